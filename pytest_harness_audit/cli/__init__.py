@@ -1,0 +1,57 @@
+"""The `harness-audit` command line: `policy …`, `audit …`, `proxy …`, `hook …`, `immune …`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from pytest_harness_audit.errors import HarnessAuditError
+
+# Each module exposes ``register(subparsers)``; commands set ``func`` returning an exit code.
+_COMMAND_MODULES = (
+    "pytest_harness_audit.cli.policy_cmd",
+    "pytest_harness_audit.cli.audit_cmd",
+    "pytest_harness_audit.cli.proxy_cmd",
+    "pytest_harness_audit.cli.hook_cmd",
+    "pytest_harness_audit.cli.immune_cmd",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the argument parser with every available command group."""
+    parser = argparse.ArgumentParser(
+        prog="harness-audit", description="Govern, record and verify agent tool calls."
+    )
+    parser.add_argument(
+        "--storage",
+        default=os.environ.get("HARNESS_AUDIT_DIR", ".harness-audit"),
+        help="audit storage directory (default: $HARNESS_AUDIT_DIR or .harness-audit)",
+    )
+    subparsers = parser.add_subparsers(dest="group", metavar="COMMAND")
+    subparsers.required = True
+    for module_name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue
+            raise
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the process exit code (0 ok, 1 failure found, 2 usage)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except HarnessAuditError as exc:
+        print(f"harness-audit: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    return code
