@@ -1,0 +1,90 @@
+"""Tool → category classification (DESIGN §4 "Categories")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+FILE_READ = "file_read"
+FILE_WRITE = "file_write"
+COMMAND = "command"
+NETWORK = "network"
+DELEGATION = "delegation"
+STATE = "state"
+MCP = "mcp"
+MESSAGE = "message"
+UNKNOWN = "unknown"
+CREDENTIAL_ACCESS = "credential_access"
+
+#: Every category a rule may name.
+KNOWN_CATEGORIES = frozenset(
+    {FILE_READ, FILE_WRITE, COMMAND, NETWORK, DELEGATION, STATE, MCP, MESSAGE, UNKNOWN,
+     CREDENTIAL_ACCESS}
+)
+
+BUILTIN_TOOL_CATEGORIES: Mapping[str, str] = {
+    "Read": FILE_READ,
+    "Glob": FILE_READ,
+    "Grep": FILE_READ,
+    "Write": FILE_WRITE,
+    "Edit": FILE_WRITE,
+    "NotebookEdit": FILE_WRITE,
+    "Bash": COMMAND,
+    "WebFetch": NETWORK,
+    "WebSearch": NETWORK,
+    "Task": DELEGATION,
+    "TodoWrite": STATE,
+    "send_message": MESSAGE,
+}
+
+#: Built-in categories of the reference MCP servers' tools, keyed by the tool's own name
+#: (the part after ``mcp__<server>__``). ``mcp-server-git`` and
+#: ``@modelcontextprotocol/server-filesystem``.
+BUILTIN_MCP_TOOL_CATEGORIES: Mapping[str, str] = {
+    "git_status": FILE_READ,
+    "git_diff": FILE_READ,
+    "git_diff_unstaged": FILE_READ,
+    "git_diff_staged": FILE_READ,
+    "git_log": FILE_READ,
+    "git_show": FILE_READ,
+    "git_branch": FILE_READ,
+    "git_add": FILE_WRITE,
+    "git_commit": FILE_WRITE,
+    "git_reset": FILE_WRITE,
+    "git_checkout": FILE_WRITE,
+    "git_create_branch": FILE_WRITE,
+    "read_file": FILE_READ,
+    "read_text_file": FILE_READ,
+    "read_media_file": FILE_READ,
+    "read_multiple_files": FILE_READ,
+    "list_directory": FILE_READ,
+    "list_directory_with_sizes": FILE_READ,
+    "list_allowed_directories": FILE_READ,
+    "directory_tree": FILE_READ,
+    "search_files": FILE_READ,
+    "get_file_info": FILE_READ,
+    "write_file": FILE_WRITE,
+    "edit_file": FILE_WRITE,
+    "create_directory": FILE_WRITE,
+    "move_file": FILE_WRITE,
+}
+
+
+def mcp_tool_parts(tool: str) -> tuple[str, str] | None:
+    """Split ``mcp__<server>__<tool>`` into ``(server, tool)``; ``None`` for other names."""
+    if not tool.startswith("mcp__"):
+        return None
+    server, sep, name = tool[5:].partition("__")
+    if not sep or not server or not name:
+        return None
+    return server, name
+
+
+def builtin_category(tool: str) -> str:
+    """Category of ``tool`` from the built-in tables only (no policy mapping)."""
+    category = BUILTIN_TOOL_CATEGORIES.get(tool)
+    if category is not None:
+        return category
+    parts = mcp_tool_parts(tool)
+    if parts is not None:
+        return BUILTIN_MCP_TOOL_CATEGORIES.get(parts[1], MCP)
+    return UNKNOWN

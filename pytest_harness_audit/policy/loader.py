@@ -1,0 +1,115 @@
+"""Read policy files (YAML or JSON) and resolve ``preset:`` references."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pytest_harness_audit.errors import PolicyError
+from pytest_harness_audit.policy.model import LineOf, unwrap_reference_config
+from pytest_harness_audit.resources import data_dir
+
+PRESET_NAMES = ("permissive", "safety", "strict", "audit-only")
+
+
+class _LineLoader(yaml.SafeLoader):
+    """A safe YAML loader that remembers the line of every mapping it builds."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.lines: dict[int, int] = {}
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        mapping = super().construct_mapping(node, deep=deep)
+        self.lines[id(mapping)] = node.start_mark.line + 1
+        return mapping
+
+
+def _load_with_lines(text: str) -> tuple[Any, dict[int, int]]:
+    loader = _LineLoader(text)
+    try:
+        return loader.get_single_data(), loader.lines
+    finally:
+        loader.dispose()
+
+
+def read_document(path: Path) -> tuple[Any, LineOf]:
+    """Parse a YAML or JSON file; return the data and a line look-up for its mappings."""
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PolicyError("file not found", source=source) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyError(f"cannot read: {exc}", source=source) from None
+    if path.suffix.lower() == ".json":
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise PolicyError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=source,
+                              line=exc.lineno) from None
+    try:
+        data, lines = _load_with_lines(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        line = mark.line + 1 if mark is not None else None
+        raise PolicyError(f"invalid YAML: {exc.problem}", source=source, line=line) from None
+    except yaml.YAMLError as exc:
+        if path.suffix.lower() == ".json":  # valid JSON that YAML 1.1 cannot read
+            return json.loads(text), lambda _node: None
+        raise PolicyError(f"invalid YAML: {exc}", source=source) from None
+
+    def line_of(node: object) -> int | None:
+        return lines.get(id(node))
+
+    return data, line_of
+
+
+def preset_path(name: str) -> Path:
+    """The file of a shipped preset; unknown names raise a PolicyError listing the available."""
+    if name not in PRESET_NAMES:
+        raise PolicyError(
+            f"Unknown policy preset: {name!r}. Available: {', '.join(PRESET_NAMES)}",
+            field="preset")
+    return data_dir("rules") / f"{name}.yaml"
+
+
+def merge_over_preset(base: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
+    """Apply a document's keys over its preset: rules are appended, the rest overrides."""
+    merged = dict(base)
+    merged.pop("preset", None)
+    for key, value in data.items():
+        if key == "preset":
+            continue
+        if key == "rules":
+            merged["rules"] = list(base.get("rules") or []) + list(value or [])
+        elif key == "toolCategories" and isinstance(value, Mapping):
+            merged["toolCategories"] = {**(base.get("toolCategories") or {}), **value}
+        else:
+            merged[key] = value
+    merged["preset"] = data["preset"]
+    return merged
+
+
+def resolve_document(data: Any, *, source: str | None, seen: tuple[str, ...] = ()) -> Any:
+    """Unwrap the reference config and resolve a ``preset:`` key (recursively, no cycles)."""
+    data = unwrap_reference_config(data)
+    if not isinstance(data, Mapping) or "preset" not in data:
+        return data
+    name = data["preset"]
+    if not isinstance(name, str):
+        raise PolicyError(f"must be a preset name, got {name!r}", source=source, field="preset")
+    if name in seen:
+        raise PolicyError(f"preset cycle: {' -> '.join((*seen, name))}", source=source,
+                          field="preset")
+    try:
+        base_path = preset_path(name)
+    except PolicyError as exc:
+        raise PolicyError(exc.detail, source=source, field="preset") from None
+    base_data, _ = read_document(base_path)
+    base = resolve_document(base_data, source=str(base_path), seen=(*seen, name))
+    return merge_over_preset(base, data)

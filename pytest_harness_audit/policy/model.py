@@ -1,0 +1,268 @@
+"""Policy data model and its validation (DESIGN §4 "Policy").
+
+Validation turns any mistake into one :class:`~pytest_harness_audit.errors.PolicyError` naming the
+source, the line where known, the rule id and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_harness_audit.errors import PolicyError
+from pytest_harness_audit.policy.categories import KNOWN_CATEGORIES
+
+DECISIONS = ("allow", "deny", "warn")
+POLICY_KEYS = frozenset(
+    {"defaultPolicy", "enforce", "rules", "preset", "name", "description", "toolCategories",
+     "immune", "firewall", "auditLevel"}
+)
+RULE_KEYS = frozenset({"id", "name", "priority", "decision", "reason", "match"})
+MATCH_KEYS = frozenset({"tools", "categories", "targetPatterns", "targetPatternsAreRegex",
+                        "rateLimit"})
+RATE_LIMIT_KEYS = frozenset({"maxCount", "windowMs"})
+AUDIT_LEVELS = ("minimal", "standard", "verbose")
+
+#: Looks up the line of a mapping from the parsed document (``None`` when unknown).
+LineOf = Callable[[object], "int | None"]
+
+
+def _no_line(_: object) -> int | None:
+    return None
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """``match.rateLimit``: the rule fires once ``max_count`` earlier matches fall in the window."""
+
+    max_count: int
+    window_ms: float
+
+
+@dataclass(frozen=True)
+class Match:
+    """Match criteria; AND across criteria, OR within each list; ``None`` = not given."""
+
+    tools: tuple[str, ...] | None = None
+    categories: tuple[str, ...] | None = None
+    target_patterns: tuple[str, ...] | None = None
+    target_patterns_are_regex: bool = False
+    rate_limit: RateLimit | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The criteria in the file format (camelCase keys)."""
+        out: dict[str, Any] = {}
+        if self.tools is not None:
+            out["tools"] = list(self.tools)
+        if self.categories is not None:
+            out["categories"] = list(self.categories)
+        if self.target_patterns is not None:
+            out["targetPatterns"] = list(self.target_patterns)
+            if self.target_patterns_are_regex:
+                out["targetPatternsAreRegex"] = True
+        if self.rate_limit is not None:
+            out["rateLimit"] = {"maxCount": self.rate_limit.max_count,
+                                "windowMs": self.rate_limit.window_ms}
+        return out
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One policy rule."""
+
+    id: str
+    name: str
+    priority: int
+    decision: str
+    match: Match
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The rule in the file format."""
+        out: dict[str, Any] = {"id": self.id, "name": self.name, "priority": self.priority,
+                               "decision": self.decision}
+        if self.reason is not None:
+            out["reason"] = self.reason
+        out["match"] = self.match.to_dict()
+        return out
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """A validated policy document (before compilation)."""
+
+    default_policy: str = "allow"
+    enforce: bool = True
+    rules: tuple[Rule, ...] = ()
+    preset: str | None = None
+    name: str | None = None
+    description: str | None = None
+    tool_categories: tuple[tuple[str, str], ...] = ()
+    immune: Mapping[str, Any] | None = None
+    firewall: Mapping[str, Any] | None = None
+    audit_level: str = "standard"
+    extra_categories: frozenset[str] = field(default_factory=frozenset)
+
+
+class _Context:
+    def __init__(self, source: str | None, line_of: LineOf) -> None:
+        self.source = source
+        self.line_of = line_of
+
+    def error(self, message: str, node: object = None, *, rule_id: str | None = None,
+              field: str | None = None) -> PolicyError:
+        line = self.line_of(node) if node is not None else None
+        return PolicyError(message, source=self.source, line=line, rule_id=rule_id, field=field)
+
+
+def _check_keys(ctx: _Context, data: Mapping[str, Any], allowed: frozenset[str], where: str,
+                rule_id: str | None = None) -> None:
+    for key in data:
+        if key not in allowed:
+            raise ctx.error(
+                f"unknown key {key!r} in {where} (allowed: {', '.join(sorted(allowed))})",
+                data, rule_id=rule_id, field=str(key))
+
+
+def _string_list(ctx: _Context, value: Any, node: object, rule_id: str | None,
+                 field: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ctx.error(f"must be a list of strings, got {value!r}", node, rule_id=rule_id,
+                        field=field)
+    return tuple(value)
+
+
+def _parse_match(ctx: _Context, data: Any, rule_id: str, categories: frozenset[str]) -> Match:
+    if not isinstance(data, Mapping):
+        raise ctx.error(f"must be a mapping, got {data!r}", None, rule_id=rule_id, field="match")
+    _check_keys(ctx, data, MATCH_KEYS, "match", rule_id)
+    tools = categories_value = patterns = None
+    if "tools" in data:
+        tools = _string_list(ctx, data["tools"], data, rule_id, "match.tools")
+    if "categories" in data:
+        categories_value = _string_list(ctx, data["categories"], data, rule_id,
+                                        "match.categories")
+        for category in categories_value:
+            if category not in categories:
+                raise ctx.error(
+                    f"unknown category {category!r} (known: {', '.join(sorted(categories))})",
+                    data, rule_id=rule_id, field="match.categories")
+    if "targetPatterns" in data:
+        patterns = _string_list(ctx, data["targetPatterns"], data, rule_id,
+                                "match.targetPatterns")
+    is_regex = data.get("targetPatternsAreRegex", False)
+    if not isinstance(is_regex, bool):
+        raise ctx.error(f"must be true or false, got {is_regex!r}", data, rule_id=rule_id,
+                        field="match.targetPatternsAreRegex")
+    rate_limit = None
+    if "rateLimit" in data:
+        rate = data["rateLimit"]
+        if not isinstance(rate, Mapping):
+            raise ctx.error(f"must be a mapping, got {rate!r}", data, rule_id=rule_id,
+                            field="match.rateLimit")
+        _check_keys(ctx, rate, RATE_LIMIT_KEYS, "match.rateLimit", rule_id)
+        max_count, window = rate.get("maxCount"), rate.get("windowMs")
+        if type(max_count) is not int or max_count < 1:
+            raise ctx.error(f"must be a positive integer, got {max_count!r}", rate,
+                            rule_id=rule_id, field="match.rateLimit.maxCount")
+        if type(window) not in (int, float) or window <= 0:
+            raise ctx.error(f"must be a positive number, got {window!r}", rate,
+                            rule_id=rule_id, field="match.rateLimit.windowMs")
+        rate_limit = RateLimit(max_count, float(window))
+    return Match(tools, categories_value, patterns, is_regex, rate_limit)
+
+
+def _parse_rule(ctx: _Context, data: Any, index: int, categories: frozenset[str]) -> Rule:
+    if not isinstance(data, Mapping):
+        raise ctx.error(f"rule #{index + 1} must be a mapping, got {data!r}", None,
+                        field=f"rules[{index}]")
+    rule_id = data.get("id")
+    if not isinstance(rule_id, str) or not rule_id:
+        raise ctx.error(f"rule #{index + 1} needs a non-empty string id, got {rule_id!r}", data,
+                        field="id")
+    _check_keys(ctx, data, RULE_KEYS, "rule", rule_id)
+    for key in ("name", "priority", "decision", "match"):
+        if key not in data:
+            raise ctx.error("missing required field", data, rule_id=rule_id, field=key)
+    name, priority, decision = data["name"], data["priority"], data["decision"]
+    if not isinstance(name, str):
+        raise ctx.error(f"must be a string, got {name!r}", data, rule_id=rule_id, field="name")
+    if type(priority) is not int:
+        raise ctx.error(f"must be an integer, got {priority!r}", data, rule_id=rule_id,
+                        field="priority")
+    if decision not in DECISIONS:
+        raise ctx.error(f"must be one of allow, deny, warn; got {decision!r}", data,
+                        rule_id=rule_id, field="decision")
+    reason = data.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        raise ctx.error(f"must be a string, got {reason!r}", data, rule_id=rule_id,
+                        field="reason")
+    match = _parse_match(ctx, data["match"], rule_id, categories)
+    return Rule(rule_id, name, priority, decision, match, reason)
+
+
+def unwrap_reference_config(data: Any) -> Any:
+    """Return the policy inside ``{"plugins": {"web4-governance": {"policy": …}}}``, else data."""
+    if isinstance(data, Mapping) and "plugins" in data:
+        plugin = data["plugins"]
+        if isinstance(plugin, Mapping) and isinstance(plugin.get("web4-governance"), Mapping):
+            section = plugin["web4-governance"]
+            policy = dict(section.get("policy") or {})
+            if "auditLevel" in section and "auditLevel" not in policy:
+                policy["auditLevel"] = section["auditLevel"]
+            return policy
+    return data
+
+
+def parse_policy(data: Any, *, source: str | None = None,
+                 line_of: LineOf = _no_line) -> PolicySpec:
+    """Validate a policy document (bare or the reference plugin's config) into a spec."""
+    ctx = _Context(source, line_of)
+    data = unwrap_reference_config(data)
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise ctx.error(f"a policy must be a mapping, got {type(data).__name__}")
+    _check_keys(ctx, data, POLICY_KEYS, "policy")
+    default = data.get("defaultPolicy", "allow")
+    if default not in DECISIONS:
+        raise ctx.error(f"must be one of allow, deny, warn; got {default!r}", data,
+                        field="defaultPolicy")
+    enforce = data.get("enforce", True)
+    if not isinstance(enforce, bool):
+        raise ctx.error(f"must be true or false, got {enforce!r}", data, field="enforce")
+    audit_level = data.get("auditLevel", "standard")
+    if audit_level not in AUDIT_LEVELS:
+        raise ctx.error(f"must be one of {', '.join(AUDIT_LEVELS)}; got {audit_level!r}", data,
+                        field="auditLevel")
+    tool_categories_raw = data.get("toolCategories", {}) or {}
+    if not isinstance(tool_categories_raw, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in tool_categories_raw.items()
+    ):
+        raise ctx.error(f"must map tool-name globs to category names, got "
+                        f"{tool_categories_raw!r}", data, field="toolCategories")
+    tool_categories = tuple(tool_categories_raw.items())
+    extra = frozenset(v for _, v in tool_categories) - KNOWN_CATEGORIES
+    categories = KNOWN_CATEGORIES | extra
+    rules_raw = data.get("rules", []) or []
+    if not isinstance(rules_raw, Sequence) or isinstance(rules_raw, str):
+        raise ctx.error(f"must be a list of rules, got {rules_raw!r}", data, field="rules")
+    rules = tuple(_parse_rule(ctx, r, i, categories) for i, r in enumerate(rules_raw))
+    seen: set[str] = set()
+    for rule_data, rule in zip(rules_raw, rules):
+        if rule.id in seen:
+            raise ctx.error("duplicate rule id", rule_data, rule_id=rule.id, field="id")
+        seen.add(rule.id)
+    for key in ("preset", "name", "description"):
+        if key in data and not isinstance(data[key], str):
+            raise ctx.error(f"must be a string, got {data[key]!r}", data, field=key)
+    for key in ("immune", "firewall"):
+        if key in data and data[key] is not None and not isinstance(data[key], Mapping):
+            raise ctx.error(f"must be a mapping, got {data[key]!r}", data, field=key)
+    return PolicySpec(
+        default_policy=default, enforce=enforce, rules=rules, preset=data.get("preset"),
+        name=data.get("name"), description=data.get("description"),
+        tool_categories=tool_categories, immune=data.get("immune"),
+        firewall=data.get("firewall"), audit_level=audit_level, extra_categories=extra,
+    )

@@ -1,0 +1,157 @@
+"""The public :class:`Policy`: load, combine with presets, evaluate."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_harness_audit.policy.engine import CompiledPolicy, CompiledRule, RateCounter
+from pytest_harness_audit.policy.evaluation import Evaluation
+from pytest_harness_audit.policy.loader import (
+    PRESET_NAMES,
+    merge_over_preset,
+    preset_path,
+    read_document,
+    resolve_document,
+)
+from pytest_harness_audit.policy.model import LineOf, PolicySpec, Rule, parse_policy
+
+
+class Policy:
+    """A compiled policy: ``defaultPolicy``, ``enforce`` and priority-ordered rules.
+
+    Build one with :meth:`load` (YAML or JSON file, bare or the reference plugin's config),
+    :meth:`from_dict` or :meth:`preset`; then call :meth:`evaluate` for each tool call.
+    """
+
+    def __init__(self, spec: PolicySpec, *, name: str | None = None,
+                 source: str | None = None) -> None:
+        self.spec = spec
+        self.source = source
+        self.name = name or spec.name or spec.preset or "custom"
+        self._engine = CompiledPolicy(spec, source=source)
+
+    # -- construction -------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str | None = None,
+                  name: str | None = None, line_of: LineOf | None = None) -> Policy:
+        """Build a policy from a parsed document (may say ``preset: NAME`` and add rules)."""
+        resolved = resolve_document(data, source=source)
+        if line_of is None:
+            spec = parse_policy(resolved, source=source)
+        else:
+            spec = parse_policy(resolved, source=source, line_of=line_of)
+        return cls(spec, name=name, source=source)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Policy:
+        """Load a policy file (``.yaml``, ``.yml`` or ``.json``)."""
+        path = Path(path)
+        data, line_of = read_document(path)
+        name = data.get("name") if isinstance(data, Mapping) else None
+        return cls.from_dict(data, source=str(path), name=name or path.stem, line_of=line_of)
+
+    @classmethod
+    def preset(cls, name: str, *, default_policy: str | None = None,
+               enforce: bool | None = None,
+               rules: Iterable[Rule | Mapping[str, Any]] = ()) -> Policy:
+        """A shipped preset, optionally overriding ``defaultPolicy``/``enforce`` and appending
+        ``rules`` after the preset's own."""
+        path = preset_path(name)
+        overrides: dict[str, Any] = {"preset": name}
+        if default_policy is not None:
+            overrides["defaultPolicy"] = default_policy
+        if enforce is not None:
+            overrides["enforce"] = enforce
+        extra = [r.to_dict() if isinstance(r, Rule) else dict(r) for r in rules]
+        if extra:
+            overrides["rules"] = extra
+        return cls.from_dict(overrides, source=str(path) if not extra else None, name=name)
+
+    @staticmethod
+    def preset_names() -> tuple[str, ...]:
+        """Names of the shipped presets."""
+        return PRESET_NAMES
+
+    @staticmethod
+    def preset_description(name: str) -> str:
+        """The one-line description of a shipped preset."""
+        data, _ = read_document(preset_path(name))
+        return str(data.get("description", ""))
+
+    # -- evaluation ---------------------------------------------------------------------------
+    def evaluate(self, tool: str, params: Mapping[str, Any] | None = None, *,
+                 rate_counter: RateCounter | None = None, root: str | None = None) -> Evaluation:
+        """Decide one call. ``rate_counter`` is the session's (rate-limited rules need one);
+        ``root`` is the workspace root, for path normalisation."""
+        return self._engine.evaluate(tool, params if params is not None else {},
+                                     rate_counter=rate_counter, root=root)
+
+    def category_of(self, tool: str) -> str:
+        """The category of a tool name under this policy."""
+        return self._engine.category_of(tool)
+
+    # -- introspection ------------------------------------------------------------------------
+    @property
+    def default_policy(self) -> str:
+        """Decision when no rule matches."""
+        return self.spec.default_policy
+
+    @property
+    def enforce(self) -> bool:
+        """``False`` means dry-run: denials are recorded but not enforced."""
+        return self.spec.enforce
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """Rules in evaluation order (ascending priority, stable)."""
+        return tuple(compiled.rule for compiled in self._engine.rules)
+
+    @property
+    def compiled_rules(self) -> tuple[CompiledRule, ...]:
+        """The compiled rules in evaluation order."""
+        return self._engine.rules
+
+    @property
+    def immune(self) -> Mapping[str, Any] | None:
+        """The raw ``immune:`` section, if any."""
+        return self.spec.immune
+
+    @property
+    def firewall(self) -> Mapping[str, Any] | None:
+        """The raw ``firewall:`` section, if any."""
+        return self.spec.firewall
+
+    @property
+    def audit_level(self) -> str:
+        """``minimal``, ``standard`` or ``verbose``."""
+        return self.spec.audit_level
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved policy as a bare policy document (rules in evaluation order)."""
+        out: dict[str, Any] = {"defaultPolicy": self.default_policy, "enforce": self.enforce}
+        if self.spec.tool_categories:
+            out["toolCategories"] = dict(self.spec.tool_categories)
+        out["rules"] = [rule.to_dict() for rule in self.rules]
+        if self.spec.immune is not None:
+            out["immune"] = self.spec.immune
+        if self.spec.firewall is not None:
+            out["firewall"] = self.spec.firewall
+        return out
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 (hex) of the canonical JSON of :meth:`to_dict` — every rule field counts."""
+        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"),
+                               ensure_ascii=False)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    def __repr__(self) -> str:
+        return (f"Policy(name={self.name!r}, default={self.default_policy!r}, "
+                f"enforce={self.enforce!r}, rules={len(self.rules)})")
+
+
+__all__ = ["Policy", "merge_over_preset"]
