@@ -1,0 +1,56 @@
+"""The recording MCP proxy: one door of the gate, between an agent and its MCP servers.
+
+In-process (async)::
+
+    async with RecordingProxy(gate, [upstream_from_argv(argv)]) as proxy:
+        await proxy.serve_http(port=0, on_ready=print)      # or: await proxy.serve_stdio()
+
+In-process from synchronous code (a background thread serving HTTP)::
+
+    with BackgroundProxy(gate, upstreams) as proxy:
+        proxy.url, proxy.token
+
+As a subprocess: ``proxy_command(storage=..., session=..., upstream=argv)`` gives the argv of
+``harness-audit proxy``.
+"""
+
+from __future__ import annotations
+
+from pytest_harness_audit.proxy.background import BackgroundProxy
+from pytest_harness_audit.proxy.command import proxy_command
+from pytest_harness_audit.proxy.config import (
+    HttpUpstream,
+    StdioUpstream,
+    UpstreamSpec,
+    load_upstreams_config,
+    parse_http_address,
+    parse_upstreams_config,
+    upstream_from_argv,
+)
+from pytest_harness_audit.proxy.core import RecordingProxy
+from pytest_harness_audit.proxy.errors import ProxyError, UpstreamStartError
+from pytest_harness_audit.proxy.gate_protocol import CallStatus, DecisionLike, GateLike
+from pytest_harness_audit.proxy.http import HttpEndpoint, parse_ready_line
+from pytest_harness_audit.proxy.local_tools import LocalTool, to_tool_result
+
+__all__ = [
+    "BackgroundProxy",
+    "CallStatus",
+    "DecisionLike",
+    "GateLike",
+    "HttpEndpoint",
+    "HttpUpstream",
+    "LocalTool",
+    "ProxyError",
+    "RecordingProxy",
+    "StdioUpstream",
+    "UpstreamSpec",
+    "UpstreamStartError",
+    "load_upstreams_config",
+    "parse_http_address",
+    "parse_ready_line",
+    "parse_upstreams_config",
+    "proxy_command",
+    "to_tool_result",
+    "upstream_from_argv",
+]

@@ -1,0 +1,178 @@
+"""``harness-audit proxy``: the recording MCP proxy as a command.
+
+    harness-audit proxy [--policy FILE | --preset NAME] [--session ID] [--workspace DIR]
+                        [--http 127.0.0.1:PORT] [--config FILE] [--call-timeout SECONDS]
+                        -- UPSTREAM_COMMAND ...
+
+Serves MCP on stdio (default) or streamable HTTP on loopback; every ``tools/call`` goes through
+the gate of session ``ID`` and lands in that session's audit chain under ``--storage``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import secrets
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from pytest_harness_audit.errors import HarnessAuditError, UsageError
+from pytest_harness_audit.proxy.config import (
+    UpstreamSpec,
+    load_upstreams_config,
+    parse_http_address,
+    upstream_from_argv,
+)
+from pytest_harness_audit.proxy.core import RecordingProxy, report_to_stderr
+from pytest_harness_audit.proxy.http import HttpEndpoint
+from pytest_harness_audit.proxy.local_tools import LocalTool
+
+DEFAULT_PRESET = "permissive"
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``proxy`` command."""
+    parser = subparsers.add_parser(
+        "proxy",
+        help="serve a governing, recording MCP proxy in front of MCP servers",
+        description=(
+            "Serve MCP (stdio, or streamable HTTP on loopback with a bearer token) in front of "
+            "upstream MCP servers; gate and record every tools/call into the session's chain."
+        ),
+    )
+    policy = parser.add_mutually_exclusive_group()
+    policy.add_argument("--policy", type=Path, metavar="FILE", help="policy file (YAML or JSON)")
+    policy.add_argument(
+        "--preset", metavar="NAME", help=f"policy preset (default: {DEFAULT_PRESET})"
+    )
+    parser.add_argument("--session", metavar="ID", help="session id (default: a new one)")
+    parser.add_argument(
+        "--workspace", type=Path, metavar="DIR", help="also serve the workspace tools on DIR"
+    )
+    parser.add_argument(
+        "--http", metavar="127.0.0.1:PORT", help="serve streamable HTTP instead of stdio"
+    )
+    parser.add_argument(
+        "--config", type=Path, metavar="FILE", help="upstreams from an mcpServers JSON file"
+    )
+    parser.add_argument(
+        "--call-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="fail a tool call that takes longer (recorded as an error)",
+    )
+    parser.add_argument(
+        "upstream",
+        nargs=argparse.REMAINDER,
+        metavar="-- UPSTREAM_COMMAND",
+        help="the upstream MCP server command line",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the proxy until its client disconnects (stdio) or it is interrupted (HTTP)."""
+    upstreams = _upstreams(args)
+    if args.call_timeout is not None and args.call_timeout <= 0:
+        raise UsageError(f"--call-timeout value {args.call_timeout!r} must be a positive number")
+    http = parse_http_address(args.http) if args.http else None
+    local_tools = _workspace_tools(args.workspace) if args.workspace else []
+    if not upstreams and not local_tools:
+        raise UsageError("proxy: give an upstream command after '--', --config FILE or --workspace")
+    session_id = args.session or _new_session_id()
+    gate = _open_gate(Path(args.storage), session_id, _policy(args))
+    proxy = RecordingProxy(gate, upstreams, local_tools=local_tools, call_timeout=args.call_timeout)
+    try:
+        anyio.run(_serve, proxy, http, session_id)
+    except HarnessAuditError:
+        raise
+    except Exception as exc:
+        inner = _harness_error_in(exc)
+        if inner is None:
+            raise
+        raise inner from None
+    return 0
+
+
+def _upstreams(args: argparse.Namespace) -> list[UpstreamSpec]:
+    upstreams: list[UpstreamSpec] = []
+    if args.config is not None:
+        upstreams.extend(load_upstreams_config(args.config))
+    argv: list[str] = list(args.upstream or [])
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if argv:
+        upstreams.append(upstream_from_argv(argv))
+    return upstreams
+
+
+def _policy(args: argparse.Namespace) -> Any:
+    from pytest_harness_audit.policy import Policy
+
+    if args.policy is not None:
+        return Policy.load(args.policy)
+    return Policy.preset(args.preset or DEFAULT_PRESET)
+
+
+def _open_gate(storage: Path, session_id: str, policy: Any) -> Any:
+    from pytest_harness_audit.gate import Gate
+
+    return Gate.open(storage_dir=storage, session_id=session_id, policy=policy)
+
+
+def _workspace_tools(workspace: Path) -> list[LocalTool]:
+    if not workspace.is_dir():
+        raise UsageError(f"--workspace {workspace}: not a directory")
+    module = importlib.import_module("pytest_harness_audit.tools")
+    provider = getattr(module, "workspace_local_tools", None)
+    if provider is None:
+        raise UsageError("--workspace: the workspace tools are not available in this version")
+    tools: Sequence[LocalTool] = provider(workspace.resolve())
+    return list(tools)
+
+
+def _new_session_id() -> str:
+    return f"proxy-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+
+
+async def _serve(proxy: RecordingProxy, http: tuple[str, int] | None, session_id: str) -> None:
+    async with proxy, anyio.create_task_group() as group:
+        group.start_soon(_stop_on_signal, group.cancel_scope)
+        if http is None:
+            report_to_stderr(f"harness-audit proxy: serving stdio session={session_id}")
+            await proxy.serve_stdio()
+        else:
+
+            def announce(endpoint: HttpEndpoint) -> None:
+                report_to_stderr(f"{endpoint.ready_line()} session={session_id}")
+
+            host, port = http
+            await proxy.serve_http(host=host, port=port, on_ready=announce)
+        group.cancel_scope.cancel()
+
+
+async def _stop_on_signal(scope: anyio.CancelScope) -> None:
+    """SIGTERM/SIGINT end serving cleanly, so the upstream processes are stopped too."""
+    if sys.platform == "win32":  # pragma: no cover - no signal receivers there
+        return
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for _ in signals:
+            scope.cancel()
+            return
+
+
+def _harness_error_in(exc: BaseException) -> HarnessAuditError | None:
+    """The first ``HarnessAuditError`` inside (possibly nested) exception groups."""
+    if isinstance(exc, HarnessAuditError):
+        return exc
+    for inner in getattr(exc, "exceptions", ()):
+        found = _harness_error_in(inner)
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,163 @@
+"""``RecordingProxy``: upstreams + gate + MCP server, as one async context manager.
+
+    async with RecordingProxy(gate, [upstream_from_argv(argv)]) as proxy:
+        await proxy.serve_stdio()            # or: await proxy.serve_http(port=0, on_ready=...)
+
+Entering connects every upstream (MCP handshake included) and builds the server; leaving stops
+the upstreams — their processes with them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
+from types import TracebackType
+from typing import IO, Any, TextIO
+
+import anyio
+from mcp.server.lowlevel.server import Server
+
+from pytest_harness_audit.proxy.calls import CallPipeline
+from pytest_harness_audit.proxy.config import UpstreamSpec, check_unique_names
+from pytest_harness_audit.proxy.errors import ProxyError
+from pytest_harness_audit.proxy.gate_protocol import GateLike
+from pytest_harness_audit.proxy.http import HttpEndpoint, serve_http
+from pytest_harness_audit.proxy.local_tools import LocalTool
+from pytest_harness_audit.proxy.routing import ToolCatalog
+from pytest_harness_audit.proxy.server import (
+    ClientListeners,
+    build_server,
+    forward_upstream_notification,
+)
+from pytest_harness_audit.proxy.stdio import serve_stdio
+from pytest_harness_audit.proxy.upstream import (
+    DEFAULT_CONNECT_TIMEOUT,
+    ReportLine,
+    Upstream,
+    open_upstream,
+)
+
+
+def report_to_stderr(line: str) -> None:
+    """Print one proxy status line on stderr."""
+    print(line, file=sys.stderr, flush=True)
+
+
+class RecordingProxy:
+    """A governing, recording MCP proxy in front of zero or more upstream servers.
+
+    Every ``tools/call`` is decided by ``gate`` before anything runs and recorded after it;
+    the rest of the MCP traffic is relayed. ``local_tools`` are served in-process beside the
+    upstreams' tools. ``call_timeout`` (seconds) bounds each call; ``report`` receives the
+    proxy's status lines (default: stderr).
+    """
+
+    def __init__(
+        self,
+        gate: GateLike[Any],
+        upstreams: Sequence[UpstreamSpec] = (),
+        *,
+        local_tools: Sequence[LocalTool] = (),
+        call_timeout: float | None = None,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        report: ReportLine = report_to_stderr,
+        upstream_stderr: TextIO | None = None,
+    ) -> None:
+        check_unique_names(upstreams)
+        if call_timeout is not None and call_timeout <= 0:
+            raise ProxyError(f"--call-timeout value {call_timeout!r} must be a positive number")
+        self._gate = gate
+        self._specs = list(upstreams)
+        self._local_tools = list(local_tools)
+        self._call_timeout = call_timeout
+        self._connect_timeout = connect_timeout
+        self._report = report
+        self._upstream_stderr = upstream_stderr
+        self._stack: AsyncExitStack | None = None
+        self._server: Server[Any] | None = None
+        self._upstreams: list[Upstream] = []
+
+    def add_local_tool(self, tool: LocalTool) -> None:
+        """Serve ``tool`` in-process as well; call before entering the proxy."""
+        if self._server is not None:
+            raise RuntimeError("add local tools before the proxy starts")
+        self._local_tools.append(tool)
+
+    @property
+    def server(self) -> Server[Any]:
+        """The MCP server (available inside ``async with``)."""
+        if self._server is None:
+            raise RuntimeError("the proxy is not running; use 'async with RecordingProxy(...)'")
+        return self._server
+
+    @property
+    def upstreams(self) -> list[Upstream]:
+        """The connected upstreams, in configuration order."""
+        return list(self._upstreams)
+
+    async def __aenter__(self) -> RecordingProxy:
+        if not self._specs and not self._local_tools:
+            raise ProxyError("nothing to serve: give an upstream command, --config or local tools")
+        listeners = ClientListeners()
+
+        async def on_notification(upstream: Upstream, notification: Any) -> None:
+            await forward_upstream_notification(listeners, upstream, notification)
+
+        stack = AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            for spec in self._specs:
+                upstream = await stack.enter_async_context(
+                    open_upstream(
+                        spec,
+                        on_notification=on_notification,
+                        report=self._report,
+                        stderr=self._upstream_stderr,
+                        connect_timeout=self._connect_timeout,
+                    )
+                )
+                self._upstreams.append(upstream)
+            catalog = ToolCatalog(self._upstreams, self._local_tools, report=self._report)
+            pipeline = CallPipeline(self._gate, catalog, call_timeout=self._call_timeout)
+            self._server = build_server(self._upstreams, catalog, pipeline, listeners)
+        except BaseException:
+            await stack.aclose()
+            self._upstreams.clear()
+            raise
+        self._stack = stack
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        stack, self._stack = self._stack, None
+        self._server = None
+        self._upstreams.clear()
+        if stack is not None:
+            # Not shielded here: the transports shield their own shutdown, and a new cancel
+            # scope around them would break the LIFO order of their task groups.
+            await stack.aclose()
+
+    async def serve_stdio(
+        self, *, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None
+    ) -> None:
+        """Serve MCP on stdin/stdout (the process's own unless given) until stdin ends."""
+        await serve_stdio(self.server, stdin=stdin, stdout=stdout)
+
+    async def serve_http(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str | None = None,
+        on_ready: Callable[[HttpEndpoint], None] | None = None,
+        stop: anyio.Event | None = None,
+    ) -> None:
+        """Serve streamable HTTP on loopback until ``stop`` is set or the caller is cancelled."""
+        await serve_http(
+            self.server, host=host, port=port, token=token, on_ready=on_ready, stop=stop
+        )
