@@ -1,0 +1,152 @@
+"""The ``Bash`` tool: a real subprocess in the workspace, with a timeout and captured output.
+
+Bash cannot be confined by path the way the file tools are: a command may name any file. It runs
+with the workspace root as working directory and as ``HOME`` (so ``~`` stays inside), with a small
+environment of its own rather than the test process's (no tokens or ``PYTEST_*`` variables leak
+in), and what it may do is decided by the policy before it runs. ``PATH`` starts with the
+directory of the running Python, so ``python`` and ``pytest`` are the ones of the test run.
+
+Each command runs in its own process group. When the command ends, or its timeout expires, the
+whole group is killed, so neither a hung command nor a background process outlives the call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_harness_audit.tools.outcome import ToolFailure
+from pytest_harness_audit.tools.params import ToolParams
+
+BASH = "/bin/bash"
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+MAX_OUTPUT_CHARS = 30_000
+"""Captured output beyond this many characters is cut, with a note saying how much there was."""
+
+
+def bash_environment(root: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a ``Bash`` command sees in the workspace ``root``."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", os.defpath)])
+    env = {
+        "HOME": str(root),
+        "PWD": str(root),
+        "PATH": path,
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        # Keeps __pycache__ out of the workspace diff.
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    if "TMPDIR" in os.environ:
+        env["TMPDIR"] = os.environ["TMPDIR"]
+    if extra:
+        env.update(extra)
+    return env
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _wait_for_exit(process: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    """Wait until ``process`` exits without reaping it; False when the timeout expires first.
+
+    Leaving the exited leader unreaped keeps its process-group id reserved, so killing the group
+    afterwards cannot hit an unrelated process that reused the id.
+    """
+    deadline = time.monotonic() + timeout_s
+    delay = 0.0005
+    while True:
+        if hasattr(os, "waitid"):
+            info = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            if info is not None and info.si_pid == process.pid:
+                return True
+        elif process.poll() is not None:
+            return True
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        time.sleep(min(delay, remaining))
+        delay = min(delay * 2, 0.05)
+
+
+def _captured(out: Any) -> str:
+    total = os.fstat(out.fileno()).st_size
+    out.seek(0)
+    # UTF-8 needs at most 4 bytes a character.
+    data = out.read(MAX_OUTPUT_CHARS * 4)
+    text: str = data.decode("utf-8", errors="replace")
+    if len(text) > MAX_OUTPUT_CHARS or total > len(data):
+        return text[:MAX_OUTPUT_CHARS] + f"\n[output truncated: {total} bytes in all]"
+    return text
+
+
+def _last_line(text: str) -> str:
+    for line in reversed(text.splitlines()):
+        if line.strip():
+            return line.strip()[:200]
+    return ""
+
+
+def run_bash(root: Path, env: Mapping[str, str], params: Mapping[str, Any]) -> str:
+    """``Bash(command, timeout=120000, description=None)``: run with ``/bin/bash -c`` in ``root``.
+
+    ``timeout`` is in milliseconds (at most 600000). Output is stdout and stderr interleaved. A
+    non-zero exit code, a signal or the timeout is an error outcome that still carries the output.
+    """
+    args = ToolParams("Bash", params, ("command", "timeout", "description", "run_in_background"))
+    command = args.required_str("command")
+    timeout_ms = (
+        args.optional_int("timeout", minimum=1, maximum=MAX_TIMEOUT_MS) or DEFAULT_TIMEOUT_MS
+    )
+    args.optional_str("description")
+    if args.optional_bool("run_in_background"):
+        raise ToolFailure("Bash: run_in_background is not supported in the harness")
+
+    with tempfile.TemporaryFile() as out:
+        try:
+            process = subprocess.Popen(
+                [BASH, "-c", command],
+                cwd=root,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ToolFailure(f"Bash: cannot start {BASH}: {exc.strerror or exc}") from None
+        try:
+            finished = _wait_for_exit(process, timeout_ms / 1000)
+        finally:
+            _kill_group(process.pid)
+            returncode = process.wait()
+        output = _captured(out)
+
+    if not finished:
+        raise ToolFailure(
+            f"Bash: command timed out after {timeout_ms} ms; its process group was killed",
+            output=output,
+        )
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = str(-returncode)
+        raise ToolFailure(f"Bash: command killed by signal {name}", output=output)
+    if returncode != 0:
+        last = _last_line(output)
+        detail = f": {last}" if last else ""
+        raise ToolFailure(
+            f"Bash: command failed with exit code {returncode}{detail}", output=output
+        )
+    return output
