@@ -441,7 +441,7 @@ def _shown(value: Any) -> str:
     if isinstance(value, Mapping):
         return "a mapping"
     if isinstance(value, list):
-        return "a list"
+        return "a list" if value else "an empty list"
     if value is None:
         return "nothing"
     text = repr(value)

@@ -41,7 +41,7 @@ _COPY_IGNORED = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_
 GIT_ISOLATION_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": os.devnull,
-    # Reading commands must not rewrite the index behind an agent's back.
+    # `git status` must not take the index lock as a side effect.
     "GIT_OPTIONAL_LOCKS": "0",
     "GIT_TERMINAL_PROMPT": "0",
 }
