@@ -1,4 +1,9 @@
-"""Compiled policy evaluation: rules compiled once, indexed by tool, first match wins."""
+"""Compiled policy evaluation: rules compiled once, indexed by tool, first match wins.
+
+All target patterns of a policy are compiled into two RE2 sets (anchored globs, unanchored
+regexes). A call's targets go through each set once, which says at a stroke which rules'
+patterns match; the rules are then walked in priority order for the other criteria.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +13,26 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from pytest_harness_audit.errors import PolicyError
-from pytest_harness_audit.policy.categories import CREDENTIAL_ACCESS, MCP, builtin_category, \
-    mcp_tool_parts
+from pytest_harness_audit.policy.categories import (
+    CREDENTIAL_ACCESS,
+    MCP,
+    builtin_category,
+    mcp_tool_parts,
+)
 from pytest_harness_audit.policy.evaluation import Evaluation
 from pytest_harness_audit.policy.model import PolicySpec, Rule
-from pytest_harness_audit.policy.patterns import PatternSyntaxError, PatternTimeout, \
-    TargetMatcher
+from pytest_harness_audit.policy.patterns import (
+    PatternProgram,
+    PatternSyntaxError,
+    PatternTimeout,
+    TargetMatcher,
+    encode,
+    split_patterns,
+)
 from pytest_harness_audit.policy.sensitive import any_credential
 from pytest_harness_audit.policy.targets import all_targets, primary_target
+
+_EMPTY: frozenset[int] = frozenset()
 
 
 class RateCounter(Protocol):
@@ -29,25 +46,35 @@ class RateCounter(Protocol):
 class CompiledRule:
     """A rule with its criteria compiled for fast matching."""
 
-    __slots__ = ("categories", "dry_run_constraints", "enforced_constraints", "fail_closed",
-                 "matchers", "reason", "rule", "tools", "window_ms", "max_count")
+    __slots__ = ("categories", "dry_run_constraints", "enforced_constraints", "exact",
+                 "fail_closed", "fallbacks", "has_patterns", "index", "max_count", "reason",
+                 "rule", "tools", "uses_globs", "uses_regexes", "window_ms")
 
-    def __init__(self, rule: Rule, *, source: str | None) -> None:
+    def __init__(self, rule: Rule, index: int, globs: PatternProgram, regexes: PatternProgram,
+                 *, source: str | None) -> None:
         self.rule = rule
+        self.index = index
         match = rule.match
         self.tools = frozenset(match.tools) if match.tools is not None else None
         self.categories = frozenset(match.categories) if match.categories is not None else None
-        self.matchers: tuple[TargetMatcher, ...] | None = None
+        self.has_patterns = match.target_patterns is not None
+        self.exact: frozenset[str] = frozenset()
+        self.fallbacks: tuple[TargetMatcher, ...] = ()
+        self.uses_globs = self.uses_regexes = False
         if match.target_patterns is not None:
-            matchers = []
-            for pattern in match.target_patterns:
-                try:
-                    matchers.append(TargetMatcher(pattern,
-                                                  is_regex=match.target_patterns_are_regex))
-                except PatternSyntaxError as exc:
-                    raise PolicyError(str(exc), source=source, rule_id=rule.id,
-                                      field="match.targetPatterns") from None
-            self.matchers = tuple(matchers)
+            is_regex = match.target_patterns_are_regex
+            try:
+                exact, sources, fallbacks = split_patterns(match.target_patterns,
+                                                           is_regex=is_regex)
+                program = regexes if is_regex else globs
+                for program_source in sources:
+                    program.add(program_source, index)
+            except PatternSyntaxError as exc:
+                raise PolicyError(str(exc), source=source, rule_id=rule.id,
+                                  field="match.targetPatterns") from None
+            self.exact, self.fallbacks = exact, tuple(fallbacks)
+            self.uses_globs = bool(sources) and not is_regex
+            self.uses_regexes = bool(sources) and is_regex
         self.reason = rule.reason or f"Matched rule: {rule.name}"
         base = (f"policy:{rule.decision}", f"rule:{rule.id}")
         self.enforced_constraints = base
@@ -59,11 +86,13 @@ class CompiledRule:
         self.max_count = rate.max_count if rate else 0
         self.window_ms = rate.window_ms if rate else 0.0
 
-    def matches_targets(self, targets: list[str]) -> bool:
-        """Whether any target matches any pattern (``matchers`` must be set)."""
-        assert self.matchers is not None
-        for matcher in self.matchers:
-            for target in targets:
+    def matches_outside_sets(self, targets: list[str]) -> bool:
+        """Whether a target equals a wildcard-free glob or matches a fallback-engine regex."""
+        exact = self.exact
+        for target in targets:
+            if target in exact:
+                return True
+            for matcher in self.fallbacks:
                 try:
                     if matcher.matches(target):
                         return True
@@ -73,26 +102,48 @@ class CompiledRule:
         return False
 
 
-_ToolEntry = tuple[str, frozenset[str], tuple[CompiledRule, ...]]
+class _ToolEntry:
+    """What evaluation needs to know about one tool name, worked out once per policy."""
+
+    __slots__ = ("candidates", "categories", "category", "uses_globs", "uses_regexes")
+
+    def __init__(self, category: str, categories: frozenset[str],
+                 candidates: tuple[CompiledRule, ...]) -> None:
+        self.category = category
+        self.categories = categories
+        self.candidates = candidates
+        self.uses_globs = any(rule.uses_globs for rule in candidates)
+        self.uses_regexes = any(rule.uses_regexes for rule in candidates)
 
 
 class CompiledPolicy:
-    """The evaluation engine of a :class:`~pytest_harness_audit.policy.Policy`."""
+    """The evaluation engine behind :class:`~pytest_harness_audit.policy.Policy`."""
 
     def __init__(self, spec: PolicySpec, *, source: str | None) -> None:
         self.spec = spec
         ordered = sorted(spec.rules, key=lambda r: r.priority)  # stable: ties keep file order
-        self.rules = tuple(CompiledRule(rule, source=source) for rule in ordered)
-        self._tool_globs = tuple(
-            (re.compile(fnmatch.translate(glob)), category) for glob, category in
-            spec.tool_categories
+        self._globs = PatternProgram(anchored=True)
+        self._regexes = PatternProgram(anchored=False)
+        self.compiled_rules = tuple(
+            CompiledRule(rule, index, self._globs, self._regexes, source=source)
+            for index, rule in enumerate(ordered)
         )
-        self._by_tool: dict[str, _ToolEntry] = {}
+        try:
+            self._has_globs = self._globs.compile()
+            self._has_regexes = self._regexes.compile()
+        except PatternSyntaxError as exc:
+            raise PolicyError(str(exc), source=source, field="rules") from None
+        self._tool_globs = tuple(
+            (re.compile(fnmatch.translate(glob)), category)
+            for glob, category in spec.tool_categories
+        )
+        self._by_tool: dict[str | tuple[str, str], _ToolEntry] = {}
         default = spec.default_policy
         self._default_reason = f"Default policy: {default}"
         base = (f"policy:{default}", "rule:default")
-        dry = not spec.enforce and default == "deny"
-        self._default_constraints = (*base, "enforced:false") if dry else base
+        self._default_enforced = spec.enforce or default != "deny"
+        self._default_constraints = base if self._default_enforced else (*base,
+                                                                         "enforced:false")
 
     def category_of(self, tool: str) -> str:
         """The category of ``tool``: the policy's ``toolCategories`` first, then built-ins."""
@@ -101,45 +152,79 @@ class CompiledPolicy:
                 return category
         return builtin_category(tool)
 
-    def _index(self, tool: str) -> _ToolEntry:
-        category = self.category_of(tool)
+    def _index(self, tool: str, category: str | None = None) -> _ToolEntry:
+        """Work out (once) the category and the candidate rules of a tool name."""
+        key: str | tuple[str, str] = tool
+        if category is None:
+            category = self.category_of(tool)
+        else:
+            key = (tool, category)
         base = {category}
         if mcp_tool_parts(tool) is not None:
             base.add(MCP)
         categories = frozenset(base)
         candidates = tuple(
-            rule for rule in self.rules
+            rule for rule in self.compiled_rules
             if (rule.tools is None or tool in rule.tools)
             and (rule.categories is None or rule.categories & categories
                  or CREDENTIAL_ACCESS in rule.categories)
         )
-        entry = (category, categories, candidates)
-        self._by_tool[tool] = entry
+        entry = self._by_tool[key] = _ToolEntry(category, categories, candidates)
         return entry
 
-    def evaluate(self, tool: str, params: Mapping[str, Any], *,
-                 rate_counter: RateCounter | None = None,
-                 root: str | None = None) -> Evaluation:
-        """Evaluate one call: first matching rule in priority order, else the default."""
-        entry = self._by_tool.get(tool)
-        if entry is None:
-            entry = self._index(tool)
-        category, categories, candidates = entry
+    def _set_matches(self, targets: list[str], entry: _ToolEntry) -> set[int]:
+        """Indexes of the rules whose set-compiled patterns match any target."""
+        matched: set[int] = set()
+        globs = self._globs if entry.uses_globs and self._has_globs else None
+        regexes = self._regexes if entry.uses_regexes and self._has_regexes else None
+        for target in targets:
+            data = encode(target)
+            if globs is not None:
+                globs.owners_matching(data, matched)
+            if regexes is not None:
+                regexes.owners_matching(data, matched)
+        return matched
+
+    def evaluate(self, tool: str, params: Mapping[str, Any] | None = None, *,
+                 rate_counter: RateCounter | None = None, root: str | None = None,
+                 category: str | None = None) -> Evaluation:
+        """Decide one call: the first matching rule in priority order, else the default.
+
+        ``rate_counter`` is the session's counter (rate-limited rules need one and never fire
+        without it); ``root`` is the workspace root (no trailing slash), for path
+        normalisation; ``category`` overrides the tool's classification (a plugin's).
+        """
+        if params is None:
+            params = {}
+        if category is None:
+            entry = self._by_tool.get(tool)
+            if entry is None:
+                entry = self._index(tool)
+        else:
+            entry = self._by_tool.get((tool, category)) or self._index(tool, category)
         targets: list[str] | None = None
+        matched: set[int] | frozenset[int] | None = None
         credential: bool | None = None
-        for rule in candidates:
+        for rule in entry.candidates:
+            if rule.has_patterns:
+                if targets is None:
+                    targets = all_targets(params, root)
+                if not targets:
+                    continue
+                if matched is None:
+                    matched = self._set_matches(targets, entry) if (
+                        entry.uses_globs or entry.uses_regexes) else _EMPTY
+                if rule.index not in matched and not (
+                        (rule.exact or rule.fallbacks) and rule.matches_outside_sets(targets)):
+                    continue
             rule_categories = rule.categories
-            if rule_categories is not None and not rule_categories & categories:
+            if rule_categories is not None and not rule_categories & entry.categories:
+                # only credential_access can still match: checked last, being the dearest
                 if credential is None:
                     if targets is None:
                         targets = all_targets(params, root)
                     credential = any_credential(targets)
                 if not credential:
-                    continue
-            if rule.matchers is not None:
-                if targets is None:
-                    targets = all_targets(params, root)
-                if not targets or not rule.matches_targets(targets):
                     continue
             if rule.max_count:
                 if rate_counter is None:
@@ -152,9 +237,8 @@ class CompiledPolicy:
                 decision, enforced, rule.rule.id, rule.rule.name, rule.rule.priority,
                 rule.reason,
                 rule.enforced_constraints if enforced else rule.dry_run_constraints,
-                category, primary_target(params), targets, params, root)
-        default = self.spec.default_policy
+                entry.category, primary_target(params), targets, params, root)
         return Evaluation(
-            default, self.spec.enforce or default != "deny", None, None, None,
-            self._default_reason, self._default_constraints, category, primary_target(params),
-            targets, params, root)
+            self.spec.default_policy, self._default_enforced, None, None, None,
+            self._default_reason, self._default_constraints, entry.category,
+            primary_target(params), targets, params, root)

@@ -1,37 +1,26 @@
 """Compiled target patterns: glob or regex, with a guarantee that matching cannot hang.
 
-Every pattern of a rule is compiled once into a :class:`TargetMatcher`. Matching runs in up to
-three steps:
-
-1. a *prefilter*: literal text every match must contain, checked with a substring search;
-2. RE2 (linear time in the target) for the pattern itself;
-3. for the few regex features RE2 does not have (look-around, back-references) the ``regex``
-   engine with a timeout, so a hostile pattern or target is bounded. A timed-out match is
-   resolved fail-closed by the caller (a deny or warn rule fires, an allow rule does not).
+Patterns run on RE2, whose matching time is linear in the target. The few regex features RE2
+lacks (look-around, back-references) run on the ``regex`` engine with a timeout, so a hostile
+pattern or target is bounded; a timed-out match is resolved fail-closed by the caller (a deny or
+warn rule fires, an allow rule does not).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import re2
 import regex
 
-from pytest_harness_audit.policy.glob import suffix_literal, translate_glob
-
-try:  # Python 3.11+
-    from re import _parser as _sre_parse  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
+from pytest_harness_audit.policy.glob import translate_glob
 
 #: Seconds a fallback-engine match may take before it counts as timed out.
 FALLBACK_TIMEOUT_S = 0.05
 
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False
+RE2_OPTIONS = re2.Options()
+RE2_OPTIONS.log_errors = False
 
 
 class PatternTimeout(Exception):
@@ -42,136 +31,114 @@ class PatternSyntaxError(ValueError):
     """A pattern does not compile (the message says why)."""
 
 
-@dataclass(frozen=True)
-class _Requirement:
-    """Literal alternatives of which at least one occurs in every match."""
-
-    alternatives: tuple[str, ...]
-
-    @property
-    def strength(self) -> int:
-        return min((len(a) for a in self.alternatives), default=0)
+def glob_program(pattern: str) -> str:
+    """The RE2 source of a glob, for whole-target matching (``.`` also matches newlines)."""
+    return "(?s)" + translate_glob(pattern).regex
 
 
-def _best(requirements: Sequence[_Requirement]) -> _Requirement | None:
-    usable = [r for r in requirements if r.strength > 0]
-    return max(usable, key=lambda r: r.strength) if usable else None
-
-
-def _requirement_of(items: Any) -> _Requirement | None:
-    """Strongest literal requirement of a parsed regex sequence (sound, not complete)."""
-    found: list[_Requirement] = []
-    run: list[str] = []
-
-    def flush() -> None:
-        if run:
-            found.append(_Requirement(("".join(run),)))
-            run.clear()
-
-    for op, arg in items:
-        name = str(op)
-        if name == "LITERAL":
-            run.append(chr(arg))
-            continue
-        flush()
-        if name == "SUBPATTERN":
-            group_flags = arg[1] | arg[2] if len(arg) >= 3 else 0
-            if group_flags:
-                continue
-            inner = _requirement_of(arg[-1])
-            if inner is not None:
-                found.append(inner)
-        elif name == "BRANCH":
-            alternatives: list[str] = []
-            for branch in arg[1]:
-                requirement = _requirement_of(branch)
-                if requirement is None:
-                    alternatives = []
-                    break
-                alternatives.extend(requirement.alternatives)
-            if alternatives:
-                found.append(_Requirement(tuple(alternatives)))
-    flush()
-    return _best(found)
-
-
-def regex_literals(pattern: str) -> tuple[str, ...] | None:
-    """Literal alternatives that every match of ``pattern`` contains, or ``None`` if unknown."""
+def re2_supports(pattern: str) -> bool:
+    """Whether RE2 can compile ``pattern``."""
     try:
-        parsed = _sre_parse.parse(pattern)
-    except Exception:
-        return None
-    if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
-        return None
-    requirement = _requirement_of(list(parsed))
-    return requirement.alternatives if requirement else None
+        re2.compile(pattern, RE2_OPTIONS)
+    except re2.error:
+        return False
+    return True
+
+
+def encode(target: str) -> bytes:
+    """UTF-8 bytes of a target, as RE2 wants them (lone surrogates kept, never an error)."""
+    return target.encode("utf-8", "surrogatepass")
 
 
 class TargetMatcher:
-    """One compiled target pattern.
+    """One compiled target pattern (glob: whole target; regex: anywhere in it).
 
     ``matches(target)`` returns ``True``/``False`` or raises :class:`PatternTimeout`.
     """
 
-    __slots__ = ("_equal", "_fallback", "_literals", "_re2", "_suffix", "is_regex", "pattern")
+    __slots__ = ("_anchor", "_fallback", "_program", "is_regex", "pattern")
 
     def __init__(self, pattern: str, *, is_regex: bool) -> None:
         self.pattern = pattern
         self.is_regex = is_regex
-        self._equal: str | None = None
-        self._suffix: str | None = None
-        self._re2: Any = None
+        self._program: Any = None
         self._fallback: Any = None
-        if is_regex:
-            self._literals = regex_literals(pattern)
-            self._compile_regex(pattern)
-        else:
-            literal = suffix_literal(pattern)
-            if literal is not None:
-                self._equal, self._suffix = literal, "/" + literal
-                self._literals = None
-                return
-            parts = translate_glob(pattern)
-            if not parts.literals or parts.regex == re.escape(pattern):
-                self._literals = None
-            else:
-                self._literals = (max(parts.literals, key=len),)
-            if parts.regex == re.escape(pattern):
-                self._equal = pattern
-                return
-            self._re2 = re2.compile(f"(?s)^(?:{parts.regex})$", _RE2_OPTIONS)._regexp
-
-    def _compile_regex(self, pattern: str) -> None:
+        source = pattern if is_regex else glob_program(pattern)
         try:
-            self._re2 = re2.compile(pattern, _RE2_OPTIONS)._regexp
-            return
+            self._program = re2.compile(source, RE2_OPTIONS)._regexp
         except re2.error:
-            pass
-        try:
-            self._fallback = regex.compile(pattern, regex.V0)
-        except regex.error as exc:
-            raise PatternSyntaxError(f"invalid regular expression {pattern!r}: {exc}") from None
+            if not is_regex:  # cannot happen: globs translate to plain RE2 syntax
+                raise
+            try:
+                self._fallback = regex.compile(pattern, regex.V0)
+            except regex.error as exc:
+                raise PatternSyntaxError(
+                    f"invalid regular expression {pattern!r}: {exc}") from None
+            return
+        anchors = self._program.Anchor
+        self._anchor = anchors.UNANCHORED if is_regex else anchors.ANCHOR_BOTH
+
+    @property
+    def bounded_only(self) -> bool:
+        """Whether this pattern runs on the timeout-bounded fallback engine, not RE2."""
+        return self._fallback is not None
 
     def matches(self, target: str) -> bool:
-        """Whether ``target`` matches (glob: whole target; regex: anywhere in it)."""
-        equal = self._equal
-        if equal is not None:
-            if target == equal:
-                return True
-            suffix = self._suffix
-            return suffix is not None and target.endswith(suffix)
-        literals = self._literals
-        if literals is not None:
-            for literal in literals:
-                if literal in target:
-                    break
-            else:
-                return False
-        compiled = self._re2
-        if compiled is not None:
-            data = target.encode("utf-8", "surrogatepass")
-            return bool(compiled.Match(compiled.Anchor.UNANCHORED, data, 0, len(data))[0][0] >= 0)
+        """Whether ``target`` matches."""
+        program = self._program
+        if program is not None:
+            data = encode(target)
+            return bool(program.Match(self._anchor, data, 0, len(data))[0][0] >= 0)
         try:
             return self._fallback.search(target, timeout=FALLBACK_TIMEOUT_S) is not None
         except TimeoutError:
             raise PatternTimeout(self.pattern) from None
+
+
+class PatternProgram:
+    """Many patterns in one RE2 set: one pass over a target says which of them match."""
+
+    def __init__(self, *, anchored: bool) -> None:
+        anchor = re2._re2.RE2.Anchor
+        self._set = re2._re2.Set(anchor.ANCHOR_BOTH if anchored else anchor.UNANCHORED,
+                                 RE2_OPTIONS)
+        self.owners: list[int] = []
+
+    def add(self, source: str, owner: int) -> None:
+        """Add a pattern (RE2 source) on behalf of ``owner`` (a rule index)."""
+        if self._set.Add(source.encode("utf-8")) < 0:
+            raise PatternSyntaxError(f"pattern does not compile: {source!r}")
+        self.owners.append(owner)
+
+    def compile(self) -> bool:
+        """Finish building; returns whether any pattern was added."""
+        if not self.owners:
+            return False
+        if not self._set.Compile():
+            raise PatternSyntaxError("the patterns of this policy do not compile together")
+        return True
+
+    def owners_matching(self, data: bytes, into: set[int]) -> None:
+        """Add the owners of every pattern matching ``data`` to ``into``."""
+        owners = self.owners
+        for index in self._set.Match(data):
+            into.add(owners[index])
+
+
+def split_patterns(patterns: Sequence[str], *, is_regex: bool) -> tuple[
+        frozenset[str], list[str], list[TargetMatcher]]:
+    """Sort a rule's patterns into (exact strings, RE2 sources for a set, fallback matchers)."""
+    exact: set[str] = set()
+    sources: list[str] = []
+    fallbacks: list[TargetMatcher] = []
+    for pattern in patterns:
+        if not is_regex:
+            if "*" in pattern or "?" in pattern:
+                sources.append(glob_program(pattern))
+            else:
+                exact.add(pattern)
+        elif re2_supports(pattern):
+            sources.append(pattern)
+        else:
+            fallbacks.append(TargetMatcher(pattern, is_regex=True))
+    return frozenset(exact), sources, fallbacks

@@ -8,8 +8,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_harness_audit.policy.engine import CompiledPolicy, CompiledRule, RateCounter
-from pytest_harness_audit.policy.evaluation import Evaluation
+from pytest_harness_audit.immune.config import ImmuneConfig
+from pytest_harness_audit.policy.categories import KNOWN_CATEGORIES
+from pytest_harness_audit.policy.engine import CompiledPolicy
 from pytest_harness_audit.policy.loader import (
     PRESET_NAMES,
     merge_over_preset,
@@ -20,7 +21,7 @@ from pytest_harness_audit.policy.loader import (
 from pytest_harness_audit.policy.model import LineOf, PolicySpec, Rule, parse_policy
 
 
-class Policy:
+class Policy(CompiledPolicy):
     """A compiled policy: ``defaultPolicy``, ``enforce`` and priority-ordered rules.
 
     Build one with :meth:`load` (YAML or JSON file, bare or the reference plugin's config),
@@ -29,10 +30,13 @@ class Policy:
 
     def __init__(self, spec: PolicySpec, *, name: str | None = None,
                  source: str | None = None) -> None:
-        self.spec = spec
+        super().__init__(spec, source=source)
         self.source = source
         self.name = name or spec.name or spec.preset or "custom"
-        self._engine = CompiledPolicy(spec, source=source)
+        self.immune_config = (
+            ImmuneConfig.from_dict(spec.immune, source=source,
+                                   known_categories=KNOWN_CATEGORIES | spec.extra_categories)
+            if spec.immune is not None else ImmuneConfig.disabled())
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -82,18 +86,6 @@ class Policy:
         data, _ = read_document(preset_path(name))
         return str(data.get("description", ""))
 
-    # -- evaluation ---------------------------------------------------------------------------
-    def evaluate(self, tool: str, params: Mapping[str, Any] | None = None, *,
-                 rate_counter: RateCounter | None = None, root: str | None = None) -> Evaluation:
-        """Decide one call. ``rate_counter`` is the session's (rate-limited rules need one);
-        ``root`` is the workspace root, for path normalisation."""
-        return self._engine.evaluate(tool, params if params is not None else {},
-                                     rate_counter=rate_counter, root=root)
-
-    def category_of(self, tool: str) -> str:
-        """The category of a tool name under this policy."""
-        return self._engine.category_of(tool)
-
     # -- introspection ------------------------------------------------------------------------
     @property
     def default_policy(self) -> str:
@@ -108,12 +100,7 @@ class Policy:
     @property
     def rules(self) -> tuple[Rule, ...]:
         """Rules in evaluation order (ascending priority, stable)."""
-        return tuple(compiled.rule for compiled in self._engine.rules)
-
-    @property
-    def compiled_rules(self) -> tuple[CompiledRule, ...]:
-        """The compiled rules in evaluation order."""
-        return self._engine.rules
+        return tuple(compiled.rule for compiled in self.compiled_rules)
 
     @property
     def immune(self) -> Mapping[str, Any] | None:

@@ -40,11 +40,20 @@ def primary_target(params: Mapping[str, Any]) -> str | None:
 
 
 def normalise_path(path: str, root: str | None) -> str:
-    """Lexically normalise a path (``a/../.env`` → ``.env``), relative to ``root`` inside it."""
-    if root and (path == root or path.startswith(root.rstrip("/") + "/")):
-        path = path[len(root.rstrip("/")) + 1 :] or "."
-    if "//" in path or "/." in path or path.startswith("."):
-        return posixpath.normpath(path)
+    """Lexically normalise a path (``a/../.env`` → ``.env``), relative to ``root`` inside it.
+
+    ``root`` is an absolute directory without a trailing slash.
+    """
+    if root and path.startswith(root):
+        rest = path[len(root) :]
+        if not rest:
+            return "."
+        if rest[0] == "/":
+            path = rest.lstrip("/") or "."
+    if "/." in path or "//" in path or path[:1] == ".":
+        normal = posixpath.normpath(path)
+        # normpath keeps a leading "//" (POSIX); matching wants one canonical form
+        return normal[1:] if normal.startswith("//") else normal
     return path
 
 
@@ -58,39 +67,54 @@ def command_paths(command: str) -> list[str]:
     return found
 
 
+_FILE = 1
+_COMMAND = 2
+_OTHER = 3
+_KEY_KINDS = {
+    "file_path": _FILE, "path": _FILE, "pattern": _OTHER, "command": _COMMAND, "url": _OTHER,
+    "repo_path": _FILE, "source": _FILE, "destination": _FILE, "notebook_path": _FILE,
+    "glob": _OTHER,
+}
+_KEY_ORDER = {key: index for index, key in enumerate((*PRIMARY_KEYS, *EXTRA_KEYS))}
+
+
 def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]:
     """Every target of a call, de-duplicated in order: primary first, then the rest.
 
-    File parameters add their normalised form; a ``command`` adds the paths inside it.
+    File parameters add their normalised form; a ``command`` adds the paths inside it, and a
+    ``paths`` list adds each of its strings.
     """
+    found: list[tuple[int, str, int]] = []
+    paths: Any = None
+    for key, value in params.items():
+        kind = _KEY_KINDS.get(key)
+        if kind is not None:
+            if type(value) is str:
+                found.append((_KEY_ORDER[key], value, kind))
+        elif key == "paths":
+            paths = value
+    if len(found) > 1:
+        found.sort()
     targets: list[str] = []
-    seen: set[str] = set()
-
-    def add(value: str, is_file: bool) -> None:
-        if value not in seen:
-            seen.add(value)
+    for _, value, kind in found:
+        if value not in targets:
             targets.append(value)
-        if is_file:
+        if kind == _FILE:
             normal = normalise_path(value, root)
-            if normal not in seen:
-                seen.add(normal)
+            if normal not in targets:
                 targets.append(normal)
-
-    for key in PRIMARY_KEYS:
-        value = params.get(key)
-        if type(value) is str:
-            add(value, key in FILE_KEYS)
-    for key in EXTRA_KEYS:
-        value = params.get(key)
-        if type(value) is str:
-            add(value, key in FILE_KEYS)
-    paths = params.get("paths")
+        elif kind == _COMMAND:
+            for path in command_paths(value):
+                if path not in targets:
+                    targets.append(path)
+                normal = normalise_path(path, root)
+                if normal not in targets:
+                    targets.append(normal)
     if isinstance(paths, list):
         for value in paths:
-            if type(value) is str:
-                add(value, True)
-    command = params.get("command")
-    if type(command) is str:
-        for path in command_paths(command):
-            add(path, True)
+            if type(value) is str and value not in targets:
+                targets.append(value)
+                normal = normalise_path(value, root)
+                if normal not in targets:
+                    targets.append(normal)
     return targets

@@ -1,0 +1,175 @@
+"""Read-only views of chain records, as assertions, verdicts and reports see them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_harness_audit.policy.patterns import TargetMatcher
+
+
+def _constraint_value(constraints: Iterable[str], prefix: str) -> str | None:
+    for constraint in constraints:
+        if constraint.startswith(prefix):
+            return constraint[len(prefix) :]
+    return None
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One record of a session's chain, with the fields tests ask about.
+
+    ``decision`` is the policy decision (``allow``/``warn``/``deny``; ``None`` for records that
+    are not calls), ``enforced`` is false for a dry-run deny, ``status`` is the result status
+    (``success``/``error``/``blocked``), ``target`` the full primary target where the record
+    kept it (the display form otherwise) and ``targets`` every recorded target.
+    """
+
+    raw: Mapping[str, Any]
+
+    @property
+    def kind(self) -> str:
+        """``call``, ``escalation``, ``lift``, ``message`` …"""
+        return str(self.raw.get("kind", "call"))
+
+    @property
+    def record_id(self) -> str:
+        """``audit:<8 hex>``."""
+        return str(self.raw.get("recordId", ""))
+
+    @property
+    def position(self) -> int:
+        """Position in the chain (the action index)."""
+        return int(self.raw.get("provenance", {}).get("actionIndex", 0))
+
+    @property
+    def tool(self) -> str:
+        """Tool name."""
+        return str(self.raw.get("tool", ""))
+
+    @property
+    def category(self) -> str:
+        """Tool category."""
+        return str(self.raw.get("category", ""))
+
+    @property
+    def constraints(self) -> tuple[str, ...]:
+        """``rules.constraints``: ``policy:…``, ``rule:…``, ``enforced:false``, ``immune:…``."""
+        return tuple(self.raw.get("rules", {}).get("constraints", ()))
+
+    @property
+    def decision(self) -> str | None:
+        """Policy decision recorded for the call."""
+        return _constraint_value(self.constraints, "policy:")
+
+    @property
+    def rule_id(self) -> str | None:
+        """The deciding rule's id (``default`` for the default policy)."""
+        return _constraint_value(self.constraints, "rule:")
+
+    @property
+    def enforced(self) -> bool:
+        """False when the record says ``enforced:false`` (dry-run)."""
+        return "enforced:false" not in self.constraints
+
+    @property
+    def quarantined(self) -> bool:
+        """Whether the call was blocked by an immune quarantine."""
+        return "immune:quarantine" in self.constraints
+
+    @property
+    def status(self) -> str:
+        """Result status: ``success``, ``error`` or ``blocked``."""
+        return str(self.raw.get("result", {}).get("status", ""))
+
+    @property
+    def error_message(self) -> str | None:
+        """The recorded error or block message."""
+        message = self.raw.get("result", {}).get("errorMessage")
+        return None if message is None else str(message)
+
+    @property
+    def reason(self) -> str | None:
+        """Why the gate decided as it did (policy reason or quarantine)."""
+        reason = self.raw.get("reason")
+        return None if reason is None else str(reason)
+
+    @property
+    def target(self) -> str | None:
+        """The primary target (full when recorded, else the display form)."""
+        request = self.raw.get("request", {})
+        value = request.get("fullTarget") or self.raw.get("target") or request.get("target")
+        return None if value is None else str(value)
+
+    @property
+    def display_target(self) -> str | None:
+        """The target as displayed (first 80 characters and ``…``)."""
+        value = self.raw.get("target")
+        return None if value is None else str(value)
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """Every recorded target (the primary one first)."""
+        listed = self.raw.get("request", {}).get("targets") or self.raw.get("targets") or ()
+        primary = self.target
+        values = [primary] if primary is not None else []
+        values += [str(t) for t in listed if t != primary]
+        return tuple(values)
+
+    @property
+    def params(self) -> Mapping[str, Any] | None:
+        """Full parameters, when the audit level kept them (``verbose``)."""
+        params = self.raw.get("request", {}).get("params")
+        return params if isinstance(params, Mapping) else None
+
+    @property
+    def input_hash(self) -> str:
+        """SHA-256 of the canonical parameters."""
+        return str(self.raw.get("request", {}).get("inputHash", ""))
+
+    @property
+    def output_hash(self) -> str | None:
+        """SHA-256 of the canonical output."""
+        value = self.raw.get("result", {}).get("outputHash")
+        return None if value is None else str(value)
+
+    @property
+    def alerts(self) -> tuple[str, ...]:
+        """Alerts raised on the call (``credential_access``, ``memory_write``)."""
+        return tuple(self.raw.get("alerts", ()))
+
+    @property
+    def door(self) -> str:
+        """How the call arrived: ``scripted``, ``proxy`` or ``hook``."""
+        return str(self.raw.get("door", "scripted"))
+
+    def matches(self, *, tool: str | None = None, target: str | None = None,
+                decision: str | None = None, status: str | None = None) -> bool:
+        """Filter: exact tool, decision and status; ``target`` is a glob over every target."""
+        if tool is not None and self.tool != tool:
+            return False
+        if decision is not None and self.decision != decision:
+            return False
+        if status is not None and self.status != status:
+            return False
+        if target is not None:
+            matcher = TargetMatcher(target, is_regex=False)
+            if not any(matcher.matches(t) for t in self.targets):
+                return False
+        return True
+
+    def describe(self) -> str:
+        """One line: ``#3 Bash rm -rf / → deny (deny-destructive-commands) blocked``."""
+        if self.kind == "escalation":
+            immune = self.raw.get("immune", {})
+            return (f"#{self.position} immune escalation → {immune.get('level')} "
+                    f"(trigger {immune.get('trigger')}, score {immune.get('score')})")
+        if self.kind == "lift":
+            return f"#{self.position} immune lift: {self.raw.get('immune', {}).get('reason')}"
+        decision = self.decision or "-"
+        if decision == "deny" and not self.enforced:
+            decision = "deny (dry-run)"
+        rule = f" ({self.rule_id})" if self.rule_id else ""
+        target = f" {self.display_target}" if self.display_target else ""
+        return f"#{self.position} {self.tool}{target} → {decision}{rule} {self.status}"
