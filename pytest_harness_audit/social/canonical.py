@@ -1,0 +1,107 @@
+"""RFC 8785 (JSON Canonicalization Scheme) encoding, used to measure and hash post content.
+
+Keys are sorted by UTF-16 code units, strings are escaped as ECMAScript ``JSON.stringify`` does,
+and numbers are written as ECMAScript ``Number.prototype.toString`` writes them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+}
+_SAFE_INTEGER = 2**53
+
+
+class CanonicalJsonError(ValueError):
+    """A value has no canonical JSON form (non-finite number, lone surrogate, non-JSON type)."""
+
+
+def lone_surrogate_index(text: str) -> int | None:
+    """The index of the first lone surrogate in ``text`` (ill-formed Unicode), or None."""
+    for index, char in enumerate(text):
+        if 0xD800 <= ord(char) <= 0xDFFF:
+            return index
+    return None
+
+
+def _string(text: str) -> str:
+    if lone_surrogate_index(text) is not None:
+        raise CanonicalJsonError("string is not well-formed Unicode")
+    out = ['"']
+    for char in text:
+        escaped = _ESCAPES.get(char)
+        if escaped is not None:
+            out.append(escaped)
+        elif ord(char) < 0x20:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
+
+
+def _number(value: float) -> str:
+    if not math.isfinite(value):
+        raise CanonicalJsonError("numbers must be finite")
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    # repr() gives the shortest round-tripping digits, as ECMAScript does.
+    parts = Decimal(repr(abs(value))).normalize().as_tuple()
+    digits = "".join(str(digit) for digit in parts.digits)
+    # The value is 0.<digits> x 10**point (the exponent is an int: the value is finite).
+    point = len(digits) + int(parts.exponent)
+    count = len(digits)
+    if count <= point <= 21:
+        return sign + digits + "0" * (point - count)
+    if 0 < point <= 21:
+        return sign + digits[:point] + "." + digits[point:]
+    if -6 < point <= 0:
+        return sign + "0." + "0" * (-point) + digits
+    exponent = point - 1
+    exponent_part = f"e{'+' if exponent >= 0 else '-'}{abs(exponent)}"
+    if count == 1:
+        return sign + digits + exponent_part
+    return sign + digits[0] + "." + digits[1:] + exponent_part
+
+
+def canonical_json(value: object) -> str:
+    """The RFC 8785 canonical JSON text of ``value``."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value) if abs(value) < _SAFE_INTEGER else _number(float(value))
+    if isinstance(value, float):
+        return _number(value)
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, Mapping):
+        keys = list(value.keys())
+        if not all(isinstance(key, str) for key in keys):
+            raise CanonicalJsonError("object keys must be strings")
+        ordered = sorted(keys, key=lambda key: key.encode("utf-16-be", "surrogatepass"))
+        return (
+            "{" + ",".join(f"{_string(key)}:{canonical_json(value[key])}" for key in ordered) + "}"
+        )
+    if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
+        return "[" + ",".join(canonical_json(item) for item in value) + "]"
+    raise CanonicalJsonError(f"{type(value).__name__} is not a JSON value")
+
+
+def canonical_size(value: object) -> int:
+    """The number of UTF-8 bytes of ``value``'s canonical JSON."""
+    return len(canonical_json(value).encode("utf-8"))

@@ -1,0 +1,518 @@
+"""The MCP form-mode subset of a collecting operation's ``requestedSchema``, and answer checking.
+
+A form is a flat object of primitive properties, each one of the MCP form-mode shapes: a string
+(``minLength``/``maxLength`` in code points, ``format``), a single-select (``enum``, or titled
+``oneOf``), a number or integer (``minimum``/``maximum``), a boolean, or a string multi-select
+(``items`` with ``enum`` or titled ``anyOf``, ``minItems``/``maxItems``). ``required`` may name only
+declared properties. Keywords outside a shape are ignored, as the MCP grammar does.
+
+A property no shape admits is refused naming each failing keyword of the shape it most plausibly
+meant, then that shape, so a requester can repair what it meant to write.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+import re2
+
+from pytest_harness_audit.errors import HarnessAuditError
+from pytest_harness_audit.social.errors import AnswerFieldFailure
+from pytest_harness_audit.social.inputs import is_number, join_path
+
+FieldKind: TypeAlias = Literal["string", "select", "number", "integer", "boolean", "multi-select"]
+FORMATS = ("email", "uri", "date", "date-time")
+
+
+class FormSchemaError(HarnessAuditError):
+    """A ``requestedSchema`` is outside the form-mode grammar; ``detail`` names each keyword."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(detail)
+
+
+@dataclass(frozen=True)
+class FormField:
+    """One admitted property: its kind and only the keywords its shape declares."""
+
+    name: str
+    kind: FieldKind
+    options: tuple[str, ...] = ()
+    options_keyword: Literal["enum", "oneOf", "anyOf", ""] = ""
+    min_length: float | None = None
+    max_length: float | None = None
+    format: str | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    min_items: float | None = None
+    max_items: float | None = None
+
+
+@dataclass(frozen=True)
+class FormSchema:
+    """An admitted form: its fields in declaration order and the required field names."""
+
+    fields: Mapping[str, FormField]
+    required: tuple[str, ...]
+
+
+# -- the grammar --------------------------------------------------------------------------------
+
+_Check: TypeAlias = Callable[[object], bool]
+_STRING_LIST = "an array of strings"
+_OPTIONS = 'an array of {"const": string, "title": string}'
+
+
+def _is_string(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _is_boolean(value: object) -> bool:
+    return isinstance(value, bool)
+
+
+def _is_finite(value: object) -> bool:
+    return is_number(value) and math.isfinite(value)  # type: ignore[arg-type]
+
+
+def _is_string_list(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _is_options(value: object) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(item, Mapping)
+        and isinstance(item.get("const"), str)
+        and isinstance(item.get("title"), str)
+        for item in value
+    )
+
+
+def _literal(*allowed: str) -> _Check:
+    return lambda value: isinstance(value, str) and value in allowed
+
+
+@dataclass(frozen=True)
+class _Keyword:
+    name: str
+    check: _Check
+    expected: str
+    required: bool = False
+    nested: tuple[_Keyword, ...] = ()
+
+
+_LABELS = (_Keyword("title", _is_string, "string"), _Keyword("description", _is_string, "string"))
+_STRING_TYPE = _Keyword("type", _literal("string"), '"string"', required=True)
+_ARRAY_TYPE = _Keyword("type", _literal("array"), '"array"', required=True)
+_ITEM_COUNTS = (
+    _Keyword("minItems", _is_finite, "number"),
+    _Keyword("maxItems", _is_finite, "number"),
+    _Keyword("default", _is_string_list, _STRING_LIST),
+)
+
+
+@dataclass(frozen=True)
+class _Shape:
+    kind: str
+    keywords: tuple[_Keyword, ...]
+    expected: str
+
+
+_LEGACY_TITLED_ENUM = _Shape(
+    "legacy-select",
+    (
+        _STRING_TYPE,
+        *_LABELS,
+        _Keyword("enum", _is_string_list, _STRING_LIST, required=True),
+        _Keyword("enumNames", _is_string_list, _STRING_LIST),
+        _Keyword("default", _is_string, "string"),
+    ),
+    'a single-select is {"type":"string","enum":["a","b"]}',
+)
+_SINGLE_SELECT = _Shape(
+    "select",
+    (
+        _STRING_TYPE,
+        *_LABELS,
+        _Keyword("enum", _is_string_list, _STRING_LIST, required=True),
+        _Keyword("default", _is_string, "string"),
+    ),
+    'a single-select is {"type":"string","enum":["a","b"]}',
+)
+_TITLED_SELECT = _Shape(
+    "titled-select",
+    (
+        _STRING_TYPE,
+        *_LABELS,
+        _Keyword("oneOf", _is_options, _OPTIONS, required=True),
+        _Keyword("default", _is_string, "string"),
+    ),
+    'a titled single-select is {"type":"string","oneOf":[{"const":"a","title":"A"}]}',
+)
+_MULTI_SELECT = _Shape(
+    "multi-select",
+    (
+        _ARRAY_TYPE,
+        *_LABELS,
+        *_ITEM_COUNTS,
+        _Keyword(
+            "items",
+            lambda value: isinstance(value, Mapping),
+            "an object",
+            required=True,
+            nested=(
+                _STRING_TYPE,
+                _Keyword("enum", _is_string_list, _STRING_LIST, required=True),
+            ),
+        ),
+    ),
+    'a multi-select is {"type":"array","items":{"type":"string","enum":["a","b"]}}',
+)
+_TITLED_MULTI_SELECT = _Shape(
+    "titled-multi-select",
+    (
+        _ARRAY_TYPE,
+        *_LABELS,
+        *_ITEM_COUNTS,
+        _Keyword(
+            "items",
+            lambda value: isinstance(value, Mapping),
+            "an object",
+            required=True,
+            nested=(_Keyword("anyOf", _is_options, _OPTIONS, required=True),),
+        ),
+    ),
+    'a titled multi-select is {"type":"array","items":{"anyOf":[{"const":"a","title":"A"}]}}',
+)
+_BOOLEAN = _Shape(
+    "boolean",
+    (
+        _Keyword("type", _literal("boolean"), '"boolean"', required=True),
+        *_LABELS,
+        _Keyword("default", _is_boolean, "boolean"),
+    ),
+    'a boolean is {"type":"boolean"}',
+)
+_STRING = _Shape(
+    "string",
+    (
+        _STRING_TYPE,
+        *_LABELS,
+        _Keyword("minLength", _is_finite, "number"),
+        _Keyword("maxLength", _is_finite, "number"),
+        _Keyword("format", _literal(*FORMATS), 'one of "email", "uri", "date" or "date-time"'),
+        _Keyword("default", _is_string, "string"),
+    ),
+    'a string is {"type":"string"} with optional minLength, maxLength or format',
+)
+_NUMBER = _Shape(
+    "number",
+    (
+        _Keyword("type", _literal("number", "integer"), '"number" or "integer"', required=True),
+        *_LABELS,
+        _Keyword("minimum", _is_finite, "number"),
+        _Keyword("maximum", _is_finite, "number"),
+        _Keyword("default", _is_finite, "number"),
+    ),
+    'a number is {"type":"number"} or {"type":"integer"} with optional minimum and maximum',
+)
+
+#: The shapes in the MCP specification's union order; the first that admits a property wins.
+_ADMISSION_ORDER = (
+    _LEGACY_TITLED_ENUM,
+    _SINGLE_SELECT,
+    _TITLED_SELECT,
+    _MULTI_SELECT,
+    _TITLED_MULTI_SELECT,
+    _BOOLEAN,
+    _STRING,
+    _NUMBER,
+)
+
+
+def _declares(definition: Mapping[str, object], *types: str) -> bool:
+    return definition.get("type") in types
+
+
+def _intended_shape(definition: Mapping[str, object]) -> _Shape | None:
+    """The shape a property most plausibly meant, each listed before any shape it refines."""
+    if _declares(definition, "string"):
+        if "oneOf" in definition:
+            return _TITLED_SELECT
+        return _SINGLE_SELECT if "enum" in definition else _STRING
+    if _declares(definition, "number", "integer"):
+        return _NUMBER
+    if _declares(definition, "boolean"):
+        return _BOOLEAN
+    if _declares(definition, "array"):
+        items = definition.get("items")
+        if isinstance(items, Mapping) and "anyOf" in items:
+            return _TITLED_MULTI_SELECT
+        return _MULTI_SELECT
+    return None
+
+
+def _keyword_issues(
+    definition: Mapping[str, object], keywords: tuple[_Keyword, ...], path: str
+) -> list[str]:
+    issues: list[str] = []
+    for keyword in keywords:
+        keyword_path = join_path(path, keyword.name)
+        if keyword.name not in definition:
+            if keyword.required:
+                issues.append(f"{keyword_path}: Invalid input: expected {keyword.expected}")
+            continue
+        value = definition[keyword.name]
+        if not keyword.check(value):
+            issues.append(f"{keyword_path}: Invalid input: expected {keyword.expected}")
+        elif keyword.nested and isinstance(value, Mapping):
+            issues.extend(_keyword_issues(value, keyword.nested, keyword_path))
+    return issues
+
+
+def _no_options(field: FormField) -> str | None:
+    if field.kind in ("select", "multi-select") and not field.options:
+        where = field.options_keyword
+        path = where if field.kind == "select" else f"items.{where}"
+        return f"{path}: Invalid input: expected at least one option"
+    return None
+
+
+def _option_values(options: object) -> tuple[str, ...]:
+    if isinstance(options, list):
+        return tuple(
+            str(item["const"]) if isinstance(item, Mapping) else str(item) for item in options
+        )
+    return ()
+
+
+def _number_keyword(definition: Mapping[str, object], name: str) -> float | None:
+    value = definition.get(name)
+    return float(value) if _is_finite(value) else None  # type: ignore[arg-type]
+
+
+def _admitted_field(name: str, shape: _Shape, definition: Mapping[str, object]) -> FormField:
+
+    def number(keyword: str) -> float | None:
+        return _number_keyword(definition, keyword)
+
+    if shape in (_LEGACY_TITLED_ENUM, _SINGLE_SELECT):
+        return FormField(name, "select", _option_values(definition["enum"]), "enum")
+    if shape is _TITLED_SELECT:
+        return FormField(name, "select", _option_values(definition["oneOf"]), "oneOf")
+    if shape in (_MULTI_SELECT, _TITLED_MULTI_SELECT):
+        items = definition["items"]
+        assert isinstance(items, Mapping)
+        keyword: Literal["enum", "anyOf"] = "enum" if shape is _MULTI_SELECT else "anyOf"
+        return FormField(
+            name,
+            "multi-select",
+            _option_values(items[keyword]),
+            keyword,
+            min_items=number("minItems"),
+            max_items=number("maxItems"),
+        )
+    if shape is _BOOLEAN:
+        return FormField(name, "boolean")
+    if shape is _STRING:
+        form = definition.get("format")
+        return FormField(
+            name,
+            "string",
+            min_length=number("minLength"),
+            max_length=number("maxLength"),
+            format=form if isinstance(form, str) else None,
+        )
+    kind: FieldKind = "integer" if definition.get("type") == "integer" else "number"
+    return FormField(name, kind, minimum=number("minimum"), maximum=number("maximum"))
+
+
+def admit_field(name: str, definition: object) -> FormField:
+    """Admit one property under the first form-mode shape that matches it.
+
+    Raises :class:`FormSchemaError` whose detail names each failing keyword by path within the
+    property, then the intended shape, e.g. ``items.type: Invalid input: expected "string"; a
+    multi-select is {...}``.
+    """
+    if not isinstance(definition, Mapping):
+        raise FormSchemaError("Invalid input: expected an object")
+    for shape in _ADMISSION_ORDER:
+        if not _keyword_issues(definition, shape.keywords, ""):
+            field = _admitted_field(name, shape, definition)
+            empty = _no_options(field)
+            if empty is not None:
+                raise FormSchemaError(empty)
+            return field
+    intended = _intended_shape(definition)
+    if intended is None:
+        raise FormSchemaError('"type" must be "string", "number", "integer", "boolean" or "array"')
+    issues = _keyword_issues(definition, intended.keywords, "")
+    raise FormSchemaError("; ".join([*issues, intended.expected]))
+
+
+def parse_form_schema(schema: Mapping[str, object]) -> FormSchema:
+    """Admit a ``requestedSchema`` (outline already checked) under the form-mode grammar.
+
+    Raises :class:`FormSchemaError` naming each failing property (``properties.<name>: …``) and
+    each ``required`` name the properties do not declare.
+    """
+    issues: list[str] = []
+    fields: dict[str, FormField] = {}
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        raise FormSchemaError("properties: Invalid input: expected an object")
+    for name, definition in properties.items():
+        try:
+            fields[str(name)] = admit_field(str(name), definition)
+        except FormSchemaError as error:
+            issues.append(f"properties.{name}: {error.detail}")
+    required_value = schema.get("required", [])
+    required = (
+        tuple(item for item in required_value if isinstance(item, str))
+        if isinstance(required_value, list)
+        else ()
+    )
+    for name in required:
+        if not isinstance(properties, Mapping) or name not in properties:
+            issues.append(f'required: names "{name}", which properties does not declare')
+    if issues:
+        raise FormSchemaError("; ".join(issues))
+    return FormSchema(fields, required)
+
+
+# -- answers ------------------------------------------------------------------------------------
+
+_EMAIL = re2.compile(r"[^\s@]+@[^\s@]+\.[^\s@]+")
+_URI = re2.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S*")
+_DATE = re2.compile(r"\d{4}-\d{2}-\d{2}")
+_DATE_TIME = re2.compile(
+    r"(\d{4}-\d{2}-\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))"
+)
+
+
+def _valid_date(text: str) -> bool:
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def matches_format(value: str, form: str) -> bool:
+    """Whether ``value`` matches a form-mode ``format`` (email, uri, date, date-time)."""
+    if form == "email":
+        return _EMAIL.fullmatch(value) is not None
+    if form == "uri":
+        return _URI.fullmatch(value) is not None
+    if form == "date":
+        return _DATE.fullmatch(value) is not None and _valid_date(value)
+    if form == "date-time":
+        match = _DATE_TIME.fullmatch(value)
+        if match is None or not _valid_date(match.group(1)):
+            return False
+        hour, minute, second = int(match.group(2)), int(match.group(3)), int(match.group(4))
+        offset_ok = match.group(5) is None or (
+            int(match.group(5)) < 24 and int(match.group(6)) < 60
+        )
+        return hour < 24 and minute < 60 and second <= 60 and offset_ok
+    return True
+
+
+def _number_text(value: float) -> str:
+    return str(int(value)) if value == int(value) else repr(value)
+
+
+def _string_issues(field: FormField, value: object) -> list[str]:
+    if not isinstance(value, str):
+        return ["type: must be string"]
+    issues = []
+    if field.min_length is not None and len(value) < field.min_length:
+        issues.append(
+            f"minLength: must NOT have fewer than {_number_text(field.min_length)} characters"
+        )
+    if field.max_length is not None and len(value) > field.max_length:
+        issues.append(
+            f"maxLength: must NOT have more than {_number_text(field.max_length)} characters"
+        )
+    if field.format is not None and not matches_format(value, field.format):
+        issues.append(f'format: must match format "{field.format}"')
+    return issues
+
+
+def _number_issues(field: FormField, value: object) -> list[str]:
+    if not _is_finite(value):
+        return [f"type: must be {field.kind}"]
+    assert isinstance(value, (int, float))
+    if field.kind == "integer" and value != math.floor(value):
+        return ["type: must be integer"]
+    issues = []
+    if field.minimum is not None and value < field.minimum:
+        issues.append(f"minimum: must be >= {_number_text(field.minimum)}")
+    if field.maximum is not None and value > field.maximum:
+        issues.append(f"maximum: must be <= {_number_text(field.maximum)}")
+    return issues
+
+
+def _multi_select_issues(field: FormField, value: object) -> list[str]:
+    if not isinstance(value, (list, tuple)):
+        return ["type: must be array"]
+    issues = []
+    if field.min_items is not None and len(value) < field.min_items:
+        issues.append(f"minItems: must NOT have fewer than {_number_text(field.min_items)} items")
+    if field.max_items is not None and len(value) > field.max_items:
+        issues.append(f"maxItems: must NOT have more than {_number_text(field.max_items)} items")
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            issues.append(f"items[{index}].type: must be string")
+        elif item not in field.options:
+            issues.append(
+                f"items[{index}].{field.options_keyword}: must be one of the allowed values"
+            )
+    return issues
+
+
+def field_issues(field: FormField, value: object) -> list[str]:
+    """Every way ``value`` fails ``field``, each led by its keyword (empty when it passes)."""
+    if field.kind == "string":
+        return _string_issues(field, value)
+    if field.kind == "select":
+        if not isinstance(value, str):
+            return ["type: must be string"]
+        if value not in field.options:
+            return [f"{field.options_keyword}: must be one of the allowed values"]
+        return []
+    if field.kind in ("number", "integer"):
+        return _number_issues(field, value)
+    if field.kind == "boolean":
+        return [] if isinstance(value, bool) else ["type: must be boolean"]
+    return _multi_select_issues(field, value)
+
+
+def validate_answer(
+    form: FormSchema, content: Mapping[str, object]
+) -> tuple[AnswerFieldFailure, ...]:
+    """Check an answer against its request's form, field by field.
+
+    Returns every failing field (``missing``, ``unexpected`` or ``invalid`` with the keyword
+    issues as detail), or an empty tuple when the answer is valid.
+    """
+    failures: list[AnswerFieldFailure] = []
+    names = list(form.fields) + [name for name in content if name not in form.fields]
+    for name in names:
+        field = form.fields.get(name)
+        if field is None:
+            failures.append(AnswerFieldFailure(name, "unexpected"))
+            continue
+        if name not in content:
+            if name in form.required:
+                failures.append(AnswerFieldFailure(name, "missing"))
+            continue
+        issues = field_issues(field, content[name])
+        if issues:
+            failures.append(AnswerFieldFailure(name, "invalid", ", ".join(issues)))
+    return tuple(failures)
