@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_harness_audit.policy.patterns import TargetMatcher
+from pytest_harness_audit.policy.targets import all_targets, primary_target
 
 
 def _constraint_value(constraints: Iterable[str], prefix: str) -> str | None:
@@ -97,9 +98,14 @@ class CallRecord:
 
     @property
     def target(self) -> str | None:
-        """The primary target (full when recorded, else the display form)."""
-        request = self.raw.get("request", {})
-        value = request.get("fullTarget") or self.raw.get("target") or request.get("target")
+        """The primary target: full when the parameters were kept (``verbose``), else the
+        display form."""
+        params = self.params
+        if params is not None:
+            full = primary_target(params)
+            if full is not None:
+                return full
+        value = self.raw.get("target")
         return None if value is None else str(value)
 
     @property
@@ -111,10 +117,15 @@ class CallRecord:
     @property
     def targets(self) -> tuple[str, ...]:
         """Every recorded target (the primary one first)."""
-        listed = self.raw.get("request", {}).get("targets") or self.raw.get("targets") or ()
-        primary = self.target
-        values = [primary] if primary is not None else []
-        values += [str(t) for t in listed if t != primary]
+        values: list[str] = []
+        params = self.params
+        if params is not None:
+            values.extend(all_targets(params))
+        elif self.target is not None:
+            values.append(self.target)
+        for listed in self.raw.get("request", {}).get("targets") or ():
+            if str(listed) not in values:
+                values.append(str(listed))
         return tuple(values)
 
     @property

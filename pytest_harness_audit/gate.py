@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_harness_audit.audit import AuditChain, RecordDraft
+from pytest_harness_audit.audit.chain import AuditChain
+from pytest_harness_audit.audit.records import RecordDraft
 from pytest_harness_audit.immune import CallEvent, ImmuneLadder, alerts_for
 from pytest_harness_audit.immune.records import Escalation, Lift, Quarantine
 from pytest_harness_audit.policy import Evaluation, Policy, SlidingWindowCounter
@@ -138,7 +139,7 @@ class Gate:
             targets=evaluation.targets, params=decision.params,
             constraints=decision.constraints, status=status, output=output,
             error_message=error_message, duration_ms=round(duration_ms, 3),
-            agent_id=self.chain.agent_id, extra=extra)
+            extra=extra)
         record = self.chain.append(draft)
         self._observe(record, decision, status)
         return record
@@ -177,7 +178,7 @@ class Gate:
             constraints=(f"immune:{kind}",) if kind == "lift" else
             (f"immune:{data.get('level')}",),
             status="success", output=None, error_message=None, duration_ms=0.0,
-            agent_id=self.chain.agent_id, kind=kind,
+            kind=kind,
             extra={"door": self.door, "immune": data})
         return self.chain.append(draft)
 

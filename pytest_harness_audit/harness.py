@@ -16,7 +16,8 @@ from typing import Any
 import git
 
 from pytest_harness_audit import workspace as workspaces
-from pytest_harness_audit.audit import AuditChain, ChainReport, verify_chain
+from pytest_harness_audit.audit.chain import AuditChain
+from pytest_harness_audit.audit.verify import ChainReport, verify_chain
 from pytest_harness_audit.calls import CallRecord
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Classifier, Gate

@@ -2,7 +2,7 @@
 
 Implement them in a ``conftest.py`` or a plugin::
 
-    def harness_audit_classify_tool(tool, params):
+    def pytest_harness_audit_classify_tool(tool, params):
         if tool.startswith("db_"):
             return "file_write"
 """
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 @pytest.hookspec(firstresult=True)
-def harness_audit_classify_tool(tool: str, params: Mapping[str, Any]) -> str | None:
+def pytest_harness_audit_classify_tool(tool: str, params: Mapping[str, Any]) -> str | None:
     """Return the category of ``tool`` (e.g. ``"file_write"``), or ``None`` to pass.
 
     Asked for tools the workspace does not know itself, before the built-in classification.
@@ -29,11 +29,11 @@ def harness_audit_classify_tool(tool: str, params: Mapping[str, Any]) -> str | N
 
 
 @pytest.hookspec
-def harness_audit_verdict_rules(harness: Harness,
+def pytest_harness_audit_verdict_rules(harness: Harness,
                                 records: list[CallRecord]) -> list[VerdictReason] | None:
     """Return extra verdict reasons for a session (each with its ``Verdict``), or ``None``."""
 
 
 @pytest.hookspec
-def harness_audit_report_fields(harness: Harness) -> Mapping[str, Any] | None:
+def pytest_harness_audit_report_fields(harness: Harness) -> Mapping[str, Any] | None:
     """Return extra fields for the session report (merged under ``extra``), or ``None``."""

@@ -205,11 +205,11 @@ def harness_factory(request: pytest.FixtureRequest,
     hook = request.config.hook
 
     def classify(tool: str, params: Any) -> str | None:
-        result: str | None = hook.harness_audit_classify_tool(tool=tool, params=params)
+        result: str | None = hook.pytest_harness_audit_classify_tool(tool=tool, params=params)
         return result
 
     def verdict_rules(harness: Harness, records: Any) -> list[Any]:
-        found = hook.harness_audit_verdict_rules(harness=harness, records=list(records))
+        found = hook.pytest_harness_audit_verdict_rules(harness=harness, records=list(records))
         return [reason for group in found if group for reason in group]
 
     def make(template: str | None = None, policy: Any = None, *, root: Path | None = None,
