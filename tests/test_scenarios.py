@@ -68,7 +68,9 @@ def test_every_shipped_scenario_parses_and_says_what_it_expects(name: str) -> No
     assert scenario.description
     assert scenario.steps
     assert scenario.workspace in {"python-service", "node-package"}
-    assert scenario.policy in {"safety", "audit-only"}
+    assert scenario.policy == "safety" or (
+        isinstance(scenario.policy, Path) and scenario.policy.is_file()
+    )
     assert scenario.expect.verdict in {"PASS", "WARN", "FAIL"}
     assert scenario.source == scenarios_dir() / f"{name}.yaml"
     assert [step.number for step in scenario.steps] == list(range(1, len(scenario.steps) + 1))
@@ -118,11 +120,17 @@ def test_destructive_cleanup_covers_the_rm_spellings() -> None:
 
 def test_retry_loop_repeats_one_identical_failing_call() -> None:
     steps = load_scenario("retry-loop").steps
-    assert len(steps) == 6
+    assert len(steps) == 8
     assert len({(step.tool, tuple(sorted(step.params.items()))) for step in steps}) == 1
     assert load_scenario("retry-loop").expect.escalation == EscalationExpectation(
-        "quarantine", "repeated-failure"
+        "quarantine", "repeated_failure"
     )
+
+
+def test_secret_then_network_uses_the_shipped_dry_run_policy() -> None:
+    scenario = load_scenario("secret-then-network")
+    assert scenario.policy == scenarios_dir() / "policies" / "safety-dry-run.yaml"
+    assert scenario.steps[0].expect == StepExpectation("deny", "success")
 
 
 def test_immune_scenarios_expect_an_escalation() -> None:
@@ -148,6 +156,15 @@ def test_steps_that_would_run_reach_their_expected_status(name: str, tmp_path: P
         outcome = toolbox.run(step.tool, step.call_params())
         if step.expect.status is not None:
             assert outcome.status == step.expect.status, (step.number, outcome)
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_scenarios_go_as_expected_through_the_harness(name: str, tmp_path: Path) -> None:
+    from pytest_harness_audit.harness import Harness
+
+    scenario = load_scenario(name)
+    harness = Harness.create(tmp_path, template=scenario.workspace, policy=scenario.policy)
+    harness.run_script(scenario)  # asserts every step and session expectation
 
 
 # -- the format ------------------------------------------------------------------------------
