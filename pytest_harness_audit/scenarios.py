@@ -23,7 +23,8 @@ A scenario is a YAML file (the shipped ones live in ``fixtures/scenarios/``)::
                                           #     `denied: []` means no call was denied
       escalation:                         #   the immune ladder's highest level
         level: quarantine                 #     none | notice | quarantine
-        trigger: repeated-denial          #     optional: the trigger that raised it
+        trigger: "flow:exfiltration"      #     optional: the immune trigger that raised it
+                                          #     (enforced_deny, repeated_failure, flow:<id>, …)
 
 Paths in ``workspace`` and ``policy`` (a value containing ``/``, starting with ``.``, or, for a
 policy, ending in ``.yaml``/``.yml``/``.json``) are relative to the scenario file. Unknown keys
@@ -48,9 +49,13 @@ from pytest_harness_audit.errors import ScenarioError
 from pytest_harness_audit.resources import data_dir
 
 DECISIONS = ("allow", "deny", "warn")
+"""Values of a step's ``expect.decision``."""
 STATUSES = ("success", "error", "blocked")
+"""Values of a step's ``expect.status``."""
 VERDICTS = ("PASS", "WARN", "FAIL")
+"""Values of ``expect.verdict`` (any letter case is accepted and normalised)."""
 ESCALATION_LEVELS = ("none", "notice", "quarantine")
+"""Values of ``expect.escalation.level``."""
 
 _SCENARIO_KEYS = ("name", "description", "workspace", "policy", "steps", "expect")
 _STEP_KEYS = ("tool", "params", "expect")
@@ -224,7 +229,7 @@ def _refuse_duplicate_keys(node: yaml.Node | None, source: str, seen: set[int]) 
             _refuse_duplicate_keys(item, source, seen)
 
 
-Location = tuple[str | int, ...]
+_Location = tuple[str | int, ...]
 
 
 class _Checker:
@@ -237,7 +242,7 @@ class _Checker:
 
     # -- error reporting -------------------------------------------------------------------
 
-    def _line(self, location: Location, *, at_key: bool = False) -> int | None:
+    def _line(self, location: _Location, *, at_key: bool = False) -> int | None:
         node = self.node
         if node is None:
             return None
@@ -262,12 +267,12 @@ class _Checker:
             line = node.start_mark.line + 1
         return line
 
-    def fail(self, location: Location, message: str, *, at_key: bool = False) -> ScenarioError:
+    def fail(self, location: _Location, message: str, *, at_key: bool = False) -> ScenarioError:
         """An error naming the file, line, step (for locations under ``steps``) and field."""
         line = self._line(location, at_key=at_key)
         where = f"{self.source}:{line}" if line is not None else self.source
         parts: list[str] = []
-        rest: Location = location
+        rest: _Location = location
         if len(location) >= 2 and location[0] == "steps" and isinstance(location[1], int):
             parts.append(f"step {location[1] + 1}")
             rest = location[2:]
@@ -278,7 +283,7 @@ class _Checker:
 
     # -- primitive checks ------------------------------------------------------------------
 
-    def mapping(self, value: Any, location: Location, keys: tuple[str, ...]) -> Mapping[str, Any]:
+    def mapping(self, value: Any, location: _Location, keys: tuple[str, ...]) -> Mapping[str, Any]:
         if not isinstance(value, Mapping):
             raise self.fail(location, f"must be a mapping (got {_shown(value)})")
         for key in value:
@@ -290,15 +295,15 @@ class _Checker:
                 )
         return value
 
-    def string(self, value: Any, location: Location) -> str:
+    def string(self, value: Any, location: _Location) -> str:
         if not isinstance(value, str) or not value.strip():
             raise self.fail(location, f"must be a non-empty string (got {_shown(value)})")
         return value
 
-    def optional_string(self, value: Any, location: Location) -> str | None:
+    def optional_string(self, value: Any, location: _Location) -> str | None:
         return None if value is None else self.string(value, location)
 
-    def choice(self, value: Any, location: Location, choices: tuple[str, ...]) -> str | None:
+    def choice(self, value: Any, location: _Location, choices: tuple[str, ...]) -> str | None:
         if value is None:
             return None
         if isinstance(value, str):
@@ -334,7 +339,7 @@ class _Checker:
         )
 
     def step(self, index: int, raw: Any) -> Step:
-        location: Location = ("steps", index)
+        location: _Location = ("steps", index)
         step = self.mapping(raw, location, _STEP_KEYS)
         if "tool" not in step:
             raise self.fail(location, "missing required field 'tool'")
@@ -351,7 +356,7 @@ class _Checker:
                 )
         expect = StepExpectation()
         if step.get("expect") is not None:
-            where: Location = (*location, "expect")
+            where: _Location = (*location, "expect")
             raw_expect = self.mapping(step["expect"], where, _STEP_EXPECT_KEYS)
             expect = StepExpectation(
                 decision=self.choice(raw_expect.get("decision"), (*where, "decision"), DECISIONS),
@@ -410,7 +415,7 @@ class _Checker:
         )
 
     def denied(self, index: int, raw: Any) -> DeniedExpectation:
-        location: Location = ("expect", "denied", index)
+        location: _Location = ("expect", "denied", index)
         entry = self.mapping(raw, location, _DENIED_KEYS)
         count = entry.get("count")
         if count is not None and (
@@ -426,7 +431,7 @@ class _Checker:
     def escalation(self, value: Any) -> EscalationExpectation | None:
         if value is None:
             return None
-        location: Location = ("expect", "escalation")
+        location: _Location = ("expect", "escalation")
         entry = self.mapping(value, location, _ESCALATION_KEYS)
         if "level" not in entry:
             raise self.fail(location, "missing required field 'level'")

@@ -34,7 +34,9 @@ BASE_REF = "refs/harness-audit/base"
 """The ref naming the initial commit, the base of :func:`changed_files` and :func:`diff`."""
 
 DEFAULT_BRANCH = "main"
+"""The branch of every workspace."""
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+"""Git's empty tree: the base of a repository that has no commit yet."""
 
 _COPY_IGNORED = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cache")
 

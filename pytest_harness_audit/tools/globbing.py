@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 MAX_BRACE_EXPANSIONS = 256
+"""A glob whose ``{a,b}`` alternatives expand to more patterns than this is refused."""
 
 _TOKEN = re.compile(r"\*\*/|\*\*|\*|\?|\[[^\]/]+\]|[^*?\[]+|\[")
 

@@ -10,6 +10,7 @@ from pytest_harness_audit.tools.outcome import ToolFailure
 from pytest_harness_audit.tools.params import ToolParams
 
 TODO_STATUSES = ("pending", "in_progress", "completed")
+"""The statuses a todo item may have."""
 _TODO_KEYS = frozenset({"content", "status", "activeForm", "priority", "id"})
 
 

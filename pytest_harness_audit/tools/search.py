@@ -23,9 +23,12 @@ from pytest_harness_audit.tools.outcome import ToolFailure
 from pytest_harness_audit.tools.params import ToolParams
 
 SKIPPED_DIRECTORIES = frozenset({".git"})
+"""Directories ``Glob`` and ``Grep`` never enter."""
 BINARY_SNIFF_BYTES = 8000
+"""A NUL byte within this many leading bytes makes ``Grep`` skip the file as binary."""
 
 GREP_OUTPUT_MODES = ("files_with_matches", "content", "count")
+"""Values of ``Grep``'s ``output_mode`` (the first is the default)."""
 
 FILE_TYPES: Mapping[str, tuple[str, ...]] = {
     "css": ("*.css",),

@@ -27,8 +27,11 @@ from pytest_harness_audit.tools.outcome import ToolFailure
 from pytest_harness_audit.tools.params import ToolParams
 
 BASH = "/bin/bash"
+"""The shell every command runs in (``/bin/bash -c <command>``)."""
 DEFAULT_TIMEOUT_MS = 120_000
+"""Timeout of a ``Bash`` call without ``timeout``."""
 MAX_TIMEOUT_MS = 600_000
+"""The largest ``timeout`` a ``Bash`` call may ask for."""
 MAX_OUTPUT_CHARS = 30_000
 """Captured output beyond this many characters is cut, with a note saying how much there was."""
 

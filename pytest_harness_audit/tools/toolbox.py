@@ -45,6 +45,7 @@ BUILTIN_TOOLS = (
     "WebSearch",
     "Write",
 )
+"""Names of the tools every :class:`ToolBox` has."""
 
 
 @dataclass(frozen=True)
