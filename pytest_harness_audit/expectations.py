@@ -25,20 +25,24 @@ def _reasons_text(harness: Harness) -> str:
     return "\n".join(f"  {reason}" for reason in reasons)
 
 
-def check_verdict(harness: Harness, expected: str | Verdict, *,
-                  at_most: bool = False) -> str | None:
+def check_verdict(
+    harness: Harness, expected: str | Verdict, *, at_most: bool = False
+) -> str | None:
     """``expected`` exactly (or, with ``at_most``, no worse than it)."""
     wanted = Verdict.parse(expected)
     actual, _ = harness.judge()
     if (actual <= wanted) if at_most else (actual == wanted):
         return None
     how = "no worse than" if at_most else "verdict"
-    return (f"session {harness.session_id}: expected {how} {wanted.value}, got "
-            f"{actual.value}.\nDeciding records:\n{_reasons_text(harness)}")
+    return (
+        f"session {harness.session_id}: expected {how} {wanted.value}, got "
+        f"{actual.value}.\nDeciding records:\n{_reasons_text(harness)}"
+    )
 
 
-def check_denied(harness: Harness, tool: str | None = None, target: str | None = None,
-                 count: int | None = None) -> str | None:
+def check_denied(
+    harness: Harness, tool: str | None = None, target: str | None = None, count: int | None = None
+) -> str | None:
     """At least one (or exactly ``count``) denied call matching ``tool``/``target``."""
     try:
         harness.assert_denied(tool, target, count=count)
@@ -50,7 +54,7 @@ def check_denied(harness: Harness, tool: str | None = None, target: str | None =
 def highest_level(harness: Harness) -> tuple[str, list[str]]:
     """The highest level the ladder reached, and the triggers of escalations to it."""
     levels = {"notice": 1, "quarantine": 2}
-    best, triggers = "none", []
+    best, triggers = "none", list[str]()
     for record in harness.escalations:
         immune = record.raw.get("immune", {})
         level = str(immune.get("level"))
@@ -81,23 +85,28 @@ def check_escalation(harness: Harness, level: str, trigger: str | None = None) -
         return None
     wanted = f"{level}" + (f" (trigger {trigger})" if trigger else "")
     got = best + (f" (triggers {', '.join(triggers)})" if triggers else "")
-    return (f"session {harness.session_id}: expected escalation {wanted}, got {got}.\n"
-            f"Ladder history:\n{escalation_history(harness)}")
+    return (
+        f"session {harness.session_id}: expected escalation {wanted}, got {got}.\n"
+        f"Ladder history:\n{escalation_history(harness)}"
+    )
 
 
-def check_scenario(harness: Harness, scenario: Scenario,
-                   results: Sequence[CallResult]) -> None:
+def check_scenario(harness: Harness, scenario: Scenario, results: Sequence[CallResult]) -> None:
     """Assert a played scenario's step and session expectations."""
     problems = []
-    for step, result in zip(scenario.steps, results):
+    for step, result in zip(scenario.steps, results, strict=False):
         expect = step.expect
         if expect.decision is not None and result.decision != expect.decision:
-            problems.append(f"step {step.number} ({step.tool}): expected decision "
-                            f"{expect.decision}, got {result.decision}")
+            problems.append(
+                f"step {step.number} ({step.tool}): expected decision "
+                f"{expect.decision}, got {result.decision}"
+            )
         if expect.status is not None and result.status != expect.status:
-            problems.append(f"step {step.number} ({step.tool}): expected status "
-                            f"{expect.status}, got {result.status}"
-                            + (f" ({result.error_message})" if result.error_message else ""))
+            problems.append(
+                f"step {step.number} ({step.tool}): expected status "
+                f"{expect.status}, got {result.status}"
+                + (f" ({result.error_message})" if result.error_message else "")
+            )
     session = scenario.expect
     if session.verdict is not None:
         problem = check_verdict(harness, session.verdict)
@@ -105,18 +114,21 @@ def check_scenario(harness: Harness, scenario: Scenario,
             problems.append(problem)
     if session.denied is not None:
         if not session.denied and harness.denied():
-            problems.append("expected no denied call, got:\n" + "\n".join(
-                f"  {r.describe()}" for r in harness.denied()))
+            problems.append(
+                "expected no denied call, got:\n"
+                + "\n".join(f"  {r.describe()}" for r in harness.denied())
+            )
         for item in session.denied:
             problem = check_denied(harness, item.tool, item.target, item.count)
             if problem:
                 problems.append(problem)
     if session.escalation is not None:
-        problem = check_escalation(harness, session.escalation.level,
-                                   session.escalation.trigger)
+        problem = check_escalation(harness, session.escalation.level, session.escalation.trigger)
         if problem:
             problems.append(problem)
     if problems:
-        raise AssertionError(f"scenario {scenario.name!r} did not go as expected:\n"
-                             + "\n".join(problems)
-                             + f"\nRecorded calls:\n{harness.recorded_summary()}")
+        raise AssertionError(
+            f"scenario {scenario.name!r} did not go as expected:\n"
+            + "\n".join(problems)
+            + f"\nRecorded calls:\n{harness.recorded_summary()}"
+        )

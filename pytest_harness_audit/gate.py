@@ -18,6 +18,7 @@ from pytest_harness_audit.audit.records import RecordDraft
 from pytest_harness_audit.immune import CallEvent, ImmuneLadder, alerts_for
 from pytest_harness_audit.immune.records import Escalation, Lift, Quarantine
 from pytest_harness_audit.policy import Evaluation, Policy, SlidingWindowCounter
+from pytest_harness_audit.session_policy import save_session_policy
 
 #: What ``Gate.classify`` hooks return: a category for a tool name, or ``None`` to pass.
 Classifier = Callable[[str, Mapping[str, Any]], "str | None"]
@@ -62,9 +63,16 @@ class Gate:
     decision, so the chain stays the single source of truth.
     """
 
-    def __init__(self, policy: Policy, chain: AuditChain, *, root: str | None = None,
-                 door: str = "scripted", classifier: Classifier | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        policy: Policy,
+        chain: AuditChain,
+        *,
+        root: str | None = None,
+        door: str = "scripted",
+        classifier: Classifier | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.policy = policy
         self.chain = chain
         self.root = root.rstrip("/") if root else None
@@ -76,14 +84,24 @@ class Gate:
         self.ladder = ImmuneLadder(self.immune_config, clock=clock)
         self._seen_records = 0
         self._sync_ladder()
+        save_session_policy(chain.storage_dir, chain.session_id, policy)
 
     @classmethod
-    def open(cls, *, storage_dir: Path, session_id: str, policy: Policy,
-             root: str | None = None, door: str = "proxy", agent_id: str | None = None,
-             fsync: bool = False) -> Gate:
+    def open(
+        cls,
+        *,
+        storage_dir: Path,
+        session_id: str,
+        policy: Policy,
+        root: str | None = None,
+        door: str = "proxy",
+        agent_id: str | None = None,
+        fsync: bool = False,
+    ) -> Gate:
         """Open (or resume) the session ``session_id`` under ``storage_dir``."""
-        chain = AuditChain(storage_dir, session_id, audit_level=policy.audit_level,
-                           fsync=fsync, agent_id=agent_id)
+        chain = AuditChain(
+            storage_dir, session_id, audit_level=policy.audit_level, fsync=fsync, agent_id=agent_id
+        )
         return cls(policy, chain, root=root, door=door)
 
     # -- immune state from the chain ------------------------------------------------------------
@@ -105,41 +123,71 @@ class Gate:
     def decide(self, tool: str, params: Mapping[str, Any]) -> GateDecision:
         """Classify and evaluate a call; nothing has run yet."""
         category = self.classifier(tool, params) if self.classifier is not None else None
-        evaluation = self.policy.evaluate(tool, params, rate_counter=self.rate_counter,
-                                          root=self.root, category=category)
+        evaluation = self.policy.evaluate(
+            tool, params, rate_counter=self.rate_counter, root=self.root, category=category
+        )
         alerts = alerts_for(tool, evaluation.category, evaluation.targets)
         constraints = evaluation.constraints
         self._sync_ladder()
         quarantine = self.ladder.check(tool, evaluation.category)
         if quarantine is not None:
-            return GateDecision(tool, params, evaluation, True,
-                                BLOCK_PREFIX + quarantine.message,
-                                (*constraints, "immune:quarantine"), alerts, quarantine)
+            return GateDecision(
+                tool,
+                params,
+                evaluation,
+                True,
+                BLOCK_PREFIX + quarantine.message,
+                (*constraints, "immune:quarantine"),
+                alerts,
+                quarantine,
+            )
         if evaluation.blocked:
-            return GateDecision(tool, params, evaluation, True,
-                                f"{BLOCK_PREFIX}[web4-policy] {evaluation.reason}", constraints,
-                                alerts)
+            return GateDecision(
+                tool,
+                params,
+                evaluation,
+                True,
+                f"{BLOCK_PREFIX}[web4-policy] {evaluation.reason}",
+                constraints,
+                alerts,
+            )
         return GateDecision(tool, params, evaluation, False, "", constraints, alerts)
 
-    def record(self, decision: GateDecision, *, status: str, output: Any = None,
-               error_message: str | None = None,
-               duration_ms: float | None = None) -> dict[str, Any]:
+    def record(
+        self,
+        decision: GateDecision,
+        *,
+        status: str,
+        output: Any = None,
+        error_message: str | None = None,
+        duration_ms: float | None = None,
+    ) -> dict[str, Any]:
         """Append the call's record (and any escalation it causes); return the call's record."""
         if duration_ms is None:
             duration_ms = (time.perf_counter() - decision.started) * 1000.0
         if status == "blocked" and error_message is None:
             error_message = decision.message
         evaluation = decision.evaluation
-        extra: dict[str, Any] = {"door": self.door, "reason": decision.reason,
-                                 "clock": round(self.clock(), 6)}
+        extra: dict[str, Any] = {
+            "door": self.door,
+            "reason": decision.reason,
+            "clock": round(self.clock(), 6),
+        }
         if decision.alerts:
             extra["alerts"] = list(decision.alerts)
         draft = RecordDraft(
-            tool=decision.tool, category=evaluation.category, target=evaluation.target,
-            targets=evaluation.targets, params=decision.params,
-            constraints=decision.constraints, status=status, output=output,
-            error_message=error_message, duration_ms=round(duration_ms, 3),
-            extra=extra)
+            tool=decision.tool,
+            category=evaluation.category,
+            target=evaluation.target,
+            targets=evaluation.targets,
+            params=decision.params,
+            constraints=decision.constraints,
+            status=status,
+            output=output,
+            error_message=error_message,
+            duration_ms=round(duration_ms, 3),
+            extra=extra,
+        )
         record = self.chain.append(draft)
         self._observe(record, decision, status)
         return record
@@ -150,12 +198,16 @@ class Gate:
             return
         self._sync_ladder_before(record)
         event = CallEvent(
-            record_id=str(record["recordId"]), tool=decision.tool,
+            record_id=str(record["recordId"]),
+            tool=decision.tool,
             category=decision.evaluation.category,
             input_hash=str(record["request"]["inputHash"]),
             decision=decision.evaluation.decision,  # type: ignore[arg-type]
-            enforced=decision.evaluation.enforced, status=status,  # type: ignore[arg-type]
-            alerts=decision.alerts, timestamp=float(record.get("clock", self.clock())))
+            enforced=decision.evaluation.enforced,
+            status=status,  # type: ignore[arg-type]
+            alerts=decision.alerts,
+            timestamp=float(record.get("clock", self.clock())),
+        )
         for escalation in self.ladder.observe(event):
             self._append_immune("escalation", escalation)
         self._seen_records = self.chain.record_count
@@ -174,12 +226,19 @@ class Gate:
     def _append_immune(self, kind: str, step: Escalation | Lift) -> dict[str, Any]:
         data = step.to_dict()
         draft = RecordDraft(
-            tool="immune", category="immune", target=None, targets=(), params=data,
-            constraints=(f"immune:{kind}",) if kind == "lift" else
-            (f"immune:{data.get('level')}",),
-            status="success", output=None, error_message=None, duration_ms=0.0,
+            tool="immune",
+            category="immune",
+            target=None,
+            targets=(),
+            params=data,
+            constraints=(f"immune:{kind}",) if kind == "lift" else (f"immune:{data.get('level')}",),
+            status="success",
+            output=None,
+            error_message=None,
+            duration_ms=0.0,
             kind=kind,
-            extra={"door": self.door, "immune": data})
+            extra={"door": self.door, "immune": data},
+        )
         return self.chain.append(draft)
 
     def lift(self, reason: str) -> dict[str, Any]:
@@ -203,14 +262,18 @@ def immune_entry(record: Mapping[str, Any]) -> CallEvent | Escalation | Lift | N
     constraints = record.get("rules", {}).get("constraints", [])
     decision = next((c[7:] for c in constraints if c.startswith("policy:")), "allow")
     return CallEvent(
-        record_id=str(record["recordId"]), tool=str(record["tool"]),
+        record_id=str(record["recordId"]),
+        tool=str(record["tool"]),
         category=str(record["category"]),
         input_hash=str(record["request"]["inputHash"]),
         decision=decision,  # type: ignore[arg-type]
         enforced="enforced:false" not in constraints,
-        status=record["result"]["status"], alerts=tuple(record.get("alerts", ())),
-        timestamp=float(record["clock"]) if "clock" in record else
-        _timestamp_seconds(str(record.get("timestamp", ""))))
+        status=record["result"]["status"],
+        alerts=tuple(record.get("alerts", ())),
+        timestamp=float(record["clock"])
+        if "clock" in record
+        else _timestamp_seconds(str(record.get("timestamp", ""))),
+    )
 
 
 def _timestamp_seconds(stamp: str) -> float:

@@ -39,8 +39,12 @@ def expected_steps(expected: Sequence[Any]) -> list[Step]:
     for index, item in enumerate(expected):
         if isinstance(item, str):
             steps.append(Step(item, None))
-        elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str) \
-                and isinstance(item[1], Mapping):
+        elif (
+            isinstance(item, tuple)
+            and len(item) == 2
+            and isinstance(item[0], str)
+            and isinstance(item[1], Mapping)
+        ):
             steps.append(Step(item[0], item[1]))
         elif isinstance(item, Mapping) and isinstance(item.get("tool"), str):
             params = item.get("params", item.get("args"))
@@ -48,8 +52,10 @@ def expected_steps(expected: Sequence[Any]) -> list[Step]:
                 raise UsageError(f"expected[{index}]: params must be a mapping, got {params!r}")
             steps.append(Step(item["tool"], params))
         else:
-            raise UsageError(f"expected[{index}]: use a tool name, (tool, params) or "
-                             f"{{'tool': …, 'params': …}}, got {item!r}")
+            raise UsageError(
+                f"expected[{index}]: use a tool name, (tool, params) or "
+                f"{{'tool': …, 'params': …}}, got {item!r}"
+            )
     return steps
 
 
@@ -63,8 +69,10 @@ def step_matches(expected: Step, actual: Step, args: str) -> bool:
         return False
     if args == "exact":
         return dict(actual.params) == dict(expected.params)
-    return all(key in actual.params and actual.params[key] == value
-               for key, value in expected.params.items())
+    return all(
+        key in actual.params and actual.params[key] == value
+        for key, value in expected.params.items()
+    )
 
 
 def _assign(left: list[Step], right: list[Step], args: str, *, expected_left: bool) -> int:
@@ -72,8 +80,11 @@ def _assign(left: list[Step], right: list[Step], args: str, *, expected_left: bo
     owner: dict[int, int] = {}
 
     def fits(i: int, j: int) -> bool:
-        return step_matches(left[i], right[j], args) if expected_left else \
-            step_matches(right[j], left[i], args)
+        return (
+            step_matches(left[i], right[j], args)
+            if expected_left
+            else step_matches(right[j], left[i], args)
+        )
 
     def augment(i: int, seen: set[int]) -> bool:
         for j in range(len(right)):
@@ -95,10 +106,12 @@ def trajectory_matches(expected: list[Step], actual: list[Step], mode: str, args
         raise UsageError(f"args must be one of {', '.join(ARG_MODES)}; got {args!r}")
     if mode == "strict":
         return len(expected) == len(actual) and all(
-            step_matches(e, a, args) for e, a in zip(expected, actual))
+            step_matches(e, a, args) for e, a in zip(expected, actual, strict=True)
+        )
     if mode == "unordered":
-        return len(expected) == len(actual) and \
-            _assign(expected, actual, args, expected_left=True) == len(expected)
+        return len(expected) == len(actual) and _assign(
+            expected, actual, args, expected_left=True
+        ) == len(expected)
     if mode == "superset":
         return _assign(expected, actual, args, expected_left=True) == len(expected)
     return _assign(actual, expected, args, expected_left=False) == len(actual)
