@@ -54,6 +54,11 @@ class Operation:
         """Whether answers still count: not closed and before the deadline."""
         return not self.closed and now_ms < self.deadline_at_ms
 
+    def is_open_to_members(self, now_ms: int) -> bool:
+        """Whether a member may still answer: before the deadline, and for an all_gather before
+        the close (a gather's members never see its result, only its deadline)."""
+        return now_ms < self.deadline_at_ms and (self.op == "gather" or not self.closed)
+
     def is_complete(self) -> bool:
         """Whether every member has an outcome."""
         return all(member in self.outcomes for member in self.members)
@@ -107,7 +112,7 @@ def select_request(
         and local_agent in operation.members
         and operation.local_conversation == conversation
     ]
-    live = [operation for operation in candidates if operation.is_live(now_ms)]
+    live = [operation for operation in candidates if operation.is_open_to_members(now_ms)]
     unanswered = [
         operation
         for operation in live
