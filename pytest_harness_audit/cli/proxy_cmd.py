@@ -18,20 +18,13 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import anyio
+from typing import TYPE_CHECKING, Any
 
 from pytest_harness_audit.errors import HarnessAuditError, UsageError
-from pytest_harness_audit.proxy.config import (
-    UpstreamSpec,
-    load_upstreams_config,
-    parse_http_address,
-    upstream_from_argv,
-)
-from pytest_harness_audit.proxy.core import RecordingProxy, report_to_stderr
-from pytest_harness_audit.proxy.http import HttpEndpoint
-from pytest_harness_audit.proxy.local_tools import LocalTool
+
+if TYPE_CHECKING:
+    # The proxy pulls in the MCP SDK; other commands must not pay for it at startup.
+    from pytest_harness_audit.proxy import LocalTool, RecordingProxy, UpstreamSpec
 
 DEFAULT_PRESET = "permissive"
 
@@ -78,6 +71,10 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the proxy until its client disconnects (stdio) or it is interrupted (HTTP)."""
+    import anyio
+
+    from pytest_harness_audit.proxy import RecordingProxy, parse_http_address
+
     upstreams = _upstreams(args)
     if args.call_timeout is not None and args.call_timeout <= 0:
         raise UsageError(f"--call-timeout value {args.call_timeout!r} must be a positive number")
@@ -101,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _upstreams(args: argparse.Namespace) -> list[UpstreamSpec]:
+    from pytest_harness_audit.proxy import load_upstreams_config, upstream_from_argv
+
     upstreams: list[UpstreamSpec] = []
     if args.config is not None:
         upstreams.extend(load_upstreams_config(args.config))
@@ -142,6 +141,11 @@ def _new_session_id() -> str:
 
 
 async def _serve(proxy: RecordingProxy, http: tuple[str, int] | None, session_id: str) -> None:
+    import anyio
+
+    from pytest_harness_audit.proxy import HttpEndpoint
+    from pytest_harness_audit.proxy.core import report_to_stderr
+
     async with proxy, anyio.create_task_group() as group:
         group.start_soon(_stop_on_signal, group.cancel_scope)
         if http is None:
@@ -157,8 +161,10 @@ async def _serve(proxy: RecordingProxy, http: tuple[str, int] | None, session_id
         group.cancel_scope.cancel()
 
 
-async def _stop_on_signal(scope: anyio.CancelScope) -> None:
-    """SIGTERM/SIGINT end serving cleanly, so the upstream processes are stopped too."""
+async def _stop_on_signal(scope: Any) -> None:
+    """SIGTERM/SIGINT cancel ``scope`` (serving), so the upstream processes are stopped too."""
+    import anyio
+
     if sys.platform == "win32":  # pragma: no cover - no signal receivers there
         return
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:

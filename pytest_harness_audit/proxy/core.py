@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import IO, Any, TextIO
 
@@ -24,6 +23,7 @@ from pytest_harness_audit.proxy.errors import ProxyError
 from pytest_harness_audit.proxy.gate_protocol import GateLike
 from pytest_harness_audit.proxy.http import HttpEndpoint, serve_http
 from pytest_harness_audit.proxy.local_tools import LocalTool
+from pytest_harness_audit.proxy.pool import UpstreamPool
 from pytest_harness_audit.proxy.routing import ToolCatalog
 from pytest_harness_audit.proxy.server import (
     ClientListeners,
@@ -31,12 +31,7 @@ from pytest_harness_audit.proxy.server import (
     forward_upstream_notification,
 )
 from pytest_harness_audit.proxy.stdio import serve_stdio
-from pytest_harness_audit.proxy.upstream import (
-    DEFAULT_CONNECT_TIMEOUT,
-    ReportLine,
-    Upstream,
-    open_upstream,
-)
+from pytest_harness_audit.proxy.upstream import DEFAULT_CONNECT_TIMEOUT, ReportLine, Upstream
 
 
 def report_to_stderr(line: str) -> None:
@@ -69,19 +64,23 @@ class RecordingProxy:
             raise ProxyError(f"--call-timeout value {call_timeout!r} must be a positive number")
         self._gate = gate
         self._specs = list(upstreams)
-        self._local_tools = list(local_tools)
         self._call_timeout = call_timeout
         self._connect_timeout = connect_timeout
         self._report = report
         self._upstream_stderr = upstream_stderr
-        self._stack: AsyncExitStack | None = None
+        self._pool: UpstreamPool | None = None
         self._server: Server[Any] | None = None
         self._upstreams: list[Upstream] = []
+        self._local_tools: list[LocalTool] = []
+        for tool in local_tools:
+            self.add_local_tool(tool)
 
     def add_local_tool(self, tool: LocalTool) -> None:
         """Serve ``tool`` in-process as well; call before entering the proxy."""
         if self._server is not None:
             raise RuntimeError("add local tools before the proxy starts")
+        if any(known.name == tool.name for known in self._local_tools):
+            raise ProxyError(f"two local tools are named {tool.name!r}")
         self._local_tools.append(tool)
 
     @property
@@ -104,28 +103,22 @@ class RecordingProxy:
         async def on_notification(upstream: Upstream, notification: Any) -> None:
             await forward_upstream_notification(listeners, upstream, notification)
 
-        stack = AsyncExitStack()
-        await stack.__aenter__()
+        pool = UpstreamPool(
+            self._specs,
+            on_notification=on_notification,
+            report=self._report,
+            stderr=self._upstream_stderr,
+            connect_timeout=self._connect_timeout,
+        )
+        upstreams = await pool.__aenter__()
         try:
-            for spec in self._specs:
-                upstream = await stack.enter_async_context(
-                    open_upstream(
-                        spec,
-                        on_notification=on_notification,
-                        report=self._report,
-                        stderr=self._upstream_stderr,
-                        connect_timeout=self._connect_timeout,
-                    )
-                )
-                self._upstreams.append(upstream)
-            catalog = ToolCatalog(self._upstreams, self._local_tools, report=self._report)
+            catalog = ToolCatalog(upstreams, self._local_tools, report=self._report)
             pipeline = CallPipeline(self._gate, catalog, call_timeout=self._call_timeout)
-            self._server = build_server(self._upstreams, catalog, pipeline, listeners)
+            self._server = build_server(upstreams, catalog, pipeline, listeners)
         except BaseException:
-            await stack.aclose()
-            self._upstreams.clear()
+            await pool.__aexit__(None, None, None)
             raise
-        self._stack = stack
+        self._pool, self._upstreams = pool, upstreams
         return self
 
     async def __aexit__(
@@ -134,13 +127,11 @@ class RecordingProxy:
         exc_val: BaseException | None,
         exc_tb: TracebackType | None,
     ) -> None:
-        stack, self._stack = self._stack, None
+        pool, self._pool = self._pool, None
         self._server = None
-        self._upstreams.clear()
-        if stack is not None:
-            # Not shielded here: the transports shield their own shutdown, and a new cancel
-            # scope around them would break the LIFO order of their task groups.
-            await stack.aclose()
+        self._upstreams = []
+        if pool is not None:
+            await pool.__aexit__(exc_type, exc_val, exc_tb)
 
     async def serve_stdio(
         self, *, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None

@@ -10,12 +10,13 @@ so a stray ``print`` or a child process can never corrupt the wire.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import IO, Any
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager, suppress
+from typing import IO, Any, Protocol
 
 import anyio
 import anyio.to_thread
@@ -26,6 +27,8 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 _WRITE_BUFFER = 64
+# Longest accepted line; MCP messages can carry whole files.
+_MAX_LINE = 64 * 1024 * 1024
 
 
 def parse_line(line: bytes) -> SessionMessage | types.JSONRPCError | None:
@@ -78,17 +81,19 @@ async def _serve(server: Server[Any], wire_in: IO[bytes], wire_out: IO[bytes]) -
     read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_receive = anyio.create_memory_object_stream[SessionMessage](_WRITE_BUFFER)
     error_send = write_send.clone()
-    async with anyio.create_task_group() as group:
-        reader_scope = anyio.CancelScope()
-        group.start_soon(_read_lines, wire_in, read_send, error_send, reader_scope)
-        group.start_soon(_write_lines, wire_out, write_receive)
-        await server.run(read_receive, write_send, server.create_initialization_options())
-        # The client may still be connected (the server stopped on its own): stop reading.
-        reader_scope.cancel()
+    with _wire(wire_in, wire_out) as (open_reader, open_writer):
+        reader, writer = await open_reader(), await open_writer()
+        async with anyio.create_task_group() as group:
+            reader_scope = anyio.CancelScope()
+            group.start_soon(_read_lines, reader, read_send, error_send, reader_scope)
+            group.start_soon(_write_lines, writer, write_receive)
+            await server.run(read_receive, write_send, server.create_initialization_options())
+            # The client may still be connected (the server stopped on its own): stop reading.
+            reader_scope.cancel()
 
 
 async def _read_lines(
-    wire_in: IO[bytes],
+    reader: _LineReader,
     messages: MemoryObjectSendStream[SessionMessage | Exception],
     errors: MemoryObjectSendStream[SessionMessage],
     scope: anyio.CancelScope,
@@ -96,7 +101,13 @@ async def _read_lines(
     with scope:
         async with messages, errors:
             while True:
-                line = await anyio.to_thread.run_sync(wire_in.readline, abandon_on_cancel=True)
+                try:
+                    line = await reader.readline()
+                except ValueError:
+                    # asyncio's reader refuses a line over its limit (and skips it).
+                    too_big = f"Parse error: message larger than {_MAX_LINE} bytes"
+                    await errors.send(SessionMessage(_error(None, types.PARSE_ERROR, too_big)))
+                    continue
                 if not line:
                     return
                 parsed = parse_line(line)
@@ -110,18 +121,119 @@ async def _read_lines(
 
 
 async def _write_lines(
-    wire_out: IO[bytes], outgoing: MemoryObjectReceiveStream[SessionMessage]
+    writer: _LineWriter, outgoing: MemoryObjectReceiveStream[SessionMessage]
 ) -> None:
     async with outgoing:
         async for session_message in outgoing:
             payload = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
-            data = payload.encode("utf-8") + b"\n"
-            await anyio.to_thread.run_sync(_write_flush, wire_out, data)
+            await writer.write(payload.encode("utf-8") + b"\n")
 
 
-def _write_flush(wire_out: IO[bytes], data: bytes) -> None:
-    wire_out.write(data)
-    wire_out.flush()
+# -- the wire: asyncio pipes when possible, worker threads otherwise --------------------------
+#
+# Pipe transports avoid a thread hand-off per message in each direction (a measurable part of
+# the proxy's added latency). They need pipes, sockets or ttys on the asyncio backend; a
+# regular file, or another event loop, falls back to blocking I/O in worker threads.
+
+
+class _LineReader(Protocol):
+    async def readline(self) -> bytes: ...
+
+
+class _LineWriter(Protocol):
+    async def write(self, data: bytes) -> None: ...
+
+
+class _ThreadReader:
+    def __init__(self, wire_in: IO[bytes]) -> None:
+        self._wire_in = wire_in
+
+    async def readline(self) -> bytes:
+        return await anyio.to_thread.run_sync(self._wire_in.readline, abandon_on_cancel=True)
+
+
+class _ThreadWriter:
+    def __init__(self, wire_out: IO[bytes]) -> None:
+        self._wire_out = wire_out
+
+    async def write(self, data: bytes) -> None:
+        await anyio.to_thread.run_sync(self._write_flush, data)
+
+    def _write_flush(self, data: bytes) -> None:
+        self._wire_out.write(data)
+        self._wire_out.flush()
+
+
+class _PipeWriter:
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def write(self, data: bytes) -> None:
+        self._writer.write(data)
+        await self._writer.drain()
+
+
+@contextmanager
+def _wire(
+    wire_in: IO[bytes], wire_out: IO[bytes]
+) -> Iterator[tuple[Callable[[], Awaitable[_LineReader]], Callable[[], Awaitable[_LineWriter]]]]:
+    """Factories for the line reader and writer; undoes what the pipes changed on exit."""
+    transports: list[asyncio.BaseTransport] = []
+    blocking: dict[int, bool] = {}
+
+    def remember(stream: IO[bytes]) -> None:
+        with suppress(OSError, ValueError):
+            blocking.setdefault(stream.fileno(), os.get_blocking(stream.fileno()))
+
+    async def open_reader() -> _LineReader:
+        if _on_asyncio():
+            remember(wire_in)
+            loop = asyncio.get_running_loop()
+            reader = asyncio.StreamReader(limit=_MAX_LINE)
+            try:
+                transport, _ = await loop.connect_read_pipe(
+                    lambda: asyncio.StreamReaderProtocol(reader), wire_in
+                )
+            except (ValueError, OSError):
+                pass
+            else:
+                transports.append(transport)
+                return reader
+        return _ThreadReader(wire_in)
+
+    async def open_writer() -> _LineWriter:
+        if _on_asyncio():
+            remember(wire_out)
+            loop = asyncio.get_running_loop()
+            try:
+                transport, protocol = await loop.connect_write_pipe(
+                    asyncio.streams.FlowControlMixin, wire_out
+                )
+            except (ValueError, OSError):
+                pass
+            else:
+                transports.append(transport)
+                return _PipeWriter(asyncio.StreamWriter(transport, protocol, None, loop))
+        return _ThreadWriter(wire_out)
+
+    try:
+        yield open_reader, open_writer
+    finally:
+        for transport in transports:
+            transport.close()
+        # The pipe transports switch the descriptors to non-blocking; a shell sharing them
+        # (a terminal, an inherited pipe) must get them back as they were.
+        for fd, was_blocking in blocking.items():
+            with suppress(OSError):
+                os.set_blocking(fd, was_blocking)
+
+
+def _on_asyncio() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 @contextmanager

@@ -93,9 +93,19 @@ class Upstream:
         progress: ProgressFnT | None = None,
         meta: types.RequestParamsMeta | None = None,
     ) -> types.CallToolResult:
-        """Forward one ``tools/call`` and return the upstream's result unchanged."""
+        """Forward one ``tools/call`` and return the upstream's result unchanged.
+
+        Sent as a plain request rather than through ``ClientSession.call_tool``: that helper
+        re-validates structured output against the tool's schema (listing tools first when it
+        has not seen the tool), which is the end client's job, not the relay's.
+        """
         self.ensure_alive()
-        return await self.session.call_tool(name, arguments, progress_callback=progress, meta=meta)
+        request = types.CallToolRequest(
+            params=types.CallToolRequestParams(name=name, arguments=arguments, _meta=meta)
+        )
+        return await self.session.send_request(
+            request, types.CallToolResult, progress_callback=progress
+        )
 
 
 class _WatchedReadStream:

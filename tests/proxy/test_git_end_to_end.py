@@ -35,7 +35,9 @@ async def _status_then_denied_commit(session: ClientSession, repo: git.Repo) -> 
 
     commit = await session.call_tool("git_commit", {"repo_path": path, "message": "sneaky"})
     assert commit.is_error
-    assert text_of(commit) == "[blocked] [web4-policy] rule deny-git_commit: git_commit is not allowed"
+    assert (
+        text_of(commit) == "[blocked] [web4-policy] rule deny-git_commit: git_commit is not allowed"
+    )
 
 
 def _assert_recorded(records: list[dict[str, object]], repo: git.Repo) -> None:
@@ -53,6 +55,7 @@ def _assert_recorded(records: list[dict[str, object]], repo: git.Repo) -> None:
     assert "new.txt" in [d.a_path for d in repo.index.diff("HEAD")]
 
 
+@pytest.mark.slow
 async def test_stdio_proxy_forwards_allowed_and_blocks_denied(
     git_repo: git.Repo, tmp_path: Path
 ) -> None:
@@ -95,6 +98,7 @@ def test_http_request_without_the_token_is_refused(git_repo: git.Repo, gate: Stu
     assert gate.records() == []
 
 
+@pytest.mark.slow
 def test_cli_http_prints_the_token_once_and_refuses_strangers(
     git_repo: git.Repo, tmp_path: Path
 ) -> None:
