@@ -206,13 +206,17 @@ class SocialEndpoint:
         self._pending: list[_Pending] = []
         self._peers: dict[str, Peer] = {}
         self._polling = False
+        self._emitting = False
+        self._closed = False
         self.clock.subscribe(self.poll)
 
     # -- lifecycle ------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the store."""
-        self.store.close()
+        """Close the store; the endpoint no longer reacts to its clock."""
+        with self._lock:
+            self._closed = True
+            self.store.close()
 
     def __enter__(self) -> SocialEndpoint:
         return self
@@ -403,13 +407,17 @@ class SocialEndpoint:
     def poll(self) -> None:
         """Run everything due by now: scripted answers, deadlines, closes and results."""
         with self._lock:
-            if self._polling:
-                return
-            self._polling = True
-            try:
-                self._timeline.run_due(self.clock.now_ms())
-            finally:
-                self._polling = False
+            self._run_due()
+
+    def _run_due(self) -> None:
+        # Not re-entered, not from inside an event callback, and never once closed.
+        if self._polling or self._emitting or self._closed:
+            return
+        self._polling = True
+        try:
+            self._timeline.run_due(self.clock.now_ms())
+        finally:
+            self._polling = False
 
     def deliver_pending(self) -> int:
         """Deliver every pending post whose recipients are all reachable now; returns how many."""
@@ -485,7 +493,7 @@ class SocialEndpoint:
             self._emit(self._failure_event(attempt, unknown))
             raise unknown from error
         self._emit(self._success_event(attempt, result))
-        self._timeline.run_due(self.clock.now_ms())
+        self._run_due()
         return result
 
     def _retain_failure(self, key: str | None, error: SendError | CollectiveError) -> None:
@@ -528,7 +536,7 @@ class SocialEndpoint:
         if key is not None:
             self.store.finish_invocation(key, {"result": result.to_json()}, self.clock.now_ms())
         self._emit(self._failure_event(attempt, error))
-        self._timeline.run_due(self.clock.now_ms())
+        self._run_due()
         return result
 
     def _replay(
@@ -676,6 +684,9 @@ class SocialEndpoint:
                 fault=fault,
                 on_delivered=self._asker(operation, recipients),
             )
+            if delivery.post is not None:
+                for name in recipients:
+                    operation.request_post_ids[name] = delivery.post.post_id
             if delivery.reason is None:
                 continue
             for name in recipients:
@@ -1104,8 +1115,13 @@ class SocialEndpoint:
     # -- internals: events ----------------------------------------------------------------------
 
     def _emit(self, event: SocialEvent) -> None:
-        if self.on_event is not None:
+        if self.on_event is None:
+            return
+        emitting, self._emitting = self._emitting, True
+        try:
             self.on_event(event)
+        finally:
+            self._emitting = emitting
 
     def _firewall_fields(self, attempt: _Attempt) -> dict[str, object]:
         check = attempt.check

@@ -281,7 +281,7 @@ class SendInputError(SocialSendFailure):
 
     def __init__(self, issues: tuple[str, ...]) -> None:
         self.issues = issues
-        super().__init__("send not sent: " + "; ".join(issues))
+        super().__init__("invalid send input: " + "; ".join(issues))
 
     def error_data(self) -> dict[str, object]:
         """``{reason: "input-invalid", detail}`` (carried with JSON-RPC invalid-params)."""

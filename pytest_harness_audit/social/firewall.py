@@ -249,16 +249,22 @@ class MessageFirewall:
         self.mode: FirewallMode = mode
         self.guard_secrets = guard_secrets
         self._secrets: list[_Secret] = []
+        self._hashed: tuple[str, bool] | None = None
+        self._hash = ""
 
     @property
     def policy_hash(self) -> str:
         """Hex SHA-256 of the canonical configuration, retained with every check."""
-        config = {
-            "mode": self.mode,
-            "guardSecrets": self.guard_secrets,
-            "rules": [rule.to_json() for rule in self.rules],
-        }
-        return hashlib.sha256(canonical_json(config).encode()).hexdigest()
+        config = (self.mode, self.guard_secrets)
+        if self._hashed != config:
+            data = {
+                "mode": self.mode,
+                "guardSecrets": self.guard_secrets,
+                "rules": [rule.to_json() for rule in self.rules],
+            }
+            self._hash = hashlib.sha256(canonical_json(data).encode()).hexdigest()
+            self._hashed = config
+        return self._hash
 
     def note_secret(self, value: str, source: str) -> bool:
         """Register a secret value seen in the session (e.g. read from ``.env``).
