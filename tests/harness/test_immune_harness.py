@@ -19,21 +19,33 @@ pytest_plugins = ["pytester"]
 
 
 def immune_policy(scope: str = "session", **triggers: Any) -> Policy:
-    return Policy.from_dict({
-        "defaultPolicy": "allow",
-        "rules": [
-            {"id": "deny-secrets", "name": "no secrets", "priority": 1, "decision": "deny",
-             "match": {"targetPatterns": ["**/secret*"]}},
-            {"id": "warn-net", "name": "net", "priority": 2, "decision": "warn",
-             "match": {"categories": ["network"]}},
-        ],
-        "immune": {
-            "window": {"calls": 20},
-            "triggers": triggers or {"enforced_deny": 2},
-            "thresholds": {"notice": 2, "quarantine": 4},
-            "quarantine_scope": scope,
-        },
-    })
+    return Policy.from_dict(
+        {
+            "defaultPolicy": "allow",
+            "rules": [
+                {
+                    "id": "deny-secrets",
+                    "name": "no secrets",
+                    "priority": 1,
+                    "decision": "deny",
+                    "match": {"targetPatterns": ["**/secret*"]},
+                },
+                {
+                    "id": "warn-net",
+                    "name": "net",
+                    "priority": 2,
+                    "decision": "warn",
+                    "match": {"categories": ["network"]},
+                },
+            ],
+            "immune": {
+                "window": {"calls": 20},
+                "triggers": triggers or {"enforced_deny": 2},
+                "thresholds": {"notice": 2, "quarantine": 4},
+                "quarantine_scope": scope,
+            },
+        }
+    )
 
 
 def make(tmp_path: Path, policy: Policy, **kwargs: Any) -> Harness:
@@ -67,16 +79,29 @@ def test_notice_then_quarantine_blocks_before_running(tmp_path: Path) -> None:
         ({"warn": 1}, [("WebFetch", {"url": "https://a"})] * 4),
         ({"credential_access": 2}, [("Read", {"file_path": ".env"})] * 2),
         ({"memory_write": 2}, [("Write", {"file_path": "MEMORY.md", "content": "x"})] * 2),
-        ({"repeated_failure": {"weight": 2, "count": 2}},
-         [("Read", {"file_path": "missing.txt"})] * 3),
-        ({"flows": [{"id": "exfil", "first": {"alerts": ["credential_access"]},
-                     "then": {"categories": ["network"]}, "weight": 5}]},
-         [("Read", {"file_path": ".env"}), ("WebFetch", {"url": "https://x"})]),
+        (
+            {"repeated_failure": {"weight": 2, "count": 2}},
+            [("Read", {"file_path": "missing.txt"})] * 3,
+        ),
+        (
+            {
+                "flows": [
+                    {
+                        "id": "exfil",
+                        "first": {"alerts": ["credential_access"]},
+                        "then": {"categories": ["network"]},
+                        "weight": 5,
+                    }
+                ]
+            },
+            [("Read", {"file_path": ".env"}), ("WebFetch", {"url": "https://x"})],
+        ),
     ],
     ids=["warn", "credential", "memory", "repeated-failure", "flow"],
 )
-def test_each_trigger_reaches_quarantine(tmp_path: Path, triggers: dict[str, Any],
-                                         calls: list[tuple[str, dict[str, Any]]]) -> None:
+def test_each_trigger_reaches_quarantine(
+    tmp_path: Path, triggers: dict[str, Any], calls: list[tuple[str, dict[str, Any]]]
+) -> None:
     harness = make(tmp_path, immune_policy(**triggers))
     (harness.root / ".env").write_text("K=v\n")
     for tool, params in calls:
@@ -113,9 +138,16 @@ def test_tool_scope_blocks_only_that_tool(tmp_path: Path) -> None:
 
 def test_window_expiry_forgets_old_evidence(tmp_path: Path) -> None:
     now = [1000.0]
-    policy = Policy.from_dict({**immune_policy().to_dict(), "immune": {
-        "window": {"seconds": 60}, "triggers": {"enforced_deny": 2},
-        "thresholds": {"notice": 2, "quarantine": 4}}})
+    policy = Policy.from_dict(
+        {
+            **immune_policy().to_dict(),
+            "immune": {
+                "window": {"seconds": 60},
+                "triggers": {"enforced_deny": 2},
+                "thresholds": {"notice": 2, "quarantine": 4},
+            },
+        }
+    )
     harness = make(tmp_path, policy, clock=lambda: now[0])
     harness.call("Read", file_path="secret1")
     now[0] += 120
@@ -145,8 +177,9 @@ def test_a_second_gate_on_the_session_sees_the_quarantine(tmp_path: Path) -> Non
     harness = make(tmp_path, immune_policy())
     for name in ("secret1", "secret2"):
         harness.call("Read", file_path=name)
-    other = Harness(harness.root, storage_dir=harness.storage_dir, policy=harness.policy,
-                    session_id="s")
+    other = Harness(
+        harness.root, storage_dir=harness.storage_dir, policy=harness.policy, session_id="s"
+    )
     assert other.immune_level == "quarantine"
     assert other.call("Read", file_path="notes.txt").blocked
     other.lift(reason="cleared from elsewhere")
@@ -171,16 +204,21 @@ def test_cli_status_and_lift(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "no session 'nope'" in capsys.readouterr().err
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.sampled_from(["bad", "good", "lift"]), max_size=14),
-       st.sampled_from(["session", "category", "tool"]))
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.sampled_from(["bad", "good", "lift"]), max_size=14),
+    st.sampled_from(["session", "category", "tool"]),
+)
 def test_level_never_drops_without_a_lift_and_quarantine_never_runs(
-        tmp_path_factory: pytest.TempPathFactory, actions: list[str], scope: str) -> None:
+    tmp_path_factory: pytest.TempPathFactory, actions: list[str], scope: str
+) -> None:
     ran: list[str] = []
     harness = make(tmp_path_factory.mktemp("p"), immune_policy(scope))
-    harness.register_tool("probe", lambda params: ran.append(params["path"]) or "ok",
-                          category="file_read")
+    harness.register_tool(
+        "probe", lambda params: ran.append(params["path"]) or "ok", category="file_read"
+    )
     rank = {"observe": 0, "notice": 1, "quarantine": 2}
     level = "observe"
     for index, action in enumerate(actions):

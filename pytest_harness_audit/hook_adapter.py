@@ -1,0 +1,167 @@
+"""The host hook door: Claude Code style ``PreToolUse`` / ``PostToolUse`` JSON on stdin/stdout.
+
+``pre`` asks the gate before the host runs a tool and answers in the host's hook protocol
+(``permissionDecision`` allow or deny, with the reason); a blocked call is recorded at once.
+``post`` records the outcome of a call that ran. Both record into the chain of the payload's
+``session_id``, so the host's session is audited like any other.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_harness_audit.audit.canonical import sha256_hex
+from pytest_harness_audit.audit.chain import AuditChain
+from pytest_harness_audit.audit.storage import sanitize_session_id
+from pytest_harness_audit.errors import UsageError
+from pytest_harness_audit.gate import Gate
+from pytest_harness_audit.policy import Policy
+
+PRE = "PreToolUse"
+POST = "PostToolUse"
+
+
+@dataclass(frozen=True)
+class HookPayload:
+    """The fields of a host hook payload the gate needs."""
+
+    event: str
+    session_id: str
+    tool_name: str
+    tool_input: Mapping[str, Any]
+    cwd: str | None
+    tool_use_id: str | None
+    tool_response: Any = None
+
+
+def parse_payload(text: str, expected_event: str) -> HookPayload:
+    """Validate a hook payload; a malformed one raises one clear :class:`UsageError`."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"hook payload: invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    if not isinstance(data, dict):
+        raise UsageError(f"hook payload: expected a JSON object, got {type(data).__name__}")
+    event = data.get("hook_event_name", expected_event)
+    if event != expected_event:
+        raise UsageError(
+            f"hook payload: field 'hook_event_name' is {event!r}, expected {expected_event!r}"
+        )
+    for key in ("session_id", "tool_name"):
+        if not isinstance(data.get(key), str) or not data[key]:
+            raise UsageError(
+                f"hook payload: field {key!r} must be a non-empty string, got {data.get(key)!r}"
+            )
+    tool_input = data.get("tool_input", {})
+    if not isinstance(tool_input, dict):
+        raise UsageError(f"hook payload: field 'tool_input' must be an object, got {tool_input!r}")
+    cwd = data.get("cwd")
+    tool_use_id = data.get("tool_use_id")
+    return HookPayload(
+        event,
+        data["session_id"],
+        data["tool_name"],
+        tool_input,
+        cwd if isinstance(cwd, str) else None,
+        tool_use_id if isinstance(tool_use_id, str) else None,
+        data.get("tool_response"),
+    )
+
+
+def _pending_path(storage: Path, payload: HookPayload) -> Path:
+    key = (
+        payload.tool_use_id
+        or sha256_hex(json.dumps([payload.tool_name, payload.tool_input], sort_keys=True))[:32]
+    )
+    return (
+        storage
+        / "pending"
+        / sanitize_session_id(payload.session_id)
+        / f"{sanitize_session_id(key)}.json"
+    )
+
+
+def response_status(tool_response: Any) -> tuple[str, str | None]:
+    """``(status, error message)`` of a host tool response."""
+    if isinstance(tool_response, Mapping):
+        if tool_response.get("is_error") or tool_response.get("isError"):
+            return "error", str(
+                tool_response.get("error")
+                or tool_response.get("content")
+                or "tool reported an error"
+            )
+        if tool_response.get("error"):
+            return "error", str(tool_response["error"])
+        if tool_response.get("interrupted"):
+            return "error", "interrupted"
+        code = tool_response.get("exit_code", tool_response.get("exitCode"))
+        if isinstance(code, int) and code != 0:
+            return "error", f"exit code {code}"
+        if tool_response.get("success") is False:
+            return "error", str(tool_response.get("message") or "tool reported failure")
+    return "success", None
+
+
+def _open_gate(storage: Path, payload: HookPayload, policy: Policy) -> Gate:
+    chain = AuditChain(storage, payload.session_id, audit_level=policy.audit_level)
+    return Gate(policy, chain, root=payload.cwd, door="hook")
+
+
+def handle_pre(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
+    """Answer a ``PreToolUse`` payload: allow, or deny with the reason (and record it)."""
+    payload = parse_payload(text, PRE)
+    gate = _open_gate(storage, payload, policy)
+    try:
+        decision = gate.decide(payload.tool_name, payload.tool_input)
+        if decision.blocked:
+            gate.record(decision, status="blocked")
+            return {
+                "hookSpecificOutput": {
+                    "hookEventName": PRE,
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": decision.message,
+                }
+            }
+        pending = _pending_path(storage, payload)
+        pending.parent.mkdir(parents=True, exist_ok=True)
+        pending.write_text(json.dumps({"started": time.time()}), encoding="utf-8")
+        answer: dict[str, Any] = {"hookEventName": PRE, "permissionDecision": "allow"}
+        if decision.evaluation.decision != "allow":
+            answer["permissionDecisionReason"] = f"[web4-policy] {decision.reason}"
+        return {"hookSpecificOutput": answer}
+    finally:
+        gate.chain.close()
+
+
+def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
+    """Record a ``PostToolUse`` payload's outcome; answer with nothing to add."""
+    payload = parse_payload(text, POST)
+    gate = _open_gate(storage, payload, policy)
+    try:
+        pending = _pending_path(storage, payload)
+        duration_ms: float | None = None
+        try:
+            started = float(json.loads(pending.read_text(encoding="utf-8"))["started"])
+            duration_ms = max(0.0, (time.time() - started) * 1000.0)
+            pending.unlink()
+        except (OSError, ValueError, KeyError):
+            pass
+        decision = gate.decide(payload.tool_name, payload.tool_input)
+        status, error = response_status(payload.tool_response)
+        record = gate.record(
+            decision,
+            status=status,
+            output=payload.tool_response,
+            error_message=error,
+            duration_ms=duration_ms,
+        )
+        return {"suppressOutput": True, "recordId": record["recordId"]}
+    finally:
+        gate.chain.close()
