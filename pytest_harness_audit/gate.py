@@ -7,6 +7,7 @@ chain and lets the immune ladder observe it, appending any escalation as a recor
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -83,6 +84,8 @@ class Gate:
         self.immune_config = policy.immune_config
         self.ladder = ImmuneLadder(self.immune_config, clock=clock)
         self._seen_records = 0
+        # one gate may serve a test thread and a proxy thread at once
+        self._lock = threading.RLock()
         self._sync_ladder()
         save_session_policy(chain.storage_dir, chain.session_id, policy)
 
@@ -122,6 +125,10 @@ class Gate:
     # -- the two steps ------------------------------------------------------------------------
     def decide(self, tool: str, params: Mapping[str, Any]) -> GateDecision:
         """Classify and evaluate a call; nothing has run yet."""
+        with self._lock:
+            return self._decide(tool, params)
+
+    def _decide(self, tool: str, params: Mapping[str, Any]) -> GateDecision:
         category = self.classifier(tool, params) if self.classifier is not None else None
         evaluation = self.policy.evaluate(
             tool, params, rate_counter=self.rate_counter, root=self.root, category=category
@@ -163,6 +170,17 @@ class Gate:
         duration_ms: float | None = None,
     ) -> dict[str, Any]:
         """Append the call's record (and any escalation it causes); return the call's record."""
+        with self._lock:
+            return self._record(decision, status, output, error_message, duration_ms)
+
+    def _record(
+        self,
+        decision: GateDecision,
+        status: str,
+        output: Any,
+        error_message: str | None,
+        duration_ms: float | None,
+    ) -> dict[str, Any]:
         if duration_ms is None:
             duration_ms = (time.perf_counter() - decision.started) * 1000.0
         if status == "blocked" and error_message is None:
@@ -243,6 +261,10 @@ class Gate:
 
     def lift(self, reason: str) -> dict[str, Any]:
         """End the quarantine (recorded with ``reason``); return the lift record."""
+        with self._lock:
+            return self._lift(reason)
+
+    def _lift(self, reason: str) -> dict[str, Any]:
         self._sync_ladder()
         lift = self.ladder.lift(reason)
         record = self._append_immune("lift", lift)
