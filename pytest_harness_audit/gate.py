@@ -168,10 +168,14 @@ class Gate:
         output: Any = None,
         error_message: str | None = None,
         duration_ms: float | None = None,
+        extra: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Append the call's record (and any escalation it causes); return the call's record."""
+        """Append the call's record (and any escalation it causes); return the call's record.
+
+        ``extra`` adds top-level fields to the record (e.g. ``social`` for message sends).
+        """
         with self._lock:
-            return self._record(decision, status, output, error_message, duration_ms)
+            return self._record(decision, status, output, error_message, duration_ms, extra)
 
     def _record(
         self,
@@ -180,6 +184,7 @@ class Gate:
         output: Any,
         error_message: str | None,
         duration_ms: float | None,
+        more: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         if duration_ms is None:
             duration_ms = (time.perf_counter() - decision.started) * 1000.0
@@ -193,6 +198,8 @@ class Gate:
         }
         if decision.alerts:
             extra["alerts"] = list(decision.alerts)
+        if more:
+            extra.update(more)
         draft = RecordDraft(
             tool=decision.tool,
             category=evaluation.category,
