@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 #: Parameter names in precedence order for the primary target.
-PRIMARY_KEYS = ("file_path", "path", "pattern", "command", "url")
+PRIMARY_KEYS = ("file_path", "path", "pattern", "command", "url", "to")
 #: Further parameters whose string values are targets too (MCP servers use these).
 EXTRA_KEYS = ("repo_path", "source", "destination", "notebook_path", "glob")
 #: Parameters holding file paths (matched also in normalised form).
@@ -71,7 +71,7 @@ _FILE = 1
 _COMMAND = 2
 _OTHER = 3
 _KEY_KINDS = {
-    "file_path": _FILE, "path": _FILE, "pattern": _OTHER, "command": _COMMAND, "url": _OTHER,
+    "file_path": _FILE, "path": _FILE, "pattern": _OTHER, "command": _COMMAND, "url": _OTHER, "to": _OTHER,
     "repo_path": _FILE, "source": _FILE, "destination": _FILE, "notebook_path": _FILE,
     "glob": _OTHER,
 }
