@@ -11,12 +11,10 @@ the gate of session ``ID`` and lands in that session's audit chain under ``--sto
 from __future__ import annotations
 
 import argparse
-import importlib
 import secrets
 import signal
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -83,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     if not upstreams and not local_tools:
         raise UsageError("proxy: give an upstream command after '--', --config FILE or --workspace")
     session_id = args.session or _new_session_id()
-    gate = _open_gate(Path(args.storage), session_id, _policy(args))
+    root = str(args.workspace.resolve()) if args.workspace else None
+    gate = _open_gate(Path(args.storage), session_id, _policy(args), root)
     proxy = RecordingProxy(gate, upstreams, local_tools=local_tools, call_timeout=args.call_timeout)
     try:
         anyio.run(_serve, proxy, http, session_id)
@@ -119,21 +118,18 @@ def _policy(args: argparse.Namespace) -> Any:
     return Policy.preset(args.preset or DEFAULT_PRESET)
 
 
-def _open_gate(storage: Path, session_id: str, policy: Any) -> Any:
+def _open_gate(storage: Path, session_id: str, policy: Any, root: str | None) -> Any:
     from pytest_harness_audit.gate import Gate
 
-    return Gate.open(storage_dir=storage, session_id=session_id, policy=policy)
+    return Gate.open(storage_dir=storage, session_id=session_id, policy=policy, root=root)
 
 
 def _workspace_tools(workspace: Path) -> list[LocalTool]:
     if not workspace.is_dir():
         raise UsageError(f"--workspace {workspace}: not a directory")
-    module = importlib.import_module("pytest_harness_audit.tools")
-    provider = getattr(module, "workspace_local_tools", None)
-    if provider is None:
-        raise UsageError("--workspace: the workspace tools are not available in this version")
-    tools: Sequence[LocalTool] = provider(workspace.resolve())
-    return list(tools)
+    from pytest_harness_audit.proxy.workspace_tools import workspace_tools
+
+    return workspace_tools(workspace.resolve())
 
 
 def _new_session_id() -> str:

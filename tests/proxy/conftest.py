@@ -85,14 +85,14 @@ def make_proxy(gate: StubGate, reports: list[str]) -> Callable[..., RecordingPro
 
 
 @asynccontextmanager
-async def memory_client(proxy: RecordingProxy) -> AsyncIterator[ClientSession]:
+async def memory_client(proxy: RecordingProxy, **options: Any) -> AsyncIterator[ClientSession]:
     """An official client connected to the proxy's server over in-memory streams."""
     to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](16)
     server_out, from_server = anyio.create_memory_object_stream[SessionMessage](16)
     async with anyio.create_task_group() as group:
         server = proxy.server
         group.start_soon(server.run, server_in, server_out, server.create_initialization_options())
-        async with ClientSession(from_server, to_server) as session:
+        async with ClientSession(from_server, to_server, **options) as session:
             await session.initialize()
             yield session
         group.cancel_scope.cancel()

@@ -13,13 +13,26 @@ from typing import IO, Any
 
 import anyio
 import git
+import httpx2
 import mcp_types as types
 import pytest
-from conftest import STUB_PROXY, git_upstream, memory_client, test_upstream, text_of
+from conftest import (
+    STUB_PROXY,
+    git_upstream,
+    http_client,
+    memory_client,
+    test_upstream,
+    text_of,
+)
 from mcp.shared.exceptions import MCPError
 from stub_gate import StubGate
 
-from pytest_harness_audit.proxy import RecordingProxy, StdioUpstream, UpstreamStartError
+from pytest_harness_audit.proxy import (
+    BackgroundProxy,
+    RecordingProxy,
+    StdioUpstream,
+    UpstreamStartError,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -203,3 +216,23 @@ def test_malformed_json_rpc_on_stdio_gets_an_error_and_the_proxy_keeps_serving(
         stdin.close()
         process.wait(timeout=20)
     assert process.returncode == 0
+
+
+def test_malformed_json_rpc_over_http_gets_an_error_and_the_proxy_keeps_serving(
+    gate: StubGate,
+) -> None:
+    with BackgroundProxy(gate, [test_upstream()], report=lambda line: None) as proxy:
+        headers = proxy.endpoint.headers | {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+        }
+        broken = httpx2.post(proxy.url, content=b"{this is not json", headers=headers)
+        assert broken.status_code == 400
+        assert broken.json()["error"]["code"] == types.PARSE_ERROR
+
+        async def still_serving() -> str:
+            async with http_client(proxy.endpoint) as session:
+                return text_of(await session.call_tool("echo", {"text": "alive"}))
+
+        assert anyio.run(still_serving) == "alive"
+    assert [(r["tool"], r["status"]) for r in gate.records()] == [("echo", "success")]

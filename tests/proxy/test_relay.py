@@ -24,7 +24,7 @@ async def test_one_upstream_keeps_its_tool_names(
 ) -> None:
     async with make_proxy([test_upstream()]) as proxy, memory_client(proxy) as session:
         names = [tool.name for tool in (await session.list_tools()).tools]
-        assert names == ["echo", "fail", "sleep", "crash", "progress"]
+        assert names == ["echo", "fail", "sleep", "crash", "progress", "note"]
 
 
 async def test_several_upstreams_are_prefixed_and_routed(
@@ -187,3 +187,22 @@ async def test_prompts_of_several_upstreams_are_prefixed(
         assert [str(r.uri) for r in resources.resources] == ["memo://greeting"]
         read = await session.read_resource("memo://greeting")
         assert read.contents
+
+
+async def test_upstream_log_messages_reach_the_client(
+    make_proxy: Callable[..., RecordingProxy],
+) -> None:
+    logged: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logged.append(params)
+
+    async with (
+        make_proxy([test_upstream()]) as proxy,
+        memory_client(proxy, logging_callback=on_log) as session,
+    ):
+        assert text_of(await session.call_tool("note", {"message": "half way"})) == "noted"
+        with anyio.fail_after(2):
+            while not logged:
+                await anyio.sleep(0.01)
+    assert [(p.level, p.data) for p in logged] == [("info", "half way")]

@@ -2,7 +2,8 @@
 
 Run as ``python upstream_server.py [--crash-on-start]``. Tools: ``echo``, ``fail`` (an isError
 result), ``sleep`` (slow), ``crash`` (the process dies mid-call), ``progress`` (reports
-progress); plus one resource and one prompt so relayed traffic can be checked.
+progress), ``note`` (sends a log message); plus one resource and one prompt so relayed
+traffic can be checked.
 """
 
 from __future__ import annotations
@@ -49,6 +50,13 @@ async def progress(steps: int, ctx: Context) -> str:
     for step in range(1, steps + 1):
         await ctx.report_progress(step, steps, f"step {step}")
     return f"done {steps}"
+
+
+@server.tool()
+async def note(message: str, ctx: Context) -> str:
+    """Send ``message`` as a log notification, then answer."""
+    await ctx.info(message)
+    return "noted"
 
 
 @server.resource("memo://greeting")
