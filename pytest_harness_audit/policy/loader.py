@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,16 +17,22 @@ PRESET_NAMES = ("permissive", "safety", "strict", "audit-only")
 
 
 class _LineLoader(yaml.SafeLoader):
-    """A safe YAML loader that remembers the line of every mapping it builds."""
+    """A safe YAML loader that remembers the line of every mapping of the document."""
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self.lines: dict[int, int] = {}
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        mapping = super().construct_mapping(node, deep=deep)
-        self.lines[id(mapping)] = node.start_mark.line + 1
-        return mapping
+    def construct_line_map(self, node: yaml.MappingNode) -> Iterator[dict[Any, Any]]:
+        # The dict yielded here is the one that ends up in the document (construct_mapping
+        # builds a temporary one), so its id is what a later line look-up sees.
+        data: dict[Any, Any] = {}
+        self.lines[id(data)] = node.start_mark.line + 1
+        yield data
+        data.update(self.construct_mapping(node))
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:map", _LineLoader.construct_line_map)
 
 
 def _load_with_lines(text: str) -> tuple[Any, dict[int, int]]:
@@ -35,6 +41,37 @@ def _load_with_lines(text: str) -> tuple[Any, dict[int, int]]:
         return loader.get_single_data(), loader.lines
     finally:
         loader.dispose()
+
+
+def _pair_lines(value: Any, node: yaml.Node, lines: dict[int, int]) -> None:
+    """Record the line of every mapping of ``value`` from its YAML node tree ``node``."""
+    if isinstance(value, dict) and isinstance(node, yaml.MappingNode):
+        lines[id(value)] = node.start_mark.line + 1
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if isinstance(key, str) and key in value:
+                _pair_lines(value[key], value_node, lines)
+    elif isinstance(value, list) and isinstance(node, yaml.SequenceNode):
+        for item, item_node in zip(value, node.value, strict=False):
+            _pair_lines(item, item_node, lines)
+
+
+def _json_with_lines(text: str, source: str) -> tuple[Any, dict[int, int]]:
+    """Parse JSON with the JSON parser (YAML 1.1 reads ``1e5`` as a string) and take the lines
+    of its mappings from the YAML node tree of the same text, when YAML can read it."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PolicyError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=source,
+                          line=exc.lineno) from None
+    lines: dict[int, int] = {}
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return data, lines
+    if node is not None:
+        _pair_lines(data, node, lines)
+    return data, lines
 
 
 def read_document(path: Path) -> tuple[Any, LineOf]:
@@ -47,21 +84,17 @@ def read_document(path: Path) -> tuple[Any, LineOf]:
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError(f"cannot read: {exc}", source=source) from None
     if path.suffix.lower() == ".json":
+        data, lines = _json_with_lines(text, source)
+    else:
         try:
-            json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise PolicyError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=source,
-                              line=exc.lineno) from None
-    try:
-        data, lines = _load_with_lines(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        line = mark.line + 1 if mark is not None else None
-        raise PolicyError(f"invalid YAML: {exc.problem}", source=source, line=line) from None
-    except yaml.YAMLError as exc:
-        if path.suffix.lower() == ".json":  # valid JSON that YAML 1.1 cannot read
-            return json.loads(text), lambda _node: None
-        raise PolicyError(f"invalid YAML: {exc}", source=source) from None
+            data, lines = _load_with_lines(text)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark
+            line = mark.line + 1 if mark is not None else None
+            raise PolicyError(f"invalid YAML: {exc.problem}", source=source,
+                              line=line) from None
+        except yaml.YAMLError as exc:
+            raise PolicyError(f"invalid YAML: {exc}", source=source) from None
 
     def line_of(node: object) -> int | None:
         return lines.get(id(node))

@@ -12,6 +12,7 @@ from typing import Any
 
 from pytest_harness_audit.errors import PolicyError
 from pytest_harness_audit.policy.categories import KNOWN_CATEGORIES
+from pytest_harness_audit.policy.patterns import PatternSyntaxError, check_regex
 
 DECISIONS = ("allow", "deny", "warn")
 POLICY_KEYS = frozenset(
@@ -155,6 +156,13 @@ def _parse_match(ctx: _Context, data: Any, rule_id: str, categories: frozenset[s
     if not isinstance(is_regex, bool):
         raise ctx.error(f"must be true or false, got {is_regex!r}", data, rule_id=rule_id,
                         field="match.targetPatternsAreRegex")
+    if is_regex and patterns is not None:
+        for pattern in patterns:
+            try:
+                check_regex(pattern)
+            except PatternSyntaxError as exc:
+                raise ctx.error(str(exc), data, rule_id=rule_id,
+                                field="match.targetPatterns") from None
     rate_limit = None
     if "rateLimit" in data:
         rate = data["rateLimit"]
@@ -166,7 +174,7 @@ def _parse_match(ctx: _Context, data: Any, rule_id: str, categories: frozenset[s
         if type(max_count) is not int or max_count < 1:
             raise ctx.error(f"must be a positive integer, got {max_count!r}", rate,
                             rule_id=rule_id, field="match.rateLimit.maxCount")
-        if type(window) not in (int, float) or window <= 0:
+        if isinstance(window, bool) or not isinstance(window, (int, float)) or window <= 0:
             raise ctx.error(f"must be a positive number, got {window!r}", rate,
                             rule_id=rule_id, field="match.rateLimit.windowMs")
         rate_limit = RateLimit(max_count, float(window))
@@ -250,7 +258,7 @@ def parse_policy(data: Any, *, source: str | None = None,
         raise ctx.error(f"must be a list of rules, got {rules_raw!r}", data, field="rules")
     rules = tuple(_parse_rule(ctx, r, i, categories) for i, r in enumerate(rules_raw))
     seen: set[str] = set()
-    for rule_data, rule in zip(rules_raw, rules):
+    for rule_data, rule in zip(rules_raw, rules, strict=True):
         if rule.id in seen:
             raise ctx.error("duplicate rule id", rule_data, rule_id=rule.id, field="id")
         seen.add(rule.id)

@@ -50,6 +50,15 @@ def encode(target: str) -> bytes:
     return target.encode("utf-8", "surrogatepass")
 
 
+def check_regex(pattern: str) -> None:
+    """Raise :class:`PatternSyntaxError` unless RE2 or the fallback engine compiles ``pattern``."""
+    if not re2_supports(pattern):
+        try:
+            regex.compile(pattern, regex.V0)
+        except regex.error as exc:
+            raise PatternSyntaxError(f"invalid regular expression {pattern!r}: {exc}") from None
+
+
 class TargetMatcher:
     """One compiled target pattern (glob: whole target; regex: anywhere in it).
 

@@ -31,7 +31,8 @@ _CREDENTIAL = re.compile(
 _MEMORY = re.compile(
     r"(?:" + _SEGMENT + r"memory\.md"
     r"|" + _SEGMENT + r"memory[/\\](?:[^/\\]+[/\\])*[^/\\]+\.md"
-    r"|" + _SEGMENT + r"\.(?:moltbot|clawdbot|openclaw|web4|claude)[/\\](?:[^/\\]+[/\\])*memory[^/\\]*"
+    r"|" + _SEGMENT
+    + r"\.(?:moltbot|clawdbot|openclaw|web4|claude)[/\\](?:[^/\\]+[/\\])*memory[^/\\]*"
     r")$",
     re.IGNORECASE,
 )

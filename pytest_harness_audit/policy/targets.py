@@ -17,9 +17,17 @@ FILE_KEYS = frozenset(
 )
 DISPLAY_LIMIT = 80
 
-# A token inside a shell command that names a file: absolute, ./ ../ ~/ relative, or a
-# dotfile / a relative path with a slash. Quotes and shell punctuation are not part of it.
-_SHELL_PATH = re.compile(r"""(?:^|[\s=<>|&;(`'"])((?:~|\.{1,2})?/[^\s'"`;|&<>()$]*|\.[^\s'"`;|&<>()$/]+(?:/[^\s'"`;|&<>()$]*)?|[A-Za-z0-9_][^\s'"`;|&<>()$=]*/[^\s'"`;|&<>()$]*)""")
+# A token inside a shell command that names a file: absolute, ./ ../ ~/ ~user/ $VAR/ ${VAR}/
+# relative, or a dotfile / a relative path with a slash. Quotes and shell punctuation are not
+# part of it; `@` starts one too (`curl -d @/p/.env`).
+_PATH_CHAR = r"""[^\s'"`;|&<>()$]"""
+_SHELL_PATH = re.compile(
+    r"""(?:^|[\s=<>|&;(`'"@])("""
+    rf"""(?:~[\w.-]*|\.{{1,2}}|\$\{{?[A-Za-z_]\w*\}}?)?/{_PATH_CHAR}*"""
+    rf"""|\.[^\s'"`;|&<>()$/]+(?:/{_PATH_CHAR}*)?"""
+    rf"""|[A-Za-z0-9_][^\s'"`;|&<>()$=]*/{_PATH_CHAR}*"""
+    r")"
+)
 _SYSTEM_PREFIXES = ("/dev/", "/proc/", "/sys/")
 
 
@@ -44,16 +52,17 @@ def normalise_path(path: str, root: str | None) -> str:
 
     ``root`` is an absolute directory without a trailing slash.
     """
+    if "/." in path or "//" in path or path[:1] == ".":
+        path = posixpath.normpath(path)
+        # normpath keeps a leading "//" (POSIX); matching wants one canonical form
+        if path.startswith("//"):
+            path = path[1:]
     if root and path.startswith(root):
         rest = path[len(root) :]
         if not rest:
             return "."
         if rest[0] == "/":
-            path = rest.lstrip("/") or "."
-    if "/." in path or "//" in path or path[:1] == ".":
-        normal = posixpath.normpath(path)
-        # normpath keeps a leading "//" (POSIX); matching wants one canonical form
-        return normal[1:] if normal.startswith("//") else normal
+            return rest.lstrip("/") or "."
     return path
 
 
@@ -71,7 +80,8 @@ _FILE = 1
 _COMMAND = 2
 _OTHER = 3
 _KEY_KINDS = {
-    "file_path": _FILE, "path": _FILE, "pattern": _OTHER, "command": _COMMAND, "url": _OTHER, "to": _OTHER,
+    "file_path": _FILE, "path": _FILE, "pattern": _OTHER, "command": _COMMAND, "url": _OTHER,
+    "to": _OTHER,
     "repo_path": _FILE, "source": _FILE, "destination": _FILE, "notebook_path": _FILE,
     "glob": _OTHER,
 }
