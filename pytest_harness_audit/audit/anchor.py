@@ -1,0 +1,182 @@
+"""The anchor: record count, byte size and head hash of a chain, kept current on every append.
+
+The anchor file holds two fixed-width slots of ``SLOT_SIZE`` bytes; the state after ``n`` records
+goes to slot ``n % 2``, and each slot carries a CRC of its contents. A slot torn by a crash fails
+its CRC and the reader falls back to the other slot, which holds the state one append earlier. So
+after any crash the anchor is current or exactly one append behind.
+
+The writer maps the file into memory (shared mapping): updating a slot is a memory copy into the
+page cache, visible at once to every other process and kept by the kernel when the writing
+process dies. With ``fsync`` the slot is flushed to the device as well.
+
+Slot layout (ASCII, space separated, newline at the end)::
+
+    HAA1 <count:20> <size:20> <head:64> <last r6 id:24> <crc32:8>
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_harness_audit.audit.errors import AuditError
+
+GENESIS = "genesis"
+SLOT_SIZE = 160
+ANCHOR_FILE_SIZE = 2 * SLOT_SIZE
+_ID_WIDTH = 24
+_BODY = b"HAA1 %020d %020d %-64b %-24b "
+_BODY_LENGTH = 5 + 21 + 21 + 65 + _ID_WIDTH + 1
+_PAD = b" " * (SLOT_SIZE - 1 - _BODY_LENGTH - 8) + b"\n"
+_crc32 = zlib.crc32
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """Expected state of a chain: ``count`` records whose last line hashes to ``head``.
+
+    ``size`` is the chain's byte length at that point and ``last_r6_id`` the ``r6RequestId`` of
+    the last record (``None`` for an empty chain or when unknown).
+    """
+
+    count: int
+    head: str = GENESIS
+    size: int | None = None
+    last_r6_id: str | None = None
+
+    @classmethod
+    def coerce(cls, value: Anchor | Mapping[str, Any] | None) -> Anchor | None:
+        """Accept an ``Anchor`` or a mapping with ``count``/``recordCount`` and ``head``."""
+        if value is None or isinstance(value, Anchor):
+            return value
+        count = value.get("count", value.get("recordCount"))
+        head = value.get("head", value.get("headHash", GENESIS))
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise AuditError(f"anchor: field 'count' must be a non-negative integer, got {count!r}")
+        if not isinstance(head, str):
+            raise AuditError(f"anchor: field 'head' must be a string, got {head!r}")
+        size = value.get("size", value.get("bytes"))
+        return cls(count=count, head=head, size=size if isinstance(size, int) else None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (used in reports and the session file snapshot)."""
+        return {
+            "recordCount": self.count,
+            "head": self.head,
+            "bytes": self.size,
+            "lastR6Id": self.last_r6_id,
+        }
+
+
+def encode_slot(count: int, size: int, head: str, last_r6_id: str | None) -> bytes:
+    """The fixed-width bytes of one slot."""
+    head_bytes = head.encode("ascii")[:64]
+    last = last_r6_id.encode("utf-8") if last_r6_id else b"-"
+    if len(last) > _ID_WIDTH or not last.isascii() or b" " in last:
+        last = b"-"
+    body = _BODY % (count, size, head_bytes, last)
+    return body + b"%08x" % _crc32(body) + _PAD
+
+
+def decode_slot(raw: bytes) -> Anchor | None:
+    """Parse one slot; ``None`` if it is empty, torn or not a slot."""
+    if len(raw) != SLOT_SIZE or not raw.startswith(b"HAA1 "):
+        return None
+    body, crc = raw[:_BODY_LENGTH], raw[_BODY_LENGTH : _BODY_LENGTH + 8]
+    if b"%08x" % _crc32(body) != crc:
+        return None
+    fields = body.split()
+    if len(fields) != 5:
+        return None
+    try:
+        count, size = int(fields[1]), int(fields[2])
+        head = fields[3].decode("ascii")
+        last = fields[4].decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return Anchor(count=count, size=size, head=head, last_r6_id=None if last == "-" else last)
+
+
+def decode_anchor(data: bytes, *, source: str) -> Anchor | None:
+    """The newest intact slot of an anchor file's bytes; ``None`` if the file is empty.
+
+    Raises ``AuditError`` when the file has content but no intact slot.
+    """
+    if not data.strip(b"\0"):
+        return None
+    slots = [decode_slot(data[i : i + SLOT_SIZE]) for i in (0, SLOT_SIZE)]
+    intact = [slot for slot in slots if slot is not None]
+    if not intact:
+        raise AuditError(f"{source}: anchor file has no intact slot (corrupted)")
+    return max(intact, key=lambda slot: slot.count)
+
+
+def read_anchor(path: str | os.PathLike[str]) -> Anchor | None:
+    """Read the anchor file at ``path``; ``None`` if it does not exist or is empty."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(ANCHOR_FILE_SIZE)
+    except FileNotFoundError:
+        return None
+    return decode_anchor(data, source=os.fspath(path))
+
+
+class AnchorWriter:
+    """Reads and writes the anchor slots of one open anchor file through a shared mapping."""
+
+    __slots__ = ("_fd", "_fsync", "_map", "path")
+
+    def __init__(self, fd: int, path: str, *, fsync: bool) -> None:
+        self._fd = fd
+        self._fsync = fsync
+        self.path = path
+        self._map: mmap.mmap | None = None
+
+    def _mapping(self) -> mmap.mmap:
+        mapping = self._map
+        if mapping is None:
+            if os.fstat(self._fd).st_size < ANCHOR_FILE_SIZE:
+                os.ftruncate(self._fd, ANCHOR_FILE_SIZE)
+            mapping = mmap.mmap(self._fd, ANCHOR_FILE_SIZE, mmap.MAP_SHARED)
+            self._map = mapping
+        return mapping
+
+    def read(self) -> Anchor | None:
+        """The current anchor (``None`` when the file is still empty)."""
+        if self._map is None and os.fstat(self._fd).st_size == 0:
+            return None
+        return decode_anchor(self._mapping()[:], source=self.path)
+
+    def write(self, count: int, size: int, head: str, last_r6_id: str | None) -> None:
+        """Store the state after ``count`` records in slot ``count % 2``.
+
+        ``head`` is a 64-hex hash and ``last_r6_id`` a writer-made ``r6:<8 hex>`` id here; other
+        values go through ``encode_slot``.
+        """
+        if last_r6_id is not None and len(last_r6_id) == 11 and len(head) == 64:
+            body = _BODY % (count, size, head.encode("ascii"), last_r6_id.encode("ascii"))
+            slot = body + b"%08x" % _crc32(body) + _PAD
+        else:
+            slot = encode_slot(count, size, head, last_r6_id)
+        start = (count & 1) * SLOT_SIZE
+        mapping = self._map or self._mapping()
+        mapping[start : start + SLOT_SIZE] = slot
+        if self._fsync:
+            mapping.flush(0, ANCHOR_FILE_SIZE)
+
+    def reset(self, count: int, size: int, head: str, last_r6_id: str | None) -> None:
+        """Write the same state to both slots and flush it (a new or adopted anchor)."""
+        slot = encode_slot(count, size, head, last_r6_id)
+        mapping = self._mapping()
+        mapping[0:ANCHOR_FILE_SIZE] = slot + slot
+        mapping.flush()
+
+    def close(self) -> None:
+        """Release the mapping (the descriptor belongs to the caller)."""
+        if self._map is not None:
+            self._map.close()
+            self._map = None

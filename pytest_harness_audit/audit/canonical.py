@@ -1,0 +1,139 @@
+"""Canonical JSON and the SHA-256 hashes built on it (``inputHash`` / ``outputHash``).
+
+Canonical JSON here means: keys sorted by code point, no whitespace (``,`` and ``:``), strings
+kept as UTF-8 (no ``\\u`` escaping of non-ASCII), tuples as arrays. The same value therefore has
+the same hash on every run and every machine.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import datetime as _dt
+import enum
+import hashlib
+import json
+import math
+from collections.abc import Callable, Mapping
+from pathlib import PurePath
+from typing import Any
+
+from pytest_harness_audit.audit.errors import AuditError
+
+_encode_string: Callable[[str], str] = json.encoder.encode_basestring
+
+
+def _to_jsonable(value: Any) -> Any:
+    """Turn a non-JSON value into a deterministic JSON value, or refuse it."""
+    model_dump = getattr(value, "model_dump", None)
+    if callable(model_dump):  # pydantic models (e.g. MCP results)
+        return model_dump(mode="json", by_alias=True, exclude_none=True)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, Mapping):
+        return {str(key): item for key, item in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=canonical_json)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat()
+    raise TypeError(f"a value of type {type(value).__name__!r} has no canonical JSON form")
+
+
+def _make_encoder(*, sort_keys: bool, allow_nan: bool) -> Callable[[Any], str]:
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if c_make_encoder is not None:
+        # One C encoder reused for every call: ``json.dumps`` would build a new one each time.
+        chunks = c_make_encoder(
+            None, _to_jsonable, _encode_string, None, ":", ",", sort_keys, False, allow_nan
+        )
+
+        def encode(value: Any) -> str:
+            if isinstance(value, str):
+                return _encode_string(value)
+            return "".join(chunks(value, 0))
+
+        return encode
+    encoder = json.JSONEncoder(
+        sort_keys=sort_keys,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=allow_nan,
+        default=_to_jsonable,
+    )
+    return encoder.encode
+
+
+_hash_encoder = _make_encoder(sort_keys=True, allow_nan=True)
+_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+# The bare C encoder for mappings (the hot path of ``input_hash``); ``None`` without C speedups.
+_hash_chunks = (
+    _c_make_encoder(None, _to_jsonable, _encode_string, None, ":", ",", True, False, True)
+    if _c_make_encoder is not None
+    else None
+)
+_strict_encoder = _make_encoder(sort_keys=True, allow_nan=False)
+
+
+def canonical_json(value: Any) -> str:
+    """Return the canonical JSON text of ``value`` (non-finite floats written as JS does)."""
+    try:
+        return _hash_encoder(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise AuditError(f"cannot encode value as canonical JSON: {exc}") from None
+
+
+def strict_json(value: Any, *, field: str) -> str:
+    """Canonical JSON that is valid JSON (no NaN/Infinity); errors name ``field``."""
+    try:
+        return _strict_encoder(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise AuditError(f"record field {field!r}: cannot encode as JSON: {exc}") from None
+
+
+def sha256_hex(data: bytes | str) -> str:
+    """Full lowercase hex SHA-256 of ``data`` (str is hashed as UTF-8)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
+
+
+_sha256 = hashlib.sha256
+
+
+def input_hash(params: Mapping[str, Any]) -> str:
+    """``request.inputHash``: SHA-256 of the canonical JSON of the call parameters."""
+    try:
+        text = "".join(_hash_chunks(params, 0)) if _hash_chunks else _hash_encoder(params)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise AuditError(f"record field 'params': cannot encode as canonical JSON: {exc}") from None
+    return _sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def output_hash(output: Any) -> str:
+    """``result.outputHash``: SHA-256 of the canonical JSON of the output.
+
+    A string is hashed as a JSON string (with its quotes), like every other value.
+    """
+    try:
+        text = _encode_string(output) if type(output) is str else _hash_encoder(output)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise AuditError(f"record field 'output': cannot encode as canonical JSON: {exc}") from None
+    return _sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def json_string(text: str) -> str:
+    """Encode one string as a JSON string literal (UTF-8 kept)."""
+    return _encode_string(text)
+
+
+def is_finite_number(value: object) -> bool:
+    """True for int/float values that JSON can carry (bool excluded)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return not (isinstance(value, float) and not math.isfinite(value))

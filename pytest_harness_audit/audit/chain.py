@@ -1,0 +1,395 @@
+"""``AuditChain``: append R6 records to a session's hash-linked JSONL chain.
+
+One append, under the session's exclusive lock:
+
+1. check that the chain's length is what this object last saw; if another process appended
+   meanwhile, take the new head from the anchor (and roll the anchor forward over a record a
+   killed writer wrote but could not anchor);
+2. complete the record with its position (``actionIndex``, ``chainPosition``, ``prevR6Id``,
+   ``prevRecordHash``) and write it with one ``os.write`` on an ``O_APPEND`` descriptor — a
+   process killed at any point leaves either the whole line or none of it;
+3. rewrite the anchor slot (record count, byte size, head hash) with one ``pwrite``.
+
+When ``append`` returns, the record is in the kernel's page cache and survives the death of the
+process; with ``fsync=True`` the line and then the anchor are flushed to the device first, so
+they also survive power loss. The lock and the two file descriptors stay open for the life of
+the object, which keeps an append to a handful of system calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import threading
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pytest_harness_audit.audit.anchor import GENESIS, Anchor, AnchorWriter
+from pytest_harness_audit.audit.clock import utc_timestamp
+from pytest_harness_audit.audit.errors import AuditError, ChainError
+from pytest_harness_audit.audit.lct import SoftLCT, make_soft_lct
+from pytest_harness_audit.audit.locking import exclusive
+from pytest_harness_audit.audit.reader import iter_file_records
+from pytest_harness_audit.audit.records import AUDIT_LEVELS, RecordBuilder, RecordDraft
+from pytest_harness_audit.audit.session_file import (
+    SESSION_FORMAT,
+    load_session_file,
+    write_session_file,
+)
+from pytest_harness_audit.audit.storage import SessionPaths, StorageLayout
+from pytest_harness_audit.audit.verify import check_line, verify_file
+
+_MAX_ROLL_FORWARD = 64 << 20
+_RUN_VERIFY = "run `harness-audit audit verify`"
+_flock = fcntl.flock
+_LOCK_EX = fcntl.LOCK_EX
+_LOCK_UN = fcntl.LOCK_UN
+_lseek = os.lseek
+_SEEK_END = os.SEEK_END
+_writev = os.writev
+_sha256 = hashlib.sha256
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    fds.clear()
+
+
+class AuditChain:
+    """The audit chain of one session in ``storage_dir``; safe to share between processes.
+
+    Opening resumes an existing chain (count, head, action index), adopts a chain that has no
+    anchor yet (such as one written by the reference plugin) after verifying it in full, and
+    refuses a chain whose state does not match its anchor (run ``harness-audit audit verify``;
+    a torn final line is fixed by ``harness-audit audit repair``).
+    """
+
+    def __init__(
+        self,
+        storage_dir: str | os.PathLike[str],
+        session_id: str,
+        *,
+        audit_level: str = "standard",
+        fsync: bool = False,
+        agent_id: str | None = None,
+    ) -> None:
+        if audit_level not in AUDIT_LEVELS:
+            raise AuditError(f"audit level must be one of {AUDIT_LEVELS}, got {audit_level!r}")
+        self._layout = StorageLayout.at(storage_dir)
+        self._paths: SessionPaths = self._layout.paths(session_id)
+        self._fsync = fsync
+        self._mutex = threading.Lock()
+        self._fds: list[int] = []
+        self._finalizer = weakref.finalize(self, _close_all, self._fds)
+        self._fd = -1
+        self._lock_fd = -1
+        self._count = 0
+        self._size = 0
+        self._head = GENESIS
+        self._last_r6: str | None = None
+        try:
+            self._layout.ensure_dirs()
+            self._lock_fd = self._open(self._paths.lock, os.O_RDWR | os.O_CREAT)
+            self._fd = self._open(self._paths.chain, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            anchor_fd = self._open(self._paths.anchor, os.O_RDWR | os.O_CREAT)
+        except OSError as exc:
+            self.close()
+            raise AuditError(
+                f"{self._layout.root}: cannot open audit storage ({exc.strerror})"
+            ) from None
+        self._anchor = AnchorWriter(anchor_fd, os.fspath(self._paths.anchor), fsync=fsync)
+        try:
+            with exclusive(self._lock_fd):
+                self._lct = self._open_session_locked(audit_level, agent_id)
+        except BaseException:
+            self.close()
+            raise
+        self._builder = RecordBuilder(
+            self._paths.session_id, self._lct.token_id, audit_level, agent_id
+        )
+
+    # -- opening ---------------------------------------------------------------------------
+
+    def _open(self, path: Path, flags: int) -> int:
+        fd = os.open(path, flags | os.O_CLOEXEC, 0o644)
+        self._fds.append(fd)
+        return fd
+
+    def _open_session_locked(self, audit_level: str, agent_id: str | None) -> SoftLCT:
+        """Resume, adopt or create the session (lock held); return its Soft LCT."""
+        path = self._paths.session_file
+        data = load_session_file(path)
+        size = os.lseek(self._fd, 0, os.SEEK_END)
+        anchor = self._read_anchor()
+        adopted = None
+        if anchor is not None:
+            self._size = -1
+            self._resync_locked(size, anchor)
+        elif data is not None:
+            raise ChainError(
+                f"{self._paths.anchor}: anchor missing for an existing session; "
+                "run `harness-audit audit verify`"
+            )
+        elif size:
+            adopted = self._adopt_unanchored(size)
+        else:
+            self._anchor.reset(0, 0, GENESIS, None)
+            self._set_state(Anchor(0, GENESIS, 0, None))
+        if data is not None:
+            lct = data.get("lct")
+            if not isinstance(lct, dict):
+                raise AuditError(f"{path}: field 'lct' is missing")
+            return SoftLCT.from_dict(lct, source=str(path))
+        lct_token = make_soft_lct(self._paths.session_id)
+        write_session_file(
+            path,
+            {
+                "format": SESSION_FORMAT,
+                "sessionId": self._paths.session_id,
+                "createdAt": lct_token.created_at,
+                "auditLevel": audit_level,
+                "agentId": agent_id,
+                "lct": lct_token.to_dict(),
+                "chain": f"audit/{self._paths.chain.name}",
+                "anchorFile": f"sessions/{self._paths.anchor.name}",
+                "anchor": None,
+                "adopted": adopted,
+                "repairs": [],
+            },
+        )
+        return lct_token
+
+    def _read_anchor(self) -> Anchor | None:
+        try:
+            return self._anchor.read()
+        except AuditError as exc:
+            raise ChainError(f"{exc}; run `harness-audit audit verify`") from None
+
+    def _adopt_unanchored(self, size: int) -> dict[str, Any]:
+        """Anchor a chain that has none (e.g. the reference plugin's), after a full check."""
+        report = verify_file(self._paths.chain, None, size_limit=size)
+        if not report.valid:
+            raise ChainError(
+                f"{self._paths.chain}: cannot resume an unanchored chain that does not verify "
+                f"(record {report.first_bad_index}: {report.reason})"
+            )
+        last_r6 = None
+        for record in iter_file_records(self._paths.chain, last=1):
+            value = record.get("r6RequestId")
+            last_r6 = value if isinstance(value, str) else None
+        self._anchor.reset(report.record_count, size, report.head, last_r6)
+        self._set_state(Anchor(report.record_count, report.head, size, last_r6))
+        return {
+            "at": utc_timestamp(),
+            "recordCount": report.record_count,
+            "head": report.head,
+            "legacyLinks": report.legacy_links,
+        }
+
+    def _set_state(self, anchor: Anchor) -> None:
+        self._count = anchor.count
+        self._head = anchor.head
+        self._size = anchor.size if anchor.size is not None else 0
+        self._last_r6 = anchor.last_r6_id
+
+    def _resync_locked(self, size: int, anchor: Anchor | None = None) -> None:
+        """Catch up with appends made through other objects or processes (lock held)."""
+        if anchor is None:
+            anchor = self._read_anchor()
+        if anchor is None or anchor.size is None:
+            raise ChainError(f"{self._paths.anchor}: anchor missing; {_RUN_VERIFY}")
+        if anchor.size == size:
+            self._set_state(anchor)
+        elif anchor.size < size:
+            self._roll_forward_locked(anchor, size)
+        else:
+            raise ChainError(
+                f"{self._paths.chain}: chain is shorter ({size} bytes) than its anchor "
+                f"({anchor.size} bytes, {anchor.count} records) — truncated; "
+                "run `harness-audit audit verify`"
+            )
+
+    def _roll_forward_locked(self, anchor: Anchor, size: int) -> None:
+        """Adopt the one complete record a killed writer appended but could not anchor."""
+        start = anchor.size or 0
+        where = f"{self._paths.chain}: after record {anchor.count}"
+        if size - start > _MAX_ROLL_FORWARD:
+            raise ChainError(f"{where}: {size - start} unanchored bytes; {_RUN_VERIFY}")
+        fd = os.open(self._paths.chain, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            tail = os.pread(fd, size - start, start)
+        finally:
+            os.close(fd)
+        if not tail.endswith(b"\n"):
+            raise ChainError(
+                f"{where}: torn final line (an interrupted write); "
+                f"run `harness-audit audit repair {self._paths.session_id}`"
+            )
+        line = tail[:-1]
+        if b"\n" in line:
+            lines = tail.count(b"\n")
+            raise ChainError(f"{where}: {lines} unanchored records; {_RUN_VERIFY}")
+        result = check_line(line, anchor.head, anchor.count)
+        if not result.ok:
+            raise ChainError(
+                f"{where}: unanchored record fails verification ({result.reason}); "
+                "run `harness-audit audit verify`"
+            )
+        head = hashlib.sha256(line).hexdigest()
+        self._anchor.write(anchor.count + 1, size, head, result.r6_id)
+        self._set_state(Anchor(anchor.count + 1, head, size, result.r6_id))
+
+    # -- appending -------------------------------------------------------------------------
+
+    def append(self, draft: RecordDraft) -> dict[str, Any]:
+        """Append the record of ``draft`` and return it as written (a dict)."""
+        prepared = self._builder.prepare(draft)
+        with self._mutex:
+            fd = self._fd
+            lock_fd = self._lock_fd
+            if fd < 0:
+                raise ChainError(f"{self._paths.chain}: the chain has been closed")
+            _flock(lock_fd, _LOCK_EX)
+            try:
+                size = _lseek(fd, 0, _SEEK_END)
+                if size != self._size:
+                    self._resync_locked(size)
+                index = self._count
+                prev_r6 = self._last_r6
+                prev_hash = self._head
+                line = prepared.line(index, prev_r6, prev_hash)
+                try:
+                    # One writev on an O_APPEND descriptor: the line and its newline land together.
+                    written = _writev(fd, (line, b"\n"))
+                except BaseException:
+                    self._undo_partial_write(size)
+                    raise
+                if written != len(line) + 1:
+                    self._undo_partial_write(size)
+                    raise ChainError(
+                        f"{self._paths.chain}: short write ({written} of {len(line) + 1} bytes)"
+                    )
+                if self._fsync:
+                    os.fsync(fd)
+                head = _sha256(line).hexdigest()
+                self._count = count = index + 1
+                self._size = size = size + written
+                self._head = head
+                self._last_r6 = prepared.r6_id
+                self._anchor.write(count, size, head, prepared.r6_id)
+            finally:
+                _flock(lock_fd, _LOCK_UN)
+        return prepared.record(index, prev_r6, prev_hash)
+
+    def _undo_partial_write(self, size: int) -> None:
+        try:
+            if os.lseek(self._fd, 0, os.SEEK_END) > size:
+                os.ftruncate(self._fd, size)
+        except OSError:
+            pass
+
+    # -- state -------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Take in appends made by other processes (and adopt an interrupted one)."""
+        with self._mutex:
+            if self._fd < 0:
+                return
+            size = os.lseek(self._fd, 0, os.SEEK_END)
+            if size != self._size:
+                with exclusive(self._lock_fd):
+                    self._resync_locked(os.lseek(self._fd, 0, os.SEEK_END))
+
+    @property
+    def session_id(self) -> str:
+        """The (file-name-safe) session id used in records and file names."""
+        return self._paths.session_id
+
+    @property
+    def soft_lct(self) -> SoftLCT:
+        """The session's Soft LCT (``str()`` gives the token id)."""
+        return self._lct
+
+    @property
+    def audit_level(self) -> str:
+        """``minimal``, ``standard`` or ``verbose``."""
+        return self._builder.audit_level
+
+    @property
+    def record_count(self) -> int:
+        """Number of records in the chain (including other processes' appends)."""
+        self.refresh()
+        return self._count
+
+    @property
+    def head_hash(self) -> str:
+        """SHA-256 of the last line (``genesis`` for an empty chain)."""
+        self.refresh()
+        return self._head
+
+    @property
+    def anchor(self) -> Anchor:
+        """The chain state this object holds (count, head, size, last r6 id)."""
+        self.refresh()
+        return Anchor(self._count, self._head, self._size, self._last_r6)
+
+    @property
+    def path(self) -> Path:
+        """The chain file ``audit/<sessionId>.jsonl``."""
+        return self._paths.chain
+
+    @property
+    def session_file(self) -> Path:
+        """The session file ``sessions/<sessionId>.json``."""
+        return self._paths.session_file
+
+    @property
+    def storage_dir(self) -> Path:
+        """The storage directory."""
+        return self._layout.root
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Iterate over the parsed records of the chain, oldest first."""
+        return iter_file_records(self._paths.chain)
+
+    def close(self) -> None:
+        """Store an anchor snapshot in the session file and release the files."""
+        with self._mutex:
+            if not self._fds:
+                return
+            try:
+                if hasattr(self, "_lct") and self._fd >= 0:
+                    with exclusive(self._lock_fd):
+                        size = os.lseek(self._fd, 0, os.SEEK_END)
+                        if size == self._size:
+                            self._write_snapshot_locked()
+            finally:
+                anchor = getattr(self, "_anchor", None)
+                if anchor is not None:
+                    anchor.close()
+                self._fd = self._lock_fd = -1
+                self._finalizer()
+
+    def _write_snapshot_locked(self) -> None:
+        data = load_session_file(self._paths.session_file)
+        if data is None:
+            return
+        snapshot = Anchor(self._count, self._head, self._size, self._last_r6).to_dict()
+        snapshot["updatedAt"] = utc_timestamp()
+        data["anchor"] = snapshot
+        write_session_file(self._paths.session_file, data)
+
+    def __enter__(self) -> AuditChain:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"AuditChain({str(self._layout.root)!r}, {self.session_id!r})"

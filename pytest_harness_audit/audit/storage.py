@@ -1,0 +1,100 @@
+"""Where a session's files live under one storage directory, and safe session ids.
+
+<storage>/audit/<sessionId>.jsonl     the chain, one compact JSON record per line
+<storage>/audit/<sessionId>.lock      the lock appenders serialise through
+<storage>/sessions/<sessionId>.json   metadata (Soft LCT, level, repairs, anchor snapshot)
+<storage>/sessions/<sessionId>.anchor the anchor: record count, byte size and head hash
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_harness_audit.audit.errors import AuditError
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+_MAX_ID_LENGTH = 96
+
+
+def sanitize_session_id(session_id: str) -> str:
+    """Map ``session_id`` to a file-name-safe id (``[A-Za-z0-9_.-]``, no leading dot).
+
+    Safe ids are returned unchanged. Otherwise unsafe characters become ``_`` and a short hash of
+    the original is appended, so two different ids never share a file (``a/b`` ≠ ``a_b``).
+    """
+    if not isinstance(session_id, str) or not session_id:
+        raise AuditError(f"session id must be a non-empty string, got {session_id!r}")
+    safe = _UNSAFE.sub("_", session_id).lstrip(".")
+    if safe == session_id and len(safe) <= _MAX_ID_LENGTH:
+        return safe
+    digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{safe[:_MAX_ID_LENGTH] or 'session'}-{digest}"
+
+
+@dataclass(frozen=True)
+class SessionPaths:
+    """The four files of one session."""
+
+    session_id: str
+    chain: Path
+    lock: Path
+    session_file: Path
+    anchor: Path
+
+
+@dataclass(frozen=True)
+class StorageLayout:
+    """The storage directory and the paths derived from it."""
+
+    root: Path
+
+    @classmethod
+    def at(cls, storage_dir: str | os.PathLike[str]) -> StorageLayout:
+        """Layout rooted at ``storage_dir``."""
+        return cls(Path(storage_dir))
+
+    @property
+    def audit_dir(self) -> Path:
+        """``<storage>/audit``."""
+        return self.root / "audit"
+
+    @property
+    def sessions_dir(self) -> Path:
+        """``<storage>/sessions``."""
+        return self.root / "sessions"
+
+    def paths(self, session_id: str) -> SessionPaths:
+        """Paths for ``session_id`` (sanitised first)."""
+        sid = sanitize_session_id(session_id)
+        return SessionPaths(
+            session_id=sid,
+            chain=self.audit_dir / f"{sid}.jsonl",
+            lock=self.audit_dir / f"{sid}.lock",
+            session_file=self.sessions_dir / f"{sid}.json",
+            anchor=self.sessions_dir / f"{sid}.anchor",
+        )
+
+    def ensure_dirs(self) -> None:
+        """Create the audit and sessions directories."""
+        self.audit_dir.mkdir(parents=True, exist_ok=True)
+        self.sessions_dir.mkdir(parents=True, exist_ok=True)
+
+
+def list_sessions(storage_dir: str | os.PathLike[str]) -> list[str]:
+    """Session ids present in ``storage_dir`` (a chain, session file or anchor), sorted."""
+    layout = StorageLayout.at(storage_dir)
+    found: set[str] = set()
+    for directory, suffixes in (
+        (layout.audit_dir, (".jsonl",)),
+        (layout.sessions_dir, (".json", ".anchor")),
+    ):
+        if not directory.is_dir():
+            continue
+        for entry in directory.iterdir():
+            if entry.suffix in suffixes and entry.is_file():
+                found.add(entry.name[: -len(entry.suffix)])
+    return sorted(found)
