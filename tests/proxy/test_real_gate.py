@@ -67,6 +67,11 @@ async def test_cli_records_into_a_verifiable_chain(git_repo: git.Repo, tmp_path:
     for line, record in zip(lines, records, strict=True):
         assert record["provenance"]["prevRecordHash"] == previous
         previous = hashlib.sha256(line).hexdigest()
+    from pytest_harness_audit.audit import verify_chain
+
+    report = verify_chain(storage, "proxy-e2e")
+    assert report.valid and report.record_count == len(lines)
+    assert report.anchor_state == "current"
 
 
 def test_proxy_command_runs_with_the_current_interpreter(tmp_path: Path) -> None:
