@@ -60,11 +60,15 @@ def new_token() -> str:
 
 
 class BearerTokenGuard:
-    """ASGI middleware: refuse (401) any HTTP request without the exact bearer token."""
+    """ASGI middleware: refuse (401) any HTTP request without the exact bearer token.
+
+    Once ``closing`` is set, every request gets 503: the MCP sessions are being shut down.
+    """
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self._app = app
         self._expected = f"Bearer {token}".encode()
+        self.closing = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass authorised requests (and lifespan events) through; answer 401 otherwise."""
@@ -75,26 +79,23 @@ class BearerTokenGuard:
                     supplied = value
                     break
             if not hmac.compare_digest(supplied, self._expected):
-                await _unauthorised(send)
+                await _refuse(send, 401, "unauthorized", "missing or wrong bearer token")
+                return
+            if self.closing:
+                await _refuse(send, 503, "unavailable", "the proxy is shutting down")
                 return
         await self._app(scope, receive, send)
 
 
-async def _unauthorised(send: Send) -> None:
-    body = json.dumps(
-        {"error": "unauthorized", "error_description": "missing or wrong bearer token"}
-    ).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 401,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"www-authenticate", b'Bearer realm="harness-audit-proxy"'),
-            ],
-        }
-    )
+async def _refuse(send: Send, status: int, error: str, description: str) -> None:
+    body = json.dumps({"error": error, "error_description": description}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    if status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="harness-audit-proxy"'))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -118,25 +119,20 @@ async def serve_http(
 ) -> None:
     """Serve ``server`` over streamable HTTP until ``stop`` is set or the caller is cancelled."""
     token = token or new_token()
-    app = BearerTokenGuard(server.streamable_http_app(host=host), token)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise ProxyError(f"--http {host}:{port}: cannot listen: {exc.strerror or exc}") from None
-    sock.listen(128)
+    guard = BearerTokenGuard(server.streamable_http_app(host=host), token)
+    sessions = server.session_manager
+    sock = _listen(host, port)
     bound_port = sock.getsockname()[1]
-    url_host = f"[{host}]" if family == socket.AF_INET6 else host
+    url_host = f"[{host}]" if sock.family == socket.AF_INET6 else host
     endpoint = HttpEndpoint(url=f"http://{url_host}:{bound_port}{MCP_PATH}", token=token)
+    # The session manager runs here rather than in the app's lifespan so that, on shutdown, the
+    # MCP sessions (and their open SSE streams) end before the web server waits for connections.
     config = uvicorn.Config(
-        app,
+        guard,
         log_config=None,
         log_level="warning",
         access_log=False,
-        lifespan="on",
+        lifespan="off",
         timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS,
     )
     web = _EmbeddedUvicorn(config)
@@ -152,20 +148,33 @@ async def serve_http(
             finished.set()
 
     async with anyio.create_task_group() as group:
-        group.start_soon(run_web)
         try:
-            while not web.started and not finished.is_set():
-                await anyio.sleep(0.01)
-            if web.started and on_ready is not None:
-                on_ready(endpoint)
-            if stop is not None:
+            async with sessions.run():
+                group.start_soon(run_web)
+                while not web.started and not finished.is_set():
+                    await anyio.sleep(0.01)
+                if web.started and on_ready is not None:
+                    on_ready(endpoint)
                 with anyio.CancelScope() as waiter:
                     group.start_soon(_cancel_when_finished, finished, waiter)
-                    await stop.wait()
-            else:
-                await finished.wait()
+                    await (stop.wait() if stop is not None else anyio.sleep_forever())
+                guard.closing = True
         finally:
+            guard.closing = True
             web.should_exit = True
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ProxyError(f"--http {host}:{port}: cannot listen: {exc.strerror or exc}") from None
+    sock.listen(128)
+    return sock
 
 
 async def _cancel_when_finished(finished: anyio.Event, scope: anyio.CancelScope) -> None:

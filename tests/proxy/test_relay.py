@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -12,7 +13,14 @@ import pytest
 from conftest import git_upstream, memory_client, test_upstream, text_of
 from stub_gate import StubGate
 
-from pytest_harness_audit.proxy import LocalTool, ProxyError, RecordingProxy
+from pytest_harness_audit.proxy import (
+    BackgroundProxy,
+    HttpUpstream,
+    LocalTool,
+    ProxyError,
+    RecordingProxy,
+    UpstreamStartError,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -206,3 +214,30 @@ async def test_upstream_log_messages_reach_the_client(
             while not logged:
                 await anyio.sleep(0.01)
     assert [(p.level, p.data) for p in logged] == [("info", "half way")]
+
+
+async def test_a_streamable_http_upstream(
+    tmp_path: Path, gate: StubGate, reports: list[str]
+) -> None:
+    front_gate = StubGate(tmp_path / "front")
+    with BackgroundProxy(front_gate, [test_upstream()], report=reports.append) as front:
+        remote = HttpUpstream(name="remote", url=front.url, headers=front.endpoint.headers)
+        async with (
+            RecordingProxy(gate, [remote], report=reports.append) as proxy,
+            memory_client(proxy) as session,
+        ):
+            assert "echo" in [tool.name for tool in (await session.list_tools()).tools]
+            assert text_of(await session.call_tool("echo", {"text": "far"})) == "far"
+    assert [(r["tool"], r["status"]) for r in gate.records()] == [("echo", "success")]
+    assert [(r["tool"], r["status"]) for r in front_gate.records()] == [("echo", "success")]
+    assert reports == []
+
+
+async def test_an_http_upstream_without_the_token_is_a_start_error(
+    gate: StubGate, make_proxy: Callable[..., RecordingProxy]
+) -> None:
+    with BackgroundProxy(gate, [test_upstream()], report=lambda line: None) as front:
+        remote = HttpUpstream(name="remote", url=front.url)
+        with pytest.raises(UpstreamStartError, match="upstream 'remote' could not be started"):
+            async with make_proxy([remote]):
+                pass
