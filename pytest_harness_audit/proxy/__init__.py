@@ -11,13 +11,19 @@ In-process from synchronous code (a background thread serving HTTP)::
         proxy.url, proxy.token
 
 As a subprocess: ``proxy_command(storage=..., session=..., upstream=argv)`` gives the argv of
-``harness-audit proxy``.
+``harness-audit proxy``; ``mcp_config(stdio_server_entry(argv))`` or
+``mcp_config(http_server_entry(endpoint))`` the client configuration.
 """
 
 from __future__ import annotations
 
 from pytest_harness_audit.proxy.background import BackgroundProxy
-from pytest_harness_audit.proxy.command import proxy_command
+from pytest_harness_audit.proxy.command import (
+    http_server_entry,
+    mcp_config,
+    proxy_command,
+    stdio_server_entry,
+)
 from pytest_harness_audit.proxy.config import (
     HttpUpstream,
     StdioUpstream,
@@ -46,11 +52,14 @@ __all__ = [
     "StdioUpstream",
     "UpstreamSpec",
     "UpstreamStartError",
+    "http_server_entry",
     "load_upstreams_config",
+    "mcp_config",
     "parse_http_address",
     "parse_ready_line",
     "parse_upstreams_config",
     "proxy_command",
+    "stdio_server_entry",
     "to_tool_result",
     "upstream_from_argv",
 ]

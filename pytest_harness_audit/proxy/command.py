@@ -1,14 +1,21 @@
-"""The command line that starts the proxy as a subprocess (for agents that spawn MCP servers).
+"""How clients reach a proxy: the command that starts it, and ``mcpServers`` config entries.
 
 ``proxy_command(...)`` returns the argv of ``harness-audit proxy``, run with the current Python
 so it works in any virtualenv without relying on the console script being on ``PATH``.
+``mcp_config(...)`` wraps server entries in the ``{"mcpServers": {...}}`` document that Claude
+Code, the MCP Inspector and ``--config`` read.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
+
+from pytest_harness_audit.proxy.http import HttpEndpoint
+
+DEFAULT_SERVER_NAME = "harness-audit"
 
 
 def proxy_command(
@@ -43,3 +50,23 @@ def proxy_command(
     if upstream:
         argv += ["--", *upstream]
     return argv
+
+
+def stdio_server_entry(argv: Sequence[str], env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """An ``mcpServers`` entry that starts ``argv`` (e.g. a ``proxy_command``) over stdio."""
+    if not argv:
+        raise ValueError("a stdio server entry needs a command")
+    entry: dict[str, Any] = {"type": "stdio", "command": argv[0], "args": list(argv[1:])}
+    if env:
+        entry["env"] = dict(env)
+    return entry
+
+
+def http_server_entry(endpoint: HttpEndpoint) -> dict[str, Any]:
+    """An ``mcpServers`` entry for a proxy served over HTTP, bearer token included."""
+    return {"type": "http", "url": endpoint.url, "headers": endpoint.headers}
+
+
+def mcp_config(entry: Mapping[str, Any], name: str = DEFAULT_SERVER_NAME) -> dict[str, Any]:
+    """The ``{"mcpServers": {name: entry}}`` document an MCP client loads."""
+    return {"mcpServers": {name: dict(entry)}}

@@ -17,10 +17,13 @@ from pytest_harness_audit.proxy import (
     HttpUpstream,
     ProxyError,
     StdioUpstream,
+    http_server_entry,
     load_upstreams_config,
+    mcp_config,
     parse_http_address,
     parse_ready_line,
     proxy_command,
+    stdio_server_entry,
     upstream_from_argv,
 )
 from pytest_harness_audit.proxy.http import HttpEndpoint
@@ -132,6 +135,27 @@ def test_ready_line_round_trips() -> None:
     endpoint = HttpEndpoint(url="http://127.0.0.1:4242/mcp", token="abc_-123")
     assert parse_ready_line(endpoint.ready_line() + " session=s") == endpoint
     assert parse_ready_line("harness-audit proxy: serving stdio session=s") is None
+
+
+def test_mcp_config_entries_round_trip_through_the_config_loader(tmp_path: Path) -> None:
+    endpoint = HttpEndpoint(url="http://127.0.0.1:4242/mcp", token="t0k")
+    http = mcp_config(http_server_entry(endpoint), name="web")
+    assert http == {
+        "mcpServers": {
+            "web": {
+                "type": "http",
+                "url": "http://127.0.0.1:4242/mcp",
+                "headers": {"Authorization": "Bearer t0k"},
+            }
+        }
+    }
+    stdio = mcp_config(stdio_server_entry(["py", "-m", "x"], env={"A": "1"}))
+    assert load_upstreams_config(_write(tmp_path, stdio)) == [
+        StdioUpstream(name="harness-audit", command="py", args=("-m", "x"), env={"A": "1"})
+    ]
+    assert load_upstreams_config(_write(tmp_path, http)) == [
+        HttpUpstream(name="web", url=endpoint.url, headers=endpoint.headers)
+    ]
 
 
 def test_proxy_command_builds_the_cli_argv(tmp_path: Path) -> None:
