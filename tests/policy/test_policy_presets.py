@@ -1,0 +1,313 @@
+"""The shipped presets: permissive, safety, strict and audit-only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from policy_support import decide
+
+from pytest_harness_audit.errors import PolicyError
+from pytest_harness_audit.policy import Policy
+
+SAFETY = Policy.preset("safety")
+
+
+def test_the_four_presets_are_listed_and_described() -> None:
+    assert Policy.preset_names() == ("permissive", "safety", "strict", "audit-only")
+    for name in Policy.preset_names():
+        preset = Policy.preset(name)
+        assert preset.name == name
+        assert Policy.preset_description(name).strip()
+
+
+def test_an_unknown_preset_lists_the_available_ones() -> None:
+    with pytest.raises(PolicyError) as caught:
+        Policy.preset("paranoid")
+    message = str(caught.value)
+    assert "'paranoid'" in message
+    assert "Available: permissive, safety, strict, audit-only" in message
+
+
+# -- permissive ------------------------------------------------------------------------------
+
+
+def test_permissive_allows_everything_in_dry_run() -> None:
+    p = Policy.preset("permissive")
+    assert (p.default_policy, p.enforce, p.rules) == ("allow", False, ())
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("Bash", {"command": "rm -rf /"}),
+        ("Read", {"file_path": "/p/.env"}),
+        ("Write", {"file_path": "SOUL.md"}),
+        ("WebFetch", {"url": "https://x"}),
+    ]
+    for tool, params in calls:
+        evaluation = p.evaluate(tool, params)
+        assert evaluation.decision == "allow"
+        assert evaluation.constraints == ("policy:allow", "rule:default")
+
+
+# -- safety ----------------------------------------------------------------------------------
+
+
+def test_safety_shape() -> None:
+    assert (SAFETY.default_policy, SAFETY.enforce) == ("allow", True)
+    assert [r.id for r in SAFETY.rules] == [
+        "deny-destructive-commands",
+        "warn-file-delete",
+        "deny-secret-files",
+        "warn-memory-write",
+        "deny-persona-write",
+        "warn-network",
+    ]
+    for r in SAFETY.rules:
+        assert r.reason and len(r.reason) > 20, r.id
+
+
+DESTRUCTIVE = [
+    "rm -rf /tmp",
+    "rm -fr build",
+    "rm -r build",
+    "rm -f a.txt",
+    "rm --recursive build",
+    "rm build -rf",
+    "/bin/rm -rf /",
+    "sudo rm -rf /",
+    "sudo -u root rm -rf /",
+    "echo $(rm -rf /)",
+    "echo `rm -rf /`",
+    "ls; rm -rf ~",
+    "make && rm -rf dist",
+    "false || rm -rf dist",
+    "find . -name '*.o' | xargs rm -f",
+    "find . -name '*.o' -exec rm -f {} +",
+    "\\rm -rf /",
+    '"rm" -rf /',
+    "rm\t-rf /",
+    "echo ok\nrm -rf /",
+    'bash -c "rm -rf /"',
+    "sh -c 'rm -rf /'",
+    "eval rm -rf /",
+    "if true; then rm -rf /; fi",
+    "for f in a b; do rm -rf $f; done",
+    "FOO=1 rm -rf /",
+    "env -i PATH=/bin rm -rf /",
+    "nice -n 10 rm -rf /",
+    "timeout 5 rm -rf /",
+    "mkfs.ext4 /dev/sda1",
+    "sudo mkfs -t ext4 /dev/sdb",
+    "echo " + "x" * 90 + " && rm -rf /",
+]
+
+
+@pytest.mark.parametrize("command", DESTRUCTIVE)
+def test_safety_denies_destructive_commands(command: str) -> None:
+    evaluation = SAFETY.evaluate("Bash", {"command": command})
+    assert (evaluation.decision, evaluation.rule_id) == ("deny", "deny-destructive-commands")
+    assert evaluation.blocked
+    assert evaluation.reason == "Destructive command blocked by safety preset"
+
+
+@pytest.mark.parametrize("command", ["rm foo", "rm ./build/out.txt", "sudo rm x", "cd x; rm y"])
+def test_safety_warns_on_plain_deletion(command: str) -> None:
+    assert decide(SAFETY, "Bash", command=command) == ("warn", "warn-file-delete")
+
+
+NOT_DESTRUCTIVE = [
+    "git rm -r --cached x",
+    "git rm old.txt",
+    "docker rm -f web",
+    "perform  cleanup",
+    "npm run format -- --fix",
+    "grep -rn 'rm -rf' docs",
+    "echo rm -rf",
+    "ls -la",
+    "python -m pytest -x",
+    "confirm -y",
+]
+
+
+@pytest.mark.parametrize("command", NOT_DESTRUCTIVE)
+def test_safety_leaves_look_alikes_alone(command: str) -> None:
+    assert decide(SAFETY, "Bash", command=command) == ("allow", None)
+
+
+CREDENTIAL_FILES = [
+    "/p/.env",
+    ".env",
+    "/p/.env.local",
+    "/p/credentials.json",
+    "/p/config/credentials.yml",
+    "/p/client-secret.txt",
+    "/p/secrets",
+    "/p/token.json",
+    "/p/tokens-prod.json",
+    "/p/auth.json",
+    "/p/auth_state.json",
+    "/p/my-apikey.txt",
+    "/home/u/.aws/credentials",
+    "/home/u/.aws/config",
+    "/home/u/.ssh/id_rsa",
+    "/home/u/.ssh/id_ed25519.pub",
+    "/home/u/.ssh/config",
+    "/home/u/.npmrc",
+    "/home/u/.pypirc",
+    "/home/u/.netrc",
+    "/home/u/.pgpass",
+    "/home/u/.my.cnf",
+    "/home/u/.docker/config.json",
+    "/home/u/.kube/config",
+    "/home/u/.gnupg/pubring.kbx",
+    "/p/a/../.env",
+]
+READS = [("Read", "file_path"), ("Grep", "path"), ("Glob", "path"), ("mcp__fs__read_file", "path")]
+WRITES = [
+    ("Write", "file_path"),
+    ("Edit", "file_path"),
+    ("NotebookEdit", "notebook_path"),
+    ("mcp__fs__write_file", "path"),
+]
+
+
+@pytest.mark.parametrize("path", CREDENTIAL_FILES)
+@pytest.mark.parametrize(("tool", "key"), READS + WRITES)
+def test_safety_denies_reads_and_writes_of_credential_files(tool: str, key: str, path: str) -> None:
+    evaluation = SAFETY.evaluate(tool, {key: path})
+    assert (evaluation.decision, evaluation.rule_id) == ("deny", "deny-secret-files")
+    assert evaluation.reason == "Credential/secret file access denied by safety preset"
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/p/prod.env", "/p/src/index.ts", "/secret/x.txt", "/p/.ssh/known_hosts", "/p/tok.json"],
+)
+@pytest.mark.parametrize(("tool", "key"), [("Read", "file_path"), ("Write", "file_path")])
+def test_safety_allows_ordinary_files(tool: str, key: str, path: str) -> None:
+    assert decide(SAFETY, tool, **{key: path}) == ("allow", None)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "MEMORY.md",
+        "/p/MEMORY.md",
+        "/p/memory.md",
+        "/p/memory/notes.md",
+        "/p/memory/2026/01/day.md",
+        "/h/.claude/projects/x/memory.json",
+        "/h/.moltbot/agents/memory-index",
+    ],
+)
+def test_safety_warns_on_memory_writes_but_not_reads(path: str) -> None:
+    for tool in ("Write", "Edit"):
+        evaluation = SAFETY.evaluate(tool, {"file_path": path})
+        assert (evaluation.decision, evaluation.rule_id) == ("warn", "warn-memory-write")
+        assert "memory poisoning" in evaluation.reason
+    assert decide(SAFETY, "Read", file_path=path) == ("allow", None)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "soul.md",
+        "SOUL.md",
+        "Soul.Md",
+        "/p/SOUL.md",
+        "/p/soul_evil.md",
+        "IDENTITY.md",
+        "Identity.md",
+        "/p/agents/identity.md",
+        "/p/x/../SOUL.md",
+    ],
+)
+def test_safety_denies_persona_writes_in_any_case(path: str) -> None:
+    for tool, key in [
+        ("Write", "file_path"),
+        ("Edit", "file_path"),
+        ("mcp__fs__edit_file", "path"),
+    ]:
+        evaluation = SAFETY.evaluate(tool, {key: path})
+        assert (evaluation.decision, evaluation.rule_id) == ("deny", "deny-persona-write"), tool
+    assert decide(SAFETY, "Read", file_path=path) == ("allow", None)
+
+
+@pytest.mark.parametrize("path", ["/p/soulmate.md", "/p/my-identity.md", "/p/SOUL.md.bak"])
+def test_safety_allows_persona_look_alikes(path: str) -> None:
+    assert decide(SAFETY, "Write", file_path=path) == ("allow", None)
+
+
+@pytest.mark.parametrize(("tool", "key"), [("WebFetch", "url"), ("WebSearch", "query")])
+def test_safety_warns_on_network(tool: str, key: str) -> None:
+    evaluation = SAFETY.evaluate(tool, {key: "https://example.com"})
+    assert (evaluation.decision, evaluation.rule_id) == ("warn", "warn-network")
+    assert evaluation.reason == "Network access flagged by safety preset"
+
+
+def test_safety_allows_ordinary_work() -> None:
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("Bash", {"command": "pytest -q"}),
+        ("Read", {"file_path": "/p/src/app.py"}),
+        ("Write", {"file_path": "/p/src/app.py"}),
+        ("Task", {"prompt": "x"}),
+        ("TodoWrite", {"todos": []}),
+    ]
+    for tool, params in calls:
+        assert decide(SAFETY, tool, **params) == ("allow", None)
+
+
+# -- strict ----------------------------------------------------------------------------------
+
+
+def test_strict_denies_by_default_and_allows_reads() -> None:
+    p = Policy.preset("strict")
+    assert (p.default_policy, p.enforce) == ("deny", True)
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("Read", {"file_path": "/p/a.py"}),
+        ("Glob", {"pattern": "**/*.py"}),
+        ("Grep", {"pattern": "TODO"}),
+        ("TodoWrite", {"todos": []}),
+    ]
+    for tool, params in calls:
+        assert decide(p, tool, **params) == ("allow", "allow-read-tools")
+    calls = [
+        ("Bash", {"command": "ls"}),
+        ("Write", {"file_path": "/p/a.py"}),
+        ("WebFetch", {"url": "u"}),
+        ("Task", {}),
+        ("mcp__fs__read_file", {"path": "/p/a"}),
+    ]
+    for tool, params in calls:
+        evaluation = p.evaluate(tool, params)
+        assert (evaluation.decision, evaluation.rule_id, evaluation.blocked) == ("deny", None, True)
+        assert evaluation.reason == "Default policy: deny"
+
+
+def test_strict_keeps_credential_files_denied() -> None:
+    p = Policy.preset("strict")
+    assert decide(p, "Read", file_path="/p/.env") == ("deny", "deny-secret-files")
+
+
+# -- audit-only ------------------------------------------------------------------------------
+
+
+def test_audit_only_has_the_safety_rules_in_dry_run() -> None:
+    p = Policy.preset("audit-only")
+    assert p.enforce is False
+    assert p.rules == SAFETY.rules
+    evaluation = p.evaluate("Bash", {"command": "rm -rf /"})
+    assert evaluation.decision == "deny"
+    assert evaluation.enforced is False
+    assert evaluation.blocked is False
+    assert evaluation.constraints == (
+        "policy:deny",
+        "rule:deny-destructive-commands",
+        "enforced:false",
+    )
+    assert decide(p, "Bash", command="rm foo") == ("warn", "warn-file-delete")
+
+
+@pytest.mark.parametrize("name", ["permissive", "safety", "strict", "audit-only"])
+def test_presets_can_be_overridden_on_load(name: str) -> None:
+    p = Policy.preset(name, default_policy="warn", enforce=False)
+    assert (p.default_policy, p.enforce) == ("warn", False)
+    assert p.rules == Policy.preset(name).rules
