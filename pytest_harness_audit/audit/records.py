@@ -152,7 +152,7 @@ def validate_draft(draft: RecordDraft) -> None:
     if not isinstance(draft.kind, str) or not draft.kind.isidentifier():
         raise AuditError(f"record field 'kind' must be a word such as 'call', got {draft.kind!r}")
     for name, values in (("targets", draft.targets), ("constraints", draft.constraints)):
-        if not isinstance(values, tuple) or not all(isinstance(item, str) for item in values):
+        if not isinstance(values, (tuple, list)) or not all(isinstance(i, str) for i in values):
             raise AuditError(f"record field {name!r} must be a tuple of strings, got {values!r}")
     if not isinstance(draft.params, Mapping):
         raise AuditError(f"record field 'params' must be a mapping, got {draft.params!r}")

@@ -1,0 +1,338 @@
+"""`harness-audit audit summary | verify | last | query | report | repair` (audit chains)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pytest_harness_audit.audit import (
+    RecordFilter,
+    build_report,
+    filter_records,
+    format_report,
+    iter_records,
+    list_sessions,
+    repair_chain,
+    verify_chain,
+)
+from pytest_harness_audit.audit.errors import ChainError
+from pytest_harness_audit.audit.query import record_status, record_target
+from pytest_harness_audit.audit.report import summarize
+from pytest_harness_audit.audit.session_file import load_session_file
+from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
+from pytest_harness_audit.audit.verify import ChainReport
+from pytest_harness_audit.errors import UsageError
+
+DEFAULT_LAST = 10
+DEFAULT_QUERY_LIMIT = 50
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``audit`` command group."""
+    group = subparsers.add_parser("audit", help="inspect and verify audit chains")
+    commands = group.add_subparsers(dest="command", metavar="SUBCOMMAND")
+    commands.required = True
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = commands.add_parser(name, help=help_text)
+        parser.add_argument("--json", action="store_true", help="machine-readable output")
+        return parser
+
+    add("summary", "sessions with record counts, validity, tools and categories").set_defaults(
+        func=_summary
+    )
+
+    verify = add("verify", "verify chain integrity (exit 1 if any chain is invalid)")
+    verify.add_argument("session", nargs="?", help="session id (default: every session)")
+    verify.add_argument("--full", action="store_true", help="parse every line in full")
+    verify.set_defaults(func=_verify)
+
+    last = add("last", "show the last N records")
+    last.add_argument("count", nargs="?", type=_non_negative, default=DEFAULT_LAST)
+    last.add_argument("--session", help="only this session")
+    last.set_defaults(func=_last)
+
+    query = add("query", "filter records")
+    query.add_argument("--session", help="only this session")
+    query.add_argument("--tool", help="exact tool name")
+    query.add_argument("--category", help="exact category")
+    query.add_argument("--status", help="success, error or blocked")
+    query.add_argument("--target", metavar="GLOB", help="glob over the display target")
+    query.add_argument("--since", help="30s, 5m, 2h, 1d or an ISO timestamp")
+    query.add_argument("--kind", help="record kind (call, escalation, lift, …)")
+    query.add_argument(
+        "--limit", type=_non_negative, default=DEFAULT_QUERY_LIMIT, help="last N per session"
+    )
+    query.set_defaults(func=_query)
+
+    report = add("report", "aggregated report: tools, categories, policy, errors, timeline")
+    report.add_argument("--session", help="only this session")
+    report.add_argument("--since", help="30s, 5m, 2h, 1d or an ISO timestamp")
+    report.set_defaults(func=_report)
+
+    repair = add("repair", "remove a torn final line left by a crash (and nothing else)")
+    repair.add_argument("session", help="session id")
+    repair.set_defaults(func=_repair)
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be zero or more: {value}")
+    return value
+
+
+def _sessions(args: argparse.Namespace) -> list[str]:
+    """The session named by ``--session`` / the positional, or every stored session."""
+    chosen = getattr(args, "session", None)
+    if chosen:
+        paths = StorageLayout.at(args.storage).paths(chosen)
+        if not (paths.chain.exists() or paths.session_file.exists() or paths.anchor.exists()):
+            raise UsageError(f"no audit session {paths.session_id!r} in {args.storage}")
+        return [paths.session_id]
+    return list_sessions(args.storage)
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+def _no_sessions(args: argparse.Namespace) -> int:
+    if args.json:
+        _print_json({"sessions": []})
+    else:
+        print(f"No audit sessions in {args.storage}.")
+    return 0
+
+
+def _lct_of(storage: str, session_id: str) -> str | None:
+    data = load_session_file(StorageLayout.at(storage).paths(session_id).session_file)
+    lct = data.get("lct") if data else None
+    token = lct.get("tokenId") if isinstance(lct, dict) else None
+    return token if isinstance(token, str) else None
+
+
+# -- summary ---------------------------------------------------------------------------------
+
+
+def _summary(args: argparse.Namespace) -> int:
+    sessions = _sessions(args)
+    if not sessions:
+        return _no_sessions(args)
+    summaries = []
+    for session_id in sessions:
+        report = verify_chain(args.storage, session_id)
+        summaries.append(
+            summarize(
+                session_id,
+                _lct_of(args.storage, session_id),
+                iter_records(args.storage, session_id),
+                valid=report.valid,
+                reason=report.reason,
+                record_count=report.record_count,
+            )
+        )
+    if args.json:
+        _print_json({"sessions": [summary.to_dict() for summary in summaries]})
+        return 0
+    for summary in summaries:
+        label = summary.lct or summary.session_id
+        print(f"Session: {label}" + (f" ({summary.session_id})" if summary.lct else ""))
+        print(f"  Actions: {sum(summary.tools.values())}")
+        print(f"  Audit records: {summary.record_count}")
+        validity = "true" if summary.valid else f"false ({summary.reason})"
+        print(f"  Chain valid: {validity}")
+        print(f"  Tools: {json.dumps(summary.tools, ensure_ascii=False)}")
+        print(f"  Categories: {json.dumps(summary.categories, ensure_ascii=False)}")
+    return 0
+
+
+# -- verify ----------------------------------------------------------------------------------
+
+
+def _verify(args: argparse.Namespace) -> int:
+    if args.session:
+        sanitize_session_id(args.session)
+        reports = [verify_chain(args.storage, args.session, full=args.full)]
+    else:
+        reports = [verify_chain(args.storage, sid, full=args.full) for sid in _sessions(args)]
+    exit_code = 0 if all(report.valid for report in reports) else 1
+    if args.json:
+        _print_json({"valid": exit_code == 0, "sessions": [report.to_dict() for report in reports]})
+        return exit_code
+    if not reports:
+        print(f"No audit sessions in {args.storage}.")
+    elif args.session:
+        _print_verify_detail(reports[0])
+    else:
+        for report in reports:
+            _print_verify_line(report)
+    return exit_code
+
+
+def _failure_text(report: ChainReport) -> str:
+    who = f"record {report.first_bad_index}"
+    if report.first_bad_record_id:
+        who += f" ({report.first_bad_record_id})"
+    return f"{who}: {report.reason}"
+
+
+def _print_verify_line(report: ChainReport) -> None:
+    if report.valid:
+        note = ", legacy 16-hex links" if report.legacy_links else ""
+        note += "" if report.anchored else ", no anchor"
+        print(f"{report.session_id}: VALID ({report.record_count} records{note})")
+        return
+    text = f"{report.session_id}: INVALID ({report.record_count} records) — {_failure_text(report)}"
+    if report.expected is not None or report.found is not None:
+        text += f" (expected {report.expected}, found {report.found})"
+    print(text)
+
+
+def _print_verify_detail(report: ChainReport) -> None:
+    print(f"Session: {report.session_id}")
+    print(f"Chain valid: {'true' if report.valid else 'false'}")
+    print(f"Records: {report.record_count}")
+    print(f"Head: {report.head}")
+    if report.anchor_state in ("none", "missing"):
+        print(f"Anchor: {report.anchor_state}")
+    else:
+        print(f"Anchor: {report.anchor_state} ({report.anchor_count} records)")
+    if report.legacy_links:
+        print("Links: legacy 16-hex links (reference plugin format) accepted")
+    if report.valid:
+        return
+    print(f"First failure: {_failure_text(report)}")
+    if report.expected is not None or report.found is not None:
+        print(f"  expected: {report.expected}")
+        print(f"  found:    {report.found}")
+    print("Errors:")
+    for error in report.errors:
+        print(f"  - {error}")
+
+
+# -- last / query ----------------------------------------------------------------------------
+
+
+def _describe(record: dict[str, Any], *, detailed: bool) -> str:
+    stamp = record.get("timestamp", "?")
+    tool = record.get("tool", "?")
+    target = record_target(record) or "?"
+    status = record_status(record) or "?"
+    if not detailed:
+        return f"{stamp} {tool} → {target} [{status}]"
+    result = record.get("result")
+    result = result if isinstance(result, dict) else {}
+    duration = result.get("durationMs")
+    duration_text = f" {duration}ms" if isinstance(duration, (int, float)) else ""
+    error = result.get("errorMessage")
+    error_text = f" — {error}" if isinstance(error, str) and error else ""
+    category = record.get("category", "?")
+    return f"{stamp} {tool} [{category}] → {target} [{status}]{duration_text}{error_text}"
+
+
+def _last(args: argparse.Namespace) -> int:
+    sessions = _sessions(args)
+    groups = [
+        (sid, list(filter_records(iter_records(args.storage, sid), RecordFilter(limit=args.count))))
+        for sid in sessions
+    ]
+    if args.json:
+        _print_json({"sessions": [{"sessionId": sid, "records": recs} for sid, recs in groups]})
+        return 0
+    if not sessions:
+        return _no_sessions(args)
+    for sid, records in groups:
+        if len(groups) > 1:
+            print(f"Session: {sid}")
+        prefix = "  " if len(groups) > 1 else ""
+        for record in records:
+            print(prefix + _describe(record, detailed=False))
+    return 0
+
+
+def _query(args: argparse.Namespace) -> int:
+    criteria = RecordFilter(
+        tool=args.tool,
+        category=args.category,
+        status=args.status,
+        target=args.target,
+        since=args.since,
+        limit=args.limit,
+        kind=args.kind,
+    )
+    groups = [
+        (sid, list(filter_records(iter_records(args.storage, sid), criteria)))
+        for sid in _sessions(args)
+    ]
+    groups = [(sid, records) for sid, records in groups if records]
+    if args.json:
+        _print_json(
+            {
+                "total": sum(len(records) for _, records in groups),
+                "sessions": [
+                    {"sessionId": sid, "count": len(records), "records": records}
+                    for sid, records in groups
+                ],
+            }
+        )
+        return 0
+    if not groups:
+        print("No matching audit records found.")
+        return 0
+    for sid, records in groups:
+        print(f"Session: {sid} ({len(records)} results)")
+        for record in records:
+            print("  " + _describe(record, detailed=True))
+    return 0
+
+
+# -- report / repair -------------------------------------------------------------------------
+
+
+def _report(args: argparse.Namespace) -> int:
+    criteria = RecordFilter(since=args.since)
+
+    def records() -> Iterator[dict[str, Any]]:
+        for sid in _sessions(args):
+            yield from filter_records(iter_records(args.storage, sid), criteria)
+
+    report = build_report(records())
+    if args.json:
+        _print_json(report.to_dict())
+    else:
+        print(format_report(report))
+    return 0
+
+
+def _repair(args: argparse.Namespace) -> int:
+    try:
+        result = repair_chain(args.storage, args.session)
+    except ChainError as exc:
+        if args.json:
+            _print_json({"sessionId": args.session, "repaired": False, "refused": str(exc)})
+        else:
+            print(f"Refusing to repair: {exc}")
+        return 1
+    if args.json:
+        _print_json(result.to_dict())
+        return 0
+    path = Path(result.report.path or "")
+    if result.repaired:
+        print(
+            f"Removed a torn final line ({result.removed_bytes} bytes, sha256 "
+            f"{result.removed_sha256}) from {path}."
+        )
+        print(f"Chain valid: true ({result.report.record_count} records)")
+    else:
+        print(
+            f"Nothing to repair: chain {result.session_id} is valid "
+            f"({result.report.record_count} records)."
+        )
+    return 0
