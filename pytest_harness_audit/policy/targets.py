@@ -50,7 +50,7 @@ def primary_target(params: Mapping[str, Any]) -> str | None:
 def normalise_path(path: str, root: str | None) -> str:
     """Lexically normalise a path (``a/../.env`` → ``.env``), relative to ``root`` inside it.
 
-    ``root`` is an absolute directory without a trailing slash.
+    ``root`` is an absolute directory (a trailing slash is tolerated).
     """
     if "/." in path or "//" in path or path[:1] == ".":
         path = posixpath.normpath(path)
@@ -61,7 +61,7 @@ def normalise_path(path: str, root: str | None) -> str:
         rest = path[len(root) :]
         if not rest:
             return "."
-        if rest[0] == "/":
+        if rest[0] == "/" or root[-1] == "/":  # tolerate a root given with a trailing slash
             return rest.lstrip("/") or "."
     return path
 
@@ -80,9 +80,16 @@ _FILE = 1
 _COMMAND = 2
 _OTHER = 3
 _KEY_KINDS = {
-    "file_path": _FILE, "path": _FILE, "pattern": _OTHER, "command": _COMMAND, "url": _OTHER,
+    "file_path": _FILE,
+    "path": _FILE,
+    "pattern": _OTHER,
+    "command": _COMMAND,
+    "url": _OTHER,
     "to": _OTHER,
-    "repo_path": _FILE, "source": _FILE, "destination": _FILE, "notebook_path": _FILE,
+    "repo_path": _FILE,
+    "source": _FILE,
+    "destination": _FILE,
+    "notebook_path": _FILE,
     "glob": _OTHER,
 }
 _KEY_ORDER = {key: index for index, key in enumerate((*PRIMARY_KEYS, *EXTRA_KEYS))}
@@ -120,7 +127,7 @@ def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]
                 normal = normalise_path(path, root)
                 if normal not in targets:
                     targets.append(normal)
-    if isinstance(paths, list):
+    if isinstance(paths, (list, tuple)):
         for value in paths:
             if type(value) is str and value not in targets:
                 targets.append(value)

@@ -191,3 +191,20 @@ def test_engine_globs_agree_with_the_reference_matcher(pattern: str, targets: li
     p = glob_policy(pattern)
     for target in targets:
         assert hits(p, target) is reference_match(pattern, target), (pattern, target)
+
+
+LITERAL_CHARS = [" ", "\\", "é", "[", "]", "(", ")", "$", "^", "|", "\n", "#", "{", "}"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pattern=st.lists(
+        st.sampled_from([*LITERAL_CHARS, "a", "/", "*", "?", "**", "**/"]), max_size=8
+    ).map("".join),
+    target=st.lists(st.sampled_from([*LITERAL_CHARS, "a", "/"]), max_size=10).map("".join),
+)
+def test_every_other_character_is_literal(pattern: str, target: str) -> None:
+    p = glob_policy(pattern)
+    assert hits(p, target) is reference_match(pattern, target)
+    if "*" not in pattern and "?" not in pattern:
+        assert hits(p, pattern)

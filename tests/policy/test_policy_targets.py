@@ -65,6 +65,8 @@ def test_every_entry_of_paths_is_a_target() -> None:
         "glob",
     )
     assert decide(p, "mcp__fs__read_multiple_files", paths=["/p/a", 3, None]) == ("allow", None)
+    assert decide(p, "mcp__fs__read_multiple_files", paths=("/p/.env",)) == ("deny", "glob")
+    assert decide(p, "mcp__fs__read_multiple_files", paths="/p/.env") == ("allow", None)
 
 
 def test_a_move_is_matched_on_source_and_destination() -> None:
@@ -108,6 +110,8 @@ def test_display_target_truncates_only_past_80(target: str | None, shown: str | 
         ("/ws/src/../.env", "/ws", ".env"),
         ("/other/../ws/.env", "/ws", ".env"),
         ("/ws", "/ws", "."),
+        ("/ws/src/a.ts", "/ws/", "src/a.ts"),
+        ("/etc/hosts", "/", "etc/hosts"),
         ("/wsx/a", "/ws", "/wsx/a"),
         ("/elsewhere/a", "/ws", "/elsewhere/a"),
         ("plain/path.txt", None, "plain/path.txt"),
