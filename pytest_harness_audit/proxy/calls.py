@@ -28,6 +28,14 @@ _HOP_META_PREFIX = "io.modelcontextprotocol/"
 _HOP_META_KEYS = frozenset({"progressToken"})
 
 
+def gate_tool_name(name: str, route: Route | None) -> str:
+    """The name the gate judges: ``mcp__<server>__<tool>`` for upstream tools (the naming MCP
+    hosts use, so policies and categories apply), the exposed name for local tools."""
+    if isinstance(route, UpstreamRoute):
+        return f"mcp__{route.upstream.name}__{route.tool}"
+    return name
+
+
 class CallPipeline:
     """Gate, run and record tool calls for the proxy's ``tools/call`` handler."""
 
@@ -56,7 +64,7 @@ class CallPipeline:
         route = self._catalog.resolve(name)
         if isinstance(route, LocalRoute) and route.tool.self_recording:
             return await self._run_unrecorded(route, arguments)
-        decision: DecisionLike = self._gate.decide(name, arguments)
+        decision: DecisionLike = self._gate.decide(gate_tool_name(name, route), arguments)
         if decision.blocked:
             self._gate.record(decision, status=CallStatus.BLOCKED)
             return error_result(decision.message or BLOCKED_FALLBACK)

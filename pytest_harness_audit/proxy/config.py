@@ -80,6 +80,9 @@ def _is_launcher(base: str) -> bool:
 
 def _sanitise(text: str) -> str:
     cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "-", text.split("@")[0]).strip("-.")
+    # `mcp_server_git` / `mcp-server-git` / `server-filesystem` → `git` / `filesystem`: the
+    # names MCP clients give these servers, so rules read `mcp__git__git_commit`
+    cleaned = re.sub(r"^(?:mcp[_-]server[_-]|server[_-])(?=.)", "", cleaned)
     return cleaned[:64] or "upstream"
 
 
