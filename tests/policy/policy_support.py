@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pytest_harness_audit.policy import Evaluation, Policy
@@ -55,3 +56,57 @@ def decide(p: Policy, tool: str, **params: Any) -> tuple[str, str | None]:
     """``(decision, rule_id)`` of one call."""
     evaluation: Evaluation = p.evaluate(tool, params)
     return evaluation.decision, evaluation.rule_id
+
+
+# -- a reference glob matcher, written from DESIGN §4 independently of the engine -----------
+
+
+def _tokens(pattern: str) -> tuple[str, ...]:
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("**/")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append("**")
+            i += 2
+        else:
+            out.append(pattern[i])
+            i += 1
+    return tuple(out)
+
+
+def reference_match(pattern: str, target: str) -> bool:
+    """``*`` = any run of non-``/``; ``?`` = one non-``/``; ``**`` = anything; ``**/`` = zero
+    or more whole directories (empty, or anything ending in ``/``); the rest literal."""
+    tokens = _tokens(pattern)
+
+    @functools.cache
+    def match(ti: int, si: int) -> bool:
+        if ti == len(tokens):
+            return si == len(target)
+        token = tokens[ti]
+        if token == "**":
+            return any(match(ti + 1, k) for k in range(si, len(target) + 1))
+        if token == "**/":
+            if match(ti + 1, si):
+                return True
+            return any(
+                target[k - 1] == "/" and match(ti + 1, k) for k in range(si + 1, len(target) + 1)
+            )
+        if token == "*":
+            k = si
+            while True:
+                if match(ti + 1, k):
+                    return True
+                if k == len(target) or target[k] == "/":
+                    return False
+                k += 1
+        if si == len(target):
+            return False
+        if token == "?":
+            return target[si] != "/" and match(ti + 1, si + 1)
+        return target[si] == token and match(ti + 1, si + 1)
+
+    return match(0, 0)

@@ -1,0 +1,126 @@
+"""The compiled engine (RE2 sets, per-tool index, exact-string shortcut) against a naive evaluator
+written straight from DESIGN §4, on random policies and calls."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from policy_support import reference_match
+
+from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.policy.categories import mcp_tool_parts
+from pytest_harness_audit.policy.sensitive import is_credential_path
+from pytest_harness_audit.policy.targets import all_targets
+
+GLOBS = ["**/.env", "*.py", "src/**", "/p/*", "**/*secret*", "a?c", "exact.txt", "**", "/p/.env"]
+REGEXES = ["^rm", r"\.env$", "secret", "(?i)SOUL", "foo(?=bar)", "x{2}", r"(\w)\1"]
+TOOLS = ["Bash", "Read", "Write", "WebFetch", "mcp__fs__read_file", "mcp__x__y", "Custom", "Grep"]
+CATEGORIES = ["file_read", "file_write", "command", "network", "mcp", "credential_access"]
+KEYS = ["file_path", "path", "command", "url", "pattern", "repo_path"]
+VALUES = [
+    "/p/.env",
+    "src/a.py",
+    "src/../.env",
+    "rm -rf /",
+    "cat ~/.ssh/id_rsa",
+    "foobar",
+    "xx",
+    "abc",
+    "aac",
+    "exact.txt",
+    "/p/SOUL.md",
+    "my_secret",
+    "/p/a.py",
+]
+
+
+@st.composite
+def rules(draw: st.DrawFn) -> list[dict[str, Any]]:
+    out = []
+    for index in range(draw(st.integers(0, 6))):
+        match: dict[str, Any] = {}
+        if draw(st.booleans()):
+            match["tools"] = draw(st.lists(st.sampled_from(TOOLS), max_size=3, unique=True))
+        if draw(st.booleans()):
+            match["categories"] = draw(
+                st.lists(st.sampled_from(CATEGORIES), max_size=2, unique=True)
+            )
+        if draw(st.booleans()):
+            is_regex = draw(st.booleans())
+            pool = REGEXES if is_regex else GLOBS
+            match["targetPatterns"] = draw(st.lists(st.sampled_from(pool), max_size=3))
+            match["targetPatternsAreRegex"] = is_regex
+        out.append(
+            {
+                "id": f"r{index}",
+                "name": f"R{index}",
+                "priority": draw(st.integers(0, 3)),
+                "decision": draw(st.sampled_from(["allow", "deny", "warn"])),
+                "match": match,
+            }
+        )
+    return out
+
+
+calls = st.lists(
+    st.tuples(
+        st.sampled_from(TOOLS),
+        st.dictionaries(st.sampled_from(KEYS), st.sampled_from(VALUES), max_size=2),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+def naive_decision(
+    document: dict[str, Any], category: str, tool: str, params: dict[str, Any]
+) -> str | None:
+    """The id of the first matching rule, or ``None`` for the default."""
+    targets = all_targets(params)
+    categories = {category}
+    if mcp_tool_parts(tool) is not None:
+        categories.add("mcp")
+    if any(is_credential_path(t) for t in targets):
+        categories.add("credential_access")
+    for rule in sorted(document["rules"], key=lambda r: r["priority"]):
+        match = rule["match"]
+        if "tools" in match and tool not in match["tools"]:
+            continue
+        if "categories" in match and not categories & set(match["categories"]):
+            continue
+        if "targetPatterns" in match:
+            if match["targetPatternsAreRegex"]:
+                found = any(re.search(p, t) for p in match["targetPatterns"] for t in targets)
+            else:
+                found = any(reference_match(p, t) for p in match["targetPatterns"] for t in targets)
+            if not found:
+                continue
+        return str(rule["id"])
+    return None
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    rule_list=rules(),
+    call_list=calls,
+    tool_categories=st.sampled_from([{}, {"Custom": "network"}, {"mcp__fs__*": "file_write"}]),
+)
+def test_the_engine_agrees_with_a_naive_evaluator(
+    rule_list: list[dict[str, Any]],
+    call_list: list[tuple[str, dict[str, Any]]],
+    tool_categories: dict[str, str],
+) -> None:
+    document = {"rules": rule_list, "toolCategories": tool_categories}
+    policy = Policy.from_dict(document)
+    for tool, params in call_list:
+        expected = naive_decision(document, policy.category_of(tool), tool, params)
+        evaluation = policy.evaluate(tool, params)
+        assert evaluation.rule_id == expected, (tool, params)
+        if expected is None:
+            assert evaluation.decision == "allow"
+        else:
+            decision = next(r["decision"] for r in rule_list if r["id"] == expected)
+            assert evaluation.decision == decision
