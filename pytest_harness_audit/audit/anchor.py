@@ -1,23 +1,25 @@
 """The anchor: record count, byte size and head hash of a chain, kept current on every append.
 
-The anchor file holds two fixed-width slots of ``SLOT_SIZE`` bytes; the state after ``n`` records
-goes to slot ``n % 2``, and each slot carries a CRC of its contents. A slot torn by a crash fails
-its CRC and the reader falls back to the other slot, which holds the state one append earlier. So
-after any crash the anchor is current or exactly one append behind.
+The anchor file holds two fixed-size slots; the state after ``n`` records goes to slot ``n % 2``,
+and each slot carries a CRC-32 of its contents. A slot torn by a crash fails its CRC and the
+reader falls back to the other slot, which holds the state one append earlier. So after any
+crash the anchor is current or exactly one append behind.
 
 The writer maps the file into memory (shared mapping): updating a slot is a memory copy into the
 page cache, visible at once to every other process and kept by the kernel when the writing
 process dies. With ``fsync`` the slot is flushed to the device as well.
 
-Slot layout (ASCII, space separated, newline at the end)::
+Slot layout (little-endian, 128 bytes)::
 
-    HAA1 <count:20> <size:20> <head:64> <last r6 id:24> <crc32:8>
+    magic "HAA1" | count u64 | size u64 | head, 64 ASCII (hex or "genesis", NUL-padded)
+    | last r6 id, 24 ASCII (NUL-padded) | CRC-32 u32 of the preceding bytes | 12 zero bytes
 """
 
 from __future__ import annotations
 
 import mmap
 import os
+import struct
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,12 +28,14 @@ from typing import Any
 from pytest_harness_audit.audit.errors import AuditError
 
 GENESIS = "genesis"
-SLOT_SIZE = 160
+SLOT_SIZE = 128
 ANCHOR_FILE_SIZE = 2 * SLOT_SIZE
-_ID_WIDTH = 24
-_BODY = b"HAA1 %020d %020d %-64b %-24b "
-_BODY_LENGTH = 5 + 21 + 21 + 65 + _ID_WIDTH + 1
-_PAD = b" " * (SLOT_SIZE - 1 - _BODY_LENGTH - 8) + b"\n"
+_MAGIC = b"HAA1"
+_BODY = struct.Struct("<4sQQ64s24s")
+_CRC = struct.Struct("<I")
+_PAD = bytes(SLOT_SIZE - _BODY.size - _CRC.size)
+_pack_body = _BODY.pack
+_pack_crc = _CRC.pack
 _crc32 = zlib.crc32
 
 
@@ -73,32 +77,29 @@ class Anchor:
 
 
 def encode_slot(count: int, size: int, head: str, last_r6_id: str | None) -> bytes:
-    """The fixed-width bytes of one slot."""
-    head_bytes = head.encode("ascii")[:64]
-    last = last_r6_id.encode("utf-8") if last_r6_id else b"-"
-    if len(last) > _ID_WIDTH or not last.isascii() or b" " in last:
-        last = b"-"
-    body = _BODY % (count, size, head_bytes, last)
-    return body + b"%08x" % _crc32(body) + _PAD
+    """The bytes of one slot (heads and ids longer than their field are cut; ids go missing)."""
+    last = (last_r6_id or "").encode("utf-8")
+    if len(last) > 24:
+        last = b""
+    body = _pack_body(_MAGIC, count, size, head.encode("ascii")[:64], last)
+    return body + _pack_crc(_crc32(body)) + _PAD
 
 
 def decode_slot(raw: bytes) -> Anchor | None:
     """Parse one slot; ``None`` if it is empty, torn or not a slot."""
-    if len(raw) != SLOT_SIZE or not raw.startswith(b"HAA1 "):
+    if len(raw) != SLOT_SIZE or not raw.startswith(_MAGIC):
         return None
-    body, crc = raw[:_BODY_LENGTH], raw[_BODY_LENGTH : _BODY_LENGTH + 8]
-    if b"%08x" % _crc32(body) != crc:
+    body = raw[: _BODY.size]
+    (crc,) = _CRC.unpack_from(raw, _BODY.size)
+    if _crc32(body) != crc:
         return None
-    fields = body.split()
-    if len(fields) != 5:
-        return None
+    _, count, size, head, last = _BODY.unpack(body)
     try:
-        count, size = int(fields[1]), int(fields[2])
-        head = fields[3].decode("ascii")
-        last = fields[4].decode("ascii")
-    except (ValueError, UnicodeDecodeError):
+        head_text = head.rstrip(b"\0").decode("ascii")
+        last_text = last.rstrip(b"\0").decode("utf-8")
+    except UnicodeDecodeError:
         return None
-    return Anchor(count=count, size=size, head=head, last_r6_id=None if last == "-" else last)
+    return Anchor(count=count, size=size, head=head_text, last_r6_id=last_text or None)
 
 
 def decode_anchor(data: bytes, *, source: str) -> Anchor | None:
@@ -157,9 +158,9 @@ class AnchorWriter:
         ``head`` is a 64-hex hash and ``last_r6_id`` a writer-made ``r6:<8 hex>`` id here; other
         values go through ``encode_slot``.
         """
-        if last_r6_id is not None and len(last_r6_id) == 11 and len(head) == 64:
-            body = _BODY % (count, size, head.encode("ascii"), last_r6_id.encode("ascii"))
-            slot = body + b"%08x" % _crc32(body) + _PAD
+        if last_r6_id is not None and len(last_r6_id) == 11:
+            body = _pack_body(_MAGIC, count, size, head.encode("ascii"), last_r6_id.encode("ascii"))
+            slot = body + _pack_crc(_crc32(body)) + _PAD
         else:
             slot = encode_slot(count, size, head, last_r6_id)
         start = (count & 1) * SLOT_SIZE

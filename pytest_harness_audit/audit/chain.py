@@ -52,6 +52,7 @@ _lseek = os.lseek
 _SEEK_END = os.SEEK_END
 _writev = os.writev
 _sha256 = hashlib.sha256
+_getpid = os.getpid
 
 
 def _close_all(fds: list[int]) -> None:
@@ -85,6 +86,7 @@ class AuditChain:
         self._paths: SessionPaths = self._layout.paths(session_id)
         self._fsync = fsync
         self._mutex = threading.Lock()
+        self._pid = os.getpid()
         self._fds: list[int] = []
         self._finalizer = weakref.finalize(self, _close_all, self._fds)
         self._fd = -1
@@ -252,9 +254,11 @@ class AuditChain:
         prepared = self._builder.prepare(draft)
         with self._mutex:
             fd = self._fd
-            lock_fd = self._lock_fd
             if fd < 0:
                 raise ChainError(f"{self._paths.chain}: the chain has been closed")
+            if self._pid != _getpid():
+                self._after_fork()
+            lock_fd = self._lock_fd
             _flock(lock_fd, _LOCK_EX)
             try:
                 size = _lseek(fd, 0, _SEEK_END)
@@ -287,6 +291,21 @@ class AuditChain:
                 _flock(lock_fd, _LOCK_UN)
         return prepared.record(index, prev_r6, prev_hash)
 
+    def _after_fork(self) -> None:
+        """In a forked child, take a lock descriptor of our own.
+
+        ``flock`` locks belong to the open file description, which a forked child shares with its
+        parent: without this, parent and child would not exclude each other.
+        """
+        inherited = self._lock_fd
+        self._lock_fd = os.open(self._paths.lock, os.O_RDWR | os.O_CLOEXEC)
+        self._fds.append(self._lock_fd)
+        if inherited in self._fds:
+            self._fds.remove(inherited)
+        with contextlib.suppress(OSError):
+            os.close(inherited)
+        self._pid = os.getpid()
+
     def _undo_partial_write(self, size: int) -> None:
         try:
             if os.lseek(self._fd, 0, os.SEEK_END) > size:
@@ -301,6 +320,8 @@ class AuditChain:
         with self._mutex:
             if self._fd < 0:
                 return
+            if self._pid != _getpid():
+                self._after_fork()
             size = os.lseek(self._fd, 0, os.SEEK_END)
             if size != self._size:
                 with exclusive(self._lock_fd):
@@ -364,6 +385,8 @@ class AuditChain:
             if not self._fds:
                 return
             try:
+                if self._fd >= 0 and self._pid != _getpid():
+                    self._after_fork()
                 if hasattr(self, "_lct") and self._fd >= 0:
                     with exclusive(self._lock_fd):
                         size = os.lseek(self._fd, 0, os.SEEK_END)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import signal
 import socket
@@ -19,6 +20,7 @@ from pytest_harness_audit.audit import (
     sanitize_session_id,
     verify_chain,
 )
+from pytest_harness_audit.audit.anchor import SLOT_SIZE
 from pytest_harness_audit.audit.lct import current_username, make_soft_lct
 from pytest_harness_audit.audit.storage import StorageLayout
 
@@ -193,7 +195,7 @@ def test_torn_anchor_slot_falls_back_one_append(storage, make_draft):
     chain.close()
     paths = StorageLayout.at(storage).paths("torn-anchor")
     data = bytearray(paths.anchor.read_bytes())
-    data[160 + 30] ^= 0x01  # the slot of count 5 (odd) is the second one
+    data[SLOT_SIZE + 30] ^= 0x01  # the slot of count 5 (odd) is the second one
     paths.anchor.write_bytes(bytes(data))
     assert read_anchor(paths.anchor).count == 4
     report = verify_chain(storage, "torn-anchor")
@@ -285,3 +287,28 @@ def test_sanitised_ids_do_not_collide():
     assert sanitize_session_id("plain-id_1.2") == "plain-id_1.2"
     with pytest.raises(Exception, match="non-empty"):
         sanitize_session_id("")
+
+
+def test_forked_child_and_parent_exclude_each_other(storage, make_draft):
+    chain = AuditChain(storage, "forked")
+    chain.append(make_draft(0))
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child appends through the object it inherited
+        os.close(read_end)
+        try:
+            for index in range(1500):
+                chain.append(make_draft(10000 + index))
+            os.write(write_end, b"ok")
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    for index in range(1500):
+        chain.append(make_draft(index))
+    os.waitpid(pid, 0)
+    assert os.read(read_end, 2) == b"ok"
+    os.close(read_end)
+    report = verify_chain(storage, "forked")
+    assert report.valid, report.errors
+    assert report.record_count == 3001
+    chain.close()
