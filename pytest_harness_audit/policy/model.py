@@ -216,7 +216,10 @@ def unwrap_reference_config(data: Any) -> Any:
         plugin = data["plugins"]
         if isinstance(plugin, Mapping) and isinstance(plugin.get("web4-governance"), Mapping):
             section = plugin["web4-governance"]
-            policy = dict(section.get("policy") or {})
+            inner = section.get("policy")
+            if inner is not None and not isinstance(inner, Mapping):
+                return inner  # validation reports "a policy must be a mapping"
+            policy = dict(inner or {})
             if "auditLevel" in section and "auditLevel" not in policy:
                 policy["auditLevel"] = section["auditLevel"]
             return policy
