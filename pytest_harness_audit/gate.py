@@ -108,6 +108,11 @@ class Gate:
         return cls(policy, chain, root=root, door=door)
 
     # -- immune state from the chain ------------------------------------------------------------
+    def sync(self) -> None:
+        """Bring the immune ladder up to date with records other gates appended."""
+        with self._lock:
+            self._sync_ladder()
+
     def _sync_ladder(self) -> None:
         """Replay records that other processes appended since we last looked."""
         if not self.immune_config.enabled:

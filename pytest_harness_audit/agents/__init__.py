@@ -1,0 +1,1 @@
+"""Reference agents that drive a harness through MCP, for examples and tests."""
