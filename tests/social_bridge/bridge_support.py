@@ -1,0 +1,57 @@
+"""Shared inputs and readers of the social bridge tests."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_harness_audit.calls import CallRecord
+from pytest_harness_audit.harness import Harness
+
+SLOT_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {"slot": {"type": "string", "enum": ["mon", "tue"]}},
+    "required": ["slot"],
+}
+#: The API key in the python-service workspace's .env.
+API_KEY = "sk-test-4f9a1c2e7b3d8a6f0e5c9b2a1d7e3f8c"
+
+
+def gather(deadline: int = 60) -> dict[str, object]:
+    """A gather collective with the slot form."""
+    return {"op": "gather", "deadline": deadline, "requestedSchema": SLOT_SCHEMA}
+
+
+def all_gather(deadline: int = 60) -> dict[str, object]:
+    """An all_gather collective with the slot form."""
+    return {"op": "all_gather", "deadline": deadline, "requestedSchema": SLOT_SCHEMA}
+
+
+def message_records(harness: Harness) -> list[CallRecord]:
+    """The session's send_message records, in chain order."""
+    return [r for r in harness.records if r.tool == "send_message"]
+
+
+def social(record: CallRecord) -> Mapping[str, Any]:
+    """The record's social field."""
+    value = record.raw["social"]
+    assert isinstance(value, Mapping)
+    return value
+
+
+def deny_messages(**match: Any) -> dict[str, Any]:
+    """A policy document denying category message (optionally narrowed by ``match``)."""
+    return {
+        "defaultPolicy": "allow",
+        "enforce": True,
+        "rules": [
+            {
+                "id": "no-messages",
+                "name": "No messages",
+                "priority": 1,
+                "decision": "deny",
+                "reason": "messages are not allowed here",
+                "match": {"categories": ["message"], **match},
+            }
+        ],
+    }

@@ -1,0 +1,132 @@
+"""``send_message`` over MCP through the bridge: gated, recorded, refusals as JSON-RPC errors."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import pytest
+from bridge_support import gather, message_records, social
+from conftest import SessionFactory
+from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+
+from pytest_harness_audit.harness import Harness
+from pytest_harness_audit.proxy import RecordingProxy
+from pytest_harness_audit.social import MessageFirewall, MessageRule, SocialToolError
+from pytest_harness_audit.social.bridge import SocialSession, send_message_local_tool
+from pytest_harness_audit.verdict import Verdict
+
+Pair = tuple[Harness, SocialSession]
+NO_PASSWORDS = MessageRule("no-passwords", "refuse", text_patterns=("(?i)password",))
+
+
+def test_multicast_and_gather_results(harness_and_session: Pair) -> None:
+    harness, session = harness_and_session
+    assert session.mcp_send_message({"input": {"to": "agent:bob", "text": "hi"}}) == {}
+    result = session.mcp_send_message(
+        {"input": {"to": "group:bob,carol", "text": "slot?", "collective": gather()}}
+    )
+    assert set(result) == {"operationId"} and str(result["operationId"]).startswith("col_")
+    assert [social(r)["operation"] for r in message_records(harness)] == ["multicast", "gather"]
+
+
+def test_runtime_options_travel_in_meta(harness_and_session: Pair) -> None:
+    harness, session = harness_and_session
+    meta = {"org.social-harness/send": {"failureDelivery": "inbound"}}
+    result = session.mcp_send_message(
+        {"input": {"to": "agent:bob", "collectiveResponse": {"action": "decline"}}}, meta
+    )
+    assert str(result["operationId"]).startswith("col_")  # request-none arrives inbound
+    (record,) = message_records(harness)
+    assert social(record)["reason"] == "request-none"
+    assert social(record)["failureDelivery"] == "inbound"
+    assert session.inbox()[-1]["kind"] == "operationFailed"
+
+
+def test_malformed_arguments_are_invalid_params_and_recorded(harness_and_session: Pair) -> None:
+    harness, session = harness_and_session
+    with pytest.raises(SocialToolError) as missing:
+        session.mcp_send_message({"message": "hi"})
+    assert missing.value.code == -32602 and missing.value.data["reason"] == "input-invalid"
+    with pytest.raises(SocialToolError) as options:
+        session.mcp_send_message(
+            {"input": {"to": "agent:bob", "text": "hi"}},
+            {"org.social-harness/send": {"failureDelivery": "never"}},
+        )
+    assert options.value.code == -32602
+    records = message_records(harness)
+    assert [(r.status, social(r)["reason"]) for r in records] == [
+        ("error", "input-invalid"),
+        ("error", "input-invalid"),
+    ]
+    assert records[0].params == {"input": None} and records[1].target == "agent:bob"
+    assert session.posts() == []
+
+
+def test_a_firewall_refusal_carries_its_check(make_session: SessionFactory) -> None:
+    harness, session = make_session(firewall=MessageFirewall([NO_PASSWORDS]))
+    with pytest.raises(SocialToolError) as refused:
+        session.mcp_send_message({"input": {"to": "agent:bob", "text": "password: x"}})
+    data = refused.value.data
+    assert data["reason"] == "firewall-refused"
+    (record,) = message_records(harness)
+    assert record.status == "blocked" and record.raw["firewall"]["checkId"] == data["checkId"]
+    assert harness.verdict is Verdict.FAIL
+
+
+@asynccontextmanager
+async def connected(proxy: RecordingProxy) -> AsyncIterator[ClientSession]:
+    """The official client on the proxy's server over in-memory streams."""
+    to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    server_out, from_server = anyio.create_memory_object_stream[SessionMessage](16)
+    async with anyio.create_task_group() as group:
+        server = proxy.server
+        group.start_soon(server.run, server_in, server_out, server.create_initialization_options())
+        async with ClientSession(from_server, to_server) as client:
+            await client.initialize()
+            yield client
+        group.cancel_scope.cancel()
+
+
+@pytest.mark.anyio
+async def test_send_message_through_the_proxy_with_the_official_client(
+    make_session: SessionFactory,
+) -> None:
+    harness, session = make_session(firewall=MessageFirewall([NO_PASSWORDS]))
+    proxy = RecordingProxy(harness.gate, [], local_tools=[send_message_local_tool(session)])
+    async with proxy, connected(proxy) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert listed["send_message"].input_schema["required"] == ["input"]
+
+        sent = await client.call_tool(
+            "send_message", {"input": {"to": "group:bob,carol", "text": "standup at 10"}}
+        )
+        assert not sent.is_error and sent.structured_content == {}
+
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool(
+                "send_message", {"input": {"to": "agent:bob", "text": "the password is x"}}
+            )
+        assert refused.value.code == -32000
+        assert refused.value.data["reason"] == "firewall-refused"
+        assert refused.value.message.startswith("send refused:")
+
+        with pytest.raises(MCPError) as unknown:
+            await client.call_tool("send_message", {"input": {"to": "agent:zed", "text": "hi"}})
+        assert unknown.value.data == {
+            "reason": "unknown-agent",
+            "detail": "agent:zed is not a known agent",
+        }
+
+    records = message_records(harness)
+    assert [(r.status, r.target) for r in records] == [
+        ("success", "group:alice,bob,carol"),
+        ("blocked", "agent:bob"),
+        ("error", "agent:zed"),
+    ]
+    assert len(harness.records) == 3  # self-recording: the proxy did not record twice
+    assert [post.text for post in session.posts()] == ["standup at 10"]
+    assert harness.verify().valid and harness.verdict is Verdict.FAIL
