@@ -90,3 +90,27 @@ def test_any_file_text_loads_or_raises_policy_error(tmp_path: Path, text: str) -
 def test_documents_that_once_escaped_validation(document: Any) -> None:
     with pytest.raises(PolicyError):
         Policy.from_dict(document)
+
+
+PARAM_KEYS = ["file_path", "path", "pattern", "command", "url", "paths", "source", "to", "x"]
+PARAM_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=30)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3), st.dictionaries(st.text(max_size=3), children, max_size=2)
+    ),
+    max_leaves=6,
+)
+SAFETY = Policy.preset("safety")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    tool=st.sampled_from(["Bash", "Read", "Write", "mcp__fs__write_file", "WebFetch", "X"]),
+    params=st.dictionaries(st.sampled_from(PARAM_KEYS), PARAM_VALUES, max_size=4),
+    root=st.sampled_from([None, "/ws", "/ws/", "/"]),
+)
+def test_any_parameters_evaluate(tool: str, params: dict[str, Any], root: str | None) -> None:
+    evaluation = SAFETY.evaluate(tool, params, root=root)
+    assert evaluation.decision in ("allow", "deny", "warn")
+    assert all(isinstance(target, str) for target in evaluation.targets)
+    assert evaluation.to_dict()["decision"] == evaluation.decision
