@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pytest_harness_audit.calls import CallRecord
 from pytest_harness_audit.harness import Harness
+from pytest_harness_audit.social.bridge import SocialSession
+
+PEERS = ("bob", "carol", "dave")
+#: Sentinel of ``make_session(firewall=…)``: use the policy's own firewall.
+FROM_POLICY = object()
+#: The ``make_session`` fixture: ``(policy="safety", firewall=FROM_POLICY) -> (harness, session)``.
+SessionFactory = Callable[..., tuple[Harness, SocialSession]]
 
 SLOT_SCHEMA: dict[str, object] = {
     "type": "object",

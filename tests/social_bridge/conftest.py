@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from bridge_support import FROM_POLICY, PEERS, SessionFactory
 
 from pytest_harness_audit.harness import Harness
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.social import ManualClock, MessageFirewall
 from pytest_harness_audit.social.bridge import SocialSession, firewall_from_policy
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-PEERS = ("bob", "carol", "dave")
-#: Sentinel of ``make_session(firewall=…)``: use the policy's own firewall.
-FROM_POLICY = object()
-
-SessionFactory = Callable[..., tuple[Harness, SocialSession]]
 
 
 @pytest.fixture

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from bridge_support import gather
-from conftest import SessionFactory
+from bridge_support import SessionFactory, gather
 
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.harness import Harness

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bridge_support import message_records, social
-from conftest import SessionFactory
+from bridge_support import SessionFactory, message_records, social
 
 from pytest_harness_audit.errors import PolicyError
 from pytest_harness_audit.policy import Policy

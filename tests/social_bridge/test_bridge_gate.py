@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from bridge_support import deny_messages, gather, message_records, social
-from conftest import SessionFactory
+from bridge_support import SessionFactory, deny_messages, gather, message_records, social
 
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.social import ManualClock, SocialToolError

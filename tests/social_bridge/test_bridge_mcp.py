@@ -7,8 +7,7 @@ from contextlib import asynccontextmanager
 
 import anyio
 import pytest
-from bridge_support import gather, message_records, social
-from conftest import SessionFactory
+from bridge_support import SessionFactory, gather, message_records, social
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from bridge_support import API_KEY, message_records, social
-from conftest import SessionFactory
+from bridge_support import API_KEY, SessionFactory, message_records, social
 
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.social import FirewallSendError
