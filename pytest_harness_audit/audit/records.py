@@ -228,20 +228,22 @@ class PreparedRecord:
             return text.encode("utf-8", "backslashreplace")
 
     def record(self, index: int, prev_r6_id: str | None, prev_hash: str) -> dict[str, Any]:
-        """The record as a dict, equal to the parsed line."""
+        """The record as a dict, equal to the parsed line (same keys, same order)."""
         draft = self._draft
         stamp, target, shown, in_hash, out_hash, duration, agent_id, params, extra = self._fields
         session_id, lct, level = self._builder.context
         r6_id = self.r6_id
+        tool = draft.tool
+        category = draft.category
         record: dict[str, Any] = {
             "recordId": "audit:" + r6_id[3:],
             "r6RequestId": r6_id,
             "timestamp": stamp,
             "kind": draft.kind,
-            "tool": draft.tool,
-            "category": draft.category,
+            "tool": tool,
+            "category": category,
         }
-        request: dict[str, Any] = {"toolName": draft.tool, "category": draft.category}
+        request: dict[str, Any] = {"toolName": tool, "category": category}
         if target is not None:
             record["target"] = target
             request["target"] = target
@@ -251,19 +253,30 @@ class PreparedRecord:
         if params is not None:
             request["params"] = params
         record["rules"] = {"auditLevel": level, "constraints": list(draft.constraints)}
-        role: dict[str, Any] = {"sessionId": session_id}
-        if agent_id is not None:
-            role["agentId"] = agent_id
-        role["actionIndex"] = index
-        role["bindingType"] = BINDING_TYPE
-        role["lct"] = lct
-        record["role"] = role
+        if agent_id is None:
+            record["role"] = {
+                "sessionId": session_id,
+                "actionIndex": index,
+                "bindingType": BINDING_TYPE,
+                "lct": lct,
+            }
+        else:
+            record["role"] = {
+                "sessionId": session_id,
+                "agentId": agent_id,
+                "actionIndex": index,
+                "bindingType": BINDING_TYPE,
+                "lct": lct,
+            }
         record["request"] = request
-        reference: dict[str, Any] = {"sessionId": session_id}
         if prev_r6_id:
-            reference["prevR6Id"] = prev_r6_id
-        reference["chainPosition"] = index
-        record["reference"] = reference
+            record["reference"] = {
+                "sessionId": session_id,
+                "prevR6Id": prev_r6_id,
+                "chainPosition": index,
+            }
+        else:
+            record["reference"] = {"sessionId": session_id, "chainPosition": index}
         record["resource"] = {"approvalRequired": bool(draft.approval_required)}
         result: dict[str, Any] = {"status": draft.status}
         if out_hash is not None:
