@@ -67,7 +67,8 @@ test_upstream.__test__ = False  # type: ignore[attr-defined]
 
 @pytest.fixture
 def gate(tmp_path: Path) -> StubGate:
-    return StubGate(tmp_path / "storage", deny=["git_commit", "git__git_commit"])
+    # The gate judges upstream tools as mcp__<server>__<tool>, whatever name the proxy exposes.
+    return StubGate(tmp_path / "storage", deny=["mcp__git__git_commit"])
 
 
 @pytest.fixture

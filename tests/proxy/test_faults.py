@@ -59,8 +59,8 @@ async def test_upstream_crash_mid_call_is_an_error_result_and_reported_once(
         "calls to its tools now return errors"
     ]
     assert [(r["tool"], r["status"], r["error_message"]) for r in gate.records()] == [
-        ("crash", "error", "upstream 'test' stopped during the call"),
-        ("echo", "error", "upstream 'test' is not running"),
+        ("mcp__test__crash", "error", "upstream 'test' stopped during the call"),
+        ("mcp__test__echo", "error", "upstream 'test' is not running"),
     ]
 
 
@@ -80,8 +80,8 @@ async def test_slow_upstream_hits_the_call_timeout_and_the_proxy_moves_on(
 
     records = gate.records()
     assert [(r["tool"], r["status"], r["error_message"]) for r in records] == [
-        ("sleep", "error", "timeout after 0.5s"),
-        ("echo", "success", None),
+        ("mcp__test__sleep", "error", "timeout after 0.5s"),
+        ("mcp__test__echo", "success", None),
     ]
     assert 400 < records[0]["duration_ms"] < 5000
 
@@ -98,8 +98,8 @@ async def test_client_cancellation_reaches_the_upstream_and_is_recorded(
             await anyio.sleep(0.01)
         assert text_of(await session.call_tool("echo", {"text": "after"})) == "after"
     assert [(r["tool"], r["status"], r["error_message"]) for r in gate.records()] == [
-        ("sleep", "error", "cancelled before completion"),
-        ("echo", "success", None),
+        ("mcp__test__sleep", "error", "cancelled before completion"),
+        ("mcp__test__echo", "success", None),
     ]
 
 
@@ -112,7 +112,7 @@ async def test_unknown_tool_with_one_upstream_is_the_upstream_mcp_error_recorded
     assert raised.value.code == types.INVALID_PARAMS
     assert "git_teleport" in raised.value.error.message
     [record] = gate.records()
-    assert (record["tool"], record["status"]) == ("git_teleport", "error")
+    assert (record["tool"], record["status"]) == ("mcp__git__git_teleport", "error")
     assert record["error_message"] == raised.value.error.message
 
 
@@ -235,4 +235,4 @@ def test_malformed_json_rpc_over_http_gets_an_error_and_the_proxy_keeps_serving(
                 return text_of(await session.call_tool("echo", {"text": "alive"}))
 
         assert anyio.run(still_serving) == "alive"
-    assert [(r["tool"], r["status"]) for r in gate.records()] == [("echo", "success")]
+    assert [(r["tool"], r["status"]) for r in gate.records()] == [("mcp__test__echo", "success")]

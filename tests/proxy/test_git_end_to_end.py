@@ -35,16 +35,17 @@ async def _status_then_denied_commit(session: ClientSession, repo: git.Repo) -> 
 
     commit = await session.call_tool("git_commit", {"repo_path": path, "message": "sneaky"})
     assert commit.is_error
-    assert (
-        text_of(commit) == "[blocked] [web4-policy] rule deny-git_commit: git_commit is not allowed"
+    assert text_of(commit) == (
+        "[blocked] [web4-policy] rule deny-mcp__git__git_commit: "
+        "mcp__git__git_commit is not allowed"
     )
 
 
 def _assert_recorded(records: list[dict[str, object]], repo: git.Repo) -> None:
     assert [(r["tool"], r["status"]) for r in records] == [
-        ("git_add", "success"),
-        ("git_status", "success"),
-        ("git_commit", "blocked"),
+        ("mcp__git__git_add", "success"),
+        ("mcp__git__git_status", "success"),
+        ("mcp__git__git_commit", "blocked"),
     ]
     status_record = records[1]
     assert isinstance(status_record["output"], dict)
@@ -63,7 +64,7 @@ async def test_stdio_proxy_forwards_allowed_and_blocks_denied(
     proxy = StdioServerParameters(
         command=sys.executable,
         args=[STUB_PROXY, "--storage", str(storage), "proxy", "--", *git_argv(git_repo)],
-        env={**os.environ, "STUB_GATE_DENY": "git_commit"},
+        env={**os.environ, "STUB_GATE_DENY": "mcp__git__git_commit"},
     )
     async with stdio_client(proxy) as (read, write), ClientSession(read, write) as session:
         init = await session.initialize()

@@ -108,9 +108,11 @@ def test_config_file_that_is_not_json_names_the_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("argv", "name"),
     [
-        (["python3", "-m", "mcp_server_git", "--repository", "."], "mcp_server_git"),
-        (["uvx", "mcp-server-git"], "mcp-server-git"),
-        (["npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"], "server-filesystem"),
+        (["python3", "-m", "mcp_server_git", "--repository", "."], "git"),
+        (["uvx", "mcp-server-git"], "git"),
+        (["npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"], "filesystem"),
+        (["npx", "-y", "@acme/mcp-server"], "mcp-server"),  # nothing after the prefix: kept
+        (["uvx", "weather-server-api"], "weather-server-api"),  # only a leading prefix goes
         (["/usr/local/bin/my server"], "my-server"),
     ],
 )

@@ -15,8 +15,6 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from pytest_harness_audit.proxy import proxy_command
 
-pytest.importorskip("pytest_harness_audit.gate", exc_type=ImportError)
-
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 POLICY = """\
@@ -29,7 +27,7 @@ rules:
     decision: deny
     reason: commits need a human
     match:
-      tools: [git_commit]
+      tools: [mcp__git__git_commit]
 """
 
 
@@ -57,9 +55,10 @@ async def test_cli_records_into_a_verifiable_chain(git_repo: git.Repo, tmp_path:
     lines = _chain_lines(storage, "proxy-e2e")
     records = [json.loads(line) for line in lines]
     calls = [r for r in records if r.get("kind", "call") == "call"]
-    assert [(r["tool"], r["result"]["status"]) for r in calls] == [
-        ("git_status", "success"),
-        ("git_commit", "blocked"),
+    # The gate judged the upstream's tools as mcp__git__<tool>, so the built-in categories apply.
+    assert [(r["tool"], r["category"], r["result"]["status"]) for r in calls] == [
+        ("mcp__git__git_status", "file_read", "success"),
+        ("mcp__git__git_commit", "file_write", "blocked"),
     ]
     assert "rule:no-commits" in calls[1]["rules"]["constraints"]
     # The hash links of DESIGN §4: genesis, then SHA-256 of the previous line's bytes.

@@ -52,9 +52,9 @@ async def test_several_upstreams_are_prefixed_and_routed(
         denied = await session.call_tool("git__git_commit", {"repo_path": git_repo.working_dir})
         assert denied.is_error and text_of(denied).startswith("[blocked] [web4-policy]")
     assert [(r["tool"], r["status"]) for r in gate.records()] == [
-        ("test__echo", "success"),
-        ("git__git_status", "success"),
-        ("git__git_commit", "blocked"),
+        ("mcp__test__echo", "success"),
+        ("mcp__git__git_status", "success"),
+        ("mcp__git__git_commit", "blocked"),
     ]
 
 
@@ -71,8 +71,10 @@ async def test_an_upstream_error_result_is_recorded_as_error_with_its_message(
 
 
 async def test_local_tools_are_listed_gated_and_recorded(
-    gate: StubGate, make_proxy: Callable[..., RecordingProxy]
+    tmp_path: Path, reports: list[str]
 ) -> None:
+    # Local tools are judged under their exposed name, upstream tools as mcp__<server>__<tool>.
+    gate = StubGate(tmp_path / "local", deny=["git_commit"])
     seen: list[dict[str, Any]] = []
 
     def shout(arguments: dict[str, Any]) -> str:
@@ -96,7 +98,7 @@ async def test_local_tools_are_listed_gated_and_recorded(
         LocalTool("git_commit", "Denied by the stand-in gate.", SCHEMA, shout),
     ]
     async with (
-        make_proxy([test_upstream()], local_tools=local) as proxy,
+        RecordingProxy(gate, [test_upstream()], local_tools=local, report=reports.append) as proxy,
         memory_client(proxy) as session,
     ):
         names = [tool.name for tool in (await session.list_tools()).tools]
@@ -110,13 +112,16 @@ async def test_local_tools_are_listed_gated_and_recorded(
         assert text_of(await session.call_tool("SelfGated", {})) == "recorded elsewhere"
         denied = await session.call_tool("git_commit", {"text": "x"})
         assert denied.is_error
+        assert text_of(await session.call_tool("echo", {"text": "up"})) == "up"
     assert seen == [{"text": "hi"}]  # the denied local tool never ran
     assert [(r["tool"], r["status"], r["error_message"]) for r in gate.records()] == [
         ("Shout", "success", None),
         ("Stats", "success", None),
         ("Broken", "error", "ValueError: no such file: x"),
         ("git_commit", "blocked", None),
+        ("mcp__test__echo", "success", None),
     ]
+    assert reports == []
 
 
 async def test_a_local_tool_hides_an_upstream_tool_of_the_same_name(
@@ -179,7 +184,7 @@ async def test_resources_prompts_ping_and_progress_pass_through(
                 await anyio.sleep(0.01)
     assert progress == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
     # Only tool calls are governed and recorded.
-    assert [r["tool"] for r in gate.records()] == ["progress"]
+    assert [r["tool"] for r in gate.records()] == ["mcp__test__progress"]
 
 
 async def test_prompts_of_several_upstreams_are_prefixed(
@@ -228,8 +233,11 @@ async def test_a_streamable_http_upstream(
         ):
             assert "echo" in [tool.name for tool in (await session.list_tools()).tools]
             assert text_of(await session.call_tool("echo", {"text": "far"})) == "far"
-    assert [(r["tool"], r["status"]) for r in gate.records()] == [("echo", "success")]
-    assert [(r["tool"], r["status"]) for r in front_gate.records()] == [("echo", "success")]
+    # Each proxy names the tool after its own upstream: the outer one's is 'remote'.
+    assert [(r["tool"], r["status"]) for r in gate.records()] == [("mcp__remote__echo", "success")]
+    assert [(r["tool"], r["status"]) for r in front_gate.records()] == [
+        ("mcp__test__echo", "success")
+    ]
     assert reports == []
 
 
