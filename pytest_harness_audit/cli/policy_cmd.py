@@ -60,9 +60,18 @@ def resolve_policy(args: argparse.Namespace) -> Policy:
 def _status(args: argparse.Namespace) -> int:
     policy = resolve_policy(args)
     if args.json:
-        print(json.dumps({"name": policy.name, "rules": len(policy.rules),
-                          "defaultPolicy": policy.default_policy, "enforce": policy.enforce,
-                          "preset": policy.spec.preset, "contentHash": policy.content_hash}))
+        print(
+            json.dumps(
+                {
+                    "name": policy.name,
+                    "rules": len(policy.rules),
+                    "defaultPolicy": policy.default_policy,
+                    "enforce": policy.enforce,
+                    "preset": policy.spec.preset,
+                    "contentHash": policy.content_hash,
+                }
+            )
+        )
         return 0
     print("Policy engine:")
     print(f"  Rules:    {len(policy.rules)}")
@@ -111,14 +120,15 @@ def _rules(args: argparse.Namespace) -> int:
 def _presets(args: argparse.Namespace) -> int:
     names = Policy.preset_names()
     if args.json:
-        print(json.dumps([{"name": n, "description": Policy.preset_description(n)}
-                          for n in names]))
+        print(json.dumps([{"name": n, "description": Policy.preset_description(n)} for n in names]))
         return 0
     for name in names:
         preset = Policy.preset(name)
         print(f"{name:<11} {Policy.preset_description(name)}")
-        print(f"{'':<11} default={preset.default_policy} enforce="
-              f"{str(preset.enforce).lower()} rules={len(preset.rules)}")
+        print(
+            f"{'':<11} default={preset.default_policy} enforce="
+            f"{str(preset.enforce).lower()} rules={len(preset.rules)}"
+        )
     return 0
 
 

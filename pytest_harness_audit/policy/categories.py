@@ -17,8 +17,18 @@ CREDENTIAL_ACCESS = "credential_access"
 
 #: Every category a rule may name.
 KNOWN_CATEGORIES = frozenset(
-    {FILE_READ, FILE_WRITE, COMMAND, NETWORK, DELEGATION, STATE, MCP, MESSAGE, UNKNOWN,
-     CREDENTIAL_ACCESS}
+    {
+        FILE_READ,
+        FILE_WRITE,
+        COMMAND,
+        NETWORK,
+        DELEGATION,
+        STATE,
+        MCP,
+        MESSAGE,
+        UNKNOWN,
+        CREDENTIAL_ACCESS,
+    }
 )
 
 BUILTIN_TOOL_CATEGORIES: Mapping[str, str] = {

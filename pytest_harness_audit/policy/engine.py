@@ -46,12 +46,33 @@ class RateCounter(Protocol):
 class CompiledRule:
     """A rule with its criteria compiled for fast matching."""
 
-    __slots__ = ("categories", "dry_run_constraints", "enforced_constraints", "exact",
-                 "fail_closed", "fallbacks", "has_patterns", "index", "max_count", "reason",
-                 "rule", "tools", "uses_globs", "uses_regexes", "window_ms")
+    __slots__ = (
+        "categories",
+        "dry_run_constraints",
+        "enforced_constraints",
+        "exact",
+        "fail_closed",
+        "fallbacks",
+        "has_patterns",
+        "index",
+        "max_count",
+        "reason",
+        "rule",
+        "tools",
+        "uses_globs",
+        "uses_regexes",
+        "window_ms",
+    )
 
-    def __init__(self, rule: Rule, index: int, globs: PatternProgram, regexes: PatternProgram,
-                 *, source: str | None) -> None:
+    def __init__(
+        self,
+        rule: Rule,
+        index: int,
+        globs: PatternProgram,
+        regexes: PatternProgram,
+        *,
+        source: str | None,
+    ) -> None:
         self.rule = rule
         self.index = index
         match = rule.match
@@ -64,14 +85,14 @@ class CompiledRule:
         if match.target_patterns is not None:
             is_regex = match.target_patterns_are_regex
             try:
-                exact, sources, fallbacks = split_patterns(match.target_patterns,
-                                                           is_regex=is_regex)
+                exact, sources, fallbacks = split_patterns(match.target_patterns, is_regex=is_regex)
                 program = regexes if is_regex else globs
                 for program_source in sources:
                     program.add(program_source, index)
             except PatternSyntaxError as exc:
-                raise PolicyError(str(exc), source=source, rule_id=rule.id,
-                                  field="match.targetPatterns") from None
+                raise PolicyError(
+                    str(exc), source=source, rule_id=rule.id, field="match.targetPatterns"
+                ) from None
             self.exact, self.fallbacks = exact, tuple(fallbacks)
             self.uses_globs = bool(sources) and not is_regex
             self.uses_regexes = bool(sources) and is_regex
@@ -107,8 +128,9 @@ class _ToolEntry:
 
     __slots__ = ("candidates", "categories", "category", "uses_globs", "uses_regexes")
 
-    def __init__(self, category: str, categories: frozenset[str],
-                 candidates: tuple[CompiledRule, ...]) -> None:
+    def __init__(
+        self, category: str, categories: frozenset[str], candidates: tuple[CompiledRule, ...]
+    ) -> None:
         self.category = category
         self.categories = categories
         self.candidates = candidates
@@ -142,8 +164,7 @@ class CompiledPolicy:
         self._default_reason = f"Default policy: {default}"
         base = (f"policy:{default}", "rule:default")
         self._default_enforced = spec.enforce or default != "deny"
-        self._default_constraints = base if self._default_enforced else (*base,
-                                                                         "enforced:false")
+        self._default_constraints = base if self._default_enforced else (*base, "enforced:false")
 
     def category_of(self, tool: str) -> str:
         """The category of ``tool``: the policy's ``toolCategories`` first, then built-ins."""
@@ -164,10 +185,14 @@ class CompiledPolicy:
             base.add(MCP)
         categories = frozenset(base)
         candidates = tuple(
-            rule for rule in self.compiled_rules
+            rule
+            for rule in self.compiled_rules
             if (rule.tools is None or tool in rule.tools)
-            and (rule.categories is None or rule.categories & categories
-                 or CREDENTIAL_ACCESS in rule.categories)
+            and (
+                rule.categories is None
+                or rule.categories & categories
+                or CREDENTIAL_ACCESS in rule.categories
+            )
         )
         entry = self._by_tool[key] = _ToolEntry(category, categories, candidates)
         return entry
@@ -185,9 +210,15 @@ class CompiledPolicy:
                 regexes.owners_matching(data, matched)
         return matched
 
-    def evaluate(self, tool: str, params: Mapping[str, Any] | None = None, *,
-                 rate_counter: RateCounter | None = None, root: str | None = None,
-                 category: str | None = None) -> Evaluation:
+    def evaluate(
+        self,
+        tool: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        rate_counter: RateCounter | None = None,
+        root: str | None = None,
+        category: str | None = None,
+    ) -> Evaluation:
         """Decide one call: the first matching rule in priority order, else the default.
 
         ``rate_counter`` is the session's counter (rate-limited rules need one and never fire
@@ -212,10 +243,14 @@ class CompiledPolicy:
                 if not targets:
                     continue
                 if matched is None:
-                    matched = self._set_matches(targets, entry) if (
-                        entry.uses_globs or entry.uses_regexes) else _EMPTY
+                    matched = (
+                        self._set_matches(targets, entry)
+                        if (entry.uses_globs or entry.uses_regexes)
+                        else _EMPTY
+                    )
                 if rule.index not in matched and not (
-                        (rule.exact or rule.fallbacks) and rule.matches_outside_sets(targets)):
+                    (rule.exact or rule.fallbacks) and rule.matches_outside_sets(targets)
+                ):
                     continue
             rule_categories = rule.categories
             if rule_categories is not None and not rule_categories & entry.categories:
@@ -234,11 +269,30 @@ class CompiledPolicy:
             decision = rule.rule.decision
             enforced = self.spec.enforce or decision != "deny"
             return Evaluation(
-                decision, enforced, rule.rule.id, rule.rule.name, rule.rule.priority,
+                decision,
+                enforced,
+                rule.rule.id,
+                rule.rule.name,
+                rule.rule.priority,
                 rule.reason,
                 rule.enforced_constraints if enforced else rule.dry_run_constraints,
-                entry.category, primary_target(params), targets, params, root)
+                entry.category,
+                primary_target(params),
+                targets,
+                params,
+                root,
+            )
         return Evaluation(
-            self.spec.default_policy, self._default_enforced, None, None, None,
-            self._default_reason, self._default_constraints, entry.category,
-            primary_target(params), targets, params, root)
+            self.spec.default_policy,
+            self._default_enforced,
+            None,
+            None,
+            None,
+            self._default_reason,
+            self._default_constraints,
+            entry.category,
+            primary_target(params),
+            targets,
+            params,
+            root,
+        )

@@ -18,13 +18,37 @@ class Evaluation:
     targets, including normalised paths and paths inside a command).
     """
 
-    __slots__ = ("_params", "_root", "_targets", "blocked", "category", "constraints",
-                 "decision", "enforced", "priority", "reason", "rule_id", "rule_name", "target")
+    __slots__ = (
+        "_params",
+        "_root",
+        "_targets",
+        "blocked",
+        "category",
+        "constraints",
+        "decision",
+        "enforced",
+        "priority",
+        "reason",
+        "rule_id",
+        "rule_name",
+        "target",
+    )
 
-    def __init__(self, decision: str, enforced: bool, rule_id: str | None,
-                 rule_name: str | None, priority: int | None, reason: str,
-                 constraints: tuple[str, ...], category: str, target: str | None,
-                 targets: list[str] | None, params: Mapping[str, Any], root: str | None) -> None:
+    def __init__(
+        self,
+        decision: str,
+        enforced: bool,
+        rule_id: str | None,
+        rule_name: str | None,
+        priority: int | None,
+        reason: str,
+        constraints: tuple[str, ...],
+        category: str,
+        target: str | None,
+        targets: list[str] | None,
+        params: Mapping[str, Any],
+        root: str | None,
+    ) -> None:
         self.decision = decision
         self.enforced = enforced
         self.blocked = enforced and decision == "deny"
@@ -54,13 +78,22 @@ class Evaluation:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (the CLI's ``--json`` output)."""
         return {
-            "decision": self.decision, "enforced": self.enforced, "blocked": self.blocked,
-            "ruleId": self.rule_id, "ruleName": self.rule_name, "priority": self.priority,
-            "reason": self.reason, "constraints": list(self.constraints),
-            "category": self.category, "target": self.target, "targets": list(self.targets),
+            "decision": self.decision,
+            "enforced": self.enforced,
+            "blocked": self.blocked,
+            "ruleId": self.rule_id,
+            "ruleName": self.rule_name,
+            "priority": self.priority,
+            "reason": self.reason,
+            "constraints": list(self.constraints),
+            "category": self.category,
+            "target": self.target,
+            "targets": list(self.targets),
         }
 
     def __repr__(self) -> str:
-        return (f"Evaluation(decision={self.decision!r}, enforced={self.enforced!r}, "
-                f"rule_id={self.rule_id!r}, category={self.category!r}, "
-                f"target={self.target!r})")
+        return (
+            f"Evaluation(decision={self.decision!r}, enforced={self.enforced!r}, "
+            f"rule_id={self.rule_id!r}, category={self.category!r}, "
+            f"target={self.target!r})"
+        )

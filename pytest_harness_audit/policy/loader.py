@@ -62,8 +62,9 @@ def _json_with_lines(text: str, source: str) -> tuple[Any, dict[int, int]]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise PolicyError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=source,
-                          line=exc.lineno) from None
+        raise PolicyError(
+            f"invalid JSON: {exc.msg} (column {exc.colno})", source=source, line=exc.lineno
+        ) from None
     lines: dict[int, int] = {}
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -91,8 +92,7 @@ def read_document(path: Path) -> tuple[Any, LineOf]:
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark
             line = mark.line + 1 if mark is not None else None
-            raise PolicyError(f"invalid YAML: {exc.problem}", source=source,
-                              line=line) from None
+            raise PolicyError(f"invalid YAML: {exc.problem}", source=source, line=line) from None
         except yaml.YAMLError as exc:
             raise PolicyError(f"invalid YAML: {exc}", source=source) from None
 
@@ -106,8 +106,8 @@ def preset_path(name: str) -> Path:
     """The file of a shipped preset; unknown names raise a PolicyError listing the available."""
     if name not in PRESET_NAMES:
         raise PolicyError(
-            f"Unknown policy preset: {name!r}. Available: {', '.join(PRESET_NAMES)}",
-            field="preset")
+            f"Unknown policy preset: {name!r}. Available: {', '.join(PRESET_NAMES)}", field="preset"
+        )
     return data_dir("rules") / f"{name}.yaml"
 
 
@@ -137,8 +137,9 @@ def resolve_document(data: Any, *, source: str | None, seen: tuple[str, ...] = (
     if not isinstance(name, str):
         raise PolicyError(f"must be a preset name, got {name!r}", source=source, field="preset")
     if name in seen:
-        raise PolicyError(f"preset cycle: {' -> '.join((*seen, name))}", source=source,
-                          field="preset")
+        raise PolicyError(
+            f"preset cycle: {' -> '.join((*seen, name))}", source=source, field="preset"
+        )
     try:
         base_path = preset_path(name)
     except PolicyError as exc:

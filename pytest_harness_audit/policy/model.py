@@ -16,12 +16,23 @@ from pytest_harness_audit.policy.patterns import PatternSyntaxError, check_regex
 
 DECISIONS = ("allow", "deny", "warn")
 POLICY_KEYS = frozenset(
-    {"defaultPolicy", "enforce", "rules", "preset", "name", "description", "toolCategories",
-     "immune", "firewall", "auditLevel"}
+    {
+        "defaultPolicy",
+        "enforce",
+        "rules",
+        "preset",
+        "name",
+        "description",
+        "toolCategories",
+        "immune",
+        "firewall",
+        "auditLevel",
+    }
 )
 RULE_KEYS = frozenset({"id", "name", "priority", "decision", "reason", "match"})
-MATCH_KEYS = frozenset({"tools", "categories", "targetPatterns", "targetPatternsAreRegex",
-                        "rateLimit"})
+MATCH_KEYS = frozenset(
+    {"tools", "categories", "targetPatterns", "targetPatternsAreRegex", "rateLimit"}
+)
 RATE_LIMIT_KEYS = frozenset({"maxCount", "windowMs"})
 AUDIT_LEVELS = ("minimal", "standard", "verbose")
 
@@ -63,8 +74,10 @@ class Match:
             if self.target_patterns_are_regex:
                 out["targetPatternsAreRegex"] = True
         if self.rate_limit is not None:
-            out["rateLimit"] = {"maxCount": self.rate_limit.max_count,
-                                "windowMs": self.rate_limit.window_ms}
+            out["rateLimit"] = {
+                "maxCount": self.rate_limit.max_count,
+                "windowMs": self.rate_limit.window_ms,
+            }
         return out
 
 
@@ -81,8 +94,12 @@ class Rule:
 
     def to_dict(self) -> dict[str, Any]:
         """The rule in the file format."""
-        out: dict[str, Any] = {"id": self.id, "name": self.name, "priority": self.priority,
-                               "decision": self.decision}
+        out: dict[str, Any] = {
+            "id": self.id,
+            "name": self.name,
+            "priority": self.priority,
+            "decision": self.decision,
+        }
         if self.reason is not None:
             out["reason"] = self.reason
         out["match"] = self.match.to_dict()
@@ -111,26 +128,42 @@ class _Context:
         self.source = source
         self.line_of = line_of
 
-    def error(self, message: str, node: object = None, *, rule_id: str | None = None,
-              field: str | None = None) -> PolicyError:
+    def error(
+        self,
+        message: str,
+        node: object = None,
+        *,
+        rule_id: str | None = None,
+        field: str | None = None,
+    ) -> PolicyError:
         line = self.line_of(node) if node is not None else None
         return PolicyError(message, source=self.source, line=line, rule_id=rule_id, field=field)
 
 
-def _check_keys(ctx: _Context, data: Mapping[str, Any], allowed: frozenset[str], where: str,
-                rule_id: str | None = None) -> None:
+def _check_keys(
+    ctx: _Context,
+    data: Mapping[str, Any],
+    allowed: frozenset[str],
+    where: str,
+    rule_id: str | None = None,
+) -> None:
     for key in data:
         if key not in allowed:
             raise ctx.error(
                 f"unknown key {key!r} in {where} (allowed: {', '.join(sorted(allowed))})",
-                data, rule_id=rule_id, field=str(key))
+                data,
+                rule_id=rule_id,
+                field=str(key),
+            )
 
 
-def _string_list(ctx: _Context, value: Any, node: object, rule_id: str | None,
-                 field: str) -> tuple[str, ...]:
+def _string_list(
+    ctx: _Context, value: Any, node: object, rule_id: str | None, field: str
+) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ctx.error(f"must be a list of strings, got {value!r}", node, rule_id=rule_id,
-                        field=field)
+        raise ctx.error(
+            f"must be a list of strings, got {value!r}", node, rule_id=rule_id, field=field
+        )
     return tuple(value)
 
 
@@ -142,53 +175,70 @@ def _parse_match(ctx: _Context, data: Any, rule_id: str, categories: frozenset[s
     if "tools" in data:
         tools = _string_list(ctx, data["tools"], data, rule_id, "match.tools")
     if "categories" in data:
-        categories_value = _string_list(ctx, data["categories"], data, rule_id,
-                                        "match.categories")
+        categories_value = _string_list(ctx, data["categories"], data, rule_id, "match.categories")
         for category in categories_value:
             if category not in categories:
                 raise ctx.error(
                     f"unknown category {category!r} (known: {', '.join(sorted(categories))})",
-                    data, rule_id=rule_id, field="match.categories")
+                    data,
+                    rule_id=rule_id,
+                    field="match.categories",
+                )
     if "targetPatterns" in data:
-        patterns = _string_list(ctx, data["targetPatterns"], data, rule_id,
-                                "match.targetPatterns")
+        patterns = _string_list(ctx, data["targetPatterns"], data, rule_id, "match.targetPatterns")
     is_regex = data.get("targetPatternsAreRegex", False)
     if not isinstance(is_regex, bool):
-        raise ctx.error(f"must be true or false, got {is_regex!r}", data, rule_id=rule_id,
-                        field="match.targetPatternsAreRegex")
+        raise ctx.error(
+            f"must be true or false, got {is_regex!r}",
+            data,
+            rule_id=rule_id,
+            field="match.targetPatternsAreRegex",
+        )
     if is_regex and patterns is not None:
         for pattern in patterns:
             try:
                 check_regex(pattern)
             except PatternSyntaxError as exc:
-                raise ctx.error(str(exc), data, rule_id=rule_id,
-                                field="match.targetPatterns") from None
+                raise ctx.error(
+                    str(exc), data, rule_id=rule_id, field="match.targetPatterns"
+                ) from None
     rate_limit = None
     if "rateLimit" in data:
         rate = data["rateLimit"]
         if not isinstance(rate, Mapping):
-            raise ctx.error(f"must be a mapping, got {rate!r}", data, rule_id=rule_id,
-                            field="match.rateLimit")
+            raise ctx.error(
+                f"must be a mapping, got {rate!r}", data, rule_id=rule_id, field="match.rateLimit"
+            )
         _check_keys(ctx, rate, RATE_LIMIT_KEYS, "match.rateLimit", rule_id)
         max_count, window = rate.get("maxCount"), rate.get("windowMs")
         if type(max_count) is not int or max_count < 1:
-            raise ctx.error(f"must be a positive integer, got {max_count!r}", rate,
-                            rule_id=rule_id, field="match.rateLimit.maxCount")
+            raise ctx.error(
+                f"must be a positive integer, got {max_count!r}",
+                rate,
+                rule_id=rule_id,
+                field="match.rateLimit.maxCount",
+            )
         if isinstance(window, bool) or not isinstance(window, (int, float)) or window <= 0:
-            raise ctx.error(f"must be a positive number, got {window!r}", rate,
-                            rule_id=rule_id, field="match.rateLimit.windowMs")
+            raise ctx.error(
+                f"must be a positive number, got {window!r}",
+                rate,
+                rule_id=rule_id,
+                field="match.rateLimit.windowMs",
+            )
         rate_limit = RateLimit(max_count, float(window))
     return Match(tools, categories_value, patterns, is_regex, rate_limit)
 
 
 def _parse_rule(ctx: _Context, data: Any, index: int, categories: frozenset[str]) -> Rule:
     if not isinstance(data, Mapping):
-        raise ctx.error(f"rule #{index + 1} must be a mapping, got {data!r}", None,
-                        field=f"rules[{index}]")
+        raise ctx.error(
+            f"rule #{index + 1} must be a mapping, got {data!r}", None, field=f"rules[{index}]"
+        )
     rule_id = data.get("id")
     if not isinstance(rule_id, str) or not rule_id:
-        raise ctx.error(f"rule #{index + 1} needs a non-empty string id, got {rule_id!r}", data,
-                        field="id")
+        raise ctx.error(
+            f"rule #{index + 1} needs a non-empty string id, got {rule_id!r}", data, field="id"
+        )
     _check_keys(ctx, data, RULE_KEYS, "rule", rule_id)
     for key in ("name", "priority", "decision", "match"):
         if key not in data:
@@ -197,15 +247,19 @@ def _parse_rule(ctx: _Context, data: Any, index: int, categories: frozenset[str]
     if not isinstance(name, str):
         raise ctx.error(f"must be a string, got {name!r}", data, rule_id=rule_id, field="name")
     if type(priority) is not int:
-        raise ctx.error(f"must be an integer, got {priority!r}", data, rule_id=rule_id,
-                        field="priority")
+        raise ctx.error(
+            f"must be an integer, got {priority!r}", data, rule_id=rule_id, field="priority"
+        )
     if decision not in DECISIONS:
-        raise ctx.error(f"must be one of allow, deny, warn; got {decision!r}", data,
-                        rule_id=rule_id, field="decision")
+        raise ctx.error(
+            f"must be one of allow, deny, warn; got {decision!r}",
+            data,
+            rule_id=rule_id,
+            field="decision",
+        )
     reason = data.get("reason")
     if reason is not None and not isinstance(reason, str):
-        raise ctx.error(f"must be a string, got {reason!r}", data, rule_id=rule_id,
-                        field="reason")
+        raise ctx.error(f"must be a string, got {reason!r}", data, rule_id=rule_id, field="reason")
     match = _parse_match(ctx, data["match"], rule_id, categories)
     return Rule(rule_id, name, priority, decision, match, reason)
 
@@ -226,8 +280,7 @@ def unwrap_reference_config(data: Any) -> Any:
     return data
 
 
-def parse_policy(data: Any, *, source: str | None = None,
-                 line_of: LineOf = _no_line) -> PolicySpec:
+def parse_policy(data: Any, *, source: str | None = None, line_of: LineOf = _no_line) -> PolicySpec:
     """Validate a policy document (bare or the reference plugin's config) into a spec."""
     ctx = _Context(source, line_of)
     data = unwrap_reference_config(data)
@@ -238,21 +291,28 @@ def parse_policy(data: Any, *, source: str | None = None,
     _check_keys(ctx, data, POLICY_KEYS, "policy")
     default = data.get("defaultPolicy", "allow")
     if default not in DECISIONS:
-        raise ctx.error(f"must be one of allow, deny, warn; got {default!r}", data,
-                        field="defaultPolicy")
+        raise ctx.error(
+            f"must be one of allow, deny, warn; got {default!r}", data, field="defaultPolicy"
+        )
     enforce = data.get("enforce", True)
     if not isinstance(enforce, bool):
         raise ctx.error(f"must be true or false, got {enforce!r}", data, field="enforce")
     audit_level = data.get("auditLevel", "standard")
     if audit_level not in AUDIT_LEVELS:
-        raise ctx.error(f"must be one of {', '.join(AUDIT_LEVELS)}; got {audit_level!r}", data,
-                        field="auditLevel")
+        raise ctx.error(
+            f"must be one of {', '.join(AUDIT_LEVELS)}; got {audit_level!r}",
+            data,
+            field="auditLevel",
+        )
     tool_categories_raw = data.get("toolCategories", {}) or {}
     if not isinstance(tool_categories_raw, Mapping) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in tool_categories_raw.items()
     ):
-        raise ctx.error(f"must map tool-name globs to category names, got "
-                        f"{tool_categories_raw!r}", data, field="toolCategories")
+        raise ctx.error(
+            f"must map tool-name globs to category names, got {tool_categories_raw!r}",
+            data,
+            field="toolCategories",
+        )
     tool_categories = tuple(tool_categories_raw.items())
     extra = frozenset(v for _, v in tool_categories) - KNOWN_CATEGORIES
     categories = KNOWN_CATEGORIES | extra
@@ -272,8 +332,15 @@ def parse_policy(data: Any, *, source: str | None = None,
         if key in data and data[key] is not None and not isinstance(data[key], Mapping):
             raise ctx.error(f"must be a mapping, got {data[key]!r}", data, field=key)
     return PolicySpec(
-        default_policy=default, enforce=enforce, rules=rules, preset=data.get("preset"),
-        name=data.get("name"), description=data.get("description"),
-        tool_categories=tool_categories, immune=data.get("immune"),
-        firewall=data.get("firewall"), audit_level=audit_level, extra_categories=extra,
+        default_policy=default,
+        enforce=enforce,
+        rules=rules,
+        preset=data.get("preset"),
+        name=data.get("name"),
+        description=data.get("description"),
+        tool_categories=tool_categories,
+        immune=data.get("immune"),
+        firewall=data.get("firewall"),
+        audit_level=audit_level,
+        extra_categories=extra,
     )

@@ -81,8 +81,7 @@ class TargetMatcher:
             try:
                 self._fallback = regex.compile(pattern, regex.V0)
             except regex.error as exc:
-                raise PatternSyntaxError(
-                    f"invalid regular expression {pattern!r}: {exc}") from None
+                raise PatternSyntaxError(f"invalid regular expression {pattern!r}: {exc}") from None
             return
         anchors = self._program.Anchor
         self._anchor = anchors.UNANCHORED if is_regex else anchors.ANCHOR_BOTH
@@ -109,8 +108,7 @@ class PatternProgram:
 
     def __init__(self, *, anchored: bool) -> None:
         anchor = re2._re2.RE2.Anchor
-        self._set = re2._re2.Set(anchor.ANCHOR_BOTH if anchored else anchor.UNANCHORED,
-                                 RE2_OPTIONS)
+        self._set = re2._re2.Set(anchor.ANCHOR_BOTH if anchored else anchor.UNANCHORED, RE2_OPTIONS)
         self.owners: list[int] = []
 
     def add(self, source: str, owner: int) -> None:
@@ -134,8 +132,9 @@ class PatternProgram:
             into.add(owners[index])
 
 
-def split_patterns(patterns: Sequence[str], *, is_regex: bool) -> tuple[
-        frozenset[str], list[str], list[TargetMatcher]]:
+def split_patterns(
+    patterns: Sequence[str], *, is_regex: bool
+) -> tuple[frozenset[str], list[str], list[TargetMatcher]]:
     """Sort a rule's patterns into (exact strings, RE2 sources for a set, fallback matchers)."""
     exact: set[str] = set()
     sources: list[str] = []

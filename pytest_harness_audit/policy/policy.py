@@ -28,20 +28,32 @@ class Policy(CompiledPolicy):
     :meth:`from_dict` or :meth:`preset`; then call :meth:`evaluate` for each tool call.
     """
 
-    def __init__(self, spec: PolicySpec, *, name: str | None = None,
-                 source: str | None = None) -> None:
+    def __init__(
+        self, spec: PolicySpec, *, name: str | None = None, source: str | None = None
+    ) -> None:
         super().__init__(spec, source=source)
         self.source = source
         self.name = name or spec.name or spec.preset or "custom"
         self.immune_config = (
-            ImmuneConfig.from_dict(spec.immune, source=source,
-                                   known_categories=KNOWN_CATEGORIES | spec.extra_categories)
-            if spec.immune is not None else ImmuneConfig.disabled())
+            ImmuneConfig.from_dict(
+                spec.immune,
+                source=source,
+                known_categories=KNOWN_CATEGORIES | spec.extra_categories,
+            )
+            if spec.immune is not None
+            else ImmuneConfig.disabled()
+        )
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, source: str | None = None,
-                  name: str | None = None, line_of: LineOf | None = None) -> Policy:
+    def from_dict(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        source: str | None = None,
+        name: str | None = None,
+        line_of: LineOf | None = None,
+    ) -> Policy:
         """Build a policy from a parsed document (may say ``preset: NAME`` and add rules)."""
         resolved = resolve_document(data, source=source)
         if line_of is None:
@@ -59,9 +71,14 @@ class Policy(CompiledPolicy):
         return cls.from_dict(data, source=str(path), name=name or path.stem, line_of=line_of)
 
     @classmethod
-    def preset(cls, name: str, *, default_policy: str | None = None,
-               enforce: bool | None = None,
-               rules: Iterable[Rule | Mapping[str, Any]] = ()) -> Policy:
+    def preset(
+        cls,
+        name: str,
+        *,
+        default_policy: str | None = None,
+        enforce: bool | None = None,
+        rules: Iterable[Rule | Mapping[str, Any]] = (),
+    ) -> Policy:
         """A shipped preset, optionally overriding ``defaultPolicy``/``enforce`` and appending
         ``rules`` after the preset's own."""
         path = preset_path(name)
@@ -132,13 +149,16 @@ class Policy(CompiledPolicy):
     @property
     def content_hash(self) -> str:
         """SHA-256 (hex) of the canonical JSON of :meth:`to_dict` — every rule field counts."""
-        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"),
-                               ensure_ascii=False)
+        canonical = json.dumps(
+            self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
     def __repr__(self) -> str:
-        return (f"Policy(name={self.name!r}, default={self.default_policy!r}, "
-                f"enforce={self.enforce!r}, rules={len(self.rules)})")
+        return (
+            f"Policy(name={self.name!r}, default={self.default_policy!r}, "
+            f"enforce={self.enforce!r}, rules={len(self.rules)})"
+        )
 
 
 __all__ = ["Policy", "merge_over_preset"]

@@ -13,8 +13,7 @@ from collections.abc import Iterable
 
 _SEGMENT = r"(?:^|[/\\])"
 _CREDENTIAL = re.compile(
-    _SEGMENT
-    + r"(?:"
+    _SEGMENT + r"(?:"
     r"\.env(?:\.[^/\\]*)?"
     r"|credentials(?:\.[^/\\]*)?"
     r"|secrets?(?:\.[^/\\]*)?"
@@ -31,7 +30,8 @@ _CREDENTIAL = re.compile(
 _MEMORY = re.compile(
     r"(?:" + _SEGMENT + r"memory\.md"
     r"|" + _SEGMENT + r"memory[/\\](?:[^/\\]+[/\\])*[^/\\]+\.md"
-    r"|" + _SEGMENT
+    r"|"
+    + _SEGMENT
     + r"\.(?:moltbot|clawdbot|openclaw|web4|claude)[/\\](?:[^/\\]+[/\\])*memory[^/\\]*"
     r")$",
     re.IGNORECASE,

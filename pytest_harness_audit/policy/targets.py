@@ -26,6 +26,8 @@ _SHELL_PATH = re.compile(
     rf"""(?:~[\w.-]*|\.{{1,2}}|\$\{{?[A-Za-z_]\w*\}}?)?/{_PATH_CHAR}*"""
     rf"""|\.[^\s'"`;|&<>()$/]+(?:/{_PATH_CHAR}*)?"""
     rf"""|[A-Za-z0-9_][^\s'"`;|&<>()$=]*/{_PATH_CHAR}*"""
+    # a bare file name with an extension (`cat credentials.json`)
+    r"""|[A-Za-z0-9_][\w-]*(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}(?=$|[\s'"`;|&<>)])"""
     r")"
 )
 _SYSTEM_PREFIXES = ("/dev/", "/proc/", "/sys/")
@@ -93,6 +95,7 @@ _KEY_KINDS = {
     "glob": _OTHER,
 }
 _KEY_ORDER = {key: index for index, key in enumerate((*PRIMARY_KEYS, *EXTRA_KEYS))}
+_PATTERN_ORDER = _KEY_ORDER["pattern"]
 
 
 def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]:
@@ -110,6 +113,12 @@ def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]
                 found.append((_KEY_ORDER[key], value, kind))
         elif key == "paths":
             paths = value
+    if "pattern" in params and (
+        type(params.get("file_path")) is str or type(params.get("path")) is str
+    ):
+        # beside a path, `pattern` is what to search for (Grep) or a filter inside the path
+        # (Glob), not a file the call acts on
+        found = [item for item in found if item[0] != _PATTERN_ORDER]
     if len(found) > 1:
         found.sort()
     targets: list[str] = []
