@@ -7,6 +7,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from pytest_harness_audit.errors import HarnessAuditError
 
@@ -20,9 +21,16 @@ _COMMAND_MODULES = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line (and exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with every available command group."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="harness-audit", description="Govern, record and verify agent tool calls."
     )
     parser.add_argument(
