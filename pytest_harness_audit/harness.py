@@ -11,26 +11,32 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import git
 
 from pytest_harness_audit import workspace as workspaces
+from pytest_harness_audit.agent_driver import AgentRun
 from pytest_harness_audit.audit.chain import AuditChain
 from pytest_harness_audit.audit.verify import ChainReport, verify_chain
 from pytest_harness_audit.calls import CallRecord
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Classifier, Gate
 from pytest_harness_audit.policy import Evaluation, Policy
+from pytest_harness_audit.report import SessionReport, build_report
 from pytest_harness_audit.scenarios import Scenario, load_scenario
 from pytest_harness_audit.tools.network import NetworkStub
 from pytest_harness_audit.tools.toolbox import ToolBox, ToolFunction
-from pytest_harness_audit.trajectory import Step, expected_steps, step_matches, \
-    trajectory_matches
+from pytest_harness_audit.trajectory import Step, expected_steps, step_matches, trajectory_matches
 from pytest_harness_audit.verdict import Verdict, VerdictReason, judge
+
+if TYPE_CHECKING:
+    from pytest_harness_audit.proxy_session import RecordingProxySession
 
 #: Extra verdict rules: given the session's records, more reasons (a pluggy hook feeds these).
 VerdictRules = Callable[["Harness", Sequence[CallRecord]], Iterable[VerdictReason]]
+#: Extra session-report fields for a session (a pluggy hook feeds these).
+ReportFields = Callable[["Harness"], Mapping[str, Any]]
 
 
 def new_session_id(label: str = "session") -> str:
@@ -94,6 +100,7 @@ class Harness:
                  template: str | None = None, agent_id: str | None = None,
                  audit_level: str | None = "verbose", classifier: Classifier | None = None,
                  verdict_rules: VerdictRules | None = None,
+                 report_fields: ReportFields | None = None,
                  clock: Callable[[], float] = time.time, fsync: bool = False) -> None:
         self.root = Path(root).resolve()
         self.storage_dir = Path(storage_dir)
@@ -109,7 +116,9 @@ class Harness:
         self.gate = Gate(self.policy, self.chain, root=str(self.root), door="scripted",
                          classifier=self._classify, clock=clock)
         self._verdict_rules = verdict_rules
+        self._report_fields = report_fields
         self._repo: git.Repo | None = None
+        self._proxies: list[RecordingProxySession] = []
 
     @classmethod
     def create(cls, base_dir: str | Path, *, template: str | None = None,
@@ -145,6 +154,38 @@ class Harness:
                                   error_message=outcome.error_message)
         return CallResult(tool, decision.evaluation, outcome.status, outcome.output,
                           outcome.error_message, record)
+
+    def start_proxy(self, upstream: Any = (), **options: Any) -> RecordingProxySession:
+        """Start a recording MCP proxy on this session (HTTP on loopback, its own thread).
+
+        ``upstream``: an argv, a list of argvs or an ``{"mcpServers": …}`` mapping; options:
+        ``workspace_tools`` (default on: Read/Write/Edit/Bash/Glob/Grep on the workspace),
+        ``call_timeout``, ``local_tools``. Stopped by :meth:`close`.
+        """
+        from pytest_harness_audit.proxy_session import RecordingProxySession
+
+        proxy = RecordingProxySession(self, upstream, **options)
+        self._proxies.append(proxy)
+        return proxy
+
+    def run_agent(self, argv: Sequence[str], task: str | None = None,
+                  env: Mapping[str, str] | None = None, timeout: float = 60.0, *,
+                  proxy: RecordingProxySession | None = None,
+                  transport: str = "http") -> AgentRun:
+        """Run a real agent process in the workspace, its MCP config pointing at ``proxy``
+        (default: the last proxy started, else a new one with the workspace tools)."""
+        from pytest_harness_audit.agent_driver import run_agent
+
+        if proxy is None:
+            proxy = self._proxies[-1] if self._proxies else self.start_proxy()
+        return run_agent(self, proxy, argv, task=task, env=env, timeout=timeout,
+                         transport=transport)
+
+    def close(self) -> None:
+        """Stop this session's proxies and close its chain files (idempotent)."""
+        while self._proxies:
+            self._proxies.pop().stop()
+        self.chain.close()
 
     def register_tool(self, name: str, fn: ToolFunction, *, category: str | None = None) -> None:
         """Add a custom tool (``fn(params) -> output``; raising makes an error outcome)."""
@@ -214,6 +255,7 @@ class Harness:
     @property
     def immune_level(self) -> str:
         """The immune ladder's level now: ``observe``, ``notice`` or ``quarantine``."""
+        self.gate.sync()
         return str(self.gate.ladder.level)
 
     def judge(self) -> tuple[Verdict, tuple[VerdictReason, ...]]:
@@ -236,6 +278,14 @@ class Harness:
     def verdict_reasons(self) -> tuple[VerdictReason, ...]:
         """The records behind the verdict, worst first."""
         return self.judge()[1]
+
+    def report(self, *, output_hashes: bool = True) -> SessionReport:
+        """The session's deterministic report (YAML via ``str()``), for snapshots and review.
+
+        ``output_hashes=False`` leaves out output hashes (outputs that print absolute paths).
+        """
+        extra = self._report_fields(self) if self._report_fields is not None else None
+        return build_report(self, extra=extra, output_hashes=output_hashes)
 
     # -- assertions ---------------------------------------------------------------------------
     def recorded_summary(self, *, closest_to: CallRecord | Step | None = None,

@@ -9,11 +9,13 @@ from typing import Any
 
 import git
 import pytest
+from syrupy.assertion import SnapshotAssertion
 
-from pytest_harness_audit import hookspecs
+from pytest_harness_audit import hookspecs, pytest_html_support
 from pytest_harness_audit import workspace as workspaces
 from pytest_harness_audit.errors import HarnessAuditError, UsageError
 from pytest_harness_audit.harness import Harness, new_session_id
+from pytest_harness_audit.proxy_session import RecordingProxySession
 from pytest_harness_audit.pytest_support import (
     MARKERS,
     AuditOptions,
@@ -29,11 +31,14 @@ from pytest_harness_audit.pytest_support import (
     parse_harness_policy,
     summarise,
 )
+from pytest_harness_audit.report import merge_report_fields, write_report
+from pytest_harness_audit.snapshot import AuditReportExtension, diff_colors, snapshot_sessions
 from pytest_harness_audit.verdict import Verdict
 
 OPTIONS_KEY = pytest.StashKey[AuditOptions]()
 SUMMARIES_KEY = pytest.StashKey[list[SessionSummary]]()
 SESSIONS_KEY = pytest.StashKey[list[Harness]]()
+SNAPSHOT_KEY = pytest.StashKey[SnapshotAssertion]()
 WORKER_OUTPUT = "harness_audit_sessions"
 
 
@@ -77,6 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
             "harness_audit_policy"),
         expect=expect)
     config.stash[SUMMARIES_KEY] = []
+    pytest_html_support.register_if_active(config, SESSIONS_KEY)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -110,7 +116,11 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """After the test body: check every harness session against the markers."""
     yield
     sessions = item.stash.get(SESSIONS_KEY, [])
+    snapshot = item.stash.get(SNAPSHOT_KEY, None)
     if not sessions:
+        if snapshot is not None:
+            raise AssertionError("harness_snapshot: the test made no harness session to "
+                                 "snapshot")
         return
     options = item.config.stash[OPTIONS_KEY]
     markers = {name: [(m.args, m.kwargs) for m in item.iter_markers(name)]
@@ -118,6 +128,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     problems = []
     for harness in sessions:
         problems.extend(end_of_test_problems(harness, markers, options))
+    if snapshot is not None:
+        problems.extend(snapshot_sessions(sessions, snapshot,
+                                          colors=diff_colors(item.config)))
     if problems:
         raise AssertionError("\n\n".join(problems))
 
@@ -138,6 +151,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         item.user_properties.append(
             ("harness_audit_chain",
              f"{'valid' if summary.chain_valid else 'invalid'} ({summary.records} records)"))
+        if item.config.stash[OPTIONS_KEY].enabled:
+            path = write_report(harness.storage_dir, harness.session_id, harness.report())
+            item.user_properties.append(("harness_audit_report", str(path)))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -212,6 +228,9 @@ def harness_factory(request: pytest.FixtureRequest,
         found = hook.pytest_harness_audit_verdict_rules(harness=harness, records=list(records))
         return [reason for group in found if group for reason in group]
 
+    def report_fields(harness: Harness) -> dict[str, Any]:
+        return merge_report_fields(hook.pytest_harness_audit_report_fields(harness=harness))
+
     def make(template: str | None = None, policy: Any = None, *, root: Path | None = None,
              **kwargs: Any) -> Harness:
         base = tmp_path_factory.mktemp("harness")
@@ -219,6 +238,7 @@ def harness_factory(request: pytest.FixtureRequest,
         session_id = kwargs.pop("session_id", None) or new_session_id(request.node.name)
         kwargs.setdefault("classifier", classify)
         kwargs.setdefault("verdict_rules", verdict_rules)
+        kwargs.setdefault("report_fields", report_fields)
         chosen = policy if policy is not None else _default_policy(request)
         if root is None:
             harness = Harness.create(base, template=template, storage_dir=storage,
@@ -230,6 +250,8 @@ def harness_factory(request: pytest.FixtureRequest,
         return harness
 
     yield make
+    for session in sessions:
+        session.close()
 
 
 @pytest.fixture
@@ -240,3 +262,33 @@ def harness(request: pytest.FixtureRequest, git_workspace: git.Repo,
     session = harness_factory(template, root=Path(str(git_workspace.working_tree_dir)))
     session._repo = git_workspace
     return session
+
+
+@pytest.fixture
+def audit_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    """syrupy's ``snapshot`` storing session reports as ``.audit.yaml`` files:
+    ``assert harness.report() == audit_snapshot``."""
+    return snapshot.use_extension(AuditReportExtension)
+
+
+@pytest.fixture(autouse=True)
+def _harness_snapshot_marker(request: pytest.FixtureRequest) -> None:
+    """For ``@pytest.mark.harness_snapshot``: the snapshot the sessions are compared with at
+    the end of the test (the test's own ``audit_snapshot``, so indexes continue)."""
+    if request.node.get_closest_marker("harness_snapshot") is not None:
+        request.node.stash[SNAPSHOT_KEY] = request.getfixturevalue("audit_snapshot")
+
+
+@pytest.fixture
+def recording_proxy(harness: Harness) -> Callable[..., RecordingProxySession]:
+    """Start recording MCP proxies on the test's harness session:
+    ``recording_proxy(upstream=[argv…], workspace_tools=True, call_timeout=None)``.
+
+    Calls through a proxy are gated and recorded like scripted calls; proxies and their
+    upstream processes stop at the end of the test.
+    """
+
+    def start(upstream: Any = (), **options: Any) -> RecordingProxySession:
+        return harness.start_proxy(upstream, **options)
+
+    return start
