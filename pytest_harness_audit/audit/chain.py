@@ -6,14 +6,15 @@ One append, under the session's exclusive lock:
    meanwhile, take the new head from the anchor (and roll the anchor forward over a record a
    killed writer wrote but could not anchor);
 2. complete the record with its position (``actionIndex``, ``chainPosition``, ``prevR6Id``,
-   ``prevRecordHash``) and write it with one ``os.write`` on an ``O_APPEND`` descriptor — a
-   process killed at any point leaves either the whole line or none of it;
-3. rewrite the anchor slot (record count, byte size, head hash) with one ``pwrite``.
+   ``prevRecordHash``) and write it, newline included, with one ``writev`` on an ``O_APPEND``
+   descriptor — a process killed at any point leaves either the whole line or none of it;
+3. update the anchor slot (record count, byte size, head hash) in the shared mapping of the
+   anchor file (see ``anchor``).
 
 When ``append`` returns, the record is in the kernel's page cache and survives the death of the
 process; with ``fsync=True`` the line and then the anchor are flushed to the device first, so
-they also survive power loss. The lock and the two file descriptors stay open for the life of
-the object, which keeps an append to a handful of system calls.
+they also survive power loss. The lock and the file descriptors stay open for the life of the
+object, which keeps an append to four system calls (lock, length check, write, unlock).
 """
 
 from __future__ import annotations
