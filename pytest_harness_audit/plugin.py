@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -123,8 +123,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
                                  "snapshot")
         return
     options = item.config.stash[OPTIONS_KEY]
-    markers = {name: [(m.args, m.kwargs) for m in item.iter_markers(name)]
-               for name in _MARKER_PARSERS}
+    markers: dict[str, list[tuple[Sequence[Any], Mapping[str, Any]]]] = {
+        name: [(m.args, m.kwargs) for m in item.iter_markers(name)] for name in _MARKER_PARSERS
+    }
     problems = []
     for harness in sessions:
         problems.extend(end_of_test_problems(harness, markers, options))
@@ -160,7 +161,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     """On an xdist worker: hand the summary rows to the controller."""
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
-        workeroutput[WORKER_OUTPUT] = encode_summaries(session.config.stash[SUMMARIES_KEY])
+        summaries = session.config.stash[SUMMARIES_KEY]
+        workeroutput[WORKER_OUTPUT] = encode_summaries(summaries)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -177,7 +179,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if not options.enabled or hasattr(config, "workerinput"):
         return
     terminalreporter.write_sep("=", "harness audit")
-    for line in format_summary(config.stash[SUMMARIES_KEY]):
+    summaries = config.stash[SUMMARIES_KEY]
+    for line in format_summary(summaries):
         terminalreporter.write_line(line)
 
 

@@ -35,7 +35,8 @@ MARKERS = {
     "harness_workspace": "harness_workspace(template): the workspace template of the test's "
                          "harness",
     "harness_agents": "harness_agents(local, *peers): agent names for social-harness sends",
-    "harness_snapshot": "harness_snapshot: snapshot the session report at the end of the test",
+    "harness_snapshot": "harness_snapshot: at the end of the test, compare every harness session's "
+                        "report with its .audit.yaml snapshot (syrupy; --snapshot-update accepts)",
 }
 
 
@@ -125,7 +126,7 @@ def _only(name: str, args: Sequence[Any], kwargs: Mapping[str, Any], allowed: Se
     if len(args) > positional:
         raise UsageError(f"{name}: takes at most {positional} positional argument(s), got "
                          f"{len(args)}")
-    values = dict(zip(allowed, args))
+    values = dict(zip(allowed, args, strict=False))
     for key, value in kwargs.items():
         if key not in allowed:
             raise UsageError(f"{name}: unknown argument {key!r} (allowed: "
