@@ -39,6 +39,8 @@ from pytest_harness_audit.audit.records import AUDIT_LEVELS, RecordBuilder, Reco
 from pytest_harness_audit.audit.session_file import (
     SESSION_FORMAT,
     load_session_file,
+    note_repair,
+    torn_tail_entry,
     write_session_file,
 )
 from pytest_harness_audit.audit.storage import SessionPaths, StorageLayout
@@ -68,8 +70,9 @@ class AuditChain:
 
     Opening resumes an existing chain (count, head, action index), adopts a chain that has no
     anchor yet (such as one written by the reference plugin) after verifying it in full, and
-    refuses a chain whose state does not match its anchor (run ``harness-audit audit verify``;
-    a torn final line is fixed by ``harness-audit audit repair``).
+    refuses a chain whose state does not match its anchor (run ``harness-audit audit verify``).
+    What a killed writer leaves past the anchor is handled as described in
+    ``_roll_forward_locked``.
     """
 
     def __init__(
@@ -219,7 +222,14 @@ class AuditChain:
             )
 
     def _roll_forward_locked(self, anchor: Anchor, size: int) -> None:
-        """Adopt the one complete record a killed writer appended but could not anchor."""
+        """Deal with bytes past the anchor, which only a writer that died can leave behind.
+
+        We hold the lock, so no live writer is mid-append. An incomplete final line (a write cut
+        short by the kill; its ``append`` never returned) is removed and the removal recorded
+        in the session file, exactly as ``harness-audit audit repair`` would. One complete,
+        correctly linked record (written, but killed before its anchor update) is adopted.
+        Anything else is refused.
+        """
         start = anchor.size or 0
         where = f"{self._paths.chain}: after record {anchor.count}"
         if size - start > _MAX_ROLL_FORWARD:
@@ -229,24 +239,37 @@ class AuditChain:
             tail = os.pread(fd, size - start, start)
         finally:
             os.close(fd)
+        fragment = b""
         if not tail.endswith(b"\n"):
-            raise ChainError(
-                f"{where}: torn final line (an interrupted write); "
-                f"run `harness-audit audit repair {self._paths.session_id}`"
+            keep = tail.rfind(b"\n") + 1
+            tail, fragment = tail[:keep], tail[keep:]
+            os.ftruncate(self._fd, start + keep)
+            size = start + keep
+        state = anchor
+        if tail:
+            line = tail[:-1]
+            if b"\n" in line:
+                lines = tail.count(b"\n")
+                raise ChainError(f"{where}: {lines} unanchored records; {_RUN_VERIFY}")
+            result = check_line(line, anchor.head, anchor.count)
+            if not result.ok:
+                raise ChainError(
+                    f"{where}: unanchored record fails verification ({result.reason}); "
+                    "run `harness-audit audit verify`"
+                )
+            head = hashlib.sha256(line).hexdigest()
+            state = Anchor(anchor.count + 1, head, size, result.r6_id)
+            self._anchor.write(state.count, size, head, result.r6_id)
+        self._set_state(state)
+        if fragment:
+            entry = torn_tail_entry(
+                by="writer",
+                offset=size,
+                fragment=fragment,
+                record_count=state.count,
+                head=state.head,
             )
-        line = tail[:-1]
-        if b"\n" in line:
-            lines = tail.count(b"\n")
-            raise ChainError(f"{where}: {lines} unanchored records; {_RUN_VERIFY}")
-        result = check_line(line, anchor.head, anchor.count)
-        if not result.ok:
-            raise ChainError(
-                f"{where}: unanchored record fails verification ({result.reason}); "
-                "run `harness-audit audit verify`"
-            )
-        head = hashlib.sha256(line).hexdigest()
-        self._anchor.write(anchor.count + 1, size, head, result.r6_id)
-        self._set_state(Anchor(anchor.count + 1, head, size, result.r6_id))
+            note_repair(self._paths.session_file, entry)
 
     # -- appending -------------------------------------------------------------------------
 

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.audit.anchor import read_anchor
-from pytest_harness_audit.audit.clock import utc_timestamp
-from pytest_harness_audit.audit.errors import AuditError, ChainError, SessionNotFoundError
+from pytest_harness_audit.audit.errors import ChainError, SessionNotFoundError
 from pytest_harness_audit.audit.locking import exclusive, open_lock_file
-from pytest_harness_audit.audit.session_file import load_session_file, write_session_file
+from pytest_harness_audit.audit.session_file import note_repair, torn_tail_entry
 from pytest_harness_audit.audit.storage import StorageLayout
 from pytest_harness_audit.audit.verify import ChainReport, verify_file
-
-_PREVIEW = 120
 
 
 @dataclass(frozen=True)
@@ -82,9 +77,15 @@ def repair_chain(storage_dir: str | os.PathLike[str], session_id: str) -> Repair
                 handle.truncate(keep)
                 handle.flush()
                 os.fsync(handle.fileno())
-            digest = hashlib.sha256(fragment).hexdigest()
-            _record_repair(paths.session_file, keep, fragment, digest, after)
-            return RepairResult(paths.session_id, len(fragment), digest, after)
+            entry = torn_tail_entry(
+                by="repair",
+                offset=keep,
+                fragment=fragment,
+                record_count=after.record_count,
+                head=after.head,
+            )
+            note_repair(paths.session_file, entry)
+            return RepairResult(paths.session_id, len(fragment), entry["removedSha256"], after)
     finally:
         os.close(lock_fd)
 
@@ -102,34 +103,3 @@ def _complete_length(path: os.PathLike[str], size: int) -> int:
                 return start + newline + 1
             position = start
     return 0
-
-
-def _record_repair(
-    session_file: os.PathLike[str],
-    offset: int,
-    fragment: bytes,
-    digest: str,
-    after: ChainReport,
-) -> None:
-    path = Path(session_file)
-    try:
-        data = load_session_file(path) or {}
-    except AuditError:
-        data = {}
-    repairs = data.get("repairs")
-    if not isinstance(repairs, list):
-        repairs = []
-    repairs.append(
-        {
-            "at": utc_timestamp(),
-            "action": "removed torn final line",
-            "offset": offset,
-            "removedBytes": len(fragment),
-            "removedSha256": digest,
-            "removedPreview": fragment[:_PREVIEW].decode("utf-8", "replace"),
-            "recordCount": after.record_count,
-            "head": after.head,
-        }
-    )
-    data["repairs"] = repairs
-    write_session_file(path, data)

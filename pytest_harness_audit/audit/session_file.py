@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from pytest_harness_audit.audit.clock import utc_timestamp
 from pytest_harness_audit.audit.errors import AuditError
 
 SESSION_FORMAT = "harness-audit-session/1"
@@ -44,3 +46,34 @@ def write_session_file(path: Path, data: dict[str, Any]) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
+
+
+PREVIEW_BYTES = 120
+
+
+def torn_tail_entry(
+    *, by: str, offset: int, fragment: bytes, record_count: int, head: str
+) -> dict[str, Any]:
+    """The ``repairs`` entry describing a removed torn final line."""
+    return {
+        "at": utc_timestamp(),
+        "action": "removed torn final line",
+        "by": by,
+        "offset": offset,
+        "removedBytes": len(fragment),
+        "removedSha256": hashlib.sha256(fragment).hexdigest(),
+        "removedPreview": fragment[:PREVIEW_BYTES].decode("utf-8", "replace"),
+        "recordCount": record_count,
+        "head": head,
+    }
+
+
+def note_repair(path: Path, entry: dict[str, Any]) -> None:
+    """Append ``entry`` to the session file's ``repairs`` list (creating the file if needed)."""
+    data = load_session_file(path) or {}
+    repairs = data.get("repairs")
+    if not isinstance(repairs, list):
+        repairs = []
+    repairs.append(entry)
+    data["repairs"] = repairs
+    write_session_file(path, data)
