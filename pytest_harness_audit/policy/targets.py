@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 import posixpath
 import re
 from collections.abc import Mapping
@@ -68,6 +70,33 @@ def normalise_path(path: str, root: str | None) -> str:
     return path
 
 
+@functools.lru_cache(maxsize=64)
+def _real_root(root: str) -> str:
+    try:
+        return os.path.realpath(root)
+    except (OSError, ValueError):
+        return root
+
+
+def resolved_path(path: str, root: str) -> str | None:
+    """Where ``path`` leads with every symlink followed, when that differs from its lexical form.
+
+    ``path`` is taken relative to the workspace ``root`` (``~`` is the root, as for the tools);
+    the answer is relative to the root when inside it, else absolute. ``None`` when nothing
+    changes or the path cannot be resolved. A symlink in the workspace (``notes.txt`` → ``.env``)
+    is so judged as the file it opens.
+    """
+    if path == "~" or path.startswith("~/"):
+        path = path[2:]
+    joined = path if path.startswith("/") else os.path.join(root, path)
+    try:
+        real = os.path.realpath(joined)
+    except (OSError, ValueError):  # an embedded NUL byte, a name too long
+        return None
+    resolved = normalise_path(real, _real_root(root))
+    return None if resolved == normalise_path(joined, root) else resolved
+
+
 def command_paths(command: str) -> list[str]:
     """Paths named inside a shell command (absolute, ``./``, ``../``, ``~/``, dotfiles, a/b)."""
     found = []
@@ -102,7 +131,8 @@ def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]
     """Every target of a call, de-duplicated in order: primary first, then the rest.
 
     File parameters add their normalised form; a ``command`` adds the paths inside it, and a
-    ``paths`` list adds each of its strings.
+    ``paths`` list adds each of its strings. With a workspace ``root``, a file path that leads
+    elsewhere through a symlink also adds where it leads (:func:`resolved_path`).
     """
     found: list[tuple[int, str, int]] = []
     paths: Any = None
@@ -126,21 +156,26 @@ def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]
         if value not in targets:
             targets.append(value)
         if kind == _FILE:
-            normal = normalise_path(value, root)
-            if normal not in targets:
-                targets.append(normal)
+            _add_path_forms(targets, value, root)
         elif kind == _COMMAND:
             for path in command_paths(value):
                 if path not in targets:
                     targets.append(path)
-                normal = normalise_path(path, root)
-                if normal not in targets:
-                    targets.append(normal)
+                _add_path_forms(targets, path, root)
     if isinstance(paths, (list, tuple)):
         for value in paths:
             if type(value) is str and value not in targets:
                 targets.append(value)
-                normal = normalise_path(value, root)
-                if normal not in targets:
-                    targets.append(normal)
+                _add_path_forms(targets, value, root)
     return targets
+
+
+def _add_path_forms(targets: list[str], path: str, root: str | None) -> None:
+    """Append the normalised form of ``path`` and, with a root, where a symlink leads it."""
+    normal = normalise_path(path, root)
+    if normal not in targets:
+        targets.append(normal)
+    if root:
+        resolved = resolved_path(path, root)
+        if resolved is not None and resolved not in targets:
+            targets.append(resolved)
