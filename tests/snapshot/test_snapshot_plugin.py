@@ -52,6 +52,16 @@ def test_marked(harness_factory, page):
 """
 
 SNAPSHOTS = "__snapshots__/test_suite"
+
+
+@pytest.fixture(autouse=True)
+def _not_an_xdist_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When this folder itself runs under xdist, the inner runs must not think they are workers
+    (syrupy reads ``PYTEST_XDIST_WORKER`` and then prints no snapshot summary)."""
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
+
+
 SNAPSHOT_FILES = [
     "test_agent.audit.yaml",
     "test_marked[a].1.audit.yaml",
