@@ -14,7 +14,8 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -297,6 +298,7 @@ def build_report(
     chain = harness.verify()
     verdict, reasons = harness.judge()
     positions = {record.record_id: record.position for record in records}
+    by_id = {record.record_id: record for record in records}
     line_verdicts = {record.record_id: judge_record(record) for record in records}
     calls: list[CallLine] = []
     escalations: list[EscalationLine] = []
@@ -338,7 +340,7 @@ def build_report(
         chain_problem=problem,
         verdict=verdict,
         other_reasons=tuple(
-            _reason_text(reason, records, positions, scrub)
+            _reason_text(reason, by_id, positions, scrub)
             for reason in _not_on_a_line(reasons, line_verdicts.values())
         ),
         extra=_plain_extra(extra or {}, scrub),
@@ -376,11 +378,11 @@ def _not_on_a_line(
     reasons: Iterable[VerdictReason], shown: Iterable[VerdictReason | None]
 ) -> list[VerdictReason]:
     """The reasons the record lines do not already show (each shown one is taken once)."""
-    remaining = [reason for reason in shown if reason is not None]
+    remaining = Counter(reason for reason in shown if reason is not None)
     others = []
     for reason in reasons:
-        if reason in remaining:
-            remaining.remove(reason)
+        if remaining[reason] > 0:
+            remaining[reason] -= 1
         else:
             others.append(reason)
     return others
@@ -454,16 +456,14 @@ def _lift_line(record: CallRecord, scrub: PathScrubber) -> LiftLine:
 
 def _reason_text(
     reason: VerdictReason,
-    records: Sequence[CallRecord],
+    records: Mapping[str, CallRecord],
     positions: Mapping[str, int],
     scrub: PathScrubber,
 ) -> str:
     """``FAIL: audit chain invalid: …``; a reason about a record names its position (never its
     random id), and a record description in it is rebuilt from the scrubbed target."""
     text = reason.text
-    record = next(
-        (r for r in records if reason.record_id and r.record_id == reason.record_id), None
-    )
+    record = records.get(reason.record_id) if reason.record_id else None
     if record is not None and record.display_target is not None:
         cleaned = CallRecord({**record.raw, "target": clean_target(record, scrub)})
         text = text.replace(record.describe(), cleaned.describe())
