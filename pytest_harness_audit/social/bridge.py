@@ -134,12 +134,29 @@ def firewall_from_policy(policy: Policy) -> MessageFirewall | None:
 class HarnessLike(Protocol):
     """What :meth:`SocialSession.for_harness` reads from a harness."""
 
-    gate: Gate
-    storage_dir: Path
-    session_id: str
-    policy: Policy
-    agents: Sequence[str]
-    secrets: SecretLedger
+    @property
+    def gate(self) -> Gate:
+        """The session's gate."""
+
+    @property
+    def storage_dir(self) -> Path:
+        """Where the session's chain lives."""
+
+    @property
+    def session_id(self) -> str:
+        """The session id."""
+
+    @property
+    def policy(self) -> Policy:
+        """The session's policy (its ``firewall:`` section configures the firewall)."""
+
+    @property
+    def agents(self) -> Sequence[str]:
+        """The agents' names, the local one first."""
+
+    @property
+    def secrets(self) -> SecretLedger:
+        """The session's ledger of secret values read so far."""
 
 
 @dataclasses.dataclass
@@ -603,10 +620,16 @@ def send_message_local_tool(session: SocialSession) -> LocalTool:
         except SocialToolError as error:
             raise MCPError(error.code, error.message, error.data) from None
 
+    # The request's _meta carries the runtime options; proxies that pass it to local tools
+    # say so with a ``takes_meta`` field (older ones call ``handler(arguments)`` only).
+    options: dict[str, Any] = {}
+    if "takes_meta" in {field.name for field in dataclasses.fields(LocalTool)}:
+        options["takes_meta"] = True
     return LocalTool(
         name=SEND_MESSAGE_TOOL_NAME,
         description=str(definition["description"]),
         input_schema=definition["inputSchema"],  # type: ignore[arg-type]
         handler=handler,
         self_recording=True,
+        **options,
     )
