@@ -8,6 +8,7 @@ one, and a changed decision shows as a one-line change in the failure diff and t
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +16,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
-from syrupy.terminal import disable_color
 
 from pytest_harness_audit.report import SessionReport
 
@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from syrupy.types import PropertyFilter, PropertyMatcher, SerializableData, SerializedData
 
     from pytest_harness_audit.harness import Harness
+
+
+_ANSI_STYLE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 class AuditReportExtension(SingleFileSnapshotExtension):
@@ -63,11 +66,9 @@ def snapshot_sessions(
         if assertion == report:
             continue
         result = assertion.executions[assertion.num_executions - 1]
-        if colors:
-            diff = assertion.get_assert_diff()
-        else:
-            with disable_color():
-                diff = assertion.get_assert_diff()
+        diff = assertion.get_assert_diff()
+        if not colors:
+            diff = [_ANSI_STYLE.sub("", line) for line in diff]
         name = Path(result.snapshot_location).name
         problems.append(
             f"session report of {harness.session_id} differs from snapshot {name} "

@@ -132,8 +132,9 @@ def test_created_passes_fails_with_a_small_diff_and_updates(pytester: pytest.Pyt
         "rule: echo-rule, status: blocked, verdict: FAIL}",
     ]
 
-    result = pytester.runpytest("--snapshot-no-colors", "-k", "test_marked")
+    result = pytester.runpytest("-k", "test_marked")
     result.assert_outcomes(failed=2)
+    assert "\x1b[" not in result.stdout.str()  # not a terminal: the marker's diffs are plain
     result.stdout.fnmatch_lines(
         [
             "*session report of test_marked*differs from snapshot test_marked[[]a].audit.yaml "
