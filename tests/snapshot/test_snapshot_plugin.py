@@ -222,14 +222,6 @@ def test_report_files_and_junit_under_harness_audit(pytester: pytest.Pytester) -
     assert props["harness_audit_report"] == str(kept / "reports" / f"{session}.yaml")
 
 
-def test_no_report_files_without_the_flag(pytester: pytest.Pytester) -> None:
-    write_suite(pytester.path)
-    result = pytester.runpytest("--snapshot-update", "--junitxml=out.xml", "-k", "test_agent")
-    result.assert_outcomes(passed=1)
-    assert not (pytester.path / ".harness-audit").exists()
-    assert "harness_audit_report" not in (pytester.path / "out.xml").read_text()
-
-
 def test_marker_without_a_session_and_wrong_data_are_clear(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_misuse="""
@@ -294,7 +286,11 @@ def test_plain():
     assert "harness-audit session report" in page
 
 
-def test_plugin_loads_without_an_html_report(pytester: pytest.Pytester) -> None:
+def test_without_pytest_html_or_the_flag_no_report_files(pytester: pytest.Pytester) -> None:
     write_suite(pytester.path)
-    result = pytester.runpytest("-p", "no:html", "--snapshot-update", "-k", "test_agent")
+    result = pytester.runpytest(
+        "-p", "no:html", "--snapshot-update", "--junitxml=out.xml", "-k", "test_agent"
+    )
     result.assert_outcomes(passed=1)
+    assert not (pytester.path / ".harness-audit").exists()
+    assert "harness_audit_report" not in (pytester.path / "out.xml").read_text()
