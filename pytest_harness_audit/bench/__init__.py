@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m pytest_harness_audit.bench` prints one table of figures."""
