@@ -84,6 +84,8 @@ class Gate:
         self.immune_config = policy.immune_config
         self.ladder = ImmuneLadder(self.immune_config, clock=clock)
         self._seen_records = 0
+        #: Called with ``(record, output)`` after each call's record is appended.
+        self.observers: list[Callable[[Mapping[str, Any], Any], object]] = []
         # one gate may serve a test thread and a proxy thread at once
         self._lock = threading.RLock()
         self._sync_ladder()
@@ -220,6 +222,8 @@ class Gate:
         )
         record = self.chain.append(draft)
         self._observe(record, decision, status)
+        for observer in self.observers:
+            observer(record, output)
         return record
 
     def _observe(self, record: Mapping[str, Any], decision: GateDecision, status: str) -> None:

@@ -25,6 +25,9 @@ from pytest_harness_audit.gate import Classifier, Gate
 from pytest_harness_audit.policy import Evaluation, Policy
 from pytest_harness_audit.report import SessionReport, build_report
 from pytest_harness_audit.scenarios import Scenario, load_scenario
+from pytest_harness_audit.social import Clock, Peer, Post, SendResult
+from pytest_harness_audit.social import bridge as social_bridge
+from pytest_harness_audit.social.secret_ledger import SecretLedger
 from pytest_harness_audit.tools.network import NetworkStub
 from pytest_harness_audit.tools.toolbox import ToolBox, ToolFunction
 from pytest_harness_audit.trajectory import Step, expected_steps, step_matches, trajectory_matches
@@ -32,6 +35,9 @@ from pytest_harness_audit.verdict import Verdict, VerdictReason, judge
 
 if TYPE_CHECKING:
     from pytest_harness_audit.proxy_session import RecordingProxySession
+
+#: The agents of a harness's social endpoint when the test names none (first = local).
+DEFAULT_AGENTS = ("agent",)
 
 #: Extra verdict rules: given the session's records, more reasons (a pluggy hook feeds these).
 VerdictRules = Callable[["Harness", Sequence[CallRecord]], Iterable[VerdictReason]]
@@ -95,13 +101,24 @@ class Harness:
     ``root`` is the workspace directory; chains are written under ``storage_dir``.
     """
 
-    def __init__(self, root: str | Path, *, storage_dir: str | Path,
-                 policy: Policy | str | Path | None = None, session_id: str | None = None,
-                 template: str | None = None, agent_id: str | None = None,
-                 audit_level: str | None = "verbose", classifier: Classifier | None = None,
-                 verdict_rules: VerdictRules | None = None,
-                 report_fields: ReportFields | None = None,
-                 clock: Callable[[], float] = time.time, fsync: bool = False) -> None:
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        storage_dir: str | Path,
+        policy: Policy | str | Path | None = None,
+        session_id: str | None = None,
+        template: str | None = None,
+        agent_id: str | None = None,
+        audit_level: str | None = "verbose",
+        classifier: Classifier | None = None,
+        verdict_rules: VerdictRules | None = None,
+        report_fields: ReportFields | None = None,
+        clock: Callable[[], float] = time.time,
+        fsync: bool = False,
+        agents: Sequence[str] | None = None,
+        social_clock: Clock | None = None,
+    ) -> None:
         self.root = Path(root).resolve()
         self.storage_dir = Path(storage_dir)
         self.policy = resolve_policy(policy)
@@ -109,25 +126,50 @@ class Harness:
         self.template = template
         self.network = NetworkStub()
         self.toolbox = ToolBox(self.root, self.network)
-        self.chain = AuditChain(self.storage_dir, self.session_id,
-                                audit_level=audit_level or self.policy.audit_level,
-                                fsync=fsync, agent_id=agent_id)
+        self.chain = AuditChain(
+            self.storage_dir,
+            self.session_id,
+            audit_level=audit_level or self.policy.audit_level,
+            fsync=fsync,
+            agent_id=agent_id,
+        )
         self._external_classifier = classifier
-        self.gate = Gate(self.policy, self.chain, root=str(self.root), door="scripted",
-                         classifier=self._classify, clock=clock)
+        self.gate = Gate(
+            self.policy,
+            self.chain,
+            root=str(self.root),
+            door="scripted",
+            classifier=self._classify,
+            clock=clock,
+        )
         self._verdict_rules = verdict_rules
         self._report_fields = report_fields
         self._repo: git.Repo | None = None
+        self.agents: tuple[str, ...] = tuple(agents) if agents else DEFAULT_AGENTS
+        self.secrets = SecretLedger()
+        self.gate.observers.append(self.secrets.note_from)
+        self.social_clock = social_clock
+        self._social: social_bridge.SocialSession | None = None
         self._proxies: list[RecordingProxySession] = []
 
     @classmethod
-    def create(cls, base_dir: str | Path, *, template: str | None = None,
-               storage_dir: str | Path | None = None, **options: Any) -> Harness:
+    def create(
+        cls,
+        base_dir: str | Path,
+        *,
+        template: str | None = None,
+        storage_dir: str | Path | None = None,
+        **options: Any,
+    ) -> Harness:
         """Make a fresh git workspace from ``template`` under ``base_dir`` and a session on it."""
         base = Path(base_dir)
         repo = workspaces.create_workspace(base / "workspace", template)
-        harness = cls(base / "workspace", storage_dir=storage_dir or base / "audit",
-                      template=template, **options)
+        harness = cls(
+            base / "workspace",
+            storage_dir=storage_dir or base / "audit",
+            template=template,
+            **options,
+        )
         harness._repo = repo
         return harness
 
@@ -147,13 +189,17 @@ class Harness:
         decision = self.gate.decide(tool, params)
         if decision.blocked:
             record = self.gate.record(decision, status="blocked")
-            return CallResult(tool, decision.evaluation, "blocked", None, decision.message,
-                              record)
+            return CallResult(tool, decision.evaluation, "blocked", None, decision.message, record)
         outcome = self.toolbox.run(tool, params)
-        record = self.gate.record(decision, status=outcome.status, output=outcome.output,
-                                  error_message=outcome.error_message)
-        return CallResult(tool, decision.evaluation, outcome.status, outcome.output,
-                          outcome.error_message, record)
+        record = self.gate.record(
+            decision,
+            status=outcome.status,
+            output=outcome.output,
+            error_message=outcome.error_message,
+        )
+        return CallResult(
+            tool, decision.evaluation, outcome.status, outcome.output, outcome.error_message, record
+        )
 
     def start_proxy(self, upstream: Any = (), **options: Any) -> RecordingProxySession:
         """Start a recording MCP proxy on this session (HTTP on loopback, its own thread).
@@ -168,31 +214,41 @@ class Harness:
         self._proxies.append(proxy)
         return proxy
 
-    def run_agent(self, argv: Sequence[str], task: str | None = None,
-                  env: Mapping[str, str] | None = None, timeout: float = 60.0, *,
-                  proxy: RecordingProxySession | None = None,
-                  transport: str = "http") -> AgentRun:
+    def run_agent(
+        self,
+        argv: Sequence[str],
+        task: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float = 60.0,
+        *,
+        proxy: RecordingProxySession | None = None,
+        transport: str = "http",
+    ) -> AgentRun:
         """Run a real agent process in the workspace, its MCP config pointing at ``proxy``
         (default: the last proxy started, else a new one with the workspace tools)."""
         from pytest_harness_audit.agent_driver import run_agent
 
         if proxy is None:
             proxy = self._proxies[-1] if self._proxies else self.start_proxy()
-        return run_agent(self, proxy, argv, task=task, env=env, timeout=timeout,
-                         transport=transport)
+        return run_agent(
+            self, proxy, argv, task=task, env=env, timeout=timeout, transport=transport
+        )
 
     def close(self) -> None:
         """Stop this session's proxies and close its chain files (idempotent)."""
         while self._proxies:
             self._proxies.pop().stop()
+        if self._social is not None:
+            self._social.close()
         self.chain.close()
 
     def register_tool(self, name: str, fn: ToolFunction, *, category: str | None = None) -> None:
         """Add a custom tool (``fn(params) -> output``; raising makes an error outcome)."""
         self.toolbox.register(name, fn, category=category)
 
-    def run_script(self, scenario: str | Path | Scenario, *,
-                   check: bool = True) -> list[CallResult]:
+    def run_script(
+        self, scenario: str | Path | Scenario, *, check: bool = True
+    ) -> list[CallResult]:
         """Play a scripted scenario (a shipped name, a path or a loaded one).
 
         With ``check`` the step expectations are asserted after the run (the session-level
@@ -205,6 +261,40 @@ class Harness:
 
             check_scenario(self, loaded, results)
         return results
+
+    # -- the social endpoint ------------------------------------------------------------------
+    @property
+    def social(self) -> social_bridge.SocialSession:
+        """The session's social endpoint, made on first use: every send gated and recorded."""
+        if self._social is None:
+            self._social = social_bridge.SocialSession.for_harness(self, clock=self.social_clock)
+        return self._social
+
+    def send(
+        self, to: str, text: str, collective: Mapping[str, object] | None = None, **options: Any
+    ) -> SendResult:
+        """Send ``text`` to ``agent:<name>`` or ``group:<names>`` (see ``SocialSession.send``)."""
+        return self.social.send(to, text, collective, **options)
+
+    def respond(self, to: str, response: Mapping[str, object], **options: Any) -> SendResult:
+        """Answer the question open in ``to``'s conversation."""
+        return self.social.respond(to, response, **options)
+
+    def peer(self, name: str) -> Peer:
+        """The scripted peer ``name``."""
+        return self.social.peer(name)
+
+    def posts(self, to: str | None = None) -> list[Post]:
+        """Stored posts, oldest first: all, or those of ``to``'s conversation."""
+        return self.social.posts(to)
+
+    def assert_sent(self, to: str, text_glob: str = "*") -> list[CallRecord]:
+        """Assert that a message matching ``text_glob`` was sent to ``to`` (from the chain)."""
+        return social_bridge.assert_sent(self.records, to, text_glob)
+
+    def assert_not_sent(self, to: str | None = None, text_glob: str | None = None) -> None:
+        """Assert that no matching message went out or may have gone out."""
+        social_bridge.assert_not_sent(self.records, to, text_glob)
 
     def lift(self, reason: str) -> CallRecord:
         """End an immune quarantine, recorded with ``reason``; nothing lifts silently."""
@@ -236,16 +326,28 @@ class Harness:
         """Every record of the chain, in order."""
         return [CallRecord(raw) for raw in self.chain.records()]
 
-    def calls(self, tool: str | None = None, target: str | None = None,
-              decision: str | None = None, status: str | None = None) -> list[CallRecord]:
+    def calls(
+        self,
+        tool: str | None = None,
+        target: str | None = None,
+        decision: str | None = None,
+        status: str | None = None,
+    ) -> list[CallRecord]:
         """Recorded tool calls, filtered (``target`` is a glob over every target)."""
-        return [r for r in self.records if r.kind in ("call", "message")
-                and r.matches(tool=tool, target=target, decision=decision, status=status)]
+        return [
+            r
+            for r in self.records
+            if r.kind in ("call", "message")
+            and r.matches(tool=tool, target=target, decision=decision, status=status)
+        ]
 
     def denied(self, tool: str | None = None, target: str | None = None) -> list[CallRecord]:
         """Calls the policy denied (enforced or dry-run) or a quarantine blocked."""
-        return [r for r in self.calls(tool=tool, target=target)
-                if r.decision == "deny" or r.status == "blocked"]
+        return [
+            r
+            for r in self.calls(tool=tool, target=target)
+            if r.decision == "deny" or r.status == "blocked"
+        ]
 
     @property
     def escalations(self) -> list[CallRecord]:
@@ -265,8 +367,7 @@ class Harness:
         extra: list[VerdictReason] = []
         if self._verdict_rules is not None:
             extra.extend(self._verdict_rules(self, records))
-        problem = f"{report.reason} at record {report.first_bad_index}" if not report.valid \
-            else ""
+        problem = f"{report.reason} at record {report.first_bad_index}" if not report.valid else ""
         return judge(records, chain_valid=report.valid, chain_problem=problem, extra=extra)
 
     @property
@@ -288,8 +389,12 @@ class Harness:
         return build_report(self, extra=extra, output_hashes=output_hashes)
 
     # -- assertions ---------------------------------------------------------------------------
-    def recorded_summary(self, *, closest_to: CallRecord | Step | None = None,
-                         query: Mapping[str, str | None] | None = None) -> str:
+    def recorded_summary(
+        self,
+        *,
+        closest_to: CallRecord | Step | None = None,
+        query: Mapping[str, str | None] | None = None,
+    ) -> str:
         """The recorded calls, one per line, closest to ``query`` first."""
         calls = self.calls()
         if not calls:
@@ -305,19 +410,25 @@ class Harness:
             calls = sorted(calls, key=closeness, reverse=True)
         return "\n".join(f"  {record.describe()}" for record in calls)
 
-    def assert_denied(self, tool: str | None = None, target: str | None = None, *,
-                      count: int | None = None) -> list[CallRecord]:
+    def assert_denied(
+        self, tool: str | None = None, target: str | None = None, *, count: int | None = None
+    ) -> list[CallRecord]:
         """Assert that matching calls were denied (``count``: exactly that many)."""
         found = self.denied(tool=tool, target=target)
         ok = len(found) == count if count is not None else bool(found)
         if not ok:
-            wanted = " ".join(f"{k}={v!r}" for k, v in (("tool", tool), ("target", target))
-                              if v is not None) or "any call"
+            wanted = (
+                " ".join(
+                    f"{k}={v!r}" for k, v in (("tool", tool), ("target", target)) if v is not None
+                )
+                or "any call"
+            )
             how = f"exactly {count}" if count is not None else "at least one"
             raise AssertionError(
                 f"expected {how} denied call matching {wanted}, found {len(found)}.\n"
                 f"Recorded calls (closest first):\n"
-                f"{self.recorded_summary(query={'tool': tool, 'target': target})}")
+                f"{self.recorded_summary(query={'tool': tool, 'target': target})}"
+            )
         return found
 
     def assert_not_called(self, tool: str | None = None, target: str | None = None) -> None:
@@ -325,17 +436,22 @@ class Harness:
         found = self.calls(tool=tool, target=target)
         if found:
             lines = "\n".join(f"  {r.describe()}" for r in found)
-            raise AssertionError(f"expected no call matching tool={tool!r} target={target!r}; "
-                                 f"recorded {len(found)}:\n{lines}")
+            raise AssertionError(
+                f"expected no call matching tool={tool!r} target={target!r}; "
+                f"recorded {len(found)}:\n{lines}"
+            )
 
-    def assert_trajectory(self, expected: Sequence[Any], *, mode: str = "strict",
-                          args: str = "ignore") -> None:
+    def assert_trajectory(
+        self, expected: Sequence[Any], *, mode: str = "strict", args: str = "ignore"
+    ) -> None:
         """Assert the recorded tool calls match ``expected`` (agentevals' modes and args)."""
         wanted = expected_steps(expected)
         actual = [Step(r.tool, r.params) for r in self.calls()]
         if args != "ignore" and any(s.params is None for s in actual):
-            raise UsageError("argument matching needs recorded parameters: use "
-                             "audit_level='verbose' (the harness default)")
+            raise UsageError(
+                "argument matching needs recorded parameters: use "
+                "audit_level='verbose' (the harness default)"
+            )
         if trajectory_matches(wanted, actual, mode, args):
             return
         lines = []
@@ -346,8 +462,11 @@ class Harness:
             f"trajectory does not match (mode={mode}, args={args}).\nExpected:\n"
             + "\n".join(f"    {s.describe()}" for s in wanted)
             + "\nRecorded (✓ = matches an expected call):\n"
-            + ("\n".join(lines) if lines else "  (no calls recorded)"))
+            + ("\n".join(lines) if lines else "  (no calls recorded)")
+        )
 
     def __repr__(self) -> str:
-        return (f"Harness(session_id={self.session_id!r}, policy={self.policy.name!r}, "
-                f"root={str(self.root)!r})")
+        return (
+            f"Harness(session_id={self.session_id!r}, policy={self.policy.name!r}, "
+            f"root={str(self.root)!r})"
+        )

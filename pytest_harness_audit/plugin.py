@@ -33,6 +33,7 @@ from pytest_harness_audit.pytest_support import (
 )
 from pytest_harness_audit.report import merge_report_fields, write_report
 from pytest_harness_audit.snapshot import AuditReportExtension, diff_colors, snapshot_sessions
+from pytest_harness_audit.social.bridge import parse_expect_refused, parse_harness_agents
 from pytest_harness_audit.verdict import Verdict
 
 OPTIONS_KEY = pytest.StashKey[AuditOptions]()
@@ -45,20 +46,32 @@ WORKER_OUTPUT = "harness_audit_sessions"
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register the ``--harness-audit…`` option group and ini settings."""
     group = parser.getgroup("harness-audit", "agent harness auditing")
-    group.addoption("--harness-audit", action="store_true", default=False,
-                    help="audit every harness session: keep and verify chains, print a summary")
-    group.addoption("--harness-audit-dir", default=None, metavar="DIR",
-                    help="where chains are kept (default: ini harness_audit_dir or "
-                         ".harness-audit)")
-    group.addoption("--harness-audit-policy", default=None, metavar="NAME|FILE",
-                    help="policy of harness sessions (default: ini harness_audit_policy or "
-                         "safety)")
-    parser.addini("harness_audit_dir", "directory for kept audit chains",
-                  default=".harness-audit")
-    parser.addini("harness_audit_policy", "default policy: preset name or file",
-                  default="safety")
-    parser.addini("harness_audit_expect", "verdict every unmarked session must reach at least "
-                  "(PASS, WARN or FAIL) under --harness-audit", default="PASS")
+    group.addoption(
+        "--harness-audit",
+        action="store_true",
+        default=False,
+        help="audit every harness session: keep and verify chains, print a summary",
+    )
+    group.addoption(
+        "--harness-audit-dir",
+        default=None,
+        metavar="DIR",
+        help="where chains are kept (default: ini harness_audit_dir or .harness-audit)",
+    )
+    group.addoption(
+        "--harness-audit-policy",
+        default=None,
+        metavar="NAME|FILE",
+        help="policy of harness sessions (default: ini harness_audit_policy or safety)",
+    )
+    parser.addini("harness_audit_dir", "directory for kept audit chains", default=".harness-audit")
+    parser.addini("harness_audit_policy", "default policy: preset name or file", default="safety")
+    parser.addini(
+        "harness_audit_expect",
+        "verdict every unmarked session must reach at least "
+        "(PASS, WARN or FAIL) under --harness-audit",
+        default="PASS",
+    )
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -78,9 +91,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[OPTIONS_KEY] = AuditOptions(
         enabled=bool(config.getoption("--harness-audit")),
         directory=Path(config.invocation_params.dir, directory),
-        policy=config.getoption("--harness-audit-policy") or config.getini(
-            "harness_audit_policy"),
-        expect=expect)
+        policy=config.getoption("--harness-audit-policy") or config.getini("harness_audit_policy"),
+        expect=expect,
+    )
     config.stash[SUMMARIES_KEY] = []
     pytest_html_support.register_if_active(config, SESSIONS_KEY)
 
@@ -97,6 +110,8 @@ _MARKER_PARSERS: dict[str, Callable[..., Any]] = {
     "expect_verdict": parse_expect_verdict,
     "expect_denied": parse_expect_denied,
     "expect_escalation": parse_expect_escalation,
+    "expect_refused": parse_expect_refused,
+    "harness_agents": parse_harness_agents,
 }
 
 
@@ -119,8 +134,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     snapshot = item.stash.get(SNAPSHOT_KEY, None)
     if not sessions:
         if snapshot is not None:
-            raise AssertionError("harness_snapshot: the test made no harness session to "
-                                 "snapshot")
+            raise AssertionError("harness_snapshot: the test made no harness session to snapshot")
         return
     options = item.config.stash[OPTIONS_KEY]
     markers: dict[str, list[tuple[Sequence[Any], Mapping[str, Any]]]] = {
@@ -130,8 +144,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     for harness in sessions:
         problems.extend(end_of_test_problems(harness, markers, options))
     if snapshot is not None:
-        problems.extend(snapshot_sessions(sessions, snapshot,
-                                          colors=diff_colors(item.config)))
+        problems.extend(snapshot_sessions(sessions, snapshot, colors=diff_colors(item.config)))
     if problems:
         raise AssertionError("\n\n".join(problems))
 
@@ -150,8 +163,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         item.user_properties.append(("harness_audit_session", harness.session_id))
         item.user_properties.append(("harness_audit_verdict", summary.verdict))
         item.user_properties.append(
-            ("harness_audit_chain",
-             f"{'valid' if summary.chain_valid else 'invalid'} ({summary.records} records)"))
+            (
+                "harness_audit_chain",
+                f"{'valid' if summary.chain_valid else 'invalid'} ({summary.records} records)",
+            )
+        )
         if item.config.stash[OPTIONS_KEY].enabled:
             path = write_report(harness.storage_dir, harness.session_id, harness.report())
             item.user_properties.append(("harness_audit_report", str(path)))
@@ -213,8 +229,9 @@ def _default_policy(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture
-def harness_factory(request: pytest.FixtureRequest,
-                    tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Harness]]:
+def harness_factory(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[..., Harness]]:
     """Make harness sessions: ``harness_factory(template=None, policy=None, **options)``.
 
     Every session it makes is checked against the test's markers at the end of the test.
@@ -234,21 +251,37 @@ def harness_factory(request: pytest.FixtureRequest,
     def report_fields(harness: Harness) -> dict[str, Any]:
         return merge_report_fields(hook.pytest_harness_audit_report_fields(harness=harness))
 
-    def make(template: str | None = None, policy: Any = None, *, root: Path | None = None,
-             **kwargs: Any) -> Harness:
+    def make(
+        template: str | None = None, policy: Any = None, *, root: Path | None = None, **kwargs: Any
+    ) -> Harness:
         base = tmp_path_factory.mktemp("harness")
         storage = options.directory if options.enabled else base / "audit"
         session_id = kwargs.pop("session_id", None) or new_session_id(request.node.name)
         kwargs.setdefault("classifier", classify)
         kwargs.setdefault("verdict_rules", verdict_rules)
+        agents = request.node.get_closest_marker("harness_agents")
+        if agents is not None:
+            kwargs.setdefault("agents", parse_harness_agents(agents.args, agents.kwargs))
         kwargs.setdefault("report_fields", report_fields)
         chosen = policy if policy is not None else _default_policy(request)
         if root is None:
-            harness = Harness.create(base, template=template, storage_dir=storage,
-                                     policy=chosen, session_id=session_id, **kwargs)
+            harness = Harness.create(
+                base,
+                template=template,
+                storage_dir=storage,
+                policy=chosen,
+                session_id=session_id,
+                **kwargs,
+            )
         else:
-            harness = Harness(root, storage_dir=storage, policy=chosen, session_id=session_id,
-                              template=template, **kwargs)
+            harness = Harness(
+                root,
+                storage_dir=storage,
+                policy=chosen,
+                session_id=session_id,
+                template=template,
+                **kwargs,
+            )
         sessions.append(harness)
         return harness
 
@@ -258,8 +291,9 @@ def harness_factory(request: pytest.FixtureRequest,
 
 
 @pytest.fixture
-def harness(request: pytest.FixtureRequest, git_workspace: git.Repo,
-            harness_factory: Callable[..., Harness]) -> Harness:
+def harness(
+    request: pytest.FixtureRequest, git_workspace: git.Repo, harness_factory: Callable[..., Harness]
+) -> Harness:
     """An audited session on ``git_workspace`` with the test's policy."""
     template = _marker_arg(request, "harness_workspace")
     session = harness_factory(template, root=Path(str(git_workspace.working_tree_dir)))

@@ -59,6 +59,7 @@ class RecordingProxySession:
         workspace_tools: bool = True,
         call_timeout: float | None = None,
         local_tools: Sequence[LocalTool] = (),
+        social: bool = False,
     ) -> None:
         from pytest_harness_audit.gate import Gate
         from pytest_harness_audit.proxy import BackgroundProxy
@@ -70,6 +71,10 @@ class RecordingProxySession:
         self._workspace_tools = workspace_tools
         self._call_timeout = call_timeout
         tools = list(local_tools)
+        if social:
+            from pytest_harness_audit.social.bridge import send_message_local_tool
+
+            tools.append(send_message_local_tool(harness.social))
         if workspace_tools:
             tools.extend(make_tools(harness.root, harness.toolbox))
         if not self._specs and not tools:
@@ -84,6 +89,7 @@ class RecordingProxySession:
             classifier=harness.gate.classifier,
             clock=harness.gate.clock,
         )
+        self.gate.observers.append(harness.secrets.note_from)
         self._proxy: BackgroundProxy = BackgroundProxy(
             self.gate, self._specs, local_tools=tools, call_timeout=call_timeout
         )

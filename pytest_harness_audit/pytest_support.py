@@ -18,25 +18,25 @@ from pytest_harness_audit.expectations import (
 )
 from pytest_harness_audit.harness import Harness
 from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.social.bridge import check_refused, parse_expect_refused
 from pytest_harness_audit.verdict import Verdict
 
 MARKERS = {
     "expect_verdict": "expect_verdict(verdict): the test's harness sessions must be judged "
-                      "exactly PASS, WARN or FAIL",
+    "exactly PASS, WARN or FAIL",
     "expect_denied": "expect_denied(tool=None, target=None, count=None): a matching call must "
-                     "have been denied (exactly count times, if given)",
+    "have been denied (exactly count times, if given)",
     "expect_escalation": "expect_escalation(level, trigger=None): the immune ladder must reach "
-                         "exactly level (notice, quarantine or none)",
-    "expect_refused": "expect_refused(reason=None, to=None): a message send must have been "
-                      "refused",
+    "exactly level (notice, quarantine or none)",
+    "expect_refused": "expect_refused(reason=None, to=None): a message send must have been refused",
     "harness_policy": "harness_policy(name_or_path, **overrides): the policy of the test's "
-                      "harness sessions (preset name or file; overrides: default_policy, "
-                      "enforce)",
+    "harness sessions (preset name or file; overrides: default_policy, "
+    "enforce)",
     "harness_workspace": "harness_workspace(template): the workspace template of the test's "
-                         "harness",
+    "harness",
     "harness_agents": "harness_agents(local, *peers): agent names for social-harness sends",
     "harness_snapshot": "harness_snapshot: at the end of the test, compare every harness session's "
-                        "report with its .audit.yaml snapshot (syrupy; --snapshot-update accepts)",
+    "report with its .audit.yaml snapshot (syrupy; --snapshot-update accepts)",
 }
 
 
@@ -80,11 +80,16 @@ def summarise(harness: Harness, nodeid: str) -> SessionSummary:
     calls = harness.calls()
     verdict, _ = harness.judge()
     return SessionSummary(
-        nodeid=nodeid, session_id=harness.session_id, calls=len(calls),
+        nodeid=nodeid,
+        session_id=harness.session_id,
+        calls=len(calls),
         denied=sum(1 for c in calls if c.decision == "deny" or c.status == "blocked"),
         warned=sum(1 for c in calls if c.decision == "warn"),
-        chain_valid=report.valid, records=report.record_count, verdict=verdict.value,
-        storage=str(harness.storage_dir))
+        chain_valid=report.valid,
+        records=report.record_count,
+        verdict=verdict.value,
+        storage=str(harness.storage_dir),
+    )
 
 
 def encode_summaries(summaries: Iterable[SessionSummary]) -> str:
@@ -106,31 +111,38 @@ def format_summary(summaries: Sequence[SessionSummary]) -> list[str]:
     header = f"{'test':<{width}}  {'calls':>5}  {'denied':>6}  {'warned':>6}  {'chain':<7}  verdict"
     lines = [header]
     for s in rows:
-        test = s.nodeid if len(s.nodeid) <= width else "…" + s.nodeid[-(width - 1):]
+        test = s.nodeid if len(s.nodeid) <= width else "…" + s.nodeid[-(width - 1) :]
         chain = "valid" if s.chain_valid else "INVALID"
-        lines.append(f"{test:<{width}}  {s.calls:>5}  {s.denied:>6}  {s.warned:>6}  "
-                     f"{chain:<7}  {s.verdict}")
+        lines.append(
+            f"{test:<{width}}  {s.calls:>5}  {s.denied:>6}  {s.warned:>6}  {chain:<7}  {s.verdict}"
+        )
     by_verdict = {v: sum(1 for s in rows if s.verdict == v) for v in ("PASS", "WARN", "FAIL")}
     invalid = sum(1 for s in rows if not s.chain_valid)
     lines.append(
         f"{len(rows)} sessions, {sum(s.calls for s in rows)} calls, "
         f"{sum(s.denied for s in rows)} denied, {sum(s.warned for s in rows)} warned; "
         f"verdicts: {by_verdict['PASS']} PASS, {by_verdict['WARN']} WARN, "
-        f"{by_verdict['FAIL']} FAIL; chains: {len(rows) - invalid} valid, {invalid} invalid")
+        f"{by_verdict['FAIL']} FAIL; chains: {len(rows) - invalid} valid, {invalid} invalid"
+    )
     return lines
 
 
 # -- marker arguments --------------------------------------------------------------------------
-def _only(name: str, args: Sequence[Any], kwargs: Mapping[str, Any], allowed: Sequence[str],
-          positional: int) -> dict[str, Any]:
+def _only(
+    name: str,
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    allowed: Sequence[str],
+    positional: int,
+) -> dict[str, Any]:
     if len(args) > positional:
-        raise UsageError(f"{name}: takes at most {positional} positional argument(s), got "
-                         f"{len(args)}")
+        raise UsageError(
+            f"{name}: takes at most {positional} positional argument(s), got {len(args)}"
+        )
     values = dict(zip(allowed, args, strict=False))
     for key, value in kwargs.items():
         if key not in allowed:
-            raise UsageError(f"{name}: unknown argument {key!r} (allowed: "
-                             f"{', '.join(allowed)})")
+            raise UsageError(f"{name}: unknown argument {key!r} (allowed: {', '.join(allowed)})")
         if key in values:
             raise UsageError(f"{name}: {key!r} given twice")
         values[key] = value
@@ -165,29 +177,35 @@ def parse_expect_escalation(args: Sequence[Any], kwargs: Mapping[str, Any]) -> d
     values = _only("expect_escalation", args, kwargs, ("level", "trigger"), 2)
     level = values.get("level")
     if level not in ESCALATION_LEVELS:
-        raise UsageError(f"expect_escalation: level must be one of "
-                         f"{', '.join(ESCALATION_LEVELS)}; got {level!r}")
+        raise UsageError(
+            f"expect_escalation: level must be one of {', '.join(ESCALATION_LEVELS)}; got {level!r}"
+        )
     trigger = values.get("trigger")
     if trigger is not None and not isinstance(trigger, str):
         raise UsageError(f"expect_escalation: trigger must be a string, got {trigger!r}")
     return {"level": level, "trigger": trigger}
 
 
-def parse_harness_policy(args: Sequence[Any], kwargs: Mapping[str, Any],
-                         base_dir: Path) -> Policy:
+def parse_harness_policy(args: Sequence[Any], kwargs: Mapping[str, Any], base_dir: Path) -> Policy:
     """``harness_policy("safety")``, ``harness_policy("rules.yaml", enforce=False)``."""
     if len(args) != 1 or not isinstance(args[0], str):
         raise UsageError("harness_policy: needs one preset name or policy file path")
     allowed = ("default_policy", "enforce")
     for key in kwargs:
         if key not in allowed:
-            raise UsageError(f"harness_policy: unknown override {key!r} (allowed: "
-                             f"{', '.join(allowed)})")
+            raise UsageError(
+                f"harness_policy: unknown override {key!r} (allowed: {', '.join(allowed)})"
+            )
     return load_policy(args[0], base_dir, **kwargs)
 
 
-def load_policy(name_or_path: str, base_dir: Path, *, default_policy: str | None = None,
-                enforce: bool | None = None) -> Policy:
+def load_policy(
+    name_or_path: str,
+    base_dir: Path,
+    *,
+    default_policy: str | None = None,
+    enforce: bool | None = None,
+) -> Policy:
     """A preset by name, else a policy file (relative to ``base_dir``), with overrides."""
     if name_or_path in Policy.preset_names():
         return Policy.preset(name_or_path, default_policy=default_policy, enforce=enforce)
@@ -205,16 +223,21 @@ def load_policy(name_or_path: str, base_dir: Path, *, default_policy: str | None
     return Policy.from_dict(data, source=str(path), name=policy.name)
 
 
-def end_of_test_problems(harness: Harness, markers: Mapping[str, list[tuple[Sequence[Any],
-                         Mapping[str, Any]]]], options: AuditOptions) -> list[str]:
+def end_of_test_problems(
+    harness: Harness,
+    markers: Mapping[str, list[tuple[Sequence[Any], Mapping[str, Any]]]],
+    options: AuditOptions,
+) -> list[str]:
     """Everything the markers (and ``--harness-audit``) require of one session, unmet."""
     problems: list[str] = []
     if options.enabled:
         report = harness.verify()
         if not report.valid:
-            problems.append(f"session {harness.session_id}: audit chain invalid: "
-                            f"{report.reason} at record {report.first_bad_index} "
-                            f"(expected {report.expected}, found {report.found})")
+            problems.append(
+                f"session {harness.session_id}: audit chain invalid: "
+                f"{report.reason} at record {report.first_bad_index} "
+                f"(expected {report.expected}, found {report.found})"
+            )
     verdict_marks = markers.get("expect_verdict", [])
     if verdict_marks:
         for args, kwargs in verdict_marks:
@@ -224,12 +247,18 @@ def end_of_test_problems(harness: Harness, markers: Mapping[str, list[tuple[Sequ
     elif options.enabled:
         problem = check_verdict(harness, options.expect, at_most=True)
         if problem:
-            problems.append(problem + "\n(the suite default harness_audit_expect applies; "
-                                      "mark the test with expect_verdict to expect otherwise)")
+            problems.append(
+                problem + "\n(the suite default harness_audit_expect applies; "
+                "mark the test with expect_verdict to expect otherwise)"
+            )
     for args, kwargs in markers.get("expect_denied", []):
         problem = check_denied(harness, **parse_expect_denied(args, kwargs))
         if problem:
             problems.append(problem)
+    for args, kwargs in markers.get("expect_refused", []):
+        problem = check_refused(harness.records, **parse_expect_refused(args, kwargs))
+        if problem:
+            problems.append(f"session {harness.session_id}: {problem}")
     for args, kwargs in markers.get("expect_escalation", []):
         problem = check_escalation(harness, **parse_expect_escalation(args, kwargs))
         if problem:

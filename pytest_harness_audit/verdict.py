@@ -77,17 +77,36 @@ def judge_record(record: CallRecord) -> VerdictReason | None:
     if record.kind == "escalation":
         level = record.raw.get("immune", {}).get("level")
         if level == "quarantine":
-            return VerdictReason(Verdict.FAIL, "quarantine", f"immune quarantine: "
-                                 f"{record.describe()}", record.record_id)
+            return VerdictReason(
+                Verdict.FAIL,
+                "quarantine",
+                f"immune quarantine: {record.describe()}",
+                record.record_id,
+            )
         if level == "notice":
-            return VerdictReason(Verdict.WARN, "notice", f"immune notice: {record.describe()}",
-                                 record.record_id)
+            return VerdictReason(
+                Verdict.WARN, "notice", f"immune notice: {record.describe()}", record.record_id
+            )
+        return None
+    if record.kind == "agent":
+        if record.raw.get("timedOut"):
+            return VerdictReason(
+                Verdict.WARN,
+                "agent-timeout",
+                f"agent timed out: {record.error_message}",
+                record.record_id,
+            )
         return None
     if record.status == "blocked":
         code = "quarantined" if record.quarantined else "blocked"
         if record.raw.get("firewall", {}).get("decision") == "refuse":
             code = "firewall-refused"
         return VerdictReason(Verdict.FAIL, code, record.describe(), record.record_id)
+    firewall = record.raw.get("firewall", {})
+    if firewall.get("decision") == "guide" or (
+        firewall.get("decision") == "refuse" and firewall.get("mode") == "guidance"
+    ):
+        return VerdictReason(Verdict.WARN, "firewall-guidance", record.describe(), record.record_id)
     if record.decision == "deny" and not record.enforced:
         return VerdictReason(Verdict.WARN, "dry-run-deny", record.describe(), record.record_id)
     if record.decision == "warn":
@@ -95,13 +114,21 @@ def judge_record(record: CallRecord) -> VerdictReason | None:
     return None
 
 
-def judge(records: Iterable[CallRecord], *, chain_valid: bool, chain_problem: str = "",
-          extra: Iterable[VerdictReason] = ()) -> tuple[Verdict, tuple[VerdictReason, ...]]:
+def judge(
+    records: Iterable[CallRecord],
+    *,
+    chain_valid: bool,
+    chain_problem: str = "",
+    extra: Iterable[VerdictReason] = (),
+) -> tuple[Verdict, tuple[VerdictReason, ...]]:
     """The verdict of a session and its reasons, worst first, in chain order within a level."""
     reasons: list[VerdictReason] = []
     if not chain_valid:
-        reasons.append(VerdictReason(Verdict.FAIL, "chain-invalid",
-                                     f"audit chain invalid: {chain_problem}".rstrip(": ")))
+        reasons.append(
+            VerdictReason(
+                Verdict.FAIL, "chain-invalid", f"audit chain invalid: {chain_problem}".rstrip(": ")
+            )
+        )
     for record in records:
         reason = judge_record(record)
         if reason is not None:

@@ -33,5 +33,5 @@ def test_a_human_lifts_the_quarantine_and_work_resumes(harness):
     assert harness.immune_level == "quarantine"
     harness.lift(reason="flaky command fixed; resuming")
     assert harness.call("Read", file_path="README.md").ok
-    lift = [r for r in harness.records if r.kind == "lift"][0]
+    lift = next(r for r in harness.records if r.kind == "lift")
     assert lift.raw["immune"]["reason"] == "flaky command fixed; resuming"

@@ -15,7 +15,7 @@ import argparse
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -168,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = Sizes.for_run(args.quick)
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="harness-audit-bench-") as directory:
-        steps = (
+        steps: tuple[Callable[[], list[Row]], ...] = (
             lambda: policy_rows(args.corpus, sizes.policy_rounds),
             lambda: [
                 Row(

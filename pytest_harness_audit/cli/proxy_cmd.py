@@ -59,6 +59,11 @@ def register(subparsers: Any) -> None:
         help="fail a tool call that takes longer (recorded as an error)",
     )
     parser.add_argument(
+        "--social",
+        metavar="LOCAL,PEER,…",
+        help="also serve the send_message tool: the local agent's name, then its peers",
+    )
+    parser.add_argument(
         "upstream",
         nargs=argparse.REMAINDER,
         metavar="-- UPSTREAM_COMMAND",
@@ -78,11 +83,16 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--call-timeout value {args.call_timeout!r} must be a positive number")
     http = parse_http_address(args.http) if args.http else None
     local_tools = _workspace_tools(args.workspace) if args.workspace else []
-    if not upstreams and not local_tools:
-        raise UsageError("proxy: give an upstream command after '--', --config FILE or --workspace")
+    if not upstreams and not local_tools and not args.social:
+        raise UsageError(
+            "proxy: give an upstream command after '--', --config FILE, --workspace or --social"
+        )
     session_id = args.session or _new_session_id()
     root = str(args.workspace.resolve()) if args.workspace else None
-    gate = _open_gate(Path(args.storage), session_id, _policy(args), root)
+    policy = _policy(args)
+    gate = _open_gate(Path(args.storage), session_id, policy, root)
+    if args.social:
+        local_tools.append(_send_message_tool(args.social, gate, policy, args.storage, session_id))
     proxy = RecordingProxy(gate, upstreams, local_tools=local_tools, call_timeout=args.call_timeout)
     try:
         anyio.run(_serve, proxy, http, session_id)
@@ -122,6 +132,27 @@ def _open_gate(storage: Path, session_id: str, policy: Any, root: str | None) ->
     from pytest_harness_audit.gate import Gate
 
     return Gate.open(storage_dir=storage, session_id=session_id, policy=policy, root=root)
+
+
+def _send_message_tool(
+    names: str, gate: Any, policy: Any, storage: str, session_id: str
+) -> LocalTool:
+    from pytest_harness_audit.social.bridge import (
+        SocialSession,
+        firewall_from_policy,
+        parse_harness_agents,
+        send_message_local_tool,
+    )
+
+    agents = parse_harness_agents(tuple(n for n in names.split(",") if n), {})
+    session = SocialSession(
+        gate,
+        Path(storage) / "social" / session_id,
+        agents[0],
+        agents[1:],
+        firewall=firewall_from_policy(policy),
+    )
+    return send_message_local_tool(session)
 
 
 def _workspace_tools(workspace: Path) -> list[LocalTool]:

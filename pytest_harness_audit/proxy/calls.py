@@ -63,7 +63,7 @@ class CallPipeline:
         """Run one call; raises ``MCPError`` for protocol errors (unknown tool, bad params)."""
         route = self._catalog.resolve(name)
         if isinstance(route, LocalRoute) and route.tool.self_recording:
-            return await self._run_unrecorded(route, arguments)
+            return await self._run_unrecorded(route, arguments, meta)
         decision: DecisionLike = self._gate.decide(gate_tool_name(name, route), arguments)
         if decision.blocked:
             self._gate.record(decision, status=CallStatus.BLOCKED)
@@ -120,11 +120,11 @@ class CallPipeline:
         return result
 
     async def _run_unrecorded(
-        self, route: LocalRoute, arguments: dict[str, Any]
+        self, route: LocalRoute, arguments: dict[str, Any], meta: Mapping[str, Any] | None
     ) -> types.CallToolResult:
         try:
             with self._deadline():
-                return await route.tool.invoke(arguments)
+                return await route.tool.invoke(arguments, meta)
         except TimeoutError:
             return error_result(f"timeout after {self._call_timeout:g}s")
 
@@ -141,7 +141,7 @@ async def _act(
     meta: Mapping[str, Any] | None,
 ) -> types.CallToolResult:
     if isinstance(route, LocalRoute):
-        return await route.tool.invoke(arguments)
+        return await route.tool.invoke(arguments, meta)
     return await route.upstream.call_tool(
         route.tool, arguments, progress=progress, meta=_forwarded_meta(meta)
     )

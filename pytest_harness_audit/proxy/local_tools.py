@@ -33,6 +33,8 @@ class LocalTool:
     input_schema: Mapping[str, Any]
     handler: LocalToolHandler
     self_recording: bool = False
+    #: Whether ``handler`` takes the request's ``_meta`` (or None) as a second argument.
+    takes_meta: bool = False
     annotations: types.ToolAnnotations | None = None
     title: str | None = field(default=None)
 
@@ -46,12 +48,15 @@ class LocalTool:
             annotations=self.annotations,
         )
 
-    async def invoke(self, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def invoke(
+        self, arguments: dict[str, Any], meta: Mapping[str, Any] | None = None
+    ) -> types.CallToolResult:
         """Run the handler and shape what it returns into a tool result."""
+        args: tuple[Any, ...] = (arguments, meta) if self.takes_meta else (arguments,)
         if inspect.iscoroutinefunction(self.handler):
-            value = await self.handler(arguments)
+            value = await self.handler(*args)
         else:
-            value = await anyio.to_thread.run_sync(self.handler, arguments, abandon_on_cancel=True)
+            value = await anyio.to_thread.run_sync(self.handler, *args, abandon_on_cancel=True)
             if inspect.isawaitable(value):
                 value = await value
         return to_tool_result(value)

@@ -240,3 +240,40 @@ def test_wrong(harness):
             "*immune escalation → quarantine*evidence: audit:*",
         ]
     )
+
+
+def test_harness_agents_and_expect_refused(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+from pytest_harness_audit.social import SendError
+
+@pytest.mark.harness_agents("alice", "bob", "carol")
+@pytest.mark.expect_refused(reason="unknown-agent", to="agent:dave")
+def test_right(harness):
+    with pytest.raises(SendError):
+        harness.send("agent:dave", "hello")
+
+@pytest.mark.harness_agents("alice", "bob")
+@pytest.mark.expect_refused(reason="firewall-refused")
+def test_wrong(harness):
+    harness.send("agent:bob", "hello")
+""",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*expected a refused send*"])
+
+
+def test_bad_harness_agents_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+@pytest.mark.harness_agents("Alice")
+def test_it(harness):
+    pass
+""",
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*test_it.py::test_it: harness_agents: 'Alice' is not an agent name*"]
+    )
