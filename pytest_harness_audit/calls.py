@@ -155,8 +155,14 @@ class CallRecord:
         """How the call arrived: ``scripted``, ``proxy`` or ``hook``."""
         return str(self.raw.get("door", "scripted"))
 
-    def matches(self, *, tool: str | None = None, target: str | None = None,
-                decision: str | None = None, status: str | None = None) -> bool:
+    def matches(
+        self,
+        *,
+        tool: str | None = None,
+        target: str | None = None,
+        decision: str | None = None,
+        status: str | None = None,
+    ) -> bool:
         """Filter: exact tool, decision and status; ``target`` is a glob over every target."""
         if tool is not None and self.tool != tool:
             return False
@@ -174,8 +180,10 @@ class CallRecord:
         """One line: ``#3 Bash rm -rf / → deny (deny-destructive-commands) blocked``."""
         if self.kind == "escalation":
             immune = self.raw.get("immune", {})
-            return (f"#{self.position} immune escalation → {immune.get('level')} "
-                    f"(trigger {immune.get('trigger')}, score {immune.get('score')})")
+            return (
+                f"#{self.position} immune escalation → {immune.get('level')} "
+                f"(trigger {immune.get('trigger')}, score {immune.get('score')})"
+            )
         if self.kind == "lift":
             return f"#{self.position} immune lift: {self.raw.get('immune', {}).get('reason')}"
         decision = self.decision or "-"

@@ -29,8 +29,9 @@ def pytest_harness_audit_classify_tool(tool: str, params: Mapping[str, Any]) -> 
 
 
 @pytest.hookspec
-def pytest_harness_audit_verdict_rules(harness: Harness,
-                                records: list[CallRecord]) -> list[VerdictReason] | None:
+def pytest_harness_audit_verdict_rules(
+    harness: Harness, records: list[CallRecord]
+) -> list[VerdictReason] | None:
     """Return extra verdict reasons for a session (each with its ``Verdict``), or ``None``."""
 
 

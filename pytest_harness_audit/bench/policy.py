@@ -31,8 +31,9 @@ def load_calls(path: Path) -> list[tuple[str, dict[str, Any]]]:
     return calls
 
 
-def decisions_per_second(policy: Policy, calls: Sequence[tuple[str, dict[str, Any]]],
-                         rounds: int = 5) -> tuple[float, Counter[str]]:
+def decisions_per_second(
+    policy: Policy, calls: Sequence[tuple[str, dict[str, Any]]], rounds: int = 5
+) -> tuple[float, Counter[str]]:
     """Best-of-``rounds`` decisions/s over ``calls`` (after a warm-up pass) and the tally."""
     evaluate = policy.evaluate
     tally: Counter[str] = Counter()
@@ -53,8 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print one line per policy."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--calls", type=Path, required=True, help="JSONL corpus of calls")
-    parser.add_argument("--policy", type=Path, action="append", default=[],
-                        help="extra policy file (repeatable)")
+    parser.add_argument(
+        "--policy", type=Path, action="append", default=[], help="extra policy file (repeatable)"
+    )
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
     calls = load_calls(args.calls)

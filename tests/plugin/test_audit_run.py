@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
@@ -30,15 +28,17 @@ def test_summary_header_and_kept_chains(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_suite=SUITE)
     result = pytester.runpytest("--harness-audit", "--harness-audit-dir", "kept")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines([
-        "harness-audit: policy safety, chains in *kept",
-        "*= harness audit =*",
-        "test*calls*denied*warned*chain*verdict",
-        "test_suite.py::test_blocked*1*1*0*valid*FAIL",
-        "test_suite.py::test_clean*2*0*0*valid*PASS",
-        "2 sessions, 3 calls, 1 denied, 0 warned; verdicts: 1 PASS, 0 WARN, 1 FAIL; "
-        "chains: 2 valid, 0 invalid",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "harness-audit: policy safety, chains in *kept",
+            "*= harness audit =*",
+            "test*calls*denied*warned*chain*verdict",
+            "test_suite.py::test_blocked*1*1*0*valid*FAIL",
+            "test_suite.py::test_clean*2*0*0*valid*PASS",
+            "2 sessions, 3 calls, 1 denied, 0 warned; verdicts: 1 PASS, 0 WARN, 1 FAIL; "
+            "chains: 2 valid, 0 invalid",
+        ]
+    )
     kept = pytester.path / "kept"
     sessions = list_sessions(kept)
     assert len(sessions) == 2
@@ -54,27 +54,32 @@ def test_without_the_flag_no_summary_and_chains_in_tmp(pytester: pytest.Pytester
 
 
 def test_unmarked_session_must_reach_the_suite_default(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_suite="""
+    pytester.makepyfile(
+        test_suite="""
 def test_warned(harness):
     harness.call("WebFetch", url="https://example.com")
-""")
+"""
+    )
     result = pytester.runpytest("--harness-audit")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*expected no worse than PASS, got WARN*",
-                                 "*harness_audit_expect*"])
+    result.stdout.fnmatch_lines(
+        ["*expected no worse than PASS, got WARN*", "*harness_audit_expect*"]
+    )
     pytester.makeini("[pytest]\nharness_audit_expect = WARN\n")
     result = pytester.runpytest("--harness-audit")
     result.assert_outcomes(passed=1)
 
 
 def test_tampered_chain_fails_the_test(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_suite="""
+    pytester.makepyfile(
+        test_suite="""
 def test_tamper(harness):
     harness.call("Glob", pattern="*")
     harness.call("Glob", pattern="*.md")
     lines = harness.chain.path.read_text().splitlines(keepends=True)
     harness.chain.path.write_text(lines[0].replace("Glob", "Grep") + lines[1])
-""")
+"""
+    )
     result = pytester.runpytest("--harness-audit")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*audit chain invalid*"])
@@ -85,9 +90,10 @@ def test_junit_properties(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--harness-audit", "--junitxml=out.xml")
     result.assert_outcomes(passed=2)
     tree = ET.parse(pytester.path / "out.xml")
-    props = {case.get("name"): {p.get("name"): p.get("value")
-                                for p in case.iter("property")}
-             for case in tree.iter("testcase")}
+    props = {
+        case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
+        for case in tree.iter("testcase")
+    }
     assert props["test_blocked"]["harness_audit_verdict"] == "FAIL"
     assert props["test_clean"]["harness_audit_verdict"] == "PASS"
     assert props["test_clean"]["harness_audit_chain"] == "valid (2 records)"
@@ -95,16 +101,24 @@ def test_junit_properties(pytester: pytest.Pytester) -> None:
 
 
 def test_xdist_two_workers_summary_is_complete(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_suite=SUITE + """
+    pytester.makepyfile(
+        test_suite=SUITE
+        + """
 @pytest.mark.parametrize("n", range(6))
 def test_many(harness, n):
     harness.call("Glob", pattern=f"*{n}")
-""")
-    result = pytester.runpytest_subprocess("-p", "xdist", "-n", "2", "--harness-audit",
-                                           "--harness-audit-dir", "kept")
+"""
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "xdist", "-n", "2", "--harness-audit", "--harness-audit-dir", "kept"
+    )
     result.assert_outcomes(passed=8)
-    result.stdout.fnmatch_lines(["8 sessions, 9 calls, 1 denied, 0 warned; verdicts: 7 PASS, "
-                                 "0 WARN, 1 FAIL; chains: 8 valid, 0 invalid"])
+    result.stdout.fnmatch_lines(
+        [
+            "8 sessions, 9 calls, 1 denied, 0 warned; verdicts: 7 PASS, "
+            "0 WARN, 1 FAIL; chains: 8 valid, 0 invalid"
+        ]
+    )
     sessions = list_sessions(pytester.path / "kept")
     assert len(sessions) == len(set(sessions)) == 8
 
@@ -121,7 +135,8 @@ def pytest_harness_audit_verdict_rules(harness, records):
     if len([r for r in records if r.kind == "call"]) > 2:
         return [VerdictReason(Verdict.WARN, "too-many-calls", "more than two calls")]
 """)
-    pytester.makepyfile(test_suite="""
+    pytester.makepyfile(
+        test_suite="""
 import pytest
 
 def test_classified(harness):
@@ -135,6 +150,7 @@ def test_extra_rule(harness):
     for _ in range(3):
         harness.call("Glob", pattern="*")
     assert [r.code for r in harness.verdict_reasons] == ["too-many-calls"]
-""")
+"""
+    )
     result = pytester.runpytest()
     result.assert_outcomes(passed=2)
