@@ -260,7 +260,8 @@ def _recheck_tail_checked(scan: _Scan) -> None:
         return
     scan.tail_checked_line = None
     index = scan.count - 1
-    result = check_line(line, scan.tail_checked_prev, index)
+    # It was accepted with the action index expected then, which is one before the current one.
+    result = check_line(line, scan.tail_checked_prev, scan.expected_index - 1)
     if not result.ok:
         scan.fail(_line_failure(index, result))
 

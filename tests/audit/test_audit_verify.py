@@ -262,3 +262,18 @@ def test_verification_memory_stays_flat(storage, make_draft):
         tracemalloc.stop()
     assert report.valid and report.record_count == 20000
     assert peak < 8_000_000, peak
+
+
+def test_fast_and_full_verification_list_the_same_failures_after_a_gap(tmp_path):
+    lines = _hand_chain(5, legacy=False, indices=[0, 1, 3, 4, 5])
+    anchor = Anchor(5, _sha(lines[-1]))
+    lines[3] = lines[3].replace(b"file3", b"fileX")
+    path = tmp_path / "gap-edit.jsonl"
+    _write_lines(path, lines)
+    fast, full = verify_file(path, anchor), verify_file(path, anchor, full=True)
+    assert (fast.reason, fast.first_bad_index) == ("sequence_gap", 2)
+    assert fast.errors == full.errors
+    assert [error.split(": ")[1] for error in fast.errors] == [
+        "sequence_gap",
+        "link_mismatch",
+    ]
