@@ -80,7 +80,11 @@ def _variants(path: str | Path) -> list[str]:
 
 @dataclass(frozen=True)
 class CallLine:
-    """One tool call (or message send) of the report."""
+    """One tool call (or message send) of the report.
+
+    A message send shows its ``outcome`` (``sent``, ``refused`` …) and the ``refusal`` reason
+    instead of an output hash: its result is made of random post and operation ids.
+    """
 
     position: int
     tool: str
@@ -93,6 +97,8 @@ class CallLine:
     dry_run: bool = False
     quarantined: bool = False
     firewall: str | None = None
+    outcome: str | None = None
+    refusal: str | None = None
     verdict: Verdict | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -111,6 +117,10 @@ class CallLine:
             data["quarantine"] = True
         if self.firewall is not None:
             data["firewall"] = self.firewall
+        if self.outcome is not None:
+            data["outcome"] = self.outcome
+        if self.refusal is not None:
+            data["refusal"] = self.refusal
         if self.output is not None:
             data["output"] = self.output
         if self.verdict is not None:
@@ -394,8 +404,10 @@ def _call_line(
     output_hashes: bool,
     line_verdicts: Mapping[str, VerdictReason | None],
 ) -> CallLine:
-    output = record.output_hash if output_hashes else None
+    social = record.raw.get("social")
+    social = social if isinstance(social, Mapping) else {}
     firewall = record.raw.get("firewall")
+    output = record.output_hash if output_hashes and not social else None
     return CallLine(
         position=record.position,
         tool=record.tool,
@@ -410,8 +422,14 @@ def _call_line(
         firewall=str(firewall["decision"])
         if isinstance(firewall, Mapping) and firewall.get("decision") is not None
         else None,
+        outcome=_optional_text(social.get("outcome")),
+        refusal=_optional_text(social.get("reason")),
         verdict=_line_verdict(record, line_verdicts),
     )
+
+
+def _optional_text(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def _escalation_line(

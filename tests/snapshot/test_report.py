@@ -17,6 +17,7 @@ from pytest_harness_audit.report import (
     workspace_label,
     write_report,
 )
+from pytest_harness_audit.social.errors import SendError
 from pytest_harness_audit.verdict import Verdict, VerdictReason
 
 
@@ -235,3 +236,24 @@ def test_report_files_round_trip(tmp_path: Path) -> None:
 
 def test_merge_report_fields_skips_empty_answers() -> None:
     assert merge_report_fields([None, {"a": 1}, {}, {"b": 2}]) == {"a": 1, "b": 2}
+
+
+def test_message_sends_show_outcome_not_random_result_hashes(tmp_path: Path) -> None:
+    texts = []
+    for name in ("one", "two"):
+        harness = Harness.create(
+            tmp_path / name,
+            template="python-service",
+            agents=("alice", "bob", "carol"),
+            policy="audit-only",
+        )
+        harness.send("group:bob,carol", "build is green")
+        with pytest.raises(SendError, match="not a known agent"):
+            harness.send("agent:nobody", "hi")
+        texts.append(harness.report().render())
+    assert texts[0] == texts[1]
+    calls = yaml.safe_load(texts[0])["calls"]
+    assert calls[0]["outcome"] == "sent" and calls[0]["firewall"] == "admit"
+    assert "output" not in calls[0]
+    assert calls[1]["target"] == "agent:nobody"
+    assert (calls[1]["outcome"], calls[1]["refusal"]) == ("refused", "unknown-agent")
