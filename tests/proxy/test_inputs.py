@@ -201,7 +201,7 @@ def test_good_and_blank_wire_lines() -> None:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ([], "give an upstream command after '--', --config FILE or --workspace"),
+        ([], "give an upstream command after '--', --config FILE, --workspace or --social"),
         (["--http", "0.0.0.0:1", "--", "x"], "only binds to loopback"),
         (["--call-timeout", "0", "--", "x"], "--call-timeout value 0.0 must be a positive"),
         (["--config", "absent.json"], "absent.json: cannot read the MCP config"),
