@@ -10,9 +10,12 @@ from pytest_harness_audit.calls import CallRecord
 from pytest_harness_audit.errors import HarnessAuditError, PolicyError, ScenarioError, UsageError
 from pytest_harness_audit.harness import CallResult, Harness
 from pytest_harness_audit.policy import Evaluation, Policy
+from pytest_harness_audit.report import SessionReport
+from pytest_harness_audit.snapshot import AuditReportExtension
 from pytest_harness_audit.verdict import Verdict, VerdictReason
 
 __all__ = [
+    "AuditReportExtension",
     "CallRecord",
     "CallResult",
     "Evaluation",
@@ -21,6 +24,7 @@ __all__ = [
     "Policy",
     "PolicyError",
     "ScenarioError",
+    "SessionReport",
     "UsageError",
     "Verdict",
     "VerdictReason",
