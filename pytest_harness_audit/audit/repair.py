@@ -1,32 +1,42 @@
-"""Repair: remove a torn final line left by a crash — and nothing else."""
+"""Repair: undo what a crashed writer can leave behind — and nothing else.
+
+A writer killed mid-append leaves at most a torn final line (its write cut short) or one
+complete record whose anchor update never happened. Repair removes the torn line and anchors the
+complete record (it is well-formed and linked to the anchored head, exactly what the next writer
+to open the chain would adopt); both are noted in the session file. Any other defect is refused.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_harness_audit.audit.anchor import read_anchor
+from pytest_harness_audit.audit.anchor import Anchor, AnchorWriter, read_anchor
+from pytest_harness_audit.audit.clock import utc_timestamp
 from pytest_harness_audit.audit.errors import ChainError, SessionNotFoundError
 from pytest_harness_audit.audit.locking import exclusive, open_lock_file
 from pytest_harness_audit.audit.session_file import note_repair, torn_tail_entry
-from pytest_harness_audit.audit.storage import StorageLayout
-from pytest_harness_audit.audit.verify import ChainReport, verify_file
+from pytest_harness_audit.audit.storage import SessionPaths, StorageLayout
+from pytest_harness_audit.audit.verify import ChainReport, check_line, verify_file
 
 
 @dataclass(frozen=True)
 class RepairResult:
-    """What ``repair_chain`` did: ``removed_bytes`` is 0 when there was nothing to repair."""
+    """What ``repair_chain`` did: ``removed_bytes`` of a torn final line (0: none) and
+    ``adopted_records`` (1 when an interrupted append was anchored)."""
 
     session_id: str
     removed_bytes: int
     removed_sha256: str | None
     report: ChainReport
+    adopted_records: int = 0
 
     @property
     def repaired(self) -> bool:
-        """True when a torn final line was removed."""
-        return self.removed_bytes > 0
+        """True when a torn final line was removed or an interrupted append anchored."""
+        return self.removed_bytes > 0 or self.adopted_records > 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (``--json`` output)."""
@@ -35,15 +45,17 @@ class RepairResult:
             "repaired": self.repaired,
             "removedBytes": self.removed_bytes,
             "removedSha256": self.removed_sha256,
+            "adoptedRecords": self.adopted_records,
             "report": self.report.to_dict(),
         }
 
 
 def repair_chain(storage_dir: str | os.PathLike[str], session_id: str) -> RepairResult:
-    """Remove the torn final line of a session's chain, and record that in its session file.
+    """Remove a torn final line and anchor an interrupted append; note both in the session file.
 
-    Refuses (``ChainError``) unless the only defect is a torn final line and the chain without it
-    verifies against the anchor; a chain that already verifies is left untouched.
+    Refuses (``ChainError``) unless the only defects are those a crashed writer leaves (a torn
+    final line; one complete, correctly linked record past the anchor); a chain that already
+    verifies is left untouched.
     """
     layout = StorageLayout.at(storage_dir)
     paths = layout.paths(session_id)
@@ -59,35 +71,88 @@ def repair_chain(storage_dir: str | os.PathLike[str], session_id: str) -> Repair
             report = verify_file(paths.chain, anchor, size_limit=size)
             if report.valid:
                 return RepairResult(paths.session_id, 0, None, report)
-            if report.reason != "torn_tail":
+            removed, digest = 0, None
+            if report.reason == "torn_tail":
+                keep = _complete_length(paths.chain, size)
+                after = verify_file(paths.chain, anchor, size_limit=keep)
+                if not (after.valid or _interrupted_append(after)):
+                    raise ChainError(
+                        f"{paths.chain}: refusing to repair: without its torn final line the "
+                        f"chain still fails (record {after.first_bad_index}: {after.reason})"
+                    )
+                removed, digest = _remove_torn_tail(paths, keep, after)
+                report, size = after, keep
+            adopted = 0
+            if _interrupted_append(report):
+                report = _anchor_interrupted_append(paths, anchor, size)
+                adopted = 1
+            elif not report.valid:
                 raise ChainError(
                     f"{paths.chain}: refusing to repair: record {report.first_bad_index}: "
-                    f"{report.reason} — only a torn final line can be repaired"
+                    f"{report.reason} — only a torn final line or an interrupted append "
+                    "can be repaired"
                 )
-            keep = _complete_length(paths.chain, size)
-            after = verify_file(paths.chain, anchor, size_limit=keep)
-            if not after.valid:
-                raise ChainError(
-                    f"{paths.chain}: refusing to repair: without its torn final line the chain "
-                    f"still fails (record {after.first_bad_index}: {after.reason})"
-                )
-            with open(paths.chain, "r+b") as handle:
-                handle.seek(keep)
-                fragment = handle.read()
-                handle.truncate(keep)
-                handle.flush()
-                os.fsync(handle.fileno())
-            entry = torn_tail_entry(
-                by="repair",
-                offset=keep,
-                fragment=fragment,
-                record_count=after.record_count,
-                head=after.head,
-            )
-            note_repair(paths.session_file, entry)
-            return RepairResult(paths.session_id, len(fragment), entry["removedSha256"], after)
+            return RepairResult(paths.session_id, removed, digest, report, adopted)
     finally:
         os.close(lock_fd)
+
+
+def _interrupted_append(report: ChainReport) -> bool:
+    """One complete, well-formed record linked to the anchored head, past the anchor."""
+    return report.reason == "extra_records" and report.anchor_state == "behind"
+
+
+def _remove_torn_tail(paths: SessionPaths, keep: int, after: ChainReport) -> tuple[int, str]:
+    with open(paths.chain, "r+b") as handle:
+        handle.seek(keep)
+        fragment = handle.read()
+        handle.truncate(keep)
+        handle.flush()
+        os.fsync(handle.fileno())
+    entry = torn_tail_entry(
+        by="repair",
+        offset=keep,
+        fragment=fragment,
+        record_count=after.record_count,
+        head=after.head,
+    )
+    note_repair(paths.session_file, entry)
+    return len(fragment), entry["removedSha256"]
+
+
+def _anchor_interrupted_append(paths: SessionPaths, anchor: Anchor, size: int) -> ChainReport:
+    """Roll the anchor forward over the one record past it (lock held); re-verify."""
+    start = anchor.size
+    if start is None:
+        raise ChainError(f"{paths.anchor}: anchor without a byte size, refusing to repair")
+    with open(paths.chain, "rb") as handle:
+        handle.seek(start)
+        line = handle.read(size - start).removesuffix(b"\n")
+    check = check_line(line, anchor.head, anchor.count)
+    if not check.ok or b"\n" in line:
+        raise ChainError(f"{paths.chain}: refusing to repair: the record past the anchor fails")
+    head = hashlib.sha256(line).hexdigest()
+    fd = os.open(paths.anchor, os.O_RDWR | os.O_CLOEXEC)
+    writer = AnchorWriter(fd, os.fspath(paths.anchor), fsync=True)
+    try:
+        writer.write(anchor.count + 1, size, head, check.r6_id)
+    finally:
+        writer.close()
+        os.close(fd)
+    after = verify_file(paths.chain, read_anchor(paths.anchor), size_limit=size)
+    note_repair(
+        paths.session_file,
+        {
+            "at": utc_timestamp(),
+            "action": "anchored an interrupted append",
+            "by": "repair",
+            "offset": start,
+            "recordId": check.record_id,
+            "recordCount": after.record_count,
+            "head": after.head,
+        },
+    )
+    return after
 
 
 def _complete_length(path: os.PathLike[str], size: int) -> int:

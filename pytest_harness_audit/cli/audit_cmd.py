@@ -25,6 +25,7 @@ from pytest_harness_audit.audit.session_file import load_session_file
 from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
 from pytest_harness_audit.audit.verify import ChainReport
 from pytest_harness_audit.errors import UsageError
+from pytest_harness_audit.report import load_report_text
 
 DEFAULT_LAST = 10
 DEFAULT_QUERY_LIMIT = 50
@@ -69,11 +70,19 @@ def register(subparsers: Any) -> None:
     query.set_defaults(func=_query)
 
     report = add("report", "aggregated report: tools, categories, policy, errors, timeline")
+    report.add_argument(
+        "session_report",
+        nargs="?",
+        metavar="SESSION",
+        help="print this session's report (written under --harness-audit), then its statistics",
+    )
     report.add_argument("--session", help="only this session")
     report.add_argument("--since", help="30s, 5m, 2h, 1d or an ISO timestamp")
     report.set_defaults(func=_report)
 
-    repair = add("repair", "remove a torn final line left by a crash (and nothing else)")
+    repair = add(
+        "repair", "undo a crashed writer's leftovers: a torn final line, an unanchored append"
+    )
     repair.add_argument("session", help="session id")
     repair.set_defaults(func=_repair)
 
@@ -297,6 +306,14 @@ def _query(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    session_text = None
+    if args.session_report:
+        if args.session and args.session != args.session_report:
+            raise UsageError("give the session once: SESSION or --session")
+        args.session = args.session_report
+        if args.session not in list_sessions(args.storage):
+            raise UsageError(f"no session {args.session!r} in {args.storage}")
+        session_text = load_report_text(args.storage, args.session)
     criteria = RecordFilter(since=args.since)
 
     def records() -> Iterator[dict[str, Any]]:
@@ -305,9 +322,21 @@ def _report(args: argparse.Namespace) -> int:
 
     report = build_report(records())
     if args.json:
-        _print_json(report.to_dict())
-    else:
-        print(format_report(report))
+        data = report.to_dict()
+        if args.session_report:
+            data["sessionReport"] = session_text
+        _print_json(data)
+        return 0
+    if args.session_report:
+        if session_text is None:
+            print(
+                f"(no session report file for {args.session}: reports are written by "
+                "pytest --harness-audit)"
+            )
+        else:
+            print(session_text.rstrip("\n"))
+        print()
+    print(format_report(report))
     return 0
 
 
@@ -325,10 +354,16 @@ def _repair(args: argparse.Namespace) -> int:
         return 0
     path = Path(result.report.path or "")
     if result.repaired:
-        print(
-            f"Removed a torn final line ({result.removed_bytes} bytes, sha256 "
-            f"{result.removed_sha256}) from {path}."
-        )
+        if result.removed_bytes:
+            print(
+                f"Removed a torn final line ({result.removed_bytes} bytes, sha256 "
+                f"{result.removed_sha256}) from {path}."
+            )
+        if result.adopted_records:
+            print(
+                f"Anchored an interrupted append (a complete record written just before its "
+                f"writer died) in {path}."
+            )
         print(f"Chain valid: true ({result.report.record_count} records)")
     else:
         print(
