@@ -6,6 +6,7 @@ Every call goes gate → act → record; what tests assert is read back from the
 from __future__ import annotations
 
 import difflib
+import os
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -151,6 +152,8 @@ class Harness:
         self.social_clock = social_clock
         self._social: social_bridge.SocialSession | None = None
         self._proxies: list[RecordingProxySession] = []
+        self._verified: tuple[tuple[int, ...], ChainReport] | None = None
+        self._read: tuple[tuple[int, ...], tuple[dict[str, Any], ...]] | None = None
 
     @classmethod
     def create(
@@ -317,14 +320,37 @@ class Harness:
         return workspaces.diff(self.repo)
 
     # -- reading the chain --------------------------------------------------------------------
+    def _chain_state(self) -> tuple[int, ...]:
+        """Size, modification time and inode of the chain and its anchor: any append, edit or
+        replacement of either changes it."""
+        state: list[int] = []
+        for path in (self.chain.path, self.chain.session_file.with_suffix(".anchor")):
+            try:
+                info = os.stat(path)
+            except FileNotFoundError:
+                state.extend((-1, -1, -1))
+            else:
+                state.extend((info.st_size, info.st_mtime_ns, info.st_ino))
+        return tuple(state)
+
     def verify(self) -> ChainReport:
-        """Verify the session's chain against its anchor."""
-        return verify_chain(self.storage_dir, self.session_id)
+        """Verify the session's chain against its anchor.
+
+        The result is reused until the chain or its anchor changes on disk (an end-of-test
+        check, the summary and the report then verify once, not once each).
+        """
+        state = self._chain_state()
+        if self._verified is None or self._verified[0] != state:
+            self._verified = (state, verify_chain(self.storage_dir, self.session_id))
+        return self._verified[1]
 
     @property
     def records(self) -> list[CallRecord]:
-        """Every record of the chain, in order."""
-        return [CallRecord(raw) for raw in self.chain.records()]
+        """Every record of the chain, in order (re-read whenever the chain changes on disk)."""
+        state = self._chain_state()
+        if self._read is None or self._read[0] != state:
+            self._read = (state, tuple(self.chain.records()))
+        return [CallRecord(raw) for raw in self._read[1]]
 
     def calls(
         self,
@@ -363,7 +389,7 @@ class Harness:
     def judge(self) -> tuple[Verdict, tuple[VerdictReason, ...]]:
         """The session's verdict and its reasons, from the verified chain."""
         report = self.verify()
-        records = [CallRecord(raw) for raw in self.chain.records()]
+        records = self.records
         extra: list[VerdictReason] = []
         if self._verdict_rules is not None:
             extra.extend(self._verdict_rules(self, records))
