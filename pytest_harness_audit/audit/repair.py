@@ -72,8 +72,8 @@ def repair_chain(storage_dir: str | os.PathLike[str], session_id: str) -> Repair
             if report.valid:
                 return RepairResult(paths.session_id, 0, None, report)
             removed, digest = 0, None
-            if report.reason == "torn_tail":
-                keep = _complete_length(paths.chain, size)
+            keep = _complete_length(paths.chain, size)
+            if keep < size:  # a torn final line, perhaps after an unanchored record
                 after = verify_file(paths.chain, anchor, size_limit=keep)
                 if not (after.valid or _interrupted_append(after)):
                     raise ChainError(
