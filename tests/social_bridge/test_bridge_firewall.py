@@ -70,7 +70,8 @@ def test_guidance_goes_out_with_the_advice(make_session: SessionFactory) -> None
     assert record.status == "success"
     assert record.raw["firewall"]["decision"] == "guide"
     assert social(record)["guidance"] == "groups see everything"
-    assert harness.verdict is Verdict.PASS
+    verdict, reasons = harness.judge()  # advice given is worth a look, like a warn decision
+    assert verdict is Verdict.WARN and reasons[0].code == "firewall-guidance"
 
 
 def test_guidance_mode_turns_a_refusal_into_advice(make_session: SessionFactory) -> None:
@@ -83,6 +84,8 @@ def test_guidance_mode_turns_a_refusal_into_advice(make_session: SessionFactory)
     assert record.status == "success"
     assert record.raw["firewall"]["decision"] == "refuse"
     assert record.raw["firewall"]["mode"] == "guidance"
+    verdict, reasons = harness.judge()  # would have been refused: WARN, not FAIL
+    assert verdict is Verdict.WARN and reasons[0].code == "firewall-guidance"
 
 
 def test_no_firewall_no_firewall_field(make_session: SessionFactory) -> None:
