@@ -203,7 +203,7 @@ class CompiledPolicy:
         globs = self._globs if entry.uses_globs and self._has_globs else None
         regexes = self._regexes if entry.uses_regexes and self._has_regexes else None
         for target in targets:
-            data = encode(target)
+            data = target.encode("utf-8", "surrogatepass")
             if globs is not None:
                 globs.owners_matching(data, matched)
             if regexes is not None:

@@ -134,6 +134,12 @@ def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]
     ``paths`` list adds each of its strings. With a workspace ``root``, a file path that leads
     elsewhere through a symlink also adds where it leads (:func:`resolved_path`).
     """
+    if len(params) == 1:  # the commonest shape: one file_path, path or command
+        ((key, value),) = params.items()
+        kind = _KEY_KINDS.get(key)
+        if kind == _FILE and type(value) is str:
+            normal = normalise_path(value, root)
+            return [value] if normal == value else [value, normal]
     found: list[tuple[int, str, int]] = []
     paths: Any = None
     for key, value in params.items():
