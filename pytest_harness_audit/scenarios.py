@@ -194,8 +194,10 @@ def parse_scenario(text: str, source: str = "<string>", base_dir: Path | None = 
 
 
 def _compose(text: str, source: str) -> tuple[yaml.Node | None, Any]:
-    loader = yaml.SafeLoader(text)
+    loader: yaml.SafeLoader | None = None
     try:
+        # The loader checks the characters as it is built: a NUL byte already fails here.
+        loader = yaml.SafeLoader(text)
         node = loader.get_single_node()
         _refuse_duplicate_keys(node, source, set())
         data = loader.construct_document(node) if node is not None else None
@@ -205,9 +207,11 @@ def _compose(text: str, source: str) -> tuple[yaml.Node | None, Any]:
         problem = exc.problem or exc.context or "syntax error"
         raise ScenarioError(f"{where}: invalid YAML: {problem}") from None
     except yaml.YAMLError as exc:
-        raise ScenarioError(f"{source}: invalid YAML: {exc}") from None
+        problem = " ".join(str(exc).split())  # a reader error spans lines
+        raise ScenarioError(f"{source}: invalid YAML: {problem}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     return node, data
 
 

@@ -93,8 +93,10 @@ def read_document(path: Path) -> tuple[Any, LineOf]:
             mark = exc.problem_mark
             line = mark.line + 1 if mark is not None else None
             raise PolicyError(f"invalid YAML: {exc.problem}", source=source, line=line) from None
-        except yaml.YAMLError as exc:
-            raise PolicyError(f"invalid YAML: {exc}", source=source) from None
+        except yaml.YAMLError as exc:  # a reader error (a NUL byte …) spans lines: join them
+            raise PolicyError(
+                f"invalid YAML: {' '.join(str(exc).split())}", source=source
+            ) from None
 
     def line_of(node: object) -> int | None:
         return lines.get(id(node))
