@@ -50,9 +50,7 @@ def _kill_round(storage: Path, rng: random.Random, tag: str) -> list[str]:
     try:
         assert process.stdout is not None
         assert process.stdout.readline() == "ready\n", process.stderr.read()  # type: ignore[union-attr]
-        acknowledged = [
-            process.stdout.readline().split()[0] for _ in range(rng.randrange(0, 40))
-        ]
+        acknowledged = [process.stdout.readline().split()[0] for _ in range(rng.randrange(0, 40))]
         time.sleep(rng.choice([0.0, 0.0, rng.uniform(0, 0.002), rng.uniform(0, 0.02)]))
         process.send_signal(signal.SIGKILL)
         # Read through the same buffered stream as readline() did.
