@@ -1,6 +1,6 @@
 """One ``tools/call`` through the proxy: gate → act → record.
 
-Every call that reaches here leaves exactly one record: ``blocked`` when the gate refuses it,
+Every call that names a tool leaves exactly one record: ``blocked`` when the gate refuses it,
 ``success`` or ``error`` after it ran (an upstream ``isError`` result, a protocol error, a dead
 upstream, a timeout or a cancellation are all ``error`` with their message).
 """
@@ -61,6 +61,10 @@ class CallPipeline:
         meta: Mapping[str, Any] | None = None,
     ) -> types.CallToolResult:
         """Run one call; raises ``MCPError`` for protocol errors (unknown tool, bad params)."""
+        if not name:
+            # Not a call of any tool: a malformed request, answered like one (and no record,
+            # which needs a tool name).
+            raise MCPError(code=types.INVALID_PARAMS, message="Invalid params: empty tool name")
         route = self._catalog.resolve(name)
         if isinstance(route, LocalRoute) and route.tool.self_recording:
             return await self._run_unrecorded(route, arguments, meta)
