@@ -31,6 +31,7 @@ class ReliabilityCounts:
 
     def __init__(self) -> None:
         self._suites: dict[str, dict[str, int]] = {}
+        self._notes: dict[str, list[str]] = {}
 
     def add(self, suite: str, name: str, amount: int = 1) -> None:
         """Add ``amount`` to counter ``name`` of ``suite``."""
@@ -41,19 +42,31 @@ class ReliabilityCounts:
         """Add to a breakdown counter, printed in parentheses after the main ones."""
         self.add(suite, _DETAIL + name, amount)
 
+    def note(self, suite: str, text: str) -> None:
+        """Add a measurement in words (printed after the suite's counters, ``; ``-separated)."""
+        self._suites.setdefault(suite, {})
+        self._notes.setdefault(suite, []).append(text)
+
     def get(self, suite: str, name: str) -> int:
         """The current value of one counter (0 when never added to)."""
         return self._suites.get(suite, {}).get(name, 0)
 
-    def merge(self, data: dict[str, dict[str, int]]) -> None:
-        """Add the counters of another process (the form ``to_data`` gives)."""
-        for suite, counters in data.items():
+    def merge(self, data: dict[str, Any]) -> None:
+        """Add the counters and notes of another process (the form ``to_data`` gives)."""
+        for suite, counters in data["counts"].items():
+            self._suites.setdefault(suite, {})
             for name, amount in counters.items():
                 self.add(suite, name, amount)
+        for suite, notes in data["notes"].items():
+            for text in notes:
+                self.note(suite, text)
 
-    def to_data(self) -> dict[str, dict[str, int]]:
+    def to_data(self) -> dict[str, Any]:
         """A JSON-compatible copy."""
-        return {suite: dict(counters) for suite, counters in self._suites.items()}
+        return {
+            "counts": {suite: dict(counters) for suite, counters in self._suites.items()},
+            "notes": {suite: list(notes) for suite, notes in self._notes.items()},
+        }
 
     def lines(self) -> list[str]:
         """One summary line per suite, suites in alphabetical order."""
@@ -67,7 +80,9 @@ class ReliabilityCounts:
                 if name.startswith(_DETAIL)
             )
             line = f"reliability {suite}: " + ", ".join(main)
-            lines.append(line + (f" ({', '.join(details)})" if details else ""))
+            line += f" ({', '.join(details)})" if details else ""
+            notes = self._notes.get(suite)
+            lines.append(line + (f"; {'; '.join(notes)}" if notes else ""))
         return lines
 
 

@@ -23,12 +23,16 @@ SCENARIO_TEXTS = tuple(
 #: Characters that matter to YAML and JSON, plus a few that matter to nobody.
 SYNTAX = "{}[]:,-\"'#&*!|>%@`\\ \t\n?~=0123456789abcdefxyz\u00e9\u2028\ufeff\x00"
 
+any_text = st.text(alphabet=st.characters(blacklist_categories=()), max_size=30)
+"""Text with every kind of code point, lone surrogates included (JSON escapes them)."""
+
 json_scalars = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-(2**70), 2**70),
     st.floats(allow_nan=False, allow_infinity=False),
     st.text(max_size=20),
+    any_text,
 )
 json_values = st.recursive(
     json_scalars,

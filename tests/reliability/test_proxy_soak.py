@@ -1,0 +1,228 @@
+"""Proxy soak: many ``tools/call`` through an in-process ``RecordingProxy`` with faults injected.
+
+The official client talks to the proxy over memory streams, ten calls in flight at a time; the
+proxy has a real gate (a policy that denies and warns on path patterns) and a real chain, a
+stdio upstream (``soak_upstream.py``) whose tool fails, raises or hangs past the call timeout on
+a pattern, and a local tool that raises on a pattern. Afterwards:
+
+* no lost record: the chain verifies and holds exactly one record per call, with the statuses
+  the patterns call for;
+* no leak: the process's resident memory, open file descriptors and threads after the run are
+  within a tolerance of what they were after a warm-up.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import threading
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.client.session import ClientSession
+from mcp.shared.message import SessionMessage
+
+from pytest_harness_audit.audit import iter_records, verify_chain
+from pytest_harness_audit.gate import Gate
+from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.proxy import LocalTool, RecordingProxy, StdioUpstream
+
+UPSTREAM = Path(__file__).resolve().parent / "soak_upstream.py"
+SESSION = "soak"
+CALL_TIMEOUT = 0.1
+IN_FLIGHT = 10
+FAST_CALLS = 1000
+SLOW_CALLS = 10_000
+WARM_UP = 200
+# Tolerances for growth between the warm-up and the end of the run.
+MAX_RSS_GROWTH_MIB = {FAST_CALLS: 6.0, SLOW_CALLS: 10.0}
+MAX_FD_GROWTH = 4
+MAX_THREAD_GROWTH = 4
+
+POLICY = {
+    "name": "soak",
+    "defaultPolicy": "allow",
+    "enforce": True,
+    "rules": [
+        {
+            "id": "deny-blocked",
+            "name": "Blocked paths",
+            "priority": 1,
+            "decision": "deny",
+            "match": {"targetPatterns": ["**/blocked/**"]},
+        },
+        {
+            "id": "warn-watched",
+            "name": "Watched paths",
+            "priority": 2,
+            "decision": "warn",
+            "match": {"targetPatterns": ["**/watched/**"]},
+        },
+    ],
+}
+
+
+@dataclass(frozen=True)
+class Call:
+    """One planned call: tool, path, and the record status it must leave."""
+
+    tool: str
+    path: str
+    status: str
+
+
+def plan(index: int) -> Call:
+    """Call ``index`` of the run: mostly plain work, with every kind of fault mixed in."""
+    kind = index % 50
+    if kind == 0:
+        return Call("work", f"slow/{index}", "error")  # upstream hangs: call timeout
+    if kind in (1, 2):
+        return Call("work", f"fail/{index}", "error")  # upstream isError result
+    if kind == 3:
+        return Call("work", f"raise/{index}", "error")  # upstream tool raises
+    if kind in (4, 5):
+        return Call("work", f"blocked/{index}", "blocked")  # the gate denies
+    if kind == 6:
+        return Call("work", f"watched/{index}", "success")  # the gate warns, the call runs
+    if kind in (7, 8):
+        return Call("local", f"raise/{index}", "error")  # a local tool raises
+    if kind == 9:
+        return Call("local", f"ok/{index}", "success")
+    return Call("work", f"ok/{index}", "success")
+
+
+def _local(arguments: dict[str, Any]) -> str:
+    path = str(arguments.get("path"))
+    if "raise" in path:
+        raise ValueError(f"local trouble with {path}")
+    return f"local {path}"
+
+
+LOCAL_TOOL = LocalTool(
+    name="local",
+    description="An in-process tool that raises on request.",
+    input_schema={"type": "object", "properties": {"path": {"type": "string"}}},
+    handler=_local,
+)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What the process holds: resident memory (MiB), open descriptors, threads."""
+
+    rss_mib: float
+    fds: int
+    threads: int
+
+    @classmethod
+    def now(cls) -> Usage:
+        gc.collect()
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            resident_pages = int(statm.read().split()[1])
+        rss = resident_pages * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
+        return cls(rss, len(os.listdir("/proc/self/fd")), threading.active_count())
+
+
+@asynccontextmanager
+async def memory_client(proxy: RecordingProxy) -> AsyncIterator[ClientSession]:
+    """An official client connected to the proxy's server over in-memory streams."""
+    to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    server_out, from_server = anyio.create_memory_object_stream[SessionMessage](16)
+    async with anyio.create_task_group() as group:
+        server = proxy.server
+        group.start_soon(server.run, server_in, server_out, server.create_initialization_options())
+        async with ClientSession(from_server, to_server) as session:
+            await session.initialize()
+            yield session
+        group.cancel_scope.cancel()
+
+
+async def _call(session: ClientSession, call: Call, outcomes: Counter[str]) -> None:
+    name = call.tool if call.tool == "local" else "work"
+    with anyio.fail_after(30):
+        result: types.CallToolResult = await session.call_tool(name, {"path": call.path})
+    outcomes["error" if result.is_error else "success"] += 1
+
+
+async def _run_calls(session: ClientSession, start: int, stop: int, outcomes: Counter[str]) -> None:
+    for batch in range(start, stop, IN_FLIGHT):
+        async with anyio.create_task_group() as group:
+            for index in range(batch, min(batch + IN_FLIGHT, stop)):
+                group.start_soon(_call, session, plan(index), outcomes)
+
+
+async def _soak(storage: Path, calls: int) -> tuple[Usage, Usage, Counter[str]]:
+    gate = Gate.open(storage_dir=storage, session_id=SESSION, policy=Policy.from_dict(POLICY))
+    upstream = StdioUpstream(name="soak", command=sys.executable, args=(str(UPSTREAM),))
+    reports: list[str] = []
+    proxy = RecordingProxy(
+        gate,
+        [upstream],
+        local_tools=[LOCAL_TOOL],
+        call_timeout=CALL_TIMEOUT,
+        report=reports.append,
+        upstream_stderr=open(os.devnull, "w"),  # noqa: SIM115 - closed with the upstream
+    )
+    outcomes: Counter[str] = Counter()
+    try:
+        async with proxy, memory_client(proxy) as session:
+            await _run_calls(session, 0, WARM_UP, outcomes)
+            before = Usage.now()
+            await _run_calls(session, WARM_UP, calls, outcomes)
+            after = Usage.now()
+            await session.send_ping()
+    finally:
+        gate.chain.close()
+    assert not reports, reports  # the upstream never died
+    return before, after, outcomes
+
+
+def _soak_and_check(storage: Path, calls: int, counts: Any) -> None:
+    before, after, outcomes = anyio.run(_soak, storage, calls)
+    expected = Counter(plan(index).status for index in range(calls))
+    assert outcomes == Counter(
+        {"success": expected["success"], "error": expected["error"] + expected["blocked"]}
+    )
+
+    report = verify_chain(storage, SESSION, full=True)
+    assert report.valid, report.errors
+    assert report.record_count == calls  # no lost (and no extra) record
+    records = list(iter_records(storage, SESSION))
+    assert Counter(r["result"]["status"] for r in records) == expected
+    assert sorted(r["provenance"]["actionIndex"] for r in records) == list(range(calls))
+
+    growth = after.rss_mib - before.rss_mib
+    assert growth <= MAX_RSS_GROWTH_MIB[calls], (before, after)
+    assert after.fds - before.fds <= MAX_FD_GROWTH, (before, after)
+    assert after.threads - before.threads <= MAX_THREAD_GROWTH, (before, after)
+
+    counts.add("proxy soak", "calls", calls)
+    counts.add("proxy soak", "records", report.record_count)
+    for status in ("success", "error", "blocked"):
+        counts.detail("proxy soak", status, expected[status])
+    counts.note(
+        "proxy soak",
+        f"{calls} calls: RSS {growth:+.1f} MiB, fds {after.fds - before.fds:+d}, "
+        f"threads {after.threads - before.threads:+d} after warm-up",
+    )
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs Linux /proc")
+def test_proxy_soak_records_every_call_and_leaks_nothing(
+    tmp_path: Path, reliability_counts: Any
+) -> None:
+    _soak_and_check(tmp_path, FAST_CALLS, reliability_counts)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs Linux /proc")
+def test_proxy_soak_ten_thousand_calls(tmp_path: Path, reliability_counts: Any) -> None:
+    _soak_and_check(tmp_path, SLOW_CALLS, reliability_counts)
