@@ -138,6 +138,10 @@ def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]
         ((key, value),) = params.items()
         kind = _KEY_KINDS.get(key)
         if kind == _FILE and type(value) is str:
+            if root:  # where a workspace symlink leads counts too
+                targets = [value]
+                _add_path_forms(targets, value, root)
+                return targets
             normal = normalise_path(value, root)
             return [value] if normal == value else [value, normal]
     found: list[tuple[int, str, int]] = []
