@@ -33,7 +33,7 @@ from pytest_harness_audit.audit import iter_records, verify_chain
 
 SESSION = "fuzzed-frames"
 ANSWER_TIMEOUT = 15.0
-FAST = 150
+FAST = 300
 SLOW = 2000
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 METHODS = [

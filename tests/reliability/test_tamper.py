@@ -20,7 +20,7 @@ from reliability_support import drafts, run_cli
 
 from pytest_harness_audit.audit import AuditChain, RecordDraft, verify_chain
 
-FAST_EXAMPLES = 50
+FAST_EXAMPLES = 80
 SLOW_EXAMPLES = 600
 _sessions = itertools.count()
 
