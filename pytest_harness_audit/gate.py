@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.audit.chain import AuditChain
+from pytest_harness_audit.audit.clock import parse_timestamp
 from pytest_harness_audit.audit.records import RecordDraft
 from pytest_harness_audit.immune import CallEvent, ImmuneLadder, alerts_for
 from pytest_harness_audit.immune.records import Escalation, Lift, Quarantine
@@ -315,9 +316,5 @@ def immune_entry(record: Mapping[str, Any]) -> CallEvent | Escalation | Lift | N
 
 
 def _timestamp_seconds(stamp: str) -> float:
-    from datetime import datetime
-
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
+    parsed = parse_timestamp(stamp)
+    return parsed.timestamp() if parsed is not None else 0.0
