@@ -139,9 +139,9 @@ def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]
         kind = _KEY_KINDS.get(key)
         if kind == _FILE and type(value) is str:
             if root:  # where a workspace symlink leads counts too
-                targets = [value]
-                _add_path_forms(targets, value, root)
-                return targets
+                forms = [value]
+                _add_path_forms(forms, value, root)
+                return forms
             normal = normalise_path(value, root)
             return [value] if normal == value else [value, normal]
     found: list[tuple[int, str, int]] = []
