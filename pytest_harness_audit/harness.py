@@ -126,7 +126,7 @@ class Harness:
         self.session_id = session_id or new_session_id()
         self.template = template
         self.network = NetworkStub()
-        self.toolbox = ToolBox(self.root, self.network)
+        self.toolbox = ToolBox(self.root, self.network, withhold=self._read_denied)
         self.chain = AuditChain(
             self.storage_dir,
             self.session_id,
@@ -175,6 +175,10 @@ class Harness:
         )
         harness._repo = repo
         return harness
+
+    def _read_denied(self, path: str) -> bool:
+        """Whether the policy would block a ``Read`` of ``path`` (Grep withholds such files)."""
+        return self.policy.evaluate("Read", {"file_path": path}, root=str(self.root)).blocked
 
     # -- the pipeline -------------------------------------------------------------------------
     def _classify(self, tool: str, params: Mapping[str, Any]) -> str | None:

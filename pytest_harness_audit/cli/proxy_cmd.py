@@ -82,14 +82,14 @@ def run(args: argparse.Namespace) -> int:
     if args.call_timeout is not None and args.call_timeout <= 0:
         raise UsageError(f"--call-timeout value {args.call_timeout!r} must be a positive number")
     http = parse_http_address(args.http) if args.http else None
-    local_tools = _workspace_tools(args.workspace) if args.workspace else []
+    policy = _policy(args)
+    local_tools = _workspace_tools(args.workspace, policy) if args.workspace else []
     if not upstreams and not local_tools and not args.social:
         raise UsageError(
             "proxy: give an upstream command after '--', --config FILE, --workspace or --social"
         )
     session_id = args.session or _new_session_id()
     root = str(args.workspace.resolve()) if args.workspace else None
-    policy = _policy(args)
     gate = _open_gate(Path(args.storage), session_id, policy, root)
     if args.social:
         local_tools.append(_send_message_tool(args.social, gate, policy, args.storage, session_id))
@@ -155,12 +155,18 @@ def _send_message_tool(
     return send_message_local_tool(session)
 
 
-def _workspace_tools(workspace: Path) -> list[LocalTool]:
+def _workspace_tools(workspace: Path, policy: Any) -> list[LocalTool]:
     if not workspace.is_dir():
         raise UsageError(f"--workspace {workspace}: not a directory")
     from pytest_harness_audit.proxy.workspace_tools import workspace_tools
+    from pytest_harness_audit.tools.toolbox import ToolBox
 
-    return workspace_tools(workspace.resolve())
+    root = workspace.resolve()
+
+    def read_denied(path: str) -> bool:  # Grep must not show what a Read may not open
+        return bool(policy.evaluate("Read", {"file_path": path}, root=str(root)).blocked)
+
+    return workspace_tools(root, ToolBox(root, withhold=read_denied))
 
 
 def _new_session_id() -> str:

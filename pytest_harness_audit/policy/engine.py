@@ -26,7 +26,6 @@ from pytest_harness_audit.policy.patterns import (
     PatternSyntaxError,
     PatternTimeout,
     TargetMatcher,
-    encode,
     split_patterns,
 )
 from pytest_harness_audit.policy.sensitive import any_credential

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -211,7 +211,12 @@ def _content_lines(
     return out
 
 
-def grep_files(paths: WorkspacePaths, params: Mapping[str, Any]) -> str:
+def grep_files(
+    paths: WorkspacePaths,
+    params: Mapping[str, Any],
+    *,
+    withhold: Callable[[str], bool] | None = None,
+) -> str:
     """``Grep(pattern, path=root, glob=None, output_mode="files_with_matches", …)``.
 
     Output modes: ``files_with_matches`` (one path per line), ``content``
@@ -219,7 +224,7 @@ def grep_files(paths: WorkspacePaths, params: Mapping[str, Any]) -> str:
     ``count`` (``path:matches``). Further parameters as in Claude Code: ``-i``, ``-n`` (default
     true), ``-A``/``-B``/``-C`` (context, content mode), ``type``, ``multiline`` (matches may span
     lines, ``.`` matches newlines), ``head_limit`` (first N output lines). ``""`` when nothing
-    matches.
+    matches. Files ``withhold`` names are not searched; a last line lists them.
     """
     args = ToolParams(
         "Grep",
@@ -252,10 +257,14 @@ def grep_files(paths: WorkspacePaths, params: Mapping[str, Any]) -> str:
     start = _search_start(paths, args)
 
     out: list[str] = []
+    withheld: list[str] = []
     for found in _walk_files(paths, start):
         if any(not glob.match(found.relative_to_start) for glob in on_path):
             continue
         if any(not glob.match(found.real.name) for glob in on_name):
+            continue
+        if withhold is not None and withhold(found.shown):
+            withheld.append(found.shown)
             continue
         text = _read_text(found.real)
         if text is None:
@@ -274,4 +283,6 @@ def grep_files(paths: WorkspacePaths, params: Mapping[str, Any]) -> str:
             out.extend(_content_lines(found.shown, lines, hits, before, after, numbered))
     if head_limit is not None:
         out = out[:head_limit]
+    if withheld:
+        out.append(f"[web4-policy] not searched (reading them is denied): {', '.join(withheld)}")
     return "\n".join(out)

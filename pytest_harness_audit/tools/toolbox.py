@@ -59,7 +59,9 @@ class ToolBox:
     """The tools of one workspace rooted at ``root``; web tools answer from ``network``.
 
     ``bash_env`` adds variables to the environment ``Bash`` commands see (see
-    :func:`~pytest_harness_audit.tools.shell.bash_environment`).
+    :func:`~pytest_harness_audit.tools.shell.bash_environment`). ``withhold(path)`` names files
+    (relative to the root) whose contents ``Grep`` must not show — the harness passes the files
+    its policy would not let ``Read``, so a search cannot leak what a read may not.
     """
 
     def __init__(
@@ -68,6 +70,7 @@ class ToolBox:
         network: NetworkStub | None = None,
         *,
         bash_env: Mapping[str, str] | None = None,
+        withhold: Callable[[str], bool] | None = None,
     ) -> None:
         if not os.path.isdir(root):
             raise UsageError(f"workspace root is not a directory: {root}")
@@ -81,7 +84,7 @@ class ToolBox:
             "Write": partial(write_file, self._paths),
             "Edit": partial(edit_file, self._paths),
             "Glob": partial(glob_files, self._paths),
-            "Grep": partial(grep_files, self._paths),
+            "Grep": partial(grep_files, self._paths, withhold=withhold),
             "Bash": partial(run_bash, self._paths.root, self._bash_env),
             "TodoWrite": self._todo_write,
             "Task": self._task,

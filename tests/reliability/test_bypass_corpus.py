@@ -50,8 +50,8 @@ def _params(attempt: Attempt, root: Path) -> dict[str, Any]:
     }
 
 
-def _derived_outcome(decision: str, error: str | None) -> str:
-    caught = decision == "deny" or (error is not None and CONFINEMENT in error)
+def _derived_outcome(decision: str, error: str | None, withheld: bool = False) -> str:
+    caught = decision == "deny" or (error is not None and CONFINEMENT in error) or withheld
     return "caught" if caught else "documented limit"
 
 
@@ -68,6 +68,7 @@ def test_bypass_attempt(attempt: Attempt, workspace: Path, reliability_counts: A
     try:
         params = _params(attempt, workspace)
         error: str | None = None
+        withheld = False
         if "status" in expect:
             assert attempt.tool in RUN_TOOLS
             result = harness.execute(attempt.tool, params)
@@ -78,13 +79,21 @@ def test_bypass_attempt(attempt: Attempt, workspace: Path, reliability_counts: A
                 assert expect["error"] in (error or "")
             if "output" in expect:
                 assert expect["output"] in (result.output or "")
+            if "withheld" in expect:
+                output = str(result.output or "")
+                notice = output.splitlines()[-1]
+                assert notice.startswith("[web4-policy] not searched")
+                assert expect["withheld"] in notice
+                secret = (workspace / expect["withheld"]).read_text()
+                assert not any(line and line in output for line in secret.splitlines())
+                withheld = True
         else:
             evaluation = harness.gate.decide(attempt.tool, params).evaluation
             decision, rule = evaluation.decision, evaluation.rule_id
     finally:
         harness.close()
     assert (decision, rule) == (expect["decision"], expect["rule"])
-    assert _derived_outcome(decision, error) == attempt.outcome
+    assert _derived_outcome(decision, error, withheld) == attempt.outcome
     reliability_counts.add("bypass corpus", "attempts")
     reliability_counts.add("bypass corpus", attempt.outcome)
 
