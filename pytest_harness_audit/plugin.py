@@ -129,6 +129,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """After the test body: check every harness session against the markers."""
+    __tracebackhide__ = True  # the failure is the message, not the plugin's code
     yield
     sessions = item.stash.get(SESSIONS_KEY, [])
     snapshot = item.stash.get(SNAPSHOT_KEY, None)
