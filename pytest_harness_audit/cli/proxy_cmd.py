@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     # The proxy pulls in the MCP SDK; other commands must not pay for it at startup.
     from pytest_harness_audit.proxy import LocalTool, RecordingProxy, UpstreamSpec
 
-DEFAULT_PRESET = "permissive"
+DEFAULT_PRESET = "safety"
 
 
 def register(subparsers: Any) -> None:
