@@ -110,3 +110,42 @@ def reference_match(pattern: str, target: str) -> bool:
         return target[si] == token and match(ti + 1, si + 1)
 
     return match(0, 0)
+
+
+#: The policy of the reference plugin README's "Example: Full Policy Config".
+README_POLICY = {
+    "defaultPolicy": "allow",
+    "enforce": True,
+    "rules": [
+        {
+            "id": "deny-destructive-commands",
+            "name": "Block destructive shell commands",
+            "priority": 1,
+            "decision": "deny",
+            "reason": "Destructive command blocked",
+            "match": {
+                "tools": ["Bash"],
+                "targetPatterns": ["rm\\s+-rf", "mkfs\\."],
+                "targetPatternsAreRegex": True,
+            },
+        },
+        {
+            "id": "deny-secrets",
+            "name": "Block reading secret files",
+            "priority": 5,
+            "decision": "deny",
+            "reason": "Secret file access denied",
+            "match": {
+                "categories": ["file_read"],
+                "targetPatterns": ["**/.env", "**/.env.*", "**/credentials.*", "**/*secret*"],
+            },
+        },
+        {
+            "id": "warn-network",
+            "name": "Warn on network access",
+            "priority": 10,
+            "decision": "warn",
+            "match": {"categories": ["network"]},
+        },
+    ],
+}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from policy_support import README_POLICY
 
 from pytest_harness_audit.cli import main
 from pytest_harness_audit.policy import Policy
@@ -34,43 +35,6 @@ Reason:     Default policy: allow
 Constraints: policy:allow, rule:default
 """
 
-# The README example of the reference plugin, as our YAML.
-README_POLICY = {
-    "defaultPolicy": "allow",
-    "enforce": True,
-    "rules": [
-        {
-            "id": "deny-destructive-commands",
-            "name": "Block destructive shell commands",
-            "priority": 1,
-            "decision": "deny",
-            "reason": "Destructive command blocked",
-            "match": {
-                "tools": ["Bash"],
-                "targetPatterns": ["rm\\s+-rf", "mkfs\\."],
-                "targetPatternsAreRegex": True,
-            },
-        },
-        {
-            "id": "deny-secrets",
-            "name": "Block reading secret files",
-            "priority": 5,
-            "decision": "deny",
-            "reason": "Secret file access denied",
-            "match": {
-                "categories": ["file_read"],
-                "targetPatterns": ["**/.env", "**/.env.*", "**/credentials.*", "**/*secret*"],
-            },
-        },
-        {
-            "id": "warn-network",
-            "name": "Warn on network access",
-            "priority": 10,
-            "decision": "warn",
-            "match": {"categories": ["network"]},
-        },
-    ],
-}
 
 # `policy rules` of the reference README, verbatim.
 README_RULES = """\

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from policy_support import decide, rule
+from policy_support import README_POLICY, decide, rule
 
 import pytest_harness_audit
 from pytest_harness_audit.policy import Match, Policy, Rule
@@ -37,47 +37,7 @@ REFERENCE_CONFIG = {
             "auditLevel": "verbose",
             "showR6Status": True,
             "storagePath": "~/.moltbot/extensions/web4-governance/",
-            "policy": {
-                "defaultPolicy": "allow",
-                "enforce": True,
-                "rules": [
-                    {
-                        "id": "deny-destructive-commands",
-                        "name": "Block destructive shell commands",
-                        "priority": 1,
-                        "decision": "deny",
-                        "reason": "Destructive command blocked",
-                        "match": {
-                            "tools": ["Bash"],
-                            "targetPatterns": ["rm\\s+-rf", "mkfs\\."],
-                            "targetPatternsAreRegex": True,
-                        },
-                    },
-                    {
-                        "id": "deny-secrets",
-                        "name": "Block reading secret files",
-                        "priority": 5,
-                        "decision": "deny",
-                        "reason": "Secret file access denied",
-                        "match": {
-                            "categories": ["file_read"],
-                            "targetPatterns": [
-                                "**/.env",
-                                "**/.env.*",
-                                "**/credentials.*",
-                                "**/*secret*",
-                            ],
-                        },
-                    },
-                    {
-                        "id": "warn-network",
-                        "name": "Warn on network access",
-                        "priority": 10,
-                        "decision": "warn",
-                        "match": {"categories": ["network"]},
-                    },
-                ],
-            },
+            "policy": README_POLICY,
         }
     }
 }
