@@ -1,11 +1,13 @@
 """Audit chain throughput: appends, verification, bare hashing and peak memory.
 
-    python -m pytest_harness_audit.bench.chain [--records N] [--quick] [--dir DIR]
+    python -m pytest_harness_audit.bench.chain [--records N] [--quick] [--distinct] [--dir DIR]
 
 Appends ``N`` records (default 1,000,000; ``--quick``: 100,000) through ``AuditChain.append`` with
-the anchor kept current, then a smaller run with ``fsync=True``; verifies the chain against its
-anchor (and once more parsing every line); SHA-256-hashes every line of the same file as the
-floor any verifier must pay; and measures verification's peak memory in a fresh process.
+the anchor kept current (64 drafts reused round and round; ``--distinct`` also times a chain in
+which every record has a draft of its own), then a smaller run with ``fsync=True``; verifies the
+chain against its anchor (and once more parsing every line); SHA-256-hashes every line of the
+same file as the floor any verifier must pay; and measures verification's peak memory in a fresh
+process.
 Each figure is given twice: by wall clock, and by the CPU time of this process (user + system),
 which is what a busy shared machine distorts least. Read-only steps take the best of
 ``--repeat`` runs, verification and bare hashing alternating, on a warm page cache.
@@ -32,6 +34,7 @@ APPEND_TARGET = 94_000
 VERIFY_TARGET = 282_000
 RATIO_TARGET = 3.0
 MEMORY_TARGET_MB = 100
+_DISTINCT_BATCH = 100_000
 
 _PEAK_SCRIPT = """
 import json, resource, sys
@@ -44,72 +47,70 @@ print(json.dumps({"valid": report.valid, "count": report.record_count,
 """
 
 
+def make_draft(index: int, *, unique: bool = False) -> RecordDraft:
+    """One call of the mix a test session produces (allow, warn, dry-run and enforced deny).
+
+    Drafts of different ``index`` differ in target and parameters, except that every fourth one
+    is a denied read of the same secret file unless ``unique`` gives each its own file.
+    """
+    kind = index % 4
+    if kind == 0:
+        command = f"git status --porcelain && pytest -q tests/test_{index}.py"
+        return RecordDraft(
+            tool="Bash",
+            category="command",
+            target=command,
+            targets=(command,),
+            params={"command": command, "timeout": 120},
+            constraints=("policy:allow", "rule:default"),
+            output=f" M src/module_{index}.py\n1 passed in 0.02s\n",
+            duration_ms=41.7,
+            agent_id="agent-1",
+        )
+    if kind == 1:
+        path = f"/workspace/src/package/module_{index}.py"
+        return RecordDraft(
+            tool="Read",
+            category="file_read",
+            target=path,
+            targets=(path,),
+            params={"file_path": path},
+            constraints=("policy:allow", "rule:default"),
+            output={"lines": 120, "truncated": False},
+            duration_ms=0.8,
+            agent_id="agent-1",
+        )
+    if kind == 2:
+        url = f"https://docs.example.org/page/{index}"
+        return RecordDraft(
+            tool="WebFetch",
+            category="network",
+            target=url,
+            targets=(url,),
+            params={"url": url, "prompt": "summarise"},
+            constraints=("policy:warn", "rule:warn-network"),
+            status="error",
+            error_message="connection timed out",
+            duration_ms=3000.0,
+            agent_id="agent-1",
+        )
+    secret = f"/workspace/.env.{index}" if unique else "/workspace/.env"
+    return RecordDraft(
+        tool="Read",
+        category="file_read",
+        target=secret,
+        targets=(secret,),
+        params={"file_path": secret},
+        constraints=("policy:deny", "rule:deny-secret-files"),
+        status="blocked",
+        error_message="[policy] Secret file access denied by safety preset",
+        agent_id="agent-1",
+    )
+
+
 def sample_drafts() -> list[RecordDraft]:
-    """A mix of calls such as a test session produces (allow, warn, dry-run and enforced deny)."""
-    drafts = []
-    for index in range(64):
-        kind = index % 4
-        if kind == 0:
-            command = f"git status --porcelain && pytest -q tests/test_{index}.py"
-            drafts.append(
-                RecordDraft(
-                    tool="Bash",
-                    category="command",
-                    target=command,
-                    targets=(command,),
-                    params={"command": command, "timeout": 120},
-                    constraints=("policy:allow", "rule:default"),
-                    output=f" M src/module_{index}.py\n1 passed in 0.02s\n",
-                    duration_ms=41.7,
-                    agent_id="agent-1",
-                )
-            )
-        elif kind == 1:
-            path = f"/workspace/src/package/module_{index}.py"
-            drafts.append(
-                RecordDraft(
-                    tool="Read",
-                    category="file_read",
-                    target=path,
-                    targets=(path,),
-                    params={"file_path": path},
-                    constraints=("policy:allow", "rule:default"),
-                    output={"lines": 120, "truncated": False},
-                    duration_ms=0.8,
-                    agent_id="agent-1",
-                )
-            )
-        elif kind == 2:
-            url = f"https://docs.example.org/page/{index}"
-            drafts.append(
-                RecordDraft(
-                    tool="WebFetch",
-                    category="network",
-                    target=url,
-                    targets=(url,),
-                    params={"url": url, "prompt": "summarise"},
-                    constraints=("policy:warn", "rule:warn-network"),
-                    status="error",
-                    error_message="connection timed out",
-                    duration_ms=3000.0,
-                    agent_id="agent-1",
-                )
-            )
-        else:
-            drafts.append(
-                RecordDraft(
-                    tool="Read",
-                    category="file_read",
-                    target="/workspace/.env",
-                    targets=("/workspace/.env",),
-                    params={"file_path": "/workspace/.env"},
-                    constraints=("policy:deny", "rule:deny-secret-files"),
-                    status="blocked",
-                    error_message="[policy] Secret file access denied by safety preset",
-                    agent_id="agent-1",
-                )
-            )
-    return drafts
+    """64 drafts, appended round and round by the main append measurement."""
+    return [make_draft(index) for index in range(64)]
 
 
 class Timing:
@@ -144,6 +145,32 @@ def time_appends(storage: Path, session: str, count: int, *, fsync: bool) -> Tim
 
         timing.measure(appends)
     return timing
+
+
+def time_distinct_appends(storage: Path, session: str, count: int) -> Timing:
+    """Like ``time_appends``, but every record from a draft of its own, built before timing.
+
+    Drafts are built in batches (keeping memory bounded); only the appends are timed.
+    """
+    total = Timing()
+    total.wall = total.cpu = 0.0
+    with AuditChain(storage, session) as chain:
+        append = chain.append
+        for start in range(0, count, _DISTINCT_BATCH):
+            drafts = [
+                make_draft(index, unique=True)
+                for index in range(start, min(count, start + _DISTINCT_BATCH))
+            ]
+
+            def appends(batch: list[RecordDraft] = drafts) -> None:
+                for draft in batch:
+                    append(draft)
+
+            batch_timing = Timing()
+            batch_timing.measure(appends)
+            total.wall += batch_timing.wall
+            total.cpu += batch_timing.cpu
+    return total
 
 
 def hash_every_line(path: Path) -> int:
@@ -183,7 +210,9 @@ def _verdict(ok: bool) -> str:
     return "ok" if ok else "MISSED"
 
 
-def run(records: int, fsync_records: int, repeat: int, directory: Path) -> int:
+def run(
+    records: int, fsync_records: int, repeat: int, directory: Path, *, distinct: bool = False
+) -> int:
     """Run every measurement and print the table; return 0 if every target is met."""
     storage = directory / "store"
     print(
@@ -194,6 +223,7 @@ def run(records: int, fsync_records: int, repeat: int, directory: Path) -> int:
     chain_path = storage / "audit" / "bench.jsonl"
     size_mb = chain_path.stat().st_size / 1e6
     synced = time_appends(storage, "bench-fsync", fsync_records, fsync=True)
+    unique = time_distinct_appends(storage, "bench-distinct", records) if distinct else None
 
     report = verify_chain(storage, "bench")
     if not report.valid or report.record_count != records:
@@ -221,6 +251,18 @@ def run(records: int, fsync_records: int, repeat: int, directory: Path) -> int:
             "append, no fsync, anchor current",
             pair((append_wall, append_cpu)),
             f"target >= {APPEND_TARGET:,}: {_verdict(append_wall >= APPEND_TARGET)}",
+        ),
+        *(
+            []
+            if unique is None
+            else [
+                (
+                    "append, distinct drafts",
+                    pair(unique.rates(records)),
+                    f"target >= {APPEND_TARGET:,}: "
+                    f"{_verdict(unique.rates(records)[0] >= APPEND_TARGET)}",
+                )
+            ]
         ),
         (
             "append, fsync (line + anchor)",
@@ -266,15 +308,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fsync-records", type=int, default=None, help="records with fsync")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each read-only step")
     parser.add_argument("--dir", type=Path, help="work here (kept) instead of a temporary dir")
+    parser.add_argument(
+        "--distinct",
+        action="store_true",
+        help="also time appends of a distinct draft (own parameters) for every record",
+    )
     args = parser.parse_args(argv)
     records = args.records or (100_000 if args.quick else 1_000_000)
     fsync_records = args.fsync_records or (300 if args.quick else 2_000)
     if args.dir is not None:
         args.dir.mkdir(parents=True, exist_ok=True)
-        return run(records, fsync_records, args.repeat, args.dir)
+        return run(records, fsync_records, args.repeat, args.dir, distinct=args.distinct)
     directory = Path(tempfile.mkdtemp(prefix="harness-audit-bench-"))
     try:
-        return run(records, fsync_records, args.repeat, directory)
+        return run(records, fsync_records, args.repeat, directory, distinct=args.distinct)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 
