@@ -6,7 +6,7 @@ One append, under the session's exclusive lock:
    meanwhile, take the new head from the anchor (and roll the anchor forward over a record a
    killed writer wrote but could not anchor);
 2. complete the record with its position (``actionIndex``, ``chainPosition``, ``prevR6Id``,
-   ``prevRecordHash``) and write it, newline included, with one ``writev`` on an ``O_APPEND``
+   ``prevRecordHash``) and write it, newline included, with one ``write`` on an ``O_APPEND``
    descriptor — a process killed at any point leaves either the whole line or none of it;
 3. update the anchor slot (record count, byte size, head hash) in the shared mapping of the
    anchor file (see ``anchor``).
@@ -53,9 +53,19 @@ _LOCK_EX = fcntl.LOCK_EX
 _LOCK_UN = fcntl.LOCK_UN
 _lseek = os.lseek
 _SEEK_END = os.SEEK_END
-_writev = os.writev
+_write = os.write
 _sha256 = hashlib.sha256
 _getpid = os.getpid
+# This process's id, kept current by a fork hook: ``append`` compares it without a system call.
+_process = [os.getpid()]
+
+
+def _after_fork_in_child() -> None:
+    _process[0] = os.getpid()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _close_all(fds: list[int]) -> None:
@@ -90,7 +100,7 @@ class AuditChain:
         self._paths: SessionPaths = self._layout.paths(session_id)
         self._fsync = fsync
         self._mutex = threading.Lock()
-        self._pid = os.getpid()
+        self._pid = _process[0]
         self._fds: list[int] = []
         self._finalizer = weakref.finalize(self, _close_all, self._fds)
         self._fd = -1
@@ -119,6 +129,7 @@ class AuditChain:
         self._builder = RecordBuilder(
             self._paths.session_id, self._lct.token_id, audit_level, agent_id
         )
+        self._prepare = self._builder.prepare
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -275,12 +286,12 @@ class AuditChain:
 
     def append(self, draft: RecordDraft) -> dict[str, Any]:
         """Append the record of ``draft`` and return it as written (a dict)."""
-        prepared = self._builder.prepare(draft)
+        prepared = self._prepare(draft)
         with self._mutex:
             fd = self._fd
             if fd < 0:
                 raise ChainError(f"{self._paths.chain}: the chain has been closed")
-            if self._pid != _getpid():
+            if self._pid != _process[0]:
                 self._after_fork()
             lock_fd = self._lock_fd
             _flock(lock_fd, _LOCK_EX)
@@ -289,19 +300,18 @@ class AuditChain:
                 if size != self._size:
                     self._resync_locked(size)
                 index = self._count
-                prev_r6 = self._last_r6
-                prev_hash = self._head
-                line = prepared.line(index, prev_r6, prev_hash)
+                line = prepared.complete(index, self._last_r6, self._head)
+                data = line + b"\n"
                 try:
-                    # One writev on an O_APPEND descriptor: the line and its newline land together.
-                    written = _writev(fd, (line, b"\n"))
+                    # One write on an O_APPEND descriptor: the line and its newline land together.
+                    written = _write(fd, data)
                 except BaseException:
                     self._undo_partial_write(size)
                     raise
-                if written != len(line) + 1:
+                if written != len(data):
                     self._undo_partial_write(size)
                     raise ChainError(
-                        f"{self._paths.chain}: short write ({written} of {len(line) + 1} bytes)"
+                        f"{self._paths.chain}: short write ({written} of {len(data)} bytes)"
                     )
                 if self._fsync:
                     os.fsync(fd)
@@ -309,11 +319,11 @@ class AuditChain:
                 self._count = count = index + 1
                 self._size = size = size + written
                 self._head = head
-                self._last_r6 = prepared.r6_id
-                self._anchor.write(count, size, head, prepared.r6_id)
+                self._last_r6 = r6_id = prepared.r6_id
+                self._anchor.write(count, size, head, r6_id)
             finally:
                 _flock(lock_fd, _LOCK_UN)
-        return prepared.record(index, prev_r6, prev_hash)
+        return prepared.record
 
     def _after_fork(self) -> None:
         """In a forked child, take a lock descriptor of our own.
@@ -328,7 +338,7 @@ class AuditChain:
             self._fds.remove(inherited)
         with contextlib.suppress(OSError):
             os.close(inherited)
-        self._pid = os.getpid()
+        self._pid = _process[0] = os.getpid()
 
     def _undo_partial_write(self, size: int) -> None:
         try:

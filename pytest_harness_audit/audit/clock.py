@@ -11,7 +11,7 @@ from pytest_harness_audit.errors import UsageError
 
 # [whole second, its "YYYY-MM-DDTHH:MM:SS" text, millisecond number, the full stamp]
 _cache: list[Any] = [-1, "", -1, ""]
-_time = time.time
+_time_ns = time.time_ns
 
 
 def utc_timestamp(now: float | None = None) -> str:
@@ -19,8 +19,7 @@ def utc_timestamp(now: float | None = None) -> str:
 
     The last stamp and its whole-second prefix are cached: many records share a millisecond.
     """
-    moment = _time() if now is None else now
-    millis = int(moment * 1000)
+    millis = _time_ns() // 1_000_000 if now is None else int(now * 1000)
     cache = _cache
     if millis == cache[2]:
         return str(cache[3])

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -96,37 +96,38 @@ class RecordDraft:
     extra: Mapping[str, Any] | None = None
 
 
-class _IdSource:
-    """Random 8-hex ids drawn from a buffer of ``os.urandom`` bytes (refreshed after fork)."""
-
-    __slots__ = ("_buffer", "_position")
-
-    def __init__(self) -> None:
-        self._buffer = ""
-        self._position = 0
-
-    def reset(self) -> None:
-        self._buffer = ""
-        self._position = 0
-
-    def next_hex8(self) -> str:
-        position = self._position
-        if position >= len(self._buffer):
-            self._buffer = os.urandom(2048).hex()
-            position = 0
-        self._position = position + 8
-        return self._buffer[position : position + 8]
+def _id_batch() -> Callable[[], str]:
+    """The ``__next__`` of 512 random 8-hex ids cut from one ``os.urandom`` call."""
+    text = os.urandom(2048).hex()
+    return iter([text[start : start + 8] for start in range(0, len(text), 8)]).__next__
 
 
-_ids = _IdSource()
-_next_hex8 = _ids.next_hex8
+_EXHAUSTED: Final[Callable[[], str]] = iter(()).__next__
+_next_id = _EXHAUSTED
+
+
+def _refill_ids() -> str:
+    global _next_id
+    _next_id = _id_batch()
+    return _next_id()
+
+
+def _forget_ids() -> None:
+    # A forked child must not hand out the ids its parent is also handing out.
+    global _next_id
+    _next_id = _EXHAUSTED
+
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_ids.reset)
+    os.register_at_fork(after_in_child=_forget_ids)
 
 
 def new_record_hex() -> str:
     """A fresh random 8-hex id (``audit:<id>`` / ``r6:<id>``)."""
-    return _ids.next_hex8()
+    try:
+        return _next_id()
+    except StopIteration:
+        return _refill_ids()
 
 
 def _require_str(value: object, name: str, *, optional: bool = False) -> None:
@@ -194,120 +195,85 @@ def _needs_full_validation(draft: RecordDraft) -> bool:
 class PreparedRecord:
     """A record built up to the parts that depend on the chain position.
 
-    ``line()`` completes it for a given index, previous r6 id and previous line hash (known only
-    under the chain lock); ``record()`` returns the same record as a dict.
+    ``complete()`` fills those in for a given index, previous r6 id and previous line hash (known
+    only under the chain lock) and returns the line; ``record`` is then the same record as a dict.
     """
 
-    __slots__ = ("_body_a", "_body_b", "_body_c", "_builder", "_draft", "_fields", "r6_id")
+    __slots__ = ("_body_a", "_body_b", "_body_c", "_role", "_session_id", "r6_id", "record")
 
     def __init__(
         self,
-        builder: RecordBuilder,
-        draft: RecordDraft,
         r6_id: str,
         bodies: tuple[str, str, str],
-        fields: tuple[Any, ...],
+        record: dict[str, Any],
+        role: dict[str, Any],
+        session_id: str,
     ) -> None:
-        self._builder = builder
-        self._draft = draft
         self.r6_id = r6_id
         self._body_a, self._body_b, self._body_c = bodies
-        self._fields = fields
+        #: The record as a dict, equal to the parsed line once ``complete()`` has run.
+        self.record = record
+        self._role = role
+        self._session_id = session_id
 
-    def line(self, index: int, prev_r6_id: str | None, prev_hash: str) -> bytes:
-        """The complete line as UTF-8 bytes, without its newline."""
-        prev_ref = f',"prevR6Id":"{prev_r6_id}"' if prev_r6_id else ""
-        text = (
-            f'{self._body_a}{index}{self._body_b}{prev_ref},"chainPosition":{index}'
-            f'{self._body_c}{index},"prevRecordHash":"{prev_hash}"}}}}'
-        )
-        try:
-            return text.encode("utf-8")
-        except UnicodeEncodeError:
-            # Lone surrogates can only occur inside JSON strings; ``\\udXXX`` is their escape.
-            return text.encode("utf-8", "backslashreplace")
-
-    def record(self, index: int, prev_r6_id: str | None, prev_hash: str) -> dict[str, Any]:
-        """The record as a dict, equal to the parsed line (same keys, same order)."""
-        draft = self._draft
-        stamp, target, shown, in_hash, out_hash, duration, agent_id, params, extra = self._fields
-        session_id, lct, level = self._builder.context
-        r6_id = self.r6_id
-        tool = draft.tool
-        category = draft.category
-        record: dict[str, Any] = {
-            "recordId": "audit:" + r6_id[3:],
-            "r6RequestId": r6_id,
-            "timestamp": stamp,
-            "kind": draft.kind,
-            "tool": tool,
-            "category": category,
-        }
-        request: dict[str, Any] = {"toolName": tool, "category": category}
-        if target is not None:
-            record["target"] = target
-            request["target"] = target
-        if shown is not None:
-            request["targets"] = shown
-        request["inputHash"] = in_hash
-        if params is not None:
-            request["params"] = params
-        record["rules"] = {"auditLevel": level, "constraints": list(draft.constraints)}
-        if agent_id is None:
-            record["role"] = {
-                "sessionId": session_id,
-                "actionIndex": index,
-                "bindingType": BINDING_TYPE,
-                "lct": lct,
-            }
-        else:
-            record["role"] = {
-                "sessionId": session_id,
-                "agentId": agent_id,
-                "actionIndex": index,
-                "bindingType": BINDING_TYPE,
-                "lct": lct,
-            }
-        record["request"] = request
+    def complete(self, index: int, prev_r6_id: str | None, prev_hash: str) -> bytes:
+        """Fill in the chain position and return the line as UTF-8 bytes, without its newline."""
+        session_id = self._session_id
+        record = self.record
+        self._role["actionIndex"] = index
+        # The placeholders set by ``prepare`` keep these keys in their places.
         if prev_r6_id:
             record["reference"] = {
                 "sessionId": session_id,
                 "prevR6Id": prev_r6_id,
                 "chainPosition": index,
             }
+            text = (
+                f'{self._body_a}{index}{self._body_b},"prevR6Id":"{prev_r6_id}",'
+                f'"chainPosition":{index}{self._body_c}{index},"prevRecordHash":"{prev_hash}"}}}}'
+            )
         else:
             record["reference"] = {"sessionId": session_id, "chainPosition": index}
-        record["resource"] = {"approvalRequired": bool(draft.approval_required)}
-        result: dict[str, Any] = {"status": draft.status}
-        if out_hash is not None:
-            result["outputHash"] = out_hash
-        if draft.error_message is not None:
-            result["errorMessage"] = draft.error_message
-        if duration is not None:
-            result["durationMs"] = duration
-        record["result"] = result
-        if extra:
-            record.update(extra)
+            text = (
+                f'{self._body_a}{index}{self._body_b},"chainPosition":{index}'
+                f'{self._body_c}{index},"prevRecordHash":"{prev_hash}"}}}}'
+            )
         record["provenance"] = {
             "sessionId": session_id,
             "actionIndex": index,
             "prevRecordHash": prev_hash,
         }
-        return record
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            # Lone surrogates can only occur inside JSON strings; ``\\udXXX`` is their escape.
+            return text.encode("utf-8", "backslashreplace")
 
 
 class RecordBuilder:
     """Builds records for one session (its id, Soft LCT and default agent are fixed)."""
 
-    __slots__ = ("_agent_id", "_audit_level", "_role_tail", "_sid_json", "context")
+    __slots__ = (
+        "_agent_id",
+        "_audit_level",
+        "_lct",
+        "_role_tail",
+        "_rules_head",
+        "_session_id",
+        "_sid_json",
+        "context",
+    )
 
     def __init__(
         self, session_id: str, lct_token: str, audit_level: str, agent_id: str | None
     ) -> None:
         if audit_level not in AUDIT_LEVELS:
             raise AuditError(f"audit level must be one of {AUDIT_LEVELS}, got {audit_level!r}")
+        self._session_id = session_id
+        self._lct = lct_token
         self._sid_json = json_string(session_id)
         self._role_tail = f',"bindingType":"{BINDING_TYPE}","lct":{json_string(lct_token)}}},'
+        self._rules_head = f',"rules":{{"auditLevel":"{audit_level}","constraints":['
         self._audit_level = audit_level
         self._agent_id = agent_id
         #: ``(session id, Soft LCT token, audit level)`` shared by every record.
@@ -323,79 +289,122 @@ class RecordBuilder:
         if _needs_full_validation(draft):
             validate_draft(draft)
         try:
-            return self._prepare(draft, timestamp)
+            enc = json_string
+            level = self._audit_level
+            try:
+                rid = _next_id()
+            except StopIteration:
+                rid = _refill_ids()
+            r6_id = "r6:" + rid
+            stamp = timestamp or utc_timestamp()
+            tool = draft.tool
+            category = draft.category
+            tool_j = enc(tool)
+            category_j = enc(category)
+            kind = draft.kind
+            record: dict[str, Any] = {
+                "recordId": "audit:" + rid,
+                "r6RequestId": r6_id,
+                "timestamp": stamp,
+                "kind": kind,
+                "tool": tool,
+                "category": category,
+            }
+            request: dict[str, Any] = {"toolName": tool, "category": category}
+            target_j = targets_j = ""
+            if level != "minimal":
+                raw = draft.target
+                if raw is not None:
+                    target = raw if len(raw) <= DISPLAY_LIMIT else raw[:DISPLAY_LIMIT] + "…"
+                    record["target"] = request["target"] = target
+                    target_j = ',"target":' + enc(target)
+                targets = draft.targets
+                if targets and (len(targets) > 1 or targets[0] != raw):
+                    shown = [display_target(item) or "" for item in targets]
+                    request["targets"] = shown
+                    targets_j = ',"targets":[' + ",".join(map(enc, shown)) + "]"
+            params = draft.params
+            in_hash = input_hash(params)
+            request["inputHash"] = in_hash
+            params_j = ""
+            if level == "verbose":
+                params_j = strict_json(params, field="params")
+                request["params"] = json.loads(params_j)
+                params_j = ',"params":' + params_j
+            constraints = draft.constraints
+            record["rules"] = {"auditLevel": level, "constraints": list(constraints)}
+            agent_id = draft.agent_id
+            if agent_id is None:
+                agent_id = self._agent_id
+            session_id = self._session_id
+            if agent_id is None:
+                agent_j = ""
+                role = {
+                    "sessionId": session_id,
+                    "actionIndex": 0,
+                    "bindingType": BINDING_TYPE,
+                    "lct": self._lct,
+                }
+            else:
+                agent_j = ',"agentId":' + enc(agent_id)
+                role = {
+                    "sessionId": session_id,
+                    "agentId": agent_id,
+                    "actionIndex": 0,
+                    "bindingType": BINDING_TYPE,
+                    "lct": self._lct,
+                }
+            record["role"] = role
+            record["request"] = request
+            record["reference"] = None
+            approval = bool(draft.approval_required)
+            record["resource"] = {"approvalRequired": approval}
+            status = draft.status
+            result: dict[str, Any] = {"status": status}
+            result_j = f'"result":{{"status":"{status}"'
+            output = draft.output
+            if output is not None:
+                out_hash = output_hash(output)
+                result["outputHash"] = out_hash
+                result_j += f',"outputHash":"{out_hash}"'
+            error = draft.error_message
+            if error is not None:
+                result["errorMessage"] = error
+                result_j += ',"errorMessage":' + enc(error)
+            duration = draft.duration_ms
+            if duration is not None:
+                result["durationMs"] = duration
+                result_j += ',"durationMs":' + repr(duration)
+            record["result"] = result
+            extra = draft.extra
+            if extra:
+                extra_j = ""
+                for key in sorted(extra):
+                    value_j = strict_json(extra[key], field=f"extra.{key}")
+                    record[key] = json.loads(value_j)
+                    extra_j += f",{enc(key)}:{value_j}"
+                result_j += "}" + extra_j
+            else:
+                result_j += "}"
+            record["provenance"] = None
+            kind_j = _KIND_JSON.get(kind) or enc(kind)
+            sid_j = self._sid_json
+            body_a = (
+                f'{{"recordId":"audit:{rid}","r6RequestId":"{r6_id}","timestamp":"{stamp}",'
+                f'"kind":{kind_j},"tool":{tool_j},"category":{category_j}{target_j}'
+                f"{self._rules_head}{','.join(map(enc, constraints))}]}},"
+                f'"role":{{"sessionId":{sid_j}{agent_j},"actionIndex":'
+            )
+            body_b = (
+                f'{self._role_tail}"request":{{"toolName":{tool_j},"category":{category_j}'
+                f'{target_j}{targets_j},"inputHash":"{in_hash}"{params_j}}},'
+                f'"reference":{{"sessionId":{sid_j}'
+            )
+            body_c = (
+                f'}},"resource":{{"approvalRequired":{"true" if approval else "false"}}},'
+                f'{result_j},"provenance":{{"sessionId":{sid_j},"actionIndex":'
+            )
+            return PreparedRecord(r6_id, (body_a, body_b, body_c), record, role, session_id)
         except TypeError:
             validate_draft(draft)  # names the offending field
             raise
-
-    def _prepare(self, draft: RecordDraft, timestamp: str | None) -> PreparedRecord:
-        enc = json_string
-        level = self._audit_level
-        rid = _next_hex8()
-        stamp = timestamp or utc_timestamp()
-        tool_j = enc(draft.tool)
-        category_j = enc(draft.category)
-        agent_id = draft.agent_id
-        if agent_id is None:
-            agent_id = self._agent_id
-
-        target = shown = None
-        target_j = targets_j = ""
-        if level != "minimal":
-            raw = draft.target
-            if raw is not None:
-                target = raw if len(raw) <= DISPLAY_LIMIT else raw[:DISPLAY_LIMIT] + "…"
-                target_j = ',"target":' + enc(target)
-            targets = draft.targets
-            if targets and (len(targets) > 1 or targets[0] != raw):
-                shown = [display_target(item) or "" for item in targets]
-                targets_j = ',"targets":[' + ",".join(map(enc, shown)) + "]"
-        in_hash = input_hash(draft.params)
-        params = None
-        params_j = ""
-        if level == "verbose":
-            params_j = strict_json(draft.params, field="params")
-            params = json.loads(params_j)
-            params_j = ',"params":' + params_j
-        out_hash = None
-        out_j = ""
-        if draft.output is not None:
-            out_hash = output_hash(draft.output)
-            out_j = ',"outputHash":"' + out_hash + '"'
-        error = draft.error_message
-        error_j = "" if error is None else ',"errorMessage":' + enc(error)
-        duration = draft.duration_ms
-        duration_j = ""
-        if duration is not None:
-            duration_j = ',"durationMs":' + repr(duration)
-        extra = None
-        extra_j = ""
-        if draft.extra:
-            extra = {}
-            for key in sorted(draft.extra):
-                value_j = strict_json(draft.extra[key], field=f"extra.{key}")
-                extra[key] = json.loads(value_j)
-                extra_j += f",{enc(key)}:{value_j}"
-        agent_j = "" if agent_id is None else ',"agentId":' + enc(agent_id)
-        kind_j = _KIND_JSON.get(draft.kind) or enc(draft.kind)
-        sid_j = self._sid_json
-        body_a = (
-            f'{{"recordId":"audit:{rid}","r6RequestId":"r6:{rid}","timestamp":"{stamp}",'
-            f'"kind":{kind_j},"tool":{tool_j},"category":{category_j}{target_j},'
-            f'"rules":{{"auditLevel":"{level}","constraints":['
-            f"{','.join(map(enc, draft.constraints))}]}},"
-            f'"role":{{"sessionId":{sid_j}{agent_j},"actionIndex":'
-        )
-        body_b = (
-            f'{self._role_tail}"request":{{"toolName":{tool_j},"category":{category_j}'
-            f'{target_j}{targets_j},"inputHash":"{in_hash}"{params_j}}},'
-            f'"reference":{{"sessionId":{sid_j}'
-        )
-        approval_j = "true" if draft.approval_required else "false"
-        body_c = (
-            f'}},"resource":{{"approvalRequired":{approval_j}}},'
-            f'"result":{{"status":"{draft.status}"{out_j}{error_j}{duration_j}}}{extra_j},'
-            f'"provenance":{{"sessionId":{sid_j},"actionIndex":'
-        )
-        fields = (stamp, target, shown, in_hash, out_hash, duration, agent_id, params, extra)
-        return PreparedRecord(self, draft, "r6:" + rid, (body_a, body_b, body_c), fields)
