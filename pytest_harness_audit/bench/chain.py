@@ -38,10 +38,23 @@ _DISTINCT_BATCH = 100_000
 
 _PEAK_SCRIPT = """
 import json, resource, sys
+
+def peak_kb():
+    # VmHWM is this process image's own peak: ru_maxrss would carry over the peak of the
+    # parent that forked us (it survives exec), which is not what verifying cost
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
 from pytest_harness_audit.audit import verify_chain
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = peak_kb()
 report = verify_chain(sys.argv[1], sys.argv[2])
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+after = peak_kb()
 print(json.dumps({"valid": report.valid, "count": report.record_count,
                   "baseline_kb": before, "peak_kb": after}))
 """
