@@ -29,7 +29,7 @@ from pytest_harness_audit.policy.patterns import (
     split_patterns,
 )
 from pytest_harness_audit.policy.sensitive import any_credential
-from pytest_harness_audit.policy.targets import all_targets, primary_target
+from pytest_harness_audit.policy.targets import all_targets
 
 _EMPTY: frozenset[int] = frozenset()
 
@@ -276,7 +276,6 @@ class CompiledPolicy:
                 rule.reason,
                 rule.enforced_constraints if enforced else rule.dry_run_constraints,
                 entry.category,
-                primary_target(params),
                 targets,
                 params,
                 root,
@@ -290,7 +289,6 @@ class CompiledPolicy:
             self._default_reason,
             self._default_constraints,
             entry.category,
-            primary_target(params),
             targets,
             params,
             root,

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_harness_audit.policy.targets import all_targets
+from pytest_harness_audit.policy.targets import all_targets, primary_target
+
+_UNSET = object()
 
 
 class Evaluation:
@@ -21,6 +23,7 @@ class Evaluation:
     __slots__ = (
         "_params",
         "_root",
+        "_target",
         "_targets",
         "blocked",
         "category",
@@ -31,7 +34,6 @@ class Evaluation:
         "reason",
         "rule_id",
         "rule_name",
-        "target",
     )
 
     def __init__(
@@ -44,7 +46,6 @@ class Evaluation:
         reason: str,
         constraints: tuple[str, ...],
         category: str,
-        target: str | None,
         targets: list[str] | None,
         params: Mapping[str, Any],
         root: str | None,
@@ -58,10 +59,19 @@ class Evaluation:
         self.reason = reason
         self.constraints = constraints
         self.category = category
-        self.target = target
+        self._target: str | object | None = _UNSET
         self._targets = targets
         self._params = params
         self._root = root
+
+    @property
+    def target(self) -> str | None:
+        """The primary target (full length): the first string of ``file_path``, ``path``,
+        ``pattern``, ``command``, ``url``, ``to``. Worked out when first asked for: deciding
+        does not need it."""
+        if self._target is _UNSET:
+            self._target = primary_target(self._params)
+        return self._target  # type: ignore[return-value]
 
     @property
     def targets(self) -> tuple[str, ...]:
