@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from pytest_harness_audit.errors import PolicyError
@@ -30,8 +30,6 @@ from pytest_harness_audit.policy.patterns import (
 )
 from pytest_harness_audit.policy.sensitive import any_credential
 from pytest_harness_audit.policy.targets import all_targets
-
-_EMPTY: frozenset[int] = frozenset()
 
 
 class RateCounter(Protocol):
@@ -123,9 +121,22 @@ class CompiledRule:
 
 
 class _ToolEntry:
-    """What evaluation needs to know about one tool name, worked out once per policy."""
+    """What evaluation needs to know about one tool name, worked out once per policy.
 
-    __slots__ = ("candidates", "categories", "category", "uses_globs", "uses_regexes")
+    ``plain`` are the candidate rules without target patterns (always walked); a rule with
+    patterns is walked only when a target matches it, which the RE2 sets say at a stroke.
+    """
+
+    __slots__ = (
+        "candidates",
+        "categories",
+        "category",
+        "outside",
+        "pattern_indexes",
+        "plain",
+        "uses_globs",
+        "uses_regexes",
+    )
 
     def __init__(
         self, category: str, categories: frozenset[str], candidates: tuple[CompiledRule, ...]
@@ -135,6 +146,15 @@ class _ToolEntry:
         self.candidates = candidates
         self.uses_globs = any(rule.uses_globs for rule in candidates)
         self.uses_regexes = any(rule.uses_regexes for rule in candidates)
+        self.plain = tuple(rule for rule in candidates if not rule.has_patterns)
+        self.pattern_indexes = frozenset(rule.index for rule in candidates if rule.has_patterns)
+        self.outside = tuple(
+            rule for rule in candidates if rule.has_patterns and (rule.exact or rule.fallbacks)
+        )
+
+
+def _by_index(rule: CompiledRule) -> int:
+    return rule.index
 
 
 class CompiledPolicy:
@@ -233,24 +253,24 @@ class CompiledPolicy:
         else:
             entry = self._by_tool.get((tool, category)) or self._index(tool, category)
         targets: list[str] | None = None
-        matched: set[int] | frozenset[int] | None = None
         credential: bool | None = None
-        for rule in entry.candidates:
-            if rule.has_patterns:
-                if targets is None:
-                    targets = all_targets(params, root)
-                if not targets:
-                    continue
-                if matched is None:
-                    matched = (
-                        self._set_matches(targets, entry)
-                        if (entry.uses_globs or entry.uses_regexes)
-                        else _EMPTY
-                    )
-                if rule.index not in matched and not (
-                    (rule.exact or rule.fallbacks) and rule.matches_outside_sets(targets)
-                ):
-                    continue
+        walk: Sequence[CompiledRule] = entry.plain
+        if entry.pattern_indexes:
+            targets = all_targets(params, root)
+            if targets:
+                matched = (
+                    self._set_matches(targets, entry)
+                    if (entry.uses_globs or entry.uses_regexes)
+                    else set()
+                )
+                for rule in entry.outside:
+                    if rule.index not in matched and rule.matches_outside_sets(targets):
+                        matched.add(rule.index)
+                matched &= entry.pattern_indexes
+                if matched:
+                    rules = self.compiled_rules
+                    walk = sorted((*entry.plain, *(rules[i] for i in matched)), key=_by_index)
+        for rule in walk:
             rule_categories = rule.categories
             if rule_categories is not None and not rule_categories & entry.categories:
                 # only credential_access can still match: checked last, being the dearest
