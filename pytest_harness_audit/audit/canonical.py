@@ -1,8 +1,10 @@
 """Canonical JSON and the SHA-256 hashes built on it (``inputHash`` / ``outputHash``).
 
 Canonical JSON here means: keys sorted by code point, no whitespace (``,`` and ``:``), strings
-kept as UTF-8 (no ``\\u`` escaping of non-ASCII), tuples as arrays. The same value therefore has
-the same hash on every run and every machine.
+kept as UTF-8 (no ``\\u`` escaping of non-ASCII), tuples as arrays, numbers in their shortest
+round-trip form as orjson writes them (``1e-7``, ``0.00001``, ``1e+16``; NaN and infinities as
+``null``, as JavaScript does). The same value therefore has the same hash on every run and every
+machine.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import math
 from collections.abc import Callable, Mapping
 from pathlib import PurePath
 from typing import Any
+
+import orjson
 
 from pytest_harness_audit.audit.errors import AuditError
 
@@ -71,19 +75,35 @@ def _make_encoder(*, sort_keys: bool, allow_nan: bool) -> Callable[[Any], str]:
 
 _hash_encoder = _make_encoder(sort_keys=True, allow_nan=True)
 _c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-# The bare C encoder for mappings (the hot path of ``input_hash``); ``None`` without C speedups.
-_hash_chunks = (
-    _c_make_encoder(None, _to_jsonable, _encode_string, None, ":", ",", True, False, True)
-    if _c_make_encoder is not None
-    else None
-)
 _strict_encoder = _make_encoder(sort_keys=True, allow_nan=False)
 
 
-def canonical_json(value: Any) -> str:
-    """Return the canonical JSON text of ``value`` (non-finite floats written as JS does)."""
+_orjson_dumps = orjson.dumps
+# Dataclasses and datetimes go through ``_to_jsonable`` (sorted fields, ``isoformat``), as they do
+# in the fallback encoder.
+_CANONICAL_OPTIONS = (
+    orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+)
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """The canonical JSON of ``value`` as UTF-8 bytes; raises ``TypeError`` or ``ValueError``.
+
+    orjson writes it; what orjson refuses (lone surrogates, integers beyond 64 bits, keys that
+    are not strings) is written by the standard library's encoder with the same key order and
+    separators, lone surrogates kept as they are (``surrogatepass``).
+    """
     try:
-        return _hash_encoder(value)
+        return _orjson_dumps(value, _to_jsonable, _CANONICAL_OPTIONS)
+    except TypeError:  # orjson.JSONEncodeError
+        pass
+    return _hash_encoder(value).encode("utf-8", "surrogatepass")
+
+
+def canonical_json(value: Any) -> str:
+    """Return the canonical JSON text of ``value``."""
+    try:
+        return canonical_bytes(value).decode("utf-8", "surrogatepass")
     except (TypeError, ValueError, RecursionError) as exc:
         raise AuditError(f"cannot encode value as canonical JSON: {exc}") from None
 
@@ -109,10 +129,9 @@ _sha256 = hashlib.sha256
 def input_hash(params: Mapping[str, Any]) -> str:
     """``request.inputHash``: SHA-256 of the canonical JSON of the call parameters."""
     try:
-        text = "".join(_hash_chunks(params, 0)) if _hash_chunks else _hash_encoder(params)
+        return _sha256(canonical_bytes(params)).hexdigest()
     except (TypeError, ValueError, RecursionError) as exc:
         raise AuditError(f"record field 'params': cannot encode as canonical JSON: {exc}") from None
-    return _sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def output_hash(output: Any) -> str:
@@ -121,10 +140,37 @@ def output_hash(output: Any) -> str:
     A string is hashed as a JSON string (with its quotes), like every other value.
     """
     try:
-        text = _encode_string(output) if type(output) is str else _hash_encoder(output)
+        return _sha256(canonical_bytes(output)).hexdigest()
     except (TypeError, ValueError, RecursionError) as exc:
         raise AuditError(f"record field 'output': cannot encode as canonical JSON: {exc}") from None
-    return _sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# Insertion order, UTF-8 kept: the fallback for what orjson refuses (lone surrogates, integers
+# beyond 64 bits). Its output differs from orjson's only in how it writes some floats below 1e-4.
+_line_chunks = (
+    _c_make_encoder(None, None, _encode_string, None, ":", ",", False, False, False)
+    if _c_make_encoder is not None
+    else None
+)
+_line_encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def record_line(record: Mapping[str, Any]) -> bytes:
+    """The compact JSON line of a record (keys in their order, UTF-8), without a newline.
+
+    ``record`` holds JSON values only (``RecordBuilder`` makes sure of that). A lone surrogate
+    in a string is written as its ``\\uXXXX`` escape, which reads back as the same string.
+    """
+    try:
+        return _orjson_dumps(record)
+    except TypeError:  # orjson.JSONEncodeError
+        pass
+    text = "".join(_line_chunks(record, 0)) if _line_chunks else _line_encoder.encode(record)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates can only occur inside JSON strings; ``\\udXXX`` is their escape.
+        return text.encode("utf-8", "backslashreplace")
 
 
 def json_string(text: str) -> str:

@@ -35,7 +35,12 @@ from pytest_harness_audit.audit.errors import AuditError, ChainError
 from pytest_harness_audit.audit.lct import SoftLCT, make_soft_lct
 from pytest_harness_audit.audit.locking import exclusive
 from pytest_harness_audit.audit.reader import iter_file_records
-from pytest_harness_audit.audit.records import AUDIT_LEVELS, RecordBuilder, RecordDraft
+from pytest_harness_audit.audit.records import (
+    AUDIT_LEVELS,
+    RecordBuilder,
+    RecordDraft,
+    complete_record,
+)
 from pytest_harness_audit.audit.session_file import (
     SESSION_FORMAT,
     load_session_file,
@@ -286,7 +291,7 @@ class AuditChain:
 
     def append(self, draft: RecordDraft) -> dict[str, Any]:
         """Append the record of ``draft`` and return it as written (a dict)."""
-        prepared = self._prepare(draft)
+        record, role = self._prepare(draft)
         with self._mutex:
             fd = self._fd
             if fd < 0:
@@ -300,7 +305,7 @@ class AuditChain:
                 if size != self._size:
                     self._resync_locked(size)
                 index = self._count
-                line = prepared.complete(index, self._last_r6, self._head)
+                line = complete_record(record, role, index, self._last_r6, self._head)
                 data = line + b"\n"
                 try:
                     # One write on an O_APPEND descriptor: the line and its newline land together.
@@ -319,11 +324,11 @@ class AuditChain:
                 self._count = count = index + 1
                 self._size = size = size + written
                 self._head = head
-                self._last_r6 = r6_id = prepared.r6_id
+                self._last_r6 = r6_id = record["r6RequestId"]
                 self._anchor.write(count, size, head, r6_id)
             finally:
                 _flock(lock_fd, _LOCK_UN)
-        return prepared.record
+        return record
 
     def _after_fork(self) -> None:
         """In a forked child, take a lock descriptor of our own.

@@ -28,8 +28,8 @@ from typing import Any, Final
 from pytest_harness_audit.audit.canonical import (
     input_hash,
     is_finite_number,
-    json_string,
     output_hash,
+    record_line,
     strict_json,
 )
 from pytest_harness_audit.audit.clock import utc_timestamp
@@ -170,19 +170,35 @@ def validate_draft(draft: RecordDraft) -> None:
 
 
 _STATUS_SET: Final = frozenset(STATUSES)
-_KIND_JSON: Final = {kind: f'"{kind}"' for kind in KINDS}
+_KIND_SET: Final = frozenset(KINDS)
 _NUMBER_TYPES: Final = (int, float)
+_OPTIONAL_TEXT: Final = (str, type(None))
 _INF: Final = float("inf")
+_join = "".join
 
 
 def _needs_full_validation(draft: RecordDraft) -> bool:
-    """Cheap screen of what JSON encoding would not catch by itself (wrong types raise there)."""
+    """Cheap screen for what ``validate_draft`` would refuse; ``True`` means look closer.
+
+    Joining a tuple raises ``TypeError`` when an item is not a string, which ``prepare`` turns
+    into the full validation's error.
+    """
     if type(draft) is not RecordDraft or not draft.tool or draft.status not in _STATUS_SET:
         return True
-    if draft.kind not in _KIND_JSON or type(draft.targets) is not tuple:
+    if type(draft.tool) is not str or type(draft.category) is not str:
+        return True
+    if (
+        type(draft.target) not in _OPTIONAL_TEXT
+        or type(draft.error_message) not in _OPTIONAL_TEXT
+        or type(draft.agent_id) not in _OPTIONAL_TEXT
+    ):
+        return True
+    if draft.kind not in _KIND_SET or type(draft.targets) is not tuple:
         return True
     if type(draft.constraints) is not tuple or type(draft.params) is not dict:
         return True
+    _join(draft.targets)
+    _join(draft.constraints)
     duration = draft.duration_ms
     if duration is not None and (
         type(duration) not in _NUMBER_TYPES or duration != duration or abs(duration) == _INF
@@ -192,77 +208,37 @@ def _needs_full_validation(draft: RecordDraft) -> bool:
     return extra is not None and (type(extra) is not dict or not CORE_KEYS.isdisjoint(extra))
 
 
-class PreparedRecord:
-    """A record built up to the parts that depend on the chain position.
+def complete_record(
+    record: dict[str, Any], role: dict[str, Any], index: int, prev_r6_id: str | None, prev_hash: str
+) -> bytes:
+    """Fill in a prepared record's chain position and return its line (UTF-8, no newline).
 
-    ``complete()`` fills those in for a given index, previous r6 id and previous line hash (known
-    only under the chain lock) and returns the line; ``record`` is then the same record as a dict.
+    ``index``, the previous record's r6 id and the previous line's hash are known only under the
+    chain lock; afterwards ``record`` equals the parsed line.
     """
-
-    __slots__ = ("_body_a", "_body_b", "_body_c", "_role", "_session_id", "r6_id", "record")
-
-    def __init__(
-        self,
-        r6_id: str,
-        bodies: tuple[str, str, str],
-        record: dict[str, Any],
-        role: dict[str, Any],
-        session_id: str,
-    ) -> None:
-        self.r6_id = r6_id
-        self._body_a, self._body_b, self._body_c = bodies
-        #: The record as a dict, equal to the parsed line once ``complete()`` has run.
-        self.record = record
-        self._role = role
-        self._session_id = session_id
-
-    def complete(self, index: int, prev_r6_id: str | None, prev_hash: str) -> bytes:
-        """Fill in the chain position and return the line as UTF-8 bytes, without its newline."""
-        session_id = self._session_id
-        record = self.record
-        self._role["actionIndex"] = index
-        # The placeholders set by ``prepare`` keep these keys in their places.
-        if prev_r6_id:
-            record["reference"] = {
-                "sessionId": session_id,
-                "prevR6Id": prev_r6_id,
-                "chainPosition": index,
-            }
-            text = (
-                f'{self._body_a}{index}{self._body_b},"prevR6Id":"{prev_r6_id}",'
-                f'"chainPosition":{index}{self._body_c}{index},"prevRecordHash":"{prev_hash}"}}}}'
-            )
-        else:
-            record["reference"] = {"sessionId": session_id, "chainPosition": index}
-            text = (
-                f'{self._body_a}{index}{self._body_b},"chainPosition":{index}'
-                f'{self._body_c}{index},"prevRecordHash":"{prev_hash}"}}}}'
-            )
-        record["provenance"] = {
+    session_id = role["sessionId"]
+    role["actionIndex"] = index
+    # ``prepare`` left a placeholder, which keeps ``reference`` in its place.
+    if prev_r6_id:
+        record["reference"] = {
             "sessionId": session_id,
-            "actionIndex": index,
-            "prevRecordHash": prev_hash,
+            "prevR6Id": prev_r6_id,
+            "chainPosition": index,
         }
-        try:
-            return text.encode("utf-8")
-        except UnicodeEncodeError:
-            # Lone surrogates can only occur inside JSON strings; ``\\udXXX`` is their escape.
-            return text.encode("utf-8", "backslashreplace")
+    else:
+        record["reference"] = {"sessionId": session_id, "chainPosition": index}
+    record["provenance"] = {
+        "sessionId": session_id,
+        "actionIndex": index,
+        "prevRecordHash": prev_hash,
+    }
+    return record_line(record)
 
 
 class RecordBuilder:
     """Builds records for one session (its id, Soft LCT and default agent are fixed)."""
 
-    __slots__ = (
-        "_agent_id",
-        "_audit_level",
-        "_lct",
-        "_role_tail",
-        "_rules_head",
-        "_session_id",
-        "_sid_json",
-        "context",
-    )
+    __slots__ = ("_agent_id", "_audit_level", "_lct", "_session_id", "context")
 
     def __init__(
         self, session_id: str, lct_token: str, audit_level: str, agent_id: str | None
@@ -271,9 +247,6 @@ class RecordBuilder:
             raise AuditError(f"audit level must be one of {AUDIT_LEVELS}, got {audit_level!r}")
         self._session_id = session_id
         self._lct = lct_token
-        self._sid_json = json_string(session_id)
-        self._role_tail = f',"bindingType":"{BINDING_TYPE}","lct":{json_string(lct_token)}}},'
-        self._rules_head = f',"rules":{{"auditLevel":"{audit_level}","constraints":['
         self._audit_level = audit_level
         self._agent_id = agent_id
         #: ``(session id, Soft LCT token, audit level)`` shared by every record.
@@ -284,127 +257,123 @@ class RecordBuilder:
         """The level applied to every record of this builder."""
         return self._audit_level
 
-    def prepare(self, draft: RecordDraft, *, timestamp: str | None = None) -> PreparedRecord:
-        """Validate ``draft`` and build everything that does not depend on the chain position."""
-        if _needs_full_validation(draft):
-            validate_draft(draft)
+    def prepare(
+        self, draft: RecordDraft, *, timestamp: str | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Validate ``draft`` and build the record up to its chain position.
+
+        Returns the record and its ``role`` part, to be finished by ``complete_record``. The
+        record's keys are already in their final order: ``reference`` is a placeholder and
+        ``provenance`` comes last.
+        """
         try:
-            enc = json_string
+            if _needs_full_validation(draft):
+                validate_draft(draft)
             level = self._audit_level
             try:
                 rid = _next_id()
             except StopIteration:
                 rid = _refill_ids()
-            r6_id = "r6:" + rid
-            stamp = timestamp or utc_timestamp()
             tool = draft.tool
             category = draft.category
-            tool_j = enc(tool)
-            category_j = enc(category)
-            kind = draft.kind
-            record: dict[str, Any] = {
-                "recordId": "audit:" + rid,
-                "r6RequestId": r6_id,
-                "timestamp": stamp,
-                "kind": kind,
-                "tool": tool,
-                "category": category,
-            }
-            request: dict[str, Any] = {"toolName": tool, "category": category}
-            target_j = targets_j = ""
-            if level != "minimal":
+            shown = None
+            if level == "minimal":
+                request: dict[str, Any] = {"toolName": tool, "category": category}
+            else:
                 raw = draft.target
-                if raw is not None:
-                    target = raw if len(raw) <= DISPLAY_LIMIT else raw[:DISPLAY_LIMIT] + "…"
-                    record["target"] = request["target"] = target
-                    target_j = ',"target":' + enc(target)
+                if raw is None:
+                    request = {"toolName": tool, "category": category}
+                else:
+                    shown = raw if len(raw) <= DISPLAY_LIMIT else raw[:DISPLAY_LIMIT] + "…"
+                    request = {"toolName": tool, "category": category, "target": shown}
                 targets = draft.targets
                 if targets and (len(targets) > 1 or targets[0] != raw):
-                    shown = [display_target(item) or "" for item in targets]
-                    request["targets"] = shown
-                    targets_j = ',"targets":[' + ",".join(map(enc, shown)) + "]"
-            params = draft.params
-            in_hash = input_hash(params)
-            request["inputHash"] = in_hash
-            params_j = ""
+                    request["targets"] = [display_target(item) or "" for item in targets]
+            request["inputHash"] = input_hash(draft.params)
             if level == "verbose":
-                params_j = strict_json(params, field="params")
-                request["params"] = json.loads(params_j)
-                params_j = ',"params":' + params_j
-            constraints = draft.constraints
-            record["rules"] = {"auditLevel": level, "constraints": list(constraints)}
+                request["params"] = json.loads(strict_json(draft.params, field="params"))
             agent_id = draft.agent_id
             if agent_id is None:
                 agent_id = self._agent_id
-            session_id = self._session_id
             if agent_id is None:
-                agent_j = ""
                 role = {
-                    "sessionId": session_id,
+                    "sessionId": self._session_id,
                     "actionIndex": 0,
                     "bindingType": BINDING_TYPE,
                     "lct": self._lct,
                 }
             else:
-                agent_j = ',"agentId":' + enc(agent_id)
                 role = {
-                    "sessionId": session_id,
+                    "sessionId": self._session_id,
                     "agentId": agent_id,
                     "actionIndex": 0,
                     "bindingType": BINDING_TYPE,
                     "lct": self._lct,
                 }
-            record["role"] = role
-            record["request"] = request
-            record["reference"] = None
-            approval = bool(draft.approval_required)
-            record["resource"] = {"approvalRequired": approval}
-            status = draft.status
-            result: dict[str, Any] = {"status": status}
-            result_j = f'"result":{{"status":"{status}"'
+            result: dict[str, Any] = {"status": draft.status}
             output = draft.output
             if output is not None:
-                out_hash = output_hash(output)
-                result["outputHash"] = out_hash
-                result_j += f',"outputHash":"{out_hash}"'
+                result["outputHash"] = output_hash(output)
             error = draft.error_message
             if error is not None:
                 result["errorMessage"] = error
-                result_j += ',"errorMessage":' + enc(error)
             duration = draft.duration_ms
             if duration is not None:
                 result["durationMs"] = duration
-                result_j += ',"durationMs":' + repr(duration)
-            record["result"] = result
+            rules = {"auditLevel": level, "constraints": list(draft.constraints)}
+            resource = {"approvalRequired": bool(draft.approval_required)}
+            if shown is None:
+                record: dict[str, Any] = {
+                    "recordId": "audit:" + rid,
+                    "r6RequestId": "r6:" + rid,
+                    "timestamp": timestamp or utc_timestamp(),
+                    "kind": draft.kind,
+                    "tool": tool,
+                    "category": category,
+                    "rules": rules,
+                    "role": role,
+                    "request": request,
+                    "reference": None,
+                    "resource": resource,
+                    "result": result,
+                }
+            else:
+                record = {
+                    "recordId": "audit:" + rid,
+                    "r6RequestId": "r6:" + rid,
+                    "timestamp": timestamp or utc_timestamp(),
+                    "kind": draft.kind,
+                    "tool": tool,
+                    "category": category,
+                    "target": shown,
+                    "rules": rules,
+                    "role": role,
+                    "request": request,
+                    "reference": None,
+                    "resource": resource,
+                    "result": result,
+                }
             extra = draft.extra
             if extra:
-                extra_j = ""
-                for key in sorted(extra):
-                    value_j = strict_json(extra[key], field=f"extra.{key}")
-                    record[key] = json.loads(value_j)
-                    extra_j += f",{enc(key)}:{value_j}"
-                result_j += "}" + extra_j
-            else:
-                result_j += "}"
-            record["provenance"] = None
-            kind_j = _KIND_JSON.get(kind) or enc(kind)
-            sid_j = self._sid_json
-            body_a = (
-                f'{{"recordId":"audit:{rid}","r6RequestId":"{r6_id}","timestamp":"{stamp}",'
-                f'"kind":{kind_j},"tool":{tool_j},"category":{category_j}{target_j}'
-                f"{self._rules_head}{','.join(map(enc, constraints))}]}},"
-                f'"role":{{"sessionId":{sid_j}{agent_j},"actionIndex":'
-            )
-            body_b = (
-                f'{self._role_tail}"request":{{"toolName":{tool_j},"category":{category_j}'
-                f'{target_j}{targets_j},"inputHash":"{in_hash}"{params_j}}},'
-                f'"reference":{{"sessionId":{sid_j}'
-            )
-            body_c = (
-                f'}},"resource":{{"approvalRequired":{"true" if approval else "false"}}},'
-                f'{result_j},"provenance":{{"sessionId":{sid_j},"actionIndex":'
-            )
-            return PreparedRecord(r6_id, (body_a, body_b, body_c), record, role, session_id)
+                _add_extra(record, extra)
+            return record, role
         except TypeError:
             validate_draft(draft)  # names the offending field
             raise
+
+
+_SCALAR_TYPES: Final = (str, int, bool, type(None))
+
+
+def _add_extra(record: dict[str, Any], extra: Mapping[str, Any]) -> None:
+    """Add the ``extra`` keys in sorted order, each value a canonical copy of JSON values only."""
+    for key in sorted(extra):
+        if type(key) is not str:
+            raise AuditError(f"record field 'extra': key {key!r} is not a string")
+        value = extra[key]
+        kind = type(value)
+        if kind in _SCALAR_TYPES or (kind is float and value - value == 0.0):
+            record[key] = value
+        else:
+            # Sorted keys and JSON types only, and nothing the caller can still change.
+            record[key] = json.loads(strict_json(value, field=f"extra.{key}"))

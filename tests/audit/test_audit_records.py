@@ -18,6 +18,7 @@ from pytest_harness_audit.audit import (
     display_target,
     input_hash,
     output_hash,
+    verify_chain,
 )
 
 R6_PARTS = ("rules", "role", "request", "reference", "resource", "result")
@@ -222,8 +223,56 @@ def test_lone_surrogates_are_escaped_and_the_line_stays_valid(storage, make_draf
     chain.close()
 
 
+def test_canonical_numbers_are_shortest_round_trip_and_non_finite_is_null():
+    assert input_hash({"b": 1e-7, "a": 0.00001}) == _sha('{"a":0.00001,"b":1e-7}')
+    assert input_hash({"x": 1e16, "y": -0.0}) == _sha('{"x":1e+16,"y":-0.0}')
+    assert output_hash(float("nan")) == output_hash(None) == _sha("null")
+    assert output_hash([float("inf")]) == _sha("[null]")
+
+
+def test_values_beyond_the_fast_encoder_hash_and_record_alike(storage, make_draft):
+    big = 2**70
+    assert input_hash({"n": big}) == _sha(f'{{"n":{big}}}')
+    assert output_hash({2: "two", 1: "one"}) == _sha('{"1":"one","2":"two"}')
+    chain = AuditChain(storage, "big-values")
+    record = chain.append(make_draft(0, duration_ms=big, extra={"alerts": [big, "\ud800"]}))
+    line = chain.path.read_bytes().rstrip(b"\n")
+    assert json.loads(line.decode("utf-8")) == record
+    assert record["result"]["durationMs"] == big and record["alerts"] == [big, "\ud800"]
+    assert verify_chain(storage, "big-values").valid
+    chain.close()
+
+
+def test_extra_values_are_checked_and_copied(storage, make_draft):
+    chain = AuditChain(storage, "extra-copy")
+    alerts = [{"b": 1, "a": 2}]
+    record = chain.append(make_draft(0, extra={"alerts": alerts, "decision": "warn"}))
+    alerts[0]["c"] = 3
+    assert record["alerts"] == [{"a": 2, "b": 1}] and list(record["alerts"][0]) == ["a", "b"]
+    assert record["decision"] == "warn" and list(record)[-1] == "provenance"
+    for bad in (float("inf"), [float("nan")]):
+        with pytest.raises(AuditError, match=r"extra\.immune"):
+            chain.append(make_draft(1, extra={"immune": bad}))
+    with pytest.raises(AuditError, match="extra"):
+        chain.append(make_draft(1, extra={1: "x"}))
+    assert chain.record_count == 1
+    chain.close()
+
+
 texts = st.text(max_size=40)
-json_leaf = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | texts
+# Strings as agents send them, lone surrogates included (they reach the chain escaped).
+any_texts = st.text(
+    st.characters(categories=("Cs", "Ll", "Lu", "Nd", "Po", "Cc", "So")), max_size=20
+)
+json_leaf = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**6), 10**6)
+    | st.integers(-(2**80), 2**80)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | texts
+    | any_texts
+)
 json_values = st.recursive(
     json_leaf,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
@@ -233,14 +282,14 @@ drafts = st.builds(
     RecordDraft,
     tool=st.text(min_size=1, max_size=20),
     category=texts,
-    target=st.none() | st.text(max_size=120),
+    target=st.none() | st.text(max_size=120) | any_texts,
     targets=st.lists(texts, max_size=3).map(tuple),
     params=st.dictionaries(texts, json_values, max_size=4),
     constraints=st.lists(texts, max_size=3).map(tuple),
     status=st.sampled_from(["success", "error", "blocked"]),
     output=json_values,
     error_message=st.none() | texts,
-    duration_ms=st.none() | st.floats(0, 1e6) | st.integers(0, 10**6),
+    duration_ms=st.none() | st.floats(allow_nan=False, allow_infinity=False) | st.integers(),
     agent_id=st.none() | texts,
     approval_required=st.booleans(),
     kind=st.sampled_from(["call", "escalation", "lift", "alert", "note", "message"]),
@@ -266,3 +315,4 @@ def test_any_draft_becomes_one_valid_line_equal_to_the_returned_record(tmp_path,
     for line, record in zip(lines, written, strict=True):
         assert json.loads(line.decode("utf-8")) == record
     chain.close()
+    assert verify_chain(storage, "p").valid
