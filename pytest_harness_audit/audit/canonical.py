@@ -126,12 +126,23 @@ def sha256_hex(data: bytes | str) -> str:
 _sha256 = hashlib.sha256
 
 
+def canonical_hash(value: Any, field: str) -> str:
+    """SHA-256 (hex) of the canonical JSON of ``value``; ``AuditError`` naming ``field``."""
+    try:
+        return _sha256(_orjson_dumps(value, _to_jsonable, _CANONICAL_OPTIONS)).hexdigest()
+    except TypeError:  # orjson.JSONEncodeError: the standard encoder decides
+        pass
+    try:
+        return _sha256(_hash_encoder(value).encode("utf-8", "surrogatepass")).hexdigest()
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise AuditError(
+            f"record field {field!r}: cannot encode as canonical JSON: {exc}"
+        ) from None
+
+
 def input_hash(params: Mapping[str, Any]) -> str:
     """``request.inputHash``: SHA-256 of the canonical JSON of the call parameters."""
-    try:
-        return _sha256(canonical_bytes(params)).hexdigest()
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise AuditError(f"record field 'params': cannot encode as canonical JSON: {exc}") from None
+    return canonical_hash(params, "params")
 
 
 def output_hash(output: Any) -> str:
@@ -139,10 +150,7 @@ def output_hash(output: Any) -> str:
 
     A string is hashed as a JSON string (with its quotes), like every other value.
     """
-    try:
-        return _sha256(canonical_bytes(output)).hexdigest()
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise AuditError(f"record field 'output': cannot encode as canonical JSON: {exc}") from None
+    return canonical_hash(output, "output")
 
 
 # Insertion order, UTF-8 kept: the fallback for what orjson refuses (lone surrogates, integers

@@ -25,10 +25,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import orjson
+
 from pytest_harness_audit.audit.canonical import (
-    input_hash,
+    canonical_hash,
     is_finite_number,
-    output_hash,
     record_line,
     strict_json,
 )
@@ -175,6 +176,7 @@ _NUMBER_TYPES: Final = (int, float)
 _OPTIONAL_TEXT: Final = (str, type(None))
 _INF: Final = float("inf")
 _join = "".join
+_dumps = orjson.dumps
 
 
 def _needs_full_validation(draft: RecordDraft) -> bool:
@@ -232,7 +234,10 @@ def complete_record(
         "actionIndex": index,
         "prevRecordHash": prev_hash,
     }
-    return record_line(record)
+    try:
+        return _dumps(record)
+    except TypeError:  # orjson.JSONEncodeError: see ``record_line``
+        return record_line(record)
 
 
 class RecordBuilder:
@@ -289,7 +294,7 @@ class RecordBuilder:
                 targets = draft.targets
                 if targets and (len(targets) > 1 or targets[0] != raw):
                     request["targets"] = [display_target(item) or "" for item in targets]
-            request["inputHash"] = input_hash(draft.params)
+            request["inputHash"] = canonical_hash(draft.params, "params")
             if level == "verbose":
                 request["params"] = json.loads(strict_json(draft.params, field="params"))
             agent_id = draft.agent_id
@@ -313,7 +318,7 @@ class RecordBuilder:
             result: dict[str, Any] = {"status": draft.status}
             output = draft.output
             if output is not None:
-                result["outputHash"] = output_hash(output)
+                result["outputHash"] = canonical_hash(output, "output")
             error = draft.error_message
             if error is not None:
                 result["errorMessage"] = error
