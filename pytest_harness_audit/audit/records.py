@@ -70,7 +70,7 @@ def display_target(target: str | None) -> str | None:
     return target[:DISPLAY_LIMIT] + "…"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RecordDraft:
     """Everything about one call (or event) that goes into its R6 record.
 
