@@ -327,37 +327,23 @@ class RecordBuilder:
                 result["durationMs"] = duration
             rules = {"auditLevel": level, "constraints": list(draft.constraints)}
             resource = {"approvalRequired": bool(draft.approval_required)}
+            record: dict[str, Any] = {
+                "recordId": "audit:" + rid,
+                "r6RequestId": "r6:" + rid,
+                "timestamp": timestamp or utc_timestamp(),
+                "kind": draft.kind,
+                "tool": tool,
+                "category": category,
+                "target": shown,
+                "rules": rules,
+                "role": role,
+                "request": request,
+                "reference": None,
+                "resource": resource,
+                "result": result,
+            }
             if shown is None:
-                record: dict[str, Any] = {
-                    "recordId": "audit:" + rid,
-                    "r6RequestId": "r6:" + rid,
-                    "timestamp": timestamp or utc_timestamp(),
-                    "kind": draft.kind,
-                    "tool": tool,
-                    "category": category,
-                    "rules": rules,
-                    "role": role,
-                    "request": request,
-                    "reference": None,
-                    "resource": resource,
-                    "result": result,
-                }
-            else:
-                record = {
-                    "recordId": "audit:" + rid,
-                    "r6RequestId": "r6:" + rid,
-                    "timestamp": timestamp or utc_timestamp(),
-                    "kind": draft.kind,
-                    "tool": tool,
-                    "category": category,
-                    "target": shown,
-                    "rules": rules,
-                    "role": role,
-                    "request": request,
-                    "reference": None,
-                    "resource": resource,
-                    "result": result,
-                }
+                del record["target"]
             extra = draft.extra
             if extra:
                 _add_extra(record, extra)

@@ -16,7 +16,8 @@ import git
 import httpx2
 import mcp_types as types
 import pytest
-from conftest import (
+from mcp.shared.exceptions import MCPError
+from proxy_support import (
     STUB_PROXY,
     git_upstream,
     http_client,
@@ -24,7 +25,6 @@ from conftest import (
     test_upstream,
     text_of,
 )
-from mcp.shared.exceptions import MCPError
 from stub_gate import StubGate
 
 from pytest_harness_audit.proxy import (

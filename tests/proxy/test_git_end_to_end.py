@@ -11,9 +11,9 @@ from pathlib import Path
 import git
 import httpx2
 import pytest
-from conftest import STUB_PROXY, git_argv, git_upstream, http_client, serving_http, text_of
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from proxy_support import STUB_PROXY, git_argv, git_upstream, http_client, serving_http, text_of
 from stub_gate import StubGate, read_records
 
 from pytest_harness_audit.proxy import BackgroundProxy, RecordingProxy, parse_ready_line

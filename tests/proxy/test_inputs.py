@@ -9,7 +9,7 @@ from pathlib import Path
 
 import mcp_types as types
 import pytest
-from conftest import STUB_PROXY
+from proxy_support import STUB_PROXY
 from stub_gate import StubGate
 
 from pytest_harness_audit.cli import main, proxy_cmd

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import git
 import pytest
-from conftest import git_argv, text_of
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from proxy_support import git_argv, text_of
 
 from pytest_harness_audit.proxy import proxy_command
 

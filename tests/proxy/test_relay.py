@@ -10,7 +10,7 @@ import anyio
 import git
 import mcp_types as types
 import pytest
-from conftest import git_upstream, memory_client, test_upstream, text_of
+from proxy_support import git_upstream, memory_client, test_upstream, text_of
 from stub_gate import StubGate
 
 from pytest_harness_audit.proxy import (

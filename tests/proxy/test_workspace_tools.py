@@ -6,7 +6,7 @@ from pathlib import Path
 
 import git
 import pytest
-from conftest import memory_client, text_of
+from proxy_support import memory_client, text_of
 from stub_gate import StubGate
 
 from pytest_harness_audit.proxy import RecordingProxy
