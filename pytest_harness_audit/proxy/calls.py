@@ -17,6 +17,7 @@ import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
+from pytest_harness_audit.proxy.client_requests import CallOrigin
 from pytest_harness_audit.proxy.gate_protocol import CallStatus, DecisionLike, GateLike
 from pytest_harness_audit.proxy.local_tools import error_result, result_text
 from pytest_harness_audit.proxy.routing import LocalRoute, Route, ToolCatalog, UpstreamRoute
@@ -59,8 +60,13 @@ class CallPipeline:
         *,
         progress: ProgressFnT | None = None,
         meta: Mapping[str, Any] | None = None,
+        origin: CallOrigin | None = None,
     ) -> types.CallToolResult:
-        """Run one call; raises ``MCPError`` for protocol errors (unknown tool, bad params)."""
+        """Run one call; raises ``MCPError`` for protocol errors (unknown tool, bad params).
+
+        ``origin`` is the client connection making the call: requests the upstream sends while
+        it runs the call (sampling, elicitation, roots) are relayed to it.
+        """
         if not name:
             # Not a call of any tool: a malformed request, answered like one (and no record,
             # which needs a tool name).
@@ -76,7 +82,7 @@ class CallPipeline:
             message = f"Unknown tool: {name}"
             self._gate.record(decision, status=CallStatus.ERROR, error_message=message)
             raise MCPError(code=types.INVALID_PARAMS, message=message)
-        return await self._run_recorded(decision, route, arguments, progress, meta)
+        return await self._run_recorded(decision, route, arguments, progress, meta, origin)
 
     async def _run_recorded(
         self,
@@ -85,6 +91,7 @@ class CallPipeline:
         arguments: dict[str, Any],
         progress: ProgressFnT | None,
         meta: Mapping[str, Any] | None,
+        origin: CallOrigin | None,
     ) -> types.CallToolResult:
         started = time.perf_counter()
 
@@ -94,7 +101,7 @@ class CallPipeline:
 
         try:
             with self._deadline():
-                result = await _act(route, arguments, progress, meta)
+                result = await _act(route, arguments, progress, meta, origin)
         except TimeoutError:
             message = f"timeout after {self._call_timeout:g}s"
             record(CallStatus.ERROR, error_message=message)
@@ -143,11 +150,12 @@ async def _act(
     arguments: dict[str, Any],
     progress: ProgressFnT | None,
     meta: Mapping[str, Any] | None,
+    origin: CallOrigin | None,
 ) -> types.CallToolResult:
     if isinstance(route, LocalRoute):
         return await route.tool.invoke(arguments, meta)
     return await route.upstream.call_tool(
-        route.tool, arguments, progress=progress, meta=_forwarded_meta(meta)
+        route.tool, arguments, progress=progress, meta=_forwarded_meta(meta), origin=origin
     )
 
 

@@ -18,6 +18,11 @@ import anyio
 from mcp.server.lowlevel.server import Server
 
 from pytest_harness_audit.proxy.calls import CallPipeline
+from pytest_harness_audit.proxy.client_requests import (
+    ClientRequestRelay,
+    UpstreamAnswer,
+    UpstreamRequest,
+)
 from pytest_harness_audit.proxy.config import UpstreamSpec, check_unique_names
 from pytest_harness_audit.proxy.errors import ProxyError
 from pytest_harness_audit.proxy.gate_protocol import GateLike
@@ -103,12 +108,18 @@ class RecordingProxy:
         async def on_notification(upstream: Upstream, notification: Any) -> None:
             await forward_upstream_notification(listeners, upstream, notification)
 
+        relay = ClientRequestRelay(self._gate)
+
+        async def on_client_request(upstream: Upstream, request: UpstreamRequest) -> UpstreamAnswer:
+            return await relay.relay(upstream.name, upstream.in_flight, request)
+
         pool = UpstreamPool(
             self._specs,
             on_notification=on_notification,
             report=self._report,
             stderr=self._upstream_stderr,
             connect_timeout=self._connect_timeout,
+            on_client_request=on_client_request,
         )
         upstreams = await pool.__aenter__()
         try:

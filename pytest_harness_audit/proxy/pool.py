@@ -17,6 +17,7 @@ import anyio.abc
 from pytest_harness_audit.proxy.config import UpstreamSpec
 from pytest_harness_audit.proxy.errors import UpstreamStartError
 from pytest_harness_audit.proxy.upstream import (
+    ClientRequestSink,
     NotificationSink,
     ReportLine,
     Upstream,
@@ -39,12 +40,14 @@ class UpstreamPool:
         report: ReportLine,
         stderr: TextIO | None,
         connect_timeout: float,
+        on_client_request: ClientRequestSink | None = None,
     ) -> None:
         self._specs = list(specs)
         self._on_notification = on_notification
         self._report = report
         self._stderr = stderr
         self._connect_timeout = connect_timeout
+        self._on_client_request = on_client_request
         self._group: anyio.abc.TaskGroup | None = None
         self._stop = anyio.Event()
 
@@ -92,6 +95,7 @@ class UpstreamPool:
                 report=self._report,
                 stderr=self._stderr,
                 connect_timeout=self._connect_timeout,
+                on_client_request=self._on_client_request,
             ) as upstream:
                 slots[index] = upstream
                 settled.set()

@@ -3,23 +3,29 @@
 ``tools/list`` and ``tools/call`` are the proxy's own (aggregation and the gated pipeline);
 the rest of the surface is relayed by ``Passthrough``. Notifications an upstream sends outside
 a request (log messages, list changes, resource updates) are fanned out to the connected
-clients; progress of a forwarded call travels on that call's own channel.
+clients; progress of a forwarded call travels on that call's own channel, and so do the
+requests an upstream sends to the client during the call (see ``client_requests``). A client's
+``notifications/roots/list_changed`` goes to every upstream.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
 
 from pytest_harness_audit import __version__
 from pytest_harness_audit.proxy.calls import CallPipeline
+from pytest_harness_audit.proxy.client_requests import CallOrigin
 from pytest_harness_audit.proxy.passthrough import Passthrough
 from pytest_harness_audit.proxy.routing import ToolCatalog
 from pytest_harness_audit.proxy.upstream import Upstream
@@ -34,6 +40,7 @@ _FORWARDED_NOTIFICATIONS = (
     types.ResourceListChangedNotification,
     types.PromptListChangedNotification,
     types.ResourceUpdatedNotification,
+    types.ElicitCompleteNotification,
 )
 
 
@@ -104,8 +111,21 @@ def build_server(
                 await ctx.session.report_progress(progress, total, message)
 
         return await pipeline.call(
-            params.name, dict(params.arguments or {}), progress=forward_progress, meta=meta
+            params.name,
+            dict(params.arguments or {}),
+            progress=forward_progress,
+            meta=meta,
+            origin=CallOrigin.of(ctx),
         )
+
+    async def roots_changed(ctx: Context, params: types.NotificationParams) -> None:
+        for upstream in upstreams:
+            if upstream.alive:
+                # A closed upstream must not stop the others from hearing it.
+                with contextlib.suppress(
+                    MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError
+                ):
+                    await upstream.session.send_roots_list_changed()
 
     instructions = upstreams[0].instructions if len(upstreams) == 1 else None
     server = _ProxyServer(
@@ -121,6 +141,9 @@ def build_server(
     passthrough.register(server)
     server.add_notification_handler(
         "notifications/initialized", types.NotificationParams, listeners.on_initialized
+    )
+    server.add_notification_handler(
+        "notifications/roots/list_changed", types.NotificationParams, roots_changed
     )
     return server
 

@@ -17,17 +17,25 @@ from typing import IO, Any, TextIO, cast
 import anyio
 import httpx2
 import mcp_types as types
-from mcp.client.session import ClientSession, IncomingMessage
+from mcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.message import SessionMessage
 
 from pytest_harness_audit import __version__
+from pytest_harness_audit.proxy.client_requests import (
+    CallOrigin,
+    InFlightCalls,
+    UpstreamAnswer,
+    UpstreamRequest,
+)
 from pytest_harness_audit.proxy.config import HttpUpstream, StdioUpstream, UpstreamSpec
 from pytest_harness_audit.proxy.errors import UpstreamStartError
 
 NotificationSink = Callable[["Upstream", types.ServerNotification], Awaitable[None]]
+#: Answers a request the upstream sends to the client (sampling, elicitation, roots).
+ClientRequestSink = Callable[["Upstream", UpstreamRequest], Awaitable[UpstreamAnswer]]
 ReportLine = Callable[[str], None]
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
@@ -46,6 +54,7 @@ class Upstream:
         self.spec = spec
         self.session = session
         self.gone = anyio.Event()
+        self.in_flight = InFlightCalls()
 
     @property
     def name(self) -> str:
@@ -92,20 +101,23 @@ class Upstream:
         *,
         progress: ProgressFnT | None = None,
         meta: types.RequestParamsMeta | None = None,
+        origin: CallOrigin | None = None,
     ) -> types.CallToolResult:
         """Forward one ``tools/call`` and return the upstream's result unchanged.
 
         Sent as a plain request rather than through ``ClientSession.call_tool``: that helper
         re-validates structured output against the tool's schema (listing tools first when it
-        has not seen the tool), which is the end client's job, not the relay's.
+        has not seen the tool), which is the end client's job, not the relay's. Requests the
+        upstream sends meanwhile (sampling, elicitation, roots) go to ``origin``'s client.
         """
         self.ensure_alive()
         request = types.CallToolRequest(
             params=types.CallToolRequestParams(name=name, arguments=arguments, _meta=meta)
         )
-        return await self.session.send_request(
-            request, types.CallToolResult, progress_callback=progress
-        )
+        with self.in_flight.track(origin):
+            return await self.session.send_request(
+                request, types.CallToolResult, progress_callback=progress
+            )
 
 
 class _WatchedReadStream:
@@ -165,8 +177,12 @@ async def open_upstream(
     report: ReportLine,
     stderr: TextIO | None = None,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    on_client_request: ClientRequestSink | None = None,
 ) -> AsyncIterator[Upstream]:
     """Start or reach ``spec``, run the MCP handshake, and yield the connected upstream.
+
+    With ``on_client_request`` the proxy announces sampling, elicitation and roots to the
+    upstream and hands it each such request; without, the upstream is told none is supported.
 
     Raises ``UpstreamStartError`` (one line naming the server) when the process cannot start,
     exits, or does not answer ``initialize`` within ``connect_timeout`` seconds.
@@ -196,6 +212,7 @@ async def open_upstream(
                 write_stream,
                 message_handler=message_handler,
                 client_info=types.Implementation(name="harness-audit-proxy", version=__version__),
+                **_client_request_callbacks(holder, on_client_request),
             )
             await stack.enter_async_context(session)
             holder.append(Upstream(spec, session))
@@ -220,6 +237,40 @@ async def open_upstream(
     # Raised outside the transports' task groups so the caller sees this error, not a group.
     if failure is not None:
         raise failure
+
+
+def _client_request_callbacks(
+    holder: list[Upstream], sink: ClientRequestSink | None
+) -> dict[str, Any]:
+    """``ClientSession`` callbacks handing the upstream's requests to ``sink``.
+
+    Passing a callback is what makes the SDK announce the capability, so none is passed
+    without a sink.
+    """
+    if sink is None:
+        return {}
+
+    async def ask(request: UpstreamRequest) -> UpstreamAnswer:
+        if not holder:  # a request during the handshake: no call can be behind it
+            return types.ErrorData(code=types.INVALID_REQUEST, message="no call in progress")
+        return await sink(holder[0], request)
+
+    async def sampling(
+        context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> Any:
+        return await ask(types.CreateMessageRequest(params=params))
+
+    async def elicitation(context: ClientRequestContext, params: types.ElicitRequestParams) -> Any:
+        return await ask(types.ElicitRequest(params=params))
+
+    async def list_roots(context: ClientRequestContext) -> Any:
+        return await ask(types.ListRootsRequest())
+
+    return {
+        "sampling_callback": sampling,
+        "elicitation_callback": elicitation,
+        "list_roots_callback": list_roots,
+    }
 
 
 async def _enter_transport(

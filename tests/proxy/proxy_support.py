@@ -20,6 +20,7 @@ from pytest_harness_audit.proxy import HttpEndpoint, RecordingProxy, StdioUpstre
 
 HERE = Path(__file__).resolve().parent
 TEST_SERVER = str(HERE / "upstream_server.py")
+ASKING_SERVER = str(HERE / "asking_server.py")
 STUB_PROXY = str(HERE / "run_stub_proxy.py")
 
 
@@ -34,6 +35,11 @@ def git_upstream(repo: git.Repo, name: str = "git") -> StdioUpstream:
 
 def test_upstream(name: str = "test", *extra: str) -> StdioUpstream:
     return StdioUpstream(name=name, command=sys.executable, args=(TEST_SERVER, *extra))
+
+
+def asking_upstream(name: str = "ask") -> StdioUpstream:
+    """The upstream whose tools ask the client back (sampling, elicitation, roots)."""
+    return StdioUpstream(name=name, command=sys.executable, args=(ASKING_SERVER,))
 
 
 # Not a test, despite the name pytest would otherwise collect.
@@ -55,12 +61,12 @@ async def memory_client(proxy: RecordingProxy, **options: Any) -> AsyncIterator[
 
 
 @asynccontextmanager
-async def http_client(endpoint: HttpEndpoint) -> AsyncIterator[ClientSession]:
+async def http_client(endpoint: HttpEndpoint, **options: Any) -> AsyncIterator[ClientSession]:
     """An official client connected to the proxy over streamable HTTP with the token."""
     async with (
         httpx2.AsyncClient(headers=endpoint.headers) as http,
         streamable_http_client(endpoint.url, http_client=http) as (read, write),
-        ClientSession(read, write) as session,
+        ClientSession(read, write, **options) as session,
     ):
         await session.initialize()
         yield session
