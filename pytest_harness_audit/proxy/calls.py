@@ -2,7 +2,8 @@
 
 Every call that names a tool leaves exactly one record: ``blocked`` when the gate refuses it,
 ``success`` or ``error`` after it ran (an upstream ``isError`` result, a protocol error, a dead
-upstream, a timeout or a cancellation are all ``error`` with their message).
+upstream, an unreachable HTTP upstream, a timeout or a cancellation are all ``error`` with
+their message).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 from pytest_harness_audit.proxy.client_requests import CallOrigin
 from pytest_harness_audit.proxy.gate_protocol import CallStatus, DecisionLike, GateLike
 from pytest_harness_audit.proxy.local_tools import error_result, result_text
+from pytest_harness_audit.proxy.reachability import UPSTREAM_UNREACHABLE
 from pytest_harness_audit.proxy.routing import LocalRoute, Route, ToolCatalog, UpstreamRoute
 from pytest_harness_audit.proxy.upstream import UpstreamGone
 
@@ -112,6 +114,10 @@ class CallPipeline:
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED and isinstance(route, UpstreamRoute):
                 message = f"upstream {route.upstream.name!r} stopped during the call"
+                record(CallStatus.ERROR, error_message=message)
+                return error_result(message)
+            if exc.code == UPSTREAM_UNREACHABLE and isinstance(route, UpstreamRoute):
+                message = f"upstream {route.upstream.name!r} {exc.error.message}"
                 record(CallStatus.ERROR, error_message=message)
                 return error_result(message)
             record(CallStatus.ERROR, error_message=exc.error.message)

@@ -11,3 +11,8 @@ class ProxyError(HarnessAuditError):
 
 class UpstreamStartError(ProxyError):
     """An upstream MCP server could not be started or did not complete the MCP handshake."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        #: The cause alone, without the server's name (e.g. ``unreachable at URL: …``).
+        self.reason = reason if reason is not None else message

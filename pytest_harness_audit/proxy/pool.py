@@ -1,5 +1,8 @@
 """Start every upstream at once and keep each one open in its own task.
 
+The task also reopens an HTTP upstream when a call finds its connection unusable (the server
+was unreachable or forgot the session), attaching the new session to the same ``Upstream``.
+
 Starting concurrently makes a proxy with several upstreams as quick to start as its slowest
 upstream. A task per upstream also keeps each transport's task groups in the task that opened
 them, which the SDK's transports require.
@@ -21,6 +24,7 @@ from pytest_harness_audit.proxy.upstream import (
     NotificationSink,
     ReportLine,
     Upstream,
+    describe_error,
     open_upstream,
 )
 
@@ -88,19 +92,71 @@ class UpstreamPool:
         slots: list[Upstream | UpstreamStartError | None],
         settled: anyio.Event,
     ) -> None:
+        upstream: Upstream | None = None
         try:
-            async with open_upstream(
-                spec,
-                on_notification=self._on_notification,
-                report=self._report,
-                stderr=self._stderr,
-                connect_timeout=self._connect_timeout,
-                on_client_request=self._on_client_request,
-            ) as upstream:
-                slots[index] = upstream
-                settled.set()
-                await self._stop.wait()
-        except UpstreamStartError as exc:
-            slots[index] = exc
+            while not self._stop.is_set():
+                try:
+                    async with open_upstream(
+                        spec,
+                        on_notification=self._on_notification,
+                        report=self._report,
+                        stderr=self._stderr,
+                        connect_timeout=self._connect_timeout,
+                        on_client_request=self._on_client_request,
+                        reuse=upstream,
+                    ) as opened:
+                        if upstream is None:
+                            upstream = opened
+                            slots[index] = opened
+                            settled.set()
+                        elif opened.reconnector is not None:
+                            self._report(f"harness-audit proxy: upstream {spec.name!r} reconnected")
+                            opened.reconnector.finish(None)
+                        await self._until_stop_or_reconnect(opened)
+                except UpstreamStartError as exc:
+                    if upstream is None:
+                        slots[index] = exc
+                        return
+                    if upstream.reconnector is not None:
+                        upstream.reconnector.finish(_reconnect_error(spec, exc))
+                    await self._until_stop_or_reconnect(upstream)
+                except Exception as exc:
+                    if upstream is None:
+                        raise
+                    # The transport failed while serving: this upstream is down, not the proxy.
+                    upstream.gone.set()
+                    if not self._stop.is_set():
+                        self._report(
+                            f"harness-audit proxy: upstream {spec.name!r} stopped "
+                            f"({describe_error(exc)}); calls to its tools now return errors"
+                        )
+                    await self._until_stop_or_reconnect(upstream)
         finally:
             settled.set()
+            if upstream is not None and upstream.reconnector is not None:
+                upstream.reconnector.finish(f"upstream {spec.name!r}: the proxy is stopping")
+
+    async def _until_stop_or_reconnect(self, upstream: Upstream) -> None:
+        if upstream.reconnector is None:
+            # A process that ended stays ended; calls to it fail fast.
+            await self._stop.wait()
+        else:
+            await _first_of(self._stop, upstream.reconnector.wanted)
+
+
+def _reconnect_error(spec: UpstreamSpec, exc: UpstreamStartError) -> str:
+    if exc.reason.startswith("unreachable"):
+        return f"upstream {spec.name!r} {exc.reason}"
+    return f"upstream {spec.name!r} could not reconnect: {exc.reason}"
+
+
+async def _first_of(*events: anyio.Event) -> None:
+    """Return as soon as one of ``events`` is set."""
+    async with anyio.create_task_group() as group:
+
+        async def wait(event: anyio.Event) -> None:
+            await event.wait()
+            group.cancel_scope.cancel()
+
+        for event in events:
+            group.start_soon(wait, event)

@@ -15,7 +15,7 @@ from mcp.shared.exceptions import MCPError
 
 from pytest_harness_audit.proxy.errors import ProxyError
 from pytest_harness_audit.proxy.local_tools import LocalTool
-from pytest_harness_audit.proxy.upstream import ReportLine, Upstream
+from pytest_harness_audit.proxy.upstream import ReportLine, Upstream, UpstreamGone
 
 SEPARATOR = "__"
 
@@ -78,7 +78,7 @@ class ToolCatalog:
         async def fetch(upstream: Upstream) -> None:
             try:
                 listings[upstream.name] = await upstream.list_tools()
-            except MCPError:
+            except (MCPError, UpstreamGone):
                 return  # a failing upstream must not hide the other tools
 
         async with anyio.create_task_group() as group:

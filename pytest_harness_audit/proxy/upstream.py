@@ -3,6 +3,8 @@
 Each upstream gets an official ``ClientSession`` over the SDK's own transport. The read side of
 the transport is watched so that an upstream which dies is noticed at once — in flight or idle —
 and reported with a single stderr line; every later call to it fails fast instead of hanging.
+An HTTP upstream that cannot be reached fails each call with the URL and the cause, and is
+connected afresh (a new MCP handshake) on the next call, so it serves again once it is back.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from mcp.client.session import ClientRequestContext, ClientSession, IncomingMess
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from pytest_harness_audit import __version__
@@ -32,6 +35,12 @@ from pytest_harness_audit.proxy.client_requests import (
 )
 from pytest_harness_audit.proxy.config import HttpUpstream, StdioUpstream, UpstreamSpec
 from pytest_harness_audit.proxy.errors import UpstreamStartError
+from pytest_harness_audit.proxy.reachability import (
+    UPSTREAM_UNREACHABLE,
+    ReachabilityTransport,
+    Reconnector,
+    needs_new_session,
+)
 
 NotificationSink = Callable[["Upstream", types.ServerNotification], Awaitable[None]]
 #: Answers a request the upstream sends to the client (sampling, elicitation, roots).
@@ -55,6 +64,37 @@ class Upstream:
         self.session = session
         self.gone = anyio.Event()
         self.in_flight = InFlightCalls()
+        #: Set for upstreams that can be connected afresh (HTTP); None for processes.
+        self.reconnector: Reconnector | None = (
+            Reconnector() if isinstance(spec, HttpUpstream) else None
+        )
+        self._stale = False
+
+    def attach(self, session: ClientSession) -> None:
+        """Use ``session``, a fresh connection to the same server, from now on."""
+        self.session = session
+        self.gone = anyio.Event()
+        self._stale = False
+
+    async def current_session(self) -> ClientSession:
+        """The session to send on, reconnecting first when the last one failed.
+
+        Raises ``UpstreamGone`` when the upstream is down (and, for HTTP, still unreachable).
+        """
+        if self.reconnector is not None and (self._stale or self.gone.is_set()):
+            error = await self.reconnector.request()
+            if error is not None:
+                raise UpstreamGone(error)
+        self.ensure_alive()
+        return self.session
+
+    def _note_failure(self, session: ClientSession, exc: MCPError) -> bool:
+        """Mark the session stale if ``exc`` says it is unusable; True when it was."""
+        if self.reconnector is None or not needs_new_session(exc):
+            return False
+        if session is self.session:
+            self._stale = True
+        return True
 
     @property
     def name(self) -> str:
@@ -85,9 +125,14 @@ class Upstream:
         """All tools of the upstream (every page)."""
         tools: list[types.Tool] = []
         cursor: str | None = None
+        session = await self.current_session()
         for _ in range(_MAX_PAGES):
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-            page = await self.session.list_tools(params=params)
+            try:
+                page = await session.list_tools(params=params)
+            except MCPError as exc:
+                self._note_failure(session, exc)
+                raise
             tools.extend(page.tools)
             cursor = page.next_cursor
             if not cursor:
@@ -110,14 +155,22 @@ class Upstream:
         has not seen the tool), which is the end client's job, not the relay's. Requests the
         upstream sends meanwhile (sampling, elicitation, roots) go to ``origin``'s client.
         """
-        self.ensure_alive()
         request = types.CallToolRequest(
             params=types.CallToolRequestParams(name=name, arguments=arguments, _meta=meta)
         )
-        with self.in_flight.track(origin):
-            return await self.session.send_request(
-                request, types.CallToolResult, progress_callback=progress
-            )
+        for attempt in range(2):
+            session = await self.current_session()
+            try:
+                with self.in_flight.track(origin):
+                    return await session.send_request(
+                        request, types.CallToolResult, progress_callback=progress
+                    )
+            except MCPError as exc:
+                unusable = self._note_failure(session, exc)
+                # A forgotten session refused the call before running it: safe to send again.
+                if not unusable or exc.code == UPSTREAM_UNREACHABLE or attempt:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
 
 class _WatchedReadStream:
@@ -178,11 +231,15 @@ async def open_upstream(
     stderr: TextIO | None = None,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     on_client_request: ClientRequestSink | None = None,
+    reuse: Upstream | None = None,
 ) -> AsyncIterator[Upstream]:
     """Start or reach ``spec``, run the MCP handshake, and yield the connected upstream.
 
     With ``on_client_request`` the proxy announces sampling, elicitation and roots to the
     upstream and hands it each such request; without, the upstream is told none is supported.
+
+    With ``reuse`` the new connection is attached to that (same-named) upstream once the
+    handshake succeeds, so everything holding it sends on the new session.
 
     Raises ``UpstreamStartError`` (one line naming the server) when the process cannot start,
     exits, or does not answer ``initialize`` within ``connect_timeout`` seconds.
@@ -191,7 +248,9 @@ async def open_upstream(
     holder: list[Upstream] = []
 
     def on_end() -> None:
-        if holder and not holder[0].gone.is_set():
+        # Before the handshake completes a failure is the start error; a reused upstream keeps
+        # its state until the new session is attached.
+        if holder and lifecycle.ready and not holder[0].gone.is_set():
             holder[0].gone.set()
             if lifecycle.ready and not lifecycle.closing:
                 report(
@@ -215,17 +274,19 @@ async def open_upstream(
                 **_client_request_callbacks(holder, on_client_request),
             )
             await stack.enter_async_context(session)
-            holder.append(Upstream(spec, session))
+            holder.append(reuse if reuse is not None else Upstream(spec, session))
             with anyio.fail_after(connect_timeout):
                 await session.initialize()
+            if reuse is not None:
+                reuse.attach(session)
             lifecycle.ready = True
         except TimeoutError:
-            failure = UpstreamStartError(
-                f"upstream {spec.name!r} did not answer 'initialize' within {connect_timeout:g}s"
-            )
+            reason = f"did not answer 'initialize' within {connect_timeout:g}s"
+            failure = UpstreamStartError(f"upstream {spec.name!r} {reason}", reason)
         except Exception as exc:
+            reason = describe_error(exc)
             failure = UpstreamStartError(
-                f"upstream {spec.name!r} could not be started: {_describe(exc)}"
+                f"upstream {spec.name!r} could not be started: {reason}", reason
             )
         if failure is None:
             try:
@@ -288,7 +349,9 @@ async def _enter_transport(
         return streams[0], streams[1]
     assert isinstance(spec, HttpUpstream)
     client = httpx2.AsyncClient(
-        headers=dict(spec.headers), timeout=httpx2.Timeout(30.0, read=300.0)
+        headers=dict(spec.headers),
+        timeout=httpx2.Timeout(30.0, read=300.0),
+        transport=ReachabilityTransport(spec.url),
     )
     await stack.enter_async_context(client)
     streams = await stack.enter_async_context(streamable_http_client(spec.url, http_client=client))
@@ -307,15 +370,17 @@ def _usable_stderr(stderr: TextIO | None, stack: AsyncExitStack) -> TextIO:
     return candidate
 
 
-def _describe(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
     """One line for an exception, looking inside exception groups for the real cause."""
     inner = getattr(exc, "exceptions", None)
     if inner:
-        return _describe(inner[0])
+        return describe_error(inner[0])
     if isinstance(exc, FileNotFoundError):
         return f"command not found: {exc.filename or exc}"
     text = str(exc).strip().splitlines()
     detail = text[0] if text else ""
-    if type(exc).__name__ == "MCPError" and detail == "Connection closed":
+    if isinstance(exc, MCPError) and detail == "Connection closed":
         return "it exited before completing the MCP handshake"
+    if isinstance(exc, MCPError) and exc.code == UPSTREAM_UNREACHABLE:
+        return exc.error.message
     return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
