@@ -3,23 +3,36 @@
 ``decide`` classifies the call, extracts its targets, evaluates the policy and consults the
 immune ladder — before anything runs. ``record`` appends the call's R6 record to the session's
 chain and lets the immune ladder observe it, appending any escalation as a record too.
+
+Several processes may gate calls into one session. The state that spans calls — the immune
+ladder and the ``rateLimit`` counters — is therefore rebuilt from the chain: before deciding, a
+gate replays the records others appended since it last looked (one pass for both), so every
+process counts every call of the session.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from pytest_harness_audit.audit.chain import AuditChain
 from pytest_harness_audit.audit.clock import parse_timestamp
 from pytest_harness_audit.audit.records import RecordDraft
 from pytest_harness_audit.immune import CallEvent, ImmuneLadder, alerts_for
 from pytest_harness_audit.immune.records import Escalation, Lift, Quarantine
-from pytest_harness_audit.policy import Evaluation, Policy, SlidingWindowCounter
+from pytest_harness_audit.policy import Evaluation, Policy, RateCounter
+from pytest_harness_audit.policy.ratelimit import (
+    HitLog,
+    RateHits,
+    ReplayedHits,
+    SlidingWindowCounter,
+)
 from pytest_harness_audit.session_policy import save_session_policy
 
 #: What ``Gate.classify`` hooks return: a category for a tool name, or ``None`` to pass.
@@ -34,6 +47,7 @@ class GateDecision:
 
     ``blocked`` calls must not run; ``message`` is what the agent reads then
     (``[blocked] [web4-policy] <reason>`` or ``[blocked] [web4-immune] quarantined: <why>``).
+    ``rate_hits`` are the rate-limited rules the decision counted (its record carries them).
     """
 
     tool: str
@@ -45,6 +59,7 @@ class GateDecision:
     alerts: tuple[str, ...]
     quarantine: Quarantine | None = None
     started: float = field(default_factory=time.perf_counter)
+    rate_hits: RateHits | None = None
 
     @property
     def category(self) -> str:
@@ -60,9 +75,10 @@ class GateDecision:
 class Gate:
     """One session's gate: a policy, a chain and (when the policy enables it) an immune ladder.
 
-    Several processes may gate calls into the same session (a test and its MCP proxy): the
-    chain serialises appends, and the ladder is brought up to date from the chain before each
-    decision, so the chain stays the single source of truth.
+    Several processes may gate calls into the same session (a test and its MCP proxy, or one
+    hook process per call): the chain serialises appends, and the ladder and the rate counter
+    are brought up to date from the chain before each decision, so the chain stays the single
+    source of truth.
     """
 
     def __init__(
@@ -84,12 +100,25 @@ class Gate:
         self.rate_counter = SlidingWindowCounter(clock=clock)
         self.immune_config = policy.immune_config
         self.ladder = ImmuneLadder(self.immune_config, clock=clock)
+        #: Rate-limited rules by id, with their windows (ms); empty = nothing to count.
+        self._rate_windows = {
+            rule.rule.id: rule.window_ms for rule in policy.compiled_rules if rule.max_count
+        }
+        # Only a ladder or rate limits need other processes' records.
+        self._follow = self.immune_config.enabled or bool(self._rate_windows)
+        #: Leading records whose effects our state holds (our own included).
         self._seen_records = 0
+        # The next chain line to read and its byte offset: reading lags behind our own records
+        # until another process appends, so a session with one writer never reads.
+        self._read_index = 0
+        self._read_offset = 0
+        #: Positions of records we appended that reading has not passed yet (skipped then).
+        self._own: set[int] = set()
         #: Called with ``(record, output)`` after each call's record is appended.
         self.observers: list[Callable[[Mapping[str, Any], Any], object]] = []
         # one gate may serve a test thread and a proxy thread at once
         self._lock = threading.RLock()
-        self._sync_ladder()
+        self._sync()
         save_session_policy(chain.storage_dir, chain.session_id, policy)
 
     @classmethod
@@ -110,40 +139,146 @@ class Gate:
         )
         return cls(policy, chain, root=root, door=door)
 
-    # -- immune state from the chain ------------------------------------------------------------
+    # -- state from the chain ------------------------------------------------------------------
     def sync(self) -> None:
-        """Bring the immune ladder up to date with records other gates appended."""
+        """Bring the immune ladder and rate counter up to date with records others appended."""
         with self._lock:
-            self._sync_ladder()
+            self._sync()
 
-    def _sync_ladder(self) -> None:
-        """Replay records that other processes appended since we last looked."""
-        if not self.immune_config.enabled:
+    def _sync(self) -> None:
+        """Replay the records other processes appended since we last looked."""
+        if not self._follow:
             return
-        if self.chain.record_count == self._seen_records:
-            return
-        for index, record in enumerate(self.chain.records()):
-            if index < self._seen_records:
+        count = self.chain.record_count
+        if count != self._seen_records:
+            self._replay(count)
+
+    def _replay(self, stop: int) -> None:
+        """Apply the records before position ``stop`` not applied yet, skipping our own."""
+        ladder = self.ladder if self.immune_config.enabled else None
+        windows = self._rate_windows
+        now_ms = self.clock() * 1000.0
+        for index, record in self._read_until(stop):
+            if index in self._own:
+                self._own.discard(index)
                 continue
-            entry = immune_entry(record)
-            if entry is not None:
-                self.ladder.apply(entry)
-        self._seen_records = self.chain.record_count
+            if record is None:
+                continue
+            if ladder is not None:
+                entry = immune_entry(record)
+                if entry is not None:
+                    ladder.apply(entry)
+            if windows:
+                self._count_rate_hits(record, windows, now_ms)
+        self._seen_records = max(self._seen_records, self._read_index)
+
+    def _read_until(self, stop: int) -> Iterator[tuple[int, dict[str, Any] | None]]:
+        """``(position, record)`` of the chain lines not read yet, up to ``stop`` (excluded).
+
+        A line that is not a JSON object still takes its position (its record is ``None``).
+        """
+        if self._read_index >= stop:
+            return
+        try:
+            handle = open(self.chain.path, "rb")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            return
+        with handle:
+            handle.seek(self._read_offset)
+            for line in handle:
+                if not line.endswith(b"\n"):
+                    return  # a write in progress
+                index = self._read_index
+                self._read_index = index + 1
+                self._read_offset += len(line)
+                try:
+                    record = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    record = None
+                yield index, record if isinstance(record, dict) else None
+                if self._read_index >= stop:
+                    return
+
+    def _count_rate_hits(
+        self, record: Mapping[str, Any], windows: Mapping[str, float], now_ms: float
+    ) -> None:
+        """Add another gate's ``rateHits`` to our counter (the ones still inside a window)."""
+        rule_ids = record.get("rateHits")
+        if not rule_ids or not isinstance(rule_ids, list):
+            return
+        at = record.get("rateClock", record.get("clock"))
+        if not isinstance(at, (int, float)) or isinstance(at, bool):
+            return
+        for rule_id in rule_ids:
+            window = windows.get(rule_id) if isinstance(rule_id, str) else None
+            if window is not None and at * 1000.0 > now_ms - window:
+                self.rate_counter.add(rule_id, at)
+
+    @property
+    def rate_windows(self) -> Mapping[str, float]:
+        """The policy's rate-limited rules by id, with their windows in ms (empty: none)."""
+        return self._rate_windows
+
+    def add_rate_hits(self, hits: RateHits) -> None:
+        """Count hits decided elsewhere whose record is not in the chain yet.
+
+        The hook door uses it for calls an earlier pre step allowed that are still running.
+        """
+        with self._lock:
+            now_ms = self.clock() * 1000.0
+            for rule_id in hits.rule_ids:
+                window = self._rate_windows.get(rule_id)
+                if window is not None and hits.at * 1000.0 > now_ms - window:
+                    self.rate_counter.add(rule_id, hits.at)
+
+    def _appended(self, record: Mapping[str, Any]) -> None:
+        """Note a record we appended: catch up with others' records before it, skip it later."""
+        if not self._follow:
+            return
+        position = int(record["provenance"]["actionIndex"])
+        if position > self._seen_records:
+            self._replay(position)
+        self._own.add(position)
+        self._seen_records = position + 1
 
     # -- the two steps ------------------------------------------------------------------------
     def decide(self, tool: str, params: Mapping[str, Any]) -> GateDecision:
         """Classify and evaluate a call; nothing has run yet."""
         with self._lock:
-            return self._decide(tool, params)
+            self._sync()
+            if not self._rate_windows:
+                return self._decide(tool, params, self.rate_counter)
+            log = HitLog(self.rate_counter)
+            decision = self._decide(tool, params, log)
+            decision.rate_hits = log.result(self.clock())
+            return decision
 
-    def _decide(self, tool: str, params: Mapping[str, Any]) -> GateDecision:
+    def redecide(
+        self, tool: str, params: Mapping[str, Any], rate_hits: RateHits | None
+    ) -> GateDecision:
+        """Evaluate again a call decided before, maybe in another process (the hook's pre step).
+
+        Rate-limited rules get the answers ``rate_hits`` (that decision's) recorded, and nothing
+        is counted a second time; the decision carries ``rate_hits`` to the call's record.
+        """
+        with self._lock:
+            self._sync()
+            decision = self._decide(tool, params, ReplayedHits(rate_hits))
+            decision.rate_hits = rate_hits
+            return decision
+
+    def _decide(
+        self,
+        tool: str,
+        params: Mapping[str, Any],
+        rate_counter: RateCounter,
+    ) -> GateDecision:
         category = self.classifier(tool, params) if self.classifier is not None else None
         evaluation = self.policy.evaluate(
-            tool, params, rate_counter=self.rate_counter, root=self.root, category=category
+            tool, params, rate_counter=rate_counter, root=self.root, category=category
         )
         alerts = alerts_for(tool, evaluation.category, evaluation.targets)
         constraints = evaluation.constraints
-        self._sync_ladder()
         quarantine = self.ladder.check(tool, evaluation.category)
         if quarantine is not None:
             return GateDecision(
@@ -206,6 +341,10 @@ class Gate:
         }
         if decision.alerts:
             extra["alerts"] = list(decision.alerts)
+        rate_hits = decision.rate_hits
+        if rate_hits is not None and rate_hits.rule_ids:
+            extra["rateHits"] = list(rate_hits.rule_ids)
+            extra["rateClock"] = round(rate_hits.at, 6)
         if more:
             extra.update(more)
         draft = RecordDraft(
@@ -228,10 +367,9 @@ class Gate:
         return record
 
     def _observe(self, record: Mapping[str, Any], decision: GateDecision, status: str) -> None:
+        self._appended(record)
         if not self.immune_config.enabled:
-            self._seen_records = self.chain.record_count
             return
-        self._sync_ladder_before(record)
         event = CallEvent(
             record_id=str(record["recordId"]),
             tool=decision.tool,
@@ -245,18 +383,6 @@ class Gate:
         )
         for escalation in self.ladder.observe(event):
             self._append_immune("escalation", escalation)
-        self._seen_records = self.chain.record_count
-
-    def _sync_ladder_before(self, record: Mapping[str, Any]) -> None:
-        """Catch up with records appended by others before ours (ours is observed live)."""
-        position = int(record["provenance"]["actionIndex"])
-        if position > self._seen_records:
-            for index, other in enumerate(self.chain.records()):
-                if self._seen_records <= index < position:
-                    entry = immune_entry(other)
-                    if entry is not None:
-                        self.ladder.apply(entry)
-        self._seen_records = position
 
     def _append_immune(self, kind: str, step: Escalation | Lift) -> dict[str, Any]:
         data = step.to_dict()
@@ -274,7 +400,9 @@ class Gate:
             kind=kind,
             extra={"door": self.door, "immune": data},
         )
-        return self.chain.append(draft)
+        record = self.chain.append(draft)
+        self._appended(record)
+        return record
 
     def lift(self, reason: str) -> dict[str, Any]:
         """End the quarantine (recorded with ``reason``); return the lift record."""
@@ -282,11 +410,9 @@ class Gate:
             return self._lift(reason)
 
     def _lift(self, reason: str) -> dict[str, Any]:
-        self._sync_ladder()
+        self._sync()
         lift = self.ladder.lift(reason)
-        record = self._append_immune("lift", lift)
-        self._seen_records = self.chain.record_count
-        return record
+        return self._append_immune("lift", lift)
 
 
 def immune_entry(record: Mapping[str, Any]) -> CallEvent | Escalation | Lift | None:

@@ -4,11 +4,17 @@
 (``permissionDecision`` allow or deny, with the reason); a blocked call is recorded at once.
 ``post`` records the outcome of a call that ran. Both record into the chain of the payload's
 ``session_id``, so the host's session is audited like any other.
+
+Each hook is a fresh process: ``rateLimit`` rules count the session's calls from its chain, and
+an allowed pre step leaves a pending file (start time and rate hits) for its post step, which
+records the call as pre decided it. Pending files also let pre count calls still running.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,6 +27,7 @@ from pytest_harness_audit.audit.storage import sanitize_session_id
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.policy.ratelimit import RateHits
 
 PRE = "PreToolUse"
 POST = "PostToolUse"
@@ -114,11 +121,40 @@ def _open_gate(storage: Path, payload: HookPayload, policy: Policy) -> Gate:
     return Gate(policy, chain, root=payload.cwd, door="hook")
 
 
+def _count_calls_in_flight(gate: Gate, pending: Path) -> None:
+    """Count the rate hits of allowed calls of this session whose post step has not come yet.
+
+    A host may run pre for several calls before any post (parallel tool calls): until post
+    records them, their hits live only in pending files. A post that has recorded but not yet
+    removed its pending file is counted twice, erring on the strict side.
+    """
+    oldest = time.time() - max(gate.rate_windows.values()) / 1000.0 - 1.0
+    try:
+        entries = list(os.scandir(pending.parent))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.path == os.fspath(pending) or not entry.name.endswith(".json"):
+            continue
+        try:
+            if entry.stat().st_mtime < oldest:
+                continue  # written before any window began: cannot count
+            state = json.loads(Path(entry.path).read_text(encoding="utf-8"))
+            hits = RateHits.from_json(state["rateHits"]) if "rateHits" in state else None
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if hits is not None:
+            gate.add_rate_hits(hits)
+
+
 def handle_pre(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
     """Answer a ``PreToolUse`` payload: allow, or deny with the reason (and record it)."""
     payload = parse_payload(text, PRE)
     gate = _open_gate(storage, payload, policy)
     try:
+        pending = _pending_path(storage, payload)
+        if gate.rate_windows:
+            _count_calls_in_flight(gate, pending)
         decision = gate.decide(payload.tool_name, payload.tool_input)
         if decision.blocked:
             gate.record(decision, status="blocked")
@@ -129,9 +165,11 @@ def handle_pre(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
                     "permissionDecisionReason": decision.message,
                 }
             }
-        pending = _pending_path(storage, payload)
+        state: dict[str, Any] = {"started": time.time()}
+        if decision.rate_hits is not None:
+            state["rateHits"] = decision.rate_hits.to_json()
         pending.parent.mkdir(parents=True, exist_ok=True)
-        pending.write_text(json.dumps({"started": time.time()}), encoding="utf-8")
+        pending.write_text(json.dumps(state), encoding="utf-8")
         answer: dict[str, Any] = {"hookEventName": PRE, "permissionDecision": "allow"}
         if decision.evaluation.decision != "allow":
             answer["permissionDecisionReason"] = f"[web4-policy] {decision.reason}"
@@ -148,12 +186,15 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
         pending = _pending_path(storage, payload)
         duration_ms: float | None = None
         try:
-            started = float(json.loads(pending.read_text(encoding="utf-8"))["started"])
-            duration_ms = max(0.0, (time.time() - started) * 1000.0)
-            pending.unlink()
-        except (OSError, ValueError, KeyError):
-            pass
-        decision = gate.decide(payload.tool_name, payload.tool_input)
+            state = json.loads(pending.read_text(encoding="utf-8"))
+            duration_ms = max(0.0, (time.time() - float(state["started"])) * 1000.0)
+            rate_hits = RateHits.from_json(state["rateHits"]) if "rateHits" in state else None
+        except (OSError, ValueError, KeyError, TypeError):
+            # no pre step seen: decide (and count) here
+            decision = gate.decide(payload.tool_name, payload.tool_input)
+        else:
+            # pre decided and counted the call already: record it as pre decided it
+            decision = gate.redecide(payload.tool_name, payload.tool_input, rate_hits)
         status, error = response_status(payload.tool_response)
         record = gate.record(
             decision,
@@ -162,6 +203,9 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
             error_message=error,
             duration_ms=duration_ms,
         )
+        # only now: a pre step in between counts this call from the pending file or the record
+        with contextlib.suppress(OSError):
+            pending.unlink()
         return {"suppressOutput": True, "recordId": record["recordId"]}
     finally:
         gate.chain.close()

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from policy_support import policy, rule
 
 from pytest_harness_audit.policy import Policy, SlidingWindowCounter
+from pytest_harness_audit.policy.ratelimit import HitLog, RateHits, ReplayedHits
 
 
 class FakeClock:
@@ -111,3 +113,46 @@ def test_rate_limit_is_part_of_the_rule() -> None:
     assert rules[0].match.rate_limit is not None
     assert rules[0].match.rate_limit.max_count == 3
     assert rules[0].match.rate_limit.window_ms == 250.0
+
+
+def test_hits_learnt_late_are_kept_in_time_order() -> None:
+    clock = FakeClock()
+    counter = SlidingWindowCounter(clock)
+    counter.add("k", 995.0)
+    counter.add("k", 990.0)  # older, learnt later: must not hide behind the newer one
+    counter.add("other", 999.0)
+    assert counter.hit("k", 8_000) == 1  # the window starts at 992 s: only 995 is inside
+    clock.now += 1
+    counter.add("k", 1000.5)  # between the two live hits
+    assert counter.hit("k", 8_000) == 3
+
+
+def test_a_hit_log_passes_hits_on_and_keeps_them() -> None:
+    clock = FakeClock()
+    counter = SlidingWindowCounter(clock)
+    counter.hit("burst", 10_000)
+    log = HitLog(counter)
+    p = limited(max_count=1)
+    assert p.evaluate("Bash", {"command": "x"}, rate_counter=log).decision == "deny"
+    assert log.result(clock.now) == RateHits(("burst",), (1,), 1000.0)
+    assert counter.hit("burst", 10_000) == 2
+    assert HitLog(counter).result(clock.now) is None
+
+
+def test_replayed_hits_answer_as_before_and_count_nothing() -> None:
+    p = limited(max_count=2)
+    fired = ReplayedHits(RateHits(("burst",), (2,), 1000.0))
+    assert p.evaluate("Bash", {"command": "x"}, rate_counter=fired).decision == "deny"
+    quiet = ReplayedHits(RateHits(("burst",), (1,), 1000.0))
+    assert p.evaluate("Bash", {"command": "x"}, rate_counter=quiet).decision == "allow"
+    assert p.evaluate("Bash", {"command": "x"}, rate_counter=ReplayedHits(None)).decision == (
+        "allow"
+    )
+
+
+def test_rate_hits_round_trip_and_refuse_malformed_data() -> None:
+    hits = RateHits(("a", "b"), (0, 3), 1234.5)
+    assert RateHits.from_json(hits.to_json()) == hits
+    for bad in (None, [], {"ruleIds": ["a"], "earlier": [], "at": 1}, {"ruleIds": [1]}):
+        with pytest.raises(ValueError, match="malformed rate hits"):
+            RateHits.from_json(bad)
