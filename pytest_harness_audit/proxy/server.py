@@ -125,7 +125,7 @@ def build_server(
                 with contextlib.suppress(
                     MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError
                 ):
-                    await upstream.session.send_roots_list_changed()
+                    await upstream.session.send_notification(types.RootsListChangedNotification())
 
     instructions = upstreams[0].instructions if len(upstreams) == 1 else None
     server = _ProxyServer(

@@ -1,7 +1,8 @@
 """A real MCP server (the SDK's MCPServer) whose tools ask the client back during a call.
 
 Run as ``python asking_server.py``. Tools: ``ask_model`` (``sampling/createMessage``),
-``ask_user`` (``elicitation/create``, form mode), ``roots`` (``roots/list``). Each answers with
+``ask_user`` (``elicitation/create``, form mode), ``roots`` (``roots/list``), and
+``roots_changes`` (how many ``notifications/roots/list_changed`` arrived). Each answers with
 what the client said, so a test can see the client's answer come back through the proxy.
 """
 
@@ -14,6 +15,18 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 server = MCPServer("asking-upstream")
+roots_changed = 0
+
+
+async def _on_roots_changed(ctx: object, params: types.NotificationParams) -> None:
+    global roots_changed
+    roots_changed += 1
+
+
+# MCPServer has no public hook for client notifications; its low-level server has.
+server._lowlevel_server.add_notification_handler(
+    "notifications/roots/list_changed", types.NotificationParams, _on_roots_changed
+)
 
 
 class Colour(BaseModel):
@@ -54,6 +67,12 @@ async def roots(ctx: Context) -> str:
     """List the client's roots; answer with their URIs, one per line."""
     listed = await ctx.session.list_roots()
     return "\n".join(str(root.uri) for root in listed.roots) or "(no roots)"
+
+
+@server.tool()
+def roots_changes() -> int:
+    """How many times the client said its roots changed."""
+    return roots_changed
 
 
 if __name__ == "__main__":

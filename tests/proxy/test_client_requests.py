@@ -178,6 +178,22 @@ async def test_the_gate_can_refuse_a_relayed_request(tmp_path: Path, reports: li
     ]
 
 
+async def test_a_roots_change_of_the_client_reaches_the_upstream(
+    make_proxy: Callable[..., RecordingProxy],
+) -> None:
+    client = FakeClient()
+    async with (
+        make_proxy([asking_upstream()]) as proxy,
+        memory_client(proxy, **client.options()) as session,
+    ):
+        with anyio.fail_after(20):
+            assert text_of(await session.call_tool("roots_changes", {})) == "0"
+            await session.send_notification(types.RootsListChangedNotification())
+            while (count := text_of(await session.call_tool("roots_changes", {}))) == "0":
+                await anyio.sleep(0.01)  # the notification has no answer to wait for
+    assert count == "1"
+
+
 def test_relayed_requests_travel_over_the_proxys_http_transport(gate: StubGate) -> None:
     client = FakeClient()
 

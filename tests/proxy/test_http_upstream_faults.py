@@ -13,6 +13,7 @@ from stub_gate import StubGate
 from pytest_harness_audit.proxy import (
     BackgroundProxy,
     HttpUpstream,
+    LocalTool,
     RecordingProxy,
     UpstreamStartError,
 )
@@ -21,10 +22,18 @@ from pytest_harness_audit.proxy.reachability import describe_network_error
 pytestmark = pytest.mark.anyio
 
 
+ECHO = LocalTool(
+    name="echo",
+    description="Return the text unchanged.",
+    input_schema={"type": "object", "properties": {"text": {"type": "string"}}},
+    handler=lambda arguments: arguments["text"],
+)
+
+
 def start_front(storage: Path, *, port: int = 0, token: str | None = None) -> BackgroundProxy:
-    """A real streamable-HTTP MCP server (a proxy in front of the test server) in a thread."""
+    """A real streamable-HTTP MCP server in a thread, serving an in-process ``echo``."""
     front = BackgroundProxy(
-        StubGate(storage), [test_upstream()], port=port, token=token, report=lambda line: None
+        StubGate(storage), local_tools=[ECHO], port=port, token=token, report=lambda line: None
     )
     front.start()
     return front
