@@ -36,6 +36,21 @@ _MEMORY = re.compile(
     r")$",
     re.IGNORECASE,
 )
+# Credential files with a fixed dotted name (`.env`, `.ssh/id_rsa` …): their name in another case
+# is no ordinary file but the same file on a case-insensitive file system (macOS, Windows).
+# Substring names (`*secret*`, `token*.json`, `credentials.*`) are left alone: `SecretStore.java`
+# or `Credentials.kt` are ordinary source files.
+_FOLDABLE = re.compile(
+    _SEGMENT + r"(?:"
+    r"\.env(?:\.[^/\\]*)?"
+    r"|\.aws[/\\](?:credentials|config)"
+    r"|\.ssh[/\\](?:id_[^/\\]*|config)"
+    r"|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.my\.cnf"
+    r"|\.docker[/\\]config\.json|\.kube[/\\]config"
+    r"|\.gnupg[/\\][^/\\]*"
+    r")$",
+    re.IGNORECASE,
+)
 _MAX_CHECKED = 4096  # longer strings are not file paths; checking their tail suffices
 
 
@@ -52,3 +67,21 @@ def is_memory_path(path: str) -> bool:
 def any_credential(targets: Iterable[str]) -> bool:
     """Whether any of ``targets`` looks like a credential file."""
     return any(_CREDENTIAL.search(t[-_MAX_CHECKED:]) is not None for t in targets)
+
+
+def folded_credential_path(path: str) -> str | None:
+    """``path`` with a fixed-name credential file at its end in lower case (``.ENV`` → ``.env``).
+
+    ``None`` when ``path`` names no such file or is already in lower case. Only the credential
+    part is folded, so the rest of the path keeps its case.
+    """
+    # every such file is a dotfile or sits in a dot-directory: most paths stop at this test
+    if ("/." not in path and path[:1] != "." and "\\." not in path) or path.islower():
+        return None
+    offset = max(0, len(path) - _MAX_CHECKED)
+    match = _FOLDABLE.search(path, offset)
+    if match is None:
+        return None
+    start = match.start()
+    folded = path[:start] + path[start:].lower()
+    return None if folded == path else folded

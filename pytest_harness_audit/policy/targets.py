@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import fnmatch
 import functools
+import glob
+import itertools
 import os
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
+
+from pytest_harness_audit.policy.sensitive import folded_credential_path
 
 #: Parameter names in precedence order for the primary target.
 PRIMARY_KEYS = ("file_path", "path", "pattern", "command", "url", "to")
@@ -33,6 +38,39 @@ _SHELL_PATH = re.compile(
     r")"
 )
 _SYSTEM_PREFIXES = ("/dev/", "/proc/", "/sys/")
+
+# Shell quoting: a single-quoted string, a double-quoted one (backslash escapes inside), or one
+# backslash-escaped character. Each alternative starts with its own character, so a scan is linear.
+_QUOTING = re.compile(r"""'[^']*'|"[^"\\]*(?:\\.[^"\\]*)*"|\\.""", re.DOTALL)
+# With every quoting replaced by NUL: quoting glued to a word character or to further quoting.
+# Whitespace, shell punctuation and `=` end a word.
+_GLUED = re.compile("[^\\s;&|<>()`=]\x00|\x00[^\\s;&|<>()`]")
+
+# An unquoted shell word with a glob character (`.e*`, `./.en?`, `$HOME/.e*`), standing alone
+# between separators. Flags (`--include=*.py`) and quoted words (`'*.pyc'`) are not expanded by
+# the shell's pathname expansion, so they are left out.
+_GLOB_WORD = re.compile(
+    r"""(?<![^\s;&|<>(])(?!-)([^\s'"`;&|<>()*?\[]*[*?\[][^\s'"`;&|<>()]*)(?![^\s;&|<>)])"""
+)
+# A glob in a dot-something (`.e*`, `./.en?`) or inside a credential directory (`~/.ssh/*`).
+# Each alternative stops at a separator or a slash, so a hostile command is scanned in linear time.
+_DOT_GLOB = re.compile(r"(?:^|[\s;&|<>(/])\.(?:ssh/|aws/|docker/|kube/)?[^\s;&|<>()/]*[*?\[]")
+_GLOB_CHARS = re.compile(r"[*?\[]")
+#: Most paths one glob word adds as targets (a workspace listing stays bounded).
+GLOB_MATCH_LIMIT = 64
+#: Most glob words of one command expanded against the workspace (the rest are judged by name).
+GLOB_LISTING_LIMIT = 16
+_GLOB_MAX_WILD_PARTS = 2  # `*/.env`, `*/*.py`: one directory level of listing at most
+# Without a workspace to list, a glob is judged by the credential files it could name: dotfiles
+# (only a glob that spells out the dot and a further character: `.e*`, not `.*`) and the files in
+# credential directories.
+_CREDENTIAL_DOTFILES = (".env", ".netrc", ".pgpass", ".npmrc", ".pypirc", ".my.cnf")
+_CREDENTIAL_DIRS = {
+    ".ssh": ("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", "config"),
+    ".aws": ("credentials", "config"),
+    ".docker": ("config.json",),
+    ".kube": ("config",),
+}
 
 
 def display_target(target: str | None) -> str | None:
@@ -107,6 +145,89 @@ def command_paths(command: str) -> list[str]:
     return found
 
 
+def shell_unquoted(command: str) -> str | None:
+    """``command`` after shell quote removal, when quoting is glued inside a word.
+
+    The shell joins ``.e""nv`` into ``.env`` and ``r"m"`` or ``'r'm`` into ``rm``; this is the
+    text it runs. ``None`` when the command has no quoting glued to a word (a whole quoted word
+    such as ``"fix bug"`` changes nothing a rule reads), the common case. Quotes are removed
+    wherever they stand; an unbalanced quote is left as it is.
+    """
+    if "'" not in command and '"' not in command and "\\" not in command:
+        return None
+    if _GLUED.search(_QUOTING.sub("\x00", command)) is None:
+        return None
+    return _QUOTING.sub(_unquote, command)
+
+
+def _unquote(match: re.Match[str]) -> str:
+    text = match.group()
+    return text[1:] if text[0] == "\\" else text[1:-1]
+
+
+def glob_paths(command: str, root: str | None = None) -> list[str]:
+    """Paths that the glob words of a shell command (``cat .e*``) may expand to.
+
+    Every glob is judged by the credential files it could name (``.e*`` → ``.env``,
+    ``~/.ssh/*`` → ``~/.ssh/id_rsa`` …; a dotfile glob must spell out the dot and one more
+    character, so ``.*`` is not): the directory the shell runs in is not known, and no disk
+    outside the workspace is listed. With a workspace ``root``, a relative glob (or an absolute
+    one inside the workspace, with at most two wildcard parts and no ``..`` or ``$``) is also
+    expanded against the workspace the way the shell does (``*`` skips dotfiles, ``**`` is
+    ``*``), at most :data:`GLOB_MATCH_LIMIT` paths per word and :data:`GLOB_LISTING_LIMIT` words
+    per command, so ``cat note*`` is judged as the files it reads.
+    """
+    if not root and _DOT_GLOB.search(command) is None:
+        return []  # without a root only a dot-something glob can name a credential file
+    found: list[str] = []
+    seen: set[str] = set()
+    listings = 0
+    for match in _GLOB_WORD.finditer(command):
+        word = match.group(1)
+        if word in seen or word in ("[", "[[") or "://" in word:
+            continue
+        seen.add(word)
+        if root and listings < GLOB_LISTING_LIMIT:
+            relative = _inside_workspace(word, root)
+            if relative is not None:
+                listings += 1
+                found.extend(itertools.islice(_expand(relative, root), GLOB_MATCH_LIMIT))
+        found.extend(_credential_candidates(word))
+    return found
+
+
+def _inside_workspace(word: str, root: str) -> str | None:
+    """``word`` relative to the workspace root, when it is a glob to list there."""
+    if word[:1] == "~" or "$" in word:  # the shell's home or a variable: not the workspace
+        return None
+    if word.startswith("/"):
+        if not word.startswith(root.rstrip("/") + "/"):
+            return None
+        word = word[len(root.rstrip("/")) + 1 :]
+    parts = word.split("/")
+    if ".." in parts or sum(1 for part in parts if _GLOB_CHARS.search(part)) > _GLOB_MAX_WILD_PARTS:
+        return None
+    return word
+
+
+def _expand(pattern: str, root: str) -> Iterator[str]:
+    try:
+        yield from glob.iglob(pattern, root_dir=root)
+    except (OSError, ValueError):  # an unreadable directory, an embedded NUL byte
+        return
+
+
+def _credential_candidates(word: str) -> list[str]:
+    head, slash, last = word.rpartition("/")
+    folder = head.rpartition("/")[2]
+    names = _CREDENTIAL_DIRS.get(folder)
+    if names is None:
+        if len(last) < 2 or last[0] != "." or last[1] in "*?[":
+            return []
+        names = _CREDENTIAL_DOTFILES
+    return [head + slash + name for name in names if fnmatch.fnmatchcase(name, last)]
+
+
 _FILE = 1
 _COMMAND = 2
 _OTHER = 3
@@ -142,8 +263,17 @@ def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]
                 forms = [value]
                 _add_path_forms(forms, value, root)
                 return forms
-            normal = normalise_path(value, root)
-            return [value] if normal == value else [value, normal]
+            if "/." in value or value[:1] == ".":  # a dot part: `./`, `../`, a dotfile
+                normal = normalise_path(value, root)
+                forms = [value] if normal == value else [value, normal]
+                folded = folded_credential_path(normal)
+                if folded is not None:
+                    forms.append(folded)
+                return forms
+            if "//" in value:
+                normal = normalise_path(value, root)
+                return [value] if normal == value else [value, normal]
+            return [value]  # no dot part, no doubled slash: already in normal form
     found: list[tuple[int, str, int]] = []
     paths: Any = None
     for key, value in params.items():
@@ -168,10 +298,7 @@ def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]
         if kind == _FILE:
             _add_path_forms(targets, value, root)
         elif kind == _COMMAND:
-            for path in command_paths(value):
-                if path not in targets:
-                    targets.append(path)
-                _add_path_forms(targets, path, root)
+            _add_command_forms(targets, value, root)
     if isinstance(paths, (list, tuple)):
         for value in paths:
             if type(value) is str and value not in targets:
@@ -180,11 +307,57 @@ def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]
     return targets
 
 
+def _add_command_forms(targets: list[str], command: str, root: str | None) -> None:
+    """Append what a shell command acts on: the paths in it, the text the shell runs after
+    quote removal (and its paths) and the paths its glob words expand to."""
+    forms: list[str] = []
+    for path in command_paths(command):
+        _collect_path_forms(forms, path, root)
+    unquoted = shell_unquoted(command)
+    if unquoted is not None:
+        forms.append(unquoted)
+        for path in command_paths(unquoted):
+            _collect_path_forms(forms, path, root)
+        command = unquoted
+    if "*" in command or "?" in command or "[" in command:
+        for path in glob_paths(command, root):
+            _collect_path_forms(forms, path, root)
+    if len(forms) <= 16:
+        for form in forms:
+            if form not in targets:
+                targets.append(form)
+    else:  # one pass with a set: a command naming thousands of paths stays linear
+        present = set(targets)
+        targets.extend(form for form in dict.fromkeys(forms) if form not in present)
+
+
+def _collect_path_forms(forms: list[str], path: str, root: str | None) -> None:
+    """Append ``path`` and its other forms (see :func:`_add_path_forms`), duplicates allowed."""
+    forms.append(path)
+    dotted = "/." in path or path[:1] == "."
+    normal = normalise_path(path, root) if dotted or root or "//" in path else path
+    forms.append(normal)
+    if dotted:
+        folded = folded_credential_path(normal)
+        if folded is not None:
+            forms.append(folded)
+    if root:
+        resolved = resolved_path(path, root)
+        if resolved is not None:
+            forms.append(resolved)
+
+
 def _add_path_forms(targets: list[str], path: str, root: str | None) -> None:
-    """Append the normalised form of ``path`` and, with a root, where a symlink leads it."""
-    normal = normalise_path(path, root)
+    """Append the normalised form of ``path``, its case-folded form when it names a credential
+    file in another case, and, with a root, where a symlink leads it."""
+    dotted = "/." in path or path[:1] == "."  # `./`, `../`, a dotfile or a dot-directory
+    normal = normalise_path(path, root) if dotted or root or "//" in path else path
     if normal not in targets:
         targets.append(normal)
+    if dotted:  # a credential file in another case is a dotfile or in a dot-directory
+        folded = folded_credential_path(normal)
+        if folded is not None and folded not in targets:
+            targets.append(folded)
     if root:
         resolved = resolved_path(path, root)
         if resolved is not None and resolved not in targets:

@@ -97,6 +97,33 @@ DESTRUCTIVE = [
     "mkfs.ext4 /dev/sda1",
     "sudo mkfs -t ext4 /dev/sdb",
     "echo " + "x" * 90 + " && rm -rf /",
+    # quote removal, case, other programs, find -delete
+    'r"m" -rf /',
+    "'r'm -rf /",
+    "RM -RF /",
+    "Rm -r build",
+    "find . -delete",
+    "find build -mindepth 1 -delete",
+    "/usr/bin/find /tmp/x -depth -delete",
+    "python -c \"import shutil; shutil.rmtree('build')\"",
+    "python3 -c 'import shutil as s; s.rmtree(\"x\")'",
+    "python - <<EOF\nimport shutil\nshutil.rmtree('build')\nEOF",
+    "node -e \"require('fs').rmSync('build', {recursive: true})\"",
+    "ruby -e 'FileUtils.rm_rf(\"build\")'",
+    # a shell write to a persona file
+    "echo x > SOUL.md",
+    "echo x >SOUL.md",
+    "echo x >> docs/identity.md",
+    "cat evil.txt &> soul.md",
+    "echo x >| 'SOUL.md'",
+    "echo x | tee SOUL.md",
+    "echo x | tee -a notes.md IDENTITY.md",
+    "cp /tmp/evil.md SOUL.md",
+    "mv evil.md ./agents/SOUL.md",
+    "sed -i 's/a/b/' SOUL.md",
+    "sed -i.bak -e 's/a/b/' soul_evil.md",
+    "perl -pi -e 's/a/b/' Identity.md",
+    "dd if=/tmp/x of=SOUL.md",
 ]
 
 
@@ -108,7 +135,30 @@ def test_safety_denies_destructive_commands(command: str) -> None:
     assert evaluation.reason == "Destructive command blocked by safety preset"
 
 
-@pytest.mark.parametrize("command", ["rm foo", "rm ./build/out.txt", "sudo rm x", "cd x; rm y"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm foo",
+        "rm ./build/out.txt",
+        "sudo rm x",
+        "cd x; rm y",
+        "RM foo",
+        "find . -name '*.pyc' -delete",
+        "find / -name '*.log' -delete",
+        "find src -type f -name x -delete -print",
+        "python3 -c \"import os; os.remove('a.txt')\"",
+        "python -c 'import os; os.unlink(\"a\")'",
+        "python -c 'from pathlib import Path; Path(\"a\").unlink()'",
+        "node -e \"require('fs').unlinkSync('a')\"",
+        "perl -e 'unlink \"a\"'",
+        "CMD=rm; $CMD -rf build",
+        "$CMD -f x",
+        '"$CMD" --force x',
+        "${X} -r build",
+        "$(echo rm) -rf build",
+        "`echo rm` -rf build",
+    ],
+)
 def test_safety_warns_on_plain_deletion(command: str) -> None:
     assert decide(SAFETY, "Bash", command=command) == ("warn", "warn-file-delete")
 
@@ -124,6 +174,31 @@ NOT_DESTRUCTIVE = [
     "ls -la",
     "python -m pytest -x",
     "confirm -y",
+    "find . -name '*.pyc'",
+    "find . -maxdepth 1 -type d",
+    "find . -name x -print",
+    'python -c "print(1)"',
+    "python -m pytest -k unlink",
+    "python -m pytest -k test_rmtree",
+    "python cleanup.py",
+    'node -e "console.log(1)"',
+    "$EDITOR notes.md",
+    "$PYTHON -m pytest -x",
+    '"$VIRTUAL_ENV/bin/python" -m pytest',
+    "$CC -fPIC -c x.c",
+    'git commit -m "fix: rm stale dir"',
+    "pytest > out.txt",
+    "pytest -q 2>&1 | tee log.txt",
+    "cat SOUL.md > backup.md",
+    "cp SOUL.md backup/",
+    "cp SOUL.md SOUL.md.bak",
+    "sed -n 1,5p SOUL.md",
+    "sed -e s/a/b/ SOUL.md > out.md",
+    "perl -ne 'print if /x/' SOUL.md",
+    "diff SOUL.md other.md",
+    "echo x > soulmate.md",
+    "grep -r TODO src",
+    "ls *.py",
 ]
 
 
@@ -285,6 +360,7 @@ def test_strict_denies_by_default_and_allows_reads() -> None:
 def test_strict_keeps_credential_files_denied() -> None:
     p = Policy.preset("strict")
     assert decide(p, "Read", file_path="/p/.env") == ("deny", "deny-secret-files")
+    assert decide(p, "Read", file_path="/p/.ENV") == ("deny", "deny-secret-files")
 
 
 # -- audit-only ------------------------------------------------------------------------------

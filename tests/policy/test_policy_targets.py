@@ -1,18 +1,26 @@
 """Targets (DESIGN §4 "Targets"): precedence, full length, normalised paths, paths in commands,
-and the MCP parameter names."""
+the text a command runs after quote removal, glob words, credential names in another case, and
+the MCP parameter names."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import pytest
 from policy_support import decide, glob_policy, policy, regex_policy, rule
 
 from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.policy.sensitive import folded_credential_path
 from pytest_harness_audit.policy.targets import (
+    GLOB_MATCH_LIMIT,
     all_targets,
     command_paths,
     display_target,
+    glob_paths,
     normalise_path,
     primary_target,
+    shell_unquoted,
 )
 
 
@@ -196,3 +204,196 @@ def test_the_extra_targets_feed_regex_rules_too() -> None:
     p = regex_policy(r"^/etc/")
     assert decide(p, "Bash", command="cat /etc/passwd")[0] == "deny"
     assert decide(p, "Bash", command="echo etc")[0] == "allow"
+
+
+# -- quote removal ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "unquoted"),
+    [
+        ('cat .e""nv', "cat .env"),
+        ('r"m" -rf build', "rm -rf build"),
+        ("'r'm -rf build", "rm -rf build"),
+        ("\\rm -rf x", "rm -rf x"),
+        ("cat .e'n'v", "cat .env"),
+        ("echo 'a''b'", "echo ab"),
+        ('echo "it\'s"x', "echo it'sx"),
+        ("--pretty=format:'%h %s'", "--pretty=format:%h %s"),
+        # no quoting glued inside a word: nothing changes that a rule reads
+        ('git commit -m "fix bug"', None),
+        ("find . -name '*.pyc'", None),
+        ('X="a b" make', None),
+        ("echo 'a' \"b\"", None),
+        ("ls -la", None),
+        ('echo "unbalanced', None),
+    ],
+)
+def test_shell_quote_removal(command: str, unquoted: str | None) -> None:
+    assert shell_unquoted(command) == unquoted
+
+
+def test_the_unquoted_text_and_its_paths_are_extra_targets() -> None:
+    assert all_targets({"command": 'cat .e""nv'}) == ['cat .e""nv', ".e", "cat .env", ".env"]
+    assert all_targets({"command": 'git commit -m "x"'}) == ['git commit -m "x"']
+
+
+# -- glob words ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    for name in (".env", ".editorconfig", "a.py", "b.py", "notes.md", "src/c.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x\n", encoding="utf-8")
+    os.symlink(".env", tmp_path / "link.txt")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("cat .e*", {".env", ".editorconfig"}),
+        ("cat ./.en?", {"./.env"}),
+        ("ls *.py", {"a.py", "b.py"}),
+        ("wc -l src/*.py", {"src/c.py"}),
+        ("cat .z*", set()),
+        # not listed: the shell's home, a variable; judged by the names they could fit
+        ("cat ~/.e[n]v", {"~/.env"}),
+        ("cat $HOME/*.py", set()),
+        ("cat $HOME/.e*", {"$HOME/.env"}),
+        # the shell expands none of these
+        ("find . -name '*.py'", set()),
+        ("grep --include=*.py -r x .", set()),
+        ("[ -f a.py ]", set()),
+        ("curl https://h/x?a=1", set()),
+    ],
+)
+def test_glob_words_expand_against_the_workspace(
+    workspace: Path, command: str, expected: set[str]
+) -> None:
+    assert set(glob_paths(command, str(workspace))) == expected
+
+
+def test_a_glob_word_inside_the_workspace_given_absolute(workspace: Path) -> None:
+    found = set(glob_paths(f"cat {workspace}/.e*", str(workspace)))
+    assert found == {".env", ".editorconfig", f"{workspace}/.env"}
+
+
+def test_a_glob_match_is_followed_through_a_workspace_symlink(workspace: Path) -> None:
+    targets = all_targets({"command": "cat lin*"}, str(workspace))
+    assert "link.txt" in targets and ".env" in targets
+
+
+def test_glob_expansion_is_bounded(tmp_path: Path) -> None:
+    for index in range(GLOB_MATCH_LIMIT + 20):
+        (tmp_path / f"f{index}.txt").write_text("", encoding="utf-8")
+    assert len(glob_paths("cat *.txt", str(tmp_path))) == GLOB_MATCH_LIMIT
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("cat .e*", [".env"]),
+        ("cat ./.en?", ["./.env"]),
+        ("cat ~/.n*", ["~/.netrc", "~/.npmrc"]),
+        (
+            "cat ~/.ssh/id_*",
+            ["~/.ssh/id_rsa", "~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_dsa"],
+        ),
+        ("cat ~/.aws/*", ["~/.aws/credentials", "~/.aws/config"]),
+        # too wide to judge without a listing, or no credential name fits
+        ("ls .*", []),
+        ("ls *.py", []),
+        ("cat .g*", []),
+    ],
+)
+def test_without_a_root_a_glob_is_judged_by_the_credential_files_it_could_name(
+    command: str, expected: list[str]
+) -> None:
+    assert glob_paths(command) == expected
+
+
+def test_outside_the_workspace_a_glob_is_not_listed(workspace: Path) -> None:
+    assert glob_paths("cat ../*.py", str(workspace)) == []
+    assert glob_paths("cat /etc/host*", str(workspace)) == []
+    assert glob_paths("cat ../.e*", str(workspace)) == ["../.env"]
+
+
+def test_a_credential_name_a_glob_could_fit_counts_wherever_the_shell_runs(tmp_path: Path) -> None:
+    # the workspace has no `.env`, but the command may run elsewhere (`cd ~ && cat .e*`)
+    assert glob_paths("cat .e*", str(tmp_path)) == [".env"]
+
+
+# -- credential names in another case --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "folded"),
+    [
+        (".ENV", ".env"),
+        ("/p/.Env.Local", "/p/.env.local"),
+        ("/Home/U/.SSH/Id_Rsa", "/Home/U/.ssh/id_rsa"),
+        ("/h/.AWS/Credentials", "/h/.aws/credentials"),
+        ("/h/.NETRC", "/h/.netrc"),
+        # already lower case, or no fixed-name credential file
+        (".env", None),
+        ("/p/README.md", None),
+        ("/p/SecretStore.java", None),
+        ("/p/Credentials.kt", None),
+        ("/p/.GitIgnore", None),
+    ],
+)
+def test_folded_credential_path(path: str, folded: str | None) -> None:
+    assert folded_credential_path(path) == folded
+
+
+def test_a_credential_name_in_another_case_is_an_extra_target() -> None:
+    assert all_targets({"file_path": ".ENV"}) == [".ENV", ".env"]
+    assert all_targets({"file_path": "./.ENV"}) == ["./.ENV", ".ENV", ".env"]
+    assert all_targets({"file_path": "/p/App.py"}) == ["/p/App.py"]
+    assert all_targets({"command": "cat ~/.SSH/ID_RSA"}) == [
+        "cat ~/.SSH/ID_RSA",
+        "~/.SSH/ID_RSA",
+        "~/.ssh/id_rsa",
+    ]
+
+
+# -- the safety preset on the new forms ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    ['cat .e""nv', "cat .e'n'v", "cat .e*", "cat ./.en?", "cat ~/.ssh/id_*", "cat ~/.SSH/Id_Rsa"],
+)
+def test_secret_files_behind_quotes_globs_and_case_are_denied(command: str) -> None:
+    assert decide(Policy.preset("safety"), "Bash", command=command) == (
+        "deny",
+        "deny-secret-files",
+    )
+
+
+def test_a_glob_matching_a_secret_in_the_workspace_is_denied(workspace: Path) -> None:
+    safety = Policy.preset("safety")
+    root = str(workspace)
+    assert safety.evaluate("Bash", {"command": "cat lin*"}, root=root).decision == "deny"
+    assert safety.evaluate("Bash", {"command": "cat .en*"}, root=root).decision == "deny"
+    assert safety.evaluate("Bash", {"command": "cat .edi*"}, root=root).decision == "allow"
+    assert safety.evaluate("Bash", {"command": "ls *.py"}, root=root).decision == "allow"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pytest > out.txt",
+        "find . -name '*.pyc'",
+        'python -c "print(1)"',
+        "ls *.py",
+        "grep -r TODO src",
+        'git commit -m "fix: it\'s done"',
+        "ls .*",
+        "cat README.MD",
+    ],
+)
+def test_ordinary_commands_stay_allowed(command: str) -> None:
+    assert decide(Policy.preset("safety"), "Bash", command=command) == ("allow", None)

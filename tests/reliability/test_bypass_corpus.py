@@ -14,12 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bypass_table import OUTCOMES, Attempt, load_corpus, table
+from bypass_table import OUTCOMES, README, SECTION, Attempt, legend, load_corpus, table
 
 from pytest_harness_audit.harness import Harness
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-SECTION = "## Security: what `safety` catches"
 CORPUS = load_corpus()
 RUN_TOOLS = frozenset({"Read", "Write", "Edit", "Glob", "Grep"})
 CONFINEMENT = "path escapes the workspace"
@@ -50,9 +48,16 @@ def _params(attempt: Attempt, root: Path) -> dict[str, Any]:
     }
 
 
-def _derived_outcome(decision: str, error: str | None, withheld: bool = False) -> str:
-    caught = decision == "deny" or (error is not None and CONFINEMENT in error) or withheld
-    return "caught" if caught else "documented limit"
+def _derived_outcome(
+    decision: str, error: str | None, withheld: bool = False, declared: str = "documented limit"
+) -> str:
+    """The outcome the behaviour shows. An allowed call is a ``benign`` row (one that must stay
+    allowed) or a ``documented limit`` (an evasion that gets through): that is the row's word."""
+    if decision == "deny" or (error is not None and CONFINEMENT in error) or withheld:
+        return "caught"
+    if decision == "warn":
+        return "flagged"
+    return "benign" if declared == "benign" else "documented limit"
 
 
 @pytest.mark.parametrize("attempt", CORPUS, ids=[row.test_id for row in CORPUS])
@@ -93,28 +98,47 @@ def test_bypass_attempt(attempt: Attempt, workspace: Path, reliability_counts: A
     finally:
         harness.close()
     assert (decision, rule) == (expect["decision"], expect["rule"])
-    assert _derived_outcome(decision, error, withheld) == attempt.outcome
+    assert _derived_outcome(decision, error, withheld, attempt.outcome) == attempt.outcome
     reliability_counts.add("bypass corpus", "attempts")
     reliability_counts.add("bypass corpus", attempt.outcome)
 
 
-def _readme_table() -> list[str]:
+def _readme_section() -> str:
     text = README.read_text(encoding="utf-8")
     assert SECTION in text, f"README.md has no section {SECTION!r}"
-    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
-    return [line for line in section.splitlines() if line.startswith("|")]
+    return text.split(SECTION, 1)[1].split("\n## ", 1)[0]
 
 
 def test_readme_table_matches_the_corpus() -> None:
+    section = _readme_section()
     expected = table(CORPUS)
-    found = _readme_table()
-    assert found == expected, (
+    found = [line for line in section.splitlines() if line.startswith("|")]
+    assert found == expected and legend() in section.splitlines(), (
         "README.md's security table differs from tests/reliability/bypass_corpus.yaml; "
-        "regenerate it with `python tests/reliability/bypass_table.py`"
+        "regenerate it with `python tests/reliability/bypass_table.py --write`"
     )
 
 
-def test_the_corpus_has_both_outcomes_for_every_target() -> None:
+def test_the_corpus_has_catches_and_limits_for_every_target() -> None:
     for against in {row.against for row in CORPUS}:
         outcomes = {row.outcome for row in CORPUS if row.against == against}
-        assert outcomes == set(OUTCOMES), against
+        assert {"caught", "documented limit"} <= outcomes, against
+
+
+@pytest.mark.parametrize(
+    ("decision", "error", "withheld", "declared", "expected"),
+    [
+        ("deny", None, False, "caught", "caught"),
+        ("allow", "path escapes the workspace: x", False, "caught", "caught"),
+        ("allow", None, True, "caught", "caught"),
+        ("warn", None, False, "flagged", "flagged"),
+        ("allow", None, False, "documented limit", "documented limit"),
+        ("allow", None, False, "benign", "benign"),
+        ("warn", None, False, "benign", "flagged"),
+        ("deny", None, False, "benign", "caught"),
+    ],
+)
+def test_the_outcome_follows_from_the_behaviour(
+    decision: str, error: str | None, withheld: bool, declared: str, expected: str
+) -> None:
+    assert _derived_outcome(decision, error, withheld, declared) == expected
