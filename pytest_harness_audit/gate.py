@@ -108,12 +108,11 @@ class Gate:
         self._follow = self.immune_config.enabled or bool(self._rate_windows)
         #: Leading records whose effects our state holds (our own included).
         self._seen_records = 0
-        # The next chain line to read and its byte offset: reading lags behind our own records
-        # until another process appends, so a session with one writer never reads.
+        # The next chain line to read and its byte offset. Reading lags behind our own records
+        # until another process appends (a session with one writer never reads): the lines
+        # from ``_read_index`` up to ``_seen_records`` are always our own.
         self._read_index = 0
         self._read_offset = 0
-        #: Positions of records we appended that reading has not passed yet (skipped then).
-        self._own: set[int] = set()
         #: Called with ``(record, output)`` after each call's record is appended.
         self.observers: list[Callable[[Mapping[str, Any], Any], object]] = []
         # one gate may serve a test thread and a proxy thread at once
@@ -158,11 +157,9 @@ class Gate:
         ladder = self.ladder if self.immune_config.enabled else None
         windows = self._rate_windows
         now_ms = self.clock() * 1000.0
+        own_until = self._seen_records
         for index, record in self._read_until(stop):
-            if index in self._own:
-                self._own.discard(index)
-                continue
-            if record is None:
+            if index < own_until or record is None:
                 continue
             if ladder is not None:
                 entry = immune_entry(record)
@@ -238,7 +235,6 @@ class Gate:
         position = int(record["provenance"]["actionIndex"])
         if position > self._seen_records:
             self._replay(position)
-        self._own.add(position)
         self._seen_records = position + 1
 
     # -- the two steps ------------------------------------------------------------------------

@@ -7,6 +7,7 @@ chain): the count is rebuilt from the records' ``rateHits``, so it is shared thr
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +220,41 @@ def test_quarantine_blocks_still_carry_the_hits(open_gate: Any) -> None:
     assert record["result"]["status"] == "blocked"
     assert "immune:quarantine" in record["rules"]["constraints"]
     assert record["rateHits"] == ["burst"]
+
+
+def test_one_pass_feeds_both_the_ladder_and_the_counter(open_gate: Any) -> None:
+    document = burst_policy(max_count=1).to_dict()
+    document["rules"].append(
+        {
+            "id": "deny-secrets",
+            "name": "no secrets",
+            "priority": 2,
+            "decision": "deny",
+            "match": {"targetPatterns": ["**/secret*"]},
+        }
+    )
+    document["immune"] = {
+        "window": {"calls": 20},
+        "triggers": {"enforced_deny": 2},
+        "thresholds": {"notice": 2, "quarantine": 4},
+    }
+    policy = Policy.from_dict(document)
+    first, second = open_gate(policy), open_gate(policy)
+    call(first)
+    call(first, "Read", file_path="secret1")
+    call(first, "Read", file_path="secret2")
+    record = call(second)  # the first gate's records both quarantine it and fire the limit
+    assert "immune:quarantine" in record["rules"]["constraints"]
+    assert "rule:burst" in record["rules"]["constraints"]
+    assert second.ladder.level == "quarantine"
+
+
+def test_threads_sharing_one_gate_count_every_call(open_gate: Any) -> None:
+    gate = open_gate(burst_policy(max_count=50))
+
+    def worker() -> list[str]:
+        return [call(gate)["result"]["status"] for _ in range(25)]
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        statuses = [s for batch in pool.map(lambda _: worker(), range(4)) for s in batch]
+    assert statuses.count("success") == 50 and statuses.count("blocked") == 50
