@@ -237,7 +237,14 @@ def complete_record(
     try:
         return _dumps(record)
     except TypeError:  # orjson.JSONEncodeError: see ``record_line``
-        return record_line(record)
+        pass
+    line = record_line(record)
+    # Strings orjson refuses can read back otherwise (two lone surrogates that form a pair read
+    # back as one character): the record becomes what its line says.
+    parsed = json.loads(line)
+    record.clear()
+    record.update(parsed)
+    return line
 
 
 class RecordBuilder:

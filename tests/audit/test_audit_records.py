@@ -220,6 +220,14 @@ def test_lone_surrogates_are_escaped_and_the_line_stays_valid(storage, make_draf
     record = chain.append(make_draft(0, target="bad \udc80 byte", error_message="\ud800"))
     line = chain.path.read_bytes().rstrip(b"\n")
     assert json.loads(line.decode("utf-8")) == record
+    # Two lone surrogates that form a pair read back as one character; the record says so too.
+    paired = chain.append(
+        make_draft(1, target="a\ud800\udc00b", extra={"alerts": ["\udbff\udfff"]})
+    )
+    line = chain.path.read_bytes().splitlines()[-1]
+    assert json.loads(line.decode("utf-8")) == paired
+    assert paired["target"] == "a\U00010000b" and paired["alerts"] == ["\U0010ffff"]
+    assert verify_chain(storage, "surrogate").valid
     chain.close()
 
 
