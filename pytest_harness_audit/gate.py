@@ -12,6 +12,7 @@ process counts every call of the session.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -191,7 +192,11 @@ class Gate:
                 try:
                     record = orjson.loads(line)
                 except orjson.JSONDecodeError:
-                    record = None
+                    # orjson refuses escaped lone surrogates, which the writer may produce
+                    try:
+                        record = json.loads(line)
+                    except ValueError:
+                        record = None
                 yield index, record if isinstance(record, dict) else None
                 if self._read_index >= stop:
                     return

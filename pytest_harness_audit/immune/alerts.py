@@ -80,7 +80,7 @@ def memory_write_alert(category: str, targets: Iterable[str]) -> str | None:
         paths = _redirect_destinations(targets)
     else:
         return None
-    return MEMORY_WRITE if any(_MEMORY.search(p) is not None for p in paths) else None
+    return MEMORY_WRITE if any(_search(_MEMORY, p) is not None for p in paths) else None
 
 
 def alerts_for(tool: str, category: str, targets: Iterable[str]) -> tuple[str, ...]:
@@ -96,7 +96,19 @@ def alerts_for(tool: str, category: str, targets: Iterable[str]) -> tuple[str, .
 
 
 def _is_credential(path: str) -> bool:
-    return _CREDENTIAL.search(path) is not None and _HARMLESS.search(path) is None
+    return _search(_CREDENTIAL, path) is not None and _search(_HARMLESS, path) is None
+
+
+def _utf8_safe(text: str) -> str:
+    """``text`` with each lone surrogate (which UTF-8, and so RE2, cannot carry) read as ``?``."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _search(pattern: Any, text: str) -> Any:
+    try:
+        return pattern.search(text)
+    except UnicodeEncodeError:
+        return pattern.search(_utf8_safe(text))
 
 
 def _paths(targets: Iterable[str]) -> Iterator[str]:
@@ -111,5 +123,5 @@ def _paths(targets: Iterable[str]) -> Iterator[str]:
 
 def _redirect_destinations(commands: Iterable[str]) -> Iterator[str]:
     for command in commands:
-        for match in _REDIRECT.finditer(command.replace("\\", "/")):
+        for match in _REDIRECT.finditer(_utf8_safe(command.replace("\\", "/"))):
             yield match.group(1)

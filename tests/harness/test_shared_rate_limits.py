@@ -102,6 +102,16 @@ def test_the_third_call_is_denied_whichever_gate_makes_it(
     assert record["result"]["errorMessage"] == "[blocked] [web4-policy] Too many Bash calls"
 
 
+def test_a_record_the_fast_reader_refuses_still_counts(open_gate: Any, clock: FakeClock) -> None:
+    first, second = open_gate(), open_gate()
+    # A lone surrogate reaches the line escaped, which orjson will not read back.
+    assert call(first, command="echo \udc80")["rateHits"] == ["burst"]
+    clock.now += 1
+    assert call(second)["result"]["status"] == "success"
+    clock.now += 1
+    assert call(second)["result"]["status"] == "blocked"
+
+
 def test_calls_outside_the_window_do_not_count(open_gate: Any, clock: FakeClock) -> None:
     first, second = open_gate(), open_gate()
     call(first)

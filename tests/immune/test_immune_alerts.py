@@ -140,3 +140,11 @@ def test_hostile_long_targets_are_handled() -> None:
     assert credential_alert([hostile]) is None
     assert memory_write_alert("file_write", ["/memory/" * 20_000 + "x.mdx"]) is None
     assert memory_write_alert("command", [">" * 50_000]) is None
+
+
+def test_lone_surrogates_in_targets_are_judged_not_crashed_on():
+    # An agent's JSON may carry "\udc80" escapes; RE2 cannot take them as UTF-8.
+    assert credential_alert(["cat .env \udc80"]) == "credential_access"
+    assert credential_alert(["notes\udc80.txt"]) is None
+    assert memory_write_alert("command", ["echo \udc80 > memory.md"]) == "memory_write"
+    assert memory_write_alert("file_write", ["memory/\udc80.md"]) == "memory_write"
