@@ -1,4 +1,9 @@
-"""Target extraction: what a tool call acts on (DESIGN §4 "Targets")."""
+"""Target extraction: what a tool call acts on (DESIGN §4 "Targets").
+
+A shell command is judged by its text, so the extraction adds what the shell would make of it
+before it runs: the text after quote removal and the paths a glob word expands to. Variables,
+brace expansion and command substitution are not evaluated.
+"""
 
 from __future__ import annotations
 
@@ -44,7 +49,8 @@ _SYSTEM_PREFIXES = ("/dev/", "/proc/", "/sys/")
 _QUOTING = re.compile(r"""'[^']*'|"[^"\\]*(?:\\.[^"\\]*)*"|\\.""", re.DOTALL)
 # With every quoting replaced by NUL: quoting glued to a word character or to further quoting.
 # Whitespace, shell punctuation and `=` end a word.
-_GLUED = re.compile("[^\\s;&|<>()`=]\x00|\x00[^\\s;&|<>()`]")
+# (The NUL comes first so that a search skips to it at once.)
+_GLUED = re.compile("\x00(?:(?<=[^\\s;&|<>()`=]\x00)|(?=[^\\s;&|<>()`]))")
 
 # An unquoted shell word with a glob character (`.e*`, `./.en?`, `$HOME/.e*`), standing alone
 # between separators. Flags (`--include=*.py`) and quoted words (`'*.pyc'`) are not expanded by
@@ -53,7 +59,7 @@ _GLOB_WORD = re.compile(
     r"""(?<![^\s;&|<>(])(?!-)([^\s'"`;&|<>()*?\[]*[*?\[][^\s'"`;&|<>()]*)(?![^\s;&|<>)])"""
 )
 # A glob in a dot-something (`.e*`, `./.en?`) or inside a credential directory (`~/.ssh/*`).
-# Each alternative stops at a separator or a slash, so a hostile command is scanned in linear time.
+# The run after the dot stops at a separator or a slash, so a hostile command scans in linear time.
 _DOT_GLOB = re.compile(r"(?:^|[\s;&|<>(/])\.(?:ssh/|aws/|docker/|kube/)?[^\s;&|<>()/]*[*?\[]")
 _GLOB_CHARS = re.compile(r"[*?\[]")
 #: Most paths one glob word adds as targets (a workspace listing stays bounded).
@@ -138,8 +144,8 @@ def resolved_path(path: str, root: str) -> str | None:
 def command_paths(command: str) -> list[str]:
     """Paths named inside a shell command (absolute, ``./``, ``../``, ``~/``, dotfiles, a/b)."""
     found = []
-    for match in _SHELL_PATH.finditer(command):
-        token = match.group(1).rstrip(".,:")
+    for token in _SHELL_PATH.findall(command):
+        token = token.rstrip(".,:")
         if len(token) > 1 and not token.startswith(_SYSTEM_PREFIXES) and "://" not in token:
             found.append(token)
     return found
@@ -251,9 +257,12 @@ _PATTERN_ORDER = _KEY_ORDER["pattern"]
 def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]:
     """Every target of a call, de-duplicated in order: primary first, then the rest.
 
-    File parameters add their normalised form; a ``command`` adds the paths inside it, and a
-    ``paths`` list adds each of its strings. With a workspace ``root``, a file path that leads
-    elsewhere through a symlink also adds where it leads (:func:`resolved_path`).
+    File parameters add their normalised form; a ``command`` adds the paths inside it, the text
+    the shell runs after quote removal (:func:`shell_unquoted`) with its paths, and the paths its
+    glob words may expand to (:func:`glob_paths`); a ``paths`` list adds each of its strings. A
+    path naming a fixed-name credential file in another case (``.ENV``) adds its lower-case form.
+    With a workspace ``root``, a file path that leads elsewhere through a symlink also adds where
+    it leads (:func:`resolved_path`).
     """
     if len(params) == 1:  # the commonest shape: one file_path, path or command
         ((key, value),) = params.items()
@@ -310,41 +319,49 @@ def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]
 def _add_command_forms(targets: list[str], command: str, root: str | None) -> None:
     """Append what a shell command acts on: the paths in it, the text the shell runs after
     quote removal (and its paths) and the paths its glob words expand to."""
-    forms: list[str] = []
-    for path in command_paths(command):
-        _collect_path_forms(forms, path, root)
-    unquoted = shell_unquoted(command)
-    if unquoted is not None:
-        forms.append(unquoted)
-        for path in command_paths(unquoted):
-            _collect_path_forms(forms, path, root)
-        command = unquoted
+    paths = command_paths(command)
+    if len(paths) <= _FEW_PATHS:
+        for path in paths:
+            if path not in targets:
+                targets.append(path)
+            _add_path_forms(targets, path, root)
+    else:
+        _add_many_paths(targets, paths, root)
+    if "'" in command or '"' in command or "\\" in command:
+        unquoted = shell_unquoted(command)
+        if unquoted is not None:
+            if unquoted not in targets:
+                targets.append(unquoted)
+            _add_many_paths(targets, command_paths(unquoted), root)
+            command = unquoted
     if "*" in command or "?" in command or "[" in command:
-        for path in glob_paths(command, root):
-            _collect_path_forms(forms, path, root)
-    if len(forms) <= 16:
-        for form in forms:
-            if form not in targets:
-                targets.append(form)
-    else:  # one pass with a set: a command naming thousands of paths stays linear
-        present = set(targets)
-        targets.extend(form for form in dict.fromkeys(forms) if form not in present)
+        _add_many_paths(targets, glob_paths(command, root), root)
 
 
-def _collect_path_forms(forms: list[str], path: str, root: str | None) -> None:
-    """Append ``path`` and its other forms (see :func:`_add_path_forms`), duplicates allowed."""
-    forms.append(path)
-    dotted = "/." in path or path[:1] == "."
-    normal = normalise_path(path, root) if dotted or root or "//" in path else path
-    forms.append(normal)
-    if dotted:
-        folded = folded_credential_path(normal)
-        if folded is not None:
-            forms.append(folded)
-    if root:
-        resolved = resolved_path(path, root)
-        if resolved is not None:
-            forms.append(resolved)
+_FEW_PATHS = 16
+
+
+def _add_many_paths(targets: list[str], paths: list[str], root: str | None) -> None:
+    """Append ``paths`` and their forms in one pass with a set: thousands of paths in a hostile
+    command stay linear."""
+    if not paths:
+        return
+    forms: list[str] = []
+    for path in paths:
+        forms.append(path)
+        dotted = "/." in path or path[:1] == "."
+        normal = normalise_path(path, root) if dotted or root or "//" in path else path
+        forms.append(normal)
+        if dotted:
+            folded = folded_credential_path(normal)
+            if folded is not None:
+                forms.append(folded)
+        if root:
+            resolved = resolved_path(path, root)
+            if resolved is not None:
+                forms.append(resolved)
+    present = set(targets)
+    targets.extend(form for form in dict.fromkeys(forms) if form not in present)
 
 
 def _add_path_forms(targets: list[str], path: str, root: str | None) -> None:

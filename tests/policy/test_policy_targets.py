@@ -397,3 +397,14 @@ def test_a_glob_matching_a_secret_in_the_workspace_is_denied(workspace: Path) ->
 )
 def test_ordinary_commands_stay_allowed(command: str) -> None:
     assert decide(Policy.preset("safety"), "Bash", command=command) == ("allow", None)
+
+
+def test_a_command_naming_many_paths_keeps_each_form_once_in_order() -> None:
+    names = [f"d{index}/.Env" for index in range(20)]
+    command = "cat " + " ".join(names + names)
+    targets = all_targets({"command": command})
+    expected = [command]
+    for name in names:
+        expected += [name, name.replace(".Env", ".env")]
+    assert targets == expected
+    assert decide(Policy.preset("safety"), "Bash", command=command)[0] == "deny"
