@@ -122,6 +122,9 @@ def _real_root(root: str) -> str:
         return root
 
 
+_PATH_MAX = 4096
+
+
 def resolved_path(path: str, root: str) -> str | None:
     """Where ``path`` leads with every symlink followed, when that differs from its lexical form.
 
@@ -133,6 +136,8 @@ def resolved_path(path: str, root: str) -> str | None:
     if path == "~" or path.startswith("~/"):
         path = path[2:]
     joined = path if path.startswith("/") else os.path.join(root, path)
+    if len(joined) > _PATH_MAX:
+        return None  # no system call opens it: nothing to resolve, and no time spent trying
     try:
         real = os.path.realpath(joined)
     except (OSError, ValueError):  # an embedded NUL byte, a name too long

@@ -20,6 +20,7 @@ from pytest_harness_audit.policy.targets import (
     glob_paths,
     normalise_path,
     primary_target,
+    resolved_path,
     shell_unquoted,
 )
 
@@ -408,3 +409,10 @@ def test_a_command_naming_many_paths_keeps_each_form_once_in_order() -> None:
         expected += [name, name.replace(".Env", ".env")]
     assert targets == expected
     assert decide(Policy.preset("safety"), "Bash", command=command)[0] == "deny"
+
+
+def test_a_path_no_system_call_could_open_is_not_resolved(tmp_path):
+    (tmp_path / ".env").write_text("SECRET=1\n", encoding="utf-8")
+    (tmp_path / "notes.txt").symlink_to(".env")
+    assert resolved_path("notes.txt", str(tmp_path)) == ".env"
+    assert resolved_path("./" * 2100 + "notes.txt", str(tmp_path)) is None  # over PATH_MAX
