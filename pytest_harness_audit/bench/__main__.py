@@ -90,7 +90,9 @@ def policy_rows(corpus: Path | None, rounds: int) -> list[Row]:
 def chain_rows(records: int, fsync_records: int, directory: Path) -> list[Row]:
     """Append (fsync off/on), verify vs bare hashing, peak memory."""
     storage = directory / "chain"
+    chain_bench.settle()
     appends = chain_bench.time_appends(storage, "bench", records, fsync=False)
+    chain_bench.settle()
     synced = chain_bench.time_appends(storage, "bench-fsync", fsync_records, fsync=True)
     path = storage / "audit" / "bench.jsonl"
     verify, bare = chain_bench.Timing(), chain_bench.Timing()

@@ -17,6 +17,7 @@ which is what a busy shared machine distorts least. Read-only steps take the bes
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import json
 import os
@@ -220,12 +221,13 @@ def traced_peak(storage: Path, session: str) -> int:
         tracemalloc.stop()
 
 
-def _settle() -> None:
-    """Write back what earlier steps left in the page cache before the next timed write.
+def settle() -> None:
+    """Before a timed write: collect earlier steps' garbage and write back their page cache.
 
     Otherwise the kernel's writeback of one step's gigabyte competes with the next step's
     appends, and that step is charged for work that is not its own.
     """
+    gc.collect()
     if hasattr(os, "sync"):
         os.sync()
 
@@ -243,11 +245,11 @@ def run(
         f"audit chain benchmark: {records:,} records, {os.cpu_count()} CPUs, Python "
         f"{sys.version.split()[0]}, storage {storage}"
     )
-    _settle()
+    settle()
     appends = time_appends(storage, "bench", records, fsync=False)
     chain_path = storage / "audit" / "bench.jsonl"
     size_mb = chain_path.stat().st_size / 1e6
-    _settle()
+    settle()
     synced = time_appends(storage, "bench-fsync", fsync_records, fsync=True)
 
     report = verify_chain(storage, "bench")
@@ -266,7 +268,7 @@ def run(
         # The first chain goes first, so that the second writes into the page cache it used
         # rather than into memory never touched before, which is slower on a virtual machine.
         shutil.rmtree(storage, ignore_errors=True)
-        _settle()
+        settle()
         unique = time_distinct_appends(directory / "distinct", "bench-distinct", records)
         shutil.rmtree(directory / "distinct", ignore_errors=True)
 
