@@ -56,6 +56,26 @@ def burst_policy(max_count: int = 2, window_ms: int = 60_000, **match: Any) -> P
     )
 
 
+def burst_and_immune_policy(max_count: int) -> Policy:
+    """``burst_policy`` plus a secret-file deny and an immune ladder it climbs in two denials."""
+    document = burst_policy(max_count=max_count).to_dict()
+    document["rules"].append(
+        {
+            "id": "deny-secrets",
+            "name": "no secrets",
+            "priority": 2,
+            "decision": "deny",
+            "match": {"targetPatterns": ["**/secret*"]},
+        }
+    )
+    document["immune"] = {
+        "window": {"calls": 20},
+        "triggers": {"enforced_deny": 2},
+        "thresholds": {"notice": 2, "quarantine": 4},
+    }
+    return Policy.from_dict(document)
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
@@ -207,22 +227,7 @@ def test_redecide_answers_as_the_earlier_decision_and_counts_nothing(
 
 
 def test_quarantine_blocks_still_carry_the_hits(open_gate: Any) -> None:
-    document = burst_policy(max_count=100).to_dict()
-    document["rules"].append(
-        {
-            "id": "deny-secrets",
-            "name": "no secrets",
-            "priority": 2,
-            "decision": "deny",
-            "match": {"targetPatterns": ["**/secret*"]},
-        }
-    )
-    document["immune"] = {
-        "window": {"calls": 20},
-        "triggers": {"enforced_deny": 2},
-        "thresholds": {"notice": 2, "quarantine": 4},
-    }
-    gate = open_gate(Policy.from_dict(document))
+    gate = open_gate(burst_and_immune_policy(max_count=100))
     call(gate, "Read", file_path="secret1")
     call(gate, "Read", file_path="secret2")
     assert gate.ladder.level == "quarantine"
@@ -233,22 +238,7 @@ def test_quarantine_blocks_still_carry_the_hits(open_gate: Any) -> None:
 
 
 def test_one_pass_feeds_both_the_ladder_and_the_counter(open_gate: Any) -> None:
-    document = burst_policy(max_count=1).to_dict()
-    document["rules"].append(
-        {
-            "id": "deny-secrets",
-            "name": "no secrets",
-            "priority": 2,
-            "decision": "deny",
-            "match": {"targetPatterns": ["**/secret*"]},
-        }
-    )
-    document["immune"] = {
-        "window": {"calls": 20},
-        "triggers": {"enforced_deny": 2},
-        "thresholds": {"notice": 2, "quarantine": 4},
-    }
-    policy = Policy.from_dict(document)
+    policy = burst_and_immune_policy(max_count=1)
     first, second = open_gate(policy), open_gate(policy)
     call(first)
     call(first, "Read", file_path="secret1")
