@@ -181,11 +181,6 @@ def record_line(record: Mapping[str, Any]) -> bytes:
         return text.encode("utf-8", "backslashreplace")
 
 
-def json_string(text: str) -> str:
-    """Encode one string as a JSON string literal (UTF-8 kept)."""
-    return _encode_string(text)
-
-
 def is_finite_number(value: object) -> bool:
     """True for int/float values that JSON can carry (bool excluded)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):

@@ -123,14 +123,6 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_ids)
 
 
-def new_record_hex() -> str:
-    """A fresh random 8-hex id (``audit:<id>`` / ``r6:<id>``)."""
-    try:
-        return _next_id()
-    except StopIteration:
-        return _refill_ids()
-
-
 def _require_str(value: object, name: str, *, optional: bool = False) -> None:
     if value is None and optional:
         return
