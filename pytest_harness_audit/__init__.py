@@ -11,29 +11,31 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from pytest_harness_audit._version import __version__
 from pytest_harness_audit.errors import HarnessAuditError, PolicyError, ScenarioError, UsageError
 
 if TYPE_CHECKING:
-    from pytest_harness_audit.calls import CallRecord
-    from pytest_harness_audit.harness import CallResult, Harness
     from pytest_harness_audit.policy import Evaluation, Policy
-    from pytest_harness_audit.report import SessionReport
-    from pytest_harness_audit.snapshot import AuditReportExtension
-    from pytest_harness_audit.verdict import Verdict, VerdictReason
+    from pytest_harness_audit.readers.record_view import CallRecord
+    from pytest_harness_audit.readers.report import SessionReport
+    from pytest_harness_audit.readers.snapshot import AuditReportExtension
+    from pytest_harness_audit.readers.verdict import Verdict, VerdictReason
+    from pytest_harness_audit.session.harness import CallResult, Harness
 
 _LAZY = {
-    "AuditReportExtension": "pytest_harness_audit.snapshot",
-    "CallRecord": "pytest_harness_audit.calls",
-    "CallResult": "pytest_harness_audit.harness",
+    "AuditReportExtension": "pytest_harness_audit.readers.snapshot",
+    "CallRecord": "pytest_harness_audit.readers.record_view",
+    "CallResult": "pytest_harness_audit.session.harness",
     "Evaluation": "pytest_harness_audit.policy",
-    "Harness": "pytest_harness_audit.harness",
+    "Harness": "pytest_harness_audit.session.harness",
     "Policy": "pytest_harness_audit.policy",
-    "SessionReport": "pytest_harness_audit.report",
-    "Verdict": "pytest_harness_audit.verdict",
-    "VerdictReason": "pytest_harness_audit.verdict",
+    "SessionReport": "pytest_harness_audit.readers.report",
+    "Verdict": "pytest_harness_audit.readers.verdict",
+    "VerdictReason": "pytest_harness_audit.readers.verdict",
 }
 
 __all__ = [
+    "__version__",
     "AuditReportExtension",
     "CallRecord",
     "CallResult",
@@ -48,7 +50,6 @@ __all__ = [
     "Verdict",
     "VerdictReason",
 ]
-__version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:

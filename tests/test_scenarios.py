@@ -5,8 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_harness_audit.errors import HarnessAuditError, ScenarioError
-from pytest_harness_audit.scenarios import (
+from pytest_harness_audit.doors.scenarios import (
     DeniedExpectation,
     EscalationExpectation,
     Scenario,
@@ -18,8 +17,9 @@ from pytest_harness_audit.scenarios import (
     parse_scenario,
     scenarios_dir,
 )
+from pytest_harness_audit.errors import HarnessAuditError, ScenarioError
+from pytest_harness_audit.session.workspace import create_workspace
 from pytest_harness_audit.tools import ToolBox
-from pytest_harness_audit.workspace import create_workspace
 
 SHIPPED = [
     "benign-refactor",
@@ -160,7 +160,7 @@ def test_steps_that_would_run_reach_their_expected_status(name: str, tmp_path: P
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_scenarios_go_as_expected_through_the_harness(name: str, tmp_path: Path) -> None:
-    from pytest_harness_audit.harness import Harness
+    from pytest_harness_audit.session.harness import Harness
 
     scenario = load_scenario(name)
     harness = Harness.create(tmp_path, template=scenario.workspace, policy=scenario.policy)

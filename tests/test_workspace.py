@@ -6,9 +6,9 @@ from pathlib import Path
 import git
 import pytest
 
-from pytest_harness_audit import workspace
 from pytest_harness_audit.errors import HarnessAuditError
-from pytest_harness_audit.workspace import (
+from pytest_harness_audit.session import workspace
+from pytest_harness_audit.session.workspace import (
     BASE_REF,
     WorkspaceError,
     changed_files,

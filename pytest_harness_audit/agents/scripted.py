@@ -23,8 +23,8 @@ from typing import Any
 
 import anyio
 
+from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
 from pytest_harness_audit.errors import HarnessAuditError, UsageError
-from pytest_harness_audit.scenarios import Scenario, load_scenario
 
 CONFIG_VARIABLE = "HARNESS_AUDIT_MCP_CONFIG"
 TASK_VARIABLE = "HARNESS_AUDIT_TASK"

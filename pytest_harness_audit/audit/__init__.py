@@ -27,7 +27,7 @@ from pytest_harness_audit.audit.records import (
     display_target,
 )
 from pytest_harness_audit.audit.repair import RepairResult, repair_chain
-from pytest_harness_audit.audit.report import AuditReport, build_report, format_report
+from pytest_harness_audit.audit.statistics import AuditReport, build_report, format_report
 from pytest_harness_audit.audit.storage import StorageLayout, list_sessions, sanitize_session_id
 from pytest_harness_audit.audit.verify import REASONS, ChainReport, verify_chain, verify_file
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_harness_audit.harness import Harness
+from pytest_harness_audit.session.harness import Harness
 
 
 def scripted_calls_per_second(calls: int, *, audit_level: str = "standard") -> float:

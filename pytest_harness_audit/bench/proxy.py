@@ -23,7 +23,7 @@ import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from pytest_harness_audit.proxy import proxy_command
+from pytest_harness_audit.doors.proxy import proxy_command
 
 _WARMUP_CALLS = 100
 _SERVE_FLAG = "--serve-echo"

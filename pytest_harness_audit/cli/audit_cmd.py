@@ -20,12 +20,12 @@ from pytest_harness_audit.audit import (
 )
 from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.audit.query import record_status, record_target
-from pytest_harness_audit.audit.report import summarize
 from pytest_harness_audit.audit.session_file import load_session_file
+from pytest_harness_audit.audit.statistics import summarize
 from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
 from pytest_harness_audit.audit.verify import ChainReport
 from pytest_harness_audit.errors import UsageError
-from pytest_harness_audit.report import load_report_text
+from pytest_harness_audit.readers.report import load_report_text
 
 DEFAULT_LAST = 10
 DEFAULT_QUERY_LIMIT = 50

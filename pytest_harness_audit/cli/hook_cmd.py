@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.cli.policy_cmd import resolve_policy
-from pytest_harness_audit.hook_adapter import handle_post, handle_pre
+from pytest_harness_audit.doors.hook import handle_post, handle_pre
 
 
 def register(subparsers: Any) -> None:

@@ -12,10 +12,10 @@ from pytest_harness_audit.audit.reader import iter_records
 from pytest_harness_audit.audit.storage import list_sessions
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate, immune_entry
+from pytest_harness_audit.gate.session_policy import load_session_policy
 from pytest_harness_audit.immune import ImmuneLadder
 from pytest_harness_audit.immune.records import format_history
 from pytest_harness_audit.policy import Policy
-from pytest_harness_audit.session_policy import load_session_policy
 
 
 def register(subparsers: Any) -> None:

@@ -22,7 +22,7 @@ from pytest_harness_audit.errors import HarnessAuditError, UsageError
 
 if TYPE_CHECKING:
     # The proxy pulls in the MCP SDK; other commands must not pay for it at startup.
-    from pytest_harness_audit.proxy import LocalTool, RecordingProxy, UpstreamSpec
+    from pytest_harness_audit.doors.proxy import LocalTool, RecordingProxy, UpstreamSpec
 
 DEFAULT_PRESET = "safety"
 
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the proxy until its client disconnects (stdio) or it is interrupted (HTTP)."""
     import anyio
 
-    from pytest_harness_audit.proxy import RecordingProxy, parse_http_address
+    from pytest_harness_audit.doors.proxy import RecordingProxy, parse_http_address
 
     upstreams = _upstreams(args)
     if args.call_timeout is not None and args.call_timeout <= 0:
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _upstreams(args: argparse.Namespace) -> list[UpstreamSpec]:
-    from pytest_harness_audit.proxy import load_upstreams_config, upstream_from_argv
+    from pytest_harness_audit.doors.proxy import load_upstreams_config, upstream_from_argv
 
     upstreams: list[UpstreamSpec] = []
     if args.config is not None:
@@ -137,7 +137,7 @@ def _open_gate(storage: Path, session_id: str, policy: Any, root: str | None) ->
 def _send_message_tool(
     names: str, gate: Any, policy: Any, storage: str, session_id: str
 ) -> LocalTool:
-    from pytest_harness_audit.social.bridge import (
+    from pytest_harness_audit.doors.social import (
         SocialSession,
         firewall_from_policy,
         parse_harness_agents,
@@ -158,7 +158,7 @@ def _send_message_tool(
 def _workspace_tools(workspace: Path, policy: Any) -> list[LocalTool]:
     if not workspace.is_dir():
         raise UsageError(f"--workspace {workspace}: not a directory")
-    from pytest_harness_audit.proxy.workspace_tools import workspace_tools
+    from pytest_harness_audit.doors.proxy.workspace_tools import workspace_tools
     from pytest_harness_audit.tools.toolbox import ToolBox
 
     root = workspace.resolve()
@@ -176,8 +176,8 @@ def _new_session_id() -> str:
 async def _serve(proxy: RecordingProxy, http: tuple[str, int] | None, session_id: str) -> None:
     import anyio
 
-    from pytest_harness_audit.proxy import HttpEndpoint
-    from pytest_harness_audit.proxy.core import report_to_stderr
+    from pytest_harness_audit.doors.proxy import HttpEndpoint
+    from pytest_harness_audit.doors.proxy.core import report_to_stderr
 
     async with proxy, anyio.create_task_group() as group:
         group.start_soon(_stop_on_signal, group.cancel_scope)

@@ -9,9 +9,9 @@ from typing import Any
 
 import yaml
 
+from pytest_harness_audit._data import data_dir
 from pytest_harness_audit.errors import PolicyError
 from pytest_harness_audit.policy.model import LineOf, unwrap_reference_config
-from pytest_harness_audit.resources import data_dir
 
 PRESET_NAMES = ("permissive", "safety", "strict", "audit-only")
 

@@ -23,8 +23,8 @@ import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pytest_harness_audit.calls import CallRecord
 from pytest_harness_audit.errors import UsageError
+from pytest_harness_audit.readers.record_view import CallRecord
 from pytest_harness_audit.social.addresses import canonical_address, is_agent_name
 from pytest_harness_audit.social.canonical import canonical_json
 from pytest_harness_audit.social.errors import (

@@ -11,8 +11,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from pytest_harness_audit.harness import Harness
 from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.session.harness import Harness
 
 pytest_plugins = ["pytester"]
 

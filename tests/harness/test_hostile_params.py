@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_harness_audit.audit.verify import verify_chain
-from pytest_harness_audit.harness import Harness
+from pytest_harness_audit.session.harness import Harness
 
 LONE = "\udc80"  # what a "\udc80" escape in JSON decodes to
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from pytest_harness_audit.audit.verify import verify_chain
 from pytest_harness_audit.cli import main as cli
-from pytest_harness_audit.harness import Harness
 from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.session.harness import Harness
 
 pytest_plugins = ["pytester"]
 

@@ -125,7 +125,7 @@ def test_many(harness, n):
 
 def test_pluggy_hooks_classify_and_add_verdict_rules(pytester: pytest.Pytester) -> None:
     pytester.makeconftest("""
-from pytest_harness_audit.verdict import Verdict, VerdictReason
+from pytest_harness_audit.readers.verdict import Verdict, VerdictReason
 
 def pytest_harness_audit_classify_tool(tool, params):
     if tool == "db_drop":

@@ -10,7 +10,7 @@ from typing import Any
 import git
 import pytest
 
-from pytest_harness_audit.proxy import RecordingProxy
+from pytest_harness_audit.doors.proxy import RecordingProxy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -16,7 +16,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
-from pytest_harness_audit.proxy import HttpEndpoint, RecordingProxy, StdioUpstream
+from pytest_harness_audit.doors.proxy import HttpEndpoint, RecordingProxy, StdioUpstream
 
 HERE = Path(__file__).resolve().parent
 TEST_SERVER = str(HERE / "upstream_server.py")

@@ -25,8 +25,8 @@ from proxy_support import (
 )
 from stub_gate import StubGate, read_records
 
-from pytest_harness_audit.proxy import BackgroundProxy, RecordingProxy
-from pytest_harness_audit.proxy.client_requests import CallOrigin, InFlightCalls, NoOrigin
+from pytest_harness_audit.doors.proxy import BackgroundProxy, RecordingProxy
+from pytest_harness_audit.doors.proxy.client_requests import CallOrigin, InFlightCalls, NoOrigin
 
 pytestmark = pytest.mark.anyio
 

@@ -27,7 +27,7 @@ from proxy_support import (
 )
 from stub_gate import StubGate
 
-from pytest_harness_audit.proxy import (
+from pytest_harness_audit.doors.proxy import (
     BackgroundProxy,
     RecordingProxy,
     StdioUpstream,

@@ -16,7 +16,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from proxy_support import STUB_PROXY, git_argv, git_upstream, http_client, serving_http, text_of
 from stub_gate import StubGate, read_records
 
-from pytest_harness_audit.proxy import BackgroundProxy, RecordingProxy, parse_ready_line
+from pytest_harness_audit.doors.proxy import BackgroundProxy, RecordingProxy, parse_ready_line
 
 pytestmark = pytest.mark.anyio
 

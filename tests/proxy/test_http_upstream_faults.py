@@ -10,14 +10,14 @@ import pytest
 from proxy_support import memory_client, test_upstream, text_of
 from stub_gate import StubGate
 
-from pytest_harness_audit.proxy import (
+from pytest_harness_audit.doors.proxy import (
     BackgroundProxy,
     HttpUpstream,
     LocalTool,
     RecordingProxy,
     UpstreamStartError,
 )
-from pytest_harness_audit.proxy.reachability import describe_network_error
+from pytest_harness_audit.doors.proxy.reachability import describe_network_error
 
 pytestmark = pytest.mark.anyio
 

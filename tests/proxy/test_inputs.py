@@ -13,7 +13,7 @@ from proxy_support import STUB_PROXY
 from stub_gate import StubGate
 
 from pytest_harness_audit.cli import main, proxy_cmd
-from pytest_harness_audit.proxy import (
+from pytest_harness_audit.doors.proxy import (
     HttpUpstream,
     ProxyError,
     StdioUpstream,
@@ -26,8 +26,8 @@ from pytest_harness_audit.proxy import (
     stdio_server_entry,
     upstream_from_argv,
 )
-from pytest_harness_audit.proxy.http import HttpEndpoint
-from pytest_harness_audit.proxy.stdio import parse_line
+from pytest_harness_audit.doors.proxy.http import HttpEndpoint
+from pytest_harness_audit.doors.proxy.stdio import parse_line
 
 
 def _write(tmp_path: Path, document: object) -> Path:

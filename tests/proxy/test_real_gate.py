@@ -13,7 +13,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from proxy_support import git_argv, text_of
 
-from pytest_harness_audit.proxy import proxy_command
+from pytest_harness_audit.doors.proxy import proxy_command
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

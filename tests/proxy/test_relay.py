@@ -13,7 +13,7 @@ import pytest
 from proxy_support import git_upstream, memory_client, test_upstream, text_of
 from stub_gate import StubGate
 
-from pytest_harness_audit.proxy import (
+from pytest_harness_audit.doors.proxy import (
     BackgroundProxy,
     HttpUpstream,
     LocalTool,

@@ -9,8 +9,8 @@ import pytest
 from proxy_support import memory_client, text_of
 from stub_gate import StubGate
 
-from pytest_harness_audit.proxy import RecordingProxy
-from pytest_harness_audit.proxy.workspace_tools import WORKSPACE_TOOL_NAMES, workspace_tools
+from pytest_harness_audit.doors.proxy import RecordingProxy
+from pytest_harness_audit.doors.proxy.workspace_tools import WORKSPACE_TOOL_NAMES, workspace_tools
 
 pytestmark = pytest.mark.anyio
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from bypass_table import OUTCOMES, README, SECTION, Attempt, legend, load_corpus, table
 
-from pytest_harness_audit.harness import Harness
+from pytest_harness_audit.session.harness import Harness
 
 CORPUS = load_corpus()
 RUN_TOOLS = frozenset({"Read", "Write", "Edit", "Glob", "Grep"})

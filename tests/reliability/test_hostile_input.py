@@ -25,9 +25,9 @@ from hostile_inputs import (
 from hypothesis import HealthCheck, given, settings
 from reliability_support import assert_clean_error, run_cli, time_limit
 
+from pytest_harness_audit.doors.scenarios import Scenario, parse_scenario
 from pytest_harness_audit.errors import PolicyError, ScenarioError
 from pytest_harness_audit.policy import Policy
-from pytest_harness_audit.scenarios import Scenario, parse_scenario
 from pytest_harness_audit.social import (
     SEND_FAILURE_REASONS,
     CanonicalAddress,

@@ -31,9 +31,9 @@ from mcp.client.session import ClientSession
 from mcp.shared.message import SessionMessage
 
 from pytest_harness_audit.audit import iter_records, verify_chain
+from pytest_harness_audit.doors.proxy import LocalTool, RecordingProxy, StdioUpstream
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.policy import Policy
-from pytest_harness_audit.proxy import LocalTool, RecordingProxy, StdioUpstream
 
 UPSTREAM = Path(__file__).resolve().parent / "soak_upstream.py"
 SESSION = "soak"

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_harness_audit.harness import Harness
-from pytest_harness_audit.report import (
+from pytest_harness_audit.readers.report import (
     PathScrubber,
     SessionReport,
     load_report_text,
@@ -17,8 +16,9 @@ from pytest_harness_audit.report import (
     workspace_label,
     write_report,
 )
+from pytest_harness_audit.readers.verdict import Verdict, VerdictReason
+from pytest_harness_audit.session.harness import Harness
 from pytest_harness_audit.social.errors import SendError
-from pytest_harness_audit.verdict import Verdict, VerdictReason
 
 
 def play(harness: Harness) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_harness_audit.audit.storage import list_sessions
 from pytest_harness_audit.policy import Policy
-from pytest_harness_audit.report import load_report_text
+from pytest_harness_audit.readers.report import load_report_text
 
 pytest_plugins = ["pytester"]
 

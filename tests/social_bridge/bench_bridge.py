@@ -10,9 +10,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_harness_audit.harness import Harness
+from pytest_harness_audit.doors.social import SocialSession, firewall_from_policy, sent_records
+from pytest_harness_audit.session.harness import Harness
 from pytest_harness_audit.social import ManualClock, SocialEndpoint
-from pytest_harness_audit.social.bridge import SocialSession, firewall_from_policy, sent_records
 
 API_KEY = "sk-test-4f9a1c2e7b3d8a6f0e5c9b2a1d7e3f8c"
 

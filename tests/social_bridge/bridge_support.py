@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pytest_harness_audit.calls import CallRecord
-from pytest_harness_audit.harness import Harness
-from pytest_harness_audit.social.bridge import SocialSession
+from pytest_harness_audit.doors.social import SocialSession
+from pytest_harness_audit.readers.record_view import CallRecord
+from pytest_harness_audit.session.harness import Harness
 
 PEERS = ("bob", "carol", "dave")
 #: Sentinel of ``make_session(firewall=…)``: use the policy's own firewall.

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from bridge_support import FROM_POLICY, PEERS, SessionFactory
 
-from pytest_harness_audit.harness import Harness
+from pytest_harness_audit.doors.social import SocialSession, firewall_from_policy
 from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.session.harness import Harness
 from pytest_harness_audit.social import ManualClock, MessageFirewall
-from pytest_harness_audit.social.bridge import SocialSession, firewall_from_policy
 
 
 @pytest.fixture

@@ -7,10 +7,7 @@ from typing import Any
 import pytest
 from bridge_support import SessionFactory, gather
 
-from pytest_harness_audit.errors import UsageError
-from pytest_harness_audit.harness import Harness
-from pytest_harness_audit.social import FirewallSendError, MessageFirewall, MessageRule, SendError
-from pytest_harness_audit.social.bridge import (
+from pytest_harness_audit.doors.social import (
     SocialSession,
     assert_not_sent,
     assert_refused,
@@ -21,6 +18,9 @@ from pytest_harness_audit.social.bridge import (
     refused_records,
     sent_records,
 )
+from pytest_harness_audit.errors import UsageError
+from pytest_harness_audit.session.harness import Harness
+from pytest_harness_audit.social import FirewallSendError, MessageFirewall, MessageRule, SendError
 
 Pair = tuple[Harness, SocialSession]
 

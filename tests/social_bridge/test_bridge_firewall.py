@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from bridge_support import SessionFactory, message_records, social
 
+from pytest_harness_audit.doors.social import firewall_from_policy
 from pytest_harness_audit.errors import PolicyError
 from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.readers.verdict import Verdict
 from pytest_harness_audit.social import FirewallSendError, MessageFirewall, MessageRule
-from pytest_harness_audit.social.bridge import firewall_from_policy
-from pytest_harness_audit.verdict import Verdict
 
 NO_PASSWORDS = MessageRule(
     "no-passwords",

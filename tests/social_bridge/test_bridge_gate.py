@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from bridge_support import SessionFactory, deny_messages, gather, message_records, social
 
+from pytest_harness_audit.doors.social import SendBlockedError
 from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.readers.verdict import Verdict
 from pytest_harness_audit.social import ManualClock, SocialToolError
-from pytest_harness_audit.social.bridge import SendBlockedError
-from pytest_harness_audit.verdict import Verdict
 
 
 def test_a_policy_deny_blocks_the_send_and_fails_the_session(

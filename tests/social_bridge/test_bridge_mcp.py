@@ -12,11 +12,11 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
-from pytest_harness_audit.harness import Harness
-from pytest_harness_audit.proxy import RecordingProxy
+from pytest_harness_audit.doors.proxy import RecordingProxy
+from pytest_harness_audit.doors.social import SocialSession, send_message_local_tool
+from pytest_harness_audit.readers.verdict import Verdict
+from pytest_harness_audit.session.harness import Harness
 from pytest_harness_audit.social import MessageFirewall, MessageRule, SocialToolError
-from pytest_harness_audit.social.bridge import SocialSession, send_message_local_tool
-from pytest_harness_audit.verdict import Verdict
 
 Pair = tuple[Harness, SocialSession]
 NO_PASSWORDS = MessageRule("no-passwords", "refuse", text_patterns=("(?i)password",))

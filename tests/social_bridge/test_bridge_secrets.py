@@ -7,16 +7,16 @@ import json
 import pytest
 from bridge_support import API_KEY, SessionFactory, message_records, social
 
+from pytest_harness_audit.doors.social import SendBlockedError, assert_not_sent, refused_records
 from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.readers.verdict import Verdict
 from pytest_harness_audit.social import FirewallSendError
-from pytest_harness_audit.social.bridge import SendBlockedError, assert_not_sent, refused_records
 from pytest_harness_audit.social.secret_ledger import (
     SecretLedger,
     fingerprint,
     output_text,
     secret_values,
 )
-from pytest_harness_audit.verdict import Verdict
 
 ENV = """# Development settings
 export API_KEY="sk-live-1234abcd5678"
@@ -144,7 +144,7 @@ def test_secrets_noted_before_the_firewall_exists_still_count(
 ) -> None:
     harness, first = make_session(Policy.preset("safety", enforce=False))
     first.note_secret(API_KEY, ".env")
-    from pytest_harness_audit.social.bridge import SocialSession, firewall_from_policy
+    from pytest_harness_audit.doors.social import SocialSession, firewall_from_policy
 
     later = SocialSession(
         harness.gate,

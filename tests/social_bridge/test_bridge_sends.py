@@ -8,7 +8,9 @@ from types import SimpleNamespace
 import pytest
 from bridge_support import all_gather, gather, message_records, social
 
-from pytest_harness_audit.harness import Harness
+from pytest_harness_audit.doors.social import SocialSession
+from pytest_harness_audit.readers.verdict import Verdict
+from pytest_harness_audit.session.harness import Harness
 from pytest_harness_audit.social import (
     CollectiveError,
     ManualClock,
@@ -16,9 +18,7 @@ from pytest_harness_audit.social import (
     SendInputError,
     SocialConfigError,
 )
-from pytest_harness_audit.social.bridge import SocialSession
 from pytest_harness_audit.social.secret_ledger import SecretLedger
-from pytest_harness_audit.verdict import Verdict
 
 Pair = tuple[Harness, SocialSession]
 

@@ -1,0 +1,127 @@
+"""Run a real agent process against a harness session (``harness.run_agent``).
+
+The agent runs in the workspace with the session's recording proxy configured through a
+standard MCP config file (its path in ``HARNESS_AUDIT_MCP_CONFIG``, the task in
+``HARNESS_AUDIT_TASK``). On timeout the whole process tree is killed; every run is recorded in
+the chain (tool ``agent``) with its exit code, or the timeout.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pytest_harness_audit.audit.records import RecordDraft
+from pytest_harness_audit.errors import UsageError
+
+if TYPE_CHECKING:
+    from pytest_harness_audit.session.harness import Harness
+    from pytest_harness_audit.session.proxy_session import RecordingProxySession
+
+CONFIG_VARIABLE = "HARNESS_AUDIT_MCP_CONFIG"
+TASK_VARIABLE = "HARNESS_AUDIT_TASK"
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """What an agent process did: exit code (``None`` when killed at the timeout), output."""
+
+    argv: tuple[str, ...]
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    duration_s: float
+
+    @property
+    def ok(self) -> bool:
+        """Whether the agent exited 0 in time."""
+        return self.exit_code == 0 and not self.timed_out
+
+
+def _kill_tree(process: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        process.kill()
+
+
+def run_agent(
+    harness: Harness,
+    proxy: RecordingProxySession,
+    argv: Sequence[str],
+    *,
+    task: str | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 60.0,
+    transport: str = "http",
+) -> AgentRun:
+    """Run ``argv`` in the workspace with ``proxy`` as its MCP server; record the run."""
+    if not argv or not all(isinstance(word, str) for word in argv):
+        raise UsageError(f"run_agent: argv must be a non-empty list of strings, got {argv!r}")
+    config = proxy.write_mcp_config(
+        harness.storage_dir / "policies" / f"{harness.chain.session_id}.agent-mcp.json", transport
+    )
+    environment = {**os.environ, **(env or {}), CONFIG_VARIABLE: str(config)}
+    if task is not None:
+        environment[TASK_VARIABLE] = task
+    started = time.perf_counter()
+    try:
+        process = subprocess.Popen(
+            list(argv),
+            cwd=harness.root,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise UsageError(f"run_agent: cannot start {argv[0]!r}: {exc.strerror}") from None
+    timed_out = False
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_tree(process)
+        stdout, stderr = process.communicate()
+    else:
+        _kill_tree(process)  # anything the agent left running in its group goes too
+    duration = time.perf_counter() - started
+    run = AgentRun(
+        tuple(argv), None if timed_out else process.returncode, stdout, stderr, timed_out, duration
+    )
+    _record(harness, run, task, timeout)
+    return run
+
+
+def _record(harness: Harness, run: AgentRun, task: str | None, timeout: float) -> None:
+    if run.timed_out:
+        status, error = "error", f"timeout after {timeout:g}s: process tree killed"
+    elif run.exit_code != 0:
+        status, error = "error", f"exit code {run.exit_code}"
+    else:
+        status, error = "success", None
+    params: dict[str, object] = {"argv": list(run.argv)}
+    if task is not None:
+        params["task"] = task
+    harness.chain.append(
+        RecordDraft(
+            tool="agent",
+            category="delegation",
+            target=run.argv[0],
+            params=params,
+            status=status,
+            output={"exitCode": run.exit_code, "stdout": run.stdout, "stderr": run.stderr},
+            error_message=error,
+            duration_ms=round(run.duration_s * 1000.0, 3),
+            kind="agent",
+            extra={"door": "agent", "timedOut": run.timed_out},
+        )
+    )

@@ -1,0 +1,165 @@
+"""``RecordingProxy``: upstreams + gate + MCP server, as one async context manager.
+
+    async with RecordingProxy(gate, [upstream_from_argv(argv)]) as proxy:
+        await proxy.serve_stdio()            # or: await proxy.serve_http(port=0, on_ready=...)
+
+Entering connects every upstream (MCP handshake included) and builds the server; leaving stops
+the upstreams — their processes with them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import IO, Any, TextIO
+
+import anyio
+from mcp.server.lowlevel.server import Server
+
+from pytest_harness_audit.doors.proxy.calls import CallPipeline
+from pytest_harness_audit.doors.proxy.client_requests import (
+    ClientRequestRelay,
+    UpstreamAnswer,
+    UpstreamRequest,
+)
+from pytest_harness_audit.doors.proxy.config import UpstreamSpec, check_unique_names
+from pytest_harness_audit.doors.proxy.errors import ProxyError
+from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
+from pytest_harness_audit.doors.proxy.http import HttpEndpoint, serve_http
+from pytest_harness_audit.doors.proxy.local_tools import LocalTool
+from pytest_harness_audit.doors.proxy.pool import UpstreamPool
+from pytest_harness_audit.doors.proxy.routing import ToolCatalog
+from pytest_harness_audit.doors.proxy.server import (
+    ClientListeners,
+    build_server,
+    forward_upstream_notification,
+)
+from pytest_harness_audit.doors.proxy.stdio import serve_stdio
+from pytest_harness_audit.doors.proxy.upstream import DEFAULT_CONNECT_TIMEOUT, ReportLine, Upstream
+
+
+def report_to_stderr(line: str) -> None:
+    """Print one proxy status line on stderr."""
+    print(line, file=sys.stderr, flush=True)
+
+
+class RecordingProxy:
+    """A governing, recording MCP proxy in front of zero or more upstream servers.
+
+    Every ``tools/call`` is decided by ``gate`` before anything runs and recorded after it;
+    the rest of the MCP traffic is relayed. ``local_tools`` are served in-process beside the
+    upstreams' tools. ``call_timeout`` (seconds) bounds each call; ``report`` receives the
+    proxy's status lines (default: stderr).
+    """
+
+    def __init__(
+        self,
+        gate: GateLike[Any],
+        upstreams: Sequence[UpstreamSpec] = (),
+        *,
+        local_tools: Sequence[LocalTool] = (),
+        call_timeout: float | None = None,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        report: ReportLine = report_to_stderr,
+        upstream_stderr: TextIO | None = None,
+    ) -> None:
+        check_unique_names(upstreams)
+        if call_timeout is not None and call_timeout <= 0:
+            raise ProxyError(f"--call-timeout value {call_timeout!r} must be a positive number")
+        self._gate = gate
+        self._specs = list(upstreams)
+        self._call_timeout = call_timeout
+        self._connect_timeout = connect_timeout
+        self._report = report
+        self._upstream_stderr = upstream_stderr
+        self._pool: UpstreamPool | None = None
+        self._server: Server[Any] | None = None
+        self._upstreams: list[Upstream] = []
+        self._local_tools: list[LocalTool] = []
+        for tool in local_tools:
+            self.add_local_tool(tool)
+
+    def add_local_tool(self, tool: LocalTool) -> None:
+        """Serve ``tool`` in-process as well; call before entering the proxy."""
+        if self._server is not None:
+            raise RuntimeError("add local tools before the proxy starts")
+        if any(known.name == tool.name for known in self._local_tools):
+            raise ProxyError(f"two local tools are named {tool.name!r}")
+        self._local_tools.append(tool)
+
+    @property
+    def server(self) -> Server[Any]:
+        """The MCP server (available inside ``async with``)."""
+        if self._server is None:
+            raise RuntimeError("the proxy is not running; use 'async with RecordingProxy(...)'")
+        return self._server
+
+    @property
+    def upstreams(self) -> list[Upstream]:
+        """The connected upstreams, in configuration order."""
+        return list(self._upstreams)
+
+    async def __aenter__(self) -> RecordingProxy:
+        if not self._specs and not self._local_tools:
+            raise ProxyError("nothing to serve: give an upstream command, --config or local tools")
+        listeners = ClientListeners()
+
+        async def on_notification(upstream: Upstream, notification: Any) -> None:
+            await forward_upstream_notification(listeners, upstream, notification)
+
+        relay = ClientRequestRelay(self._gate)
+
+        async def on_client_request(upstream: Upstream, request: UpstreamRequest) -> UpstreamAnswer:
+            return await relay.relay(upstream.name, upstream.in_flight, request)
+
+        pool = UpstreamPool(
+            self._specs,
+            on_notification=on_notification,
+            report=self._report,
+            stderr=self._upstream_stderr,
+            connect_timeout=self._connect_timeout,
+            on_client_request=on_client_request,
+        )
+        upstreams = await pool.__aenter__()
+        try:
+            catalog = ToolCatalog(upstreams, self._local_tools, report=self._report)
+            pipeline = CallPipeline(self._gate, catalog, call_timeout=self._call_timeout)
+            self._server = build_server(upstreams, catalog, pipeline, listeners)
+        except BaseException:
+            await pool.__aexit__(None, None, None)
+            raise
+        self._pool, self._upstreams = pool, upstreams
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        pool, self._pool = self._pool, None
+        self._server = None
+        self._upstreams = []
+        if pool is not None:
+            await pool.__aexit__(exc_type, exc_val, exc_tb)
+
+    async def serve_stdio(
+        self, *, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None
+    ) -> None:
+        """Serve MCP on stdin/stdout (the process's own unless given) until stdin ends."""
+        await serve_stdio(self.server, stdin=stdin, stdout=stdout)
+
+    async def serve_http(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str | None = None,
+        on_ready: Callable[[HttpEndpoint], None] | None = None,
+        stop: anyio.Event | None = None,
+    ) -> None:
+        """Serve streamable HTTP on loopback until ``stop`` is set or the caller is cancelled."""
+        await serve_http(
+            self.server, host=host, port=port, token=token, on_ready=on_ready, stop=stop
+        )

@@ -1,0 +1,292 @@
+"""Everything that is not ``tools/call``: resources, prompts, completion and logging level.
+
+These requests are not governed (they run no action); they are relayed to the upstreams that
+announced the capability. With one capable upstream a request passes through unchanged,
+cursor included; with several the listings are merged (prompt names get the ``server__``
+prefix, like tools) and a read or get goes to the upstream that owns the name or URI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel
+
+from pytest_harness_audit.doors.proxy.routing import SEPARATOR
+from pytest_harness_audit.doors.proxy.upstream import Upstream
+
+ResultT = TypeVar("ResultT", bound=BaseModel)
+Context = ServerRequestContext[Any, Any]
+_MAX_PAGES = 100
+
+
+def _strip_meta(params: BaseModel) -> Any:
+    """The client's ``_meta`` belongs to the client hop; the upstream hop gets its own."""
+    return params.model_copy(update={"meta": None})
+
+
+class Passthrough:
+    """Relay the non-tool MCP surface to the upstreams that support it."""
+
+    def __init__(self, upstreams: Sequence[Upstream]) -> None:
+        self._upstreams = list(upstreams)
+        self._prefixed = len(self._upstreams) > 1
+        self._resource_owner: dict[str, Upstream] = {}
+
+    def _capable(self, has: Callable[[types.ServerCapabilities], object]) -> list[Upstream]:
+        return [u for u in self._upstreams if u.alive and has(u.capabilities)]
+
+    def notification_options(self) -> NotificationOptions:
+        """List-changed flags: announced when any upstream announces them."""
+        caps = [u.capabilities for u in self._upstreams]
+        return NotificationOptions(
+            prompts_changed=any(c.prompts is not None and c.prompts.list_changed for c in caps),
+            resources_changed=any(
+                c.resources is not None and c.resources.list_changed for c in caps
+            ),
+            tools_changed=any(c.tools is not None and c.tools.list_changed for c in caps),
+        )
+
+    def register(self, server: Server[Any]) -> None:
+        """Add handlers for the capabilities at least one upstream announced."""
+        caps = [u.capabilities for u in self._upstreams]
+        if any(c.resources is not None for c in caps):
+            server.add_request_handler(
+                "resources/list", types.PaginatedRequestParams, self.list_resources
+            )
+            server.add_request_handler(
+                "resources/templates/list",
+                types.PaginatedRequestParams,
+                self.list_resource_templates,
+            )
+            server.add_request_handler(
+                "resources/read", types.ReadResourceRequestParams, self.read_resource
+            )
+        if any(c.resources is not None and c.resources.subscribe for c in caps):
+            server.add_request_handler(
+                "resources/subscribe", types.SubscribeRequestParams, self.subscribe
+            )
+            server.add_request_handler(
+                "resources/unsubscribe", types.UnsubscribeRequestParams, self.unsubscribe
+            )
+        if any(c.prompts is not None for c in caps):
+            server.add_request_handler(
+                "prompts/list", types.PaginatedRequestParams, self.list_prompts
+            )
+            server.add_request_handler("prompts/get", types.GetPromptRequestParams, self.get_prompt)
+        if any(c.completions is not None for c in caps):
+            server.add_request_handler(
+                "completion/complete", types.CompleteRequestParams, self.complete
+            )
+        if any(c.logging is not None for c in caps):
+            server.add_request_handler(
+                "logging/setLevel", types.SetLevelRequestParams, self.set_logging_level
+            )
+
+    # -- resources -------------------------------------------------------------------------
+
+    async def list_resources(
+        self, ctx: Context, params: types.PaginatedRequestParams
+    ) -> types.ListResourcesResult:
+        """Merge (or pass through) ``resources/list``; remember which upstream owns each URI."""
+        upstreams = self._capable(lambda c: c.resources)
+
+        async def page(upstream: Upstream, cursor: str | None) -> types.ListResourcesResult:
+            request = types.ListResourcesRequest(params=types.PaginatedRequestParams(cursor=cursor))
+            return await upstream.session.send_request(request, types.ListResourcesResult)
+
+        if len(upstreams) == 1:
+            result = await page(upstreams[0], params.cursor)
+            self._own(upstreams[0], [r.uri for r in result.resources])
+            return result
+        merged: list[types.Resource] = []
+        for upstream, items in await _gather_all(upstreams, page, lambda r: r.resources):
+            self._own(upstream, [r.uri for r in items])
+            merged.extend(items)
+        return types.ListResourcesResult(resources=merged)
+
+    async def list_resource_templates(
+        self, ctx: Context, params: types.PaginatedRequestParams
+    ) -> types.ListResourceTemplatesResult:
+        """Merge (or pass through) ``resources/templates/list``."""
+        upstreams = self._capable(lambda c: c.resources)
+
+        async def page(upstream: Upstream, cursor: str | None) -> types.ListResourceTemplatesResult:
+            request = types.ListResourceTemplatesRequest(
+                params=types.PaginatedRequestParams(cursor=cursor)
+            )
+            return await upstream.session.send_request(request, types.ListResourceTemplatesResult)
+
+        if len(upstreams) == 1:
+            return await page(upstreams[0], params.cursor)
+        merged: list[types.ResourceTemplate] = []
+        for _, items in await _gather_all(upstreams, page, lambda r: r.resource_templates):
+            merged.extend(items)
+        return types.ListResourceTemplatesResult(resource_templates=merged)
+
+    async def read_resource(
+        self, ctx: Context, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        """Relay ``resources/read`` to the owner of the URI (or try each capable upstream)."""
+        request = types.ReadResourceRequest(params=_strip_meta(params))
+        return await self._first_answer(
+            self._candidates(params.uri),
+            lambda upstream: upstream.session.send_request(request, types.ReadResourceResult),
+        )
+
+    async def subscribe(
+        self, ctx: Context, params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        """Relay ``resources/subscribe`` to the owner of the URI."""
+        request = types.SubscribeRequest(params=_strip_meta(params))
+        return await self._first_answer(
+            [u for u in self._candidates(params.uri) if _can_subscribe(u)],
+            lambda upstream: upstream.session.send_request(request, types.EmptyResult),
+        )
+
+    async def unsubscribe(
+        self, ctx: Context, params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        """Relay ``resources/unsubscribe`` to the owner of the URI."""
+        request = types.UnsubscribeRequest(params=_strip_meta(params))
+        return await self._first_answer(
+            [u for u in self._candidates(params.uri) if _can_subscribe(u)],
+            lambda upstream: upstream.session.send_request(request, types.EmptyResult),
+        )
+
+    def _own(self, upstream: Upstream, uris: Sequence[str]) -> None:
+        for uri in uris:
+            self._resource_owner[uri] = upstream
+
+    def _candidates(self, uri: str) -> list[Upstream]:
+        owner = self._resource_owner.get(uri)
+        if owner is not None and owner.alive:
+            return [owner]
+        return self._capable(lambda c: c.resources)
+
+    # -- prompts ---------------------------------------------------------------------------
+
+    async def list_prompts(
+        self, ctx: Context, params: types.PaginatedRequestParams
+    ) -> types.ListPromptsResult:
+        """Merge (or pass through) ``prompts/list``; prefixed names with several upstreams."""
+        upstreams = self._capable(lambda c: c.prompts)
+
+        async def page(upstream: Upstream, cursor: str | None) -> types.ListPromptsResult:
+            request = types.ListPromptsRequest(params=types.PaginatedRequestParams(cursor=cursor))
+            return await upstream.session.send_request(request, types.ListPromptsResult)
+
+        if not self._prefixed and len(upstreams) == 1:
+            return await page(upstreams[0], params.cursor)
+        merged: list[types.Prompt] = []
+        for upstream, items in await _gather_all(upstreams, page, lambda r: r.prompts):
+            merged.extend(
+                p.model_copy(update={"name": f"{upstream.name}{SEPARATOR}{p.name}"}) for p in items
+            )
+        return types.ListPromptsResult(prompts=merged)
+
+    async def get_prompt(
+        self, ctx: Context, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        """Relay ``prompts/get`` to the upstream named by the prompt name."""
+        upstream, name = self._prompt_owner(params.name)
+        request = types.GetPromptRequest(
+            params=_strip_meta(params).model_copy(update={"name": name})
+        )
+        return await upstream.session.send_request(request, types.GetPromptResult)
+
+    def _prompt_owner(self, exposed: str) -> tuple[Upstream, str]:
+        capable = self._capable(lambda c: c.prompts)
+        if not self._prefixed and capable:
+            return capable[0], exposed
+        server, _, name = exposed.partition(SEPARATOR)
+        for upstream in capable:
+            if upstream.name == server and name:
+                return upstream, name
+        raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {exposed}")
+
+    # -- completion and logging ------------------------------------------------------------
+
+    async def complete(
+        self, ctx: Context, params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        """Relay ``completion/complete`` to the owner of the referenced prompt or resource."""
+        ref = params.ref
+        if isinstance(ref, types.PromptReference):
+            upstream, name = self._prompt_owner(ref.name)
+            params = params.model_copy(update={"ref": ref.model_copy(update={"name": name})})
+            candidates = [upstream]
+        else:
+            candidates = self._candidates(ref.uri)
+        candidates = [u for u in candidates if u.capabilities.completions is not None]
+        request = types.CompleteRequest(params=_strip_meta(params))
+        return await self._first_answer(
+            candidates, lambda u: u.session.send_request(request, types.CompleteResult)
+        )
+
+    async def set_logging_level(
+        self, ctx: Context, params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        """Relay ``logging/setLevel`` to every upstream that has logging."""
+        request = types.SetLevelRequest(params=_strip_meta(params))
+        async with anyio.create_task_group() as group:
+            for upstream in self._capable(lambda c: c.logging):
+                group.start_soon(upstream.session.send_request, request, types.EmptyResult)
+        return types.EmptyResult()
+
+    @staticmethod
+    async def _first_answer(
+        candidates: Sequence[Upstream], ask: Callable[[Upstream], Awaitable[ResultT]]
+    ) -> ResultT:
+        last_error: MCPError | None = None
+        for upstream in candidates:
+            try:
+                return await ask(upstream)
+            except MCPError as exc:
+                last_error = exc
+        if last_error is not None:
+            raise last_error
+        raise MCPError(code=types.METHOD_NOT_FOUND, message="No upstream serves this request")
+
+
+def _can_subscribe(upstream: Upstream) -> bool:
+    resources = upstream.capabilities.resources
+    return resources is not None and bool(resources.subscribe)
+
+
+PageT = TypeVar("PageT", bound=BaseModel)
+ItemT = TypeVar("ItemT")
+
+
+async def _gather_all(
+    upstreams: Sequence[Upstream],
+    page: Callable[[Upstream, str | None], Awaitable[PageT]],
+    items_of: Callable[[PageT], list[ItemT]],
+) -> list[tuple[Upstream, list[ItemT]]]:
+    """Every page of every upstream, fetched concurrently, in upstream order."""
+    collected: dict[str, list[ItemT]] = {}
+
+    async def walk(upstream: Upstream) -> None:
+        items: list[ItemT] = []
+        cursor: str | None = None
+        try:
+            for _ in range(_MAX_PAGES):
+                result = await page(upstream, cursor)
+                items.extend(items_of(result))
+                cursor = getattr(result, "next_cursor", None)
+                if not cursor:
+                    break
+        except MCPError:
+            return  # one failing upstream must not hide the others' listings
+        collected[upstream.name] = items
+
+    async with anyio.create_task_group() as group:
+        for upstream in upstreams:
+            group.start_soon(walk, upstream)
+    return [(u, collected.get(u.name, [])) for u in upstreams]

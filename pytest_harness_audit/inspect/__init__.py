@@ -1,0 +1,1 @@
+"""Inspect what a call did: workspace effects and secret exposure."""

@@ -1,0 +1,1 @@
+"""Readers of the verified chain: verdict, expectations, trajectory, session report, snapshot."""

@@ -1,0 +1,89 @@
+"""The syrupy extension for session reports: one readable ``.audit.yaml`` file per snapshot.
+
+``assert harness.report() == audit_snapshot`` keeps the report under
+``__snapshots__/<test file>/<test name>.audit.yaml``; ``pytest --snapshot-update`` accepts a new
+one, and a changed decision shows as a one-line change in the failure diff and the pull request.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+from pytest_harness_audit.readers.report import SessionReport
+
+if TYPE_CHECKING:
+    from syrupy.assertion import SnapshotAssertion
+    from syrupy.types import PropertyFilter, PropertyMatcher, SerializableData, SerializedData
+
+    from pytest_harness_audit.session.harness import Harness
+
+
+_ANSI_STYLE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class AuditReportExtension(SingleFileSnapshotExtension):
+    """Stores a :class:`~pytest_harness_audit.readers.report.SessionReport` (or its text) as one
+    UTF-8 YAML file per snapshot, ending ``.audit.yaml``."""
+
+    file_extension = "audit.yaml"
+    _write_mode = WriteMode.TEXT
+
+    def serialize(
+        self,
+        data: SerializableData,
+        *,
+        exclude: PropertyFilter | None = None,
+        include: PropertyFilter | None = None,
+        matcher: PropertyMatcher | None = None,
+    ) -> SerializedData:
+        """The report's YAML text; a string is taken as an already rendered report."""
+        if isinstance(data, SessionReport):
+            return data.render()
+        if isinstance(data, str):
+            return data
+        raise TypeError(
+            f"audit_snapshot stores session reports: compare harness.report(), "
+            f"not {type(data).__name__}"
+        )
+
+
+def snapshot_sessions(
+    sessions: Sequence[Harness], assertion: SnapshotAssertion, *, colors: bool = True
+) -> list[str]:
+    """Compare each session's report with the next snapshot of ``assertion``; one problem text
+    (with the diff) per mismatch. With ``--snapshot-update`` syrupy writes instead."""
+    problems: list[str] = []
+    for harness in sessions:
+        report = harness.report()
+        if assertion == report:
+            continue
+        result = assertion.executions[assertion.num_executions - 1]
+        diff = assertion.get_assert_diff()
+        if not colors:
+            diff = [_ANSI_STYLE.sub("", line) for line in diff]
+        name = Path(result.snapshot_location).name
+        problems.append(
+            f"session report of {harness.session_id} differs from snapshot {name} "
+            f"(run pytest --snapshot-update to accept it):\n" + "\n".join(diff)
+        )
+    return problems
+
+
+def diff_colors(config: pytest.Config) -> bool:
+    """Whether snapshot diffs in failure messages may carry terminal colours: not with
+    ``--snapshot-no-colors``, ``--color=no`` or ``NO_COLOR``, nor when output is not a terminal
+    (CI logs, JUnit files, xdist workers) unless ``--color=yes``."""
+    if getattr(config.option, "no_colors", False):
+        return False
+    color = getattr(config.option, "color", "auto")
+    if color in ("yes", "no"):
+        return bool(color == "yes")
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")

@@ -1,0 +1,138 @@
+"""The verdict lattice ``PASS < WARN < FAIL`` and the rules that judge a session (DESIGN §4)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_harness_audit.readers.record_view import CallRecord
+
+
+@enum.unique
+class Verdict(str, enum.Enum):
+    """A session's verdict; compares by severity and equals its name as a string."""
+
+    PASS = "PASS"
+    WARN = "WARN"
+    FAIL = "FAIL"
+
+    @property
+    def rank(self) -> int:
+        """0 for PASS, 1 for WARN, 2 for FAIL."""
+        return _RANK[self]
+
+    def __lt__(self, other: Any) -> bool:
+        return self.rank < Verdict.parse(other).rank
+
+    def __le__(self, other: Any) -> bool:
+        return self.rank <= Verdict.parse(other).rank
+
+    def __gt__(self, other: Any) -> bool:
+        return self.rank > Verdict.parse(other).rank
+
+    def __ge__(self, other: Any) -> bool:
+        return self.rank >= Verdict.parse(other).rank
+
+    __hash__ = str.__hash__
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def parse(cls, value: Any) -> Verdict:
+        """``Verdict`` from a verdict or its name (case-insensitive); ValueError otherwise."""
+        if isinstance(value, Verdict):
+            return value
+        if isinstance(value, str) and value.upper() in cls.__members__:
+            return cls[value.upper()]
+        raise ValueError(f"not a verdict: {value!r} (expected PASS, WARN or FAIL)")
+
+    @classmethod
+    def worst(cls, verdicts: Iterable[Verdict]) -> Verdict:
+        """The most severe of ``verdicts`` (PASS when empty)."""
+        return max(verdicts, key=lambda v: v.rank, default=cls.PASS)
+
+
+_RANK = {Verdict.PASS: 0, Verdict.WARN: 1, Verdict.FAIL: 2}
+
+
+@dataclass(frozen=True)
+class VerdictReason:
+    """One part of a verdict: its level, a short code, the text and the record behind it."""
+
+    verdict: Verdict
+    code: str
+    text: str
+    record_id: str | None = None
+
+    def __str__(self) -> str:
+        where = f" [{self.record_id}]" if self.record_id else ""
+        return f"{self.verdict.value}: {self.text}{where}"
+
+
+def judge_record(record: CallRecord) -> VerdictReason | None:
+    """The built-in verdict rules for one chain record (``None`` when it is a PASS)."""
+    if record.kind == "escalation":
+        level = record.raw.get("immune", {}).get("level")
+        if level == "quarantine":
+            return VerdictReason(
+                Verdict.FAIL,
+                "quarantine",
+                f"immune quarantine: {record.describe()}",
+                record.record_id,
+            )
+        if level == "notice":
+            return VerdictReason(
+                Verdict.WARN, "notice", f"immune notice: {record.describe()}", record.record_id
+            )
+        return None
+    if record.kind == "agent":
+        if record.raw.get("timedOut"):
+            return VerdictReason(
+                Verdict.WARN,
+                "agent-timeout",
+                f"agent timed out: {record.error_message}",
+                record.record_id,
+            )
+        return None
+    if record.status == "blocked":
+        code = "quarantined" if record.quarantined else "blocked"
+        if record.raw.get("firewall", {}).get("decision") == "refuse":
+            code = "firewall-refused"
+        return VerdictReason(Verdict.FAIL, code, record.describe(), record.record_id)
+    firewall = record.raw.get("firewall", {})
+    if firewall.get("decision") == "guide" or (
+        firewall.get("decision") == "refuse" and firewall.get("mode") == "guidance"
+    ):
+        return VerdictReason(Verdict.WARN, "firewall-guidance", record.describe(), record.record_id)
+    if record.decision == "deny" and not record.enforced:
+        return VerdictReason(Verdict.WARN, "dry-run-deny", record.describe(), record.record_id)
+    if record.decision == "warn":
+        return VerdictReason(Verdict.WARN, "warn", record.describe(), record.record_id)
+    return None
+
+
+def judge(
+    records: Iterable[CallRecord],
+    *,
+    chain_valid: bool,
+    chain_problem: str = "",
+    extra: Iterable[VerdictReason] = (),
+) -> tuple[Verdict, tuple[VerdictReason, ...]]:
+    """The verdict of a session and its reasons, worst first, in chain order within a level."""
+    reasons: list[VerdictReason] = []
+    if not chain_valid:
+        reasons.append(
+            VerdictReason(
+                Verdict.FAIL, "chain-invalid", f"audit chain invalid: {chain_problem}".rstrip(": ")
+            )
+        )
+    for record in records:
+        reason = judge_record(record)
+        if reason is not None:
+            reasons.append(reason)
+    reasons.extend(extra)
+    reasons.sort(key=lambda r: -r.verdict.rank)
+    return Verdict.worst(r.verdict for r in reasons), tuple(reasons)

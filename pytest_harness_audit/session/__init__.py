@@ -1,0 +1,1 @@
+"""What a test holds: the harness of one session, its workspace and its recording proxy."""

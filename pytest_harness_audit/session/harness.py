@@ -1,0 +1,507 @@
+"""``Harness``: one audited session bound to a workspace, a policy and a chain (DESIGN §2).
+
+Every call goes gate → act → record; what tests assert is read back from the verified chain.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import secrets
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import git
+
+from pytest_harness_audit.audit.chain import AuditChain
+from pytest_harness_audit.audit.verify import ChainReport, verify_chain
+from pytest_harness_audit.doors import social as social_bridge
+from pytest_harness_audit.doors.agent import AgentRun
+from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
+from pytest_harness_audit.errors import UsageError
+from pytest_harness_audit.gate import Classifier, Gate
+from pytest_harness_audit.policy import Evaluation, Policy
+from pytest_harness_audit.readers.record_view import CallRecord
+from pytest_harness_audit.readers.report import SessionReport, build_report
+from pytest_harness_audit.readers.trajectory import (
+    Step,
+    expected_steps,
+    step_matches,
+    trajectory_matches,
+)
+from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, judge
+from pytest_harness_audit.session import workspace as workspaces
+from pytest_harness_audit.social import Clock, Peer, Post, SendResult
+from pytest_harness_audit.social.secret_ledger import SecretLedger
+from pytest_harness_audit.tools.network import NetworkStub
+from pytest_harness_audit.tools.toolbox import ToolBox, ToolFunction
+
+if TYPE_CHECKING:
+    from pytest_harness_audit.session.proxy_session import RecordingProxySession
+
+#: The agents of a harness's social endpoint when the test names none (first = local).
+DEFAULT_AGENTS = ("agent",)
+
+#: Extra verdict rules: given the session's records, more reasons (a pluggy hook feeds these).
+VerdictRules = Callable[["Harness", Sequence[CallRecord]], Iterable[VerdictReason]]
+#: Extra session-report fields for a session (a pluggy hook feeds these).
+ReportFields = Callable[["Harness"], Mapping[str, Any]]
+
+
+def new_session_id(label: str = "session") -> str:
+    """A fresh session id: a readable label and 8 random hex digits."""
+    slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in label).strip("-.")[:60]
+    return f"{slug or 'session'}-{secrets.token_hex(4)}"
+
+
+def resolve_policy(policy: Policy | str | Path | None) -> Policy:
+    """A policy from a :class:`Policy`, a preset name or a policy file path."""
+    if policy is None:
+        return Policy.preset("safety")
+    if isinstance(policy, Policy):
+        return policy
+    text = str(policy)
+    if isinstance(policy, str) and text in Policy.preset_names():
+        return Policy.preset(text)
+    return Policy.load(text)
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """The outcome of one governed call: the decision, what ran, and the chain record."""
+
+    tool: str
+    evaluation: Evaluation
+    status: str
+    output: Any
+    error_message: str | None
+    record: Mapping[str, Any]
+
+    @property
+    def blocked(self) -> bool:
+        """Whether the gate refused the call (it did not run)."""
+        return self.status == "blocked"
+
+    @property
+    def ok(self) -> bool:
+        """Whether the call ran and succeeded."""
+        return self.status == "success"
+
+    @property
+    def decision(self) -> str:
+        """The policy decision: ``allow``, ``warn`` or ``deny``."""
+        return self.evaluation.decision
+
+    @property
+    def record_id(self) -> str:
+        """The chain record's id."""
+        return str(self.record["recordId"])
+
+
+class Harness:
+    """One audited session: a workspace (git repo), a policy, a gate and a chain.
+
+    ``root`` is the workspace directory; chains are written under ``storage_dir``.
+    """
+
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        storage_dir: str | Path,
+        policy: Policy | str | Path | None = None,
+        session_id: str | None = None,
+        template: str | None = None,
+        agent_id: str | None = None,
+        audit_level: str | None = "verbose",
+        classifier: Classifier | None = None,
+        verdict_rules: VerdictRules | None = None,
+        report_fields: ReportFields | None = None,
+        clock: Callable[[], float] = time.time,
+        fsync: bool = False,
+        agents: Sequence[str] | None = None,
+        social_clock: Clock | None = None,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.storage_dir = Path(storage_dir)
+        self.policy = resolve_policy(policy)
+        self.session_id = session_id or new_session_id()
+        self.template = template
+        self.network = NetworkStub()
+        self.toolbox = ToolBox(self.root, self.network, withhold=self._read_denied)
+        self.chain = AuditChain(
+            self.storage_dir,
+            self.session_id,
+            audit_level=audit_level or self.policy.audit_level,
+            fsync=fsync,
+            agent_id=agent_id,
+        )
+        self._external_classifier = classifier
+        self.gate = Gate(
+            self.policy,
+            self.chain,
+            root=str(self.root),
+            door="scripted",
+            classifier=self._classify,
+            clock=clock,
+        )
+        self._verdict_rules = verdict_rules
+        self._report_fields = report_fields
+        self._repo: git.Repo | None = None
+        self.agents: tuple[str, ...] = tuple(agents) if agents else DEFAULT_AGENTS
+        self.secrets = SecretLedger()
+        self.gate.observers.append(self.secrets.note_from)
+        self.social_clock = social_clock
+        self._social: social_bridge.SocialSession | None = None
+        self._proxies: list[RecordingProxySession] = []
+        self._verified: tuple[tuple[int, ...], ChainReport] | None = None
+        self._read: tuple[tuple[int, ...], tuple[dict[str, Any], ...]] | None = None
+
+    @classmethod
+    def create(
+        cls,
+        base_dir: str | Path,
+        *,
+        template: str | None = None,
+        storage_dir: str | Path | None = None,
+        **options: Any,
+    ) -> Harness:
+        """Make a fresh git workspace from ``template`` under ``base_dir`` and a session on it."""
+        base = Path(base_dir)
+        repo = workspaces.create_workspace(base / "workspace", template)
+        harness = cls(
+            base / "workspace",
+            storage_dir=storage_dir or base / "audit",
+            template=template,
+            **options,
+        )
+        harness._repo = repo
+        return harness
+
+    def _read_denied(self, path: str) -> bool:
+        """Whether the policy would block a ``Read`` of ``path`` (Grep withholds such files)."""
+        return self.policy.evaluate("Read", {"file_path": path}, root=str(self.root)).blocked
+
+    # -- the pipeline -------------------------------------------------------------------------
+    def _classify(self, tool: str, params: Mapping[str, Any]) -> str | None:
+        category = self.toolbox.category_of(tool)
+        if category is None and self._external_classifier is not None:
+            category = self._external_classifier(tool, params)
+        return category
+
+    def call(self, tool: str, /, **params: Any) -> CallResult:
+        """Run one tool call through gate → act → record."""
+        return self.execute(tool, params)
+
+    def execute(self, tool: str, params: Mapping[str, Any]) -> CallResult:
+        """Like :meth:`call`, with the parameters as a mapping."""
+        decision = self.gate.decide(tool, params)
+        if decision.blocked:
+            record = self.gate.record(decision, status="blocked")
+            return CallResult(tool, decision.evaluation, "blocked", None, decision.message, record)
+        outcome = self.toolbox.run(tool, params)
+        record = self.gate.record(
+            decision,
+            status=outcome.status,
+            output=outcome.output,
+            error_message=outcome.error_message,
+        )
+        return CallResult(
+            tool, decision.evaluation, outcome.status, outcome.output, outcome.error_message, record
+        )
+
+    def start_proxy(self, upstream: Any = (), **options: Any) -> RecordingProxySession:
+        """Start a recording MCP proxy on this session (HTTP on loopback, its own thread).
+
+        ``upstream``: an argv, a list of argvs or an ``{"mcpServers": …}`` mapping; options:
+        ``workspace_tools`` (default on: Read/Write/Edit/Bash/Glob/Grep on the workspace),
+        ``call_timeout``, ``local_tools``. Stopped by :meth:`close`.
+        """
+        from pytest_harness_audit.session.proxy_session import RecordingProxySession
+
+        proxy = RecordingProxySession(self, upstream, **options)
+        self._proxies.append(proxy)
+        return proxy
+
+    def run_agent(
+        self,
+        argv: Sequence[str],
+        task: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float = 60.0,
+        *,
+        proxy: RecordingProxySession | None = None,
+        transport: str = "http",
+    ) -> AgentRun:
+        """Run a real agent process in the workspace, its MCP config pointing at ``proxy``
+        (default: the last proxy started, else a new one with the workspace tools)."""
+        from pytest_harness_audit.doors.agent import run_agent
+
+        if proxy is None:
+            proxy = self._proxies[-1] if self._proxies else self.start_proxy()
+        return run_agent(
+            self, proxy, argv, task=task, env=env, timeout=timeout, transport=transport
+        )
+
+    def close(self) -> None:
+        """Stop this session's proxies and close its chain files (idempotent)."""
+        while self._proxies:
+            self._proxies.pop().stop()
+        if self._social is not None:
+            self._social.close()
+        self.chain.close()
+
+    def register_tool(self, name: str, fn: ToolFunction, *, category: str | None = None) -> None:
+        """Add a custom tool (``fn(params) -> output``; raising makes an error outcome)."""
+        self.toolbox.register(name, fn, category=category)
+
+    def run_script(
+        self, scenario: str | Path | Scenario, *, check: bool = True
+    ) -> list[CallResult]:
+        """Play a scripted scenario (a shipped name, a path or a loaded one).
+
+        With ``check`` the step expectations are asserted after the run (the session-level
+        ``expect`` too); a mismatch raises ``AssertionError`` listing the recorded calls.
+        """
+        loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+        results = [self.execute(step.tool, step.call_params()) for step in loaded.steps]
+        if check:
+            from pytest_harness_audit.readers.expectations import check_scenario
+
+            check_scenario(self, loaded, results)
+        return results
+
+    # -- the social endpoint ------------------------------------------------------------------
+    @property
+    def social(self) -> social_bridge.SocialSession:
+        """The session's social endpoint, made on first use: every send gated and recorded."""
+        if self._social is None:
+            self._social = social_bridge.SocialSession.for_harness(self, clock=self.social_clock)
+        return self._social
+
+    def send(
+        self, to: str, text: str, collective: Mapping[str, object] | None = None, **options: Any
+    ) -> SendResult:
+        """Send ``text`` to ``agent:<name>`` or ``group:<names>`` (see ``SocialSession.send``)."""
+        return self.social.send(to, text, collective, **options)
+
+    def respond(self, to: str, response: Mapping[str, object], **options: Any) -> SendResult:
+        """Answer the question open in ``to``'s conversation."""
+        return self.social.respond(to, response, **options)
+
+    def peer(self, name: str) -> Peer:
+        """The scripted peer ``name``."""
+        return self.social.peer(name)
+
+    def posts(self, to: str | None = None) -> list[Post]:
+        """Stored posts, oldest first: all, or those of ``to``'s conversation."""
+        return self.social.posts(to)
+
+    def assert_sent(self, to: str, text_glob: str = "*") -> list[CallRecord]:
+        """Assert that a message matching ``text_glob`` was sent to ``to`` (from the chain)."""
+        return social_bridge.assert_sent(self.records, to, text_glob)
+
+    def assert_not_sent(self, to: str | None = None, text_glob: str | None = None) -> None:
+        """Assert that no matching message went out or may have gone out."""
+        social_bridge.assert_not_sent(self.records, to, text_glob)
+
+    def lift(self, reason: str) -> CallRecord:
+        """End an immune quarantine, recorded with ``reason``; nothing lifts silently."""
+        return CallRecord(self.gate.lift(reason))
+
+    # -- workspace ----------------------------------------------------------------------------
+    @property
+    def repo(self) -> git.Repo:
+        """The workspace's git repository."""
+        if self._repo is None:
+            self._repo = git.Repo(str(self.root))
+        return self._repo
+
+    def changed_files(self) -> list[str]:
+        """Paths changed since the initial commit (relative, sorted)."""
+        return workspaces.changed_files(self.repo)
+
+    def diff(self) -> str:
+        """Unified diff of the workspace against its initial commit."""
+        return workspaces.diff(self.repo)
+
+    # -- reading the chain --------------------------------------------------------------------
+    def _chain_state(self) -> tuple[int, ...]:
+        """Size, modification time and inode of the chain and its anchor: any append, edit or
+        replacement of either changes it."""
+        state: list[int] = []
+        for path in (self.chain.path, self.chain.session_file.with_suffix(".anchor")):
+            try:
+                info = os.stat(path)
+            except FileNotFoundError:
+                state.extend((-1, -1, -1))
+            else:
+                state.extend((info.st_size, info.st_mtime_ns, info.st_ino))
+        return tuple(state)
+
+    def verify(self) -> ChainReport:
+        """Verify the session's chain against its anchor.
+
+        The result is reused until the chain or its anchor changes on disk (an end-of-test
+        check, the summary and the report then verify once, not once each).
+        """
+        state = self._chain_state()
+        if self._verified is None or self._verified[0] != state:
+            self._verified = (state, verify_chain(self.storage_dir, self.session_id))
+        return self._verified[1]
+
+    @property
+    def records(self) -> list[CallRecord]:
+        """Every record of the chain, in order (re-read whenever the chain changes on disk)."""
+        state = self._chain_state()
+        if self._read is None or self._read[0] != state:
+            self._read = (state, tuple(self.chain.records()))
+        return [CallRecord(raw) for raw in self._read[1]]
+
+    def calls(
+        self,
+        tool: str | None = None,
+        target: str | None = None,
+        decision: str | None = None,
+        status: str | None = None,
+    ) -> list[CallRecord]:
+        """Recorded tool calls, filtered (``target`` is a glob over every target)."""
+        return [
+            r
+            for r in self.records
+            if r.kind in ("call", "message")
+            and r.matches(tool=tool, target=target, decision=decision, status=status)
+        ]
+
+    def denied(self, tool: str | None = None, target: str | None = None) -> list[CallRecord]:
+        """Calls the policy denied (enforced or dry-run) or a quarantine blocked."""
+        return [
+            r
+            for r in self.calls(tool=tool, target=target)
+            if r.decision == "deny" or r.status == "blocked"
+        ]
+
+    @property
+    def escalations(self) -> list[CallRecord]:
+        """Immune escalation records, in order."""
+        return [r for r in self.records if r.kind == "escalation"]
+
+    @property
+    def immune_level(self) -> str:
+        """The immune ladder's level now: ``observe``, ``notice`` or ``quarantine``."""
+        self.gate.sync()
+        return str(self.gate.ladder.level)
+
+    def judge(self) -> tuple[Verdict, tuple[VerdictReason, ...]]:
+        """The session's verdict and its reasons, from the verified chain."""
+        report = self.verify()
+        records = self.records
+        extra: list[VerdictReason] = []
+        if self._verdict_rules is not None:
+            extra.extend(self._verdict_rules(self, records))
+        problem = f"{report.reason} at record {report.first_bad_index}" if not report.valid else ""
+        return judge(records, chain_valid=report.valid, chain_problem=problem, extra=extra)
+
+    @property
+    def verdict(self) -> Verdict:
+        """``PASS``, ``WARN`` or ``FAIL`` (DESIGN §4)."""
+        return self.judge()[0]
+
+    @property
+    def verdict_reasons(self) -> tuple[VerdictReason, ...]:
+        """The records behind the verdict, worst first."""
+        return self.judge()[1]
+
+    def report(self, *, output_hashes: bool = True) -> SessionReport:
+        """The session's deterministic report (YAML via ``str()``), for snapshots and review.
+
+        ``output_hashes=False`` leaves out output hashes (outputs that print absolute paths).
+        """
+        extra = self._report_fields(self) if self._report_fields is not None else None
+        return build_report(self, extra=extra, output_hashes=output_hashes)
+
+    # -- assertions ---------------------------------------------------------------------------
+    def recorded_summary(
+        self,
+        *,
+        closest_to: CallRecord | Step | None = None,
+        query: Mapping[str, str | None] | None = None,
+    ) -> str:
+        """The recorded calls, one per line, closest to ``query`` first."""
+        calls = self.calls()
+        if not calls:
+            return "  (no calls recorded)"
+        if query:
+            wanted = " ".join(v for v in query.values() if v)
+
+            def closeness(record: CallRecord) -> float:
+                text = f"{record.tool} {record.target or ''}"
+                same_tool = 1.0 if query.get("tool") == record.tool else 0.0
+                return same_tool + difflib.SequenceMatcher(None, wanted, text).ratio()
+
+            calls = sorted(calls, key=closeness, reverse=True)
+        return "\n".join(f"  {record.describe()}" for record in calls)
+
+    def assert_denied(
+        self, tool: str | None = None, target: str | None = None, *, count: int | None = None
+    ) -> list[CallRecord]:
+        """Assert that matching calls were denied (``count``: exactly that many)."""
+        found = self.denied(tool=tool, target=target)
+        ok = len(found) == count if count is not None else bool(found)
+        if not ok:
+            wanted = (
+                " ".join(
+                    f"{k}={v!r}" for k, v in (("tool", tool), ("target", target)) if v is not None
+                )
+                or "any call"
+            )
+            how = f"exactly {count}" if count is not None else "at least one"
+            raise AssertionError(
+                f"expected {how} denied call matching {wanted}, found {len(found)}.\n"
+                f"Recorded calls (closest first):\n"
+                f"{self.recorded_summary(query={'tool': tool, 'target': target})}"
+            )
+        return found
+
+    def assert_not_called(self, tool: str | None = None, target: str | None = None) -> None:
+        """Assert that no recorded call (whatever its outcome) matches."""
+        found = self.calls(tool=tool, target=target)
+        if found:
+            lines = "\n".join(f"  {r.describe()}" for r in found)
+            raise AssertionError(
+                f"expected no call matching tool={tool!r} target={target!r}; "
+                f"recorded {len(found)}:\n{lines}"
+            )
+
+    def assert_trajectory(
+        self, expected: Sequence[Any], *, mode: str = "strict", args: str = "ignore"
+    ) -> None:
+        """Assert the recorded tool calls match ``expected`` (agentevals' modes and args)."""
+        wanted = expected_steps(expected)
+        actual = [Step(r.tool, r.params) for r in self.calls()]
+        if args != "ignore" and any(s.params is None for s in actual):
+            raise UsageError(
+                "argument matching needs recorded parameters: use "
+                "audit_level='verbose' (the harness default)"
+            )
+        if trajectory_matches(wanted, actual, mode, args):
+            return
+        lines = []
+        for index, step in enumerate(actual):
+            mark = "✓" if any(step_matches(w, step, args) for w in wanted) else "✗"
+            lines.append(f"  {mark} {index}: {step.describe()}")
+        raise AssertionError(
+            f"trajectory does not match (mode={mode}, args={args}).\nExpected:\n"
+            + "\n".join(f"    {s.describe()}" for s in wanted)
+            + "\nRecorded (✓ = matches an expected call):\n"
+            + ("\n".join(lines) if lines else "  (no calls recorded)")
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Harness(session_id={self.session_id!r}, policy={self.policy.name!r}, "
+            f"root={str(self.root)!r})"
+        )

@@ -1,0 +1,179 @@
+"""A recording proxy bound to a harness session: what the ``recording_proxy`` fixture returns.
+
+Calls through it are gated by the session's policy and recorded in the session's chain, so they
+show up in ``harness.calls()``, the verdict and the markers exactly like scripted calls.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_harness_audit.errors import UsageError
+
+if TYPE_CHECKING:
+    from pytest_harness_audit.doors.proxy import BackgroundProxy, LocalTool, UpstreamSpec
+    from pytest_harness_audit.session.harness import Harness
+
+
+def upstream_specs(
+    upstream: Sequence[Sequence[str]] | Sequence[str] | Mapping[str, Any],
+) -> list[UpstreamSpec]:
+    """Upstreams from an argv, a list of argvs, or an ``{"mcpServers": …}`` document."""
+    from pytest_harness_audit.doors.proxy import parse_upstreams_config, upstream_from_argv
+
+    if isinstance(upstream, Mapping):
+        return list(parse_upstreams_config(upstream, source="recording_proxy(upstream=…)"))
+    items = list(upstream)
+    if not items:
+        return []
+    if all(isinstance(word, str) for word in items):
+        return [upstream_from_argv([str(w) for w in items])]
+    specs: list[UpstreamSpec] = []
+    for argv in items:
+        if isinstance(argv, str) or not all(isinstance(w, str) for w in argv):
+            raise UsageError(
+                f"recording_proxy: upstream must be an argv (list of strings), a "
+                f"list of argvs or an mcpServers mapping; got {argv!r}"
+            )
+        specs.append(upstream_from_argv(list(argv)))
+    return specs
+
+
+class RecordingProxySession:
+    """A running proxy (streamable HTTP on loopback, its own thread) for one harness session.
+
+    ``url`` and ``token`` reach it over HTTP; ``stdio_command`` is the argv of an equivalent
+    ``harness-audit proxy`` process an MCP client can start itself; ``mcp_config()`` is the
+    standard ``{"mcpServers": …}`` document for either.
+    """
+
+    def __init__(
+        self,
+        harness: Harness,
+        upstream: Sequence[Sequence[str]] | Sequence[str] | Mapping[str, Any] = (),
+        *,
+        workspace_tools: bool = True,
+        call_timeout: float | None = None,
+        local_tools: Sequence[LocalTool] = (),
+        social: bool = False,
+    ) -> None:
+        from pytest_harness_audit.doors.proxy import BackgroundProxy
+        from pytest_harness_audit.doors.proxy.workspace_tools import workspace_tools as make_tools
+        from pytest_harness_audit.gate import Gate
+
+        self.harness = harness
+        self._upstream = upstream
+        self._specs = upstream_specs(upstream)
+        self._workspace_tools = workspace_tools
+        self._call_timeout = call_timeout
+        tools = list(local_tools)
+        if social:
+            from pytest_harness_audit.doors.social import send_message_local_tool
+
+            tools.append(send_message_local_tool(harness.social))
+        if workspace_tools:
+            tools.extend(make_tools(harness.root, harness.toolbox))
+        if not self._specs and not tools:
+            raise UsageError("recording_proxy: give upstream servers or keep workspace tools")
+        # a gate of its own on the same session: the proxy thread uses it, the chain's lock
+        # serialises appends with the test's gate
+        self.gate = Gate(
+            harness.policy,
+            _reopen_chain(harness),
+            root=str(harness.root),
+            door="proxy",
+            classifier=harness.gate.classifier,
+            clock=harness.gate.clock,
+        )
+        self.gate.observers.append(harness.secrets.note_from)
+        self._proxy: BackgroundProxy = BackgroundProxy(
+            self.gate, self._specs, local_tools=tools, call_timeout=call_timeout
+        )
+        self._endpoint = self._proxy.start()
+
+    @property
+    def url(self) -> str:
+        """The streamable-HTTP endpoint (loopback)."""
+        return str(self._endpoint.url)
+
+    @property
+    def token(self) -> str:
+        """The bearer token every request must carry."""
+        return str(self._endpoint.token)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """``{"Authorization": "Bearer …"}``."""
+        return dict(self._endpoint.headers)
+
+    @property
+    def stdio_command(self) -> list[str]:
+        """argv of a ``harness-audit proxy`` serving the same session over stdio."""
+        from pytest_harness_audit.doors.proxy import proxy_command
+
+        policy_file = (
+            self.harness.storage_dir
+            / "policies"
+            / (f"{self.harness.chain.session_id}.proxy-policy.json")
+        )
+        policy_file.parent.mkdir(parents=True, exist_ok=True)
+        policy_file.write_text(json.dumps(self.harness.policy.to_dict()), encoding="utf-8")
+        upstream: list[str] = []
+        config = None
+        if isinstance(self._upstream, Mapping):
+            config = (
+                self.harness.storage_dir
+                / "policies"
+                / (f"{self.harness.chain.session_id}.mcp.json")
+            )
+            config.write_text(json.dumps(self._upstream), encoding="utf-8")
+        elif self._upstream and all(isinstance(w, str) for w in self._upstream):
+            upstream = [str(w) for w in self._upstream]
+        elif self._upstream:
+            raise UsageError("stdio_command serves one upstream argv or an mcpServers mapping")
+        return proxy_command(
+            storage=self.harness.storage_dir,
+            session=self.harness.session_id,
+            policy=policy_file,
+            config=config,
+            workspace=self.harness.root if self._workspace_tools else None,
+            upstream=upstream,
+            call_timeout=self._call_timeout,
+            python=sys.executable,
+        )
+
+    def mcp_config(self, transport: str = "http", name: str = "harness") -> dict[str, Any]:
+        """The ``{"mcpServers": {name: …}}`` document for this proxy (``http`` or ``stdio``)."""
+        from pytest_harness_audit.doors.proxy import (
+            http_server_entry,
+            mcp_config,
+            stdio_server_entry,
+        )
+
+        if transport == "http":
+            return mcp_config(http_server_entry(self._endpoint), name=name)
+        if transport == "stdio":
+            return mcp_config(stdio_server_entry(self.stdio_command), name=name)
+        raise UsageError(f"transport must be 'http' or 'stdio', got {transport!r}")
+
+    def write_mcp_config(self, path: Path, transport: str = "http") -> Path:
+        """Write :meth:`mcp_config` to ``path`` (for agents that read a config file)."""
+        path.write_text(json.dumps(self.mcp_config(transport), indent=2), encoding="utf-8")
+        return path
+
+    def stop(self) -> None:
+        """Stop the proxy and its upstream processes (idempotent)."""
+        self._proxy.stop()
+        self.gate.chain.close()
+
+
+def _reopen_chain(harness: Harness) -> Any:
+    from pytest_harness_audit.audit.chain import AuditChain
+
+    return AuditChain(
+        harness.storage_dir, harness.session_id, audit_level=harness.chain.audit_level
+    )

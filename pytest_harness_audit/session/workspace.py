@@ -1,0 +1,256 @@
+"""Throw-away git workspaces seeded from templates, and what changed in them.
+
+A workspace is a directory with a real git repository: the template's files, copied, and one
+initial commit by a fixed author at a fixed date, so the same template always gives the same
+commit id. The initial commit is also kept as the ref ``refs/harness-audit/base``;
+:func:`changed_files` and :func:`diff` compare the working tree with it, so changes the agent
+commits, stages or leaves untracked all count.
+
+Templates are the directories of ``fixtures/workspaces/`` shipped with the package
+(``python-service``, ``node-package``, ``empty``), or any directory given as a path. Every git
+command here runs without the user's global and system git configuration, so settings such as
+``core.autocrlf`` or ``diff.noprefix`` cannot change commit ids or diff output.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import git
+
+from pytest_harness_audit._data import data_dir
+from pytest_harness_audit.errors import HarnessAuditError
+
+HARNESS_AUTHOR_NAME = "Harness Audit"
+HARNESS_AUTHOR_EMAIL = "harness@example.invalid"
+HARNESS_COMMIT_DATE = "1704067200 +0000"
+"""2024-01-01T00:00:00Z, the author and committer date of every initial commit."""
+
+BASE_REF = "refs/harness-audit/base"
+"""The ref naming the initial commit, the base of :func:`changed_files` and :func:`diff`."""
+
+DEFAULT_BRANCH = "main"
+"""The branch of every workspace."""
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+"""Git's empty tree: the base of a repository that has no commit yet."""
+
+_COPY_IGNORED = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cache")
+
+GIT_ISOLATION_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    # `git status` must not take the index lock as a side effect.
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_TERMINAL_PROMPT": "0",
+}
+"""Environment for every git command run here: no global or system configuration."""
+
+_COMMIT_ENV = {
+    "GIT_AUTHOR_NAME": HARNESS_AUTHOR_NAME,
+    "GIT_AUTHOR_EMAIL": HARNESS_AUTHOR_EMAIL,
+    "GIT_AUTHOR_DATE": HARNESS_COMMIT_DATE,
+    "GIT_COMMITTER_NAME": HARNESS_AUTHOR_NAME,
+    "GIT_COMMITTER_EMAIL": HARNESS_AUTHOR_EMAIL,
+    "GIT_COMMITTER_DATE": HARNESS_COMMIT_DATE,
+}
+
+
+class WorkspaceError(HarnessAuditError):
+    """A workspace cannot be created: unknown template, unusable destination, git failure."""
+
+
+def templates_dir() -> Path:
+    """The directory of the shipped workspace templates."""
+    return data_dir("fixtures") / "workspaces"
+
+
+def list_templates() -> list[str]:
+    """Names of the shipped workspace templates, sorted."""
+    return sorted(entry.name for entry in templates_dir().iterdir() if entry.is_dir())
+
+
+def resolve_template(template: str | Path | None) -> tuple[Path, str]:
+    """The directory of ``template`` and the name used in the initial commit message.
+
+    ``None`` is the ``empty`` template; a string without a path separator names a shipped
+    template; anything else is a directory path.
+    """
+    if template is None:
+        template = "empty"
+    if isinstance(template, str) and "/" not in template and os.sep not in template:
+        if template in {"", ".", ".."}:
+            raise WorkspaceError(f"invalid workspace template name {template!r}")
+        shipped = templates_dir() / template
+        if not shipped.is_dir():
+            available = ", ".join(list_templates())
+            raise WorkspaceError(
+                f"unknown workspace template {template!r} (available: {available})"
+            )
+        return shipped, template
+    path = Path(template).expanduser()
+    if not path.is_dir():
+        raise WorkspaceError(f"workspace template is not a directory: {template}")
+    return path, path.resolve().name
+
+
+def _git(repo_dir: Path) -> git.Git:
+    command = git.Git(str(repo_dir))
+    command.update_environment(**GIT_ISOLATION_ENV)
+    return command
+
+
+def create_workspace(dest: Path, template: str | Path | None = None) -> git.Repo:
+    """Copy ``template`` to ``dest``, ``git init`` it and make the initial commit; return the repo.
+
+    ``dest`` must not exist or be an empty directory. The branch is ``main``; author and committer
+    are ``Harness Audit <harness@example.invalid>`` at 2024-01-01T00:00:00Z; the repository's own
+    configuration carries that identity too, so commits made later in the workspace work.
+    The returned repo runs its git commands without global or system git configuration.
+
+    The first workspace of a template in a process is built with git; later ones are copies of
+    it (repository included), which is several times faster and gives the same commit.
+    """
+    source, label = resolve_template(template)
+    dest = Path(dest)
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise WorkspaceError(f"workspace destination exists and is not empty: {dest}")
+    seed = _SEEDS.seed_for(source, label)
+    try:
+        shutil.copytree(seed, dest, symlinks=True, dirs_exist_ok=True)
+    except OSError as exc:
+        raise WorkspaceError(f"cannot copy workspace template {label!r} to {dest}: {exc}") from None
+    repo = git.Repo(str(dest))
+    repo.git.update_environment(**GIT_ISOLATION_ENV)
+    return repo
+
+
+def _template_fingerprint(source: Path) -> tuple[tuple[str, int, int, int], ...]:
+    entries: list[tuple[str, int, int, int]] = []
+    for directory, dirnames, filenames in os.walk(source):
+        dirnames[:] = sorted(d for d in dirnames if not _COPY_IGNORED(directory, [d]))
+        for name in sorted(filenames):
+            info = os.lstat(os.path.join(directory, name))
+            relative = os.path.relpath(os.path.join(directory, name), source)
+            entries.append((relative, info.st_size, info.st_mtime_ns, info.st_mode))
+    return tuple(entries)
+
+
+class _SeedCache:
+    """Initialised template repositories of this process, kept in a temporary directory."""
+
+    def __init__(self) -> None:
+        self._root: Path | None = None
+        self._seeds: dict[tuple[str, str, tuple[tuple[str, int, int, int], ...]], Path] = {}
+
+    def seed_for(self, source: Path, label: str) -> Path:
+        key = (str(source.resolve()), label, _template_fingerprint(source))
+        seed = self._seeds.get(key)
+        if seed is not None and (seed / ".git").is_dir():
+            return seed
+        if self._root is None or not self._root.is_dir():
+            self._root = Path(tempfile.mkdtemp(prefix="harness-audit-seeds-"))
+            atexit.register(shutil.rmtree, self._root, ignore_errors=True)
+        seed = self._root / str(len(self._seeds))
+        if seed.exists():
+            shutil.rmtree(seed)
+        _build_repository(source, seed, label)
+        self._seeds[key] = seed
+        return seed
+
+
+_SEEDS = _SeedCache()
+
+
+def _build_repository(source: Path, dest: Path, label: str) -> None:
+    try:
+        shutil.copytree(source, dest, symlinks=True, ignore=_COPY_IGNORED)
+    except OSError as exc:
+        raise WorkspaceError(f"cannot copy workspace template {label!r}: {exc}") from None
+    command = _git(dest)
+    try:
+        # --template= : no sample hooks or other files from the user's git templates.
+        command.init("--quiet", "--template=")
+        command.symbolic_ref("HEAD", f"refs/heads/{DEFAULT_BRANCH}")
+        command.config("user.name", HARNESS_AUTHOR_NAME)
+        command.config("user.email", HARNESS_AUTHOR_EMAIL)
+        command.config("commit.gpgsign", "false")
+        command.add("--all")
+        command.commit(
+            "--quiet",
+            "--no-verify",
+            "--allow-empty",
+            "-m",
+            f"Initial commit: {label} workspace",
+            env=_COMMIT_ENV,
+        )
+        command.update_ref(BASE_REF, "HEAD")
+        # One pack instead of a directory per object: the seed is copied for every workspace.
+        command.repack("-a", "-d", "-q")
+    except git.GitCommandError as exc:
+        stderr = (exc.stderr or "").strip()
+        raise WorkspaceError(
+            f"git failed while creating a workspace from template {label!r}: {stderr or exc}"
+        ) from None
+
+
+def _base_revision(repo: git.Repo) -> str:
+    for revision in (f"{BASE_REF}^{{commit}}", "HEAD^{commit}"):
+        try:
+            sha: str = repo.git.rev_parse("--verify", "--quiet", revision, env=GIT_ISOLATION_ENV)
+            return sha
+        except git.GitCommandError:
+            continue
+    return EMPTY_TREE
+
+
+def _untracked(repo: git.Repo) -> list[str]:
+    listing: str = repo.git.ls_files("--others", "--exclude-standard", "-z", env=GIT_ISOLATION_ENV)
+    return sorted(path for path in listing.split("\0") if path)
+
+
+def changed_files(repo: git.Repo) -> list[str]:
+    """Paths changed since the initial commit: modified, added, deleted and untracked.
+
+    Relative posix paths, sorted. Files ignored by the workspace's ``.gitignore`` do not count.
+    """
+    base = _base_revision(repo)
+    listing: str = repo.git.diff(
+        "--name-only", "-z", "--no-renames", base, "--", env=GIT_ISOLATION_ENV
+    )
+    tracked = {path for path in listing.split("\0") if path}
+    return sorted(tracked.union(_untracked(repo)))
+
+
+def diff(repo: git.Repo) -> str:
+    """The unified diff from the initial commit to the working tree, untracked files included.
+
+    Changes to tracked files come first (in git's path order), then each untracked file as an
+    addition (``--- /dev/null``), by path. Empty when nothing changed.
+    """
+    base = _base_revision(repo)
+    options = ("--no-color", "--no-ext-diff", "--no-renames")
+    parts: list[str] = []
+    tracked: str = repo.git.diff(
+        *options, base, "--", env=GIT_ISOLATION_ENV, strip_newline_in_stdout=False
+    )
+    if tracked:
+        parts.append(tracked)
+    for path in _untracked(repo):
+        # `git diff --no-index` exits 1 when the files differ, which is always the case here.
+        _status, added, _stderr = repo.git.diff(
+            *options,
+            "--no-index",
+            "--",
+            os.devnull,
+            path,
+            env=GIT_ISOLATION_ENV,
+            with_extended_output=True,
+            with_exceptions=False,
+            strip_newline_in_stdout=False,
+        )
+        parts.append(added)
+    return "".join(parts)
