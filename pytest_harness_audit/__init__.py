@@ -35,7 +35,6 @@ _LAZY = {
 }
 
 __all__ = [
-    "__version__",
     "AuditReportExtension",
     "CallRecord",
     "CallResult",
@@ -49,6 +48,7 @@ __all__ = [
     "UsageError",
     "Verdict",
     "VerdictReason",
+    "__version__",
 ]
 
 
