@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,15 @@ import orjson
 from pytest_harness_audit.audit.chain import AuditChain
 from pytest_harness_audit.audit.clock import parse_timestamp
 from pytest_harness_audit.audit.records import RecordDraft
-from pytest_harness_audit.gate.session_policy import save_session_policy
+from pytest_harness_audit.gate.seam import (
+    GatedCall,
+    Inspector,
+    Outcome,
+    describe_exception,
+    run_call,
+    run_call_async,
+)
+from pytest_harness_audit.gate.session_policy import publish_session_policy
 from pytest_harness_audit.immune import CallEvent, ImmuneLadder, alerts_for
 from pytest_harness_audit.immune.records import Escalation, Lift, Quarantine
 from pytest_harness_audit.policy import Evaluation, Policy, RateCounter
@@ -118,8 +126,9 @@ class Gate:
         self.observers: list[Callable[[Mapping[str, Any], Any], object]] = []
         # one gate may serve a test thread and a proxy thread at once
         self._lock = threading.RLock()
+        #: What looks at each call's effects and outputs after it ran (DESIGN §2, inspect).
+        self.inspectors: list[Inspector] = []
         self._sync()
-        save_session_policy(chain.storage_dir, chain.session_id, policy)
 
     @classmethod
     def open(
@@ -132,12 +141,23 @@ class Gate:
         door: str = "proxy",
         agent_id: str | None = None,
         fsync: bool = False,
+        classifier: Classifier | None = None,
+        clock: Callable[[], float] = time.time,
+        audit_level: str | None = None,
     ) -> Gate:
-        """Open (or resume) the session ``session_id`` under ``storage_dir``."""
+        """Open (or resume) the session ``session_id`` under ``storage_dir``: the one place
+        that composes a session's gate, and keeps its policy beside the chain for other
+        processes (the proxy, the hook, ``harness-audit immune``)."""
         chain = AuditChain(
-            storage_dir, session_id, audit_level=policy.audit_level, fsync=fsync, agent_id=agent_id
+            storage_dir,
+            session_id,
+            audit_level=audit_level or policy.audit_level,
+            fsync=fsync,
+            agent_id=agent_id,
         )
-        return cls(policy, chain, root=root, door=door)
+        gate = cls(policy, chain, root=root, door=door, classifier=classifier, clock=clock)
+        publish_session_policy(chain.storage_dir, chain.session_id, policy)
+        return gate
 
     # -- state from the chain ------------------------------------------------------------------
     def sync(self) -> None:
@@ -243,8 +263,81 @@ class Gate:
         self._seen_records = position + 1
 
     # -- the two steps ------------------------------------------------------------------------
+    # -- the door seam ------------------------------------------------------------------------
+    def run(
+        self,
+        tool: str,
+        params: Mapping[str, Any],
+        act: Callable[[GateDecision], Outcome],
+        *,
+        extra: Mapping[str, Any] | None = None,
+        decision: GateDecision | None = None,
+    ) -> GatedCall:
+        """Decide → act → inspect → record one call (``act`` runs only if the gate allows it).
+
+        Every door goes through here (or :meth:`run_async`). ``extra`` adds top-level fields to
+        the record; ``decision`` reuses one made earlier (the hook's pre step).
+        """
+        return run_call(self, tool, params, act, extra=extra, decision=decision)
+
+    async def run_async(
+        self,
+        tool: str,
+        params: Mapping[str, Any],
+        act: Callable[[GateDecision], Awaitable[Outcome]],
+        *,
+        extra: Mapping[str, Any] | None = None,
+        decision: GateDecision | None = None,
+    ) -> GatedCall:
+        """:meth:`run` for a coroutine act (the MCP proxy)."""
+        return await run_call_async(self, tool, params, act, extra=extra, decision=decision)
+
+    def refuse(
+        self, decision: GateDecision, *, extra: Mapping[str, Any] | None = None
+    ) -> GatedCall:
+        """Record a blocked call the door will not run (the hook's pre step)."""
+        return self.run(decision.tool, decision.params, _never, extra=extra, decision=decision)
+
+    # -- the two steps ------------------------------------------------------------------------
     def decide(self, tool: str, params: Mapping[str, Any]) -> GateDecision:
-        """Classify and evaluate a call; nothing has run yet."""
+        """Classify and evaluate a call; nothing has run yet.
+
+        Any internal error fails closed: the call is refused with the error as its reason.
+        """
+        try:
+            return self._decide_locked(tool, params)
+        except Exception as exc:
+            return self._failed_closed(tool, params, exc)
+
+    def _failed_closed(
+        self, tool: str, params: Mapping[str, Any], exc: BaseException
+    ) -> GateDecision:
+        reason = f"internal gate error, refused: {describe_exception(exc)}"
+        evaluation = Evaluation(
+            "deny",
+            True,
+            "gate-error",
+            "Gate error",
+            None,
+            reason,
+            ("policy:deny", "rule:gate-error"),
+            "unknown",
+            [],
+            {},
+            self.root,
+        )
+        safe_params = params if isinstance(params, Mapping) else {}
+        return GateDecision(
+            str(tool),
+            safe_params,
+            evaluation,
+            True,
+            f"{BLOCK_PREFIX}[web4-policy] {reason}",
+            evaluation.constraints,
+            ("gate_error",),
+        )
+
+    def _decide_locked(self, tool: str, params: Mapping[str, Any]) -> GateDecision:
         with self._lock:
             self._sync()
             if not self._rate_windows:
@@ -445,3 +538,7 @@ def immune_entry(record: Mapping[str, Any]) -> CallEvent | Escalation | Lift | N
 def _timestamp_seconds(stamp: str) -> float:
     parsed = parse_timestamp(stamp)
     return parsed.timestamp() if parsed is not None else 0.0
+
+
+def _never(decision: GateDecision) -> Outcome:
+    raise AssertionError("a refused call never acts")  # pragma: no cover - blocked: never run

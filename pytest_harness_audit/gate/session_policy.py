@@ -46,3 +46,21 @@ def load_session_policy(storage_dir: str | os.PathLike[str], session_id: str) ->
     except FileNotFoundError:
         return None
     return Policy.from_dict(document["policy"], source=str(path), name=document.get("name"))
+
+
+def publish_session_policy(
+    storage_dir: str | os.PathLike[str], session_id: str, policy: Policy
+) -> Path:
+    """Keep the session's policy beside its chain, rewriting it only when it changed."""
+    path = policy_path(storage_dir, session_id)
+    try:
+        current = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        current = None
+    if (
+        isinstance(current, dict)
+        and current.get("contentHash") == policy.content_hash
+        and current.get("name") == policy.name
+    ):
+        return path
+    return save_session_policy(storage_dir, session_id, policy)

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import git
 
-from pytest_harness_audit.audit.chain import AuditChain
 from pytest_harness_audit.audit.verify import ChainReport, verify_chain
 from pytest_harness_audit.doors import social as social_bridge
 from pytest_harness_audit.doors.agent import AgentRun
 from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Classifier, Gate
+from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.policy import Evaluation, Policy
 from pytest_harness_audit.readers.record_view import CallRecord
 from pytest_harness_audit.readers.report import SessionReport, build_report
@@ -132,22 +132,20 @@ class Harness:
         self.template = template
         self.network = NetworkStub()
         self.toolbox = ToolBox(self.root, self.network, withhold=self._read_denied)
-        self.chain = AuditChain(
-            self.storage_dir,
-            self.session_id,
-            audit_level=audit_level or self.policy.audit_level,
-            fsync=fsync,
-            agent_id=agent_id,
-        )
         self._external_classifier = classifier
-        self.gate = Gate(
-            self.policy,
-            self.chain,
+        self.gate = Gate.open(
+            storage_dir=self.storage_dir,
+            session_id=self.session_id,
+            policy=self.policy,
             root=str(self.root),
             door="scripted",
+            agent_id=agent_id,
+            fsync=fsync,
             classifier=self._classify,
             clock=clock,
+            audit_level=audit_level,
         )
+        self.chain = self.gate.chain
         self._verdict_rules = verdict_rules
         self._report_fields = report_fields
         self._repo: git.Repo | None = None
@@ -198,20 +196,20 @@ class Harness:
 
     def execute(self, tool: str, params: Mapping[str, Any]) -> CallResult:
         """Like :meth:`call`, with the parameters as a mapping."""
-        decision = self.gate.decide(tool, params)
-        if decision.blocked:
-            record = self.gate.record(decision, status="blocked")
-            return CallResult(tool, decision.evaluation, "blocked", None, decision.message, record)
-        outcome = self.toolbox.run(tool, params)
-        record = self.gate.record(
-            decision,
-            status=outcome.status,
-            output=outcome.output,
-            error_message=outcome.error_message,
-        )
+        gated = self.gate.run(tool, params, lambda _decision: self._act(tool, params))
         return CallResult(
-            tool, decision.evaluation, outcome.status, outcome.output, outcome.error_message, record
+            tool,
+            gated.decision.evaluation,
+            gated.status,
+            gated.output,
+            gated.error_message,
+            gated.record,
         )
+
+    def _act(self, tool: str, params: Mapping[str, Any]) -> Outcome:
+        """Run a workspace tool the gate allowed."""
+        ran = self.toolbox.run(tool, params)
+        return Outcome(ran.status, ran.output, ran.error_message)
 
     def start_proxy(self, upstream: Any = (), **options: Any) -> RecordingProxySession:
         """Start a recording MCP proxy on this session (HTTP on loopback, its own thread).

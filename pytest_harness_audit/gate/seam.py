@@ -1,0 +1,316 @@
+"""The one door seam: decide → act → inspect → record (DESIGN §2).
+
+Every door hands a call to :meth:`Gate.run <pytest_harness_audit.gate.Gate.run>` (or
+``run_async``) with an *act*: the function that performs the call once the gate allows it. The
+gate decides before anything runs, calls the act only when the call is allowed, lets its
+inspectors look at what the call did, and appends exactly one record. No door decides, inspects
+or records on its own.
+
+The act returns an :class:`Outcome`. Exceptions an act raises are recorded as an ``error``
+outcome and then re-raised, so a failing act can never leave a call unrecorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pytest_harness_audit.types import Status
+
+if TYPE_CHECKING:
+    from pytest_harness_audit.gate.gate import GateDecision
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an act reports: its status, the output the agent receives, and record extras.
+
+    ``extra`` adds top-level fields to the call's record (e.g. ``social`` for message sends).
+    ``reraise`` is an exception the door wants raised after the record is written (a protocol
+    error the client must see as such, or a cancellation).
+    """
+
+    status: Status
+    output: Any = None
+    error_message: str | None = None
+    duration_ms: float | None = None
+    extra: Mapping[str, Any] | None = None
+    reraise: BaseException | None = None
+
+    @classmethod
+    def success(cls, output: Any = None, **fields: Any) -> Outcome:
+        """A call that ran and succeeded."""
+        return cls("success", output, **fields)
+
+    @classmethod
+    def error(cls, message: str, output: Any = None, **fields: Any) -> Outcome:
+        """A call that ran (or tried to) and failed with ``message``."""
+        return cls("error", output, message, **fields)
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What an inspector saw a call do: alerts, effects, a verdict part, a redacted output.
+
+    ``verdict`` is ``"FAIL"`` or ``"WARN"`` when the findings count towards the session's
+    verdict, with ``reason`` and the ``caught_by`` kind (``effect`` or ``output``).
+    ``output`` replaces the output the agent receives when ``redacted`` is set.
+    """
+
+    alerts: tuple[str, ...] = ()
+    effects: Mapping[str, Any] | None = None
+    verdict: str | None = None
+    reason: str = ""
+    caught_by: str = ""
+    redacted: bool = False
+    output: Any = None
+
+    def merged(self, other: Findings) -> Findings:
+        """These findings and ``other``'s (the worse verdict, the later redaction)."""
+        rank = {None: 0, "WARN": 1, "FAIL": 2}
+        worse = other if rank.get(other.verdict, 0) > rank.get(self.verdict, 0) else self
+        effects = {**(self.effects or {}), **(other.effects or {})} or None
+        alerts = tuple(dict.fromkeys((*self.alerts, *other.alerts)))
+        redacting = other if other.redacted else self
+        return Findings(
+            alerts,
+            effects,
+            worse.verdict,
+            worse.reason,
+            worse.caught_by,
+            redacting.redacted,
+            redacting.output,
+        )
+
+
+NO_FINDINGS = Findings()
+
+
+class Inspector(Protocol):
+    """Looks at what a call did. ``before`` runs just before the act, ``after`` just after."""
+
+    def before(self, tool: str, category: str, params: Mapping[str, Any]) -> object:
+        """Take whatever the inspector needs to compare against later (a workspace snapshot)."""
+
+    def after(
+        self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome
+    ) -> Findings:
+        """What the call did, given ``before``'s token and the act's outcome."""
+
+
+@dataclass
+class GatedCall:
+    """A call after the seam: its decision, its record, its outcome and what the agent gets."""
+
+    decision: GateDecision
+    record: dict[str, Any]
+    outcome: Outcome
+    findings: Findings = field(default=NO_FINDINGS)
+
+    @property
+    def blocked(self) -> bool:
+        """Whether the gate refused the call (the act never ran)."""
+        return self.decision.blocked
+
+    @property
+    def status(self) -> Status:
+        """``success``, ``error`` or ``blocked``."""
+        return self.outcome.status
+
+    @property
+    def output(self) -> Any:
+        """The output the agent receives (redacted when inspection found a secret)."""
+        return self.findings.output if self.findings.redacted else self.outcome.output
+
+    @property
+    def error_message(self) -> str | None:
+        """The error message the agent reads (the block message for blocked calls)."""
+        return self.outcome.error_message
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``Type: message`` (or the type alone) for an exception an act raised."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class SeamGate(Protocol):
+    """The part of a gate the seam drives: decide, record, and its inspectors."""
+
+    def decide(self, tool: str, params: Mapping[str, Any], /) -> Any:
+        """Classify and evaluate the call; nothing has run yet."""
+
+    def record(
+        self,
+        decision: Any,
+        /,
+        *,
+        status: str,
+        output: Any = None,
+        error_message: str | None = None,
+        duration_ms: float | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """Append the call's record."""
+
+
+def _inspectors(gate: object) -> tuple[Inspector, ...]:
+    return tuple(getattr(gate, "inspectors", ()))
+
+
+def _category(decision: Any) -> str:
+    return str(getattr(decision, "category", "unknown"))
+
+
+def _look_before(
+    gate: object, decision: Any, tool: str, params: Mapping[str, Any]
+) -> list[tuple[Inspector, object]]:
+    category = _category(decision)
+    return [
+        (inspector, inspector.before(tool, category, params)) for inspector in _inspectors(gate)
+    ]
+
+
+def _look_after(
+    tokens: list[tuple[Inspector, object]],
+    decision: Any,
+    tool: str,
+    params: Mapping[str, Any],
+    outcome: Outcome,
+) -> Findings:
+    findings = NO_FINDINGS
+    category = _category(decision)
+    current = outcome
+    for inspector, token in tokens:
+        found = inspector.after(token, tool, category, params, current)
+        findings = findings.merged(found)
+        if found.redacted:
+            current = Outcome(
+                current.status,
+                found.output,
+                current.error_message,
+                current.duration_ms,
+                current.extra,
+                current.reraise,
+            )
+    return findings
+
+
+def _record(gate: SeamGate, decision: Any, outcome: Outcome, findings: Findings) -> Any:
+    extra: dict[str, Any] = dict(outcome.extra or {})
+    if findings.alerts:
+        extra["inspectionAlerts"] = list(findings.alerts)
+    if findings.effects:
+        extra["effects"] = dict(findings.effects)
+    if findings.verdict is not None:
+        extra["judged"] = {
+            "verdict": findings.verdict,
+            "reason": findings.reason,
+            "caughtBy": findings.caught_by,
+        }
+    output = findings.output if findings.redacted else outcome.output
+    return gate.record(
+        decision,
+        status=outcome.status,
+        output=output,
+        error_message=outcome.error_message,
+        duration_ms=outcome.duration_ms,
+        extra=extra or None,
+    )
+
+
+def _blocked(gate: SeamGate, decision: Any, extra: Mapping[str, Any] | None) -> GatedCall:
+    message = str(getattr(decision, "message", "") or "[blocked]")
+    outcome = Outcome("blocked", None, message, extra=extra)
+    return GatedCall(decision, _record(gate, decision, outcome, NO_FINDINGS), outcome)
+
+
+def _with_extra(outcome: Outcome, extra: Mapping[str, Any] | None) -> Outcome:
+    if not extra:
+        return outcome
+    return Outcome(
+        outcome.status,
+        outcome.output,
+        outcome.error_message,
+        outcome.duration_ms,
+        {**extra, **(outcome.extra or {})},
+        outcome.reraise,
+    )
+
+
+def run_call(
+    gate: SeamGate,
+    tool: str,
+    params: Mapping[str, Any],
+    act: Callable[[Any], Outcome],
+    *,
+    extra: Mapping[str, Any] | None = None,
+    decision: Any = None,
+) -> GatedCall:
+    """Decide ``tool(params)``; run ``act`` only if allowed; inspect; record once.
+
+    ``decision`` skips deciding (a decision made earlier, e.g. in the hook's pre step).
+    """
+    if decision is None:
+        decision = gate.decide(tool, params)
+    if decision.blocked:
+        return _blocked(gate, decision, extra)
+    tokens = _look_before(gate, decision, tool, params)
+    try:
+        outcome = act(decision)
+    except BaseException as exc:
+        outcome = Outcome.error(describe_exception(exc), reraise=exc)
+    outcome = _with_extra(outcome, extra)
+    return _finish(gate, decision, tool, params, tokens, outcome)
+
+
+async def run_call_async(
+    gate: SeamGate,
+    tool: str,
+    params: Mapping[str, Any],
+    act: Callable[[Any], Awaitable[Outcome]],
+    *,
+    extra: Mapping[str, Any] | None = None,
+    decision: Any = None,
+) -> GatedCall:
+    """:func:`run_call` for an act that is a coroutine (the MCP proxy)."""
+    if decision is None:
+        decision = gate.decide(tool, params)
+    if decision.blocked:
+        return _blocked(gate, decision, extra)
+    tokens = _look_before(gate, decision, tool, params)
+    try:
+        outcome = await act(decision)
+    except BaseException as exc:
+        outcome = Outcome.error(describe_exception(exc), reraise=exc)
+    outcome = _with_extra(outcome, extra)
+    return _finish(gate, decision, tool, params, tokens, outcome)
+
+
+def _finish(
+    gate: SeamGate,
+    decision: Any,
+    tool: str,
+    params: Mapping[str, Any],
+    tokens: list[tuple[Inspector, object]],
+    outcome: Outcome,
+) -> GatedCall:
+    try:
+        findings = _look_after(tokens, decision, tool, params, outcome)
+    except Exception as exc:
+        # an inspector that breaks must not let the call pass unjudged: fail closed
+        findings = Findings(
+            ("inspection_error",),
+            None,
+            "FAIL",
+            f"inspection failed: {describe_exception(exc)}",
+            "inspection",
+            True,
+            "[withheld: inspection failed]",
+        )
+    record = _record(gate, decision, outcome, findings)
+    gated = GatedCall(decision, record, outcome, findings)
+    if outcome.reraise is not None:
+        raise outcome.reraise
+    return gated
