@@ -1,0 +1,294 @@
+"""The multi-pattern matcher behind :class:`~.secrets.SecretRegistry`.
+
+Every known secret value is turned into a few *forms* (the value, reversed, hex, base64 at the
+three byte alignments, url-safe base64), and every form is put, case-folded and without
+whitespace, into one Aho–Corasick automaton (``pyahocorasick``). A text is scanned the same way:
+case-folded (ASCII, length-preserving) and with its whitespace removed, so ``SK-LIVE``,
+``s k - l i v e`` and base64 wrapped over several lines are all found by the one pass. When a
+text contains ``%XX`` escapes it is also scanned percent-decoded (``+`` read as a space), which
+catches URL-encoding however much of the value it covers. The cost of a pass is linear in the
+length of the text and does not grow with the number of secrets.
+
+Positions found in the normalised text are mapped back to the original text through
+:class:`Pieces`, so findings carry real offsets and redaction replaces the exact span.
+
+Texts are scanned in chunks of :data:`CHUNK` characters; the normalised tail of one chunk is
+carried into the next (:class:`Carry`), so a value that straddles a chunk boundary — or, for a
+:class:`~.secrets.StreamScanner`, two consecutive sends — is still found.
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import re
+import string
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import ahocorasick  # type: ignore[import-not-found]
+
+#: Characters scanned per chunk; the normalised copies of one chunk are all the extra memory.
+CHUNK = 256 * 1024
+#: A pattern shorter than this (normalised) is dropped: it would match ordinary text.
+MIN_PATTERN = 6
+
+_ASCII_FOLD = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+_NON_SPACE = re.compile(r"\S+")
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def fold(text: str) -> str:
+    """``text`` in lower case, never changing its length (ASCII folding as the fallback)."""
+    lowered = text.lower()
+    return lowered if len(lowered) == len(text) else text.translate(_ASCII_FOLD)
+
+
+def squeeze(text: str) -> str:
+    """``text`` without any whitespace."""
+    return "".join(text.split())
+
+
+def normalise(text: str) -> str:
+    """What the automaton sees of ``text``: case-folded, whitespace removed."""
+    return squeeze(fold(text))
+
+
+def _base64_cores(data: bytes, alphabet: bytes | None) -> Iterator[tuple[int, str]]:
+    """The base64 characters of ``data`` that do not depend on its neighbours, at each of the
+    three byte alignments it can have inside a longer encoded text."""
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + data, altchars=alphabet).decode("ascii")
+        first_bit, last_bit = 8 * shift, 8 * (shift + len(data))
+        start = -(-first_bit // 6)  # the first character whose 6 bits are all the value's
+        stop = last_bit // 6  # one past the last such character
+        yield shift, encoded[start:stop]
+
+
+def forms(value: str) -> Iterator[tuple[str, str]]:
+    """``(transform, form)`` for every encoding of ``value`` the matcher looks for.
+
+    ``plain`` also covers case-folded and whitespace-spread copies, and percent-encoded ones
+    (the text side decodes those); ``hex`` covers upper case.
+    """
+    data = value.encode("utf-8", "surrogatepass")
+    yield "plain", value
+    yield "reversed", value[::-1]
+    yield "hex", data.hex()
+    if not value.isascii():
+        # percent-decoding a UTF-8 text byte by byte gives these code points
+        yield "plain", data.decode("latin-1")
+    for _shift, core in _base64_cores(data, None):
+        yield "base64", core
+        safe = core.replace("+", "-").replace("/", "_")
+        if safe != core:
+            yield "base64url", safe
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One form of one secret: which secret, how it was transformed, and the form itself."""
+
+    secret: int
+    transform: str
+    form: str
+    key: str
+
+
+class Pieces:
+    """Maps positions of a derived text back to the text it was derived from.
+
+    The derived text is a sequence of pieces; piece ``k`` starts at ``derived[k]``, comes from
+    the source at ``source[k]`` and covers ``source_len[k]`` source characters. A copied run
+    has the same length on both sides; a decoded ``%XX`` is one character for three.
+    """
+
+    __slots__ = ("derived", "source", "source_len", "width")
+
+    def __init__(self) -> None:
+        self.derived: list[int] = []
+        self.source: list[int] = []
+        self.source_len: list[int] = []
+        self.width: list[int] = []
+
+    def add(self, derived: int, source: int, source_len: int, width: int) -> None:
+        """Append a piece of ``width`` derived characters from ``source_len`` at ``source``."""
+        self.derived.append(derived)
+        self.source.append(source)
+        self.source_len.append(source_len)
+        self.width.append(width)
+
+    def start(self, index: int) -> int:
+        """The source position of derived character ``index``."""
+        k = bisect.bisect_right(self.derived, index) - 1
+        if self.source_len[k] == self.width[k]:
+            return self.source[k] + index - self.derived[k]
+        return self.source[k]
+
+    def end(self, index: int) -> int:
+        """The source position just after derived character ``index - 1`` (an exclusive end)."""
+        k = bisect.bisect_right(self.derived, index - 1) - 1
+        if self.source_len[k] == self.width[k]:
+            return self.source[k] + index - self.derived[k]
+        return self.source[k] + self.source_len[k]
+
+
+def space_pieces(text: str) -> Pieces:
+    """The pieces of ``squeeze(text)``: one per run of non-whitespace characters."""
+    pieces = Pieces()
+    at = 0
+    for match in _NON_SPACE.finditer(text):
+        width = match.end() - match.start()
+        pieces.add(at, match.start(), width, width)
+        at += width
+    return pieces
+
+
+def percent_decoded(text: str) -> tuple[str, Pieces]:
+    """``text`` with every ``%XX`` decoded to one character and ``+`` read as a space."""
+    pieces = Pieces()
+    parts: list[str] = []
+    at = last = 0
+    for match in _PERCENT.finditer(text):
+        if match.start() > last:
+            run = text[last : match.start()]
+            parts.append(run)
+            pieces.add(at, last, len(run), len(run))
+            at += len(run)
+        parts.append(chr(int(match.group()[1:], 16)))
+        pieces.add(at, match.start(), 3, 1)
+        at += 1
+        last = match.end()
+    if last < len(text) or not parts:
+        run = text[last:]
+        parts.append(run)
+        pieces.add(at, last, len(run), len(run))
+    return "".join(parts).replace("+", " "), pieces
+
+
+@dataclass
+class Carry:
+    """The normalised tail of what one view has scanned so far, with source positions.
+
+    A position of ``-1`` belongs to an earlier text (an earlier send of a stream).
+    """
+
+    text: str = ""
+    positions: list[int] = field(default_factory=list)
+
+    def forget_positions(self) -> None:
+        """Mark every carried character as belonging to an earlier text."""
+        self.positions = [-1] * len(self.text)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A pattern found: its index, the source span, the view and whether it began earlier."""
+
+    pattern: int
+    start: int
+    end: int
+    view: str
+    split: bool
+
+
+class Automaton:
+    """One Aho–Corasick automaton over the normalised forms of every pattern."""
+
+    def __init__(self, patterns: list[Pattern]) -> None:
+        self.patterns = patterns
+        self._automaton: Any = ahocorasick.Automaton()
+        keyed: dict[str, list[int]] = {}
+        for index, pattern in enumerate(patterns):
+            keyed.setdefault(pattern.key, []).append(index)
+        for key, indices in keyed.items():
+            self._automaton.add_word(key, (len(key), tuple(indices)))
+        self.longest = max((len(key) for key in keyed), default=0)
+        if keyed:
+            self._automaton.make_automaton()
+        self.empty = not keyed
+
+    def matches(self, haystack: str) -> Iterator[tuple[int, int, tuple[int, ...]]]:
+        """``(start, end, pattern indices)`` of every match in ``haystack``."""
+        if self.empty or not haystack:
+            return
+        for last, (length, indices) in self._automaton.iter(haystack):
+            yield last + 1 - length, last + 1, indices
+
+
+def _tail_positions(view: str, count: int, pieces: Pieces | None, offset: int) -> list[int]:
+    """Source positions of the last ``count`` non-whitespace characters of ``view``."""
+    if count <= 0:
+        return []
+    window = 2 * count
+    while True:
+        begin = max(0, len(view) - window)
+        found = [
+            begin + match.start() + i
+            for match in _NON_SPACE.finditer(view, begin)
+            for i in range(match.end() - match.start())
+        ]
+        if len(found) >= count or begin == 0:
+            break
+        window *= 4
+    found = found[-count:]
+    if pieces is not None:
+        found = [pieces.start(position) for position in found]
+    return [offset + position for position in found]
+
+
+def scan_chunk(
+    automaton: Automaton,
+    chunk: str,
+    offset: int,
+    carries: dict[str, Carry],
+) -> list[Hit]:
+    """Every hit in ``chunk`` (which starts at ``offset`` of its text), carrying tails on."""
+    hits: list[Hit] = []
+    seen: set[tuple[int, int, int]] = set()
+    views: list[tuple[str, str, Pieces | None]] = [("plain", chunk, None)]
+    escaped = "%" in chunk
+    if escaped or carries.get("url", Carry()).text:
+        decoded, pieces = percent_decoded(chunk)
+        views.append(("url", decoded, pieces))
+    keep = max(automaton.longest - 1, 0)
+    for name, view, decode_pieces in views:
+        carry = carries.setdefault(name, Carry())
+        normal = normalise(view)
+        haystack = carry.text + normal
+        carried = len(carry.text)
+        spaces: Pieces | None = None
+        for start, end, indices in automaton.matches(haystack):
+            if end <= carried:
+                continue  # found (and reported) with the earlier text
+            if spaces is None:
+                spaces = space_pieces(view)
+            split = start < carried
+            if split:
+                source_start = carry.positions[start]
+                split = source_start < 0
+                source_start = max(source_start, 0)
+            else:
+                source_start = spaces.start(start - carried)
+                if decode_pieces is not None:
+                    source_start = decode_pieces.start(source_start)
+                source_start += offset
+            source_end = spaces.end(end - carried)
+            if decode_pieces is not None:
+                source_end = decode_pieces.end(source_end)
+            source_end += offset
+            for index in indices:
+                if (index, source_start, source_end) not in seen:
+                    seen.add((index, source_start, source_end))
+                    hits.append(Hit(index, source_start, source_end, name, split))
+        tail_text = haystack[-keep:] if keep else ""
+        fresh = min(len(tail_text), len(normal))
+        old = len(tail_text) - fresh
+        positions = carry.positions[len(carry.positions) - old :] if old else []
+        positions += _tail_positions(view, fresh, decode_pieces, offset)
+        carries[name] = Carry(tail_text, positions)
+        if name == "url" and not escaped and fresh == len(tail_text):
+            # nothing percent-encoded is left in the tail: the url view equals the plain one
+            carries["url"] = Carry()
+    return hits

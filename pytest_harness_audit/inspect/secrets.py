@@ -1,0 +1,330 @@
+"""Known secret values, and where they turn up: in tool outputs and in outgoing payloads.
+
+A :class:`SecretRegistry` learns the secret values of a workspace at session start
+(:func:`learn_from_workspace`, from its credential files) and takes more from the test
+(:meth:`SecretRegistry.add`). It finds them in any text — plain, reversed, hex, base64 at all
+three alignments (standard and url-safe, padded or not), percent-encoded, in another case,
+spread out with whitespace — with one multi-pattern pass whose cost does not grow with the
+number of secrets (see :mod:`._matcher`). A :class:`StreamScanner` keeps the normalised tail of
+earlier texts, so a value split over consecutive sends is found when its last part is sent.
+
+What leaves this module never holds a value: a :class:`SecretFinding` names the secret by its
+fingerprint (the first 16 hex digits of the SHA-256 of its UTF-8 bytes, as the message firewall's
+records do) and its label, and :meth:`SecretRegistry.redact` puts ``[secret:<fingerprint>]`` in
+place of every hit. The values themselves stay in this process's memory only, as the matcher
+needs them; ``repr`` shows counts.
+
+Bounded work: one text is scanned up to :data:`MAX_SCAN_CHARS` characters. A longer text is
+scanned at its head and its tail (half the budget each) and the result says how many characters
+in between went unscanned. Bytes are cut to the same budget first, then decoded as UTF-8 with
+undecodable bytes kept as surrogate escapes (so redacted bytes round-trip exactly).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from pytest_harness_audit.inspect import _matcher
+from pytest_harness_audit.inspect.learn import credential_values
+
+#: Characters of one text scanned at most (head and tail halves beyond it).
+MAX_SCAN_CHARS = 4 * 1024 * 1024
+#: A value the test adds must be at least this long (as the message firewall requires).
+MIN_SECRET_LENGTH = 6
+#: Values longer than this are matched as pieces of :data:`PIECE_LENGTH` characters, so a
+#: partial leak of a long key is found too, and pattern lengths stay bounded.
+LONG_VALUE = 128
+PIECE_LENGTH = 64
+REDACTION = "[secret:{fingerprint}]"
+
+
+def fingerprint(value: str) -> str:
+    """The first 16 hex digits of the SHA-256 of ``value``'s UTF-8 bytes."""
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class SecretInfo:
+    """What may be shown of a known secret: its fingerprint, label and number of pieces."""
+
+    fingerprint: str
+    label: str
+    pieces: int = 1
+
+
+@dataclass(frozen=True)
+class SecretFinding:
+    """A known secret found in a text: which one, in which form, and where.
+
+    ``transform`` is ``plain``, ``reversed``, ``hex``, ``base64`` or ``base64url``, followed by
+    ``+case_folded``, ``+whitespace_stripped``, ``+url`` (percent-encoded) and ``+split`` (it
+    began in an earlier text of the stream) as they apply. ``start``/``end`` index the scanned
+    text (``start`` is 0 for a split hit); ``where`` names the part of a structured output.
+    """
+
+    fingerprint: str
+    label: str
+    transform: str
+    start: int
+    end: int
+    where: str = ""
+
+    def to_record(self) -> dict[str, object]:
+        """The finding as a record field (no value in it, by construction)."""
+        record: dict[str, object] = {
+            "fingerprint": self.fingerprint,
+            "label": self.label,
+            "transform": self.transform,
+            "span": [self.start, self.end],
+        }
+        if self.where:
+            record["where"] = self.where
+        return record
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """The findings in one text, the text as scanned, and how much of it went unscanned."""
+
+    findings: tuple[SecretFinding, ...]
+    text: str
+    unscanned: int = 0
+
+    def redacted(self) -> str:
+        """The text with every finding's span replaced by ``[secret:<fingerprint>]``."""
+        return redact_spans(self.text, self.findings)
+
+
+def redact_spans(text: str, findings: Iterable[SecretFinding]) -> str:
+    """``text`` with each finding's span (overlapping spans merged) replaced by its marker."""
+    spans = sorted((f.start, f.end, f.fingerprint) for f in findings if f.end > f.start)
+    if not spans:
+        return text
+    parts: list[str] = []
+    at = 0
+    current_start, current_end, current_fp = spans[0]
+    for start, end, fp in spans[1:]:
+        if start < current_end:
+            current_end = max(current_end, end)
+            continue
+        parts += [text[at:current_start], REDACTION.format(fingerprint=current_fp)]
+        at = current_end
+        current_start, current_end, current_fp = start, end, fp
+    parts += [text[at:current_start], REDACTION.format(fingerprint=current_fp), text[current_end:]]
+    return "".join(parts)
+
+
+@dataclass
+class _Secret:
+    info: SecretInfo
+    values: tuple[str, ...] = field(repr=False)
+
+
+def _pieces(value: str) -> tuple[str, ...]:
+    if len(value) <= LONG_VALUE:
+        return (value,)
+    pieces = [value[i : i + PIECE_LENGTH] for i in range(0, len(value), PIECE_LENGTH)]
+    if len(pieces[-1]) < PIECE_LENGTH // 4:
+        pieces[-2:] = [pieces[-2] + pieces[-1]]
+    return tuple(pieces)
+
+
+def as_text(data: str | bytes, budget: int = MAX_SCAN_CHARS) -> tuple[str, int, int]:
+    """``(text, unscanned, head)``: what of ``data`` is scanned, within ``budget`` characters.
+
+    Beyond the budget, the head and the tail halves are kept, joined by a newline at ``head``
+    (so no match can span the gap), and ``unscanned`` counts what was left out.
+    """
+    size = len(data)
+    if size <= budget:
+        head_part, tail_part, unscanned = data, data[:0], 0
+    else:
+        half = budget // 2
+        head_part, tail_part, unscanned = data[:half], data[size - half :], size - 2 * half
+    if isinstance(head_part, bytes):
+        assert isinstance(tail_part, bytes)
+        head_text = head_part.decode("utf-8", "surrogateescape")
+        tail_text = tail_part.decode("utf-8", "surrogateescape")
+    else:
+        assert isinstance(tail_part, str)
+        head_text, tail_text = head_part, tail_part
+    if not unscanned:
+        return head_text, 0, len(head_text)
+    return f"{head_text}\n{tail_text}", unscanned, len(head_text)
+
+
+class SecretRegistry:
+    """The secret values of one session: fingerprints outward, a matcher inward.
+
+    Thread-safe: the test thread and a proxy thread may add and scan at the same time.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._secrets: list[_Secret] = []
+        self._by_value: dict[str, int] = {}
+        self._automaton: _matcher.Automaton | None = None
+
+    def __repr__(self) -> str:
+        return f"<SecretRegistry: {len(self._secrets)} secrets>"
+
+    def __len__(self) -> int:
+        return len(self._secrets)
+
+    def add(self, value: str, label: str = "added") -> str | None:
+        """Know ``value`` from now on; return its fingerprint.
+
+        ``None`` (nothing added) for a value shorter than :data:`MIN_SECRET_LENGTH` characters
+        or one that is all whitespace. Adding a known value again keeps its first label.
+        """
+        if not isinstance(value, str):
+            raise TypeError(f"a secret value must be a str, got {type(value).__name__}")
+        if len(_matcher.squeeze(value)) < MIN_SECRET_LENGTH:
+            return None
+        with self._lock:
+            known = self._by_value.get(value)
+            if known is not None:
+                return self._secrets[known].info.fingerprint
+            pieces = _pieces(value)
+            info = SecretInfo(fingerprint(value), str(label)[:200], len(pieces))
+            self._by_value[value] = len(self._secrets)
+            self._secrets.append(_Secret(info, pieces))
+            self._automaton = None
+            return info.fingerprint
+
+    def secrets(self) -> tuple[SecretInfo, ...]:
+        """Fingerprint and label of every known secret, in the order they were added."""
+        with self._lock:
+            return tuple(secret.info for secret in self._secrets)
+
+    def _current(self) -> _matcher.Automaton:
+        with self._lock:
+            if self._automaton is None:
+                patterns: list[_matcher.Pattern] = []
+                for index, secret in enumerate(self._secrets):
+                    for piece in secret.values:
+                        for transform, form in _matcher.forms(piece):
+                            key = _matcher.normalise(form)
+                            if len(key) >= _matcher.MIN_PATTERN:
+                                patterns.append(_matcher.Pattern(index, transform, form, key))
+                self._automaton = _matcher.Automaton(patterns)
+            return self._automaton
+
+    def _finding(self, hit: _matcher.Hit, pattern: _matcher.Pattern, text: str) -> SecretFinding:
+        info = self._secrets[pattern.secret].info
+        transform = _describe(pattern, hit, text)
+        return SecretFinding(info.fingerprint, info.label, transform, hit.start, hit.end)
+
+    def _scan(
+        self, data: str | bytes, carries: dict[str, _matcher.Carry], budget: int
+    ) -> ScanResult:
+        text, unscanned, head = as_text(data, budget)
+        automaton = self._current()
+        if automaton.empty:
+            return ScanResult((), text, unscanned)
+        found: dict[tuple[str, int, int], SecretFinding] = {}
+        bounds = [(0, head), (head + 1, len(text))] if unscanned else [(0, len(text))]
+        for part, (begin, stop) in enumerate(bounds):
+            if part:  # nothing spans the gap between head and tail
+                carries.clear()
+            for offset in range(begin, stop, _matcher.CHUNK):
+                chunk = text[offset : min(offset + _matcher.CHUNK, stop)]
+                for hit in _matcher.scan_chunk(automaton, chunk, offset, carries):
+                    finding = self._finding(hit, automaton.patterns[hit.pattern], text)
+                    found.setdefault((finding.fingerprint, finding.start, finding.end), finding)
+        ordered = sorted(found.values(), key=lambda f: (f.start, f.end, f.fingerprint))
+        return ScanResult(tuple(ordered), text, unscanned)
+
+    def scan(self, data: str | bytes, *, budget: int = MAX_SCAN_CHARS) -> ScanResult:
+        """Every known secret in ``data``, in any of the forms the matcher knows."""
+        return self._scan(data, {}, budget)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every known secret, in any form, replaced by ``[secret:<fp>]``.
+
+        Texts longer than the scan budget are redacted where they were scanned only.
+        """
+        result = self.scan(text)
+        if not result.findings:
+            return text
+        if not result.unscanned:
+            return result.redacted()
+        half = MAX_SCAN_CHARS // 2
+        head = redact_spans(text[:half], [f for f in result.findings if f.end <= half])
+        tail_findings = [
+            SecretFinding(f.fingerprint, f.label, f.transform, f.start - half - 1, f.end - half - 1)
+            for f in result.findings
+            if f.start > half
+        ]
+        tail = redact_spans(text[len(text) - half :], tail_findings)
+        return head + text[half : len(text) - half] + tail
+
+    def stream(self) -> StreamScanner:
+        """A scanner for consecutive texts of one channel (the sends of a session)."""
+        return StreamScanner(self)
+
+    def learn_from_workspace(self, root: str | os.PathLike[str]) -> int:
+        """Add the secret values of ``root``'s credential files; return how many were new."""
+        before = len(self)
+        for label, value in credential_values(root):
+            self.add(value, label)
+        return len(self) - before
+
+
+class StreamScanner:
+    """Scans consecutive texts as one stream, so a value split over them is found.
+
+    The normalised tail of what was scanned (as long as the longest pattern, less one) is kept
+    from one text to the next; a value that began in an earlier text is reported with
+    ``+split`` and a span from 0 to its end in the current text, which is what can still be
+    redacted.
+    """
+
+    def __init__(self, registry: SecretRegistry) -> None:
+        self._registry = registry
+        self._carries: dict[str, _matcher.Carry] = {}
+        self._lock = threading.Lock()
+
+    def scan(self, data: str | bytes) -> ScanResult:
+        """The findings in ``data``, including values that began in earlier texts."""
+        with self._lock:
+            for carry in self._carries.values():
+                carry.forget_positions()
+            return self._registry._scan(data, self._carries, MAX_SCAN_CHARS)
+
+    def reset(self) -> None:
+        """Forget the earlier texts."""
+        with self._lock:
+            self._carries.clear()
+
+
+def _describe(pattern: _matcher.Pattern, hit: _matcher.Hit, text: str) -> str:
+    parts = [] if pattern.transform == "plain" else [pattern.transform]
+    if hit.view == "url":
+        parts.append("url")
+    elif not hit.split:
+        seen = text[hit.start : hit.end]
+        if seen != pattern.form:
+            exact = _matcher.squeeze(seen) == _matcher.squeeze(pattern.form)
+            if not exact and pattern.transform != "hex":
+                parts.append("case_folded")
+            if seen.lower() != pattern.form.lower():
+                parts.append("whitespace_stripped")
+    if hit.split:
+        parts.append("split")
+    return "+".join(parts) or "plain"
+
+
+def learn_from_workspace(
+    root: str | os.PathLike[str], registry: SecretRegistry | None = None
+) -> SecretRegistry:
+    """A registry (``registry``, or a new one) knowing the secrets of ``root``'s credential
+    files: ``KEY=value`` lines, JSON/YAML string values, PEM private-key bodies (see
+    :mod:`.learn` for what counts)."""
+    registry = SecretRegistry() if registry is None else registry
+    registry.learn_from_workspace(root)
+    return registry
