@@ -1,0 +1,307 @@
+"""What a call did to the workspace: a stat snapshot before, one after, and their difference.
+
+A :class:`WorkspaceSnapshot` is one walk of the workspace (``os.scandir``, symlinks not
+followed, every ``.git`` directory skipped) keeping ``path → (size, mtime_ns, inode, mode)`` for
+every file and symlink, and the set of directories. Nothing is read or hashed, except the few
+files written in the last :data:`RACY_NS` before the snapshot: the file system's clock ticks
+coarsely, so a second write of the same size within one tick would leave the same stat; those
+files get a content digest, compared again when their stat has not changed ("racy git").
+
+Protected files are the persona files (``SOUL.md``, ``SOUL_EVIL.md``, ``IDENTITY.md``, in any
+directory and case) and any ``protect:`` globs (policy glob semantics). A file that is a hard
+link to a protected file (same inode) counts as that protected file, so ``ln SOUL.md p2.md``
+and a later write to ``p2.md`` are protected changes; :meth:`WorkspaceSnapshot.protected_alias`
+tells a gate the same before anything runs.
+
+The git-tracked paths come from ``git ls-files -z``, run once per state of the index (cached by
+the index file's stat), so :attr:`Effects.tracked_deleted` can tell tracked deletions from
+scratch files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+import subprocess
+import time
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from pytest_harness_audit.policy.glob import translate_glob
+
+#: File names of the persona files (compared in lower case, in any directory).
+PERSONA_NAMES = frozenset({"soul.md", "soul_evil.md", "identity.md"})
+#: Files modified this recently before a snapshot also get a content digest.
+RACY_NS = 50_000_000
+#: Racy files larger than this are not digested (their stat alone decides).
+MAX_DIGEST_BYTES = 16 * 1024 * 1024
+#: A walk stops after this many entries; the snapshot then says it is incomplete.
+MAX_ENTRIES = 500_000
+#: Paths listed per kind in :meth:`Effects.to_record`; the rest is counted.
+RECORD_LIMIT = 100
+
+Stat = tuple[int, int, int, int]
+"""``(size, mtime_ns, inode, mode)`` of one file or symlink."""
+
+_GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_TERMINAL_PROMPT": "0",
+}
+
+
+class _TrackedCache:
+    """``git ls-files`` per workspace, kept while the index file's stat stays the same."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._entries: OrderedDict[str, tuple[tuple[int, int, int], frozenset[str] | None]] = (
+            OrderedDict()
+        )
+        self._size = size
+
+    def tracked(self, root: str) -> frozenset[str] | None:
+        try:
+            info = os.stat(os.path.join(root, ".git", "index"))
+        except OSError:
+            return None if not os.path.isdir(os.path.join(root, ".git")) else frozenset()
+        key = (info.st_mtime_ns, info.st_size, info.st_ino)
+        cached = self._entries.get(root)
+        if cached is not None and cached[0] == key:
+            self._entries.move_to_end(root)
+            return cached[1]
+        paths = _ls_files(root)
+        self._entries[root] = (key, paths)
+        while len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+        return paths
+
+
+def _ls_files(root: str) -> frozenset[str] | None:
+    try:
+        done = subprocess.run(
+            ["git", "ls-files", "-z"],
+            cwd=root,
+            env={**os.environ, **_GIT_ENV},
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return frozenset(p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p)
+
+
+_TRACKED = _TrackedCache()
+
+
+def _digest(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_DIGEST_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_DIGEST_BYTES:
+        return None
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+class Protection:
+    """Which relative paths are protected: persona names, plus ``protect`` globs."""
+
+    def __init__(self, globs: Sequence[str] = (), *, persona: bool = True) -> None:
+        self.globs = tuple(globs)
+        self.persona = persona
+        regexes = [translate_glob(glob).regex for glob in self.globs]
+        self._regex = re.compile("|".join(f"(?:{r})" for r in regexes)) if regexes else None
+
+    def __call__(self, relative: str) -> bool:
+        """Whether ``relative`` (a posix path inside the workspace) is protected by name."""
+        if self.persona and relative.rsplit("/", 1)[-1].lower() in PERSONA_NAMES:
+            return True
+        return self._regex is not None and self._regex.fullmatch(relative) is not None
+
+
+@dataclass
+class WorkspaceSnapshot:
+    """The stat of every file of a workspace at one moment (see the module doc)."""
+
+    root: str
+    files: dict[str, Stat]
+    dirs: frozenset[str]
+    protection: Protection
+    protected_inodes: dict[int, str]
+    tracked: frozenset[str] | None
+    digests: dict[str, bytes | None] = field(default_factory=dict)
+    complete: bool = True
+
+    @classmethod
+    def take(
+        cls,
+        root: str | os.PathLike[str],
+        *,
+        protect: Sequence[str] = (),
+        persona: bool = True,
+        protection: Protection | None = None,
+        tracked: bool = True,
+    ) -> WorkspaceSnapshot:
+        """Walk ``root`` now. ``tracked=False`` skips asking git for the tracked paths."""
+        base = os.fspath(root)
+        if protection is None:
+            protection = Protection(protect, persona=persona)
+        taken_ns = time.time_ns()
+        files, dirs, complete = _walk(base)
+        racy_from = taken_ns - RACY_NS
+        digests = {
+            path: _digest(os.path.join(base, path))
+            for path, info in files.items()
+            if info[1] >= racy_from and stat.S_ISREG(info[3])
+        }
+        inodes: dict[int, str] = {}
+        for path, info in files.items():
+            if protection(path):
+                inodes.setdefault(info[2], path)
+        return cls(
+            base,
+            files,
+            frozenset(dirs),
+            protection,
+            inodes,
+            _TRACKED.tracked(base) if tracked else None,
+            digests,
+            complete,
+        )
+
+    def protected_alias(self, path: str | os.PathLike[str]) -> str | None:
+        """The protected file ``path`` is (by its name, or as a hard link to one), else ``None``.
+
+        ``path`` is relative to the workspace or absolute inside it.
+        """
+        relative = os.path.relpath(os.path.join(self.root, os.fspath(path)), self.root)
+        relative = relative.replace(os.sep, "/")
+        if relative.startswith("../"):
+            return None
+        if self.protection(relative):
+            return relative
+        info = self.files.get(relative)
+        return self.protected_inodes.get(info[2]) if info is not None else None
+
+
+def _walk(base: str) -> tuple[dict[str, Stat], set[str], bool]:
+    files: dict[str, Stat] = {}
+    dirs: set[str] = set()
+    stack: list[tuple[str, str]] = [(base, "")]
+    seen = 0
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            entries = os.scandir(directory)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                seen += 1
+                if seen > MAX_ENTRIES:
+                    return files, dirs, False
+                relative = prefix + entry.name
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name != ".git":
+                            dirs.add(relative)
+                            stack.append((entry.path, relative + "/"))
+                        continue
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                files[relative] = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
+    return files, dirs, True
+
+
+@dataclass(frozen=True)
+class Effects:
+    """What changed between two snapshots; every path relative to the workspace, sorted."""
+
+    deleted: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+    created: tuple[str, ...] = ()
+    protected: tuple[str, ...] = ()
+    deleted_dirs: tuple[str, ...] = ()
+    renamed: tuple[tuple[str, str], ...] = ()
+    tracked_deleted: tuple[str, ...] = ()
+    complete: bool = True
+
+    def __bool__(self) -> bool:
+        return bool(self.deleted or self.modified or self.created or self.deleted_dirs)
+
+    def to_record(self, limit: int = RECORD_LIMIT) -> dict[str, object]:
+        """The record's ``effects`` field: non-empty kinds only, each list cut to ``limit``
+        paths with a ``<kind>Count`` beside it when longer; ``trackedDeleted`` is a count."""
+        record: dict[str, object] = {}
+        kinds: Iterable[tuple[str, Sequence[object]]] = (
+            ("deleted", self.deleted),
+            ("deletedDirs", self.deleted_dirs),
+            ("modified", self.modified),
+            ("created", self.created),
+            ("protected", self.protected),
+            ("renamed", [list(pair) for pair in self.renamed]),
+        )
+        for name, paths in kinds:
+            if paths:
+                record[name] = list(paths[:limit])
+                if len(paths) > limit:
+                    record[f"{name}Count"] = len(paths)
+        if self.tracked_deleted:
+            record["trackedDeleted"] = len(self.tracked_deleted)
+        if not self.complete:
+            record["incomplete"] = True
+        return record
+
+
+def _top_level(paths: Iterable[str]) -> tuple[str, ...]:
+    ordered = sorted(paths)
+    kept: list[str] = []
+    for path in ordered:
+        if not kept or not path.startswith(kept[-1] + "/"):
+            kept.append(path)
+    return tuple(kept)
+
+
+def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
+    """The effects of whatever ran between ``before`` and ``after`` (of the same workspace)."""
+    complete = before.complete and after.complete
+    old, new = before.files, after.files
+    if old == new and before.dirs == after.dirs and not before.digests:
+        return Effects(complete=complete)
+    deleted = sorted(old.keys() - new.keys())
+    created = sorted(new.keys() - old.keys())
+    modified = [path for path in old.keys() & new.keys() if old[path] != new[path]]
+    for path, digest in before.digests.items():
+        unchanged = digest is not None and path in new and old.get(path) == new[path]
+        if unchanged and _digest(os.path.join(after.root, path)) != digest:
+            modified.append(path)
+    modified.sort()
+    protected: set[str] = set()
+    for path in (*deleted, *created, *modified):
+        if before.protection(path):
+            protected.add(path)
+        for info in (old.get(path), new.get(path)):
+            if info is not None and info[2] in before.protected_inodes:
+                protected.add(before.protected_inodes[info[2]])
+    gone = {old[path][2]: path for path in deleted}
+    renamed = tuple((gone[new[path][2]], path) for path in created if new[path][2] in gone)
+    tracked = before.tracked or frozenset()
+    return Effects(
+        deleted=tuple(deleted),
+        modified=tuple(modified),
+        created=tuple(created),
+        protected=tuple(sorted(protected)),
+        deleted_dirs=_top_level(before.dirs - after.dirs),
+        renamed=tuple(sorted(renamed)),
+        tracked_deleted=tuple(path for path in deleted if path in tracked),
+        complete=complete,
+    )
