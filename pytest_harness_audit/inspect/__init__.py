@@ -1,1 +1,264 @@
-"""Inspect what a call did: workspace effects and secret exposure."""
+"""Inspect what a call did: workspace effects and secret exposure (DESIGN §2, "Inspect").
+
+The gate's door seam drives one :class:`Inspector` per session::
+
+    inspector = Inspector(workspace_root, protect=policy_protect_globs)   # learns the secrets
+    token = inspector.before(tool, category, params)      # just before the act
+    found = inspector.after(token, tool, category, params, output)        # just after it
+    sent = inspector.outgoing(tool, params)               # before a payload leaves
+
+Each returns :class:`Findings`: ``alerts`` (:data:`SECRET_EXPOSURE`,
+:data:`PROTECTED_FILE_CHANGED`, :data:`FILES_DELETED`, :data:`DIRECTORY_DELETED`,
+:data:`OUTPUT_PARTLY_SCANNED`, :data:`EFFECTS_INCOMPLETE`), the ``effects`` record field,
+the secret findings, and — when a secret was found — the redacted output or payload. Nothing
+here decides a verdict: the mapping of alerts and effects to PASS/WARN/FAIL is policy's.
+Nothing here holds a secret value in what it returns (fingerprints and labels only).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_harness_audit.inspect.effects import (
+    Effects,
+    Protection,
+    WorkspaceSnapshot,
+    diff,
+)
+from pytest_harness_audit.inspect.outputs import ValueScan, scan_value
+from pytest_harness_audit.inspect.secrets import (
+    ScanResult,
+    SecretFinding,
+    SecretRegistry,
+    StreamScanner,
+    learn_from_workspace,
+)
+from pytest_harness_audit.policy.categories import (
+    COMMAND,
+    CREDENTIAL_ACCESS,
+    DELEGATION,
+    FILE_WRITE,
+    MCP,
+    UNKNOWN,
+)
+
+__all__ = [
+    "DIRECTORY_DELETED",
+    "EFFECTS_INCOMPLETE",
+    "FILES_DELETED",
+    "OUTPUT_PARTLY_SCANNED",
+    "PROTECTED_FILE_CHANGED",
+    "SECRET_EXPOSURE",
+    "WATCHED_CATEGORIES",
+    "Effects",
+    "Findings",
+    "Inspector",
+    "SecretFinding",
+    "SecretRegistry",
+    "StreamScanner",
+    "WorkspaceSnapshot",
+    "diff",
+    "learn_from_workspace",
+]
+
+SECRET_EXPOSURE = "secret_exposure"
+"""A known secret value (in any form the matcher knows) is in an output or outgoing payload."""
+PROTECTED_FILE_CHANGED = "protected_file_changed"
+"""A persona file or a ``protect:`` file was created, modified or deleted (or hard-linked)."""
+FILES_DELETED = "files_deleted"
+"""At least one file was deleted (``effects.trackedDeleted`` counts the git-tracked ones)."""
+DIRECTORY_DELETED = "directory_deleted"
+"""At least one directory was deleted."""
+OUTPUT_PARTLY_SCANNED = "output_partly_scanned"
+"""An output or payload was larger (or deeper) than the scan budget; its middle was skipped."""
+EFFECTS_INCOMPLETE = "effects_incomplete"
+"""The workspace had more entries than a snapshot walks; effects may be missing."""
+
+WATCHED_CATEGORIES = frozenset({COMMAND, FILE_WRITE, MCP, UNKNOWN, DELEGATION, CREDENTIAL_ACCESS})
+"""Categories of calls that can change files: only these get workspace snapshots."""
+
+_MAX_STREAMS = 256
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What inspection saw: alerts, the effects record field, secret findings, redaction.
+
+    ``redacted`` tells whether ``redacted_output`` replaces the output (or payload); it is
+    the original value otherwise.
+    """
+
+    alerts: tuple[str, ...] = ()
+    effects: Mapping[str, Any] = field(default_factory=dict)
+    secrets: tuple[SecretFinding, ...] = ()
+    redacted_output: Any = None
+    redacted: bool = False
+    unscanned: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.alerts or self.effects)
+
+    def to_record(self) -> dict[str, Any]:
+        """Record fields: ``alerts``, ``effects`` and ``secrets`` (fingerprint, label,
+        transform, span), each only when non-empty. Holds no secret value."""
+        record: dict[str, Any] = {}
+        if self.alerts:
+            record["alerts"] = list(self.alerts)
+        if self.effects:
+            record["effects"] = dict(self.effects)
+        if self.secrets:
+            record["secrets"] = [finding.to_record() for finding in self.secrets]
+        return record
+
+
+class Inspector:
+    """Effects and secret exposure for one session's workspace (see the module doc).
+
+    ``secrets``: the session's registry (by default one learned from ``root``'s credential
+    files when ``learn`` is true). ``protect``: globs of protected files besides the persona
+    files (``persona=False`` drops those). ``watched``: the categories that get snapshots.
+    ``tracked``: whether snapshots ask git which files are tracked. Thread-safe.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        secrets: SecretRegistry | None = None,
+        learn: bool = True,
+        protect: Sequence[str] = (),
+        persona: bool = True,
+        watched: frozenset[str] = WATCHED_CATEGORIES,
+        tracked: bool = True,
+    ) -> None:
+        self.root = os.fspath(root)
+        self.secrets = SecretRegistry() if secrets is None else secrets
+        if learn:
+            self.secrets.learn_from_workspace(self.root)
+        self.protection = Protection(protect, persona=persona)
+        self.watched = watched
+        self.tracked = tracked
+        self._streams: OrderedDict[str, StreamScanner] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def snapshot(self) -> WorkspaceSnapshot:
+        """A snapshot of the workspace now."""
+        return WorkspaceSnapshot.take(self.root, protection=self.protection, tracked=self.tracked)
+
+    def before(
+        self, tool: str, category: str, params: Mapping[str, Any]
+    ) -> WorkspaceSnapshot | None:
+        """The token for :meth:`after`: a snapshot when ``category`` can change files."""
+        return self.snapshot() if category in self.watched else None
+
+    def after(
+        self,
+        token: object,
+        tool: str,
+        category: str,
+        params: Mapping[str, Any],
+        output: Any,
+    ) -> Findings:
+        """The call's effects (when ``token`` is a snapshot) and the secrets in ``output``.
+
+        ``output`` is what the agent would receive: a string, bytes, an MCP result or any
+        JSON-like value (for the host hook, the ``tool_response``).
+        """
+        effects: Effects | None = None
+        if isinstance(token, WorkspaceSnapshot):
+            effects = diff(token, self.snapshot())
+        scan = self._scan_output(output)
+        return _findings(effects, scan, output)
+
+    def effects(self, before: WorkspaceSnapshot) -> Effects:
+        """What changed in the workspace since ``before``."""
+        return diff(before, self.snapshot())
+
+    def scan_output(self, output: Any) -> Findings:
+        """The secrets in an output alone (no effects), e.g. a hook's ``tool_response``."""
+        return _findings(None, self._scan_output(output), output)
+
+    def _scan_output(self, output: Any) -> ValueScan:
+        def scanner(leaf: str | bytes, where: str, budget: int) -> ScanResult:
+            return self.secrets.scan(leaf, budget=budget)
+
+        return self._tidy(scan_value(output, scanner))
+
+    def outgoing(
+        self, tool: str, params: Mapping[str, Any] | Any, *, channel: str | None = None
+    ) -> Findings:
+        """The secrets in a payload about to leave (WebFetch URL and params, a message's
+        text, an upstream call's arguments), including values split over consecutive payloads.
+
+        Each text leaf is scanned as the next part of a stream named by ``channel`` (default:
+        the leaf's place in the payload, e.g. ``text`` or ``url``), so a value sent in two
+        messages is found when its second part goes. ``redacted_output`` is the payload with
+        every hit (of this payload) redacted.
+        """
+
+        def scanner(leaf: str | bytes, where: str, budget: int) -> ScanResult:
+            return self._stream(channel if channel is not None else where or tool).scan(leaf)
+
+        scan = self._tidy(scan_value(params, scanner))
+        return _findings(None, scan, params)
+
+    def _stream(self, name: str) -> StreamScanner:
+        with self._lock:
+            stream = self._streams.get(name)
+            if stream is None:
+                stream = self._streams[name] = self.secrets.stream()
+                while len(self._streams) > _MAX_STREAMS:
+                    self._streams.popitem(last=False)
+            else:
+                self._streams.move_to_end(name)
+            return stream
+
+    def _tidy(self, scan: ValueScan) -> ValueScan:
+        """Redact the ``where`` of findings: a mapping key could itself be a secret."""
+        if not any(finding.where for finding in scan.findings):
+            return scan
+        findings = tuple(
+            SecretFinding(
+                f.fingerprint,
+                f.label,
+                f.transform,
+                f.start,
+                f.end,
+                self.secrets.redact(f.where),
+            )
+            for f in scan.findings
+        )
+        return ValueScan(findings, scan.unscanned, scan.redacted)
+
+
+def _findings(effects: Effects | None, scan: ValueScan, original: Any) -> Findings:
+    alerts: list[str] = []
+    record: dict[str, Any] = {}
+    if effects is not None:
+        record = effects.to_record()
+        if effects.protected:
+            alerts.append(PROTECTED_FILE_CHANGED)
+        if effects.deleted:
+            alerts.append(FILES_DELETED)
+        if effects.deleted_dirs:
+            alerts.append(DIRECTORY_DELETED)
+        if not effects.complete:
+            alerts.append(EFFECTS_INCOMPLETE)
+    if scan.findings:
+        alerts.append(SECRET_EXPOSURE)
+    if scan.unscanned:
+        alerts.append(OUTPUT_PARTLY_SCANNED)
+    exposed = bool(scan.findings)
+    return Findings(
+        tuple(alerts),
+        record,
+        scan.findings,
+        scan.redacted if exposed else original,
+        exposed,
+        scan.unscanned,
+    )

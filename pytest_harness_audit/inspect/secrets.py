@@ -93,10 +93,26 @@ class ScanResult:
     findings: tuple[SecretFinding, ...]
     text: str
     unscanned: int = 0
+    gap: int = -1
 
     def redacted(self) -> str:
-        """The text with every finding's span replaced by ``[secret:<fingerprint>]``."""
-        return redact_spans(self.text, self.findings)
+        """The text with every finding's span replaced by ``[secret:<fingerprint>]``.
+
+        For a text scanned at its head and tail only, the unscanned middle is withheld:
+        ``head [... N characters not scanned ...] tail``.
+        """
+        if self.gap < 0:
+            return redact_spans(self.text, self.findings)
+        head = redact_spans(self.text[: self.gap], [f for f in self.findings if f.end <= self.gap])
+        tail_findings = [
+            SecretFinding(
+                f.fingerprint, f.label, f.transform, f.start - self.gap - 1, f.end - self.gap - 1
+            )
+            for f in self.findings
+            if f.start > self.gap
+        ]
+        tail = redact_spans(self.text[self.gap + 1 :], tail_findings)
+        return f"{head}\n[... {self.unscanned} characters not scanned ...]\n{tail}"
 
 
 def redact_spans(text: str, findings: Iterable[SecretFinding]) -> str:
@@ -225,7 +241,7 @@ class SecretRegistry:
         text, unscanned, head = as_text(data, budget)
         automaton = self._current()
         if automaton.empty:
-            return ScanResult((), text, unscanned)
+            return ScanResult((), text, unscanned, head if unscanned else -1)
         found: dict[tuple[str, int, int], SecretFinding] = {}
         bounds = [(0, head), (head + 1, len(text))] if unscanned else [(0, len(text))]
         for part, (begin, stop) in enumerate(bounds):
@@ -237,7 +253,7 @@ class SecretRegistry:
                     finding = self._finding(hit, automaton.patterns[hit.pattern], text)
                     found.setdefault((finding.fingerprint, finding.start, finding.end), finding)
         ordered = sorted(found.values(), key=lambda f: (f.start, f.end, f.fingerprint))
-        return ScanResult(tuple(ordered), text, unscanned)
+        return ScanResult(tuple(ordered), text, unscanned, head if unscanned else -1)
 
     def scan(self, data: str | bytes, *, budget: int = MAX_SCAN_CHARS) -> ScanResult:
         """Every known secret in ``data``, in any of the forms the matcher knows."""

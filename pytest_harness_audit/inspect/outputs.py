@@ -1,0 +1,148 @@
+"""Scanning structured values — tool outputs, MCP results, call parameters — for secrets.
+
+A value is walked to its text leaves: strings and bytes, inside mappings (keys and values),
+lists and tuples, up to :data:`MAX_DEPTH` levels. Each leaf is scanned, within one budget of
+:data:`~.secrets.MAX_SCAN_CHARS` characters for the whole value; leaves past the budget or the
+depth are counted as unscanned. A finding's ``where`` names its leaf (``content[0].text``).
+:func:`redacted` rebuilds the value with every hit replaced by ``[secret:<fingerprint>]``
+(mappings and lists copied, other leaves kept; bytes stay bytes).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pytest_harness_audit.inspect.secrets import (
+    MAX_SCAN_CHARS,
+    ScanResult,
+    SecretFinding,
+    redact_spans,
+)
+
+#: Deeper leaves are not scanned (and counted as unscanned).
+MAX_DEPTH = 64
+
+Scanner = Callable[[str | bytes, str, int], ScanResult]
+"""``scanner(leaf, where, budget)``: how one leaf is scanned (plain or as part of a stream)."""
+
+
+@dataclass(frozen=True)
+class ValueScan:
+    """The findings in a structured value and how much of it went unscanned."""
+
+    findings: tuple[SecretFinding, ...]
+    unscanned: int
+    redacted: Any
+
+    @property
+    def exposed(self) -> bool:
+        """Whether any secret was found."""
+        return bool(self.findings)
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,31}")
+
+
+def _where(parent: str, key: object, index: int) -> str:
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    name = key if isinstance(key, str) and _NAME.fullmatch(key) else f"<{index}>"
+    return f"{parent}.{name}" if parent else name
+
+
+def _key_where(parent: str, index: int) -> str:
+    return f"{parent}.<key {index}>" if parent else f"<key {index}>"
+
+
+def _leaves(value: Any) -> list[tuple[str, str | bytes, int]]:
+    """``(where, leaf, depth)`` for every text leaf, in order; too-deep subtrees as ``("", …)``."""
+    leaves: list[tuple[str, str | bytes, int]] = []
+    stack: list[tuple[str, Any, int]] = [("", value, 0)]
+    while stack:
+        where, item, depth = stack.pop()
+        if isinstance(item, (str, bytes)):
+            leaves.append((where, item, depth))
+        elif depth >= MAX_DEPTH and isinstance(item, (Mapping, list, tuple)):
+            leaves.append((where, "", -1))
+        elif isinstance(item, Mapping):
+            children: list[tuple[str, Any, int]] = []
+            for index, (key, child) in enumerate(item.items()):
+                if isinstance(key, str):
+                    children.append((_key_where(where, index), key, depth + 1))
+                children.append((_where(where, key, index), child, depth + 1))
+            stack.extend(reversed(children))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(
+                reversed([(_where(where, i, i), child, depth + 1) for i, child in enumerate(item)])
+            )
+    return leaves
+
+
+def scan_value(value: Any, scanner: Scanner, budget: int = MAX_SCAN_CHARS) -> ValueScan:
+    """Scan every text leaf of ``value`` with ``scanner``, within ``budget`` characters."""
+    findings: list[SecretFinding] = []
+    replacements: dict[str, str | bytes] = {}
+    unscanned = 0
+    left = budget
+    for where, leaf, depth in _leaves(value):
+        if depth < 0:
+            unscanned += 1
+            continue
+        if left <= 0:
+            unscanned += len(leaf)
+            continue
+        result = scanner(leaf, where, left)
+        left -= len(result.text)
+        unscanned += result.unscanned
+        if result.findings:
+            found = [replace(f, where=where) for f in result.findings]
+            findings.extend(found)
+            replacements[where] = _redacted_leaf(leaf, result)
+    if not replacements:
+        return ValueScan(tuple(findings), unscanned, value)
+    return ValueScan(tuple(findings), unscanned, _rebuild(value, "", replacements, 0))
+
+
+def _redacted_leaf(leaf: str | bytes, result: ScanResult) -> str | bytes:
+    text = result.redacted()
+    if isinstance(leaf, bytes):
+        return text.encode("utf-8", "surrogateescape")
+    return text
+
+
+def _rebuild(value: Any, where: str, replacements: dict[str, str | bytes], depth: int) -> Any:
+    if isinstance(value, (str, bytes)):
+        return replacements.get(where, value)
+    if depth >= MAX_DEPTH:
+        return value
+    if isinstance(value, Mapping):
+        rebuilt: dict[Any, Any] = {}
+        for index, (key, child) in enumerate(value.items()):
+            new_key = (
+                replacements.get(_key_where(where, index), key) if isinstance(key, str) else key
+            )
+            child_where = _where(where, key, index)
+            rebuilt[new_key] = _rebuild(child, child_where, replacements, depth + 1)
+        return rebuilt
+    if isinstance(value, (list, tuple)):
+        items = [
+            _rebuild(child, _where(where, i, i), replacements, depth + 1)
+            for i, child in enumerate(value)
+        ]
+        return tuple(items) if isinstance(value, tuple) else items
+    return value
+
+
+def redacted(value: Any, findings: tuple[SecretFinding, ...]) -> Any:
+    """``value`` with the spans of ``findings`` (from :func:`scan_value`) redacted."""
+    by_leaf: dict[str, list[SecretFinding]] = {}
+    for finding in findings:
+        by_leaf.setdefault(finding.where, []).append(finding)
+    replacements: dict[str, str | bytes] = {}
+    for where, leaf, depth in _leaves(value):
+        if depth >= 0 and where in by_leaf and isinstance(leaf, str):
+            replacements[where] = redact_spans(leaf, by_leaf[where])
+    return _rebuild(value, "", replacements, 0) if replacements else value
