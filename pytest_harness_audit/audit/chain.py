@@ -267,7 +267,7 @@ class AuditChain:
             if b"\n" in line:
                 lines = tail.count(b"\n")
                 raise ChainError(f"{where}: {lines} unanchored records; {_RUN_VERIFY}")
-            result = check_line(line, anchor.head, anchor.count)
+            result = check_line(line, anchor.head, anchor.count, self._paths.session_id)
             if not result.ok:
                 raise ChainError(
                     f"{where}: unanchored record fails verification ({result.reason}); "

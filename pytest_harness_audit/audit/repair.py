@@ -128,7 +128,7 @@ def _anchor_interrupted_append(paths: SessionPaths, anchor: Anchor, size: int) -
     with open(paths.chain, "rb") as handle:
         handle.seek(start)
         line = handle.read(size - start).removesuffix(b"\n")
-    check = check_line(line, anchor.head, anchor.count)
+    check = check_line(line, anchor.head, anchor.count, paths.session_id)
     if not check.ok or b"\n" in line:
         raise ChainError(f"{paths.chain}: refusing to repair: the record past the anchor fails")
     head = hashlib.sha256(line).hexdigest()

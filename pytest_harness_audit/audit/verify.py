@@ -2,22 +2,35 @@
 
 What is checked, per line ``i`` (0-based) of ``audit/<sessionId>.jsonl``:
 
-* ``parse_error``   — the line is not a JSON object with ``provenance.prevRecordHash`` (string)
-                      and ``provenance.actionIndex`` (integer);
-* ``link_mismatch`` — ``prevRecordHash`` is neither the full hex SHA-256 of line ``i-1``'s exact
-                      bytes (``genesis`` for line 0) nor, for chains of the reference plugin, its
-                      first 16 hex (then ``legacy_links`` is set);
-* ``sequence_gap``  — ``actionIndex`` is not the previous one plus one (0 for line 0);
+* ``parse_error``      — the line is not a JSON object with ``provenance.prevRecordHash``
+                         (string) and ``provenance.actionIndex`` (integer);
+* ``link_mismatch``    — ``prevRecordHash`` is neither the full hex SHA-256 of line ``i-1``'s
+                         exact bytes (``genesis`` for line 0) nor, for chains of the reference
+                         plugin, its first 16 hex (then ``legacy_links`` is set);
+* ``sequence_gap``     — ``actionIndex`` is not the previous one plus one (0 for line 0);
+* ``session_mismatch`` — ``provenance.sessionId`` names another session than the file (a session
+                         copied over another one); also a session file naming another session;
 
-and for the file as a whole:
+and for the session as a whole:
 
-* ``torn_tail``       — the file does not end with a newline (a write that never completed);
-* ``truncated``       — fewer records than the anchor counts;
-* ``extra_records``   — more records than the anchor counts (``anchor_state`` is ``behind`` when
-                        exactly one well-formed, correctly linked record follows the anchored
-                        head: the trace of an append interrupted before its anchor update);
-* ``anchor_mismatch`` — as many records as the anchor counts, but a different head hash;
-* ``anchor_missing``  — the session file exists but its anchor does not (or is unreadable).
+* ``torn_tail``         — the file does not end with a newline (a write that never completed);
+* ``truncated``         — fewer records than the anchor counts;
+* ``extra_records``     — more records than the anchor counts (``anchor_state`` is ``behind``
+                          when exactly one well-formed, correctly linked record follows the
+                          anchored head: the trace of an append interrupted before its anchor
+                          update);
+* ``anchor_mismatch``   — as many records as the anchor counts, but a different head hash;
+* ``anchor_missing``    — the session file exists but its anchor does not (or is unreadable), or
+                          neither exists although the records were made by this package's
+                          writer, which always keeps both;
+* ``snapshot_mismatch`` — the head the writer copied into the session file when it closed is not
+                          the chain's head at that count;
+* ``symlink``           — the chain, anchor or session file (or their directory) is a symbolic
+                          link: a session is never verified through one;
+* ``witness_mismatch``  — a head given by the caller (the writer's in-memory witness, or a
+                          published head, see ``witness``) is not the chain's head at its count;
+* ``checkpoint_*``      — a signed checkpoint is missing, malformed, signed by another key, for
+                          another session, or not the chain's head at its count (``checkpoint``).
 
 The first failure (lowest index; a line's own defect before an anchor finding at the same index)
 is reported with its record id, reason, and expected / found values; ``errors`` lists every
@@ -25,54 +38,80 @@ failure found (capped).
 
 Speed, and why it is sound. Lines inside the anchored range are first checked by their tail: the
 chain writer always ends a record with
-``,"actionIndex":<i>,"prevRecordHash":"<64 hex>"}}``, so one ``endswith`` confirms both the link
-and the sequence of a writer-produced line without parsing it. Such a line is not parsed: if every
-link holds and the last line hashes to the anchored head, the anchored range consists of exactly
-the bytes the writer produced (SHA-256 collision resistance), and the writer produces only
-well-formed records (a line it did not write itself — a reference-format chain it adopted, or an
-unanchored last line it rolled forward — is parsed in full before it is ever anchored). Whenever
-that argument does not apply, lines are parsed in full: every line after the anchored range,
-every line whose tail differs, and every line of a chain without anchor (or with ``full=True``).
-When a tail-checked line is followed by a failure, or its hash misses the anchor, it is parsed in
-full before anything is reported, so a single edit, insertion, deletion, swap, duplication or
-truncation gets the same reason and index as a full parse of every line would give.
+``,"provenance":{"sessionId":"<sid>","actionIndex":<i>,"prevRecordHash":"<64 hex>"}}``, so one
+``endswith`` confirms the session, the link and the sequence of a writer-produced line without
+parsing it. Such a line is not parsed: if every link holds and the last line hashes to the
+anchored head, the anchored range consists of exactly the bytes the writer produced (SHA-256
+collision resistance), and the writer produces only well-formed records (a line it did not write
+itself — a reference-format chain it adopted, or an unanchored last line it rolled forward — is
+parsed in full before it is ever anchored). Whenever that argument does not apply, lines are
+parsed in full: every line after the anchored range, every line whose tail differs, and every
+line of a chain without anchor (or with ``full=True``). When a tail-checked line is followed by a
+failure, or its hash misses the anchor, it is parsed in full before anything is reported, so a
+single edit, insertion, deletion, swap, duplication or truncation gets the same reason and index
+as a full parse of every line would give. The line-level work is in ``scan``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import re
-from binascii import hexlify
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
-from itertools import islice
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Any, Final
 
 from pytest_harness_audit.audit.anchor import GENESIS, Anchor, read_anchor
 from pytest_harness_audit.audit.errors import AuditError, SessionNotFoundError
 from pytest_harness_audit.audit.locking import shared_lock
+from pytest_harness_audit.audit.scan import (
+    Failure,
+    LineCheck,
+    Scan,
+    anchor_state,
+    check_line,
+    failure_order,
+    parse_record_line,
+    scan_file,
+)
 from pytest_harness_audit.audit.session_file import load_session_file
-from pytest_harness_audit.audit.storage import StorageLayout
+from pytest_harness_audit.audit.storage import SessionPaths, StorageLayout
+from pytest_harness_audit.audit.witness import Head, coerce_head, counts_with_head
+
+__all__ = [
+    "ANCHOR_STATES",
+    "HEAD_STATES",
+    "REASONS",
+    "ChainReport",
+    "LineCheck",
+    "check_line",
+    "parse_record_line",
+    "verify_chain",
+    "verify_file",
+]
 
 REASONS: Final = (
     "parse_error",
     "link_mismatch",
     "sequence_gap",
+    "session_mismatch",
     "torn_tail",
     "truncated",
     "extra_records",
     "anchor_mismatch",
     "anchor_missing",
+    "snapshot_mismatch",
+    "symlink",
+    "witness_mismatch",
+    "checkpoint_missing",
+    "checkpoint_malformed",
+    "checkpoint_signature",
+    "checkpoint_session",
+    "checkpoint_mismatch",
 )
 ANCHOR_STATES: Final = ("current", "behind", "mismatch", "missing", "none")
-
-_CHUNK = 1 << 20
-# How the chain writer ends every record (see records.py): provenance last, index, 64-hex link.
-_WRITER_TAIL = b',"actionIndex":%d,"prevRecordHash":"%b"}}'
-_MAX_ERRORS = 100
-_RECORD_ID = re.compile(rb'"recordId":"((?:[^"\\]|\\.){0,64})"')
+HEAD_STATES: Final = ("none", "current", "extended", "mismatch")
+"""How a chain stands to a witness or checkpoint head: not given; its head is the chain's head;
+the chain has grown past it (and contains it); the chain does not contain it."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +121,9 @@ class ChainReport:
     ``head`` is the full SHA-256 of the last complete line (``genesis`` for an empty chain);
     ``anchor_state`` is ``current`` (count and head match the anchor), ``behind`` (one
     interrupted append past it), ``mismatch``, ``missing`` (the session expects an anchor and has
-    none) or ``none`` (verified without anchor).
+    none) or ``none`` (verified without anchor). ``witness_state`` and ``checkpoint_state`` (see
+    ``HEAD_STATES``; a checkpoint may also be ``missing`` or ``invalid``) say how the chain
+    stands to a witness head and a signed checkpoint, when given.
     """
 
     valid: bool
@@ -101,6 +142,11 @@ class ChainReport:
     path: str | None = None
     session_id: str | None = None
     full_parse: bool = False
+    witness_state: str = "none"
+    witness_count: int | None = None
+    checkpoint_state: str = "none"
+    checkpoint_count: int | None = None
+    checkpoint_file: str | None = None
 
     @property
     def anchored(self) -> bool:
@@ -114,334 +160,20 @@ class ChainReport:
         data["anchored"] = self.anchored
         return data
 
-
-@dataclass(frozen=True)
-class _Failure:
-    index: int
-    order: int  # 0 = the line's own defect, 1 = torn tail, 2 = anchor finding
-    reason: str
-    record_id: str | None
-    expected: str | None
-    found: str | None
-    detail: str
-
-    def message(self) -> str:
-        who = f"record {self.index}" + (f" ({self.record_id})" if self.record_id else "")
-        text = f"{who}: {self.reason}: {self.detail}"
-        if self.expected is not None or self.found is not None:
-            text += f" (expected {self.expected}, found {self.found})"
-        return text
-
-
-@dataclass(frozen=True)
-class LineCheck:
-    """Result of checking one line in full."""
-
-    ok: bool
-    reason: str | None = None
-    detail: str = ""
-    expected: str | None = None
-    found: str | None = None
-    record_id: str | None = None
-    action_index: int | None = None
-    r6_id: str | None = None
-    legacy: bool = False
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def parse_record_line(line: bytes) -> dict[str, Any]:
-    """Parse one chain line strictly (UTF-8, a JSON object); raises ``ValueError``."""
-    try:
-        value = json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
-    except RecursionError:
-        raise ValueError("nesting too deep") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"a record must be a JSON object, not {type(value).__name__}")
-    return value
-
-
-def check_line(line: bytes, prev_hash: str, expected_index: int) -> LineCheck:
-    """Check one line in full: parse, link to ``prev_hash``, action index."""
-    try:
-        record = parse_record_line(line)
-    except (UnicodeDecodeError, ValueError) as exc:
-        detail = f"not a JSON record: {exc}"
-        return LineCheck(False, "parse_error", detail, record_id=_sniff_id(line))
-    record_id = record.get("recordId")
-    record_id = record_id if isinstance(record_id, str) else None
-    provenance = record.get("provenance")
-    link = provenance.get("prevRecordHash") if isinstance(provenance, dict) else None
-    index = provenance.get("actionIndex") if isinstance(provenance, dict) else None
-    if not isinstance(link, str) or isinstance(index, bool) or not isinstance(index, int):
-        return LineCheck(
-            False,
-            "parse_error",
-            "not an audit record: provenance.prevRecordHash / provenance.actionIndex missing",
-            record_id=record_id,
-        )
-    r6_id = record.get("r6RequestId")
-    r6_id = r6_id if isinstance(r6_id, str) else None
-    legacy = False
-    if link != prev_hash:
-        if prev_hash != GENESIS and len(link) == 16 and link == prev_hash[:16]:
-            legacy = True
-        else:
-            return LineCheck(
-                False,
-                "link_mismatch",
-                "prevRecordHash does not match the previous line",
-                expected=prev_hash,
-                found=link,
-                record_id=record_id,
-                action_index=index,
+    def with_failure(self, failure: Failure, **changes: Any) -> ChainReport:
+        """This report with one more failure (it becomes the first if it comes first)."""
+        errors = (*self.errors, failure.message())
+        first_index = self.first_bad_index
+        if self.valid or first_index is None or failure.index < first_index:
+            changes.update(
+                valid=False,
+                first_bad_index=failure.index,
+                first_bad_record_id=failure.record_id,
+                reason=failure.reason,
+                expected=failure.expected,
+                found=failure.found,
             )
-    if index != expected_index:
-        return LineCheck(
-            False,
-            "sequence_gap",
-            "actionIndex is not consecutive",
-            expected=str(expected_index),
-            found=str(index),
-            record_id=record_id,
-            action_index=index,
-        )
-    return LineCheck(True, record_id=record_id, action_index=index, r6_id=r6_id, legacy=legacy)
-
-
-def _sniff_id(line: bytes) -> str | None:
-    match = _RECORD_ID.search(line, 0, 4096)
-    if match is None:
-        return None
-    try:
-        value = json.loads(b'"' + match.group(1) + b'"')
-    except ValueError:
-        return None
-    return value if isinstance(value, str) else None
-
-
-@dataclass
-class _Scan:
-    """Mutable state of one streaming pass."""
-
-    trusted: int
-    anchor: Anchor | None
-    count: int = 0
-    expected_index: int = 0
-    head: str = GENESIS
-    legacy: bool = False
-    failures: list[_Failure] = field(default_factory=list)
-    first: _Failure | None = None
-    failure_count: int = 0
-    # The previous line, when it was accepted by its tail only (kept for a full re-check).
-    tail_checked_line: bytes | None = None
-    tail_checked_prev: str = GENESIS
-    hash_before_anchor_end: str | None = None
-    first_extra_id: str | None = None
-    extra_ok: bool = True
-
-    def fail(self, failure: _Failure) -> None:
-        self.failure_count += 1
-        if len(self.failures) < _MAX_ERRORS:
-            self.failures.append(failure)
-        if self.first is None or (failure.index, failure.order) < (
-            self.first.index,
-            self.first.order,
-        ):
-            self.first = failure
-
-
-def _recheck_tail_checked(scan: _Scan) -> None:
-    """Parse in full the previous line that was accepted by its tail only."""
-    line = scan.tail_checked_line
-    if line is None:
-        return
-    scan.tail_checked_line = None
-    index = scan.count - 1
-    # It was accepted with the action index expected then, which is one before the current one.
-    result = check_line(line, scan.tail_checked_prev, scan.expected_index - 1)
-    if not result.ok:
-        scan.fail(_line_failure(index, result))
-
-
-def _line_failure(index: int, result: LineCheck) -> _Failure:
-    return _Failure(
-        index,
-        0,
-        result.reason or "parse_error",
-        result.record_id,
-        result.expected,
-        result.found,
-        result.detail,
-    )
-
-
-def _full_line(scan: _Scan, line: bytes) -> None:
-    """Check one line in full and advance the scan."""
-    index = scan.count
-    anchor = scan.anchor
-    if anchor is not None and index == anchor.count:
-        scan.hash_before_anchor_end = scan.head
-    result = check_line(line, scan.head, scan.expected_index)
-    if anchor is not None and index >= anchor.count:
-        if index == anchor.count:
-            scan.first_extra_id = result.record_id
-        scan.extra_ok = scan.extra_ok and result.ok
-    if result.ok:
-        scan.legacy = scan.legacy or result.legacy
-    else:
-        _recheck_tail_checked(scan)
-        scan.fail(_line_failure(index, result))
-    scan.tail_checked_line = None
-    if result.action_index is not None:
-        scan.expected_index = result.action_index + 1
-    else:
-        scan.expected_index += 1
-    scan.head = hashlib.sha256(line).hexdigest()
-    scan.count = index + 1
-
-
-def _scan_lines(scan: _Scan, lines: list[bytes]) -> None:
-    """Process complete lines; writer-made lines in the anchored range take the fast path."""
-    position = 0
-    total = len(lines)
-    while position < total:
-        if scan.count < scan.trusted:
-            stop = min(total, position + scan.trusted - scan.count)
-            position = _tail_checked_run(scan, lines, position, stop)
-            if position == total or scan.count >= scan.trusted:
-                continue
-        _full_line(scan, lines[position])
-        position += 1
-
-
-def _tail_checked_run(scan: _Scan, lines: list[bytes], start: int, stop: int) -> int:
-    """Accept lines by their tail (no parse) from ``start`` until one differs or ``stop``.
-
-    Returns the position of the first line not accepted. Sound only inside the anchored range;
-    see the module docstring.
-    """
-    sha256 = hashlib.sha256
-    tail = _WRITER_TAIL
-    first_index = index = scan.expected_index
-    prev_hex = scan.head.encode("ascii")
-    prev_prev = prev_hex
-    last = None
-    for line in islice(lines, start, stop):
-        if not line.endswith(tail % (index, prev_hex)):
-            break
-        last = line
-        prev_prev = prev_hex
-        prev_hex = hexlify(sha256(line).digest())
-        index += 1
-    advanced = index - first_index
-    if advanced:
-        scan.count += advanced
-        scan.expected_index = index
-        scan.tail_checked_line = last
-        scan.tail_checked_prev = prev_prev.decode("ascii")
-        scan.head = prev_hex.decode("ascii")
-    return start + advanced
-
-
-def _finish(scan: _Scan, torn: bytes | None) -> None:
-    """Torn tail and anchor findings after the last complete line."""
-    count = scan.count
-    if torn is not None:
-        scan.fail(
-            _Failure(
-                count,
-                1,
-                "torn_tail",
-                _sniff_id(torn),
-                None,
-                None,
-                f"the last {len(torn)} bytes are not a complete line (no final newline)",
-            )
-        )
-    anchor = scan.anchor
-    if anchor is None:
-        return
-    if count < anchor.count:
-        scan.fail(
-            _Failure(
-                count,
-                2,
-                "truncated",
-                None,
-                anchor.head,
-                scan.head,
-                f"{count} records, the anchor counts {anchor.count}",
-            )
-        )
-    elif count == anchor.count:
-        if scan.head != anchor.head:
-            _recheck_tail_checked(scan)
-            scan.fail(
-                _Failure(
-                    count - 1,
-                    2,
-                    "anchor_mismatch",
-                    None,
-                    anchor.head,
-                    scan.head,
-                    "the last record does not hash to the anchored head",
-                )
-            )
-    else:
-        before = GENESIS if anchor.count == 0 else scan.hash_before_anchor_end
-        if before != anchor.head:
-            _recheck_tail_checked(scan)
-            scan.fail(
-                _Failure(
-                    anchor.count - 1,
-                    2,
-                    "anchor_mismatch",
-                    None,
-                    anchor.head,
-                    before,
-                    "the record at the anchored count does not hash to the anchored head",
-                )
-            )
-        extra = count - anchor.count
-        detail = f"{extra} record(s) beyond the {anchor.count} the anchor counts"
-        if _is_one_behind(scan):
-            detail += (
-                "; it is linked to the anchored head: an append was interrupted before its"
-                " anchor update (reopening the session adopts it)"
-            )
-        scan.fail(
-            _Failure(
-                anchor.count,
-                2,
-                "extra_records",
-                scan.first_extra_id,
-                anchor.head,
-                scan.head,
-                detail,
-            )
-        )
-
-
-def _is_one_behind(scan: _Scan) -> bool:
-    anchor = scan.anchor
-    if anchor is None or scan.count != anchor.count + 1 or not scan.extra_ok:
-        return False
-    before = GENESIS if anchor.count == 0 else scan.hash_before_anchor_end
-    return before == anchor.head
-
-
-def _anchor_state(scan: _Scan, torn: bytes | None) -> str:
-    anchor = scan.anchor
-    if anchor is None:
-        return "none"
-    if scan.count == anchor.count and scan.head == anchor.head:
-        return "current"
-    if torn is None and _is_one_behind(scan) and scan.failure_count == 1:
-        return "behind"
-    return "mismatch"
+        return replace(self, errors=errors, **changes)
 
 
 def verify_file(
@@ -450,51 +182,24 @@ def verify_file(
     *,
     full: bool = False,
     size_limit: int | None = None,
+    session_id: str | None = None,
 ) -> ChainReport:
     """Verify the chain file at ``path``, against ``anchor`` when given.
 
     ``full=True`` parses every line (slower; the same verdict for any chain the writer produced).
-    ``size_limit`` verifies only the first that many bytes (a snapshot of a growing file). A
-    missing file is an empty chain.
+    ``size_limit`` verifies only the first that many bytes (a snapshot of a growing file).
+    ``session_id`` requires every record to name that session. A missing file is an empty chain.
     """
     anchor = Anchor.coerce(anchor)
-    trusted = 0 if anchor is None or full else anchor.count
-    scan = _Scan(trusted=trusted, anchor=anchor)
-    torn: bytes | None = None
-    try:
-        handle = open(path, "rb", buffering=0)  # noqa: SIM115 - closed below
-    except FileNotFoundError:
-        handle = None
-    except OSError as exc:
-        raise AuditError(f"{os.fspath(path)}: cannot read chain ({exc.strerror})") from None
-    if handle is not None:
-        with handle:
-            remaining = size_limit
-            carry: list[bytes] = []
-            while remaining is None or remaining > 0:
-                want = _CHUNK if remaining is None else min(_CHUNK, remaining)
-                chunk = handle.read(want)
-                if not chunk:
-                    break
-                if remaining is not None:
-                    remaining -= len(chunk)
-                lines = chunk.split(b"\n")
-                if len(lines) == 1:
-                    carry.append(chunk)
-                    continue
-                if carry:
-                    carry.append(lines[0])
-                    lines[0] = b"".join(carry)
-                    carry = []
-                tail = lines.pop()
-                if tail:
-                    carry.append(tail)
-                _scan_lines(scan, lines)
-            if carry:
-                torn = b"".join(carry)
-    _finish(scan, torn)
+    scan, torn = scan_file(path, anchor, full=full, size_limit=size_limit, session_id=session_id)
+    return _report(scan, torn, path, full=full)
+
+
+def _report(
+    scan: Scan, torn: bytes | None, path: str | os.PathLike[str], *, full: bool
+) -> ChainReport:
     first = scan.first
-    state = _anchor_state(scan, torn)
+    anchor = scan.anchor
     return ChainReport(
         valid=first is None,
         record_count=scan.count,
@@ -505,8 +210,8 @@ def verify_file(
         reason=None if first is None else first.reason,
         expected=None if first is None else first.expected,
         found=None if first is None else first.found,
-        errors=tuple(failure.message() for failure in sorted(scan.failures, key=_order)),
-        anchor_state=state,
+        errors=tuple(failure.message() for failure in sorted(scan.failures, key=failure_order)),
+        anchor_state=anchor_state(scan, torn),
         anchor_count=None if anchor is None else anchor.count,
         anchor_head=None if anchor is None else anchor.head,
         path=os.fspath(path),
@@ -514,27 +219,45 @@ def verify_file(
     )
 
 
-def _order(failure: _Failure) -> tuple[int, int]:
-    return failure.index, failure.order
-
-
 def verify_chain(
-    storage_dir: str | os.PathLike[str], session_id: str, *, full: bool = False
+    storage_dir: str | os.PathLike[str],
+    session_id: str,
+    *,
+    full: bool = False,
+    witness: Head | str | None = None,
+    expected_head: Head | str | None = None,
+    checkpoint: Head | None = None,
 ) -> ChainReport:
-    """Verify a stored session's chain against its anchor.
+    """Verify a stored session's chain against its anchor (and a witness or checkpoint head).
 
     The anchor and the chain length are read together under the session's shared lock, then the
     chain is verified up to that length without holding the lock, so appenders are not blocked
     and records appended meanwhile are neither counted nor reported. A session whose session file
-    exists but whose anchor does not fails with ``anchor_missing``; a chain with neither (such as
-    one written by the reference plugin) is verified without anchor (``anchor_state`` ``none``).
+    exists but whose anchor does not fails with ``anchor_missing``; a chain with neither is
+    verified without anchor (``anchor_state`` ``none``) when it is a reference-plugin chain, and
+    fails with ``anchor_missing`` when this package's writer made it.
+
+    ``witness`` (or its alias ``expected_head``) is a head kept out of the agent's reach — the
+    writer's ``AuditChain.witness`` or a published head, full or a prefix of at least 12 hex,
+    with or without its count: the chain must contain it (``witness_mismatch`` otherwise).
+    ``checkpoint`` is the head of a signed checkpoint whose signature the caller has checked
+    (``checkpoint.verify_checkpointed`` does both); it must be contained likewise
+    (``checkpoint_mismatch``).
     """
+    if witness is not None and expected_head is not None:
+        raise AuditError("give the head once: witness= or expected_head=")
+    head = coerce_head(witness if witness is not None else expected_head)
     layout = StorageLayout.at(storage_dir)
     paths = layout.paths(session_id)
+    linked = _symlinked(layout, paths)
     chain_exists = paths.chain.exists()
     session_exists = paths.session_file.exists()
-    if not (chain_exists or session_exists or paths.anchor.exists()):
+    if not (chain_exists or session_exists or paths.anchor.exists() or linked):
         raise SessionNotFoundError(f"no audit session {paths.session_id!r} in {layout.root}")
+    if linked:
+        failure = Failure(0, 0, "symlink", None, None, None, f"{linked} is a symbolic link")
+        report = ChainReport(True, 0, GENESIS, path=os.fspath(paths.chain))
+        return report.with_failure(failure, session_id=paths.session_id)
     with shared_lock(paths.lock):
         try:
             anchor = read_anchor(paths.anchor)
@@ -545,25 +268,89 @@ def verify_chain(
             size: int | None = paths.chain.stat().st_size
         except FileNotFoundError:
             size = 0
-    report = verify_file(paths.chain, anchor, full=full, size_limit=size)
-    if anchor is None and (session_exists or anchor_error is not None):
-        detail = anchor_error or f"{paths.anchor} is missing; the tail of the chain is unprotected"
-        load_session_file(paths.session_file)  # a broken session file is its own clear error
-        failure = _Failure(report.record_count, 2, "anchor_missing", None, None, None, detail)
-        errors = (*report.errors, failure.message())
-        if report.valid:
-            report = _replace(
-                report,
-                valid=False,
-                reason="anchor_missing",
-                first_bad_index=report.record_count,
-                errors=errors,
-            )
+    data = load_session_file(paths.session_file)  # a broken session file is its own clear error
+    snapshot = _snapshot(data)
+    watch = [h.count for h in (head, checkpoint, snapshot) if h is not None and h.count is not None]
+    scan, torn = scan_file(
+        paths.chain, anchor, full=full, size_limit=size, session_id=paths.session_id, watch=watch
+    )
+    report = replace(_report(scan, torn, paths.chain, full=full), session_id=paths.session_id)
+    if anchor is None and (session_exists or anchor_error is not None or scan.writer_made):
+        if anchor_error is not None:
+            detail = anchor_error
+        elif session_exists:
+            detail = f"{paths.anchor} is missing; the tail of the chain is unprotected"
         else:
-            report = _replace(report, errors=errors)
-        report = _replace(report, anchor_state="missing")
-    return _replace(report, session_id=paths.session_id)
+            detail = (
+                f"{paths.anchor} and {paths.session_file} are missing, but the chain writer made"
+                " these records and always keeps both"
+            )
+        failure = Failure(report.record_count, 2, "anchor_missing", None, None, None, detail)
+        report = report.with_failure(failure, anchor_state="missing")
+    named = data.get("sessionId") if data is not None else paths.session_id
+    if named != paths.session_id:
+        detail = f"{paths.session_file} names session {named!r}"
+        failure = Failure(0, 2, "session_mismatch", None, paths.session_id, str(named), detail)
+        report = report.with_failure(failure)
+    if snapshot is not None:
+        report = _check_head(report, scan, snapshot, "snapshot_mismatch", paths, size)[0]
+    if head is not None:
+        report, state = _check_head(report, scan, head, "witness_mismatch", paths, size)
+        report = replace(report, witness_state=state, witness_count=head.count)
+    if checkpoint is not None:
+        report, state = _check_head(report, scan, checkpoint, "checkpoint_mismatch", paths, size)
+        report = replace(report, checkpoint_state=state, checkpoint_count=checkpoint.count)
+    return report
 
 
-def _replace(report: ChainReport, **changes: Any) -> ChainReport:
-    return replace(report, **changes)
+def _symlinked(layout: StorageLayout, paths: SessionPaths) -> Path | None:
+    for path in (layout.audit_dir, layout.sessions_dir, paths.chain, paths.anchor):
+        if path.is_symlink():
+            return path
+    if paths.session_file.is_symlink():
+        return paths.session_file
+    return None
+
+
+def _snapshot(data: Mapping[str, Any] | None) -> Head | None:
+    """The head the writer copied into the session file when it closed, if any."""
+    value = data.get("anchor") if data is not None else None
+    if not isinstance(value, dict):
+        return None
+    count, digest = value.get("recordCount"), value.get("head")
+    if isinstance(count, bool) or not isinstance(count, int) or not isinstance(digest, str):
+        return None
+    return Head(count, digest)
+
+
+def _check_head(
+    report: ChainReport,
+    scan: Scan,
+    head: Head,
+    reason: str,
+    paths: SessionPaths,
+    size: int | None,
+) -> tuple[ChainReport, str]:
+    """Compare the chain with ``head``; return the report (failed on a mismatch) and the state."""
+    count = head.count
+    if count is None:
+        if head.matches(scan.head):
+            return report, "current"
+        found = counts_with_head(paths.chain, head, size_limit=size)
+        if len(found) > 1:
+            raise AuditError(f"head {head.hash}: matches records {found[0]} and {found[1]}")
+        if found:
+            return report, "extended"
+        detail = "the chain does not contain this head (rewritten or rolled back)"
+        failure = Failure(max(scan.count - 1, 0), 3, reason, None, head.hash, scan.head, detail)
+        return report.with_failure(failure), "mismatch"
+    if count > scan.count:
+        detail = f"{scan.count} records, the head counts {count} (cut or rolled back)"
+        failure = Failure(scan.count, 3, reason, None, head.hash, scan.head, detail)
+        return report.with_failure(failure), "mismatch"
+    at = scan.heads.get(count, GENESIS if count == 0 else "?")
+    if head.matches(at):
+        return report, "current" if count == scan.count else "extended"
+    detail = f"record {count - 1} does not hash to the head taken after {count} records"
+    failure = Failure(max(count - 1, 0), 3, reason, None, head.hash, at, detail)
+    return report.with_failure(failure), "mismatch"

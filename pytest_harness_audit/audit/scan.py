@@ -1,0 +1,489 @@
+"""The streaming pass of verification: line checks, the tail-checked fast path, anchor findings.
+
+``verify`` describes what is checked and why the fast path is sound; this module does the work
+for it and for the writer (``check_line`` on a record it adopts).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from binascii import hexlify
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any
+
+from pytest_harness_audit.audit.anchor import GENESIS, Anchor
+from pytest_harness_audit.audit.errors import AuditError
+from pytest_harness_audit.audit.storage import sanitize_session_id
+
+_CHUNK = 1 << 20
+# How the chain writer ends every record (see records.py): provenance last, index, 64-hex link.
+_WRITER_TAIL = b',"actionIndex":%d,"prevRecordHash":"%b"}}'
+_MAX_ERRORS = 100
+_RECORD_ID = re.compile(rb'"recordId":"((?:[^"\\]|\\.){0,64})"')
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One defect found: where (``index``), what (``reason``) and the values compared."""
+
+    index: int
+    order: int  # 0 = the line's own defect, 1 = torn tail, 2 = anchor finding
+    reason: str
+    record_id: str | None
+    expected: str | None
+    found: str | None
+    detail: str
+
+    def message(self) -> str:
+        """One line: record, reason, detail, expected vs found."""
+        who = f"record {self.index}" + (f" ({self.record_id})" if self.record_id else "")
+        text = f"{who}: {self.reason}: {self.detail}"
+        if self.expected is not None or self.found is not None:
+            text += f" (expected {self.expected}, found {self.found})"
+        return text
+
+
+@dataclass(frozen=True)
+class LineCheck:
+    """Result of checking one line in full."""
+
+    ok: bool
+    reason: str | None = None
+    detail: str = ""
+    expected: str | None = None
+    found: str | None = None
+    record_id: str | None = None
+    action_index: int | None = None
+    r6_id: str | None = None
+    legacy: bool = False
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_record_line(line: bytes) -> dict[str, Any]:
+    """Parse one chain line strictly (UTF-8, a JSON object); raises ``ValueError``."""
+    try:
+        value = json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError("nesting too deep") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"a record must be a JSON object, not {type(value).__name__}")
+    return value
+
+
+def check_line(
+    line: bytes, prev_hash: str, expected_index: int, session_id: str | None = None
+) -> LineCheck:
+    """Check one line in full: parse, link to ``prev_hash``, action index, and (when
+    ``session_id`` is given) that ``provenance.sessionId`` names that session."""
+    try:
+        record = parse_record_line(line)
+    except (UnicodeDecodeError, ValueError) as exc:
+        detail = f"not a JSON record: {exc}"
+        return LineCheck(False, "parse_error", detail, record_id=_sniff_id(line))
+    record_id = record.get("recordId")
+    record_id = record_id if isinstance(record_id, str) else None
+    provenance = record.get("provenance")
+    link = provenance.get("prevRecordHash") if isinstance(provenance, dict) else None
+    index = provenance.get("actionIndex") if isinstance(provenance, dict) else None
+    if not isinstance(link, str) or isinstance(index, bool) or not isinstance(index, int):
+        return LineCheck(
+            False,
+            "parse_error",
+            "not an audit record: provenance.prevRecordHash / provenance.actionIndex missing",
+            record_id=record_id,
+        )
+    r6_id = record.get("r6RequestId")
+    r6_id = r6_id if isinstance(r6_id, str) else None
+    legacy = False
+    if link != prev_hash:
+        if prev_hash != GENESIS and len(link) == 16 and link == prev_hash[:16]:
+            legacy = True
+        else:
+            return LineCheck(
+                False,
+                "link_mismatch",
+                "prevRecordHash does not match the previous line",
+                expected=prev_hash,
+                found=link,
+                record_id=record_id,
+                action_index=index,
+            )
+    if index != expected_index:
+        return LineCheck(
+            False,
+            "sequence_gap",
+            "actionIndex is not consecutive",
+            expected=str(expected_index),
+            found=str(index),
+            record_id=record_id,
+            action_index=index,
+        )
+    if session_id is not None:
+        named = provenance.get("sessionId") if isinstance(provenance, dict) else None
+        if not _names_session(named, session_id):
+            return LineCheck(
+                False,
+                "session_mismatch",
+                "the record names another session than its file",
+                expected=session_id,
+                found=named if isinstance(named, str) else repr(named),
+                record_id=record_id,
+                action_index=index,
+            )
+    return LineCheck(True, record_id=record_id, action_index=index, r6_id=r6_id, legacy=legacy)
+
+
+def _names_session(named: object, session_id: str) -> bool:
+    if named == session_id:
+        return True
+    # A reference-plugin id that is not file-name safe names the file of its sanitised form.
+    try:
+        return isinstance(named, str) and sanitize_session_id(named) == session_id
+    except AuditError:
+        return False
+
+
+def writer_tail(session_id: str | None) -> bytes:
+    """The ``%``-template of the end of every line the writer makes (index, previous hash).
+
+    With ``session_id`` the template also covers ``provenance.sessionId``, so a line of another
+    session never takes the fast path.
+    """
+    if session_id is None:
+        return _WRITER_TAIL
+    sid = json.dumps(session_id).encode("utf-8").replace(b"%", b"%%")
+    return b',"provenance":{"sessionId":' + sid + _WRITER_TAIL[1:]
+
+
+def _sniff_id(line: bytes) -> str | None:
+    match = _RECORD_ID.search(line, 0, 4096)
+    if match is None:
+        return None
+    try:
+        value = json.loads(b'"' + match.group(1) + b'"')
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+@dataclass
+class Scan:
+    """Mutable state of one streaming pass.
+
+    ``watch`` lists record counts (ascending) whose head hash is wanted; the pass stores them in
+    ``heads`` (a witness or a checkpoint names a count and the head the chain had there).
+    """
+
+    trusted: int
+    anchor: Anchor | None
+    session_id: str | None = None
+    tail: bytes = _WRITER_TAIL
+    watch: list[int] = field(default_factory=list)
+    heads: dict[int, str] = field(default_factory=dict)
+    next_watch: int = -1
+    count: int = 0
+    expected_index: int = 0
+    head: str = GENESIS
+    legacy: bool = False
+    failures: list[Failure] = field(default_factory=list)
+    first: Failure | None = None
+    failure_count: int = 0
+    # The previous line, when it was accepted by its tail only (kept for a full re-check).
+    tail_checked_line: bytes | None = None
+    tail_checked_prev: str = GENESIS
+    hash_before_anchor_end: str | None = None
+    first_extra_id: str | None = None
+    extra_ok: bool = True
+    # A line only this package's writer makes: a full 64-hex link, or a first record with a kind.
+    writer_made: bool = False
+
+    def __post_init__(self) -> None:
+        self.tail = writer_tail(self.session_id)
+        self.watch = sorted(set(self.watch))
+        self.note_head()
+
+    def note_head(self) -> None:
+        """Keep the head at a watched count; aim at the next watched count."""
+        watch = self.watch
+        while watch and watch[0] <= self.count:
+            if watch[0] == self.count:
+                self.heads[self.count] = self.head
+            watch.pop(0)
+        self.next_watch = watch[0] if watch else -1
+
+    def fail(self, failure: Failure) -> None:
+        """Count ``failure``; keep it (up to a cap) and the first one by position."""
+        self.failure_count += 1
+        if len(self.failures) < _MAX_ERRORS:
+            self.failures.append(failure)
+        if self.first is None or (failure.index, failure.order) < (
+            self.first.index,
+            self.first.order,
+        ):
+            self.first = failure
+
+
+def _recheck_tail_checked(scan: Scan) -> None:
+    """Parse in full the previous line that was accepted by its tail only."""
+    line = scan.tail_checked_line
+    if line is None:
+        return
+    scan.tail_checked_line = None
+    index = scan.count - 1
+    # It was accepted with the action index expected then, which is one before the current one.
+    result = check_line(line, scan.tail_checked_prev, scan.expected_index - 1, scan.session_id)
+    if not result.ok:
+        scan.fail(_line_failure(index, result))
+
+
+def _line_failure(index: int, result: LineCheck) -> Failure:
+    return Failure(
+        index,
+        0,
+        result.reason or "parse_error",
+        result.record_id,
+        result.expected,
+        result.found,
+        result.detail,
+    )
+
+
+def _full_line(scan: Scan, line: bytes) -> None:
+    """Check one line in full and advance the scan."""
+    index = scan.count
+    anchor = scan.anchor
+    if anchor is not None and index == anchor.count:
+        scan.hash_before_anchor_end = scan.head
+    result = check_line(line, scan.head, scan.expected_index, scan.session_id)
+    if index == 0:
+        scan.writer_made = b'"kind":"' in line
+    elif result.ok and not result.legacy:
+        scan.writer_made = True
+    if anchor is not None and index >= anchor.count:
+        if index == anchor.count:
+            scan.first_extra_id = result.record_id
+        scan.extra_ok = scan.extra_ok and result.ok
+    if result.ok:
+        scan.legacy = scan.legacy or result.legacy
+    else:
+        _recheck_tail_checked(scan)
+        scan.fail(_line_failure(index, result))
+    scan.tail_checked_line = None
+    if result.action_index is not None:
+        scan.expected_index = result.action_index + 1
+    else:
+        scan.expected_index += 1
+    scan.head = hashlib.sha256(line).hexdigest()
+    scan.count = index + 1
+    if scan.count == scan.next_watch:
+        scan.note_head()
+
+
+def _scan_lines(scan: Scan, lines: list[bytes]) -> None:
+    """Process complete lines; writer-made lines in the anchored range take the fast path."""
+    position = 0
+    total = len(lines)
+    while position < total:
+        if scan.count < scan.trusted:
+            limit = scan.trusted
+            if 0 <= scan.next_watch < limit:
+                limit = scan.next_watch
+            stop = min(total, position + limit - scan.count)
+            position = _tail_checked_run(scan, lines, position, stop)
+            if scan.count == scan.next_watch:
+                scan.note_head()
+            if position == stop:
+                continue
+        _full_line(scan, lines[position])
+        position += 1
+
+
+def _tail_checked_run(scan: Scan, lines: list[bytes], start: int, stop: int) -> int:
+    """Accept lines by their tail (no parse) from ``start`` until one differs or ``stop``.
+
+    Returns the position of the first line not accepted. Sound only inside the anchored range;
+    see the module docstring.
+    """
+    sha256 = hashlib.sha256
+    tail = scan.tail
+    first_index = index = scan.expected_index
+    prev_hex = scan.head.encode("ascii")
+    prev_prev = prev_hex
+    last = None
+    for line in islice(lines, start, stop):
+        if not line.endswith(tail % (index, prev_hex)):
+            break
+        last = line
+        prev_prev = prev_hex
+        prev_hex = hexlify(sha256(line).digest())
+        index += 1
+    advanced = index - first_index
+    if advanced:
+        scan.count += advanced
+        scan.expected_index = index
+        scan.tail_checked_line = last
+        scan.tail_checked_prev = prev_prev.decode("ascii")
+        scan.head = prev_hex.decode("ascii")
+    return start + advanced
+
+
+def finish(scan: Scan, torn: bytes | None) -> None:
+    """Torn tail and anchor findings after the last complete line."""
+    count = scan.count
+    if torn is not None:
+        scan.fail(
+            Failure(
+                count,
+                1,
+                "torn_tail",
+                _sniff_id(torn),
+                None,
+                None,
+                f"the last {len(torn)} bytes are not a complete line (no final newline)",
+            )
+        )
+    anchor = scan.anchor
+    if anchor is None:
+        return
+    if count < anchor.count:
+        scan.fail(
+            Failure(
+                count,
+                2,
+                "truncated",
+                None,
+                anchor.head,
+                scan.head,
+                f"{count} records, the anchor counts {anchor.count}",
+            )
+        )
+    elif count == anchor.count:
+        if scan.head != anchor.head:
+            _recheck_tail_checked(scan)
+            scan.fail(
+                Failure(
+                    count - 1,
+                    2,
+                    "anchor_mismatch",
+                    None,
+                    anchor.head,
+                    scan.head,
+                    "the last record does not hash to the anchored head",
+                )
+            )
+    else:
+        before = GENESIS if anchor.count == 0 else scan.hash_before_anchor_end
+        if before != anchor.head:
+            _recheck_tail_checked(scan)
+            scan.fail(
+                Failure(
+                    anchor.count - 1,
+                    2,
+                    "anchor_mismatch",
+                    None,
+                    anchor.head,
+                    before,
+                    "the record at the anchored count does not hash to the anchored head",
+                )
+            )
+        extra = count - anchor.count
+        detail = f"{extra} record(s) beyond the {anchor.count} the anchor counts"
+        if _is_one_behind(scan):
+            detail += (
+                "; it is linked to the anchored head: an append was interrupted before its"
+                " anchor update (reopening the session adopts it)"
+            )
+        scan.fail(
+            Failure(
+                anchor.count,
+                2,
+                "extra_records",
+                scan.first_extra_id,
+                anchor.head,
+                scan.head,
+                detail,
+            )
+        )
+
+
+def _is_one_behind(scan: Scan) -> bool:
+    anchor = scan.anchor
+    if anchor is None or scan.count != anchor.count + 1 or not scan.extra_ok:
+        return False
+    before = GENESIS if anchor.count == 0 else scan.hash_before_anchor_end
+    return before == anchor.head
+
+
+def anchor_state(scan: Scan, torn: bytes | None) -> str:
+    anchor = scan.anchor
+    if anchor is None:
+        return "none"
+    if scan.count == anchor.count and scan.head == anchor.head:
+        return "current"
+    if torn is None and _is_one_behind(scan) and scan.failure_count == 1:
+        return "behind"
+    return "mismatch"
+
+
+def scan_file(
+    path: str | os.PathLike[str],
+    anchor: Anchor | None,
+    *,
+    full: bool = False,
+    size_limit: int | None = None,
+    session_id: str | None = None,
+    watch: Iterable[int] = (),
+) -> tuple[Scan, bytes | None]:
+    """Stream the chain file at ``path`` through one pass; return the pass and its torn tail.
+
+    A missing file is an empty chain. ``size_limit`` reads only the first that many bytes.
+    """
+    trusted = 0 if anchor is None or full else anchor.count
+    scan = Scan(trusted=trusted, anchor=anchor, session_id=session_id, watch=list(watch))
+    torn: bytes | None = None
+    try:
+        handle = open(path, "rb", buffering=0)  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        handle = None
+    except OSError as exc:
+        raise AuditError(f"{os.fspath(path)}: cannot read chain ({exc.strerror})") from None
+    if handle is not None:
+        with handle:
+            remaining = size_limit
+            carry: list[bytes] = []
+            while remaining is None or remaining > 0:
+                want = _CHUNK if remaining is None else min(_CHUNK, remaining)
+                chunk = handle.read(want)
+                if not chunk:
+                    break
+                if remaining is not None:
+                    remaining -= len(chunk)
+                lines = chunk.split(b"\n")
+                if len(lines) == 1:
+                    carry.append(chunk)
+                    continue
+                if carry:
+                    carry.append(lines[0])
+                    lines[0] = b"".join(carry)
+                    carry = []
+                tail = lines.pop()
+                if tail:
+                    carry.append(tail)
+                _scan_lines(scan, lines)
+            if carry:
+                torn = b"".join(carry)
+    finish(scan, torn)
+    return scan, torn
+
+
+def failure_order(failure: Failure) -> tuple[int, int]:
+    """Sort key of failures: by record, a line's own defect before an anchor finding."""
+    return failure.index, failure.order
