@@ -79,6 +79,23 @@ BUILTIN_MCP_TOOL_CATEGORIES: Mapping[str, str] = {
 }
 
 
+#: Tool names (globs) whose ``command``/``cmd`` parameter is a shell command, read like
+#: ``Bash``'s; a policy adds more with ``commandTools:``.
+DEFAULT_COMMAND_TOOLS = (
+    "mcp__*__run",
+    "mcp__*__run_command",
+    "mcp__*__execute_command",
+    "mcp__*__exec_command",
+    "mcp__*__shell",
+    "mcp__*__run_shell",
+    "mcp__*__shell_exec",
+    "mcp__*__exec",
+    "mcp__*__execute",
+    "mcp__*__bash",
+    "mcp__*__terminal",
+)
+
+
 def mcp_tool_parts(tool: str) -> tuple[str, str] | None:
     """Split ``mcp__<server>__<tool>`` into ``(server, tool)``; ``None`` for other names."""
     if not tool.startswith("mcp__"):

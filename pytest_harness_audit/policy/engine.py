@@ -14,7 +14,9 @@ from typing import Any, Protocol
 
 from pytest_harness_audit.errors import PolicyError
 from pytest_harness_audit.policy.categories import (
+    COMMAND,
     CREDENTIAL_ACCESS,
+    DEFAULT_COMMAND_TOOLS,
     MCP,
     builtin_category,
     mcp_tool_parts,
@@ -29,7 +31,7 @@ from pytest_harness_audit.policy.patterns import (
     split_patterns,
 )
 from pytest_harness_audit.policy.sensitive import any_credential
-from pytest_harness_audit.policy.targets import all_targets
+from pytest_harness_audit.policy.targets import all_targets, call_targets
 
 
 class RateCounter(Protocol):
@@ -177,6 +179,9 @@ class CompiledPolicy:
         self._tool_globs = tuple(
             (re.compile(fnmatch.translate(glob)), category)
             for glob, category in spec.tool_categories
+        ) + tuple(
+            (re.compile(fnmatch.translate(glob)), COMMAND)
+            for glob in (*spec.command_tools, *DEFAULT_COMMAND_TOOLS)
         )
         self._by_tool: dict[str | tuple[str, str], _ToolEntry] = {}
         default = spec.default_policy
@@ -186,7 +191,9 @@ class CompiledPolicy:
         self._default_constraints = base if self._default_enforced else (*base, "enforced:false")
 
     def category_of(self, tool: str) -> str:
-        """The category of ``tool``: the policy's ``toolCategories`` first, then built-ins."""
+        """The category of ``tool``: the policy's ``toolCategories`` first, then its
+        ``commandTools`` and the built-in command tools (``mcp__*__run`` …: ``command``), then
+        the built-in table."""
         for pattern, category in self._tool_globs:
             if pattern.match(tool):
                 return category
@@ -253,10 +260,11 @@ class CompiledPolicy:
         else:
             entry = self._by_tool.get((tool, category)) or self._index(tool, category)
         targets: list[str] | None = None
+        files: list[str] | None = None
         credential: bool | None = None
         walk: Sequence[CompiledRule] = entry.plain
         if entry.pattern_indexes:
-            targets = all_targets(params, root)
+            targets, files = call_targets(params, root)
             if targets:
                 matched = (
                     self._set_matches(targets, entry)
@@ -276,8 +284,9 @@ class CompiledPolicy:
                 # only credential_access can still match: checked last, being the dearest
                 if credential is None:
                     if targets is None:
-                        targets = all_targets(params, root)
-                    credential = any_credential(targets)
+                        targets, files = call_targets(params, root)
+                    # a command is a credential access by the files it acts on, not its text
+                    credential = any_credential(targets if files is None else files)
                 if not credential:
                     continue
             if rule.max_count:

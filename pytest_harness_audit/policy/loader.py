@@ -114,7 +114,8 @@ def preset_path(name: str) -> Path:
 
 
 def merge_over_preset(base: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
-    """Apply a document's keys over its preset: rules are appended, the rest overrides."""
+    """Apply a document's keys over its preset: rules and command tools are appended, tool
+    categories merged, the rest overrides."""
     merged = dict(base)
     merged.pop("preset", None)
     for key, value in data.items():
@@ -122,6 +123,8 @@ def merge_over_preset(base: Mapping[str, Any], data: Mapping[str, Any]) -> dict[
             continue
         if key == "rules":
             merged["rules"] = list(base.get("rules") or []) + list(value or [])
+        elif key == "commandTools" and isinstance(value, list):
+            merged["commandTools"] = list(base.get("commandTools") or []) + value
         elif key == "toolCategories" and isinstance(value, Mapping):
             merged["toolCategories"] = {**(base.get("toolCategories") or {}), **value}
         else:

@@ -2,6 +2,13 @@
 
 Validation turns any mistake into one :class:`~pytest_harness_audit.errors.PolicyError` naming the
 source, the line where known, the rule id and the field.
+
+Besides ``defaultPolicy``, ``enforce`` and ``rules``, a policy may say ``toolCategories`` (tool
+name globs → categories), ``commandTools`` (a list of tool names or globs whose
+``command``/``cmd`` parameter is a shell command: such tools are category ``command`` and their
+command is read like ``Bash``'s, in addition to the built-in ``mcp__*__run``,
+``mcp__*__execute_command``, ``mcp__*__shell``, ``mcp__*__exec``, ``mcp__*__bash`` …),
+``immune``, ``firewall``, ``auditLevel``, ``preset``, ``name`` and ``description``.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ POLICY_KEYS = frozenset(
         "name",
         "description",
         "toolCategories",
+        "commandTools",
         "immune",
         "firewall",
         "auditLevel",
@@ -117,6 +125,7 @@ class PolicySpec:
     name: str | None = None
     description: str | None = None
     tool_categories: tuple[tuple[str, str], ...] = ()
+    command_tools: tuple[str, ...] = ()
     immune: Mapping[str, Any] | None = None
     firewall: Mapping[str, Any] | None = None
     audit_level: str = "standard"
@@ -314,6 +323,15 @@ def parse_policy(data: Any, *, source: str | None = None, line_of: LineOf = _no_
             field="toolCategories",
         )
     tool_categories = tuple(tool_categories_raw.items())
+    command_tools_raw = data.get("commandTools", []) or []
+    if not isinstance(command_tools_raw, list) or not all(
+        isinstance(v, str) and v for v in command_tools_raw
+    ):
+        raise ctx.error(
+            f"must be a list of tool names or globs, got {command_tools_raw!r}",
+            data,
+            field="commandTools",
+        )
     extra = frozenset(v for _, v in tool_categories) - KNOWN_CATEGORIES
     categories = KNOWN_CATEGORIES | extra
     rules_raw = data.get("rules", []) or []
@@ -339,6 +357,7 @@ def parse_policy(data: Any, *, source: str | None = None, line_of: LineOf = _no_
         name=data.get("name"),
         description=data.get("description"),
         tool_categories=tool_categories,
+        command_tools=tuple(command_tools_raw),
         immune=data.get("immune"),
         firewall=data.get("firewall"),
         audit_level=audit_level,

@@ -139,6 +139,8 @@ class Policy(CompiledPolicy):
         out: dict[str, Any] = {"defaultPolicy": self.default_policy, "enforce": self.enforce}
         if self.spec.tool_categories:
             out["toolCategories"] = dict(self.spec.tool_categories)
+        if self.spec.command_tools:
+            out["commandTools"] = list(self.spec.command_tools)
         out["rules"] = [rule.to_dict() for rule in self.rules]
         if self.spec.immune is not None:
             out["immune"] = self.spec.immune

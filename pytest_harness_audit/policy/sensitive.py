@@ -8,19 +8,33 @@ quantifiers), so a hostile path cannot slow them down.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Iterable
 
 _SEGMENT = r"(?:^|[/\\])"
+#: Extensions of source and documentation files: a file named ``secret_manager.go`` or
+#: ``credentials.rs`` is code about secrets, not a secret.
+SOURCE_EXTENSIONS = (
+    "py", "pyi", "pyx", "go", "rs", "java", "kt", "kts", "scala", "groovy", "gradle", "js",
+    "jsx", "mjs", "cjs", "ts", "tsx", "rb", "php", "c", "h", "cc", "cpp", "cxx", "hpp", "hh",
+    "cs", "fs", "swift", "m", "mm", "sh", "bash", "zsh", "ps1", "lua", "pl", "pm", "r", "jl",
+    "ex", "exs", "erl", "hs", "ml", "clj", "dart", "vue", "svelte", "md", "markdown", "rst",
+    "adoc", "html", "css", "scss", "sql", "proto", "graphql", "tf", "ipynb", "zig", "nim",
+)  # fmt: skip
+#: Suffixes of dotenv templates, which hold placeholders: ``.env.example`` is no secret.
+ENV_TEMPLATE_SUFFIXES = ("example", "sample", "template", "dist", "defaults")
+_SOURCE = "|".join(SOURCE_EXTENSIONS)
 _CREDENTIAL = re.compile(
     _SEGMENT + r"(?:"
-    r"\.env(?:\.[^/\\]*)?"
-    r"|credentials(?:\.[^/\\]*)?"
-    r"|secrets?(?:\.[^/\\]*)?"
-    r"|[^/\\]*secret[^/\\]*"
-    r"|token[^/\\]*\.json|auth[^/\\]*\.json|[^/\\]*apikey[^/\\]*"
+    r"\.env(?:[._-](?!(?:" + "|".join(ENV_TEMPLATE_SUFFIXES) + r")$)[^/\\]*)?"
+    r"|[^/\\]+\.env"
+    r"|[^/\\]*(?:secret|credential|apikey|api[-_]key)(?![^/\\]*\.(?:" + _SOURCE + r")$)[^/\\]*"
+    r"|tokens?(?:[._-][^/\\]*)?\.json|[^/\\]*[._-]tokens?\.json|auth(?:[._-][^/\\]*)?\.json"
+    r"|[^/\\]+\.(?:pem|key|p12|pfx|jks|keystore)"
+    r"|id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?!\.pub$)[^/\\.]*"
     r"|\.aws[/\\](?:credentials|config)"
-    r"|\.ssh[/\\](?:id_[^/\\]*|config|known_hosts)"
+    r"|\.ssh[/\\](?:id_[^/\\]*(?<!\.pub)|config|known_hosts)"
     r"|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.my\.cnf"
     r"|\.docker[/\\]config\.json|\.kube[/\\]config"
     r"|\.gnupg[/\\][^/\\]*|\.gpg[/\\][^/\\]*"
@@ -42,7 +56,7 @@ _MEMORY = re.compile(
 # or `Credentials.kt` are ordinary source files.
 _FOLDABLE = re.compile(
     _SEGMENT + r"(?:"
-    r"\.env(?:\.[^/\\]*)?"
+    r"\.env(?:[._-][^/\\]*)?"
     r"|\.aws[/\\](?:credentials|config)"
     r"|\.ssh[/\\](?:id_[^/\\]*|config)"
     r"|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.my\.cnf"
@@ -85,3 +99,47 @@ def folded_credential_path(path: str) -> str | None:
     start = match.start()
     folded = path[:start] + path[start:].lower()
     return None if folded == path else folded
+
+
+#: Sensitive file names a glob is matched against when the disk cannot tell what it expands to:
+#: credential files and persona files. ``~/.[e]nv`` is read as ``~/.env``, ``S*L.md`` as
+#: ``SOUL.md``.
+GLOB_CANDIDATE_NAMES = (
+    ".env", ".env.local", ".env.production", ".netrc", ".pgpass", ".npmrc", ".pypirc",
+    ".my.cnf", "credentials", "credentials.json", "secrets.yaml", "secrets.json", "id_rsa",
+    "id_ed25519", "id_ecdsa", "SOUL.md", "IDENTITY.md", "MEMORY.md", "soul.md", "identity.md",
+)  # fmt: skip
+_DIRECTORY_CANDIDATES = {
+    ".ssh": ("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", "config"),
+    ".aws": ("credentials", "config"),
+    ".docker": ("config.json",),
+    ".kube": ("config",),
+    ".gnupg": ("secring.gpg", "private-keys-v1.d"),
+}
+_WILD = re.compile(r"\[[^\]/]*\]|[*?]")
+
+
+def glob_candidates(pattern: str) -> list[str]:
+    """The sensitive paths a shell glob could expand to (``.e*`` → ``.env``).
+
+    ``pattern`` is a shell glob (``*``, ``?``, ``[…]``); its last part is matched against
+    :data:`GLOB_CANDIDATE_NAMES` (in a credential directory such as ``.ssh``, against the files
+    that live there). A leading dot must be spelt out, as for the shell. A glob whose name has no
+    literal character besides a literal extension (``*``, ``.*``, ``*.md``) names every file and
+    so no file in particular: it yields nothing.
+    """
+    head, slash, last = pattern.rpartition("/")
+    folder = head.rpartition("/")[2]
+    names = _DIRECTORY_CANDIDATES.get(folder)
+    if names is None:
+        stem = _WILD.sub("", last.rsplit(".", 1)[0] if "." in last[1:] else last)
+        if not stem.strip(".") or not _WILD.search(last):
+            return []
+        names = GLOB_CANDIDATE_NAMES
+    found = []
+    for name in names:
+        if name.startswith(".") and not last.startswith("."):
+            continue
+        if fnmatch.fnmatchcase(name, last):
+            found.append(head + slash + name)
+    return found

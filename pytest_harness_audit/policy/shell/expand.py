@@ -1,0 +1,284 @@
+"""Word expansion as the shell does it before running a command, within bounds.
+
+Brace expansion (``.env{,_bak}``), parameter expansion of variables assigned earlier in the same
+command (``CMD=rm; $CMD``) and of ``$IFS`` (a field separator), command substitution of a plain
+``echo``/``printf`` (``$(echo rm)``), field splitting, pathname expansion (globs) and quote
+removal. A value that cannot be known (``$HOME`` aside, which is ``~``) stays as its ``$NAME``
+text and marks the field *dynamic*.
+
+Globs are expanded against the workspace root when one is given (at most
+:data:`GLOB_MATCH_LIMIT` paths a word), and a glob is also read as every sensitive name it
+could match (:data:`~pytest_harness_audit.policy.sensitive.GLOB_CANDIDATES`: ``S*L.md`` →
+``SOUL.md``, ``~/.[e]nv`` → ``~/.env``) — where the shell runs is not known.
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pytest_harness_audit.policy.sensitive import glob_candidates
+from pytest_harness_audit.policy.shell.syntax import Lit, Param, Part, Sub, Word
+
+#: Most fields one word may expand to (braces, globs); the rest are dropped.
+MAX_FIELDS = 256
+#: Most paths a glob word adds from a workspace listing.
+GLOB_MATCH_LIMIT = 64
+#: Most glob words of one command listed against the workspace.
+GLOB_LISTING_LIMIT = 16
+_GLOB_MAX_WILD_PARTS = 2
+_IFS = " \t\n"
+_BRACE = 1  # brace expansion applies
+_SPLIT = 2  # field splitting applies
+_GLOB = 4  # pathname expansion applies
+_UNQUOTED_LITERAL = _BRACE | _GLOB
+_UNQUOTED_VALUE = _SPLIT | _GLOB
+_GLOB_CHARS = re.compile(r"[*?\[]")
+_SEQUENCE = re.compile(r"^(-?\d{1,6})\.\.(-?\d{1,6})$|^([A-Za-z])\.\.([A-Za-z])$")
+
+Chars = list[tuple[str, int]]
+
+
+@dataclass(slots=True)
+class Field:
+    """One expanded word: its text, and whether part of it could not be known."""
+
+    text: str
+    dynamic: bool = False
+
+
+class Expander:
+    """Expands words with the variables of one script (:attr:`variables`)."""
+
+    def __init__(self, root: str | None = None) -> None:
+        self.root = root
+        self.variables: dict[str, str] = {}
+        self.listings = 0
+
+    # -- parts to characters -------------------------------------------------------------------
+    def _chars(self, word: Word, out: Chars) -> bool:
+        """Append the characters of ``word`` with their flags; return whether any is dynamic."""
+        dynamic = False
+        for part in word:
+            if isinstance(part, Lit):
+                flags = 0 if part.quoted else _UNQUOTED_LITERAL
+                out.extend((char, flags) for char in part.text)
+                continue
+            value, known = self._value(part)
+            dynamic |= not known
+            if isinstance(part, Param) and part.default is not None and not value:
+                dynamic |= self._chars(part.default, out)
+                continue
+            flags = 0 if part.quoted or not known else _UNQUOTED_VALUE
+            out.extend((char, flags) for char in value)
+        return dynamic
+
+    def _value(self, part: Part) -> tuple[str, bool]:
+        """The value of an expansion and whether it is known."""
+        if isinstance(part, Param):
+            if part.opaque:
+                return f"${{{part.name}}}", False
+            if part.name in self.variables:
+                return self.variables[part.name], True
+            if part.name == "IFS":
+                return _IFS, True
+            if part.name == "HOME":
+                return "~", True
+            if part.name == "PWD":
+                return ".", True
+            if part.default is not None:
+                return "", True
+            return f"${part.name}", False
+        if isinstance(part, Sub):
+            value = self.substitution_value(part)
+            return ("$(…)", False) if value is None else (value, True)
+        return "", True  # pragma: no cover - Lit is handled by the caller
+
+    def substitution_value(self, sub: Sub) -> str | None:
+        """The output of ``$(echo …)``/``$(printf '%s' …)``; ``None`` when not knowable."""
+        if sub.arithmetic or len(sub.commands) != 1:
+            return None
+        command = sub.commands[0]
+        if command.redirects or not command.words:
+            return None
+        fields = [field for word in command.words for field in self.expand(word)]
+        if any(field.dynamic for field in fields):
+            return None
+        argv = [field.text for field in fields]
+        return echo_output(argv)
+
+    # -- the expansion steps -------------------------------------------------------------------
+    def expand(self, word: Word) -> list[Field]:
+        """The fields ``word`` expands to (quote removal, braces, variables, splitting, globs)."""
+        if len(word) == 1 and isinstance(word[0], Lit):
+            text = word[0].text
+            if word[0].quoted or not _needs_work(text):
+                return [Field(text)]
+        chars: Chars = []
+        dynamic = self._chars(word, chars)
+        results: list[Field] = []
+        for variant in brace_expand(chars):
+            for field_chars in _split(variant):
+                results.extend(self._glob(field_chars, dynamic))
+                if len(results) >= MAX_FIELDS:
+                    return results[:MAX_FIELDS]
+        return results
+
+    def _glob(self, chars: Chars, dynamic: bool) -> Iterator[Field]:
+        text = "".join(char for char, _ in chars)
+        if not any(flags & _GLOB and char in "*?[" for char, flags in chars):
+            yield Field(text, dynamic)
+            return
+        pattern = "".join(
+            char if flags & _GLOB or char not in "*?[]" else f"[{char}]" for char, flags in chars
+        )
+        seen = {text}
+        yield Field(text, dynamic)
+        for path in itertools.chain(self._listing(pattern), glob_candidates(pattern)):
+            if path not in seen:
+                seen.add(path)
+                yield Field(path, dynamic)
+
+    def _listing(self, pattern: str) -> list[str]:
+        root = self.root
+        if not root or self.listings >= GLOB_LISTING_LIMIT or "$" in pattern:
+            return []
+        if pattern.startswith("~"):
+            return []
+        if pattern.startswith("/"):
+            prefix = root.rstrip("/") + "/"
+            if not pattern.startswith(prefix):
+                return []
+            pattern = pattern[len(prefix) :]
+        parts = pattern.split("/")
+        if ".." in parts or sum(1 for p in parts if _GLOB_CHARS.search(p)) > _GLOB_MAX_WILD_PARTS:
+            return []
+        self.listings += 1
+        try:
+            return list(itertools.islice(glob.iglob(pattern, root_dir=root), GLOB_MATCH_LIMIT))
+        except (OSError, ValueError):
+            return []
+
+    def assign(self, name: str, word: Word) -> None:
+        """Record ``NAME=word`` (its value as one field, as an assignment is not split)."""
+        chars: Chars = []
+        if self._chars(word, chars):
+            self.variables.pop(name, None)
+            return
+        self.variables[name] = "".join(char for char, _ in chars)
+
+
+def _needs_work(text: str) -> bool:
+    return "{" in text or "*" in text or "?" in text or "[" in text
+
+
+def _split(chars: Chars) -> list[Chars]:
+    """Field splitting of the characters that came from unquoted expansions."""
+    if not any(flags & _SPLIT for _, flags in chars):
+        return [chars]
+    fields: list[Chars] = []
+    current: Chars = []
+    started = False
+    for char, flags in chars:
+        if flags & _SPLIT and char in _IFS:
+            if current or started:
+                fields.append(current)
+            current, started = [], False
+            continue
+        current.append((char, flags))
+        started = True
+    if current:
+        fields.append(current)
+    return fields
+
+
+def brace_expand(chars: Chars) -> list[Chars]:
+    """Brace expansion of the unquoted braces (``a{b,c}`` → ``ab ac``, ``{1..3}``)."""
+    if not any(flags & _BRACE and char == "{" for char, flags in chars):
+        return [chars]
+    results: list[Chars] = []
+    pending = [chars]
+    while pending and len(results) < MAX_FIELDS:
+        current = pending.pop()
+        found = _first_brace(current)
+        if found is None:
+            results.append(current)
+            continue
+        start, commas, end = found
+        head, tail = current[:start], current[end + 1 :]
+        if commas:
+            bounds = [start, *commas, end]
+            options = [current[a + 1 : b] for a, b in itertools.pairwise(bounds)]
+        else:
+            options = _sequence(current[start + 1 : end])
+        pending.extend(head + option + tail for option in reversed(options))
+    return results[:MAX_FIELDS]
+
+
+def _first_brace(chars: Chars) -> tuple[int, list[int], int] | None:
+    """The first expandable ``{…}``: its start, top-level commas and end."""
+    index = 0
+    size = len(chars)
+    while index < size:
+        char, flags = chars[index]
+        if char == "{" and flags & _BRACE:
+            depth, commas, cursor = 0, [], index
+            while cursor < size:
+                inner, inner_flags = chars[cursor]
+                if inner_flags & _BRACE:
+                    if inner == "{":
+                        depth += 1
+                    elif inner == "}":
+                        depth -= 1
+                        if depth == 0:
+                            break
+                    elif inner == "," and depth == 1:
+                        commas.append(cursor)
+                cursor += 1
+            if cursor < size and (commas or _sequence(chars[index + 1 : cursor])):
+                return index, commas, cursor
+        index += 1
+    return None
+
+
+def _sequence(chars: Chars) -> list[Chars]:
+    match = _SEQUENCE.match("".join(char for char, _ in chars))
+    if match is None:
+        return []
+    if match.group(1) is not None:
+        first, last = int(match.group(1)), int(match.group(2))
+        step = 1 if last >= first else -1
+        values = [str(v) for v in range(first, last + step, step)][:MAX_FIELDS]
+    else:
+        first_c, last_c = ord(match.group(3)), ord(match.group(4))
+        step = 1 if last_c >= first_c else -1
+        values = [chr(v) for v in range(first_c, last_c + step, step)]
+    return [[(char, 0) for char in value] for value in values]
+
+
+def echo_output(argv: list[str]) -> str | None:
+    """What ``echo``/``printf '%s…'`` prints for ``argv``, without the final newline."""
+    name = argv[0].rsplit("/", 1)[-1] if argv else ""
+    args = argv[1:]
+    if name == "echo":
+        while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
+            args = args[1:]
+        return " ".join(args)
+    if name == "printf" and args:
+        template = args[0]
+        if template in ("%s", "%s\\n", "%s\n"):
+            return "".join(args[1:])
+        if "%" not in template and "\\" not in template:
+            return template
+    return None
+
+
+def expand_all(expander: Expander, words: list[Word]) -> list[Field]:
+    """Every field of ``words``, in order."""
+    return [field for word in words for field in expander.expand(word)]
+
+
+__all__ = ["Expander", "Field", "brace_expand", "echo_output", "expand_all"]

@@ -1,0 +1,244 @@
+"""What a shell command does, read from its text: the simple commands it runs and their files.
+
+:func:`read_command` parses the text (:mod:`.syntax`), expands each word as the shell would
+(:mod:`.expand`), peels off wrappers (``env``, ``sudo``, ``doas``, ``nice``, ``nohup``,
+``timeout``, ``xargs``, ``command``, ``exec``, ``time``, ``busybox``, ``stdbuf``, ``setsid``,
+``ionice``, ``flock``, ``parallel`` … by any path), follows scripts handed to a shell
+(``bash -c``, ``su -c``, ``eval``, a here-string, a heredoc, ``echo … | sh``) and records each
+command's effects (:mod:`.effects`): files read, written, deleted or destroyed.
+
+Everything is bounded: nesting, tokens and nested scripts; beyond a bound, or on text that is
+not well-formed shell, the reading says *unreadable* and the policy judges the command
+conservatively (a warning) instead of allowing it unread.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from pytest_harness_audit.policy.shell.effects import classify, command_name
+from pytest_harness_audit.policy.shell.expand import Expander, echo_output
+from pytest_harness_audit.policy.shell.syntax import (
+    MAX_DEPTH,
+    Budget,
+    Command,
+    Lit,
+    Unreadable,
+    Word,
+    parse,
+)
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\+?=")
+_WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+#: Most simple commands recorded from one reading (the rest still count for effects).
+MAX_COMMANDS = 512
+
+
+@dataclass(slots=True)
+class Reading:
+    """The reading of one command text.
+
+    ``commands``: the argv of every simple command (after expansion; wrappers peeled, with the
+    wrapped form too when it differs). ``reads``, ``writes``, ``deletes`` (single deletions) and
+    ``destroys`` (recursive or irrecoverable ones): paths, as written. ``notes``: further
+    findings (``history``: a whole-history diff such as ``git log -p``; ``opaque-delete``: a
+    command that cannot be known, given deletion flags). ``code``: inline program text
+    (``python -c``). ``unreadable``: why the text could not be read, else ``None``.
+    """
+
+    commands: list[list[str]] = field(default_factory=list)
+    reads: list[str] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)
+    destroys: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    code: list[str] = field(default_factory=list)
+    unreadable: str | None = None
+
+    def script(self, text: str, depth: int, budget: Budget, expander: Expander) -> None:
+        """Read a script handed to a shell (``bash -c TEXT``), one level deeper."""
+        if depth > MAX_DEPTH:
+            raise Unreadable("scripts nested too deep")
+        _read_script(text, self, expander, budget, depth)
+
+    def unknown_script(self, why: str) -> None:
+        """A shell runs a script whose text is not in the command."""
+        if self.unreadable is None:
+            self.unreadable = why
+
+
+_PLAIN = re.compile(r"[\w./:,@%+=-]+(?: [\w./:,@%+=-]+)*")
+
+
+def read_command(text: str, root: str | None = None) -> Reading:
+    """Read a shell command; never raises (an unreadable command says so in the reading).
+
+    A command of plain words (no quoting, expansion, glob or operator: ``pytest -q tests``)
+    takes a fast path that splits it on spaces, which is all the shell would do to it.
+    """
+    reading = Reading()
+    try:
+        if _PLAIN.fullmatch(text):
+            argv = text.split(" ")
+            if "=" not in argv[0]:
+                reading.commands.append(argv)
+                context = _Context(reading, Expander(root), Budget(), 0, None, False)
+                classify(argv, [False] * len(argv), context)
+                return reading
+        _read_script(text, reading, Expander(root), Budget(), 0)
+    except Unreadable as exc:
+        reading.unreadable = str(exc)
+    except RecursionError:  # pragma: no cover - bounded by MAX_DEPTH well before this
+        reading.unreadable = "nested too deep"
+    return reading
+
+
+def _read_script(
+    text: str, reading: Reading, expander: Expander, budget: Budget, depth: int
+) -> None:
+    for command in parse(text, budget, depth):
+        _read_simple(command, reading, expander, budget, depth)
+
+
+def _assignment(word: Word) -> tuple[str, Word] | None:
+    first = word[0] if word else None
+    if not isinstance(first, Lit) or first.quoted:
+        return None
+    match = _ASSIGNMENT.match(first.text)
+    if match is None:
+        return None
+    name = match.group().rstrip("+=")
+    rest = first.text[match.end() :]
+    return name, ([Lit(rest, False)] if rest else []) + word[1:]
+
+
+def _read_simple(
+    command: Command, reading: Reading, expander: Expander, budget: Budget, depth: int
+) -> None:
+    words = command.words
+    assignments = 0
+    for word in words:
+        assignment = _assignment(word)
+        if assignment is None:
+            break
+        assignments += 1
+        if assignments == len(words):  # only assignments: they set shell variables
+            for each in words:
+                name, value = _assignment(each) or ("", [])
+                expander.assign(name, value)
+    argv: list[str] = []
+    dynamic: list[bool] = []
+    for word in words[assignments:]:
+        for expanded in expander.expand(word):
+            argv.append(expanded.text)
+            dynamic.append(expanded.dynamic)
+    if argv and argv[0] in ("export", "declare", "local", "readonly", "typeset"):
+        for word in words[assignments + 1 :]:
+            found = _assignment(word)
+            if found is not None:
+                expander.assign(*found)
+    stdin_text, stdin_unknown = _stdin(command, expander, reading)
+    for redirect in command.redirects:
+        targets = [f.text for f in expander.expand(redirect.target)] if redirect.target else []
+        if redirect.op in _WRITE_OPS:
+            reading.writes.extend(targets)
+        elif redirect.op == "<":
+            reading.reads.extend(targets)
+        elif redirect.op in (">&", "<&"):
+            reading.writes.extend(t for t in targets if not t.isdigit() and t != "-")
+    if not argv:
+        return
+    if len(reading.commands) < MAX_COMMANDS:
+        reading.commands.append(argv)
+    classify(argv, dynamic, _Context(reading, expander, budget, depth, stdin_text, stdin_unknown))
+
+
+def _stdin(command: Command, expander: Expander, reading: Reading) -> tuple[str | None, bool]:
+    """The text a command reads on its standard input, when known; and whether it has an
+    unknown one (a pipe from a command whose output cannot be known)."""
+    for redirect in reversed(command.redirects):
+        if redirect.op in ("<<", "<<-") and redirect.body is not None:
+            return redirect.body, False
+        if redirect.op == "<<<" and redirect.target is not None:
+            return " ".join(f.text for f in expander.expand(redirect.target)) + "\n", False
+        if redirect.op == "<":
+            return None, False  # a file: read as a script file, like `bash script.sh`
+    source = command.stdin
+    if source is None:
+        return None, False
+    output = _output(source, expander)
+    return (output, False) if output is not None else (None, True)
+
+
+def _output(command: Command, expander: Expander) -> str | None:
+    """What a command prints, for the few whose output is in their text."""
+    fields = [f for word in command.words for f in expander.expand(word)]
+    if not fields or any(f.dynamic for f in fields):
+        return None
+    argv = [f.text for f in fields]
+    name = command_name(argv[0])
+    if name in ("echo", "printf"):
+        text = echo_output([name, *argv[1:]])
+        return None if text is None else text + "\n"
+    if name == "cat" and len(argv) == 1:
+        stdin, _ = _stdin(command, expander, Reading())
+        return stdin
+    if name == "base64" and any(a in ("-d", "--decode", "-D") for a in argv[1:]):
+        upstream = _stdin(command, expander, Reading())[0]
+        if upstream is None:
+            return None
+        try:
+            return base64.b64decode("".join(upstream.split()), validate=True).decode()
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            return None
+    return None
+
+
+class _Context:
+    """What :func:`~.effects.classify` needs besides the argv: where to record, how to read a
+    nested script, and the command's standard input."""
+
+    __slots__ = ("budget", "depth", "expander", "reading", "stdin_text", "stdin_unknown")
+
+    def __init__(
+        self,
+        reading: Reading,
+        expander: Expander,
+        budget: Budget,
+        depth: int,
+        stdin_text: str | None,
+        stdin_unknown: bool,
+    ) -> None:
+        self.reading = reading
+        self.expander = expander
+        self.budget = budget
+        self.depth = depth
+        self.stdin_text = stdin_text
+        self.stdin_unknown = stdin_unknown
+
+    def script(self, text: str) -> None:
+        """Read ``text`` as a script run by a shell."""
+        self.reading.script(text, self.depth + 1, self.budget, self.expander)
+
+    def stdin_script(self, runner: str) -> None:
+        """A shell (or ``su``) with no script operand runs its standard input."""
+        if self.stdin_text is not None:
+            self.script(self.stdin_text)
+        elif self.stdin_unknown:
+            self.reading.unknown_script(f"{runner} runs a script piped in from another command")
+
+    def stdin_fields(self) -> list[str] | None:
+        """The words on the standard input (``echo a b | xargs rm``), when known."""
+        if self.stdin_text is None:
+            return None
+        try:
+            return shlex.split(self.stdin_text)
+        except ValueError:
+            return self.stdin_text.split()
+
+
+__all__ = ["Reading", "read_command"]

@@ -1,0 +1,507 @@
+"""Shell syntax: a bounded lexer and parser that flattens a command into simple commands.
+
+The parser is our own rather than ``bashlex`` (GPL-3, raises on much everyday syntax, recursive
+PLY grammar with no work bound) or ``tree-sitter-bash`` (a C parser with good error recovery,
+but it yields syntax only: quote removal, ANSI-C quoting, ``$IFS``, braces and globs would still
+be ours, and its trees are walked recursively). A policy needs less than a full grammar — which
+simple commands run, with which words and redirections — and it needs a hard bound on the work
+for hostile input; a small parser gives both.
+
+Compound commands (``if``/``while``/``for``/``case``/``{ }``/``( )``/``coproc``/functions) are
+flattened: every simple command inside them counts, as if each branch ran. Command and process
+substitutions (``$(…)``, backticks, ``<(…)``) are parsed too; their simple commands count, and
+the words that hold them keep a reference to them. Heredoc bodies are attached to their
+redirection. Input beyond :data:`MAX_DEPTH` nesting or :data:`MAX_TOKENS` tokens raises
+:class:`Unreadable`, which the policy judges conservatively.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+#: Deepest nesting of substitutions, subshells and nested scripts that is read.
+MAX_DEPTH = 24
+#: Most tokens (words, operators) read from one command, nested scripts included.
+MAX_TOKENS = 4000
+#: Longest command text read (characters).
+MAX_CHARS = 64_000
+
+
+class Unreadable(Exception):
+    """The command cannot be read within bounds or is not well-formed (the message says why)."""
+
+
+@dataclass(slots=True)
+class Lit:
+    """Literal text; ``quoted`` text is inert (no brace, glob or field splitting)."""
+
+    text: str
+    quoted: bool
+
+
+@dataclass(slots=True)
+class Param:
+    """A parameter expansion ``$NAME``/``${NAME…}``; ``default`` is the word of ``${X:-word}``;
+    ``opaque`` when an operator makes the value unknowable (``${X:1}``, ``${#X}``)."""
+
+    name: str
+    quoted: bool
+    default: list[Part] | None = None
+    opaque: bool = False
+
+
+@dataclass(slots=True)
+class Sub:
+    """A command substitution (or process substitution, arithmetic): its simple commands."""
+
+    commands: list[Command]
+    quoted: bool
+    arithmetic: bool = False
+
+
+Part = Lit | Param | Sub
+Word = list[Part]
+
+
+@dataclass(slots=True)
+class Redirect:
+    """A redirection: operator (``>``, ``>>``, ``<``, ``<<<``, ``<<``, ``&>`` …), its word and,
+    for a heredoc, the body text."""
+
+    op: str
+    target: Word | None
+    body: str | None = None
+
+
+@dataclass(slots=True)
+class Command:
+    """A simple command: its words (assignments first) and redirections; ``stdin`` is the command
+    piping into it, ``piped`` whether its output goes into a pipe."""
+
+    words: list[Word] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)
+    stdin: Command | None = None
+    piped: bool = False
+    in_substitution: bool = False
+
+
+_BLANK = re.compile(r"(?:[ \t\r\f\v]+|\\\n)+")
+_OPERATOR = re.compile(r";;&|;;|;&|&&|\|\||\|&|[;&|()\n]")
+_REDIRECT = re.compile(r"(?:\d+|\{[A-Za-z_]\w*\})?(?:&>>|&>|<<<|<<-|<<|<>|>>|>\||>&|<&|>|<)")
+_PROC_SUB = re.compile(r"[<>]\(")
+_LITERAL = re.compile(r"""[^\s;&|()<>'"\\$`]+""")
+_DQ_LITERAL = re.compile(r'[^"\\$`]+')
+_NAME = re.compile(r"[A-Za-z_]\w*|[0-9@*#?$!-]")
+_BRACED = re.compile(r"\{(#?)([A-Za-z_]\w*|[0-9@*#?$!-]+)(?:(:?[-=?+])|([^}]?))")
+_ANSI = re.compile(r"\\(?:x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|([0-7]{1,3})|c(.)|(.))", re.S)
+_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
+                "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}  # fmt: skip
+#: Reserved words that only separate simple commands (the commands around them count).
+SEPARATOR_WORDS = frozenset(
+    {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!", "esac"}
+)
+
+
+def ansi_c(body: str) -> str:
+    """The text of an ANSI-C quoted string ``$'…'`` (``\\x72\\x6d`` → ``rm``)."""
+
+    def one(match: re.Match[str]) -> str:
+        hexa, short, long, octal, control, other = match.groups()
+        try:
+            if hexa or short or long:
+                return chr(int(hexa or short or long, 16))
+            if octal:
+                return chr(int(octal, 8) & 0xFF)
+        except (ValueError, OverflowError):
+            return ""
+        if control:
+            return chr(ord(control) & 0x1F)
+        return _ANSI_SIMPLE.get(other, "\\" + other)
+
+    return _ANSI.sub(one, body)
+
+
+@dataclass(slots=True)
+class Budget:
+    """Work left for one reading: tokens, shared by every nested script."""
+
+    tokens: int = MAX_TOKENS
+
+
+class Parser:
+    """Reads one script into a flat list of simple commands (:attr:`commands`)."""
+
+    def __init__(self, text: str, budget: Budget, depth: int = 0) -> None:
+        if depth > MAX_DEPTH:
+            raise Unreadable("nested too deep")
+        if len(text) > MAX_CHARS:
+            raise Unreadable("command too long")
+        if "\x00" in text:
+            raise Unreadable("NUL byte in command")
+        self.text = text
+        self.pos = 0
+        self.budget = budget
+        self.depth = depth
+        self.commands: list[Command] = []
+        self._heredocs: list[tuple[Redirect, str, bool, bool]] = []
+
+    # -- words ---------------------------------------------------------------------------------
+    def _spend(self) -> None:
+        self.budget.tokens -= 1
+        if self.budget.tokens < 0:
+            raise Unreadable("command too complex")
+
+    def _nested(self, start: int, closer: str) -> tuple[list[Command], int]:
+        """Parse from ``start`` up to the matching ``closer`` (``)``); return commands, end."""
+        inner = Parser(self.text, self.budget, self.depth + 1)
+        inner.pos = start
+        inner.parse(closer=closer)
+        self.commands.extend(inner.commands)
+        return inner.commands, inner.pos
+
+    def _sub(self, script: str, quoted: bool) -> Sub:
+        inner = Parser(script, self.budget, self.depth + 1)
+        inner.parse()
+        for command in inner.commands:
+            command.in_substitution = True
+        self.commands.extend(inner.commands)
+        return Sub(inner.commands, quoted)
+
+    def _dollar(self, quoted: bool) -> Part:
+        """A ``$`` expansion at :attr:`pos` (which points at the ``$``)."""
+        text, pos = self.text, self.pos + 1
+        nxt = text[pos : pos + 1]
+        if text.startswith("((", pos):
+            end = self._matching(pos + 2, "((", "))")
+            self.pos = end
+            return Sub([], quoted, arithmetic=True)
+        if nxt == "(":
+            commands, end = self._nested(pos + 1, ")")
+            for command in commands:
+                command.in_substitution = True
+            self.pos = end + 1
+            return Sub(commands, quoted)
+        if nxt == "{":
+            return self._braced(pos, quoted)
+        match = _NAME.match(text, pos)
+        if match:
+            self.pos = match.end()
+            return Param(match.group(), quoted)
+        self.pos = pos
+        return Lit("$", quoted)
+
+    def _braced(self, pos: int, quoted: bool) -> Part:
+        text = self.text
+        end = self._matching(pos + 1, "{", "}")
+        self.pos = end
+        match = _BRACED.match(text, pos)
+        if match is None:
+            return Param("?", quoted, opaque=True)
+        length, name, operator, other = match.groups()
+        if length or (other and other != "}"):
+            return Param(name, quoted, opaque=True)
+        if operator:
+            inner = Parser(text[match.end() : end - 1], self.budget, self.depth + 1)
+            default = inner.word_parts(quoted=quoted)
+            self.commands.extend(inner.commands)
+            if operator.endswith(("-", "=")):
+                return Param(name, quoted, default=default)
+            return Param(name, quoted, opaque=True)
+        return Param(name, quoted)
+
+    def _matching(self, start: int, opener: str, closer: str) -> int:
+        """Index after the ``closer`` balancing an ``opener`` before ``start`` (quotes skipped)."""
+        text, depth, pos, size = self.text, 1, start, len(self.text)
+        while pos < size:
+            self._spend()
+            char = text[pos]
+            if char == "\\":
+                pos += 2
+                continue
+            if char == "'" and opener != "((":
+                close = text.find("'", pos + 1)
+                pos = size if close < 0 else close + 1
+                continue
+            if text.startswith(closer, pos):
+                depth -= 1
+                if depth == 0:
+                    return pos + len(closer)
+                pos += len(closer)
+                continue
+            if text.startswith(opener, pos) or (opener == "{" and text.startswith("${", pos)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise Unreadable("nested too deep")
+            pos += 1
+        raise Unreadable(f"unbalanced {opener!r}")
+
+    def _double_quoted(self, parts: Word) -> None:
+        text = self.text
+        self.pos += 1
+        while True:
+            self._spend()
+            match = _DQ_LITERAL.match(text, self.pos)
+            if match:
+                parts.append(Lit(match.group(), True))
+                self.pos = match.end()
+            char = text[self.pos : self.pos + 1]
+            if char == '"':
+                self.pos += 1
+                return
+            if char == "":
+                raise Unreadable("unterminated double quote")
+            if char == "\\":
+                escaped = text[self.pos + 1 : self.pos + 2]
+                if escaped in ('"', "\\", "$", "`"):
+                    parts.append(Lit(escaped, True))
+                elif escaped != "\n":
+                    parts.append(Lit("\\" + escaped, True))
+                self.pos += 2
+            elif char == "$":
+                parts.append(self._dollar(True))
+            else:  # a backtick
+                parts.append(self._backtick(True))
+
+    def _backtick(self, quoted: bool) -> Sub:
+        text, pos = self.text, self.pos + 1
+        chunks: list[str] = []
+        while True:
+            end = text.find("`", pos)
+            if end < 0:
+                raise Unreadable("unterminated backtick")
+            slash = text.find("\\", pos, end)
+            if slash < 0:
+                chunks.append(text[pos:end])
+                break
+            chunks.append(text[pos:slash])
+            escaped = text[slash + 1 : slash + 2]
+            chunks.append(escaped if escaped in "`$\\" else "\\" + escaped)
+            pos = slash + 2
+        self.pos = end + 1
+        return self._sub("".join(chunks), quoted)
+
+    def word_parts(self, *, quoted: bool = False, stop_at_braces: bool = False) -> Word:
+        """Read the word at :attr:`pos` (to the next unquoted metacharacter) into parts."""
+        text, parts = self.text, []
+        size = len(text)
+        while self.pos < size:
+            self._spend()
+            match = _LITERAL.match(text, self.pos)
+            if match:
+                parts.append(Lit(match.group(), quoted))
+                self.pos = match.end()
+                continue
+            char = text[self.pos]
+            if char == "'":
+                end = text.find("'", self.pos + 1)
+                if end < 0:
+                    raise Unreadable("unterminated single quote")
+                parts.append(Lit(text[self.pos + 1 : end], True))
+                self.pos = end + 1
+            elif char == '"':
+                self._double_quoted(parts)
+            elif char == "\\":
+                escaped = text[self.pos + 1 : self.pos + 2]
+                if escaped != "\n":
+                    parts.append(Lit(escaped, True))
+                self.pos += 2
+            elif char == "$":
+                if text.startswith("$'", self.pos):
+                    end = self._ansi_end(self.pos + 2)
+                    parts.append(Lit(ansi_c(text[self.pos + 2 : end]), True))
+                    self.pos = end + 1
+                elif text.startswith('$"', self.pos):
+                    self.pos += 1
+                    self._double_quoted(parts)
+                else:
+                    parts.append(self._dollar(quoted))
+            elif char == "`":
+                parts.append(self._backtick(quoted))
+            elif _PROC_SUB.match(text, self.pos):
+                commands, end = self._nested(self.pos + 2, ")")
+                parts.append(Sub(commands, True))
+                self.pos = end + 1
+            else:
+                break
+        return parts
+
+    def _ansi_end(self, pos: int) -> int:
+        text = self.text
+        while True:
+            end = text.find("'", pos)
+            if end < 0:
+                raise Unreadable("unterminated $'…' quote")
+            slashes = 0
+            while text[end - 1 - slashes] == "\\" and end - 1 - slashes >= pos:
+                slashes += 1
+            if slashes % 2 == 0:
+                return end
+            pos = end + 1
+
+    # -- commands ------------------------------------------------------------------------------
+    def parse(self, closer: str | None = None) -> None:
+        """Read commands until the end (or an unbalanced ``closer``), into :attr:`commands`."""
+        text, size = self.text, len(self.text)
+        current = Command()
+        previous: Command | None = None  # the command piping into ``current``
+        parens = 0
+        case_patterns = False  # after `case WORD in` or `;;`: words up to `)` are patterns
+        skip_words = 0
+        pending_redirect: Redirect | None = None
+        while True:
+            match = _BLANK.match(text, self.pos)
+            if match:
+                self.pos = match.end()
+            if self.pos >= size:
+                break
+            self._spend()
+            char = text[self.pos]
+            if char == "#" and (self.pos == 0 or text[self.pos - 1] in " \t\n;&|()"):
+                newline = text.find("\n", self.pos)
+                self.pos = size if newline < 0 else newline
+                continue
+            redirect = None if pending_redirect else _REDIRECT.match(text, self.pos)
+            if redirect and not _PROC_SUB.match(text, self.pos):
+                op = redirect.group().lstrip("0123456789")
+                if op.startswith("{"):
+                    op = op[op.index("}") + 1 :]
+                self.pos = redirect.end()
+                pending_redirect = Redirect(op, None)
+                current.redirects.append(pending_redirect)
+                continue
+            operator = _OPERATOR.match(text, self.pos)
+            if operator and not pending_redirect and not _PROC_SUB.match(text, self.pos):
+                op = operator.group()
+                self.pos = operator.end()
+                if op == ")":
+                    if case_patterns:
+                        case_patterns = False
+                        continue
+                    if parens == 0 and closer == ")":
+                        self.pos -= 1
+                        self._finish(current, previous)
+                        return
+                    parens -= 1
+                elif op == "(":
+                    parens += 1
+                    if parens > MAX_DEPTH:
+                        raise Unreadable("nested too deep")
+                if op in ("|", "|&"):
+                    current.piped = True
+                    self._finish(current, previous)
+                    previous, current = current, Command()
+                    continue
+                self._finish(current, previous)
+                previous, current = None, Command()
+                if op == "\n" and self._heredocs:
+                    self._read_heredocs()
+                if op in (";;", ";&", ";;&"):
+                    case_patterns = True
+                continue
+            start = self.pos
+            word = self.word_parts()
+            if self.pos == start:
+                raise Unreadable(f"unexpected {text[start]!r}")
+            if pending_redirect is not None:
+                pending_redirect.target = word
+                if pending_redirect.op in ("<<", "<<-"):
+                    self._heredocs.append(
+                        (pending_redirect, _plain(word), pending_redirect.op == "<<-", _quoted(word))
+                    )
+                pending_redirect = None
+                continue
+            if case_patterns or skip_words:
+                skip_words = max(0, skip_words - 1)
+                continue
+            if not current.words:
+                plain = _plain(word) if len(word) == 1 and isinstance(word[0], Lit) else None
+                if plain in SEPARATOR_WORDS:
+                    continue
+                if plain in ("case", "for", "select"):
+                    skip_words = self._skip_header(plain)
+                    case_patterns = plain == "case"
+                    continue
+                if plain in ("coproc", "function", "time"):
+                    if plain != "time":
+                        skip_words = self._coproc_name() if plain == "coproc" else 1
+                    continue
+                if plain in ("[[", "(("):
+                    self._skip_test(plain)
+                    continue
+            current.words.append(word)
+        if closer is not None:
+            raise Unreadable(f"missing {closer!r}")
+        if pending_redirect is not None:
+            raise Unreadable("redirection without a target")
+        self._finish(current, previous)
+        if self._heredocs:
+            raise Unreadable("unterminated heredoc")
+
+    def _finish(self, command: Command, previous: Command | None) -> None:
+        if command.words or command.redirects:
+            command.stdin = previous
+            self.commands.append(command)
+
+    def _skip_header(self, keyword: str) -> int:
+        """Skip ``case WORD in`` / ``for NAME in WORDS;`` (the words, not the separator)."""
+        text = self.text
+        if keyword == "case":
+            match = re.compile(r"[ \t]*\S+[ \t\n]+in\b").match(text, self.pos)
+            if match:
+                self.pos = match.end()
+            return 0
+        blank = _BLANK.match(text, self.pos)
+        start = blank.end() if blank else self.pos
+        if text.startswith("((", start):
+            self.pos = self._matching(start + 2, "((", "))")
+            return 0
+        end = re.compile(r"[;\n]|\bdo\b").search(text, self.pos)
+        self.pos = len(text) if end is None else end.start()
+        return 0
+
+    def _coproc_name(self) -> int:
+        """``coproc NAME { …; }``: the NAME is not a command."""
+        match = re.compile(r"[ \t]*[A-Za-z_]\w*[ \t]+[{(]").match(self.text, self.pos)
+        return 1 if match else 0
+
+    def _skip_test(self, opener: str) -> None:
+        closer = "]]" if opener == "[[" else "))"
+        end = self.text.find(closer, self.pos)
+        if end < 0:
+            raise Unreadable(f"missing {closer!r}")
+        self.pos = end + 2
+
+    def _read_heredocs(self) -> None:
+        text = self.text
+        for redirect, delimiter, strip_tabs, _ in self._heredocs:
+            lines: list[str] = []
+            while True:
+                if self.pos >= len(text):
+                    raise Unreadable("unterminated heredoc")
+                end = text.find("\n", self.pos)
+                end = len(text) if end < 0 else end
+                line = text[self.pos : end]
+                self.pos = end + 1
+                check = line.lstrip("\t") if strip_tabs else line
+                if check == delimiter:
+                    break
+                lines.append(check)
+            redirect.body = "\n".join(lines) + "\n"
+        self._heredocs.clear()
+
+
+def _plain(word: Word) -> str:
+    """The text of a word of literals only (quotes removed); expansions left as ``$``."""
+    return "".join(part.text if isinstance(part, Lit) else "$" for part in word)
+
+
+def _quoted(word: Word) -> bool:
+    return any(isinstance(part, Lit) and part.quoted for part in word)
+
+
+def parse(text: str, budget: Budget | None = None, depth: int = 0) -> list[Command]:
+    """Every simple command of ``text`` (substitutions and compound bodies included)."""
+    parser = Parser(text, budget or Budget(), depth)
+    parser.parse()
+    return parser.commands
