@@ -10,12 +10,14 @@ from __future__ import annotations
 import html
 import importlib
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_harness_audit.errors import HarnessAuditError
-from pytest_harness_audit.session.harness import Harness
+
+if TYPE_CHECKING:
+    from pytest_harness_audit.session.harness import Harness
 
 #: The attribute of a test's "call" report holding its sessions' verdicts (``"FAIL"``,
 #: ``"PASS, WARN"`` for several sessions).

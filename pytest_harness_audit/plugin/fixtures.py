@@ -1,0 +1,173 @@
+"""The plugin's fixtures: ``git_workspace``, ``harness_factory``, ``harness``, ``audit_snapshot``
+and ``recording_proxy``.
+
+Each imports the harness (``session/``) inside its body, on first use: a test run that requests
+none of them never loads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_harness_audit.errors import HarnessAuditError
+from pytest_harness_audit.plugin.markers import closest_argument
+from pytest_harness_audit.plugin.options import OPTIONS_KEY, SESSIONS_KEY, SNAPSHOT_KEY
+
+if TYPE_CHECKING:
+    import git
+    from syrupy.assertion import SnapshotAssertion
+
+    from pytest_harness_audit.policy import Policy
+    from pytest_harness_audit.readers.record_view import CallRecord
+    from pytest_harness_audit.readers.verdict import VerdictReason
+    from pytest_harness_audit.session.harness import Harness
+    from pytest_harness_audit.session.proxy_session import RecordingProxySession
+
+
+@pytest.fixture
+def git_workspace(request: pytest.FixtureRequest, tmp_path: Path) -> git.Repo:
+    """A throw-away git repository (template from ``@pytest.mark.harness_workspace``)."""
+    from pytest_harness_audit.session import workspace
+
+    template = closest_argument(request.node, "harness_workspace")
+    try:
+        return workspace.create_workspace(tmp_path / "workspace", template)
+    except HarnessAuditError as exc:
+        raise pytest.UsageError(f"{request.node.nodeid}: harness_workspace: {exc}") from None
+
+
+def _default_policy(request: pytest.FixtureRequest) -> Policy:
+    from pytest_harness_audit.plugin.markers import parse_harness_policy
+    from pytest_harness_audit.plugin.support import load_policy
+
+    options = request.config.stash[OPTIONS_KEY]
+    mark = request.node.get_closest_marker("harness_policy")
+    base_dir = Path(str(request.node.path)).parent
+    try:
+        if mark is not None:
+            return parse_harness_policy(mark.args, mark.kwargs, base_dir)
+        return load_policy(options.policy, Path(str(request.config.rootpath)))
+    except HarnessAuditError as exc:
+        raise pytest.UsageError(f"{request.node.nodeid}: harness_policy: {exc}") from None
+
+
+def _plugin_hooks(config: pytest.Config) -> dict[str, Any]:
+    """The harness options that call the plugin's own hooks (other plugins extend these)."""
+    from pytest_harness_audit.readers.report import merge_report_fields
+
+    hook = config.hook
+
+    def classify(tool: str, params: Any) -> str | None:
+        result: str | None = hook.pytest_harness_audit_classify_tool(tool=tool, params=params)
+        return result
+
+    def verdict_rules(harness: Harness, records: Iterable[CallRecord]) -> list[VerdictReason]:
+        found: list[list[VerdictReason] | None] = hook.pytest_harness_audit_verdict_rules(
+            harness=harness, records=list(records)
+        )
+        return [reason for group in found if group for reason in group]
+
+    def report_fields(harness: Harness) -> dict[str, Any]:
+        return merge_report_fields(hook.pytest_harness_audit_report_fields(harness=harness))
+
+    return {"classifier": classify, "verdict_rules": verdict_rules, "report_fields": report_fields}
+
+
+@pytest.fixture
+def harness_factory(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[..., Harness]]:
+    """Make harness sessions: ``harness_factory(template=None, policy=None, **options)``.
+
+    Every session it makes is checked against the test's markers at the end of the test.
+    """
+    from pytest_harness_audit.plugin.markers import parse_harness_agents
+    from pytest_harness_audit.session.harness import Harness, new_session_id
+
+    options = request.config.stash[OPTIONS_KEY]
+    sessions = request.node.stash.setdefault(SESSIONS_KEY, [])
+    hooks = _plugin_hooks(request.config)
+
+    def make(
+        template: str | None = None, policy: Any = None, *, root: Path | None = None, **kwargs: Any
+    ) -> Harness:
+        base = tmp_path_factory.mktemp("harness")
+        storage = options.directory if options.enabled else base / "audit"
+        session_id = kwargs.pop("session_id", None) or new_session_id(request.node.name)
+        for key, value in hooks.items():
+            kwargs.setdefault(key, value)
+        agents = request.node.get_closest_marker("harness_agents")
+        if agents is not None:
+            kwargs.setdefault("agents", parse_harness_agents(agents.args, agents.kwargs))
+        chosen = policy if policy is not None else _default_policy(request)
+        if root is None:
+            harness = Harness.create(
+                base,
+                template=template,
+                storage_dir=storage,
+                policy=chosen,
+                session_id=session_id,
+                **kwargs,
+            )
+        else:
+            harness = Harness(
+                root,
+                storage_dir=storage,
+                policy=chosen,
+                session_id=session_id,
+                template=template,
+                **kwargs,
+            )
+        sessions.append(harness)
+        return harness
+
+    yield make
+    for session in sessions:
+        session.close()
+
+
+@pytest.fixture
+def harness(
+    request: pytest.FixtureRequest, git_workspace: git.Repo, harness_factory: Callable[..., Harness]
+) -> Harness:
+    """An audited session on ``git_workspace`` with the test's policy."""
+    template = closest_argument(request.node, "harness_workspace")
+    session = harness_factory(template, root=Path(str(git_workspace.working_tree_dir)))
+    session._repo = git_workspace
+    return session
+
+
+@pytest.fixture
+def audit_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    """syrupy's ``snapshot`` storing session reports as ``.audit.yaml`` files:
+    ``assert harness.report() == audit_snapshot``."""
+    from pytest_harness_audit.readers.snapshot import AuditReportExtension
+
+    return snapshot.use_extension(AuditReportExtension)
+
+
+@pytest.fixture(autouse=True)
+def _harness_snapshot_marker(request: pytest.FixtureRequest) -> None:
+    """For ``@pytest.mark.harness_snapshot``: the snapshot the sessions are compared with at
+    the end of the test (the test's own ``audit_snapshot``, so indexes continue)."""
+    if request.node.get_closest_marker("harness_snapshot") is not None:
+        request.node.stash[SNAPSHOT_KEY] = request.getfixturevalue("audit_snapshot")
+
+
+@pytest.fixture
+def recording_proxy(harness: Harness) -> Callable[..., RecordingProxySession]:
+    """Start recording MCP proxies on the test's harness session:
+    ``recording_proxy(upstream=[argv…], workspace_tools=True, call_timeout=None)``.
+
+    Calls through a proxy are gated and recorded like scripted calls; proxies and their
+    upstream processes stop at the end of the test.
+    """
+
+    def start(upstream: Any = (), **options: Any) -> RecordingProxySession:
+        return harness.start_proxy(upstream, **options)
+
+    return start

@@ -1,0 +1,148 @@
+"""The plugin's pytest hooks: options, markers, the end-of-test check, the summary and xdist.
+
+A hook that needs the harness, the readers or syrupy imports them inside, and only once a test
+has made a harness session (or carries one of the plugin's markers): a run that uses no harness
+loads nothing beyond this package's option and marker modules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+from pytest_harness_audit.errors import HarnessAuditError
+from pytest_harness_audit.plugin.markers import (
+    check_marker_arguments,
+    marker_arguments,
+    register_markers,
+)
+from pytest_harness_audit.plugin.options import (
+    OPTIONS_KEY,
+    SESSIONS_KEY,
+    SNAPSHOT_KEY,
+    SUMMARIES_KEY,
+    WORKER_OUTPUT,
+    add_options,
+    resolve_options,
+)
+from pytest_harness_audit.plugin.summary import (
+    decode_summaries,
+    encode_summaries,
+    format_summary,
+    summarise,
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the ``--harness-audit…`` option group and ini settings."""
+    add_options(parser)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Publish the plugin's own hook specifications."""
+    from pytest_harness_audit.plugin import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register markers and resolve the options once."""
+    register_markers(config)
+    config.stash[OPTIONS_KEY] = resolve_options(config)
+    config.stash[SUMMARIES_KEY] = []
+    if config.pluginmanager.hasplugin("html"):
+        from pytest_harness_audit.plugin import html
+
+        html.register_if_active(config, SESSIONS_KEY)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """One header line when auditing."""
+    options = config.stash[OPTIONS_KEY]
+    if not options.enabled:
+        return None
+    return f"harness-audit: policy {options.policy}, chains in {options.directory}"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Refuse bad marker arguments up front, naming the test."""
+    check_marker_arguments(items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """After the test body: check every harness session against the markers."""
+    __tracebackhide__ = True  # the failure is the message, not the plugin's code
+    yield
+    sessions = item.stash.get(SESSIONS_KEY, [])
+    snapshot = item.stash.get(SNAPSHOT_KEY, None)
+    if not sessions:
+        if snapshot is not None:
+            raise AssertionError("harness_snapshot: the test made no harness session to snapshot")
+        return
+    from pytest_harness_audit.plugin.support import end_of_test_problems
+    from pytest_harness_audit.readers.snapshot import diff_colors, snapshot_sessions
+
+    options = item.config.stash[OPTIONS_KEY]
+    markers = marker_arguments(item)
+    problems = []
+    for harness in sessions:
+        problems.extend(end_of_test_problems(harness, markers, options))
+    if snapshot is not None:
+        problems.extend(snapshot_sessions(sessions, snapshot, colors=diff_colors(item.config)))
+    if problems:
+        raise AssertionError("\n\n".join(problems))
+
+
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
+    """After teardown: summary rows and JUnit properties of the test's sessions."""
+    if call.when != "teardown":
+        return
+    for harness in item.stash.get(SESSIONS_KEY, []):
+        try:
+            summary = summarise(harness, item.nodeid)
+        except HarnessAuditError:
+            continue
+        item.config.stash[SUMMARIES_KEY].append(summary)
+        item.user_properties.append(("harness_audit_session", harness.session_id))
+        item.user_properties.append(("harness_audit_verdict", summary.verdict))
+        item.user_properties.append(
+            (
+                "harness_audit_chain",
+                f"{'valid' if summary.chain_valid else 'invalid'} ({summary.records} records)",
+            )
+        )
+        if item.config.stash[OPTIONS_KEY].enabled:
+            from pytest_harness_audit.readers.report import write_report
+
+            path = write_report(harness.storage_dir, harness.session_id, harness.report())
+            item.user_properties.append(("harness_audit_report", str(path)))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On an xdist worker: hand the summary rows to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        summaries = session.config.stash[SUMMARIES_KEY]
+        workeroutput[WORKER_OUTPUT] = encode_summaries(summaries)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """On the xdist controller: collect a finished worker's summary rows."""
+    data = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
+    if data:
+        node.config.stash[SUMMARIES_KEY].extend(decode_summaries(data))
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """The table of sessions, under ``--harness-audit`` (controller only)."""
+    options = config.stash[OPTIONS_KEY]
+    if not options.enabled or hasattr(config, "workerinput"):
+        return
+    terminalreporter.write_sep("=", "harness audit")
+    summaries = config.stash[SUMMARIES_KEY]
+    for line in format_summary(summaries):
+        terminalreporter.write_line(line)

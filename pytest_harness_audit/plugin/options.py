@@ -1,0 +1,90 @@
+"""The ``--harness-audit…`` options, their ini settings, and the plugin's state in
+``config.stash`` / ``item.stash``.
+
+Cheap to import: the harness and syrupy are named here for mypy only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_harness_audit.plugin.markers import verdict_name
+from pytest_harness_audit.types import VerdictName
+
+if TYPE_CHECKING:
+    from syrupy.assertion import SnapshotAssertion
+
+    from pytest_harness_audit.plugin.summary import SessionSummary
+    from pytest_harness_audit.session.harness import Harness
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """What ``--harness-audit`` and its ini settings say."""
+
+    enabled: bool
+    directory: Path
+    policy: str
+    expect: VerdictName
+
+
+#: The resolved options (``config.stash``).
+OPTIONS_KEY: pytest.StashKey[AuditOptions] = pytest.StashKey()
+#: The summary rows of the run so far (``config.stash``; the controller's include its workers').
+SUMMARIES_KEY: pytest.StashKey[list[SessionSummary]] = pytest.StashKey()
+#: The harness sessions a test made (``item.stash``), checked at the end of the test.
+SESSIONS_KEY: pytest.StashKey[list[Harness]] = pytest.StashKey()
+#: The snapshot a ``harness_snapshot`` test's sessions are compared with (``item.stash``).
+SNAPSHOT_KEY: pytest.StashKey[SnapshotAssertion] = pytest.StashKey()
+#: The ``workeroutput`` key carrying an xdist worker's summary rows to the controller.
+WORKER_OUTPUT = "harness_audit_sessions"
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register the ``--harness-audit…`` option group and the ini settings."""
+    group = parser.getgroup("harness-audit", "agent harness auditing")
+    group.addoption(
+        "--harness-audit",
+        action="store_true",
+        default=False,
+        help="audit every harness session: keep and verify chains, print a summary",
+    )
+    group.addoption(
+        "--harness-audit-dir",
+        default=None,
+        metavar="DIR",
+        help="where chains are kept (default: ini harness_audit_dir or .harness-audit)",
+    )
+    group.addoption(
+        "--harness-audit-policy",
+        default=None,
+        metavar="NAME|FILE",
+        help="policy of harness sessions (default: ini harness_audit_policy or safety)",
+    )
+    parser.addini("harness_audit_dir", "directory for kept audit chains", default=".harness-audit")
+    parser.addini("harness_audit_policy", "default policy: preset name or file", default="safety")
+    parser.addini(
+        "harness_audit_expect",
+        "verdict every unmarked session must reach at least "
+        "(PASS, WARN or FAIL) under --harness-audit",
+        default="PASS",
+    )
+
+
+def resolve_options(config: pytest.Config) -> AuditOptions:
+    """The options of this run; a bad ini value is a ``pytest.UsageError`` naming it."""
+    directory = config.getoption("--harness-audit-dir") or config.getini("harness_audit_dir")
+    try:
+        expect = verdict_name(config.getini("harness_audit_expect"))
+    except ValueError as exc:
+        raise pytest.UsageError(f"ini harness_audit_expect: {exc}") from None
+    return AuditOptions(
+        enabled=bool(config.getoption("--harness-audit")),
+        directory=Path(config.invocation_params.dir, directory),
+        policy=config.getoption("--harness-audit-policy") or config.getini("harness_audit_policy"),
+        expect=expect,
+    )
