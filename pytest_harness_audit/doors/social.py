@@ -35,7 +35,7 @@ from pytest_harness_audit.errors import PolicyError
 from pytest_harness_audit.gate import Gate, GateDecision
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.social.addresses import canonical_address
-from pytest_harness_audit.social.clock import Clock
+from pytest_harness_audit.social.deadline_clock import DeadlineClock
 from pytest_harness_audit.social.endpoint import SocialEndpoint
 from pytest_harness_audit.social.errors import (
     REFUSED_CODE,
@@ -185,7 +185,7 @@ class SocialSession:
         peers: Sequence[str],
         *,
         firewall: MessageFirewall | None = None,
-        clock: Clock | None = None,
+        clock: DeadlineClock | None = None,
         secrets: SecretLedger | None = None,
         redact_secrets: bool = True,
     ) -> None:
@@ -201,7 +201,9 @@ class SocialSession:
         )
 
     @classmethod
-    def for_harness(cls, harness: HarnessLike, *, clock: Clock | None = None) -> SocialSession:
+    def for_harness(
+        cls, harness: HarnessLike, *, clock: DeadlineClock | None = None
+    ) -> SocialSession:
         """The social session of ``harness``: its gate, ``<storage>/social/<session id>``, its
         agents (first = local), its policy's firewall and its secret ledger."""
         agents = tuple(harness.agents)

@@ -2,6 +2,11 @@
 
 Start with :class:`SocialEndpoint`; :func:`parse_message_text` reads a model's message text, and
 :mod:`.mcp_tool` serves the ``send_message`` MCP tool.
+
+The endpoint is split by concern: :mod:`.endpoint` (the public API and one invocation),
+:mod:`.sends` (what a send does), :mod:`.delivery` (posts, faults, unreachable peers),
+:mod:`.collective_engine` (open collectives, answers, closes, results), :mod:`.ledger`
+(idempotent sends), :mod:`.events` (what is reported) and :mod:`.peers` (scripted peers).
 """
 
 from __future__ import annotations
@@ -13,8 +18,9 @@ from pytest_harness_audit.social.addresses import (
     is_agent_name,
     resolve_address,
 )
-from pytest_harness_audit.social.clock import Clock, ManualClock, SystemClock
-from pytest_harness_audit.social.endpoint import SocialEndpoint
+from pytest_harness_audit.social.deadline_clock import DeadlineClock, ManualClock, SystemClock
+from pytest_harness_audit.social.delivery import INJECTABLE_FAULTS
+from pytest_harness_audit.social.endpoint import SendGuard, SocialEndpoint
 from pytest_harness_audit.social.errors import (
     COLLECTIVE_FAILURE_KINDS,
     SEND_FAILURE_REASONS,
@@ -51,12 +57,16 @@ from pytest_harness_audit.social.mcp_tool import (
     call_send_message,
     send_message_tool,
 )
-from pytest_harness_audit.social.peers import Peer
+from pytest_harness_audit.social.peers import Peer, PeerHost
 from pytest_harness_audit.social.store import Post, PostStore
 from pytest_harness_audit.social.text import parse_message_text
 
+#: The former name of :class:`DeadlineClock`.
+Clock = DeadlineClock
+
 __all__ = [
     "COLLECTIVE_FAILURE_KINDS",
+    "INJECTABLE_FAULTS",
     "SEND_FAILURE_REASONS",
     "SEND_FAILURE_TEXT",
     "SEND_MESSAGE_TOOL_NAME",
@@ -67,6 +77,7 @@ __all__ = [
     "CollectiveError",
     "CollectiveFailure",
     "CollectiveResult",
+    "DeadlineClock",
     "FirewallCheck",
     "FirewallSendError",
     "FormSchemaError",
@@ -77,9 +88,11 @@ __all__ = [
     "MessageRule",
     "MessageTextError",
     "Peer",
+    "PeerHost",
     "Post",
     "PostStore",
     "SendError",
+    "SendGuard",
     "SendInputError",
     "SendResult",
     "SocialConfigError",

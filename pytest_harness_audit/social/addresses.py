@@ -9,11 +9,11 @@ byte order. A group naming exactly one other agent is that agent's direct conver
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_harness_audit.social.errors import SendError
+from pytest_harness_audit.social.errors import SendError, SocialConfigError
 
 AGENT_PREFIX = "agent:"
 GROUP_PREFIX = "group:"
@@ -27,6 +27,7 @@ _NAME_RULE = (
     "a name is 3 to 32 lowercase letters, digits and single inner hyphens, such as agent:bob or "
     "group:bob,carol"
 )
+_NAME_TEXT = "3 to 32 lowercase letters, digits and single inner hyphens"
 
 
 def is_agent_name(value: object) -> bool:
@@ -36,6 +37,24 @@ def is_agent_name(value: object) -> bool:
         and MINIMUM_NAME_LENGTH <= len(value) <= MAXIMUM_NAME_LENGTH
         and _NAME_PATTERN.fullmatch(value) is not None
     )
+
+
+def check_registry(local_agent: str, peers: Iterable[str]) -> frozenset[str]:
+    """The registry of ``peers``' names, after checking them and ``local_agent``'s: valid
+    names, none twice, none the local agent's (:class:`SocialConfigError` otherwise)."""
+    if not is_agent_name(local_agent):
+        raise SocialConfigError(
+            f"local agent name {local_agent!r} is invalid: a name is {_NAME_TEXT}"
+        )
+    names = tuple(peers)
+    for name in names:
+        if not is_agent_name(name):
+            raise SocialConfigError(f"peer name {name!r} is invalid: a name is {_NAME_TEXT}")
+        if name == local_agent:
+            raise SocialConfigError(f"peer name {name!r} is the local agent's own name")
+        if names.count(name) > 1:
+            raise SocialConfigError(f"peer name {name!r} is listed twice")
+    return frozenset(names)
 
 
 def agent_address(name: str) -> str:

@@ -13,8 +13,8 @@ import hashlib
 import secrets
 from collections.abc import Mapping
 
-from pytest_harness_audit.social.canonical import canonical_json, canonical_size
 from pytest_harness_audit.social.errors import SendError
+from pytest_harness_audit.social.message_json import canonical_message_json, message_json_size
 
 #: The key of the collective data part every post carries.
 COLLECTIVE_KEY = "org.social-harness/collective"
@@ -97,7 +97,7 @@ def close_content(operation_id: str, included: list[str]) -> list[dict[str, obje
 
 def check_content_size(content: list[dict[str, object]]) -> None:
     """Raise ``content-invalid`` if the canonical content exceeds :data:`MAXIMUM_CONTENT_BYTES`."""
-    size = canonical_size(content)
+    size = message_json_size(content)
     if size > MAXIMUM_CONTENT_BYTES:
         raise SendError(
             "content-invalid",
@@ -109,4 +109,4 @@ def check_content_size(content: list[dict[str, object]]) -> None:
 def record_hash(post_id: str, sender: str, conversation: str, content: object) -> str:
     """Hex SHA-256 of a post's canonical identity and content (what an all_gather close lists)."""
     record = {"postId": post_id, "sender": sender, "conversation": conversation, "content": content}
-    return hashlib.sha256(canonical_json(record).encode()).hexdigest()
+    return hashlib.sha256(canonical_message_json(record).encode()).hexdigest()

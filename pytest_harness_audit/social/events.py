@@ -2,22 +2,33 @@
 
 The endpoint calls its ``on_event`` callback with one :class:`SocialEvent` for every send attempt,
 refusal and collective result, before it returns to its caller; a harness turns each into an audit
-record (tool ``send_message``, category ``message``, target = :attr:`SocialEvent.target`).
+record (tool ``send_message``, category ``message``, target = :attr:`SocialEvent.target`). A
+:class:`SendAttempt` gathers what one send did, and :func:`success_event` /
+:func:`failure_event` turn it into its event.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
-from pytest_harness_audit.social.firewall import Decision, FirewallMode, Guidance
+from pytest_harness_audit.social.errors import (
+    CollectiveError,
+    FirewallSendError,
+    MessageTextError,
+    SendError,
+    SocialSendFailure,
+)
+from pytest_harness_audit.social.firewall import Decision, FirewallCheck, FirewallMode, Guidance
 
 EventKind: TypeAlias = Literal["send", "refused", "collective-result"]
 EventOutcome: TypeAlias = Literal[
     "sent", "pending", "unknown", "refused", "replayed", "result", "failed"
 ]
 FailureDelivery: TypeAlias = Literal["result", "inbound"]
+#: Where a refused gather, all_gather or response may report its error.
+FAILURE_DELIVERIES: tuple[FailureDelivery, ...] = ("result", "inbound")
 
 
 @dataclass(frozen=True)
@@ -188,3 +199,105 @@ class SocialEvent:
         if self.extra:
             data.update(self.extra)
         return data
+
+
+# -- one send attempt and its event ---------------------------------------------------------------
+
+
+@dataclass
+class SendAttempt:
+    """What one send invocation has done so far, for its event."""
+
+    to: str
+    operation: str
+    text: str | None
+    failure_delivery: FailureDelivery
+    address: str | None = None
+    operation_id: str | None = None
+    post_ids: tuple[str, ...] = ()
+    pending: bool = False
+    check: FirewallCheck | None = None
+    unreachable: tuple[str, ...] = ()
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def firewall_fields(self) -> dict[str, Any]:
+        """The event's firewall fields when a check ran (else none)."""
+        check = self.check
+        if check is None:
+            return {}
+        return {
+            "check_id": check.check_id,
+            "decision": check.decision,
+            "mode": check.mode,
+            "rule_ids": check.rule_ids,
+            "guidance": check.advice,
+        }
+
+
+def success_event(
+    attempt: SendAttempt, result: SendResult, at_ms: int, *, replayed: bool = False
+) -> SocialEvent:
+    """The event of a send that completed (``sent``, or ``replayed`` from the ledger)."""
+    return SocialEvent(
+        kind="send",
+        at_ms=at_ms,
+        to=attempt.to,
+        address=attempt.address,
+        operation=attempt.operation,
+        outcome="replayed" if replayed else "sent",
+        text=attempt.text,
+        operation_id=result.operation_id,
+        post_ids=result.post_ids,
+        unreachable=attempt.unreachable,
+        failure_delivery=attempt.failure_delivery,
+        extra=dict(attempt.extra),
+        **attempt.firewall_fields(),
+    )
+
+
+def failure_event(attempt: SendAttempt, error: SocialSendFailure, at_ms: int) -> SocialEvent:
+    """The event of a send that failed: ``refused`` when nothing was posted, else a ``send``
+    whose outcome is ``pending`` or ``unknown``."""
+    unreachable = attempt.unreachable
+    if isinstance(error, CollectiveError) and error.failure.members:
+        unreachable = tuple(f"{item.member}: {item.reason}" for item in error.failure.members)
+    may_exist = isinstance(error, SendError) and error.reason == "outcome-unknown"
+    if attempt.post_ids or may_exist:
+        kind: EventKind = "send"
+        outcome: EventOutcome = "pending" if attempt.pending and not may_exist else "unknown"
+    else:
+        kind, outcome = "refused", "refused"
+    fields = attempt.firewall_fields()
+    if isinstance(error, FirewallSendError):
+        fields["check_id"] = error.check_id
+    return SocialEvent(
+        kind=kind,
+        at_ms=at_ms,
+        to=attempt.to,
+        address=attempt.address,
+        operation=attempt.operation,
+        outcome=outcome,
+        text=attempt.text,
+        reason=failure_reason(error),
+        message=error.message,
+        operation_id=attempt.operation_id,
+        post_ids=attempt.post_ids,
+        unreachable=unreachable,
+        failure_delivery=attempt.failure_delivery,
+        extra=dict(attempt.extra),
+        **fields,
+    )
+
+
+def failure_reason(error: SocialSendFailure) -> str:
+    """The event reason of ``error``: its send reason or collective kind, ``firewall-refused``,
+    ``text-invalid`` or ``input-invalid``."""
+    if isinstance(error, SendError):
+        return error.reason
+    if isinstance(error, CollectiveError):
+        return error.kind
+    if isinstance(error, FirewallSendError):
+        return "firewall-refused"
+    if isinstance(error, MessageTextError):
+        return "text-invalid"
+    return "input-invalid"

@@ -28,9 +28,9 @@ from typing import Any, Literal, TypeAlias, cast, get_args
 import re2
 
 from pytest_harness_audit.social.addresses import CanonicalAddress
-from pytest_harness_audit.social.canonical import canonical_json
 from pytest_harness_audit.social.errors import SocialConfigError
 from pytest_harness_audit.social.inputs import Operation
+from pytest_harness_audit.social.message_json import canonical_message_json
 
 Decision: TypeAlias = Literal["admit", "guide", "refuse"]
 FirewallMode: TypeAlias = Literal["enforcement", "guidance"]
@@ -262,7 +262,7 @@ class MessageFirewall:
                 "guardSecrets": self.guard_secrets,
                 "rules": [rule.to_json() for rule in self.rules],
             }
-            self._hash = hashlib.sha256(canonical_json(data).encode()).hexdigest()
+            self._hash = hashlib.sha256(canonical_message_json(data).encode()).hexdigest()
             self._hashed = config
         return self._hash
 

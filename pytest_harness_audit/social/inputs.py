@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from pytest_harness_audit.social.canonical import lone_surrogate_index
 from pytest_harness_audit.social.errors import SendInputError
+from pytest_harness_audit.social.message_json import lone_surrogate_index
 
 #: The longest deadline a collecting operation may state: 30 days, in seconds.
 MAXIMUM_DEADLINE_SECONDS = 2_592_000
@@ -370,6 +370,19 @@ def decode_send_input(value: object, path: str = "") -> SendInput:
     if result is None or issues:
         raise SendInputError(tuple(issues.lines))
     return result
+
+
+def stated_operation(value: object) -> str:
+    """The operation an input states, even one that does not decode: ``response`` for a
+    ``collectiveResponse``, a collective's ``gather`` / ``all_gather``, else ``multicast``."""
+    if not isinstance(value, Mapping):
+        return "multicast"
+    if "collectiveResponse" in value:
+        return "response"
+    collective = value.get("collective")
+    if isinstance(collective, Mapping) and collective.get("op") in ("gather", "all_gather"):
+        return str(collective["op"])
+    return "multicast"
 
 
 def _decode_send_input(value: object, path: str, issues: IssueList) -> SendInput | None:

@@ -17,7 +17,7 @@ JSON-RPC error (``MCPError(code, message, data)``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pytest_harness_audit.social.errors import (
     INVALID_PARAMS_CODE,
@@ -28,19 +28,30 @@ from pytest_harness_audit.social.errors import (
     SocialSendFailure,
     SocialToolError,
 )
-from pytest_harness_audit.social.events import FailureDelivery
+from pytest_harness_audit.social.events import FailureDelivery, SendResult
 from pytest_harness_audit.social.inputs import (
     MAXIMUM_DEADLINE_SECONDS,
     actual_text,
     decode_send_input,
 )
-
-if TYPE_CHECKING:
-    from pytest_harness_audit.social.endpoint import SocialEndpoint
+from pytest_harness_audit.social.ledger import check_idempotency_key
 
 SEND_MESSAGE_TOOL_NAME = "send_message"
 #: Where the runtime send options travel in a request's ``_meta``.
 SEND_OPTIONS_META_KEY = "org.social-harness/send"
+
+
+class InputSender(Protocol):
+    """What the tool sends through: one exact input (a :class:`~.endpoint.SocialEndpoint`)."""
+
+    def send_input(
+        self,
+        input: Mapping[str, object],
+        *,
+        failure_delivery: FailureDelivery = "result",
+        idempotency_key: str | None = None,
+    ) -> SendResult:
+        """Send ``input``; raise the typed refusals of the surface."""
 
 
 def _invalid_params(detail: str) -> SocialToolError:
@@ -77,8 +88,6 @@ def decode_send_options(meta: Mapping[str, object] | None) -> tuple[FailureDeliv
         )
     key = options.get("idempotencyKey")
     if key is not None:
-        from pytest_harness_audit.social.endpoint import check_idempotency_key
-
         try:
             check_idempotency_key(key)
         except SocialConfigError:
@@ -94,7 +103,7 @@ def decode_send_options(meta: Mapping[str, object] | None) -> tuple[FailureDeliv
 
 
 def call_send_message(
-    endpoint: SocialEndpoint,
+    endpoint: InputSender,
     arguments: Mapping[str, object] | None,
     meta: Mapping[str, object] | None,
 ) -> dict[str, object]:

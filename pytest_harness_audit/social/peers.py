@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, TypeAlias
+from contextlib import AbstractContextManager
+from typing import Protocol, TypeAlias
 
 from pytest_harness_audit.social.addresses import agent_address, canonical_address
+from pytest_harness_audit.social.collective_engine import CollectiveEngine
 from pytest_harness_audit.social.collectives import AnswerStatus, Operation
 from pytest_harness_audit.social.content import (
     collective_id,
@@ -20,6 +22,8 @@ from pytest_harness_audit.social.content import (
     new_nonce,
     request_content,
 )
+from pytest_harness_audit.social.deadline_clock import DeadlineClock
+from pytest_harness_audit.social.delivery import Network
 from pytest_harness_audit.social.errors import SendFailureReason, SocialConfigError
 from pytest_harness_audit.social.forms import parse_form_schema
 from pytest_harness_audit.social.inputs import (
@@ -28,12 +32,51 @@ from pytest_harness_audit.social.inputs import (
     decode_deadline,
     decode_requested_schema,
 )
-from pytest_harness_audit.social.store import Post
-
-if TYPE_CHECKING:
-    from pytest_harness_audit.social.endpoint import SocialEndpoint
+from pytest_harness_audit.social.store import Post, PostStore
 
 ScriptedResponse: TypeAlias = "Decline | Mapping[str, object]"
+
+
+class PeerHost(Protocol):
+    """The public side of an endpoint that its scripted peers drive (a
+    :class:`~.endpoint.SocialEndpoint` is one)."""
+
+    @property
+    def local_agent(self) -> str:
+        """The local agent's name."""
+
+    @property
+    def local_address(self) -> str:
+        """``agent:<local agent>``."""
+
+    @property
+    def registry(self) -> frozenset[str]:
+        """The registered peers' names."""
+
+    @property
+    def clock(self) -> DeadlineClock:
+        """The clock deadlines and delays are measured on."""
+
+    @property
+    def store(self) -> PostStore:
+        """The post store (posts and the local agent's inbound items)."""
+
+    @property
+    def network(self) -> Network:
+        """Where posts are stored and delivered, and peers made unreachable."""
+
+    @property
+    def collectives(self) -> CollectiveEngine:
+        """The open collectives, their answers and closes."""
+
+    def locked(self) -> AbstractContextManager[object]:
+        """Hold the endpoint's lock: nothing else sends or polls meanwhile."""
+
+    def poll(self) -> None:
+        """Run everything due by now."""
+
+    def deliver_pending(self) -> int:
+        """Deliver the pending posts whose recipients are reachable now."""
 
 
 def _after_ms(after: float) -> int:
@@ -45,8 +88,8 @@ def _after_ms(after: float) -> int:
 class Peer:
     """One registered peer of a :class:`~.endpoint.SocialEndpoint`, scripted by the test."""
 
-    def __init__(self, endpoint: SocialEndpoint, name: str) -> None:
-        self._endpoint = endpoint
+    def __init__(self, host: PeerHost, name: str) -> None:
+        self._host = host
         self.name = name
         self.address = agent_address(name)
         self._script: deque[tuple[ScriptedResponse, int]] = deque()
@@ -84,28 +127,26 @@ class Peer:
         self, response: ScriptedResponse, operation_id: str | None, after: float
     ) -> AnswerStatus:
         delay = _after_ms(after)
-        endpoint = self._endpoint
-        with endpoint._lock:
-            endpoint.poll()
+        host = self._host
+        with host.locked():
+            host.poll()
             target = self._target(operation_id)
             if target is None:
                 self._script.append((response, delay))
                 return "queued"
-            now = endpoint.clock.now_ms()
+            now = host.clock.now_ms()
             if delay > 0:
                 self._scheduled.add(target.operation_id)
-                endpoint._timeline.schedule(
-                    now + delay, endpoint._answerer(target, self.name, response)
-                )
+                host.collectives.schedule_answer(target, self.name, response, now + delay)
                 return "scheduled"
-            status = endpoint._peer_answered(target, self.name, response, now)
-            endpoint.poll()
+            status = host.collectives.answer(target, self.name, response, now)
+            host.poll()
             return status
 
     def _target(self, operation_id: str | None) -> Operation | None:
-        operations = self._endpoint._operations
+        collectives = self._host.collectives
         if operation_id is not None:
-            operation = operations.get(operation_id)
+            operation = collectives.operation(operation_id)
             if operation is None or self.name not in operation.members:
                 raise SocialConfigError(
                     f"{self.address} was not asked in operation {operation_id!r}"
@@ -115,8 +156,8 @@ class Peer:
                     f"the request of operation {operation_id!r} has not reached {self.address}"
                 )
             return operation
-        now = self._endpoint.clock.now_ms()
-        for operation in operations.values():
+        now = self._host.clock.now_ms()
+        for operation in collectives.operations():
             if (
                 self.name in operation.asked
                 and self.name not in operation.outcomes
@@ -130,28 +171,21 @@ class Peer:
 
     def unreachable(self, reason: SendFailureReason = "network-unavailable") -> None:
         """Posts to this peer now fail with ``reason`` (``delivery-pending`` queues them)."""
-        from pytest_harness_audit.social.endpoint import INJECTABLE_FAULTS
-
-        if reason not in INJECTABLE_FAULTS:
-            raise SocialConfigError(
-                f"a peer cannot be unreachable with {reason!r}; use one of "
-                f"{', '.join(INJECTABLE_FAULTS)}"
-            )
-        with self._endpoint._lock:
-            self._endpoint._unreachable[self.name] = reason
+        with self._host.locked():
+            self._host.network.set_unreachable(self.name, reason)
 
     def reachable(self) -> None:
         """Posts to this peer succeed again; pending posts it was waiting for are delivered."""
-        with self._endpoint._lock:
-            self._endpoint._unreachable.pop(self.name, None)
-            self._endpoint.deliver_pending()
+        with self._host.locked():
+            self._host.network.set_reachable(self.name)
+            self._host.deliver_pending()
 
     def received(self) -> list[Post]:
         """Posts the local agent delivered to this peer, oldest first."""
-        endpoint = self._endpoint
+        host = self._host
         return [
             post
-            for post in endpoint.store.posts(sender=endpoint.local_agent, include_held=True)
+            for post in host.store.posts(sender=host.local_agent, include_held=True)
             if post.status == "stored"
             and (
                 post.conversation == self.address
@@ -169,17 +203,17 @@ class Peer:
     ) -> str:
         """Ask the local agent ``question`` in this peer's direct conversation; returns the
         operation id. The local agent answers with ``respond(self.address, ...)``."""
-        endpoint = self._endpoint
-        with endpoint._lock:
-            endpoint.poll()
+        host = self._host
+        with host.locked():
+            host.poll()
             operation = self._open(
                 "gather",
                 question,
                 requested_schema,
                 deadline,
-                address=endpoint.local_address,
+                address=host.local_address,
                 conversation=self.address,
-                members=(endpoint.local_agent,),
+                members=(host.local_agent,),
             )
             return operation.operation_id
 
@@ -194,14 +228,14 @@ class Peer:
         """Ask every member of group ``to`` (which must include the local agent); this peer
         closes when all have answered or at the deadline, and the local agent receives the
         result. Returns the operation id."""
-        endpoint = self._endpoint
-        with endpoint._lock:
-            endpoint.poll()
+        host = self._host
+        with host.locked():
+            host.poll()
             address = canonical_address(to, self.name)
-            if address.kind != "group" or endpoint.local_agent not in address.members:
+            if address.kind != "group" or host.local_agent not in address.members:
                 raise SocialConfigError(
                     f"an all_gather by {self.address} needs a group: address that includes "
-                    f"{endpoint.local_address}, got {to!r}"
+                    f"{host.local_address}, got {to!r}"
                 )
             self._require_registered(address.members)
             operation = self._open(
@@ -213,23 +247,23 @@ class Peer:
                 conversation=address.address,
                 members=address.remote,
             )
-            others = tuple(name for name in operation.members if name != endpoint.local_agent)
-            endpoint._ask(operation, others, endpoint.clock.now_ms())
-            endpoint.poll()
+            others = tuple(name for name in operation.members if name != host.local_agent)
+            host.collectives.ask(operation, others, host.clock.now_ms())
+            host.poll()
             return operation.operation_id
 
     def send(self, text: str, *, to: str | None = None) -> Post:
         """Post ``text`` to the local agent (default) or to a group that includes it."""
-        endpoint = self._endpoint
-        with endpoint._lock:
-            address = canonical_address(to or endpoint.local_address, self.name)
-            if endpoint.local_agent not in address.members:
+        host = self._host
+        with host.locked():
+            address = canonical_address(to or host.local_address, self.name)
+            if host.local_agent not in address.members:
                 raise SocialConfigError(
-                    f"{self.address} can only post where {endpoint.local_address} is a member"
+                    f"{self.address} can only post where {host.local_address} is a member"
                 )
             self._require_registered(address.members)
             conversation = self.address if address.kind == "direct" else address.address
-            post = endpoint._store_post(
+            post = host.network.store_post(
                 sender=self.name,
                 conversation=conversation,
                 address=address.address,
@@ -241,7 +275,7 @@ class Peer:
                 status="stored",
                 held=False,
             )
-            endpoint.store.add_item(
+            host.store.add_item(
                 post.created_ms,
                 {
                     "kind": "multicast",
@@ -256,9 +290,9 @@ class Peer:
             return post
 
     def _require_registered(self, members: tuple[str, ...]) -> None:
-        endpoint = self._endpoint
+        host = self._host
         for name in members:
-            if name != endpoint.local_agent and name not in endpoint.registry:
+            if name != host.local_agent and name not in host.registry:
                 raise SocialConfigError(f"{agent_address(name)} is not a registered peer")
 
     def _open(
@@ -278,12 +312,12 @@ class Peer:
         if issues or seconds is None or outline is None:
             raise SocialConfigError(f"{op} by {self.address}: {issues.detail()}")
         form = parse_form_schema(outline)
-        endpoint = self._endpoint
-        now = endpoint.clock.now_ms()
+        host = self._host
+        now = host.clock.now_ms()
         nonce = new_nonce()
         operation_id = collective_id(self.address, nonce)
         deadline_at = now + seconds * 1000
-        post = endpoint._store_post(
+        post = host.network.store_post(
             sender=self.name,
             conversation=conversation,
             address=address,
@@ -313,10 +347,10 @@ class Peer:
             members=members,
             local_conversation=conversation,
         )
-        operation.request_post_ids[endpoint.local_agent] = post.post_id
-        operation.asked.add(endpoint.local_agent)
-        endpoint._register(operation)
-        endpoint.store.add_item(
+        operation.request_post_ids[host.local_agent] = post.post_id
+        operation.asked.add(host.local_agent)
+        host.collectives.open(operation)
+        host.store.add_item(
             now,
             {
                 "kind": "collectiveRequest",

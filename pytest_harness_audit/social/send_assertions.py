@@ -26,13 +26,13 @@ from typing import Any
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.readers.record_view import CallRecord
 from pytest_harness_audit.social.addresses import canonical_address, is_agent_name
-from pytest_harness_audit.social.canonical import canonical_json
 from pytest_harness_audit.social.errors import (
     COLLECTIVE_FAILURE_KINDS,
     SEND_FAILURE_REASONS,
     SendError,
 )
 from pytest_harness_audit.social.mcp_tool import SEND_MESSAGE_TOOL_NAME
+from pytest_harness_audit.social.message_json import canonical_message_json
 
 #: Outcomes after which a post exists.
 SENT_OUTCOMES = frozenset({"sent", "pending"})
@@ -119,7 +119,7 @@ def record_text(record: RecordLike) -> str | None:
         return text
     response = params.get("collectiveResponse")
     if response is not None:
-        return canonical_json(response)
+        return canonical_message_json(response)
     return None
 
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pytest_harness_audit.social.canonical import canonical_json
 from pytest_harness_audit.social.errors import SocialConfigError
+from pytest_harness_audit.social.message_json import canonical_message_json
 
 #: The database file name inside the storage directory.
 DATABASE_NAME = "social.sqlite3"
@@ -178,7 +178,7 @@ class PostStore:
                     operation,
                     operation_id,
                     text,
-                    canonical_json(content),
+                    canonical_message_json(content),
                     status,
                     int(held),
                     record_hash,

@@ -18,7 +18,6 @@ import json
 from collections.abc import Mapping
 from typing import Literal
 
-from pytest_harness_audit.social.canonical import lone_surrogate_index
 from pytest_harness_audit.social.errors import MessageTextError
 from pytest_harness_audit.social.inputs import (
     Collecting,
@@ -32,6 +31,7 @@ from pytest_harness_audit.social.inputs import (
     decode_well_formed,
     exact_object,
 )
+from pytest_harness_audit.social.message_json import lone_surrogate_index
 
 
 class _NotJson(ValueError):

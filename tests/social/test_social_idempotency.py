@@ -70,7 +70,7 @@ def test_an_interrupted_send_is_indeterminate_and_retries_as_outcome_unknown(
     def interrupted(*_: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(first, "_execute", interrupted)
+    monkeypatch.setattr(first.sends, "execute", interrupted)
     with pytest.raises(KeyboardInterrupt):
         first.send("agent:bob", "cut off", idempotency_key="k4")
     assert first.read_send("k4")["state"] == "pending"

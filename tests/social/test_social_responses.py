@@ -139,5 +139,6 @@ def test_a_pending_answer_counts_once_delivered(
         endpoint.respond("agent:bob", {"action": "decline"})
     assert again.value.kind == "request-answered"
     endpoint.peer("bob").reachable()
-    operation = endpoint._operations[operation_id]
+    operation = endpoint.collectives.operation(operation_id)
+    assert operation is not None
     assert operation.outcomes["alice"].kind == "declined"

@@ -17,8 +17,8 @@ from pytest_harness_audit.social import (
     SocialEndpoint,
     SocialEvent,
 )
-from pytest_harness_audit.social.canonical import canonical_size
 from pytest_harness_audit.social.content import MAXIMUM_CONTENT_BYTES, multicast_content
+from pytest_harness_audit.social.message_json import message_json_size
 
 PRE_POST_FAULTS = [
     "not-registered",
@@ -79,13 +79,13 @@ def test_distinct_keyless_calls_get_distinct_posts(endpoint: SocialEndpoint) -> 
 
 
 def _largest_text_that_fits() -> int:
-    overhead = canonical_size(multicast_content(""))
+    overhead = message_json_size(multicast_content(""))
     return MAXIMUM_CONTENT_BYTES - overhead
 
 
 def test_content_limit_boundary(endpoint: SocialEndpoint) -> None:
     fits = _largest_text_that_fits()
-    assert canonical_size(multicast_content("a" * fits)) == MAXIMUM_CONTENT_BYTES
+    assert message_json_size(multicast_content("a" * fits)) == MAXIMUM_CONTENT_BYTES
     endpoint.send("agent:bob", "a" * fits)
     with pytest.raises(SendError) as caught:
         endpoint.send("agent:bob", "a" * (fits + 1))

@@ -1,4 +1,9 @@
-"""RFC 8785 (JSON Canonicalization Scheme) encoding, used to measure and hash post content.
+"""The canonical JSON of a message: RFC 8785 (JSON Canonicalization Scheme).
+
+Post content is measured (the 32,768-byte content limit), stored and hashed in this form, so a
+post's size and hash never depend on how its JSON happened to be written. It is not the
+audit chain's canonical JSON (:mod:`pytest_harness_audit.audit.canonical`, which hashes call
+parameters and outputs); the two differ in key order, escaping and numbers.
 
 Keys are sorted by UTF-16 code units, strings are escaped as ECMAScript ``JSON.stringify`` does,
 and numbers are written as ECMAScript ``Number.prototype.toString`` writes them.
@@ -22,8 +27,8 @@ _ESCAPES = {
 _SAFE_INTEGER = 2**53
 
 
-class CanonicalJsonError(ValueError):
-    """A value has no canonical JSON form (non-finite number, lone surrogate, non-JSON type)."""
+class MessageJsonError(ValueError):
+    """A value has no canonical message JSON (non-finite number, lone surrogate, non-JSON type)."""
 
 
 def lone_surrogate_index(text: str) -> int | None:
@@ -36,7 +41,7 @@ def lone_surrogate_index(text: str) -> int | None:
 
 def _string(text: str) -> str:
     if lone_surrogate_index(text) is not None:
-        raise CanonicalJsonError("string is not well-formed Unicode")
+        raise MessageJsonError("string is not well-formed Unicode")
     out = ['"']
     for char in text:
         escaped = _ESCAPES.get(char)
@@ -52,7 +57,7 @@ def _string(text: str) -> str:
 
 def _number(value: float) -> str:
     if not math.isfinite(value):
-        raise CanonicalJsonError("numbers must be finite")
+        raise MessageJsonError("numbers must be finite")
     if value == 0:
         return "0"
     sign = "-" if value < 0 else ""
@@ -75,8 +80,8 @@ def _number(value: float) -> str:
     return sign + digits[0] + "." + digits[1:] + exponent_part
 
 
-def canonical_json(value: object) -> str:
-    """The RFC 8785 canonical JSON text of ``value``."""
+def canonical_message_json(value: object) -> str:
+    """The RFC 8785 canonical JSON text of ``value`` (message content, answers, checks)."""
     if value is None:
         return "null"
     if value is True:
@@ -92,16 +97,18 @@ def canonical_json(value: object) -> str:
     if isinstance(value, Mapping):
         keys = list(value.keys())
         if not all(isinstance(key, str) for key in keys):
-            raise CanonicalJsonError("object keys must be strings")
+            raise MessageJsonError("object keys must be strings")
         ordered = sorted(keys, key=lambda key: key.encode("utf-16-be", "surrogatepass"))
         return (
-            "{" + ",".join(f"{_string(key)}:{canonical_json(value[key])}" for key in ordered) + "}"
+            "{"
+            + ",".join(f"{_string(key)}:{canonical_message_json(value[key])}" for key in ordered)
+            + "}"
         )
     if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
-        return "[" + ",".join(canonical_json(item) for item in value) + "]"
-    raise CanonicalJsonError(f"{type(value).__name__} is not a JSON value")
+        return "[" + ",".join(canonical_message_json(item) for item in value) + "]"
+    raise MessageJsonError(f"{type(value).__name__} is not a JSON value")
 
 
-def canonical_size(value: object) -> int:
-    """The number of UTF-8 bytes of ``value``'s canonical JSON."""
-    return len(canonical_json(value).encode("utf-8"))
+def message_json_size(value: object) -> int:
+    """The number of UTF-8 bytes of ``value``'s canonical message JSON."""
+    return len(canonical_message_json(value).encode("utf-8"))

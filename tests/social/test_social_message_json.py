@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_harness_audit.social.canonical import (
-    CanonicalJsonError,
-    canonical_json,
-    canonical_size,
+from pytest_harness_audit.social.message_json import (
+    MessageJsonError,
+    canonical_message_json,
+    message_json_size,
 )
 
 
@@ -30,22 +30,22 @@ from pytest_harness_audit.social.canonical import (
     ],
 )
 def test_numbers_and_literals(value: object, text: str) -> None:
-    assert canonical_json(value) == text
+    assert canonical_message_json(value) == text
 
 
 def test_keys_sort_by_utf16_code_units_and_strings_escape_minimally() -> None:
     value = {"b": 1, "a": ['x\n\u0001\u00e9"\\'], "\U0001f600": 2, "\uffff": 3}
     assert (
-        canonical_json(value)
+        canonical_message_json(value)
         == '{"a":["x\\n\\u0001\u00e9\\"\\\\"],"b":1,"\U0001f600":2,"\uffff":3}'
     )
 
 
 def test_size_counts_utf8_bytes() -> None:
-    assert canonical_size("\u00e9") == 4
+    assert message_json_size("\u00e9") == 4
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), "\ud800", {1: 2}, object()])
 def test_values_without_a_canonical_form(value: object) -> None:
-    with pytest.raises(CanonicalJsonError):
-        canonical_json(value)
+    with pytest.raises(MessageJsonError):
+        canonical_message_json(value)

@@ -1,4 +1,9 @@
-"""Clocks for deadlines: the system clock, and a manual clock a test advances."""
+"""Deadline clocks of the social endpoint: the system clock, and a manual clock a test advances.
+
+These drive collective deadlines and scripted delays (epoch milliseconds, with subscribers told
+when time moves). They are not the audit chain's timestamps (:mod:`pytest_harness_audit.audit.clock`
+writes and reads record time stamps).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 
-class Clock(Protocol):
-    """What the social endpoint needs from a clock."""
+class DeadlineClock(Protocol):
+    """What the social endpoint needs from a clock: the time, and word when it moves."""
 
     def now_ms(self) -> int:
         """The current time in epoch milliseconds."""
