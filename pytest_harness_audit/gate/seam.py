@@ -221,9 +221,10 @@ def _record(gate: SeamGate, decision: Any, outcome: Outcome, findings: Findings)
 
 
 def _blocked(gate: SeamGate, decision: Any, extra: Mapping[str, Any] | None) -> GatedCall:
+    # the gate writes the block message into the record itself
+    record = _record(gate, decision, Outcome("blocked", extra=extra), NO_FINDINGS)
     message = str(getattr(decision, "message", "") or "[blocked]")
-    outcome = Outcome("blocked", None, message, extra=extra)
-    return GatedCall(decision, _record(gate, decision, outcome, NO_FINDINGS), outcome)
+    return GatedCall(decision, record, Outcome("blocked", None, message, extra=extra))
 
 
 def _with_extra(outcome: Outcome, extra: Mapping[str, Any] | None) -> Outcome:

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pytest_harness_audit.gate.seam import GatedCall, Outcome, run_call_async
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,8 @@ class StubGate:
         status: str,
         output: Any = None,
         error_message: str | None = None,
-        duration_ms: float = 0.0,
+        duration_ms: float | None = 0.0,
+        extra: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         record = {
             "tool": decision.tool,
@@ -57,6 +60,17 @@ class StubGate:
         with self._lock, self.path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
         return record
+
+    async def run_async(
+        self,
+        tool: str,
+        params: Mapping[str, Any],
+        act: Callable[[Any], Awaitable[Outcome]],
+        /,
+        *,
+        extra: Mapping[str, Any] | None = None,
+    ) -> GatedCall:
+        return await run_call_async(self, tool, params, act, extra=extra)
 
     def records(self) -> list[dict[str, Any]]:
         return read_records(self.path.parent)

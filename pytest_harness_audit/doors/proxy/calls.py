@@ -19,11 +19,12 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
-from pytest_harness_audit.doors.proxy.gate_protocol import CallStatus, DecisionLike, GateLike
+from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
 from pytest_harness_audit.doors.proxy.local_tools import error_result, result_text
 from pytest_harness_audit.doors.proxy.reachability import UPSTREAM_UNREACHABLE
 from pytest_harness_audit.doors.proxy.routing import LocalRoute, Route, ToolCatalog, UpstreamRoute
 from pytest_harness_audit.doors.proxy.upstream import UpstreamGone
+from pytest_harness_audit.gate.seam import Outcome, describe_exception
 
 BLOCKED_FALLBACK = "[blocked] [web4-policy] blocked by policy"
 # `_meta` keys the SDK owns on each hop; everything else is forwarded to the upstream.
@@ -76,65 +77,62 @@ class CallPipeline:
         route = self._catalog.resolve(name)
         if isinstance(route, LocalRoute) and route.tool.self_recording:
             return await self._run_unrecorded(route, arguments, meta)
-        decision: DecisionLike = self._gate.decide(gate_tool_name(name, route), arguments)
-        if decision.blocked:
-            self._gate.record(decision, status=CallStatus.BLOCKED)
-            return error_result(decision.message or BLOCKED_FALLBACK)
-        if route is None:
-            message = f"Unknown tool: {name}"
-            self._gate.record(decision, status=CallStatus.ERROR, error_message=message)
-            raise MCPError(code=types.INVALID_PARAMS, message=message)
-        return await self._run_recorded(decision, route, arguments, progress, meta, origin)
+        replies: list[types.CallToolResult] = []
 
-    async def _run_recorded(
+        async def act(_decision: object) -> Outcome:
+            if route is None:
+                message = f"Unknown tool: {name}"
+                raise_after = MCPError(code=types.INVALID_PARAMS, message=message)
+                return Outcome.error(message, reraise=raise_after)
+            return await self._act(route, arguments, progress, meta, origin, replies)
+
+        gated = await self._gate.run_async(gate_tool_name(name, route), arguments, act)
+        if gated.blocked:
+            return error_result(gated.error_message or BLOCKED_FALLBACK)
+        if gated.findings.redacted:
+            return _redacted_result(gated.output, replies)
+        return replies[0]
+
+    async def _act(
         self,
-        decision: DecisionLike,
         route: Route,
         arguments: dict[str, Any],
         progress: ProgressFnT | None,
         meta: Mapping[str, Any] | None,
         origin: CallOrigin | None,
-    ) -> types.CallToolResult:
+        replies: list[types.CallToolResult],
+    ) -> Outcome:
+        """Run the allowed call; every failure becomes an error outcome with its reply."""
         started = time.perf_counter()
 
-        def record(status: str, **fields: Any) -> None:
+        def failed(message: str, reraise: BaseException | None = None) -> Outcome:
+            replies.append(error_result(message))
             elapsed = (time.perf_counter() - started) * 1000.0
-            self._gate.record(decision, status=status, duration_ms=elapsed, **fields)
+            return Outcome.error(message, duration_ms=elapsed, reraise=reraise)
 
         try:
             with self._deadline():
                 result = await _act(route, arguments, progress, meta, origin)
         except TimeoutError:
-            message = f"timeout after {self._call_timeout:g}s"
-            record(CallStatus.ERROR, error_message=message)
-            return error_result(message)
+            return failed(f"timeout after {self._call_timeout:g}s")
         except UpstreamGone as exc:
-            record(CallStatus.ERROR, error_message=str(exc))
-            return error_result(str(exc))
+            return failed(str(exc))
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED and isinstance(route, UpstreamRoute):
-                message = f"upstream {route.upstream.name!r} stopped during the call"
-                record(CallStatus.ERROR, error_message=message)
-                return error_result(message)
+                return failed(f"upstream {route.upstream.name!r} stopped during the call")
             if exc.code == UPSTREAM_UNREACHABLE and isinstance(route, UpstreamRoute):
-                message = f"upstream {route.upstream.name!r} {exc.error.message}"
-                record(CallStatus.ERROR, error_message=message)
-                return error_result(message)
-            record(CallStatus.ERROR, error_message=exc.error.message)
-            raise
-        except anyio.get_cancelled_exc_class():
-            record(CallStatus.ERROR, error_message="cancelled before completion")
-            raise
+                return failed(f"upstream {route.upstream.name!r} {exc.error.message}")
+            return failed(exc.error.message, reraise=exc)
+        except anyio.get_cancelled_exc_class() as exc:
+            return failed("cancelled before completion", reraise=exc)
         except Exception as exc:
-            message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            record(CallStatus.ERROR, error_message=message)
-            return error_result(message)
+            return failed(describe_exception(exc))
+        replies.append(result)
+        elapsed = (time.perf_counter() - started) * 1000.0
         output = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         if result.is_error:
-            record(CallStatus.ERROR, output=output, error_message=result_text(result) or None)
-        else:
-            record(CallStatus.SUCCESS, output=output)
-        return result
+            return Outcome("error", output, result_text(result) or None, duration_ms=elapsed)
+        return Outcome.success(output, duration_ms=elapsed)
 
     async def _run_unrecorded(
         self, route: LocalRoute, arguments: dict[str, Any], meta: Mapping[str, Any] | None
@@ -174,3 +172,16 @@ def _forwarded_meta(meta: Mapping[str, Any] | None) -> types.RequestParamsMeta |
         if key not in _HOP_META_KEYS and not key.startswith(_HOP_META_PREFIX)
     }
     return types.RequestParamsMeta(**kept) if kept else None  # type: ignore[typeddict-item]
+
+
+def _redacted_result(output: Any, replies: list[types.CallToolResult]) -> types.CallToolResult:
+    """The reply rebuilt from the inspected (redacted) output the agent may see."""
+    if isinstance(output, Mapping):
+        try:
+            return types.CallToolResult.model_validate(dict(output))
+        except ValueError:
+            pass
+    reply = replies[0] if replies else error_result("")
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=str(output))], is_error=reply.is_error
+    )

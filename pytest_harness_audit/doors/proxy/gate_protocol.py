@@ -1,15 +1,17 @@
 """The slice of the gate the proxy relies on, as structural types.
 
-The proxy is one of the gate's doors: it asks the gate before anything runs and hands it the
-outcome afterwards. Typing against these protocols (rather than importing the gate) keeps the
-proxy usable with any object that offers ``decide`` and ``record`` — the real
-``pytest_harness_audit.gate.Gate`` among them.
+The proxy is one of the gate's doors: it hands every call to the gate's door seam
+(``run_async``: decide → act → inspect → record). Typing against this protocol keeps the proxy
+usable with any object that offers the seam — the real ``pytest_harness_audit.gate.Gate`` among
+them (tests use a small stub built on :func:`pytest_harness_audit.gate.seam.run_call_async`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
+
+from pytest_harness_audit.gate.seam import GatedCall, Outcome
 
 
 class DecisionLike(Protocol):
@@ -41,9 +43,21 @@ class GateLike(Protocol[DecisionT]):
         status: str,
         output: Any = None,
         error_message: str | None = None,
-        duration_ms: float = 0.0,
+        duration_ms: float | None = None,
+        extra: Mapping[str, Any] | None = None,
     ) -> object:
         """Append the audit record of a call (status: success, error or blocked)."""
+
+    async def run_async(
+        self,
+        tool: str,
+        params: Mapping[str, Any],
+        act: Callable[[Any], Awaitable[Outcome]],
+        /,
+        *,
+        extra: Mapping[str, Any] | None = None,
+    ) -> GatedCall:
+        """The door seam: decide, run ``act`` if allowed, inspect, record once."""
 
 
 class CallStatus:
