@@ -2,11 +2,13 @@
 
 Every known secret value is turned into a few *forms* (the value, reversed, hex, base64 at the
 three byte alignments, url-safe base64), and every form is put, case-folded and without
-whitespace, into one Aho–Corasick automaton (``pyahocorasick``). A text is scanned the same way:
+whitespace, into one Aho–Corasick automaton (``ahocorasick-rs``). A text is scanned the same way:
 case-folded (ASCII, length-preserving) and with its whitespace removed, so ``SK-LIVE``,
 ``s k - l i v e`` and base64 wrapped over several lines are all found by the one pass. When a
 text contains ``%XX`` escapes it is also scanned percent-decoded (``+`` read as a space), which
-catches URL-encoding however much of the value it covers. The cost of a pass is linear in the
+catches URL-encoding however much of the value it covers; a chunk dense with escapes (more than
+one ``%`` in :data:`DENSE_ESCAPES` characters) is not decoded, and is left to the patterns of the
+value fully percent-encoded and ``quote``-encoded. The cost of a pass is linear in the
 length of the text and does not grow with the number of secrets.
 
 Positions found in the normalised text are mapped back to the original text through
@@ -21,27 +23,38 @@ from __future__ import annotations
 
 import base64
 import bisect
+import itertools
+import operator
 import re
 import string
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from urllib.parse import quote
 
-import ahocorasick  # type: ignore[import-not-found]
+import ahocorasick_rs
 
 #: Characters scanned per chunk; the normalised copies of one chunk are all the extra memory.
 CHUNK = 256 * 1024
+#: Chunks with more than one ``%`` per this many characters are not percent-decoded.
+DENSE_ESCAPES = 8
 #: A pattern shorter than this (normalised) is dropped: it would match ordinary text.
 MIN_PATTERN = 6
 
+_HEXDIGITS = "0123456789abcdefABCDEF"
 _ASCII_FOLD = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _NON_SPACE = re.compile(r"\S+")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+_PERCENT_SPLIT = re.compile(r"%([0-9A-Fa-f]{2})")
+_HEX_CHAR = {f"{a}{b}": chr(int(a + b, 16)) for a in _HEXDIGITS for b in _HEXDIGITS}
 
 
 def fold(text: str) -> str:
     """``text`` in lower case, never changing its length (ASCII folding as the fallback)."""
     lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    # U+0130 is the one character whose lower case is two characters long
+    lowered = text.replace("\u0130", "i").lower()
     return lowered if len(lowered) == len(text) else text.translate(_ASCII_FOLD)
 
 
@@ -76,6 +89,14 @@ def forms(value: str) -> Iterator[tuple[str, str]]:
     yield "plain", value
     yield "reversed", value[::-1]
     yield "hex", data.hex()
+    # percent-encoded: every byte, or the reserved ones (`quote`), or form-encoded spaces;
+    # the text side also decodes any other mix of escapes (see `scan_chunk`)
+    yield "url", "".join(f"%{byte:02x}" for byte in data)
+    quoted = quote(value, safe="")
+    if quoted != value:
+        yield "url", quoted
+    if any(c.isspace() for c in value):
+        yield "url", "+".join(quote(part, safe="") for part in value.split())
     if not value.isascii():
         # percent-decoding a UTF-8 text byte by byte gives these code points
         yield "plain", data.decode("latin-1")
@@ -145,26 +166,40 @@ def space_pieces(text: str) -> Pieces:
     return pieces
 
 
-def percent_decoded(text: str) -> tuple[str, Pieces]:
-    """``text`` with every ``%XX`` decoded to one character and ``+`` read as a space."""
-    pieces = Pieces()
-    parts: list[str] = []
-    at = last = 0
-    for match in _PERCENT.finditer(text):
-        if match.start() > last:
-            run = text[last : match.start()]
-            parts.append(run)
-            pieces.add(at, last, len(run), len(run))
-            at += len(run)
-        parts.append(chr(int(match.group()[1:], 16)))
-        pieces.add(at, match.start(), 3, 1)
-        at += 1
-        last = match.end()
-    if last < len(text) or not parts:
-        run = text[last:]
-        parts.append(run)
-        pieces.add(at, last, len(run), len(run))
-    return "".join(parts).replace("+", " "), pieces
+class PercentView:
+    """``text`` with every ``%XX`` decoded to one character and ``+`` read as a space, and the
+    map of its positions back to ``text`` (built on first use: most views have no hit)."""
+
+    def __init__(self, text: str) -> None:
+        parts = _PERCENT_SPLIT.split(text)
+        self._runs = parts[0::2]
+        parts[1::2] = map(_HEX_CHAR.__getitem__, parts[1::2])
+        self.text = "".join(parts).replace("+", " ")
+        self._derived: list[int] | None = None
+        self._source: list[int] = []
+
+    def _escapes(self) -> list[int]:
+        if self._derived is None:
+            before = list(itertools.accumulate(map(len, self._runs[:-1])))
+            self._derived = list(map(operator.add, before, range(len(before))))
+            self._source = list(map(operator.add, before, range(0, 3 * len(before), 3)))
+        return self._derived
+
+    def start(self, index: int) -> int:
+        """The source position of derived character ``index``."""
+        derived = self._escapes()
+        k = bisect.bisect_right(derived, index)
+        if k and derived[k - 1] == index:
+            return self._source[k - 1]
+        return index + 2 * k
+
+    def end(self, index: int) -> int:
+        """The source position just after derived character ``index - 1``."""
+        derived = self._escapes()
+        k = bisect.bisect_right(derived, index - 1)
+        if k and derived[k - 1] == index - 1:
+            return self._source[k - 1] + 3
+        return index + 2 * k
 
 
 @dataclass
@@ -194,30 +229,55 @@ class Hit:
 
 
 class Automaton:
-    """One Aho–Corasick automaton over the normalised forms of every pattern."""
+    """One Aho–Corasick automaton over the normalised forms of every pattern.
+
+    It runs over UTF-8 bytes (``ahocorasick-rs``, several times faster than over ``str``);
+    byte offsets are turned back into character offsets for texts that are not ASCII.
+    """
 
     def __init__(self, patterns: list[Pattern]) -> None:
         self.patterns = patterns
-        self._automaton: Any = ahocorasick.Automaton()
         keyed: dict[str, list[int]] = {}
         for index, pattern in enumerate(patterns):
             keyed.setdefault(pattern.key, []).append(index)
-        for key, indices in keyed.items():
-            self._automaton.add_word(key, (len(key), tuple(indices)))
-        self.longest = max((len(key) for key in keyed), default=0)
-        if keyed:
-            self._automaton.make_automaton()
-        self.empty = not keyed
+        self._keys = list(keyed)
+        self._indices = [tuple(keyed[key]) for key in self._keys]
+        self.longest = max((len(key) for key in self._keys), default=0)
+        self.empty = not self._keys
+        self._automaton = (
+            None
+            if self.empty
+            else ahocorasick_rs.BytesAhoCorasick(
+                [key.encode("utf-8", "surrogatepass") for key in self._keys]
+            )
+        )
 
     def matches(self, haystack: str) -> Iterator[tuple[int, int, tuple[int, ...]]]:
-        """``(start, end, pattern indices)`` of every match in ``haystack``."""
-        if self.empty or not haystack:
+        """``(start, end, pattern indices)`` of every match in ``haystack``, overlapping ones
+        included, in character offsets."""
+        if self._automaton is None or not haystack:
             return
-        for last, (length, indices) in self._automaton.iter(haystack):
-            yield last + 1 - length, last + 1, indices
+        data = haystack.encode("utf-8", "surrogatepass")
+        found = self._automaton.find_matches_as_indexes(data, overlapping=True)
+        if not found:
+            return
+        if len(data) == len(haystack):  # ASCII: byte offsets are character offsets
+            for key, start, end in found:
+                yield start, end, self._indices[key]
+            return
+        # bytes → characters, walking the text once in byte order
+        ordered = sorted({offset for _, start, end in found for offset in (start, end)})
+        chars: dict[int, int] = {}
+        byte_at = char_at = 0
+        for offset in ordered:
+            char_at += len(data[byte_at:offset].decode("utf-8", "surrogatepass"))
+            chars[offset] = char_at
+            byte_at = offset
+        for key, start, end in found:
+            yield chars[start], chars[end], self._indices[key]
 
 
-def _tail_positions(view: str, count: int, pieces: Pieces | None, offset: int) -> list[int]:
+def _tail_positions(view: str, count: int, pieces: PercentView | None, offset: int) -> list[int]:
     """Source positions of the last ``count`` non-whitespace characters of ``view``."""
     if count <= 0:
         return []
@@ -225,7 +285,7 @@ def _tail_positions(view: str, count: int, pieces: Pieces | None, offset: int) -
     while True:
         begin = max(0, len(view) - window)
         found = [
-            begin + match.start() + i
+            match.start() + i
             for match in _NON_SPACE.finditer(view, begin)
             for i in range(match.end() - match.start())
         ]
@@ -238,6 +298,25 @@ def _tail_positions(view: str, count: int, pieces: Pieces | None, offset: int) -
     return [offset + position for position in found]
 
 
+def _percent_tail_positions(chunk: str, count: int, offset: int) -> list[int]:
+    """:func:`_tail_positions` of the percent-decoded ``chunk``, decoding only its end."""
+    if count <= 0:
+        return []
+    window = 6 * count
+    while True:
+        begin = max(0, len(chunk) - window)
+        # never start inside an escape: '%' is no hex digit, so escapes cannot overlap
+        for back in (1, 2):
+            if begin >= back and chunk[begin - back] == "%":
+                begin -= back
+                break
+        view = PercentView(chunk[begin:])
+        found = _tail_positions(view.text, count, view, offset + begin)
+        if len(found) >= count or begin == 0:
+            return found
+        window *= 4
+
+
 def scan_chunk(
     automaton: Automaton,
     chunk: str,
@@ -247,11 +326,14 @@ def scan_chunk(
     """Every hit in ``chunk`` (which starts at ``offset`` of its text), carrying tails on."""
     hits: list[Hit] = []
     seen: set[tuple[int, int, int]] = set()
-    views: list[tuple[str, str, Pieces | None]] = [("plain", chunk, None)]
-    escaped = "%" in chunk
+    views: list[tuple[str, str, PercentView | None]] = [("plain", chunk, None)]
+    # a chunk dense with escapes is left to the fully-encoded patterns: decoding it would cost
+    # a Python step per escape
+    escapes = chunk.count("%")
+    escaped = 0 < escapes <= len(chunk) // DENSE_ESCAPES and _PERCENT.search(chunk) is not None
     if escaped or carries.get("url", Carry()).text:
-        decoded, pieces = percent_decoded(chunk)
-        views.append(("url", decoded, pieces))
+        decoded = PercentView(chunk)
+        views.append(("url", decoded.text, decoded))
     keep = max(automaton.longest - 1, 0)
     for name, view, decode_pieces in views:
         carry = carries.setdefault(name, Carry())
@@ -286,7 +368,10 @@ def scan_chunk(
         fresh = min(len(tail_text), len(normal))
         old = len(tail_text) - fresh
         positions = carry.positions[len(carry.positions) - old :] if old else []
-        positions += _tail_positions(view, fresh, decode_pieces, offset)
+        if decode_pieces is None:
+            positions += _tail_positions(view, fresh, None, offset)
+        else:
+            positions += _percent_tail_positions(chunk, fresh, offset)
         carries[name] = Carry(tail_text, positions)
         if name == "url" and not escaped and fresh == len(tail_text):
             # nothing percent-encoded is left in the tail: the url view equals the plain one

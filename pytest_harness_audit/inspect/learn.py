@@ -49,10 +49,15 @@ _SOURCE_SUFFIXES = {
     ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".swift", ".php", ".scala", ".md", ".rst",
     ".html", ".css", ".sh",
 }  # fmt: skip
-_SECRET_KEY = re.compile(
-    r"(?i)key|token|secret|passw|pwd|pass$|credential|auth(?!or)|private|salt|signature|dsn"
-    r"|cookie|session|bearer|webhook"
-)
+_KEY_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_SECRET_WORDS = frozenset(
+    {
+        "key", "token", "secret", "password", "passwd", "pwd", "pass", "passphrase", "credential",
+        "credentials", "auth", "private", "salt", "signature", "dsn", "cookie", "session",
+        "bearer", "webhook", "pin", "otp",
+    }
+)  # fmt: skip
+_SECRET_ENDINGS = ("key", "token", "secret", "password", "passwd", "pwd")
 _ASSIGNMENT = re.compile(r"^(?:export\s+)?([^\s=:#][^=]*?)\s*(?:=|:\s)\s*(.*)$")
 _PEM = re.compile(
     r"-----BEGIN ([A-Z0-9 ]{1,40})-----(.{0,65536}?)-----END \1-----", re.DOTALL | re.ASCII
@@ -106,7 +111,7 @@ def judged(key: str, value: str) -> Iterator[str]:
         return
     if "://" in stripped or _plain_value(stripped):
         return
-    if _SECRET_KEY.search(key):
+    if secret_key(key):
         if len(stripped) >= MIN_KEYED:
             yield stripped
         return
@@ -117,6 +122,16 @@ def judged(key: str, value: str) -> Iterator[str]:
         and any(c.isalpha() for c in stripped)
     ):
         yield stripped
+
+
+def secret_key(key: str) -> bool:
+    """Whether ``key`` names a secret: one of its words (``API_KEY``, ``authToken``,
+    ``db.password``) is ``key``, ``token``, ``password`` …, or ends like one (``apikey``)."""
+    for word in _KEY_WORD.findall(key[-200:]):
+        lowered = word.lower()
+        if lowered in _SECRET_WORDS or lowered.endswith(_SECRET_ENDINGS):
+            return True
+    return False
 
 
 def pem_lines(text: str) -> Iterator[str]:

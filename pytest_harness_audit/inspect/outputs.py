@@ -109,7 +109,7 @@ def scan_value(value: Any, scanner: Scanner, budget: int = MAX_SCAN_CHARS) -> Va
 def _redacted_leaf(leaf: str | bytes, result: ScanResult) -> str | bytes:
     text = result.redacted()
     if isinstance(leaf, bytes):
-        return text.encode("utf-8", "surrogateescape")
+        return text.encode("latin-1")
     return text
 
 

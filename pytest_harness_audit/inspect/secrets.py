@@ -16,8 +16,9 @@ needs them; ``repr`` shows counts.
 
 Bounded work: one text is scanned up to :data:`MAX_SCAN_CHARS` characters. A longer text is
 scanned at its head and its tail (half the budget each) and the result says how many characters
-in between went unscanned. Bytes are cut to the same budget first, then decoded as UTF-8 with
-undecodable bytes kept as surrogate escapes (so redacted bytes round-trip exactly).
+in between went unscanned. Bytes are cut to the same budget first, then read as Latin-1: one
+character per byte, so offsets are byte offsets, redacted bytes round-trip exactly, and a
+non-ASCII value is still found through its UTF-8 bytes (one of its forms).
 """
 
 from __future__ import annotations
@@ -163,8 +164,8 @@ def as_text(data: str | bytes, budget: int = MAX_SCAN_CHARS) -> tuple[str, int, 
         head_part, tail_part, unscanned = data[:half], data[size - half :], size - 2 * half
     if isinstance(head_part, bytes):
         assert isinstance(tail_part, bytes)
-        head_text = head_part.decode("utf-8", "surrogateescape")
-        tail_text = tail_part.decode("utf-8", "surrogateescape")
+        head_text = head_part.decode("latin-1")
+        tail_text = tail_part.decode("latin-1")
     else:
         assert isinstance(tail_part, str)
         head_text, tail_text = head_part, tail_part
@@ -326,7 +327,7 @@ def _describe(pattern: _matcher.Pattern, hit: _matcher.Hit, text: str) -> str:
         seen = text[hit.start : hit.end]
         if seen != pattern.form:
             exact = _matcher.squeeze(seen) == _matcher.squeeze(pattern.form)
-            if not exact and pattern.transform != "hex":
+            if not exact and pattern.transform not in ("hex", "url"):
                 parts.append("case_folded")
             if seen.lower() != pattern.form.lower():
                 parts.append("whitespace_stripped")
