@@ -22,11 +22,10 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from types import TracebackType
 from typing import Protocol, TypeVar
 
 from pytest_harness_audit.social.addresses import agent_address, canonical_address, check_registry
-from pytest_harness_audit.social.collective_engine import CollectiveEngine, Response
+from pytest_harness_audit.social.collective_engine import CollectiveEngine
 from pytest_harness_audit.social.deadline_clock import DeadlineClock, SystemClock
 from pytest_harness_audit.social.delivery import Network
 from pytest_harness_audit.social.errors import (
@@ -42,7 +41,6 @@ from pytest_harness_audit.social.errors import (
     SocialToolError,
 )
 from pytest_harness_audit.social.events import (
-    FAILURE_DELIVERIES,
     CollectiveResult,
     FailureDelivery,
     SendAttempt,
@@ -60,7 +58,7 @@ from pytest_harness_audit.social.inputs import (
     decode_send_input,
     stated_operation,
 )
-from pytest_harness_audit.social.ledger import IdempotencyLedger, check_idempotency_key
+from pytest_harness_audit.social.ledger import IdempotencyLedger, check_send_options
 from pytest_harness_audit.social.mcp_tool import call_send_message
 from pytest_harness_audit.social.peers import Peer
 from pytest_harness_audit.social.sends import SendExecutor
@@ -118,7 +116,11 @@ class SocialEndpoint:
         self.network = Network(self.store, self.clock, local_agent)
         #: Open gathers and all_gathers (see :mod:`.collective_engine`).
         self.collectives = CollectiveEngine(
-            local_agent, self.store, self.network, self._scripted_answer, self._emit
+            local_agent,
+            self.store,
+            self.network,
+            lambda name, operation_id: self.peer(name).take_scripted(operation_id),
+            self._emit,
         )
         #: Keyed sends (see :mod:`.ledger`).
         self.ledger = IdempotencyLedger(self.store, self.clock)
@@ -151,12 +153,7 @@ class SocialEndpoint:
     def __enter__(self) -> SocialEndpoint:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     # -- sending --------------------------------------------------------------------------------
@@ -212,7 +209,13 @@ class SocialEndpoint:
         ``operationFailed`` inbound item instead.
         """
         return self._guarded(
-            input, lambda: self._send_input(input, failure_delivery, idempotency_key)
+            input,
+            lambda: self._invoke(
+                lambda: decode_send_input(input),
+                lambda error: _undecoded_attempt(input, failure_delivery),
+                failure_delivery,
+                idempotency_key,
+            ),
         )
 
     def send_message_text(
@@ -224,9 +227,20 @@ class SocialEndpoint:
         idempotency_key: str | None = None,
     ) -> SendResult:
         """Send a model's message text as the operation it states (see ``parse_message_text``)."""
+
+        def refused(error: SocialSendFailure) -> SendAttempt:
+            stated = error.operation if isinstance(error, MessageTextError) else "message"
+            operation = {"message": "multicast", "answer": "response"}.get(stated, stated)
+            return SendAttempt(to, operation, text, failure_delivery)
+
         return self._guarded(
             {"to": to, "text": text},
-            lambda: self._send_message_text(to, text, failure_delivery, idempotency_key),
+            lambda: self._invoke(
+                lambda: parse_message_text(to, text),
+                refused,
+                failure_delivery,
+                idempotency_key,
+            ),
         )
 
     def mcp_send_message(
@@ -338,9 +352,6 @@ class SocialEndpoint:
         finally:
             self._polling = False
 
-    def _scripted_answer(self, name: str, operation_id: str) -> tuple[Response, int] | None:
-        return self.peer(name).take_scripted(operation_id)
-
     # -- internals: one invocation --------------------------------------------------------------
 
     def _guarded(self, send_input: object, send: Callable[[], _T]) -> _T:
@@ -354,50 +365,24 @@ class SocialEndpoint:
         finally:
             self._thread.guarded = False
 
-    def _send_input(
-        self, input: Mapping[str, object], failure_delivery: FailureDelivery, key: str | None
+    def _invoke(
+        self,
+        decode: Callable[[], SendInput],
+        refused: Callable[[SocialSendFailure], SendAttempt],
+        failure_delivery: FailureDelivery,
+        key: str | None,
     ) -> SendResult:
-        self._check_options(failure_delivery, key)
+        """One invocation: options, then ``decode`` (``refused`` is the attempt reported when
+        the input does not decode), then the send."""
+        check_send_options(failure_delivery, key)
         with self._lock:
             self.poll()
             try:
-                decoded = decode_send_input(input)
-            except SendInputError as error:
-                raw_to = input.get("to") if isinstance(input, Mapping) else None
-                attempt = SendAttempt(
-                    to=raw_to if isinstance(raw_to, str) else repr(raw_to),
-                    operation=stated_operation(input),
-                    text=None,
-                    failure_delivery=failure_delivery,
-                )
-                self._emit(failure_event(attempt, error, self.clock.now_ms()))
+                decoded = decode()
+            except (SendInputError, MessageTextError) as error:
+                self._emit(failure_event(refused(error), error, self.clock.now_ms()))
                 raise
             return self._send_decoded(decoded, failure_delivery, key)
-
-    def _send_message_text(
-        self, to: str, text: str, failure_delivery: FailureDelivery, key: str | None
-    ) -> SendResult:
-        self._check_options(failure_delivery, key)
-        with self._lock:
-            self.poll()
-            try:
-                decoded = parse_message_text(to, text)
-            except MessageTextError as error:
-                stated = {"message": "multicast", "answer": "response"}.get(
-                    error.operation, error.operation
-                )
-                attempt = SendAttempt(to, stated, text, failure_delivery)
-                self._emit(failure_event(attempt, error, self.clock.now_ms()))
-                raise
-            return self._send_decoded(decoded, failure_delivery, key)
-
-    def _check_options(self, failure_delivery: object, idempotency_key: object) -> None:
-        if failure_delivery not in FAILURE_DELIVERIES:
-            raise SocialConfigError(
-                f"failure_delivery must be 'result' or 'inbound', got {failure_delivery!r}"
-            )
-        if idempotency_key is not None:
-            check_idempotency_key(idempotency_key)
 
     def _send_decoded(
         self, decoded: SendInput, failure_delivery: FailureDelivery, key: str | None
@@ -495,3 +480,13 @@ def _event_text(decoded: SendInput) -> str:
     if isinstance(decoded, TextSend):
         return decoded.text
     return json.dumps(decoded.response.to_json(), sort_keys=True, separators=(",", ":"))
+
+
+def _undecoded_attempt(input: object, failure_delivery: FailureDelivery) -> SendAttempt:
+    raw_to = input.get("to") if isinstance(input, Mapping) else None
+    return SendAttempt(
+        to=raw_to if isinstance(raw_to, str) else repr(raw_to),
+        operation=stated_operation(input),
+        text=None,
+        failure_delivery=failure_delivery,
+    )

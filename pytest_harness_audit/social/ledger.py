@@ -24,7 +24,7 @@ from pytest_harness_audit.social.errors import (
     error_from_json,
     error_to_json,
 )
-from pytest_harness_audit.social.events import SendResult
+from pytest_harness_audit.social.events import FAILURE_DELIVERIES, SendResult
 from pytest_harness_audit.social.inputs import SendInput
 from pytest_harness_audit.social.message_json import lone_surrogate_index
 from pytest_harness_audit.social.store import PostStore
@@ -45,6 +45,16 @@ def check_idempotency_key(key: object) -> str:
             "UTF-8 bytes without NUL"
         )
     return key
+
+
+def check_send_options(failure_delivery: object, idempotency_key: object) -> None:
+    """Refuse runtime send options that are not ``result``/``inbound`` and a valid key."""
+    if failure_delivery not in FAILURE_DELIVERIES:
+        raise SocialConfigError(
+            f"failure_delivery must be 'result' or 'inbound', got {failure_delivery!r}"
+        )
+    if idempotency_key is not None:
+        check_idempotency_key(idempotency_key)
 
 
 def retained_input(decoded: SendInput) -> str:
