@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from pytest_harness_audit.social.addresses import agent_address
+from pytest_harness_audit.social.answers import validate_answer
 from pytest_harness_audit.social.errors import CollectiveFailureKind, answer_fields_text
 from pytest_harness_audit.social.events import CollectiveResult, MemberOutcome
-from pytest_harness_audit.social.forms import FormSchema, validate_answer
+from pytest_harness_audit.social.forms import FormSchema
 from pytest_harness_audit.social.inputs import Accept, Decline, IssueList, decode_answer_content
 
 AnswerStatus: TypeAlias = Literal["counted", "late", "duplicate", "scheduled", "queued"]

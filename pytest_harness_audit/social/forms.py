@@ -1,4 +1,4 @@
-"""The MCP form-mode subset of a collecting operation's ``requestedSchema``, and answer checking.
+"""The MCP form-mode subset of a collecting operation's ``requestedSchema``.
 
 A form is a flat object of primitive properties, each one of the MCP form-mode shapes: a string
 (``minLength``/``maxLength`` in code points, ``format``), a single-select (``enum``, or titled
@@ -7,21 +7,18 @@ A form is a flat object of primitive properties, each one of the MCP form-mode s
 declared properties. Keywords outside a shape are ignored, as the MCP grammar does.
 
 A property no shape admits is refused naming each failing keyword of the shape it most plausibly
-meant, then that shape, so a requester can repair what it meant to write.
+meant, then that shape, so a requester can repair what it meant to write. Answers are checked
+against a parsed form by :mod:`.answers`.
 """
 
 from __future__ import annotations
 
-import datetime
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-import re2
-
 from pytest_harness_audit.errors import HarnessAuditError
-from pytest_harness_audit.social.errors import AnswerFieldFailure
 from pytest_harness_audit.social.inputs import is_number, join_path
 
 FieldKind: TypeAlias = Literal["string", "select", "number", "integer", "boolean", "multi-select"]
@@ -76,7 +73,8 @@ def _is_boolean(value: object) -> bool:
     return isinstance(value, bool)
 
 
-def _is_finite(value: object) -> bool:
+def is_finite_number(value: object) -> bool:
+    """Whether ``value`` is a finite int or float (not a bool)."""
     return is_number(value) and math.isfinite(value)  # type: ignore[arg-type]
 
 
@@ -110,8 +108,8 @@ _LABELS = (_Keyword("title", _is_string, "string"), _Keyword("description", _is_
 _STRING_TYPE = _Keyword("type", _literal("string"), '"string"', required=True)
 _ARRAY_TYPE = _Keyword("type", _literal("array"), '"array"', required=True)
 _ITEM_COUNTS = (
-    _Keyword("minItems", _is_finite, "number"),
-    _Keyword("maxItems", _is_finite, "number"),
+    _Keyword("minItems", is_finite_number, "number"),
+    _Keyword("maxItems", is_finite_number, "number"),
     _Keyword("default", _is_string_list, _STRING_LIST),
 )
 
@@ -203,8 +201,8 @@ _STRING = _Shape(
     (
         _STRING_TYPE,
         *_LABELS,
-        _Keyword("minLength", _is_finite, "number"),
-        _Keyword("maxLength", _is_finite, "number"),
+        _Keyword("minLength", is_finite_number, "number"),
+        _Keyword("maxLength", is_finite_number, "number"),
         _Keyword("format", _literal(*FORMATS), 'one of "email", "uri", "date" or "date-time"'),
         _Keyword("default", _is_string, "string"),
     ),
@@ -215,9 +213,9 @@ _NUMBER = _Shape(
     (
         _Keyword("type", _literal("number", "integer"), '"number" or "integer"', required=True),
         *_LABELS,
-        _Keyword("minimum", _is_finite, "number"),
-        _Keyword("maximum", _is_finite, "number"),
-        _Keyword("default", _is_finite, "number"),
+        _Keyword("minimum", is_finite_number, "number"),
+        _Keyword("maximum", is_finite_number, "number"),
+        _Keyword("default", is_finite_number, "number"),
     ),
     'a number is {"type":"number"} or {"type":"integer"} with optional minimum and maximum',
 )
@@ -293,7 +291,7 @@ def _option_values(options: object) -> tuple[str, ...]:
 
 def _number_keyword(definition: Mapping[str, object], name: str) -> float | None:
     value = definition.get(name)
-    return float(value) if _is_finite(value) else None  # type: ignore[arg-type]
+    return float(value) if is_finite_number(value) else None  # type: ignore[arg-type]
 
 
 def _admitted_field(name: str, shape: _Shape, definition: Mapping[str, object]) -> FormField:
@@ -383,136 +381,3 @@ def parse_form_schema(schema: Mapping[str, object]) -> FormSchema:
     if issues:
         raise FormSchemaError("; ".join(issues))
     return FormSchema(fields, required)
-
-
-# -- answers ------------------------------------------------------------------------------------
-
-_EMAIL = re2.compile(r"[^\s@]+@[^\s@]+\.[^\s@]+")
-_URI = re2.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S*")
-_DATE = re2.compile(r"\d{4}-\d{2}-\d{2}")
-_DATE_TIME = re2.compile(
-    r"(\d{4}-\d{2}-\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))"
-)
-
-
-def _valid_date(text: str) -> bool:
-    try:
-        datetime.date.fromisoformat(text)
-    except ValueError:
-        return False
-    return True
-
-
-def matches_format(value: str, form: str) -> bool:
-    """Whether ``value`` matches a form-mode ``format`` (email, uri, date, date-time)."""
-    if form == "email":
-        return _EMAIL.fullmatch(value) is not None
-    if form == "uri":
-        return _URI.fullmatch(value) is not None
-    if form == "date":
-        return _DATE.fullmatch(value) is not None and _valid_date(value)
-    if form == "date-time":
-        match = _DATE_TIME.fullmatch(value)
-        if match is None or not _valid_date(match.group(1)):
-            return False
-        hour, minute, second = int(match.group(2)), int(match.group(3)), int(match.group(4))
-        offset_ok = match.group(5) is None or (
-            int(match.group(5)) < 24 and int(match.group(6)) < 60
-        )
-        return hour < 24 and minute < 60 and second <= 60 and offset_ok
-    return True
-
-
-def _number_text(value: float) -> str:
-    return str(int(value)) if value == int(value) else repr(value)
-
-
-def _string_issues(field: FormField, value: object) -> list[str]:
-    if not isinstance(value, str):
-        return ["type: must be string"]
-    issues = []
-    if field.min_length is not None and len(value) < field.min_length:
-        issues.append(
-            f"minLength: must NOT have fewer than {_number_text(field.min_length)} characters"
-        )
-    if field.max_length is not None and len(value) > field.max_length:
-        issues.append(
-            f"maxLength: must NOT have more than {_number_text(field.max_length)} characters"
-        )
-    if field.format is not None and not matches_format(value, field.format):
-        issues.append(f'format: must match format "{field.format}"')
-    return issues
-
-
-def _number_issues(field: FormField, value: object) -> list[str]:
-    if not _is_finite(value):
-        return [f"type: must be {field.kind}"]
-    assert isinstance(value, (int, float))
-    if field.kind == "integer" and value != math.floor(value):
-        return ["type: must be integer"]
-    issues = []
-    if field.minimum is not None and value < field.minimum:
-        issues.append(f"minimum: must be >= {_number_text(field.minimum)}")
-    if field.maximum is not None and value > field.maximum:
-        issues.append(f"maximum: must be <= {_number_text(field.maximum)}")
-    return issues
-
-
-def _multi_select_issues(field: FormField, value: object) -> list[str]:
-    if not isinstance(value, (list, tuple)):
-        return ["type: must be array"]
-    issues = []
-    if field.min_items is not None and len(value) < field.min_items:
-        issues.append(f"minItems: must NOT have fewer than {_number_text(field.min_items)} items")
-    if field.max_items is not None and len(value) > field.max_items:
-        issues.append(f"maxItems: must NOT have more than {_number_text(field.max_items)} items")
-    for index, item in enumerate(value):
-        if not isinstance(item, str):
-            issues.append(f"items[{index}].type: must be string")
-        elif item not in field.options:
-            issues.append(
-                f"items[{index}].{field.options_keyword}: must be one of the allowed values"
-            )
-    return issues
-
-
-def field_issues(field: FormField, value: object) -> list[str]:
-    """Every way ``value`` fails ``field``, each led by its keyword (empty when it passes)."""
-    if field.kind == "string":
-        return _string_issues(field, value)
-    if field.kind == "select":
-        if not isinstance(value, str):
-            return ["type: must be string"]
-        if value not in field.options:
-            return [f"{field.options_keyword}: must be one of the allowed values"]
-        return []
-    if field.kind in ("number", "integer"):
-        return _number_issues(field, value)
-    if field.kind == "boolean":
-        return [] if isinstance(value, bool) else ["type: must be boolean"]
-    return _multi_select_issues(field, value)
-
-
-def validate_answer(
-    form: FormSchema, content: Mapping[str, object]
-) -> tuple[AnswerFieldFailure, ...]:
-    """Check an answer against its request's form, field by field.
-
-    Returns every failing field (``missing``, ``unexpected`` or ``invalid`` with the keyword
-    issues as detail), or an empty tuple when the answer is valid.
-    """
-    failures: list[AnswerFieldFailure] = []
-    names = list(form.fields) + [name for name in content if name not in form.fields]
-    for name in names:
-        field = form.fields.get(name)
-        if field is None:
-            failures.append(AnswerFieldFailure(name, "unexpected"))
-            continue
-        if name not in content:
-            if name in form.required:
-                failures.append(AnswerFieldFailure(name, "missing"))
-            continue
-        issues = field_issues(field, content[name])
-        if issues:
-            failures.append(AnswerFieldFailure(name, "invalid", ", ".join(issues)))
-    return tuple(failures)

@@ -17,6 +17,7 @@ from pytest_harness_audit.social.addresses import (
     canonical_address,
     unknown_members,
 )
+from pytest_harness_audit.social.answers import validate_answer
 from pytest_harness_audit.social.collective_engine import CollectiveEngine
 from pytest_harness_audit.social.collectives import Operation, outcome_of
 from pytest_harness_audit.social.content import (
@@ -46,7 +47,7 @@ from pytest_harness_audit.social.firewall import (
     MessageFirewall,
     SendCandidate,
 )
-from pytest_harness_audit.social.forms import FormSchemaError, parse_form_schema, validate_answer
+from pytest_harness_audit.social.forms import FormSchemaError, parse_form_schema
 from pytest_harness_audit.social.inputs import (
     Accept,
     Collecting,

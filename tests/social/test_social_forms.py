@@ -5,12 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_harness_audit.social import FormSchemaError
-from pytest_harness_audit.social.forms import (
-    admit_field,
-    matches_format,
-    parse_form_schema,
-    validate_answer,
-)
+from pytest_harness_audit.social.answers import matches_format, validate_answer
+from pytest_harness_audit.social.forms import admit_field, parse_form_schema
 
 
 def form(properties: dict[str, object], required: list[str] | None = None) -> dict[str, object]:
