@@ -10,7 +10,7 @@ when they differ.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,21 +18,41 @@ import yaml
 
 CORPUS = Path(__file__).resolve().parent / "bypass_corpus.yaml"
 OUTCOMES = ("caught", "flagged", "documented limit", "benign")
+#: What stopped a caught or flagged attempt: the gate's reading of the call before it ran
+#: (``text``), the workspace effect the call had (``effect``), or a secret found in an output or
+#: an outgoing payload (``output``).
+CAUGHT_BY = ("text", "effect", "output")
 #: The outcomes beyond the two the README's prose explains, as the line below the table says.
 LEGEND = (
     "**flagged**: warned — the call runs, and the session's verdict is WARN and the immune "
     "ladder counts it. **benign**: an ordinary command that must stay allowed (a false positive "
-    "would fail the test)."
+    "would fail the test). **open**: not reached yet — the row's test expects the outcome named "
+    "in parentheses and is an expected failure until the product gives it. **caught by**: "
+    "*text* — the gate read the call and refused or flagged it before it ran; *effect* — it ran, "
+    "and what it did to the workspace (files deleted, a protected file changed) decided the "
+    "verdict; *output* — a secret in its output or in an outgoing payload was found (and "
+    "redacted or refused where the door can still change it)."
 )
 README = Path(__file__).resolve().parents[2] / "README.md"
 SECTION = "## Security: what `safety` catches"
-HEADER = ("| against | evasion | attempt | outcome | how |", "|---|---|---|---|---|")
-_PRIMARY = ("command", "file_path", "path", "pattern")
+HEADER = (
+    "| against | evasion | attempt | outcome | caught by | how |",
+    "|---|---|---|---|---|---|",
+)
+_PRIMARY = ("command", "file_path", "path", "pattern", "revision", "text")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One call of a row: a tool and its parameters (``send``: a message ``{to, text}``)."""
+
+    tool: str
+    params: dict[str, Any]
 
 
 @dataclass(frozen=True)
 class Attempt:
-    """One row of the corpus."""
+    """One row of the corpus (the YAML header explains the fields)."""
 
     against: str
     evasion: str
@@ -42,6 +62,29 @@ class Attempt:
     outcome: str
     how: str
     attempt: str | None = None
+    caught_by: str | None = None
+    run: bool = False
+    before: tuple[Step, ...] = ()
+    setup: dict[str, str] = field(default_factory=dict)
+    pending: bool = False
+    why_pending: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self,
+            "before",
+            tuple(step if isinstance(step, Step) else Step(**step) for step in self.before),
+        )
+
+    @property
+    def runs(self) -> bool:
+        """Whether the row is run through the harness (else only decided)."""
+        return self.run or "status" in self.expect or bool(self.before)
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """Every call of the row, the attempt last."""
+        return (*self.before, Step(self.tool, self.params))
 
     @property
     def test_id(self) -> str:
@@ -59,7 +102,15 @@ class Attempt:
 
     def row(self) -> str:
         """The markdown table row."""
-        cells = (self.against, self.evasion, self.display(), f"**{self.outcome}**", self.how)
+        if self.pending:
+            outcome = f"**open** ({self.outcome})"
+            caught_by = "—"
+            how = f"not yet: {self.why_pending}" if self.why_pending else self.how
+        else:
+            outcome = f"**{self.outcome}**"
+            caught_by = self.caught_by or "—"
+            how = self.how
+        cells = (self.against, self.evasion, self.display(), outcome, caught_by, how)
         return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 
@@ -82,7 +133,7 @@ def table(rows: list[Attempt] | None = None) -> list[str]:
 
 
 def legend() -> str:
-    """The line below the table explaining the outcomes ``flagged`` and ``benign``."""
+    """The line below the table explaining the outcomes and the "caught by" column."""
     return LEGEND
 
 
@@ -92,7 +143,7 @@ def write_readme(path: Path = README) -> None:
     start = next(
         i
         for i in range(lines.index(SECTION), len(lines))
-        if lines[i] == HEADER[0]  # the table's first line
+        if lines[i].startswith("| against |")  # the table's first line
     )
     end = start
     while end < len(lines) and lines[end].startswith("|"):
