@@ -10,7 +10,7 @@ from pytest_harness_audit.doors.scenarios import (
     EscalationExpectation,
     Scenario,
     ScenarioExpectation,
-    Step,
+    ScenarioStep,
     StepExpectation,
     list_scenarios,
     load_scenario,
@@ -175,7 +175,7 @@ def test_minimal_scenario_defaults() -> None:
     assert scenario == Scenario(
         name="minimal",
         description="One read.",
-        steps=(Step(number=1, tool="Read", params={"file_path": "README.md"}, line=4),),
+        steps=(ScenarioStep(number=1, tool="Read", params={"file_path": "README.md"}, line=4),),
     )
     assert scenario.expect == ScenarioExpectation(verdict=None, denied=None, escalation=None)
     assert scenario.steps[0].expect == StepExpectation()

@@ -11,7 +11,7 @@ Storage layout, record format, anchor and verification rules are described in th
 from __future__ import annotations
 
 from pytest_harness_audit.audit.anchor import GENESIS, Anchor, read_anchor
-from pytest_harness_audit.audit.canonical import canonical_json, input_hash, output_hash
+from pytest_harness_audit.audit.canonical import hash_json, input_hash, output_hash
 from pytest_harness_audit.audit.chain import AuditChain
 from pytest_harness_audit.audit.clock import parse_since, utc_timestamp
 from pytest_harness_audit.audit.errors import AuditError, ChainError, SessionNotFoundError
@@ -27,8 +27,15 @@ from pytest_harness_audit.audit.records import (
     display_target,
 )
 from pytest_harness_audit.audit.repair import RepairResult, repair_chain
-from pytest_harness_audit.audit.statistics import AuditReport, build_report, format_report
+from pytest_harness_audit.audit.statistics import (
+    AuditStatistics,
+    ChainSummary,
+    build_statistics,
+    format_statistics,
+    summarize_chain,
+)
 from pytest_harness_audit.audit.storage import StorageLayout, list_sessions, sanitize_session_id
+from pytest_harness_audit.audit.tags import DecisionTags, parse_tags, record_tags
 from pytest_harness_audit.audit.verify import REASONS, ChainReport, verify_chain, verify_file
 
 __all__ = [
@@ -41,20 +48,22 @@ __all__ = [
     "Anchor",
     "AuditChain",
     "AuditError",
-    "AuditReport",
+    "AuditStatistics",
     "ChainError",
     "ChainReport",
+    "ChainSummary",
+    "DecisionTags",
     "RecordDraft",
     "RecordFilter",
     "RepairResult",
     "SessionNotFoundError",
     "SoftLCT",
     "StorageLayout",
-    "build_report",
-    "canonical_json",
+    "build_statistics",
     "display_target",
     "filter_records",
-    "format_report",
+    "format_statistics",
+    "hash_json",
     "input_hash",
     "iter_file_records",
     "iter_records",
@@ -62,9 +71,12 @@ __all__ = [
     "make_soft_lct",
     "output_hash",
     "parse_since",
+    "parse_tags",
     "read_anchor",
+    "record_tags",
     "repair_chain",
     "sanitize_session_id",
+    "summarize_chain",
     "utc_timestamp",
     "verify_chain",
     "verify_file",

@@ -1,10 +1,11 @@
-"""Canonical JSON and the SHA-256 hashes built on it (``inputHash`` / ``outputHash``).
+"""The JSON the record hashes are taken over, and those SHA-256 hashes (``inputHash`` /
+``outputHash``).
 
-Canonical JSON here means: keys sorted by code point, no whitespace (``,`` and ``:``), strings
-kept as UTF-8 (no ``\\u`` escaping of non-ASCII), tuples as arrays, numbers in their shortest
-round-trip form as orjson writes them (``1e-7``, ``0.00001``, ``1e+16``; NaN and infinities as
-``null``, as JavaScript does). The same value therefore has the same hash on every run and every
-machine.
+That JSON (:func:`hash_json`) is canonical in this sense: keys sorted by code point, no whitespace
+(``,`` and ``:``), strings kept as UTF-8 (no ``\\u`` escaping of non-ASCII), tuples as arrays,
+numbers in their shortest round-trip form as orjson writes them (``1e-7``, ``0.00001``, ``1e+16``;
+NaN and infinities as ``null``, as JavaScript does). The same value therefore has the same hash on
+every run and every machine.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def _to_jsonable(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(key): item for key, item in value.items()}
     if isinstance(value, (set, frozenset)):
-        return sorted(value, key=canonical_json)
+        return sorted(value, key=hash_json)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, PurePath):
@@ -100,8 +101,12 @@ def canonical_bytes(value: Any) -> bytes:
     return _hash_encoder(value).encode("utf-8", "surrogatepass")
 
 
-def canonical_json(value: Any) -> str:
-    """Return the canonical JSON text of ``value``."""
+def hash_json(value: Any) -> str:
+    """The canonical JSON text of ``value`` that ``inputHash``/``outputHash`` hash.
+
+    (Not the RFC 8785 form social posts are measured in: that is
+    :mod:`pytest_harness_audit.social.canonical`.)
+    """
     try:
         return canonical_bytes(value).decode("utf-8", "surrogatepass")
     except (TypeError, ValueError, RecursionError) as exc:

@@ -1,4 +1,8 @@
-"""Aggregate report over records: tools, categories, policy decisions, errors, timeline."""
+"""Statistics over records: tools, categories, policy decisions, errors, timeline.
+
+:func:`build_statistics` aggregates any set of records (``harness-audit audit report``);
+:func:`summarize_chain` counts one session's chain at a glance (``harness-audit audit summary``).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any
 
 from pytest_harness_audit.audit.clock import minute_bucket, parse_timestamp
 from pytest_harness_audit.audit.query import record_status
+from pytest_harness_audit.audit.tags import record_tags
 
 _TOP_ERRORS = 5
 
@@ -63,7 +68,7 @@ class ErrorSummary:
 
 
 @dataclass(frozen=True)
-class AuditReport:
+class AuditStatistics:
     """The aggregated view of a set of records (calls only for tool and policy figures)."""
 
     total_records: int
@@ -103,7 +108,7 @@ class _ToolTally:
         self.duration_total = 0.0
 
 
-def build_report(records: Iterable[dict[str, Any]]) -> AuditReport:
+def build_statistics(records: Iterable[dict[str, Any]]) -> AuditStatistics:
     """Aggregate ``records`` in one streaming pass (memory grows with distinct values only)."""
     total = 0
     kinds: Counter[str] = Counter()
@@ -154,12 +159,12 @@ def build_report(records: Iterable[dict[str, Any]]) -> AuditReport:
             tally.duration_total += duration
             tally.duration_count += 1
         categories[str(record.get("category", "unknown"))] += 1
-        decision, enforced = _decision(record)
-        if decision is None:
+        tags = record_tags(record)
+        if tags.decision is None:
             unevaluated += 1
         else:
-            decisions[decision] += 1
-            if decision == "deny" and not enforced:
+            decisions[tags.decision] += 1
+            if tags.dry_run_deny:
                 dry_run += 1
         if status == "error":
             error_counts[tool] += 1
@@ -211,7 +216,7 @@ def build_report(records: Iterable[dict[str, Any]]) -> AuditReport:
         )
         for name, count in sorted(error_counts.items(), key=lambda item: (-item[1], item[0]))
     )
-    return AuditReport(
+    return AuditStatistics(
         total_records=total,
         time_range=None if first is None or last is None else (first[1], last[1]),
         kinds=dict(sorted(kinds.items())),
@@ -223,26 +228,8 @@ def build_report(records: Iterable[dict[str, Any]]) -> AuditReport:
     )
 
 
-def _decision(record: dict[str, Any]) -> tuple[str | None, bool]:
-    """The ``policy:<decision>`` of a record and whether it was enforced."""
-    rules = record.get("rules")
-    constraints = rules.get("constraints") if isinstance(rules, dict) else None
-    if not isinstance(constraints, list):
-        return None, True
-    decision = None
-    enforced = True
-    for item in constraints:
-        if not isinstance(item, str):
-            continue
-        if item.startswith("policy:") and decision is None:
-            decision = item[len("policy:") :]
-        elif item == "enforced:false":
-            enforced = False
-    return decision, enforced
-
-
-def format_report(report: AuditReport) -> str:
-    """Plain-text form of a report (the reference plugin's layout, warns included)."""
+def format_statistics(report: AuditStatistics) -> str:
+    """Plain-text form of statistics (the reference plugin's report layout, warns included)."""
     lines = ["=== Audit Report ===", f"Total records: {report.total_records}"]
     if report.time_range is not None:
         lines.append(f"Time range: {report.time_range[0]} → {report.time_range[1]}")
@@ -292,8 +279,8 @@ def format_report(report: AuditReport) -> str:
 
 
 @dataclass(frozen=True)
-class SessionSummary:
-    """One session at a glance: identity, size, validity, tool and category counts."""
+class ChainSummary:
+    """One session's chain at a glance: identity, size, validity, tool and category counts."""
 
     session_id: str
     lct: str | None
@@ -308,7 +295,7 @@ class SessionSummary:
         return asdict(self)
 
 
-def summarize(
+def summarize_chain(
     session_id: str,
     lct: str | None,
     records: Iterable[dict[str, Any]],
@@ -316,7 +303,7 @@ def summarize(
     valid: bool,
     reason: str | None,
     record_count: int,
-) -> SessionSummary:
+) -> ChainSummary:
     """Count tools and categories of a session's call records."""
     tools: Counter[str] = Counter()
     categories: Counter[str] = Counter()
@@ -325,7 +312,7 @@ def summarize(
             continue
         tools[str(record.get("tool", "?"))] += 1
         categories[str(record.get("category", "unknown"))] += 1
-    return SessionSummary(
+    return ChainSummary(
         session_id=session_id,
         lct=lct,
         record_count=record_count,

@@ -10,9 +10,9 @@ from typing import Any
 
 from pytest_harness_audit.audit import (
     RecordFilter,
-    build_report,
+    build_statistics,
     filter_records,
-    format_report,
+    format_statistics,
     iter_records,
     list_sessions,
     repair_chain,
@@ -21,7 +21,7 @@ from pytest_harness_audit.audit import (
 from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.audit.query import record_status, record_target
 from pytest_harness_audit.audit.session_file import load_session_file
-from pytest_harness_audit.audit.statistics import summarize
+from pytest_harness_audit.audit.statistics import summarize_chain
 from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
 from pytest_harness_audit.audit.verify import ChainReport
 from pytest_harness_audit.errors import UsageError
@@ -138,7 +138,7 @@ def _summary(args: argparse.Namespace) -> int:
     for session_id in sessions:
         report = verify_chain(args.storage, session_id)
         summaries.append(
-            summarize(
+            summarize_chain(
                 session_id,
                 _lct_of(args.storage, session_id),
                 iter_records(args.storage, session_id),
@@ -320,7 +320,7 @@ def _report(args: argparse.Namespace) -> int:
         for sid in _sessions(args):
             yield from filter_records(iter_records(args.storage, sid), criteria)
 
-    report = build_report(records())
+    report = build_statistics(records())
     if args.json:
         data = report.to_dict()
         if args.session_report:
@@ -336,7 +336,7 @@ def _report(args: argparse.Namespace) -> int:
         else:
             print(session_text.rstrip("\n"))
         print()
-    print(format_report(report))
+    print(format_statistics(report))
     return 0
 
 

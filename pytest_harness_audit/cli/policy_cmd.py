@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
+from pytest_harness_audit.audit.records import display_target
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.evaluation import Evaluation
 from pytest_harness_audit.policy.model import Rule
-from pytest_harness_audit.policy.targets import display_target
+from pytest_harness_audit.policy.source import resolve_policy
 
 #: Where `policy test TOOL TARGET` puts TARGET, per tool.
 NATURAL_PARAMETER = {
@@ -50,15 +52,15 @@ def register(subparsers: Any) -> None:
     test.set_defaults(func=_test)
 
 
-def resolve_policy(args: argparse.Namespace) -> Policy:
-    """The policy named by ``--policy``/``--preset`` (default: the ``safety`` preset)."""
+def policy_from_args(args: argparse.Namespace) -> Policy:
+    """The policy named by ``--policy FILE``/``--preset NAME`` (default: the ``safety`` preset)."""
     if getattr(args, "policy", None):
-        return Policy.load(args.policy)
-    return Policy.preset(getattr(args, "preset", None) or "safety")
+        return resolve_policy(Path(args.policy))
+    return resolve_policy(getattr(args, "preset", None) or None)
 
 
 def _status(args: argparse.Namespace) -> int:
-    policy = resolve_policy(args)
+    policy = policy_from_args(args)
     if args.json:
         print(
             json.dumps(
@@ -99,7 +101,7 @@ def describe_match(rule: Rule) -> str:
 
 
 def _rules(args: argparse.Namespace) -> int:
-    policy = resolve_policy(args)
+    policy = policy_from_args(args)
     if args.json:
         print(json.dumps(policy.to_dict()))
         return 0
@@ -165,7 +167,7 @@ def format_evaluation(tool: str, evaluation: Evaluation) -> str:
 
 
 def _test(args: argparse.Namespace) -> int:
-    policy = resolve_policy(args)
+    policy = policy_from_args(args)
     params = test_params(args.tool, args.target, args.params)
     evaluation = policy.evaluate(args.tool, params)
     if args.json:

@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     # The proxy pulls in the MCP SDK; other commands must not pay for it at startup.
     from pytest_harness_audit.doors.proxy import LocalTool, RecordingProxy, UpstreamSpec
 
-DEFAULT_PRESET = "safety"
-
 
 def register(subparsers: Any) -> None:
     """Add the ``proxy`` command."""
@@ -39,9 +37,7 @@ def register(subparsers: Any) -> None:
     )
     policy = parser.add_mutually_exclusive_group()
     policy.add_argument("--policy", type=Path, metavar="FILE", help="policy file (YAML or JSON)")
-    policy.add_argument(
-        "--preset", metavar="NAME", help=f"policy preset (default: {DEFAULT_PRESET})"
-    )
+    policy.add_argument("--preset", metavar="NAME", help="policy preset (default: safety)")
     parser.add_argument("--session", metavar="ID", help="session id (default: a new one)")
     parser.add_argument(
         "--workspace", type=Path, metavar="DIR", help="also serve the workspace tools on DIR"
@@ -121,11 +117,9 @@ def _upstreams(args: argparse.Namespace) -> list[UpstreamSpec]:
 
 
 def _policy(args: argparse.Namespace) -> Any:
-    from pytest_harness_audit.policy import Policy
+    from pytest_harness_audit.cli.policy_cmd import policy_from_args
 
-    if args.policy is not None:
-        return Policy.load(args.policy)
-    return Policy.preset(args.preset or DEFAULT_PRESET)
+    return policy_from_args(args)
 
 
 def _open_gate(storage: Path, session_id: str, policy: Any, root: str | None) -> Any:

@@ -75,7 +75,7 @@ class StepExpectation:
 
 
 @dataclass(frozen=True)
-class Step:
+class ScenarioStep:
     """One scripted tool call. ``number`` counts from 1; ``line`` is where it starts in the file."""
 
     number: int
@@ -132,7 +132,7 @@ class Scenario:
 
     name: str
     description: str
-    steps: tuple[Step, ...]
+    steps: tuple[ScenarioStep, ...]
     workspace: str | Path | None = None
     policy: str | Path | None = None
     expect: ScenarioExpectation = field(default_factory=ScenarioExpectation)
@@ -342,7 +342,7 @@ class _Checker:
             expect=self.expectation(top.get("expect")),
         )
 
-    def step(self, index: int, raw: Any) -> Step:
+    def step(self, index: int, raw: Any) -> ScenarioStep:
         location: _Location = ("steps", index)
         step = self.mapping(raw, location, _STEP_KEYS)
         if "tool" not in step:
@@ -366,7 +366,7 @@ class _Checker:
                 decision=self.choice(raw_expect.get("decision"), (*where, "decision"), DECISIONS),
                 status=self.choice(raw_expect.get("status"), (*where, "status"), STATUSES),
             )
-        return Step(
+        return ScenarioStep(
             number=index + 1,
             tool=tool,
             params=MappingProxyType(dict(params)),

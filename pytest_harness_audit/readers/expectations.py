@@ -12,13 +12,16 @@ from typing import TYPE_CHECKING
 from pytest_harness_audit.readers.verdict import Verdict
 
 if TYPE_CHECKING:
-    from pytest_harness_audit.doors.scenarios import Scenario
-    from pytest_harness_audit.session.harness import CallResult, Harness
+    from pytest_harness_audit.readers.session_view import (
+        AuditedSession,
+        ScriptedScenario,
+        StepOutcome,
+    )
 
 ESCALATION_LEVELS = ("none", "notice", "quarantine")
 
 
-def _reasons_text(harness: Harness) -> str:
+def _reasons_text(harness: AuditedSession) -> str:
     _, reasons = harness.judge()
     if not reasons:
         return "  (nothing: every call was allowed)"
@@ -26,7 +29,7 @@ def _reasons_text(harness: Harness) -> str:
 
 
 def check_verdict(
-    harness: Harness, expected: str | Verdict, *, at_most: bool = False
+    harness: AuditedSession, expected: str | Verdict, *, at_most: bool = False
 ) -> str | None:
     """``expected`` exactly (or, with ``at_most``, no worse than it)."""
     wanted = Verdict.parse(expected)
@@ -41,7 +44,10 @@ def check_verdict(
 
 
 def check_denied(
-    harness: Harness, tool: str | None = None, target: str | None = None, count: int | None = None
+    harness: AuditedSession,
+    tool: str | None = None,
+    target: str | None = None,
+    count: int | None = None,
 ) -> str | None:
     """At least one (or exactly ``count``) denied call matching ``tool``/``target``."""
     try:
@@ -51,7 +57,7 @@ def check_denied(
     return None
 
 
-def highest_level(harness: Harness) -> tuple[str, list[str]]:
+def highest_level(harness: AuditedSession) -> tuple[str, list[str]]:
     """The highest level the ladder reached, and the triggers of escalations to it."""
     levels = {"notice": 1, "quarantine": 2}
     best, triggers = "none", list[str]()
@@ -65,7 +71,7 @@ def highest_level(harness: Harness) -> tuple[str, list[str]]:
     return best, triggers
 
 
-def escalation_history(harness: Harness) -> str:
+def escalation_history(harness: AuditedSession) -> str:
     """The ladder's history with evidence, one step per line."""
     lines = []
     for record in harness.records:
@@ -77,7 +83,7 @@ def escalation_history(harness: Harness) -> str:
     return "\n".join(lines) if lines else "  (no escalation recorded)"
 
 
-def check_escalation(harness: Harness, level: str, trigger: str | None = None) -> str | None:
+def check_escalation(harness: AuditedSession, level: str, trigger: str | None = None) -> str | None:
     """The ladder reached exactly ``level`` (``none`` = never escalated), by ``trigger``."""
     best, triggers = highest_level(harness)
     ok = best == level and (trigger is None or trigger in triggers or level == "none")
@@ -91,7 +97,9 @@ def check_escalation(harness: Harness, level: str, trigger: str | None = None) -
     )
 
 
-def check_scenario(harness: Harness, scenario: Scenario, results: Sequence[CallResult]) -> None:
+def check_scenario(
+    harness: AuditedSession, scenario: ScriptedScenario, results: Sequence[StepOutcome]
+) -> None:
     """Assert a played scenario's step and session expectations."""
     problems = []
     for step, result in zip(scenario.steps, results, strict=False):

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from pytest_harness_audit.audit.record_view import CallRecord
+from pytest_harness_audit.audit.records import display_target
 from pytest_harness_audit.audit.storage import sanitize_session_id
-from pytest_harness_audit.policy.targets import display_target
-from pytest_harness_audit.readers.record_view import CallRecord
 from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, judge_record
 
 if TYPE_CHECKING:
-    from pytest_harness_audit.session.harness import Harness
+    from pytest_harness_audit.readers.session_view import AuditedSession
 
 #: Hex digits kept of the policy content hash and of output hashes.
 SHORT_HASH = 12
@@ -295,7 +295,7 @@ def _scalar(key: str) -> str:
 
 # -- building -------------------------------------------------------------------------------------
 def build_report(
-    harness: Harness, *, extra: Mapping[str, Any] | None = None, output_hashes: bool = True
+    harness: AuditedSession, *, extra: Mapping[str, Any] | None = None, output_hashes: bool = True
 ) -> SessionReport:
     """The report of ``harness``'s session, read from its verified chain.
 
@@ -482,7 +482,7 @@ def _reason_text(
     random id), and a record description in it is rebuilt from the scrubbed target."""
     text = reason.text
     record = records.get(reason.record_id) if reason.record_id else None
-    if record is not None and record.display_target is not None:
+    if record is not None and record.recorded_target is not None:
         cleaned = CallRecord({**record.raw, "target": clean_target(record, scrub)})
         text = text.replace(record.describe(), cleaned.describe())
     where = ""

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
     from syrupy.types import PropertyFilter, PropertyMatcher, SerializableData, SerializedData
 
-    from pytest_harness_audit.session.harness import Harness
+    from pytest_harness_audit.readers.session_view import AuditedSession
 
 
 _ANSI_STYLE = re.compile(r"\x1b\[[0-9;]*m")
@@ -56,7 +56,7 @@ class AuditReportExtension(SingleFileSnapshotExtension):
 
 
 def snapshot_sessions(
-    sessions: Sequence[Harness], assertion: SnapshotAssertion, *, colors: bool = True
+    sessions: Sequence[AuditedSession], assertion: SnapshotAssertion, *, colors: bool = True
 ) -> list[str]:
     """Compare each session's report with the next snapshot of ``assertion``; one problem text
     (with the diff) per mismatch. With ``--snapshot-update`` syrupy writes instead."""

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_harness_audit.readers.record_view import CallRecord
+from pytest_harness_audit.audit.record_view import CallRecord
 
 
 @enum.unique

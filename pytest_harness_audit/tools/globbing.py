@@ -1,6 +1,7 @@
 """Glob patterns for the ``Glob`` tool and ``Grep``'s ``glob`` filter.
 
-The wildcards are those of the policy globs (DESIGN §4) — ``*`` any run of non-``/`` characters,
+The wildcards are those of the policy globs (DESIGN §4), read by the same tokenizer
+(:func:`pytest_harness_audit.policy.glob.translate_glob`) — ``*`` any run of non-``/`` characters,
 ``?`` one non-``/`` character, ``**`` anything including ``/``, ``**/`` zero or more whole
 directories — plus what agents expect of file globs: ``[abc]``/``[!abc]`` classes and
 ``{a,b}`` alternatives (``**/*.{ts,tsx}``). The whole path must match.
@@ -10,10 +11,13 @@ from __future__ import annotations
 
 import re
 
+from pytest_harness_audit.policy.glob import translate_glob
+
 MAX_BRACE_EXPANSIONS = 256
 """A glob whose ``{a,b}`` alternatives expand to more patterns than this is refused."""
 
-_TOKEN = re.compile(r"\*\*/|\*\*|\*|\?|\[[^\]/]+\]|[^*?\[]+|\[")
+# A character class (``[abc]``, ``[!a-z]``); a ``[`` that opens none is a literal.
+_CLASS = re.compile(r"(\[[^\]/]+\])")
 
 
 class GlobSyntaxError(ValueError):
@@ -54,25 +58,19 @@ def expand_braces(pattern: str) -> list[str]:
 
 
 def _translate_one(pattern: str) -> str:
+    """The regex of one brace-free glob: the policy glob tokenizer for the wildcards and
+    literals, with ``[…]`` classes cut out first."""
     out: list[str] = []
-    for token in _TOKEN.findall(pattern):
-        if token == "**/":
-            out.append("(?:.*/)?")
-        elif token == "**":
-            out.append(".*")
-        elif token == "*":
-            out.append("[^/]*")
-        elif token == "?":
-            out.append("[^/]")
-        elif token.startswith("[") and token.endswith("]") and len(token) > 2:
-            body = token[1:-1]
+    for index, piece in enumerate(_CLASS.split(pattern)):
+        if index % 2:
+            body = piece[1:-1]
             negate = body[0] in "!^"
             if negate:
                 body = body[1:]
             chars = "".join(char if char == "-" else re.escape(char) for char in body)
             out.append(f"[^/{chars}]" if negate else f"[{chars}]")
-        else:
-            out.append(re.escape(token))
+        elif piece:
+            out.append(translate_glob(piece).regex)
     return "".join(out)
 
 

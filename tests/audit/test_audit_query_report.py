@@ -9,9 +9,9 @@ import pytest
 from pytest_harness_audit.audit import (
     AuditChain,
     RecordFilter,
-    build_report,
+    build_statistics,
     filter_records,
-    format_report,
+    format_statistics,
     iter_records,
     list_sessions,
     parse_since,
@@ -150,7 +150,7 @@ def test_bad_status_is_a_usage_error():
 
 
 def test_report_counts_tools_categories_policy_errors_and_timeline():
-    report = build_report(RECORDS)
+    report = build_statistics(RECORDS)
     assert report.total_records == 8
     assert report.kinds == {"call": 7, "escalation": 1}
     assert report.time_range == ("2026-02-01T11:00:00.000Z", "2026-02-01T11:59:59.000Z")
@@ -176,8 +176,8 @@ def test_report_counts_tools_categories_policy_errors_and_timeline():
 
 
 def test_report_text_and_json_forms():
-    report = build_report(RECORDS)
-    text = format_report(report)
+    report = build_statistics(RECORDS)
+    text = format_statistics(report)
     for heading in (
         "=== Audit Report ===",
         "--- Tool Stats ---",
@@ -191,7 +191,7 @@ def test_report_text_and_json_forms():
     data = report.to_dict()
     assert data["policy"]["warn"] == 3
     assert data["timeline"][0] == {"minute": "2026-02-01T11:00", "count": 2}
-    assert "(no data)" in format_report(build_report([]))
+    assert "(no data)" in format_statistics(build_statistics([]))
 
 
 def test_reading_sessions_from_storage(storage, make_draft):
