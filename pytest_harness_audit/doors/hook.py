@@ -1,9 +1,12 @@
 """The host hook door: Claude Code style ``PreToolUse`` / ``PostToolUse`` JSON on stdin/stdout.
 
-``pre`` asks the gate before the host runs a tool and answers in the host's hook protocol
-(``permissionDecision`` allow or deny, with the reason); a blocked call is recorded at once.
-``post`` records the outcome of a call that ran. Both record into the chain of the payload's
-``session_id``, so the host's session is audited like any other.
+``pre`` asks the gate before the host runs a tool and answers in the host's hook protocol: a
+denied call gets ``permissionDecision: "deny"`` with the reason (the model reads it) and is
+recorded at once; a warned call gets ``"ask"``, so the user sees the warning in the host's own
+permission prompt; an allowed call gets no decision at all, so the host's permission rules and
+prompts apply as if the hook were not there (a hook's ``"allow"`` would skip them). ``post``
+records the outcome of a call that ran (``PostToolUse``) or failed (``PostToolUseFailure``).
+Both record into the chain of the payload's ``session_id`` through the gate's door seam.
 
 Each hook is a fresh process: ``rateLimit`` rules count the session's calls from its chain, and
 an allowed pre step leaves a pending file (start time and rate hits) for its post step, which
@@ -22,15 +25,16 @@ from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.audit.canonical import sha256_hex
-from pytest_harness_audit.audit.chain import AuditChain
 from pytest_harness_audit.audit.storage import sanitize_session_id
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
+from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.ratelimit import RateHits
 
 PRE = "PreToolUse"
 POST = "PostToolUse"
+POST_FAILURE = "PostToolUseFailure"
 
 
 @dataclass(frozen=True)
@@ -46,21 +50,26 @@ class HookPayload:
     tool_response: Any = None
 
 
-def parse_payload(text: str, expected_event: str) -> HookPayload:
-    """Validate a hook payload; a malformed one raises one clear :class:`UsageError`."""
+def parse_payload(text: str, *expected_events: str) -> HookPayload:
+    """Validate a hook payload; a malformed one raises one clear :class:`UsageError`.
+
+    ``expected_events``: the ``hook_event_name`` values accepted (the first is the default
+    when the payload names none).
+    """
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"hook payload: invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         ) from None
+    except RecursionError:
+        raise UsageError("hook payload: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise UsageError(f"hook payload: expected a JSON object, got {type(data).__name__}")
-    event = data.get("hook_event_name", expected_event)
-    if event != expected_event:
-        raise UsageError(
-            f"hook payload: field 'hook_event_name' is {event!r}, expected {expected_event!r}"
-        )
+    event = data.get("hook_event_name", expected_events[0])
+    if event not in expected_events:
+        wanted = " or ".join(repr(name) for name in expected_events)
+        raise UsageError(f"hook payload: field 'hook_event_name' is {event!r}, expected {wanted}")
     for key in ("session_id", "tool_name"):
         if not isinstance(data.get(key), str) or not data[key]:
             raise UsageError(
@@ -78,8 +87,17 @@ def parse_payload(text: str, expected_event: str) -> HookPayload:
         tool_input,
         cwd if isinstance(cwd, str) else None,
         tool_use_id if isinstance(tool_use_id, str) else None,
-        data.get("tool_response"),
+        data.get("tool_response") if event != POST_FAILURE else _failure_response(data),
     )
+
+
+def _failure_response(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``PostToolUseFailure`` payload's error, in the shape of a failed tool response."""
+    error = data.get("error")
+    response: dict[str, Any] = {"is_error": True, "error": str(error or "tool call failed")}
+    if data.get("is_interrupt"):
+        response["interrupted"] = True
+    return response
 
 
 def _pending_path(storage: Path, payload: HookPayload) -> Path:
@@ -117,8 +135,13 @@ def response_status(tool_response: Any) -> tuple[str, str | None]:
 
 
 def _open_gate(storage: Path, payload: HookPayload, policy: Policy) -> Gate:
-    chain = AuditChain(storage, payload.session_id, audit_level=policy.audit_level)
-    return Gate(policy, chain, root=payload.cwd, door="hook")
+    return Gate.open(
+        storage_dir=storage,
+        session_id=payload.session_id,
+        policy=policy,
+        root=payload.cwd,
+        door="hook",
+    )
 
 
 def _count_calls_in_flight(gate: Gate, pending: Path) -> None:
@@ -157,7 +180,7 @@ def handle_pre(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
             _count_calls_in_flight(gate, pending)
         decision = gate.decide(payload.tool_name, payload.tool_input)
         if decision.blocked:
-            gate.record(decision, status="blocked")
+            gate.refuse(decision)
             return {
                 "hookSpecificOutput": {
                     "hookEventName": PRE,
@@ -170,17 +193,17 @@ def handle_pre(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
             state["rateHits"] = decision.rate_hits.to_json()
         pending.parent.mkdir(parents=True, exist_ok=True)
         pending.write_text(json.dumps(state), encoding="utf-8")
-        answer: dict[str, Any] = {"hookEventName": PRE, "permissionDecision": "allow"}
-        if decision.evaluation.decision != "allow":
-            answer["permissionDecisionReason"] = f"[web4-policy] {decision.reason}"
-        return {"hookSpecificOutput": answer}
+        return _pre_answer(decision.evaluation.decision, decision.reason)
     finally:
         gate.chain.close()
 
 
 def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
-    """Record a ``PostToolUse`` payload's outcome; answer with nothing to add."""
-    payload = parse_payload(text, POST)
+    """Record a ``PostToolUse`` (or ``PostToolUseFailure``) payload's outcome.
+
+    The answer adds nothing to the host's transcript.
+    """
+    payload = parse_payload(text, POST, POST_FAILURE)
     gate = _open_gate(storage, payload, policy)
     try:
         pending = _pending_path(storage, payload)
@@ -196,16 +219,49 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
             # pre decided and counted the call already: record it as pre decided it
             decision = gate.redecide(payload.tool_name, payload.tool_input, rate_hits)
         status, error = response_status(payload.tool_response)
-        record = gate.record(
-            decision,
-            status=status,
-            output=payload.tool_response,
-            error_message=error,
-            duration_ms=duration_ms,
+        reported = Outcome(
+            "error" if status == "error" else "success",
+            payload.tool_response,
+            error,
+            duration_ms,
+        )
+        gate.run(
+            payload.tool_name, payload.tool_input, lambda _decision: reported, decision=decision
         )
         # only now: a pre step in between counts this call from the pending file or the record
         with contextlib.suppress(OSError):
             pending.unlink()
-        return {"suppressOutput": True, "recordId": record["recordId"]}
+        return {"suppressOutput": True}
     finally:
         gate.chain.close()
+
+
+def _pre_answer(decision: str, reason: str) -> dict[str, Any]:
+    """The ``PreToolUse`` answer for a call the gate let through.
+
+    ``warn`` asks the user (the host shows the reason in its prompt); a dry-run ``deny`` leaves
+    the decision to the host and tells the user; ``allow`` says nothing, so the host's own
+    permission rules and prompts still apply.
+    """
+    if decision == "warn":
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": PRE,
+                "permissionDecision": "ask",
+                "permissionDecisionReason": f"[web4-policy] {reason}",
+            }
+        }
+    if decision == "deny":
+        return {"systemMessage": f"[web4-policy] dry run, would deny: {reason}"}
+    return {}
+
+
+def fail_closed_pre_answer(problem: str) -> dict[str, Any]:
+    """The ``PreToolUse`` answer when the hook itself failed: deny, naming the problem."""
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": PRE,
+            "permissionDecision": "deny",
+            "permissionDecisionReason": f"[web4-policy] hook failed, call refused: {problem}",
+        }
+    }

@@ -26,7 +26,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel
 
-from pytest_harness_audit.doors.proxy.gate_protocol import CallStatus, GateLike
+from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
+from pytest_harness_audit.gate.seam import Outcome, describe_exception
 
 #: What an upstream may ask the client, as relayed by the proxy.
 UpstreamRequest = types.CreateMessageRequest | types.ElicitRequest | types.ListRootsRequest
@@ -158,18 +159,29 @@ class ClientRequestRelay:
         """Ask the client behind the running call; return its answer for the upstream."""
         params = _dump(request.params)
         params.pop("_meta", None)
-        decision = self._gate.decide(f"mcp__{upstream_name}__{request.method}", params)
-        if decision.blocked:
-            self._gate.record(decision, status=CallStatus.BLOCKED)
-            return types.ErrorData(code=types.INVALID_REQUEST, message=decision.message)
+        answers: list[UpstreamAnswer] = []
+
+        async def act(_decision: object) -> Outcome:
+            return await self._ask_client(upstream_name, in_flight, request, answers)
+
+        gated = await self._gate.run_async(f"mcp__{upstream_name}__{request.method}", params, act)
+        if gated.blocked:
+            return types.ErrorData(code=types.INVALID_REQUEST, message=gated.error_message or "")
+        return answers[0]
+
+    async def _ask_client(
+        self,
+        upstream_name: str,
+        in_flight: InFlightCalls,
+        request: UpstreamRequest,
+        answers: list[UpstreamAnswer],
+    ) -> Outcome:
         started = time.perf_counter()
 
-        def refuse(code: int, message: str) -> types.ErrorData:
+        def refuse(code: int, message: str) -> Outcome:
+            answers.append(types.ErrorData(code=code, message=message))
             elapsed = (time.perf_counter() - started) * 1000.0
-            self._gate.record(
-                decision, status=CallStatus.ERROR, error_message=message, duration_ms=elapsed
-            )
-            return types.ErrorData(code=code, message=message)
+            return Outcome.error(message, duration_ms=elapsed)
 
         try:
             origin = in_flight.origin(upstream_name)
@@ -196,12 +208,7 @@ class ClientRequestRelay:
         except MCPError as exc:
             return refuse(exc.error.code, exc.error.message)
         except Exception as exc:
-            message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            return refuse(types.INTERNAL_ERROR, message)
-        self._gate.record(
-            decision,
-            status=CallStatus.SUCCESS,
-            output=_dump(result),
-            duration_ms=(time.perf_counter() - started) * 1000.0,
-        )
-        return result  # type: ignore[return-value]
+            return refuse(types.INTERNAL_ERROR, describe_exception(exc))
+        answers.append(result)  # type: ignore[arg-type]
+        elapsed = (time.perf_counter() - started) * 1000.0
+        return Outcome.success(_dump(result), duration_ms=elapsed)

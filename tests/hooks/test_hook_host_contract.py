@@ -1,0 +1,97 @@
+"""The hook door answers as the host expects: no blanket allow, failures kept, fail closed."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_harness_audit.audit import iter_records
+from pytest_harness_audit.cli import main as cli
+from pytest_harness_audit.doors import hook as hook_door
+
+SESSION = "host-contract"
+
+
+def run(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    storage: Path,
+    event: str,
+    payload: str,
+) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(payload))
+    code = cli(["--storage", str(storage), "hook", event, "--preset", "safety"])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def payload(event: str, tool: str = "Bash", **fields: Any) -> str:
+    body = {
+        "hook_event_name": event,
+        "session_id": SESSION,
+        "tool_name": tool,
+        "tool_input": {"command": "ls"},
+        "tool_use_id": "toolu_1",
+        **fields,
+    }
+    return json.dumps(body)
+
+
+def test_an_allowed_call_leaves_the_decision_to_the_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(monkeypatch, capsys, tmp_path, "pre", payload("PreToolUse"))
+    assert code == 0
+    assert json.loads(out) == {}  # never "allow": that would skip the user's permission prompt
+
+
+def test_a_failed_call_is_recorded_as_an_error_and_clears_its_pending_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(monkeypatch, capsys, tmp_path, "pre", payload("PreToolUse"))
+    failure = payload("PostToolUseFailure", error="Command failed: exit 1", is_interrupt=False)
+    code, out, _ = run(monkeypatch, capsys, tmp_path, "post", failure)
+    assert code == 0 and json.loads(out) == {"suppressOutput": True}
+    (record,) = [r for r in iter_records(tmp_path, SESSION) if r.get("kind", "call") == "call"]
+    assert record["result"]["status"] == "error"
+    assert record["result"]["errorMessage"] == "Command failed: exit 1"
+    assert not list((tmp_path / "pending").rglob("*.json"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000 + "]" * 100_000,
+        '{"session_id": "s", "tool_name": "Bash", "tool_input": '
+        + '{"a":' * 50_000
+        + "1"
+        + "}" * 50_001,
+    ],
+    ids=["deep-array", "deep-input"],
+)
+def test_a_hostile_payload_blocks_the_call(
+    text: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run(monkeypatch, capsys, tmp_path, "pre", text)
+    assert code == 2  # the host blocks the call on exit 2
+    assert out == "" and err.count("\n") == 1 and "harness-audit: error:" in err
+
+
+def test_an_internal_error_in_pre_fails_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(hook_door.Gate, "open", broken)
+    code, out, err = run(monkeypatch, capsys, tmp_path, "pre", payload("PreToolUse"))
+    assert code == 2 and out == ""
+    assert "call refused: OSError: disk on fire" in err
