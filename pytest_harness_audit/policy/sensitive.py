@@ -29,7 +29,7 @@ _CREDENTIAL = re.compile(
     _SEGMENT + r"(?:"
     r"\.env(?:[._-](?!(?:" + "|".join(ENV_TEMPLATE_SUFFIXES) + r")$)[^/\\]*)?"
     r"|[^/\\]+\.env"
-    r"|[^/\\]*(?:secret|credential|apikey|api[-_]key)(?![^/\\]*\.(?:" + _SOURCE + r")$)[^/\\]*"
+    r"|[^/\\]*(?:secret|credential|apikey)(?![^/\\]*\.(?:" + _SOURCE + r")$)[^/\\]*"
     r"|tokens?(?:[._-][^/\\]*)?\.json|[^/\\]*[._-]tokens?\.json|auth(?:[._-][^/\\]*)?\.json"
     r"|[^/\\]+\.(?:pem|key|p12|pfx|jks|keystore)"
     r"|id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?!\.pub$)[^/\\.]*"

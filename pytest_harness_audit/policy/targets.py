@@ -252,7 +252,7 @@ def _add_command_forms(targets: list[str], files: list[str], command: str, root:
             targets.append(text)
     paths = [*reading.reads, *reading.writes, *reading.deletes, *reading.destroys]
     if reading.unreadable is not None:
-        paths.extend(command_paths(command))
+        paths.extend(command_paths(command[:UNREADABLE_SCAN]))
     before = len(targets)
     _add_many_paths(targets, paths, root)
     files.extend(paths)
@@ -279,6 +279,10 @@ def _add_command_forms(targets: list[str], files: list[str], command: str, root:
 
 
 _FEW_PATHS = 16
+#: Most paths of one call followed through workspace symlinks (a system call each).
+RESOLVE_LIMIT = 128
+#: Most characters of an unreadable command searched for path-like words.
+UNREADABLE_SCAN = 16_384
 
 
 def _add_many_paths(targets: list[str], paths: list[str], root: str | None) -> None:
@@ -287,7 +291,8 @@ def _add_many_paths(targets: list[str], paths: list[str], root: str | None) -> N
     if not paths:
         return
     forms: list[str] = []
-    for path in paths:
+    resolvable = RESOLVE_LIMIT
+    for path in dict.fromkeys(paths):
         forms.append(path)
         dotted = "/." in path or path[:1] == "."
         normal = normalise_path(path, root) if dotted or root or "//" in path else path
@@ -296,7 +301,8 @@ def _add_many_paths(targets: list[str], paths: list[str], root: str | None) -> N
             folded = folded_credential_path(normal)
             if folded is not None:
                 forms.append(folded)
-        if root:
+        if root and resolvable > 0:  # a system call each: the first few hundred paths
+            resolvable -= 1
             resolved = resolved_path(path, root)
             if resolved is not None:
                 forms.append(resolved)

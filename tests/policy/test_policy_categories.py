@@ -130,10 +130,10 @@ CREDENTIAL_PATHS = [
     "/h/.kube/config",
     "/h/.gnupg/secring.gpg",
     "/P/.ENV",
+    "/p/prod.env",
 ]
 ORDINARY_PATHS = [
     "/p/src/index.ts",
-    "/p/prod.env",
     "/p/README.md",
     "/p/environment.py",
     "/p/.envrc",

@@ -57,6 +57,8 @@ def test_safety_shape() -> None:
         "warn-file-delete",
         "deny-secret-files",
         "warn-memory-write",
+        "warn-history-read",
+        "unreadable-command",
         "deny-persona-write",
         "warn-network",
     ]
@@ -124,6 +126,10 @@ DESTRUCTIVE = [
     "sed -i.bak -e 's/a/b/' soul_evil.md",
     "perl -pi -e 's/a/b/' Identity.md",
     "dd if=/tmp/x of=SOUL.md",
+    # a variable or substitution the reading can evaluate
+    "CMD=rm; $CMD -rf build",
+    "$(echo rm) -rf build",
+    "`echo rm` -rf build",
 ]
 
 
@@ -151,12 +157,9 @@ def test_safety_denies_destructive_commands(command: str) -> None:
         "python -c 'from pathlib import Path; Path(\"a\").unlink()'",
         "node -e \"require('fs').unlinkSync('a')\"",
         "perl -e 'unlink \"a\"'",
-        "CMD=rm; $CMD -rf build",
         "$CMD -f x",
         '"$CMD" --force x',
         "${X} -r build",
-        "$(echo rm) -rf build",
-        "`echo rm` -rf build",
     ],
 )
 def test_safety_warns_on_plain_deletion(command: str) -> None:
@@ -223,7 +226,6 @@ CREDENTIAL_FILES = [
     "/home/u/.aws/credentials",
     "/home/u/.aws/config",
     "/home/u/.ssh/id_rsa",
-    "/home/u/.ssh/id_ed25519.pub",
     "/home/u/.ssh/config",
     "/home/u/.npmrc",
     "/home/u/.pypirc",
@@ -234,6 +236,7 @@ CREDENTIAL_FILES = [
     "/home/u/.kube/config",
     "/home/u/.gnupg/pubring.kbx",
     "/p/a/../.env",
+    "/p/prod.env",
 ]
 READS = [("Read", "file_path"), ("Grep", "path"), ("Glob", "path"), ("mcp__fs__read_file", "path")]
 WRITES = [
@@ -254,7 +257,13 @@ def test_safety_denies_reads_and_writes_of_credential_files(tool: str, key: str,
 
 @pytest.mark.parametrize(
     "path",
-    ["/p/prod.env", "/p/src/index.ts", "/secret/x.txt", "/p/.ssh/known_hosts", "/p/tok.json"],
+    [
+        "/p/src/index.ts",
+        "/secret/x.txt",
+        "/p/.ssh/known_hosts",
+        "/p/tok.json",
+        "/home/u/.ssh/id_ed25519.pub",
+    ],
 )
 @pytest.mark.parametrize(("tool", "key"), [("Read", "file_path"), ("Write", "file_path")])
 def test_safety_allows_ordinary_files(tool: str, key: str, path: str) -> None:

@@ -12,16 +12,15 @@ from policy_support import decide, glob_policy, policy, regex_policy, rule
 
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.sensitive import folded_credential_path
+from pytest_harness_audit.policy.shell import read_command
+from pytest_harness_audit.policy.shell.expand import GLOB_MATCH_LIMIT
 from pytest_harness_audit.policy.targets import (
-    GLOB_MATCH_LIMIT,
     all_targets,
     command_paths,
     display_target,
-    glob_paths,
     normalise_path,
     primary_target,
     resolved_path,
-    shell_unquoted,
 )
 
 
@@ -211,32 +210,28 @@ def test_the_extra_targets_feed_regex_rules_too() -> None:
 
 
 @pytest.mark.parametrize(
-    ("command", "unquoted"),
+    ("command", "argv"),
     [
-        ('cat .e""nv', "cat .env"),
-        ('r"m" -rf build', "rm -rf build"),
-        ("'r'm -rf build", "rm -rf build"),
-        ("\\rm -rf x", "rm -rf x"),
-        ("cat .e'n'v", "cat .env"),
-        ("echo 'a''b'", "echo ab"),
-        ('echo "it\'s"x', "echo it'sx"),
-        ("--pretty=format:'%h %s'", "--pretty=format:%h %s"),
-        # no quoting glued inside a word: nothing changes that a rule reads
-        ('git commit -m "fix bug"', None),
-        ("find . -name '*.pyc'", None),
-        ('X="a b" make', None),
-        ("echo 'a' \"b\"", None),
-        ("ls -la", None),
-        ('echo "unbalanced', None),
+        ('cat .e""nv', ["cat", ".env"]),
+        ('r"m" -rf build', ["rm", "-rf", "build"]),
+        ("'r'm -rf build", ["rm", "-rf", "build"]),
+        ("\\rm -rf x", ["rm", "-rf", "x"]),
+        ("cat .e'n'v", ["cat", ".env"]),
+        ("echo 'a''b'", ["echo", "ab"]),
+        ('echo "it\'s"x', ["echo", "it'sx"]),
+        ("git log --pretty=format:'%h %s'", ["git", "log", "--pretty=format:%h %s"]),
+        ('git commit -m "fix bug"', ["git", "commit", "-m", "fix bug"]),
+        ("find . -name '*.pyc'", ["find", ".", "-name", "*.pyc"]),
+        ("echo 'a' \"b\"", ["echo", "a", "b"]),
     ],
 )
-def test_shell_quote_removal(command: str, unquoted: str | None) -> None:
-    assert shell_unquoted(command) == unquoted
+def test_shell_quote_removal(command: str, argv: list[str]) -> None:
+    assert read_command(command).commands[0] == argv
 
 
-def test_the_unquoted_text_and_its_paths_are_extra_targets() -> None:
-    assert all_targets({"command": 'cat .e""nv'}) == ['cat .e""nv', ".e", "cat .env", ".env"]
-    assert all_targets({"command": 'git commit -m "x"'}) == ['git commit -m "x"']
+def test_the_text_the_shell_runs_and_its_paths_are_extra_targets() -> None:
+    assert all_targets({"command": 'cat .e""nv'}) == ['cat .e""nv', "cat .env", ".env"]
+    assert all_targets({"command": "ls -la"}) == ["ls -la"]
 
 
 # -- glob words ------------------------------------------------------------------------------
@@ -251,34 +246,37 @@ def workspace(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def _expanded(command: str, root: str | None = None) -> set[str]:
+    """What the glob words of ``command`` expand to (the literal glob words left out)."""
+    return {path for path in read_command(command, root).reads if not set("*?[") & set(path)}
+
+
 @pytest.mark.parametrize(
     ("command", "expected"),
     [
-        ("cat .e*", {".env", ".editorconfig"}),
+        ("cat .e*", {".env", ".editorconfig", ".env.local", ".env.production"}),
         ("cat ./.en?", {"./.env"}),
-        ("ls *.py", {"a.py", "b.py"}),
+        ("cat a*.py", {"a.py"}),
         ("wc -l src/*.py", {"src/c.py"}),
         ("cat .z*", set()),
-        # not listed: the shell's home, a variable; judged by the names they could fit
+        # not listed: the shell's home; judged by the names they could fit
         ("cat ~/.e[n]v", {"~/.env"}),
         ("cat $HOME/*.py", set()),
-        ("cat $HOME/.e*", {"$HOME/.env"}),
+        ("cat $HOME/.e*", {"~/.env", "~/.env.local", "~/.env.production"}),
         # the shell expands none of these
-        ("find . -name '*.py'", set()),
-        ("grep --include=*.py -r x .", set()),
-        ("[ -f a.py ]", set()),
-        ("curl https://h/x?a=1", set()),
+        ("head '*.py'", set()),
+        ("grep --include=*.py -r x src", {"src"}),
     ],
 )
 def test_glob_words_expand_against_the_workspace(
     workspace: Path, command: str, expected: set[str]
 ) -> None:
-    assert set(glob_paths(command, str(workspace))) == expected
+    assert _expanded(command, str(workspace)) == expected
 
 
 def test_a_glob_word_inside_the_workspace_given_absolute(workspace: Path) -> None:
-    found = set(glob_paths(f"cat {workspace}/.e*", str(workspace)))
-    assert found == {".env", ".editorconfig", f"{workspace}/.env"}
+    found = _expanded(f"cat {workspace}/.e*", str(workspace))
+    assert {".env", ".editorconfig", f"{workspace}/.env"} <= found
 
 
 def test_a_glob_match_is_followed_through_a_workspace_symlink(workspace: Path) -> None:
@@ -289,41 +287,46 @@ def test_a_glob_match_is_followed_through_a_workspace_symlink(workspace: Path) -
 def test_glob_expansion_is_bounded(tmp_path: Path) -> None:
     for index in range(GLOB_MATCH_LIMIT + 20):
         (tmp_path / f"f{index}.txt").write_text("", encoding="utf-8")
-    assert len(glob_paths("cat *.txt", str(tmp_path))) == GLOB_MATCH_LIMIT
+    assert len(_expanded("cat *.txt", str(tmp_path))) == GLOB_MATCH_LIMIT
 
 
 @pytest.mark.parametrize(
     ("command", "expected"),
     [
-        ("cat .e*", [".env"]),
-        ("cat ./.en?", ["./.env"]),
-        ("cat ~/.n*", ["~/.netrc", "~/.npmrc"]),
+        ("cat .e*", {".env", ".env.local", ".env.production"}),
+        ("cat ./.en?", {"./.env"}),
+        ("cat ~/.n*", {"~/.netrc", "~/.npmrc"}),
         (
             "cat ~/.ssh/id_*",
-            ["~/.ssh/id_rsa", "~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_dsa"],
+            {"~/.ssh/id_rsa", "~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_dsa"},
         ),
-        ("cat ~/.aws/*", ["~/.aws/credentials", "~/.aws/config"]),
-        # too wide to judge without a listing, or no credential name fits
-        ("ls .*", []),
-        ("ls *.py", []),
-        ("cat .g*", []),
+        ("cat ~/.aws/*", {"~/.aws/credentials", "~/.aws/config"}),
+        ("cat S*L.md", {"SOUL.md"}),
+        # too wide to judge without a listing, or no sensitive name fits
+        ("cat .*", set()),
+        ("cat *.py", set()),
+        ("cat .g*", set()),
     ],
 )
-def test_without_a_root_a_glob_is_judged_by_the_credential_files_it_could_name(
-    command: str, expected: list[str]
+def test_without_a_root_a_glob_is_judged_by_the_sensitive_files_it_could_name(
+    command: str, expected: set[str]
 ) -> None:
-    assert glob_paths(command) == expected
+    assert _expanded(command) == expected
 
 
 def test_outside_the_workspace_a_glob_is_not_listed(workspace: Path) -> None:
-    assert glob_paths("cat ../*.py", str(workspace)) == []
-    assert glob_paths("cat /etc/host*", str(workspace)) == []
-    assert glob_paths("cat ../.e*", str(workspace)) == ["../.env"]
+    assert _expanded("cat ../*.py", str(workspace)) == set()
+    assert _expanded("cat /etc/host*", str(workspace)) == set()
+    assert _expanded("cat ../.e*", str(workspace)) == {
+        "../.env",
+        "../.env.local",
+        "../.env.production",
+    }
 
 
 def test_a_credential_name_a_glob_could_fit_counts_wherever_the_shell_runs(tmp_path: Path) -> None:
     # the workspace has no `.env`, but the command may run elsewhere (`cd ~ && cat .e*`)
-    assert glob_paths("cat .e*", str(tmp_path)) == [".env"]
+    assert ".env" in _expanded("cat .e*", str(tmp_path))
 
 
 # -- credential names in another case --------------------------------------------------------
@@ -394,6 +397,7 @@ def test_a_glob_matching_a_secret_in_the_workspace_is_denied(workspace: Path) ->
         'git commit -m "fix: it\'s done"',
         "ls .*",
         "cat README.MD",
+        "cat .env.example",
     ],
 )
 def test_ordinary_commands_stay_allowed(command: str) -> None:

@@ -71,8 +71,13 @@ _TEXT_COMMANDS = frozenset(
      "set", "unset", "export", "declare", "local", "readonly", "typeset", "return", "exit",
      "shift", "read", "cd", "pushd", "popd", "wait", "sleep", "kill", "trap", "let", "jobs"}
 )  # fmt: skip
+#: Commands that act on names, not on what the files hold (``ls .*`` reads no secret).
+_NAME_COMMANDS = frozenset(
+    {"ls", "stat", "du", "realpath", "readlink", "basename", "dirname", "mkdir", "tree", "exa",
+     "eza", "lsd", "pwd", "whoami", "date", "cd", "umask"}
+)  # fmt: skip
 _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "sed", "awk", "gawk"})
-_RM_FLAGS = re.compile(r"-[A-Za-z]*[rRf][A-Za-z]*|--recursive|--force")
+_RM_FLAGS = re.compile(r"-[dfiIvRr]*[rRf][dfiIvRr]*|--recursive|--force")
 _DISK = re.compile(r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|mapper/)")
 _FIND_TESTS = frozenset(
     "-name -iname -path -ipath -wholename -iwholename -regex -iregex -type -newer -mtime -mmin "
@@ -277,9 +282,11 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         _shell(name, args, ctx)
     elif name == "eval":
         ctx.script(" ".join(args))
+    elif name in ("sed", "gsed", "perl") and any(_in_place(arg) for arg in args):
+        _in_place_edit(name, args, ctx)
     elif INTERPRETERS.fullmatch(name):
         _interpreter(args, ctx)
-    elif name in _TEXT_COMMANDS:
+    elif name in _TEXT_COMMANDS or name in _NAME_COMMANDS:
         return
     elif name == "rm":
         options, operands = _split_options(args, frozenset())
@@ -304,8 +311,6 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         record.writes.extend(_split_options(args, frozenset({"-r", "-d", "-t"}))[1])
     elif name == "dd":
         _dd(args, record)
-    elif name in ("sed", "gsed", "perl") and any(_in_place(arg) for arg in args):
-        _in_place_edit(name, args, ctx)
     elif name in _PATTERN_FIRST:
         _search(args, record)
     else:
@@ -489,8 +494,11 @@ def _copy(name: str, args: list[str], record: _Record) -> None:
         return
     record.writes.append(destination)
     for source in sources:
+        # the destination may be a directory receiving a file of the same name (`cp
+        # staging/SOUL.md .`); a file copied out of the current directory (`cp SOUL.md
+        # backup/`) is a copy elsewhere, not a write onto a file of that name
         base = posixpath.basename(source.rstrip("/"))
-        if base:
+        if base and "/" in source.rstrip("/"):
             record.writes.append(posixpath.join(destination, base))
     if name in ("ln", "link"):
         record.writes.extend(sources)  # a hard link writes the file it links

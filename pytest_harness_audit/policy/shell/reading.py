@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from pytest_harness_audit.policy.shell.effects import classify, command_name
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output
 from pytest_harness_audit.policy.shell.syntax import (
+    MAX_CHARS,
     MAX_DEPTH,
+    MAX_TOKENS,
     Budget,
     Command,
     Lit,
@@ -71,6 +73,7 @@ class Reading:
             self.unreadable = why
 
 
+_PLAIN_LIMIT = 4096
 _PLAIN = re.compile(r"[\w./:,@%+=-]+(?: [\w./:,@%+=-]+)*")
 
 
@@ -81,8 +84,11 @@ def read_command(text: str, root: str | None = None) -> Reading:
     takes a fast path that splits it on spaces, which is all the shell would do to it.
     """
     reading = Reading()
+    if len(text) > MAX_CHARS:
+        reading.unreadable = "command too long"
+        return reading
     try:
-        if _PLAIN.fullmatch(text):
+        if len(text) <= _PLAIN_LIMIT and _PLAIN.fullmatch(text):
             argv = text.split(" ")
             if "=" not in argv[0]:
                 reading.commands.append(argv)
@@ -92,9 +98,33 @@ def read_command(text: str, root: str | None = None) -> Reading:
         _read_script(text, reading, Expander(root), Budget(), 0)
     except Unreadable as exc:
         reading.unreadable = str(exc)
+        _read_pieces(text, reading, root)
     except RecursionError:  # pragma: no cover - bounded by MAX_DEPTH well before this
         reading.unreadable = "nested too deep"
     return reading
+
+
+_PIECE = re.compile(r"[;&|\n]+")
+_MAX_PIECES = 32
+_MAX_PIECE = 4096
+
+
+def _read_pieces(text: str, reading: Reading, root: str | None) -> None:
+    """After a failed reading, read what can be read: each piece between ``;``, ``&``, ``|``
+    and newlines on its own (``rm -rf build; echo "unterminated`` still destroys ``build``).
+    Bounded: the first :data:`_MAX_PIECES` pieces, each up to :data:`_MAX_PIECE` characters."""
+    if len(text) > MAX_CHARS:
+        return
+    for piece in _PIECE.split(text, maxsplit=_MAX_PIECES)[:_MAX_PIECES]:
+        if not piece.strip() or len(piece) > _MAX_PIECE or "\x00" in piece:
+            continue
+        part = Reading()
+        try:
+            _read_script(piece, part, Expander(root), Budget(MAX_TOKENS // 8), 0)
+        except Unreadable:
+            continue
+        for name in ("commands", "reads", "writes", "deletes", "destroys", "notes", "code"):
+            getattr(reading, name).extend(getattr(part, name))
 
 
 def _read_script(

@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 #: Deepest nesting of substitutions, subshells and nested scripts that is read.
 MAX_DEPTH = 24
 #: Most tokens (words, operators) read from one command, nested scripts included.
-MAX_TOKENS = 4000
+MAX_TOKENS = 2000
+#: Tokens a nested script (a substitution, ``bash -c``) costs on top of its own.
+_PARSER_COST = 8
 #: Longest command text read (characters).
 MAX_CHARS = 64_000
 
@@ -90,6 +92,7 @@ _BLANK = re.compile(r"(?:[ \t\r\f\v]+|\\\n)+")
 _OPERATOR = re.compile(r";;&|;;|;&|&&|\|\||\|&|[;&|()\n]")
 _REDIRECT = re.compile(r"(?:\d+|\{[A-Za-z_]\w*\})?(?:&>>|&>|<<<|<<-|<<|<>|>>|>\||>&|<&|>|<)")
 _PROC_SUB = re.compile(r"[<>]\(")
+_OPERATOR_START = frozenset(";&|()\n<>{0123456789")
 _LITERAL = re.compile(r"""[^\s;&|()<>'"\\$`]+""")
 _DQ_LITERAL = re.compile(r'[^"\\$`]+')
 _NAME = re.compile(r"[A-Za-z_]\w*|[0-9@*#?$!-]")
@@ -139,6 +142,9 @@ class Parser:
             raise Unreadable("command too long")
         if "\x00" in text:
             raise Unreadable("NUL byte in command")
+        budget.tokens -= _PARSER_COST
+        if budget.tokens < 0:
+            raise Unreadable("command too complex")
         self.text = text
         self.pos = 0
         self.budget = budget
@@ -361,44 +367,45 @@ class Parser:
                 newline = text.find("\n", self.pos)
                 self.pos = size if newline < 0 else newline
                 continue
-            redirect = None if pending_redirect else _REDIRECT.match(text, self.pos)
-            if redirect and not _PROC_SUB.match(text, self.pos):
-                op = redirect.group().lstrip("0123456789")
-                if op.startswith("{"):
-                    op = op[op.index("}") + 1 :]
-                self.pos = redirect.end()
-                pending_redirect = Redirect(op, None)
-                current.redirects.append(pending_redirect)
-                continue
-            operator = _OPERATOR.match(text, self.pos)
-            if operator and not pending_redirect and not _PROC_SUB.match(text, self.pos):
-                op = operator.group()
-                self.pos = operator.end()
-                if op == ")":
-                    if case_patterns:
-                        case_patterns = False
-                        continue
-                    if parens == 0 and closer == ")":
-                        self.pos -= 1
-                        self._finish(current, previous)
-                        return
-                    parens -= 1
-                elif op == "(":
-                    parens += 1
-                    if parens > MAX_DEPTH:
-                        raise Unreadable("nested too deep")
-                if op in ("|", "|&"):
-                    current.piped = True
-                    self._finish(current, previous)
-                    previous, current = current, Command()
+            if char in _OPERATOR_START and not _PROC_SUB.match(text, self.pos):
+                redirect = None if pending_redirect else _REDIRECT.match(text, self.pos)
+                if redirect:
+                    op = redirect.group().lstrip("0123456789")
+                    if op.startswith("{"):
+                        op = op[op.index("}") + 1 :]
+                    self.pos = redirect.end()
+                    pending_redirect = Redirect(op, None)
+                    current.redirects.append(pending_redirect)
                     continue
-                self._finish(current, previous)
-                previous, current = None, Command()
-                if op == "\n" and self._heredocs:
-                    self._read_heredocs()
-                if op in (";;", ";&", ";;&"):
-                    case_patterns = True
-                continue
+                operator = _OPERATOR.match(text, self.pos)
+                if operator and not pending_redirect:
+                    op = operator.group()
+                    self.pos = operator.end()
+                    if op == ")":
+                        if case_patterns:
+                            case_patterns = False
+                            continue
+                        if parens == 0 and closer == ")":
+                            self.pos -= 1
+                            self._finish(current, previous)
+                            return
+                        parens -= 1
+                    elif op == "(":
+                        parens += 1
+                        if parens > MAX_DEPTH:
+                            raise Unreadable("nested too deep")
+                    if op in ("|", "|&"):
+                        current.piped = True
+                        self._finish(current, previous)
+                        previous, current = current, Command()
+                        continue
+                    self._finish(current, previous)
+                    previous, current = None, Command()
+                    if op == "\n" and self._heredocs:
+                        self._read_heredocs()
+                    if op in (";;", ";&", ";;&"):
+                        case_patterns = True
+                    continue
             start = self.pos
             word = self.word_parts()
             if self.pos == start:
