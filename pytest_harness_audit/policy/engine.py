@@ -31,7 +31,7 @@ from pytest_harness_audit.policy.patterns import (
     split_patterns,
 )
 from pytest_harness_audit.policy.sensitive import any_credential
-from pytest_harness_audit.policy.targets import all_targets, call_targets
+from pytest_harness_audit.policy.targets import call_targets
 
 
 class RateCounter(Protocol):

@@ -240,7 +240,9 @@ def _with_args(command: str, args: Any) -> str:
     return command
 
 
-def _add_command_forms(targets: list[str], files: list[str], command: str, root: str | None) -> None:
+def _add_command_forms(
+    targets: list[str], files: list[str], command: str, root: str | None
+) -> None:
     """Append what a shell command does: its simple commands, the paths it acts on and its
     effect targets (module docstring); record the paths in ``files``."""
     reading = read_command(command, root)

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pytest_harness_audit.policy.sensitive import glob_candidates
-from pytest_harness_audit.policy.shell.syntax import Lit, Param, Part, Sub, Word
+from pytest_harness_audit.policy.shell.nodes import Lit, Param, Part, Sub, Word
 
 #: Most fields one word may expand to (braces, globs); the rest are dropped.
 MAX_FIELDS = 256

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from pytest_harness_audit.policy.shell.effects import classify, command_name
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output
-from pytest_harness_audit.policy.shell.syntax import (
+from pytest_harness_audit.policy.shell.nodes import (
     MAX_CHARS,
     MAX_DEPTH,
     MAX_TOKENS,
@@ -31,8 +31,8 @@ from pytest_harness_audit.policy.shell.syntax import (
     Lit,
     Unreadable,
     Word,
-    parse,
 )
+from pytest_harness_audit.policy.shell.syntax import parse
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\+?=")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})

@@ -18,75 +18,23 @@ redirection. Input beyond :data:`MAX_DEPTH` nesting or :data:`MAX_TOKENS` tokens
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
-#: Deepest nesting of substitutions, subshells and nested scripts that is read.
-MAX_DEPTH = 24
-#: Most tokens (words, operators) read from one command, nested scripts included.
-MAX_TOKENS = 2000
-#: Tokens a nested script (a substitution, ``bash -c``) costs on top of its own.
-_PARSER_COST = 8
-#: Longest command text read (characters).
-MAX_CHARS = 64_000
-
-
-class Unreadable(Exception):
-    """The command cannot be read within bounds or is not well-formed (the message says why)."""
-
-
-@dataclass(slots=True)
-class Lit:
-    """Literal text; ``quoted`` text is inert (no brace, glob or field splitting)."""
-
-    text: str
-    quoted: bool
-
-
-@dataclass(slots=True)
-class Param:
-    """A parameter expansion ``$NAME``/``${NAME…}``; ``default`` is the word of ``${X:-word}``;
-    ``opaque`` when an operator makes the value unknowable (``${X:1}``, ``${#X}``)."""
-
-    name: str
-    quoted: bool
-    default: list[Part] | None = None
-    opaque: bool = False
-
-
-@dataclass(slots=True)
-class Sub:
-    """A command substitution (or process substitution, arithmetic): its simple commands."""
-
-    commands: list[Command]
-    quoted: bool
-    arithmetic: bool = False
-
-
-Part = Lit | Param | Sub
-Word = list[Part]
-
-
-@dataclass(slots=True)
-class Redirect:
-    """A redirection: operator (``>``, ``>>``, ``<``, ``<<<``, ``<<``, ``&>`` …), its word and,
-    for a heredoc, the body text."""
-
-    op: str
-    target: Word | None
-    body: str | None = None
-
-
-@dataclass(slots=True)
-class Command:
-    """A simple command: its words (assignments first) and redirections; ``stdin`` is the command
-    piping into it, ``piped`` whether its output goes into a pipe."""
-
-    words: list[Word] = field(default_factory=list)
-    redirects: list[Redirect] = field(default_factory=list)
-    stdin: Command | None = None
-    piped: bool = False
-    in_substitution: bool = False
-
+from pytest_harness_audit.policy.shell.nodes import (
+    MAX_CHARS,
+    MAX_DEPTH,
+    PARSER_COST,
+    SEPARATOR_WORDS,
+    Budget,
+    Command,
+    Lit,
+    Param,
+    Part,
+    Redirect,
+    Sub,
+    Unreadable,
+    Word,
+    ansi_c,
+)
 
 _BLANK = re.compile(r"(?:[ \t\r\f\v]+|\\\n)+")
 _OPERATOR = re.compile(r";;&|;;|;&|&&|\|\||\|&|[;&|()\n]")
@@ -97,39 +45,6 @@ _LITERAL = re.compile(r"""[^\s;&|()<>'"\\$`]+""")
 _DQ_LITERAL = re.compile(r'[^"\\$`]+')
 _NAME = re.compile(r"[A-Za-z_]\w*|[0-9@*#?$!-]")
 _BRACED = re.compile(r"\{(#?)([A-Za-z_]\w*|[0-9@*#?$!-]+)(?:(:?[-=?+])|([^}]?))")
-_ANSI = re.compile(r"\\(?:x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|([0-7]{1,3})|c(.)|(.))", re.S)
-_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
-                "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}  # fmt: skip
-#: Reserved words that only separate simple commands (the commands around them count).
-SEPARATOR_WORDS = frozenset(
-    {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!", "esac"}
-)
-
-
-def ansi_c(body: str) -> str:
-    """The text of an ANSI-C quoted string ``$'…'`` (``\\x72\\x6d`` → ``rm``)."""
-
-    def one(match: re.Match[str]) -> str:
-        hexa, short, long, octal, control, other = match.groups()
-        try:
-            if hexa or short or long:
-                return chr(int(hexa or short or long, 16))
-            if octal:
-                return chr(int(octal, 8) & 0xFF)
-        except (ValueError, OverflowError):
-            return ""
-        if control:
-            return chr(ord(control) & 0x1F)
-        return _ANSI_SIMPLE.get(other, "\\" + other)
-
-    return _ANSI.sub(one, body)
-
-
-@dataclass(slots=True)
-class Budget:
-    """Work left for one reading: tokens, shared by every nested script."""
-
-    tokens: int = MAX_TOKENS
 
 
 class Parser:
@@ -142,7 +57,7 @@ class Parser:
             raise Unreadable("command too long")
         if "\x00" in text:
             raise Unreadable("NUL byte in command")
-        budget.tokens -= _PARSER_COST
+        budget.tokens -= PARSER_COST
         if budget.tokens < 0:
             raise Unreadable("command too complex")
         self.text = text
@@ -289,7 +204,8 @@ class Parser:
 
     def word_parts(self, *, quoted: bool = False, stop_at_braces: bool = False) -> Word:
         """Read the word at :attr:`pos` (to the next unquoted metacharacter) into parts."""
-        text, parts = self.text, []
+        text = self.text
+        parts: Word = []
         size = len(text)
         while self.pos < size:
             self._spend()
@@ -413,9 +329,8 @@ class Parser:
             if pending_redirect is not None:
                 pending_redirect.target = word
                 if pending_redirect.op in ("<<", "<<-"):
-                    self._heredocs.append(
-                        (pending_redirect, _plain(word), pending_redirect.op == "<<-", _quoted(word))
-                    )
+                    strip = pending_redirect.op == "<<-"
+                    self._heredocs.append((pending_redirect, _plain(word), strip, _quoted(word)))
                 pending_redirect = None
                 continue
             if case_patterns or skip_words:

@@ -1,0 +1,112 @@
+"""The pieces of a shell reading: words and their parts, redirections, simple commands, the
+work budget and the bounds (see :mod:`.syntax`)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_ANSI = re.compile(
+    r"\\(?:x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|([0-7]{1,3})|c(.)|(.))",
+    re.S,
+)
+_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
+                "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}  # fmt: skip
+#: Deepest nesting of substitutions, subshells and nested scripts that is read.
+MAX_DEPTH = 24
+#: Most tokens (words, operators) read from one command, nested scripts included.
+MAX_TOKENS = 2000
+#: Tokens a nested script (a substitution, ``bash -c``) costs on top of its own.
+PARSER_COST = 8
+#: Longest command text read (characters).
+MAX_CHARS = 64_000
+
+
+class Unreadable(Exception):
+    """The command cannot be read within bounds or is not well-formed (the message says why)."""
+
+
+@dataclass(slots=True)
+class Lit:
+    """Literal text; ``quoted`` text is inert (no brace, glob or field splitting)."""
+
+    text: str
+    quoted: bool
+
+
+@dataclass(slots=True)
+class Param:
+    """A parameter expansion ``$NAME``/``${NAME…}``; ``default`` is the word of ``${X:-word}``;
+    ``opaque`` when an operator makes the value unknowable (``${X:1}``, ``${#X}``)."""
+
+    name: str
+    quoted: bool
+    default: list[Part] | None = None
+    opaque: bool = False
+
+
+@dataclass(slots=True)
+class Sub:
+    """A command substitution (or process substitution, arithmetic): its simple commands."""
+
+    commands: list[Command]
+    quoted: bool
+    arithmetic: bool = False
+
+
+Part = Lit | Param | Sub
+Word = list[Part]
+
+
+@dataclass(slots=True)
+class Redirect:
+    """A redirection: operator (``>``, ``>>``, ``<``, ``<<<``, ``<<``, ``&>`` …), its word and,
+    for a heredoc, the body text."""
+
+    op: str
+    target: Word | None
+    body: str | None = None
+
+
+@dataclass(slots=True)
+class Command:
+    """A simple command: its words (assignments first) and redirections; ``stdin`` is the command
+    piping into it, ``piped`` whether its output goes into a pipe."""
+
+    words: list[Word] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)
+    stdin: Command | None = None
+    piped: bool = False
+    in_substitution: bool = False
+
+
+#: Reserved words that only separate simple commands (the commands around them count).
+SEPARATOR_WORDS = frozenset(
+    {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!", "esac"}
+)
+
+
+def ansi_c(body: str) -> str:
+    """The text of an ANSI-C quoted string ``$'…'`` (``\\x72\\x6d`` → ``rm``)."""
+
+    def one(match: re.Match[str]) -> str:
+        hexa, short, long, octal, control, other = match.groups()
+        try:
+            if hexa or short or long:
+                return chr(int(hexa or short or long, 16))
+            if octal:
+                return chr(int(octal, 8) & 0xFF)
+        except (ValueError, OverflowError):
+            return ""
+        if control:
+            return chr(ord(control) & 0x1F)
+        return _ANSI_SIMPLE.get(other, "\\" + other)
+
+    return _ANSI.sub(one, body)
+
+
+@dataclass(slots=True)
+class Budget:
+    """Work left for one reading: tokens, shared by every nested script."""
+
+    tokens: int = MAX_TOKENS

@@ -1,0 +1,314 @@
+"""Per-tool readings of one simple command's argv: which files it reads, writes, deletes or
+destroys (see :mod:`.effects` for the list; this module holds the tools with options to read).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Protocol
+
+_DISK = re.compile(r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|mapper/)")
+_FIND_TESTS = frozenset(
+    [
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-wholename",
+        "-iwholename",
+        "-regex",
+        "-iregex",
+        "-type",
+        "-newer",
+        "-mtime",
+        "-mmin",
+        "-atime",
+        "-amin",
+        "-ctime",
+        "-cmin",
+        "-size",
+        "-user",
+        "-group",
+        "-perm",
+        "-empty",
+        "-links",
+        "-lname",
+        "-ilname",
+        "-inum",
+        "-samefile",
+        "-uid",
+        "-gid",
+        "-nouser",
+        "-nogroup",
+        "-readable",
+        "-writable",
+        "-executable",
+        "-prune",
+    ]
+)
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+COPY_OPTIONS = {
+    "cp": frozenset({"-S", "--suffix"}),
+    "mv": frozenset({"-S", "--suffix"}),
+    "ln": frozenset({"-S", "--suffix"}),
+    "link": frozenset(),
+    "install": frozenset(["-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"]),
+    "rsync": frozenset(
+        [
+            "-e",
+            "--rsh",
+            "-f",
+            "--filter",
+            "--exclude",
+            "--include",
+            "--chmod",
+            "--chown",
+            "--backup-dir",
+            "--partial-dir",
+            "--temp-dir",
+            "--log-file",
+            "-T",
+        ]
+    ),
+}
+_GIT_GLOBAL_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
+_MAX_UNWRAP = 16
+
+
+class Context(Protocol):
+    """Where :func:`classify` records, and what it knows of the command's surroundings."""
+
+    @property
+    def reading(self) -> Record:
+        """The reading to record into."""
+        ...
+
+    @property
+    def stdin_text(self) -> str | None:
+        """The text on the command's standard input, when known."""
+        ...
+
+    def script(self, text: str) -> None:
+        """Read ``text`` as a script run by a shell."""
+        ...
+
+    def stdin_script(self, runner: str) -> None:
+        """A shell with no script operand runs its standard input."""
+        ...
+
+    def stdin_fields(self) -> list[str] | None:
+        """The words on the standard input, when known."""
+        ...
+
+
+class Record(Protocol):
+    commands: list[list[str]]
+    reads: list[str]
+    writes: list[str]
+    deletes: list[str]
+    destroys: list[str]
+    notes: list[str]
+    code: list[str]
+
+
+def split_options(args: list[str], with_value: frozenset[str]) -> tuple[list[str], list[str]]:
+    """Split ``args`` into options (with their values) and operands (``--`` ends options)."""
+    options: list[str] = []
+    operands: list[str] = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word == "--":
+            operands.extend(args[index + 1 :])
+            break
+        if word.startswith("-") and len(word) > 1:
+            options.append(word)
+            if word in with_value and index + 1 < len(args):
+                options.append(args[index + 1])
+                index += 1
+        else:
+            operands.append(word)
+        index += 1
+    return options, operands
+
+
+def reads(args: list[str], record: Record) -> None:
+    """Every operand of a command is a file it may read."""
+    for word in args:
+        if word.startswith("-"):
+            if "=" in word:
+                record.reads.append(word.partition("=")[2])
+            continue
+        record.reads.append(word)
+        if word.startswith("@") and len(word) > 1:
+            record.reads.append(word[1:])
+        elif "=" in word:
+            record.reads.append(word.partition("=")[2])
+
+
+def search(args: list[str], record: Record) -> None:
+    """``grep PATTERN FILE…``, ``sed SCRIPT FILE…``: the first operand is text, not a file."""
+    options, operands = split_options(args, frozenset({"-e", "-f", "--regexp", "--file"}))
+    given = any(
+        o in ("-e", "-f", "--regexp", "--file") or o.startswith("--regexp=") for o in options
+    )
+    reads(operands if given else operands[1:], record)
+
+
+def truncate(args: list[str], record: Record) -> None:
+    options, operands = split_options(args, frozenset({"-s", "--size", "-r", "--reference"}))
+    size = None
+    for index, option in enumerate(options):
+        if option in ("-s", "--size") and index + 1 < len(options):
+            size = options[index + 1]
+        elif option.startswith("--size="):
+            size = option.partition("=")[2]
+        elif option.startswith("-s") and len(option) > 2:
+            size = option[2:]
+    if size is not None and re.fullmatch(r"0+[KMGTPEZY]?B?|-\d.*|/\d.*", size.strip()):
+        record.destroys.extend(operands)
+    else:
+        record.writes.extend(operands)
+
+
+def git(args: list[str], record: Record) -> None:
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        index += 2 if args[index] in _GIT_GLOBAL_OPTIONS else 1
+    if index >= len(args):
+        return
+    sub, rest = args[index], args[index + 1 :]
+    if sub == "clean":
+        flags = [w for w in rest if w.startswith("-") and not w.startswith("--")]
+        forced = "--force" in rest or any("f" in w for w in flags)
+        dry = "--dry-run" in rest or any("n" in w for w in flags)
+        if forced and not dry:
+            record.destroys.extend(split_options(rest, frozenset({"-e", "--exclude"}))[1] or ["."])
+    elif sub == "reset" and "--hard" in rest:
+        record.destroys.append(".")
+    elif sub in ("show", "cat-file", "diff", "log", "blame", "grep", "archive"):
+        options, operands = split_options(rest, frozenset({"-L", "--format", "-n", "-S", "-G"}))
+        for operand in operands:
+            if ":" in operand and sub != "grep":
+                record.reads.append(operand.partition(":")[2])
+            elif sub != "grep" or "--" in rest:
+                record.reads.append(operand)
+        whole = sub == "log" and "--" not in rest
+        if whole and any(o in ("-p", "-u", "--patch", "--patch-with-stat") for o in options):
+            record.notes.append("history")
+    elif sub in ("commit", "tag", "stash", "notes", "merge", "revert", "cherry-pick"):
+        _skip_messages(rest, record)
+    elif sub in ("checkout", "restore", "mv"):
+        record.writes.extend(split_options(rest, frozenset({"-b", "-B", "--source", "-s"}))[1])
+    else:
+        reads(rest, record)
+
+
+def _skip_messages(args: list[str], record: Record) -> None:
+    """Operands of ``git commit`` and kin, without the text of ``-m MESSAGE``."""
+    skip = False
+    for word in args:
+        if skip:
+            skip = False
+            continue
+        if word in ("-m", "--message", "-F", "--file", "-C", "-c", "--author", "--date"):
+            skip = True
+        elif word.startswith("-") and not word.startswith("--") and word.endswith("m"):
+            skip = True  # -am MESSAGE
+        elif not word.startswith("-"):
+            record.reads.append(word)
+
+
+def find(args: list[str], ctx: Context) -> None:
+    record = ctx.reading
+    index = 0
+    roots: list[str] = []
+    while index < len(args) and not args[index].startswith(("-", "(", "!")):
+        roots.append(args[index])
+        index += 1
+    roots = roots or ["."]
+    record.reads.extend(roots)
+    tested = False
+    while index < len(args):
+        word = args[index]
+        if word in _FIND_TESTS:
+            tested = True
+        elif word == "-delete":
+            (record.deletes if tested else record.destroys).extend(roots)
+        elif word in _FIND_EXEC:
+            end = index + 1
+            while end < len(args) and args[end] not in (";", "+"):
+                end += 1
+            inner = [roots[0] if w == "{}" else w for w in args[index + 1 : end]]
+            if inner:
+                ctx.script(" ".join(_quote(w) for w in inner))
+            index = end
+        elif word in ("-fprint", "-fprintf", "-fls", "-fprint0") and index + 1 < len(args):
+            record.writes.append(args[index + 1])
+        index += 1
+
+
+def _quote(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'" if word else "''"
+
+
+def copy(name: str, args: list[str], record: Record) -> None:
+    options, operands = split_options(args, COPY_OPTIONS[name] | {"-t", "--target-directory"})
+    target_dir = None
+    for index, option in enumerate(options):
+        if option in ("-t", "--target-directory") and index + 1 < len(options):
+            target_dir = options[index + 1]
+        elif option.startswith("--target-directory="):
+            target_dir = option.partition("=")[2]
+    if name == "rsync" and any(o.startswith(("--del", "--remove-source")) for o in options):
+        record.destroys.extend(operands[-1:] or ["."])
+    if target_dir is not None:
+        sources, destination = operands, target_dir
+    elif len(operands) >= 2:
+        sources, destination = operands[:-1], operands[-1]
+    else:
+        record.reads.extend(operands)
+        return
+    record.writes.append(destination)
+    for source in sources:
+        # the destination may be a directory receiving a file of the same name (`cp
+        # staging/SOUL.md .`); a file copied out of the current directory (`cp SOUL.md
+        # backup/`) is a copy elsewhere, not a write onto a file of that name
+        base = posixpath.basename(source.rstrip("/"))
+        if base and "/" in source.rstrip("/"):
+            record.writes.append(posixpath.join(destination, base))
+    if name in ("ln", "link"):
+        record.writes.extend(sources)  # a hard link writes the file it links
+    elif name == "mv":
+        record.writes.extend(sources)
+        record.reads.extend(sources)
+    else:
+        record.reads.extend(sources)
+
+
+def dd(args: list[str], record: Record) -> None:
+    for word in args:
+        key, _, value = word.partition("=")
+        if key == "if":
+            record.reads.append(value)
+        elif key == "of":
+            (record.destroys if _DISK.match(value) else record.writes).append(value)
+
+
+def in_place(word: str) -> bool:
+    return word.startswith("--in-place") or (
+        word.startswith("-") and not word.startswith("--") and "i" in word[1:].split(".")[0]
+    )
+
+
+def in_place_edit(name: str, args: list[str], ctx: Context) -> None:
+    record = ctx.reading
+    options, operands = split_options(args, frozenset({"-e", "-f", "--expression", "--file"}))
+    code = [options[i + 1] for i, o in enumerate(options[:-1]) if o in ("-e", "--expression")]
+    if not code and operands:
+        code, operands = [operands[0]], operands[1:]
+    if name == "perl":
+        record.code.extend(code)
+    record.writes.extend(operands)
+    record.reads.extend(operands)
