@@ -14,10 +14,11 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_harness_audit.audit.records import RecordDraft
 from pytest_harness_audit.errors import UsageError
+from pytest_harness_audit.gate.seam import Outcome
 
 if TYPE_CHECKING:
     from pytest_harness_audit.session.harness import Harness
@@ -70,12 +71,32 @@ def run_agent(
     environment = {**os.environ, **(env or {}), CONFIG_VARIABLE: str(config)}
     if task is not None:
         environment[TASK_VARIABLE] = task
+    params: dict[str, object] = {"argv": list(argv)}
+    if task is not None:
+        params["task"] = task
+    runs: list[AgentRun] = []
+
+    def act(_decision: object) -> Outcome:
+        run = _run_process(argv, harness.root, environment, timeout)
+        runs.append(run)
+        return _outcome(run, timeout)
+
+    gate = harness.gate
+    decision = gate.unjudged("agent", "delegation", params, target=argv[0], kind="agent")
+    gate.run("agent", params, act, decision=decision)
+    return runs[0]
+
+
+def _run_process(
+    argv: Sequence[str], cwd: Path, environment: Mapping[str, str], timeout: float
+) -> AgentRun:
+    """Start the agent in its own process group; kill the whole group when it ends or times out."""
     started = time.perf_counter()
     try:
         process = subprocess.Popen(
             list(argv),
-            cwd=harness.root,
-            env=environment,
+            cwd=cwd,
+            env=dict(environment),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -94,34 +115,22 @@ def run_agent(
     else:
         _kill_tree(process)  # anything the agent left running in its group goes too
     duration = time.perf_counter() - started
-    run = AgentRun(
+    return AgentRun(
         tuple(argv), None if timed_out else process.returncode, stdout, stderr, timed_out, duration
     )
-    _record(harness, run, task, timeout)
-    return run
 
 
-def _record(harness: Harness, run: AgentRun, task: str | None, timeout: float) -> None:
+def _outcome(run: AgentRun, timeout: float) -> Outcome:
     if run.timed_out:
         status, error = "error", f"timeout after {timeout:g}s: process tree killed"
     elif run.exit_code != 0:
         status, error = "error", f"exit code {run.exit_code}"
     else:
         status, error = "success", None
-    params: dict[str, object] = {"argv": list(run.argv)}
-    if task is not None:
-        params["task"] = task
-    harness.chain.append(
-        RecordDraft(
-            tool="agent",
-            category="delegation",
-            target=run.argv[0],
-            params=params,
-            status=status,
-            output={"exitCode": run.exit_code, "stdout": run.stdout, "stderr": run.stderr},
-            error_message=error,
-            duration_ms=round(run.duration_s * 1000.0, 3),
-            kind="agent",
-            extra={"door": "agent", "timedOut": run.timed_out},
-        )
+    return Outcome(
+        "error" if status == "error" else "success",
+        {"exitCode": run.exit_code, "stdout": run.stdout, "stderr": run.stderr},
+        error,
+        round(run.duration_s * 1000.0, 3),
+        {"door": "agent", "timedOut": run.timed_out},
     )

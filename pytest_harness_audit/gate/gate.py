@@ -69,6 +69,10 @@ class GateDecision:
     quarantine: Quarantine | None = None
     started: float = field(default_factory=time.perf_counter)
     rate_hits: RateHits | None = None
+    #: The record's kind: ``call`` for tool calls; other kinds (``agent``) are not judged.
+    kind: str = "call"
+    #: The target the record shows when it is not the policy's (an agent run's program).
+    shown_target: str | None = None
 
     @property
     def category(self) -> str:
@@ -292,6 +296,18 @@ class Gate:
         """:meth:`run` for a coroutine act (the MCP proxy)."""
         return await run_call_async(self, tool, params, act, extra=extra, decision=decision)
 
+    def unjudged(
+        self, tool: str, category: str, params: Mapping[str, Any], *, target: str | None, kind: str
+    ) -> GateDecision:
+        """A decision for an event that is not a tool call (an agent run): nothing to judge,
+        recorded through the same seam with ``kind``."""
+        evaluation = Evaluation(
+            "allow", True, None, None, None, "", (), category, [], params, self.root
+        )
+        return GateDecision(
+            tool, params, evaluation, False, "", (), (), kind=kind, shown_target=target
+        )
+
     def refuse(
         self, decision: GateDecision, *, extra: Mapping[str, Any] | None = None
     ) -> GatedCall:
@@ -444,7 +460,7 @@ class Gate:
         draft = RecordDraft(
             tool=decision.tool,
             category=evaluation.category,
-            target=evaluation.target,
+            target=evaluation.target if decision.shown_target is None else decision.shown_target,
             targets=evaluation.targets,
             params=decision.params,
             constraints=decision.constraints,
@@ -452,9 +468,13 @@ class Gate:
             output=output,
             error_message=error_message,
             duration_ms=round(duration_ms, 3),
+            kind=decision.kind,
             extra=extra,
         )
         record = self.chain.append(draft)
+        if decision.kind != "call":
+            self._appended(record)
+            return record
         self._observe(record, decision, status)
         for observer in self.observers:
             observer(record, output)
