@@ -38,6 +38,7 @@ from pytest_harness_audit.inspect.secrets import (
     StreamScanner,
     learn_from_workspace,
 )
+from pytest_harness_audit.inspect.watch import LiveTree, open_live_tree
 from pytest_harness_audit.policy.categories import (
     COMMAND,
     CREDENTIAL_ACCESS,
@@ -122,7 +123,10 @@ class Inspector:
     ``secrets``: the session's registry (by default one learned from ``root``'s credential
     files when ``learn`` is true). ``protect``: globs of protected files besides the persona
     files (``persona=False`` drops those). ``watched``: the categories that get snapshots.
-    ``tracked``: whether snapshots ask git which files are tracked. Thread-safe.
+    ``tracked``: whether snapshots ask git which files are tracked. ``live``: keep the
+    workspace current with inotify where the system has it (:mod:`.watch`), so an unchanged
+    workspace costs no walk; otherwise every snapshot is a stat walk. Thread-safe; call
+    :meth:`close` (or use it as a context manager) to release the inotify descriptor early.
     """
 
     def __init__(
@@ -135,6 +139,7 @@ class Inspector:
         persona: bool = True,
         watched: frozenset[str] = WATCHED_CATEGORIES,
         tracked: bool = True,
+        live: bool = True,
     ) -> None:
         self.root = os.fspath(root)
         self.secrets = SecretRegistry() if secrets is None else secrets
@@ -145,9 +150,30 @@ class Inspector:
         self.tracked = tracked
         self._streams: OrderedDict[str, StreamScanner] = OrderedDict()
         self._lock = threading.Lock()
+        self._live: LiveTree | None = open_live_tree(self.root, self.protection) if live else None
+
+    @property
+    def live(self) -> bool:
+        """Whether the workspace is watched (else every snapshot walks it)."""
+        return self._live is not None and not self._live.closed
+
+    def close(self) -> None:
+        """Stop watching the workspace (later snapshots walk it)."""
+        if self._live is not None:
+            self._live.close()
+
+    def __enter__(self) -> Inspector:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def snapshot(self) -> WorkspaceSnapshot:
         """A snapshot of the workspace now."""
+        if self._live is not None:
+            snapshot = self._live.snapshot(tracked=self.tracked)
+            if snapshot is not None:
+                return snapshot
         return WorkspaceSnapshot.take(self.root, protection=self.protection, tracked=self.tracked)
 
     def before(

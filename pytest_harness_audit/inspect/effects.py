@@ -27,7 +27,7 @@ import stat
 import subprocess
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pytest_harness_audit.policy.glob import translate_glob
@@ -100,6 +100,12 @@ def _ls_files(root: str) -> frozenset[str] | None:
 _TRACKED = _TrackedCache()
 
 
+def tracked_paths(root: str) -> frozenset[str] | None:
+    """The git-tracked paths of the workspace at ``root`` (``None`` when it is no repository),
+    from ``git ls-files``, run again only when the index file changed."""
+    return _TRACKED.tracked(root)
+
+
 def _digest(path: str) -> bytes | None:
     try:
         with open(path, "rb") as handle:
@@ -155,7 +161,7 @@ class WorkspaceSnapshot:
         if protection is None:
             protection = Protection(protect, persona=persona)
         taken_ns = time.time_ns()
-        files, dirs, complete = _walk(base)
+        files, dirs, complete = walk(base)
         racy_from = taken_ns - RACY_NS
         digests = {
             path: _digest(os.path.join(base, path))
@@ -172,7 +178,7 @@ class WorkspaceSnapshot:
             frozenset(dirs),
             protection,
             inodes,
-            _TRACKED.tracked(base) if tracked else None,
+            tracked_paths(base) if tracked else None,
             digests,
             complete,
         )
@@ -192,7 +198,13 @@ class WorkspaceSnapshot:
         return self.protected_inodes.get(info[2]) if info is not None else None
 
 
-def _walk(base: str) -> tuple[dict[str, Stat], set[str], bool]:
+def walk(
+    base: str, on_dir: Callable[[str], None] | None = None
+) -> tuple[dict[str, Stat], set[str], bool]:
+    """``(files, dirs, complete)`` under ``base``: the stat of every file and symlink and the
+    set of directories, by relative posix path, ``.git`` directories skipped. ``on_dir`` is
+    called with each directory before it is listed. ``complete`` is false when the walk
+    stopped at :data:`MAX_ENTRIES`."""
     files: dict[str, Stat] = {}
     dirs: set[str] = set()
     stack: list[tuple[str, str]] = [(base, "")]
@@ -212,6 +224,8 @@ def _walk(base: str) -> tuple[dict[str, Stat], set[str], bool]:
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         if entry.name != ".git":
+                            if on_dir is not None:
+                                on_dir(relative)
                             dirs.add(relative)
                             stack.append((entry.path, relative + "/"))
                         continue
@@ -275,6 +289,8 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     """The effects of whatever ran between ``before`` and ``after`` (of the same workspace)."""
     complete = before.complete and after.complete
     old, new = before.files, after.files
+    if old is new and before.dirs is after.dirs:  # shared state of a live tree: no change
+        return Effects(complete=complete)
     if old == new and before.dirs == after.dirs and not before.digests:
         return Effects(complete=complete)
     deleted = sorted(old.keys() - new.keys())

@@ -6,6 +6,7 @@ import base64
 import json
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +30,14 @@ from pytest_harness_audit.session.workspace import create_workspace
 KEY = "sk-test-4f9a1c2e7b3d8a6f0e5c9b2a1d7e3f8c"
 
 
-@pytest.fixture
-def inspector(tmp_path: Path) -> Inspector:
+@pytest.fixture(params=[True, False], ids=["live", "walk"])
+def inspector(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Inspector]:
     create_workspace(tmp_path / "ws", "python-service")
     time.sleep(effects_module.RACY_NS / 1e9)
-    return Inspector(tmp_path / "ws")
+    with Inspector(tmp_path / "ws", live=request.param) as inspector:
+        if request.param and not inspector.live:
+            pytest.skip("inotify is not available here")
+        yield inspector
 
 
 def _bash(inspector: Inspector, command: str) -> Findings:

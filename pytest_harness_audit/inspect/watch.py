@@ -1,0 +1,300 @@
+"""A workspace kept current by the kernel (Linux ``inotify``), so an unchanged one costs nothing.
+
+A stat walk costs one system call per file, before and after every call. A :class:`LiveTree`
+walks once, watches every directory (``.git`` excluded) and every protected file's inode, and
+afterwards only reads the kernel's queue of change events: when nothing changed, taking a
+snapshot is one empty read; when something changed, only the paths named by the events are
+stat-ed again (a new directory is walked). The kernel queues the events of a system call
+before the call returns, so every change an act made is queued by the time the act is over.
+
+The snapshots it hands out are ordinary :class:`~.effects.WorkspaceSnapshot` objects that share
+the live state until the next change (copy on write), so :func:`~.effects.diff` works on them
+unchanged. When the queue overflows, the tree is walked again.
+
+Not seen here, but seen by stat walks: writes through a hard link that lives outside the
+workspace to a file that is not protected, and writes through ``mmap``. :meth:`LiveTree.open`
+returns ``None`` (and the caller walks instead) where inotify is missing, or when the workspace
+has more than :data:`MAX_WATCHES` directories.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import stat
+import struct
+import sys
+import threading
+import weakref
+from typing import Any
+
+from pytest_harness_audit.inspect.effects import (
+    Protection,
+    Stat,
+    WorkspaceSnapshot,
+    tracked_paths,
+    walk,
+)
+
+#: Workspaces with more directories than this are walked instead of watched.
+MAX_WATCHES = 8192
+
+_IN_MODIFY = 0x2
+_IN_ATTRIB = 0x4
+_IN_MOVED_FROM = 0x40
+_IN_MOVED_TO = 0x80
+_IN_CREATE = 0x100
+_IN_DELETE = 0x200
+_IN_DELETE_SELF = 0x400
+_IN_MOVE_SELF = 0x800
+_IN_Q_OVERFLOW = 0x4000
+_IN_IGNORED = 0x8000
+_IN_ONLYDIR = 0x01000000
+_IN_DONT_FOLLOW = 0x02000000
+_IN_ISDIR = 0x40000000
+_DIR_MASK = (
+    _IN_MODIFY
+    | _IN_ATTRIB
+    | _IN_MOVED_FROM
+    | _IN_MOVED_TO
+    | _IN_CREATE
+    | _IN_DELETE
+    | _IN_DELETE_SELF
+    | _IN_MOVE_SELF
+    | _IN_ONLYDIR
+    | _IN_DONT_FOLLOW
+)
+_FILE_MASK = _IN_MODIFY | _IN_ATTRIB | _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_DONT_FOLLOW
+_EVENT = struct.Struct("iIII")
+
+
+def _libc() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.inotify_init1  # noqa: B018 - probe the symbol
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+_LIBC = _libc()
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class LiveTree:
+    """The files of one workspace, kept current by inotify (see the module doc). Thread-safe."""
+
+    def __init__(self, root: str, protection: Protection, libc: Any, fd: int) -> None:
+        self.root = root
+        self.protection = protection
+        self._libc = libc
+        self._fd = fd
+        self._lock = threading.RLock()
+        self._files: dict[str, Stat] = {}
+        self._dirs: set[str] = set()
+        self._frozen_dirs: frozenset[str] | None = None
+        self._shared = False
+        self._watches: dict[int, str] = {}  # wd → directory ("" is the root, else "a/b/")
+        self._file_watches: dict[int, str] = {}  # wd → protected file
+        self._protected: set[str] = set()
+        self._finalizer = weakref.finalize(self, os.close, fd)
+
+    @classmethod
+    def open(cls, root: str | os.PathLike[str], protection: Protection) -> LiveTree | None:
+        """A live tree of ``root``, or ``None`` when it cannot be watched here."""
+        if _LIBC is None:
+            return None
+        fd = _LIBC.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if fd < 0:
+            return None
+        tree = cls(os.fspath(root), protection, _LIBC, fd)
+        try:
+            tree._rebuild()
+        except (_TooLarge, OSError):
+            tree.close()
+            return None
+        return tree
+
+    def close(self) -> None:
+        """Stop watching (the kernel drops every watch with the descriptor)."""
+        with self._lock:
+            self._finalizer()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return not self._finalizer.alive
+
+    # -- watching ----------------------------------------------------------------------
+
+    def _add_watch(self, relative_dir: str) -> None:
+        if len(self._watches) >= MAX_WATCHES:
+            raise _TooLarge(relative_dir)
+        path = os.path.join(self.root, relative_dir) if relative_dir else self.root
+        wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), _DIR_MASK)
+        if wd >= 0:
+            self._watches[wd] = relative_dir
+
+    def _watch_file(self, relative: str) -> None:
+        path = os.fsencode(os.path.join(self.root, relative))
+        wd = self._libc.inotify_add_watch(self._fd, path, _FILE_MASK)
+        if wd >= 0 and wd not in self._watches:
+            self._file_watches[wd] = relative
+
+    def _add_tree(self, relative_dir: str) -> None:
+        """Watch ``relative_dir`` ("" or "a/b/") and everything under it, then record it."""
+        base = os.path.join(self.root, relative_dir) if relative_dir else self.root
+        self._add_watch(relative_dir)
+        files, dirs, complete = walk(
+            base, on_dir=lambda rel: self._add_watch(relative_dir + rel + "/")
+        )
+        if not complete:
+            raise _TooLarge(relative_dir)
+        for path, info in files.items():
+            self._set(relative_dir + path, info)
+        for directory in dirs:
+            self._dirs.add(relative_dir + directory)
+        if relative_dir:
+            self._dirs.add(relative_dir.rstrip("/"))
+
+    def _rebuild(self) -> None:
+        for wd in (*self._watches, *self._file_watches):
+            self._libc.inotify_rm_watch(self._fd, wd)
+        self._watches.clear()
+        self._file_watches.clear()
+        self._unshare()
+        self._files.clear()
+        self._dirs.clear()
+        self._protected.clear()
+        self._drain()  # events of the old watches
+        self._add_tree("")
+
+    # -- state -------------------------------------------------------------------------
+
+    def _unshare(self) -> None:
+        if self._shared:
+            self._files = dict(self._files)
+            self._shared = False
+        self._frozen_dirs = None
+
+    def _set(self, relative: str, info: Stat | None) -> None:
+        self._unshare()
+        if info is None:
+            self._files.pop(relative, None)
+            self._protected.discard(relative)
+            return
+        self._files[relative] = info
+        if self.protection(relative):
+            self._protected.add(relative)
+            self._watch_file(relative)
+
+    def _restat(self, relative: str) -> None:
+        try:
+            info = os.lstat(os.path.join(self.root, relative))
+        except OSError:
+            self._set(relative, None)
+            return
+        if stat.S_ISDIR(info.st_mode):
+            self._set(relative, None)
+            return
+        self._set(relative, (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode))
+
+    def _drop_tree(self, relative: str) -> None:
+        prefix = relative + "/"
+        self._unshare()
+        for path in [p for p in self._files if p.startswith(prefix)]:
+            self._set(path, None)
+        self._dirs = {d for d in self._dirs if d != relative and not d.startswith(prefix)}
+        for wd in [wd for wd, d in self._watches.items() if d.startswith(prefix)]:
+            self._libc.inotify_rm_watch(self._fd, wd)
+            self._watches.pop(wd, None)
+
+    def _drain(self) -> list[tuple[int, int, str]]:
+        events: list[tuple[int, int, str]] = []
+        while True:
+            try:
+                data = os.read(self._fd, 1 << 16)
+            except BlockingIOError:
+                return events
+            at = 0
+            while at + _EVENT.size <= len(data):
+                wd, mask, _cookie, length = _EVENT.unpack_from(data, at)
+                raw = data[at + _EVENT.size : at + _EVENT.size + length].rstrip(b"\0")
+                events.append((wd, mask, os.fsdecode(raw)))
+                at += _EVENT.size + length
+
+    def _apply(self, events: list[tuple[int, int, str]]) -> None:
+        for wd, mask, name in events:
+            if mask & _IN_Q_OVERFLOW:
+                self._rebuild()
+                return
+            if wd in self._file_watches:
+                if mask & _IN_IGNORED:
+                    self._file_watches.pop(wd, None)
+                else:
+                    self._restat(self._file_watches[wd])
+                continue
+            directory = self._watches.get(wd)
+            if directory is None:
+                continue
+            if mask & _IN_IGNORED:
+                self._watches.pop(wd, None)
+                continue
+            if not name:
+                if directory == "" and mask & (_IN_DELETE_SELF | _IN_MOVE_SELF):
+                    self._unshare()
+                    self._files.clear()
+                    self._dirs.clear()
+                continue
+            if name == ".git":
+                continue
+            relative = directory + name
+            if mask & _IN_ISDIR:
+                if mask & (_IN_DELETE | _IN_MOVED_FROM):
+                    self._drop_tree(relative)
+                elif mask & (_IN_CREATE | _IN_MOVED_TO):
+                    self._unshare()
+                    self._add_tree(relative + "/")
+            else:
+                self._restat(relative)
+
+    def snapshot(self, *, tracked: bool = True) -> WorkspaceSnapshot | None:
+        """The workspace as it is now (changes since the last call applied first); ``None``
+        when it has grown too large to watch (the caller walks from then on)."""
+        with self._lock:
+            if self.closed:
+                return None
+            events = self._drain()
+            if events:
+                try:
+                    self._apply(events)
+                except (_TooLarge, OSError):
+                    self.close()
+                    return None
+            self._shared = True
+            if self._frozen_dirs is None:
+                self._frozen_dirs = frozenset(self._dirs)
+            inodes: dict[int, str] = {}
+            for path in sorted(self._protected):
+                inodes.setdefault(self._files[path][2], path)
+            return WorkspaceSnapshot(
+                self.root,
+                self._files,
+                self._frozen_dirs,
+                self.protection,
+                inodes,
+                tracked_paths(self.root) if tracked else None,
+            )
+
+
+def open_live_tree(root: str | os.PathLike[str], protection: Protection) -> LiveTree | None:
+    """:meth:`LiveTree.open`, never raising: ``None`` where the tree cannot be watched."""
+    with contextlib.suppress(Exception):
+        return LiveTree.open(root, protection)
+    return None
