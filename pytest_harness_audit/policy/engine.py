@@ -164,7 +164,10 @@ class CompiledPolicy:
 
     def __init__(self, spec: PolicySpec, *, source: str | None) -> None:
         self.spec = spec
-        ordered = sorted(spec.rules, key=lambda r: r.priority)  # stable: ties keep file order
+        # stable: ties keep file order; rules on effects judge calls after they ran (effects.py)
+        ordered = sorted(
+            (rule for rule in spec.rules if rule.match.effects is None), key=lambda r: r.priority
+        )
         self._globs = PatternProgram(anchored=True)
         self._regexes = PatternProgram(anchored=False)
         self.compiled_rules = tuple(

@@ -35,11 +35,20 @@ POLICY_KEYS = frozenset(
         "immune",
         "firewall",
         "auditLevel",
+        "protect",
     }
 )
 RULE_KEYS = frozenset({"id", "name", "priority", "decision", "reason", "match"})
 MATCH_KEYS = frozenset(
-    {"tools", "categories", "targetPatterns", "targetPatternsAreRegex", "rateLimit"}
+    {"tools", "categories", "targetPatterns", "targetPatternsAreRegex", "rateLimit", "effects"}
+)
+#: What ``match.effects`` can name: what inspection saw a call do after it ran.
+EFFECT_NAMES = (
+    "protected_file_changed",
+    "secret_exposure",
+    "files_deleted",
+    "many_files_deleted",
+    "directory_deleted",
 )
 RATE_LIMIT_KEYS = frozenset({"maxCount", "windowMs"})
 AUDIT_LEVELS = ("minimal", "standard", "verbose")
@@ -69,10 +78,14 @@ class Match:
     target_patterns: tuple[str, ...] | None = None
     target_patterns_are_regex: bool = False
     rate_limit: RateLimit | None = None
+    #: Effects after the call ran; a rule with ``effects`` judges calls after they ran.
+    effects: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The criteria in the file format (camelCase keys)."""
         out: dict[str, Any] = {}
+        if self.effects is not None:
+            out["effects"] = list(self.effects)
         if self.tools is not None:
             out["tools"] = list(self.tools)
         if self.categories is not None:
@@ -130,6 +143,7 @@ class PolicySpec:
     firewall: Mapping[str, Any] | None = None
     audit_level: str = "standard"
     extra_categories: frozenset[str] = field(default_factory=frozenset)
+    protect: tuple[str, ...] = ()
 
 
 class _Context:
@@ -235,7 +249,36 @@ def _parse_match(ctx: _Context, data: Any, rule_id: str, categories: frozenset[s
                 field="match.rateLimit.windowMs",
             )
         rate_limit = RateLimit(max_count, float(window))
-    return Match(tools, categories_value, patterns, is_regex, rate_limit)
+    effects = _parse_effects(ctx, data, rule_id, patterns is not None or rate_limit is not None)
+    return Match(tools, categories_value, patterns, is_regex, rate_limit, effects)
+
+
+def _parse_effects(
+    ctx: _Context, data: Mapping[str, Any], rule_id: str, has_call_criteria: bool
+) -> tuple[str, ...] | None:
+    if "effects" not in data:
+        return None
+    effects = _string_list(ctx, data["effects"], data, rule_id, "match.effects")
+    for effect in effects:
+        if effect not in EFFECT_NAMES:
+            raise ctx.error(
+                f"unknown effect {effect!r} (known: {', '.join(EFFECT_NAMES)})",
+                data,
+                rule_id=rule_id,
+                field="match.effects",
+            )
+    if not effects:
+        raise ctx.error(
+            "must name at least one effect", data, rule_id=rule_id, field="match.effects"
+        )
+    if has_call_criteria:
+        raise ctx.error(
+            "effects combine only with tools and categories",
+            data,
+            rule_id=rule_id,
+            field="match.effects",
+        )
+    return effects
 
 
 def _parse_rule(ctx: _Context, data: Any, index: int, categories: frozenset[str]) -> Rule:
@@ -349,6 +392,9 @@ def parse_policy(data: Any, *, source: str | None = None, line_of: LineOf = _no_
     for key in ("immune", "firewall"):
         if key in data and data[key] is not None and not isinstance(data[key], Mapping):
             raise ctx.error(f"must be a mapping, got {data[key]!r}", data, field=key)
+    protect = data.get("protect", []) or []
+    if not isinstance(protect, list) or not all(isinstance(v, str) and v for v in protect):
+        raise ctx.error(f"must be a list of file globs, got {protect!r}", data, field="protect")
     return PolicySpec(
         default_policy=default,
         enforce=enforce,
@@ -362,4 +408,5 @@ def parse_policy(data: Any, *, source: str | None = None, line_of: LineOf = _no_
         firewall=data.get("firewall"),
         audit_level=audit_level,
         extra_categories=extra,
+        protect=tuple(protect),
     )

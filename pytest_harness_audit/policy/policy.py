@@ -10,6 +10,7 @@ from typing import Any
 
 from pytest_harness_audit.immune.config import ImmuneConfig
 from pytest_harness_audit.policy.categories import KNOWN_CATEGORIES
+from pytest_harness_audit.policy.effects import EffectRules
 from pytest_harness_audit.policy.engine import CompiledPolicy
 from pytest_harness_audit.policy.loader import (
     PRESET_NAMES,
@@ -34,6 +35,8 @@ class Policy(CompiledPolicy):
         super().__init__(spec, source=source)
         self.source = source
         self.name = name or spec.name or spec.preset or "custom"
+        #: The rules that judge what a call did after it ran (``match.effects``).
+        self.effect_rules = EffectRules(spec)
         self.immune_config = (
             ImmuneConfig.from_dict(
                 spec.immune,
@@ -117,7 +120,7 @@ class Policy(CompiledPolicy):
     @property
     def rules(self) -> tuple[Rule, ...]:
         """Rules in evaluation order (ascending priority, stable)."""
-        return tuple(compiled.rule for compiled in self.compiled_rules)
+        return tuple(compiled.rule for compiled in self.compiled_rules) + self.effect_rules.rules
 
     @property
     def immune(self) -> Mapping[str, Any] | None:
@@ -146,7 +149,14 @@ class Policy(CompiledPolicy):
             out["immune"] = self.spec.immune
         if self.spec.firewall is not None:
             out["firewall"] = self.spec.firewall
+        if self.spec.protect:
+            out["protect"] = list(self.spec.protect)
         return out
+
+    @property
+    def protect(self) -> tuple[str, ...]:
+        """Globs of files whose change is the ``protected_file_changed`` effect."""
+        return self.spec.protect
 
     @property
     def content_hash(self) -> str:

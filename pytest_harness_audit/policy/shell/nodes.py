@@ -80,6 +80,12 @@ class Command:
     in_substitution: bool = False
 
 
+#: Words the shell reads as syntax in command position (a command of plain words starting with
+#: one of them takes the parser, not the fast path).
+RESERVED_WORDS = frozenset(
+    {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "select", "case",
+     "esac", "in", "coproc", "function", "time", "{", "}", "!", "[[", "]]"}
+)  # fmt: skip
 #: Reserved words that only separate simple commands (the commands around them count).
 SEPARATOR_WORDS = frozenset(
     {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!", "esac"}

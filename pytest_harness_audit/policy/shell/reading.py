@@ -26,6 +26,7 @@ from pytest_harness_audit.policy.shell.nodes import (
     MAX_CHARS,
     MAX_DEPTH,
     MAX_TOKENS,
+    RESERVED_WORDS,
     Budget,
     Command,
     Lit,
@@ -90,7 +91,7 @@ def read_command(text: str, root: str | None = None) -> Reading:
     try:
         if len(text) <= _PLAIN_LIMIT and _PLAIN.fullmatch(text):
             argv = text.split(" ")
-            if "=" not in argv[0]:
+            if "=" not in argv[0] and argv[0] not in RESERVED_WORDS:
                 reading.commands.append(argv)
                 context = _Context(reading, Expander(root), Budget(), 0, None, False)
                 classify(argv, [False] * len(argv), context)
