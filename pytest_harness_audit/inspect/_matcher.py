@@ -41,6 +41,8 @@ DENSE_ESCAPES = 8
 MIN_PATTERN = 6
 
 _HEXDIGITS = "0123456789abcdefABCDEF"
+#: The ASCII characters ``str.split()`` (and ``\s``) take for whitespace.
+_ASCII_SPACE = bytes(code for code in range(128) if chr(code).isspace())
 _ASCII_FOLD = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _NON_SPACE = re.compile(r"\S+")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
@@ -65,6 +67,8 @@ def squeeze(text: str) -> str:
 
 def normalise(text: str) -> str:
     """What the automaton sees of ``text``: case-folded, whitespace removed."""
+    if text.isascii():  # the same result, by C passes that create no objects
+        return text.encode("ascii").lower().translate(None, _ASCII_SPACE).decode("ascii")
     return squeeze(fold(text))
 
 
