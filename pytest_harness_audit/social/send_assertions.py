@@ -2,7 +2,8 @@
 
 Pure functions over chain records (``CallRecord`` views or raw record mappings), so a test
 asserts exactly what an auditor can re-check from the chain. A record is social when its tool
-is ``send_message`` and it carries the ``social`` field a :class:`~.bridge.SocialSession` writes.
+is ``send_message`` and it carries the ``social`` field the social door writes (see
+:mod:`.event_records`).
 
 * **sent** — a post exists: outcome ``sent`` or ``pending`` (a ``replayed`` send repeats an
   earlier one and is not counted again);
@@ -23,8 +24,8 @@ import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.errors import UsageError
-from pytest_harness_audit.readers.record_view import CallRecord
 from pytest_harness_audit.social.addresses import canonical_address, is_agent_name
 from pytest_harness_audit.social.errors import (
     COLLECTIVE_FAILURE_KINDS,

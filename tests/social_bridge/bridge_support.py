@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.doors.social import SocialSession
-from pytest_harness_audit.readers.record_view import CallRecord
 from pytest_harness_audit.session.harness import Harness
 
 PEERS = ("bob", "carol", "dave")
