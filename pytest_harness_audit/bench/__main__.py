@@ -24,6 +24,7 @@ import anyio
 
 from pytest_harness_audit.audit.verify import verify_chain
 from pytest_harness_audit.bench import chain as chain_bench
+from pytest_harness_audit.bench import inspect as inspect_bench
 from pytest_harness_audit.bench import pipeline, suite
 from pytest_harness_audit.bench import policy as policy_bench
 from pytest_harness_audit.bench import proxy as proxy_bench
@@ -183,6 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             lambda: chain_rows(sizes.chain_records, sizes.fsync_records, Path(directory)),
             lambda: proxy_rows(sizes.proxy_calls, sizes.proxy_memory_calls),
             lambda: suite_rows(sizes.suite_tests, sizes.scenario_tests, 1 if args.quick else 3),
+            lambda: [Row(*row) for row in inspect_bench.rows(args.quick)],
         )
         for step in steps:
             rows.extend(step())
