@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from pytest_harness_audit.audit.record_view import CallRecord
     from pytest_harness_audit.audit.verify import ChainReport
     from pytest_harness_audit.policy.policy import Policy
-    from pytest_harness_audit.readers.report import SessionReport
     from pytest_harness_audit.readers.verdict import Verdict, VerdictReason
 
 
@@ -70,9 +69,6 @@ class AuditedSession(Protocol):
         query: Mapping[str, str | None] | None = None,
     ) -> str:
         """The recorded calls, one per line."""
-
-    def report(self, *, output_hashes: bool = True) -> SessionReport:
-        """The session's deterministic report."""
 
 
 class StepOutcome(Protocol):

@@ -12,7 +12,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import pytest
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
@@ -23,10 +23,19 @@ if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
     from syrupy.types import PropertyFilter, PropertyMatcher, SerializableData, SerializedData
 
-    from pytest_harness_audit.readers.session_view import AuditedSession
-
 
 _ANSI_STYLE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class ReportedSession(Protocol):
+    """A session that renders its report (``Harness`` does)."""
+
+    @property
+    def session_id(self) -> str:
+        """The session's id."""
+
+    def report(self, *, output_hashes: bool = True) -> SessionReport:
+        """The session's deterministic report."""
 
 
 class AuditReportExtension(SingleFileSnapshotExtension):
@@ -56,7 +65,7 @@ class AuditReportExtension(SingleFileSnapshotExtension):
 
 
 def snapshot_sessions(
-    sessions: Sequence[AuditedSession], assertion: SnapshotAssertion, *, colors: bool = True
+    sessions: Sequence[ReportedSession], assertion: SnapshotAssertion, *, colors: bool = True
 ) -> list[str]:
     """Compare each session's report with the next snapshot of ``assertion``; one problem text
     (with the diff) per mismatch. With ``--snapshot-update`` syrupy writes instead."""

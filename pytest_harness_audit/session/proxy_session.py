@@ -47,8 +47,9 @@ class RecordingProxySession:
     """A running proxy (streamable HTTP on loopback, its own thread) for one harness session.
 
     ``url`` and ``token`` reach it over HTTP; ``stdio_command`` is the argv of an equivalent
-    ``harness-audit proxy`` process an MCP client can start itself; ``mcp_config()`` is the
-    standard ``{"mcpServers": …}`` document for either.
+    ``harness-audit proxy`` process an MCP client can start itself (the files it reads are
+    written when the proxy starts); ``mcp_config()`` is the standard ``{"mcpServers": …}``
+    document for either.
     """
 
     def __init__(
@@ -94,6 +95,8 @@ class RecordingProxySession:
             self.gate, self._specs, local_tools=tools, call_timeout=call_timeout
         )
         self._endpoint = self._proxy.start()
+        self._stdio_dir = harness.storage_dir / "policies"
+        self._stdio = self._write_stdio_files()
 
     @property
     def url(self) -> str:
@@ -112,29 +115,33 @@ class RecordingProxySession:
 
     @property
     def stdio_command(self) -> list[str]:
-        """argv of a ``harness-audit proxy`` serving the same session over stdio."""
+        """argv of a ``harness-audit proxy`` serving the same session over stdio.
+
+        Its policy and upstream files were written when the proxy started; reading this writes
+        nothing. A proxy of several upstream argvs has no such command (``UsageError``).
+        """
+        if isinstance(self._stdio, UsageError):
+            raise self._stdio
+        return list(self._stdio)
+
+    def _write_stdio_files(self) -> list[str] | UsageError:
+        """Write the policy (and ``mcpServers``) files an equivalent stdio proxy reads; return
+        its argv, or the error that says why there is none."""
         from pytest_harness_audit.doors.proxy import proxy_command
 
-        policy_file = (
-            self.harness.storage_dir
-            / "policies"
-            / (f"{self.harness.chain.session_id}.proxy-policy.json")
-        )
-        policy_file.parent.mkdir(parents=True, exist_ok=True)
-        policy_file.write_text(json.dumps(self.harness.policy.to_dict()), encoding="utf-8")
         upstream: list[str] = []
         config = None
         if isinstance(self._upstream, Mapping):
-            config = (
-                self.harness.storage_dir
-                / "policies"
-                / (f"{self.harness.chain.session_id}.mcp.json")
-            )
-            config.write_text(json.dumps(self._upstream), encoding="utf-8")
+            config = self._stdio_dir / f"{self.harness.chain.session_id}.mcp.json"
         elif self._upstream and all(isinstance(w, str) for w in self._upstream):
             upstream = [str(w) for w in self._upstream]
         elif self._upstream:
-            raise UsageError("stdio_command serves one upstream argv or an mcpServers mapping")
+            return UsageError("stdio_command serves one upstream argv or an mcpServers mapping")
+        policy_file = self._stdio_dir / f"{self.harness.chain.session_id}.proxy-policy.json"
+        policy_file.parent.mkdir(parents=True, exist_ok=True)
+        policy_file.write_text(json.dumps(self.harness.policy.to_dict()), encoding="utf-8")
+        if config is not None:
+            config.write_text(json.dumps(self._upstream), encoding="utf-8")
         return proxy_command(
             storage=self.harness.storage_dir,
             session=self.harness.session_id,
