@@ -29,6 +29,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from pytest_harness_audit.policy.glob import translate_glob
 
@@ -133,6 +134,13 @@ class Protection:
         return self._regex is not None and self._regex.fullmatch(relative) is not None
 
 
+class Journal(Protocol):
+    """Where a snapshot came from, when that source logs which paths changed (a live tree)."""
+
+    def paths_between(self, start: int, stop: int) -> set[str] | None:
+        """Every path changed from version ``start`` to ``stop``; ``None`` when unknown."""
+
+
 @dataclass
 class WorkspaceSnapshot:
     """The stat of every file of a workspace at one moment (see the module doc)."""
@@ -145,6 +153,8 @@ class WorkspaceSnapshot:
     tracked: frozenset[str] | None
     digests: dict[str, bytes | None] = field(default_factory=dict)
     complete: bool = True
+    journal: Journal | None = None
+    version: int = 0
 
     @classmethod
     def take(
@@ -293,9 +303,17 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
         return Effects(complete=complete)
     if old == new and before.dirs == after.dirs and not before.digests:
         return Effects(complete=complete)
-    deleted = sorted(old.keys() - new.keys())
-    created = sorted(new.keys() - old.keys())
-    modified = [path for path in old.keys() & new.keys() if old[path] != new[path]]
+    hint = None
+    if before.journal is not None and before.journal is after.journal:
+        hint = before.journal.paths_between(before.version, after.version)
+    if hint is not None:  # only the paths the journal names can differ
+        deleted = sorted(path for path in hint if path in old and path not in new)
+        created = sorted(path for path in hint if path in new and path not in old)
+        modified = [path for path in hint if path in old and path in new and old[path] != new[path]]
+    else:
+        deleted = sorted(old.keys() - new.keys())
+        created = sorted(new.keys() - old.keys())
+        modified = [path for path in old.keys() & new.keys() if old[path] != new[path]]
     for path, digest in before.digests.items():
         unchanged = digest is not None and path in new and old.get(path) == new[path]
         if unchanged and _digest(os.path.join(after.root, path)) != digest:

@@ -39,6 +39,8 @@ from pytest_harness_audit.inspect.effects import (
 
 #: Workspaces with more directories than this are walked instead of watched.
 MAX_WATCHES = 8192
+#: Journal entries kept; a diff across more changes than this compares every path.
+MAX_JOURNAL = 100_000
 
 _IN_MODIFY = 0x2
 _IN_ATTRIB = 0x4
@@ -103,6 +105,8 @@ class LiveTree:
         self._watches: dict[int, str] = {}  # wd → directory ("" is the root, else "a/b/")
         self._file_watches: dict[int, str] = {}  # wd → protected file
         self._protected: set[str] = set()
+        self._log: list[str] = []  # every path set, in order: the journal
+        self._log_start = 0  # the version of self._log[0]
         self._finalizer = weakref.finalize(self, os.close, fd)
 
     @classmethod
@@ -172,6 +176,8 @@ class LiveTree:
         self._files.clear()
         self._dirs.clear()
         self._protected.clear()
+        self._log_start += len(self._log) + 1  # every earlier snapshot is now unrelated
+        self._log.clear()
         self._drain()  # events of the old watches
         self._add_tree("")
 
@@ -183,8 +189,16 @@ class LiveTree:
             self._shared = False
         self._frozen_dirs = None
 
+    def paths_between(self, start: int, stop: int) -> set[str] | None:
+        """The paths set from version ``start`` to ``stop`` (``None`` once forgotten)."""
+        with self._lock:
+            if start < self._log_start:
+                return None
+            return set(self._log[start - self._log_start : stop - self._log_start])
+
     def _set(self, relative: str, info: Stat | None) -> None:
         self._unshare()
+        self._log.append(relative)
         if info is None:
             self._files.pop(relative, None)
             self._protected.discard(relative)
@@ -277,6 +291,9 @@ class LiveTree:
                 except (_TooLarge, OSError):
                     self.close()
                     return None
+            if len(self._log) > MAX_JOURNAL:
+                self._log_start += len(self._log)
+                self._log.clear()
             self._shared = True
             if self._frozen_dirs is None:
                 self._frozen_dirs = frozenset(self._dirs)
@@ -290,6 +307,8 @@ class LiveTree:
                 self.protection,
                 inodes,
                 tracked_paths(self.root) if tracked else None,
+                journal=self,
+                version=self._log_start + len(self._log),
             )
 
 
