@@ -67,6 +67,7 @@ _TRIVIAL = {
     "disabled", "enabled", "undefined", "required", "optional", "password", "username",
 }  # fmt: skip
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
+_NUMBERED_LINE = re.compile(r"^\s*\d+\t")
 _NETRC_WORDS = {"password", "passwd", "login", "account"}
 
 
@@ -188,9 +189,18 @@ def _text_values(text: str, name: str) -> Iterator[tuple[str, str]]:
             yield assignment.group(1), _unquote(assignment.group(2))
 
 
+def strip_line_numbers(text: str) -> str:
+    """Undo ``cat -n`` numbering (what a ``Read`` tool returns) when every line has it."""
+    lines = text.splitlines()
+    if lines and all(_NUMBERED_LINE.match(line) for line in lines if line.strip()):
+        return "\n".join(_NUMBERED_LINE.sub("", line, count=1) for line in lines)
+    return text
+
+
 def file_values(text: str, name: str) -> Iterator[tuple[str, str]]:
     """``(key, secret)`` for every secret in the text of the credential file ``name``."""
     seen: set[str] = set()
+    text = strip_line_numbers(text)
     document: object = None
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from pytest_harness_audit.inspect import _matcher
-from pytest_harness_audit.inspect.learn import credential_values
+from pytest_harness_audit.inspect.learn import credential_values, file_values
 
 #: Characters of one text scanned at most (head and tail halves beyond it).
 MAX_SCAN_CHARS = 4 * 1024 * 1024
@@ -283,6 +283,14 @@ class SecretRegistry:
     def stream(self) -> StreamScanner:
         """A scanner for consecutive texts of one channel (the sends of a session)."""
         return StreamScanner(self)
+
+    def learn_text(self, text: str, source: str) -> int:
+        """Add the secrets of the text of a credential file read during the session (its
+        path as ``source``; ``cat -n`` numbering is undone); return how many were new."""
+        before = len(self)
+        for key, value in file_values(text, source):
+            self.add(value, f"{source}:{key}"[:200])
+        return len(self) - before
 
     def learn_from_workspace(self, root: str | os.PathLike[str]) -> int:
         """Add the secret values of ``root``'s credential files; return how many were new."""

@@ -316,3 +316,11 @@ def test_learning_from_an_empty_or_missing_directory(tmp_path: Path) -> None:
     assert len(learn_from_workspace(tmp_path)) == 0
     assert len(learn_from_workspace(tmp_path / "missing")) == 0
     assert not os.path.exists(tmp_path / "missing")
+
+
+def test_learn_text_of_a_read_with_line_numbers() -> None:
+    registry = SecretRegistry()
+    numbered = "     1\t# settings\n     2\tAPI_KEY=" + KEY + "\n     3\tDEBUG=true\n"
+    assert registry.learn_text(numbered, ".env") == 1
+    assert registry.secrets()[0].label == ".env:API_KEY"
+    assert registry.scan(KEY).findings
