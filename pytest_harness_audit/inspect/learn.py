@@ -18,8 +18,9 @@ From each such file (up to :data:`MAX_FILE_BYTES`, binary files skipped):
 A value counts when its key names a secret (``KEY``, ``TOKEN``, ``PASSWORD``, ``AUTH`` …) and it
 is at least :data:`MIN_KEYED` characters, or when it looks like one on its own: no whitespace,
 at least :data:`MIN_UNKEYED` characters, letters and digits mixed. Trivial values (``true``,
-``localhost``, numbers shorter than 16 digits), URLs without a password, e-mail addresses and
-paths never count. Labels are ``<path>:<key>``: names, never values.
+``localhost``, numbers shorter than 16 digits, words of letters, ``-`` and ``_`` shorter than 16
+characters such as ``database`` or ``service_account``), URLs without a password, e-mail
+addresses and paths never count. Labels are ``<path>:<key>``: names, never values.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ MAX_FILES = 50_000
 MIN_KEYED = 8
 MIN_UNKEYED = 12
 MAX_LINE = 4096
+_WORDLIKE = 16
 _SKIPPED_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache"}
 _TEMPLATE = re.compile(r"(?:^|[/\\])\.env\.(?:example|sample|template|dist|defaults?)$", re.I)
 _NOT_SECRET_FILE = re.compile(r"(?:\.pub|[/\\]known_hosts|\.ssh[/\\]config)$", re.I)
@@ -86,6 +88,8 @@ def _plain_value(value: str) -> bool:
         return True
     if _EMAIL.match(value) or value.startswith(("/", "./", "../", "~/")):
         return True
+    if len(value) < _WORDLIKE and value.replace("-", "").replace("_", "").isalpha():
+        return True  # `database`, `service_account`: a setting, not a secret
     return len(set(value)) <= 2
 
 

@@ -270,6 +270,7 @@ def test_learning_rules(tmp_path: Path) -> None:
         "API_URL=https://api.example.com/v1/resources\n"
         "PLAIN_ID=a1b2c3d4e5f6g7h8\n"
         "UNKEYED=just-a-name\n"
+        "SESSION_DRIVER=database\nTOKEN_TYPE=service_account\n"
         "SECRET_KEY=unquoted-value-1  # trailing comment\n",
     )
     _write(tmp_path, ".env.example", "TOKEN=example-token-value-99\n")
