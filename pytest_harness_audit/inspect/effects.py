@@ -27,9 +27,9 @@ import stat
 import subprocess
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from pytest_harness_audit.policy.glob import translate_glob
 
@@ -192,6 +192,44 @@ class WorkspaceSnapshot:
             digests,
             complete,
         )
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready form, for a door whose before and after run in different processes
+        (the host hook's pre and post steps). It holds paths and stats, no file content."""
+        return {
+            "version": 1,
+            "root": self.root,
+            "files": [[path, *info] for path, info in self.files.items()],
+            "dirs": sorted(self.dirs),
+            "protectedInodes": [[inode, path] for inode, path in self.protected_inodes.items()],
+            "tracked": None if self.tracked is None else sorted(self.tracked),
+            "digests": {p: None if d is None else d.hex() for p, d in self.digests.items()},
+            "complete": self.complete,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], protection: Protection) -> WorkspaceSnapshot:
+        """The snapshot :meth:`to_json` gave (``ValueError`` for anything else)."""
+        try:
+            if data["version"] != 1:
+                raise ValueError(f"unknown snapshot version {data['version']!r}")
+            files = {str(e[0]): (int(e[1]), int(e[2]), int(e[3]), int(e[4])) for e in data["files"]}
+            tracked = data["tracked"]
+            return cls(
+                str(data["root"]),
+                files,
+                frozenset(str(d) for d in data["dirs"]),
+                protection,
+                {int(inode): str(path) for inode, path in data["protectedInodes"]},
+                None if tracked is None else frozenset(str(p) for p in tracked),
+                {
+                    str(p): None if d is None else bytes.fromhex(d)
+                    for p, d in data["digests"].items()
+                },
+                bool(data["complete"]),
+            )
+        except (KeyError, TypeError, IndexError, AttributeError) as exc:
+            raise ValueError(f"not a workspace snapshot: {exc!r}") from None
 
     def protected_alias(self, path: str | os.PathLike[str]) -> str | None:
         """The protected file ``path`` is (by its name, or as a hard link to one), else ``None``.

@@ -204,3 +204,23 @@ def test_symlink_to_a_persona_file(root: Path) -> None:
     _bash(root, "ln -s SOUL.md alias.md && echo evil >> alias.md")
     found = diff(before, WorkspaceSnapshot.take(root))
     assert "SOUL.md" in found.protected
+
+
+def test_snapshot_round_trips_through_json(root: Path) -> None:
+    import json
+
+    from pytest_harness_audit.inspect.effects import Protection
+
+    (root / "fresh.txt").write_text("racy")  # gets a digest
+    before = WorkspaceSnapshot.take(root)
+    text = json.dumps(before.to_json())
+    loaded = WorkspaceSnapshot.from_json(json.loads(text), Protection())
+    assert loaded.files == before.files and loaded.dirs == before.dirs
+    assert loaded.tracked == before.tracked and loaded.digests == before.digests
+    assert loaded.protected_inodes == before.protected_inodes
+    _bash(root, "rm SOUL.md")
+    assert diff(loaded, WorkspaceSnapshot.take(root)).protected == ("SOUL.md",)
+    with pytest.raises(ValueError, match="not a workspace snapshot"):
+        WorkspaceSnapshot.from_json({"version": 1}, Protection())
+    with pytest.raises(ValueError, match="unknown snapshot version"):
+        WorkspaceSnapshot.from_json({"version": 9}, Protection())
