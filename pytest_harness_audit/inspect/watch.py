@@ -144,6 +144,9 @@ class LiveTree:
         wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), _DIR_MASK)
         if wd >= 0:
             self._watches[wd] = relative_dir
+        elif not relative_dir:
+            raise OSError(ctypes.get_errno(), f"cannot watch {path}")
+        # a subdirectory that vanished between listing and watching is simply gone
 
     def _watch_file(self, relative: str) -> None:
         path = os.fsencode(os.path.join(self.root, relative))
@@ -262,9 +265,7 @@ class LiveTree:
                 continue
             if not name:
                 if directory == "" and mask & (_IN_DELETE_SELF | _IN_MOVE_SELF):
-                    self._unshare()
-                    self._files.clear()
-                    self._dirs.clear()
+                    raise _TooLarge("the workspace itself was removed or moved")
                 continue
             if name == ".git":
                 continue

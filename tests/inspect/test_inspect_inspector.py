@@ -186,3 +186,29 @@ def test_huge_and_deep_outputs_are_bounded(inspector: Inspector) -> None:
     for _ in range(MAX_DEPTH * 200):
         deep = [deep]
     assert inspector.scan_output(deep).alerts == (OUTPUT_PARTLY_SCANNED,)
+
+
+def test_odd_payloads_do_not_break_inspection(inspector: Inspector) -> None:
+    odd: dict[Any, Any] = {
+        1: None,
+        (2, 3): 4.5,
+        "nul": "a\0b" * 1000,
+        "big": "x" * 1_000_000,
+        "obj": object(),
+        "nested": {"deeper": [KEY[:10], {"k": KEY[10:]}]},
+    }
+    found = inspector.outgoing("mcp__upstream__call", odd)
+    assert found.alerts == ()
+    assert inspector.scan_output(object()).alerts == ()
+    assert inspector.scan_output(None).alerts == ()
+    token = inspector.before("Bash", "command", {"command": "\0" * 1_000_000})
+    assert inspector.after(token, "Bash", "command", {}, b"\0\xff" * 1000).alerts == ()
+
+
+def test_inspector_of_a_missing_workspace(tmp_path: Path) -> None:
+    with Inspector(tmp_path / "missing") as inspector:
+        assert not inspector.live
+        token = inspector.before("Bash", "command", {})
+        assert inspector.after(token, "Bash", "command", {}, "out") == Findings(
+            redacted_output="out"
+        )

@@ -132,3 +132,14 @@ def test_closed_tree(tree: LiveTree) -> None:
     assert tree.closed
     assert tree.snapshot() is None
     tree.close()
+
+
+def test_no_tree_for_a_missing_root(tmp_path: Path) -> None:
+    assert LiveTree.open(tmp_path / "missing", Protection()) is None
+
+
+def test_removing_the_workspace_itself_gives_up(root: Path, tree: LiveTree) -> None:
+    _current(tree)
+    _bash(root.parent, f"mv {root.name} elsewhere")
+    assert tree.snapshot() is None
+    assert tree.closed
