@@ -13,7 +13,7 @@ from policy_support import reference_match
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.categories import mcp_tool_parts
 from pytest_harness_audit.policy.sensitive import is_credential_path
-from pytest_harness_audit.policy.targets import all_targets
+from pytest_harness_audit.policy.targets import call_targets
 
 GLOBS = ["**/.env", "*.py", "src/**", "/p/*", "**/*secret*", "a?c", "exact.txt", "**", "/p/.env"]
 REGEXES = ["^rm", r"\.env$", "secret", "(?i)SOUL", "foo(?=bar)", "x{2}", r"(\w)\1"]
@@ -78,12 +78,15 @@ calls = st.lists(
 def naive_decision(
     document: dict[str, Any], category: str, tool: str, params: dict[str, Any]
 ) -> str | None:
-    """The id of the first matching rule, or ``None`` for the default."""
-    targets = all_targets(params)
+    """The id of the first matching rule, or ``None`` for the default.
+
+    A call with a command is a credential access by the files its reading found (not by the
+    command's text); any other call by any of its targets."""
+    targets, files = call_targets(params)
     categories = {category}
     if mcp_tool_parts(tool) is not None:
         categories.add("mcp")
-    if any(is_credential_path(t) for t in targets):
+    if any(is_credential_path(t) for t in (targets if files is None else files)):
         categories.add("credential_access")
     for rule in sorted(document["rules"], key=lambda r: r["priority"]):
         match = rule["match"]

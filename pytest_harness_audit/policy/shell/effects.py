@@ -126,6 +126,12 @@ _NAME_COMMANDS = frozenset(
 _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "sed", "awk", "gawk"})
 _RM_FLAGS = re.compile(r"-[dfiIvRr]*[rRf][dfiIvRr]*|--recursive|--force")
 _MAX_UNWRAP = 16
+#: Every command name with a reading of its own below (the rest only read their operands).
+_KNOWN = frozenset(
+    {"eval", "sed", "gsed", "perl", "rm", "unlink", "rmdir", "shred", "wipe", "srm", "wipefs",
+     "mkswap", "blkdiscard", "truncate", "git", "find", "tee", "touch", "dd",
+     "grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "gawk"}
+) | SHELLS | frozenset(COPY_OPTIONS)  # fmt: skip
 
 
 def command_name(word: str) -> str:
@@ -187,6 +193,8 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
             reads(argv[1:], record)
             return
         name = command_name(argv[0])
+        if "/" in argv[0] and name not in _WRAPPER_OPTIONS and name not in SHELLS:
+            record.reads.append(argv[0])  # a program run by its path: its file is read too
         if name == "busybox" and len(argv) > 1:
             argv, dynamic = argv[1:], dynamic[1:]
         elif name in ("sudo", "su", "doas", "runuser") and _shell_login(name, argv, ctx):
@@ -249,7 +257,15 @@ def _parallel(argv: list[str], ctx: Context) -> None:
 def _effects(name: str, argv: list[str], ctx: Context) -> None:
     record = ctx.reading
     args = argv[1:]
-    if name in SHELLS:
+    if name in _TEXT_COMMANDS or name in _NAME_COMMANDS:
+        return
+    if (
+        name not in _KNOWN
+        and not name.startswith("mkfs")
+        and not (name[:1] in "pnrdblo" and INTERPRETERS.fullmatch(name))
+    ):
+        reads(args, record)  # most commands: their operands are files they may read
+    elif name in SHELLS:
         _shell(name, args, ctx)
     elif name == "eval":
         ctx.script(" ".join(args))
@@ -257,8 +273,6 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         in_place_edit(name, args, ctx)
     elif INTERPRETERS.fullmatch(name):
         _interpreter(args, ctx)
-    elif name in _TEXT_COMMANDS or name in _NAME_COMMANDS:
-        return
     elif name == "rm":
         options, operands = split_options(args, frozenset())
         (record.destroys if options else record.deletes).extend(operands or ["*"])

@@ -115,7 +115,7 @@ class Expander:
         """The fields ``word`` expands to (quote removal, braces, variables, splitting, globs)."""
         if len(word) == 1 and isinstance(word[0], Lit):
             text = word[0].text
-            if word[0].quoted or not _needs_work(text):
+            if word[0].quoted or not needs_work(text):
                 return [Field(text)]
         chars: Chars = []
         dynamic = self._chars(word, chars)
@@ -171,7 +171,8 @@ class Expander:
         self.variables[name] = "".join(char for char, _ in chars)
 
 
-def _needs_work(text: str) -> bool:
+def needs_work(text: str) -> bool:
+    """Whether an unquoted literal has a brace or a glob character (else it stands as it is)."""
     return "{" in text or "*" in text or "?" in text or "[" in text
 
 

@@ -21,7 +21,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from pytest_harness_audit.policy.shell.effects import classify, command_name
-from pytest_harness_audit.policy.shell.expand import Expander, echo_output
+from pytest_harness_audit.policy.shell.expand import Expander, echo_output, needs_work
 from pytest_harness_audit.policy.shell.nodes import (
     MAX_CHARS,
     MAX_DEPTH,
@@ -33,7 +33,7 @@ from pytest_harness_audit.policy.shell.nodes import (
     Unreadable,
     Word,
 )
-from pytest_harness_audit.policy.shell.syntax import parse
+from pytest_harness_audit.policy.shell.syntax import parse, parse_simple
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\+?=")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
@@ -96,7 +96,13 @@ def read_command(text: str, root: str | None = None) -> Reading:
                 context = _Context(reading, Expander(root), Budget(), 0, None, False)
                 classify(argv, [False] * len(argv), context)
                 return reading
-        _read_script(text, reading, Expander(root), Budget(), 0)
+        simple = parse_simple(text)
+        if simple is not None:
+            expander, budget = Expander(root), Budget()
+            for command in simple:
+                _read_simple(command, reading, expander, budget, 0)
+        else:
+            _read_script(text, reading, Expander(root), Budget(), 0)
     except Unreadable as exc:
         reading.unreadable = str(exc)
         _read_pieces(text, reading, root)
@@ -153,6 +159,9 @@ def _read_simple(
     words = command.words
     assignments = 0
     for word in words:
+        first = word[0] if word else None
+        if type(first) is not Lit or first.quoted or "=" not in first.text:
+            break  # the common case: no assignment
         assignment = _assignment(word)
         if assignment is None:
             break
@@ -163,7 +172,13 @@ def _read_simple(
                 expander.assign(name, value)
     argv: list[str] = []
     dynamic: list[bool] = []
-    for word in words[assignments:]:
+    for word in words[assignments:] if assignments else words:
+        if len(word) == 1:
+            part = word[0]
+            if type(part) is Lit and (part.quoted or not needs_work(part.text)):
+                argv.append(part.text)  # a plain word: nothing to expand
+                dynamic.append(False)
+                continue
         for expanded in expander.expand(word):
             argv.append(expanded.text)
             dynamic.append(expanded.dynamic)
