@@ -1,8 +1,9 @@
 """The plugin's pytest hooks: options, markers, the end-of-test check, the summary and xdist.
 
-A hook that needs the harness, the readers or syrupy imports them inside, and only once a test
-has made a harness session (or carries one of the plugin's markers): a run that uses no harness
-loads nothing beyond this package's option and marker modules.
+A hook that needs more than the option and marker modules (the harness, the readers, syrupy,
+the summary) imports it inside, and only once a test has made a harness session, carries one of
+the plugin's markers or runs under ``--harness-audit``: a run that uses no harness loads nothing
+else.
 """
 
 from __future__ import annotations
@@ -26,12 +27,6 @@ from pytest_harness_audit.plugin.options import (
     WORKER_OUTPUT,
     add_options,
     resolve_options,
-)
-from pytest_harness_audit.plugin.summary import (
-    decode_summaries,
-    encode_summaries,
-    format_summary,
-    summarise,
 )
 
 
@@ -98,9 +93,12 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
     """After teardown: summary rows and JUnit properties of the test's sessions."""
-    if call.when != "teardown":
+    sessions = item.stash.get(SESSIONS_KEY, [])
+    if call.when != "teardown" or not sessions:
         return
-    for harness in item.stash.get(SESSIONS_KEY, []):
+    from pytest_harness_audit.plugin.summary import summarise
+
+    for harness in sessions:
         try:
             summary = summarise(harness, item.nodeid)
         except HarnessAuditError:
@@ -125,6 +123,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     """On an xdist worker: hand the summary rows to the controller."""
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
+        from pytest_harness_audit.plugin.summary import encode_summaries
+
         summaries = session.config.stash[SUMMARIES_KEY]
         workeroutput[WORKER_OUTPUT] = encode_summaries(summaries)
 
@@ -134,6 +134,8 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     """On the xdist controller: collect a finished worker's summary rows."""
     data = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
     if data:
+        from pytest_harness_audit.plugin.summary import decode_summaries
+
         node.config.stash[SUMMARIES_KEY].extend(decode_summaries(data))
 
 
@@ -142,6 +144,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     options = config.stash[OPTIONS_KEY]
     if not options.enabled or hasattr(config, "workerinput"):
         return
+    from pytest_harness_audit.plugin.summary import format_summary
+
     terminalreporter.write_sep("=", "harness audit")
     summaries = config.stash[SUMMARIES_KEY]
     for line in format_summary(summaries):
