@@ -259,6 +259,14 @@ def _add_command_forms(
     _add_many_paths(targets, paths, root)
     files.extend(paths)
     files.extend(targets[before:])
+    if not (
+        reading.writes
+        or reading.deletes
+        or reading.destroys
+        or reading.notes
+        or reading.unreadable is not None
+    ):
+        return  # the common case: a command that only reads
     effects: list[str] = []
     for kind, found in (
         ("write", reading.writes),

@@ -112,6 +112,7 @@ _SHELL_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 INTERPRETERS = re.compile(
     r"(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php|lua|rscript|osascript)"
 )
+_CODE_FLAGS = re.compile(r"-[A-Za-z]*[ce]")
 _CODE_OPTIONS = frozenset({"-c", "-e", "-E", "--eval", "-r", "--command", "-p", "--print"})
 _TEXT_COMMANDS = frozenset(
     {"echo", "printf", "true", "false", ":", "test", "[", "type", "which", "hash", "alias",
@@ -329,9 +330,7 @@ def _shell(name: str, args: list[str], ctx: Context) -> None:
 def _interpreter(args: list[str], ctx: Context) -> None:
     record = ctx.reading
     for index, word in enumerate(args):
-        if (word in _CODE_OPTIONS or re.fullmatch(r"-[A-Za-z]*[ce]", word)) and index + 1 < len(
-            args
-        ):
+        if (word in _CODE_OPTIONS or _CODE_FLAGS.fullmatch(word)) and index + 1 < len(args):
             record.code.append(args[index + 1])
             record.reads.extend(code_paths(args[index + 1]))
             reads(args[index + 2 :], record)
