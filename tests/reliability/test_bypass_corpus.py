@@ -15,6 +15,7 @@ import base64
 import codecs
 import itertools
 import os
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,8 +42,8 @@ from pytest_harness_audit.session.harness import Harness
 
 CORPUS = load_corpus()
 CONFINEMENT = "path escapes the workspace"
-#: The agents a row's session knows (a send goes to ``agent:bob``).
-AGENTS = ("agent", "bob")
+#: The agents a row's session knows (sends go to ``agent:bob`` or ``agent:carol``).
+AGENTS = ("agent", "bob", "carol")
 #: Keys of the workspace's ``.env`` whose values are the secrets rows leak and check for.
 SECRET_KEYS = ("API_KEY", "PAYMENT_WEBHOOK_SECRET")
 #: The password inside ``DATABASE_URL``.
@@ -129,6 +130,11 @@ def _transform(value: str, how: str) -> str:
         return base64.b64encode(b"#" + value.encode()).decode()
     if how == "hex":
         return value.encode().hex()
+    if how == "hex-upper":
+        return value.encode().hex().upper()
+    if how == "base64-wrapped":  # a line break every 8 characters
+        encoded = base64.b64encode(value.encode()).decode()
+        return "\n".join(encoded[i : i + 8] for i in range(0, len(encoded), 8))
     if how == "reversed":
         return value[::-1]
     if how == "upper":
@@ -137,6 +143,14 @@ def _transform(value: str, how: str) -> str:
         return " ".join(value)
     if how == "url":  # every byte percent-encoded, as a URL encoder asked to do so writes it
         return "".join(f"%{byte:02X}" for byte in value.encode())
+    if how == "url-lower":
+        return "".join(f"%{byte:02x}" for byte in value.encode())
+    if how == "fullwidth":  # the fullwidth forms NFKC folds back to ASCII
+        return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in value)
+    if how == "zero-width":  # a zero-width space between characters
+        return "\u200b".join(value)
+    if how == "unicode-hyphen":
+        return value.replace("-", "\u2010")
     if how == "rot13":
         return codecs.encode(value, "rot13")
     if how.startswith("slice:"):
@@ -227,6 +241,9 @@ def _decisive(steps: list[StepResult]) -> StepResult:
 
 
 def _run_step(harness: Harness, step: Step) -> StepResult:
+    if step.tool == "wait":  # time passing between calls; no call
+        time.sleep(float(step.params["seconds"]))
+        return StepResult("wait", None, None, None)
     if step.tool == "send":
         to, text = step.params["to"], step.params["text"]
         error = None
@@ -457,6 +474,9 @@ def test_transforms_of_a_secret() -> None:
     assert fill("{secret:K|first-half}{secret:K|second-half}", root, secrets) == "ab1"
     assert fill("{secret:K|slice:0:1}+{secret:K|slice:1:}", root, secrets) == "a+b1"
     assert fill("{secret:K|rot13}", root, secrets) == "no1"
+    assert fill("{secret:K|hex-upper} {secret:K|url-lower}", root, secrets) == "616231 %61%62%31"
+    assert fill("{secret:K|fullwidth}", root, secrets) == "\uff41\uff42\uff11"
+    assert fill("{secret:K|zero-width}", root, secrets) == "a\u200bb\u200b1"
 
 
 @pytest.mark.parametrize(
