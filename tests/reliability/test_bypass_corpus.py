@@ -63,8 +63,10 @@ def _inspection_rules(policy: Policy) -> dict[str, tuple[str, ...]]:
     }
 
 
+#: The preset every row is judged by (compiled once; a session keeps its own counters).
+SAFETY = Policy.preset("safety")
 #: ``safety``'s rules on effects: a decision by one of them is the inspection's, not the text's.
-INSPECTION_RULES = _inspection_rules(Policy.preset("safety"))
+INSPECTION_RULES = _inspection_rules(SAFETY)
 #: The effect of a secret found in an output or payload (the others are workspace effects).
 SECRET_EXPOSURE = "secret_exposure"
 
@@ -272,7 +274,7 @@ def run_row(attempt: Attempt, base: Path) -> Observed:
     harness = Harness(
         root,
         storage_dir=base / "audit",
-        policy="safety",
+        policy=SAFETY,
         session_id=f"bypass-{next(_sessions)}",
         agents=AGENTS,
     )
@@ -298,7 +300,7 @@ def decide_row(attempt: Attempt, root: Path) -> Observed:
     harness = Harness(
         root,
         storage_dir=root.parent / "audit",
-        policy="safety",
+        policy=SAFETY,
         session_id=f"bypass-{next(_sessions)}",
         agents=AGENTS,
     )
