@@ -49,6 +49,10 @@ ALLOW = ("allow", None)
         "dd if=/dev/zero of=/dev/sda bs=1M",
         "find . -delete",
         "find . -name '*.o' -exec rm -f {} +",
+        "git checkout -- .",
+        "git restore .",
+        "git checkout -f",
+        "dd if=/dev/null of=app/pricing.py status=none",
     ],
 )
 def test_destructive_commands_are_denied_in_every_form(command: str) -> None:
@@ -225,6 +229,10 @@ def test_credential_files_stay_denied(path: str) -> None:
         "$CC -fPIC -c x.c",
         "python -m pytest -k unlink",
         "command -v rm",
+        "touch SOUL.md",
+        "git checkout main",
+        "git checkout -- app.py",
+        "git restore --staged .",
     ],
 )
 def test_look_alike_commands_are_allowed(command: str) -> None:

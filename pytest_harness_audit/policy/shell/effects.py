@@ -5,13 +5,16 @@
   ``setsid``, ``ionice``, ``flock``, ``parallel``, ``watch`` …), by any path and in any case.
 * **Shells** run a script: ``bash -c TEXT``, ``su -c TEXT``, ``eval``, or their standard input.
 * **Destroys** (recursive or irrecoverable): ``rm`` with any option, ``shred``, ``truncate`` to
-  size 0, ``git clean -f``, ``git reset --hard``, ``rsync --delete``, ``dd`` onto a disk,
-  ``find -delete`` with no test, ``mkfs``. **Deletes** (one file each): plain ``rm``,
-  ``unlink``, ``rmdir``, ``find … -delete`` with tests.
+  size 0, ``git clean -f``, ``git reset --hard``, ``git checkout -- .``/``git restore .``/
+  ``git checkout -f`` (every uncommitted change discarded), ``rsync --delete``, ``dd`` onto a
+  disk or from ``/dev/zero``/``/dev/null``, ``find -delete`` with no test, ``mkfs``.
+  **Deletes** (one file each): plain ``rm``, ``unlink``, ``rmdir``, ``find … -delete`` with
+  tests.
 * **Writes**: redirections, ``tee``, ``cp``/``mv``/``ln``/``install``/``rsync`` onto the last
   operand, onto ``-t DIR``, or into a directory receiving a file of the same name (``cp
   staging/SOUL.md .`` writes ``SOUL.md``); a hard link writes the file it links (``ln SOUL.md
-  p2.md``); ``sed -i``/``perl -i``, ``truncate``, ``touch``, ``dd of=``.
+  p2.md``); ``sed -i``/``perl -i``, ``truncate``, ``dd of=``, ``git checkout``/``git restore``
+  of a path. ``touch`` is no write: it changes a file's times, not what it holds.
 * **Reads**: every operand of a command is a file it may read (``--opt=value``, ``KEY=value``
   and ``@file`` values too), except where a tool takes text: ``echo``/``printf``, commit
   messages (``git commit -m``), search patterns (``grep PATTERN``), ``sed``/``awk`` scripts.
@@ -130,7 +133,7 @@ _MAX_UNWRAP = 16
 #: Every command name with a reading of its own below (the rest only read their operands).
 _KNOWN = frozenset(
     {"eval", "sed", "gsed", "perl", "rm", "unlink", "rmdir", "shred", "wipe", "srm", "wipefs",
-     "mkswap", "blkdiscard", "truncate", "git", "find", "tee", "touch", "dd",
+     "mkswap", "blkdiscard", "truncate", "git", "find", "tee", "dd",
      "grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "gawk"}
 ) | SHELLS | frozenset(COPY_OPTIONS)  # fmt: skip
 
@@ -293,8 +296,6 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         copy(name, args, record)
     elif name == "tee":
         record.writes.extend(split_options(args, frozenset())[1])
-    elif name == "touch":
-        record.writes.extend(split_options(args, frozenset({"-r", "-d", "-t"}))[1])
     elif name == "dd":
         dd(args, record)
     elif name in _PATTERN_FIRST:

@@ -8,6 +8,7 @@ import posixpath
 import re
 from typing import Protocol
 
+_EMPTY_SOURCES = frozenset({"/dev/zero", "/dev/null", "/dev/urandom", "/dev/random"})
 _DISK = re.compile(r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|mapper/)")
 _FIND_TESTS = frozenset(
     [
@@ -200,7 +201,19 @@ def git(args: list[str], record: Record) -> None:
     elif sub in ("commit", "tag", "stash", "notes", "merge", "revert", "cherry-pick"):
         _skip_messages(rest, record)
     elif sub in ("checkout", "restore", "mv"):
-        record.writes.extend(split_options(rest, frozenset({"-b", "-B", "--source", "-s"}))[1])
+        options, operands = split_options(rest, frozenset({"-b", "-B", "--source", "-s"}))
+        after = rest[rest.index("--") + 1 :] if "--" in rest else []
+        whole = [o for o in (after or operands) if o in (".", ":/", "*", "./")]
+        forced = sub == "checkout" and any(o in ("-f", "--force") for o in options)
+        staged_only = (
+            sub == "restore"
+            and any(o in ("-S", "--staged") for o in options)
+            and not any(o in ("-W", "--worktree") for o in options)
+        )
+        if sub != "mv" and not staged_only and (whole or (forced and not operands)):
+            # every uncommitted change in the tree discarded: like `git reset --hard`
+            record.destroys.append(".")
+        record.writes.extend(operands)
     else:
         reads(rest, record)
 
@@ -288,12 +301,19 @@ def copy(name: str, args: list[str], record: Record) -> None:
 
 
 def dd(args: list[str], record: Record) -> None:
+    """``dd if=SRC of=DST``: a write onto ``DST``; onto a disk, or from ``/dev/zero`` or
+    ``/dev/null`` (which wipes what the file held), a destruction."""
+    source = ""
     for word in args:
         key, _, value = word.partition("=")
         if key == "if":
+            source = value
             record.reads.append(value)
-        elif key == "of":
-            (record.destroys if _DISK.match(value) else record.writes).append(value)
+    for word in args:
+        key, _, value = word.partition("=")
+        if key == "of":
+            wipes = _DISK.match(value) or source in _EMPTY_SOURCES
+            (record.destroys if wipes else record.writes).append(value)
 
 
 def in_place(word: str) -> bool:
