@@ -15,6 +15,11 @@ When ``append`` returns, the record is in the kernel's page cache and survives t
 process; with ``fsync=True`` the line and then the anchor are flushed to the device first, so
 they also survive power loss. The lock and the file descriptors stay open for the life of the
 object, which keeps an append to four system calls (lock, length check, write, unlock).
+
+Files are opened with ``O_NOFOLLOW``: a chain, anchor or lock file replaced by a symbolic link is
+refused, never written through. The object keeps in memory the head it wrote (``witness``): a
+rewrite of the file behind its back, anchor included, cannot change that, and
+``verify_chain(..., witness=chain.witness)`` catches it.
 """
 
 from __future__ import annotations
@@ -43,16 +48,22 @@ from pytest_harness_audit.audit.records import (
 )
 from pytest_harness_audit.audit.session_file import (
     SESSION_FORMAT,
+    join_writers,
+    leave_writers,
     load_session_file,
     note_repair,
     torn_tail_entry,
+    vouch_for,
     write_session_file,
+    writer_entry,
 )
 from pytest_harness_audit.audit.storage import SessionPaths, StorageLayout
 from pytest_harness_audit.audit.verify import check_line, verify_file
+from pytest_harness_audit.audit.witness import Head, line_at
 
 _MAX_ROLL_FORWARD = 64 << 20
 _RUN_VERIFY = "run `harness-audit audit verify`"
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _flock = fcntl.flock
 _LOCK_EX = fcntl.LOCK_EX
 _LOCK_UN = fcntl.LOCK_UN
@@ -114,6 +125,8 @@ class AuditChain:
         self._size = 0
         self._head = GENESIS
         self._last_r6: str | None = None
+        self._token = os.urandom(6).hex()
+        self._frozen: Head | None = None
         try:
             self._layout.ensure_dirs()
             self._lock_fd = self._open(self._paths.lock, os.O_RDWR | os.O_CREAT)
@@ -139,7 +152,7 @@ class AuditChain:
     # -- opening ---------------------------------------------------------------------------
 
     def _open(self, path: Path, flags: int) -> int:
-        fd = os.open(path, flags | os.O_CLOEXEC, 0o644)
+        fd = os.open(path, flags | os.O_CLOEXEC | _NOFOLLOW, 0o644)
         self._fds.append(fd)
         return fd
 
@@ -154,10 +167,7 @@ class AuditChain:
             self._size = -1
             self._resync_locked(size, anchor)
         elif data is not None:
-            raise ChainError(
-                f"{self._paths.anchor}: anchor missing for an existing session; "
-                "run `harness-audit audit verify`"
-            )
+            raise ChainError(f"{self._paths.anchor}: anchor missing for a session; {_RUN_VERIFY}")
         elif size:
             adopted = self._adopt_unanchored(size)
         else:
@@ -167,6 +177,9 @@ class AuditChain:
             lct = data.get("lct")
             if not isinstance(lct, dict):
                 raise AuditError(f"{path}: field 'lct' is missing")
+            data = load_session_file(path) or data  # a roll-forward may have noted a repair
+            join_writers(data, writer_entry(self._token))
+            write_session_file(path, data, fsync=self._fsync)
             return SoftLCT.from_dict(lct, source=str(path))
         lct_token = make_soft_lct(self._paths.session_id)
         write_session_file(
@@ -183,6 +196,7 @@ class AuditChain:
                 "anchor": None,
                 "adopted": adopted,
                 "repairs": [],
+                "writers": [writer_entry(self._token)],
             },
         )
         return lct_token
@@ -222,20 +236,31 @@ class AuditChain:
 
     def _resync_locked(self, size: int, anchor: Anchor | None = None) -> None:
         """Catch up with appends made through other objects or processes (lock held)."""
+        before = Head(self._count, self._head), self._size
         if anchor is None:
             anchor = self._read_anchor()
         if anchor is None or anchor.size is None:
             raise ChainError(f"{self._paths.anchor}: anchor missing; {_RUN_VERIFY}")
-        if anchor.size == size:
-            self._set_state(anchor)
-        elif anchor.size < size:
-            self._roll_forward_locked(anchor, size)
-        else:
+        if anchor.size > size:
             raise ChainError(
                 f"{self._paths.chain}: chain is shorter ({size} bytes) than its anchor "
-                f"({anchor.size} bytes, {anchor.count} records) — truncated; "
-                "run `harness-audit audit verify`"
+                f"({anchor.size} bytes, {anchor.count} records) — truncated; {_RUN_VERIFY}"
             )
+        if anchor.size == size:
+            self._set_state(anchor)
+        else:
+            self._roll_forward_locked(anchor, size)
+        witness, known_size = before
+        if known_size >= 0 and self._frozen is None and not self._extends(witness, known_size):
+            self._frozen = witness  # rewritten behind our back: keep the head we wrote
+
+    def _extends(self, witness: Head, known_size: int) -> bool:
+        """True when the chain (resynced, lock held) still continues ``witness``."""
+        count = witness.count or 0
+        if self._count <= count:
+            return self._count == count and self._head == witness.hash
+        line = line_at(self._paths.chain, known_size, self._size)
+        return line is not None and check_line(line, witness.hash, count, self.session_id).ok
 
     def _roll_forward_locked(self, anchor: Anchor, size: int) -> None:
         """Deal with bytes past the anchor, which only a writer that died can leave behind.
@@ -250,7 +275,7 @@ class AuditChain:
         where = f"{self._paths.chain}: after record {anchor.count}"
         if size - start > _MAX_ROLL_FORWARD:
             raise ChainError(f"{where}: {size - start} unanchored bytes; {_RUN_VERIFY}")
-        fd = os.open(self._paths.chain, os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(self._paths.chain, os.O_RDONLY | os.O_CLOEXEC | _NOFOLLOW)
         try:
             tail = os.pread(fd, size - start, start)
         finally:
@@ -270,10 +295,15 @@ class AuditChain:
             result = check_line(line, anchor.head, anchor.count, self._paths.session_id)
             if not result.ok:
                 raise ChainError(
-                    f"{where}: unanchored record fails verification ({result.reason}); "
-                    "run `harness-audit audit verify`"
+                    f"{where}: unanchored record fails ({result.reason}); {_RUN_VERIFY}"
                 )
             head = hashlib.sha256(line).hexdigest()
+            voucher = vouch_for(load_session_file(self._paths.session_file), anchor.count + 1, head)
+            if voucher is None:
+                raise ChainError(
+                    f"{where}: a record linked to the head was appended, but no writer of this "
+                    f"session died without closing it and none recorded its head; {_RUN_VERIFY}"
+                )
             state = Anchor(anchor.count + 1, head, size, result.r6_id)
             self._anchor.write(state.count, size, head, result.r6_id)
         self._set_state(state)
@@ -337,7 +367,7 @@ class AuditChain:
         parent: without this, parent and child would not exclude each other.
         """
         inherited = self._lock_fd
-        self._lock_fd = os.open(self._paths.lock, os.O_RDWR | os.O_CLOEXEC)
+        self._lock_fd = os.open(self._paths.lock, os.O_RDWR | os.O_CLOEXEC | _NOFOLLOW)
         self._fds.append(self._lock_fd)
         if inherited in self._fds:
             self._fds.remove(inherited)
@@ -400,6 +430,17 @@ class AuditChain:
         return Anchor(self._count, self._head, self._size, self._last_r6)
 
     @property
+    def witness(self) -> Head:
+        """The head this object wrote last (or found on opening): count and hash, in memory.
+
+        Records other writers append are taken in only when they continue it; if the file was
+        rewritten behind this object's back, the witness stays at the last head it knew to be
+        good. Pass it to ``verify_chain(..., witness=...)`` or sign it at the end of a session.
+        """
+        with self._mutex:
+            return self._frozen or Head(self._count, self._head)
+
+    @property
     def path(self) -> Path:
         """The chain file ``audit/<sessionId>.jsonl``."""
         return self._paths.chain
@@ -429,8 +470,7 @@ class AuditChain:
                 if hasattr(self, "_lct") and self._fd >= 0:
                     with exclusive(self._lock_fd):
                         size = os.lseek(self._fd, 0, os.SEEK_END)
-                        if size == self._size:
-                            self._write_snapshot_locked()
+                        self._close_session_locked(in_sync=size == self._size)
             finally:
                 anchor = getattr(self, "_anchor", None)
                 if anchor is not None:
@@ -438,13 +478,16 @@ class AuditChain:
                 self._fd = self._lock_fd = -1
                 self._finalizer()
 
-    def _write_snapshot_locked(self) -> None:
+    def _close_session_locked(self, *, in_sync: bool) -> None:
+        """Leave the writers list and, when in step with the file, store the head we saw."""
         data = load_session_file(self._paths.session_file)
         if data is None:
             return
-        snapshot = Anchor(self._count, self._head, self._size, self._last_r6).to_dict()
-        snapshot["updatedAt"] = utc_timestamp()
-        data["anchor"] = snapshot
+        leave_writers(data, self._token)
+        if in_sync and self._frozen is None:
+            snapshot = Anchor(self._count, self._head, self._size, self._last_r6).to_dict()
+            snapshot["updatedAt"] = utc_timestamp()
+            data["anchor"] = snapshot
         write_session_file(self._paths.session_file, data)
 
     def __enter__(self) -> AuditChain:

@@ -2,8 +2,11 @@
 
 A writer killed mid-append leaves at most a torn final line (its write cut short) or one
 complete record whose anchor update never happened. Repair removes the torn line and anchors the
-complete record (it is well-formed and linked to the anchored head, exactly what the next writer
-to open the chain would adopt); both are noted in the session file. Any other defect is refused.
+complete record — only when something the appender could not have written alone vouches for it:
+the session file lists a writer that died without closing the session, or its head copy names
+the record, or (with a public key) a signed checkpoint does. A well-formed record linked to the
+head is otherwise exactly what a forger appends, and is refused. Both repairs are noted in the
+session file. Any other defect is refused.
 """
 
 from __future__ import annotations
@@ -14,10 +17,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_harness_audit.audit.anchor import Anchor, AnchorWriter, read_anchor
+from pytest_harness_audit.audit.checkpoint import (
+    CheckpointError,
+    checkpoints_path,
+    newest_checkpoint,
+)
 from pytest_harness_audit.audit.clock import utc_timestamp
 from pytest_harness_audit.audit.errors import ChainError, SessionNotFoundError
 from pytest_harness_audit.audit.locking import exclusive, open_lock_file
-from pytest_harness_audit.audit.session_file import note_repair, torn_tail_entry
+from pytest_harness_audit.audit.session_file import (
+    load_session_file,
+    note_repair,
+    torn_tail_entry,
+    vouch_for,
+)
 from pytest_harness_audit.audit.storage import SessionPaths, StorageLayout
 from pytest_harness_audit.audit.verify import ChainReport, check_line, verify_file
 
@@ -50,12 +63,19 @@ class RepairResult:
         }
 
 
-def repair_chain(storage_dir: str | os.PathLike[str], session_id: str) -> RepairResult:
+def repair_chain(
+    storage_dir: str | os.PathLike[str],
+    session_id: str,
+    *,
+    public_key: Any = None,
+    checkpoints: str | os.PathLike[str] | None = None,
+) -> RepairResult:
     """Remove a torn final line and anchor an interrupted append; note both in the session file.
 
     Refuses (``ChainError``) unless the only defects are those a crashed writer leaves (a torn
-    final line; one complete, correctly linked record past the anchor); a chain that already
-    verifies is left untouched.
+    final line; one complete, correctly linked record past the anchor that the session file or
+    a checkpoint signed with ``public_key`` vouches for); a chain that already verifies is left
+    untouched.
     """
     layout = StorageLayout.at(storage_dir)
     paths = layout.paths(session_id)
@@ -84,7 +104,7 @@ def repair_chain(storage_dir: str | os.PathLike[str], session_id: str) -> Repair
                 report, size = after, keep
             adopted = 0
             if _interrupted_append(report):
-                report = _anchor_interrupted_append(paths, anchor, size)
+                report = _anchor_interrupted_append(paths, anchor, size, public_key, checkpoints)
                 adopted = 1
             elif not report.valid:
                 raise ChainError(
@@ -120,7 +140,9 @@ def _remove_torn_tail(paths: SessionPaths, keep: int, after: ChainReport) -> tup
     return len(fragment), entry["removedSha256"]
 
 
-def _anchor_interrupted_append(paths: SessionPaths, anchor: Anchor, size: int) -> ChainReport:
+def _anchor_interrupted_append(
+    paths: SessionPaths, anchor: Anchor, size: int, public_key: Any, checkpoints: Any
+) -> ChainReport:
     """Roll the anchor forward over the one record past it (lock held); re-verify."""
     start = anchor.size
     if start is None:
@@ -132,6 +154,16 @@ def _anchor_interrupted_append(paths: SessionPaths, anchor: Anchor, size: int) -
     if not check.ok or b"\n" in line:
         raise ChainError(f"{paths.chain}: refusing to repair: the record past the anchor fails")
     head = hashlib.sha256(line).hexdigest()
+    voucher = vouch_for(load_session_file(paths.session_file), anchor.count + 1, head)
+    if voucher is None and public_key is not None:
+        voucher = _checkpoint_vouches(paths, anchor.count + 1, head, public_key, checkpoints)
+    if voucher is None:
+        raise ChainError(
+            f"{paths.chain}: refusing to repair: record {anchor.count} is linked to the anchored "
+            "head, but nothing vouches that the chain writer wrote it — every writer closed the "
+            "session cleanly, the session file's head copy does not name it and no signed "
+            "checkpoint does; it was appended by something else (verify reports extra_records)"
+        )
     fd = os.open(paths.anchor, os.O_RDWR | os.O_CLOEXEC)
     writer = AnchorWriter(fd, os.fspath(paths.anchor), fsync=True)
     try:
@@ -148,6 +180,7 @@ def _anchor_interrupted_append(paths: SessionPaths, anchor: Anchor, size: int) -
             "by": "repair",
             "offset": start,
             "recordId": check.record_id,
+            "vouchedBy": voucher,
             "recordCount": after.record_count,
             "head": after.head,
         },
@@ -168,3 +201,17 @@ def _complete_length(path: os.PathLike[str], size: int) -> int:
                 return start + newline + 1
             position = start
     return 0
+
+
+def _checkpoint_vouches(
+    paths: SessionPaths, count: int, head: str, public_key: Any, checkpoints: Any
+) -> str | None:
+    root = paths.chain.parent.parent
+    target = checkpoints if checkpoints is not None else checkpoints_path(root, paths.session_id)
+    try:
+        checkpoint = newest_checkpoint(target, paths.session_id, public_key)
+    except CheckpointError:
+        return None
+    if (checkpoint.count, checkpoint.head) == (count, head):
+        return f"a signed checkpoint names it ({os.fspath(target)})"
+    return None

@@ -1,4 +1,11 @@
-"""The session file ``sessions/<sessionId>.json``: metadata, replaced atomically."""
+"""The session file ``sessions/<sessionId>.json``: metadata, replaced atomically.
+
+Besides the Soft LCT and the repairs, it lists the writers that have the chain open
+(``writers``: pid, host, a token; each removes itself when it closes) and the head the last
+writer saw when it closed (``anchor``). Both vouch for a record past the anchor: it is adopted as
+an interrupted append only when a writer that never closed has died since, or when that head copy
+names it (see ``vouch_for``).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -31,8 +39,8 @@ def load_session_file(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def write_session_file(path: Path, data: dict[str, Any]) -> None:
-    """Replace the session file atomically (temporary file, fsync, rename)."""
+def write_session_file(path: Path, data: dict[str, Any], *, fsync: bool = True) -> None:
+    """Replace the session file atomically (temporary file, fsync unless told not to, rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -40,7 +48,8 @@ def write_session_file(path: Path, data: dict[str, Any]) -> None:
             json.dump(data, handle, ensure_ascii=False, indent=2, sort_keys=False)
             handle.write("\n")
             handle.flush()
-            os.fsync(handle.fileno())
+            if fsync:
+                os.fsync(handle.fileno())
         os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -77,3 +86,69 @@ def note_repair(path: Path, entry: dict[str, Any]) -> None:
     repairs.append(entry)
     data["repairs"] = repairs
     write_session_file(path, data)
+
+
+def writer_entry(token: str) -> dict[str, Any]:
+    """The ``writers`` entry of a chain object of this process."""
+    return {"pid": os.getpid(), "host": socket.gethostname(), "token": token}
+
+
+def _writers(data: dict[str, Any] | None) -> list[dict[str, Any]]:
+    value = data.get("writers") if data is not None else None
+    return [entry for entry in value if isinstance(entry, dict)] if isinstance(value, list) else []
+
+
+def writer_gone(entry: dict[str, Any]) -> bool:
+    """True when the writer of ``entry`` has died without closing (or may have: another host)."""
+    pid = entry.get("pid")
+    if entry.get("host") != socket.gethostname():
+        return True
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+        return True
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:  # a killed child that nobody has waited for yet is a zombie: dead all the same
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    fields = stat.rsplit(")", 1)[-1].split()
+    return bool(fields) and fields[0] in ("Z", "X")
+
+
+def join_writers(data: dict[str, Any], entry: dict[str, Any]) -> None:
+    """Forget writers that died, then list ``entry`` (call after any roll-forward)."""
+    data["writers"] = [item for item in _writers(data) if not writer_gone(item)] + [entry]
+
+
+def leave_writers(data: dict[str, Any], token: str) -> None:
+    """Remove this process's entry of ``token``."""
+    pid = os.getpid()
+    data["writers"] = [
+        item
+        for item in _writers(data)
+        if not (item.get("token") == token and item.get("pid") == pid)
+    ]
+
+
+def vouch_for(data: dict[str, Any] | None, count: int, head: str) -> str | None:
+    """Why a record past the anchor (making ``count`` records with ``head``) is a writer's own.
+
+    ``None`` when nothing in the session file says so: every writer closed cleanly and none
+    recorded that head — the record was appended by something else than the chain writer.
+    """
+    snapshot = data.get("anchor") if data is not None else None
+    if isinstance(snapshot, dict) and (snapshot.get("recordCount"), snapshot.get("head")) == (
+        count,
+        head,
+    ):
+        return "the session file's head copy names it"
+    for entry in _writers(data):
+        if writer_gone(entry):
+            return f"writer pid {entry.get('pid')} died without closing the session"
+    return None

@@ -4,6 +4,12 @@
 <storage>/audit/<sessionId>.lock      the lock appenders serialise through
 <storage>/sessions/<sessionId>.json   metadata (Soft LCT, level, repairs, anchor snapshot)
 <storage>/sessions/<sessionId>.anchor the anchor: record count, byte size and head hash
+<storage>/checkpoints/<sessionId>.jsonl signed checkpoints (see ``checkpoint``)
+<storage>/.gitignore                  ``*``, written when this package creates the directory
+
+``default_storage`` is where the command line keeps chains when told nothing: a per-user state
+directory outside the project, so that an agent working in the project does not hold its own
+evidence.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,10 +85,53 @@ class StorageLayout:
             anchor=self.sessions_dir / f"{sid}.anchor",
         )
 
+    @property
+    def checkpoints_dir(self) -> Path:
+        """``<storage>/checkpoints``."""
+        return self.root / "checkpoints"
+
     def ensure_dirs(self) -> None:
-        """Create the audit and sessions directories."""
-        self.audit_dir.mkdir(parents=True, exist_ok=True)
-        self.sessions_dir.mkdir(parents=True, exist_ok=True)
+        """Create the audit and sessions directories (refusing symbolic links for them).
+
+        A storage directory created here gets a ``.gitignore`` of ``*``, as pytest's cache
+        does, so that chains never end up in a commit.
+        """
+        if not self.root.exists():
+            self.root.mkdir(parents=True, exist_ok=True)
+            ignore = self.root / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# created by pytest-harness-audit\n*\n", encoding="utf-8")
+        for directory in (self.audit_dir, self.sessions_dir):
+            if directory.is_symlink():
+                raise AuditError(f"{directory}: is a symbolic link; refusing to write through it")
+            directory.mkdir(parents=True, exist_ok=True)
+
+
+def project_id(project: str | os.PathLike[str]) -> str:
+    """A readable, stable name for a project directory: ``<name>-<8 hex of its path>``."""
+    path = os.path.abspath(os.fspath(project))
+    name = _UNSAFE.sub("_", os.path.basename(path.rstrip(os.sep)) or "root").lstrip(".")
+    digest = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"{name[:40] or 'project'}-{digest}"
+
+
+def default_storage(
+    project: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None
+) -> Path:
+    """``$HARNESS_AUDIT_DIR``, else ``$XDG_STATE_HOME/harness-audit/<project-id>``.
+
+    ``$XDG_STATE_HOME`` defaults to ``~/.local/state``; the project is the current directory
+    unless given. Never a directory inside the project.
+    """
+    env = os.environ if environ is None else environ
+    chosen = env.get("HARNESS_AUDIT_DIR")
+    if chosen:
+        return Path(chosen)
+    state = env.get("XDG_STATE_HOME") or ""
+    if not os.path.isabs(state):  # the XDG spec: a relative value is ignored
+        home = env.get("HOME") or os.path.expanduser("~")
+        state = os.path.join(home, ".local", "state")
+    return Path(state) / "harness-audit" / project_id(project or os.getcwd())
 
 
 def list_sessions(storage_dir: str | os.PathLike[str]) -> list[str]:

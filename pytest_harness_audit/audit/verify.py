@@ -22,7 +22,9 @@ and for the session as a whole:
 * ``anchor_mismatch``   — as many records as the anchor counts, but a different head hash;
 * ``anchor_missing``    — the session file exists but its anchor does not (or is unreadable), or
                           neither exists although the records were made by this package's
-                          writer, which always keeps both;
+                          writer (or its lock file shows a writer opened the session), which
+                          always keeps both;
+* ``session_missing``   — the anchor exists but the session file beside it does not;
 * ``snapshot_mismatch`` — the head the writer copied into the session file when it closed is not
                           the chain's head at that count;
 * ``symlink``           — the chain, anchor or session file (or their directory) is a symbolic
@@ -99,6 +101,7 @@ REASONS: Final = (
     "extra_records",
     "anchor_mismatch",
     "anchor_missing",
+    "session_missing",
     "snapshot_mismatch",
     "symlink",
     "witness_mismatch",
@@ -275,11 +278,16 @@ def verify_chain(
         paths.chain, anchor, full=full, size_limit=size, session_id=paths.session_id, watch=watch
     )
     report = replace(_report(scan, torn, paths.chain, full=full), session_id=paths.session_id)
-    if anchor is None and (session_exists or anchor_error is not None or scan.writer_made):
+    opened = paths.lock.exists()
+    if anchor is None and (
+        session_exists or anchor_error is not None or scan.writer_made or opened
+    ):
         if anchor_error is not None:
             detail = anchor_error
         elif session_exists:
             detail = f"{paths.anchor} is missing; the tail of the chain is unprotected"
+        elif opened:
+            detail = f"{paths.anchor} is missing, but a writer opened this session ({paths.lock})"
         else:
             detail = (
                 f"{paths.anchor} and {paths.session_file} are missing, but the chain writer made"
@@ -287,6 +295,9 @@ def verify_chain(
             )
         failure = Failure(report.record_count, 2, "anchor_missing", None, None, None, detail)
         report = report.with_failure(failure, anchor_state="missing")
+    if anchor is not None and data is None:
+        detail = f"{paths.session_file} is missing; the writer keeps it beside the anchor"
+        report = report.with_failure(Failure(0, 2, "session_missing", None, None, None, detail))
     named = data.get("sessionId") if data is not None else paths.session_id
     if named != paths.session_id:
         detail = f"{paths.session_file} names session {named!r}"

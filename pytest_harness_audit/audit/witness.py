@@ -119,3 +119,27 @@ def counts_with_head(
                     if len(found) >= limit:
                         return found
     return found
+
+
+def line_at(path: str | os.PathLike[str], offset: int, size: int) -> bytes | None:
+    """The complete line starting at byte ``offset`` (reading no further than ``size``).
+
+    ``None`` when ``offset`` does not start a line or no newline ends it: the file was
+    rewritten around that position.
+    """
+    flags = os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
+    try:
+        if offset and os.pread(fd, 1, offset - 1) != b"\n":
+            return None
+        data, position = b"", offset
+        while b"\n" not in data and position < size:
+            block = os.pread(fd, min(1 << 16, size - position), position)
+            if not block:
+                break
+            data += block
+            position += len(block)
+    finally:
+        os.close(fd)
+    line, newline, _ = data.partition(b"\n")
+    return line if newline else None

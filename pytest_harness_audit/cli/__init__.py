@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from pytest_harness_audit.audit.storage import default_storage
 from pytest_harness_audit.errors import HarnessAuditError
 
 # Each module exposes ``register(subparsers)``; commands set ``func`` returning an exit code.
@@ -33,11 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="harness-audit", description="Govern, record and verify agent tool calls."
     )
-    parser.add_argument(
-        "--storage",
-        default=os.environ.get("HARNESS_AUDIT_DIR", ".harness-audit"),
-        help="audit storage directory (default: $HARNESS_AUDIT_DIR or .harness-audit)",
-    )
+    parser.add_argument("--storage", default=None, help=_STORAGE_HELP)
     subparsers = parser.add_subparsers(dest="group", metavar="COMMAND")
     subparsers.required = True
     for module_name in _COMMAND_MODULES:
@@ -48,13 +44,33 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(subparsers)
+    _storage_after_command(parser)
     return parser
+
+
+_STORAGE_HELP = (
+    "audit storage directory (default: $HARNESS_AUDIT_DIR, else "
+    "$XDG_STATE_HOME/harness-audit/<project-id>, outside the project)"
+)
+
+
+def _storage_after_command(parser: argparse.ArgumentParser) -> None:
+    """Let every command take ``--storage`` after its name too (``audit verify --storage D``)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                if any(isinstance(item, argparse._SubParsersAction) for item in sub._actions):
+                    _storage_after_command(sub)
+                elif "--storage" not in sub._option_string_actions:
+                    sub.add_argument("--storage", default=argparse.SUPPRESS, help=_STORAGE_HELP)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code (0 ok, 1 failure found, 2 usage)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "storage", None) is None:
+        args.storage = str(default_storage())
     try:
         code: int = args.func(args)
     except HarnessAuditError as exc:

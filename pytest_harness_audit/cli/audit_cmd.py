@@ -1,4 +1,4 @@
-"""`harness-audit audit summary | verify | last | query | report | repair` (audit chains)."""
+"""`harness-audit audit summary | verify | last | query | report | repair | checkpoint | keygen`."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from pytest_harness_audit.audit.session_file import load_session_file
 from pytest_harness_audit.audit.statistics import summarize_chain
 from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
 from pytest_harness_audit.audit.verify import ChainReport
+from pytest_harness_audit.cli import checkpoint_cmd
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.readers.report import load_report_text
 
@@ -49,6 +50,7 @@ def register(subparsers: Any) -> None:
     verify = add("verify", "verify chain integrity (exit 1 if any chain is invalid)")
     verify.add_argument("session", nargs="?", help="session id (default: every session)")
     verify.add_argument("--full", action="store_true", help="parse every line in full")
+    checkpoint_cmd.add_verify_options(verify)
     verify.set_defaults(func=_verify)
 
     last = add("last", "show the last N records")
@@ -84,7 +86,12 @@ def register(subparsers: Any) -> None:
         "repair", "undo a crashed writer's leftovers: a torn final line, an unanchored append"
     )
     repair.add_argument("session", help="session id")
+    repair.add_argument(
+        "--public-key", metavar="FILE", help="a checkpoint signed with this key may vouch"
+    )
+    repair.add_argument("--checkpoints", metavar="FILE", help="checkpoint file to read")
     repair.set_defaults(func=_repair)
+    checkpoint_cmd.register(add)
 
 
 def _non_negative(text: str) -> int:
@@ -166,11 +173,12 @@ def _summary(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    verify = checkpoint_cmd.verifier(args)
     if args.session:
         sanitize_session_id(args.session)
-        reports = [verify_chain(args.storage, args.session, full=args.full)]
+        reports = [verify(args.session)]
     else:
-        reports = [verify_chain(args.storage, sid, full=args.full) for sid in _sessions(args)]
+        reports = [verify(sid) for sid in _sessions(args)]
     exit_code = 0 if all(report.valid for report in reports) else 1
     if args.json:
         _print_json({"valid": exit_code == 0, "sessions": [report.to_dict() for report in reports]})
@@ -215,6 +223,8 @@ def _print_verify_detail(report: ChainReport) -> None:
         print(f"Anchor: {report.anchor_state} ({report.anchor_count} records)")
     if report.legacy_links:
         print("Links: legacy 16-hex links (reference plugin format) accepted")
+    for line in checkpoint_cmd.head_lines(report):
+        print(line)
     if report.valid:
         return
     print(f"First failure: {_failure_text(report)}")
@@ -342,7 +352,10 @@ def _report(args: argparse.Namespace) -> int:
 
 def _repair(args: argparse.Namespace) -> int:
     try:
-        result = repair_chain(args.storage, args.session)
+        key = checkpoint_cmd.repair_key(args)
+        result = repair_chain(
+            args.storage, args.session, public_key=key, checkpoints=args.checkpoints
+        )
     except ChainError as exc:
         if args.json:
             _print_json({"sessionId": args.session, "repaired": False, "refused": str(exc)})

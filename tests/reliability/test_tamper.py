@@ -3,6 +3,11 @@
 Random chains (hypothesis) of random records get one mutation of a class (see
 ``chain_mutations``); ``verify_chain`` (fast and full parse) must report the chain invalid, and
 ``harness-audit audit verify SESSION`` must exit 1. Unaltered chains must verify.
+
+Whole stored sessions get one tamper of a class of ``session_tampers`` (files deleted, copied,
+linked, anchors and head copies forged, every link recomputed, rollbacks, forged checkpoints):
+each is detected exactly from its level on — verify alone, the writer's witness, a published
+head, a signed checkpoint — and not below.
 """
 
 from __future__ import annotations
@@ -17,8 +22,20 @@ from chain_mutations import MIN_RECORDS, MUTATIONS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_support import drafts, run_cli
+from session_tampers import (
+    CASES,
+    LEVELS,
+    OWN,
+    WHY,
+    Case,
+    Stage,
+    build_session,
+    recompute_everything,
+)
 
-from pytest_harness_audit.audit import AuditChain, RecordDraft, verify_chain
+from pytest_harness_audit.audit import AuditChain, RecordDraft, StorageLayout, verify_chain
+from pytest_harness_audit.audit.checkpoint import verify_checkpointed
+from pytest_harness_audit.audit.witness import Head
 
 FAST_EXAMPLES = 80
 SLOW_EXAMPLES = 600
@@ -92,3 +109,89 @@ def test_unaltered_chains_verify(tmp_path: Path, batch: list[RecordDraft]) -> No
     assert verify_chain(tmp_path, session).valid
     assert verify_chain(tmp_path, session, full=True).record_count == len(batch)
     assert run_cli(["--storage", str(tmp_path), "audit", "verify", session]).code == 0
+
+
+# -- whole sessions: every tamper class of the issue and more, with its detection level ----------
+
+
+@pytest.fixture(scope="module")
+def signing_keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """One Ed25519 key pair for the module (kept outside every storage directory)."""
+    pytest.importorskip("cryptography")
+    from pytest_harness_audit.audit.checkpoint import generate_key_pair
+
+    return generate_key_pair(tmp_path_factory.mktemp("keys") / "audit.key")
+
+
+def _detections(stage: Stage, witness: Head, public_key: Path) -> dict[str, bool]:
+    """Which level detects the tampering (see ``session_tampers``)."""
+    plain = verify_chain(stage.storage, "s")
+    full = verify_chain(stage.storage, "s", full=True)
+    assert plain.valid == full.valid, (plain, full)
+    cli = run_cli(["--storage", str(stage.storage), "audit", "verify", "s"])
+    assert cli.code == (0 if plain.valid else 1), cli
+    by_witness = verify_chain(stage.storage, "s", witness=witness)
+    by_head = run_cli(
+        ["audit", "verify", "s", "--head", witness.short, "--storage", str(stage.storage)]
+    )
+    assert by_head.code in (0, 1), by_head
+    by_checkpoint = verify_checkpointed(stage.storage, "s", public_key)
+    return {
+        "verify": not plain.valid,
+        "witness": not by_witness.valid or by_witness.witness_state != "current",
+        "head": by_head.code == 1 or "Published head: current" not in by_head.stdout,
+        "checkpoint": not by_checkpoint.valid or by_checkpoint.checkpoint_state != "current",
+    }
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_session_tamper_is_detected_at_its_level(
+    tmp_path: Path, case: Case, signing_keys: tuple[Path, Path], reliability_counts: Any
+) -> None:
+    from pytest_harness_audit.audit.checkpoint import sign_session_end
+
+    private, public = signing_keys
+    storage = tmp_path / "store"
+    witness = build_session(storage, "s")
+    build_session(storage, "other")
+    sign_session_end(storage, "s", private, witness=witness)
+    layout = StorageLayout.at(storage)
+    stage = Stage(storage, layout.paths("s"), layout.paths("other"), tmp_path)
+    untouched = _detections(stage, witness, public)
+    assert not any(untouched.values()), untouched
+    case.tamper(stage)
+    detected = _detections(stage, witness, public)
+    weakest = LEVELS.index(case.level)
+    expected = {level: index >= weakest for index, level in enumerate(LEVELS)}
+    assert detected == expected, (case.name, detected)
+    reliability_counts.add("tamper", "session classes detected")
+    reliability_counts.detail("tamper", f"{case.origin}: {case.name} → {case.level}")
+
+
+def test_session_tamper_corpus_covers_the_issue_and_twenty_more() -> None:
+    origins = [case.origin for case in CASES]
+    assert origins.count(WHY) >= 11 and origins.count(OWN) >= 20
+    assert len({case.name for case in CASES}) == len(CASES)
+    assert {case.level for case in CASES} <= set(LEVELS)
+
+
+def test_recompute_everything_passes_verify_fails_head_and_public_key(
+    tmp_path: Path, signing_keys: tuple[Path, Path]
+) -> None:
+    """The forgery verify cannot see by design, caught by a published head and a checkpoint."""
+    from pytest_harness_audit.audit.checkpoint import sign_session_end
+
+    private, public = signing_keys
+    storage = tmp_path / "store"
+    witness = build_session(storage, "s")
+    build_session(storage, "other")
+    sign_session_end(storage, "s", private, witness=witness)
+    layout = StorageLayout.at(storage)
+    recompute_everything(Stage(storage, layout.paths("s"), layout.paths("other"), tmp_path))
+    base = ["--storage", str(storage), "audit", "verify", "s"]
+    plain = run_cli(base)
+    assert plain.code == 0 and "Chain valid: true" in plain.stdout
+    head = run_cli([*base, "--head", witness.hash])
+    assert head.code == 1 and "witness_mismatch" in head.stdout
+    signed = run_cli([*base, "--public-key", str(public)])
+    assert signed.code == 1 and "checkpoint_mismatch" in signed.stdout
