@@ -93,7 +93,7 @@ def read_command(text: str, root: str | None = None) -> Reading:
             argv = text.split(" ")
             if "=" not in argv[0] and argv[0] not in RESERVED_WORDS:
                 reading.commands.append(argv)
-                context = _Context(reading, Expander(root), Budget(), 0, None, False)
+                context = _Context(reading, Expander(root), Budget(), 0, None)
                 classify(argv, [False] * len(argv), context)
                 return reading
         simple = parse_simple(text)
@@ -187,7 +187,6 @@ def _read_simple(
             found = _assignment(word)
             if found is not None:
                 expander.assign(*found)
-    stdin_text, stdin_unknown = _stdin(command, expander, reading)
     for redirect in command.redirects:
         targets = [f.text for f in expander.expand(redirect.target)] if redirect.target else []
         if redirect.op in _WRITE_OPS:
@@ -200,7 +199,7 @@ def _read_simple(
         return
     if len(reading.commands) < MAX_COMMANDS:
         reading.commands.append(argv)
-    classify(argv, dynamic, _Context(reading, expander, budget, depth, stdin_text, stdin_unknown))
+    classify(argv, dynamic, _Context(reading, expander, budget, depth, command))
 
 
 def _stdin(command: Command, expander: Expander, reading: Reading) -> tuple[str | None, bool]:
@@ -248,7 +247,7 @@ class _Context:
     """What :func:`~.effects.classify` needs besides the argv: where to record, how to read a
     nested script, and the command's standard input."""
 
-    __slots__ = ("budget", "depth", "expander", "reading", "stdin_text", "stdin_unknown")
+    __slots__ = ("_stdin", "budget", "command", "depth", "expander", "reading")
 
     def __init__(
         self,
@@ -256,15 +255,32 @@ class _Context:
         expander: Expander,
         budget: Budget,
         depth: int,
-        stdin_text: str | None,
-        stdin_unknown: bool,
+        command: Command | None,
     ) -> None:
         self.reading = reading
         self.expander = expander
         self.budget = budget
         self.depth = depth
-        self.stdin_text = stdin_text
-        self.stdin_unknown = stdin_unknown
+        self.command = command
+        self._stdin: tuple[str | None, bool] | None = None
+
+    def _input(self) -> tuple[str | None, bool]:
+        """The standard input (worked out when first asked for: most commands never ask)."""
+        if self._stdin is None:
+            command = self.command
+            known = None if command is None else _stdin(command, self.expander, self.reading)
+            self._stdin = known or (None, False)
+        return self._stdin
+
+    @property
+    def stdin_text(self) -> str | None:
+        """The text on the command's standard input, when known."""
+        return self._input()[0]
+
+    @property
+    def stdin_unknown(self) -> bool:
+        """Whether the command reads a pipe from a command whose output cannot be known."""
+        return self._input()[1]
 
     def script(self, text: str) -> None:
         """Read ``text`` as a script run by a shell."""

@@ -195,8 +195,8 @@ def git(args: list[str], record: Record) -> None:
                 record.reads.append(operand.partition(":")[2])
             elif sub != "grep" or "--" in rest:
                 record.reads.append(operand)
-        whole_history = sub == "log" and "--" not in rest
-        if whole_history and any(o in ("-p", "-u", "--patch", "--patch-with-stat") for o in options):
+        patch = any(o in ("-p", "-u", "--patch", "--patch-with-stat") for o in options)
+        if patch and sub == "log" and "--" not in rest:
             record.notes.append("history")
     elif sub in ("commit", "tag", "stash", "notes", "merge", "revert", "cherry-pick"):
         _skip_messages(rest, record)
