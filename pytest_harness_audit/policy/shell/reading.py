@@ -33,7 +33,8 @@ from pytest_harness_audit.policy.shell.nodes import (
     Unreadable,
     Word,
 )
-from pytest_harness_audit.policy.shell.syntax import parse, parse_simple
+from pytest_harness_audit.policy.shell.simple import parse_simple
+from pytest_harness_audit.policy.shell.syntax import parse
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\+?=")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
