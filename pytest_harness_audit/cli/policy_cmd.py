@@ -97,6 +97,8 @@ def describe_match(rule: Rule) -> str:
         parts.append(f"targets({kind})=[{', '.join(match.target_patterns)}]")
     if match.rate_limit is not None:
         parts.append(f"rateLimit={match.rate_limit.max_count}/{match.rate_limit.window_ms:g}ms")
+    if match.effects is not None:
+        parts.append(f"effects=[{', '.join(match.effects)}] (after the call ran)")
     return " AND ".join(parts) if parts else "(everything)"
 
 

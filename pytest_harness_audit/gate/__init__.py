@@ -1,11 +1,17 @@
-"""The gate: decide before anything runs, then record (DESIGN §2)."""
+"""The gate: decide before anything runs, act, inspect, then record (DESIGN §2)."""
 
-from pytest_harness_audit.gate.gate import (
-    BLOCK_PREFIX,
-    Classifier,
-    Gate,
-    GateDecision,
-    immune_entry,
-)
+from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision
+from pytest_harness_audit.gate.follower import immune_entry
+from pytest_harness_audit.gate.gate import Classifier, Gate
+from pytest_harness_audit.gate.seam import Findings, GatedCall, Outcome
 
-__all__ = ["BLOCK_PREFIX", "Classifier", "Gate", "GateDecision", "immune_entry"]
+__all__ = [
+    "BLOCK_PREFIX",
+    "Classifier",
+    "Findings",
+    "Gate",
+    "GateDecision",
+    "GatedCall",
+    "Outcome",
+    "immune_entry",
+]

@@ -12,19 +12,17 @@ process counts every call of the session.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from pytest_harness_audit.audit.chain import AuditChain
-from pytest_harness_audit.audit.clock import parse_timestamp
 from pytest_harness_audit.audit.records import RecordDraft
+from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision
+from pytest_harness_audit.gate.follower import ChainFollower
+from pytest_harness_audit.gate.inspection import OutgoingLeak, leak_decision
 from pytest_harness_audit.gate.seam import (
     GatedCall,
     Inspector,
@@ -35,7 +33,7 @@ from pytest_harness_audit.gate.seam import (
 )
 from pytest_harness_audit.gate.session_policy import publish_session_policy
 from pytest_harness_audit.immune import CallEvent, ImmuneLadder, alerts_for
-from pytest_harness_audit.immune.records import Escalation, Lift, Quarantine
+from pytest_harness_audit.immune.records import Escalation, Lift
 from pytest_harness_audit.policy import Evaluation, Policy, RateCounter
 from pytest_harness_audit.policy.ratelimit import (
     HitLog,
@@ -46,43 +44,6 @@ from pytest_harness_audit.policy.ratelimit import (
 
 #: What ``Gate.classify`` hooks return: a category for a tool name, or ``None`` to pass.
 Classifier = Callable[[str, Mapping[str, Any]], "str | None"]
-
-BLOCK_PREFIX = "[blocked] "
-
-
-@dataclass
-class GateDecision:
-    """The gate's answer for one call, before it runs.
-
-    ``blocked`` calls must not run; ``message`` is what the agent reads then
-    (``[blocked] [web4-policy] <reason>`` or ``[blocked] [web4-immune] quarantined: <why>``).
-    ``rate_hits`` are the rate-limited rules the decision counted (its record carries them).
-    """
-
-    tool: str
-    params: Mapping[str, Any]
-    evaluation: Evaluation
-    blocked: bool
-    message: str
-    constraints: tuple[str, ...]
-    alerts: tuple[str, ...]
-    quarantine: Quarantine | None = None
-    started: float = field(default_factory=time.perf_counter)
-    rate_hits: RateHits | None = None
-    #: The record's kind: ``call`` for tool calls; other kinds (``agent``) are not judged.
-    kind: str = "call"
-    #: The target the record shows when it is not the policy's (an agent run's program).
-    shown_target: str | None = None
-
-    @property
-    def category(self) -> str:
-        """The call's category."""
-        return self.evaluation.category
-
-    @property
-    def reason(self) -> str:
-        """Why: the quarantine's, else the policy's reason."""
-        return self.quarantine.why if self.quarantine is not None else self.evaluation.reason
 
 
 class Gate:
@@ -113,19 +74,14 @@ class Gate:
         self.rate_counter = SlidingWindowCounter(clock=clock)
         self.immune_config = policy.immune_config
         self.ladder = ImmuneLadder(self.immune_config, clock=clock)
-        #: Rate-limited rules by id, with their windows (ms); empty = nothing to count.
-        self._rate_windows = {
-            rule.rule.id: rule.window_ms for rule in policy.compiled_rules if rule.max_count
-        }
-        # Only a ladder or rate limits need other processes' records.
-        self._follow = self.immune_config.enabled or bool(self._rate_windows)
-        #: Leading records whose effects our state holds (our own included).
-        self._seen_records = 0
-        # The next chain line to read and its byte offset. Reading lags behind our own records
-        # until another process appends (a session with one writer never reads): the lines
-        # from ``_read_index`` up to ``_seen_records`` are always our own.
-        self._read_index = 0
-        self._read_offset = 0
+        #: Replays other processes' records into the ladder and the rate counter.
+        self.follower = ChainFollower(
+            chain,
+            self.ladder if self.immune_config.enabled else None,
+            self.rate_counter,
+            {rule.rule.id: rule.window_ms for rule in policy.compiled_rules if rule.max_count},
+            clock,
+        )
         #: Called with ``(record, output)`` after each call's record is appended.
         self.observers: list[Callable[[Mapping[str, Any], Any], object]] = []
         # one gate may serve a test thread and a proxy thread at once
@@ -167,83 +123,19 @@ class Gate:
     def sync(self) -> None:
         """Bring the immune ladder and rate counter up to date with records others appended."""
         with self._lock:
-            self._sync()
+            self.follower.sync()
 
     def _sync(self) -> None:
-        """Replay the records other processes appended since we last looked."""
-        if not self._follow:
-            return
-        count = self.chain.record_count
-        if count != self._seen_records:
-            self._replay(count)
-
-    def _replay(self, stop: int) -> None:
-        """Apply the records before position ``stop`` not applied yet, skipping our own."""
-        ladder = self.ladder if self.immune_config.enabled else None
-        windows = self._rate_windows
-        now_ms = self.clock() * 1000.0
-        own_until = self._seen_records
-        for index, record in self._read_until(stop):
-            if index < own_until or record is None:
-                continue
-            if ladder is not None:
-                entry = immune_entry(record)
-                if entry is not None:
-                    ladder.apply(entry)
-            if windows:
-                self._count_rate_hits(record, windows, now_ms)
-        self._seen_records = max(self._seen_records, self._read_index)
-
-    def _read_until(self, stop: int) -> Iterator[tuple[int, dict[str, Any] | None]]:
-        """``(position, record)`` of the chain lines not read yet, up to ``stop`` (excluded).
-
-        A line that is not a JSON object still takes its position (its record is ``None``).
-        """
-        if self._read_index >= stop:
-            return
-        try:
-            handle = open(self.chain.path, "rb")  # noqa: SIM115 - closed below
-        except FileNotFoundError:
-            return
-        with handle:
-            handle.seek(self._read_offset)
-            for line in handle:
-                if not line.endswith(b"\n"):
-                    return  # a write in progress
-                index = self._read_index
-                self._read_index = index + 1
-                self._read_offset += len(line)
-                try:
-                    record = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    # orjson refuses escaped lone surrogates, which the writer may produce
-                    try:
-                        record = json.loads(line)
-                    except ValueError:
-                        record = None
-                yield index, record if isinstance(record, dict) else None
-                if self._read_index >= stop:
-                    return
-
-    def _count_rate_hits(
-        self, record: Mapping[str, Any], windows: Mapping[str, float], now_ms: float
-    ) -> None:
-        """Add another gate's ``rateHits`` to our counter (the ones still inside a window)."""
-        rule_ids = record.get("rateHits")
-        if not rule_ids or not isinstance(rule_ids, list):
-            return
-        at = record.get("rateClock", record.get("clock"))
-        if not isinstance(at, (int, float)) or isinstance(at, bool):
-            return
-        for rule_id in rule_ids:
-            window = windows.get(rule_id) if isinstance(rule_id, str) else None
-            if window is not None and at * 1000.0 > now_ms - window:
-                self.rate_counter.add(rule_id, at)
+        self.follower.sync()
 
     @property
     def rate_windows(self) -> Mapping[str, float]:
         """The policy's rate-limited rules by id, with their windows in ms (empty: none)."""
-        return self._rate_windows
+        return self.follower.rate_windows
+
+    @property
+    def _rate_windows(self) -> Mapping[str, float]:
+        return self.follower.rate_windows
 
     def add_rate_hits(self, hits: RateHits) -> None:
         """Count hits decided elsewhere whose record is not in the chain yet.
@@ -251,22 +143,11 @@ class Gate:
         The hook door uses it for calls an earlier pre step allowed that are still running.
         """
         with self._lock:
-            now_ms = self.clock() * 1000.0
-            for rule_id in hits.rule_ids:
-                window = self._rate_windows.get(rule_id)
-                if window is not None and hits.at * 1000.0 > now_ms - window:
-                    self.rate_counter.add(rule_id, hits.at)
+            self.follower.add_rate_hits(hits)
 
     def _appended(self, record: Mapping[str, Any]) -> None:
-        """Note a record we appended: catch up with others' records before it, skip it later."""
-        if not self._follow:
-            return
-        position = int(record["provenance"]["actionIndex"])
-        if position > self._seen_records:
-            self._replay(position)
-        self._seen_records = position + 1
+        self.follower.appended(record)
 
-    # -- the two steps ------------------------------------------------------------------------
     # -- the door seam ------------------------------------------------------------------------
     def run(
         self,
@@ -411,7 +292,21 @@ class Gate:
                 constraints,
                 alerts,
             )
+        leak = self._outgoing_leak(tool, evaluation.category, params)
+        if leak is not None:
+            return leak_decision(tool, params, evaluation, alerts, leak, self.root)
         return GateDecision(tool, params, evaluation, False, "", constraints, alerts)
+
+    def _outgoing_leak(
+        self, tool: str, category: str, params: Mapping[str, Any]
+    ) -> OutgoingLeak | None:
+        for inspector in self.inspectors:
+            outgoing = getattr(inspector, "outgoing", None)
+            if outgoing is not None:
+                leak: OutgoingLeak | None = outgoing(tool, category, params)
+                if leak is not None:
+                    return leak
+        return None
 
     def record(
         self,
@@ -422,13 +317,21 @@ class Gate:
         error_message: str | None = None,
         duration_ms: float | None = None,
         extra: Mapping[str, Any] | None = None,
+        observed: Any = None,
     ) -> dict[str, Any]:
         """Append the call's record (and any escalation it causes); return the call's record.
 
         ``extra`` adds top-level fields to the record (e.g. ``social`` for message sends).
+        ``observed`` is what in-process observers see instead of ``output`` (the output before
+        inspection redacted it; never written to the chain).
         """
         with self._lock:
-            return self._record(decision, status, output, error_message, duration_ms, extra)
+            record = self._record(decision, status, output, error_message, duration_ms, extra)
+            if decision.kind == "call":
+                seen = output if observed is None else observed
+                for observer in self.observers:
+                    observer(record, seen)
+            return record
 
     def _record(
         self,
@@ -451,6 +354,8 @@ class Gate:
         }
         if decision.alerts:
             extra["alerts"] = list(decision.alerts)
+        if decision.record_extra:
+            extra.update(decision.record_extra)
         rate_hits = decision.rate_hits
         if rate_hits is not None and rate_hits.rule_ids:
             extra["rateHits"] = list(rate_hits.rule_ids)
@@ -476,8 +381,6 @@ class Gate:
             self._appended(record)
             return record
         self._observe(record, decision, status)
-        for observer in self.observers:
-            observer(record, output)
         return record
 
     def _observe(self, record: Mapping[str, Any], decision: GateDecision, status: str) -> None:
@@ -527,37 +430,6 @@ class Gate:
         self._sync()
         lift = self.ladder.lift(reason)
         return self._append_immune("lift", lift)
-
-
-def immune_entry(record: Mapping[str, Any]) -> CallEvent | Escalation | Lift | None:
-    """The immune ladder's view of a chain record (``None`` for records it ignores)."""
-    kind = record.get("kind", "call")
-    if kind == "escalation":
-        return Escalation.from_dict(record["immune"])
-    if kind == "lift":
-        return Lift.from_dict(record["immune"])
-    if kind != "call":
-        return None
-    constraints = record.get("rules", {}).get("constraints", [])
-    decision = next((c[7:] for c in constraints if c.startswith("policy:")), "allow")
-    return CallEvent(
-        record_id=str(record["recordId"]),
-        tool=str(record["tool"]),
-        category=str(record["category"]),
-        input_hash=str(record["request"]["inputHash"]),
-        decision=decision,  # type: ignore[arg-type]
-        enforced="enforced:false" not in constraints,
-        status=record["result"]["status"],
-        alerts=tuple(record.get("alerts", ())),
-        timestamp=float(record["clock"])
-        if "clock" in record
-        else _timestamp_seconds(str(record.get("timestamp", ""))),
-    )
-
-
-def _timestamp_seconds(stamp: str) -> float:
-    parsed = parse_timestamp(stamp)
-    return parsed.timestamp() if parsed is not None else 0.0
 
 
 def _never(decision: GateDecision) -> Outcome:

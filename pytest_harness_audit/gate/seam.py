@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pytest_harness_audit.types import Status
 
 if TYPE_CHECKING:
-    from pytest_harness_audit.gate.gate import GateDecision
+    from pytest_harness_audit.gate.decision import GateDecision
 
 
 @dataclass(frozen=True)
@@ -151,8 +151,9 @@ class SeamGate(Protocol):
         error_message: str | None = None,
         duration_ms: float | None = None,
         extra: Mapping[str, Any] | None = None,
+        observed: Any = None,
     ) -> Any:
-        """Append the call's record."""
+        """Append the call's record (``observed``: what in-process observers see)."""
 
 
 def _inspectors(gate: object) -> tuple[Inspector, ...]:
@@ -200,20 +201,36 @@ def _look_after(
 def _record(gate: SeamGate, decision: Any, outcome: Outcome, findings: Findings) -> Any:
     extra: dict[str, Any] = dict(outcome.extra or {})
     if findings.alerts:
-        extra["inspectionAlerts"] = list(findings.alerts)
+        decided = tuple(getattr(decision, "alerts", ()))
+        extra["alerts"] = list(dict.fromkeys((*decided, *findings.alerts)))
     if findings.effects:
-        extra["effects"] = dict(findings.effects)
+        effects = dict(findings.effects)
+        secrets = effects.pop("secrets", None)
+        if effects:
+            extra["effects"] = effects
+        if secrets:
+            extra["secrets"] = secrets
     if findings.verdict is not None:
         extra["judged"] = {
             "verdict": findings.verdict,
             "reason": findings.reason,
             "caughtBy": findings.caught_by,
         }
-    output = findings.output if findings.redacted else outcome.output
+    if findings.redacted:
+        # in-process observers (the secret ledger) still see what the tool really returned
+        return gate.record(
+            decision,
+            status=outcome.status,
+            output=findings.output,
+            error_message=outcome.error_message,
+            duration_ms=outcome.duration_ms,
+            extra=extra or None,
+            observed=outcome.output,
+        )
     return gate.record(
         decision,
         status=outcome.status,
-        output=output,
+        output=outcome.output,
         error_message=outcome.error_message,
         duration_ms=outcome.duration_ms,
         extra=extra or None,

@@ -120,7 +120,13 @@ class Policy(CompiledPolicy):
     @property
     def rules(self) -> tuple[Rule, ...]:
         """Rules in evaluation order (ascending priority, stable)."""
-        return tuple(compiled.rule for compiled in self.compiled_rules) + self.effect_rules.rules
+        # effect rules after the call rules of their priority: they judge later
+        return tuple(
+            sorted(
+                self.spec.rules,
+                key=lambda rule: (rule.priority, rule.match.effects is not None),
+            )
+        )
 
     @property
     def immune(self) -> Mapping[str, Any] | None:

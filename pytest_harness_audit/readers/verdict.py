@@ -97,6 +97,15 @@ def judge_record(record: CallRecord) -> VerdictReason | None:
                 record.record_id,
             )
         return None
+    decided = _decision_part(record)
+    judged = _judged_part(record)
+    if judged is None or (decided is not None and decided.verdict >= judged.verdict):
+        return decided
+    return judged
+
+
+def _decision_part(record: CallRecord) -> VerdictReason | None:
+    """The part a call's gate decision gave it (blocked, firewall, dry-run, warn)."""
     if record.status == "blocked":
         code = "quarantined" if record.quarantined else "blocked"
         if record.raw.get("firewall", {}).get("decision") == "refuse":
@@ -112,6 +121,20 @@ def judge_record(record: CallRecord) -> VerdictReason | None:
     if record.decision == "warn":
         return VerdictReason(Verdict.WARN, "warn", record.describe(), record.record_id)
     return None
+
+
+def _judged_part(record: CallRecord) -> VerdictReason | None:
+    """The part inspection gave a call: what it did (effects) or exposed (output)."""
+    judged = record.raw.get("judged")
+    if not isinstance(judged, dict):
+        return None
+    try:
+        verdict = Verdict.parse(judged.get("verdict"))
+    except ValueError:
+        return None
+    kind = str(judged.get("caughtBy") or "effect")
+    text = f"{record.describe()}: {judged.get('reason', '')}".rstrip(": ")
+    return VerdictReason(verdict, f"{kind}-{verdict.value.lower()}", text, record.record_id)
 
 
 def judge(

@@ -22,7 +22,9 @@ from pytest_harness_audit.doors.agent import AgentRun
 from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Classifier, Gate
+from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.seam import Outcome
+from pytest_harness_audit.inspect import Inspector
 from pytest_harness_audit.policy import Evaluation, Policy
 from pytest_harness_audit.readers.record_view import CallRecord
 from pytest_harness_audit.readers.report import SessionReport, build_report
@@ -152,6 +154,11 @@ class Harness:
         self.agents: tuple[str, ...] = tuple(agents) if agents else DEFAULT_AGENTS
         self.secrets = SecretLedger()
         self.gate.observers.append(self.secrets.note_from)
+        #: What each call did (effects, exposed secrets), judged by the policy's effect rules.
+        self.inspection = SessionInspection(
+            Inspector(self.root, protect=self.policy.protect), self.policy
+        )
+        self.gate.inspectors.append(self.inspection)
         self.social_clock = social_clock
         self._social: social_bridge.SocialSession | None = None
         self._proxies: list[RecordingProxySession] = []
@@ -250,6 +257,7 @@ class Harness:
             self._proxies.pop().stop()
         if self._social is not None:
             self._social.close()
+        self.inspection.close()
         self.chain.close()
 
     def register_tool(self, name: str, fn: ToolFunction, *, category: str | None = None) -> None:
@@ -278,6 +286,8 @@ class Harness:
         """The session's social endpoint, made on first use: every send gated and recorded."""
         if self._social is None:
             self._social = social_bridge.SocialSession.for_harness(self, clock=self.social_clock)
+            if self._social.firewall is not None:
+                self._social.firewall.secret_scanner = self.inspection.message_secrets
         return self._social
 
     def send(

@@ -21,7 +21,7 @@ session. Secrets stay in memory; checks retain only their source and a fingerpri
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast, get_args
 
@@ -248,6 +248,9 @@ class MessageFirewall:
         )
         self.mode: FirewallMode = mode
         self.guard_secrets = guard_secrets
+        #: Finds known secrets in a text in any form (encoded, reversed, spaced, split over
+        #: sends) and returns their fingerprints; the session's inspection sets it.
+        self.secret_scanner: Callable[[str], Sequence[str]] | None = None
         self._secrets: list[_Secret] = []
         self._hashed: tuple[str, bool] | None = None
         self._hash = ""
@@ -327,12 +330,16 @@ class MessageFirewall:
         matches: list[tuple[MessageRule, Mapping[str, object]]] = []
         if self.guard_secrets:
             found = [secret for secret in self._secrets if secret.value in candidate.text]
-            if found:
+            fingerprints = [secret.fingerprint for secret in found]
+            if self.secret_scanner is not None:
+                scanned = self.secret_scanner(candidate.text)
+                fingerprints.extend(fp for fp in scanned if fp not in fingerprints)
+            if fingerprints:
                 rule = MessageRule(SECRET_RULE_ID, "refuse", SECRET_REFUSAL, SECRET_FEEDBACK)
                 evidence = {
                     "rule": SECRET_RULE_ID,
-                    "sources": [secret.source for secret in found],
-                    "fingerprints": [secret.fingerprint for secret in found],
+                    "sources": [secret.source for secret in found] or ["workspace"],
+                    "fingerprints": fingerprints,
                 }
                 matches.append((rule, evidence))
         for rule in self.rules:

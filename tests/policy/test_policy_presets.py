@@ -54,7 +54,11 @@ def test_safety_shape() -> None:
     assert (SAFETY.default_policy, SAFETY.enforce) == ("allow", True)
     assert [r.id for r in SAFETY.rules] == [
         "deny-destructive-commands",
+        "effect-protected-file",
+        "effect-secret-exposure",
+        "effect-large-deletion",
         "warn-file-delete",
+        "effect-file-deletion",
         "deny-secret-files",
         "warn-memory-write",
         "warn-history-read",

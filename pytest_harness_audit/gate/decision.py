@@ -1,0 +1,51 @@
+"""The gate's answer for one call, before it runs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_harness_audit.immune.records import Quarantine
+from pytest_harness_audit.policy import Evaluation
+from pytest_harness_audit.policy.ratelimit import RateHits
+
+BLOCK_PREFIX = "[blocked] "
+
+
+@dataclass
+class GateDecision:
+    """The gate's answer for one call, before it runs.
+
+    ``blocked`` calls must not run; ``message`` is what the agent reads then
+    (``[blocked] [web4-policy] <reason>`` or ``[blocked] [web4-immune] quarantined: <why>``).
+    ``rate_hits`` are the rate-limited rules the decision counted (its record carries them).
+    """
+
+    tool: str
+    params: Mapping[str, Any]
+    evaluation: Evaluation
+    blocked: bool
+    message: str
+    constraints: tuple[str, ...]
+    alerts: tuple[str, ...]
+    quarantine: Quarantine | None = None
+    started: float = field(default_factory=time.perf_counter)
+    rate_hits: RateHits | None = None
+    #: The record's kind: ``call`` for tool calls; other kinds (``agent``) are not judged.
+    kind: str = "call"
+    #: The target the record shows when it is not the policy's (an agent run's program).
+    shown_target: str | None = None
+    #: Fields the decision adds to the record (what a pre-act inspection found).
+    record_extra: Mapping[str, Any] | None = None
+
+    @property
+    def category(self) -> str:
+        """The call's category."""
+        return self.evaluation.category
+
+    @property
+    def reason(self) -> str:
+        """Why: the quarantine's, else the policy's reason."""
+        return self.quarantine.why if self.quarantine is not None else self.evaluation.reason

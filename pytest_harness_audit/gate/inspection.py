@@ -1,0 +1,189 @@
+"""The inspect step of the door seam: what a call did, judged by the policy's effect rules.
+
+:class:`SessionInspection` adapts the inspection library (:mod:`pytest_harness_audit.inspect`)
+to the seam. After a call ran it reports the call's effects and the secrets in its output, and
+asks the policy's effect rules (``match.effects``) what they mean. Before an outgoing call runs
+(a web fetch, a message, an upstream MCP call, a shell command) it scans the payload for known
+secrets, so a leak can be refused before it leaves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision
+from pytest_harness_audit.gate.seam import Findings, Outcome
+from pytest_harness_audit.inspect import (
+    DIRECTORY_DELETED,
+    FILES_DELETED,
+    PROTECTED_FILE_CHANGED,
+    SECRET_EXPOSURE,
+    Inspector,
+)
+from pytest_harness_audit.inspect import Findings as Seen
+from pytest_harness_audit.policy import Evaluation, Policy
+from pytest_harness_audit.policy.effects import EffectJudgement
+
+#: More tracked files than this deleted by one call is the ``many_files_deleted`` effect.
+MANY_FILES_DELETED = 10
+#: Categories whose parameters can carry data out of the session.
+OUTGOING_CATEGORIES = frozenset({"network", "message", "mcp", "command", "delegation", "unknown"})
+_EFFECT_ALERTS = (PROTECTED_FILE_CHANGED, SECRET_EXPOSURE, FILES_DELETED, DIRECTORY_DELETED)
+
+
+@dataclass(frozen=True)
+class OutgoingLeak:
+    """A known secret found in a payload about to leave, with the policy's judgement."""
+
+    alerts: tuple[str, ...]
+    judgement: EffectJudgement | None
+    secrets: tuple[dict[str, Any], ...]
+
+
+class SessionInspection:
+    """One session's inspection at the seam (an :class:`~.seam.Inspector`)."""
+
+    def __init__(self, inspector: Inspector, policy: Policy) -> None:
+        self.inspector = inspector
+        self.policy = policy
+        firewall = policy.firewall
+        self._firewall_guards_secrets = (
+            firewall is not None and firewall.get("guardSecrets") is not False
+        )
+
+    def before(self, tool: str, category: str, params: Mapping[str, Any]) -> object:
+        """A workspace snapshot when the call's category can change files."""
+        return self.inspector.before(tool, category, params)
+
+    def after(
+        self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome
+    ) -> Findings:
+        """The call's effects and exposed secrets, and what the policy says they mean."""
+        seen = self.inspector.after(token, tool, category, params, outcome.output)
+        return self._judged(seen, tool, category)
+
+    def outgoing(self, tool: str, category: str, params: Mapping[str, Any]) -> OutgoingLeak | None:
+        """Known secrets in a payload about to leave (``None`` when there are none).
+
+        Messages are left to the message firewall when its secret guard is on: it refuses
+        them with its own check id and feedback, using :meth:`message_secrets`.
+        """
+        if category not in OUTGOING_CATEGORIES:
+            return None
+        if category == "message" and self._firewall_guards_secrets:
+            return None
+        seen = self.inspector.outgoing(tool, params)
+        if SECRET_EXPOSURE not in seen.alerts:
+            return None
+        judgement = self.policy.effect_rules.judge((SECRET_EXPOSURE,), tool=tool, category=category)
+        secrets = tuple(finding.to_record() for finding in seen.secrets)
+        return OutgoingLeak((SECRET_EXPOSURE,), judgement, secrets)
+
+    def message_secrets(self, text: str) -> list[str]:
+        """Fingerprints of the known secrets in a message text, in any form, including a
+        value split over this and the previous messages (the firewall's secret guard)."""
+        seen = self.inspector.outgoing("send_message", {"text": text})
+        return list(dict.fromkeys(finding.fingerprint for finding in seen.secrets))
+
+    def close(self) -> None:
+        """Release the workspace watch."""
+        self.inspector.close()
+
+    def _judged(self, seen: Seen, tool: str, category: str) -> Findings:
+        effects = [alert for alert in seen.alerts if alert in _EFFECT_ALERTS]
+        if _many_deleted(seen.effects):
+            effects.append("many_files_deleted")
+        judgement = self.policy.effect_rules.judge(effects, tool=tool, category=category)
+        record: dict[str, Any] = dict(seen.effects)
+        if seen.secrets:
+            record["secrets"] = [finding.to_record() for finding in seen.secrets]
+        verdict = judgement.verdict if judgement is not None else None
+        # only an enforced deny changes what the agent receives: a dry run never interferes
+        redact = seen.redacted and judgement is not None and judgement.verdict == "FAIL"
+        caught_by = ""
+        if judgement is not None:
+            caught_by = "output" if SECRET_EXPOSURE in judgement.effects else "effect"
+        return Findings(
+            alerts=seen.alerts,
+            effects=record or None,
+            verdict=verdict,
+            reason=f"rule {judgement.rule_id}: {judgement.reason}" if judgement else "",
+            caught_by=caught_by,
+            redacted=redact,
+            output=seen.redacted_output if redact else None,
+        )
+
+
+def _many_deleted(effects: Mapping[str, Any]) -> bool:
+    tracked = effects.get("trackedDeleted")
+    if isinstance(tracked, int) and tracked > MANY_FILES_DELETED:
+        return True
+    deleted = effects.get("deleted")
+    count = effects.get("deletedCount")
+    if isinstance(count, int):
+        return count > MANY_FILES_DELETED
+    return isinstance(deleted, list) and len(deleted) > MANY_FILES_DELETED
+
+
+def leak_decision(
+    tool: str,
+    params: Mapping[str, Any],
+    evaluation: Evaluation,
+    alerts: tuple[str, ...],
+    leak: OutgoingLeak,
+    root: str | None,
+) -> GateDecision:
+    """A payload carrying a known secret: refused when the policy's effect rules deny it."""
+    all_alerts = tuple(dict.fromkeys((*alerts, *leak.alerts)))
+    judgement = leak.judgement
+    extra: dict[str, Any] = {"secrets": list(leak.secrets)}
+    if judgement is None or judgement.verdict is None:
+        return GateDecision(
+            tool,
+            params,
+            evaluation,
+            False,
+            "",
+            evaluation.constraints,
+            all_alerts,
+            record_extra=extra,
+        )
+    reason = f"rule {judgement.rule_id}: {judgement.reason}"
+    extra["judged"] = {"verdict": judgement.verdict, "reason": reason, "caughtBy": "output"}
+    if judgement.verdict != "FAIL":
+        return GateDecision(
+            tool,
+            params,
+            evaluation,
+            False,
+            "",
+            evaluation.constraints,
+            all_alerts,
+            record_extra=extra,
+        )
+    refused = Evaluation(
+        "deny",
+        True,
+        judgement.rule_id,
+        judgement.rule_id,
+        None,
+        "A known secret is in the outgoing payload",
+        ("policy:deny", f"rule:{judgement.rule_id}"),
+        evaluation.category,
+        list(evaluation.targets),
+        params,
+        root,
+    )
+    message = f"{BLOCK_PREFIX}[web4-policy] a known secret is in the outgoing payload"
+    return GateDecision(
+        tool,
+        params,
+        refused,
+        True,
+        message,
+        refused.constraints,
+        all_alerts,
+        record_extra=extra,
+    )
