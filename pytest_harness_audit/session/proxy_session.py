@@ -91,6 +91,7 @@ class RecordingProxySession:
             clock=harness.gate.clock,
         )
         self.gate.observers.append(harness.secrets.note_from)
+        self.gate.inspectors.extend(harness.gate.inspectors)
         self._proxy: BackgroundProxy = BackgroundProxy(
             self.gate, self._specs, local_tools=tools, call_timeout=call_timeout
         )
