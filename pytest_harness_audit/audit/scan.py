@@ -160,7 +160,7 @@ def writer_tail(session_id: str | None) -> bytes:
     if session_id is None:
         return _WRITER_TAIL
     sid = json.dumps(session_id).encode("utf-8").replace(b"%", b"%%")
-    return b',"provenance":{"sessionId":' + sid + _WRITER_TAIL[1:]
+    return b',"provenance":{"sessionId":' + sid + _WRITER_TAIL
 
 
 def _sniff_id(line: bytes) -> str | None:

@@ -8,7 +8,9 @@ which every record has a draft of its own), then a smaller run with ``fsync=True
 chain against its anchor (and once more parsing every line); SHA-256-hashes every line of the
 same file as the floor any verifier must pay; and measures verification's peak memory in a fresh
 process. Each timed write step starts after ``os.sync()``, so that it does not pay for the
-writeback of the steps before it.
+writeback of the steps before it. With ``cryptography`` installed, it also times signing the
+session-end checkpoint: of the writer's in-memory witness (what a session does at its end), and
+of a chain read from disk (verified first, as ``harness-audit audit checkpoint`` does).
 Each figure is given twice: by wall clock, and by the CPU time of this process (user + system),
 which is what a busy shared machine distorts least. Read-only steps take the best of
 ``--repeat`` runs, verification and bare hashing alternating, on a warm page cache.
@@ -188,6 +190,27 @@ def time_distinct_appends(storage: Path, session: str, count: int) -> Timing:
     return total
 
 
+def time_checkpoint(storage: Path, session: str, repeat: int) -> tuple[Timing, Timing] | None:
+    """Sign the session's head: from the witness, then after verifying the chain from disk.
+
+    ``None`` when ``cryptography`` (the ``sign`` extra) is not installed.
+    """
+    try:
+        from cryptography.hazmat.primitives.asymmetric import ed25519
+    except ImportError:
+        return None
+    from pytest_harness_audit.audit.checkpoint import sign_checkpoint, sign_session_end
+
+    key = ed25519.Ed25519PrivateKey.generate()
+    with AuditChain(storage, session) as chain:
+        witness = chain.witness
+    from_witness, from_disk = Timing(), Timing()
+    for _ in range(repeat):
+        from_witness.measure(lambda: sign_session_end(storage, session, key, witness=witness))
+        from_disk.measure(lambda: sign_checkpoint(storage, session, key))
+    return from_witness, from_disk
+
+
 def hash_every_line(path: Path) -> int:
     """SHA-256 of every line of ``path``: the floor cost of any verification."""
     sha256 = hashlib.sha256
@@ -263,6 +286,7 @@ def run(
     full.measure(lambda: verify_chain(storage, "bench", full=True))
     memory = peak_memory(storage, "bench")
     traced = traced_peak(storage, "bench")
+    signing = time_checkpoint(storage, "bench", repeat)
     unique = None
     if distinct:
         # The first chain goes first, so that the second writes into the page cache it used
@@ -323,6 +347,21 @@ def run(
         ),
         ("verify peak Python allocations", f"{traced / 1e6:.1f} MB (tracemalloc)", ""),
     ]
+    if signing is None:
+        rows.append(("checkpoint signing", "skipped: pip install 'pytest-harness-audit[sign]'", ""))
+    else:
+        rows += [
+            (
+                "checkpoint at session end (witness)",
+                f"{signing[0].wall * 1e3:.2f} ms wall, {signing[0].cpu * 1e3:.2f} ms cpu",
+                "sign + append + fsync",
+            ),
+            (
+                "checkpoint of a stored chain",
+                f"{signing[1].wall * 1e3:,.0f} ms wall, {signing[1].cpu * 1e3:,.0f} ms cpu",
+                f"verify {records:,} records + sign",
+            ),
+        ]
     width = max(len(name) for name, _, _ in rows)
     for name, value, note in rows:
         print(f"  {name:<{width}}  {value:<44} {note}".rstrip())

@@ -295,3 +295,18 @@ def test_default_storage_is_a_per_user_state_directory_outside_the_project(tmp_p
     chosen = default_storage(project, {"HARNESS_AUDIT_DIR": "/x", "XDG_STATE_HOME": "/y"})
     assert str(chosen) == "/x"
     assert project_id(tmp_path / "a") != project_id(tmp_path / "b" / "a")
+
+
+def test_anchored_writer_lines_take_the_fast_path_with_their_session(
+    storage, make_draft, monkeypatch
+):
+    from pytest_harness_audit.audit import scan
+
+    _session(storage, count=6, make_draft=make_draft)
+    parsed = []
+    real = scan.check_line
+    monkeypatch.setattr(scan, "check_line", lambda *args: parsed.append(args) or real(*args))
+    assert verify_chain(storage, "s1").valid
+    assert parsed == []  # every line accepted by its tail: session, index and link
+    assert verify_chain(storage, "s1", full=True).valid
+    assert len(parsed) == 6
