@@ -15,17 +15,54 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate.seam import Outcome
 
 if TYPE_CHECKING:
-    from pytest_harness_audit.session.harness import Harness
-    from pytest_harness_audit.session.proxy_session import RecordingProxySession
+    from pytest_harness_audit.gate.gate import Gate
 
 CONFIG_VARIABLE = "HARNESS_AUDIT_MCP_CONFIG"
 TASK_VARIABLE = "HARNESS_AUDIT_TASK"
+
+
+class _Chain(Protocol):
+    @property
+    def session_id(self) -> str: ...
+
+
+class AgentSession(Protocol):
+    """What an agent run needs of a session (a ``Harness``): where it stores, its workspace
+    and its gate."""
+
+    @property
+    def storage_dir(self) -> Path:
+        """The session's storage directory (the MCP config is written under it)."""
+        ...
+
+    @property
+    def chain(self) -> _Chain:
+        """The session's chain (its ``session_id`` names the config file)."""
+        ...
+
+    @property
+    def root(self) -> Path:
+        """The workspace the agent runs in."""
+        ...
+
+    @property
+    def gate(self) -> Gate:
+        """The gate every run is recorded through."""
+        ...
+
+
+class McpConfigWriter(Protocol):
+    """What an agent run needs of a recording proxy: an MCP config file pointing at it."""
+
+    def write_mcp_config(self, path: Path, transport: str = ...) -> Path:
+        """Write the proxy's MCP config to ``path``; return it."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -53,8 +90,8 @@ def _kill_tree(process: subprocess.Popen[str]) -> None:
 
 
 def run_agent(
-    harness: Harness,
-    proxy: RecordingProxySession,
+    harness: AgentSession,
+    proxy: McpConfigWriter,
     argv: Sequence[str],
     *,
     task: str | None = None,

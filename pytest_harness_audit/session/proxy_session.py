@@ -10,13 +10,68 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_harness_audit.errors import UsageError
 
 if TYPE_CHECKING:
+    from pytest_harness_audit.audit.chain import AuditChain
     from pytest_harness_audit.doors.proxy import BackgroundProxy, LocalTool, UpstreamSpec
-    from pytest_harness_audit.session.harness import Harness
+    from pytest_harness_audit.doors.social import SocialSession
+    from pytest_harness_audit.gate import Gate
+    from pytest_harness_audit.policy import Policy
+    from pytest_harness_audit.social.secret_ledger import SecretLedger
+    from pytest_harness_audit.tools.toolbox import ToolBox
+
+
+class ProxiedSession(Protocol):
+    """What a recording proxy needs of its session (a ``Harness``): its policy, gate, chain,
+    workspace, tools, secret ledger and social door."""
+
+    @property
+    def session_id(self) -> str:
+        """The session's id (the proxy's gate appends to the same chain)."""
+        ...
+
+    @property
+    def storage_dir(self) -> Path:
+        """Where the session's chain and policy files are stored."""
+        ...
+
+    @property
+    def root(self) -> Path:
+        """The workspace directory."""
+        ...
+
+    @property
+    def policy(self) -> Policy:
+        """The session's policy."""
+        ...
+
+    @property
+    def gate(self) -> Gate:
+        """The session's gate (its classifier, clock and inspectors are shared)."""
+        ...
+
+    @property
+    def chain(self) -> AuditChain:
+        """The session's chain."""
+        ...
+
+    @property
+    def toolbox(self) -> ToolBox:
+        """The workspace tools the proxy serves."""
+        ...
+
+    @property
+    def secrets(self) -> SecretLedger:
+        """The session's secret ledger (the proxy's gate notes what its calls saw)."""
+        ...
+
+    @property
+    def social(self) -> SocialSession:
+        """The session's social door (served as ``send_message`` with ``social=True``)."""
+        ...
 
 
 def upstream_specs(
@@ -54,7 +109,7 @@ class RecordingProxySession:
 
     def __init__(
         self,
-        harness: Harness,
+        harness: ProxiedSession,
         upstream: Sequence[Sequence[str]] | Sequence[str] | Mapping[str, Any] = (),
         *,
         workspace_tools: bool = True,
@@ -179,7 +234,7 @@ class RecordingProxySession:
         self.gate.chain.close()
 
 
-def _reopen_chain(harness: Harness) -> Any:
+def _reopen_chain(harness: ProxiedSession) -> Any:
     from pytest_harness_audit.audit.chain import AuditChain
 
     return AuditChain(
