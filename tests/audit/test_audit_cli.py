@@ -189,3 +189,32 @@ def test_entry_point_exit_codes(populated, read_lines):
     path.write_bytes(path.read_bytes().replace(b"echo step 0", b"echo step 9"))
     bad = subprocess.run([*command, "verify", "beta"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "anchor_mismatch" in bad.stdout
+
+
+def test_hook_door_stores_outside_the_project_by_default(tmp_path, monkeypatch, capsys):
+    import io
+    from pathlib import Path
+
+    from pytest_harness_audit.audit import list_sessions
+    from pytest_harness_audit.audit.storage import project_id
+
+    payload = Path(__file__).parents[1] / "hooks" / "payloads" / "read-source.json"
+    project = tmp_path / "myproj"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    monkeypatch.delenv("HARNESS_AUDIT_DIR", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setattr("sys.stdin", io.StringIO(payload.read_text()))
+    assert main(["hook", "pre", "--preset", "safety"]) == 0
+    capsys.readouterr()
+    store = tmp_path / "state" / "harness-audit" / project_id(project)
+    assert store.name.startswith("myproj-")
+    assert list_sessions(store)
+    assert list(project.iterdir()) == []  # nothing written into the project
+    assert (store / ".gitignore").read_text().strip().endswith("*")
+
+
+def test_storage_may_follow_the_command(populated, capsys):
+    code = main(["audit", "verify", "alpha", "--storage", str(populated)])
+    out, _ = capsys.readouterr()
+    assert code == 0 and "Records: 3" in out
