@@ -423,6 +423,7 @@ def _is_one_behind(scan: Scan) -> bool:
 
 
 def anchor_state(scan: Scan, torn: bytes | None) -> str:
+    """``current``, ``behind`` (one interrupted append), ``mismatch`` or ``none`` (no anchor)."""
     anchor = scan.anchor
     if anchor is None:
         return "none"

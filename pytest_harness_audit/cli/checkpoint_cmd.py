@@ -10,6 +10,7 @@ from typing import Any
 
 from pytest_harness_audit.audit.checkpoint import (
     KEY_ENV,
+    checkpoints_path,
     generate_key_pair,
     load_private_key,
     load_public_key,
@@ -52,6 +53,7 @@ def verifier(args: argparse.Namespace) -> Callable[[str], ChainReport]:
     key = load_public_key(args.public_key) if args.public_key else None
 
     def verify(session_id: str) -> ChainReport:
+        """Verify one session (with the head and the checkpoint when given)."""
         if key is None:
             return verify_chain(args.storage, session_id, full=args.full, witness=head)
         return verify_checkpointed(
@@ -116,6 +118,7 @@ def _checkpoint(args: argparse.Namespace) -> int:
         f"Signed checkpoint: session {checkpoint.session_id}, {checkpoint.count} records, "
         f"head {checkpoint.head} (key {checkpoint.key_id})"
     )
+    print(f"Stored in: {args.checkpoints or checkpoints_path(args.storage, args.session)}")
     return 0
 
 
