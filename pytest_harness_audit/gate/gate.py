@@ -22,7 +22,7 @@ from pytest_harness_audit.audit.chain import AuditChain
 from pytest_harness_audit.audit.records import RecordDraft
 from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision
 from pytest_harness_audit.gate.follower import ChainFollower
-from pytest_harness_audit.gate.inspection import OutgoingLeak, leak_decision
+from pytest_harness_audit.gate.inspection import OutgoingLeak, leak_decision, store_refusal
 from pytest_harness_audit.gate.seam import (
     GatedCall,
     Inspector,
@@ -32,6 +32,7 @@ from pytest_harness_audit.gate.seam import (
     run_call_async,
 )
 from pytest_harness_audit.gate.session_policy import publish_session_policy
+from pytest_harness_audit.gate.store_guard import TAMPER_ALERT, StoreGuard
 from pytest_harness_audit.immune import CallEvent, ImmuneLadder, alerts_for
 from pytest_harness_audit.immune.records import Escalation, Lift
 from pytest_harness_audit.policy import Evaluation, Policy, RateCounter
@@ -88,6 +89,8 @@ class Gate:
         self._lock = threading.RLock()
         #: What looks at each call's effects and outputs after it ran (DESIGN §2, inspect).
         self.inspectors: list[Inspector] = []
+        #: The built-in rule: no call touches the audit store.
+        self.store_guard = StoreGuard(chain.storage_dir, self.root)
         self._sync()
 
     @classmethod
@@ -269,6 +272,11 @@ class Gate:
             tool, params, rate_counter=rate_counter, root=self.root, category=category
         )
         alerts = alerts_for(tool, evaluation.category, evaluation.targets)
+        touched = self.store_guard.offending(evaluation.targets, params)
+        if touched is not None:
+            if not evaluation.blocked:
+                return store_refusal(tool, params, evaluation, alerts, touched, self.root)
+            alerts = (*alerts, TAMPER_ALERT)  # refused by the policy already: keep its reason
         constraints = evaluation.constraints
         quarantine = self.ladder.check(tool, evaluation.category)
         if quarantine is not None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision
 from pytest_harness_audit.gate.seam import Findings, Outcome
+from pytest_harness_audit.gate.store_guard import STORE_RULE_ID, TAMPER_ALERT
 from pytest_harness_audit.inspect import (
     DIRECTORY_DELETED,
     FILES_DELETED,
@@ -186,4 +187,38 @@ def leak_decision(
         refused.constraints,
         all_alerts,
         record_extra=extra,
+    )
+
+
+def store_refusal(
+    tool: str,
+    params: Mapping[str, Any],
+    evaluation: Evaluation,
+    alerts: tuple[str, ...],
+    touched: str,
+    root: str | None,
+) -> GateDecision:
+    """The refusal of a call that touches the audit store (no policy overrides it)."""
+    reason = f"the audit store is out of the agent's reach ({touched})"
+    refused = Evaluation(
+        "deny",
+        True,
+        STORE_RULE_ID,
+        "Protect the audit store",
+        None,
+        reason,
+        ("policy:deny", f"rule:{STORE_RULE_ID}"),
+        evaluation.category,
+        list(evaluation.targets),
+        params,
+        root,
+    )
+    return GateDecision(
+        tool,
+        params,
+        refused,
+        True,
+        f"{BLOCK_PREFIX}[web4-policy] {reason}",
+        refused.constraints,
+        tuple(dict.fromkeys((*alerts, TAMPER_ALERT))),
     )

@@ -1,0 +1,95 @@
+"""The built-in rule no policy can override: no call may touch the audit store.
+
+The evidence must stay out of the audited agent's reach. Every target of a call (file paths,
+the paths a shell command reads, writes or deletes, symlinks resolved) is checked against the
+session's storage directory before anything runs: a call that reads, writes or deletes inside
+it, or that deletes or overwrites a directory holding it, is refused with the alert
+``tamper_attempt``, whatever the policy says (also in dry-run), and the verdict is FAIL.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+#: The rule id of refused calls.
+STORE_RULE_ID = "protect-audit-store"
+#: The alert every refused call carries.
+TAMPER_ALERT = "tamper_attempt"
+#: Effect kinds (``<kind>:<path>`` targets) that change what they name.
+_CHANGING = frozenset({"destroy", "delete", "write"})
+_SKIPPED = frozenset({"note", "unreadable"})
+_MAX_PATH = 4096
+_MAX_SCANNED = 1 << 20
+
+
+class StoreGuard:
+    """Tells whether a call's targets or parameters touch ``store`` (the storage directory)."""
+
+    def __init__(self, store: str | os.PathLike[str], root: str | None) -> None:
+        self.root = root
+        absolute = os.path.abspath(os.fspath(store))
+        self.store = os.path.realpath(absolute)
+        #: Spellings of the store an agent could write: absolute, resolved, workspace-relative.
+        self._spellings = {absolute.rstrip("/"), self.store.rstrip("/")}
+        if root is not None:
+            real_root = os.path.realpath(root)
+            if _inside(self.store, real_root) and self.store != real_root:
+                self._spellings.add(os.path.relpath(self.store, real_root))
+
+    def offending(self, targets: Iterable[str], params: Mapping[str, Any]) -> str | None:
+        """The first target (or parameter text) that touches the store, else ``None``."""
+        for target in targets:
+            kind, path = _split(target)
+            if kind in _SKIPPED or not path or len(path) > _MAX_PATH or "\0" in path:
+                continue
+            resolved = self._resolve(path)
+            if _inside(resolved, self.store):
+                return target
+            if kind in _CHANGING and _inside(self.store, resolved):
+                return target  # deleting or overwriting a directory that holds the store
+        for text in _strings(params):
+            if any(spelling in text for spelling in self._spellings if len(spelling) > 1):
+                return _shorten(text)
+        return None
+
+    def _resolve(self, path: str) -> str:
+        expanded = os.path.expanduser(path)
+        if not os.path.isabs(expanded):
+            expanded = os.path.join(self.root or os.getcwd(), expanded)
+        try:
+            return os.path.realpath(expanded)
+        except (OSError, ValueError):
+            return os.path.abspath(expanded)
+
+
+def _split(target: str) -> tuple[str, str]:
+    head, sep, rest = target.partition(":")
+    if sep and head.isalpha() and head.islower() and len(head) <= 12:
+        return head, rest
+    return "", target
+
+
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def _strings(value: Any, budget: list[int] | None = None) -> Iterable[str]:
+    """Every string inside ``value`` (bounded: at most 1 MB of text, no deep recursion)."""
+    budget = budget if budget is not None else [_MAX_SCANNED]
+    stack = [value]
+    while stack and budget[0] > 0:
+        item = stack.pop()
+        if isinstance(item, str):
+            budget[0] -= len(item)
+            yield item
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+            stack.extend(key for key in item if isinstance(key, str))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= 80 else text[:79] + "…"
