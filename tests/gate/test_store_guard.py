@@ -1,0 +1,105 @@
+"""No door reaches the audit store: every spelling of a touch is refused, ordinary calls are not."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_harness_audit.audit import verify_chain
+from pytest_harness_audit.cli import main as cli
+from pytest_harness_audit.session.harness import Harness
+
+
+@pytest.fixture
+def harness(tmp_path: Path) -> Iterator[Harness]:
+    made = Harness.create(tmp_path, template="python-service", policy="permissive")
+    made.call("Bash", command="echo first")
+    yield made
+    made.close()
+
+
+def attempts(store: Path, session: str) -> list[tuple[str, dict[str, str]]]:
+    chain = store / "audit" / f"{session}.jsonl"
+    return [
+        ("Bash", {"command": f": > {chain}"}),
+        ("Bash", {"command": f"truncate -s0 {chain}"}),
+        ("Bash", {"command": f"rm -rf {store}"}),
+        ("Bash", {"command": f"rm {store}/sessions/{session}.anchor"}),
+        ("Bash", {"command": "rm -rf .."}),
+        ("Bash", {"command": f"cat {chain}"}),
+        ("Bash", {"command": f"ln -s {store} evidence"}),
+        ("Bash", {"command": f"cp /dev/null {chain}"}),
+        ("Write", {"file_path": str(chain), "content": ""}),
+        ("Edit", {"file_path": str(chain), "old_string": "a", "new_string": "b"}),
+        ("Read", {"file_path": str(chain)}),
+        ("Bash", {"command": f"python3 -c \"open('{chain}', 'w')\""}),
+    ]
+
+
+def test_every_attempt_on_the_store_is_refused_and_the_chain_stays_intact(
+    harness: Harness,
+) -> None:
+    store = harness.storage_dir.resolve()
+    for tool, params in attempts(store, harness.session_id):
+        result = harness.execute(tool, params)
+        assert result.status == "blocked", (tool, params)
+        assert "tamper_attempt" in result.record["alerts"], (tool, params)
+    assert str(harness.verdict) == "FAIL"
+    report = verify_chain(harness.storage_dir, harness.session_id)
+    assert report.valid and report.record_count >= 13
+
+
+def test_a_symlink_into_the_store_is_followed(harness: Harness) -> None:
+    os.symlink(harness.storage_dir.resolve(), harness.root / "ev")
+    result = harness.call("Bash", command="cat ev/audit/*.jsonl")
+    assert result.status == "blocked" and result.evaluation.rule_id == "protect-audit-store"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["ls -la", "cat README.md", "git status", "echo audit > notes.txt", "mkdir auditing"],
+)
+def test_ordinary_calls_are_not_tampering(harness: Harness, command: str) -> None:
+    result = harness.call("Bash", command=command)
+    assert result.status == "success", result.error_message
+    assert "tamper_attempt" not in result.record.get("alerts", [])
+
+
+def test_the_policy_keeps_its_reason_when_it_refuses_too(tmp_path: Path) -> None:
+    harness = Harness.create(tmp_path, template="empty", policy="safety")
+    result = harness.call("Bash", command="rm -rf /")
+    assert result.evaluation.rule_id == "deny-destructive-commands"
+    assert "tamper_attempt" in result.record["alerts"]
+    harness.close()
+
+
+def test_the_hook_door_refuses_the_erase_sequence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    store = project / ".harness-audit"
+    erase = (
+        ": > .harness-audit/audit/S.jsonl; rm .harness-audit/sessions/S.anchor "
+        ".harness-audit/sessions/S.json"
+    )
+    payload = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "S",
+        "tool_name": "Bash",
+        "tool_input": {"command": erase},
+        "cwd": str(project),
+    }
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(payload)))
+    code = cli(["--storage", str(store), "hook", "pre", "--preset", "safety"])
+    answer = json.loads(capsys.readouterr().out)["hookSpecificOutput"]
+    assert code == 0 and answer["permissionDecision"] == "deny"
+    assert "audit store" in answer["permissionDecisionReason"]
+    report = verify_chain(store, "S")
+    assert report.valid and report.record_count == 1
