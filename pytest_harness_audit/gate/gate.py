@@ -370,12 +370,19 @@ class Gate:
             extra["rateClock"] = round(rate_hits.at, 6)
         if more:
             extra.update(more)
+        target = evaluation.target if decision.shown_target is None else decision.shown_target
+        params, targets = decision.params, evaluation.targets
+        for inspector in self.inspectors:
+            scrub = getattr(inspector, "scrub", None)
+            if scrub is not None:  # the chain never holds a known secret
+                params, target = scrub(params), scrub(target)
+                targets = tuple(scrub(list(targets)))
         draft = RecordDraft(
             tool=decision.tool,
             category=evaluation.category,
-            target=evaluation.target if decision.shown_target is None else decision.shown_target,
-            targets=evaluation.targets,
-            params=decision.params,
+            target=target,
+            targets=targets,
+            params=params,
             constraints=decision.constraints,
             status=status,
             output=output,

@@ -41,6 +41,8 @@ class OutgoingLeak:
     alerts: tuple[str, ...]
     judgement: EffectJudgement | None
     secrets: tuple[dict[str, Any], ...]
+    #: The payload with every known secret replaced: what the record may hold.
+    redacted_params: Mapping[str, Any]
 
 
 class SessionInspection:
@@ -71,8 +73,8 @@ class SessionInspection:
         Messages are left to the message firewall when its secret guard is on: it refuses
         them with its own check id and feedback, using :meth:`message_secrets`.
         """
-        if category not in OUTGOING_CATEGORIES:
-            return None
+        if category not in OUTGOING_CATEGORIES and not tool.startswith("mcp__"):
+            return None  # an upstream MCP tool's arguments leave, whatever its category
         if category == "message" and self._firewall_guards_secrets:
             return None
         seen = self.inspector.outgoing(tool, params)
@@ -80,7 +82,13 @@ class SessionInspection:
             return None
         judgement = self.policy.effect_rules.judge((SECRET_EXPOSURE,), tool=tool, category=category)
         secrets = tuple(finding.to_record() for finding in seen.secrets)
-        return OutgoingLeak((SECRET_EXPOSURE,), judgement, secrets)
+        redacted = seen.redacted_output if isinstance(seen.redacted_output, Mapping) else params
+        return OutgoingLeak((SECRET_EXPOSURE,), judgement, secrets, redacted)
+
+    def scrub(self, value: Any) -> Any:
+        """``value`` with every known secret replaced (what a record may hold of it)."""
+        seen = self.inspector.scan_output(value)
+        return seen.redacted_output if seen.redacted else value
 
     def message_secrets(self, text: str) -> list[str]:
         """Fingerprints of the known secrets in a message text, in any form, including a
@@ -139,6 +147,7 @@ def leak_decision(
     """A payload carrying a known secret: refused when the policy's effect rules deny it."""
     all_alerts = tuple(dict.fromkeys((*alerts, *leak.alerts)))
     judgement = leak.judgement
+    params = leak.redacted_params  # the record never holds the value
     extra: dict[str, Any] = {"secrets": list(leak.secrets)}
     if judgement is None or judgement.verdict is None:
         return GateDecision(
@@ -173,7 +182,7 @@ def leak_decision(
         "A known secret is in the outgoing payload",
         ("policy:deny", f"rule:{judgement.rule_id}"),
         evaluation.category,
-        list(evaluation.targets),
+        None,  # worked out from the redacted payload
         params,
         root,
     )

@@ -244,6 +244,17 @@ def _blocked(gate: SeamGate, decision: Any, extra: Mapping[str, Any] | None) -> 
     return GatedCall(decision, record, Outcome("blocked", None, message, extra=extra))
 
 
+def _not_inspectable(
+    gate: SeamGate, decision: Any, extra: Mapping[str, Any] | None, exc: BaseException
+) -> GatedCall:
+    """Inspection could not look before the call: it does not run, and the session fails."""
+    message = f"[blocked] inspection failed before the call: {describe_exception(exc)}"
+    findings = Findings(("inspection_error",), None, "FAIL", message, "inspection", False, None)
+    outcome = Outcome("blocked", None, message, extra=extra)
+    record = _record(gate, decision, outcome, findings)
+    return GatedCall(decision, record, outcome, findings)
+
+
 def _with_extra(outcome: Outcome, extra: Mapping[str, Any] | None) -> Outcome:
     if not extra:
         return outcome
@@ -274,7 +285,10 @@ def run_call(
         decision = gate.decide(tool, params)
     if decision.blocked:
         return _blocked(gate, decision, extra)
-    tokens = _look_before(gate, decision, tool, params)
+    try:
+        tokens = _look_before(gate, decision, tool, params)
+    except Exception as exc:
+        return _not_inspectable(gate, decision, extra, exc)
     try:
         outcome = act(decision)
     except BaseException as exc:
@@ -297,7 +311,10 @@ async def run_call_async(
         decision = gate.decide(tool, params)
     if decision.blocked:
         return _blocked(gate, decision, extra)
-    tokens = _look_before(gate, decision, tool, params)
+    try:
+        tokens = _look_before(gate, decision, tool, params)
+    except Exception as exc:
+        return _not_inspectable(gate, decision, extra, exc)
     try:
         outcome = await act(decision)
     except BaseException as exc:

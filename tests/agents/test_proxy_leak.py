@@ -121,14 +121,6 @@ def test_a_benign_status_stays_a_pass(git_harness: Harness) -> None:
     assert git_harness.verdict == "PASS"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gate/inspection.py SessionInspection.outgoing scans a payload only when its category "
-    "is in OUTGOING_CATEGORIES (network, message, mcp, command, delegation, unknown); the proxy "
-    "classifies mcp-server-git's tools as file_read/file_write, so their arguments reach the "
-    "upstream server unscanned (git_create_branch creates a branch named by the key; git_log "
-    "with the key as an argument is not judged at all)",
-)
 @pytest.mark.parametrize(
     ("tool", "arguments"),
     [

@@ -125,13 +125,6 @@ def test_a_message_carrying_the_key_is_not_delivered(
 
 
 # -- what a refused payload leaves in the chain ---------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="gate/inspection.py leak_decision builds the refused decision (and its Evaluation) "
-    "from the original params and targets; the scan's redacted payload is dropped "
-    "(OutgoingLeak keeps no redacted params), so the chain records the key in "
-    "request.params and target",
-)
 @pytest.mark.parametrize(
     ("tool", "params"),
     [
@@ -150,13 +143,6 @@ def test_a_refused_payload_leaves_no_key_in_the_chain(
     assert key not in harness.chain.path.read_text()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="doors/social.py SocialSession._redacted/_redact redact only the values in the "
-    "session's SecretLedger (credential reads noted so far, matched as plain substrings); "
-    "a refused send's text holding a workspace secret learned at start, or an encoded form, "
-    "is recorded as is in request.params.text",
-)
 @pytest.mark.parametrize(
     "encode",
     [
