@@ -42,7 +42,7 @@ def git_workspace(request: pytest.FixtureRequest, tmp_path: Path) -> git.Repo:
 
 def _default_policy(request: pytest.FixtureRequest) -> Policy:
     from pytest_harness_audit.plugin.markers import parse_harness_policy
-    from pytest_harness_audit.plugin.support import load_policy
+    from pytest_harness_audit.policy.source import resolve_policy
 
     options = request.config.stash[OPTIONS_KEY]
     mark = request.node.get_closest_marker("harness_policy")
@@ -50,7 +50,7 @@ def _default_policy(request: pytest.FixtureRequest) -> Policy:
     try:
         if mark is not None:
             return parse_harness_policy(mark.args, mark.kwargs, base_dir)
-        return load_policy(options.policy, Path(str(request.config.rootpath)))
+        return resolve_policy(options.policy, base_dir=Path(str(request.config.rootpath)))
     except HarnessAuditError as exc:
         raise pytest.UsageError(f"{request.node.nodeid}: harness_policy: {exc}") from None
 

@@ -142,9 +142,9 @@ def parse_harness_policy(args: Sequence[Any], kwargs: Mapping[str, Any], base_di
             raise UsageError(
                 f"harness_policy: unknown override {key!r} (allowed: {', '.join(allowed)})"
             )
-    from pytest_harness_audit.plugin.support import load_policy
+    from pytest_harness_audit.policy.source import resolve_policy
 
-    return load_policy(args[0], base_dir, **kwargs)
+    return resolve_policy(args[0], base_dir=base_dir, **kwargs)
 
 
 #: The markers whose arguments are checked at collection and read at the end of the test.

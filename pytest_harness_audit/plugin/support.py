@@ -1,13 +1,12 @@
 """The library side of the plugin's end-of-test check: what the markers (and
-``--harness-audit``) require of a session, and the policy of a test's sessions.
+``--harness-audit``) require of a session.
 
-Loaded on first use by the hooks and fixtures (it imports the readers and the policy engine), so
-a run that uses no harness never pays for it.
+Loaded by the end-of-test hook once a test has made a harness session (it imports the readers
+and the social door), so a run that uses no harness never pays for it.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_harness_audit.doors.social import check_refused
@@ -18,37 +17,11 @@ from pytest_harness_audit.plugin.markers import (
     parse_expect_refused,
     parse_expect_verdict,
 )
-from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.readers.expectations import check_denied, check_escalation, check_verdict
 
 if TYPE_CHECKING:
     from pytest_harness_audit.plugin.options import AuditOptions
     from pytest_harness_audit.session.harness import Harness
-    from pytest_harness_audit.types import Decision
-
-
-def load_policy(
-    name_or_path: str,
-    base_dir: Path,
-    *,
-    default_policy: Decision | None = None,
-    enforce: bool | None = None,
-) -> Policy:
-    """A preset by name, else a policy file (relative to ``base_dir``), with overrides."""
-    if name_or_path in Policy.preset_names():
-        return Policy.preset(name_or_path, default_policy=default_policy, enforce=enforce)
-    path = Path(name_or_path)
-    if not path.is_absolute():
-        path = base_dir / path
-    policy = Policy.load(path)
-    if default_policy is None and enforce is None:
-        return policy
-    data = policy.to_dict()
-    if default_policy is not None:
-        data["defaultPolicy"] = default_policy
-    if enforce is not None:
-        data["enforce"] = enforce
-    return Policy.from_dict(data, source=str(path), name=policy.name)
 
 
 def _chain_problems(harness: Harness) -> list[str]:

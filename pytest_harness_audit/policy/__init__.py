@@ -43,6 +43,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'pytest_harness_audit.policy' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    # Not cached in globals(): a module dropped from sys.modules (pytester's in-process runs do
+    # that) is imported again, and every caller then sees the same class.
+    return getattr(importlib.import_module(module), name)
