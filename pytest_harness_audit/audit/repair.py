@@ -81,6 +81,8 @@ def repair_chain(
     paths = layout.paths(session_id)
     if not (paths.chain.exists() or paths.session_file.exists()):
         raise SessionNotFoundError(f"no audit session {paths.session_id!r} in {layout.root}")
+    if not paths.anchor.exists():  # checked before the lock file exists: it marks an opened session
+        raise ChainError(f"{paths.anchor}: no anchor, refusing to repair")
     lock_fd = open_lock_file(paths.lock)
     try:
         with exclusive(lock_fd):

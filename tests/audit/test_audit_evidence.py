@@ -310,3 +310,18 @@ def test_anchored_writer_lines_take_the_fast_path_with_their_session(
     assert parsed == []  # every line accepted by its tail: session, index and link
     assert verify_chain(storage, "s1", full=True).valid
     assert len(parsed) == 6
+
+
+def test_refused_repair_of_an_unanchored_chain_leaves_no_lock_file(storage, make_draft):
+    _session(storage, make_draft=make_draft)
+    paths = StorageLayout.at(storage).paths("s1")
+    lines = paths.chain.read_bytes().split(b"\n")[:-1]
+    records = [json.loads(line) for line in lines]
+    for path in (paths.anchor, paths.session_file, paths.lock):
+        path.unlink()
+    paths.chain.write_bytes(json.dumps(records[0]).encode().replace(b'"kind": ', b'"k": ') + b"\n")
+    assert verify_chain(storage, "s1").valid  # one record, no writer mark: a reference chain
+    with pytest.raises(ChainError, match="no anchor"):
+        repair_chain(storage, "s1")
+    assert not paths.lock.exists()
+    assert verify_chain(storage, "s1").valid
