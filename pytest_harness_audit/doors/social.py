@@ -1,53 +1,60 @@
-"""The social harness inside an audited session: every send gated first, every event recorded.
+"""The social door: every send of a session's endpoint goes through the gate's door seam.
 
-A :class:`SocialSession` wraps one :class:`~.endpoint.SocialEndpoint` around a session's
-:class:`~pytest_harness_audit.gate.Gate`::
+A :class:`SocialSession` builds one :class:`~pytest_harness_audit.social.SocialEndpoint` on a
+session's :class:`~pytest_harness_audit.gate.Gate` and guards it: every send the endpoint makes
+(``send``, ``respond``, ``send_input``, ``send_message_text``, the MCP tool) is one
+:meth:`Gate.run <pytest_harness_audit.gate.Gate.run>` of ``send_message`` with params
+``{to, text, collective?}`` (``to`` in canonical form)::
 
-    send(to, text) → gate.decide("send_message", {to, text, collective?})
-        blocked  → one ``blocked`` record, :class:`SendBlockedError` (the gate's message)
-        allowed  → the endpoint sends; each :class:`~.events.SocialEvent` it reports becomes
-                   one chain record (tool ``send_message``, category ``message``,
-                   target = the canonical address) with the top-level fields ``social`` (and
-                   ``firewall`` when a check ran)
+    blocked  → one ``blocked`` record, :class:`SendBlockedError` (the gate's message)
+    allowed  → the endpoint sends; the event it reports for the send is the call's outcome:
+               one record (category ``message``, target = the canonical address) with the
+               top-level fields ``social`` (and ``firewall`` when a check ran, whose decision
+               joins the record's constraints as ``firewall:<decision>``)
 
-The send's own event is recorded under the send's decision; events that arrive without one
-(collective results at a deadline or after a peer's answer) are decided anew on
-``("send_message", {to, operationId})`` and recorded, never blocked. Status: ``sent``,
-``pending`` and ``replayed`` sends are ``success``; ``outcome-unknown`` is ``error``; a firewall
-refusal in enforcement mode is ``blocked`` (a FAIL verdict); every other typed refusal is
-``error`` with its reason.
+Events that arrive without a send waiting for them (collective results at a deadline or after
+a peer's answer) are decided anew on ``("send_message", {to, operationId})`` and recorded after
+the send that caused them, never blocked. How an event reads as a record is
+:mod:`pytest_harness_audit.social.event_records`.
 
-Secret values the session read (see :mod:`.secret_ledger`) go to the firewall before each send
-and appear in the records only as ``[secret:<fingerprint>]``.
+Secret values the session read (see :mod:`~pytest_harness_audit.social.secret_ledger`) go to
+the firewall before each send and appear in the records only as ``[secret:<fingerprint>]``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pytest_harness_audit.errors import PolicyError
-from pytest_harness_audit.gate import Gate, GateDecision
+from pytest_harness_audit.gate import Gate, GateDecision, Outcome
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.social.addresses import canonical_address
 from pytest_harness_audit.social.deadline_clock import DeadlineClock
 from pytest_harness_audit.social.endpoint import SocialEndpoint
 from pytest_harness_audit.social.errors import (
-    REFUSED_CODE,
     SendError,
     SocialConfigError,
     SocialSendFailure,
     SocialToolError,
 )
-from pytest_harness_audit.social.events import FailureDelivery, SendResult, SocialEvent
+from pytest_harness_audit.social.event_records import (
+    MESSAGE_CATEGORY,
+    compact,
+    event_output,
+    event_status,
+    firewall_fields,
+    jsonable,
+    social_fields,
+)
+from pytest_harness_audit.social.events import SocialEvent
 from pytest_harness_audit.social.firewall import MessageFirewall
-from pytest_harness_audit.social.mcp_tool import SEND_MESSAGE_TOOL_NAME, call_send_message
-from pytest_harness_audit.social.peers import Peer
+from pytest_harness_audit.social.inputs import stated_operation
+from pytest_harness_audit.social.mcp_tool import SEND_MESSAGE_TOOL_NAME
 from pytest_harness_audit.social.secret_ledger import SecretLedger, secret_values
 from pytest_harness_audit.social.send_assertions import (
     assert_not_sent,
@@ -61,7 +68,6 @@ from pytest_harness_audit.social.send_assertions import (
     sent_records,
     social_records,
 )
-from pytest_harness_audit.social.store import Post
 
 if TYPE_CHECKING:
     from pytest_harness_audit.doors.proxy.local_tools import LocalTool
@@ -77,6 +83,9 @@ __all__ = [
     "assert_refused",
     "assert_sent",
     "check_refused",
+    "event_output",
+    "event_status",
+    "firewall_fields",
     "firewall_from_policy",
     "parse_expect_refused",
     "parse_harness_agents",
@@ -85,11 +94,10 @@ __all__ = [
     "secret_values",
     "send_message_local_tool",
     "sent_records",
+    "social_fields",
     "social_records",
 ]
 
-#: The category every social record carries (the policy maps ``send_message`` to it).
-MESSAGE_CATEGORY = "message"
 #: The reason of a send the gate blocked (policy deny or quarantine), in records and MCP data.
 POLICY_BLOCKED = "policy-blocked"
 #: The reason of a call the endpoint refused before it could report (bad runtime options).
@@ -161,20 +169,22 @@ class HarnessLike(Protocol):
 
 @dataclasses.dataclass
 class _Live:
-    """The decision of the send running on this thread, until its event is recorded."""
+    """The send running on this thread: its decision, and its event's outcome once reported."""
 
-    decision: GateDecision
-    used: bool = False
+    decision: GateDecision | None = None
+    outcome: Outcome | None = None
+    later: list[SocialEvent] = dataclasses.field(default_factory=list)
 
 
 class SocialSession:
-    """One audited session's social endpoint: gated sends, recorded events, scripted peers.
+    """One audited session's social endpoint (:attr:`endpoint`): gated sends, recorded events.
 
     ``storage_dir`` holds the post store; ``local_agent`` and ``peers`` are the agents' names;
     ``firewall`` (see :func:`firewall_from_policy`) checks every send; ``clock`` drives
     deadlines (default: the system clock); ``secrets`` is the session's ledger of secret values
     read so far (a fresh one by default); with ``redact_secrets`` (the default) records show a
-    noted secret as ``[secret:<fingerprint>]``.
+    noted secret as ``[secret:<fingerprint>]``. Send, answer, read and script peers on
+    :attr:`endpoint`.
     """
 
     def __init__(
@@ -196,8 +206,15 @@ class SocialSession:
         self._forwarded = 0
         self._secrets_lock = threading.Lock()
         self._thread = threading.local()
+        #: The gated endpoint: everything it sends passes the gate and is recorded.
         self.endpoint = SocialEndpoint(
-            storage_dir, local_agent, peers, firewall=firewall, clock=clock, on_event=self._on_event
+            storage_dir,
+            local_agent,
+            peers,
+            firewall=firewall,
+            clock=clock,
+            on_event=self._on_event,
+            guard=self._gated,
         )
 
     @classmethod
@@ -236,103 +253,6 @@ class SocialSession:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    # -- sending --------------------------------------------------------------------------------
-
-    def send(
-        self,
-        to: str,
-        text: str,
-        collective: Mapping[str, object] | None = None,
-        *,
-        failure_delivery: FailureDelivery = "result",
-        idempotency_key: str | None = None,
-    ) -> SendResult:
-        """Send ``text`` to ``to`` (a multicast, or the question of a gather/all_gather
-        ``collective``), gated and recorded. Raises :class:`SendBlockedError` or the endpoint's
-        typed refusals (``SendError``, ``CollectiveError``, ``FirewallSendError`` …)."""
-        data: dict[str, object] = {"to": to, "text": text}
-        if collective is not None:
-            data["collective"] = collective
-        return self.send_input(
-            data, failure_delivery=failure_delivery, idempotency_key=idempotency_key
-        )
-
-    def respond(
-        self,
-        to: str,
-        response: Mapping[str, object],
-        *,
-        failure_delivery: FailureDelivery = "result",
-        idempotency_key: str | None = None,
-    ) -> SendResult:
-        """Answer the question open in ``to``'s conversation (``{action: "accept", content}``
-        or ``{action: "decline"}``), gated and recorded."""
-        return self.send_input(
-            {"to": to, "collectiveResponse": response},
-            failure_delivery=failure_delivery,
-            idempotency_key=idempotency_key,
-        )
-
-    def send_input(
-        self,
-        input: Mapping[str, object],
-        *,
-        failure_delivery: FailureDelivery = "result",
-        idempotency_key: str | None = None,
-    ) -> SendResult:
-        """Send one exact input, ``{to, text, collective?}`` or ``{to, collectiveResponse}``."""
-        return self._gated(
-            input,
-            lambda: self.endpoint.send_input(
-                input, failure_delivery=failure_delivery, idempotency_key=idempotency_key
-            ),
-        )
-
-    def send_message_text(
-        self,
-        to: str,
-        text: str,
-        *,
-        failure_delivery: FailureDelivery = "result",
-        idempotency_key: str | None = None,
-    ) -> SendResult:
-        """Send a model's message text as the operation it states (``parse_message_text``)."""
-        return self._gated(
-            {"to": to, "text": text},
-            lambda: self.endpoint.send_message_text(
-                to, text, failure_delivery=failure_delivery, idempotency_key=idempotency_key
-            ),
-        )
-
-    def mcp_send_message(
-        self, arguments: Mapping[str, object] | None, meta: Mapping[str, object] | None = None
-    ) -> dict[str, object]:
-        """The ``send_message`` MCP tool, gated and recorded: ``{input}`` and the request's
-        ``_meta`` in, ``{}`` / ``{operationId}`` (+ ``guidance``) out. Every refusal raises
-        :class:`~.errors.SocialToolError`; a gate block has data ``{reason: "policy-blocked",
-        detail}``."""
-        send_input = arguments.get("input") if isinstance(arguments, Mapping) else None
-        try:
-            return self._gated(
-                send_input, lambda: call_send_message(self.endpoint, arguments, meta)
-            )
-        except SendBlockedError as error:
-            raise SocialToolError(REFUSED_CODE, error.message, error.error_data()) from None
-
-    # -- reading --------------------------------------------------------------------------------
-
-    def peer(self, name: str) -> Peer:
-        """The scripted peer ``name`` (``bob`` or ``agent:bob``)."""
-        return self.endpoint.peer(name)
-
-    def posts(self, to: str | None = None, *, sender: str | None = None) -> list[Post]:
-        """Stored posts, oldest first: all, or those of ``to``'s conversation."""
-        return self.endpoint.posts(to, sender=sender)
-
-    def inbox(self) -> list[dict[str, object]]:
-        """The local agent's inbound items (multicasts, requests, results, failures)."""
-        return self.endpoint.inbox()
-
     # -- secrets --------------------------------------------------------------------------------
 
     def note_secret(self, value: str, source: str) -> bool:
@@ -357,39 +277,49 @@ class SocialSession:
                 self.firewall.note_secret(secret.value, secret.source)
             self._forwarded = len(items)
 
-    # -- the gate -------------------------------------------------------------------------------
+    # -- the door seam --------------------------------------------------------------------------
 
-    def _gated(self, send_input: object, run: Callable[[], _T]) -> _T:
+    def _gated(self, send_input: object, send: Callable[[], _T]) -> _T:
+        """The endpoint's guard: one ``send_message`` call through the gate's seam."""
         params = self._gate_params(send_input)
-        decision = self.gate.decide(SEND_MESSAGE_TOOL_NAME, params)
-        if decision.blocked:
-            self._record(
-                decision,
-                status="blocked",
-                social=self._blocked_social(send_input, params),
-            )
-            raise SendBlockedError(decision.message, quarantined=decision.quarantine is not None)
-        self._forward_secrets()
-        live = _Live(decision)
-        previous = getattr(self._thread, "live", None)
-        self._thread.live = live
+        live = _Live()
+        results: list[_T] = []
+
+        def act(decision: GateDecision) -> Outcome:
+            self._forward_secrets()
+            live.decision = decision
+            previous = getattr(self._thread, "live", None)
+            self._thread.live = live
+            try:
+                results.append(send())
+            except BaseException as error:
+                return dataclasses.replace(self._outcome_of(live, error), reraise=error)
+            finally:
+                self._thread.live = previous
+            return self._outcome_of(live, None)
+
         try:
-            result = run()
-        except BaseException as error:
-            if not live.used:
-                self._record_unreported(live, error)
-            raise
+            call = self.gate.run(
+                SEND_MESSAGE_TOOL_NAME,
+                params,
+                act,
+                extra={"social": self._redact(self._blocked_social(send_input, params))},
+                decision=self._redacted(self.gate.decide(SEND_MESSAGE_TOOL_NAME, params)),
+            )
         finally:
-            self._thread.live = previous
-        if not live.used:
-            self._record_unreported(live, None)
-        return result
+            for event in live.later:
+                self._record_late(event)
+        if call.blocked:
+            raise SendBlockedError(
+                call.decision.message, quarantined=call.decision.quarantine is not None
+            )
+        return results[0]
 
     def _gate_params(self, send_input: object) -> dict[str, Any]:
         """The gated parameters: the input, ``to`` in canonical form when it canonicalises."""
         if not isinstance(send_input, Mapping):
-            return {"input": _jsonable(send_input)}
-        params = {str(key): _jsonable(value) for key, value in send_input.items()}
+            return {"input": jsonable(send_input)}
+        params = {str(key): jsonable(value) for key, value in send_input.items()}
         to = send_input.get("to")
         if isinstance(to, str):
             with contextlib.suppress(SendError):
@@ -403,93 +333,83 @@ class SocialSession:
             "outcome": "blocked",
             "from": self.local_agent,
             "to": raw_to if isinstance(raw_to, str) else None,
-            "operation": _stated_operation(send_input),
+            "operation": stated_operation(send_input),
             "reason": POLICY_BLOCKED,
         }
         if isinstance(params.get("to"), str) and params["to"] != raw_to:
             social["address"] = params["to"]
-        return _compact(social)
+        return compact(social)
 
-    def _record_unreported(self, live: _Live, error: BaseException | None) -> None:
-        """A gated call that ended without the endpoint reporting it still leaves a record."""
-        live.used = True
+    def _outcome_of(self, live: _Live, error: BaseException | None) -> Outcome:
+        """The send's outcome: its event's, or (when it reported none) an ``error`` refusal."""
+        if live.outcome is not None:
+            return live.outcome
         reason = INPUT_INVALID
         if isinstance(error, SocialToolError):
             reason = str(error.data.get("reason", INPUT_INVALID))
         message = str(error) if error is not None else "the send reported no outcome"
-        self._record(
-            live.decision,
-            status="error",
-            error_message=message or type(error).__name__,
-            social=_compact(
-                {
-                    "event": "refused",
-                    "outcome": "refused",
-                    "from": self.local_agent,
-                    "operation": _stated_operation(live.decision.params),
-                    "reason": reason,
-                }
-            ),
+        social = {
+            "event": "refused",
+            "outcome": "refused",
+            "from": self.local_agent,
+            "operation": stated_operation(live.decision.params if live.decision else None),
+            "reason": reason,
+        }
+        return Outcome(
+            "error",
+            error_message=self._redact(message or type(error).__name__),
+            extra={"social": self._redact(compact(social))},
         )
 
-    # -- events → records -----------------------------------------------------------------------
+    # -- events → outcomes ----------------------------------------------------------------------
 
     def _on_event(self, event: SocialEvent) -> None:
-        decision = self._take_live() if event.kind != "collective-result" else None
-        if decision is None:
-            decision = self._late_decision(event)
+        live: _Live | None = getattr(self._thread, "live", None)
+        if live is None or live.decision is None:
+            self._record_late(event)
+        elif live.outcome is not None:
+            live.later.append(event)  # after the send's own event: recorded after its record
+        elif event.kind == "collective-result":
+            self._record_late(event)  # due before the send began
+        else:
+            live.outcome = self._event_outcome(event, live.decision)
+
+    def _event_outcome(self, event: SocialEvent, decision: GateDecision) -> Outcome:
+        """``event`` as the outcome of ``decision``'s call; a firewall check's decision joins
+        the call's constraints."""
         status, error_message = event_status(event)
         extra: dict[str, Any] = {"social": social_fields(event, self.local_agent)}
         firewall = firewall_fields(event)
         if firewall is not None:
             extra["firewall"] = firewall
-            decision = dataclasses.replace(
-                decision, constraints=(*decision.constraints, f"firewall:{event.decision}")
-            )
-        self.gate.record(
-            self._redacted(decision),
-            status=status,
-            output=self._redact(event_output(event)),
-            error_message=self._redact(error_message),
+            decision.constraints = (*decision.constraints, f"firewall:{event.decision}")
+        return Outcome(
+            status,
+            self._redact(event_output(event)),
+            self._redact(error_message),
             extra=self._redact(extra),
         )
 
-    def _take_live(self) -> GateDecision | None:
-        live: _Live | None = getattr(self._thread, "live", None)
-        if live is None or live.used:
-            return None
-        live.used = True
-        return live.decision
-
-    def _late_decision(self, event: SocialEvent) -> GateDecision:
-        """A fresh decision for an event no send is waiting for; it never blocks."""
+    def _record_late(self, event: SocialEvent) -> None:
+        """Record an event no send is waiting for, on a fresh decision that never blocks."""
         params: dict[str, Any] = {"to": event.target}
         if event.operation_id is not None:
             params["operationId"] = event.operation_id
         decision = self.gate.decide(SEND_MESSAGE_TOOL_NAME, params)
-        if not decision.blocked:
-            return decision
-        return dataclasses.replace(
-            decision,
-            blocked=False,
-            message="",
-            quarantine=None,
-            constraints=tuple(c for c in decision.constraints if c != "immune:quarantine"),
-        )
-
-    def _record(
-        self,
-        decision: GateDecision,
-        *,
-        status: str,
-        social: Mapping[str, Any],
-        error_message: str | None = None,
-    ) -> None:
-        self.gate.record(
-            self._redacted(decision),
-            status=status,
-            error_message=self._redact(error_message),
-            extra={"social": self._redact(social)},
+        if decision.blocked:
+            decision = dataclasses.replace(
+                decision,
+                blocked=False,
+                message="",
+                quarantine=None,
+                constraints=tuple(c for c in decision.constraints if c != "immune:quarantine"),
+            )
+        decision = self._redacted(decision)
+        self.gate.run(
+            SEND_MESSAGE_TOOL_NAME,
+            params,
+            lambda allowed: self._event_outcome(event, allowed),
+            decision=decision,
         )
 
     def _redact(self, value: _T) -> _T:
@@ -506,132 +426,33 @@ class SocialSession:
         return dataclasses.replace(decision, params=params)  # type: ignore[arg-type]
 
 
-# -- how one event reads as a record -------------------------------------------------------------
-
-
-def event_status(event: SocialEvent) -> tuple[str, str | None]:
-    """``(status, error message)`` of the record of ``event``."""
-    if event.kind == "collective-result":
-        return ("success", None) if event.outcome == "result" else ("error", event.message)
-    if event.outcome in ("sent", "pending", "replayed"):
-        return "success", None
-    if event.outcome == "refused" and event.reason == "firewall-refused":
-        return "blocked", event.message
-    return "error", event.message
-
-
-def social_fields(event: SocialEvent, local_agent: str) -> dict[str, Any]:
-    """The record's ``social`` field: what happened to the send, from ``local_agent``."""
-    data: dict[str, Any] = {
-        "event": event.kind,
-        "outcome": event.outcome,
-        "from": local_agent,
-        "to": event.to,
-        "address": event.address,
-        "operation": event.operation,
-        "operationId": event.operation_id,
-        "reason": event.reason,
-        "checkId": event.check_id,
-        "decision": event.decision,
-        "mode": event.mode,
-        "guidance": event.guidance,
-        "postIds": list(event.post_ids),
-        "unreachable": list(event.unreachable),
-        "outcomes": [outcome.to_json() for outcome in event.outcomes],
-    }
-    if event.failure_delivery != "result":
-        data["failureDelivery"] = event.failure_delivery
-    for key, value in event.extra.items():
-        data.setdefault(str(key), _jsonable(value))
-    return _compact(data)
-
-
-def firewall_fields(event: SocialEvent) -> dict[str, Any] | None:
-    """The record's ``firewall`` field when a check ran: ``{decision, mode, checkId, ruleIds}``."""
-    if event.decision is None:
-        return None
-    return _compact(
-        {
-            "decision": event.decision,
-            "mode": event.mode,
-            "checkId": event.check_id,
-            "ruleIds": list(event.rule_ids),
-        }
-    )
-
-
-def event_output(event: SocialEvent) -> dict[str, Any] | None:
-    """What the record hashes as the call's output: the send's outcome or the result."""
-    if event.kind == "collective-result":
-        return {
-            "operationId": event.operation_id,
-            "outcomes": [outcome.to_json() for outcome in event.outcomes],
-        }
-    if event.outcome not in ("sent", "pending", "replayed"):
-        return None
-    return _compact(
-        {
-            "operationId": event.operation_id,
-            "guidance": event.guidance,
-            "postIds": list(event.post_ids),
-        }
-    )
-
-
-def _compact(data: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in data.items() if value is not None and value != []}
-
-
-def _jsonable(value: object) -> Any:
-    """``value`` as strict JSON data (anything else as its ``repr``), so a record can hold it."""
-    try:
-        return json.loads(json.dumps(value, allow_nan=False))
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def _stated_operation(send_input: object) -> str:
-    if not isinstance(send_input, Mapping):
-        return "multicast"
-    if "collectiveResponse" in send_input:
-        return "response"
-    collective = send_input.get("collective")
-    if isinstance(collective, Mapping) and collective.get("op") in ("gather", "all_gather"):
-        return str(collective["op"])
-    return "multicast"
-
-
 # -- the proxy's send_message tool ---------------------------------------------------------------
 
 
 def send_message_local_tool(session: SocialSession) -> LocalTool:
-    """``send_message`` as a proxy local tool served by ``session`` (self-recording: the
-    session gates and records it). Refusals answer as JSON-RPC errors with their data."""
+    """``send_message`` as a proxy local tool served by ``session``'s endpoint (self-recording:
+    the session gates and records it). Refusals answer as JSON-RPC errors with their data."""
     from mcp.shared.exceptions import MCPError
 
     from pytest_harness_audit.doors.proxy.local_tools import LocalTool
     from pytest_harness_audit.social.mcp_tool import send_message_tool
 
     definition = send_message_tool()
+    endpoint = session.endpoint
 
     def handler(
         arguments: dict[str, Any], meta: Mapping[str, Any] | None = None
     ) -> dict[str, object]:
         try:
-            return session.mcp_send_message(arguments, meta)
+            return endpoint.mcp_send_message(arguments, meta)
         except SocialToolError as error:
             raise MCPError(error.code, error.message, error.data) from None
 
-    # The request's _meta carries the runtime options; proxies that pass it to local tools
-    # say so with a ``takes_meta`` field (older ones call ``handler(arguments)`` only).
-    options: dict[str, Any] = {}
-    if "takes_meta" in {field.name for field in dataclasses.fields(LocalTool)}:
-        options["takes_meta"] = True
     return LocalTool(
         name=SEND_MESSAGE_TOOL_NAME,
         description=str(definition["description"]),
         input_schema=definition["inputSchema"],  # type: ignore[arg-type]
         handler=handler,
         self_recording=True,
-        **options,
+        takes_meta=True,
     )

@@ -19,6 +19,7 @@ import git
 from pytest_harness_audit.audit.verify import ChainReport, verify_chain
 from pytest_harness_audit.doors import social as social_bridge
 from pytest_harness_audit.doors.agent import AgentRun
+from pytest_harness_audit.doors.scenario_fit import check_scenario_fits
 from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Classifier, Gate
@@ -26,6 +27,7 @@ from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.inspect import Inspector
 from pytest_harness_audit.policy import Evaluation, Policy
+from pytest_harness_audit.policy.source import resolve_policy
 from pytest_harness_audit.readers.record_view import CallRecord
 from pytest_harness_audit.readers.report import SessionReport, build_report
 from pytest_harness_audit.readers.trajectory import (
@@ -57,18 +59,6 @@ def new_session_id(label: str = "session") -> str:
     """A fresh session id: a readable label and 8 random hex digits."""
     slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in label).strip("-.")[:60]
     return f"{slug or 'session'}-{secrets.token_hex(4)}"
-
-
-def resolve_policy(policy: Policy | str | Path | None) -> Policy:
-    """A policy from a :class:`Policy`, a preset name or a policy file path."""
-    if policy is None:
-        return Policy.preset("safety")
-    if isinstance(policy, Policy):
-        return policy
-    text = str(policy)
-    if isinstance(policy, str) and text in Policy.preset_names():
-        return Policy.preset(text)
-    return Policy.load(text)
 
 
 @dataclass(frozen=True)
@@ -106,7 +96,8 @@ class CallResult:
 class Harness:
     """One audited session: a workspace (git repo), a policy, a gate and a chain.
 
-    ``root`` is the workspace directory; chains are written under ``storage_dir``.
+    ``root`` is the workspace directory; chains are written under ``storage_dir``; ``repo`` is
+    the workspace's git repository when the caller already has it (else opened on first use).
     """
 
     def __init__(
@@ -126,6 +117,7 @@ class Harness:
         fsync: bool = False,
         agents: Sequence[str] | None = None,
         social_clock: Clock | None = None,
+        repo: git.Repo | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.storage_dir = Path(storage_dir)
@@ -150,7 +142,7 @@ class Harness:
         self.chain = self.gate.chain
         self._verdict_rules = verdict_rules
         self._report_fields = report_fields
-        self._repo: git.Repo | None = None
+        self._repo = repo
         self.agents: tuple[str, ...] = tuple(agents) if agents else DEFAULT_AGENTS
         self.secrets = SecretLedger()
         self.gate.observers.append(self.secrets.note_from)
@@ -177,14 +169,13 @@ class Harness:
         """Make a fresh git workspace from ``template`` under ``base_dir`` and a session on it."""
         base = Path(base_dir)
         repo = workspaces.create_workspace(base / "workspace", template)
-        harness = cls(
+        return cls(
             base / "workspace",
             storage_dir=storage_dir or base / "audit",
             template=template,
+            repo=repo,
             **options,
         )
-        harness._repo = repo
-        return harness
 
     def _read_denied(self, path: str) -> bool:
         """Whether the policy would block a ``Read`` of ``path`` (Grep withholds such files)."""
@@ -270,9 +261,12 @@ class Harness:
         """Play a scripted scenario (a shipped name, a path or a loaded one).
 
         With ``check`` the step expectations are asserted after the run (the session-level
-        ``expect`` too); a mismatch raises ``AssertionError`` listing the recorded calls.
+        ``expect`` too); a mismatch raises ``AssertionError`` listing the recorded calls. A
+        scenario naming another ``policy:`` or ``workspace:`` than this session's is refused
+        with a ``UsageError`` before any step runs.
         """
         loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+        check_scenario_fits(loaded, self.policy, self.template)  # UsageError when they differ
         results = [self.execute(step.tool, step.call_params()) for step in loaded.steps]
         if check:
             from pytest_harness_audit.readers.expectations import check_scenario
@@ -283,7 +277,8 @@ class Harness:
     # -- the social endpoint ------------------------------------------------------------------
     @property
     def social(self) -> social_bridge.SocialSession:
-        """The session's social endpoint, made on first use: every send gated and recorded."""
+        """The session's social door, made on first use: ``harness.social.endpoint`` sends,
+        answers, reads posts and scripts peers, every send gated and recorded."""
         if self._social is None:
             self._social = social_bridge.SocialSession.for_harness(self, clock=self.social_clock)
             if self._social.firewall is not None:
@@ -293,20 +288,20 @@ class Harness:
     def send(
         self, to: str, text: str, collective: Mapping[str, object] | None = None, **options: Any
     ) -> SendResult:
-        """Send ``text`` to ``agent:<name>`` or ``group:<names>`` (see ``SocialSession.send``)."""
-        return self.social.send(to, text, collective, **options)
+        """Send ``text`` to ``agent:<name>`` or ``group:<names>`` (see ``SocialEndpoint.send``)."""
+        return self.social.endpoint.send(to, text, collective, **options)
 
     def respond(self, to: str, response: Mapping[str, object], **options: Any) -> SendResult:
         """Answer the question open in ``to``'s conversation."""
-        return self.social.respond(to, response, **options)
+        return self.social.endpoint.respond(to, response, **options)
 
     def peer(self, name: str) -> Peer:
         """The scripted peer ``name``."""
-        return self.social.peer(name)
+        return self.social.endpoint.peer(name)
 
     def posts(self, to: str | None = None) -> list[Post]:
         """Stored posts, oldest first: all, or those of ``to``'s conversation."""
-        return self.social.posts(to)
+        return self.social.endpoint.posts(to)
 
     def assert_sent(self, to: str, text_glob: str = "*") -> list[CallRecord]:
         """Assert that a message matching ``text_glob`` was sent to ``to`` (from the chain)."""

@@ -44,7 +44,7 @@ def main(count: int) -> None:
         session.note_secret(API_KEY, ".env")
         started = time.perf_counter()
         for index in range(count):
-            session.send("group:bob,carol", f"message {index}")
+            session.endpoint.send("group:bob,carol", f"message {index}")
         per_call("bridge: gated + firewall + recorded multicast", count, started)
 
         started = time.perf_counter()

@@ -31,12 +31,12 @@ def sent(make_session: SessionFactory) -> Harness:
     had no valid address."""
     rule = MessageRule("no-passwords", "refuse", text_patterns=("(?i)password",))
     harness, session = make_session(firewall=MessageFirewall([rule]))
-    session.send("agent:bob", "hello bob")
-    session.send("group:carol,bob", "which slot?", gather())
+    session.endpoint.send("agent:bob", "hello bob")
+    session.endpoint.send("group:carol,bob", "which slot?", gather())
     with pytest.raises(FirewallSendError):
-        session.send("agent:dave", "the password is swordfish")
+        session.endpoint.send("agent:dave", "the password is swordfish")
     with pytest.raises(SendError):
-        session.send("dave", "hi")
+        session.endpoint.send("dave", "hi")
     return harness
 
 
@@ -76,7 +76,7 @@ def test_an_unknown_outcome_counts_as_maybe_sent(harness_and_session: Pair) -> N
     harness, session = harness_and_session
     session.endpoint.inject_fault("outcome-unknown")
     with pytest.raises(SendError):
-        session.send("agent:bob", "maybe")
+        session.endpoint.send("agent:bob", "maybe")
     assert sent_records(harness.records) == []
     assert refused_records(harness.records) == []
     with pytest.raises(AssertionError, match="unknown"):

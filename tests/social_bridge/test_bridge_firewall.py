@@ -28,9 +28,9 @@ CAREFUL_WITH_GROUPS = MessageRule(
 def test_an_enforced_refusal_posts_nothing_and_fails(make_session: SessionFactory) -> None:
     harness, session = make_session(firewall=MessageFirewall([NO_PASSWORDS]))
     with pytest.raises(FirewallSendError) as refused:
-        session.send("agent:bob", "the password is swordfish")
+        session.endpoint.send("agent:bob", "the password is swordfish")
     assert refused.value.refusal == "passwords are never sent"
-    assert session.posts() == []
+    assert session.endpoint.posts() == []
 
     (record,) = message_records(harness)
     assert record.status == "blocked" and record.decision == "allow"
@@ -51,20 +51,20 @@ def test_an_enforced_refusal_posts_nothing_and_fails(make_session: SessionFactor
 def test_a_retry_is_checked_again(make_session: SessionFactory) -> None:
     harness, session = make_session(firewall=MessageFirewall([NO_PASSWORDS]))
     with pytest.raises(FirewallSendError) as first:
-        session.send("agent:bob", "password?")
+        session.endpoint.send("agent:bob", "password?")
     with pytest.raises(FirewallSendError) as second:
-        session.send("agent:bob", "password?")
+        session.endpoint.send("agent:bob", "password?")
     assert first.value.check_id != second.value.check_id
-    session.send("agent:bob", "see the vault entry")
+    session.endpoint.send("agent:bob", "see the vault entry")
     assert [r.status for r in message_records(harness)] == ["blocked", "blocked", "success"]
 
 
 def test_guidance_goes_out_with_the_advice(make_session: SessionFactory) -> None:
     harness, session = make_session(firewall=MessageFirewall([CAREFUL_WITH_GROUPS]))
-    result = session.send("group:bob,carol", "status report")
+    result = session.endpoint.send("group:bob,carol", "status report")
     assert result.guidance is not None and result.guidance.decision == "guide"
     assert result.guidance.advice == "groups see everything"
-    assert len(session.posts("group:bob,carol")) == 1
+    assert len(session.endpoint.posts("group:bob,carol")) == 1
 
     (record,) = message_records(harness)
     assert record.status == "success"
@@ -77,7 +77,7 @@ def test_guidance_goes_out_with_the_advice(make_session: SessionFactory) -> None
 def test_guidance_mode_turns_a_refusal_into_advice(make_session: SessionFactory) -> None:
     firewall = MessageFirewall([NO_PASSWORDS], mode="guidance")
     harness, session = make_session(firewall=firewall)
-    result = session.send("agent:bob", "the password is swordfish")
+    result = session.endpoint.send("agent:bob", "the password is swordfish")
     assert result.guidance is not None and "would refuse" in result.guidance.advice
 
     (record,) = message_records(harness)
@@ -90,7 +90,7 @@ def test_guidance_mode_turns_a_refusal_into_advice(make_session: SessionFactory)
 
 def test_no_firewall_no_firewall_field(make_session: SessionFactory) -> None:
     harness, session = make_session(firewall=None)
-    session.send("agent:bob", "the password is swordfish")
+    session.endpoint.send("agent:bob", "the password is swordfish")
     (record,) = message_records(harness)
     assert "firewall" not in record.raw and "decision" not in social(record)
 

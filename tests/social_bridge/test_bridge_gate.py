@@ -16,13 +16,13 @@ def test_a_policy_deny_blocks_the_send_and_fails_the_session(
 ) -> None:
     harness, session = make_session(Policy.from_dict(deny_messages()))
     with pytest.raises(SendBlockedError) as blocked:
-        session.send("group:carol,bob", "hello")
+        session.endpoint.send("group:carol,bob", "hello")
     assert str(blocked.value) == "[blocked] [web4-policy] messages are not allowed here"
     assert blocked.value.error_data() == {
         "reason": "policy-blocked",
         "detail": str(blocked.value),
     }
-    assert session.posts() == []
+    assert session.endpoint.posts() == []
 
     (record,) = message_records(harness)
     assert (record.status, record.decision, record.rule_id) == ("blocked", "deny", "no-messages")
@@ -44,9 +44,9 @@ def test_a_policy_deny_blocks_the_send_and_fails_the_session(
 def test_a_deny_narrowed_to_one_address_leaves_others_alone(make_session: SessionFactory) -> None:
     policy = Policy.from_dict(deny_messages(targetPatterns=["agent:dave"]))
     harness, session = make_session(policy)
-    session.send("agent:bob", "fine")
+    session.endpoint.send("agent:bob", "fine")
     with pytest.raises(SendBlockedError):
-        session.send("agent:dave", "not fine")
+        session.endpoint.send("agent:dave", "not fine")
     assert [r.status for r in message_records(harness)] == ["success", "blocked"]
 
 
@@ -55,7 +55,7 @@ def test_a_policy_deny_over_mcp_is_a_tool_error_with_its_data(
 ) -> None:
     harness, session = make_session(Policy.from_dict(deny_messages()))
     with pytest.raises(SocialToolError) as refused:
-        session.mcp_send_message({"input": {"to": "agent:bob", "text": "hi"}})
+        session.endpoint.mcp_send_message({"input": {"to": "agent:bob", "text": "hi"}})
     assert refused.value.code == -32000
     assert refused.value.data == {
         "reason": "policy-blocked",
@@ -68,24 +68,24 @@ def test_a_dry_run_deny_lets_the_send_out_and_warns(make_session: SessionFactory
     document = deny_messages()
     document["enforce"] = False
     harness, session = make_session(Policy.from_dict(document))
-    session.send("agent:bob", "hi")
+    session.endpoint.send("agent:bob", "hi")
     (record,) = message_records(harness)
     assert (record.status, record.decision, record.enforced) == ("success", "deny", False)
-    assert harness.verdict is Verdict.WARN and len(session.posts()) == 1
+    assert harness.verdict is Verdict.WARN and len(session.endpoint.posts()) == 1
 
 
 def test_a_quarantine_blocks_sends_but_never_the_results_of_earlier_ones(
     make_session: SessionFactory, clock: ManualClock
 ) -> None:
     harness, session = make_session(Policy.preset("safety", enforce=False))
-    session.peer("bob").answer({"slot": "mon"}, after=10)
-    result = session.send("agent:bob", "which slot?", gather())
+    session.endpoint.peer("bob").answer({"slot": "mon"}, after=10)
+    result = session.endpoint.send("agent:bob", "which slot?", gather())
     # A credential read then a message is the secret-then-send flow: quarantine.
     assert harness.call("Read", file_path=".env").ok
-    session.send("agent:carol", "anyone there?")
+    session.endpoint.send("agent:carol", "anyone there?")
     assert harness.immune_level == "quarantine"
     with pytest.raises(SendBlockedError) as blocked:
-        session.send("agent:carol", "hello?")
+        session.endpoint.send("agent:carol", "hello?")
     assert blocked.value.quarantined and "quarantined" in str(blocked.value)
 
     clock.advance(10)  # bob's answer arrives during the quarantine

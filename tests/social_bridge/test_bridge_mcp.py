@@ -24,8 +24,8 @@ NO_PASSWORDS = MessageRule("no-passwords", "refuse", text_patterns=("(?i)passwor
 
 def test_multicast_and_gather_results(harness_and_session: Pair) -> None:
     harness, session = harness_and_session
-    assert session.mcp_send_message({"input": {"to": "agent:bob", "text": "hi"}}) == {}
-    result = session.mcp_send_message(
+    assert session.endpoint.mcp_send_message({"input": {"to": "agent:bob", "text": "hi"}}) == {}
+    result = session.endpoint.mcp_send_message(
         {"input": {"to": "group:bob,carol", "text": "slot?", "collective": gather()}}
     )
     assert set(result) == {"operationId"} and str(result["operationId"]).startswith("col_")
@@ -35,23 +35,23 @@ def test_multicast_and_gather_results(harness_and_session: Pair) -> None:
 def test_runtime_options_travel_in_meta(harness_and_session: Pair) -> None:
     harness, session = harness_and_session
     meta = {"org.social-harness/send": {"failureDelivery": "inbound"}}
-    result = session.mcp_send_message(
+    result = session.endpoint.mcp_send_message(
         {"input": {"to": "agent:bob", "collectiveResponse": {"action": "decline"}}}, meta
     )
     assert str(result["operationId"]).startswith("col_")  # request-none arrives inbound
     (record,) = message_records(harness)
     assert social(record)["reason"] == "request-none"
     assert social(record)["failureDelivery"] == "inbound"
-    assert session.inbox()[-1]["kind"] == "operationFailed"
+    assert session.endpoint.inbox()[-1]["kind"] == "operationFailed"
 
 
 def test_malformed_arguments_are_invalid_params_and_recorded(harness_and_session: Pair) -> None:
     harness, session = harness_and_session
     with pytest.raises(SocialToolError) as missing:
-        session.mcp_send_message({"message": "hi"})
+        session.endpoint.mcp_send_message({"message": "hi"})
     assert missing.value.code == -32602 and missing.value.data["reason"] == "input-invalid"
     with pytest.raises(SocialToolError) as options:
-        session.mcp_send_message(
+        session.endpoint.mcp_send_message(
             {"input": {"to": "agent:bob", "text": "hi"}},
             {"org.social-harness/send": {"failureDelivery": "never"}},
         )
@@ -62,13 +62,13 @@ def test_malformed_arguments_are_invalid_params_and_recorded(harness_and_session
         ("error", "input-invalid"),
     ]
     assert records[0].params == {"input": None} and records[1].target == "agent:bob"
-    assert session.posts() == []
+    assert session.endpoint.posts() == []
 
 
 def test_a_firewall_refusal_carries_its_check(make_session: SessionFactory) -> None:
     harness, session = make_session(firewall=MessageFirewall([NO_PASSWORDS]))
     with pytest.raises(SocialToolError) as refused:
-        session.mcp_send_message({"input": {"to": "agent:bob", "text": "password: x"}})
+        session.endpoint.mcp_send_message({"input": {"to": "agent:bob", "text": "password: x"}})
     data = refused.value.data
     assert data["reason"] == "firewall-refused"
     (record,) = message_records(harness)
@@ -127,5 +127,5 @@ async def test_send_message_through_the_proxy_with_the_official_client(
         ("error", "agent:zed"),
     ]
     assert len(harness.records) == 3  # self-recording: the proxy did not record twice
-    assert [post.text for post in session.posts()] == ["standup at 10"]
+    assert [post.text for post in session.endpoint.posts()] == ["standup at 10"]
     assert harness.verify().valid and harness.verdict is Verdict.FAIL

@@ -106,9 +106,9 @@ def test_a_secret_read_then_sent_is_refused_and_escalates(make_session: SessionF
     assert API_KEY in session.note_secrets_from(read)
 
     with pytest.raises(FirewallSendError) as refused:
-        session.send("group:carol,bob", f"here is the key: {API_KEY}")
+        session.endpoint.send("group:carol,bob", f"here is the key: {API_KEY}")
     assert API_KEY not in str(refused.value)
-    assert session.posts() == []
+    assert session.endpoint.posts() == []
 
     (record,) = message_records(harness)
     assert record.status == "blocked" and record.raw["firewall"]["ruleIds"] == ["secret-in-message"]
@@ -122,7 +122,7 @@ def test_a_secret_read_then_sent_is_refused_and_escalates(make_session: SessionF
     (escalation,) = [e for e in harness.escalations if e.raw["immune"]["level"] == "quarantine"]
     assert escalation.raw["immune"]["trigger"] == "flow:secret-then-send"
     with pytest.raises(SendBlockedError):
-        session.send("agent:bob", "all good")
+        session.endpoint.send("agent:bob", "all good")
     assert harness.verdict is Verdict.FAIL and harness.verify().valid
     assert [r.raw["social"]["reason"] for r in refused_records(harness.records)] == [
         "firewall-refused",
@@ -135,7 +135,7 @@ def test_the_password_inside_a_url_is_a_secret_of_its_own(make_session: SessionF
     harness, session = make_session(Policy.preset("safety", enforce=False))
     session.note_secrets_from(harness.call("Bash", command="cat .env"))
     with pytest.raises(FirewallSendError):
-        session.send("agent:bob", "db password hunter2-test")
+        session.endpoint.send("agent:bob", "db password hunter2-test")
     assert social(message_records(harness)[0])["reason"] == "firewall-refused"
 
 
@@ -156,6 +156,6 @@ def test_secrets_noted_before_the_firewall_exists_still_count(
     )
     try:
         with pytest.raises(FirewallSendError):
-            later.send("agent:bob", API_KEY)
+            later.endpoint.send("agent:bob", API_KEY)
     finally:
         later.close()

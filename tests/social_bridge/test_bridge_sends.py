@@ -25,7 +25,7 @@ Pair = tuple[Harness, SocialSession]
 
 def test_a_multicast_is_one_record_with_the_social_fields(harness_and_session: Pair) -> None:
     harness, session = harness_and_session
-    result = session.send("agent:bob", "hello bob")
+    result = session.endpoint.send("agent:bob", "hello bob")
 
     (record,) = message_records(harness)
     assert (record.tool, record.category, record.target, record.status) == (
@@ -38,7 +38,11 @@ def test_a_multicast_is_one_record_with_the_social_fields(harness_and_session: P
     fields = social(record)
     assert fields["event"] == "send" and fields["outcome"] == "sent"
     assert fields["from"] == "alice" and fields["operation"] == "multicast"
-    assert fields["postIds"] == list(result.post_ids) == [session.posts("agent:bob")[0].post_id]
+    assert (
+        fields["postIds"]
+        == list(result.post_ids)
+        == [session.endpoint.posts("agent:bob")[0].post_id]
+    )
     assert record.raw["firewall"]["decision"] == "admit"
     assert "firewall:admit" in record.constraints
     assert harness.verify().valid and harness.verdict is Verdict.PASS
@@ -46,13 +50,13 @@ def test_a_multicast_is_one_record_with_the_social_fields(harness_and_session: P
 
 def test_the_target_is_the_canonical_address(harness_and_session: Pair) -> None:
     harness, session = harness_and_session
-    session.send("group:dave,bob", "to the group")
-    session.send("group:carol", "a group of one other is carol's direct conversation")
+    session.endpoint.send("group:dave,bob", "to the group")
+    session.endpoint.send("group:carol", "a group of one other is carol's direct conversation")
 
     first, second = message_records(harness)
     assert first.target == "group:alice,bob,dave" and social(first)["to"] == "group:dave,bob"
     assert second.target == "agent:carol"
-    assert [post.conversation for post in session.posts()] == [
+    assert [post.conversation for post in session.endpoint.posts()] == [
         "group:alice,bob,dave",
         "agent:carol",
     ]
@@ -62,9 +66,9 @@ def test_gather_records_the_send_then_the_result(
     harness_and_session: Pair, clock: ManualClock
 ) -> None:
     harness, session = harness_and_session
-    session.peer("bob").answer({"slot": "mon"})
-    session.peer("carol").answer({"slot": "tue"}, after=5)
-    result = session.send("group:bob,carol", "which slot?", gather())
+    session.endpoint.peer("bob").answer({"slot": "mon"})
+    session.endpoint.peer("carol").answer({"slot": "tue"}, after=5)
+    result = session.endpoint.send("group:bob,carol", "which slot?", gather())
     assert result.operation_id is not None and result.operation_id.startswith("col_")
     assert len(message_records(harness)) == 1  # carol has not answered yet
 
@@ -88,8 +92,8 @@ def test_all_gather_with_a_silent_member_closes_at_the_deadline(
     harness_and_session: Pair, clock: ManualClock
 ) -> None:
     harness, session = harness_and_session
-    session.peer("bob").answer({"slot": "mon"})
-    result = session.send("group:bob,carol", "which slot?", all_gather(deadline=30))
+    session.endpoint.peer("bob").answer({"slot": "mon"})
+    result = session.endpoint.send("group:bob,carol", "which slot?", all_gather(deadline=30))
     clock.advance(29)
     assert len(message_records(harness)) == 1
     clock.advance(1)
@@ -105,7 +109,7 @@ def test_all_gather_with_a_silent_member_closes_at_the_deadline(
 
 def test_a_response_is_recorded_and_a_second_one_refused(harness_and_session: Pair) -> None:
     harness, session = harness_and_session
-    operation_id = session.peer("bob").gather(
+    operation_id = session.endpoint.peer("bob").gather(
         "which slot?",
         deadline=60,
         requested_schema={
@@ -114,9 +118,9 @@ def test_a_response_is_recorded_and_a_second_one_refused(harness_and_session: Pa
             "required": ["slot"],
         },
     )
-    session.respond("agent:bob", {"action": "accept", "content": {"slot": "mon"}})
+    session.endpoint.respond("agent:bob", {"action": "accept", "content": {"slot": "mon"}})
     with pytest.raises(CollectiveError) as refused:
-        session.respond("agent:bob", {"action": "decline"})
+        session.endpoint.respond("agent:bob", {"action": "decline"})
     assert refused.value.kind == "request-answered"
 
     answered, again = message_records(harness)
@@ -145,21 +149,21 @@ def test_address_refusals_are_error_records_without_posts(
 ) -> None:
     harness, session = harness_and_session
     with pytest.raises(SendError) as refused:
-        session.send(to, "hello")
+        session.endpoint.send(to, "hello")
     assert refused.value.reason == reason
 
     (record,) = message_records(harness)
     assert (record.status, record.target) == ("error", target)
     assert social(record)["outcome"] == "refused" and social(record)["reason"] == reason
     assert record.error_message == refused.value.message
-    assert session.posts() == []
+    assert session.endpoint.posts() == []
     assert harness.verdict is Verdict.PASS
 
 
 def test_oversized_content_is_refused(harness_and_session: Pair) -> None:
     harness, session = harness_and_session
     with pytest.raises(SendError, match="content"):
-        session.send("agent:bob", "x" * 40_000)
+        session.endpoint.send("agent:bob", "x" * 40_000)
     assert social(message_records(harness)[0])["reason"] == "content-invalid"
 
 
@@ -169,11 +173,11 @@ def test_an_unknown_outcome_is_an_error_and_a_pending_one_a_success(
     harness, session = harness_and_session
     session.endpoint.inject_fault("outcome-unknown")
     with pytest.raises(SendError) as unknown:
-        session.send("agent:bob", "maybe")
+        session.endpoint.send("agent:bob", "maybe")
     assert unknown.value.reason == "outcome-unknown"
     session.endpoint.inject_fault("delivery-pending")
     with pytest.raises(SendError) as pending:
-        session.send("agent:bob", "later")
+        session.endpoint.send("agent:bob", "later")
     assert pending.value.reason == "delivery-pending"
 
     maybe, later = message_records(harness)
@@ -184,9 +188,9 @@ def test_an_unknown_outcome_is_an_error_and_a_pending_one_a_success(
 
 def test_a_keyed_retry_replays_and_is_recorded_as_such(harness_and_session: Pair) -> None:
     harness, session = harness_and_session
-    first = session.send("agent:bob", "once", idempotency_key="k-1")
-    again = session.send("agent:bob", "once", idempotency_key="k-1")
-    assert again.post_ids == first.post_ids and len(session.posts()) == 1
+    first = session.endpoint.send("agent:bob", "once", idempotency_key="k-1")
+    again = session.endpoint.send("agent:bob", "once", idempotency_key="k-1")
+    assert again.post_ids == first.post_ids and len(session.endpoint.posts()) == 1
 
     original, replay = message_records(harness)
     assert social(original)["outcome"] == "sent"
@@ -197,7 +201,7 @@ def test_a_keyed_retry_replays_and_is_recorded_as_such(harness_and_session: Pair
 def test_malformed_input_is_recorded_once(harness_and_session: Pair) -> None:
     harness, session = harness_and_session
     with pytest.raises(SendInputError):
-        session.send_input({"to": "agent:bob", "text": "hi", "cc": "carol"})
+        session.endpoint.send_input({"to": "agent:bob", "text": "hi", "cc": "carol"})
     (record,) = message_records(harness)
     assert record.status == "error" and social(record)["reason"] == "input-invalid"
 
@@ -207,7 +211,7 @@ def test_a_call_the_endpoint_refuses_unreported_still_leaves_one_record(
 ) -> None:
     harness, session = harness_and_session
     with pytest.raises(SocialConfigError, match="failure_delivery"):
-        session.send("agent:bob", "hi", failure_delivery="sideways")  # type: ignore[arg-type]
+        session.endpoint.send("agent:bob", "hi", failure_delivery="sideways")  # type: ignore[arg-type]
     (record,) = message_records(harness)
     assert record.status == "error" and "failure_delivery" in (record.error_message or "")
     assert social(record)["reason"] == "input-invalid"
@@ -216,7 +220,7 @@ def test_a_call_the_endpoint_refuses_unreported_still_leaves_one_record(
 
 def test_message_text_states_its_operation(harness_and_session: Pair) -> None:
     harness, session = harness_and_session
-    session.send_message_text("agent:bob", "plain words")
+    session.endpoint.send_message_text("agent:bob", "plain words")
     (record,) = message_records(harness)
     assert social(record)["operation"] == "multicast" and record.params == {
         "to": "agent:bob",
@@ -231,7 +235,7 @@ def test_sends_from_two_threads_each_leave_one_record(harness_and_session: Pair)
 
     def send_many(to: str) -> None:
         for index in range(15):
-            session.send(to, f"message {index}")
+            session.endpoint.send(to, f"message {index}")
 
     threads = [
         threading.Thread(target=send_many, args=(to,)) for to in ("agent:bob", "agent:carol")
@@ -242,7 +246,7 @@ def test_sends_from_two_threads_each_leave_one_record(harness_and_session: Pair)
         thread.join()
     records = message_records(harness)
     assert len(records) == 30 and all(r.status == "success" for r in records)
-    assert len(session.posts()) == 30 and harness.verify().valid
+    assert len(session.endpoint.posts()) == 30 and harness.verify().valid
 
 
 def test_a_session_for_a_harness(tmp_path: Path, clock: ManualClock) -> None:
@@ -258,7 +262,7 @@ def test_a_session_for_a_harness(tmp_path: Path, clock: ManualClock) -> None:
     with SocialSession.for_harness(wired, clock=clock) as session:
         assert session.local_agent == "alice" and session.firewall is not None
         assert session.secrets is wired.secrets
-        session.send("agent:bob", "hi")
+        session.endpoint.send("agent:bob", "hi")
     database = harness.storage_dir / "social" / harness.session_id / "social.sqlite3"
     assert database.is_file()
     wired.agents = ()
