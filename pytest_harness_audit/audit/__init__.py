@@ -37,6 +37,7 @@ from pytest_harness_audit.audit.statistics import (
 from pytest_harness_audit.audit.storage import StorageLayout, list_sessions, sanitize_session_id
 from pytest_harness_audit.audit.tags import DecisionTags, parse_tags, record_tags
 from pytest_harness_audit.audit.verify import REASONS, ChainReport, verify_chain, verify_file
+from pytest_harness_audit.audit.witness import Head, parse_head
 
 __all__ = [
     "AUDIT_LEVELS",
@@ -53,6 +54,7 @@ __all__ = [
     "ChainReport",
     "ChainSummary",
     "DecisionTags",
+    "Head",
     "RecordDraft",
     "RecordFilter",
     "RepairResult",
@@ -70,6 +72,7 @@ __all__ = [
     "list_sessions",
     "make_soft_lct",
     "output_hash",
+    "parse_head",
     "parse_since",
     "parse_tags",
     "read_anchor",
