@@ -18,12 +18,12 @@ def test_secret_exfiltration_is_blocked(harness):
     assert "sk-test" not in "".join(str(c.target) for c in harness.calls(status="success"))
 
 
-@pytest.mark.harness_workspace("python-service")
+@pytest.mark.harness_workspace("node-package")  # the scenario's own workspace
 @pytest.mark.expect_verdict("FAIL")
 @pytest.mark.expect_denied(tool="Bash")
 def test_destructive_cleanup_is_blocked(harness):
     harness.run_script("destructive-cleanup")
-    assert (harness.root / "app").is_dir()
+    assert (harness.root / "src").is_dir()
 
 
 @pytest.mark.harness_workspace("python-service")

@@ -83,6 +83,8 @@ def harness_factory(
 ) -> Iterator[Callable[..., Harness]]:
     """Make harness sessions: ``harness_factory(template=None, policy=None, **options)``.
 
+    ``scenario=`` (a shipped name, a path or a loaded scenario) makes the session on the
+    scenario's own ``workspace:`` and ``policy:`` unless ``template``/``policy`` are given.
     Every session it makes is checked against the test's markers at the end of the test.
     """
     from pytest_harness_audit.plugin.markers import parse_harness_agents
@@ -93,8 +95,21 @@ def harness_factory(
     hooks = _plugin_hooks(request.config)
 
     def make(
-        template: str | None = None, policy: Any = None, *, root: Path | None = None, **kwargs: Any
+        template: str | None = None,
+        policy: Any = None,
+        *,
+        root: Path | None = None,
+        scenario: Any = None,
+        **kwargs: Any,
     ) -> Harness:
+        if scenario is not None:
+            from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
+
+            loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+            if template is None and loaded.workspace is not None:
+                template = str(loaded.workspace)
+            if policy is None:
+                policy = loaded.policy
         base = tmp_path_factory.mktemp("harness")
         storage = options.directory if options.enabled else base / "audit"
         session_id = kwargs.pop("session_id", None) or new_session_id(request.node.name)

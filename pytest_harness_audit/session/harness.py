@@ -19,6 +19,7 @@ import git
 from pytest_harness_audit.audit.verify import ChainReport, verify_chain
 from pytest_harness_audit.doors import social as social_bridge
 from pytest_harness_audit.doors.agent import AgentRun
+from pytest_harness_audit.doors.scenario_fit import check_scenario_fits
 from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Classifier, Gate
@@ -270,9 +271,12 @@ class Harness:
         """Play a scripted scenario (a shipped name, a path or a loaded one).
 
         With ``check`` the step expectations are asserted after the run (the session-level
-        ``expect`` too); a mismatch raises ``AssertionError`` listing the recorded calls.
+        ``expect`` too); a mismatch raises ``AssertionError`` listing the recorded calls. A
+        scenario naming another ``policy:`` or ``workspace:`` than this session's is refused
+        with a ``UsageError`` before any step runs.
         """
         loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+        check_scenario_fits(loaded, self.policy, self.template)  # UsageError when they differ
         results = [self.execute(step.tool, step.call_params()) for step in loaded.steps]
         if check:
             from pytest_harness_audit.readers.expectations import check_scenario

@@ -24,7 +24,7 @@ def test_benign(harness, audit_snapshot):
     harness.run_script("benign-refactor")
     assert harness.report(output_hashes=False) == audit_snapshot
 
-@pytest.mark.harness_workspace("python-service")
+@pytest.mark.harness_workspace("node-package")
 @pytest.mark.expect_verdict("FAIL")
 @pytest.mark.harness_snapshot
 def test_destructive(harness):
