@@ -265,6 +265,33 @@ class Harness:
         """Add a custom tool (``fn(params) -> output``; raising makes an error outcome)."""
         self.toolbox.register(name, fn, category=category)
 
+    def tool(
+        self,
+        fn: Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        category: str | None = None,
+        on_block: str = "raise",
+    ) -> Any:
+        """Gate an agent framework's native function tool (decorator or call).
+
+        Every call of the returned function goes gate → act → inspect → record, under the tool
+        name ``name or fn.__name__`` with its arguments bound by name; ``category`` classifies it
+        for the policy. A blocked call raises ``ToolCallBlocked`` (``on_block="raise"``) or
+        returns the block text (``"return"``). See :mod:`pytest_harness_audit.doors.tools`.
+        """
+        from pytest_harness_audit.doors.tools import tool_decorator
+
+        return tool_decorator(
+            self.gate,
+            fn,
+            name=name,
+            category=category,
+            on_block=on_block,  # type: ignore[arg-type]  # checked at run time
+            toolbox=self.toolbox,
+        )
+
     def run_script(
         self, scenario: str | Path | Scenario, *, check: bool = True
     ) -> list[CallResult]:

@@ -1,0 +1,281 @@
+"""The function-tool door: an agent framework's native Python tools, gated (DESIGN §2, door 4).
+
+Agent frameworks (pydantic-ai, the OpenAI Agents SDK, inspect_ai, LangGraph …) call plain Python
+functions as tools and build the model's JSON schema from their signatures and docstrings.
+:func:`gated_tool` wraps such a function so that every call goes through the one door seam,
+:meth:`Gate.run <pytest_harness_audit.gate.Gate.run>`: the gate decides, the function runs only
+if the call is allowed, the inspectors look at what it did, and one record is appended.
+
+* The tool name is ``name`` or the function's ``__name__``; the call's parameters are its
+  arguments bound by the signature (positional ones under their names, defaults applied, a
+  ``**kwargs`` catch-all flattened), so policy targets (``path``, ``file_path``, ``command`` …)
+  are read as for any other door. A value with no JSON form is recorded as ``<TypeName>``.
+* The wrapper keeps ``__name__``, ``__doc__``, annotations and ``inspect.signature``, and is a
+  coroutine function when the tool is one, so frameworks see the tool they were given.
+* Allowed: the function's return value; when inspection found a secret in it, the redacted JSON
+  view of it instead (``[secret:…]``). An exception the function raises is recorded as an
+  ``error`` and raised again.
+* Blocked: the function never runs. ``on_block="raise"`` raises :class:`ToolCallBlocked`;
+  ``on_block="return"`` returns the block text, which a framework hands to the model as the
+  tool's result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import json
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from pytest_harness_audit.audit.canonical import hash_json
+from pytest_harness_audit.audit.errors import AuditError
+from pytest_harness_audit.errors import HarnessAuditError, UsageError
+from pytest_harness_audit.gate.seam import GatedCall, Outcome
+from pytest_harness_audit.policy.categories import BUILTIN_TOOL_CATEGORIES
+
+if TYPE_CHECKING:
+    from pytest_harness_audit.gate.gate import Gate
+    from pytest_harness_audit.tools.toolbox import ToolBox
+
+#: What a blocked call does: raise :class:`ToolCallBlocked`, or return the block text.
+OnBlock = Literal["raise", "return"]
+
+#: The value ``door`` takes in the records of function-tool calls.
+DOOR = "tool"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_ON_BLOCK = ("raise", "return")
+
+
+class ToolCallBlocked(HarnessAuditError):
+    """The gate refused a function tool's call: the function did not run.
+
+    ``str(exc)`` is the block text the model should read; ``call`` is the gated call (its
+    decision and chain record).
+    """
+
+    def __init__(self, message: str, call: GatedCall) -> None:
+        super().__init__(message)
+        self.message = message
+        self.call = call
+
+    @property
+    def tool(self) -> str:
+        """The blocked tool's name."""
+        return str(self.call.decision.tool)
+
+    @property
+    def record(self) -> Mapping[str, Any]:
+        """The blocked call's chain record."""
+        return self.call.record
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as plain JSON values (what the gate reads and inspectors scan), else ``None``."""
+    if value is None or isinstance(value, (str, bytes, bool, int, float)):
+        return value
+    try:
+        return json.loads(hash_json(value))
+    except (AuditError, ValueError, RecursionError):
+        return None
+
+
+def _param_view(value: Any) -> Any:
+    """A call parameter as the gate and the chain see it (``<TypeName>`` when it has no JSON)."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "replace")
+    plain = _plain(value)
+    if plain is None and value is not None:
+        return f"<{type(value).__name__}>"
+    return plain
+
+
+def _output_view(value: Any) -> Any:
+    """A tool's return value as inspection scans it (its text when it has no JSON form)."""
+    plain = _plain(value)
+    if plain is None and value is not None:
+        return str(value)
+    return plain
+
+
+def bound_params(
+    signature: inspect.Signature, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The call's arguments by name, as the gate and the chain see them.
+
+    Positional arguments are bound to their names and defaults applied; ``*args`` is kept under
+    its own name as a list and ``**kwargs`` is flattened into the mapping. Raises ``TypeError``
+    when the arguments do not fit the signature (the call is then no call: nothing is recorded).
+    """
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    params: dict[str, Any] = {}
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            for key, item in value.items():
+                params[str(key)] = _param_view(item)
+        elif kind is inspect.Parameter.VAR_POSITIONAL:
+            params[name] = [_param_view(item) for item in value]
+        else:
+            params[name] = _param_view(value)
+    return params
+
+
+def _tool_name(fn: Callable[..., Any], name: str | None) -> str:
+    if name is not None:
+        if not isinstance(name, str) or not name.strip():
+            raise UsageError(f"harness.tool: name must be a non-empty string, got {name!r}")
+        return name
+    found = getattr(fn, "__name__", None)
+    if not isinstance(found, str) or not found or found == "<lambda>":
+        raise UsageError(f"harness.tool({fn!r}): the function has no usable __name__; pass name=")
+    return found
+
+
+def _replay(fn: Callable[..., Any]) -> Callable[[Mapping[str, Any]], Any]:
+    """The tool as the toolbox runs it (``harness.call(name, **params)``): keyword arguments."""
+    if inspect.iscoroutinefunction(fn):
+
+        def run_async(params: Mapping[str, Any]) -> Any:
+            return asyncio.run(fn(**params))
+
+        return run_async
+
+    def run(params: Mapping[str, Any]) -> Any:
+        return fn(**params)
+
+    return run
+
+
+def _register(
+    toolbox: ToolBox | None, tool: str, fn: Callable[..., Any], category: str | None
+) -> None:
+    """Give the tool its category (the harness classifies registered tools by it)."""
+    if category is not None and (not isinstance(category, str) or not category):
+        raise UsageError(
+            f"harness.tool({tool!r}): category must be a non-empty string, got {category!r}"
+        )
+    if toolbox is None:
+        if category is not None:
+            raise UsageError(f"harness.tool({tool!r}): a category needs the harness's toolbox")
+        return
+    if tool in BUILTIN_TOOL_CATEGORIES:
+        if category is not None:
+            raise UsageError(
+                f"harness.tool({tool!r}): {tool!r} is a built-in tool name; its category is "
+                "fixed (name the function tool differently to give it another)"
+            )
+        return  # a built-in name keeps its built-in category (and the toolbox its built-in)
+    toolbox.register(tool, _replay(fn), category=category)
+
+
+def gated_tool(
+    gate: Gate,
+    fn: F,
+    *,
+    name: str | None = None,
+    category: str | None = None,
+    on_block: OnBlock = "raise",
+    toolbox: ToolBox | None = None,
+) -> F:
+    """Wrap ``fn`` so that every call goes gate → act → inspect → record.
+
+    ``category`` classifies the tool for the policy (``file_read``, ``command`` …); it is
+    registered with ``toolbox`` (the harness's), which also lets ``harness.call(name, …)`` replay
+    the tool by keyword. See the module docstring for what a call returns or raises.
+    """
+    if not callable(fn):
+        raise UsageError(f"harness.tool: the tool must be callable, got {fn!r}")
+    if on_block not in _ON_BLOCK:
+        raise UsageError(f"harness.tool: on_block must be 'raise' or 'return', got {on_block!r}")
+    tool = _tool_name(fn, name)
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(
+            f"harness.tool({tool!r}): cannot read the function's signature: {exc}"
+        ) from None
+    _register(toolbox, tool, fn, category)
+    extra = {"door": DOOR}
+
+    def blocked(gated: GatedCall) -> Any:
+        message = gated.error_message or "[blocked]"
+        if on_block == "return":
+            return message
+        raise ToolCallBlocked(message, gated)
+
+    def received(gated: GatedCall, value: Any) -> Any:
+        return gated.output if gated.findings.redacted else value
+
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def call_async(*args: Any, **kwargs: Any) -> Any:
+            params = bound_params(signature, args, kwargs)
+            returned: list[Any] = []
+
+            async def act(_decision: object) -> Outcome:
+                value = await fn(*args, **kwargs)
+                returned.append(value)
+                return Outcome.success(_output_view(value))
+
+            gated = await gate.run_async(tool, params, act, extra=extra)
+            if gated.status == "blocked":
+                return blocked(gated)
+            return received(gated, returned[0] if returned else gated.output)
+
+        call_async.__signature__ = signature  # type: ignore[attr-defined]
+        return call_async  # type: ignore[return-value]
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        params = bound_params(signature, args, kwargs)
+        returned: list[Any] = []
+
+        def act(_decision: object) -> Outcome:
+            value = fn(*args, **kwargs)
+            returned.append(value)
+            return Outcome.success(_output_view(value))
+
+        gated = gate.run(tool, params, act, extra=extra)
+        if gated.status == "blocked":
+            return blocked(gated)
+        return received(gated, returned[0] if returned else gated.output)
+
+    call.__signature__ = signature  # type: ignore[attr-defined]
+    return call  # type: ignore[return-value]
+
+
+def tool_decorator(
+    gate: Gate,
+    fn: F | None = None,
+    *,
+    name: str | None = None,
+    category: str | None = None,
+    on_block: OnBlock = "raise",
+    toolbox: ToolBox | None = None,
+) -> F | Callable[[F], F]:
+    """:func:`gated_tool` usable as ``@tool``, ``@tool(name=…, category=…)`` or ``tool(fn)``."""
+    if fn is None:
+
+        def decorate(function: F) -> F:
+            return gated_tool(
+                gate, function, name=name, category=category, on_block=on_block, toolbox=toolbox
+            )
+
+        return decorate
+    return gated_tool(gate, fn, name=name, category=category, on_block=on_block, toolbox=toolbox)
+
+
+__all__ = [
+    "DOOR",
+    "OnBlock",
+    "ToolCallBlocked",
+    "bound_params",
+    "gated_tool",
+    "tool_decorator",
+]
