@@ -19,7 +19,6 @@ import git
 from pytest_harness_audit.audit.verify import ChainReport, verify_chain
 from pytest_harness_audit.doors import social as social_bridge
 from pytest_harness_audit.doors.agent import AgentRun
-from pytest_harness_audit.doors.scenario_fit import check_scenario_fits
 from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Classifier, Gate
@@ -27,6 +26,7 @@ from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.inspect import Inspector
 from pytest_harness_audit.policy import Evaluation, Policy
+from pytest_harness_audit.policy.source import resolve_policy
 from pytest_harness_audit.readers.record_view import CallRecord
 from pytest_harness_audit.readers.report import SessionReport, build_report
 from pytest_harness_audit.readers.trajectory import (
@@ -58,18 +58,6 @@ def new_session_id(label: str = "session") -> str:
     """A fresh session id: a readable label and 8 random hex digits."""
     slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in label).strip("-.")[:60]
     return f"{slug or 'session'}-{secrets.token_hex(4)}"
-
-
-def resolve_policy(policy: Policy | str | Path | None) -> Policy:
-    """A policy from a :class:`Policy`, a preset name or a policy file path."""
-    if policy is None:
-        return Policy.preset("safety")
-    if isinstance(policy, Policy):
-        return policy
-    text = str(policy)
-    if isinstance(policy, str) and text in Policy.preset_names():
-        return Policy.preset(text)
-    return Policy.load(text)
 
 
 @dataclass(frozen=True)
@@ -107,7 +95,8 @@ class CallResult:
 class Harness:
     """One audited session: a workspace (git repo), a policy, a gate and a chain.
 
-    ``root`` is the workspace directory; chains are written under ``storage_dir``.
+    ``root`` is the workspace directory; chains are written under ``storage_dir``; ``repo`` is
+    the workspace's git repository when the caller already has it (else opened on first use).
     """
 
     def __init__(
@@ -127,6 +116,7 @@ class Harness:
         fsync: bool = False,
         agents: Sequence[str] | None = None,
         social_clock: Clock | None = None,
+        repo: git.Repo | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.storage_dir = Path(storage_dir)
@@ -151,7 +141,7 @@ class Harness:
         self.chain = self.gate.chain
         self._verdict_rules = verdict_rules
         self._report_fields = report_fields
-        self._repo: git.Repo | None = None
+        self._repo = repo
         self.agents: tuple[str, ...] = tuple(agents) if agents else DEFAULT_AGENTS
         self.secrets = SecretLedger()
         self.gate.observers.append(self.secrets.note_from)
@@ -178,14 +168,13 @@ class Harness:
         """Make a fresh git workspace from ``template`` under ``base_dir`` and a session on it."""
         base = Path(base_dir)
         repo = workspaces.create_workspace(base / "workspace", template)
-        harness = cls(
+        return cls(
             base / "workspace",
             storage_dir=storage_dir or base / "audit",
             template=template,
+            repo=repo,
             **options,
         )
-        harness._repo = repo
-        return harness
 
     def _read_denied(self, path: str) -> bool:
         """Whether the policy would block a ``Read`` of ``path`` (Grep withholds such files)."""
@@ -265,45 +254,15 @@ class Harness:
         """Add a custom tool (``fn(params) -> output``; raising makes an error outcome)."""
         self.toolbox.register(name, fn, category=category)
 
-    def tool(
-        self,
-        fn: Callable[..., Any] | None = None,
-        /,
-        *,
-        name: str | None = None,
-        category: str | None = None,
-        on_block: str = "raise",
-    ) -> Any:
-        """Gate an agent framework's native function tool (decorator or call).
-
-        Every call of the returned function goes gate → act → inspect → record, under the tool
-        name ``name or fn.__name__`` with its arguments bound by name; ``category`` classifies it
-        for the policy. A blocked call raises ``ToolCallBlocked`` (``on_block="raise"``) or
-        returns the block text (``"return"``). See :mod:`pytest_harness_audit.doors.tools`.
-        """
-        from pytest_harness_audit.doors.tools import tool_decorator
-
-        return tool_decorator(
-            self.gate,
-            fn,
-            name=name,
-            category=category,
-            on_block=on_block,  # type: ignore[arg-type]  # checked at run time
-            toolbox=self.toolbox,
-        )
-
     def run_script(
         self, scenario: str | Path | Scenario, *, check: bool = True
     ) -> list[CallResult]:
         """Play a scripted scenario (a shipped name, a path or a loaded one).
 
         With ``check`` the step expectations are asserted after the run (the session-level
-        ``expect`` too); a mismatch raises ``AssertionError`` listing the recorded calls. A
-        scenario naming another ``policy:`` or ``workspace:`` than this session's is refused
-        with a ``UsageError`` before any step runs.
+        ``expect`` too); a mismatch raises ``AssertionError`` listing the recorded calls.
         """
         loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-        check_scenario_fits(loaded, self.policy, self.template)  # UsageError when they differ
         results = [self.execute(step.tool, step.call_params()) for step in loaded.steps]
         if check:
             from pytest_harness_audit.readers.expectations import check_scenario
