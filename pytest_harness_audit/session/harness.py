@@ -19,6 +19,7 @@ import git
 from pytest_harness_audit.audit.verify import ChainReport, verify_chain
 from pytest_harness_audit.doors import social as social_bridge
 from pytest_harness_audit.doors.agent import AgentRun
+from pytest_harness_audit.doors.scenario_fit import check_scenario_fits
 from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Classifier, Gate
@@ -254,15 +255,45 @@ class Harness:
         """Add a custom tool (``fn(params) -> output``; raising makes an error outcome)."""
         self.toolbox.register(name, fn, category=category)
 
+    def tool(
+        self,
+        fn: Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        category: str | None = None,
+        on_block: str = "raise",
+    ) -> Any:
+        """Gate an agent framework's native function tool (decorator or call).
+
+        Every call of the returned function goes gate → act → inspect → record, under the tool
+        name ``name or fn.__name__`` with its arguments bound by name; ``category`` classifies it
+        for the policy. A blocked call raises ``ToolCallBlocked`` (``on_block="raise"``) or
+        returns the block text (``"return"``). See :mod:`pytest_harness_audit.doors.tools`.
+        """
+        from pytest_harness_audit.doors.tools import tool_decorator
+
+        return tool_decorator(
+            self.gate,
+            fn,
+            name=name,
+            category=category,
+            on_block=on_block,  # type: ignore[arg-type]  # checked at run time
+            toolbox=self.toolbox,
+        )
+
     def run_script(
         self, scenario: str | Path | Scenario, *, check: bool = True
     ) -> list[CallResult]:
         """Play a scripted scenario (a shipped name, a path or a loaded one).
 
         With ``check`` the step expectations are asserted after the run (the session-level
-        ``expect`` too); a mismatch raises ``AssertionError`` listing the recorded calls.
+        ``expect`` too); a mismatch raises ``AssertionError`` listing the recorded calls. A
+        scenario naming another ``policy:`` or ``workspace:`` than this session's is refused
+        with a ``UsageError`` before any step runs.
         """
         loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+        check_scenario_fits(loaded, self.policy, self.template)  # UsageError when they differ
         results = [self.execute(step.tool, step.call_params()) for step in loaded.steps]
         if check:
             from pytest_harness_audit.readers.expectations import check_scenario
