@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from pytest_harness_audit.audit.tags import FIREWALL, QUARANTINE
 from pytest_harness_audit.errors import PolicyError
 from pytest_harness_audit.gate import Gate, GateDecision, Outcome
 from pytest_harness_audit.policy import Policy
@@ -382,7 +383,7 @@ class SocialSession:
         firewall = firewall_fields(event)
         if firewall is not None:
             extra["firewall"] = firewall
-            decision.constraints = (*decision.constraints, f"firewall:{event.decision}")
+            decision.constraints = (*decision.constraints, f"{FIREWALL}{event.decision}")
         return Outcome(
             status,
             self._redact(event_output(event)),
@@ -402,7 +403,7 @@ class SocialSession:
                 blocked=False,
                 message="",
                 quarantine=None,
-                constraints=tuple(c for c in decision.constraints if c != "immune:quarantine"),
+                constraints=tuple(c for c in decision.constraints if c != QUARANTINE),
             )
         decision = self._redacted(decision)
         self.gate.run(

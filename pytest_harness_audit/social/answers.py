@@ -13,8 +13,9 @@ from collections.abc import Mapping
 
 import re2
 
+from pytest_harness_audit.audit.canonical import is_finite_number
 from pytest_harness_audit.social.errors import AnswerFieldFailure
-from pytest_harness_audit.social.forms import FormField, FormSchema, is_finite_number
+from pytest_harness_audit.social.forms import FormField, FormSchema
 
 _EMAIL = re2.compile(r"[^\s@]+@[^\s@]+\.[^\s@]+")
 _URI = re2.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S*")

@@ -27,6 +27,7 @@ from typing import Any, Literal, TypeAlias, cast, get_args
 
 import re2
 
+from pytest_harness_audit.inspect.secrets import fingerprint
 from pytest_harness_audit.social.addresses import CanonicalAddress
 from pytest_harness_audit.social.errors import SocialConfigError
 from pytest_harness_audit.social.inputs import Operation
@@ -279,8 +280,7 @@ class MessageFirewall:
             return False
         if any(secret.value == value for secret in self._secrets):
             return False
-        fingerprint = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-        self._secrets.append(_Secret(value, str(source), fingerprint))
+        self._secrets.append(_Secret(value, str(source), fingerprint(value)))
         return True
 
     @property

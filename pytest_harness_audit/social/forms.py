@@ -13,13 +13,13 @@ against a parsed form by :mod:`.answers`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from pytest_harness_audit.audit.canonical import is_finite_number
 from pytest_harness_audit.errors import HarnessAuditError
-from pytest_harness_audit.social.inputs import is_number, join_path
+from pytest_harness_audit.social.inputs import join_path
 
 FieldKind: TypeAlias = Literal["string", "select", "number", "integer", "boolean", "multi-select"]
 FORMATS = ("email", "uri", "date", "date-time")
@@ -71,11 +71,6 @@ def _is_string(value: object) -> bool:
 
 def _is_boolean(value: object) -> bool:
     return isinstance(value, bool)
-
-
-def is_finite_number(value: object) -> bool:
-    """Whether ``value`` is a finite int or float (not a bool)."""
-    return is_number(value) and math.isfinite(value)  # type: ignore[arg-type]
 
 
 def _is_string_list(value: object) -> bool:

@@ -15,7 +15,6 @@ text, every such token counts.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import threading
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from pytest_harness_audit.inspect.secrets import fingerprint
 from pytest_harness_audit.social.firewall import MINIMUM_SECRET_LENGTH
 
 #: The alert a credential read carries (see ``pytest_harness_audit.immune.alerts``).
@@ -42,11 +42,6 @@ _SECRET_KEY = re.compile(
 )
 _TOKEN = re.compile(r"""[^\s"'`,;()<>\[\]{}]+""")
 _COMMENT_PREFIXES = ("#", ";", "//")
-
-
-def fingerprint(value: str) -> str:
-    """The first 16 hex digits of the value's SHA-256 (as the firewall's checks retain it)."""
-    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _looks_secret(token: str) -> bool:

@@ -8,15 +8,11 @@ import pytest
 from bridge_support import API_KEY, SessionFactory, message_records, social
 
 from pytest_harness_audit.doors.social import SendBlockedError, assert_not_sent, refused_records
+from pytest_harness_audit.inspect.secrets import fingerprint
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.readers.verdict import Verdict
 from pytest_harness_audit.social import FirewallSendError
-from pytest_harness_audit.social.secret_ledger import (
-    SecretLedger,
-    fingerprint,
-    output_text,
-    secret_values,
-)
+from pytest_harness_audit.social.secret_ledger import SecretLedger, output_text, secret_values
 
 ENV = """# Development settings
 export API_KEY="sk-live-1234abcd5678"
