@@ -40,7 +40,11 @@ def register(subparsers: Any) -> None:
     policy.add_argument("--preset", metavar="NAME", help="policy preset (default: safety)")
     parser.add_argument("--session", metavar="ID", help="session id (default: a new one)")
     parser.add_argument(
-        "--workspace", type=Path, metavar="DIR", help="also serve the workspace tools on DIR"
+        "--workspace",
+        type=Path,
+        metavar="DIR",
+        help="serve the workspace tools on DIR, and start stdio upstreams in DIR "
+        "({workspace} in their command line is DIR)",
     )
     parser.add_argument(
         "--http", metavar="127.0.0.1:PORT", help="serve streamable HTTP instead of stdio"
@@ -72,9 +76,11 @@ def run(args: argparse.Namespace) -> int:
     """Run the proxy until its client disconnects (stdio) or it is interrupted (HTTP)."""
     import anyio
 
-    from pytest_harness_audit.doors.proxy import RecordingProxy, parse_http_address
+    from pytest_harness_audit.doors.proxy import RecordingProxy, in_workspace, parse_http_address
 
-    upstreams = _upstreams(args)
+    if args.workspace is not None and not args.workspace.is_dir():
+        raise UsageError(f"--workspace {args.workspace}: not a directory")
+    upstreams = in_workspace(_upstreams(args), args.workspace)
     if args.call_timeout is not None and args.call_timeout <= 0:
         raise UsageError(f"--call-timeout value {args.call_timeout!r} must be a positive number")
     http = parse_http_address(args.http) if args.http else None

@@ -117,13 +117,14 @@ class RecordingProxySession:
         local_tools: Sequence[LocalTool] = (),
         social: bool = False,
     ) -> None:
-        from pytest_harness_audit.doors.proxy import BackgroundProxy
+        from pytest_harness_audit.doors.proxy import BackgroundProxy, in_workspace
         from pytest_harness_audit.doors.proxy.workspace_tools import workspace_tools as make_tools
         from pytest_harness_audit.gate import Gate
 
         self.harness = harness
         self._upstream = upstream
-        self._specs = upstream_specs(upstream)
+        # stdio upstreams start in the workspace: `--repository .` is the workspace
+        self._specs = in_workspace(upstream_specs(upstream), harness.root)
         self._workspace_tools = workspace_tools
         self._call_timeout = call_timeout
         tools = list(local_tools)

@@ -197,3 +197,46 @@ def parse_http_address(text: str) -> tuple[str, int]:
     if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
         raise ProxyError(f"--http value {text!r}: port {port_text!r} is not a number 0-65535")
     return ("127.0.0.1" if host == "localhost" else host), int(port_text)
+
+
+#: Stands for the workspace directory in an upstream's command, arguments, env values and cwd.
+WORKSPACE_PLACEHOLDER = "{workspace}"
+
+
+def in_workspace(upstreams: Sequence[UpstreamSpec], workspace: Path | None) -> list[UpstreamSpec]:
+    """The upstreams as they start on ``workspace``: ``{workspace}`` substituted, and each
+    process started in the workspace (a relative ``cwd`` resolves inside it), so a relative
+    path such as ``--repository .`` means the workspace, not the caller's directory.
+
+    Without a workspace a ``{workspace}`` placeholder is an error naming the server.
+    """
+    placed: list[UpstreamSpec] = []
+    for upstream in upstreams:
+        if not isinstance(upstream, StdioUpstream):
+            placed.append(upstream)
+            continue
+        words = [upstream.command, *upstream.args, *upstream.env.values(), upstream.cwd or ""]
+        if workspace is None:
+            if any(WORKSPACE_PLACEHOLDER in word for word in words):
+                raise ProxyError(
+                    f"upstream {upstream.name!r}: {WORKSPACE_PLACEHOLDER} is used, but there is "
+                    "no workspace (give --workspace DIR)"
+                )
+            placed.append(upstream)
+            continue
+        root = str(workspace.resolve())
+
+        def sub(text: str, root: str = root) -> str:
+            return text.replace(WORKSPACE_PLACEHOLDER, root)
+
+        cwd = Path(sub(upstream.cwd)) if upstream.cwd else Path(root)
+        placed.append(
+            StdioUpstream(
+                name=upstream.name,
+                command=sub(upstream.command),
+                args=tuple(sub(arg) for arg in upstream.args),
+                env={key: sub(value) for key, value in upstream.env.items()},
+                cwd=str(cwd if cwd.is_absolute() else Path(root) / cwd),
+            )
+        )
+    return placed
