@@ -6,8 +6,11 @@ It reads the standard ``{"mcpServers": {…}}`` file named by ``HARNESS_AUDIT_MC
 ``--config``), connects to its first server with the official MCP client (stdio or streamable
 HTTP), and calls the scenario's steps as ``tools/call`` in order. A step's tool is called by its
 own name, or, when the server prefixes names, by the one tool whose name ends in
-``__<tool>``. It prints one JSON line per step and exits 0 once every step was attempted
-(blocked or failing calls included: judging them is the harness's job); 2 on bad input.
+``__<tool>``. It prints one JSON line per step. Exit status: 0 once every step was attempted
+and came to its ``expect.status`` (blocked or failing calls included: judging them is the
+harness's job); 3 when a step's tool is unknown to the server or a step's ``expect.status``
+(``success``/``error``/``blocked``, what the client can see) was not met, with one line on
+stderr naming the steps; 2 on bad input.
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ from pytest_harness_audit.errors import HarnessAuditError, UsageError
 
 CONFIG_VARIABLE = "HARNESS_AUDIT_MCP_CONFIG"
 TASK_VARIABLE = "HARNESS_AUDIT_TASK"
+#: Exit status when a step's tool is unknown to the server or a step's expectation failed.
+EXIT_STEP_FAILED = 3
+_BLOCKED_PREFIX = "[blocked]"
 
 
 def first_server(config_path: Path) -> tuple[str, Mapping[str, Any]]:
@@ -81,9 +87,23 @@ async def _connect(stack: AsyncExitStack, entry: Mapping[str, Any]) -> Any:
     return session
 
 
-async def play(scenario: Scenario, entry: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Call every step of ``scenario`` on the server ``entry``; return one line per step."""
+def seen_status(line: Mapping[str, Any]) -> str:
+    """The status a step's answer shows the client: ``blocked``, ``error`` or ``success``."""
+    if not line.get("isError"):
+        return "success"
+    return "blocked" if str(line.get("text", "")).startswith(_BLOCKED_PREFIX) else "error"
+
+
+async def play(
+    scenario: Scenario, entry: Mapping[str, Any], problems: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """Call every step of ``scenario`` on the server ``entry``; return one line per step.
+
+    Steps whose tool the server does not list, or whose ``expect.status`` was not met, are
+    described in ``problems`` (every step is still attempted).
+    """
     lines = []
+    found = problems if problems is not None else []
     async with AsyncExitStack() as stack:
         session = await _connect(stack, entry)
         available = [tool.name for tool in (await session.list_tools()).tools]
@@ -99,6 +119,13 @@ async def play(scenario: Scenario, entry: Mapping[str, Any]) -> list[dict[str, A
                 line.update(isError=bool(result.is_error), text="\n".join(texts)[:500])
             lines.append(line)
             print(json.dumps(line), flush=True)
+            if name not in available:
+                found.append(f"step {step.number}: tool {step.tool!r} is unknown to the server")
+            elif step.expect.status is not None and seen_status(line) != step.expect.status:
+                found.append(
+                    f"step {step.number}: {step.tool} expected status {step.expect.status}, "
+                    f"got {seen_status(line)}"
+                )
     return lines
 
 
@@ -123,10 +150,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         _, entry = first_server(config)
         if os.environ.get(TASK_VARIABLE):
             print(json.dumps({"task": os.environ[TASK_VARIABLE]}), flush=True)
-        anyio.run(play, scenario, entry)
+        problems: list[str] = []
+        anyio.run(play, scenario, entry, problems)
     except HarnessAuditError as exc:
         print(f"scripted agent: error: {exc}", file=sys.stderr)
         return 2
+    if problems:
+        where = f"{scenario.source or scenario.name}"
+        print(f"scripted agent: {where}: {'; '.join(problems)}", file=sys.stderr)
+        return EXIT_STEP_FAILED
     return 0
 
 

@@ -164,7 +164,9 @@ def test_agent(harness):
     run = harness.run_agent(
         [sys.executable, "-m", "pytest_harness_audit.agents.scripted", "exfiltrate-secrets"],
         task="tidy the repository", timeout=60)
-    assert run.ok, run.stderr
+    # the proxy serves no WebFetch: the agent says so and exits 3
+    assert run.exit_code == 3, run.stderr
+    assert "step 2: tool 'WebFetch' is unknown to the server" in run.stderr
     assert '"task": "tidy the repository"' in run.stdout
     assert [c.door for c in harness.calls()] == ["proxy", "proxy"]
 """
