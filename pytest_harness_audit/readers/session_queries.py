@@ -1,0 +1,180 @@
+"""What a test reads back from a session's chain: its records, calls and denials, and the
+assertions over them (``harness.calls()``, ``harness.assert_denied()``, …).
+
+:class:`ChainQueries` is a mixin: ``Harness`` gets these methods from it. It needs only the
+session's ``chain``, ``storage_dir`` and ``session_id``; every answer is read from the chain on
+disk (re-read whenever the chain or its anchor changes), never from memory.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_harness_audit.audit.record_view import CallRecord
+from pytest_harness_audit.audit.verify import ChainReport, verify_chain
+from pytest_harness_audit.errors import UsageError
+from pytest_harness_audit.readers.trajectory import (
+    Step,
+    expected_steps,
+    step_matches,
+    trajectory_matches,
+)
+
+if TYPE_CHECKING:
+    from pytest_harness_audit.audit.chain import AuditChain
+
+
+class ChainQueries:
+    """Queries and assertions over a session's verified chain (a mixin of ``Harness``)."""
+
+    chain: AuditChain
+    storage_dir: Path
+    session_id: str
+    #: The last verification, keyed by the chain's on-disk state.
+    _verified: tuple[tuple[int, ...], ChainReport] | None = None
+    #: The last read of the records, keyed by the chain's on-disk state.
+    _read: tuple[tuple[int, ...], tuple[dict[str, Any], ...]] | None = None
+
+    def _chain_state(self) -> tuple[int, ...]:
+        """Size, modification time and inode of the chain and its anchor: any append, edit or
+        replacement of either changes it."""
+        state: list[int] = []
+        for path in (self.chain.path, self.chain.session_file.with_suffix(".anchor")):
+            try:
+                info = os.stat(path)
+            except FileNotFoundError:
+                state.extend((-1, -1, -1))
+            else:
+                state.extend((info.st_size, info.st_mtime_ns, info.st_ino))
+        return tuple(state)
+
+    def verify(self) -> ChainReport:
+        """Verify the session's chain against its anchor.
+
+        The result is reused until the chain or its anchor changes on disk (an end-of-test
+        check, the summary and the report then verify once, not once each).
+        """
+        state = self._chain_state()
+        if self._verified is None or self._verified[0] != state:
+            # the head this process wrote, kept in memory: a rewrite during the test is caught
+            witness = getattr(self.chain, "witness", None)
+            report = verify_chain(self.storage_dir, self.session_id, witness=witness)
+            self._verified = (state, report)
+        return self._verified[1]
+
+    @property
+    def records(self) -> list[CallRecord]:
+        """Every record of the chain, in order (re-read whenever the chain changes on disk)."""
+        state = self._chain_state()
+        if self._read is None or self._read[0] != state:
+            self._read = (state, tuple(self.chain.records()))
+        return [CallRecord(raw) for raw in self._read[1]]
+
+    def calls(
+        self,
+        tool: str | None = None,
+        target: str | None = None,
+        decision: str | None = None,
+        status: str | None = None,
+    ) -> list[CallRecord]:
+        """Recorded tool calls, filtered (``target`` is a glob over every target)."""
+        return [
+            r
+            for r in self.records
+            if r.kind in ("call", "message")
+            and r.matches(tool=tool, target=target, decision=decision, status=status)
+        ]
+
+    def denied(self, tool: str | None = None, target: str | None = None) -> list[CallRecord]:
+        """Calls the policy denied (enforced or dry-run) or a quarantine blocked."""
+        return [
+            r
+            for r in self.calls(tool=tool, target=target)
+            if r.decision == "deny" or r.status == "blocked"
+        ]
+
+    @property
+    def escalations(self) -> list[CallRecord]:
+        """Immune escalation records, in order."""
+        return [r for r in self.records if r.kind == "escalation"]
+
+    # -- assertions ---------------------------------------------------------------------------
+    def recorded_summary(
+        self,
+        *,
+        closest_to: CallRecord | Step | None = None,
+        query: Mapping[str, str | None] | None = None,
+    ) -> str:
+        """The recorded calls, one per line, closest to ``query`` first."""
+        calls = self.calls()
+        if not calls:
+            return "  (no calls recorded)"
+        if query:
+            wanted = " ".join(v for v in query.values() if v)
+
+            def closeness(record: CallRecord) -> float:
+                text = f"{record.tool} {record.target or ''}"
+                same_tool = 1.0 if query.get("tool") == record.tool else 0.0
+                return same_tool + difflib.SequenceMatcher(None, wanted, text).ratio()
+
+            calls = sorted(calls, key=closeness, reverse=True)
+        return "\n".join(f"  {record.describe()}" for record in calls)
+
+    def assert_denied(
+        self, tool: str | None = None, target: str | None = None, *, count: int | None = None
+    ) -> list[CallRecord]:
+        """Assert that matching calls were denied (``count``: exactly that many)."""
+        found = self.denied(tool=tool, target=target)
+        ok = len(found) == count if count is not None else bool(found)
+        if not ok:
+            wanted = (
+                " ".join(
+                    f"{k}={v!r}" for k, v in (("tool", tool), ("target", target)) if v is not None
+                )
+                or "any call"
+            )
+            how = f"exactly {count}" if count is not None else "at least one"
+            raise AssertionError(
+                f"expected {how} denied call matching {wanted}, found {len(found)}.\n"
+                f"Recorded calls (closest first):\n"
+                f"{self.recorded_summary(query={'tool': tool, 'target': target})}"
+            )
+        return found
+
+    def assert_not_called(self, tool: str | None = None, target: str | None = None) -> None:
+        """Assert that no recorded call (whatever its outcome) matches."""
+        found = self.calls(tool=tool, target=target)
+        if found:
+            lines = "\n".join(f"  {r.describe()}" for r in found)
+            raise AssertionError(
+                f"expected no call matching tool={tool!r} target={target!r}; "
+                f"recorded {len(found)}:\n{lines}"
+            )
+
+    def assert_trajectory(
+        self, expected: Sequence[Any], *, mode: str = "strict", args: str = "ignore"
+    ) -> None:
+        """Assert the recorded tool calls match ``expected`` (agentevals' modes and args)."""
+        wanted = expected_steps(expected)
+        actual = [Step(r.tool, r.params) for r in self.calls()]
+        if args != "ignore" and any(s.params is None for s in actual):
+            raise UsageError(
+                "argument matching needs recorded parameters: use "
+                "audit_level='verbose' (the harness default)"
+            )
+        if trajectory_matches(wanted, actual, mode, args):
+            return
+        lines = []
+        for index, step in enumerate(actual):
+            mark = "✓" if any(step_matches(w, step, args) for w in wanted) else "✗"
+            lines.append(f"  {mark} {index}: {step.describe()}")
+        raise AssertionError(
+            f"trajectory does not match (mode={mode}, args={args}).\nExpected:\n"
+            + "\n".join(f"    {s.describe()}" for s in wanted)
+            + "\nRecorded (✓ = matches an expected call):\n"
+            + ("\n".join(lines) if lines else "  (no calls recorded)")
+        )
