@@ -299,6 +299,8 @@ class SocialSession:
                 self._thread.live = previous
             return self._outcome_of(live, None)
 
+        # The gate decides on what the agent really sent; the record keeps the noted secrets
+        # redacted, so the decision is made here and handed to the seam.
         try:
             call = self.gate.run(
                 SEND_MESSAGE_TOOL_NAME,
@@ -383,6 +385,7 @@ class SocialSession:
         firewall = firewall_fields(event)
         if firewall is not None:
             extra["firewall"] = firewall
+            # the seam records this decision object: the firewall's verdict joins its tags
             decision.constraints = (*decision.constraints, f"{FIREWALL}{event.decision}")
         return Outcome(
             status,

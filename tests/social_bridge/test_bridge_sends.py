@@ -88,6 +88,20 @@ def test_gather_records_the_send_then_the_result(
     assert harness.verify().valid
 
 
+def test_a_result_due_during_its_send_is_recorded_after_the_send(
+    harness_and_session: Pair,
+) -> None:
+    harness, session = harness_and_session
+    session.endpoint.peer("bob").answer({"slot": "mon"})
+    session.endpoint.peer("carol").answer({"slot": "tue"})
+    result = session.endpoint.send("group:bob,carol", "which slot?", gather())
+    sent, closed = message_records(harness)
+    assert social(sent)["event"] == "send" and social(closed)["event"] == "collective-result"
+    assert social(closed)["operationId"] == result.operation_id
+    assert sent.position < closed.position
+    assert harness.verify().valid
+
+
 def test_all_gather_with_a_silent_member_closes_at_the_deadline(
     harness_and_session: Pair, clock: ManualClock
 ) -> None:
