@@ -5,8 +5,6 @@ Every call goes gate → act → record; what tests assert is read back from the
 
 from __future__ import annotations
 
-import difflib
-import os
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -16,12 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import git
 
-from pytest_harness_audit.audit.verify import ChainReport, verify_chain
 from pytest_harness_audit.doors import social as social_bridge
 from pytest_harness_audit.doors.agent import AgentRun
 from pytest_harness_audit.doors.scenario_fit import check_scenario_fits
 from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
-from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Classifier, Gate
 from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.seam import Outcome
@@ -30,12 +26,7 @@ from pytest_harness_audit.policy import Evaluation, Policy
 from pytest_harness_audit.policy.source import resolve_policy
 from pytest_harness_audit.readers.record_view import CallRecord
 from pytest_harness_audit.readers.report import SessionReport, build_report
-from pytest_harness_audit.readers.trajectory import (
-    Step,
-    expected_steps,
-    step_matches,
-    trajectory_matches,
-)
+from pytest_harness_audit.readers.session_queries import ChainQueries
 from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, judge
 from pytest_harness_audit.session import workspace as workspaces
 from pytest_harness_audit.social import Clock, Peer, Post, SendResult
@@ -93,7 +84,7 @@ class CallResult:
         return str(self.record["recordId"])
 
 
-class Harness:
+class Harness(ChainQueries):
     """One audited session: a workspace (git repo), a policy, a gate and a chain.
 
     ``root`` is the workspace directory; chains are written under ``storage_dir``; ``repo`` is
@@ -154,8 +145,6 @@ class Harness:
         self.social_clock = social_clock
         self._social: social_bridge.SocialSession | None = None
         self._proxies: list[RecordingProxySession] = []
-        self._verified: tuple[tuple[int, ...], ChainReport] | None = None
-        self._read: tuple[tuple[int, ...], tuple[dict[str, Any], ...]] | None = None
 
     @classmethod
     def create(
@@ -358,67 +347,7 @@ class Harness:
         """Unified diff of the workspace against its initial commit."""
         return workspaces.diff(self.repo)
 
-    # -- reading the chain --------------------------------------------------------------------
-    def _chain_state(self) -> tuple[int, ...]:
-        """Size, modification time and inode of the chain and its anchor: any append, edit or
-        replacement of either changes it."""
-        state: list[int] = []
-        for path in (self.chain.path, self.chain.session_file.with_suffix(".anchor")):
-            try:
-                info = os.stat(path)
-            except FileNotFoundError:
-                state.extend((-1, -1, -1))
-            else:
-                state.extend((info.st_size, info.st_mtime_ns, info.st_ino))
-        return tuple(state)
-
-    def verify(self) -> ChainReport:
-        """Verify the session's chain against its anchor.
-
-        The result is reused until the chain or its anchor changes on disk (an end-of-test
-        check, the summary and the report then verify once, not once each).
-        """
-        state = self._chain_state()
-        if self._verified is None or self._verified[0] != state:
-            self._verified = (state, verify_chain(self.storage_dir, self.session_id))
-        return self._verified[1]
-
-    @property
-    def records(self) -> list[CallRecord]:
-        """Every record of the chain, in order (re-read whenever the chain changes on disk)."""
-        state = self._chain_state()
-        if self._read is None or self._read[0] != state:
-            self._read = (state, tuple(self.chain.records()))
-        return [CallRecord(raw) for raw in self._read[1]]
-
-    def calls(
-        self,
-        tool: str | None = None,
-        target: str | None = None,
-        decision: str | None = None,
-        status: str | None = None,
-    ) -> list[CallRecord]:
-        """Recorded tool calls, filtered (``target`` is a glob over every target)."""
-        return [
-            r
-            for r in self.records
-            if r.kind in ("call", "message")
-            and r.matches(tool=tool, target=target, decision=decision, status=status)
-        ]
-
-    def denied(self, tool: str | None = None, target: str | None = None) -> list[CallRecord]:
-        """Calls the policy denied (enforced or dry-run) or a quarantine blocked."""
-        return [
-            r
-            for r in self.calls(tool=tool, target=target)
-            if r.decision == "deny" or r.status == "blocked"
-        ]
-
-    @property
-    def escalations(self) -> list[CallRecord]:
-        """Immune escalation records, in order."""
-        return [r for r in self.records if r.kind == "escalation"]
-
+    # -- verdict and report (the queries and assertions: ChainQueries) -------------------------
     @property
     def immune_level(self) -> str:
         """The immune ladder's level now: ``observe``, ``notice`` or ``quarantine``."""
@@ -452,83 +381,6 @@ class Harness:
         """
         extra = self._report_fields(self) if self._report_fields is not None else None
         return build_report(self, extra=extra, output_hashes=output_hashes)
-
-    # -- assertions ---------------------------------------------------------------------------
-    def recorded_summary(
-        self,
-        *,
-        closest_to: CallRecord | Step | None = None,
-        query: Mapping[str, str | None] | None = None,
-    ) -> str:
-        """The recorded calls, one per line, closest to ``query`` first."""
-        calls = self.calls()
-        if not calls:
-            return "  (no calls recorded)"
-        if query:
-            wanted = " ".join(v for v in query.values() if v)
-
-            def closeness(record: CallRecord) -> float:
-                text = f"{record.tool} {record.target or ''}"
-                same_tool = 1.0 if query.get("tool") == record.tool else 0.0
-                return same_tool + difflib.SequenceMatcher(None, wanted, text).ratio()
-
-            calls = sorted(calls, key=closeness, reverse=True)
-        return "\n".join(f"  {record.describe()}" for record in calls)
-
-    def assert_denied(
-        self, tool: str | None = None, target: str | None = None, *, count: int | None = None
-    ) -> list[CallRecord]:
-        """Assert that matching calls were denied (``count``: exactly that many)."""
-        found = self.denied(tool=tool, target=target)
-        ok = len(found) == count if count is not None else bool(found)
-        if not ok:
-            wanted = (
-                " ".join(
-                    f"{k}={v!r}" for k, v in (("tool", tool), ("target", target)) if v is not None
-                )
-                or "any call"
-            )
-            how = f"exactly {count}" if count is not None else "at least one"
-            raise AssertionError(
-                f"expected {how} denied call matching {wanted}, found {len(found)}.\n"
-                f"Recorded calls (closest first):\n"
-                f"{self.recorded_summary(query={'tool': tool, 'target': target})}"
-            )
-        return found
-
-    def assert_not_called(self, tool: str | None = None, target: str | None = None) -> None:
-        """Assert that no recorded call (whatever its outcome) matches."""
-        found = self.calls(tool=tool, target=target)
-        if found:
-            lines = "\n".join(f"  {r.describe()}" for r in found)
-            raise AssertionError(
-                f"expected no call matching tool={tool!r} target={target!r}; "
-                f"recorded {len(found)}:\n{lines}"
-            )
-
-    def assert_trajectory(
-        self, expected: Sequence[Any], *, mode: str = "strict", args: str = "ignore"
-    ) -> None:
-        """Assert the recorded tool calls match ``expected`` (agentevals' modes and args)."""
-        wanted = expected_steps(expected)
-        actual = [Step(r.tool, r.params) for r in self.calls()]
-        if args != "ignore" and any(s.params is None for s in actual):
-            raise UsageError(
-                "argument matching needs recorded parameters: use "
-                "audit_level='verbose' (the harness default)"
-            )
-        if trajectory_matches(wanted, actual, mode, args):
-            return
-        lines = []
-        for index, step in enumerate(actual):
-            mark = "✓" if any(step_matches(w, step, args) for w in wanted) else "✗"
-            lines.append(f"  {mark} {index}: {step.describe()}")
-        raise AssertionError(
-            f"trajectory does not match (mode={mode}, args={args}).\nExpected:\n"
-            + "\n".join(f"    {s.describe()}" for s in wanted)
-            + "\nRecorded (✓ = matches an expected call):\n"
-            + ("\n".join(lines) if lines else "  (no calls recorded)")
-        )
 
     def __repr__(self) -> str:
         return (
