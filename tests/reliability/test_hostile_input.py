@@ -242,10 +242,11 @@ def _check_hook_payload(storage: Path, event: str, text: str, counts: Any) -> No
     if cli.code == 0:
         answer = json.loads(cli.stdout)
         if event == "pre":
-            decision = answer["hookSpecificOutput"]["permissionDecision"]
-            assert decision in ("allow", "deny")
+            # no decision (the host's own rules apply), ask (a warning) or deny; never allow
+            decision = answer.get("hookSpecificOutput", {}).get("permissionDecision")
+            assert decision in (None, "ask", "deny"), answer
         else:
-            assert answer["recordId"].startswith("audit:")
+            assert answer == {"suppressOutput": True}
         outcome = "ok"
     else:
         assert cli.code == 2, cli
