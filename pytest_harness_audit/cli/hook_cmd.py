@@ -1,4 +1,5 @@
-"""`harness-audit hook pre | post`: the host hook adapter (JSON on stdin, answer on stdout)."""
+"""`harness-audit hook pre | post | session-start | session-end`: the host hook adapter (JSON on
+stdin, answer on stdout; the session events print nothing on stdout)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from pytest_harness_audit.cli.policy_cmd import policy_from_args
 from pytest_harness_audit.doors.hook import handle_post, handle_pre
+from pytest_harness_audit.doors.hook_session import handle_session_end, handle_session_start
 from pytest_harness_audit.errors import HarnessAuditError
 from pytest_harness_audit.gate.seam import describe_exception
 
@@ -18,13 +20,16 @@ from pytest_harness_audit.gate.seam import describe_exception
 def register(subparsers: Any) -> None:
     """Add the ``hook`` command group."""
     group = subparsers.add_parser(
-        "hook", help="gate and record a host's PreToolUse/PostToolUse hook payloads"
+        "hook",
+        help="gate and record a host's PreToolUse/PostToolUse/SessionStart/SessionEnd payloads",
     )
     commands = group.add_subparsers(dest="command", metavar="SUBCOMMAND")
     commands.required = True
     for name, handler, text in (
         ("pre", handle_pre, "answer a PreToolUse payload"),
         ("post", handle_post, "record a PostToolUse or PostToolUseFailure payload"),
+        ("session-start", handle_session_start, "open and record a SessionStart"),
+        ("session-end", handle_session_end, "verify, record and report a SessionEnd"),
     ):
         parser = commands.add_parser(name, help=text)
         source = parser.add_mutually_exclusive_group()
@@ -44,6 +49,8 @@ def register(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace, handler: Any) -> int:
+    if handler in (handle_session_start, handle_session_end):
+        return _run_session_event(args, handler)
     if handler is not handle_pre:
         policy = policy_from_args(args)
         answer = handler(sys.stdin.read(), storage=Path(args.storage), policy=policy)
@@ -64,4 +71,26 @@ def _run(args: argparse.Namespace, handler: Any) -> int:
         )
         return 2
     print(json.dumps(answer))
+    return 0
+
+
+def _run_session_event(args: argparse.Namespace, handler: Any) -> int:
+    """A session event: nothing on stdout (the host would read it as context); a problem is
+    one line on stderr and exit 1 (the host goes on: these events cannot block anything)."""
+    try:
+        policy = policy_from_args(args)
+        done = handler(sys.stdin.read(), storage=Path(args.storage), policy=policy)
+    except HarnessAuditError as exc:
+        print(f"harness-audit: error: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        print(f"harness-audit: error: hook failed: {describe_exception(exc)}", file=sys.stderr)
+        return 1
+    if done is not None:  # the end: one line for the host's debug log
+        chain = "valid" if done.chain.valid else f"INVALID ({done.chain.reason})"
+        print(
+            f"harness-audit: session {done.session_id}: verdict {done.verdict.value}, "
+            f"chain {chain}, report {done.report}",
+            file=sys.stderr,
+        )
     return 0

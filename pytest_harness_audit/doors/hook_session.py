@@ -1,0 +1,221 @@
+"""The host hook door's session events: Claude Code style ``SessionStart`` / ``SessionEnd``.
+
+``session-start`` opens the session of the payload's ``session_id`` (its chain, Soft LCT and the
+policy file beside it) and records a ``session`` record naming the policy and how the host
+started (``source``). ``session-end`` verifies the chain, records the end (with what the
+verification found), writes the session report to ``<storage>/reports/<session>.yaml`` (what
+``harness-audit audit report SESSION`` prints) and removes the session's stale pending files:
+at either event no call of the session is in flight, so a pending file left by a ``pre`` whose
+``post`` never came is stale. Both record through the gate's seam, never by appending to the
+chain directly, and print nothing on stdout: nothing a host could read as context or a decision.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from pytest_harness_audit.audit.reader import iter_records
+from pytest_harness_audit.audit.storage import sanitize_session_id
+from pytest_harness_audit.audit.verify import ChainReport, verify_chain
+from pytest_harness_audit.errors import UsageError
+from pytest_harness_audit.gate import Gate
+from pytest_harness_audit.gate.seam import Outcome
+from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.readers.record_view import CallRecord
+from pytest_harness_audit.readers.report import build_report, write_report
+from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, judge
+
+if TYPE_CHECKING:
+    from pytest_harness_audit.readers.session_view import AuditedSession
+
+SESSION_START = "SessionStart"
+SESSION_END = "SessionEnd"
+#: The ``kind`` and ``category`` of the records these events leave in the chain.
+SESSION_KIND = "session"
+
+
+@dataclass(frozen=True)
+class SessionPayload:
+    """The fields of a ``SessionStart`` / ``SessionEnd`` payload the door uses."""
+
+    event: str
+    session_id: str
+    cwd: str | None
+    #: ``source`` of a start (startup, resume, clear, compact), ``reason`` of an end.
+    why: str | None
+
+
+def parse_session_payload(text: str, event: str) -> SessionPayload:
+    """Validate a session event payload; a malformed one raises one clear :class:`UsageError`."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"hook payload: invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    except RecursionError:
+        raise UsageError("hook payload: JSON nested too deeply") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"hook payload: expected a JSON object, got {type(data).__name__}")
+    named = data.get("hook_event_name", event)
+    if named != event:
+        raise UsageError(f"hook payload: field 'hook_event_name' is {named!r}, expected {event!r}")
+    session_id = data.get("session_id")
+    if not isinstance(session_id, str) or not session_id:
+        raise UsageError(
+            f"hook payload: field 'session_id' must be a non-empty string, got {session_id!r}"
+        )
+    cwd = data.get("cwd")
+    why = data.get("source" if event == SESSION_START else "reason")
+    return SessionPayload(
+        event,
+        session_id,
+        cwd if isinstance(cwd, str) else None,
+        why if isinstance(why, str) else None,
+    )
+
+
+def clean_pending(storage: Path, session_id: str) -> int:
+    """Remove the session's ``pending/<session>/*.json`` files; return how many there were."""
+    folder = storage / "pending" / sanitize_session_id(session_id)
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        if entry.name.endswith(".json"):
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                continue
+            removed += 1
+    with contextlib.suppress(OSError):
+        folder.rmdir()
+    return removed
+
+
+def _record(
+    storage: Path, payload: SessionPayload, policy: Policy, params: Mapping[str, Any]
+) -> Mapping[str, Any]:
+    """Record the event through the gate's seam (a ``session`` record, nothing judged).
+
+    ``params`` are kept twice: as the call's parameters (at audit level ``verbose``) and, at
+    every audit level, as the record's top-level ``session`` field.
+    """
+    gate = Gate.open(
+        storage_dir=storage,
+        session_id=payload.session_id,
+        policy=policy,
+        root=payload.cwd,
+        door="hook",
+    )
+    try:
+        decision = gate.unjudged(
+            payload.event, SESSION_KIND, params, target=payload.cwd, kind=SESSION_KIND
+        )
+        done = gate.run(
+            payload.event,
+            params,
+            lambda _decision: Outcome("success", None, None),
+            extra={SESSION_KIND: dict(params)},
+            decision=decision,
+        )
+        return done.record
+    finally:
+        gate.chain.close()
+
+
+def handle_session_start(text: str, *, storage: Path, policy: Policy) -> None:
+    """Open the session of a ``SessionStart`` payload and record its start."""
+    payload = parse_session_payload(text, SESSION_START)
+    params: dict[str, Any] = {
+        "source": payload.why,
+        "policy": policy.name,
+        "policyHash": policy.content_hash,
+        "stalePending": clean_pending(storage, payload.session_id),
+    }
+    _record(storage, payload, policy, params)
+
+
+@dataclass(frozen=True)
+class SessionEnded:
+    """What ``session-end`` found: the verification before the end record, and the report."""
+
+    session_id: str
+    chain: ChainReport
+    verdict: Verdict
+    report: Path
+
+
+def handle_session_end(text: str, *, storage: Path, policy: Policy) -> SessionEnded:
+    """Verify the session's chain, record its end, write its report, clean its pending files."""
+    payload = parse_session_payload(text, SESSION_END)
+    before = verify_chain(storage, payload.session_id)
+    params: dict[str, Any] = {
+        "reason": payload.why,
+        "chainValid": before.valid,
+        "chainRecords": before.record_count,
+        "stalePending": clean_pending(storage, payload.session_id),
+    }
+    if not before.valid:
+        params["chainProblem"] = f"{before.reason} at record {before.first_bad_index}"
+    _record(storage, payload, policy, params)
+    session = StoredSession(storage, payload.session_id, policy, payload.cwd)
+    report = build_report(cast("AuditedSession", session))
+    path = write_report(storage, payload.session_id, report)
+    return SessionEnded(payload.session_id, session.verify(), report.verdict, path)
+
+
+class StoredSession:
+    """A hook session read back from its store, as the report builder reads a session.
+
+    ``build_report`` reads ``root``, ``storage_dir``, ``template``, ``policy``, ``records``,
+    ``verify()`` and ``judge()``; the workspace is the host's ``cwd``.
+    """
+
+    def __init__(self, storage: Path, session_id: str, policy: Policy, cwd: str | None) -> None:
+        self.storage_dir = storage
+        self.session_id = session_id
+        self.policy = policy
+        self.root = Path(cwd) if cwd else Path.cwd()
+        self.template: str | None = str(self.root)
+
+    @property
+    def records(self) -> list[CallRecord]:
+        """Every record of the stored chain, in order."""
+        return [CallRecord(raw) for raw in iter_records(self.storage_dir, self.session_id)]
+
+    @property
+    def escalations(self) -> list[CallRecord]:
+        """Immune escalation records, in order."""
+        return [record for record in self.records if record.kind == "escalation"]
+
+    def verify(self) -> ChainReport:
+        """The stored chain verified against its anchor."""
+        return verify_chain(self.storage_dir, self.session_id)
+
+    def judge(self) -> tuple[Verdict, tuple[VerdictReason, ...]]:
+        """The session's verdict and its reasons."""
+        chain = self.verify()
+        problem = "" if chain.valid else f"{chain.reason} at record {chain.first_bad_index}"
+        return judge(self.records, chain_valid=chain.valid, chain_problem=problem)
+
+
+__all__ = [
+    "SESSION_END",
+    "SESSION_START",
+    "SessionEnded",
+    "SessionPayload",
+    "StoredSession",
+    "clean_pending",
+    "handle_session_end",
+    "handle_session_start",
+    "parse_session_payload",
+]
