@@ -149,20 +149,10 @@ def leak_decision(
     judgement = leak.judgement
     params = leak.redacted_params  # the record never holds the value
     extra: dict[str, Any] = {"secrets": list(leak.secrets)}
-    if judgement is None or judgement.verdict is None:
-        return GateDecision(
-            tool,
-            params,
-            evaluation,
-            False,
-            "",
-            evaluation.constraints,
-            all_alerts,
-            record_extra=extra,
-        )
-    reason = f"rule {judgement.rule_id}: {judgement.reason}"
-    extra["judged"] = {"verdict": judgement.verdict, "reason": reason, "caughtBy": "output"}
-    if judgement.verdict != "FAIL":
+    if judgement is not None and judgement.verdict is not None:
+        reason = f"rule {judgement.rule_id}: {judgement.reason}"
+        extra["judged"] = {"verdict": judgement.verdict, "reason": reason, "caughtBy": "output"}
+    if judgement is None or judgement.verdict != "FAIL":
         return GateDecision(
             tool,
             params,

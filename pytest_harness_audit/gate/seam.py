@@ -281,20 +281,33 @@ def run_call(
 
     ``decision`` skips deciding (a decision made earlier, e.g. in the hook's pre step).
     """
+    ready = _prepare(gate, tool, params, extra, decision)
+    if isinstance(ready, GatedCall):
+        return ready
+    decided, tokens = ready
+    try:
+        outcome = act(decided)
+    except BaseException as exc:
+        outcome = Outcome.error(describe_exception(exc), reraise=exc)
+    return _finish(gate, decided, tool, params, tokens, _with_extra(outcome, extra))
+
+
+def _prepare(
+    gate: SeamGate,
+    tool: str,
+    params: Mapping[str, Any],
+    extra: Mapping[str, Any] | None,
+    decision: Any,
+) -> GatedCall | tuple[Any, list[tuple[Inspector, object]]]:
+    """Decide and look before the act; a finished (refused) call when it must not run."""
     if decision is None:
         decision = gate.decide(tool, params)
     if decision.blocked:
         return _blocked(gate, decision, extra)
     try:
-        tokens = _look_before(gate, decision, tool, params)
+        return decision, _look_before(gate, decision, tool, params)
     except Exception as exc:
         return _not_inspectable(gate, decision, extra, exc)
-    try:
-        outcome = act(decision)
-    except BaseException as exc:
-        outcome = Outcome.error(describe_exception(exc), reraise=exc)
-    outcome = _with_extra(outcome, extra)
-    return _finish(gate, decision, tool, params, tokens, outcome)
 
 
 async def run_call_async(
@@ -307,20 +320,15 @@ async def run_call_async(
     decision: Any = None,
 ) -> GatedCall:
     """:func:`run_call` for an act that is a coroutine (the MCP proxy)."""
-    if decision is None:
-        decision = gate.decide(tool, params)
-    if decision.blocked:
-        return _blocked(gate, decision, extra)
+    ready = _prepare(gate, tool, params, extra, decision)
+    if isinstance(ready, GatedCall):
+        return ready
+    decided, tokens = ready
     try:
-        tokens = _look_before(gate, decision, tool, params)
-    except Exception as exc:
-        return _not_inspectable(gate, decision, extra, exc)
-    try:
-        outcome = await act(decision)
+        outcome = await act(decided)
     except BaseException as exc:
         outcome = Outcome.error(describe_exception(exc), reraise=exc)
-    outcome = _with_extra(outcome, extra)
-    return _finish(gate, decision, tool, params, tokens, outcome)
+    return _finish(gate, decided, tool, params, tokens, _with_extra(outcome, extra))
 
 
 def _finish(
