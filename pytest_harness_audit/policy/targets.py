@@ -29,6 +29,9 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+# The one display form of a target lives with the records; re-exported here.
+from pytest_harness_audit.audit.records import DISPLAY_LIMIT as DISPLAY_LIMIT
+from pytest_harness_audit.audit.records import display_target as display_target
 from pytest_harness_audit.policy.sensitive import folded_credential_path
 from pytest_harness_audit.policy.shell import read_command
 from pytest_harness_audit.policy.shell.code import code_paths
@@ -44,17 +47,8 @@ EXTRA_KEYS = (
 FILE_KEYS = frozenset(
     {"file_path", "path", "repo_path", "source", "destination", "notebook_path", "paths"}
 )
-DISPLAY_LIMIT = 80
-
 #: Parameters naming a git revision, which may name a file (``HEAD:.env``) as MCP git tools take.
 REVISION_KEYS = frozenset({"revision", "target", "rev", "ref", "commit"})
-
-
-def display_target(target: str | None) -> str | None:
-    """The display form: the first 80 characters and ``…`` when longer. Never used to match."""
-    if target is None or len(target) <= DISPLAY_LIMIT:
-        return target
-    return target[:DISPLAY_LIMIT] + "…"
 
 
 def primary_target(params: Mapping[str, Any]) -> str | None:
