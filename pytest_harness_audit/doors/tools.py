@@ -11,7 +11,9 @@ if the call is allowed, the inspectors look at what it did, and one record is ap
   ``**kwargs`` catch-all flattened), so policy targets (``path``, ``file_path``, ``command`` …)
   are read as for any other door. A value with no JSON form is recorded as ``<TypeName>``.
 * The wrapper keeps ``__name__``, ``__doc__``, annotations and ``inspect.signature``, and is a
-  coroutine function when the tool is one, so frameworks see the tool they were given.
+  coroutine function when the tool is one, so frameworks see the tool they were given. Given a
+  ``name``, the wrapper takes it as its ``__name__`` too: the model calls the tool by the name the
+  policy judges and the chain records.
 * Allowed: the function's return value; when inspection found a secret in it, the redacted JSON
   view of it instead (``[secret:…]``). An exception the function raises is recorded as an
   ``error`` and raised again.
@@ -27,7 +29,7 @@ import functools
 import inspect
 import json
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from pytest_harness_audit.audit.canonical import hash_json
 from pytest_harness_audit.audit.errors import AuditError
@@ -173,6 +175,16 @@ def _register(
     toolbox.register(tool, _replay(fn), category=category)
 
 
+def _finished(wrapper: Callable[..., Any], signature: inspect.Signature, name: str | None) -> Any:
+    """The wrapper with the tool's signature, renamed when the tool was given a ``name``
+    (frameworks name the tool the model calls after ``__name__``)."""
+    wrapper.__signature__ = signature  # type: ignore[attr-defined]
+    if name is not None:
+        wrapper.__name__ = name
+        wrapper.__qualname__ = name
+    return wrapper
+
+
 def gated_tool(
     gate: Gate,
     fn: F,
@@ -228,8 +240,7 @@ def gated_tool(
                 return blocked(gated)
             return received(gated, returned[0] if returned else gated.output)
 
-        call_async.__signature__ = signature  # type: ignore[attr-defined]
-        return call_async  # type: ignore[return-value]
+        return cast(F, _finished(call_async, signature, tool if name is not None else None))
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -246,8 +257,7 @@ def gated_tool(
             return blocked(gated)
         return received(gated, returned[0] if returned else gated.output)
 
-    call.__signature__ = signature  # type: ignore[attr-defined]
-    return call  # type: ignore[return-value]
+    return cast(F, _finished(call, signature, tool if name is not None else None))
 
 
 def tool_decorator(

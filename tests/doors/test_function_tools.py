@@ -56,6 +56,8 @@ def test_call_form_with_a_name_and_keyword_arguments(service: Harness) -> None:
         return "ok"
 
     run = service.tool(shell, name="run_command", category="command")
+    assert run.__name__ == "run_command"  # frameworks name the tool after __name__
+    assert shell.__name__ == "shell"
     assert run(command="echo hi") == "ok"
     assert calls == ["echo hi"]
     (record,) = service.records
