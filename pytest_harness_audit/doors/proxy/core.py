@@ -158,8 +158,12 @@ class RecordingProxy:
         token: str | None = None,
         on_ready: Callable[[HttpEndpoint], None] | None = None,
         stop: anyio.Event | None = None,
+        **limits: Any,
     ) -> None:
-        """Serve streamable HTTP on loopback until ``stop`` is set or the caller is cancelled."""
+        """Serve streamable HTTP on loopback until ``stop`` is set or the caller is cancelled.
+
+        ``limits``: ``header_timeout`` and ``max_unproven`` of :func:`serve_http`.
+        """
         await serve_http(
-            self.server, host=host, port=port, token=token, on_ready=on_ready, stop=stop
+            self.server, host=host, port=port, token=token, on_ready=on_ready, stop=stop, **limits
         )

@@ -2,11 +2,14 @@
 
 Every HTTP request must carry ``Authorization: Bearer <token>``; anything else gets ``401``
 before it reaches the MCP layer. The listening socket is bound before the server starts, so
-port 0 (any free port) works and the announced URL is exact.
+port 0 (any free port) works and the announced URL is exact. Connections that have not shown
+the token are bounded in time and number (see ``connections``), so half-open sockets cannot
+wedge the proxy.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
 import json
@@ -22,6 +25,11 @@ import uvicorn
 from mcp.server.lowlevel.server import Server
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from pytest_harness_audit.doors.proxy.connections import (
+    DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_MAX_UNPROVEN,
+    guarded_protocol,
+)
 from pytest_harness_audit.doors.proxy.errors import ProxyError
 
 MCP_PATH = "/mcp"
@@ -116,9 +124,18 @@ async def serve_http(
     token: str | None = None,
     on_ready: Callable[[HttpEndpoint], None] | None = None,
     stop: anyio.Event | None = None,
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+    max_unproven: int = DEFAULT_MAX_UNPROVEN,
 ) -> None:
-    """Serve ``server`` over streamable HTTP until ``stop`` is set or the caller is cancelled."""
+    """Serve ``server`` over streamable HTTP until ``stop`` is set or the caller is cancelled.
+
+    A new connection has ``header_timeout`` seconds to send its first request's headers; at
+    most ``max_unproven`` connections without the token are held (the oldest goes first).
+    """
     token = token or new_token()
+    protocol, _unproven = guarded_protocol(
+        token, header_timeout=header_timeout, max_unproven=max_unproven
+    )
     guard = BearerTokenGuard(server.streamable_http_app(host=host), token)
     sessions = server.session_manager
     sock = _listen(host, port)
@@ -133,10 +150,12 @@ async def serve_http(
         log_level="warning",
         access_log=False,
         lifespan="off",
+        http=protocol,
         timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS,
     )
     web = _EmbeddedUvicorn(config)
     finished = anyio.Event()
+    quiet = _quiet_accept_errors()
 
     async def run_web() -> None:
         try:
@@ -162,6 +181,7 @@ async def serve_http(
         finally:
             guard.closing = True
             web.should_exit = True
+            quiet.close()
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -180,3 +200,40 @@ def _listen(host: str, port: int) -> socket.socket:
 async def _cancel_when_finished(finished: anyio.Event, scope: anyio.CancelScope) -> None:
     await finished.wait()
     scope.cancel()
+
+
+_ACCEPT_OUT_OF_RESOURCES = "socket.accept() out of system resource"
+
+
+class _QuietAcceptErrors:
+    """While serving: asyncio's "out of file descriptors" accept errors are not logged.
+
+    asyncio already backs off (it retries accepting a second later); logging a traceback for
+    each retry floods stderr, and a client that does not drain the proxy's stderr would then
+    block the whole proxy on a full pipe. Other errors go to the previous handler.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._previous = loop.get_exception_handler()
+        #: How many accept attempts ran out of descriptors.
+        self.suppressed = 0
+        loop.set_exception_handler(self._handle)
+
+    def _handle(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if context.get("message") == _ACCEPT_OUT_OF_RESOURCES:
+            self.suppressed += 1
+            return
+        if self._previous is not None:
+            self._previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    def close(self) -> None:
+        """Restore the loop's previous handler."""
+        if self._loop.get_exception_handler() == self._handle:
+            self._loop.set_exception_handler(self._previous)
+
+
+def _quiet_accept_errors() -> _QuietAcceptErrors:
+    return _QuietAcceptErrors(asyncio.get_running_loop())
