@@ -181,3 +181,23 @@ async def test_a_flood_under_a_small_fd_limit_neither_wedges_it_nor_blocks_sigte
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+async def test_a_body_over_the_limit_is_refused_and_a_normal_call_still_works(
+    tmp_path: Path,
+) -> None:
+    from pytest_harness_audit.doors.proxy.http import MAX_REQUEST_BODY
+
+    async with serving(tmp_path) as endpoint:
+        stream = await anyio.connect_tcp("127.0.0.1", _port(endpoint))
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {endpoint.token}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {MAX_REQUEST_BODY + 1}\r\n\r\n"
+        )
+        await stream.send(head.encode())
+        with anyio.fail_after(30):
+            assert (await stream.receive()).startswith(b"HTTP/1.1 413")
+        await stream.aclose()
+        with anyio.fail_after(60):
+            async with http_client(endpoint) as session:
+                assert text_of(await session.call_tool("echo", {"text": "ok"})) == "ok"

@@ -35,6 +35,8 @@ from pytest_harness_audit.doors.proxy.errors import ProxyError
 MCP_PATH = "/mcp"
 _READY_LINE = re.compile(r"serving (?P<url>http://\S+) token=(?P<token>\S+)")
 _GRACEFUL_SHUTDOWN_SECONDS = 2
+#: The largest HTTP request body the proxy reads (bytes).
+MAX_REQUEST_BODY = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -70,13 +72,16 @@ def new_token() -> str:
 class BearerTokenGuard:
     """ASGI middleware: refuse (401) any HTTP request without the exact bearer token.
 
-    Once ``closing`` is set, every request gets 503: the MCP sessions are being shut down.
+    Once ``closing`` is set, every request gets 503: the MCP sessions are being shut down. A
+    request body over ``max_body`` bytes is refused (413) or, when chunked, cut off.
     """
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str, max_body: int = MAX_REQUEST_BODY) -> None:
         self._app = app
         self._expected = f"Bearer {token}".encode()
         self.closing = False
+        #: The largest request body accepted (a larger declared length gets 413).
+        self.max_body = max_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass authorised requests (and lifespan events) through; answer 401 otherwise."""
@@ -92,7 +97,42 @@ class BearerTokenGuard:
             if self.closing:
                 await _refuse(send, 503, "unavailable", "the proxy is shutting down")
                 return
+            if scope["type"] == "http":
+                declared = _content_length(scope)
+                if declared is not None and declared > self.max_body:
+                    await _refuse(
+                        send, 413, "too_large", f"request body over {self.max_body} bytes"
+                    )
+                    return
+                receive = _bounded(receive, self.max_body)
         await self._app(scope, receive, send)
+
+
+def _content_length(scope: Scope) -> int | None:
+    for key, value in scope.get("headers", []):
+        if key == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def _bounded(receive: Receive, limit: int) -> Receive:
+    """``receive`` that ends the request (a disconnect) once the body passes ``limit`` bytes:
+    a chunked body carries no length to refuse up front."""
+    seen = 0
+
+    async def bounded() -> Any:
+        nonlocal seen
+        message = await receive()
+        if message["type"] == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > limit:
+                return {"type": "http.disconnect"}
+        return message
+
+    return bounded
 
 
 async def _refuse(send: Send, status: int, error: str, description: str) -> None:
