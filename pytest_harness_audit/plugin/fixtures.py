@@ -7,6 +7,7 @@ none of them never loads it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -143,6 +144,21 @@ def harness_factory(
     yield make
     for session in sessions:
         session.close()
+    _sign_session_ends(sessions)
+
+
+def _sign_session_ends(sessions: list[Harness]) -> None:
+    """With ``$HARNESS_AUDIT_SIGNING_KEY`` set (a key the agent does not hold), sign each
+    session's final head, as its own process wrote it, into a checkpoint."""
+    if not sessions or not os.environ.get("HARNESS_AUDIT_SIGNING_KEY"):
+        return
+    from pytest_harness_audit.audit.checkpoint import sign_session_end, signing_key_from_env
+
+    key = signing_key_from_env()
+    for session in sessions:
+        sign_session_end(
+            session.storage_dir, session.session_id, key, witness=session.chain.witness
+        )
 
 
 @pytest.fixture

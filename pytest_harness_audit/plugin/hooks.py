@@ -106,6 +106,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         item.config.stash[SUMMARIES_KEY].append(summary)
         item.user_properties.append(("harness_audit_session", harness.session_id))
         item.user_properties.append(("harness_audit_verdict", summary.verdict))
+        item.user_properties.append(("harness_audit_head", summary.head))
         item.user_properties.append(
             (
                 "harness_audit_chain",

@@ -29,6 +29,8 @@ class SessionSummary:
     records: int
     verdict: VerdictName
     storage: str
+    #: The chain's head (SHA-256 of its last record), published where the agent has no hand.
+    head: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -37,7 +39,7 @@ class SessionSummary:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SessionSummary:
         """Inverse of :meth:`to_dict`."""
-        return cls(**{key: data[key] for key in cls.__dataclass_fields__})
+        return cls(**{key: data[key] for key in cls.__dataclass_fields__ if key in data})
 
 
 def summarise(harness: Harness, nodeid: str) -> SessionSummary:
@@ -55,6 +57,7 @@ def summarise(harness: Harness, nodeid: str) -> SessionSummary:
         records=report.record_count,
         verdict=verdict.value,
         storage=str(harness.storage_dir),
+        head=report.head,
     )
 
 
@@ -74,13 +77,17 @@ def format_summary(summaries: Sequence[SessionSummary]) -> list[str]:
         return ["no harness sessions"]
     rows = sorted(summaries, key=lambda s: (s.nodeid, s.session_id))
     width = min(max(len(s.nodeid) for s in rows), 70)
-    header = f"{'test':<{width}}  {'calls':>5}  {'denied':>6}  {'warned':>6}  {'chain':<7}  verdict"
+    header = (
+        f"{'test':<{width}}  {'calls':>5}  {'denied':>6}  {'warned':>6}  {'chain':<7}  "
+        f"{'head':<12}  verdict"
+    )
     lines = [header]
     for s in rows:
         test = s.nodeid if len(s.nodeid) <= width else "…" + s.nodeid[-(width - 1) :]
         chain = "valid" if s.chain_valid else "INVALID"
         lines.append(
-            f"{test:<{width}}  {s.calls:>5}  {s.denied:>6}  {s.warned:>6}  {chain:<7}  {s.verdict}"
+            f"{test:<{width}}  {s.calls:>5}  {s.denied:>6}  {s.warned:>6}  {chain:<7}  "
+            f"{s.head[:12]:<12}  {s.verdict}"
         )
     by_verdict = {v: sum(1 for s in rows if s.verdict == v) for v in get_args(VerdictName)}
     invalid = sum(1 for s in rows if not s.chain_valid)

@@ -32,9 +32,9 @@ def test_summary_header_and_kept_chains(pytester: pytest.Pytester) -> None:
         [
             "harness-audit: policy safety, chains in *kept",
             "*= harness audit =*",
-            "test*calls*denied*warned*chain*verdict",
-            "test_suite.py::test_blocked*1*1*0*valid*FAIL",
-            "test_suite.py::test_clean*2*0*0*valid*PASS",
+            "test*calls*denied*warned*chain*head*verdict",
+            "test_suite.py::test_blocked*1*1*0*valid*[0-9a-f]*FAIL",
+            "test_suite.py::test_clean*2*0*0*valid*[0-9a-f]*PASS",
             "2 sessions, 3 calls, 1 denied, 0 warned; verdicts: 1 PASS, 0 WARN, 1 FAIL; "
             "chains: 2 valid, 0 invalid",
         ]
@@ -97,6 +97,12 @@ def test_junit_properties(pytester: pytest.Pytester) -> None:
     assert props["test_blocked"]["harness_audit_verdict"] == "FAIL"
     assert props["test_clean"]["harness_audit_verdict"] == "PASS"
     assert props["test_clean"]["harness_audit_chain"] == "valid (2 records)"
+    # the published head re-checks the stored chain: `audit verify SESSION --head HEX`
+    head = props["test_clean"]["harness_audit_head"]
+    session = props["test_clean"]["harness_audit_session"]
+    assert len(head) == 64 and int(head, 16) >= 0
+    kept = pytester.path / ".harness-audit"
+    assert verify_chain(kept, session, witness=head).valid
     assert props["test_clean"]["harness_audit_session"].startswith("test_clean-")
 
 
