@@ -21,9 +21,9 @@ from pytest_harness_audit.errors import HarnessAuditError, PolicyError, Scenario
 from pytest_harness_audit.types import Decision, Door, Status, VerdictName
 
 if TYPE_CHECKING:
+    from pytest_harness_audit.audit.record_view import CallRecord
     from pytest_harness_audit.doors.agent import AgentRun
     from pytest_harness_audit.policy import Evaluation, Policy
-    from pytest_harness_audit.readers.record_view import CallRecord
     from pytest_harness_audit.readers.report import SessionReport
     from pytest_harness_audit.readers.snapshot import AuditReportExtension
     from pytest_harness_audit.readers.verdict import Verdict, VerdictReason
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "AgentRun": "pytest_harness_audit.doors.agent",
     "AuditReportExtension": "pytest_harness_audit.readers.snapshot",
-    "CallRecord": "pytest_harness_audit.readers.record_view",
+    "CallRecord": "pytest_harness_audit.audit.record_view",
     "CallResult": "pytest_harness_audit.session.harness",
     "Evaluation": "pytest_harness_audit.policy",
     "Harness": "pytest_harness_audit.session.harness",

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import git
 
+from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.doors import social as social_bridge
 from pytest_harness_audit.doors.agent import AgentRun
 from pytest_harness_audit.doors.scenario_fit import check_scenario_fits
@@ -24,7 +25,6 @@ from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.inspect import Inspector
 from pytest_harness_audit.policy import Evaluation, Policy
 from pytest_harness_audit.policy.source import resolve_policy
-from pytest_harness_audit.readers.record_view import CallRecord
 from pytest_harness_audit.readers.report import SessionReport, build_report
 from pytest_harness_audit.readers.session_queries import ChainQueries
 from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, judge

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from pytest_harness_audit.audit.reader import iter_records
+from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.audit.verify import verify_chain
 from pytest_harness_audit.cli import main as cli
-from pytest_harness_audit.readers.record_view import CallRecord
 
 PAYLOADS = Path(__file__).parent / "payloads"
 

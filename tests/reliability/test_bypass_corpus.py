@@ -34,9 +34,9 @@ from bypass_table import (
     table,
 )
 
+from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.errors import HarnessAuditError
 from pytest_harness_audit.policy import Policy
-from pytest_harness_audit.readers.record_view import CallRecord
 from pytest_harness_audit.session import workspace as workspaces
 from pytest_harness_audit.session.harness import Harness
 
