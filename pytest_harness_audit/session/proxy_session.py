@@ -191,14 +191,15 @@ class RecordingProxySession:
         if isinstance(self._upstream, Mapping):
             config = self._stdio_dir / f"{self.harness.chain.session_id}.mcp.json"
         elif self._upstream and all(isinstance(w, str) for w in self._upstream):
-            upstream = [str(w) for w in self._upstream]
+            upstream = [_in_root(str(w), self.harness.root) for w in self._upstream]
         elif self._upstream:
             return UsageError("stdio_command serves one upstream argv or an mcpServers mapping")
         policy_file = self._stdio_dir / f"{self.harness.chain.session_id}.proxy-policy.json"
         policy_file.parent.mkdir(parents=True, exist_ok=True)
         policy_file.write_text(json.dumps(self.harness.policy.to_dict()), encoding="utf-8")
         if config is not None:
-            config.write_text(json.dumps(self._upstream), encoding="utf-8")
+            text = json.dumps(self._upstream)
+            config.write_text(_in_root(text, self.harness.root, json_text=True), encoding="utf-8")
         return proxy_command(
             storage=self.harness.storage_dir,
             session=self.harness.session_id,
@@ -241,3 +242,12 @@ def _reopen_chain(harness: ProxiedSession) -> Any:
     return AuditChain(
         harness.storage_dir, harness.session_id, audit_level=harness.chain.audit_level
     )
+
+
+def _in_root(text: str, root: Path, *, json_text: bool = False) -> str:
+    """``text`` with ``{workspace}`` replaced by the workspace path (the stdio proxy may run
+    without ``--workspace``, and its upstreams must still reach the same directory)."""
+    from pytest_harness_audit.doors.proxy.config import WORKSPACE_PLACEHOLDER
+
+    path = json.dumps(str(root))[1:-1] if json_text else str(root)
+    return text.replace(WORKSPACE_PLACEHOLDER, path)

@@ -135,3 +135,15 @@ def test_cli_placeholder_without_workspace_exits_2_with_one_line(tmp_path: Path)
         "harness-audit: error: upstream 'git': {workspace} is used, but there is no workspace "
         "(give --workspace DIR)"
     ]
+
+
+def test_the_stdio_command_carries_the_workspace_path_for_a_placeholder(tmp_path: Path) -> None:
+    harness = Harness.create(tmp_path / "s", template="python-service")
+    try:
+        argv = [*GIT_DOT[:-1], "{workspace}"]
+        proxy = harness.start_proxy(argv, workspace_tools=False)
+        command = proxy.stdio_command
+        assert "{workspace}" not in " ".join(command)
+        assert command[-1] == str(harness.root)
+    finally:
+        harness.close()
