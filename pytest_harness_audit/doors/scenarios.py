@@ -27,7 +27,10 @@ A scenario is a YAML file (the shipped ones live in ``fixtures/scenarios/``)::
                                           #     (enforced_deny, repeated_failure, flow:<id>, …)
 
 Paths in ``workspace`` and ``policy`` (a value containing ``/``, starting with ``.``, or, for a
-policy, ending in ``.yaml``/``.yml``/``.json``) are relative to the scenario file. Unknown keys
+policy, ending in ``.yaml``/``.yml``/``.json``) are relative to the scenario file. A session
+cannot change its workspace or policy once open: ``harness.run_script`` refuses a scenario that
+names others than its session's (``UsageError``), and ``harness_factory(scenario=…)`` makes a
+session on the scenario's own. Unknown keys
 are errors, as are duplicate keys. Steps are numbered from 1; every error names the file, the
 line, the step and the field.
 """
