@@ -14,6 +14,11 @@ import pytest
 
 from pytest_harness_audit.session.harness import Harness
 
+try:  # resolved by name in the annotations below (this module's annotations are strings)
+    from pydantic_ai import RunContext
+except ImportError:  # the `agents` extra is not installed: those tests skip
+    RunContext = None  # type: ignore[assignment,misc]
+
 Factory = Callable[..., Harness]
 
 SECRET = "sk-test-4f9a1c2e7b3d8a6f0e5c9b2a1d7e3f8c"
@@ -186,3 +191,23 @@ def test_openai_agents_a_returned_block_reaches_the_model_verbatim(service: Harn
     gated = function_tool(service.tool(read_file, category="file_read", on_block="return"))
     answer = _openai_agents_run(gated, "read_file", {"path": ".env"})
     assert "Credential/secret file access denied" in answer
+
+
+def test_pydantic_ai_agent_tool_with_a_run_context(service: Harness) -> None:
+    pytest.importorskip("pydantic_ai")
+
+    @service.tool(category="file_read")
+    def read_as(ctx: RunContext[None], path: str) -> str:
+        """Read a file for the run's user."""
+        return f"{type(ctx).__name__}:{path}"
+
+    (tool,), outputs = _pydantic_ai_run_with_context(read_as, ("read_as", {"path": "README.md"}))
+    assert list(tool.parameters_json_schema["properties"]) == ["path"]  # ctx is not a parameter
+    assert outputs == ["RunContext:README.md"]
+    assert service.calls()[0].params == {"ctx": "<RunContext>", "path": "README.md"}
+
+
+def _pydantic_ai_run_with_context(fn: Any, *calls: tuple[str, dict[str, Any]]) -> tuple[Any, Any]:
+    from pydantic_ai import Tool
+
+    return _pydantic_ai_run([Tool(fn, takes_ctx=True)], *calls)
