@@ -376,6 +376,7 @@ class Gate:
             scrub = getattr(inspector, "scrub", None)
             if scrub is not None:  # the chain never holds a known secret
                 params, target = scrub(params), scrub(target)
+                error_message = scrub(error_message)
                 targets = tuple(scrub(list(targets)))
         draft = RecordDraft(
             tool=decision.tool,

@@ -10,7 +10,7 @@ secrets, so a leak can be refused before it leaves.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision
@@ -65,7 +65,15 @@ class SessionInspection:
     ) -> Findings:
         """The call's effects and exposed secrets, and what the policy says they mean."""
         seen = self.inspector.after(token, tool, category, params, outcome.output)
-        return self._judged(seen, tool, category)
+        error = outcome.error_message
+        if not error:
+            return self._judged(seen, tool, category, None)
+        in_error = self.inspector.scan_output(error)  # an exception's text reaches the agent too
+        if not in_error.secrets:
+            return self._judged(seen, tool, category, None)
+        alerts = tuple(dict.fromkeys((*seen.alerts, *in_error.alerts)))
+        both = replace(seen, alerts=alerts, secrets=(*seen.secrets, *in_error.secrets))
+        return self._judged(both, tool, category, str(in_error.redacted_output))
 
     def outgoing(self, tool: str, category: str, params: Mapping[str, Any]) -> OutgoingLeak | None:
         """Known secrets in a payload about to leave (``None`` when there are none).
@@ -100,7 +108,7 @@ class SessionInspection:
         """Release the workspace watch."""
         self.inspector.close()
 
-    def _judged(self, seen: Seen, tool: str, category: str) -> Findings:
+    def _judged(self, seen: Seen, tool: str, category: str, redacted_error: str | None) -> Findings:
         effects = [alert for alert in seen.alerts if alert in _EFFECT_ALERTS]
         if _many_deleted(seen.effects):
             effects.append("many_files_deleted")
@@ -110,7 +118,8 @@ class SessionInspection:
             record["secrets"] = [finding.to_record() for finding in seen.secrets]
         verdict = judgement.verdict if judgement is not None else None
         # only an enforced deny changes what the agent receives: a dry run never interferes
-        redact = seen.redacted and judgement is not None and judgement.verdict == "FAIL"
+        exposed = seen.redacted or redacted_error is not None
+        redact = exposed and judgement is not None and judgement.verdict == "FAIL"
         caught_by = ""
         if judgement is not None:
             caught_by = "output" if SECRET_EXPOSURE in judgement.effects else "effect"
@@ -122,6 +131,7 @@ class SessionInspection:
             caught_by=caught_by,
             redacted=redact,
             output=seen.redacted_output if redact else None,
+            error_message=redacted_error if redact else None,
         )
 
 

@@ -65,6 +65,8 @@ class Findings:
     caught_by: str = ""
     redacted: bool = False
     output: Any = None
+    #: The error message the agent reads instead of the act's, when ``redacted`` is set.
+    error_message: str | None = None
 
     def merged(self, other: Findings) -> Findings:
         """These findings and ``other``'s (the worse verdict, the later redaction)."""
@@ -81,6 +83,7 @@ class Findings:
             worse.caught_by,
             redacting.redacted,
             redacting.output,
+            redacting.error_message,
         )
 
 
@@ -126,6 +129,8 @@ class GatedCall:
     @property
     def error_message(self) -> str | None:
         """The error message the agent reads (the block message for blocked calls)."""
+        if self.findings.redacted and self.findings.error_message is not None:
+            return self.findings.error_message
         return self.outcome.error_message
 
 
@@ -218,11 +223,12 @@ def _record(gate: SeamGate, decision: Any, outcome: Outcome, findings: Findings)
         }
     if findings.redacted:
         # in-process observers (the secret ledger) still see what the tool really returned
+        error = outcome.error_message
         return gate.record(
             decision,
             status=outcome.status,
             output=findings.output,
-            error_message=outcome.error_message,
+            error_message=error if findings.error_message is None else findings.error_message,
             duration_ms=outcome.duration_ms,
             extra=extra or None,
             observed=outcome.output,
