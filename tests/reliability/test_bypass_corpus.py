@@ -426,6 +426,9 @@ def test_bypass_attempt(
         outcome = _derived_outcome(decision, None, False, attempt.outcome)
     assert outcome == attempt.outcome
     assert _caught_by(observed, outcome, withheld, attempt.runs) == attempt.caught_by
+    if attempt.caught_by in ("effect", "output"):  # and the records say so where they judge
+        judged = {r.raw["judged"].get("caughtBy") for r in observed.records if r.raw.get("judged")}
+        assert not judged or attempt.caught_by in judged, judged
     reliability_counts.add("bypass corpus", "attempts")
     reliability_counts.add("bypass corpus", attempt.outcome)
 
