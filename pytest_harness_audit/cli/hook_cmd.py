@@ -46,6 +46,50 @@ def register(subparsers: Any) -> None:
             help="preset (default: $HARNESS_AUDIT_PRESET or safety)",
         )
         parser.set_defaults(func=lambda args, handler=handler: _run(args, handler))
+    _register_install(commands)
+
+
+def _register_install(commands: Any) -> None:
+    parser = commands.add_parser(
+        "install", help="write or merge the hooks block into Claude Code's settings.json"
+    )
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument(
+        "--project",
+        dest="scope",
+        action="store_const",
+        const="project",
+        help="DIR/.claude/settings.json (the default)",
+    )
+    scope.add_argument(
+        "--user", dest="scope", action="store_const", const="user", help="~/.claude/settings.json"
+    )
+    parser.add_argument("--dir", type=Path, default=Path("."), help="the project (default: .)")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--policy", metavar="FILE", help="policy file the hooks use")
+    source.add_argument("--preset", metavar="NAME", help="preset the hooks use (default: safety)")
+    parser.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
+    parser.set_defaults(func=_install)
+
+
+def _install(args: argparse.Namespace) -> int:
+    import shlex
+
+    from pytest_harness_audit.doors.hook_install import install, settings_path
+
+    if args.policy:
+        policy_args = f"--policy {shlex.quote(str(Path(args.policy).resolve()))}"
+    else:
+        policy_args = f"--preset {shlex.quote(args.preset or 'safety')}"
+    path = settings_path(args.scope or "project", args.dir.resolve())
+    done = install(path, policy_args, write=not args.dry_run)
+    if not done.changed:
+        print(f"{path}: the harness-audit hooks are already installed")
+    else:
+        print(done.diff, end="")
+        if args.dry_run:
+            print(f"(dry run: {path} not written)")
+    return 0
 
 
 def _run(args: argparse.Namespace, handler: Any) -> int:

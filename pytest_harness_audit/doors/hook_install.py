@@ -1,0 +1,115 @@
+"""``harness-audit hook install``: write or merge the hooks block into Claude Code settings.
+
+The block runs ``harness-audit hook …`` for PreToolUse, PostToolUse, PostToolUseFailure,
+SessionStart and SessionEnd. Merging keeps every other key and every other hook of the file;
+an entry that already runs one of these commands is updated in place, so installing twice
+changes nothing. The change is shown as a unified diff.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_harness_audit.errors import UsageError
+
+#: (host event, ``hook`` subcommand, whether the event takes a tool ``matcher``)
+EVENTS = (
+    ("PreToolUse", "pre", True),
+    ("PostToolUse", "post", True),
+    ("PostToolUseFailure", "post", True),
+    ("SessionStart", "session-start", False),
+    ("SessionEnd", "session-end", False),
+)
+_PREFIX = "harness-audit hook "
+
+
+@dataclass(frozen=True)
+class Installed:
+    """The settings file, whether it changed, and the diff shown for it."""
+
+    path: Path
+    changed: bool
+    diff: str
+
+
+def settings_path(scope: str, project_dir: Path, home: Path | None = None) -> Path:
+    """``.claude/settings.json`` of the project (``scope="project"``) or the user (``"user"``)."""
+    if scope == "user":
+        return (home if home is not None else Path.home()) / ".claude" / "settings.json"
+    return project_dir / ".claude" / "settings.json"
+
+
+def hook_command(subcommand: str, policy_args: str) -> str:
+    """The command line one hook entry runs."""
+    return f"{_PREFIX}{subcommand} {policy_args}".rstrip()
+
+
+def merged_settings(settings: dict[str, Any], policy_args: str, *, where: str) -> dict[str, Any]:
+    """``settings`` with the harness hooks added or updated (a new dict; the input is kept)."""
+    merged: dict[str, Any] = json.loads(json.dumps(settings))
+    hooks = merged.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise UsageError(f"{where}: field 'hooks' must be an object, got {type(hooks).__name__}")
+    for event, subcommand, takes_matcher in EVENTS:
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise UsageError(f"{where}: field 'hooks.{event}' must be a list")
+        command = hook_command(subcommand, policy_args)
+        if not _update_existing(groups, subcommand, command):
+            group: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
+            if takes_matcher:
+                group = {"matcher": "*", **group}
+            groups.append(group)
+    return merged
+
+
+def _update_existing(groups: list[Any], subcommand: str, command: str) -> bool:
+    """Point an entry already running ``harness-audit hook <subcommand>`` at ``command``."""
+    found = False
+    for group in groups:
+        entries = group.get("hooks") if isinstance(group, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            text = entry.get("command") if isinstance(entry, dict) else None
+            if isinstance(text, str) and (text + " ").startswith(f"{_PREFIX}{subcommand} "):
+                entry["command"] = command
+                found = True
+    return found
+
+
+def install(path: Path, policy_args: str = "--preset safety", *, write: bool = True) -> Installed:
+    """Merge the hooks into the settings file at ``path`` (created when absent)."""
+    try:
+        before = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        before = ""
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        settings = json.loads(before) if before.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    if not isinstance(settings, dict):
+        raise UsageError(f"{path}: expected a JSON object, got {type(settings).__name__}")
+    after = json.dumps(merged_settings(settings, policy_args, where=str(path)), indent=2) + "\n"
+    changed = json.loads(after) != settings or not before.strip()
+    diff = "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True) if before.strip() else [],
+            after.splitlines(keepends=True),
+            fromfile=f"{path} (before)",
+            tofile=str(path),
+        )
+    )
+    if changed and write:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".settings-", suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(after)
+        os.replace(temp, path)
+    return Installed(path, changed, diff if changed else "")

@@ -1,0 +1,126 @@
+"""`harness-audit hook install`: the hooks block written or merged, idempotent, diff shown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_harness_audit.cli import main as cli
+from pytest_harness_audit.doors.hook_install import EVENTS, settings_path
+
+EXPECTED_COMMANDS = {
+    "PreToolUse": "harness-audit hook pre --preset safety",
+    "PostToolUse": "harness-audit hook post --preset safety",
+    "PostToolUseFailure": "harness-audit hook post --preset safety",
+    "SessionStart": "harness-audit hook session-start --preset safety",
+    "SessionEnd": "harness-audit hook session-end --preset safety",
+}
+
+
+def install(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
+    code = cli(["hook", "install", "--dir", str(tmp_path), *extra])
+    return code, capsys.readouterr().out
+
+
+def commands(settings: dict[str, object], event: str) -> list[str]:
+    groups = settings["hooks"][event]  # type: ignore[index]
+    return [entry["command"] for group in groups for entry in group["hooks"]]  # type: ignore[index]
+
+
+def test_a_fresh_install_writes_every_event_and_shows_the_diff(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = install(tmp_path, capsys)
+    path = tmp_path / ".claude" / "settings.json"
+    assert code == 0 and out.startswith(f"--- {path} (before)\n+++ {path}\n")
+    settings = json.loads(path.read_text())
+    assert {event: commands(settings, event) for event, _, _ in EVENTS} == {
+        event: [command] for event, command in EXPECTED_COMMANDS.items()
+    }
+    assert settings["hooks"]["PreToolUse"][0]["matcher"] == "*"
+    assert "matcher" not in settings["hooks"]["SessionEnd"][0]
+
+
+def test_installing_twice_changes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install(tmp_path, capsys)
+    path = tmp_path / ".claude" / "settings.json"
+    first = path.read_text()
+    code, out = install(tmp_path, capsys)
+    assert code == 0
+    assert out == f"{path}: the harness-audit hooks are already installed\n"
+    assert path.read_text() == first
+
+
+def test_merging_keeps_other_keys_and_hooks_and_updates_ours_in_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    mine = {"type": "command", "command": "./lint.sh"}
+    path.write_text(
+        json.dumps(
+            {
+                "model": "opus",
+                "hooks": {
+                    "PreToolUse": [
+                        {"matcher": "Bash", "hooks": [mine]},
+                        {
+                            "matcher": "*",
+                            "hooks": [
+                                {
+                                    "type": "command",
+                                    "command": "harness-audit hook pre --preset safety",
+                                }
+                            ],
+                        },
+                    ]
+                },
+            }
+        )
+    )
+    code, out = install(tmp_path, capsys, "--preset", "strict")
+    assert code == 0
+    assert '+            "command": "harness-audit hook pre --preset strict"' in out.splitlines()
+    settings = json.loads(path.read_text())
+    assert settings["model"] == "opus"
+    assert commands(settings, "PreToolUse") == [
+        "./lint.sh",
+        "harness-audit hook pre --preset strict",
+    ]
+    assert commands(settings, "SessionEnd") == ["harness-audit hook session-end --preset strict"]
+
+
+def test_dry_run_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = install(tmp_path, capsys, "--dry-run")
+    assert code == 0 and out.endswith("not written)\n")
+    assert not (tmp_path / ".claude").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{", "settings.json:1: invalid JSON"),
+        ("[]", "settings.json: expected a JSON object, got list"),
+        ('{"hooks": []}', "settings.json: field 'hooks' must be an object, got list"),
+    ],
+)
+def test_a_bad_settings_file_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
+) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(text)
+    code = cli(["hook", "install", "--dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.splitlines()) == 1 and message in err
+    assert path.read_text() == text
+
+
+def test_user_scope_is_the_home_settings(tmp_path: Path) -> None:
+    assert settings_path("user", tmp_path / "p", home=tmp_path) == (
+        tmp_path / ".claude" / "settings.json"
+    )
