@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
 
     from pytest_harness_audit.policy import Policy
-    from pytest_harness_audit.readers.record_view import CallRecord
+    from pytest_harness_audit.audit.record_view import CallRecord
     from pytest_harness_audit.readers.verdict import VerdictReason
     from pytest_harness_audit.session.harness import Harness
     from pytest_harness_audit.session.proxy_session import RecordingProxySession
@@ -167,8 +167,9 @@ def harness(
 ) -> Harness:
     """An audited session on ``git_workspace`` with the test's policy."""
     template = closest_argument(request.node, "harness_workspace")
-    session = harness_factory(template, root=Path(str(git_workspace.working_tree_dir)))
-    session._repo = git_workspace
+    session = harness_factory(
+        template, root=Path(str(git_workspace.working_tree_dir)), repo=git_workspace
+    )
     return session
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_harness_audit.readers.record_view import CallRecord
+    from pytest_harness_audit.audit.record_view import CallRecord
     from pytest_harness_audit.readers.verdict import VerdictReason
     from pytest_harness_audit.session.harness import Harness
 
