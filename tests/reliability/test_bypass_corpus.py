@@ -183,6 +183,23 @@ def fill(value: Any, root: Path, secrets: Mapping[str, str]) -> Any:
     return value
 
 
+def leaked_forms(value: str) -> dict[str, str]:
+    """The forms of a secret an output must not show once redacted: as is, reversed, upper case,
+    hex (either case) and the middle of its base64 in each of the 3 alignments (the edges of an
+    encoding depend on the bytes around the value)."""
+    forms = {
+        "plain": value,
+        "reversed": value[::-1],
+        "upper": value.upper(),
+        "hex": value.encode().hex(),
+        "hex-upper": value.encode().hex().upper(),
+    }
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + value.encode()).decode()
+        forms[f"base64+{shift}"] = encoded[4 if shift else 0 : -4]
+    return forms
+
+
 # -- running a row ---------------------------------------------------------------------------
 @dataclass
 class StepResult:
@@ -392,9 +409,15 @@ def _check(attempt: Attempt, observed: Observed, workspace: Path | None) -> bool
     if "effect" in expect:
         assert observed.effects(expect["effect"]), f"no {expect['effect']} effect recorded"
     if expect.get("redacted"):
-        # nothing the agent received holds a secret of the workspace in clear
+        # nothing the agent received holds a secret of the workspace, in clear or encoded
         for step in observed.steps:
-            leaked = [name for name, value in observed.secrets.items() if value in step.output]
+            flat = "".join(step.output.split())
+            leaked = [
+                f"{name} ({how})"
+                for name, value in observed.secrets.items()
+                for how, form in leaked_forms(value).items()
+                if form in step.output or form in flat
+            ]
             assert not leaked, f"{step.tool} output holds {leaked}"
     if "delivered" in expect:
         sent = last.text or ""
@@ -467,6 +490,14 @@ def test_the_corpus_has_catches_and_benign_rows_for_every_target() -> None:
         outcomes = {row.outcome for row in CORPUS if row.against == against}
         assert {"caught", "benign"} <= outcomes, against
     assert any(row.outcome == "documented limit" for row in CORPUS)
+
+
+def test_leaked_forms_find_a_secret_in_any_alignment() -> None:
+    secret = "sk-test-0123456789abcdef"
+    for prefix in (b"", b"A", b"AB", b"ABC"):
+        encoded = base64.b64encode(prefix + secret.encode() + b"\n").decode()
+        assert any(form in encoded for form in leaked_forms(secret).values())
+    assert leaked_forms(secret)["reversed"] in "x" + secret[::-1]
 
 
 def test_transforms_of_a_secret() -> None:
