@@ -46,14 +46,14 @@ from pytest_harness_audit.audit.records import (
     RecordDraft,
     complete_record,
 )
+from pytest_harness_audit.audit.recovery import NOFOLLOW as _NOFOLLOW
+from pytest_harness_audit.audit.recovery import RUN_VERIFY as _RUN_VERIFY
+from pytest_harness_audit.audit.recovery import roll_forward
 from pytest_harness_audit.audit.session_file import (
     SESSION_FORMAT,
     join_writers,
     leave_writers,
     load_session_file,
-    note_repair,
-    torn_tail_entry,
-    vouch_for,
     write_session_file,
     writer_entry,
 )
@@ -61,9 +61,6 @@ from pytest_harness_audit.audit.storage import SessionPaths, StorageLayout
 from pytest_harness_audit.audit.verify import check_line, verify_file
 from pytest_harness_audit.audit.witness import Head, line_at
 
-_MAX_ROLL_FORWARD = 64 << 20
-_RUN_VERIFY = "run `harness-audit audit verify`"
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _flock = fcntl.flock
 _LOCK_EX = fcntl.LOCK_EX
 _LOCK_UN = fcntl.LOCK_UN
@@ -263,59 +260,8 @@ class AuditChain:
         return line is not None and check_line(line, witness.hash, count, self.session_id).ok
 
     def _roll_forward_locked(self, anchor: Anchor, size: int) -> None:
-        """Deal with bytes past the anchor, which only a writer that died can leave behind.
-
-        We hold the lock, so no live writer is mid-append. An incomplete final line (a write cut
-        short by the kill; its ``append`` never returned) is removed and the removal recorded
-        in the session file, exactly as ``harness-audit audit repair`` would. One complete,
-        correctly linked record (written, but killed before its anchor update) is adopted.
-        Anything else is refused.
-        """
-        start = anchor.size or 0
-        where = f"{self._paths.chain}: after record {anchor.count}"
-        if size - start > _MAX_ROLL_FORWARD:
-            raise ChainError(f"{where}: {size - start} unanchored bytes; {_RUN_VERIFY}")
-        fd = os.open(self._paths.chain, os.O_RDONLY | os.O_CLOEXEC | _NOFOLLOW)
-        try:
-            tail = os.pread(fd, size - start, start)
-        finally:
-            os.close(fd)
-        fragment = b""
-        if not tail.endswith(b"\n"):
-            keep = tail.rfind(b"\n") + 1
-            tail, fragment = tail[:keep], tail[keep:]
-            os.ftruncate(self._fd, start + keep)
-            size = start + keep
-        state = anchor
-        if tail:
-            line = tail[:-1]
-            if b"\n" in line:
-                lines = tail.count(b"\n")
-                raise ChainError(f"{where}: {lines} unanchored records; {_RUN_VERIFY}")
-            result = check_line(line, anchor.head, anchor.count, self._paths.session_id)
-            if not result.ok:
-                raise ChainError(
-                    f"{where}: unanchored record fails ({result.reason}); {_RUN_VERIFY}"
-                )
-            head = hashlib.sha256(line).hexdigest()
-            voucher = vouch_for(load_session_file(self._paths.session_file), anchor.count + 1, head)
-            if voucher is None:
-                raise ChainError(
-                    f"{where}: a record linked to the head was appended, but no writer of this "
-                    f"session died without closing it and none recorded its head; {_RUN_VERIFY}"
-                )
-            state = Anchor(anchor.count + 1, head, size, result.r6_id)
-            self._anchor.write(state.count, size, head, result.r6_id)
-        self._set_state(state)
-        if fragment:
-            entry = torn_tail_entry(
-                by="writer",
-                offset=size,
-                fragment=fragment,
-                record_count=state.count,
-                head=state.head,
-            )
-            note_repair(self._paths.session_file, entry)
+        """Deal with bytes past the anchor (see :func:`.recovery.roll_forward`)."""
+        self._set_state(roll_forward(self._paths, self._fd, self._anchor, anchor, size))
 
     # -- appending -------------------------------------------------------------------------
 

@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from pytest_harness_audit.audit.reader import iter_records
+from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.audit.storage import sanitize_session_id
 from pytest_harness_audit.audit.verify import ChainReport, verify_chain
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.policy import Policy
-from pytest_harness_audit.readers.record_view import CallRecord
 from pytest_harness_audit.readers.report import build_report, write_report
 from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, judge
 

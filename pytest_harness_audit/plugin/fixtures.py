@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     import git
     from syrupy.assertion import SnapshotAssertion
 
-    from pytest_harness_audit.policy import Policy
     from pytest_harness_audit.audit.record_view import CallRecord
+    from pytest_harness_audit.policy import Policy
     from pytest_harness_audit.readers.verdict import VerdictReason
     from pytest_harness_audit.session.harness import Harness
     from pytest_harness_audit.session.proxy_session import RecordingProxySession

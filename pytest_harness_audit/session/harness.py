@@ -17,7 +17,6 @@ import git
 from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.doors import social as social_bridge
 from pytest_harness_audit.doors.agent import AgentRun
-from pytest_harness_audit.doors.scenario_fit import check_scenario_fits
 from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
 from pytest_harness_audit.gate import Classifier, Gate
 from pytest_harness_audit.gate.inspection import SessionInspection
@@ -29,6 +28,7 @@ from pytest_harness_audit.readers.report import SessionReport, build_report
 from pytest_harness_audit.readers.session_queries import ChainQueries
 from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, judge
 from pytest_harness_audit.session import workspace as workspaces
+from pytest_harness_audit.session.scenario_fit import check_scenario_fits
 from pytest_harness_audit.social import Clock, Peer, Post, SendResult
 from pytest_harness_audit.social.secret_ledger import SecretLedger
 from pytest_harness_audit.tools.network import NetworkStub
