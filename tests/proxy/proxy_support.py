@@ -14,7 +14,7 @@ import httpx2
 import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.message import SessionMessage
+from mcp_memory import memory_client as memory_client
 
 from pytest_harness_audit.doors.proxy import HttpEndpoint, RecordingProxy, StdioUpstream
 
@@ -44,20 +44,6 @@ def asking_upstream(name: str = "ask") -> StdioUpstream:
 
 # Not a test, despite the name pytest would otherwise collect.
 test_upstream.__test__ = False  # type: ignore[attr-defined]
-
-
-@asynccontextmanager
-async def memory_client(proxy: RecordingProxy, **options: Any) -> AsyncIterator[ClientSession]:
-    """An official client connected to the proxy's server over in-memory streams."""
-    to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](16)
-    server_out, from_server = anyio.create_memory_object_stream[SessionMessage](16)
-    async with anyio.create_task_group() as group:
-        server = proxy.server
-        group.start_soon(server.run, server_in, server_out, server.create_initialization_options())
-        async with ClientSession(from_server, to_server, **options) as session:
-            await session.initialize()
-            yield session
-        group.cancel_scope.cancel()
 
 
 @asynccontextmanager

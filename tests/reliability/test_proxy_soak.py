@@ -18,8 +18,6 @@ import os
 import sys
 import threading
 from collections import Counter
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +26,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp.client.session import ClientSession
-from mcp.shared.message import SessionMessage
+from mcp_memory import memory_client
 
 from pytest_harness_audit.audit import iter_records, verify_chain
 from pytest_harness_audit.doors.proxy import LocalTool, RecordingProxy, StdioUpstream
@@ -129,20 +127,6 @@ class Usage:
             resident_pages = int(statm.read().split()[1])
         rss = resident_pages * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
         return cls(rss, len(os.listdir("/proc/self/fd")), threading.active_count())
-
-
-@asynccontextmanager
-async def memory_client(proxy: RecordingProxy) -> AsyncIterator[ClientSession]:
-    """An official client connected to the proxy's server over in-memory streams."""
-    to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](16)
-    server_out, from_server = anyio.create_memory_object_stream[SessionMessage](16)
-    async with anyio.create_task_group() as group:
-        server = proxy.server
-        group.start_soon(server.run, server_in, server_out, server.create_initialization_options())
-        async with ClientSession(from_server, to_server) as session:
-            await session.initialize()
-            yield session
-        group.cancel_scope.cancel()
 
 
 async def _call(session: ClientSession, call: Call, outcomes: Counter[str]) -> None:

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-
-import anyio
 import pytest
 from bridge_support import SessionFactory, gather, message_records, social
-from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
-from mcp.shared.message import SessionMessage
+from mcp_memory import memory_client
 
 from pytest_harness_audit.doors.proxy import RecordingProxy
 from pytest_harness_audit.doors.social import SocialSession, send_message_local_tool
@@ -76,27 +71,13 @@ def test_a_firewall_refusal_carries_its_check(make_session: SessionFactory) -> N
     assert harness.verdict is Verdict.FAIL
 
 
-@asynccontextmanager
-async def connected(proxy: RecordingProxy) -> AsyncIterator[ClientSession]:
-    """The official client on the proxy's server over in-memory streams."""
-    to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](16)
-    server_out, from_server = anyio.create_memory_object_stream[SessionMessage](16)
-    async with anyio.create_task_group() as group:
-        server = proxy.server
-        group.start_soon(server.run, server_in, server_out, server.create_initialization_options())
-        async with ClientSession(from_server, to_server) as client:
-            await client.initialize()
-            yield client
-        group.cancel_scope.cancel()
-
-
 @pytest.mark.anyio
 async def test_send_message_through_the_proxy_with_the_official_client(
     make_session: SessionFactory,
 ) -> None:
     harness, session = make_session(firewall=MessageFirewall([NO_PASSWORDS]))
     proxy = RecordingProxy(harness.gate, [], local_tools=[send_message_local_tool(session)])
-    async with proxy, connected(proxy) as client:
+    async with proxy, memory_client(proxy) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert listed["send_message"].input_schema["required"] == ["input"]
 
