@@ -207,7 +207,7 @@ class Harness(ChainQueries):
         """
         from pytest_harness_audit.session.proxy_session import RecordingProxySession
 
-        proxy = RecordingProxySession(self, upstream, **options)
+        proxy = RecordingProxySession(self, upstream, **options).start()
         self._proxies.append(proxy)
         return proxy
 

@@ -151,9 +151,31 @@ class RecordingProxySession:
         self._proxy: BackgroundProxy = BackgroundProxy(
             self.gate, self._specs, local_tools=tools, call_timeout=call_timeout
         )
-        self._endpoint = self._proxy.start()
         self._stdio_dir = harness.storage_dir / "policies"
-        self._stdio = self._write_stdio_files()
+        self._started: tuple[Any, list[str] | UsageError] | None = None
+
+    def start(self) -> RecordingProxySession:
+        """Start serving (HTTP on loopback, its own thread) and write the stdio command's files.
+
+        The constructor only configures; ``harness.start_proxy`` and the ``recording_proxy``
+        fixture start it.
+        """
+        if self._started is None:
+            endpoint = self._proxy.start()
+            self._started = (endpoint, self._write_stdio_files())
+        return self
+
+    @property
+    def _endpoint(self) -> Any:
+        if self._started is None:
+            raise UsageError("recording proxy: not started (call start() first)")
+        return self._started[0]
+
+    @property
+    def _stdio(self) -> list[str] | UsageError:
+        if self._started is None:
+            raise UsageError("recording proxy: not started (call start() first)")
+        return self._started[1]
 
     @property
     def url(self) -> str:
