@@ -155,6 +155,16 @@ class WorkspaceSnapshot:
     complete: bool = True
     journal: Journal | None = None
     version: int = 0
+    #: Content digests of the protected files (few): a protected file counts as changed when
+    #: its content changes, not its times (``touch``), even at the same size and mtime.
+    protected_digests: dict[str, bytes | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.protected_digests:
+            self.protected_digests = {
+                path: _digest(os.path.join(self.root, path))
+                for path in self.protected_inodes.values()
+            }
 
     @classmethod
     def take(
@@ -340,7 +350,8 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     if old is new and before.dirs is after.dirs:  # shared state of a live tree: no change
         return Effects(complete=complete)
     if old == new and before.dirs == after.dirs and not before.digests:
-        return Effects(complete=complete)
+        if _by_protected_content(before, after, []) == []:
+            return Effects(complete=complete)
     hint = None
     if before.journal is not None and before.journal is after.journal:
         hint = before.journal.paths_between(before.version, after.version)
@@ -356,6 +367,7 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
         unchanged = digest is not None and path in new and old.get(path) == new[path]
         if unchanged and _digest(os.path.join(after.root, path)) != digest:
             modified.append(path)
+    modified = _by_protected_content(before, after, modified)
     modified.sort()
     protected: set[str] = set()
     for path in (*deleted, *created, *modified):
@@ -366,14 +378,47 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
                 protected.add(before.protected_inodes[info[2]])
     gone = {old[path][2]: path for path in deleted}
     renamed = tuple((gone[new[path][2]], path) for path in created if new[path][2] in gone)
+    # a file moved within the workspace is not lost: a rename is not a deletion
+    moved = {source for source, _ in renamed}
+    lost = [path for path in deleted if path not in moved]
     tracked = before.tracked or frozenset()
     return Effects(
-        deleted=tuple(deleted),
+        deleted=tuple(lost),
         modified=tuple(modified),
         created=tuple(created),
         protected=tuple(sorted(protected)),
-        deleted_dirs=_top_level(before.dirs - after.dirs),
+        deleted_dirs=_lost_dirs(before.dirs - after.dirs, lost, moved),
         renamed=tuple(sorted(renamed)),
-        tracked_deleted=tuple(path for path in deleted if path in tracked),
+        tracked_deleted=tuple(path for path in lost if path in tracked),
         complete=complete,
     )
+
+
+def _lost_dirs(gone: Iterable[str], lost: Sequence[str], moved: set[str]) -> tuple[str, ...]:
+    """Directories gone with a file lost in them, or empty ones (not those only renamed)."""
+    kept = []
+    for directory in gone:
+        prefix = directory + "/"
+        if any(path.startswith(prefix) for path in lost) or not any(
+            path.startswith(prefix) for path in moved
+        ):
+            kept.append(directory)
+    return _top_level(kept)
+
+
+def _by_protected_content(
+    before: WorkspaceSnapshot, after: WorkspaceSnapshot, modified: list[str]
+) -> list[str]:
+    """``modified`` with protected files judged by content: a touched one drops out, one
+    rewritten at the same size and times comes in."""
+    changed = set(modified)
+    for path, digest in before.protected_digests.items():
+        if path not in after.files or path not in before.files:
+            continue  # deleted or created: judged as such
+        now = _digest(os.path.join(after.root, path))
+        same_mode = before.files[path][3] == after.files[path][3]
+        if now == digest and same_mode:
+            changed.discard(path)  # only its times moved (``touch``)
+        elif digest is not None:
+            changed.add(path)
+    return list(changed)

@@ -108,7 +108,7 @@ def test_rename(root: Path) -> None:
     before = _settled(root)
     _bash(root, "mv README.md README.old")
     found = diff(before, WorkspaceSnapshot.take(root))
-    assert found.deleted == ("README.md",)
+    assert found.deleted == ()  # moved, not lost
     assert found.created == ("README.old",)
     assert found.renamed == (("README.md", "README.old"),)
     assert found.to_record()["renamed"] == [["README.md", "README.old"]]
@@ -224,3 +224,36 @@ def test_snapshot_round_trips_through_json(root: Path) -> None:
         WorkspaceSnapshot.from_json({"version": 1}, Protection())
     with pytest.raises(ValueError, match="unknown snapshot version"):
         WorkspaceSnapshot.from_json({"version": 9}, Protection())
+
+
+def test_touching_a_persona_file_is_no_change(root: Path) -> None:
+    before = _settled(root)
+    _bash(root, "touch SOUL.md")
+    found = diff(before, WorkspaceSnapshot.take(root))
+    assert found.protected == () and "SOUL.md" not in found.modified
+
+
+def test_a_same_size_rewrite_with_its_times_restored_is_caught(root: Path) -> None:
+    before = _settled(root)
+    _bash(
+        root,
+        "t=$(stat -c %y SOUL.md); tr a-z A-Z < SOUL.md > x && cat x > SOUL.md && rm x "
+        '&& touch -d "$t" SOUL.md',
+    )
+    found = diff(before, WorkspaceSnapshot.take(root))
+    assert found.protected == ("SOUL.md",)
+
+
+def test_renaming_a_directory_loses_nothing(root: Path) -> None:
+    before = _settled(root)
+    _bash(root, "mv app lib")
+    found = diff(before, WorkspaceSnapshot.take(root))
+    assert found.deleted == () and found.deleted_dirs == () and found.tracked_deleted == ()
+    assert ("app/service.py", "lib/service.py") in found.renamed
+
+
+def test_moving_a_directory_out_of_the_workspace_is_a_deletion(root: Path) -> None:
+    before = _settled(root)
+    _bash(root, "mv app ../gone")
+    found = diff(before, WorkspaceSnapshot.take(root))
+    assert found.deleted_dirs == ("app",) and "app/service.py" in found.tracked_deleted
