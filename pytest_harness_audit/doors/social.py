@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from pytest_harness_audit.audit.tags import FIREWALL, QUARANTINE
 from pytest_harness_audit.errors import PolicyError
 from pytest_harness_audit.gate import Gate, GateDecision, Outcome
+from pytest_harness_audit.inspect import SECRET_EXPOSURE
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.social.addresses import canonical_address
 from pytest_harness_audit.social.deadline_clock import DeadlineClock
@@ -53,7 +54,7 @@ from pytest_harness_audit.social.event_records import (
     social_fields,
 )
 from pytest_harness_audit.social.events import SocialEvent
-from pytest_harness_audit.social.firewall import MessageFirewall
+from pytest_harness_audit.social.firewall import SECRET_RULE_ID, MessageFirewall
 from pytest_harness_audit.social.inputs import stated_operation
 from pytest_harness_audit.social.mcp_tool import SEND_MESSAGE_TOOL_NAME
 from pytest_harness_audit.social.secret_ledger import SecretLedger, secret_values
@@ -387,6 +388,8 @@ class SocialSession:
             extra["firewall"] = firewall
             # the seam records this decision object: the firewall's verdict joins its tags
             decision.constraints = (*decision.constraints, f"{FIREWALL}{event.decision}")
+            if SECRET_RULE_ID in event.rule_ids:  # a known secret in the message
+                decision.alerts = tuple(dict.fromkeys((*decision.alerts, SECRET_EXPOSURE)))
         return Outcome(
             status,
             self._redact(event_output(event)),
