@@ -383,11 +383,11 @@ class _Checker:
             return None
         if _looks_like_path(name):
             path = (self.base_dir / name).resolve()
-            if not path.is_dir():
+            if not _is_dir(path):
                 raise self.fail(("workspace",), f"workspace template directory not found: {name}")
             return path
         templates = data_dir("fixtures") / "workspaces"
-        if not (templates / name).is_dir():
+        if not _is_dir(templates / name):
             available = ", ".join(sorted(p.name for p in templates.iterdir() if p.is_dir()))
             raise self.fail(
                 ("workspace",), f"unknown workspace template {name!r} (available: {available})"
@@ -458,3 +458,11 @@ def _shown(value: Any) -> str:
         return "nothing"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_dir(path: Path) -> bool:
+    """``path.is_dir()``, false for a name the system refuses (too long, NUL …)."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False

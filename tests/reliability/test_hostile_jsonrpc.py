@@ -215,7 +215,8 @@ def _expected_error(line: bytes) -> tuple[int, Any] | None:
     if not line.strip():
         return None
     try:
-        document = json.loads(line)
+        # as the proxy reads it: UTF-8 (json.loads would guess UTF-16 for b"\x000")
+        document = json.loads(line.decode("utf-8"))
     except ValueError:
         return PARSE_ERROR, None
     if isinstance(document, list):
