@@ -97,7 +97,7 @@ class Attempt:
         if self.attempt is not None:
             return self.attempt
         value = next(str(self.params[k]) for k in _PRIMARY if k in self.params)
-        shown = _code(value)
+        shown = _code(value.replace("\n", "\\n"))  # a table row is one line
         return shown if self.tool == "Bash" else f"{self.tool} {shown}"
 
     def row(self) -> str:

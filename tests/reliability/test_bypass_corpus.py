@@ -481,6 +481,7 @@ def test_every_row_is_well_formed() -> None:
             assert row.caught_by is None, row
         assert row.pending == bool(row.why_pending), f"a pending row says why: {row}"
         assert "decision" in row.expect or row.runs, f"a row only decided states a decision: {row}"
+        assert "\n" not in row.row(), f"a table row is one line: {row}"
         if row.caught_by in ("effect", "output"):
             assert row.runs, f"a row caught by its {row.caught_by} must run: {row}"
 
