@@ -28,7 +28,9 @@ from pytest_harness_audit.audit.canonical import sha256_hex
 from pytest_harness_audit.audit.storage import sanitize_session_id
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
+from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.seam import Outcome
+from pytest_harness_audit.inspect import Inspector
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.ratelimit import RateHits
 
@@ -135,13 +137,19 @@ def response_status(tool_response: Any) -> tuple[str, str | None]:
 
 
 def _open_gate(storage: Path, payload: HookPayload, policy: Policy) -> Gate:
-    return Gate.open(
+    gate = Gate.open(
         storage_dir=storage,
         session_id=payload.session_id,
         policy=policy,
         root=payload.cwd,
         door="hook",
     )
+    if payload.cwd and policy.effect_rules:
+        # Known secrets of the project: refused in outgoing payloads (pre), judged in the host's
+        # tool response (post). No workspace snapshots: the host, not this process, runs tools.
+        inspector = Inspector(payload.cwd, watched=frozenset(), tracked=False, live=False)
+        gate.inspectors.append(SessionInspection(inspector, policy))
+    return gate
 
 
 def _count_calls_in_flight(gate: Gate, pending: Path) -> None:
