@@ -349,9 +349,9 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     old, new = before.files, after.files
     if old is new and before.dirs is after.dirs:  # shared state of a live tree: no change
         return Effects(complete=complete)
-    if old == new and before.dirs == after.dirs and not before.digests:
-        if _by_protected_content(before, after, []) == []:
-            return Effects(complete=complete)
+    unchanged = old == new and before.dirs == after.dirs and not before.digests
+    if unchanged and not _by_protected_content(before, after, []):
+        return Effects(complete=complete)
     hint = None
     if before.journal is not None and before.journal is after.journal:
         hint = before.journal.paths_between(before.version, after.version)
