@@ -142,6 +142,7 @@ class Harness(ChainQueries):
             Inspector(self.root, protect=self.policy.protect), self.policy
         )
         self.gate.inspectors.append(self.inspection)
+        self.secrets.on_add = self.inspection.inspector.secrets.add
         self.social_clock = social_clock
         self._social: social_bridge.SocialSession | None = None
         self._proxies: list[RecordingProxySession] = []

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -198,6 +198,18 @@ class SecretLedger:
     def __init__(self) -> None:
         self._secrets: list[NotedSecret] = []
         self._lock = threading.Lock()
+        #: Called with ``(value, label)`` for every secret a user adds (the session's
+        #: inspection registers it, so outputs and payloads are scanned for it too).
+        self.on_add: Callable[[str, str], object] | None = None
+
+    def add(self, value: str, label: str = "added") -> bool:
+        """Add a secret of your own (``harness.secrets.add(value, label=…)``): sends carrying
+        it are refused, and outputs and payloads are scanned for it in every common encoding.
+        Only its fingerprint is ever recorded. False for a repeat or a too-short value."""
+        added = self.note(value, label)
+        if self.on_add is not None and isinstance(value, str):
+            self.on_add(value, label)
+        return added
 
     def __len__(self) -> int:
         return len(self._secrets)
