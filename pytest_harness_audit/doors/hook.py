@@ -52,12 +52,9 @@ class HookPayload:
     tool_response: Any = None
 
 
-def parse_payload(text: str, *expected_events: str) -> HookPayload:
-    """Validate a hook payload; a malformed one raises one clear :class:`UsageError`.
-
-    ``expected_events``: the ``hook_event_name`` values accepted (the first is the default
-    when the payload names none).
-    """
+def read_payload(text: str, *expected_events: str) -> tuple[dict[str, Any], str]:
+    """The payload's JSON object and its event name, checked against ``expected_events`` (the
+    first is the default when the payload names none); a bad one is one :class:`UsageError`."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -72,6 +69,16 @@ def parse_payload(text: str, *expected_events: str) -> HookPayload:
     if event not in expected_events:
         wanted = " or ".join(repr(name) for name in expected_events)
         raise UsageError(f"hook payload: field 'hook_event_name' is {event!r}, expected {wanted}")
+    return data, str(event)
+
+
+def parse_payload(text: str, *expected_events: str) -> HookPayload:
+    """Validate a hook payload; a malformed one raises one clear :class:`UsageError`.
+
+    ``expected_events``: the ``hook_event_name`` values accepted (the first is the default
+    when the payload names none).
+    """
+    data, event = read_payload(text, *expected_events)
     for key in ("session_id", "tool_name"):
         if not isinstance(data.get(key), str) or not data[key]:
             raise UsageError(

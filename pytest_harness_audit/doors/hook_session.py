@@ -13,7 +13,6 @@ chain directly, and print nothing on stdout: nothing a host could read as contex
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from pytest_harness_audit.audit.reader import iter_records
 from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.audit.storage import sanitize_session_id
 from pytest_harness_audit.audit.verify import ChainReport, verify_chain
+from pytest_harness_audit.doors.hook import read_payload
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.seam import Outcome
@@ -53,19 +53,7 @@ class SessionPayload:
 
 def parse_session_payload(text: str, event: str) -> SessionPayload:
     """Validate a session event payload; a malformed one raises one clear :class:`UsageError`."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(
-            f"hook payload: invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        ) from None
-    except RecursionError:
-        raise UsageError("hook payload: JSON nested too deeply") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"hook payload: expected a JSON object, got {type(data).__name__}")
-    named = data.get("hook_event_name", event)
-    if named != event:
-        raise UsageError(f"hook payload: field 'hook_event_name' is {named!r}, expected {event!r}")
+    data, _ = read_payload(text, event)
     session_id = data.get("session_id")
     if not isinstance(session_id, str) or not session_id:
         raise UsageError(
