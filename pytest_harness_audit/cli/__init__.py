@@ -1,4 +1,4 @@
-"""The `harness-audit` command line: `policy …`, `audit …`, `proxy …`, `hook …`, `immune …`."""
+"""The `harness-audit` command line: `policy`, `audit`, `proxy`, `hook`, `immune`, `view`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from pytest_harness_audit.audit.storage import default_storage
+from pytest_harness_audit.audit.storage import choose_storage
 from pytest_harness_audit.errors import HarnessAuditError
 
 # Each module exposes ``register(subparsers)``; commands set ``func`` returning an exit code.
@@ -18,6 +18,7 @@ _COMMAND_MODULES = (
     "pytest_harness_audit.cli.proxy_cmd",
     "pytest_harness_audit.cli.hook_cmd",
     "pytest_harness_audit.cli.immune_cmd",
+    "pytest_harness_audit.cli.view_cmd",
 )
 
 
@@ -49,8 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _STORAGE_HELP = (
-    "audit storage directory (default: $HARNESS_AUDIT_DIR, else "
-    "$XDG_STATE_HOME/harness-audit/<project-id>, outside the project)"
+    "audit storage directory (default: $HARNESS_AUDIT_DIR, else the policy file's storagePath, "
+    "else $XDG_STATE_HOME/harness-audit/<project-id>, outside the project)"
 )
 
 
@@ -65,12 +66,25 @@ def _storage_after_command(parser: argparse.ArgumentParser) -> None:
                     sub.add_argument("--storage", default=argparse.SUPPRESS, help=_STORAGE_HELP)
 
 
+def _configured(args: argparse.Namespace) -> str | None:
+    """The ``storagePath`` of the command's ``--policy FILE`` (None without one, or when the file
+    does not load: the command itself then reports that, in its own words)."""
+    if getattr(args, "storage", None) is not None or not getattr(args, "policy", None):
+        return None
+    from pytest_harness_audit.cli.policy_cmd import policy_from_args
+
+    try:
+        path = policy_from_args(args).storage_path
+    except HarnessAuditError:
+        return None
+    return None if path is None else str(path)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code (0 ok, 1 failure found, 2 usage)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if getattr(args, "storage", None) is None:
-        args.storage = str(default_storage())
+    args.storage = str(choose_storage(getattr(args, "storage", None), configured=_configured(args)))
     try:
         code: int = args.func(args)
     except HarnessAuditError as exc:
