@@ -7,11 +7,13 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.cli.policy_cmd import policy_from_args
-from pytest_harness_audit.doors.hook import handle_post, handle_pre
+from pytest_harness_audit.doors.hook import PreAnswers, handle_post, handle_pre
+from pytest_harness_audit.doors.hook_effects import DEFAULT_ENTRY_LIMIT
 from pytest_harness_audit.doors.hook_session import handle_session_end, handle_session_start
 from pytest_harness_audit.errors import HarnessAuditError
 from pytest_harness_audit.gate.seam import describe_exception
@@ -45,8 +47,40 @@ def register(subparsers: Any) -> None:
             default=os.environ.get("HARNESS_AUDIT_PRESET"),
             help="preset (default: $HARNESS_AUDIT_PRESET or safety)",
         )
+        if handler is handle_pre:
+            _register_pre_answers(parser)
         parser.set_defaults(func=lambda args, handler=handler: _run(args, handler))
     _register_install(commands)
+
+
+def _register_pre_answers(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--approve-allowed",
+        action="store_true",
+        help='answer permissionDecision "allow" for allowed calls (skips the host\'s prompt)',
+    )
+    parser.add_argument(
+        "--warn",
+        metavar="ask|pass",
+        default=None,
+        help="a warned call: ask the user, or pass it through with the warning as context "
+        "(default: $HARNESS_AUDIT_HOOK_WARN, else ask)",
+    )
+    parser.add_argument(
+        "--snapshot-limit",
+        metavar="N",
+        type=int,
+        default=DEFAULT_ENTRY_LIMIT,
+        help=f"entries a workspace snapshot walks at most (default: {DEFAULT_ENTRY_LIMIT})",
+    )
+
+
+def pre_answers(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> PreAnswers:
+    """The pre step's answers from ``--approve-allowed``, ``--warn`` (else
+    ``$HARNESS_AUDIT_HOOK_WARN``, else ``ask``) and ``--snapshot-limit``."""
+    env = os.environ if environ is None else environ
+    warn = args.warn or env.get("HARNESS_AUDIT_HOOK_WARN") or "ask"
+    return PreAnswers(bool(args.approve_allowed), warn, int(args.snapshot_limit))
 
 
 def _register_install(commands: Any) -> None:
@@ -103,8 +137,11 @@ def _run(args: argparse.Namespace, handler: Any) -> int:
     # The host runs the tool when a PreToolUse hook exits with anything but 2 (or a deny), so
     # every failure here, ours included, must refuse the call: exit 2, the reason on stderr.
     try:
+        answers = pre_answers(args)
         policy = policy_from_args(args)
-        answer = handler(sys.stdin.read(), storage=Path(args.storage), policy=policy)
+        answer = handle_pre(
+            sys.stdin.read(), storage=Path(args.storage), policy=policy, answers=answers
+        )
     except HarnessAuditError as exc:
         print(f"harness-audit: error: {exc}", file=sys.stderr)
         return 2

@@ -9,8 +9,14 @@ records the outcome of a call that ran (``PostToolUse``) or failed (``PostToolUs
 Both record into the chain of the payload's ``session_id`` through the gate's door seam.
 
 Each hook is a fresh process: ``rateLimit`` rules count the session's calls from its chain, and
-an allowed pre step leaves a pending file (start time and rate hits) for its post step, which
-records the call as pre decided it. Pending files also let pre count calls still running.
+an allowed pre step leaves a pending file (start time, rate hits and, for a call that can change
+files, the workspace snapshot of :mod:`.hook_effects`) for its post step, which records the call
+as pre decided it, with its effects. Pending files also let pre count calls still running.
+
+How pre answers is :class:`PreAnswers`: ``--approve-allowed`` answers ``"allow"`` for allowed
+calls (skipping the host's prompt, opt-in), and ``--warn pass`` lets a warned call through
+without a decision, the warning still reaching the model (``additionalContext``) and the user
+(``systemMessage``).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,17 +33,45 @@ from typing import Any
 
 from pytest_harness_audit.audit.canonical import sha256_hex
 from pytest_harness_audit.audit.storage import sanitize_session_id
+from pytest_harness_audit.doors.hook_effects import (
+    DEFAULT_ENTRY_LIMIT,
+    PENDING_KEY,
+    HookInspection,
+    HookInspector,
+    workspace_root,
+)
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
-from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.seam import Outcome
-from pytest_harness_audit.inspect import Inspector
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.ratelimit import RateHits
 
 PRE = "PreToolUse"
 POST = "PostToolUse"
 POST_FAILURE = "PostToolUseFailure"
+#: What pre answers for a warned call: ``ask`` the user, or ``pass`` it through (see the doc).
+WARN_MODES = ("ask", "pass")
+_TAG = "[web4-policy]"
+
+
+@dataclass(frozen=True)
+class PreAnswers:
+    """How ``hook pre`` answers calls the gate lets through (see the module doc)."""
+
+    #: Answer ``permissionDecision: "allow"`` for allowed calls (the host skips its prompt).
+    approve_allowed: bool = False
+    #: ``ask`` (the default) or ``pass`` for warned calls.
+    warn: str = "ask"
+    #: Entries a workspace snapshot walks at most (:mod:`.hook_effects`).
+    snapshot_limit: int = DEFAULT_ENTRY_LIMIT
+
+    def __post_init__(self) -> None:
+        if self.warn not in WARN_MODES:
+            raise UsageError(f"hook pre: warn mode must be 'ask' or 'pass', got {self.warn!r}")
+        if self.snapshot_limit < 1:
+            raise UsageError(
+                f"hook pre: snapshot limit must be a positive number, got {self.snapshot_limit}"
+            )
 
 
 @dataclass(frozen=True)
@@ -143,7 +178,9 @@ def response_status(tool_response: Any) -> tuple[str, str | None]:
     return "success", None
 
 
-def _open_gate(storage: Path, payload: HookPayload, policy: Policy) -> Gate:
+def _open_gate(
+    storage: Path, payload: HookPayload, policy: Policy, limit: int = DEFAULT_ENTRY_LIMIT
+) -> tuple[Gate, HookInspection | None]:
     gate = Gate.open(
         storage_dir=storage,
         session_id=payload.session_id,
@@ -151,12 +188,17 @@ def _open_gate(storage: Path, payload: HookPayload, policy: Policy) -> Gate:
         root=payload.cwd,
         door="hook",
     )
-    if payload.cwd and policy.effect_rules:
-        # Known secrets of the project: refused in outgoing payloads (pre), judged in the host's
-        # tool response (post). No workspace snapshots: the host, not this process, runs tools.
-        inspector = Inspector(payload.cwd, watched=frozenset(), tracked=False, live=False)
-        gate.inspectors.append(SessionInspection(inspector, policy))
-    return gate
+    root = workspace_root(payload.cwd)
+    if root is None:
+        return gate, None
+    # Known secrets of the project: refused in outgoing payloads (pre), judged in the host's
+    # tool response (post). Workspace effects: a snapshot at pre, compared at post.
+    inspector = HookInspector(
+        root, policy, storage=storage, limit=limit, learn=bool(policy.effect_rules)
+    )
+    inspection = HookInspection(inspector, policy)
+    gate.inspectors.append(inspection)
+    return gate, inspection
 
 
 def _count_calls_in_flight(gate: Gate, pending: Path) -> None:
@@ -185,10 +227,13 @@ def _count_calls_in_flight(gate: Gate, pending: Path) -> None:
             gate.add_rate_hits(hits)
 
 
-def handle_pre(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
-    """Answer a ``PreToolUse`` payload: allow, or deny with the reason (and record it)."""
+def handle_pre(
+    text: str, *, storage: Path, policy: Policy, answers: PreAnswers | None = None
+) -> dict[str, Any]:
+    """Answer a ``PreToolUse`` payload: deny (and record it), ask, or leave it to the host."""
+    answers = answers or PreAnswers()
     payload = parse_payload(text, PRE)
-    gate = _open_gate(storage, payload, policy)
+    gate, inspection = _open_gate(storage, payload, policy, answers.snapshot_limit)
     try:
         pending = _pending_path(storage, payload)
         if gate.rate_windows:
@@ -206,11 +251,30 @@ def handle_pre(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
         state: dict[str, Any] = {"started": time.time()}
         if decision.rate_hits is not None:
             state["rateHits"] = decision.rate_hits.to_json()
-        pending.parent.mkdir(parents=True, exist_ok=True)
-        pending.write_text(json.dumps(state), encoding="utf-8")
-        return _pre_answer(decision.evaluation.decision, decision.reason)
+        if inspection is not None:
+            token = inspection.before(payload.tool_name, decision.category, payload.tool_input)
+            kept = inspection.inspector.pending_state(token)
+            if kept is not None:
+                state[PENDING_KEY] = kept
+        _write_pending(pending, state)
+        return _pre_answer(decision.evaluation.decision, decision.reason, answers)
     finally:
         gate.chain.close()
+
+
+def _write_pending(pending: Path, state: Mapping[str, Any]) -> None:
+    """Write the pending file whole or not at all: a pre counting calls in flight, or the post,
+    never reads half of it."""
+    pending.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=pending.parent, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(state, out, separators=(",", ":"))
+        os.replace(temp, pending)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
@@ -219,20 +283,29 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
     The answer adds nothing to the host's transcript.
     """
     payload = parse_payload(text, POST, POST_FAILURE)
-    gate = _open_gate(storage, payload, policy)
+    gate, inspection = _open_gate(storage, payload, policy)
     try:
         pending = _pending_path(storage, payload)
         duration_ms: float | None = None
+        state: dict[str, Any] | None = None
+        problem = "no pending file from a pre step"
         try:
             state = json.loads(pending.read_text(encoding="utf-8"))
+            if not isinstance(state, dict):
+                raise TypeError("not an object")
             duration_ms = max(0.0, (time.time() - float(state["started"])) * 1000.0)
             rate_hits = RateHits.from_json(state["rateHits"]) if "rateHits" in state else None
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError) as exc:
             # no pre step seen: decide (and count) here
+            if not isinstance(exc, OSError):
+                problem = f"the pre step's pending file is unreadable ({type(exc).__name__})"
+            state = None
             decision = gate.decide(payload.tool_name, payload.tool_input)
         else:
             # pre decided and counted the call already: record it as pre decided it
             decision = gate.redecide(payload.tool_name, payload.tool_input, rate_hits)
+        if inspection is not None:
+            inspection.inspector.load(state, problem)
         status, error = response_status(payload.tool_response)
         reported = Outcome(
             "error" if status == "error" else "success",
@@ -251,23 +324,33 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
         gate.chain.close()
 
 
-def _pre_answer(decision: str, reason: str) -> dict[str, Any]:
+def _pre_answer(decision: str, reason: str, answers: PreAnswers) -> dict[str, Any]:
     """The ``PreToolUse`` answer for a call the gate let through.
 
-    ``warn`` asks the user (the host shows the reason in its prompt); a dry-run ``deny`` leaves
-    the decision to the host and tells the user; ``allow`` says nothing, so the host's own
-    permission rules and prompts still apply.
+    ``warn`` asks the user (the host shows the reason in its prompt) or, in ``pass`` mode,
+    leaves the decision to the host; either way the model reads the warning. A dry-run
+    ``deny`` leaves the decision to the host and tells the user; ``allow`` says nothing, so
+    the host's own permission rules and prompts still apply (unless ``approve_allowed``).
     """
     if decision == "warn":
+        warning = f"{_TAG} {reason}"
+        if answers.warn == "pass":
+            return {
+                "hookSpecificOutput": {"hookEventName": PRE, "additionalContext": warning},
+                "systemMessage": warning,
+            }
         return {
             "hookSpecificOutput": {
                 "hookEventName": PRE,
                 "permissionDecision": "ask",
-                "permissionDecisionReason": f"[web4-policy] {reason}",
+                "permissionDecisionReason": warning,
+                "additionalContext": warning,
             }
         }
     if decision == "deny":
-        return {"systemMessage": f"[web4-policy] dry run, would deny: {reason}"}
+        return {"systemMessage": f"{_TAG} dry run, would deny: {reason}"}
+    if answers.approve_allowed:
+        return {"hookSpecificOutput": {"hookEventName": PRE, "permissionDecision": "allow"}}
     return {}
 
 

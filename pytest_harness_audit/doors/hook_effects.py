@@ -1,0 +1,314 @@
+"""Workspace effects for the host hook door, whose before and after run in two processes.
+
+The host, not this process, runs a tool: ``hook pre`` takes the workspace snapshot just before
+the host runs a call that can change files (the categories every door snapshots,
+:data:`~pytest_harness_audit.inspect.WATCHED_CATEGORIES`), and keeps it in the call's pending
+file; ``hook post`` (or ``PostToolUseFailure``) loads it, walks the workspace again, and the
+seam judges the difference as it does for every door (``effects``, ``match.effects``).
+
+The workspace is the project: ``$CLAUDE_PROJECT_DIR`` (the host sets it for hook commands) when
+the payload's ``cwd`` lies inside it, else the ``cwd`` itself, so a ``cd`` into a subdirectory
+does not shrink what is watched. The audit store is left out of every snapshot when it lies
+inside the project. A snapshot is bounded: ``.git`` directories are skipped and the walk stops
+after :data:`DEFAULT_ENTRY_LIMIT` entries (``hook pre --snapshot-limit N``). What cannot be seen
+is judged conservatively and recorded: a workspace over the limit, or a snapshot missing or
+unreadable at post, gives the call an ``effects`` note, an alert and, when the policy judges
+effects at all, a ``WARN``; the call is recorded either way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_harness_audit.gate.inspection import SessionInspection
+from pytest_harness_audit.gate.seam import Findings, Outcome
+from pytest_harness_audit.inspect import EFFECTS_INCOMPLETE, Inspector, WorkspaceSnapshot
+from pytest_harness_audit.inspect.effects import (
+    MAX_DIGEST_BYTES,
+    RACY_NS,
+    Protection,
+    Stat,
+    tracked_paths,
+)
+from pytest_harness_audit.policy import Policy
+
+#: Entries (files, symlinks, directories) a hook snapshot walks before it gives up.
+DEFAULT_ENTRY_LIMIT = 50_000
+#: The alert of a call whose effects could not be worked out (no usable snapshot).
+EFFECTS_UNAVAILABLE = "effects_unavailable"
+#: The pending file's key for what pre saw of the workspace.
+PENDING_KEY = "workspace"
+
+
+@dataclass(frozen=True)
+class Unseen:
+    """A call whose effects cannot be known, and why (the token post gets instead of a
+    snapshot)."""
+
+    reason: str
+    #: The workspace had more entries than the limit (else: the snapshot was missing or bad).
+    over_limit: bool = False
+    limit: int | None = None
+
+
+def workspace_root(cwd: str | None, environ: Mapping[str, str] | None = None) -> str | None:
+    """The project a hook payload's ``cwd`` belongs to (see the module doc)."""
+    if not cwd:
+        return None
+    env = os.environ if environ is None else environ
+    project = env.get("CLAUDE_PROJECT_DIR") or ""
+    if project and os.path.isabs(project) and os.path.isdir(project):
+        real_project, real_cwd = os.path.realpath(project), os.path.realpath(cwd)
+        if os.path.commonpath([real_project, real_cwd]) == real_project:
+            return project
+    return cwd
+
+
+def store_inside(root: str, storage: str | os.PathLike[str]) -> str | None:
+    """The audit store's path relative to ``root`` (posix), or ``None`` when it is outside."""
+    real_root, real_store = os.path.realpath(root), os.path.realpath(storage)
+    if real_store == real_root or os.path.commonpath([real_root, real_store]) != real_root:
+        return None
+    return os.path.relpath(real_store, real_root).replace(os.sep, "/")
+
+
+def _content_digest(path: str) -> bytes | None:
+    """The content digest :func:`~pytest_harness_audit.inspect.effects.diff` compares racy
+    files by (the same algorithm as the snapshot's own)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_DIGEST_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_DIGEST_BYTES:
+        return None
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def bounded_walk(
+    base: str, *, skip: str | None, limit: int
+) -> tuple[dict[str, Stat], set[str], bool]:
+    """``(files, dirs, complete)`` as :func:`~pytest_harness_audit.inspect.effects.walk` gives
+    them, leaving out the directory ``skip`` (relative) and stopping after ``limit`` entries."""
+    files: dict[str, Stat] = {}
+    dirs: set[str] = set()
+    stack: list[tuple[str, str]] = [(base, "")]
+    seen = 0
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            entries = os.scandir(directory)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                relative = prefix + entry.name
+                if relative == skip:
+                    continue
+                seen += 1
+                if seen > limit:
+                    return files, dirs, False
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name != ".git":
+                            dirs.add(relative)
+                            stack.append((entry.path, relative + "/"))
+                        continue
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                files[relative] = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
+    return files, dirs, True
+
+
+def take_snapshot(
+    root: str, protection: Protection, *, skip: str | None, limit: int, tracked: bool
+) -> WorkspaceSnapshot:
+    """A bounded snapshot of ``root`` (``complete`` is false when it hit ``limit``)."""
+    taken_ns = time.time_ns()
+    files, dirs, complete = bounded_walk(root, skip=skip, limit=limit)
+    racy_from = taken_ns - RACY_NS
+    digests = {
+        path: _content_digest(os.path.join(root, path))
+        for path, info in files.items()
+        if info[1] >= racy_from and stat.S_ISREG(info[3])
+    }
+    inodes: dict[int, str] = {}
+    for path, info in files.items():
+        if protection(path):
+            inodes.setdefault(info[2], path)
+    return WorkspaceSnapshot(
+        root,
+        files,
+        frozenset(dirs),
+        protection,
+        inodes,
+        tracked_paths(root) if tracked and complete else None,
+        digests,
+        complete,
+    )
+
+
+class HookInspector(Inspector):
+    """An :class:`~pytest_harness_audit.inspect.Inspector` whose snapshots are bounded and leave
+    the audit store out; at post, :meth:`kept_for` hands back what pre kept in the pending
+    file."""
+
+    def __init__(
+        self,
+        root: str,
+        policy: Policy,
+        *,
+        storage: str | os.PathLike[str],
+        limit: int = DEFAULT_ENTRY_LIMIT,
+        learn: bool = True,
+    ) -> None:
+        super().__init__(root, learn=learn, protect=policy.protect, tracked=False, live=False)
+        self.limit = limit
+        self.skip = store_inside(root, storage)
+        #: Set at post: what pre saw (``None``: nothing, the call changes no files).
+        self.kept: WorkspaceSnapshot | Unseen | None = None
+        self.post = False
+        self._next: WorkspaceSnapshot | None = None
+
+    def snapshot(self) -> WorkspaceSnapshot:
+        """A bounded snapshot of the workspace now (git's tracked paths only at pre: a diff
+        reads them from the before side)."""
+        if self._next is not None:
+            taken, self._next = self._next, None
+            return taken
+        return take_snapshot(
+            self.root, self.protection, skip=self.skip, limit=self.limit, tracked=not self.post
+        )
+
+    def kept_for(self, category: str) -> WorkspaceSnapshot | Unseen | None:
+        """At post, what pre kept for a call of ``category`` (``None``: it changes no files)."""
+        if category not in self.watched:
+            return None
+        if self.kept is None:
+            return Unseen("the pre step kept no snapshot: the call's effects are unknown")
+        return self.kept
+
+    def pending_state(self, token: object) -> dict[str, Any] | None:
+        """What pre keeps in the pending file for ``token`` (``None``: nothing to keep)."""
+        if not isinstance(token, WorkspaceSnapshot):
+            return None
+        if not token.complete:
+            return {"overLimit": self.limit}
+        digests = {
+            path: None if digest is None else digest.hex()
+            for path, digest in token.protected_digests.items()
+        }
+        return {"snapshot": token.to_json(), "protectedDigests": digests, "limit": self.limit}
+
+    def load(self, state: Mapping[str, Any] | None, problem: str = "no pending file") -> None:
+        """Take up, at post, what pre kept: ``state`` is the pending file, ``None`` when there
+        is none (or it is unreadable: ``problem`` says which)."""
+        self.post = True
+        if state is None:
+            self.kept = Unseen(f"{problem}: the call's effects are unknown")
+            return
+        kept = state.get(PENDING_KEY)
+        if kept is None:
+            self.kept = None  # pre took no snapshot; ``before`` says so if one was due
+            return
+        try:
+            self.kept = self._restore(kept)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            problem = f"the pre step's snapshot is unreadable ({exc})"
+            self.kept = Unseen(f"{problem}: the call's effects are unknown")
+
+    def _restore(self, kept: Any) -> WorkspaceSnapshot | Unseen:
+        if not isinstance(kept, Mapping):
+            raise ValueError(f"expected an object, got {type(kept).__name__}")
+        if "overLimit" in kept:
+            limit = int(kept["overLimit"])
+            return Unseen(f"the workspace has more than {limit} entries", True, limit)
+        snapshot = WorkspaceSnapshot.from_json(kept["snapshot"], self.protection)
+        # the protected files' content as pre saw it, not as it is now
+        snapshot.protected_digests = {
+            str(path): None if digest is None else bytes.fromhex(digest)
+            for path, digest in dict(kept["protectedDigests"]).items()
+        }
+        self.root = snapshot.root
+        self.limit = int(kept["limit"])
+        return snapshot
+
+    def take_after(self, before: WorkspaceSnapshot) -> Unseen | None:
+        """Walk the workspace after the call; an :class:`Unseen` when it is over the limit."""
+        now = self.snapshot()
+        if not now.complete:
+            return Unseen(f"the workspace grew past {self.limit} entries", True, self.limit)
+        self._next = now
+        return None
+
+
+class HookInspection(SessionInspection):
+    """The seam's inspection for the hook door: a call with no usable snapshot is recorded
+    with a note saying so, and judged ``WARN`` when the policy judges effects."""
+
+    inspector: HookInspector
+
+    def __init__(self, inspector: HookInspector, policy: Policy) -> None:
+        super().__init__(inspector, policy)
+
+    def before(self, tool: str, category: str, params: Mapping[str, Any]) -> object:
+        """At pre, a snapshot when ``category`` can change files; at post, what pre kept."""
+        if self.inspector.post:
+            return self.inspector.kept_for(category)
+        return super().before(tool, category, params)
+
+    def after(
+        self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome
+    ) -> Findings:
+        """:meth:`SessionInspection.after`, plus the note of effects that cannot be known."""
+        if isinstance(token, WorkspaceSnapshot):
+            over = self.inspector.take_after(token)
+            if over is not None:
+                token = over
+        seen = super().after(
+            token if isinstance(token, WorkspaceSnapshot) else None,
+            tool,
+            category,
+            params,
+            outcome,
+        )
+        if isinstance(token, Unseen):
+            return seen.merged(self._unseen(token))
+        return seen
+
+    def _unseen(self, token: Unseen) -> Findings:
+        note: dict[str, Any] = {"unknown": token.reason}
+        if token.over_limit:
+            note["incomplete"] = True
+            note["entryLimit"] = token.limit
+        alert = EFFECTS_INCOMPLETE if token.over_limit else EFFECTS_UNAVAILABLE
+        if not self.policy.effect_rules:
+            return Findings((alert,), note)
+        return Findings(
+            (alert,),
+            note,
+            "WARN",
+            f"effects unknown: {token.reason}",
+            "effect",
+        )
+
+
+__all__ = [
+    "DEFAULT_ENTRY_LIMIT",
+    "EFFECTS_UNAVAILABLE",
+    "PENDING_KEY",
+    "HookInspection",
+    "HookInspector",
+    "Unseen",
+    "bounded_walk",
+    "store_inside",
+    "take_snapshot",
+    "workspace_root",
+]

@@ -1,0 +1,189 @@
+"""The hook door judges what a host's call did to the workspace: a snapshot at pre, compared at
+post, through `harness-audit hook pre` / `hook post` processes fed recorded payloads."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hook_processes import (
+    as_post,
+    call_records,
+    hook,
+    host_env,
+    recorded,
+    run_as_host,
+    verdict,
+)
+
+from pytest_harness_audit.readers.verdict import Verdict
+
+SESSION = "host-effects-1"
+GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev"]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A small git project: an app package, a persona file, a README."""
+    root = tmp_path / "demo"
+    (root / "app").mkdir(parents=True)
+    (root / "app" / "__init__.py").write_text("")
+    (root / "app" / "main.py").write_text("print('hello')\n")
+    (root / "SOUL.md").write_text("You are careful and honest.\n")
+    (root / "README.md").write_text("# demo\n")
+    subprocess.run([*GIT, "init", "-q"], cwd=root, check=True)
+    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "start"], cwd=root, check=True)
+    return root
+
+
+def host_call(
+    storage: Path, project: Path, pre: dict[str, Any], *options: str, **env: str
+) -> dict[str, Any]:
+    """One call as the host makes it: pre (let through), the tool runs, post; its record."""
+    code, out, err = hook(storage, "pre", pre, *options, env=host_env(**env))
+    assert code == 0, err
+    answer = json.loads(out).get("hookSpecificOutput", {})
+    assert answer.get("permissionDecision") != "deny", answer  # the text reading lets it pass
+    response = run_as_host(pre, project)
+    code, out, err = hook(storage, "post", as_post(pre, response), env=host_env(**env))
+    assert (code, json.loads(out)) == (0, {"suppressOutput": True}), err
+    record = call_records(storage, pre["session_id"])[-1]
+    assert record["tool"] == pre["tool_name"] and record["result"]["status"] == "success"
+    return record
+
+
+def test_a_directory_deleted_past_the_text_reading_fails_by_its_effect(
+    project: Path, tmp_path: Path
+) -> None:
+    storage = tmp_path / "store"
+    record = host_call(storage, project, recorded("bash-rmtree-disguised.json", project))
+    assert not (project / "app").exists()  # the command really ran
+    assert record["effects"]["deletedDirs"] == ["app"]
+    assert record["effects"]["deleted"] == ["app/__init__.py", "app/main.py"]
+    assert record["effects"]["trackedDeleted"] == 2
+    assert "directory_deleted" in record["alerts"]
+    assert record["judged"]["verdict"] == "FAIL" and record["judged"]["caughtBy"] == "effect"
+    assert verdict(storage, SESSION) is Verdict.FAIL
+    assert not list((storage / "pending").rglob("*.json"))
+
+
+def test_a_persona_file_rewritten_through_a_hard_link_fails(project: Path, tmp_path: Path) -> None:
+    storage = tmp_path / "store"
+    linked = host_call(storage, project, recorded("bash-hardlink-soul.json", project))
+    assert os.path.samefile(project / "p2.md", project / "SOUL.md")
+    assert linked["effects"]["protected"] == ["SOUL.md"]  # a new name for the persona file
+    assert linked["judged"]["verdict"] == "FAIL"
+    written = host_call(storage, project, recorded("write-hardlink.json", project))
+    assert "obey" in (project / "SOUL.md").read_text()
+    assert written["effects"]["protected"] == ["SOUL.md"]
+    assert "protected_file_changed" in written["alerts"]
+    assert written["judged"]["verdict"] == "FAIL"
+    assert verdict(storage, SESSION) is Verdict.FAIL
+
+
+def test_a_persona_file_rewritten_in_place_fails(project: Path, tmp_path: Path) -> None:
+    # pre keeps the persona file's content digest: post compares with that, not with the disk
+    pre = recorded("bash-rmtree-disguised.json", project)
+    pre["tool_input"] = {"command": 'python3 -c \'open("SOUL.md", "w").write("obey all")\''}
+    record = host_call(tmp_path / "store", project, pre)
+    assert record["effects"] == {"modified": ["SOUL.md"], "protected": ["SOUL.md"]}
+    assert record["judged"]["verdict"] == "FAIL"
+
+
+def test_benign_calls_have_no_harmful_effects_and_pass(project: Path) -> None:
+    storage = project / ".audit"  # the store inside the project is no part of the workspace
+    records = [
+        host_call(storage, project, recorded(name, project))
+        for name in ("bash-ls.json", "bash-touch.json", "bash-git-status.json")
+    ]
+    assert (project / "notes.txt").is_file()
+    ls, touch, status = records
+    assert "effects" not in ls and "effects" not in status
+    assert touch["effects"] == {"created": ["notes.txt"]}  # recorded, judged harmless
+    for record in records:
+        assert "judged" not in record and "alerts" not in record
+    assert verdict(storage, SESSION) is Verdict.PASS
+    assert not list((storage / "pending").rglob("*.json"))
+
+
+def test_the_project_dir_is_watched_from_a_subdirectory(project: Path, tmp_path: Path) -> None:
+    pre = recorded("bash-ls.json", project / "app")
+    pre["tool_input"] = {"command": "python3 -c 'import os; os.remove(\"../SOUL.md\")'"}
+    code, _, err = hook(
+        tmp_path / "store", "pre", pre, env=host_env(CLAUDE_PROJECT_DIR=str(project))
+    )
+    assert code == 0, err
+    response = run_as_host(pre, project / "app")
+    assert not (project / "SOUL.md").exists()
+    hook(tmp_path / "store", "post", as_post(pre, response))  # post alone: pre kept the root
+    (record,) = call_records(tmp_path / "store", SESSION)
+    assert record["effects"]["protected"] == ["SOUL.md"]
+    assert record["judged"]["verdict"] == "FAIL"
+
+
+def test_a_workspace_over_the_limit_is_recorded_and_warned(project: Path, tmp_path: Path) -> None:
+    storage = tmp_path / "store"
+    pre = recorded("bash-touch.json", project)
+    code, out, err = hook(storage, "pre", pre, "--snapshot-limit", "3")
+    assert (code, json.loads(out)) == (0, {}), err
+    state = json.loads(next((storage / "pending").rglob("*.json")).read_text())
+    assert state["workspace"] == {"overLimit": 3}  # nothing partial is kept
+    hook(storage, "post", as_post(pre, run_as_host(pre, project)))
+    (record,) = call_records(storage, SESSION)
+    assert record["effects"]["incomplete"] is True and record["effects"]["entryLimit"] == 3
+    assert record["alerts"] == ["effects_incomplete"]
+    assert record["judged"]["verdict"] == "WARN"
+    assert verdict(storage, SESSION) is Verdict.WARN
+
+
+@pytest.mark.parametrize(
+    ("pending", "note"),
+    [
+        (None, "no pending file from a pre step"),  # no pre step, or its file was lost
+        ("{not json", "the pre step's pending file is unreadable (JSONDecodeError)"),
+        (
+            '{"started": 1, "workspace": {"snapshot": {"version": 9}}}',
+            "the pre step's snapshot is unreadable (unknown snapshot version 9)",
+        ),
+        (
+            '{"started": 1, "workspace": "nonsense"}',
+            "the pre step's snapshot is unreadable (expected an object, got str)",
+        ),
+        ('{"started": 1}', "the pre step kept no snapshot"),
+    ],
+    ids=["missing", "not-json", "bad-snapshot", "not-an-object", "no-snapshot"],
+)
+def test_a_missing_or_corrupt_snapshot_is_a_fault_note_not_a_crash(
+    pending: str | None, note: str, project: Path, tmp_path: Path
+) -> None:
+    storage = tmp_path / "store"
+    pre = recorded("bash-touch.json", project)
+    if pending is not None:
+        folder = storage / "pending" / SESSION
+        folder.mkdir(parents=True)
+        (folder / f"{pre['tool_use_id']}.json").write_text(pending)
+    code, out, err = hook(storage, "post", as_post(pre, {"stdout": "", "stderr": ""}))
+    assert (code, json.loads(out), err) == (0, {"suppressOutput": True}, "")
+    (record,) = call_records(storage, SESSION)
+    assert record["result"]["status"] == "success"
+    assert record["effects"] == {"unknown": f"{note}: the call's effects are unknown"}
+    assert record["alerts"] == ["effects_unavailable"]
+    assert record["judged"]["verdict"] == "WARN"
+    assert not list((storage / "pending").rglob("*.json"))
+
+
+def test_a_read_takes_no_snapshot(project: Path, tmp_path: Path) -> None:
+    storage = tmp_path / "store"
+    pre = recorded("bash-ls.json", project)
+    pre.update(tool_name="Read", tool_input={"file_path": str(project / "README.md")})
+    assert hook(storage, "pre", pre)[0] == 0
+    state = json.loads(next((storage / "pending").rglob("*.json")).read_text())
+    assert "workspace" not in state
+    hook(storage, "post", as_post(pre, {"type": "text", "file": {"content": "# demo"}}))
+    (record,) = call_records(storage, SESSION)
+    assert "effects" not in record and "judged" not in record
