@@ -19,6 +19,7 @@ from pytest_harness_audit.gate.store_guard import STORE_RULE_ID, TAMPER_ALERT
 from pytest_harness_audit.inspect import (
     DIRECTORY_DELETED,
     FILES_DELETED,
+    MEMORY_WRITE,
     PROTECTED_FILE_CHANGED,
     SECRET_EXPOSURE,
     Inspector,
@@ -31,7 +32,13 @@ from pytest_harness_audit.policy.effects import EffectJudgement
 MANY_FILES_DELETED = 10
 #: Categories whose parameters can carry data out of the session.
 OUTGOING_CATEGORIES = frozenset({"network", "message", "mcp", "command", "delegation", "unknown"})
-_EFFECT_ALERTS = (PROTECTED_FILE_CHANGED, SECRET_EXPOSURE, FILES_DELETED, DIRECTORY_DELETED)
+_EFFECT_ALERTS = (
+    PROTECTED_FILE_CHANGED,
+    SECRET_EXPOSURE,
+    FILES_DELETED,
+    DIRECTORY_DELETED,
+    MEMORY_WRITE,
+)
 
 
 @dataclass(frozen=True)
@@ -110,7 +117,8 @@ class SessionInspection:
 
     def _judged(self, seen: Seen, tool: str, category: str, redacted_error: str | None) -> Findings:
         effects = [alert for alert in seen.alerts if alert in _EFFECT_ALERTS]
-        if _many_deleted(seen.effects):
+        between = seen.effects.get("between")
+        if _many_deleted(seen.effects) or (isinstance(between, Mapping) and _many_deleted(between)):
             effects.append("many_files_deleted")
         judgement = self.policy.effect_rules.judge(effects, tool=tool, category=category)
         record: dict[str, Any] = dict(seen.effects)

@@ -9,10 +9,16 @@ The gate's door seam drives one :class:`Inspector` per session::
 
 Each returns :class:`Findings`: ``alerts`` (:data:`SECRET_EXPOSURE`,
 :data:`PROTECTED_FILE_CHANGED`, :data:`FILES_DELETED`, :data:`DIRECTORY_DELETED`,
-:data:`OUTPUT_PARTLY_SCANNED`, :data:`EFFECTS_INCOMPLETE`), the ``effects`` record field,
+:data:`OUTPUT_PARTLY_SCANNED`, :data:`EFFECTS_INCOMPLETE`, :data:`MEMORY_WRITE`), the
+``effects`` record field,
 the secret findings, and — when a secret was found — the redacted output or payload. Nothing
 here decides a verdict: the mapping of alerts and effects to PASS/WARN/FAIL is policy's.
 Nothing here holds a secret value in what it returns (fingerprints and labels only).
+
+Changes made *between* calls (by a process an earlier call left running) are found too: each
+snapshot taken before a call is compared with the one taken after the previous call, and a
+difference is reported with that call, under ``effects.between`` (same fields), its alerts
+judged like the call's own.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ __all__ = [
     "DIRECTORY_DELETED",
     "EFFECTS_INCOMPLETE",
     "FILES_DELETED",
+    "MEMORY_WRITE",
     "OUTPUT_PARTLY_SCANNED",
     "PROTECTED_FILE_CHANGED",
     "SECRET_EXPOSURE",
@@ -79,6 +86,8 @@ OUTPUT_PARTLY_SCANNED = "output_partly_scanned"
 """An output or payload was larger (or deeper) than the scan budget; its middle was skipped."""
 EFFECTS_INCOMPLETE = "effects_incomplete"
 """The workspace had more entries than a snapshot walks; effects may be missing."""
+MEMORY_WRITE = "memory_write"
+"""A memory file (``MEMORY.md``, ``memory/**/*.md`` …) was created, modified or deleted."""
 
 WATCHED_CATEGORIES = frozenset({COMMAND, FILE_WRITE, MCP, UNKNOWN, DELEGATION, CREDENTIAL_ACCESS})
 """Categories of calls that can change files: only these get workspace snapshots."""
@@ -151,6 +160,9 @@ class Inspector:
         self._streams: OrderedDict[str, StreamScanner] = OrderedDict()
         self._lock = threading.Lock()
         self._live: LiveTree | None = open_live_tree(self.root, self.protection) if live else None
+        #: The workspace as the latest call left it (what the next call's snapshot is compared
+        #: with), ``None`` before the first.
+        self._last: WorkspaceSnapshot | None = None
 
     @property
     def live(self) -> bool:
@@ -179,8 +191,19 @@ class Inspector:
     def before(
         self, tool: str, category: str, params: Mapping[str, Any]
     ) -> WorkspaceSnapshot | None:
-        """The token for :meth:`after`: a snapshot when ``category`` can change files."""
-        return self.snapshot() if category in self.watched else None
+        """The token for :meth:`after`: a snapshot when ``category`` can change files (or,
+        when the workspace is watched live and a snapshot costs nothing, for any call), with
+        what changed since the previous call ended as its ``between``."""
+        if category not in self.watched and not self.live:
+            return None
+        now = self.snapshot()
+        with self._lock:
+            last = self._last
+        if last is not None and last.root == now.root:
+            between = diff(last, now)
+            if between or between.protected:
+                now.between = between
+        return now
 
     def after(
         self,
@@ -196,10 +219,15 @@ class Inspector:
         JSON-like value (for the host hook, the ``tool_response``).
         """
         effects: Effects | None = None
+        between: Effects | None = None
         if isinstance(token, WorkspaceSnapshot):
-            effects = diff(token, self.snapshot())
+            now = self.snapshot()
+            effects = diff(token, now)
+            between = token.between
+            with self._lock:
+                self._last = now
         scan = self._scan_output(output)
-        return _findings(effects, scan, output)
+        return _findings(effects, scan, output, between)
 
     def effects(self, before: WorkspaceSnapshot) -> Effects:
         """What changed in the workspace since ``before``."""
@@ -262,19 +290,32 @@ class Inspector:
         return ValueScan(findings, scan.unscanned, scan.redacted)
 
 
-def _findings(effects: Effects | None, scan: ValueScan, original: Any) -> Findings:
+def _effect_alerts(effects: Effects) -> list[str]:
+    alerts: list[str] = []
+    if effects.protected:
+        alerts.append(PROTECTED_FILE_CHANGED)
+    if effects.deleted:
+        alerts.append(FILES_DELETED)
+    if effects.deleted_dirs:
+        alerts.append(DIRECTORY_DELETED)
+    if effects.memory:
+        alerts.append(MEMORY_WRITE)
+    if not effects.complete:
+        alerts.append(EFFECTS_INCOMPLETE)
+    return alerts
+
+
+def _findings(
+    effects: Effects | None, scan: ValueScan, original: Any, between: Effects | None = None
+) -> Findings:
     alerts: list[str] = []
     record: dict[str, Any] = {}
     if effects is not None:
         record = effects.to_record()
-        if effects.protected:
-            alerts.append(PROTECTED_FILE_CHANGED)
-        if effects.deleted:
-            alerts.append(FILES_DELETED)
-        if effects.deleted_dirs:
-            alerts.append(DIRECTORY_DELETED)
-        if not effects.complete:
-            alerts.append(EFFECTS_INCOMPLETE)
+        alerts = _effect_alerts(effects)
+    if between is not None:
+        record["between"] = between.to_record()
+        alerts = list(dict.fromkeys((*alerts, *_effect_alerts(between))))
     if scan.findings:
         alerts.append(SECRET_EXPOSURE)
     if scan.unscanned:

@@ -26,12 +26,13 @@ import bisect
 import itertools
 import operator
 import re
-import string
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
 import ahocorasick_rs
+
+from pytest_harness_audit.inspect import _fold
 
 #: Characters scanned per chunk; the normalised copies of one chunk are all the extra memory.
 CHUNK = 256 * 1024
@@ -43,7 +44,6 @@ MIN_PATTERN = 6
 _HEXDIGITS = "0123456789abcdefABCDEF"
 #: The ASCII characters ``str.split()`` (and ``\s``) take for whitespace.
 _ASCII_SPACE = bytes(code for code in range(128) if chr(code).isspace())
-_ASCII_FOLD = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _NON_SPACE = re.compile(r"\S+")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _PERCENT_SPLIT = re.compile(r"%([0-9A-Fa-f]{2})")
@@ -51,13 +51,8 @@ _HEX_CHAR = {f"{a}{b}": chr(int(a + b, 16)) for a in _HEXDIGITS for b in _HEXDIG
 
 
 def fold(text: str) -> str:
-    """``text`` in lower case, never changing its length (ASCII folding as the fallback)."""
-    lowered = text.lower()
-    if len(lowered) == len(text):
-        return lowered
-    # U+0130 is the one character whose lower case is two characters long
-    lowered = text.replace("\u0130", "i").lower()
-    return lowered if len(lowered) == len(text) else text.translate(_ASCII_FOLD)
+    """``text`` case-folded, and for a text that is not ASCII, Unicode-folded (:mod:`._fold`)."""
+    return _fold.fold(text)
 
 
 def squeeze(text: str) -> str:
@@ -66,10 +61,16 @@ def squeeze(text: str) -> str:
 
 
 def normalise(text: str) -> str:
-    """What the automaton sees of ``text``: case-folded, whitespace removed."""
+    """What the automaton sees of ``text``: folded (case, and Unicode look-alikes, invisible
+    characters and compatibility forms: :mod:`._fold`), whitespace removed."""
     if text.isascii():  # the same result, by C passes that create no objects
         return text.encode("ascii").lower().translate(None, _ASCII_SPACE).decode("ascii")
-    return squeeze(fold(text))
+    return squeeze(text.translate(_fold.FOLD_TABLE))
+
+
+def positions_map(view: str) -> Pieces | _fold.FoldMap:
+    """The map from positions of ``normalise(view)`` back to ``view``."""
+    return space_pieces(view) if view.isascii() else _fold.FoldMap(view)
 
 
 def _base64_cores(data: bytes, alphabet: bytes | None) -> Iterator[tuple[int, str]]:
@@ -282,17 +283,20 @@ class Automaton:
 
 
 def _tail_positions(view: str, count: int, pieces: PercentView | None, offset: int) -> list[int]:
-    """Source positions of the last ``count`` non-whitespace characters of ``view``."""
+    """Source positions of the last ``count`` characters of ``normalise(view)``."""
     if count <= 0:
         return []
     window = 2 * count
     while True:
         begin = max(0, len(view) - window)
-        found = [
-            match.start() + i
-            for match in _NON_SPACE.finditer(view, begin)
-            for i in range(match.end() - match.start())
-        ]
+        if view.isascii():
+            found = [
+                match.start() + i
+                for match in _NON_SPACE.finditer(view, begin)
+                for i in range(match.end() - match.start())
+            ]
+        else:  # a folded character may be longer or shorter than one
+            found = _fold.fold_positions(view, begin)
         if len(found) >= count or begin == 0:
             break
         window *= 4
@@ -344,12 +348,12 @@ def scan_chunk(
         normal = normalise(view)
         haystack = carry.text + normal
         carried = len(carry.text)
-        spaces: Pieces | None = None
+        spaces: Pieces | _fold.FoldMap | None = None
         for start, end, indices in automaton.matches(haystack):
             if end <= carried:
                 continue  # found (and reported) with the earlier text
             if spaces is None:
-                spaces = space_pieces(view)
+                spaces = positions_map(view)
             split = start < carried
             if split:
                 source_start = carry.positions[start]

@@ -1,8 +1,11 @@
 """What a call did to the workspace: a stat snapshot before, one after, and their difference.
 
 A :class:`WorkspaceSnapshot` is one walk of the workspace (``os.scandir``, symlinks not
-followed, every ``.git`` directory skipped) keeping ``path → (size, mtime_ns, inode, mode)`` for
-every file and symlink, and the set of directories. Nothing is read or hashed, except the few
+followed) keeping ``path → (size, mtime_ns, inode, mode)`` for every file and symlink, and the
+set of directories. Of a ``.git`` directory only the directory itself and its key entries are
+kept (:data:`GIT_FILES`, :data:`GIT_DIRS`): deleting the repository is a deleted directory,
+while ``git add`` or ``git commit`` (which rewrite the index and add objects) modify
+``.git/index`` at most. Nothing is read or hashed, except the few
 files written in the last :data:`RACY_NS` before the snapshot: the file system's clock ticks
 coarsely, so a second write of the same size within one tick would leave the same stat; those
 files get a content digest, compared again when their stat has not changed ("racy git").
@@ -12,6 +15,10 @@ directory and case) and any ``protect:`` globs (policy glob semantics). A file t
 link to a protected file (same inode) counts as that protected file, so ``ln SOUL.md p2.md``
 and a later write to ``p2.md`` are protected changes; :meth:`WorkspaceSnapshot.protected_alias`
 tells a gate the same before anything runs.
+
+Memory files (``MEMORY.md``, ``memory/**/*.md`` …, as the policy names them) that a call
+created, modified or deleted are listed in :attr:`Effects.memory`, however their name was
+written.
 
 The git-tracked paths come from ``git ls-files -z``, run once per state of the index (cached by
 the index file's stat), so :attr:`Effects.tracked_deleted` can tell tracked deletions from
@@ -32,7 +39,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pytest_harness_audit.policy.glob import translate_glob
+from pytest_harness_audit.policy.sensitive import is_memory_path
 
+#: Files of a ``.git`` directory a snapshot keeps (the rest of it is git's business).
+GIT_FILES = ("HEAD", "config", "index")
+#: Directories of a ``.git`` directory a snapshot keeps (their existence, not their content).
+GIT_DIRS = ("refs", "objects")
 #: File names of the persona files (compared in lower case, in any directory).
 PERSONA_NAMES = frozenset({"soul.md", "soul_evil.md", "identity.md"})
 #: Files modified this recently before a snapshot also get a content digest.
@@ -158,6 +170,8 @@ class WorkspaceSnapshot:
     #: Content digests of the protected files (few): a protected file counts as changed when
     #: its content changes, not its times (``touch``), even at the same size and mtime.
     protected_digests: dict[str, bytes | None] = field(default_factory=dict)
+    #: What changed since the session's previous call ended (set by the inspector that took it).
+    between: Effects | None = None
 
     def __post_init__(self) -> None:
         if not self.protected_digests:
@@ -260,8 +274,9 @@ def walk(
     base: str, on_dir: Callable[[str], None] | None = None
 ) -> tuple[dict[str, Stat], set[str], bool]:
     """``(files, dirs, complete)`` under ``base``: the stat of every file and symlink and the
-    set of directories, by relative posix path, ``.git`` directories skipped. ``on_dir`` is
-    called with each directory before it is listed. ``complete`` is false when the walk
+    set of directories, by relative posix path; of a ``.git`` directory only its key entries
+    (:func:`git_entries`). ``on_dir`` is called with each directory (not ``.git``) before it
+    is listed. ``complete`` is false when the walk
     stopped at :data:`MAX_ENTRIES`."""
     files: dict[str, Stat] = {}
     dirs: set[str] = set()
@@ -281,17 +296,39 @@ def walk(
                 relative = prefix + entry.name
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        if entry.name != ".git":
-                            if on_dir is not None:
-                                on_dir(relative)
-                            dirs.add(relative)
-                            stack.append((entry.path, relative + "/"))
+                        dirs.add(relative)
+                        if entry.name == ".git":
+                            git_entries(entry.path, relative, files, dirs)
+                            continue
+                        if on_dir is not None:
+                            on_dir(relative)
+                        stack.append((entry.path, relative + "/"))
                         continue
                     info = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
                 files[relative] = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
     return files, dirs, True
+
+
+def git_entries(path: str, relative: str, files: dict[str, Stat], dirs: set[str]) -> None:
+    """Add the key entries of the ``.git`` directory at ``path`` (``relative`` in the
+    workspace): :data:`GIT_FILES` with their stat, :data:`GIT_DIRS` that exist."""
+    for name in GIT_FILES:
+        try:
+            info = os.lstat(os.path.join(path, name))
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode):
+            files[f"{relative}/{name}"] = (
+                info.st_size,
+                info.st_mtime_ns,
+                info.st_ino,
+                info.st_mode,
+            )
+    for name in GIT_DIRS:
+        if os.path.isdir(os.path.join(path, name)):
+            dirs.add(f"{relative}/{name}")
 
 
 @dataclass(frozen=True)
@@ -306,6 +343,8 @@ class Effects:
     renamed: tuple[tuple[str, str], ...] = ()
     tracked_deleted: tuple[str, ...] = ()
     complete: bool = True
+    #: Memory files created, modified or deleted.
+    memory: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.deleted or self.modified or self.created or self.deleted_dirs)
@@ -320,6 +359,7 @@ class Effects:
             ("modified", self.modified),
             ("created", self.created),
             ("protected", self.protected),
+            ("memory", self.memory),
             ("renamed", [list(pair) for pair in self.renamed]),
         )
         for name, paths in kinds:
@@ -382,6 +422,7 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     moved = {source for source, _ in renamed}
     lost = [path for path in deleted if path not in moved]
     tracked = before.tracked or frozenset()
+    memory = sorted(p for p in (*deleted, *created, *modified) if is_memory_path(p))
     return Effects(
         deleted=tuple(lost),
         modified=tuple(modified),
@@ -391,6 +432,7 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
         renamed=tuple(sorted(renamed)),
         tracked_deleted=tuple(path for path in lost if path in tracked),
         complete=complete,
+        memory=tuple(memory),
     )
 
 

@@ -5,8 +5,11 @@ A :class:`SecretRegistry` learns the secret values of a workspace at session sta
 (:meth:`SecretRegistry.add`). It finds them in any text — plain, reversed, hex, base64 at all
 three alignments (standard and url-safe, padded or not), percent-encoded, in another case,
 spread out with whitespace — with one multi-pattern pass whose cost does not grow with the
-number of secrets (see :mod:`._matcher`). A :class:`StreamScanner` keeps the normalised tail of
-earlier texts, so a value split over consecutive sends is found when its last part is sent.
+number of secrets (see :mod:`._matcher`), and in any Unicode look-alike form (fullwidth,
+zero-width characters, look-alike dashes and letters: :mod:`._fold`). A :class:`StreamScanner`
+keeps the normalised tail of earlier texts, so a value split over consecutive sends is found
+when its last part is sent, and the fragments of values its latest texts held, so a value sent
+in two parts with other text between them is found too (:mod:`._fragments`).
 
 What leaves this module never holds a value: a :class:`SecretFinding` names the secret by its
 fingerprint (the first 16 hex digits of the SHA-256 of its UTF-8 bytes, as the message firewall's
@@ -29,7 +32,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from pytest_harness_audit.inspect import _matcher
+from pytest_harness_audit.inspect import _fragments, _matcher
 from pytest_harness_audit.inspect.learn import credential_values, file_values
 
 #: Characters of one text scanned at most (head and tail halves beyond it).
@@ -185,6 +188,7 @@ class SecretRegistry:
         self._secrets: list[_Secret] = []
         self._by_value: dict[str, int] = {}
         self._automaton: _matcher.Automaton | None = None
+        self._fragment_index: _fragments.FragmentIndex | None = None
 
     def __repr__(self) -> str:
         return f"<SecretRegistry: {len(self._secrets)} secrets>"
@@ -211,6 +215,7 @@ class SecretRegistry:
             self._by_value[value] = len(self._secrets)
             self._secrets.append(_Secret(info, pieces))
             self._automaton = None
+            self._fragment_index = None
             return info.fingerprint
 
     def secrets(self) -> tuple[SecretInfo, ...]:
@@ -230,6 +235,54 @@ class SecretRegistry:
                                 patterns.append(_matcher.Pattern(index, transform, form, key))
                 self._automaton = _matcher.Automaton(patterns)
             return self._automaton
+
+    def _fragment_automaton(self) -> _fragments.FragmentIndex:
+        with self._lock:
+            if self._fragment_index is None:
+                values = [
+                    (index, _matcher.normalise(piece))
+                    for index, secret in enumerate(self._secrets)
+                    for piece in secret.values
+                ]
+                self._fragment_index = _fragments.FragmentIndex(values)
+            return self._fragment_index
+
+    def _with_fragments(self, result: ScanResult, memory: _fragments.FragmentMemory) -> ScanResult:
+        """``result`` with the values this text completes from fragments seen before it."""
+        index = self._fragment_automaton()
+        if index.empty:
+            return result
+        text = result.text
+        half = _fragments.FRAGMENT_SCAN // 2
+        if len(text) <= 2 * half:
+            segments = [(0, text)]
+        else:
+            segments = [(0, text[:half]), (len(text) - half, text[len(text) - half :])]
+        normals = [_matcher.normalise(segment) for _, segment in segments]
+        hits = memory.scan(index, "\0".join(normals))
+        known = {
+            finding.fingerprint for finding in result.findings if "+split" not in finding.transform
+        }
+        found = list(result.findings)
+        for hit in hits:
+            info = self._secrets[hit.secret].info
+            if info.fingerprint in known:
+                continue  # found whole in this text
+            at = hit.start
+            for (offset, segment), normal in zip(segments, normals, strict=True):
+                if at < len(normal):
+                    where = _matcher.positions_map(segment)
+                    start = offset + where.start(at)
+                    end = offset + where.end(at + hit.end - hit.start)
+                    found.append(
+                        SecretFinding(info.fingerprint, info.label, "fragment+split", start, end)
+                    )
+                    break
+                at -= len(normal) + 1
+        if len(found) == len(result.findings):
+            return result
+        found.sort(key=lambda f: (f.start, f.end, f.fingerprint))
+        return ScanResult(tuple(found), text, result.unscanned, result.gap)
 
     def _finding(self, hit: _matcher.Hit, pattern: _matcher.Pattern, text: str) -> SecretFinding:
         info = self._secrets[pattern.secret].info
@@ -312,6 +365,7 @@ class StreamScanner:
     def __init__(self, registry: SecretRegistry) -> None:
         self._registry = registry
         self._carries: dict[str, _matcher.Carry] = {}
+        self._memory = _fragments.FragmentMemory()
         self._lock = threading.Lock()
 
     def scan(self, data: str | bytes) -> ScanResult:
@@ -319,12 +373,14 @@ class StreamScanner:
         with self._lock:
             for carry in self._carries.values():
                 carry.forget_positions()
-            return self._registry._scan(data, self._carries, MAX_SCAN_CHARS)
+            result = self._registry._scan(data, self._carries, MAX_SCAN_CHARS)
+            return self._registry._with_fragments(result, self._memory)
 
     def reset(self) -> None:
         """Forget the earlier texts."""
         with self._lock:
             self._carries.clear()
+            self._memory.reset()
 
 
 def _describe(pattern: _matcher.Pattern, hit: _matcher.Hit, text: str) -> str:
@@ -333,7 +389,9 @@ def _describe(pattern: _matcher.Pattern, hit: _matcher.Hit, text: str) -> str:
         parts.append("url")
     elif not hit.split:
         seen = text[hit.start : hit.end]
-        if seen != pattern.form:
+        if not seen.isascii() and pattern.form.isascii():
+            parts.append("unicode_folded")
+        elif seen != pattern.form:
             exact = _matcher.squeeze(seen) == _matcher.squeeze(pattern.form)
             if not exact and pattern.transform not in ("hex", "url"):
                 parts.append("case_folded")

@@ -1,7 +1,8 @@
 """A workspace kept current by the kernel (Linux ``inotify``), so an unchanged one costs nothing.
 
 A stat walk costs one system call per file, before and after every call. A :class:`LiveTree`
-walks once, watches every directory (``.git`` excluded) and every protected file's inode, and
+walks once, watches every directory (of a ``.git`` directory, the directory itself only: its
+key entries, as a snapshot keeps them) and every protected file's inode, and
 afterwards only reads the kernel's queue of change events: when nothing changed, taking a
 snapshot is one empty read; when something changed, only the paths named by the events are
 stat-ed again (a new directory is walked). The kernel queues the events of a system call
@@ -30,9 +31,12 @@ import weakref
 from typing import Any
 
 from pytest_harness_audit.inspect.effects import (
+    GIT_DIRS,
+    GIT_FILES,
     Protection,
     Stat,
     WorkspaceSnapshot,
+    git_entries,
     tracked_paths,
     walk,
 )
@@ -167,8 +171,33 @@ class LiveTree:
             self._set(relative_dir + path, info)
         for directory in dirs:
             self._dirs.add(relative_dir + directory)
+            if directory.rsplit("/", 1)[-1] == ".git":
+                self._add_watch(relative_dir + directory + "/")
         if relative_dir:
             self._dirs.add(relative_dir.rstrip("/"))
+
+    def _add_git(self, relative: str) -> None:
+        """A ``.git`` directory appeared at ``relative``: its key entries, and a watch on it."""
+        self._unshare()
+        files: dict[str, Stat] = {}
+        dirs: set[str] = {relative}
+        git_entries(os.path.join(self.root, relative), relative, files, dirs)
+        for path, info in files.items():
+            self._set(path, info)
+        self._dirs |= dirs
+        self._add_watch(relative + "/")
+
+    def _git_event(self, directory: str, name: str, mask: int) -> None:
+        """An event inside a ``.git`` directory: only its key entries count."""
+        relative = directory + name
+        if name in GIT_FILES:
+            self._restat(relative)
+        elif name in GIT_DIRS and mask & _IN_ISDIR:
+            self._unshare()
+            if mask & (_IN_DELETE | _IN_MOVED_FROM):
+                self._dirs.discard(relative)
+            elif mask & (_IN_CREATE | _IN_MOVED_TO):
+                self._dirs.add(relative)
 
     def _rebuild(self) -> None:
         for wd in (*self._watches, *self._file_watches):
@@ -267,10 +296,13 @@ class LiveTree:
                 if directory == "" and mask & (_IN_DELETE_SELF | _IN_MOVE_SELF):
                     raise _TooLarge("the workspace itself was removed or moved")
                 continue
-            if name == ".git":
+            if directory == ".git/" or directory.endswith("/.git/"):
+                self._git_event(directory, name, mask)
                 continue
             relative = directory + name
-            if mask & _IN_ISDIR:
+            if name == ".git" and mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
+                self._add_git(relative)
+            elif mask & _IN_ISDIR:
                 if mask & (_IN_DELETE | _IN_MOVED_FROM):
                     self._drop_tree(relative)
                 elif mask & (_IN_CREATE | _IN_MOVED_TO):

@@ -43,14 +43,19 @@ def test_nothing_changed(root: Path) -> None:
     assert found.to_record() == {}
 
 
-def test_snapshot_skips_git_internals_and_knows_tracked_files(root: Path) -> None:
+def test_snapshot_keeps_only_the_key_git_entries_and_knows_tracked_files(root: Path) -> None:
     snapshot = WorkspaceSnapshot.take(root)
-    assert not any(path == ".git" or path.startswith(".git/") for path in snapshot.files)
+    git_files = {path for path in snapshot.files if path.startswith(".git/")}
+    assert git_files == {".git/HEAD", ".git/config", ".git/index"}
+    assert {".git", ".git/refs", ".git/objects"} <= snapshot.dirs
+    assert not any(d.startswith((".git/refs/", ".git/objects/")) for d in snapshot.dirs)
     assert "app/service.py" in snapshot.files
     assert snapshot.tracked is not None and "app/service.py" in snapshot.tracked
     before = _settled(root)
     subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "x"], cwd=root, check=True)
-    assert not diff(before, WorkspaceSnapshot.take(root))
+    found = diff(before, WorkspaceSnapshot.take(root))
+    assert not (found.deleted or found.created or found.deleted_dirs or found.protected)
+    assert set(found.modified) <= {".git/index"}
 
 
 def test_rm_rf_of_a_directory(root: Path) -> None:

@@ -1,0 +1,121 @@
+"""Unicode folding: what the secret matcher sees of a character that is not plain ASCII.
+
+A text and a secret are compared after the same per-character fold:
+
+* compatibility decomposition (NFKD): fullwidth ``ｓｋ－ｔｅｓｔ`` and other compatibility forms
+  (ligatures, circled and superscript digits …) become their plain letters and digits, and an
+  accented letter becomes its base letter;
+* invisible characters are removed: every format character (category ``Cf``: zero-width space,
+  joiners, U+2060 word joiner, U+FEFF, the soft hyphen U+00AD, direction marks) and every
+  combining mark (``Mn``, ``Me``: a strike-through or an accent laid over a letter);
+* punctuation look-alikes become their ASCII form (the hyphens and dashes U+2010..U+2015, the
+  minus U+2212 … → ``-``; fraction and division slashes → ``/``; ratio → ``:``; one-dot leader →
+  ``.``), and Cyrillic and Greek letters drawn like Latin ones become those (``а`` → ``a``);
+* lower case.
+
+The fold is per character (a character's fold never depends on its neighbours), so a fold of a
+text's suffix is a suffix of the text's fold, and positions map back character by character
+(:func:`fold_positions`). ASCII text folds to its lower case; callers take that faster path.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+#: Characters that fold to an ASCII punctuation mark they are drawn like.
+_PUNCTUATION = {
+    **dict.fromkeys(
+        "\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\u02d7\u2e3a\u2e3b\ufe58\ufe63\uff0d"
+        "\u058a\u05be\u1400\u1806\u2796\u2e17\u301c",
+        "-",
+    ),
+    **dict.fromkeys("\u2044\u2215\u29f8\u2571\u27cb", "/"),
+    **dict.fromkeys("\u29f5\u29f9\u2572\u27cd", "\\"),
+    **dict.fromkeys("\u2236\u02d0\ua789\u0589\u05c3\u16ec\ufe30", ":"),
+    **dict.fromkeys("\u2024\u00b7\u2027\u0701\u0702\ua60e\u10fb", "."),
+    **dict.fromkeys("\u02cd\u2017\uff3f\u2381", "_"),
+    **dict.fromkeys("\u2795\u16ed", "+"),
+    **dict.fromkeys("\u2261\ua78a\u30a0", "="),
+}
+#: Cyrillic and Greek letters drawn like Latin ones (upper and lower case).
+_LOOK_ALIKE_LETTERS = dict(
+    zip(
+        "аеорсухіјѕԁһԛԝӏɡАВЕКМНОРСТХІЈЅԜοανκιτρυχεΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+        "aeopcyxijsdhqwlgabekmhopctxijswoavkitpuxeabezhikmnoptyx",
+        strict=True,
+    )
+)
+_LOOK_ALIKES = {**_PUNCTUATION, **_LOOK_ALIKE_LETTERS}
+_REMOVED = frozenset({"Mn", "Me", "Cf"})
+#: Distinct characters whose fold is remembered (a hostile text cannot grow the table further).
+_TABLE_LIMIT = 1 << 16
+
+
+def fold_char(char: str) -> str:
+    """The fold of one character (see the module doc); ``""`` when it is removed."""
+    mapped = _LOOK_ALIKES.get(char)
+    if mapped is not None:
+        return mapped
+    if char.isascii():
+        return char.lower()
+    parts: list[str] = []
+    for part in unicodedata.normalize("NFKD", char):
+        if unicodedata.category(part) in _REMOVED:
+            continue
+        part = _LOOK_ALIKES.get(part, part)
+        parts.append(part.lower())
+    return "".join(parts)
+
+
+class _FoldTable(dict[int, str]):
+    """``str.translate`` table of :func:`fold_char`, filled as characters are first seen."""
+
+    def __missing__(self, code: int) -> str:
+        folded = fold_char(chr(code))
+        if len(self) < _TABLE_LIMIT:
+            self[code] = folded
+        return folded
+
+
+FOLD_TABLE = _FoldTable()
+
+
+def fold(text: str) -> str:
+    """``text`` folded character by character (lengths may change: see :func:`fold_positions`)."""
+    if text.isascii():
+        return text.lower()
+    return text.translate(FOLD_TABLE)
+
+
+def fold_positions(text: str, start: int = 0) -> list[int]:
+    """For each character of the fold of ``text[start:]`` with whitespace removed, the
+    position in ``text`` of the character it came from."""
+    positions: list[int] = []
+    table = FOLD_TABLE
+    for index in range(start, len(text)):
+        char = text[index]
+        if char.isascii():
+            if not char.isspace():
+                positions.append(index)
+            continue
+        for folded in table[ord(char)]:
+            if not folded.isspace():
+                positions.append(index)
+    return positions
+
+
+class FoldMap:
+    """Maps positions of a folded, whitespace-free text back to the text it came from."""
+
+    __slots__ = ("positions",)
+
+    def __init__(self, text: str) -> None:
+        self.positions = fold_positions(text)
+
+    def start(self, index: int) -> int:
+        """The source position of derived character ``index``."""
+        return self.positions[index]
+
+    def end(self, index: int) -> int:
+        """The source position just after derived character ``index - 1``."""
+        return self.positions[index - 1] + 1

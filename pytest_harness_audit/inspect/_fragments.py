@@ -1,0 +1,116 @@
+"""A secret reassembled from fragments with other text between them (sends of one stream).
+
+A value can be sent in two parts with chatter around them: ``part 1: sk-test-4f9a1c2e`` and
+then ``part 2: 7b3d8a6f0e5c…``. The stream's carried tail (:class:`~._matcher.Carry`) only finds
+parts that follow each other directly, so each known value's normalised plain form also gives
+its *fragments*: every prefix and every suffix at least :data:`MIN_FRAGMENT` characters long,
+cut where the other part is at least as long too. One Aho–Corasick automaton holds them all (so
+a scan costs the same whatever the number of secrets); a stream remembers the fragments it saw
+in its last :data:`REMEMBERED_TEXTS` texts, and a fragment whose complement (the other part of
+the same cut of the same value) was seen earlier — in an earlier text, or earlier in the same
+text — is a split value. Either order counts (the second half may go first).
+
+Bounded: fragments of :data:`MIN_FRAGMENT` characters or more on both sides, so a short common
+word shared by two texts and a value is no finding; at most :data:`MAX_FRAGMENT_HITS` fragment
+hits are looked at per text, in its first and last :data:`FRAGMENT_SCAN` / 2 characters;
+the memory of a stream holds cuts, never text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import ahocorasick_rs
+
+#: Both parts of a split value are at least this long (normalised).
+MIN_FRAGMENT = 8
+#: A stream remembers the fragments of this many of its latest texts.
+REMEMBERED_TEXTS = 8
+#: Fragment hits looked at per text (a hostile text repeating a prefix cannot cost more).
+MAX_FRAGMENT_HITS = 4096
+#: Characters of one text looked at for fragments: its head and its tail, half each.
+FRAGMENT_SCAN = 64 * 1024
+
+Cut = tuple[int, int, bool]
+"""``(secret, cut, is_prefix)``: the prefix ``value[:cut]`` or the suffix ``value[cut:]``."""
+
+
+@dataclass(frozen=True)
+class FragmentHit:
+    """A fragment found in a normalised text, completing one seen before it."""
+
+    secret: int
+    start: int
+    end: int
+
+
+class FragmentIndex:
+    """One automaton over the prefixes and suffixes of every value (see the module doc)."""
+
+    def __init__(self, values: list[tuple[int, str]]) -> None:
+        keyed: dict[str, list[Cut]] = {}
+        for secret, value in values:
+            for cut in range(MIN_FRAGMENT, len(value) - MIN_FRAGMENT + 1):
+                keyed.setdefault(value[:cut], []).append((secret, cut, True))
+                keyed.setdefault(value[cut:], []).append((secret, cut, False))
+        self._keys = list(keyed)
+        self._cuts = [tuple(keyed[key]) for key in self._keys]
+        self.empty = not self._keys
+        self._automaton = (
+            None
+            if self.empty
+            else ahocorasick_rs.BytesAhoCorasick(
+                [key.encode("utf-8", "surrogatepass") for key in self._keys]
+            )
+        )
+
+    def cuts(self, normal: str) -> Iterator[tuple[Cut, int, int]]:
+        """``(cut, start, end)`` of every fragment in ``normal`` (character offsets), in order
+        of their end, at most :data:`MAX_FRAGMENT_HITS`."""
+        if self._automaton is None or not normal:
+            return
+        data = normal.encode("utf-8", "surrogatepass")
+        found = self._automaton.find_matches_as_indexes(data, overlapping=True)
+        ascii_text = len(data) == len(normal)
+        for key, start, end in found[:MAX_FRAGMENT_HITS]:
+            if not ascii_text:
+                start = len(data[:start].decode("utf-8", "surrogatepass"))
+                end = start + len(self._keys[key])
+            for cut in self._cuts[key]:
+                yield cut, start, end
+
+
+@dataclass
+class FragmentMemory:
+    """The fragments a stream saw in its latest texts: cut → the text it was seen in."""
+
+    seen: dict[Cut, int] = field(default_factory=dict)
+    texts: int = 0
+
+    def scan(self, index: FragmentIndex, normal: str) -> list[FragmentHit]:
+        """Split values completed by ``normal`` (the next text of the stream, normalised)."""
+        self.texts += 1
+        oldest = self.texts - REMEMBERED_TEXTS
+        if self.seen and min(self.seen.values()) <= oldest:
+            self.seen = {cut: text for cut, text in self.seen.items() if text > oldest}
+        hits: list[FragmentHit] = []
+        here: dict[Cut, tuple[int, int]] = {}  # cut → span of its first occurrence in this text
+        for cut, start, end in index.cuts(normal):
+            secret, at, is_prefix = cut
+            other = (secret, at, not is_prefix)
+            pair = here.get(other)
+            if pair is not None and pair[1] <= start:
+                # earlier in the same text, before this part: both parts are the value's
+                hits.append(FragmentHit(secret, pair[0], pair[1]))
+                hits.append(FragmentHit(secret, start, end))
+            elif other in self.seen:
+                hits.append(FragmentHit(secret, start, end))
+            here.setdefault(cut, (start, end))
+        for cut in here:
+            self.seen[cut] = self.texts
+        return hits
+
+    def reset(self) -> None:
+        """Forget every earlier text."""
+        self.seen.clear()
