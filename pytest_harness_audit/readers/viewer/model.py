@@ -239,6 +239,25 @@ def _effects(raw: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(shown)
 
 
+def _number(value: object) -> str:
+    return f"{value:g}" if isinstance(value, (int, float)) else "?"
+
+
+def _immune_text(kind: str, immune: Mapping[str, Any]) -> str:
+    """``trigger repeated_failure: score 10 ≥ 10, session scope, 7 evidence records`` or the
+    lift's reason and the level it ended."""
+    if kind == "lift":
+        return f"{immune.get('reason', '?')} (ended {immune.get('previousLevel', '?')})"
+    scope = str(immune.get("scope", "session"))
+    if immune.get("scopeValue"):
+        scope += f" {immune['scopeValue']}"
+    evidence = immune.get("evidence") or ()
+    return (
+        f"trigger {immune.get('trigger', '?')}: score {_number(immune.get('score'))} ≥ "
+        f"{_number(immune.get('threshold'))}, {scope} scope, {len(evidence)} evidence records"
+    )
+
+
 def _item(record: CallRecord) -> TimelineItem:
     tone, label = _tone_and_label(record)
     part = judge_record(record)
@@ -254,7 +273,7 @@ def _item(record: CallRecord) -> TimelineItem:
         judged_text += str(judged.get("reason") or "")
     if record.kind in ("escalation", "lift"):
         immune = record.raw.get("immune", {})
-        target = str(immune.get("reason") or immune.get("trigger") or "")
+        target = _immune_text(record.kind, immune)
         details: Any = immune
     else:
         target = record.recorded_target or ""
