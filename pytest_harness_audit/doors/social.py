@@ -350,7 +350,7 @@ class SocialSession:
             return live.outcome
         reason = INPUT_INVALID
         if isinstance(error, SocialToolError):
-            reason = str(error.data.get("reason", INPUT_INVALID))
+            reason = str(error.data.get("harnessReason", error.data.get("reason", INPUT_INVALID)))
         message = str(error) if error is not None else "the send reported no outcome"
         social = {
             "event": "refused",
@@ -459,6 +459,7 @@ def send_message_local_tool(session: SocialSession) -> LocalTool:
         name=SEND_MESSAGE_TOOL_NAME,
         description=str(definition["description"]),
         input_schema=definition["inputSchema"],  # type: ignore[arg-type]
+        output_schema=definition["outputSchema"],  # type: ignore[arg-type]
         handler=handler,
         self_recording=True,
         takes_meta=True,

@@ -128,9 +128,13 @@ class RecordingProxySession:
         self._workspace_tools = workspace_tools
         self._call_timeout = call_timeout
         tools = list(local_tools)
+        #: The stdio form's ``--social LOCAL,PEER,…`` (empty: no ``send_message``).
+        self._social_agents: tuple[str, ...] = ()
         if social:
             from pytest_harness_audit.doors.social import send_message_local_tool
 
+            endpoint = harness.social.endpoint
+            self._social_agents = (endpoint.local_agent, *sorted(endpoint.registry))
             tools.append(send_message_local_tool(harness.social))
         if workspace_tools:
             tools.extend(make_tools(harness.root, harness.toolbox))
@@ -230,6 +234,7 @@ class RecordingProxySession:
             workspace=self.harness.root if self._workspace_tools else None,
             upstream=upstream,
             call_timeout=self._call_timeout,
+            social=self._social_agents,
             python=sys.executable,
         )
 

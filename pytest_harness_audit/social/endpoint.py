@@ -59,7 +59,7 @@ from pytest_harness_audit.social.inputs import (
     stated_operation,
 )
 from pytest_harness_audit.social.ledger import IdempotencyLedger, check_send_options
-from pytest_harness_audit.social.mcp_tool import call_send_message
+from pytest_harness_audit.social.mcp_tool import call_send_message, closed_error_data
 from pytest_harness_audit.social.peers import Peer
 from pytest_harness_audit.social.sends import SendExecutor
 from pytest_harness_audit.social.store import Post, PostStore
@@ -255,7 +255,8 @@ class SocialEndpoint:
         except SocialToolError:
             raise
         except SocialSendFailure as error:  # the guard refused before the tool ran
-            raise SocialToolError(REFUSED_CODE, error.message, error.error_data()) from None
+            data = closed_error_data(error.error_data())
+            raise SocialToolError(REFUSED_CODE, error.message, data) from None
 
     def inject_fault(self, reason: SendFailureReason, *, times: int = 1) -> None:
         """Make the next ``times`` send invocations meet a network failure.

@@ -16,12 +16,14 @@ JSON-RPC error (``MCPError(code, message, data)``).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Protocol
 
 from pytest_harness_audit.social.errors import (
     INVALID_PARAMS_CODE,
     REFUSED_CODE,
+    SEND_FAILURE_REASONS,
     SendError,
     SendInputError,
     SocialConfigError,
@@ -34,6 +36,7 @@ from pytest_harness_audit.social.inputs import (
     actual_text,
     decode_send_input,
 )
+from pytest_harness_audit.social.json_check import schema_issues
 from pytest_harness_audit.social.ledger import check_idempotency_key
 
 SEND_MESSAGE_TOOL_NAME = "send_message"
@@ -54,11 +57,46 @@ class InputSender(Protocol):
         """Send ``input``; raise the typed refusals of the surface."""
 
 
+#: Where a refusal's ``reason`` is not one of the spec's closed words, the closed word it is sent
+#: as; the harness's own finer word travels additively as ``harnessReason``.
+CLOSED_REASON_OF: Mapping[str, str] = {
+    # a local action policy that refuses surfaces as certification-unavailable in the spec
+    "policy-blocked": "certification-unavailable",
+    # ill-formed input: a refusal no retry can fix, like invalid content
+    "input-invalid": "content-invalid",
+    "text-invalid": "content-invalid",
+}
+#: Every ``reason`` a refusal's data may carry: the ``SendError`` reasons, ``collective-failed``
+#: and ``firewall-refused``.
+CLOSED_REASONS: frozenset[str] = frozenset(
+    {*SEND_FAILURE_REASONS, "collective-failed", "firewall-refused"}
+)
+
+
+def closed_error_data(data: Mapping[str, object]) -> dict[str, object]:
+    """``data`` with its ``reason`` in :data:`CLOSED_REASONS`.
+
+    A harness-only reason (``policy-blocked``, ``input-invalid``, ``text-invalid``) becomes
+    ``{reason: <closed word>, detail, harnessReason: <harness word>}``; any other word (a send
+    guard's own refusal) is a local refusal before any post: ``certification-unavailable``. A host that knows only the closed lists reads ``reason``; one that wants
+    the finer word reads ``harnessReason``.
+    """
+    reason = data.get("reason")
+    if isinstance(reason, str) and reason in CLOSED_REASONS:
+        return dict(data)
+    closed = CLOSED_REASON_OF.get(str(reason), "certification-unavailable")
+    mapped: dict[str, object] = {"reason": closed}
+    if "detail" in data:
+        mapped["detail"] = data["detail"]
+    mapped["harnessReason"] = reason
+    return mapped
+
+
 def _invalid_params(detail: str) -> SocialToolError:
     return SocialToolError(
         INVALID_PARAMS_CODE,
         f"send_message not sent: {detail}",
-        {"reason": "input-invalid", "detail": detail},
+        closed_error_data({"reason": "input-invalid", "detail": detail}),
     )
 
 
@@ -131,22 +169,24 @@ def call_send_message(
             error = pathed
         raise _invalid_params("; ".join(error.issues)) from error
     except SocialSendFailure as error:
-        raise SocialToolError(REFUSED_CODE, error.message, error.error_data()) from error
+        data = closed_error_data(error.error_data())
+        raise SocialToolError(REFUSED_CODE, error.message, data) from error
     except Exception as error:
         unknown = SendError("outcome-unknown")
         raise SocialToolError(REFUSED_CODE, unknown.message, unknown.error_data()) from error
-    if not _valid_result(result):
+    if result_issues(result):
         unknown = SendError("outcome-unknown")
         raise SocialToolError(REFUSED_CODE, unknown.message, unknown.error_data())
     return result
 
 
-def _valid_result(result: Mapping[str, object]) -> bool:
-    allowed = {"operationId", "guidance"}
-    operation_id = result.get("operationId")
-    return set(result) <= allowed and (
-        operation_id is None or (isinstance(operation_id, str) and operation_id.startswith("col_"))
-    )
+def result_issues(result: object) -> list[str]:
+    """How a completed result fails the tool's ``outputSchema``, exactly (empty: it conforms).
+
+    A result with any issue answers ``outcome-unknown``: the send completed, but what it
+    returned cannot be read as the contract says.
+    """
+    return schema_issues(result, OUTPUT_SCHEMA)
 
 
 _ANSWER_VALUE = {
@@ -233,20 +273,25 @@ def send_message_tool() -> dict[str, object]:
             "required": ["input"],
             "additionalProperties": False,
         },
-        "outputSchema": {
+        "outputSchema": copy.deepcopy(OUTPUT_SCHEMA),
+    }
+
+
+#: The ``send_message`` result: ``{operationId?, guidance?}``, each in its exact form.
+OUTPUT_SCHEMA: Mapping[str, object] = {
+    "type": "object",
+    "properties": {
+        "operationId": {"type": "string", "pattern": "^col_[A-Za-z0-9_-]{43}$"},
+        "guidance": {
             "type": "object",
             "properties": {
-                "operationId": {"type": "string", "pattern": "^col_[A-Za-z0-9_-]{43}$"},
-                "guidance": {
-                    "type": "object",
-                    "properties": {
-                        "checkId": {"type": "string"},
-                        "decision": {"enum": ["admit", "guide", "refuse"]},
-                        "advice": {"type": "string"},
-                    },
-                    "required": ["checkId", "decision", "advice"],
-                },
+                "checkId": {"type": "string"},
+                "decision": {"enum": ["admit", "guide", "refuse"]},
+                "advice": {"type": "string"},
             },
+            "required": ["checkId", "decision", "advice"],
             "additionalProperties": False,
         },
-    }
+    },
+    "additionalProperties": False,
+}

@@ -83,7 +83,11 @@ def test_a_refusal_over_mcp_is_a_tool_error_with_its_data(
         with pytest.raises(SocialToolError) as caught:
             endpoint.mcp_send_message({"input": {"to": "agent:bob", "text": "refuse me"}})
         assert caught.value.code == REFUSED_CODE
-        assert caught.value.data == {"reason": "guard-refused", "detail": "refused by the guard"}
+        assert caught.value.data == {
+            "reason": "certification-unavailable",
+            "detail": "refused by the guard",
+            "harnessReason": "guard-refused",
+        }
 
 
 def test_the_guard_sees_a_send_before_its_options_are_checked(

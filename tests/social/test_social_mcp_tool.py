@@ -80,7 +80,8 @@ def test_malformed_arguments_are_invalid_params(
 ) -> None:
     error = refusal(endpoint, arguments)
     assert error.code == INVALID_PARAMS_CODE
-    assert error.data["reason"] == "input-invalid"
+    assert error.data["reason"] == "content-invalid"
+    assert error.data["harnessReason"] == "input-invalid"
     assert detail in str(error.data["detail"])
     assert endpoint.posts() == []
 

@@ -58,8 +58,9 @@ def test_a_policy_deny_over_mcp_is_a_tool_error_with_its_data(
         session.endpoint.mcp_send_message({"input": {"to": "agent:bob", "text": "hi"}})
     assert refused.value.code == -32000
     assert refused.value.data == {
-        "reason": "policy-blocked",
+        "reason": "certification-unavailable",
         "detail": "[blocked] [web4-policy] messages are not allowed here",
+        "harnessReason": "policy-blocked",
     }
     assert [r.status for r in message_records(harness)] == ["blocked"]
 

@@ -44,7 +44,8 @@ def test_malformed_arguments_are_invalid_params_and_recorded(harness_and_session
     harness, session = harness_and_session
     with pytest.raises(SocialToolError) as missing:
         session.endpoint.mcp_send_message({"message": "hi"})
-    assert missing.value.code == -32602 and missing.value.data["reason"] == "input-invalid"
+    assert missing.value.code == -32602 and missing.value.data["reason"] == "content-invalid"
+    assert missing.value.data["harnessReason"] == "input-invalid"
     with pytest.raises(SocialToolError) as options:
         session.endpoint.mcp_send_message(
             {"input": {"to": "agent:bob", "text": "hi"}},

@@ -29,9 +29,13 @@ def proxy_command(
     workspace: Path | str | None = None,
     http: str | None = None,
     call_timeout: float | None = None,
+    social: Sequence[str] = (),
     python: str = sys.executable,
 ) -> list[str]:
-    """Argv for ``harness-audit --storage STORAGE proxy [options] -- UPSTREAM...``."""
+    """Argv for ``harness-audit --storage STORAGE proxy [options] -- UPSTREAM...``.
+
+    ``social`` (the local agent's name, then its peers) adds ``--social LOCAL,PEER,…``: the
+    proxy then serves ``send_message`` too."""
     if policy is not None and preset is not None:
         raise ValueError("give either policy or preset, not both")
     argv = [python, "-m", "pytest_harness_audit", "--storage", str(storage), "proxy"]
@@ -43,6 +47,7 @@ def proxy_command(
         ("--workspace", workspace),
         ("--http", http),
         ("--call-timeout", call_timeout),
+        ("--social", ",".join(social) if social else None),
     ]
     for flag, value in options:
         if value is not None:

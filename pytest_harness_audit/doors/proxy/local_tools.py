@@ -37,6 +37,8 @@ class LocalTool:
     takes_meta: bool = False
     annotations: types.ToolAnnotations | None = None
     title: str | None = field(default=None)
+    #: The JSON schema of the handler's structured result, listed as ``outputSchema``.
+    output_schema: Mapping[str, Any] | None = None
 
     def definition(self) -> types.Tool:
         """The MCP tool definition listed by ``tools/list``."""
@@ -45,6 +47,7 @@ class LocalTool:
             title=self.title,
             description=self.description,
             input_schema=dict(self.input_schema),
+            output_schema=dict(self.output_schema) if self.output_schema is not None else None,
             annotations=self.annotations,
         )
 
