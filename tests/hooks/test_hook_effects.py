@@ -187,3 +187,29 @@ def test_a_read_takes_no_snapshot(project: Path, tmp_path: Path) -> None:
     hook(storage, "post", as_post(pre, {"type": "text", "file": {"content": "# demo"}}))
     (record,) = call_records(storage, SESSION)
     assert "effects" not in record and "judged" not in record
+
+
+def test_a_failed_call_is_judged_by_what_it_did_before_failing(
+    project: Path, tmp_path: Path
+) -> None:
+    storage = tmp_path / "store"
+    pre = recorded("bash-rmtree-disguised.json", project)
+    pre["tool_input"] = {
+        "command": 'python3 -c \'import shutil as s; getattr(s, "rm" + "tree")("app"); '
+        "raise SystemExit(3)'"
+    }
+    assert hook(storage, "pre", pre)[0] == 0
+    run_as_host(pre, project)
+    failure = {
+        **pre,
+        "hook_event_name": "PostToolUseFailure",
+        "error": "Command failed with exit code 3",
+        "is_interrupt": False,
+    }
+    code, out, err = hook(storage, "post", failure)
+    assert (code, json.loads(out)) == (0, {"suppressOutput": True}), err
+    (record,) = call_records(storage, SESSION)
+    assert record["result"]["status"] == "error"
+    assert record["result"]["errorMessage"] == "Command failed with exit code 3"
+    assert record["effects"]["deletedDirs"] == ["app"]
+    assert record["judged"]["verdict"] == "FAIL"
