@@ -115,6 +115,22 @@ def project_id(project: str | os.PathLike[str]) -> str:
     return f"{name[:40] or 'project'}-{digest}"
 
 
+def choose_storage(
+    given: str | os.PathLike[str] | None = None,
+    *,
+    configured: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Path:
+    """Where records go: ``given`` (a ``--storage`` option), else ``$HARNESS_AUDIT_DIR``, else
+    ``configured`` (a config file's ``storagePath``), else :func:`default_storage`. ``~`` is
+    expanded in each."""
+    env = os.environ if environ is None else environ
+    for chosen in (given, env.get("HARNESS_AUDIT_DIR") or None, configured):
+        if chosen is not None and os.fspath(chosen):
+            return Path(os.fspath(chosen)).expanduser()
+    return default_storage(environ=env)
+
+
 def default_storage(
     project: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None
 ) -> Path:

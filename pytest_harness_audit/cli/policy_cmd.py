@@ -53,10 +53,17 @@ def register(subparsers: Any) -> None:
 
 
 def policy_from_args(args: argparse.Namespace) -> Policy:
-    """The policy named by ``--policy FILE``/``--preset NAME`` (default: the ``safety`` preset)."""
+    """The policy named by ``--policy FILE``/``--preset NAME`` (default: the ``safety`` preset);
+    read once per command line (kept on ``args``)."""
+    cached = getattr(args, "_resolved_policy", None)
+    if isinstance(cached, Policy):
+        return cached
     if getattr(args, "policy", None):
-        return resolve_policy(Path(args.policy))
-    return resolve_policy(getattr(args, "preset", None) or None)
+        policy = resolve_policy(Path(args.policy))
+    else:
+        policy = resolve_policy(getattr(args, "preset", None) or None)
+    args._resolved_policy = policy
+    return policy
 
 
 def _status(args: argparse.Namespace) -> int:

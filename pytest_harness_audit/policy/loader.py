@@ -135,7 +135,7 @@ def merge_over_preset(base: Mapping[str, Any], data: Mapping[str, Any]) -> dict[
 
 def resolve_document(data: Any, *, source: str | None, seen: tuple[str, ...] = ()) -> Any:
     """Unwrap the reference config and resolve a ``preset:`` key (recursively, no cycles)."""
-    data = unwrap_reference_config(data)
+    data = unwrap_reference_config(data, source=source)
     if not isinstance(data, Mapping) or "preset" not in data:
         return data
     name = data["preset"]

@@ -35,9 +35,15 @@ POLICY_KEYS = frozenset(
         "immune",
         "firewall",
         "auditLevel",
+        "showR6Status",
+        "storagePath",
         "protect",
     }
 )
+#: The keys of the reference plugin's section ``{"plugins": {"web4-governance": {…}}}``.
+PLUGIN_KEYS = frozenset({"policy", "auditLevel", "showR6Status", "storagePath"})
+#: The plugin section's settings that travel into the policy document it holds.
+_PLUGIN_SETTINGS = ("auditLevel", "showR6Status", "storagePath")
 RULE_KEYS = frozenset({"id", "name", "priority", "decision", "reason", "match"})
 MATCH_KEYS = frozenset(
     {"tools", "categories", "targetPatterns", "targetPatternsAreRegex", "rateLimit", "effects"}
@@ -144,6 +150,10 @@ class PolicySpec:
     audit_level: str = "standard"
     extra_categories: frozenset[str] = field(default_factory=frozenset)
     protect: tuple[str, ...] = ()
+    #: ``showR6Status``: print the chain status line (records, validity, head) in door output.
+    show_r6_status: bool = False
+    #: ``storagePath`` as written (``~`` not yet expanded); None when not given.
+    storage_path: str | None = None
 
 
 class _Context:
@@ -316,26 +326,58 @@ def _parse_rule(ctx: _Context, data: Any, index: int, categories: frozenset[str]
     return Rule(rule_id, name, priority, decision, match, reason)
 
 
-def unwrap_reference_config(data: Any) -> Any:
-    """Return the policy inside ``{"plugins": {"web4-governance": {"policy": …}}}``, else data."""
-    if isinstance(data, Mapping) and "plugins" in data:
-        plugin = data["plugins"]
-        if isinstance(plugin, Mapping) and isinstance(plugin.get("web4-governance"), Mapping):
-            section = plugin["web4-governance"]
-            inner = section.get("policy")
-            if inner is not None and not isinstance(inner, Mapping):
-                return inner  # validation reports "a policy must be a mapping"
-            policy = dict(inner or {})
-            if "auditLevel" in section and "auditLevel" not in policy:
-                policy["auditLevel"] = section["auditLevel"]
-            return policy
-    return data
+def unwrap_reference_config(
+    data: Any, *, source: str | None = None, line_of: LineOf = _no_line
+) -> Any:
+    """Return the policy inside ``{"plugins": {"web4-governance": {"policy": …}}}``, else data.
+
+    The section is validated like a policy: a key other than ``policy``, ``auditLevel``,
+    ``showR6Status`` and ``storagePath``, or a value of the wrong type, is a
+    :class:`PolicyError` naming the field. Its settings travel into the returned policy (a key
+    the policy itself gives wins).
+    """
+    if not (isinstance(data, Mapping) and "plugins" in data):
+        return data
+    plugin = data["plugins"]
+    if not (isinstance(plugin, Mapping) and isinstance(plugin.get("web4-governance"), Mapping)):
+        return data
+    section = plugin["web4-governance"]
+    ctx = _Context(source, line_of)
+    _check_keys(ctx, section, PLUGIN_KEYS, "the web4-governance plugin section")
+    check_plugin_settings(ctx, section)
+    inner = section.get("policy")
+    if inner is not None and not isinstance(inner, Mapping):
+        return inner  # validation reports "a policy must be a mapping"
+    policy = dict(inner or {})
+    for key in _PLUGIN_SETTINGS:
+        if key in section and key not in policy:
+            policy[key] = section[key]
+    return policy
+
+
+def check_plugin_settings(ctx: _Context, data: Mapping[str, Any]) -> None:
+    """Check ``auditLevel``, ``showR6Status`` and ``storagePath`` where ``data`` gives them."""
+    audit_level = data.get("auditLevel", "standard")
+    if audit_level not in AUDIT_LEVELS:
+        raise ctx.error(
+            f"must be one of {', '.join(AUDIT_LEVELS)}; got {audit_level!r}",
+            data,
+            field="auditLevel",
+        )
+    show = data.get("showR6Status", False)
+    if not isinstance(show, bool):
+        raise ctx.error(f"must be true or false, got {show!r}", data, field="showR6Status")
+    storage = data.get("storagePath")
+    if storage is not None and (not isinstance(storage, str) or not storage.strip()):
+        raise ctx.error(
+            f"must be a non-empty directory path, got {storage!r}", data, field="storagePath"
+        )
 
 
 def parse_policy(data: Any, *, source: str | None = None, line_of: LineOf = _no_line) -> PolicySpec:
     """Validate a policy document (bare or the reference plugin's config) into a spec."""
     ctx = _Context(source, line_of)
-    data = unwrap_reference_config(data)
+    data = unwrap_reference_config(data, source=source, line_of=line_of)
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
@@ -349,13 +391,8 @@ def parse_policy(data: Any, *, source: str | None = None, line_of: LineOf = _no_
     enforce = data.get("enforce", True)
     if not isinstance(enforce, bool):
         raise ctx.error(f"must be true or false, got {enforce!r}", data, field="enforce")
+    check_plugin_settings(ctx, data)
     audit_level = data.get("auditLevel", "standard")
-    if audit_level not in AUDIT_LEVELS:
-        raise ctx.error(
-            f"must be one of {', '.join(AUDIT_LEVELS)}; got {audit_level!r}",
-            data,
-            field="auditLevel",
-        )
     tool_categories_raw = data.get("toolCategories", {}) or {}
     if not isinstance(tool_categories_raw, Mapping) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in tool_categories_raw.items()
@@ -409,4 +446,6 @@ def parse_policy(data: Any, *, source: str | None = None, line_of: LineOf = _no_
         audit_level=audit_level,
         extra_categories=extra,
         protect=tuple(protect),
+        show_r6_status=bool(data.get("showR6Status", False)),
+        storage_path=data.get("storagePath"),
     )

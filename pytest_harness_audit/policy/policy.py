@@ -143,6 +143,23 @@ class Policy(CompiledPolicy):
         """``minimal``, ``standard`` or ``verbose``."""
         return self.spec.audit_level
 
+    @property
+    def show_r6_status(self) -> bool:
+        """``showR6Status``: whether the doors print the session's chain status line."""
+        return self.spec.show_r6_status
+
+    @property
+    def storage_path(self) -> Path | None:
+        """``storagePath`` with ``~`` expanded; a relative path is relative to the policy file's
+        directory (the current directory for a policy not read from a file)."""
+        given = self.spec.storage_path
+        if given is None:
+            return None
+        path = Path(given).expanduser()
+        if not path.is_absolute() and self.source and Path(self.source).is_file():
+            path = Path(self.source).parent / path
+        return path
+
     def to_dict(self) -> dict[str, Any]:
         """The resolved policy as a bare policy document (rules in evaluation order)."""
         out: dict[str, Any] = {"defaultPolicy": self.default_policy, "enforce": self.enforce}
