@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.cli.policy_cmd import policy_from_args
-from pytest_harness_audit.doors.hook import PreAnswers, handle_post, handle_pre
+from pytest_harness_audit.doors.hook import WARN_MODES, PreAnswers, handle_post, handle_pre
 from pytest_harness_audit.doors.hook_effects import DEFAULT_ENTRY_LIMIT
 from pytest_harness_audit.doors.hook_session import handle_session_end, handle_session_start
 from pytest_harness_audit.errors import HarnessAuditError
@@ -103,6 +103,14 @@ def _register_install(commands: Any) -> None:
     source.add_argument("--policy", metavar="FILE", help="policy file the hooks use")
     source.add_argument("--preset", metavar="NAME", help="preset the hooks use (default: safety)")
     parser.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
+    parser.add_argument(
+        "--warn", choices=WARN_MODES, help="the pre hook's warn mode (default: ask)"
+    )
+    parser.add_argument(
+        "--approve-allowed",
+        action="store_true",
+        help='the pre hook answers "allow" for allowed calls',
+    )
     parser.set_defaults(func=_install)
 
 
@@ -115,8 +123,14 @@ def _install(args: argparse.Namespace) -> int:
         policy_args = f"--policy {shlex.quote(str(Path(args.policy).resolve()))}"
     else:
         policy_args = f"--preset {shlex.quote(args.preset or 'safety')}"
+    pre_args = " ".join(
+        [
+            *(["--warn", args.warn] if args.warn else []),
+            *(["--approve-allowed"] * args.approve_allowed),
+        ]
+    )
     path = settings_path(args.scope or "project", args.dir.resolve())
-    done = install(path, policy_args, write=not args.dry_run)
+    done = install(path, policy_args, write=not args.dry_run, pre_args=pre_args)
     if not done.changed:
         print(f"{path}: the harness-audit hooks are already installed")
     else:

@@ -45,13 +45,19 @@ def settings_path(scope: str, project_dir: Path, home: Path | None = None) -> Pa
     return project_dir / ".claude" / "settings.json"
 
 
-def hook_command(subcommand: str, policy_args: str) -> str:
-    """The command line one hook entry runs."""
-    return f"{_PREFIX}{subcommand} {policy_args}".rstrip()
+def hook_command(subcommand: str, policy_args: str, pre_args: str = "") -> str:
+    """The command line one hook entry runs (``pre_args`` only for ``pre``)."""
+    more = f" {pre_args}" if pre_args and subcommand == "pre" else ""
+    return f"{_PREFIX}{subcommand} {policy_args}{more}".rstrip()
 
 
-def merged_settings(settings: dict[str, Any], policy_args: str, *, where: str) -> dict[str, Any]:
-    """``settings`` with the harness hooks added or updated (a new dict; the input is kept)."""
+def merged_settings(
+    settings: dict[str, Any], policy_args: str, *, where: str, pre_args: str = ""
+) -> dict[str, Any]:
+    """``settings`` with the harness hooks added or updated (a new dict; the input is kept).
+
+    ``pre_args`` are the pre step's answer options (``--warn pass``, ``--approve-allowed``).
+    """
     merged: dict[str, Any] = json.loads(json.dumps(settings))
     hooks = merged.setdefault("hooks", {})
     if not isinstance(hooks, dict):
@@ -60,7 +66,7 @@ def merged_settings(settings: dict[str, Any], policy_args: str, *, where: str) -
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise UsageError(f"{where}: field 'hooks.{event}' must be a list")
-        command = hook_command(subcommand, policy_args)
+        command = hook_command(subcommand, policy_args, pre_args)
         if not _update_existing(groups, subcommand, command):
             group: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
             if takes_matcher:
@@ -82,7 +88,9 @@ def _update_existing(groups: list[Any], subcommand: str, command: str) -> bool:
     return found
 
 
-def install(path: Path, policy_args: str = "--preset safety", *, write: bool = True) -> Installed:
+def install(
+    path: Path, policy_args: str = "--preset safety", *, write: bool = True, pre_args: str = ""
+) -> Installed:
     """Merge the hooks into the settings file at ``path`` (created when absent)."""
     try:
         before = path.read_text(encoding="utf-8")
@@ -96,7 +104,8 @@ def install(path: Path, policy_args: str = "--preset safety", *, write: bool = T
         raise UsageError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
     if not isinstance(settings, dict):
         raise UsageError(f"{path}: expected a JSON object, got {type(settings).__name__}")
-    after = json.dumps(merged_settings(settings, policy_args, where=str(path)), indent=2) + "\n"
+    merged = merged_settings(settings, policy_args, where=str(path), pre_args=pre_args)
+    after = json.dumps(merged, indent=2) + "\n"
     changed = json.loads(after) != settings or not before.strip()
     diff = "".join(
         difflib.unified_diff(

@@ -124,3 +124,17 @@ def test_user_scope_is_the_home_settings(tmp_path: Path) -> None:
     assert settings_path("user", tmp_path / "p", home=tmp_path) == (
         tmp_path / ".claude" / "settings.json"
     )
+
+
+def test_the_pre_hook_s_answer_options_go_on_the_pre_command_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install(tmp_path, capsys)
+    code, out = install(tmp_path, capsys, "--warn", "pass", "--approve-allowed")
+    assert code == 0 and "+" in out
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    assert commands(settings, "PreToolUse") == [
+        "harness-audit hook pre --preset safety --warn pass --approve-allowed"
+    ]  # updated in place, not added
+    assert commands(settings, "PostToolUse") == [EXPECTED_COMMANDS["PostToolUse"]]
+    assert commands(settings, "SessionEnd") == [EXPECTED_COMMANDS["SessionEnd"]]
