@@ -98,4 +98,6 @@ def test_fixture_refuses(harness):
     )
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*UsageError*bash-under-strict.yaml: field 'policy'*"])
+    result.stdout.fnmatch_lines(
+        ["*::test_fixture_refuses: bash-under-strict.yaml: field 'policy'*"]
+    )

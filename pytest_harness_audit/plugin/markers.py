@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast, get_args
 
 import pytest
 
-from pytest_harness_audit.errors import UsageError
+from pytest_harness_audit.errors import HarnessAuditError, UsageError
 from pytest_harness_audit.types import VerdictName
 
 if TYPE_CHECKING:
@@ -158,14 +158,48 @@ MARKER_PARSERS: dict[str, Callable[[Sequence[Any], Mapping[str, Any]], object]] 
 
 
 def check_marker_arguments(items: Iterable[pytest.Item]) -> None:
-    """Refuse bad marker arguments up front: a ``pytest.UsageError`` naming the test."""
+    """Refuse bad marker arguments up front: a ``pytest.UsageError`` naming the test.
+
+    The set-up markers are checked too: ``harness_workspace`` must name a template that exists
+    and ``harness_policy`` a policy that loads (each distinct value is loaded once).
+    """
+    checked: set[tuple[str, str]] = set()
     for item in items:
-        for name, parse in MARKER_PARSERS.items():
-            for mark in item.iter_markers(name):
-                try:
+        try:
+            for name, parse in MARKER_PARSERS.items():
+                for mark in item.iter_markers(name):
                     parse(mark.args, mark.kwargs)
-                except UsageError as exc:
-                    raise pytest.UsageError(f"{item.nodeid}: {exc}") from None
+            _check_setup_markers(item, checked)
+        except HarnessAuditError as exc:
+            raise pytest.UsageError(f"{item.nodeid}: {exc}") from None
+
+
+def _check_setup_markers(item: pytest.Item, checked: set[tuple[str, str]]) -> None:
+    workspace = item.get_closest_marker("harness_workspace")
+    if workspace is not None:
+        if len(workspace.args) != 1 or workspace.kwargs:
+            raise UsageError("harness_workspace: needs one template name or directory")
+        key = ("harness_workspace", str(workspace.args[0]))
+        if key not in checked:
+            from pytest_harness_audit.session.workspace import resolve_template
+
+            try:
+                resolve_template(workspace.args[0])
+            except HarnessAuditError as exc:
+                raise UsageError(f"harness_workspace: {exc}") from None
+            checked.add(key)
+    policy = item.get_closest_marker("harness_policy")
+    if policy is not None:
+        base_dir = Path(str(item.path)).parent
+        key = ("harness_policy", repr((policy.args, sorted(policy.kwargs.items()), base_dir)))
+        if key not in checked:
+            try:
+                parse_harness_policy(policy.args, policy.kwargs, base_dir)
+            except UsageError:
+                raise
+            except HarnessAuditError as exc:
+                raise UsageError(f"harness_policy: {exc}") from None
+            checked.add(key)
 
 
 def marker_arguments(item: pytest.Item) -> MarkerArguments:
