@@ -141,13 +141,20 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """The table of sessions, under ``--harness-audit`` (controller only)."""
+    """The table of sessions, under ``--harness-audit``, and the ``--harness-audit-html`` view
+    (controller only)."""
     options = config.stash[OPTIONS_KEY]
-    if not options.enabled or hasattr(config, "workerinput"):
+    if hasattr(config, "workerinput"):
         return
-    from pytest_harness_audit.plugin.summary import format_summary
-
-    terminalreporter.write_sep("=", "harness audit")
     summaries = config.stash[SUMMARIES_KEY]
-    for line in format_summary(summaries):
-        terminalreporter.write_line(line)
+    if options.enabled:
+        from pytest_harness_audit.plugin.summary import format_summary
+
+        terminalreporter.write_sep("=", "harness audit")
+        for line in format_summary(summaries):
+            terminalreporter.write_line(line)
+    if options.html is not None:
+        from pytest_harness_audit.plugin.view import write_run_view
+
+        title = f"harness-audit: {config.rootpath.name}"
+        terminalreporter.write_line(write_run_view(summaries, options.html, title))

@@ -20,9 +20,37 @@ if TYPE_CHECKING:
     from pytest_harness_audit.session.harness import Harness
 
 #: The attribute of a test's "call" report holding its sessions' verdicts (``"FAIL"``,
-#: ``"PASS, WARN"`` for several sessions).
+#: ``"PASS, WARN"`` for several sessions, ``"FAIL (expected)"`` when ``expect_verdict`` asked
+#: for it, ``"PASS (expected FAIL)"`` when it asked for another).
 VERDICT_ATTRIBUTE = "harness_audit_verdict"
 PLUGIN_NAME = "harness-audit-html"
+#: The palette tone of each verdict in the Verdict cell.
+CELL_TONES = {"PASS": "ok", "WARN": "warn", "FAIL": "bad"}
+
+
+def verdict_label(verdict: str, expected: str | None) -> str:
+    """``FAIL (expected)`` when a marker expected this verdict, ``FAIL (expected WARN)`` when it
+    expected another; the bare verdict otherwise (and for an expected PASS)."""
+    if expected is None or (expected == verdict == "PASS"):
+        return verdict
+    return f"{verdict} (expected)" if expected == verdict else f"{verdict} (expected {expected})"
+
+
+def verdict_cell(text: str) -> str:
+    """The Verdict cell: each session's verdict coloured (PASS green, WARN amber, FAIL red),
+    and always written out, so the colour is never the only sign."""
+    from pytest_harness_audit.readers.viewer.palette import TONES
+
+    spans = []
+    for label in filter(None, (part.strip() for part in text.split(","))):
+        tone = TONES.get(CELL_TONES.get(label.split(" ", 1)[0], ""), TONES["plain"])
+        style = (
+            f"color:{tone.text};background:{tone.background};border:1px solid {tone.border};"
+            "border-radius:4px;padding:0 6px;font-weight:600;white-space:nowrap"
+        )
+        spans.append(f'<span class="harness-verdict" style="{style}">{html.escape(label)}</span>')
+    first = text.split(",", 1)[0].strip().split(" ", 1)[0]
+    return f'<td class="col-verdict" data-verdict="{html.escape(first)}">{" ".join(spans)}</td>'
 
 
 class HtmlReportColumns:
@@ -42,6 +70,7 @@ class HtmlReportColumns:
         if report.when != "call" or not sessions:
             return report
         verdicts: list[str] = []
+        expected = _expected_verdict(item)
         extras = list(getattr(report, "extras", []))
         for index, harness in enumerate(sessions, start=1):
             name = f"harness audit report {index}" if len(sessions) > 1 else "harness audit report"
@@ -54,7 +83,7 @@ class HtmlReportColumns:
                 )
                 continue
             text = session_report.render()
-            verdicts.append(session_report.verdict.value)
+            verdicts.append(verdict_label(session_report.verdict.value, expected))
             extras.append(
                 self._extras.html(
                     f'<div class="harness-audit-report"><p>{html.escape(name)} '
@@ -74,8 +103,20 @@ class HtmlReportColumns:
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
         """The test's verdicts (empty for tests without a harness session)."""
-        verdict = str(getattr(report, VERDICT_ATTRIBUTE, "") or "")
-        cells.insert(2, f'<td class="col-verdict">{html.escape(verdict)}</td>')
+        cells.insert(2, verdict_cell(str(getattr(report, VERDICT_ATTRIBUTE, "") or "")))
+
+
+def _expected_verdict(item: pytest.Item) -> str | None:
+    """The verdict the closest ``expect_verdict`` marker asks for (checked at collection)."""
+    from pytest_harness_audit.plugin.markers import parse_expect_verdict
+
+    mark = item.get_closest_marker("expect_verdict")
+    if mark is None:
+        return None
+    try:
+        return parse_expect_verdict(mark.args, mark.kwargs)
+    except HarnessAuditError:
+        return None
 
 
 def register_if_active(config: pytest.Config, sessions_key: pytest.StashKey[list[Harness]]) -> None:

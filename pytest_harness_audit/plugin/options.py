@@ -30,6 +30,8 @@ class AuditOptions:
     directory: Path
     policy: str
     expect: VerdictName
+    #: Where ``--harness-audit-html`` writes the session view at the end of the run.
+    html: Path | None = None
 
 
 #: The resolved options (``config.stash``).
@@ -65,6 +67,12 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="NAME|FILE",
         help="policy of harness sessions (default: ini harness_audit_policy or safety)",
     )
+    group.addoption(
+        "--harness-audit-html",
+        default=None,
+        metavar="PATH",
+        help="at the end of the run, write a static HTML view of the run's harness sessions",
+    )
     parser.addini("harness_audit_dir", "directory for kept audit chains", default=".harness-audit")
     parser.addini("harness_audit_policy", "default policy: preset name or file", default="safety")
     parser.addini(
@@ -87,4 +95,10 @@ def resolve_options(config: pytest.Config) -> AuditOptions:
         directory=Path(config.invocation_params.dir, directory),
         policy=config.getoption("--harness-audit-policy") or config.getini("harness_audit_policy"),
         expect=expect,
+        html=_html_path(config),
     )
+
+
+def _html_path(config: pytest.Config) -> Path | None:
+    value = config.getoption("--harness-audit-html")
+    return Path(config.invocation_params.dir, value) if value else None

@@ -71,19 +71,58 @@ def decode_summaries(text: str) -> list[SessionSummary]:
     return [SessionSummary.from_dict(item) for item in json.loads(text)]
 
 
+#: The widest the test column of the summary gets (a longer test name alone still shows whole).
+TEST_WIDTH = 70
+
+
+def short_test_id(nodeid: str, width: int = TEST_WIDTH) -> str:
+    """``nodeid`` cut from the left to at most ``width`` characters, at a ``::`` or ``/``
+    boundary (``…/test_containment.py::test_a_human_lifts_the_quarantine``); the test name
+    (after the last ``::``) is always kept whole, even when it alone is wider."""
+    if len(nodeid) <= width:
+        return nodeid
+    path, sep, rest = nodeid.partition("::")
+    starts = [i for i, char in enumerate(path) if char == "/"]
+    if sep:
+        offset = len(path) + 2
+        starts.append(len(path))
+        starts.extend(offset + i for i in _separators(rest))
+    for start in starts:
+        tail = nodeid[start:]
+        if len(tail) + 1 <= width:
+            return "…" + tail
+    return "…" + (nodeid[starts[-1] :] if starts else nodeid[-(width - 1) :])
+
+
+def _separators(text: str) -> list[int]:
+    """Indexes of each ``::`` in ``text`` outside ``[…]`` parameters."""
+    found, depth, index = [], 0, 0
+    while index < len(text):
+        char = text[index]
+        depth += char == "["
+        depth -= char == "]" and depth > 0
+        if depth == 0 and text.startswith("::", index):
+            found.append(index)
+            index += 2
+            continue
+        index += 1
+    return found
+
+
 def format_summary(summaries: Sequence[SessionSummary]) -> list[str]:
     """The terminal summary table, one row per session, then totals."""
     if not summaries:
         return ["no harness sessions"]
     rows = sorted(summaries, key=lambda s: (s.nodeid, s.session_id))
-    width = min(max(len(s.nodeid) for s in rows), 70)
+    tests = {s.nodeid: short_test_id(s.nodeid, TEST_WIDTH) for s in rows}
+    width = max(len(test) for test in tests.values())
     header = (
         f"{'test':<{width}}  {'calls':>5}  {'denied':>6}  {'warned':>6}  {'chain':<7}  "
         f"{'head':<12}  verdict"
     )
     lines = [header]
     for s in rows:
-        test = s.nodeid if len(s.nodeid) <= width else "…" + s.nodeid[-(width - 1) :]
+        test = tests[s.nodeid]
         chain = "valid" if s.chain_valid else "INVALID"
         lines.append(
             f"{test:<{width}}  {s.calls:>5}  {s.denied:>6}  {s.warned:>6}  {chain:<7}  "
