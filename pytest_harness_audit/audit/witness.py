@@ -17,7 +17,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from pytest_harness_audit.audit.anchor import GENESIS
 from pytest_harness_audit.audit.errors import AuditError
@@ -143,3 +143,74 @@ def line_at(path: str | os.PathLike[str], offset: int, size: int) -> bytes | Non
         os.close(fd)
     line, newline, _ = data.partition(b"\n")
     return line if newline else None
+
+
+def head_at(
+    path: str | os.PathLike[str], count: int, *, size_limit: int | None = None
+) -> str | None:
+    """The head of the chain at ``path`` after ``count`` records (SHA-256 of line ``count``,
+    ``genesis`` for 0); ``None`` when the file holds fewer complete lines. Reads no further."""
+    if count == 0:
+        return GENESIS
+    seen = 0
+    remaining = size_limit
+    carry = b""
+    try:
+        handle = open(path, "rb", buffering=0)  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        return None
+    with handle:
+        while remaining is None or remaining > 0:
+            chunk = handle.read(_CHUNK if remaining is None else min(_CHUNK, remaining))
+            if not chunk:
+                break
+            if remaining is not None:
+                remaining -= len(chunk)
+            lines = (carry + chunk).split(b"\n")
+            carry = lines.pop()
+            if seen + len(lines) >= count:
+                return hashlib.sha256(lines[count - seen - 1]).hexdigest()
+            seen += len(lines)
+    return None
+
+
+class HoldsWitness(Protocol):
+    """A writer that keeps the head it wrote in memory (``AuditChain`` does)."""
+
+    @property
+    def witness(self) -> Head:
+        """The head this writer wrote last (or found on opening)."""
+        ...
+
+
+class Witnesses:
+    """The in-memory heads of every writer of one session in this process.
+
+    A harness session writes through its own chain and through each recording proxy's chain (a
+    thread of the same process, with a chain object of its own): each keeps the head it wrote,
+    and the session is verified against all of them, newest first. None of them is in a file the
+    agent can reach.
+    """
+
+    def __init__(self, *writers: HoldsWitness) -> None:
+        self._writers: list[HoldsWitness] = list(writers)
+
+    def add(self, writer: HoldsWitness) -> None:
+        """Count ``writer``'s head among the session's witnesses (kept after it is closed)."""
+        if all(writer is not known for known in self._writers):
+            self._writers.append(writer)
+
+    def heads(self) -> list[Head]:
+        """The distinct heads, the most records first."""
+        found: list[Head] = []
+        for writer in self._writers:
+            head = writer.witness
+            if head not in found:
+                found.append(head)
+        return sorted(found, key=lambda head: head.count or 0, reverse=True)
+
+    @property
+    def newest(self) -> Head | None:
+        """The head of the most records (``None`` without writers)."""
+        heads = self.heads()
+        return heads[0] if heads else None

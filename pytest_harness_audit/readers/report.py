@@ -6,6 +6,10 @@ Everything comes from the verified chain. Nothing that differs between runs, mac
 workers goes in: no timestamps, durations, record or session ids, hosts, absolute or temporary
 paths. Each call is one line and carries its own part of the verdict, so one changed decision
 changes that line, and the ``verdict`` line only when the session's verdict changes with it.
+
+A report *file* (``write_report``) may end with the session's published head — its record count
+and 64-hex hash, which differ on every run — after a ``HEAD_MARK`` comment line: outside the
+document, so snapshots never see it (``split_report_file``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import yaml
 from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.audit.records import display_target
 from pytest_harness_audit.audit.storage import sanitize_session_id
+from pytest_harness_audit.audit.witness import Head
 from pytest_harness_audit.readers.report_lines import (
     AlertLine,
     CallLine,
@@ -35,6 +40,7 @@ from pytest_harness_audit.readers.report_lines import (
 from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, judge_record
 
 if TYPE_CHECKING:
+    from pytest_harness_audit.audit.verify import ChainReport
     from pytest_harness_audit.readers.session_view import AuditedSession
 
 #: Hex digits kept of the policy content hash and of output hashes.
@@ -42,6 +48,8 @@ SHORT_HASH = 12
 #: Folder of report files under the storage directory (beside ``audit/`` and ``sessions/``).
 REPORTS_DIR = "reports"
 HEADER = "# harness-audit session report"
+#: The comment line that starts a report file's published head, after the document.
+HEAD_MARK = "# published head, not part of the report document"
 
 _PATH_END = r"""[\s'"`;|&<>()=:,\]}]"""
 _BOUNDARY = f"(?={_PATH_END}|$)"
@@ -93,7 +101,8 @@ class SessionReport:
     ``other_reasons`` holds the reasons no line shows: an invalid chain, plugin verdict rules.
 
     A report equals another report, or a string, with the same rendered text, so
-    ``assert harness.report() == audit_snapshot`` compares documents.
+    ``assert harness.report() == audit_snapshot`` compares documents. ``head`` (the session's
+    published head) is not part of the document: only a report file carries it.
     """
 
     policy_name: str
@@ -110,6 +119,7 @@ class SessionReport:
     chain_problem: str | None = None
     other: tuple[OtherLine, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    head: Head | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The document as plain data (what ``yaml.safe_load`` of :meth:`render` gives)."""
@@ -235,7 +245,18 @@ def build_report(
             for reason in _not_on_a_line(reasons, line_verdicts.values())
         ),
         extra=_plain_extra(extra or {}, scrub),
+        head=_published_head(harness, chain),
     )
+
+
+def _published_head(harness: AuditedSession, chain: ChainReport) -> Head | None:
+    """The session's published head (``Harness.published_head``: checked against what its own
+    process wrote); for a session read back from its store, the verified chain's head."""
+    published = getattr(harness, "published_head", None)
+    if callable(published):
+        head = published()
+        return head if isinstance(head, Head) else None
+    return Head(chain.record_count, chain.head) if chain.valid else None
 
 
 def workspace_label(template: str | os.PathLike[str] | None) -> str:
@@ -407,20 +428,56 @@ def report_path(storage_dir: str | os.PathLike[str], session_id: str) -> Path:
 
 
 def write_report(
-    storage_dir: str | os.PathLike[str], session_id: str, report: SessionReport
+    storage_dir: str | os.PathLike[str],
+    session_id: str,
+    report: SessionReport,
+    *,
+    head: Head | None = None,
 ) -> Path:
-    """Write (atomically) the rendered report of ``session_id``; return its path."""
+    """Write (atomically) the rendered report of ``session_id``; return its path.
+
+    ``head`` (default: the report's own, the session's published head) the file ends with it,
+    after the document: ``head: {records: N, hash: HEX}`` under a ``HEAD_MARK`` line.
+    """
     path = report_path(storage_dir, session_id)
     path.parent.mkdir(parents=True, exist_ok=True)
+    text = report.render()
+    head = head if head is not None else report.head
+    if head is not None:
+        name = sanitize_session_id(session_id)
+        re_check = f"harness-audit audit verify {name} --head {head.count}:{head.hash}"
+        fields = {"records": head.count, "hash": head.hash}
+        text += f"{HEAD_MARK} (re-check: {re_check})\nhead: {_flow(fields)}\n"
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".report-", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(report.render())
+            stream.write(text)
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
     return path
+
+
+def split_report_file(text: str) -> tuple[str, Head | None]:
+    """A report file's document (what snapshots compare) and its published head, if any."""
+    document, mark, rest = text.partition(f"\n{HEAD_MARK}")
+    if not mark:
+        return text, None
+    data = yaml.safe_load(rest.partition("\n")[2]) or {}
+    fields = data.get("head") if isinstance(data, Mapping) else None
+    if not isinstance(fields, Mapping):
+        return document + "\n", None
+    count, digest = fields.get("records"), fields.get("hash")
+    if isinstance(count, bool) or not isinstance(count, int) or not isinstance(digest, str):
+        return document + "\n", None
+    return document + "\n", Head(count, digest)
+
+
+def load_report_head(storage_dir: str | os.PathLike[str], session_id: str) -> Head | None:
+    """The head published in ``session_id``'s report file (``None``: no file, or no head)."""
+    text = load_report_text(storage_dir, session_id)
+    return None if text is None else split_report_file(text)[1]
 
 
 def load_report_text(storage_dir: str | os.PathLike[str], session_id: str) -> str | None:

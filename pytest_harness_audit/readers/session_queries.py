@@ -3,7 +3,8 @@ assertions over them (``harness.calls()``, ``harness.assert_denied()``, …).
 
 :class:`ChainQueries` is a mixin: ``Harness`` gets these methods from it. It needs only the
 session's ``chain``, ``storage_dir`` and ``session_id``; every answer is read from the chain on
-disk (re-read whenever the chain or its anchor changes), never from memory.
+disk (re-read whenever the chain or its anchor changes), never from memory — except the heads
+its writers keep in memory (``witnesses``), which the chain is verified against.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.audit.verify import ChainReport, verify_chain
+from pytest_harness_audit.audit.witness import Head, Witnesses, head_at
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.readers.trajectory import (
     Step,
@@ -34,8 +36,12 @@ class ChainQueries:
     chain: AuditChain
     storage_dir: Path
     session_id: str
-    #: The last verification, keyed by the chain's on-disk state.
-    _verified: tuple[tuple[int, ...], ChainReport] | None = None
+    #: The in-memory heads of the session's writers in this process (``Harness`` adds each
+    #: recording proxy's chain); without it, the chain's own witness.
+    witnesses: Witnesses | None = None
+    #: The last verification and the head to publish, keyed by the chain's on-disk state and
+    #: the witnesses.
+    _verified: tuple[tuple[Any, ...], ChainReport, Head] | None = None
     #: The last read of the records, keyed by the chain's on-disk state.
     _read: tuple[tuple[int, ...], tuple[dict[str, Any], ...]] | None = None
 
@@ -53,18 +59,57 @@ class ChainQueries:
         return tuple(state)
 
     def verify(self) -> ChainReport:
-        """Verify the session's chain against its anchor.
+        """Verify the session's chain against its anchor and the witnesses.
 
-        The result is reused until the chain or its anchor changes on disk (an end-of-test
-        check, the summary and the report then verify once, not once each).
+        Every head a writer of this session in this process wrote and kept in memory — the
+        session's own chain, each recording proxy's — must be in the chain, so a rewrite during
+        the test is a ``witness_mismatch``. The result is reused until the chain or its anchor
+        changes on disk (an end-of-test check, the summary and the report then verify once).
         """
-        state = self._chain_state()
-        if self._verified is None or self._verified[0] != state:
-            # the head this process wrote, kept in memory: a rewrite during the test is caught
-            witness = getattr(self.chain, "witness", None)
-            report = verify_chain(self.storage_dir, self.session_id, witness=witness)
-            self._verified = (state, report)
-        return self._verified[1]
+        return self._verification()[0]
+
+    def published_head(self) -> Head:
+        """The head to publish where the agent has no hand (terminal summary, JUnit property,
+        report file, session-end checkpoint).
+
+        The chain's own head (and record count) when it verifies against every witness — it then
+        continues what this process wrote; otherwise the witness it failed, never a head a
+        rewrite produced.
+        """
+        return self._verification()[1]
+
+    @property
+    def witness(self) -> Head | None:
+        """The newest head a writer of this session in this process keeps in memory."""
+        heads = self._witness_heads()
+        return heads[0] if heads else None
+
+    def _witness_heads(self) -> list[Head]:
+        if self.witnesses is not None:
+            return self.witnesses.heads()
+        head = getattr(self.chain, "witness", None)
+        return [head] if isinstance(head, Head) else []
+
+    def _verification(self) -> tuple[ChainReport, Head]:
+        heads = self._witness_heads()
+        key = (*self._chain_state(), *heads)
+        if self._verified is None or self._verified[0] != key:
+            self._verified = (key, *self._verify_against(heads))
+        return self._verified[1], self._verified[2]
+
+    def _verify_against(self, heads: list[Head]) -> tuple[ChainReport, Head]:
+        """The report, newest witness first, then any older one the chain does not hold; and
+        the head to publish."""
+        newest = heads[0] if heads else None
+        report = verify_chain(self.storage_dir, self.session_id, witness=newest)
+        if not report.valid:
+            return report, newest or Head(report.record_count, report.head)
+        for older in heads[1:]:
+            # the newest witness checked every line up to it: an older one needs its line only
+            found = head_at(self.chain.path, older.count) if older.count is not None else None
+            if found is None or not older.matches(found):
+                return verify_chain(self.storage_dir, self.session_id, witness=older), older
+        return report, Head(report.record_count, report.head)
 
     @property
     def records(self) -> list[CallRecord]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 import pytest
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from pytest_harness_audit.readers.report import SessionReport
+from pytest_harness_audit.readers.report import SessionReport, split_report_file
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
@@ -53,11 +53,12 @@ class AuditReportExtension(SingleFileSnapshotExtension):
         include: PropertyFilter | None = None,
         matcher: PropertyMatcher | None = None,
     ) -> SerializedData:
-        """The report's YAML text; a string is taken as an already rendered report."""
+        """The report's YAML text; a string is taken as an already rendered report (a report
+        file's published head, which differs on every run, left out)."""
         if isinstance(data, SessionReport):
             return data.render()
         if isinstance(data, str):
-            return data
+            return split_report_file(data)[0]
         raise TypeError(
             f"audit_snapshot stores session reports: compare harness.report(), "
             f"not {type(data).__name__}"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import git
 
 from pytest_harness_audit.audit.record_view import CallRecord
+from pytest_harness_audit.audit.witness import Witnesses
 from pytest_harness_audit.doors import social as social_bridge
 from pytest_harness_audit.doors.agent import AgentRun
 from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
@@ -131,6 +132,8 @@ class Harness(ChainQueries):
             audit_level=audit_level,
         )
         self.chain = self.gate.chain
+        #: The heads this session's writers keep in memory: its chain's, each proxy's.
+        self.witnesses: Witnesses = Witnesses(self.chain)
         self._verdict_rules = verdict_rules
         self._report_fields = report_fields
         self._repo = repo
@@ -208,7 +211,9 @@ class Harness(ChainQueries):
         """
         from pytest_harness_audit.session.proxy_session import RecordingProxySession
 
-        proxy = RecordingProxySession(self, upstream, **options).start()
+        proxy = RecordingProxySession(self, upstream, **options)
+        self.witnesses.add(proxy.gate.chain)  # the proxy thread's chain keeps its own head
+        proxy.start()
         self._proxies.append(proxy)
         return proxy
 

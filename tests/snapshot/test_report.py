@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
+from pytest_harness_audit.audit.witness import Head
 from pytest_harness_audit.readers.report import (
+    HEAD_MARK,
     PathScrubber,
     SessionReport,
+    load_report_head,
     load_report_text,
     merge_report_fields,
     report_path,
+    split_report_file,
     workspace_label,
     write_report,
 )
@@ -228,10 +233,54 @@ def test_report_files_round_trip(tmp_path: Path) -> None:
     storage = tmp_path / "kept"
     path = write_report(storage, harness.session_id, harness.report())
     assert path == storage / "reports" / f"{harness.session_id}.yaml"
-    assert load_report_text(storage, harness.session_id) == harness.report().render()
+    text = load_report_text(storage, harness.session_id)
+    assert text is not None and split_report_file(text)[0] == harness.report().render()
     assert load_report_text(storage, "no-such-session") is None
     assert report_path(storage, "../escape").parent == storage / "reports"
     assert not list((storage / "reports").glob(".report-*"))
+
+
+def test_report_file_carries_the_published_head_outside_the_document(tmp_path: Path) -> None:
+    harness = make(tmp_path)
+    harness.call("Glob", pattern="*")
+    harness.call("Bash", command="rm -rf app")
+    storage = tmp_path / "kept"
+    head = harness.published_head()
+    chain = harness.verify()
+    assert head == Head(chain.record_count, chain.head) and head.count == 2
+    assert harness.report().head == head  # the report knows it, its document does not show it
+    write_report(storage, harness.session_id, harness.report())
+    text = load_report_text(storage, harness.session_id)
+    assert text is not None and text.startswith(harness.report().render())
+    assert split_report_file(text) == (harness.report().render(), head)
+    assert load_report_head(storage, harness.session_id) == head
+    assert yaml.safe_load(text)["head"] == {"records": 2, "hash": chain.head}
+    assert f"--head 2:{chain.head}" in text  # how to re-check it, on the mark line
+    assert harness.report() != text  # the file is not the document
+    # a head given to the writer wins; a report without one is the document alone
+    other = Head(1, "a" * 64)
+    write_report(storage, harness.session_id, harness.report(), head=other)
+    assert load_report_head(storage, harness.session_id) == other
+    write_report(storage, harness.session_id, replace(harness.report(), head=None))
+    assert load_report_text(storage, harness.session_id) == harness.report().render()
+    assert load_report_head(storage, harness.session_id) is None
+    assert load_report_head(storage, "no-such-session") is None
+
+
+@pytest.mark.parametrize(
+    "tail",
+    ["", "head: 3\n", "head: {records: true, hash: abc}\n", "head: {records: 1}\n", "- x\n"],
+)
+def test_a_report_file_without_a_readable_head_gives_none(tail: str) -> None:
+    document = "# harness-audit session report\nverdict: PASS\nother_reasons: []\n"
+    text = document + (f"{HEAD_MARK}\n{tail}" if tail else "")
+    assert split_report_file(text) == (document, None)
+
+
+def test_a_genesis_head_round_trips(tmp_path: Path) -> None:
+    harness = make(tmp_path)
+    write_report(tmp_path / "kept", harness.session_id, harness.report(), head=Head(0, "genesis"))
+    assert load_report_head(tmp_path / "kept", harness.session_id) == Head(0, "genesis")
 
 
 def test_merge_report_fields_skips_empty_answers() -> None:
