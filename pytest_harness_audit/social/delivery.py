@@ -25,7 +25,7 @@ from pytest_harness_audit.social.errors import (
     SendFailureReason,
     SocialConfigError,
 )
-from pytest_harness_audit.social.store import Post, PostKind, PostStore
+from pytest_harness_audit.social.store import IntentBinder, Post, PostKind, PostStore
 
 #: Failures a test may inject for the next sends, or give as a peer's unreachability.
 INJECTABLE_FAULTS: tuple[SendFailureReason, ...] = (
@@ -145,6 +145,7 @@ class Network:
         fault: SendFailureReason | None,
         on_delivered: DeliveredAction,
         invocation_id: str | None = None,
+        bind: IntentBinder | None = None,
     ) -> PostAttempt:
         """Post as the local agent to ``recipients``; ``on_delivered`` runs once it reached
         them (now, or when a pending post is delivered; never for ``outcome-unknown``)."""
@@ -163,6 +164,7 @@ class Network:
             status="pending" if reason == "delivery-pending" else "stored",
             held=False,
             invocation_id=invocation_id,
+            bind=bind,
         )
         if reason == "delivery-pending":
             with self._lock:
@@ -187,6 +189,7 @@ class Network:
         status: Literal["stored", "pending"],
         held: bool,
         invocation_id: str | None = None,
+        bind: IntentBinder | None = None,
     ) -> Post:
         """Commit one post (any sender's) to the store; ``persistence-failed`` if it cannot."""
         post_id = new_post_id()
@@ -206,6 +209,7 @@ class Network:
                 status=status,
                 held=held,
                 record_hash=record_hash(post_id, sender, conversation, content),
+                bind=bind,
             )
         except sqlite3.Error as error:
             raise SendError("persistence-failed") from error

@@ -64,7 +64,8 @@ def social_fields(event: SocialEvent, local_agent: str) -> dict[str, Any]:
 
 
 def firewall_fields(event: SocialEvent) -> dict[str, Any] | None:
-    """The record's ``firewall`` field when a check ran: ``{decision, mode, checkId, ruleIds}``."""
+    """The record's ``firewall`` field when a check ran: ``{decision, mode, checkId, ruleIds}``,
+    plus ``held: true`` for a send held on stale evidence."""
     if event.decision is None:
         return None
     return compact(
@@ -73,6 +74,7 @@ def firewall_fields(event: SocialEvent) -> dict[str, Any] | None:
             "mode": event.mode,
             "checkId": event.check_id,
             "ruleIds": list(event.rule_ids),
+            "held": True if event.held else None,
         }
     )
 

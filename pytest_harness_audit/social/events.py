@@ -155,6 +155,8 @@ class SocialEvent:
     mode: FirewallMode | None = None
     rule_ids: tuple[str, ...] = ()
     guidance: str | None = None
+    #: The firewall held the send: its evidence went stale twice (see :mod:`.capture`).
+    held: bool = False
     unreachable: tuple[str, ...] = ()
     outcomes: tuple[MemberOutcome, ...] = ()
     failure_delivery: FailureDelivery = "result"
@@ -192,6 +194,8 @@ class SocialEvent:
             data["postIds"] = list(self.post_ids)
         if self.rule_ids:
             data["ruleIds"] = list(self.rule_ids)
+        if self.held:
+            data["held"] = True
         if self.unreachable:
             data["unreachable"] = list(self.unreachable)
         if self.outcomes:
@@ -231,6 +235,7 @@ class SendAttempt:
             "mode": check.mode,
             "rule_ids": check.rule_ids,
             "guidance": check.advice,
+            "held": check.held,
         }
 
 

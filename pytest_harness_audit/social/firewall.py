@@ -13,6 +13,11 @@ guidance. Each check is retained under a check id with its private evidence (mat
 patterns, member names, secret sources); what the model reads — refusal, feedback, advice — never
 contains that evidence.
 
+Evidence revisions: every change to the evidence a check reads (a secret noted, or
+:meth:`MessageFirewall.note_evidence` from any other source) advances the firewall's
+``evidence_revision``; a check records the revision it assessed. The send binds its intent only
+if that revision is still current (see :mod:`.capture`).
+
 A secret guard (on by default) refuses any send whose text contains a value registered with
 :meth:`MessageFirewall.note_secret`, such as a secret read from the workspace earlier in the
 session. Secrets stay in memory; checks retain only their source and a fingerprint.
@@ -21,6 +26,7 @@ session. Secrets stay in memory; checks retain only their source and a fingerpri
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast, get_args
@@ -189,16 +195,20 @@ class FirewallCheck:
     advice: str | None
     evidence: tuple[Mapping[str, object], ...]
     policy_hash: str
+    #: The firewall's evidence revision this check assessed.
+    evidence_revision: int = 0
+    #: The evidence went stale again after a second check: held (see :mod:`.capture`).
+    held: bool = False
 
     @property
     def blocks(self) -> bool:
-        """Whether the send must not go out (a refusal in enforcement mode)."""
-        return self.mode == "enforcement" and self.decision == "refuse"
+        """Whether the send must not go out (a refusal or a hold in enforcement mode)."""
+        return self.mode == "enforcement" and (self.decision == "refuse" or self.held)
 
     @property
     def guidance(self) -> Guidance | None:
-        """The guidance the admitted send carries, if any."""
-        if self.advice is None or self.blocks:
+        """The guidance the admitted send carries, if any (never a held check's stale advice)."""
+        if self.advice is None or self.blocks or self.held:
             return None
         return Guidance(self.check_id, self.decision, self.advice)
 
@@ -214,6 +224,8 @@ class FirewallCheck:
             "advice": self.advice,
             "evidence": [dict(item) for item in self.evidence],
             "policyHash": self.policy_hash,
+            "evidenceRevision": self.evidence_revision,
+            **({"held": True} if self.held else {}),
         }
 
 
@@ -253,6 +265,9 @@ class MessageFirewall:
         #: sends) and returns their fingerprints; the session's inspection sets it.
         self.secret_scanner: Callable[[str], Sequence[str]] | None = None
         self._secrets: list[_Secret] = []
+        #: Held while evidence changes, and by a send binding its intent (see :mod:`.capture`).
+        self.evidence_lock = threading.RLock()
+        self._revision = 0
         self._hashed: tuple[str, bool] | None = None
         self._hash = ""
 
@@ -270,6 +285,17 @@ class MessageFirewall:
             self._hashed = config
         return self._hash
 
+    @property
+    def evidence_revision(self) -> int:
+        """The revision of the evidence checks read; it advances with every change."""
+        return self._revision
+
+    def note_evidence(self) -> int:
+        """Say the evidence changed (a source other than :meth:`note_secret`); the new revision."""
+        with self.evidence_lock:
+            self._revision += 1
+            return self._revision
+
     def note_secret(self, value: str, source: str) -> bool:
         """Register a secret value seen in the session (e.g. read from ``.env``).
 
@@ -278,9 +304,11 @@ class MessageFirewall:
         """
         if not isinstance(value, str) or len(value) < MINIMUM_SECRET_LENGTH:
             return False
-        if any(secret.value == value for secret in self._secrets):
-            return False
-        self._secrets.append(_Secret(value, str(source), fingerprint(value)))
+        with self.evidence_lock:
+            if any(secret.value == value for secret in self._secrets):
+                return False
+            self._secrets.append(_Secret(value, str(source), fingerprint(value)))
+            self._revision += 1
         return True
 
     @property
@@ -290,6 +318,7 @@ class MessageFirewall:
 
     def check(self, candidate: SendCandidate, check_id: str) -> FirewallCheck:
         """Check one send; the caller retains the result under ``check_id``."""
+        revision = self._revision  # captured before the evidence is read
         try:
             matches = self._matches(candidate)
         except Exception as error:  # fail closed: a check that cannot run refuses
@@ -324,6 +353,7 @@ class MessageFirewall:
             advice=advice,
             evidence=tuple(evidence for _, evidence in matches),
             policy_hash=self.policy_hash,
+            evidence_revision=revision,
         )
 
     def _matches(self, candidate: SendCandidate) -> list[tuple[MessageRule, Mapping[str, object]]]:

@@ -78,8 +78,9 @@ def closed_error_data(data: Mapping[str, object]) -> dict[str, object]:
 
     A harness-only reason (``policy-blocked``, ``input-invalid``, ``text-invalid``) becomes
     ``{reason: <closed word>, detail, harnessReason: <harness word>}``; any other word (a send
-    guard's own refusal) is a local refusal before any post: ``certification-unavailable``. A host that knows only the closed lists reads ``reason``; one that wants
-    the finer word reads ``harnessReason``.
+    guard's own refusal) is a local refusal before any post: ``certification-unavailable``.
+    A host that knows only the closed lists reads ``reason``; one that wants the finer word
+    reads ``harnessReason``.
     """
     reason = data.get("reason")
     if isinstance(reason, str) and reason in CLOSED_REASONS:

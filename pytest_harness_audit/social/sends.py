@@ -18,6 +18,7 @@ from pytest_harness_audit.social.addresses import (
     unknown_members,
 )
 from pytest_harness_audit.social.answers import validate_answer
+from pytest_harness_audit.social.capture import post_bound
 from pytest_harness_audit.social.collective_engine import CollectiveEngine
 from pytest_harness_audit.social.collectives import Operation, outcome_of
 from pytest_harness_audit.social.content import (
@@ -56,7 +57,7 @@ from pytest_harness_audit.social.inputs import (
     TextSend,
 )
 from pytest_harness_audit.social.message_json import canonical_message_json, lone_surrogate_index
-from pytest_harness_audit.social.store import PostKind, PostStore
+from pytest_harness_audit.social.store import IntentBinder, PostKind, PostStore
 
 
 class SendExecutor:
@@ -114,23 +115,40 @@ class SendExecutor:
         self._require_known(address)
         content = multicast_content(decoded.text)
         check_content_size(content)
-        check = self._check_firewall(attempt, address, "multicast", decoded.text)
+        check = self._check_firewall(attempt, address, "multicast", decoded.text, retain=False)
         fault = self.network.take_fault()
-        delivery = self._post(
-            attempt,
-            conversation=address.address,
-            address=address.address,
-            kind="message",
-            operation="multicast",
-            operation_id=None,
-            text=decoded.text,
-            content=content,
-            recipients=address.remote,
-            fault=fault,
-            on_delivered=lambda at, post: None,
-        )
+
+        def post(bind: IntentBinder | None) -> PostAttempt:
+            return self._post(
+                attempt,
+                conversation=address.address,
+                address=address.address,
+                kind="message",
+                operation="multicast",
+                operation_id=None,
+                text=decoded.text,
+                content=content,
+                recipients=address.remote,
+                fault=fault,
+                on_delivered=lambda at, post: None,
+                bind=bind,
+            )
+
+        if check is None or self.firewall is None:
+            delivery = post(None)
+        else:
+            bound = post_bound(
+                self.firewall,
+                check,
+                post,
+                recheck=lambda: self._recheck(attempt, address, "multicast", decoded.text),
+                retain=lambda kept: self._retain(attempt, address, "multicast", kept),
+                body_of=lambda kept: self._check_body(attempt, address, "multicast", kept),
+                now_ms=self.clock.now_ms,
+            )
+            delivery, attempt.check = bound.delivery, bound.check
         delivery.raise_failure()
-        return SendResult(guidance=_guidance(check), post_ids=attempt.post_ids)
+        return SendResult(guidance=_guidance(attempt.check), post_ids=attempt.post_ids)
 
     def _collect(
         self, decoded: TextSend, collecting: Collecting, attempt: SendAttempt
@@ -274,8 +292,16 @@ class SendExecutor:
     # -- internals: firewall and posts ----------------------------------------------------------
 
     def _check_firewall(
-        self, attempt: SendAttempt, address: CanonicalAddress, operation: str, text: str
+        self,
+        attempt: SendAttempt,
+        address: CanonicalAddress,
+        operation: str,
+        text: str,
+        *,
+        retain: bool = True,
     ) -> FirewallCheck | None:
+        """Check the send; a blocking check is retained and raised. Any other check is retained
+        now, or (``retain=False``) when its intent is bound (:mod:`.capture`)."""
         if self.firewall is None:
             return None
         check_id = new_check_id()
@@ -287,22 +313,37 @@ class SendExecutor:
             ),
             check_id,
         )
-        now = self.clock.now_ms()
-        self.store.add_check(
-            check_id,
-            now,
-            {
-                **check.to_json(),
-                "atMs": now,
-                "to": attempt.to,
-                "address": address.address,
-                "operation": operation,
-            },
-        )
         attempt.check = check
+        if retain or check.blocks:
+            self._retain(attempt, address, operation, check)
         if check.blocks:
             raise FirewallSendError(check_id, check.refusal or "", check.feedback or "")
         return check
+
+    def _recheck(
+        self, attempt: SendAttempt, address: CanonicalAddress, operation: str, text: str
+    ) -> FirewallCheck:
+        check = self._check_firewall(attempt, address, operation, text, retain=False)
+        assert check is not None  # a recheck runs only with a firewall
+        return check
+
+    def _check_body(
+        self, attempt: SendAttempt, address: CanonicalAddress, operation: str, check: FirewallCheck
+    ) -> dict[str, object]:
+        return {
+            **check.to_json(),
+            "atMs": self.clock.now_ms(),
+            "to": attempt.to,
+            "address": address.address,
+            "operation": operation,
+        }
+
+    def _retain(
+        self, attempt: SendAttempt, address: CanonicalAddress, operation: str, check: FirewallCheck
+    ) -> None:
+        attempt.check = check
+        body = self._check_body(attempt, address, operation, check)
+        self.store.add_check(check.check_id, self.clock.now_ms(), body)
 
     def _post(
         self,
@@ -318,6 +359,7 @@ class SendExecutor:
         recipients: tuple[str, ...],
         fault: SendFailureReason | None,
         on_delivered: DeliveredAction,
+        bind: IntentBinder | None = None,
     ) -> PostAttempt:
         delivery = self.network.post(
             conversation=conversation,
@@ -331,6 +373,7 @@ class SendExecutor:
             fault=fault,
             on_delivered=on_delivered,
             invocation_id=attempt.operation_id,
+            bind=bind,
         )
         if delivery.post is not None:
             attempt.post_ids += (delivery.post.post_id,)

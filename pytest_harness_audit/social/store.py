@@ -11,10 +11,10 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from pytest_harness_audit.social.errors import SocialConfigError
 from pytest_harness_audit.social.message_json import canonical_message_json
@@ -104,6 +104,28 @@ class InvocationRecord:
     outcome: Mapping[str, object] | None
 
 
+class IntentBinder(Protocol):
+    """Runs inside the transaction that creates a post, before the post is inserted (it may
+    raise to roll the post back); ``lock`` is held from before the transaction to its commit."""
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The lock held around the whole transaction."""
+
+    def __call__(self, connection: sqlite3.Connection) -> None:
+        """Compare, retain, or raise (nothing is then committed)."""
+
+
+def insert_check(
+    connection: sqlite3.Connection, check_id: str, created_ms: int, body: Mapping[str, object]
+) -> None:
+    """Retain one firewall check in the open transaction of ``connection``."""
+    connection.execute(
+        "INSERT INTO checks (check_id, created_ms, body) VALUES (?, ?, ?)",
+        (check_id, created_ms, json.dumps(body)),
+    )
+
+
 class PostStore:
     """The SQLite store of one endpoint, at ``<directory>/social.sqlite3``."""
 
@@ -160,9 +182,16 @@ class PostStore:
         status: PostStatus,
         held: bool,
         record_hash: str,
+        bind: IntentBinder | None = None,
     ) -> Post:
-        """Commit one post; it is durable when this returns."""
-        with self.transaction() as connection:
+        """Commit one post; it is durable when this returns. ``bind`` runs first in the same
+        transaction (an intent binding: the post and what it binds commit together)."""
+        with ExitStack() as stack:
+            if bind is not None:
+                stack.enter_context(bind.lock)
+            connection = stack.enter_context(self.transaction())
+            if bind is not None:
+                bind(connection)
             cursor = connection.execute(
                 "INSERT INTO posts (post_id, invocation_id, created_ms, sender, conversation,"
                 " address, kind, operation, operation_id, text, content, status, held, record_hash)"
@@ -268,10 +297,7 @@ class PostStore:
     def add_check(self, check_id: str, created_ms: int, body: Mapping[str, object]) -> None:
         """Retain one firewall check under its id."""
         with self.transaction() as connection:
-            connection.execute(
-                "INSERT INTO checks (check_id, created_ms, body) VALUES (?, ?, ?)",
-                (check_id, created_ms, json.dumps(body)),
-            )
+            insert_check(connection, check_id, created_ms, body)
 
     def check(self, check_id: str) -> dict[str, object] | None:
         """The retained check ``check_id``, or None."""
