@@ -7,7 +7,10 @@ Random chains (hypothesis) of random records get one mutation of a class (see
 Whole stored sessions get one tamper of a class of ``session_tampers`` (files deleted, copied,
 linked, anchors and head copies forged, every link recomputed, rollbacks, forged checkpoints):
 each is detected exactly from its level on — verify alone, the writer's witness, a published
-head, a signed checkpoint — and not below.
+head, a signed checkpoint — and not below. Live sessions (``live_tampers``: a rewrite between
+calls through a recording proxy, a rewrite after the run of records a writer outside the test
+process appended) are played honestly and tampered, and checked the same way, with the heads
+the plugin keeps and publishes.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import pytest
 from chain_mutations import MIN_RECORDS, MUTATIONS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from live_tampers import LIVE_CASES, SESSION, LiveCase, Played
 from reliability_support import drafts, run_cli
 from session_tampers import (
     CASES,
@@ -36,6 +40,7 @@ from session_tampers import (
 from pytest_harness_audit.audit import AuditChain, RecordDraft, StorageLayout, verify_chain
 from pytest_harness_audit.audit.checkpoint import verify_checkpointed
 from pytest_harness_audit.audit.witness import Head
+from pytest_harness_audit.readers.report import load_report_head
 
 FAST_EXAMPLES = 80
 SLOW_EXAMPLES = 600
@@ -168,11 +173,49 @@ def test_session_tamper_is_detected_at_its_level(
     reliability_counts.detail("tamper", f"{case.origin}: {case.name} → {case.level}")
 
 
+def _live_detections(played: Played, public_key: Path) -> dict[str, bool]:
+    """Which level detects the tampering of a live session (see ``live_tampers``)."""
+    storage = str(played.storage)
+    plain = run_cli(["--storage", storage, "audit", "verify", SESSION])
+    assert plain.code in (0, 1), plain
+    published = load_report_head(played.storage, SESSION)
+    assert published is not None and published.count is not None
+    by_head = run_cli(["--storage", storage, "audit", "verify", SESSION, "--head", str(published)])
+    assert by_head.code in (0, 1), by_head
+    by_checkpoint = verify_checkpointed(played.storage, SESSION, public_key)
+    return {
+        "verify": plain.code == 1,
+        "witness": not played.harness.verify().valid,
+        "head": by_head.code == 1,
+        "checkpoint": not by_checkpoint.valid,
+    }
+
+
+@pytest.mark.parametrize("case", LIVE_CASES, ids=[case.name for case in LIVE_CASES])
+def test_live_session_tamper_is_detected_at_its_level(
+    tmp_path: Path, case: LiveCase, signing_keys: tuple[Path, Path], reliability_counts: Any
+) -> None:
+    private, public = signing_keys
+    honest = case.play(tmp_path / "honest", private, False)
+    untouched = _live_detections(honest, public)
+    assert not any(untouched.values()), untouched
+    assert honest.harness.verify().witness_state in ("current", "extended")
+    forged = case.play(tmp_path / "forged", private, True)
+    detected = _live_detections(forged, public)
+    weakest = LEVELS.index(case.level)
+    expected = {level: index >= weakest for index, level in enumerate(LEVELS)}
+    assert detected == expected, (case.name, detected)
+    reliability_counts.add("tamper", "live session classes detected")
+    reliability_counts.detail("tamper", f"{case.origin}: {case.name} → {case.level} (live)")
+
+
 def test_session_tamper_corpus_covers_the_issue_and_twenty_more() -> None:
     origins = [case.origin for case in CASES]
     assert origins.count(WHY) >= 11 and origins.count(OWN) >= 20
-    assert len({case.name for case in CASES}) == len(CASES)
-    assert {case.level for case in CASES} <= set(LEVELS)
+    names = [case.name for case in [*CASES, *LIVE_CASES]]
+    assert len(set(names)) == len(names)
+    assert {case.level for case in [*CASES, *LIVE_CASES]} <= set(LEVELS)
+    assert {case.level for case in LIVE_CASES} == {"witness", "head"}
 
 
 def test_recompute_everything_passes_verify_fails_head_and_public_key(
