@@ -8,6 +8,9 @@ directory of the running Python, so ``python`` and ``pytest`` are the ones of th
 
 Each command runs in its own process group. When the command ends, or its timeout expires, the
 whole group is killed, so neither a hung command nor a background process outlives the call.
+A caller may also stop a running command (``cancel``, a ``threading.Event``): its group gets
+``SIGTERM``, then ``SIGKILL`` after :data:`CANCEL_GRACE_S`, and the call ends as an error that
+carries the output so far.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,6 +38,8 @@ MAX_TIMEOUT_MS = 600_000
 """The largest ``timeout`` a ``Bash`` call may ask for."""
 MAX_OUTPUT_CHARS = 30_000
 """Captured output beyond this many characters is cut, with a note saying how much there was."""
+CANCEL_GRACE_S = 0.5
+"""Seconds a cancelled command's process group has between ``SIGTERM`` and ``SIGKILL``."""
 
 
 def bash_environment(root: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -55,13 +61,23 @@ def bash_environment(root: Path, extra: Mapping[str, str] | None = None) -> dict
     return env
 
 
-def _kill_group(pgid: int) -> None:
+def _kill_group(pgid: int, sig: signal.Signals = signal.SIGKILL) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+        os.killpg(pgid, sig)
 
 
-def _wait_for_exit(process: subprocess.Popen[bytes], timeout_s: float) -> bool:
-    """Wait until ``process`` exits without reaping it; False when the timeout expires first.
+def _exited(process: subprocess.Popen[bytes]) -> bool:
+    if hasattr(os, "waitid"):
+        info = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        return info is not None and info.si_pid == process.pid
+    return process.poll() is not None
+
+
+def _wait_for_exit(
+    process: subprocess.Popen[bytes], timeout_s: float, cancel: threading.Event | None = None
+) -> bool:
+    """Wait until ``process`` exits without reaping it; False when the timeout expires (or
+    ``cancel`` is set) first.
 
     Leaving the exited leader unreaped keeps its process-group id reserved, so killing the group
     afterwards cannot hit an unrelated process that reused the id.
@@ -69,17 +85,24 @@ def _wait_for_exit(process: subprocess.Popen[bytes], timeout_s: float) -> bool:
     deadline = time.monotonic() + timeout_s
     delay = 0.0005
     while True:
-        if hasattr(os, "waitid"):
-            info = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-            if info is not None and info.si_pid == process.pid:
-                return True
-        elif process.poll() is not None:
+        if _exited(process):
             return True
         remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        if remaining <= 0 or (cancel is not None and cancel.is_set()):
             return False
-        time.sleep(min(delay, remaining))
+        pause = min(delay, remaining)
+        if cancel is not None:
+            cancel.wait(pause)
+        else:
+            time.sleep(pause)
         delay = min(delay * 2, 0.05)
+
+
+def _terminate_group(process: subprocess.Popen[bytes]) -> None:
+    """``SIGTERM`` the command's group; give it :data:`CANCEL_GRACE_S` to end before the
+    caller's ``SIGKILL``."""
+    _kill_group(process.pid, signal.SIGTERM)
+    _wait_for_exit(process, CANCEL_GRACE_S)
 
 
 def _captured(out: Any) -> str:
@@ -100,11 +123,18 @@ def _last_line(text: str) -> str:
     return ""
 
 
-def run_bash(root: Path, env: Mapping[str, str], params: Mapping[str, Any]) -> str:
+def run_bash(
+    root: Path,
+    env: Mapping[str, str],
+    params: Mapping[str, Any],
+    *,
+    cancel: threading.Event | None = None,
+) -> str:
     """``Bash(command, timeout=120000, description=None)``: run with ``/bin/bash -c`` in ``root``.
 
     ``timeout`` is in milliseconds (at most 600000). Output is stdout and stderr interleaved. A
-    non-zero exit code, a signal or the timeout is an error outcome that still carries the output.
+    non-zero exit code, a signal, the timeout or ``cancel`` (set while the command runs) is an
+    error outcome that still carries the output.
     """
     args = ToolParams("Bash", params, ("command", "timeout", "description", "run_in_background"))
     command = args.required_str("command")
@@ -115,6 +145,8 @@ def run_bash(root: Path, env: Mapping[str, str], params: Mapping[str, Any]) -> s
     if args.optional_bool("run_in_background"):
         raise ToolFailure("Bash: run_in_background is not supported in the harness")
 
+    if cancel is not None and cancel.is_set():
+        raise ToolFailure("Bash: command cancelled before it started")
     with tempfile.TemporaryFile() as out:
         try:
             process = subprocess.Popen(
@@ -129,12 +161,20 @@ def run_bash(root: Path, env: Mapping[str, str], params: Mapping[str, Any]) -> s
         except OSError as exc:
             raise ToolFailure(f"Bash: cannot start {BASH}: {exc.strerror or exc}") from None
         try:
-            finished = _wait_for_exit(process, timeout_ms / 1000)
+            finished = _wait_for_exit(process, timeout_ms / 1000, cancel)
+            stopped = not finished and cancel is not None and cancel.is_set()
+            if stopped:
+                _terminate_group(process)
         finally:
             _kill_group(process.pid)
             returncode = process.wait()
         output = _captured(out)
 
+    if stopped:
+        raise ToolFailure(
+            "Bash: command stopped, its process group was ended",
+            output=output,
+        )
     if not finished:
         raise ToolFailure(
             f"Bash: command timed out after {timeout_ms} ms; its process group was killed",

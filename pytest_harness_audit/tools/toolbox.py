@@ -8,6 +8,7 @@ error :class:`ToolOutcome` with a one-line message.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -50,9 +51,12 @@ BUILTIN_TOOLS = (
 
 @dataclass(frozen=True)
 class _RegisteredTool:
-    function: ToolFunction
+    # a cancellable function also takes ``cancel=``
+    function: Callable[..., Any]
     category: str | None
     custom: bool
+    #: Takes a ``cancel`` keyword (a ``threading.Event``) and stops when it is set.
+    cancellable: bool = False
 
 
 class ToolBox:
@@ -92,7 +96,7 @@ class ToolBox:
             "WebSearch": partial(web_search, self.network),
         }
         self._tools: dict[str, _RegisteredTool] = {
-            name: _RegisteredTool(function, None, custom=False)
+            name: _RegisteredTool(function, None, custom=False, cancellable=name == "Bash")
             for name, function in builtins.items()
         }
 
@@ -139,8 +143,14 @@ class ToolBox:
         tool = self._tools.get(name)
         return tool.category if tool is not None else None
 
-    def run(self, tool: str, params: Mapping[str, Any]) -> ToolOutcome:
-        """Run ``tool`` with ``params``; every tool-level problem is an error outcome."""
+    def run(
+        self, tool: str, params: Mapping[str, Any], *, cancel: threading.Event | None = None
+    ) -> ToolOutcome:
+        """Run ``tool`` with ``params``; every tool-level problem is an error outcome.
+
+        Setting ``cancel`` while the call runs stops a ``Bash`` command (its whole process
+        group is ended); the other built-in tools are quick and run to their end.
+        """
         registered = self._tools.get(tool)
         if registered is None:
             return ToolOutcome.failure(
@@ -151,7 +161,10 @@ class ToolBox:
                 f"{tool}: parameters must be a mapping, got {type(params).__name__}"
             )
         try:
-            output = registered.function(dict(params))
+            if registered.cancellable and cancel is not None:
+                output = registered.function(dict(params), cancel=cancel)
+            else:
+                output = registered.function(dict(params))
         except ToolFailure as failure:
             return ToolOutcome.failure(failure.message, failure.output)
         except Exception as exc:

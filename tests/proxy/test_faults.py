@@ -74,13 +74,14 @@ async def test_slow_upstream_hits_the_call_timeout_and_the_proxy_moves_on(
         started = time.perf_counter()
         slow = await session.call_tool("sleep", {"seconds": 30})
         assert time.perf_counter() - started < 5
-        assert slow.is_error and text_of(slow) == "timeout after 0.5s"
+        timed_out = "timeout after 0.5s; notifications/cancelled sent to 'test'"
+        assert slow.is_error and text_of(slow) == timed_out
         quick = await session.call_tool("echo", {"text": "still here"})
         assert text_of(quick) == "still here"
 
     records = gate.records()
     assert [(r["tool"], r["status"], r["error_message"]) for r in records] == [
-        ("mcp__test__sleep", "error", "timeout after 0.5s"),
+        ("mcp__test__sleep", "error", "timeout after 0.5s; notifications/cancelled sent to 'test'"),
         ("mcp__test__echo", "success", None),
     ]
     assert 400 < records[0]["duration_ms"] < 5000
@@ -98,7 +99,11 @@ async def test_client_cancellation_reaches_the_upstream_and_is_recorded(
             await anyio.sleep(0.01)
         assert text_of(await session.call_tool("echo", {"text": "after"})) == "after"
     assert [(r["tool"], r["status"], r["error_message"]) for r in gate.records()] == [
-        ("mcp__test__sleep", "error", "cancelled before completion"),
+        (
+            "mcp__test__sleep",
+            "error",
+            "cancelled before completion; notifications/cancelled sent to 'test'",
+        ),
         ("mcp__test__echo", "success", None),
     ]
 

@@ -32,7 +32,7 @@ async def test_one_upstream_keeps_its_tool_names(
 ) -> None:
     async with make_proxy([test_upstream()]) as proxy, memory_client(proxy) as session:
         names = [tool.name for tool in (await session.list_tools()).tools]
-        assert names == ["echo", "fail", "sleep", "crash", "progress", "note"]
+        assert names == ["echo", "fail", "sleep", "write_later", "crash", "progress", "note"]
 
 
 async def test_several_upstreams_are_prefixed_and_routed(

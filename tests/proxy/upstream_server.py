@@ -2,14 +2,15 @@
 
 Run as ``python upstream_server.py [--crash-on-start]``. Tools: ``echo``, ``fail`` (an isError
 result), ``sleep`` (slow), ``crash`` (the process dies mid-call), ``progress`` (reports
-progress), ``note`` (sends a log message); plus one resource and one prompt so relayed
-traffic can be checked.
+progress), ``note`` (sends a log message), ``write_later`` (writes a file after a pause, or
+notes its cancellation); plus one resource and one prompt so relayed traffic can be checked.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -35,6 +36,18 @@ async def sleep(seconds: float) -> str:
     """Sleep, then answer."""
     await anyio.sleep(seconds)
     return f"slept {seconds}"
+
+
+@server.tool()
+async def write_later(path: str, seconds: float) -> str:
+    """Write ``path`` after ``seconds``; when cancelled first, write ``<path>.cancelled``."""
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        Path(f"{path}.cancelled").write_text("cancelled\n", encoding="utf-8")
+        raise
+    Path(path).write_text("written\n", encoding="utf-8")
+    return "written"
 
 
 @server.tool()

@@ -4,6 +4,12 @@ Every call that names a tool leaves exactly one record: ``blocked`` when the gat
 ``success`` or ``error`` after it ran (an upstream ``isError`` result, a protocol error, a dead
 upstream, an unreachable HTTP upstream, a timeout or a cancellation are all ``error`` with
 their message).
+
+A call that is cancelled (the client's ``notifications/cancelled``, a closed connection, the
+call timeout, the proxy stopping) is recorded once it has stopped, so the record and the
+workspace agree: a local tool is stopped and waited for (``Bash`` ends its process group), and
+its record carries what it returned and, through the gate's inspectors, what it changed; an
+upstream call gets ``notifications/cancelled`` and its record says so.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from mcp.shared.exceptions import MCPError
 
 from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
-from pytest_harness_audit.doors.proxy.local_tools import error_result, result_text
+from pytest_harness_audit.doors.proxy.local_tools import CallStopped, error_result, result_text
 from pytest_harness_audit.doors.proxy.reachability import UPSTREAM_UNREACHABLE
 from pytest_harness_audit.doors.proxy.routing import LocalRoute, Route, ToolCatalog, UpstreamRoute
 from pytest_harness_audit.doors.proxy.upstream import UpstreamGone
@@ -104,17 +110,33 @@ class CallPipeline:
     ) -> Outcome:
         """Run the allowed call; every failure becomes an error outcome with its reply."""
         started = time.perf_counter()
+        stopped: list[CallStopped] = []
 
-        def failed(message: str, reraise: BaseException | None = None) -> Outcome:
+        def failed(
+            message: str, reraise: BaseException | None = None, *, interrupted: bool = False
+        ) -> Outcome:
+            output: Any = None
+            if stopped:
+                message = f"{message}; {stop_detail(stopped[0])}"
+                if stopped[0].result is not None:
+                    output = _dump(stopped[0].result)
+            elif interrupted and isinstance(route, UpstreamRoute):
+                # the SDK sends it when a request it issued is abandoned
+                message = f"{message}; notifications/cancelled sent to {route.upstream.name!r}"
             replies.append(error_result(message))
             elapsed = (time.perf_counter() - started) * 1000.0
-            return Outcome.error(message, duration_ms=elapsed, reraise=reraise)
+            return Outcome.error(message, output, duration_ms=elapsed, reraise=reraise)
 
         try:
             with self._deadline():
-                result = await _act(route, arguments, progress, meta, origin)
+                try:
+                    result = await _act(route, arguments, progress, meta, origin)
+                except CallStopped as stop:
+                    # raised inside the deadline so that a timeout is still told apart
+                    stopped.append(stop)
+                    raise stop.cancelled from None
         except TimeoutError:
-            return failed(f"timeout after {self._call_timeout:g}s")
+            return failed(f"timeout after {self._call_timeout:g}s", interrupted=True)
         except UpstreamGone as exc:
             return failed(str(exc))
         except MCPError as exc:
@@ -124,12 +146,14 @@ class CallPipeline:
                 return failed(f"upstream {route.upstream.name!r} {exc.error.message}")
             return failed(exc.error.message, reraise=exc)
         except anyio.get_cancelled_exc_class() as exc:
-            return failed("cancelled before completion", reraise=exc)
+            finished = bool(stopped) and not stopped[0].stopped and stopped[0].still_running is None
+            message = "cancelled" if finished else "cancelled before completion"
+            return failed(message, reraise=exc, interrupted=True)
         except Exception as exc:
             return failed(describe_exception(exc))
         replies.append(result)
         elapsed = (time.perf_counter() - started) * 1000.0
-        output = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        output = _dump(result)
         if result.is_error:
             return Outcome("error", output, result_text(result) or None, duration_ms=elapsed)
         return Outcome.success(output, duration_ms=elapsed)
@@ -139,7 +163,10 @@ class CallPipeline:
     ) -> types.CallToolResult:
         try:
             with self._deadline():
-                return await route.tool.invoke(arguments, meta)
+                try:
+                    return await route.tool.invoke(arguments, meta)
+                except CallStopped as stop:
+                    raise stop.cancelled from None
         except TimeoutError:
             return error_result(f"timeout after {self._call_timeout:g}s")
 
@@ -161,6 +188,26 @@ async def _act(
     return await route.upstream.call_tool(
         route.tool, arguments, progress=progress, meta=_forwarded_meta(meta), origin=origin
     )
+
+
+def stop_detail(stop: CallStopped) -> str:
+    """How a cancelled local call ended, for its record's error message."""
+    if stop.still_running is not None:
+        return (
+            f"the tool had not returned {stop.still_running:g}s later "
+            "(what it does after that is not in this record)"
+        )
+    if stop.error is not None:
+        return f"the tool raised {describe_exception(stop.error)}"
+    lines = result_text(stop.result).strip().splitlines() if stop.result is not None else []
+    if stop.stopped:
+        return lines[0] if lines else "the tool stopped"
+    return f"the tool ran to its end: {lines[0]}" if lines else "the tool ran to its end"
+
+
+def _dump(result: types.CallToolResult) -> dict[str, Any]:
+    dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return dumped
 
 
 def _forwarded_meta(meta: Mapping[str, Any] | None) -> types.RequestParamsMeta | None:

@@ -3,10 +3,14 @@
 With ``--workspace DIR`` an agent that only speaks MCP can work on the workspace: each tool runs
 through the same ``ToolBox`` the scripted door uses, confined to ``DIR``. The proxy gates and
 records these calls like any other (they are not self-recording).
+
+A cancelled ``Bash`` call is stopped: its whole process group gets ``SIGTERM``, then ``SIGKILL``,
+and the proxy records it once it has ended. The other tools are quick and run to their end.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -90,12 +94,25 @@ def workspace_tools(root: Path, toolbox: ToolBox | None = None) -> list[LocalToo
     """Local tools running ``Read``…``Grep`` of ``toolbox`` (a new one on ``root`` by default)."""
     box = toolbox if toolbox is not None else ToolBox(root)
     return [
-        LocalTool(name, description, schema, _runner(box, name))
+        LocalTool(name, description, schema, _runner(box, name), cancellable=name in _CANCELLABLE)
         for name, (description, schema) in _TOOLS.items()
     ]
 
 
+# What a cancellation can stop; the other tools end within moments anyway.
+_CANCELLABLE = frozenset({"Bash"})
+
+
 def _runner(box: ToolBox, name: str) -> Any:
+    if name in _CANCELLABLE:
+
+        def run_cancellable(
+            arguments: dict[str, Any], *, cancel: threading.Event
+        ) -> types.CallToolResult:
+            return outcome_result(box.run(name, arguments, cancel=cancel))
+
+        return run_cancellable
+
     def run(arguments: dict[str, Any]) -> types.CallToolResult:
         return outcome_result(box.run(name, arguments))
 
