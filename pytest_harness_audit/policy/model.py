@@ -55,6 +55,7 @@ EFFECT_NAMES = (
     "files_deleted",
     "many_files_deleted",
     "directory_deleted",
+    "memory_write",
 )
 RATE_LIMIT_KEYS = frozenset({"maxCount", "windowMs"})
 AUDIT_LEVELS = ("minimal", "standard", "verbose")

@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.immune.config import ImmuneConfig
+from pytest_harness_audit.policy import views
 from pytest_harness_audit.policy.categories import KNOWN_CATEGORIES
 from pytest_harness_audit.policy.effects import EffectRules
-from pytest_harness_audit.policy.engine import CompiledPolicy
+from pytest_harness_audit.policy.engine import CompiledPolicy, RateCounter
+from pytest_harness_audit.policy.evaluation import Evaluation
 from pytest_harness_audit.policy.loader import (
     PRESET_NAMES,
     merge_over_preset,
@@ -37,6 +39,8 @@ class Policy(CompiledPolicy):
         self.name = name or spec.name or spec.preset or "custom"
         #: The rules that judge what a call did after it ran (``match.effects``).
         self.effect_rules = EffectRules(spec)
+        #: The categories a command is judged in too (:mod:`.views`): what its rules ask for.
+        self.views = views.wanted(spec)
         self.immune_config = (
             ImmuneConfig.from_dict(
                 spec.immune,
@@ -94,6 +98,31 @@ class Policy(CompiledPolicy):
         if extra:
             overrides["rules"] = extra
         return cls.from_dict(overrides, source=str(path) if not extra else None, name=name)
+
+    def evaluate(
+        self,
+        tool: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        rate_counter: RateCounter | None = None,
+        root: str | None = None,
+        category: str | None = None,
+    ) -> Evaluation:
+        """Decide one call (see :meth:`CompiledPolicy.evaluate`); a shell command is judged
+        too as the network exchange and the file writes it amounts to (:mod:`.views`)."""
+        evaluation = super().evaluate(
+            tool, params, rate_counter=rate_counter, root=root, category=category
+        )
+        if not self.views or evaluation.category != "command":
+            return evaluation
+        return views.with_views(
+            evaluation, tool, params or {}, root, self.views, self._view_evaluation
+        )
+
+    def _view_evaluation(
+        self, tool: str, params: Mapping[str, Any], *, root: str | None, category: str
+    ) -> Evaluation:
+        return super().evaluate(tool, params, root=root, category=category)
 
     @staticmethod
     def preset_names() -> tuple[str, ...]:

@@ -61,6 +61,7 @@ def test_safety_shape() -> None:
         "effect-file-deletion",
         "deny-secret-files",
         "warn-memory-write",
+        "effect-memory-write",
         "warn-history-read",
         "unreadable-command",
         "deny-persona-write",

@@ -18,6 +18,10 @@
 * **Reads**: every operand of a command is a file it may read (``--opt=value``, ``KEY=value``
   and ``@file`` values too), except where a tool takes text: ``echo``/``printf``, commit
   messages (``git commit -m``), search patterns (``grep PATTERN``), ``sed``/``awk`` scripts.
+* **Commands run from elsewhere** (:mod:`.embedded`): an awk program's ``system()``,
+  ``| getline`` and ``print | "cmd"``; git shell aliases and command-running configuration
+  (``git -c alias.x='!cmd' x``, ``git config core.pager CMD``). **Network** commands are noted
+  (``curl``, ``wget``, ``nc``, ``ssh``, ``scp``, ``rsync host:``, ``git push`` …).
   ``git show REV:PATH`` and ``git cat-file -p REV:PATH`` read ``PATH``; a copy reads its
   source. ``git log -p`` over the whole history is noted as ``history``.
 """
@@ -27,6 +31,15 @@ from __future__ import annotations
 import re
 
 from pytest_harness_audit.policy.shell.code import code_paths
+from pytest_harness_audit.policy.shell.embedded import (
+    AWKS,
+    NETWORK_COMMANDS,
+    NETWORK_NOTE,
+    awk,
+    network_code,
+    network_module,
+    remote_operand,
+)
 from pytest_harness_audit.policy.shell.tools import (
     COPY_OPTIONS,
     Context,
@@ -134,8 +147,8 @@ _MAX_UNWRAP = 16
 _KNOWN = frozenset(
     {"eval", "sed", "gsed", "perl", "rm", "unlink", "rmdir", "shred", "wipe", "srm", "wipefs",
      "mkswap", "blkdiscard", "truncate", "git", "find", "tee", "dd",
-     "grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "gawk"}
-) | SHELLS | frozenset(COPY_OPTIONS)  # fmt: skip
+     "grep", "egrep", "fgrep", "rg", "ag", "ack"}
+) | SHELLS | AWKS | frozenset(COPY_OPTIONS)  # fmt: skip
 
 
 def command_name(word: str) -> str:
@@ -264,6 +277,12 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
     if name in _TEXT_COMMANDS or name in _NAME_COMMANDS:
         return
     if (
+        name in NETWORK_COMMANDS
+        or (name == "openssl" and "s_client" in args)
+        or (name == "rsync" and any(remote_operand(arg) for arg in args))
+    ):
+        ctx.note(NETWORK_NOTE)
+    if (
         name not in _KNOWN
         and not name.startswith("mkfs")
         and not (name[:1] in "pnrdblo" and INTERPRETERS.fullmatch(name))
@@ -289,7 +308,7 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
     elif name == "truncate":
         truncate(args, record)
     elif name == "git":
-        git(args, record)
+        git(args, ctx)
     elif name == "find":
         find(args, ctx)
     elif name in COPY_OPTIONS:
@@ -298,6 +317,8 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         record.writes.extend(split_options(args, frozenset())[1])
     elif name == "dd":
         dd(args, record)
+    elif name in AWKS:
+        reads(awk(args, ctx), record)
     elif name in _PATTERN_FIRST:
         search(args, record)
     else:
@@ -330,13 +351,21 @@ def _shell(name: str, args: list[str], ctx: Context) -> None:
 
 def _interpreter(args: list[str], ctx: Context) -> None:
     record = ctx.reading
+    if network_module(args):
+        ctx.note(NETWORK_NOTE)
     for index, word in enumerate(args):
         if (word in _CODE_OPTIONS or _CODE_FLAGS.fullmatch(word)) and index + 1 < len(args):
-            record.code.append(args[index + 1])
-            record.reads.extend(code_paths(args[index + 1]))
+            _code(args[index + 1], ctx)
             reads(args[index + 2 :], record)
             return
     if ctx_text := ctx.stdin_text:
-        record.code.append(ctx_text)
-        record.reads.extend(code_paths(ctx_text))
+        _code(ctx_text, ctx)
     reads(args, record)
+
+
+def _code(code: str, ctx: Context) -> None:
+    """Inline program text: kept for the policy's patterns, its paths read, its network noted."""
+    ctx.reading.code.append(code)
+    ctx.reading.reads.extend(code_paths(code))
+    if network_code(code):
+        ctx.note(NETWORK_NOTE)

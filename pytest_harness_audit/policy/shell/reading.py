@@ -21,6 +21,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from pytest_harness_audit.policy.shell.effects import classify, command_name
+from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output, needs_work
 from pytest_harness_audit.policy.shell.nodes import (
     MAX_CHARS,
@@ -50,7 +51,8 @@ class Reading:
     wrapped form too when it differs). ``reads``, ``writes``, ``deletes`` (single deletions) and
     ``destroys`` (recursive or irrecoverable ones): paths, as written. ``notes``: further
     findings (``history``: a whole-history diff such as ``git log -p``; ``opaque-delete``: a
-    command that cannot be known, given deletion flags). ``code``: inline program text
+    command that cannot be known, given deletion flags; ``network``: a network exchange, see
+    :mod:`.embedded`). ``code``: inline program text
     (``python -c``). ``unreadable``: why the text could not be read, else ``None``.
     """
 
@@ -190,6 +192,9 @@ def _read_simple(
                 expander.assign(*found)
     for redirect in command.redirects:
         targets = [f.text for f in expander.expand(redirect.target)] if redirect.target else []
+        network = any(t.startswith(("/dev/tcp/", "/dev/udp/")) for t in targets)
+        if network and NETWORK_NOTE not in reading.notes:
+            reading.notes.append(NETWORK_NOTE)  # bash opens a connection for these
         if redirect.op in _WRITE_OPS:
             reading.writes.extend(targets)
         elif redirect.op == "<":
@@ -293,6 +298,15 @@ class _Context:
             self.script(self.stdin_text)
         elif self.stdin_unknown:
             self.reading.unknown_script(f"{runner} runs a script piped in from another command")
+
+    def unknown(self, why: str) -> None:
+        """A shell runs a script whose text is not in the command."""
+        self.reading.unknown_script(why)
+
+    def note(self, note: str) -> None:
+        """Record a note (``network`` …)."""
+        if note not in self.reading.notes:
+            self.reading.notes.append(note)
 
     def stdin_fields(self) -> list[str] | None:
         """The words on the standard input (``echo a b | xargs rm``), when known."""

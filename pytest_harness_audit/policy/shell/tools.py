@@ -8,6 +8,12 @@ import posixpath
 import re
 from typing import Protocol
 
+from pytest_harness_audit.policy.shell.embedded import (
+    NETWORK_NOTE,
+    git_config_value,
+    git_network,
+)
+
 _EMPTY_SOURCES = frozenset({"/dev/zero", "/dev/null", "/dev/urandom", "/dev/random"})
 _DISK = re.compile(r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|mapper/)")
 _FIND_TESTS = frozenset(
@@ -102,6 +108,14 @@ class Context(Protocol):
         """The words on the standard input, when known."""
         ...
 
+    def unknown(self, why: str) -> None:
+        """A shell runs a script whose text is not in the command."""
+        ...
+
+    def note(self, note: str) -> None:
+        """Record a note (``network`` …)."""
+        ...
+
 
 class Record(Protocol):
     commands: list[list[str]]
@@ -173,13 +187,30 @@ def truncate(args: list[str], record: Record) -> None:
         record.writes.extend(operands)
 
 
-def git(args: list[str], record: Record) -> None:
+def git(args: list[str], ctx: Context, depth: int = 0) -> None:
+    record = ctx.reading
     index = 0
+    aliases: dict[str, list[str]] = {}
     while index < len(args) and args[index].startswith("-"):
+        if args[index] == "-c" and index + 1 < len(args):
+            key, _, value = args[index + 1].partition("=")
+            alias = git_config_value(key, value, ctx)
+            if alias is not None:
+                aliases[key.lower().removeprefix("alias.")] = alias
+        elif args[index].startswith("--config-env"):
+            ctx.unknown("git takes configuration from the environment")
         index += 2 if args[index] in _GIT_GLOBAL_OPTIONS else 1
     if index >= len(args):
         return
     sub, rest = args[index], args[index + 1 :]
+    if sub in aliases and depth < _MAX_UNWRAP:
+        git([*aliases[sub], *rest], ctx, depth + 1)
+        return
+    if sub == "config":
+        _git_config(rest, ctx)
+        return
+    if git_network(sub, split_options(rest, frozenset({"-o", "--upload-pack", "--depth"}))[1]):
+        ctx.note(NETWORK_NOTE)
     if sub == "clean":
         flags = [w for w in rest if w.startswith("-") and not w.startswith("--")]
         forced = "--force" in rest or any("f" in w for w in flags)
@@ -216,6 +247,18 @@ def git(args: list[str], record: Record) -> None:
         record.writes.extend(operands)
     else:
         reads(rest, record)
+
+
+def _git_config(args: list[str], ctx: Context) -> None:
+    """``git config [options] KEY VALUE``: a value git will run is read now."""
+    _, operands = split_options(args, frozenset({"-f", "--file", "--blob", "--type"}))
+    if len(operands) >= 2:
+        git_config_value(operands[0], operands[1], ctx)
+    elif operands[:1] and "=" in operands[0]:  # `git config set KEY VALUE` forms vary
+        key, _, value = operands[0].partition("=")
+        git_config_value(key, value, ctx)
+    if len(operands) >= 3 and operands[0] in ("set", "--add"):
+        git_config_value(operands[1], operands[2], ctx)
 
 
 def _skip_messages(args: list[str], record: Record) -> None:

@@ -1,0 +1,193 @@
+"""Commands that run other commands the shell does not see as commands, and network access.
+
+* **awk** (``awk``, ``gawk``, ``mawk``, ``nawk``, ``busybox awk``): ``system("…")``,
+  ``"…" | getline`` and ``print … | "…"`` run their string with ``sh``; the string is read as a
+  script. A command built at run time (``system("rm -rf " dir)``) is read from its literal
+  parts, and the reading says a shell runs a script not in the text.
+* **git configuration that runs commands**: ``git -c alias.x='!cmd' x`` and ``git config
+  alias.x '!cmd'`` (a shell alias: ``cmd`` is read as a script; an alias without ``!`` is
+  read as git's own arguments), and the keys whose value git runs (``core.pager``,
+  ``core.editor``, ``core.sshCommand``, ``core.fsmonitor``, ``sequence.editor``,
+  ``diff.external``, ``gpg.program``, ``credential.helper``, ``filter.*.clean|smudge|process``,
+  ``pager.*``).
+* **network access** (the note ``network``): ``curl``, ``wget``, ``nc`` and kin (see
+  :data:`NETWORK_COMMANDS`), ``ssh``/``scp``/``sftp``, ``rsync`` or ``git`` to a remote, a
+  redirection to ``/dev/tcp/…`` or ``/dev/udp/…``, and inline code using a network library.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+#: Commands whose whole purpose is a network exchange.
+NETWORK_COMMANDS = frozenset(
+    {"curl", "wget", "wget2", "aria2c", "axel", "http", "https", "xh", "httpie", "lynx", "w3m",
+     "links", "elinks", "nc", "ncat", "netcat", "socat", "telnet", "ssh", "scp", "sftp", "ftp",
+     "tftp", "lftp", "sshpass", "mosh", "dig", "nslookup", "host", "drill", "whois", "smbclient"}
+)  # fmt: skip
+AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
+#: ``git`` subcommands that talk to a remote (unless the remote named is a local path).
+GIT_NETWORK = frozenset({"push", "pull", "fetch", "clone", "ls-remote"})
+NETWORK_NOTE = "network"
+
+_AWK_STRING = r'"((?:[^"\\\n]|\\.)*)"'
+_SYSTEM = re.compile(r"\bsystem\s*\(")
+_GETLINE = re.compile(_AWK_STRING + r"\s*\|\s*&?\s*getline\b")
+_PRINT_PIPE = re.compile(r"\|&?\s*" + _AWK_STRING)
+_STRING = re.compile(_AWK_STRING)
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/"}
+_MAX_AWK_COMMANDS = 32
+#: git configuration keys whose value git runs as a command.
+_RUN_KEYS = re.compile(
+    r"(?i)(?:core\.(?:pager|editor|sshcommand|fsmonitor|askpass)|sequence\.editor"
+    r"|diff\.external|gpg\.(?:[a-z]+\.)?program|credential\.(?:[^=]*\.)?helper"
+    r"|filter\.[^=]+\.(?:clean|smudge|process)|pager\.[^=]+|diff\.[^=]+\.(?:textconv|command)"
+    r"|merge\.[^=]+\.driver|uploadpack\.packobjectshook)"
+)
+_NETWORK_CODE = re.compile(
+    r"urllib\.request|urlopen|http\.client|\bhttpx\.|\brequests\.(?:get|post|put|request|Session)|\baiohttp\b|\bsocket\b|smtplib|ftplib"
+    r"|telnetlib|\bfetch\s*\(|\bhttps?\.(?:get|request)\b|\bnet\.(?:connect|createConnection)"
+    r"|XMLHttpRequest|\baxios\b|\bLWP\b|IO::Socket|HTTP::Tiny|Net::HTTP|open-uri|curl_init"
+    r"|fsockopen|\bDeno\.connect"
+)
+_NETWORK_MODULES = frozenset(
+    {"http.server", "http.client", "urllib.request", "smtplib", "ftplib", "telnetlib"}
+)
+_REMOTE_OPERAND = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[^/\s:=]+:)", re.IGNORECASE)
+
+
+class Runner(Protocol):
+    """What the readers here need: read a script, note an unknown one, record notes."""
+
+    def script(self, text: str) -> None:
+        """Read ``text`` as a script run by a shell."""
+        ...
+
+    def unknown(self, why: str) -> None:
+        """A shell runs a script whose text is not in the command."""
+        ...
+
+    def note(self, note: str) -> None:
+        """Record a note (``network``)."""
+        ...
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), text)
+
+
+def _system_argument(program: str, start: int) -> str:
+    """The text of a ``system(`` call's argument, up to its closing parenthesis."""
+    depth, index, quoted = 1, start, False
+    while index < len(program) and depth:
+        char = program[index]
+        if quoted:
+            if char == "\\":
+                index += 1
+            elif char == '"':
+                quoted = False
+        elif char == '"':
+            quoted = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        index += 1
+    return program[start : index - 1 if not depth else index]
+
+
+def awk_program(program: str, runner: Runner) -> None:
+    """Read the commands an awk program runs (see the module doc)."""
+    found = 0
+    for match in _SYSTEM.finditer(program):
+        argument = _system_argument(program, match.end())
+        literals = [m.group(1) for m in _STRING.finditer(argument)]
+        rest = _STRING.sub("", argument).strip()
+        if literals:
+            runner.script(_unescape("".join(literals)))
+        if rest or not literals:
+            runner.unknown("awk runs a command built at run time")
+        found += 1
+        if found >= _MAX_AWK_COMMANDS:
+            return
+    for pattern in (_GETLINE, _PRINT_PIPE):
+        for match in pattern.finditer(program):
+            runner.script(_unescape(match.group(1)))
+            if pattern is _PRINT_PIPE:
+                runner.unknown("awk pipes its output into a command")
+            found += 1
+            if found >= _MAX_AWK_COMMANDS:
+                return
+
+
+def awk(args: list[str], runner: Runner) -> list[str]:
+    """Read an awk command's program; return the operands that are files it reads."""
+    program: list[str] = []
+    files: list[str] = []
+    index = 0
+    given = False
+    while index < len(args):
+        word = args[index]
+        if word in ("-f", "--file", "-e", "--source", "-v", "--assign", "-F", "-i", "--include"):
+            if index + 1 < len(args):
+                if word in ("-e", "--source"):
+                    program.append(args[index + 1])
+                    given = True
+                elif word in ("-f", "--file"):
+                    files.append(args[index + 1])
+                    given = True
+            index += 2
+            continue
+        if word.startswith("-") and word != "-":
+            index += 1
+            continue
+        if not given and not program:
+            program.append(word)
+        else:
+            files.append(word)
+        index += 1
+    for text in program:
+        awk_program(text, runner)
+    return files
+
+
+def git_config_value(key: str, value: str, runner: Runner) -> list[str] | None:
+    """What a git configuration ``key=value`` runs: a shell alias or a command-running key is
+    read as a script; a git alias returns git's arguments (``None`` otherwise)."""
+    if key.lower().startswith("alias."):
+        if value.startswith("!"):
+            runner.script(value[1:])
+            return None
+        return value.split()
+    if _RUN_KEYS.fullmatch(key):
+        runner.script(value[1:] if value.startswith("!") else value)
+    return None
+
+
+def git_network(sub: str, operands: list[str]) -> bool:
+    """Whether ``git SUB OPERANDS`` talks to a remote: a remote's name (``origin``) or a URL,
+    not a local path (``../mirror``, ``/srv/repo.git``, ``file://…``)."""
+    if sub not in GIT_NETWORK:
+        return False
+    remote = operands[0] if operands else ""
+    local = remote.startswith(("/", "./", "../", "~/", "file://")) or remote in (".", "..")
+    return not local
+
+
+def remote_operand(word: str) -> bool:
+    """Whether ``word`` names another host: ``host:path``, ``user@host:path``, ``scheme://``."""
+    return bool(_REMOTE_OPERAND.match(word)) and not word.startswith("-")
+
+
+def network_code(code: str) -> bool:
+    """Whether inline program text uses a network library."""
+    return _NETWORK_CODE.search(code) is not None
+
+
+def network_module(args: list[str]) -> bool:
+    """Whether an interpreter's ``-m MODULE`` is a network module (``python -m http.server``)."""
+    for index, word in enumerate(args[:-1]):
+        if word == "-m":
+            return args[index + 1] in _NETWORK_MODULES
+    return False

@@ -1,0 +1,118 @@
+"""A shell command judged also as what it amounts to: a network exchange, a write of files.
+
+Rules name categories, and a shell command is ``command``; but ``curl https://x`` is a network
+exchange and ``echo x >> MEMORY.md`` a write of ``MEMORY.md``. So after a command is evaluated
+as a command, it is evaluated again in each *view* its reading gives:
+
+* ``network`` — the reading noted a network exchange (``note:network``: ``curl``, ``wget``,
+  ``nc``, ``ssh``, ``scp``, ``rsync host:``, ``git push``, ``/dev/tcp/…``, inline code using a
+  network library): once per URL among its targets (as a ``url`` parameter, so rules on URLs
+  apply), or once with no target;
+* ``file_write`` — each file it writes (a ``write:<path>`` target: ``>``, ``>>``, ``tee``,
+  ``cp``/``mv`` onto it, ``sed -i`` …) as a ``file_path``.
+
+A view counts only when one of the policy's rules decides it (a view's default decision is the
+command's own), and only when it is more severe than the command's decision (deny over warn over
+allow; on a tie the command's own rule stays). The result keeps the command's category and
+targets and takes the view's rule. Every rule of a policy on network access or on file writes so
+applies to the shell too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from pytest_harness_audit.policy.categories import COMMAND, FILE_WRITE, NETWORK
+from pytest_harness_audit.policy.evaluation import Evaluation
+from pytest_harness_audit.policy.model import PolicySpec
+
+#: Most files and URLs of one command evaluated as views.
+MAX_VIEWS = 16
+NETWORK_TARGET = "note:network"
+_WRITE = "write:"
+_RANK = {"allow": 0, "warn": 1, "deny": 2}
+#: Written files no rule is about (the shell's own sinks).
+_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
+
+
+class Evaluator(Protocol):
+    """The evaluation a view runs (the compiled policy's, without views)."""
+
+    def __call__(
+        self, tool: str, params: Mapping[str, Any], *, root: str | None, category: str
+    ) -> Evaluation: ...
+
+
+def wanted(spec: PolicySpec) -> frozenset[str]:
+    """The views some rule of ``spec`` can decide: a call rule naming ``network`` or
+    ``file_write`` and not ``command`` (a rule naming ``command`` already sees commands)."""
+    views: set[str] = set()
+    for rule in spec.rules:
+        categories = rule.match.categories
+        if rule.match.effects is not None or categories is None or COMMAND in categories:
+            continue
+        views.update(c for c in (NETWORK, FILE_WRITE) if c in categories)
+    return frozenset(views)
+
+
+def _is_url(target: str) -> bool:
+    scheme, sep, _ = target.partition("://")
+    return bool(sep) and scheme.isalpha() and len(scheme) <= 10
+
+
+def view_calls(targets: tuple[str, ...], views: frozenset[str]) -> list[tuple[str, dict[str, str]]]:
+    """``(category, params)`` of every view of a command with these targets."""
+    calls: list[tuple[str, dict[str, str]]] = []
+    if NETWORK in views and NETWORK_TARGET in targets:
+        urls = [t for t in dict.fromkeys(targets) if _is_url(t)][:MAX_VIEWS]
+        calls.extend((NETWORK, {"url": url}) for url in urls)
+        if not urls:
+            calls.append((NETWORK, {}))
+    if FILE_WRITE in views:
+        written = [
+            t[len(_WRITE) :]
+            for t in dict.fromkeys(targets)
+            if t.startswith(_WRITE) and t[len(_WRITE) :] not in _SINKS
+        ]
+        calls.extend((FILE_WRITE, {"file_path": path}) for path in written[:MAX_VIEWS])
+    return calls
+
+
+def with_views(
+    evaluation: Evaluation,
+    tool: str,
+    params: Mapping[str, Any],
+    root: str | None,
+    views: frozenset[str],
+    evaluate: Evaluator,
+) -> Evaluation:
+    """``evaluation`` of a command, or the more severe decision of one of its views."""
+    if evaluation.decision == "deny" or evaluation.category != COMMAND:
+        return evaluation
+    calls = view_calls(evaluation.targets, views)
+    if not calls:
+        return evaluation
+    best: Evaluation | None = None
+    rank = _RANK.get(evaluation.decision, 0)
+    for category, view_params in calls:
+        seen = evaluate(tool, view_params, root=root, category=category)
+        if seen.rule_id is not None and _RANK.get(seen.decision, 0) > rank:
+            best, rank = seen, _RANK[seen.decision]
+            if seen.decision == "deny":
+                break
+    if best is None:
+        return evaluation
+    return Evaluation(
+        best.decision,
+        best.enforced,
+        best.rule_id,
+        best.rule_name,
+        best.priority,
+        best.reason,
+        best.constraints,
+        evaluation.category,
+        list(evaluation.targets),
+        params,
+        root,
+    )
