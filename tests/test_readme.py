@@ -250,6 +250,8 @@ def check_console(
         lines[1] = lines[1].replace(b"rm -rf build", b"rm -rf bui1d", 1)
         chain.write_bytes(b"".join(lines))
         expected_codes["audit verify demo"] = 1
+    if "harness-audit view" in block.text:
+        demo_chain(tmp_path, storage)
     if "immune status SESSION" in block.text:
         harness = new_harness(tmp_path, storage, "SESSION")
         for _ in range(7):
