@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -187,6 +188,7 @@ def _open_gate(
         policy=policy,
         root=payload.cwd,
         door="hook",
+        console=sys.stderr,
     )
     root = workspace_root(payload.cwd)
     if root is None:
@@ -269,7 +271,7 @@ def _write_pending(pending: Path, state: Mapping[str, Any]) -> None:
     handle, temp = tempfile.mkstemp(dir=pending.parent, prefix=".", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(state, out, separators=(",", ":"))
+            out.write(json.dumps(state, separators=(",", ":")))  # one C-encoded string
         os.replace(temp, pending)
     except BaseException:
         with contextlib.suppress(OSError):
