@@ -13,7 +13,9 @@ inside the project. A snapshot is bounded: ``.git`` directories are skipped and 
 after :data:`DEFAULT_ENTRY_LIMIT` entries (``hook pre --snapshot-limit N``). What cannot be seen
 is judged conservatively and recorded: a workspace over the limit, or a snapshot missing or
 unreadable at post, gives the call an ``effects`` note, an alert and, when the policy judges
-effects at all, a ``WARN``; the call is recorded either way.
+effects at all, a ``WARN``; the call is recorded either way. Over the limit, the protected files
+are still checked one by one (those pre knew, those at the project's top level, and ``protect``
+globs naming one path), so a persona rewrite still fails the verdict.
 """
 
 from __future__ import annotations
@@ -28,7 +30,12 @@ from typing import Any
 
 from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.seam import Findings, Outcome
-from pytest_harness_audit.inspect import EFFECTS_INCOMPLETE, Inspector, WorkspaceSnapshot
+from pytest_harness_audit.inspect import (
+    EFFECTS_INCOMPLETE,
+    PROTECTED_FILE_CHANGED,
+    Inspector,
+    WorkspaceSnapshot,
+)
 from pytest_harness_audit.inspect.effects import (
     MAX_DIGEST_BYTES,
     RACY_NS,
@@ -55,6 +62,10 @@ class Unseen:
     #: The workspace had more entries than the limit (else: the snapshot was missing or bad).
     over_limit: bool = False
     limit: int | None = None
+    #: Over the limit: the protected files pre could still see (:func:`protected_state`), and
+    #: the workspace they are in.
+    protected: Mapping[str, Any] | None = None
+    root: str | None = None
 
 
 def workspace_root(cwd: str | None, environ: Mapping[str, str] | None = None) -> str | None:
@@ -155,6 +166,36 @@ def take_snapshot(
     )
 
 
+def protected_candidates(root: str, protection: Protection) -> set[str]:
+    """The protected files a workspace over the limit is still checked for: those at its top
+    level (persona names, ``protect`` globs) and every ``protect`` glob naming one path."""
+    found: set[str] = set()
+    try:
+        with os.scandir(root) as entries:
+            for entry in entries:
+                if protection(entry.name):
+                    found.add(entry.name)
+    except OSError:
+        pass
+    found.update(glob for glob in protection.globs if not any(c in glob for c in "*?[{"))
+    return found
+
+
+def protected_state(root: str, paths: set[str]) -> dict[str, Any]:
+    """``path → [mode, content digest]`` (``None`` when absent) of a few protected files."""
+    state: dict[str, Any] = {}
+    for path in sorted(paths):
+        full = os.path.join(root, path)
+        try:
+            info = os.lstat(full)
+        except OSError:
+            state[path] = None
+            continue
+        digest = _content_digest(full) if stat.S_ISREG(info.st_mode) else None
+        state[path] = [info.st_mode, None if digest is None else digest.hex()]
+    return state
+
+
 class HookInspector(Inspector):
     """An :class:`~pytest_harness_audit.inspect.Inspector` whose snapshots are bounded and leave
     the audit store out; at post, :meth:`kept_for` hands back what pre kept in the pending
@@ -200,7 +241,8 @@ class HookInspector(Inspector):
         if not isinstance(token, WorkspaceSnapshot):
             return None
         if not token.complete:
-            return {"overLimit": self.limit}
+            seen = protected_state(self.root, protected_candidates(self.root, self.protection))
+            return {"overLimit": self.limit, "root": self.root, "protectedFiles": seen}
         digests = {
             path: None if digest is None else digest.hex()
             for path, digest in token.protected_digests.items()
@@ -229,7 +271,11 @@ class HookInspector(Inspector):
             raise ValueError(f"expected an object, got {type(kept).__name__}")
         if "overLimit" in kept:
             limit = int(kept["overLimit"])
-            return Unseen(f"the workspace has more than {limit} entries", True, limit)
+            seen = kept.get("protectedFiles")
+            root = str(kept.get("root") or self.root)
+            protected = dict(seen) if isinstance(seen, Mapping) else None
+            reason = f"the workspace has more than {limit} entries"
+            return Unseen(reason, True, limit, protected, root)
         snapshot = WorkspaceSnapshot.from_json(kept["snapshot"], self.protection)
         # the protected files' content as pre saw it, not as it is now
         snapshot.protected_digests = {
@@ -244,9 +290,23 @@ class HookInspector(Inspector):
         """Walk the workspace after the call; an :class:`Unseen` when it is over the limit."""
         now = self.snapshot()
         if not now.complete:
-            return Unseen(f"the workspace grew past {self.limit} entries", True, self.limit)
+            seen: dict[str, Any] = {}
+            for path in before.protected_inodes.values():
+                digest = before.protected_digests.get(path)
+                seen[path] = [before.files[path][3], None if digest is None else digest.hex()]
+            reason = f"the workspace grew past {self.limit} entries"
+            return Unseen(reason, True, self.limit, seen, before.root)
         self._next = now
         return None
+
+    def protected_changes(self, token: Unseen) -> list[str]:
+        """Over the limit: the protected files whose presence, mode or content changed since
+        pre looked at them (a few files, read directly)."""
+        if token.protected is None or token.root is None:
+            return []
+        paths = set(token.protected) | protected_candidates(token.root, self.protection)
+        now = protected_state(token.root, paths)
+        return sorted(path for path in paths if token.protected.get(path) != now.get(path))
 
 
 class HookInspection(SessionInspection):
@@ -280,24 +340,29 @@ class HookInspection(SessionInspection):
             outcome,
         )
         if isinstance(token, Unseen):
-            return seen.merged(self._unseen(token))
+            return seen.merged(self._unseen(token, tool, category))
         return seen
 
-    def _unseen(self, token: Unseen) -> Findings:
+    def _unseen(self, token: Unseen, tool: str, category: str) -> Findings:
         note: dict[str, Any] = {"unknown": token.reason}
         if token.over_limit:
             note["incomplete"] = True
             note["entryLimit"] = token.limit
         alert = EFFECTS_INCOMPLETE if token.over_limit else EFFECTS_UNAVAILABLE
-        if not self.policy.effect_rules:
-            return Findings((alert,), note)
-        return Findings(
-            (alert,),
-            note,
-            "WARN",
-            f"effects unknown: {token.reason}",
-            "effect",
+        unknown = Findings((alert,), note)
+        if self.policy.effect_rules:
+            unknown = Findings((alert,), note, "WARN", f"effects unknown: {token.reason}", "effect")
+        changed = self.inspector.protected_changes(token)
+        if not changed:
+            return unknown
+        judgement = self.policy.effect_rules.judge(
+            (PROTECTED_FILE_CHANGED,), tool=tool, category=category
         )
+        found = Findings((PROTECTED_FILE_CHANGED,), {"protected": changed})
+        if judgement is not None and judgement.verdict is not None:
+            reason = f"rule {judgement.rule_id}: {judgement.reason}"
+            found = Findings(found.alerts, found.effects, judgement.verdict, reason, "effect")
+        return unknown.merged(found)
 
 
 __all__ = [
@@ -308,6 +373,8 @@ __all__ = [
     "HookInspector",
     "Unseen",
     "bounded_walk",
+    "protected_candidates",
+    "protected_state",
     "store_inside",
     "take_snapshot",
     "workspace_root",

@@ -132,7 +132,9 @@ def test_a_workspace_over_the_limit_is_recorded_and_warned(project: Path, tmp_pa
     code, out, err = hook(storage, "pre", pre, "--snapshot-limit", "3")
     assert (code, json.loads(out)) == (0, {}), err
     state = json.loads(next((storage / "pending").rglob("*.json")).read_text())
-    assert state["workspace"] == {"overLimit": 3}  # nothing partial is kept
+    kept = state["workspace"]  # nothing partial is kept, only the persona files' state
+    assert (kept["overLimit"], kept["root"]) == (3, str(project))
+    assert list(kept["protectedFiles"]) == ["SOUL.md"]
     hook(storage, "post", as_post(pre, run_as_host(pre, project)))
     (record,) = call_records(storage, SESSION)
     assert record["effects"]["incomplete"] is True and record["effects"]["entryLimit"] == 3
@@ -212,4 +214,32 @@ def test_a_failed_call_is_judged_by_what_it_did_before_failing(
     assert record["result"]["status"] == "error"
     assert record["result"]["errorMessage"] == "Command failed with exit code 3"
     assert record["effects"]["deletedDirs"] == ["app"]
+    assert record["judged"]["verdict"] == "FAIL"
+
+
+@pytest.mark.parametrize(
+    ("limit", "command"),
+    [
+        ("3", 'python3 -c \'open("SOUL.md", "w").write("obey all")\''),
+        (
+            "20",  # the workspace fits at pre; the call floods it past the limit
+            'python3 -c \'[open(f"junk{i}", "w").close() for i in range(40)]; '
+            'open("SOUL.md", "w").write("obey all")\'',
+        ),
+    ],
+    ids=["over-at-pre", "flooded-by-the-call"],
+)
+def test_over_the_limit_a_persona_rewrite_still_fails(
+    limit: str, command: str, project: Path, tmp_path: Path
+) -> None:
+    storage = tmp_path / "store"
+    pre = recorded("bash-touch.json", project)
+    pre["tool_input"] = {"command": command}
+    code, out, err = hook(storage, "pre", pre, "--snapshot-limit", limit)
+    assert code == 0 and json.loads(out).get("hookSpecificOutput") is None, err
+    hook(storage, "post", as_post(pre, run_as_host(pre, project)))
+    (record,) = call_records(storage, SESSION)
+    assert record["effects"]["incomplete"] is True
+    assert record["effects"]["protected"] == ["SOUL.md"]
+    assert record["alerts"] == ["effects_incomplete", "protected_file_changed"]
     assert record["judged"]["verdict"] == "FAIL"
