@@ -188,4 +188,8 @@ def _run_session_event(args: argparse.Namespace, handler: Any) -> int:
             f"chain {chain}, report {done.report}",
             file=sys.stderr,
         )
+        if policy.show_r6_status:
+            from pytest_harness_audit.gate.console import status_line
+
+            print(status_line(Path(args.storage), done.session_id), file=sys.stderr)
     return 0

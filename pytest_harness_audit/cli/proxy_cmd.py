@@ -105,7 +105,17 @@ def run(args: argparse.Namespace) -> int:
         if inner is None:
             raise
         raise inner from None
+    finally:
+        if policy.show_r6_status:
+            from pytest_harness_audit.gate.console import status_line
+
+            report_status(status_line(Path(args.storage), session_id))
     return 0
+
+
+def report_status(line: str) -> None:
+    """One line on stderr (the proxy's stdout is the MCP stream)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def _upstreams(args: argparse.Namespace) -> list[UpstreamSpec]:
@@ -131,7 +141,9 @@ def _policy(args: argparse.Namespace) -> Any:
 def _open_gate(storage: Path, session_id: str, policy: Any, root: str | None) -> Any:
     from pytest_harness_audit.gate import Gate
 
-    return Gate.open(storage_dir=storage, session_id=session_id, policy=policy, root=root)
+    return Gate.open(
+        storage_dir=storage, session_id=session_id, policy=policy, root=root, console=sys.stderr
+    )
 
 
 def _send_message_tool(

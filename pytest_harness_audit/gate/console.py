@@ -1,0 +1,90 @@
+"""What a door prints on stderr about its records: ``auditLevel`` and ``showR6Status``.
+
+* At ``auditLevel: verbose`` every call record is one line::
+
+      [web4] R6 audit:7fb0ae93 Read README.md: allow, success
+
+* At every level a warn, or a deny that was not enforced (dry run), is one line (at
+  ``verbose`` this is that record's line)::
+
+      [web4] Policy WARN: Bash curl http://example.com: Network access flagged (audit:16add321)
+      [web4] Policy DENY (dry-run): Bash rm -rf /tmp/x: Destructive command (audit:7fb0ae93)
+
+* With ``showR6Status: true`` a door ends its session's output with the chain status line::
+
+      R6 chain: 12 records, valid, head 1a2b3c4d
+
+A line never spans lines: newlines in targets and reasons are shown as ``\\n``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+from pytest_harness_audit.audit.verify import verify_chain
+
+#: The prefix of every record line (the reference plugin's log prefix).
+PREFIX = "[web4]"
+
+
+def _one_line(text: object) -> str:
+    return str(text).replace("\r", "\\r").replace("\n", "\\n")
+
+
+def _constraint(record: Mapping[str, Any], name: str) -> str | None:
+    rules = record.get("rules")
+    constraints = rules.get("constraints", []) if isinstance(rules, Mapping) else []
+    for item in constraints:
+        if isinstance(item, str) and item.startswith(f"{name}:"):
+            return item.split(":", 1)[1]
+    return None
+
+
+def record_line(record: Mapping[str, Any], *, verbose: bool) -> str | None:
+    """The stderr line of one call record (None: nothing to print at this level)."""
+    request = record.get("request")
+    request = request if isinstance(request, Mapping) else {}
+    tool = _one_line(request.get("toolName", record.get("tool", "?")))
+    target = request.get("target")
+    subject = tool if target in (None, "") else f"{tool} {_one_line(target)}"
+    decision = _constraint(record, "policy") or "allow"
+    reason = _one_line(record.get("reason") or "")
+    record_id = record.get("recordId", "?")
+    dry_run = decision == "deny" and _constraint(record, "enforced") == "false"
+    if decision == "warn" or dry_run:
+        label = "WARN" if decision == "warn" else "DENY (dry-run)"
+        return f"{PREFIX} Policy {label}: {subject}: {reason} ({record_id})"
+    if not verbose:
+        return None
+    result = record.get("result")
+    status = result.get("status", "?") if isinstance(result, Mapping) else "?"
+    return f"{PREFIX} R6 {record_id} {subject}: {decision}, {status}"
+
+
+class RecordConsole:
+    """A gate observer printing :func:`record_line` for each call record on ``stream``."""
+
+    def __init__(self, stream: TextIO, audit_level: str) -> None:
+        self.stream = stream
+        self.verbose = audit_level == "verbose"
+
+    def __call__(self, record: Mapping[str, Any], output: Any = None) -> None:
+        """Print the record's line, if it has one at this level (never fails the call)."""
+        line = record_line(record, verbose=self.verbose)
+        if line is None:
+            return
+        # a closed or broken stderr must not fail the call
+        with contextlib.suppress(OSError, ValueError):
+            print(line, file=self.stream, flush=True)
+
+
+def status_line(storage_dir: str | os.PathLike[str], session_id: str) -> str:
+    """``R6 chain: N records, valid|INVALID (reason), head <8 hex>`` for a stored session."""
+    report = verify_chain(storage_dir, session_id)
+    state = "valid" if report.valid else f"INVALID ({_one_line(report.reason)})"
+    head = (report.head or "")[:8] or "none"
+    noun = "record" if report.record_count == 1 else "records"
+    return f"R6 chain: {report.record_count} {noun}, {state}, head {head}"
