@@ -3,6 +3,11 @@
 All target patterns of a policy are compiled into two RE2 sets (anchored globs, unanchored
 regexes). A call's targets go through each set once, which says at a stroke which rules'
 patterns match; the rules are then walked in priority order for the other criteria.
+
+Most calls match no pattern at all. Before deriving targets, a call without a command goes
+through its tool's :class:`~.prefilter.Prefilter`: when the raw text of its target parameters
+holds none of the literals its tool's patterns require, only the rules without patterns are
+walked (the same decision, rule and targets as the full path; see the differential tests).
 """
 
 from __future__ import annotations
@@ -30,8 +35,17 @@ from pytest_harness_audit.policy.patterns import (
     TargetMatcher,
     split_patterns,
 )
-from pytest_harness_audit.policy.sensitive import any_credential
-from pytest_harness_audit.policy.targets import call_targets
+from pytest_harness_audit.policy.prefilter import (
+    Prefilter,
+    Requirement,
+    python_regex_requirement,
+    requirement,
+)
+from pytest_harness_audit.policy.sensitive import CREDENTIAL_PATTERN, any_credential
+from pytest_harness_audit.policy.targets import call_targets, prefilter_forms
+
+#: What every credential-looking path holds (``None``: the check cannot be prefiltered).
+_CREDENTIAL_REQUIREMENT = python_regex_requirement(CREDENTIAL_PATTERN)
 
 
 class RateCounter(Protocol):
@@ -56,6 +70,7 @@ class CompiledRule:
         "index",
         "max_count",
         "reason",
+        "requirements",
         "rule",
         "tools",
         "uses_globs",
@@ -81,6 +96,8 @@ class CompiledRule:
         self.exact: frozenset[str] = frozenset()
         self.fallbacks: tuple[TargetMatcher, ...] = ()
         self.uses_globs = self.uses_regexes = False
+        #: What a target this rule's patterns match must be or hold (``None``: unknown).
+        self.requirements: tuple[Requirement, ...] | None = ()
         if match.target_patterns is not None:
             is_regex = match.target_patterns_are_regex
             try:
@@ -93,6 +110,9 @@ class CompiledRule:
                     str(exc), source=source, rule_id=rule.id, field="match.targetPatterns"
                 ) from None
             self.exact, self.fallbacks = exact, tuple(fallbacks)
+            self.requirements = (
+                None if fallbacks else _requirements(match.target_patterns, is_regex)
+            )
             self.uses_globs = bool(sources) and not is_regex
             self.uses_regexes = bool(sources) and is_regex
         self.reason = rule.reason or f"Matched rule: {rule.name}"
@@ -122,6 +142,16 @@ class CompiledRule:
         return False
 
 
+def _requirements(patterns: Sequence[str], is_regex: bool) -> tuple[Requirement, ...] | None:
+    found = []
+    for pattern in patterns:
+        each = requirement(pattern, is_regex=is_regex)
+        if each is None:
+            return None
+        found.append(each)
+    return tuple(found)
+
+
 class _ToolEntry:
     """What evaluation needs to know about one tool name, worked out once per policy.
 
@@ -136,6 +166,7 @@ class _ToolEntry:
         "outside",
         "pattern_indexes",
         "plain",
+        "prefilter",
         "uses_globs",
         "uses_regexes",
     )
@@ -153,6 +184,25 @@ class _ToolEntry:
         self.outside = tuple(
             rule for rule in candidates if rule.has_patterns and (rule.exact or rule.fallbacks)
         )
+        self.prefilter = _prefilter(candidates, categories) if self.pattern_indexes else None
+
+
+def _prefilter(
+    candidates: tuple[CompiledRule, ...], categories: frozenset[str]
+) -> Prefilter | None:
+    """The prefilter of a tool's pattern rules, plus the credential path requirement when a rule
+    without patterns fires on a credential path only; ``None`` when a pattern requires nothing."""
+    found: list[Requirement] = []
+    for rule in candidates:
+        if rule.has_patterns:
+            if rule.requirements is None:
+                return None
+            found.extend(rule.requirements)
+        elif rule.categories is not None and not rule.categories & categories:
+            if _CREDENTIAL_REQUIREMENT is None:  # pragma: no cover - the pattern is analysable
+                return None
+            found.append(_CREDENTIAL_REQUIREMENT)
+    return Prefilter(found)
 
 
 def _by_index(rule: CompiledRule) -> int:
@@ -161,6 +211,10 @@ def _by_index(rule: CompiledRule) -> int:
 
 class CompiledPolicy:
     """The evaluation engine behind :class:`~pytest_harness_audit.policy.Policy`."""
+
+    #: Whether calls may be cleared by the prefilter (``False``: every call takes the full path,
+    #: as the differential tests compare). Read when a tool is first seen.
+    prefilter_enabled = True
 
     def __init__(self, spec: PolicySpec, *, source: str | None) -> None:
         self.spec = spec
@@ -224,6 +278,8 @@ class CompiledPolicy:
             )
         )
         entry = self._by_tool[key] = _ToolEntry(category, categories, candidates)
+        if not self.prefilter_enabled:
+            entry.prefilter = None
         return entry
 
     def _set_matches(self, targets: list[str], entry: _ToolEntry) -> set[int]:
@@ -266,7 +322,10 @@ class CompiledPolicy:
         files: list[str] | None = None
         credential: bool | None = None
         walk: Sequence[CompiledRule] = entry.plain
-        if entry.pattern_indexes:
+        prefilter = entry.prefilter
+        if prefilter is not None and _cleared(prefilter, params, root):
+            credential = False  # the credential literals are in the prefilter when it matters
+        elif entry.pattern_indexes:
             targets, files = call_targets(params, root)
             if targets:
                 matched = (
@@ -325,3 +384,13 @@ class CompiledPolicy:
             params,
             root,
         )
+
+
+def _cleared(prefilter: Prefilter, params: Mapping[str, Any], root: str | None) -> bool:
+    """Whether no target of the call can hold a literal of ``prefilter`` (so none can match)."""
+    forms = prefilter_forms(params, root)
+    if forms is None:
+        return False
+    text = forms[0] if len(forms) == 1 else "\n".join(forms)
+    # not ASCII: case folding (`ſ` for `s`, `K` for `k`) is left to the full path
+    return text.isascii() and not prefilter.may_match(forms, text)

@@ -41,6 +41,8 @@ _CREDENTIAL = re.compile(
     r")$",
     re.IGNORECASE,
 )
+#: The credential-looking path pattern (searched on the end of a path; case-insensitive).
+CREDENTIAL_PATTERN = _CREDENTIAL
 _MEMORY = re.compile(
     r"(?:" + _SEGMENT + r"memory\.md"
     r"|" + _SEGMENT + r"memory[/\\](?:[^/\\]+[/\\])*[^/\\]+\.md"

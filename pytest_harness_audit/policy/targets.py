@@ -227,6 +227,37 @@ def call_targets(
     return targets, command_files
 
 
+def prefilter_forms(params: Mapping[str, Any], root: str | None = None) -> list[str] | None:
+    """The text a prefilter scans for a call without a command: every string that can be a
+    target of :func:`call_targets` (a superset: a ``pattern`` beside a path is kept) — each
+    target parameter's value and the forms of each path. ``None`` for a call whose targets need
+    the full derivation (a command, a ``paths`` or an ``args`` list)."""
+    if len(params) == 1:
+        ((key, value),) = params.items()
+        kind = _KEY_KINDS.get(key)
+        if kind == _FILE and type(value) is str:
+            if root or "/." in value or "//" in value or value[:1] == ".":
+                forms = [value]
+                _add_path_forms(forms, value, root)
+                return forms
+            return [value]
+    forms = []
+    for key, value in params.items():
+        kind = _KEY_KINDS.get(key)
+        if kind is None:
+            if key == "paths" or key == "args":
+                return None
+        elif type(value) is str:
+            if kind == _COMMAND:
+                return None
+            forms.append(value)
+            if kind == _FILE:
+                _add_path_forms(forms, value, root)
+            elif kind == _REVISION and ":" in value:
+                _add_path_forms(forms, value.partition(":")[2], root)
+    return forms
+
+
 def _with_args(command: str, args: Any) -> str:
     """``command`` with an MCP shell tool's ``args`` list appended, quoted for the shell."""
     if isinstance(args, (list, tuple)) and args and all(type(a) is str for a in args):
