@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import heapq
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,9 +25,10 @@ from pytest_harness_audit.audit.session_file import load_session_file
 from pytest_harness_audit.audit.statistics import summarize_chain
 from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
 from pytest_harness_audit.audit.verify import ChainReport
-from pytest_harness_audit.cli import checkpoint_cmd
+from pytest_harness_audit.cli import checkpoint_cmd, prune_cmd
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.readers.report import load_report_text
+from pytest_harness_audit.wording import plural
 
 DEFAULT_LAST = 10
 DEFAULT_QUERY_LIMIT = 50
@@ -53,7 +55,7 @@ def register(subparsers: Any) -> None:
     checkpoint_cmd.add_verify_options(verify)
     verify.set_defaults(func=_verify)
 
-    last = add("last", "show the last N records")
+    last = add("last", "show the newest N records across sessions")
     last.add_argument("count", nargs="?", type=_non_negative, default=DEFAULT_LAST)
     last.add_argument("--session", help="only this session")
     last.set_defaults(func=_last)
@@ -67,7 +69,10 @@ def register(subparsers: Any) -> None:
     query.add_argument("--since", help="30s, 5m, 2h, 1d or an ISO timestamp")
     query.add_argument("--kind", help="record kind (call, escalation, lift, …)")
     query.add_argument(
-        "--limit", type=_non_negative, default=DEFAULT_QUERY_LIMIT, help="last N per session"
+        "--limit",
+        type=_non_negative,
+        default=DEFAULT_QUERY_LIMIT,
+        help="newest N across sessions",
     )
     query.set_defaults(func=_query)
 
@@ -92,6 +97,7 @@ def register(subparsers: Any) -> None:
     repair.add_argument("--checkpoints", metavar="FILE", help="checkpoint file to read")
     repair.set_defaults(func=_repair)
     checkpoint_cmd.register(add)
+    prune_cmd.register(add)
 
 
 def _non_negative(text: str) -> int:
@@ -204,9 +210,10 @@ def _print_verify_line(report: ChainReport) -> None:
     if report.valid:
         note = ", legacy 16-hex links" if report.legacy_links else ""
         note += "" if report.anchored else ", no anchor"
-        print(f"{report.session_id}: VALID ({report.record_count} records{note})")
+        print(f"{report.session_id}: VALID ({plural(report.record_count, 'record')}{note})")
         return
-    text = f"{report.session_id}: INVALID ({report.record_count} records) — {_failure_text(report)}"
+    records = plural(report.record_count, "record")
+    text = f"{report.session_id}: INVALID ({records}) — {_failure_text(report)}"
     if report.expected is not None or report.found is not None:
         text += f" (expected {report.expected}, found {report.found})"
     print(text)
@@ -220,7 +227,7 @@ def _print_verify_detail(report: ChainReport) -> None:
     if report.anchor_state in ("none", "missing"):
         print(f"Anchor: {report.anchor_state}")
     else:
-        print(f"Anchor: {report.anchor_state} ({report.anchor_count} records)")
+        print(f"Anchor: {report.anchor_state} ({plural(report.anchor_count or 0, 'record')})")
     if report.legacy_links:
         print("Links: legacy 16-hex links (reference plugin format) accepted")
     for line in checkpoint_cmd.head_lines(report):
@@ -239,10 +246,28 @@ def _print_verify_detail(report: ChainReport) -> None:
 # -- last / query ----------------------------------------------------------------------------
 
 
+def _immune_event(record: dict[str, Any]) -> str | None:
+    """What an escalation or lift record did, in words (``None`` for any other kind)."""
+    event = record.get("immune")
+    if not isinstance(event, dict):
+        return None
+    if record.get("kind") == "escalation":
+        level, trigger = event.get("level", "?"), event.get("trigger", "?")
+        score, threshold = _number(event.get("score")), _number(event.get("threshold"))
+        return f"{level} ({trigger}: score {score}, threshold {threshold})"
+    if record.get("kind") == "lift":
+        return f"lift from {event.get('previousLevel', '?')}: {event.get('reason', '')!r}"
+    return None
+
+
+def _number(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, (int, float)) else "?"
+
+
 def _describe(record: dict[str, Any], *, detailed: bool) -> str:
     stamp = record.get("timestamp", "?")
     tool = record.get("tool", "?")
-    target = record_target(record) or "?"
+    target = _immune_event(record) or record_target(record) or f"({record.get('kind', 'call')})"
     status = record_status(record) or "?"
     if not detailed:
         return f"{stamp} {tool} → {target} [{status}]"
@@ -256,21 +281,37 @@ def _describe(record: dict[str, Any], *, detailed: bool) -> str:
     return f"{stamp} {tool} [{category}] → {target} [{status}]{duration_text}{error_text}"
 
 
+def _newest_groups(
+    storage: str, sessions: list[str], criteria: RecordFilter, limit: int | None
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The ``limit`` newest matching records across ``sessions`` (all when ``None``), grouped by
+    session: the session with the newest record first, each group oldest first."""
+    found = [
+        (str(record.get("timestamp", "")), order, sid, record)
+        for sid in sessions
+        for order, record in enumerate(filter_records(iter_records(storage, sid), criteria))
+    ]
+    if limit is not None:
+        found = heapq.nlargest(limit, found, key=lambda item: (item[0], item[1]))
+    groups: dict[str, list[tuple[str, int, dict[str, Any]]]] = {}
+    for stamp, order, sid, record in sorted(found, key=lambda item: (item[0], item[1])):
+        groups.setdefault(sid, []).append((stamp, order, record))
+    ordered = sorted(groups.items(), key=lambda group: group[1][-1][:2], reverse=True)
+    return [(sid, [record for _, _, record in items]) for sid, items in ordered]
+
+
 def _last(args: argparse.Namespace) -> int:
     sessions = _sessions(args)
-    groups = [
-        (sid, list(filter_records(iter_records(args.storage, sid), RecordFilter(limit=args.count))))
-        for sid in sessions
-    ]
+    groups = _newest_groups(args.storage, sessions, RecordFilter(), args.count)
     if args.json:
         _print_json({"sessions": [{"sessionId": sid, "records": recs} for sid, recs in groups]})
         return 0
     if not sessions:
         return _no_sessions(args)
     for sid, records in groups:
-        if len(groups) > 1:
+        if len(sessions) > 1:
             print(f"Session: {sid}")
-        prefix = "  " if len(groups) > 1 else ""
+        prefix = "  " if len(sessions) > 1 else ""
         for record in records:
             print(prefix + _describe(record, detailed=False))
     return 0
@@ -283,14 +324,9 @@ def _query(args: argparse.Namespace) -> int:
         status=args.status,
         target=args.target,
         since=args.since,
-        limit=args.limit,
         kind=args.kind,
     )
-    groups = [
-        (sid, list(filter_records(iter_records(args.storage, sid), criteria)))
-        for sid in _sessions(args)
-    ]
-    groups = [(sid, records) for sid, records in groups if records]
+    groups = _newest_groups(args.storage, _sessions(args), criteria, args.limit)
     if args.json:
         _print_json(
             {
@@ -306,7 +342,7 @@ def _query(args: argparse.Namespace) -> int:
         print("No matching audit records found.")
         return 0
     for sid, records in groups:
-        print(f"Session: {sid} ({len(records)} results)")
+        print(f"Session: {sid} ({plural(len(records), 'result')})")
         for record in records:
             print("  " + _describe(record, detailed=True))
     return 0
@@ -377,10 +413,10 @@ def _repair(args: argparse.Namespace) -> int:
                 f"Anchored an interrupted append (a complete record written just before its "
                 f"writer died) in {path}."
             )
-        print(f"Chain valid: true ({result.report.record_count} records)")
+        print(f"Chain valid: true ({plural(result.report.record_count, 'record')})")
     else:
         print(
             f"Nothing to repair: chain {result.session_id} is valid "
-            f"({result.report.record_count} records)."
+            f"({plural(result.report.record_count, 'record')})."
         )
     return 0

@@ -21,6 +21,7 @@ from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.audit.verify import ChainReport, verify_chain
 from pytest_harness_audit.audit.witness import parse_head
 from pytest_harness_audit.errors import UsageError
+from pytest_harness_audit.wording import plural
 
 Add = Callable[[str, str], argparse.ArgumentParser]
 
@@ -72,10 +73,16 @@ def head_lines(report: ChainReport) -> list[str]:
     """The witness and checkpoint lines of ``audit verify SESSION``."""
     lines = []
     if report.witness_state != "none":
-        count = "" if report.witness_count is None else f" ({report.witness_count} records)"
+        count = (
+            "" if report.witness_count is None else f" ({plural(report.witness_count, 'record')})"
+        )
         lines.append(f"Published head: {report.witness_state}{count}")
     if report.checkpoint_state != "none":
-        count = "" if report.checkpoint_count is None else f" ({report.checkpoint_count} records)"
+        count = (
+            ""
+            if report.checkpoint_count is None
+            else f" ({plural(report.checkpoint_count, 'record')})"
+        )
         lines.append(f"Checkpoint: {report.checkpoint_state}{count} in {report.checkpoint_file}")
     return lines
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from pytest_harness_audit.audit.chain import AuditChain
@@ -26,6 +28,11 @@ def register(subparsers: Any) -> None:
     status = commands.add_parser("status", help="level, score and evidence of sessions")
     status.add_argument("session", nargs="?", help="one session (default: every session)")
     status.add_argument("--json", action="store_true", help="machine-readable output")
+    status.add_argument(
+        "--now",
+        action="store_true",
+        help="score as of now (default: as of the session's last record, as it ended)",
+    )
     status.set_defaults(func=_status)
     lift = commands.add_parser("lift", help="end a quarantine, recorded with a reason")
     lift.add_argument("session")
@@ -46,20 +53,40 @@ def _session_policy(storage: str, session: str) -> Policy:
     return policy
 
 
-def replay_ladder(storage: str, session: str) -> ImmuneLadder:
-    """The immune ladder of a stored session, rebuilt from its chain."""
+def replay_ladder(storage: str, session: str, *, now: bool = False) -> ImmuneLadder:
+    """The immune ladder of a stored session, rebuilt from its chain: as of the session's last
+    record (the state it ended in), or as of the wall clock with ``now``."""
     policy = _session_policy(storage, session)
-    entries = (immune_entry(record) for record in iter_records(storage, session))
+    records = list(iter_records(storage, session))
+    entries = (immune_entry(record) for record in records)
+    clock = time.time if now else _frozen_at(_last_moment(records))
     return ImmuneLadder.replay(
-        policy.immune_config, (e for e in entries if e is not None), clock=time.time
+        policy.immune_config, (e for e in entries if e is not None), clock=clock
     )
+
+
+def _last_moment(records: list[dict[str, Any]]) -> float | None:
+    for record in reversed(records):
+        stamp = record.get("timestamp")
+        if isinstance(stamp, str):
+            try:
+                return _dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+            except ValueError:
+                continue
+    return None
+
+
+def _frozen_at(moment: float | None) -> Callable[[], float]:
+    if moment is None:
+        return time.time
+    return lambda: moment
 
 
 def _status(args: argparse.Namespace) -> int:
     sessions = [args.session] if args.session else list_sessions(args.storage)
     out = []
     for session in sessions:
-        ladder = replay_ladder(args.storage, session)
+        ladder = replay_ladder(args.storage, session, now=args.now)
         status = ladder.status()
         if args.json:
             out.append(

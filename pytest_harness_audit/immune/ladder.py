@@ -38,6 +38,7 @@ from pytest_harness_audit.immune.records import (
     level_rank,
 )
 from pytest_harness_audit.immune.triggers import EvidenceWindow, WindowEntry, from_units, to_units
+from pytest_harness_audit.wording import plural
 
 Clock = Callable[[], float]
 
@@ -61,7 +62,8 @@ class ImmuneStatus:
         lines = [
             f"level: {self.level}",
             f"score: {self.score:g} (notice at {self.notice_at:g}, "
-            f"quarantine at {self.quarantine_at:g}; {self.window_calls} calls in the window)",
+            f"quarantine at {self.quarantine_at:g}; "
+            f"{plural(self.window_calls, 'call')} in the window)",
             f"triggers: {shares or '(none)'}",
             f"evidence: {', '.join(self.evidence) or '(none)'}",
         ]

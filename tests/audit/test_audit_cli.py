@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -39,6 +40,7 @@ def populated(storage, make_draft):
                 error_message="timeout",
             )
         )
+    time.sleep(0.002)  # beta's record is the store's newest (timestamps are to the millisecond)
     with AuditChain(storage, "beta") as chain:
         chain.append(make_draft(0))
     return storage
@@ -65,7 +67,7 @@ def test_summary(populated, capsys):
 def test_verify_all_valid_exits_zero(populated, capsys):
     code, out, _ = run(populated, "verify", capsys=capsys)
     assert code == 0
-    assert out.splitlines() == ["alpha: VALID (3 records)", "beta: VALID (1 records)"]
+    assert out.splitlines() == ["alpha: VALID (3 records)", "beta: VALID (1 record)"]
 
 
 def test_verify_one_session_detail(populated, capsys):
@@ -120,13 +122,19 @@ def test_last(populated, capsys):
     assert "Session: alpha" in out and "Session: beta" in out
     code, out, _ = run(populated, "last", "1", "--json", capsys=capsys)
     data = json.loads(out)
-    assert [len(s["records"]) for s in data["sessions"]] == [1, 1]
+    # N counts across sessions: the one newest record of the store (beta's, written last)
+    assert [(s["sessionId"], len(s["records"])) for s in data["sessions"]] == [("beta", 1)]
+    code, out, _ = run(populated, "last", "3", capsys=capsys)
+    lines = out.splitlines()
+    assert lines[0] == "Session: beta" and lines[2] == "Session: alpha", out
+    assert len([line for line in lines if line.startswith("  ")]) == 3
+    assert lines[-1].endswith(" WebFetch → https://example.org [error]")
 
 
 def test_query(populated, capsys):
     code, out, _ = run(populated, "query", "--status", "blocked", capsys=capsys)
     assert code == 0
-    assert "Session: alpha (1 results)" in out
+    assert "Session: alpha (1 result)" in out
     assert "Read [file_read] → /p/.env [blocked]" in out
     assert "— [policy] Secret file access denied" in out
     code, out, _ = run(populated, "query", "--target", "**/.env", "--json", capsys=capsys)
@@ -135,6 +143,16 @@ def test_query(populated, capsys):
     assert out.strip() == "No matching audit records found."
     code, _, err = run(populated, "query", "--since", "soon", capsys=capsys)
     assert code == 2 and "--since" in err
+
+
+def test_query_limit_counts_across_sessions_newest_first(populated, capsys):
+    code, out, _ = run(populated, "query", "--limit", "2", "--json", capsys=capsys)
+    data = json.loads(out)
+    assert code == 0 and data["total"] == 2
+    assert [(s["sessionId"], s["count"]) for s in data["sessions"]] == [("beta", 1), ("alpha", 1)]
+    assert data["sessions"][1]["records"][0]["tool"] == "WebFetch"
+    code, out, _ = run(populated, "query", "--limit", "0", capsys=capsys)
+    assert out.strip() == "No matching audit records found."
 
 
 def test_report(populated, capsys):
