@@ -29,7 +29,10 @@ class SessionSummary:
     records: int
     verdict: VerdictName
     storage: str
-    #: The chain's head (SHA-256 of its last record), published where the agent has no hand.
+    #: ``R6 chain: …`` when the session's policy says ``showR6Status`` (else empty).
+    r6_status: str = ""
+    #: The chain's head (SHA-256 of its last record), published where the agent has no hand;
+    #: the test process's witness instead when the chain does not hold it.
     head: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -57,7 +60,8 @@ def summarise(harness: Harness, nodeid: str) -> SessionSummary:
         records=report.record_count,
         verdict=verdict.value,
         storage=str(harness.storage_dir),
-        head=report.head,
+        r6_status=_r6_status(harness, report),
+        head=harness.published_head().hash,
     )
 
 
@@ -136,4 +140,14 @@ def format_summary(summaries: Sequence[SessionSummary]) -> list[str]:
         f"verdicts: {by_verdict['PASS']} PASS, {by_verdict['WARN']} WARN, "
         f"{by_verdict['FAIL']} FAIL; chains: {len(rows) - invalid} valid, {invalid} invalid"
     )
+    lines.extend(f"{tests[s.nodeid]}: {s.r6_status}" for s in rows if s.r6_status)
     return lines
+
+
+def _r6_status(harness: Harness, report: Any) -> str:
+    """The chain status line of a session whose policy says ``showR6Status``."""
+    if not harness.policy.show_r6_status:
+        return ""
+    from pytest_harness_audit.gate.console import format_status
+
+    return format_status(report.record_count, report.valid, report.head, report.reason)

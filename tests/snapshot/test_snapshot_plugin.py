@@ -9,10 +9,17 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+import yaml
 
+from pytest_harness_audit.audit import verify_chain
 from pytest_harness_audit.audit.storage import list_sessions
+from pytest_harness_audit.audit.witness import Head
 from pytest_harness_audit.policy import Policy
-from pytest_harness_audit.readers.report import load_report_text
+from pytest_harness_audit.readers.report import (
+    load_report_head,
+    load_report_text,
+    split_report_file,
+)
 
 pytest_plugins = ["pytester"]
 
@@ -214,12 +221,55 @@ def test_report_files_and_junit_under_harness_audit(pytester: pytest.Pytester) -
     kept = pytester.path / "kept"
     (session,) = list_sessions(kept)
     text = load_report_text(kept, session)
-    assert text == (suite / SNAPSHOTS / "test_agent.audit.yaml").read_text(encoding="utf-8")
+    assert text is not None
+    document, head = split_report_file(text)
+    assert document == (suite / SNAPSHOTS / "test_agent.audit.yaml").read_text(encoding="utf-8")
+    chain = verify_chain(kept, session)
+    assert head == Head(chain.record_count, chain.head)  # the chain's real head, count and hash
+    assert yaml.safe_load(text)["head"] == {"records": chain.record_count, "hash": chain.head}
     case = next(ET.parse(pytester.path / "out.xml").iter("testcase"))
     props = {p.get("name"): p.get("value") for p in case.iter("property")}
     assert props["harness_audit_session"] == session
     assert props["harness_audit_verdict"] == "FAIL"
     assert props["harness_audit_report"] == str(kept / "reports" / f"{session}.yaml")
+    assert props["harness_audit_head"] == chain.head
+
+
+def test_report_file_heads_differ_between_runs_while_the_snapshot_stays(
+    pytester: pytest.Pytester,
+) -> None:
+    """Timestamps make every run's head new: the report file carries it, the snapshot never."""
+    suite = write_suite(pytester.path)
+    pytester.runpytest("--snapshot-update", "-k", "test_agent").assert_outcomes(passed=1)
+    snapshot = suite / SNAPSHOTS / "test_agent.audit.yaml"
+    before = snapshot.read_bytes()
+    heads = []
+    for run in ("one", "two"):
+        result = pytester.runpytest(
+            "--harness-audit", "--harness-audit-dir", run, "-k", "test_agent"
+        )
+        result.assert_outcomes(passed=1)  # the snapshot compares equal on both runs
+        (session,) = list_sessions(pytester.path / run)
+        head = load_report_head(pytester.path / run, session)
+        chain = verify_chain(pytester.path / run, session)
+        assert head == Head(chain.record_count, chain.head)
+        text = load_report_text(pytester.path / run, session)
+        assert text is not None and split_report_file(text)[0].encode() == before
+        heads.append(head)
+    assert heads[0] != heads[1]
+    assert snapshot.read_bytes() == before
+    # a report file compared with the snapshot as text: its head is left out
+    pytester.makepyfile(
+        test_file_text=f"""
+from pytest_harness_audit.readers.report import load_report_text
+
+def test_file(audit_snapshot):
+    assert load_report_text({str(pytester.path / run)!r}, {session!r}) == audit_snapshot
+"""
+    )
+    pytester.runpytest("test_file_text.py", "--snapshot-update").assert_outcomes(passed=1)
+    stored = next((pytester.path / "__snapshots__" / "test_file_text").iterdir())
+    assert stored.read_bytes() == before
 
 
 def test_marker_without_a_session_and_wrong_data_are_clear(pytester: pytest.Pytester) -> None:
