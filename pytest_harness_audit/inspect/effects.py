@@ -4,8 +4,8 @@ A :class:`WorkspaceSnapshot` is one walk of the workspace (``os.scandir``, symli
 followed) keeping ``path → (size, mtime_ns, inode, mode)`` for every file and symlink, and the
 set of directories. Of a ``.git`` directory only the directory itself and its key entries are
 kept (:data:`GIT_FILES`, :data:`GIT_DIRS`): deleting the repository is a deleted directory,
-while ``git add`` or ``git commit`` (which rewrite the index and add objects) modify
-``.git/index`` at most. Nothing is read or hashed, except the few
+while ``git add``, ``commit`` or ``checkout`` (which rewrite ``.git/index`` and ``.git/HEAD``
+and add objects) have no effect. Nothing is read or hashed, except the few
 files written in the last :data:`RACY_NS` before the snapshot: the file system's clock ticks
 coarsely, so a second write of the same size within one tick would leave the same stat; those
 files get a content digest, compared again when their stat has not changed ("racy git").
@@ -43,6 +43,7 @@ from pytest_harness_audit.policy.sensitive import is_memory_path
 
 #: Files of a ``.git`` directory a snapshot keeps (the rest of it is git's business).
 GIT_FILES = ("HEAD", "config", "index")
+_GIT_BUSY = frozenset({"index", "HEAD"})
 #: Directories of a ``.git`` directory a snapshot keeps (their existence, not their content).
 GIT_DIRS = ("refs", "objects")
 #: File names of the persona files (compared in lower case, in any directory).
@@ -408,6 +409,7 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
         if unchanged and _digest(os.path.join(after.root, path)) != digest:
             modified.append(path)
     modified = _by_protected_content(before, after, modified)
+    modified = [path for path in modified if not _git_busywork(path)]
     modified.sort()
     protected: set[str] = set()
     for path in (*deleted, *created, *modified):
@@ -434,6 +436,13 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
         complete=complete,
         memory=tuple(memory),
     )
+
+
+def _git_busywork(path: str) -> bool:
+    """``.git/index`` or ``.git/HEAD`` rewritten: what ``git status``, ``add``, ``commit`` and
+    ``checkout`` do (their deletion still counts; ``.git/config`` changing is recorded)."""
+    name = path.rsplit("/", 1)[-1]
+    return name in _GIT_BUSY and path.rsplit("/", 2)[-2:-1] == [".git"]
 
 
 def _lost_dirs(gone: Iterable[str], lost: Sequence[str], moved: set[str]) -> tuple[str, ...]:

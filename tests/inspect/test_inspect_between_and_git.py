@@ -69,8 +69,13 @@ def test_ordinary_git_commands_change_nothing_that_is_judged(
     found = _bash(inspector, command)
     assert found.alerts == ()
     assert not {"deleted", "deletedDirs", "protected", "memory"} & set(found.effects)
-    git_changes = [p for p in found.effects.get("modified", []) if p.startswith(".git")]
-    assert set(git_changes) <= {".git/index", ".git/HEAD"}  # modified: recorded, not judged
+    assert not [p for p in found.effects.get("modified", []) if p.startswith(".git")]
+
+
+def test_a_changed_git_configuration_is_recorded(inspector: Inspector) -> None:
+    found = _bash(inspector, "git config alias.st status")
+    assert found.effects["modified"] == [".git/config"]
+    assert found.alerts == ()
 
 
 def test_a_repository_made_later_is_watched_too(inspector: Inspector) -> None:
