@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from pytest_harness_audit.audit.clock import parse_since, parse_timestamp
 from pytest_harness_audit.audit.storage import list_sessions
 from pytest_harness_audit.errors import UsageError
 
@@ -18,7 +20,16 @@ def register(subparsers: Any) -> None:
         "view",
         help="write a static HTML page of sessions: overview, timelines, immune score, chain",
     )
-    view.add_argument("sessions", nargs="*", metavar="SESSION", help="default: every session")
+    view.add_argument(
+        "sessions",
+        nargs="*",
+        metavar="SESSION",
+        help="sessions to show, in this order (default: every session, oldest first)",
+    )
+    view.add_argument(
+        "--since",
+        help="only sessions started since: 30s, 5m, 2h, 1d or an ISO timestamp (a recent run)",
+    )
     view.add_argument(
         "-o",
         "--output",
@@ -31,21 +42,38 @@ def register(subparsers: Any) -> None:
 
 
 def _view(args: argparse.Namespace) -> int:
-    from pytest_harness_audit.readers.viewer import SessionRef, session_exists, write_view
+    from pytest_harness_audit.readers.viewer import (
+        SessionRef,
+        session_created,
+        session_exists,
+        write_view,
+    )
 
     storage = str(args.storage)
     if not Path(storage).is_dir():
         raise UsageError(
             f"no audit storage at {storage} (give --storage DIR or set HARNESS_AUDIT_DIR)"
         )
-    chosen = list(dict.fromkeys(args.sessions)) or list_sessions(storage)
-    if not chosen:
-        raise UsageError(f"no audit sessions in {storage}: nothing to view")
+    cutoff = parse_since(args.since) if args.since else None
+    chosen = list(dict.fromkeys(args.sessions))
     for session in chosen:
         if not session_exists(storage, session):
             raise UsageError(f"no audit session {session!r} in {storage}")
+    if not chosen:
+        started = {sid: session_created(storage, sid) for sid in list_sessions(storage)}
+        chosen = sorted(started, key=lambda sid: (started[sid] or "~", sid))
+    if cutoff is not None:
+        chosen = [sid for sid in chosen if _started_since(session_created(storage, sid), cutoff)]
+    if not chosen:
+        since = f" started since {args.since}" if args.since else ""
+        raise UsageError(f"no audit sessions{since} in {storage}: nothing to view")
     run = write_view(
         args.output, [SessionRef(storage, session) for session in chosen], title=args.title
     )
     print(f"Wrote {args.output}: {run.totals()}")
     return 0
+
+
+def _started_since(created: str, cutoff: dt.datetime) -> bool:
+    started = parse_timestamp(created) if created else None
+    return started is not None and started >= cutoff

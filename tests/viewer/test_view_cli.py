@@ -118,3 +118,38 @@ def test_default_output_name_in_the_current_directory(
     code, stdout, _ = run(capsys, "view", "clean")
     assert code == 0 and stdout.startswith("Wrote harness-audit-view.html: 1 session, 2 calls")
     assert (tmp_path / "harness-audit-view.html").is_file()
+
+
+def test_since_keeps_the_sessions_of_a_recent_run_oldest_first(
+    stored_run: StoredRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+    import shutil
+
+    storage = tmp_path / "store"
+    shutil.copytree(stored_run.storage, storage)
+    files = {s: storage / "sessions" / f"{s}.json" for s in stored_run.sessions}
+    data = {s: json.loads(f.read_text(encoding="utf-8")) for s, f in files.items()}
+    data["clean"]["createdAt"] = "2099-01-01T00:00:00.000Z"  # the newest, though first by name
+    data["denied"]["createdAt"] = "2098-01-01T00:00:00.000Z"
+    for session, path in files.items():
+        path.write_text(json.dumps(data[session]), encoding="utf-8")
+    out = tmp_path / "view.html"
+
+    def shown(*argv: str) -> list[str]:
+        code, _, stderr = run(capsys, "view", "--storage", str(storage), "-o", str(out), *argv)
+        assert (code, stderr) == (0, "")
+        rows = Dom(out.read_text(encoding="utf-8")).find("tr", cls="session-row")
+        return [r.attrs["data-session"] for r in rows]
+
+    assert shown() == ["quarantined", "denied", "clean"]
+    assert shown("--since", "2098-01-01T00:00:00Z") == ["denied", "clean"]
+    assert shown("--since", "1d") == ["quarantined", "denied", "clean"]
+    code, _, stderr = run(capsys, "view", "--storage", str(storage), "--since", "2100-01-01")
+    assert code == 2
+    assert stderr == (
+        f"harness-audit: error: no audit sessions started since 2100-01-01 in {storage}: "
+        "nothing to view\n"
+    )
+    code, _, stderr = run(capsys, "view", "--storage", str(storage), "--since", "soon")
+    assert code == 2 and stderr.count("\n") == 1 and "--since: 'soon'" in stderr

@@ -21,6 +21,7 @@ from pytest_harness_audit.readers.viewer.model import (
     SessionView,
     TimelineItem,
     load_session,
+    session_created,
     session_exists,
 )
 from pytest_harness_audit.readers.viewer.render import render_html
@@ -37,6 +38,7 @@ __all__ = [
     "load_session",
     "render_html",
     "score_series",
+    "session_created",
     "session_exists",
     "write_view",
 ]

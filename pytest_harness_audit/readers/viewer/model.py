@@ -121,6 +121,12 @@ def session_exists(storage: str | os.PathLike[str], session_id: str) -> bool:
     return paths.chain.exists() or paths.session_file.exists() or paths.anchor.exists()
 
 
+def session_created(storage: str | os.PathLike[str], session_id: str) -> str:
+    """When the session started (its session file's ``createdAt``; ``""`` when not known)."""
+    metadata = load_session_file(StorageLayout.at(storage).paths(session_id).session_file)
+    return str(metadata.get("createdAt", "")) if metadata else ""
+
+
 def load_session(
     storage: str | os.PathLike[str], session_id: str, *, test: str | None = None
 ) -> SessionView:
@@ -134,8 +140,7 @@ def load_session(
     items = tuple(_item(record) for record in records)
     calls = [r for r in records if r.kind in ("call", "message")]
     series, note = _score(storage, session_id, records)
-    metadata = load_session_file(StorageLayout.at(storage).paths(session_id).session_file)
-    created = str(metadata.get("createdAt", "")) if metadata else ""
+    created = session_created(storage, session_id)
     return SessionView(
         session_id=session_id,
         test=test,
