@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
@@ -65,9 +66,10 @@ def record_line(record: Mapping[str, Any], *, verbose: bool) -> str | None:
 
 
 class RecordConsole:
-    """A gate observer printing :func:`record_line` for each call record on ``stream``."""
+    """A gate observer printing :func:`record_line` for each call record on ``stream`` (None:
+    whatever ``sys.stderr`` is when the record is written, e.g. pytest's capture)."""
 
-    def __init__(self, stream: TextIO, audit_level: str) -> None:
+    def __init__(self, stream: TextIO | None, audit_level: str) -> None:
         self.stream = stream
         self.verbose = audit_level == "verbose"
 
@@ -78,13 +80,17 @@ class RecordConsole:
             return
         # a closed or broken stderr must not fail the call
         with contextlib.suppress(OSError, ValueError):
-            print(line, file=self.stream, flush=True)
+            print(line, file=self.stream or sys.stderr, flush=True)
 
 
 def status_line(storage_dir: str | os.PathLike[str], session_id: str) -> str:
     """``R6 chain: N records, valid|INVALID (reason), head <8 hex>`` for a stored session."""
     report = verify_chain(storage_dir, session_id)
-    state = "valid" if report.valid else f"INVALID ({_one_line(report.reason)})"
-    head = (report.head or "")[:8] or "none"
-    noun = "record" if report.record_count == 1 else "records"
-    return f"R6 chain: {report.record_count} {noun}, {state}, head {head}"
+    return format_status(report.record_count, report.valid, report.head, report.reason)
+
+
+def format_status(records: int, valid: bool, head: str | None, reason: str | None = None) -> str:
+    """The chain status line from a verification's figures."""
+    state = "valid" if valid else f"INVALID ({_one_line(reason)})" if reason else "INVALID"
+    noun = "record" if records == 1 else "records"
+    return f"R6 chain: {records} {noun}, {state}, head {(head or '')[:8] or 'none'}"

@@ -138,6 +138,11 @@ def harness_factory(
                 template=template,
                 **kwargs,
             )
+        if options.enabled and request.config.get_verbosity() > 0:
+            from pytest_harness_audit.gate.console import RecordConsole
+
+            # -v: the records' lines by the policy's auditLevel, on the test's stderr
+            harness.gate.observers.append(RecordConsole(None, harness.policy.audit_level))
         sessions.append(harness)
         return harness
 

@@ -45,7 +45,9 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Register markers and resolve the options once."""
     register_markers(config)
-    config.stash[OPTIONS_KEY] = resolve_options(config)
+    from pytest_harness_audit.plugin.storage_path import with_storage_path
+
+    config.stash[OPTIONS_KEY] = with_storage_path(config, resolve_options(config))
     config.stash[SUMMARIES_KEY] = []
     if config.pluginmanager.hasplugin("html"):
         from pytest_harness_audit.plugin import html
