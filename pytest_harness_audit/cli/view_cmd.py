@@ -27,6 +27,11 @@ def register(subparsers: Any) -> None:
         help="sessions to show, in this order (default: every session, oldest first)",
     )
     view.add_argument(
+        "--last-run",
+        action="store_true",
+        help="only the sessions of the latest pytest --harness-audit run kept in the storage",
+    )
+    view.add_argument(
         "--since",
         help="only sessions started since: 30s, 5m, 2h, 1d or an ISO timestamp (a recent run)",
     )
@@ -59,8 +64,13 @@ def _view(args: argparse.Namespace) -> int:
     for session in chosen:
         if not session_exists(storage, session):
             raise UsageError(f"no audit session {session!r} in {storage}")
+    if args.last_run and chosen:
+        raise UsageError("give SESSION names or --last-run, not both")
     if not chosen:
-        started = {sid: session_created(storage, sid) for sid in list_sessions(storage)}
+        started = {
+            sid: session_created(storage, sid)
+            for sid in (_last_run(storage) if args.last_run else list_sessions(storage))
+        }
         chosen = sorted(started, key=lambda sid: (started[sid] or "~", sid))
     if cutoff is not None:
         chosen = [sid for sid in chosen if _started_since(session_created(storage, sid), cutoff)]
@@ -77,3 +87,15 @@ def _view(args: argparse.Namespace) -> int:
 def _started_since(created: str, cutoff: dt.datetime) -> bool:
     started = parse_timestamp(created) if created else None
     return started is not None and started >= cutoff
+
+
+def _last_run(storage: str) -> list[str]:
+    """The sessions of the newest run ``pytest --harness-audit`` recorded in ``storage``."""
+    from pytest_harness_audit.audit.prune import session_groups
+
+    runs = [group for group in session_groups(storage) if group.run_file is not None]
+    if not runs:
+        raise UsageError(
+            f"no pytest run recorded in {storage} (pytest --harness-audit records each run)"
+        )
+    return runs[0].sessions

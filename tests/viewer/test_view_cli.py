@@ -153,3 +153,35 @@ def test_since_keeps_the_sessions_of_a_recent_run_oldest_first(
     )
     code, _, stderr = run(capsys, "view", "--storage", str(storage), "--since", "soon")
     assert code == 2 and stderr.count("\n") == 1 and "--since: 'soon'" in stderr
+
+
+def test_last_run_keeps_the_newest_recorded_runs_sessions(
+    stored_run: StoredRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+    import shutil
+
+    from pytest_harness_audit.audit.prune import record_run
+
+    storage = tmp_path / "store"
+    shutil.copytree(stored_run.storage, storage)
+    out = tmp_path / "view.html"
+    code, _, stderr = run(capsys, "view", "--last-run", "--storage", str(storage), "-o", str(out))
+    assert code == 2
+    assert stderr == (
+        f"harness-audit: error: no pytest run recorded in {storage} "
+        "(pytest --harness-audit records each run)\n"
+    )
+    older = record_run(storage, ["clean"])
+    assert older is not None
+    os.utime(older, (1, 1))
+    for path in storage.rglob("clean.*"):
+        os.utime(path, (1, 1))
+    record_run(storage, ["quarantined", "denied"])
+    code, stdout, _ = run(capsys, "view", "--last-run", "--storage", str(storage), "-o", str(out))
+    assert code == 0 and "2 sessions" in stdout
+    rows = Dom(out.read_text(encoding="utf-8")).find("tr", cls="session-row")
+    assert [r.attrs["data-session"] for r in rows] == ["denied", "quarantined"]
+    code, _, stderr = run(capsys, "view", "clean", "--last-run", "--storage", str(storage))
+    assert code == 2
+    assert stderr == "harness-audit: error: give SESSION names or --last-run, not both\n"
