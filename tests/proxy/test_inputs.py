@@ -235,3 +235,49 @@ def test_cli_usage_error_from_a_real_process(tmp_path: Path) -> None:
         "harness-audit: error: --http value '1.2.3.4:5': the proxy only binds to loopback "
         "(127.0.0.1)"
     ]
+
+
+# -- bad upstreams, as a user meets them: one line, never a traceback --------------------------
+
+
+def _proxy_process(tmp_path: Path, *options: str, upstream: list[str]) -> tuple[int, list[str]]:
+    argv = proxy_command(storage=tmp_path / "storage", preset="permissive", upstream=upstream)
+    at = argv.index("--")
+    done = subprocess.run(
+        [*argv[:at], *options, *argv[at:]],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    return done.returncode, done.stderr.strip().splitlines()
+
+
+@pytest.mark.parametrize("options", [(), ("--http", "127.0.0.1:0")], ids=["stdio", "http"])
+def test_an_upstream_that_exits_at_once_is_one_line_naming_it(
+    tmp_path: Path, options: tuple[str, ...]
+) -> None:
+    code, lines = _proxy_process(
+        tmp_path, *options, upstream=[sys.executable, "-c", "raise SystemExit(3)"]
+    )
+    assert code == 2
+    assert lines == [
+        "harness-audit: error: upstream 'raise-SystemExit-3' could not be started: it exited "
+        "before completing the MCP handshake"
+    ]
+
+
+def test_an_upstream_that_writes_garbage_and_exits_gives_no_traceback(tmp_path: Path) -> None:
+    code, lines = _proxy_process(
+        tmp_path, upstream=[sys.executable, "-c", "print('Welcome to my server!')"]
+    )
+    assert code == 2
+    assert not any("Traceback" in line for line in lines), lines
+    # what was wrong with its output, then the error naming it
+    assert lines == [
+        "harness-audit proxy: Failed to parse JSONRPC message from server (Invalid JSON: "
+        "expected value at line 1 column 1: 'Welcome to my server!')",
+        "harness-audit: error: upstream 'print-Welcome-to-my-server' could not be started: it "
+        "exited before completing the MCP handshake",
+    ]

@@ -29,6 +29,7 @@ from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
 from pytest_harness_audit.doors.proxy.http import HttpEndpoint, serve_http
 from pytest_harness_audit.doors.proxy.local_tools import LocalTool
 from pytest_harness_audit.doors.proxy.pool import UpstreamPool
+from pytest_harness_audit.doors.proxy.quiet_logs import install as quiet_upstream_logs
 from pytest_harness_audit.doors.proxy.routing import ToolCatalog
 from pytest_harness_audit.doors.proxy.server import (
     ClientListeners,
@@ -103,6 +104,7 @@ class RecordingProxy:
     async def __aenter__(self) -> RecordingProxy:
         if not self._specs and not self._local_tools:
             raise ProxyError("nothing to serve: give an upstream command, --config or local tools")
+        quiet_upstream_logs()
         listeners = ClientListeners()
 
         async def on_notification(upstream: Upstream, notification: Any) -> None:
