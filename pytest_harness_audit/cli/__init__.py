@@ -1,4 +1,5 @@
-"""The `harness-audit` command line: `policy`, `audit`, `proxy`, `hook`, `immune`, `view`."""
+"""The `harness-audit` command line: `policy`, `audit`, `proxy`, `hook`, `immune`, `view`,
+`init`."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ _COMMAND_MODULES = (
     "pytest_harness_audit.cli.hook_cmd",
     "pytest_harness_audit.cli.immune_cmd",
     "pytest_harness_audit.cli.view_cmd",
+    "pytest_harness_audit.cli.init_cmd",
 )
 
 
