@@ -20,6 +20,7 @@ text's suffix is a suffix of the text's fold, and positions map back character b
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 #: Characters that fold to an ASCII punctuation mark they are drawn like.
@@ -80,11 +81,22 @@ class _FoldTable(dict[int, str]):
 FOLD_TABLE = _FoldTable()
 
 
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+def _fold_run(match: re.Match[str]) -> str:
+    return match.group().translate(FOLD_TABLE)
+
+
 def fold(text: str) -> str:
-    """``text`` folded character by character (lengths may change: see :func:`fold_positions`)."""
+    """``text`` folded character by character (lengths may change: see :func:`fold_positions`).
+
+    Only the runs of characters beyond ASCII go through the fold table, and ``lower`` does the
+    rest: it leaves a folded character as it is (the fold's output is already lower case).
+    """
     if text.isascii():
         return text.lower()
-    return text.translate(FOLD_TABLE)
+    return _NON_ASCII_RUN.sub(_fold_run, text).lower()
 
 
 def fold_positions(text: str, start: int = 0) -> list[int]:

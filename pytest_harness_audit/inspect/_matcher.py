@@ -65,7 +65,7 @@ def normalise(text: str) -> str:
     characters and compatibility forms: :mod:`._fold`), whitespace removed."""
     if text.isascii():  # the same result, by C passes that create no objects
         return text.encode("ascii").lower().translate(None, _ASCII_SPACE).decode("ascii")
-    return squeeze(text.translate(_fold.FOLD_TABLE))
+    return squeeze(_fold.fold(text))
 
 
 def positions_map(view: str) -> Pieces | _fold.FoldMap:
