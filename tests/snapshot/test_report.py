@@ -283,6 +283,26 @@ def test_a_genesis_head_round_trips(tmp_path: Path) -> None:
     assert load_report_head(tmp_path / "kept", harness.session_id) == Head(0, "genesis")
 
 
+def test_a_stored_session_publishes_its_verified_head_only(tmp_path: Path) -> None:
+    """A hook session read back from its store has no witness: its report carries the verified
+    chain's head, and none once the chain fails."""
+    from typing import cast
+
+    from pytest_harness_audit.doors.hook_session import StoredSession
+    from pytest_harness_audit.readers.report import build_report
+    from pytest_harness_audit.readers.session_view import AuditedSession
+
+    harness = make(tmp_path, session_id="stored")
+    harness.call("Glob", pattern="*")
+    harness.close()
+    stored = StoredSession(harness.storage_dir, "stored", harness.policy, str(tmp_path))
+    chain = harness.verify()
+    report = build_report(cast("AuditedSession", stored))
+    assert report.head == Head(1, chain.head)
+    harness.chain.path.write_text(harness.chain.path.read_text().replace("Glob", "Grep"))
+    assert build_report(cast("AuditedSession", stored)).head is None
+
+
 def test_merge_report_fields_skips_empty_answers() -> None:
     assert merge_report_fields([None, {"a": 1}, {}, {"b": 2}]) == {"a": 1, "b": 2}
 
