@@ -11,12 +11,18 @@ whole group is killed, so neither a hung command nor a background process outliv
 A caller may also stop a running command (``cancel``, a ``threading.Event``): its group gets
 ``SIGTERM``, then ``SIGKILL`` after :data:`CANCEL_GRACE_S`, and the call ends as an error that
 carries the output so far.
+
+A process can leave the group (``setsid``, a daemon's double fork). On Linux each command's
+environment carries a mark of its own (:data:`CALL_MARK`), and processes still carrying it when
+the group is ended are killed too; a command that also drops the variable (``env -i``) is not
+followed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -40,6 +46,9 @@ MAX_OUTPUT_CHARS = 30_000
 """Captured output beyond this many characters is cut, with a note saying how much there was."""
 CANCEL_GRACE_S = 0.5
 """Seconds a cancelled command's process group has between ``SIGTERM`` and ``SIGKILL``."""
+CALL_MARK = "HARNESS_AUDIT_BASH_CALL"
+"""The environment variable that marks the processes of one ``Bash`` call (a random value)."""
+_PROC = Path("/proc")
 
 
 def bash_environment(root: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -64,6 +73,39 @@ def bash_environment(root: Path, extra: Mapping[str, str] | None = None) -> dict
 def _kill_group(pgid: int, sig: signal.Signals = signal.SIGKILL) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+def _marked(mark: bytes) -> list[int]:
+    """The pids of this user's processes whose environment holds ``mark`` (none without /proc)."""
+    pids: list[int] = []
+    try:
+        entries = os.scandir(_PROC)
+    except OSError:
+        return pids
+    with entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(os.path.join(entry.path, "environ"), "rb") as environ:
+                    variables = environ.read().split(b"\0")
+            except OSError:
+                continue
+            if mark in variables:
+                pids.append(int(entry.name))
+    return pids
+
+
+def _kill_marked(mark: bytes, rounds: int = 3) -> None:
+    """Kill what left the group but still carries the call's mark (what they fork meanwhile
+    too: a few rounds)."""
+    for _ in range(rounds):
+        pids = _marked(mark)
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def _exited(process: subprocess.Popen[bytes]) -> bool:
@@ -147,12 +189,13 @@ def run_bash(
 
     if cancel is not None and cancel.is_set():
         raise ToolFailure("Bash: command cancelled before it started")
+    mark = secrets.token_hex(8)
     with tempfile.TemporaryFile() as out:
         try:
             process = subprocess.Popen(
                 [BASH, "-c", command],
                 cwd=root,
-                env=dict(env),
+                env={**env, CALL_MARK: mark},
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -167,6 +210,7 @@ def run_bash(
                 _terminate_group(process)
         finally:
             _kill_group(process.pid)
+            _kill_marked(f"{CALL_MARK}={mark}".encode())
             returncode = process.wait()
         output = _captured(out)
 

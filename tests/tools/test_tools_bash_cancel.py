@@ -1,6 +1,7 @@
 """Stopping a running ``Bash`` call (``ToolBox.run(..., cancel=event)``): the whole process group
-ends — background children, ``nohup`` and ``SIGTERM``-ignoring ones included — and the outcome
-is an error carrying the output so far."""
+ends — background children, ``nohup`` and ``SIGTERM``-ignoring ones included, and on Linux
+processes that left the group with ``setsid`` — and the outcome is an error carrying the output
+so far."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from pytest_harness_audit.tools import ToolBox
+
+_LINUX = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
 
 
 def _alive(pid: int) -> bool:
@@ -56,6 +59,8 @@ def _cancel_once(marker: Path, cancel: threading.Event) -> threading.Thread:
         pytest.param("sleep 30 &", id="background"),
         pytest.param("nohup sleep 30 >/dev/null 2>&1 &", id="nohup"),
         pytest.param("(trap '' TERM HUP; sleep 30) &", id="ignores-sigterm"),
+        pytest.param("setsid sleep 30 &", id="setsid", marks=_LINUX),
+        pytest.param("setsid bash -c 'sleep 30 & wait' &", id="setsid-grandchild", marks=_LINUX),
     ],
 )
 def test_cancel_ends_the_whole_process_group(root: Path, spawn: str) -> None:
@@ -102,3 +107,39 @@ def test_other_tools_take_the_cancel_and_run_to_their_end(root: Path) -> None:
     outcome = ToolBox(root).run("Write", {"file_path": "a.txt", "content": "x"}, cancel=cancel)
     assert outcome.status == "success"
     assert (root / "a.txt").read_text() == "x"
+
+
+@_LINUX
+def test_a_finished_command_leaves_no_setsid_escapee_behind(root: Path) -> None:
+    toolbox = ToolBox(root)
+    command = "setsid bash -c 'echo $$ > escapee.pid; sleep 30' >/dev/null 2>&1 < /dev/null &"
+    outcome = toolbox.run("Bash", {"command": f"{command} sleep 0.3; echo done"})
+    assert (outcome.status, outcome.output) == ("success", "done\n")
+    assert _dead_soon(int((root / "escapee.pid").read_text()))
+
+
+@_LINUX
+def test_each_call_has_a_mark_of_its_own(root: Path) -> None:
+    toolbox = ToolBox(root)
+    first = toolbox.run("Bash", {"command": "echo $HARNESS_AUDIT_BASH_CALL"}).output
+    second = toolbox.run("Bash", {"command": "echo $HARNESS_AUDIT_BASH_CALL"}).output
+    assert len(first.strip()) == 16 and first != second
+
+
+def test_a_process_of_another_call_is_not_touched(root: Path) -> None:
+    # a long call running beside a short one: the short one's end must not kill the long one's
+    toolbox = ToolBox(root)
+    results: list[object] = []
+    long_call = threading.Thread(
+        target=lambda: results.append(
+            toolbox.run("Bash", {"command": "echo $$ > long.pid; sleep 1; echo survived"})
+        )
+    )
+    long_call.start()
+    deadline = time.monotonic() + 20
+    while not (root / "long.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert toolbox.run("Bash", {"command": "true"}).status == "success"
+    long_call.join()
+    [outcome] = results
+    assert getattr(outcome, "output", None) == "survived\n"
