@@ -154,7 +154,7 @@ def harness_factory(
 
 def _sign_session_ends(sessions: list[Harness]) -> None:
     """With ``$HARNESS_AUDIT_SIGNING_KEY`` set (a key the agent does not hold), sign each
-    session's final head, as its own process wrote it, into a checkpoint."""
+    session's final head, checked against the heads its own process wrote, into a checkpoint."""
     if not sessions or not os.environ.get("HARNESS_AUDIT_SIGNING_KEY"):
         return
     from pytest_harness_audit.audit.checkpoint import sign_session_end, signing_key_from_env
@@ -162,7 +162,7 @@ def _sign_session_ends(sessions: list[Harness]) -> None:
     key = signing_key_from_env()
     for session in sessions:
         sign_session_end(
-            session.storage_dir, session.session_id, key, witness=session.chain.witness
+            session.storage_dir, session.session_id, key, witness=session.published_head()
         )
 
 

@@ -160,3 +160,68 @@ def test_witnesses_are_distinct_and_newest_first() -> None:
     witnesses.add(_Writer(Head(1, "a" * 64)))
     assert witnesses.heads() == [Head(4, "b" * 64), Head(1, "a" * 64)]
     assert Witnesses().newest is None
+
+
+PROXIED_SUITE = """
+import anyio, httpx2, pytest
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from forge_chain import forge
+
+async def _call(proxy, commands):
+    async with (
+        httpx2.AsyncClient(headers=proxy.headers, timeout=60) as http,
+        streamable_http_client(proxy.url, http_client=http) as streams,
+        ClientSession(streams[0], streams[1]) as session,
+    ):
+        await session.initialize()
+        for command in commands:
+            await session.call_tool("Bash", {"command": command})
+
+@pytest.mark.harness_workspace("python-service")
+@pytest.mark.expect_verdict("FAIL")
+def test_honest(harness, recording_proxy):
+    proxy = recording_proxy()
+    anyio.run(_call, proxy, ["echo hi", "rm -rf app"])
+
+@pytest.mark.harness_workspace("python-service")
+@pytest.mark.expect_verdict("FAIL")
+def test_rewritten(harness, recording_proxy):
+    proxy = recording_proxy()
+    anyio.run(_call, proxy, ["echo hi", "rm -rf app"])
+    forge(harness)
+    anyio.run(_call, proxy, ["echo after"])
+"""
+
+
+def test_the_plugin_fails_a_rewrite_between_proxied_calls_and_signs_the_proxy_head(
+    pytester: Any, monkeypatch: Any
+) -> None:
+    """End of test: the rewrite is a witness_mismatch; the session-end checkpoint covers the
+    proxy's records (``current``) and, for the rewritten session, the head before the rewrite."""
+    import inspect
+
+    import pytest
+
+    pytest.importorskip("cryptography")
+    from pytest_harness_audit.audit.checkpoint import verify_checkpointed
+    from pytest_harness_audit.audit.storage import list_sessions
+    from pytest_harness_audit.cli import main as cli
+
+    key = pytester.path.parent / "ci-key.pem"
+    assert cli(["audit", "keygen", "--out", str(key)]) == 0
+    monkeypatch.setenv("HARNESS_AUDIT_SIGNING_KEY", str(key))
+    imports = (
+        "from __future__ import annotations\nimport hashlib, json\n"
+        "from pytest_harness_audit.audit.anchor import encode_slot\n"
+    )
+    pytester.makepyfile(forge_chain=imports + inspect.getsource(forge), test_suite=PROXIED_SUITE)
+    result = pytester.runpytest("--harness-audit")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*test_rewritten*audit chain invalid: witness_mismatch*"])
+    store = pytester.path / ".harness-audit"
+    states = {}
+    for session in list_sessions(store):
+        report = verify_checkpointed(store, session, Path(f"{key}.pub"))
+        states[session.split("-")[0]] = (report.valid, report.checkpoint_state)
+    assert states == {"test_honest": (True, "current"), "test_rewritten": (False, "mismatch")}
