@@ -5,9 +5,9 @@ and each slot carries a CRC-32 of its contents. A slot torn by a crash fails its
 reader falls back to the other slot, which holds the state one append earlier. So after any
 crash the anchor is current or exactly one append behind.
 
-The writer maps the file into memory (shared mapping): updating a slot is a memory copy into the
-page cache, visible at once to every other process and kept by the kernel when the writing
-process dies. With ``fsync`` the slot is flushed to the device as well.
+The writer updates a slot with one ``pwrite`` into the page cache: visible at once to every other
+process and kept by the kernel when the writing process dies. With ``fsync`` the slot is flushed
+to the device as well.
 
 Slot layout (little-endian, 128 bytes)::
 
@@ -17,7 +17,6 @@ Slot layout (little-endian, 128 bytes)::
 
 from __future__ import annotations
 
-import mmap
 import os
 import struct
 import zlib
@@ -37,6 +36,7 @@ _PAD = bytes(SLOT_SIZE - _BODY.size - _CRC.size)
 _pack_body = _BODY.pack
 _pack_crc = _CRC.pack
 _crc32 = zlib.crc32
+_pwrite = os.pwrite
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,14 @@ def encode_slot(count: int, size: int, head: str, last_r6_id: str | None) -> byt
     return body + _pack_crc(_crc32(body)) + _PAD
 
 
+def writer_slot(count: int, size: int, head: str, last_r6_id: str | None) -> bytes:
+    """``encode_slot``, quicker for what the writer stores: a 64-hex head, an ``r6:<8 hex>`` id."""
+    if last_r6_id is not None and len(last_r6_id) == 11 and len(head) == 64:
+        body = _pack_body(_MAGIC, count, size, head.encode("ascii"), last_r6_id.encode("ascii"))
+        return body + _pack_crc(_crc32(body)) + _PAD
+    return encode_slot(count, size, head, last_r6_id)
+
+
 def decode_slot(raw: bytes) -> Anchor | None:
     """Parse one slot; ``None`` if it is empty, torn or not a slot."""
     if len(raw) != SLOT_SIZE or not raw.startswith(_MAGIC):
@@ -127,57 +135,40 @@ def read_anchor(path: str | os.PathLike[str]) -> Anchor | None:
 
 
 class AnchorWriter:
-    """Reads and writes the anchor slots of one open anchor file through a shared mapping."""
+    """Reads and writes the anchor slots of one open anchor file with ``pread`` / ``pwrite``.
 
-    __slots__ = ("_fd", "_fsync", "_map", "path")
+    One ``pwrite`` of one slot per append. The file is not mapped into memory: a mapping of a
+    file that someone truncates kills the writing process (``SIGBUS``) on its next update, while
+    a ``pwrite`` simply writes the slot again.
+    """
+
+    __slots__ = ("_fd", "_fsync", "path")
 
     def __init__(self, fd: int, path: str, *, fsync: bool) -> None:
         self._fd = fd
         self._fsync = fsync
         self.path = path
-        self._map: mmap.mmap | None = None
 
-    def _mapping(self) -> mmap.mmap:
-        mapping = self._map
-        if mapping is None:
-            if os.fstat(self._fd).st_size < ANCHOR_FILE_SIZE:
-                os.ftruncate(self._fd, ANCHOR_FILE_SIZE)
-            mapping = mmap.mmap(self._fd, ANCHOR_FILE_SIZE, mmap.MAP_SHARED)
-            self._map = mapping
-        return mapping
+    @property
+    def fd(self) -> int:
+        """The anchor file's descriptor (owned by the caller)."""
+        return self._fd
 
     def read(self) -> Anchor | None:
         """The current anchor (``None`` when the file is still empty)."""
-        if self._map is None and os.fstat(self._fd).st_size == 0:
-            return None
-        return decode_anchor(self._mapping()[:], source=self.path)
+        return decode_anchor(os.pread(self._fd, ANCHOR_FILE_SIZE, 0), source=self.path)
 
     def write(self, count: int, size: int, head: str, last_r6_id: str | None) -> None:
-        """Store the state after ``count`` records in slot ``count % 2``.
-
-        ``head`` is a 64-hex hash and ``last_r6_id`` a writer-made ``r6:<8 hex>`` id here; other
-        values go through ``encode_slot``.
-        """
-        if last_r6_id is not None and len(last_r6_id) == 11:
-            body = _pack_body(_MAGIC, count, size, head.encode("ascii"), last_r6_id.encode("ascii"))
-            slot = body + _pack_crc(_crc32(body)) + _PAD
-        else:
-            slot = encode_slot(count, size, head, last_r6_id)
-        start = (count & 1) * SLOT_SIZE
-        mapping = self._map or self._mapping()
-        mapping[start : start + SLOT_SIZE] = slot
+        """Store the state after ``count`` records in slot ``count % 2`` (one ``pwrite``)."""
+        _pwrite(self._fd, writer_slot(count, size, head, last_r6_id), (count & 1) * SLOT_SIZE)
         if self._fsync:
-            mapping.flush(0, ANCHOR_FILE_SIZE)
+            os.fsync(self._fd)
 
     def reset(self, count: int, size: int, head: str, last_r6_id: str | None) -> None:
         """Write the same state to both slots and flush it (a new or adopted anchor)."""
         slot = encode_slot(count, size, head, last_r6_id)
-        mapping = self._mapping()
-        mapping[0:ANCHOR_FILE_SIZE] = slot + slot
-        mapping.flush()
+        _pwrite(self._fd, slot + slot, 0)
+        os.fsync(self._fd)
 
     def close(self) -> None:
-        """Release the mapping (the descriptor belongs to the caller)."""
-        if self._map is not None:
-            self._map.close()
-            self._map = None
+        """Nothing to release (the descriptor belongs to the caller); kept for symmetry."""

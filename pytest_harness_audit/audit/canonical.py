@@ -85,6 +85,10 @@ _orjson_dumps = orjson.dumps
 _CANONICAL_OPTIONS = (
     orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 )
+#: ``orjson.dumps(value, ORJSON_DEFAULT, ORJSON_OPTIONS)`` is the canonical JSON when orjson
+#: accepts the value (hot paths call it directly and fall back to ``canonical_hash``).
+ORJSON_OPTIONS: int = _CANONICAL_OPTIONS
+ORJSON_DEFAULT: Callable[[Any], Any] = _to_jsonable
 
 
 def canonical_bytes(value: Any) -> bytes:

@@ -8,13 +8,14 @@ One append, under the session's exclusive lock:
 2. complete the record with its position (``actionIndex``, ``chainPosition``, ``prevR6Id``,
    ``prevRecordHash``) and write it, newline included, with one ``write`` on an ``O_APPEND``
    descriptor — a process killed at any point leaves either the whole line or none of it;
-3. update the anchor slot (record count, byte size, head hash) in the shared mapping of the
-   anchor file (see ``anchor``).
+3. update the anchor slot (record count, byte size, head hash) with one ``pwrite`` (see
+   ``anchor``).
 
 When ``append`` returns, the record is in the kernel's page cache and survives the death of the
 process; with ``fsync=True`` the line and then the anchor are flushed to the device first, so
 they also survive power loss. The lock and the file descriptors stay open for the life of the
-object, which keeps an append to four system calls (lock, length check, write, unlock).
+object, which keeps an append to five system calls (lock, length check, write of the line,
+``pwrite`` of the anchor slot, unlock).
 
 Files are opened with ``O_NOFOLLOW``: a chain, anchor or lock file replaced by a symbolic link is
 refused, never written through. The object keeps in memory the head it wrote (``witness``): a
@@ -34,7 +35,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pytest_harness_audit.audit.anchor import GENESIS, Anchor, AnchorWriter
+import orjson
+
+from pytest_harness_audit.audit.anchor import GENESIS, SLOT_SIZE, Anchor, AnchorWriter
+from pytest_harness_audit.audit.anchor import writer_slot as _slot
 from pytest_harness_audit.audit.clock import utc_timestamp
 from pytest_harness_audit.audit.errors import AuditError, ChainError
 from pytest_harness_audit.audit.lct import SoftLCT, make_soft_lct
@@ -44,7 +48,7 @@ from pytest_harness_audit.audit.records import (
     AUDIT_LEVELS,
     RecordBuilder,
     RecordDraft,
-    complete_record,
+    encode_record,
 )
 from pytest_harness_audit.audit.recovery import NOFOLLOW as _NOFOLLOW
 from pytest_harness_audit.audit.recovery import RUN_VERIFY as _RUN_VERIFY
@@ -67,6 +71,8 @@ _LOCK_UN = fcntl.LOCK_UN
 _lseek = os.lseek
 _SEEK_END = os.SEEK_END
 _write = os.write
+_pwrite = os.pwrite
+_dumps = orjson.dumps
 _sha256 = hashlib.sha256
 _getpid = os.getpid
 # This process's id, kept current by a fork hook: ``append`` compares it without a system call.
@@ -118,6 +124,7 @@ class AuditChain:
         self._finalizer = weakref.finalize(self, _close_all, self._fds)
         self._fd = -1
         self._lock_fd = -1
+        self._anchor_fd = -1
         self._count = 0
         self._size = 0
         self._head = GENESIS
@@ -135,6 +142,7 @@ class AuditChain:
                 f"{self._layout.root}: cannot open audit storage ({exc.strerror})"
             ) from None
         self._anchor = AnchorWriter(anchor_fd, os.fspath(self._paths.anchor), fsync=fsync)
+        self._anchor_fd = anchor_fd
         try:
             with exclusive(self._lock_fd):
                 self._lct = self._open_session_locked(audit_level, agent_id)
@@ -266,7 +274,11 @@ class AuditChain:
     # -- appending -------------------------------------------------------------------------
 
     def append(self, draft: RecordDraft) -> dict[str, Any]:
-        """Append the record of ``draft`` and return it as written (a dict)."""
+        """Append the record of ``draft`` and return it as written (a dict).
+
+        Under the lock: the length check, one ``write`` of the line and one ``pwrite`` of the
+        anchor slot. The record is completed and encoded, and the slot packed, in this one pass.
+        """
         record, role = self._prepare(draft)
         with self._mutex:
             fd = self._fd
@@ -275,13 +287,33 @@ class AuditChain:
             if self._pid != _process[0]:
                 self._after_fork()
             lock_fd = self._lock_fd
+            anchor_fd = self._anchor_fd
             _flock(lock_fd, _LOCK_EX)
             try:
                 size = _lseek(fd, 0, _SEEK_END)
                 if size != self._size:
                     self._resync_locked(size)
                 index = self._count
-                line = complete_record(record, role, index, self._last_r6, self._head)
+                session_id = role["sessionId"]
+                role["actionIndex"] = index
+                prev_r6 = self._last_r6
+                if prev_r6:
+                    record["reference"] = {
+                        "sessionId": session_id,
+                        "prevR6Id": prev_r6,
+                        "chainPosition": index,
+                    }
+                else:
+                    record["reference"] = {"sessionId": session_id, "chainPosition": index}
+                record["provenance"] = {
+                    "sessionId": session_id,
+                    "actionIndex": index,
+                    "prevRecordHash": self._head,
+                }
+                try:
+                    line = _dumps(record)
+                except TypeError:  # orjson.JSONEncodeError: see ``encode_record``
+                    line = encode_record(record)
                 data = line + b"\n"
                 try:
                     # One write on an O_APPEND descriptor: the line and its newline land together.
@@ -301,7 +333,9 @@ class AuditChain:
                 self._size = size = size + written
                 self._head = head
                 self._last_r6 = r6_id = record["r6RequestId"]
-                self._anchor.write(count, size, head, r6_id)
+                _pwrite(anchor_fd, _slot(count, size, head, r6_id), (count & 1) * SLOT_SIZE)
+                if self._fsync:
+                    os.fsync(anchor_fd)
             finally:
                 _flock(lock_fd, _LOCK_UN)
         return record

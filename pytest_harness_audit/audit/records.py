@@ -19,6 +19,7 @@ rather than by a generic JSON encoder: appends are on the hot path of every tool
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -28,6 +29,8 @@ from typing import Any, Final
 import orjson
 
 from pytest_harness_audit.audit.canonical import (
+    ORJSON_DEFAULT,
+    ORJSON_OPTIONS,
     canonical_hash,
     is_finite_number,
     record_line,
@@ -208,7 +211,8 @@ def complete_record(
     """Fill in a prepared record's chain position and return its line (UTF-8, no newline).
 
     ``index``, the previous record's r6 id and the previous line's hash are known only under the
-    chain lock; afterwards ``record`` equals the parsed line.
+    chain lock; afterwards ``record`` equals the parsed line. (``AuditChain.append`` does the
+    same inline.)
     """
     session_id = role["sessionId"]
     role["actionIndex"] = index
@@ -226,6 +230,11 @@ def complete_record(
         "actionIndex": index,
         "prevRecordHash": prev_hash,
     }
+    return encode_record(record)
+
+
+def encode_record(record: dict[str, Any]) -> bytes:
+    """The line of a completed record (see ``record_line`` for what orjson refuses)."""
     try:
         return _dumps(record)
     except TypeError:  # orjson.JSONEncodeError: see ``record_line``
@@ -237,6 +246,10 @@ def complete_record(
     record.clear()
     record.update(parsed)
     return line
+
+
+_sha256 = hashlib.sha256
+_next_stamp = utc_timestamp
 
 
 class RecordBuilder:
@@ -273,29 +286,33 @@ class RecordBuilder:
         try:
             if _needs_full_validation(draft):
                 validate_draft(draft)
-            level = self._audit_level
             try:
                 rid = _next_id()
             except StopIteration:
                 rid = _refill_ids()
             tool = draft.tool
             category = draft.category
-            shown = None
-            if level == "minimal":
+            level = self._audit_level
+            raw = draft.target
+            if raw is None or level == "minimal":
+                shown = None
                 request: dict[str, Any] = {"toolName": tool, "category": category}
             else:
-                raw = draft.target
-                if raw is None:
-                    request = {"toolName": tool, "category": category}
-                else:
-                    shown = raw if len(raw) <= DISPLAY_LIMIT else raw[:DISPLAY_LIMIT] + "…"
-                    request = {"toolName": tool, "category": category, "target": shown}
+                shown = raw if len(raw) <= DISPLAY_LIMIT else raw[:DISPLAY_LIMIT] + "…"
+                request = {"toolName": tool, "category": category, "target": shown}
+            if level != "minimal":
                 targets = draft.targets
                 if targets and (len(targets) > 1 or targets[0] != raw):
                     request["targets"] = [display_target(item) or "" for item in targets]
-            request["inputHash"] = canonical_hash(draft.params, "params")
+            params = draft.params
+            try:
+                request["inputHash"] = _sha256(
+                    _dumps(params, ORJSON_DEFAULT, ORJSON_OPTIONS)
+                ).hexdigest()
+            except TypeError:  # orjson.JSONEncodeError: the standard encoder decides
+                request["inputHash"] = canonical_hash(params, "params")
             if level == "verbose":
-                request["params"] = json.loads(strict_json(draft.params, field="params"))
+                request["params"] = json.loads(strict_json(params, field="params"))
             agent_id = draft.agent_id
             if agent_id is None:
                 agent_id = self._agent_id
@@ -317,32 +334,34 @@ class RecordBuilder:
             result: dict[str, Any] = {"status": draft.status}
             output = draft.output
             if output is not None:
-                result["outputHash"] = canonical_hash(output, "output")
+                try:
+                    result["outputHash"] = _sha256(
+                        _dumps(output, ORJSON_DEFAULT, ORJSON_OPTIONS)
+                    ).hexdigest()
+                except TypeError:
+                    result["outputHash"] = canonical_hash(output, "output")
             error = draft.error_message
             if error is not None:
                 result["errorMessage"] = error
             duration = draft.duration_ms
             if duration is not None:
                 result["durationMs"] = duration
-            rules = {"auditLevel": level, "constraints": list(draft.constraints)}
-            resource = {"approvalRequired": bool(draft.approval_required)}
             record: dict[str, Any] = {
                 "recordId": "audit:" + rid,
                 "r6RequestId": "r6:" + rid,
-                "timestamp": timestamp or utc_timestamp(),
+                "timestamp": timestamp or _next_stamp(),
                 "kind": draft.kind,
                 "tool": tool,
                 "category": category,
-                "target": shown,
-                "rules": rules,
-                "role": role,
-                "request": request,
-                "reference": None,
-                "resource": resource,
-                "result": result,
             }
-            if shown is None:
-                del record["target"]
+            if shown is not None:
+                record["target"] = shown
+            record["rules"] = {"auditLevel": level, "constraints": list(draft.constraints)}
+            record["role"] = role
+            record["request"] = request
+            record["reference"] = None
+            record["resource"] = {"approvalRequired": bool(draft.approval_required)}
+            record["result"] = result
             extra = draft.extra
             if extra:
                 _add_extra(record, extra)

@@ -1,4 +1,4 @@
-"""The streaming pass of verification: line checks, the tail-checked fast path, anchor findings.
+"""The streaming pass of verification: the tail-checked and parsed quick paths, anchor findings.
 
 ``verify`` describes what is checked and why the fast path is sound; this module does the work
 for it and for the writer (``check_line`` on a record it adopts).
@@ -9,22 +9,25 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from binascii import hexlify
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any
 
 from pytest_harness_audit.audit.anchor import GENESIS, Anchor
 from pytest_harness_audit.audit.errors import AuditError
-from pytest_harness_audit.audit.storage import sanitize_session_id
+from pytest_harness_audit.audit.line_check import (
+    LineCheck,
+    check_line,
+    parse_record_line,
+    sniff_id,
+)
 
 _CHUNK = 1 << 20
 # How the chain writer ends every record (see records.py): provenance last, index, 64-hex link.
 _WRITER_TAIL = b',"actionIndex":%d,"prevRecordHash":"%b"}}'
 _MAX_ERRORS = 100
-_RECORD_ID = re.compile(rb'"recordId":"((?:[^"\\]|\\.){0,64})"')
+__all__ = ["Failure", "LineCheck", "Scan", "check_line", "parse_record_line", "scan_file"]
 
 
 @dataclass(frozen=True)
@@ -48,109 +51,6 @@ class Failure:
         return text
 
 
-@dataclass(frozen=True)
-class LineCheck:
-    """Result of checking one line in full."""
-
-    ok: bool
-    reason: str | None = None
-    detail: str = ""
-    expected: str | None = None
-    found: str | None = None
-    record_id: str | None = None
-    action_index: int | None = None
-    r6_id: str | None = None
-    legacy: bool = False
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def parse_record_line(line: bytes) -> dict[str, Any]:
-    """Parse one chain line strictly (UTF-8, a JSON object); raises ``ValueError``."""
-    try:
-        value = json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
-    except RecursionError:
-        raise ValueError("nesting too deep") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"a record must be a JSON object, not {type(value).__name__}")
-    return value
-
-
-def check_line(
-    line: bytes, prev_hash: str, expected_index: int, session_id: str | None = None
-) -> LineCheck:
-    """Check one line in full: parse, link to ``prev_hash``, action index, and (when
-    ``session_id`` is given) that ``provenance.sessionId`` names that session."""
-    try:
-        record = parse_record_line(line)
-    except (UnicodeDecodeError, ValueError) as exc:
-        detail = f"not a JSON record: {exc}"
-        return LineCheck(False, "parse_error", detail, record_id=_sniff_id(line))
-    record_id = record.get("recordId")
-    record_id = record_id if isinstance(record_id, str) else None
-    provenance = record.get("provenance")
-    link = provenance.get("prevRecordHash") if isinstance(provenance, dict) else None
-    index = provenance.get("actionIndex") if isinstance(provenance, dict) else None
-    if not isinstance(link, str) or isinstance(index, bool) or not isinstance(index, int):
-        return LineCheck(
-            False,
-            "parse_error",
-            "not an audit record: provenance.prevRecordHash / provenance.actionIndex missing",
-            record_id=record_id,
-        )
-    r6_id = record.get("r6RequestId")
-    r6_id = r6_id if isinstance(r6_id, str) else None
-    legacy = False
-    if link != prev_hash:
-        if prev_hash != GENESIS and len(link) == 16 and link == prev_hash[:16]:
-            legacy = True
-        else:
-            return LineCheck(
-                False,
-                "link_mismatch",
-                "prevRecordHash does not match the previous line",
-                expected=prev_hash,
-                found=link,
-                record_id=record_id,
-                action_index=index,
-            )
-    if index != expected_index:
-        return LineCheck(
-            False,
-            "sequence_gap",
-            "actionIndex is not consecutive",
-            expected=str(expected_index),
-            found=str(index),
-            record_id=record_id,
-            action_index=index,
-        )
-    if session_id is not None:
-        named = provenance.get("sessionId") if isinstance(provenance, dict) else None
-        if not _names_session(named, session_id):
-            return LineCheck(
-                False,
-                "session_mismatch",
-                "the record names another session than its file",
-                expected=session_id,
-                found=named if isinstance(named, str) else repr(named),
-                record_id=record_id,
-                action_index=index,
-            )
-    return LineCheck(True, record_id=record_id, action_index=index, r6_id=r6_id, legacy=legacy)
-
-
-def _names_session(named: object, session_id: str) -> bool:
-    if named == session_id:
-        return True
-    # A reference-plugin id that is not file-name safe names the file of its sanitised form.
-    try:
-        return isinstance(named, str) and sanitize_session_id(named) == session_id
-    except AuditError:
-        return False
-
-
 def writer_tail(session_id: str | None) -> bytes:
     """The ``%``-template of the end of every line the writer makes (index, previous hash).
 
@@ -161,17 +61,6 @@ def writer_tail(session_id: str | None) -> bytes:
         return _WRITER_TAIL
     sid = json.dumps(session_id).encode("utf-8").replace(b"%", b"%%")
     return b',"provenance":{"sessionId":' + sid + _WRITER_TAIL
-
-
-def _sniff_id(line: bytes) -> str | None:
-    match = _RECORD_ID.search(line, 0, 4096)
-    if match is None:
-        return None
-    try:
-        value = json.loads(b'"' + match.group(1) + b'"')
-    except ValueError:
-        return None
-    return value if isinstance(value, str) else None
 
 
 @dataclass
@@ -302,8 +191,46 @@ def _scan_lines(scan: Scan, lines: list[bytes]) -> None:
                 scan.note_head()
             if position == stop:
                 continue
+        if scan.count and (scan.anchor is None or scan.count < scan.anchor.count):
+            position = _parsed_run(scan, lines, position, total)
+            if position == total:
+                continue
         _full_line(scan, lines[position])
         position += 1
+
+
+def _parsed_run(scan: Scan, lines: list[bytes], start: int, total: int) -> int:
+    """Check good lines in full (``check_line``) with less bookkeeping than ``_full_line``.
+
+    Inside the anchored range (or without anchor), up to the next watched count; stops before
+    the first line that is not plainly good, which ``_full_line`` then checks and reports.
+    """
+    anchor = scan.anchor
+    limit = anchor.count if anchor is not None else scan.count + total
+    if 0 <= scan.next_watch < limit:
+        limit = scan.next_watch
+    stop = min(total, start + limit - scan.count)
+    check = check_line
+    sha256 = hashlib.sha256
+    session_id = scan.session_id
+    head = scan.head
+    first = index = scan.expected_index
+    for line in islice(lines, start, stop):
+        result = check(line, head, index, session_id)
+        if not result.ok or result.legacy:
+            break
+        head = sha256(line).hexdigest()
+        index += 1
+    advanced = index - first
+    if advanced:
+        scan.count += advanced
+        scan.expected_index = index
+        scan.head = head
+        scan.writer_made = True
+        scan.tail_checked_line = None
+        if scan.count == scan.next_watch:
+            scan.note_head()
+    return start + advanced
 
 
 def _tail_checked_run(scan: Scan, lines: list[bytes], start: int, stop: int) -> int:
@@ -344,7 +271,7 @@ def finish(scan: Scan, torn: bytes | None) -> None:
                 count,
                 1,
                 "torn_tail",
-                _sniff_id(torn),
+                sniff_id(torn),
                 None,
                 None,
                 f"the last {len(torn)} bytes are not a complete line (no final newline)",

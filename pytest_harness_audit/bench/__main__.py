@@ -2,12 +2,18 @@
 
     python -m pytest_harness_audit.bench --corpus DIR          # calls.jsonl, policy-50.json
     python -m pytest_harness_audit.bench --corpus DIR --quick  # about 30 seconds
+    python -m pytest_harness_audit.bench --vs-reference DIR    # also: decisions vs the reference
+    python -m pytest_harness_audit.bench --only policy,chain   # some steps only
 
 Rows: policy decisions/s (``safety`` and ``policy-50``), full-pipeline scripted calls/s, chain
-append/s (fsync off and on), verify records/s and peak memory (against the floor of bare SHA-256
-over the same lines), proxy added latency p50/p95, suite overhead of ``--harness-audit`` and the
-speed-up of ``-n 2`` over ``-n 0`` (best of three runs each). Each figure stands next to its
-target or floor.
+append/s (fsync off and on) against its system-call floor (``write`` + ``pwrite``), verify and
+``verify --full`` records/s and peak memory (against the floor of bare SHA-256 over the same
+lines), proxy added latency p50/p95, suite overhead of ``--harness-audit`` and the speed-up of
+``-n 2`` over ``-n 0`` (best of three runs each). Each figure stands next to its target, its floor
+and the reference engine's figure, read from ``timings.json`` in ``--reference DIR`` (default
+``../shared/bench/reference``) or in the ``--vs-reference`` directory. ``--vs-reference DIR`` also
+compares this project's decision on every corpus call with the reference's (see ``reference``);
+the corpus defaults to the directory above ``DIR``.
 """
 
 from __future__ import annotations
@@ -25,9 +31,11 @@ import anyio
 from pytest_harness_audit.audit.verify import verify_chain
 from pytest_harness_audit.bench import chain as chain_bench
 from pytest_harness_audit.bench import inspect as inspect_bench
-from pytest_harness_audit.bench import pipeline, suite
+from pytest_harness_audit.bench import pipeline, reference, suite
 from pytest_harness_audit.bench import policy as policy_bench
 from pytest_harness_audit.bench import proxy as proxy_bench
+from pytest_harness_audit.bench.reference import Timings, load_timings
+from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.policy import Policy
 
 
@@ -61,51 +69,68 @@ class Sizes:
         return cls(5, 10_000, 1_000_000, 2_000, 2_000, 10_000, 500, 200)
 
 
-def policy_rows(corpus: Path | None, rounds: int) -> list[Row]:
+def _against(rate: float, reference: float | None, target: str) -> str:
+    """``target …; reference …/s (ratio×)`` or ``no reference figure``."""
+    if reference is None:
+        return f"{target}; no reference figure"
+    return f"{target}; reference {reference:,.0f} ({rate / reference:.2f}x)"
+
+
+def policy_rows(corpus: Path | None, rounds: int, timings: Timings | None) -> list[Row]:
     """Decisions per second over the corpus, safety and policy-50."""
     if corpus is None or not (corpus / "calls.jsonl").is_file():
         return [Row("policy decisions/s", "skipped: pass --corpus DIR with calls.jsonl")]
     calls = policy_bench.load_calls(corpus / "calls.jsonl")
-    rows = []
-    rate, _ = policy_bench.decisions_per_second(Policy.preset("safety"), calls, rounds)
-    rows.append(
-        Row(
-            "policy decisions/s, safety",
-            f"{rate:,.0f}",
-            "target 1,100,000 (reference engine 554,000)",
-        )
-    )
+    policies = [("safety", Policy.preset("safety"), 1_100_000)]
     policy_file = corpus / "policy-50.json"
     if policy_file.is_file():
-        rate, _ = policy_bench.decisions_per_second(Policy.load(policy_file), calls, rounds)
+        policies.append(("policy-50", Policy.load(policy_file), 220_000))
+    rows = []
+    for name, policy, target in policies:
+        rate, _ = policy_bench.decisions_per_second(policy, calls, rounds)
+        reference = timings.decisions(name) if timings else None
         rows.append(
             Row(
-                "policy decisions/s, policy-50",
+                f"policy decisions/s, {name}",
                 f"{rate:,.0f}",
-                "target 220,000 (reference engine 109,000)",
+                _against(rate, reference, f"target {target:,}"),
             )
         )
     return rows
 
 
-def chain_rows(records: int, fsync_records: int, directory: Path) -> list[Row]:
-    """Append (fsync off/on), verify vs bare hashing, peak memory."""
+def chain_rows(
+    records: int, fsync_records: int, directory: Path, timings: Timings | None
+) -> list[Row]:
+    """Append (fsync off/on) and its system-call floor; verify, --full, bare hashing; memory."""
     storage = directory / "chain"
     chain_bench.settle()
     appends = chain_bench.time_appends(storage, "bench", records, fsync=False)
+    path = storage / "audit" / "bench.jsonl"
+    lines = chain_bench.floor_lines(path)
+    chain_bench.settle()
+    floor = chain_bench.syscall_floor(lines, records, directory / "floor")
     chain_bench.settle()
     synced = chain_bench.time_appends(storage, "bench-fsync", fsync_records, fsync=True)
-    path = storage / "audit" / "bench.jsonl"
-    verify, bare = chain_bench.Timing(), chain_bench.Timing()
+    verify, bare, full = chain_bench.Timing(), chain_bench.Timing(), chain_bench.Timing()
     for _ in range(3):
         verify.measure(lambda: verify_chain(storage, "bench"))
         bare.measure(lambda: chain_bench.hash_every_line(path))
+    full.measure(lambda: verify_chain(storage, "bench", full=True))
     memory = chain_bench.peak_memory(storage, "bench")
+    full_memory = chain_bench.peak_memory(storage, "bench", full=True)
+    append_rate = appends.rates(records)[0]
+    verify_rate = verify.rates(records)[0]
+    full_rate = full.rates(records)[0]
+    append_ref = timings.append_per_s if timings else None
+    verify_ref = timings.verify_per_s if timings else None
     return [
         Row(
             "chain append/s, no fsync",
-            f"{appends.rates(records)[0]:,.0f}",
-            "target 94,000 (reference, without an anchor)",
+            f"{append_rate:,.0f}",
+            _against(append_rate, append_ref, f"target {chain_bench.APPEND_TARGET:,}")
+            + f"; floor (write + pwrite) {floor.rates(records)[0]:,.0f}/s, "
+            f"append takes {appends.wall / floor.wall:.2f}x",
         ),
         Row(
             "chain append/s, fsync",
@@ -114,12 +139,44 @@ def chain_rows(records: int, fsync_records: int, directory: Path) -> list[Row]:
         ),
         Row(
             f"verify records/s ({records:,} records)",
-            f"{verify.rates(records)[0]:,.0f}",
-            f"target 282,000; floor: bare SHA-256 {bare.rates(records)[0]:,.0f} lines/s, "
-            f"verify takes {verify.wall / bare.wall:.2f}x (target <= 3x)",
+            f"{verify_rate:,.0f}",
+            _against(verify_rate, verify_ref, f"target {chain_bench.VERIFY_TARGET:,}")
+            + f"; floor: bare SHA-256 {bare.rates(records)[0]:,.0f} lines/s, verify takes "
+            f"{verify.wall / bare.wall:.2f}x (target <= {chain_bench.RATIO_TARGET}x)",
         ),
-        Row("verify peak memory", f"{memory['peak_kb'] / 1024:.1f} MB", "target < 100 MB"),
+        Row(
+            "verify --full records/s",
+            f"{full_rate:,.0f}",
+            _against(full_rate, verify_ref, f"target {chain_bench.FULL_TARGET:,}")
+            + f"; takes {full.wall / bare.wall:.2f}x the floor",
+        ),
+        Row(
+            "verify peak memory",
+            f"{memory['peak_kb'] / 1024:.1f} MB, --full {full_memory['peak_kb'] / 1024:.1f} MB",
+            "target < 100 MB",
+        ),
     ]
+
+
+def reference_rows(corpus: Path | None, directory: Path | None) -> list[str]:
+    """The per-call decision differences against the reference, by class."""
+    if directory is None:
+        return []
+    if corpus is None or not (corpus / "calls.jsonl").is_file():
+        return [f"decisions against the reference: skipped, no calls.jsonl in {corpus}"]
+    calls = policy_bench.load_calls(corpus / "calls.jsonl")
+    policies: list[tuple[str, Policy]] = [("safety", Policy.preset("safety"))]
+    if (corpus / "policy-50.json").is_file():
+        policies.append(("policy-50", Policy.load(corpus / "policy-50.json")))
+    out = []
+    for name, policy in policies:
+        path = directory / reference.DECISION_FILES[name]
+        if not path.is_file():
+            out.append(f"decisions against the reference, {name}: skipped, no {path}")
+            continue
+        result = reference.compare(name, policy, calls, reference.load_decisions(path))
+        out.append(reference.format_comparison(result))
+    return out
 
 
 def proxy_rows(calls: int, memory_calls: int) -> list[Row]:
@@ -159,6 +216,9 @@ def suite_rows(tests: int, scenario_tests: int, repeat: int) -> list[Row]:
     ]
 
 
+STEPS = ("policy", "pipeline", "chain", "proxy", "suite", "inspect")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run every benchmark and print the table."""
     parser = argparse.ArgumentParser(
@@ -168,36 +228,83 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--corpus", type=Path, default=None, help="directory with calls.jsonl and policy-50.json"
     )
     parser.add_argument("--quick", action="store_true", help="small sizes (about 30 s)")
+    parser.add_argument(
+        "--reference",
+        type=Path,
+        default=reference.DEFAULT_DIR,
+        help="directory with the reference engine's timings.json",
+    )
+    parser.add_argument(
+        "--vs-reference",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="also compare every corpus call's decision with the reference's decisions in DIR",
+    )
+    parser.add_argument(
+        "--only",
+        default=",".join(STEPS),
+        help=f"comma-separated steps to run (of {', '.join(STEPS)})",
+    )
     args = parser.parse_args(argv)
+    steps = [step.strip() for step in args.only.split(",") if step.strip()]
+    unknown = sorted(set(steps) - set(STEPS))
+    if unknown:
+        parser.error(f"--only: unknown step {unknown[0]!r} (steps: {', '.join(STEPS)})")
+    try:
+        return _run(args, steps)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace, steps: list[str]) -> int:
     sizes = Sizes.for_run(args.quick)
+    reference_dir = args.vs_reference or args.reference
+    timings = load_timings(reference_dir)
+    corpus = args.corpus
+    if corpus is None and args.vs_reference is not None:
+        corpus = args.vs_reference.parent  # the reference folder sits in the corpus folder
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="harness-audit-bench-") as directory:
-        steps: tuple[Callable[[], list[Row]], ...] = (
-            lambda: policy_rows(args.corpus, sizes.policy_rounds),
-            lambda: [
+        work: dict[str, Callable[[], list[Row]]] = {
+            "policy": lambda: policy_rows(corpus, sizes.policy_rounds, timings),
+            "pipeline": lambda: [
                 Row(
                     "full pipeline scripted calls/s (gate, Read, record)",
                     f"{pipeline.scripted_calls_per_second(sizes.pipeline_calls):,.0f}",
                     "target 5,000",
                 )
             ],
-            lambda: chain_rows(sizes.chain_records, sizes.fsync_records, Path(directory)),
-            lambda: proxy_rows(sizes.proxy_calls, sizes.proxy_memory_calls),
-            lambda: suite_rows(sizes.suite_tests, sizes.scenario_tests, 1 if args.quick else 3),
-            lambda: [Row(*row) for row in inspect_bench.rows(args.quick)],
-        )
+            "chain": lambda: chain_rows(
+                sizes.chain_records, sizes.fsync_records, Path(directory), timings
+            ),
+            "proxy": lambda: proxy_rows(sizes.proxy_calls, sizes.proxy_memory_calls),
+            "suite": lambda: suite_rows(
+                sizes.suite_tests, sizes.scenario_tests, 1 if args.quick else 3
+            ),
+            "inspect": lambda: [Row(*row) for row in inspect_bench.rows(args.quick)],
+        }
         for step in steps:
-            rows.extend(step())
+            rows.extend(work[step]())
             print(".", end="", file=sys.stderr, flush=True)
+    differences = reference_rows(corpus, args.vs_reference)
     print(file=sys.stderr)
-    width = max(len(row.name) for row in rows)
-    value_width = max(len(row.value) for row in rows)
     print(
         f"pytest-harness-audit benchmarks ({'quick' if args.quick else 'full'} run, "
         f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]})"
     )
-    for row in rows:
-        print(f"  {row.name:<{width}}  {row.value:<{value_width}}  {row.target}".rstrip())
+    if timings is None:
+        print(f"  (no reference figures: {reference_dir / 'timings.json'} not found)")
+    else:
+        print(f"  reference: {timings.engine} ({timings.source})")
+    if rows:
+        width = max(len(row.name) for row in rows)
+        value_width = max(len(row.value) for row in rows)
+        for row in rows:
+            print(f"  {row.name:<{width}}  {row.value:<{value_width}}  {row.target}".rstrip())
+    for block in differences:
+        print(block)
     return 0
 
 
