@@ -234,26 +234,30 @@ class Prefilter:
     """The requirements of a tool's patterns: :meth:`may_match` says whether a call's target
     forms could satisfy any of them."""
 
-    __slots__ = ("_automaton", "_groups", "_whole", "empty")
+    __slots__ = ("_automaton", "_multi", "_single", "_whole", "empty")
 
     def __init__(self, requirements: Iterable[Requirement]) -> None:
         # case-folded (`K` → k, `ſ` → s): for ASCII text, the lower-case scan then finds every
         # literal in any case, and a folded literal that stays non-ASCII can never be needed
         whole: set[str] = set()
-        groups: list[tuple[frozenset[str], ...]] = []
+        single: set[str] = set()  # literals of requirements of one group: one hit suffices
+        multi: list[tuple[frozenset[str], ...]] = []
         for each in requirements:
             if each.whole is not None:
                 whole |= {text.casefold() for text, _ in each.whole}
+                continue
+            groups = tuple(frozenset(text.casefold() for text, _ in g) for g in each.groups)
+            if len(groups) == 1:
+                single |= groups[0]
             else:
-                groups.append(
-                    tuple(frozenset(text.casefold() for text, _ in g) for g in each.groups)
-                )
-        literals = sorted({text for group in groups for g in group for text in g})
+                multi.append(groups)
+        literals = sorted(single.union(*(g for groups in multi for g in groups)))
         self._whole = frozenset(whole)
-        self._groups = tuple(dict.fromkeys(groups))
+        self._single = frozenset(single)
+        self._multi = tuple(dict.fromkeys(multi))
         self._automaton: Any = ahocorasick_rs.AhoCorasick(literals) if literals else None
         #: No requirement at all: no pattern can match anything (an empty ``targetPatterns``).
-        self.empty = not whole and not groups
+        self.empty = not whole and not literals
 
     def may_match(self, forms: list[str], text: str) -> bool:
         """Whether the target forms (``text``: them joined, ASCII) could satisfy a requirement."""
@@ -266,9 +270,21 @@ class Prefilter:
         if automaton is None:
             return False
         text = text.lower()
-        if not automaton.find_matches_as_indexes(text):
+        found = automaton.find_matches_as_strings(text)
+        if not found:
             return False
+        if not self._multi or not self._single.isdisjoint(found):
+            return True
         if len(text) > _OVERLAP_LIMIT:
             return True
+        # every occurrence, overlapping ones too: each group of a requirement must be met
         hits = set(automaton.find_matches_as_strings(text, overlapping=True))
-        return any(all(not g.isdisjoint(hits) for g in groups) for groups in self._groups)
+        if not self._single.isdisjoint(hits):
+            return True
+        for groups in self._multi:
+            for group in groups:
+                if group.isdisjoint(hits):
+                    break
+            else:
+                return True
+        return False
