@@ -41,6 +41,12 @@ def _safety(command: str) -> tuple[str, str | None]:
         "git -c diff.external='rm -rf app' diff",
         "git config core.fsmonitor 'rm -rf app'",
         "git -c alias.wipe='clean -fdx' wipe",
+        "sed -n '1e rm -rf app' README.md",
+        "sed -e '/x/e rm -rf app' notes.txt",
+        "sed -i '$e rm -rf app' notes.txt",
+        "printf 'x:\\n\\trm -rf app\\n' | make -s -f -",
+        "make -f - <<< $'x:\\n\\t@rm -rf app'",
+        "printf 'rm -rf app\\n' | sh",
     ],
 )
 def test_commands_run_by_awk_and_git_are_read(command: str) -> None:
@@ -57,10 +63,24 @@ def test_commands_run_by_awk_and_git_are_read(command: str) -> None:
         "git -c user.email=bot@example.com commit -qm 'rm: drop dead code'",
         "git -c alias.st=status st",
         "git config --get alias.st",
+        "sed -n 's/echo/print/p' app/service.py",
+        "sed -i 's/e/E/' notes.txt",
+        "sed '/^e/d' notes.txt",
+        "sed -n '/error/p' build.log",
+        "make test",
+        "make -f Makefile build",
+        "printf 'all:\\n\\t@echo ok\\n' | make -f -",
     ],
 )
 def test_look_alikes_of_awk_and_git_configuration(command: str) -> None:
     assert _safety(command) == ALLOW
+
+
+@pytest.mark.parametrize(
+    "command", ["sed 's/.*/date/e' notes.txt", "sed e cmds.txt", "cat mk | make -f -"]
+)
+def test_sed_running_its_input_is_unreadable(command: str) -> None:
+    assert _safety(command) == ("warn", "unreadable-command")
 
 
 def test_a_command_built_at_run_time_is_said_so() -> None:

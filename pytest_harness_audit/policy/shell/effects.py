@@ -36,9 +36,11 @@ from pytest_harness_audit.policy.shell.embedded import (
     NETWORK_COMMANDS,
     NETWORK_NOTE,
     awk,
+    make_stdin,
     network_code,
     network_module,
     remote_operand,
+    sed_script,
 )
 from pytest_harness_audit.policy.shell.tools import (
     COPY_OPTIONS,
@@ -282,6 +284,8 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         or (name == "rsync" and any(remote_operand(arg) for arg in args))
     ):
         ctx.note(NETWORK_NOTE)
+    if name in ("make", "gmake"):
+        make_stdin(args, ctx.stdin_text, ctx)
     if (
         name not in _KNOWN
         and not name.startswith("mkfs")
@@ -293,6 +297,9 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
     elif name == "eval":
         ctx.script(" ".join(args))
     elif name in ("sed", "gsed", "perl") and any(in_place(arg) for arg in args):
+        if name != "perl":
+            for script in _sed_scripts([a for a in args if not in_place(a)]):
+                sed_script(script, ctx)
         in_place_edit(name, args, ctx)
     elif INTERPRETERS.fullmatch(name):
         _interpreter(args, ctx)
@@ -320,9 +327,22 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
     elif name in AWKS:
         reads(awk(args, ctx), record)
     elif name in _PATTERN_FIRST:
+        if name in ("sed", "gsed"):
+            for script in _sed_scripts(args):
+                sed_script(script, ctx)
         search(args, record)
     else:
         reads(args, record)
+
+
+def _sed_scripts(args: list[str]) -> list[str]:
+    """The scripts of a ``sed`` command: its ``-e`` values, else its first operand."""
+    options, operands = split_options(args, frozenset({"-e", "--expression", "-f", "--file"}))
+    given = [options[i + 1] for i, o in enumerate(options[:-1]) if o in ("-e", "--expression")]
+    given += [o.partition("=")[2] for o in options if o.startswith("--expression=")]
+    if given or any(o in ("-f", "--file") for o in options):
+        return given
+    return operands[:1]
 
 
 def _shell(name: str, args: list[str], ctx: Context) -> None:

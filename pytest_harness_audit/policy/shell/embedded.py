@@ -4,6 +4,9 @@
   ``"…" | getline`` and ``print … | "…"`` run their string with ``sh``; the string is read as a
   script. A command built at run time (``system("rm -rf " dir)``) is read from its literal
   parts, and the reading says a shell runs a script not in the text.
+* **sed** (GNU): ``e COMMAND`` runs ``COMMAND`` (read as a script); ``e`` alone and
+  ``s/…/…/e`` run a line of the input (the reading says a script not in the text runs).
+* **make** with the makefile on its standard input (``make -f -``): its recipe lines.
 * **git configuration that runs commands**: ``git -c alias.x='!cmd' x`` and ``git config
   alias.x '!cmd'`` (a shell alias: ``cmd`` is read as a script; an alias without ``!`` is
   read as git's own arguments), and the keys whose value git runs (``core.pager``,
@@ -150,6 +153,47 @@ def awk(args: list[str], runner: Runner) -> list[str]:
     for text in program:
         awk_program(text, runner)
     return files
+
+
+_SED_ADDRESS = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/I?M?)"
+_SED_EXECUTE = re.compile(
+    r"(?m)(?:^|[;{}])\s*(?:" + _SED_ADDRESS + r"(?:\s*,\s*" + _SED_ADDRESS + r")?)?\s*!?\s*"
+    r"e(?:[ \t]+([^\n;}]*)|\s*(?=$|[;}]))"
+)
+_SED_SUBSTITUTE_E = re.compile(
+    r"(?:^|[;{}\s])s(.)(?:(?!\1)[^\\\n]|\\.)*\1(?:(?!\1)[^\\\n]|\\.)*\1[gpiImM0-9w]*e"
+)
+
+
+def sed_script(script: str, runner: Runner) -> None:
+    """GNU sed's ``e COMMAND`` runs ``COMMAND`` (read as a script); a bare ``e`` and the ``e``
+    flag of ``s///e`` run the pattern space, a command not in the text."""
+    for match in _SED_EXECUTE.finditer(script):
+        command = (match.group(1) or "").strip()
+        if command:
+            runner.script(command)
+        else:
+            runner.unknown("sed runs a line of its input as a command")
+    if _SED_SUBSTITUTE_E.search(script):
+        runner.unknown("sed runs a line of its input as a command")
+
+
+def make_stdin(args: list[str], stdin: str | None, runner: Runner) -> None:
+    """``make -f -``: the makefile is the standard input; its recipe lines (those starting
+    with a tab) are read as scripts."""
+    stdin_file = any(
+        (word in ("-f", "--file", "--makefile") and args[i + 1 : i + 2] in (["-"], ["/dev/stdin"]))
+        or word in ("-f-", "--file=-", "--makefile=-", "--file=/dev/stdin")
+        for i, word in enumerate(args)
+    )
+    if not stdin_file:
+        return
+    if stdin is None:
+        runner.unknown("make runs a makefile piped in from another command")
+        return
+    for line in stdin.splitlines()[:_MAX_AWK_COMMANDS]:
+        if line.startswith("\t") and line.strip():
+            runner.script(line.strip().lstrip("@-+"))
 
 
 def git_config_value(key: str, value: str, runner: Runner) -> list[str] | None:

@@ -272,9 +272,23 @@ def echo_output(argv: list[str]) -> str | None:
         template = args[0]
         if template in ("%s", "%s\\n", "%s\n"):
             return "".join(args[1:])
-        if "%" not in template and "\\" not in template:
-            return template
+        if "%" not in template:
+            return _PRINTF_ESCAPE.sub(_printf_escape, template)
     return None
+
+
+_PRINTF_ESCAPE = re.compile(r"\\(?:x[0-9A-Fa-f]{1,2}|0?[0-7]{1,3}|.)")
+_PRINTF_CHARS = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
+
+
+def _printf_escape(match: re.Match[str]) -> str:
+    """One backslash escape of a ``printf`` template (``\\n``, ``\\t``, ``\\x41``, ``\\101`` …)."""
+    body = match.group()[1:]
+    if body[0] == "x":
+        return chr(int(body[1:], 16))
+    if body[0] in "01234567":
+        return chr(int(body, 8) & 0xFF)
+    return _PRINTF_CHARS.get(body, body)
 
 
 def expand_all(expander: Expander, words: list[Word]) -> list[Field]:
