@@ -14,8 +14,10 @@ from __future__ import annotations
 import ast
 import difflib
 import json
+import os
 import re
 import shlex
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -252,6 +254,8 @@ def check_console(
         expected_codes["audit verify demo"] = 1
     if "harness-audit view" in block.text:
         demo_chain(tmp_path, storage)
+    if "audit prune --keep 3" in block.text:
+        old_run(tmp_path, storage)
     if "immune status SESSION" in block.text:
         harness = new_harness(tmp_path, storage, "SESSION")
         for _ in range(7):
@@ -265,6 +269,19 @@ def check_console(
         want = next((c for k, c in expected_codes.items() if k in command), 0)
         assert code == want, (command, output)
         assert_same_shape(documented, output)
+
+
+def old_run(tmp_path: Path, storage: Path) -> None:
+    """Beside ``demo``: two lone sessions and an old run of two sessions (a day old)."""
+    from pytest_harness_audit.audit.prune import record_run
+
+    old = ("test_old_run_a-1a2b3c4d", "test_old_run_b-5e6f7a8b")
+    for name in (*old, "lone-1", "lone-2"):
+        new_harness(tmp_path, storage, name).close()
+    day_ago = time.time() - 86400
+    for path in [record_run(storage, old), *storage.rglob("test_old_run_*")]:
+        assert path is not None
+        os.utime(path, (day_ago, day_ago))
 
 
 def check_snapshot_tests(block: Block, pytester: pytest.Pytester, **_: Any) -> None:

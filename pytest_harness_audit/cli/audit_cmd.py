@@ -309,9 +309,9 @@ def _last(args: argparse.Namespace) -> int:
     if not sessions:
         return _no_sessions(args)
     for sid, records in groups:
-        if len(sessions) > 1:
+        if len(groups) > 1:
             print(f"Session: {sid}")
-        prefix = "  " if len(sessions) > 1 else ""
+        prefix = "  " if len(groups) > 1 else ""
         for record in records:
             print(prefix + _describe(record, detailed=False))
     return 0

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_harness_audit.errors import HarnessAuditError
+from pytest_harness_audit.errors import HarnessAuditError, UsageError
 from pytest_harness_audit.plugin.markers import closest_argument
 from pytest_harness_audit.plugin.options import OPTIONS_KEY, SESSIONS_KEY, SNAPSHOT_KEY
 
@@ -38,7 +38,7 @@ def git_workspace(request: pytest.FixtureRequest, tmp_path: Path) -> git.Repo:
     try:
         return workspace.create_workspace(tmp_path / "workspace", template)
     except HarnessAuditError as exc:
-        raise pytest.UsageError(f"{request.node.nodeid}: harness_workspace: {exc}") from None
+        raise UsageError(f"harness_workspace: {exc}") from None
 
 
 def _default_policy(request: pytest.FixtureRequest) -> Policy:
@@ -53,7 +53,7 @@ def _default_policy(request: pytest.FixtureRequest) -> Policy:
             return parse_harness_policy(mark.args, mark.kwargs, base_dir)
         return resolve_policy(options.policy, base_dir=Path(str(request.config.rootpath)))
     except HarnessAuditError as exc:
-        raise pytest.UsageError(f"{request.node.nodeid}: harness_policy: {exc}") from None
+        raise UsageError(f"harness_policy: {exc}") from None
 
 
 def _plugin_hooks(config: pytest.Config) -> dict[str, Any]:

@@ -93,8 +93,27 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         raise AssertionError("\n\n".join(problems))
 
 
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
-    """After teardown: summary rows and JUnit properties of the test's sessions."""
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A project error (a bad scenario, policy, template …) is reported as its one line, naming
+    the test, not under the plugin's traceback (``--tb=long`` or ``--fulltrace`` keep it).
+    After teardown: summary rows and JUnit properties of the test's sessions."""
+    _publish_sessions(item, call)  # before the report is made: it copies the user properties
+    report = yield
+    if (
+        report.failed
+        and call.excinfo is not None
+        and call.excinfo.errisinstance(HarnessAuditError)
+        and not item.config.option.fulltrace
+        and item.config.option.tbstyle != "long"
+    ):
+        report.longrepr = f"{item.nodeid}: {call.excinfo.value}"
+    return report
+
+
+def _publish_sessions(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
     sessions = item.stash.get(SESSIONS_KEY, [])
     if call.when != "teardown" or not sessions:
         return
@@ -123,13 +142,22 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """On an xdist worker: hand the summary rows to the controller."""
+    """On an xdist worker: hand the summary rows to the controller. Elsewhere, under
+    ``--harness-audit``: list the run's sessions and keep only the last runs' sessions."""
     workeroutput = getattr(session.config, "workeroutput", None)
+    summaries = session.config.stash[SUMMARIES_KEY]
     if workeroutput is not None:
         from pytest_harness_audit.plugin.summary import encode_summaries
 
-        summaries = session.config.stash[SUMMARIES_KEY]
         workeroutput[WORKER_OUTPUT] = encode_summaries(summaries)
+        return
+    options = session.config.stash[OPTIONS_KEY]
+    if options.enabled and summaries:
+        from pytest_harness_audit.audit.prune import prune, record_run
+
+        record_run(options.directory, (row.session_id for row in summaries))
+        if options.keep:
+            prune(options.directory, keep=options.keep, runs_only=True)
 
 
 @pytest.hookimpl(optionalhook=True)

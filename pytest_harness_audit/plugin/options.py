@@ -32,6 +32,8 @@ class AuditOptions:
     expect: VerdictName
     #: Where ``--harness-audit-html`` writes the session view at the end of the run.
     html: Path | None = None
+    #: How many runs' sessions the audit directory keeps (``--harness-audit-keep``; 0: all).
+    keep: int = 3
 
 
 #: The resolved options (``config.stash``).
@@ -73,7 +75,17 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="at the end of the run, write a static HTML view of the run's harness sessions",
     )
+    group.addoption(
+        "--harness-audit-keep",
+        default=None,
+        metavar="N",
+        help="keep the sessions of the last N runs in the audit directory, as pytest keeps "
+        "basetemps (default: ini harness_audit_keep or 3; 0 keeps every run)",
+    )
     parser.addini("harness_audit_dir", "directory for kept audit chains", default=".harness-audit")
+    parser.addini(
+        "harness_audit_keep", "runs whose sessions the audit directory keeps", default="3"
+    )
     parser.addini("harness_audit_policy", "default policy: preset name or file", default="safety")
     parser.addini(
         "harness_audit_expect",
@@ -84,16 +96,32 @@ def add_options(parser: pytest.Parser) -> None:
 
 
 def resolve_options(config: pytest.Config) -> AuditOptions:
-    """The options of this run; a bad ini value is a ``pytest.UsageError`` naming it."""
-    directory = config.getoption("--harness-audit-dir") or config.getini("harness_audit_dir")
+    """The options of this run, checked once at start-up: a bad option or ini value is a
+    ``pytest.UsageError`` (exit 4) naming it, before any test runs."""
+    enabled = bool(config.getoption("--harness-audit"))
+    dir_option = config.getoption("--harness-audit-dir")
+    if dir_option and not enabled:
+        raise pytest.UsageError(
+            f"--harness-audit-dir {dir_option}: has no effect without --harness-audit"
+        )
+    directory = Path(config.invocation_params.dir, dir_option or config.getini("harness_audit_dir"))
+    if enabled and directory.exists() and not directory.is_dir():
+        origin = "--harness-audit-dir" if dir_option else "ini harness_audit_dir"
+        raise pytest.UsageError(f"{origin} {directory}: exists and is not a directory")
     try:
         expect = verdict_name(config.getini("harness_audit_expect"))
     except ValueError as exc:
         raise pytest.UsageError(f"ini harness_audit_expect: {exc}") from None
+    policy_option = config.getoption("--harness-audit-policy")
+    policy = policy_option or config.getini("harness_audit_policy")
+    origin = "--harness-audit-policy" if policy_option else "ini harness_audit_policy"
+    _check_policy(policy, origin, Path(str(config.rootpath)))
+    keep = _keep(config)
     return AuditOptions(
-        enabled=bool(config.getoption("--harness-audit")),
-        directory=Path(config.invocation_params.dir, directory),
-        policy=config.getoption("--harness-audit-policy") or config.getini("harness_audit_policy"),
+        keep=keep,
+        enabled=enabled,
+        directory=directory,
+        policy=policy,
         expect=expect,
         html=_html_path(config),
     )
@@ -102,3 +130,30 @@ def resolve_options(config: pytest.Config) -> AuditOptions:
 def _html_path(config: pytest.Config) -> Path | None:
     value = config.getoption("--harness-audit-html")
     return Path(config.invocation_params.dir, value) if value else None
+
+
+def _check_policy(policy: str, origin: str, root: Path) -> None:
+    """Load a policy file an option names now, so a typo stops the run once instead of failing
+    every test. The default preset needs no loading (and keeps the plugin's import cheap)."""
+    if policy == "safety":
+        return
+    from pytest_harness_audit.errors import HarnessAuditError
+    from pytest_harness_audit.policy.source import resolve_policy
+
+    try:
+        resolve_policy(policy, base_dir=root)
+    except HarnessAuditError as exc:
+        raise pytest.UsageError(f"{origin}: {exc}") from None
+
+
+def _keep(config: pytest.Config) -> int:
+    option = config.getoption("--harness-audit-keep")
+    text = option if option is not None else config.getini("harness_audit_keep")
+    origin = "--harness-audit-keep" if option is not None else "ini harness_audit_keep"
+    try:
+        keep = int(text)
+    except ValueError:
+        keep = -1
+    if keep < 0:
+        raise pytest.UsageError(f"{origin} {text!r}: expected a whole number, 0 or more")
+    return keep

@@ -21,6 +21,8 @@ DEFAULT = ".harness-audit"
 def configured_storage(policy: str, root: Path) -> Path | None:
     """The ``storagePath`` of ``policy`` when it names a policy file (None for a preset, or a
     file that says none). A file that does not load is reported where options are checked."""
+    if policy == "safety":  # the default preset: no import of the policy package at start-up
+        return None
     from pytest_harness_audit.errors import HarnessAuditError
     from pytest_harness_audit.policy.loader import PRESET_NAMES
     from pytest_harness_audit.policy.source import resolve_policy
