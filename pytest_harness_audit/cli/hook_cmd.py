@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.cli.policy_cmd import policy_from_args
-from pytest_harness_audit.doors.hook import WARN_MODES, PreAnswers, handle_post, handle_pre
+from pytest_harness_audit.doors.hook import (
+    WARN_MODES,
+    PreAnswers,
+    handle_post,
+    handle_pre,
+    record_post_fault,
+)
 from pytest_harness_audit.doors.hook_effects import DEFAULT_ENTRY_LIMIT
 from pytest_harness_audit.doors.hook_session import handle_session_end, handle_session_start
 from pytest_harness_audit.errors import HarnessAuditError
@@ -144,10 +150,7 @@ def _run(args: argparse.Namespace, handler: Any) -> int:
     if handler in (handle_session_start, handle_session_end):
         return _run_session_event(args, handler)
     if handler is not handle_pre:
-        policy = policy_from_args(args)
-        answer = handler(sys.stdin.read(), storage=Path(args.storage), policy=policy)
-        print(json.dumps(answer))
-        return 0
+        return _run_post(args)
     # The host runs the tool when a PreToolUse hook exits with anything but 2 (or a deny), so
     # every failure here, ours included, must refuse the call: exit 2, the reason on stderr.
     try:
@@ -165,6 +168,29 @@ def _run(args: argparse.Namespace, handler: Any) -> int:
             file=sys.stderr,
         )
         return 2
+    print(json.dumps(answer))
+    return 0
+
+
+def _run_post(args: argparse.Namespace) -> int:
+    """A post step that cannot be recorded as a call: one line on stderr, a fault record in its
+    session where the payload names one, exit 1 (the tool has run: nothing left to block)."""
+    policy = policy_from_args(args)
+    text = sys.stdin.read()
+    try:
+        answer = handle_post(text, storage=Path(args.storage), policy=policy)
+    except Exception as exc:
+        problem = str(exc) if isinstance(exc, HarnessAuditError) else describe_exception(exc)
+        try:
+            recorded = record_post_fault(
+                text, storage=Path(args.storage), policy=policy, problem=problem
+            )
+        except Exception as fault:
+            problem += f" (and the fault record failed: {describe_exception(fault)})"
+            recorded = False
+        where = " (recorded as a fault)" if recorded else ""
+        print(f"harness-audit: error: {problem}{where}", file=sys.stderr)
+        return 1
     print(json.dumps(answer))
     return 0
 

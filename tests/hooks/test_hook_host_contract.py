@@ -95,3 +95,47 @@ def test_an_internal_error_in_pre_fails_closed(
     code, out, err = run(monkeypatch, capsys, tmp_path, "pre", payload("PreToolUse"))
     assert code == 2 and out == ""
     assert "call refused: OSError: disk on fire" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (
+            json.dumps({"hook_event_name": "PostToolUse", "session_id": SESSION}),
+            "harness-audit: error: hook payload: field 'tool_name' must be a non-empty string, "
+            "got None (recorded as a fault)",
+        ),
+        (
+            json.dumps({"session_id": SESSION, "tool_name": "Bash", "tool_input": [1]}),
+            "harness-audit: error: hook payload: field 'tool_input' must be an object, got [1] "
+            "(recorded as a fault)",
+        ),
+    ],
+)
+def test_a_malformed_post_payload_is_one_line_exit_1_and_a_fault_record(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    text: str,
+    line: str,
+) -> None:
+    code, out, err = run(monkeypatch, capsys, tmp_path, "post", text)
+    assert (code, out, err) == (1, "", line + "\n")
+    (fault,) = iter_records(tmp_path, SESSION)
+    assert fault["kind"] == "note" and fault["result"]["status"] == "error"
+    assert fault["result"]["errorMessage"] == line.removeprefix(
+        "harness-audit: error: "
+    ).removesuffix(" (recorded as a fault)")
+
+
+@pytest.mark.parametrize(
+    "text", ["not json", "[]", json.dumps({"tool_name": "Bash"}), "{" * 100_000]
+)
+def test_a_post_payload_without_a_session_is_one_line_exit_1_and_no_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    code, out, err = run(monkeypatch, capsys, tmp_path, "post", text)
+    assert code == 1 and out == ""
+    assert err.startswith("harness-audit: error: hook payload: ") and err.count("\n") == 1
+    assert "recorded as a fault" not in err
+    assert not (tmp_path / "audit").exists() or not list((tmp_path / "audit").glob("*.jsonl"))

@@ -249,7 +249,9 @@ def _check_hook_payload(storage: Path, event: str, text: str, counts: Any) -> No
             assert answer == {"suppressOutput": True}
         outcome = "ok"
     else:
-        assert cli.code == 2, cli
+        # pre refuses the call (exit 2: the host blocks it); post records a fault (exit 1: the
+        # tool has run, the host goes on)
+        assert cli.code == (2 if event == "pre" else 1), cli
         assert cli.stdout == ""
         assert_clean_error(cli.stderr)
         outcome = "error"
