@@ -195,7 +195,7 @@ def test_rewritten(harness, recording_proxy):
 
 
 def test_the_plugin_fails_a_rewrite_between_proxied_calls_and_signs_the_proxy_head(
-    pytester: Any, monkeypatch: Any
+    pytester: Any, monkeypatch: Any, tmp_path_factory: Any
 ) -> None:
     """End of test: the rewrite is a witness_mismatch; the session-end checkpoint covers the
     proxy's records (``current``) and, for the rewritten session, the head before the rewrite."""
@@ -208,7 +208,7 @@ def test_the_plugin_fails_a_rewrite_between_proxied_calls_and_signs_the_proxy_he
     from pytest_harness_audit.audit.storage import list_sessions
     from pytest_harness_audit.cli import main as cli
 
-    key = pytester.path.parent / "ci-key.pem"
+    key = tmp_path_factory.mktemp("keys") / "ci-key.pem"  # outside the inner run's tree
     assert cli(["audit", "keygen", "--out", str(key)]) == 0
     monkeypatch.setenv("HARNESS_AUDIT_SIGNING_KEY", str(key))
     imports = (
