@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, get_args
 
 from pytest_harness_audit.types import VerdictName
+from pytest_harness_audit.wording import plural
 
 if TYPE_CHECKING:
     from pytest_harness_audit.session.harness import Harness
@@ -135,7 +136,7 @@ def format_summary(summaries: Sequence[SessionSummary]) -> list[str]:
     by_verdict = {v: sum(1 for s in rows if s.verdict == v) for v in get_args(VerdictName)}
     invalid = sum(1 for s in rows if not s.chain_valid)
     lines.append(
-        f"{len(rows)} sessions, {sum(s.calls for s in rows)} calls, "
+        f"{plural(len(rows), 'session')}, {plural(sum(s.calls for s in rows), 'call')}, "
         f"{sum(s.denied for s in rows)} denied, {sum(s.warned for s in rows)} warned; "
         f"verdicts: {by_verdict['PASS']} PASS, {by_verdict['WARN']} WARN, "
         f"{by_verdict['FAIL']} FAIL; chains: {len(rows) - invalid} valid, {invalid} invalid"
