@@ -23,7 +23,7 @@ def _stub_gate(storage: Path, session_id: str, policy: Any, root: str | None) ->
     return StubGate(storage, deny)
 
 
-proxy_cmd._policy = lambda args: None  # type: ignore[assignment]
+# The real policy stays (the command reads its settings); only the gate is the stand-in.
 proxy_cmd._open_gate = _stub_gate  # type: ignore[assignment]
 
 if __name__ == "__main__":

@@ -217,7 +217,6 @@ def test_cli_usage_errors_are_one_line_and_exit_2(
     message: str,
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(proxy_cmd, "_policy", lambda args: None)
     monkeypatch.setattr(proxy_cmd, "_open_gate", lambda *args: StubGate(tmp_path))
     code = main(["--storage", str(tmp_path), "proxy", *arguments])
     assert code == 2
