@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_harness_audit.errors import UsageError
+from pytest_harness_audit.gate.console import RecordConsole
 
 if TYPE_CHECKING:
     from pytest_harness_audit.audit.chain import AuditChain
@@ -152,6 +153,10 @@ class RecordingProxySession:
         )
         self.gate.observers.append(harness.secrets.note_from)
         self.gate.inspectors.extend(harness.gate.inspectors)
+        # the session's record lines (-v under pytest) cover the proxy's records too
+        self.gate.observers.extend(
+            o for o in harness.gate.observers if isinstance(o, RecordConsole)
+        )
         self._proxy: BackgroundProxy = BackgroundProxy(
             self.gate, self._specs, local_tools=tools, call_timeout=call_timeout
         )

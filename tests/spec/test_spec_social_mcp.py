@@ -11,6 +11,7 @@ Spec (host-native addressed output, "MCP adapter projection"):
 
 from __future__ import annotations
 
+import copy
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -53,11 +54,11 @@ MALFORMED_RESULTS: dict[str, dict[str, object]] = {
 class _Completed:
     """A send that completed and returned ``result`` as its MCP result."""
 
-    def __init__(self, result: Mapping[str, object]) -> None:
-        self.result = dict(result)
+    def __init__(self, result: object) -> None:
+        self.result = result
 
-    def to_mcp(self) -> dict[str, object]:
-        return dict(self.result)
+    def to_mcp(self) -> object:
+        return copy.deepcopy(self.result)
 
 
 class _Sender:
@@ -108,6 +109,31 @@ def test_a_conforming_result_is_returned_as_it_is(result: dict[str, object]) -> 
 def test_the_operation_id_check_is_exact_at_its_end() -> None:
     # a trailing newline passes a Python ``$``, not the schema's
     assert result_issues({"operationId": OPERATION_ID + "\n"})
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"operationId": OPERATION_ID + "\n"},  # a trailing newline
+        {"operationId": "col_" + "\uff21" * 43},  # fullwidth letters look like base64url
+        {"operationId": "col_" + "\u00e9" * 43},  # letters outside ASCII
+        {"operationId": " " + OPERATION_ID},  # a leading space
+        {"operationId": None},  # null is not an omitted id
+        {"operationId": True},
+        {"guidance": {**GUIDANCE, "evidence": ["private"]}},  # private evidence smuggled out
+        {"guidance": {**GUIDANCE, "advice": 7}},
+        {"guidance": None},
+        {"guidance": [GUIDANCE]},
+        [],
+        "{}",
+        None,
+    ],
+)
+def test_near_miss_results_answer_outcome_unknown(result: object) -> None:
+    assert result_issues(result)
+    with pytest.raises(SocialToolError) as answered:
+        _answer(result)  # type: ignore[arg-type]
+    assert answered.value.data == {"reason": "outcome-unknown"}
 
 
 # -- tools/list serves the output schema ---------------------------------------------------------

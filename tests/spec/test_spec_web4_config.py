@@ -43,6 +43,19 @@ def test_an_unknown_key_of_the_section_is_a_policy_error_naming_it(tmp_path: Pat
     assert "\n" not in str(refused.value)
 
 
+@pytest.mark.parametrize("key", ["AuditLevel", "show_r6_status", "storage_path", "preset"])
+def test_near_miss_keys_are_refused(tmp_path: Path, key: str) -> None:
+    with pytest.raises(PolicyError) as refused:
+        Policy.load(write(tmp_path, plugin(**{key: "verbose"})))
+    assert refused.value.field == key
+
+
+@pytest.mark.parametrize("storage", ["~", "records with spaces", "/abs/path", "./rel"])
+def test_benign_storage_paths_are_accepted(tmp_path: Path, storage: str) -> None:
+    policy = Policy.load(write(tmp_path, plugin(storagePath=storage)))
+    assert policy.storage_path is not None and policy.storage_path.is_absolute()
+
+
 @pytest.mark.parametrize(
     ("section", "field", "words"),
     [

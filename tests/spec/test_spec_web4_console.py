@@ -108,6 +108,19 @@ def test_a_broken_stderr_never_fails_the_call() -> None:
     RecordConsole(stream, "verbose")(record("allow"))
 
 
+def test_a_sessions_record_lines_cover_its_recording_proxy(tmp_path: Path) -> None:
+    from pytest_harness_audit.session.harness import Harness
+
+    harness = Harness.create(tmp_path / "h")
+    try:
+        console = RecordConsole(io.StringIO(), "verbose")
+        harness.gate.observers.append(console)
+        proxy = harness.start_proxy()
+        assert console in proxy.gate.observers
+    finally:
+        harness.close()
+
+
 # -- the chain status line ----------------------------------------------------------------------
 
 
