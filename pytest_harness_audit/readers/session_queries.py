@@ -20,11 +20,15 @@ from pytest_harness_audit.audit.verify import ChainReport, verify_chain
 from pytest_harness_audit.audit.witness import Head, Witnesses, head_at
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.readers.trajectory import (
+    ArgsSpec,
     Step,
+    check_args,
+    check_mode,
     expected_steps,
     step_matches,
     trajectory_matches,
 )
+from pytest_harness_audit.readers.trajectory_diff import difference
 
 if TYPE_CHECKING:
     from pytest_harness_audit.audit.chain import AuditChain
@@ -201,9 +205,12 @@ class ChainQueries:
             )
 
     def assert_trajectory(
-        self, expected: Sequence[Any], *, mode: str = "strict", args: str = "ignore"
+        self, expected: Sequence[Any], *, mode: str = "strict", args: ArgsSpec = "ignore"
     ) -> None:
-        """Assert the recorded tool calls match ``expected`` (agentevals' modes and args)."""
+        """Assert the recorded tool calls match ``expected`` (agentevals' modes and args, a
+        mapping of tool to args mode, matchers inside the expected parameters)."""
+        check_mode(mode)
+        check_args(args)
         wanted = expected_steps(expected)
         actual = [Step(r.tool, r.params) for r in self.calls()]
         if args != "ignore" and any(s.params is None for s in actual):
@@ -216,10 +223,12 @@ class ChainQueries:
         lines = []
         for index, step in enumerate(actual):
             mark = "✓" if any(step_matches(w, step, args) for w in wanted) else "✗"
-            lines.append(f"  {mark} {index}: {step.describe()}")
+            lines.append(f"  {mark} {index + 1}: {step.describe()}")
+        shown = args if isinstance(args, str) else dict(args)
         raise AssertionError(
-            f"trajectory does not match (mode={mode}, args={args}).\nExpected:\n"
-            + "\n".join(f"    {s.describe()}" for s in wanted)
+            f"trajectory does not match (mode={mode}, args={shown}): "
+            f"{difference(wanted, actual, mode, args)}\nExpected:\n"
+            + "\n".join(f"    {i + 1}: {s.describe()}" for i, s in enumerate(wanted))
             + "\nRecorded (✓ = matches an expected call):\n"
             + ("\n".join(lines) if lines else "  (no calls recorded)")
         )
