@@ -140,10 +140,11 @@ def _policy(args: argparse.Namespace) -> Any:
 
 def _open_gate(storage: Path, session_id: str, policy: Any, root: str | None) -> Any:
     from pytest_harness_audit.gate import Gate
+    from pytest_harness_audit.gate.console import consoles
 
-    return Gate.open(
-        storage_dir=storage, session_id=session_id, policy=policy, root=root, console=sys.stderr
-    )
+    gate = Gate.open(storage_dir=storage, session_id=session_id, policy=policy, root=root)
+    gate.observers.extend(consoles(sys.stderr, policy.audit_level))  # record lines on stderr
+    return gate
 
 
 def _send_message_tool(

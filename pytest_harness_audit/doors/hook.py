@@ -43,6 +43,7 @@ from pytest_harness_audit.doors.hook_effects import (
 )
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
+from pytest_harness_audit.gate.console import consoles
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.ratelimit import RateHits
@@ -188,8 +189,8 @@ def _open_gate(
         policy=policy,
         root=payload.cwd,
         door="hook",
-        console=sys.stderr,
     )
+    gate.observers.extend(consoles(sys.stderr, policy.audit_level))  # record lines on stderr
     root = workspace_root(payload.cwd)
     if root is None:
         return gate, None

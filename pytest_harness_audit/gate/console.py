@@ -83,6 +83,12 @@ class RecordConsole:
             print(line, file=self.stream or sys.stderr, flush=True)
 
 
+def consoles(stream: TextIO | None, audit_level: str) -> list[RecordConsole]:
+    """The observers a door's gate gets: a :class:`RecordConsole` on ``stream`` (a door's
+    stderr) by ``audit_level``, or none without a stream."""
+    return [] if stream is None else [RecordConsole(stream, audit_level)]
+
+
 def status_line(storage_dir: str | os.PathLike[str], session_id: str) -> str:
     """``R6 chain: N records, valid|INVALID (reason), head <8 hex>`` for a stored session."""
     report = verify_chain(storage_dir, session_id)

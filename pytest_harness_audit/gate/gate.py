@@ -16,11 +16,10 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from pytest_harness_audit.audit.chain import AuditChain
 from pytest_harness_audit.audit.records import RecordDraft
-from pytest_harness_audit.gate.console import RecordConsole
 from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision
 from pytest_harness_audit.gate.follower import ChainFollower
 from pytest_harness_audit.gate.inspection import OutgoingLeak, leak_decision, store_refusal
@@ -108,7 +107,6 @@ class Gate:
         classifier: Classifier | None = None,
         clock: Callable[[], float] = time.time,
         audit_level: str | None = None,
-        console: TextIO | None = None,
     ) -> Gate:
         """Open (or resume) the session ``session_id`` under ``storage_dir``: the one place
         that composes a session's gate, and keeps its policy beside the chain for other
@@ -121,8 +119,6 @@ class Gate:
             agent_id=agent_id,
         )
         gate = cls(policy, chain, root=root, door=door, classifier=classifier, clock=clock)
-        if console is not None:  # a door's stderr: record lines by the policy's auditLevel
-            gate.observers.append(RecordConsole(console, audit_level or policy.audit_level))
         publish_session_policy(chain.storage_dir, chain.session_id, policy)
         return gate
 

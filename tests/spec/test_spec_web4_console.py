@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_harness_audit.gate import Gate
-from pytest_harness_audit.gate.console import RecordConsole, record_line, status_line
+from pytest_harness_audit.gate.console import RecordConsole, consoles, record_line, status_line
 from pytest_harness_audit.policy import Policy
 
 STATUS = re.compile(r"^R6 chain: (\d+) records?, valid, head [0-9a-f]{8}$")
@@ -83,8 +83,8 @@ def test_a_door_gate_prints_by_the_policy_audit_level(
         session_id="s1",
         policy=policy,
         root=str(tmp_path),
-        console=stream,
     )
+    gate.observers.extend(consoles(stream, policy.audit_level))  # as the doors do
     from pytest_harness_audit.gate import Outcome
 
     for params in (
@@ -100,6 +100,10 @@ def test_a_door_gate_prints_by_the_policy_audit_level(
     assert sum(line.startswith("[web4] Policy WARN: Bash") for line in printed) == 1
     assert sum(line.startswith("[web4] Policy DENY (dry-run): Bash") for line in printed) == 1
     assert all(line.startswith("[web4] ") for line in printed)
+
+
+def test_no_stream_no_console() -> None:
+    assert consoles(None, "verbose") == []
 
 
 def test_a_broken_stderr_never_fails_the_call() -> None:
