@@ -1,10 +1,14 @@
 """Policy decisions per second over a corpus of tool calls.
 
     python -m pytest_harness_audit.bench.policy --calls CALLS.jsonl [--policy FILE] [--rounds N]
+        [--full-path]
 
 Evaluates every call of the corpus (lines of ``{"tool": …, "params": {…}}``) after one warm-up
 pass, single-threaded, and prints decisions per second for the ``safety`` preset and for each
 ``--policy`` file. Every pass evaluates every call afresh: nothing is remembered between calls.
+``--full-path`` prints each policy a second time with the prefilter off (every call derives its
+targets), so the prefilter's share shows. The first line says whether the engine runs compiled
+(``scripts/build_compiled.py``) or as plain Python.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.policy import Policy, SlidingWindowCounter
+from pytest_harness_audit.policy import engine as policy_engine
 
 
 def load_calls(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -58,15 +63,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--policy", type=Path, action="append", default=[], help="extra policy file (repeatable)"
     )
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--full-path", action="store_true", help="also run each policy with the prefilter off"
+    )
     args = parser.parse_args(argv)
     calls = load_calls(args.calls)
     policies = [("preset safety", Policy.preset("safety"))]
     policies += [(str(p.name), Policy.load(p)) for p in args.policy]
+    if args.full_path:
+        for label, policy in list(policies):
+            full = Policy(policy.spec, name=policy.name, source=policy.source)
+            full.prefilter_enabled = False
+            policies.append((f"{label} (full path)", full))
+    compiled = not str(policy_engine.__file__).endswith(".py")
+    print(f"engine: {'compiled (mypyc)' if compiled else 'plain Python'}")
     print(f"{len(calls):,} calls, best of {args.rounds} rounds after warm-up")
     for label, policy in policies:
         rate, tally = decisions_per_second(policy, calls, args.rounds)
         mix = ", ".join(f"{k} {v}" for k, v in sorted(tally.items()))
-        print(f"  {label:<24} {rate:>12,.0f} decisions/s   ({mix})")
+        print(f"  {label:<36} {rate:>12,.0f} decisions/s   ({mix})")
     return 0
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_harness_audit.errors import PolicyError
 from pytest_harness_audit.policy.categories import (
@@ -46,6 +46,17 @@ from pytest_harness_audit.policy.targets import call_targets, prefilter_forms
 
 #: What every credential-looking path holds (``None``: the check cannot be prefiltered).
 _CREDENTIAL_REQUIREMENT = python_regex_requirement(CREDENTIAL_PATTERN)
+
+
+if TYPE_CHECKING:
+    from mypy_extensions import mypyc_attr
+else:
+    try:  # the optional compiled build (scripts/build_compiled.py) reads this decorator
+        from mypy_extensions import mypyc_attr
+    except ImportError:  # plain Python without mypy installed: nothing to read it
+
+        def mypyc_attr(*_args: Any, **_kwargs: Any) -> Any:
+            return lambda cls: cls
 
 
 class RateCounter(Protocol):
@@ -209,6 +220,7 @@ def _by_index(rule: CompiledRule) -> int:
     return rule.index
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # Policy, in plain Python, extends it
 class CompiledPolicy:
     """The evaluation engine behind :class:`~pytest_harness_audit.policy.Policy`."""
 
