@@ -142,8 +142,8 @@ class HttpBenchResult:
         held = f"{min(self.held)}–{max(self.held)}" if self.held else "n/a"
         rows.append(
             f"  half-open sockets: {self.half_open} kept open by the bench (re-opened "
-            f"{self.reopened} times after the proxy closed them); held by the proxy at each "
-            f"look: {held}"
+            f"{self.reopened} times after the proxy closed them, every {_REFRESH_S:g} s); "
+            f"held by the proxy at each look: {held}"
         )
         return rows
 
@@ -168,6 +168,20 @@ def serve_echo(port: int | None = None) -> None:
         server.run()
     else:
         server.run("streamable-http", host=_LOOPBACK, port=port)
+
+
+async def _timed_pairs(
+    first: ClientSession, second: ClientSession, count: int
+) -> tuple[list[float], list[float]]:
+    """``count`` timed calls on each session, alternating, so both see the same conditions
+    (and neither connection sits idle long enough for the server to close it)."""
+    samples: tuple[list[float], list[float]] = ([], [])
+    for index in range(count):
+        for session, series in ((first, samples[0]), (second, samples[1])):
+            started = time.perf_counter()
+            await session.call_tool("echo", {"text": f"call {index}"})
+            series.append((time.perf_counter() - started) * 1000.0)
+    return samples
 
 
 async def _timed_calls(session: ClientSession, count: int) -> list[float]:
@@ -321,8 +335,10 @@ async def _http_session(url: str, headers: dict[str, str]) -> AsyncIterator[Clie
 class _HalfOpen:
     """``count`` sockets to the proxy, each with part of a request head sent, then idle.
 
-    A keeper thread looks at them every :data:`_KEEPER_INTERVAL_S` seconds and opens a new one
-    in place of each the proxy closed, as an attacker holding connections would.
+    A keeper thread counts the ones the proxy still holds every :data:`_LOOK_S` seconds, and
+    every :data:`_REFRESH_S` seconds (less than the proxy's header timeout) opens a new one in
+    place of each the proxy closed, as an attacker holding connections would — slowly, so the
+    sockets stay idle rather than becoming a connection flood.
     """
 
     def __init__(self, host: str, port: int, count: int) -> None:
@@ -343,10 +359,14 @@ class _HalfOpen:
         return sock
 
     def _keep(self) -> None:
-        while not self._stop.wait(_KEEPER_INTERVAL_S):
+        looks = 0
+        while not self._stop.wait(_LOOK_S):
+            looks += 1
             # look at all of them first: each re-opened socket makes the proxy close another
             closed = [index for index, sock in enumerate(self._sockets) if not _peer_open(sock)]
             self.held.append(len(self._sockets) - len(closed))
+            if looks % round(_REFRESH_S / _LOOK_S):
+                continue
             for index in closed:
                 self._sockets[index].close()
                 with contextlib.suppress(OSError):
@@ -364,7 +384,8 @@ class _HalfOpen:
             sock.close()
 
 
-_KEEPER_INTERVAL_S = 1.0
+_LOOK_S = 1.0
+_REFRESH_S = 8.0
 
 
 def _peer_open(sock: socket.socket) -> bool:
@@ -404,11 +425,11 @@ async def run_http_benchmark(
                 _http_session(upstream, {}) as direct_session,
                 _http_session(endpoint.url, endpoint.headers) as proxied_session,
             ):
-                direct = await _timed_calls(direct_session, calls)
-                proxied = await _timed_calls(proxied_session, calls)
+                direct, proxied = await _timed_pairs(direct_session, proxied_session, calls)
                 with _HalfOpen(*_host_port(endpoint.url), half_open) as sockets:
-                    proxied_loaded = await _timed_calls(proxied_session, calls)
-                    direct_loaded = await _timed_calls(direct_session, calls)
+                    direct_loaded, proxied_loaded = await _timed_pairs(
+                        direct_session, proxied_session, calls
+                    )
     return HttpBenchResult(
         calls=calls,
         direct=Latency.of(direct),
