@@ -101,6 +101,7 @@ def pytest_runtest_makereport(
     the test, not under the plugin's traceback (``--tb=long`` or ``--fulltrace`` keep it).
     After teardown: summary rows and JUnit properties of the test's sessions."""
     _publish_sessions(item, call)  # before the report is made: it copies the user properties
+    _export_otel(item, call)
     report = yield
     if (
         report.failed
@@ -139,6 +140,30 @@ def _publish_sessions(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
 
             path = write_report(harness.storage_dir, harness.session_id, harness.report())
             item.user_properties.append(("harness_audit_report", str(path)))
+
+
+#: Set once an OpenTelemetry export failed: the run says so once and exports no more.
+OTEL_FAILED_KEY: pytest.StashKey[bool] = pytest.StashKey()
+
+
+def _export_otel(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
+    """``--harness-audit-otel``: after teardown, each session of the test as a trace."""
+    target = item.config.stash[OPTIONS_KEY].otel
+    sessions = item.stash.get(SESSIONS_KEY, [])
+    if target is None or call.when != "teardown" or not sessions:
+        return
+    if item.config.stash.get(OTEL_FAILED_KEY, False):
+        return
+    from pytest_harness_audit.readers.otel import export_sessions
+
+    problem = export_sessions(((h.chain.path, h.session_id) for h in sessions), target)
+    if problem:
+        item.config.stash[OTEL_FAILED_KEY] = True
+        item.warn(
+            pytest.PytestWarning(
+                f"{problem}; the chains are untouched, later sessions are not exported"
+            )
+        )
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -34,6 +34,8 @@ class AuditOptions:
     html: Path | None = None
     #: How many runs' sessions the audit directory keeps (``--harness-audit-keep``; 0: all).
     keep: int = 3
+    #: Where ``--harness-audit-otel`` sends each session's trace: ``otlp`` or a file.
+    otel: str | None = None
 
 
 #: The resolved options (``config.stash``).
@@ -82,6 +84,13 @@ def add_options(parser: pytest.Parser) -> None:
         help="keep the sessions of the last N runs in the audit directory, as pytest keeps "
         "basetemps (default: ini harness_audit_keep or 3; 0 keeps every run)",
     )
+    group.addoption(
+        "--harness-audit-otel",
+        default=None,
+        metavar="otlp|PATH.json",
+        help="export each harness session as an OpenTelemetry trace (GenAI conventions): "
+        "otlp (OTEL_EXPORTER_OTLP_ENDPOINT) or a JSON Lines file; needs the otel extra",
+    )
     parser.addini("harness_audit_dir", "directory for kept audit chains", default=".harness-audit")
     parser.addini(
         "harness_audit_keep", "runs whose sessions the audit directory keeps", default="3"
@@ -124,12 +133,40 @@ def resolve_options(config: pytest.Config) -> AuditOptions:
         policy=policy,
         expect=expect,
         html=_html_path(config),
+        otel=_otel_target(config),
     )
 
 
 def _html_path(config: pytest.Config) -> Path | None:
     value = config.getoption("--harness-audit-html")
     return Path(config.invocation_params.dir, value) if value else None
+
+
+def _otel_target(config: pytest.Config) -> str | None:
+    """``otlp`` or a file path; the SDK must be installed (checked without importing it)."""
+    value = config.getoption("--harness-audit-otel")
+    if not value:
+        return None
+    if value != "otlp" and not value.endswith((".json", ".jsonl")):
+        raise pytest.UsageError(
+            f"--harness-audit-otel {value}: expected otlp or a file ending .json or .jsonl"
+        )
+    import importlib.util
+
+    needed = ["opentelemetry.sdk"] + (
+        ["opentelemetry.exporter.otlp.proto.http"] if value == "otlp" else []
+    )
+    for module in needed:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            found = False
+        if not found:
+            raise pytest.UsageError(
+                f"--harness-audit-otel: {module} is not installed; "
+                "pip install 'pytest-harness-audit[otel]'"
+            )
+    return value if value == "otlp" else str(Path(config.invocation_params.dir, value))
 
 
 def _check_policy(policy: str, origin: str, root: Path) -> None:
