@@ -385,3 +385,32 @@ async def test_a_cancelled_local_tool_still_running_after_the_wait_says_so(
         "cancelled before completion; the tool had not returned 0.2s later "
         "(what it does after that is not in this record)"
     )
+
+
+def _stop(result: types.CallToolResult | None, **fields: Any) -> Any:
+    from pytest_harness_audit.doors.proxy.local_tools import CallStopped
+
+    return CallStopped(Exception("cancelled"), result, **fields)
+
+
+def _text_result(text: str, *, is_error: bool = False) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=is_error)
+
+
+@pytest.mark.parametrize(
+    ("stop", "detail"),
+    [
+        (_stop(_text_result("Bash: stopped, group ended", is_error=True), stopped=True),
+         "Bash: stopped, group ended"),
+        # the command finished just before the stop reached it: it ran to its end
+        (_stop(_text_result("done"), stopped=True), "the tool ran to its end: done"),
+        (_stop(_text_result("wrote a.txt")), "the tool ran to its end: wrote a.txt"),
+        (_stop(None, error=ValueError("bad")), "the tool raised ValueError: bad"),
+        (_stop(None, still_running=5.0),
+         "the tool had not returned 5s later (what it does after that is not in this record)"),
+    ],
+)  # fmt: skip
+def test_how_a_stopped_call_is_described(stop: Any, detail: str) -> None:
+    from pytest_harness_audit.doors.proxy.calls import stop_detail
+
+    assert stop_detail(stop) == detail

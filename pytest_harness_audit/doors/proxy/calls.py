@@ -5,11 +5,11 @@ Every call that names a tool leaves exactly one record: ``blocked`` when the gat
 upstream, an unreachable HTTP upstream, a timeout or a cancellation are all ``error`` with
 their message).
 
-A call that is cancelled (the client's ``notifications/cancelled``, a closed connection, the
-call timeout, the proxy stopping) is recorded once it has stopped, so the record and the
-workspace agree: a local tool is stopped and waited for (``Bash`` ends its process group), and
-its record carries what it returned and, through the gate's inspectors, what it changed; an
-upstream call gets ``notifications/cancelled`` and its record says so.
+A call that is cancelled (the client's ``notifications/cancelled``, a 2026-07-28 client closing
+its response stream, the call timeout, the proxy stopping) is recorded once it has stopped, so
+the record and the workspace agree: a local tool is stopped and waited for (``Bash`` ends its
+process group), and its record carries what it returned and, through the gate's inspectors,
+what it changed; an upstream call gets ``notifications/cancelled`` and its record says so.
 """
 
 from __future__ import annotations
@@ -146,8 +146,11 @@ class CallPipeline:
                 return failed(f"upstream {route.upstream.name!r} {exc.error.message}")
             return failed(exc.error.message, reraise=exc)
         except anyio.get_cancelled_exc_class() as exc:
-            finished = bool(stopped) and not stopped[0].stopped and stopped[0].still_running is None
-            message = "cancelled" if finished else "cancelled before completion"
+            message = (
+                "cancelled"
+                if stopped and _ran_to_end(stopped[0])
+                else "cancelled before completion"
+            )
             return failed(message, reraise=exc, interrupted=True)
         except Exception as exc:
             return failed(describe_exception(exc))
@@ -190,6 +193,14 @@ async def _act(
     )
 
 
+def _ran_to_end(stop: CallStopped) -> bool:
+    """Whether the cancelled tool completed anyway (it could not be stopped, or it succeeded
+    just before the stop reached it)."""
+    if stop.still_running is not None or stop.error is not None or stop.result is None:
+        return False
+    return not stop.stopped or not stop.result.is_error
+
+
 def stop_detail(stop: CallStopped) -> str:
     """How a cancelled local call ended, for its record's error message."""
     if stop.still_running is not None:
@@ -200,7 +211,7 @@ def stop_detail(stop: CallStopped) -> str:
     if stop.error is not None:
         return f"the tool raised {describe_exception(stop.error)}"
     lines = result_text(stop.result).strip().splitlines() if stop.result is not None else []
-    if stop.stopped:
+    if not _ran_to_end(stop):
         return lines[0] if lines else "the tool stopped"
     return f"the tool ran to its end: {lines[0]}" if lines else "the tool ran to its end"
 
