@@ -7,6 +7,8 @@ merely drops on the handshake-era wire runs to its end and is recorded then.
 
 from __future__ import annotations
 
+import json
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -23,7 +25,13 @@ from mcp.shared.exceptions import MCPError
 from proxy_support import http_client, memory_client, serving_http, test_upstream, text_of
 from stub_gate import StubGate
 
-from pytest_harness_audit.doors.proxy import HttpEndpoint, LocalTool, RecordingProxy
+from pytest_harness_audit.audit import iter_records
+from pytest_harness_audit.doors.proxy import (
+    HttpEndpoint,
+    LocalTool,
+    RecordingProxy,
+    proxy_command,
+)
 from pytest_harness_audit.doors.proxy import local_tools as local_tools_module
 from pytest_harness_audit.doors.proxy.workspace_tools import workspace_tools
 from pytest_harness_audit.session.harness import Harness
@@ -264,6 +272,47 @@ async def test_the_call_timeout_stops_the_command_too(ws_gate: StubGate, workspa
     [record] = ws_gate.records()
     assert record["error_message"] == message
     assert "partial" in str(record["output"])  # its output up to the stop
+
+
+@pytest.mark.slow
+def test_a_stdio_client_that_goes_away_mid_call_leaves_no_command_running(
+    tmp_path: Path, workspace: Path
+) -> None:
+    storage = tmp_path / "storage"
+    argv = proxy_command(storage=storage, session="s", preset="permissive", workspace=workspace)
+    process = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert process.stdin is not None and process.stdout is not None
+    started = time.monotonic()
+    try:
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": _VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        }
+        for message in (hello, {"jsonrpc": "2.0", "method": "notifications/initialized"}):
+            process.stdin.write(json.dumps(message).encode() + b"\n")
+            process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 0
+        process.stdin.write(json.dumps(_bash_call(1, SLOW_WRITE)).encode() + b"\n")
+        process.stdin.flush()
+        deadline = time.monotonic() + 20
+        while not (workspace / "began.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        process.stdin.close()  # the client is gone
+        assert process.wait(timeout=20) == 0
+    time.sleep(max(0.0, started + 4 - time.monotonic()))
+    assert not (workspace / "slept.txt").exists()
+    [record] = list(iter_records(storage, "s"))
+    assert (record["tool"], record["result"]["status"]) == ("Bash", "error")
+    assert record["result"]["errorMessage"] == STOPPED
 
 
 # -- benign: what cancellation must not touch ---------------------------------------------------
