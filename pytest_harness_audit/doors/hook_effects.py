@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_harness_audit.gate.inspection import SessionInspection
-from pytest_harness_audit.gate.seam import Findings, Outcome
+from pytest_harness_audit.gate.seam import CallFindings, Outcome
 from pytest_harness_audit.inspect import (
     EFFECTS_INCOMPLETE,
     PROTECTED_FILE_CHANGED,
@@ -326,7 +326,7 @@ class HookInspection(SessionInspection):
 
     def after(
         self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome
-    ) -> Findings:
+    ) -> CallFindings:
         """:meth:`SessionInspection.after`, plus the note of effects that cannot be known."""
         if isinstance(token, WorkspaceSnapshot):
             over = self.inspector.take_after(token)
@@ -343,25 +343,27 @@ class HookInspection(SessionInspection):
             return seen.merged(self._unseen(token, tool, category))
         return seen
 
-    def _unseen(self, token: Unseen, tool: str, category: str) -> Findings:
+    def _unseen(self, token: Unseen, tool: str, category: str) -> CallFindings:
         note: dict[str, Any] = {"unknown": token.reason}
         if token.over_limit:
             note["incomplete"] = True
             note["entryLimit"] = token.limit
         alert = EFFECTS_INCOMPLETE if token.over_limit else EFFECTS_UNAVAILABLE
-        unknown = Findings((alert,), note)
+        unknown = CallFindings((alert,), note)
         if self.policy.effect_rules:
-            unknown = Findings((alert,), note, "WARN", f"effects unknown: {token.reason}", "effect")
+            unknown = CallFindings(
+                (alert,), note, "WARN", f"effects unknown: {token.reason}", "effect"
+            )
         changed = self.inspector.protected_changes(token)
         if not changed:
             return unknown
         judgement = self.policy.effect_rules.judge(
             (PROTECTED_FILE_CHANGED,), tool=tool, category=category
         )
-        found = Findings((PROTECTED_FILE_CHANGED,), {"protected": changed})
+        found = CallFindings((PROTECTED_FILE_CHANGED,), {"protected": changed})
         if judgement is not None and judgement.verdict is not None:
             reason = f"rule {judgement.rule_id}: {judgement.reason}"
-            found = Findings(found.alerts, found.effects, judgement.verdict, reason, "effect")
+            found = CallFindings(found.alerts, found.effects, judgement.verdict, reason, "effect")
         return unknown.merged(found)
 
 

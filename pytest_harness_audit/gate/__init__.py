@@ -3,12 +3,12 @@
 from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision
 from pytest_harness_audit.gate.follower import immune_entry
 from pytest_harness_audit.gate.gate import Classifier, Gate
-from pytest_harness_audit.gate.seam import Findings, GatedCall, Outcome
+from pytest_harness_audit.gate.seam import CallFindings, GatedCall, Outcome
 
 __all__ = [
     "BLOCK_PREFIX",
+    "CallFindings",
     "Classifier",
-    "Findings",
     "Gate",
     "GateDecision",
     "GatedCall",

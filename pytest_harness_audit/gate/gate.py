@@ -24,8 +24,8 @@ from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision
 from pytest_harness_audit.gate.follower import ChainFollower
 from pytest_harness_audit.gate.inspection import OutgoingLeak, leak_decision, store_refusal
 from pytest_harness_audit.gate.seam import (
+    CallInspector,
     GatedCall,
-    Inspector,
     Outcome,
     describe_exception,
     run_call,
@@ -88,7 +88,7 @@ class Gate:
         # one gate may serve a test thread and a proxy thread at once
         self._lock = threading.RLock()
         #: What looks at each call's effects and outputs after it ran (DESIGN §2, inspect).
-        self.inspectors: list[Inspector] = []
+        self.inspectors: list[CallInspector] = []
         #: The built-in rule: no call touches the audit store.
         self.store_guard = StoreGuard(chain.storage_dir, self.root)
         self._sync()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision
-from pytest_harness_audit.gate.seam import Findings, Outcome
+from pytest_harness_audit.gate.seam import CallFindings, Outcome
 from pytest_harness_audit.gate.store_guard import STORE_RULE_ID, TAMPER_ALERT
 from pytest_harness_audit.inspect import (
     DIRECTORY_DELETED,
@@ -53,7 +53,7 @@ class OutgoingLeak:
 
 
 class SessionInspection:
-    """One session's inspection at the seam (an :class:`~.seam.Inspector`)."""
+    """One session's inspection at the seam (a :class:`~.seam.CallInspector`)."""
 
     def __init__(self, inspector: Inspector, policy: Policy) -> None:
         self.inspector = inspector
@@ -69,7 +69,7 @@ class SessionInspection:
 
     def after(
         self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome
-    ) -> Findings:
+    ) -> CallFindings:
         """The call's effects and exposed secrets, and what the policy says they mean."""
         seen = self.inspector.after(token, tool, category, params, outcome.output)
         error = outcome.error_message
@@ -115,7 +115,9 @@ class SessionInspection:
         """Release the workspace watch."""
         self.inspector.close()
 
-    def _judged(self, seen: Seen, tool: str, category: str, redacted_error: str | None) -> Findings:
+    def _judged(
+        self, seen: Seen, tool: str, category: str, redacted_error: str | None
+    ) -> CallFindings:
         effects = [alert for alert in seen.alerts if alert in _EFFECT_ALERTS]
         between = seen.effects.get("between")
         if _many_deleted(seen.effects) or (isinstance(between, Mapping) and _many_deleted(between)):
@@ -131,7 +133,7 @@ class SessionInspection:
         caught_by = ""
         if judgement is not None:
             caught_by = "output" if SECRET_EXPOSURE in judgement.effects else "effect"
-        return Findings(
+        return CallFindings(
             alerts=seen.alerts,
             effects=record or None,
             verdict=verdict,

@@ -50,7 +50,7 @@ class Outcome:
 
 
 @dataclass(frozen=True)
-class Findings:
+class CallFindings:
     """What an inspector saw a call do: alerts, effects, a verdict part, a redacted output.
 
     ``verdict`` is ``"FAIL"`` or ``"WARN"`` when the findings count towards the session's
@@ -68,14 +68,14 @@ class Findings:
     #: The error message the agent reads instead of the act's, when ``redacted`` is set.
     error_message: str | None = None
 
-    def merged(self, other: Findings) -> Findings:
+    def merged(self, other: CallFindings) -> CallFindings:
         """These findings and ``other``'s (the worse verdict, the later redaction)."""
         rank = {None: 0, "WARN": 1, "FAIL": 2}
         worse = other if rank.get(other.verdict, 0) > rank.get(self.verdict, 0) else self
         effects = {**(self.effects or {}), **(other.effects or {})} or None
         alerts = tuple(dict.fromkeys((*self.alerts, *other.alerts)))
         redacting = other if other.redacted else self
-        return Findings(
+        return CallFindings(
             alerts,
             effects,
             worse.verdict,
@@ -87,10 +87,10 @@ class Findings:
         )
 
 
-NO_FINDINGS = Findings()
+NO_FINDINGS = CallFindings()
 
 
-class Inspector(Protocol):
+class CallInspector(Protocol):
     """Looks at what a call did. ``before`` runs just before the act, ``after`` just after."""
 
     def before(self, tool: str, category: str, params: Mapping[str, Any]) -> object:
@@ -98,7 +98,7 @@ class Inspector(Protocol):
 
     def after(
         self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome
-    ) -> Findings:
+    ) -> CallFindings:
         """What the call did, given ``before``'s token and the act's outcome."""
 
 
@@ -109,7 +109,7 @@ class GatedCall:
     decision: GateDecision
     record: dict[str, Any]
     outcome: Outcome
-    findings: Findings = field(default=NO_FINDINGS)
+    findings: CallFindings = field(default=NO_FINDINGS)
 
     @property
     def blocked(self) -> bool:
@@ -161,7 +161,7 @@ class SeamGate(Protocol):
         """Append the call's record (``observed``: what in-process observers see)."""
 
 
-def _inspectors(gate: object) -> tuple[Inspector, ...]:
+def _inspectors(gate: object) -> tuple[CallInspector, ...]:
     return tuple(getattr(gate, "inspectors", ()))
 
 
@@ -171,7 +171,7 @@ def _category(decision: Any) -> str:
 
 def _look_before(
     gate: object, decision: Any, tool: str, params: Mapping[str, Any]
-) -> list[tuple[Inspector, object]]:
+) -> list[tuple[CallInspector, object]]:
     category = _category(decision)
     return [
         (inspector, inspector.before(tool, category, params)) for inspector in _inspectors(gate)
@@ -179,12 +179,12 @@ def _look_before(
 
 
 def _look_after(
-    tokens: list[tuple[Inspector, object]],
+    tokens: list[tuple[CallInspector, object]],
     decision: Any,
     tool: str,
     params: Mapping[str, Any],
     outcome: Outcome,
-) -> Findings:
+) -> CallFindings:
     findings = NO_FINDINGS
     category = _category(decision)
     current = outcome
@@ -203,7 +203,7 @@ def _look_after(
     return findings
 
 
-def _record(gate: SeamGate, decision: Any, outcome: Outcome, findings: Findings) -> Any:
+def _record(gate: SeamGate, decision: Any, outcome: Outcome, findings: CallFindings) -> Any:
     extra: dict[str, Any] = dict(outcome.extra or {})
     if findings.alerts:
         decided = tuple(getattr(decision, "alerts", ()))
@@ -255,7 +255,7 @@ def _not_inspectable(
 ) -> GatedCall:
     """Inspection could not look before the call: it does not run, and the session fails."""
     message = f"[blocked] inspection failed before the call: {describe_exception(exc)}"
-    findings = Findings(("inspection_error",), None, "FAIL", message, "inspection", False, None)
+    findings = CallFindings(("inspection_error",), None, "FAIL", message, "inspection", False, None)
     outcome = Outcome("blocked", None, message, extra=extra)
     record = _record(gate, decision, outcome, findings)
     return GatedCall(decision, record, outcome, findings)
@@ -304,7 +304,7 @@ def _prepare(
     params: Mapping[str, Any],
     extra: Mapping[str, Any] | None,
     decision: Any,
-) -> GatedCall | tuple[Any, list[tuple[Inspector, object]]]:
+) -> GatedCall | tuple[Any, list[tuple[CallInspector, object]]]:
     """Decide and look before the act; a finished (refused) call when it must not run."""
     if decision is None:
         decision = gate.decide(tool, params)
@@ -342,14 +342,14 @@ def _finish(
     decision: Any,
     tool: str,
     params: Mapping[str, Any],
-    tokens: list[tuple[Inspector, object]],
+    tokens: list[tuple[CallInspector, object]],
     outcome: Outcome,
 ) -> GatedCall:
     try:
         findings = _look_after(tokens, decision, tool, params, outcome)
     except Exception as exc:
         # an inspector that breaks must not let the call pass unjudged: fail closed
-        findings = Findings(
+        findings = CallFindings(
             ("inspection_error",),
             None,
             "FAIL",

@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pytest_harness_audit.gate.seam import Findings, Outcome
+from pytest_harness_audit.gate.seam import CallFindings, Outcome
 from pytest_harness_audit.session.harness import Harness
 
 Factory = Callable[..., Harness]
@@ -27,7 +27,7 @@ class Broken:
 
     def after(
         self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome
-    ) -> Findings:
+    ) -> CallFindings:
         self.seen.append(f"after {tool}")
         raise RuntimeError("scan broke")
 
@@ -40,9 +40,9 @@ class Marking:
 
     def after(
         self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome
-    ) -> Findings:
+    ) -> CallFindings:
         assert token == "token"
-        return Findings(("marked",), None, "WARN", "marked by the test", "effect")
+        return CallFindings(("marked",), None, "WARN", "marked by the test", "effect")
 
 
 def test_an_inspector_that_raises_after_the_call_withholds_its_output(
