@@ -74,34 +74,48 @@ def _derived(*parts: str, size: int) -> int:
     return int.from_bytes(digest[:size], "big") or 1
 
 
+def _part(record: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """A nested object of a record, or an empty one when it is missing or not an object."""
+    value = record.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+        return float(value)
+    return None
+
+
 def _end_ns(record: Mapping[str, Any]) -> int:
-    clock = record.get("clock")
-    if isinstance(clock, (int, float)) and not isinstance(clock, bool):
+    clock = _number(record.get("clock"))
+    if clock is not None and 0 < clock < 1e11:
         return int(clock * 1e9)
     stamp = str(record.get("timestamp", ""))
     try:
         return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1e9)
-    except ValueError:
+    except (ValueError, OverflowError):
         return 0
 
 
 def _start_ns(record: Mapping[str, Any], end: int) -> int:
-    duration = record.get("result", {}).get("durationMs")
-    if isinstance(duration, (int, float)) and not isinstance(duration, bool) and duration > 0:
+    duration = _number(_part(record, "result").get("durationMs"))
+    if end and duration is not None and 0 < duration * 1e6 < end:
         return end - int(duration * 1e6)
     return end
 
 
 def call_attributes(record: Mapping[str, Any]) -> dict[str, Any]:
     """The ``execute_tool`` span attributes of one call record."""
-    tags = parse_tags(tuple(record.get("rules", {}).get("constraints", ())))
-    result = record.get("result", {})
+    constraints = _part(record, "rules").get("constraints")
+    tags = parse_tags(constraints if isinstance(constraints, (list, tuple)) else ())
+    result = _part(record, "result")
+    position = _number(_part(record, "provenance").get("actionIndex"))
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": str(record.get("tool", "")),
         "gen_ai.tool.call.id": str(record.get("recordId", "")),
         PREFIX + "record_id": str(record.get("recordId", "")),
-        PREFIX + "position": int(record.get("provenance", {}).get("actionIndex", 0)),
+        PREFIX + "position": int(position) if position is not None else -1,
         PREFIX + "status": str(result.get("status", "")),
         PREFIX + "door": str(record.get("door", "scripted")),
         PREFIX + "enforced": tags.enforced,
@@ -117,7 +131,7 @@ def call_attributes(record: Mapping[str, Any]) -> dict[str, Any]:
         if value is not None:
             attributes[PREFIX + key] = str(value)
     alerts = record.get("alerts")
-    if alerts:
+    if isinstance(alerts, (list, tuple)) and alerts:
         attributes[PREFIX + "alerts"] = [str(alert) for alert in alerts]
     if result.get("status") in ("blocked", "error"):
         attributes["error.type"] = "blocked" if result.get("status") == "blocked" else "tool_error"
@@ -174,7 +188,7 @@ def session_spans(
         )
         if "error.type" in attributes:
             failed += 1
-            message = record.get("result", {}).get("errorMessage")
+            message = _part(record, "result").get("errorMessage")
             span.set_status(Status(StatusCode.ERROR, None if message is None else str(message)))
         span.end(end_time=end or None)
     root.set_attribute(PREFIX + "failed_calls", failed)
@@ -248,8 +262,12 @@ def export_chain(
 ) -> str | None:
     """Read a session's chain and export its trace to ``target``; a failure is one line naming
     the target (the chain is only read, never changed)."""
-    spans = session_spans(iter_file_records(chain_file), session_id)
-    return export_spans(spans, target.exporter(), target.where)
+    try:
+        spans = session_spans(iter_file_records(chain_file), session_id)
+        exporter = target.exporter()
+    except Exception as exc:  # a chain or setting the exporter cannot use is one line
+        return f"OpenTelemetry export of {session_id} failed: {type(exc).__name__}: {exc}"
+    return export_spans(spans, exporter, target.where)
 
 
 def export_sessions(chains: Iterable[tuple[Path, str]], target: str) -> str | None:

@@ -175,3 +175,30 @@ def test_an_unwritable_file_is_one_line(session: Harness, tmp_path: Path) -> Non
     )
     assert problem is not None and "\n" not in problem
     assert problem.startswith(f"OpenTelemetry export to {blocker / 'spans.json'} failed: ")
+
+
+def test_timestamps_without_a_clock_and_malformed_fields() -> None:
+    plain = {
+        "recordId": "audit:00000009",
+        "tool": "Read",
+        "timestamp": "2026-01-02T03:04:05.500Z",
+        "result": {"status": "error", "durationMs": 500},
+    }
+    hostile = {
+        "recordId": "audit:0000000a",
+        "tool": "Bash",
+        "clock": "soon",
+        "rules": "not an object",
+        "provenance": {"actionIndex": "first"},
+        "result": ["not", "an", "object"],
+        "alerts": "not a list",
+    }
+    root, read, bash = session_spans([plain, hostile], "odd")
+    assert read.end_time == 1_767_323_045_500_000_000
+    assert read.start_time == read.end_time - 500_000_000
+    assert read.status.status_code is StatusCode.ERROR
+    attributes = dict(bash.attributes or {})
+    assert attributes["harness_audit.position"] == -1
+    assert attributes["harness_audit.status"] == ""
+    assert "harness_audit.decision" not in attributes and "harness_audit.alerts" not in attributes
+    assert root.start_time == read.start_time
