@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             full = Policy(policy.spec, name=policy.name, source=policy.source)
             full.prefilter_enabled = False
             policies.append((f"{label} (full path)", full))
-    compiled = not str(policy_engine.__file__).endswith(".py")
+    compiled = str(getattr(policy_engine.__spec__, "origin", "")).endswith(".so")
     print(f"engine: {'compiled (mypyc)' if compiled else 'plain Python'}")
     print(f"{len(calls):,} calls, best of {args.rounds} rounds after warm-up")
     for label, policy in policies:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from pytest_harness_audit.errors import PolicyError
 from pytest_harness_audit.policy.categories import (
@@ -48,15 +48,12 @@ from pytest_harness_audit.policy.targets import call_targets, prefilter_forms
 _CREDENTIAL_REQUIREMENT = python_regex_requirement(CREDENTIAL_PATTERN)
 
 
-if TYPE_CHECKING:
+try:  # the optional compiled build (scripts/build_compiled.py) reads this decorator
     from mypy_extensions import mypyc_attr
-else:
-    try:  # the optional compiled build (scripts/build_compiled.py) reads this decorator
-        from mypy_extensions import mypyc_attr
-    except ImportError:  # plain Python without mypy installed: nothing to read it
+except ImportError:  # pragma: no cover - plain Python without mypy installed: nothing reads it
 
-        def mypyc_attr(*_args: Any, **_kwargs: Any) -> Any:
-            return lambda cls: cls
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Any:  # type: ignore[misc]
+        return lambda cls: cls
 
 
 class RateCounter(Protocol):
