@@ -9,9 +9,10 @@ expected ones), ``superset`` (every expected call was recorded).
 keys, every value matching), ``ignore`` (tool names only), ``subset`` (every recorded key is
 expected and matches: the recorded parameters are a subset of the expected ones), ``superset``
 (every expected key was recorded and matches: the recorded parameters are a superset of the
-expected ones). ``args`` may also be a mapping of tool name to mode, or to a callable
-``(recorded_params, expected_params) -> bool``; the ``"*"`` entry covers the tools it does not
-name, and ``exact`` (agentevals' default) covers them when there is no ``"*"``.
+expected ones). ``args`` may also be a mapping of tool name to mode, to a callable
+``(recorded_params, expected_params) -> bool``, or to a list of keys (dotted paths) that alone
+are compared, as agentevals' ``tool_args_match_overrides``; the ``"*"`` entry covers the tools it
+does not name, and ``exact`` (agentevals' default) covers them when there is no ``"*"``.
 
 Inside expected parameters a value may be a matcher: ``unittest.mock.ANY``, a type (an
 ``isinstance`` check), a compiled regular expression (a full match of a string), or a callable
@@ -35,7 +36,7 @@ ARG_MODES = ("exact", "ignore", "subset", "superset")
 DEFAULT_KEY = "*"
 
 ParamsMatcher: TypeAlias = Callable[[Mapping[str, Any], Mapping[str, Any]], Any]
-ArgsSpec: TypeAlias = str | Mapping[str, str | ParamsMatcher]
+ArgsSpec: TypeAlias = str | Mapping[str, str | ParamsMatcher | Sequence[str]]
 _SCALARS = (str, int, float, bool, type(None))
 
 
@@ -141,13 +142,19 @@ def check_args(args: Any) -> None:
             continue
         if not isinstance(mode, str) and callable(mode):
             continue
+        if (
+            isinstance(mode, (list, tuple))
+            and mode
+            and all(isinstance(key, str) and key for key in mode)
+        ):
+            continue
         raise UsageError(
-            f"args[{tool!r}] must be one of {', '.join(ARG_MODES)} or a callable "
-            f"(recorded_params, expected_params) -> bool; got {mode!r}"
+            f"args[{tool!r}] must be one of {', '.join(ARG_MODES)}, a callable "
+            f"(recorded_params, expected_params) -> bool or a list of keys; got {mode!r}"
         )
 
 
-def mode_for(args: ArgsSpec, tool: str) -> str | ParamsMatcher:
+def mode_for(args: ArgsSpec, tool: str) -> str | ParamsMatcher | Sequence[str]:
     """The argument mode (or callable) that applies to ``tool``."""
     if isinstance(args, str):
         return args
@@ -219,6 +226,37 @@ def mapping_difference(
     return None
 
 
+_MISSING = object()
+
+
+def _at(params: Mapping[str, Any], path: str) -> Any:
+    current: Any = params
+    for part in path.split("."):
+        if not isinstance(current, Mapping) or part not in current:
+            return _MISSING
+        current = current[part]
+    return current
+
+
+def keys_difference(
+    expected: Mapping[str, Any], actual: Mapping[str, Any], keys: Sequence[str]
+) -> str | None:
+    """Compare only ``keys`` (dotted paths into nested mappings), as agentevals' list override
+    does: a key both calls lack agrees; one present on one side only differs."""
+    for key in keys:
+        want, got = _at(expected, key), _at(actual, key)
+        if want is _MISSING and got is _MISSING:
+            continue
+        if want is _MISSING:
+            return f"field {key!r}: recorded {got!r}, not expected"
+        if got is _MISSING:
+            return f"field {key!r}: expected {show(want)}, not recorded"
+        found = value_difference(want, got, "exact", key)
+        if found:
+            return found
+    return None
+
+
 def step_difference(expected: Step, actual: Step, args: ArgsSpec) -> str | None:
     """Why a recorded call fails an expected one under ``args`` (``None``: it satisfies it)."""
     if expected.tool != actual.tool:
@@ -228,13 +266,15 @@ def step_difference(expected: Step, actual: Step, args: ArgsSpec) -> str | None:
         return None
     if actual.params is None:
         return "parameters not recorded"
+    if isinstance(mode, str):
+        return mapping_difference(expected.params, actual.params, mode)
     if callable(mode):
         try:
             accepted = bool(mode(actual.params, expected.params))
         except Exception as exc:
             return f"args[{expected.tool!r}] raised {type(exc).__name__}: {exc}"
         return None if accepted else f"parameters rejected by args[{expected.tool!r}]"
-    return mapping_difference(expected.params, actual.params, mode)
+    return keys_difference(expected.params, actual.params, mode)
 
 
 def step_matches(expected: Step, actual: Step, args: ArgsSpec) -> bool:

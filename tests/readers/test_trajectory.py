@@ -251,3 +251,26 @@ def test_assert_trajectory_on_a_session(tmp_path: Path) -> None:
     )
     assert "  ✓ 1: Read(file_path='README.md')" in rest
     assert any(line.startswith("  ✗ 2: Bash(command='git status'") for line in rest)
+
+
+def test_per_tool_list_of_keys_compares_only_those() -> None:
+    recorded = Step("Edit", {"file_path": "a.py", "options": {"mode": "fast", "n": 1}})
+    wanted = steps(("Edit", {"file_path": "a.py", "options": {"mode": "fast", "n": 2}}))
+    assert not trajectory_matches(wanted, [recorded], "strict", "exact")
+    assert trajectory_matches(wanted, [recorded], "strict", {"Edit": ["file_path", "options.mode"]})
+    assert difference(wanted, [recorded], "strict", {"Edit": ["options.n"]}) == (
+        "call 1 (Edit): field 'options.n': expected 2, got 1"
+    )
+    assert difference(wanted, [recorded], "strict", {"Edit": ["options.depth", "timeout"]}) == (
+        "no difference"
+    )
+    extra = steps(("Edit", {"timeout": 3}))
+    assert difference(extra, [recorded], "strict", {"Edit": ["timeout"]}) == (
+        "call 1 (Edit): field 'timeout': expected 3, not recorded"
+    )
+
+
+@pytest.mark.parametrize("keys", [[], [""], ["file_path", 3]])
+def test_a_bad_list_of_keys_is_refused(keys: list[Any]) -> None:
+    with pytest.raises(UsageError, match=r"args\['Edit'\] must be one of .* or a list of keys"):
+        trajectory_matches(steps("Edit"), [], "strict", {"Edit": keys})
