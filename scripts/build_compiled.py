@@ -86,26 +86,28 @@ def main(argv: list[str] | None = None) -> int:
         for path in compiled_files(ROOT / PACKAGE):
             path.unlink()
             print(f"removed {path.relative_to(ROOT)}")
-        shutil.rmtree(ROOT / "build" / "temp_compiled", ignore_errors=True)
         return 0
     modules = list(HOT_MODULES) + (list(SHELL_MODULES) if args.shell else [])
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         print("no C compiler found: the pure-Python modules stay in use", file=sys.stderr)
         return 1
-    if args.inplace:
-        target = ROOT
-    else:
-        target = args.out.resolve()
-        shutil.rmtree(target, ignore_errors=True)
-        shutil.copytree(
-            ROOT / PACKAGE, target / PACKAGE, ignore=shutil.ignore_patterns("__pycache__", "*.so")
-        )
-        for data in ("rules", "fixtures"):
-            shutil.copytree(ROOT / data, target / data)
+    # built in a copy of the package either way: the project's pyproject.toml is no setup script
+    target = args.out.resolve()
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(
+        ROOT / PACKAGE, target / PACKAGE, ignore=shutil.ignore_patterns("__pycache__", "*.so")
+    )
+    for data in ("rules", "fixtures"):
+        shutil.copytree(ROOT / data, target / data)
     build(target, modules)
     for path in compiled_files(target / PACKAGE):
-        print(f"built {path.relative_to(target)}")
-    if not args.inplace:
+        relative = path.relative_to(target)
+        if args.inplace:
+            shutil.copy2(path, ROOT / relative)
+        print(f"built {relative}")
+    if args.inplace:
+        print("the extension modules are next to the sources: --clean removes them")
+    else:
         print(f"run the compiled engine with PYTHONPATH={target}")
     return 0
 
