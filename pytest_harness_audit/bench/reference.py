@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.errors import UsageError
+from pytest_harness_audit.policy.glob import translate_glob
 
 DEFAULT_DIR = Path("../shared/bench/reference")
 DECISION_FILES = {"safety": "decisions-safety.jsonl", "policy-50": "decisions-50.jsonl"}
@@ -132,33 +133,12 @@ def load_decisions(path: Path) -> dict[int, tuple[str, str | None]]:
 
 def reference_glob(pattern: str) -> re.Pattern[str]:
     """The reference's ``globToRegex``: ``**`` is ``.*`` and swallows a following ``/``."""
-    out, position = [], 0
-    while position < len(pattern):
-        if pattern.startswith("**", position):
-            out.append(".*")
-            position += 3 if pattern.startswith("/", position + 2) else 2
-            continue
-        char = pattern[position]
-        out.append("[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char))
-        position += 1
-    return re.compile("".join(out))
+    return re.compile(translate_glob(pattern, whole_directories=False).regex)
 
 
 def segment_glob(pattern: str) -> re.Pattern[str]:
     """This project's reading: ``**/`` is zero or more whole directories."""
-    out, position = [], 0
-    while position < len(pattern):
-        if pattern.startswith("**/", position):
-            out.append("(?:.*/)?")
-            position += 3
-        elif pattern.startswith("**", position):
-            out.append(".*")
-            position += 2
-        else:
-            char = pattern[position]
-            out.append("[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char))
-            position += 1
-    return re.compile("".join(out))
+    return re.compile(translate_glob(pattern).regex)
 
 
 def _globs_of(policy: Any, rule_id: str | None) -> tuple[str, ...]:

@@ -22,13 +22,17 @@ class GlobParts:
     literals: tuple[str, ...]
 
 
-def translate_glob(pattern: str) -> GlobParts:
-    """Translate ``pattern`` into a full-match regex and the literal runs it requires."""
+def translate_glob(pattern: str, *, whole_directories: bool = True) -> GlobParts:
+    """Translate ``pattern`` into a full-match regex and the literal runs it requires.
+
+    ``whole_directories=False`` gives the reference engine's reading, where ``**/`` is ``.*``
+    (so ``**/.env`` also matches ``prod.env``): only the benchmark's comparison uses it.
+    """
     out: list[str] = []
     literals: list[str] = []
     for token in _TOKEN.findall(pattern):
         if token == "**/":
-            out.append("(?:.*/)?")
+            out.append("(?:.*/)?" if whole_directories else ".*")
         elif token == "**":
             out.append(".*")
         elif token == "*":
