@@ -336,7 +336,9 @@ class CompiledPolicy:
             credential = False  # the credential literals are in the prefilter when it matters
         elif entry.pattern_indexes:
             targets, files = call_targets(params, root)
-            if targets:
+            # a command's targets are known only once read; one scan of them for the required
+            # literals then stands in for two RE2 set passes per target
+            if targets and (prefilter is None or _may_match(prefilter, targets)):
                 matched = (
                     self._set_matches(targets, entry)
                     if (entry.uses_globs or entry.uses_regexes)
@@ -393,6 +395,12 @@ class CompiledPolicy:
             params,
             root,
         )
+
+
+def _may_match(prefilter: Prefilter, targets: list[str]) -> bool:
+    """Whether a pattern of ``prefilter``'s tool could match one of the derived ``targets``."""
+    text = targets[0] if len(targets) == 1 else "\n".join(targets)
+    return not text.isascii() or prefilter.may_match(targets, text)
 
 
 def _cleared(prefilter: Prefilter, params: Mapping[str, Any], root: str | None) -> bool:
