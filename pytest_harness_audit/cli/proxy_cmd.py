@@ -106,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
             raise
         raise inner from None
     finally:
+        for inspection in gate.inspectors:
+            inspection.close()
         if policy.show_r6_status:
             from pytest_harness_audit.gate.console import status_line
 
@@ -144,6 +146,14 @@ def _open_gate(storage: Path, session_id: str, policy: Any, root: str | None) ->
 
     gate = Gate.open(storage_dir=storage, session_id=session_id, policy=policy, root=root)
     gate.observers.extend(consoles(sys.stderr, policy.audit_level))  # record lines on stderr
+    if root is not None:
+        # the workspace's secrets and what each call did to it, as in the harness door
+        from pytest_harness_audit.gate.inspection import SessionInspection
+        from pytest_harness_audit.inspect import Inspector
+
+        gate.inspectors.append(
+            SessionInspection(Inspector(Path(root), protect=policy.protect), policy)
+        )
     return gate
 
 
