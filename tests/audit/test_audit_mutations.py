@@ -11,6 +11,7 @@ import itertools
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -98,6 +99,7 @@ def _mutate(data: bytes, kind: str, draw) -> bytes:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(batch=st.lists(drafts, min_size=1, max_size=7), data=st.data())
+@pytest.mark.slow
 def test_every_single_mutation_is_detected_exactly(tmp_path, batch, data):
     session, path = _build(tmp_path, batch)
     original = path.read_bytes()

@@ -151,6 +151,7 @@ def _openai_agents_run(tool: Any, name: str, arguments: dict[str, Any]) -> str:
     return str(result.final_output)
 
 
+@pytest.mark.slow
 def test_openai_agents_builds_the_same_schema_for_the_gated_tool(service: Harness) -> None:
     pytest.importorskip("agents")
     from agents import function_tool

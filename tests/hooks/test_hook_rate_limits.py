@@ -67,6 +67,7 @@ def calls(storage: Path) -> list[dict[str, Any]]:
     return [r for r in iter_records(storage, SESSION) if r.get("kind", "call") == "call"]
 
 
+@pytest.mark.slow
 def test_the_third_call_is_denied_across_hook_processes(tmp_path: Path) -> None:
     storage, policy = tmp_path / "store", write_policy(tmp_path)
     for number in (1, 2):

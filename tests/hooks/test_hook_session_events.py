@@ -51,6 +51,7 @@ def tool_payload(event: str, cwd: Path, tool_use_id: str, path: str) -> dict[str
     }
 
 
+@pytest.mark.slow
 def test_a_whole_session_is_opened_recorded_verified_and_reported(tmp_path: Path) -> None:
     storage, cwd = tmp_path / "store", tmp_path
     assert hook(storage, "session-start", recorded("session-start.json", cwd)) == (0, "", "")
@@ -111,6 +112,7 @@ def test_session_start_cleans_pending_files_left_by_an_earlier_run(tmp_path: Pat
     assert start["session"]["stalePending"] == 1
 
 
+@pytest.mark.slow
 def test_a_tampered_chain_is_reported_invalid_at_the_end(tmp_path: Path) -> None:
     storage = tmp_path / "store"
     hook(storage, "session-start", recorded("session-start.json", tmp_path))

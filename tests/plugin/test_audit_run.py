@@ -106,6 +106,7 @@ def test_junit_properties(pytester: pytest.Pytester) -> None:
     assert props["test_clean"]["harness_audit_session"].startswith("test_clean-")
 
 
+@pytest.mark.slow
 def test_xdist_two_workers_summary_is_complete(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_suite=SUITE

@@ -194,6 +194,7 @@ async def test_a_roots_change_of_the_client_reaches_the_upstream(
     assert count == "1"
 
 
+@pytest.mark.slow
 def test_relayed_requests_travel_over_the_proxys_http_transport(gate: StubGate) -> None:
     client = FakeClient()
 
@@ -219,6 +220,7 @@ def test_relayed_requests_travel_over_the_proxys_http_transport(gate: StubGate) 
     ]
 
 
+@pytest.mark.slow
 def test_relayed_requests_travel_through_the_stdio_proxy_command(tmp_path: Path) -> None:
     client = FakeClient()
     params = StdioServerParameters(

@@ -64,6 +64,7 @@ async def test_upstream_crash_mid_call_is_an_error_result_and_reported_once(
     ]
 
 
+@pytest.mark.slow
 async def test_slow_upstream_hits_the_call_timeout_and_the_proxy_moves_on(
     gate: StubGate, make_proxy: Callable[..., RecordingProxy]
 ) -> None:
@@ -121,6 +122,7 @@ async def test_unknown_tool_with_one_upstream_is_the_upstream_mcp_error_recorded
     assert record["error_message"] == raised.value.error.message
 
 
+@pytest.mark.slow
 async def test_unknown_tool_with_several_upstreams_is_refused_by_the_proxy_and_recorded(
     git_repo: git.Repo, gate: StubGate, make_proxy: Callable[..., RecordingProxy]
 ) -> None:
@@ -178,6 +180,7 @@ def _receive(stdout: IO[str]) -> dict[str, Any]:
     return message
 
 
+@pytest.mark.slow
 def test_malformed_json_rpc_on_stdio_gets_an_error_and_the_proxy_keeps_serving(
     tmp_path: Path,
 ) -> None:
@@ -223,6 +226,7 @@ def test_malformed_json_rpc_on_stdio_gets_an_error_and_the_proxy_keeps_serving(
     assert process.returncode == 0
 
 
+@pytest.mark.slow
 def test_malformed_json_rpc_over_http_gets_an_error_and_the_proxy_keeps_serving(
     gate: StubGate,
 ) -> None:

@@ -73,6 +73,7 @@ async def test_stdio_proxy_forwards_allowed_and_blocks_denied(
     _assert_recorded(read_records(storage), git_repo)
 
 
+@pytest.mark.slow
 async def test_http_proxy_forwards_allowed_and_blocks_denied(
     git_repo: git.Repo, gate: StubGate, make_proxy: Callable[..., RecordingProxy]
 ) -> None:
@@ -85,6 +86,7 @@ async def test_http_proxy_forwards_allowed_and_blocks_denied(
     _assert_recorded(gate.records(), git_repo)
 
 
+@pytest.mark.slow
 def test_http_request_without_the_token_is_refused(git_repo: git.Repo, gate: StubGate) -> None:
     with BackgroundProxy(gate, [git_upstream(git_repo)], report=lambda line: None) as proxy:
         assert proxy.url.startswith("http://127.0.0.1:")

@@ -143,6 +143,7 @@ def _limit_fds() -> None:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and fd limits")
+@pytest.mark.slow
 async def test_a_flood_under_a_small_fd_limit_neither_wedges_it_nor_blocks_sigterm(
     tmp_path: Path,
 ) -> None:

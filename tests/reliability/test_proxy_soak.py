@@ -233,6 +233,7 @@ def _soak_and_check(storage: Path, calls: int, counts: Any) -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs Linux /proc")
+@pytest.mark.slow
 def test_proxy_soak_records_every_call_and_leaks_nothing(
     tmp_path: Path, reliability_counts: Any
 ) -> None:

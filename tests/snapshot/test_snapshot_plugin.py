@@ -187,6 +187,7 @@ def test_two_checkouts_write_byte_identical_snapshots(pytester: pytest.Pytester)
     assert snapshot_files(first) == snapshot_files(second)
 
 
+@pytest.mark.slow
 def test_unused_snapshots_and_xdist_give_the_same_results(pytester: pytest.Pytester) -> None:
     suite = write_suite(pytester.path)
     pytester.runpytest("test_suite.py", "--snapshot-update").assert_outcomes(passed=3)
