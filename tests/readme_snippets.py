@@ -1,4 +1,5 @@
-"""README.md's fenced code blocks, as data for tests/test_readme.py.
+"""The fenced code blocks of the documentation (README.md and docs/*.md), as data for
+tests/test_readme.py.
 
 A block is the text between a fence line (three backticks and a language) and the closing
 fence, at any indentation (blocks inside list items keep their indentation out of the text).
@@ -13,7 +14,10 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+#: Every page whose blocks are tested: the README, then the reference pages.
+DOC_PAGES = (README, *sorted((ROOT / "docs").glob("*.md")))
 
 _OPEN = re.compile(r"^(?P<indent>\s*)```(?P<lang>[\w+-]*)\s*$")
 _CLOSE = re.compile(r"^\s*```\s*$")
@@ -24,22 +28,29 @@ _HEX = re.compile(r"\b[0-9a-f]{8,64}\b")
 
 @dataclass(frozen=True)
 class Block:
-    """One fenced code block of the README."""
+    """One fenced code block of a documentation page."""
 
     line: int  # 1-based line of the opening fence
     lang: str
     text: str
     skip: str | None = None
+    page: str = "README.md"
 
     @property
     def id(self) -> str:
-        """``L<line>-<lang>-<first words>``: names the block in a test id."""
+        """``<page>-L<line>-<lang>-<first words>``: names the block in a test id."""
         first = next((ln for ln in self.text.splitlines() if ln.strip()), "")
         words = re.sub(r"[^\w.-]+", "-", first.strip()).strip("-")[:40]
-        return f"L{self.line}-{self.lang or 'plain'}-{words}"
+        page = Path(self.page).stem
+        return f"{page}-L{self.line}-{self.lang or 'plain'}-{words}"
+
+    @property
+    def where(self) -> str:
+        """``docs/proxy.md:12``: the page and line, for messages."""
+        return f"{self.page}:{self.line}"
 
 
-def extract_blocks(text: str) -> list[Block]:
+def extract_blocks(text: str, page: str = "README.md") -> list[Block]:
     """Every fenced block of ``text`` in order; an unclosed fence is an error."""
     lines = text.splitlines()
     blocks: list[Block] = []
@@ -53,7 +64,7 @@ def extract_blocks(text: str) -> list[Block]:
         while end < len(lines) and not _CLOSE.match(lines[end]):
             end += 1
         if end == len(lines):
-            raise ValueError(f"README.md line {i + 1}: the code fence is never closed")
+            raise ValueError(f"{page} line {i + 1}: the code fence is never closed")
         body = textwrap.dedent("\n".join(lines[i + 1 : end]))
         skip = None
         above = i - 1
@@ -61,21 +72,25 @@ def extract_blocks(text: str) -> list[Block]:
             above -= 1
         if above >= 0 and (marker := _SKIP.match(lines[above])):
             skip = marker.group("reason")
-        blocks.append(Block(i + 1, opened.group("lang"), body + "\n", skip))
+        blocks.append(Block(i + 1, opened.group("lang"), body + "\n", skip, page))
         i = end + 1
     return blocks
 
 
 def readme_blocks() -> list[Block]:
-    """The fenced blocks of the project's README.md."""
-    return extract_blocks(README.read_text(encoding="utf-8"))
+    """The fenced blocks of the project's documentation: README.md, then docs/*.md."""
+    return [
+        block
+        for path in DOC_PAGES
+        for block in extract_blocks(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    ]
 
 
 def find_block(lang: str, contains: str) -> Block:
-    """The one README block of ``lang`` whose text contains ``contains``."""
+    """The one documentation block of ``lang`` whose text contains ``contains``."""
     found = [b for b in readme_blocks() if b.lang == lang and contains in b.text]
     if len(found) != 1:
-        raise LookupError(f"{len(found)} README {lang} blocks contain {contains!r}, expected 1")
+        raise LookupError(f"{len(found)} {lang} blocks contain {contains!r}, expected 1")
     return found[0]
 
 

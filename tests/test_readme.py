@@ -1,4 +1,4 @@
-"""Every fenced code block of README.md runs (or loads) and does what the README says.
+"""Every fenced code block of README.md and docs/*.md runs (or loads) and does what it says.
 
 One test per block, named by its README line and first words. Python blocks that define
 ``test_*`` functions run as test files through ``pytester``; other Python blocks run with
@@ -167,7 +167,7 @@ def check_harness_reference(block: Block, tmp_path: Path, **_: Any) -> None:
     namespace: dict[str, Any] = {"harness": harness}
     for statement in ast.parse(block.text).body:
         source = ast.get_source_segment(block.text, statement) or ""
-        code = compile(ast.Module([statement], []), f"README.md:{block.line}", "exec")
+        code = compile(ast.Module([statement], []), block.where, "exec")
         try:
             exec(code, namespace)
         except AssertionError:
@@ -177,7 +177,7 @@ def check_harness_reference(block: Block, tmp_path: Path, **_: Any) -> None:
 
 
 def check_scenario_yaml(block: Block, **_: Any) -> None:
-    scenario = parse_scenario(block.text, source=f"README.md:{block.line}")
+    scenario = parse_scenario(block.text, source=block.where)
     assert scenario.name and scenario.steps
 
 
@@ -212,7 +212,7 @@ def check_policy_python(block: Block, tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.chdir(tmp_path)
     (tmp_path / "team-policy.yaml").write_text(team_policy_text())
     namespace: dict[str, Any] = {}
-    exec(compile(block.text, f"README.md:{block.line}", "exec"), namespace)
+    exec(compile(block.text, block.where, "exec"), namespace)
     assert namespace["evaluation"].decision == "deny"
 
 
@@ -220,7 +220,7 @@ def check_verify_python(block: Block, tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.chdir(tmp_path)
     demo_chain(tmp_path, tmp_path / ".harness-audit")
     namespace: dict[str, Any] = {}
-    exec(compile(block.text, f"README.md:{block.line}", "exec"), namespace)
+    exec(compile(block.text, block.where, "exec"), namespace)
     assert namespace["report"].valid
 
 
@@ -452,9 +452,9 @@ def test_readme_block(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     if block.skip is not None:
-        pytest.skip(f"README.md line {block.line}: {block.skip}")
+        pytest.skip(f"{block.where}: {block.skip}")
     handler = handler_for(block)
-    assert handler is not None, f"README.md line {block.line}: no test handles this block"
+    assert handler is not None, f"{block.where}: no test handles this block"
     kwargs: dict[str, Any] = {"tmp_path": tmp_path, "monkeypatch": monkeypatch, "capsys": capsys}
     if "pytester" in handler.__code__.co_varnames[: handler.__code__.co_argcount]:
         kwargs["pytester"] = request.getfixturevalue("pytester")

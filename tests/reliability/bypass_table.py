@@ -1,9 +1,9 @@
-"""The bypass corpus (``bypass_corpus.yaml``) and its README table.
+"""The bypass corpus (``bypass_corpus.yaml``) and its table in docs/security.md.
 
-    python tests/reliability/bypass_table.py           # print the table for the README
-    python tests/reliability/bypass_table.py --write   # replace it in README.md
+    python tests/reliability/bypass_table.py           # print the table
+    python tests/reliability/bypass_table.py --write   # replace it in docs/security.md
 
-The README's section "Security: what ``safety`` catches" holds exactly this table and, below it,
+The page "Security: what ``safety`` catches" holds exactly this table and, below it,
 the legend of the outcomes the section's text does not explain; ``test_bypass_corpus.py`` fails
 when they differ.
 """
@@ -33,8 +33,8 @@ LEGEND = (
     "verdict; *output* — a secret in its output or in an outgoing payload was found (and "
     "redacted or refused where the door can still change it)."
 )
-README = Path(__file__).resolve().parents[2] / "README.md"
-SECTION = "## Security: what `safety` catches"
+README = Path(__file__).resolve().parents[2] / "docs" / "security.md"
+SECTION = "# Security: what `safety` catches"
 HEADER = (
     "| against | evasion | attempt | outcome | caught by | how |",
     "|---|---|---|---|---|---|",

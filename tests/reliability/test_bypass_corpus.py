@@ -476,8 +476,8 @@ def test_bypass_attempt(
 
 def _readme_section() -> str:
     text = README.read_text(encoding="utf-8")
-    assert SECTION in text, f"README.md has no section {SECTION!r}"
-    return text.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    assert SECTION in text, f"{README.name} has no section {SECTION!r}"
+    return text.split(SECTION, 1)[1].split("\n# ", 1)[0]
 
 
 def test_readme_table_matches_the_corpus() -> None:
@@ -485,7 +485,7 @@ def test_readme_table_matches_the_corpus() -> None:
     expected = table(CORPUS)
     found = [line for line in section.splitlines() if line.startswith("|")]
     assert found == expected and legend() in section.splitlines(), (
-        "README.md's security table differs from tests/reliability/bypass_corpus.yaml; "
+        "docs/security.md's table differs from tests/reliability/bypass_corpus.yaml; "
         "regenerate it with `python tests/reliability/bypass_table.py --write`"
     )
 
