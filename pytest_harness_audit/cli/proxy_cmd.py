@@ -2,6 +2,7 @@
 
     harness-audit proxy [--policy FILE | --preset NAME] [--session ID] [--workspace DIR]
                         [--http 127.0.0.1:PORT] [--config FILE] [--call-timeout SECONDS]
+                        [--pin FILE]
                         -- UPSTREAM_COMMAND ...
 
 Serves MCP on stdio (default) or streamable HTTP on loopback; every ``tools/call`` goes through
@@ -64,6 +65,13 @@ def register(subparsers: Any) -> None:
         help="also serve the send_message tool: the local agent's name, then its peers",
     )
     parser.add_argument(
+        "--pin",
+        type=Path,
+        metavar="FILE",
+        help="check upstream tools against a committed pin file (written at the first listing "
+        "when it does not exist)",
+    )
+    parser.add_argument(
         "upstream",
         nargs=argparse.REMAINDER,
         metavar="-- UPSTREAM_COMMAND",
@@ -84,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     if args.call_timeout is not None and args.call_timeout <= 0:
         raise UsageError(f"--call-timeout value {args.call_timeout!r} must be a positive number")
     http = parse_http_address(args.http) if args.http else None
+    pins = _pins(args.pin, [upstream.name for upstream in upstreams]) if args.pin else None
     policy = _policy(args)
     local_tools = _workspace_tools(args.workspace, policy) if args.workspace else []
     if not upstreams and not local_tools and not args.social:
@@ -95,7 +104,14 @@ def run(args: argparse.Namespace) -> int:
     gate = _open_gate(Path(args.storage), session_id, policy, root)
     if args.social:
         local_tools.append(_send_message_tool(args.social, gate, policy, args.storage, session_id))
-    proxy = RecordingProxy(gate, upstreams, local_tools=local_tools, call_timeout=args.call_timeout)
+    proxy = RecordingProxy(
+        gate,
+        upstreams,
+        local_tools=local_tools,
+        call_timeout=args.call_timeout,
+        pins=pins,
+        pin_path=args.pin,
+    )
     try:
         anyio.run(_serve, proxy, http, session_id)
     except HarnessAuditError:
@@ -132,6 +148,21 @@ def _upstreams(args: argparse.Namespace) -> list[UpstreamSpec]:
     if argv:
         upstreams.append(upstream_from_argv(argv))
     return upstreams
+
+
+def _pins(path: Path, names: list[str]) -> Any:
+    """The pins of ``path``, or None (and a line saying so) when the file is to be written."""
+    from pytest_harness_audit.doors.proxy.pins import ToolPins, check_pin_servers
+
+    if not path.exists():
+        report_status(
+            f"harness-audit proxy: pin file {path} does not exist; "
+            "it will be written at the first tools/list"
+        )
+        return None
+    pins = ToolPins.read(path)
+    check_pin_servers(path, pins, names)
+    return pins
 
 
 def _policy(args: argparse.Namespace) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, TextIO
 
@@ -28,6 +29,8 @@ from pytest_harness_audit.doors.proxy.errors import ProxyError
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
 from pytest_harness_audit.doors.proxy.http import HttpEndpoint, serve_http
 from pytest_harness_audit.doors.proxy.local_tools import LocalTool
+from pytest_harness_audit.doors.proxy.pin_guard import PinGuard
+from pytest_harness_audit.doors.proxy.pins import ToolPins
 from pytest_harness_audit.doors.proxy.pool import UpstreamPool
 from pytest_harness_audit.doors.proxy.quiet_logs import install as quiet_upstream_logs
 from pytest_harness_audit.doors.proxy.routing import ToolCatalog
@@ -51,7 +54,9 @@ class RecordingProxy:
     Every ``tools/call`` is decided by ``gate`` before anything runs and recorded after it;
     the rest of the MCP traffic is relayed. ``local_tools`` are served in-process beside the
     upstreams' tools. ``call_timeout`` (seconds) bounds each call; ``report`` receives the
-    proxy's status lines (default: stderr).
+    proxy's status lines (default: stderr). Upstream tools are pinned at their first listing
+    (or against ``pins``); a later change is a ``tool_changed`` alert record. ``pin_path``: a
+    pin file to write after the first listing when it does not exist yet.
     """
 
     def __init__(
@@ -64,6 +69,8 @@ class RecordingProxy:
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         report: ReportLine = report_to_stderr,
         upstream_stderr: TextIO | None = None,
+        pins: ToolPins | None = None,
+        pin_path: Path | None = None,
     ) -> None:
         check_unique_names(upstreams)
         if call_timeout is not None and call_timeout <= 0:
@@ -74,6 +81,7 @@ class RecordingProxy:
         self._connect_timeout = connect_timeout
         self._report = report
         self._upstream_stderr = upstream_stderr
+        self._pin_guard = PinGuard(gate, pins, pin_path=pin_path, report=report)
         self._pool: UpstreamPool | None = None
         self._server: Server[Any] | None = None
         self._upstreams: list[Upstream] = []
@@ -125,7 +133,12 @@ class RecordingProxy:
         )
         upstreams = await pool.__aenter__()
         try:
-            catalog = ToolCatalog(upstreams, self._local_tools, report=self._report)
+            catalog = ToolCatalog(
+                upstreams,
+                self._local_tools,
+                report=self._report,
+                on_listing=self._pin_guard.listed,
+            )
             pipeline = CallPipeline(self._gate, catalog, call_timeout=self._call_timeout)
             self._server = build_server(upstreams, catalog, pipeline, listeners)
         except BaseException:

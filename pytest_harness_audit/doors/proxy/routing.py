@@ -6,7 +6,7 @@ With one upstream its tool names pass unchanged; with several, each is listed as
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import anyio
@@ -47,8 +47,10 @@ class ToolCatalog:
         local_tools: Sequence[LocalTool] = (),
         *,
         report: ReportLine | None = None,
+        on_listing: Callable[[Mapping[str, Sequence[types.Tool]]], object] | None = None,
     ) -> None:
         self._upstreams = list(upstreams)
+        self._on_listing = on_listing  # tool pinning: sees each upstream's own listing
         self._by_server = {upstream.name: upstream for upstream in self._upstreams}
         self._local: dict[str, LocalTool] = {}
         self._report = report
@@ -85,6 +87,10 @@ class ToolCatalog:
             for upstream in self._upstreams:
                 if upstream.alive:
                     group.start_soon(fetch, upstream)
+        if self._on_listing is not None:
+            self._on_listing(
+                {u.name: listings[u.name] for u in self._upstreams if u.name in listings}
+            )
 
         tools = [tool.definition() for tool in self._local.values()]
         for upstream in self._upstreams:
