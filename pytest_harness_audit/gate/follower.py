@@ -17,6 +17,7 @@ import orjson
 from pytest_harness_audit.audit.chain import AuditChain
 from pytest_harness_audit.audit.clock import parse_timestamp
 from pytest_harness_audit.audit.tags import parse_tags
+from pytest_harness_audit.gate.approvals import immune_decision
 from pytest_harness_audit.immune import CallEvent, ImmuneLadder
 from pytest_harness_audit.immune.records import Escalation, Lift
 from pytest_harness_audit.policy.ratelimit import RateHits, SlidingWindowCounter
@@ -155,7 +156,7 @@ def immune_entry(record: Mapping[str, Any]) -> CallEvent | Escalation | Lift | N
         tool=str(record["tool"]),
         category=str(record["category"]),
         input_hash=str(record["request"]["inputHash"]),
-        decision=tags.decision or "allow",  # type: ignore[arg-type]
+        decision=immune_decision(tags.decision or "allow", record["result"]["status"]),  # type: ignore[arg-type]
         enforced=tags.enforced,
         status=record["result"]["status"],
         alerts=tuple(record.get("alerts", ())),

@@ -20,6 +20,7 @@ from typing import Any
 
 from pytest_harness_audit.audit.chain import AuditChain
 from pytest_harness_audit.audit.records import RecordDraft
+from pytest_harness_audit.gate.approvals import ASK, Approvals, escalation_for, immune_decision
 from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision
 from pytest_harness_audit.gate.follower import ChainFollower
 from pytest_harness_audit.gate.inspection import OutgoingLeak, leak_decision, store_refusal
@@ -91,6 +92,8 @@ class Gate:
         self.inspectors: list[CallInspector] = []
         #: The built-in rule: no call touches the audit store.
         self.store_guard = StoreGuard(chain.storage_dir, self.root)
+        #: The approver of calls a rule decided ``ask`` (DESIGN §2, approvals).
+        self.approvals = Approvals()
         self._sync()
 
     @classmethod
@@ -134,10 +137,6 @@ class Gate:
     @property
     def rate_windows(self) -> Mapping[str, float]:
         """The policy's rate-limited rules by id, with their windows in ms (empty: none)."""
-        return self.follower.rate_windows
-
-    @property
-    def _rate_windows(self) -> Mapping[str, float]:
         return self.follower.rate_windows
 
     def add_rate_hits(self, hits: RateHits) -> None:
@@ -240,7 +239,7 @@ class Gate:
     def _decide_locked(self, tool: str, params: Mapping[str, Any]) -> GateDecision:
         with self._lock:
             self._sync()
-            if not self._rate_windows:
+            if not self.rate_windows:
                 return self._decide(tool, params, self.rate_counter)
             log = HitLog(self.rate_counter)
             decision = self._decide(tool, params, log)
@@ -391,6 +390,7 @@ class Gate:
             duration_ms=round(duration_ms, 3),
             kind=decision.kind,
             extra=extra,
+            approval_required=evaluation.decision == ASK,
         )
         record = self.chain.append(draft)
         if decision.kind != "call":
@@ -401,6 +401,8 @@ class Gate:
 
     def _observe(self, record: Mapping[str, Any], decision: GateDecision, status: str) -> None:
         self._appended(record)
+        if (step := escalation_for(record, self.clock())) is not None:
+            self._append_immune("escalation", step)
         if not self.immune_config.enabled:
             return
         event = CallEvent(
@@ -408,7 +410,7 @@ class Gate:
             tool=decision.tool,
             category=decision.evaluation.category,
             input_hash=str(record["request"]["inputHash"]),
-            decision=decision.evaluation.decision,  # type: ignore[arg-type]
+            decision=immune_decision(decision.evaluation.decision, status),  # type: ignore[arg-type]
             enforced=decision.evaluation.enforced,
             status=status,  # type: ignore[arg-type]
             alerts=decision.alerts,

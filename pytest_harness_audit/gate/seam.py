@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pytest_harness_audit.gate.approvals import approve, approve_async
 from pytest_harness_audit.types import Status
 
 if TYPE_CHECKING:
@@ -287,6 +288,10 @@ def run_call(
 
     ``decision`` skips deciding (a decision made earlier, e.g. in the hook's pre step).
     """
+    if decision is None:
+        decision = gate.decide(tool, params)
+    decision = approve(gate, decision)
+    params = getattr(decision, "params", params)  # an approver may have modified them
     ready = _prepare(gate, tool, params, extra, decision)
     if isinstance(ready, GatedCall):
         return ready
@@ -326,6 +331,10 @@ async def run_call_async(
     decision: Any = None,
 ) -> GatedCall:
     """:func:`run_call` for an act that is a coroutine (the MCP proxy)."""
+    if decision is None:
+        decision = gate.decide(tool, params)
+    decision = await approve_async(gate, decision)
+    params = getattr(decision, "params", params)  # an approver may have modified them
     ready = _prepare(gate, tool, params, extra, decision)
     if isinstance(ready, GatedCall):
         return ready

@@ -22,6 +22,10 @@ from pytest_harness_audit.policy.categories import KNOWN_CATEGORIES
 from pytest_harness_audit.policy.patterns import PatternSyntaxError, check_regex
 
 DECISIONS = ("allow", "deny", "warn")
+#: What a rule may decide: the defaults' decisions and ``ask`` (a human approves the call first).
+RULE_DECISIONS = (*DECISIONS, "ask")
+#: Other spellings of a rule's decision, read as the decision they name.
+DECISION_ALIASES = {"require_approval": "ask"}
 POLICY_KEYS = frozenset(
     {
         "defaultPolicy",
@@ -313,9 +317,10 @@ def _parse_rule(ctx: _Context, data: Any, index: int, categories: frozenset[str]
         raise ctx.error(
             f"must be an integer, got {priority!r}", data, rule_id=rule_id, field="priority"
         )
-    if decision not in DECISIONS:
+    decision = DECISION_ALIASES.get(decision, decision) if isinstance(decision, str) else decision
+    if decision not in RULE_DECISIONS:
         raise ctx.error(
-            f"must be one of allow, deny, warn; got {decision!r}",
+            f"must be one of allow, deny, warn, ask (alias require_approval); got {decision!r}",
             data,
             rule_id=rule_id,
             field="decision",

@@ -107,6 +107,9 @@ def judge_record(record: CallRecord) -> VerdictReason | None:
 def _decision_part(record: CallRecord) -> VerdictReason | None:
     """The part a call's gate decision gave it (blocked, firewall, dry-run, warn)."""
     if record.status == "blocked":
+        approved = _approval_part(record)
+        if approved is not None:
+            return approved
         code = "quarantined" if record.quarantined else "blocked"
         if record.raw.get("firewall", {}).get("decision") == "refuse":
             code = "firewall-refused"
@@ -120,6 +123,23 @@ def _decision_part(record: CallRecord) -> VerdictReason | None:
         return VerdictReason(Verdict.WARN, "dry-run-deny", record.describe(), record.record_id)
     if record.decision == "warn":
         return VerdictReason(Verdict.WARN, "warn", record.describe(), record.record_id)
+    return None
+
+
+def _approval_part(record: CallRecord) -> VerdictReason | None:
+    """A call an approver refused: ``reject`` and ``escalate`` WARN; ``terminate``, the calls
+    refused after it, and an approver's bad answer FAIL (``None``: no approver refused it)."""
+    approval = record.raw.get("approval")
+    if not isinstance(approval, dict):
+        return None
+    outcome = approval.get("outcome")
+    text = f"{record.describe()}: approval {outcome} by {approval.get('approver', 'none')}"
+    if approval.get("error"):
+        return VerdictReason(Verdict.FAIL, "approval-error", text, record.record_id)
+    if outcome in ("terminate", "terminated"):
+        return VerdictReason(Verdict.FAIL, "approval-terminate", text, record.record_id)
+    if outcome in ("reject", "escalate"):
+        return VerdictReason(Verdict.WARN, "approval-reject", text, record.record_id)
     return None
 
 

@@ -20,6 +20,7 @@ from pytest_harness_audit.doors import social as social_bridge
 from pytest_harness_audit.doors.agent import AgentRun
 from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
 from pytest_harness_audit.gate import Classifier, Gate
+from pytest_harness_audit.gate.approvals import Approver, table_approver
 from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.inspect import Inspector
@@ -187,7 +188,7 @@ class Harness(ChainQueries):
 
     def execute(self, tool: str, params: Mapping[str, Any]) -> CallResult:
         """Like :meth:`call`, with the parameters as a mapping."""
-        gated = self.gate.run(tool, params, lambda _decision: self._act(tool, params))
+        gated = self.gate.run(tool, params, lambda decision: self._act(tool, decision.params))
         return CallResult(
             tool,
             gated.decision.evaluation,
@@ -196,6 +197,16 @@ class Harness(ChainQueries):
             gated.error_message,
             gated.record,
         )
+
+    def approver(
+        self, approver: Approver | Mapping[str, Any] | None, *, name: str = "scripted"
+    ) -> None:
+        """Answer calls a rule decided ``ask`` with ``approver`` (recorded as ``name``): a
+        callable (see :mod:`~pytest_harness_audit.gate.approvals`) or ``{tool glob: answer}``;
+        ``None`` removes it (calls that ask are then rejected)."""
+        if isinstance(approver, Mapping):
+            approver = table_approver(approver)
+        self.gate.approvals.set(approver, name)
 
     def _act(self, tool: str, params: Mapping[str, Any]) -> Outcome:
         """Run a workspace tool the gate allowed."""

@@ -287,7 +287,7 @@ def test_a_bad_policy_file_prints_one_line_naming_it(
     assert (code, out) == (2, "")
     assert err == (
         f"harness-audit: error: {path}:2, rule 'r', field 'decision': must be one of allow, "
-        "deny, warn; got 'block'\n"
+        "deny, warn, ask (alias require_approval); got 'block'\n"
     )
 
 

@@ -188,7 +188,10 @@ def test_a_document_that_is_not_a_mapping(tmp_path: Path) -> None:
 def test_errors_without_a_file_name_rule_and_field() -> None:
     error = dict_error({"rules": [rule("r", decision="maybe")]})
     assert (error.source, error.line, error.rule_id, error.field) == (None, None, "r", "decision")
-    assert str(error) == "rule 'r', field 'decision': must be one of allow, deny, warn; got 'maybe'"
+    assert (
+        str(error) == "rule 'r', field 'decision': must be one of allow, deny, warn, ask "
+        "(alias require_approval); got 'maybe'"
+    )
 
 
 def test_preset_overrides_are_validated() -> None:

@@ -1,0 +1,306 @@
+"""The approval step between decide and act: a call a rule decided ``ask`` waits for an approver.
+
+An approver is a callable that receives an :class:`ApprovalRequest` and answers one of
+``"approve"``, ``"reject"``, ``("modify", new_params)``, ``"escalate"`` or ``"terminate"``
+(a coroutine may answer at a door that awaits, the MCP proxy). Its answer becomes an
+:class:`Approval`, written into the call's record as ``approval`` with the approver's id:
+
+* ``approve`` — the call runs;
+* ``reject`` — the call is blocked with the approver's reason;
+* ``modify`` — the call runs with the new params (judged again by the policy first); the record
+  holds both params hashes;
+* ``escalate`` — the call is blocked and the gate appends an immune escalation (``notice``);
+* ``terminate`` — the call is blocked and the session refuses every further call.
+
+Fail closed: with no approver, an approver that raises, or an answer that is not one of the
+words above, the call is rejected (the record's ``approval.error`` names the answer).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pytest_harness_audit.audit.canonical import canonical_hash
+from pytest_harness_audit.gate.decision import BLOCK_PREFIX
+from pytest_harness_audit.immune.records import Escalation
+
+if TYPE_CHECKING:
+    from pytest_harness_audit.gate.decision import GateDecision
+    from pytest_harness_audit.policy import Policy
+
+#: The decision of a rule that wants a human's approval first.
+ASK = "ask"
+#: What an approver may answer.
+ANSWERS = ("approve", "reject", "modify", "escalate", "terminate")
+#: The approver id of the fail-closed answer when no approver is set.
+NO_APPROVER = "none"
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What an approver sees: the call, the rule that asked and why."""
+
+    tool: str
+    params: Mapping[str, Any]
+    category: str
+    rule_id: str | None
+    reason: str
+    door: str
+
+
+@dataclass(frozen=True)
+class Approval:
+    """An approver's answer: its ``outcome`` (one of :data:`ANSWERS`) and who gave it.
+
+    ``params`` are the new params of a ``modify``; ``error`` says why a bad answer was read as
+    ``reject``.
+    """
+
+    outcome: str
+    approver: str
+    reason: str = ""
+    params: Mapping[str, Any] | None = None
+    error: str | None = None
+
+    @property
+    def runs(self) -> bool:
+        """Whether the call runs (``approve`` or ``modify``)."""
+        return self.outcome in ("approve", "modify")
+
+
+#: An approver: a call's request in, an answer out (or an awaitable answer).
+Approver = Callable[[ApprovalRequest], Any]
+
+
+def read_answer(answer: Any, approver: str) -> Approval:
+    """``answer`` as an :class:`Approval`; anything else is a ``reject`` naming the answer.
+
+    A word, ``(word, reason)``, ``("modify", new_params)`` or ``("modify", new_params, reason)``.
+    """
+    word, rest = (
+        (answer[0], tuple(answer[1:])) if isinstance(answer, (tuple, list)) else (answer, ())
+    )
+    if not isinstance(word, str) or word not in ANSWERS:
+        return _bad(approver, f"unknown answer {answer!r} (expected one of {', '.join(ANSWERS)})")
+    if word == "modify":
+        if not rest or not isinstance(rest[0], Mapping):
+            return _bad(approver, f"answer 'modify' needs new params as a mapping, got {answer!r}")
+        reason = rest[1] if len(rest) > 1 and isinstance(rest[1], str) else ""
+        return Approval("modify", approver, reason, dict(rest[0]))
+    reason = rest[0] if rest and isinstance(rest[0], str) else ""
+    return Approval(word, approver, reason)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _bad(approver: str, error: str) -> Approval:
+    return Approval("reject", approver, f"approver {approver!r}: {error}", error=error)
+
+
+class Approvals:
+    """A gate's approval step: its approver, and whether an approver ended the session."""
+
+    def __init__(self) -> None:
+        self.approver: Approver | None = None
+        self.name = "scripted"
+        #: The reason an approver answered ``terminate`` (``None``: the session goes on).
+        self.terminated: str | None = None
+
+    def set(self, approver: Approver | None, name: str = "scripted") -> None:
+        """Use ``approver`` (named ``name`` in the records) for calls decided ``ask``."""
+        if approver is not None and not callable(approver):
+            raise TypeError(f"approver must be callable, got {type(approver).__name__}")
+        self.approver, self.name = approver, name
+
+    def request(self, decision: GateDecision, door: str) -> ApprovalRequest:
+        """The request an approver sees for ``decision``."""
+        evaluation = decision.evaluation
+        return ApprovalRequest(
+            decision.tool,
+            decision.params,
+            evaluation.category,
+            evaluation.rule_id,
+            evaluation.reason,
+            door,
+        )
+
+    def ask(self, decision: GateDecision, door: str) -> Approval:
+        """The approver's answer for ``decision`` (fail closed; an awaitable answer is refused)."""
+        if self.approver is None:
+            return Approval("reject", NO_APPROVER, "no approver: a call that asks is rejected")
+        try:
+            answer = self.approver(self.request(decision, door))
+        except Exception as exc:
+            return _bad(self.name, f"raised {_describe(exc)}")
+        if inspect.isawaitable(answer):
+            close = getattr(answer, "close", None)
+            if close is not None:
+                close()
+            return _bad(self.name, "answered with a coroutine at a door that does not await")
+        return read_answer(answer, self.name)
+
+    async def ask_async(self, decision: GateDecision, door: str) -> Approval:
+        """:meth:`ask` for a door that awaits (the approver may be a coroutine function)."""
+        if self.approver is None:
+            return Approval("reject", NO_APPROVER, "no approver: a call that asks is rejected")
+        try:
+            answer = self.approver(self.request(decision, door))
+            if inspect.isawaitable(answer):
+                answer = await answer
+        except Exception as exc:
+            return _bad(self.name, f"raised {_describe(exc)}")
+        return read_answer(answer, self.name)
+
+
+def settle(
+    decision: GateDecision, approval: Approval, policy: Policy, root: str | None
+) -> GateDecision:
+    """``decision`` with ``approval`` applied: blocked unless it runs, the record's ``approval``.
+
+    A ``modify`` is judged again by the policy with the new params: a rule that denies them
+    blocks the call; one that asks again is taken as answered.
+    """
+    part: dict[str, Any] = {"approver": approval.approver, "outcome": approval.outcome}
+    if approval.reason:
+        part["reason"] = approval.reason
+    if approval.error is not None:
+        part["error"] = approval.error
+    blocked = not approval.runs
+    message = ""
+    if approval.outcome == "modify" and approval.params is not None:
+        part["originalInputHash"] = canonical_hash(decision.params, "params")
+        part["modifiedInputHash"] = canonical_hash(approval.params, "params")
+        decision.params = approval.params
+        again = policy.evaluate(decision.tool, approval.params, root=root)
+        decision.shown_target = again.target
+        if again.blocked:
+            blocked = True
+            message = f"{BLOCK_PREFIX}[web4-policy] modified params denied: {again.reason}"
+    if blocked and not message:
+        why = approval.reason or f"answered by approver {approval.approver!r}"
+        message = f"{BLOCK_PREFIX}[web4-approval] {approval.outcome}: {why}"
+    decision.blocked = blocked
+    decision.message = message
+    decision.constraints = (*decision.constraints, f"approval:{approval.outcome}")
+    decision.record_extra = {**(decision.record_extra or {}), "approval": part}
+    return decision
+
+
+def terminated_decision(decision: GateDecision, why: str) -> GateDecision:
+    """``decision`` refused because an approver ended the session."""
+    decision.blocked = True
+    decision.message = f"{BLOCK_PREFIX}[web4-approval] session terminated: {why}"
+    decision.constraints = (*decision.constraints, "approval:terminated")
+    decision.record_extra = {
+        **(decision.record_extra or {}),
+        "approval": {"outcome": "terminated", "reason": why},
+    }
+    return decision
+
+
+def approval_of(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``approval`` part of a record (``None`` when it has none)."""
+    part = record.get("approval")
+    return part if isinstance(part, Mapping) else None
+
+
+def immune_decision(decision: str, status: str) -> str:
+    """The decision the immune ladder reads: an ``ask`` counts as a deny when it was refused."""
+    if decision != ASK:
+        return decision
+    return "deny" if status == "blocked" else "allow"
+
+
+def escalation_for(record: Mapping[str, Any], clock: float) -> Escalation | None:
+    """The immune step of a call an approver escalated (``None`` for every other record)."""
+    part = approval_of(record)
+    if part is None or part.get("outcome") != "escalate":
+        return None
+    return Escalation(
+        level="notice",
+        trigger="approval:escalate",
+        score=0.0,
+        evidence=(str(record["recordId"]),),
+        scope="tool",
+        scope_value=str(record["tool"]),
+        triggered_by=str(record["recordId"]),
+        timestamp=clock,
+    )
+
+
+def _approvals(gate: object, decision: Any) -> Approvals | None:
+    """The gate's approval step when ``decision`` goes through it (``None``: it does not)."""
+    approvals = getattr(gate, "approvals", None)
+    if not isinstance(approvals, Approvals) or getattr(decision, "kind", "call") != "call":
+        return None
+    return approvals
+
+
+def _pending(approvals: Approvals, decision: GateDecision) -> bool:
+    answered = decision.record_extra is not None and "approval" in decision.record_extra
+    return not decision.blocked and decision.evaluation.decision == ASK and not answered
+
+
+def _applied(gate: Any, approvals: Approvals, decision: GateDecision, approval: Approval) -> Any:
+    settled = settle(decision, approval, gate.policy, getattr(gate, "root", None))
+    if approval.outcome == "terminate":
+        approvals.terminated = approval.reason or f"terminated by approver {approval.approver!r}"
+    return settled
+
+
+def approve(gate: Any, decision: Any) -> Any:
+    """The approval step of a door that does not await: ``decision`` as the approver left it.
+
+    After a ``terminate`` every call is refused; a call decided ``ask`` waits for the approver.
+    """
+    approvals = _approvals(gate, decision)
+    if approvals is None:
+        return decision
+    if approvals.terminated is not None:
+        return terminated_decision(decision, approvals.terminated)
+    if not _pending(approvals, decision):
+        return decision
+    door = str(getattr(gate, "door", ""))
+    return _applied(gate, approvals, decision, approvals.ask(decision, door))
+
+
+async def approve_async(gate: Any, decision: Any) -> Any:
+    """:func:`approve` for a door that awaits (the MCP proxy)."""
+    approvals = _approvals(gate, decision)
+    if approvals is None:
+        return decision
+    if approvals.terminated is not None:
+        return terminated_decision(decision, approvals.terminated)
+    if not _pending(approvals, decision):
+        return decision
+    door = str(getattr(gate, "door", ""))
+    return _applied(gate, approvals, decision, await approvals.ask_async(decision, door))
+
+
+def table_approver(table: Mapping[str, Any], where: str = "approvals") -> Approver:
+    """An approver from ``{tool glob: answer}``: the first glob (in order) matching the tool's
+    name answers; a tool no glob matches is rejected. A bad answer raises ``ValueError`` naming
+    the glob and the answer, before any call."""
+    rows: list[tuple[str, Any]] = []
+    for glob, given in table.items():
+        if not isinstance(glob, str):
+            raise ValueError(f"{where}: key {glob!r} must be a tool name or glob")
+        read = read_answer(given, "check")
+        if read.error is not None:
+            raise ValueError(f"{where}[{glob!r}]: {read.error}")
+        rows.append((glob, given))
+
+    def answer(request: ApprovalRequest) -> Any:
+        for glob, given in rows:
+            if fnmatch.fnmatchcase(request.tool, glob):
+                return given
+        return ("reject", f"no approval entry matches tool {request.tool!r}")
+
+    return answer
