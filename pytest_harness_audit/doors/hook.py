@@ -43,6 +43,7 @@ from pytest_harness_audit.doors.hook_effects import (
 )
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
+from pytest_harness_audit.gate.approvals import ASK, Approval, settle
 from pytest_harness_audit.gate.console import consoles
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.policy import Policy
@@ -54,6 +55,8 @@ POST_FAILURE = "PostToolUseFailure"
 #: What pre answers for a warned call: ``ask`` the user, or ``pass`` it through (see the doc).
 WARN_MODES = ("ask", "pass")
 _TAG = "[web4-policy]"
+#: The approver id of a call the user approved at the host's prompt.
+HOST_APPROVER = "host"
 
 
 @dataclass(frozen=True)
@@ -260,6 +263,8 @@ def handle_pre(
             if kept is not None:
                 state[PENDING_KEY] = kept
         _write_pending(pending, state)
+        if decision.evaluation.decision == ASK:
+            return host_ask(decision.reason)
         return _pre_answer(decision.evaluation.decision, decision.reason, answers)
     finally:
         gate.chain.close()
@@ -316,6 +321,9 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
             error,
             duration_ms,
         )
+        if decision.evaluation.decision == ASK and not decision.blocked:
+            # the call ran, so the user approved it at the host's own prompt
+            decision = settle(decision, Approval("approve", HOST_APPROVER), policy, gate.root)
         gate.run(
             payload.tool_name, payload.tool_input, lambda _decision: reported, decision=decision
         )
@@ -377,6 +385,18 @@ def _pre_answer(decision: str, reason: str, answers: PreAnswers) -> dict[str, An
     if answers.approve_allowed:
         return {"hookSpecificOutput": {"hookEventName": PRE, "permissionDecision": "allow"}}
     return {}
+
+
+def host_ask(reason: str) -> dict[str, Any]:
+    """The ``PreToolUse`` answer for a call a rule decided ``ask``: the host's own prompt."""
+    text = f"[web4-approval] {reason}"
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": PRE,
+            "permissionDecision": "ask",
+            "permissionDecisionReason": text,
+        }
+    }
 
 
 def fail_closed_pre_answer(problem: str) -> dict[str, Any]:
