@@ -111,7 +111,20 @@ def pytest_runtest_makereport(
         and item.config.option.tbstyle != "long"
     ):
         report.longrepr = f"{item.nodeid}: {call.excinfo.value}"
+    if report.failed and call.when == "call":
+        _add_snapshot_diffs(item, report)
     return report
+
+
+def _add_snapshot_diffs(item: pytest.Item, report: pytest.TestReport) -> None:
+    """Every changed line of a failed ``audit_snapshot`` comparison, as a report section."""
+    assertion = getattr(item, "funcargs", {}).get("audit_snapshot")
+    if assertion is None:
+        return
+    from pytest_harness_audit.readers.snapshot import failed_report_diffs
+
+    for diff in failed_report_diffs(assertion):
+        report.sections.append(("harness audit: snapshot diff (every changed line)", diff))
 
 
 def _publish_sessions(item: pytest.Item, call: pytest.CallInfo[None]) -> None:

@@ -7,6 +7,7 @@ one, and a changed decision shows as a one-line change in the failure diff and t
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import sys
@@ -97,3 +98,25 @@ def diff_colors(config: pytest.Config) -> bool:
     if color in ("yes", "no"):
         return bool(color == "yes")
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def failed_report_diffs(assertion: object) -> list[str]:
+    """For each failed comparison of an ``audit_snapshot`` in a test: a unified diff of the
+    snapshot (``-``) and the received report (``+``) with every changed line, for the failure
+    output (pytest shortens an assertion's own explanation unless ``-vv``)."""
+    executions = getattr(assertion, "executions", None)
+    extension = getattr(assertion, "extension_class", None)
+    if not isinstance(executions, dict) or extension is not AuditReportExtension:
+        return []
+    diffs = []
+    for result in executions.values():
+        if result.success or result.recalled_data is None:
+            continue
+        snapshot = str(result.recalled_data).splitlines()
+        received = str(result.asserted_data).splitlines()
+        name = f"{Path(str(result.snapshot_location)).name}::{result.snapshot_name}"
+        lines = difflib.unified_diff(
+            snapshot, received, f"snapshot {name}", "received report", n=1, lineterm=""
+        )
+        diffs.append("\n".join(lines))
+    return diffs
