@@ -196,15 +196,23 @@ def _harness_snapshot_marker(request: pytest.FixtureRequest) -> None:
 
 
 @pytest.fixture
-def recording_proxy(harness: Harness) -> Callable[..., RecordingProxySession]:
+def recording_proxy(
+    harness: Harness, request: pytest.FixtureRequest
+) -> Callable[..., RecordingProxySession]:
     """Start recording MCP proxies on the test's harness session:
     ``recording_proxy(upstream=[argv…], workspace_tools=True, call_timeout=None)``.
 
     Calls through a proxy are gated and recorded like scripted calls; proxies and their
-    upstream processes stop at the end of the test.
+    upstream processes stop at the end of the test. A relative ``record=``, ``replay=`` or
+    ``cassette=`` path is taken from the test file's directory; ``cassette=`` follows
+    ``--harness-audit-record``.
     """
 
     def start(upstream: Any = (), **options: Any) -> RecordingProxySession:
+        for key in ("record", "replay", "cassette"):
+            if options.get(key) is not None:
+                options[key] = request.path.parent / options[key]
+        options.setdefault("record_mode", request.config.getoption("--harness-audit-record"))
         return harness.start_proxy(upstream, **options)
 
     return start

@@ -91,6 +91,13 @@ def add_options(parser: pytest.Parser) -> None:
         help="export each harness session as an OpenTelemetry trace (GenAI conventions): "
         "otlp (OTEL_EXPORTER_OTLP_ENDPOINT) or a JSON Lines file; needs the otel extra",
     )
+    group.addoption(
+        "--harness-audit-record",
+        default="none",
+        choices=("none", "new", "all"),
+        help="cassettes of recording_proxy(cassette=…), as pytest-recording's --record-mode: "
+        "none replays only (default), new records missing cassettes, all records again",
+    )
     parser.addini("harness_audit_dir", "directory for kept audit chains", default=".harness-audit")
     parser.addini(
         "harness_audit_keep", "runs whose sessions the audit directory keeps", default="3"

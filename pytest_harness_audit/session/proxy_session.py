@@ -18,6 +18,7 @@ from pytest_harness_audit.gate.console import RecordConsole
 if TYPE_CHECKING:
     from pytest_harness_audit.audit.chain import AuditChain
     from pytest_harness_audit.doors.proxy import BackgroundProxy, LocalTool, UpstreamSpec
+    from pytest_harness_audit.doors.proxy.replay import CassetteTape
     from pytest_harness_audit.doors.social import SocialSession
     from pytest_harness_audit.gate import Gate
     from pytest_harness_audit.policy import Policy
@@ -117,6 +118,11 @@ class RecordingProxySession:
         call_timeout: float | None = None,
         local_tools: Sequence[LocalTool] = (),
         social: bool = False,
+        record: str | Path | None = None,
+        replay: str | Path | None = None,
+        cassette: str | Path | None = None,
+        record_mode: str = "none",
+        match_on: Any = None,
     ) -> None:
         from pytest_harness_audit.doors.proxy import BackgroundProxy, in_workspace
         from pytest_harness_audit.doors.proxy.workspace_tools import workspace_tools as make_tools
@@ -126,6 +132,12 @@ class RecordingProxySession:
         self._upstream = upstream
         # stdio upstreams start in the workspace: `--repository .` is the workspace
         self._specs = in_workspace(upstream_specs(upstream), harness.root)
+        #: The cassette this proxy records or replays (``None``: neither).
+        self.tape = _tape(harness, record, replay, cassette, record_mode, match_on)
+        if self.tape is not None:
+            from pytest_harness_audit.doors.proxy.replay import taped_specs
+
+            self._specs = taped_specs(self._specs, self.tape)
         self._workspace_tools = workspace_tools
         self._call_timeout = call_timeout
         tools = list(local_tools)
@@ -219,6 +231,8 @@ class RecordingProxySession:
 
         upstream: list[str] = []
         config = None
+        if self.tape is not None:
+            return UsageError("stdio_command does not record or replay a cassette")
         if isinstance(self._upstream, Mapping):
             config = self._stdio_dir / f"{self.harness.chain.session_id}.mcp.json"
         elif self._upstream and all(isinstance(w, str) for w in self._upstream):
@@ -266,6 +280,39 @@ class RecordingProxySession:
         """Stop the proxy and its upstream processes (idempotent)."""
         self._proxy.stop()
         self.gate.chain.close()
+        if self.tape is not None:
+            self.tape.save()
+
+
+def _tape(
+    harness: ProxiedSession,
+    record: str | Path | None,
+    replay: str | Path | None,
+    cassette: str | Path | None,
+    record_mode: str,
+    match_on: Any,
+) -> CassetteTape | None:
+    """The cassette of ``record=`` / ``replay=`` / ``cassette=`` (with ``record_mode``)."""
+    from pytest_harness_audit.doors.proxy.cassette import DEFAULT_MATCH_ON
+    from pytest_harness_audit.doors.proxy.core import report_to_stderr
+    from pytest_harness_audit.doors.proxy.replay import CassetteTape, choose_mode
+
+    chosen = choose_mode(
+        record=Path(record) if record is not None else None,
+        replay=Path(replay) if replay is not None else None,
+        cassette=Path(cassette) if cassette is not None else None,
+        record_mode=record_mode,
+    )
+    if chosen is None:
+        return None
+    return CassetteTape(
+        chosen[0],
+        chosen[1],
+        workspace=harness.root,
+        redact=harness.secrets.redact,
+        match_on=DEFAULT_MATCH_ON if match_on is None else match_on,
+        report=report_to_stderr,
+    )
 
 
 def _reopen_chain(harness: ProxiedSession) -> Any:

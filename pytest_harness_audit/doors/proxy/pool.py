@@ -18,7 +18,7 @@ import anyio
 import anyio.abc
 
 from pytest_harness_audit.doors.proxy.config import UpstreamSpec
-from pytest_harness_audit.doors.proxy.errors import UpstreamStartError
+from pytest_harness_audit.doors.proxy.errors import ProxyError, UpstreamStartError
 from pytest_harness_audit.doors.proxy.upstream import (
     ClientRequestSink,
     NotificationSink,
@@ -93,7 +93,17 @@ class UpstreamPool:
         settled: anyio.Event,
     ) -> None:
         upstream: Upstream | None = None
+        # a cassette rides on the spec: replaying stands in for the upstream, recording watches it
+        tape = getattr(spec, "tape", None)
         try:
+            if tape is not None and tape.replaying:
+                try:
+                    slots[index] = tape.replay_upstream(spec)
+                except ProxyError as exc:
+                    slots[index] = UpstreamStartError(str(exc), str(exc))
+                settled.set()
+                await self._stop.wait()
+                return
             while not self._stop.is_set():
                 try:
                     async with open_upstream(
@@ -106,6 +116,8 @@ class UpstreamPool:
                         reuse=upstream,
                     ) as opened:
                         if upstream is None:
+                            if tape is not None:
+                                tape.watch(opened)
                             upstream = opened
                             slots[index] = opened
                             settled.set()

@@ -14,7 +14,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from types import TracebackType
-from typing import IO, Any, TextIO, cast
+from typing import IO, Any, Protocol, TextIO, cast
 
 import anyio
 import httpx2
@@ -47,7 +47,26 @@ NotificationSink = Callable[["Upstream", types.ServerNotification], Awaitable[No
 ClientRequestSink = Callable[["Upstream", UpstreamRequest], Awaitable[UpstreamAnswer]]
 ReportLine = Callable[[str], None]
 
+
+class UpstreamTape(Protocol):
+    """Sees each listing and call of an upstream (a cassette being recorded)."""
+
+    def listed(self, upstream: Upstream, tools: list[types.Tool]) -> None:
+        """``upstream`` listed ``tools``."""
+
+    def called(
+        self,
+        upstream: Upstream,
+        name: str,
+        arguments: dict[str, Any],
+        answer: types.CallToolResult | MCPError,
+    ) -> None:
+        """``upstream`` answered the call of ``name`` with ``answer``."""
+
+
 DEFAULT_CONNECT_TIMEOUT = 30.0
+# Errors of the connection rather than answers of the server: not recorded in a cassette.
+_TRANSPORT_CODES = frozenset({types.CONNECTION_CLOSED, UPSTREAM_UNREACHABLE})
 # A listing that never stops paginating must not hang the proxy.
 _MAX_PAGES = 100
 
@@ -69,6 +88,8 @@ class Upstream:
             Reconnector() if isinstance(spec, HttpUpstream) else None
         )
         self._stale = False
+        #: Set while a cassette records this upstream's exchanges.
+        self.tape: UpstreamTape | None = None
 
     def attach(self, session: ClientSession) -> None:
         """Use ``session``, a fresh connection to the same server, from now on."""
@@ -137,6 +158,8 @@ class Upstream:
             cursor = page.next_cursor
             if not cursor:
                 break
+        if self.tape is not None:
+            self.tape.listed(self, tools)
         return tools
 
     async def call_tool(
@@ -162,13 +185,18 @@ class Upstream:
             session = await self.current_session()
             try:
                 with self.in_flight.track(origin):
-                    return await session.send_request(
+                    result = await session.send_request(
                         request, types.CallToolResult, progress_callback=progress
                     )
+                if self.tape is not None:
+                    self.tape.called(self, name, arguments, result)
+                return result
             except MCPError as exc:
                 unusable = self._note_failure(session, exc)
                 # A forgotten session refused the call before running it: safe to send again.
                 if not unusable or exc.code == UPSTREAM_UNREACHABLE or attempt:
+                    if self.tape is not None and exc.code not in _TRANSPORT_CODES:
+                        self.tape.called(self, name, arguments, exc)
                     raise
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
