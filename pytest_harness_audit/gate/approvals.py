@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import fnmatch
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -104,6 +106,21 @@ def _bad(approver: str, error: str) -> Approval:
     return Approval("reject", approver, f"approver {approver!r}: {error}", error=error)
 
 
+#: The approver a door supplies for the calls it is making (the proxy's client), with its id.
+_DOOR_APPROVER: ContextVar[tuple[Approver, str] | None] = ContextVar("door_approver", default=None)
+
+
+@contextmanager
+def door_approver(approver: Approver | None, name: str) -> Iterator[None]:
+    """Within the block, calls that ask go to ``approver`` (recorded as ``name``) unless the gate
+    has an approver of its own (a scripted one wins: tests stay deterministic)."""
+    token = _DOOR_APPROVER.set(None if approver is None else (approver, name))
+    try:
+        yield
+    finally:
+        _DOOR_APPROVER.reset(token)
+
+
 class Approvals:
     """A gate's approval step: its approver, and whether an approver ended the session."""
 
@@ -147,16 +164,20 @@ class Approvals:
         return read_answer(answer, self.name)
 
     async def ask_async(self, decision: GateDecision, door: str) -> Approval:
-        """:meth:`ask` for a door that awaits (the approver may be a coroutine function)."""
-        if self.approver is None:
+        """:meth:`ask` for a door that awaits (the approver may be a coroutine function); the
+        door's approver (:func:`door_approver`) answers when the gate has none."""
+        approver, name = self.approver, self.name
+        if approver is None and (supplied := _DOOR_APPROVER.get()) is not None:
+            approver, name = supplied
+        if approver is None:
             return Approval("reject", NO_APPROVER, "no approver: a call that asks is rejected")
         try:
-            answer = self.approver(self.request(decision, door))
+            answer = approver(self.request(decision, door))
             if inspect.isawaitable(answer):
                 answer = await answer
         except Exception as exc:
-            return _bad(self.name, f"raised {_describe(exc)}")
-        return read_answer(answer, self.name)
+            return _bad(name, f"raised {_describe(exc)}")
+        return read_answer(answer, name)
 
 
 def settle(

@@ -31,7 +31,7 @@ from pytest_harness_audit.policy.model import PolicySpec
 MAX_VIEWS = 16
 NETWORK_TARGET = "note:network"
 _WRITE = "write:"
-_RANK = {"allow": 0, "warn": 1, "deny": 2}
+_RANK = {"allow": 0, "warn": 1, "ask": 2, "deny": 3}
 #: Written files no rule is about (the shell's own sinks).
 _SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
 

@@ -24,12 +24,14 @@ import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
+from pytest_harness_audit.doors.proxy.approval import client_approver, client_name
 from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
 from pytest_harness_audit.doors.proxy.local_tools import CallStopped, error_result, result_text
 from pytest_harness_audit.doors.proxy.reachability import UPSTREAM_UNREACHABLE
 from pytest_harness_audit.doors.proxy.routing import LocalRoute, Route, ToolCatalog, UpstreamRoute
 from pytest_harness_audit.doors.proxy.upstream import UpstreamGone
+from pytest_harness_audit.gate.approvals import door_approver
 from pytest_harness_audit.gate.seam import Outcome, describe_exception
 
 BLOCKED_FALLBACK = "[blocked] [web4-policy] blocked by policy"
@@ -92,7 +94,9 @@ class CallPipeline:
                 return Outcome.error(message, reraise=raise_after)
             return await self._act(route, arguments, progress, meta, origin, replies)
 
-        gated = await self._gate.run_async(gate_tool_name(name, route), arguments, act)
+        asker = None if origin is None else client_approver(origin)
+        with door_approver(asker, "client" if origin is None else client_name(origin)):
+            gated = await self._gate.run_async(gate_tool_name(name, route), arguments, act)
         if gated.blocked:
             return error_result(gated.error_message or BLOCKED_FALLBACK)
         if gated.findings.redacted:
