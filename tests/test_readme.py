@@ -403,8 +403,14 @@ def check_proxy_command(block: Block, **_: Any) -> None:
 
 Handler = Callable[..., None]
 
+def check_approvals_test(block: Block, pytester: pytest.Pytester, **_: Any) -> None:
+    """The approvals example passes, audited, with the verdicts it states."""
+    run_test_file(pytester, block.text, "--harness-audit").assert_outcomes(passed=2)
+
+
 # (language, text the block contains, handler); the first match wins.
 HANDLERS: list[tuple[str, str, Handler]] = [
+    ("python", "@pytest.mark.harness_approvals", check_approvals_test),
     ("python", "def test_agent_tidies_up", check_tutorial_test),
     ("python", 'harness.run_script("exfiltrate-secrets")', check_intro_test),
     ("python", "result = harness.call(", check_harness_reference),

@@ -88,7 +88,7 @@ def harness_factory(
     scenario's own ``workspace:`` and ``policy:`` unless ``template``/``policy`` are given.
     Every session it makes is checked against the test's markers at the end of the test.
     """
-    from pytest_harness_audit.plugin.markers import parse_harness_agents
+    from pytest_harness_audit.plugin.markers import parse_harness_agents, parse_harness_approvals
     from pytest_harness_audit.session.harness import Harness, new_session_id
 
     options = request.config.stash[OPTIONS_KEY]
@@ -143,6 +143,10 @@ def harness_factory(
 
             # -v: the records' lines by the policy's auditLevel, on the test's stderr
             harness.gate.observers.append(RecordConsole(None, harness.policy.audit_level))
+        approvals = request.node.get_closest_marker("harness_approvals")
+        if approvals is not None:
+            approver, name = parse_harness_approvals(approvals.args, approvals.kwargs)
+            harness.approver(approver, name=name)
         sessions.append(harness)
         return harness
 

@@ -33,6 +33,8 @@ MARKERS = {
     "harness_workspace": "harness_workspace(template): the workspace template of the test's "
     "harness",
     "harness_agents": "harness_agents(local, *peers): agent names for social-harness sends",
+    "harness_approvals": "harness_approvals(table, name='scripted'): answer calls a rule decided "
+    "ask by {tool glob: approve|reject|escalate|terminate|('modify', params)}, first match wins",
     "harness_snapshot": "harness_snapshot: at the end of the test, compare every harness session's "
     "report with its .audit.yaml snapshot (syrupy; --snapshot-update accepts)",
 }
@@ -147,6 +149,27 @@ def parse_harness_policy(args: Sequence[Any], kwargs: Mapping[str, Any], base_di
     return resolve_policy(args[0], base_dir=base_dir, **kwargs)
 
 
+def parse_harness_approvals(
+    args: Sequence[Any], kwargs: Mapping[str, Any]
+) -> tuple[Callable[..., Any], str]:
+    """``harness_approvals({"Write": "approve", "Bash*": "reject"}, name="reviewer")``: the
+    approver of the test's harness sessions and its id."""
+    values = _only("harness_approvals", args, kwargs, ("table", "name"), 2)
+    table, name = values.get("table"), values.get("name", "scripted")
+    if not isinstance(table, Mapping):
+        raise UsageError(
+            f"harness_approvals: needs a mapping of tool glob to answer, got {table!r}"
+        )
+    if not isinstance(name, str) or not name:
+        raise UsageError(f"harness_approvals: name must be a non-empty string, got {name!r}")
+    from pytest_harness_audit.gate.approvals import table_approver
+
+    try:
+        return table_approver(table, "harness_approvals"), name
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 #: The markers whose arguments are checked at collection and read at the end of the test.
 MARKER_PARSERS: dict[str, Callable[[Sequence[Any], Mapping[str, Any]], object]] = {
     "expect_verdict": parse_expect_verdict,
@@ -154,6 +177,7 @@ MARKER_PARSERS: dict[str, Callable[[Sequence[Any], Mapping[str, Any]], object]] 
     "expect_escalation": parse_expect_escalation,
     "expect_refused": parse_expect_refused,
     "harness_agents": parse_harness_agents,
+    "harness_approvals": parse_harness_approvals,
 }
 
 
