@@ -403,6 +403,7 @@ def check_proxy_command(block: Block, **_: Any) -> None:
 
 Handler = Callable[..., None]
 
+
 def check_approvals_test(block: Block, pytester: pytest.Pytester, **_: Any) -> None:
     """The approvals example passes, audited, with the verdicts it states."""
     run_test_file(pytester, block.text, "--harness-audit").assert_outcomes(passed=2)
