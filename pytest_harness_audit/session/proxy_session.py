@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pytest_harness_audit.doors.proxy.replay import CassetteTape
     from pytest_harness_audit.doors.social import SocialSession
     from pytest_harness_audit.gate import Gate
+    from pytest_harness_audit.gate.inspection import SessionInspection
     from pytest_harness_audit.policy import Policy
     from pytest_harness_audit.social.secret_ledger import SecretLedger
     from pytest_harness_audit.tools.toolbox import ToolBox
@@ -68,6 +69,11 @@ class ProxiedSession(Protocol):
     @property
     def secrets(self) -> SecretLedger:
         """The session's secret ledger (the proxy's gate notes what its calls saw)."""
+        ...
+
+    @property
+    def inspection(self) -> SessionInspection:
+        """The session's inspection (its registry knows the workspace's secrets)."""
         ...
 
     @property
@@ -293,7 +299,7 @@ def _tape(
     match_on: Any,
 ) -> CassetteTape | None:
     """The cassette of ``record=`` / ``replay=`` / ``cassette=`` (with ``record_mode``)."""
-    from pytest_harness_audit.doors.proxy.cassette import DEFAULT_MATCH_ON
+    from pytest_harness_audit.doors.proxy.cassette import DEFAULT_MATCH_ON, map_strings
     from pytest_harness_audit.doors.proxy.core import report_to_stderr
     from pytest_harness_audit.doors.proxy.replay import CassetteTape, choose_mode
 
@@ -305,11 +311,17 @@ def _tape(
     )
     if chosen is None:
         return None
+    registry = harness.inspection.inspector.secrets
+
+    def redact(value: object) -> object:
+        # secrets the session noted, then the workspace's known secrets in any form
+        return map_strings(harness.secrets.redact(value), registry.redact)
+
     return CassetteTape(
         chosen[0],
         chosen[1],
         workspace=harness.root,
-        redact=harness.secrets.redact,
+        redact=redact,
         match_on=DEFAULT_MATCH_ON if match_on is None else match_on,
         report=report_to_stderr,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import sys
@@ -90,6 +91,35 @@ def chain_view(harness: Harness) -> list[tuple[Any, ...]]:
     return [(c.tool, c.category, c.status, c.decision, c.door) for c in harness.calls()]
 
 
+# what differs between two sessions of the same calls: ids, times, links, the workspace path
+VOLATILE = {
+    "recordId",
+    "r6RequestId",
+    "timestamp",
+    "clock",
+    "durationMs",
+    "sessionId",
+    "lct",
+    "prevRecordHash",
+    "inputHash",
+    "prevR6Id",
+}
+
+
+def comparable(value: Any, root: Path) -> Any:
+    if isinstance(value, dict):
+        return {k: comparable(v, root) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [comparable(v, root) for v in value]
+    if isinstance(value, str):
+        return value.replace(str(root), "{workspace}")
+    return value
+
+
+def chain_records(harness: Harness) -> list[Any]:
+    return [comparable(record.raw, harness.root) for record in harness.records]
+
+
 @pytest.fixture
 def git_harness(harness_factory: Any) -> Any:
     def make() -> Harness:
@@ -129,6 +159,8 @@ def test_recorded_git_session_replays_without_the_upstream(
     assert relisted == listed and "git_status" in listed
     assert texts(replayed, second.root) == texts(recorded, first.root)
     assert chain_view(second) == chain_view(first)
+    assert chain_records(second) == chain_records(first)
+    assert any("outputHash" in r["result"] for r in chain_records(first))
     assert second.verdict == first.verdict == "FAIL"
     assert second.verify().valid
 
@@ -382,3 +414,29 @@ def test_record_option_none_new_all_through_the_fixture(
         failed=1
     )
     assert marker.exists()
+
+
+def test_the_workspace_secrets_never_reach_a_cassette(git_harness: Any, tmp_path: Path) -> None:
+    from proxy_support import TEST_SERVER
+
+    harness = git_harness()
+    env = (harness.root / ".env").read_text(encoding="utf-8")
+    key = next(line.split("=", 1)[1] for line in env.splitlines() if line.startswith("API_KEY="))
+    cassette = tmp_path / "secrets.yaml"
+    proxy = harness.start_proxy(
+        [sys.executable, TEST_SERVER], workspace_tools=False, record=cassette
+    )
+    assert proxy.tape is not None
+    upstream: Any = type("U", (), {"name": "echo"})()
+    encoded = base64.b64encode(key.encode()).decode()
+    leaked = types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"key={key}\nencoded={encoded}")]
+    )
+    proxy.tape.called(upstream, "echo", {"text": key}, leaked)
+    harness.close()
+    text = cassette.read_text(encoding="utf-8")
+    assert key not in text and encoded not in text
+    assert text.count("[secret:") == 3
+    # a replayed call carrying the secret matches its redacted recording
+    replaying = CassetteTape(cassette, "replay", redact=proxy.tape.redact)
+    assert replaying.answer(Interaction("echo", "echo", {"text": key})) is not None

@@ -196,16 +196,25 @@ def _list(data: Mapping[str, Any], key: str, bad: Callable[[str], CassetteError]
     return value
 
 
-def _replace_strings(value: object, old: Sequence[str], new: str) -> object:
+def map_strings(value: object, change: Callable[[str], str]) -> object:
+    """``value`` (strings, lists, mappings, recursively) with ``change`` applied to each
+    string value (mapping keys are kept)."""
     if isinstance(value, str):
-        for text in old:
-            value = value.replace(text, new)
-        return value
+        return change(value)
     if isinstance(value, Mapping):
-        return {key: _replace_strings(item, old, new) for key, item in value.items()}
+        return {key: map_strings(item, change) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_replace_strings(item, old, new) for item in value]
+        return [map_strings(item, change) for item in value]
     return value
+
+
+def _replace_strings(value: object, old: Sequence[str], new: str) -> object:
+    def replace(text: str) -> str:
+        for part in old:
+            text = text.replace(part, new)
+        return text
+
+    return map_strings(value, replace)
 
 
 def _workspace_forms(workspace: Path) -> list[str]:

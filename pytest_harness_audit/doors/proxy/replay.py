@@ -66,7 +66,7 @@ class CassetteTape:
         self.path = path
         self.mode = mode
         self.workspace = workspace
-        self._redact = redact
+        self.redact = redact
         self._matcher = make_matcher(match_on)
         self._report = report
         self._lock = threading.Lock()
@@ -128,7 +128,7 @@ class CassetteTape:
         """Write the recorded cassette (nothing when replaying)."""
         if self.mode == "record":
             with self._lock:
-                self.cassette.save(self.path, redact=self._redact, workspace=self.workspace)
+                self.cassette.save(self.path, redact=self.redact, workspace=self.workspace)
 
     # replaying
 
@@ -172,7 +172,7 @@ class CassetteTape:
         return line
 
     def _as_recorded(self, value: object) -> object:
-        return self._redact(to_cassette_text(value, self.workspace))
+        return self.redact(to_cassette_text(value, self.workspace))
 
     def as_served(self, value: object) -> Any:
         """A recorded value with ``{workspace}`` written as this workspace."""
