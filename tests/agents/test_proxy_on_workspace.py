@@ -79,6 +79,7 @@ def test_harness_proxy_serves_the_workspace_repository(
         harness.close()
 
 
+@pytest.mark.slow
 def test_cli_proxy_with_workspace_serves_the_workspace_repository(
     tmp_path: Path, caller_repo: git.Repo
 ) -> None:
@@ -126,6 +127,7 @@ def test_workspace_placeholder_without_a_workspace_is_one_clear_error() -> None:
     )
 
 
+@pytest.mark.slow
 def test_cli_placeholder_without_workspace_exits_2_with_one_line(tmp_path: Path) -> None:
     argv: list[Any] = [sys.executable, "-m", "pytest_harness_audit", "--storage", str(tmp_path)]
     argv += ["proxy", "--", *GIT_DOT[:-1], "{workspace}"]

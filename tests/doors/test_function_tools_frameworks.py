@@ -163,6 +163,7 @@ def test_openai_agents_builds_the_same_schema_for_the_gated_tool(service: Harnes
     assert gated.params_json_schema == plain.params_json_schema
 
 
+@pytest.mark.slow
 def test_openai_agents_a_raised_block_reaches_the_model_as_a_tool_error(
     service: Harness,
 ) -> None:

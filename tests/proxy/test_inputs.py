@@ -226,6 +226,7 @@ def test_cli_usage_errors_are_one_line_and_exit_2(
     assert message in lines[0]
 
 
+@pytest.mark.slow
 def test_cli_usage_error_from_a_real_process(tmp_path: Path) -> None:
     argv = [sys.executable, STUB_PROXY, "--storage", str(tmp_path), "proxy", "--http", "1.2.3.4:5"]
     done = subprocess.run([*argv, "--", "x"], capture_output=True, text=True, timeout=30)
@@ -254,6 +255,7 @@ def _proxy_process(tmp_path: Path, *options: str, upstream: list[str]) -> tuple[
 
 
 @pytest.mark.parametrize("options", [(), ("--http", "127.0.0.1:0")], ids=["stdio", "http"])
+@pytest.mark.slow
 def test_an_upstream_that_exits_at_once_is_one_line_naming_it(
     tmp_path: Path, options: tuple[str, ...]
 ) -> None:
@@ -267,6 +269,7 @@ def test_an_upstream_that_exits_at_once_is_one_line_naming_it(
     ]
 
 
+@pytest.mark.slow
 def test_an_upstream_that_writes_garbage_and_exits_gives_no_traceback(tmp_path: Path) -> None:
     code, lines = _proxy_process(
         tmp_path, upstream=[sys.executable, "-c", "print('Welcome to my server!')"]

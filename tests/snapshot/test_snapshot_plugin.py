@@ -106,6 +106,7 @@ def changed_lines(output: str) -> list[str]:
     return [m.group(1) for m in marker.finditer(output)]
 
 
+@pytest.mark.slow
 def test_created_passes_fails_with_a_small_diff_and_updates(pytester: pytest.Pytester) -> None:
     suite = write_suite(pytester.path)
     result = pytester.runpytest("--snapshot-no-colors")

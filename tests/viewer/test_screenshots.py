@@ -36,6 +36,7 @@ def css_rule(page: str, selector: str) -> str:
     return found.group(1)
 
 
+@pytest.mark.slow
 def test_run_overview(browser: str, artifacts: Path, stored_run: StoredRun, tmp_path: Path) -> None:
     page = tmp_path / "view.html"
     write_view(page, [SessionRef(str(stored_run.storage), s) for s in stored_run.sessions])
@@ -61,6 +62,7 @@ def test_run_overview(browser: str, artifacts: Path, stored_run: StoredRun, tmp_
     assert f"background: {VERDICT_TONES['PASS'].background}" in css_rule(rendered, ".verdict-PASS")
 
 
+@pytest.mark.slow
 def test_a_session_with_a_quarantine(
     browser: str, artifacts: Path, stored_run: StoredRun, tmp_path: Path
 ) -> None:
@@ -84,6 +86,7 @@ def test_a_session_with_a_quarantine(
 @pytest.mark.skipif(
     importlib.util.find_spec("pytest_html") is None, reason="pytest-html is not installed"
 )
+@pytest.mark.slow
 def test_the_pytest_html_report(
     browser: str, artifacts: Path, pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
