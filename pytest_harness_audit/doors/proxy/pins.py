@@ -13,7 +13,8 @@ YAML::
     {"servers": {"<server>": {"tools": {"<tool>": {"sha256": "…", "description": "…"}}}}}
 
 Benign look-alikes do not alert: tools listed in another order, schema keys in another order,
-and descriptions that differ only in whitespace (runs of whitespace count as one space).
+and descriptions that differ only in whitespace (runs of whitespace count as one space). Two
+tools listed under one name are pinned together, so a second copy cannot hide behind the first.
 """
 
 from __future__ import annotations
@@ -62,6 +63,11 @@ class Pin:
         """The pin of a listed tool."""
         return cls(tool_digest(tool), normalized_description(tool.description))
 
+    def and_then(self, other: Pin) -> Pin:
+        """One pin for two tools listed under one name (each copy counts, in order)."""
+        digest = hashlib.sha256(f"{self.sha256}+{other.sha256}".encode()).hexdigest()
+        return Pin(digest, f"{self.description} | {other.description}")
+
 
 @dataclass(frozen=True)
 class ToolChange:
@@ -109,18 +115,21 @@ class ToolPins:
 
     def check(self, server: str, tools: Sequence[types.Tool]) -> list[ToolChange]:
         """The changes of ``server``'s listing against its pins (none at its first listing)."""
-        listed = {tool.name: (tool, Pin.of(tool)) for tool in tools}
+        listed: dict[str, Pin] = {}
+        for tool in tools:
+            known = listed.get(tool.name)
+            listed[tool.name] = Pin.of(tool) if known is None else known.and_then(Pin.of(tool))
         pinned = self.servers.get(server)
-        self.servers[server] = {name: pin for name, (_, pin) in listed.items()}
+        self.servers[server] = listed
         if pinned is None:
             return []
         changes: list[ToolChange] = []
         for name in sorted(pinned.keys() - listed.keys()):
             changes.append(ToolChange(server, name, "removed", old_sha256=pinned[name].sha256))
         for name in sorted(listed.keys() - pinned.keys()):
-            changes.append(ToolChange(server, name, "added", new_sha256=listed[name][1].sha256))
+            changes.append(ToolChange(server, name, "added", new_sha256=listed[name].sha256))
         for name in sorted(pinned.keys() & listed.keys()):
-            old, new = pinned[name], listed[name][1]
+            old, new = pinned[name], listed[name]
             if old.sha256 == new.sha256:
                 continue
             described = old.description != new.description
