@@ -122,8 +122,10 @@ def run(args: argparse.Namespace) -> int:
             raise
         raise inner from None
     finally:
-        for inspection in gate.inspectors:
-            inspection.close()
+        for inspection in getattr(gate, "inspectors", ()):
+            close = getattr(inspection, "close", None)
+            if close is not None:
+                close()
         if policy.show_r6_status:
             from pytest_harness_audit.gate.console import status_line
 
