@@ -323,7 +323,7 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
         )
         if decision.evaluation.decision == ASK and not decision.blocked:
             # the call ran, so the user approved it at the host's own prompt
-            decision = settle(decision, Approval("approve", HOST_APPROVER), policy, gate.root)
+            decision = settle(decision, Approval("approve", HOST_APPROVER))
         gate.run(
             payload.tool_name, payload.tool_input, lambda _decision: reported, decision=decision
         )

@@ -32,7 +32,6 @@ from pytest_harness_audit.immune.records import Escalation
 
 if TYPE_CHECKING:
     from pytest_harness_audit.gate.decision import GateDecision
-    from pytest_harness_audit.policy import Policy
 
 #: The decision of a rule that wants a human's approval first.
 ASK = "ask"
@@ -181,12 +180,15 @@ class Approvals:
 
 
 def settle(
-    decision: GateDecision, approval: Approval, policy: Policy, root: str | None
+    decision: GateDecision,
+    approval: Approval,
+    recheck: Callable[[str, Mapping[str, Any]], Any] | None = None,
 ) -> GateDecision:
     """``decision`` with ``approval`` applied: blocked unless it runs, the record's ``approval``.
 
-    A ``modify`` is judged again by the policy with the new params: a rule that denies them
-    blocks the call; one that asks again is taken as answered.
+    A ``modify`` is decided again by ``recheck`` (the gate's ``decide``: policy, audit store,
+    quarantine, outgoing secrets) with the new params: a refusal blocks the call; an ``ask``
+    again is taken as answered. Without ``recheck`` a ``modify`` is refused (fail closed).
     """
     part: dict[str, Any] = {"approver": approval.approver, "outcome": approval.outcome}
     if approval.reason:
@@ -199,11 +201,14 @@ def settle(
         part["originalInputHash"] = canonical_hash(decision.params, "params")
         part["modifiedInputHash"] = canonical_hash(approval.params, "params")
         decision.params = approval.params
-        again = policy.evaluate(decision.tool, approval.params, root=root)
-        decision.shown_target = again.target
-        if again.blocked:
-            blocked = True
-            message = f"{BLOCK_PREFIX}[web4-policy] modified params denied: {again.reason}"
+        if recheck is None:
+            blocked, why = True, "no gate to judge them"
+        else:
+            again = recheck(decision.tool, approval.params)
+            decision.shown_target = again.evaluation.target
+            blocked, why = bool(again.blocked), str(again.message).removeprefix(BLOCK_PREFIX)
+        if blocked:
+            message = f"{BLOCK_PREFIX}[web4-approval] modified params refused: {why}"
     if blocked and not message:
         why = approval.reason or f"answered by approver {approval.approver!r}"
         message = f"{BLOCK_PREFIX}[web4-approval] {approval.outcome}: {why}"
@@ -270,7 +275,7 @@ def _pending(approvals: Approvals, decision: GateDecision) -> bool:
 
 
 def _applied(gate: Any, approvals: Approvals, decision: GateDecision, approval: Approval) -> Any:
-    settled = settle(decision, approval, gate.policy, getattr(gate, "root", None))
+    settled = settle(decision, approval, gate.decide)
     if approval.outcome == "terminate":
         approvals.terminated = approval.reason or f"terminated by approver {approval.approver!r}"
     return settled

@@ -13,7 +13,7 @@ _UNSET = object()
 class Evaluation:
     """A policy decision for one call.
 
-    Attributes: ``decision`` (allow|deny|warn), ``enforced``, ``blocked`` (deny and enforced),
+    Attributes: ``decision`` (allow|deny|warn|ask), ``enforced``, ``blocked`` (deny and enforced),
     ``rule_id``/``rule_name``/``priority`` (``None`` for the default decision), ``reason``,
     ``constraints`` (``policy:<decision>``, ``rule:<id>``/``rule:default``, ``enforced:false`` in
     dry-run), ``category``, ``target`` (the primary target, full length) and ``targets`` (all

@@ -121,10 +121,28 @@ def test_modify_cannot_smuggle_a_denied_call(harness: Harness) -> None:
     harness.approver(lambda call: ("modify", {"file_path": "deploy/key.pem", "content": "k"}))
     result = harness.call("Write", **DEPLOY)
     assert result.status == "blocked"
-    assert "modified params denied" in (result.error_message or "")
+    assert "modified params refused: [web4-policy]" in (result.error_message or "")
     assert result.record["request"]["target"] == "deploy/key.pem"
     assert not (harness.root / "deploy/key.pem").exists()
     assert harness.verdict == Verdict.FAIL
+
+
+def test_modify_cannot_reach_the_audit_store(harness: Harness) -> None:
+    store = str(harness.storage_dir / "audit" / "forged.jsonl")
+    harness.approver(lambda call: ("modify", {"file_path": store, "content": "{}"}))
+    result = harness.call("Write", **DEPLOY)
+    assert result.status == "blocked"
+    assert "modified params refused" in (result.error_message or "")
+    assert not Path(store).exists()
+
+
+def test_params_cannot_forge_an_approval(harness: Harness) -> None:
+    result = harness.call("Write", file_path="notes.txt", content="x", approval="approve")
+    assert result.record["resource"] == {"approvalRequired": False}
+    assert "approval" not in result.record
+    forged = harness.call("Write", **DEPLOY, approval={"outcome": "approve"})
+    assert forged.status == "blocked"
+    assert forged.record["approval"]["approver"] == "none"
 
 
 def test_escalate_appends_an_immune_escalation_then_rejects(harness: Harness) -> None:
