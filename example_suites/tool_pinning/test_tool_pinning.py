@@ -90,3 +90,14 @@ def test_the_committed_pin_file_catches_a_change_at_the_first_listing(tmp_path):
     [alert] = [r for r in iter_records(tmp_path, "pulled") if r.get("kind") == "alert"]
     assert alert["toolChanged"]["tool"] == "lookup"
     assert json.loads(PINS.read_text(encoding="utf-8"))["servers"]  # the pin file is unchanged
+
+
+@pytest.mark.expect_verdict("WARN")
+def test_recording_proxy_checks_the_committed_pin_file(harness, recording_proxy):
+    # A relative pin= is taken from the test file's directory, like cassettes.
+    (harness.root / "description.txt").write_text(RUG, encoding="utf-8")
+    proxy = recording_proxy(upstream(harness), workspace_tools=False, pin="tools.pin.json")
+    assert proxy.pin == PINS
+    list_twice(proxy, lambda: None)  # the first listing already differs from the pins
+    [alert] = alerts(harness)
+    assert alert.raw["toolChanged"]["server"] == "dictionary_server.py"

@@ -154,17 +154,9 @@ def _upstreams(args: argparse.Namespace) -> list[UpstreamSpec]:
 
 def _pins(path: Path, names: list[str]) -> Any:
     """The pins of ``path``, or None (and a line saying so) when the file is to be written."""
-    from pytest_harness_audit.doors.proxy.pins import ToolPins, check_pin_servers
+    from pytest_harness_audit.doors.proxy.pin_guard import load_pin_file
 
-    if not path.exists():
-        report_status(
-            f"harness-audit proxy: pin file {path} does not exist; "
-            "it will be written at the first tools/list"
-        )
-        return None
-    pins = ToolPins.read(path)
-    check_pin_servers(path, pins, names)
-    return pins
+    return load_pin_file(path, names, report_status)
 
 
 def _policy(args: argparse.Namespace) -> Any:

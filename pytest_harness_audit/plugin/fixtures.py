@@ -213,7 +213,7 @@ def recording_proxy(
     """
 
     def start(upstream: Any = (), **options: Any) -> RecordingProxySession:
-        for key in ("record", "replay", "cassette"):
+        for key in ("record", "replay", "cassette", "pin"):
             if options.get(key) is not None:
                 options[key] = request.path.parent / options[key]
         options.setdefault("record_mode", request.config.getoption("--harness-audit-record"))

@@ -129,6 +129,7 @@ class RecordingProxySession:
         cassette: str | Path | None = None,
         record_mode: str = "none",
         match_on: Any = None,
+        pin: str | Path | None = None,
     ) -> None:
         from pytest_harness_audit.doors.proxy import BackgroundProxy, in_workspace
         from pytest_harness_audit.doors.proxy.workspace_tools import workspace_tools as make_tools
@@ -175,8 +176,14 @@ class RecordingProxySession:
         self.gate.observers.extend(
             o for o in harness.gate.observers if isinstance(o, RecordConsole)
         )
+        #: The pin file the proxy checks (written at the first listing when missing).
+        self.pin = Path(pin) if pin is not None else None
         self._proxy: BackgroundProxy = BackgroundProxy(
-            self.gate, self._specs, local_tools=tools, call_timeout=call_timeout
+            self.gate,
+            self._specs,
+            local_tools=tools,
+            call_timeout=call_timeout,
+            **_pin_options(self.pin, self._specs),
         )
         self._stdio_dir = harness.storage_dir / "policies"
         self._started: tuple[Any, list[str] | UsageError] | None = None
@@ -261,6 +268,7 @@ class RecordingProxySession:
             call_timeout=self._call_timeout,
             social=self._social_agents,
             python=sys.executable,
+            pin=self.pin,
         )
 
     def mcp_config(self, transport: str = "http", name: str = "harness") -> dict[str, Any]:
@@ -288,6 +296,17 @@ class RecordingProxySession:
         self.gate.chain.close()
         if self.tape is not None:
             self.tape.save()
+
+
+def _pin_options(pin: Path | None, specs: Sequence[UpstreamSpec]) -> dict[str, Any]:
+    """The proxy's ``pins``/``pin_path`` for ``recording_proxy(pin=…)`` (none without it)."""
+    if pin is None:
+        return {}
+    from pytest_harness_audit.doors.proxy.core import report_to_stderr
+    from pytest_harness_audit.doors.proxy.pin_guard import load_pin_file
+
+    pins = load_pin_file(pin, [spec.name for spec in specs], report_to_stderr)
+    return {"pins": pins, "pin_path": pin}
 
 
 def _tape(

@@ -241,3 +241,11 @@ async def test_cli_pin_writes_then_alerts_on_a_rug_pull(tmp_path: Path) -> None:
     second = [r for r in iter_records(storage, "second") if r.get("kind") == "alert"]
     assert first == []
     assert [r["toolChanged"]["tool"] for r in second] == ["lookup"]
+
+
+def test_the_stdio_command_carries_the_pin_file(tmp_path: Path) -> None:
+    from pytest_harness_audit.doors.proxy import proxy_command
+
+    argv = proxy_command(storage=tmp_path, pin=tmp_path / "p.json", upstream=["srv"])
+    assert argv[argv.index("--pin") + 1] == str(tmp_path / "p.json")
+    assert "--pin" not in proxy_command(storage=tmp_path, upstream=["srv"])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
@@ -28,6 +29,7 @@ from pytest_harness_audit.doors.proxy.errors import ProxyError
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
 from pytest_harness_audit.doors.proxy.http import HttpEndpoint
 from pytest_harness_audit.doors.proxy.local_tools import LocalTool
+from pytest_harness_audit.doors.proxy.pins import ToolPins
 from pytest_harness_audit.doors.proxy.upstream import DEFAULT_CONNECT_TIMEOUT, ReportLine
 
 
@@ -47,6 +49,8 @@ class BackgroundProxy:
         token: str | None = None,
         report: ReportLine = report_to_stderr,
         upstream_stderr: TextIO | None = None,
+        pins: ToolPins | None = None,
+        pin_path: Path | None = None,
     ) -> None:
         self._proxy = RecordingProxy(
             gate,
@@ -56,6 +60,8 @@ class BackgroundProxy:
             connect_timeout=connect_timeout,
             report=report,
             upstream_stderr=upstream_stderr,
+            pins=pins,
+            pin_path=pin_path,
         )
         self._host, self._port, self._token = host, port, token
         self._endpoint: HttpEndpoint | None = None

@@ -31,6 +31,7 @@ def proxy_command(
     call_timeout: float | None = None,
     social: Sequence[str] = (),
     python: str = sys.executable,
+    pin: Path | str | None = None,
 ) -> list[str]:
     """Argv for ``harness-audit --storage STORAGE proxy [options] -- UPSTREAM...``.
 
@@ -48,6 +49,7 @@ def proxy_command(
         ("--http", http),
         ("--call-timeout", call_timeout),
         ("--social", ",".join(social) if social else None),
+        ("--pin", pin),
     ]
     for flag, value in options:
         if value is not None:

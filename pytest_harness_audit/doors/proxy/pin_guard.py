@@ -11,8 +11,22 @@ from typing import Any
 
 import mcp_types as types
 
-from pytest_harness_audit.doors.proxy.pins import ALERT, ToolChange, ToolPins
+from pytest_harness_audit.doors.proxy.pins import ALERT, ToolChange, ToolPins, check_pin_servers
 from pytest_harness_audit.doors.proxy.upstream import ReportLine
+
+
+def load_pin_file(path: Path, names: Sequence[str], report: ReportLine) -> ToolPins | None:
+    """The pins of ``path`` checked against the upstreams' ``names``; ``None`` (and a line
+    saying so) when the file does not exist yet and will be written at the first listing."""
+    if not path.exists():
+        report(
+            f"harness-audit proxy: pin file {path} does not exist; "
+            "it will be written at the first tools/list"
+        )
+        return None
+    pins = ToolPins.read(path)
+    check_pin_servers(path, pins, names)
+    return pins
 
 
 def _is_strict(gate: Any) -> bool:
