@@ -97,6 +97,7 @@ async def test_a_changed_description_is_tool_changed_and_warns(session: Session)
     assert any("tool_changed: tool 'lookup'" in line for line in session.reports)
 
 
+@pytest.mark.slow
 async def test_strict_preset_makes_a_rug_pull_fail(tmp_path: Path) -> None:
     strict = Session(tmp_path, preset="strict")
     await strict.listings({}, {"description": "Now this does something else."})
@@ -104,6 +105,7 @@ async def test_strict_preset_makes_a_rug_pull_fail(tmp_path: Path) -> None:
     assert strict.verdict() == Verdict.FAIL
 
 
+@pytest.mark.slow
 async def test_a_changed_schema_names_the_input_schema(session: Session) -> None:
     await session.listings({}, {"param": "exfil_path"})
     [alert] = session.alerts()
@@ -111,6 +113,7 @@ async def test_a_changed_schema_names_the_input_schema(session: Session) -> None
     assert "diff" not in alert["toolChanged"]
 
 
+@pytest.mark.slow
 async def test_tools_added_and_removed_alert(session: Session) -> None:
     names = await session.listings({}, {"add": True}, {"add": True, "hide": True})
     assert names == [
@@ -122,6 +125,7 @@ async def test_tools_added_and_removed_alert(session: Session) -> None:
     assert changes == [("exfiltrate", "added"), ("fetch", "removed")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "look_alike",
     [{"reverse": True}, {"reorder_schema": True}, {"respace": True}],
@@ -134,6 +138,7 @@ async def test_benign_look_alikes_alert_nothing(
     assert session.alerts() == []
 
 
+@pytest.mark.slow
 async def test_a_whitespace_change_inside_a_word_is_still_a_change(session: Session) -> None:
     # Collapsing whitespace must not let "dictio nary" pass as "dictionary".
     bent = "Look a word up in the dictio nary. Returns its definition."
@@ -141,6 +146,7 @@ async def test_a_whitespace_change_inside_a_word_is_still_a_change(session: Sess
     assert len(session.alerts()) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "rug",
     [
@@ -158,6 +164,7 @@ async def test_bypasses_are_still_changes(session: Session, rug: dict[str, Any])
     assert session.verdict() == Verdict.WARN
 
 
+@pytest.mark.slow
 async def test_a_pin_file_is_written_then_checked_from_the_first_listing(
     session: Session, tmp_path: Path
 ) -> None:
@@ -175,6 +182,7 @@ async def test_a_pin_file_is_written_then_checked_from_the_first_listing(
     assert json.loads(pin.read_text(encoding="utf-8")) == document  # the pin file stays
 
 
+@pytest.mark.slow
 async def test_a_yaml_pin_file_round_trips(session: Session, tmp_path: Path) -> None:
     pin = tmp_path / "tools.pin.yaml"
     await session.listings({}, pin_path=pin)
