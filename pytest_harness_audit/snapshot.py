@@ -1,6 +1,7 @@
 """Compatibility re-export of the snapshot extension.
 
-It lives in :mod:`pytest_harness_audit.readers.snapshot`; this path is the one the documentation names.
+It lives in :mod:`pytest_harness_audit.readers.snapshot`; this path is the one the documentation
+names.
 """
 
 from pytest_harness_audit.readers.snapshot import AuditReportExtension
