@@ -60,7 +60,7 @@ def run(pytest: Path, directory: Path, source: str) -> str:
 
 
 def main(venv_bin: str) -> int:
-    pytest = Path(venv_bin) / "pytest"
+    pytest = Path(venv_bin).resolve() / "pytest"
     test = find_block("python", "def test_agent_tidies_up").text
     fixed = test.replace(
         '@pytest.mark.expect_verdict("PASS")',
