@@ -120,8 +120,9 @@ def test_twenty_concurrent_pairs_are_each_recorded_once(tmp_path: Path) -> None:
     records = call_records(storage, "host-parallel")
     targets = Counter(str(record["target"]) for record in records)
     full = {(str(cwd / f"f{n:02d}.txt") if n % 2 else f"ls d{n:02d}") for n in range(20)}
-    wanted = {display_target(target) for target in full}  # records keep the first 80 characters
-    assert set(targets) == wanted and set(targets.values()) == {1}
+    # records keep a target's first 80 characters: long paths may share their display form
+    wanted = Counter(display_target(target) for target in full)
+    assert targets == wanted and len(records) == 20
     assert all(record["result"]["status"] == "success" for record in records)
     assert all("effects" not in record and "judged" not in record for record in records)
     verified = subprocess.run(
