@@ -11,7 +11,7 @@ from pytest_harness_audit.policy.shell import read_command
 from pytest_harness_audit.policy.views import view_calls, wanted
 
 SAFETY = Policy.preset("safety")
-ROOT = "/work/ws"
+ROOT = "/srv/ws"
 DESTROY = ("deny", "deny-destructive-commands")
 NETWORK = ("warn", "warn-network")
 MEMORY = ("warn", "warn-memory-write")
