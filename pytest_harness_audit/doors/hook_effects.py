@@ -9,8 +9,10 @@ seam judges the difference as it does for every door (``effects``, ``match.effec
 The workspace is the project: ``$CLAUDE_PROJECT_DIR`` (the host sets it for hook commands) when
 the payload's ``cwd`` lies inside it, else the ``cwd`` itself, so a ``cd`` into a subdirectory
 does not shrink what is watched. The audit store is left out of every snapshot when it lies
-inside the project. A snapshot is bounded: ``.git`` directories are skipped and the walk stops
-after :data:`DEFAULT_ENTRY_LIMIT` entries (``hook pre --snapshot-limit N``). What cannot be seen
+inside the project. A snapshot is the library's own
+(:meth:`~pytest_harness_audit.inspect.WorkspaceSnapshot.take`: of a ``.git`` directory only its
+key entries), bounded: the walk stops after :data:`DEFAULT_ENTRY_LIMIT` entries
+(``hook pre --snapshot-limit N``). What cannot be seen
 is judged conservatively and recorded: a workspace over the limit, or a snapshot missing or
 unreadable at post, gives the call an ``effects`` note, an alert and, when the policy judges
 effects at all, a ``WARN``; the call is recorded either way. Over the limit, the protected files
@@ -20,10 +22,8 @@ globs naming one path), so a persona rewrite still fails the verdict.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -36,13 +36,7 @@ from pytest_harness_audit.inspect import (
     Inspector,
     WorkspaceSnapshot,
 )
-from pytest_harness_audit.inspect.effects import (
-    MAX_DIGEST_BYTES,
-    RACY_NS,
-    Protection,
-    Stat,
-    tracked_paths,
-)
+from pytest_harness_audit.inspect.effects import Protection, content_digest
 from pytest_harness_audit.policy import Policy
 
 #: Entries (files, symlinks, directories) a hook snapshot walks before it gives up.
@@ -89,83 +83,6 @@ def store_inside(root: str, storage: str | os.PathLike[str]) -> str | None:
     return os.path.relpath(real_store, real_root).replace(os.sep, "/")
 
 
-def _content_digest(path: str) -> bytes | None:
-    """The content digest :func:`~pytest_harness_audit.inspect.effects.diff` compares racy
-    files by (the same algorithm as the snapshot's own)."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_DIGEST_BYTES + 1)
-    except OSError:
-        return None
-    if len(data) > MAX_DIGEST_BYTES:
-        return None
-    return hashlib.blake2b(data, digest_size=16).digest()
-
-
-def bounded_walk(
-    base: str, *, skip: str | None, limit: int
-) -> tuple[dict[str, Stat], set[str], bool]:
-    """``(files, dirs, complete)`` as :func:`~pytest_harness_audit.inspect.effects.walk` gives
-    them, leaving out the directory ``skip`` (relative) and stopping after ``limit`` entries."""
-    files: dict[str, Stat] = {}
-    dirs: set[str] = set()
-    stack: list[tuple[str, str]] = [(base, "")]
-    seen = 0
-    while stack:
-        directory, prefix = stack.pop()
-        try:
-            entries = os.scandir(directory)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                relative = prefix + entry.name
-                if relative == skip:
-                    continue
-                seen += 1
-                if seen > limit:
-                    return files, dirs, False
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if entry.name != ".git":
-                            dirs.add(relative)
-                            stack.append((entry.path, relative + "/"))
-                        continue
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                files[relative] = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
-    return files, dirs, True
-
-
-def take_snapshot(
-    root: str, protection: Protection, *, skip: str | None, limit: int, tracked: bool
-) -> WorkspaceSnapshot:
-    """A bounded snapshot of ``root`` (``complete`` is false when it hit ``limit``)."""
-    taken_ns = time.time_ns()
-    files, dirs, complete = bounded_walk(root, skip=skip, limit=limit)
-    racy_from = taken_ns - RACY_NS
-    digests = {
-        path: _content_digest(os.path.join(root, path))
-        for path, info in files.items()
-        if info[1] >= racy_from and stat.S_ISREG(info[3])
-    }
-    inodes: dict[int, str] = {}
-    for path, info in files.items():
-        if protection(path):
-            inodes.setdefault(info[2], path)
-    return WorkspaceSnapshot(
-        root,
-        files,
-        frozenset(dirs),
-        protection,
-        inodes,
-        tracked_paths(root) if tracked and complete else None,
-        digests,
-        complete,
-    )
-
-
 def protected_candidates(root: str, protection: Protection) -> set[str]:
     """The protected files a workspace over the limit is still checked for: those at its top
     level (persona names, ``protect`` globs) and every ``protect`` glob naming one path."""
@@ -191,7 +108,7 @@ def protected_state(root: str, paths: set[str]) -> dict[str, Any]:
         except OSError:
             state[path] = None
             continue
-        digest = _content_digest(full) if stat.S_ISREG(info.st_mode) else None
+        digest = content_digest(full) if stat.S_ISREG(info.st_mode) else None
         state[path] = [info.st_mode, None if digest is None else digest.hex()]
     return state
 
@@ -224,8 +141,12 @@ class HookInspector(Inspector):
         if self._next is not None:
             taken, self._next = self._next, None
             return taken
-        return take_snapshot(
-            self.root, self.protection, skip=self.skip, limit=self.limit, tracked=not self.post
+        return WorkspaceSnapshot.take(
+            self.root,
+            protection=self.protection,
+            tracked=not self.post,
+            skip=self.skip,
+            limit=self.limit,
         )
 
     def kept_for(self, category: str) -> WorkspaceSnapshot | Unseen | None:
@@ -243,11 +164,7 @@ class HookInspector(Inspector):
         if not token.complete:
             seen = protected_state(self.root, protected_candidates(self.root, self.protection))
             return {"overLimit": self.limit, "root": self.root, "protectedFiles": seen}
-        digests = {
-            path: None if digest is None else digest.hex()
-            for path, digest in token.protected_digests.items()
-        }
-        return {"snapshot": token.to_json(), "protectedDigests": digests, "limit": self.limit}
+        return {"snapshot": token.to_json(), "limit": self.limit}
 
     def load(self, state: Mapping[str, Any] | None, problem: str = "no pending file") -> None:
         """Take up, at post, what pre kept: ``state`` is the pending file, ``None`` when there
@@ -276,12 +193,8 @@ class HookInspector(Inspector):
             protected = dict(seen) if isinstance(seen, Mapping) else None
             reason = f"the workspace has more than {limit} entries"
             return Unseen(reason, True, limit, protected, root)
-        snapshot = WorkspaceSnapshot.from_json(kept["snapshot"], self.protection)
         # the protected files' content as pre saw it, not as it is now
-        snapshot.protected_digests = {
-            str(path): None if digest is None else bytes.fromhex(digest)
-            for path, digest in dict(kept["protectedDigests"]).items()
-        }
+        snapshot = WorkspaceSnapshot.from_json(kept["snapshot"], self.protection)
         self.root = snapshot.root
         self.limit = int(kept["limit"])
         return snapshot
@@ -374,10 +287,8 @@ __all__ = [
     "HookInspection",
     "HookInspector",
     "Unseen",
-    "bounded_walk",
     "protected_candidates",
     "protected_state",
     "store_inside",
-    "take_snapshot",
     "workspace_root",
 ]

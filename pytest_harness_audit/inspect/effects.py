@@ -120,7 +120,9 @@ def tracked_paths(root: str) -> frozenset[str] | None:
     return _TRACKED.tracked(root)
 
 
-def _digest(path: str) -> bytes | None:
+def content_digest(path: str) -> bytes | None:
+    """The content digest a snapshot keeps of a racy or protected file (``None``: unreadable,
+    or larger than :data:`MAX_DIGEST_BYTES`)."""
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_DIGEST_BYTES + 1)
@@ -177,7 +179,7 @@ class WorkspaceSnapshot:
     def __post_init__(self) -> None:
         if not self.protected_digests:
             self.protected_digests = {
-                path: _digest(os.path.join(self.root, path))
+                path: content_digest(os.path.join(self.root, path))
                 for path in self.protected_inodes.values()
             }
 
@@ -190,16 +192,19 @@ class WorkspaceSnapshot:
         persona: bool = True,
         protection: Protection | None = None,
         tracked: bool = True,
+        skip: str | None = None,
+        limit: int | None = None,
     ) -> WorkspaceSnapshot:
-        """Walk ``root`` now. ``tracked=False`` skips asking git for the tracked paths."""
+        """Walk ``root`` now. ``tracked=False`` skips asking git for the tracked paths (so does
+        an incomplete walk); ``skip`` and ``limit`` are :func:`walk`'s."""
         base = os.fspath(root)
         if protection is None:
             protection = Protection(protect, persona=persona)
         taken_ns = time.time_ns()
-        files, dirs, complete = walk(base)
+        files, dirs, complete = walk(base, skip=skip, limit=limit)
         racy_from = taken_ns - RACY_NS
         digests = {
-            path: _digest(os.path.join(base, path))
+            path: content_digest(os.path.join(base, path))
             for path, info in files.items()
             if info[1] >= racy_from and stat.S_ISREG(info[3])
         }
@@ -213,14 +218,15 @@ class WorkspaceSnapshot:
             frozenset(dirs),
             protection,
             inodes,
-            tracked_paths(base) if tracked else None,
+            tracked_paths(base) if tracked and complete else None,
             digests,
             complete,
         )
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready form, for a door whose before and after run in different processes
-        (the host hook's pre and post steps). It holds paths and stats, no file content."""
+        (the host hook's pre and post steps). It holds paths, stats and content digests (of
+        racy and protected files), no file content."""
         return {
             "version": 1,
             "root": self.root,
@@ -230,11 +236,15 @@ class WorkspaceSnapshot:
             "tracked": None if self.tracked is None else sorted(self.tracked),
             "digests": {p: None if d is None else d.hex() for p, d in self.digests.items()},
             "complete": self.complete,
+            "protectedDigests": {
+                p: None if d is None else d.hex() for p, d in self.protected_digests.items()
+            },
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], protection: Protection) -> WorkspaceSnapshot:
-        """The snapshot :meth:`to_json` gave (``ValueError`` for anything else)."""
+        """The snapshot :meth:`to_json` gave (``ValueError`` for anything else), with the
+        protected files' digests as they were when it was taken."""
         try:
             if data["version"] != 1:
                 raise ValueError(f"unknown snapshot version {data['version']!r}")
@@ -247,11 +257,9 @@ class WorkspaceSnapshot:
                 protection,
                 {int(inode): str(path) for inode, path in data["protectedInodes"]},
                 None if tracked is None else frozenset(str(p) for p in tracked),
-                {
-                    str(p): None if d is None else bytes.fromhex(d)
-                    for p, d in data["digests"].items()
-                },
+                _digests(data["digests"]),
                 bool(data["complete"]),
+                protected_digests=_digests(data["protectedDigests"]),
             )
         except (KeyError, TypeError, IndexError, AttributeError) as exc:
             raise ValueError(f"not a workspace snapshot: {exc!r}") from None
@@ -271,14 +279,24 @@ class WorkspaceSnapshot:
         return self.protected_inodes.get(info[2]) if info is not None else None
 
 
+def _digests(data: Mapping[str, Any]) -> dict[str, bytes | None]:
+    return {str(p): None if d is None else bytes.fromhex(d) for p, d in data.items()}
+
+
 def walk(
-    base: str, on_dir: Callable[[str], None] | None = None
+    base: str,
+    on_dir: Callable[[str], None] | None = None,
+    *,
+    skip: str | None = None,
+    limit: int | None = None,
 ) -> tuple[dict[str, Stat], set[str], bool]:
     """``(files, dirs, complete)`` under ``base``: the stat of every file and symlink and the
     set of directories, by relative posix path; of a ``.git`` directory only its key entries
     (:func:`git_entries`). ``on_dir`` is called with each directory (not ``.git``) before it
-    is listed. ``complete`` is false when the walk
-    stopped at :data:`MAX_ENTRIES`."""
+    is listed; the entry ``skip`` (a relative path, e.g. an audit store inside the
+    workspace) is left out. ``complete`` is false when the walk stopped after ``limit``
+    entries (default :data:`MAX_ENTRIES`)."""
+    limit = MAX_ENTRIES if limit is None else limit
     files: dict[str, Stat] = {}
     dirs: set[str] = set()
     stack: list[tuple[str, str]] = [(base, "")]
@@ -291,10 +309,12 @@ def walk(
             continue
         with entries:
             for entry in entries:
-                seen += 1
-                if seen > MAX_ENTRIES:
-                    return files, dirs, False
                 relative = prefix + entry.name
+                if relative == skip:
+                    continue
+                seen += 1
+                if seen > limit:
+                    return files, dirs, False
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         dirs.add(relative)
@@ -406,7 +426,7 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
         modified = [path for path in old.keys() & new.keys() if old[path] != new[path]]
     for path, digest in before.digests.items():
         unchanged = digest is not None and path in new and old.get(path) == new[path]
-        if unchanged and _digest(os.path.join(after.root, path)) != digest:
+        if unchanged and content_digest(os.path.join(after.root, path)) != digest:
             modified.append(path)
     modified = _by_protected_content(before, after, modified)
     modified = [path for path in modified if not _git_busywork(path)]
@@ -466,7 +486,7 @@ def _by_protected_content(
     for path, digest in before.protected_digests.items():
         if path not in after.files or path not in before.files:
             continue  # deleted or created: judged as such
-        now = _digest(os.path.join(after.root, path))
+        now = content_digest(os.path.join(after.root, path))
         same_mode = before.files[path][3] == after.files[path][3]
         if now == digest and same_mode:
             changed.discard(path)  # only its times moved (``touch``)

@@ -1,5 +1,5 @@
-"""The hook door's bounded snapshot: the store left out, the limit, the project root, and the
-same racy-file digests as the inspection library's own snapshots."""
+"""The hook door's snapshot is the library's (``WorkspaceSnapshot.take``) with the store left
+out and a limit; the project root; the snapshot's JSON form keeps what pre saw."""
 
 from __future__ import annotations
 
@@ -7,13 +7,8 @@ import os
 import time
 from pathlib import Path
 
-from pytest_harness_audit.doors.hook_effects import (
-    bounded_walk,
-    store_inside,
-    take_snapshot,
-    workspace_root,
-)
-from pytest_harness_audit.inspect.effects import Protection, WorkspaceSnapshot, diff
+from pytest_harness_audit.doors.hook_effects import store_inside, workspace_root
+from pytest_harness_audit.inspect.effects import Protection, WorkspaceSnapshot, diff, walk
 
 
 def test_a_racy_rewrite_at_the_same_size_and_time_is_seen(tmp_path: Path) -> None:
@@ -21,15 +16,29 @@ def test_a_racy_rewrite_at_the_same_size_and_time_is_seen(tmp_path: Path) -> Non
     target.write_text("debug = 0\n")
     soon = time.time_ns() + 60 * 10**9  # a time stamp still in the racy window at any load
     os.utime(target, ns=(soon, soon))
-    before = take_snapshot(str(tmp_path), Protection(), skip=None, limit=100, tracked=False)
-    library = WorkspaceSnapshot.take(tmp_path, tracked=False)
-    # the library's own snapshot digests the same way: post compares with the library's diff
-    assert before.digests["config.py"] == library.digests["config.py"] is not None
+    before = WorkspaceSnapshot.take(tmp_path, tracked=False, limit=100)
+    assert before.digests["config.py"] is not None
+    # what post reads back from the pending file is what pre saw
+    kept = WorkspaceSnapshot.from_json(before.to_json(), Protection())
+    assert kept.digests == before.digests and kept.files == before.files
     target.write_text("debug = 1\n")
     os.utime(target, ns=(soon, soon))
-    after = take_snapshot(str(tmp_path), Protection(), skip=None, limit=100, tracked=False)
+    after = WorkspaceSnapshot.take(tmp_path, tracked=False, limit=100)
     assert before.files == after.files  # the stat alone cannot tell
-    assert diff(before, after).modified == ("config.py",)
+    assert diff(kept, after).modified == ("config.py",)
+
+
+def test_the_persona_digests_travel_with_the_snapshot(tmp_path: Path) -> None:
+    soul = tmp_path / "SOUL.md"
+    soul.write_text("kind\n")
+    before = WorkspaceSnapshot.take(tmp_path, tracked=False)
+    data = before.to_json()
+    soul.write_text("cruel\n")  # rewritten between pre and post: post must not read it now
+    kept = WorkspaceSnapshot.from_json(data, Protection())
+    assert kept.protected_digests == before.protected_digests
+    assert kept.protected_digests["SOUL.md"] is not None
+    after = WorkspaceSnapshot.take(tmp_path, tracked=False)
+    assert "SOUL.md" in diff(kept, after).protected
 
 
 def test_the_store_is_left_out_and_the_limit_stops_the_walk(tmp_path: Path) -> None:
@@ -40,10 +49,10 @@ def test_the_store_is_left_out_and_the_limit_stops_the_walk(tmp_path: Path) -> N
         (tmp_path / "src" / f"m{number}.py").write_text("")
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
-    files, dirs, complete = bounded_walk(str(tmp_path), skip="audit", limit=100)
-    assert complete and dirs == {"src"}
-    assert sorted(files) == [f"src/m{number}.py" for number in range(5)]
-    files, _, complete = bounded_walk(str(tmp_path), skip="audit", limit=3)
+    files, dirs, complete = walk(str(tmp_path), skip="audit", limit=100)
+    assert complete and dirs == {"src", ".git"}
+    assert sorted(files) == [".git/HEAD", *(f"src/m{number}.py" for number in range(5))]
+    files, _, complete = walk(str(tmp_path), skip="audit", limit=3)
     assert not complete and len(files) < 5
     assert store_inside(str(tmp_path), tmp_path / "audit") == "audit"
     assert store_inside(str(tmp_path / "src"), tmp_path / "audit") is None
