@@ -8,7 +8,8 @@ harness's gate) may wrap every send invocation and refuse it before anything run
 
 Order of one send: decode the exact input → (idempotency ledger) → canonical address →
 well-formed text → registry (unknown members) → form grammar → content limit → firewall check
-→ posts. Everything up to the firewall refuses before any post exists.
+→ posts. Everything up to the firewall refuses before any post exists. The endpoint's lock is
+held throughout, except while the firewall assesses the send (see :mod:`.capture`).
 
 The other concerns live beside it: delivery and faults in :mod:`.delivery`, the collectives
 engine in :mod:`.collective_engine`, the idempotency ledger in :mod:`.ledger`, events in
@@ -124,6 +125,7 @@ class SocialEndpoint:
         )
         #: Keyed sends (see :mod:`.ledger`).
         self.ledger = IdempotencyLedger(self.store, self.clock)
+        self._lock = threading.RLock()
         #: What each send does (see :mod:`.sends`).
         self.sends = SendExecutor(
             local_agent,
@@ -133,8 +135,8 @@ class SocialEndpoint:
             self.store,
             self.network,
             self.collectives,
+            self._lock,
         )
-        self._lock = threading.RLock()
         self._thread = threading.local()
         self._peers: dict[str, Peer] = {}
         self._polling = False
@@ -374,7 +376,8 @@ class SocialEndpoint:
         key: str | None,
     ) -> SendResult:
         """One invocation: options, then ``decode`` (``refused`` is the attempt reported when
-        the input does not decode), then the send."""
+        the input does not decode), then the send, which takes the lock itself and leaves it
+        while the firewall assesses."""
         check_send_options(failure_delivery, key)
         with self._lock:
             self.poll()
@@ -383,38 +386,42 @@ class SocialEndpoint:
             except (SendInputError, MessageTextError) as error:
                 self._emit(failure_event(refused(error), error, self.clock.now_ms()))
                 raise
-            return self._send_decoded(decoded, failure_delivery, key)
-
-    def _send_decoded(
-        self, decoded: SendInput, failure_delivery: FailureDelivery, key: str | None
-    ) -> SendResult:
-        attempt = SendAttempt(
-            to=decoded.to,
-            operation=decoded.operation,
-            text=_event_text(decoded),
-            failure_delivery=failure_delivery,
-        )
-        if key is not None:
-            replay = self.ledger.begin(key, decoded)
-            if replay is not None:
-                return self._replay(replay.result, replay.failure, attempt)
+            attempt = SendAttempt(
+                to=decoded.to,
+                operation=decoded.operation,
+                text=_event_text(decoded),
+                failure_delivery=failure_delivery,
+            )
+            if key is not None:
+                replay = self.ledger.begin(key, decoded)
+                if replay is not None:
+                    return self._replay(replay.result, replay.failure, attempt)
         try:
             result = self.sends.execute(decoded, attempt)
-            self.ledger.returned(key, result)
-        except FirewallSendError as error:
+            with self._lock:
+                self.ledger.returned(key, result)
+        except Exception as error:
+            with self._lock:
+                return self._failed(decoded, attempt, error, key)
+        with self._lock:
+            self._emit(success_event(attempt, result, self.clock.now_ms()))
+            self._run_due()
+        return result
+
+    def _failed(
+        self, decoded: SendInput, attempt: SendAttempt, error: Exception, key: str | None
+    ) -> SendResult:
+        """Report a send that raised ``error``; raise its typed error (or return, inbound)."""
+        if isinstance(error, FirewallSendError):
             self.ledger.forget(key)
             self._emit(failure_event(attempt, error, self.clock.now_ms()))
-            raise
-        except (SendError, CollectiveError) as error:
+            raise error
+        if isinstance(error, SendError | CollectiveError):
             return self._fail(decoded, attempt, error, key)
-        except Exception as error:
-            unknown = SendError("outcome-unknown")
-            self.ledger.failed(key, unknown)
-            self._emit(failure_event(attempt, unknown, self.clock.now_ms()))
-            raise unknown from error
-        self._emit(success_event(attempt, result, self.clock.now_ms()))
-        self._run_due()
-        return result
+        unknown = SendError("outcome-unknown")
+        self.ledger.failed(key, unknown)
+        self._emit(failure_event(attempt, unknown, self.clock.now_ms()))
+        raise unknown from error
 
     def _fail(
         self,

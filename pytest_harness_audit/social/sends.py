@@ -1,15 +1,20 @@
 """Executing one send: a multicast, a gather or all_gather request, or a response.
 
 :class:`SendExecutor` runs a decoded input after the endpoint's invocation checks: it resolves
-the canonical address, checks text, registry, form and content limit, asks the firewall
-(retaining the check), and posts through the :class:`~.delivery.Network` — for a collective,
-opening it in the :class:`~.collective_engine.CollectiveEngine`. What it did is kept on the
-:class:`~.events.SendAttempt` for the send's event; refusals are raised as typed errors.
+the canonical address, checks text, registry, form and content limit (under the endpoint's
+lock), has the firewall assess the send (holding no lock), and commits it under the lock: the
+check bound to its first post (:mod:`.capture`), posted through the :class:`~.delivery.Network` —
+for a collective, opening it in the :class:`~.collective_engine.CollectiveEngine`. What it did is
+kept on the :class:`~.events.SendAttempt` for the send's event; refusals are raised as typed
+errors.
 """
 
 from __future__ import annotations
 
-from typing import Literal, cast
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
 
 from pytest_harness_audit.social.addresses import (
     CanonicalAddress,
@@ -18,7 +23,12 @@ from pytest_harness_audit.social.addresses import (
     unknown_members,
 )
 from pytest_harness_audit.social.answers import validate_answer
-from pytest_harness_audit.social.capture import post_bound
+from pytest_harness_audit.social.capture import (
+    CheckBinding,
+    CheckedSend,
+    StaleCapture,
+    send_checked,
+)
 from pytest_harness_audit.social.collective_engine import CollectiveEngine
 from pytest_harness_audit.social.collectives import Operation, outcome_of
 from pytest_harness_audit.social.content import (
@@ -36,7 +46,7 @@ from pytest_harness_audit.social.errors import (
     POST_MAY_EXIST_REASONS,
     CollectiveError,
     CollectiveFailure,
-    FirewallSendError,
+    CollectiveFailureKind,
     SendError,
     SendFailureReason,
     UnreachableMember,
@@ -60,8 +70,21 @@ from pytest_harness_audit.social.message_json import canonical_message_json, lon
 from pytest_harness_audit.social.store import IntentBinder, PostKind, PostStore
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """A send that passed its checks: what the firewall assesses, and how it is committed.
+
+    ``commit`` runs under the endpoint's lock with the check's binder (None without a firewall),
+    which it hands to the store with the send's first post; it checks again whatever may have
+    changed since the plan was made.
+    """
+
+    candidate: SendCandidate
+    commit: Callable[[CheckBinding | None], SendResult]
+
+
 class SendExecutor:
-    """Runs the sends of ``local_agent`` (see the module docstring)."""
+    """Runs the sends of ``local_agent`` (see the module docstring); ``lock`` is the endpoint's."""
 
     def __init__(
         self,
@@ -72,6 +95,7 @@ class SendExecutor:
         store: PostStore,
         network: Network,
         collectives: CollectiveEngine,
+        lock: threading.RLock,
     ) -> None:
         self.local_agent = local_agent
         self.local_address = agent_address(local_agent)
@@ -81,14 +105,40 @@ class SendExecutor:
         self.store = store
         self.network = network
         self.collectives = collectives
+        self.lock = lock
 
     def execute(self, decoded: SendInput, attempt: SendAttempt) -> SendResult:
-        """Run one decoded send; ``attempt`` keeps what it did (address, posts, check)."""
-        if isinstance(decoded, ResponseSend):
-            return self._respond(decoded, attempt)
-        if decoded.collective is None:
-            return self._multicast(decoded, attempt)
-        return self._collect(decoded, decoded.collective, attempt)
+        """Run one decoded send; ``attempt`` keeps what it did (address, posts, check).
+
+        The checks and the commit hold the endpoint's lock; the firewall's assessment between
+        them holds none (so a caller that does not hold the lock lets other sends run meanwhile).
+        """
+        with self.lock:
+            if isinstance(decoded, ResponseSend):
+                plan = self._plan_response(decoded, attempt)
+            elif decoded.collective is None:
+                plan = self._plan_multicast(decoded, attempt)
+            else:
+                plan = self._plan_collect(decoded, decoded.collective, attempt)
+        if self.firewall is None:
+            with self.lock:
+                return plan.commit(None)
+        candidate = plan.candidate
+
+        def commit(binding: CheckBinding) -> SendResult:
+            attempt.check = binding.check
+            return plan.commit(binding)
+
+        checked = CheckedSend(
+            self.firewall,
+            self.lock,
+            assess=lambda: self._assess(attempt, candidate),
+            retain=lambda check: self._retain(attempt, candidate, check),
+            body_of=lambda check: self._check_body(attempt, candidate, check),
+            now_ms=self.clock.now_ms,
+        )
+        result, attempt.check = send_checked(checked, commit)
+        return result
 
     def _resolve(self, to: str, attempt: SendAttempt) -> CanonicalAddress:
         address = canonical_address(to, self.local_agent)
@@ -109,17 +159,16 @@ class SendExecutor:
         if unknown:
             raise SendError("unknown-agent", f"{agent_address(unknown[0])} is not a known agent")
 
-    def _multicast(self, decoded: TextSend, attempt: SendAttempt) -> SendResult:
+    def _plan_multicast(self, decoded: TextSend, attempt: SendAttempt) -> _Plan:
         address = self._resolve(decoded.to, attempt)
         self._check_text(decoded.text)
         self._require_known(address)
         content = multicast_content(decoded.text)
         check_content_size(content)
-        check = self._check_firewall(attempt, address, "multicast", decoded.text, retain=False)
-        fault = self.network.take_fault()
+        fault = cache(self.network.take_fault)  # one fault per invocation, taken at its commit
 
-        def post(bind: IntentBinder | None) -> PostAttempt:
-            return self._post(
+        def commit(bind: CheckBinding | None) -> SendResult:
+            delivery = self._post(
                 attempt,
                 conversation=address.address,
                 address=address.address,
@@ -129,30 +178,18 @@ class SendExecutor:
                 text=decoded.text,
                 content=content,
                 recipients=address.remote,
-                fault=fault,
+                fault=fault(),
                 on_delivered=lambda at, post: None,
                 bind=bind,
             )
+            delivery.raise_failure()
+            return SendResult(guidance=_guidance(bind), post_ids=attempt.post_ids)
 
-        if check is None or self.firewall is None:
-            delivery = post(None)
-        else:
-            bound = post_bound(
-                self.firewall,
-                check,
-                post,
-                recheck=lambda: self._recheck(attempt, address, "multicast", decoded.text),
-                retain=lambda kept: self._retain(attempt, address, "multicast", kept),
-                body_of=lambda kept: self._check_body(attempt, address, "multicast", kept),
-                now_ms=self.clock.now_ms,
-            )
-            delivery, attempt.check = bound.delivery, bound.check
-        delivery.raise_failure()
-        return SendResult(guidance=_guidance(attempt.check), post_ids=attempt.post_ids)
+        return _Plan(SendCandidate(address, "multicast", decoded.text), commit)
 
-    def _collect(
+    def _plan_collect(
         self, decoded: TextSend, collecting: Collecting, attempt: SendAttempt
-    ) -> SendResult:
+    ) -> _Plan:
         nonce = new_nonce()
         operation_id = collective_id(self.local_address, nonce)
         attempt.operation_id = operation_id
@@ -175,8 +212,7 @@ class SendExecutor:
             raise CollectiveError(
                 operation_id, CollectiveFailure("schema-invalid", detail=error.detail)
             ) from None
-        now = self.clock.now_ms()
-        deadline_at = now + collecting.deadline * 1000
+        deadline_at = self.clock.now_ms() + collecting.deadline * 1000
         content = request_content(
             decoded.text,
             op=collecting.op,
@@ -186,40 +222,71 @@ class SendExecutor:
             requested_schema=collecting.requested_schema,
         )
         check_content_size(content)
-        check = self._check_firewall(attempt, address, collecting.op, decoded.text)
-        fault = self.network.take_fault()
-        operation = Operation(
-            operation_id=operation_id,
-            op=collecting.op,
-            requester=self.local_agent,
-            address=address.address,
-            question=decoded.text,
-            form=form,
-            deadline_at_ms=deadline_at,
-            members=address.remote,
-        )
-        self.collectives.add(operation)
+        fault = cache(self.network.take_fault)
+
+        def commit(bind: CheckBinding | None) -> SendResult:
+            operation = Operation(
+                operation_id=operation_id,
+                op=collecting.op,
+                requester=self.local_agent,
+                address=address.address,
+                question=decoded.text,
+                form=form,
+                deadline_at_ms=deadline_at,
+                members=address.remote,
+            )
+            self.collectives.add(operation)
+            try:
+                refused = self._post_requests(attempt, operation, content, fault(), bind)
+            except StaleCapture:  # raised before any post exists
+                self.collectives.discard(operation_id)
+                raise
+            if len(refused) == len(operation.members):
+                self.collectives.discard(operation_id)
+                raise CollectiveError(
+                    operation_id, CollectiveFailure("members-unreachable", tuple(refused))
+                )
+            attempt.unreachable = tuple(f"{item.member}: {item.reason}" for item in refused)
+            self.collectives.start(operation, self.clock.now_ms())
+            return SendResult(
+                operation_id=operation_id, guidance=_guidance(bind), post_ids=attempt.post_ids
+            )
+
+        return _Plan(SendCandidate(address, collecting.op, decoded.text), commit)
+
+    def _post_requests(
+        self,
+        attempt: SendAttempt,
+        operation: Operation,
+        content: list[dict[str, object]],
+        fault: SendFailureReason | None,
+        bind: CheckBinding | None,
+    ) -> list[UnreachableMember]:
+        """Post the requests of ``operation`` (``bind`` goes with the first stored one); returns
+        the members they could not reach."""
         refused: list[UnreachableMember] = []
         targets = (
-            [(name, agent_address(name), (name,)) for name in address.remote]
-            if collecting.op == "gather"
-            else [("", address.address, address.remote)]
+            [(agent_address(name), (name,)) for name in operation.members]
+            if operation.op == "gather"
+            else [(operation.address, operation.members)]
         )
-        for _member, conversation, recipients in targets:
+        for conversation, recipients in targets:
             delivery = self._post(
                 attempt,
                 conversation=conversation,
-                address=address.address,
+                address=operation.address,
                 kind="request",
-                operation=collecting.op,
-                operation_id=operation_id,
-                text=decoded.text,
+                operation=operation.op,
+                operation_id=operation.operation_id,
+                text=operation.question,
                 content=content,
                 recipients=recipients,
                 fault=fault,
                 on_delivered=self.collectives.asker(operation, recipients),
+                bind=bind,
             )
             if delivery.post is not None:
+                bind = None  # the intent is bound: later posts belong to it
                 for name in recipients:
                     operation.request_post_ids[name] = delivery.post.post_id
             if delivery.reason is None:
@@ -228,22 +295,12 @@ class SendExecutor:
                 refused.append(UnreachableMember(agent_address(name), delivery.reason))
                 if delivery.reason not in POST_MAY_EXIST_REASONS:
                     operation.outcomes[name] = MemberOutcome(agent_address(name), "no-answer")
-        if len(refused) == len(operation.members):
-            self.collectives.discard(operation_id)
-            raise CollectiveError(
-                operation_id, CollectiveFailure("members-unreachable", tuple(refused))
-            )
-        attempt.unreachable = tuple(f"{item.member}: {item.reason}" for item in refused)
-        self.collectives.start(operation, now)
-        return SendResult(
-            operation_id=operation_id, guidance=_guidance(check), post_ids=attempt.post_ids
-        )
+        return refused
 
-    def _respond(self, decoded: ResponseSend, attempt: SendAttempt) -> SendResult:
+    def _plan_response(self, decoded: ResponseSend, attempt: SendAttempt) -> _Plan:
         address = self._resolve(decoded.to, attempt)
         self._require_known(address)
-        now = self.clock.now_ms()
-        selected = self.collectives.select_request(address.address, now)
+        selected = self.collectives.select_request(address.address, self.clock.now_ms())
         if isinstance(selected, str):
             raise CollectiveError(self.mint_id(), CollectiveFailure(selected))
         operation = selected
@@ -258,91 +315,80 @@ class SendExecutor:
         response_json = response.to_json()
         content = response_content(operation.operation_id, response_json)
         check_content_size(content)
-        check = self._check_firewall(
-            attempt, address, "response", canonical_message_json(response_json.get("content", {}))
-        )
         outcome = outcome_of(operation.form, self.local_agent, response)
         recipients = tuple(
             name for name in (operation.requester, *operation.members) if name != self.local_agent
         )
-        delivery = self._post(
-            attempt,
-            conversation=address.address,
-            address=address.address,
-            kind="response",
-            operation="response",
-            operation_id=operation.operation_id,
-            text=None,
-            content=content,
-            recipients=tuple(sorted(set(recipients))),
-            fault=self.network.take_fault(),
-            on_delivered=lambda at, post: self.collectives.record_answer(
-                operation, self.local_agent, outcome, post, at
-            ),
-        )
-        if delivery.reason == "delivery-pending":
-            operation.pending_answers.add(self.local_agent)
-        delivery.raise_failure()
-        return SendResult(
-            operation_id=operation.operation_id,
-            guidance=_guidance(check),
-            post_ids=attempt.post_ids,
-        )
+        fault = cache(self.network.take_fault)
+
+        def commit(bind: CheckBinding | None) -> SendResult:
+            self._still_open(operation, address.address)
+            delivery = self._post(
+                attempt,
+                conversation=address.address,
+                address=address.address,
+                kind="response",
+                operation="response",
+                operation_id=operation.operation_id,
+                text=None,
+                content=content,
+                recipients=tuple(sorted(set(recipients))),
+                fault=fault(),
+                on_delivered=lambda at, post: self.collectives.record_answer(
+                    operation, self.local_agent, outcome, post, at
+                ),
+                bind=bind,
+            )
+            if delivery.reason == "delivery-pending":
+                operation.pending_answers.add(self.local_agent)
+            delivery.raise_failure()
+            return SendResult(
+                operation_id=operation.operation_id,
+                guidance=_guidance(bind),
+                post_ids=attempt.post_ids,
+            )
+
+        answer = canonical_message_json(response_json.get("content", {}))
+        return _Plan(SendCandidate(address, "response", answer), commit)
+
+    def _still_open(self, operation: Operation, conversation: str) -> None:
+        """Refuse the response when ``operation`` is no longer the one request open to the
+        local agent in ``conversation`` (it closed, or was answered, while the send was checked)."""
+        selected = self.collectives.select_request(conversation, self.clock.now_ms())
+        if selected is operation:
+            return
+        if isinstance(selected, str):
+            kind: CollectiveFailureKind = selected
+        elif (
+            self.local_agent in operation.outcomes or self.local_agent in operation.pending_answers
+        ):
+            kind = "request-answered"
+        else:
+            kind = "request-expired"
+        raise CollectiveError(operation.operation_id, CollectiveFailure(kind))
 
     # -- internals: firewall and posts ----------------------------------------------------------
 
-    def _check_firewall(
-        self,
-        attempt: SendAttempt,
-        address: CanonicalAddress,
-        operation: str,
-        text: str,
-        *,
-        retain: bool = True,
-    ) -> FirewallCheck | None:
-        """Check the send; a blocking check is retained and raised. Any other check is retained
-        now, or (``retain=False``) when its intent is bound (:mod:`.capture`)."""
-        if self.firewall is None:
-            return None
-        check_id = new_check_id()
-        check = self.firewall.check(
-            SendCandidate(
-                address,
-                cast("Literal['multicast', 'gather', 'all_gather', 'response']", operation),
-                text,
-            ),
-            check_id,
-        )
-        attempt.check = check
-        if retain or check.blocks:
-            self._retain(attempt, address, operation, check)
-        if check.blocks:
-            raise FirewallSendError(check_id, check.refusal or "", check.feedback or "")
-        return check
-
-    def _recheck(
-        self, attempt: SendAttempt, address: CanonicalAddress, operation: str, text: str
-    ) -> FirewallCheck:
-        check = self._check_firewall(attempt, address, operation, text, retain=False)
-        assert check is not None  # a recheck runs only with a firewall
-        return check
+    def _assess(self, attempt: SendAttempt, candidate: SendCandidate) -> FirewallCheck:
+        """One firewall check of the send (the inference: the caller holds no lock)."""
+        assert self.firewall is not None  # assessed only with a firewall
+        attempt.check = self.firewall.check(candidate, new_check_id())
+        return attempt.check
 
     def _check_body(
-        self, attempt: SendAttempt, address: CanonicalAddress, operation: str, check: FirewallCheck
+        self, attempt: SendAttempt, candidate: SendCandidate, check: FirewallCheck
     ) -> dict[str, object]:
         return {
             **check.to_json(),
             "atMs": self.clock.now_ms(),
             "to": attempt.to,
-            "address": address.address,
-            "operation": operation,
+            "address": candidate.address.address,
+            "operation": candidate.operation,
         }
 
-    def _retain(
-        self, attempt: SendAttempt, address: CanonicalAddress, operation: str, check: FirewallCheck
-    ) -> None:
+    def _retain(self, attempt: SendAttempt, candidate: SendCandidate, check: FirewallCheck) -> None:
         attempt.check = check
-        body = self._check_body(attempt, address, operation, check)
+        body = self._check_body(attempt, candidate, check)
         self.store.add_check(check.check_id, self.clock.now_ms(), body)
 
     def _post(
@@ -386,5 +432,5 @@ class SendExecutor:
         return collective_id(self.local_address, new_nonce())
 
 
-def _guidance(check: FirewallCheck | None) -> Guidance | None:
-    return None if check is None else check.guidance
+def _guidance(bind: CheckBinding | None) -> Guidance | None:
+    return None if bind is None else bind.check.guidance
