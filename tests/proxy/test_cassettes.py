@@ -69,6 +69,15 @@ async def session_calls(
     return sorted(tool.name for tool in listed.tools), results
 
 
+def servers(**argvs: list[str]) -> dict[str, Any]:
+    """An ``mcpServers`` document naming each upstream."""
+    return {
+        "mcpServers": {
+            name: {"command": argv[0], "args": argv[1:]} for name, argv in argvs.items()
+        }
+    }
+
+
 def scripted_session(harness: Harness) -> list[tuple[str, dict[str, Any]]]:
     path = str(harness.root)
     return [
@@ -283,9 +292,10 @@ def test_record_modes_follow_pytest_recording(tmp_path: Path) -> None:
         missing,
         "record",
     )
+    # an existing cassette is replayed, and what it lacks appended
     assert choose_mode(record=None, replay=None, cassette=present, record_mode="new") == (
         present,
-        "replay",
+        "new",
     )
     assert choose_mode(record=None, replay=None, cassette=present, record_mode="all") == (
         present,
@@ -389,7 +399,7 @@ def test_record_option_none_new_all_through_the_fixture(
 
     pytester.makepyfile(test_echo=RECORD_MODE_SUITE)
     cassette = pytester.path / "cassettes" / "echo.yaml"
-    real = [sys.executable, TEST_SERVER]
+    real = servers(echo=[sys.executable, TEST_SERVER])
     marker = tmp_path / "started"
     monkeypatch.setenv("CASSETTE_UPSTREAM", json.dumps(real))
 
@@ -403,7 +413,8 @@ def test_record_option_none_new_all_through_the_fixture(
     recorded = cassette.read_bytes()
     assert b"hello" in recorded
 
-    monkeypatch.setenv("CASSETTE_UPSTREAM", json.dumps(tripwire(marker)))
+    # the same upstream name, a command that leaves a mark if it is ever started
+    monkeypatch.setenv("CASSETTE_UPSTREAM", json.dumps(servers(echo=tripwire(marker))))
     for mode in ("none", "new"):  # an existing cassette is replayed
         run = pytester.runpytest("-p", "no:cacheprovider", f"--harness-audit-record={mode}")
         run.assert_outcomes(passed=1)

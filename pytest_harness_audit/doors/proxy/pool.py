@@ -11,6 +11,7 @@ them, which the SDK's transports require.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import TextIO
 
@@ -96,25 +97,22 @@ class UpstreamPool:
         # a cassette rides on the spec: replaying stands in for the upstream, recording watches it
         tape = getattr(spec, "tape", None)
         try:
-            if tape is not None and tape.replaying:
+            if tape is not None and tape.stands_in(spec):
                 try:
-                    slots[index] = tape.replay_upstream(spec)
+                    stand_in = tape.replay_upstream(spec, ask_client=self._on_client_request)
                 except ProxyError as exc:
                     slots[index] = UpstreamStartError(str(exc), str(exc))
+                    settled.set()
+                    await self._stop.wait()
+                    return
+                slots[index] = stand_in
                 settled.set()
-                await self._stop.wait()
+                # the real upstream starts in this task, and only for what the cassette lacks
+                await stand_in.hold(self._stop, lambda: self._open(spec, None))
                 return
             while not self._stop.is_set():
                 try:
-                    async with open_upstream(
-                        spec,
-                        on_notification=self._on_notification,
-                        report=self._report,
-                        stderr=self._stderr,
-                        connect_timeout=self._connect_timeout,
-                        on_client_request=self._on_client_request,
-                        reuse=upstream,
-                    ) as opened:
+                    async with self._open(spec, upstream) as opened:
                         if upstream is None:
                             if tape is not None:
                                 tape.watch(opened)
@@ -122,6 +120,8 @@ class UpstreamPool:
                             slots[index] = opened
                             settled.set()
                         elif opened.reconnector is not None:
+                            if tape is not None:
+                                tape.watch(opened)  # the new session is recorded too
                             self._report(f"harness-audit proxy: upstream {spec.name!r} reconnected")
                             opened.reconnector.finish(None)
                         await self._until_stop_or_reconnect(opened)
@@ -147,6 +147,19 @@ class UpstreamPool:
             settled.set()
             if upstream is not None and upstream.reconnector is not None:
                 upstream.reconnector.finish(f"upstream {spec.name!r}: the proxy is stopping")
+
+    def _open(
+        self, spec: UpstreamSpec, reuse: Upstream | None
+    ) -> AbstractAsyncContextManager[Upstream]:
+        return open_upstream(
+            spec,
+            on_notification=self._on_notification,
+            report=self._report,
+            stderr=self._stderr,
+            connect_timeout=self._connect_timeout,
+            on_client_request=self._on_client_request,
+            reuse=reuse,
+        )
 
     async def _until_stop_or_reconnect(self, upstream: Upstream) -> None:
         if upstream.reconnector is None:

@@ -63,6 +63,9 @@ class UpstreamTape(Protocol):
     ) -> None:
         """``upstream`` answered the call of ``name`` with ``answer``."""
 
+    def asked(self, upstream: Upstream, request: UpstreamRequest, answer: UpstreamAnswer) -> None:
+        """``upstream`` sent ``request`` to the client during a call; ``answer`` went back."""
+
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
 # Errors of the connection rather than answers of the server: not recorded in a cassette.
@@ -342,7 +345,10 @@ def _client_request_callbacks(
     async def ask(request: UpstreamRequest) -> UpstreamAnswer:
         if not holder:  # a request during the handshake: no call can be behind it
             return types.ErrorData(code=types.INVALID_REQUEST, message="no call in progress")
-        return await sink(holder[0], request)
+        answer = await sink(holder[0], request)
+        if holder[0].tape is not None:
+            holder[0].tape.asked(holder[0], request, answer)
+        return answer
 
     async def sampling(
         context: ClientRequestContext, params: types.CreateMessageRequestParams
