@@ -43,7 +43,7 @@ from pytest_harness_audit.doors.hook_effects import (
 )
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
-from pytest_harness_audit.gate.approvals import ASK, Approval, settle
+from pytest_harness_audit.gate.approvals import ASK, Approval, ended, recording_only, settle
 from pytest_harness_audit.gate.console import consoles
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.policy import Policy
@@ -244,7 +244,8 @@ def handle_pre(
         pending = _pending_path(storage, payload)
         if gate.rate_windows:
             _count_calls_in_flight(gate, pending)
-        decision = gate.decide(payload.tool_name, payload.tool_input)
+        # an approver's terminate, in any process sharing the store, ends the session
+        decision = ended(gate, gate.decide(payload.tool_name, payload.tool_input))
         if decision.blocked:
             gate.refuse(decision)
             return {
@@ -324,9 +325,10 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
         if decision.evaluation.decision == ASK and not decision.blocked:
             # the call ran, so the user approved it at the host's own prompt
             decision = settle(decision, Approval("approve", HOST_APPROVER))
-        gate.run(
-            payload.tool_name, payload.tool_input, lambda _decision: reported, decision=decision
-        )
+        with recording_only():  # the host ran it: recorded as it happened
+            gate.run(
+                payload.tool_name, payload.tool_input, lambda _decision: reported, decision=decision
+            )
         # only now: a pre step in between counts this call from the pending file or the record
         with contextlib.suppress(OSError):
             pending.unlink()

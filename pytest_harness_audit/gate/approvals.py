@@ -10,7 +10,9 @@ An approver is a callable that receives an :class:`ApprovalRequest` and answers 
 * ``modify`` — the call runs with the new params (judged again by the policy first); the record
   holds both params hashes;
 * ``escalate`` — the call is blocked and the gate appends an immune escalation (``notice``);
-* ``terminate`` — the call is blocked and the session refuses every further call.
+* ``terminate`` — the call is blocked and the session refuses every further call, in every
+  process: the gate reads a ``terminate`` outcome back from the chain (the single source of
+  truth), so another hook process or a proxy worker sharing the session's store refuses too.
 
 Fail closed: with no approver, an approver that raises, or an answer that is not one of the
 words above, the call is rejected (the record's ``approval.error`` names the answer).
@@ -20,10 +22,12 @@ from __future__ import annotations
 
 import fnmatch
 import inspect
+import json
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_harness_audit.audit.canonical import canonical_hash
@@ -39,6 +43,11 @@ ASK = "ask"
 ANSWERS = ("approve", "reject", "modify", "escalate", "terminate")
 #: The approver id of the fail-closed answer when no approver is set.
 NO_APPROVER = "none"
+#: The bytes of a chain line holding an approver's ``terminate`` (records are compact JSON; a
+#: line holding them is parsed to make sure).
+_TERMINATE_MARK = b'"outcome":"terminate"'
+#: How much of the chain is read at a time when looking for a ``terminate``.
+_READ_BLOCK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -128,6 +137,34 @@ class Approvals:
         self.name = "scripted"
         #: The reason an approver answered ``terminate`` (``None``: the session goes on).
         self.terminated: str | None = None
+        #: Bytes of the chain already searched for a ``terminate`` (whole lines only).
+        self._read_offset = 0
+
+    def read_terminated(self, chain: Path | None) -> str | None:
+        """The reason the session was ended, by this gate or by any process that records into
+        the chain at ``chain``: the lines appended since the last look are searched for an
+        approver's ``terminate`` (``None``: the session goes on). A chain that cannot be read
+        raises (the gate fails closed)."""
+        if self.terminated is not None or chain is None:
+            return self.terminated
+        try:
+            handle = open(chain, "rb")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            return None
+        with handle:
+            handle.seek(self._read_offset)
+            carry = b""
+            while self.terminated is None:
+                block = handle.read(_READ_BLOCK)
+                if not block:
+                    break
+                data = carry + block
+                end = data.rfind(b"\n") + 1  # a line still being written waits for next time
+                carry = data[end:]
+                self._read_offset += end
+                if _TERMINATE_MARK in data[:end]:
+                    self.terminated = _terminate_reason(data[:end])
+        return self.terminated
 
     def set(self, approver: Approver | None, name: str = "scripted") -> None:
         """Use ``approver`` (named ``name`` in the records) for calls decided ``ask``."""
@@ -221,6 +258,9 @@ def settle(
 
 def terminated_decision(decision: GateDecision, why: str) -> GateDecision:
     """``decision`` refused because an approver ended the session."""
+    part = approval_of(decision.record_extra or {})
+    if part is not None and part.get("outcome") == "terminated":
+        return decision  # refused so already
     decision.blocked = True
     decision.message = f"{BLOCK_PREFIX}[web4-approval] session terminated: {why}"
     decision.constraints = (*decision.constraints, "approval:terminated")
@@ -229,6 +269,26 @@ def terminated_decision(decision: GateDecision, why: str) -> GateDecision:
         "approval": {"outcome": "terminated", "reason": why},
     }
     return decision
+
+
+def _terminate_reason(lines: bytes) -> str | None:
+    """The reason of the first call record in ``lines`` whose approver answered ``terminate``."""
+    for line in lines.splitlines():
+        if _TERMINATE_MARK not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        part = approval_of(record) if isinstance(record, dict) else None
+        if part is None or part.get("outcome") != "terminate":
+            continue
+        if record.get("kind", "call") != "call":
+            continue
+        reason = part.get("reason")
+        approver = part.get("approver", NO_APPROVER)
+        return str(reason) if reason else f"terminated by approver {approver!r}"
+    return None
 
 
 def approval_of(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -261,12 +321,46 @@ def escalation_for(record: Mapping[str, Any], clock: float) -> Escalation | None
     )
 
 
+#: Set while a door records calls that have already happened (the hook's post step).
+_RECORDING_ONLY: ContextVar[bool] = ContextVar("recording_only", default=False)
+
+
+@contextmanager
+def recording_only() -> Iterator[None]:
+    """Within the block the door records what already happened (a call the host ran, or one it
+    refused): the approval step leaves the decisions as the door settled them, a session
+    ended meanwhile included (the record says what happened, not what would be decided now)."""
+    token = _RECORDING_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _RECORDING_ONLY.reset(token)
+
+
 def _approvals(gate: object, decision: Any) -> Approvals | None:
     """The gate's approval step when ``decision`` goes through it (``None``: it does not)."""
     approvals = getattr(gate, "approvals", None)
     if not isinstance(approvals, Approvals) or getattr(decision, "kind", "call") != "call":
         return None
+    if _RECORDING_ONLY.get():
+        return None
     return approvals
+
+
+def _chain_path(gate: Any) -> Path | None:
+    path = getattr(getattr(gate, "chain", None), "path", None)
+    return path if isinstance(path, Path) else None
+
+
+def ended(gate: Any, decision: GateDecision) -> GateDecision:
+    """``decision`` refused when an approver ended the session, in this process or another (read
+    from the gate's chain); else ``decision`` unchanged. Doors that answer before anything is
+    recorded (the hook's pre step) call it; :func:`approve` does for the others."""
+    approvals = _approvals(gate, decision)
+    if approvals is None:
+        return decision
+    why = approvals.read_terminated(_chain_path(gate))
+    return decision if why is None else terminated_decision(decision, why)
 
 
 def _pending(approvals: Approvals, decision: GateDecision) -> bool:
@@ -289,8 +383,8 @@ def approve(gate: Any, decision: Any) -> Any:
     approvals = _approvals(gate, decision)
     if approvals is None:
         return decision
-    if approvals.terminated is not None:
-        return terminated_decision(decision, approvals.terminated)
+    if (why := approvals.read_terminated(_chain_path(gate))) is not None:
+        return terminated_decision(decision, why)
     if not _pending(approvals, decision):
         return decision
     door = str(getattr(gate, "door", ""))
@@ -302,8 +396,8 @@ async def approve_async(gate: Any, decision: Any) -> Any:
     approvals = _approvals(gate, decision)
     if approvals is None:
         return decision
-    if approvals.terminated is not None:
-        return terminated_decision(decision, approvals.terminated)
+    if (why := approvals.read_terminated(_chain_path(gate))) is not None:
+        return terminated_decision(decision, why)
     if not _pending(approvals, decision):
         return decision
     door = str(getattr(gate, "door", ""))
