@@ -134,10 +134,13 @@ class DuringCheck:
     def __init__(self, *during: Callable[[], object]) -> None:
         self.during = list(during)
         self.checks = 0
+        #: Checks other threads ran (when ``thread`` is set).
+        self.others = 0
         self.thread: threading.Thread | None = None
 
     def __call__(self, text: str) -> list[str]:
         if self.thread is not None and threading.current_thread() is not self.thread:
+            self.others += 1
             return []
         self.checks += 1
         if self.checks <= len(self.during):
