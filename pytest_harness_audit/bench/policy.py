@@ -8,7 +8,7 @@ pass, single-threaded, and prints decisions per second for the ``safety`` preset
 ``--policy`` file. Every pass evaluates every call afresh: nothing is remembered between calls.
 ``--full-path`` prints each policy a second time with the prefilter off (every call derives its
 targets), so the prefilter's share shows. The first line says whether the engine runs compiled
-(``scripts/build_compiled.py``) or as plain Python.
+(the wheel built with ``HATCH_BUILD_HOOK_ENABLE_MYPYC=true``) or as plain Python.
 """
 
 from __future__ import annotations
@@ -23,6 +23,12 @@ from typing import Any
 
 from pytest_harness_audit.policy import Policy, SlidingWindowCounter
 from pytest_harness_audit.policy import engine as policy_engine
+
+
+def engine_build() -> str:
+    """How the policy engine runs here: ``compiled (mypyc)`` or ``plain Python``."""
+    compiled = str(getattr(policy_engine.__spec__, "origin", "")).endswith(".so")
+    return "compiled (mypyc)" if compiled else "plain Python"
 
 
 def load_calls(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -75,8 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             full = Policy(policy.spec, name=policy.name, source=policy.source)
             full.prefilter_enabled = False
             policies.append((f"{label} (full path)", full))
-    compiled = str(getattr(policy_engine.__spec__, "origin", "")).endswith(".so")
-    print(f"engine: {'compiled (mypyc)' if compiled else 'plain Python'}")
+    print(f"engine: {engine_build()}")
     print(f"{len(calls):,} calls, best of {args.rounds} rounds after warm-up")
     for label, policy in policies:
         rate, tally = decisions_per_second(policy, calls, args.rounds)

@@ -48,7 +48,7 @@ from pytest_harness_audit.policy.targets import call_targets, prefilter_forms
 _CREDENTIAL_REQUIREMENT = python_regex_requirement(CREDENTIAL_PATTERN)
 
 
-try:  # the optional compiled build (scripts/build_compiled.py) reads this decorator
+try:  # the optional compiled build (the mypyc build hook, pyproject.toml) reads this decorator
     from mypy_extensions import mypyc_attr
 except ImportError:  # pragma: no cover - plain Python without mypy installed: nothing reads it
 
