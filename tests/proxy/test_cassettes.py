@@ -72,9 +72,7 @@ async def session_calls(
 def servers(**argvs: list[str]) -> dict[str, Any]:
     """An ``mcpServers`` document naming each upstream."""
     return {
-        "mcpServers": {
-            name: {"command": argv[0], "args": argv[1:]} for name, argv in argvs.items()
-        }
+        "mcpServers": {name: {"command": argv[0], "args": argv[1:]} for name, argv in argvs.items()}
     }
 
 
