@@ -9,7 +9,9 @@ it, or that deletes or overwrites a directory holding it, is refused with the al
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -22,6 +24,7 @@ _CHANGING = frozenset({"destroy", "delete", "write"})
 _SKIPPED = frozenset({"note", "unreadable"})
 _MAX_PATH = 4096
 _MAX_SCANNED = 1 << 20
+_WILD = re.compile(r"[*?\[]")
 
 
 class StoreGuard:
@@ -49,10 +52,30 @@ class StoreGuard:
                 return target
             if kind in _CHANGING and _inside(self.store, resolved):
                 return target  # deleting or overwriting a directory that holds the store
+            if _WILD.search(path) and self._glob_reaches(path, kind in _CHANGING):
+                return target  # a glob the reading could not list (`../a*/audit/*.jsonl`)
         for text in _strings(params):
             if any(spelling in text for spelling in self._spellings if len(spelling) > 1):
                 return _shorten(text)
         return None
+
+    def _glob_reaches(self, pattern: str, changing: bool) -> bool:
+        """Whether a glob could name a path inside the store (or, for a change, a directory
+        holding it): matched part by part against the store's own path, nothing listed."""
+        expanded = os.path.expanduser(pattern)
+        if not os.path.isabs(expanded):
+            expanded = os.path.join(self.root or os.getcwd(), expanded)
+        parts = [p for p in os.path.normpath(expanded).split("/") if p]
+        for store in {self.store, *(s for s in self._spellings if os.path.isabs(s))}:
+            store_parts = [p for p in store.split("/") if p]
+            common = min(len(parts), len(store_parts))
+            if len(parts) < len(store_parts) and not changing:
+                continue
+            if all(
+                _part_matches(store_parts[i], parts[i]) for i in range(common)
+            ) and _exists_below(store, parts[len(store_parts) :]):
+                return True
+        return False
 
     def _resolve(self, path: str) -> str:
         expanded = os.path.expanduser(path)
@@ -69,6 +92,41 @@ def _split(target: str) -> tuple[str, str]:
     if sep and head.isalpha() and head.islower() and len(head) <= 12:
         return head, rest
     return "", target
+
+
+def _exists_below(directory: str, parts: list[str], budget: int = 4096) -> bool:
+    """Whether the glob ``parts`` names something that exists below ``directory`` (the shell
+    leaves a glob that matches nothing as it is, which opens no file of the store)."""
+    frontier = [directory]
+    for part in parts:
+        following: list[str] = []
+        for current in frontier:
+            if not _WILD.search(part):
+                candidate = os.path.join(current, part)
+                if os.path.lexists(candidate):
+                    following.append(candidate)
+                continue
+            try:
+                with os.scandir(current) as entries:
+                    for entry in entries:
+                        budget -= 1
+                        if budget < 0:
+                            return True  # too many to look through: judged as reaching it
+                        if _part_matches(entry.name, part):
+                            following.append(entry.path)
+            except OSError:
+                continue
+        if not following:
+            return False
+        frontier = following
+    return True
+
+
+def _part_matches(name: str, pattern: str) -> bool:
+    """Whether a glob part matches a name as the shell does (a dotfile only by a leading dot)."""
+    if name.startswith(".") and not pattern.startswith("."):
+        return False
+    return fnmatch.fnmatchcase(name, pattern)
 
 
 def _inside(path: str, directory: str) -> bool:

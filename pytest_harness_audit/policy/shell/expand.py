@@ -6,22 +6,25 @@ command (``CMD=rm; $CMD``) and of ``$IFS`` (a field separator), command substitu
 removal. A value that cannot be known (``$HOME`` aside, which is ``~``) stays as its ``$NAME``
 text and marks the field *dynamic*.
 
-Globs are expanded against the workspace root when one is given (at most
-:data:`GLOB_MATCH_LIMIT` paths a word), and a glob is also read as every sensitive name it
-could match (:data:`~pytest_harness_audit.policy.sensitive.GLOB_CANDIDATES`: ``S*L.md`` →
-``SOUL.md``, ``~/.[e]nv`` → ``~/.env``) — where the shell runs is not known.
+Globs are expanded against the workspace root when one is given, or against the directory inside
+it a script has moved to (``cd app && cat *``; at most :data:`GLOB_MATCH_LIMIT` paths a word),
+and a glob is also read as every sensitive name it could match
+(:data:`~pytest_harness_audit.policy.sensitive.GLOB_CANDIDATES`: ``S*L.md`` → ``SOUL.md``,
+``~/.[e]nv`` → ``~/.env``) — where the shell runs is not known.
 """
 
 from __future__ import annotations
 
 import glob
 import itertools
+import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pytest_harness_audit.policy.sensitive import glob_candidates
 from pytest_harness_audit.policy.shell.nodes import Lit, Param, Part, Sub, Word
+from pytest_harness_audit.policy.shell.place import Place
 
 #: Most fields one word may expand to (braces, globs); the rest are dropped.
 MAX_FIELDS = 256
@@ -57,6 +60,8 @@ class Expander:
         self.root = root
         self.variables: dict[str, str] = {}
         self.listings = 0
+        #: Where the script being read has moved to (``cd``), for globs and relative paths.
+        self.place = Place.for_root(root)
 
     # -- parts to characters -------------------------------------------------------------------
     def _chars(self, word: Word, out: Chars) -> bool:
@@ -153,6 +158,10 @@ class Expander:
             if not pattern.startswith(prefix):
                 return []
             pattern = pattern[len(prefix) :]
+        elif (here := self.place.here) is not None or "/../" in f"/{pattern}":
+            # where the script has moved inside the workspace (`cd app && cat ../*/*.json`),
+            # listed from the root: the paths come back relative to it
+            pattern = posixpath.normpath(posixpath.join(here or ".", pattern))
         parts = pattern.split("/")
         if ".." in parts or sum(1 for p in parts if _GLOB_CHARS.search(p)) > _GLOB_MAX_WILD_PARTS:
             return []

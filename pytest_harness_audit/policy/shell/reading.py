@@ -98,6 +98,7 @@ def read_command(text: str, root: str | None = None) -> Reading:
                 reading.commands.append(argv)
                 context = _Context(reading, Expander(root), Budget(), 0, None)
                 classify(argv, [False] * len(argv), context)
+                context.expander.place.place(reading, argv)
                 return reading
         simple = parse_simple(text)
         if simple is not None:
@@ -190,6 +191,7 @@ def _read_simple(
             found = _assignment(word)
             if found is not None:
                 expander.assign(*found)
+    place = expander.place
     for redirect in command.redirects:
         targets = [f.text for f in expander.expand(redirect.target)] if redirect.target else []
         network = any(t.startswith(("/dev/tcp/", "/dev/udp/")) for t in targets)
@@ -201,11 +203,14 @@ def _read_simple(
             reading.reads.extend(targets)
         elif redirect.op in (">&", "<&"):
             reading.writes.extend(t for t in targets if not t.isdigit() and t != "-")
+    place.place(reading)
     if not argv:
         return
     if len(reading.commands) < MAX_COMMANDS:
         reading.commands.append(argv)
     classify(argv, dynamic, _Context(reading, expander, budget, depth, command))
+    place.place(reading, argv)
+    place.change(argv, dynamic)
 
 
 def _stdin(command: Command, expander: Expander, reading: Reading) -> tuple[str | None, bool]:

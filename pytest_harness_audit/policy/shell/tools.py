@@ -182,9 +182,9 @@ def truncate(args: list[str], record: Record) -> None:
         elif option.startswith("-s") and len(option) > 2:
             size = option[2:]
     if size is not None and re.fullmatch(r"0+[KMGTPEZY]?B?|-\d.*|/\d.*", size.strip()):
-        record.destroys.extend(operands)
+        record.destroys.extend(operands or ["*"])  # no operand: names from `xargs` input
     else:
-        record.writes.extend(operands)
+        record.writes.extend(operands or ["*"])
 
 
 def git(args: list[str], ctx: Context, depth: int = 0) -> None:

@@ -1,0 +1,155 @@
+"""Where a command runs: ``cd``, ``pushd`` and ``-C DIR`` options move relative paths.
+
+The shell resolves a relative path against its working directory, which a script changes as it
+goes (``cd .. && echo x >> audit/s.jsonl`` writes ``../audit/s.jsonl``). The reading keeps the
+directory a script has moved to (:class:`Place`, relative to where the command starts, or
+absolute) and adds, beside each relative path as written, the path it names from there.
+
+A directory that cannot be known (``cd "$(dirname "$PWD")"``) may lie anywhere; each relative
+path is then also read from every directory above the start, up to the file-system root
+(``../p``, ``../../p`` …), so a path that reaches out of the workspace upwards is still seen. A
+directory below the start stays unknown: a path read from there keeps only its written form.
+
+The union is deliberate: ``( cd .. ); cat x`` and ``bash -c 'cd ..'`` do not move the outer
+shell, yet the reading moves — a path gets one form too many, never one too few.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+
+#: Path lists of a reading whose entries are moved.
+PATH_LISTS = ("reads", "writes", "deletes", "destroys")
+#: Most directories above the start a path is read from when the directory is unknown.
+MAX_ANCESTORS = 8
+#: Most paths of one reading given their unknown-directory forms.
+MAX_PLACED = 256
+_CHANGE_DIR = frozenset({"cd", "pushd", "popd", "chdir"})
+#: Commands whose ``-C DIR`` (or ``--directory``/``--chdir``) runs them elsewhere.
+_DIR_OPTION_COMMANDS = frozenset({"git", "tar", "bsdtar", "gtar", "make", "gmake", "env"})
+_DIR_OPTIONS = ("--directory=", "--chdir=", "--cwd=")
+
+
+@dataclass(slots=True)
+class Place:
+    """The working directory of a script being read.
+
+    ``cwd``: where the script is, relative to where it started (``.``) or absolute;
+    ``unknown``: it moved somewhere the reading cannot know. ``stack``: ``pushd``'s directories.
+    ``marks``: how far each path list of the reading has been placed.
+    """
+
+    depth: int = MAX_ANCESTORS
+    cwd: str = "."
+    unknown: bool = False
+    previous: str = "."
+    stack: list[tuple[str, bool]] = field(default_factory=list)
+    marks: dict[str, int] = field(default_factory=dict)
+    placed: int = 0
+
+    @classmethod
+    def for_root(cls, root: str | None) -> Place:
+        """A place starting in ``root`` (its depth bounds the unknown-directory forms)."""
+        if not root or not root.startswith("/"):
+            return cls()
+        parts = [p for p in root.split("/") if p]
+        return cls(depth=min(len(parts), MAX_ANCESTORS))
+
+    # -- moving --------------------------------------------------------------------------------
+    def change(self, argv: list[str], dynamic: list[bool]) -> None:
+        """Follow ``cd``/``pushd``/``popd`` (any other argv leaves the place as it is)."""
+        name = command_name(argv[0]) if argv else ""
+        if name not in _CHANGE_DIR:
+            return
+        operands = [
+            (word, dyn)
+            for word, dyn in zip(argv[1:], dynamic[1:], strict=False)
+            if not (word.startswith("-") and word != "-") and not word.startswith("+")
+        ]
+        if name == "popd":
+            self._go(*(self.stack.pop() if self.stack else (".", True)))
+            return
+        here = (self.cwd, self.unknown)
+        if not operands:
+            target, unknown = (".", False) if name != "pushd" else (here[0], here[1])
+            if name == "pushd":  # `pushd` alone swaps with the top of the stack
+                target, unknown = self.stack.pop() if self.stack else (".", True)
+        else:
+            word, dyn = operands[0]
+            if dyn or "$" in word:
+                target, unknown = word, True
+            elif word == "-":
+                target, unknown = self.previous, self.unknown
+            elif word == "~" or word.startswith("~/"):  # HOME is the workspace root
+                target, unknown = posixpath.normpath("." + word[1:]), False
+            else:
+                target = word if word.startswith("/") else posixpath.join(self.cwd, word)
+                target, unknown = posixpath.normpath(target), self.unknown
+        if name == "pushd":
+            self.stack.append(here)
+        self.previous = here[0]
+        self._go(target, unknown)
+
+    @property
+    def here(self) -> str | None:
+        """The known directory inside the start the script is in (``None``: the start itself,
+        a directory outside it, or one not known)."""
+        cwd = self.cwd
+        if self.unknown or cwd == "." or cwd.startswith(("/", "..")):
+            return None
+        return cwd
+
+    def _go(self, cwd: str, unknown: bool) -> None:
+        self.cwd, self.unknown = (cwd, unknown) if not unknown else (".", True)
+
+    # -- placing paths -------------------------------------------------------------------------
+    def place(self, reading: object, argv: list[str] | None = None) -> None:
+        """Add the moved forms of the paths ``reading`` gained since the last call."""
+        extra = _dir_options(argv) if argv else []
+        for name in PATH_LISTS:
+            paths: list[str] = getattr(reading, name)
+            start = self.marks.get(name, 0)
+            end = len(paths)
+            if start >= end:
+                continue
+            if self.cwd != "." or self.unknown or extra:
+                for path in paths[start:end]:
+                    paths.extend(self._forms(path, extra))
+            self.marks[name] = len(paths)
+
+    def _forms(self, path: str, extra: list[str]) -> list[str]:
+        if not path or path.startswith(("/", "~")) or path == "*":
+            return []
+        bases = [posixpath.join(self.cwd, d) for d in extra]
+        if self.cwd != ".":
+            bases.append(self.cwd)
+        forms = [posixpath.normpath(posixpath.join(base, path)) for base in bases]
+        if self.unknown and self.placed < MAX_PLACED:
+            self.placed += 1
+            forms.extend("../" * level + path for level in range(1, self.depth + 1))
+        return [form for form in dict.fromkeys(forms) if form != path]
+
+
+def command_name(word: str) -> str:
+    """The name a command word runs: its last path part, lower-cased."""
+    return word.rsplit("/", 1)[-1].lower()
+
+
+def _dir_options(argv: list[str]) -> list[str]:
+    """The ``-C DIR`` / ``--directory=DIR`` / ``--chdir=DIR`` of ``git``, ``tar``, ``make``,
+    ``env`` anywhere in ``argv`` (wrappers included)."""
+    if not any(command_name(word) in _DIR_OPTION_COMMANDS for word in argv):
+        return []
+    found: list[str] = []
+    for index, word in enumerate(argv):
+        if word == "-C" and index + 1 < len(argv):
+            found.append(argv[index + 1])
+        elif word.startswith(_DIR_OPTIONS):
+            found.append(word.partition("=")[2])
+        elif word in ("--directory", "--chdir") and index + 1 < len(argv):
+            found.append(argv[index + 1])
+    return [d for d in found if d and "$" not in d][:8]
+
+
+__all__ = ["MAX_ANCESTORS", "PATH_LISTS", "Place"]
