@@ -440,3 +440,66 @@ def test_older_tool_only_entries_still_load(tmp_path: Path) -> None:
     )
     (only,) = load_cassette(old).interactions
     assert (only.method, only.name, only.tool, only.arguments) == ("tools/call", "t", "t", {"a": 1})
+
+
+class Answering:
+    """A client's user and roots: answers elicitation and roots requests, counting them."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def elicit(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        self.asked.append(f"elicitation: {params.message}")
+        return types.ElicitResult(action="accept", content={"colour": "teal"})
+
+    async def list_roots(self, context: ClientRequestContext) -> types.ListRootsResult:
+        self.asked.append("roots")
+        return types.ListRootsResult(roots=[types.Root(uri="file:///srv/project", name="p")])
+
+    def options(self) -> dict[str, Any]:
+        return {"elicitation_callback": self.elicit, "list_roots_callback": self.list_roots}
+
+
+def test_elicitation_and_roots_during_a_call_are_asked_again_on_replay(
+    harness_factory: Any, tmp_path: Path
+) -> None:
+    asking = {
+        "mcpServers": {"ask": {"command": sys.executable, "args": [str(HERE / "asking_server.py")]}}
+    }
+    steps: dict[str, Step] = {
+        "user": lambda s: s.call_tool("ask_user", {"question": "Which colour?"}),
+        "roots": lambda s: s.call_tool("roots", {}),
+    }
+    cassette = tmp_path / "asking.yaml"
+    first: Harness = harness_factory("python-service")
+    proxy = first.start_proxy(asking, workspace_tools=False, record=cassette)
+    live_client = Answering()
+    live = anyio.run(lambda: run_client(proxy, steps, **live_client.options()))
+    first.close()
+    methods = [
+        [r["method"] for r in i.get("client_requests", [])]
+        for i in yaml.safe_load(cassette.read_text(encoding="utf-8"))["interactions"]
+    ]
+    assert methods == [["elicitation/create"], ["roots/list"]]
+
+    second: Harness = harness_factory("python-service")
+    marker = tmp_path / "started"
+    proxy = second.start_proxy(
+        {
+            "mcpServers": {
+                "ask": {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}
+            }
+        },
+        workspace_tools=False,
+        replay=cassette,
+    )
+    replay_client = Answering()
+    replayed = anyio.run(lambda: run_client(proxy, steps, **replay_client.options()))
+    second.close()
+    assert not marker.exists()
+    assert replayed == live and "accept: teal" in str(replayed["user"])
+    assert replay_client.asked == live_client.asked == ["elicitation: Which colour?", "roots"]
+    assert view(second) == view(first)
+    assert ("mcp__ask__elicitation/create", "success") in view(second)
