@@ -96,7 +96,8 @@ def add_options(parser: pytest.Parser) -> None:
         default="none",
         choices=("none", "new", "all"),
         help="cassettes of recording_proxy(cassette=…), as pytest-recording's --record-mode: "
-        "none replays only (default), new records missing cassettes, all records again",
+        "none replays only (default), new records missing cassettes and what existing ones "
+        "lack, all records again",
     )
     parser.addini("harness_audit_dir", "directory for kept audit chains", default=".harness-audit")
     parser.addini(
