@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -85,24 +86,15 @@ def coerce_head(value: Head | str | None) -> Head | None:
     return parse_head(value)
 
 
-def counts_with_head(
-    path: str | os.PathLike[str], head: Head, *, size_limit: int | None = None, limit: int = 2
-) -> list[int]:
-    """Record counts at which the chain at ``path`` has ``head`` (at most ``limit`` of them).
-
-    Used for a head published without its count; streams the file once.
-    """
-    found = [0] if head.hash == GENESIS else []
-    if found:
-        return found
-    sha256 = hashlib.sha256
-    count = 0
+def _line_batches(path: str | os.PathLike[str], size_limit: int | None) -> Iterator[list[bytes]]:
+    """The complete lines of the file at ``path`` (none when it is missing), a chunk's worth at
+    a time, reading no further than ``size_limit`` bytes."""
     remaining = size_limit
     carry = b""
     try:
         handle = open(path, "rb", buffering=0)  # noqa: SIM115 - closed below
     except FileNotFoundError:
-        return found
+        return
     with handle:
         while remaining is None or remaining > 0:
             chunk = handle.read(_CHUNK if remaining is None else min(_CHUNK, remaining))
@@ -112,12 +104,28 @@ def counts_with_head(
                 remaining -= len(chunk)
             lines = (carry + chunk).split(b"\n")
             carry = lines.pop()
-            for line in lines:
-                count += 1
-                if head.matches(sha256(line).hexdigest()):
-                    found.append(count)
-                    if len(found) >= limit:
-                        return found
+            yield lines
+
+
+def counts_with_head(
+    path: str | os.PathLike[str], head: Head, *, size_limit: int | None = None, limit: int = 2
+) -> list[int]:
+    """Record counts at which the chain at ``path`` has ``head`` (at most ``limit`` of them).
+
+    Used for a head published without its count; streams the file once.
+    """
+    if head.hash == GENESIS:
+        return [0]
+    found: list[int] = []
+    sha256 = hashlib.sha256
+    count = 0
+    for lines in _line_batches(path, size_limit):
+        for line in lines:
+            count += 1
+            if head.matches(sha256(line).hexdigest()):
+                found.append(count)
+                if len(found) >= limit:
+                    return found
     return found
 
 
@@ -153,24 +161,10 @@ def head_at(
     if count == 0:
         return GENESIS
     seen = 0
-    remaining = size_limit
-    carry = b""
-    try:
-        handle = open(path, "rb", buffering=0)  # noqa: SIM115 - closed below
-    except FileNotFoundError:
-        return None
-    with handle:
-        while remaining is None or remaining > 0:
-            chunk = handle.read(_CHUNK if remaining is None else min(_CHUNK, remaining))
-            if not chunk:
-                break
-            if remaining is not None:
-                remaining -= len(chunk)
-            lines = (carry + chunk).split(b"\n")
-            carry = lines.pop()
-            if seen + len(lines) >= count:
-                return hashlib.sha256(lines[count - seen - 1]).hexdigest()
-            seen += len(lines)
+    for lines in _line_batches(path, size_limit):
+        if seen + len(lines) >= count:
+            return hashlib.sha256(lines[count - seen - 1]).hexdigest()
+        seen += len(lines)
     return None
 
 
