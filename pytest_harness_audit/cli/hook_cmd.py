@@ -1,5 +1,6 @@
-"""`harness-audit hook pre | post | session-start | session-end`: the host hook adapter (JSON on
-stdin, answer on stdout; the session events print nothing on stdout)."""
+"""`harness-audit hook pre | post | permission-denied | stop | session-start | session-end`: the
+host hook adapter (JSON on stdin, answer on stdout; ``stop`` and the session events print
+nothing on stdout)."""
 
 from __future__ import annotations
 
@@ -15,12 +16,17 @@ from pytest_harness_audit.cli.policy_cmd import policy_from_args
 from pytest_harness_audit.doors.hook import (
     WARN_MODES,
     PreAnswers,
+    handle_permission_denied,
     handle_post,
     handle_pre,
     record_post_fault,
 )
 from pytest_harness_audit.doors.hook_effects import DEFAULT_ENTRY_LIMIT
-from pytest_harness_audit.doors.hook_session import handle_session_end, handle_session_start
+from pytest_harness_audit.doors.hook_session import (
+    handle_session_end,
+    handle_session_start,
+    handle_stop,
+)
 from pytest_harness_audit.errors import HarnessAuditError
 from pytest_harness_audit.gate.seam import describe_exception
 
@@ -29,13 +35,15 @@ def register(subparsers: Any) -> None:
     """Add the ``hook`` command group."""
     group = subparsers.add_parser(
         "hook",
-        help="gate and record a host's PreToolUse/PostToolUse/SessionStart/SessionEnd payloads",
+        help="gate and record a host's tool, permission, stop and session hook payloads",
     )
     commands = group.add_subparsers(dest="command", metavar="SUBCOMMAND")
     commands.required = True
     for name, handler, text in (
         ("pre", handle_pre, "answer a PreToolUse payload"),
         ("post", handle_post, "record a PostToolUse or PostToolUseFailure payload"),
+        ("permission-denied", handle_permission_denied, "record a PermissionDenied payload"),
+        ("stop", handle_stop, "record the turn's asks the host settled without an event"),
         ("session-start", handle_session_start, "open and record a SessionStart"),
         ("session-end", handle_session_end, "verify, record and report a SessionEnd"),
     ):
@@ -147,10 +155,10 @@ def _install(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, handler: Any) -> int:
-    if handler in (handle_session_start, handle_session_end):
+    if handler in (handle_session_start, handle_session_end, handle_stop):
         return _run_session_event(args, handler)
     if handler is not handle_pre:
-        return _run_post(args)
+        return _run_post(args, handler)
     # The host runs the tool when a PreToolUse hook exits with anything but 2 (or a deny), so
     # every failure here, ours included, must refuse the call: exit 2, the reason on stderr.
     try:
@@ -172,13 +180,14 @@ def _run(args: argparse.Namespace, handler: Any) -> int:
     return 0
 
 
-def _run_post(args: argparse.Namespace) -> int:
-    """A post step that cannot be recorded as a call: one line on stderr, a fault record in its
-    session where the payload names one, exit 1 (the tool has run: nothing left to block)."""
+def _run_post(args: argparse.Namespace, handler: Any) -> int:
+    """A post (or permission-denied) step that cannot be recorded as a call: one line on stderr,
+    a fault record in its session where the payload names one, exit 1 (nothing is left to block:
+    the tool has run, or the host refused it)."""
     policy = policy_from_args(args)
     text = sys.stdin.read()
     try:
-        answer = handle_post(text, storage=Path(args.storage), policy=policy)
+        answer = handler(text, storage=Path(args.storage), policy=policy)
     except Exception as exc:
         problem = str(exc) if isinstance(exc, HarnessAuditError) else describe_exception(exc)
         try:
@@ -196,8 +205,9 @@ def _run_post(args: argparse.Namespace) -> int:
 
 
 def _run_session_event(args: argparse.Namespace, handler: Any) -> int:
-    """A session event: nothing on stdout (the host would read it as context); a problem is
-    one line on stderr and exit 1 (the host goes on: these events cannot block anything)."""
+    """A session event or ``stop``: nothing on stdout (the host would read it as context); a
+    problem is one line on stderr and exit 1 (the host goes on; never exit 2, which would keep
+    the agent from stopping)."""
     try:
         policy = policy_from_args(args)
         done = handler(sys.stdin.read(), storage=Path(args.storage), policy=policy)

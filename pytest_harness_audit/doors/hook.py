@@ -13,6 +13,11 @@ an allowed pre step leaves a pending file (start time, rate hits and, for a call
 files, the workspace snapshot of :mod:`.hook_effects`) for its post step, which records the call
 as pre decided it, with its effects. Pending files also let pre count calls still running.
 
+A call pre answered ``ask`` gets exactly one outcome record: post records it approved by the
+host, ``PermissionDenied`` records the host's auto mode refusing it, and a refusal at the host's
+prompt (which sends no event) is recorded at the next event that proves the ask is over
+(:mod:`.hook_asks`).
+
 How pre answers is :class:`PreAnswers`: ``--approve-allowed`` answers ``"allow"`` for allowed
 calls (skipping the host's prompt, opt-in), and ``--warn pass`` lets a warned call through
 without a decision, the warning still reaching the model (``additionalContext``) and the user
@@ -25,15 +30,24 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_harness_audit.audit.canonical import sha256_hex
-from pytest_harness_audit.audit.storage import sanitize_session_id
+from pytest_harness_audit.doors.hook_asks import (
+    ASKED_KEY,
+    AUTO_MODE_APPROVER,
+    HOST_APPROVER,
+    asked_entry,
+    claim,
+    pending_path,
+    reconcile,
+    refuse_asked,
+    settled_path,
+    write_state,
+)
 from pytest_harness_audit.doors.hook_effects import (
     DEFAULT_ENTRY_LIMIT,
     PENDING_KEY,
@@ -45,6 +59,7 @@ from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.approvals import ASK, Approval, ended, recording_only, settle
 from pytest_harness_audit.gate.console import consoles
+from pytest_harness_audit.gate.decision import GateDecision
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.ratelimit import RateHits
@@ -52,11 +67,10 @@ from pytest_harness_audit.policy.ratelimit import RateHits
 PRE = "PreToolUse"
 POST = "PostToolUse"
 POST_FAILURE = "PostToolUseFailure"
+PERMISSION_DENIED = "PermissionDenied"
 #: What pre answers for a warned call: ``ask`` the user, or ``pass`` it through (see the doc).
 WARN_MODES = ("ask", "pass")
 _TAG = "[web4-policy]"
-#: The approver id of a call the user approved at the host's prompt.
-HOST_APPROVER = "host"
 
 
 @dataclass(frozen=True)
@@ -90,6 +104,8 @@ class HookPayload:
     cwd: str | None
     tool_use_id: str | None
     tool_response: Any = None
+    #: The subagent the call comes from (``None``: the main agent).
+    agent_id: str | None = None
 
 
 def read_payload(text: str, *expected_events: str) -> tuple[dict[str, Any], str]:
@@ -129,6 +145,7 @@ def parse_payload(text: str, *expected_events: str) -> HookPayload:
         raise UsageError(f"hook payload: field 'tool_input' must be an object, got {tool_input!r}")
     cwd = data.get("cwd")
     tool_use_id = data.get("tool_use_id")
+    agent_id = data.get("agent_id")
     return HookPayload(
         event,
         data["session_id"],
@@ -137,6 +154,7 @@ def parse_payload(text: str, *expected_events: str) -> HookPayload:
         cwd if isinstance(cwd, str) else None,
         tool_use_id if isinstance(tool_use_id, str) else None,
         data.get("tool_response") if event != POST_FAILURE else _failure_response(data),
+        agent_id if isinstance(agent_id, str) and agent_id else None,
     )
 
 
@@ -150,15 +168,8 @@ def _failure_response(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _pending_path(storage: Path, payload: HookPayload) -> Path:
-    key = (
-        payload.tool_use_id
-        or sha256_hex(json.dumps([payload.tool_name, payload.tool_input], sort_keys=True))[:32]
-    )
-    return (
-        storage
-        / "pending"
-        / sanitize_session_id(payload.session_id)
-        / f"{sanitize_session_id(key)}.json"
+    return pending_path(
+        storage, payload.session_id, payload.tool_name, payload.tool_input, payload.tool_use_id
     )
 
 
@@ -242,6 +253,8 @@ def handle_pre(
     gate, inspection = _open_gate(storage, payload, policy, answers.snapshot_limit)
     try:
         pending = _pending_path(storage, payload)
+        # the agent's earlier asks the host settled without an event: refused at its prompt
+        reconcile(gate, storage, event=PRE, agent=payload.agent_id, skip=pending)
         if gate.rate_windows:
             _count_calls_in_flight(gate, pending)
         # an approver's terminate, in any process sharing the store, ends the session
@@ -263,27 +276,23 @@ def handle_pre(
             kept = inspection.inspector.pending_state(token)
             if kept is not None:
                 state[PENDING_KEY] = kept
-        _write_pending(pending, state)
         if decision.evaluation.decision == ASK:
-            return host_ask(decision.reason)
-        return _pre_answer(decision.evaluation.decision, decision.reason, answers)
+            answer = host_ask(decision.reason)
+        else:
+            answer = _pre_answer(decision.evaluation.decision, decision.reason, answers)
+        asked = answer.get("hookSpecificOutput", {}).get("permissionDecision") == "ask"
+        if asked:  # the host asks: the call's outcome must be recorded, whatever it is
+            state[ASKED_KEY] = asked_entry(
+                decision.evaluation.decision,
+                payload.tool_name,
+                payload.tool_input,
+                payload.agent_id,
+                payload.tool_use_id,
+            )
+        write_state(pending, state)
+        return answer
     finally:
         gate.chain.close()
-
-
-def _write_pending(pending: Path, state: Mapping[str, Any]) -> None:
-    """Write the pending file whole or not at all: a pre counting calls in flight, or the post,
-    never reads half of it."""
-    pending.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=pending.parent, prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(json.dumps(state, separators=(",", ":")))  # one C-encoded string
-        os.replace(temp, pending)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
 
 
 def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
@@ -295,11 +304,14 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
     gate, inspection = _open_gate(storage, payload, policy)
     try:
         pending = _pending_path(storage, payload)
+        # taken for this post alone: a reconciliation cannot record the call too
+        claimed = claim(pending)
+        source = claimed or settled_path(pending)  # recorded as not run, yet it ran
         duration_ms: float | None = None
         state: dict[str, Any] | None = None
         problem = "no pending file from a pre step"
         try:
-            state = json.loads(pending.read_text(encoding="utf-8"))
+            state = json.loads(source.read_text(encoding="utf-8"))
             if not isinstance(state, dict):
                 raise TypeError("not an object")
             duration_ms = max(0.0, (time.time() - float(state["started"])) * 1000.0)
@@ -322,17 +334,65 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
             error,
             duration_ms,
         )
-        if decision.evaluation.decision == ASK and not decision.blocked:
+        asked = state is not None and isinstance(state.get(ASKED_KEY), dict)
+        if (asked or decision.evaluation.decision == ASK) and not decision.blocked:
             # the call ran, so the user approved it at the host's own prompt
-            decision = settle(decision, Approval("approve", HOST_APPROVER))
+            decision = _host_approved(decision, state)
         with recording_only():  # the host ran it: recorded as it happened
             gate.run(
                 payload.tool_name, payload.tool_input, lambda _decision: reported, decision=decision
             )
         # only now: a pre step in between counts this call from the pending file or the record
         with contextlib.suppress(OSError):
-            pending.unlink()
+            source.unlink()
         return {"suppressOutput": True}
+    finally:
+        gate.chain.close()
+
+
+def _host_approved(decision: GateDecision, state: Mapping[str, Any] | None) -> GateDecision:
+    """``decision`` approved at the host's prompt; a call recorded as not run before its post
+    event came names that record (``approval.supersedes``)."""
+    late = state.get("settledRecord") if state is not None else None
+    if late is None:
+        return settle(decision, Approval("approve", HOST_APPROVER))
+    why = "the host ran the call after it was recorded as not run"
+    decision = settle(decision, Approval("approve", HOST_APPROVER, why))
+    extra = dict(decision.record_extra or {})
+    extra["approval"] = {**extra["approval"], "supersedes": str(late)}
+    decision.record_extra = extra
+    return decision
+
+
+def handle_permission_denied(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
+    """Record a call the host's auto mode denied (``PermissionDenied``): not run, ``reject`` by
+    :data:`~.hook_asks.AUTO_MODE_APPROVER` with the host's reason. The answer never asks the
+    host to retry: the denial stands."""
+    payload = parse_payload(text, PERMISSION_DENIED)
+    data, _ = read_payload(text, PERMISSION_DENIED)
+    reason = data.get("reason")
+    why = f"the host's auto mode denied the call: {reason or 'no reason given'}"
+    gate, _inspection = _open_gate(storage, payload, policy)
+    try:
+        pending = _pending_path(storage, payload)
+        claimed = claim(pending)
+        state: dict[str, Any] = {}
+        if claimed is not None:
+            with contextlib.suppress(OSError, ValueError):
+                loaded = json.loads(claimed.read_text(encoding="utf-8"))
+                state = loaded if isinstance(loaded, dict) else {}
+        state[ASKED_KEY] = asked_entry(
+            "deny", payload.tool_name, payload.tool_input, payload.agent_id, payload.tool_use_id
+        )
+        if claimed is None:  # no pre step seen: decided (and counted) here
+            hits = gate.decide(payload.tool_name, payload.tool_input).rate_hits
+            if hits is not None:
+                state["rateHits"] = hits.to_json()
+        refuse_asked(gate, state, Approval("reject", AUTO_MODE_APPROVER, why))
+        if claimed is not None:
+            with contextlib.suppress(OSError):
+                claimed.unlink()
+        return {"hookSpecificOutput": {"hookEventName": PERMISSION_DENIED, "retry": False}}
     finally:
         gate.chain.close()
 
@@ -348,7 +408,8 @@ def record_post_fault(text: str, *, storage: Path, policy: Policy, problem: str)
     if not isinstance(session_id, str) or not session_id:
         return False
     event = data.get("hook_event_name")
-    tool = event if isinstance(event, str) and event in (POST, POST_FAILURE) else POST
+    known = (POST, POST_FAILURE, PERMISSION_DENIED)
+    tool = event if isinstance(event, str) and event in known else POST
     gate = Gate.open(storage_dir=storage, session_id=session_id, policy=policy, door="hook")
     try:
         params = {"problem": problem}

@@ -1,4 +1,10 @@
-"""The host hook door's session events: Claude Code style ``SessionStart`` / ``SessionEnd``.
+"""The host hook door's session events: Claude Code style ``SessionStart``, ``Stop`` and
+``SessionEnd``.
+
+Each first records, as not run, the session's calls the host asked about and settled without
+an event (a refusal at its prompt, :mod:`.hook_asks`): ``Stop`` ends a turn, so no call of it is
+still waiting for an answer; ``Stop`` does nothing else and prints nothing (it never keeps the
+agent going).
 
 ``session-start`` opens the session of the payload's ``session_id`` (its chain, Soft LCT and the
 policy file beside it) and records a ``session`` record naming the policy and how the host
@@ -24,6 +30,7 @@ from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.audit.storage import sanitize_session_id
 from pytest_harness_audit.audit.verify import ChainReport, verify_chain
 from pytest_harness_audit.doors.hook import read_payload
+from pytest_harness_audit.doors.hook_asks import EVERY_AGENT, reconcile
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.seam import Outcome
@@ -36,6 +43,7 @@ if TYPE_CHECKING:
 
 SESSION_START = "SessionStart"
 SESSION_END = "SessionEnd"
+STOP = "Stop"
 #: The ``kind`` and ``category`` of the records these events leave in the chain.
 SESSION_KIND = "session"
 
@@ -49,6 +57,16 @@ class SessionPayload:
     cwd: str | None
     #: ``source`` of a start (startup, resume, clear, compact), ``reason`` of an end.
     why: str | None
+
+    def open_gate(self, storage: Path, policy: Policy) -> Gate:
+        """The session's gate, as the hook door opens it."""
+        return Gate.open(
+            storage_dir=storage,
+            session_id=self.session_id,
+            policy=policy,
+            root=self.cwd,
+            door="hook",
+        )
 
 
 def parse_session_payload(text: str, event: str) -> SessionPayload:
@@ -70,7 +88,8 @@ def parse_session_payload(text: str, event: str) -> SessionPayload:
 
 
 def clean_pending(storage: Path, session_id: str) -> int:
-    """Remove the session's ``pending/<session>/*.json`` files; return how many there were."""
+    """Remove the session's ``pending/<session>/*.json`` files (and the state of calls
+    reconciled there); return how many pending files there were."""
     folder = storage / "pending" / sanitize_session_id(session_id)
     removed = 0
     try:
@@ -78,7 +97,10 @@ def clean_pending(storage: Path, session_id: str) -> int:
     except OSError:
         return 0
     for entry in entries:
-        if entry.name.endswith(".json"):
+        if entry.name.endswith(".settled"):
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+        elif entry.name.endswith(".json"):
             try:
                 os.unlink(entry.path)
             except OSError:
@@ -97,13 +119,7 @@ def _record(
     ``params`` are kept twice: as the call's parameters (at audit level ``verbose``) and, at
     every audit level, as the record's top-level ``session`` field.
     """
-    gate = Gate.open(
-        storage_dir=storage,
-        session_id=payload.session_id,
-        policy=policy,
-        root=payload.cwd,
-        door="hook",
-    )
+    gate = payload.open_gate(storage, policy)
     try:
         decision = gate.unjudged(
             payload.event, SESSION_KIND, params, target=payload.cwd, kind=SESSION_KIND
@@ -120,9 +136,24 @@ def _record(
         gate.chain.close()
 
 
+def reconcile_asks(payload: SessionPayload, storage: Path, policy: Policy) -> int:
+    """Record the session's asked calls left without an outcome as not run; how many."""
+    gate = payload.open_gate(storage, policy)
+    try:
+        return reconcile(gate, storage, event=payload.event, agent=EVERY_AGENT)
+    finally:
+        gate.chain.close()
+
+
+def handle_stop(text: str, *, storage: Path, policy: Policy) -> None:
+    """A ``Stop`` payload: the turn is over, so its asks left without an outcome are recorded."""
+    reconcile_asks(parse_session_payload(text, STOP), storage, policy)
+
+
 def handle_session_start(text: str, *, storage: Path, policy: Policy) -> None:
     """Open the session of a ``SessionStart`` payload and record its start."""
     payload = parse_session_payload(text, SESSION_START)
+    reconcile_asks(payload, storage, policy)  # a resumed session's asks from before
     params: dict[str, Any] = {
         "source": payload.why,
         "policy": policy.name,
@@ -145,6 +176,7 @@ class SessionEnded:
 def handle_session_end(text: str, *, storage: Path, policy: Policy) -> SessionEnded:
     """Verify the session's chain, record its end, write its report, clean its pending files."""
     payload = parse_session_payload(text, SESSION_END)
+    reconcile_asks(payload, storage, policy)
     before = verify_chain(storage, payload.session_id)
     params: dict[str, Any] = {
         "reason": payload.why,
@@ -199,11 +231,13 @@ class StoredSession:
 __all__ = [
     "SESSION_END",
     "SESSION_START",
+    "STOP",
     "SessionEnded",
     "SessionPayload",
     "StoredSession",
     "clean_pending",
     "handle_session_end",
     "handle_session_start",
+    "handle_stop",
     "parse_session_payload",
 ]

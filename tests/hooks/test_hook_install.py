@@ -14,6 +14,8 @@ EXPECTED_COMMANDS = {
     "PreToolUse": "harness-audit hook pre --preset safety",
     "PostToolUse": "harness-audit hook post --preset safety",
     "PostToolUseFailure": "harness-audit hook post --preset safety",
+    "PermissionDenied": "harness-audit hook permission-denied --preset safety",
+    "Stop": "harness-audit hook stop --preset safety",
     "SessionStart": "harness-audit hook session-start --preset safety",
     "SessionEnd": "harness-audit hook session-end --preset safety",
 }
@@ -40,7 +42,9 @@ def test_a_fresh_install_writes_every_event_and_shows_the_diff(
         event: [command] for event, command in EXPECTED_COMMANDS.items()
     }
     assert settings["hooks"]["PreToolUse"][0]["matcher"] == "*"
+    assert settings["hooks"]["PermissionDenied"][0]["matcher"] == "*"  # matched on tool names
     assert "matcher" not in settings["hooks"]["SessionEnd"][0]
+    assert "matcher" not in settings["hooks"]["Stop"][0]
 
 
 def test_installing_twice_changes_nothing(
