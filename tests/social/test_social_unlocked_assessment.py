@@ -166,3 +166,27 @@ def test_a_request_answered_while_its_response_is_assessed_is_answered_once(
     (response,) = [post for post in sent(endpoint) if post.kind == "response"]
     assert carries(response, "answered first")
     assert len(retained(endpoint)) == 2  # both assessments are retained; one bound the answer
+
+
+def test_through_the_gate_another_send_is_recorded_while_one_is_assessed(tmp_path: Path) -> None:
+    from pytest_harness_audit.doors.social import SocialSession
+    from pytest_harness_audit.policy import Policy
+    from pytest_harness_audit.session.harness import Harness
+
+    harness = Harness.create(tmp_path / "h", policy=Policy.from_dict({"defaultPolicy": "allow"}))
+    firewall = MessageFirewall([CAREFUL])
+    session = SocialSession(
+        harness.gate, tmp_path / "social", "alice", ("bob", "carol"), firewall=firewall
+    )
+    try:
+        paused = Paused(session.endpoint, firewall, KINDS[0])
+        paused.start()
+        finished = run_meanwhile(lambda: session.endpoint.send("agent:carol", "meanwhile"))
+        paused.resume()
+        assert finished and paused.errors == []
+        sends = [record for record in harness.records if record.tool == "send_message"]
+        assert [record.status for record in sends] == ["success", "success"]
+        assert [record.raw["social"]["to"] for record in sends] == ["agent:carol", "agent:bob"]
+    finally:
+        session.close()
+        harness.close()
