@@ -11,6 +11,7 @@ advice." A held send in enforcement mode is refused with ``FirewallSendError``, 
 from __future__ import annotations
 
 import pytest
+from social_support import gather
 from stale_support import (
     ANSWERING,
     COLLECTING,
@@ -31,7 +32,9 @@ from pytest_harness_audit.social import (
     MessageRule,
     SocialEndpoint,
     SocialEvent,
+    SocialToolError,
 )
+from pytest_harness_audit.social.errors import REFUSED_CODE
 
 CAREFUL = MessageRule("careful", "guide", reason="mind the tone")
 
@@ -154,3 +157,30 @@ def test_a_response_whose_request_expired_during_its_check_is_not_sent(
     assert not [post for post in sent(endpoint) if post.kind == "response"]
     (kept,) = retained(endpoint)  # the assessment is retained alone: it bound no intent
     assert "held" not in kept
+
+
+@pytest.mark.parametrize("kind", [COLLECTING[0], ANSWERING[0]], ids=str)
+def test_over_mcp_a_hold_is_a_firewall_refusal_with_inbound_delivery(
+    make_endpoint: object, kind: Kind
+) -> None:
+    endpoint, firewall, hook = armed(make_endpoint, kind, "enforcement")
+    hook.during = [firewall.note_evidence, firewall.note_evidence]
+    send_input: dict[str, object] = (
+        {"to": "agent:bob", "collectiveResponse": {"action": "accept", "content": {"note": "hi"}}}
+        if kind.operation == "response"
+        else {"to": "agent:bob", "text": "hi", "collective": gather()}
+    )
+    with pytest.raises(SocialToolError) as held:
+        endpoint.mcp_send_message(
+            {"input": send_input}, {"org.social-harness/send": {"failureDelivery": "inbound"}}
+        )
+    (kept,) = retained(endpoint)
+    assert held.value.code == REFUSED_CODE
+    assert held.value.data == {
+        "reason": "firewall-refused",
+        "checkId": kept["checkId"],
+        "refusal": HOLD_REFUSAL_TEXT,
+        "feedback": HOLD_FEEDBACK_TEXT,
+    }
+    assert kept["held"] is True
+    assert sent(endpoint) == []
