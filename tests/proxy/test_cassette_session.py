@@ -413,13 +413,18 @@ ENTRY = "version: 1\nupstreams: [{name: lib}]\ninteractions:\n- "
             "client_requests: [{method: tools/call}]}",
             "interactions[0].client_requests[0].method 'tools/call' is not a request",
         ),
+        (
+            "version: 1\nupstreams: [{name: lib, capabilites: {}}]\ninteractions: []",
+            "upstreams[0].capabilites: not a field of an upstream",
+        ),
     ],
 )
 def test_a_bad_entry_is_one_line_naming_file_entry_and_field(
     harness_factory: Any, tmp_path: Path, entry: str, problem: str
 ) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text(ENTRY + entry + "\n", encoding="utf-8")
+    document = entry if entry.startswith("version:") else ENTRY + entry
+    bad.write_text(document + "\n", encoding="utf-8")
     harness: Harness = harness_factory("python-service")
     harness.call("Read", file_path="README.md")
     with pytest.raises(CassetteError) as caught:

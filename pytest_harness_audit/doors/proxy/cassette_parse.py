@@ -25,6 +25,7 @@ from pytest_harness_audit.doors.proxy.cassette_model import (
 )
 
 Bad = Callable[[str], CassetteError]
+_UPSTREAM_FIELDS = frozenset({"name", "server_info", "capabilities", "instructions", "tools"})
 _COMMON_FIELDS = frozenset(
     {"method", "upstream", "arguments", "result", "error", "client_requests"}
 )
@@ -53,6 +54,12 @@ def parse_cassette(data: object, path: Path) -> Cassette:
 def _upstream(entry: object, where: str, bad: Bad) -> RecordedUpstream:
     if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
         raise bad(f"{where} needs a 'name' string")
+    unknown = sorted(str(key) for key in entry if key not in _UPSTREAM_FIELDS)
+    if unknown:
+        raise bad(
+            f"{where}.{unknown[0]}: not a field of an upstream "
+            f"(expected {', '.join(sorted(_UPSTREAM_FIELDS))})"
+        )
     caps, tools = entry.get("capabilities") or {}, entry.get("tools") or []
     if not isinstance(caps, Mapping) or not isinstance(tools, list):
         raise bad(f"{where}: 'capabilities' must be a mapping, 'tools' a list")
