@@ -18,7 +18,6 @@ engine in :mod:`.collective_engine`, the idempotency ledger in :mod:`.ledger`, e
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -47,18 +46,13 @@ from pytest_harness_audit.social.events import (
     SendAttempt,
     SendResult,
     SocialEvent,
+    attempt_of,
     failure_event,
     success_event,
+    undecoded_attempt,
 )
-from pytest_harness_audit.social.firewall import (
-    MessageFirewall,
-)
-from pytest_harness_audit.social.inputs import (
-    SendInput,
-    TextSend,
-    decode_send_input,
-    stated_operation,
-)
+from pytest_harness_audit.social.firewall import MessageFirewall
+from pytest_harness_audit.social.inputs import SendInput, decode_send_input
 from pytest_harness_audit.social.ledger import IdempotencyLedger, check_send_options
 from pytest_harness_audit.social.mcp_tool import call_send_message, closed_error_data
 from pytest_harness_audit.social.peers import Peer
@@ -124,8 +118,8 @@ class SocialEndpoint:
             self._emit,
         )
         #: Keyed sends (see :mod:`.ledger`).
-        self.ledger = IdempotencyLedger(self.store, self.clock)
         self._lock = threading.RLock()
+        self.ledger = IdempotencyLedger(self.store, self.clock, self._lock)
         #: What each send does (see :mod:`.sends`).
         self.sends = SendExecutor(
             local_agent,
@@ -214,7 +208,7 @@ class SocialEndpoint:
             input,
             lambda: self._invoke(
                 lambda: decode_send_input(input),
-                lambda error: _undecoded_attempt(input, failure_delivery),
+                lambda error: undecoded_attempt(input, failure_delivery),
                 failure_delivery,
                 idempotency_key,
             ),
@@ -375,9 +369,8 @@ class SocialEndpoint:
         failure_delivery: FailureDelivery,
         key: str | None,
     ) -> SendResult:
-        """One invocation: options, then ``decode`` (``refused`` is the attempt reported when
-        the input does not decode), then the send, which takes the lock itself and leaves it
-        while the firewall assesses."""
+        """One invocation: options, ``decode`` (``refused`` is the attempt reported when it
+        fails), then the send (which leaves the lock while the firewall assesses)."""
         check_send_options(failure_delivery, key)
         with self._lock:
             self.poll()
@@ -386,16 +379,17 @@ class SocialEndpoint:
             except (SendInputError, MessageTextError) as error:
                 self._emit(failure_event(refused(error), error, self.clock.now_ms()))
                 raise
-            attempt = SendAttempt(
-                to=decoded.to,
-                operation=decoded.operation,
-                text=_event_text(decoded),
-                failure_delivery=failure_delivery,
-            )
-            if key is not None:
-                replay = self.ledger.begin(key, decoded)
-                if replay is not None:
-                    return self._replay(replay.result, replay.failure, attempt)
+            attempt = attempt_of(decoded, failure_delivery)
+            replay = None if key is None else self.ledger.begin(key, decoded)
+            if replay is not None:
+                return self._replay(replay.result, replay.failure, attempt)
+        try:
+            return self._execute(decoded, attempt, key)
+        finally:
+            with self._lock:
+                self.ledger.settle(key)
+
+    def _execute(self, decoded: SendInput, attempt: SendAttempt, key: str | None) -> SendResult:
         try:
             result = self.sends.execute(decoded, attempt)
             with self._lock:
@@ -482,19 +476,3 @@ class SocialEndpoint:
             self.on_event(event)
         finally:
             self._emitting = emitting
-
-
-def _event_text(decoded: SendInput) -> str:
-    if isinstance(decoded, TextSend):
-        return decoded.text
-    return json.dumps(decoded.response.to_json(), sort_keys=True, separators=(",", ":"))
-
-
-def _undecoded_attempt(input: object, failure_delivery: FailureDelivery) -> SendAttempt:
-    raw_to = input.get("to") if isinstance(input, Mapping) else None
-    return SendAttempt(
-        to=raw_to if isinstance(raw_to, str) else repr(raw_to),
-        operation=stated_operation(input),
-        text=None,
-        failure_delivery=failure_delivery,
-    )

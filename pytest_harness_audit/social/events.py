@@ -9,6 +9,7 @@ record (tool ``send_message``, category ``message``, target = :attr:`SocialEvent
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -21,6 +22,7 @@ from pytest_harness_audit.social.errors import (
     SocialSendFailure,
 )
 from pytest_harness_audit.social.firewall import Decision, FirewallCheck, FirewallMode, Guidance
+from pytest_harness_audit.social.inputs import SendInput, TextSend, stated_operation
 
 EventKind: TypeAlias = Literal["send", "refused", "collective-result"]
 EventOutcome: TypeAlias = Literal[
@@ -237,6 +239,27 @@ class SendAttempt:
             "guidance": check.advice,
             "held": check.held,
         }
+
+
+def attempt_of(decoded: SendInput, failure_delivery: FailureDelivery) -> SendAttempt:
+    """The attempt of a decoded send: its text, or for a response its answer's JSON."""
+    text = (
+        decoded.text
+        if isinstance(decoded, TextSend)
+        else json.dumps(decoded.response.to_json(), sort_keys=True, separators=(",", ":"))
+    )
+    return SendAttempt(decoded.to, decoded.operation, text, failure_delivery)
+
+
+def undecoded_attempt(input: object, failure_delivery: FailureDelivery) -> SendAttempt:
+    """The attempt of an input that does not decode: its ``to`` as given (or its repr)."""
+    raw_to = input.get("to") if isinstance(input, Mapping) else None
+    return SendAttempt(
+        to=raw_to if isinstance(raw_to, str) else repr(raw_to),
+        operation=stated_operation(input),
+        text=None,
+        failure_delivery=failure_delivery,
+    )
 
 
 def success_event(

@@ -2,9 +2,10 @@
 
 A send with an ``idempotency_key`` is written to the store as ``pending`` before it runs and
 ``returned`` with its outcome (result or typed error) when it ends. Sending the same key again
-replays that outcome without sending; with a different input it is an ``idempotency-conflict``;
-while it is still pending, or when an earlier endpoint left it ``indeterminate``, the outcome is
-unknown (``outcome-unknown``).
+replays that outcome without sending; with a different input it is an ``idempotency-conflict``.
+The same input while the call is in flight on another thread of this endpoint joins it: it waits
+for the outcome and replays it. Still pending otherwise (a call of this thread in flight, or an
+earlier endpoint's left ``indeterminate``), the outcome is unknown (``outcome-unknown``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
@@ -73,9 +75,13 @@ class Replay:
 class IdempotencyLedger:
     """The keyed sends of one post store (see the module docstring)."""
 
-    def __init__(self, store: PostStore, clock: DeadlineClock) -> None:
+    def __init__(self, store: PostStore, clock: DeadlineClock, lock: threading.RLock) -> None:
         self.store = store
         self.clock = clock
+        #: The endpoint's lock: :meth:`begin` is called holding it, and waits on it to join.
+        self._settled = threading.Condition(lock)
+        #: Keys of the calls in flight, and the thread running each.
+        self._in_flight: dict[str, int] = {}
 
     def read(self, key: str) -> dict[str, object]:
         """The state of a keyed send: ``{state: "absent"}``, ``{state: "pending" |
@@ -95,11 +101,19 @@ class IdempotencyLedger:
         return data
 
     def begin(self, key: str, decoded: SendInput) -> Replay | None:
-        """Start the keyed send of ``decoded``; a :class:`Replay` when ``key`` was used before."""
+        """Start the keyed send of ``decoded``; a :class:`Replay` when ``key`` was used before
+        (once the call in flight with it, if any, has ended). Called holding the endpoint's lock;
+        :meth:`settle` ends the call."""
         canonical_input = retained_input(decoded)
         record = self.store.invocation(key)
+        me = threading.get_ident()
+        same = record is not None and record.input == canonical_input
+        if same and self._in_flight.get(key, me) != me:  # join the call in flight
+            self._settled.wait_for(lambda: key not in self._in_flight)
+            record = self.store.invocation(key)
         if record is None:
             self.store.begin_invocation(key, canonical_input, self.clock.now_ms())
+            self._in_flight[key] = threading.get_ident()
             return None
         if record.input != canonical_input:
             return Replay(failure=SendError("idempotency-conflict"))
@@ -112,6 +126,12 @@ class IdempotencyLedger:
             return Replay(failure=error_from_json(cast(Mapping[str, object], outcome["error"])))
         except (KeyError, TypeError, ValueError):
             return Replay(failure=SendError("outcome-unknown"))
+
+    def settle(self, key: str | None) -> None:
+        """The call of ``key`` begun by this thread ended: calls waiting to join it go on."""
+        if key is not None and self._in_flight.get(key) == threading.get_ident():
+            del self._in_flight[key]
+            self._settled.notify_all()
 
     def returned(self, key: str | None, result: SendResult) -> None:
         """Retain the result of the keyed send ``key`` (nothing without a key)."""

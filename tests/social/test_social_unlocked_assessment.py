@@ -190,3 +190,40 @@ def test_through_the_gate_another_send_is_recorded_while_one_is_assessed(tmp_pat
     finally:
         session.close()
         harness.close()
+
+
+def test_a_keyed_send_repeated_while_it_is_assessed_joins_it(
+    make_endpoint: object, events: list[object]
+) -> None:
+    """Same key, same input, while the first call is in flight: the repeat joins it and replays
+    its result; nothing is sent twice. A different input with the key is a conflict at once."""
+    firewall = MessageFirewall([CAREFUL])
+    endpoint = make_endpoint(firewall=firewall)  # type: ignore[operator]
+    keyed = Kind(
+        "keyed multicast",
+        "multicast",
+        1,
+        lambda e, text, delivery: e.send("agent:bob", text, idempotency_key="k1"),
+    )
+    paused = Paused(endpoint, firewall, keyed)
+    paused.start()
+    with pytest.raises(SendError) as conflict:
+        endpoint.send("agent:bob", "another text", idempotency_key="k1")
+    assert conflict.value.reason == "idempotency-conflict"
+    joined: list[SendResult] = []
+    repeat = threading.Thread(
+        target=lambda: joined.append(
+            endpoint.send("agent:bob", "checked slowly", idempotency_key="k1")
+        )
+    )
+    repeat.start()
+    repeat.join(timeout=0.5)
+    waiting = repeat.is_alive()  # it waits for the call in flight instead of answering
+    paused.resume()
+    repeat.join(timeout=10)
+    assert waiting and not repeat.is_alive()
+    (first,) = paused.results
+    assert joined == [first]
+    assert [post.text for post in sent(endpoint)] == ["checked slowly"]
+    assert paused.hook.checks == 1 and paused.hook.others == 0  # the repeat ran no check
+    assert events[-1].to_json()["replayed"] is True  # type: ignore[attr-defined]
