@@ -1,6 +1,7 @@
 """A small real MCP server (the SDK's MCPServer) with tools, resources, prompts and completions.
 
-Run as ``python library_server.py``; it starts in the session's workspace. The cassette tests
+Run as ``python library_server.py`` (stdio; it starts in the session's workspace) or
+``python library_server.py --http PORT`` (streamable HTTP on loopback). The cassette tests
 record a whole session with it and replay it without it. Tools: ``lookup`` and ``ask_model``
 (asks the client's model through ``sampling/createMessage``). Resources: ``library://catalog``,
 ``library://env`` (the workspace's ``.env``: a secret a cassette must not hold) and the
@@ -11,6 +12,7 @@ template ``library://books/{book}``. Prompt: ``review``. Completion: book ids. W
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import mcp_types as types
@@ -81,4 +83,7 @@ async def complete(
 
 
 if __name__ == "__main__":
-    server.run()
+    if sys.argv[1:2] == ["--http"]:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()

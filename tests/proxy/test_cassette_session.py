@@ -8,7 +8,10 @@ proxy to a real ``mcp`` client session with no upstream process.
 from __future__ import annotations
 
 import shutil
+import socket
+import subprocess
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -508,3 +511,63 @@ def test_elicitation_and_roots_during_a_call_are_asked_again_on_replay(
     assert replay_client.asked == live_client.asked == ["elicitation: Which colour?", "roots"]
     assert view(second) == view(first)
     assert ("mcp__ask__elicitation/create", "success") in view(second)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def serve_library_http(port: int) -> subprocess.Popen[bytes]:
+    """The library server on streamable HTTP, once it accepts connections."""
+    process = subprocess.Popen(
+        [*LIBRARY, "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    for _ in range(200):
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return process
+        time.sleep(0.05)
+    process.kill()
+    raise AssertionError("the library server did not start")
+
+
+@pytest.mark.slow
+def test_an_http_upstream_that_comes_back_is_still_recorded(
+    harness_factory: Any, tmp_path: Path
+) -> None:
+    port = free_port()
+    server = serve_library_http(port)
+    cassette = tmp_path / "http.yaml"
+    harness: Harness = harness_factory("python-service")
+    upstream = {"mcpServers": {"lib": {"url": f"http://127.0.0.1:{port}/mcp"}}}
+    proxy = harness.start_proxy(upstream, workspace_tools=False, record=cassette)
+    try:
+        before = anyio.run(
+            lambda: run_client(proxy, {"catalog": lambda s: s.read_resource("library://catalog")})
+        )
+        server.terminate()
+        server.wait(10)
+        lookup: Step = lambda s: s.call_tool("lookup", {"book": "emma"})  # noqa: E731
+        down = anyio.run(lambda: run_client(proxy, {"lookup": lookup}))
+        server = serve_library_http(port)  # back: the next call connects afresh
+        after = anyio.run(
+            lambda: run_client(
+                proxy,
+                {"lookup": lookup, "book": lambda s: s.read_resource("library://books/dune")},
+            )
+        )
+    finally:
+        harness.close()
+        server.terminate()
+        server.wait(10)
+    assert "unreachable" in str(down["lookup"]) and "Emma" in str(after["lookup"])
+    assert "Dune" in str(before["catalog"]) and "Dune" in str(after["book"])
+    document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    # the reconnected session is recorded as the first was
+    assert [(i["method"], i.get("uri") or i.get("tool")) for i in document["interactions"]] == [
+        ("resources/read", "library://catalog"),
+        ("tools/call", "lookup"),
+        ("resources/read", "library://books/dune"),
+    ]
