@@ -271,17 +271,13 @@ def handle_pre(
         state: dict[str, Any] = {"started": time.time()}
         if decision.rate_hits is not None:
             state["rateHits"] = decision.rate_hits.to_json()
-        if inspection is not None:
-            token = inspection.before(payload.tool_name, decision.category, payload.tool_input)
-            kept = inspection.inspector.pending_state(token)
-            if kept is not None:
-                state[PENDING_KEY] = kept
         if decision.evaluation.decision == ASK:
             answer = host_ask(decision.reason)
         else:
             answer = _pre_answer(decision.evaluation.decision, decision.reason, answers)
-        asked = answer.get("hookSpecificOutput", {}).get("permissionDecision") == "ask"
-        if asked:  # the host asks: the call's outcome must be recorded, whatever it is
+        if answer.get("hookSpecificOutput", {}).get("permissionDecision") == "ask":
+            # the host asks: the call's outcome must be recorded, whatever it is (kept before
+            # the snapshot, so a reconciliation finds it by reading the file's head)
             state[ASKED_KEY] = asked_entry(
                 decision.evaluation.decision,
                 payload.tool_name,
@@ -289,6 +285,11 @@ def handle_pre(
                 payload.agent_id,
                 payload.tool_use_id,
             )
+        if inspection is not None:
+            token = inspection.before(payload.tool_name, decision.category, payload.tool_input)
+            kept = inspection.inspector.pending_state(token)
+            if kept is not None:
+                state[PENDING_KEY] = kept
         write_state(pending, state)
         return answer
     finally:

@@ -50,6 +50,9 @@ UNANSWERED = (
 #: Reconcile the asks of every agent of the session (``Stop`` and the session events).
 EVERY_AGENT = "*"
 _CLAIMED = ".claimed.json"
+#: An asked call's pending file names it near its head (before any workspace snapshot).
+_ASKED_MARK = f'"{ASKED_KEY}":'.encode()
+_HEAD = 4096
 _SETTLED = ".settled"
 
 
@@ -119,11 +122,21 @@ def _unanswered(folder: Path, agent: str | None, skip: Path | None) -> Iterator[
         if skip is not None and entry.path == os.fspath(skip):
             continue
         try:
-            asked = json.loads(Path(entry.path).read_text(encoding="utf-8")).get(ASKED_KEY)
+            with open(entry.path, "rb") as handle:
+                if _ASKED_MARK not in handle.read(_HEAD):
+                    continue  # not asked: its pending file need not be read whole
+                handle.seek(0)
+                asked = json.loads(handle.read()).get(ASKED_KEY)
         except (OSError, ValueError, AttributeError):
             continue
         if isinstance(asked, dict) and (agent == EVERY_AGENT or asked.get("agentId") == agent):
             yield Path(entry.path)
+
+
+def any_asked(storage: Path, session_id: str) -> bool:
+    """Whether the session has asked calls left without an outcome (cheap: no gate opened)."""
+    folder = storage / "pending" / sanitize_session_id(session_id)
+    return next(_unanswered(folder, EVERY_AGENT, None), None) is not None
 
 
 def reconcile(
@@ -168,6 +181,7 @@ __all__ = [
     "EVERY_AGENT",
     "HOST_APPROVER",
     "UNANSWERED",
+    "any_asked",
     "asked_entry",
     "claim",
     "pending_path",

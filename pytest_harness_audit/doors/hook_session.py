@@ -30,7 +30,7 @@ from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.audit.storage import sanitize_session_id
 from pytest_harness_audit.audit.verify import ChainReport, verify_chain
 from pytest_harness_audit.doors.hook import read_payload
-from pytest_harness_audit.doors.hook_asks import EVERY_AGENT, reconcile
+from pytest_harness_audit.doors.hook_asks import EVERY_AGENT, any_asked, reconcile
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.seam import Outcome
@@ -138,6 +138,8 @@ def _record(
 
 def reconcile_asks(payload: SessionPayload, storage: Path, policy: Policy) -> int:
     """Record the session's asked calls left without an outcome as not run; how many."""
+    if not any_asked(storage, payload.session_id):
+        return 0
     gate = payload.open_gate(storage, policy)
     try:
         return reconcile(gate, storage, event=payload.event, agent=EVERY_AGENT)
