@@ -1,6 +1,6 @@
-"""`harness-audit hook pre | post | permission-denied | stop | session-start | session-end`: the
-host hook adapter (JSON on stdin, answer on stdout; ``stop`` and the session events print
-nothing on stdout)."""
+"""`harness-audit hook pre | post | permission-request | permission-denied | stop |
+session-start | session-end`: the host hook adapter (JSON on stdin, answer on stdout; ``stop``
+and the session events print nothing on stdout)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from pytest_harness_audit.doors.hook import (
     record_post_fault,
 )
 from pytest_harness_audit.doors.hook_effects import DEFAULT_ENTRY_LIMIT
+from pytest_harness_audit.doors.hook_prompt import handle_permission_request
 from pytest_harness_audit.doors.hook_session import (
     handle_session_end,
     handle_session_start,
@@ -42,6 +43,7 @@ def register(subparsers: Any) -> None:
     for name, handler, text in (
         ("pre", handle_pre, "answer a PreToolUse payload"),
         ("post", handle_post, "record a PostToolUse or PostToolUseFailure payload"),
+        ("permission-request", handle_permission_request, "mark a call the host asks about"),
         ("permission-denied", handle_permission_denied, "record a PermissionDenied payload"),
         ("stop", handle_stop, "record the turn's asks the host settled without an event"),
         ("session-start", handle_session_start, "open and record a SessionStart"),
@@ -157,16 +159,20 @@ def _install(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, handler: Any) -> int:
     if handler in (handle_session_start, handle_session_end, handle_stop):
         return _run_session_event(args, handler)
-    if handler is not handle_pre:
+    if handler not in (handle_pre, handle_permission_request):
         return _run_post(args, handler)
     # The host runs the tool when a PreToolUse hook exits with anything but 2 (or a deny), so
-    # every failure here, ours included, must refuse the call: exit 2, the reason on stderr.
+    # every failure here, ours included, must refuse the call: exit 2, the reason on stderr (at
+    # a PermissionRequest, 2 denies the permission too).
     try:
-        answers = pre_answers(args)
         policy = policy_from_args(args)
-        answer = handle_pre(
-            sys.stdin.read(), storage=Path(args.storage), policy=policy, answers=answers
-        )
+        text = sys.stdin.read()
+        if handler is handle_pre:
+            answer = handle_pre(
+                text, storage=Path(args.storage), policy=policy, answers=pre_answers(args)
+            )
+        else:
+            answer = handler(text, storage=Path(args.storage), policy=policy)
     except HarnessAuditError as exc:
         print(f"harness-audit: error: {exc}", file=sys.stderr)
         return 2

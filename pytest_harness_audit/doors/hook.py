@@ -41,6 +41,7 @@ from pytest_harness_audit.doors.hook_asks import (
     AUTO_MODE_APPROVER,
     HOST_APPROVER,
     asked_entry,
+    call_key,
     claim,
     pending_path,
     reconcile,
@@ -194,9 +195,11 @@ def response_status(tool_response: Any) -> tuple[str, str | None]:
     return "success", None
 
 
-def _open_gate(
+def open_gate(
     storage: Path, payload: HookPayload, policy: Policy, limit: int = DEFAULT_ENTRY_LIMIT
 ) -> tuple[Gate, HookInspection | None]:
+    """The gate of the payload's session as the hook door opens it: its record lines on stderr
+    and, in a project, the inspection of secrets and workspace effects."""
     gate = Gate.open(
         storage_dir=storage,
         session_id=payload.session_id,
@@ -250,7 +253,7 @@ def handle_pre(
     """Answer a ``PreToolUse`` payload: deny (and record it), ask, or leave it to the host."""
     answers = answers or PreAnswers()
     payload = parse_payload(text, PRE)
-    gate, inspection = _open_gate(storage, payload, policy, answers.snapshot_limit)
+    gate, inspection = open_gate(storage, payload, policy, answers.snapshot_limit)
     try:
         pending = _pending_path(storage, payload)
         # the agent's earlier asks the host settled without an event: refused at its prompt
@@ -268,7 +271,10 @@ def handle_pre(
                     "permissionDecisionReason": decision.message,
                 }
             }
-        state: dict[str, Any] = {"started": time.time()}
+        state: dict[str, Any] = {
+            "call": call_key(payload.tool_name, payload.tool_input),
+            "started": time.time(),
+        }
         if decision.rate_hits is not None:
             state["rateHits"] = decision.rate_hits.to_json()
         if decision.evaluation.decision == ASK:
@@ -302,7 +308,7 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
     The answer adds nothing to the host's transcript.
     """
     payload = parse_payload(text, POST, POST_FAILURE)
-    gate, inspection = _open_gate(storage, payload, policy)
+    gate, inspection = open_gate(storage, payload, policy)
     try:
         pending = _pending_path(storage, payload)
         # taken for this post alone: a reconciliation cannot record the call too
@@ -373,7 +379,7 @@ def handle_permission_denied(text: str, *, storage: Path, policy: Policy) -> dic
     data, _ = read_payload(text, PERMISSION_DENIED)
     reason = data.get("reason")
     why = f"the host's auto mode denied the call: {reason or 'no reason given'}"
-    gate, _inspection = _open_gate(storage, payload, policy)
+    gate, _inspection = open_gate(storage, payload, policy)
     try:
         pending = _pending_path(storage, payload)
         claimed = claim(pending)

@@ -60,10 +60,37 @@ def pending_path(
     storage: Path, session_id: str, tool: str, tool_input: Mapping[str, Any], use_id: str | None
 ) -> Path:
     """``pending/<session>/<key>.json`` of a call: its ``tool_use_id``, else a hash of it."""
-    key = use_id or sha256_hex(json.dumps([tool, tool_input], sort_keys=True))[:32]
+    key = use_id or call_key(tool, tool_input)
     return (
         storage / "pending" / sanitize_session_id(session_id) / f"{sanitize_session_id(key)}.json"
     )
+
+
+def call_key(tool: str, tool_input: Mapping[str, Any]) -> str:
+    """A call's tool and input as a short hash (a ``PermissionRequest`` carries no
+    ``tool_use_id``: it finds its call's pending file by this, kept as its ``call``)."""
+    return sha256_hex(json.dumps([tool, tool_input], sort_keys=True))[:32]
+
+
+def find_pending(storage: Path, session_id: str, key: str) -> Path | None:
+    """The unclaimed pending file of the call whose :func:`call_key` is ``key``, if any."""
+    folder = storage / "pending" / sanitize_session_id(session_id)
+    mark = f'"call":"{key}"'.encode()
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError:
+        return None
+    for entry in entries:
+        name = entry.name
+        if not name.endswith(".json") or name.endswith(_CLAIMED) or name.startswith("."):
+            continue
+        try:
+            with open(entry.path, "rb") as handle:
+                if mark in handle.read(_HEAD):
+                    return Path(entry.path)
+        except OSError:
+            continue
+    return None
 
 
 def write_state(path: Path, state: Mapping[str, Any]) -> None:
@@ -183,7 +210,9 @@ __all__ = [
     "UNANSWERED",
     "any_asked",
     "asked_entry",
+    "call_key",
     "claim",
+    "find_pending",
     "pending_path",
     "reconcile",
     "refuse_asked",

@@ -1,9 +1,9 @@
 """``harness-audit hook install``: write or merge the hooks block into Claude Code settings.
 
 The block runs ``harness-audit hook …`` for PreToolUse, PostToolUse, PostToolUseFailure,
-PermissionDenied, Stop, SessionStart and SessionEnd. Merging keeps every other key and every
-other hook of the file; an entry that already runs one of these commands is updated in place,
-so installing twice changes nothing. The change is shown as a unified diff.
+PermissionRequest, PermissionDenied, Stop, SessionStart and SessionEnd. Merging keeps every
+other key and every other hook of the file; an entry that already runs one of these commands is
+updated in place, so installing twice changes nothing. The change is shown as a unified diff.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ EVENTS = (
     ("PreToolUse", "pre", True),
     ("PostToolUse", "post", True),
     ("PostToolUseFailure", "post", True),
+    ("PermissionRequest", "permission-request", True),
     ("PermissionDenied", "permission-denied", True),
     ("Stop", "stop", False),
     ("SessionStart", "session-start", False),

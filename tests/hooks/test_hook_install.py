@@ -14,6 +14,7 @@ EXPECTED_COMMANDS = {
     "PreToolUse": "harness-audit hook pre --preset safety",
     "PostToolUse": "harness-audit hook post --preset safety",
     "PostToolUseFailure": "harness-audit hook post --preset safety",
+    "PermissionRequest": "harness-audit hook permission-request --preset safety",
     "PermissionDenied": "harness-audit hook permission-denied --preset safety",
     "Stop": "harness-audit hook stop --preset safety",
     "SessionStart": "harness-audit hook session-start --preset safety",
