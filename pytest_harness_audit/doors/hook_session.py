@@ -29,7 +29,7 @@ from pytest_harness_audit.audit.reader import iter_records
 from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.audit.storage import sanitize_session_id
 from pytest_harness_audit.audit.verify import ChainReport, verify_chain
-from pytest_harness_audit.doors.hook import read_payload
+from pytest_harness_audit.doors.hook import HookPayload, open_gate, read_payload
 from pytest_harness_audit.doors.hook_asks import EVERY_AGENT, any_asked, reconcile
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
@@ -140,7 +140,9 @@ def reconcile_asks(payload: SessionPayload, storage: Path, policy: Policy) -> in
     """Record the session's asked calls left without an outcome as not run; how many."""
     if not any_asked(storage, payload.session_id):
         return 0
-    gate = payload.open_gate(storage, policy)
+    # the door's gate with its inspection: the project's known secrets never reach the chain
+    where = HookPayload(payload.event, payload.session_id, payload.event, {}, payload.cwd, None)
+    gate, _inspection = open_gate(storage, where, policy)
     try:
         return reconcile(gate, storage, event=payload.event, agent=EVERY_AGENT)
     finally:

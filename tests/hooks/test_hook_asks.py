@@ -343,3 +343,27 @@ def test_bad_payloads_at_the_new_events_are_one_line_and_never_block(
     [fault] = list(iter_records(storage, SESSION))  # the gap shows in the evidence
     assert (fault["kind"], fault["tool"]) == ("note", "PermissionDenied")
     assert fault["result"]["status"] == "error"
+
+
+def test_a_reconciled_ask_never_writes_a_known_secret_into_the_chain(
+    tmp_path: Path, project: Path
+) -> None:
+    key = "sk-live-9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a"
+    (project / ".env").write_text(f"API_KEY={key}\n")
+    verbose = tmp_path / "verbose.json"  # params kept whole in the records
+    rule = ASK_POLICY["rules"][0]
+    verbose.write_text(json.dumps({"preset": "safety", "auditLevel": "verbose", "rules": [rule]}))
+    storage = tmp_path / "audit"
+    for use_id, settle in (("toolu_s1", "stop"), ("toolu_s2", "session-end")):
+        payload = deploy_write(project, use_id)
+        payload["tool_input"]["content"] = f"api_key: {key}\n"
+        asked(storage, project, verbose, payload)
+        event = {**common(project, "Stop"), "stop_hook_active": False}
+        if settle == "session-end":
+            event = {**common(project, "SessionEnd"), "reason": "logout"}
+        assert hook(storage, settle, event, "--policy", str(verbose))[0] == 0
+    refused = records_of(storage, "Write")
+    assert [r["approval"]["outcome"] for r in refused] == ["reject", "reject"]
+    assert all("content" in r["request"]["params"] for r in refused)
+    chain = b"".join(path.read_bytes() for path in (storage / "audit").rglob("*.jsonl"))
+    assert key.encode() not in chain
