@@ -571,3 +571,29 @@ def test_an_http_upstream_that_comes_back_is_still_recorded(
         ("tools/call", "lookup"),
         ("resources/read", "library://books/dune"),
     ]
+
+
+@pytest.mark.slow
+def test_an_sdk_server_restarted_between_calls_gets_a_new_session(
+    harness_factory: Any, tmp_path: Path
+) -> None:
+    # An SDK server that restarted answers the old session id with 404 "Session not found":
+    # the proxy opens a new session at once, with no call lost while the server was down.
+    port = free_port()
+    server = serve_library_http(port)
+    harness: Harness = harness_factory("python-service")
+    upstream = {"mcpServers": {"lib": {"url": f"http://127.0.0.1:{port}/mcp"}}}
+    proxy = harness.start_proxy(upstream, workspace_tools=False)
+    lookup: Step = lambda s: s.call_tool("lookup", {"book": "emma"})  # noqa: E731
+    try:
+        before = anyio.run(lambda: run_client(proxy, {"lookup": lookup}))
+        server.terminate()
+        server.wait(10)
+        server = serve_library_http(port)
+        after = anyio.run(lambda: run_client(proxy, {"lookup": lookup}))
+    finally:
+        harness.close()
+        server.terminate()
+        server.wait(10)
+    assert "Emma" in str(before["lookup"])
+    assert "Emma" in str(after["lookup"]), after

@@ -70,12 +70,17 @@ def describe_network_error(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+_FORGOTTEN_SESSION = frozenset({"Session terminated", "Session not found"})
+
+
 def needs_new_session(exc: MCPError) -> bool:
     """True when the upstream's MCP session cannot serve any more requests."""
     if exc.code == UPSTREAM_UNREACHABLE:
         return True
-    # The SDK's translation of HTTP 404 once a session id exists: the server forgot the session.
-    return exc.code == types.INVALID_REQUEST and exc.error.message == "Session terminated"
+    # HTTP 404 once a session id exists: the server forgot the session. The SDK's client says
+    # "Session terminated", or passes on the server's own JSON-RPC error ("Session not found"
+    # from an SDK server that restarted).
+    return exc.code == types.INVALID_REQUEST and exc.error.message in _FORGOTTEN_SESSION
 
 
 class _Round:
