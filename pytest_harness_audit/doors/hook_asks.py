@@ -2,8 +2,9 @@
 
 When ``hook pre`` answers ``permissionDecision: "ask"`` (a rule decided ``ask``, or a warned
 call in ``--warn ask`` mode), the host shows its own prompt; so it does when its own permission
-rules ask (``PermissionRequest`` marks those calls, :mod:`.hook_prompt`). A call the user approves runs and
-its ``PostToolUse`` (or ``PostToolUseFailure``) records it with the approval. A call the user
+rules ask (``PermissionRequest`` marks those calls, :mod:`.hook_prompt`). A call the user
+approves runs and its ``PostToolUse`` (or ``PostToolUseFailure``) records it with the
+approval. A call the user
 refuses gets no event at all: the host sends no post event, and ``PermissionDenied`` fires only
 for its auto mode's denials. So the pending file pre leaves for an asked call says so
 (:data:`ASKED_KEY`, with the call), and the next event that proves the ask is over records the
