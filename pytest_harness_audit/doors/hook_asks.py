@@ -1,12 +1,11 @@
-"""The host's asks: every call the hook door answered ``ask`` gets exactly one outcome record.
+"""The host's asks: every call the host asks the user about gets exactly one outcome record.
 
-When ``hook pre`` answers ``permissionDecision: "ask"`` (a rule decided ``ask``, or a warned
-call in ``--warn ask`` mode), the host shows its own prompt; so it does when its own permission
-rules ask (``PermissionRequest`` marks those calls, :mod:`.hook_prompt`). A call the user
-approves runs and its ``PostToolUse`` (or ``PostToolUseFailure``) records it with the
-approval. A call the user
-refuses gets no event at all: the host sends no post event, and ``PermissionDenied`` fires only
-for its auto mode's denials. So the pending file pre leaves for an asked call says so
+The host shows its own prompt when ``hook pre`` answers ``permissionDecision: "ask"`` (a rule
+decided ``ask``, or a warned call in ``--warn ask`` mode), and when its own permission rules ask
+(``PermissionRequest`` marks those calls, :mod:`.hook_prompt`). A call the user approves runs,
+and its ``PostToolUse`` (or ``PostToolUseFailure``) records it with the approval. A call the
+user refuses gets no event at all: the host sends no post event, and ``PermissionDenied`` fires
+only for its auto mode's denials. So the pending file pre leaves for an asked call says so
 (:data:`ASKED_KEY`, with the call), and the next event that proves the ask is over records the
 call as not run, ``reject`` by :data:`HOST_APPROVER` with the reason :data:`UNANSWERED`:
 
