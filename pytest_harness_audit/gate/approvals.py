@@ -23,6 +23,7 @@ from __future__ import annotations
 import fnmatch
 import inspect
 import json
+import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -147,6 +148,27 @@ class Approvals:
         raises (the gate fails closed)."""
         if self.terminated is not None or chain is None:
             return self.terminated
+        try:
+            descriptor = os.open(chain, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        try:
+            size = os.fstat(descriptor).st_size
+            carry = b""
+            while self.terminated is None and self._read_offset + len(carry) < size:
+                start = self._read_offset + len(carry)
+                block = os.pread(descriptor, min(_READ_BLOCK, size - start), start)
+                if not block:
+                    break
+                data = carry + block
+                end = data.rfind(b"\n") + 1  # a line still being written waits for next time
+                carry = data[end:]
+                self._read_offset += end
+                if _TERMINATE_MARK in data[:end]:
+                    self.terminated = _terminate_reason(data[:end])
+        finally:
+            os.close(descriptor)
+        return self.terminated
         try:
             handle = open(chain, "rb")  # noqa: SIM115 - closed below
         except FileNotFoundError:
