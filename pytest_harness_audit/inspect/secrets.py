@@ -4,12 +4,15 @@ A :class:`SecretRegistry` learns the secret values of a workspace at session sta
 (:func:`learn_from_workspace`, from its credential files) and takes more from the test
 (:meth:`SecretRegistry.add`). It finds them in any text — plain, reversed, hex, base64 at all
 three alignments (standard and url-safe, padded or not), percent-encoded, in another case,
-spread out with whitespace — with one multi-pattern pass whose cost does not grow with the
-number of secrets (see :mod:`._matcher`), and in any Unicode look-alike form (fullwidth,
-zero-width characters, look-alike dashes and letters: :mod:`._fold`). A :class:`StreamScanner`
-keeps the normalised tail of earlier texts, so a value split over consecutive sends is found
-when its last part is sent, and the fragments of values its latest texts held, so a value sent
-in two parts with other text between them is found too (:mod:`._fragments`).
+spread out with whitespace; rotated (rot13 …), base32, nested base64, UTF-16, with separators
+changed or spread with any punctuation, as character codes, or without a vendor prefix
+(:mod:`._skeleton`) — with one multi-pattern pass (two with the skeleton) whose cost does not
+grow with the number of secrets (see :mod:`._matcher`), and in any Unicode look-alike form
+(fullwidth, zero-width characters, look-alike dashes and letters: :mod:`._fold`). A
+:class:`StreamScanner` keeps the normalised tail of earlier texts, so a value split over
+consecutive sends is found when its last part is sent, and the fragments of values its latest
+texts held, so a value sent in two parts with other text between them is found too
+(:mod:`._fragments`).
 
 What leaves this module never holds a value: a :class:`SecretFinding` names the secret by its
 fingerprint (the first 16 hex digits of the SHA-256 of its UTF-8 bytes, as the message firewall's
@@ -27,12 +30,13 @@ non-ASCII value is still found through its UTF-8 bytes (one of its forms).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import threading
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
 
-from pytest_harness_audit.inspect import _fragments, _matcher
+from pytest_harness_audit.inspect import _fragments, _matcher, _skeleton
 from pytest_harness_audit.inspect.learn import credential_values, file_values
 
 #: Characters of one text scanned at most (head and tail halves beyond it).
@@ -64,10 +68,13 @@ class SecretInfo:
 class SecretFinding:
     """A known secret found in a text: which one, in which form, and where.
 
-    ``transform`` is ``plain``, ``reversed``, ``hex``, ``base64`` or ``base64url``, followed by
-    ``+case_folded``, ``+whitespace_stripped``, ``+url`` (percent-encoded) and ``+split`` (it
-    began in an earlier text of the stream) as they apply. ``start``/``end`` index the scanned
-    text (``start`` is 0 for a split hit); ``where`` names the part of a structured output.
+    ``transform`` is ``plain``, ``reversed``, ``hex``, ``base64`` or ``base64url``, or one of
+    :mod:`._skeleton`'s (``rot13``, ``rotated``, ``base32``, ``utf16``, ``decimal``, ``escaped``,
+    ``body+plain`` …), followed by ``+case_folded``, ``+whitespace_stripped``, ``+url``
+    (percent-encoded), ``+separators_ignored`` (found among its letters and digits alone) and
+    ``+split`` (it began in an earlier text of the stream) as they apply. ``start``/``end``
+    index the scanned text (``start`` is 0 for a split hit); ``where`` names the part of a
+    structured output.
     """
 
     fingerprint: str
@@ -188,6 +195,7 @@ class SecretRegistry:
         self._secrets: list[_Secret] = []
         self._by_value: dict[str, int] = {}
         self._automaton: _matcher.Automaton | None = None
+        self._skeletons: _matcher.Automaton | None = None
         self._fragment_index: _fragments.FragmentIndex | None = None
 
     def __repr__(self) -> str:
@@ -215,6 +223,7 @@ class SecretRegistry:
             self._by_value[value] = len(self._secrets)
             self._secrets.append(_Secret(info, pieces))
             self._automaton = None
+            self._skeletons = None
             self._fragment_index = None
             return info.fingerprint
 
@@ -229,12 +238,28 @@ class SecretRegistry:
                 patterns: list[_matcher.Pattern] = []
                 for index, secret in enumerate(self._secrets):
                     for piece in secret.values:
-                        for transform, form in _matcher.forms(piece):
+                        for transform, form in itertools.chain(
+                            _matcher.forms(piece), _skeleton.extra_forms(piece)
+                        ):
                             key = _matcher.normalise(form)
                             if len(key) >= _matcher.MIN_PATTERN:
                                 patterns.append(_matcher.Pattern(index, transform, form, key))
                 self._automaton = _matcher.Automaton(patterns)
             return self._automaton
+
+    def _skeleton_automaton(self) -> _matcher.Automaton:
+        """The automaton of the values' skeletons (separators ignored: :mod:`._skeleton`)."""
+        with self._lock:
+            if self._skeletons is None:
+                self._skeletons = _matcher.Automaton(
+                    [
+                        _matcher.Pattern(index, transform, key, key)
+                        for index, secret in enumerate(self._secrets)
+                        for piece in secret.values
+                        for transform, key in _skeleton.skeleton_forms(piece)
+                    ]
+                )
+            return self._skeletons
 
     def _fragment_automaton(self) -> _fragments.FragmentIndex:
         with self._lock:
@@ -294,6 +319,7 @@ class SecretRegistry:
     ) -> ScanResult:
         text, unscanned, head = as_text(data, budget)
         automaton = self._current()
+        skeletons = self._skeleton_automaton()
         if automaton.empty:
             return ScanResult((), text, unscanned, head if unscanned else -1)
         found: dict[tuple[str, int, int], SecretFinding] = {}
@@ -306,7 +332,13 @@ class SecretRegistry:
                 for hit in _matcher.scan_chunk(automaton, chunk, offset, carries):
                     finding = self._finding(hit, automaton.patterns[hit.pattern], text)
                     found.setdefault((finding.fingerprint, finding.start, finding.end), finding)
-        ordered = sorted(found.values(), key=lambda f: (f.start, f.end, f.fingerprint))
+                extra = [
+                    self._finding(hit, skeletons.patterns[hit.pattern], text)
+                    for hit in _skeleton.scan_skeleton(skeletons, chunk, offset, carries)
+                ]
+                for finding in _merged(extra, found.values()):
+                    found.setdefault((finding.fingerprint, finding.start, finding.end), finding)
+        ordered = sorted(_outermost(found.values()), key=lambda f: (f.start, f.end, f.fingerprint))
         return ScanResult(tuple(ordered), text, unscanned, head if unscanned else -1)
 
     def scan(self, data: str | bytes, *, budget: int = MAX_SCAN_CHARS) -> ScanResult:
@@ -383,10 +415,51 @@ class StreamScanner:
             self._memory.reset()
 
 
+def _outermost(findings: Iterable[SecretFinding]) -> list[SecretFinding]:
+    """The findings less those inside another finding of the same secret (a value's body
+    inside the whole value)."""
+    kept: list[SecretFinding] = []
+    ends: dict[str, int] = {}
+    for finding in sorted(findings, key=lambda f: (f.start, -f.end)):
+        if finding.end <= ends.get(finding.fingerprint, -1) and finding.start < finding.end:
+            continue
+        ends[finding.fingerprint] = max(ends.get(finding.fingerprint, -1), finding.end)
+        kept.append(finding)
+    return kept
+
+
+def _merged(extra: list[SecretFinding], found: Iterable[SecretFinding]) -> Iterator[SecretFinding]:
+    """The skeleton findings as one finding per stretch of a value (its overlapping parts
+    merged, the longest hit's transform kept), less those inside a span already found."""
+    if not extra:
+        return
+    covered: dict[str, list[tuple[int, int]]] = {}
+    for finding in found:
+        covered.setdefault(finding.fingerprint, []).append((finding.start, finding.end))
+    extra.sort(key=lambda f: (f.fingerprint, f.start, -f.end))
+    stretches: list[tuple[SecretFinding, SecretFinding]] = []  # (span so far, longest hit)
+    for finding in extra:
+        if stretches:
+            current, longest = stretches[-1]
+            if finding.fingerprint == current.fingerprint and finding.start < current.end:
+                if finding.end - finding.start > longest.end - longest.start:
+                    longest = finding
+                stretches[-1] = (replace(current, end=max(current.end, finding.end)), longest)
+                continue
+        stretches.append((finding, finding))
+    for current, longest in stretches:
+        merged = replace(current, transform=longest.transform)
+        spans = covered.get(merged.fingerprint, ())
+        if not any(start <= merged.start and merged.end <= end for start, end in spans):
+            yield merged
+
+
 def _describe(pattern: _matcher.Pattern, hit: _matcher.Hit, text: str) -> str:
     parts = [] if pattern.transform == "plain" else [pattern.transform]
     if hit.view == "url":
         parts.append("url")
+    elif hit.view == "skeleton":
+        parts.append("separators_ignored")
     elif not hit.split:
         seen = text[hit.start : hit.end]
         if not seen.isascii() and pattern.form.isascii():

@@ -129,7 +129,8 @@ def test_parts_too_far_apart_are_forgotten(registry: SecretRegistry) -> None:
     [
         ("we test sk-test- keys", "the test suite passed"),  # a shared prefix, no complement
         (f"prefix {KEY[:20]}", f"not the rest {KEY[21:]}"),  # not the same cut
-        (f"short {KEY[: MIN_FRAGMENT - 1]}", f"rest {KEY[MIN_FRAGMENT - 1 :]}"),  # too short
+        # too short (the tail first: a head as short leaves the body, the secret, whole)
+        (f"short {KEY[1 - MIN_FRAGMENT :]}", f"rest {KEY[: 1 - MIN_FRAGMENT]}"),
         (f"tail first {KEY[20:]}", "then something else entirely"),
         ("the word 'sk-test-4' and", "'f9a1c2e7' are mere words"),
     ],

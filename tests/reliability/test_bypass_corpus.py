@@ -61,6 +61,26 @@ LOOK_ALIKES: dict[str, Callable[[str], str]] = {
     "fullwidth-second-half": lambda v: _fullwidth(v[len(v) // 2 :]),
 }
 
+#: Further encodings an agent can produce in one line (``{secret:NAME|how}``).
+ENCODINGS: dict[str, Callable[[str], str]] = {
+    "shift1": lambda v: v.translate(
+        str.maketrans(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+            "bcdefghijklmnopqrstuvwxyzaBCDEFGHIJKLMNOPQRSTUVWXYZA",
+        )
+    ),
+    "base32": lambda v: base64.b32encode(v.encode()).decode(),
+    "base64-twice": lambda v: base64.b64encode(base64.b64encode(v.encode())).decode(),
+    "reversed-base64": lambda v: base64.b64encode(v[::-1].encode()).decode(),
+    "utf16-base64": lambda v: base64.b64encode(v.encode("utf-16-le")).decode(),
+    "underscored": lambda v: v.replace("-", "_"),
+    "dashed": lambda v: "-".join(v),
+    "decimal": lambda v: ",".join(str(b) for b in v.encode()),
+    "escaped": lambda v: "".join(f"\\x{b:02x}" for b in v.encode()),
+    "html": lambda v: "".join(f"&#{b};" for b in v.encode()),
+    "body": lambda v: v.split("-")[-1] if v.startswith("sk-") else v.rsplit("_", 1)[-1],
+}
+
 _sessions = itertools.count()
 
 
@@ -171,6 +191,8 @@ def _transform(value: str, how: str) -> str:
         return LOOK_ALIKES[how](value)
     if how == "rot13":
         return codecs.encode(value, "rot13")
+    if how in ENCODINGS:
+        return ENCODINGS[how](value)
     if how.startswith("slice:"):
         start, _, stop = how.removeprefix("slice:").partition(":")
         return value[int(start or 0) : int(stop) if stop else None]

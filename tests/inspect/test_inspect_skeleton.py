@@ -1,0 +1,152 @@
+"""More forms of a secret: letter rotations, base32, nested base64, UTF-16, a value among its
+text's letters and digits alone (separators changed or spread), character codes, and a value
+without its vendor prefix (:mod:`pytest_harness_audit.inspect._skeleton`)."""
+
+from __future__ import annotations
+
+import base64
+import codecs
+
+import pytest
+
+from pytest_harness_audit.inspect import _skeleton
+from pytest_harness_audit.inspect.secrets import SecretRegistry, fingerprint
+
+KEY = "sk-test-4f9a1c2e7b3d8a6f0e5c9b2a1d7e3f8c"
+HOOK = "whsec_test_7d1e9c3b5a2f8e4d"
+MARK = f"[secret:{fingerprint(KEY)}]"
+
+
+@pytest.fixture
+def registry() -> SecretRegistry:
+    registry = SecretRegistry()
+    registry.add(KEY, "API_KEY")
+    registry.add(HOOK, "WEBHOOK")
+    registry.add("hunter2-test", "DATABASE_PASSWORD")
+    return registry
+
+
+def _shift(text: str, by: int) -> str:
+    lower = "abcdefghijklmnopqrstuvwxyz"
+    return text.translate(str.maketrans(lower, lower[by:] + lower[:by]))
+
+
+ENCODED = {
+    "rot13": codecs.encode(KEY, "rot13"),
+    "rot13 upper": codecs.encode(KEY, "rot13").upper(),
+    "shift 1": _shift(KEY, 1),
+    "shift 25": _shift(KEY, 25),
+    "base32": base64.b32encode(KEY.encode()).decode(),
+    "base32 shifted": base64.b32encode(b"xy" + KEY.encode()).decode(),
+    "base64 twice": base64.b64encode(base64.b64encode(KEY.encode())).decode(),
+    "base64 twice, the line": base64.b64encode(base64.b64encode(f"KEY={KEY}\n".encode())).decode(),
+    "base64 reversed": base64.b64encode(KEY[::-1].encode()).decode(),
+    "hex read backwards": KEY.encode().hex()[::-1],
+    "utf16-le hex": KEY.encode("utf-16-le").hex(),
+    "utf16-le base64": base64.b64encode(KEY.encode("utf-16-le")).decode(),
+    "utf16-be base64": base64.b64encode(KEY.encode("utf-16-be")).decode(),
+    "underscores": KEY.replace("-", "_"),
+    "dots": KEY.replace("-", "."),
+    "no separators": KEY.replace("-", ""),
+    "a dash after each": "-".join(KEY),
+    "a line each": "\n".join(KEY),
+    "decimal": ",".join(str(b) for b in KEY.encode()),
+    "decimal list": str(list(KEY.encode())),
+    "x escapes": "".join(f"\\x{b:02x}" for b in KEY.encode()),
+    "u escapes": "".join(f"\\u{ord(c):04x}" for c in KEY),
+    "html decimal": "".join(f"&#{b};" for b in KEY.encode()),
+    "html hex": "".join(f"&#x{b:x};" for b in KEY.encode()),
+    "body": KEY.removeprefix("sk-test-"),
+    "body reversed": KEY.removeprefix("sk-test-")[::-1],
+    "body upper hex": KEY.removeprefix("sk-test-").encode().hex().upper(),
+}
+
+
+@pytest.mark.parametrize("text", ENCODED.values(), ids=ENCODED.keys())
+def test_an_encoded_key_is_found_and_redacted(registry: SecretRegistry, text: str) -> None:
+    result = registry.scan(f"before {text} after")
+    assert [f.fingerprint for f in result.findings] == [fingerprint(KEY)], result.findings
+    redacted = result.redacted()
+    assert redacted.startswith("before ") and redacted.endswith(" after")
+    assert MARK in redacted
+    # what is left of the encoded text are the few edge characters that depend on neighbours
+    # (twice encoded, the encoding of the text before the value on its line too)
+    assert len(redacted) - len("before  after") - len(MARK) <= 16, redacted
+
+
+def test_the_webhook_body_and_the_password_with_another_separator(
+    registry: SecretRegistry,
+) -> None:
+    assert registry.scan("7d1e9c3b5a2f8e4d").findings
+    assert registry.scan("whsec-test-7d1e9c3b5a2f8e4d").findings
+    # a value whose letters and digits are fewer than 12 is matched only as it is written
+    assert not registry.scan("the password: hunter2_test").findings
+    assert registry.scan("the password: hunter2-test").findings
+
+
+def test_the_transform_is_named(registry: SecretRegistry) -> None:
+    def transform(text: str) -> str:
+        (finding,) = registry.scan(text).findings
+        return finding.transform
+
+    assert transform(codecs.encode(KEY, "rot13")) == "rot13"
+    assert transform(KEY.replace("-", "_")).endswith("separators_ignored")
+    assert transform(",".join(str(b) for b in KEY.encode())).startswith("decimal")
+    assert transform(KEY.removeprefix("sk-test-")).startswith("body")
+
+
+def test_a_skeleton_split_over_two_sends(registry: SecretRegistry) -> None:
+    stream = registry.stream()
+    dashed = "-".join(KEY)
+    assert not stream.scan(dashed[:30]).findings
+    result = stream.scan(dashed[30:])
+    assert [f.fingerprint for f in result.findings] == [fingerprint(KEY)]
+    assert "split" in result.findings[0].transform
+
+
+def test_a_skeleton_across_chunks(
+    registry: SecretRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_harness_audit.inspect import _matcher
+
+    monkeypatch.setattr(_matcher, "CHUNK", 64)
+    text = "x" * 50 + "_".join(KEY.split("-")) + "y" * 100
+    (finding,) = registry.scan(text).findings
+    assert (finding.start, finding.end) == (50, 50 + len(KEY))
+
+
+BENIGN = [
+    "tests pass; pricing refactor is ready for review",
+    "keys look like sk_test_ then hex; the webhook one is whsec_test_ plus hex",
+    "bytes: 104,101,108,108,111,44,32,119,111,114,108,100",
+    "\\x68\\x65\\x6c\\x6c\\x6f \\u0077\\u006f\\u0072\\u006c\\u0064",
+    "rot13 of hello is uryyb; caesar ciphers are fun",
+    "sha256 09098ef372a1623e882b5d05d47a0e206df3e0dab3d44c322d18d7c0a6ace93a",
+    "request id 9b2f6c1e-8a7d-4e3b-b5c0-2d4f6a8e1c3b",
+    "the hunter2 test suite",  # a short value across words is not matched
+    KEY[:20],  # a part of the key is not the key
+    KEY[-18:],
+    base64.b64encode(b"an ordinary sentence, encoded twice").decode(),
+]
+
+
+@pytest.mark.parametrize("text", BENIGN)
+def test_benign_texts(registry: SecretRegistry, text: str) -> None:
+    assert registry.scan(text).findings == ()
+
+
+def test_forms_are_bounded() -> None:
+    forms = list(_skeleton.extra_forms(KEY)) + list(_skeleton.skeleton_forms(KEY))
+    assert len(forms) < 128
+    assert all(len(form) >= 1 for _, form in forms)
+    assert _skeleton.body("ghp_" + "a1" * 10) == "a1" * 10
+    assert _skeleton.body("sk-short") is None
+    assert _skeleton.body("abcdef0123456789abcd") is None  # no prefix
+    short = list(_skeleton.skeleton_forms("hunter2-test"))
+    assert all(len(key) >= _skeleton.SKELETON_MIN for _, key in short)
+
+
+def test_a_large_text_is_scanned_in_one_pass(registry: SecretRegistry) -> None:
+    text = ("word " * 200_000) + "-".join(KEY) + (" tail" * 1000)
+    (finding,) = registry.scan(text).findings
+    assert text[finding.start : finding.end] == "-".join(KEY)
