@@ -17,6 +17,7 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -120,6 +121,20 @@ def golden_drafts() -> list[RecordDraft]:
         ),
         RecordDraft(tool="Note", category="note", kind="note", target="", targets=("",)),
         RecordDraft(tool="Read", category="file_read", target="a", targets=("b",), output=0),
+        RecordDraft(tool="Grep", category="search", targets=("src", "tests")),
+        RecordDraft(
+            tool="Grep",
+            category="search",
+            target="src",
+            targets=["src", "lib"],  # type: ignore[arg-type]
+            constraints=["policy:allow"],  # type: ignore[arg-type]
+            params=MappingProxyType({"b": 1, "a": 2}),
+            duration_ms=12,
+            approval_required=1,  # type: ignore[arg-type]
+            kind="custom_kind",
+            extra={},
+        ),
+        RecordDraft(tool="Task", category="agent", agent_id="sub-agent", output=[], extra=None),
     ]
 
 
