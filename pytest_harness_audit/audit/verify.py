@@ -256,7 +256,14 @@ def verify_chain(
     chain_exists = paths.chain.exists()
     session_exists = paths.session_file.exists()
     if not (chain_exists or session_exists or paths.anchor.exists() or linked):
-        raise SessionNotFoundError(f"no audit session {paths.session_id!r} in {layout.root}")
+        if head is None or head.hash == GENESIS:
+            raise SessionNotFoundError(f"no audit session {paths.session_id!r} in {layout.root}")
+        # the writer (or a published head) vouches for records that are gone: evidence deleted
+        held = "records" if head.count is None else f"{head.count} records"
+        detail = f"the chain, its anchor and session file are gone; the witness holds {held}"
+        failure = Failure(0, 0, "session_missing", None, head.hash, None, detail)
+        report = ChainReport(True, 0, GENESIS, path=os.fspath(paths.chain))
+        return report.with_failure(failure, session_id=paths.session_id)
     if linked:
         failure = Failure(0, 0, "symlink", None, None, None, f"{linked} is a symbolic link")
         report = ChainReport(True, 0, GENESIS, path=os.fspath(paths.chain))

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pytest_harness_audit.gate.store_git import moves_ignored_files, worktree_top
+
 #: The rule id of refused calls.
 STORE_RULE_ID = "protect-audit-store"
 #: The alert every refused call carries.
@@ -40,6 +42,13 @@ class StoreGuard:
             real_root = os.path.realpath(root)
             if _inside(self.store, real_root) and self.store != real_root:
                 self._spellings.add(os.path.relpath(self.store, real_root))
+        #: The work tree holding both the store and the workspace, where git's bulk handling
+        #: of ignored files (``stash --all``, ``add --force .``) carries the store away.
+        self._shared_repo: str | None = None
+        if root is not None:
+            top = worktree_top(os.path.dirname(self.store))
+            if top is not None and top == worktree_top(os.path.realpath(root)):
+                self._shared_repo = top
 
     def offending(self, targets: Iterable[str], params: Mapping[str, Any]) -> str | None:
         """The first target (or parameter text) that touches the store, else ``None``."""
@@ -54,10 +63,25 @@ class StoreGuard:
                 return target  # deleting or overwriting a directory that holds the store
             if _WILD.search(path) and self._glob_reaches(path, kind in _CHANGING):
                 return target  # a glob the reading could not list (`../a*/audit/*.jsonl`)
+            if not kind and self._moves_store(path):
+                return target
         for text in _strings(params):
             if any(spelling in text for spelling in self._spellings if len(spelling) > 1):
                 return _shorten(text)
         return None
+
+    def _moves_store(self, text: str) -> bool:
+        """Whether a simple command (as the reading lists it) makes git carry the store away."""
+        if self._shared_repo is None or "git" not in text:
+            return False
+        words = text.split()
+        if not words or os.path.basename(words[0]) != "git":
+            return False
+        return moves_ignored_files(words, self.root, self._holds_store)
+
+    def _holds_store(self, path: str) -> bool:
+        resolved = self._resolve(path)
+        return _inside(resolved, self.store) or _inside(self.store, resolved)
 
     def _glob_reaches(self, pattern: str, changing: bool) -> bool:
         """Whether a glob could name a path inside the store (or, for a change, a directory
