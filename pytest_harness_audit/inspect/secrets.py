@@ -2,17 +2,16 @@
 
 A :class:`SecretRegistry` learns the secret values of a workspace at session start
 (:func:`learn_from_workspace`, from its credential files) and takes more from the test
-(:meth:`SecretRegistry.add`). It finds them in any text — plain, reversed, hex, base64 at all
-three alignments (standard and url-safe, padded or not), percent-encoded, in another case,
-spread out with whitespace; rotated (rot13 …), base32, nested base64, UTF-16, with separators
-changed or spread with any punctuation, as character codes, or without a vendor prefix
-(:mod:`._skeleton`) — with one multi-pattern pass (two with the skeleton) whose cost does not
-grow with the number of secrets (see :mod:`._matcher`), and in any Unicode look-alike form
-(fullwidth, zero-width characters, look-alike dashes and letters: :mod:`._fold`). A
-:class:`StreamScanner` keeps the normalised tail of earlier texts, so a value split over
-consecutive sends is found when its last part is sent, and the fragments of values its latest
-texts held, so a value sent in two parts with other text between them is found too
-(:mod:`._fragments`).
+(:meth:`SecretRegistry.add`). It finds them in any text — plain, reversed, hex, base64 at all three
+alignments (standard and url-safe, padded or not), percent-encoded, in another case, spread out with
+whitespace; rotated (rot13 …), base32, nested base64, UTF-16, with separators changed or spread with
+any punctuation, as character codes, or without a vendor prefix (:mod:`._skeleton`), behind
+character escapes (:mod:`._escapes`) — with multi-pattern passes whose cost does not grow with the
+number of secrets (see :mod:`._matcher`), and in any Unicode look-alike form (fullwidth, zero-width
+characters, look-alike dashes and letters: :mod:`._fold`). A :class:`StreamScanner` keeps the
+normalised tail of earlier texts, so a value split over consecutive sends is found when its last
+part is sent, and the fragments of values its latest texts held, so a value sent in two parts with
+other text between them is found too (:mod:`._fragments`).
 
 What leaves this module never holds a value: a :class:`SecretFinding` names the secret by its
 fingerprint (the first 16 hex digits of the SHA-256 of its UTF-8 bytes, as the message firewall's
@@ -36,7 +35,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
-from pytest_harness_audit.inspect import _fragments, _matcher, _skeleton
+from pytest_harness_audit.inspect import _escapes, _fragments, _matcher, _skeleton
 from pytest_harness_audit.inspect.learn import credential_values, file_values
 
 #: Characters of one text scanned at most (head and tail halves beyond it).
@@ -329,7 +328,10 @@ class SecretRegistry:
                 carries.clear()
             for offset in range(begin, stop, _matcher.CHUNK):
                 chunk = text[offset : min(offset + _matcher.CHUNK, stop)]
-                for hit in _matcher.scan_chunk(automaton, chunk, offset, carries):
+                for hit in itertools.chain(
+                    _matcher.scan_chunk(automaton, chunk, offset, carries),
+                    _escapes.scan_unescaped(automaton, chunk, offset),
+                ):
                     finding = self._finding(hit, automaton.patterns[hit.pattern], text)
                     found.setdefault((finding.fingerprint, finding.start, finding.end), finding)
                 extra = [
@@ -460,6 +462,8 @@ def _describe(pattern: _matcher.Pattern, hit: _matcher.Hit, text: str) -> str:
         parts.append("url")
     elif hit.view == "skeleton":
         parts.append("separators_ignored")
+    elif hit.view == "unescaped":
+        parts.append("unescaped")
     elif not hit.split:
         seen = text[hit.start : hit.end]
         if not seen.isascii() and pattern.form.isascii():

@@ -1,15 +1,17 @@
 """More forms of a secret: letter rotations, base32, nested base64, UTF-16, a value among its
-text's letters and digits alone (separators changed or spread), character codes, and a value
-without its vendor prefix (:mod:`pytest_harness_audit.inspect._skeleton`)."""
+text's letters and digits alone (separators changed or spread), character codes, a value
+without its vendor prefix (:mod:`pytest_harness_audit.inspect._skeleton`) and a value behind
+character escapes (:mod:`pytest_harness_audit.inspect._escapes`)."""
 
 from __future__ import annotations
 
 import base64
 import codecs
+import json
 
 import pytest
 
-from pytest_harness_audit.inspect import _skeleton
+from pytest_harness_audit.inspect import _escapes, _skeleton
 from pytest_harness_audit.inspect.secrets import SecretRegistry, fingerprint
 
 KEY = "sk-test-4f9a1c2e7b3d8a6f0e5c9b2a1d7e3f8c"
@@ -150,3 +152,44 @@ def test_a_large_text_is_scanned_in_one_pass(registry: SecretRegistry) -> None:
     text = ("word " * 200_000) + "-".join(KEY) + (" tail" * 1000)
     (finding,) = registry.scan(text).findings
     assert text[finding.start : finding.end] == "-".join(KEY)
+
+
+ESCAPED = {
+    "python repr of UTF-16": repr(f"A={KEY}".encode("utf-16")),
+    "raw UTF-16": f"x={KEY}".encode("utf-16-le").decode("latin-1"),
+    "json of fullwidth": json.dumps("".join(chr(ord(c) + 0xFEE0) for c in KEY)),
+    "json of reversed": json.dumps("naïve " + KEY[::-1]),
+    "octal": "".join(f"\\{b:03o}" for b in KEY.encode()),
+    "hex entities mixed": "".join(f"&#x{ord(c):x};" if i % 2 else c for i, c in enumerate(KEY)),
+}
+
+
+@pytest.mark.parametrize("text", ESCAPED.values(), ids=ESCAPED.keys())
+def test_a_key_behind_escapes_is_found_and_redacted(registry: SecretRegistry, text: str) -> None:
+    result = registry.scan(text)
+    assert [f.fingerprint for f in result.findings] == [fingerprint(KEY)], result.findings
+    redacted = result.redacted()
+    assert MARK in redacted
+    assert registry.scan(redacted).findings == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain words \\x41\\x42 and \\u00e9 and &#233; nothing secret",
+        "a\x00b\x00c\x00 bytes with NULs",
+        "\\777 \\xZZ &#99999999; \\ud800 malformed escapes",
+    ],
+)
+def test_escapes_without_a_secret(registry: SecretRegistry, text: str) -> None:
+    assert registry.scan(text).findings == ()
+
+
+def test_unescaped_maps_positions_back() -> None:
+    decoded = _escapes.unescaped("ab\\x41\x00c&#68;")
+    assert decoded is not None
+    text, pieces = decoded
+    assert text == "abAcD"
+    assert (pieces.start(2), pieces.end(3)) == (2, 6)
+    assert (pieces.start(3), pieces.end(5)) == (7, 13)
+    assert _escapes.unescaped("nothing to decode") is None

@@ -1,0 +1,82 @@
+"""A text with its character escapes decoded, for the secret matcher.
+
+Program output often escapes what it prints: Python's ``repr`` of bytes (``b'\\xff\\xfes\\x00k…'``
+for UTF-16), JSON (``"\\uff53\\uff4b…"``), HTML entities (``&#115;&#x6b;``), C octal
+(``\\163\\153``), or raw UTF-16 with a NUL after every ASCII character. :func:`scan_unescaped`
+decodes those escapes, drops NUL characters and scans the result with the main automaton (so
+every form :mod:`._matcher` and :mod:`._skeleton` know applies to the decoded text, fullwidth
+letters included); a hit is mapped back to the escaped text for redaction.
+
+Only a chunk holding an escape or a NUL is decoded; the decoded view is not carried from one
+chunk or send to the next (a value whose escaped form straddles a boundary is not found here).
+"""
+
+from __future__ import annotations
+
+import re
+
+from pytest_harness_audit.inspect import _fold, _matcher
+
+_ESCAPE = re.compile(
+    r"\\x([0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})"
+    r"|&#([0-9]{1,7});|&#[xX]([0-9A-Fa-f]{1,6});|\\([0-7]{3})|(\x00+)"
+)
+_TRIGGER = re.compile(r"\\[xuU0-7]|&#|\x00")
+
+
+def unescaped(chunk: str) -> tuple[str, _matcher.Pieces] | None:
+    """``chunk`` with its escapes decoded and NULs dropped, with the map of positions back;
+    ``None`` when it holds neither."""
+    if _TRIGGER.search(chunk) is None:
+        return None
+    pieces = _matcher.Pieces()
+    parts: list[str] = []
+    at = source = 0
+    for match in _ESCAPE.finditer(chunk):
+        if match.start() > source:
+            run = chunk[source : match.start()]
+            pieces.add(at, source, len(run), len(run))
+            parts.append(run)
+            at += len(run)
+        source = match.end()
+        if match.group(7) is not None:
+            continue  # NULs: dropped
+        hexa, wide, wider, decimal, entity, octal = match.groups()[:6]
+        if decimal is not None:
+            code = int(decimal)
+        elif octal is not None:
+            code = int(octal, 8)
+        else:
+            code = int(hexa or wide or wider or entity, 16)
+        if code == 0 or code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+            continue
+        pieces.add(at, match.start(), match.end() - match.start(), 1)
+        parts.append(chr(code))
+        at += 1
+    if source < len(chunk):
+        run = chunk[source:]
+        pieces.add(at, source, len(run), len(run))
+        parts.append(run)
+    return "".join(parts), pieces
+
+
+def scan_unescaped(automaton: _matcher.Automaton, chunk: str, offset: int) -> list[_matcher.Hit]:
+    """The hits of ``automaton`` in ``chunk`` decoded (``[]`` for a chunk with no escape)."""
+    if automaton.empty:
+        return []
+    decoded = unescaped(chunk)
+    if decoded is None:
+        return []
+    text, pieces = decoded
+    normal = _matcher.normalise(text)
+    hits: list[_matcher.Hit] = []
+    folded: _matcher.Pieces | _fold.FoldMap | None = None
+    for start, end, indices in automaton.matches(normal):
+        if folded is None:
+            folded = _matcher.positions_map(text)
+        source_start = offset + pieces.start(folded.start(start))
+        source_end = offset + pieces.end(folded.end(end))
+        hits.extend(
+            _matcher.Hit(index, source_start, source_end, "unescaped", False) for index in indices
+        )
+    return hits
