@@ -25,7 +25,8 @@ TAMPER_ALERT = "tamper_attempt"
 _CHANGING = frozenset({"destroy", "delete", "write"})
 _SKIPPED = frozenset({"note", "unreadable"})
 _MAX_PATH = 4096
-_MAX_SCANNED = 1 << 20
+_MAX_SCANNED = 64 << 20
+_MAX_ITEMS = 1 << 20
 _WILD = re.compile(r"[*?\[]")
 
 
@@ -65,9 +66,12 @@ class StoreGuard:
                 return target  # a glob the reading could not list (`../a*/audit/*.jsonl`)
             if not kind and self._moves_store(path):
                 return target
-        for text in _strings(params):
-            if any(spelling in text for spelling in self._spellings if len(spelling) > 1):
-                return _shorten(text)
+        try:
+            for text in _strings(params):
+                if any(spelling in text for spelling in self._spellings if len(spelling) > 1):
+                    return _shorten(text)
+        except _TooLarge as exc:
+            return str(exc)  # fail closed: what cannot be checked is not let through
         return None
 
     def _moves_store(self, text: str) -> bool:
@@ -157,14 +161,25 @@ def _inside(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
-def _strings(value: Any, budget: list[int] | None = None) -> Iterable[str]:
-    """Every string inside ``value`` (bounded: at most 1 MB of text, no deep recursion)."""
-    budget = budget if budget is not None else [_MAX_SCANNED]
+class _TooLarge(Exception):
+    """Parameters too large to check whole."""
+
+
+def _strings(value: Any) -> Iterable[str]:
+    """Every string inside ``value``, keys included, without recursion. Every one is checked
+    (a large value must not hide a short path behind it); over the bounds, which no door's
+    payload reaches, :class:`_TooLarge` is raised."""
+    characters, items = _MAX_SCANNED, _MAX_ITEMS
     stack = [value]
-    while stack and budget[0] > 0:
+    while stack:
         item = stack.pop()
+        items -= 1
+        if items < 0:
+            raise _TooLarge(f"parameters of more than {_MAX_ITEMS} values")
         if isinstance(item, str):
-            budget[0] -= len(item)
+            characters -= len(item)
+            if characters < 0:
+                raise _TooLarge(f"parameters of more than {_MAX_SCANNED} characters")
             yield item
         elif isinstance(item, Mapping):
             stack.extend(item.values())
