@@ -28,6 +28,8 @@ _MAX_PATH = 4096
 _MAX_SCANNED = 64 << 20
 _MAX_ITEMS = 1 << 20
 _WILD = re.compile(r"[*?\[]")
+#: What the reading leaves of a value only the run knows: ``$(…)``, ``$name``, backticks.
+_UNKNOWN = re.compile(r"[$`\u2026]")
 
 
 class StoreGuard:
@@ -64,6 +66,8 @@ class StoreGuard:
                 return target  # deleting or overwriting a directory that holds the store
             if _WILD.search(path) and self._glob_reaches(path, kind in _CHANGING):
                 return target  # a glob the reading could not list (`../a*/audit/*.jsonl`)
+            if _UNKNOWN.search(path) and self._unknown_reaches(path):
+                return target  # a run-time prefix, a known tail (`$(dirname $PWD)/audit/…`)
             if not kind and self._moves_store(path):
                 return target
         try:
@@ -73,6 +77,32 @@ class StoreGuard:
         except _TooLarge as exc:
             return str(exc)  # fail closed: what cannot be checked is not let through
         return None
+
+    def _unknown_reaches(self, path: str) -> bool:
+        """Whether a path whose start only the run knows (``$(…)/audit/x.jsonl``, ``$d/…``)
+        ends in a path of the store: its known tail, after the last unknown part, spells the
+        store's last directories and then something that exists in it (or nothing)."""
+        if any(character.isspace() for character in path):
+            return False  # a command's text, not one path
+        parts = [part for part in path.split("/") if part not in ("", ".")]
+        unknown = [index for index, part in enumerate(parts) if _UNKNOWN.search(part)]
+        tail = parts[unknown[-1] + 1 :] if unknown else []
+        if not tail or ".." in tail:
+            return False
+        for store in {self.store, *(s for s in self._spellings if os.path.isabs(s))}:
+            store_parts = [part for part in store.split("/") if part]
+            for start in range(len(store_parts)):
+                trailing = store_parts[start:]
+                if (
+                    len(tail) >= len(trailing)
+                    and all(
+                        _part_matches(name, pattern)
+                        for name, pattern in zip(trailing, tail, strict=False)
+                    )
+                    and _exists_below(store, tail[len(trailing) :])
+                ):
+                    return True
+        return False
 
     def _moves_store(self, text: str) -> bool:
         """Whether a simple command (as the reading lists it) makes git carry the store away."""
