@@ -149,7 +149,7 @@ _MAX_UNWRAP = 16
 _KNOWN = frozenset(
     {"eval", "sed", "gsed", "perl", "rm", "unlink", "rmdir", "shred", "wipe", "srm", "wipefs",
      "mkswap", "blkdiscard", "truncate", "git", "find", "tee", "dd",
-     "grep", "egrep", "fgrep", "rg", "ag", "ack"}
+     "grep", "egrep", "fgrep", "rg", "ag", "ack", "source", "."}
 ) | SHELLS | AWKS | frozenset(COPY_OPTIONS)  # fmt: skip
 
 
@@ -296,6 +296,10 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         _shell(name, args, ctx)
     elif name == "eval":
         ctx.script(" ".join(args))
+    elif name in ("source", "."):
+        reads(args[:1], record)
+        if args:
+            ctx.script_file(args[0], code=False)
     elif name in ("sed", "gsed", "perl") and any(in_place(arg) for arg in args):
         if name != "perl":
             for script in _sed_scripts([a for a in args if not in_place(a)]):
@@ -363,8 +367,9 @@ def _shell(name: str, args: list[str], ctx: Context) -> None:
     if script_flag and operands:
         ctx.script(operands[0])
     elif operands and name != "fish":
-        ctx.reading.reads.append(operands[0])  # a script file: what it does is not in the text
+        ctx.reading.reads.append(operands[0])  # a script file: its text is read when known
         reads(operands[1:], ctx.reading)
+        ctx.script_file(operands[0], code=False)
     else:
         ctx.stdin_script(name)
 
@@ -381,6 +386,32 @@ def _interpreter(args: list[str], ctx: Context) -> None:
     if ctx_text := ctx.stdin_text:
         _code(ctx_text, ctx)
     reads(args, record)
+    script = _script_operand(args)
+    if script is not None:
+        ctx.script_file(script, code=True)
+
+
+#: Interpreter options after which no script file follows (a module, or code read elsewhere).
+_NO_SCRIPT = frozenset({"-m", "-", "--module"})
+_VALUE_OPTIONS = frozenset({"-W", "-X", "-I", "-r", "--require", "-M", "-x", "--import"})
+
+
+def _script_operand(args: list[str]) -> str | None:
+    """The script file an interpreter runs (``python3 x.py``), if any."""
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word in _NO_SCRIPT:
+            return None
+        if not word.startswith("-"):
+            return word
+        index += 2 if word in _VALUE_OPTIONS else 1
+    return None
+
+
+def inline_code(code: str, ctx: Context) -> None:
+    """Read program text run by an interpreter (a script file's, or ``-c``'s)."""
+    _code(code, ctx)
 
 
 def _code(code: str, ctx: Context) -> None:

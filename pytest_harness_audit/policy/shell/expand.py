@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import glob
 import itertools
+import os
 import posixpath
 import re
 from collections.abc import Iterator
@@ -32,6 +33,8 @@ MAX_FIELDS = 256
 GLOB_MATCH_LIMIT = 64
 #: Most glob words of one command listed against the workspace.
 GLOB_LISTING_LIMIT = 16
+#: Largest script file of the workspace read when a command runs it.
+SCRIPT_FILE_LIMIT = 64 * 1024
 _GLOB_MAX_WILD_PARTS = 2
 _IFS = " \t\n"
 _BRACE = 1  # brace expansion applies
@@ -62,6 +65,8 @@ class Expander:
         self.listings = 0
         #: Where the script being read has moved to (``cd``), for globs and relative paths.
         self.place = Place.for_root(root)
+        #: Files this command writes with a known text (``echo 'cmd' > s.sh``), by path.
+        self.files: dict[str, str] = {}
 
     # -- parts to characters -------------------------------------------------------------------
     def _chars(self, word: Word, out: Chars) -> bool:
@@ -170,6 +175,28 @@ class Expander:
             return list(itertools.islice(glob.iglob(pattern, root_dir=root), GLOB_MATCH_LIMIT))
         except (OSError, ValueError):
             return []
+
+    def file_text(self, path: str) -> str | None:
+        """The text of a script file a command runs: written earlier in the same command with
+        a known text, or a file of the workspace (at most :data:`SCRIPT_FILE_LIMIT` bytes, not
+        a symlink out of it); ``None`` when it cannot be known."""
+        if path in self.files:
+            return self.files[path]
+        root = self.root
+        if not root or not path or "$" in path or "\0" in path:
+            return None
+        here = self.place.here
+        joined = os.path.join(root, here or "", path) if not path.startswith("/") else path
+        try:
+            real, real_root = os.path.realpath(joined), os.path.realpath(root)
+            if not real.startswith(real_root.rstrip("/") + "/") or not os.path.isfile(real):
+                return None
+            if os.path.getsize(real) > SCRIPT_FILE_LIMIT:
+                return None
+            with open(real, "rb") as handle:
+                return handle.read(SCRIPT_FILE_LIMIT).decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return None
 
     def assign(self, name: str, word: Word) -> None:
         """Record ``NAME=word`` (its value as one field, as an assignment is not split)."""

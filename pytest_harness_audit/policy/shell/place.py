@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass, field
+from typing import Protocol
 
 #: Path lists of a reading whose entries are moved.
 PATH_LISTS = ("reads", "writes", "deletes", "destroys")
@@ -31,13 +32,22 @@ _DIR_OPTION_COMMANDS = frozenset({"git", "tar", "bsdtar", "gtar", "make", "gmake
 _DIR_OPTIONS = ("--directory=", "--chdir=", "--cwd=")
 
 
+class Paths(Protocol):
+    """The path lists of a reading, and how far each has been placed."""
+
+    reads: list[str]
+    writes: list[str]
+    deletes: list[str]
+    destroys: list[str]
+    marks: dict[str, int]
+
+
 @dataclass(slots=True)
 class Place:
     """The working directory of a script being read.
 
     ``cwd``: where the script is, relative to where it started (``.``) or absolute;
     ``unknown``: it moved somewhere the reading cannot know. ``stack``: ``pushd``'s directories.
-    ``marks``: how far each path list of the reading has been placed.
     """
 
     depth: int = MAX_ANCESTORS
@@ -45,7 +55,6 @@ class Place:
     unknown: bool = False
     previous: str = "."
     stack: list[tuple[str, bool]] = field(default_factory=list)
-    marks: dict[str, int] = field(default_factory=dict)
     placed: int = 0
 
     @classmethod
@@ -104,19 +113,20 @@ class Place:
         self.cwd, self.unknown = (cwd, unknown) if not unknown else (".", True)
 
     # -- placing paths -------------------------------------------------------------------------
-    def place(self, reading: object, argv: list[str] | None = None) -> None:
+    def place(self, reading: Paths, argv: list[str] | None = None) -> None:
         """Add the moved forms of the paths ``reading`` gained since the last call."""
         extra = _dir_options(argv) if argv else []
         for name in PATH_LISTS:
             paths: list[str] = getattr(reading, name)
-            start = self.marks.get(name, 0)
+            marks = reading.marks
+            start = marks.get(name, 0)
             end = len(paths)
             if start >= end:
                 continue
             if self.cwd != "." or self.unknown or extra:
                 for path in paths[start:end]:
                     paths.extend(self._forms(path, extra))
-            self.marks[name] = len(paths)
+            marks[name] = len(paths)
 
     def _forms(self, path: str, extra: list[str]) -> list[str]:
         if not path or path.startswith(("/", "~")) or path == "*":
@@ -152,4 +162,4 @@ def _dir_options(argv: list[str]) -> list[str]:
     return [d for d in found if d and "$" not in d][:8]
 
 
-__all__ = ["MAX_ANCESTORS", "PATH_LISTS", "Place"]
+__all__ = ["MAX_ANCESTORS", "PATH_LISTS", "Paths", "Place"]

@@ -20,7 +20,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from pytest_harness_audit.policy.shell.effects import classify, command_name
+from pytest_harness_audit.policy.shell.effects import classify, command_name, inline_code
 from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output, needs_work
 from pytest_harness_audit.policy.shell.nodes import (
@@ -64,6 +64,8 @@ class Reading:
     notes: list[str] = field(default_factory=list)
     code: list[str] = field(default_factory=list)
     unreadable: str | None = None
+    #: How far each path list has been given its moved forms (:mod:`.place`).
+    marks: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     def script(self, text: str, depth: int, budget: Budget, expander: Expander) -> None:
         """Read a script handed to a shell (``bash -c TEXT``), one level deeper."""
@@ -199,6 +201,8 @@ def _read_simple(
             reading.notes.append(NETWORK_NOTE)  # bash opens a connection for these
         if redirect.op in _WRITE_OPS:
             reading.writes.extend(targets)
+            if redirect.op in (">", ">>", ">|") and len(targets) == 1 and command.words:
+                _remember(expander, targets[0], _output(command, expander), redirect.op)
         elif redirect.op == "<":
             reading.reads.extend(targets)
         elif redirect.op in (">&", "<&"):
@@ -211,6 +215,19 @@ def _read_simple(
     classify(argv, dynamic, _Context(reading, expander, budget, depth, command))
     place.place(reading, argv)
     place.change(argv, dynamic)
+
+
+def _remember(expander: Expander, path: str, text: str | None, op: str) -> None:
+    """Keep what a command writes to ``path`` when it is known, for a later ``source path``
+    or ``bash path`` in the same command; forget the file when it is not."""
+    if text is None:
+        expander.files.pop(path, None)
+        return
+    before = expander.files.get(path, "") if op == ">>" else ""
+    expander.files[path] = (before + text)[:_FILE_TEXT_LIMIT]
+
+
+_FILE_TEXT_LIMIT = 64 * 1024
 
 
 def _stdin(command: Command, expander: Expander, reading: Reading) -> tuple[str | None, bool]:
@@ -307,6 +324,24 @@ class _Context:
     def unknown(self, why: str) -> None:
         """A shell runs a script whose text is not in the command."""
         self.reading.unknown_script(why)
+
+    def script_file(self, path: str, code: bool) -> None:
+        """A shell (``code``: an interpreter) runs the file ``path``: its text, when known
+        (:meth:`Expander.file_text`), is read as a script (or as inline code)."""
+        text = self.expander.file_text(path)
+        if text is None:
+            return
+        if code:
+            inline_code(text, self)
+            return
+        # what the file does joins the reading, its command lines do not: they are not the
+        # call's text (and are no targets a record would keep)
+        part = Reading()
+        part.script(text, self.depth + 1, self.budget, self.expander)
+        for name in ("reads", "writes", "deletes", "destroys", "notes", "code"):
+            getattr(self.reading, name).extend(getattr(part, name))
+        if part.unreadable is not None:
+            self.reading.unknown_script(f"a script file: {part.unreadable}")
 
     def note(self, note: str) -> None:
         """Record a note (``network`` …)."""

@@ -112,6 +112,10 @@ class Context(Protocol):
         """A shell runs a script whose text is not in the command."""
         ...
 
+    def script_file(self, path: str, code: bool) -> None:
+        """A shell (``code``: an interpreter) runs the file ``path``: read its text."""
+        ...
+
     def note(self, note: str) -> None:
         """Record a note (``network`` …)."""
         ...
