@@ -65,6 +65,7 @@ def test_safety_shape() -> None:
         "warn-history-read",
         "unreadable-command",
         "deny-persona-write",
+        "deny-exec-config-write",
         "warn-network",
     ]
     for r in SAFETY.rules:
