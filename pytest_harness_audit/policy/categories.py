@@ -38,6 +38,10 @@ BUILTIN_TOOL_CATEGORIES: Mapping[str, str] = {
     "Write": FILE_WRITE,
     "Edit": FILE_WRITE,
     "NotebookEdit": FILE_WRITE,
+    # further file tools of the Claude Code host (its hooks name them)
+    "MultiEdit": FILE_WRITE,
+    "NotebookRead": FILE_READ,
+    "LS": FILE_READ,
     "Bash": COMMAND,
     "WebFetch": NETWORK,
     "WebSearch": NETWORK,
