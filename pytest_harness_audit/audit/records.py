@@ -174,37 +174,6 @@ _join = "".join
 _dumps = orjson.dumps
 
 
-def _needs_full_validation(draft: RecordDraft) -> bool:
-    """Cheap screen for what ``validate_draft`` would refuse; ``True`` means look closer.
-
-    Joining a tuple raises ``TypeError`` when an item is not a string, which ``prepare`` turns
-    into the full validation's error.
-    """
-    if type(draft) is not RecordDraft or not draft.tool or draft.status not in _STATUS_SET:
-        return True
-    if type(draft.tool) is not str or type(draft.category) is not str:
-        return True
-    if (
-        type(draft.target) not in _OPTIONAL_TEXT
-        or type(draft.error_message) not in _OPTIONAL_TEXT
-        or type(draft.agent_id) not in _OPTIONAL_TEXT
-    ):
-        return True
-    if draft.kind not in _KIND_SET or type(draft.targets) is not tuple:
-        return True
-    if type(draft.constraints) is not tuple or type(draft.params) is not dict:
-        return True
-    _join(draft.targets)
-    _join(draft.constraints)
-    duration = draft.duration_ms
-    if duration is not None and (
-        type(duration) not in _NUMBER_TYPES or duration != duration or abs(duration) == _INF
-    ):
-        return True
-    extra = draft.extra
-    return extra is not None and (type(extra) is not dict or not CORE_KEYS.isdisjoint(extra))
-
-
 def complete_record(
     record: dict[str, Any], role: dict[str, Any], index: int, prev_r6_id: str | None, prev_hash: str
 ) -> bytes:
@@ -284,27 +253,57 @@ class RecordBuilder:
         ``provenance`` comes last.
         """
         try:
-            if _needs_full_validation(draft):
+            if type(draft) is not RecordDraft:
+                validate_draft(draft)
+            tool = draft.tool
+            category = draft.category
+            raw = draft.target
+            targets = draft.targets
+            constraints = draft.constraints
+            params = draft.params
+            status = draft.status
+            error = draft.error_message
+            duration = draft.duration_ms
+            agent_id = draft.agent_id
+            kind = draft.kind
+            extra = draft.extra
+            # A cheap screen for what ``validate_draft`` refuses, on the fields read once; when
+            # it passes, joining a tuple checks that its items are strings (``TypeError``).
+            if (
+                type(tool) is str
+                and tool
+                and type(category) is str
+                and type(raw) in _OPTIONAL_TEXT
+                and type(error) in _OPTIONAL_TEXT
+                and type(agent_id) in _OPTIONAL_TEXT
+                and status in _STATUS_SET
+                and kind in _KIND_SET
+                and type(targets) is tuple
+                and type(constraints) is tuple
+                and type(params) is dict
+                and (
+                    duration is None
+                    or (type(duration) in _NUMBER_TYPES and duration - duration == 0)
+                )
+                and (extra is None or (type(extra) is dict and CORE_KEYS.isdisjoint(extra)))
+            ):
+                _join(targets)
+                _join(constraints)
+            else:
                 validate_draft(draft)
             try:
                 rid = _next_id()
             except StopIteration:
                 rid = _refill_ids()
-            tool = draft.tool
-            category = draft.category
             level = self._audit_level
-            raw = draft.target
             if raw is None or level == "minimal":
                 shown = None
                 request: dict[str, Any] = {"toolName": tool, "category": category}
             else:
                 shown = raw if len(raw) <= DISPLAY_LIMIT else raw[:DISPLAY_LIMIT] + "…"
                 request = {"toolName": tool, "category": category, "target": shown}
-            if level != "minimal":
-                targets = draft.targets
-                if targets and (len(targets) > 1 or targets[0] != raw):
-                    request["targets"] = [display_target(item) or "" for item in targets]
-            params = draft.params
+            if targets and level != "minimal" and (len(targets) > 1 or targets[0] != raw):
+                request["targets"] = [display_target(item) or "" for item in targets]
             try:
                 request["inputHash"] = _sha256(
                     _dumps(params, ORJSON_DEFAULT, ORJSON_OPTIONS)
@@ -313,7 +312,6 @@ class RecordBuilder:
                 request["inputHash"] = canonical_hash(params, "params")
             if level == "verbose":
                 request["params"] = json.loads(strict_json(params, field="params"))
-            agent_id = draft.agent_id
             if agent_id is None:
                 agent_id = self._agent_id
             if agent_id is None:
@@ -331,38 +329,52 @@ class RecordBuilder:
                     "bindingType": BINDING_TYPE,
                     "lct": self._lct,
                 }
-            result: dict[str, Any] = {"status": draft.status}
             output = draft.output
-            if output is not None:
+            if output is None:
+                result: dict[str, Any] = {"status": status}
+            else:
                 try:
-                    result["outputHash"] = _sha256(
-                        _dumps(output, ORJSON_DEFAULT, ORJSON_OPTIONS)
-                    ).hexdigest()
+                    digest = _sha256(_dumps(output, ORJSON_DEFAULT, ORJSON_OPTIONS)).hexdigest()
                 except TypeError:
-                    result["outputHash"] = canonical_hash(output, "output")
-            error = draft.error_message
+                    digest = canonical_hash(output, "output")
+                result = {"status": status, "outputHash": digest}
             if error is not None:
                 result["errorMessage"] = error
-            duration = draft.duration_ms
             if duration is not None:
                 result["durationMs"] = duration
-            record: dict[str, Any] = {
-                "recordId": "audit:" + rid,
-                "r6RequestId": "r6:" + rid,
-                "timestamp": timestamp or _next_stamp(),
-                "kind": draft.kind,
-                "tool": tool,
-                "category": category,
-            }
-            if shown is not None:
-                record["target"] = shown
-            record["rules"] = {"auditLevel": level, "constraints": list(draft.constraints)}
-            record["role"] = role
-            record["request"] = request
-            record["reference"] = None
-            record["resource"] = {"approvalRequired": bool(draft.approval_required)}
-            record["result"] = result
-            extra = draft.extra
+            rules = {"auditLevel": level, "constraints": list(constraints)}
+            resource = {"approvalRequired": not not draft.approval_required}  # noqa: SIM208
+            if shown is None:
+                record: dict[str, Any] = {
+                    "recordId": "audit:" + rid,
+                    "r6RequestId": "r6:" + rid,
+                    "timestamp": timestamp or _next_stamp(),
+                    "kind": kind,
+                    "tool": tool,
+                    "category": category,
+                    "rules": rules,
+                    "role": role,
+                    "request": request,
+                    "reference": None,
+                    "resource": resource,
+                    "result": result,
+                }
+            else:
+                record = {
+                    "recordId": "audit:" + rid,
+                    "r6RequestId": "r6:" + rid,
+                    "timestamp": timestamp or _next_stamp(),
+                    "kind": kind,
+                    "tool": tool,
+                    "category": category,
+                    "target": shown,
+                    "rules": rules,
+                    "role": role,
+                    "request": request,
+                    "reference": None,
+                    "resource": resource,
+                    "result": result,
+                }
             if extra:
                 _add_extra(record, extra)
             return record, role
