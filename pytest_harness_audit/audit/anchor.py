@@ -33,8 +33,16 @@ _MAGIC = b"HAA1"
 _BODY = struct.Struct("<4sQQ64s24s")
 _CRC = struct.Struct("<I")
 _PAD = bytes(SLOT_SIZE - _BODY.size - _CRC.size)
+#: The body's bytes, its CRC-32 and the zero padding: a whole slot in one ``pack``.
+_TAIL = struct.Struct(f"<{_BODY.size}sI{len(_PAD)}x")
 _pack_body = _BODY.pack
 _pack_crc = _CRC.pack
+_pack_tail = _TAIL.pack
+#: For writers that pack a slot inline (``AuditChain.append``): ``SLOT_MAGIC``, the body's
+#: ``pack(magic, count, size, head, last_r6_id)``, the whole slot's ``pack(body, crc32(body))``.
+SLOT_MAGIC = _MAGIC
+pack_slot_body = _BODY.pack
+pack_slot = _TAIL.pack
 _crc32 = zlib.crc32
 _pwrite = os.pwrite
 
@@ -89,7 +97,7 @@ def writer_slot(count: int, size: int, head: str, last_r6_id: str | None) -> byt
     """``encode_slot``, quicker for what the writer stores: a 64-hex head, an ``r6:<8 hex>`` id."""
     if last_r6_id is not None and len(last_r6_id) == 11 and len(head) == 64:
         body = _pack_body(_MAGIC, count, size, head.encode("ascii"), last_r6_id.encode("ascii"))
-        return body + _pack_crc(_crc32(body)) + _PAD
+        return _pack_tail(body, _crc32(body))
     return encode_slot(count, size, head, last_r6_id)
 
 

@@ -31,13 +31,22 @@ import hashlib
 import os
 import threading
 import weakref
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from pytest_harness_audit.audit.anchor import GENESIS, SLOT_SIZE, Anchor, AnchorWriter
+from pytest_harness_audit.audit.anchor import (
+    GENESIS,
+    SLOT_MAGIC,
+    SLOT_SIZE,
+    Anchor,
+    AnchorWriter,
+    pack_slot,
+    pack_slot_body,
+)
 from pytest_harness_audit.audit.anchor import writer_slot as _slot
 from pytest_harness_audit.audit.clock import utc_timestamp
 from pytest_harness_audit.audit.errors import AuditError, ChainError
@@ -74,6 +83,7 @@ _write = os.write
 _pwrite = os.pwrite
 _dumps = orjson.dumps
 _sha256 = hashlib.sha256
+_crc32 = zlib.crc32
 _getpid = os.getpid
 # This process's id, kept current by a fork hook: ``append`` compares it without a system call.
 _process = [os.getpid()]
@@ -333,7 +343,14 @@ class AuditChain:
                 self._size = size = size + written
                 self._head = head
                 self._last_r6 = r6_id = record["r6RequestId"]
-                _pwrite(anchor_fd, _slot(count, size, head, r6_id), (count & 1) * SLOT_SIZE)
+                if len(r6_id) == 11:  # ``writer_slot``'s common case, inline
+                    body = pack_slot_body(
+                        SLOT_MAGIC, count, size, head.encode(), r6_id.encode("ascii")
+                    )
+                    slot = pack_slot(body, _crc32(body))
+                else:
+                    slot = _slot(count, size, head, r6_id)
+                _pwrite(anchor_fd, slot, (count & 1) * SLOT_SIZE)
                 if self._fsync:
                     os.fsync(anchor_fd)
             finally:
