@@ -5,12 +5,13 @@ from __future__ import annotations
 import datetime as _dt
 import re
 import time
-from typing import Any
 
 from pytest_harness_audit.errors import UsageError
 
-# [whole second, its "YYYY-MM-DDTHH:MM:SS" text, millisecond number, the full stamp]
-_cache: list[Any] = [-1, "", -1, ""]
+# The last stamp and the "YYYY-MM-DDTHH:MM:SS" of its second, each with its number (milliseconds,
+# seconds) in one tuple: a thread reads a number and its text from the same write.
+_last: list[tuple[int, str]] = [(-1, "")]
+_second: list[tuple[int, str]] = [(-1, "")]
 _time_ns = time.time_ns
 
 
@@ -20,16 +21,16 @@ def utc_timestamp(now: float | None = None) -> str:
     The last stamp and its whole-second prefix are cached: many records share a millisecond.
     """
     millis = _time_ns() // 1_000_000 if now is None else int(now * 1000)
-    cache = _cache
-    if millis == cache[2]:
-        return str(cache[3])
+    known, stamp = _last[0]
+    if millis == known:
+        return stamp
     second = millis // 1000
-    if second != cache[0]:
-        cache[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-        cache[0] = second
-    stamp = f"{cache[1]}.{millis % 1000:03d}Z"
-    cache[2] = millis
-    cache[3] = stamp
+    known, prefix = _second[0]
+    if second != known:
+        prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        _second[0] = (second, prefix)
+    stamp = f"{prefix}.{millis % 1000:03d}Z"
+    _last[0] = (millis, stamp)
     return stamp
 
 
