@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import re
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from pytest_harness_audit.policy.shell.effects import classify, command_name, inline_code
@@ -92,6 +94,7 @@ def read_command(text: str, root: str | None = None) -> Reading:
     reading = Reading()
     if len(text) > MAX_CHARS:
         reading.unreadable = "command too long"
+        _read_pieces(text, reading, root)
         return reading
     try:
         if len(text) <= _PLAIN_LIMIT and _PLAIN.fullmatch(text):
@@ -117,20 +120,44 @@ def read_command(text: str, root: str | None = None) -> Reading:
     return reading
 
 
-_PIECE = re.compile(r"[;&|\n]+")
-_MAX_PIECES = 32
+_PIECE = re.compile(r"[^;&|\n]+")
+#: Most distinct pieces of an unreadable command read from its start, and from its end.
+_MAX_PIECES = 2048
+_MAX_TAIL_PIECES = 256
 _MAX_PIECE = 4096
+#: Most characters of an unreadable command whose pieces are read (its start and its end).
+_MAX_PIECES_TEXT = 1 << 20
 
 
 def _read_pieces(text: str, reading: Reading, root: str | None) -> None:
     """After a failed reading, read what can be read: each piece between ``;``, ``&``, ``|``
     and newlines on its own (``rm -rf build; echo "unterminated`` still destroys ``build``).
-    Bounded: the first :data:`_MAX_PIECES` pieces, each up to :data:`_MAX_PIECE` characters."""
-    if len(text) > MAX_CHARS:
-        return
-    for piece in _PIECE.split(text, maxsplit=_MAX_PIECES)[:_MAX_PIECES]:
-        if not piece.strip() or len(piece) > _MAX_PIECE or "\x00" in piece:
+    Bounded: the first :data:`_MAX_PIECES` distinct pieces and the last
+    :data:`_MAX_TAIL_PIECES` (padding cannot push a command at the end out of reach), each up to
+    :data:`_MAX_PIECE` characters, within :data:`_MAX_PIECES_TEXT` characters at either end."""
+    seen: set[str] = set()
+    head = text[:_MAX_PIECES_TEXT]
+    pieces = itertools.islice(
+        (m.group() for m in _PIECE.finditer(head) if m.group() not in seen), _MAX_PIECES * 4
+    )
+    _read_each(pieces, reading, root, seen, _MAX_PIECES)
+    if len(seen) >= _MAX_PIECES or len(text) > len(head):
+        tail = text[-min(len(text), _MAX_PIECE * _MAX_TAIL_PIECES) :]
+        last = [m.group() for m in _PIECE.finditer(tail)][-_MAX_TAIL_PIECES:]
+        _read_each(iter(last[1:] if len(last) > 1 else last), reading, root, seen, _MAX_TAIL_PIECES)
+
+
+def _read_each(
+    pieces: Iterator[str], reading: Reading, root: str | None, seen: set[str], limit: int
+) -> None:
+    read = 0
+    for piece in pieces:
+        if read >= limit:
+            return
+        if piece in seen or not piece.strip() or len(piece) > _MAX_PIECE or "\x00" in piece:
             continue
+        seen.add(piece)
+        read += 1
         part = Reading()
         try:
             _read_script(piece, part, Expander(root), Budget(MAX_TOKENS // 8), 0)
