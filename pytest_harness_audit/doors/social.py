@@ -203,6 +203,14 @@ class SocialSession:
     ) -> None:
         self.gate = gate
         self.firewall = firewall
+        if firewall is not None and firewall.secret_scanner is None:
+            # the gate leaves messages to a firewall that guards secrets: it must know the
+            # workspace's secrets the gate's inspection knows, not only those noted with it
+            for inspector in gate.inspectors:
+                scanner = getattr(inspector, "message_secrets", None)
+                if callable(scanner):
+                    firewall.secret_scanner = scanner
+                    break
         self.secrets = secrets if secrets is not None else SecretLedger()
         self.redact_secrets = redact_secrets
         self._forwarded = 0
