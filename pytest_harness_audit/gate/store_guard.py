@@ -70,6 +70,8 @@ class StoreGuard:
                 return target  # a run-time prefix, a known tail (`$(dirname $PWD)/audit/…`)
             if not kind and self._moves_store(path):
                 return target
+            if "$" in path and self._through_environment(kind, path):
+                return target  # `$HARNESS_AUDIT_DIR/audit/…`: a variable the agent's shell has
         try:
             for text in _strings(params):
                 if any(spelling in text for spelling in self._spellings if len(spelling) > 1):
@@ -102,6 +104,22 @@ class StoreGuard:
                     and _exists_below(store, tail[len(trailing) :])
                 ):
                     return True
+        return False
+
+    def _through_environment(self, kind: str, path: str) -> bool:
+        """Whether ``path`` (or, for a command's text, one of its words) reaches the store once
+        the variables this process also has are put in: the hook door runs in the agent's own
+        environment, where ``$HARNESS_AUDIT_DIR`` names the store."""
+        words = [path] if not any(c.isspace() for c in path) else path.split()
+        for word in words:
+            filled = _ENV_REFERENCE.sub(_env_value, word.strip("\"'"))
+            if filled == word.strip("\"'") or "$" in filled:
+                continue
+            resolved = self._resolve(filled)
+            if _inside(resolved, self.store):
+                return True
+            if kind in _CHANGING and _inside(self.store, resolved):
+                return True
         return False
 
     def _moves_store(self, text: str) -> bool:
@@ -143,6 +161,19 @@ class StoreGuard:
             return os.path.realpath(expanded)
         except (OSError, ValueError):
             return os.path.abspath(expanded)
+
+
+_ENV_REFERENCE = re.compile(
+    r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:[:]?[-=?+][^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)"
+)
+#: Variables whose value here says nothing of the agent's shell.
+_LOCAL_VARIABLES = frozenset({"PWD", "OLDPWD", "_"})
+
+
+def _env_value(match: re.Match[str]) -> str:
+    name = match.group(1) or match.group(2)
+    value = os.environ.get(name) if name not in _LOCAL_VARIABLES else None
+    return value if value else match.group(0)
 
 
 def _split(target: str) -> tuple[str, str]:
