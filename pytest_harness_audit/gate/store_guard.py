@@ -27,6 +27,9 @@ _SKIPPED = frozenset({"note", "unreadable"})
 _MAX_PATH = 4096
 _MAX_SCANNED = 64 << 20
 _MAX_ITEMS = 1 << 20
+_MAX_PATH_VALUES = 1 << 14
+#: A parameter value that can be a path with a directory part: no white space or NUL.
+_PATH_LIKE = re.compile(r"[^\s\x00]{0,4095}/[^\s\x00]{0,4095}|\.\.")
 _WILD = re.compile(r"[*?\[]")
 #: What the reading leaves of a value only the run knows: ``$(…)``, ``$name``, backticks.
 _UNKNOWN = re.compile(r"[$`\u2026]")
@@ -72,10 +75,19 @@ class StoreGuard:
                 return target
             if "$" in path and self._through_environment(kind, path):
                 return target  # `$HARNESS_AUDIT_DIR/audit/…`: a variable the agent's shell has
+        paths = _MAX_PATH_VALUES
         try:
             for text in _strings(params):
                 if any(spelling in text for spelling in self._spellings if len(spelling) > 1):
                     return _shorten(text)
+                if _PATH_LIKE.fullmatch(text):
+                    # a value under a name the policy does not read as a target (`dest`,
+                    # `filename`, an upstream tool's own argument) is still a path to somewhere
+                    paths -= 1
+                    if paths < 0:
+                        return f"parameters naming more than {_MAX_PATH_VALUES} paths"
+                    if _inside(self._resolve(text), self.store):
+                        return _shorten(text)
         except _TooLarge as exc:
             return str(exc)  # fail closed: what cannot be checked is not let through
         return None

@@ -106,3 +106,47 @@ def test_the_hook_door_denies_a_host_mcp_tool_behind_a_large_value(tmp_path: Pat
     answer = json.loads(out)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny"
     assert "audit store" in answer["permissionDecisionReason"]
+
+
+# -- a path under a name the policy does not read as a target --------------------------------
+
+
+@pytest.mark.parametrize("name", ["dest", "filename", "output_path", "file"])
+def test_a_function_tool_s_own_path_parameter_is_checked(harness: Harness, name: str) -> None:
+    """Before, only ``file_path``/``path``/``target`` … were read: ``dest="../audit/…"`` ran."""
+    namespace: dict[str, object] = {}
+    exec(  # a tool whose path parameter has the name under test
+        f"def save({name}: str, content: str) -> str:\n"
+        "    '''Save content.'''\n"
+        f"    written.append({name})\n"
+        "    return 'saved'\n",
+        namespace,
+    )
+    written: list[str] = []
+    namespace["written"] = written
+    tool = harness.tool(namespace["save"], category="file_write", on_block="return")
+    chain = f"../audit/audit/{harness.session_id}.jsonl"
+    assert tool(chain, "forged").startswith("[blocked] [web4-policy] the audit store")
+    (harness.root / "ev").symlink_to(harness.storage_dir.resolve())
+    assert tool(f"ev/sessions/{harness.session_id}.anchor", "{}").startswith("[blocked]")
+    assert written == []
+    assert harness.verdict == "FAIL"
+
+
+def test_ordinary_path_parameters_pass(harness: Harness) -> None:
+    @harness.tool(category="file_write")
+    def save(dest: str, content: str, files: list[str], url: str) -> str:
+        """Save content."""
+        return "saved"
+
+    many = [f"app/module_{n}.py" for n in range(2000)]
+    assert save("notes/out.txt", "x", many, "https://example.invalid/a/b") == "saved"
+    assert harness.verdict == "PASS"
+
+
+def test_a_host_mcp_tool_s_own_argument_is_checked(tmp_path: Path) -> None:
+    store = tmp_path / "state"
+    guard = StoreGuard(store, str(tmp_path / "project"))
+    (store / "audit").mkdir(parents=True)
+    assert guard.offending([], {"output": "../state/audit/S.jsonl"}) is not None
+    assert guard.offending([], {"output": "../other/audit/S.jsonl"}) is None
