@@ -365,7 +365,7 @@ def _shell(name: str, args: list[str], ctx: Context) -> None:
         index += 1
     operands = args[index:]
     if script_flag and operands:
-        ctx.script(operands[0])
+        ctx.script(operands[0], operands[1:])
     elif operands and name != "fish":
         ctx.reading.reads.append(operands[0])  # a script file: its text is read when known
         reads(operands[1:], ctx.reading)

@@ -20,11 +20,13 @@ import itertools
 import os
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from pytest_harness_audit.policy.sensitive import glob_candidates
+from pytest_harness_audit.policy.shell.filters import MAX_FILTERS, run_filter
 from pytest_harness_audit.policy.shell.nodes import Lit, Param, Part, Sub, Word
+from pytest_harness_audit.policy.shell.params import operate
 from pytest_harness_audit.policy.shell.place import Place
 
 #: Most fields one word may expand to (braces, globs); the rest are dropped.
@@ -67,6 +69,8 @@ class Expander:
         self.place = Place.for_root(root)
         #: Files this command writes with a known text (``echo 'cmd' > s.sh``), by path.
         self.files: dict[str, str] = {}
+        #: Aliases the command defines (``alias c='cat .env'``), by name.
+        self.aliases: dict[str, str] = {}
 
     # -- parts to characters -------------------------------------------------------------------
     def _chars(self, word: Word, out: Chars) -> bool:
@@ -90,6 +94,9 @@ class Expander:
         """The value of an expansion and whether it is known."""
         if isinstance(part, Param):
             if part.opaque:
+                value = self._operated(part)
+                if value is not None:
+                    return value, True
                 return f"${{{part.name}}}", False
             if part.name in self.variables:
                 return self.variables[part.name], True
@@ -107,18 +114,42 @@ class Expander:
             return ("$(…)", False) if value is None else (value, True)
         return "", True  # pragma: no cover - Lit is handled by the caller
 
+    def _operated(self, part: Param) -> str | None:
+        """``${NAME<op>}`` and ``${!NAME}`` on a known value (:mod:`.params`)."""
+        op = part.op
+        if op is None:
+            return None
+        if part.name == "!":  # indirection: the variable named by NAME's value
+            target = self.variables.get(op)
+            return None if target is None else self.variables.get(target)
+        value = self.variables.get(part.name)
+        return None if value is None else operate(value, op)
+
     def substitution_value(self, sub: Sub) -> str | None:
-        """The output of ``$(echo …)``/``$(printf '%s' …)``; ``None`` when not knowable."""
-        if sub.arithmetic or len(sub.commands) != 1:
+        """The output of ``$(echo …)``/``$(printf '%s' …)``, or of a short pipeline of text
+        filters after one (``$(echo LmVudg== | base64 -d)``, :mod:`.filters`); ``None`` when
+        not knowable."""
+        commands = sub.commands
+        if sub.arithmetic or not commands or len(commands) > MAX_FILTERS:
             return None
-        command = sub.commands[0]
-        if command.redirects or not command.words:
-            return None
-        fields = [field for word in command.words for field in self.expand(word)]
-        if any(field.dynamic for field in fields):
-            return None
-        argv = [field.text for field in fields]
-        return echo_output(argv)
+        if any(later.stdin is not earlier for earlier, later in itertools.pairwise(commands)):
+            return None  # not one pipeline
+        text: str | None = None
+        for index, command in enumerate(commands):
+            if command.redirects or not command.words:
+                return None
+            fields = [field for word in command.words for field in self.expand(word)]
+            if any(field.dynamic for field in fields):
+                return None
+            argv = [field.text for field in fields]
+            if index == 0:
+                text = echo_output(argv)
+                text = None if text is None else text + "\n"
+            else:
+                text = run_filter(argv[0].rsplit("/", 1)[-1], argv[1:], text)
+            if text is None:
+                return None
+        return None if text is None else text.rstrip("\n")
 
     # -- the expansion steps -------------------------------------------------------------------
     def expand(self, word: Word) -> list[Field]:
@@ -130,8 +161,9 @@ class Expander:
         chars: Chars = []
         dynamic = self._chars(word, chars)
         results: list[Field] = []
+        ifs = self.variables.get("IFS", _IFS)
         for variant in brace_expand(chars):
-            for field_chars in _split(variant):
+            for field_chars in _split(variant, ifs):
                 results.extend(self._glob(field_chars, dynamic))
                 if len(results) >= MAX_FIELDS:
                     return results[:MAX_FIELDS]
@@ -212,15 +244,16 @@ def needs_work(text: str) -> bool:
     return "{" in text or "*" in text or "?" in text or "[" in text
 
 
-def _split(chars: Chars) -> list[Chars]:
-    """Field splitting of the characters that came from unquoted expansions."""
+def _split(chars: Chars, ifs: str = _IFS) -> list[Chars]:
+    """Field splitting of the characters that came from unquoted expansions (on ``ifs``, the
+    value of ``IFS`` when a script set it)."""
     if not any(flags & _SPLIT for _, flags in chars):
         return [chars]
     fields: list[Chars] = []
     current: Chars = []
     started = False
     for char, flags in chars:
-        if flags & _SPLIT and char in _IFS:
+        if flags & _SPLIT and char in ifs:
             if current or started:
                 fields.append(current)
             current, started = [], False
@@ -310,7 +343,33 @@ def echo_output(argv: list[str]) -> str | None:
             return "".join(args[1:])
         if "%" not in template:
             return _PRINTF_ESCAPE.sub(_printf_escape, template)
+        return _printf_strings(template, args[1:])
     return None
+
+
+_CONVERSION = re.compile(r"%(.)")
+
+
+def _filler(values: Iterator[str]) -> Callable[[re.Match[str]], str]:
+    """The replacement of each ``%s`` (the next value) and ``%%`` (a percent sign)."""
+    return lambda match: "%" if match.group(1) == "%" else next(values)
+
+
+def _printf_strings(template: str, values: list[str]) -> str | None:
+    """``printf TEMPLATE VALUES…`` for a template whose conversions are all ``%s`` (and
+    ``%%``): the template is used again while values are left, as ``printf`` does."""
+    if any(c not in ("s", "%") for c in _CONVERSION.findall(template)):
+        return None
+    count = template.replace("%%", "").count("%s")
+    out: list[str] = []
+    remaining = list(values)
+    while True:
+        taken, remaining = remaining[:count], remaining[count:]
+        taken += [""] * (count - len(taken))
+        rendered = _CONVERSION.sub(_filler(iter(taken)), template)
+        out.append(_PRINTF_ESCAPE.sub(_printf_escape, rendered))
+        if not remaining or not count or len(out) >= 64:
+            return "".join(out)
 
 
 _PRINTF_ESCAPE = re.compile(r"\\(?:x[0-9A-Fa-f]{1,2}|0?[0-7]{1,3}|.)")

@@ -37,12 +37,16 @@ class Lit:
 @dataclass(slots=True)
 class Param:
     """A parameter expansion ``$NAME``/``${NAME…}``; ``default`` is the word of ``${X:-word}``;
-    ``opaque`` when an operator makes the value unknowable (``${X:1}``, ``${#X}``)."""
+    ``opaque`` when an operator makes the value unknowable without the variable's value
+    (``${X:1}``, ``${#X}``)."""
 
     name: str
     quoted: bool
     default: list[Part] | None = None
     opaque: bool = False
+    #: The operator text of an opaque ``${NAME<op>}`` (``:1:4``, ``%.bak``, ``,,``, ``/a/b``,
+    #: ``[0]``; for ``${!NAME}`` the name), evaluated when the value is known.
+    op: str | None = None
 
 
 @dataclass(slots=True)

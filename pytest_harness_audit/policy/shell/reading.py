@@ -22,6 +22,13 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from pytest_harness_audit.policy.shell.builtins import (
+    STATEFUL,
+    alias_script,
+    builtin,
+    positional,
+    restore,
+)
 from pytest_harness_audit.policy.shell.effects import classify, command_name, inline_code
 from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output, needs_work
@@ -220,6 +227,9 @@ def _read_simple(
             found = _assignment(word)
             if found is not None:
                 expander.assign(*found)
+    if argv and argv[0] in STATEFUL:
+        stdin = _stdin(command, expander, reading)[0] if argv[0] == "read" else None
+        builtin(argv, dynamic, expander, stdin)
     place = expander.place
     for redirect in command.redirects:
         targets = [f.text for f in expander.expand(redirect.target)] if redirect.target else []
@@ -239,6 +249,9 @@ def _read_simple(
         return
     if len(reading.commands) < MAX_COMMANDS:
         reading.commands.append(argv)
+    aliased = alias_script(argv, expander) if expander.aliases else None
+    if aliased is not None:
+        reading.script(aliased, depth + 1, budget, expander)
     classify(argv, dynamic, _Context(reading, expander, budget, depth, command))
     place.place(reading, argv)
     place.change(argv, dynamic)
@@ -337,9 +350,16 @@ class _Context:
         """Whether the command reads a pipe from a command whose output cannot be known."""
         return self._input()[1]
 
-    def script(self, text: str) -> None:
-        """Read ``text`` as a script run by a shell."""
-        self.reading.script(text, self.depth + 1, self.budget, self.expander)
+    def script(self, text: str, args: list[str] | None = None) -> None:
+        """Read ``text`` as a script run by a shell (``args``: its ``$0``, ``$1`` …)."""
+        if not args:
+            self.reading.script(text, self.depth + 1, self.budget, self.expander)
+            return
+        before = positional(self.expander, args)
+        try:
+            self.reading.script(text, self.depth + 1, self.budget, self.expander)
+        finally:
+            restore(self.expander, before)
 
     def stdin_script(self, runner: str) -> None:
         """A shell (or ``su``) with no script operand runs its standard input."""

@@ -121,7 +121,8 @@ class Parser:
             return Param("?", quoted, opaque=True)
         length, name, operator, other = match.groups()
         if length or (other and other != "}"):
-            return Param(name, quoted, opaque=True)
+            op = None if length else text[match.start(4) : end - 1]
+            return Param(name, quoted, opaque=True, op=op)
         if operator:
             inner = Parser(text[match.end() : end - 1], self.budget, self.depth + 1)
             default = inner.word_parts(quoted=quoted)

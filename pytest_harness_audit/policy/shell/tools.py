@@ -8,6 +8,7 @@ import posixpath
 import re
 from typing import Protocol
 
+from pytest_harness_audit.policy.sensitive import glob_candidates
 from pytest_harness_audit.policy.shell.embedded import (
     NETWORK_NOTE,
     git_config_value,
@@ -96,8 +97,8 @@ class Context(Protocol):
         """The text on the command's standard input, when known."""
         ...
 
-    def script(self, text: str) -> None:
-        """Read ``text`` as a script run by a shell."""
+    def script(self, text: str, args: list[str] | None = None) -> None:
+        """Read ``text`` as a script run by a shell (``args``: its ``$0``, ``$1`` …)."""
         ...
 
     def stdin_script(self, runner: str) -> None:
@@ -153,17 +154,25 @@ def split_options(args: list[str], with_value: frozenset[str]) -> tuple[list[str
 
 
 def reads(args: list[str], record: Record) -> None:
-    """Every operand of a command is a file it may read."""
+    """Every operand of a command is a file it may read (``--opt=FILE``, ``KEY=FILE`` and
+    ``@FILE`` values too; a glob there, which the shell did not expand, is read as the
+    sensitive files it could name: ``curl -d @.[e]nv``)."""
     for word in args:
         if word.startswith("-"):
             if "=" in word:
-                record.reads.append(word.partition("=")[2])
+                _value(word.partition("=")[2], record)
             continue
         record.reads.append(word)
         if word.startswith("@") and len(word) > 1:
-            record.reads.append(word[1:])
+            _value(word[1:], record)
         elif "=" in word:
-            record.reads.append(word.partition("=")[2])
+            _value(word.partition("=")[2], record)
+
+
+def _value(value: str, record: Record) -> None:
+    record.reads.append(value)
+    if "*" in value or "?" in value or "[" in value:
+        record.reads.extend(glob_candidates(value))
 
 
 def search(args: list[str], record: Record) -> None:
@@ -300,13 +309,31 @@ def find(args: list[str], ctx: Context) -> None:
             end = index + 1
             while end < len(args) and args[end] not in (";", "+"):
                 end += 1
-            inner = [roots[0] if w == "{}" else w for w in args[index + 1 : end]]
+            inner = args[index + 1 : end]
             if inner:
-                ctx.script(" ".join(_quote(w) for w in inner))
+                for found in [roots[0], *_named(args, roots[0])]:
+                    ctx.script(" ".join(_quote(w.replace("{}", found)) for w in inner))
             index = end
         elif word in ("-fprint", "-fprintf", "-fls", "-fprint0") and index + 1 < len(args):
             record.writes.append(args[index + 1])
         index += 1
+
+
+_FIND_NAMES = frozenset({"-name", "-iname", "-path", "-ipath", "-wholename"})
+
+
+def _named(args: list[str], root: str) -> list[str]:
+    """The files a ``find`` names by ``-name``/``-path`` tests, for its ``-exec`` command:
+    a literal name under the root, and the sensitive files a glob could name."""
+    found: list[str] = []
+    for index, word in enumerate(args[:-1]):
+        if word in _FIND_NAMES:
+            pattern = args[index + 1].lstrip("./") if "path" in word else args[index + 1]
+            if not any(char in pattern for char in "*?["):
+                found.append(posixpath.join(root, pattern))
+            else:
+                found.extend(posixpath.join(root, name) for name in glob_candidates(pattern))
+    return found[:8]
 
 
 def _quote(word: str) -> str:

@@ -1,0 +1,109 @@
+"""Shell builtins that set what later words expand to: ``set --``, ``read``, ``printf -v``,
+``alias``, and an alias used as a command.
+
+``set -- .env; cat $1``, ``read f <<< .env; cat $f``, ``printf -v f '.%s' env; cat $f``: the
+value is known from the text, so the reading follows it as it follows ``f=.env``. An alias
+(``alias c='cat .env'``) is read as the text it stands for where it is used (``c``), whether or
+not the shell would expand it there (``expand_aliases``): one reading too many, never too few.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from pytest_harness_audit.policy.shell.expand import Expander, echo_output
+
+#: Most positional parameters or ``read`` names set from one command.
+_MAX_NAMES = 64
+
+
+#: The builtins :func:`builtin` follows.
+STATEFUL = frozenset({"set", "read", "printf", "alias"})
+
+
+def builtin(argv: list[str], dynamic: list[bool], expander: Expander, stdin: str | None) -> None:
+    """Record what ``set --``, ``read``, ``printf -v`` and ``alias`` set (nothing else); a
+    value with a part the reading cannot know unsets the name instead."""
+    name = argv[0] if argv else ""
+    if any(dynamic):
+        if name == "printf" and len(argv) >= 3 and argv[1] == "-v":
+            expander.variables.pop(argv[2], None)
+        return
+    if name == "set":
+        _set(argv[1:], expander)
+    elif name == "read" and stdin is not None:
+        _read(argv[1:], expander, stdin)
+    elif name == "printf" and len(argv) >= 4 and argv[1] == "-v":
+        text = echo_output(["printf", *argv[3:]])
+        if text is None:
+            expander.variables.pop(argv[2], None)
+        else:
+            expander.variables[argv[2]] = text
+    elif name == "alias":
+        for word in argv[1:]:
+            alias, sep, text = word.partition("=")
+            if sep and alias and not alias.startswith("-"):
+                expander.aliases[alias] = text
+
+
+def positional(expander: Expander, values: list[str]) -> dict[str, str | None]:
+    """Set ``$1``, ``$2`` … (``$0`` first when given) to ``values``; return what they were, for
+    :func:`restore`."""
+    before: dict[str, str | None] = {}
+    for index, value in enumerate(values[:_MAX_NAMES]):
+        key = str(index)
+        before[key] = expander.variables.get(key)
+        expander.variables[key] = value
+    return before
+
+
+def restore(expander: Expander, before: dict[str, str | None]) -> None:
+    """Put positional parameters back as :func:`positional` found them."""
+    for key, value in before.items():
+        if value is None:
+            expander.variables.pop(key, None)
+        else:
+            expander.variables[key] = value
+
+
+def alias_script(argv: list[str], expander: Expander) -> str | None:
+    """The script an alias used as the command stands for, with the rest of the words."""
+    text = expander.aliases.get(argv[0]) if argv else None
+    if text is None:
+        return None
+    return " ".join([text, *(shlex.quote(word) for word in argv[1:])])
+
+
+def _set(args: list[str], expander: Expander) -> None:
+    if "--" in args:
+        values = args[args.index("--") + 1 :]
+    elif args and not args[0].startswith(("-", "+")):
+        values = args
+    else:
+        return
+    for index in range(1, _MAX_NAMES + 1):
+        expander.variables.pop(str(index), None)
+    positional(expander, ["", *values])
+    expander.variables.pop("0", None)
+
+
+def _read(args: list[str], expander: Expander, stdin: str) -> None:
+    names: list[str] = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word in ("-d", "-n", "-N", "-p", "-t", "-u", "-a", "-i"):
+            index += 2
+            continue
+        if not word.startswith("-"):
+            names.append(word)
+        index += 1
+    line = stdin.split("\n", 1)[0]
+    if not names:
+        names = ["REPLY"]
+    fields = line.split(None, len(names) - 1) if len(names) > 1 else [line.strip()]
+    for position, name in enumerate(names[:_MAX_NAMES]):
+        expander.variables[name] = fields[position] if position < len(fields) else ""
+
+
+__all__ = ["STATEFUL", "alias_script", "builtin", "positional", "restore"]
