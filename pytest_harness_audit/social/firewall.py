@@ -33,7 +33,7 @@ from typing import Any, Literal, TypeAlias, cast, get_args
 
 import re2
 
-from pytest_harness_audit.inspect.secrets import fingerprint
+from pytest_harness_audit.inspect.secrets import SecretRegistry, fingerprint
 from pytest_harness_audit.social.addresses import CanonicalAddress
 from pytest_harness_audit.social.errors import SocialConfigError
 from pytest_harness_audit.social.inputs import Operation
@@ -265,6 +265,10 @@ class MessageFirewall:
         #: sends) and returns their fingerprints; the session's inspection sets it.
         self.secret_scanner: Callable[[str], Sequence[str]] | None = None
         self._secrets: list[_Secret] = []
+        #: The noted values in every form the inspection matches (encoded, reversed, spaced,
+        #: split over sends): a value noted here may be one the inspection does not know.
+        self._registry = SecretRegistry()
+        self._sends = self._registry.stream()
         #: Held while evidence changes, and by a send binding its intent (see :mod:`.capture`).
         self.evidence_lock = threading.RLock()
         self._revision = 0
@@ -308,6 +312,7 @@ class MessageFirewall:
             if any(secret.value == value for secret in self._secrets):
                 return False
             self._secrets.append(_Secret(value, str(source), fingerprint(value)))
+            self._registry.add(value, str(source))
             self._revision += 1
         return True
 
@@ -361,6 +366,11 @@ class MessageFirewall:
         if self.guard_secrets:
             found = [secret for secret in self._secrets if secret.value in candidate.text]
             fingerprints = [secret.fingerprint for secret in found]
+            if self._secrets:
+                scan = self._sends.scan(candidate.text)
+                fingerprints.extend(
+                    f.fingerprint for f in scan.findings if f.fingerprint not in fingerprints
+                )
             if self.secret_scanner is not None:
                 scanned = self.secret_scanner(candidate.text)
                 fingerprints.extend(fp for fp in scanned if fp not in fingerprints)
