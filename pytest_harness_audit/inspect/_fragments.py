@@ -8,7 +8,9 @@ cut where the other part is at least as long too. One Aho–Corasick automaton h
 a scan costs the same whatever the number of secrets); a stream remembers the fragments it saw
 in its last :data:`REMEMBERED_TEXTS` texts, and a fragment whose complement (the other part of
 the same cut of the same value) was seen earlier — in an earlier text, or earlier in the same
-text — is a split value. Either order counts (the second half may go first).
+text — is a split value. Either order counts (the second half may go first). A value of up to
+:data:`MAX_MIDDLE_VALUE` characters is also found in three parts: a middle part after its prefix
+(or before its suffix) extends it.
 
 Bounded: fragments of :data:`MIN_FRAGMENT` characters or more on both sides, so a short common
 word shared by two texts and a value is no finding; at most :data:`MAX_FRAGMENT_HITS` fragment
@@ -34,6 +36,10 @@ FRAGMENT_SCAN = 64 * 1024
 
 Cut = tuple[int, int, bool]
 """``(secret, cut, is_prefix)``: the prefix ``value[:cut]`` or the suffix ``value[cut:]``."""
+Middle = tuple[int, int, int]
+"""``(secret, start, stop)``: the middle part ``value[start:stop]`` of a three-part split."""
+#: Values up to this long (normalised) are also matched as three parts: prefix, middle, suffix.
+MAX_MIDDLE_VALUE = 64
 
 
 @dataclass(frozen=True)
@@ -49,11 +55,15 @@ class FragmentIndex:
     """One automaton over the prefixes and suffixes of every value (see the module doc)."""
 
     def __init__(self, values: list[tuple[int, str]]) -> None:
-        keyed: dict[str, list[Cut]] = {}
+        keyed: dict[str, list[Cut | Middle]] = {}
         for secret, value in values:
             for cut in range(MIN_FRAGMENT, len(value) - MIN_FRAGMENT + 1):
                 keyed.setdefault(value[:cut], []).append((secret, cut, True))
                 keyed.setdefault(value[cut:], []).append((secret, cut, False))
+            if len(value) <= MAX_MIDDLE_VALUE:
+                for start in range(MIN_FRAGMENT, len(value) - 2 * MIN_FRAGMENT + 1):
+                    for stop in range(start + MIN_FRAGMENT, len(value) - MIN_FRAGMENT + 1):
+                        keyed.setdefault(value[start:stop], []).append((secret, start, stop))
         self._keys = list(keyed)
         self._cuts = [tuple(keyed[key]) for key in self._keys]
         self.empty = not self._keys
@@ -65,7 +75,7 @@ class FragmentIndex:
             )
         )
 
-    def cuts(self, normal: str) -> Iterator[tuple[Cut, int, int]]:
+    def cuts(self, normal: str) -> Iterator[tuple[Cut | Middle, int, int]]:
         """``(cut, start, end)`` of every fragment in ``normal`` (character offsets), in order
         of their end, at most :data:`MAX_FRAGMENT_HITS`."""
         if self._automaton is None or not normal:
@@ -79,6 +89,18 @@ class FragmentIndex:
                 end = start + len(self._keys[key])
             for cut in self._cuts[key]:
                 yield cut, start, end
+
+
+def _outermost(hits: list[FragmentHit]) -> list[FragmentHit]:
+    """The hits less repeats and those inside another hit of the same value."""
+    kept: list[FragmentHit] = []
+    ends: dict[int, int] = {}
+    for hit in sorted(set(hits), key=lambda h: (h.start, -h.end, h.secret)):
+        if hit.end <= ends.get(hit.secret, -1):
+            continue
+        ends[hit.secret] = max(ends.get(hit.secret, -1), hit.end)
+        kept.append(hit)
+    return kept
 
 
 @dataclass
@@ -97,7 +119,10 @@ class FragmentMemory:
         hits: list[FragmentHit] = []
         here: dict[Cut, tuple[int, int]] = {}  # cut → span of its first occurrence in this text
         for cut, start, end in index.cuts(normal):
-            secret, at, is_prefix = cut
+            if type(cut[2]) is int:  # a middle part: it extends a prefix or a suffix seen
+                self._extend(cut, start, end, here)
+                continue
+            secret, at, is_prefix = cut[0], cut[1], bool(cut[2])
             other = (secret, at, not is_prefix)
             pair = here.get(other)
             if pair is not None and pair[1] <= start:
@@ -106,10 +131,24 @@ class FragmentMemory:
                 hits.append(FragmentHit(secret, start, end))
             elif other in self.seen:
                 hits.append(FragmentHit(secret, start, end))
-            here.setdefault(cut, (start, end))
+            here.setdefault((secret, at, is_prefix), (start, end))
         for cut in here:
             self.seen[cut] = self.texts
-        return hits
+        return _outermost(hits)
+
+    def _extend(
+        self, middle: Cut | Middle, start: int, end: int, here: dict[Cut, tuple[int, int]]
+    ) -> None:
+        """A middle ``value[a:b]`` after the prefix ``value[:a]`` is the prefix ``value[:b]``;
+        before the suffix ``value[b:]`` (the parts in reverse order) the suffix ``value[a:]``."""
+        secret, first, last = middle[0], middle[1], int(middle[2])
+        for known, made in (
+            ((secret, first, True), (secret, last, True)),
+            ((secret, last, False), (secret, first, False)),
+        ):
+            span = here.get(known)
+            if (span is not None and span[1] <= start) or known in self.seen:
+                here.setdefault(made, (start, end))
 
     def reset(self) -> None:
         """Forget every earlier text."""

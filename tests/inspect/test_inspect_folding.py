@@ -149,3 +149,39 @@ def test_a_text_repeating_a_prefix_is_bounded(registry: SecretRegistry) -> None:
     stream = registry.stream()
     stream.scan((KEY[:20] + " ") * 50_000)
     assert stream.scan(KEY[20:]).findings
+
+
+# -- three parts ---------------------------------------------------------------------------------
+def test_three_parts_with_chatter_between(registry: SecretRegistry) -> None:
+    stream = registry.stream()
+    assert not stream.scan(f"key part one: {KEY[:16]}").findings
+    assert not stream.scan(f"then {KEY[16:28]}").findings  # a middle after the prefix: not yet
+    result = stream.scan(f"and {KEY[28:]} to finish")
+    assert [f.transform for f in result.findings] == ["fragment+split"]
+    assert result.redacted() == f"and {MARK} to finish"
+
+
+def test_three_parts_in_reverse_order(registry: SecretRegistry) -> None:
+    stream = registry.stream()
+    stream.scan(f"last: {KEY[28:]}")
+    stream.scan(f"middle: {KEY[16:28]}")
+    assert stream.scan(f"first: {KEY[:16]}").findings
+
+
+def test_three_parts_in_one_text(registry: SecretRegistry) -> None:
+    result = registry.stream().scan(f"a {KEY[:16]} b {KEY[16:28]} c {KEY[28:]}")
+    assert result.findings
+    assert KEY[28:] not in result.redacted()
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        (f"x {KEY[:16]}", f"y {KEY[16:28]}", "nothing more"),  # no suffix
+        (f"x {KEY[16:28]}", f"y {KEY[28:]}"),  # no prefix: a middle and a suffix
+        (f"x {KEY[:16]}", f"y {KEY[17:28]}", f"z {KEY[28:]}"),  # a character missing
+    ],
+)
+def test_parts_that_do_not_make_the_value(registry: SecretRegistry, texts: tuple[str, ...]) -> None:
+    stream = registry.stream()
+    assert not any(stream.scan(text).findings for text in texts)
