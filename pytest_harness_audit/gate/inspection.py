@@ -31,6 +31,9 @@ from pytest_harness_audit.policy.effects import EffectJudgement
 #: More tracked files than this deleted by one call is the ``many_files_deleted`` effect.
 MANY_FILES_DELETED = 10
 #: Categories whose parameters can carry data out of the session.
+#: The social door's tool (``social.SEND_MESSAGE_TOOL_NAME``): only its sends meet the message
+#: firewall; another tool of the ``message`` category (a mapped MCP tool, a function tool) does not.
+_SOCIAL_SEND = "send_message"
 OUTGOING_CATEGORIES = frozenset({"network", "message", "mcp", "command", "delegation", "unknown"})
 _EFFECT_ALERTS = (
     PROTECTED_FILE_CHANGED,
@@ -90,8 +93,8 @@ class SessionInspection:
         """
         if category not in OUTGOING_CATEGORIES and not tool.startswith("mcp__"):
             return None  # an upstream MCP tool's arguments leave, whatever its category
-        if category == "message" and self._firewall_guards_secrets:
-            return None
+        if category == "message" and tool == _SOCIAL_SEND and self._firewall_guards_secrets:
+            return None  # the social door's own send: its firewall refuses with its check id
         seen = self.inspector.outgoing(tool, params)
         if SECRET_EXPOSURE not in seen.alerts:
             return None
