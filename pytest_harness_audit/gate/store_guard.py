@@ -58,10 +58,12 @@ class StoreGuard:
 
     def offending(self, targets: Iterable[str], params: Mapping[str, Any]) -> str | None:
         """The first target (or parameter text) that touches the store, else ``None``."""
+        checked: set[str] = set()
         for target in targets:
             kind, path = _split(target)
             if kind in _SKIPPED or not path or len(path) > _MAX_PATH or "\0" in path:
                 continue
+            checked.add(path)
             resolved = self._resolve(path)
             if _inside(resolved, self.store):
                 return target
@@ -80,7 +82,7 @@ class StoreGuard:
             for text in _strings(params):
                 if any(spelling in text for spelling in self._spellings if len(spelling) > 1):
                     return _shorten(text)
-                if _PATH_LIKE.fullmatch(text):
+                if text not in checked and _PATH_LIKE.fullmatch(text):
                     # a value under a name the policy does not read as a target (`dest`,
                     # `filename`, an upstream tool's own argument) is still a path to somewhere
                     paths -= 1
