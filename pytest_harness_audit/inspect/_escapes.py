@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from pytest_harness_audit.inspect import _fold, _matcher
+from pytest_harness_audit.inspect import _dumps, _fold, _matcher
 
 _ESCAPE = re.compile(
     r"\\x([0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})"
@@ -61,12 +61,25 @@ def unescaped(chunk: str) -> tuple[str, _matcher.Pieces] | None:
 
 
 def scan_unescaped(automaton: _matcher.Automaton, chunk: str, offset: int) -> list[_matcher.Hit]:
-    """The hits of ``automaton`` in ``chunk`` decoded (``[]`` for a chunk with no escape)."""
+    """The hits of ``automaton`` in ``chunk`` with its escapes decoded (view ``unescaped``) and
+    in the bytes its dump lines show (view ``undumped``, :mod:`._dumps`); ``[]`` for a chunk
+    with neither."""
     if automaton.empty:
         return []
-    decoded = unescaped(chunk)
-    if decoded is None:
-        return []
+    hits: list[_matcher.Hit] = []
+    for view, decoded in (("unescaped", unescaped(chunk)), ("undumped", _dumps.undump(chunk))):
+        if decoded is not None:
+            hits.extend(_scan_decoded(automaton, chunk, decoded, offset, view))
+    return hits
+
+
+def _scan_decoded(
+    automaton: _matcher.Automaton,
+    chunk: str,
+    decoded: tuple[str, _matcher.Pieces],
+    offset: int,
+    view: str,
+) -> list[_matcher.Hit]:
     text, pieces = decoded
     normal = _matcher.normalise(text)
     hits: list[_matcher.Hit] = []
@@ -74,9 +87,12 @@ def scan_unescaped(automaton: _matcher.Automaton, chunk: str, offset: int) -> li
     for start, end, indices in automaton.matches(normal):
         if folded is None:
             folded = _matcher.positions_map(text)
-        source_start = offset + pieces.start(folded.start(start))
-        source_end = offset + pieces.end(folded.end(end))
+        source_start = pieces.start(folded.start(start))
+        source_end = pieces.end(folded.end(end))
+        if view == "undumped":  # the ASCII column of the hit's last line shows it too
+            source_end = _dumps.line_end(chunk, source_end - 1)
         hits.extend(
-            _matcher.Hit(index, source_start, source_end, "unescaped", False) for index in indices
+            _matcher.Hit(index, offset + source_start, offset + source_end, view, False)
+            for index in indices
         )
     return hits

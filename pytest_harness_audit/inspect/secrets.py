@@ -462,8 +462,8 @@ def _describe(pattern: _matcher.Pattern, hit: _matcher.Hit, text: str) -> str:
         parts.append("url")
     elif hit.view == "skeleton":
         parts.append("separators_ignored")
-    elif hit.view == "unescaped":
-        parts.append("unescaped")
+    elif hit.view in ("unescaped", "undumped"):
+        parts.append(hit.view)
     elif not hit.split:
         seen = text[hit.start : hit.end]
         if not seen.isascii() and pattern.form.isascii():

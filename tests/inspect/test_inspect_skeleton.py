@@ -8,10 +8,12 @@ from __future__ import annotations
 import base64
 import codecs
 import json
+import shutil
+import subprocess
 
 import pytest
 
-from pytest_harness_audit.inspect import _escapes, _skeleton
+from pytest_harness_audit.inspect import _dumps, _escapes, _skeleton
 from pytest_harness_audit.inspect.secrets import SecretRegistry, fingerprint
 
 KEY = "sk-test-4f9a1c2e7b3d8a6f0e5c9b2a1d7e3f8c"
@@ -193,3 +195,41 @@ def test_unescaped_maps_positions_back() -> None:
     assert (pieces.start(2), pieces.end(3)) == (2, 6)
     assert (pieces.start(3), pieces.end(5)) == (7, 13)
     assert _escapes.unescaped("nothing to decode") is None
+
+
+def _dump(command: list[str], data: bytes) -> str:
+    return subprocess.run(command, input=data, capture_output=True, check=True).stdout.decode()
+
+
+DUMPS = [["xxd"], ["hexdump", "-C"], ["od", "-c"], ["od", "-x"], ["hexdump"], ["od", "-An", "-c"]]
+
+
+@pytest.mark.parametrize("command", DUMPS, ids=[" ".join(c) for c in DUMPS])
+def test_a_key_in_a_dump_is_found_and_redacted(
+    registry: SecretRegistry, command: list[str]
+) -> None:
+    if shutil.which(command[0]) is None:
+        pytest.skip(f"{command[0]} is not installed")
+    data = f"# settings\nAPI_KEY={KEY}\nOTHER=1\n".encode()
+    text = _dump(command, data)
+    result = registry.scan(text)
+    assert fingerprint(KEY) in {f.fingerprint for f in result.findings}
+    redacted = result.redacted()
+    for part in (KEY[8:20], KEY[-11:], KEY.encode().hex()[20:36]):
+        assert part not in redacted.replace(" ", ""), redacted
+
+
+@pytest.mark.parametrize("command", DUMPS[:2], ids=["xxd", "hexdump -C"])
+def test_a_dump_without_a_secret(registry: SecretRegistry, command: list[str]) -> None:
+    if shutil.which(command[0]) is None:
+        pytest.skip(f"{command[0]} is not installed")
+    text = _dump(command, b"ordinary bytes of a build artefact\n" * 4)
+    assert registry.scan(text).findings == ()
+
+
+def test_undump_reads_the_bytes_back() -> None:
+    text = "00000000: 4150 495f  API_\n00000004: 4b45 593d  KEY=\n"
+    decoded = _dumps.undump(text)
+    assert decoded is not None
+    assert decoded[0] == "API_KEY="
+    assert _dumps.undump("just one line 00000000: 41\n") is None

@@ -1,0 +1,123 @@
+"""The bytes behind a hex or character dump, for the secret matcher.
+
+A dump interleaves the bytes of a file with offsets (and an ASCII column), so no form of a value
+is contiguous in it: ``xxd``, ``hexdump -C``, ``hexdump``/``od -x`` (16-bit words, little-endian)
+and ``od -c`` (one character per 4-column field). :func:`undump` reads the dump lines of a text
+back into the bytes they show (as Latin-1 characters, one a byte) and maps each byte to the
+characters that show it; :mod:`._escapes` scans the result like any decoded view.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pytest_harness_audit.inspect import _matcher
+
+#: Most dump lines of one chunk decoded.
+MAX_LINES = 65_536
+
+_XXD = re.compile(r"^[0-9a-f]{7,16}: ((?:[0-9a-f]{2,4} ?)+?)  +.*$", re.M)
+_CANONICAL = re.compile(r"^[0-9a-f]{8,16}  ((?:[0-9a-f]{2}  ?){1,16}) *\|.*\|$", re.M)
+_WORD_LINE = re.compile(r"^(?:[0-7]{7}|[0-9a-f]{7,8})((?: [0-9a-f]{4})+) *$", re.M)
+_CHAR_LINE = re.compile(r"^[0-7]{7}((?:   .|  \\.| [0-7]{3}| {4}){1,16})$", re.M)
+_HEX_PAIR = re.compile(r"[0-9a-f]{2}")
+_OD_ESCAPES = {"\\n": "\n", "\\t": "\t", "\\r": "\r", "\\0": "\0", "\\f": "\f", "\\v": "\v"}
+_TRIGGER = re.compile(r"^(?:[0-9a-f]{7,16}[: ]|[0-7]{7} )", re.M)
+
+
+def line_end(chunk: str, position: int) -> int:
+    """The end of the line holding ``position`` (a hit in a dump is redacted to its line's end,
+    its ASCII column included)."""
+    end = chunk.find("\n", position)
+    return len(chunk) if end < 0 else end
+
+
+def undump(chunk: str) -> tuple[str, _matcher.Pieces] | None:
+    """The bytes the dump lines of ``chunk`` show, and the map back; ``None`` without two."""
+    if len(_TRIGGER.findall(chunk, 0, 4096)) < 2:
+        return None
+    for reader in (_hex_lines, _word_lines, _char_lines):
+        found = reader(chunk)
+        if found is not None:
+            return found
+    return None
+
+
+def _hex_lines(chunk: str) -> tuple[str, _matcher.Pieces] | None:
+    """``xxd`` and ``hexdump -C``: pairs of hex digits, in order."""
+    pieces, parts, at = _matcher.Pieces(), [], 0
+    lines = 0
+    for pattern in (_XXD, _CANONICAL):
+        for match in pattern.finditer(chunk):
+            lines += 1
+            if lines > MAX_LINES:
+                break
+            base = match.start(1)
+            for pair in _HEX_PAIR.finditer(match.group(1).replace(" ", "")):
+                # the pair's place in the line: skip the spaces before it
+                offset = _position(match.group(1), pair.start())
+                pieces.add(at, base + offset, 2, 1)
+                parts.append(chr(int(pair.group(), 16)))
+                at += 1
+        if lines >= 2:
+            return "".join(parts), pieces
+        pieces, parts, at, lines = _matcher.Pieces(), [], 0, 0
+    return None
+
+
+def _position(group: str, index: int) -> int:
+    """The place in ``group`` of the ``index``-th hex digit (spaces skipped)."""
+    seen = 0
+    for place, char in enumerate(group):
+        if char != " ":
+            if seen == index:
+                return place
+            seen += 1
+    return len(group)
+
+
+def _word_lines(chunk: str) -> tuple[str, _matcher.Pieces] | None:
+    """``hexdump`` and ``od -x``: 16-bit words, little-endian."""
+    pieces, parts, at = _matcher.Pieces(), [], 0
+    lines = 0
+    for match in _WORD_LINE.finditer(chunk):
+        lines += 1
+        if lines > MAX_LINES:
+            break
+        base = match.start(1)
+        for word in re.finditer(r"[0-9a-f]{4}", match.group(1)):
+            start = base + word.start()
+            low, high = word.group()[2:], word.group()[:2]
+            for pair, place in ((low, start + 2), (high, start)):
+                pieces.add(at, place, 2, 1)
+                parts.append(chr(int(pair, 16)))
+                at += 1
+    return ("".join(parts), pieces) if lines >= 2 else None
+
+
+def _char_lines(chunk: str) -> tuple[str, _matcher.Pieces] | None:
+    """``od -c``: one character (or escape, or octal code) per 4-column field."""
+    pieces, parts, at = _matcher.Pieces(), [], 0
+    lines = 0
+    for match in _CHAR_LINE.finditer(chunk):
+        lines += 1
+        if lines > MAX_LINES:
+            break
+        base = match.start(1)
+        fields = match.group(1)
+        for index in range(0, len(fields) - 3, 4):
+            field = fields[index : index + 4]
+            token = field.strip()
+            if not token:
+                char = " "
+            elif len(token) == 3 and token.isdigit():
+                char = chr(int(token, 8) & 0xFF)
+            else:
+                char = _OD_ESCAPES.get(token, token[-1])
+            pieces.add(at, base + index, 4, 1)
+            parts.append(char)
+            at += 1
+    return ("".join(parts), pieces) if lines >= 2 else None
+
+
+__all__ = ["line_end", "undump"]
