@@ -2,15 +2,53 @@
 
 Every appender takes the exclusive lock around one append; readers that need a consistent
 snapshot of anchor and chain length take the shared lock for the moment of reading.
+
+An append holds the lock for moments, so a lock held for :data:`LOCK_TIMEOUT_S` seconds is held
+by something else — a process the audited agent started on the lock file, say. Waiting for it
+forever would hang the gate (a host kills a hook that hangs, and then runs the call it was
+asked about), so the wait ends with :class:`~.errors.ChainError`, which a gate turns into a
+refusal.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from pytest_harness_audit.audit.errors import ChainError
+
+#: The longest wait for a session's lock before the operation fails.
+LOCK_TIMEOUT_S = 15.0
+_FIRST_PAUSE_S = 0.0005
+_LONGEST_PAUSE_S = 0.02
+
+
+def _acquire(fd: int, operation: int, what: str, timeout: float | None = None) -> None:
+    """Take the lock, waiting at most ``timeout`` seconds (default :data:`LOCK_TIMEOUT_S`)."""
+    limit = LOCK_TIMEOUT_S if timeout is None else timeout
+    try:
+        fcntl.flock(fd, operation | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    deadline = time.monotonic() + limit
+    pause = _FIRST_PAUSE_S
+    while True:
+        time.sleep(pause)
+        try:
+            fcntl.flock(fd, operation | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise ChainError(
+                    f"{what}: the session's lock has been held by another process for over "
+                    f"{limit:g} s; the call is refused"
+                ) from None
+        pause = min(pause * 2, _LONGEST_PAUSE_S)
 
 
 def open_lock_file(path: Path) -> int:
@@ -18,10 +56,19 @@ def open_lock_file(path: Path) -> int:
     return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
 
 
+def _name_of(fd: int) -> str:
+    """The path of an open descriptor where the system tells it (Linux), else its number."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return f"lock file descriptor {fd}"
+
+
 @contextmanager
 def exclusive(fd: int) -> Iterator[None]:
-    """Hold the exclusive lock on an open lock-file descriptor."""
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    """Hold the exclusive lock on an open lock-file descriptor (:class:`~.errors.ChainError`
+    after :data:`LOCK_TIMEOUT_S` seconds held by another)."""
+    _acquire(fd, fcntl.LOCK_EX, _name_of(fd))
     try:
         yield
     finally:
@@ -41,7 +88,7 @@ def shared_lock(path: Path) -> Iterator[bool]:
         yield False
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
+        _acquire(fd, fcntl.LOCK_SH, str(path))
         try:
             yield True
         finally:
