@@ -80,6 +80,8 @@ BUILTIN_MCP_TOOL_CATEGORIES: Mapping[str, str] = {
     "edit_file": FILE_WRITE,
     "create_directory": FILE_WRITE,
     "move_file": FILE_WRITE,
+    # the recording proxy judges an upstream's resource read as ``mcp__<server>__resources/read``
+    "resources/read": FILE_READ,
 }
 
 

@@ -1,11 +1,11 @@
 """A secret read through the recording proxy by a door other than ``tools/call``.
 
-``resources/read`` is relayed to the upstream as it is: no gate, no record, no redaction. An
-upstream that serves a workspace file as a resource (``library://env`` here; a filesystem
-server's ``file://…/.env`` alike) hands the agent the secret with nothing in the chain. What the
-agent then sends is still refused — the harness learns the workspace's secrets at session start,
-and the firewall and the outgoing-payload inspection match them in every encoding — but the read
-alone leaves the session PASS (open: see the expected failure).
+An upstream that serves a workspace file as a resource (``library://env`` here; a filesystem
+server's ``file://…/.env`` alike) would hand the agent the secret. ``resources/read`` goes
+through the gate like a tool call: it is recorded (``mcp__lib__resources/read``), its contents
+reach the agent redacted, and the exposure FAILs the session. What the agent then sends is
+refused as well — the harness learns the workspace's secrets at session start, and the firewall
+and the outgoing-payload inspection match them in every encoding.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def test_a_secret_read_as_a_resource_cannot_be_sent(harness: Harness, encode: An
     key = api_key(harness)
     proxy = harness.start_proxy(library(), workspace_tools=False, social=True)
     read, sent = anyio.run(_session, proxy, [_read_env, _send(f"the key: {encode(key)}")])
-    assert key in read.contents[0].text  # the resource door hands it over (see below)
+    assert key not in read.contents[0].text  # the read is redacted (see the last test)
     assert sent.startswith("refused: send refused") and key not in sent
     assert harness.verdict == "FAIL"
     assert key not in harness.chain.path.read_text(encoding="utf-8")
@@ -120,14 +120,14 @@ def test_a_benign_message_after_a_catalog_read_passes(harness: Harness) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: resources/read passes through the proxy ungated and unrecorded; the secret "
-    "reaches the agent unredacted and the session stays PASS",
-)
 def test_a_secret_read_as_a_resource_is_recorded_and_redacted(harness: Harness) -> None:
     key = api_key(harness)
     proxy = harness.start_proxy(library(), workspace_tools=False)
     (read,) = anyio.run(_session, proxy, [_read_env])
     assert key not in read.contents[0].text
+    assert "API_KEY=[secret:" in read.contents[0].text
     assert harness.verdict == "FAIL"
+    (call,) = [c for c in harness.calls() if c.tool == "mcp__lib__resources/read"]
+    assert call.status == "success" and call.category == "file_read"
+    assert call.target == "library://env"
+    assert key not in harness.chain.path.read_text(encoding="utf-8")

@@ -27,6 +27,7 @@ from pytest_harness_audit.doors.proxy.client_requests import (
 from pytest_harness_audit.doors.proxy.config import UpstreamSpec, check_unique_names
 from pytest_harness_audit.doors.proxy.errors import ProxyError
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
+from pytest_harness_audit.doors.proxy.gated_reads import GatedReads
 from pytest_harness_audit.doors.proxy.http import HttpEndpoint, serve_http
 from pytest_harness_audit.doors.proxy.local_tools import LocalTool
 from pytest_harness_audit.doors.proxy.pin_guard import PinGuard
@@ -51,10 +52,11 @@ def report_to_stderr(line: str) -> None:
 class RecordingProxy:
     """A governing, recording MCP proxy in front of zero or more upstream servers.
 
-    Every ``tools/call`` is decided by ``gate`` before anything runs and recorded after it;
-    the rest of the MCP traffic is relayed. ``local_tools`` are served in-process beside the
-    upstreams' tools. ``call_timeout`` (seconds) bounds each call; ``report`` receives the
-    proxy's status lines (default: stderr). Upstream tools are pinned at their first listing
+    Every ``tools/call``, ``resources/read`` and ``prompts/get`` is decided by ``gate`` before
+    anything runs and recorded after it; the rest of the MCP traffic is relayed.
+    ``local_tools`` are served in-process beside the upstreams' tools. ``call_timeout``
+    (seconds) bounds each call; ``report`` receives the proxy's status lines (default:
+    stderr). Upstream tools are pinned at their first listing
     (or against ``pins``); a later change is a ``tool_changed`` alert record. ``pin_path``: a
     pin file to write after the first listing when it does not exist yet.
     """
@@ -140,7 +142,8 @@ class RecordingProxy:
                 on_listing=self._pin_guard.listed,
             )
             pipeline = CallPipeline(self._gate, catalog, call_timeout=self._call_timeout)
-            self._server = build_server(upstreams, catalog, pipeline, listeners)
+            reads = GatedReads(self._gate)
+            self._server = build_server(upstreams, catalog, pipeline, listeners, reads)
         except BaseException:
             await pool.__aexit__(None, None, None)
             raise

@@ -1,7 +1,9 @@
 """Everything that is not ``tools/call``: resources, prompts, completion and logging level.
 
-These requests are not governed (they run no action); they are relayed to the upstreams that
-announced the capability. With one capable upstream a request passes through unchanged,
+These requests are relayed to the upstreams that announced the capability. Resource reads and
+prompt gets hand the agent content, so each goes through the gate first, like a tool call
+(:mod:`.gated_reads`); listings, subscriptions, completion and the logging level are relayed
+as they are. With one capable upstream a request passes through unchanged,
 cursor included; with several the listings are merged (prompt names get the ``server__``
 prefix, like tools) and a read or get goes to the upstream that owns the name or URI.
 """
@@ -18,6 +20,15 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
+from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
+from pytest_harness_audit.doors.proxy.gated_reads import (
+    GatedReads,
+    RequestBlocked,
+    prompt_params,
+    prompt_tool_name,
+    read_params,
+    read_tool_name,
+)
 from pytest_harness_audit.doors.proxy.routing import SEPARATOR
 from pytest_harness_audit.doors.proxy.upstream import Upstream
 
@@ -34,8 +45,9 @@ def _strip_meta(params: BaseModel) -> Any:
 class Passthrough:
     """Relay the non-tool MCP surface to the upstreams that support it."""
 
-    def __init__(self, upstreams: Sequence[Upstream]) -> None:
+    def __init__(self, upstreams: Sequence[Upstream], reads: GatedReads) -> None:
         self._upstreams = list(upstreams)
+        self._reads = reads
         self._prefixed = len(self._upstreams) > 1
         self._resource_owner: dict[str, Upstream] = {}
 
@@ -133,12 +145,24 @@ class Passthrough:
     async def read_resource(
         self, ctx: Context, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        """Relay ``resources/read`` to the owner of the URI (or try each capable upstream)."""
+        """Relay ``resources/read`` to the owner of the URI (or try each capable upstream),
+        each attempt gated and recorded as ``mcp__<server>__resources/read``."""
         request = types.ReadResourceRequest(params=_strip_meta(params))
-        return await self._first_answer(
-            self._candidates(params.uri),
-            lambda upstream: upstream.session.send_request(request, types.ReadResourceResult),
-        )
+        origin = CallOrigin.of(ctx)
+
+        async def ask(upstream: Upstream) -> types.ReadResourceResult:
+            async def relay() -> types.ReadResourceResult:
+                return await upstream.session.send_request(request, types.ReadResourceResult)
+
+            return await self._reads.run(
+                read_tool_name(upstream.name),
+                read_params(params.uri),
+                relay,
+                types.ReadResourceResult,
+                origin,
+            )
+
+        return await self._first_answer(self._candidates(params.uri), ask)
 
     async def subscribe(
         self, ctx: Context, params: types.SubscribeRequestParams
@@ -194,12 +218,23 @@ class Passthrough:
     async def get_prompt(
         self, ctx: Context, params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        """Relay ``prompts/get`` to the upstream named by the prompt name."""
+        """Relay ``prompts/get`` to the upstream named by the prompt name, gated and recorded
+        as ``mcp__<server>__prompts/get``."""
         upstream, name = self._prompt_owner(params.name)
         request = types.GetPromptRequest(
             params=_strip_meta(params).model_copy(update={"name": name})
         )
-        return await upstream.session.send_request(request, types.GetPromptResult)
+
+        async def relay() -> types.GetPromptResult:
+            return await upstream.session.send_request(request, types.GetPromptResult)
+
+        return await self._reads.run(
+            prompt_tool_name(upstream.name),
+            prompt_params(name, params.arguments),
+            relay,
+            types.GetPromptResult,
+            CallOrigin.of(ctx),
+        )
 
     def _prompt_owner(self, exposed: str) -> tuple[Upstream, str]:
         capable = self._capable(lambda c: c.prompts)
@@ -248,6 +283,8 @@ class Passthrough:
         for upstream in candidates:
             try:
                 return await ask(upstream)
+            except RequestBlocked:
+                raise  # the gate's answer: no other upstream is asked
             except MCPError as exc:
                 last_error = exc
         if last_error is not None:

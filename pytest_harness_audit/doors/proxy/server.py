@@ -1,7 +1,8 @@
 """The MCP server face of the proxy, built on the SDK's low-level ``Server``.
 
 ``tools/list`` and ``tools/call`` are the proxy's own (aggregation and the gated pipeline);
-the rest of the surface is relayed by ``Passthrough``. Notifications an upstream sends outside
+the rest of the surface is relayed by ``Passthrough`` (resource reads and prompt gets gated
+too). Notifications an upstream sends outside
 a request (log messages, list changes, resource updates) are fanned out to the connected
 clients; progress of a forwarded call travels on that call's own channel, and so do the
 requests an upstream sends to the client during the call (see ``client_requests``). A client's
@@ -26,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 from pytest_harness_audit._version import __version__
 from pytest_harness_audit.doors.proxy.calls import CallPipeline
 from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
+from pytest_harness_audit.doors.proxy.gated_reads import GatedReads
 from pytest_harness_audit.doors.proxy.passthrough import Passthrough
 from pytest_harness_audit.doors.proxy.routing import ToolCatalog
 from pytest_harness_audit.doors.proxy.upstream import Upstream
@@ -90,9 +92,11 @@ def build_server(
     catalog: ToolCatalog,
     pipeline: CallPipeline,
     listeners: ClientListeners,
+    reads: GatedReads,
 ) -> Server[Any]:
-    """Assemble the proxy's MCP server over connected upstreams."""
-    passthrough = Passthrough(upstreams)
+    """Assemble the proxy's MCP server over connected upstreams (``reads`` gates resource
+    reads and prompt gets as ``pipeline`` gates tool calls)."""
+    passthrough = Passthrough(upstreams, reads)
 
     async def list_tools(
         ctx: Context, params: types.PaginatedRequestParams | None

@@ -1,0 +1,170 @@
+"""Resource reads and prompt gets through the door seam, as gated as a tool call.
+
+A ``resources/read`` or ``prompts/get`` hands the agent whatever the upstream returns — a
+workspace file, a secret — so each goes through the gate like a ``tools/call``: decided before
+it is relayed (a blocked one never reaches the upstream and the client gets an MCP error naming
+the rule), recorded in the chain, its returned contents inspected and redacted, and counted in
+the verdict. The names the gate judges follow the proxy's ``mcp__<server>__<method>`` naming
+of relayed requests:
+
+* ``mcp__<server>__resources/read`` with ``{"uri": …}`` and, as its target, ``"path"`` (the
+  local path of a ``file://`` URI, percent-decoded) or ``"url"`` (any other URI). Its built-in
+  category is ``file_read``: a resource is content the upstream reads for the agent, so the
+  credential rules of the presets apply to its path or URI (``file:///…/.env`` is denied).
+* ``mcp__<server>__prompts/get`` with ``{"name": …, "arguments": {…}}`` (the upstream's own
+  prompt name); category ``mcp`` as for an upstream tool, so its arguments are checked for
+  secrets before they leave.
+
+Listings (``resources/list``, ``resources/templates/list``, ``prompts/list``) are not calls and
+pass through unrecorded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+from urllib.parse import unquote, urlsplit
+
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ValidationError
+
+from pytest_harness_audit.doors.proxy.approval import client_approver, client_name
+from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
+from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
+from pytest_harness_audit.gate.approvals import door_approver
+from pytest_harness_audit.gate.seam import Outcome, describe_exception
+
+ResultT = TypeVar("ResultT", bound=BaseModel)
+
+READ_RESOURCE = "resources/read"
+GET_PROMPT = "prompts/get"
+#: What a client reads when a read is blocked and the gate gave no message.
+BLOCKED_FALLBACK = "[blocked] [web4-policy] blocked by policy"
+
+
+class RequestBlocked(MCPError):
+    """A read or prompt get the gate refused: the client's answer, not to be retried on
+    another upstream."""
+
+
+def read_tool_name(server: str) -> str:
+    """The name the gate judges a ``resources/read`` of ``server`` under."""
+    return f"mcp__{server}__{READ_RESOURCE}"
+
+
+def prompt_tool_name(server: str) -> str:
+    """The name the gate judges a ``prompts/get`` of ``server`` under."""
+    return f"mcp__{server}__{GET_PROMPT}"
+
+
+def file_uri_path(uri: str) -> str | None:
+    """The local path a ``file:`` URI names (percent-decoded; query and fragment dropped), or
+    ``None`` for another scheme. ``file://localhost/p`` is ``/p``; another host is ``//host/p``."""
+    try:
+        parts = urlsplit(uri.strip())
+    except ValueError:
+        return None if not uri.strip().lower().startswith("file:") else uri
+    if parts.scheme.lower() != "file":
+        return None
+    path = unquote(parts.path)
+    host = unquote(parts.netloc)
+    if host and host.lower() != "localhost":
+        return f"//{host}{path if path.startswith('/') else '/' + path}"
+    return path or "/"
+
+
+def read_params(uri: str) -> dict[str, Any]:
+    """The parameters a resource read is judged and recorded with (see the module doc)."""
+    path = file_uri_path(uri)
+    if path is not None:
+        return {"uri": uri, "path": path}
+    return {"uri": uri, "url": uri}
+
+
+def prompt_params(name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The parameters a prompt get is judged and recorded with."""
+    return {"name": name, "arguments": dict(arguments or {})}
+
+
+class GatedReads:
+    """Run resource reads and prompt gets through the gate's door seam."""
+
+    def __init__(self, gate: GateLike[Any]) -> None:
+        self._gate = gate
+
+    async def run(
+        self,
+        tool: str,
+        params: Mapping[str, Any],
+        ask: Callable[[], Awaitable[ResultT]],
+        result_type: type[ResultT],
+        origin: CallOrigin | None = None,
+    ) -> ResultT:
+        """Decide ``tool(params)``; relay with ``ask`` only if allowed; inspect; record once.
+
+        A blocked request raises ``MCPError`` with the block message and the rule; an upstream
+        error is recorded ``error`` and raised again; a result holding a known secret reaches
+        the client redacted when the policy judges the exposure a failure.
+        """
+        replies: list[ResultT] = []
+
+        async def act(_decision: object) -> Outcome:
+            started = time.perf_counter()
+
+            def elapsed() -> float:
+                return (time.perf_counter() - started) * 1000.0
+
+            try:
+                result = await ask()
+            except MCPError as exc:
+                return Outcome.error(exc.error.message, duration_ms=elapsed(), reraise=exc)
+            except Exception as exc:
+                message = describe_exception(exc)
+                failure = MCPError(code=types.INTERNAL_ERROR, message=message)
+                return Outcome.error(message, duration_ms=elapsed(), reraise=failure)
+            replies.append(result)
+            return Outcome.success(_dump(result), duration_ms=elapsed())
+
+        asker = None if origin is None else client_approver(origin)
+        with door_approver(asker, "client" if origin is None else client_name(origin)):
+            gated = await self._gate.run_async(tool, params, act)
+        if gated.blocked:
+            raise RequestBlocked(code=types.INVALID_REQUEST, message=_block_message(gated))
+        if gated.findings.redacted:
+            return _redacted(gated.output, result_type)
+        return replies[0]
+
+
+def _block_message(gated: Any) -> str:
+    """The block text, with the policy rule that decided it when the text does not name it
+    (a quarantine's text names its own cause)."""
+    message = str(gated.error_message or BLOCKED_FALLBACK)
+    if getattr(gated.decision, "quarantine", None) is not None:
+        return message
+    evaluation = getattr(gated.decision, "evaluation", None)
+    rule = getattr(evaluation, "rule_id", None)
+    if isinstance(rule, str) and rule and rule not in message:
+        message = f"{message} (rule {rule})"
+    return message
+
+
+def _dump(result: BaseModel) -> dict[str, Any]:
+    dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return dumped
+
+
+def _redacted(output: Any, result_type: type[ResultT]) -> ResultT:
+    """The result rebuilt from the inspected (redacted) output the client may see; when it no
+    longer fits the result's shape, nothing of it is handed over."""
+    if isinstance(output, Mapping):
+        try:
+            return result_type.model_validate(dict(output))
+        except ValidationError:
+            pass
+    withheld = "[withheld: the result held a secret and could not be redacted in place]"
+    if result_type is types.GetPromptResult:
+        message = types.PromptMessage(role="user", content=types.TextContent(text=withheld))
+        return result_type.model_validate({"messages": [_dump(message)]})
+    raise MCPError(code=types.INTERNAL_ERROR, message=withheld)
