@@ -1,0 +1,271 @@
+"""``resources/read`` and ``prompts/get`` through the proxy go through the gate like tool calls.
+
+A real upstream (``files_server.py``) serves the workspace's files as ``file://`` resources, a
+base64 blob and a prompt carrying the ``.env``; a real ``mcp`` client reads them through the
+proxy of a ``safety`` session. Each read is decided (a credential file is refused before the
+upstream is asked), recorded, inspected (a known secret is redacted, text or blob) and judged.
+"""
+
+from __future__ import annotations
+
+import base64
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from pytest_harness_audit.doors.proxy.gated_reads import file_uri_path, read_params
+from pytest_harness_audit.session.harness import Harness
+
+FILES = Path(__file__).resolve().parent / "files_server.py"
+Step = Callable[[ClientSession], Awaitable[Any]]
+
+
+def files() -> dict[str, Any]:
+    return {"mcpServers": {"files": {"command": sys.executable, "args": [str(FILES)]}}}
+
+
+def api_key(harness: Harness) -> str:
+    env = (harness.root / ".env").read_text(encoding="utf-8")
+    return next(line.split("=", 1)[1] for line in env.splitlines() if line.startswith("API_KEY="))
+
+
+async def _run(proxy: Any, steps: list[Step]) -> list[Any]:
+    """Each step's result, or ``("error", message)`` for an MCP error."""
+    out: list[Any] = []
+    async with (
+        httpx2.AsyncClient(headers=proxy.headers, timeout=60) as http,
+        streamable_http_client(proxy.url, http_client=http) as streams,
+        ClientSession(streams[0], streams[1]) as session,
+    ):
+        await session.initialize()
+        for step in steps:
+            try:
+                out.append(await step(session))
+            except MCPError as exc:
+                out.append(("error", exc.error.message))
+    return out
+
+
+def read(uri: str) -> Step:
+    return lambda session: session.read_resource(uri)
+
+
+def proxy_of(harness: Harness) -> Any:
+    return harness.start_proxy(files(), workspace_tools=False)
+
+
+def reads(harness: Harness) -> list[Any]:
+    return [c for c in harness.calls() if c.tool == "mcp__files__resources/read"]
+
+
+@pytest.fixture
+def harness(tmp_path: Path) -> Any:
+    made = Harness.create(tmp_path, template="python-service", policy="safety")
+    (made.root / ".env.example").write_text("API_KEY=your-key-here\n", encoding="utf-8")
+    yield made
+    made.close()
+
+
+# -- the parameters a read is judged with (no process) --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("uri", "path"),
+    [
+        ("file:///ws/.env", "/ws/.env"),
+        ("file://localhost/ws/.env", "/ws/.env"),
+        ("FILE:///ws/.env", "/ws/.env"),
+        ("file:///ws/%2Eenv", "/ws/.env"),
+        ("file:///ws/%2e%65nv", "/ws/.env"),
+        ("file:///ws/.env?raw=1", "/ws/.env"),
+        ("file:///ws/.env#top", "/ws/.env"),
+        ("file:///ws/app/../.env", "/ws/app/../.env"),
+        ("file://fileserver/share/.env", "//fileserver/share/.env"),
+        ("file:.env", ".env"),
+    ],
+)
+def test_a_file_uri_is_judged_as_the_path_it_names(uri: str, path: str) -> None:
+    assert file_uri_path(uri) == path
+    assert read_params(uri) == {"uri": uri, "path": path}
+
+
+@pytest.mark.parametrize("uri", ["library://env", "docs://env-docs", "https://example.com/.env"])
+def test_another_uri_is_judged_as_itself(uri: str) -> None:
+    assert file_uri_path(uri) is None
+    assert read_params(uri) == {"uri": uri, "url": uri}
+
+
+# -- through a real proxy ---------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_file_env_read_is_denied_before_the_upstream_is_asked(harness: Harness) -> None:
+    key = api_key(harness)
+    root = harness.root.resolve()
+    uris = [
+        (root / ".env").as_uri(),
+        f"file://localhost{root}/.env",
+        f"FILE://{root}/.env",
+        f"file://{root}/%2Eenv",
+        f"file://{root}/app/../.env",
+        f"file://{root}//.env",
+        f"file://{root}/.env?raw=1",
+        f"file://{root}/.ENV",
+        f"file://{root}/config/credentials.json",
+        f"file://{root.parent}/elsewhere/.env",
+        "file:///root/.aws/credentials",
+    ]
+    proxy = harness.start_proxy(files(), workspace_tools=False)
+    answers = anyio.run(_run, proxy, [read(uri) for uri in uris])
+    for uri, answer in zip(uris, answers, strict=True):
+        assert answer[0] == "error" and answer[1].startswith("[blocked]"), uri
+        assert key not in answer[1]
+    # the first denials name the rule; then the immune ladder quarantines the session
+    assert answers[0][1].startswith("[blocked] [web4-policy]")
+    assert "(rule deny-secret-files)" in answers[0][1]
+    assert answers[-1][1].startswith("[blocked] [web4-immune] quarantined")
+    records = reads(harness)
+    assert [c.status for c in records] == ["blocked"] * len(uris)
+    assert {c.category for c in records} == {"file_read"}
+    # every spelling was judged a credential read by the policy, quarantined or not
+    assert [c.rule_id for c in records] == ["deny-secret-files"] * len(uris)
+    assert records[0].params == {"uri": uris[0], "path": str(root / ".env")}
+    assert harness.verdict == "FAIL"
+    assert harness.verify().valid
+
+
+@pytest.mark.slow
+def test_a_benign_resource_read_is_allowed_and_recorded(harness: Harness) -> None:
+    readme = (harness.root.resolve() / "README.md").as_uri()
+    proxy = harness.start_proxy(files(), workspace_tools=False)
+    (answer,) = anyio.run(_run, proxy, [read(readme)])
+    text = (harness.root / "README.md").read_text(encoding="utf-8")
+    assert answer.contents[0].text == text
+    (call,) = reads(harness)
+    assert (call.status, call.category, call.decision) == ("success", "file_read", "allow")
+    assert call.params is not None and call.params["uri"] == readme
+    assert harness.verdict == "PASS"
+
+
+@pytest.mark.slow
+def test_a_templated_read_and_a_symlink_to_the_env_are_judged_by_the_file(
+    harness: Harness,
+) -> None:
+    key = api_key(harness)
+    root = harness.root.resolve()
+    (root / "notes.txt").symlink_to(".env")
+    pricing, notes = anyio.run(
+        _run,
+        proxy_of(harness),
+        [read(f"file://{root}/app/pricing.py"), read(f"file://{root}/notes.txt")],
+    )
+    assert pricing.contents[0].text == (root / "app" / "pricing.py").read_text(encoding="utf-8")
+    assert notes[0] == "error" and key not in notes[1] and "deny-secret-files" in notes[1]
+    assert [c.status for c in reads(harness)] == ["success", "blocked"]
+    assert harness.verdict == "FAIL"
+
+
+@pytest.mark.slow
+def test_benign_look_alikes_are_allowed(harness: Harness) -> None:
+    example = (harness.root.resolve() / ".env.example").as_uri()
+    proxy = harness.start_proxy(files(), workspace_tools=False)
+    template, docs = anyio.run(_run, proxy, [read(example), read("docs://env-docs")])
+    assert template.contents[0].text == "API_KEY=your-key-here\n"
+    assert docs.contents[0].text.startswith("Copy .env.example to .env")
+    assert [(c.status, c.target) for c in reads(harness)] == [
+        ("success", str(harness.root.resolve() / ".env.example")),
+        ("success", "docs://env-docs"),
+    ]
+    assert harness.verdict == "PASS"
+
+
+@pytest.mark.slow
+def test_a_secret_in_a_resource_is_redacted_as_text_and_as_blob(harness: Harness) -> None:
+    key = api_key(harness)
+    proxy = harness.start_proxy(files(), workspace_tools=False)
+    text, blob = anyio.run(_run, proxy, [read("docs://settings"), read("blob://env")])
+    assert key not in text.contents[0].text and "API_KEY=[secret:" in text.contents[0].text
+    served = blob.contents[0].blob
+    assert key not in served and "[secret:" in served
+    decoded = base64.b64decode(served.split("[secret:")[0] + "==", validate=False)
+    assert key.encode() not in decoded
+    assert [c.status for c in reads(harness)] == ["success", "success"]
+    assert harness.verdict == "FAIL"
+    assert key not in harness.chain.path.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_a_prompt_carrying_a_secret_is_recorded_and_redacted(harness: Harness) -> None:
+    key = api_key(harness)
+    proxy = harness.start_proxy(files(), workspace_tools=False)
+
+    def deploy(session: ClientSession) -> Any:
+        return session.get_prompt("deploy")
+
+    (prompt,) = anyio.run(_run, proxy, [deploy])
+    text = prompt.messages[0].content.text
+    assert text.startswith("Deploy with these settings:")
+    assert key not in text and "API_KEY=[secret:" in text
+    (call,) = [c for c in harness.calls() if c.tool == "mcp__files__prompts/get"]
+    assert call.status == "success" and call.params == {"name": "deploy", "arguments": {}}
+    assert harness.verdict == "FAIL"
+    assert key not in harness.chain.path.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_a_benign_prompt_passes_and_is_recorded(harness: Harness) -> None:
+    proxy = harness.start_proxy(files(), workspace_tools=False)
+
+    def greet(session: ClientSession) -> Any:
+        return session.get_prompt("greet", {"who": "the team"})
+
+    (prompt,) = anyio.run(_run, proxy, [greet])
+    assert prompt.messages[0].content.text == "Say hello to the team."
+    (call,) = [c for c in harness.calls() if c.tool == "mcp__files__prompts/get"]
+    assert call.params == {"name": "greet", "arguments": {"who": "the team"}}
+    assert harness.verdict == "PASS"
+
+
+@pytest.mark.slow
+def test_a_prompt_argument_carrying_a_secret_is_refused(harness: Harness) -> None:
+    key = api_key(harness)
+    proxy = harness.start_proxy(files(), workspace_tools=False)
+
+    def greet(session: ClientSession) -> Any:
+        return session.get_prompt("greet", {"who": key})
+
+    ((kind, message),) = anyio.run(_run, proxy, [greet])
+    assert kind == "error" and message.startswith("[blocked]") and key not in message
+    (call,) = [c for c in harness.calls() if c.tool == "mcp__files__prompts/get"]
+    assert call.status == "blocked"
+    assert harness.verdict == "FAIL"
+    assert key not in harness.chain.path.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_listings_are_unaffected_and_unrecorded(harness: Harness) -> None:
+    proxy = harness.start_proxy(files(), workspace_tools=False)
+    before = len(harness.calls())
+    listed, templates, prompts = anyio.run(
+        _run,
+        proxy,
+        [
+            lambda s: s.list_resources(),
+            lambda s: s.list_resource_templates(),
+            lambda s: s.list_prompts(),
+        ],
+    )
+    names = {r.name for r in listed.resources}
+    assert {".env", ".env.example", "README.md", "env-docs", "env-blob"} <= names
+    assert [t.uri_template for t in templates.resource_templates] == ["file://{path}"]
+    assert {p.name for p in prompts.prompts} == {"deploy", "greet"}
+    assert len(harness.calls()) == before
+    assert harness.verdict == "PASS"
