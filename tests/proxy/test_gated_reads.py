@@ -269,3 +269,60 @@ def test_listings_are_unaffected_and_unrecorded(harness: Harness) -> None:
     assert {p.name for p in prompts.prompts} == {"deploy", "greet"}
     assert len(harness.calls()) == before
     assert harness.verdict == "PASS"
+
+
+CASSETTE = """\
+version: 1
+upstreams:
+- name: files
+  server_info: {name: files-upstream, version: "1"}
+  capabilities: {resources: {}, prompts: {}}
+  instructions: null
+  tools: []
+interactions:
+- method: resources/read
+  upstream: files
+  uri: file://{workspace}/.env
+  result:
+    contents:
+    - {uri: "file://{workspace}/.env", text: "API_KEY=[secret:0123456789abcdef]"}
+- method: resources/read
+  upstream: files
+  uri: file://{workspace}/README.md
+  result:
+    contents:
+    - {uri: "file://{workspace}/README.md", text: "# Orders service"}
+- method: prompts/get
+  upstream: files
+  prompt: greet
+  arguments: {who: team}
+  result:
+    messages:
+    - {role: user, content: {type: text, text: Say hello to team.}}
+"""
+
+
+@pytest.mark.slow
+def test_a_replayed_read_is_gated_and_recorded(harness: Harness, tmp_path: Path) -> None:
+    cassette = tmp_path / "files.yaml"
+    cassette.write_text(CASSETTE, encoding="utf-8")
+    root = harness.root
+    proxy = harness.start_proxy(workspace_tools=False, replay=cassette)
+    env, readme, greet = anyio.run(
+        _run,
+        proxy,
+        [
+            read(f"file://{root}/.env"),
+            read(f"file://{root}/README.md"),
+            lambda s: s.get_prompt("greet", {"who": "team"}),
+        ],
+    )
+    assert env[0] == "error" and "deny-secret-files" in env[1]
+    assert readme.contents[0].text == "# Orders service"
+    assert greet.messages[0].content.text == "Say hello to team."
+    assert [(c.tool, c.status) for c in harness.calls()] == [
+        ("mcp__files__resources/read", "blocked"),
+        ("mcp__files__resources/read", "success"),
+        ("mcp__files__prompts/get", "success"),
+    ]
+    assert harness.verdict == "FAIL"
