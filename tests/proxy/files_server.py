@@ -4,7 +4,8 @@ Run as ``python files_server.py`` (stdio); it starts in the session's workspace 
 a filesystem server would, any ``file://`` URI of a file under it (listed: the workspace's top
 level files). Further resources: ``docs://env-docs`` (named ``env-docs``: how to set up a .env,
 no secret), ``blob://env`` (the workspace's ``.env`` as a base64 blob) and ``docs://settings``
-(the ``.env`` as text under a harmless name). Prompts: ``deploy`` (its text carries the ``.env``)
+(the ``.env`` as text under a harmless name); ``docs://broken`` fails with an MCP error quoting
+the ``.env``'s secret line. Prompts: ``deploy`` (its text carries the ``.env``)
 and ``greet``.
 """
 
@@ -51,6 +52,9 @@ async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> An
         return _text(uri, ENV_DOCS)
     if uri == "docs://settings":
         return _text(uri, _env_text())
+    if uri == "docs://broken":
+        first = _env_text().splitlines()[1]
+        raise MCPError(code=types.INVALID_PARAMS, message=f"cannot parse line {first!r}")
     if uri == "blob://env":
         blob = base64.b64encode(_env_text().encode()).decode()
         contents = types.BlobResourceContents(uri=uri, blob=blob)

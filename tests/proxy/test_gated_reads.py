@@ -203,6 +203,21 @@ def test_a_secret_in_a_resource_is_redacted_as_text_and_as_blob(harness: Harness
 
 
 @pytest.mark.slow
+def test_an_upstream_error_is_recorded_and_passed_on_redacted(harness: Harness) -> None:
+    key = api_key(harness)
+    proxy = harness.start_proxy(files(), workspace_tools=False)
+    missing, broken = anyio.run(_run, proxy, [read("docs://missing"), read("docs://broken")])
+    assert missing == ("error", "no resource docs://missing")
+    assert broken[0] == "error" and broken[1].startswith("cannot parse line")
+    assert key not in broken[1] and "[secret:" in broken[1]
+    records = reads(harness)
+    assert (records[0].status, records[0].error_message) == ("error", "no resource docs://missing")
+    assert records[1].status == "error"
+    assert harness.verdict == "FAIL"
+    assert key not in harness.chain.path.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
 def test_a_prompt_carrying_a_secret_is_recorded_and_redacted(harness: Harness) -> None:
     key = api_key(harness)
     proxy = harness.start_proxy(files(), workspace_tools=False)

@@ -105,10 +105,12 @@ class GatedReads:
         """Decide ``tool(params)``; relay with ``ask`` only if allowed; inspect; record once.
 
         A blocked request raises ``MCPError`` with the block message and the rule; an upstream
-        error is recorded ``error`` and raised again; a result holding a known secret reaches
-        the client redacted when the policy judges the exposure a failure.
+        error is recorded ``error`` and raised again (its message redacted like a result); a
+        result holding a known secret reaches the client redacted when the policy judges the
+        exposure a failure.
         """
         replies: list[ResultT] = []
+        failures: list[types.ErrorData] = []
 
         async def act(_decision: object) -> Outcome:
             started = time.perf_counter()
@@ -119,11 +121,12 @@ class GatedReads:
             try:
                 result = await ask()
             except MCPError as exc:
-                return Outcome.error(exc.error.message, duration_ms=elapsed(), reraise=exc)
+                failures.append(exc.error)
+                return Outcome.error(exc.error.message, duration_ms=elapsed())
             except Exception as exc:
                 message = describe_exception(exc)
-                failure = MCPError(code=types.INTERNAL_ERROR, message=message)
-                return Outcome.error(message, duration_ms=elapsed(), reraise=failure)
+                failures.append(types.ErrorData(code=types.INTERNAL_ERROR, message=message))
+                return Outcome.error(message, duration_ms=elapsed())
             replies.append(result)
             return Outcome.success(_dump(result), duration_ms=elapsed())
 
@@ -132,6 +135,8 @@ class GatedReads:
             gated = await self._gate.run_async(tool, params, act)
         if gated.blocked:
             raise RequestBlocked(code=types.INVALID_REQUEST, message=_block_message(gated))
+        if failures:
+            raise _failure(failures[0], gated)
         if gated.findings.redacted:
             return _redacted(gated.output, result_type)
         return replies[0]
@@ -148,6 +153,15 @@ def _block_message(gated: Any) -> str:
     if isinstance(rule, str) and rule and rule not in message:
         message = f"{message} (rule {rule})"
     return message
+
+
+def _failure(error: types.ErrorData, gated: Any) -> MCPError:
+    """The upstream's error as the client may see it: redacted (and without its ``data``)
+    when inspection found a secret in it."""
+    if gated.findings.redacted:
+        message = str(gated.error_message or "[withheld: the error held a secret]")
+        return MCPError(code=error.code, message=message)
+    return MCPError.from_error_data(error)
 
 
 def _dump(result: BaseModel) -> dict[str, Any]:
