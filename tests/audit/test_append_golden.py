@@ -191,6 +191,7 @@ def test_append_writes_what_the_public_path_builds(tmp_path, monkeypatch):
         lct_token = got[0]["role"]["lct"]
         builder = RecordBuilder(session, lct_token, level, agent)
         prev_r6, prev_hash, size = None, "genesis", 0
+        slots = [b""]
         for index, (draft, record, line) in enumerate(
             zip(golden_drafts(), got, lines, strict=True)
         ):
@@ -200,11 +201,12 @@ def test_append_writes_what_the_public_path_builds(tmp_path, monkeypatch):
             assert json.loads(line) == record == again
             prev_r6, prev_hash = record["r6RequestId"], hashlib.sha256(line).hexdigest()
             size += len(line) + 1
+            slots.append(encode_slot(index + 1, size, prev_hash, prev_r6))
+        # Both slots: the state after the last append and the one before it.
         count = len(lines)
         anchor = paths.anchor.read_bytes()
-        assert anchor[(count & 1) * SLOT_SIZE :][:SLOT_SIZE] == encode_slot(
-            count, size, prev_hash, prev_r6
-        )
+        assert anchor[(count & 1) * SLOT_SIZE :][:SLOT_SIZE] == slots[count]
+        assert anchor[(~count & 1) * SLOT_SIZE :][:SLOT_SIZE] == slots[count - 1]
 
 
 def test_the_pins_take_effect(tmp_path, monkeypatch):
@@ -212,6 +214,24 @@ def test_the_pins_take_effect(tmp_path, monkeypatch):
     written, _ = append_all(tmp_path / "store")
     assert written != GOLDEN.read_bytes()
     assert written.count(b"\n") == GOLDEN.read_bytes().count(b"\n")
+
+
+@pytest.mark.parametrize(
+    ("count", "size", "head", "last"),
+    [
+        (0, 0, "genesis", None),
+        (1, 953, "ab" * 32, "r6:0123abcd"),
+        (2**40, 2**50, "f" * 64, "r6:ffffffff"),
+        (7, 70, "e" * 64, "r6:short"),
+        (8, 80, "d" * 64, "r6:" + "x" * 30),
+    ],
+)
+def test_the_writers_quick_slot_is_the_plain_slot(count, size, head, last):
+    from pytest_harness_audit.audit.anchor import decode_slot, writer_slot
+
+    slot = writer_slot(count, size, head, last)
+    assert slot == encode_slot(count, size, head, last) and len(slot) == SLOT_SIZE
+    assert decode_slot(slot).count == count
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
