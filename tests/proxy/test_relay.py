@@ -10,6 +10,7 @@ import anyio
 import git
 import mcp_types as types
 import pytest
+from mcp.shared.exceptions import MCPError
 from proxy_support import git_upstream, memory_client, test_upstream, text_of
 from stub_gate import StubGate
 
@@ -183,8 +184,13 @@ async def test_resources_prompts_ping_and_progress_pass_through(
             while len(progress) < 3:
                 await anyio.sleep(0.01)
     assert progress == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
-    # Only tool calls are governed and recorded.
-    assert [r["tool"] for r in gate.records()] == ["mcp__test__progress"]
+    # Tool calls, resource reads and prompt gets are governed and recorded; listings and
+    # pings are not.
+    assert [r["tool"] for r in gate.records()] == [
+        "mcp__test__resources/read",
+        "mcp__test__prompts/get",
+        "mcp__test__progress",
+    ]
 
 
 async def test_prompts_of_several_upstreams_are_prefixed(
@@ -200,6 +206,60 @@ async def test_prompts_of_several_upstreams_are_prefixed(
         assert [str(r.uri) for r in resources.resources] == ["memo://greeting"]
         read = await session.read_resource("memo://greeting")
         assert read.contents
+
+
+async def test_a_denied_read_or_prompt_is_an_mcp_error_and_never_relayed(
+    tmp_path: Path, reports: list[str]
+) -> None:
+    gate = StubGate(tmp_path / "deny", deny=["mcp__test__resources/read", "mcp__test__prompts/get"])
+    proxy = RecordingProxy(gate, [test_upstream()], report=reports.append)
+    async with proxy, memory_client(proxy) as session:
+        with pytest.raises(MCPError, match=r"^\[blocked\] \[web4-policy\] rule deny-mcp__test"):
+            await session.read_resource("memo://greeting")
+        with pytest.raises(MCPError, match=r"^\[blocked\]"):
+            await session.get_prompt("review", {"topic": "x"})
+        listed = await session.list_resources()  # listings are not calls: never refused
+        assert [str(r.uri) for r in listed.resources] == ["memo://greeting"]
+    assert [(r["tool"], r["status"], r["params"]) for r in gate.records()] == [
+        (
+            "mcp__test__resources/read",
+            "blocked",
+            {"uri": "memo://greeting", "url": "memo://greeting"},
+        ),
+        ("mcp__test__prompts/get", "blocked", {"name": "review", "arguments": {"topic": "x"}}),
+    ]
+
+
+async def test_a_read_of_an_unknown_owner_is_gated_on_each_upstream_tried(
+    git_repo: git.Repo, tmp_path: Path, reports: list[str]
+) -> None:
+    gate = StubGate(tmp_path / "owners")
+    upstreams = [git_upstream(git_repo), test_upstream()]
+    proxy = RecordingProxy(gate, upstreams, report=reports.append)
+    async with proxy, memory_client(proxy) as session:
+        read = await session.read_resource("memo://greeting")  # not listed yet
+        assert read.contents
+        await session.list_resources()
+        await session.read_resource("memo://greeting")  # now its owner is known
+    assert [(r["tool"], r["status"]) for r in gate.records()] == [
+        ("mcp__git__resources/read", "error"),
+        ("mcp__test__resources/read", "success"),
+        ("mcp__test__resources/read", "success"),
+    ]
+
+
+async def test_a_blocked_attempt_ends_a_read_of_an_unknown_owner(
+    git_repo: git.Repo, tmp_path: Path, reports: list[str]
+) -> None:
+    gate = StubGate(tmp_path / "first", deny=["mcp__git__resources/read"])
+    upstreams = [git_upstream(git_repo), test_upstream()]
+    proxy = RecordingProxy(gate, upstreams, report=reports.append)
+    async with proxy, memory_client(proxy) as session:
+        with pytest.raises(MCPError, match=r"^\[blocked\]"):
+            await session.read_resource("memo://greeting")
+    assert [(r["tool"], r["status"]) for r in gate.records()] == [
+        ("mcp__git__resources/read", "blocked")
+    ]
 
 
 async def test_upstream_log_messages_reach_the_client(
