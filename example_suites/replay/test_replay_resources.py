@@ -60,8 +60,13 @@ def test_resources_prompts_and_tools_replay(harness, recording_proxy):
     assert standup.contents[0].text == "Ship the release notes."
     assert "Ship the release notes." in prompt.messages[0].content.text
     assert count.content[0].text == "2"
-    # only the tool call is a governed action; the reads and the prompt are relayed
-    assert [(c.tool, c.status) for c in harness.calls()] == [("mcp__notes__count_notes", "success")]
+    # the reads, the prompt and the tool call are governed and recorded; the listing is not
+    assert [(c.tool, c.status) for c in harness.calls()] == [
+        ("mcp__notes__resources/read", "success"),
+        ("mcp__notes__resources/read", "success"),
+        ("mcp__notes__prompts/get", "success"),
+        ("mcp__notes__count_notes", "success"),
+    ]
 
 
 def test_a_read_the_cassette_lacks_is_an_error_naming_it(harness, recording_proxy):
