@@ -341,3 +341,16 @@ def test_a_replayed_read_is_gated_and_recorded(harness: Harness, tmp_path: Path)
         ("mcp__files__prompts/get", "success"),
     ]
     assert harness.verdict == "FAIL"
+
+
+@pytest.mark.slow
+def test_strict_denies_reads_by_default_as_it_denies_upstream_tools(tmp_path: Path) -> None:
+    harness = Harness.create(tmp_path, template="python-service", policy="strict")
+    try:
+        readme = (harness.root.resolve() / "README.md").as_uri()
+        proxy = harness.start_proxy(files(), workspace_tools=False)
+        ((kind, message),) = anyio.run(_run, proxy, [read(readme)])
+        assert kind == "error" and message == "[blocked] [web4-policy] Default policy: deny"
+        assert [c.status for c in reads(harness)] == ["blocked"]
+    finally:
+        harness.close()
