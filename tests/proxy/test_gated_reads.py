@@ -206,7 +206,18 @@ def test_a_secret_in_a_resource_is_redacted_as_text_and_as_blob(harness: Harness
 def test_an_upstream_error_is_recorded_and_passed_on_redacted(harness: Harness) -> None:
     key = api_key(harness)
     proxy = harness.start_proxy(files(), workspace_tools=False)
-    missing, broken = anyio.run(_run, proxy, [read("docs://missing"), read("docs://broken")])
+
+    async def broken_data(session: ClientSession) -> Any:
+        try:
+            await session.read_resource("docs://broken-data")
+        except MCPError as exc:
+            return exc.error.message, exc.error.data
+        return None
+
+    missing, broken, data = anyio.run(
+        _run, proxy, [read("docs://missing"), read("docs://broken"), broken_data]
+    )
+    assert data == ("cannot parse", None)  # the data held the .env: dropped
     assert missing == ("error", "no resource docs://missing")
     assert broken[0] == "error" and broken[1].startswith("cannot parse line")
     assert key not in broken[1] and "[secret:" in broken[1]

@@ -122,7 +122,9 @@ class GatedReads:
                 result = await ask()
             except MCPError as exc:
                 failures.append(exc.error)
-                return Outcome.error(exc.error.message, duration_ms=elapsed())
+                # the whole error is inspected: its data may carry what its message does not
+                output = {"error": _dump(exc.error)}
+                return Outcome.error(exc.error.message, output, duration_ms=elapsed())
             except Exception as exc:
                 message = describe_exception(exc)
                 failures.append(types.ErrorData(code=types.INTERNAL_ERROR, message=message))
