@@ -183,6 +183,8 @@ def _unwrap(name: str, argv: list[str], ctx: Context) -> list[str] | None:
     rest = args[index:]
     if name in ("env", "sudo", "doas", "runuser"):
         while rest and "=" in rest[0] and not rest[0].startswith("="):
+            variable, _, value = rest[0].partition("=")
+            ctx.environment(variable, value)
             rest = rest[1:]
     if split_string is not None:
         rest = split_string.split() + rest

@@ -32,6 +32,12 @@ from pytest_harness_audit.policy.shell.builtins import (
 from pytest_harness_audit.policy.shell.effects import classify, command_name, inline_code
 from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output, needs_work
+from pytest_harness_audit.policy.shell.gitenv import (
+    COMMAND_ENV,
+    CONFIG_FILE_ENV,
+    environment,
+    include,
+)
 from pytest_harness_audit.policy.shell.nodes import (
     MAX_CHARS,
     MAX_DEPTH,
@@ -227,6 +233,14 @@ def _read_simple(
             found = _assignment(word)
             if found is not None:
                 expander.assign(*found)
+                if argv[0] == "export":
+                    _environment(found[0], expander.variables.get(found[0]), reading, expander)
+    if assignments and argv:  # `NAME=value command`: the command's environment
+        for word in words[:assignments]:
+            name, value = _assignment(word) or ("", [])
+            known = [f for f in expander.expand(value)] if value else []
+            text = " ".join(f.text for f in known) if not any(f.dynamic for f in known) else None
+            _environment(name, text, reading, expander)
     if argv and argv[0] in STATEFUL:
         stdin = _stdin(command, expander, reading)[0] if argv[0] == "read" else None
         builtin(argv, dynamic, expander, stdin)
@@ -255,6 +269,18 @@ def _read_simple(
     classify(argv, dynamic, _Context(reading, expander, budget, depth, command))
     place.place(reading, argv)
     place.change(argv, dynamic)
+
+
+def _environment(name: str, value: str | None, reading: Reading, expander: Expander) -> None:
+    """A variable given to a command's environment: what it may make the command run."""
+    if value is None or not (name in COMMAND_ENV or name in CONFIG_FILE_ENV or "CONFIG" in name):
+        return
+    environment(
+        name,
+        value,
+        _Context(reading, expander, Budget(MAX_TOKENS // 8), 1, None),
+        expander.file_text,
+    )
 
 
 def _remember(expander: Expander, path: str, text: str | None, op: str) -> None:
@@ -371,6 +397,14 @@ class _Context:
     def unknown(self, why: str) -> None:
         """A shell runs a script whose text is not in the command."""
         self.reading.unknown_script(why)
+
+    def environment(self, name: str, value: str) -> None:
+        """The command runs with ``NAME=value`` in its environment (:mod:`.gitenv`)."""
+        environment(name, value, self, self.expander.file_text)
+
+    def config_include(self, key: str, value: str) -> bool:
+        """A git configuration ``include.path``: read the included file (:mod:`.gitenv`)."""
+        return include(key, value, self, self.expander.file_text)
 
     def script_file(self, path: str, code: bool) -> None:
         """A shell (``code``: an interpreter) runs the file ``path``: its text, when known

@@ -117,6 +117,14 @@ class Context(Protocol):
         """A shell (``code``: an interpreter) runs the file ``path``: read its text."""
         ...
 
+    def environment(self, name: str, value: str) -> None:
+        """The command runs with ``NAME=value`` in its environment (:mod:`.gitenv`)."""
+        ...
+
+    def config_include(self, key: str, value: str) -> bool:
+        """A git configuration ``include.path``: read the included file (:mod:`.gitenv`)."""
+        ...
+
     def note(self, note: str) -> None:
         """Record a note (``network`` …)."""
         ...
@@ -207,7 +215,7 @@ def git(args: list[str], ctx: Context, depth: int = 0) -> None:
     while index < len(args) and args[index].startswith("-"):
         if args[index] == "-c" and index + 1 < len(args):
             key, _, value = args[index + 1].partition("=")
-            alias = git_config_value(key, value, ctx)
+            alias = None if ctx.config_include(key, value) else git_config_value(key, value, ctx)
             if alias is not None:
                 aliases[key.lower().removeprefix("alias.")] = alias
         elif args[index].startswith("--config-env"):
@@ -265,7 +273,7 @@ def git(args: list[str], ctx: Context, depth: int = 0) -> None:
 def _git_config(args: list[str], ctx: Context) -> None:
     """``git config [options] KEY VALUE``: a value git will run is read now."""
     _, operands = split_options(args, frozenset({"-f", "--file", "--blob", "--type"}))
-    if len(operands) >= 2:
+    if len(operands) >= 2 and not ctx.config_include(operands[0], operands[1]):
         git_config_value(operands[0], operands[1], ctx)
     elif operands[:1] and "=" in operands[0]:  # `git config set KEY VALUE` forms vary
         key, _, value = operands[0].partition("=")
