@@ -86,7 +86,7 @@ BUILTIN_MCP_TOOL_CATEGORIES: Mapping[str, str] = {
 
 
 #: Tool names (globs) whose ``command``/``cmd`` parameter is a shell command, read like
-#: ``Bash``'s; a policy adds more with ``commandTools:``.
+#: ``Bash``'s, in any case (``mcp__shell__Bash``); a policy adds more with ``commandTools:``.
 DEFAULT_COMMAND_TOOLS = (
     "mcp__*__run",
     "mcp__*__run_command",
@@ -99,6 +99,15 @@ DEFAULT_COMMAND_TOOLS = (
     "mcp__*__execute",
     "mcp__*__bash",
     "mcp__*__terminal",
+    "mcp__*__run_shell_command",
+    "mcp__*__shell_command",
+    "mcp__*__execute_shell",
+    "mcp__*__exec_shell",
+    "mcp__*__run_bash",
+    "mcp__*__execute_bash",
+    "mcp__*__start_process",
+    "mcp__*__run_terminal_command",
+    "mcp__*__run_in_terminal",
 )
 
 

@@ -242,12 +242,16 @@ class CompiledPolicy:
             self._has_regexes = self._regexes.compile()
         except PatternSyntaxError as exc:
             raise PolicyError(str(exc), source=source, field="rules") from None
-        self._tool_globs = tuple(
-            (re.compile(fnmatch.translate(glob)), category)
-            for glob, category in spec.tool_categories
-        ) + tuple(
-            (re.compile(fnmatch.translate(glob)), COMMAND)
-            for glob in (*spec.command_tools, *DEFAULT_COMMAND_TOOLS)
+        self._tool_globs = (
+            tuple(
+                (re.compile(fnmatch.translate(glob)), category)
+                for glob, category in spec.tool_categories
+            )
+            + tuple((re.compile(fnmatch.translate(glob)), COMMAND) for glob in spec.command_tools)
+            + tuple(
+                (re.compile(fnmatch.translate(glob), re.IGNORECASE), COMMAND)
+                for glob in DEFAULT_COMMAND_TOOLS
+            )
         )
         self._by_tool: dict[str | tuple[str, str], _ToolEntry] = {}
         default = spec.default_policy

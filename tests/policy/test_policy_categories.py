@@ -6,6 +6,7 @@ import pytest
 from policy_support import decide, policy, rule
 
 from pytest_harness_audit.errors import PolicyError
+from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.categories import builtin_category, mcp_tool_parts
 from pytest_harness_audit.policy.sensitive import is_credential_path, is_memory_path
 
@@ -183,3 +184,34 @@ def test_credential_paths_inside_a_command_count_too() -> None:
 )
 def test_memory_paths(path: str, memory: bool) -> None:
     assert is_memory_path(path) is memory
+
+
+@pytest.mark.parametrize(
+    "tool",
+    [
+        "mcp__shell__Bash",
+        "mcp__shell__RUN",
+        "mcp__desktop__start_process",
+        "mcp__gemini__run_shell_command",
+        "mcp__cline__execute_command",
+        "mcp__term__run_in_terminal",
+    ],
+)
+def test_command_running_mcp_tools_are_read_as_commands_in_any_case(tool: str) -> None:
+    safety = Policy.preset("safety")
+    assert safety.category_of(tool) == "command"
+    evaluation = safety.evaluate(tool, {"command": "rm${IFS}-rf${IFS}app"})
+    assert (evaluation.decision, evaluation.rule_id) == ("deny", "deny-destructive-commands")
+
+
+@pytest.mark.parametrize(
+    "tool", ["mcp__git__git_status", "mcp__ci__runner_status", "mcp__x__process_list"]
+)
+def test_tools_that_only_resemble_command_tools_are_not_commands(tool: str) -> None:
+    assert Policy.preset("safety").category_of(tool) != "command"
+
+
+def test_a_policys_command_tools_stay_case_sensitive() -> None:
+    spec = policy(commandTools=["mcp__ops__Deploy"])
+    assert spec.category_of("mcp__ops__Deploy") == "command"
+    assert spec.category_of("mcp__ops__deploy") != "command"
