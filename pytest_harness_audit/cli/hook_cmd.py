@@ -21,6 +21,7 @@ from pytest_harness_audit.doors.hook import (
     handle_pre,
     record_post_fault,
 )
+from pytest_harness_audit.doors.hook_continuity import after_event, before_event
 from pytest_harness_audit.doors.hook_effects import DEFAULT_ENTRY_LIMIT
 from pytest_harness_audit.doors.hook_prompt import handle_permission_request
 from pytest_harness_audit.doors.hook_session import (
@@ -167,12 +168,14 @@ def _run(args: argparse.Namespace, handler: Any) -> int:
     try:
         policy = policy_from_args(args)
         text = sys.stdin.read()
+        event = before_event(Path(args.storage), policy, text)
         if handler is handle_pre:
             answer = handle_pre(
                 text, storage=Path(args.storage), policy=policy, answers=pre_answers(args)
             )
         else:
             answer = handler(text, storage=Path(args.storage), policy=policy)
+        after_event(Path(args.storage), event)
     except HarnessAuditError as exc:
         print(f"harness-audit: error: {exc}", file=sys.stderr)
         return 2
@@ -192,7 +195,9 @@ def _run_post(args: argparse.Namespace, handler: Any) -> int:
     the tool has run, or the host refused it)."""
     policy = policy_from_args(args)
     text = sys.stdin.read()
+    event = None
     try:
+        event = before_event(Path(args.storage), policy, text)
         answer = handler(text, storage=Path(args.storage), policy=policy)
     except Exception as exc:
         problem = str(exc) if isinstance(exc, HarnessAuditError) else describe_exception(exc)
@@ -203,9 +208,11 @@ def _run_post(args: argparse.Namespace, handler: Any) -> int:
         except Exception as fault:
             problem += f" (and the fault record failed: {describe_exception(fault)})"
             recorded = False
+        after_event(Path(args.storage), event)
         where = " (recorded as a fault)" if recorded else ""
         print(f"harness-audit: error: {problem}{where}", file=sys.stderr)
         return 1
+    after_event(Path(args.storage), event)
     print(json.dumps(answer))
     return 0
 
@@ -216,7 +223,10 @@ def _run_session_event(args: argparse.Namespace, handler: Any) -> int:
     the agent from stopping)."""
     try:
         policy = policy_from_args(args)
-        done = handler(sys.stdin.read(), storage=Path(args.storage), policy=policy)
+        text = sys.stdin.read()
+        event = before_event(Path(args.storage), policy, text)
+        done = handler(text, storage=Path(args.storage), policy=policy)
+        after_event(Path(args.storage), event)
     except HarnessAuditError as exc:
         print(f"harness-audit: error: {exc}", file=sys.stderr)
         return 1

@@ -7,6 +7,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,8 @@ def host_env(**more: str) -> dict[str, str]:
         if k not in {"CLAUDE_PROJECT_DIR", "HARNESS_AUDIT_HOOK_WARN", "HARNESS_AUDIT_DIR"}
         and not k.startswith("HARNESS_AUDIT_P")
     }
+    # the continuity witnesses (one folder per store) kept out of the user's state directory
+    env["HARNESS_AUDIT_WITNESS_DIR"] = os.path.join(tempfile.gettempdir(), "harness-audit-witness")
     env.update(more)
     return env
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_harness_audit.audit import verify_chain
+from pytest_harness_audit.audit import iter_records, verify_chain
 from pytest_harness_audit.audit.witness import Head
 from pytest_harness_audit.session.harness import Harness
 from tests.hooks.hook_processes import hook
@@ -222,12 +222,9 @@ def test_the_hook_door_refuses_the_stash_and_keeps_every_record(tmp_path: Path) 
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a hook process that finds no chain starts one at genesis; a store deleted by "
-    "a name built at run time leaves a valid, shorter chain (no witness survives the process)",
-)
 def test_the_hook_door_notices_a_store_deleted_by_a_computed_name(tmp_path: Path) -> None:
+    """A hook process that finds no chain used to start one at genesis, and the session ended
+    with a valid, shorter chain: the continuity witness kept outside the store notices."""
     project = _project(tmp_path)
     store = project / STORE
     _session(project, store, "SessionStart")
@@ -241,3 +238,7 @@ def test_the_hook_door_notices_a_store_deleted_by_a_computed_name(tmp_path: Path
     _session(project, store, "SessionEnd")
     text = (store / "reports" / "S.yaml").read_text(encoding="utf-8")
     assert "verdict: FAIL" in text
+    assert "tool: ChainLost, verdict: FAIL" in text
+    lost = [r for r in iter_records(store, "S") if r["tool"] == "ChainLost"]
+    assert len(lost) == 1 and "tamper_attempt" in lost[0]["alerts"]
+    assert lost[0]["judged"]["reason"].startswith("the session's chain was lost: ")

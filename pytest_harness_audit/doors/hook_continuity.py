@@ -1,0 +1,363 @@
+"""The hook door's continuity: a session's chain lost between two hook processes is evidence.
+
+Each hook event is a fresh process, so no writer's witness survives in memory: a store deleted
+by a name the store rule cannot read (one built at run time) used to leave the next process to
+start a new chain at genesis, and the session to end with a valid, shorter chain. So the door
+keeps a small **continuity witness** per session *outside* the store (see :func:`witness_dir`):
+after every event it notes the chain's record count, the hash of its first line and, at the
+session's first event, how long the host's transcript was then. Before every event it compares:
+
+* the witness names a chain (a record count, a first line) and there is none, fewer records,
+  or one that begins with another line: the chain was lost or replaced. The door records a
+  ``note`` (``ChainLost``) with the alerts ``chain_lost`` and ``tamper_attempt``, a FAIL part
+  (``judged``) reading "the session's chain was lost: N earlier records missing" and, from the
+  transcript (``transcript_path``), the tool calls made since the witness was first written
+  that the lost chain held;
+* no witness and no chain at an event other than ``SessionStart``, while the transcript already
+  holds tool calls: the hooks were installed in the middle of the session. Nothing was lost
+  (nothing was ever recorded), so the door records a plain ``session`` note of how many tool
+  calls came before, and the verdict is not touched.
+
+What it cannot tell: a witness deleted along with the store looks like a first event (the loss
+is then undetectable by the door alone, as is a store deleted before the door's first event).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pytest_harness_audit.audit.anchor import read_anchor
+from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
+from pytest_harness_audit.errors import HarnessAuditError
+from pytest_harness_audit.gate import Gate
+from pytest_harness_audit.gate.seam import Outcome
+from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
+from pytest_harness_audit.policy import Policy
+
+#: The alert of a lost chain's record (beside ``tamper_attempt``).
+LOST_ALERT = "chain_lost"
+#: The tool name of the record of a lost chain.
+LOST_TOOL = "ChainLost"
+#: ``$HARNESS_AUDIT_WITNESS_DIR`` overrides where the witnesses are kept.
+WITNESS_ENV = "HARNESS_AUDIT_WITNESS_DIR"
+SESSION_START = "SessionStart"
+_FIRST_LINE_MAX = 1 << 20
+_TRANSCRIPT_MAX = 64 << 20
+
+
+def witness_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``$HARNESS_AUDIT_WITNESS_DIR``, else ``$XDG_STATE_HOME/harness-audit/witness``
+    (``~/.local/state/…``): beside the default stores, never inside a project."""
+    env = os.environ if environ is None else environ
+    chosen = env.get(WITNESS_ENV)
+    if chosen:
+        return Path(chosen)
+    state = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(state) / "harness-audit" / "witness"
+
+
+def witness_path(storage: Path, session_id: str, environ: Mapping[str, str] | None = None) -> Path:
+    """The witness file of ``session_id`` in the store ``storage`` (one folder per store)."""
+    store = hashlib.sha256(os.path.realpath(storage).encode("utf-8", "surrogateescape"))
+    return witness_dir(environ) / store.hexdigest()[:16] / f"{sanitize_session_id(session_id)}.json"
+
+
+@dataclass(frozen=True)
+class ChainState:
+    """What the store holds of a session now: its record count and first line's hash."""
+
+    count: int
+    first: str | None
+
+    @classmethod
+    def read(cls, storage: Path, session_id: str) -> ChainState:
+        """The chain's state (count 0, no first line: there is no chain)."""
+        paths = StorageLayout.at(storage).paths(session_id)
+        try:
+            with open(paths.chain, "rb") as handle:
+                line = handle.readline(_FIRST_LINE_MAX).rstrip(b"\n")
+        except OSError:
+            line = b""
+        first = hashlib.sha256(line).hexdigest() if line else None
+        if first is None:
+            return cls(0, None)
+        try:
+            anchor = read_anchor(paths.anchor)
+        except (OSError, ValueError, HarnessAuditError):
+            anchor = None
+        return cls(anchor.count if anchor is not None else _count_lines(paths.chain), first)
+
+
+def _count_lines(path: Path) -> int:
+    """The chain's lines, when its anchor cannot say (a chain that verify will flag)."""
+    count = 0
+    with contextlib.suppress(OSError), open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            count += block.count(b"\n")
+    return count
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    """The fields of any hook payload continuity needs (``None`` when absent)."""
+
+    session_id: str
+    event: str
+    transcript: str | None
+    tool_use_id: str | None
+    cwd: str | None
+
+    @classmethod
+    def parse(cls, text: str) -> HookEvent | None:
+        """The event of a payload, or ``None`` when it names no session (the handler says so)."""
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        session_id = data.get("session_id")
+        if not isinstance(session_id, str) or not session_id:
+            return None
+
+        def text_of(key: str) -> str | None:
+            value = data.get(key)
+            return value if isinstance(value, str) and value else None
+
+        return cls(
+            session_id,
+            text_of("hook_event_name") or "",
+            text_of("transcript_path"),
+            text_of("tool_use_id"),
+            text_of("cwd"),
+        )
+
+
+def transcript_size(path: str | None) -> int | None:
+    """The transcript's length in bytes now (``None``: no transcript to read)."""
+    if path is None:
+        return None
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
+
+
+def transcript_tool_uses(path: str | None, offset: int = 0) -> list[str]:
+    """The ids of the tool calls the host's transcript holds from byte ``offset`` on.
+
+    A Claude Code transcript is JSON lines; a tool call is a ``tool_use`` block of an
+    ``assistant`` line's ``message.content``. Lines that are not JSON are skipped.
+    """
+    if path is None:
+        return []
+    ids: list[str] = []
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, offset))
+            data = handle.read(_TRANSCRIPT_MAX)
+    except OSError:
+        return []
+    for raw in data.splitlines():
+        if b'"tool_use"' not in raw:
+            continue
+        try:
+            line = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        message = line.get("message") if isinstance(line, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if line.get("type") != "assistant" or not isinstance(content, list):
+            continue
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                ident = block.get("id")
+                if isinstance(ident, str) and ident not in ids:
+                    ids.append(ident)
+    return ids
+
+
+def _read_witness(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _write_witness(path: Path, data: Mapping[str, Any]) -> None:
+    """Replace the witness atomically; a witness that cannot be written is skipped (the hook
+    still gates and records)."""
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=path.parent, prefix=".w-", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump(data, out, sort_keys=True)
+            os.replace(name, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+
+
+@dataclass(frozen=True)
+class Loss:
+    """A chain the witness vouches for and the store no longer holds."""
+
+    how: str  # missing | shortened | replaced
+    records: int  # records the witness saw that are gone (at least)
+    calls: tuple[str, ...]  # tool calls of the transcript made since the door opened
+
+    @property
+    def reason(self) -> str:
+        """The verdict reason."""
+        what = {
+            "missing": "lost",
+            "shortened": "cut short",
+            "replaced": "replaced by another chain",
+        }[self.how]
+        text = f"the session's chain was {what}: {self.records} earlier records missing"
+        if self.calls:
+            text += f" ({len(self.calls)} earlier tool calls in the host's transcript)"
+        return text
+
+
+def find_loss(
+    storage: Path, event: HookEvent, environ: Mapping[str, str] | None = None
+) -> Loss | None:
+    """The loss the witness proves before this event, if any (nothing is written)."""
+    witness = _read_witness(witness_path(storage, event.session_id, environ))
+    if witness is None:
+        return None
+    seen = witness.get("count")
+    first = witness.get("first")
+    if not isinstance(seen, int) or seen <= 0 or not isinstance(first, str):
+        return None  # the witness never saw a chain: nothing to lose
+    now = ChainState.read(storage, event.session_id)
+    if now.first is None:
+        how, missing = "missing", seen
+    elif now.first != first:
+        how, missing = "replaced", seen
+    elif now.count < seen:
+        how, missing = "shortened", seen - now.count
+    else:
+        return None
+    offset = witness.get("transcriptOffset")
+    calls = transcript_tool_uses(event.transcript, offset if isinstance(offset, int) else 0)
+    return Loss(how, missing, tuple(c for c in calls if c != event.tool_use_id))
+
+
+def record_loss(storage: Path, policy: Policy, event: HookEvent, loss: Loss) -> None:
+    """Record ``loss`` in the session's (new) chain: a FAIL part, tamper evidence."""
+    details: dict[str, Any] = {
+        "how": loss.how,
+        "recordsMissing": loss.records,
+        "callsMissing": len(loss.calls),
+        "event": event.event,
+    }
+    if loss.calls:
+        details["toolUseIds"] = list(loss.calls[:50])
+    _note(storage, policy, event, LOST_TOOL, "note", details, loss.reason)
+
+
+def _note(
+    storage: Path,
+    policy: Policy,
+    event: HookEvent,
+    tool: str,
+    kind: str,
+    details: Mapping[str, Any],
+    failure: str | None,
+) -> None:
+    gate = Gate.open(
+        storage_dir=storage, session_id=event.session_id, policy=policy, root=event.cwd, door="hook"
+    )
+    try:
+        decision = gate.unjudged(tool, "hook", details, target=None, kind=kind)
+        extra: dict[str, Any] = {"continuity": dict(details)}
+        if failure is not None:
+            decision = replace(decision, alerts=(LOST_ALERT, TAMPER_ALERT))
+            extra["judged"] = {"verdict": "FAIL", "caughtBy": "continuity", "reason": failure}
+            outcome = Outcome("error", None, failure)
+        else:
+            outcome = Outcome("success", None, None)
+        gate.run(tool, details, lambda _decision: outcome, extra=extra, decision=decision)
+    finally:
+        gate.chain.close()
+
+
+def before_event(
+    storage: Path, policy: Policy, text: str, environ: Mapping[str, str] | None = None
+) -> HookEvent | None:
+    """Check the session's continuity before a hook handles ``text``: record a lost chain, or
+    a session first seen in its middle (see the module doc). Returns the event for
+    :func:`after_event`."""
+    event = HookEvent.parse(text)
+    if event is None:
+        return None
+    loss = find_loss(storage, event, environ)
+    if loss is not None:
+        record_loss(storage, policy, event, loss)
+        return event
+    path = witness_path(storage, event.session_id, environ)
+    if event.event == SESSION_START or path.exists():
+        return event
+    if ChainState.read(storage, event.session_id).first is not None:
+        return event  # a chain from before the witness (or a witness that was removed)
+    earlier = [c for c in transcript_tool_uses(event.transcript) if c != event.tool_use_id]
+    if earlier:
+        details = {"opened": "mid-session", "earlierToolCalls": len(earlier), "event": event.event}
+        _note(storage, policy, event, "MidSessionStart", "session", details, None)
+    return event
+
+
+def after_event(
+    storage: Path, event: HookEvent | None, environ: Mapping[str, str] | None = None
+) -> None:
+    """Note the chain as this event left it in the session's witness."""
+    if event is None:
+        return
+    path = witness_path(storage, event.session_id, environ)
+    old = _read_witness(path) or {}
+    now = ChainState.read(storage, event.session_id)
+    data: dict[str, Any] = {
+        "sessionId": event.session_id,
+        "storage": os.path.realpath(storage),
+        "opened": old.get("opened", time.time()),
+        "count": now.count,
+        "first": now.first,
+        "updated": time.time(),
+    }
+    if "transcriptOffset" in old:
+        data["transcriptOffset"] = old["transcriptOffset"]
+    else:
+        size = transcript_size(event.transcript)
+        if size is not None:
+            data["transcriptOffset"] = size
+    _write_witness(path, data)
+
+
+__all__ = [
+    "LOST_ALERT",
+    "LOST_TOOL",
+    "WITNESS_ENV",
+    "ChainState",
+    "HookEvent",
+    "Loss",
+    "after_event",
+    "before_event",
+    "find_loss",
+    "record_loss",
+    "transcript_tool_uses",
+    "witness_dir",
+    "witness_path",
+]
