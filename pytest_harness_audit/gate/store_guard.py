@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pytest_harness_audit.gate.auditor_runs import runs_auditor
 from pytest_harness_audit.gate.store_git import moves_ignored_files, worktree_top
 
 #: The rule id of refused calls.
@@ -73,7 +74,7 @@ class StoreGuard:
                 return target  # a glob the reading could not list (`../a*/audit/*.jsonl`)
             if _UNKNOWN.search(path) and self._unknown_reaches(path):
                 return target  # a run-time prefix, a known tail (`$(dirname $PWD)/audit/…`)
-            if not kind and self._moves_store(path):
+            if not kind and (self._moves_store(path) or runs_auditor(path)):
                 return target
             if "$" in path and self._through_environment(kind, path):
                 return target  # `$HARNESS_AUDIT_DIR/audit/…`: a variable the agent's shell has
