@@ -1,0 +1,304 @@
+"""A session's chain lost between hook processes is evidence; hooks installed mid-session are not.
+
+Each event is a fresh ``harness-audit hook`` process with the payload Claude Code sends
+(``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``, ``tool_use_id``), and the
+host's transcript is written as Claude Code writes it: JSON lines, a tool call being a
+``tool_use`` block of an ``assistant`` line, its result a ``tool_result`` of a ``user`` line.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_harness_audit.audit import iter_records, verify_chain
+from pytest_harness_audit.audit.record_view import CallRecord
+from pytest_harness_audit.doors.hook_continuity import (
+    HookEvent,
+    transcript_tool_uses,
+    witness_path,
+)
+from pytest_harness_audit.readers.verdict import Verdict, judge
+from tests.hooks.hook_processes import hook, host_env
+
+SESSION = "7f3c1e0a-5b2d-4c8e-9a1f-2d6b8e4c0a11"
+ERASE = (
+    "python3 -c \"import os; d='.harness-'+'audit'; "
+    '[os.remove(os.path.join(r, f)) for r, _, fs in os.walk(d) for f in fs]"'
+)
+
+
+class Host:
+    """A project, its store (inside it, as ``--storage .harness-audit``) and the host's
+    transcript; each call goes pre → (the command, if not denied) → post, as the host runs it."""
+
+    def __init__(self, tmp_path: Path, session: str = SESSION) -> None:
+        self.project = tmp_path / "project"
+        self.project.mkdir()
+        self.store = self.project / ".harness-audit"
+        self.transcript = tmp_path / "claude" / "projects" / "-project" / f"{session}.jsonl"
+        self.transcript.parent.mkdir(parents=True)
+        self.transcript.touch()
+        self.session = session
+        self.number = 0
+
+    def base(self, event: str) -> dict[str, Any]:
+        return {
+            "session_id": self.session,
+            "transcript_path": str(self.transcript),
+            "cwd": str(self.project),
+            "permission_mode": "default",
+            "hook_event_name": event,
+        }
+
+    def write(self, line: dict[str, Any]) -> None:
+        line = {"sessionId": self.session, "cwd": str(self.project), "version": "2.0.0", **line}
+        with self.transcript.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(line) + "\n")
+
+    def event(self, name: str, command: str, **fields: Any) -> tuple[int, str, str]:
+        return hook(self.store, command, {**self.base(name), **fields}, "--preset", "safety")
+
+    def start(self, source: str = "startup") -> None:
+        assert self.event("SessionStart", "session-start", source=source)[0] == 0
+
+    def end(self) -> str:
+        code, _out, err = self.event("SessionEnd", "session-end", reason="prompt_input_exit")
+        assert code == 0, err
+        return err
+
+    def bash(self, command: str, *, hooked: bool = True) -> str:
+        """One Bash call; ``hooked=False``: made before the hooks were installed."""
+        self.number += 1
+        ident = f"toolu_01{self.number:022d}"
+        params = {"command": command, "description": "run"}
+        self.write(
+            {
+                "type": "assistant",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": ident, "name": "Bash", "input": params}],
+                },
+            }
+        )
+        call = {"tool_name": "Bash", "tool_input": params, "tool_use_id": ident}
+        answer = "none"
+        if hooked:
+            code, out, err = self.event("PreToolUse", "pre", **call)
+            assert code == 0, err
+            decision = json.loads(out).get("hookSpecificOutput", {})
+            answer = decision.get("permissionDecision", "none")
+            if answer == "deny":
+                return answer
+        command = command.replace("python3 ", f"{sys.executable} ")
+        done = subprocess.run(command, shell=True, cwd=self.project, capture_output=True, text=True)
+        result = {"stdout": done.stdout, "stderr": done.stderr, "interrupted": False}
+        self.write(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": ident, "content": "ok"}],
+                },
+                "toolUseResult": result,
+            }
+        )
+        if hooked:
+            code, _out, err = self.event("PostToolUse", "post", **call, tool_response=result)
+            assert code == 0, err
+        return answer
+
+    def records(self) -> list[dict[str, Any]]:
+        return list(iter_records(self.store, self.session))
+
+    def verdict(self) -> tuple[Verdict, list[str]]:
+        found, reasons = judge(
+            [CallRecord(raw) for raw in self.records()], chain_valid=True, chain_problem=""
+        )
+        return found, [reason.text for reason in reasons]
+
+    def witness(self) -> Path:
+        return witness_path(self.store, self.session, host_env())
+
+
+def _lost(host: Host) -> list[dict[str, Any]]:
+    return [record for record in host.records() if record["tool"] == "ChainLost"]
+
+
+def test_a_store_erased_mid_session_is_recorded_as_lost(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    host.bash("echo two")
+    host.bash(ERASE)
+    host.bash("echo three")
+    err = host.end()
+    lost = _lost(host)
+    assert len(lost) == 1, [r["tool"] for r in host.records()]
+    record = lost[0]
+    assert record["alerts"] == ["chain_lost", "tamper_attempt"]
+    assert record["continuity"]["how"] == "missing"
+    assert record["continuity"]["recordsMissing"] >= 3  # the start and the first two calls
+    assert record["continuity"]["callsMissing"] == 2  # echo one, echo two (the erase is current)
+    reason = record["judged"]["reason"]
+    assert reason.startswith("the session's chain was lost: ")
+    assert "2 earlier tool calls in the host's transcript" in reason
+    assert host.verdict()[0] == Verdict.FAIL
+    assert "verdict FAIL" in err
+    assert (
+        "tool: ChainLost, verdict: FAIL" in (host.store / "reports" / f"{SESSION}.yaml").read_text()
+    )
+    assert verify_chain(
+        host.store, SESSION
+    ).valid  # the new chain is whole: the record is the proof
+
+
+def test_hooks_installed_mid_session_are_not_a_loss(tmp_path: Path) -> None:
+    """The benign look-alike: the first event is a PreToolUse, there never was a chain, and
+    the transcript holds tool calls made before the hooks were installed."""
+    host = Host(tmp_path)
+    host.bash("echo before-one", hooked=False)
+    host.bash("ls", hooked=False)
+    assert host.bash("echo first hooked") == "none"
+    host.bash("echo second hooked")
+    host.end()
+    assert _lost(host) == []
+    notes = [r for r in host.records() if r["tool"] == "MidSessionStart"]
+    assert len(notes) == 1 and notes[0]["continuity"]["earlierToolCalls"] == 2
+    assert host.records()[0]["tool"] == "MidSessionStart"  # the chain says where it begins
+    assert host.verdict()[0] == Verdict.PASS
+
+
+def test_a_whole_session_without_tampering_stays_pass(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    host.bash("echo two")
+    host.start("resume")  # a resumed session keeps its chain
+    host.bash("echo three")
+    host.end()
+    assert _lost(host) == [] and not any(r["tool"] == "MidSessionStart" for r in host.records())
+    assert host.verdict()[0] == Verdict.PASS
+    witness = json.loads(host.witness().read_text())
+    assert witness["count"] == len(host.records())  # noted after every event, the end too
+    assert witness["transcriptOffset"] == 0
+
+
+def test_a_rolled_back_store_is_recorded_as_cut_short(tmp_path: Path) -> None:
+    """A copy of the store taken early and put back later: a valid chain with its own anchor,
+    the same first record, fewer records."""
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    saved = tmp_path / "saved"
+    shutil.copytree(host.store, saved)
+    host.bash("echo two")
+    host.bash("echo three")
+    shutil.rmtree(host.store)
+    shutil.copytree(saved, host.store)
+    host.bash("echo four")
+    lost = _lost(host)
+    assert len(lost) == 1 and lost[0]["continuity"]["how"] == "shortened"
+    assert "cut short" in lost[0]["judged"]["reason"]
+    assert host.verdict()[0] == Verdict.FAIL
+
+
+def test_a_forged_chain_put_in_the_store_is_recorded_as_replaced(tmp_path: Path) -> None:
+    """A chain of the same session written elsewhere (valid links, its own anchor) put in
+    place of the real one: its first record is not the one the witness saw."""
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    forged = tmp_path / "forged"
+    payload = {**host.base("SessionStart"), "source": "startup"}
+    assert hook(forged, "session-start", payload, "--preset", "safety")[0] == 0
+    shutil.rmtree(host.store)
+    shutil.copytree(forged, host.store)
+    host.bash("echo two")
+    lost = _lost(host)
+    assert len(lost) == 1 and lost[0]["continuity"]["how"] == "replaced"
+    assert host.verdict()[0] == Verdict.FAIL
+
+
+def test_a_loss_is_recorded_once(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    host.bash(ERASE)
+    for number in range(3):
+        host.bash(f"echo after-{number}")
+    host.end()
+    assert len(_lost(host)) == 1
+    assert host.verdict()[0] == Verdict.FAIL
+
+
+def test_store_and_witness_both_erased_look_like_a_mid_session_install(tmp_path: Path) -> None:
+    """The documented limit: with the witness gone too the door cannot tell the loss from a
+    late install; the new chain still begins with a note naming the earlier calls."""
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    host.bash(f"{ERASE} && rm {host.witness()}")
+    host.bash("echo two")
+    assert _lost(host) == []
+    assert host.records()[0]["tool"] == "MidSessionStart"
+    assert host.records()[0]["continuity"]["earlierToolCalls"] == 1  # echo one (current: the erase)
+
+
+def test_parallel_first_events_are_not_a_loss(tmp_path: Path) -> None:
+    """Pre events of parallel calls at a session's first moment: none of them sees a witness
+    of a chain that does not exist yet."""
+    host = Host(tmp_path)
+    env = host_env()
+    argv = [sys.executable, "-m", "pytest_harness_audit", "--storage", str(host.store)]
+    processes = []
+    for number in range(3):
+        ident = f"toolu_par{number}"
+        call = {"tool_name": "Read", "tool_input": {"file_path": str(host.project / "x")}}
+        payload = {**host.base("PreToolUse"), **call, "tool_use_id": ident}
+        processes.append(
+            subprocess.Popen(
+                [*argv, "hook", "pre", "--preset", "safety"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+        )
+        assert processes[-1].stdin is not None
+        processes[-1].stdin.write(json.dumps(payload))
+        processes[-1].stdin.close()
+    for process in processes:
+        assert process.wait(timeout=120) == 0
+    host.bash("echo after")
+    assert _lost(host) == []
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["not json", '{"type": "assistant", "message": {"content": "text only"}}'],
+        ['{"type": "user", "message": {"content": [{"type": "tool_use", "id": "x"}]}}'],
+        ['{"type": "assistant", "message": {"content": [{"type": "tool_use"}]}}'],
+    ],
+)
+def test_transcript_lines_that_are_not_tool_calls_are_skipped(
+    tmp_path: Path, lines: list[str]
+) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert transcript_tool_uses(str(path)) == []
+    assert transcript_tool_uses(str(tmp_path / "missing.jsonl")) == []
+
+
+def test_a_payload_without_a_session_is_left_to_the_handler() -> None:
+    assert HookEvent.parse("[]") is None
+    assert HookEvent.parse('{"session_id": ""}') is None
+    assert HookEvent.parse("{") is None
