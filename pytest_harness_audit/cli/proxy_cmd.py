@@ -126,11 +126,26 @@ def run(args: argparse.Namespace) -> int:
             close = getattr(inspection, "close", None)
             if close is not None:
                 close()
-        if policy.show_r6_status:
-            from pytest_harness_audit.gate.console import status_line
+        valid = _close_chain(gate, Path(args.storage), session_id, policy.show_r6_status)
+    return 0 if valid else 1
 
-            report_status(status_line(Path(args.storage), session_id))
-    return 0
+
+def _close_chain(gate: Any, storage: Path, session_id: str, show_status: bool) -> bool:
+    """Close the session's chain and verify what is on disk against the head this process
+    wrote (its witness): a chain replaced, cut or rolled back under the proxy is reported in
+    one line on stderr (always; with ``showR6Status`` the status line is printed either way)."""
+    from pytest_harness_audit.audit import verify_chain
+    from pytest_harness_audit.gate.console import format_status
+
+    witness = gate.chain.witness
+    gate.chain.close()
+    report = verify_chain(storage, session_id, witness=witness)
+    line = format_status(report.record_count, report.valid, report.head, report.reason)
+    if not report.valid:
+        report_status(f"harness-audit proxy: session {session_id}: {line}")
+    elif show_status:
+        report_status(line)
+    return report.valid
 
 
 def report_status(line: str) -> None:

@@ -132,11 +132,6 @@ async def _over_stdio(storage: Path, root: Path, snapshot: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: the standalone proxy's writer appends to the replaced (unlinked) chain file "
-    "and publishes no head, so `audit verify` of the rolled-back files says valid",
-)
 def test_the_standalone_proxy_leaves_evidence_of_the_rollback(tmp_path: Path) -> None:
     root = Path(create_workspace(tmp_path / "ws", "python-service").working_dir)
     storage = root / STORE
