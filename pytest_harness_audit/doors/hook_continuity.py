@@ -16,7 +16,10 @@ session's first event, how long the host's transcript was then. Before every eve
 * no witness and no chain at an event other than ``SessionStart``, while the transcript already
   holds tool calls: the hooks were installed in the middle of the session. Nothing was lost
   (nothing was ever recorded), so the door records a plain ``session`` note of how many tool
-  calls came before, and the verdict is not touched.
+  calls came before, and the verdict is not touched, unless that first event closes a call
+  (``PostToolUse``, ``PostToolUseFailure``, ``PermissionDenied``) whose start the door never
+  saw: the hooks came during the call, or the call erased the store and the witness too, so
+  the note WARNs (alert ``first_seen_after_call``).
 
 What it cannot tell: a witness deleted along with the store looks like a first event (the loss
 is then undetectable by the door alone, as is a store deleted before the door's first event).
@@ -47,6 +50,11 @@ from pytest_harness_audit.policy import Policy
 LOST_ALERT = "chain_lost"
 #: The tool name of the record of a lost chain.
 LOST_TOOL = "ChainLost"
+#: The tool name of the note of a session first seen in its middle.
+MID_SESSION_TOOL = "MidSessionStart"
+#: The alert of a session first seen at the end of a call.
+LATE_ALERT = "first_seen_after_call"
+_AFTER_A_CALL = frozenset({"PostToolUse", "PostToolUseFailure", "PermissionDenied"})
 #: ``$HARNESS_AUDIT_WITNESS_DIR`` overrides where the witnesses are kept.
 WITNESS_ENV = "HARNESS_AUDIT_WITNESS_DIR"
 SESSION_START = "SessionStart"
@@ -266,7 +274,7 @@ def record_loss(storage: Path, policy: Policy, event: HookEvent, loss: Loss) -> 
     }
     if loss.calls:
         details["toolUseIds"] = list(loss.calls[:50])
-    _note(storage, policy, event, LOST_TOOL, "note", details, loss.reason)
+    _note(storage, policy, event, LOST_TOOL, "note", details, ("FAIL", loss.reason))
 
 
 def _note(
@@ -276,20 +284,23 @@ def _note(
     tool: str,
     kind: str,
     details: Mapping[str, Any],
-    failure: str | None,
+    judged: tuple[str, str] | None,
 ) -> None:
+    """Record a continuity note; ``judged``: its verdict part (``FAIL`` is tamper evidence)."""
     gate = Gate.open(
         storage_dir=storage, session_id=event.session_id, policy=policy, root=event.cwd, door="hook"
     )
     try:
         decision = gate.unjudged(tool, "hook", details, target=None, kind=kind)
         extra: dict[str, Any] = {"continuity": dict(details)}
-        if failure is not None:
-            decision = replace(decision, alerts=(LOST_ALERT, TAMPER_ALERT))
-            extra["judged"] = {"verdict": "FAIL", "caughtBy": "continuity", "reason": failure}
-            outcome = Outcome("error", None, failure)
-        else:
-            outcome = Outcome("success", None, None)
+        outcome = Outcome("success", None, None)
+        if judged is not None:
+            verdict, reason = judged
+            alerts = (LOST_ALERT, TAMPER_ALERT) if verdict == "FAIL" else (LATE_ALERT,)
+            decision = replace(decision, alerts=alerts)
+            extra["judged"] = {"verdict": verdict, "caughtBy": "continuity", "reason": reason}
+            if verdict == "FAIL":
+                outcome = Outcome("error", None, reason)
         gate.run(tool, details, lambda _decision: outcome, extra=extra, decision=decision)
     finally:
         gate.chain.close()
@@ -314,9 +325,13 @@ def before_event(
     if ChainState.read(storage, event.session_id).first is not None:
         return event  # a chain from before the witness (or a witness that was removed)
     earlier = [c for c in transcript_tool_uses(event.transcript) if c != event.tool_use_id]
-    if earlier:
+    late = event.event in _AFTER_A_CALL
+    if earlier or late:
         details = {"opened": "mid-session", "earlierToolCalls": len(earlier), "event": event.event}
-        _note(storage, policy, event, "MidSessionStart", "session", details, None)
+        # a first event that closes a call whose start the door never saw: the hooks came
+        # during the call, or the call erased the store and its witness
+        judged = ("WARN", f"the session was first seen at {event.event}") if late else None
+        _note(storage, policy, event, MID_SESSION_TOOL, "session", details, judged)
     return event
 
 
@@ -347,8 +362,10 @@ def after_event(
 
 
 __all__ = [
+    "LATE_ALERT",
     "LOST_ALERT",
     "LOST_TOOL",
+    "MID_SESSION_TOOL",
     "WITNESS_ENV",
     "ChainState",
     "HookEvent",

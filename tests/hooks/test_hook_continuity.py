@@ -247,8 +247,29 @@ def test_store_and_witness_both_erased_look_like_a_mid_session_install(tmp_path:
     host.bash(f"{ERASE} && rm {host.witness()}")
     host.bash("echo two")
     assert _lost(host) == []
-    assert host.records()[0]["tool"] == "MidSessionStart"
-    assert host.records()[0]["continuity"]["earlierToolCalls"] == 1  # echo one (current: the erase)
+    first = host.records()[0]
+    assert first["tool"] == "MidSessionStart"
+    assert first["continuity"]["earlierToolCalls"] == 1  # echo one (current: the erase)
+    # first seen at the erase's post, whose pre it never saw: a WARN, not a FAIL
+    assert first["alerts"] == ["first_seen_after_call"]
+    assert host.verdict()[0] == Verdict.WARN
+
+
+def test_store_and_witness_erased_in_the_background_are_not_detected(tmp_path: Path) -> None:
+    """The limit: erased between two events, the next one a PreToolUse, the session looks
+    like one whose hooks were installed before that call (a note, no verdict)."""
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    host.bash("echo started in the background &")
+    # what the process it left behind does later, between two events
+    erase = ERASE.replace("python3 ", f"{sys.executable} ")
+    subprocess.run(erase, shell=True, cwd=host.project, check=True)
+    host.witness().unlink()
+    host.bash("echo two")
+    assert _lost(host) == []
+    assert host.records()[0]["continuity"]["earlierToolCalls"] == 2
+    assert host.verdict()[0] == Verdict.PASS
 
 
 def test_parallel_first_events_are_not_a_loss(tmp_path: Path) -> None:
