@@ -26,6 +26,7 @@ from pytest_harness_audit.audit.statistics import summarize_chain
 from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
 from pytest_harness_audit.audit.verify import ChainReport
 from pytest_harness_audit.cli import checkpoint_cmd, prune_cmd
+from pytest_harness_audit.doors.hook_continuity import recorded_losses
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.readers.report import load_report_text
 from pytest_harness_audit.wording import plural
@@ -170,6 +171,8 @@ def _summary(args: argparse.Namespace) -> int:
         print(f"  Audit records: {summary.record_count}")
         validity = "true" if summary.valid else f"false ({summary.reason})"
         print(f"  Chain valid: {validity}")
+        for loss in recorded_losses(args.storage, summary.session_id):
+            print(f"  Chain lost before {loss}")
         print(f"  Tools: {json.dumps(summary.tools, ensure_ascii=False)}")
         print(f"  Categories: {json.dumps(summary.categories, ensure_ascii=False)}")
     return 0
@@ -182,12 +185,17 @@ def _verify(args: argparse.Namespace) -> int:
     verify = checkpoint_cmd.verifier(args)
     if args.session:
         sanitize_session_id(args.session)
-        reports = [verify(args.session)]
-    else:
-        reports = [verify(sid) for sid in _sessions(args)]
-    exit_code = 0 if all(report.valid for report in reports) else 1
+    ids = [args.session] if args.session else _sessions(args)
+    reports = [verify(sid) for sid in ids]
+    # a chain a hook found lost (and recorded so) is whole from there on, yet not the session's
+    lost = [recorded_losses(args.storage, sid) for sid in ids]
+    exit_code = 0 if all(r.valid for r in reports) and not any(lost) else 1
     if args.json:
-        _print_json({"valid": exit_code == 0, "sessions": [report.to_dict() for report in reports]})
+        sessions = [
+            {**report.to_dict(), **({"chainLost": losses} if losses else {})}
+            for report, losses in zip(reports, lost, strict=True)
+        ]
+        _print_json({"valid": exit_code == 0, "sessions": sessions})
         return exit_code
     if not reports:
         print(f"No audit sessions in {args.storage}.")
@@ -196,6 +204,9 @@ def _verify(args: argparse.Namespace) -> int:
     else:
         for report in reports:
             _print_verify_line(report)
+    for sid, losses in zip(ids, lost, strict=True):
+        for loss in losses:
+            print(f"{sid}: CHAIN LOST before {loss}")
     return exit_code
 
 

@@ -17,7 +17,7 @@ session's first event, how long the host's transcript was then. Before every eve
   holds tool calls: the hooks were installed in the middle of the session. Nothing was lost
   (nothing was ever recorded), so the door records a plain ``session`` note of how many tool
   calls came before, and the verdict is not touched, unless that first event closes a call
-  (``PostToolUse``, ``PostToolUseFailure``, ``PermissionDenied``) whose start the door never
+  (``PostToolUse``, ``PostToolUseFailure``) whose start the door never
   saw: the hooks came during the call, or the call erased the store and the witness too, so
   the note WARNs (alert ``first_seen_after_call``).
 
@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.audit.anchor import read_anchor
+from pytest_harness_audit.audit.reader import iter_records
 from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
 from pytest_harness_audit.errors import HarnessAuditError
 from pytest_harness_audit.gate import Gate
@@ -54,7 +55,7 @@ LOST_TOOL = "ChainLost"
 MID_SESSION_TOOL = "MidSessionStart"
 #: The alert of a session first seen at the end of a call.
 LATE_ALERT = "first_seen_after_call"
-_AFTER_A_CALL = frozenset({"PostToolUse", "PostToolUseFailure", "PermissionDenied"})
+_AFTER_A_CALL = frozenset({"PostToolUse", "PostToolUseFailure"})
 #: ``$HARNESS_AUDIT_WITNESS_DIR`` overrides where the witnesses are kept.
 WITNESS_ENV = "HARNESS_AUDIT_WITNESS_DIR"
 SESSION_START = "SessionStart"
@@ -326,7 +327,7 @@ def before_event(
         return event  # a chain from before the witness (or a witness that was removed)
     earlier = [c for c in transcript_tool_uses(event.transcript) if c != event.tool_use_id]
     late = event.event in _AFTER_A_CALL
-    if earlier or late:
+    if earlier:
         details = {"opened": "mid-session", "earlierToolCalls": len(earlier), "event": event.event}
         # a first event that closes a call whose start the door never saw: the hooks came
         # during the call, or the call erased the store and its witness
@@ -361,6 +362,21 @@ def after_event(
     _write_witness(path, data)
 
 
+def recorded_losses(storage: str | os.PathLike[str], session_id: str) -> list[str]:
+    """The losses the session's chain records, each as ``record N (id): reason`` (what
+    ``audit verify`` prints; an unreadable chain is verify's to report)."""
+    found: list[str] = []
+    try:
+        for index, record in enumerate(iter_records(storage, session_id)):
+            if record.get("tool") == LOST_TOOL and LOST_ALERT in (record.get("alerts") or ()):
+                judged = record.get("judged")
+                reason = judged.get("reason") if isinstance(judged, dict) else None
+                found.append(f"record {index} ({record.get('recordId')}): {reason or LOST_ALERT}")
+    except (OSError, ValueError, HarnessAuditError):
+        return found
+    return found
+
+
 __all__ = [
     "LATE_ALERT",
     "LOST_ALERT",
@@ -374,6 +390,7 @@ __all__ = [
     "before_event",
     "find_loss",
     "record_loss",
+    "recorded_losses",
     "transcript_tool_uses",
     "witness_dir",
     "witness_path",

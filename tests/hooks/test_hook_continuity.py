@@ -123,6 +123,13 @@ class Host:
         )
         return found, [reason.text for reason in reasons]
 
+    def audit(self, *argv: str) -> tuple[int, str]:
+        command = [sys.executable, "-m", "pytest_harness_audit", "--storage", str(self.store)]
+        done = subprocess.run(
+            [*command, "audit", *argv], capture_output=True, text=True, timeout=120, env=host_env()
+        )
+        return done.returncode, done.stdout
+
     def witness(self) -> Path:
         return witness_path(self.store, self.session, host_env())
 
@@ -151,12 +158,16 @@ def test_a_store_erased_mid_session_is_recorded_as_lost(tmp_path: Path) -> None:
     assert "2 earlier tool calls in the host's transcript" in reason
     assert host.verdict()[0] == Verdict.FAIL
     assert "verdict FAIL" in err
-    assert (
-        "tool: ChainLost, verdict: FAIL" in (host.store / "reports" / f"{SESSION}.yaml").read_text()
-    )
-    assert verify_chain(
-        host.store, SESSION
-    ).valid  # the new chain is whole: the record is the proof
+    report = (host.store / "reports" / f"{SESSION}.yaml").read_text()
+    assert "tool: ChainLost, verdict: FAIL" in report
+    # the new chain is whole: the record is the evidence, and verify says so
+    assert verify_chain(host.store, SESSION).valid
+    code, out = host.audit("verify", SESSION)
+    assert code == 1 and "Chain valid: true" in out
+    assert f"{SESSION}: CHAIN LOST before record 0 (" in out and "chain was lost" in out
+    code, out = host.audit("verify", "--json")
+    assert code == 1 and json.loads(out)["sessions"][0]["chainLost"][0].startswith("record 0")
+    assert "Chain lost before record 0" in host.audit("summary")[1]
 
 
 def test_hooks_installed_mid_session_are_not_a_loss(tmp_path: Path) -> None:
@@ -173,6 +184,8 @@ def test_hooks_installed_mid_session_are_not_a_loss(tmp_path: Path) -> None:
     assert len(notes) == 1 and notes[0]["continuity"]["earlierToolCalls"] == 2
     assert host.records()[0]["tool"] == "MidSessionStart"  # the chain says where it begins
     assert host.verdict()[0] == Verdict.PASS
+    code, out = host.audit("verify", SESSION)
+    assert code == 0 and "CHAIN LOST" not in out
 
 
 def test_a_whole_session_without_tampering_stays_pass(tmp_path: Path) -> None:
