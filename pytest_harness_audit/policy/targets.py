@@ -41,7 +41,7 @@ PRIMARY_KEYS = ("file_path", "path", "pattern", "command", "url", "to")
 #: Further parameters whose string values are targets too (MCP servers use these).
 EXTRA_KEYS = (
     "repo_path", "source", "destination", "notebook_path", "glob", "cmd",
-    "revision", "target", "rev", "ref", "commit",
+    "revision", "target", "rev", "ref", "commit", "script", "code",
 )  # fmt: skip
 #: Parameters holding file paths (matched also in normalised form).
 FILE_KEYS = frozenset(
@@ -120,6 +120,7 @@ _FILE = 1
 _COMMAND = 2
 _OTHER = 3
 _REVISION = 4
+_CODE = 5  # program text a tool runs (`code`): read as `python3 -c CODE` is
 _KEY_KINDS = {
     "file_path": _FILE,
     "path": _FILE,
@@ -138,6 +139,8 @@ _KEY_KINDS = {
     "rev": _REVISION,
     "ref": _REVISION,
     "commit": _REVISION,
+    "script": _COMMAND,
+    "code": _CODE,
 }
 _KEY_ORDER = {key: index for index, key in enumerate((*PRIMARY_KEYS, *EXTRA_KEYS))}
 _PATTERN_ORDER = _KEY_ORDER["pattern"]
@@ -208,10 +211,11 @@ def call_targets(
             targets.append(value)
         if kind == _FILE:
             _add_path_forms(targets, value, root)
-        elif kind == _COMMAND:
+        elif kind in (_COMMAND, _CODE):
             if command_files is None:
                 command_files = []
-            _add_command_forms(targets, command_files, value, root)
+            text = value if kind == _COMMAND else f"python3 -c {shlex.quote(value)}"
+            _add_command_forms(targets, command_files, text, root)
         elif kind == _REVISION and ":" in value:
             _add_path_forms(targets, value.partition(":")[2], root)
     if isinstance(paths, (list, tuple)):
@@ -248,7 +252,7 @@ def prefilter_forms(params: Mapping[str, Any], root: str | None = None) -> list[
             if key == "paths" or key == "args":
                 return None
         elif type(value) is str:
-            if kind == _COMMAND:
+            if kind in (_COMMAND, _CODE):
                 return None
             forms.append(value)
             if kind == _FILE:
