@@ -23,8 +23,14 @@ def _stub_gate(storage: Path, session_id: str, policy: Any, root: str | None) ->
     return StubGate(storage, deny)
 
 
+def _no_chain(gate: Any, storage: Path, session_id: str, show_status: bool) -> bool:
+    """The stand-in gate writes records.jsonl, no chain: there is none to close or verify."""
+    return True
+
+
 # The real policy stays (the command reads its settings); only the gate is the stand-in.
 proxy_cmd._open_gate = _stub_gate  # type: ignore[assignment]
+proxy_cmd._close_chain = _no_chain
 
 if __name__ == "__main__":
     raise SystemExit(main(sys.argv[1:]))
