@@ -19,7 +19,10 @@ session's first event, how long the host's transcript was then. Before every eve
   calls came before, and the verdict is not touched, unless that first event closes a call
   (``PostToolUse``, ``PostToolUseFailure``) whose start the door never
   saw: the hooks came during the call, or the call erased the store and the witness too, so
-  the note WARNs (alert ``first_seen_after_call``).
+  the note WARNs (alert ``first_seen_after_call``);
+* a witness that exists and cannot be read, or is not a witness (made unreadable, written over):
+  a ``ContinuityUnknown`` note WARNs (alert ``witness_unreadable``), at every event until the
+  door can read it again.
 
 What it cannot tell: a witness deleted along with the store looks like a first event (the loss
 is then undetectable by the door alone, as is a store deleted before the door's first event).
@@ -39,7 +42,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.audit.anchor import read_anchor
-from pytest_harness_audit.audit.reader import iter_records
 from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
 from pytest_harness_audit.errors import HarnessAuditError
 from pytest_harness_audit.gate import Gate
@@ -56,6 +58,11 @@ MID_SESSION_TOOL = "MidSessionStart"
 #: The alert of a session first seen at the end of a call.
 LATE_ALERT = "first_seen_after_call"
 _AFTER_A_CALL = frozenset({"PostToolUse", "PostToolUseFailure"})
+#: The tool name of the note of a witness that cannot be read.
+UNKNOWN_TOOL = "ContinuityUnknown"
+#: Its alert.
+UNREADABLE_ALERT = "witness_unreadable"
+WARN_ALERTS = {MID_SESSION_TOOL: LATE_ALERT, UNKNOWN_TOOL: UNREADABLE_ALERT}
 #: ``$HARNESS_AUDIT_WITNESS_DIR`` overrides where the witnesses are kept.
 WITNESS_ENV = "HARNESS_AUDIT_WITNESS_DIR"
 SESSION_START = "SessionStart"
@@ -195,12 +202,21 @@ def transcript_tool_uses(path: str | None, offset: int = 0) -> list[str]:
     return ids
 
 
+class WitnessUnreadable(Exception):
+    """The witness exists and cannot be read, or is not a witness (changed by someone)."""
+
+
 def _read_witness(path: Path) -> dict[str, Any] | None:
+    """The witness (``None``: there is none); raises :class:`WitnessUnreadable`."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except FileNotFoundError:
         return None
-    return data if isinstance(data, dict) else None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise WitnessUnreadable(type(exc).__name__) from None
+    if not isinstance(data, dict):
+        raise WitnessUnreadable("not an object")
+    return data
 
 
 def _write_witness(path: Path, data: Mapping[str, Any]) -> None:
@@ -244,7 +260,10 @@ def find_loss(
     storage: Path, event: HookEvent, environ: Mapping[str, str] | None = None
 ) -> Loss | None:
     """The loss the witness proves before this event, if any (nothing is written)."""
-    witness = _read_witness(witness_path(storage, event.session_id, environ))
+    try:
+        witness = _read_witness(witness_path(storage, event.session_id, environ))
+    except WitnessUnreadable:
+        return None  # before_event records that
     if witness is None:
         return None
     seen = witness.get("count")
@@ -297,7 +316,7 @@ def _note(
         outcome = Outcome("success", None, None)
         if judged is not None:
             verdict, reason = judged
-            alerts = (LOST_ALERT, TAMPER_ALERT) if verdict == "FAIL" else (LATE_ALERT,)
+            alerts = (LOST_ALERT, TAMPER_ALERT) if verdict == "FAIL" else (WARN_ALERTS[tool],)
             decision = replace(decision, alerts=alerts)
             extra["judged"] = {"verdict": verdict, "caughtBy": "continuity", "reason": reason}
             if verdict == "FAIL":
@@ -320,15 +339,26 @@ def before_event(
     if loss is not None:
         record_loss(storage, policy, event, loss)
         return event
-    path = witness_path(storage, event.session_id, environ)
-    if event.event == SESSION_START or path.exists():
+    try:
+        _read_witness(witness_path(storage, event.session_id, environ))
+    except WitnessUnreadable as exc:
+        # made unreadable (a lost chain would then go unseen): the continuity is unknown
+        reason = f"the session's continuity witness is unreadable ({exc}): a lost chain is unseen"
+        problem = {"witness": "unreadable", "problem": str(exc), "event": event.event}
+        _note(storage, policy, event, UNKNOWN_TOOL, "note", problem, ("WARN", reason))
+        return event
+    if event.event == SESSION_START:
         return event
     if ChainState.read(storage, event.session_id).first is not None:
         return event  # a chain from before the witness (or a witness that was removed)
     earlier = [c for c in transcript_tool_uses(event.transcript) if c != event.tool_use_id]
     late = event.event in _AFTER_A_CALL
     if earlier:
-        details = {"opened": "mid-session", "earlierToolCalls": len(earlier), "event": event.event}
+        details: dict[str, Any] = {
+            "opened": "mid-session",
+            "earlierToolCalls": len(earlier),
+            "event": event.event,
+        }
         # a first event that closes a call whose start the door never saw: the hooks came
         # during the call, or the call erased the store and its witness
         judged = ("WARN", f"the session was first seen at {event.event}") if late else None
@@ -343,7 +373,10 @@ def after_event(
     if event is None:
         return
     path = witness_path(storage, event.session_id, environ)
-    old = _read_witness(path) or {}
+    try:
+        old = _read_witness(path) or {}
+    except WitnessUnreadable:
+        old = {}  # written anew (before_event recorded the problem)
     now = ChainState.read(storage, event.session_id)
     data: dict[str, Any] = {
         "sessionId": event.session_id,
@@ -364,16 +397,26 @@ def after_event(
 
 def recorded_losses(storage: str | os.PathLike[str], session_id: str) -> list[str]:
     """The losses the session's chain records, each as ``record N (id): reason`` (what
-    ``audit verify`` prints; an unreadable chain is verify's to report)."""
+    ``audit verify`` prints; an unreadable chain is verify's to report). Only lines naming the
+    alert are parsed, so a long chain costs one read."""
     found: list[str] = []
-    try:
-        for index, record in enumerate(iter_records(storage, session_id)):
-            if record.get("tool") == LOST_TOOL and LOST_ALERT in (record.get("alerts") or ()):
-                judged = record.get("judged")
-                reason = judged.get("reason") if isinstance(judged, dict) else None
-                found.append(f"record {index} ({record.get('recordId')}): {reason or LOST_ALERT}")
-    except (OSError, ValueError, HarnessAuditError):
-        return found
+    mark = f'"{LOST_ALERT}"'.encode()
+    path = StorageLayout.at(storage).paths(session_id).chain
+    with contextlib.suppress(OSError), open(path, "rb") as handle:
+        for index, line in enumerate(handle):
+            if mark not in line:
+                continue
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if not isinstance(record, dict) or record.get("tool") != LOST_TOOL:
+                continue
+            if LOST_ALERT not in (record.get("alerts") or ()):
+                continue
+            judged = record.get("judged")
+            reason = judged.get("reason") if isinstance(judged, dict) else None
+            found.append(f"record {index} ({record.get('recordId')}): {reason or LOST_ALERT}")
     return found
 
 
@@ -382,10 +425,13 @@ __all__ = [
     "LOST_ALERT",
     "LOST_TOOL",
     "MID_SESSION_TOOL",
+    "UNKNOWN_TOOL",
+    "UNREADABLE_ALERT",
     "WITNESS_ENV",
     "ChainState",
     "HookEvent",
     "Loss",
+    "WitnessUnreadable",
     "after_event",
     "before_event",
     "find_loss",

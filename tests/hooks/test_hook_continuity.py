@@ -285,6 +285,19 @@ def test_store_and_witness_erased_in_the_background_are_not_detected(tmp_path: P
     assert host.verdict()[0] == Verdict.PASS
 
 
+def test_a_witness_written_over_with_the_store_erased_warns(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    host.bash(f"{ERASE} && echo garbage > {host.witness()}")
+    host.bash("echo two")
+    unknown = [r for r in host.records() if r["tool"] == "ContinuityUnknown"]
+    assert len(unknown) == 1 and unknown[0]["alerts"] == ["witness_unreadable"]
+    assert "unreadable (JSONDecodeError)" in unknown[0]["judged"]["reason"]
+    assert host.verdict()[0] == Verdict.WARN
+    assert json.loads(host.witness().read_text())["count"] == len(host.records())  # whole again
+
+
 def test_parallel_first_events_are_not_a_loss(tmp_path: Path) -> None:
     """Pre events of parallel calls at a session's first moment: none of them sees a witness
     of a chain that does not exist yet."""
