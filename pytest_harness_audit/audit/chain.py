@@ -51,7 +51,7 @@ from pytest_harness_audit.audit.anchor import writer_slot as _slot
 from pytest_harness_audit.audit.clock import utc_timestamp
 from pytest_harness_audit.audit.errors import AuditError, ChainError
 from pytest_harness_audit.audit.lct import SoftLCT, make_soft_lct
-from pytest_harness_audit.audit.locking import exclusive
+from pytest_harness_audit.audit.locking import exclusive, wait_exclusive
 from pytest_harness_audit.audit.reader import iter_file_records
 from pytest_harness_audit.audit.records import (
     AUDIT_LEVELS,
@@ -75,7 +75,7 @@ from pytest_harness_audit.audit.verify import check_line, verify_file
 from pytest_harness_audit.audit.witness import Head, line_at
 
 _flock = fcntl.flock
-_LOCK_EX = fcntl.LOCK_EX
+_LOCK_EX_NB = fcntl.LOCK_EX | fcntl.LOCK_NB
 _LOCK_UN = fcntl.LOCK_UN
 _lseek = os.lseek
 _SEEK_END = os.SEEK_END
@@ -298,7 +298,10 @@ class AuditChain:
                 self._after_fork()
             lock_fd = self._lock_fd
             anchor_fd = self._anchor_fd
-            _flock(lock_fd, _LOCK_EX)
+            try:
+                _flock(lock_fd, _LOCK_EX_NB)
+            except BlockingIOError:  # held by another writer: wait, but not for ever
+                wait_exclusive(lock_fd, str(self._paths.chain))
             try:
                 size = _lseek(fd, 0, _SEEK_END)
                 if size != self._size:

@@ -51,6 +51,12 @@ def _acquire(fd: int, operation: int, what: str, timeout: float | None = None) -
         pause = min(pause * 2, _LONGEST_PAUSE_S)
 
 
+def wait_exclusive(fd: int, what: str) -> None:
+    """Take the exclusive lock another process holds now: wait for it at most
+    :data:`LOCK_TIMEOUT_S` seconds (:class:`~.errors.ChainError` then), naming ``what``."""
+    _acquire(fd, fcntl.LOCK_EX, what)
+
+
 def open_lock_file(path: Path) -> int:
     """Open (creating if needed) the lock file and return its descriptor."""
     return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)

@@ -103,3 +103,25 @@ def test_the_hook_door_refuses_while_the_lock_is_held(tmp_path: Path) -> None:
     finally:
         os.close(fd)
     assert code == 2 and "held by another process" in err  # refused, where it used to hang
+
+
+def test_an_open_writer_appends_no_longer_than_the_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A long-running writer (the harness, the proxy) appends under the same lock: a holder
+    # that never lets go ends the append with ChainError instead of hanging the session.
+    from pytest_harness_audit.audit import AuditChain, RecordDraft
+
+    monkeypatch.setattr(locking, "LOCK_TIMEOUT_S", 0.2)
+    with AuditChain(tmp_path, "S") as chain:
+        chain.append(RecordDraft(tool="Read", category="file_read", target="a.txt"))
+        (lock_path,) = tmp_path.rglob("S.lock")
+        other = os.open(lock_path, os.O_RDWR)
+        fcntl.flock(other, fcntl.LOCK_EX)
+        try:
+            with pytest.raises(ChainError, match="held by another process"):
+                chain.append(RecordDraft(tool="Read", category="file_read", target="b.txt"))
+        finally:
+            os.close(other)
+        chain.append(RecordDraft(tool="Read", category="file_read", target="c.txt"))
+        assert chain.record_count == 2
