@@ -79,7 +79,8 @@ SECRET_EXPOSURE = "secret_exposure"
 PROTECTED_FILE_CHANGED = "protected_file_changed"
 """A persona file or a ``protect:`` file was created, modified or deleted (or hard-linked)."""
 FILES_DELETED = "files_deleted"
-"""At least one file was deleted (``effects.trackedDeleted`` counts the git-tracked ones)."""
+"""At least one file was deleted (``effects.trackedDeleted`` counts the git-tracked ones), or a
+tracked file that had content was emptied (``effects.emptied``)."""
 DIRECTORY_DELETED = "directory_deleted"
 """At least one directory was deleted."""
 OUTPUT_PARTLY_SCANNED = "output_partly_scanned"
@@ -294,7 +295,7 @@ def _effect_alerts(effects: Effects) -> list[str]:
     alerts: list[str] = []
     if effects.protected:
         alerts.append(PROTECTED_FILE_CHANGED)
-    if effects.deleted:
+    if effects.deleted or effects.emptied:
         alerts.append(FILES_DELETED)
     if effects.deleted_dirs:
         alerts.append(DIRECTORY_DELETED)

@@ -38,6 +38,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pytest_harness_audit.inspect.effect_set import RECORD_LIMIT as RECORD_LIMIT
+from pytest_harness_audit.inspect.effect_set import Effects as Effects
 from pytest_harness_audit.policy.glob import translate_glob
 from pytest_harness_audit.policy.sensitive import is_memory_path
 
@@ -54,8 +56,6 @@ RACY_NS = 50_000_000
 MAX_DIGEST_BYTES = 16 * 1024 * 1024
 #: A walk stops after this many entries; the snapshot then says it is incomplete.
 MAX_ENTRIES = 500_000
-#: Paths listed per kind in :meth:`Effects.to_record`; the rest is counted.
-RECORD_LIMIT = 100
 
 Stat = tuple[int, int, int, int]
 """``(size, mtime_ns, inode, mode)`` of one file or symlink."""
@@ -352,49 +352,6 @@ def git_entries(path: str, relative: str, files: dict[str, Stat], dirs: set[str]
             dirs.add(f"{relative}/{name}")
 
 
-@dataclass(frozen=True)
-class Effects:
-    """What changed between two snapshots; every path relative to the workspace, sorted."""
-
-    deleted: tuple[str, ...] = ()
-    modified: tuple[str, ...] = ()
-    created: tuple[str, ...] = ()
-    protected: tuple[str, ...] = ()
-    deleted_dirs: tuple[str, ...] = ()
-    renamed: tuple[tuple[str, str], ...] = ()
-    tracked_deleted: tuple[str, ...] = ()
-    complete: bool = True
-    #: Memory files created, modified or deleted.
-    memory: tuple[str, ...] = ()
-
-    def __bool__(self) -> bool:
-        return bool(self.deleted or self.modified or self.created or self.deleted_dirs)
-
-    def to_record(self, limit: int = RECORD_LIMIT) -> dict[str, object]:
-        """The record's ``effects`` field: non-empty kinds only, each list cut to ``limit``
-        paths with a ``<kind>Count`` beside it when longer; ``trackedDeleted`` is a count."""
-        record: dict[str, object] = {}
-        kinds: Iterable[tuple[str, Sequence[object]]] = (
-            ("deleted", self.deleted),
-            ("deletedDirs", self.deleted_dirs),
-            ("modified", self.modified),
-            ("created", self.created),
-            ("protected", self.protected),
-            ("memory", self.memory),
-            ("renamed", [list(pair) for pair in self.renamed]),
-        )
-        for name, paths in kinds:
-            if paths:
-                record[name] = list(paths[:limit])
-                if len(paths) > limit:
-                    record[f"{name}Count"] = len(paths)
-        if self.tracked_deleted:
-            record["trackedDeleted"] = len(self.tracked_deleted)
-        if not self.complete:
-            record["incomplete"] = True
-        return record
-
-
 def _top_level(paths: Iterable[str]) -> tuple[str, ...]:
     ordered = sorted(paths)
     kept: list[str] = []
@@ -445,6 +402,7 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     lost = [path for path in deleted if path not in moved]
     tracked = before.tracked or frozenset()
     memory = sorted(p for p in (*deleted, *created, *modified) if is_memory_path(p))
+    emptied = [p for p in modified if p in tracked and old[p][0] > 0 and new[p][0] == 0]
     return Effects(
         deleted=tuple(lost),
         modified=tuple(modified),
@@ -455,6 +413,7 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
         tracked_deleted=tuple(path for path in lost if path in tracked),
         complete=complete,
         memory=tuple(memory),
+        emptied=tuple(emptied),
     )
 
 

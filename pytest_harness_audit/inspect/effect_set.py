@@ -1,0 +1,56 @@
+"""What changed between two workspace snapshots (:func:`~.effects.diff` makes it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+#: Paths listed per kind in :meth:`Effects.to_record`; the rest is counted.
+RECORD_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class Effects:
+    """What changed between two snapshots; every path relative to the workspace, sorted."""
+
+    deleted: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+    created: tuple[str, ...] = ()
+    protected: tuple[str, ...] = ()
+    deleted_dirs: tuple[str, ...] = ()
+    renamed: tuple[tuple[str, str], ...] = ()
+    tracked_deleted: tuple[str, ...] = ()
+    complete: bool = True
+    #: Memory files created, modified or deleted.
+    memory: tuple[str, ...] = ()
+    #: Tracked files that had content and are now empty (``: > f``, ``open(f, "w")``): their
+    #: content is lost as a deletion's is.
+    emptied: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.deleted or self.modified or self.created or self.deleted_dirs)
+
+    def to_record(self, limit: int = RECORD_LIMIT) -> dict[str, object]:
+        """The record's ``effects`` field: non-empty kinds only, each list cut to ``limit``
+        paths with a ``<kind>Count`` beside it when longer; ``trackedDeleted`` is a count."""
+        record: dict[str, object] = {}
+        kinds: Iterable[tuple[str, Sequence[object]]] = (
+            ("deleted", self.deleted),
+            ("deletedDirs", self.deleted_dirs),
+            ("modified", self.modified),
+            ("created", self.created),
+            ("protected", self.protected),
+            ("memory", self.memory),
+            ("emptied", self.emptied),
+            ("renamed", [list(pair) for pair in self.renamed]),
+        )
+        for name, paths in kinds:
+            if paths:
+                record[name] = list(paths[:limit])
+                if len(paths) > limit:
+                    record[f"{name}Count"] = len(paths)
+        if self.tracked_deleted:
+            record["trackedDeleted"] = len(self.tracked_deleted)
+        if not self.complete:
+            record["incomplete"] = True
+        return record
