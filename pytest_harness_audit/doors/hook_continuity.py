@@ -378,6 +378,9 @@ def after_event(
     except WitnessUnreadable:
         old = {}  # written anew (before_event recorded the problem)
     now = ChainState.read(storage, event.session_id)
+    settled = "transcriptOffset" in old or transcript_size(event.transcript) is None
+    if old.get("count") == now.count and old.get("first") == now.first and settled:
+        return  # nothing new (a pre step records nothing for an allowed call)
     data: dict[str, Any] = {
         "sessionId": event.session_id,
         "storage": os.path.realpath(storage),
