@@ -49,6 +49,7 @@ from pytest_harness_audit.doors.hook_asks import (
     settled_path,
     write_state,
 )
+from pytest_harness_audit.doors.hook_continuity import WitnessGuard, witness_dir
 from pytest_harness_audit.doors.hook_effects import (
     DEFAULT_ENTRY_LIMIT,
     PENDING_KEY,
@@ -208,6 +209,8 @@ def open_gate(
         door="hook",
     )
     gate.observers.extend(consoles(sys.stderr, policy.audit_level))  # record lines on stderr
+    # the continuity witnesses are evidence too: out of the agent's reach as the store is
+    gate.store_guard = WitnessGuard(storage, payload.cwd, witness_dir())
     root = workspace_root(payload.cwd)
     if root is None:
         return gate, None

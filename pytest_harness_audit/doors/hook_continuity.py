@@ -36,7 +36,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,7 @@ from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_i
 from pytest_harness_audit.errors import HarnessAuditError
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.seam import Outcome
-from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
+from pytest_harness_audit.gate.store_guard import TAMPER_ALERT, StoreGuard
 from pytest_harness_audit.policy import Policy
 
 #: The alert of a lost chain's record (beside ``tamper_attempt``).
@@ -85,6 +85,21 @@ def witness_path(storage: Path, session_id: str, environ: Mapping[str, str] | No
     """The witness file of ``session_id`` in the store ``storage`` (one folder per store)."""
     store = hashlib.sha256(os.path.realpath(storage).encode("utf-8", "surrogateescape"))
     return witness_dir(environ) / store.hexdigest()[:16] / f"{sanitize_session_id(session_id)}.json"
+
+
+class WitnessGuard(StoreGuard):
+    """The store rule for the hook door: the store, and the folder of continuity witnesses."""
+
+    def __init__(
+        self, store: str | os.PathLike[str], root: str | None, witnesses: str | os.PathLike[str]
+    ) -> None:
+        super().__init__(store, root)
+        self.witnesses = StoreGuard(witnesses, root)
+
+    def offending(self, targets: Iterable[str], params: Mapping[str, Any]) -> str | None:
+        """The first target (or parameter text) that touches the store or the witnesses."""
+        targets = list(targets)
+        return super().offending(targets, params) or self.witnesses.offending(targets, params)
 
 
 @dataclass(frozen=True)
@@ -434,6 +449,7 @@ __all__ = [
     "ChainState",
     "HookEvent",
     "Loss",
+    "WitnessGuard",
     "WitnessUnreadable",
     "after_event",
     "before_event",

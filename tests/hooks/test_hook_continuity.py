@@ -130,6 +130,14 @@ class Host:
         )
         return done.returncode, done.stdout
 
+    def script(self, action: str) -> Path:
+        """A script (written outside the project, as by an earlier call) doing ``action`` to
+        the witness ``w``, whose path it builds at run time: no call names it."""
+        hidden = str(self.witness())[::-1]
+        path = self.project.parent / f"s{self.number}.py"
+        path.write_text(f"import os\nw = {hidden!r}[::-1]\n{action}\n", encoding="utf-8")
+        return path
+
     def witness(self) -> Path:
         return witness_path(self.store, self.session, host_env())
 
@@ -257,7 +265,8 @@ def test_store_and_witness_both_erased_look_like_a_mid_session_install(tmp_path:
     host = Host(tmp_path)
     host.start()
     host.bash("echo one")
-    host.bash(f"{ERASE} && rm {host.witness()}")
+    remove = host.script("os.remove(w)")
+    host.bash(f"{ERASE} && python3 {remove}")
     host.bash("echo two")
     assert _lost(host) == []
     first = host.records()[0]
@@ -289,13 +298,44 @@ def test_a_witness_written_over_with_the_store_erased_warns(tmp_path: Path) -> N
     host = Host(tmp_path)
     host.start()
     host.bash("echo one")
-    host.bash(f"{ERASE} && echo garbage > {host.witness()}")
+    overwrite = host.script("open(w, 'w').write('garbage')")
+    host.bash(f"{ERASE} && python3 {overwrite}")
     host.bash("echo two")
     unknown = [r for r in host.records() if r["tool"] == "ContinuityUnknown"]
     assert len(unknown) == 1 and unknown[0]["alerts"] == ["witness_unreadable"]
     assert "unreadable (JSONDecodeError)" in unknown[0]["judged"]["reason"]
     assert host.verdict()[0] == Verdict.WARN
     assert json.loads(host.witness().read_text())["count"] == len(host.records())  # whole again
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf {dir}",
+        "rm {witness}",
+        "cat {witness}",
+        "echo '{{}}' > {witness}",
+        "cp /dev/null {witness}",
+        "W={dir}; rm -r $W",
+    ],
+)
+def test_a_call_naming_the_witnesses_is_refused(tmp_path: Path, command: str) -> None:
+    host = Host(tmp_path)
+    host.start()
+    witness = host.witness()
+    assert host.bash(command.format(dir=witness.parent.parent, witness=witness)) == "deny"
+    refused = [r for r in host.records() if r["tool"] == "Bash"]
+    assert "tamper_attempt" in refused[0]["alerts"] and witness.exists()
+    assert host.verdict()[0] == Verdict.FAIL
+
+
+@pytest.mark.parametrize("command", ["ls {parent}", "echo witness", "ls {parent}/.."])
+def test_calls_beside_the_witnesses_are_not_refused(tmp_path: Path, command: str) -> None:
+    host = Host(tmp_path)
+    host.start()
+    parent = host.witness().parent.parent.parent
+    assert host.bash(command.format(parent=parent)) == "none"
+    assert host.verdict()[0] == Verdict.PASS
 
 
 def test_parallel_first_events_are_not_a_loss(tmp_path: Path) -> None:
