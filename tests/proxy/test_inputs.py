@@ -218,6 +218,7 @@ def test_cli_usage_errors_are_one_line_and_exit_2(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(proxy_cmd, "_open_gate", lambda *args: StubGate(tmp_path))
+    monkeypatch.setattr(proxy_cmd, "_close_chain", lambda *args: True)  # the stub has no chain
     code = main(["--storage", str(tmp_path), "proxy", *arguments])
     assert code == 2
     lines = capsys.readouterr().err.strip().splitlines()
