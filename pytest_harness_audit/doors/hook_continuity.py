@@ -4,11 +4,11 @@ Each hook event is a fresh process, so no writer's witness survives in memory: a
 by a name the store rule cannot read (one built at run time) used to leave the next process to
 start a new chain at genesis, and the session to end with a valid, shorter chain. So the door
 keeps a small **continuity witness** per session *outside* the store (see :func:`witness_dir`):
-after every event it notes the chain's record count, the hash of its first line and, at the
-session's first event, how long the host's transcript was then. Before every event it compares:
+after every event it notes the chain's record count, the hash of its first line, its head and
+length (the anchor's) and, at the session's first event, how long the host's transcript was. Before every event it compares:
 
-* the witness names a chain (a record count, a first line) and there is none, fewer records,
-  or one that begins with another line: the chain was lost or replaced. The door records a
+* the witness names a chain and there is none, fewer records, one that begins with another
+  line, or one whose witnessed head no longer ends where it did: lost, cut or replaced. The door records a
   ``note`` (``ChainLost``) with the alerts ``chain_lost`` and ``tamper_attempt``, a FAIL part
   (``judged``) reading "the session's chain was lost: N earlier records missing" and, from the
   transcript (``transcript_path``), the tool calls made since the witness was first written
@@ -104,10 +104,13 @@ class WitnessGuard(StoreGuard):
 
 @dataclass(frozen=True)
 class ChainState:
-    """What the store holds of a session now: its record count and first line's hash."""
+    """What the store holds of a session now: its record count, first line's hash and, from its
+    anchor, its head (the last line's hash) and byte length."""
 
     count: int
     first: str | None
+    head: str | None = None
+    size: int | None = None
 
     @classmethod
     def read(cls, storage: Path, session_id: str) -> ChainState:
@@ -125,7 +128,24 @@ class ChainState:
             anchor = read_anchor(paths.anchor)
         except (OSError, ValueError, HarnessAuditError):
             anchor = None
-        return cls(anchor.count if anchor is not None else _count_lines(paths.chain), first)
+        if anchor is None:
+            return cls(_count_lines(paths.chain), first)
+        return cls(anchor.count, first, anchor.head, anchor.size)
+
+
+def line_hash_ending_at(path: Path, size: int) -> str | None:
+    """The hash of the chain's line that ends at byte ``size`` (``None``: there is none)."""
+    start = max(0, size - _FIRST_LINE_MAX)
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            body = handle.read(size - start)
+    except (OSError, ValueError):
+        return None
+    if len(body) != size - start or not body.endswith(b"\n"):
+        return None  # the chain is shorter, or no line ends there
+    cut = body.rfind(b"\n", 0, len(body) - 1)
+    return hashlib.sha256(body[cut + 1 : -1]).hexdigest() if cut >= 0 or start == 0 else None
 
 
 def _count_lines(path: Path) -> int:
@@ -292,11 +312,23 @@ def find_loss(
         how, missing = "replaced", seen
     elif now.count < seen:
         how, missing = "shortened", seen - now.count
+    elif not _holds(storage, event.session_id, witness):
+        how, missing = "replaced", seen  # the witnessed records were rewritten (then extended)
     else:
         return None
     offset = witness.get("transcriptOffset")
     calls = transcript_tool_uses(event.transcript, offset if isinstance(offset, int) else 0)
     return Loss(how, missing, tuple(c for c in calls if c != event.tool_use_id))
+
+
+def _holds(storage: Path, session_id: str, witness: Mapping[str, Any]) -> bool:
+    """Whether the chain still ends its first ``count`` records where the witness saw them end
+    (the line ending at byte ``size`` hashes to ``head``); a witness without them passes."""
+    size, head = witness.get("size"), witness.get("head")
+    if not isinstance(size, int) or not isinstance(head, str):
+        return True
+    chain = StorageLayout.at(storage).paths(session_id).chain
+    return line_hash_ending_at(chain, size) == head
 
 
 def record_loss(storage: Path, policy: Policy, event: HookEvent, loss: Loss) -> None:
@@ -394,7 +426,8 @@ def after_event(
         old = {}  # written anew (before_event recorded the problem)
     now = ChainState.read(storage, event.session_id)
     settled = "transcriptOffset" in old or transcript_size(event.transcript) is None
-    if old.get("count") == now.count and old.get("first") == now.first and settled:
+    same = (old.get("count"), old.get("first"), old.get("head")) == (now.count, now.first, now.head)
+    if same and settled:
         return  # nothing new (a pre step records nothing for an allowed call)
     data: dict[str, Any] = {
         "sessionId": event.session_id,
@@ -404,6 +437,8 @@ def after_event(
         "first": now.first,
         "updated": time.time(),
     }
+    if now.head is not None and now.size is not None:
+        data.update(head=now.head, size=now.size)
     if "transcriptOffset" in old:
         data["transcriptOffset"] = old["transcriptOffset"]
     else:

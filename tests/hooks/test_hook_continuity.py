@@ -230,6 +230,35 @@ def test_a_rolled_back_store_is_recorded_as_cut_short(tmp_path: Path) -> None:
     assert host.verdict()[0] == Verdict.FAIL
 
 
+def test_a_rolled_back_store_extended_past_the_witness_is_recorded_as_replaced(
+    tmp_path: Path,
+) -> None:
+    """The old copy put back and lengthened with valid records (links and anchor recomputed by
+    the writer itself, out of the witness's sight) to as many records as the witness saw: the
+    line the witness saw last is no longer where it ended."""
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    saved = tmp_path / "saved"
+    shutil.copytree(host.store, saved)
+    host.bash("echo two")
+    host.bash("echo three")
+    seen = json.loads(host.witness().read_text())["count"]
+    shutil.rmtree(host.store)
+    shutil.copytree(saved, host.store)
+    elsewhere = host_env(HARNESS_AUDIT_WITNESS_DIR=str(tmp_path / "elsewhere"))
+    payload = {**host.base("SessionStart"), "source": "resume"}
+    while len(host.records()) < seen + 1:
+        assert (
+            hook(host.store, "session-start", payload, "--preset", "safety", env=elsewhere)[0] == 0
+        )
+    assert verify_chain(host.store, SESSION).valid
+    host.bash("echo four")
+    lost = _lost(host)
+    assert len(lost) == 1 and lost[0]["continuity"]["how"] == "replaced"
+    assert host.verdict()[0] == Verdict.FAIL
+
+
 def test_a_forged_chain_put_in_the_store_is_recorded_as_replaced(tmp_path: Path) -> None:
     """A chain of the same session written elsewhere (valid links, its own anchor) put in
     place of the real one: its first record is not the one the witness saw."""
