@@ -5,27 +5,22 @@ by a name the store rule cannot read (one built at run time) used to leave the n
 start a new chain at genesis, and the session to end with a valid, shorter chain. So the door
 keeps a small **continuity witness** per session *outside* the store (see :func:`witness_dir`):
 after every event it notes the chain's record count, the hash of its first line, its head and
-length (the anchor's) and, at the session's first event, how long the host's transcript was. Before every event it compares:
+length (the anchor's) and, at the session's first event, how long the host's transcript was.
+Before every event it compares:
 
 * the witness names a chain and there is none, fewer records, one that begins with another
-  line, or one whose witnessed head no longer ends where it did: lost, cut or replaced. The door records a
-  ``note`` (``ChainLost``) with the alerts ``chain_lost`` and ``tamper_attempt``, a FAIL part
-  (``judged``) reading "the session's chain was lost: N earlier records missing" and, from the
-  transcript (``transcript_path``), the tool calls made since the witness was first written
-  that the lost chain held;
-* no witness and no chain at an event other than ``SessionStart``, while the transcript already
-  holds tool calls: the hooks were installed in the middle of the session. Nothing was lost
-  (nothing was ever recorded), so the door records a plain ``session`` note of how many tool
-  calls came before, and the verdict is not touched, unless that first event closes a call
-  (``PostToolUse``, ``PostToolUseFailure``) whose start the door never
-  saw: the hooks came during the call, or the call erased the store and the witness too, so
-  the note WARNs (alert ``first_seen_after_call``);
-* a witness that exists and cannot be read, or is not a witness (made unreadable, written over):
-  a ``ContinuityUnknown`` note WARNs (alert ``witness_unreadable``), at every event until the
-  door can read it again.
+  line, or one whose witnessed head no longer ends where it did: lost, cut or replaced. The
+  door records a ``note`` (``ChainLost``, alerts ``chain_lost`` and ``tamper_attempt``) with a
+  FAIL part: "the session's chain was lost: N earlier records missing", and the tool calls of
+  the transcript (``transcript_path``) made since the witness was first written;
+* no witness and no chain at an event other than ``SessionStart``, while the transcript holds
+  tool calls: the hooks were installed mid-session. Nothing was ever recorded, so nothing was
+  lost: a ``session`` note says how many calls came before, and the verdict is not touched,
+  unless that event closes a call (``PostToolUse``, ``PostToolUseFailure``) whose start the
+  door never saw (the hooks came during it, or it erased store and witness): then it WARNs;
+* a witness that cannot be read or is not JSON (written over): a ``ContinuityUnknown`` WARN.
 
-What it cannot tell: a witness deleted along with the store looks like a first event (the loss
-is then undetectable by the door alone, as is a store deleted before the door's first event).
+A witness erased with the store (by names built at run time) looks like a first event.
 """
 
 from __future__ import annotations
