@@ -12,6 +12,7 @@ the gate of session ``ID`` and lands in that session's audit chain under ``--sto
 from __future__ import annotations
 
 import argparse
+import contextlib
 import secrets
 import signal
 import sys
@@ -114,20 +115,24 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         anyio.run(_serve, proxy, http, session_id)
-    except HarnessAuditError:
-        raise
-    except Exception as exc:
-        inner = _harness_error_in(exc)
-        if inner is None:
+    except BaseException as exc:
+        _close_inspections(gate)
+        with contextlib.suppress(Exception):  # the error on its way out is the one to report
+            gate.chain.close()
+        inner = _harness_error_in(exc) if isinstance(exc, Exception) else None
+        if isinstance(exc, HarnessAuditError) or inner is None:
             raise
         raise inner from None
-    finally:
-        for inspection in getattr(gate, "inspectors", ()):
-            close = getattr(inspection, "close", None)
-            if close is not None:
-                close()
-        valid = _close_chain(gate, Path(args.storage), session_id, policy.show_r6_status)
+    _close_inspections(gate)
+    valid = _close_chain(gate, Path(args.storage), session_id, policy.show_r6_status)
     return 0 if valid else 1
+
+
+def _close_inspections(gate: Any) -> None:
+    for inspection in getattr(gate, "inspectors", ()):
+        close = getattr(inspection, "close", None)
+        if close is not None:
+            close()
 
 
 def _close_chain(gate: Any, storage: Path, session_id: str, show_status: bool) -> bool:
