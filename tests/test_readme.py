@@ -380,7 +380,7 @@ def check_hook_config(block: Block, **_: Any) -> None:
         for matcher in matchers
         for hook in matcher["hooks"]
     ]
-    assert len(commands) == 5
+    assert len(commands) == 8
     for command in commands:
         argv = shlex.split(command)
         assert argv[0] == "harness-audit", command
