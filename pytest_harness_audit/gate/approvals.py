@@ -169,24 +169,6 @@ class Approvals:
         finally:
             os.close(descriptor)
         return self.terminated
-        try:
-            handle = open(chain, "rb")  # noqa: SIM115 - closed below
-        except FileNotFoundError:
-            return None
-        with handle:
-            handle.seek(self._read_offset)
-            carry = b""
-            while self.terminated is None:
-                block = handle.read(_READ_BLOCK)
-                if not block:
-                    break
-                data = carry + block
-                end = data.rfind(b"\n") + 1  # a line still being written waits for next time
-                carry = data[end:]
-                self._read_offset += end
-                if _TERMINATE_MARK in data[:end]:
-                    self.terminated = _terminate_reason(data[:end])
-        return self.terminated
 
     def set(self, approver: Approver | None, name: str = "scripted") -> None:
         """Use ``approver`` (named ``name`` in the records) for calls decided ``ask``."""
