@@ -20,6 +20,7 @@ import anyio.abc
 
 from pytest_harness_audit.doors.proxy.config import UpstreamSpec
 from pytest_harness_audit.doors.proxy.errors import ProxyError, UpstreamStartError
+from pytest_harness_audit.doors.proxy.reachability import first_of
 from pytest_harness_audit.doors.proxy.upstream import (
     ClientRequestSink,
     NotificationSink,
@@ -166,22 +167,10 @@ class UpstreamPool:
             # A process that ended stays ended; calls to it fail fast.
             await self._stop.wait()
         else:
-            await _first_of(self._stop, upstream.reconnector.wanted)
+            await first_of(self._stop, upstream.reconnector.wanted)
 
 
 def _reconnect_error(spec: UpstreamSpec, exc: UpstreamStartError) -> str:
     if exc.reason.startswith("unreachable"):
         return f"upstream {spec.name!r} {exc.reason}"
     return f"upstream {spec.name!r} could not reconnect: {exc.reason}"
-
-
-async def _first_of(*events: anyio.Event) -> None:
-    """Return as soon as one of ``events`` is set."""
-    async with anyio.create_task_group() as group:
-
-        async def wait(event: anyio.Event) -> None:
-            await event.wait()
-            group.cancel_scope.cancel()
-
-        for event in events:
-            group.start_soon(wait, event)

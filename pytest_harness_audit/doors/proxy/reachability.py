@@ -109,3 +109,15 @@ class Reconnector:
         self.wanted = anyio.Event()
         current.error = error
         current.finished.set()
+
+
+async def first_of(*events: anyio.Event) -> None:
+    """Return as soon as one of ``events`` is set."""
+    async with anyio.create_task_group() as group:
+
+        async def wait(event: anyio.Event) -> None:
+            await event.wait()
+            group.cancel_scope.cancel()
+
+        for event in events:
+            group.start_soon(wait, event)

@@ -12,7 +12,7 @@ cassette lacks starts it (once, in the pool's task that holds this upstream) and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, TypeVar, cast
 
@@ -33,6 +33,7 @@ from pytest_harness_audit.doors.proxy.cassette_sessions import CassetteSession
 from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
 from pytest_harness_audit.doors.proxy.config import UpstreamSpec
 from pytest_harness_audit.doors.proxy.errors import UpstreamStartError
+from pytest_harness_audit.doors.proxy.reachability import first_of
 from pytest_harness_audit.doors.proxy.upstream import ClientRequestSink, Upstream
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
@@ -205,7 +206,7 @@ class ReplayUpstream(Upstream):
         cassette lacks needs it (``opener``; ``None``: never)."""
         try:
             if opener is not None:
-                await _first_of((stop, self._wanted))
+                await first_of(stop, self._wanted)
             if opener is None or stop.is_set():
                 await stop.wait()
                 return
@@ -230,14 +231,3 @@ def answer_form(answer: BaseModel) -> dict[str, Any]:
     if isinstance(answer, types.ErrorData):
         return {"error": dump(answer)}
     return {"result": dump(answer)}
-
-
-async def _first_of(events: Sequence[anyio.Event]) -> None:
-    async with anyio.create_task_group() as group:
-
-        async def wait(event: anyio.Event) -> None:
-            await event.wait()
-            group.cancel_scope.cancel()
-
-        for event in events:
-            group.start_soon(wait, event)
