@@ -7,10 +7,12 @@ proxy to a real ``mcp`` client session with no upstream process.
 
 from __future__ import annotations
 
+import random
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -516,23 +518,41 @@ def test_elicitation_and_roots_during_a_call_are_asked_again_on_replay(
 
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A free loopback port below the ephemeral range.
+
+    A port the kernel hands out for outgoing connections could be taken by one (or by a client
+    connecting to itself) while a test's server is down, and the restart would then fail.
+    """
+    for _ in range(100):
+        candidate = random.randrange(20000, 32000)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", candidate))
+            except OSError:
+                continue
+            return candidate
+    raise AssertionError("no free loopback port below the ephemeral range")
 
 
 def serve_library_http(port: int) -> subprocess.Popen[bytes]:
     """The library server on streamable HTTP, once it accepts connections."""
-    process = subprocess.Popen(
-        [*LIBRARY, "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    for _ in range(200):
+    # a pipe left unread would stall a server that logs each request: its errors go to a file
+    log_path = Path(tempfile.mkstemp(suffix=".log")[1])
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [*LIBRARY, "--http", str(port)], stdout=subprocess.DEVNULL, stderr=log
+        )
+    deadline = time.monotonic() + 60  # a loaded CI machine imports the SDK slowly
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            error = log_path.read_text(encoding="utf-8", errors="replace")
+            raise AssertionError(f"the library server exited: {error[-2000:]}")
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", port)) == 0:
                 return process
         time.sleep(0.05)
     process.kill()
-    raise AssertionError("the library server did not start")
+    raise AssertionError("the library server did not start within 60 s")
 
 
 @pytest.mark.slow
