@@ -11,6 +11,11 @@ and, one line per corpus call, its decisions under its ``safety`` preset and und
 Every call this project decides otherwise (decision or rule) is put in one class, tried in this
 order, each on evidence from the call itself:
 
+* ``preset rules`` (``safety`` only) — this project's engine, given the reference's own four
+  ``safety`` rules (``reference_safety.json``, as the reference text words them), decides the call
+  exactly as the reference did: the difference comes from the rules this project's ``safety``
+  adds or words more widely (the reference's later preset: memory writes, credential files such
+  as ``~/.ssh/config``, ...), not from reading the call otherwise;
 * ``MCP categories`` — an ``mcp__…`` tool: the reference puts every MCP tool in ``unknown``;
 * ``full-length matching`` — the reference matched a ``command`` cut to 80 characters and
   ``...``; given that cut text, this project decides otherwise than on the whole command (what
@@ -40,7 +45,10 @@ from pytest_harness_audit.policy.glob import translate_glob
 
 DEFAULT_DIR = Path("../shared/bench/reference")
 DECISION_FILES = {"safety": "decisions-safety.jsonl", "policy-50": "decisions-50.jsonl"}
+REFERENCE_SAFETY = Path(__file__).with_name("reference_safety.json")
+"""The reference's measured ``safety`` preset: its four rules, in this project's policy format."""
 CLASSES = (
+    "preset rules",
     "MCP categories",
     "full-length matching",
     "effects",
@@ -173,8 +181,17 @@ def classify(
     params: Mapping[str, Any],
     ours: Any,
     reference: tuple[str, str | None],
+    reference_rules: Any = None,
 ) -> str:
-    """The class of one difference (see the module docstring)."""
+    """The class of one difference (see the module docstring).
+
+    ``reference_rules`` is the reference's own preset in this project's engine, when the policy
+    compared is a preset of this project's that differs from it (``safety``).
+    """
+    if reference_rules is not None:
+        again = reference_rules.evaluate(tool, params)
+        if (again.decision, again.rule_id) == reference:
+            return "preset rules"
     if tool.startswith("mcp__"):
         return "MCP categories"
     command = params.get("command")
@@ -214,6 +231,7 @@ def compare(
     policy: Any,
     calls: Sequence[tuple[str, dict[str, Any]]],
     reference: Mapping[int, tuple[str, str | None]],
+    reference_rules: Any = None,
 ) -> Comparison:
     """Evaluate every call afresh and class each difference from the reference's decision."""
     result = Comparison(name, len(calls))
@@ -225,7 +243,7 @@ def compare(
         ours = policy.evaluate(tool, params)
         if (ours.decision, ours.rule_id) == expected:
             continue
-        kind = classify(policy, tool, params, ours, expected)
+        kind = classify(policy, tool, params, ours, expected, reference_rules)
         result.counts[kind] += 1
         shown = result.examples.setdefault(kind, [])
         if len(shown) < _EXAMPLES:

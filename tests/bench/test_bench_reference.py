@@ -80,6 +80,29 @@ def test_each_difference_gets_its_class(corpus):
         assert reference.classify(policy, tool, params, ours, expected) == kind, (tool, params)
 
 
+def test_a_difference_the_reference_rules_explain_is_a_preset_rule():
+    policy = Policy.preset("safety")
+    reference_rules = Policy.load(reference.REFERENCE_SAFETY)
+    assert [r.id for r in reference_rules.rules] == [
+        "deny-destructive-commands",
+        "deny-secret-files",
+        "deny-persona-write",
+        "warn-network",
+    ]
+    # a credential file the reference's four globs miss: same reading, a wider rule
+    ssh = ("Read", {"file_path": "/home/dev/.ssh/config"})
+    ours = policy.evaluate(*ssh)
+    assert ours.decision == "deny"
+    assert reference.classify(policy, *ssh, ours, ("allow", None), reference_rules) == (
+        "preset rules"
+    )
+    # a command read otherwise is still a reading difference, whatever the rules
+    push = ("Bash", {"command": "git push"})
+    ours = policy.evaluate(*push)
+    kind = reference.classify(policy, *push, ours, ("allow", None), reference_rules)
+    assert kind == "shell reading"
+
+
 def test_segment_aware_globs_class_the_slash_swallowing_difference(corpus):
     policy = Policy.load(corpus / "policy-50.json")
     calls = [(t, p) for t, p, _ in CALLS_50]
@@ -107,8 +130,12 @@ def test_vs_reference_prints_figures_from_the_file_and_the_difference_table(corp
     assert "synthetic engine" in out
     assert f"{len(CALLS) + len(CALLS_50)} of {len(CALLS) + len(CALLS_50)} calls compared" in out
     safety = out[out.index("reference, safety") : out.index("reference, policy-50")]
-    for kind in ("full-length matching", "shell reading", "effects", "MCP categories"):
+    # `rm build/output.log` and the two `.env` writes: the reference's own four rules, read by
+    # this engine, allow them too, so what decides is a rule this project's safety adds
+    assert f"  {'preset rules':<22} {3:>7,}" in safety
+    for kind in ("full-length matching", "shell reading", "MCP categories"):
         assert f"  {kind:<22} {1:>7,}" in safety
+    assert f"  {'effects':<22} {0:>7,}" in safety
     assert "unclassified: #7 Read" in safety  # examples of what no class explains
     assert f"  {'segment-aware **/':<22} {1:>7,}" in out[out.index("reference, policy-50") :]
 
