@@ -19,6 +19,7 @@ DECISIONS = [
     ("Write", {"file_path": "config/credentials.json"}, "deny", "deny-secret-files"),
     ("Edit", {"file_path": "MEMORY.md"}, "warn", "warn-memory-write"),
     ("Write", {"file_path": "Soul.md"}, "deny", "deny-persona-write"),
+    ("Write", {"file_path": "memory/SOUL.md"}, "deny", "deny-persona-write"),
     ("WebFetch", {"url": "https://example.com/"}, "warn", "warn-network"),
 ]
 

@@ -60,12 +60,12 @@ def test_safety_shape() -> None:
         "warn-file-delete",
         "effect-file-deletion",
         "deny-secret-files",
+        "deny-persona-write",
+        "deny-exec-config-write",
         "warn-memory-write",
         "effect-memory-write",
         "warn-history-read",
         "unreadable-command",
-        "deny-persona-write",
-        "deny-exec-config-write",
         "warn-network",
     ]
     for r in SAFETY.rules:
