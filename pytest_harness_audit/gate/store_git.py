@@ -6,6 +6,9 @@ and the session file vanish, and a later ``stash pop`` brings an older chain bac
 ``git add --force .`` puts them in the index, so a later plain ``git stash`` or ``git checkout``
 rolls the chain back to what was committed. Neither names the store. When the store lies in the
 work tree the workspace lies in, these commands are judged as touching it.
+
+A command is judged by the words the shell reading gives it, so an option's value keeps its
+boundaries: ``git stash push -m 'x -a'`` has the message ``x -a``, not the flag ``-a``.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ import itertools
 import os
 import re
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pytest_harness_audit.policy.shell import read_command
 
 #: Global options of git that take a value (as a separate word).
 _GLOBAL_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
@@ -45,6 +51,49 @@ def worktree_top(path: str) -> str | None:
         if parent == current:
             return None
         current = parent
+
+
+class CallCommands:
+    """The simple commands of one call the store rule has read, joined as the targets list them.
+
+    The targets of a call list its command and then each simple command's words joined by
+    spaces, which no longer shows where a word ends (``-m 'x -a'`` reads ``-m x -a``). Met
+    later as a text of its own, such a joined form was already judged with its word boundaries
+    and is skipped — unless the call gave that very text as a parameter (then it is a command
+    of its own, and judged as one).
+    """
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        self._given = {value for value in params.values() if isinstance(value, str)}
+        self._joined: set[str] = set()
+
+    def judged(self, text: str) -> bool:
+        """Whether ``text`` is a simple command of a command read before in this call."""
+        return text in self._joined and text not in self._given
+
+    def read(self, text: str, root: str | None) -> list[list[str]]:
+        """The simple commands of ``text`` (noting their joined forms)."""
+        commands = read_command(text, root).commands
+        for argv in commands:
+            joined = " ".join(argv)
+            if joined != text:
+                self._joined.add(joined)
+        return commands
+
+
+def command_moves_ignored_files(
+    text: str, repo: str | None, reaches: Callable[[str], bool], seen: CallCommands
+) -> bool:
+    """Whether the command ``text`` runs a git command that carries ignored files away (see
+    :func:`moves_ignored_files`), judged on the words the shell reading gives each of its
+    simple commands; ``seen`` holds what the call's earlier texts read (see
+    :class:`CallCommands`)."""
+    if seen.judged(text):
+        return False
+    return any(
+        argv and os.path.basename(argv[0]) == "git" and moves_ignored_files(argv, repo, reaches)
+        for argv in seen.read(text, repo)
+    )
 
 
 def moves_ignored_files(

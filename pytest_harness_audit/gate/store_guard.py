@@ -16,7 +16,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_harness_audit.gate.auditor_runs import runs_auditor
-from pytest_harness_audit.gate.store_git import moves_ignored_files, worktree_top
+from pytest_harness_audit.gate.store_git import (
+    CallCommands,
+    command_moves_ignored_files,
+    worktree_top,
+)
 
 #: The rule id of refused calls.
 STORE_RULE_ID = "protect-audit-store"
@@ -60,6 +64,7 @@ class StoreGuard:
     def offending(self, targets: Iterable[str], params: Mapping[str, Any]) -> str | None:
         """The first target (or parameter text) that touches the store, else ``None``."""
         checked: set[str] = set()
+        commands = CallCommands(params)  # the commands read so far, with word boundaries
         for target in targets:
             kind, path = _split(target)
             if kind in _SKIPPED or not path or len(path) > _MAX_PATH or "\0" in path:
@@ -74,7 +79,7 @@ class StoreGuard:
                 return target  # a glob the reading could not list (`../a*/audit/*.jsonl`)
             if _UNKNOWN.search(path) and self._unknown_reaches(path):
                 return target  # a run-time prefix, a known tail (`$(dirname $PWD)/audit/…`)
-            if not kind and (self._moves_store(path) or runs_auditor(path)):
+            if not kind and (self._moves_store(path, commands) or runs_auditor(path)):
                 return target
             if "$" in path and self._through_environment(kind, path):
                 return target  # `$HARNESS_AUDIT_DIR/audit/…`: a variable the agent's shell has
@@ -137,14 +142,12 @@ class StoreGuard:
                 return True
         return False
 
-    def _moves_store(self, text: str) -> bool:
-        """Whether a simple command (as the reading lists it) makes git carry the store away."""
+    def _moves_store(self, text: str, commands: CallCommands) -> bool:
+        """Whether a command (or a simple command as the reading lists it) makes git carry the
+        store away."""
         if self._shared_repo is None or "git" not in text:
             return False
-        words = text.split()
-        if not words or os.path.basename(words[0]) != "git":
-            return False
-        return moves_ignored_files(words, self.root, self._holds_store)
+        return command_moves_ignored_files(text, self.root, self._holds_store, commands)
 
     def _holds_store(self, path: str) -> bool:
         resolved = self._resolve(path)
