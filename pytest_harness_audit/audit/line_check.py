@@ -6,7 +6,7 @@ index and, when asked, the session's id — passes on orjson's parse. Every othe
 the standard library (strict UTF-8, no NaN or Infinity), which decides the verdict and gives the
 reason. Both paths agree on the lines the quick one accepts: what orjson parses, the standard
 library parses to the same value, except nesting deeper than the interpreter's recursion limit,
-which needs more than ``_NESTING_BRACKETS`` brackets: such a line takes the standard path.
+which needs more than ``NESTING_BRACKETS`` brackets: such a line takes the standard path.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ from pytest_harness_audit.audit.anchor import GENESIS
 from pytest_harness_audit.audit.errors import AuditError
 from pytest_harness_audit.audit.storage import sanitize_session_id
 
-_NESTING_BYTES = 1_800
-_NESTING_BRACKETS = 900
+#: A line longer than ``NESTING_BYTES`` with at least ``NESTING_BRACKETS`` brackets may nest
+#: deeper than the standard library parses: it is never accepted on orjson's parse alone.
+NESTING_BYTES = 1_800
+NESTING_BRACKETS = 900
 _loads = orjson.loads
 _DecodeError = orjson.JSONDecodeError
 _new_check = object.__new__
@@ -88,7 +90,7 @@ def check_line(
     A plainly good line is parsed by orjson (see the module docstring); anything else, by the
     standard library, which gives the reason.
     """
-    if len(line) <= _NESTING_BYTES or line.count(b"[") + line.count(b"{") < _NESTING_BRACKETS:
+    if len(line) <= NESTING_BYTES or line.count(b"[") + line.count(b"{") < NESTING_BRACKETS:
         try:
             record = _loads(line)
         except _DecodeError:

@@ -12,8 +12,12 @@ import os
 from binascii import hexlify
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import islice
+from io import BytesIO
+from operator import itemgetter, methodcaller
 
+import orjson
+
+from pytest_harness_audit.audit import line_check as _line_check
 from pytest_harness_audit.audit.anchor import GENESIS, Anchor
 from pytest_harness_audit.audit.errors import AuditError
 from pytest_harness_audit.audit.line_check import (
@@ -27,6 +31,13 @@ _CHUNK = 1 << 20
 # How the chain writer ends every record (see records.py): provenance last, index, 64-hex link.
 _WRITER_TAIL = b',"actionIndex":%d,"prevRecordHash":"%b"}}'
 _MAX_ERRORS = 100
+_sha256 = hashlib.sha256
+_digest = methodcaller("digest")
+_hexdigest = methodcaller("hexdigest")
+_loads = orjson.loads
+# A line without its newline (``readlines`` finds the newlines with ``memchr``, where
+# ``bytes.split`` compares byte by byte).
+_cut = itemgetter(slice(None, -1))
 __all__ = ["Failure", "LineCheck", "Scan", "check_line", "parse_record_line", "scan_file"]
 
 
@@ -200,26 +211,42 @@ def _scan_lines(scan: Scan, lines: list[bytes]) -> None:
 
 
 def _parsed_run(scan: Scan, lines: list[bytes], start: int, total: int) -> int:
-    """Check good lines in full (``check_line``) with less bookkeeping than ``_full_line``.
+    """Check good lines in full with less bookkeeping than ``_full_line``.
 
     Inside the anchored range (or without anchor), up to the next watched count; stops before
-    the first line that is not plainly good, which ``_full_line`` then checks and reports.
+    the first line that is not plainly good, which ``_full_line`` then checks and reports. A
+    plainly good line is what ``check_line`` accepts on orjson's parse with a full-length link:
+    every line is parsed, its ``provenance`` read once; the hashes are taken in one pass first.
     """
     anchor = scan.anchor
     limit = anchor.count if anchor is not None else scan.count + total
     if 0 <= scan.next_watch < limit:
         limit = scan.next_watch
     stop = min(total, start + limit - scan.count)
-    check = check_line
-    sha256 = hashlib.sha256
+    if stop <= start:
+        return start
+    batch = lines[start:stop]
     session_id = scan.session_id
+    loads = _loads
+    nesting_bytes, nesting_brackets = _line_check.NESTING_BYTES, _line_check.NESTING_BRACKETS
     head = scan.head
     first = index = scan.expected_index
-    for line in islice(lines, start, stop):
-        result = check(line, head, index, session_id)
-        if not result.ok or result.legacy:
+    for line, digest in zip(batch, map(_hexdigest, map(_sha256, batch)), strict=True):
+        if len(line) > nesting_bytes and line.count(b"[") + line.count(b"{") >= nesting_brackets:
+            break  # nesting orjson accepts and the standard library may not: ``check_line``
+        try:
+            provenance = loads(line)["provenance"]
+        except (KeyError, TypeError, ValueError):  # not an object with provenance, not JSON
             break
-        head = sha256(line).hexdigest()
+        if (
+            type(provenance) is not dict
+            or provenance.get("prevRecordHash") != head
+            or type(provenance.get("actionIndex")) is not int
+            or provenance["actionIndex"] != index
+            or (session_id is not None and provenance.get("sessionId") != session_id)
+        ):
+            break
+        head = digest
         index += 1
     advanced = index - first
     if advanced:
@@ -237,28 +264,29 @@ def _tail_checked_run(scan: Scan, lines: list[bytes], start: int, stop: int) -> 
     """Accept lines by their tail (no parse) from ``start`` until one differs or ``stop``.
 
     Returns the position of the first line not accepted. Sound only inside the anchored range;
-    see the module docstring.
+    see the module docstring. The hashes, the expected tails and the comparisons are each one
+    pass in C over the run (``map``), not a Python step per line.
     """
-    sha256 = hashlib.sha256
-    tail = scan.tail
-    first_index = index = scan.expected_index
-    prev_hex = scan.head.encode("ascii")
-    prev_prev = prev_hex
-    last = None
-    for line in islice(lines, start, stop):
-        if not line.endswith(tail % (index, prev_hex)):
-            break
-        last = line
-        prev_prev = prev_hex
-        prev_hex = hexlify(sha256(line).digest())
-        index += 1
-    advanced = index - first_index
+    if stop <= start:
+        return start
+    batch = lines[start:stop]
+    first_index = scan.expected_index
+    digests = list(map(hexlify, map(_digest, map(_sha256, batch))))
+    links = [scan.head.encode("ascii"), *digests]
+    # ``links`` holds one more hash than there are lines: the run's new head.
+    indexes = range(first_index, first_index + len(batch))
+    expected = map(scan.tail.__mod__, zip(indexes, links, strict=False))
+    matches = list(map(bytes.endswith, batch, expected))
+    try:
+        advanced = matches.index(False)
+    except ValueError:
+        advanced = len(batch)
     if advanced:
         scan.count += advanced
-        scan.expected_index = index
-        scan.tail_checked_line = last
-        scan.tail_checked_prev = prev_prev.decode("ascii")
-        scan.head = prev_hex.decode("ascii")
+        scan.expected_index = first_index + advanced
+        scan.tail_checked_line = batch[advanced - 1]
+        scan.tail_checked_prev = links[advanced - 1].decode("ascii")
+        scan.head = links[advanced].decode("ascii")
     return start + advanced
 
 
@@ -394,18 +422,16 @@ def scan_file(
                     break
                 if remaining is not None:
                     remaining -= len(chunk)
-                lines = chunk.split(b"\n")
-                if len(lines) == 1:
-                    carry.append(chunk)
-                    continue
-                if carry:
-                    carry.append(lines[0])
-                    lines[0] = b"".join(carry)
-                    carry = []
-                tail = lines.pop()
-                if tail:
-                    carry.append(tail)
-                _scan_lines(scan, lines)
+                pieces = BytesIO(chunk).readlines()
+                partial = None if pieces[-1].endswith(b"\n") else pieces.pop()
+                if pieces:
+                    if carry:
+                        carry.append(pieces[0])
+                        pieces[0] = b"".join(carry)
+                        carry = []
+                    _scan_lines(scan, list(map(_cut, pieces)))
+                if partial is not None:
+                    carry.append(partial)
             if carry:
                 torn = b"".join(carry)
     finish(scan, torn)

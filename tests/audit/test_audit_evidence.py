@@ -308,8 +308,13 @@ def test_anchored_writer_lines_take_the_fast_path_with_their_session(
     monkeypatch.setattr(scan, "check_line", lambda *args: parsed.append(args) or real(*args))
     assert verify_chain(storage, "s1").valid
     assert parsed == []  # every line accepted by its tail: session, index and link
+    loaded = []
+    real_loads = scan._loads
+    monkeypatch.setattr(scan, "_loads", lambda line: loaded.append(line) or real_loads(line))
     assert verify_chain(storage, "s1", full=True).valid
-    assert len(parsed) == 6
+    # every line parsed: in full (``check_line``) or on the parsed run's own orjson parse
+    lines = (storage / "audit" / "s1.jsonl").read_bytes().split(b"\n")[:-1]
+    assert sorted([args[0] for args in parsed] + loaded) == sorted(lines)
 
 
 def test_refused_repair_of_an_unanchored_chain_leaves_no_lock_file(storage, make_draft):

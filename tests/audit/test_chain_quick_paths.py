@@ -31,8 +31,8 @@ from pytest_harness_audit.audit.storage import StorageLayout
 def _plain_verify(monkeypatch: pytest.MonkeyPatch, path: Path, **kwargs: object) -> dict:
     """``verify_file`` with the orjson quick path switched off (every line via ``check_line``)."""
     with monkeypatch.context() as patch:
-        patch.setattr(line_check, "_NESTING_BYTES", -1)
-        patch.setattr(line_check, "_NESTING_BRACKETS", -1)
+        patch.setattr(line_check, "NESTING_BYTES", -1)
+        patch.setattr(line_check, "NESTING_BRACKETS", -1)
         return verify_file(path, **kwargs).to_dict()  # type: ignore[arg-type]
 
 
@@ -182,3 +182,42 @@ def test_a_truncated_anchor_file_does_not_kill_the_writer(tmp_path):
     # The next update rewrote the slots: the anchor is current again.
     assert read_anchor(anchor).count == 3
     assert verify_chain(storage, "cut").anchor_state == "current"
+
+
+CHUNK_CASES = {
+    "untouched": lambda data: data,
+    "torn tail": lambda data: data + b'{"recordId":"audit:torn"',
+    "empty line": lambda data: data.replace(b"\n", b"\n\n", 3).replace(b"\n\n", b"\n", 2),
+    "carriage return": lambda data: data.replace(b'"Bash"', b'"Ba\rsh"', 1),
+    "no newline at all": lambda data: data.replace(b"\n", b" "),
+    "swap": lambda data: b"\n".join(_swapped(data.split(b"\n"))),
+}
+
+
+def _swapped(lines: list[bytes]) -> list[bytes]:
+    return [*lines[:5], lines[6], lines[5], *lines[7:]]
+
+
+@pytest.mark.parametrize("name", sorted(CHUNK_CASES))
+@pytest.mark.parametrize("chunk", [5, 300, 1_000])
+def test_verdicts_do_not_depend_on_where_reads_cut_the_file(
+    monkeypatch, tmp_path, written, name, chunk
+):
+    from pytest_harness_audit.audit import scan
+
+    path, lines = written
+    target = tmp_path / "cut.jsonl"
+    target.write_bytes(CHUNK_CASES[name](b"".join(line + b"\n" for line in lines)))
+    anchor = read_anchor(path.parent.parent / "sessions" / "quick.anchor")
+    runs = [
+        {"anchor": anchor, "session_id": "quick"},
+        {"anchor": anchor, "session_id": "quick", "full": True},
+        {"anchor": None, "session_id": "quick"},
+        {"anchor": anchor, "size_limit": len(b"".join(lines[:7])) + 7 + 3},
+    ]
+    whole = [verify_file(target, **kwargs).to_dict() for kwargs in runs]  # type: ignore[arg-type]
+    monkeypatch.setattr(scan, "_CHUNK", chunk)
+    cut = [verify_file(target, **kwargs).to_dict() for kwargs in runs]  # type: ignore[arg-type]
+    assert cut == whole
+    assert whole[0]["valid"] is (name == "untouched")
+    assert not whole[3]["valid"]  # a cut in the middle of a line is a torn tail
