@@ -3,7 +3,10 @@
 A pytest run under ``--harness-audit`` writes ``runs/<stamp>-<pid>.json`` listing its sessions.
 Pruning works on *groups*: a run's sessions go together, and a session that no run lists (one
 written by the hook or proxy door) is a group of its own. Groups are ordered by the newest
-modification time of their files, as pytest orders its basetemps.
+modification time of their files, as pytest orders its basetemps. A session's files are its
+chain, anchor, session file, policy, report, checkpoints and pending calls in the store, and
+the hook door's continuity witness outside it (:mod:`.continuity_files`): a pruned session the
+host resumes is then a new session, not one whose records were lost.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_harness_audit.audit.continuity_files import drop_empty_witness_dir, witness_path
 from pytest_harness_audit.audit.storage import list_sessions
 from pytest_harness_audit.errors import UsageError
 
@@ -120,6 +124,8 @@ def prune(
     if not dry_run:
         for group in doomed:
             _remove(group)
+        if doomed:
+            drop_empty_witness_dir(storage_dir)
     removed = [sid for group in doomed for sid in group.sessions]
     return PruneResult(removed, len(doomed), len(groups) - len(doomed))
 
@@ -148,6 +154,9 @@ def _files_by_session(root: Path) -> dict[str, list[Path]]:
         pending = root / _PENDING / sid
         if pending.is_dir() and not pending.is_symlink():
             found[sid].append(pending)
+        witness = witness_path(root, sid)
+        if witness.is_file() and not witness.is_symlink():
+            found[sid].append(witness)
     return found
 
 
