@@ -186,10 +186,11 @@ def _policy(args: argparse.Namespace) -> Any:
 
 
 def _open_gate(storage: Path, session_id: str, policy: Any, root: str | None) -> Any:
-    from pytest_harness_audit.gate import Gate
+    from pytest_harness_audit.doors.chain_faults import GuardedGate
     from pytest_harness_audit.gate.console import consoles
 
-    gate = Gate.open(storage_dir=storage, session_id=session_id, policy=policy, root=root)
+    # a chain changed under the proxy refuses the calls after it (a tool error, no traceback)
+    gate = GuardedGate.open(storage_dir=storage, session_id=session_id, policy=policy, root=root)
     gate.observers.extend(consoles(sys.stderr, policy.audit_level))  # record lines on stderr
     if root is not None:
         # the workspace's secrets and what each call did to it, as in the harness door

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook_asks import (
     ASKED_KEY,
     AUTO_MODE_APPROVER,
@@ -200,8 +201,12 @@ def open_gate(
     storage: Path, payload: HookPayload, policy: Policy, limit: int = DEFAULT_ENTRY_LIMIT
 ) -> tuple[Gate, HookInspection | None]:
     """The gate of the payload's session as the hook door opens it: its record lines on stderr
-    and, in a project, the inspection of secrets and workspace effects."""
-    gate = Gate.open(
+    and, in a project, the inspection of secrets and workspace effects.
+
+    A chain that can no longer be written (changed outside the harness) is one
+    :class:`~pytest_harness_audit.audit.errors.ChainError` saying so: the event fails, and a
+    ``pre`` refuses its call."""
+    gate = open_session_gate(
         storage_dir=storage,
         session_id=payload.session_id,
         policy=policy,
@@ -420,7 +425,7 @@ def record_post_fault(text: str, *, storage: Path, policy: Policy, problem: str)
     event = data.get("hook_event_name")
     known = (POST, POST_FAILURE, PERMISSION_DENIED)
     tool = event if isinstance(event, str) and event in known else POST
-    gate = Gate.open(storage_dir=storage, session_id=session_id, policy=policy, door="hook")
+    gate = open_session_gate(storage_dir=storage, session_id=session_id, policy=policy, door="hook")
     try:
         params = {"problem": problem}
         decision = gate.unjudged(tool, "hook", params, target=None, kind="note")

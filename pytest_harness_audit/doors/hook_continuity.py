@@ -37,7 +37,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.audit.anchor import read_anchor
-from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
+from pytest_harness_audit.audit.continuity_files import (
+    WITNESS_ENV,
+    witness_dir,
+    witness_path,
+)
+from pytest_harness_audit.audit.errors import ChainError
+from pytest_harness_audit.audit.storage import StorageLayout
 from pytest_harness_audit.errors import HarnessAuditError
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.seam import Outcome
@@ -58,28 +64,9 @@ UNKNOWN_TOOL = "ContinuityUnknown"
 #: Its alert.
 UNREADABLE_ALERT = "witness_unreadable"
 WARN_ALERTS = {MID_SESSION_TOOL: LATE_ALERT, UNKNOWN_TOOL: UNREADABLE_ALERT}
-#: ``$HARNESS_AUDIT_WITNESS_DIR`` overrides where the witnesses are kept.
-WITNESS_ENV = "HARNESS_AUDIT_WITNESS_DIR"
 SESSION_START = "SessionStart"
 _FIRST_LINE_MAX = 1 << 20
 _TRANSCRIPT_MAX = 64 << 20
-
-
-def witness_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """``$HARNESS_AUDIT_WITNESS_DIR``, else ``$XDG_STATE_HOME/harness-audit/witness``
-    (``~/.local/state/…``): beside the default stores, never inside a project."""
-    env = os.environ if environ is None else environ
-    chosen = env.get(WITNESS_ENV)
-    if chosen:
-        return Path(chosen)
-    state = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(state) / "harness-audit" / "witness"
-
-
-def witness_path(storage: Path, session_id: str, environ: Mapping[str, str] | None = None) -> Path:
-    """The witness file of ``session_id`` in the store ``storage`` (one folder per store)."""
-    store = hashlib.sha256(os.path.realpath(storage).encode("utf-8", "surrogateescape"))
-    return witness_dir(environ) / store.hexdigest()[:16] / f"{sanitize_session_id(session_id)}.json"
 
 
 class WitnessGuard(StoreGuard):
@@ -348,10 +335,20 @@ def _note(
     details: Mapping[str, Any],
     judged: tuple[str, str] | None,
 ) -> None:
-    """Record a continuity note; ``judged``: its verdict part (``FAIL`` is tamper evidence)."""
-    gate = Gate.open(
-        storage_dir=storage, session_id=event.session_id, policy=policy, root=event.cwd, door="hook"
-    )
+    """Record a continuity note; ``judged``: its verdict part (``FAIL`` is tamper evidence).
+
+    A chain that can no longer be written takes no note: the event's own handling meets the
+    same failure and says so (a ``pre`` refuses its call, ``session-end`` judges it FAIL)."""
+    try:
+        gate = Gate.open(
+            storage_dir=storage,
+            session_id=event.session_id,
+            policy=policy,
+            root=event.cwd,
+            door="hook",
+        )
+    except ChainError:
+        return
     try:
         decision = gate.unjudged(tool, "hook", details, target=None, kind=kind)
         extra: dict[str, Any] = {"continuity": dict(details)}
@@ -363,7 +360,8 @@ def _note(
             extra["judged"] = {"verdict": verdict, "caughtBy": "continuity", "reason": reason}
             if verdict == "FAIL":
                 outcome = Outcome("error", None, reason)
-        gate.run(tool, details, lambda _decision: outcome, extra=extra, decision=decision)
+        with contextlib.suppress(ChainError):  # changed since it was opened: as above
+            gate.run(tool, details, lambda _decision: outcome, extra=extra, decision=decision)
     finally:
         gate.chain.close()
 

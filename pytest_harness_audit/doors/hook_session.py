@@ -25,10 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.audit.reader import iter_records
 from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.audit.storage import sanitize_session_id
 from pytest_harness_audit.audit.verify import ChainReport, verify_chain
+from pytest_harness_audit.doors.chain_faults import ChainFaults
+from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook import HookPayload, open_gate, read_payload
 from pytest_harness_audit.doors.hook_asks import EVERY_AGENT, any_asked, reconcile
 from pytest_harness_audit.errors import UsageError
@@ -60,7 +63,7 @@ class SessionPayload:
 
     def open_gate(self, storage: Path, policy: Policy) -> Gate:
         """The session's gate, as the hook door opens it."""
-        return Gate.open(
+        return open_session_gate(
             storage_dir=storage,
             session_id=self.session_id,
             policy=policy,
@@ -178,9 +181,16 @@ class SessionEnded:
 
 
 def handle_session_end(text: str, *, storage: Path, policy: Policy) -> SessionEnded:
-    """Verify the session's chain, record its end, write its report, clean its pending files."""
+    """Verify the session's chain, record its end, write its report, clean its pending files.
+
+    A chain that can no longer be written (changed outside the harness) leaves the end
+    unrecorded; the session is still judged (FAIL, ``tamper``) and reported."""
     payload = parse_session_payload(text, SESSION_END)
-    reconcile_asks(payload, storage, policy)
+    faults = ChainFaults()
+    try:
+        reconcile_asks(payload, storage, policy)
+    except ChainError as exc:
+        faults.note(str(exc))
     before = verify_chain(storage, payload.session_id)
     params: dict[str, Any] = {
         "reason": payload.why,
@@ -190,8 +200,12 @@ def handle_session_end(text: str, *, storage: Path, policy: Policy) -> SessionEn
     }
     if not before.valid:
         params["chainProblem"] = f"{before.reason} at record {before.first_bad_index}"
-    _record(storage, payload, policy, params)
-    session = StoredSession(storage, payload.session_id, policy, payload.cwd)
+    if faults.first is None:
+        try:
+            _record(storage, payload, policy, params)
+        except ChainError as exc:
+            faults.note(str(exc))
+    session = StoredSession(storage, payload.session_id, policy, payload.cwd, faults)
     report = build_report(cast("AuditedSession", session))
     path = write_report(storage, payload.session_id, report)
     return SessionEnded(payload.session_id, session.verify(), report.verdict, path)
@@ -204,8 +218,16 @@ class StoredSession:
     ``verify()`` and ``judge()``; the workspace is the host's ``cwd``.
     """
 
-    def __init__(self, storage: Path, session_id: str, policy: Policy, cwd: str | None) -> None:
+    def __init__(
+        self,
+        storage: Path,
+        session_id: str,
+        policy: Policy,
+        cwd: str | None,
+        faults: ChainFaults | None = None,
+    ) -> None:
         self.storage_dir = storage
+        self.faults = faults if faults is not None else ChainFaults()
         self.session_id = session_id
         self.policy = policy
         self.root = Path(cwd) if cwd else Path.cwd()
@@ -229,7 +251,12 @@ class StoredSession:
         """The session's verdict and its reasons."""
         chain = self.verify()
         problem = "" if chain.valid else f"{chain.reason} at record {chain.first_bad_index}"
-        return judge(self.records, chain_valid=chain.valid, chain_problem=problem)
+        return judge(
+            self.records,
+            chain_valid=chain.valid,
+            chain_problem=problem,
+            extra=self.faults.reasons(),
+        )
 
 
 __all__ = [

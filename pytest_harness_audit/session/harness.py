@@ -18,8 +18,9 @@ from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.audit.witness import Witnesses
 from pytest_harness_audit.doors import social as social_bridge
 from pytest_harness_audit.doors.agent import AgentRun
+from pytest_harness_audit.doors.chain_faults import ChainFaults, GuardedGate
 from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
-from pytest_harness_audit.gate import Classifier, Gate
+from pytest_harness_audit.gate import Classifier
 from pytest_harness_audit.gate.approvals import Approver, table_approver
 from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.seam import Outcome
@@ -82,8 +83,14 @@ class CallResult:
 
     @property
     def record_id(self) -> str:
-        """The chain record's id."""
-        return str(self.record["recordId"])
+        """The chain record's id (empty: the call could not be recorded, see ``unrecorded``)."""
+        return str(self.record.get("recordId", ""))
+
+    @property
+    def unrecorded(self) -> str | None:
+        """Why the call has no record (the chain could no longer be written), else ``None``."""
+        problem = self.record.get("unrecorded")
+        return None if problem is None else str(problem)
 
 
 class Harness(ChainQueries):
@@ -120,7 +127,10 @@ class Harness(ChainQueries):
         self.network = NetworkStub()
         self.toolbox = ToolBox(self.root, self.network, withhold=self._read_denied)
         self._external_classifier = classifier
-        self.gate = Gate.open(
+        #: Appends this session's writers could not make: each fails the verdict (``tamper``).
+        self.chain_faults = ChainFaults()
+        self.gate = GuardedGate.open_guarded(
+            faults=self.chain_faults,
             storage_dir=self.storage_dir,
             session_id=self.session_id,
             policy=self.policy,
@@ -255,7 +265,7 @@ class Harness(ChainQueries):
         if self._social is not None:
             self._social.close()
         self.inspection.close()
-        self.chain.close()
+        self.gate.close()
 
     def register_tool(self, name: str, fn: ToolFunction, *, category: str | None = None) -> None:
         """Add a custom tool (``fn(params) -> output``; raising makes an error outcome)."""
@@ -376,6 +386,7 @@ class Harness(ChainQueries):
         report = self.verify()
         records = self.records
         extra: list[VerdictReason] = []
+        extra.extend(self.chain_faults.reasons())  # appends that failed: the chain was changed
         if self._verdict_rules is not None:
             extra.extend(self._verdict_rules(self, records))
         problem = f"{report.reason} at record {report.first_bad_index}" if not report.valid else ""

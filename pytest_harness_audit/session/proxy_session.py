@@ -131,9 +131,9 @@ class RecordingProxySession:
         match_on: Any = None,
         pin: str | Path | None = None,
     ) -> None:
+        from pytest_harness_audit.doors.chain_faults import GuardedGate
         from pytest_harness_audit.doors.proxy import BackgroundProxy, in_workspace
         from pytest_harness_audit.doors.proxy.workspace_tools import workspace_tools as make_tools
-        from pytest_harness_audit.gate import Gate
 
         self.harness = harness
         self._upstream = upstream
@@ -161,14 +161,15 @@ class RecordingProxySession:
         if not self._specs and not tools:
             raise UsageError("recording_proxy: give upstream servers or keep workspace tools")
         # a gate of its own on the same session: the proxy thread uses it, the chain's lock
-        # serialises appends with the test's gate
-        self.gate = Gate(
+        # serialises appends with the test's gate; a failed append fails the session's verdict
+        self.gate = GuardedGate(
             harness.policy,
             _reopen_chain(harness),
             root=str(harness.root),
             door="proxy",
             classifier=harness.gate.classifier,
             clock=harness.gate.clock,
+            faults=getattr(harness, "chain_faults", None),
         )
         self.gate.observers.append(harness.secrets.note_from)
         self.gate.inspectors.extend(harness.gate.inspectors)
@@ -293,7 +294,7 @@ class RecordingProxySession:
     def stop(self) -> None:
         """Stop the proxy and its upstream processes (idempotent)."""
         self._proxy.stop()
-        self.gate.chain.close()
+        self.gate.close()
         if self.tape is not None:
             self.tape.save()
 
