@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import select
 import shlex
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.audit.record_view import CallRecord
@@ -40,26 +42,185 @@ def hook(
     *options: str,
     env: dict[str, str] | None = None,
 ) -> tuple[int, str, str]:
-    """``(exit code, stdout, stderr)`` of one ``harness-audit hook EVENT`` process."""
+    """``(exit code, stdout, stderr)`` of one ``harness-audit hook EVENT`` process.
+
+    Each event is a process of its own, forked from a server that has only imported the
+    package (see ``_ForkServer``): the same fresh state as ``python -m pytest_harness_audit``
+    without paying the interpreter's start and imports per event. An environment that changes
+    how Python starts (``PYTHON*``) gets a real process.
+    """
     text = payload if isinstance(payload, str) else json.dumps(payload)
+    argv = ["--storage", str(storage), "hook", event, *options]
+    environment = env if env is not None else host_env()
+    if _SERVER.can_run(environment):
+        return _SERVER.run(argv, text, environment)
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest_harness_audit",
-            "--storage",
-            str(storage),
-            "hook",
-            event,
-            *options,
-        ],
+        [sys.executable, "-m", "pytest_harness_audit", *argv],
         input=text,
         capture_output=True,
         text=True,
         timeout=120,
-        env=env if env is not None else host_env(),
+        env=environment,
     )
     return done.returncode, done.stdout, done.stderr
+
+
+def _serve() -> None:
+    """The fork server's loop (run by ``python -c``, see ``_ForkServer``).
+
+    It imports the command line and the hook door's modules, and runs nothing else. For each
+    request it forks a child that takes the request's environment, working directory and
+    standard streams (files), runs ``harness-audit`` as ``python -m pytest_harness_audit``
+    does (exit handlers included) and exits; the server answers the child's exit code.
+    """
+    import importlib
+    import io
+    import threading
+    import traceback
+
+    import pytest_harness_audit.cli as cli
+
+    for name in _PRELOADED:
+        importlib.import_module(name)
+    main_path = str(Path(cli.__file__).parent.parent / "__main__.py")
+    requests = os.fdopen(0, "r", encoding="utf-8", closefd=False)
+    answers = os.fdopen(1, "w", encoding="utf-8", closefd=False)
+    for line in requests:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:  # the child: one hook process
+            code = 1
+            try:
+                os.chdir(request["cwd"])
+                os.environ.clear()
+                os.environ.update(request["env"])
+                for fd, (path, flags) in enumerate(
+                    [
+                        (request["stdin"], os.O_RDONLY),
+                        (request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+                        (request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+                    ]
+                ):
+                    opened = os.open(path, flags, 0o600)
+                    os.dup2(opened, fd)
+                    os.close(opened)
+                sys.stdin = sys.__stdin__ = io.TextIOWrapper(
+                    io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8"
+                )
+                sys.stdout = sys.__stdout__ = io.TextIOWrapper(
+                    io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8"
+                )
+                sys.stderr = sys.__stderr__ = io.TextIOWrapper(
+                    io.BufferedWriter(io.FileIO(2, "w", closefd=False)),
+                    encoding="utf-8",
+                    errors="backslashreplace",
+                    line_buffering=True,
+                )
+                sys.argv = [main_path, *request["argv"]]
+                try:
+                    code = cli.main(request["argv"])
+                except SystemExit as exc:  # as the interpreter reads it
+                    if exc.code is None:
+                        code = 0
+                    elif isinstance(exc.code, int):
+                        code = exc.code
+                    else:
+                        print(exc.code, file=sys.stderr)
+                        code = 1
+                except BaseException:
+                    traceback.print_exc()
+                    code = 1
+                for thread in threading.enumerate():
+                    if thread is not threading.main_thread() and not thread.daemon:
+                        thread.join()
+                atexit._run_exitfuncs()
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code & 0xFF)
+        _, status = os.waitpid(pid, 0)
+        answers.write(json.dumps({"code": os.waitstatus_to_exitcode(status)}) + "\n")
+        answers.flush()
+
+
+#: Modules the hook events load: imported once by the server (importing runs no command).
+_PRELOADED = (
+    "pytest_harness_audit.cli.hook_cmd",
+    "pytest_harness_audit.doors.hook",
+    "pytest_harness_audit.gate.gate",
+    "pytest_harness_audit.policy.policy",
+    "pytest_harness_audit.inspect",
+    "pytest_harness_audit.readers.report",
+    "yaml",
+    "subprocess",
+)
+
+
+class _ForkServer:
+    """One fork server per test process, started at its first request."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen[str] | None = None
+        self._env: dict[str, str] = {}
+
+    def can_run(self, env: dict[str, str]) -> bool:
+        """Whether a process forked from the server starts as one with ``env`` would."""
+        if not hasattr(os, "fork") or os.environ.get("HARNESS_AUDIT_TEST_REAL_HOOKS"):
+            return False
+        server_env = host_env()
+        return all(
+            env.get(key) == server_env.get(key)
+            for key in {*env, *server_env}
+            if key.startswith("PYTHON")
+        )
+
+    def _started(self) -> subprocess.Popen[str]:
+        if self._process is None or self._process.poll() is not None:
+            code = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+            code += "import hook_processes; hook_processes._serve()"
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", code],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env=host_env(),
+            )
+            atexit.register(self.stop)
+        return self._process
+
+    def run(self, argv: list[str], text: str, env: dict[str, str]) -> tuple[int, str, str]:
+        """Run one ``harness-audit`` process with ``text`` on its standard input."""
+        process = self._started()
+        with tempfile.TemporaryDirectory(prefix="hook-io-") as io_dir:
+            paths = {name: os.path.join(io_dir, name) for name in ("stdin", "stdout", "stderr")}
+            Path(paths["stdin"]).write_text(text, encoding="utf-8")
+            request = {"argv": argv, "env": env, "cwd": os.getcwd(), **paths}
+            stdin, stdout = process.stdin, process.stdout
+            assert stdin is not None and stdout is not None
+            stdin.write(json.dumps(request) + "\n")
+            stdin.flush()
+            answer = _read_line(stdout, 120)
+            out = Path(paths["stdout"]).read_text(encoding="utf-8")
+            err = Path(paths["stderr"]).read_text(encoding="utf-8")
+        return int(json.loads(answer)["code"]), out, err
+
+    def stop(self) -> None:
+        """End the server (its standard input closed, it leaves its loop)."""
+        if self._process is not None and self._process.poll() is None:
+            assert self._process.stdin is not None
+            self._process.stdin.close()
+            self._process.wait(timeout=30)
+
+
+def _read_line(stream: IO[str], timeout: float) -> str:
+    ready, _, _ = select.select([stream], [], [], timeout)
+    line = stream.readline() if ready else ""
+    if not line:
+        raise RuntimeError(f"the hook fork server gave no answer within {timeout} s")
+    return line
+
+
+_SERVER = _ForkServer()
 
 
 def _moved(value: Any, cwd: Path) -> Any:
