@@ -23,6 +23,8 @@ from pytest_harness_audit.policy.patterns import re2_supports
 from pytest_harness_audit.policy.prefilter import Prefilter, requirement
 
 ASCII = st.characters(codec="ascii")
+FAST = 40  # examples of a property in the default run; its slow variant tries SLOW
+SLOW = 300
 OPTIONS = re2.Options()
 OPTIONS.log_errors = False
 SHARED_BENCH = Path(__file__).resolve().parents[2].parent / "shared" / "bench"
@@ -128,34 +130,56 @@ def call(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     return draw(st.sampled_from(TOOLS)), params
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    rule_list=rules(),
-    call_list=st.lists(call(), min_size=1, max_size=10),
-    default=st.sampled_from(["allow", "deny", "warn"]),
-    enforce=st.booleans(),
-)
-def test_fast_path_equals_full_path_on_random_policies(
-    rule_list: list[dict[str, Any]],
-    call_list: list[tuple[str, dict[str, Any]]],
-    default: str,
-    enforce: bool,
-) -> None:
-    document = {"rules": rule_list, "defaultPolicy": default, "enforce": enforce}
-    fast, full = pair(lambda: Policy.from_dict(document))
-    assert_same(fast, full, call_list)
+def _random_policies(examples: int) -> Any:
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        rule_list=rules(),
+        call_list=st.lists(call(), min_size=1, max_size=10),
+        default=st.sampled_from(["allow", "deny", "warn"]),
+        enforce=st.booleans(),
+    )
+    def check(
+        rule_list: list[dict[str, Any]],
+        call_list: list[tuple[str, dict[str, Any]]],
+        default: str,
+        enforce: bool,
+    ) -> None:
+        document = {"rules": rule_list, "defaultPolicy": default, "enforce": enforce}
+        fast, full = pair(lambda: Policy.from_dict(document))
+        assert_same(fast, full, call_list)
+
+    return check
+
+
+def test_fast_path_equals_full_path_on_random_policies() -> None:
+    _random_policies(FAST)()
+
+
+@pytest.mark.slow
+def test_fast_path_equals_full_path_on_random_policies_many() -> None:
+    _random_policies(SLOW)()
 
 
 PRESET_PAIRS = [pair(lambda name=name: Policy.preset(name)) for name in ("safety", "strict")]
 
 
-@settings(max_examples=150, deadline=None)
-@given(call_list=st.lists(call(), min_size=1, max_size=10))
-def test_fast_path_equals_full_path_on_the_presets(
-    call_list: list[tuple[str, dict[str, Any]]],
-) -> None:
-    for fast, full in PRESET_PAIRS:
-        assert_same(fast, full, call_list)
+def _presets(examples: int) -> Any:
+    @settings(max_examples=examples, deadline=None)
+    @given(call_list=st.lists(call(), min_size=1, max_size=10))
+    def check(call_list: list[tuple[str, dict[str, Any]]]) -> None:
+        for fast, full in PRESET_PAIRS:
+            assert_same(fast, full, call_list)
+
+    return check
+
+
+def test_fast_path_equals_full_path_on_the_presets() -> None:
+    _presets(FAST)()
+
+
+@pytest.mark.slow
+def test_fast_path_equals_full_path_on_the_presets_many() -> None:
+    _presets(SLOW)()
 
 
 PRESET_PATTERNS = sorted(
@@ -170,22 +194,40 @@ PRESET_PATTERNS = sorted(
 )
 
 
-@pytest.mark.parametrize(("pattern", "is_regex"), [p for p in PRESET_PATTERNS if p[1]])
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
-@given(data=st.data())
-def test_a_regex_match_always_passes_its_prefilter(
-    pattern: str, is_regex: bool, data: st.DataObject
-) -> None:
+def _regex_matches(pattern: str, is_regex: bool, examples: int) -> Any:
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.filter_too_much],
+    )
+    @given(data=st.data())
+    def check(data: st.DataObject) -> None:
+        needed = requirement(pattern, is_regex=is_regex)
+        assume(needed is not None)
+        assert needed is not None
+        try:
+            text = data.draw(st.from_regex(pattern, fullmatch=False, alphabet=ASCII))
+        except Exception:  # a pattern hypothesis cannot generate from (RE2-only syntax)
+            pytest.skip("not generable")
+        assume(text.isascii() and re2.search(pattern, text, options=OPTIONS) is not None)
+        assert Prefilter([needed]).may_match([text], text), (pattern, text)
+
+    return check
+
+
+REGEX_PATTERNS = [p for p in PRESET_PATTERNS if p[1]]
+
+
+@pytest.mark.parametrize(("pattern", "is_regex"), REGEX_PATTERNS)
+def test_a_regex_match_always_passes_its_prefilter(pattern: str, is_regex: bool) -> None:
     """Whatever RE2 matches, the pattern's requirement lets through (ASCII text)."""
-    needed = requirement(pattern, is_regex=is_regex)
-    assume(needed is not None)
-    assert needed is not None
-    try:
-        text = data.draw(st.from_regex(pattern, fullmatch=False, alphabet=ASCII))
-    except Exception:  # a pattern hypothesis cannot generate from (RE2-only syntax)
-        pytest.skip("not generable")
-    assume(text.isascii() and re2.search(pattern, text, options=OPTIONS) is not None)
-    assert Prefilter([needed]).may_match([text], text), (pattern, text)
+    _regex_matches(pattern, is_regex, FAST // 4)()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("pattern", "is_regex"), REGEX_PATTERNS)
+def test_a_regex_match_always_passes_its_prefilter_many(pattern: str, is_regex: bool) -> None:
+    _regex_matches(pattern, is_regex, SLOW // 5)()
 
 
 @pytest.mark.parametrize(
@@ -326,6 +368,7 @@ def test_generated_corpus_every_call_equal_with_many_rules() -> None:
     assert assert_same(fast, full, synthetic_corpus(3000, seed=5)) > 100
 
 
+@pytest.mark.slow  # the generated corpora above compare the same paths in the default run
 @pytest.mark.parametrize("name", ["safety", "strict", "policy-50"])
 def test_shared_corpus_every_call_equal(name: str) -> None:
     corpus = SHARED_BENCH / "calls.jsonl"
