@@ -35,6 +35,7 @@ from pytest_harness_audit.inspect.effects import (
     Protection,
     WorkspaceSnapshot,
     diff,
+    expected_changes,
 )
 from pytest_harness_audit.inspect.outputs import ValueScan, scan_value
 from pytest_harness_audit.inspect.secrets import (
@@ -223,7 +224,7 @@ class Inspector:
         between: Effects | None = None
         if isinstance(token, WorkspaceSnapshot):
             now = self.snapshot()
-            effects = diff(token, now)
+            effects = expected_changes(diff(token, now), params)
             between = token.between
             with self._lock:
                 self._last = now

@@ -26,6 +26,9 @@ class Effects:
     #: Tracked files that had content and are now empty (``: > f``, ``open(f, "w")``): their
     #: content is lost as a deletion's is.
     emptied: tuple[str, ...] = ()
+    #: Hooks and start-up files the call's own text installs (``pre-commit install``, ``pip
+    #: install``): protected files, expected of that command, so not protected changes.
+    installed: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.deleted or self.modified or self.created or self.deleted_dirs)
@@ -42,6 +45,7 @@ class Effects:
             ("protected", self.protected),
             ("memory", self.memory),
             ("emptied", self.emptied),
+            ("installed", self.installed),
             ("renamed", [list(pair) for pair in self.renamed]),
         )
         for name, paths in kinds:

@@ -11,7 +11,11 @@ coarsely, so a second write of the same size within one tick would leave the sam
 files get a content digest, compared again when their stat has not changed ("racy git").
 
 Protected files are the persona files (``SOUL.md``, ``SOUL_EVIL.md``, ``IDENTITY.md``, in any
-directory and case) and any ``protect:`` globs (policy glob semantics). A file that is a hard
+directory and case), the files git or Python run code from and the coding agent host's settings
+(:mod:`.exec_config`: ``.git/hooks/*``, ``.git/config`` by its command keys, ``site-packages``
+start-up files, ``.claude/settings*.json``, ``.mcp.json``) and any ``protect:`` globs (policy
+glob semantics). Of a ``.git`` directory the snapshot keeps ``hooks/`` and its files too. A
+file that is a hard
 link to a protected file (same inode) counts as that protected file, so ``ln SOUL.md p2.md``
 and a later write to ``p2.md`` are protected changes; :meth:`WorkspaceSnapshot.protected_alias`
 tells a gate the same before anything runs.
@@ -20,34 +24,42 @@ Memory files (``MEMORY.md``, ``memory/**/*.md`` …, as the policy names them) t
 created, modified or deleted are listed in :attr:`Effects.memory`, however their name was
 written.
 
-The git-tracked paths come from ``git ls-files -z``, run once per state of the index (cached by
-the index file's stat), so :attr:`Effects.tracked_deleted` can tell tracked deletions from
-scratch files.
+The git-tracked paths come from :mod:`.tracked`, so :attr:`Effects.tracked_deleted` can tell
+tracked deletions from scratch files.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import stat
-import subprocess
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from pytest_harness_audit.inspect.effect_set import RECORD_LIMIT as RECORD_LIMIT
 from pytest_harness_audit.inspect.effect_set import Effects as Effects
+from pytest_harness_audit.inspect.exec_config import (
+    NO_COMMANDS,
+    expected_by,
+    git_config_fingerprint,
+    is_git_config,
+    is_protected_by_kind,
+)
+from pytest_harness_audit.inspect.tracked import tracked_paths as tracked_paths
 from pytest_harness_audit.policy.glob import translate_glob
 from pytest_harness_audit.policy.sensitive import is_memory_path
 
 #: Files of a ``.git`` directory a snapshot keeps (the rest of it is git's business).
-GIT_FILES = ("HEAD", "config", "index")
+GIT_FILES = ("HEAD", "config", "config.worktree", "index")
 _GIT_BUSY = frozenset({"index", "HEAD"})
 #: Directories of a ``.git`` directory a snapshot keeps (their existence, not their content).
 GIT_DIRS = ("refs", "objects")
+#: The directory of a ``.git`` directory whose files a snapshot keeps (git runs them).
+GIT_HOOKS = "hooks"
 #: File names of the persona files (compared in lower case, in any directory).
 PERSONA_NAMES = frozenset({"soul.md", "soul_evil.md", "identity.md"})
 #: Files modified this recently before a snapshot also get a content digest.
@@ -60,64 +72,19 @@ MAX_ENTRIES = 500_000
 Stat = tuple[int, int, int, int]
 """``(size, mtime_ns, inode, mode)`` of one file or symlink."""
 
-_GIT_ENV = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_OPTIONAL_LOCKS": "0",
-    "GIT_TERMINAL_PROMPT": "0",
-}
 
-
-class _TrackedCache:
-    """``git ls-files`` per workspace, kept while the index file's stat stays the same."""
-
-    def __init__(self, size: int = 64) -> None:
-        self._entries: OrderedDict[str, tuple[tuple[int, int, int], frozenset[str] | None]] = (
-            OrderedDict()
-        )
-        self._size = size
-
-    def tracked(self, root: str) -> frozenset[str] | None:
-        try:
-            info = os.stat(os.path.join(root, ".git", "index"))
-        except OSError:
-            return None if not os.path.isdir(os.path.join(root, ".git")) else frozenset()
-        key = (info.st_mtime_ns, info.st_size, info.st_ino)
-        cached = self._entries.get(root)
-        if cached is not None and cached[0] == key:
-            self._entries.move_to_end(root)
-            return cached[1]
-        paths = _ls_files(root)
-        self._entries[root] = (key, paths)
-        while len(self._entries) > self._size:
-            self._entries.popitem(last=False)
-        return paths
-
-
-def _ls_files(root: str) -> frozenset[str] | None:
+def protected_digest(root: str, relative: str) -> bytes | None:
+    """What a snapshot keeps of a protected file: its content digest, or for a repository's
+    configuration the fingerprint of its command keys (``None``: unreadable or too large)."""
+    path = os.path.join(root, relative)
+    if not is_git_config(relative):
+        return content_digest(path)
     try:
-        done = subprocess.run(
-            ["git", "ls-files", "-z"],
-            cwd=root,
-            env={**os.environ, **_GIT_ENV},
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_DIGEST_BYTES + 1)
+    except OSError:
         return None
-    if done.returncode != 0:
-        return None
-    return frozenset(p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p)
-
-
-_TRACKED = _TrackedCache()
-
-
-def tracked_paths(root: str) -> frozenset[str] | None:
-    """The git-tracked paths of the workspace at ``root`` (``None`` when it is no repository),
-    from ``git ls-files``, run again only when the index file changed."""
-    return _TRACKED.tracked(root)
+    return None if len(data) > MAX_DIGEST_BYTES else git_config_fingerprint(data)
 
 
 def content_digest(path: str) -> bytes | None:
@@ -134,17 +101,23 @@ def content_digest(path: str) -> bytes | None:
 
 
 class Protection:
-    """Which relative paths are protected: persona names, plus ``protect`` globs."""
+    """Which relative paths are protected: persona names, exec-config files and the host's
+    settings (``exec_config=False`` drops these two), plus ``protect`` globs."""
 
-    def __init__(self, globs: Sequence[str] = (), *, persona: bool = True) -> None:
+    def __init__(
+        self, globs: Sequence[str] = (), *, persona: bool = True, exec_config: bool = True
+    ) -> None:
         self.globs = tuple(globs)
         self.persona = persona
+        self.exec_config = exec_config
         regexes = [translate_glob(glob).regex for glob in self.globs]
         self._regex = re.compile("|".join(f"(?:{r})" for r in regexes)) if regexes else None
 
     def __call__(self, relative: str) -> bool:
         """Whether ``relative`` (a posix path inside the workspace) is protected by name."""
         if self.persona and relative.rsplit("/", 1)[-1].lower() in PERSONA_NAMES:
+            return True
+        if self.exec_config and is_protected_by_kind(relative):
             return True
         return self._regex is not None and self._regex.fullmatch(relative) is not None
 
@@ -179,8 +152,7 @@ class WorkspaceSnapshot:
     def __post_init__(self) -> None:
         if not self.protected_digests:
             self.protected_digests = {
-                path: content_digest(os.path.join(self.root, path))
-                for path in self.protected_inodes.values()
+                path: protected_digest(self.root, path) for path in self.protected_inodes.values()
             }
 
     @classmethod
@@ -334,7 +306,8 @@ def walk(
 
 def git_entries(path: str, relative: str, files: dict[str, Stat], dirs: set[str]) -> None:
     """Add the key entries of the ``.git`` directory at ``path`` (``relative`` in the
-    workspace): :data:`GIT_FILES` with their stat, :data:`GIT_DIRS` that exist."""
+    workspace): :data:`GIT_FILES` with their stat, :data:`GIT_DIRS` that exist, and the
+    :data:`GIT_HOOKS` directory with every file in it."""
     for name in GIT_FILES:
         try:
             info = os.lstat(os.path.join(path, name))
@@ -350,6 +323,22 @@ def git_entries(path: str, relative: str, files: dict[str, Stat], dirs: set[str]
     for name in GIT_DIRS:
         if os.path.isdir(os.path.join(path, name)):
             dirs.add(f"{relative}/{name}")
+    hooks = os.path.join(path, GIT_HOOKS)
+    if os.path.islink(hooks):  # hooks elsewhere: the link itself is a hook file
+        with contextlib.suppress(OSError):
+            link = os.lstat(hooks)
+            files[f"{relative}/{GIT_HOOKS}"] = (
+                link.st_size,
+                link.st_mtime_ns,
+                link.st_ino,
+                link.st_mode,
+            )
+    elif os.path.isdir(hooks):
+        found, found_dirs, _ = walk(hooks, limit=10_000)
+        dirs.add(f"{relative}/{GIT_HOOKS}")
+        for name, hook in found.items():
+            files[f"{relative}/{GIT_HOOKS}/{name}"] = hook
+        dirs.update(f"{relative}/{GIT_HOOKS}/{name}" for name in found_dirs)
 
 
 def _top_level(paths: Iterable[str]) -> tuple[str, ...]:
@@ -368,7 +357,7 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     if old is new and before.dirs is after.dirs:  # shared state of a live tree: no change
         return Effects(complete=complete)
     unchanged = old == new and before.dirs == after.dirs and not before.digests
-    if unchanged and not _by_protected_content(before, after, []):
+    if unchanged and not any(_by_protected_content(before, after, [], [])):
         return Effects(complete=complete)
     hint = None
     if before.journal is not None and before.journal is after.journal:
@@ -385,16 +374,18 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
         unchanged = digest is not None and path in new and old.get(path) == new[path]
         if unchanged and content_digest(os.path.join(after.root, path)) != digest:
             modified.append(path)
-    modified = _by_protected_content(before, after, modified)
+    modified, configs = _by_protected_content(before, after, modified, created)
     modified = [path for path in modified if not _git_busywork(path)]
     modified.sort()
-    protected: set[str] = set()
+    protected: set[str] = set(configs)
     for path in (*deleted, *created, *modified):
-        if before.protection(path):
+        if before.protection(path) and not is_git_config(path):
             protected.add(path)
         for info in (old.get(path), new.get(path)):
             if info is not None and info[2] in before.protected_inodes:
-                protected.add(before.protected_inodes[info[2]])
+                target = before.protected_inodes[info[2]]
+                if target != path or not is_git_config(path):  # judged by its command keys
+                    protected.add(target)
     gone = {old[path][2]: path for path in deleted}
     renamed = tuple((gone[new[path][2]], path) for path in created if new[path][2] in gone)
     # a file moved within the workspace is not lost: a rename is not a deletion
@@ -437,18 +428,48 @@ def _lost_dirs(gone: Iterable[str], lost: Sequence[str], moved: set[str]) -> tup
 
 
 def _by_protected_content(
-    before: WorkspaceSnapshot, after: WorkspaceSnapshot, modified: list[str]
-) -> list[str]:
+    before: WorkspaceSnapshot,
+    after: WorkspaceSnapshot,
+    modified: list[str],
+    created: Sequence[str],
+) -> tuple[list[str], list[str]]:
     """``modified`` with protected files judged by content: a touched one drops out, one
-    rewritten at the same size and times comes in."""
+    rewritten at the same size and times comes in; and the repository configurations whose
+    command keys changed (or that were created with some). A configuration whose command keys
+    stayed the same is left as its stat says (``git config user.name`` modifies it)."""
     changed = set(modified)
+    configs: list[str] = []
+    for path in created:
+        if is_git_config(path) and protected_digest(after.root, path) != NO_COMMANDS:
+            configs.append(path)
     for path, digest in before.protected_digests.items():
         if path not in after.files or path not in before.files:
             continue  # deleted or created: judged as such
-        now = content_digest(os.path.join(after.root, path))
+        now = protected_digest(after.root, path)
+        if is_git_config(path):
+            if now != digest:
+                changed.add(path)
+                configs.append(path)
+            continue
         same_mode = before.files[path][3] == after.files[path][3]
         if now == digest and same_mode:
             changed.discard(path)  # only its times moved (``touch``)
         elif digest is not None:
             changed.add(path)
-    return list(changed)
+    return list(changed), configs
+
+
+def expected_changes(effects: Effects, params: Mapping[str, Any]) -> Effects:
+    """``effects`` with the protected changes the call's own text announces moved to
+    :attr:`Effects.installed`: hooks (and the configuration) a hook manager's install command
+    writes, ``*.pth`` files a package installer writes (:func:`.exec_config.expected_by`)."""
+    if not effects.protected:
+        return effects
+    command = params.get("command", params.get("cmd"))
+    if not isinstance(command, str):
+        return effects
+    installed = tuple(path for path in effects.protected if expected_by(command, path))
+    if not installed:
+        return effects
+    kept = tuple(path for path in effects.protected if path not in installed)
+    return replace(effects, protected=kept, installed=installed)

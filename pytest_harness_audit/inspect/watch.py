@@ -1,10 +1,10 @@
 """A workspace kept current by the kernel (Linux ``inotify``), so an unchanged one costs nothing.
 
 A stat walk costs one system call per file, before and after every call. A :class:`LiveTree`
-walks once, watches every directory (of a ``.git`` directory, the directory itself only: its
-key entries, as a snapshot keeps them) and every protected file's inode, and
-afterwards only reads the kernel's queue of change events: when nothing changed, taking a
-snapshot is one empty read; when something changed, only the paths named by the events are
+walks once, watches every directory (of a ``.git`` directory, the directory itself and its
+``hooks`` folder only: its key entries, as a snapshot keeps them) and every protected file's
+inode, and afterwards only reads the kernel's queue of change events: when nothing changed,
+taking a snapshot is one empty read; when something changed, only the paths named by the events are
 stat-ed again (a new directory is walked). The kernel queues the events of a system call
 before the call returns, so every change an act made is queued by the time the act is over.
 
@@ -33,6 +33,7 @@ from typing import Any
 from pytest_harness_audit.inspect.effects import (
     GIT_DIRS,
     GIT_FILES,
+    GIT_HOOKS,
     Protection,
     Stat,
     WorkspaceSnapshot,
@@ -171,7 +172,8 @@ class LiveTree:
             self._set(relative_dir + path, info)
         for directory in dirs:
             self._dirs.add(relative_dir + directory)
-            if directory.rsplit("/", 1)[-1] == ".git":
+            # a .git directory, its hooks folder and the folders in that
+            if directory.rsplit("/", 1)[-1] == ".git" or f"/.git/{GIT_HOOKS}" in f"/{directory}":
                 self._add_watch(relative_dir + directory + "/")
         if relative_dir:
             self._dirs.add(relative_dir.rstrip("/"))
@@ -186,12 +188,23 @@ class LiveTree:
             self._set(path, info)
         self._dirs |= dirs
         self._add_watch(relative + "/")
+        for directory in dirs:
+            if directory.startswith(f"{relative}/{GIT_HOOKS}"):
+                self._add_watch(directory + "/")
 
     def _git_event(self, directory: str, name: str, mask: int) -> None:
         """An event inside a ``.git`` directory: only its key entries count."""
         relative = directory + name
         if name in GIT_FILES:
             self._restat(relative)
+        elif name == GIT_HOOKS:  # the hooks git runs: a folder of files (or a link elsewhere)
+            if mask & (_IN_DELETE | _IN_MOVED_FROM):
+                self._drop_tree(relative)
+                self._set(relative, None)
+            elif mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
+                self._add_tree(relative + "/")
+            elif not mask & _IN_ISDIR:
+                self._restat(relative)
         elif name in GIT_DIRS and mask & _IN_ISDIR:
             self._unshare()
             if mask & (_IN_DELETE | _IN_MOVED_FROM):

@@ -1,0 +1,176 @@
+"""Files that run code, or switch the audit off, by being written: which they are, and what of
+them counts as a change.
+
+*Exec-config files* are the files a tool runs code from by itself, without the agent naming
+that code again: git's hooks (``.git/hooks/<name>``, not the ``*.sample`` files git never
+runs), git's repository configuration (``.git/config``, ``.git/config.worktree``: only its
+*command keys* count, see :func:`git_config_fingerprint`) and Python's start-up files in a
+``site-packages`` directory (``*.pth``, ``sitecustomize.py``, ``usercustomize.py``).
+
+*Host settings* are the files a coding agent's host reads its hooks and servers from: Claude
+Code's ``.claude/settings.json`` and ``.claude/settings.local.json`` (which ``harness-audit hook
+install`` writes) and the project's ``.mcp.json``. Writing them can switch the audit hooks off.
+
+Both are protected files of a workspace snapshot (:class:`~.effects.Protection`): a call that
+creates, changes or hard-links one is a ``protected_file_changed`` effect. The repository
+configuration is the exception to "any change": ``git config user.name``, ``git remote add``
+or ``git checkout -b`` rewrite it legitimately, so it counts as changed only when its command
+keys changed.
+
+A call whose whole text is a hook manager's install command (``pre-commit install``,
+``lefthook install``, ``husky`` …) is expected to create hooks: those hooks are listed as
+``installedHooks`` rather than as protected changes (the text rule ``warn-hook-install`` of the
+safety preset warns about the call). A package installer (``pip install``, ``uv sync`` …)
+likewise writes ``*.pth`` files: listed as ``installedStartup``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+#: ``.git/hooks/<name>`` (any ``.git`` directory), except git's ``*.sample`` files; and
+#: ``.git/hooks`` itself (a snapshot keeps it as a file only when it is a symbolic link).
+_HOOK = re.compile(r"(?:^|.*/)\.git/hooks(?:/(?![^/]*\.sample$)[^/]+)?")
+#: A repository's configuration files.
+_GIT_CONFIG = re.compile(r"(?:^|.*/)\.git/config(?:\.worktree)?")
+#: Python's start-up files, in a ``site-packages`` directory.
+_STARTUP = re.compile(r"(?:^|.*/)site-packages/(?:[^/]+\.pth|sitecustomize\.py|usercustomize\.py)")
+_PTH = re.compile(r"(?:^|.*/)site-packages/[^/]+\.pth")
+#: The coding agent host's own settings (hooks, MCP servers).
+_HOST_SETTINGS = re.compile(r"(?:^|.*/)(?:\.claude/settings(?:\.local)?\.json|\.mcp\.json)")
+
+#: A hook manager's install command, the whole text of the call (one simple command).
+_HOOK_INSTALL = re.compile(
+    r"\s*(?:(?:npx|pnpm(?:\s+exec)?|yarn|bunx|uvx|pipx\s+run)\s+)?"
+    r"(?:pre-commit\s+install(?:-hooks)?|prek\s+install|lefthook\s+install|husky(?:\s+install)?"
+    r"|overcommit\s+--(?:un)?install|git\s+lfs\s+(?:un)?install|(?:pre-commit|prek|lefthook)\s+uninstall)"
+    r"(?:\s+[-\w./=:]+)*\s*"
+)
+#: A package installer command, the whole text of the call (one simple command).
+_PACKAGE_INSTALL = re.compile(
+    r"\s*(?:\S*/)?(?:(?:python[0-9.]*\s+-m\s+)?pip[0-9.]*\s+install|uv\s+(?:pip\s+install|sync|add)"
+    r"|poetry\s+(?:install|add)|pipenv\s+(?:install|sync)|pdm\s+(?:install|add|sync)"
+    r"|python[0-9.]*\s+-m\s+venv|virtualenv|conda\s+(?:install|create))"
+    r"(?:\s+[-\w./=:<>\[\],~!@+]+)*\s*"
+)
+
+
+def is_hook(relative: str) -> bool:
+    """Whether ``relative`` is a git hook git would run (not a ``*.sample``)."""
+    return _HOOK.fullmatch(relative) is not None
+
+
+def is_git_config(relative: str) -> bool:
+    """Whether ``relative`` is a repository's configuration file."""
+    return _GIT_CONFIG.fullmatch(relative) is not None
+
+
+def is_host_settings(relative: str) -> bool:
+    """Whether ``relative`` is the coding agent host's settings (``.claude/settings*.json``,
+    ``.mcp.json``)."""
+    return _HOST_SETTINGS.fullmatch(relative) is not None
+
+
+def is_exec_config(relative: str) -> bool:
+    """Whether ``relative`` is a file git or Python runs code from (see the module doc)."""
+    return is_hook(relative) or is_git_config(relative) or _STARTUP.fullmatch(relative) is not None
+
+
+def is_protected_by_kind(relative: str) -> bool:
+    """Whether ``relative`` is protected as an exec-config file or the host's settings."""
+    return is_exec_config(relative) or is_host_settings(relative)
+
+
+def installs_hooks(command: str) -> bool:
+    """Whether ``command`` is nothing but a hook manager's install command."""
+    return _HOOK_INSTALL.fullmatch(command) is not None
+
+
+def installs_packages(command: str) -> bool:
+    """Whether ``command`` is nothing but a package installer's command."""
+    return _PACKAGE_INSTALL.fullmatch(command) is not None
+
+
+def expected_by(command: str, path: str) -> bool:
+    """Whether the call ``command`` is expected to create or change ``path`` (a hook by a hook
+    manager's install, a ``*.pth`` file by a package installer)."""
+    if is_hook(path) or is_git_config(path):  # husky sets core.hooksPath, git lfs its filters
+        return installs_hooks(command)
+    if _PTH.fullmatch(path) is not None:
+        return installs_packages(command)
+    return False
+
+
+# -- git configuration -------------------------------------------------------------------------
+
+#: Keys (``section.key`` or ``section.*.key``, lower case) whose value is a command git runs,
+#: or a file or directory it takes commands from.
+_COMMAND_KEYS = re.compile(
+    r"core\.(?:fsmonitor|hookspath|pager|editor|sshcommand|askpass|gitproxy"
+    r"|alternaterefscommand)"
+    r"|sequence\.editor|pager\..*|interactive\.difffilter|diff\.external"
+    r"|diff\..*\.(?:textconv|command)|merge\..*\.driver|filter\..*|alias\..*"
+    r"|include\.path|includeif\..*|credential\.(?:.*\.)?helper|gpg\.(?:.*\.)?program"
+    r"|uploadpack\.packobjectshook|remote\..*\.(?:uploadpack|receivepack|vcs)"
+    r"|protocol\.(?:.*\.)?allow|(?:difftool|mergetool|man|browser)\..*\.(?:cmd|path)"
+    r"|web\.browser|hook\..*|init\.templatedir|submodule\..*\.update"
+    r"|trailer\..*\.(?:command|cmd)|sendemail\..*"
+)
+#: An alias value that runs a command (``!cmd``) or sets configuration (``-c core.pager=…``).
+_ALIAS_RUNS = re.compile(r'^[\s"]*!|(?:^|[\s"])(?:-c|--config-env)(?:[\s=]|$)')
+_SECTION = re.compile(r'\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\](.*)')
+_ENTRY = re.compile(r"([A-Za-z][A-Za-z0-9-]*)\s*(?:=(.*))?")
+
+
+def git_config_entries(text: str) -> list[str]:
+    """The command entries of a git configuration text (see :data:`_COMMAND_KEYS`), as
+    ``key=value`` lines in file order; a line that cannot be read is kept whole (so a form the
+    reading does not know counts as a change rather than as nothing)."""
+    entries: list[str] = []
+    section = ""
+    pending = ""
+    for raw in text.splitlines():
+        line = pending + raw
+        pending = ""
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            pending = line[:-1]
+            continue
+        stripped = line.strip()
+        if stripped.startswith("["):
+            header = _SECTION.match(stripped)
+            if header is None:
+                entries.append(f"?{stripped}")
+                continue
+            name, sub, rest = header.groups()
+            section = name.lower() + (f".{sub.lower()}" if sub is not None else "")
+            stripped = rest.strip()
+        if not stripped or stripped[0] in "#;":
+            continue
+        entry = _ENTRY.fullmatch(stripped)
+        if entry is None or not section:
+            entries.append(f"?{section}:{stripped}")
+            continue
+        key = f"{section}.{entry.group(1).lower()}"
+        value = (entry.group(2) or "").strip()
+        if _COMMAND_KEYS.fullmatch(key) and (not key.startswith("alias.") or _runs(value)):
+            entries.append(f"{key}={value}")
+    return entries
+
+
+def _runs(alias: str) -> bool:
+    return _ALIAS_RUNS.search(alias) is not None
+
+
+def git_config_fingerprint(data: bytes) -> bytes:
+    """A digest of a git configuration's command entries: unchanged by ``git config
+    user.name``, a new remote or branch, changed by a new ``core.fsmonitor``, hook path, alias,
+    filter, include …"""
+    lines = git_config_entries(data.decode("utf-8", "surrogateescape"))
+    return hashlib.blake2b(
+        "\n".join(lines).encode("utf-8", "surrogateescape"), digest_size=16
+    ).digest()
+
+
+#: The fingerprint of a configuration without command entries.
+NO_COMMANDS = git_config_fingerprint(b"")
