@@ -313,8 +313,9 @@ def _holds(storage: Path, session_id: str, witness: Mapping[str, Any]) -> bool:
     return line_hash_ending_at(chain, size) == head
 
 
-def record_loss(storage: Path, policy: Policy, event: HookEvent, loss: Loss) -> None:
-    """Record ``loss`` in the session's (new) chain: a FAIL part, tamper evidence."""
+def record_loss(storage: Path, policy: Policy, event: HookEvent, loss: Loss) -> bool:
+    """Record ``loss`` in the session's (new) chain: a FAIL part, tamper evidence. False when
+    the chain can no longer be written (see :func:`_note`)."""
     details: dict[str, Any] = {
         "how": loss.how,
         "recordsMissing": loss.records,
@@ -323,7 +324,7 @@ def record_loss(storage: Path, policy: Policy, event: HookEvent, loss: Loss) -> 
     }
     if loss.calls:
         details["toolUseIds"] = list(loss.calls[:50])
-    _note(storage, policy, event, LOST_TOOL, "note", details, ("FAIL", loss.reason))
+    return _note(storage, policy, event, LOST_TOOL, "note", details, ("FAIL", loss.reason))
 
 
 def _note(
@@ -334,11 +335,12 @@ def _note(
     kind: str,
     details: Mapping[str, Any],
     judged: tuple[str, str] | None,
-) -> None:
+) -> bool:
     """Record a continuity note; ``judged``: its verdict part (``FAIL`` is tamper evidence).
 
-    A chain that can no longer be written takes no note: the event's own handling meets the
-    same failure and says so (a ``pre`` refuses its call, ``session-end`` judges it FAIL)."""
+    A chain that can no longer be written takes no note (False): the event's own handling
+    meets the same failure and says so (a ``pre`` refuses its call, ``session-end`` judges it
+    FAIL), and the witness is left as it was, still holding what the note would have said."""
     try:
         gate = Gate.open(
             storage_dir=storage,
@@ -348,7 +350,7 @@ def _note(
             door="hook",
         )
     except ChainError:
-        return
+        return False
     try:
         decision = gate.unjudged(tool, "hook", details, target=None, kind=kind)
         extra: dict[str, Any] = {"continuity": dict(details)}
@@ -360,10 +362,13 @@ def _note(
             extra["judged"] = {"verdict": verdict, "caughtBy": "continuity", "reason": reason}
             if verdict == "FAIL":
                 outcome = Outcome("error", None, reason)
-        with contextlib.suppress(ChainError):  # changed since it was opened: as above
+        try:
             gate.run(tool, details, lambda _decision: outcome, extra=extra, decision=decision)
+        except ChainError:  # changed since it was opened: as above
+            return False
     finally:
         gate.chain.close()
+    return True
 
 
 def before_event(
@@ -371,22 +376,21 @@ def before_event(
 ) -> HookEvent | None:
     """Check the session's continuity before a hook handles ``text``: record a lost chain, or
     a session first seen in its middle (see the module doc). Returns the event for
-    :func:`after_event`."""
+    :func:`after_event` (``None`` when a note could not be written: the witness stays)."""
     event = HookEvent.parse(text)
     if event is None:
         return None
     loss = find_loss(storage, event, environ)
     if loss is not None:
-        record_loss(storage, policy, event, loss)
-        return event
+        return event if record_loss(storage, policy, event, loss) else None
     try:
         _read_witness(witness_path(storage, event.session_id, environ))
     except WitnessUnreadable as exc:
         # made unreadable (a lost chain would then go unseen): the continuity is unknown
         reason = f"the session's continuity witness is unreadable ({exc}): a lost chain is unseen"
         problem = {"witness": "unreadable", "problem": str(exc), "event": event.event}
-        _note(storage, policy, event, UNKNOWN_TOOL, "note", problem, ("WARN", reason))
-        return event
+        noted = _note(storage, policy, event, UNKNOWN_TOOL, "note", problem, ("WARN", reason))
+        return event if noted else None
     if event.event == SESSION_START:
         return event
     if ChainState.read(storage, event.session_id).first is not None:
@@ -402,7 +406,8 @@ def before_event(
         # a first event that closes a call whose start the door never saw: the hooks came
         # during the call, or the call erased the store and its witness
         judged = ("WARN", f"the session was first seen at {event.event}") if late else None
-        _note(storage, policy, event, MID_SESSION_TOOL, "session", details, judged)
+        if not _note(storage, policy, event, MID_SESSION_TOOL, "session", details, judged):
+            return None
     return event
 
 

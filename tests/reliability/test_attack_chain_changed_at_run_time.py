@@ -184,6 +184,8 @@ def test_the_hook_door_refuses_and_its_session_end_judges_fail(
     assert event("session-start", "SessionStart", source="startup")[0] == 0
     assert event("pre", "PreToolUse", **call)[0] == 0
     assert event("post", "PostToolUse", **call, tool_response={})[0] == 0
+    (witness,) = (tmp_path / "witnesses").rglob(f"{SESSION}.json")
+    witnessed = witness.read_bytes()
     chain = store / "audit" / f"{SESSION}.jsonl"
     chain.write_bytes(chain.read_bytes()[:-40])  # what the inline code of the call did
     code, err = event("pre", "PreToolUse", **{**call, "tool_use_id": "toolu_2"})
@@ -192,3 +194,4 @@ def test_the_hook_door_refuses_and_its_session_end_judges_fail(
     assert code == 0 and "verdict FAIL" in err
     report = (store / "reports" / f"{SESSION}.yaml").read_text(encoding="utf-8")
     assert "can no longer be written" in report
+    assert witness.read_bytes() == witnessed  # the evidence of what the chain was is kept
