@@ -40,7 +40,7 @@ from pytest_harness_audit.social import (
 )
 
 LIMIT = 10.0
-FAST = 60  # the default run; the slow variants try SLOW
+FAST = 30  # the default run; the slow variants try SLOW
 SLOW = 1500
 SUITE = "hostile input"
 LOCAL_AGENT = "me-1"

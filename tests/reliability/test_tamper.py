@@ -42,7 +42,7 @@ from pytest_harness_audit.audit.checkpoint import verify_checkpointed
 from pytest_harness_audit.audit.witness import Head
 from pytest_harness_audit.readers.report import load_report_head
 
-FAST_EXAMPLES = 80
+FAST_EXAMPLES = 40  # the default run; the slow variants try SLOW_EXAMPLES
 SLOW_EXAMPLES = 600
 _sessions = itertools.count()
 
