@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from policy_support import reference_match
@@ -15,6 +16,8 @@ from pytest_harness_audit.policy.categories import mcp_tool_parts
 from pytest_harness_audit.policy.sensitive import is_credential_path
 from pytest_harness_audit.policy.targets import call_targets
 
+FAST = 30  # examples in the default run; the slow variant tries SLOW
+SLOW = 300
 GLOBS = ["**/.env", "*.py", "src/**", "/p/*", "**/*secret*", "a?c", "exact.txt", "**", "/p/.env"]
 REGEXES = ["^rm", r"\.env$", "secret", "(?i)SOUL", "foo(?=bar)", "x{2}", r"(\w)\1"]
 TOOLS = ["Bash", "Read", "Write", "WebFetch", "mcp__fs__read_file", "mcp__x__y", "Custom", "Grep"]
@@ -105,25 +108,37 @@ def naive_decision(
     return None
 
 
-@settings(max_examples=100, deadline=None)
-@given(
-    rule_list=rules(),
-    call_list=calls,
-    tool_categories=st.sampled_from([{}, {"Custom": "network"}, {"mcp__fs__*": "file_write"}]),
-)
-def test_the_engine_agrees_with_a_naive_evaluator(
-    rule_list: list[dict[str, Any]],
-    call_list: list[tuple[str, dict[str, Any]]],
-    tool_categories: dict[str, str],
-) -> None:
-    document = {"rules": rule_list, "toolCategories": tool_categories}
-    policy = Policy.from_dict(document)
-    for tool, params in call_list:
-        expected = naive_decision(document, policy.category_of(tool), tool, params)
-        evaluation = policy.evaluate(tool, params)
-        assert evaluation.rule_id == expected, (tool, params)
-        if expected is None:
-            assert evaluation.decision == "allow"
-        else:
-            decision = next(r["decision"] for r in rule_list if r["id"] == expected)
-            assert evaluation.decision == decision
+def _agreement(examples: int) -> Any:
+    @settings(max_examples=examples, deadline=None)
+    @given(
+        rule_list=rules(),
+        call_list=calls,
+        tool_categories=st.sampled_from([{}, {"Custom": "network"}, {"mcp__fs__*": "file_write"}]),
+    )
+    def check(
+        rule_list: list[dict[str, Any]],
+        call_list: list[tuple[str, dict[str, Any]]],
+        tool_categories: dict[str, str],
+    ) -> None:
+        document = {"rules": rule_list, "toolCategories": tool_categories}
+        policy = Policy.from_dict(document)
+        for tool, params in call_list:
+            expected = naive_decision(document, policy.category_of(tool), tool, params)
+            evaluation = policy.evaluate(tool, params)
+            assert evaluation.rule_id == expected, (tool, params)
+            if expected is None:
+                assert evaluation.decision == "allow"
+            else:
+                decision = next(r["decision"] for r in rule_list if r["id"] == expected)
+                assert evaluation.decision == decision
+
+    return check
+
+
+def test_the_engine_agrees_with_a_naive_evaluator() -> None:
+    _agreement(FAST)()
+
+
+@pytest.mark.slow
+def test_the_engine_agrees_with_a_naive_evaluator_many() -> None:
+    _agreement(SLOW)()

@@ -15,6 +15,7 @@ import base64
 import codecs
 import itertools
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -121,11 +122,24 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _own_workspace(base: Path, setup: Mapping[str, str]) -> Path:
+@pytest.fixture(scope="module")
+def committed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What ``_own_workspace`` makes for a row without ``setup`` files, made once: rows copy it
+    (repository included) instead of running git for each."""
+    return _own_workspace(tmp_path_factory.mktemp("bypass-committed"), {})
+
+
+def _own_workspace(base: Path, setup: Mapping[str, str], committed: Path | None = None) -> Path:
     """A fresh workspace for one row: the template, the symlinks and the row's ``setup`` files
     (``path: content``; a path ending in ``/`` is a directory; ``-> target`` makes a symlink),
-    all committed, so a row's effects are measured against tracked files."""
+    all committed, so a row's effects are measured against tracked files. A row without
+    ``setup`` files gets a copy of ``committed`` (the same workspace, made once) when given."""
     root = base / "workspace"
+    if committed is not None and not setup:
+        shutil.copytree(committed, root, symlinks=True)
+        outside = committed.parent / "outside"
+        shutil.copytree(outside, base / "outside", symlinks=True, dirs_exist_ok=True)
+        return root
     repo = workspaces.create_workspace(root, "python-service")
     _add_symlinks(root)
     for name, content in setup.items():
@@ -324,9 +338,10 @@ def _run_step(harness: Harness, step: Step) -> StepResult:
     )
 
 
-def run_row(attempt: Attempt, base: Path) -> Observed:
-    """Run every call of the row through a fresh session on its own workspace."""
-    root = _own_workspace(base, attempt.setup)
+def run_row(attempt: Attempt, base: Path, committed: Path | None = None) -> Observed:
+    """Run every call of the row through a fresh session on its own workspace (a copy of
+    ``committed`` for a row without ``setup`` files, when given)."""
+    root = _own_workspace(base, attempt.setup, committed)
     secrets = workspace_secrets(root)
     harness = Harness(
         root,
@@ -466,20 +481,31 @@ def _check(attempt: Attempt, observed: Observed, workspace: Path | None) -> bool
     return withheld
 
 
-def _row_param(row: Attempt) -> Any:
-    marks = []
-    if row.pending:
-        marks.append(pytest.mark.xfail(strict=True, reason=row.why_pending or "pending"))
-    return pytest.param(row, id=row.test_id, marks=marks)
+def _row_params(rows: list[Attempt]) -> list[Any]:
+    """A parameter per row. Rows that ``wait`` (a detached process acting seconds after its
+    call, found by the next call) mostly sleep: the first stays in the default run, the
+    others, the same mechanism with other effects, are ``slow`` variants."""
+    params = []
+    waited = False
+    for row in rows:
+        marks: list[Any] = []
+        if row.pending:
+            marks.append(pytest.mark.xfail(strict=True, reason=row.why_pending or "pending"))
+        if any(step.tool == "wait" for step in row.steps):
+            if waited:
+                marks.append(pytest.mark.slow)
+            waited = True
+        params.append(pytest.param(row, id=row.test_id, marks=marks))
+    return params
 
 
-@pytest.mark.parametrize("attempt", [_row_param(row) for row in CORPUS])
+@pytest.mark.parametrize("attempt", _row_params(CORPUS))
 def test_bypass_attempt(
-    attempt: Attempt, workspace: Path, tmp_path: Path, reliability_counts: Any
+    attempt: Attempt, workspace: Path, committed: Path, tmp_path: Path, reliability_counts: Any
 ) -> None:
     assert attempt.outcome in OUTCOMES
     if attempt.runs:
-        observed = run_row(attempt, tmp_path)
+        observed = run_row(attempt, tmp_path, committed)
         withheld = _check(attempt, observed, tmp_path / "workspace")
         outcome = _run_outcome(observed, withheld, attempt.outcome)
     else:
