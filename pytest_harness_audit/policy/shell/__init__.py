@@ -8,6 +8,6 @@ of our own), :mod:`.expand`, :mod:`.reading` and :mod:`.effects`.
 
 from __future__ import annotations
 
-from pytest_harness_audit.policy.shell.reading import Reading, read_command
+from pytest_harness_audit.policy.shell.reading import Reading, read_command, read_full
 
-__all__ = ["Reading", "read_command"]
+__all__ = ["Reading", "read_command", "read_full"]

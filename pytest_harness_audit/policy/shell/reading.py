@@ -102,23 +102,36 @@ def read_command(text: str, root: str | None = None) -> Reading:
     """Read a shell command; never raises (an unreadable command says so in the reading).
 
     A command of plain words (no quoting, expansion, glob or operator: ``pytest -q tests``)
-    takes a fast path that splits it on spaces, which is all the shell would do to it.
+    takes a fast path that splits it on spaces, which is all the shell would do to it; a command
+    of the common shape (:mod:`.simple`) skips the parser. Either gives the reading
+    :func:`read_full` gives.
     """
+    return _read(text, root, True)
+
+
+def read_full(text: str, root: str | None = None) -> Reading:
+    """The reading of :func:`read_command` with every text read by the parser: no fast path
+    (the reference the fast paths are tested against)."""
+    return _read(text, root, False)
+
+
+def _read(text: str, root: str | None, shortcuts: bool) -> Reading:
     reading = Reading()
     if len(text) > MAX_CHARS:
         reading.unreadable = "command too long"
         _read_pieces(text, reading, root)
         return reading
     try:
-        if len(text) <= _PLAIN_LIMIT and _PLAIN.fullmatch(text):
+        if shortcuts and len(text) <= _PLAIN_LIMIT and _PLAIN.fullmatch(text):
             argv = text.split(" ")
-            if "=" not in argv[0] and argv[0] not in RESERVED_WORDS:
+            # `export NAME=value` gives later commands an environment (:func:`_read_simple`)
+            if "=" not in argv[0] and argv[0] not in RESERVED_WORDS and argv[0] != "export":
                 reading.commands.append(argv)
                 context = _Context(reading, Expander(root), Budget(), 0, None)
                 classify(argv, [False] * len(argv), context)
                 context.expander.place.place(reading, argv)
                 return reading
-        simple = parse_simple(text)
+        simple = parse_simple(text) if shortcuts else None
         if simple is not None:
             expander, budget = Expander(root), Budget()
             for command in simple:
@@ -439,4 +452,4 @@ class _Context:
             return self.stdin_text.split()
 
 
-__all__ = ["Reading", "read_command"]
+__all__ = ["Reading", "read_command", "read_full"]

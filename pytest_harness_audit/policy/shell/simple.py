@@ -11,9 +11,10 @@ from pytest_harness_audit.policy.shell.nodes import RESERVED_WORDS, Command, Lit
 
 # The common shape of a command, read by one regex: words of plain characters and quoted strings
 # with nothing to expand, `&&`, `||`, `;`, `|`, `&` and plain redirections. Anything else (an
-# expansion, a glob, a brace, a comment, a heredoc, a subshell, a newline) takes the parser.
+# expansion, a glob, a brace, a comment, a heredoc, a subshell, a newline, the pipe `|&`) takes
+# the parser.
 _SIMPLE_TOKEN = re.compile(
-    r"""[ \t]+|(?P<op>&&|\|\||[;|&](?!>))|(?P<redirect>\d?(?:>>|>\||>&|>|<)|&>>|&>)"""
+    r"""[ \t]+|(?P<op>&&|\|\||[;&](?!>)|\|(?![&>]))|(?P<redirect>\d?(?:>>|>\||>&|>|<)|&>>|&>)"""
     r"""|(?P<word>(?:[^\s'"\\$`;&|<>(){}*?\[\]#!]+|'[^']*'|"[^"\\$`!]*")+)"""
 )
 _QUOTES = re.compile(r"'([^']*)'|\"([^\"]*)\"")
