@@ -68,7 +68,11 @@ class Place:
     # -- moving --------------------------------------------------------------------------------
     def change(self, argv: list[str], dynamic: list[bool]) -> None:
         """Follow ``cd``/``pushd``/``popd`` (any other argv leaves the place as it is)."""
-        name = command_name(argv[0]) if argv else ""
+        # every name of _CHANGE_DIR ends in `d` or `r`, and only `D`/`d`/`R`/`r` lower-case to
+        # a text ending so: any other last character cannot name one (`""` falls through)
+        if not argv or argv[0][-1:] not in "dDrR":
+            return
+        name = command_name(argv[0])
         if name not in _CHANGE_DIR:
             return
         operands = [
@@ -116,6 +120,22 @@ class Place:
     def place(self, reading: Paths, argv: list[str] | None = None) -> None:
         """Add the moved forms of the paths ``reading`` gained since the last call."""
         extra = _dir_options(argv) if argv else []
+        if self.cwd == "." and not self.unknown and not extra:
+            # nothing moves: no path gains a form, only the marks advance (as below)
+            marks = reading.marks
+            size = len(reading.reads)
+            if size and marks.get("reads", 0) < size:
+                marks["reads"] = size
+            size = len(reading.writes)
+            if size and marks.get("writes", 0) < size:
+                marks["writes"] = size
+            size = len(reading.deletes)
+            if size and marks.get("deletes", 0) < size:
+                marks["deletes"] = size
+            size = len(reading.destroys)
+            if size and marks.get("destroys", 0) < size:
+                marks["destroys"] = size
+            return
         for name in PATH_LISTS:
             paths: list[str] = getattr(reading, name)
             marks = reading.marks
@@ -149,6 +169,10 @@ def command_name(word: str) -> str:
 def _dir_options(argv: list[str]) -> list[str]:
     """The ``-C DIR`` / ``--directory=DIR`` / ``--chdir=DIR`` of ``git``, ``tar``, ``make``,
     ``env`` anywhere in ``argv`` (wrappers included)."""
+    # each option below holds `-C`, `--c` or `--d`: without them in the words, none is found
+    joined = " ".join(argv)
+    if "-C" not in joined and "--c" not in joined and "--d" not in joined:
+        return []
     if not any(command_name(word) in _DIR_OPTION_COMMANDS for word in argv):
         return []
     found: list[str] = []
