@@ -21,6 +21,7 @@ def test_chain_benchmark_prints_every_row_for_a_small_chain(tmp_path, capsys):
         "verify peak memory (process RSS)",
     ):
         assert re.search(rf"^  {re.escape(row)} +[\d,.]+ ", out, re.MULTILINE), row
+    assert re.search(r"^  verify --full time / bare hashing +[\d.]+x wall", out, re.MULTILINE)
     assert "verification failed" not in out
     assert not (tmp_path / "store").exists()  # the first chain made room for the second
     assert not (tmp_path / "distinct").exists()
