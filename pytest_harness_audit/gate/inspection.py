@@ -25,6 +25,7 @@ from pytest_harness_audit.inspect import (
     Inspector,
 )
 from pytest_harness_audit.inspect import Findings as Seen
+from pytest_harness_audit.inspect.aliases import linked_params
 from pytest_harness_audit.policy import Evaluation, Policy
 from pytest_harness_audit.policy.effects import EffectJudgement
 
@@ -53,6 +54,9 @@ class OutgoingLeak:
     secrets: tuple[dict[str, Any], ...]
     #: The payload with every known secret replaced: what the record may hold.
     redacted_params: Mapping[str, Any]
+    #: A write through a hard link to a protected file: the policy's refusal of the write of
+    #: that file (then there is no secret: the call is refused as that write).
+    refusal: Evaluation | None = None
 
 
 class SessionInspection:
@@ -91,6 +95,10 @@ class SessionInspection:
         Messages are left to the message firewall when its secret guard is on: it refuses
         them with its own check id and feedback, using :meth:`message_secrets`.
         """
+        if category == "file_write":
+            refusal = self._through_link(tool, params)
+            if refusal is not None:
+                return OutgoingLeak((), None, (), params, refusal)
         if category not in OUTGOING_CATEGORIES and not tool.startswith("mcp__"):
             return None  # an upstream MCP tool's arguments leave, whatever its category
         if category == "message" and tool == _SOCIAL_SEND and self._firewall_guards_secrets:
@@ -102,6 +110,32 @@ class SessionInspection:
         secrets = tuple(finding.to_record() for finding in seen.secrets)
         redacted = seen.redacted_output if isinstance(seen.redacted_output, Mapping) else params
         return OutgoingLeak((SECRET_EXPOSURE,), judgement, secrets, redacted)
+
+    def _through_link(self, tool: str, params: Mapping[str, Any]) -> Evaluation | None:
+        """A write through a hard link to a protected file (``cp -l .git/config notes.cfg``,
+        then Write ``notes.cfg``), judged as the write of that file: the policy's refusal of
+        it, or ``None`` (no such link, or the policy allows that write too)."""
+        root = self.inspector.root
+        aliased, links = linked_params(root, params, self.inspector.snapshot)
+        if not links:
+            return None
+        judged = self.policy.evaluate(tool, aliased, root=root)
+        if not judged.blocked:
+            return None
+        named = ", ".join(f"{link} is a hard link to {target}" for link, target in links)
+        return Evaluation(
+            judged.decision,
+            judged.enforced,
+            judged.rule_id,
+            judged.rule_name,
+            judged.priority,
+            f"{judged.reason} ({named})",
+            judged.constraints,
+            judged.category,
+            list(judged.targets),
+            params,
+            root,
+        )
 
     def scrub(self, value: Any) -> Any:
         """``value`` with every known secret replaced (what a record may hold of it)."""
@@ -171,7 +205,12 @@ def leak_decision(
     leak: OutgoingLeak,
     root: str | None,
 ) -> GateDecision:
-    """A payload carrying a known secret: refused when the policy's effect rules deny it."""
+    """A payload carrying a known secret: refused when the policy's effect rules deny it (or
+    a write through a hard link the policy refuses as the write of the file it links)."""
+    if leak.refusal is not None:
+        refused = leak.refusal
+        message = f"{BLOCK_PREFIX}[web4-policy] {refused.reason}"
+        return GateDecision(tool, params, refused, True, message, refused.constraints, alerts)
     all_alerts = tuple(dict.fromkeys((*alerts, *leak.alerts)))
     judgement = leak.judgement
     params = leak.redacted_params  # the record never holds the value
