@@ -12,6 +12,7 @@ import anyio
 import git
 import httpx2
 import mcp_types as types
+from fork_upstream import launched as launched
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp_memory import memory_client as memory_client
@@ -25,7 +26,7 @@ STUB_PROXY = str(HERE / "run_stub_proxy.py")
 
 
 def git_argv(repo: git.Repo) -> list[str]:
-    return [sys.executable, "-m", "mcp_server_git", "--repository", str(repo.working_dir)]
+    return launched([sys.executable, "-m", "mcp_server_git", "--repository", str(repo.working_dir)])
 
 
 def git_upstream(repo: git.Repo, name: str = "git") -> StdioUpstream:
@@ -34,12 +35,14 @@ def git_upstream(repo: git.Repo, name: str = "git") -> StdioUpstream:
 
 
 def test_upstream(name: str = "test", *extra: str) -> StdioUpstream:
-    return StdioUpstream(name=name, command=sys.executable, args=(TEST_SERVER, *extra))
+    argv = launched([sys.executable, TEST_SERVER, *extra])
+    return StdioUpstream(name=name, command=argv[0], args=tuple(argv[1:]))
 
 
 def asking_upstream(name: str = "ask") -> StdioUpstream:
     """The upstream whose tools ask the client back (sampling, elicitation, roots)."""
-    return StdioUpstream(name=name, command=sys.executable, args=(ASKING_SERVER,))
+    argv = launched([sys.executable, ASKING_SERVER])
+    return StdioUpstream(name=name, command=argv[0], args=tuple(argv[1:]))
 
 
 # Not a test, despite the name pytest would otherwise collect.
