@@ -3,8 +3,9 @@ them counts as a change.
 
 *Exec-config files* are the files a tool runs code from by itself, without the agent naming
 that code again: git's hooks (``.git/hooks/<name>``, not the ``*.sample`` files git never
-runs), git's repository configuration (``.git/config``, ``.git/config.worktree``: only its
-*command keys* count, see :func:`git_config_fingerprint`) and Python's start-up files in a
+runs), git's configuration (``.git/config``, ``.git/config.worktree``, and ``.gitconfig``,
+``.config/git/config`` in the workspace: only its *command keys* count, see
+:func:`git_config_fingerprint`) and Python's start-up files in a
 ``site-packages`` directory (``*.pth``, ``sitecustomize.py``, ``usercustomize.py``).
 
 *Host settings* are the files a coding agent's host reads its hooks and servers from: Claude
@@ -32,8 +33,11 @@ import re
 #: ``.git/hooks/<name>`` (any ``.git`` directory), except git's ``*.sample`` files; and
 #: ``.git/hooks`` itself (a snapshot keeps it as a file only when it is a symbolic link).
 _HOOK = re.compile(r"(?:^|.*/)\.git/hooks(?:/(?![^/]*\.sample$)[^/]+)?")
-#: A repository's configuration files.
-_GIT_CONFIG = re.compile(r"(?:^|.*/)\.git/config(?:\.worktree)?")
+#: git's configuration files: a repository's, and the global ones (the harness runs commands
+#: with the workspace as HOME, so ``~/.gitconfig`` can be a workspace file).
+_GIT_CONFIG = re.compile(
+    r"(?:^|.*/)(?:\.git/config(?:\.worktree)?|\.gitconfig|\.config/git/config)"
+)
 #: Python's start-up files, in a ``site-packages`` directory.
 _STARTUP = re.compile(r"(?:^|.*/)site-packages/(?:[^/]+\.pth|sitecustomize\.py|usercustomize\.py)")
 _PTH = re.compile(r"(?:^|.*/)site-packages/[^/]+\.pth")
@@ -62,7 +66,7 @@ def is_hook(relative: str) -> bool:
 
 
 def is_git_config(relative: str) -> bool:
-    """Whether ``relative`` is a repository's configuration file."""
+    """Whether ``relative`` is a git configuration file (a repository's or a global one)."""
     return _GIT_CONFIG.fullmatch(relative) is not None
 
 

@@ -152,6 +152,20 @@ def test_ordinary_git_configuration_is_no_protected_change(
     assert "protected" not in found.effects
 
 
+@pytest.mark.parametrize("where", [".gitconfig", ".config/git/config"])
+def test_a_global_configuration_in_the_workspace(inspector: Inspector, where: str) -> None:
+    # the harness runs commands with the workspace as HOME: git reads these on every run
+    benign = _bash(
+        inspector, f"mkdir -p \"$(dirname {where})\" && printf '[user]\\n\\tname = x\\n' > {where}"
+    )
+    assert "protected" not in benign.effects
+    assert benign.effects["created"] == [where]
+    found = _bash(
+        inspector, _run_time_only(f"open({where!r}, 'a').write('[core]\\n\\tpager = x\\n')\n")
+    )
+    assert found.effects["protected"] == [where]
+
+
 def test_a_repository_made_inside_is_no_protected_change(inspector: Inspector) -> None:
     found = _bash(inspector, "git init -q sub")
     assert "protected" not in found.effects

@@ -42,6 +42,9 @@ def test_which_texts_install() -> None:
 def test_which_paths_are_kinds() -> None:
     assert is_exec_config(".git/hooks/post-merge")
     assert is_exec_config("sub/.git/config")
+    assert is_exec_config(".gitconfig")
+    assert is_exec_config(".config/git/config")
+    assert not is_exec_config("docs/gitconfig.md")
     assert is_exec_config(".venv/lib/python3.12/site-packages/sitecustomize.py")
     assert not is_exec_config(".git/hooks/post-merge.sample")
     assert not is_exec_config("docs/.git-config")
