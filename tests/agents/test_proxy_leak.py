@@ -20,12 +20,13 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from pytest_harness_audit.session.harness import Harness
+from tests.proxy.fork_upstream import launched
 
 SECRET_LINE = re.compile(r"^([A-Z_]+)=(.+)$", re.MULTILINE)
 
 
 def git_server(harness: Harness) -> list[str]:
-    return [sys.executable, "-m", "mcp_server_git", "--repository", str(harness.root)]
+    return launched([sys.executable, "-m", "mcp_server_git", "--repository", str(harness.root)])
 
 
 async def call_tools(

@@ -23,6 +23,7 @@ from pytest_harness_audit.doors.proxy import (
     parse_ready_line,
 )
 from pytest_harness_audit.session.harness import Harness
+from tests.proxy.fork_upstream import launched
 
 GIT_DOT = [sys.executable, "-m", "mcp_server_git", "--repository", "."]
 
@@ -68,7 +69,7 @@ def test_harness_proxy_serves_the_workspace_repository(
 ) -> None:
     harness = Harness.create(tmp_path / "s", template="python-service", policy="safety")
     try:
-        proxy = harness.start_proxy(GIT_DOT, workspace_tools=False)
+        proxy = harness.start_proxy(launched(GIT_DOT), workspace_tools=False)
         log, status = anyio.run(_git_texts, proxy.url, proxy.headers)
         _assert_workspace_not_caller(log, status, harness.repo)
         assert [call.tool for call in harness.calls()] == [

@@ -13,6 +13,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.harness import Harness
+from tests.proxy.fork_upstream import launched
 
 pytest_plugins = ["pytester"]
 
@@ -32,7 +33,7 @@ NO_COMMITS = {
 
 
 def git_server(harness: Harness) -> list[str]:
-    return [sys.executable, "-m", "mcp_server_git", "--repository", str(harness.root)]
+    return launched([sys.executable, "-m", "mcp_server_git", "--repository", str(harness.root)])
 
 
 async def call_tools(

@@ -26,6 +26,7 @@ import yaml
 from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from proxy_support import launched
 from pydantic import BaseModel
 
 from pytest_harness_audit.doors.proxy.cassette import CassetteError, Interaction
@@ -39,7 +40,8 @@ Step = Callable[[ClientSession], Awaitable[Any]]
 def library(marker: Path | None = None) -> dict[str, Any]:
     """The library server as an ``mcpServers`` entry named ``lib`` (marking its start)."""
     env = {"LIBRARY_STARTED": str(marker)} if marker is not None else {}
-    return {"mcpServers": {"lib": {"command": LIBRARY[0], "args": LIBRARY[1:], "env": env}}}
+    argv = launched(LIBRARY)
+    return {"mcpServers": {"lib": {"command": argv[0], "args": argv[1:], "env": env}}}
 
 
 def dump(value: Any) -> Any:

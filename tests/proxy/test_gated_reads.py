@@ -20,6 +20,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from proxy_support import launched
 
 from pytest_harness_audit.doors.proxy.gated_reads import file_uri_path, read_params
 from pytest_harness_audit.session.harness import Harness
@@ -29,7 +30,8 @@ Step = Callable[[ClientSession], Awaitable[Any]]
 
 
 def files() -> dict[str, Any]:
-    return {"mcpServers": {"files": {"command": sys.executable, "args": [str(FILES)]}}}
+    argv = launched([sys.executable, str(FILES)])
+    return {"mcpServers": {"files": {"command": argv[0], "args": argv[1:]}}}
 
 
 def api_key(harness: Harness) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from proxy_support import HERE, memory_client
+from proxy_support import HERE, launched, memory_client
 
 from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.audit.record_view import CallRecord
@@ -32,7 +32,8 @@ RUG_SERVER = str(HERE / "rug_pull_server.py")
 
 
 def rug_upstream(control: Path, name: str = "dict") -> StdioUpstream:
-    return StdioUpstream(name=name, command=sys.executable, args=(RUG_SERVER, str(control)))
+    argv = launched([sys.executable, RUG_SERVER, str(control)])
+    return StdioUpstream(name=name, command=argv[0], args=tuple(argv[1:]))
 
 
 class Session:
