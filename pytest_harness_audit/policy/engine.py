@@ -26,7 +26,7 @@ from pytest_harness_audit.policy.categories import (
     builtin_category,
     mcp_tool_parts,
 )
-from pytest_harness_audit.policy.evaluation import Evaluation
+from pytest_harness_audit.policy.evaluation import Decided, Evaluation, Outcome
 from pytest_harness_audit.policy.model import PolicySpec, Rule
 from pytest_harness_audit.policy.patterns import (
     PatternProgram,
@@ -38,11 +38,13 @@ from pytest_harness_audit.policy.patterns import (
 from pytest_harness_audit.policy.prefilter import (
     Prefilter,
     Requirement,
+    cleared,
+    pattern_requirement,
     python_regex_requirement,
-    requirement,
+    targets_may_match,
 )
 from pytest_harness_audit.policy.sensitive import CREDENTIAL_PATTERN, any_credential
-from pytest_harness_audit.policy.targets import call_targets, prefilter_forms
+from pytest_harness_audit.policy.targets import call_targets
 
 #: What every credential-looking path holds (``None``: the check cannot be prefiltered).
 _CREDENTIAL_REQUIREMENT = python_regex_requirement(CREDENTIAL_PATTERN)
@@ -119,7 +121,9 @@ class CompiledRule:
                 ) from None
             self.exact, self.fallbacks = exact, tuple(fallbacks)
             self.requirements = (
-                None if fallbacks else _requirements(match.target_patterns, is_regex)
+                None
+                if any(matcher.excluded is None for matcher in fallbacks)
+                else _requirements(match.target_patterns, is_regex)
             )
             self.uses_globs = bool(sources) and not is_regex
             self.uses_regexes = bool(sources) and is_regex
@@ -153,7 +157,7 @@ class CompiledRule:
 def _requirements(patterns: Sequence[str], is_regex: bool) -> tuple[Requirement, ...] | None:
     found = []
     for pattern in patterns:
-        each = requirement(pattern, is_regex=is_regex)
+        each = pattern_requirement(pattern, is_regex=is_regex)
         if each is None:
             return None
         found.append(each)
@@ -165,25 +169,42 @@ class _ToolEntry:
 
     ``plain`` are the candidate rules without target patterns (always walked); a rule with
     patterns is walked only when a target matches it, which the RE2 sets say at a stroke.
+
+    A call no pattern can match (``static``: the tool has no pattern rule and no rule that needs
+    a credential check; or cleared by the ``prefilter``) is decided by ``plain`` alone, with no
+    credential read: by the rate-limited rules of ``cleared_rate`` that reach their limit, else
+    by ``cleared``, the first of the others (worked out here, not per call).
     """
 
     __slots__ = (
         "candidates",
         "categories",
         "category",
+        "cleared",
+        "cleared_rate",
+        "default",
+        "is_command",
+        "outcomes",
         "outside",
         "pattern_indexes",
         "plain",
         "prefilter",
+        "static",
         "uses_globs",
         "uses_regexes",
     )
 
     def __init__(
-        self, category: str, categories: frozenset[str], candidates: tuple[CompiledRule, ...]
+        self,
+        category: str,
+        categories: frozenset[str],
+        candidates: tuple[CompiledRule, ...],
+        default: Outcome,
+        enforce: bool,
     ) -> None:
         self.category = category
         self.categories = categories
+        self.is_command = category == COMMAND
         self.candidates = candidates
         self.uses_globs = any(rule.uses_globs for rule in candidates)
         self.uses_regexes = any(rule.uses_regexes for rule in candidates)
@@ -193,6 +214,41 @@ class _ToolEntry:
             rule for rule in candidates if rule.has_patterns and (rule.exact or rule.fallbacks)
         )
         self.prefilter = _prefilter(candidates, categories) if self.pattern_indexes else None
+        self.default = default
+        #: The outcome of each candidate rule, by rule index.
+        self.outcomes: dict[int, Outcome] = {
+            rule.index: _outcome(rule, category, enforce) for rule in candidates
+        }
+        # without the credential check, a rule of other categories never matches
+        reachable = [
+            rule
+            for rule in self.plain
+            if rule.categories is None or not rule.categories.isdisjoint(categories)
+        ]
+        self.static = not self.pattern_indexes and len(reachable) == len(self.plain)
+        rate: list[CompiledRule] = []
+        self.cleared = default
+        for rule in reachable:
+            if not rule.max_count:
+                self.cleared = self.outcomes[rule.index]
+                break
+            rate.append(rule)
+        self.cleared_rate = tuple(rate)
+
+
+def _outcome(rule: CompiledRule, category: str, enforce: bool) -> Outcome:
+    decision = rule.rule.decision
+    enforced = enforce or decision != "deny"
+    return Outcome(
+        decision,
+        enforced,
+        rule.rule.id,
+        rule.rule.name,
+        rule.rule.priority,
+        rule.reason,
+        rule.enforced_constraints if enforced else rule.dry_run_constraints,
+        category,
+    )
 
 
 def _prefilter(
@@ -259,6 +315,7 @@ class CompiledPolicy:
         base = (f"policy:{default}", "rule:default")
         self._default_enforced = spec.enforce or default != "deny"
         self._default_constraints = base if self._default_enforced else (*base, "enforced:false")
+        self._enforce = spec.enforce
 
     def category_of(self, tool: str) -> str:
         """The category of ``tool``: the policy's ``toolCategories`` first, then its
@@ -290,9 +347,22 @@ class CompiledPolicy:
                 or CREDENTIAL_ACCESS in rule.categories
             )
         )
-        entry = self._by_tool[key] = _ToolEntry(category, categories, candidates)
+        default = Outcome(
+            self.spec.default_policy,
+            self._default_enforced,
+            None,
+            None,
+            None,
+            self._default_reason,
+            self._default_constraints,
+            category,
+        )
+        entry = self._by_tool[key] = _ToolEntry(
+            category, categories, candidates, default, self._enforce
+        )
         if not self.prefilter_enabled:
             entry.prefilter = None
+            entry.static = False
         return entry
 
     def _set_matches(self, targets: list[str], entry: _ToolEntry) -> set[int]:
@@ -331,18 +401,46 @@ class CompiledPolicy:
                 entry = self._index(tool)
         else:
             entry = self._by_tool.get((tool, category)) or self._index(tool, category)
+        prefilter = entry.prefilter
+        if entry.static or (prefilter is not None and cleared(prefilter, params, root)):
+            outcome = entry.cleared
+            if entry.cleared_rate and rate_counter is not None:
+                for rule in entry.cleared_rate:
+                    if rate_counter.hit(rule.rule.id, rule.window_ms) >= rule.max_count:
+                        outcome = entry.outcomes[rule.index]
+                        break
+            evaluation: Evaluation = Decided(outcome, None, params, root)
+        else:
+            evaluation = self._decide(entry, params, rate_counter, root)
+        if entry.is_command:
+            return self._judged_as_command(evaluation, tool, params, root)
+        return evaluation
+
+    def _judged_as_command(
+        self, evaluation: Evaluation, tool: str, params: Mapping[str, Any], root: str | None
+    ) -> Evaluation:
+        """The evaluation of a call in the ``command`` category (a subclass may judge the
+        command further: :class:`~pytest_harness_audit.policy.Policy` by its views)."""
+        return evaluation
+
+    def _decide(
+        self,
+        entry: _ToolEntry,
+        params: Mapping[str, Any],
+        rate_counter: RateCounter | None,
+        root: str | None,
+    ) -> Evaluation:
+        """The full path: derive the targets, match them, walk the rules they select."""
         targets: list[str] | None = None
         files: list[str] | None = None
         credential: bool | None = None
         walk: Sequence[CompiledRule] = entry.plain
         prefilter = entry.prefilter
-        if prefilter is not None and _cleared(prefilter, params, root):
-            credential = False  # the credential literals are in the prefilter when it matters
-        elif entry.pattern_indexes:
+        if entry.pattern_indexes:
             targets, files = call_targets(params, root)
             # a command's targets are known only once read; one scan of them for the required
             # literals then stands in for two RE2 set passes per target
-            if targets and (prefilter is None or _may_match(prefilter, targets)):
+            if targets and (prefilter is None or targets_may_match(prefilter, targets)):
                 matched = (
                     self._set_matches(targets, entry)
                     if (entry.uses_globs or entry.uses_regexes)
@@ -357,7 +455,7 @@ class CompiledPolicy:
                     walk = sorted((*entry.plain, *(rules[i] for i in matched)), key=_by_index)
         for rule in walk:
             rule_categories = rule.categories
-            if rule_categories is not None and not rule_categories & entry.categories:
+            if rule_categories is not None and rule_categories.isdisjoint(entry.categories):
                 # only credential_access can still match: checked last, being the dearest
                 if credential is None:
                     if targets is None:
@@ -371,47 +469,5 @@ class CompiledPolicy:
                     continue
                 if rate_counter.hit(rule.rule.id, rule.window_ms) < rule.max_count:
                     continue
-            decision = rule.rule.decision
-            enforced = self.spec.enforce or decision != "deny"
-            return Evaluation(
-                decision,
-                enforced,
-                rule.rule.id,
-                rule.rule.name,
-                rule.rule.priority,
-                rule.reason,
-                rule.enforced_constraints if enforced else rule.dry_run_constraints,
-                entry.category,
-                targets,
-                params,
-                root,
-            )
-        return Evaluation(
-            self.spec.default_policy,
-            self._default_enforced,
-            None,
-            None,
-            None,
-            self._default_reason,
-            self._default_constraints,
-            entry.category,
-            targets,
-            params,
-            root,
-        )
-
-
-def _may_match(prefilter: Prefilter, targets: list[str]) -> bool:
-    """Whether a pattern of ``prefilter``'s tool could match one of the derived ``targets``."""
-    text = targets[0] if len(targets) == 1 else "\n".join(targets)
-    return not text.isascii() or prefilter.may_match(targets, text)
-
-
-def _cleared(prefilter: Prefilter, params: Mapping[str, Any], root: str | None) -> bool:
-    """Whether no target of the call can hold a literal of ``prefilter`` (so none can match)."""
-    forms = prefilter_forms(params, root)
-    if forms is None:
-        return False
-    text = forms[0] if len(forms) == 1 else "\n".join(forms)
-    # not ASCII: case folding (`ſ` for `s`, `K` for `k`) is left to the full path
-    return text.isascii() and not prefilter.may_match(forms, text)
+            return Decided(entry.outcomes[rule.index], targets, params, root)
+        return Decided(entry.default, targets, params, root)

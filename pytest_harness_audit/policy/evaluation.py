@@ -10,21 +10,11 @@ from pytest_harness_audit.policy.targets import all_targets, primary_target
 _UNSET = object()
 
 
-class Evaluation:
-    """A policy decision for one call.
-
-    Attributes: ``decision`` (allow|deny|warn|ask), ``enforced``, ``blocked`` (deny and enforced),
-    ``rule_id``/``rule_name``/``priority`` (``None`` for the default decision), ``reason``,
-    ``constraints`` (``policy:<decision>``, ``rule:<id>``/``rule:default``, ``enforced:false`` in
-    dry-run), ``category``, ``target`` (the primary target, full length) and ``targets`` (all
-    targets, including normalised paths and paths inside a command).
-    """
+class Outcome:
+    """What a decision says, apart from the call it was made for: worked out once per rule and
+    tool by a compiled policy, and shared by every :class:`Evaluation` that rule decides."""
 
     __slots__ = (
-        "_params",
-        "_root",
-        "_target",
-        "_targets",
         "blocked",
         "category",
         "constraints",
@@ -46,9 +36,6 @@ class Evaluation:
         reason: str,
         constraints: tuple[str, ...],
         category: str,
-        targets: list[str] | None,
-        params: Mapping[str, Any],
-        root: str | None,
     ) -> None:
         self.decision = decision
         self.enforced = enforced
@@ -59,10 +46,86 @@ class Evaluation:
         self.reason = reason
         self.constraints = constraints
         self.category = category
+
+
+class Evaluation:
+    """A policy decision for one call.
+
+    Attributes: ``decision`` (allow|deny|warn|ask), ``enforced``, ``blocked`` (deny and enforced),
+    ``rule_id``/``rule_name``/``priority`` (``None`` for the default decision), ``reason``,
+    ``constraints`` (``policy:<decision>``, ``rule:<id>``/``rule:default``, ``enforced:false`` in
+    dry-run), ``category``, ``target`` (the primary target, full length) and ``targets`` (all
+    targets, including normalised paths and paths inside a command).
+    """
+
+    __slots__ = ("_outcome", "_params", "_root", "_target", "_targets")
+
+    def __init__(
+        self,
+        decision: str,
+        enforced: bool,
+        rule_id: str | None,
+        rule_name: str | None,
+        priority: int | None,
+        reason: str,
+        constraints: tuple[str, ...],
+        category: str,
+        targets: list[str] | None,
+        params: Mapping[str, Any],
+        root: str | None,
+    ) -> None:
+        self._outcome = Outcome(
+            decision, enforced, rule_id, rule_name, priority, reason, constraints, category
+        )
         self._target: str | object | None = _UNSET
         self._targets = targets
         self._params = params
         self._root = root
+
+    @property
+    def decision(self) -> str:
+        """``allow``, ``deny``, ``warn`` or ``ask``."""
+        return self._outcome.decision
+
+    @property
+    def enforced(self) -> bool:
+        """``False`` for a denial in dry-run (recorded, not enforced)."""
+        return self._outcome.enforced
+
+    @property
+    def blocked(self) -> bool:
+        """Whether the call is refused: a denial, enforced."""
+        return self._outcome.blocked
+
+    @property
+    def rule_id(self) -> str | None:
+        """The deciding rule's id (``None``: the default decision)."""
+        return self._outcome.rule_id
+
+    @property
+    def rule_name(self) -> str | None:
+        """The deciding rule's name (``None``: the default decision)."""
+        return self._outcome.rule_name
+
+    @property
+    def priority(self) -> int | None:
+        """The deciding rule's priority (``None``: the default decision)."""
+        return self._outcome.priority
+
+    @property
+    def reason(self) -> str:
+        """Why: the rule's reason, ``Matched rule: <name>`` or ``Default policy: <decision>``."""
+        return self._outcome.reason
+
+    @property
+    def constraints(self) -> tuple[str, ...]:
+        """``policy:<decision>``, ``rule:<id>`` (or ``rule:default``), ``enforced:false``."""
+        return self._outcome.constraints
+
+    @property
+    def category(self) -> str:
+        """The category the call was judged in."""
+        return self._outcome.category
 
     @property
     def target(self) -> str | None:
@@ -107,3 +170,23 @@ class Evaluation:
             f"rule_id={self.rule_id!r}, category={self.category!r}, "
             f"target={self.target!r})"
         )
+
+
+class Decided(Evaluation):
+    """An :class:`Evaluation` made from an :class:`Outcome` the policy worked out beforehand:
+    what the engine returns (one object and four fields per call)."""
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        outcome: Outcome,
+        targets: list[str] | None,
+        params: Mapping[str, Any],
+        root: str | None,
+    ) -> None:
+        self._outcome = outcome
+        self._target = _UNSET
+        self._targets = targets
+        self._params = params
+        self._root = root

@@ -8,6 +8,7 @@ warn rule fires, an allow rule does not).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,6 +16,11 @@ import re2
 import regex
 
 from pytest_harness_audit.policy.glob import translate_glob
+
+try:  # Python 3.11+
+    from re import _parser as _sre_parse  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_parse as _sre_parse
 
 #: Seconds a fallback-engine match may take before it counts as timed out.
 FALLBACK_TIMEOUT_S = 0.05
@@ -59,19 +65,84 @@ def check_regex(pattern: str) -> None:
             raise PatternSyntaxError(f"invalid regular expression {pattern!r}: {exc}") from None
 
 
+# `^(?!` then plain characters, escaped punctuation, groups and `|` only: text both engines
+# read alike (no classes, POSIX or otherwise, no flags, no repeats)
+_PREFIXES_SHAPE = re.compile(r"\^\(\?!(?:[\w/.:,;@%+=~ -]|\\[^\w\s]|[|()])*\)", re.ASCII)
+
+
+def excluded_prefixes(pattern: str) -> tuple[str, ...] | None:
+    """The prefixes of a regex ``^(?!P1|P2…)`` whose alternatives are plain text: it matches
+    exactly the targets starting with none of them (``^(?!/srv/app/)``: every target outside
+    ``/srv/app/``). ``None`` for any other pattern (flags, classes, anything after the
+    look-ahead), so both engines read it alike."""
+    if not _PREFIXES_SHAPE.fullmatch(pattern):
+        return None
+    try:
+        parsed = _sre_parse.parse(pattern)
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return None
+    items = list(parsed)
+    if parsed.state.flags & ~re.UNICODE or len(items) != 2:
+        return None
+    (first, where), (second, (direction, body)) = items
+    if str(first) != "AT" or str(where) != "AT_BEGINNING" or str(second) != "ASSERT_NOT":
+        return None
+    if direction != 1:
+        return None
+    found = _strings(body)
+    return None if found is None else tuple(sorted(found))
+
+
+_MAX_STRINGS = 64
+
+
+def _strings(items: Any) -> set[str] | None:
+    """Every string a sequence of plain text, alternations and one-character classes matches;
+    ``None`` for anything else (repeats, anchors, flags, look-around) or too many strings."""
+    found = {""}
+    for op, value in items:
+        kind = str(op)
+        if kind == "LITERAL":
+            part: set[str] | None = {chr(value)}
+        elif kind == "IN":
+            part = {chr(v) for o, v in value if str(o) == "LITERAL"}
+            if len(part) != len(value):
+                return None
+        elif kind == "BRANCH":
+            part = set()
+            for branch in value[1]:
+                each = _strings(branch)
+                if each is None:
+                    return None
+                part |= each
+        elif kind == "SUBPATTERN" and not value[1] and not value[2]:
+            part = _strings(value[3])
+        else:
+            return None
+        if part is None:
+            return None
+        found = {a + b for a in found for b in part}
+        if len(found) > _MAX_STRINGS:
+            return None
+    return found
+
+
 class TargetMatcher:
     """One compiled target pattern (glob: whole target; regex: anywhere in it).
 
     ``matches(target)`` returns ``True``/``False`` or raises :class:`PatternTimeout`.
     """
 
-    __slots__ = ("_anchor", "_fallback", "_program", "is_regex", "pattern")
+    __slots__ = ("_anchor", "_fallback", "_program", "excluded", "is_regex", "pattern")
 
     def __init__(self, pattern: str, *, is_regex: bool) -> None:
         self.pattern = pattern
         self.is_regex = is_regex
         self._program: Any = None
         self._fallback: Any = None
+        #: The prefixes of a regex ``^(?!P…)`` (:func:`excluded_prefixes`), matched without the
+        #: fallback engine's timer; else ``None``.
+        self.excluded = excluded_prefixes(pattern) if is_regex else None
         source = pattern if is_regex else glob_program(pattern)
         try:
             self._program = re2.compile(source, RE2_OPTIONS)._regexp
@@ -97,6 +168,8 @@ class TargetMatcher:
         if program is not None:
             data = encode(target)
             return bool(program.Match(self._anchor, data, 0, len(data))[0][0] >= 0)
+        if self.excluded is not None:
+            return not target.startswith(self.excluded)
         try:
             return self._fallback.search(target, timeout=FALLBACK_TIMEOUT_S) is not None
         except TimeoutError:

@@ -12,7 +12,7 @@ from pytest_harness_audit.immune.config import ImmuneConfig
 from pytest_harness_audit.policy import views
 from pytest_harness_audit.policy.categories import KNOWN_CATEGORIES
 from pytest_harness_audit.policy.effects import EffectRules
-from pytest_harness_audit.policy.engine import CompiledPolicy, RateCounter
+from pytest_harness_audit.policy.engine import CompiledPolicy
 from pytest_harness_audit.policy.evaluation import Evaluation
 from pytest_harness_audit.policy.loader import (
     PRESET_NAMES,
@@ -99,25 +99,14 @@ class Policy(CompiledPolicy):
             overrides["rules"] = extra
         return cls.from_dict(overrides, source=str(path) if not extra else None, name=name)
 
-    def evaluate(
-        self,
-        tool: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        rate_counter: RateCounter | None = None,
-        root: str | None = None,
-        category: str | None = None,
+    def _judged_as_command(
+        self, evaluation: Evaluation, tool: str, params: Mapping[str, Any], root: str | None
     ) -> Evaluation:
-        """Decide one call (see :meth:`CompiledPolicy.evaluate`); a shell command is judged
-        too as the network exchange and the file writes it amounts to (:mod:`.views`)."""
-        evaluation = super().evaluate(
-            tool, params, rate_counter=rate_counter, root=root, category=category
-        )
-        if not self.views or evaluation.category != "command":
+        """A shell command is judged too as the network exchange and the file writes it
+        amounts to (:mod:`.views`)."""
+        if not self.views:
             return evaluation
-        return views.with_views(
-            evaluation, tool, params or {}, root, self.views, self._view_evaluation
-        )
+        return views.with_views(evaluation, tool, params, root, self.views, self._view_evaluation)
 
     def _view_evaluation(
         self, tool: str, params: Mapping[str, Any], *, root: str | None, category: str

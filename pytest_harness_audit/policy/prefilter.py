@@ -20,13 +20,15 @@ either case-sensitive or case-insensitive matching would find.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
 import ahocorasick_rs
 
 from pytest_harness_audit.policy.glob import translate_glob
+from pytest_harness_audit.policy.patterns import excluded_prefixes
+from pytest_harness_audit.policy.targets import FILE_KIND, KEY_KINDS, OTHER_KIND, prefilter_forms
 
 try:  # Python 3.11+
     from re import _parser as _sre_parse  # type: ignore[attr-defined]
@@ -159,15 +161,20 @@ def _node(op: str, value: Any, ci: bool) -> _Info:
 
 class Requirement:
     """What any target a pattern matches must be: one of ``whole`` (the pattern matches whole
-    targets of a few known values), or hold a literal of each of ``groups``."""
+    targets of a few known values), start with none of ``excluded`` (``^(?!/srv/app/)``), or
+    hold a literal of each of ``groups``."""
 
-    __slots__ = ("groups", "whole")
+    __slots__ = ("excluded", "groups", "whole")
 
     def __init__(
-        self, groups: tuple[frozenset[Literal], ...], whole: frozenset[Literal] | None = None
+        self,
+        groups: tuple[frozenset[Literal], ...],
+        whole: frozenset[Literal] | None = None,
+        excluded: tuple[str, ...] | None = None,
     ) -> None:
         self.groups = groups
         self.whole = whole
+        self.excluded = excluded
 
 
 _BEGIN = frozenset({"AT_BEGINNING", "AT_BEGINNING_STRING"})
@@ -217,6 +224,16 @@ def requirement(pattern: str, *, is_regex: bool) -> Requirement | None:
     return _parsed_requirement(parsed, parsed.state.flags, anchored=True)
 
 
+def pattern_requirement(pattern: str, *, is_regex: bool) -> Requirement | None:
+    """:func:`requirement`; for a regex ``^(?!P…)`` of plain prefixes (which requires no
+    literal), the prefixes no target it matches starts with."""
+    if is_regex:
+        excluded = excluded_prefixes(pattern)
+        if excluded is not None:
+            return Requirement((), excluded=excluded)
+    return requirement(pattern, is_regex=is_regex)
+
+
 def python_regex_requirement(compiled: re.Pattern[str]) -> Requirement | None:
     """:func:`requirement` of a compiled Python regex searched for (its flags honoured)."""
     try:
@@ -234,7 +251,7 @@ class Prefilter:
     """The requirements of a tool's patterns: :meth:`may_match` says whether a call's target
     forms could satisfy any of them."""
 
-    __slots__ = ("_automaton", "_multi", "_single", "_whole", "empty")
+    __slots__ = ("_automaton", "_excluded", "_multi", "_single", "_whole", "empty")
 
     def __init__(self, requirements: Iterable[Requirement]) -> None:
         # case-folded (`K` → k, `ſ` → s): for ASCII text, the lower-case scan then finds every
@@ -242,7 +259,11 @@ class Prefilter:
         whole: set[str] = set()
         single: set[str] = set()  # literals of requirements of one group: one hit suffices
         multi: list[tuple[frozenset[str], ...]] = []
+        excluded: list[tuple[str, ...]] = []  # exact case: only ever compared as given
         for each in requirements:
+            if each.excluded is not None:
+                excluded.append(each.excluded)
+                continue
             if each.whole is not None:
                 whole |= {text.casefold() for text, _ in each.whole}
                 continue
@@ -256,11 +277,31 @@ class Prefilter:
         self._single = frozenset(single)
         self._multi = tuple(dict.fromkeys(multi))
         self._automaton: Any = ahocorasick_rs.AhoCorasick(literals) if literals else None
+        self._excluded = tuple(dict.fromkeys(excluded))
         #: No requirement at all: no pattern can match anything (an empty ``targetPatterns``).
-        self.empty = not whole and not literals
+        self.empty = not whole and not literals and not excluded
+
+    def clears(self, text: str) -> bool:
+        """Whether a call whose one target form is ``text`` (ASCII) satisfies no requirement:
+        :meth:`may_match` of that one form, negated."""
+        for prefixes in self._excluded:
+            if not text.startswith(prefixes):
+                return False
+        text = text.lower()
+        if text in self._whole:
+            return False
+        automaton = self._automaton
+        if automaton is None:
+            return True
+        found = automaton.find_matches_as_strings(text)
+        return not found or not self._met(text, found)
 
     def may_match(self, forms: list[str], text: str) -> bool:
         """Whether the target forms (``text``: them joined, ASCII) could satisfy a requirement."""
+        for prefixes in self._excluded:
+            for form in forms:
+                if not form.startswith(prefixes):
+                    return True
         whole = self._whole
         if whole:
             for form in forms:
@@ -271,14 +312,16 @@ class Prefilter:
             return False
         text = text.lower()
         found = automaton.find_matches_as_strings(text)
-        if not found:
-            return False
+        return bool(found) and self._met(text, found)
+
+    def _met(self, text: str, found: list[str]) -> bool:
+        """Whether the literals ``found`` in ``text`` (lower case) meet a requirement."""
         if not self._multi or not self._single.isdisjoint(found):
             return True
         if len(text) > _OVERLAP_LIMIT:
             return True
         # every occurrence, overlapping ones too: each group of a requirement must be met
-        hits = set(automaton.find_matches_as_strings(text, overlapping=True))
+        hits = set(self._automaton.find_matches_as_strings(text, overlapping=True))
         if not self._single.isdisjoint(hits):
             return True
         for groups in self._multi:
@@ -288,3 +331,29 @@ class Prefilter:
             else:
                 return True
         return False
+
+
+def targets_may_match(prefilter: Prefilter, targets: list[str]) -> bool:
+    """Whether a pattern of ``prefilter``'s tool could match one of the derived ``targets``."""
+    text = targets[0] if len(targets) == 1 else "\n".join(targets)
+    return not text.isascii() or prefilter.may_match(targets, text)
+
+
+def cleared(prefilter: Prefilter, params: Mapping[str, Any], root: str | None) -> bool:
+    """Whether no target of the call can hold a literal of ``prefilter`` (so none can match)."""
+    if root is None and len(params) == 1:
+        # the commonest shape: one path already in normal form, or one pattern or URL, whose
+        # only target form is its value (as :func:`~.targets.prefilter_forms` finds)
+        ((key, value),) = params.items()
+        if type(value) is str:
+            kind = KEY_KINDS.get(key)
+            if kind == OTHER_KIND or (
+                kind == FILE_KIND and "/." not in value and "//" not in value and value[:1] != "."
+            ):
+                return value.isascii() and prefilter.clears(value)
+    forms = prefilter_forms(params, root)
+    if forms is None:
+        return False
+    text = forms[0] if len(forms) == 1 else "\n".join(forms)
+    # not ASCII: case folding (`ſ` for `s`, `K` for `k`) is left to the full path
+    return text.isascii() and not prefilter.may_match(forms, text)

@@ -142,6 +142,12 @@ _KEY_KINDS = {
     "script": _COMMAND,
     "code": _CODE,
 }
+#: The kind of each target parameter, by name (read by the engine's prefilter).
+KEY_KINDS = _KEY_KINDS
+#: The kind of a file parameter (``file_path``, ``path`` …) in :data:`KEY_KINDS`.
+FILE_KIND = _FILE
+#: The kind of a parameter whose value is its only target form (``pattern``, ``url``, ``to``).
+OTHER_KIND = _OTHER
 _KEY_ORDER = {key: index for index, key in enumerate((*PRIMARY_KEYS, *EXTRA_KEYS))}
 _PATTERN_ORDER = _KEY_ORDER["pattern"]
 
