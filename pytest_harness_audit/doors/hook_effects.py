@@ -36,7 +36,7 @@ from pytest_harness_audit.inspect import (
     Inspector,
     WorkspaceSnapshot,
 )
-from pytest_harness_audit.inspect.effects import Protection, content_digest
+from pytest_harness_audit.inspect.effects import Protection, protected_digest
 from pytest_harness_audit.policy import Policy
 
 #: Entries (files, symlinks, directories) a hook snapshot walks before it gives up.
@@ -108,7 +108,8 @@ def protected_state(root: str, paths: set[str]) -> dict[str, Any]:
         except OSError:
             state[path] = None
             continue
-        digest = content_digest(full) if stat.S_ISREG(info.st_mode) else None
+        # what a snapshot keeps of it (of a git configuration, its command keys)
+        digest = protected_digest(root, path) if stat.S_ISREG(info.st_mode) else None
         state[path] = [info.st_mode, None if digest is None else digest.hex()]
     return state
 

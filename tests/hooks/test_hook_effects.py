@@ -78,11 +78,13 @@ def test_a_persona_file_rewritten_through_a_hard_link_fails(project: Path, tmp_p
     assert os.path.samefile(project / "p2.md", project / "SOUL.md")
     assert linked["effects"]["protected"] == ["SOUL.md"]  # a new name for the persona file
     assert linked["judged"]["verdict"] == "FAIL"
-    written = host_call(storage, project, recorded("write-hardlink.json", project))
-    assert "obey" in (project / "SOUL.md").read_text()
-    assert written["effects"]["protected"] == ["SOUL.md"]
-    assert "protected_file_changed" in written["alerts"]
-    assert written["judged"]["verdict"] == "FAIL"
+    # the Write names p2.md only: it is judged as the write of SOUL.md, before it runs
+    code, out, err = hook(storage, "pre", recorded("write-hardlink.json", project), env=host_env())
+    assert code == 0, err
+    answer = json.loads(out)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny"
+    assert "p2.md is a hard link to SOUL.md" in answer["permissionDecisionReason"]
+    assert "obey" not in (project / "SOUL.md").read_text()
     assert verdict(storage, SESSION) is Verdict.FAIL
 
 
