@@ -78,7 +78,9 @@ __all__ = [
 SECRET_EXPOSURE = "secret_exposure"
 """A known secret value (in any form the matcher knows) is in an output or outgoing payload."""
 PROTECTED_FILE_CHANGED = "protected_file_changed"
-"""A persona file or a ``protect:`` file was created, modified or deleted (or hard-linked)."""
+"""A protected file was created, modified or deleted (or hard-linked): a persona file, a file
+git or Python runs code from (a git hook, git's configuration by its command keys, a
+``site-packages`` start-up file), the host's settings or a ``protect:`` file."""
 FILES_DELETED = "files_deleted"
 """At least one file was deleted (``effects.trackedDeleted`` counts the git-tracked ones), or a
 tracked file that had content was emptied (``effects.emptied``)."""
