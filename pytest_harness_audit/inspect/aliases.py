@@ -20,6 +20,8 @@ from pytest_harness_audit.inspect.effects import WorkspaceSnapshot
 
 #: Parameter values longer than this are no paths.
 _MAX_PATH = 4096
+#: Parameters that hold what is written, not where.
+_CONTENT_KEYS = frozenset({"content", "new_string", "old_string", "new_source", "text", "edits"})
 
 
 def linked_params(
@@ -32,7 +34,9 @@ def linked_params(
     taken: WorkspaceSnapshot | None = None
     changed: dict[str, Any] = {}
     for key, value in params.items():
-        if not isinstance(value, str) or not value or len(value) > _MAX_PATH or "\n" in value:
+        if key in _CONTENT_KEYS or not isinstance(value, str) or not value:
+            continue
+        if len(value) > _MAX_PATH or "\n" in value:
             continue
         path = os.path.join(root, value)
         try:
