@@ -37,7 +37,7 @@ from pytest_harness_audit.inspect.secrets import SecretRegistry, fingerprint
 from pytest_harness_audit.social.addresses import CanonicalAddress
 from pytest_harness_audit.social.errors import SocialConfigError
 from pytest_harness_audit.social.inputs import Operation
-from pytest_harness_audit.social.message_json import canonical_message_json
+from pytest_harness_audit.social.message_json import canonical_message_json, json_strings
 
 Decision: TypeAlias = Literal["admit", "guide", "refuse"]
 FirewallMode: TypeAlias = Literal["enforcement", "guidance"]
@@ -162,11 +162,20 @@ class SendCandidate:
     """What the firewall sees of one send: its resolved address, operation and text.
 
     ``text`` is the message text or question, or for a response the canonical JSON of its answer.
+    ``content`` is the rest of what goes out as JSON (a gather's ``requestedSchema``, an answer's
+    content): rules match ``text``; the secret guard reads every string of both, keys included.
     """
 
     address: CanonicalAddress
     operation: Operation
     text: str
+    content: object = None
+
+    def guarded_text(self) -> str:
+        """The text, then every string of ``content`` on lines of their own."""
+        if self.content is None:
+            return self.text
+        return "\n".join((self.text, *json_strings(self.content)))
 
 
 @dataclass(frozen=True)
@@ -364,15 +373,16 @@ class MessageFirewall:
     def _matches(self, candidate: SendCandidate) -> list[tuple[MessageRule, Mapping[str, object]]]:
         matches: list[tuple[MessageRule, Mapping[str, object]]] = []
         if self.guard_secrets:
-            found = [secret for secret in self._secrets if secret.value in candidate.text]
+            text = candidate.guarded_text()
+            found = [secret for secret in self._secrets if secret.value in text]
             fingerprints = [secret.fingerprint for secret in found]
             if self._secrets:
-                scan = self._sends.scan(candidate.text)
+                scan = self._sends.scan(text)
                 fingerprints.extend(
                     f.fingerprint for f in scan.findings if f.fingerprint not in fingerprints
                 )
             if self.secret_scanner is not None:
-                scanned = self.secret_scanner(candidate.text)
+                scanned = self.secret_scanner(text)
                 fingerprints.extend(fp for fp in scanned if fp not in fingerprints)
             if fingerprints:
                 rule = MessageRule(SECRET_RULE_ID, "refuse", SECRET_REFUSAL, SECRET_FEEDBACK)

@@ -112,3 +112,31 @@ def canonical_message_json(value: object) -> str:
 def message_json_size(value: object) -> int:
     """The number of UTF-8 bytes of ``value``'s canonical message JSON."""
     return len(canonical_message_json(value).encode("utf-8"))
+
+
+def json_strings(value: object) -> list[str]:
+    """Every string of a message JSON ``value`` — object keys included — and every number's
+    canonical text, in document order (what the firewall's secret guard reads besides the text).
+
+    Iterative, so any depth is walked; raises :class:`MessageJsonError` for a value that is not
+    JSON (the caller fails closed).
+    """
+    found: list[str] = []
+    stack: list[object] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif item is None or isinstance(item, bool):
+            continue
+        elif isinstance(item, (int, float)):
+            found.append(canonical_message_json(item))
+        elif isinstance(item, Mapping):
+            for key, child in reversed(list(item.items())):
+                stack.append(child)
+                stack.append(key)
+        elif isinstance(item, Sequence) and not isinstance(item, (bytes, bytearray)):
+            stack.extend(reversed(list(item)))
+        else:
+            raise MessageJsonError(f"{type(item).__name__} is not a JSON value")
+    return found

@@ -252,7 +252,10 @@ class SendExecutor:
                 operation_id=operation_id, guidance=_guidance(bind), post_ids=attempt.post_ids
             )
 
-        return _Plan(SendCandidate(address, collecting.op, decoded.text), commit)
+        candidate = SendCandidate(
+            address, collecting.op, decoded.text, content=collecting.requested_schema
+        )
+        return _Plan(candidate, commit)
 
     def _post_requests(
         self,
@@ -348,8 +351,9 @@ class SendExecutor:
                 post_ids=attempt.post_ids,
             )
 
-        answer = canonical_message_json(response_json.get("content", {}))
-        return _Plan(SendCandidate(address, "response", answer), commit)
+        answered = response_json.get("content", {})
+        answer = canonical_message_json(answered)
+        return _Plan(SendCandidate(address, "response", answer, content=answered), commit)
 
     def _still_open(self, operation: Operation, conversation: str) -> None:
         """Refuse the response when ``operation`` is no longer the one request open to the
