@@ -38,6 +38,8 @@ BLOCKED_FALLBACK = "[blocked] [web4-policy] blocked by policy"
 # `_meta` keys the SDK owns on each hop; everything else is forwarded to the upstream.
 _HOP_META_PREFIX = "io.modelcontextprotocol/"
 _HOP_META_KEYS = frozenset({"progressToken"})
+#: The parameter an upstream call's forwarded ``_meta`` is judged and recorded under.
+META_PARAM = "_meta"
 
 
 def gate_tool_name(name: str, route: Route | None) -> str:
@@ -95,8 +97,9 @@ class CallPipeline:
             return await self._act(route, arguments, progress, meta, origin, replies)
 
         asker = None if origin is None else client_approver(origin)
+        judged = _judged_params(arguments, meta) if isinstance(route, UpstreamRoute) else arguments
         with door_approver(asker, "client" if origin is None else client_name(origin)):
-            gated = await self._gate.run_async(gate_tool_name(name, route), arguments, act)
+            gated = await self._gate.run_async(gate_tool_name(name, route), judged, act)
         if gated.blocked:
             return error_result(gated.error_message or BLOCKED_FALLBACK)
         if gated.findings.redacted:
@@ -225,15 +228,33 @@ def _dump(result: types.CallToolResult) -> dict[str, Any]:
     return dumped
 
 
-def _forwarded_meta(meta: Mapping[str, Any] | None) -> types.RequestParamsMeta | None:
+def _kept_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The client's ``_meta`` keys the upstream receives (all but the hop keys)."""
     if not meta:
-        return None
-    kept = {
+        return {}
+    return {
         key: value
         for key, value in meta.items()
         if key not in _HOP_META_KEYS and not key.startswith(_HOP_META_PREFIX)
     }
+
+
+def _forwarded_meta(meta: Mapping[str, Any] | None) -> types.RequestParamsMeta | None:
+    kept = _kept_meta(meta)
     return types.RequestParamsMeta(**kept) if kept else None  # type: ignore[typeddict-item]
+
+
+def _judged_params(arguments: dict[str, Any], meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What an upstream call sends, as the gate judges and records it: the arguments, plus the
+    ``_meta`` keys forwarded with them under :data:`META_PARAM` — so a known secret there is
+    refused like one in the arguments. A ``progressToken`` alone adds nothing."""
+    kept = _kept_meta(meta)
+    if not kept:
+        return arguments
+    key = META_PARAM
+    while key in arguments:  # an argument of that name keeps its place
+        key = f"_{key}"
+    return {**arguments, key: kept}
 
 
 def _redacted_result(output: Any, replies: list[types.CallToolResult]) -> types.CallToolResult:

@@ -94,6 +94,11 @@ class GatedReads:
     def __init__(self, gate: GateLike[Any]) -> None:
         self._gate = gate
 
+    @property
+    def gate(self) -> GateLike[Any]:
+        """The gate the reads go through (relayed requests are checked against it too)."""
+        return self._gate
+
     async def run(
         self,
         tool: str,

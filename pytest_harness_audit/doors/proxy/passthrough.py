@@ -3,7 +3,8 @@
 These requests are relayed to the upstreams that announced the capability. Resource reads and
 prompt gets hand the agent content, so each goes through the gate first, like a tool call
 (:mod:`.gated_reads`); listings, subscriptions, completion and the logging level are relayed
-as they are. With one capable upstream a request passes through unchanged,
+as they are — once the strings they send are checked for known secrets (:mod:`.outgoing`).
+With one capable upstream a request passes through unchanged,
 cursor included; with several the listings are merged (prompt names get the ``server__``
 prefix, like tools) and a read or get goes to the upstream that owns the name or URI.
 """
@@ -28,6 +29,12 @@ from pytest_harness_audit.doors.proxy.gated_reads import (
     prompt_tool_name,
     read_params,
     read_tool_name,
+)
+from pytest_harness_audit.doors.proxy.outgoing import (
+    completion_params,
+    refuse_if_secret,
+    request_tool_name,
+    uri_params,
 )
 from pytest_harness_audit.doors.proxy.routing import SEPARATOR
 from pytest_harness_audit.doors.proxy.upstream import Upstream
@@ -167,21 +174,36 @@ class Passthrough:
     async def subscribe(
         self, ctx: Context, params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
-        """Relay ``resources/subscribe`` to the owner of the URI."""
+        """Relay ``resources/subscribe`` to the owner of the URI (refused when the URI holds
+        a known secret, see :mod:`.outgoing`)."""
         request = types.SubscribeRequest(params=_strip_meta(params))
+        candidates = [u for u in self._candidates(params.uri) if _can_subscribe(u)]
+        await self._refuse_secret(ctx, candidates, "resources/subscribe", uri_params(params.uri))
         return await self._first_answer(
-            [u for u in self._candidates(params.uri) if _can_subscribe(u)],
+            candidates,
             lambda upstream: upstream.session.send_request(request, types.EmptyResult),
         )
 
     async def unsubscribe(
         self, ctx: Context, params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
-        """Relay ``resources/unsubscribe`` to the owner of the URI."""
+        """Relay ``resources/unsubscribe`` to the owner of the URI (refused like a
+        subscribe when the URI holds a known secret)."""
         request = types.UnsubscribeRequest(params=_strip_meta(params))
+        candidates = [u for u in self._candidates(params.uri) if _can_subscribe(u)]
+        await self._refuse_secret(ctx, candidates, "resources/unsubscribe", uri_params(params.uri))
         return await self._first_answer(
-            [u for u in self._candidates(params.uri) if _can_subscribe(u)],
+            candidates,
             lambda upstream: upstream.session.send_request(request, types.EmptyResult),
+        )
+
+    async def _refuse_secret(
+        self, ctx: Context, candidates: Sequence[Upstream], method: str, params: dict[str, Any]
+    ) -> None:
+        """Refuse (recorded) a relayed request holding a known secret; see :mod:`.outgoing`."""
+        server = candidates[0].name if candidates else "proxy"
+        await refuse_if_secret(
+            self._reads.gate, request_tool_name(server, method), params, CallOrigin.of(ctx)
         )
 
     def _own(self, upstream: Upstream, uris: Sequence[str]) -> None:
@@ -251,7 +273,8 @@ class Passthrough:
     async def complete(
         self, ctx: Context, params: types.CompleteRequestParams
     ) -> types.CompleteResult:
-        """Relay ``completion/complete`` to the owner of the referenced prompt or resource."""
+        """Relay ``completion/complete`` to the owner of the referenced prompt or resource
+        (refused when what it sends holds a known secret, see :mod:`.outgoing`)."""
         ref = params.ref
         if isinstance(ref, types.PromptReference):
             upstream, name = self._prompt_owner(ref.name)
@@ -260,6 +283,7 @@ class Passthrough:
         else:
             candidates = self._candidates(ref.uri)
         candidates = [u for u in candidates if u.capabilities.completions is not None]
+        await self._refuse_secret(ctx, candidates, "completion/complete", completion_params(params))
         request = types.CompleteRequest(params=_strip_meta(params))
         return await self._first_answer(
             candidates, lambda u: u.session.send_request(request, types.CompleteResult)
