@@ -44,6 +44,13 @@ _PTH = re.compile(r"(?:^|.*/)site-packages/[^/]+\.pth")
 #: The coding agent host's own settings (hooks, MCP servers).
 _HOST_SETTINGS = re.compile(r"(?:^|.*/)(?:\.claude/settings(?:\.local)?\.json|\.mcp\.json)")
 
+#: Any of the above, as one search: the same names, anchored at a path part.
+_ANY_KIND = re.compile(
+    r"(?:^|/)(?:\.git/hooks(?:/(?![^/]*\.sample$)[^/]+)?"
+    r"|\.git/config(?:\.worktree)?|\.gitconfig|\.config/git/config"
+    r"|site-packages/(?:[^/]+\.pth|sitecustomize\.py|usercustomize\.py)"
+    r"|\.claude/settings(?:\.local)?\.json|\.mcp\.json)$"
+)
 #: A hook manager's install command, the whole text of the call (one simple command).
 _HOOK_INSTALL = re.compile(
     r"\s*(?:(?:npx|pnpm(?:\s+exec)?|yarn|bunx|uvx|pipx\s+run)\s+)?"
@@ -83,7 +90,8 @@ def is_exec_config(relative: str) -> bool:
 
 def is_protected_by_kind(relative: str) -> bool:
     """Whether ``relative`` is protected as an exec-config file or the host's settings."""
-    return is_exec_config(relative) or is_host_settings(relative)
+    # one search over the path (a snapshot asks this of every file it walks)
+    return _ANY_KIND.search(relative) is not None
 
 
 def installs_hooks(command: str) -> bool:
@@ -123,6 +131,11 @@ _COMMAND_KEYS = re.compile(
 )
 #: An alias value that runs a command (``!cmd``) or sets configuration (``-c core.pager=…``).
 _ALIAS_RUNS = re.compile(r'^[\s"]*!|(?:^|[\s"])(?:-c|--config-env)(?:[\s=]|$)')
+#: Fingerprints of configuration texts already read (texts up to :data:`_CACHED_BYTES`, at most
+#: :data:`_CACHED_TEXTS` of them).
+_FINGERPRINTS: dict[bytes, bytes] = {}
+_CACHED_BYTES = 65_536
+_CACHED_TEXTS = 256
 _SECTION = re.compile(r'\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\](.*)')
 _ENTRY = re.compile(r"([A-Za-z][A-Za-z0-9-]*)\s*(?:=(.*))?")
 
@@ -169,11 +182,19 @@ def _runs(alias: str) -> bool:
 def git_config_fingerprint(data: bytes) -> bytes:
     """A digest of a git configuration's command entries: unchanged by ``git config
     user.name``, a new remote or branch, changed by a new ``core.fsmonitor``, hook path, alias,
-    filter, include …"""
+    filter, include … A text read before is not read again (snapshots before and after every
+    call fingerprint the same few files)."""
+    known = _FINGERPRINTS.get(data)
+    if known is not None:
+        return known
     lines = git_config_entries(data.decode("utf-8", "surrogateescape"))
-    return hashlib.blake2b(
-        "\n".join(lines).encode("utf-8", "surrogateescape"), digest_size=16
-    ).digest()
+    joined = "\n".join(lines).encode("utf-8", "surrogateescape")
+    fingerprint = hashlib.blake2b(joined, digest_size=16).digest()
+    if len(data) <= _CACHED_BYTES:
+        if len(_FINGERPRINTS) >= _CACHED_TEXTS:
+            _FINGERPRINTS.clear()
+        _FINGERPRINTS[data] = fingerprint
+    return fingerprint
 
 
 #: The fingerprint of a configuration without command entries.

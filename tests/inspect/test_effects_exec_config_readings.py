@@ -9,6 +9,7 @@ from pytest_harness_audit.inspect.exec_config import (
     installs_packages,
     is_exec_config,
     is_host_settings,
+    is_protected_by_kind,
 )
 
 
@@ -52,3 +53,25 @@ def test_which_paths_are_kinds() -> None:
     assert is_host_settings(".claude/settings.local.json")
     assert not is_host_settings(".claude/agents/x.md")
     assert not is_host_settings(".vscode/settings.json")
+
+
+def test_the_one_search_agrees_with_the_kinds() -> None:
+    paths = [
+        ".git/hooks",
+        ".git/hooks/pre-commit",
+        ".git/hooks/pre-commit.sample",
+        ".git/hooks/sub/x",
+        ".git/hooksx",
+        "sub/.git/config.worktree",
+        "x/.gitconfig",
+        "x.gitconfig",
+        "v/lib/site-packages/a.pth",
+        "site-packages/a/b.pth",
+        "web/.mcp.json",
+        "a.mcp.json",
+        ".claude/settings.jsonx",
+        "README.md",
+    ]
+    kinds = {p: is_exec_config(p) or is_host_settings(p) for p in paths}
+    assert {p: is_protected_by_kind(p) for p in paths} == kinds
+    assert sum(kinds.values()) == 6
