@@ -15,7 +15,9 @@ if the call is allowed, the inspectors look at what it did, and one record is ap
   ``name``, the wrapper takes it as its ``__name__`` too: the model calls the tool by the name the
   policy judges and the chain records.
 * Allowed: the function's return value; when inspection found a secret in it, the redacted JSON
-  view of it instead (``[secret:…]``). An exception the function raises is recorded as an
+  view of it instead (``[secret:…]``). A lazy result — a generator, an iterator, a file-like
+  object — is read first (bounded, :mod:`.lazy_results`): the framework gets the list or text
+  that was inspected. An exception the function raises is recorded as an
   ``error`` and raised again.
 * Blocked: the function never runs. ``on_block="raise"`` raises :class:`ToolCallBlocked`;
   ``on_block="return"`` returns the block text, which a framework hands to the model as the
@@ -25,14 +27,17 @@ if the call is allowed, the inspectors look at what it did, and one record is ap
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import inspect
 import json
+import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from pytest_harness_audit.audit.canonical import hash_json
 from pytest_harness_audit.audit.errors import AuditError
+from pytest_harness_audit.doors.lazy_results import materialised, materialised_async
 from pytest_harness_audit.errors import HarnessAuditError, UsageError
 from pytest_harness_audit.gate.seam import GatedCall, Outcome
 from pytest_harness_audit.policy.categories import BUILTIN_TOOL_CATEGORIES
@@ -86,13 +91,36 @@ def _plain(value: Any) -> Any:
 
 
 def _param_view(value: Any) -> Any:
-    """A call parameter as the gate and the chain see it (``<TypeName>`` when it has no JSON)."""
+    """A call parameter as the gate and the chain see it (``<TypeName>`` when it has no JSON).
+
+    A path object is its path; a pydantic model, a dataclass or a tuple is its JSON form (a
+    framework hands a tool its validated model, whose fields the policy must read)."""
     if isinstance(value, (bytes, bytearray)):
         return bytes(value).decode("utf-8", "replace")
-    plain = _plain(value)
+    plain = _plain(_structured(value))
     if plain is None and value is not None:
         return f"<{type(value).__name__}>"
     return plain
+
+
+def _structured(value: Any) -> Any:
+    """``value`` in a form with JSON: fields of a model or dataclass, items of a tuple or set."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):
+        try:
+            return dump(mode="json")
+        except Exception:  # a model that cannot dump itself: recorded by its type name
+            return None
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        try:
+            return dataclasses.asdict(value)
+        except Exception:  # a field that cannot be copied
+            return None
+    if isinstance(value, (tuple, set, frozenset)):
+        return [_structured(item) for item in value]
+    return value
 
 
 def _output_view(value: Any) -> Any:
@@ -231,7 +259,7 @@ def gated_tool(
             returned: list[Any] = []
 
             async def act(_decision: object) -> Outcome:
-                value = await fn(*args, **kwargs)
+                value = await materialised_async(await fn(*args, **kwargs))
                 returned.append(value)
                 return Outcome.success(_output_view(value))
 
@@ -248,7 +276,7 @@ def gated_tool(
         returned: list[Any] = []
 
         def act(_decision: object) -> Outcome:
-            value = fn(*args, **kwargs)
+            value = materialised(fn(*args, **kwargs))
             returned.append(value)
             return Outcome.success(_output_view(value))
 

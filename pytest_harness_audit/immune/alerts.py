@@ -46,7 +46,7 @@ _CREDENTIAL_NAMES = (
 )
 _CREDENTIAL: Any = re2.compile(r"(?:^|/)(?:" + "|".join(_CREDENTIAL_NAMES) + r")$", _OPTIONS)
 _HARMLESS: Any = re2.compile(
-    r"(?:^|/)(?:\.env\.(?:example|sample|template|dist|defaults?)"
+    r"(?:^|/)(?:\.env[._-](?:[^/]*[._-])?(?:example|sample|template|dist|defaults?)"
     r"|id_[^/]*\.pub|tokenizer[^/]*\.json|authors?\.json)$",
     _OPTIONS,
 )

@@ -44,7 +44,9 @@ MIN_UNKEYED = 12
 MAX_LINE = 4096
 _WORDLIKE = 16
 _SKIPPED_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache"}
-_TEMPLATE = re.compile(r"(?:^|[/\\])\.env\.(?:example|sample|template|dist|defaults?)$", re.I)
+_TEMPLATE = re.compile(
+    r"(?:^|[/\\])\.env[._-](?:[^/\\]*[._-])?(?:example|sample|template|dist|defaults?)$", re.I
+)
 _NOT_SECRET_FILE = re.compile(r"(?:\.pub|[/\\]known_hosts|\.ssh[/\\]config)$", re.I)
 _SOURCE_SUFFIXES = {
     ".py", ".go", ".rs", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".java", ".kt", ".rb",

@@ -22,12 +22,14 @@ SOURCE_EXTENSIONS = (
     "ex", "exs", "erl", "hs", "ml", "clj", "dart", "vue", "svelte", "md", "markdown", "rst",
     "adoc", "html", "css", "scss", "sql", "proto", "graphql", "tf", "ipynb", "zig", "nim",
 )  # fmt: skip
-#: Suffixes of dotenv templates, which hold placeholders: ``.env.example`` is no secret.
+#: Suffixes of dotenv templates, which hold placeholders: ``.env.example`` is no secret, nor is a
+#: per-environment template (``.env.local.example``, ``.env.production.sample``).
 ENV_TEMPLATE_SUFFIXES = ("example", "sample", "template", "dist", "defaults")
 _SOURCE = "|".join(SOURCE_EXTENSIONS)
 _CREDENTIAL = re.compile(
     _SEGMENT + r"(?:"
-    r"\.env(?:[._-](?!(?:" + "|".join(ENV_TEMPLATE_SUFFIXES) + r")$)[^/\\]*)?"
+    # a template: its last part (after `.`, `_` or `-`) a template suffix (`.env.local.example`)
+    r"\.env(?:[._-](?!(?:[^/\\]*[._-])?(?:" + "|".join(ENV_TEMPLATE_SUFFIXES) + r")$)[^/\\]*)?"
     r"|[^/\\]+\.env"
     r"|[^/\\]*(?:secret|credential|apikey)(?![^/\\]*\.(?:" + _SOURCE + r")$)[^/\\]*"
     r"|tokens?(?:[._-][^/\\]*)?\.json|[^/\\]*[._-]tokens?\.json|auth(?:[._-][^/\\]*)?\.json"

@@ -32,6 +32,7 @@ from typing import Any
 # The one display form of a target lives with the records; re-exported here.
 from pytest_harness_audit.audit.records import DISPLAY_LIMIT as DISPLAY_LIMIT
 from pytest_harness_audit.audit.records import display_target as display_target
+from pytest_harness_audit.policy.param_targets import argv_command, leaf_paths
 from pytest_harness_audit.policy.sensitive import folded_credential_path
 from pytest_harness_audit.policy.shell import read_command
 from pytest_harness_audit.policy.shell.code import code_paths
@@ -41,7 +42,7 @@ PRIMARY_KEYS = ("file_path", "path", "pattern", "command", "url", "to")
 #: Further parameters whose string values are targets too (MCP servers use these).
 EXTRA_KEYS = (
     "repo_path", "source", "destination", "notebook_path", "glob", "cmd",
-    "revision", "target", "rev", "ref", "commit", "script", "code",
+    "revision", "target", "rev", "ref", "commit", "script", "code", "argv",
 )  # fmt: skip
 #: Parameters holding file paths (matched also in normalised form).
 FILE_KEYS = frozenset(
@@ -141,6 +142,7 @@ _KEY_KINDS = {
     "commit": _REVISION,
     "script": _COMMAND,
     "code": _CODE,
+    "argv": _COMMAND,
 }
 #: The kind of each target parameter, by name (read by the engine's prefilter).
 KEY_KINDS = _KEY_KINDS
@@ -150,6 +152,7 @@ FILE_KIND = _FILE
 OTHER_KIND = _OTHER
 _KEY_ORDER = {key: index for index, key in enumerate((*PRIMARY_KEYS, *EXTRA_KEYS))}
 _PATTERN_ORDER = _KEY_ORDER["pattern"]
+_WITH_ARGS = {**_KEY_KINDS, "args": _COMMAND}  # a command's `args` are read with it
 
 
 def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]:
@@ -200,6 +203,8 @@ def call_targets(
                 if kind == _COMMAND:
                     value = _with_args(value, params.get("args"))
                 found.append((_KEY_ORDER[key], value, kind))
+            elif kind == _COMMAND and (argv := argv_command(value)) is not None:
+                found.append((_KEY_ORDER[key], _with_args(argv, params.get("args")), kind))
         elif key == "paths":
             paths = value
     if "pattern" in params and (
@@ -234,6 +239,13 @@ def call_targets(
         for value in args:  # an MCP git tool's arguments (`["HEAD:.env"]`)
             if type(value) is str and ":" in value and not value.startswith("-"):
                 _add_path_forms(targets, value.partition(":")[2], root)
+    # any other parameter's path-like strings, after (policy/param_targets.py)
+    for value in leaf_paths(params, _KEY_KINDS if command_files is None else _WITH_ARGS):
+        if value not in targets:
+            targets.append(value)
+            _add_path_forms(targets, value, root)
+            if command_files is not None:
+                command_files.append(value)
     return targets, command_files
 
 
@@ -265,6 +277,11 @@ def prefilter_forms(params: Mapping[str, Any], root: str | None = None) -> list[
                 _add_path_forms(forms, value, root)
             elif kind == _REVISION and ":" in value:
                 _add_path_forms(forms, value.partition(":")[2], root)
+        elif kind == _COMMAND and argv_command(value) is not None:
+            return None
+    for value in leaf_paths(params, _KEY_KINDS):
+        forms.append(value)
+        _add_path_forms(forms, value, root)
     return forms
 
 

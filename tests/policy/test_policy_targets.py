@@ -74,7 +74,8 @@ def test_every_entry_of_paths_is_a_target() -> None:
     )
     assert decide(p, "mcp__fs__read_multiple_files", paths=["/p/a", 3, None]) == ("allow", None)
     assert decide(p, "mcp__fs__read_multiple_files", paths=("/p/.env",)) == ("deny", "glob")
-    assert decide(p, "mcp__fs__read_multiple_files", paths="/p/.env") == ("allow", None)
+    # a lone string is a path-like parameter value like any other (policy/param_targets.py)
+    assert decide(p, "mcp__fs__read_multiple_files", paths="/p/.env") == ("deny", "glob")
 
 
 def test_a_move_is_matched_on_source_and_destination() -> None:

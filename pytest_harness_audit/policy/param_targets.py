@@ -1,0 +1,94 @@
+"""Targets a call names outside the fixed target parameters (DESIGN §4 "Targets").
+
+A tool may take its file under any name (``filename``, ``src``, ``dest``, ``input_file``, ``uri``,
+``from``), in a list (``files: [...]``), nested (``options: {"path": ...}``) or inside a model
+argument (recorded in its JSON form). Every *path-like* string leaf of the parameters, outside
+the fixed target keys and the keys that hold content (:data:`CONTENT_KEYS`), is a file target
+too, after the targets of the fixed keys. Path-like: no white space, at most
+:data:`MAX_PATH_LEAF` characters, and a path or a file name — it holds ``/``, starts with ``.``
+or ``~``, or ends in a dot extension (``notes.txt``, ``.env``, ``a/b``).
+
+A command may be given as an argv list (``command: ["curl", "-d", "@.env", URL]``, ``argv``):
+its words are quoted for the shell and read as the command (:func:`argv_command`).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+#: Parameters whose value is text a tool writes, searches for or sends, never a file it acts on
+#: (a one-word ``new_string`` of ``config.yml`` is no target).
+CONTENT_KEYS = frozenset(
+    {
+        "content", "contents", "new_string", "old_string", "new_str", "old_str", "newText",
+        "oldText", "new_source", "file_text", "insert_text", "text", "body", "message",
+        "description", "prompt", "query", "title", "subject", "comment", "summary", "question",
+        "answer", "instructions", "replacement", "activeForm", "data", "input", "stdin",
+    }
+)  # fmt: skip
+#: Longest string read as a path.
+MAX_PATH_LEAF = 4096
+#: Most values looked at in one call's parameters, and most leaves taken from them.
+MAX_VALUES = 1 << 16
+MAX_LEAVES = 256
+_MAX_DEPTH = 16
+_READ_WHOLE = frozenset({"command", "cmd", "argv", "script", "args"})
+_EXTENSION = re.compile(r"\.[A-Za-z0-9_-]{1,16}$")
+
+
+def is_path_like(text: str) -> bool:
+    """Whether ``text`` reads as one path or file name (see the module docstring)."""
+    if not text or len(text) > MAX_PATH_LEAF or (text[:1] in "-@" and "/" not in text):
+        return False
+    if "/" not in text and text[:1] not in ".~" and _EXTENSION.search(text) is None:
+        return False
+    return not any(character.isspace() or character == "\x00" for character in text)
+
+
+def argv_command(value: Any) -> str | None:
+    """An argv list (every item a string) as a shell command, each word quoted; else ``None``."""
+    if isinstance(value, (list, tuple)) and value and all(type(item) is str for item in value):
+        return " ".join(shlex.quote(item) for item in value)
+    return None
+
+
+def leaf_paths(params: Mapping[str, Any], skipped: Mapping[str, Any]) -> list[str]:
+    """The path-like string leaves of ``params``, in order, outside :data:`CONTENT_KEYS` (at any
+    depth) and the values already read as targets: a string under a key of ``skipped``, a
+    command's argv list (``args`` when ``skipped`` holds it); at most :data:`MAX_LEAVES`."""
+    found: list[str] = []
+    budget = MAX_VALUES
+    stack: list[tuple[Any, int]] = []
+    for key, value in params.items():
+        if key in CONTENT_KEYS or value is None:
+            continue
+        if key in skipped and (type(value) is str or key in _READ_WHOLE):
+            continue  # read already: a target key's string, a command's argv list
+        if type(value) is str:
+            if is_path_like(value):
+                found.append(value)
+            continue
+        if not isinstance(value, (Mapping, list, tuple)):
+            continue
+        stack.append((value, 0))
+        while stack:
+            item, depth = stack.pop()
+            budget -= 1
+            if budget < 0 or len(found) >= MAX_LEAVES:
+                return found
+            if type(item) is str:
+                if is_path_like(item):
+                    found.append(item)
+            elif depth < _MAX_DEPTH:
+                if isinstance(item, Mapping):
+                    stack.extend(
+                        (inner, depth + 1)
+                        for name, inner in reversed(list(item.items()))
+                        if name not in CONTENT_KEYS
+                    )
+                elif isinstance(item, (list, tuple)):
+                    stack.extend((inner, depth + 1) for inner in reversed(item))
+    return found[:MAX_LEAVES]
