@@ -14,8 +14,8 @@ from pytest_harness_audit.policy.shell.nodes import RESERVED_WORDS, Command, Lit
 # expansion, a glob, a brace, a comment, a heredoc, a subshell, a newline, the pipe `|&`) takes
 # the parser.
 _SIMPLE_TOKEN = re.compile(
-    r"""[ \t]+|(?P<op>&&|\|\||[;&](?!>)|\|(?![&>]))|(?P<redirect>\d?(?:>>|>\||>&|>|<)|&>>|&>)"""
-    r"""|(?P<word>(?:[^\s'"\\$`;&|<>(){}*?\[\]#!]+|'[^']*'|"[^"\\$`!]*")+)"""
+    r"""(?:(?P<op>&&|\|\||[;&](?!>)|\|(?![&>]))|(?P<redirect>\d?(?:>>|>\||>&|>|<)|&>>|&>)"""
+    r"""|(?P<word>(?:[^\s'"\\$`;&|<>(){}*?\[\]#!]+|'[^']*'|"[^"\\$`!]*")+))[ \t]*"""
 )
 _QUOTES = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 _SIMPLE_LIMIT = 2048
@@ -30,20 +30,26 @@ def parse_simple(text: str) -> list[Command] | None:
     current = Command()
     previous: Command | None = None
     redirect: Redirect | None = None
-    end = 0
-    for match in _SIMPLE_TOKEN.finditer(text):
-        if match.start() != end:
+    end = len(text) - len(text.lstrip(" \t"))  # a token takes the blanks after it
+    for match in _SIMPLE_TOKEN.finditer(text, end):
+        start, stop = match.span()
+        if start != end:
             return None
-        end = match.end()
+        end = stop
         kind = match.lastgroup
-        if kind is None:
-            continue
-        value = match.group()
+        if kind is None:  # pragma: no cover - every token is one named group
+            return None
+        value = match.group(kind)
         if kind == "word":
-            if "'" in value or '"' in value:
+            single, double = "'" in value, '"' in value
+            if single or double:
                 if "=" in value:
                     return None  # an assignment of quoted text: the parser knows it
-                word: Word = [Lit(_QUOTES.sub(_unquoted, value), True)]
+                if single and double:
+                    unquoted = _QUOTES.sub(_unquoted, value)
+                else:  # a quote inside a quoted string is of the other kind: all delimit
+                    unquoted = value.replace("'" if single else '"', "")
+                word: Word = [Lit(unquoted, True)]
             else:
                 word = [Lit(value, False)]
             if redirect is not None:
