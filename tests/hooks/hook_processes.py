@@ -50,7 +50,14 @@ def hook(
     how Python starts (``PYTHON*``) gets a real process.
     """
     text = payload if isinstance(payload, str) else json.dumps(payload)
-    argv = ["--storage", str(storage), "hook", event, *options]
+    return harness_audit(["--storage", str(storage), "hook", event, *options], text, env=env)
+
+
+def harness_audit(
+    argv: list[str], text: str = "", *, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    """``(exit code, stdout, stderr)`` of one ``python -m pytest_harness_audit ARGV`` process
+    with ``text`` on its standard input (forked, as ``hook`` says)."""
     environment = env if env is not None else host_env()
     if _SERVER.can_run(environment):
         return _SERVER.run(argv, text, environment)

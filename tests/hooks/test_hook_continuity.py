@@ -25,7 +25,7 @@ from pytest_harness_audit.doors.hook_continuity import (
     witness_path,
 )
 from pytest_harness_audit.readers.verdict import Verdict, judge
-from tests.hooks.hook_processes import hook, host_env
+from tests.hooks.hook_processes import harness_audit, hook, host_env
 
 SESSION = "7f3c1e0a-5b2d-4c8e-9a1f-2d6b8e4c0a11"
 ERASE = (
@@ -124,11 +124,8 @@ class Host:
         return found, [reason.text for reason in reasons]
 
     def audit(self, *argv: str) -> tuple[int, str]:
-        command = [sys.executable, "-m", "pytest_harness_audit", "--storage", str(self.store)]
-        done = subprocess.run(
-            [*command, "audit", *argv], capture_output=True, text=True, timeout=120, env=host_env()
-        )
-        return done.returncode, done.stdout
+        code, out, _err = harness_audit(["--storage", str(self.store), "audit", *argv])
+        return code, out
 
     def script(self, action: str) -> Path:
         """A script (written outside the project, as by an earlier call) doing ``action`` to
