@@ -4,12 +4,12 @@ through `harness-audit hook …` processes fed the host's recorded payloads."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hook_processes import harness_audit
 
 from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.audit.verify import verify_chain
@@ -23,14 +23,7 @@ SESSION = "abc123-session-events"
 
 def hook(storage: Path, event: str, payload: str | dict[str, Any]) -> tuple[int, str, str]:
     text = payload if isinstance(payload, str) else json.dumps(payload)
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_harness_audit", "--storage", str(storage), "hook", event],
-        input=text,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return done.returncode, done.stdout, done.stderr
+    return harness_audit(["--storage", str(storage), "hook", event], text, env=dict(os.environ))
 
 
 def recorded(name: str, cwd: Path) -> dict[str, Any]:
@@ -93,14 +86,10 @@ def test_a_whole_session_is_opened_recorded_verified_and_reported(tmp_path: Path
     assert text is not None and text.startswith("# harness-audit session report")
     assert "verdict: FAIL" in text
     assert "kind: session, tool: SessionEnd}" in text
-    cli = [sys.executable, "-m", "pytest_harness_audit", "--storage", str(storage)]
-    shown = subprocess.run(
-        [*cli, "audit", "report", SESSION],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    code, out, _ = harness_audit(
+        ["--storage", str(storage), "audit", "report", SESSION], env=dict(os.environ)
     )
-    assert shown.returncode == 0 and shown.stdout.startswith(text.rstrip("\n"))
+    assert code == 0 and out.startswith(text.rstrip("\n"))
 
 
 def test_session_start_cleans_pending_files_left_by_an_earlier_run(tmp_path: Path) -> None:
