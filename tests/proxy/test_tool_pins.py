@@ -7,6 +7,7 @@ the real gate and chain, and the official MCP client.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from pytest_harness_audit.doors.proxy.pins import ALERT, ToolPins
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.readers.verdict import Verdict, judge
+from tests.hooks.hook_processes import harness_audit
 
 pytestmark = pytest.mark.anyio
 
@@ -193,9 +195,10 @@ async def test_a_yaml_pin_file_round_trips(session: Session, tmp_path: Path) -> 
 
 
 def _cli(tmp_path: Path, pin: Path, *upstream: str) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "pytest_harness_audit", "--storage", str(tmp_path / "s")]
-    argv += ["proxy", "--pin", str(pin), "--", *upstream]
-    return subprocess.run(argv, input="", capture_output=True, text=True, timeout=60, check=False)
+    """The proxy command as a process (forked, see ``hook_processes``), its upstream too."""
+    argv = ["--storage", str(tmp_path / "s"), "proxy", "--pin", str(pin), "--", *upstream]
+    code, out, err = harness_audit(argv, "", env=dict(os.environ))
+    return subprocess.CompletedProcess(argv, code, out, err)
 
 
 def test_a_pin_file_for_another_server_is_one_line_and_exit_2(tmp_path: Path) -> None:
