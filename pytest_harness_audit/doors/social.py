@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from pytest_harness_audit.audit.tags import FIREWALL, QUARANTINE
 from pytest_harness_audit.errors import PolicyError
 from pytest_harness_audit.gate import Gate, GateDecision, Outcome
+from pytest_harness_audit.gate.social_context import social_door_send
 from pytest_harness_audit.inspect import SECRET_EXPOSURE
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.social.addresses import canonical_address
@@ -316,7 +317,7 @@ class SocialSession:
                 params,
                 act,
                 extra={"social": self._redact(self._blocked_social(send_input, params))},
-                decision=self._redacted(self.gate.decide(SEND_MESSAGE_TOOL_NAME, params)),
+                decision=self._redacted(self._decide(params)),
             )
         finally:
             for event in live.later:
@@ -326,6 +327,11 @@ class SocialSession:
                 call.decision.message, quarantined=call.decision.quarantine is not None
             )
         return results[0]
+
+    def _decide(self, params: Mapping[str, Any]) -> GateDecision:
+        """The gate's decision on one of this door's sends (its firewall checks the secrets)."""
+        with social_door_send():
+            return self.gate.decide(SEND_MESSAGE_TOOL_NAME, params)
 
     def _gate_params(self, send_input: object) -> dict[str, Any]:
         """The gated parameters: the input, ``to`` in canonical form when it canonicalises."""
@@ -410,7 +416,7 @@ class SocialSession:
         params: dict[str, Any] = {"to": event.target}
         if event.operation_id is not None:
             params["operationId"] = event.operation_id
-        decision = self.gate.decide(SEND_MESSAGE_TOOL_NAME, params)
+        decision = self._decide(params)
         if decision.blocked:
             decision = dataclasses.replace(
                 decision,

@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision
 from pytest_harness_audit.gate.seam import CallFindings, Outcome
+from pytest_harness_audit.gate.social_context import in_social_door_send
 from pytest_harness_audit.gate.store_guard import STORE_RULE_ID, TAMPER_ALERT
 from pytest_harness_audit.inspect import (
     DIRECTORY_DELETED,
@@ -101,7 +102,12 @@ class SessionInspection:
                 return OutgoingLeak((), None, (), params, refusal)
         if category not in OUTGOING_CATEGORIES and not tool.startswith("mcp__"):
             return None  # an upstream MCP tool's arguments leave, whatever its category
-        if category == "message" and tool == _SOCIAL_SEND and self._firewall_guards_secrets:
+        if (
+            category == "message"
+            and tool == _SOCIAL_SEND
+            and self._firewall_guards_secrets
+            and in_social_door_send()  # the door, not the name: any other send_message is checked
+        ):
             return None  # the social door's own send: its firewall refuses with its check id
         seen = self.inspector.outgoing(tool, params)
         if SECRET_EXPOSURE not in seen.alerts:
