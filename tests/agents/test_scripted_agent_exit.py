@@ -10,6 +10,7 @@ import pytest
 
 from pytest_harness_audit.agents.scripted import EXIT_STEP_FAILED, seen_status
 from pytest_harness_audit.session.harness import Harness
+from tests.proxy.fork_upstream import launched
 
 AGENT = [sys.executable, "-m", "pytest_harness_audit.agents.scripted"]
 
@@ -59,7 +60,7 @@ def session(tmp_path: Path) -> Iterator[Harness]:
 def _run(session: Harness, tmp_path: Path, text: str) -> tuple[int | None, str, str]:
     path = tmp_path / "scenario.yaml"
     path.write_text(text)
-    run = session.run_agent([*AGENT, str(path)], timeout=120)
+    run = session.run_agent([*launched(AGENT), str(path)], timeout=120)
     return run.exit_code, run.stdout, run.stderr
 
 

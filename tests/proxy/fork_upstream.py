@@ -1,7 +1,8 @@
-"""Upstream MCP servers of the tests started as forks of a server that has imported the SDK.
+"""Upstream MCP servers (and agents) of the tests started as forks of a server that has
+imported the SDK.
 
-A Python upstream (``python script.py …`` or ``python -m module …``) spends most of its start
-importing the MCP SDK. ``launched(argv)`` gives the command line that starts it through
+A Python upstream or agent (``python script.py …`` or ``python -m module …``) spends most of
+its start importing the MCP SDK. ``launched(argv)`` gives the command line that starts it through
 ``fork_launch.py`` instead: a process that imports nothing, hands its standard streams,
 environment and working directory to this module's fork server, and exits as the forked child
 does. The child is a process of its own, started from a state where only modules were imported,
