@@ -24,7 +24,7 @@ from pytest_harness_audit.policy.prefilter import Prefilter, requirement
 
 ASCII = st.characters(codec="ascii")
 FAST = 40  # examples of a property in the default run; its slow variant tries SLOW
-SLOW = 300
+SLOW = 150  # as many as the default run tried before it was split
 OPTIONS = re2.Options()
 OPTIONS.log_errors = False
 SHARED_BENCH = Path(__file__).resolve().parents[2].parent / "shared" / "bench"

@@ -13,11 +13,12 @@ from policy_support import reference_match
 
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.categories import mcp_tool_parts
+from pytest_harness_audit.policy.param_targets import is_path_like
 from pytest_harness_audit.policy.sensitive import is_credential_path
 from pytest_harness_audit.policy.targets import call_targets
 
 FAST = 30  # examples in the default run; the slow variant tries SLOW
-SLOW = 300
+SLOW = 100  # as many as the default run tried before it was split
 GLOBS = ["**/.env", "*.py", "src/**", "/p/*", "**/*secret*", "a?c", "exact.txt", "**", "/p/.env"]
 REGEXES = ["^rm", r"\.env$", "secret", "(?i)SOUL", "foo(?=bar)", "x{2}", r"(\w)\1"]
 TOOLS = ["Bash", "Read", "Write", "WebFetch", "mcp__fs__read_file", "mcp__x__y", "Custom", "Grep"]
@@ -84,7 +85,33 @@ def naive_decision(
     """The id of the first matching rule, or ``None`` for the default.
 
     A call with a command is a credential access by the files its reading found (not by the
-    command's text); any other call by any of its targets."""
+    command's text); any other call by any of its targets. A tool with no category (``unknown``,
+    ``mcp``) takes the deny of a rule on writes of a path it names, when a rule names
+    ``file_write`` without ``command``."""
+    found = naive_first(document, category, tool, params)
+    by_id = {rule["id"]: rule for rule in document["rules"]}
+    wants_writes = any(
+        "file_write" in rule["match"].get("categories", ())
+        and "command" not in rule["match"].get("categories", ())
+        for rule in document["rules"]
+    )
+    if category not in ("unknown", "mcp") or not wants_writes:
+        return found
+    if found is not None and by_id[found]["decision"] == "deny":
+        return found
+    targets, _ = call_targets(params)
+    paths = [t for t in dict.fromkeys(targets) if "://" not in t and is_path_like(t)]
+    for path in paths[:16]:
+        seen = naive_first(document, "file_write", tool, {"file_path": path})
+        if seen is not None and by_id[seen]["decision"] == "deny":
+            return seen
+    return found
+
+
+def naive_first(
+    document: dict[str, Any], category: str, tool: str, params: dict[str, Any]
+) -> str | None:
+    """The id of the first rule matching the call in ``category``, or ``None``."""
     targets, files = call_targets(params)
     categories = {category}
     if mcp_tool_parts(tool) is not None:
