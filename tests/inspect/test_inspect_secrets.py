@@ -223,13 +223,13 @@ def test_cost_does_not_depend_on_pattern_count_semantics() -> None:
     rng = random.Random(11)
     values = [
         "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(32))
-        for _ in range(1000)
+        for _ in range(300)
     ]
     for index, value in enumerate(values):
         registry.add(value, f"s{index}")
-    text = f"noise {values[517]} noise {base64.b64encode(values[3].encode()).decode()}"
+    text = f"noise {values[217]} noise {base64.b64encode(values[3].encode()).decode()}"
     labels = {f.label for f in registry.scan(text).findings}
-    assert labels == {"s517", "s3"}
+    assert labels == {"s217", "s3"}
 
 
 # -- learning from a workspace ------------------------------------------------------------
