@@ -372,11 +372,12 @@ class Gate:
         target = evaluation.target if decision.shown_target is None else decision.shown_target
         params, targets = decision.params, evaluation.targets
         for inspector in self.inspectors:
-            scrub = getattr(inspector, "scrub", None)
-            if scrub is not None:  # the chain never holds a known secret
-                params, target = scrub(params), scrub(target)
-                error_message = scrub(error_message)
-                targets = tuple(scrub(list(targets)))
+            scrub_all = getattr(inspector, "scrub_all", None)
+            if scrub_all is not None:  # the chain never holds a known secret
+                params, target, error_message, listed = scrub_all(
+                    (params, target, error_message, list(targets))
+                )
+                targets = tuple(listed)
         draft = RecordDraft(
             tool=decision.tool,
             category=evaluation.category,

@@ -9,7 +9,7 @@ secrets, so a leak can be refused before it leaves.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -145,8 +145,12 @@ class SessionInspection:
 
     def scrub(self, value: Any) -> Any:
         """``value`` with every known secret replaced (what a record may hold of it)."""
-        seen = self.inspector.scan_output(value)
-        return seen.redacted_output if seen.redacted else value
+        return self.inspector.scrubbed((value,))[0]
+
+    def scrub_all(self, values: Sequence[Any]) -> list[Any]:
+        """:meth:`scrub` of each of ``values`` (the fields of one record): a text found in
+        several of them is scanned once."""
+        return self.inspector.scrubbed(values)
 
     def message_secrets(self, text: str) -> list[str]:
         """Fingerprints of the known secrets in a message text, in any form, including a

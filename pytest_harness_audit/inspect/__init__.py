@@ -6,6 +6,7 @@ The gate's door seam drives one :class:`Inspector` per session::
     token = inspector.before(tool, category, params)      # just before the act
     found = inspector.after(token, tool, category, params, output)        # just after it
     sent = inspector.outgoing(tool, params)               # before a payload leaves
+    kept = inspector.scrubbed([params, target])           # what a record may hold of them
 
 Each returns :class:`Findings`: ``alerts`` (:data:`SECRET_EXPOSURE`,
 :data:`PROTECTED_FILE_CHANGED`, :data:`FILES_DELETED`, :data:`DIRECTORY_DELETED`,
@@ -240,6 +241,31 @@ class Inspector:
     def scan_output(self, output: Any) -> Findings:
         """The secrets in an output alone (no effects), e.g. a hook's ``tool_response``."""
         return _findings(None, self._scan_output(output), output)
+
+    def scrubbed(self, values: Sequence[Any]) -> list[Any]:
+        """Each of ``values`` with every known secret, in any form, replaced by its marker:
+        what a record may hold of it (the value itself when nothing was found).
+
+        Each value is redacted exactly as :meth:`scan_output` redacts it alone; a text that
+        turns up more than once among them (a path in the parameters, the target and the
+        targets) is scanned once.
+        """
+        memo: dict[object, ScanResult] = {}
+        generation = self.secrets.generation
+
+        def scanner(leaf: str | bytes, where: str, budget: int) -> ScanResult:
+            nonlocal generation
+            if self.secrets.generation != generation:  # a secret was added meanwhile
+                memo.clear()
+                generation = self.secrets.generation
+            # a leaf within the budget is scanned whole, whatever the budget
+            key: object = leaf if len(leaf) <= budget else (leaf, budget)
+            result = memo.get(key)
+            if result is None:
+                result = memo[key] = self.secrets.scan(leaf, budget=budget)
+            return result
+
+        return [scan_value(value, scanner).redacted for value in values]
 
     def _scan_output(self, output: Any) -> ValueScan:
         def scanner(leaf: str | bytes, where: str, budget: int) -> ScanResult:

@@ -330,8 +330,13 @@ def scan_chunk(
     chunk: str,
     offset: int,
     carries: dict[str, Carry],
+    carry_on: bool = True,
 ) -> list[Hit]:
-    """Every hit in ``chunk`` (which starts at ``offset`` of its text), carrying tails on."""
+    """Every hit in ``chunk`` (which starts at ``offset`` of its text), carrying tails on.
+
+    ``carry_on=False``: nothing is scanned on from this chunk (the last one of a one-shot
+    scan), so no tail is worked out for the next; the hits are the same.
+    """
     hits: list[Hit] = []
     seen: set[tuple[int, int, int]] = set()
     views: list[tuple[str, str, PercentView | None]] = [("plain", chunk, None)]
@@ -372,6 +377,8 @@ def scan_chunk(
                 if (index, source_start, source_end) not in seen:
                     seen.add((index, source_start, source_end))
                     hits.append(Hit(index, source_start, source_end, name, split))
+        if not carry_on:
+            continue
         tail_text = haystack[-keep:] if keep else ""
         fresh = min(len(tail_text), len(normal))
         old = len(tail_text) - fresh

@@ -156,10 +156,15 @@ def _tail(chunk: str, count: int, offset: int) -> list[int]:
 
 
 def scan_skeleton(
-    automaton: _matcher.Automaton, chunk: str, offset: int, carries: dict[str, _matcher.Carry]
+    automaton: _matcher.Automaton,
+    chunk: str,
+    offset: int,
+    carries: dict[str, _matcher.Carry],
+    carry_on: bool = True,
 ) -> list[_matcher.Hit]:
     """Every skeleton hit in ``chunk`` (at ``offset`` of its text); the tail of the skeleton
-    is carried into the next chunk or send, as :func:`._matcher.scan_chunk` does."""
+    is carried into the next chunk or send (unless ``carry_on`` is false), as
+    :func:`._matcher.scan_chunk` does."""
     if automaton.empty:
         return []
     view = skeleton_text(chunk)
@@ -186,6 +191,8 @@ def scan_skeleton(
             if (index, source_start, source_end) not in seen:
                 seen.add((index, source_start, source_end))
                 hits.append(_matcher.Hit(index, source_start, source_end, "skeleton", split))
+    if not carry_on:
+        return hits
     keep = max(automaton.longest - 1, 0)
     tail = haystack[-keep:] if keep else ""
     fresh = min(len(tail), len(view))

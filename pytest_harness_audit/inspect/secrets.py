@@ -196,6 +196,8 @@ class SecretRegistry:
         self._automaton: _matcher.Automaton | None = None
         self._skeletons: _matcher.Automaton | None = None
         self._fragment_index: _fragments.FragmentIndex | None = None
+        #: How many values were added: a scan's result holds until it changes.
+        self.generation = 0
 
     def __repr__(self) -> str:
         return f"<SecretRegistry: {len(self._secrets)} secrets>"
@@ -221,6 +223,7 @@ class SecretRegistry:
             info = SecretInfo(fingerprint(value), str(label)[:200], len(pieces))
             self._by_value[value] = len(self._secrets)
             self._secrets.append(_Secret(info, pieces))
+            self.generation += 1
             self._automaton = None
             self._skeletons = None
             self._fragment_index = None
@@ -314,8 +317,15 @@ class SecretRegistry:
         return SecretFinding(info.fingerprint, info.label, transform, hit.start, hit.end)
 
     def _scan(
-        self, data: str | bytes, carries: dict[str, _matcher.Carry], budget: int
+        self,
+        data: str | bytes,
+        carries: dict[str, _matcher.Carry],
+        budget: int,
+        *,
+        carry_out: bool = True,
     ) -> ScanResult:
+        """The findings in ``data``; ``carries`` hold the tails of what was scanned before it
+        and, with ``carry_out``, get this text's tails (a one-shot scan drops them)."""
         text, unscanned, head = as_text(data, budget)
         automaton = self._current()
         skeletons = self._skeleton_automaton()
@@ -326,17 +336,21 @@ class SecretRegistry:
         for part, (begin, stop) in enumerate(bounds):
             if part:  # nothing spans the gap between head and tail
                 carries.clear()
+            last_part = part == len(bounds) - 1
             for offset in range(begin, stop, _matcher.CHUNK):
-                chunk = text[offset : min(offset + _matcher.CHUNK, stop)]
+                end = min(offset + _matcher.CHUNK, stop)
+                chunk = text[offset:end]
+                # a tail is worked out only for a chunk something is scanned on from
+                carry_on = end < stop or (carry_out and last_part)
                 for hit in itertools.chain(
-                    _matcher.scan_chunk(automaton, chunk, offset, carries),
+                    _matcher.scan_chunk(automaton, chunk, offset, carries, carry_on),
                     _escapes.scan_unescaped(automaton, chunk, offset),
                 ):
                     finding = self._finding(hit, automaton.patterns[hit.pattern], text)
                     found.setdefault((finding.fingerprint, finding.start, finding.end), finding)
                 extra = [
                     self._finding(hit, skeletons.patterns[hit.pattern], text)
-                    for hit in _skeleton.scan_skeleton(skeletons, chunk, offset, carries)
+                    for hit in _skeleton.scan_skeleton(skeletons, chunk, offset, carries, carry_on)
                 ]
                 for finding in _merged(extra, found.values()):
                     found.setdefault((finding.fingerprint, finding.start, finding.end), finding)
@@ -345,7 +359,7 @@ class SecretRegistry:
 
     def scan(self, data: str | bytes, *, budget: int = MAX_SCAN_CHARS) -> ScanResult:
         """Every known secret in ``data``, in any of the forms the matcher knows."""
-        return self._scan(data, {}, budget)
+        return self._scan(data, {}, budget, carry_out=False)
 
     def redact(self, text: str) -> str:
         """``text`` with every known secret, in any form, replaced by ``[secret:<fp>]``.
