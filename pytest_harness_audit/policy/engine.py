@@ -23,6 +23,7 @@ from pytest_harness_audit.policy.categories import (
     CREDENTIAL_ACCESS,
     DEFAULT_COMMAND_TOOLS,
     MCP,
+    UNKNOWN,
     builtin_category,
     mcp_tool_parts,
 )
@@ -184,6 +185,7 @@ class _ToolEntry:
         "cleared_rate",
         "default",
         "is_command",
+        "is_uncategorised",
         "outcomes",
         "outside",
         "pattern_indexes",
@@ -205,6 +207,7 @@ class _ToolEntry:
         self.category = category
         self.categories = categories
         self.is_command = category == COMMAND
+        self.is_uncategorised = category in (UNKNOWN, MCP)
         self.candidates = candidates
         self.uses_globs = any(rule.uses_globs for rule in candidates)
         self.uses_regexes = any(rule.uses_regexes for rule in candidates)
@@ -414,6 +417,8 @@ class CompiledPolicy:
             evaluation = self._decide(entry, params, rate_counter, root)
         if entry.is_command:
             return self._judged_as_command(evaluation, tool, params, root)
+        if entry.is_uncategorised:
+            return self._judged_as_uncategorised(evaluation, tool, params, root)
         return evaluation
 
     def _judged_as_command(
@@ -421,6 +426,14 @@ class CompiledPolicy:
     ) -> Evaluation:
         """The evaluation of a call in the ``command`` category (a subclass may judge the
         command further: :class:`~pytest_harness_audit.policy.Policy` by its views)."""
+        return evaluation
+
+    def _judged_as_uncategorised(
+        self, evaluation: Evaluation, tool: str, params: Mapping[str, Any], root: str | None
+    ) -> Evaluation:
+        """The evaluation of a call of a tool with no category (``unknown``, ``mcp``): a subclass
+        may judge it further (:class:`~pytest_harness_audit.policy.Policy`: as a write of the
+        files it names)."""
         return evaluation
 
     def _decide(

@@ -10,7 +10,7 @@ from typing import Any
 
 from pytest_harness_audit.immune.config import ImmuneConfig
 from pytest_harness_audit.policy import views
-from pytest_harness_audit.policy.categories import KNOWN_CATEGORIES
+from pytest_harness_audit.policy.categories import FILE_WRITE, KNOWN_CATEGORIES
 from pytest_harness_audit.policy.effects import EffectRules
 from pytest_harness_audit.policy.engine import CompiledPolicy
 from pytest_harness_audit.policy.evaluation import Evaluation
@@ -107,6 +107,15 @@ class Policy(CompiledPolicy):
         if not self.views:
             return evaluation
         return views.with_views(evaluation, tool, params, root, self.views, self._view_evaluation)
+
+    def _judged_as_uncategorised(
+        self, evaluation: Evaluation, tool: str, params: Mapping[str, Any], root: str | None
+    ) -> Evaluation:
+        """A call of a tool with no category is judged too as a write of each path it names
+        (:func:`.views.with_write_views`), when a rule is about writes."""
+        if FILE_WRITE not in self.views:
+            return evaluation
+        return views.with_write_views(evaluation, tool, params, root, self._view_evaluation)
 
     def _view_evaluation(
         self, tool: str, params: Mapping[str, Any], *, root: str | None, category: str

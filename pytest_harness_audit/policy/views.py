@@ -16,6 +16,10 @@ command's own), and only when it is more severe than the command's decision (den
 allow; on a tie the command's own rule stays). The result keeps the command's category and
 targets and takes the view's rule. Every rule of a policy on network access or on file writes so
 applies to the shell too.
+
+A tool with no category (``unknown``: a function tool without one; ``mcp``: a host or relayed MCP
+tool the tables do not know) is judged as a write of each path it names
+(:func:`with_write_views`): the rules that deny writes apply to it.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any, Protocol
 from pytest_harness_audit.policy.categories import COMMAND, FILE_WRITE, NETWORK
 from pytest_harness_audit.policy.evaluation import Evaluation
 from pytest_harness_audit.policy.model import PolicySpec
+from pytest_harness_audit.policy.param_targets import is_path_like
 
 #: Most files and URLs of one command evaluated as views.
 MAX_VIEWS = 16
@@ -77,6 +82,41 @@ def view_calls(targets: tuple[str, ...], views: frozenset[str]) -> list[tuple[st
         ]
         calls.extend((FILE_WRITE, {"file_path": path}) for path in written[:MAX_VIEWS])
     return calls
+
+
+def with_write_views(
+    evaluation: Evaluation,
+    tool: str,
+    params: Mapping[str, Any],
+    root: str | None,
+    evaluate: Evaluator,
+) -> Evaluation:
+    """``evaluation`` of a tool with no category, or the deny of a rule on writes.
+
+    What such a tool does to the files it names cannot be known: each path-like target (no
+    URL) is judged as a ``file_write`` of it, and a deny there (a persona file, a file git runs
+    code from, the host's settings) is the call's decision. Warnings on writes are not taken:
+    the tool may only read."""
+    if evaluation.decision == "deny":
+        return evaluation
+    paths = [t for t in dict.fromkeys(evaluation.targets) if not _is_url(t) and is_path_like(t)]
+    for path in paths[:MAX_VIEWS]:
+        seen = evaluate(tool, {"file_path": path}, root=root, category=FILE_WRITE)
+        if seen.rule_id is not None and seen.decision == "deny":
+            return Evaluation(
+                seen.decision,
+                seen.enforced,
+                seen.rule_id,
+                seen.rule_name,
+                seen.priority,
+                seen.reason,
+                seen.constraints,
+                evaluation.category,
+                list(evaluation.targets),
+                params,
+                root,
+            )
+    return evaluation
 
 
 def with_views(

@@ -14,6 +14,7 @@ from pytest_harness_audit.policy.shell.embedded import (
     git_config_value,
     git_network,
 )
+from pytest_harness_audit.policy.shell.metadata import git_names_only
 
 _EMPTY_SOURCES = frozenset({"/dev/zero", "/dev/null", "/dev/urandom", "/dev/random"})
 _DISK = re.compile(r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|mapper/)")
@@ -230,6 +231,8 @@ def git(args: list[str], ctx: Context, depth: int = 0) -> None:
     if sub == "config":
         _git_config(rest, ctx)
         return
+    if git_names_only(sub, rest):
+        return  # `git rm --cached`, `ls-files`, `check-ignore`, `log --oneline`: no content read
     if git_network(sub, split_options(rest, frozenset({"-o", "--upload-pack", "--depth"}))[1]):
         ctx.note(NETWORK_NOTE)
     if sub == "clean":
