@@ -152,6 +152,11 @@ _KNOWN = frozenset(
      "grep", "egrep", "fgrep", "rg", "ag", "ack", "source", "."}
 ) | SHELLS | AWKS | frozenset(COPY_OPTIONS)  # fmt: skip
 
+#: Every name :func:`classify` peels or reads itself.
+_UNWRAPPED = frozenset(_WRAPPER_OPTIONS) | {"busybox", "sudo", "su", "doas", "runuser", "parallel"}
+#: Commands with no effect on files (texts, names).
+_NO_EFFECT = _TEXT_COMMANDS | _NAME_COMMANDS
+
 
 def command_name(word: str) -> str:
     """The name a command word runs: its last path part, lower-cased (``/usr/bin/RM`` → rm)."""
@@ -213,9 +218,12 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
                 record.notes.append("opaque-delete")
             reads(argv[1:], record)
             return
-        name = command_name(argv[0])
-        if "/" in argv[0] and name not in _WRAPPER_OPTIONS and name not in SHELLS:
-            record.reads.append(argv[0])  # a program run by its path: its file is read too
+        first = argv[0]
+        name = first.rsplit("/", 1)[-1].lower()  # command_name(first), inline
+        if "/" in first and name not in _WRAPPER_OPTIONS and name not in SHELLS:
+            record.reads.append(first)  # a program run by its path: its file is read too
+        if name not in _UNWRAPPED:
+            break  # the common case: no wrapper (every name tested below is in _UNWRAPPED)
         if name == "busybox" and len(argv) > 1:
             argv, dynamic = argv[1:], dynamic[1:]
         elif name in ("sudo", "su", "doas", "runuser") and _shell_login(name, argv, ctx):
@@ -278,7 +286,7 @@ def _parallel(argv: list[str], ctx: Context) -> None:
 def _effects(name: str, argv: list[str], ctx: Context) -> None:
     record = ctx.reading
     args = argv[1:]
-    if name in _TEXT_COMMANDS or name in _NAME_COMMANDS:
+    if name in _NO_EFFECT:
         return
     if (
         name in NETWORK_COMMANDS

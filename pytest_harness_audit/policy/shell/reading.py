@@ -49,6 +49,7 @@ from pytest_harness_audit.policy.shell.nodes import (
     Unreadable,
     Word,
 )
+from pytest_harness_audit.policy.shell.place import Place
 from pytest_harness_audit.policy.shell.simple import parse_simple
 from pytest_harness_audit.policy.shell.syntax import parse
 
@@ -127,9 +128,11 @@ def _read(text: str, root: str | None, shortcuts: bool) -> Reading:
             # `export NAME=value` gives later commands an environment (:func:`_read_simple`)
             if "=" not in argv[0] and argv[0] not in RESERVED_WORDS and argv[0] != "export":
                 reading.commands.append(argv)
-                context = _Context(reading, Expander(root), Budget(), 0, None)
+                context = _Context(reading, None, Budget(), 0, None, root)
                 classify(argv, [False] * len(argv), context)
-                context.expander.place.place(reading, argv)
+                # no expander made: no nested script moved, and a fresh place is where it starts
+                made = context.made
+                (Place.for_root(root) if made is None else made.place).place(reading, argv)
                 return reading
         simple = parse_simple(text) if shortcuts else None
         if simple is not None:
@@ -354,22 +357,34 @@ class _Context:
     """What :func:`~.effects.classify` needs besides the argv: where to record, how to read a
     nested script, and the command's standard input."""
 
-    __slots__ = ("_stdin", "budget", "command", "depth", "expander", "reading")
+    __slots__ = ("_root", "_stdin", "budget", "command", "depth", "made", "reading")
 
     def __init__(
         self,
         reading: Reading,
-        expander: Expander,
+        expander: Expander | None,
         budget: Budget,
         depth: int,
         command: Command | None,
+        root: str | None = None,
     ) -> None:
         self.reading = reading
-        self.expander = expander
+        #: The expander, once there is one (``None``: made from ``root`` when first needed).
+        self.made = expander
+        self._root = root
         self.budget = budget
         self.depth = depth
         self.command = command
         self._stdin: tuple[str | None, bool] | None = None
+
+    @property
+    def expander(self) -> Expander:
+        """The script's expander (a command of plain words that runs no nested script, the
+        most common, never needs one)."""
+        made = self.made
+        if made is None:
+            made = self.made = Expander(self._root)
+        return made
 
     def _input(self) -> tuple[str | None, bool]:
         """The standard input (worked out when first asked for: most commands never ask)."""
