@@ -56,10 +56,6 @@ def _guarded(make_endpoint: Any) -> tuple[MessageFirewall, SocialEndpoint]:
     return firewall, make_endpoint(firewall=firewall)
 
 
-def _delivered(endpoint: SocialEndpoint, agent: str = "bob") -> str:
-    return json.dumps([post.content for post in endpoint.posts()])
-
-
 @pytest.mark.parametrize("where", list(ATTACKS))
 def test_a_secret_in_a_gather_schema_is_refused(make_endpoint: Any, where: str) -> None:
     _, endpoint = _guarded(make_endpoint)
@@ -193,3 +189,15 @@ def test_json_strings_reads_keys_values_and_numbers_in_order() -> None:
     assert json_strings(deep) == [SECRET]
     with pytest.raises(MessageJsonError):
         json_strings({"x": {1, 2}})
+
+
+def test_a_gather_stated_as_whole_json_text_is_checked_too(make_endpoint: Any) -> None:
+    """The model's own form: the message text is the JSON of the gather."""
+    _, endpoint = _guarded(make_endpoint)
+    text = json.dumps(
+        {"gather": "Approve?", "deadline": 60, "requestedSchema": ATTACKS["enum"]},
+        ensure_ascii=False,
+    )
+    with pytest.raises(FirewallSendError):
+        endpoint.send_message_text("agent:bob", text)
+    assert endpoint.posts() == []
