@@ -370,14 +370,9 @@ class Gate:
         if more:
             extra.update(more)
         target = evaluation.target if decision.shown_target is None else decision.shown_target
-        params, targets = decision.params, evaluation.targets
-        for inspector in self.inspectors:
-            scrub_all = getattr(inspector, "scrub_all", None)
-            if scrub_all is not None:  # the chain never holds a known secret
-                params, target, error_message, listed = scrub_all(
-                    (params, target, error_message, list(targets))
-                )
-                targets = tuple(listed)
+        params, target, error_message, targets = _scrubbed(
+            self.inspectors, decision.params, target, error_message, evaluation.targets
+        )
         draft = RecordDraft(
             tool=decision.tool,
             category=evaluation.category,
@@ -449,6 +444,25 @@ class Gate:
         self._sync()
         lift = self.ladder.lift(reason)
         return self._append_immune("lift", lift)
+
+
+def _scrubbed(
+    inspectors: list[CallInspector],
+    params: Mapping[str, Any],
+    target: str | None,
+    error_message: str | None,
+    targets: tuple[str, ...],
+) -> tuple[Any, Any, Any, tuple[Any, ...]]:
+    """A record's fields scrubbed by each inspector that can: the chain never holds a known
+    secret (each inspector scrubs the four fields at once, a text in several scanned once)."""
+    for inspector in inspectors:
+        scrub_all = getattr(inspector, "scrub_all", None)
+        if scrub_all is not None:
+            params, target, error_message, listed = scrub_all(
+                (params, target, error_message, list(targets))
+            )
+            targets = tuple(listed)
+    return params, target, error_message, targets
 
 
 def _never(decision: GateDecision) -> Outcome:

@@ -325,6 +325,13 @@ def _percent_tail_positions(chunk: str, count: int, offset: int) -> list[int]:
         window *= 4
 
 
+def percent_escaped(chunk: str) -> bool:
+    """Whether ``chunk`` is also scanned percent-decoded: it holds a ``%XX`` escape, and is not
+    dense with ``%`` (decoding that would cost a Python step per escape)."""
+    escapes = chunk.count("%")
+    return 0 < escapes <= len(chunk) // DENSE_ESCAPES and _PERCENT.search(chunk) is not None
+
+
 def scan_chunk(
     automaton: Automaton,
     chunk: str,
@@ -342,8 +349,7 @@ def scan_chunk(
     views: list[tuple[str, str, PercentView | None]] = [("plain", chunk, None)]
     # a chunk dense with escapes is left to the fully-encoded patterns: decoding it would cost
     # a Python step per escape
-    escapes = chunk.count("%")
-    escaped = 0 < escapes <= len(chunk) // DENSE_ESCAPES and _PERCENT.search(chunk) is not None
+    escaped = percent_escaped(chunk)
     if escaped or carries.get("url", Carry()).text:
         decoded = PercentView(chunk)
         views.append(("url", decoded.text, decoded))
@@ -392,3 +398,28 @@ def scan_chunk(
             # nothing percent-encoded is left in the tail: the url view equals the plain one
             carries["url"] = Carry()
     return hits
+
+
+def describe(pattern: Pattern, hit: Hit, text: str) -> str:
+    """The transform a finding names: the pattern's, and how the text differs from its form
+    (``url``, ``separators_ignored``, ``case_folded`` …; see :class:`~.secrets.SecretFinding`)."""
+    parts = [] if pattern.transform == "plain" else [pattern.transform]
+    if hit.view == "url":
+        parts.append("url")
+    elif hit.view == "skeleton":
+        parts.append("separators_ignored")
+    elif hit.view in ("unescaped", "undumped"):
+        parts.append(hit.view)
+    elif not hit.split:
+        seen = text[hit.start : hit.end]
+        if not seen.isascii() and pattern.form.isascii():
+            parts.append("unicode_folded")
+        elif seen != pattern.form:
+            exact = squeeze(seen) == squeeze(pattern.form)
+            if not exact and pattern.transform not in ("hex", "url"):
+                parts.append("case_folded")
+            if seen.lower() != pattern.form.lower():
+                parts.append("whitespace_stripped")
+    if hit.split:
+        parts.append("split")
+    return "+".join(parts) or "plain"

@@ -35,7 +35,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
-from pytest_harness_audit.inspect import _escapes, _fragments, _matcher, _skeleton
+from pytest_harness_audit.inspect import _dumps, _escapes, _fragments, _matcher, _skeleton
 from pytest_harness_audit.inspect.learn import credential_values, file_values
 
 #: Characters of one text scanned at most (head and tail halves beyond it).
@@ -313,7 +313,7 @@ class SecretRegistry:
 
     def _finding(self, hit: _matcher.Hit, pattern: _matcher.Pattern, text: str) -> SecretFinding:
         info = self._secrets[pattern.secret].info
-        transform = _describe(pattern, hit, text)
+        transform = _matcher.describe(pattern, hit, text)
         return SecretFinding(info.fingerprint, info.label, transform, hit.start, hit.end)
 
     def _scan(
@@ -331,6 +331,9 @@ class SecretRegistry:
         skeletons = self._skeleton_automaton()
         if automaton.empty:
             return ScanResult((), text, unscanned, head if unscanned else -1)
+        one_shot = not carry_out and not carries and not unscanned
+        if one_shot and len(text) <= _matcher.CHUNK and _nothing_in(automaton, skeletons, text):
+            return ScanResult((), text, 0, -1)
         found: dict[tuple[str, int, int], SecretFinding] = {}
         bounds = [(0, head), (head + 1, len(text))] if unscanned else [(0, len(text))]
         for part, (begin, stop) in enumerate(bounds):
@@ -431,6 +434,20 @@ class StreamScanner:
             self._memory.reset()
 
 
+def _nothing_in(automaton: _matcher.Automaton, skeletons: _matcher.Automaton, chunk: str) -> bool:
+    """Whether scanning ``chunk`` alone (one chunk, nothing carried into it) provably finds
+    nothing: the plain and skeleton views are searched here as :func:`._matcher.scan_chunk`
+    and :func:`._skeleton.scan_skeleton` search them, and a chunk with a decoded view (percent
+    escapes, character escapes, dump lines) is left to the full scan."""
+    if _matcher.percent_escaped(chunk):
+        return False
+    if _escapes.unescaped(chunk) is not None or _dumps.undump(chunk) is not None:
+        return False
+    if next(automaton.matches(_matcher.normalise(chunk)), None) is not None:
+        return False
+    return next(skeletons.matches(_skeleton.skeleton_text(chunk)), None) is None
+
+
 def _outermost(findings: Iterable[SecretFinding]) -> list[SecretFinding]:
     """The findings less those inside another finding of the same secret (a value's body
     inside the whole value)."""
@@ -468,29 +485,6 @@ def _merged(extra: list[SecretFinding], found: Iterable[SecretFinding]) -> Itera
         spans = covered.get(merged.fingerprint, ())
         if not any(start <= merged.start and merged.end <= end for start, end in spans):
             yield merged
-
-
-def _describe(pattern: _matcher.Pattern, hit: _matcher.Hit, text: str) -> str:
-    parts = [] if pattern.transform == "plain" else [pattern.transform]
-    if hit.view == "url":
-        parts.append("url")
-    elif hit.view == "skeleton":
-        parts.append("separators_ignored")
-    elif hit.view in ("unescaped", "undumped"):
-        parts.append(hit.view)
-    elif not hit.split:
-        seen = text[hit.start : hit.end]
-        if not seen.isascii() and pattern.form.isascii():
-            parts.append("unicode_folded")
-        elif seen != pattern.form:
-            exact = _matcher.squeeze(seen) == _matcher.squeeze(pattern.form)
-            if not exact and pattern.transform not in ("hex", "url"):
-                parts.append("case_folded")
-            if seen.lower() != pattern.form.lower():
-                parts.append("whitespace_stripped")
-    if hit.split:
-        parts.append("split")
-    return "+".join(parts) or "plain"
 
 
 def learn_from_workspace(
