@@ -10,7 +10,8 @@
   disk or from ``/dev/zero``/``/dev/null``, ``find -delete`` with no test, ``mkfs``.
   **Deletes** (one file each): plain ``rm``, ``unlink``, ``rmdir``, ``find … -delete`` with
   tests.
-* **Writes**: redirections, ``tee``, ``cp``/``mv``/``ln``/``install``/``rsync`` onto the last
+* **Writes**: redirections, ``tee``, ``sponge``,
+  ``cp``/``mv``/``ln``/``install``/``rsync`` onto the last
   operand, onto ``-t DIR``, or into a directory receiving a file of the same name (``cp
   staging/SOUL.md .`` writes ``SOUL.md``); a hard link writes the file it links (``ln SOUL.md
   p2.md``); ``sed -i``/``perl -i``, ``truncate``, ``dd of=``, ``git checkout``/``git restore``
@@ -148,7 +149,7 @@ _MAX_UNWRAP = 16
 #: Every command name with a reading of its own below (the rest only read their operands).
 _KNOWN = frozenset(
     {"eval", "sed", "gsed", "perl", "rm", "unlink", "rmdir", "shred", "wipe", "srm", "wipefs",
-     "mkswap", "blkdiscard", "truncate", "git", "find", "tee", "dd",
+     "mkswap", "blkdiscard", "truncate", "git", "find", "tee", "sponge", "dd",
      "grep", "egrep", "fgrep", "rg", "ag", "ack", "source", "."}
 ) | SHELLS | AWKS | frozenset(COPY_OPTIONS)  # fmt: skip
 
@@ -334,7 +335,7 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         find(args, ctx)
     elif name in COPY_OPTIONS:
         copy(name, args, record)
-    elif name == "tee":
+    elif name in ("tee", "sponge"):  # sponge FILE writes FILE once its input ends
         record.writes.extend(split_options(args, frozenset())[1])
     elif name == "dd":
         dd(args, record)
