@@ -6,7 +6,10 @@ that code again: git's hooks (``.git/hooks/<name>``, not the ``*.sample`` files 
 runs), git's configuration (``.git/config``, ``.git/config.worktree``, and ``.gitconfig``,
 ``.config/git/config`` in the workspace: only its *command keys* count, see
 :func:`git_config_fingerprint`) and Python's start-up files in a
-``site-packages`` directory (``*.pth``, ``sitecustomize.py``, ``usercustomize.py``).
+``site-packages`` directory (``*.pth``, ``sitecustomize.py``, ``usercustomize.py``). The
+start-up files of ``curl`` and ``wget`` (``.curlrc``, ``.config/curlrc``, ``.wgetrc``,
+``.config/wget/wgetrc``) count too: their options (``upload-file = .env``, ``post-file``) make a
+later plain ``curl URL`` send a file its text does not name.
 
 *Host settings* are the files a coding agent's host reads its hooks and servers from: Claude
 Code's ``.claude/settings.json`` and ``.claude/settings.local.json`` (which ``harness-audit hook
@@ -40,6 +43,9 @@ _GIT_CONFIG = re.compile(
 )
 #: Python's start-up files, in a ``site-packages`` directory.
 _STARTUP = re.compile(r"(?:^|.*/)site-packages/(?:[^/]+\.pth|sitecustomize\.py|usercustomize\.py)")
+#: The start-up files of ``curl`` (``$HOME``/``$CURL_HOME``/``$XDG_CONFIG_HOME`` ``.curlrc``,
+#: ``$HOME/.config/curlrc``, Windows ``_curlrc``) and ``wget``/``wget2``.
+_CLIENT_RC = re.compile(r"(?:^|.*/)(?:[._]curlrc|\.config/curlrc|\.wgetrc|\.config/wget/wgetrc)")
 _PTH = re.compile(r"(?:^|.*/)site-packages/[^/]+\.pth")
 #: The coding agent host's own settings (hooks, MCP servers).
 _HOST_SETTINGS = re.compile(r"(?:^|.*/)(?:\.claude/settings(?:\.local)?\.json|\.mcp\.json)")
@@ -49,7 +55,8 @@ _ANY_KIND = re.compile(
     r"(?:^|/)(?:\.git/hooks(?:/(?![^/]*\.sample$)[^/]+)?"
     r"|\.git/config(?:\.worktree)?|\.gitconfig|\.config/git/config"
     r"|site-packages/(?:[^/]+\.pth|sitecustomize\.py|usercustomize\.py)"
-    r"|\.claude/settings(?:\.local)?\.json|\.mcp\.json)$"
+    r"|\.claude/settings(?:\.local)?\.json|\.mcp\.json"
+    r"|[._]curlrc|\.config/curlrc|\.wgetrc|\.config/wget/wgetrc)$"
 )
 #: A hook manager's install command, the whole text of the call (one simple command).
 _HOOK_INSTALL = re.compile(
@@ -84,14 +91,25 @@ def is_host_settings(relative: str) -> bool:
 
 
 def is_exec_config(relative: str) -> bool:
-    """Whether ``relative`` is a file git or Python runs code from (see the module doc)."""
-    return is_hook(relative) or is_git_config(relative) or _STARTUP.fullmatch(relative) is not None
+    """Whether ``relative`` is a file git or Python runs code from, or a ``curl``/``wget``
+    start-up file (see the module doc)."""
+    return (
+        is_hook(relative)
+        or is_git_config(relative)
+        or _STARTUP.fullmatch(relative) is not None
+        or _CLIENT_RC.fullmatch(relative) is not None
+    )
 
 
 def is_protected_by_kind(relative: str) -> bool:
     """Whether ``relative`` is protected as an exec-config file or the host's settings."""
     # a snapshot asks this of every file it walks: most names contain none of these
-    if "git" not in relative and "json" not in relative and "site-packages" not in relative:
+    if (
+        "git" not in relative
+        and "json" not in relative
+        and "site-packages" not in relative
+        and "rc" not in relative.rsplit("/", 1)[-1]
+    ):
         return False
     return _ANY_KIND.search(relative) is not None
 

@@ -57,6 +57,7 @@ def test_safety_shape() -> None:
         "effect-protected-file",
         "effect-secret-exposure",
         "effect-large-deletion",
+        "deny-host-config-delete",
         "warn-file-delete",
         "effect-file-deletion",
         "deny-secret-files",
