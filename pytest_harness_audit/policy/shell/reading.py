@@ -400,6 +400,12 @@ class _Context:
         return self._input()[0]
 
     @property
+    def output_consumed(self) -> bool:
+        """Whether another command takes this one's output (a pipe, a substitution)."""
+        command = self.command
+        return command is not None and (command.piped or command.in_substitution)
+
+    @property
     def stdin_unknown(self) -> bool:
         """Whether the command reads a pipe from a command whose output cannot be known."""
         return self._input()[1]

@@ -243,6 +243,8 @@ class Parser:
                 parts.append(self._backtick(quoted))
             elif _PROC_SUB.match(text, self.pos):
                 commands, end = self._nested(self.pos + 2, ")")
+                for command in commands:
+                    command.in_substitution = True
                 parts.append(Sub(commands, True))
                 self.pos = end + 1
             else:

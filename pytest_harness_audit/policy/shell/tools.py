@@ -98,6 +98,11 @@ class Context(Protocol):
         """The text on the command's standard input, when known."""
         ...
 
+    @property
+    def output_consumed(self) -> bool:
+        """Whether another command takes this one's output (a pipe, a substitution)."""
+        ...
+
     def script(self, text: str, args: list[str] | None = None) -> None:
         """Read ``text`` as a script run by a shell (``args``: its ``$0``, ``$1`` …)."""
         ...
@@ -231,8 +236,11 @@ def git(args: list[str], ctx: Context, depth: int = 0) -> None:
     if sub == "config":
         _git_config(rest, ctx)
         return
-    if git_names_only(sub, rest):
-        return  # `git rm --cached`, `ls-files`, `check-ignore`, `log --oneline`: no content read
+    if git_names_only(sub, rest) and not ctx.output_consumed:
+        # `git rm --cached`, `ls-files`, `check-ignore`, `log --oneline`: no content read. Names
+        # handed to another command (`git ls-files .env | xargs cat`, `cat $(git ls-files .env)`)
+        # stay reads: what takes them may read them.
+        return
     if git_network(sub, split_options(rest, frozenset({"-o", "--upload-pack", "--depth"}))[1]):
         ctx.note(NETWORK_NOTE)
     if sub == "clean":
