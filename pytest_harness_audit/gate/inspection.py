@@ -20,6 +20,7 @@ from pytest_harness_audit.gate.store_guard import STORE_RULE_ID, TAMPER_ALERT
 from pytest_harness_audit.inspect import (
     DIRECTORY_DELETED,
     FILES_DELETED,
+    HISTORY_DESTROYED,
     MEMORY_WRITE,
     PROTECTED_FILE_CHANGED,
     SECRET_EXPOSURE,
@@ -42,6 +43,7 @@ _EFFECT_ALERTS = (
     SECRET_EXPOSURE,
     FILES_DELETED,
     DIRECTORY_DELETED,
+    HISTORY_DESTROYED,
     MEMORY_WRITE,
 )
 
@@ -168,6 +170,10 @@ class SessionInspection:
         effects = [alert for alert in seen.alerts if alert in _EFFECT_ALERTS]
         between = seen.effects.get("between")
         if _many_deleted(seen.effects) or (isinstance(between, Mapping) and _many_deleted(between)):
+            effects.append("many_files_deleted")
+        if HISTORY_DESTROYED in effects and "many_files_deleted" not in effects:
+            # committed work lost for good: judged as a large deletion by a policy that does
+            # not name ``history_destroyed`` itself
             effects.append("many_files_deleted")
         judgement = self.policy.effect_rules.judge(effects, tool=tool, category=category)
         record: dict[str, Any] = dict(seen.effects)

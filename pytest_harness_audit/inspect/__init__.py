@@ -60,6 +60,7 @@ __all__ = [
     "DIRECTORY_DELETED",
     "EFFECTS_INCOMPLETE",
     "FILES_DELETED",
+    "HISTORY_DESTROYED",
     "MEMORY_WRITE",
     "OUTPUT_PARTLY_SCANNED",
     "PROTECTED_FILE_CHANGED",
@@ -87,6 +88,9 @@ FILES_DELETED = "files_deleted"
 tracked file that had content was emptied (``effects.emptied``)."""
 DIRECTORY_DELETED = "directory_deleted"
 """At least one directory was deleted."""
+HISTORY_DESTROYED = "history_destroyed"
+"""Commits a ref or reflog named before the call no longer exist after it: committed history
+lost for good (``effects.historyDestroyed``)."""
 OUTPUT_PARTLY_SCANNED = "output_partly_scanned"
 """An output or payload was larger (or deeper) than the scan budget; its middle was skipped."""
 EFFECTS_INCOMPLETE = "effects_incomplete"
@@ -328,6 +332,8 @@ def _effect_alerts(effects: Effects) -> list[str]:
         alerts.append(FILES_DELETED)
     if effects.deleted_dirs:
         alerts.append(DIRECTORY_DELETED)
+    if effects.history_destroyed:
+        alerts.append(HISTORY_DESTROYED)
     if effects.memory:
         alerts.append(MEMORY_WRITE)
     if not effects.complete:

@@ -29,9 +29,18 @@ class Effects:
     #: Hooks and start-up files the call's own text installs (``pre-commit install``, ``pip
     #: install``): protected files, expected of that command, so not protected changes.
     installed: tuple[str, ...] = ()
+    #: Commits a ref or reflog named before the call that no longer exist after it: committed
+    #: history lost for good (:mod:`~.history`).
+    history_destroyed: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.deleted or self.modified or self.created or self.deleted_dirs)
+        return bool(
+            self.deleted
+            or self.modified
+            or self.created
+            or self.deleted_dirs
+            or self.history_destroyed
+        )
 
     def to_record(self, limit: int = RECORD_LIMIT) -> dict[str, object]:
         """The record's ``effects`` field: non-empty kinds only, each list cut to ``limit``
@@ -53,6 +62,10 @@ class Effects:
                 record[name] = list(paths[:limit])
                 if len(paths) > limit:
                     record[f"{name}Count"] = len(paths)
+        if self.history_destroyed:
+            record["historyDestroyed"] = list(self.history_destroyed[:limit])
+            if len(self.history_destroyed) > limit:
+                record["historyDestroyedCount"] = len(self.history_destroyed)
         if self.tracked_deleted:
             record["trackedDeleted"] = len(self.tracked_deleted)
         if not self.complete:

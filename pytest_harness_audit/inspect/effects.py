@@ -49,6 +49,7 @@ from pytest_harness_audit.inspect.exec_config import (
     is_git_config,
     is_protected_by_kind,
 )
+from pytest_harness_audit.inspect.history import commit_tips, lost_commits
 from pytest_harness_audit.inspect.tracked import tracked_paths as tracked_paths
 from pytest_harness_audit.policy.glob import translate_glob
 from pytest_harness_audit.policy.sensitive import is_memory_path
@@ -148,8 +149,13 @@ class WorkspaceSnapshot:
     protected_digests: dict[str, bytes | None] = field(default_factory=dict)
     #: What changed since the session's previous call ended (set by the inspector that took it).
     between: Effects | None = None
+    #: The commits the refs and reflogs name (:func:`~.history.commit_tips`), read when
+    #: the snapshot is made unless given.
+    history: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
+        if self.history is None:
+            self.history = commit_tips(self.root)
         if not self.protected_digests:
             self.protected_digests = {
                 path: protected_digest(self.root, path) for path in self.protected_inodes.values()
@@ -211,6 +217,7 @@ class WorkspaceSnapshot:
             "protectedDigests": {
                 p: None if d is None else d.hex() for p, d in self.protected_digests.items()
             },
+            "history": None if self.history is None else sorted(self.history),
         }
 
     @classmethod
@@ -222,6 +229,7 @@ class WorkspaceSnapshot:
                 raise ValueError(f"unknown snapshot version {data['version']!r}")
             files = {str(e[0]): (int(e[1]), int(e[2]), int(e[3]), int(e[4])) for e in data["files"]}
             tracked = data["tracked"]
+            history = data.get("history")
             return cls(
                 str(data["root"]),
                 files,
@@ -232,6 +240,7 @@ class WorkspaceSnapshot:
                 _digests(data["digests"]),
                 bool(data["complete"]),
                 protected_digests=_digests(data["protectedDigests"]),
+                history=frozenset(str(sha) for sha in history or ()),
             )
         except (KeyError, TypeError, IndexError, AttributeError) as exc:
             raise ValueError(f"not a workspace snapshot: {exc!r}") from None
@@ -353,12 +362,13 @@ def _top_level(paths: Iterable[str]) -> tuple[str, ...]:
 def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     """The effects of whatever ran between ``before`` and ``after`` (of the same workspace)."""
     complete = before.complete and after.complete
+    lost_history = lost_commits(after.root, before.history, after.history)
     old, new = before.files, after.files
     if old is new and before.dirs is after.dirs:  # shared state of a live tree: no change
-        return Effects(complete=complete)
+        return Effects(complete=complete, history_destroyed=lost_history)
     unchanged = old == new and before.dirs == after.dirs and not before.digests
     if unchanged and not any(_by_protected_content(before, after, [], [])):
-        return Effects(complete=complete)
+        return Effects(complete=complete, history_destroyed=lost_history)
     hint = None
     if before.journal is not None and before.journal is after.journal:
         hint = before.journal.paths_between(before.version, after.version)
@@ -405,6 +415,7 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
         complete=complete,
         memory=tuple(memory),
         emptied=tuple(emptied),
+        history_destroyed=lost_history,
     )
 
 

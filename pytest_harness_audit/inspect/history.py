@@ -1,0 +1,109 @@
+"""Committed history lost for good: the ``history_destroyed`` effect.
+
+A snapshot keeps the commits the repository's refs (branches, tags, ``HEAD``, ``packed-refs``)
+and reflogs (``.git/logs``) point at, read from the files, without running git. Only when some
+of them are gone after a call (a ref deleted or moved, a reflog expired) does
+:func:`lost_commits` ask git whether those commits still exist as objects. A commit that was
+reachable and no longer exists cannot be recovered: an orphan branch replacing ``main``,
+``git update-ref -d``, ``git branch -D``, then ``git reflog expire --expire=now --all`` and
+``git gc --prune=now``. A deleted branch whose commits are kept by another ref, the reflog or
+the object store (``git branch -d``, ``git commit --amend``, ``git rebase``, ``git gc``) loses
+nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterable
+
+#: A full object name (SHA-1 or SHA-256).
+_SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
+_NULL = re.compile(r"^0+$")
+#: Tips and reflog entries read per snapshot at most; a larger repository is not judged.
+MAX_TIPS = 50_000
+_TIMEOUT_S = 10.0
+
+
+def _sha(text: str) -> str | None:
+    text = text.strip()
+    return text if _SHA.match(text) and not _NULL.match(text) else None
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(4_000_000)
+    except OSError:
+        return ""
+
+
+def _files(top: str) -> Iterable[str]:
+    for folder, _, names in os.walk(top):
+        for name in names:
+            yield os.path.join(folder, name)
+
+
+def commit_tips(root: str) -> frozenset[str] | None:
+    """The commits the refs and reflogs of the repository at ``root`` name (``None`` when
+    ``root`` has no ``.git`` directory or too many to keep)."""
+    git = os.path.join(root, ".git")
+    if not os.path.isdir(git):
+        return None
+    tips: set[str] = set()
+    for line in _read(os.path.join(git, "HEAD")).splitlines()[:1]:
+        if (sha := _sha(line)) is not None:
+            tips.add(sha)
+    for line in _read(os.path.join(git, "packed-refs")).splitlines():
+        if (sha := _sha(line.lstrip("^").split(" ", 1)[0])) is not None:
+            tips.add(sha)
+    for path in _files(os.path.join(git, "refs")):
+        if (sha := _sha(_read(path)[:100])) is not None:
+            tips.add(sha)
+    for path in _files(os.path.join(git, "logs")):
+        for line in _read(path).splitlines():
+            for word in line.split(" ", 2)[:2]:
+                if (sha := _sha(word)) is not None:
+                    tips.add(sha)
+        if len(tips) > MAX_TIPS:
+            return None
+    return frozenset(tips)
+
+
+def lost_commits(
+    root: str, before: frozenset[str] | None, after: frozenset[str] | None
+) -> tuple[str, ...]:
+    """The commits of ``before`` (:func:`commit_tips`) no longer named in ``after`` that no
+    longer exist in the repository at ``root``, sorted. Git is asked only when some are no
+    longer named; a repository git cannot read keeps its objects: nothing is lost then."""
+    if not before:
+        return ()
+    gone = sorted(before - (after or frozenset()))
+    if not gone:
+        return ()
+    git = os.path.join(root, ".git")
+    if not os.path.isdir(os.path.join(git, "objects")):
+        return tuple(gone)  # the object store itself is gone
+    env = {**os.environ, "GIT_DIR": git}
+    for name in ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_WORK_TREE"):
+        env.pop(name, None)
+    try:
+        done = subprocess.run(
+            ["git", "cat-file", "--batch-check=%(objectname) %(objecttype)"],
+            input="".join(f"{sha}\n" for sha in gone),
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    if done.returncode != 0:
+        return ()
+    return tuple(
+        sorted(
+            line.split(" ", 1)[0] for line in done.stdout.splitlines() if line.endswith(" missing")
+        )
+    )

@@ -1,0 +1,120 @@
+"""``history_destroyed``: committed history lost for good, and what only looks like it."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pytest_harness_audit.inspect import HISTORY_DESTROYED, Inspector, WorkspaceSnapshot, diff
+from pytest_harness_audit.inspect.history import commit_tips, lost_commits
+
+_GIT = ("git", "-c", "user.email=dev@example.com", "-c", "user.name=dev", "-c", "gc.auto=0")
+
+
+def _sh(root: Path, command: str) -> None:
+    env_prefix = "export GIT_AUTHOR_NAME=dev GIT_AUTHOR_EMAIL=dev@example.com "
+    env_prefix += "GIT_COMMITTER_NAME=dev GIT_COMMITTER_EMAIL=dev@example.com; "
+    subprocess.run(["sh", "-c", env_prefix + command], cwd=root, check=True, capture_output=True)
+
+
+def _head(root: Path, ref: str = "HEAD") -> str:
+    done = subprocess.run(["git", "rev-parse", ref], cwd=root, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """main with two commits, a merged branch ``done`` and an unmerged branch ``feature``."""
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path)], check=True)
+    (tmp_path / "app.py").write_text("v = 1\n", encoding="utf-8")
+    _sh(tmp_path, "git add app.py && git commit -qm one && git branch done")
+    (tmp_path / "app.py").write_text("v = 2\n", encoding="utf-8")
+    _sh(tmp_path, "git commit -qam two && git checkout -qb feature")
+    (tmp_path / "extra.py").write_text("x = 1\n", encoding="utf-8")
+    _sh(tmp_path, "git add extra.py && git commit -qm feature && git checkout -q main")
+    return tmp_path
+
+
+def _destroyed(root: Path, command: str) -> tuple[str, ...]:
+    before = WorkspaceSnapshot.take(root)
+    _sh(root, command)
+    return diff(before, WorkspaceSnapshot.take(root)).history_destroyed
+
+
+_ERASE = "git reflog expire --expire=now --all && git gc -q --prune=now"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git checkout -q --orphan fresh && git commit -qm restart && "
+        f"git branch -D main feature done && {_ERASE}",
+        f"git update-ref -d refs/heads/main && git branch -D feature done && {_ERASE}",
+        f"rm -rf .git/refs/heads .git/refs/tags .git/logs && mkdir .git/refs/heads && {_ERASE}",
+        "git checkout -q --orphan rewritten && git commit -qm squashed && "
+        f"git branch -f main rewritten && git checkout -q main && git branch -D feature done "
+        f"rewritten && {_ERASE}",
+    ],
+    ids=["orphan-replaces-main", "update-ref-delete", "rm-refs-and-logs", "rewrite-main"],
+)
+def test_erasing_committed_history_is_history_destroyed(repo: Path, command: str) -> None:
+    kept = _head(repo, "main")
+    lost = _destroyed(repo, command)
+    assert kept in lost
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git branch -d done",
+        "git checkout -qb topic",
+        "git commit -q --amend -m 'two, reworded'",
+        "git rebase -q done feature",
+        "git reset -q --soft HEAD~1",
+        "echo 'v = 3' > app.py && git stash -q",
+        "git gc -q",
+        "git gc -q --prune=now",
+        "git tag v1 && git tag -d v1",
+        "git branch -D feature",  # unreachable, but its commits still exist
+        "git reflog expire --expire=now --all",  # nothing pruned
+    ],
+)
+def test_ordinary_git_work_destroys_no_history(repo: Path, command: str) -> None:
+    assert _destroyed(repo, command) == ()
+
+
+def test_no_tip_gone_asks_git_nothing(repo: Path) -> None:
+    tips = commit_tips(str(repo))
+    assert tips is not None and _head(repo) in tips
+    assert lost_commits(str(repo), tips, tips | {"f" * 40}) == ()
+
+
+def test_a_missing_object_store_loses_every_gone_tip(repo: Path) -> None:
+    tips = commit_tips(str(repo))
+    assert tips is not None
+    _sh(repo, "rm -rf .git/objects")
+    assert set(lost_commits(str(repo), tips, frozenset())) == set(tips)
+
+
+def test_no_repository_has_no_history(tmp_path: Path) -> None:
+    assert commit_tips(str(tmp_path)) is None
+    assert lost_commits(str(tmp_path), None, None) == ()
+
+
+def test_the_snapshot_keeps_the_tips_through_json(repo: Path) -> None:
+    snapshot = WorkspaceSnapshot.take(repo)
+    again = WorkspaceSnapshot.from_json(snapshot.to_json(), snapshot.protection)
+    assert again.history == snapshot.history and snapshot.history
+
+
+@pytest.mark.slow
+def test_the_inspector_alerts_history_destroyed(repo: Path) -> None:
+    with Inspector(repo) as inspector:
+        token = inspector.before("Bash", "command", {"command": "x"})
+        _sh(repo, f"git update-ref -d refs/heads/main && git branch -D feature done && {_ERASE}")
+        seen = inspector.after(token, "Bash", "command", {"command": "x"}, "")
+    assert HISTORY_DESTROYED in seen.alerts
+    assert seen.effects["historyDestroyed"]
