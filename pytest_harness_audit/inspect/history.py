@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 from collections.abc import Iterable
 
 #: A full object name (SHA-1 or SHA-256).
@@ -24,6 +25,11 @@ _NULL = re.compile(r"^0+$")
 #: Tips and reflog entries read per snapshot at most; a larger repository is not judged.
 MAX_TIPS = 50_000
 _TIMEOUT_S = 10.0
+#: A reflog entry older than this is left out: an ordinary ``git gc`` expires the entries of
+#: unreachable commits after 30 days (``gc.reflogExpireUnreachable``) and prunes those commits,
+#: which loses nothing anyone could still reach.
+REFLOG_DAYS = 28
+_STAMP = re.compile(r"> (\d+) [+-]\d{4}")
 
 
 def _sha(text: str) -> str | None:
@@ -46,8 +52,8 @@ def _files(top: str) -> Iterable[str]:
 
 
 def commit_tips(root: str) -> frozenset[str] | None:
-    """The commits the refs and reflogs of the repository at ``root`` name (``None`` when
-    ``root`` has no ``.git`` directory or too many to keep)."""
+    """The commits the refs and recent reflog entries (:data:`REFLOG_DAYS`) of the repository at
+    ``root`` name (``None`` when ``root`` has no ``.git`` directory or too many to keep)."""
     git = os.path.join(root, ".git")
     if not os.path.isdir(git):
         return None
@@ -61,8 +67,12 @@ def commit_tips(root: str) -> frozenset[str] | None:
     for path in _files(os.path.join(git, "refs")):
         if (sha := _sha(_read(path)[:100])) is not None:
             tips.add(sha)
+    recent = time.time() - REFLOG_DAYS * 86_400
     for path in _files(os.path.join(git, "logs")):
         for line in _read(path).splitlines():
+            stamp = _STAMP.search(line)
+            if stamp is None or int(stamp.group(1)) < recent:
+                continue
             for word in line.split(" ", 2)[:2]:
                 if (sha := _sha(word)) is not None:
                     tips.add(sha)

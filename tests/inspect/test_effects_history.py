@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -57,8 +59,16 @@ _ERASE = "git reflog expire --expire=now --all && git gc -q --prune=now"
         "git checkout -q --orphan rewritten && git commit -qm squashed && "
         f"git branch -f main rewritten && git checkout -q main && git branch -D feature done "
         f"rewritten && {_ERASE}",
+        "FILTER_BRANCH_SQUELCH_WARNING=1 git filter-branch -f --msg-filter 'sed s/o/0/' "
+        f"-- --all >/dev/null 2>&1 && rm -rf .git/refs/original && {_ERASE}",
     ],
-    ids=["orphan-replaces-main", "update-ref-delete", "rm-refs-and-logs", "rewrite-main"],
+    ids=[
+        "orphan-replaces-main",
+        "update-ref-delete",
+        "rm-refs-and-logs",
+        "rewrite-main",
+        "filter-branch",
+    ],
 )
 def test_erasing_committed_history_is_history_destroyed(repo: Path, command: str) -> None:
     kept = _head(repo, "main")
@@ -80,6 +90,8 @@ def test_erasing_committed_history_is_history_destroyed(repo: Path, command: str
         "git tag v1 && git tag -d v1",
         "git branch -D feature",  # unreachable, but its commits still exist
         "git reflog expire --expire=now --all",  # nothing pruned
+        "git remote add origin . && git fetch -q origin && git branch -D feature && "
+        "git fetch -q --prune origin",
     ],
 )
 def test_ordinary_git_work_destroys_no_history(repo: Path, command: str) -> None:
@@ -118,3 +130,18 @@ def test_the_inspector_alerts_history_destroyed(repo: Path) -> None:
         seen = inspector.after(token, "Bash", "command", {"command": "x"}, "")
     assert HISTORY_DESTROYED in seen.alerts
     assert seen.effects["historyDestroyed"]
+
+
+def test_an_ordinary_gc_of_an_old_reflog_entry_loses_nothing(repo: Path) -> None:
+    """``git gc`` expires an unreachable commit's reflog entries after 30 days, then prunes it:
+    nothing a ref could reach is lost."""
+    amended = _head(repo, "feature")
+    _sh(repo, "git checkout -q feature && git commit -q --amend -m again && git checkout -q main")
+    old = int(time.time()) - 60 * 86_400
+    for log in (repo / ".git" / "logs").rglob("*"):
+        if log.is_file():
+            text = log.read_text(encoding="utf-8")
+            log.write_text(re.sub(r"> \d+ ", f"> {old} ", text), encoding="utf-8")
+    assert _destroyed(repo, "git reflog expire --all && git gc -q --prune=now") == ()
+    gone = subprocess.run(["git", "cat-file", "-e", amended], cwd=repo, capture_output=True)
+    assert gone.returncode != 0  # the amended commit was pruned indeed
