@@ -29,7 +29,8 @@ _TIMEOUT_S = 10.0
 #: unreachable commits after 30 days (``gc.reflogExpireUnreachable``) and prunes those commits,
 #: which loses nothing anyone could still reach.
 REFLOG_DAYS = 28
-_STAMP = re.compile(r"> (\d+) [+-]\d{4}")
+#: A reflog line: the old and new object names, then the identity and its time.
+_ENTRY = re.compile(r"^([0-9a-f]{40,64}) ([0-9a-f]{40,64}) [^\n>]*> (\d+) ", re.MULTILINE)
 
 
 def _sha(text: str) -> str | None:
@@ -51,6 +52,35 @@ def _files(top: str) -> Iterable[str]:
             yield os.path.join(folder, name)
 
 
+#: Reflog files read, by path: their stat and day of reading, and the commits they name. A
+#: reflog only grows, and an unchanged file (same size, time and inode) the same day names the
+#: same commits, so a snapshot re-reads only the files a call changed.
+_READ: dict[str, tuple[tuple[int, int, int, int], frozenset[str]]] = {}
+_READ_LIMIT = 1024
+
+
+def _reflog_tips(path: str, day: int) -> frozenset[str]:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return frozenset()
+    key = (info.st_size, info.st_mtime_ns, info.st_ino, day)
+    known = _READ.get(path)
+    if known is not None and known[0] == key:
+        return known[1]
+    recent = (day + 1) * 86_400 - REFLOG_DAYS * 86_400
+    tips = frozenset(
+        sha
+        for entry in _ENTRY.finditer(_read(path))
+        if int(entry.group(3)) >= recent
+        for sha in entry.group(1, 2)
+    )
+    if len(_READ) >= _READ_LIMIT:
+        _READ.clear()
+    _READ[path] = (key, tips)
+    return tips
+
+
 def commit_tips(root: str) -> frozenset[str] | None:
     """The commits the refs and recent reflog entries (:data:`REFLOG_DAYS`) of the repository at
     ``root`` name (``None`` when ``root`` has no ``.git`` directory or too many to keep)."""
@@ -67,17 +97,13 @@ def commit_tips(root: str) -> frozenset[str] | None:
     for path in _files(os.path.join(git, "refs")):
         if (sha := _sha(_read(path)[:100])) is not None:
             tips.add(sha)
-    recent = time.time() - REFLOG_DAYS * 86_400
+    day = int(time.time() // 86_400)
     for path in _files(os.path.join(git, "logs")):
-        for line in _read(path).splitlines():
-            stamp = _STAMP.search(line)
-            if stamp is None or int(stamp.group(1)) < recent:
-                continue
-            for word in line.split(" ", 2)[:2]:
-                if (sha := _sha(word)) is not None:
-                    tips.add(sha)
+        tips.update(_reflog_tips(path, day))
         if len(tips) > MAX_TIPS:
             return None
+    tips.discard("0" * 40)
+    tips.discard("0" * 64)
     return frozenset(tips)
 
 
