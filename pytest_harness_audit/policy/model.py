@@ -60,6 +60,7 @@ EFFECT_NAMES = (
     "many_files_deleted",
     "directory_deleted",
     "memory_write",
+    "history_destroyed",
 )
 RATE_LIMIT_KEYS = frozenset({"maxCount", "windowMs"})
 AUDIT_LEVELS = ("minimal", "standard", "verbose")

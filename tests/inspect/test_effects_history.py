@@ -145,3 +145,24 @@ def test_an_ordinary_gc_of_an_old_reflog_entry_loses_nothing(repo: Path) -> None
     assert _destroyed(repo, "git reflog expire --all && git gc -q --prune=now") == ()
     gone = subprocess.run(["git", "cat-file", "-e", amended], cwd=repo, capture_output=True)
     assert gone.returncode != 0  # the amended commit was pruned indeed
+
+
+@pytest.mark.slow
+def test_the_safety_preset_judges_erased_history_by_its_own_rule(tmp_path: Path) -> None:
+    from pytest_harness_audit.session.harness import Harness
+
+    harness = Harness.create(tmp_path, template="python-service", policy="safety")
+    try:
+        (harness.root / "app" / "pricing.py").write_text("# reviewed\n", encoding="utf-8")
+        subprocess.run(
+            [*_GIT, "commit", "-qam", "work worth keeping"], cwd=harness.root, check=True
+        )
+        result = harness.call(
+            "Bash",
+            command="git update-ref -d refs/heads/main && "
+            "git reflog expire --expire=now --all && git gc -q --prune=now",
+        )
+        assert "effect-history-destroyed" in result.record["judged"]["reason"]
+        assert harness.verdict == "FAIL"
+    finally:
+        harness.close()

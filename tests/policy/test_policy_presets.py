@@ -56,6 +56,7 @@ def test_safety_shape() -> None:
         "deny-destructive-commands",
         "effect-protected-file",
         "effect-secret-exposure",
+        "effect-history-destroyed",
         "effect-large-deletion",
         "deny-host-config-delete",
         "warn-file-delete",
