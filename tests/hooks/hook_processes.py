@@ -10,6 +10,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import IO, Any
 
@@ -173,6 +174,10 @@ class _ForkServer:
     def can_run(self, env: dict[str, str]) -> bool:
         """Whether a process forked from the server starts as one with ``env`` would."""
         if not hasattr(os, "fork") or os.environ.get("HARNESS_AUDIT_TEST_REAL_HOOKS"):
+            return False
+        if threading.current_thread() is not threading.main_thread():
+            # one request pipe serves one caller at a time: events a test runs concurrently
+            # (threads) are real processes, so they really run at once
             return False
         server_env = host_env()
         return all(
