@@ -31,9 +31,10 @@ CONTENT_KEYS = frozenset(
 )  # fmt: skip
 #: Longest string read as a path.
 MAX_PATH_LEAF = 4096
-#: Most values looked at in one call's parameters, and most leaves taken from them.
+#: Most values looked at in one call's parameters, and most leaves taken from them: as many,
+#: so padding a list with harmless names cannot push the one that matters past a cap.
 MAX_VALUES = 1 << 16
-MAX_LEAVES = 256
+MAX_LEAVES = MAX_VALUES
 _MAX_DEPTH = 16
 _READ_WHOLE = frozenset({"command", "cmd", "argv", "script", "args"})
 _EXTENSION = re.compile(r"\.[A-Za-z0-9_-]{1,16}$")

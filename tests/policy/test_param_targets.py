@@ -204,6 +204,19 @@ def test_what_is_path_like(text: str, expected: bool) -> None:
     assert is_path_like(text) is expected
 
 
-def test_leaves_are_bounded() -> None:
+def test_every_leaf_under_the_value_budget_is_read() -> None:
     many = {"files": [f"f{i}.txt" for i in range(1000)]}
-    assert len(leaf_paths(many, {})) == 256
+    assert len(leaf_paths(many, {})) == 1000
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"files": [f"f{i}.txt" for i in range(2000)] + [".env"]},
+        {"opts": [{"name": f"n{i}.md"} for i in range(1000)], "src": ".env"},
+    ],
+    ids=["padded-list", "padded-before-the-key"],
+)
+def test_padding_does_not_push_the_credential_file_out(params: dict[str, Any]) -> None:
+    evaluation = Policy.preset("safety").evaluate("mcp__files__attach", params, root="/srv/app")
+    assert (evaluation.decision, evaluation.rule_id) == ("deny", "deny-secret-files")
