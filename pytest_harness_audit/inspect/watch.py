@@ -10,10 +10,14 @@ before the call returns, so every change an act made is queued by the time the a
 
 The snapshots it hands out are ordinary :class:`~.effects.WorkspaceSnapshot` objects that share
 the live state until the next change (copy on write), so :func:`~.effects.diff` works on them
-unchanged. When the queue overflows, the tree is walked again.
+unchanged. When the queue overflows, the tree is walked again. What a snapshot reads beyond the
+stat is kept the same way: a protected file's digest is read again only after an event named
+the file (its inode is watched), and the commits the refs and reflogs name only after an event
+in ``.git/refs``, ``.git/logs``, ``HEAD`` or ``packed-refs`` (:mod:`~.history_watch`).
 
 Not seen here, but seen by stat walks: writes through a hard link that lives outside the
-workspace to a file that is not protected, and writes through ``mmap``. :meth:`LiveTree.open`
+workspace to a file that is not protected, and writes through ``mmap`` (to any file: the kernel
+reports none). :meth:`LiveTree.open`
 returns ``None`` (and the caller walks instead) where inotify is missing, or when the workspace
 has more than :data:`MAX_WATCHES` directories.
 """
@@ -38,9 +42,11 @@ from pytest_harness_audit.inspect.effects import (
     Stat,
     WorkspaceSnapshot,
     git_entries,
+    protected_digest,
     tracked_paths,
     walk,
 )
+from pytest_harness_audit.inspect.history_watch import HistoryWatch
 
 #: Workspaces with more directories than this are walked instead of watched.
 MAX_WATCHES = 8192
@@ -112,6 +118,12 @@ class LiveTree:
         self._protected: set[str] = set()
         self._log: list[str] = []  # every path set, in order: the journal
         self._log_start = 0  # the version of self._log[0]
+        # the digest of each protected file, with the stat it was read at; dropped when an
+        # event names the file (its inode is watched, so writes through any link are seen)
+        self._digests: dict[str, tuple[Stat, bytes | None]] = {}
+        self._history = HistoryWatch(
+            self.root, libc, fd, _DIR_MASK, lambda: self._watches.keys() | self._file_watches.keys()
+        )
         self._finalizer = weakref.finalize(self, os.close, fd)
 
     @classmethod
@@ -213,6 +225,7 @@ class LiveTree:
                 self._dirs.add(relative)
 
     def _rebuild(self) -> None:
+        self._history.stop()
         for wd in (*self._watches, *self._file_watches):
             self._libc.inotify_rm_watch(self._fd, wd)
         self._watches.clear()
@@ -224,7 +237,9 @@ class LiveTree:
         self._log_start += len(self._log) + 1  # every earlier snapshot is now unrelated
         self._log.clear()
         self._drain()  # events of the old watches
+        self._digests.clear()
         self._add_tree("")
+        self._history.restart()
 
     # -- state -------------------------------------------------------------------------
 
@@ -244,6 +259,7 @@ class LiveTree:
     def _set(self, relative: str, info: Stat | None) -> None:
         self._unshare()
         self._log.append(relative)
+        self._digests.pop(relative, None)
         if info is None:
             self._files.pop(relative, None)
             self._protected.discard(relative)
@@ -289,10 +305,14 @@ class LiveTree:
                 at += _EVENT.size + length
 
     def _apply(self, events: list[tuple[int, int, str]]) -> None:
+        git_replaced = False
         for wd, mask, name in events:
             if mask & _IN_Q_OVERFLOW:
                 self._rebuild()
                 return
+            if self._history.owns(wd):
+                self._history.folder_event(wd, mask, name)
+                continue
             if wd in self._file_watches:
                 if mask & _IN_IGNORED:
                     self._file_watches.pop(wd, None)
@@ -310,8 +330,11 @@ class LiveTree:
                     raise _TooLarge("the workspace itself was removed or moved")
                 continue
             if directory == ".git/" or directory.endswith("/.git/"):
+                if directory == ".git/":
+                    self._history.git_event(name, mask)
                 self._git_event(directory, name, mask)
                 continue
+            git_replaced = git_replaced or (directory == "" and name == ".git")
             relative = directory + name
             if name == ".git" and mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
                 self._add_git(relative)
@@ -323,6 +346,8 @@ class LiveTree:
                     self._add_tree(relative + "/")
             else:
                 self._restat(relative)
+        if git_replaced:
+            self._history.restart()
 
     def snapshot(self, *, tracked: bool = True) -> WorkspaceSnapshot | None:
         """The workspace as it is now (changes since the last call applied first); ``None``
@@ -355,7 +380,20 @@ class LiveTree:
                 tracked_paths(self.root) if tracked else None,
                 journal=self,
                 version=self._log_start + len(self._log),
+                protected_digests={path: self._digest(path) for path in inodes.values()},
+                history=self._history.tips(),
             )
+
+    def _digest(self, relative: str) -> bytes | None:
+        """:func:`~.effects.protected_digest` of a protected file, read again only after an
+        event named it."""
+        info = self._files[relative]
+        kept = self._digests.get(relative)
+        if kept is not None and kept[0] == info:
+            return kept[1]
+        digest = protected_digest(self.root, relative)
+        self._digests[relative] = (info, digest)
+        return digest
 
 
 def open_live_tree(root: str | os.PathLike[str], protection: Protection) -> LiveTree | None:
