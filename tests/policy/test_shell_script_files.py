@@ -9,6 +9,7 @@ import pytest
 
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.shell import read_command
+from pytest_harness_audit.policy.shell.effects import shebang_interpreter
 from pytest_harness_audit.policy.shell.expand import SCRIPT_FILE_LIMIT
 from pytest_harness_audit.policy.targets import all_targets
 
@@ -101,3 +102,98 @@ def test_a_script_file_is_bounded_by_depth(root: Path) -> None:
     (root / "self.sh").write_text("bash self.sh\n")
     reading = read_command("bash self.sh", str(root))
     assert reading.unreadable is not None
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "command", "rule"),
+    [
+        ("run.sh", "#!/bin/sh\ncat .env\n", "./run.sh", "deny-secret-files"),
+        ("run.sh", "cat .env\n", "./run.sh", "deny-secret-files"),  # no #!: sh runs it
+        ("bin/go", "#!/usr/bin/env bash\nrm -rf app\n", "bin/go", "deny-destructive-commands"),
+        (
+            "tool",
+            "#!/usr/bin/env -S python3 -u\nopen('.env').read()\n",
+            "./tool",
+            "deny-secret-files",
+        ),
+        ("app/run", "#! /bin/bash -e\ncat ../.env\n", "cd app && ./run", "deny-secret-files"),
+        (
+            "a.awk",
+            '#!/usr/bin/awk -f\nBEGIN { system("cat .env") }\n',
+            "./a.awk",
+            "deny-secret-files",
+        ),
+        (
+            "x.js",
+            "#!/usr/bin/env node\nrequire('fs').readFileSync('.env')\n",
+            "./x.js",
+            "deny-secret-files",
+        ),
+        (
+            "h/pre-commit",
+            "#!/bin/sh\ncat .env\n",
+            "git -c core.hooksPath=h commit -m x",
+            "deny-secret-files",
+        ),
+        (
+            "h/post-checkout",
+            "rm -rf app\n",
+            "git -c core.hookspath=./h/ checkout -b b",
+            "deny-destructive-commands",
+        ),
+    ],
+)
+def test_a_file_run_by_its_path_is_read_by_its_interpreter_line(
+    root: Path, name: str, text: str, command: str, rule: str
+) -> None:
+    (root / name).parent.mkdir(parents=True, exist_ok=True)
+    (root / name).write_text(text, encoding="utf-8")
+    assert _decision(command, root) == ("deny", rule)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "command"),
+    [
+        ("run.sh", "#!/bin/sh\necho hello\nls app\n", "./run.sh"),
+        ("tool", "#!/usr/bin/env python3\nprint('hi')\n", "./tool"),
+        ("prog", "\x7fELF\x02\x01\x01 cat .env", "./prog"),  # a binary is not read as text
+        ("data.txt", '#!/usr/bin/awk -f\n{ print ".env" }\n', "./data.txt"),  # unknown #!
+        ("h/pre-commit", "#!/bin/sh\nruff check .\n", "git -c core.hooksPath=h commit -m x"),
+        ("h/other-name", "cat .env\n", "git -c core.hooksPath=h commit -m x"),  # no hook name
+    ],
+)
+def test_benign_files_run_by_their_path(root: Path, name: str, text: str, command: str) -> None:
+    (root / name).parent.mkdir(parents=True, exist_ok=True)
+    (root / name).write_text(text, encoding="utf-8")
+    assert _decision(command, root) == ("allow", None)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("#!/bin/sh\n", "sh"),
+        ("#! /usr/bin/env python3\n", "python3"),
+        ("#!/usr/bin/env -S node --no-warnings\n", "node"),
+        ("#!/usr/local/bin/Bash -e\n", "bash"),
+        ("echo hi\n", None),
+        ("#!\n", None),
+    ],
+)
+def test_the_interpreter_line(text: str, expected: str | None) -> None:
+    assert shebang_interpreter(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        ("git -c protocol.ext.allow=always fetch ./here", "remote helper"),
+        ("git -c remote.origin.vcs=mine fetch ./here", "remote helper"),
+    ],
+)
+def test_git_keys_that_let_a_helper_run_are_not_readable(
+    root: Path, command: str, why: str
+) -> None:
+    assert why in (read_command(command, str(root)).unreadable or "")
+    assert (
+        read_command("git -c protocol.ext.allow=never fetch ./here", str(root)).unreadable is None
+    )

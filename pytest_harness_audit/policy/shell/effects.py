@@ -132,6 +132,23 @@ INTERPRETERS = re.compile(
     r"(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php|lua|rscript|osascript)"
 )
 _CODE_FLAGS = re.compile(r"-[A-Za-z]*[ce]")
+_SHEBANG = re.compile(r"#![ \t]*(\S+)(?:[ \t]+(\S+))?(?:[ \t]+(\S+))?")
+
+
+def shebang_interpreter(text: str) -> str | None:
+    """The program a script's ``#!`` line names (``/usr/bin/env -S python3 -u`` → ``python3``),
+    lower case; ``None`` without one."""
+    found = _SHEBANG.match(text)
+    if found is None:
+        return None
+    words = [w for w in found.groups() if w]
+    name = words[0].rsplit("/", 1)[-1].lower()
+    if name == "env":
+        rest = [w for w in words[1:] if not w.startswith("-")]
+        name = rest[0].rsplit("/", 1)[-1].lower() if rest else ""
+    return name
+
+
 _CODE_OPTIONS = frozenset({"-c", "-e", "-E", "--eval", "-r", "--command", "-p", "--print"})
 _TEXT_COMMANDS = frozenset(
     {"echo", "printf", "true", "false", ":", "test", "[", "type", "which", "hash", "alias",
@@ -223,6 +240,7 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
         name = first.rsplit("/", 1)[-1].lower()  # command_name(first), inline
         if "/" in first and name not in _WRAPPER_OPTIONS and name not in SHELLS:
             record.reads.append(first)  # a program run by its path: its file is read too
+            ctx.program_file(first)  # and what a workspace script does is judged
         if name not in _UNWRAPPED:
             break  # the common case: no wrapper (every name tested below is in _UNWRAPPED)
         if name == "busybox" and len(argv) > 1:

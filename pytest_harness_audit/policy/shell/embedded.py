@@ -11,8 +11,11 @@
   alias.x '!cmd'`` (a shell alias: ``cmd`` is read as a script; an alias without ``!`` is
   read as git's own arguments), and the keys whose value git runs (``core.pager``,
   ``core.editor``, ``core.sshCommand``, ``core.fsmonitor``, ``sequence.editor``,
-  ``diff.external``, ``gpg.program``, ``credential.helper``, ``filter.*.clean|smudge|process``,
-  ``pager.*``).
+  ``diff.external``, ``gpg.program``, ``gpg.ssh.defaultKeyCommand``, ``credential.helper``,
+  ``filter.*.clean|smudge|process``, ``pager.*``, ``remote.*.uploadpack`` …).
+  ``core.hooksPath=DIR``: git runs the hook files of ``DIR``, each read as a program run by its
+  path; ``protocol.*.allow`` and ``remote.*.vcs`` let git run a helper program the text does
+  not show (the reading says so).
 * **network access** (the note ``network``): ``curl``, ``wget``, ``nc`` and kin (see
   :data:`NETWORK_COMMANDS`), ``ssh``/``scp``/``sftp``, ``rsync`` or ``git`` to a remote, a
   redirection to ``/dev/tcp/…`` or ``/dev/udp/…``, and inline code using a network library.
@@ -43,11 +46,28 @@ _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/"}
 _MAX_AWK_COMMANDS = 32
 #: git configuration keys whose value git runs as a command.
 _RUN_KEYS = re.compile(
-    r"(?i)(?:core\.(?:pager|editor|sshcommand|fsmonitor|askpass)|sequence\.editor"
-    r"|diff\.external|gpg\.(?:[a-z]+\.)?program|credential\.(?:[^=]*\.)?helper"
+    r"(?i)(?:core\.(?:pager|editor|sshcommand|fsmonitor|askpass|gitproxy|alternaterefscommand)"
+    r"|sequence\.editor|interactive\.difffilter"
+    r"|diff\.external|gpg\.(?:[a-z]+\.)?program|gpg\.ssh\.defaultkeycommand"
+    r"|credential\.(?:[^=]*\.)?helper"
     r"|filter\.[^=]+\.(?:clean|smudge|process)|pager\.[^=]+|diff\.[^=]+\.(?:textconv|command)"
-    r"|merge\.[^=]+\.driver|uploadpack\.packobjectshook)"
+    r"|merge\.[^=]+\.driver|uploadpack\.packobjectshook"
+    r"|remote\.[^=]+\.(?:uploadpack|receivepack)|(?:difftool|mergetool|man|browser)\.[^=]+\.cmd"
+    r"|hook\.[^=]+\.command|trailer\.[^=]+\.(?:command|cmd)"
+    r"|sendemail\.(?:[^=]+\.)?(?:smtpserver|tocmd|cccmd|headercmd))"
 )
+#: The keys that make git run hook files from a folder, or fetch with a helper program.
+_HOOK_FOLDER = re.compile(r"(?i)core\.hookspath")
+_HELPER_KEYS = re.compile(r"(?i)protocol\.(?:[^=]+\.)?allow|remote\.[^=]+\.vcs")
+#: The hooks git runs, by file name (githooks(5)).
+GIT_HOOK_NAMES = (
+    "applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
+    "prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout",
+    "post-merge", "pre-push", "pre-receive", "update", "proc-receive", "post-receive",
+    "post-update", "reference-transaction", "push-to-checkout", "pre-auto-gc", "post-rewrite",
+    "sendemail-validate", "fsmonitor-watchman", "post-index-change", "p4-changelist",
+    "p4-prepare-changelist", "p4-post-changelist", "p4-pre-submit",
+)  # fmt: skip
 _NETWORK_CODE = re.compile(
     r"urllib\.request|urlopen|http\.client|\bhttpx\.|\brequests\.(?:get|post|put|request|Session)|\baiohttp\b|\bsocket\b|smtplib|ftplib"
     r"|telnetlib|\bfetch\s*\(|\bhttps?\.(?:get|request)\b|\bnet\.(?:connect|createConnection)"
@@ -73,6 +93,10 @@ class Runner(Protocol):
 
     def note(self, note: str) -> None:
         """Record a note (``network``)."""
+        ...
+
+    def program_file(self, path: str) -> None:
+        """The file ``path`` is run as a program: read its text by its ``#!`` line."""
         ...
 
 
@@ -204,8 +228,13 @@ def git_config_value(key: str, value: str, runner: Runner) -> list[str] | None:
             runner.script(value[1:])
             return None
         return value.split()
-    if _RUN_KEYS.fullmatch(key):
+    if _RUN_KEYS.fullmatch(key) or (key.lower().startswith("submodule.") and value[:1] == "!"):
         runner.script(value[1:] if value.startswith("!") else value)
+    elif _HOOK_FOLDER.fullmatch(key):
+        for name in GIT_HOOK_NAMES:  # git runs the hooks of this folder: each is read
+            runner.program_file(f"{value.rstrip('/') or '/'}/{name}")
+    elif _HELPER_KEYS.fullmatch(key) and value.lower() not in ("never", "user"):
+        runner.unknown(f"git may run a remote helper program ({key})")
     return None
 
 

@@ -123,6 +123,10 @@ class Context(Protocol):
         """A shell (``code``: an interpreter) runs the file ``path``: read its text."""
         ...
 
+    def program_file(self, path: str) -> None:
+        """The file ``path`` is run as a program: read its text by its ``#!`` line."""
+        ...
+
     def environment(self, name: str, value: str) -> None:
         """The command runs with ``NAME=value`` in its environment (:mod:`.gitenv`)."""
         ...
