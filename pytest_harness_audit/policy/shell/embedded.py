@@ -30,11 +30,17 @@ from typing import Protocol
 NETWORK_COMMANDS = frozenset(
     {"curl", "wget", "wget2", "aria2c", "axel", "http", "https", "xh", "httpie", "lynx", "w3m",
      "links", "elinks", "nc", "ncat", "netcat", "socat", "telnet", "ssh", "scp", "sftp", "ftp",
-     "tftp", "lftp", "sshpass", "mosh", "dig", "nslookup", "host", "drill", "whois", "smbclient"}
+     "tftp", "lftp", "sshpass", "mosh", "dig", "nslookup", "host", "drill", "whois", "smbclient",
+     "ping", "ping6", "traceroute", "traceroute6", "tracepath", "mtr", "arping", "getent",
+     "resolvectl", "kdig", "delv", "sendmail", "mail", "mailx", "mutt", "msmtp", "swaks", "ssmtp",
+     "aws", "gsutil", "gcloud", "az", "s3cmd", "rclone", "azcopy", "b2", "doctl", "rsh", "rcp",
+     "curlie", "grpcurl", "websocat", "wscat", "openvpn", "wg", "nmap", "hping3", "iperf3"}
 )  # fmt: skip
 AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
 #: ``git`` subcommands that talk to a remote (unless the remote named is a local path).
 GIT_NETWORK = frozenset({"push", "pull", "fetch", "clone", "ls-remote"})
+#: ``git`` subcommands that always talk to another host (mail, a foreign repository).
+GIT_ALWAYS_NETWORK = frozenset({"send-email", "imap-send", "svn", "p4", "cvsimport"})
 NETWORK_NOTE = "network"
 
 _AWK_STRING = r'"((?:[^"\\\n]|\\.)*)"'
@@ -72,7 +78,10 @@ _NETWORK_CODE = re.compile(
     r"urllib\.request|urlopen|http\.client|\bhttpx\.|\brequests\.(?:get|post|put|request|Session)|\baiohttp\b|\bsocket\b|smtplib|ftplib"
     r"|telnetlib|\bfetch\s*\(|\bhttps?\.(?:get|request)\b|\bnet\.(?:connect|createConnection)"
     r"|XMLHttpRequest|\baxios\b|\bLWP\b|IO::Socket|HTTP::Tiny|Net::HTTP|open-uri|curl_init"
-    r"|fsockopen|\bDeno\.connect"
+    r"|fsockopen|\bDeno\.connect|\burllib3\b|\bpycurl\b|\bdns\.resolver\b|getaddrinfo"
+    r"|gethostbyname|\bwebsockets?\b|\bparamiko\b|\bboto3\b|\bgrpc\b"
+    r"|(?:file_get_contents|fopen|readfile|file|copy)\s*\(\s*['\"](?:https?|ftps?)://"
+    r"|\bmail\s*\(|stream_socket_client|Net::SMTP|Net::FTP|Socket\.tcp|TCPSocket"
 )
 _NETWORK_MODULES = frozenset(
     {"http.server", "http.client", "urllib.request", "smtplib", "ftplib", "telnetlib"}
@@ -241,6 +250,8 @@ def git_config_value(key: str, value: str, runner: Runner) -> list[str] | None:
 def git_network(sub: str, operands: list[str]) -> bool:
     """Whether ``git SUB OPERANDS`` talks to a remote: a remote's name (``origin``) or a URL,
     not a local path (``../mirror``, ``/srv/repo.git``, ``file://…``)."""
+    if sub in GIT_ALWAYS_NETWORK:
+        return True
     if sub not in GIT_NETWORK:
         return False
     remote = operands[0] if operands else ""

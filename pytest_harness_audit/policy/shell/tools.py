@@ -245,7 +245,9 @@ def git(args: list[str], ctx: Context, depth: int = 0) -> None:
         # handed to another command (`git ls-files .env | xargs cat`, `cat $(git ls-files .env)`)
         # stay reads: what takes them may read them.
         return
-    if git_network(sub, split_options(rest, frozenset({"-o", "--upload-pack", "--depth"}))[1]):
+    if git_network(sub, split_options(rest, frozenset({"-o", "--upload-pack", "--depth"}))[1]) or (
+        sub == "archive" and any(word.startswith("--remote") for word in rest)
+    ):
         ctx.note(NETWORK_NOTE)
     if sub == "clean":
         flags = [w for w in rest if w.startswith("-") and not w.startswith("--")]
