@@ -11,6 +11,9 @@ A text and a secret are compared after the same per-character fold:
 * punctuation look-alikes become their ASCII form (the hyphens and dashes U+2010..U+2015, the
   minus U+2212 … → ``-``; fraction and division slashes → ``/``; ratio → ``:``; one-dot leader →
   ``.``), and Cyrillic and Greek letters drawn like Latin ones become those (``а`` → ``a``);
+* characters that carry a byte by their code point (tag characters, the supplementary
+  variation selectors, Braille patterns: "ASCII smuggling") become that byte's character, so
+  a value hidden in them is found, not erased with the invisible characters;
 * lower case.
 
 The fold is per character (a character's fold never depends on its neighbours), so a fold of a
@@ -48,6 +51,21 @@ _LOOK_ALIKE_LETTERS = dict(
 )
 _LOOK_ALIKES = {**_PUNCTUATION, **_LOOK_ALIKE_LETTERS}
 _REMOVED = frozenset({"Mn", "Me", "Cf"})
+#: Characters that carry an ASCII byte by their code point: tag characters (U+E0020..E007E, a
+#: tag is U+E0000 plus its character: invisible), supplementary variation selectors (U+E0100
+#: plus the byte less 16: invisible after an emoji) and Braille patterns (U+2800 plus the byte).
+_CARRIERS = ((0xE0000, 0xE0000), (0xE0100, 0xE0100 - 16), (0x2800, 0x2800))
+
+
+def _carried(code: int) -> str | None:
+    """The printable ASCII character an invisible or Braille carrier stands for, if any."""
+    for start, base in _CARRIERS:
+        if start <= code < start + 0x100:
+            byte = code - base
+            return chr(byte).lower() if 0x20 <= byte <= 0x7E else ""
+    return None
+
+
 #: Distinct characters whose fold is remembered (a hostile text cannot grow the table further).
 _TABLE_LIMIT = 1 << 16
 
@@ -59,6 +77,9 @@ def fold_char(char: str) -> str:
         return mapped
     if char.isascii():
         return char.lower()
+    carried = _carried(ord(char))
+    if carried is not None:
+        return carried
     parts: list[str] = []
     for part in unicodedata.normalize("NFKD", char):
         if unicodedata.category(part) in _REMOVED:

@@ -41,6 +41,13 @@ _NOT_ALNUM_BYTES = bytes(c for c in range(128) if chr(c) not in _ALNUM_CHARS)
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
 
 
+_ROT47 = str.maketrans(
+    "".join(chr(c) for c in range(33, 127)),
+    "".join(chr(33 + (c - 33 + 47) % 94) for c in range(33, 127)),
+)
+_ATBASH = str.maketrans(_LOWER, _LOWER[::-1])
+
+
 def skeleton(text: str) -> str:
     """The ASCII letters and digits of ``text``, lower-cased."""
     return _NOT_ALNUM.sub("", text.lower())
@@ -82,6 +89,14 @@ def extra_forms(value: str) -> Iterator[tuple[str, str]]:
         if _transform == "base64":
             for core in _cores(once.encode("ascii"), 3):
                 yield "base64+base64", core
+    for core in _cores(codecs.encode(value, "rot13").encode("utf-8", "surrogatepass"), 3):
+        yield "base64+rot13", core
+    if value.isascii():
+        yield "rot47", value.translate(_ROT47)
+        yield "atbash", lower.translate(_ATBASH)
+        for codec in ("utf-32-le", "utf-32-be"):
+            yield "utf32", value.encode(codec).hex()
+    yield "url+url", "".join(f"%25{byte:02x}" for byte in data)
     rest = body(value)
     if rest is not None:
         for transform, form in _matcher.forms(rest):
@@ -96,13 +111,19 @@ def extra_forms(value: str) -> Iterator[tuple[str, str]]:
 
 def skeleton_forms(value: str) -> Iterator[tuple[str, str]]:
     """``(transform, skeleton)`` of every form of ``value`` matched with separators ignored:
-    the value and its encodings, and its character codes (decimal, ``\\xHH``, ``\\uHHHH``)."""
+    the value and its encodings, its character codes (decimal, octal, binary, ``\\xHH``,
+    ``\\uHHHH``) and its characters each doubled (``sed 's/./&&/g'``)."""
     data = value.encode("utf-8", "surrogatepass")
     seen: set[str] = set()
     candidates = [
         *(pair for pair in _matcher.forms(value) if pair[0] in ("plain", "reversed", "hex")),
         *(pair for pair in extra_forms(value) if pair[0] in ("rot13", "rotated")),
         ("decimal", "".join(str(byte) for byte in data)),
+        ("octal", "".join(f"{byte:o}" for byte in data)),
+        ("octal", "".join(f"{byte:03o}" for byte in data)),
+        ("binary", "".join(f"{byte:08b}" for byte in data)),
+        ("binary", "".join(f"{byte:b}" for byte in data)),
+        ("doubled", "".join(char * 2 for char in value)),
         ("escaped", "".join(f"x{byte:02x}" for byte in data)),
         ("escaped", "".join(f"u{ord(char):04x}" for char in value)),
     ]

@@ -63,6 +63,27 @@ ENCODED = {
     "body": KEY.removeprefix("sk-test-"),
     "body reversed": KEY.removeprefix("sk-test-")[::-1],
     "body upper hex": KEY.removeprefix("sk-test-").encode().hex().upper(),
+    "octal codes": " ".join(f"{b:o}" for b in KEY.encode()),
+    "octal codes, padded": " ".join(f"{b:03o}" for b in KEY.encode()),
+    "binary codes": " ".join(f"{b:08b}" for b in KEY.encode()),
+    "binary codes, unpadded": ",".join(f"{b:b}" for b in KEY.encode()),
+    "each character doubled": "".join(c * 2 for c in KEY),
+    "rot47": KEY.translate(
+        str.maketrans(
+            "".join(chr(c) for c in range(33, 127)),
+            "".join(chr(33 + (c - 33 + 47) % 94) for c in range(33, 127)),
+        )
+    ),
+    "atbash": KEY.translate(
+        str.maketrans("abcdefghijklmnopqrstuvwxyz", "zyxwvutsrqponmlkjihgfedcba")
+    ),
+    "base64 of rot13": base64.b64encode(codecs.encode(KEY, "rot13").encode()).decode(),
+    "double url encoding": "".join(f"%25{b:02X}" for b in KEY.encode()),
+    "utf32-le hex": KEY.encode("utf-32-le").hex(),
+    "utf32-be hex": KEY.encode("utf-32-be").hex(),
+    "tag characters": "".join(chr(0xE0000 + ord(c)) for c in KEY),
+    "variation selectors": "\U0001f600" + "".join(chr(0xE0100 + ord(c) - 16) for c in KEY),
+    "braille bytes": "".join(chr(0x2800 + b) for b in KEY.encode()),
 }
 
 
@@ -131,6 +152,10 @@ BENIGN = [
     KEY[:20],  # a part of the key is not the key
     KEY[-18:],
     base64.b64encode(b"an ordinary sentence, encoded twice").decode(),
+    "I \u2764\ufe0f this \U0001f44d\U0001f3fd release",  # emoji with their selectors
+    "\u2813\u2811\u2807\u2807\u2815 in braille, and flags \U0001f3f4\U000e0067\U000e0062\U000e007f",
+    "permissions 0644 0755 and masks 11111111 00000000 10101010",
+    "%2Fsrv%2Fapp%252Fdata double-encoded path",
 ]
 
 

@@ -80,6 +80,13 @@ ENCODINGS: dict[str, Callable[[str], str]] = {
     "escaped": lambda v: "".join(f"\\x{b:02x}" for b in v.encode()),
     "html": lambda v: "".join(f"&#{b};" for b in v.encode()),
     "body": lambda v: v.split("-")[-1] if v.startswith("sk-") else v.rsplit("_", 1)[-1],
+    "tags": lambda v: "".join(chr(0xE0000 + ord(c)) for c in v),
+    "braille": lambda v: "".join(chr(0x2800 + b) for b in v.encode()),
+    "selectors": lambda v: "\U0001f600" + "".join(chr(0xE0100 + b - 16) for b in v.encode()),
+    "octal": lambda v: " ".join(f"{b:o}" for b in v.encode()),
+    "binary": lambda v: " ".join(f"{b:08b}" for b in v.encode()),
+    "url-twice": lambda v: "".join(f"%25{b:02X}" for b in v.encode()),
+    "utf32-hex": lambda v: v.encode("utf-32-le").hex(),
 }
 
 _sessions = itertools.count()
