@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from pytest_harness_audit.inspect import _matcher
+from pytest_harness_audit.inspect._dump_numbers import numeric_views
 
 #: Most dump lines of one chunk decoded.
 MAX_LINES = 65_536
@@ -22,7 +23,7 @@ _WORD_LINE = re.compile(r"^(?:[0-7]{7}|[0-9a-f]{7,8})((?: [0-9a-f]{4})+) *$", re
 _CHAR_LINE = re.compile(r"^[0-7]{7}((?:   .|  \\.| [0-7]{3}| {4}){1,16})$", re.M)
 _HEX_PAIR = re.compile(r"[0-9a-f]{2}")
 _OD_ESCAPES = {"\\n": "\n", "\\t": "\t", "\\r": "\r", "\\0": "\0", "\\f": "\f", "\\v": "\v"}
-_TRIGGER = re.compile(r"^(?:[0-9a-f]{7,16}[: ]|[0-7]{7} )", re.M)
+_TRIGGER = re.compile(r"^(?:[0-9a-f]{6,16}[: ]|[0-7]{7} )", re.M)
 
 
 def line_end(chunk: str, position: int) -> int:
@@ -34,13 +35,23 @@ def line_end(chunk: str, position: int) -> int:
 
 def undump(chunk: str) -> tuple[str, _matcher.Pieces] | None:
     """The bytes the dump lines of ``chunk`` show, and the map back; ``None`` without two."""
+    views = undump_all(chunk)
+    return views[0] if views else None
+
+
+def undump_all(chunk: str) -> list[tuple[str, _matcher.Pieces]]:
+    """Every reading of the dump lines of ``chunk``: the dumps named in the module doc, then
+    dumps of numbers in any radix and width (:mod:`._dump_numbers`); ``[]`` without two lines."""
     if len(_TRIGGER.findall(chunk, 0, 4096)) < 2:
-        return None
+        return []
+    views = []
     for reader in (_hex_lines, _word_lines, _char_lines):
         found = reader(chunk)
         if found is not None:
-            return found
-    return None
+            views.append(found)
+            break
+    # a reading the dumps above gave already keeps their finer map (byte by byte)
+    return views + [view for view in numeric_views(chunk) if all(view[0] != v[0] for v in views)]
 
 
 def _hex_lines(chunk: str) -> tuple[str, _matcher.Pieces] | None:
@@ -120,4 +131,4 @@ def _char_lines(chunk: str) -> tuple[str, _matcher.Pieces] | None:
     return ("".join(parts), pieces) if lines >= 2 else None
 
 
-__all__ = ["line_end", "undump"]
+__all__ = ["line_end", "undump", "undump_all"]

@@ -67,9 +67,11 @@ def scan_unescaped(automaton: _matcher.Automaton, chunk: str, offset: int) -> li
     if automaton.empty:
         return []
     hits: list[_matcher.Hit] = []
-    for view, decoded in (("unescaped", unescaped(chunk)), ("undumped", _dumps.undump(chunk))):
-        if decoded is not None:
-            hits.extend(_scan_decoded(automaton, chunk, decoded, offset, view))
+    decoded = unescaped(chunk)
+    if decoded is not None:
+        hits.extend(_scan_decoded(automaton, chunk, decoded, offset, "unescaped"))
+    for view in _dumps.undump_all(chunk):
+        hits.extend(_scan_decoded(automaton, chunk, view, offset, "undumped"))
     return hits
 
 

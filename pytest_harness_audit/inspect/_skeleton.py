@@ -125,6 +125,7 @@ def skeleton_forms(value: str) -> Iterator[tuple[str, str]]:
         ("binary", "".join(f"{byte:b}" for byte in data)),
         ("doubled", "".join(char * 2 for char in value)),
         ("escaped", "".join(f"x{byte:02x}" for byte in data)),
+        ("escaped", "".join(f"0x{byte:02x}" for byte in data)),  # xxd -i, C arrays
         ("escaped", "".join(f"u{ord(char):04x}" for char in value)),
     ]
     rest = body(value)

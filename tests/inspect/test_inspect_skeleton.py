@@ -226,7 +226,32 @@ def _dump(command: list[str], data: bytes) -> str:
     return subprocess.run(command, input=data, capture_output=True, check=True).stdout.decode()
 
 
-DUMPS = [["xxd"], ["hexdump", "-C"], ["od", "-c"], ["od", "-x"], ["hexdump"], ["od", "-An", "-c"]]
+DUMPS = [
+    ["xxd"],
+    ["hexdump", "-C"],
+    ["od", "-c"],
+    ["od", "-x"],
+    ["hexdump"],
+    ["od", "-An", "-c"],
+    ["xxd", "-i"],
+    ["xxd", "-b"],
+    ["xxd", "-e"],
+    ["xxd", "-g4"],
+    ["xxd", "-g8"],
+    ["od"],
+    ["od", "-b"],
+    ["od", "-t", "d1"],
+    ["od", "-t", "u1"],
+    ["od", "-An", "-t", "d1"],
+    ["od", "-t", "x1"],
+    ["od", "-A", "x", "-t", "x1z"],
+    ["od", "-t", "x4"],
+    ["od", "-t", "x8"],
+    ["od", "-t", "o2"],
+    ["od", "-t", "o4"],
+    ["basenc", "--base2msbf"],
+    ["hexdump", "-e", '16/1 "%03o "'],
+]
 
 
 @pytest.mark.parametrize("command", DUMPS, ids=[" ".join(c) for c in DUMPS])
@@ -244,7 +269,7 @@ def test_a_key_in_a_dump_is_found_and_redacted(
         assert part not in redacted.replace(" ", ""), redacted
 
 
-@pytest.mark.parametrize("command", DUMPS[:2], ids=["xxd", "hexdump -C"])
+@pytest.mark.parametrize("command", DUMPS, ids=[" ".join(c) for c in DUMPS])
 def test_a_dump_without_a_secret(registry: SecretRegistry, command: list[str]) -> None:
     if shutil.which(command[0]) is None:
         pytest.skip(f"{command[0]} is not installed")
@@ -258,3 +283,14 @@ def test_undump_reads_the_bytes_back() -> None:
     assert decoded is not None
     assert decoded[0] == "API_KEY="
     assert _dumps.undump("just one line 00000000: 41\n") is None
+
+
+def test_a_numeric_dump_is_redacted_from_the_field_of_the_first_byte(
+    registry: SecretRegistry,
+) -> None:
+    if shutil.which("od") is None:
+        pytest.skip("od is not installed")
+    text = _dump(["od", "-t", "d1"], b"x" * 20 + KEY.encode() + b"\n")
+    redacted = registry.scan(text).redacted()
+    assert redacted.startswith(text.splitlines()[0])  # the line before the key is kept
+    assert "0000020  120  120  120  120 [secret:" in redacted.replace("  [secret:", " [secret:")
