@@ -9,8 +9,8 @@ import pytest
 
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.shell import read_command
-from pytest_harness_audit.policy.shell.effects import shebang_interpreter
 from pytest_harness_audit.policy.shell.expand import SCRIPT_FILE_LIMIT
+from pytest_harness_audit.policy.shell.projects import shebang_interpreter
 from pytest_harness_audit.policy.targets import all_targets
 
 SAFETY = Policy.preset("safety")

@@ -43,6 +43,15 @@ from pytest_harness_audit.policy.shell.embedded import (
     remote_operand,
     sed_script,
 )
+from pytest_harness_audit.policy.shell.projects import (
+    INTERPRETERS,
+    SHELLS,
+    is_package_runner,
+    make,
+    package_scripts,
+    program_file,
+    python_module,
+)
 from pytest_harness_audit.policy.shell.tools import (
     COPY_OPTIONS,
     Context,
@@ -126,27 +135,8 @@ _WRAPPER_OPTIONS: dict[str, tuple[frozenset[str], int]] = {
     "proxychains": (frozenset({"-f"}), 0),
     "torsocks": (frozenset(), 0),
 }
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "rbash", "fish"})
 _SHELL_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
-INTERPRETERS = re.compile(
-    r"(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php|lua|rscript|osascript)"
-)
 _CODE_FLAGS = re.compile(r"-[A-Za-z]*[ce]")
-_SHEBANG = re.compile(r"#![ \t]*(\S+)(?:[ \t]+(\S+))?(?:[ \t]+(\S+))?")
-
-
-def shebang_interpreter(text: str) -> str | None:
-    """The program a script's ``#!`` line names (``/usr/bin/env -S python3 -u`` → ``python3``),
-    lower case; ``None`` without one."""
-    found = _SHEBANG.match(text)
-    if found is None:
-        return None
-    words = [w for w in found.groups() if w]
-    name = words[0].rsplit("/", 1)[-1].lower()
-    if name == "env":
-        rest = [w for w in words[1:] if not w.startswith("-")]
-        name = rest[0].rsplit("/", 1)[-1].lower() if rest else ""
-    return name
 
 
 _CODE_OPTIONS = frozenset({"-c", "-e", "-E", "--eval", "-r", "--command", "-p", "--print"})
@@ -240,7 +230,7 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
         name = first.rsplit("/", 1)[-1].lower()  # command_name(first), inline
         if "/" in first and name not in _WRAPPER_OPTIONS and name not in SHELLS:
             record.reads.append(first)  # a program run by its path: its file is read too
-            ctx.program_file(first)  # and what a workspace script does is judged
+            program_file(first, ctx)  # and what a workspace script does is judged
         if name not in _UNWRAPPED:
             break  # the common case: no wrapper (every name tested below is in _UNWRAPPED)
         if name == "busybox" and len(argv) > 1:
@@ -315,6 +305,11 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         ctx.note(NETWORK_NOTE)
     if name in ("make", "gmake"):
         make_stdin(args, ctx.stdin_text, ctx)
+        make(args, ctx)
+    elif is_package_runner(name):
+        package_scripts(name, args, ctx)
+    elif name.startswith("python"):
+        python_module(args, ctx)
     if (
         name not in _KNOWN
         and not name.startswith("mkfs")

@@ -29,15 +29,8 @@ from pytest_harness_audit.policy.shell.builtins import (
     positional,
     restore,
 )
-from pytest_harness_audit.policy.shell.effects import (
-    INTERPRETERS,
-    SHELLS,
-    classify,
-    command_name,
-    inline_code,
-    shebang_interpreter,
-)
-from pytest_harness_audit.policy.shell.embedded import AWKS, NETWORK_NOTE, awk_program
+from pytest_harness_audit.policy.shell.effects import classify, command_name, inline_code
+from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output, needs_work
 from pytest_harness_audit.policy.shell.gitenv import (
     COMMAND_ENV,
@@ -57,6 +50,7 @@ from pytest_harness_audit.policy.shell.nodes import (
     Word,
 )
 from pytest_harness_audit.policy.shell.place import Place
+from pytest_harness_audit.policy.shell.projects import program_file
 from pytest_harness_audit.policy.shell.simple import parse_simple
 from pytest_harness_audit.policy.shell.syntax import parse
 
@@ -452,24 +446,18 @@ class _Context:
         (:meth:`Expander.file_text`), is read as a script (or as inline code)."""
         text = self.expander.file_text(path)
         if text is not None:
-            self._file_text(text, code)
+            self.read_text(text, code)
 
     def program_file(self, path: str) -> None:
-        """The file ``path`` is run as a program (``./run.sh``, a hook): a workspace file's
-        text is read by its ``#!`` line, a shell's (or none: the shell runs it) as a script,
-        an interpreter's as inline code, awk's as an awk program; a binary is not read."""
-        text = self.expander.file_text(path)
-        if text is None or text.startswith("\x7fELF"):
-            return
-        interpreter = shebang_interpreter(text)
-        if interpreter is None or interpreter in SHELLS:
-            self._file_text(text, code=False)
-        elif INTERPRETERS.fullmatch(interpreter):
-            self._file_text(text, code=True)
-        elif interpreter in AWKS:
-            awk_program(text.partition("\n")[2], self)
+        """The file ``path`` is run as a program: read by its ``#!`` line (:mod:`.projects`)."""
+        program_file(path, self)
 
-    def _file_text(self, text: str, code: bool) -> None:
+    def workspace_text(self, path: str) -> str | None:
+        """The text of a workspace file a command runs (:meth:`Expander.file_text`)."""
+        return self.expander.file_text(path)
+
+    def read_text(self, text: str, code: bool) -> None:
+        """Read the text of a file a shell (``code``: an interpreter) runs."""
         if code:
             inline_code(text, self)
             return

@@ -127,6 +127,14 @@ class Context(Protocol):
         """The file ``path`` is run as a program: read its text by its ``#!`` line."""
         ...
 
+    def workspace_text(self, path: str) -> str | None:
+        """The text of a workspace file, when the reading can see it."""
+        ...
+
+    def read_text(self, text: str, code: bool) -> None:
+        """Read the text of a file a shell (``code``: an interpreter) runs."""
+        ...
+
     def environment(self, name: str, value: str) -> None:
         """The command runs with ``NAME=value`` in its environment (:mod:`.gitenv`)."""
         ...
