@@ -17,10 +17,13 @@ from pytest_harness_audit.inspect._dump_numbers import numeric_views
 #: Most dump lines of one chunk decoded.
 MAX_LINES = 65_536
 
-_XXD = re.compile(r"^[0-9a-f]{7,16}: ((?:[0-9a-f]{2,4} ?)+?)  +.*$", re.M)
+# an xxd line: hex groups up to a double space, then the ASCII column (the groups are cut by
+# hand: a pattern with nested repeats backtracks without end on a line with no ASCII column)
+_XXD = re.compile(r"^[0-9a-f]{7,16}: ([0-9a-f ]+?)(?=  )", re.M)
 _CANONICAL = re.compile(r"^[0-9a-f]{8,16}  ((?:[0-9a-f]{2}  ?){1,16}) *\|.*\|$", re.M)
 _WORD_LINE = re.compile(r"^(?:[0-7]{7}|[0-9a-f]{7,8})((?: [0-9a-f]{4})+) *$", re.M)
 _CHAR_LINE = re.compile(r"^[0-7]{7}((?:   .|  \\.| [0-7]{3}| {4}){1,16})$", re.M)
+_HEX_LOWER = str.maketrans("ABCDEF", "abcdef")
 _HEX_PAIR = re.compile(r"[0-9a-f]{2}")
 _OD_ESCAPES = {"\\n": "\n", "\\t": "\t", "\\r": "\r", "\\0": "\0", "\\f": "\f", "\\v": "\v"}
 _TRIGGER = re.compile(r"^(?:[0-9a-f]{6,16}[: ]|[0-7]{7} )", re.M)
@@ -42,6 +45,7 @@ def undump(chunk: str) -> tuple[str, _matcher.Pieces] | None:
 def undump_all(chunk: str) -> list[tuple[str, _matcher.Pieces]]:
     """Every reading of the dump lines of ``chunk``: the dumps named in the module doc, then
     dumps of numbers in any radix and width (:mod:`._dump_numbers`); ``[]`` without two lines."""
+    chunk = chunk.translate(_HEX_LOWER)  # `xxd -u`, `%X`: the same positions, in lower case
     if len(_TRIGGER.findall(chunk, 0, 4096)) < 2:
         return []
     views = []

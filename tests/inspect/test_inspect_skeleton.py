@@ -234,6 +234,8 @@ DUMPS = [
     ["hexdump"],
     ["od", "-An", "-c"],
     ["xxd", "-i"],
+    ["xxd", "-u"],
+    ["xxd", "-u", "-e"],
     ["xxd", "-b"],
     ["xxd", "-e"],
     ["xxd", "-g4"],
@@ -283,6 +285,14 @@ def test_undump_reads_the_bytes_back() -> None:
     assert decoded is not None
     assert decoded[0] == "API_KEY="
     assert _dumps.undump("just one line 00000000: 41\n") is None
+
+
+def test_bit_lines_without_an_ascii_column_are_read_in_linear_time(
+    registry: SecretRegistry,
+) -> None:
+    # a nested repeat in the xxd pattern once backtracked for seconds on such lines
+    lines = [f"{i * 6:08x}: " + " ".join(["01101001"] * 6) for i in range(2000)]
+    assert registry.scan("\n".join(lines)).findings == ()
 
 
 def test_a_numeric_dump_is_redacted_from_the_field_of_the_first_byte(

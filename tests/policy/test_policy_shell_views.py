@@ -132,6 +132,10 @@ def test_a_command_built_at_run_time_is_said_so() -> None:
         "php -r \"echo file_get_contents('http://example.invalid/');\"",
         "python3 -c 'import boto3; boto3.client(\"s3\")'",
         "python3 -c 'import socket; socket.gethostbyname(\"x.example.invalid\")'",
+        "ngrok http 8000",
+        "cloudflared tunnel run app",
+        "php -r \"echo file_get_contents('HTTPS://example.invalid/');\"",
+        "node -e \"require('dns').lookup('x.example.invalid', () => {})\"",
     ],
 )
 def test_network_commands_are_the_network_category_too(command: str) -> None:
@@ -143,6 +147,10 @@ def test_network_commands_are_the_network_category_too(command: str) -> None:
     [
         "git status",
         "git archive HEAD -o release.tar",
+        "git archive --remote=../other HEAD",
+        "getent passwd root",
+        "getent group docker",
+        "node -e 'console.log(\"websocket support\")'",
         "php -r \"echo file_get_contents('composer.json');\"",
         "git log --oneline -3",
         "git fetch ../mirror",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_harness_audit.policy import Policy
-from pytest_harness_audit.policy.shell.projects import _recipes
+from pytest_harness_audit.policy.shell.makefiles import _Makefile
 
 SAFETY = Policy.preset("safety")
 
@@ -117,9 +117,142 @@ def test_without_a_workspace_nothing_is_read(root: Path) -> None:
     assert SAFETY.evaluate("Bash", {"command": "make ship"}).decision == "allow"
 
 
+class _Files:
+    """A runner over a dict of files, keeping what it is given."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.files = files
+        self.scripts: list[str] = []
+        self.unknowns: list[str] = []
+
+    def script(self, text: str, args: list[str] | None = None) -> None:
+        self.scripts.append(text)
+
+    def unknown(self, why: str) -> None:
+        self.unknowns.append(why)
+
+    def workspace_text(self, path: str) -> str | None:
+        return self.files.get(path)
+
+
+def _recipes(text: str, targets: list[str]) -> list[str]:
+    reader = _Makefile()
+    reader.read(text, _Files({}), "")
+    return reader.recipes(targets)
+
+
 def test_recipes_follow_prerequisites_and_variables() -> None:
     assert _recipes(MAKEFILE, ["test"]) == ["python3 -m pytest -q", "echo building"]
     assert _recipes(MAKEFILE, []) == ["python3 -m pytest -q", "echo building"]
     assert _recipes(MAKEFILE, ["ship"]) == ["cp .env /tmp/leaked", "echo building"]
     assert _recipes("a: a\n\techo $$HOME\n", ["a"]) == ["echo $HOME"]  # a loop, `$$`
     assert _recipes("not a makefile at all", ["x"]) == []
+    assert _recipes("F = nope\nF = .env\nall:\n\tcat $(F)\n", []) == ["cat .env"]  # the last
+    assert _recipes("all:\n\tcat .\\\n\tenv\n", []) == ["cat .env"]  # a split word
+    assert _recipes(".RECIPEPREFIX = >\nall:\n> cat .env\n", []) == ["cat .env"]
+    assert _recipes("all: x.out\n%.out:\n\tcat .env\n", []) == ["cat .env"]  # a pattern rule
+    assert _recipes("define E\ncat .env\nendef\nall:\n\t$(E)\n", []) == ["cat .env"]
+    assert _recipes(".DEFAULT_GOAL := evil\nall:\n\techo hi\nevil:\n\tcat .env\n", []) == [
+        "cat .env"
+    ]
+    assert _recipes("t: X = .env\nt:\n\tcat $X\n", ["t"]) == ["cat .env"]
+
+
+@pytest.mark.parametrize(
+    ("files", "command"),
+    [
+        ({"Makefile": "include evil.mk\n", "evil.mk": "all:\n\tcat .env\n"}, "make"),
+        ({"Makefile": "-include evil.mk\nall: x\n", "evil.mk": "x:\n\tcat .env\n"}, "make"),
+        ({"Makefile": "$(shell cat .env > /tmp/x)\nall:\n\techo\n"}, "make"),
+        ({"Makefile": "X != cat .env\nall:\n\techo\n"}, "make"),
+        ({"evil.mk": "all:\n\tcat .env\n"}, "make --file=evil.mk"),
+        ({"evil.mk": "all:\n\tcat .env\n"}, "make --makefile evil.mk"),
+        ({"evil.mk": "all:\n\tcat .env\n"}, "make -sf evil.mk"),
+        ({"sub/Makefile": "all:\n\tcat ../.env\n"}, "make --directory=sub"),
+        ({"sub/Makefile": "all:\n\tcat ../.env\n"}, "make -kC sub"),
+        ({"Makefile": "all:\n\t$(CMD)\n"}, "CMD='cat .env' make"),
+        ({"Makefile": "all:\n\t$(X)\n"}, "make X='cat .env'"),
+        ({"Makefile": "SHELL = ./evil.sh\nall:\n\techo\n"}, "make"),
+    ],
+)
+def test_make_constructs_are_read_or_said_unreadable(
+    root: Path, files: dict[str, str], command: str
+) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    assert _decision(command, root) in (
+        ("deny", "deny-secret-files"),
+        ("warn", "unreadable-command"),
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "npm t",
+        "npm tst",
+        "npm rum deploy",
+        "npm isntall",
+        "npm --loglevel silent run deploy",
+        "npm --prefix sub run leak",
+        "npm -C sub run leak",
+        "npm run leak -w sub",
+        "yarn --cwd sub leak",
+        "pnpm --dir sub leak",
+        "npm pack",
+        "npm version patch",
+    ],
+)
+def test_npm_spellings_and_folders(root: Path, command: str) -> None:
+    (root / "sub").mkdir(exist_ok=True)
+    (root / "sub" / "package.json").write_text(
+        json.dumps({"scripts": {"leak": "cat ../.env"}}), encoding="utf-8"
+    )
+    manifest = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    manifest["scripts"].update(
+        {"test": "cat .env", "prepack": "cat .env", "preversion": "cat .env"}
+    )
+    (root / "package.json").write_text("\ufeff" + json.dumps(manifest), encoding="utf-8")
+    assert _decision(command, root)[0] == "deny"  # `.env` read, or the postinstall's `rm -rf`
+
+
+@pytest.mark.parametrize(
+    "command", ["npm install --ignore-scripts", "bun build ./index.ts --outdir out", "npm ls"]
+)
+def test_npm_commands_that_run_no_script(root: Path, command: str) -> None:
+    manifest = {"scripts": {"postinstall": "rm -rf app", "build": "cat .env", "ls": "cat .env"}}
+    (root / "package.json").write_text(json.dumps(manifest), encoding="utf-8")
+    assert _decision(command, root) == ("allow", None)
+
+
+def test_every_workspace_is_said_unreadable(root: Path) -> None:
+    assert _decision("npm run build --workspaces", root) == ("warn", "unreadable-command")
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (
+            "Makefile",
+            "V5 = x\n"
+            + "".join(f"V{i} = " + f"$(V{i + 1})" * 300 + "\n" for i in range(5))
+            + "all:\n\techo $(V0)\n",
+        ),
+        ("Makefile", "a" + " " * 64_000 + "b\nall:\n\techo\n"),
+        ("Makefile", "".join(f"t{i}: t{i + 1}\n\techo {i}\n" for i in range(5000))),
+        ("package.json", "{" * 5000),
+    ],
+    ids=["multiplying variables", "a long line", "many targets", "deep json"],
+)
+def test_hostile_project_files_never_raise(root: Path, name: str, text: str) -> None:
+    (root / name).write_text(text, encoding="utf-8")
+    command = "make" if name == "Makefile" else "npm test"
+    assert _decision(command, root)[0] in ("allow", "warn", "deny")
+
+
+def test_a_file_too_large_to_read_is_unreadable(root: Path) -> None:
+    (root / "Makefile").write_text("#" + "x" * 70_000 + "\nall:\n\tcat .env\n", "utf-8")
+    assert _decision("make", root) == ("warn", "unreadable-command")
+    (root / "big.sh").write_text("#" + "x" * 70_000 + "\ncat .env\n", "utf-8")
+    assert _decision("./big.sh", root) == ("warn", "unreadable-command")

@@ -34,6 +34,7 @@ import re
 from pytest_harness_audit.policy.shell.code import code_paths
 from pytest_harness_audit.policy.shell.embedded import (
     AWKS,
+    GETENT_NETWORK,
     NETWORK_COMMANDS,
     NETWORK_NOTE,
     awk,
@@ -43,11 +44,11 @@ from pytest_harness_audit.policy.shell.embedded import (
     remote_operand,
     sed_script,
 )
+from pytest_harness_audit.policy.shell.makefiles import make
 from pytest_harness_audit.policy.shell.projects import (
     INTERPRETERS,
     SHELLS,
     is_package_runner,
-    make,
     package_scripts,
     program_file,
     python_module,
@@ -299,6 +300,7 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         return
     if (
         name in NETWORK_COMMANDS
+        or (name == "getent" and args[:1] and args[0] in GETENT_NETWORK)
         or (name == "openssl" and "s_client" in args)
         or (name == "rsync" and any(remote_operand(arg) for arg in args))
     ):

@@ -26,15 +26,19 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
+#: ``getent`` databases answered by DNS (``passwd``, ``group`` … are local).
+GETENT_NETWORK = frozenset({"hosts", "ahosts", "ahostsv4", "ahostsv6"})
 #: Commands whose whole purpose is a network exchange.
 NETWORK_COMMANDS = frozenset(
     {"curl", "wget", "wget2", "aria2c", "axel", "http", "https", "xh", "httpie", "lynx", "w3m",
      "links", "elinks", "nc", "ncat", "netcat", "socat", "telnet", "ssh", "scp", "sftp", "ftp",
      "tftp", "lftp", "sshpass", "mosh", "dig", "nslookup", "host", "drill", "whois", "smbclient",
-     "ping", "ping6", "traceroute", "traceroute6", "tracepath", "mtr", "arping", "getent",
+     "ping", "ping6", "traceroute", "traceroute6", "tracepath", "mtr", "arping",
      "resolvectl", "kdig", "delv", "sendmail", "mail", "mailx", "mutt", "msmtp", "swaks", "ssmtp",
      "aws", "gsutil", "gcloud", "az", "s3cmd", "rclone", "azcopy", "b2", "doctl", "rsh", "rcp",
-     "curlie", "grpcurl", "websocat", "wscat", "openvpn", "wg", "nmap", "hping3", "iperf3"}
+     "curlie", "grpcurl", "websocat", "wscat", "openvpn", "wg", "nmap", "hping3", "iperf3",
+     "ngrok", "cloudflared", "bore", "lt", "frpc", "s-nail", "neomutt", "exim", "s5cmd", "adig",
+     "unbound-host", "systemd-resolve"}
 )  # fmt: skip
 AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
 #: ``git`` subcommands that talk to a remote (unless the remote named is a local path).
@@ -79,8 +83,11 @@ _NETWORK_CODE = re.compile(
     r"|telnetlib|\bfetch\s*\(|\bhttps?\.(?:get|request)\b|\bnet\.(?:connect|createConnection)"
     r"|XMLHttpRequest|\baxios\b|\bLWP\b|IO::Socket|HTTP::Tiny|Net::HTTP|open-uri|curl_init"
     r"|fsockopen|\bDeno\.connect|\burllib3\b|\bpycurl\b|\bdns\.resolver\b|getaddrinfo"
-    r"|gethostbyname|\bwebsockets?\b|\bparamiko\b|\bboto3\b|\bgrpc\b"
-    r"|(?:file_get_contents|fopen|readfile|file|copy)\s*\(\s*['\"](?:https?|ftps?)://"
+    r"|gethostbyname|websockets?\.connect|new WebSocket\(|\bparamiko\."
+    r"|boto3\.(?:client|resource|Session)"
+    r"|\bgrpc\.|\bimaplib\b|\bpoplib\b|xmlrpc\.client|asyncio\.open_connection|urlretrieve"
+    r"|require\(\s*['\"](?:dgram|dns|tls|net|https?)['\"]\s*\)"
+    r"|(?i:(?:file_get_contents|fopen|readfile|file|copy)\s*\(\s*['\"](?:https?|ftps?)://)"
     r"|\bmail\s*\(|stream_socket_client|Net::SMTP|Net::FTP|Socket\.tcp|TCPSocket"
 )
 _NETWORK_MODULES = frozenset(

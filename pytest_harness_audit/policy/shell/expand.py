@@ -71,6 +71,8 @@ class Expander:
         self.files: dict[str, str] = {}
         #: Aliases the command defines (``alias c='cat .env'``), by name.
         self.aliases: dict[str, str] = {}
+        #: Workspace files a command runs that were too large to read (the reading says so).
+        self.too_large: list[str] = []
 
     # -- parts to characters -------------------------------------------------------------------
     def _chars(self, word: Word, out: Chars) -> bool:
@@ -224,6 +226,7 @@ class Expander:
             if not real.startswith(real_root.rstrip("/") + "/") or not os.path.isfile(real):
                 return None
             if os.path.getsize(real) > SCRIPT_FILE_LIMIT:
+                self.too_large.append(path)
                 return None
             with open(real, "rb") as handle:
                 return handle.read(SCRIPT_FILE_LIMIT).decode("utf-8", "replace")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+import shlex
 from typing import Protocol
 
 from pytest_harness_audit.policy.shell.embedded import AWKS, awk_program
@@ -40,25 +41,50 @@ def shebang_interpreter(text: str) -> str | None:
     found = _SHEBANG.match(text)
     if found is None:
         return None
-    words = [w for w in found.groups() if w]
+    words = [w.split("\0", 1)[0] for w in found.groups() if w]
     name = words[0].rsplit("/", 1)[-1].lower()
     if name == "env":
-        rest = [w for w in words[1:] if not w.startswith("-")]
+        rest = [w[2:] if w.startswith("-S") and len(w) > 2 else w for w in words[1:]]
+        rest = [w for w in rest if not w.startswith("-")]
         name = rest[0].rsplit("/", 1)[-1].lower() if rest else ""
     return name
 
 
-#: Most targets (with prerequisites) and recipe lines of one ``make`` read.
-MAX_TARGETS = 64
-MAX_RECIPE_LINES = 256
-_MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
-_RULE = re.compile(r"^([^\s:=#][^:=#]*?)\s*::?(?!=)\s*([^;=#]*)(?:;(.*))?$")
-_VARIABLE = re.compile(
-    r"^(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_.]*)\s*(?::{1,3}|\?|\+)?=\s*(.*)$"
+_INSTALL = frozenset({"install", "ci", "add", "install-test", "install-ci-test"})
+_INSTALL_SCRIPTS = (
+    "preinstall",
+    "install",
+    "postinstall",
+    "prepublish",
+    "preprepare",
+    "prepare",
+    "postprepare",
 )
-_REFERENCE = re.compile(r"\$[({]([A-Za-z_][A-Za-z0-9_.]*)[)}]")
-_INSTALL = frozenset({"install", "i", "ci", "add"})
 _LIFECYCLE = frozenset({"test", "start", "stop", "restart"})
+_OTHER_LIFECYCLE = {
+    "pack": ("prepack", "prepare", "postpack"),
+    "publish": ("prepublishOnly", "prepack", "prepare", "postpack", "publish", "postpublish"),
+    "version": ("preversion", "version", "postversion"),
+}
+#: npm's own abbreviations and misspellings of its commands.
+_NPM_ALIASES = {
+    "t": "test", "tst": "test", "rum": "run", "urn": "run", "run-script": "run", "i": "install",
+    "in": "install", "ins": "install", "inst": "install", "insta": "install",
+    "instal": "install", "isnt": "install", "isnta": "install", "isntal": "install",
+    "isntall": "install", "add": "install", "it": "install-test", "cit": "install-ci-test",
+    "clean-install": "ci", "ic": "ci", "install-clean": "ci", "isntall-clean": "ci",
+    "restart": "restart", "start": "start", "stop": "stop",
+}  # fmt: skip
+#: Subcommands that are no script of a pnpm/yarn/bun project.
+_NOT_SCRIPTS = frozenset(
+    {"exec", "dlx", "x", "create", "add", "remove", "up", "upgrade", "why", "info", "list", "ls",
+     "outdated", "audit", "config", "dedupe", "link", "unlink", "store", "init", "import",
+     "patch", "pack", "publish", "help", "workspace", "workspaces", "global", "cache", "set"}
+)  # fmt: skip
+#: bun's own commands, which come before a script of the same name.
+_BUN_OWN = frozenset({"build", "test", "run", "x", "init", "create", "upgrade", "pm", "link"})
+#: Options whose value follows them as the next word.
+_VALUED = frozenset({"--loglevel", "--registry", "--cache", "--userconfig", "--tag", "--otp"})
 _RUNNERS = frozenset({"npm", "pnpm", "yarn", "bun"})
 
 
@@ -83,139 +109,109 @@ class Runner(_EmbeddedRunner, Protocol):
 
 
 def program_file(path: str, runner: Runner) -> None:
-    """The file ``path`` is run as a program (``./run.sh``, a hook): a workspace file's text is
-    read by its ``#!`` line, a shell's (or none: the shell runs it) as a script, an
-    interpreter's as inline code, awk's as an awk program; a binary is not read."""
+    """The file ``path`` is run as a program (``./run.sh``, a hook): a workspace file without a
+    ``#!`` line is read as a script (the shell runs it); with one, the line itself is read as
+    the command the kernel runs, the file's path after it (``#!/usr/bin/env python3`` →
+    ``/usr/bin/env python3 ./x``, which reads the file as code; ``#!/usr/bin/make -f`` reads it
+    as a makefile; ``#!/bin/cat .env`` reads ``.env``); a binary is not read."""
     text = runner.workspace_text(path)
     if text is None or text.startswith("\x7fELF"):
         return
-    interpreter = shebang_interpreter(text)
-    if interpreter is None or interpreter in SHELLS:
+    if not text.startswith("#!"):
         runner.read_text(text, code=False)
-    elif INTERPRETERS.fullmatch(interpreter):
-        runner.read_text(text, code=True)
-    elif interpreter in AWKS:
+        return
+    line = text[2:].split("\n", 1)[0].split("\0", 1)[0].strip()
+    if shebang_interpreter(text) in AWKS:
         awk_program(text.partition("\n")[2], runner)
+        return
+    words = line.split(None, 1)
+    if not words:
+        runner.read_text(text, code=False)
+        return
+    if words[0].rsplit("/", 1)[-1] == "env" and len(words) > 1:
+        # `env -S…`/`env -Sprog`: the rest is split into the command (as `env -S` does)
+        rest = re.sub(r"^(?:-[a-zA-Z]*S|--split-string(?:=|\s))\s*", "", words[1])
+        line = f"{words[0]} {rest}"
+    runner.script(f"{line} {shlex.quote(path)}")
 
 
-def make(args: list[str], runner: Runner) -> None:
-    """``make [options] [targets]``: read the recipes that run (module doc)."""
-    folder, makefile, targets = "", None, []
+def _package_options(args: list[str]) -> tuple[str, list[str], bool, bool]:
+    """``(folder, words, every_workspace, ignore_scripts)`` of a package runner's arguments."""
+    folder, words, every, ignore = "", [], False, False
     index = 0
     while index < len(args):
         word = args[index]
-        if word in ("-f", "--file", "--makefile", "-C", "--directory") and index + 1 < len(args):
-            if word.startswith(("-C", "--directory")):
-                folder = posixpath.join(folder, args[index + 1])
+        name, has_value, value = word.partition("=")
+        if name in ("--prefix", "-C", "--dir", "--cwd", "--workspace", "-w", "--filter", "-F"):
+            if not has_value:
+                value = args[index + 1] if index + 1 < len(args) else ""
+                index += 1
+            if name in ("--filter", "-F"):
+                every = True
             else:
-                makefile = args[index + 1]
-            index += 2
-            continue
-        if word.startswith("-f") and len(word) > 2:
-            makefile = word[2:]
-        elif word.startswith("-C") and len(word) > 2:
-            folder = posixpath.join(folder, word[2:])
-        elif not word.startswith("-") and "=" not in word:
-            targets.append(word)
-        index += 1
-    names = [makefile] if makefile else list(_MAKEFILES)
-    for name in names:
-        text = runner.workspace_text(posixpath.join(folder, name) if folder else name)
-        if text is not None:
-            for line in _recipes(text, targets)[:MAX_RECIPE_LINES]:
-                runner.script(line)
-            return
-
-
-def _recipes(text: str, targets: list[str]) -> list[str]:
-    """The recipe lines of ``targets`` (else the first target) and their prerequisites."""
-    variables: dict[str, str] = {}
-    rules: dict[str, tuple[list[str], list[str]]] = {}
-    first: str | None = None
-    current: list[str] | None = None
-    for raw in text.replace("\\\n", " ").splitlines():
-        if raw.startswith("\t"):
-            if current is not None and raw.strip():
-                current.append(raw.strip())
-            continue
-        line = raw.split("#", 1)[0].rstrip()
-        variable = _VARIABLE.match(line)
-        if variable is not None:
-            variables.setdefault(variable.group(1), variable.group(2).strip())
-            current = None
-            continue
-        rule = _RULE.match(line)
-        if rule is None:
-            current = None if line.strip() else current
-            continue
-        recipe: list[str] = []
-        if rule.group(3) and rule.group(3).strip():
-            recipe.append(rule.group(3).strip())
-        for name in rule.group(1).split():
-            known = rules.setdefault(name, ([], []))
-            known[0].extend(rule.group(2).split())
-            current = known[1]
-            if first is None and not name.startswith("."):
-                first = name
-        if recipe and current is not None:
-            current.extend(recipe)
-    wanted = list(targets) or ([first] if first else [])
-    seen: set[str] = set()
-    lines: list[str] = []
-    while wanted and len(seen) < MAX_TARGETS:
-        name = wanted.pop(0)
-        if name in seen or name not in rules:
-            continue
-        seen.add(name)
-        prerequisites, recipe = rules[name]
-        wanted.extend(prerequisites)
-        lines.extend(_expand(line, variables).lstrip("@-+ ") for line in recipe)
-    return lines
-
-
-def _expand(line: str, variables: dict[str, str]) -> str:
-    for _ in range(4):  # a variable naming another: a few rounds
-        expanded = _REFERENCE.sub(lambda m: variables.get(m.group(1), m.group(0)), line)
-        if expanded == line:
+                folder = posixpath.join(folder, value) if value else folder
+        elif name in ("--workspaces", "-ws", "-r", "--recursive", "--all"):
+            every = True
+        elif name == "--ignore-scripts":
+            ignore = True
+        elif name in _VALUED and not has_value:
+            index += 1  # `--loglevel silent`: the value is no subcommand
+        elif word == "--":
             break
-        line = expanded
-    return line.replace("$$", "$")
+        elif not word.startswith("-"):
+            words.append(word)
+        index += 1
+    return folder, words, every, ignore
+
+
+def _scripts_run(name: str, words: list[str], defined: dict[str, object]) -> list[str]:
+    """The scripts of ``package.json`` a command runs, in order."""
+    command = _NPM_ALIASES.get(words[0], words[0]) if words else ""
+    if name in ("yarn", "bun") and not words:
+        command = "install"
+    if name == "bun" and command in _BUN_OWN:
+        return []
+    if command in ("run", "run-script") and len(words) > 1:
+        target = words[1]
+    elif command in _INSTALL:
+        return [] if len(words) > 1 else list(_INSTALL_SCRIPTS)
+    elif command in _LIFECYCLE:
+        target = command
+        if command == "restart" and "restart" not in defined:
+            return ["prestop", "stop", "poststop", "prestart", "start", "poststart"]
+    elif command in _OTHER_LIFECYCLE:
+        return list(_OTHER_LIFECYCLE[command])
+    elif name in ("pnpm", "yarn", "bun") and command not in _NOT_SCRIPTS:
+        target = command
+    else:
+        return []
+    return [f"pre{target}", target, f"post{target}"]
 
 
 def package_scripts(name: str, args: list[str], runner: Runner) -> None:
     """``npm run X`` and kin: read the ``package.json`` scripts that run (module doc)."""
-    words = [word for word in args if not word.startswith("-")]
-    if not words:
-        scripts = ["install"] if name in ("yarn", "bun") and not args else []
-    elif words[0] in ("run", "run-script") and len(words) > 1:
-        scripts = [words[1]]
-    elif words[0] in _LIFECYCLE:
-        scripts = [words[0]]
-    elif words[0] in _INSTALL:
-        scripts = ["install"] if len(words) == 1 else []
-    elif name in ("pnpm", "yarn", "bun") and words[0] not in ("exec", "dlx", "x", "create"):
-        scripts = [words[0]]
-    else:
-        scripts = []
-    if not scripts:
+    folder, words, every, ignore = _package_options(args)
+    if ignore:
         return
-    text = runner.workspace_text("package.json")
+    if every:
+        runner.unknown(f"{name} runs the scripts of every workspace package")
+        return
+    text = runner.workspace_text(
+        posixpath.join(folder, "package.json") if folder else "package.json"
+    )
     if text is None:
         return
     try:
-        defined = json.loads(text).get("scripts")
+        defined = json.loads(text.lstrip("\ufeff")).get("scripts")
     except (ValueError, AttributeError):
+        runner.unknown(f"{name} reads a package.json that does not parse")
         return
     if not isinstance(defined, dict):
         return
-    if scripts == ["install"]:
-        run = ["preinstall", "install", "postinstall", "prepare"]
-    else:
-        run = [f"pre{scripts[0]}", scripts[0], f"post{scripts[0]}"]
-    for script in run:
+    for script in _scripts_run(name, words, defined):
         body = defined.get(script)
         if isinstance(body, str):
-            runner.script(body)
+            runner.script(f"cd {shlex.quote(folder)} && {body}" if folder else body)
 
 
 def python_module(args: list[str], runner: Runner) -> None:

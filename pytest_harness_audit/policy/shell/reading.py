@@ -31,7 +31,12 @@ from pytest_harness_audit.policy.shell.builtins import (
 )
 from pytest_harness_audit.policy.shell.effects import classify, command_name, inline_code
 from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
-from pytest_harness_audit.policy.shell.expand import Expander, echo_output, needs_work
+from pytest_harness_audit.policy.shell.expand import (
+    SCRIPT_FILE_LIMIT,
+    Expander,
+    echo_output,
+    needs_work,
+)
 from pytest_harness_audit.policy.shell.gitenv import (
     COMMAND_ENV,
     CONFIG_FILE_ENV,
@@ -435,16 +440,16 @@ class _Context:
 
     def environment(self, name: str, value: str) -> None:
         """The command runs with ``NAME=value`` in its environment (:mod:`.gitenv`)."""
-        environment(name, value, self, self.expander.file_text)
+        environment(name, value, self, self.workspace_text)
 
     def config_include(self, key: str, value: str) -> bool:
         """A git configuration ``include.path``: read the included file (:mod:`.gitenv`)."""
-        return include(key, value, self, self.expander.file_text)
+        return include(key, value, self, self.workspace_text)
 
     def script_file(self, path: str, code: bool) -> None:
         """A shell (``code``: an interpreter) runs the file ``path``: its text, when known
         (:meth:`Expander.file_text`), is read as a script (or as inline code)."""
-        text = self.expander.file_text(path)
+        text = self.workspace_text(path)
         if text is not None:
             self.read_text(text, code)
 
@@ -453,8 +458,12 @@ class _Context:
         program_file(path, self)
 
     def workspace_text(self, path: str) -> str | None:
-        """The text of a workspace file a command runs (:meth:`Expander.file_text`)."""
-        return self.expander.file_text(path)
+        """The text of a workspace file a command runs (:meth:`Expander.file_text`); one too
+        large to read makes the command unreadable."""
+        text = self.expander.file_text(path)
+        if text is None and path in self.expander.too_large:
+            self.unknown(f"a file it runs is larger than {SCRIPT_FILE_LIMIT // 1024} KiB: {path}")
+        return text
 
     def read_text(self, text: str, code: bool) -> None:
         """Read the text of a file a shell (``code``: an interpreter) runs."""

@@ -226,6 +226,12 @@ def truncate(args: list[str], record: Record) -> None:
         record.writes.extend(operands or ["*"])
 
 
+def remote_archive(word: str) -> bool:
+    """Whether ``word`` is ``git archive``'s ``--remote=R`` naming another host."""
+    name, _, value = word.partition("=")
+    return name == "--remote" and git_network("fetch", [value])
+
+
 def git(args: list[str], ctx: Context, depth: int = 0) -> None:
     record = ctx.reading
     index = 0
@@ -254,7 +260,7 @@ def git(args: list[str], ctx: Context, depth: int = 0) -> None:
         # stay reads: what takes them may read them.
         return
     if git_network(sub, split_options(rest, frozenset({"-o", "--upload-pack", "--depth"}))[1]) or (
-        sub == "archive" and any(word.startswith("--remote") for word in rest)
+        sub == "archive" and any(remote_archive(word) for word in rest)
     ):
         ctx.note(NETWORK_NOTE)
     if sub == "clean":
