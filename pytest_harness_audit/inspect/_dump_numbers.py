@@ -75,22 +75,25 @@ def _fields(token: str) -> re.Pattern[str]:
     return re.compile(rf"(?:{token} +)*{token}(?= |$)")
 
 
-#: ``(first field, leading run of fields, reading)`` of each kind of dump.
-KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str], Callable[[str], bytes | None]], ...] = tuple(
-    (re.compile(token), _fields(token), read)
-    for token, read in (
-        ("[01]{8}", _bytes_in(2)),
-        ("[0-9a-f]{2}", _hex_in_order),
-        ("[0-9a-f]{4}", _words("H", 16)),
-        ("[0-9a-f]{4}", _hex_in_order),
-        ("[0-9a-f]{8}", _words("I", 16)),
-        ("[0-9a-f]{8}", _hex_in_order),
-        ("[0-9a-f]{16}", _words("Q", 16)),
-        ("[0-9a-f]{16}", _hex_in_order),
-        ("[0-7]{3}", _bytes_in(8)),
-        ("[0-7]{6}", _words("H", 8)),
-        ("[0-7]{11}", _words("I", 8)),
-        ("-?[0-9]{1,3}", _decimal),
+#: ``(first field, leading run of fields, reading, byte order)`` of each kind of dump; the order
+#: (``be``/``le``) of a hex kind maps a byte to its two digits in the field, not the whole field.
+KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str], Callable[[str], bytes | None], str], ...] = (
+    tuple(
+        (re.compile(token), _fields(token), read, order)
+        for token, read, order in (
+            ("[01]{8}", _bytes_in(2), ""),
+            ("[0-9a-f]{2}", _hex_in_order, "be"),
+            ("[0-9a-f]{4}", _words("H", 16), "le"),
+            ("[0-9a-f]{4}", _hex_in_order, "be"),
+            ("[0-9a-f]{8}", _words("I", 16), "le"),
+            ("[0-9a-f]{8}", _hex_in_order, "be"),
+            ("[0-9a-f]{16}", _words("Q", 16), "le"),
+            ("[0-9a-f]{16}", _hex_in_order, "be"),
+            ("[0-7]{3}", _bytes_in(8), ""),
+            ("[0-7]{6}", _words("H", 8), ""),
+            ("[0-7]{11}", _words("I", 8), ""),
+            ("-?[0-9]{1,3}", _decimal, ""),
+        )
     )
 )
 
@@ -106,10 +109,10 @@ def numeric_views(chunk: str) -> list[tuple[str, _matcher.Pieces]]:
         return []
     firsts = [text.split(" ", 1)[0] for _, text in lines[:2]]
     views = []
-    for first, fields, read in KINDS:
+    for first, fields, read, order in KINDS:
         if not all(first.fullmatch(token) for token in firsts):
             continue  # the first two lines do not start with this kind: no dump of it
-        view = _read_lines(chunk, lines, fields, read)
+        view = _read_lines(chunk, lines, fields, read, order)
         if view is not None:
             views.append(view)
     return views
@@ -119,21 +122,27 @@ class FieldPieces(_matcher.Pieces):
     """:class:`~._matcher.Pieces` of whole lines of fields, each field ``size`` bytes: a derived
     position maps to the field that shows its byte (found in the line when asked)."""
 
-    __slots__ = ("chunk", "sizes")
+    __slots__ = ("chunk", "order", "sizes")
 
-    def __init__(self, chunk: str) -> None:
+    def __init__(self, chunk: str, order: str) -> None:
         super().__init__()
         self.chunk = chunk
+        self.order = order
         self.sizes: list[int] = []
 
     def _field(self, index: int) -> tuple[int, int]:
         k = bisect.bisect_right(self.derived, index) - 1
-        field = (index - self.derived[k]) // self.sizes[k]
+        field, byte = divmod(index - self.derived[k], self.sizes[k])
         start = self.source[k]
         text = self.chunk[start : start + self.source_len[k]]
         for number, found in enumerate(_FIELD.finditer(text)):
             if number == field:
-                return start + found.start(), start + found.end()
+                begin, end = start + found.start(), start + found.end()
+                if self.order == "be":  # the byte's two hex digits
+                    return begin + 2 * byte, begin + 2 * byte + 2
+                if self.order == "le":
+                    return end - 2 * byte - 2, end - 2 * byte
+                return begin, end
         return start, start + self.source_len[k]  # pragma: no cover - a field a byte at least
 
     def start(self, index: int) -> int:
@@ -150,9 +159,10 @@ def _read_lines(
     lines: list[tuple[int, str]],
     fields: re.Pattern[str],
     read: Callable[[str], bytes | None],
+    order: str,
 ) -> tuple[str, _matcher.Pieces] | None:
     """The bytes of every line's leading fields of one kind (``None``: fewer than two lines)."""
-    pieces, parts, at, read_lines = FieldPieces(chunk), [], 0, 0
+    pieces, parts, at, read_lines = FieldPieces(chunk, order), [], 0, 0
     for base, text in lines:
         run = fields.match(text)
         if run is None:
