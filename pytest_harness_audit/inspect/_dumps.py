@@ -42,12 +42,18 @@ def undump(chunk: str) -> tuple[str, _matcher.Pieces] | None:
     return views[0] if views else None
 
 
+def has_dump_lines(chunk: str) -> bool:
+    """Whether ``chunk`` may hold dump lines (two lines start like one): a cheap test, read
+    before any view is built."""
+    return len(_TRIGGER.findall(chunk.translate(_HEX_LOWER), 0, 4096)) >= 2
+
+
 def undump_all(chunk: str) -> list[tuple[str, _matcher.Pieces]]:
     """Every reading of the dump lines of ``chunk``: the dumps named in the module doc, then
     dumps of numbers in any radix and width (:mod:`._dump_numbers`); ``[]`` without two lines."""
-    chunk = chunk.translate(_HEX_LOWER)  # `xxd -u`, `%X`: the same positions, in lower case
-    if len(_TRIGGER.findall(chunk, 0, 4096)) < 2:
+    if not has_dump_lines(chunk):
         return []
+    chunk = chunk.translate(_HEX_LOWER)  # `xxd -u`, `%X`: the same positions, in lower case
     views = []
     for reader in (_hex_lines, _word_lines, _char_lines):
         found = reader(chunk)
@@ -135,4 +141,4 @@ def _char_lines(chunk: str) -> tuple[str, _matcher.Pieces] | None:
     return ("".join(parts), pieces) if lines >= 2 else None
 
 
-__all__ = ["line_end", "undump", "undump_all"]
+__all__ = ["has_dump_lines", "line_end", "undump", "undump_all"]

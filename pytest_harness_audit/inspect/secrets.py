@@ -441,7 +441,7 @@ def _nothing_in(automaton: _matcher.Automaton, skeletons: _matcher.Automaton, ch
     escapes, character escapes, dump lines) is left to the full scan."""
     if _matcher.percent_escaped(chunk):
         return False
-    if _escapes.unescaped(chunk) is not None or _dumps.undump(chunk) is not None:
+    if _escapes.unescaped(chunk) is not None or _dumps.has_dump_lines(chunk):
         return False
     if next(automaton.matches(_matcher.normalise(chunk)), None) is not None:
         return False

@@ -61,6 +61,18 @@ def decide(p: Policy, tool: str, **params: Any) -> tuple[str, str | None]:
 # -- a reference glob matcher, written from DESIGN §4 independently of the engine -----------
 
 
+def safety_in(command: str, root: object) -> tuple[str, str | None]:
+    """``(decision, rule)`` of the ``safety`` preset for the Bash ``command`` in workspace
+    ``root``."""
+    evaluation = _safety().evaluate("Bash", {"command": command}, root=str(root))
+    return evaluation.decision, evaluation.rule_id
+
+
+@functools.cache
+def _safety() -> Policy:
+    return Policy.preset("safety")
+
+
 def _tokens(pattern: str) -> tuple[str, ...]:
     out = []
     i = 0

@@ -7,11 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from policy_support import safety_in
 
-from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.shell.gitenv import config_file
 
-SAFETY = Policy.preset("safety")
 PLANT = '[core]\n\tfsmonitor = "cp .env /tmp/x; false"\n'
 
 
@@ -25,8 +24,7 @@ def root(tmp_path: Path) -> Path:
 
 
 def _decision(command: str, root: Path) -> tuple[str, str | None]:
-    evaluation = SAFETY.evaluate("Bash", {"command": command}, root=str(root))
-    return evaluation.decision, evaluation.rule_id
+    return safety_in(command, root)
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from policy_support import safety_in
 
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.shell.makefiles import _Makefile
@@ -64,8 +65,7 @@ def root(tmp_path: Path) -> Path:
 
 
 def _decision(command: str, root: Path) -> tuple[str, str | None]:
-    evaluation = SAFETY.evaluate("Bash", {"command": command}, root=str(root))
-    return evaluation.decision, evaluation.rule_id
+    return safety_in(command, root)
 
 
 @pytest.mark.parametrize(

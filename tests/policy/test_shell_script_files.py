@@ -6,14 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from policy_support import safety_in
 
-from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.shell import read_command
 from pytest_harness_audit.policy.shell.expand import SCRIPT_FILE_LIMIT
 from pytest_harness_audit.policy.shell.projects import shebang_interpreter
 from pytest_harness_audit.policy.targets import all_targets
-
-SAFETY = Policy.preset("safety")
 
 
 @pytest.fixture
@@ -35,8 +33,7 @@ def root(tmp_path: Path) -> Path:
 
 
 def _decision(command: str, root: Path) -> tuple[str, str | None]:
-    evaluation = SAFETY.evaluate("Bash", {"command": command}, root=str(root))
-    return evaluation.decision, evaluation.rule_id
+    return safety_in(command, root)
 
 
 @pytest.mark.parametrize(
