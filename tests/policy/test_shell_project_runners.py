@@ -156,6 +156,9 @@ def test_recipes_follow_prerequisites_and_variables() -> None:
         "cat .env"
     ]
     assert _recipes("t: X = .env\nt:\n\tcat $X\n", ["t"]) == ["cat .env"]
+    # a rule naming several targets gives its recipe to each of them
+    assert _recipes("evil all:\n\tcat .env\n", ["evil"]) == ["cat .env"]
+    assert _recipes("a b: ; echo inline\nb:\n\techo more\n", ["b"]) == ["echo inline", "echo more"]
 
 
 @pytest.mark.parametrize(

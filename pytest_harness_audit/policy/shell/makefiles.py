@@ -65,7 +65,9 @@ class _Makefile:
 
     def __init__(self) -> None:
         self.variables: dict[str, str] = dict(_BUILT_IN)
-        self.rules: dict[str, tuple[list[str], list[str]]] = {}
+        # a target's prerequisites and the recipes of its rules (one list a rule, shared by
+        # every target the rule names)
+        self.rules: dict[str, tuple[list[str], list[list[str]]]] = {}
         self.patterns: list[tuple[str, list[str], list[str]]] = []
         self.first: str | None = None
         self.parse_time: list[str] = []  # text make runs while reading
@@ -160,11 +162,9 @@ class _Makefile:
                 continue
             known = self.rules.setdefault(name, ([], []))
             known[0].extend(prerequisites.split())
+            known[1].append(recipe)
             if self.first is None and not name.startswith("."):
                 self.first = name
-            if recipe:
-                known[1].extend(recipe)
-            recipe = known[1]
         return recipe
 
     def expand(self, text: str) -> str:
@@ -211,7 +211,8 @@ class _Makefile:
 
     def _find(self, name: str) -> tuple[list[str], list[str]] | None:
         if name in self.rules:
-            return self.rules[name]
+            prerequisites, recipes = self.rules[name]
+            return prerequisites, [line for recipe in recipes for line in recipe]
         for pattern, prerequisites, recipe in self.patterns:
             head, _, tail = pattern.partition("%")
             if name.startswith(head) and name.endswith(tail) and len(name) >= len(head + tail):
