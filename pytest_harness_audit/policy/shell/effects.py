@@ -213,9 +213,26 @@ def _unwrap(name: str, argv: list[str], ctx: Context) -> list[str] | None:
         ctx.script(" ".join(rest))
         return None
     if name == "xargs":
-        extra = ctx.stdin_fields() or []
+        extra = _xargs_file(args[:index], ctx)
+        extra = ctx.stdin_fields() or [] if extra is None else extra
         return (rest or ["echo"]) + extra
     return rest or None
+
+
+def _xargs_file(options: list[str], ctx: Context) -> list[str] | None:
+    """The words of ``xargs -a FILE``'s file, when known (``None``: no ``-a``)."""
+    for index, word in enumerate(options):
+        path = None
+        if word in ("-a", "--arg-file") and index + 1 < len(options):
+            path = options[index + 1]
+        elif word.startswith("--arg-file="):
+            path = word.partition("=")[2]
+        elif word.startswith("-a") and len(word) > 2:
+            path = word[2:]
+        if path is not None:
+            text = ctx.workspace_text(path)
+            return text.split() if text is not None else []
+    return None
 
 
 def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
@@ -226,6 +243,8 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
             if any(_RM_FLAGS.fullmatch(arg) for arg in argv[1:]):
                 record.notes.append("opaque-delete")
             reads(argv[1:], record)
+            if "/" in argv[0]:
+                program_file(argv[0], ctx)  # `$(pwd)/x.sh`: the workspace file it ends with
             return
         first = argv[0]
         name = first.rsplit("/", 1)[-1].lower()  # command_name(first), inline
@@ -350,6 +369,7 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         find(args, ctx)
     elif name in COPY_OPTIONS:
         copy(name, args, record)
+        ctx.copied(name, args)
     elif name in ("tee", "sponge"):  # sponge FILE writes FILE once its input ends
         record.writes.extend(split_options(args, frozenset())[1])
     elif name == "dd":

@@ -67,8 +67,10 @@ class Expander:
         self.listings = 0
         #: Where the script being read has moved to (``cd``), for globs and relative paths.
         self.place = Place.for_root(root)
-        #: Files this command writes with a known text (``echo 'cmd' > s.sh``), by path.
+        #: Files this command writes with a known text (``echo 'cmd' > s.sh``), by
+        #: :func:`file_key`; and those it writes with a text that cannot be known.
         self.files: dict[str, str] = {}
+        self.unknown_files: set[str] = set()
         #: Aliases the command defines (``alias c='cat .env'``), by name.
         self.aliases: dict[str, str] = {}
         #: Workspace files a command runs that were too large to read (the reading says so).
@@ -213,12 +215,28 @@ class Expander:
     def file_text(self, path: str) -> str | None:
         """The text of a script file a command runs: written earlier in the same command with
         a known text, or a file of the workspace (at most :data:`SCRIPT_FILE_LIMIT` bytes, not
-        a symlink out of it); ``None`` when it cannot be known."""
-        if path in self.files:
-            return self.files[path]
-        root = self.root
-        if not root or not path or "$" in path or "\0" in path:
+        a symlink out of it); ``None`` when it cannot be known. A path with glob characters
+        is the first workspace path it matches, as the shell runs it (``./ti*.sh``); one built
+        at run time is the workspace path its known ending names (``$(pwd)/tidy.sh``)."""
+        if not path or "\0" in path:
             return None
+        key = file_key(path)
+        if key in self.files:
+            return self.files[key]
+        if key in self.unknown_files:
+            return None
+        root = self.root
+        if not root:
+            return None
+        if "$" in path:
+            path = _known_ending(path)
+            if not path:
+                return None
+        elif _GLOB_CHARS.search(path):
+            matches = sorted(self._listing(path))
+            if not matches:
+                return None
+            path = matches[0]
         here = self.place.here
         joined = os.path.join(root, here or "", path) if not path.startswith("/") else path
         try:
@@ -240,6 +258,23 @@ class Expander:
             self.variables.pop(name, None)
             return
         self.variables[name] = "".join(char for char, _ in chars)
+
+
+def file_key(path: str) -> str:
+    """How a file written or run in one command is known: its path normalised (``./s.sh`` and
+    ``s.sh`` are one file)."""
+    return posixpath.normpath(path) if path else path
+
+
+#: Expansions a field keeps as text when their value cannot be known.
+_UNKNOWN_PART = re.compile(r"\$(?:\(…\)|\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|.)")
+
+
+def _known_ending(path: str) -> str:
+    """The workspace path a path built at run time names by its known ending
+    (``$(pwd)/tools/x.sh`` → ``tools/x.sh``); empty when it ends in an unknown part."""
+    ending = _UNKNOWN_PART.split(path)[-1]
+    return ending.lstrip("/") if ending.startswith("/") and len(ending) > 1 else ""
 
 
 def needs_work(text: str) -> bool:

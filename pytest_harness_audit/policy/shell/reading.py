@@ -14,8 +14,6 @@ conservatively (a warning) instead of allowing it unread.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import itertools
 import re
 import shlex
@@ -29,12 +27,12 @@ from pytest_harness_audit.policy.shell.builtins import (
     positional,
     restore,
 )
-from pytest_harness_audit.policy.shell.effects import classify, command_name, inline_code
+from pytest_harness_audit.policy.shell.effects import classify, inline_code
 from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
 from pytest_harness_audit.policy.shell.expand import (
     SCRIPT_FILE_LIMIT,
     Expander,
-    echo_output,
+    file_key,
     needs_work,
 )
 from pytest_harness_audit.policy.shell.gitenv import (
@@ -57,6 +55,12 @@ from pytest_harness_audit.policy.shell.nodes import (
 from pytest_harness_audit.policy.shell.place import Place
 from pytest_harness_audit.policy.shell.projects import program_file
 from pytest_harness_audit.policy.shell.simple import parse_simple
+from pytest_harness_audit.policy.shell.streams import (
+    output_of,
+    remember_copy,
+    remember_write,
+    stdin_of,
+)
 from pytest_harness_audit.policy.shell.syntax import parse
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\+?=")
@@ -264,7 +268,7 @@ def _read_simple(
             text = " ".join(f.text for f in known) if not any(f.dynamic for f in known) else None
             _environment(name, text, reading, expander)
     if argv and argv[0] in STATEFUL:
-        stdin = _stdin(command, expander, reading)[0] if argv[0] == "read" else None
+        stdin = stdin_of(command, expander)[0] if argv[0] == "read" else None
         builtin(argv, dynamic, expander, stdin)
     place = expander.place
     for redirect in command.redirects:
@@ -274,8 +278,10 @@ def _read_simple(
             reading.notes.append(NETWORK_NOTE)  # bash opens a connection for these
         if redirect.op in _WRITE_OPS:
             reading.writes.extend(targets)
-            if redirect.op in (">", ">>", ">|") and len(targets) == 1 and command.words:
-                _remember(expander, targets[0], _output(command, expander), redirect.op)
+            printed = redirect.op in (">", ">>", ">|") and len(targets) == 1 and command.words
+            for target in targets:
+                text = output_of(command, expander) if printed else None
+                remember_write(expander, target, text, append=redirect.op == ">>")
         elif redirect.op == "<":
             reading.reads.extend(targets)
         elif redirect.op in (">&", "<&"):
@@ -303,60 +309,6 @@ def _environment(name: str, value: str | None, reading: Reading, expander: Expan
         _Context(reading, expander, Budget(MAX_TOKENS // 8), 1, None),
         expander.file_text,
     )
-
-
-def _remember(expander: Expander, path: str, text: str | None, op: str) -> None:
-    """Keep what a command writes to ``path`` when it is known, for a later ``source path``
-    or ``bash path`` in the same command; forget the file when it is not."""
-    if text is None:
-        expander.files.pop(path, None)
-        return
-    before = expander.files.get(path, "") if op == ">>" else ""
-    expander.files[path] = (before + text)[:_FILE_TEXT_LIMIT]
-
-
-_FILE_TEXT_LIMIT = 64 * 1024
-
-
-def _stdin(command: Command, expander: Expander, reading: Reading) -> tuple[str | None, bool]:
-    """The text a command reads on its standard input, when known; and whether it has an
-    unknown one (a pipe from a command whose output cannot be known)."""
-    for redirect in reversed(command.redirects):
-        if redirect.op in ("<<", "<<-") and redirect.body is not None:
-            return redirect.body, False
-        if redirect.op == "<<<" and redirect.target is not None:
-            return " ".join(f.text for f in expander.expand(redirect.target)) + "\n", False
-        if redirect.op == "<":
-            return None, False  # a file: read as a script file, like `bash script.sh`
-    source = command.stdin
-    if source is None:
-        return None, False
-    output = _output(source, expander)
-    return (output, False) if output is not None else (None, True)
-
-
-def _output(command: Command, expander: Expander) -> str | None:
-    """What a command prints, for the few whose output is in their text."""
-    fields = [f for word in command.words for f in expander.expand(word)]
-    if not fields or any(f.dynamic for f in fields):
-        return None
-    argv = [f.text for f in fields]
-    name = command_name(argv[0])
-    if name in ("echo", "printf"):
-        text = echo_output([name, *argv[1:]])
-        return None if text is None else text + "\n"
-    if name == "cat" and len(argv) == 1:
-        stdin, _ = _stdin(command, expander, Reading())
-        return stdin
-    if name == "base64" and any(a in ("-d", "--decode", "-D") for a in argv[1:]):
-        upstream = _stdin(command, expander, Reading())[0]
-        if upstream is None:
-            return None
-        try:
-            return base64.b64decode("".join(upstream.split()), validate=True).decode()
-        except (binascii.Error, UnicodeDecodeError, ValueError):
-            return None
-    return None
 
 
 class _Context:
@@ -396,7 +348,7 @@ class _Context:
         """The standard input (worked out when first asked for: most commands never ask)."""
         if self._stdin is None:
             command = self.command
-            known = None if command is None else _stdin(command, self.expander, self.reading)
+            known = None if command is None else stdin_of(command, self.expander)
             self._stdin = known or (None, False)
         return self._stdin
 
@@ -460,9 +412,12 @@ class _Context:
     def workspace_text(self, path: str) -> str | None:
         """The text of a workspace file a command runs (:meth:`Expander.file_text`); one too
         large to read makes the command unreadable."""
-        text = self.expander.file_text(path)
-        if text is None and path in self.expander.too_large:
+        expander = self.expander
+        text = expander.file_text(path)
+        if text is None and path in expander.too_large:
             self.unknown(f"a file it runs is larger than {SCRIPT_FILE_LIMIT // 1024} KiB: {path}")
+        elif text is None and file_key(path) in expander.unknown_files:
+            self.unknown(f"it runs a file written earlier in the command, text unknown: {path}")
         return text
 
     def read_text(self, text: str, code: bool) -> None:
@@ -483,6 +438,10 @@ class _Context:
         """Record a note (``network`` …)."""
         if note not in self.reading.notes:
             self.reading.notes.append(note)
+
+    def copied(self, name: str, args: list[str]) -> None:
+        """A copy ran: its destination holds the source's text (:mod:`.streams`)."""
+        remember_copy(self.expander, name, args)
 
     def stdin_fields(self) -> list[str] | None:
         """The words on the standard input (``echo a b | xargs rm``), when known."""

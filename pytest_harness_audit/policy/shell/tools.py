@@ -147,6 +147,10 @@ class Context(Protocol):
         """Record a note (``network`` …)."""
         ...
 
+    def copied(self, name: str, args: list[str]) -> None:
+        """``cp``/``mv``/``ln``/``install`` ran: the destination now holds the source's text."""
+        ...
+
 
 class Record(Protocol):
     commands: list[list[str]]

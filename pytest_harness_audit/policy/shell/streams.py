@@ -1,0 +1,145 @@
+"""What a command reads on its standard input and prints, when its text says, and the files a
+command writes with a known text.
+
+So that a script cannot hide what it runs behind a file made a moment earlier, the reading
+keeps the text of every file the same command writes when the text is known (``echo 'cat .env'
+> s.sh``, ``cp tidy.sh s``, ``cat tidy.sh > s``), and marks the files written with a text it
+cannot know (``python gen.py > s.sh``): running one of those later in the same command is
+unreadable, not an empty script. A command's standard input is known from a here-document, a
+here-string, a workspace file (``sh < tidy.sh``) or a pipe from ``echo``/``printf``/``cat
+FILE``/``base64 -d``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import posixpath
+
+from pytest_harness_audit.policy.shell.effects import command_name
+from pytest_harness_audit.policy.shell.expand import Expander, echo_output, file_key
+from pytest_harness_audit.policy.shell.nodes import Command
+from pytest_harness_audit.policy.shell.tools import COPY_OPTIONS, split_options
+
+#: Most text kept of one file written in the command.
+FILE_TEXT_LIMIT = 64 * 1024
+#: Copies that give their destination the source's text.
+_COPIES = frozenset({"cp", "mv", "ln", "link", "install"})
+
+
+def remember_write(expander: Expander, path: str, text: str | None, append: bool) -> None:
+    """Keep what a command writes to ``path`` when it is known, for a later ``source path`` or
+    ``./path`` in the same command; mark the file unknown when it is not."""
+    key = file_key(path)
+    if text is None:
+        expander.files.pop(key, None)
+        expander.unknown_files.add(key)
+        return
+    before = expander.files.get(key, "") if append else ""
+    expander.files[key] = (before + text)[:FILE_TEXT_LIMIT]
+    expander.unknown_files.discard(key)
+
+
+def remember_copy(expander: Expander, name: str, args: list[str]) -> None:
+    """``cp SRC DST``, ``mv``, ``ln [-s]``, ``install``: the destination (or the file of the
+    source's name inside it) holds the source's text from now on."""
+    if name not in _COPIES:
+        return
+    options, operands = split_options(args, COPY_OPTIONS[name] | {"-t", "--target-directory"})
+    folder = None
+    for index, option in enumerate(options):
+        if option in ("-t", "--target-directory") and index + 1 < len(options):
+            folder = options[index + 1]
+        elif option.startswith("--target-directory="):
+            folder = option.partition("=")[2]
+    if folder is not None:
+        pairs = [(src, [posixpath.join(folder, posixpath.basename(src))]) for src in operands]
+    elif len(operands) >= 2:
+        destination = operands[-1]
+        pairs = [
+            (source, [destination, posixpath.join(destination, posixpath.basename(source))])
+            for source in operands[:-1]
+        ]
+        if len(operands) > 2:  # several sources: the destination is a folder
+            pairs = [(source, paths[1:]) for source, paths in pairs]
+    else:
+        return
+    for source, destinations in pairs[:16]:
+        text = expander.file_text(source)
+        unknown = text is None and file_key(source) in expander.unknown_files
+        for destination in destinations:
+            if text is not None or unknown:
+                remember_write(expander, destination, text, append=False)
+            else:  # a file the reading cannot see: as if it ran from where it was
+                key = file_key(destination)
+                expander.files.pop(key, None)
+                expander.unknown_files.discard(key)
+
+
+def stdin_of(command: Command, expander: Expander) -> tuple[str | None, bool]:
+    """The text a command reads on its standard input, when known; and whether it has an
+    unknown one (a pipe from a command whose output cannot be known, a file written earlier
+    with a text not known)."""
+    for redirect in reversed(command.redirects):
+        if redirect.op in ("<<", "<<-") and redirect.body is not None:
+            return redirect.body, False
+        if redirect.op == "<<<" and redirect.target is not None:
+            return " ".join(f.text for f in expander.expand(redirect.target)) + "\n", False
+        if redirect.op == "<":
+            fields = expander.expand(redirect.target) if redirect.target else []
+            if len(fields) != 1:
+                return None, True
+            text = expander.file_text(fields[0].text)
+            if text is not None:
+                return text, False
+            # like `bash FILE`: unknown only when written earlier with a text not known
+            return None, file_key(fields[0].text) in expander.unknown_files
+    source = command.stdin
+    if source is None:
+        return None, False
+    output = output_of(source, expander)
+    return (output, False) if output is not None else (None, True)
+
+
+def output_of(command: Command, expander: Expander) -> str | None:
+    """What a command prints, for the few whose output is in their text or in files the
+    reading knows (``cat FILE``)."""
+    fields = [f for word in command.words for f in expander.expand(word)]
+    if not fields or any(f.dynamic for f in fields):
+        return None
+    argv = [f.text for f in fields]
+    name = command_name(argv[0])
+    if name in ("echo", "printf"):
+        text = echo_output([name, *argv[1:]])
+        return None if text is None else text + "\n"
+    if name == "cat":
+        return _cat(command, argv[1:], expander)
+    if name == "base64" and any(a in ("-d", "--decode", "-D") for a in argv[1:]):
+        upstream = stdin_of(command, expander)[0]
+        if upstream is None:
+            return None
+        try:
+            return base64.b64decode("".join(upstream.split()), validate=True).decode()
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            return None
+    return None
+
+
+def _cat(command: Command, operands: list[str], expander: Expander) -> str | None:
+    """``cat`` of known files (``-`` or none: its standard input), without options."""
+    if not operands:
+        return stdin_of(command, expander)[0]
+    if len(operands) > 16:
+        return None
+    texts: list[str] = []
+    for operand in operands:
+        if operand.startswith("-") and operand != "-":
+            return None  # `cat -A`, `cat -n`: the output is not the file's text
+        text = stdin_of(command, expander)[0] if operand == "-" else expander.file_text(operand)
+        if text is None:
+            return None
+        texts.append(text)
+    return "".join(texts)[:FILE_TEXT_LIMIT]
+
+
+__all__ = ["FILE_TEXT_LIMIT", "output_of", "remember_copy", "remember_write", "stdin_of"]
