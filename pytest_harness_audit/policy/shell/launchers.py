@@ -1,0 +1,190 @@
+"""Programs that run another command, and program runners the interpreter table did not know.
+
+* **Launchers** run the command after their subcommand in a prepared environment:
+  ``uv run``, ``poetry run``, ``pipenv run``, ``pdm run``, ``hatch run``, ``rye run``,
+  ``pixi run``, ``conda``/``mamba``/``micromamba run``, ``bundle exec``, ``dotenv run``,
+  ``dotenvx run``, ``direnv exec DIR``, ``nix develop -c``, ``devbox run``, ``mise exec``/``x``,
+  ``asdf exec``, ``op run``, ``doppler run``, ``infisical run``, ``aws-vault exec PROFILE``.
+  The command is read as if typed (``uv run python x.py`` is ``python x.py``); ``uv run x.py``
+  runs the file with Python; ``nix-shell --run TEXT`` runs a script.
+* **Code runners** read their script operand (and ``-e``/``--eval`` text) as program text, as
+  the interpreters of :data:`~.projects.INTERPRETERS` do: TypeScript runners (``tsx``,
+  ``ts-node``, ``vite-node`` …), PowerShell, Deno (``deno run``/``deno eval``), ``go run``,
+  and others (:data:`CODE_RUNNERS`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import NamedTuple
+
+#: Wrappers that run the rest of their argv: ``name: (options taking a value, positional words
+#: before the command)``.
+WRAPPER_OPTIONS: dict[str, tuple[frozenset[str], int]] = {
+    "env": (frozenset({"--chdir", "--split-string", "--unset", "-C", "-S", "-u"}), 0),
+    "sudo": (frozenset({"--group", "--host", "--prompt", "--user", "-C", "-D", "-T", "-U", "-g",
+                        "-h", "-p", "-r", "-t", "-u"}), 0),
+    "doas": (frozenset({"-C", "-u"}), 0),
+    "nice": (frozenset({"--adjustment", "-n"}), 0),
+    "nohup": (frozenset(), 0),
+    "time": (frozenset({"--format", "--output", "-f", "-o"}), 0),
+    "timeout": (frozenset({"--kill-after", "--signal", "-k", "-s"}), 1),
+    "command": (frozenset(), 0),
+    "builtin": (frozenset(), 0),
+    "exec": (frozenset({"-a"}), 0),
+    "stdbuf": (frozenset({"--error", "--input", "--output", "-e", "-i", "-o"}), 0),
+    "setsid": (frozenset(), 0),
+    "ionice": (frozenset({"--class", "--classdata", "--pid", "-c", "-n", "-p"}), 0),
+    "chrt": (frozenset(), 1),
+    "taskset": (frozenset(), 1),
+    "unbuffer": (frozenset(), 0),
+    "caffeinate": (frozenset({"-t", "-w"}), 0),
+    "strace": (frozenset({"-e", "-o", "-p", "-s"}), 0),
+    "ltrace": (frozenset({"-e", "-o", "-p", "-s"}), 0),
+    "xargs": (frozenset({"--arg-file", "--delimiter", "--max-args", "--max-procs", "-E", "-I", "-L",
+                         "-P", "-a", "-d", "-n", "-s"}), 0),
+    "flock": (frozenset({"--conflict-exit-code", "--timeout", "--wait", "-E", "-w"}), 1),
+    "watch": (frozenset({"--interval", "-d", "-n"}), 0),
+    "runuser": (frozenset({"--group", "--user", "-g", "-u"}), 0),
+    "sg": (frozenset(), 1),
+    "firejail": (frozenset(), 0),
+    "proxychains": (frozenset({"-f"}), 0),
+    "torsocks": (frozenset(), 0),
+}  # fmt: skip
+#: Programs that run their script operand as code (besides :data:`~.projects.INTERPRETERS`).
+CODE_RUNNERS = frozenset(
+    {"tsx", "ts-node", "ts-node-esm", "ts-node-script", "ts-node-cwd", "esno", "esr", "vite-node",
+     "babel-node", "jiti", "sucrase-node", "swc-node", "coffee", "elixir", "julia", "groovy",
+     "jshell", "tclsh", "wish", "expect", "guile", "racket", "sbcl", "clisp", "raku", "perl6",
+     "swift", "kotlin", "scala", "r", "dart", "zx", "ipython", "ipython3", "pypy", "jython",
+     "graalpy", "qjs", "hermes", "gjs", "luajit", "texlua", "nu", "xonsh", "elvish", "janet",
+     "fennel", "hy", "irb", "php-cgi"}
+)  # fmt: skip
+_POWERSHELLS = frozenset({"pwsh", "powershell", "pwsh.exe", "powershell.exe"})
+#: PowerShell options taking a value (lower case), and those naming what runs.
+_POWERSHELL_VALUED = frozenset(
+    {"-executionpolicy", "-ep", "-ex", "-workingdirectory", "-wd", "-configurationname",
+     "-outputformat", "-of", "-o", "-inputformat", "-if", "-settingsfile", "-windowstyle", "-w",
+     "-version", "-v", "-custompipename", "-psconsolefile", "-configurationfile"}
+)  # fmt: skip
+#: Launchers: ``(subcommands that launch, options taking a value, operands before the command)``.
+_LAUNCHERS: dict[str, tuple[frozenset[str], frozenset[str], int]] = {
+    "uv": (frozenset({"run"}), frozenset(
+        {"--with", "--with-editable", "--with-requirements", "--python", "-p", "--project",
+         "--directory", "--group", "--extra", "--package", "--env-file", "--index",
+         "--default-index", "--index-url", "--extra-index-url", "-w", "--only-group",
+         "--no-group", "--config-file", "--cache-dir", "--python-preference"}), 0),
+    "poetry": (frozenset({"run"}), frozenset({"-C", "--directory", "-P", "--project"}), 0),
+    "pipenv": (frozenset({"run"}), frozenset(), 0),
+    "pdm": (frozenset({"run"}), frozenset({"-p", "--project", "-g"}), 0),
+    "hatch": (frozenset({"run"}), frozenset({"-e", "--env"}), 0),
+    "rye": (frozenset({"run"}), frozenset({"--pyproject"}), 0),
+    "pixi": (frozenset({"run", "exec"}), frozenset({"-e", "--environment", "--manifest-path"}), 0),
+    "conda": (frozenset({"run"}), frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}), 0),
+    "mamba": (frozenset({"run"}), frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}), 0),
+    "micromamba": (frozenset({"run"}), frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}), 0),
+    "bundle": (frozenset({"exec"}), frozenset({"--gemfile"}), 0),
+    "dotenv": (frozenset({"run"}), frozenset({"-f", "--file", "-e", "-c", "-v"}), 0),
+    "dotenvx": (frozenset({"run"}), frozenset({"-f", "--env-file", "-e", "--env"}), 0),
+    "direnv": (frozenset({"exec"}), frozenset(), 1),
+    "nix": (frozenset({"develop", "shell"}), frozenset(), 0),
+    "devbox": (frozenset({"run"}), frozenset({"-c", "--config", "-e", "--env"}), 0),
+    "mise": (frozenset({"exec", "x"}), frozenset({"-C", "--cd", "-E", "--env", "-j"}), 0),
+    "rtx": (frozenset({"exec", "x"}), frozenset({"-C", "--cd"}), 0),
+    "asdf": (frozenset({"exec"}), frozenset(), 0),
+    "op": (frozenset({"run"}), frozenset({"--env-file", "--account"}), 0),
+    "doppler": (frozenset({"run"}), frozenset({"-p", "--project", "-c", "--config"}), 0),
+    "infisical": (frozenset({"run"}), frozenset({"--env", "--path", "--projectId"}), 0),
+    "aws-vault": (frozenset({"exec"}), frozenset({"-d", "--duration", "-r", "--region"}), 1),
+}  # fmt: skip
+#: Every launcher's name, for the dispatcher's one set lookup.
+LAUNCHERS = frozenset(_LAUNCHERS) | {"nix-shell", "deno", "go"} | _POWERSHELLS
+
+
+class Launch(NamedTuple):
+    """What a launcher runs: a command's ``argv``, a shell ``script``, or a ``code_file`` (or
+    inline ``code``) read as program text, or ``unknown``: why what runs cannot be known; all
+    ``None`` when nothing runs but the launcher's own work."""
+
+    argv: list[str] | None = None
+    script: str | None = None
+    code_file: str | None = None
+    code: str | None = None
+    unknown: str | None = None
+
+
+def launched(name: str, args: list[str]) -> Launch:
+    """What launcher ``name`` runs with ``args`` (module doc)."""
+    if name == "nix-shell":
+        for index, word in enumerate(args[:-1]):
+            if word in ("--run", "--command"):
+                return Launch(script=args[index + 1])
+        return Launch()
+    if name in ("deno", "go"):
+        return _code_runner(name, args)
+    if name in _POWERSHELLS:
+        return _powershell(args)
+    subcommands, valued, positional = _LAUNCHERS[name]
+    index = 0
+    while index < len(args) and args[index].startswith("-"):  # options before the subcommand
+        index += 2 if args[index] in valued else 1
+    if index >= len(args) or args[index] not in subcommands:
+        return Launch()
+    index += 1
+    while index < len(args) and args[index].startswith("-") and args[index] != "--":
+        word = args[index]
+        if name == "nix" and word in ("-c", "--command"):
+            index += 1
+            break
+        index += 2 if word in valued else 1
+    index += positional  # `direnv exec DIR`, `aws-vault exec PROFILE`
+    if index < len(args) and args[index] == "--":
+        index += 1
+    if name in ("mise", "rtx") and "--" in args[index:]:
+        index = args.index("--", index) + 1  # `mise x node@20 -- node x.js`
+    command = args[index:]
+    if name == "nix" and "-c" not in args and "--command" not in args:
+        return Launch()  # `nix develop` alone opens a shell on the standard input
+    if name == "uv" and command and command[0].endswith(".py"):
+        return Launch(argv=["python", *command])  # `uv run x.py` runs the file with Python
+    return Launch(argv=command or None)
+
+
+def _code_runner(name: str, args: list[str]) -> Launch:
+    """``deno run x.ts``, ``deno eval CODE``, ``go run x.go``: the program text they run."""
+    if name == "deno" and args[:1] == ["eval"] and len(args) > 1:
+        return Launch(code=args[-1])
+    if args[:1] == ["run"]:
+        operands = [word for word in args[1:] if not word.startswith("-")]
+        if operands:
+            return Launch(code_file=operands[0])
+    return Launch()
+
+
+def _powershell(args: list[str]) -> Launch:
+    """``pwsh [-File] x.ps1``, ``pwsh -Command TEXT``, ``pwsh -EncodedCommand BASE64`` (the
+    text in UTF-16LE): the program text PowerShell runs (options in any case, abbreviated)."""
+    index = 0
+    while index < len(args):
+        word = args[index]
+        option = word.lower().replace("/", "-", 1) if word[:1] in "-/" else ""
+        rest = args[index + 1 :]
+        if not option:
+            return Launch(code_file=word)
+        if option in ("-file", "-f"):
+            return Launch(code_file=rest[0]) if rest else Launch()
+        if option in ("-command", "-c"):
+            return Launch(code=" ".join(rest)) if rest else Launch()
+        if option in ("-encodedcommand", "-e", "-ec", "-enc"):
+            if not rest:
+                return Launch()
+            try:
+                return Launch(code=base64.b64decode(rest[0], validate=True).decode("utf-16-le"))
+            except (binascii.Error, UnicodeDecodeError, ValueError):
+                return Launch(unknown="PowerShell runs an encoded command that does not decode")
+        index += 2 if option in _POWERSHELL_VALUED else 1
+    return Launch()
+
+
+__all__ = ["CODE_RUNNERS", "LAUNCHERS", "WRAPPER_OPTIONS", "Launch", "launched"]
