@@ -1,12 +1,19 @@
-"""The bytes behind a dump of numbers: ``od -t``/``xxd`` switches in any radix and width.
+"""The bytes behind a dump of numbers: ``od``/``xxd``/``hexdump`` switches, any radix and width.
 
 A line is an offset (6 to 16 hex or octal digits, ``xxd``'s with a colon) and then fields of
-one kind, up to an ASCII column: binary octets (``xxd -b``), hex groups of 1, 2, 4 or 8 bytes
-(``od -t x1..x8``, ``xxd -e``, ``xxd -g4``: read in both byte orders, as ``od`` and ``xxd -e``
-print little-endian words and ``xxd -g`` big-endian ones), octal bytes, 16- and 32-bit words
-(``od -b``, ``od``/``od -t o2``, ``od -t o4``) and decimal bytes (``od -t d1``/``u1``). Each kind
-the lines agree with is one decoded view (a line of three-digit numbers may be octal or decimal:
-both are read); :mod:`._escapes` scans each like any decoded view.
+one kind, up to an ASCII column; or, for a dump without offsets (``od -An``, ``od -A n``), an
+indented line of such fields, or a line of them alone (its indent cut, ``hexdump -e``). The
+kinds: binary octets (``xxd -b``), hex groups of 1, 2, 4 or 8 bytes (``od -t x1..x8``,
+``xxd -e``, ``xxd -g4``: read in both byte orders, as ``od`` and ``xxd -e`` print little-endian
+words and ``xxd -g`` big-endian ones), octal bytes, 16- and 32-bit words (``od -b``,
+``od``/``od -t o2``, ``od -t o4``, in both byte orders for ``od --endian=big``), decimal
+numbers, signed or not, of 1, 2, 4 or 8 bytes (``od -t d1..d8``/``u1..u8``, ``od -d/-i/-l/-s``,
+``hexdump -d``, both byte orders) and floats (``od -t f4``/``f8``). A decimal field does not
+show its width, so each line is read at the width its longest number needs (a line holding
+printable bytes needs 4 or 5 digits a 16-bit word, 9 or 10 a 32-bit one, 19 or 20 a 64-bit
+one; a line of small numbers is read as bytes). Each kind two lines or more start with is one
+decoded view (a line of three-digit numbers may be octal or decimal: both are
+read); :mod:`._escapes` scans each like any decoded view.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import re
 import sys
 from array import array
 from collections.abc import Callable
+from typing import Literal
 
 from pytest_harness_audit.inspect import _matcher
 
@@ -23,6 +31,10 @@ from pytest_harness_audit.inspect import _matcher
 MAX_LINES = 65_536
 
 _LINE = re.compile(r"^[0-9a-f]{6,16}:? +(.*)$", re.M)
+#: A line of a dump without offsets: indented fields (``od -An`` puts a space before each).
+_INDENTED = re.compile(r"^ +(\S.*)$", re.M)
+#: A line of numbers alone, not indented (``od -An … | sed 's/^ *//'``, ``hexdump -e``).
+_BARE = re.compile(r"^((?:[-+.0-9a-f]{1,24} +)*[-+.0-9a-f]{1,24}) *$", re.M)
 _FIELD = re.compile(r"\S+")
 
 
@@ -31,8 +43,11 @@ def _ints(tokens: list[str], radix: int, limit: int) -> list[int] | None:
     return values if max(values) < limit and min(values) >= 0 else None
 
 
-def _words(code: str, radix: int) -> Callable[[str], bytes | None]:
-    """Fields that are little-endian words of ``array`` type ``code``, written in ``radix``."""
+def _words(
+    code: str, radix: int, order: Literal["little", "big"] = "little"
+) -> Callable[[str], bytes | None]:
+    """Fields that are words of ``array`` type ``code`` in byte ``order`` (``od`` prints
+    little-endian ones but for ``--endian=big``), written in ``radix``."""
     size = array(code).itemsize
 
     def read(run: str) -> bytes | None:
@@ -44,8 +59,23 @@ def _words(code: str, radix: int) -> Callable[[str], bytes | None]:
             if values is None:
                 return None
             words = array(code, values)
-            if sys.byteorder == "big":
+            if sys.byteorder != order:
                 words.byteswap()
+        return words.tobytes()
+
+    return read
+
+
+def _floats(code: str) -> Callable[[str], bytes | None]:
+    """Floating-point fields (``od -t f4``/``f8``: printed so that they read back exactly)."""
+
+    def read(run: str) -> bytes | None:
+        try:
+            words = array(code, map(float, run.split()))
+        except OverflowError:  # a double's value read as a float
+            return None
+        if sys.byteorder == "big":
+            words.byteswap()
         return words.tobytes()
 
     return read
@@ -63,36 +93,63 @@ def _bytes_in(radix: int) -> Callable[[str], bytes | None]:
     return read
 
 
-def _decimal(run: str) -> bytes | None:
-    values = [int(token) for token in run.split()]
-    if min(values) < -128 or max(values) > 255:
-        return None
-    return bytes(value & 0xFF for value in values)
+def _decimal(order: Literal["little", "big"]) -> Callable[[str], bytes | None]:
+    """Decimal numbers, signed or not, in byte ``order``, as wide as the longest one needs."""
+
+    def read(run: str) -> bytes | None:
+        tokens = run.split()
+        digits = max(len(token.lstrip("-")) for token in tokens)
+        size = 1 if digits <= 3 else 2 if digits <= 5 else 4 if digits <= 10 else 8
+        bits = 8 * size
+        values = [int(token) for token in tokens]
+        if min(values) < -(1 << (bits - 1)) or max(values) >= 1 << bits:
+            return None
+        mask = (1 << bits) - 1
+        return b"".join((value & mask).to_bytes(size, order) for value in values)
+
+    return read
 
 
-def _fields(token: str) -> re.Pattern[str]:
+def _fields(token: str, end: str = "(?= |$)") -> re.Pattern[str]:
     """The leading run of fields of one kind in a line's text (up to an ASCII column)."""
-    return re.compile(rf"(?:{token} +)*{token}(?= |$)")
+    return re.compile(rf"(?:{token} +)*{token}{end}")
 
 
-#: ``(first field, leading run of fields, reading, byte order)`` of each kind of dump; the order
-#: (``be``/``le``) of a hex kind maps a byte to its two digits in the field, not the whole field.
+_DECIMAL = "(?:-?[0-9]{1,5}|-?[1-9][0-9]{5,19})"
+_FLOAT = "(?:-?[0-9]+(?:\\.[0-9]*)?(?:e[-+]?[0-9]+)?|-?nan|-?inf)"
+_POINTED = "(?:-?[0-9]+(?:\\.[0-9]*(?:e[-+]?[0-9]+)?|e[-+]?[0-9]+))"
+# a line of decimals or floats holds nothing else (but for `od -t d2z`'s `>…<` column): the
+# digits-only groups of a hex dump are no such line
+_WHOLE = "(?= *$| +>.*<$)"
+_ANY_END = "(?= |$)"
+
+#: ``(first field (matched in the lines' first fields, one a line), leading run of fields,
+#: reading, byte order)`` of each kind of dump; the order (``be``/``le``) of a hex kind maps a
+#: byte to its two digits in the field, not the whole field.
 KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str], Callable[[str], bytes | None], str], ...] = (
     tuple(
-        (re.compile(token), _fields(token), read, order)
-        for token, read, order in (
-            ("[01]{8}", _bytes_in(2), ""),
-            ("[0-9a-f]{2}", _hex_in_order, "be"),
-            ("[0-9a-f]{4}", _words("H", 16), "le"),
-            ("[0-9a-f]{4}", _hex_in_order, "be"),
-            ("[0-9a-f]{8}", _words("I", 16), "le"),
-            ("[0-9a-f]{8}", _hex_in_order, "be"),
-            ("[0-9a-f]{16}", _words("Q", 16), "le"),
-            ("[0-9a-f]{16}", _hex_in_order, "be"),
-            ("[0-7]{3}", _bytes_in(8), ""),
-            ("[0-7]{6}", _words("H", 8), ""),
-            ("[0-7]{11}", _words("I", 8), ""),
-            ("-?[0-9]{1,3}", _decimal, ""),
+        (re.compile(rf"^{first or token}$", re.M), _fields(token, end), read, order)
+        for token, read, order, end, first in (
+            ("[01]{8}", _bytes_in(2), "", _ANY_END, ""),
+            ("[0-9a-f]{2}", _hex_in_order, "be", _ANY_END, ""),
+            ("[0-9a-f]{4}", _words("H", 16), "le", _ANY_END, ""),
+            ("[0-9a-f]{4}", _hex_in_order, "be", _ANY_END, ""),
+            ("[0-9a-f]{8}", _words("I", 16), "le", _ANY_END, ""),
+            ("[0-9a-f]{8}", _hex_in_order, "be", _ANY_END, ""),
+            ("[0-9a-f]{16}", _words("Q", 16), "le", _ANY_END, ""),
+            ("[0-9a-f]{16}", _hex_in_order, "be", _ANY_END, ""),
+            ("[0-7]{3}", _bytes_in(8), "", _ANY_END, ""),
+            ("[0-7]{6}", _words("H", 8), "", _ANY_END, ""),
+            ("[0-7]{6}", _words("H", 8, "big"), "", _ANY_END, ""),
+            ("[0-7]{11}", _words("I", 8), "", _ANY_END, ""),
+            ("[0-7]{11}", _words("I", 8, "big"), "", _ANY_END, ""),
+            # od never pads a decimal with zeros, hexdump -d to 5 digits: a longer number
+            # with a leading zero is octal
+            (_DECIMAL, _decimal("little"), "", _WHOLE, ""),
+            (_DECIMAL, _decimal("big"), "", _WHOLE, ""),
+            # `od -t f4`/`f8` lines start with a number with a point or an exponent
+            (_FLOAT, _floats("f"), "", _WHOLE, _POINTED),
+            (_FLOAT, _floats("d"), "", _WHOLE, _POINTED),
         )
     )
 )
@@ -100,18 +157,32 @@ KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str], Callable[[str], bytes | Non
 
 def numeric_views(chunk: str) -> list[tuple[str, _matcher.Pieces]]:
     """Every reading of the numeric dump lines of ``chunk`` that two lines or more agree with:
-    the bytes (as Latin-1 characters) and the map back to the fields that show them."""
-    lines = [
-        (match.start(1), match.group(1))
-        for _, match in zip(range(MAX_LINES), _LINE.finditer(chunk), strict=False)
-    ]
-    if len(lines) < 2:
-        return []
-    firsts = [text.split(" ", 1)[0] for _, text in lines[:2]]
+    the bytes (as Latin-1 characters) and the map back to the fields that show them. Lines with
+    offsets, indented lines and lines of numbers alone are read apart (a dump is one of them;
+    an offset is a field of no kind's width)."""
+    views = []
+    for pattern in (_LINE, _INDENTED, _BARE):
+        lines = [
+            (match.start(1), match.group(1))
+            for _, match in zip(range(MAX_LINES), pattern.finditer(chunk), strict=False)
+        ]
+        if len(lines) >= 2:
+            views += _views_of(chunk, lines)
+    return views
+
+
+def _views_of(chunk: str, lines: list[tuple[int, str]]) -> list[tuple[str, _matcher.Pieces]]:
+    """The readings of ``lines`` by every kind at least two of them start with (anywhere among
+    them: lines of other text before a dump do not hide it)."""
+    firsts = "\n".join(text.split(" ", 1)[0] for _, text in lines)
+    starts: dict[str, bool] = {}
     views = []
     for first, fields, read, order in KINDS:
-        if not all(first.fullmatch(token) for token in firsts):
-            continue  # the first two lines do not start with this kind: no dump of it
+        if first.pattern not in starts:
+            found = first.finditer(firsts)
+            starts[first.pattern] = next(found, None) is not None and next(found, None) is not None
+        if not starts[first.pattern]:
+            continue
         view = _read_lines(chunk, lines, fields, read, order)
         if view is not None:
             views.append(view)

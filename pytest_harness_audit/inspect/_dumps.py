@@ -2,9 +2,11 @@
 
 A dump interleaves the bytes of a file with offsets (and an ASCII column), so no form of a value
 is contiguous in it: ``xxd``, ``hexdump -C``, ``hexdump``/``od -x`` (16-bit words, little-endian)
-and ``od -c`` (one character per 4-column field). :func:`undump` reads the dump lines of a text
-back into the bytes they show (as Latin-1 characters, one a byte) and maps each byte to the
-characters that show it; :mod:`._escapes` scans the result like any decoded view.
+and ``od -c``/``od -a``/``hexdump -c`` (one character per 4-column field). :func:`undump` reads
+the dump lines of a text back into the bytes they show (as Latin-1 characters, one a byte) and
+maps each byte to the characters that show it; :mod:`._escapes` scans the result like any
+decoded view. Dump lines are looked for in the whole text (lines of other text before a dump
+do not hide it), and also without offsets (``od -An``: :mod:`._dump_numbers`).
 """
 
 from __future__ import annotations
@@ -22,11 +24,32 @@ MAX_LINES = 65_536
 _XXD = re.compile(r"^[0-9a-f]{7,16}: ([0-9a-f ]+?)(?=  )", re.M)
 _CANONICAL = re.compile(r"^[0-9a-f]{8,16}  ((?:[0-9a-f]{2}  ?){1,16}) *\|.*\|$", re.M)
 _WORD_LINE = re.compile(r"^(?:[0-7]{7}|[0-9a-f]{7,8})((?: [0-9a-f]{4})+) *$", re.M)
-_CHAR_LINE = re.compile(r"^[0-7]{7}((?:   .|  \\.| [0-7]{3}| {4}){1,16})$", re.M)
+# `od -c` (octal, decimal or hex offsets: -A o/d/x), `hexdump -c` and `od -a` (named
+# characters: `nl`, `sp`, `nul`); the fields are told apart by their first three columns, so
+# a line that fails is given up in one pass
+_CHAR_LINE = re.compile(
+    r"^[0-9a-f]{6,16}((?:   .|  \\.| [0-7]{3}|  [a-z]{2}| [a-z]{3}){1,64})$", re.M
+)
+#: The names ``od -a`` prints for the control characters (by code), the space and DEL.
+_OD_CONTROLS = (
+    "nul soh stx etx eot enq ack bel bs ht nl vt ff cr so si "
+    "dle dc1 dc2 dc3 dc4 nak syn etb can em sub esc fs gs rs us sp"
+)
+_OD_NAMES = {name: chr(code) for code, name in enumerate(_OD_CONTROLS.split())} | {"del": "\x7f"}
 _HEX_LOWER = str.maketrans("ABCDEF", "abcdef")
 _HEX_PAIR = re.compile(r"[0-9a-f]{2}")
 _OD_ESCAPES = {"\\n": "\n", "\\t": "\t", "\\r": "\r", "\\0": "\0", "\\f": "\f", "\\v": "\v"}
-_TRIGGER = re.compile(r"^(?:[0-9a-f]{6,16}[: ]|[0-7]{7} )", re.M)
+# a line with an offset, an indented line that starts with two numbers or is one (a dump
+# without offsets, `od -An`, with `-w` as narrow as one field), or a line of numbers alone
+# that starts with a digit (as most lines of a dump do, and words like `add` do not)
+_LINE_START = (
+    r"(?:[0-9a-fA-F]{6,16}[: ]| +[-+.0-9a-fA-F]{1,24}(?: +[-+.0-9a-fA-F]{1,24}(?: |$)|$)"
+    r"|[-+.0-9][-+.0-9a-fA-F]{0,23}(?: +[-+.0-9a-fA-F]{1,24})* *$)"
+)
+_TRIGGER_FIRST = re.compile(_LINE_START, re.M)
+# after a newline: the regex engine skips to each newline at C speed (a `^` is tried at every
+# character), and every text is tested
+_TRIGGER = re.compile(r"\n" + _LINE_START, re.M)
 
 
 def line_end(chunk: str, position: int) -> int:
@@ -43,9 +66,12 @@ def undump(chunk: str) -> tuple[str, _matcher.Pieces] | None:
 
 
 def has_dump_lines(chunk: str) -> bool:
-    """Whether ``chunk`` may hold dump lines (two lines start like one): a cheap test, read
-    before any view is built."""
-    return len(_TRIGGER.findall(chunk.translate(_HEX_LOWER), 0, 4096)) >= 2
+    """Whether ``chunk`` may hold dump lines (two lines anywhere in it start like one): a cheap
+    test, read before any view is built."""
+    found = _TRIGGER.finditer(chunk)
+    if _TRIGGER_FIRST.match(chunk) is None and next(found, None) is None:
+        return False
+    return next(found, None) is not None
 
 
 def undump_all(chunk: str) -> list[tuple[str, _matcher.Pieces]]:
@@ -55,11 +81,11 @@ def undump_all(chunk: str) -> list[tuple[str, _matcher.Pieces]]:
         return []
     chunk = chunk.translate(_HEX_LOWER)  # `xxd -u`, `%X`: the same positions, in lower case
     views = []
+    # every reader: two lines of one kind of dump do not hide a dump of another kind
     for reader in (_hex_lines, _word_lines, _char_lines):
         found = reader(chunk)
         if found is not None:
             views.append(found)
-            break
     # a reading the dumps above gave already keeps their finer map (byte by byte)
     return views + [view for view in numeric_views(chunk) if all(view[0] != v[0] for v in views)]
 
@@ -133,6 +159,8 @@ def _char_lines(chunk: str) -> tuple[str, _matcher.Pieces] | None:
                 char = " "
             elif len(token) == 3 and token.isdigit():
                 char = chr(int(token, 8) & 0xFF)
+            elif len(token) > 1 and token.isalpha():
+                char = _OD_NAMES.get(token, "?")
             else:
                 char = _OD_ESCAPES.get(token, token[-1])
             pieces.add(at, base + index, 4, 1)

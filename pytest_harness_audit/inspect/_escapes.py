@@ -1,8 +1,9 @@
 """A text with its character escapes decoded, for the secret matcher.
 
 Program output often escapes what it prints: Python's ``repr`` of bytes (``b'\\xff\\xfes\\x00k…'``
-for UTF-16), JSON (``"\\uff53\\uff4b…"``), HTML entities (``&#115;&#x6b;``), C octal
-(``\\163\\153``), or raw UTF-16 with a NUL after every ASCII character. :func:`scan_unescaped`
+for UTF-16), JSON (``"\\uff53\\uff4b…"``), HTML entities (``&#115;&#x6b;``, escaped again as
+``&amp;#115;``), C octal (``\\163\\153``; ``\\0163`` as ``printf %b`` and ``echo -e`` read it is a
+second view), or raw UTF-16 with a NUL after every ASCII character. :func:`scan_unescaped`
 decodes those escapes, drops NUL characters and scans the result with the main automaton (so
 every form :mod:`._matcher` and :mod:`._skeleton` know applies to the decoded text, fullwidth
 letters included); a hit is mapped back to the escaped text for redaction.
@@ -17,14 +18,24 @@ import re
 
 from pytest_harness_audit.inspect import _dumps, _fold, _matcher
 
+# an entity escaped again (`&amp;#115;`, `&amp;amp;#x73;`) is the same character
+_ENTITIES = r"|&(?:amp;)*#([0-9]{1,7});|&(?:amp;)*#[xX]([0-9A-Fa-f]{1,6});"
 _ESCAPE = re.compile(
     r"\\x([0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})"
-    r"|&#([0-9]{1,7});|&#[xX]([0-9A-Fa-f]{1,6});|\\([0-7]{3})|(\x00+)"
+    + _ENTITIES
+    + r"|\\([0-7]{3})|(\x00+)"
 )
-_TRIGGER = re.compile(r"\\[xuU0-7]|&#|\x00")
+#: As ``printf %b`` and ``echo -e`` read octal: ``\0163`` is one character, not ``\016`` and 3.
+_ESCAPE_ZERO_OCTAL = re.compile(
+    r"\\x([0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})"
+    + _ENTITIES
+    + r"|\\0?([0-7]{3})|(\x00+)"
+)
+_ZERO_OCTAL = re.compile(r"\\0[0-7]{3}")
+_TRIGGER = re.compile(r"\\[xuU0-7]|&(?:amp;)*#|\x00")
 
 
-def unescaped(chunk: str) -> tuple[str, _matcher.Pieces] | None:
+def unescaped(chunk: str, escape: re.Pattern[str] = _ESCAPE) -> tuple[str, _matcher.Pieces] | None:
     """``chunk`` with its escapes decoded and NULs dropped, with the map of positions back;
     ``None`` when it holds neither."""
     if _TRIGGER.search(chunk) is None:
@@ -32,7 +43,7 @@ def unescaped(chunk: str) -> tuple[str, _matcher.Pieces] | None:
     pieces = _matcher.Pieces()
     parts: list[str] = []
     at = source = 0
-    for match in _ESCAPE.finditer(chunk):
+    for match in escape.finditer(chunk):
         if match.start() > source:
             run = chunk[source : match.start()]
             pieces.add(at, source, len(run), len(run))
@@ -70,6 +81,10 @@ def scan_unescaped(automaton: _matcher.Automaton, chunk: str, offset: int) -> li
     decoded = unescaped(chunk)
     if decoded is not None:
         hits.extend(_scan_decoded(automaton, chunk, decoded, offset, "unescaped"))
+        if _ZERO_OCTAL.search(chunk) is not None:  # read the other way too: both are written
+            zero_octal = unescaped(chunk, _ESCAPE_ZERO_OCTAL)
+            assert zero_octal is not None
+            hits.extend(_scan_decoded(automaton, chunk, zero_octal, offset, "unescaped"))
     for view in _dumps.undump_all(chunk):
         hits.extend(_scan_decoded(automaton, chunk, view, offset, "undumped"))
     return hits

@@ -46,7 +46,11 @@ _HEXDIGITS = "0123456789abcdefABCDEF"
 _ASCII_SPACE = bytes(code for code in range(128) if chr(code).isspace())
 _NON_SPACE = re.compile(r"\S+")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
-_PERCENT_SPLIT = re.compile(r"%([0-9A-Fa-f]{2})")
+# `%2541` is `%41` encoded again: an escape with its `%` encoded (any number of times) is
+# decoded at once, so a value percent-encoded two or three times reads as itself
+_PERCENT_SPLIT = re.compile(r"(%(?:25)*)([0-9A-Fa-f]{2})")
+_NESTED_ESCAPE = re.compile(r"%(?:25)*[0-9A-Fa-f]{2}")
+_PERCENT_PAIR = re.compile(r"%([0-9A-Fa-f]{2})")
 _HEX_CHAR = {f"{a}{b}": chr(int(a + b, 16)) for a in _HEXDIGITS for b in _HEXDIGITS}
 
 
@@ -172,22 +176,38 @@ def space_pieces(text: str) -> Pieces:
 
 
 class PercentView:
-    """``text`` with every ``%XX`` decoded to one character and ``+`` read as a space, and the
-    map of its positions back to ``text`` (built on first use: most views have no hit)."""
+    """``text`` with every ``%XX`` decoded to one character (``%25XX``, ``%2525XX`` … too: see
+    ``_PERCENT_SPLIT``) and a ``+`` of its own read as a space, and the map of its positions
+    back to ``text`` (built on first use: most views have no hit)."""
 
     def __init__(self, text: str) -> None:
-        parts = _PERCENT_SPLIT.split(text)
-        self._runs = parts[0::2]
-        parts[1::2] = map(_HEX_CHAR.__getitem__, parts[1::2])
-        self.text = "".join(parts).replace("+", " ")
+        # a `+` is a space (form encoding), a decoded `%2B` a plus: no escape holds a `+`
+        text = text.replace("+", " ")
+        parts = _PERCENT_PAIR.split(text)
+        self._widths: list[int] | None = None  # None: every escape 3 characters, the common case
+        if "25" in parts[1::2]:  # an escape of a `%`: read nested escapes at once
+            parts = _PERCENT_SPLIT.split(text)
+            self._runs = parts[0::3]
+            self._widths = [len(prefix) + 2 for prefix in parts[1::3]]
+            parts[1::3] = [""] * len(self._widths)
+            parts[2::3] = map(_HEX_CHAR.__getitem__, parts[2::3])
+        else:
+            self._runs = parts[0::2]
+            parts[1::2] = map(_HEX_CHAR.__getitem__, parts[1::2])
+        self.text = "".join(parts)
         self._derived: list[int] | None = None
         self._source: list[int] = []
+        self._extra: list[int] = []
 
     def _escapes(self) -> list[int]:
         if self._derived is None:
             before = list(itertools.accumulate(map(len, self._runs[:-1])))
+            widths = self._widths or itertools.repeat(3, len(before))
+            escaped = [0, *itertools.accumulate(widths)]
             self._derived = list(map(operator.add, before, range(len(before))))
-            self._source = list(map(operator.add, before, range(0, 3 * len(before), 3)))
+            self._source = list(map(operator.add, before, escaped))
+            # source characters beyond derived ones once k escapes are behind
+            self._extra = [width - count for count, width in enumerate(escaped)]
         return self._derived
 
     def start(self, index: int) -> int:
@@ -196,15 +216,15 @@ class PercentView:
         k = bisect.bisect_right(derived, index)
         if k and derived[k - 1] == index:
             return self._source[k - 1]
-        return index + 2 * k
+        return index + self._extra[k]
 
     def end(self, index: int) -> int:
         """The source position just after derived character ``index - 1``."""
         derived = self._escapes()
         k = bisect.bisect_right(derived, index - 1)
         if k and derived[k - 1] == index - 1:
-            return self._source[k - 1] + 3
-        return index + 2 * k
+            return self._source[k - 1] + (3 if self._widths is None else self._widths[k - 1])
+        return index + self._extra[k]
 
 
 @dataclass
@@ -313,11 +333,12 @@ def _percent_tail_positions(chunk: str, count: int, offset: int) -> list[int]:
     window = 6 * count
     while True:
         begin = max(0, len(chunk) - window)
-        # never start inside an escape: '%' is no hex digit, so escapes cannot overlap
-        for back in (1, 2):
-            if begin >= back and chunk[begin - back] == "%":
-                begin -= back
-                break
+        # never start inside an escape (one with its `%` encoded again is longer than 3)
+        at = chunk.rfind("%", max(0, begin - 64), begin)
+        if at >= 0:
+            escape = _NESTED_ESCAPE.match(chunk, at)
+            if escape is not None and escape.end() > begin:
+                begin = at
         view = PercentView(chunk[begin:])
         found = _tail_positions(view.text, count, view, offset + begin)
         if len(found) >= count or begin == 0:

@@ -2,7 +2,8 @@
 
 :func:`extra_forms` adds encodings an agent can produce with one shell command or one line of
 code: rot13 and every other letter rotation (``tr 'a-z' 'b-za'``), base32, base64 of the value
-reversed or of its own base64, hex read backwards (``xxd -p | rev``) and UTF-16 (hex and
+reversed, of its own base64, of its rot13 or of its hex, its base64 in rot13 or in hex, hex
+read backwards (``xxd -p | rev``), percent-encoded two or three times, and UTF-16 (hex and
 base64, as PowerShell writes ``-EncodedCommand``). These are contiguous strings: the main
 automaton (:mod:`._matcher`) finds them.
 
@@ -31,6 +32,8 @@ SKELETON_MIN = 12
 BODY_MIN = 16
 #: Letter rotations are tried for values with at least this many letters.
 ROTATION_LETTERS = 4
+#: A value with each character written 2 to this many times (``sed 's/./&&&/g'``) is matched.
+REPEATS_MAX = 6
 
 _ALNUM_RUN = re.compile(r"[0-9A-Za-z]+")
 _PREFIX = re.compile(r"(?:[A-Za-z]{2,12}[-_])+")
@@ -91,12 +94,18 @@ def extra_forms(value: str) -> Iterator[tuple[str, str]]:
                 yield "base64+base64", core
     for core in _cores(codecs.encode(value, "rot13").encode("utf-8", "surrogatepass"), 3):
         yield "base64+rot13", core
+    for core in _cores(data, 3):
+        yield "rot13+base64", codecs.encode(core, "rot13")
+        yield "hex+base64", core.encode("ascii").hex()
+    for core in _cores(data.hex().encode("ascii"), 3):
+        yield "base64+hex", core
     if value.isascii():
         yield "rot47", value.translate(_ROT47)
         yield "atbash", lower.translate(_ATBASH)
         for codec in ("utf-32-le", "utf-32-be"):
             yield "utf32", value.encode(codec).hex()
     yield "url+url", "".join(f"%25{byte:02x}" for byte in data)
+    yield "url+url+url", "".join(f"%2525{byte:02x}" for byte in data)
     rest = body(value)
     if rest is not None:
         for transform, form in _matcher.forms(rest):
@@ -111,8 +120,9 @@ def extra_forms(value: str) -> Iterator[tuple[str, str]]:
 
 def skeleton_forms(value: str) -> Iterator[tuple[str, str]]:
     """``(transform, skeleton)`` of every form of ``value`` matched with separators ignored:
-    the value and its encodings, its character codes (decimal, octal, binary, ``\\xHH``,
-    ``\\uHHHH``) and its characters each doubled (``sed 's/./&&/g'``)."""
+    the value and its encodings, its character codes (decimal, octal, binary, with or without
+    ``0``/``0o``/``0b`` prefixes, ``\\xHH``, ``\\uHHHH``, ``\\u{HH}``) and its characters
+    each written 2 to :data:`REPEATS_MAX` times (``sed 's/./&&/g'``)."""
     data = value.encode("utf-8", "surrogatepass")
     seen: set[str] = set()
     candidates = [
@@ -121,12 +131,22 @@ def skeleton_forms(value: str) -> Iterator[tuple[str, str]]:
         ("decimal", "".join(str(byte) for byte in data)),
         ("octal", "".join(f"{byte:o}" for byte in data)),
         ("octal", "".join(f"{byte:03o}" for byte in data)),
+        ("octal", "".join(f"0{byte:03o}" for byte in data)),  # printf %b, echo -e: \0163
+        ("octal", "".join(f"0o{byte:o}" for byte in data)),  # Python's oct()
         ("binary", "".join(f"{byte:08b}" for byte in data)),
         ("binary", "".join(f"{byte:b}" for byte in data)),
+        ("binary", "".join(f"0b{byte:08b}" for byte in data)),
+        ("binary", "".join(f"0b{byte:b}" for byte in data)),  # Python's bin()
+        ("binary", "".join(f"{byte:08b}"[::-1] for byte in data)),  # basenc --base2lsbf
         ("doubled", "".join(char * 2 for char in value)),
+        *(
+            ("repeated", "".join(char * times for char in value))
+            for times in range(3, REPEATS_MAX + 1)
+        ),
         ("escaped", "".join(f"x{byte:02x}" for byte in data)),
         ("escaped", "".join(f"0x{byte:02x}" for byte in data)),  # xxd -i, C arrays
         ("escaped", "".join(f"u{ord(char):04x}" for char in value)),
+        ("escaped", "".join(f"u{ord(char):x}" for char in value)),  # JavaScript's \u{73}
     ]
     rest = body(value)
     if rest is not None:

@@ -6,7 +6,8 @@ A :class:`SecretRegistry` learns the secret values of a workspace at session sta
 alignments (standard and url-safe, padded or not), percent-encoded, in another case, spread out with
 whitespace; rotated (rot13 …), base32, nested base64, UTF-16, with separators changed or spread with
 any punctuation, as character codes, or without a vendor prefix (:mod:`._skeleton`), behind
-character escapes (:mod:`._escapes`) — with multi-pattern passes whose cost does not grow with the
+character escapes (:mod:`._escapes`), in the lines of a dump of any radix and width, with or
+without offsets (:mod:`._dumps`) — with multi-pattern passes whose cost does not grow with the
 number of secrets (see :mod:`._matcher`), and in any Unicode look-alike form (fullwidth, zero-width
 characters, look-alike dashes and letters: :mod:`._fold`). A :class:`StreamScanner` keeps the
 normalised tail of earlier texts, so a value split over consecutive sends is found when its last

@@ -22,7 +22,9 @@ def root(tmp_path: Path) -> Path:
     (workspace / "tidy.sh").write_text("#!/bin/sh\nrm -rf app\n")
     (workspace / "send.py").write_text("print(open('.env').read())\n")
     (workspace / "send.ts").write_text("console.log(require('fs').readFileSync('.env', 'utf8'))\n")
-    (workspace / "send.go").write_text('package main\nimport "os"\nvar b, _ = os.ReadFile(".env")\n')
+    (workspace / "send.go").write_text(
+        'package main\nimport "os"\nvar b, _ = os.ReadFile(".env")\n'
+    )
     (workspace / "send.ps1").write_text("Get-Content .env\n")
     (workspace / "ok.py").write_text("print('hello')\n")
     (workspace / "ok.ts").write_text("console.log('hello')\n")

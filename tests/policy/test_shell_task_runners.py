@@ -109,7 +109,7 @@ def root(tmp_path: Path) -> Path:
     (workspace / "setup.py").write_text("from setuptools import setup\nsetup()\n")
     (workspace / "conftest.py").write_text("import pytest\n")
     (workspace / "test_ok.py").write_text("def test_ok():\n    assert True\n")
-    (workspace / "test_leak.py").write_text("def test_x():\n    print(open('.env').read())\n")
+    (workspace / "check_leak.py").write_text("def test_x():\n    print(open('.env').read())\n")
     scripts = {"test": "phpunit", "leak": ["@prepare", "echo done"], "prepare": "cat .env",
                "post-install-cmd": "rm -rf build", "cb": "App\\Setup::run"}  # fmt: skip
     (workspace / "composer.json").write_text(json.dumps({"scripts": scripts}))
@@ -132,8 +132,8 @@ def _write(root: Path, name: str, text: str) -> None:
         ("composer run leak", "deny-secret-files"),  # through an @reference
         ("composer install", "deny-destructive-commands"),
         ("lefthook run pre-push", "deny-secret-files"),
-        ("pytest test_leak.py", "deny-secret-files"),
-        ("python -m pytest test_leak.py::test_x", "deny-secret-files"),
+        ("pytest check_leak.py", "deny-secret-files"),
+        ("python -m pytest check_leak.py::test_x", "deny-secret-files"),
     ],
 )
 def test_what_a_task_runs_is_read(root: Path, command: str, rule: str) -> None:
@@ -161,6 +161,42 @@ def test_a_code_or_config_file_a_runner_loads_is_read(
 ) -> None:
     _write(root, file, text)
     assert safety_in(command, root) == ("deny", "deny-secret-files")
+
+
+LEAKING_TEST = "def test_x():\n    print(open('.env').read())\n"
+
+
+@pytest.mark.parametrize(
+    ("file", "command"),
+    [
+        ("tests/test_config.py", "pytest"),
+        ("tests/unit/test_config.py", "pytest -q tests"),
+        ("tests/unit/conftest.py", "python3 -m pytest -x"),
+        ("tests/config_test.py", "uv run pytest"),
+        ("tests/test_config.py", "coverage run -m pytest"),
+        ("tests/test_config.py", "python3 -m unittest discover -s tests"),
+        ("test_config.py", "python3 -m unittest"),
+        ("src/test_config.py", "pytest"),  # collected wherever it is under the folder
+    ],
+)
+def test_the_tests_pytest_collects_are_read(root: Path, file: str, command: str) -> None:
+    (root / file).parent.mkdir(parents=True, exist_ok=True)
+    (root / file).write_text(LEAKING_TEST)
+    assert safety_in(command, root) == ("deny", "deny-secret-files")
+
+
+def test_tests_pytest_does_not_collect_are_not_read(root: Path) -> None:
+    (root / "tests").mkdir()
+    (root / "tests" / "test_ok.py").write_text("def test_ok():\n    assert True\n")
+    (root / "node_modules" / "x").mkdir(parents=True)
+    (root / "node_modules" / "x" / "test_vendored.py").write_text(LEAKING_TEST)
+    (root / "tests" / "helpers.py").write_text("X = 1\n")
+    assert safety_in("pytest tests", root) == ("allow", None)
+    (root / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n")
+    (root / "other").mkdir()
+    (root / "other" / "test_elsewhere.py").write_text(LEAKING_TEST)
+    assert safety_in("pytest", root) == ("allow", None)  # testpaths: other/ is not collected
+    assert safety_in("pytest other", root) == ("deny", "deny-secret-files")
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ _PATH_CHAR = r"""[^\s'"`;|&<>()$]"""
 _PATH = re.compile(
     r"""(?:^|[\s=<>|&;(`'"@])("""
     rf"""(?:~[\w.-]*|\.{{1,2}}|\$\{{?[A-Za-z_]\w*\}}?)?/{_PATH_CHAR}*"""
-    rf"""|\.[^\s'"`;|&<>()$/]+(?:/{_PATH_CHAR}*)?"""
+    rf"""|(?>\.[^\s'"`;|&<>()$/]+(?:/{_PATH_CHAR}*)?)(?!\()"""  # not a method: `.env('X')`
     rf"""|[A-Za-z0-9_][^\s'"`;|&<>()$=]*/{_PATH_CHAR}*"""
     # a bare file name with an extension (`cat credentials.json`)
     r"""|[A-Za-z0-9_][\w-]*(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}(?=$|[\s'"`;|&<>)])"""

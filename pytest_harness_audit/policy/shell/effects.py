@@ -32,6 +32,10 @@ from __future__ import annotations
 import re
 
 from pytest_harness_audit.policy.shell.code import code_paths
+from pytest_harness_audit.policy.shell.command_strings import (
+    COMMAND_STRING_PROGRAMS,
+    command_strings,
+)
 from pytest_harness_audit.policy.shell.embedded import (
     AWKS,
     GETENT_NETWORK,
@@ -44,6 +48,9 @@ from pytest_harness_audit.policy.shell.embedded import (
     remote_operand,
     sed_script,
 )
+from pytest_harness_audit.policy.shell.imports import follow_loads, node_preloads
+from pytest_harness_audit.policy.shell.launchers import CODE_RUNNERS, LAUNCHERS, Launch, launched
+from pytest_harness_audit.policy.shell.launchers import WRAPPER_OPTIONS as _WRAPPER_OPTIONS
 from pytest_harness_audit.policy.shell.makefiles import make
 from pytest_harness_audit.policy.shell.projects import (
     INTERPRETERS,
@@ -53,6 +60,7 @@ from pytest_harness_audit.policy.shell.projects import (
     program_file,
     python_module,
 )
+from pytest_harness_audit.policy.shell.task_runners import TASK_RUNNERS, module_runner, task_runner
 from pytest_harness_audit.policy.shell.tools import (
     COPY_OPTIONS,
     Context,
@@ -68,74 +76,6 @@ from pytest_harness_audit.policy.shell.tools import (
     truncate,
 )
 
-_WRAPPER_OPTIONS: dict[str, tuple[frozenset[str], int]] = {
-    # name: (options taking a value, positional words before the command)
-    "env": (frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}), 0),
-    "sudo": (
-        frozenset(
-            [
-                "-u",
-                "-g",
-                "-h",
-                "-p",
-                "-C",
-                "-D",
-                "-r",
-                "-t",
-                "-U",
-                "-T",
-                "--user",
-                "--group",
-                "--host",
-                "--prompt",
-            ]
-        ),
-        0,
-    ),
-    "doas": (frozenset({"-u", "-C"}), 0),
-    "nice": (frozenset({"-n", "--adjustment"}), 0),
-    "nohup": (frozenset(), 0),
-    "time": (frozenset({"-f", "--format", "-o", "--output"}), 0),
-    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
-    "command": (frozenset(), 0),
-    "builtin": (frozenset(), 0),
-    "exec": (frozenset({"-a"}), 0),
-    "stdbuf": (frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}), 0),
-    "setsid": (frozenset(), 0),
-    "ionice": (frozenset({"-c", "--class", "-n", "--classdata", "-p", "--pid"}), 0),
-    "chrt": (frozenset(), 1),
-    "taskset": (frozenset(), 1),
-    "unbuffer": (frozenset(), 0),
-    "caffeinate": (frozenset({"-t", "-w"}), 0),
-    "strace": (frozenset({"-o", "-e", "-p", "-s"}), 0),
-    "ltrace": (frozenset({"-o", "-e", "-p", "-s"}), 0),
-    "xargs": (
-        frozenset(
-            [
-                "-I",
-                "-L",
-                "-n",
-                "-P",
-                "-s",
-                "-d",
-                "-E",
-                "-a",
-                "--arg-file",
-                "--delimiter",
-                "--max-args",
-                "--max-procs",
-            ]
-        ),
-        0,
-    ),
-    "flock": (frozenset({"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"}), 1),
-    "watch": (frozenset({"-n", "--interval", "-d"}), 0),
-    "runuser": (frozenset({"-u", "--user", "-g", "--group"}), 0),
-    "sg": (frozenset(), 1),
-    "firejail": (frozenset(), 0),
-    "proxychains": (frozenset({"-f"}), 0),
-    "torsocks": (frozenset(), 0),
-}
 _SHELL_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _CODE_FLAGS = re.compile(r"-[A-Za-z]*[ce]")
 
@@ -159,10 +99,11 @@ _KNOWN = frozenset(
     {"eval", "sed", "gsed", "perl", "rm", "unlink", "rmdir", "shred", "wipe", "srm", "wipefs",
      "mkswap", "blkdiscard", "truncate", "git", "find", "tee", "sponge", "dd",
      "grep", "egrep", "fgrep", "rg", "ag", "ack", "source", "."}
-) | SHELLS | AWKS | frozenset(COPY_OPTIONS)  # fmt: skip
+) | SHELLS | AWKS | frozenset(COPY_OPTIONS) | CODE_RUNNERS  # fmt: skip
 
 #: Every name :func:`classify` peels or reads itself.
-_UNWRAPPED = frozenset(_WRAPPER_OPTIONS) | {"busybox", "sudo", "su", "doas", "runuser", "parallel"}
+_UNWRAPPED = frozenset(_WRAPPER_OPTIONS) | LAUNCHERS | {"busybox", "sudo", "su", "doas", "runuser"}
+_UNWRAPPED |= {"parallel"}
 #: Commands with no effect on files (texts, names).
 _NO_EFFECT = _TEXT_COMMANDS | _NAME_COMMANDS
 
@@ -195,13 +136,16 @@ def _unwrap(name: str, argv: list[str], ctx: Context) -> list[str] | None:
         elif name == "env" and word.startswith("-S") and len(word) > 2:
             split_string = word[2:]
     rest = args[index:]
+    if split_string is not None:  # `env -S 'A=1 cmd'`: the words as if given one by one
+        rest = split_string.split() + rest
     if name in ("env", "sudo", "doas", "runuser"):
+        given: dict[str, str | None] = {}
         while rest and "=" in rest[0] and not rest[0].startswith("="):
             variable, _, value = rest[0].partition("=")
-            ctx.environment(variable, value)
+            given[variable] = value
             rest = rest[1:]
-    if split_string is not None:
-        rest = split_string.split() + rest
+        if given:
+            ctx.environment(given)
     if name == "sg" and len(rest) >= 2 and rest[1] == "-c":
         ctx.script(" ".join(rest[2:]))
         return None
@@ -248,7 +192,7 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
             return
         first = argv[0]
         name = first.rsplit("/", 1)[-1].lower()  # command_name(first), inline
-        if "/" in first and name not in _WRAPPER_OPTIONS and name not in SHELLS:
+        if "/" in first:  # `./tools/sh` too: only a workspace file is read
             record.reads.append(first)  # a program run by its path: its file is read too
             program_file(first, ctx)  # and what a workspace script does is judged
         if name not in _UNWRAPPED:
@@ -267,6 +211,15 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
         elif name == "parallel":
             _parallel(argv, ctx)
             return
+        elif name in LAUNCHERS:
+            launch = launched(name, argv[1:])
+            if launch.argv is None:
+                if not _launched_text(launch, ctx):
+                    break  # `uv sync`, `poetry install`: the launcher's own work
+                return
+            argv, dynamic = launch.argv, dynamic[len(argv) - len(launch.argv) :]
+            if len(dynamic) != len(argv):
+                dynamic = [False] * len(argv)
         else:
             break
         if len(record.commands) < 512:
@@ -274,6 +227,22 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
     else:
         return
     _effects(name, argv, ctx)
+
+
+def _launched_text(launch: Launch, ctx: Context) -> bool:
+    """Read the script or program text a launcher runs; whether it ran any."""
+    if launch.script is not None:
+        ctx.script(launch.script)
+    elif launch.code is not None:
+        inline_code(launch.code, ctx)
+    elif launch.code_file is not None:
+        ctx.reading.reads.append(launch.code_file)
+        ctx.script_file(launch.code_file, code=True)
+    elif launch.unknown is not None:
+        ctx.unknown(launch.unknown)
+    else:
+        return False
+    return True
 
 
 def _shell_login(name: str, argv: list[str], ctx: Context) -> bool:
@@ -331,6 +300,11 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         package_scripts(name, args, ctx)
     elif name.startswith("python"):
         python_module(args, ctx)
+        module_runner(args, ctx)
+    elif name in TASK_RUNNERS:
+        task_runner(name, args, ctx)
+    elif name in COMMAND_STRING_PROGRAMS:
+        command_strings(name, args, ctx)
     if (
         name not in _KNOWN
         and not name.startswith("mkfs")
@@ -350,7 +324,7 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
             for script in _sed_scripts([a for a in args if not in_place(a)]):
                 sed_script(script, ctx)
         in_place_edit(name, args, ctx)
-    elif INTERPRETERS.fullmatch(name):
+    elif name in CODE_RUNNERS or INTERPRETERS.fullmatch(name):
         _interpreter(args, ctx)
     elif name == "rm":
         options, operands = split_options(args, frozenset())
@@ -422,6 +396,7 @@ def _shell(name: str, args: list[str], ctx: Context) -> None:
 
 def _interpreter(args: list[str], ctx: Context) -> None:
     record = ctx.reading
+    node_preloads(args, ctx)
     if network_module(args):
         ctx.note(NETWORK_NOTE)
     for index, word in enumerate(args):
@@ -464,5 +439,6 @@ def _code(code: str, ctx: Context) -> None:
     """Inline program text: kept for the policy's patterns, its paths read, its network noted."""
     ctx.reading.code.append(code)
     ctx.reading.reads.extend(code_paths(code))
+    follow_loads(code, "", ctx)
     if network_code(code):
         ctx.note(NETWORK_NOTE)

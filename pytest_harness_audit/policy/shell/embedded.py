@@ -14,8 +14,10 @@
   ``diff.external``, ``gpg.program``, ``gpg.ssh.defaultKeyCommand``, ``credential.helper``,
   ``filter.*.clean|smudge|process``, ``pager.*``, ``remote.*.uploadpack`` …).
   ``core.hooksPath=DIR``: git runs the hook files of ``DIR``, each read as a program run by its
-  path; ``protocol.*.allow`` and ``remote.*.vcs`` let git run a helper program the text does
-  not show (the reading says so).
+  path; ``init.templateDir=DIR``: ``git init``/``clone`` copy ``DIR/hooks/*`` into the new
+  repository, whose later commands run them (read the same way, when the key is set);
+  ``protocol.*.allow`` and ``remote.*.vcs`` let git run a helper program the text does not
+  show (the reading says so).
 * **network access** (the note ``network``): ``curl``, ``wget``, ``nc`` and kin (see
   :data:`NETWORK_COMMANDS`), ``ssh``/``scp``/``sftp``, ``rsync`` or ``git`` to a remote, a
   redirection to ``/dev/tcp/…`` or ``/dev/udp/…``, and inline code using a network library.
@@ -25,6 +27,8 @@ from __future__ import annotations
 
 import re
 from typing import Protocol
+
+import re2
 
 #: ``getent`` databases answered by DNS (``passwd``, ``group`` … are local).
 GETENT_NETWORK = frozenset({"hosts", "ahosts", "ahostsv4", "ahostsv6"})
@@ -68,6 +72,7 @@ _RUN_KEYS = re.compile(
 )
 #: The keys that make git run hook files from a folder, or fetch with a helper program.
 _HOOK_FOLDER = re.compile(r"(?i)core\.hookspath")
+_TEMPLATE_FOLDER = re.compile(r"(?i)init\.templatedir")
 _HELPER_KEYS = re.compile(r"(?i)protocol\.(?:[^=]+\.)?allow|remote\.[^=]+\.vcs")
 #: The hooks git runs, by file name (githooks(5)).
 GIT_HOOK_NAMES = (
@@ -78,7 +83,15 @@ GIT_HOOK_NAMES = (
     "sendemail-validate", "fsmonitor-watchman", "post-index-change", "p4-changelist",
     "p4-prepare-changelist", "p4-post-changelist", "p4-pre-submit",
 )  # fmt: skip
-_NETWORK_CODE = re.compile(
+#: Subcommands that only look at a repository, and the hook they may still run (a refreshed
+#: index is written).
+_LOOKING = frozenset(
+    {"status", "diff", "log", "show", "blame", "grep", "ls-files", "ls-tree", "rev-parse",
+     "rev-list", "cat-file", "describe", "shortlog", "help", "version", "check-ignore",
+     "for-each-ref", "show-ref", "whatchanged", "name-rev", "var"}
+)  # fmt: skip
+_LOOKING_HOOKS = ("post-index-change",)
+_NETWORK_CODE = re2.compile(  # RE2: linear in the code, which may be a whole file
     r"urllib\.request|urlopen|http\.client|\bhttpx\.|\brequests\.(?:get|post|put|request|Session)|\baiohttp\b|\bsocket\b|smtplib|ftplib"
     r"|telnetlib|\bfetch\s*\(|\bhttps?\.(?:get|request)\b|\bnet\.(?:connect|createConnection)"
     r"|XMLHttpRequest|\baxios\b|\bLWP\b|IO::Socket|HTTP::Tiny|Net::HTTP|open-uri|curl_init"
@@ -247,11 +260,41 @@ def git_config_value(key: str, value: str, runner: Runner) -> list[str] | None:
     if _RUN_KEYS.fullmatch(key) or (key.lower().startswith("submodule.") and value[:1] == "!"):
         runner.script(value[1:] if value.startswith("!") else value)
     elif _HOOK_FOLDER.fullmatch(key):
-        for name in GIT_HOOK_NAMES:  # git runs the hooks of this folder: each is read
-            runner.program_file(f"{value.rstrip('/') or '/'}/{name}")
+        git_hooks(value, runner)
+    elif _TEMPLATE_FOLDER.fullmatch(key):
+        git_template(value, runner)
     elif _HELPER_KEYS.fullmatch(key) and value.lower() not in ("never", "user"):
         runner.unknown(f"git may run a remote helper program ({key})")
     return None
+
+
+def git_hooks(folder: str, runner: Runner, sub: str = "") -> None:
+    """Git runs the hooks of ``folder``: each hook file there is read as a program (for a
+    subcommand ``sub`` that only looks at the repository, the one hook it may run)."""
+    if folder:
+        base = folder.rstrip("/") or "/"
+        for name in _LOOKING_HOOKS if sub in _LOOKING else GIT_HOOK_NAMES:
+            runner.program_file(f"{base}/{name}")
+
+
+def git_template(folder: str, runner: Runner) -> None:
+    """A repository made from the template ``folder`` runs the hooks of ``folder/hooks`` (an
+    empty value means no template)."""
+    if folder:
+        git_hooks(f"{folder.rstrip('/')}/hooks", runner)
+
+
+def git_key_runs(key: str) -> bool:
+    """Whether git may run something named by the configuration ``key``'s value (for a value
+    the reading cannot see)."""
+    lowered = key.lower()
+    return bool(
+        lowered.startswith(("alias.", "submodule.", "include.", "includeif."))
+        or _RUN_KEYS.fullmatch(key)
+        or _HOOK_FOLDER.fullmatch(key)
+        or _TEMPLATE_FOLDER.fullmatch(key)
+        or _HELPER_KEYS.fullmatch(key)
+    )
 
 
 def git_network(sub: str, operands: list[str]) -> bool:

@@ -38,6 +38,10 @@ GLOB_LISTING_LIMIT = 16
 #: Largest script file of the workspace read when a command runs it.
 SCRIPT_FILE_LIMIT = 64 * 1024
 _GLOB_MAX_WILD_PARTS = 2
+#: Folders :meth:`Expander.workspace_files` does not look in: installed dependencies, builds.
+_SKIPPED = frozenset(
+    {"node_modules", "venv", "env", "site-packages", "__pycache__", "build", "dist", "target"}
+)
 _IFS = " \t\n"
 _BRACE = 1  # brace expansion applies
 _SPLIT = 2  # field splitting applies
@@ -71,6 +75,11 @@ class Expander:
         #: :func:`file_key`; and those it writes with a text that cannot be known.
         self.files: dict[str, str] = {}
         self.unknown_files: set[str] = set()
+        #: Workspace files program text loaded (imports), each read once (:mod:`.imports`).
+        self.loaded: set[str] = set()
+        self.pending_loads: list[str] = []
+        #: Workspace files reached through a symlink by :meth:`file_text`, not yet reported.
+        self.followed: list[str] = []
         #: Aliases the command defines (``alias c='cat .env'``), by name.
         self.aliases: dict[str, str] = {}
         #: Workspace files a command runs that were too large to read (the reading says so).
@@ -243,6 +252,8 @@ class Expander:
             real, real_root = os.path.realpath(joined), os.path.realpath(root)
             if not real.startswith(real_root.rstrip("/") + "/") or not os.path.isfile(real):
                 return None
+            if os.path.islink(joined):
+                self.followed.append(os.path.relpath(real, real_root))
             if os.path.getsize(real) > SCRIPT_FILE_LIMIT:
                 self.too_large.append(path)
                 return None
@@ -250,6 +261,29 @@ class Expander:
                 return handle.read(SCRIPT_FILE_LIMIT).decode("utf-8", "replace")
         except (OSError, ValueError):
             return None
+
+    def workspace_files(self, folder: str, limit: int = 4096) -> list[str] | None:
+        """The files under the workspace folder ``folder`` (paths from where the script is,
+        sorted; hidden, dependency and build folders skipped): none without a workspace;
+        ``None`` when there are more than ``limit`` entries to look at."""
+        root = self.root
+        if not root:
+            return []
+        here = self.place.here or ""
+        top = os.path.realpath(os.path.join(root, here, folder))
+        real_root = os.path.realpath(root)
+        if top != real_root and not top.startswith(real_root.rstrip("/") + "/"):
+            return []
+        found: list[str] = []
+        seen = 0
+        for current, folders, files in os.walk(top):
+            folders[:] = sorted(f for f in folders if f not in _SKIPPED and f[:1] != ".")
+            seen += len(folders) + len(files)
+            if seen > limit:
+                return None
+            prefix = os.path.relpath(current, os.path.join(real_root, here))
+            found.extend(posixpath.normpath(posixpath.join(prefix, name)) for name in files)
+        return sorted(found)
 
     def assign(self, name: str, word: Word) -> None:
         """Record ``NAME=word`` (its value as one field, as an assignment is not split)."""

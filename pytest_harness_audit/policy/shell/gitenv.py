@@ -2,20 +2,37 @@
 
 ``GIT_EXTERNAL_DIFF='sh -c "cp .env /tmp/x"' git diff``, ``GIT_PAGER=…``, ``GIT_SSH_COMMAND=…``,
 ``EDITOR=…``, ``BASH_ENV=…``: the value of such a variable is a command the program runs, so it
-is read as a script. ``GIT_CONFIG_GLOBAL=x.cfg git status`` and ``git config include.path
-../x.cfg`` point git at a configuration file; its command-running keys (``core.fsmonitor``,
-``core.pager``, ``alias.x = !cmd``, filters …: :func:`~.embedded.git_config_value`) are read
-as scripts when the file's text is known (a workspace file, or one written earlier in the same
-command). ``GIT_CONFIG_VALUE_<n>`` values are read as scripts whatever their key.
+is read as a script. ``GIT_CONFIG_GLOBAL=x.cfg git status``, ``HOME=dir``/``XDG_CONFIG_HOME=dir``
+and ``git config include.path ../x.cfg`` point git at a configuration file; its command-running
+keys (``core.fsmonitor``, ``core.pager``, ``alias.x = !cmd``, filters, ``core.hooksPath`` …:
+:func:`~.embedded.git_config_value`) are read when the file's text is known (a workspace file,
+or one written earlier in the same command).
+
+Configuration given in the environment is read as ``git -c key=value`` is:
+``GIT_CONFIG_COUNT=N`` with ``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>`` (paired for
+``n < N``; a value whose key cannot be known is read as a script), and
+``GIT_CONFIG_PARAMETERS`` (git's own ``'key'='value'`` list). ``GIT_DIR=dir`` runs the hooks and
+reads the configuration of another repository; ``GIT_TEMPLATE_DIR=dir`` gives ``git init`` the
+hooks of ``dir/hooks``; ``GIT_EXEC_PATH`` makes git run its programs from a folder (unknown).
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Iterator, Mapping
 
-from pytest_harness_audit.policy.shell.embedded import Runner, git_config_value
+from pytest_harness_audit.policy.shell.embedded import (
+    GIT_ALWAYS_NETWORK,
+    GIT_NETWORK,
+    Runner,
+    git_config_value,
+    git_hooks,
+    git_key_runs,
+    git_template,
+)
+from pytest_harness_audit.policy.shell.node_config import is_node_variable, node_environment
 
 #: Variables whose value a program runs as a command.
 COMMAND_ENV = frozenset(
@@ -26,6 +43,21 @@ COMMAND_ENV = frozenset(
 )  # fmt: skip
 #: Variables naming a configuration file git reads.
 CONFIG_FILE_ENV = frozenset({"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG"})
+#: Variables naming a folder git takes configuration, hooks or programs from.
+FOLDER_ENV = frozenset(
+    {"GIT_DIR", "GIT_COMMON_DIR", "GIT_TEMPLATE_DIR", "GIT_EXEC_PATH", "HOME", "XDG_CONFIG_HOME"}
+)
+_CONFIG_PREFIX = "GIT_CONFIG_"
+_VALUE_PREFIX = "GIT_CONFIG_VALUE_"
+#: Keys git runs only when it talks to a remote (read for such a subcommand only: a repository
+#: set up with ``core.sshCommand = ssh -i key`` is no network exchange on ``git status``).
+_REMOTE_KEYS = re.compile(
+    r"core\.(?:sshcommand|gitproxy|askpass)|credential\.|remote\.|protocol\.|url\.|http\."
+    r"|sendemail\."
+)
+_REMOTE_SUBCOMMANDS = GIT_NETWORK | GIT_ALWAYS_NETWORK | {"remote", "submodule"}
+#: Most ``GIT_CONFIG_KEY_<n>`` pairs read.
+_MAX_PAIRS = 64
 _INCLUDE = re.compile(r"(?i)include\.path|includeif\..+\.path")
 _SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
 _ENTRY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
@@ -36,13 +68,150 @@ _MAX_INCLUDES = 2
 FileText = Callable[[str], "str | None"]
 
 
-def environment(name: str, value: str, runner: Runner, file_text: FileText) -> None:
-    """What a command given ``NAME=value`` in its environment may run."""
-    if name in COMMAND_ENV or name.startswith("GIT_CONFIG_VALUE_"):
-        if value.strip():
-            runner.script(value)
-    elif name in CONFIG_FILE_ENV and value:
-        config_file(file_text(value), runner, file_text, 0)
+def relevant(name: str) -> bool:
+    """Whether a variable in a command's environment may make it run something."""
+    return (
+        name in COMMAND_ENV
+        or name in CONFIG_FILE_ENV
+        or name in FOLDER_ENV
+        or name.startswith(_CONFIG_PREFIX)
+        or is_node_variable(name)
+    )
+
+
+def environment(
+    variables: Mapping[str, str | None],
+    inherited: Mapping[str, str],
+    runner: Runner,
+    file_text: FileText,
+) -> None:
+    """What a command given ``variables`` in its environment (``None``: a value not known), on
+    top of the ``inherited`` ones (exported earlier), may run."""
+    configured = False
+    for name, value in variables.items():
+        configured = configured or name.startswith(_CONFIG_PREFIX)
+        if value is None:
+            if is_node_variable(name):
+                runner.unknown(f"node or npm runs a program named at run time ({name})")
+            continue
+        if name in COMMAND_ENV:
+            if value.strip():
+                runner.script(value)
+        elif name in CONFIG_FILE_ENV:
+            if value:
+                config_file(file_text(value), runner, file_text, 0)
+        elif name in FOLDER_ENV and value:
+            _folder(name, value, runner, file_text)
+        elif is_node_variable(name):
+            node_environment(name, value, runner, file_text)
+    if not configured:
+        return
+    seen: dict[str, str | None] = {
+        k: v for k, v in inherited.items() if k.startswith(_CONFIG_PREFIX)
+    }
+    seen.update(variables)
+    pairs, loose = environment_settings(seen)
+    for key, value in pairs:
+        if key.lower().startswith("alias.") and not value.startswith("!"):
+            runner.script(f"git {value}")  # what a later `git NAME` runs
+        elif not include(key, value, runner, file_text):
+            git_config_value(key, value, runner)
+    for name in loose:
+        text = variables.get(name)
+        if text is not None and text.strip():
+            runner.script(text)  # its key is not known: the value may be a command
+    for name, unknown in variables.items():
+        if unknown is None and name.startswith(_VALUE_PREFIX):
+            named = seen.get(f"GIT_CONFIG_KEY_{name[len(_VALUE_PREFIX) :]}")
+            if named is None or git_key_runs(named):
+                runner.unknown("git takes a configuration value built at run time")
+    given = variables.get("GIT_CONFIG_PARAMETERS")
+    if given is not None and parameters(given) is None:
+        runner.unknown("git takes configuration it cannot read from GIT_CONFIG_PARAMETERS")
+
+
+def _folder(name: str, value: str, runner: Runner, file_text: FileText) -> None:
+    """``GIT_DIR``/``GIT_COMMON_DIR`` (another repository), ``GIT_TEMPLATE_DIR``,
+    ``GIT_EXEC_PATH``, ``HOME`` and ``XDG_CONFIG_HOME`` (the global configuration)."""
+    base = value.rstrip("/") or "/"
+    if name in ("GIT_DIR", "GIT_COMMON_DIR"):
+        repository(base, runner, file_text)
+    elif name == "GIT_TEMPLATE_DIR":
+        git_template(base, runner)
+    elif name == "GIT_EXEC_PATH":
+        runner.unknown("git runs its programs from a folder the command names (GIT_EXEC_PATH)")
+    elif name == "HOME":
+        config_file(file_text(f"{base}/.gitconfig"), runner, file_text, 0)
+        config_file(file_text(f"{base}/.config/git/config"), runner, file_text, 0)
+    else:
+        config_file(file_text(f"{base}/git/config"), runner, file_text, 0)
+
+
+def repository(git_dir: str, runner: Runner, file_text: FileText) -> None:
+    """Git works in the repository ``git_dir`` (``GIT_DIR``, ``--git-dir``): its hooks run and
+    its configuration holds keys git runs."""
+    base = git_dir.rstrip("/") or "/"
+    git_hooks(f"{base}/hooks", runner)
+    config_file(file_text(f"{base}/config"), runner, file_text, 0)
+
+
+def environment_settings(
+    variables: Mapping[str, str | None],
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """The ``(key, value)`` settings git takes from ``variables``, and the names of the
+    ``GIT_CONFIG_VALUE_<n>`` whose key cannot be known.
+
+    A pair counts for ``n < GIT_CONFIG_COUNT``; with no count known (not given here: it may
+    come from elsewhere, or not a number), every pair counts. A value with no key, a key not
+    known, or ``n`` past the count is loose."""
+    count_text = variables.get("GIT_CONFIG_COUNT")
+    count = int(count_text) if count_text is not None and count_text.strip().isdigit() else None
+    pairs: list[tuple[str, str]] = []
+    loose: list[str] = []
+    for name, value in variables.items():
+        if not name.startswith(_VALUE_PREFIX) or value is None:
+            continue
+        number = name[len(_VALUE_PREFIX) :]
+        key = variables.get(f"GIT_CONFIG_KEY_{number}")
+        canonical = number.isdigit() and str(int(number)) == number
+        if key and canonical and (count is None or int(number) < count):
+            pairs.append((key.strip(), value))
+        else:
+            loose.append(name)
+        if len(pairs) >= _MAX_PAIRS:
+            break
+    pairs.extend(parameters(variables.get("GIT_CONFIG_PARAMETERS") or "") or [])
+    return pairs, loose
+
+
+def parameters(text: str) -> list[tuple[str, str]] | None:
+    """The settings of ``GIT_CONFIG_PARAMETERS`` (``'key'='value' 'key2=value2'``, as git
+    quotes them); ``None`` when the text cannot be read."""
+    if not text.strip():
+        return []
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return None
+    return [
+        (key.strip(), value) for key, _, value in (w.partition("=") for w in words[:_MAX_PAIRS])
+    ]
+
+
+def command_settings(variable: Callable[[str], str | None]) -> list[tuple[str, str]]:
+    """The settings a ``git`` command takes from the variables it sees (``variable(name)``):
+    ``GIT_CONFIG_COUNT`` with its pairs, and ``GIT_CONFIG_PARAMETERS``."""
+    count = variable("GIT_CONFIG_COUNT")
+    given = variable("GIT_CONFIG_PARAMETERS")
+    if count is None and given is None:
+        return []
+    pairs: list[tuple[str, str]] = []
+    if count is not None and count.strip().isdigit():
+        for number in range(min(int(count), _MAX_PAIRS)):
+            key, value = variable(f"GIT_CONFIG_KEY_{number}"), variable(f"{_VALUE_PREFIX}{number}")
+            if key and value is not None:
+                pairs.append((key.strip(), value))
+    return pairs + (parameters(given or "") or [])
 
 
 def include(key: str, value: str, runner: Runner, file_text: FileText) -> bool:
@@ -65,6 +234,55 @@ def _include_paths(value: str) -> list[str]:
 
 def config_file(text: str | None, runner: Runner, file_text: FileText, depth: int) -> None:
     """Read the command-running keys of a git configuration file's ``text``."""
+    for key, value in config_entries(text, file_text, depth):
+        git_config_value(key, value, runner)
+
+
+def repository_config(sub: str, folder: str, runner: Runner, file_text: FileText) -> None:
+    """``git SUB`` run in ``folder`` (``-C``; ``""``: where the command is): the repository it
+    works in may be another than the workspace's (a ``.git`` file saying ``gitdir: DIR``, a
+    bare repository), whose hooks run; and the keys of its configuration that git runs by
+    itself (hooks of ``core.hooksPath``, ``core.fsmonitor``, filters, included files …) may
+    have been set by an earlier call whose folder or file has changed since. An alias is read
+    only when ``SUB`` is that alias (a user's own ``!`` aliases are not run by other
+    commands); keys used with a remote only for a subcommand that talks to one."""
+    prefix = f"{folder.rstrip('/')}/" if folder else ""
+    if _repository_file(f"{prefix}.git/config", sub, prefix, runner, file_text):
+        pass  # the usual layout: a `.git` folder (no `gitdir:` file, no bare repository)
+    elif (pointer := file_text(f"{prefix}.git")) is not None and pointer.startswith("gitdir:"):
+        target = pointer[len("gitdir:") :].strip().split("\n", 1)[0]
+        base = target if target.startswith("/") else prefix + target
+        git_hooks(f"{base}/hooks", runner, sub)
+        _repository_file(f"{base}/config", sub, prefix, runner, file_text)
+    elif (file_text(f"{prefix}HEAD") or "").startswith("ref:"):  # a bare repository
+        git_hooks(f"{prefix}hooks", runner, sub)
+        _repository_file(f"{prefix}config", sub, prefix, runner, file_text)
+    _repository_file(".gitconfig", sub, prefix, runner, file_text)
+
+
+def _repository_file(path: str, sub: str, prefix: str, runner: Runner, file_text: FileText) -> bool:
+    """Read the keys of the configuration file ``path`` that ``git SUB`` runs (see
+    :func:`repository_config`; a relative hooks folder is in ``prefix``, the folder git runs
+    in); whether there is such a file."""
+    text = file_text(path)
+    if text is None:
+        return False
+    remote = sub in _REMOTE_SUBCOMMANDS
+    for key, value in config_entries(text, file_text, 0):
+        name = key.lower()
+        if name == "core.hookspath":
+            git_hooks(value if value.startswith("/") else prefix + value, runner, sub)
+        elif not name.startswith("alias."):
+            if remote or not _REMOTE_KEYS.match(name):
+                git_config_value(key, value, runner)
+        elif name == f"alias.{sub.lower()}":
+            runner.script(value[1:] if value.startswith("!") else f"git {value}")
+    return True
+
+
+def config_entries(text: str | None, file_text: FileText, depth: int) -> Iterator[tuple[str, str]]:
+    """The ``(key, value)`` entries of a git configuration file's ``text`` and of the files it
+    includes (at most :data:`_MAX_INCLUDES` deep)."""
     if text is None or depth > _MAX_INCLUDES:
         return
     section = ""
@@ -85,9 +303,9 @@ def config_file(text: str | None, runner: Runner, file_text: FileText, depth: in
         key, value = f"{section}.{entry.group(1)}", _unquote(entry.group(2) or "")
         if _INCLUDE.fullmatch(key):
             for path in _include_paths(value):
-                config_file(file_text(path), runner, file_text, depth + 1)
+                yield from config_entries(file_text(path), file_text, depth + 1)
         else:
-            git_config_value(key, value, runner)
+            yield key, value
 
 
 def _unquote(value: str) -> str:
@@ -111,4 +329,18 @@ def _unquote(value: str) -> str:
     return "".join(out).strip()
 
 
-__all__ = ["COMMAND_ENV", "CONFIG_FILE_ENV", "config_file", "environment", "include"]
+__all__ = [
+    "COMMAND_ENV",
+    "CONFIG_FILE_ENV",
+    "FOLDER_ENV",
+    "command_settings",
+    "config_entries",
+    "config_file",
+    "environment",
+    "environment_settings",
+    "include",
+    "parameters",
+    "relevant",
+    "repository",
+    "repository_config",
+]

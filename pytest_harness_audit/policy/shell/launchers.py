@@ -85,6 +85,8 @@ _LAUNCHERS: dict[str, tuple[frozenset[str], frozenset[str], int]] = {
     "mamba": (frozenset({"run"}), frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}), 0),
     "micromamba": (frozenset({"run"}), frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}), 0),
     "bundle": (frozenset({"exec"}), frozenset({"--gemfile"}), 0),
+    "coverage": (frozenset({"run"}), frozenset({"--rcfile", "--source", "--omit", "--include",
+                 "--data-file", "--context", "--concurrency"}), 0),
     "dotenv": (frozenset({"run"}), frozenset({"-f", "--file", "-e", "-c", "-v"}), 0),
     "dotenvx": (frozenset({"run"}), frozenset({"-f", "--env-file", "-e", "--env"}), 0),
     "direnv": (frozenset({"exec"}), frozenset(), 1),
@@ -98,6 +100,8 @@ _LAUNCHERS: dict[str, tuple[frozenset[str], frozenset[str], int]] = {
     "infisical": (frozenset({"run"}), frozenset({"--env", "--path", "--projectId"}), 0),
     "aws-vault": (frozenset({"exec"}), frozenset({"-d", "--duration", "-r", "--region"}), 1),
 }  # fmt: skip
+_COVERAGE_OWN = frozenset({"--branch", "-a", "--append", "-p", "--parallel-mode", "--timid", "-L",
+                           "--pylib", "--save-signal"})  # fmt: skip
 #: Every launcher's name, for the dispatcher's one set lookup.
 LAUNCHERS = frozenset(_LAUNCHERS) | {"nix-shell", "deno", "go"} | _POWERSHELLS
 
@@ -132,6 +136,11 @@ def launched(name: str, args: list[str]) -> Launch:
     if index >= len(args) or args[index] not in subcommands:
         return Launch()
     index += 1
+    if name == "coverage":  # its own options, then python's (`coverage run -m pytest`)
+        while index < len(args) and args[index].split("=", 1)[0] in _COVERAGE_OWN | valued:
+            plain = "=" in args[index] or args[index] in _COVERAGE_OWN
+            index += 1 if plain else 2
+        return Launch(argv=["python", *args[index:]]) if index < len(args) else Launch()
     while index < len(args) and args[index].startswith("-") and args[index] != "--":
         word = args[index]
         if name == "nix" and word in ("-c", "--command"):

@@ -11,15 +11,21 @@ see, :meth:`~.reading.Context.workspace_text`) and what it runs is read as scrip
   put in; ``$$`` is ``$``.
 * **npm**, **pnpm**, **yarn**, **bun** (``run X``, ``run-script X``, ``test``, ``start``, ``stop``,
   ``restart``, ``install``/``ci``/``i``, and ``pnpm X``/``yarn X`` for a script ``X``): the
-  ``scripts`` of ``package.json`` that run — ``preX``, ``X`` and ``postX``, and the install
-  scripts (``preinstall``, ``install``, ``postinstall``, ``prepare``) for an install.
+  ``scripts`` of ``package.json`` that run — ``preX``, ``X`` and ``postX`` (the words after
+  ``X`` or after ``--`` appended to ``X``), and the install scripts (``preinstall``,
+  ``install``, ``postinstall``, ``prepare``) for an install, of the package and of the local
+  packages it builds; in the workspace packages ``-w NAME``/``--workspaces``/``-r`` name.
+  What Node's tools run besides a script's text — local bins (``npx``, ``npm exec``, a script
+  naming a bin), orchestrators (``run-s``, ``concurrently``, ``turbo``, ``lerna``,
+  ``wireit``), ``$npm_package_…`` variables, ``script-shell``/``node-options``/``yarnPath``
+  configuration, ``node --run``, ``deno task`` — is read by :mod:`.node_runners`,
+  :mod:`.node_config`, :mod:`.node_workspaces` and :mod:`.node_scripts`.
 * **python -m module**: ``module.py`` or ``module/__main__.py`` of the workspace, read as code.
 * **a file run by its path** (``./run.sh``, ``tools/gen``, a git hook): read by its ``#!`` line.
 """
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 import shlex
@@ -27,6 +33,27 @@ from typing import Protocol
 
 from pytest_harness_audit.policy.shell.embedded import AWKS, awk_program
 from pytest_harness_audit.policy.shell.embedded import Runner as _EmbeddedRunner
+from pytest_harness_audit.policy.shell.node_config import manifest_of, runner_settings
+from pytest_harness_audit.policy.shell.node_runners import (
+    NODE_TOOLS,
+    exec_command,
+    node_tool,
+    read_script,
+)
+from pytest_harness_audit.policy.shell.node_scripts import (
+    NODE_RUNS as _NODE_RUNS,
+)
+from pytest_harness_audit.policy.shell.node_scripts import (
+    node_run,
+    other_command,
+    script_arguments,
+)
+from pytest_harness_audit.policy.shell.node_workspaces import (
+    local_packages,
+    project_folder,
+    workspace_folders,
+    workspace_named,
+)
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "rbash", "fish"})
 INTERPRETERS = re.compile(
@@ -59,6 +86,7 @@ _INSTALL_SCRIPTS = (
     "preprepare",
     "prepare",
     "postprepare",
+    "dependencies",
 )
 _LIFECYCLE = frozenset({"test", "start", "stop", "restart"})
 _OTHER_LIFECYCLE = {
@@ -82,10 +110,15 @@ _NOT_SCRIPTS = frozenset(
      "patch", "pack", "publish", "help", "workspace", "workspaces", "global", "cache", "set"}
 )  # fmt: skip
 #: bun's own commands, which come before a script of the same name.
-_BUN_OWN = frozenset({"build", "test", "run", "x", "init", "create", "upgrade", "pm", "link"})
+_BUN_OWN = frozenset({"build", "test", "init", "create", "upgrade", "pm", "link"})
 #: Options whose value follows them as the next word.
-_VALUED = frozenset({"--loglevel", "--registry", "--cache", "--userconfig", "--tag", "--otp"})
-_RUNNERS = frozenset({"npm", "pnpm", "yarn", "bun"})
+_VALUED = frozenset(
+    {"--loglevel", "--registry", "--cache", "--userconfig", "--globalconfig", "--tag", "--otp",
+     "--script-shell", "--node-options", "--package", "--call"}
+)  # fmt: skip
+_RUNNERS = frozenset({"npm", "pnpm", "yarn", "bun"}) | NODE_TOOLS | _NODE_RUNS
+_EXEC_ALIASES = frozenset({("x", "npm"), ("x", "bun"), ("dlx", "pnpm"), ("dlx", "yarn")})
+_TOOL_RUNNER = {"pnpx": "pnpm", "bunx": "bun"}
 
 
 class Runner(_EmbeddedRunner, Protocol):
@@ -135,9 +168,10 @@ def program_file(path: str, runner: Runner) -> None:
     runner.script(f"{line} {shlex.quote(path)}")
 
 
-def _package_options(args: list[str]) -> tuple[str, list[str], bool, bool]:
-    """``(folder, words, every_workspace, ignore_scripts)`` of a package runner's arguments."""
-    folder, words, every, ignore = "", [], False, False
+def _package_options(args: list[str]) -> tuple[str, list[str], list[str], bool, bool]:
+    """``(folder, workspaces, words, every_workspace, ignore_scripts)`` of a package runner's
+    arguments."""
+    folder, workspaces, words, every, ignore = "", [], [], False, False
     index = 0
     while index < len(args):
         word = args[index]
@@ -148,6 +182,8 @@ def _package_options(args: list[str]) -> tuple[str, list[str], bool, bool]:
                 index += 1
             if name in ("--filter", "-F"):
                 every = True
+            elif name in ("--workspace", "-w"):
+                workspaces.append(value)
             else:
                 folder = posixpath.join(folder, value) if value else folder
         elif name in ("--workspaces", "-ws", "-r", "--recursive", "--all"):
@@ -161,7 +197,7 @@ def _package_options(args: list[str]) -> tuple[str, list[str], bool, bool]:
         elif not word.startswith("-"):
             words.append(word)
         index += 1
-    return folder, words, every, ignore
+    return folder, workspaces, words, every, ignore
 
 
 def _scripts_run(name: str, words: list[str], defined: dict[str, object]) -> list[str]:
@@ -174,7 +210,7 @@ def _scripts_run(name: str, words: list[str], defined: dict[str, object]) -> lis
     if command in ("run", "run-script") and len(words) > 1:
         target = words[1]
     elif command in _INSTALL:
-        return [] if len(words) > 1 else list(_INSTALL_SCRIPTS)
+        return ["dependencies"] if len(words) > 1 else list(_INSTALL_SCRIPTS)
     elif command in _LIFECYCLE:
         target = command
         if command == "restart" and "restart" not in defined:
@@ -189,29 +225,123 @@ def _scripts_run(name: str, words: list[str], defined: dict[str, object]) -> lis
 
 
 def package_scripts(name: str, args: list[str], runner: Runner) -> None:
-    """``npm run X`` and kin: read the ``package.json`` scripts that run (module doc)."""
-    folder, words, every, ignore = _package_options(args)
-    if ignore:
+    """``npm run X`` and kin: read the ``package.json`` scripts that run (module doc), the
+    local bins and orchestrators they use and the configuration they run with
+    (:mod:`.node_runners`, :mod:`.node_config`, :mod:`.node_workspaces`)."""
+    if name in NODE_TOOLS:
+        runner_settings(_TOOL_RUNNER.get(name, "npm"), "", args, runner, runner.workspace_text)
+        node_tool(name, args, runner)
         return
-    if every:
-        runner.unknown(f"{name} runs the scripts of every workspace package")
+    if name in _NODE_RUNS:
+        node_run(name, args, runner)
         return
-    text = runner.workspace_text(
-        posixpath.join(folder, "package.json") if folder else "package.json"
-    )
-    if text is None:
+    folder, workspaces, words, every, ignore = _package_options(args)
+    settings = runner_settings(name, folder, args, runner, runner.workspace_text)
+    command = _NPM_ALIASES.get(words[0], words[0]) if words else ""
+    if command == "exec" or (command, name) in _EXEC_ALIASES:
+        exec_command(args[args.index(words[0]) + 1 :], folder, runner)
         return
-    try:
-        defined = json.loads(text.lstrip("\ufeff")).get("scripts")
-    except (ValueError, AttributeError):
+    if name == "yarn" and command in ("workspace", "workspaces"):
+        _yarn_workspaces(command, words, args, folder, runner)
+        return
+    if every or workspaces:
+        folders = (
+            workspace_folders(folder, runner)
+            if every
+            else [workspace_named(w, folder, runner) for w in workspaces]
+        )
+        if folders is None or None in folders:
+            runner.unknown(f"{name} runs the scripts of workspace packages it cannot find")
+            return
+        for each in [f for f in folders if f is not None]:
+            _package_in(name, args, each, words, settings, ignore, runner)
+        return
+    _package_in(name, args, folder, words, settings, ignore, runner)
+
+
+def _yarn_workspaces(
+    command: str, words: list[str], args: list[str], folder: str, runner: Runner
+) -> None:
+    """``yarn workspace NAME …`` in the package ``NAME``; ``yarn workspaces run|foreach …``
+    in each package."""
+    if command == "workspace":
+        found = workspace_named(words[1], folder, runner) if len(words) > 1 else None
+        folders = [found] if found is not None else None
+        rest = args[args.index(words[1]) + 1 :] if len(words) > 1 else []
+    else:
+        folders = workspace_folders(folder, runner)
+        verb = next((w for w in words[1:] if w in ("run", "foreach")), "")
+        rest = args[args.index(verb) + (verb == "foreach") :] if verb else []
+    if folders is None:
+        runner.unknown("yarn runs a command in workspace packages it cannot find")
+        return
+    for each in folders:
+        if rest:
+            package_scripts("yarn", ["--cwd", each, *rest], runner)
+
+
+def _package_in(
+    name: str,
+    args: list[str],
+    folder: str,
+    words: list[str],
+    settings: dict[str, str],
+    ignore: bool,
+    runner: Runner,
+) -> None:
+    """The scripts a package runner runs in the package of ``folder``."""
+    command = _NPM_ALIASES.get(words[0], words[0]) if words else ""
+    folder = project_folder(folder, runner)
+    text = runner.workspace_text(posixpath.join(folder, "package.json"))
+    manifest = manifest_of(text) if text is not None else {}
+    if manifest is None:
         runner.unknown(f"{name} reads a package.json that does not parse")
         return
-    if not isinstance(defined, dict):
-        return
-    for script in _scripts_run(name, words, defined):
+    defined = manifest.get("scripts")
+    defined = defined if isinstance(defined, dict) else {}
+    other_command(name, command, words, args, folder, defined, runner)
+    run = _scripts_run(name, words, defined)
+    target = run[1] if len(run) == 3 else None
+    if ignore:  # a script asked for by name still runs, without its pre- and post-scripts
+        run = [target] if target is not None else []
+    if target is not None and target not in defined and name != "npm" and target in words:
+        # `yarn tool`, `pnpm tool`, `bun run x.ts`: no script of that name runs a bin or file
+        exec_command(args[args.index(target) :], folder, runner)
+    extra = script_arguments(name, args, words, target)
+    for script in run:
         body = defined.get(script)
         if isinstance(body, str):
-            runner.script(f"cd {shlex.quote(folder)} && {body}" if folder else body)
+            body = f"{body} {extra}" if script == target and extra else body
+            read_script(script, body, manifest, folder, settings, runner)
+    if not ignore and (command in _INSTALL or (name in ("yarn", "bun") and not words)):
+        _local_installs(folder, manifest, words[1:], runner)
+
+
+def _local_installs(
+    folder: str, manifest: dict[str, object], added: list[str], runner: Runner
+) -> None:
+    """An install runs the install scripts of the local packages it installs: ``file:``
+    dependencies, workspace packages and folders named (``npm install ./vendor/x``)."""
+    named = [w.removeprefix("file:") for w in added if w.startswith((".", "/", "file:"))]
+    if any(w.endswith((".tgz", ".tar.gz", ".tar")) for w in named):
+        runner.unknown("an install runs the scripts of a local package archive")
+    queue = [posixpath.normpath(posixpath.join(folder, w)) for w in named]
+    queue += [] if added else local_packages(folder, manifest, runner)
+    seen: set[str] = {folder}
+    while queue and len(seen) < 64:
+        where = queue.pop(0)
+        if where in seen:
+            continue
+        seen.add(where)
+        found = manifest_of(runner.workspace_text(posixpath.join(where, "package.json")))
+        if found is None:
+            continue
+        scripts = found.get("scripts")
+        for script in _INSTALL_SCRIPTS if isinstance(scripts, dict) else ():
+            body = scripts.get(script) if isinstance(scripts, dict) else None
+            if isinstance(body, str):
+                read_script(script, body, found, where, {}, runner)
+        queue += local_packages(where, found, runner)
 
 
 def python_module(args: list[str], runner: Runner) -> None:

@@ -15,6 +15,7 @@ conservatively (a warning) instead of allowing it unread.
 from __future__ import annotations
 
 import itertools
+import posixpath
 import re
 import shlex
 from collections.abc import Iterator
@@ -35,12 +36,9 @@ from pytest_harness_audit.policy.shell.expand import (
     file_key,
     needs_work,
 )
-from pytest_harness_audit.policy.shell.gitenv import (
-    COMMAND_ENV,
-    CONFIG_FILE_ENV,
-    environment,
-    include,
-)
+from pytest_harness_audit.policy.shell.gitcontext import GitReadings
+from pytest_harness_audit.policy.shell.gitenv import environment, relevant
+from pytest_harness_audit.policy.shell.imports import MAX_LOADED, follow_loads
 from pytest_harness_audit.policy.shell.nodes import (
     MAX_CHARS,
     MAX_DEPTH,
@@ -255,18 +253,22 @@ def _read_simple(
             argv.append(expanded.text)
             dynamic.append(expanded.dynamic)
     if argv and argv[0] in ("export", "declare", "local", "readonly", "typeset"):
+        exported: dict[str, str | None] = {}
         for word in words[assignments + 1 :]:
             found = _assignment(word)
             if found is not None:
                 expander.assign(*found)
                 if argv[0] == "export":
-                    _environment(found[0], expander.variables.get(found[0]), reading, expander)
+                    exported[found[0]] = expander.variables.get(found[0])
+        _environment(exported, reading, expander)
+    environ: dict[str, str | None] = {}
     if assignments and argv:  # `NAME=value command`: the command's environment
         for word in words[:assignments]:
             name, value = _assignment(word) or ("", [])
             known = [f for f in expander.expand(value)] if value else []
             text = " ".join(f.text for f in known) if not any(f.dynamic for f in known) else None
-            _environment(name, text, reading, expander)
+            environ[name] = text
+        _environment(environ, reading, expander)
     if argv and argv[0] in STATEFUL:
         stdin = stdin_of(command, expander)[0] if argv[0] == "read" else None
         builtin(argv, dynamic, expander, stdin)
@@ -294,28 +296,23 @@ def _read_simple(
     aliased = alias_script(argv, expander) if expander.aliases else None
     if aliased is not None:
         reading.script(aliased, depth + 1, budget, expander)
-    classify(argv, dynamic, _Context(reading, expander, budget, depth, command))
+    classify(argv, dynamic, _Context(reading, expander, budget, depth, command, env=environ))
     place.place(reading, argv)
     place.change(argv, dynamic)
 
 
-def _environment(name: str, value: str | None, reading: Reading, expander: Expander) -> None:
-    """A variable given to a command's environment: what it may make the command run."""
-    if value is None or not (name in COMMAND_ENV or name in CONFIG_FILE_ENV or "CONFIG" in name):
-        return
-    environment(
-        name,
-        value,
-        _Context(reading, expander, Budget(MAX_TOKENS // 8), 1, None),
-        expander.file_text,
-    )
+def _environment(variables: dict[str, str | None], reading: Reading, expander: Expander) -> None:
+    """Variables given to a command's environment: what they may make the command run."""
+    if any(relevant(name) for name in variables):
+        context = _Context(reading, expander, Budget(MAX_TOKENS // 8), 1, None)
+        environment(variables, expander.variables, context, expander.file_text)
 
 
-class _Context:
+class _Context(GitReadings):
     """What :func:`~.effects.classify` needs besides the argv: where to record, how to read a
     nested script, and the command's standard input."""
 
-    __slots__ = ("_root", "_stdin", "budget", "command", "depth", "made", "reading")
+    __slots__ = ("_root", "_stdin", "budget", "command", "depth", "env", "made", "reading")
 
     def __init__(
         self,
@@ -325,8 +322,11 @@ class _Context:
         depth: int,
         command: Command | None,
         root: str | None = None,
+        env: dict[str, str | None] | None = None,
     ) -> None:
         self.reading = reading
+        #: The variables the command is given (``NAME=value cmd``, ``env NAME=value cmd``).
+        self.env = env if env is not None else {}
         #: The expander, once there is one (``None``: made from ``root`` when first needed).
         self.made = expander
         self._root = root
@@ -390,30 +390,53 @@ class _Context:
         """A shell runs a script whose text is not in the command."""
         self.reading.unknown_script(why)
 
-    def environment(self, name: str, value: str) -> None:
-        """The command runs with ``NAME=value`` in its environment (:mod:`.gitenv`)."""
-        environment(name, value, self, self.workspace_text)
-
-    def config_include(self, key: str, value: str) -> bool:
-        """A git configuration ``include.path``: read the included file (:mod:`.gitenv`)."""
-        return include(key, value, self, self.workspace_text)
-
     def script_file(self, path: str, code: bool) -> None:
         """A shell (``code``: an interpreter) runs the file ``path``: its text, when known
         (:meth:`Expander.file_text`), is read as a script (or as inline code)."""
         text = self.workspace_text(path)
         if text is not None:
             self.read_text(text, code)
+            if code and "/" in path:  # the modules beside it (those of the root: inline_code)
+                follow_loads(text, posixpath.dirname(path), self)
+
+    def load_code(self, path: str) -> None:
+        """Read a workspace file program text loads, once per command (:mod:`.imports`)."""
+        loaded = self.expander.loaded
+        key = file_key(path)
+        if key in loaded:
+            return
+        if len(loaded) >= MAX_LOADED:
+            self.unknown(f"its program loads more than {MAX_LOADED} workspace files")
+            return
+        loaded.add(key)
+        pending = self.expander.pending_loads  # breadth first: no recursion per import
+        pending.append(path)
+        if len(pending) > 1:
+            return  # the outer call reads it
+        while pending:
+            self.script_file(pending[0], code=True)
+            pending.pop(0)
 
     def program_file(self, path: str) -> None:
         """The file ``path`` is run as a program: read by its ``#!`` line (:mod:`.projects`)."""
         program_file(path, self)
 
+    def workspace_files(self, folder: str) -> list[str] | None:
+        """The files under a workspace folder (:meth:`Expander.workspace_files`)."""
+        return self.expander.workspace_files(folder)
+
     def workspace_text(self, path: str) -> str | None:
         """The text of a workspace file a command runs (:meth:`Expander.file_text`); one too
         large to read makes the command unreadable."""
         expander = self.expander
+        key = file_key(path)
+        if key not in expander.files and key in map(file_key, self.reading.writes):
+            self.unknown(f"it runs a file changed earlier in the command: {path}")
+            return None  # `sed -i … s.sh && sh s.sh`: the text on disk is not what runs
         text = expander.file_text(path)
+        if expander.followed:  # a symlink read through: its target is read (`justfile -> .env`)
+            self.reading.reads.extend(expander.followed)
+            expander.followed.clear()
         if text is None and path in expander.too_large:
             self.unknown(f"a file it runs is larger than {SCRIPT_FILE_LIMIT // 1024} KiB: {path}")
         elif text is None and file_key(path) in expander.unknown_files:

@@ -70,9 +70,9 @@ def remember_copy(expander: Expander, name: str, args: list[str]) -> None:
         for destination in destinations:
             if text is not None or unknown:
                 remember_write(expander, destination, text, append=False)
-            else:  # a file the reading cannot see: as if it ran from where it was
+            else:  # a file the reading cannot see (a program): as if it ran from there
                 key = file_key(destination)
-                expander.files.pop(key, None)
+                expander.files[key] = ""
                 expander.unknown_files.discard(key)
 
 
@@ -111,7 +111,9 @@ def output_of(command: Command, expander: Expander) -> str | None:
     name = command_name(argv[0])
     if name in ("echo", "printf"):
         text = echo_output([name, *argv[1:]])
-        return None if text is None else text + "\n"
+        if text is None:
+            return None
+        return text + "\n" if name == "echo" and not _echo_no_newline(argv[1:]) else text
     if name == "cat":
         return _cat(command, argv[1:], expander)
     if name == "base64" and any(a in ("-d", "--decode", "-D") for a in argv[1:]):
@@ -123,6 +125,16 @@ def output_of(command: Command, expander: Expander) -> str | None:
         except (binascii.Error, UnicodeDecodeError, ValueError):
             return None
     return None
+
+
+def _echo_no_newline(args: list[str]) -> bool:
+    """Whether ``echo``'s leading options hold ``-n`` (no newline after the text)."""
+    for word in args:
+        if len(word) < 2 or word[0] != "-" or set(word[1:]) - set("neE"):
+            return False
+        if "n" in word:
+            return True
+    return False
 
 
 def _cat(command: Command, operands: list[str], expander: Expander) -> str | None:

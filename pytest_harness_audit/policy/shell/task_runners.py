@@ -21,17 +21,20 @@ is said unreadable, never taken as an empty task.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import posixpath
 import re
 from typing import Any
 
-from pytest_harness_audit.policy.shell.projects import Runner
+from pytest_harness_audit.policy.shell.justfiles import just, read_body
+from pytest_harness_audit.policy.shell.task_words import closure, operands, option
+from pytest_harness_audit.policy.shell.tools import Context as Runner
 
 #: The task runners read here (``python -m NAME`` too, for those that are Python modules).
 TASK_RUNNERS = frozenset(
     {"just", "task", "go-task", "pre-commit", "lefthook", "tox", "composer", "nox", "invoke",
-     "inv", "rake", "fab", "doit", "pip", "pip3", "pytest", "py.test"}
+     "inv", "rake", "fab", "doit", "pip", "pip3", "pytest", "py.test", "unittest"}
 )  # fmt: skip
 #: Code files a runner loads, by runner: (default files, options naming another one).
 _CODE_FILES: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
@@ -42,27 +45,24 @@ _CODE_FILES: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
     "fab": (("fabfile.py", "fabfile/__init__.py"), frozenset({"-f"})),
     "doit": (("dodo.py",), frozenset({"-f", "--file"})),
 }
-_JUST_FILES = ("justfile", "Justfile", ".justfile", "JUSTFILE")
 _TASK_FILES = ("Taskfile.yml", "taskfile.yml", "Taskfile.yaml", "taskfile.yaml",
                "Taskfile.dist.yml", "Taskfile.dist.yaml")  # fmt: skip
-_RECIPE = re.compile(r"^@?([A-Za-z_][\w-]*)((?:\s+[^:=\s][^:=]*)?)\s*:(?!=)(.*)$")
-_JUST_VARIABLE = re.compile(r"^(?:export\s+)?([A-Za-z_][\w-]*)\s*:=\s*(.*)$")
-_INTERPOLATION = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)\s*\}\}")
-#: Values that name a folder or the command line (``{{justfile_directory()}}``,
-#: ``{{.ROOT_DIR}}``, ``{{.CLI_ARGS}}``): put in as ``.``, which names no secret.
-_PLACE_VALUES = re.compile(
-    r"\{\{\s*(?:\w+_directory\(\)|invocation_directory\(\)|arch\(\)|os\(\)|os_family\(\)"
-    r"|num_cpus\(\)|ROOT_DIR|TASKFILE_DIR|USER_WORKING_DIR|TASK_DIR|CLI_ARGS|TASK|OS|ARCH)\s*\}\}"
-)
-_MAX_TASKS = 32
 
 
 def task_runner(name: str, args: list[str], runner: Runner) -> None:
-    """What task runner ``name`` runs with ``args`` (module doc)."""
+    """What task runner ``name`` runs with ``args`` (module doc); a task file of a shape the
+    reading does not expect (``repos: 5``) makes the command unreadable."""
+    try:
+        _task_runner(name, args, runner)
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError):
+        runner.unknown(f"{name} reads a task file of a shape the reading does not know")
+
+
+def _task_runner(name: str, args: list[str], runner: Runner) -> None:
     if name in _CODE_FILES:
         _code_file(name, args, runner)
     elif name == "just":
-        _just(args, runner)
+        just(args, runner)
     elif name in ("task", "go-task"):
         _taskfile(args, runner)
     elif name == "pre-commit":
@@ -70,13 +70,15 @@ def task_runner(name: str, args: list[str], runner: Runner) -> None:
     elif name == "lefthook":
         _lefthook(args, runner)
     elif name == "tox":
-        _tox(_option(args, ("-c", "--conf")) or "tox.ini", runner)
+        _tox(option(args, ("-c", "--conf")) or "tox.ini", runner)
     elif name == "composer":
         _composer(args, runner)
     elif name in ("pip", "pip3"):
         _pip(args, runner)
     elif name in ("pytest", "py.test"):
         _pytest(args, runner)
+    elif name == "unittest":
+        _unittest(args, runner)
 
 
 def module_runner(args: list[str], runner: Runner) -> None:
@@ -88,140 +90,15 @@ def module_runner(args: list[str], runner: Runner) -> None:
             return
 
 
-def _option(args: list[str], names: tuple[str, ...] | frozenset[str]) -> str | None:
-    """The value of the first of ``names`` in ``args`` (``-f F``, ``--file=F``, ``-fF``)."""
-    for index, word in enumerate(args):
-        option, equals, value = word.partition("=")
-        if option in names:
-            if equals:
-                return value
-            return args[index + 1] if index + 1 < len(args) else None
-        for short in names:
-            if len(short) == 2 and word.startswith(short) and len(word) > 2 and word[1] != "-":
-                return word[2:]
-    return None
-
-
-def _operands(args: list[str], valued: frozenset[str] = frozenset()) -> list[str]:
-    """The words of ``args`` that are no option (nor an option's value), up to ``--``."""
-    words: list[str] = []
-    index = 0
-    while index < len(args):
-        word = args[index]
-        if word == "--":
-            break
-        if word.startswith("-"):
-            index += 2 if word in valued else 1
-            continue
-        words.append(word)
-        index += 1
-    return words
-
-
 def _code_file(name: str, args: list[str], runner: Runner) -> None:
     defaults, options = _CODE_FILES[name]
-    given = _option(args, options)
+    given = option(args, options)
     if given is not None and name in ("invoke", "inv") and not given.endswith(".py"):
         given = f"{given.replace('.', '/')}.py"
     for path in (given,) if given else defaults:
         if runner.workspace_text(path) is not None:
             runner.script_file(path, code=True)
             return
-
-
-def _first_text(paths: tuple[str, ...], runner: Runner) -> tuple[str, str] | None:
-    for path in paths:
-        text = runner.workspace_text(path)
-        if text is not None:
-            return path, text
-    return None
-
-
-# -- just --------------------------------------------------------------------------------------
-def _just(args: list[str], runner: Runner) -> None:
-    given = _option(args, ("-f", "--justfile"))
-    found = _first_text((given,) if given else _JUST_FILES, runner)
-    if found is None:
-        return
-    text = found[1]
-    if re.search(r"(?m)^\s*set\s+(?:shell|windows-shell|script-interpreter)\b", text):
-        runner.unknown("just runs its recipes with a shell the justfile sets")
-        return
-    recipes, order, variables = _just_recipes(text)
-    for backtick in re.findall(r"`([^`]*)`", "\n".join(variables.values())):
-        runner.script(backtick)  # just evaluates its backtick values whatever recipe runs
-    valued = frozenset({"-f", "--justfile", "-d", "--working-directory", "--set", "--shell"})
-    named = [word for word in _operands(args, valued) if word in recipes]
-    for recipe in _closure(named or order[:1], lambda r: recipes.get(r, ([], []))[0]):
-        body = recipes.get(recipe, ([], []))[1]
-        _read_body("\n".join(body), variables, runner)
-
-
-def _just_recipes(
-    text: str,
-) -> tuple[dict[str, tuple[list[str], list[str]]], list[str], dict[str, str]]:
-    """``({recipe: (dependencies, body lines)}, recipe order, variables)`` of a justfile."""
-    recipes: dict[str, tuple[list[str], list[str]]] = {}
-    order: list[str] = []
-    variables: dict[str, str] = {}
-    current: list[str] | None = None
-    for line in text.splitlines()[:4096]:
-        if line[:1] in (" ", "\t"):
-            if current is not None:
-                current.append(line.strip())
-            continue
-        current = None
-        if not line.strip() or line.lstrip().startswith(("#", "[")):
-            continue
-        variable = _JUST_VARIABLE.match(line)
-        if variable is not None:
-            variables[variable.group(1)] = _just_value(variable.group(2).strip())
-            continue
-        recipe = _RECIPE.match(line)
-        if recipe is not None and not line.startswith(("alias ", "set ", "import ", "mod ")):
-            name = recipe.group(1)
-            dependencies = re.findall(r"[A-Za-z_][\w-]*", recipe.group(3).split("#", 1)[0])
-            current = []
-            recipes[name] = (dependencies, current)
-            order.append(name)
-    return recipes, order, variables
-
-
-def _just_value(value: str) -> str:
-    """A just variable's value: a quoted string unquoted, anything else as written."""
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    return value
-
-
-def _read_body(body: str, variables: dict[str, str], runner: Runner) -> None:
-    """Read a recipe's body (``{{name}}`` put in); a ``#!`` body by its interpreter."""
-    for _ in range(4):
-        replaced = _INTERPOLATION.sub(lambda m: variables.get(m.group(1), m.group(0)), body)
-        if replaced == body:
-            break
-        body = replaced
-    body = _PLACE_VALUES.sub(".", body)
-    if "{{" in body:
-        runner.unknown("a recipe uses a value its file does not give")
-    if body.startswith("#!"):
-        interpreter = body[2:].split("\n", 1)[0]
-        runner.read_text(body, code=not re.search(r"\b(?:ba|z|da|k)?sh\b", interpreter))
-        return
-    for line in body.splitlines():
-        runner.script(line.lstrip("@-"))
-
-
-def _closure(start: list[str], dependencies: Any) -> list[str]:
-    """``start`` and what they depend on, each once, at most :data:`_MAX_TASKS`."""
-    seen: list[str] = []
-    pending = list(start)
-    while pending and len(seen) < _MAX_TASKS:
-        name = pending.pop(0)
-        if name not in seen:
-            seen.append(name)
-            pending.extend(dependencies(name))
-    return seen
 
 
 # -- Taskfile, pre-commit, lefthook, tox, composer ---------------------------------------------
@@ -238,8 +115,16 @@ def _yaml(path: str, runner: Runner) -> Any:
         return None
 
 
+_TASK_OWN = frozenset(
+    {"-l", "--list", "-a", "--list-all", "--summary", "-n", "--dry", "-i", "--init", "--version",
+     "-h", "--help", "--status"}
+)  # fmt: skip
+
+
 def _taskfile(args: list[str], runner: Runner) -> None:
-    given = _option(args, ("-t", "--taskfile"))
+    if any(word in _TASK_OWN for word in args):
+        return  # `task --list`, `--dry`: no task runs
+    given = option(args, ("-t", "--taskfile"))
     path = given or next((p for p in _TASK_FILES if runner.workspace_text(p) is not None), None)
     document = _yaml(path, runner) if path else None
     if not isinstance(document, dict):
@@ -250,7 +135,7 @@ def _taskfile(args: list[str], runner: Runner) -> None:
     variables = {
         str(k): str(v) for k, v in (document.get("vars") or {}).items() if isinstance(v, str)
     }
-    named = _operands(args, frozenset({"-t", "--taskfile", "-d", "--dir"})) or ["default"]
+    named = operands(args, frozenset({"-t", "--taskfile", "-d", "--dir"})) or ["default"]
     named = [name for name in named if "=" not in name]  # `task build VAR=x`: a variable
     if any(name not in tasks for name in named) and document.get("includes"):
         runner.unknown("the task runs from a Taskfile this one includes")
@@ -266,7 +151,7 @@ def _taskfile(args: list[str], runner: Runner) -> None:
         inner = [c.get("task", "") for c in spec.get("cmds") or [] if isinstance(c, dict)]
         return [str(name) for name in deps + inner if name]
 
-    for task in _closure(named, calls):
+    for task in closure(named, calls):
         spec = tasks.get(task)
         commands = spec if isinstance(spec, list) else [spec] if isinstance(spec, str) else []
         if isinstance(spec, dict):
@@ -274,13 +159,13 @@ def _taskfile(args: list[str], runner: Runner) -> None:
         for command in commands if isinstance(commands, list) else [commands]:
             text = command.get("cmd") if isinstance(command, dict) else command
             if isinstance(text, str):
-                _read_body(re.sub(r"\{\{\s*\.", "{{", text), variables, runner)
+                read_body(re.sub(r"\{\{\s*\.", "{{", text), variables, runner)
 
 
 def _pre_commit(args: list[str], runner: Runner) -> None:
-    if _operands(args, frozenset({"-c", "--config"}))[:1] not in ([], ["run"], ["try-repo"]):
+    if operands(args, frozenset({"-c", "--config"}))[:1] not in ([], ["run"], ["try-repo"]):
         return  # `pre-commit install`, `autoupdate` … run no hook
-    document = _yaml(_option(args, ("-c", "--config")) or ".pre-commit-config.yaml", runner)
+    document = _yaml(option(args, ("-c", "--config")) or ".pre-commit-config.yaml", runner)
     if not isinstance(document, dict):
         return
     for repo in document.get("repos") or []:
@@ -307,7 +192,7 @@ def _lefthook(args: list[str], runner: Runner) -> None:
             break
     if not isinstance(document, dict):
         return
-    words = _operands(args)
+    words = operands(args)
     if words[:1] != ["run"]:
         return  # `lefthook install` runs no hook
     for hook_name, hook in document.items():
@@ -354,7 +239,7 @@ def _composer(args: list[str], runner: Runner) -> None:
     except (ValueError, AttributeError):
         runner.unknown("composer.json does not parse")
         return
-    words = _operands(args, frozenset({"-d", "--working-dir"}))
+    words = operands(args, frozenset({"-d", "--working-dir"}))
     if not words or not isinstance(scripts, dict):
         return
     if words[0] in ("run", "run-script"):
@@ -370,7 +255,7 @@ def _composer(args: list[str], runner: Runner) -> None:
         lines = body if isinstance(body, list) else [body]
         return [line[1:].split()[0] for line in lines if isinstance(line, str) and line[:1] == "@"]
 
-    for script in _closure(start, references):
+    for script in closure(start, references):
         body = scripts.get(script)
         for line in body if isinstance(body, list) else [body]:
             if not isinstance(line, str) or (line.startswith("@") and " " not in line):
@@ -383,10 +268,10 @@ def _composer(args: list[str], runner: Runner) -> None:
 
 # -- pip, pytest ------------------------------------------------------------------
 def _pip(args: list[str], runner: Runner) -> None:
-    if _operands(args)[:1] != ["install"]:
+    if operands(args)[:1] != ["install"]:
         return
     valued = frozenset({"-r", "--requirement", "-c", "--constraint", "-t", "--target"})
-    for word in [*_operands(args, valued)[1:], _option(args, ("-e", "--editable")) or ""]:
+    for word in [*operands(args, valued)[1:], option(args, ("-e", "--editable")) or ""]:
         if word == "." or word.startswith(("./", "../", "/")) or word.startswith("file:"):
             setup = posixpath.join(word.removeprefix("file:"), "setup.py")
             if runner.workspace_text(setup) is not None:
@@ -394,12 +279,58 @@ def _pip(args: list[str], runner: Runner) -> None:
 
 
 def _pytest(args: list[str], runner: Runner) -> None:
-    if runner.workspace_text("conftest.py") is not None:
-        runner.script_file("conftest.py", code=True)
-    for word in _operands(args, frozenset({"-k", "-m", "-c", "-p", "-o", "--rootdir"}))[:16]:
-        path = word.split("::", 1)[0]
-        if path.endswith(".py") and runner.workspace_text(path) is not None:
-            runner.script_file(path, code=True)
+    """The test files and ``conftest.py`` files pytest collects from the paths given (else its
+    ``testpaths``, else the folder it runs in), each read as program text."""
+    valued = frozenset({"-k", "-m", "-c", "-p", "-o", "--rootdir", "--confcutdir", "-W"})
+    paths = [word.split("::", 1)[0] for word in operands(args, valued)]
+    files = [path for path in ("conftest.py",) if runner.workspace_text(path) is not None]
+    for path in (paths or _testpaths(runner) or ["."])[:16]:
+        if path.endswith(".py"):
+            files.append(path)
+            continue
+        listing = runner.workspace_files(path)
+        if listing is None:
+            runner.unknown(f"pytest collects tests from more files than the reading lists: {path}")
+            return
+        files.extend(found for found in listing if _TEST_FILE.search(found))
+    for path in files:
+        runner.load_code(path)
+
+
+def _unittest(args: list[str], runner: Runner) -> None:
+    """``python -m unittest [discover -s DIR -p PATTERN]``: the test modules it imports."""
+    words = operands(args, frozenset({"-s", "--start-directory", "-p", "--pattern", "-t", "-k"}))
+    if words and words[0] != "discover":
+        for word in words[:16]:  # modules, classes or files named
+            module = word[:-3] if word.endswith(".py") else word.split(".")[0]
+            for path in (f"{module}.py", f"{module}/__init__.py"):
+                if runner.workspace_text(path) is not None:
+                    runner.load_code(path)
+        return
+    start = option(args, ("-s", "--start-directory")) or (words[1] if len(words) > 1 else ".")
+    pattern = option(args, ("-p", "--pattern")) or (words[2] if len(words) > 2 else "test*.py")
+    listing = runner.workspace_files(start)
+    if listing is None:
+        runner.unknown(f"unittest discovers tests in more files than the reading lists: {start}")
+        return
+    for path in listing:
+        if fnmatch.fnmatchcase(path.rsplit("/", 1)[-1], pattern):
+            runner.load_code(path)
+
+
+_TEST_FILE = re.compile(r"(?:^|/)(?:conftest|test_[^/]*|[^/]*_test)\.py$")
+
+
+def _testpaths(runner: Runner) -> list[str]:
+    """pytest's ``testpaths`` setting, from the files it reads its settings from."""
+    for path in ("pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
+        text = runner.workspace_text(path) or ""
+        found = re.search(r"(?m)^\s*testpaths\s*=\s*(\[[^\]]*\]|.*)$", text)
+        if found is not None:
+            value = found.group(1)
+            quoted = re.findall(r"""['"]([^'"]+)['"]""", value)
+            return quoted if value.startswith("[") else value.split()
+    return []
 
 
 __all__ = ["TASK_RUNNERS", "module_runner", "task_runner"]

@@ -12,7 +12,14 @@ from pytest_harness_audit.policy.sensitive import glob_candidates
 from pytest_harness_audit.policy.shell.embedded import (
     NETWORK_NOTE,
     git_config_value,
+    git_key_runs,
     git_network,
+)
+from pytest_harness_audit.policy.shell.gitcommand import (
+    config_target,
+    global_options,
+    new_repository,
+    relative_to,
 )
 from pytest_harness_audit.policy.shell.metadata import git_names_only
 
@@ -81,8 +88,14 @@ COPY_OPTIONS = {
         ]
     ),
 }
-_GIT_GLOBAL_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
 _MAX_UNWRAP = 16
+#: git keys naming a folder of the repository git runs in (``-C DIR`` moves them).
+_GIT_FOLDER_KEYS = frozenset({"core.hookspath", "init.templatedir"})
+#: Options of git's remote subcommands that take the next word (not a remote).
+_GIT_REMOTE_OPTIONS = frozenset(
+    {"-o", "--upload-pack", "--depth", "-c", "--config", "--template", "-b", "--branch",
+     "--reference", "--separate-git-dir", "--origin"}
+)  # fmt: skip
 
 
 class Context(Protocol):
@@ -135,8 +148,25 @@ class Context(Protocol):
         """Read the text of a file a shell (``code``: an interpreter) runs."""
         ...
 
-    def environment(self, name: str, value: str) -> None:
-        """The command runs with ``NAME=value`` in its environment (:mod:`.gitenv`)."""
+    def environment(self, variables: dict[str, str | None]) -> None:
+        """The command runs with ``variables`` added to its environment (:mod:`.gitenv`)."""
+        ...
+
+    def variable(self, name: str) -> str | None:
+        """The value of a variable the command sees, when known."""
+        ...
+
+    def repository(self, git_dir: str) -> None:
+        """Git works in the repository ``git_dir``: its hooks and configuration (:mod:`.gitenv`)."""
+        ...
+
+    def config_written(self, path: str, key: str, value: str) -> None:
+        """``git config`` sets ``key`` in the file ``path`` (:mod:`.gitenv`)."""
+        ...
+
+    def repository_config(self, sub: str, folder: str) -> None:
+        """``git SUB`` run in ``folder`` (``-C``): the repository's hooks and configuration
+        (:mod:`.gitenv`)."""
         ...
 
     def config_include(self, key: str, value: str) -> bool:
@@ -145,6 +175,14 @@ class Context(Protocol):
 
     def note(self, note: str) -> None:
         """Record a note (``network`` …)."""
+        ...
+
+    def workspace_files(self, folder: str) -> list[str] | None:
+        """The files under a workspace folder (``None``: too many to list)."""
+        ...
+
+    def load_code(self, path: str) -> None:
+        """Read a workspace file program text loads, once per command (:mod:`.imports`)."""
         ...
 
     def copied(self, name: str, args: list[str]) -> None:
@@ -238,32 +276,32 @@ def remote_archive(word: str) -> bool:
 
 def git(args: list[str], ctx: Context, depth: int = 0) -> None:
     record = ctx.reading
-    index = 0
     aliases: dict[str, list[str]] = {}
-    while index < len(args) and args[index].startswith("-"):
-        if args[index] == "-c" and index + 1 < len(args):
-            key, _, value = args[index + 1].partition("=")
-            alias = None if ctx.config_include(key, value) else git_config_value(key, value, ctx)
-            if alias is not None:
-                aliases[key.lower().removeprefix("alias.")] = alias
-        elif args[index].startswith("--config-env"):
-            ctx.unknown("git takes configuration from the environment")
-        index += 2 if args[index] in _GIT_GLOBAL_OPTIONS else 1
+    index, settings, folder = global_options(args, ctx, depth == 0)
+    for key, given in settings:
+        value = relative_to(folder, given) if folder and key.lower() in _GIT_FOLDER_KEYS else given
+        alias = None if ctx.config_include(key, value) else git_config_value(key, value, ctx)
+        if alias is not None:
+            aliases[key.lower().removeprefix("alias.")] = alias
     if index >= len(args):
         return
     sub, rest = args[index], args[index + 1 :]
+    if depth == 0:
+        ctx.repository_config(sub, folder)
     if sub in aliases and depth < _MAX_UNWRAP:
         git([*aliases[sub], *rest], ctx, depth + 1)
         return
     if sub == "config":
-        _git_config(rest, ctx)
+        _git_config(rest, ctx, folder)
         return
+    if sub in ("init", "clone"):
+        new_repository(sub, rest, ctx)
     if git_names_only(sub, rest) and not ctx.output_consumed:
         # `git rm --cached`, `ls-files`, `check-ignore`, `log --oneline`: no content read. Names
         # handed to another command (`git ls-files .env | xargs cat`, `cat $(git ls-files .env)`)
         # stay reads: what takes them may read them.
         return
-    if git_network(sub, split_options(rest, frozenset({"-o", "--upload-pack", "--depth"}))[1]) or (
+    if git_network(sub, split_options(rest, _GIT_REMOTE_OPTIONS)[1]) or (
         sub == "archive" and any(remote_archive(word) for word in rest)
     ):
         ctx.note(NETWORK_NOTE)
@@ -305,16 +343,24 @@ def git(args: list[str], ctx: Context, depth: int = 0) -> None:
         reads(rest, record)
 
 
-def _git_config(args: list[str], ctx: Context) -> None:
-    """``git config [options] KEY VALUE``: a value git will run is read now."""
-    _, operands = split_options(args, frozenset({"-f", "--file", "--blob", "--type"}))
-    if len(operands) >= 2 and not ctx.config_include(operands[0], operands[1]):
-        git_config_value(operands[0], operands[1], ctx)
+def _git_config(args: list[str], ctx: Context, folder: str) -> None:
+    """``git config [options] KEY VALUE``: a value git will run is read now, and kept as the
+    text of the file it is written to for the later git commands of the same command."""
+    options, operands = split_options(args, frozenset({"-f", "--file", "--blob", "--type"}))
+    settings: list[tuple[str, str]] = []
+    if len(operands) >= 2:
+        settings.append((operands[0], operands[1]))
     elif operands[:1] and "=" in operands[0]:  # `git config set KEY VALUE` forms vary
         key, _, value = operands[0].partition("=")
-        git_config_value(key, value, ctx)
+        settings.append((key, value))
     if len(operands) >= 3 and operands[0] in ("set", "--add"):
-        git_config_value(operands[1], operands[2], ctx)
+        settings.append((operands[1], operands[2]))
+    written = config_target(options, folder)
+    for key, value in settings:
+        if not ctx.config_include(key, value):
+            git_config_value(key, value, ctx)
+        if written is not None and git_key_runs(key):
+            ctx.config_written(written, key, value)
 
 
 def _skip_messages(args: list[str], record: Record) -> None:

@@ -1,0 +1,220 @@
+"""Programs that take a shell command as an option's value or in their own command language.
+
+``tar --checkpoint-action=exec='cp .env /tmp/x'``, ``sqlite3 db '.system cp .env /tmp/x'``,
+``vim -c '!cp .env /tmp/x'``: the command is one quoted word of an ordinary-looking program, so
+it is read here as the script it is:
+
+* **An option's value is a command:** ``tar`` (``--checkpoint-action=exec=``,
+  ``-I``/``--use-compress-program``, ``--to-command``, ``-F``/``--info-script``,
+  ``--rsh-command``), ``zip -TT``/``--unzip-command``, ``man -P``/``--pager``,
+  ``script -c``, ``entr -s``, ``nodemon -x``/``--exec``, ``hyperfine`` (its operands and
+  ``--prepare``/``--setup``/``--cleanup``/``--conclude``), ``lldb -o``, ``gdb -ex``.
+* **The rest of the words are a command:** ``screen -dm CMD …``, ``entr CMD …``.
+* **A session command:** ``tmux new|new-window|split-window|run-shell|respawn-pane … CMD``.
+* **Scheduled:** ``at``/``batch`` (their standard input or ``-f FILE``) and ``crontab FILE``/
+  ``crontab -`` (each entry's command).
+* **A command language with a shell escape or file access:** ``sqlite3`` (``.shell``,
+  ``.system``, ``.read FILE``, ``.import FILE``, ``readfile('FILE')``, ``-cmd``, ``-init``),
+  ``mysql``/``mariadb`` (``system``, ``\\!``, ``source``, ``LOAD DATA LOCAL INFILE``), ``psql``
+  (``\\!``, ``\\o |cmd``, ``\\copy … from 'FILE'``, ``FROM PROGRAM 'cmd'``, ``-f FILE``), the
+  editors ``vim``/``nvim``/``ex``/``ed`` (``!cmd``, ``r !cmd``, ``w !cmd``, ``system('cmd')``,
+  ``r FILE``), ``emacs --eval`` (read as inline code). A language's own extension loading
+  (``.load``, ``load_extension``) is unreadable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from pytest_harness_audit.policy.shell.tools import Context as Runner
+
+#: ``program: {option: kind}``; kinds: ``script`` (the value is a shell command), ``code``
+#: (inline program text), ``file`` (a file of the program's own command language).
+_OPTIONS: dict[str, dict[str, str]] = {
+    "tar": {"-I": "script", "--use-compress-program": "script", "--to-command": "script",
+            "-F": "script", "--info-script": "script", "--new-volume-script": "script",
+            "--rsh-command": "script"},
+    "zip": {"-TT": "script", "--unzip-command": "script"},
+    "man": {"-P": "script", "--pager": "script", "-H": "script", "--html": "script"},
+    "script": {"-c": "script", "--command": "script"},
+    "entr": {"-s": "script"},
+    "nodemon": {"-x": "script", "--exec": "script"},
+    "hyperfine": {"-p": "script", "--prepare": "script", "-s": "script", "--setup": "script",
+                  "-c": "script", "--cleanup": "script", "--conclude": "script"},
+    "lldb": {"-o": "language", "--one-line": "language", "-O": "language",
+             "--one-line-before-file": "language", "-s": "file", "--source": "file"},
+    "gdb": {"-ex": "language", "--eval-command": "language", "-x": "file", "--command": "file",
+            "-iex": "language", "--init-eval-command": "language"},
+    "sqlite3": {"-cmd": "language", "-init": "file"},
+    "mysql": {"-e": "language", "--execute": "language"},
+    "mariadb": {"-e": "language", "--execute": "language"},
+    "psql": {"-c": "language", "--command": "language", "-f": "file", "--file": "file"},
+    "vim": {"-c": "language", "--cmd": "language", "-S": "file"},
+    "emacs": {"--eval": "code", "-eval": "code", "-l": "code-file", "--load": "code-file"},
+}  # fmt: skip
+for _editor in ("vi", "nvim", "ex", "view", "gvim", "vimdiff", "rvim"):
+    _OPTIONS[_editor] = _OPTIONS["vim"]
+_OPTIONS["gdb-multiarch"] = _OPTIONS["gdb"]
+#: Programs whose operands (after their options) are shell commands, or a command's argv.
+_OPERAND_SCRIPTS = frozenset({"hyperfine"})
+_OPERAND_COMMAND = frozenset({"screen", "entr"})
+_LANGUAGE_OPERANDS = frozenset({"sqlite3", "psql"})  # operands after the database are commands
+_STDIN_LANGUAGE = frozenset({"sqlite3", "mysql", "mariadb", "psql", "ed", "ex", "gdb", "lldb"})
+_TMUX_COMMANDS = frozenset(
+    {"new", "new-session", "new-window", "neww", "split-window", "splitw", "run-shell", "run",
+     "respawn-pane", "respawnp", "respawn-window", "respawnw", "display-popup", "popup"}
+)  # fmt: skip
+_TMUX_VALUED = frozenset({"-s", "-n", "-t", "-c", "-x", "-y", "-e", "-F", "-l", "-w", "-h"})
+#: Programs read here.
+COMMAND_STRING_PROGRAMS = frozenset(_OPTIONS) | _OPERAND_COMMAND | {"tmux", "at", "batch"}
+COMMAND_STRING_PROGRAMS |= {"crontab", "ed"}
+#: Shell escapes and file access in the programs' own command languages.
+_BANG = re.compile(
+    r"(?m)(?:^|[|;:])\s*(?:silent!?\s+)?(?:\d*,?\d*\s*)?(?:r(?:ead)?|w(?:rite)?)?\s*!(.+)$"
+)
+_DOT_SHELL = re.compile(
+    r"(?im)(?:^|;)\s*(?:\.(?:shell|system)|system|\\!|shell|platform\s+shell)\s+(.+?)\s*$"
+)
+_PROGRAM = re.compile(r"""(?i)(?:from\s+program|\\o\s*\||system\s*\()\s*['"]?([^'"\n]+)""")
+_FILE_READ = re.compile(
+    r"""(?im)(?:^\s*\.(?:read|import(?:\s+--\w+)*)\s+|readfile\(\s*'|load\s+data\s+local\s+"""
+    r"""infile\s+['"]|^\s*(?:source|\\\.|\\i|\\ir)\s+|\\copy\s.*?\bfrom\s+'|^\s*r\s+)([^\s'"]+)"""
+)
+_EXTENSION = re.compile(r"(?i)^\s*\.load\s|load_extension\s*\(")
+
+
+def command_strings(name: str, args: list[str], runner: Runner) -> None:
+    """Read the commands program ``name`` runs from its ``args`` (module doc)."""
+    if name == "tmux":
+        _tmux(args, runner)
+        return
+    if name in ("at", "batch"):
+        _at(args, runner)
+        return
+    if name == "crontab":
+        _crontab(args, runner)
+        return
+    options = _OPTIONS.get(name, {})
+    operands: list[str] = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        option, equals, value = word.partition("=")
+        kind = options.get(option) or options.get(word)
+        if kind is None and word[:1] == "-" and word[1:2] != "-" and len(word) > 2 and not equals:
+            kind = options.get(f"-{word[-1]}")  # bundled: `script -qc CMD`
+        if name == "tar" and option == "--checkpoint-action" and value.startswith("exec="):
+            runner.script(value[5:])
+        elif name in ("vim", "nvim", "vi", "ex", "view", "gvim", "rvim") and word[:1] == "+":
+            _language(word[1:], runner)
+        elif kind is not None:
+            if not equals:
+                value = args[index + 1] if index + 1 < len(args) else ""
+                index += 1
+            _option_value(kind, value, runner)
+        elif name in _OPERAND_COMMAND and not word.startswith("-"):
+            runner.script(" ".join(_quoted(args[index:])))
+            return
+        elif not word.startswith("-") or word == "-":
+            operands.append(word)
+        index += 1
+    if name in _OPERAND_SCRIPTS:
+        for operand in operands:
+            runner.script(operand)
+    elif name in _LANGUAGE_OPERANDS:
+        for operand in operands[1:]:
+            _language(operand, runner)
+    if name in _STDIN_LANGUAGE and runner.stdin_text is not None:
+        _language(runner.stdin_text, runner)
+
+
+def _option_value(kind: str, value: str, runner: Runner) -> None:
+    if kind == "script":
+        runner.script(value)
+    elif kind == "language":
+        _language(value, runner)
+    elif kind == "code":
+        runner.read_text(value, code=True)
+    elif kind == "code-file":
+        runner.script_file(value, code=True)
+    elif kind == "file":
+        text = runner.workspace_text(value)
+        if text is not None:
+            _language(text, runner, depth=1)
+
+
+def _language(text: str, runner: Runner, depth: int = 0) -> None:
+    """Commands of a program's own language: its shell escapes are scripts, the files it reads
+    are read (those it runs as commands, in turn, once)."""
+    if _EXTENSION.search(text):
+        runner.unknown("it loads a compiled extension")
+    for pattern in (_BANG, _DOT_SHELL, _PROGRAM):
+        for command in pattern.findall(text):
+            runner.script(command.strip().rstrip("'\";"))
+    for path in _FILE_READ.findall(text):
+        if path.startswith("!"):
+            continue
+        runner.reading.reads.append(path)
+        if depth == 0:
+            inner = runner.workspace_text(path)
+            if inner is not None:
+                _language(inner, runner, depth=1)
+
+
+def _quoted(words: Iterable[str]) -> list[str]:
+    return [word if word and not re.search(r"[\s'\"\\$`;&|<>()]", word) else _quote(word)
+            for word in words]  # fmt: skip
+
+
+def _quote(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def _tmux(args: list[str], runner: Runner) -> None:
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        index += 2 if args[index] in ("-L", "-S", "-f", "-T") else 1
+    if index >= len(args) or args[index] not in _TMUX_COMMANDS:
+        if index < len(args) and args[index] in ("send-keys", "send"):
+            typed = [w for w in args[index + 1 :] if not w.startswith("-")]
+            runner.script(" ".join(w for w in typed if w not in ("Enter", "C-m")))
+        return
+    index += 1
+    while index < len(args) and args[index].startswith("-"):
+        index += 2 if args[index] in _TMUX_VALUED else 1
+    if index < len(args):
+        runner.script(" ".join(args[index:]) if len(args) - index > 1 else args[index])
+
+
+def _at(args: list[str], runner: Runner) -> None:
+    for index, word in enumerate(args[:-1]):
+        if word == "-f":
+            runner.script_file(args[index + 1], code=False)
+            return
+    runner.stdin_script("at")
+
+
+def _crontab(args: list[str], runner: Runner) -> None:
+    operands = [word for word in args if not word.startswith("-") or word == "-"]
+    if any(word in ("-l", "-r", "-e") for word in args) and not operands:
+        return
+    if not operands or operands[0] == "-":
+        text = runner.stdin_text
+        if text is None:
+            runner.stdin_script("crontab")
+            return
+    else:
+        text = runner.workspace_text(operands[0])
+        if text is None:
+            return
+    for line in text.splitlines()[:256]:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#") or re.match(r"^[A-Za-z_]\w*\s*=", stripped):
+            continue
+        fields = stripped.split(None, 1 if stripped.startswith("@") else 5)
+        if len(fields) > (1 if stripped.startswith("@") else 5):
+            runner.script(fields[-1])
+
+
+__all__ = ["COMMAND_STRING_PROGRAMS", "command_strings"]

@@ -1,0 +1,114 @@
+"""A shell command given to an ordinary program as one quoted word (an option's value, a session
+command, a database client's shell escape, an editor's ``!cmd``, a crontab entry) is read as the
+script it is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from policy_support import safety_in
+
+COPY = "cp .env /tmp/x"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    workspace = tmp_path / "workspace"
+    (workspace / "app").mkdir(parents=True)
+    (workspace / ".env").write_text("API_KEY=sk-test-0123456789abcdef\n", encoding="utf-8")
+    (workspace / "leak.sql").write_text(f".system {COPY}\n")
+    (workspace / "leak.gdb").write_text(f"shell {COPY}\n")
+    (workspace / "job.sh").write_text(f"{COPY}\n")
+    (workspace / "cron.txt").write_text(f"SHELL=/bin/sh\n# nightly\n*/5 * * * * {COPY}\n")
+    (workspace / "reboot.txt").write_text("@reboot rm -rf app\n")
+    return workspace
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        (f"tar cf /dev/null x --checkpoint=1 --checkpoint-action=exec='{COPY}'", None),
+        ("tar -cf x.tar -I 'sh ./job.sh' x", None),
+        (f"tar -xf a.tar --to-command='{COPY}'", None),
+        (f"zip x.zip a -T -TT '{COPY}'", None),
+        (f"zip x.zip a -T --unzip-command='{COPY}'", None),
+        (f"man -P '{COPY}' ls", None),
+        (f"script -qc '{COPY}' /dev/null", None),
+        (f"script --command='{COPY}' /dev/null", None),
+        (f"tmux new -d '{COPY}'", None),
+        ("tmux new-session -d -s s 'rm -rf app'", "deny-destructive-commands"),
+        (f"tmux run-shell '{COPY}'", None),
+        (f"tmux send-keys -t s '{COPY}' Enter", None),
+        (f"screen -dm sh -c '{COPY}'", None),
+        (f"screen -dmS n {COPY}", None),
+        (f"echo '{COPY}' | at now", None),
+        ("at -f job.sh now + 1 minute", None),
+        (f"echo '* * * * * {COPY}' | crontab -", None),
+        ("crontab cron.txt", None),
+        ("crontab reboot.txt", "deny-destructive-commands"),
+        (f"sqlite3 :memory: '.system {COPY}'", None),
+        (f"sqlite3 :memory: '.shell {COPY}'", None),
+        ("sqlite3 :memory: \"select readfile('.env')\"", None),
+        ("sqlite3 :memory: '.import .env t'", None),
+        ("sqlite3 x.db '.read leak.sql'", None),
+        ("sqlite3 -cmd '.shell rm -rf app' x.db", "deny-destructive-commands"),
+        ("sqlite3 -init leak.sql x.db", None),
+        (f"sqlite3 x.db <<< '.system {COPY}'", None),
+        (f"mysql -e 'system {COPY}'", None),
+        (f"mariadb --execute='\\! {COPY}'", None),
+        ("mysql -e \"LOAD DATA LOCAL INFILE '.env' INTO TABLE t\"", None),
+        (f"psql -c '\\! {COPY}'", None),
+        (f"psql -c \"COPY t FROM PROGRAM '{COPY}'\"", None),
+        ("psql -c \"\\copy t from '.env'\"", None),
+        (f"vim -c '!{COPY}' -c q", None),
+        (f"vim -es '+r !{COPY}' -c q", None),
+        (f"nvim --headless -c \"call system('{COPY}')\" -c q", None),
+        ("vi -c 'r .env' -c 'w! /tmp/x' -c q", None),
+        (f"ed -s x <<< '!{COPY}'", None),
+        (f"hyperfine '{COPY}'", None),
+        ("hyperfine --prepare 'rm -rf app' 'ls'", "deny-destructive-commands"),
+        (f"entr -s '{COPY}' < list", None),
+        (f"nodemon --exec '{COPY}'", None),
+        ('emacs --batch --eval \'(copy-file ".env" "/tmp/x")\'', None),
+        (f"gdb -batch -ex 'shell {COPY}'", None),
+        ("gdb -batch -x leak.gdb", None),
+        (f"lldb -o 'platform shell {COPY}'", None),
+    ],
+)
+def test_a_command_in_a_quoted_word_is_read(root: Path, command: str, rule: str | None) -> None:
+    assert safety_in(command, root) == ("deny", rule or "deny-secret-files")
+
+
+def test_a_compiled_extension_is_unreadable(root: Path) -> None:
+    command = "sqlite3 x.db \"select load_extension('./x.so')\""
+    assert safety_in(command, root) == ("warn", "unreadable-command")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "tar czf out.tgz app",
+        "tar -I zstd -cf x.tar.zst app",
+        "tar -xf a.tar --to-command='wc -c'",
+        "man -P cat ls",
+        "script -q -c 'ls' /dev/null",
+        "tmux new -d -s work",
+        "tmux ls",
+        "screen -ls",
+        "sqlite3 app.db 'select count(*) from users'",
+        "sqlite3 app.db '.tables'",
+        "psql -c 'select 1 != 2'",
+        "mysql -e 'show databases'",
+        "vim -c 'set nu' README.md",
+        "vim +10 README.md",
+        "vim -es README.md",
+        "hyperfine 'sleep 0.1'",
+        "crontab -l",
+        "echo ls | at now",
+        "emacs --batch --eval '(message \"hi\")'",
+        "gdb -batch -ex run ./a.out",
+    ],
+)
+def test_benign_uses_stay_allowed(root: Path, command: str) -> None:
+    assert safety_in(command, root) == ("allow", None)
