@@ -18,7 +18,9 @@ _MAX_NAMES = 64
 
 
 #: The builtins :func:`builtin` follows.
-STATEFUL = frozenset({"set", "read", "printf", "alias"})
+STATEFUL = frozenset({"set", "read", "printf", "alias", "shopt", "setopt", "unsetopt"})
+#: Shell options under which ``*`` matches dotfiles (bash ``dotglob``, zsh ``globdots``).
+_DOT_OPTIONS = frozenset({"dotglob", "globdots", "glob_dots"})
 
 
 def builtin(argv: list[str], dynamic: list[bool], expander: Expander, stdin: str | None) -> None:
@@ -39,6 +41,10 @@ def builtin(argv: list[str], dynamic: list[bool], expander: Expander, stdin: str
             expander.variables.pop(argv[2], None)
         else:
             expander.variables[argv[2]] = text
+    elif name in ("shopt", "setopt", "unsetopt"):
+        options = {word.lower() for word in argv[1:]}
+        if options & _DOT_OPTIONS and (name != "shopt" or {"-s", "-u"} & options):
+            expander.dotglob = name == "setopt" or (name == "shopt" and "-s" in options)
     elif name == "alias":
         for word in argv[1:]:
             alias, sep, text = word.partition("=")

@@ -49,7 +49,13 @@ from pytest_harness_audit.policy.shell.embedded import (
     sed_script,
 )
 from pytest_harness_audit.policy.shell.imports import follow_loads, node_preloads
-from pytest_harness_audit.policy.shell.launchers import CODE_RUNNERS, LAUNCHERS, Launch, launched
+from pytest_harness_audit.policy.shell.launchers import (
+    CODE_RUNNERS,
+    LAUNCHERS,
+    Launch,
+    launched,
+    launcher_reads,
+)
 from pytest_harness_audit.policy.shell.launchers import WRAPPER_OPTIONS as _WRAPPER_OPTIONS
 from pytest_harness_audit.policy.shell.makefiles import make
 from pytest_harness_audit.policy.shell.projects import (
@@ -60,6 +66,7 @@ from pytest_harness_audit.policy.shell.projects import (
     program_file,
     python_module,
 )
+from pytest_harness_audit.policy.shell.shellouts import shell_outs
 from pytest_harness_audit.policy.shell.task_runners import TASK_RUNNERS, module_runner, task_runner
 from pytest_harness_audit.policy.shell.tools import (
     COPY_OPTIONS,
@@ -76,6 +83,7 @@ from pytest_harness_audit.policy.shell.tools import (
     truncate,
 )
 
+_STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 _SHELL_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _CODE_FLAGS = re.compile(r"-[A-Za-z]*[ce]")
 
@@ -212,6 +220,7 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
             _parallel(argv, ctx)
             return
         elif name in LAUNCHERS:
+            record.reads.extend(launcher_reads(name, argv[1:]))
             launch = launched(name, argv[1:])
             if launch.argv is None:
                 if not _launched_text(launch, ctx):
@@ -386,6 +395,8 @@ def _shell(name: str, args: list[str], ctx: Context) -> None:
     operands = args[index:]
     if script_flag and operands:
         ctx.script(operands[0], operands[1:])
+    elif operands and operands[0] in _STDIN_PATHS:
+        ctx.stdin_script(name)  # `bash -`, `sh /dev/stdin`: the script is the standard input
     elif operands and name != "fish":
         ctx.reading.reads.append(operands[0])  # a script file: its text is read when known
         reads(operands[1:], ctx.reading)
@@ -439,6 +450,8 @@ def _code(code: str, ctx: Context) -> None:
     """Inline program text: kept for the policy's patterns, its paths read, its network noted."""
     ctx.reading.code.append(code)
     ctx.reading.reads.extend(code_paths(code))
+    for command in shell_outs(code):
+        ctx.script(command)
     follow_loads(code, "", ctx)
     if network_code(code):
         ctx.note(NETWORK_NOTE)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from pytest_harness_audit.policy.sensitive import glob_candidates
 from pytest_harness_audit.policy.shell.filters import MAX_FILTERS, run_filter
-from pytest_harness_audit.policy.shell.nodes import Lit, Param, Part, Sub, Word
+from pytest_harness_audit.policy.shell.nodes import Lit, Param, Part, Redirect, Sub, Word
 from pytest_harness_audit.policy.shell.params import operate
 from pytest_harness_audit.policy.shell.place import Place
 
@@ -72,9 +72,11 @@ class Expander:
         #: Where the script being read has moved to (``cd``), for globs and relative paths.
         self.place = Place.for_root(root)
         #: Files this command writes with a known text (``echo 'cmd' > s.sh``), by
-        #: :func:`file_key`; and those it writes with a text that cannot be known.
+        #: :meth:`key`; and those it writes with a text that cannot be known.
         self.files: dict[str, str] = {}
         self.unknown_files: set[str] = set()
+        #: Whether ``*`` matches dotfiles (``shopt -s dotglob``, ``GLOBIGNORE=…``).
+        self.dotglob = False
         #: Workspace files program text loaded (imports), each read once (:mod:`.imports`).
         self.loaded: set[str] = set()
         self.pending_loads: list[str] = []
@@ -139,9 +141,9 @@ class Expander:
         return None if value is None else operate(value, op)
 
     def substitution_value(self, sub: Sub) -> str | None:
-        """The output of ``$(echo …)``/``$(printf '%s' …)``, or of a short pipeline of text
-        filters after one (``$(echo LmVudg== | base64 -d)``, :mod:`.filters`); ``None`` when
-        not knowable."""
+        """The output of ``$(echo …)``/``$(printf '%s' …)``, ``$(cat FILE)``/``$(<FILE)`` of a
+        file the reading knows, or of a short pipeline of text filters after one (``$(echo
+        LmVudg== | base64 -d)``, :mod:`.filters`); ``None`` when not knowable."""
         commands = sub.commands
         if sub.arithmetic or not commands or len(commands) > MAX_FILTERS:
             return None
@@ -149,13 +151,22 @@ class Expander:
             return None  # not one pipeline
         text: str | None = None
         for index, command in enumerate(commands):
+            if index == 0 and not command.words and len(command.redirects) == 1:
+                text = self._redirected_file(command.redirects[0])  # `$(<file)`
+                if text is None:
+                    return None
+                continue
             if command.redirects or not command.words:
                 return None
             fields = [field for word in command.words for field in self.expand(word)]
             if any(field.dynamic for field in fields):
                 return None
             argv = [field.text for field in fields]
-            if index == 0:
+            if index == 0 and argv[0].rsplit("/", 1)[-1] == "cat" and len(argv) > 1:
+                texts = [self.file_text(path) for path in argv[1:9] if not path.startswith("-")]
+                known = len(texts) == len(argv) - 1 and all(t is not None for t in texts)
+                text = "".join(t or "" for t in texts) if known else None  # `$(cat file)`
+            elif index == 0:
                 text = echo_output(argv)
                 text = None if text is None else text + "\n"
             else:
@@ -163,6 +174,12 @@ class Expander:
             if text is None:
                 return None
         return None if text is None else text.rstrip("\n")
+
+    def _redirected_file(self, redirect: Redirect) -> str | None:
+        if redirect.op != "<" or redirect.target is None:
+            return None
+        fields = self.expand(redirect.target)
+        return self.file_text(fields[0].text) if len(fields) == 1 else None
 
     # -- the expansion steps -------------------------------------------------------------------
     def expand(self, word: Word) -> list[Field]:
@@ -217,7 +234,15 @@ class Expander:
             return []
         self.listings += 1
         try:
-            return list(itertools.islice(glob.iglob(pattern, root_dir=root), GLOB_MATCH_LIMIT))
+            found = glob.iglob(pattern, root_dir=root)
+            if self.dotglob:  # `*` and `?` match a leading dot too
+                head, slash, last = pattern.rpartition("/")
+                dotted = (
+                    "." + last if last[:1] == "*" else "." + last[1:] if last[:1] == "?" else ""
+                )
+                if dotted:
+                    found = itertools.chain(found, glob.iglob(head + slash + dotted, root_dir=root))
+            return list(itertools.islice(found, GLOB_MATCH_LIMIT))
         except (OSError, ValueError):
             return []
 
@@ -229,7 +254,7 @@ class Expander:
         at run time is the workspace path its known ending names (``$(pwd)/tidy.sh``)."""
         if not path or "\0" in path:
             return None
-        key = file_key(path)
+        key = self.key(path)
         if key in self.files:
             return self.files[key]
         if key in self.unknown_files:
@@ -262,6 +287,12 @@ class Expander:
         except (OSError, ValueError):
             return None
 
+    def key(self, path: str) -> str:
+        """How a file written or run in this command is known: its path from where the script
+        is (``cd app; … > s.sh`` and ``sh app/s.sh`` from the start are one file)."""
+        here = self.place.here
+        return file_key(posixpath.join(here, path) if here and path[:1] != "/" else path)
+
     def workspace_files(self, folder: str, limit: int = 4096) -> list[str] | None:
         """The files under the workspace folder ``folder`` (paths from where the script is,
         sorted; hidden, dependency and build folders skipped): none without a workspace;
@@ -288,6 +319,8 @@ class Expander:
     def assign(self, name: str, word: Word) -> None:
         """Record ``NAME=word`` (its value as one field, as an assignment is not split)."""
         chars: Chars = []
+        if name == "GLOBIGNORE":
+            self.dotglob = bool(word)  # bash: a GLOBIGNORE set lets `*` match dotfiles
         if self._chars(word, chars):
             self.variables.pop(name, None)
             return

@@ -20,7 +20,7 @@ from pytest_harness_audit.policy.shell.embedded import (
     git_key_runs,
     git_template,
 )
-from pytest_harness_audit.policy.shell.expand import Expander, file_key
+from pytest_harness_audit.policy.shell.expand import Expander
 from pytest_harness_audit.policy.shell.gitenv import command_settings
 
 #: Global options of git that take the next word as their value.
@@ -143,7 +143,7 @@ def existing_text(
     base = os.path.join(expander.root or "", expander.place.here or "")
 
     def text(path: str) -> str | None:
-        key = file_key(path)
+        key = expander.key(path)
         if (
             path.startswith("/")
             or any(char in path for char in "$*?[")

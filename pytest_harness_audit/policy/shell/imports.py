@@ -24,6 +24,8 @@ import re2
 
 #: Most files one command's program text may load through others.
 MAX_LOADED = 128
+#: Most program text one command's loads may add up to (bytes).
+MAX_LOADED_TEXT = 2 << 20
 _PY_IMPORT = re2.compile(r"(?m)(?:^|;)[ \t]*import[ \t]+([\w. \t,]+)")
 _PY_FROM = re2.compile(
     r"(?m)(?:^|;)[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(?:\(([\w\s,*]*)\)|([\w \t,*]+))"
@@ -128,4 +130,4 @@ def _js_paths(path: str, folder: str) -> list[str]:
     return [joined + ending for ending in _JS_ENDINGS]
 
 
-__all__ = ["MAX_LOADED", "Loader", "follow_loads", "node_preloads"]
+__all__ = ["MAX_LOADED", "MAX_LOADED_TEXT", "Loader", "follow_loads", "node_preloads"]

@@ -169,6 +169,12 @@ _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 def read_body(body: str, variables: dict[str, str], runner: Runner, code: bool = False) -> None:
     """Read a recipe's body (``{{name}}`` put in); a ``#!`` body by its interpreter."""
     for _ in range(4):
+        growth = sum(
+            len(variables.get(m.group(1), "")) for m in _INTERPOLATION.finditer(body)
+        )  # measured before the text is built: a value repeated 60 times is not built
+        if len(body) + growth > _MAX_BODY:
+            runner.unknown(f"a recipe grows beyond {_MAX_BODY // 1024} KiB with its values put in")
+            return
         replaced = _INTERPOLATION.sub(lambda m: variables.get(m.group(1), m.group(0)), body)
         if len(replaced) > _MAX_BODY:
             runner.unknown(f"a recipe grows beyond {_MAX_BODY // 1024} KiB with its values put in")

@@ -129,6 +129,16 @@ def launched(name: str, args: list[str]) -> Launch:
         return _code_runner(name, args)
     if name in _POWERSHELLS:
         return _powershell(args)
+    for index, word in enumerate(args):  # `doppler run --command TEXT`, `mise x -c TEXT`
+        option, equals, value = word.partition("=")
+        if name in _COMMAND_TEXT and option in _COMMAND_TEXT[name] and word != "--":
+            text = value if equals else args[index + 1] if index + 1 < len(args) else ""
+            return Launch(script=text) if text else Launch()
+        if word == "--":
+            break
+    if name == "nix":  # `nix develop [INSTALLABLE] -c CMD …`
+        found = next((i for i, w in enumerate(args) if w in ("-c", "--command")), None)
+        return Launch(argv=args[found + 1 :] or None) if found is not None else Launch()
     subcommands, valued, positional = _LAUNCHERS[name]
     index = 0
     while index < len(args) and args[index].startswith("-"):  # options before the subcommand
@@ -142,22 +152,34 @@ def launched(name: str, args: list[str]) -> Launch:
             index += 1 if plain else 2
         return Launch(argv=["python", *args[index:]]) if index < len(args) else Launch()
     while index < len(args) and args[index].startswith("-") and args[index] != "--":
-        word = args[index]
-        if name == "nix" and word in ("-c", "--command"):
-            index += 1
-            break
-        index += 2 if word in valued else 1
+        index += 2 if args[index] in valued else 1
     index += positional  # `direnv exec DIR`, `aws-vault exec PROFILE`
     if index < len(args) and args[index] == "--":
         index += 1
     if name in ("mise", "rtx") and "--" in args[index:]:
         index = args.index("--", index) + 1  # `mise x node@20 -- node x.js`
     command = args[index:]
-    if name == "nix" and "-c" not in args and "--command" not in args:
-        return Launch()  # `nix develop` alone opens a shell on the standard input
     if name == "uv" and command and command[0].endswith(".py"):
         return Launch(argv=["python", *command])  # `uv run x.py` runs the file with Python
     return Launch(argv=command or None)
+
+
+def launcher_reads(name: str, args: list[str]) -> list[str]:
+    """Files a launcher reads itself: an env file it loads into the command's environment
+    (``--env-file F``; ``dotenv``/``dotenvx`` load ``.env`` unless told another file)."""
+    files: list[str] = []
+    for index, word in enumerate(args):
+        option, equals, value = word.partition("=")
+        if option in ("--env-file", "--env-file-if-exists") or (
+            name in ("dotenv", "dotenvx") and option in ("-f", "--file")
+        ):
+            if name == "deno" and not equals:
+                files.append(".env")  # deno's `--env-file` takes its value after `=` only
+            else:
+                files.append(value if equals else args[index + 1] if index + 1 < len(args) else "")
+    if name in ("dotenv", "dotenvx") and not files:
+        files.append(".env")
+    return [path for path in files if path]
 
 
 def _code_runner(name: str, args: list[str]) -> Launch:
@@ -165,10 +187,33 @@ def _code_runner(name: str, args: list[str]) -> Launch:
     if name == "deno" and args[:1] == ["eval"] and len(args) > 1:
         return Launch(code=args[-1])
     if args[:1] == ["run"]:
-        operands = [word for word in args[1:] if not word.startswith("-")]
-        if operands:
-            return Launch(code_file=operands[0])
+        valued = _DENO_VALUED if name == "deno" else _GO_VALUED
+        index = 1
+        while index < len(args) and args[index].startswith("-"):
+            if name == "go" and args[index] == "-exec" and index + 1 < len(args):
+                return Launch(script=args[index + 1])  # `go run -exec PROG`: PROG runs it
+            index += 2 if args[index] in valued else 1
+        if index < len(args):
+            return Launch(code_file=args[index])
     return Launch()
+
+
+_DENO_VALUED = frozenset(  # `--allow-read=…`, `--env-file=…` take their value after `=`
+    {"-c", "--config", "--import-map", "--lock", "-L", "--log-level", "--cert", "--location",
+     "--seed", "--ext", "--preload"}
+)  # fmt: skip
+_GO_VALUED = frozenset(
+    {"-tags", "-ldflags", "-gcflags", "-asmflags", "-o", "-mod", "-C", "-p", "-pkgdir",
+     "-toolexec", "-overlay", "-modfile", "-buildmode", "-compiler", "-installsuffix"}
+)  # fmt: skip
+#: Options whose value is a shell command the launcher runs.
+_COMMAND_TEXT = {
+    "doppler": frozenset({"--command"}),
+    "infisical": frozenset({"--command"}),
+    "mise": frozenset({"-c", "--command"}),
+    "rtx": frozenset({"-c", "--command"}),
+    "devbox": frozenset(),
+}
 
 
 def _powershell(args: list[str]) -> Launch:
@@ -181,11 +226,11 @@ def _powershell(args: list[str]) -> Launch:
         rest = args[index + 1 :]
         if not option:
             return Launch(code_file=word)
-        if option in ("-file", "-f"):
+        if option in ("-f", "-fi") or (len(option) > 2 and "-file".startswith(option)):
             return Launch(code_file=rest[0]) if rest else Launch()
-        if option in ("-command", "-c"):
+        if option == "-c" or (len(option) > 3 and "-command".startswith(option)):
             return Launch(code=" ".join(rest)) if rest else Launch()
-        if option in ("-encodedcommand", "-e", "-ec", "-enc"):
+        if option in ("-e", "-ec") or (len(option) > 2 and "-encodedcommand".startswith(option)):
             if not rest:
                 return Launch()
             try:
@@ -196,4 +241,4 @@ def _powershell(args: list[str]) -> Launch:
     return Launch()
 
 
-__all__ = ["CODE_RUNNERS", "LAUNCHERS", "WRAPPER_OPTIONS", "Launch", "launched"]
+__all__ = ["CODE_RUNNERS", "LAUNCHERS", "WRAPPER_OPTIONS", "Launch", "launched", "launcher_reads"]

@@ -38,7 +38,7 @@ from pytest_harness_audit.policy.shell.expand import (
 )
 from pytest_harness_audit.policy.shell.gitcontext import GitReadings
 from pytest_harness_audit.policy.shell.gitenv import environment, relevant
-from pytest_harness_audit.policy.shell.imports import MAX_LOADED, follow_loads
+from pytest_harness_audit.policy.shell.imports import MAX_LOADED, MAX_LOADED_TEXT, follow_loads
 from pytest_harness_audit.policy.shell.nodes import (
     MAX_CHARS,
     MAX_DEPTH,
@@ -414,6 +414,10 @@ class _Context(GitReadings):
         if len(pending) > 1:
             return  # the outer call reads it
         while pending:
+            if sum(map(len, self.reading.code)) > MAX_LOADED_TEXT:
+                self.unknown(f"its program loads more than {MAX_LOADED_TEXT >> 20} MiB of code")
+                pending.clear()
+                return
             self.script_file(pending[0], code=True)
             pending.pop(0)
 
@@ -429,8 +433,9 @@ class _Context(GitReadings):
         """The text of a workspace file a command runs (:meth:`Expander.file_text`); one too
         large to read makes the command unreadable."""
         expander = self.expander
-        key = file_key(path)
-        if key not in expander.files and key in map(file_key, self.reading.writes):
+        if expander.key(path) not in expander.files and file_key(path) in map(
+            file_key, self.reading.writes
+        ):
             self.unknown(f"it runs a file changed earlier in the command: {path}")
             return None  # `sed -i … s.sh && sh s.sh`: the text on disk is not what runs
         text = expander.file_text(path)
@@ -439,7 +444,7 @@ class _Context(GitReadings):
             expander.followed.clear()
         if text is None and path in expander.too_large:
             self.unknown(f"a file it runs is larger than {SCRIPT_FILE_LIMIT // 1024} KiB: {path}")
-        elif text is None and file_key(path) in expander.unknown_files:
+        elif text is None and expander.key(path) in expander.unknown_files:
             self.unknown(f"it runs a file written earlier in the command, text unknown: {path}")
         return text
 

@@ -17,7 +17,7 @@ import binascii
 import posixpath
 
 from pytest_harness_audit.policy.shell.effects import command_name
-from pytest_harness_audit.policy.shell.expand import Expander, echo_output, file_key
+from pytest_harness_audit.policy.shell.expand import Expander, echo_output
 from pytest_harness_audit.policy.shell.nodes import Command
 from pytest_harness_audit.policy.shell.tools import COPY_OPTIONS, split_options
 
@@ -30,7 +30,7 @@ _COPIES = frozenset({"cp", "mv", "ln", "link", "install"})
 def remember_write(expander: Expander, path: str, text: str | None, append: bool) -> None:
     """Keep what a command writes to ``path`` when it is known, for a later ``source path`` or
     ``./path`` in the same command; mark the file unknown when it is not."""
-    key = file_key(path)
+    key = expander.key(path)
     if text is None:
         expander.files.pop(key, None)
         expander.unknown_files.add(key)
@@ -66,12 +66,12 @@ def remember_copy(expander: Expander, name: str, args: list[str]) -> None:
         return
     for source, destinations in pairs[:16]:
         text = expander.file_text(source)
-        unknown = text is None and file_key(source) in expander.unknown_files
+        unknown = text is None and expander.key(source) in expander.unknown_files
         for destination in destinations:
             if text is not None or unknown:
                 remember_write(expander, destination, text, append=False)
             else:  # a file the reading cannot see (a program): as if it ran from there
-                key = file_key(destination)
+                key = expander.key(destination)
                 expander.files[key] = ""
                 expander.unknown_files.discard(key)
 
@@ -93,7 +93,7 @@ def stdin_of(command: Command, expander: Expander) -> tuple[str | None, bool]:
             if text is not None:
                 return text, False
             # like `bash FILE`: unknown only when written earlier with a text not known
-            return None, file_key(fields[0].text) in expander.unknown_files
+            return None, expander.key(fields[0].text) in expander.unknown_files
     source = command.stdin
     if source is None:
         return None, False
