@@ -18,7 +18,7 @@ import os
 import posixpath
 import re
 import shlex
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 from pytest_harness_audit.policy.shell.expand import Expander
 from pytest_harness_audit.policy.shell.node_config import manifest_of
@@ -49,19 +49,19 @@ class Runner(Protocol):
         ...
 
 
-@runtime_checkable
-class _Listing(Protocol):
-    """A reading that can list the workspace (its expander's globs)."""
-
-    @property
-    def expander(self) -> Expander:
-        """The script's expander."""
-        ...
+def _expander(runner: object) -> Expander | None:
+    """The reading's expander when it reads a workspace (``None``: nothing to list), found
+    without making one for a reading that has none."""
+    if getattr(runner, "workspace_root", None) is None:
+        return None
+    expander = getattr(runner, "expander", None)
+    return expander if isinstance(expander, Expander) else None
 
 
 def place_here(runner: object) -> str | None:
     """Where the reading has moved inside the workspace (``None``: its root, or not known)."""
-    return runner.expander.place.here if isinstance(runner, _Listing) else None
+    expander = _expander(runner)
+    return expander.place.here if expander is not None else None
 
 
 def folders_up(folder: str, runner: object) -> list[str]:
@@ -93,10 +93,8 @@ def project_folder(folder: str, runner: Runner) -> str:
 def listed_names(folder: str, runner: object) -> frozenset[str] | None:
     """The names in the workspace folder ``folder`` (from where the reading is); ``None`` when
     the reading cannot list it (one name looked up at a time, then)."""
-    if not isinstance(runner, _Listing):
-        return None
-    expander = runner.expander
-    if not expander.root or folder.startswith("/"):
+    expander = _expander(runner)
+    if expander is None or not expander.root or folder.startswith("/"):
         return None
     # and every file written earlier in the command (`echo … > node_modules/.bin/x; npx x`)
     written = {posixpath.basename(str(path)) for path in expander.files}
@@ -174,8 +172,7 @@ def workspace_folders(folder: str, runner: Runner) -> list[str] | None:
         joined = posixpath.normpath(posixpath.join(folder, pattern.rstrip("/")))
         if not re.search(r"[*?\[{]", joined):
             folders.append(joined)
-        elif isinstance(runner, _Listing):
-            expander = runner.expander
+        elif (expander := _expander(runner)) is not None:
             fields = expander.expand([Lit(joined.replace("**", "*"), False)])
             here = expander.place.here  # a listing's paths are from the workspace's root
             found = [f.text for f in fields if not re.search(r"[*?\[]", f.text)]

@@ -344,6 +344,11 @@ class _Context(GitReadings):
             made = self.made = Expander(self._root)
         return made
 
+    @property
+    def workspace_root(self) -> str | None:
+        """The workspace the command runs in, when known (no expander made to say so)."""
+        return self.made.root if self.made is not None else self._root
+
     def _input(self) -> tuple[str | None, bool]:
         """The standard input (worked out when first asked for: most commands never ask)."""
         if self._stdin is None:
@@ -432,6 +437,8 @@ class _Context(GitReadings):
     def workspace_text(self, path: str) -> str | None:
         """The text of a workspace file a command runs (:meth:`Expander.file_text`); one too
         large to read makes the command unreadable."""
+        if self.made is None and self._root is None:
+            return None  # no workspace and nothing written yet: no expander made for it
         expander = self.expander
         if expander.key(path) not in expander.files and file_key(path) in map(
             file_key, self.reading.writes
