@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pytest_harness_audit.policy.shell.tools import Context as Runner
+from pytest_harness_audit.policy.shell.context import Context as Runner
 
 #: ``program: {option: kind}``; kinds: ``script`` (the value is a shell command), ``code``
 #: (inline program text), ``file`` (a file of the program's own command language).

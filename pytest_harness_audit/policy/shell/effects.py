@@ -36,6 +36,7 @@ from pytest_harness_audit.policy.shell.command_strings import (
     COMMAND_STRING_PROGRAMS,
     command_strings,
 )
+from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.embedded import (
     AWKS,
     GETENT_NETWORK,
@@ -70,13 +71,13 @@ from pytest_harness_audit.policy.shell.shellouts import shell_outs
 from pytest_harness_audit.policy.shell.task_runners import TASK_RUNNERS, module_runner, task_runner
 from pytest_harness_audit.policy.shell.tools import (
     COPY_OPTIONS,
-    Context,
     copy,
     dd,
     find,
     git,
     in_place,
     in_place_edit,
+    option_value,
     reads,
     search,
     split_options,
@@ -173,18 +174,11 @@ def _unwrap(name: str, argv: list[str], ctx: Context) -> list[str] | None:
 
 def _xargs_file(options: list[str], ctx: Context) -> list[str] | None:
     """The words of ``xargs -a FILE``'s file, when known (``None``: no ``-a``)."""
-    for index, word in enumerate(options):
-        path = None
-        if word in ("-a", "--arg-file") and index + 1 < len(options):
-            path = options[index + 1]
-        elif word.startswith("--arg-file="):
-            path = word.partition("=")[2]
-        elif word.startswith("-a") and len(word) > 2:
-            path = word[2:]
-        if path is not None:
-            text = ctx.workspace_text(path)
-            return text.split() if text is not None else []
-    return None
+    path = option_value(options, ("-a", "--arg-file"))
+    if path is None:
+        return None
+    text = ctx.workspace_text(path)
+    return text.split() if text is not None else []
 
 
 def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
+from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.task_words import closure, first_text, operands, option
-from pytest_harness_audit.policy.shell.tools import Context as Runner
 
 _JUST_FILES = ("justfile", "Justfile", ".justfile", "JUSTFILE")
 _RECIPE = re.compile(r"^@?([A-Za-z_][\w-]*)((?:\s+[^:\s][^:]*?)?)\s*:(?!=)(.*)$")

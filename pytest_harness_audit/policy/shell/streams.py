@@ -19,7 +19,7 @@ import posixpath
 from pytest_harness_audit.policy.shell.effects import command_name
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output
 from pytest_harness_audit.policy.shell.nodes import Command
-from pytest_harness_audit.policy.shell.tools import COPY_OPTIONS, split_options
+from pytest_harness_audit.policy.shell.tools import copy_operands
 
 #: Most text kept of one file written in the command.
 FILE_TEXT_LIMIT = 64 * 1024
@@ -45,13 +45,7 @@ def remember_copy(expander: Expander, name: str, args: list[str]) -> None:
     source's name inside it) holds the source's text from now on."""
     if name not in _COPIES:
         return
-    options, operands = split_options(args, COPY_OPTIONS[name] | {"-t", "--target-directory"})
-    folder = None
-    for index, option in enumerate(options):
-        if option in ("-t", "--target-directory") and index + 1 < len(options):
-            folder = options[index + 1]
-        elif option.startswith("--target-directory="):
-            folder = option.partition("=")[2]
+    _options, operands, folder = copy_operands(name, args)
     if folder is not None:
         pairs = [(src, [posixpath.join(folder, posixpath.basename(src))]) for src in operands]
     elif len(operands) >= 2:

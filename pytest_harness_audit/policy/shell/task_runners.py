@@ -27,9 +27,9 @@ import posixpath
 import re
 from typing import Any
 
+from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.justfiles import just, read_body
 from pytest_harness_audit.policy.shell.task_words import closure, operands, option
-from pytest_harness_audit.policy.shell.tools import Context as Runner
 
 #: The task runners read here (``python -m NAME`` too, for those that are Python modules).
 TASK_RUNNERS = frozenset(

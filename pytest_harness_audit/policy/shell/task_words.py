@@ -4,24 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pytest_harness_audit.policy.shell.tools import Context as Runner
+from pytest_harness_audit.policy.shell.context import Context as Runner
+from pytest_harness_audit.policy.shell.tools import option_value as option
 
 #: Most tasks read for one command (a task and what it depends on).
 MAX_TASKS = 32
-
-
-def option(args: list[str], names: tuple[str, ...] | frozenset[str]) -> str | None:
-    """The value of the first of ``names`` in ``args`` (``-f F``, ``--file=F``, ``-fF``)."""
-    for index, word in enumerate(args):
-        option, equals, value = word.partition("=")
-        if option in names:
-            if equals:
-                return value
-            return args[index + 1] if index + 1 < len(args) else None
-        for short in names:
-            if len(short) == 2 and word.startswith(short) and len(word) > 2 and word[1] != "-":
-                return word[2:]
-    return None
 
 
 def operands(args: list[str], valued: frozenset[str] = frozenset()) -> list[str]:

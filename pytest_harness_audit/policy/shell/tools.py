@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Protocol
 
 from pytest_harness_audit.policy.sensitive import glob_candidates
+from pytest_harness_audit.policy.shell.context import Context, Record
 from pytest_harness_audit.policy.shell.embedded import (
     NETWORK_NOTE,
     git_config_value,
@@ -98,108 +98,6 @@ _GIT_REMOTE_OPTIONS = frozenset(
 )  # fmt: skip
 
 
-class Context(Protocol):
-    """Where :func:`classify` records, and what it knows of the command's surroundings."""
-
-    @property
-    def reading(self) -> Record:
-        """The reading to record into."""
-        ...
-
-    @property
-    def stdin_text(self) -> str | None:
-        """The text on the command's standard input, when known."""
-        ...
-
-    @property
-    def output_consumed(self) -> bool:
-        """Whether another command takes this one's output (a pipe, a substitution)."""
-        ...
-
-    def script(self, text: str, args: list[str] | None = None) -> None:
-        """Read ``text`` as a script run by a shell (``args``: its ``$0``, ``$1`` …)."""
-        ...
-
-    def stdin_script(self, runner: str) -> None:
-        """A shell with no script operand runs its standard input."""
-        ...
-
-    def stdin_fields(self) -> list[str] | None:
-        """The words on the standard input, when known."""
-        ...
-
-    def unknown(self, why: str) -> None:
-        """A shell runs a script whose text is not in the command."""
-        ...
-
-    def script_file(self, path: str, code: bool) -> None:
-        """A shell (``code``: an interpreter) runs the file ``path``: read its text."""
-        ...
-
-    def program_file(self, path: str) -> None:
-        """The file ``path`` is run as a program: read its text by its ``#!`` line."""
-        ...
-
-    def workspace_text(self, path: str) -> str | None:
-        """The text of a workspace file, when the reading can see it."""
-        ...
-
-    def read_text(self, text: str, code: bool) -> None:
-        """Read the text of a file a shell (``code``: an interpreter) runs."""
-        ...
-
-    def environment(self, variables: dict[str, str | None]) -> None:
-        """The command runs with ``variables`` added to its environment (:mod:`.gitenv`)."""
-        ...
-
-    def variable(self, name: str) -> str | None:
-        """The value of a variable the command sees, when known."""
-        ...
-
-    def repository(self, git_dir: str) -> None:
-        """Git works in the repository ``git_dir``: its hooks and configuration (:mod:`.gitenv`)."""
-        ...
-
-    def config_written(self, path: str, key: str, value: str) -> None:
-        """``git config`` sets ``key`` in the file ``path`` (:mod:`.gitenv`)."""
-        ...
-
-    def repository_config(self, sub: str, folder: str) -> None:
-        """``git SUB`` run in ``folder`` (``-C``): the repository's hooks and configuration
-        (:mod:`.gitenv`)."""
-        ...
-
-    def config_include(self, key: str, value: str) -> bool:
-        """A git configuration ``include.path``: read the included file (:mod:`.gitenv`)."""
-        ...
-
-    def note(self, note: str) -> None:
-        """Record a note (``network`` …)."""
-        ...
-
-    def workspace_files(self, folder: str) -> list[str] | None:
-        """The files under a workspace folder (``None``: too many to list)."""
-        ...
-
-    def load_code(self, path: str) -> None:
-        """Read a workspace file program text loads, once per command (:mod:`.imports`)."""
-        ...
-
-    def copied(self, name: str, args: list[str]) -> None:
-        """``cp``/``mv``/``ln``/``install`` ran: the destination now holds the source's text."""
-        ...
-
-
-class Record(Protocol):
-    commands: list[list[str]]
-    reads: list[str]
-    writes: list[str]
-    deletes: list[str]
-    destroys: list[str]
-    notes: list[str]
-    code: list[str]
-
-
 def split_options(args: list[str], with_value: frozenset[str]) -> tuple[list[str], list[str]]:
     """Split ``args`` into options (with their values) and operands (``--`` ends options)."""
     options: list[str] = []
@@ -252,16 +150,30 @@ def search(args: list[str], record: Record) -> None:
     reads(operands if given else operands[1:], record)
 
 
+def option_value(args: list[str], names: tuple[str, ...] | frozenset[str]) -> str | None:
+    """The value of the first of ``names`` in ``args`` (``-f F``, ``--file=F``, ``-fF``)."""
+    for index, word in enumerate(args):
+        option, equals, value = word.partition("=")
+        if option in names:
+            if equals:
+                return value
+            return args[index + 1] if index + 1 < len(args) else None
+        for short in names:
+            if len(short) == 2 and word.startswith(short) and len(word) > 2 and word[1] != "-":
+                return word[2:]
+    return None
+
+
+def copy_operands(name: str, args: list[str]) -> tuple[list[str], list[str], str | None]:
+    """``(options, operands, target folder)`` of ``cp``/``mv``/``ln``/``install``/``rsync``
+    (the folder of ``-t DIR``/``--target-directory=DIR``, else ``None``)."""
+    options, operands = split_options(args, COPY_OPTIONS[name] | {"-t", "--target-directory"})
+    return options, operands, option_value(options, ("-t", "--target-directory"))
+
+
 def truncate(args: list[str], record: Record) -> None:
     options, operands = split_options(args, frozenset({"-s", "--size", "-r", "--reference"}))
-    size = None
-    for index, option in enumerate(options):
-        if option in ("-s", "--size") and index + 1 < len(options):
-            size = options[index + 1]
-        elif option.startswith("--size="):
-            size = option.partition("=")[2]
-        elif option.startswith("-s") and len(option) > 2:
-            size = option[2:]
+    size = option_value(options, ("-s", "--size"))
     if size is not None and re.fullmatch(r"0+[KMGTPEZY]?B?|-\d.*|/\d.*", size.strip()):
         record.destroys.extend(operands or ["*"])  # no operand: names from `xargs` input
     else:
@@ -430,13 +342,7 @@ def _quote(word: str) -> str:
 
 
 def copy(name: str, args: list[str], record: Record) -> None:
-    options, operands = split_options(args, COPY_OPTIONS[name] | {"-t", "--target-directory"})
-    target_dir = None
-    for index, option in enumerate(options):
-        if option in ("-t", "--target-directory") and index + 1 < len(options):
-            target_dir = options[index + 1]
-        elif option.startswith("--target-directory="):
-            target_dir = option.partition("=")[2]
+    options, operands, target_dir = copy_operands(name, args)
     if name == "rsync" and any(o.startswith(("--del", "--remove-source")) for o in options):
         record.destroys.extend(operands[-1:] or ["."])
     if target_dir is not None:

@@ -1,0 +1,111 @@
+"""What the per-tool readings need of the reading: the record they write into and the reading
+of the command's surroundings (its standard input, workspace files, nested scripts)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class Context(Protocol):
+    """Where :func:`classify` records, and what it knows of the command's surroundings."""
+
+    @property
+    def reading(self) -> Record:
+        """The reading to record into."""
+        ...
+
+    @property
+    def stdin_text(self) -> str | None:
+        """The text on the command's standard input, when known."""
+        ...
+
+    @property
+    def output_consumed(self) -> bool:
+        """Whether another command takes this one's output (a pipe, a substitution)."""
+        ...
+
+    def script(self, text: str, args: list[str] | None = None) -> None:
+        """Read ``text`` as a script run by a shell (``args``: its ``$0``, ``$1`` …)."""
+        ...
+
+    def stdin_script(self, runner: str) -> None:
+        """A shell with no script operand runs its standard input."""
+        ...
+
+    def stdin_fields(self) -> list[str] | None:
+        """The words on the standard input, when known."""
+        ...
+
+    def unknown(self, why: str) -> None:
+        """A shell runs a script whose text is not in the command."""
+        ...
+
+    def script_file(self, path: str, code: bool) -> None:
+        """A shell (``code``: an interpreter) runs the file ``path``: read its text."""
+        ...
+
+    def program_file(self, path: str) -> None:
+        """The file ``path`` is run as a program: read its text by its ``#!`` line."""
+        ...
+
+    def workspace_text(self, path: str) -> str | None:
+        """The text of a workspace file, when the reading can see it."""
+        ...
+
+    def read_text(self, text: str, code: bool) -> None:
+        """Read the text of a file a shell (``code``: an interpreter) runs."""
+        ...
+
+    def environment(self, variables: dict[str, str | None]) -> None:
+        """The command runs with ``variables`` added to its environment (:mod:`.gitenv`)."""
+        ...
+
+    def variable(self, name: str) -> str | None:
+        """The value of a variable the command sees, when known."""
+        ...
+
+    def repository(self, git_dir: str) -> None:
+        """Git works in the repository ``git_dir``: its hooks and configuration (:mod:`.gitenv`)."""
+        ...
+
+    def config_written(self, path: str, key: str, value: str) -> None:
+        """``git config`` sets ``key`` in the file ``path`` (:mod:`.gitenv`)."""
+        ...
+
+    def repository_config(self, sub: str, folder: str) -> None:
+        """``git SUB`` run in ``folder`` (``-C``): the repository's hooks and configuration
+        (:mod:`.gitenv`)."""
+        ...
+
+    def config_include(self, key: str, value: str) -> bool:
+        """A git configuration ``include.path``: read the included file (:mod:`.gitenv`)."""
+        ...
+
+    def note(self, note: str) -> None:
+        """Record a note (``network`` …)."""
+        ...
+
+    def workspace_files(self, folder: str) -> list[str] | None:
+        """The files under a workspace folder (``None``: too many to list)."""
+        ...
+
+    def load_code(self, path: str) -> None:
+        """Read a workspace file program text loads, once per command (:mod:`.imports`)."""
+        ...
+
+    def copied(self, name: str, args: list[str]) -> None:
+        """``cp``/``mv``/``ln``/``install`` ran: the destination now holds the source's text."""
+        ...
+
+
+class Record(Protocol):
+    commands: list[list[str]]
+    reads: list[str]
+    writes: list[str]
+    deletes: list[str]
+    destroys: list[str]
+    notes: list[str]
+    code: list[str]
+
+
+__all__ = ["Context", "Record"]
