@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.policy import Evaluation, Policy
@@ -59,6 +61,20 @@ def decide(p: Policy, tool: str, **params: Any) -> tuple[str, str | None]:
 
 
 # -- a reference glob matcher, written from DESIGN §4 independently of the engine -----------
+
+
+def secret_workspace(parent: Path, files: Mapping[str, str], folders: tuple[str, ...] = ()) -> Path:
+    """A workspace folder under ``parent`` holding a ``.env`` secret, ``folders`` and
+    ``files`` (by path, with their text)."""
+    workspace = parent / "workspace"
+    workspace.mkdir(parents=True)
+    (workspace / ".env").write_text("API_KEY=sk-test-0123456789abcdef\n", encoding="utf-8")
+    for folder in folders:
+        (workspace / folder).mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(text, encoding="utf-8")
+    return workspace
 
 
 def safety_in(command: str, root: object) -> tuple[str, str | None]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from policy_support import safety_in
+from policy_support import safety_in, secret_workspace
 
 from pytest_harness_audit.policy.shell.imports import MAX_LOADED
 
@@ -17,26 +17,27 @@ LEAK_JS = "module.exports = () => require('fs').readFileSync('.env', 'utf8')\n"
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    workspace = tmp_path / "workspace"
-    for folder in ("pkg", "tools", "lib", "src/util"):
-        (workspace / folder).mkdir(parents=True)
-    (workspace / ".env").write_text("API_KEY=sk-test-0123456789abcdef\n", encoding="utf-8")
-    (workspace / "helper.py").write_text(LEAK_PY)
-    (workspace / "pkg" / "__init__.py").write_text("from . import util\n")
-    (workspace / "pkg" / "util.py").write_text(LEAK_PY)
-    (workspace / "tools" / "run.py").write_text("from .common import x\nimport sibling\n")
-    (workspace / "tools" / "common.py").write_text("x = 1\n")
-    (workspace / "tools" / "sibling.py").write_text(LEAK_PY)
-    (workspace / "h.js").write_text(LEAK_JS)
-    (workspace / "lib" / "index.ts").write_text(LEAK_JS)
-    (workspace / "src" / "util" / "read.mjs").write_text(LEAK_JS)
-    (workspace / "ok.py").write_text("import json\nimport os\nprint(json.dumps({}))\n")
-    (workspace / "okhelper.py").write_text("def go():\n    return 1\n")
-    (workspace / "ok2.py").write_text("import okhelper\nokhelper.go()\n")
-    (workspace / "cycle_a.py").write_text("import cycle_b\n")
-    (workspace / "cycle_b.py").write_text("import cycle_a\n")
-    (workspace / "leak.rb").write_text("puts File.read('.env')\n")
-    return workspace
+    return secret_workspace(
+        tmp_path,
+        {
+            "helper.py": LEAK_PY,
+            "pkg/__init__.py": "from . import util\n",
+            "pkg/util.py": LEAK_PY,
+            "tools/run.py": "from .common import x\nimport sibling\n",
+            "tools/common.py": "x = 1\n",
+            "tools/sibling.py": LEAK_PY,
+            "h.js": LEAK_JS,
+            "lib/index.ts": LEAK_JS,
+            "src/util/read.mjs": LEAK_JS,
+            "ok.py": "import json\nimport os\nprint(json.dumps({}))\n",
+            "okhelper.py": "def go():\n    return 1\n",
+            "ok2.py": "import okhelper\nokhelper.go()\n",
+            "cycle_a.py": "import cycle_b\n",
+            "cycle_b.py": "import cycle_a\n",
+            "leak.rb": "puts File.read('.env')\n",
+        },
+        ("pkg", "tools", "lib", "src/util"),
+    )
 
 
 @pytest.mark.parametrize(

@@ -7,22 +7,24 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from policy_support import safety_in
+from policy_support import safety_in, secret_workspace
 
 COPY = "cp .env /tmp/x"
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    workspace = tmp_path / "workspace"
-    (workspace / "app").mkdir(parents=True)
-    (workspace / ".env").write_text("API_KEY=sk-test-0123456789abcdef\n", encoding="utf-8")
-    (workspace / "leak.sql").write_text(f".system {COPY}\n")
-    (workspace / "leak.gdb").write_text(f"shell {COPY}\n")
-    (workspace / "job.sh").write_text(f"{COPY}\n")
-    (workspace / "cron.txt").write_text(f"SHELL=/bin/sh\n# nightly\n*/5 * * * * {COPY}\n")
-    (workspace / "reboot.txt").write_text("@reboot rm -rf app\n")
-    return workspace
+    return secret_workspace(
+        tmp_path,
+        {
+            "leak.sql": f".system {COPY}\n",
+            "leak.gdb": f"shell {COPY}\n",
+            "job.sh": f"{COPY}\n",
+            "cron.txt": f"SHELL=/bin/sh\n# nightly\n*/5 * * * * {COPY}\n",
+            "reboot.txt": "@reboot rm -rf app\n",
+        },
+        ("app",),
+    )
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import base64
 from pathlib import Path
 
 import pytest
-from policy_support import safety_in
+from policy_support import safety_in, secret_workspace
 
 from pytest_harness_audit.policy.shell.code import code_paths
 from pytest_harness_audit.policy.shell.shellouts import shell_outs
@@ -19,14 +19,16 @@ COPY = "cp .env /tmp/x"
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    workspace = tmp_path / "workspace"
-    (workspace / "app").mkdir(parents=True)
-    (workspace / ".env").write_text("API_KEY=sk-test-0123456789abcdef\n", encoding="utf-8")
-    (workspace / "tidy.sh").write_text("echo tidy\n")
-    (workspace / "leak.sh").write_text(f"{COPY}\n")
-    (workspace / "leak.py").write_text("print(open('.env').read())\n")
-    (workspace / "ok.py").write_text("print('ok')\n")
-    return workspace
+    return secret_workspace(
+        tmp_path,
+        {
+            "tidy.sh": "echo tidy\n",
+            "leak.sh": f"{COPY}\n",
+            "leak.py": "print(open('.env').read())\n",
+            "ok.py": "print('ok')\n",
+        },
+        ("app",),
+    )
 
 
 @pytest.mark.parametrize(
