@@ -49,7 +49,7 @@ from pytest_harness_audit.policy.shell.embedded import (
     remote_operand,
     sed_script,
 )
-from pytest_harness_audit.policy.shell.imports import follow_loads, node_preloads
+from pytest_harness_audit.policy.shell.imports import data_urls, follow_loads, node_preloads
 from pytest_harness_audit.policy.shell.launchers import (
     CODE_RUNNERS,
     LAUNCHERS,
@@ -84,6 +84,7 @@ from pytest_harness_audit.policy.shell.tools import (
     truncate,
 )
 
+_SSH_CLIENTS = frozenset({"ssh", "scp", "sftp", "autossh", "sshfs", "mosh"})
 _STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 _SHELL_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _CODE_FLAGS = re.compile(r"-[A-Za-z]*[ce]")
@@ -313,6 +314,8 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         and not name.startswith("mkfs")
         and not (name[:1] in "pnrdblo" and INTERPRETERS.fullmatch(name))
     ):
+        if name in _SSH_CLIENTS:  # `ssh -i KEY`: the key signs, its text is not sent or shown
+            args = [w for i, w in enumerate(args) if w != "-i" and args[i - 1 : i] != ["-i"]]
         reads(args, record)  # most commands: their operands are files they may read
     elif name in SHELLS:
         _shell(name, args, ctx)
@@ -402,6 +405,9 @@ def _shell(name: str, args: list[str], ctx: Context) -> None:
 def _interpreter(args: list[str], ctx: Context) -> None:
     record = ctx.reading
     node_preloads(args, ctx)
+    record.reads.extend(launcher_reads("node", args))  # `--env-file=.env`
+    for code in data_urls(args):
+        _code(code, ctx)  # `--import=data:text/javascript,…`
     if network_module(args):
         ctx.note(NETWORK_NOTE)
     for index, word in enumerate(args):

@@ -66,7 +66,7 @@ _RUN_KEYS = re.compile(
     r"|credential\.(?:[^=]*\.)?helper"
     r"|filter\.[^=]+\.(?:clean|smudge|process)|pager\.[^=]+|diff\.[^=]+\.(?:textconv|command)"
     r"|merge\.[^=]+\.driver|uploadpack\.packobjectshook"
-    r"|remote\.[^=]+\.(?:uploadpack|receivepack)|(?:difftool|mergetool|man|browser)\.[^=]+\.cmd"
+    r"|remote\.[^=]+\.(?:uploadpack|receivepack)|(?:difftool|mergetool|man|browser)\.[^=]+\.(?:cmd|path)"
     r"|hook\.[^=]+\.command|trailer\.[^=]+\.(?:command|cmd)"
     r"|sendemail\.(?:[^=]+\.)?(?:smtpserver|tocmd|cccmd|headercmd))"
 )

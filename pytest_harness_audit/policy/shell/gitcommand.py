@@ -189,12 +189,45 @@ def new_repository(sub: str, args: list[str], ctx: GitContext) -> None:
             git_config_value(*found, ctx)
 
 
+#: Options of git subcommands whose value is a command git runs (long names, which git
+#: accepts abbreviated), and their one-letter forms by subcommand.
+_COMMAND_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "--extcmd",
+                    "--open-files-in-pager")  # fmt: skip
+_SHORT_COMMAND_OPTIONS = {
+    "fetch": "-u", "clone": "-u", "pull": "-u", "ls-remote": "-u", "difftool": "-x",
+    "grep": "-O", "archive": "",
+}  # fmt: skip
+
+
+def git_option_commands(sub: str, args: list[str]) -> list[str]:
+    """The commands ``git SUB`` runs from its options: ``--upload-pack=CMD`` (``--upl=`` too,
+    as git takes a long option by any unambiguous start), ``--receive-pack``, ``--exec``,
+    ``difftool -x``/``--extcmd``, ``grep -O``/``--open-files-in-pager``."""
+    commands: list[str] = []
+    short = _SHORT_COMMAND_OPTIONS.get(sub, "")
+    for index, word in enumerate(args):
+        if word == "--":
+            break
+        name, equals, value = word.partition("=")
+        long = name.startswith("--") and len(name) > 4
+        matched = [o for o in _COMMAND_OPTIONS if long and o.startswith(name)]
+        if len(matched) == 1 or (short and name == short):
+            if not equals:
+                value = args[index + 1] if index + 1 < len(args) else ""
+            if value:
+                commands.append(value)
+        elif short and word.startswith(short) and len(word) > 2 and not word.startswith("--"):
+            commands.append(word[2:])  # `-OCMD`, `-uCMD`
+    return commands
+
+
 __all__ = [
     "GIT_GLOBAL_OPTIONS",
     "GitContext",
     "config_target",
     "config_with",
     "existing_text",
+    "git_option_commands",
     "global_options",
     "new_repository",
     "relative_to",

@@ -63,7 +63,8 @@ _SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\
 _ENTRY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
 #: Most lines of a configuration file read, and how deep includes are followed.
 _MAX_LINES = 2048
-_MAX_INCLUDES = 2
+_MAX_INCLUDES = 8
+_MAX_INCLUDED = 32
 
 FileText = Callable[[str], "str | None"]
 
@@ -235,7 +236,10 @@ def _include_paths(value: str) -> list[str]:
 def config_file(text: str | None, runner: Runner, file_text: FileText, depth: int) -> None:
     """Read the command-running keys of a git configuration file's ``text``."""
     for key, value in config_entries(text, file_text, depth):
-        git_config_value(key, value, runner)
+        if key:
+            git_config_value(key, value, runner)
+        else:
+            runner.unknown(value)
 
 
 def repository_config(sub: str, folder: str, runner: Runner, file_text: FileText) -> None:
@@ -270,7 +274,9 @@ def _repository_file(path: str, sub: str, prefix: str, runner: Runner, file_text
     remote = sub in _REMOTE_SUBCOMMANDS
     for key, value in config_entries(text, file_text, 0):
         name = key.lower()
-        if name == "core.hookspath":
+        if not name:
+            runner.unknown(value)
+        elif name == "core.hookspath":
             git_hooks(value if value.startswith("/") else prefix + value, runner, sub)
         elif not name.startswith("alias."):
             if remote or not _REMOTE_KEYS.match(name):
@@ -280,13 +286,22 @@ def _repository_file(path: str, sub: str, prefix: str, runner: Runner, file_text
     return True
 
 
-def config_entries(text: str | None, file_text: FileText, depth: int) -> Iterator[tuple[str, str]]:
+def config_entries(
+    text: str | None, file_text: FileText, depth: int, seen: set[str] | None = None
+) -> Iterator[tuple[str, str]]:
     """The ``(key, value)`` entries of a git configuration file's ``text`` and of the files it
-    includes (at most :data:`_MAX_INCLUDES` deep)."""
-    if text is None or depth > _MAX_INCLUDES:
+    includes (each once, at most :data:`_MAX_INCLUDES` deep and :data:`_MAX_INCLUDED` files),
+    read as git reads them (lines end at a newline only; a backslash at the end continues the
+    line; a byte-order mark is no text). What is beyond the bounds yields the entry
+    ``("", why)``: the reading says it cannot follow, rather than ignore it."""
+    if text is None:
         return
+    seen = set() if seen is None else seen
+    lines = _config_lines(text)
+    if len(lines) > _MAX_LINES:
+        yield "", f"a git configuration file is longer than {_MAX_LINES} lines"
     section = ""
-    for line in text.splitlines()[:_MAX_LINES]:
+    for line in lines[:_MAX_LINES]:
         stripped = line.strip()
         if not stripped or stripped[0] in "#;":
             continue
@@ -301,11 +316,34 @@ def config_entries(text: str | None, file_text: FileText, depth: int) -> Iterato
         if entry is None or not section:
             continue
         key, value = f"{section}.{entry.group(1)}", _unquote(entry.group(2) or "")
-        if _INCLUDE.fullmatch(key):
-            for path in _include_paths(value):
-                yield from config_entries(file_text(path), file_text, depth + 1)
-        else:
+        if not _INCLUDE.fullmatch(key):
             yield key, value
+            continue
+        if depth >= _MAX_INCLUDES or len(seen) >= _MAX_INCLUDED:
+            yield "", "git configuration files include others too deep or too many"
+            continue
+        for path in _include_paths(value):
+            if path not in seen:
+                seen.add(path)
+                yield from config_entries(file_text(path), file_text, depth + 1, seen)
+
+
+def _config_lines(text: str) -> list[str]:
+    """The lines of a configuration file as git reads them: split at ``\\n`` only (not at a
+    lone CR or a Unicode line separator), a trailing backslash joining the next line."""
+    lines: list[str] = []
+    pending = ""
+    for line in text.removeprefix("\ufeff").split("\n"):
+        line = pending + line.removesuffix("\r")
+        trailing = len(line) - len(line.rstrip("\\"))
+        if trailing % 2:
+            pending = line[:-1]
+            continue
+        pending = ""
+        lines.append(line)
+    if pending:
+        lines.append(pending)
+    return lines
 
 
 def _unquote(value: str) -> str:

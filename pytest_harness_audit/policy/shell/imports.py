@@ -16,8 +16,10 @@ that loads more is unreadable (a warning), not read in part.
 
 from __future__ import annotations
 
+import base64
 import posixpath
 import re
+import urllib.parse
 from typing import Protocol
 
 import re2
@@ -42,7 +44,9 @@ _RUBY_PHP_LOAD = re2.compile(
 )
 _JS_ENDINGS = ("", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".tsx", ".jsx", "/index.js",
                "/index.ts", "/index.mjs")  # fmt: skip
-_NODE_PRELOADS = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"})
+_NODE_PRELOADS = frozenset(
+    {"-r", "--require", "--import", "--loader", "--experimental-loader", "--test-reporter"}
+)
 
 
 class Loader(Protocol):
@@ -74,6 +78,23 @@ def node_preloads(args: list[str], loader: Loader) -> None:
                 if loader.workspace_text(candidate) is not None:
                     loader.load_code(candidate)
                     break
+
+
+def data_urls(args: list[str]) -> list[str]:
+    """Program text given as ``data:`` URLs (``node --import=data:text/javascript,CODE``)."""
+    found: list[str] = []
+    for word in args:
+        at = word.find("data:")
+        if at < 0 or "," not in word[at:]:
+            continue
+        header, _, body = word[at + 5 :].partition(",")
+        if header.endswith(";base64"):
+            try:
+                body = base64.b64decode(urllib.parse.unquote(body)).decode("utf-8", "replace")
+            except ValueError:
+                continue
+        found.append(urllib.parse.unquote(body))
+    return found
 
 
 def _candidates(code: str, folder: str) -> list[str]:
@@ -130,4 +151,4 @@ def _js_paths(path: str, folder: str) -> list[str]:
     return [joined + ending for ending in _JS_ENDINGS]
 
 
-__all__ = ["MAX_LOADED", "MAX_LOADED_TEXT", "Loader", "follow_loads", "node_preloads"]
+__all__ = ["MAX_LOADED", "MAX_LOADED_TEXT", "Loader", "data_urls", "follow_loads", "node_preloads"]

@@ -204,7 +204,11 @@ def local_packages(folder: str, manifest: dict[str, object], runner: Runner) -> 
         if not isinstance(dependencies, dict):
             continue
         for spec in dependencies.values():
-            if not isinstance(spec, str) or not spec.startswith(("file:", "link:", "portal:")):
+            if not isinstance(spec, str):
+                continue
+            if spec.startswith(("./", "../", "/", "~/")):  # a path is a `file:` dependency
+                spec = f"file:{spec}"
+            if not spec.startswith(("file:", "link:", "portal:")):
                 continue
             path = spec.partition(":")[2]
             if path.endswith((".tgz", ".tar.gz", ".tar")):

@@ -114,8 +114,47 @@ _BUN_OWN = frozenset({"build", "test", "init", "create", "upgrade", "pm", "link"
 #: Options whose value follows them as the next word.
 _VALUED = frozenset(
     {"--loglevel", "--registry", "--cache", "--userconfig", "--globalconfig", "--tag", "--otp",
-     "--script-shell", "--node-options", "--package", "--call"}
+     "--script-shell", "--node-options", "--package", "--call", "--depth", "--color", "--omit",
+     "--include", "--scope", "--access", "--auth-type", "--before", "--save-prefix", "--editor",
+     "--shell", "--browser", "--fetch-retries", "--fetch-timeout", "--maxsockets", "--proxy",
+     "--https-proxy", "--noproxy", "--ca", "--cafile", "--cert", "--key", "--lockfile-version",
+     "--install-strategy", "--sbom-format", "--pack-destination", "--tag-version-prefix",
+     "--preid", "--message", "-m", "--init-module", "--umask", "--viewer", "--location",
+     "--heading", "--usage", "--dist-tag", "--network-concurrency", "--reporter", "--filter"}
 )  # fmt: skip
+#: npm's commands, for its abbreviations (any start of one that no other command shares) and
+#: its camelCase spellings (``runScript``).
+_NPM_COMMANDS = (
+    "access", "adduser", "audit", "bugs", "cache", "ci", "completion", "config", "dedupe",
+    "deprecate", "diff", "dist-tag", "docs", "doctor", "edit", "exec", "explain", "explore",
+    "find-dupes", "fund", "help", "help-search", "init", "install", "install-ci-test",
+    "install-test", "link", "login", "logout", "ls", "org", "outdated", "owner", "pack",
+    "ping", "pkg", "prefix", "profile", "prune", "publish", "query", "rebuild", "repo",
+    "restart", "root", "run", "run-script", "sbom", "search", "shrinkwrap", "star", "stars",
+    "start", "stop", "team", "test", "token", "undeprecate", "uninstall", "unpublish",
+    "unstar", "update", "version", "view", "whoami",
+)  # fmt: skip
+
+
+def _alias(word: str) -> str:
+    return _NPM_ALIASES.get(word, word)
+
+
+def npm_command(word: str) -> str:
+    """The npm command ``word`` names: an alias, an unambiguous start (``npm tes``) or a
+    camelCase spelling (``npm runScript``) of one; else ``word``."""
+    if word in _NPM_ALIASES:
+        return _NPM_ALIASES[word]
+    if word in _NPM_COMMANDS or not word:
+        return word
+    folded = word.lower().replace("-", "")
+    for command in _NPM_COMMANDS:
+        if command.replace("-", "") == folded:
+            return _NPM_ALIASES.get(command, command)
+    starting = [command for command in _NPM_COMMANDS if command.startswith(word)]
+    return _NPM_ALIASES.get(starting[0], starting[0]) if len(starting) == 1 else word
+
+
 _RUNNERS = frozenset({"npm", "pnpm", "yarn", "bun"}) | NODE_TOOLS | _NODE_RUNS
 _EXEC_ALIASES = frozenset({("x", "npm"), ("x", "bun"), ("dlx", "pnpm"), ("dlx", "yarn")})
 _TOOL_RUNNER = {"pnpx": "pnpm", "bunx": "bun"}
@@ -202,7 +241,7 @@ def _package_options(args: list[str]) -> tuple[str, list[str], list[str], bool, 
 
 def _scripts_run(name: str, words: list[str], defined: dict[str, object]) -> list[str]:
     """The scripts of ``package.json`` a command runs, in order."""
-    command = _NPM_ALIASES.get(words[0], words[0]) if words else ""
+    command = (npm_command if name == "npm" else _alias)(words[0]) if words else ""
     if name in ("yarn", "bun") and not words:
         command = "install"
     if name == "bun" and command in _BUN_OWN:
@@ -237,7 +276,7 @@ def package_scripts(name: str, args: list[str], runner: Runner) -> None:
         return
     folder, workspaces, words, every, ignore = _package_options(args)
     settings = runner_settings(name, folder, args, runner, runner.workspace_text)
-    command = _NPM_ALIASES.get(words[0], words[0]) if words else ""
+    command = (npm_command if name == "npm" else _alias)(words[0]) if words else ""
     if command == "exec" or (command, name) in _EXEC_ALIASES:
         exec_command(args[args.index(words[0]) + 1 :], folder, runner)
         return
@@ -290,7 +329,7 @@ def _package_in(
     runner: Runner,
 ) -> None:
     """The scripts a package runner runs in the package of ``folder``."""
-    command = _NPM_ALIASES.get(words[0], words[0]) if words else ""
+    command = (npm_command if name == "npm" else _alias)(words[0]) if words else ""
     folder = project_folder(folder, runner)
     text = runner.workspace_text(posixpath.join(folder, "package.json"))
     manifest = manifest_of(text) if text is not None else {}

@@ -17,6 +17,7 @@ from pytest_harness_audit.policy.shell.embedded import (
 )
 from pytest_harness_audit.policy.shell.gitcommand import (
     config_target,
+    git_option_commands,
     global_options,
     new_repository,
     relative_to,
@@ -208,6 +209,8 @@ def git(args: list[str], ctx: Context, depth: int = 0) -> None:
         return
     if sub in ("init", "clone"):
         new_repository(sub, rest, ctx)
+    for command in git_option_commands(sub, rest):
+        ctx.script(command)  # `fetch --upload-pack=CMD`, `difftool -x CMD`, `grep -O CMD`
     if git_names_only(sub, rest) and not ctx.output_consumed:
         # `git rm --cached`, `ls-files`, `check-ignore`, `log --oneline`: no content read. Names
         # handed to another command (`git ls-files .env | xargs cat`, `cat $(git ls-files .env)`)
@@ -276,18 +279,27 @@ def _git_config(args: list[str], ctx: Context, folder: str) -> None:
 
 
 def _skip_messages(args: list[str], record: Record) -> None:
-    """Operands of ``git commit`` and kin, without the text of ``-m MESSAGE``."""
-    skip = False
-    for word in args:
-        if skip:
-            skip = False
-            continue
-        if word in ("-m", "--message", "-F", "--file", "-C", "-c", "--author", "--date"):
-            skip = True
-        elif word.startswith("-") and not word.startswith("--") and word.endswith("m"):
-            skip = True  # -am MESSAGE
+    """Operands of ``git commit`` and kin, without the text of ``-m MESSAGE``; the file of
+    ``-F FILE`` is read (git prints the message)."""
+    index = 0
+    while index < len(args):
+        word = args[index]
+        name, equals, value = word.partition("=")
+        if name in ("-F", "--file"):
+            if equals:
+                record.reads.append(value)
+            elif index + 1 < len(args):
+                index += 1
+                record.reads.append(args[index])
+        elif word.startswith("-F") and len(word) > 2:
+            record.reads.append(word[2:])
+        elif word in ("-m", "--message", "-C", "-c", "--author", "--date") or (
+            word.startswith("-") and not word.startswith("--") and word.endswith("m")
+        ):
+            index += 1  # `-m MESSAGE`, `-am MESSAGE`
         elif not word.startswith("-"):
             record.reads.append(word)
+        index += 1
 
 
 def find(args: list[str], ctx: Context) -> None:
