@@ -93,6 +93,12 @@ class Context(Protocol):
         """Read a workspace file program text loads, once per command (:mod:`.imports`)."""
         ...
 
+    @property
+    def knows_files(self) -> bool:
+        """Whether the reading can know any file's text: it has a workspace, or the command
+        wrote a file with a known text (else file-based readings have nothing to read)."""
+        ...
+
     def copied(self, name: str, args: list[str]) -> None:
         """``cp``/``mv``/``ln``/``install`` ran: the destination now holds the source's text."""
         ...

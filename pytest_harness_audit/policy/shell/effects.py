@@ -304,8 +304,9 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         package_scripts(name, args, ctx)
     elif name.startswith("python"):
         python_module(args, ctx)
-        module_runner(args, ctx)
-    elif name in TASK_RUNNERS:
+        if ctx.knows_files:
+            module_runner(args, ctx)
+    elif name in TASK_RUNNERS and ctx.knows_files:
         task_runner(name, args, ctx)
     elif name in COMMAND_STRING_PROGRAMS:
         command_strings(name, args, ctx)
@@ -452,6 +453,7 @@ def _code(code: str, ctx: Context) -> None:
     ctx.reading.reads.extend(code_paths(code))
     for command in shell_outs(code):
         ctx.script(command)
-    follow_loads(code, "", ctx)
+    if ctx.knows_files:
+        follow_loads(code, "", ctx)
     if network_code(code):
         ctx.note(NETWORK_NOTE)

@@ -265,8 +265,10 @@ def _flatten(value: object, prefix: str, out: dict[str, str], depth: int) -> Non
 
 def manifest_of(text: str | None) -> dict[str, object] | None:
     """A ``package.json`` text's object; ``None`` when it does not parse as one."""
+    if not text:
+        return None
     try:
-        found = json.loads((text or "").lstrip("\ufeff"))
+        found = json.loads(text.lstrip("\ufeff"))
     except (ValueError, RecursionError):
         return None
     return found if isinstance(found, dict) else None

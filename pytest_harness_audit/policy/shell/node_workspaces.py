@@ -68,6 +68,8 @@ def folders_up(folder: str, runner: object) -> list[str]:
     """``folder`` and each folder above it up to the workspace's root, from where the reading
     is (npm looks for ``package.json`` there, and puts the ``node_modules/.bin`` of each on a
     script's ``PATH``)."""
+    if not getattr(runner, "knows_files", True):
+        return [folder]  # no workspace: no folder above to look in
     here = place_here(runner) or "."
     start = posixpath.normpath(posixpath.join(here, folder))
     if start.startswith(("..", "/")):

@@ -349,6 +349,12 @@ class _Context(GitReadings):
         """The workspace the command runs in, when known (no expander made to say so)."""
         return self.made.root if self.made is not None else self._root
 
+    @property
+    def knows_files(self) -> bool:
+        """Whether any file's text can be known (:class:`~.context.Context`)."""
+        made = self.made
+        return self._root is not None if made is None else bool(made.root or made.files)
+
     def _input(self) -> tuple[str | None, bool]:
         """The standard input (worked out when first asked for: most commands never ask)."""
         if self._stdin is None:
