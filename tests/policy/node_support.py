@@ -1,31 +1,15 @@
-"""Workspaces and expected decisions shared by the Node package runner tests."""
+"""Workspaces shared by the Node package runner tests."""
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
-SECRET = ("deny", "deny-secret-files")
-DESTROYS = ("deny", "deny-destructive-commands")
-UNREADABLE = ("warn", "unreadable-command")
+from policy_support import write_files
 
 #: A local bin (linked from ``node_modules/.bin/evil``) that reads ``.env``.
 LEAKY_BIN = '#!/usr/bin/env node\nconsole.log(require("fs").readFileSync(".env", "utf8"))\n'
 HARMLESS_BIN = '#!/usr/bin/env node\nconsole.log("formatted")\n'
 LEAKY_CODE = 'require("fs").readFileSync(".env", "utf8")\n'
-
-
-def write_files(root: Path, files: dict[str, object]) -> None:
-    """Write ``files`` (a dict is JSON; ``-> target`` is a symlink) into ``root``."""
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, str) and content.startswith("-> "):
-            os.symlink(content[3:], path)
-        else:
-            text = content if isinstance(content, str) else json.dumps(content)
-            path.write_text(text, encoding="utf-8")
 
 
 def node_workspace(tmp_path: Path) -> Path:

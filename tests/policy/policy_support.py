@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -63,6 +65,26 @@ def decide(p: Policy, tool: str, **params: Any) -> tuple[str, str | None]:
 # -- a reference glob matcher, written from DESIGN §4 independently of the engine -----------
 
 
+#: Decisions the shell reading tests expect.
+SECRET = ("deny", "deny-secret-files")
+DESTROYS = ("deny", "deny-destructive-commands")
+UNREADABLE = ("warn", "unreadable-command")
+ALLOWED = ("allow", None)
+
+
+def write_files(root: Path, files: Mapping[str, object]) -> None:
+    """Write ``files`` into ``root`` by path: text as it is, a dict as JSON, ``-> target`` as a
+    symlink."""
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, str) and content.startswith("-> "):
+            os.symlink(content[3:], path)
+        else:
+            text = content if isinstance(content, str) else json.dumps(content)
+            path.write_text(text, encoding="utf-8")
+
+
 def secret_workspace(parent: Path, files: Mapping[str, str], folders: tuple[str, ...] = ()) -> Path:
     """A workspace folder under ``parent`` holding a ``.env`` secret, ``folders`` and
     ``files`` (by path, with their text)."""
@@ -71,9 +93,7 @@ def secret_workspace(parent: Path, files: Mapping[str, str], folders: tuple[str,
     (workspace / ".env").write_text("API_KEY=sk-test-0123456789abcdef\n", encoding="utf-8")
     for folder in folders:
         (workspace / folder).mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
-        (workspace / name).write_text(text, encoding="utf-8")
+    write_files(workspace, files)
     return workspace
 
 

@@ -8,18 +8,14 @@ from pathlib import Path
 
 import pytest
 from node_support import (
-    DESTROYS,
     LEAKY_BIN,
     LEAKY_CODE,
     MONOREPO,
-    SECRET,
     SHELL_FILES,
-    UNREADABLE,
     node_workspace,
     scripts,
-    write_files,
 )
-from policy_support import safety_in
+from policy_support import DESTROYS, SECRET, UNREADABLE, safety_in, write_files
 
 from pytest_harness_audit.policy.shell.node_config import npmrc, package_variables
 

@@ -9,17 +9,13 @@ from pathlib import Path
 
 import pytest
 from node_support import (
-    DESTROYS,
     LEAKY_BIN,
     LEAKY_CODE,
     MONOREPO,
-    SECRET,
-    UNREADABLE,
     node_workspace,
     scripts,
-    write_files,
 )
-from policy_support import safety_in
+from policy_support import DESTROYS, SECRET, UNREADABLE, safety_in, write_files
 
 
 @pytest.fixture

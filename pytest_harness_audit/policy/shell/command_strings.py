@@ -25,7 +25,7 @@ it is read here as the script it is:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+import shlex
 
 from pytest_harness_audit.policy.shell.context import Context as Runner
 
@@ -114,7 +114,7 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
                 index += 1
             _option_value(kind, value, runner)
         elif name in _OPERAND_COMMAND and not word.startswith("-"):
-            runner.script(" ".join(_quoted(args[index:])))
+            runner.script(shlex.join(args[index:]))
             return
         elif not word.startswith("-") or word == "-":
             operands.append(word)
@@ -160,15 +160,6 @@ def _language(text: str, runner: Runner, depth: int = 0) -> None:
             inner = runner.workspace_text(path)
             if inner is not None:
                 _language(inner, runner, depth=1)
-
-
-def _quoted(words: Iterable[str]) -> list[str]:
-    return [word if word and not re.search(r"[\s'\"\\$`;&|<>()]", word) else _quote(word)
-            for word in words]  # fmt: skip
-
-
-def _quote(word: str) -> str:
-    return "'" + word.replace("'", "'\\''") + "'"
 
 
 def _tmux(args: list[str], runner: Runner) -> None:

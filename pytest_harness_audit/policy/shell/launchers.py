@@ -212,7 +212,6 @@ _COMMAND_TEXT = {
     "infisical": frozenset({"--command"}),
     "mise": frozenset({"-c", "--command"}),
     "rtx": frozenset({"-c", "--command"}),
-    "devbox": frozenset(),
 }
 
 
