@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from io import BytesIO
 from operator import itemgetter, methodcaller
 
-import orjson
-
 from pytest_harness_audit.audit import line_check as _line_check
 from pytest_harness_audit.audit.anchor import GENESIS, Anchor
 from pytest_harness_audit.audit.errors import AuditError
@@ -26,6 +24,7 @@ from pytest_harness_audit.audit.line_check import (
     parse_record_line,
     sniff_id,
 )
+from pytest_harness_audit.audit.provenance_parse import json_validator, provenance_reader
 
 # Small enough that a chunk, its lines and their hashes stay in the processor's cache while the
 # passes over them run (a megabyte is read back from memory by each pass).
@@ -36,7 +35,6 @@ _MAX_ERRORS = 100
 _sha256 = hashlib.sha256
 _digest = methodcaller("digest")
 _hexdigest = methodcaller("hexdigest")
-_loads = orjson.loads
 # A line without its newline (``readlines`` finds the newlines with ``memchr``, where
 # ``bytes.split`` compares byte by byte).
 _cut = itemgetter(slice(None, -1))
@@ -219,6 +217,9 @@ def _parsed_run(scan: Scan, lines: list[bytes], start: int, total: int) -> int:
     the first line that is not plainly good, which ``_full_line`` then checks and reports. A
     plainly good line is what ``check_line`` accepts on orjson's parse with a full-length link:
     every line is parsed, its ``provenance`` read once; the hashes are taken in one pass first.
+    With simdjson and the session known, a line that ends in the writer's exact tail (session,
+    index, link: ``provenance`` is then the last key, the one orjson reads) is only validated
+    (``provenance_parse``); any other line has its ``provenance`` read.
     """
     anchor = scan.anchor
     limit = anchor.count if anchor is not None else scan.count + total
@@ -229,17 +230,25 @@ def _parsed_run(scan: Scan, lines: list[bytes], start: int, total: int) -> int:
         return start
     batch = lines[start:stop]
     session_id = scan.session_id
-    loads = _loads
+    read_provenance = provenance_reader()
+    # with the session known, the writer's tail pins ``provenance`` as the line's last key
+    is_json = json_validator() if session_id is not None else None
+    tail = scan.tail
     nesting_bytes, nesting_brackets = _line_check.NESTING_BYTES, _line_check.NESTING_BRACKETS
     head = scan.head
     first = index = scan.expected_index
     for line, digest in zip(batch, map(_hexdigest, map(_sha256, batch)), strict=True):
         if len(line) > nesting_bytes and line.count(b"[") + line.count(b"{") >= nesting_brackets:
             break  # nesting orjson accepts and the standard library may not: ``check_line``
-        try:
-            provenance = loads(line)["provenance"]
-        except (KeyError, TypeError, ValueError):  # not an object with provenance, not JSON
-            break
+        if (
+            is_json is not None
+            and line.endswith(tail % (index, head.encode("ascii")))
+            and is_json(line)
+        ):
+            head = digest
+            index += 1
+            continue
+        provenance = read_provenance(line)
         if (
             type(provenance) is not dict
             or provenance.get("prevRecordHash") != head

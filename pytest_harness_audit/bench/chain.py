@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pytest_harness_audit.audit import AuditChain, RecordDraft, verify_chain
+from pytest_harness_audit.audit.provenance_parse import parser_name
 
 APPEND_TARGET = 188_000
 VERIFY_TARGET = 582_000
@@ -409,7 +410,7 @@ def run(
             f"target >= {VERIFY_TARGET:,}: {_verdict(verify_wall >= VERIFY_TARGET)}",
         ),
         (
-            "verify, every line parsed (--full)",
+            f"verify --full ({parser_name()} parse)",
             pair(full.rates(records)),
             f"target >= {FULL_TARGET:,}: {_verdict(full.rates(records)[0] >= FULL_TARGET)}",
         ),

@@ -309,10 +309,24 @@ def test_anchored_writer_lines_take_the_fast_path_with_their_session(
     assert verify_chain(storage, "s1").valid
     assert parsed == []  # every line accepted by its tail: session, index and link
     loaded = []
-    real_loads = scan._loads
-    monkeypatch.setattr(scan, "_loads", lambda line: loaded.append(line) or real_loads(line))
+    real_reader = scan.provenance_reader
+
+    def recording_reader():
+        read = real_reader()
+        return lambda line: loaded.append(line) or read(line)
+
+    monkeypatch.setattr(scan, "provenance_reader", recording_reader)
+    real_validator = scan.json_validator
+
+    def recording_validator():
+        is_json = real_validator()
+        if is_json is None:
+            return None
+        return lambda line: loaded.append(line) is None and is_json(line)
+
+    monkeypatch.setattr(scan, "json_validator", recording_validator)
     assert verify_chain(storage, "s1", full=True).valid
-    # every line parsed: in full (``check_line``) or on the parsed run's own orjson parse
+    # every line parsed: in full (``check_line``) or on the parsed run's own parse
     lines = (storage / "audit" / "s1.jsonl").read_bytes().split(b"\n")[:-1]
     assert sorted([args[0] for args in parsed] + loaded) == sorted(lines)
 
