@@ -89,14 +89,18 @@ def judge_record(record: CallRecord) -> VerdictReason | None:
             )
         return None
     if record.kind == "agent":
+        # what the agent process did outside any gated call (its output, the workspace's
+        # effects) was judged on its record: that judgement counts like a call's
+        judged = _judged_part(record)
         if record.raw.get("timedOut"):
-            return VerdictReason(
+            timeout = VerdictReason(
                 Verdict.WARN,
                 "agent-timeout",
                 f"agent timed out: {record.error_message}",
                 record.record_id,
             )
-        return None
+            return judged if judged is not None and judged.verdict > timeout.verdict else timeout
+        return judged
     decided = _decision_part(record)
     judged = _judged_part(record)
     if judged is None or (decided is not None and decided.verdict >= judged.verdict):
