@@ -136,8 +136,10 @@ def default_storage(
 ) -> Path:
     """``$HARNESS_AUDIT_DIR``, else ``$XDG_STATE_HOME/harness-audit/<project-id>``.
 
-    ``$XDG_STATE_HOME`` defaults to ``~/.local/state``; the project is the current directory
-    unless given. Never a directory inside the project.
+    ``$XDG_STATE_HOME`` defaults to ``~/.local/state``; the project is, unless given,
+    ``$CLAUDE_PROJECT_DIR`` (the agent host sets it for its hook commands, which run in the
+    host's current directory: a ``cd src`` must not start a second store for the same session),
+    else the current directory. Never a directory inside the project.
     """
     env = os.environ if environ is None else environ
     chosen = env.get("HARNESS_AUDIT_DIR")
@@ -147,7 +149,10 @@ def default_storage(
     if not os.path.isabs(state):  # the XDG spec: a relative value is ignored
         home = env.get("HOME") or os.path.expanduser("~")
         state = os.path.join(home, ".local", "state")
-    return Path(state) / "harness-audit" / project_id(project or os.getcwd())
+    if project is None:
+        host_project = env.get("CLAUDE_PROJECT_DIR") or ""
+        project = host_project if os.path.isabs(host_project) else os.getcwd()
+    return Path(state) / "harness-audit" / project_id(project)
 
 
 def list_sessions(storage_dir: str | os.PathLike[str]) -> list[str]:

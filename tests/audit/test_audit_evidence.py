@@ -344,3 +344,17 @@ def test_refused_repair_of_an_unanchored_chain_leaves_no_lock_file(storage, make
         repair_chain(storage, "s1")
     assert not paths.lock.exists()
     assert verify_chain(storage, "s1").valid
+
+
+def test_default_storage_follows_the_host_project_not_the_hook_cwd(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    env = {"HOME": str(tmp_path / "home"), "CLAUDE_PROJECT_DIR": str(project)}
+    monkeypatch.chdir(project)
+    at_root = default_storage(environ=env)
+    monkeypatch.chdir(project / "src")  # the host ran `cd src`: its hooks now start there
+    assert default_storage(environ=env) == at_root
+    assert at_root.name == project_id(str(project))
+    # a relative value is no project root: the current directory decides
+    relative = {**env, "CLAUDE_PROJECT_DIR": "project"}
+    assert default_storage(environ=relative).name == project_id(str(project / "src"))
