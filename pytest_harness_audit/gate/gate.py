@@ -24,6 +24,7 @@ from pytest_harness_audit.gate.approvals import ASK, Approvals, escalation_for, 
 from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision
 from pytest_harness_audit.gate.follower import ChainFollower
 from pytest_harness_audit.gate.inspection import OutgoingLeak, leak_decision, store_refusal
+from pytest_harness_audit.gate.install_guard import InstallGuard
 from pytest_harness_audit.gate.seam import (
     CallInspector,
     GatedCall,
@@ -92,6 +93,8 @@ class Gate:
         self.inspectors: list[CallInspector] = []
         #: The built-in rule: no call touches the audit store.
         self.store_guard = StoreGuard(chain.storage_dir, self.root)
+        #: The built-in rule: no call changes the auditor's own installation.
+        self.install_guard = InstallGuard(self.root, policy_source=policy.source)
         #: The approver of calls a rule decided ``ask`` (DESIGN §2, approvals).
         self.approvals = Approvals()
         self._sync()
@@ -271,10 +274,14 @@ class Gate:
             tool, params, rate_counter=rate_counter, root=self.root, category=category
         )
         alerts = alerts_for(tool, evaluation.category, evaluation.targets)
+        what = "the audit store"
         touched = self.store_guard.offending(evaluation.targets, params)
+        if touched is None:
+            what = "the auditor's installation or policy"
+            touched = self.install_guard.offending(evaluation.category, evaluation.targets)
         if touched is not None:
             if not evaluation.blocked:
-                return store_refusal(tool, params, evaluation, alerts, touched, self.root)
+                return store_refusal(tool, params, evaluation, alerts, touched, self.root, what)
             alerts = (*alerts, TAMPER_ALERT)  # refused by the policy already: keep its reason
         constraints = evaluation.constraints
         quarantine = self.ladder.check(tool, evaluation.category)

@@ -278,9 +278,11 @@ def store_refusal(
     alerts: tuple[str, ...],
     touched: str,
     root: str | None,
+    what: str = "the audit store",
 ) -> GateDecision:
-    """The refusal of a call that touches the audit store (no policy overrides it)."""
-    reason = f"the audit store is out of the agent's reach ({touched})"
+    """The refusal of a call that touches the audit store, or ``what`` else the built-in rule
+    keeps out of the agent's reach (no policy overrides it)."""
+    reason = f"{what} is out of the agent's reach ({touched})"
     refused = Evaluation(
         "deny",
         True,

@@ -51,7 +51,7 @@ class StoreGuard:
         self._spellings = {absolute.rstrip("/"), self.store.rstrip("/")}
         if root is not None:
             real_root = os.path.realpath(root)
-            if _inside(self.store, real_root) and self.store != real_root:
+            if inside(self.store, real_root) and self.store != real_root:
                 self._spellings.add(os.path.relpath(self.store, real_root))
         #: The work tree holding both the store and the workspace, where git's bulk handling
         #: of ignored files (``stash --all``, ``add --force .``) carries the store away.
@@ -66,14 +66,14 @@ class StoreGuard:
         checked: set[str] = set()
         commands = CallCommands(params)  # the commands read so far, with word boundaries
         for target in targets:
-            kind, path = _split(target)
+            kind, path = split_target(target)
             if kind in _SKIPPED or not path or len(path) > _MAX_PATH or "\0" in path:
                 continue
             checked.add(path)
             resolved = self._resolve(path)
-            if _inside(resolved, self.store):
+            if inside(resolved, self.store):
                 return target
-            if kind in _CHANGING and _inside(self.store, resolved):
+            if kind in _CHANGING and inside(self.store, resolved):
                 return target  # deleting or overwriting a directory that holds the store
             if _WILD.search(path) and self._glob_reaches(path, kind in _CHANGING):
                 return target  # a glob the reading could not list (`../a*/audit/*.jsonl`)
@@ -94,7 +94,7 @@ class StoreGuard:
                     paths -= 1
                     if paths < 0:
                         return f"parameters naming more than {_MAX_PATH_VALUES} paths"
-                    if _inside(self._resolve(text), self.store):
+                    if inside(self._resolve(text), self.store):
                         return _shorten(text)
         except _TooLarge as exc:
             return str(exc)  # fail closed: what cannot be checked is not let through
@@ -136,9 +136,9 @@ class StoreGuard:
             if filled == word.strip("\"'") or "$" in filled:
                 continue
             resolved = self._resolve(filled)
-            if _inside(resolved, self.store):
+            if inside(resolved, self.store):
                 return True
-            if kind in _CHANGING and _inside(self.store, resolved):
+            if kind in _CHANGING and inside(self.store, resolved):
                 return True
         return False
 
@@ -151,7 +151,7 @@ class StoreGuard:
 
     def _holds_store(self, path: str) -> bool:
         resolved = self._resolve(path)
-        return _inside(resolved, self.store) or _inside(self.store, resolved)
+        return inside(resolved, self.store) or inside(self.store, resolved)
 
     def _glob_reaches(self, pattern: str, changing: bool) -> bool:
         """Whether a glob could name a path inside the store (or, for a change, a directory
@@ -194,7 +194,8 @@ def _env_value(match: re.Match[str]) -> str:
     return value if value else match.group(0)
 
 
-def _split(target: str) -> tuple[str, str]:
+def split_target(target: str) -> tuple[str, str]:
+    """``(kind, path)`` of an effect target (``write:a.txt``); ``("", target)`` for others."""
     head, sep, rest = target.partition(":")
     if sep and head.isalpha() and head.islower() and len(head) <= 12:
         return head, rest
@@ -236,7 +237,8 @@ def _part_matches(name: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(name, pattern)
 
 
-def _inside(path: str, directory: str) -> bool:
+def inside(path: str, directory: str) -> bool:
+    """Whether ``path`` is ``directory`` or lies below it (both absolute and normal)."""
     return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 

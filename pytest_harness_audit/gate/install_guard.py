@@ -1,0 +1,97 @@
+"""The auditor's own installation and policy file are out of the agent's reach, like its store.
+
+An agent that rewrites the program judging it owns every later verdict: a replaced
+``harness-audit`` entry point (the host's hook command) can answer ``{}`` to every call, a patched
+module of this package can allow anything, an edited policy file (the hook door reads
+``--policy FILE`` for each call) can allow what it denied. So a call that writes, deletes or moves
+the package's files, the entry points that run it, the interpreter they run on or the session's
+policy file, or that uninstalls or reinstalls the package, is refused like a call that touches
+the store (``tamper_attempt``, verdict FAIL), whatever the policy says. Reading them stays
+allowed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from collections.abc import Iterable
+
+import pytest_harness_audit
+from pytest_harness_audit.gate.store_guard import inside, split_target
+
+#: Target kinds that change what they name (``<kind>:<path>``), as the shell reading gives them.
+_CHANGING = frozenset({"destroy", "delete", "write"})
+#: Categories whose plain path targets are changed by the call.
+_WRITING_CATEGORIES = frozenset({"file_write"})
+#: Entry points of this package (``[project.scripts]``).
+ENTRY_POINTS = ("harness-audit",)
+_PACKAGE_MANAGER = re.compile(
+    r"\b(?:pip3?|pipx|uv|poetry|pdm|conda|mamba)\b[^\n;&|]*?"
+    r"\b(?:uninstall|remove|install|add|sync)\b[^\n;&|]*?pytest[-_.]?harness[-_.]?audit",
+    re.IGNORECASE,
+)
+
+
+def installation_paths() -> tuple[str, ...]:
+    """The real paths of what runs the auditor here: the package folder, its entry points (as
+    ``PATH`` finds them and as this process was started) and the interpreter."""
+    found: list[str] = [os.path.dirname(os.path.abspath(pytest_harness_audit.__file__))]
+    for name in ENTRY_POINTS:
+        located = shutil.which(name)
+        if located:
+            found.append(os.path.abspath(located))
+    started = sys.argv[0] if sys.argv else ""
+    if os.path.basename(started).startswith(ENTRY_POINTS) and os.path.isfile(started):
+        found.append(os.path.abspath(started))
+    if sys.executable:
+        found.append(os.path.abspath(sys.executable))
+    real = [os.path.realpath(path) for path in found]
+    return tuple(dict.fromkeys(found + real))
+
+
+class InstallGuard:
+    """Tells whether a call changes the auditor's installation (see the module docstring)."""
+
+    def __init__(
+        self, root: str | None, paths: Iterable[str] | None = None, policy_source: str | None = None
+    ) -> None:
+        self.root = root
+        found = list(installation_paths() if paths is None else paths)
+        if policy_source and os.path.isfile(policy_source):
+            # the policy file the session was started with (`--policy FILE`): a door that reads
+            # it again for each call (the hook) must not find it rewritten
+            found.append(os.path.abspath(policy_source))
+            found.append(os.path.realpath(policy_source))
+        self.paths = tuple(dict.fromkeys(found))
+
+    def offending(self, category: str, targets: Iterable[str]) -> str | None:
+        """The first target that changes the installation, else ``None``."""
+        for target in targets:
+            kind, path = split_target(target)
+            if not kind and _PACKAGE_MANAGER.search(target):
+                return target  # `pip uninstall pytest-harness-audit`
+            if kind not in _CHANGING and not (not kind and category in _WRITING_CATEGORIES):
+                continue
+            if not path or "\0" in path or len(path) > 4096:
+                continue
+            resolved = self._resolve(path)
+            for protected in self.paths:
+                if inside(resolved, protected):
+                    return target
+                if kind in ("destroy", "delete") and inside(protected, resolved):
+                    return target  # deleting a folder that holds the installation
+        return None
+
+    def _resolve(self, path: str) -> str:
+        expanded = os.path.expanduser(path)
+        if not os.path.isabs(expanded):
+            expanded = os.path.join(self.root or os.getcwd(), expanded)
+        absolute = os.path.abspath(expanded)
+        try:
+            real = os.path.realpath(expanded)
+        except (OSError, ValueError):
+            return absolute
+        # a write replaces the link itself when it names it: either spelling counts
+        return real if any(inside(real, p) for p in self.paths) else absolute
