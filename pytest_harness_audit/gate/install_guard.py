@@ -5,7 +5,8 @@ An agent that rewrites the program judging it owns every later verdict: a replac
 module of this package can allow anything, an edited policy file (the hook door reads
 ``--policy FILE`` for each call) can allow what it denied. So a call that writes, deletes or moves
 the package's files, the entry points that run it, the interpreter they run on or the session's
-policy file, or that uninstalls or reinstalls the package, is refused like a call that touches
+policy file, that makes a file named like an entry point anywhere (``~/.local/bin/harness-audit``
+would shadow the real one on ``PATH``), or that uninstalls or reinstalls the package, is refused like a call that touches
 the store (``tamper_attempt``, verdict FAIL), whatever the policy says. Reading them stays
 allowed.
 """
@@ -27,6 +28,8 @@ _CHANGING = frozenset({"destroy", "delete", "write"})
 _WRITING_CATEGORIES = frozenset({"file_write"})
 #: Entry points of this package (``[project.scripts]``).
 ENTRY_POINTS = ("harness-audit",)
+#: The package as installed in any environment (``…/site-packages/pytest_harness_audit/…``).
+_INSTALLED_COPY = re.compile(r"(?:^|/)(?:site|dist)-packages/pytest_harness_audit(?:[-/]|$)")
 _PACKAGE_MANAGER = re.compile(
     r"\b(?:pip3?|pipx|uv|poetry|pdm|conda|mamba)\b[^\n;&|]*?"
     r"\b(?:uninstall|remove|install|add|sync)\b[^\n;&|]*?pytest[-_.]?harness[-_.]?audit",
@@ -76,6 +79,10 @@ class InstallGuard:
                 continue
             if not path or "\0" in path or len(path) > 4096:
                 continue
+            if os.path.basename(path.rstrip("/")) in ENTRY_POINTS:
+                return target  # a new `harness-audit` earlier on PATH shadows the real one
+            if _INSTALLED_COPY.search(path):
+                return target  # another environment's copy of the package (the host's hooks may run it)
             resolved = self._resolve(path)
             for protected in self.paths:
                 if inside(resolved, protected):

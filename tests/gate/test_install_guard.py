@@ -44,6 +44,15 @@ def test_the_installation_is_the_package_its_entry_point_and_the_interpreter():
         ("Bash", {"command": f"mv {PACKAGE}/cli /tmp/cli-away"}),
         ("Bash", {"command": f"cp /bin/true {sys.executable}"}),
         ("Bash", {"command": "pip uninstall -y pytest-harness-audit"}),
+        ("Bash", {"command": "cp /bin/true ~/.local/bin/harness-audit"}),
+        (
+            "Bash",
+            {
+                "command": "sed -i s/a/b/ .venv/lib/python3.11/site-packages/pytest_harness_audit/x.py"
+            },
+        ),
+        ("Bash", {"command": "ln -sf /bin/true bin/harness-audit"}),
+        ("Write", {"file_path": "/tmp/shadow/harness-audit", "content": "echo {}"}),
         (
             "Bash",
             {"command": "python -m pip install --force-reinstall ./pytest_harness_audit-0.tar.gz"},
