@@ -3,12 +3,17 @@
 An agent that rewrites the program judging it owns every later verdict: a replaced
 ``harness-audit`` entry point (the host's hook command) can answer ``{}`` to every call, a patched
 module of this package can allow anything, an edited policy file (the hook door reads
-``--policy FILE`` for each call) can allow what it denied. So a call that writes, deletes or moves
-the package's files, the entry points that run it, the interpreter they run on or the session's
-policy file, that makes a file named like an entry point anywhere (``~/.local/bin/harness-audit``
-would shadow the real one on ``PATH``), or that uninstalls or reinstalls the package, is refused like a call that touches
-the store (``tamper_attempt``, verdict FAIL), whatever the policy says. Reading them stays
-allowed.
+``--policy FILE`` for each call) can allow what it denied. So a call is refused like a call that
+touches the store (``tamper_attempt``, verdict FAIL), whatever the policy says, when it writes,
+deletes or moves:
+
+* the package's files (here, or in any environment's ``site-packages``);
+* the entry points that run it, or any file named like one (``~/.local/bin/harness-audit``
+  would shadow the real one on ``PATH``);
+* the interpreter they run on;
+* the session's policy file;
+
+or when it uninstalls or reinstalls the package. Reading them stays allowed.
 """
 
 from __future__ import annotations
@@ -82,7 +87,7 @@ class InstallGuard:
             if os.path.basename(path.rstrip("/")) in ENTRY_POINTS:
                 return target  # a new `harness-audit` earlier on PATH shadows the real one
             if _INSTALLED_COPY.search(path):
-                return target  # another environment's copy of the package (the host's hooks may run it)
+                return target  # another environment's copy (the host's hooks may run it)
             resolved = self._resolve(path)
             for protected in self.paths:
                 if inside(resolved, protected):

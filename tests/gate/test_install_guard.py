@@ -1,4 +1,4 @@
-"""The auditor's own installation or policy is out of the agent's reach: its package, entry points and
+"""The auditor's own installation is out of the agent's reach: its package, entry points and
 interpreter cannot be rewritten, removed or uninstalled through any door."""
 
 from __future__ import annotations
@@ -47,9 +47,7 @@ def test_the_installation_is_the_package_its_entry_point_and_the_interpreter():
         ("Bash", {"command": "cp /bin/true ~/.local/bin/harness-audit"}),
         (
             "Bash",
-            {
-                "command": "sed -i s/a/b/ .venv/lib/python3.11/site-packages/pytest_harness_audit/x.py"
-            },
+            {"command": "sed -i s/a/b/ venv/lib/site-packages/pytest_harness_audit/x.py"},
         ),
         ("Bash", {"command": "ln -sf /bin/true bin/harness-audit"}),
         ("Write", {"file_path": "/tmp/shadow/harness-audit", "content": "echo {}"}),
