@@ -19,10 +19,10 @@ from pytest_harness_audit.doors.hook import (
     handle_permission_denied,
     handle_post,
     handle_pre,
-    record_post_fault,
 )
 from pytest_harness_audit.doors.hook_continuity import after_event, before_event
 from pytest_harness_audit.doors.hook_effects import DEFAULT_ENTRY_LIMIT
+from pytest_harness_audit.doors.hook_faults import record_post_fault
 from pytest_harness_audit.doors.hook_prompt import handle_permission_request
 from pytest_harness_audit.doors.hook_session import (
     handle_session_end,

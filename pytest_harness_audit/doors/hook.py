@@ -412,29 +412,6 @@ def handle_permission_denied(text: str, *, storage: Path, policy: Policy) -> dic
         gate.chain.close()
 
 
-def record_post_fault(text: str, *, storage: Path, policy: Policy, problem: str) -> bool:
-    """A post payload that could not be recorded as a call: a ``note`` record of the problem
-    (status ``error``) in its session, when the payload names one. True when recorded."""
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        return False
-    session_id = data.get("session_id") if isinstance(data, dict) else None
-    if not isinstance(session_id, str) or not session_id:
-        return False
-    event = data.get("hook_event_name")
-    known = (POST, POST_FAILURE, PERMISSION_DENIED)
-    tool = event if isinstance(event, str) and event in known else POST
-    gate = open_session_gate(storage_dir=storage, session_id=session_id, policy=policy, door="hook")
-    try:
-        params = {"problem": problem}
-        decision = gate.unjudged(tool, "hook", params, target=None, kind="note")
-        gate.run(tool, params, lambda _decision: Outcome("error", None, problem), decision=decision)
-    finally:
-        gate.chain.close()
-    return True
-
-
 def _pre_answer(decision: str, reason: str, answers: PreAnswers) -> dict[str, Any]:
     """The ``PreToolUse`` answer for a call the gate let through.
 

@@ -72,6 +72,11 @@ class VerdictReason:
         return f"{self.verdict.value}: {self.text}{where}"
 
 
+#: The hook door's post events: a ``note`` of one of them in error is a fault note (a call ran and
+#: its response could not be recorded as the call).
+_HOST_POST_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure", "PermissionDenied"})
+
+
 def judge_record(record: CallRecord) -> VerdictReason | None:
     """The built-in verdict rules for one chain record (``None`` when it is a PASS)."""
     if record.kind == "escalation":
@@ -101,6 +106,15 @@ def judge_record(record: CallRecord) -> VerdictReason | None:
             )
             return judged if judged is not None and judged.verdict > timeout.verdict else timeout
         return judged
+    if record.kind == "note" and record.status == "error" and record.tool in _HOST_POST_EVENTS:
+        # the host ran a call whose outcome could not be recorded (its response not inspected)
+        secret = "secret_exposure" in record.alerts
+        return VerdictReason(
+            Verdict.FAIL if secret else Verdict.WARN,
+            "unrecorded-outcome",
+            f"a call's outcome could not be recorded: {record.error_message}",
+            record.record_id,
+        )
     decided = _decision_part(record)
     judged = _judged_part(record)
     if judged is None or (decided is not None and decided.verdict >= judged.verdict):
