@@ -28,6 +28,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_harness_audit.doors.hook_host_settings import (
+    changed_host_settings,
+    host_settings_state,
+)
 from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.seam import CallFindings, Outcome
 from pytest_harness_audit.inspect import (
@@ -45,6 +49,8 @@ DEFAULT_ENTRY_LIMIT = 50_000
 EFFECTS_UNAVAILABLE = "effects_unavailable"
 #: The pending file's key for what pre saw of the workspace.
 PENDING_KEY = "workspace"
+#: The key, in what pre saw, of the host's settings (:mod:`.hook_host_settings`).
+HOST_SETTINGS_KEY = "hostSettings"
 
 
 @dataclass(frozen=True)
@@ -135,6 +141,8 @@ class HookInspector(Inspector):
         self.kept: WorkspaceSnapshot | Unseen | None = None
         self.post = False
         self._next: WorkspaceSnapshot | None = None
+        #: At post: what pre saw of the host's settings (:mod:`.hook_host_settings`).
+        self.host_settings: Any = None
 
     def snapshot(self) -> WorkspaceSnapshot:
         """A bounded snapshot of the workspace now (git's tracked paths only at pre: a diff
@@ -162,10 +170,16 @@ class HookInspector(Inspector):
         """What pre keeps in the pending file for ``token`` (``None``: nothing to keep)."""
         if not isinstance(token, WorkspaceSnapshot):
             return None
+        host = host_settings_state()
         if not token.complete:
             seen = protected_state(self.root, protected_candidates(self.root, self.protection))
-            return {"overLimit": self.limit, "root": self.root, "protectedFiles": seen}
-        return {"snapshot": token.to_json(), "limit": self.limit}
+            return {
+                "overLimit": self.limit,
+                "root": self.root,
+                "protectedFiles": seen,
+                HOST_SETTINGS_KEY: host,
+            }
+        return {"snapshot": token.to_json(), "limit": self.limit, HOST_SETTINGS_KEY: host}
 
     def load(self, state: Mapping[str, Any] | None, problem: str = "no pending file") -> None:
         """Take up, at post, what pre kept: ``state`` is the pending file, ``None`` when there
@@ -175,6 +189,8 @@ class HookInspector(Inspector):
             self.kept = Unseen(f"{problem}: the call's effects are unknown")
             return
         kept = state.get(PENDING_KEY)
+        if isinstance(kept, Mapping):
+            self.host_settings = kept.get(HOST_SETTINGS_KEY)
         if kept is None:
             self.kept = None  # pre took no snapshot; ``before`` says so if one was due
             return
@@ -254,7 +270,10 @@ class HookInspection(SessionInspection):
             outcome,
         )
         if isinstance(token, Unseen):
-            return seen.merged(self._unseen(token, tool, category))
+            seen = seen.merged(self._unseen(token, tool, category))
+        changed = changed_host_settings(self.inspector.host_settings) if self.inspector.post else []
+        if changed:
+            seen = seen.merged(self._protected_changed({"hostSettings": changed}, tool, category))
         return seen
 
     def _unseen(self, token: Unseen, tool: str, category: str) -> CallFindings:
@@ -271,14 +290,18 @@ class HookInspection(SessionInspection):
         changed = self.inspector.protected_changes(token)
         if not changed:
             return unknown
+        return unknown.merged(self._protected_changed({"protected": changed}, tool, category))
+
+    def _protected_changed(self, effects: dict[str, Any], tool: str, category: str) -> CallFindings:
+        """A protected file changed (``effects`` names it), judged by the policy."""
         judgement = self.policy.effect_rules.judge(
             (PROTECTED_FILE_CHANGED,), tool=tool, category=category
         )
-        found = CallFindings((PROTECTED_FILE_CHANGED,), {"protected": changed})
+        found = CallFindings((PROTECTED_FILE_CHANGED,), effects)
         if judgement is not None and judgement.verdict is not None:
             reason = f"rule {judgement.rule_id}: {judgement.reason}"
             found = CallFindings(found.alerts, found.effects, judgement.verdict, reason, "effect")
-        return unknown.merged(found)
+        return found
 
 
 __all__ = [
