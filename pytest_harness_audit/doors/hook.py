@@ -32,7 +32,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,8 @@ from pytest_harness_audit.policy.ratelimit import RateHits
 
 PRE = "PreToolUse"
 POST = "PostToolUse"
+#: The alert of a call the host ran although the policy refuses it: no pre step judged it.
+RAN_UNGUARDED = "ran_unguarded"
 POST_FAILURE = "PostToolUseFailure"
 PERMISSION_DENIED = "PermissionDenied"
 #: What pre answers for a warned call: ``ask`` the user, or ``pass`` it through (see the doc).
@@ -349,6 +351,13 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
             error,
             duration_ms,
         )
+        if state is None and decision.blocked:
+            # no pre step judged it (timed out, crashed, another store), yet the host ran it:
+            # recorded as it ran, output and effects inspected, the refusal it should have had
+            # kept and marked
+            decision = replace(
+                decision, blocked=False, alerts=(*decision.alerts, RAN_UNGUARDED), message=""
+            )
         asked = state is not None and isinstance(state.get(ASKED_KEY), dict)
         if (asked or decision.evaluation.decision == ASK) and not decision.blocked:
             # the call ran, so the user approved it at the host's own prompt

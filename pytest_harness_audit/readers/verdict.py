@@ -132,6 +132,8 @@ def _decision_part(record: CallRecord) -> VerdictReason | None:
         if record.raw.get("firewall", {}).get("decision") == "refuse":
             code = "firewall-refused"
         return VerdictReason(Verdict.FAIL, code, record.describe(), record.record_id)
+    if "ran_unguarded" in record.alerts:  # refused by the policy, run by the host all the same
+        return VerdictReason(Verdict.FAIL, "ran-unguarded", record.describe(), record.record_id)
     firewall = record.raw.get("firewall", {})
     if firewall.get("decision") == "guide" or (
         firewall.get("decision") == "refuse" and firewall.get("mode") == "guidance"

@@ -69,3 +69,32 @@ def test_a_post_the_parser_refuses_is_judged_by_its_text_too(tmp_path: Path) -> 
     code, _out, _err = hook(storage, "post", json.dumps(post))
     assert code == 1
     assert verdict(storage, SESSION) == Verdict.FAIL
+
+
+def test_a_refused_call_the_host_ran_without_a_pre_step_is_recorded_as_it_ran(
+    tmp_path: Path,
+) -> None:
+    project = _project(tmp_path, secret=True)
+    storage = tmp_path / "store"
+    pre = recorded("bash-ls.json", project, session_id=SESSION)
+    pre["tool_input"] = {"command": "cat .env"}
+    post = as_post(pre, {"stdout": f"API_KEY={SECRET}\n", "stderr": ""})
+    code, _out, err = hook(storage, "post", post)  # its pre never came (timed out, crashed)
+    assert code == 0, err
+    (record,) = [r for r in iter_records(storage, SESSION) if r["kind"] == "call"]
+    assert record["result"]["status"] == "success"  # it ran: not "blocked"
+    assert "ran_unguarded" in record["alerts"]
+    assert "secret_exposure" in record["alerts"]  # its output was inspected
+    assert SECRET not in json.dumps(record)
+    assert verdict(storage, SESSION) == Verdict.FAIL
+
+
+def test_an_allowed_call_without_a_pre_step_is_not_marked(tmp_path: Path) -> None:
+    project = _project(tmp_path, secret=False)
+    storage = tmp_path / "store"
+    pre = recorded("bash-ls.json", project, session_id=SESSION)
+    code, _out, err = hook(storage, "post", as_post(pre, {"stdout": "README.md\n", "stderr": ""}))
+    assert code == 0, err
+    (record,) = list(iter_records(storage, SESSION))
+    assert record["result"]["status"] == "success"
+    assert "ran_unguarded" not in (record.get("alerts") or [])
