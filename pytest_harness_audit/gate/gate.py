@@ -24,7 +24,7 @@ from pytest_harness_audit.gate.approvals import ASK, Approvals, escalation_for, 
 from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision
 from pytest_harness_audit.gate.follower import ChainFollower
 from pytest_harness_audit.gate.inspection import OutgoingLeak, leak_decision, store_refusal
-from pytest_harness_audit.gate.install_guard import InstallGuard
+from pytest_harness_audit.gate.install_guard import INSTALLATION, InstallGuard
 from pytest_harness_audit.gate.seam import (
     CallInspector,
     GatedCall,
@@ -274,11 +274,9 @@ class Gate:
             tool, params, rate_counter=rate_counter, root=self.root, category=category
         )
         alerts = alerts_for(tool, evaluation.category, evaluation.targets)
-        what = "the audit store"
-        touched = self.store_guard.offending(evaluation.targets, params)
+        what, touched = "the audit store", self.store_guard.offending(evaluation.targets, params)
         if touched is None:
-            what = "the auditor's installation or policy"
-            touched = self.install_guard.offending(evaluation.category, evaluation.targets)
+            what, touched = INSTALLATION, self.install_guard.offending(evaluation)
         if touched is not None:
             if not evaluation.blocked:
                 return store_refusal(tool, params, evaluation, alerts, touched, self.root, what)

@@ -24,9 +24,11 @@ import shutil
 import sys
 from collections.abc import Iterable
 
-import pytest_harness_audit
 from pytest_harness_audit.gate.store_guard import inside, split_target
+from pytest_harness_audit.policy import Evaluation
 
+#: What the refusal says is out of the agent's reach.
+INSTALLATION = "the auditor's installation or policy"
 #: Target kinds that change what they name (``<kind>:<path>``), as the shell reading gives them.
 _CHANGING = frozenset({"destroy", "delete", "write"})
 #: Categories whose plain path targets are changed by the call.
@@ -45,7 +47,8 @@ _PACKAGE_MANAGER = re.compile(
 def installation_paths() -> tuple[str, ...]:
     """The real paths of what runs the auditor here: the package folder, its entry points (as
     ``PATH`` finds them and as this process was started) and the interpreter."""
-    found: list[str] = [os.path.dirname(os.path.abspath(pytest_harness_audit.__file__))]
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # …/pytest_harness_audit
+    found: list[str] = [package]
     for name in ENTRY_POINTS:
         located = shutil.which(name)
         if located:
@@ -74,8 +77,12 @@ class InstallGuard:
             found.append(os.path.realpath(policy_source))
         self.paths = tuple(dict.fromkeys(found))
 
-    def offending(self, category: str, targets: Iterable[str]) -> str | None:
-        """The first target that changes the installation, else ``None``."""
+    def offending(self, evaluation: Evaluation) -> str | None:
+        """The first target of a call that changes the installation, else ``None``."""
+        return self.offending_target(evaluation.category, evaluation.targets)
+
+    def offending_target(self, category: str, targets: Iterable[str]) -> str | None:
+        """The first of ``targets`` (of a call of ``category``) that changes the installation."""
         for target in targets:
             kind, path = split_target(target)
             if not kind and _PACKAGE_MANAGER.search(target):

@@ -3,7 +3,8 @@
 The evidence must stay out of the audited agent's reach. Every target of a call (file paths,
 the paths a shell command reads, writes or deletes, symlinks resolved) is checked against the
 session's storage directory before anything runs: a call that reads, writes or deletes inside
-it, or that deletes or overwrites a directory holding it, is refused with the alert
+it, that deletes or overwrites a directory holding it, or that copies or packs such a directory
+whole (a copy put back later would roll the evidence back), is refused with the alert
 ``tamper_attempt``, whatever the policy says (also in dry-run), and the verdict is FAIL.
 """
 
@@ -21,6 +22,7 @@ from pytest_harness_audit.gate.store_git import (
     command_moves_ignored_files,
     worktree_top,
 )
+from pytest_harness_audit.policy.shell.tree_reads import TREE_READERS, recursive_folders
 
 #: The rule id of refused calls.
 STORE_RULE_ID = "protect-audit-store"
@@ -79,7 +81,11 @@ class StoreGuard:
                 return target  # a glob the reading could not list (`../a*/audit/*.jsonl`)
             if _UNKNOWN.search(path) and self._unknown_reaches(path):
                 return target  # a run-time prefix, a known tail (`$(dirname $PWD)/audit/…`)
-            if not kind and (self._moves_store(path, commands) or runs_auditor(path)):
+            if not kind and (
+                self._moves_store(path, commands)
+                or runs_auditor(path)
+                or self._copies_store(path, commands)
+            ):
                 return target
             if "$" in path and self._through_environment(kind, path):
                 return target  # `$HARNESS_AUDIT_DIR/audit/…`: a variable the agent's shell has
@@ -148,6 +154,24 @@ class StoreGuard:
         if self._shared_repo is None or "git" not in text:
             return False
         return command_moves_ignored_files(text, self.root, self._holds_store, commands)
+
+    def _copies_store(self, text: str, commands: CallCommands) -> bool:
+        """Whether a command reads whole a folder that holds the store (``cp -a ~/.local/state
+        backup``, ``tar czf s.tgz ~``): a copy of the evidence to put back later rolls the
+        chain and its witness back together."""
+        if not any(word.rsplit("/", 1)[-1] in TREE_READERS for word in text.split()):
+            return False
+        if commands.judged(text):
+            return False
+        here = self.root or os.getcwd()
+        for argv in commands.read(text, self.root):
+            if argv[:1] in (["cd"], ["pushd"]) and len(argv) > 1:
+                here = os.path.join(here, os.path.expanduser(argv[-1]))  # `cd ~/.local && …`
+                continue
+            for folder in recursive_folders(argv):
+                if self._holds_store(os.path.join(here, os.path.expanduser(folder))):
+                    return True
+        return False
 
     def _holds_store(self, path: str) -> bool:
         resolved = self._resolve(path)

@@ -99,20 +99,23 @@ def test_an_entry_point_in_the_workspace_venv_is_protected(tmp_path):
     entry.parent.mkdir(parents=True)
     entry.write_text("#!/bin/sh\n")
     guard = InstallGuard(str(tmp_path), paths=[str(entry)])
-    assert guard.offending("file_write", [".venv/bin/harness-audit"]) == ".venv/bin/harness-audit"
-    assert guard.offending("command", ["write:.venv/bin/harness-audit"]) is not None
-    assert guard.offending("command", ["destroy:.venv"]) is not None  # a folder holding it
-    assert guard.offending("file_read", [".venv/bin/harness-audit"]) is None
-    assert guard.offending("file_write", [".venv/bin/other"]) is None
+    assert (
+        guard.offending_target("file_write", [".venv/bin/harness-audit"])
+        == ".venv/bin/harness-audit"
+    )
+    assert guard.offending_target("command", ["write:.venv/bin/harness-audit"]) is not None
+    assert guard.offending_target("command", ["destroy:.venv"]) is not None  # a folder holding it
+    assert guard.offending_target("file_read", [".venv/bin/harness-audit"]) is None
+    assert guard.offending_target("file_write", [".venv/bin/other"]) is None
 
 
 def test_the_session_policy_file_is_protected(tmp_path):
     policy = tmp_path / "team-policy.yaml"
     policy.write_text("preset: safety\n")
     guard = InstallGuard(str(tmp_path), paths=[], policy_source=str(policy))
-    assert guard.offending("file_write", ["team-policy.yaml"]) == "team-policy.yaml"
-    assert guard.offending("command", [f"write:{policy}"]) is not None
-    assert guard.offending("command", ["delete:team-policy.yaml"]) is not None
-    assert guard.offending("file_read", ["team-policy.yaml"]) is None
+    assert guard.offending_target("file_write", ["team-policy.yaml"]) == "team-policy.yaml"
+    assert guard.offending_target("command", [f"write:{policy}"]) is not None
+    assert guard.offending_target("command", ["delete:team-policy.yaml"]) is not None
+    assert guard.offending_target("file_read", ["team-policy.yaml"]) is None
     # a preset or an in-memory policy names no file
     assert InstallGuard(str(tmp_path), paths=[], policy_source="safety").paths == ()

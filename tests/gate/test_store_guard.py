@@ -103,3 +103,28 @@ def test_the_hook_door_refuses_the_erase_sequence(
     assert "audit store" in answer["permissionDecisionReason"]
     report = verify_chain(store, "S")
     assert report.valid and report.record_count == 1
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "cp -a {parent} /tmp/backup",
+        "cp -r {grandparent} /tmp/backup",
+        "tar czf /tmp/evidence.tgz {parent}",
+        "rsync -a {parent}/ /tmp/backup/",
+        "zip -qr /tmp/evidence.zip {parent}",
+        "cd {parent} && tar cf /tmp/e.tar .",
+    ],
+)
+def test_a_whole_copy_of_a_folder_holding_the_store_is_refused(harness: Harness, template) -> None:
+    store = harness.storage_dir.resolve()
+    command = template.format(parent=store.parent, grandparent=store.parent.parent)
+    decision = harness.gate.decide("Bash", {"command": command})
+    assert decision.blocked, command
+    assert "tamper_attempt" in decision.alerts
+
+
+def test_copies_beside_the_store_stay_allowed(harness: Harness) -> None:
+    for command in ("cp -r app /tmp/app-copy", "tar czf /tmp/app.tgz app", "cp -a . /tmp/ws"):
+        decision = harness.gate.decide("Bash", {"command": command})
+        assert "tamper_attempt" not in decision.alerts, command

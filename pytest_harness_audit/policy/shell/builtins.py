@@ -18,7 +18,7 @@ _MAX_NAMES = 64
 
 
 #: The builtins :func:`builtin` follows.
-STATEFUL = frozenset({"set", "read", "printf", "alias", "shopt", "setopt", "unsetopt"})
+STATEFUL = frozenset({"set", "read", "printf", "alias", "shopt", "setopt", "unsetopt", "hash"})
 #: Shell options under which ``*`` matches dotfiles (bash ``dotglob``, zsh ``globdots``).
 _DOT_OPTIONS = frozenset({"dotglob", "globdots", "glob_dots"})
 
@@ -27,6 +27,9 @@ def builtin(argv: list[str], dynamic: list[bool], expander: Expander, stdin: str
     """Record what ``set --``, ``read``, ``printf -v`` and ``alias`` set (nothing else); a
     value with a part the reading cannot know unsets the name instead."""
     name = argv[0] if argv else ""
+    if name == "hash":
+        _hash(argv[1:], expander)
+        return
     if any(dynamic):
         if name == "printf" and len(argv) >= 3 and argv[1] == "-v":
             expander.variables.pop(argv[2], None)
@@ -91,6 +94,18 @@ def _set(args: list[str], expander: Expander) -> None:
         expander.variables.pop(str(index), None)
     positional(expander, ["", *values])
     expander.variables.pop("0", None)
+
+
+def _hash(args: list[str], expander: Expander) -> None:
+    """``hash -p FILE NAME…``: the shell runs FILE for each NAME (a path built at run time is
+    kept as written: its known ending names the workspace file, :meth:`Expander.file_text`)."""
+    if "-p" not in args[:-2]:
+        return
+    index = args.index("-p")
+    path = args[index + 1]
+    for word in args[index + 2 :][:_MAX_NAMES]:
+        if not word.startswith("-"):
+            expander.hashed[word] = path
 
 
 def _read(args: list[str], expander: Expander, stdin: str) -> None:

@@ -24,6 +24,11 @@ class Context(Protocol):
         """Whether another command takes this one's output (a pipe, a substitution)."""
         ...
 
+    @property
+    def output_redirected(self) -> bool:
+        """Whether this command's standard output goes to a file (``> FILE``, ``&> FILE``)."""
+        ...
+
     def script(self, text: str, args: list[str] | None = None) -> None:
         """Read ``text`` as a script run by a shell (``args``: its ``$0``, ``$1`` …)."""
         ...
@@ -46,6 +51,32 @@ class Context(Protocol):
 
     def program_file(self, path: str) -> None:
         """The file ``path`` is run as a program: read its text by its ``#!`` line."""
+        ...
+
+    @property
+    def looks_up(self) -> bool:
+        """Whether a command name may be a workspace program: the command set a ``PATH`` or
+        hashed a name (``hash -p FILE NAME``)."""
+        ...
+
+    def path_program(self, name: str) -> None:
+        """The command ``name`` may be a workspace program found through that ``PATH``."""
+        ...
+
+    def python_folders(self, code: str, folder: str) -> list[str]:
+        """The folders besides its own that Python program text imports modules from."""
+        ...
+
+    def node_folders(self) -> list[str]:
+        """The ``NODE_PATH`` folders Node resolves a bare module name in."""
+        ...
+
+    def settings_text(self, path: str) -> str | None:
+        """The text of a settings file many commands look for (cheap when missing)."""
+        ...
+
+    def python_startup(self) -> None:
+        """Read the ``sitecustomize`` a ``PYTHONPATH`` the command gives holds."""
         ...
 
     def workspace_text(self, path: str) -> str | None:
@@ -87,6 +118,11 @@ class Context(Protocol):
 
     def workspace_files(self, folder: str) -> list[str] | None:
         """The files under a workspace folder (``None``: too many to list)."""
+        ...
+
+    def workspace_folder(self, folder: str) -> str | None:
+        """The real path of ``folder`` (from where the command runs) when it is in the
+        workspace (``None``: no workspace, or a folder outside it)."""
         ...
 
     def load_code(self, path: str) -> None:

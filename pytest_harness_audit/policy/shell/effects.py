@@ -59,6 +59,7 @@ from pytest_harness_audit.policy.shell.launchers import (
 )
 from pytest_harness_audit.policy.shell.launchers import WRAPPER_OPTIONS as _WRAPPER_OPTIONS
 from pytest_harness_audit.policy.shell.makefiles import make
+from pytest_harness_audit.policy.shell.project_tables import SCRIPT_LAUNCHERS, project_script
 from pytest_harness_audit.policy.shell.projects import (
     INTERPRETERS,
     SHELLS,
@@ -83,6 +84,7 @@ from pytest_harness_audit.policy.shell.tools import (
     split_options,
     truncate,
 )
+from pytest_harness_audit.policy.shell.tree_reads import TREE_READERS, tree_reads
 
 _SSH_CLIENTS = frozenset({"ssh", "scp", "sftp", "autossh", "sshfs", "mosh"})
 _STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
@@ -198,6 +200,8 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
         if "/" in first:  # `./tools/sh` too: only a workspace file is read
             record.reads.append(first)  # a program run by its path: its file is read too
             program_file(first, ctx)  # and what a workspace script does is judged
+        elif ctx.looks_up:  # `PATH=bin:$PATH x`, `hash -p x.sh ls`: maybe a workspace program
+            ctx.path_program(first)
         if name not in _UNWRAPPED:
             break  # the common case: no wrapper (every name tested below is in _UNWRAPPED)
         if name == "busybox" and len(argv) > 1:
@@ -217,6 +221,11 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
         elif name in LAUNCHERS:
             record.reads.extend(launcher_reads(name, argv[1:]))
             launch = launched(name, argv[1:])
+            # `pdm run lint`, `hatch run test`, `pdm lint`: a script of the project's table
+            table = argv[1:] if launch.argv is None and name == "pdm" else launch.argv
+            known = table and name in SCRIPT_LAUNCHERS and ctx.knows_files
+            if known and project_script(name, table or [], ctx):
+                return
             if launch.argv is None:
                 if not _launched_text(launch, ctx):
                     break  # `uv sync`, `poetry install`: the launcher's own work
@@ -290,6 +299,8 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
     args = argv[1:]
     if name in _NO_EFFECT:
         return
+    if name in TREE_READERS:
+        tree_reads(name, args, ctx)  # `cp -r . /tmp/x`: the credential files inside are read
     if (
         name in NETWORK_COMMANDS
         or (name == "getent" and args[:1] and args[0] in GETENT_NETWORK)
@@ -303,6 +314,7 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
     elif is_package_runner(name):
         package_scripts(name, args, ctx)
     elif name.startswith("python"):
+        ctx.python_startup()  # a `PYTHONPATH` folder's sitecustomize runs first
         python_module(args, ctx)
         if ctx.knows_files:
             module_runner(args, ctx)
@@ -378,7 +390,7 @@ def _sed_scripts(args: list[str]) -> list[str]:
 
 def _shell(name: str, args: list[str], ctx: Context) -> None:
     index = 0
-    script_flag = False
+    script_flag = stdin_flag = False
     while index < len(args):
         word = args[index]
         if word == "--" or not word.startswith(("-", "+")) or word in ("-", "+"):
@@ -389,10 +401,14 @@ def _shell(name: str, args: list[str], ctx: Context) -> None:
             index += 1
         elif not word.startswith("--") and "c" in word[1:]:
             script_flag = True
+        elif not word.startswith("--") and "s" in word[1:]:
+            stdin_flag = True
         index += 1
     operands = args[index:]
     if script_flag and operands:
         ctx.script(operands[0], operands[1:])
+    elif stdin_flag:
+        ctx.stdin_script(name)  # `bash -s ARGS`: the script is the standard input
     elif operands and operands[0] in _STDIN_PATHS:
         ctx.stdin_script(name)  # `bash -`, `sh /dev/stdin`: the script is the standard input
     elif operands and name != "fish":
@@ -442,18 +458,25 @@ def _script_operand(args: list[str]) -> str | None:
     return None
 
 
-def inline_code(code: str, ctx: Context) -> None:
-    """Read program text run by an interpreter (a script file's, or ``-c``'s)."""
-    _code(code, ctx)
+def inline_code(code: str, ctx: Context, packages: bool = True, installed: bool = False) -> None:
+    """Read program text run by an interpreter (a script file's, or ``-c``'s; ``packages``:
+    whether the Node packages it names are looked up from the root here, as for ``-e`` text,
+    rather than from the file's own folder by the caller; ``installed``: the text of an
+    installed package, whose bare ``name.ext`` tokens are property accesses far more often than
+    files — ``req.secret`` — so only its paths and dotfiles count)."""
+    _code(code, ctx, packages, installed)
 
 
-def _code(code: str, ctx: Context) -> None:
+def _code(code: str, ctx: Context, packages: bool = True, installed: bool = False) -> None:
     """Inline program text: kept for the policy's patterns, its paths read, its network noted."""
     ctx.reading.code.append(code)
-    ctx.reading.reads.extend(code_paths(code))
+    found = code_paths(code)
+    if installed:
+        found = [path for path in found if "/" in path or path[:1] in ".~"]
+    ctx.reading.reads.extend(found)
     for command in shell_outs(code):
         ctx.script(command)
     if ctx.knows_files:
-        follow_loads(code, "", ctx)
+        follow_loads(code, "", ctx, packages=packages)
     if network_code(code):
         ctx.note(NETWORK_NOTE)

@@ -20,17 +20,17 @@ import itertools
 import os
 import posixpath
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pytest_harness_audit.policy.sensitive import glob_candidates
+from pytest_harness_audit.policy.shell.braces import BRACE, MAX_FIELDS, Chars, brace_expand
+from pytest_harness_audit.policy.shell.echo import echo_output
 from pytest_harness_audit.policy.shell.filters import MAX_FILTERS, run_filter
 from pytest_harness_audit.policy.shell.nodes import Lit, Param, Part, Redirect, Sub, Word
 from pytest_harness_audit.policy.shell.params import operate
 from pytest_harness_audit.policy.shell.place import Place
 
-#: Most fields one word may expand to (braces, globs); the rest are dropped.
-MAX_FIELDS = 256
 #: Most paths a glob word adds from a workspace listing.
 GLOB_MATCH_LIMIT = 64
 #: Most glob words of one command listed against the workspace.
@@ -43,15 +43,13 @@ _SKIPPED = frozenset(
     {"node_modules", "venv", "env", "site-packages", "__pycache__", "build", "dist", "target"}
 )
 _IFS = " \t\n"
-_BRACE = 1  # brace expansion applies
+_PATH_LISTS = frozenset({"PATH", "PYTHONPATH", "NODE_PATH"})
+_BRACE = BRACE  # brace expansion applies
 _SPLIT = 2  # field splitting applies
 _GLOB = 4  # pathname expansion applies
 _UNQUOTED_LITERAL = _BRACE | _GLOB
 _UNQUOTED_VALUE = _SPLIT | _GLOB
 _GLOB_CHARS = re.compile(r"[*?\[]")
-_SEQUENCE = re.compile(r"^(-?\d{1,6})\.\.(-?\d{1,6})$|^([A-Za-z])\.\.([A-Za-z])$")
-
-Chars = list[tuple[str, int]]
 
 
 @dataclass(slots=True)
@@ -86,6 +84,19 @@ class Expander:
         self.aliases: dict[str, str] = {}
         #: Workspace files a command runs that were too large to read (the reading says so).
         self.too_large: list[str] = []
+        #: The file each process substitution ``<(…)`` stands for, by the id of its node.
+        self.processes: dict[int, tuple[Sub, str]] = {}
+        #: The ``PATH``, ``PYTHONPATH`` and ``NODE_PATH`` the script set (unknown parts as their
+        #: ``$NAME`` text): names may then be found in workspace folders (:mod:`.lookups`).
+        self.path_lists: dict[str, str] = {}
+        #: Folders Python imports were seen to be looked up in (:mod:`.pymodules`).
+        self.python_folders: list[str] = []
+        #: Variables the script set to a value it built at run time (``D=$(cat f)``).
+        self.built: set[str] = set()
+        #: Names hashed to a file (``hash -p FILE NAME``): the shell runs FILE for NAME.
+        self.hashed: dict[str, str] = {}
+        #: Where the script was when it set ``PATH`` (``$PWD/bin`` named that folder's bin).
+        self.search_base = ""
 
     # -- parts to characters -------------------------------------------------------------------
     def _chars(self, word: Word, out: Chars) -> bool:
@@ -125,6 +136,8 @@ class Expander:
                 return "", True
             return f"${part.name}", False
         if isinstance(part, Sub):
+            if part.process:
+                return self.process_file(part), True
             value = self.substitution_value(part)
             return ("$(…)", False) if value is None else (value, True)
         return "", True  # pragma: no cover - Lit is handled by the caller
@@ -145,8 +158,20 @@ class Expander:
         file the reading knows, or of a short pipeline of text filters after one (``$(echo
         LmVudg== | base64 -d)``, :mod:`.filters`); ``None`` when not knowable."""
         commands = sub.commands
-        if sub.arithmetic or not commands or len(commands) > MAX_FILTERS:
+        if sub.arithmetic or not commands or len(commands) > MAX_FILTERS * 2:
             return None
+        if len(commands) > 1:  # those of a substitution inside it are not its own
+            inner = {
+                id(nested)
+                for command in commands
+                for word in command.words
+                for part in word
+                if type(part) is Sub
+                for nested in part.commands
+            }
+            commands = [command for command in commands if id(command) not in inner]
+            if len(commands) > MAX_FILTERS:
+                return None
         if any(later.stdin is not earlier for earlier, later in itertools.pairwise(commands)):
             return None  # not one pipeline
         text: str | None = None
@@ -166,6 +191,8 @@ class Expander:
                 texts = [self.file_text(path) for path in argv[1:9] if not path.startswith("-")]
                 known = len(texts) == len(argv) - 1 and all(t is not None for t in texts)
                 text = "".join(t or "" for t in texts) if known else None  # `$(cat file)`
+            elif index == 0 and argv[0] == "pwd" and len(argv) <= 2:
+                text = ".\n"  # where the script is, as `$PWD` is read
             elif index == 0:
                 text = echo_output(argv)
                 text = None if text is None else text + "\n"
@@ -174,6 +201,25 @@ class Expander:
             if text is None:
                 return None
         return None if text is None else text.rstrip("\n")
+
+    def process_file(self, sub: Sub) -> str:
+        """The file a process substitution stands for (``<(cat x.sh)`` → ``/dev/fd/63``, as
+        bash names it); what it holds is the output of its commands, when known (a shell or an
+        interpreter given that file runs the output), else a text not known."""
+        known = self.processes.get(id(sub))
+        if known is not None and known[0] is sub:
+            return known[1]
+        count = len(self.processes)
+        path = f"/dev/fd/{63 - count if count < 60 else 64 + count}"
+        self.processes[id(sub)] = (sub, path)
+        text = self.substitution_value(sub) if sub.process == "<" else None
+        if text is None:
+            self.files.pop(path, None)
+            self.unknown_files.add(path)
+        else:
+            self.files[path] = text + "\n"
+            self.unknown_files.discard(path)
+        return path
 
     def _redirected_file(self, redirect: Redirect) -> str | None:
         if redirect.op != "<" or redirect.target is None:
@@ -254,6 +300,8 @@ class Expander:
         at run time is the workspace path its known ending names (``$(pwd)/tidy.sh``)."""
         if not path or "\0" in path:
             return None
+        if path.startswith(("/dev/", "/proc/")):
+            path = descriptor_path(path)
         key = self.key(path)
         if key in self.files:
             return self.files[key]
@@ -293,18 +341,27 @@ class Expander:
         here = self.place.here
         return file_key(posixpath.join(here, path) if here and path[:1] != "/" else path)
 
+    def workspace_folder(self, folder: str) -> str | None:
+        """The real path of ``folder`` (from where the script is) when it lies in the
+        workspace; ``None`` without a workspace or outside it."""
+        root = self.root
+        if not root:
+            return None
+        top = os.path.realpath(os.path.join(root, self.place.here or "", folder))
+        real_root = os.path.realpath(root)
+        if top != real_root and not top.startswith(real_root.rstrip("/") + "/"):
+            return None
+        return top
+
     def workspace_files(self, folder: str, limit: int = 4096) -> list[str] | None:
         """The files under the workspace folder ``folder`` (paths from where the script is,
         sorted; hidden, dependency and build folders skipped): none without a workspace;
         ``None`` when there are more than ``limit`` entries to look at."""
-        root = self.root
-        if not root:
+        top = self.workspace_folder(folder)
+        if top is None:
             return []
+        real_root = os.path.realpath(self.root or "")
         here = self.place.here or ""
-        top = os.path.realpath(os.path.join(root, here, folder))
-        real_root = os.path.realpath(root)
-        if top != real_root and not top.startswith(real_root.rstrip("/") + "/"):
-            return []
         found: list[str] = []
         seen = 0
         for current, folders, files in os.walk(top):
@@ -321,10 +378,32 @@ class Expander:
         chars: Chars = []
         if name == "GLOBIGNORE":
             self.dotglob = bool(word)  # bash: a GLOBIGNORE set lets `*` match dotfiles
-        if self._chars(word, chars):
+        dynamic = self._chars(word, chars)
+        if name in _PATH_LISTS:
+            self.path_lists[name] = "".join(char for char, _ in chars)
+            if name == "PATH":
+                self.search_base = self.place.here or ""
+        if dynamic:
             self.variables.pop(name, None)
+            self.built.add(name)
             return
+        self.built.discard(name)
         self.variables[name] = "".join(char for char, _ in chars)
+
+
+_DESCRIPTOR = re.compile(r"/(?:dev/fd|proc/self/fd|dev/std(in|out|err))(?:/(\d+))?")
+
+
+def descriptor_path(path: str) -> str:
+    """The one name of an open file descriptor (``/proc/self/fd/3``, ``/dev/stdin`` →
+    ``/dev/fd/3``, ``/dev/fd/0``); any other path as it is."""
+    match = _DESCRIPTOR.fullmatch(path)
+    if match is None:
+        return path
+    std, number = match.groups()
+    if std is not None:
+        return "" if number else f"/dev/fd/{('in', 'out', 'err').index(std)}"
+    return f"/dev/fd/{number}" if number else path
 
 
 def file_key(path: str) -> str:
@@ -368,127 +447,6 @@ def _split(chars: Chars, ifs: str = _IFS) -> list[Chars]:
     if current:
         fields.append(current)
     return fields
-
-
-def brace_expand(chars: Chars) -> list[Chars]:
-    """Brace expansion of the unquoted braces (``a{b,c}`` → ``ab ac``, ``{1..3}``)."""
-    if not any(flags & _BRACE and char == "{" for char, flags in chars):
-        return [chars]
-    results: list[Chars] = []
-    pending = [chars]
-    while pending and len(results) < MAX_FIELDS:
-        current = pending.pop()
-        found = _first_brace(current)
-        if found is None:
-            results.append(current)
-            continue
-        start, commas, end = found
-        head, tail = current[:start], current[end + 1 :]
-        if commas:
-            bounds = [start, *commas, end]
-            options = [current[a + 1 : b] for a, b in itertools.pairwise(bounds)]
-        else:
-            options = _sequence(current[start + 1 : end])
-        pending.extend(head + option + tail for option in reversed(options))
-    return results[:MAX_FIELDS]
-
-
-def _first_brace(chars: Chars) -> tuple[int, list[int], int] | None:
-    """The first expandable ``{…}``: its start, top-level commas and end."""
-    index = 0
-    size = len(chars)
-    while index < size:
-        char, flags = chars[index]
-        if char == "{" and flags & _BRACE:
-            depth, commas, cursor = 0, [], index
-            while cursor < size:
-                inner, inner_flags = chars[cursor]
-                if inner_flags & _BRACE:
-                    if inner == "{":
-                        depth += 1
-                    elif inner == "}":
-                        depth -= 1
-                        if depth == 0:
-                            break
-                    elif inner == "," and depth == 1:
-                        commas.append(cursor)
-                cursor += 1
-            if cursor < size and (commas or _sequence(chars[index + 1 : cursor])):
-                return index, commas, cursor
-        index += 1
-    return None
-
-
-def _sequence(chars: Chars) -> list[Chars]:
-    match = _SEQUENCE.match("".join(char for char, _ in chars))
-    if match is None:
-        return []
-    if match.group(1) is not None:
-        first, last = int(match.group(1)), int(match.group(2))
-        step = 1 if last >= first else -1
-        values = [str(v) for v in range(first, last + step, step)][:MAX_FIELDS]
-    else:
-        first_c, last_c = ord(match.group(3)), ord(match.group(4))
-        step = 1 if last_c >= first_c else -1
-        values = [chr(v) for v in range(first_c, last_c + step, step)]
-    return [[(char, 0) for char in value] for value in values]
-
-
-def echo_output(argv: list[str]) -> str | None:
-    """What ``echo``/``printf '%s…'`` prints for ``argv``, without the final newline."""
-    name = argv[0].rsplit("/", 1)[-1] if argv else ""
-    args = argv[1:]
-    if name == "echo":
-        while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
-            args = args[1:]
-        return " ".join(args)
-    if name == "printf" and args:
-        template = args[0]
-        if template in ("%s", "%s\\n", "%s\n"):
-            return "".join(args[1:])
-        if "%" not in template:
-            return _PRINTF_ESCAPE.sub(_printf_escape, template)
-        return _printf_strings(template, args[1:])
-    return None
-
-
-_CONVERSION = re.compile(r"%(.)")
-
-
-def _filler(values: Iterator[str]) -> Callable[[re.Match[str]], str]:
-    """The replacement of each ``%s`` (the next value) and ``%%`` (a percent sign)."""
-    return lambda match: "%" if match.group(1) == "%" else next(values)
-
-
-def _printf_strings(template: str, values: list[str]) -> str | None:
-    """``printf TEMPLATE VALUES…`` for a template whose conversions are all ``%s`` (and
-    ``%%``): the template is used again while values are left, as ``printf`` does."""
-    if any(c not in ("s", "%") for c in _CONVERSION.findall(template)):
-        return None
-    count = template.replace("%%", "").count("%s")
-    out: list[str] = []
-    remaining = list(values)
-    while True:
-        taken, remaining = remaining[:count], remaining[count:]
-        taken += [""] * (count - len(taken))
-        rendered = _CONVERSION.sub(_filler(iter(taken)), template)
-        out.append(_PRINTF_ESCAPE.sub(_printf_escape, rendered))
-        if not remaining or not count or len(out) >= 64:
-            return "".join(out)
-
-
-_PRINTF_ESCAPE = re.compile(r"\\(?:x[0-9A-Fa-f]{1,2}|0?[0-7]{1,3}|.)")
-_PRINTF_CHARS = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
-
-
-def _printf_escape(match: re.Match[str]) -> str:
-    """One backslash escape of a ``printf`` template (``\\n``, ``\\t``, ``\\x41``, ``\\101`` …)."""
-    body = match.group()[1:]
-    if body[0] == "x":
-        return chr(int(body[1:], 16))
-    if body[0] in "01234567":
-        return chr(int(body, 8) & 0xFF)
-    return _PRINTF_CHARS.get(body, body)
 
 
 def expand_all(expander: Expander, words: list[Word]) -> list[Field]:

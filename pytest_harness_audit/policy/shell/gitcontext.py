@@ -4,6 +4,7 @@ repository git works in, and the configuration ``git config`` writes (:mod:`.git
 
 from __future__ import annotations
 
+import posixpath
 from typing import Protocol
 
 from pytest_harness_audit.policy.shell.embedded import Runner
@@ -72,8 +73,14 @@ class GitReadings:
         """``git SUB`` run in ``folder`` (``-C``): the repository's hooks and configuration
         (none without a workspace to read them from)."""
         if (self.made.root if self.made is not None else self._root) is not None:
-            text = existing_text(self.expander, self.workspace_text)
-            repository_config(sub, folder, self, text)
+            expander = self.expander
+            text = existing_text(expander, self.workspace_text)
+            here = expander.place.here or ""
+            inside = "" if folder.startswith("/") else posixpath.join(here, folder)
+            inside = posixpath.normpath(inside) if inside else ""
+            levels = 0 if inside in ("", ".") or inside.startswith("..") else inside.count("/") + 1
+            home = "../" * (here.count("/") + 1) if here not in ("", ".") else ""
+            repository_config(sub, folder, self, text, levels, home)
 
 
 __all__ = ["GitReadings"]

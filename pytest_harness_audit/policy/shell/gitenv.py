@@ -100,7 +100,7 @@ def environment(
                 runner.script(value)
         elif name in CONFIG_FILE_ENV:
             if value:
-                config_file(file_text(value), runner, file_text, 0)
+                config_file(file_text(value), runner, file_text, 0, posixpath.dirname(value))
         elif name in FOLDER_ENV and value:
             _folder(name, value, runner, file_text)
         elif is_node_variable(name):
@@ -142,10 +142,10 @@ def _folder(name: str, value: str, runner: Runner, file_text: FileText) -> None:
     elif name == "GIT_EXEC_PATH":
         runner.unknown("git runs its programs from a folder the command names (GIT_EXEC_PATH)")
     elif name == "HOME":
-        config_file(file_text(f"{base}/.gitconfig"), runner, file_text, 0)
-        config_file(file_text(f"{base}/.config/git/config"), runner, file_text, 0)
+        config_file(file_text(f"{base}/.gitconfig"), runner, file_text, 0, base)
+        config_file(file_text(f"{base}/.config/git/config"), runner, file_text, 0, base)
     else:
-        config_file(file_text(f"{base}/git/config"), runner, file_text, 0)
+        config_file(file_text(f"{base}/git/config"), runner, file_text, 0, f"{base}/git")
 
 
 def repository(git_dir: str, runner: Runner, file_text: FileText) -> None:
@@ -153,7 +153,8 @@ def repository(git_dir: str, runner: Runner, file_text: FileText) -> None:
     its configuration holds keys git runs."""
     base = git_dir.rstrip("/") or "/"
     git_hooks(f"{base}/hooks", runner)
-    config_file(file_text(f"{base}/config"), runner, file_text, 0)
+    config_file(file_text(f"{base}/config"), runner, file_text, 0, base)
+    config_file(file_text(f"{base}/config.worktree"), runner, file_text, 0, base)
 
 
 def environment_settings(
@@ -221,58 +222,100 @@ def include(key: str, value: str, runner: Runner, file_text: FileText) -> bool:
     if not _INCLUDE.fullmatch(key):
         return False
     for path in _include_paths(value):
-        config_file(file_text(path), runner, file_text, 0)
+        config_file(file_text(path), runner, file_text, 0, posixpath.dirname(path))
     return True
 
 
-def _include_paths(value: str) -> list[str]:
-    """Where an included file may be: from ``.git/`` (a repository's configuration) and, as
-    the reading writes ``$PWD`` as ``.``, from the workspace too."""
+def _include_paths(value: str, folder: str = "") -> list[str]:
+    """Where an included file may be: from the folder of the file that includes it (as git
+    takes a relative path), from ``.git/`` (a repository's configuration) and, as the reading
+    writes ``$PWD`` as ``.``, from the workspace too."""
     if value.startswith(("/", "~")):
         return [value]
-    return list(dict.fromkeys([posixpath.normpath(f".git/{value}"), posixpath.normpath(value)]))
+    found = [posixpath.normpath(posixpath.join(folder, value))] if folder else []
+    found += [posixpath.normpath(f".git/{value}"), posixpath.normpath(value)]
+    return list(dict.fromkeys(found))
 
 
-def config_file(text: str | None, runner: Runner, file_text: FileText, depth: int) -> None:
-    """Read the command-running keys of a git configuration file's ``text``."""
-    for key, value in config_entries(text, file_text, depth):
+def config_file(
+    text: str | None, runner: Runner, file_text: FileText, depth: int, folder: str = ""
+) -> None:
+    """Read the command-running keys of a git configuration file's ``text`` (``folder``: the
+    file's folder, where its relative includes are)."""
+    for key, value in config_entries(text, file_text, depth, folder=folder):
         if key:
             git_config_value(key, value, runner)
         else:
             runner.unknown(value)
 
 
-def repository_config(sub: str, folder: str, runner: Runner, file_text: FileText) -> None:
+def repository_config(
+    sub: str, folder: str, runner: Runner, file_text: FileText, levels: int = 0, home: str = ""
+) -> None:
     """``git SUB`` run in ``folder`` (``-C``; ``""``: where the command is): the repository it
     works in may be another than the workspace's (a ``.git`` file saying ``gitdir: DIR``, a
     bare repository), whose hooks run; and the keys of its configuration that git runs by
     itself (hooks of ``core.hooksPath``, ``core.fsmonitor``, filters, included files …) may
     have been set by an earlier call whose folder or file has changed since. An alias is read
     only when ``SUB`` is that alias (a user's own ``!`` aliases are not run by other
-    commands); keys used with a remote only for a subcommand that talks to one."""
+    commands); keys used with a remote only for a subcommand that talks to one.
+
+    As git does, the repository is looked for in ``folder`` and then in each folder above it,
+    ``levels`` of them up to the workspace root (``cd sub && git commit`` works in the
+    repository of the root); one found below the root is another repository, whose hooks are
+    read too. A worktree's ``config.worktree`` is read beside ``config``; the global files are
+    those of ``home`` (the workspace root, from where the command is)."""
     prefix = f"{folder.rstrip('/')}/" if folder else ""
-    if _repository_file(f"{prefix}.git/config", sub, prefix, runner, file_text):
-        pass  # the usual layout: a `.git` folder (no `gitdir:` file, no bare repository)
-    elif (pointer := file_text(f"{prefix}.git")) is not None and pointer.startswith("gitdir:"):
+    for level in range(levels + 1):
+        top = prefix + "../" * level
+        if _repository(top, sub, runner, file_text, nested=level < levels):
+            break
+    _repository_file(f"{home}.gitconfig", sub, prefix, runner, file_text)
+    _repository_file(f"{home}.config/git/config", sub, prefix, runner, file_text)
+
+
+def _repository(top: str, sub: str, runner: Runner, file_text: FileText, nested: bool) -> bool:
+    """Read the repository whose working tree is ``top`` (``""`` or ending in ``/``), if there
+    is one there; ``nested``: one below the workspace root (its ``.git/hooks`` are read)."""
+    if (config := _repository_file(f"{top}.git/config", sub, top, runner, file_text)) is not None:
+        # the usual layout: a `.git` folder (no `gitdir:` file, no bare repository)
+        _worktree_file(config, f"{top}.git", sub, top, runner, file_text)
+        if nested:
+            git_hooks(f"{top}.git/hooks", runner, sub)
+    elif (pointer := file_text(f"{top}.git")) is not None and pointer.startswith("gitdir:"):
         target = pointer[len("gitdir:") :].strip().split("\n", 1)[0]
-        base = target if target.startswith("/") else prefix + target
+        base = target if target.startswith("/") else top + target
         git_hooks(f"{base}/hooks", runner, sub)
-        _repository_file(f"{base}/config", sub, prefix, runner, file_text)
-    elif (file_text(f"{prefix}HEAD") or "").startswith("ref:"):  # a bare repository
-        git_hooks(f"{prefix}hooks", runner, sub)
-        _repository_file(f"{prefix}config", sub, prefix, runner, file_text)
-    _repository_file(".gitconfig", sub, prefix, runner, file_text)
+        config = _repository_file(f"{base}/config", sub, top, runner, file_text)
+        _worktree_file(config, base, sub, top, runner, file_text)
+    elif (file_text(f"{top}HEAD") or "").startswith("ref:"):  # a bare repository
+        git_hooks(f"{top}hooks", runner, sub)
+        _repository_file(f"{top}config", sub, top, runner, file_text)
+    else:
+        return False
+    return True
 
 
-def _repository_file(path: str, sub: str, prefix: str, runner: Runner, file_text: FileText) -> bool:
+def _worktree_file(
+    config: str | None, git_dir: str, sub: str, top: str, runner: Runner, file_text: FileText
+) -> None:
+    """A worktree's ``config.worktree``, which git reads when ``extensions.worktreeConfig`` is
+    set in ``config`` (looked for only then: one file fewer for every git command)."""
+    if config is not None and "worktreeconfig" in config.lower():
+        _repository_file(f"{git_dir}/config.worktree", sub, top, runner, file_text)
+
+
+def _repository_file(
+    path: str, sub: str, prefix: str, runner: Runner, file_text: FileText
+) -> str | None:
     """Read the keys of the configuration file ``path`` that ``git SUB`` runs (see
     :func:`repository_config`; a relative hooks folder is in ``prefix``, the folder git runs
-    in); whether there is such a file."""
+    in); its text (``None``: there is no such file)."""
     text = file_text(path)
     if text is None:
-        return False
+        return None
     remote = sub in _REMOTE_SUBCOMMANDS
-    for key, value in config_entries(text, file_text, 0):
+    for key, value in config_entries(text, file_text, 0, folder=posixpath.dirname(path)):
         name = key.lower()
         if not name:
             runner.unknown(value)
@@ -283,11 +326,15 @@ def _repository_file(path: str, sub: str, prefix: str, runner: Runner, file_text
                 git_config_value(key, value, runner)
         elif name == f"alias.{sub.lower()}":
             runner.script(value[1:] if value.startswith("!") else f"git {value}")
-    return True
+    return text
 
 
 def config_entries(
-    text: str | None, file_text: FileText, depth: int, seen: set[str] | None = None
+    text: str | None,
+    file_text: FileText,
+    depth: int,
+    seen: set[str] | None = None,
+    folder: str = "",
 ) -> Iterator[tuple[str, str]]:
     """The ``(key, value)`` entries of a git configuration file's ``text`` and of the files it
     includes (each once, at most :data:`_MAX_INCLUDES` deep and :data:`_MAX_INCLUDED` files),
@@ -322,10 +369,12 @@ def config_entries(
         if depth >= _MAX_INCLUDES or len(seen) >= _MAX_INCLUDED:
             yield "", "git configuration files include others too deep or too many"
             continue
-        for path in _include_paths(value):
+        for path in _include_paths(value, folder):
             if path not in seen:
                 seen.add(path)
-                yield from config_entries(file_text(path), file_text, depth + 1, seen)
+                yield from config_entries(
+                    file_text(path), file_text, depth + 1, seen, posixpath.dirname(path)
+                )
 
 
 def _config_lines(text: str) -> list[str]:

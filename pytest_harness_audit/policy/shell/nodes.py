@@ -56,6 +56,8 @@ class Sub:
     commands: list[Command]
     quoted: bool
     arithmetic: bool = False
+    #: ``<`` for a process substitution ``<(…)`` (a file holding the output), ``>`` for ``>(…)``.
+    process: str = ""
 
 
 Part = Lit | Param | Sub
@@ -70,6 +72,9 @@ class Redirect:
     op: str
     target: Word | None
     body: str | None = None
+    #: The file descriptor written before the operator (``3<file``: ``3``), else empty (not
+    #: compared: two redirections of one operator and target are one redirection's reading).
+    fd: str = field(default="", compare=False)
 
 
 @dataclass(slots=True)

@@ -179,6 +179,10 @@ class Runner(_EmbeddedRunner, Protocol):
         """Read the text of a file a shell (``code``: an interpreter) runs."""
         ...
 
+    def python_folders(self, code: str, folder: str) -> list[str]:
+        """The folders besides its own that Python imports modules from (``PYTHONPATH`` …)."""
+        ...
+
 
 def program_file(path: str, runner: Runner) -> None:
     """The file ``path`` is run as a program (``./run.sh``, a hook): a workspace file without a
@@ -384,14 +388,17 @@ def _local_installs(
 
 
 def python_module(args: list[str], runner: Runner) -> None:
-    """``python -m module``: the module's file of the workspace, read as code."""
+    """``python -m module``: the module's file of the workspace (or of a ``PYTHONPATH``
+    folder), read as code."""
     for index, word in enumerate(args[:-1]):
         if word == "-m":
             module = args[index + 1].replace(".", "/")
-            for path in (f"{module}.py", f"{module}/__main__.py"):
-                if runner.workspace_text(path) is not None:
-                    runner.script_file(path, code=True)
-                    return
+            for folder in ("", *runner.python_folders("", "")):
+                base = "" if folder in ("", ".") else f"{folder}/"
+                for path in (f"{base}{module}.py", f"{base}{module}/__main__.py"):
+                    if runner.workspace_text(path) is not None:
+                        runner.script_file(path, code=True)
+                        return
             return
 
 

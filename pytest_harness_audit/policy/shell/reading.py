@@ -31,14 +31,14 @@ from pytest_harness_audit.policy.shell.builtins import (
 from pytest_harness_audit.policy.shell.effects import classify, inline_code
 from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
 from pytest_harness_audit.policy.shell.expand import (
-    SCRIPT_FILE_LIMIT,
     Expander,
-    file_key,
+    descriptor_path,
     needs_work,
 )
 from pytest_harness_audit.policy.shell.gitcontext import GitReadings
 from pytest_harness_audit.policy.shell.gitenv import environment, relevant
-from pytest_harness_audit.policy.shell.imports import MAX_LOADED, MAX_LOADED_TEXT, follow_loads
+from pytest_harness_audit.policy.shell.imports import follow_loads
+from pytest_harness_audit.policy.shell.lookups import Lookups
 from pytest_harness_audit.policy.shell.nodes import (
     MAX_CHARS,
     MAX_DEPTH,
@@ -52,8 +52,10 @@ from pytest_harness_audit.policy.shell.nodes import (
 )
 from pytest_harness_audit.policy.shell.place import Place
 from pytest_harness_audit.policy.shell.projects import program_file
+from pytest_harness_audit.policy.shell.searchpath import PATH_LISTS
 from pytest_harness_audit.policy.shell.simple import parse_simple
 from pytest_harness_audit.policy.shell.streams import (
+    open_descriptors,
     output_of,
     remember_copy,
     remember_write,
@@ -237,9 +239,14 @@ def _read_simple(
             break
         assignments += 1
         if assignments == len(words):  # only assignments: they set shell variables
+            given: dict[str, str | None] = {}
             for each in words:
                 name, value = _assignment(each) or ("", [])
                 expander.assign(name, value)
+                if relevant(name):  # one the environment already has stays exported
+                    given[name] = expander.variables.get(name)
+            if given:
+                _environment(given, reading, expander)
     argv: list[str] = []
     dynamic: list[bool] = []
     for word in words[assignments:] if assignments else words:
@@ -254,20 +261,27 @@ def _read_simple(
             dynamic.append(expanded.dynamic)
     if argv and argv[0] in ("export", "declare", "local", "readonly", "typeset"):
         exported: dict[str, str | None] = {}
+        exports = argv[0] == "export" or any(a[:1] == "-" and "x" in a for a in argv[1:])
         for word in words[assignments + 1 :]:
             found = _assignment(word)
             if found is not None:
                 expander.assign(*found)
-                if argv[0] == "export":
+                if exports:
                     exported[found[0]] = expander.variables.get(found[0])
+            elif exports and len(word) == 1 and isinstance(word[0], Lit):
+                name = word[0].text  # `GIT_DIR=x; export GIT_DIR`: the value set before
+                if name in expander.variables or name in expander.path_lists:
+                    exported[name] = expander.variables.get(name)
         _environment(exported, reading, expander)
     environ: dict[str, str | None] = {}
     if assignments and argv:  # `NAME=value command`: the command's environment
         for word in words[:assignments]:
             name, value = _assignment(word) or ("", [])
             known = [f for f in expander.expand(value)] if value else []
-            text = " ".join(f.text for f in known) if not any(f.dynamic for f in known) else None
-            environ[name] = text
+            joined = " ".join(f.text for f in known)
+            # a PATH keeps its unknown parts as text (`.:$PATH`): its known entries count
+            unknown = any(f.dynamic for f in known)
+            environ[name] = joined if name in PATH_LISTS or not unknown else None
         _environment(environ, reading, expander)
     if argv and argv[0] in STATEFUL:
         stdin = stdin_of(command, expander)[0] if argv[0] == "read" else None
@@ -291,6 +305,11 @@ def _read_simple(
     place.place(reading)
     if not argv:
         return
+    if command.redirects:
+        if argv == ["exec"]:  # the shell's own descriptors, from now on
+            open_descriptors(command, expander)
+        elif any(r.fd and r.fd != "0" for r in command.redirects):  # `sh /dev/fd/3 3< s.sh`
+            open_descriptors(command, expander, shell=False)
     if len(reading.commands) < MAX_COMMANDS:
         reading.commands.append(argv)
     aliased = alias_script(argv, expander) if expander.aliases else None
@@ -308,7 +327,7 @@ def _environment(variables: dict[str, str | None], reading: Reading, expander: E
         environment(variables, expander.variables, context, expander.file_text)
 
 
-class _Context(GitReadings):
+class _Context(GitReadings, Lookups):
     """What :func:`~.effects.classify` needs besides the argv: where to record, how to read a
     nested script, and the command's standard input."""
 
@@ -375,20 +394,29 @@ class _Context(GitReadings):
         return command is not None and (command.piped or command.in_substitution)
 
     @property
+    def output_redirected(self) -> bool:
+        """Whether this command's standard output goes to a file (``> FILE``, ``&> FILE``)."""
+        command = self.command
+        return command is not None and any(
+            redirect.op in _WRITE_OPS and redirect.fd in ("", "1") for redirect in command.redirects
+        )
+
+    @property
     def stdin_unknown(self) -> bool:
         """Whether the command reads a pipe from a command whose output cannot be known."""
         return self._input()[1]
 
     def script(self, text: str, args: list[str] | None = None) -> None:
         """Read ``text`` as a script run by a shell (``args``: its ``$0``, ``$1`` …)."""
-        if not args:
-            self.reading.script(text, self.depth + 1, self.budget, self.expander)
-            return
-        before = positional(self.expander, args)
+        expander = self.expander
+        before = positional(expander, args) if args else None
         try:
-            self.reading.script(text, self.depth + 1, self.budget, self.expander)
+            self.with_lists(
+                lambda: self.reading.script(text, self.depth + 1, self.budget, expander)
+            )
         finally:
-            restore(self.expander, before)
+            if before is not None:
+                restore(expander, before)
 
     def stdin_script(self, runner: str) -> None:
         """A shell (or ``su``) with no script operand runs its standard input."""
@@ -404,33 +432,25 @@ class _Context(GitReadings):
     def script_file(self, path: str, code: bool) -> None:
         """A shell (``code``: an interpreter) runs the file ``path``: its text, when known
         (:meth:`Expander.file_text`), is read as a script (or as inline code)."""
+        if (
+            not code
+            and path.startswith(("/dev/", "/proc/"))
+            and descriptor_path(path) == "/dev/fd/0"
+            and "/dev/fd/0" not in self.expander.files
+        ):
+            self.stdin_script(path)  # `source /dev/stdin <<< …`: the standard input
+            return
         text = self.workspace_text(path)
-        if text is not None:
+        if text is None:
+            return
+        if not code:
             self.read_text(text, code)
-            if code and "/" in path:  # the modules beside it (those of the root: inline_code)
-                follow_loads(text, posixpath.dirname(path), self)
-
-    def load_code(self, path: str) -> None:
-        """Read a workspace file program text loads, once per command (:mod:`.imports`)."""
-        loaded = self.expander.loaded
-        key = file_key(path)
-        if key in loaded:
             return
-        if len(loaded) >= MAX_LOADED:
-            self.unknown(f"its program loads more than {MAX_LOADED} workspace files")
-            return
-        loaded.add(key)
-        pending = self.expander.pending_loads  # breadth first: no recursion per import
-        pending.append(path)
-        if len(pending) > 1:
-            return  # the outer call reads it
-        while pending:
-            if sum(map(len, self.reading.code)) > MAX_LOADED_TEXT:
-                self.unknown(f"its program loads more than {MAX_LOADED_TEXT >> 20} MiB of code")
-                pending.clear()
-                return
-            self.script_file(pending[0], code=True)
-            pending.pop(0)
+        inline_code(text, self, packages=False, installed="node_modules/" in f"/{path}")
+        # the modules beside it (by path, those of the root were: inline_code), and the
+        # packages it names, from its folder
+        folder = posixpath.dirname(path)
+        follow_loads(text, folder, self, paths=bool(folder))
 
     def program_file(self, path: str) -> None:
         """The file ``path`` is run as a program: read by its ``#!`` line (:mod:`.projects`)."""
@@ -440,26 +460,9 @@ class _Context(GitReadings):
         """The files under a workspace folder (:meth:`Expander.workspace_files`)."""
         return self.expander.workspace_files(folder)
 
-    def workspace_text(self, path: str) -> str | None:
-        """The text of a workspace file a command runs (:meth:`Expander.file_text`); one too
-        large to read makes the command unreadable."""
-        if self.made is None and self._root is None:
-            return None  # no workspace and nothing written yet: no expander made for it
-        expander = self.expander
-        if expander.key(path) not in expander.files and file_key(path) in map(
-            file_key, self.reading.writes
-        ):
-            self.unknown(f"it runs a file changed earlier in the command: {path}")
-            return None  # `sed -i … s.sh && sh s.sh`: the text on disk is not what runs
-        text = expander.file_text(path)
-        if expander.followed:  # a symlink read through: its target is read (`justfile -> .env`)
-            self.reading.reads.extend(expander.followed)
-            expander.followed.clear()
-        if text is None and path in expander.too_large:
-            self.unknown(f"a file it runs is larger than {SCRIPT_FILE_LIMIT // 1024} KiB: {path}")
-        elif text is None and expander.key(path) in expander.unknown_files:
-            self.unknown(f"it runs a file written earlier in the command, text unknown: {path}")
-        return text
+    def workspace_folder(self, folder: str) -> str | None:
+        """The real path of a workspace folder (:meth:`Expander.workspace_folder`)."""
+        return self.expander.workspace_folder(folder)
 
     def read_text(self, text: str, code: bool) -> None:
         """Read the text of a file a shell (``code``: an interpreter) runs."""
@@ -469,7 +472,7 @@ class _Context(GitReadings):
         # what the file does joins the reading, its command lines do not: they are not the
         # call's text (and are no targets a record would keep)
         part = Reading()
-        part.script(text, self.depth + 1, self.budget, self.expander)
+        self.with_lists(lambda: part.script(text, self.depth + 1, self.budget, self.expander))
         for name in ("reads", "writes", "deletes", "destroys", "notes", "code"):
             getattr(self.reading, name).extend(getattr(part, name))
         if part.unreadable is not None:

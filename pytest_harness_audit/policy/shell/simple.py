@@ -61,7 +61,8 @@ def parse_simple(text: str) -> list[Command] | None:
         elif redirect is not None:
             return None
         elif kind == "redirect":
-            redirect = Redirect(value.lstrip("0123456789"), None)
+            op = value.lstrip("0123456789")
+            redirect = Redirect(op, None, fd=value[: len(value) - len(op)])
             current.redirects.append(redirect)
         else:
             if current.words or current.redirects:

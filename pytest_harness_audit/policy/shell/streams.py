@@ -18,7 +18,7 @@ import posixpath
 
 from pytest_harness_audit.policy.shell.effects import command_name
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output
-from pytest_harness_audit.policy.shell.nodes import Command
+from pytest_harness_audit.policy.shell.nodes import Command, Redirect
 from pytest_harness_audit.policy.shell.tools import copy_operands
 
 #: Most text kept of one file written in the command.
@@ -73,26 +73,65 @@ def remember_copy(expander: Expander, name: str, args: list[str]) -> None:
 def stdin_of(command: Command, expander: Expander) -> tuple[str | None, bool]:
     """The text a command reads on its standard input, when known; and whether it has an
     unknown one (a pipe from a command whose output cannot be known, a file written earlier
-    with a text not known)."""
+    with a text not known). With no input of its own, a command reads the shell's (``exec <
+    FILE`` earlier in the command)."""
     for redirect in reversed(command.redirects):
-        if redirect.op in ("<<", "<<-") and redirect.body is not None:
-            return redirect.body, False
-        if redirect.op == "<<<" and redirect.target is not None:
-            return " ".join(f.text for f in expander.expand(redirect.target)) + "\n", False
-        if redirect.op == "<":
-            fields = expander.expand(redirect.target) if redirect.target else []
-            if len(fields) != 1:
-                return None, True
-            text = expander.file_text(fields[0].text)
-            if text is not None:
-                return text, False
-            # like `bash FILE`: unknown only when written earlier with a text not known
-            return None, expander.key(fields[0].text) in expander.unknown_files
+        if redirect.fd not in ("", "0") or redirect.op not in _INPUTS:
+            continue
+        return _input_of(redirect, expander)
     source = command.stdin
     if source is None:
+        if _STDIN in expander.files or _STDIN in expander.unknown_files:
+            return expander.files.get(_STDIN), _STDIN in expander.unknown_files
         return None, False
     output = output_of(source, expander)
     return (output, False) if output is not None else (None, True)
+
+
+_STDIN = "/dev/fd/0"
+_INPUTS = frozenset({"<<", "<<-", "<<<", "<", "<>", "<&"})
+
+
+def _input_of(redirect: Redirect, expander: Expander) -> tuple[str | None, bool]:
+    """What an input redirection gives: a heredoc's body, a here-string, a file's text, or
+    what another descriptor holds (``<&3``)."""
+    if redirect.op in ("<<", "<<-"):
+        return redirect.body, redirect.body is None
+    fields = expander.expand(redirect.target) if redirect.target else []
+    if redirect.op == "<<<":
+        return " ".join(f.text for f in fields) + "\n", False
+    if len(fields) != 1:
+        return None, True
+    path = fields[0].text
+    if redirect.op == "<&":
+        if path == "-" or not path.isdigit():
+            return None, False
+        path = f"/dev/fd/{path}"
+    text = expander.file_text(path)
+    if text is not None:
+        return text, False
+    # like `bash FILE`: unknown only when written earlier with a text not known
+    return None, expander.key(path) in expander.unknown_files
+
+
+def open_descriptors(command: Command, expander: Expander, shell: bool = True) -> None:
+    """``exec 0<FILE``, ``exec 3<FILE``, ``exec <<<TEXT``: the shell's own descriptors hold
+    what the redirection gives, for every later command that reads them (``exec < s.sh; sh``
+    runs ``s.sh``; ``exec 3< s.sh; sh /dev/fd/3`` too). Not ``shell``: a command's own
+    ``3< s.sh`` (``sh /dev/fd/3 3< s.sh``; its standard input is :func:`stdin_of`'s), kept for
+    the rest of the command too (one reading too many, never too few)."""
+    for redirect in command.redirects:
+        if redirect.op not in _INPUTS or redirect.fd == "{":
+            continue
+        if not shell and redirect.fd in ("", "0"):
+            continue
+        text, unknown = _input_of(redirect, expander)
+        path = f"/dev/fd/{redirect.fd or '0'}"
+        if text is not None or unknown:
+            remember_write(expander, path, text, append=False)
+        else:  # a file the reading cannot see: what it runs is not judged (as `sh FILE`)
+            expander.files.pop(path, None)
+            expander.unknown_files.discard(path)
 
 
 def output_of(command: Command, expander: Expander) -> str | None:
@@ -148,4 +187,11 @@ def _cat(command: Command, operands: list[str], expander: Expander) -> str | Non
     return "".join(texts)[:FILE_TEXT_LIMIT]
 
 
-__all__ = ["FILE_TEXT_LIMIT", "output_of", "remember_copy", "remember_write", "stdin_of"]
+__all__ = [
+    "FILE_TEXT_LIMIT",
+    "open_descriptors",
+    "output_of",
+    "remember_copy",
+    "remember_write",
+    "stdin_of",
+]

@@ -44,6 +44,9 @@ _OPERATOR_START = frozenset(";&|()\n<>{0123456789")
 _LITERAL = re.compile(r"""[^\s;&|()<>'"\\$`]+""")
 _DQ_LITERAL = re.compile(r'[^"\\$`]+')
 _NAME = re.compile(r"[A-Za-z_]\w*|[0-9@*#?$!-]")
+_GROUP_OPENERS = frozenset({"{", "if", "while", "until"})
+_GROUP_CLOSERS = frozenset({"}", "fi", "done", "esac"})
+_INPUT_OPS = frozenset({"<", "<<", "<<-", "<<<", "<>", "<&"})
 _BRACED = re.compile(r"\{(#?)([A-Za-z_]\w*|[0-9@*#?$!-]+)(?:(:?[-=?+])|([^}]?))")
 
 
@@ -66,6 +69,10 @@ class Parser:
         self.depth = depth
         self.commands: list[Command] = []
         self._heredocs: list[tuple[Redirect, str, bool, bool]] = []
+        #: Where each open compound command's simple commands start (``{``, ``(``, ``while`` …),
+        #: and those of the one just closed: a redirection after it is every inner command's.
+        self._groups: list[int] = []
+        self._closed: int | None = None
 
     # -- words ---------------------------------------------------------------------------------
     def _spend(self) -> None:
@@ -242,10 +249,14 @@ class Parser:
             elif char == "`":
                 parts.append(self._backtick(quoted))
             elif _PROC_SUB.match(text, self.pos):
+                direction = text[self.pos]
                 commands, end = self._nested(self.pos + 2, ")")
                 for command in commands:
                     command.in_substitution = True
-                parts.append(Sub(commands, True))
+                if direction == ">":  # `tee >(sh)`: what they read is another command's output
+                    for command in commands:
+                        command.stdin = command.stdin or Command()
+                parts.append(Sub(commands, True, process=direction))
                 self.pos = end + 1
             else:
                 break
@@ -290,10 +301,12 @@ class Parser:
                 redirect = None if pending_redirect else _REDIRECT.match(text, self.pos)
                 if redirect:
                     op = redirect.group().lstrip("0123456789")
+                    fd = redirect.group()[: len(redirect.group()) - len(op)]
                     if op.startswith("{"):
                         op = op[op.index("}") + 1 :]
+                        fd = "{"  # a descriptor the shell picks
                     self.pos = redirect.end()
-                    pending_redirect = Redirect(op, None)
+                    pending_redirect = Redirect(op, None, fd=fd)
                     current.redirects.append(pending_redirect)
                     continue
                 operator = _OPERATOR.match(text, self.pos)
@@ -309,10 +322,16 @@ class Parser:
                             self._finish(current, previous)
                             return
                         parens -= 1
+                        self._close_group(current, previous)
+                        previous, current = None, Command()
+                        continue
                     elif op == "(":
                         parens += 1
                         if parens > MAX_DEPTH:
                             raise Unreadable("nested too deep")
+                        if not current.words and not current.redirects:
+                            self._groups.append(len(self.commands))
+                            continue  # `cat s.sh | (sh)`: the subshell reads the pipe
                     if op in ("|", "|&"):
                         current.piped = True
                         self._finish(current, previous)
@@ -342,8 +361,13 @@ class Parser:
             if not current.words:
                 plain = _plain(word) if len(word) == 1 and isinstance(word[0], Lit) else None
                 if plain in SEPARATOR_WORDS:
+                    if plain in _GROUP_OPENERS:
+                        self._groups.append(len(self.commands))
+                    elif plain in _GROUP_CLOSERS:
+                        self._close_group(current, previous)
                     continue
                 if plain in ("case", "for", "select"):
+                    self._groups.append(len(self.commands))
                     skip_words = self._skip_header(plain)
                     case_patterns = plain == "case"
                     continue
@@ -355,6 +379,7 @@ class Parser:
                     self._skip_test(plain)
                     continue
             current.words.append(word)
+            self._closed = None
         if closer is not None:
             raise Unreadable(f"missing {closer!r}")
         if pending_redirect is not None:
@@ -367,6 +392,14 @@ class Parser:
         if command.words or command.redirects:
             command.stdin = previous
             self.commands.append(command)
+            if not command.words and self._closed is not None:
+                _group_input(command.redirects, self.commands[self._closed : -1])
+        self._closed = None
+
+    def _close_group(self, current: Command, previous: Command | None) -> None:
+        """A compound command ends (``}``, ``)``, ``done`` …): its redirections follow."""
+        self._finish(current, previous)
+        self._closed = self._groups.pop() if self._groups else None
 
     def _skip_header(self, keyword: str) -> int:
         """Skip ``case WORD in`` / ``for NAME in WORDS;`` (the words, not the separator)."""
@@ -414,6 +447,19 @@ class Parser:
                 lines.append(check)
             redirect.body = "\n".join(lines) + "\n"
         self._heredocs.clear()
+
+
+def _group_input(redirects: list[Redirect], inner: list[Command]) -> None:
+    """``{ sh; } < s.sh``, ``while read l; do …; done < f``: the input redirections of a
+    compound command are those of each command inside it with no input of its own."""
+    given = [r for r in redirects if r.fd in ("", "0") and r.op in _INPUT_OPS]
+    if not given:
+        return
+    for command in inner:
+        if command.stdin is None and not any(
+            r.fd in ("", "0") and r.op in _INPUT_OPS for r in command.redirects
+        ):
+            command.redirects.extend(given)
 
 
 def _plain(word: Word) -> str:

@@ -12,8 +12,9 @@ ordinary ``just test`` or ``pytest`` could hide what a file written earlier does
 * **tox** (``tox.ini``): the ``commands`` (``_pre``, ``_post``) of every ``testenv``.
 * **composer** (``composer.json``): the ``scripts`` that run.
 * Code files a runner imports: ``noxfile.py`` (nox), ``tasks.py`` (invoke), ``Rakefile`` (rake),
-  ``fabfile.py`` (fab), ``dodo.py`` (doit), ``setup.py`` (``pip install .``), ``conftest.py``
-  and the test files named (pytest): read as program text.
+  ``fabfile.py`` (fab), ``dodo.py`` (doit), ``setup.py`` (``pip install .``), ``conftest.py``,
+  the test files named and the plugins it loads (pytest, :mod:`.pytest_plugins`): read as
+  program text.
 
 What cannot be worked out (a template left unresolved, a shell replaced, an included Taskfile)
 is said unreadable, never taken as an empty task.
@@ -29,12 +30,15 @@ from typing import Any
 
 from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.justfiles import just, read_body
+from pytest_harness_audit.policy.shell.project_tables import poe
+from pytest_harness_audit.policy.shell.pytest_plugins import SETTINGS_FILES, plugins
 from pytest_harness_audit.policy.shell.task_words import closure, operands, option
 
 #: The task runners read here (``python -m NAME`` too, for those that are Python modules).
 TASK_RUNNERS = frozenset(
     {"just", "task", "go-task", "pre-commit", "lefthook", "tox", "composer", "nox", "invoke",
-     "inv", "rake", "fab", "doit", "pip", "pip3", "pytest", "py.test", "unittest"}
+     "inv", "rake", "fab", "doit", "pip", "pip3", "pytest", "py.test", "unittest", "poe",
+     "poethepoet"}
 )  # fmt: skip
 #: Code files a runner loads, by runner: (default files, options naming another one).
 _CODE_FILES: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
@@ -77,6 +81,8 @@ def _task_runner(name: str, args: list[str], runner: Runner) -> None:
         _pip(args, runner)
     elif name in ("pytest", "py.test"):
         _pytest(args, runner)
+    elif name in ("poe", "poethepoet"):
+        poe(args, runner)
     elif name == "unittest":
         _unittest(args, runner)
 
@@ -284,7 +290,8 @@ def _pytest(args: list[str], runner: Runner) -> None:
     valued = frozenset({"-k", "-m", "-c", "-p", "-o", "--rootdir", "--confcutdir", "-W"})
     paths = [word.split("::", 1)[0] for word in operands(args, valued)]
     files = [path for path in ("conftest.py",) if runner.workspace_text(path) is not None]
-    for path in (paths or _testpaths(runner) or ["."])[:16]:
+    settings = {path: runner.settings_text(path) for path in SETTINGS_FILES}
+    for path in (paths or _testpaths(settings) or ["."])[:16]:
         if path.endswith(".py"):
             files.append(path)
             continue
@@ -295,6 +302,7 @@ def _pytest(args: list[str], runner: Runner) -> None:
         files.extend(found for found in listing if _TEST_FILE.search(found))
     for path in files:
         runner.load_code(path)
+    plugins(args, [path for path in files if path.endswith("conftest.py")], runner, settings)
 
 
 def _unittest(args: list[str], runner: Runner) -> None:
@@ -321,10 +329,10 @@ def _unittest(args: list[str], runner: Runner) -> None:
 _TEST_FILE = re.compile(r"(?:^|/)(?:conftest|test_[^/]*|[^/]*_test)\.py$")
 
 
-def _testpaths(runner: Runner) -> list[str]:
+def _testpaths(settings: dict[str, str | None]) -> list[str]:
     """pytest's ``testpaths`` setting, from the files it reads its settings from."""
     for path in ("pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
-        text = runner.workspace_text(path) or ""
+        text = settings.get(path) or ""
         found = re.search(r"(?m)^\s*testpaths\s*=\s*(\[[^\]]*\]|.*)$", text)
         if found is not None:
             value = found.group(1)

@@ -120,13 +120,17 @@ def split_options(args: list[str], with_value: frozenset[str]) -> tuple[list[str
     return options, operands
 
 
+#: Options whose value names files to leave out, never a file to read (``--exclude=.env``).
+_PATTERN_OPTIONS = ("--exclude=", "--exclude-dir=", "--ignore=")
+
+
 def reads(args: list[str], record: Record) -> None:
     """Every operand of a command is a file it may read (``--opt=FILE``, ``KEY=FILE`` and
     ``@FILE`` values too; a glob there, which the shell did not expand, is read as the
     sensitive files it could name: ``curl -d @.[e]nv``)."""
     for word in args:
         if word.startswith("-"):
-            if "=" in word:
+            if "=" in word and not word.startswith(_PATTERN_OPTIONS):
                 _value(word.partition("=")[2], record)
             continue
         record.reads.append(word)

@@ -1,0 +1,84 @@
+"""Brace expansion (``a{b,c}`` → ``ab ac``, ``{1..3}``) of a word's characters, each with the
+flags :mod:`.expand` gives it (only unquoted braces expand)."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+#: Most fields one word may expand to (braces, globs); the rest are dropped.
+MAX_FIELDS = 256
+
+#: The flag of a character that brace expansion applies to.
+BRACE = 1
+#: A word's characters, each with its flags.
+Chars = list[tuple[str, int]]
+_SEQUENCE = re.compile(r"^(-?\d{1,6})\.\.(-?\d{1,6})$|^([A-Za-z])\.\.([A-Za-z])$")
+_BRACE = BRACE
+
+
+def brace_expand(chars: Chars) -> list[Chars]:
+    """Brace expansion of the unquoted braces (``a{b,c}`` → ``ab ac``, ``{1..3}``)."""
+    if not any(flags & _BRACE and char == "{" for char, flags in chars):
+        return [chars]
+    results: list[Chars] = []
+    pending = [chars]
+    while pending and len(results) < MAX_FIELDS:
+        current = pending.pop()
+        found = _first_brace(current)
+        if found is None:
+            results.append(current)
+            continue
+        start, commas, end = found
+        head, tail = current[:start], current[end + 1 :]
+        if commas:
+            bounds = [start, *commas, end]
+            options = [current[a + 1 : b] for a, b in itertools.pairwise(bounds)]
+        else:
+            options = _sequence(current[start + 1 : end])
+        pending.extend(head + option + tail for option in reversed(options))
+    return results[:MAX_FIELDS]
+
+
+def _first_brace(chars: Chars) -> tuple[int, list[int], int] | None:
+    """The first expandable ``{…}``: its start, top-level commas and end."""
+    index = 0
+    size = len(chars)
+    while index < size:
+        char, flags = chars[index]
+        if char == "{" and flags & _BRACE:
+            depth, commas, cursor = 0, [], index
+            while cursor < size:
+                inner, inner_flags = chars[cursor]
+                if inner_flags & _BRACE:
+                    if inner == "{":
+                        depth += 1
+                    elif inner == "}":
+                        depth -= 1
+                        if depth == 0:
+                            break
+                    elif inner == "," and depth == 1:
+                        commas.append(cursor)
+                cursor += 1
+            if cursor < size and (commas or _sequence(chars[index + 1 : cursor])):
+                return index, commas, cursor
+        index += 1
+    return None
+
+
+def _sequence(chars: Chars) -> list[Chars]:
+    match = _SEQUENCE.match("".join(char for char, _ in chars))
+    if match is None:
+        return []
+    if match.group(1) is not None:
+        first, last = int(match.group(1)), int(match.group(2))
+        step = 1 if last >= first else -1
+        values = [str(v) for v in range(first, last + step, step)][:MAX_FIELDS]
+    else:
+        first_c, last_c = ord(match.group(3)), ord(match.group(4))
+        step = 1 if last_c >= first_c else -1
+        values = [chr(v) for v in range(first_c, last_c + step, step)]
+    return [[(char, 0) for char in value] for value in values]
+
+
+__all__ = ["BRACE", "MAX_FIELDS", "Chars", "brace_expand"]

@@ -1,0 +1,251 @@
+"""Commands that read whole folders: the credential files inside them are read too.
+
+``cp -r . /tmp/x``, ``tar czf /tmp/x.tgz .``, ``zip -r out.zip .``, ``rsync -a ./ host:``,
+``scp -r . host:``, ``7z a out.7z .`` and ``docker build .`` open every file under their folder
+operands, dotfiles included: a ``.env`` there is read (and copied, packed or sent) as surely as
+by ``cat .env``. A search (``grep -r``, ``rg --hidden``, ``ag --hidden``, ``diff -r``) counts
+only when its output is piped on or written to a file: otherwise what it finds is in the output
+the agent receives, which the inspection scans for secrets (``grep -r KEY .`` is caught there).
+Each credential-looking file (:func:`~pytest_harness_audit.policy.sensitive.is_credential_path`)
+under such a folder of the workspace is recorded as a read, so the policy judges it as it judges
+``cat``. Excluded names (``--exclude=.env``, ``zip -x``) are left out, as the command leaves
+them out.
+
+The walk skips ``.git`` and dependency folders (``node_modules``, virtual environments), which
+hold no workspace secret, and stops after :data:`MAX_ENTRIES` entries: a larger folder is
+unreadable (the call is flagged, never allowed unseen). A folder outside the workspace is checked
+for the usual credential files in it (``.env``, ``.ssh/id_rsa``, ``.aws/credentials`` …) without
+walking it. ``rg`` and ``ag`` skip hidden files unless told otherwise, so they read only what the
+walk finds outside hidden names, unless ``--hidden``/``-uu`` is given.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import posixpath
+
+from pytest_harness_audit.policy.sensitive import is_credential_path
+from pytest_harness_audit.policy.shell.context import Context
+from pytest_harness_audit.policy.shell.tools import split_options
+
+#: Most entries looked at under one command's folders.
+MAX_ENTRIES = 20_000
+#: Folders that hold no secret of the workspace (and can be huge).
+SKIPPED_FOLDERS = frozenset(
+    {".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".tox", ".nox"}
+)
+#: Credential files looked for in a folder outside the workspace (not walked).
+OUTSIDE_CANDIDATES = (
+    ".env", ".env.local", ".env.production", ".netrc", ".pgpass", ".npmrc", ".pypirc",
+    ".my.cnf", ".ssh/id_rsa", ".ssh/id_ed25519", ".ssh/id_ecdsa", ".aws/credentials",
+    ".docker/config.json", ".kube/config", "credentials.json", "secrets.yaml", "secrets.json",
+)  # fmt: skip
+
+_RECURSIVE_FLAGS = {
+    "cp": ("rRa", ("--recursive", "--archive")),
+    "rsync": ("ra", ("--recursive", "--archive")),
+    "scp": ("r", ()),
+    "zip": ("rR", ("--recurse-paths", "--recurse-patterns")),
+    "diff": ("r", ("--recursive",)),
+    "grep": ("rR", ("--recursive", "--dereference-recursive")),
+    "egrep": ("rR", ("--recursive", "--dereference-recursive")),
+    "fgrep": ("rR", ("--recursive", "--dereference-recursive")),
+}
+#: Options that take the next word as their value, by command (operands are what is left).
+_VALUED = {
+    "cp": frozenset({"-t", "--target-directory", "-S", "--suffix"}),
+    "rsync": frozenset({"-e", "--rsh", "--exclude", "--include", "--exclude-from", "-f"}),
+    "scp": frozenset({"-P", "-i", "-o", "-F", "-c", "-l", "-J", "-S"}),
+    "zip": frozenset({"-x", "-i", "-b", "-n", "-t", "-tt", "-P", "-Z"}),
+    "tar": frozenset({"-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "-I"}),
+    "grep": frozenset({"-e", "-f", "-m", "-A", "-B", "-C", "--exclude", "--include"}),
+    "rg": frozenset({"-e", "-f", "-g", "--glob", "-t", "-T", "-m", "-A", "-B", "-C", "-j"}),
+    "ag": frozenset({"-G", "--ignore", "-m", "-A", "-B", "-C", "-p", "--path-to-ignore"}),
+    "7z": frozenset(),
+    "docker": frozenset({"-f", "--file", "-t", "--tag", "--build-arg", "--target"}),
+}
+_VALUED["egrep"] = _VALUED["fgrep"] = _VALUED["grep"]
+_VALUED["7za"] = _VALUED["7zz"] = _VALUED["7z"]
+_VALUED["podman"] = _VALUED["docker"]
+_VALUED["bsdtar"] = _VALUED["gtar"] = _VALUED["tar"]
+_VALUED["diff"] = frozenset({"-x", "--exclude", "-X", "--exclude-from"})
+#: Searches: what they read of a file reaches their output, which the inspection scans for the
+#: workspace's secrets (and redacts); only an output piped on or written to a file escapes it.
+SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "diff"})
+#: Commands that may read folders (the cheap test before any parsing).
+TREE_READERS = frozenset(_VALUED)
+
+
+def tree_reads(name: str, args: list[str], ctx: Context) -> None:
+    """Record the credential files under the folders ``name args`` reads recursively."""
+    if name not in TREE_READERS or not ctx.knows_files:
+        return
+    if name in SEARCHERS and not ctx.output_consumed and not ctx.output_redirected:
+        return  # what a search finds reaches the agent, where the output's secrets are found
+    found = _folders(name, args)
+    if found is None:
+        return
+    folders, hidden, excluded = found
+    budget = [MAX_ENTRIES]
+    for folder in folders[:64]:
+        files = _credential_files(ctx, folder, hidden, budget)
+        if files is None:
+            ctx.unknown(f"{name} reads a folder of more than {MAX_ENTRIES:,} entries: {folder}")
+            return
+        ctx.reading.reads.extend(f for f in files if not _is_excluded(f, excluded))
+
+
+def recursive_folders(argv: list[str]) -> list[str]:
+    """The folders the simple command ``argv`` reads whole (``cp -r SRC… DST``: the sources;
+    ``tar czf out.tgz .``: ``.``), hidden files or not, exclusions aside; ``[]`` for others."""
+    if not argv:
+        return []
+    name = argv[0].rsplit("/", 1)[-1]
+    found = _folders(name, argv[1:]) if name in TREE_READERS else None
+    return found[0] if found is not None else []
+
+
+def _folders(name: str, args: list[str]) -> tuple[list[str], bool, list[str]] | None:
+    """The folders read recursively (operands that are sources), whether hidden files are
+    read, and the excluded name globs; ``None``: no recursive read."""
+    options, operands = split_options(args, _VALUED[name])
+    excluded = _exclusions(options)
+    if name in ("tar", "bsdtar", "gtar"):
+        return _tar(args, excluded)
+    if name in ("7z", "7za", "7zz"):
+        return (operands[2:], True, excluded) if operands[:1] == ["a"] else None
+    if name in ("docker", "podman"):
+        if operands[:1] not in (["build"], ["buildx"]):
+            return None
+        return (operands[-1:] if len(operands) > 1 else [], True, excluded)
+    if name in ("rg", "ag"):
+        return operands[1:] or ["."], _shows_hidden(name, options), excluded
+    if not _recursive(name, options):
+        return None
+    if name in ("grep", "egrep", "fgrep"):
+        given_pattern = any(
+            o in ("-e", "-f") or o.startswith(("--regexp", "--file")) for o in options
+        )
+        files = operands if given_pattern else operands[1:]
+        return files or ["."], True, excluded
+    if name == "zip":
+        return operands[1:], True, excluded
+    if name == "diff":
+        return operands, True, excluded
+    target = _target_directory(args) if name == "cp" else None
+    if target is not None:  # `cp -rt DIR SOURCE…`
+        return [o for o in operands if o != target], True, excluded
+    return operands[:-1], True, excluded  # cp, rsync, scp: the last operand is the destination
+
+
+def _target_directory(args: list[str]) -> str | None:
+    """The value of ``cp``'s ``-t``/``--target-directory`` (``-rt DIR`` bundled too)."""
+    for index, word in enumerate(args):
+        if word.startswith("--target-directory="):
+            return word.partition("=")[2]
+        bundled = word.startswith("-") and not word.startswith("--") and word.endswith("t")
+        if (word == "--target-directory" or bundled) and index + 1 < len(args):
+            return args[index + 1]
+    return None
+
+
+def _recursive(name: str, options: list[str]) -> bool:
+    letters, words = _RECURSIVE_FLAGS[name]
+    for option in options:
+        if option.startswith("--"):
+            if option.split("=", 1)[0] in words:
+                return True
+        elif option.startswith("-") and any(letter in letters for letter in option[1:]):
+            return True
+    return False
+
+
+def _shows_hidden(name: str, options: list[str]) -> bool:
+    for option in options:
+        if option in ("--hidden", "-.", "--unrestricted") or option.startswith("-uu"):
+            return True
+        if name == "ag" and option in ("-u", "-a", "--all-types"):
+            return True
+    return False
+
+
+def _tar(args: list[str], excluded: list[str]) -> tuple[list[str], bool, list[str]] | None:
+    """``tar`` in create, append or update mode: its operands (old-style letters too)."""
+    words = list(args)
+    creating = False
+    if words and not words[0].startswith("-"):  # `tar czf out.tgz .`: bundled letters
+        letters = words.pop(0)
+        creating = any(letter in "cru" for letter in letters)
+        if "f" in letters and words:
+            words.pop(0)
+    options, operands = split_options(words, _VALUED["tar"])
+    for option in options:
+        if option in ("--create", "--append", "--update") or (
+            option.startswith("-")
+            and not option.startswith("--")
+            and any(c in "cru" for c in option[1:])
+        ):
+            creating = True
+    return (operands, True, excluded) if creating else None
+
+
+def _exclusions(options: list[str]) -> list[str]:
+    found = []
+    for index, option in enumerate(options):
+        if option.startswith(("--exclude=", "--exclude-dir=", "--ignore=")):
+            found.append(option.split("=", 1)[1])
+        elif option in ("--exclude", "-x", "--ignore") and index + 1 < len(options):
+            found.append(options[index + 1])
+    return found
+
+
+def _is_excluded(path: str, excluded: list[str]) -> bool:
+    name = posixpath.basename(path)
+    return any(
+        fnmatch.fnmatchcase(name, glob) or fnmatch.fnmatchcase(path, glob) for glob in excluded
+    )
+
+
+def _credential_files(
+    ctx: Context, folder: str, hidden: bool, budget: list[int]
+) -> list[str] | None:
+    """The credential-looking files under ``folder`` (as paths from where the command runs);
+    ``None`` when the walk would pass the budget."""
+    top = ctx.workspace_folder(folder)
+    if top is None:
+        return _outside(folder, hidden)
+    if not os.path.isdir(top):
+        return []
+    found: list[str] = []
+    for current, folders, files in os.walk(top):
+        budget[0] -= len(folders) + len(files)
+        if budget[0] < 0:
+            return None
+        folders[:] = sorted(
+            f for f in folders if f not in SKIPPED_FOLDERS and (hidden or f[:1] != ".")
+        )
+        relative = os.path.relpath(current, top)
+        for name in files:
+            if not hidden and name[:1] == ".":
+                continue
+            path = name if relative == "." else posixpath.join(relative, name)
+            if is_credential_path(path):
+                found.append(posixpath.normpath(posixpath.join(folder, path)))
+    return sorted(found)
+
+
+def _outside(folder: str, hidden: bool) -> list[str]:
+    """The usual credential files present in a folder outside the workspace (not walked)."""
+    if not hidden or not folder.startswith(("/", "~")):
+        return []
+    base = os.path.expanduser(folder)
+    if not os.path.isdir(base):
+        return []
+    here = posixpath.basename(folder.rstrip("/"))
+    names = [n.partition("/")[2] for n in OUTSIDE_CANDIDATES if n.startswith(here + "/")]
+    return [
+        posixpath.join(folder, name)
+        for name in names or OUTSIDE_CANDIDATES  # in `~/.aws`: `credentials`
+        if os.path.isfile(os.path.join(base, name))
+    ]
