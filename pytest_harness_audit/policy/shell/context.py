@@ -120,6 +120,10 @@ class Context(Protocol):
         """The files under a workspace folder (``None``: too many to list)."""
         ...
 
+    def files_rewritten(self) -> None:
+        """A command rewrote workspace files with a text not known (:mod:`.rewrites`)."""
+        ...
+
     def workspace_folder(self, folder: str) -> str | None:
         """The real path of ``folder`` (from where the command runs) when it is in the
         workspace (``None``: no workspace, or a folder outside it)."""

@@ -68,6 +68,7 @@ from pytest_harness_audit.policy.shell.projects import (
     program_file,
     python_module,
 )
+from pytest_harness_audit.policy.shell.rewrites import REWRITERS, rewrites_tree, writes_files
 from pytest_harness_audit.policy.shell.shellouts import shell_outs
 from pytest_harness_audit.policy.shell.task_runners import TASK_RUNNERS, module_runner, task_runner
 from pytest_harness_audit.policy.shell.tools import (
@@ -301,6 +302,8 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         return
     if name in TREE_READERS:
         tree_reads(name, args, ctx)  # `cp -r . /tmp/x`: the credential files inside are read
+    if name in REWRITERS and rewrites_tree(name, args):
+        ctx.files_rewritten()  # `git stash pop && npm test`: what runs next is not on disk yet
     if (
         name in NETWORK_COMMANDS
         or (name == "getent" and args[:1] and args[0] in GETENT_NETWORK)
@@ -470,6 +473,8 @@ def inline_code(code: str, ctx: Context, packages: bool = True, installed: bool 
 def _code(code: str, ctx: Context, packages: bool = True, installed: bool = False) -> None:
     """Inline program text: kept for the policy's patterns, its paths read, its network noted."""
     ctx.reading.code.append(code)
+    if writes_files(code):
+        ctx.files_rewritten()  # `python gen.py && sh out.sh`: what it writes is not known
     found = code_paths(code)
     if installed:
         found = [path for path in found if "/" in path or path[:1] in ".~"]

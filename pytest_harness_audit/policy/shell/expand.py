@@ -73,6 +73,10 @@ class Expander:
         #: :meth:`key`; and those it writes with a text that cannot be known.
         self.files: dict[str, str] = {}
         self.unknown_files: set[str] = set()
+        #: A command earlier rewrote workspace files with a text not known (:mod:`.rewrites`):
+        #: every file not written since is unknown too.
+        self.tree_rewritten = False
+        self.rewrite_pending = False
         #: Whether ``*`` matches dotfiles (``shopt -s dotglob``, ``GLOBIGNORE=…``).
         self.dotglob = False
         #: Workspace files program text loaded (imports), each read once (:mod:`.imports`).
@@ -305,7 +309,7 @@ class Expander:
         key = self.key(path)
         if key in self.files:
             return self.files[key]
-        if key in self.unknown_files:
+        if self.is_unknown(key):
             return None
         root = self.root
         if not root:
@@ -334,6 +338,13 @@ class Expander:
                 return handle.read(SCRIPT_FILE_LIMIT).decode("utf-8", "replace")
         except (OSError, ValueError):
             return None
+
+    def is_unknown(self, key: str) -> bool:
+        """Whether the file of ``key`` was written in this command with a text not known."""
+        if key in self.unknown_files:
+            return True
+        # a rewrite of the work tree leaves git's own files (`.git/config`, hooks) as they were
+        return self.tree_rewritten and key not in self.files and ".git/" not in f"/{key}"
 
     def key(self, path: str) -> str:
         """How a file written or run in this command is known: its path from where the script

@@ -148,7 +148,7 @@ def existing_text(
             path.startswith("/")
             or any(char in path for char in "$*?[")
             or key in expander.files
-            or key in expander.unknown_files
+            or key in expander.unknown_files  # not a work-tree rewrite: git's files stay
         ):
             return file_text(path)
         joined = os.path.join(base, path)

@@ -117,7 +117,7 @@ class Lookups:
         bases = (here,) if "PATH" in self.env else (here, expander.search_base)
         for found in candidates(name, value, root, bases):
             path = posixpath.relpath(found, here) if here else found  # from where the script is
-            if expander.file_text(path) is not None or expander.key(path) in expander.unknown_files:
+            if expander.file_text(path) is not None or expander.is_unknown(expander.key(path)):
                 self.reading.reads.append(path)
                 program_file(path, self)
 
@@ -180,6 +180,14 @@ class Lookups:
                 if self.workspace_text(path) is not None:
                     self.load_code(path)
 
+    def files_rewritten(self: _Host) -> None:
+        """A command rewrote workspace files with a text not known (:mod:`.rewrites`)."""
+        self.expander.rewrite_pending = True  # for the commands after this one
+
+    def workspace_folder(self: _Host, folder: str) -> str | None:
+        """The real path of a workspace folder (:meth:`Expander.workspace_folder`)."""
+        return self.expander.workspace_folder(folder)
+
     def load_code(self: _Host, path: str) -> None:
         """Read a workspace file program text loads, once per command (:mod:`.imports`)."""
         loaded = self.expander.loaded
@@ -221,7 +229,7 @@ class Lookups:
             # an installed package's large bundle (lodash, react) is left unread: a warning for
             # every program that loads one would stop ordinary work
             self.unknown(f"a file it runs is larger than {SCRIPT_FILE_LIMIT // 1024} KiB: {path}")
-        elif text is None and expander.key(path) in expander.unknown_files:
+        elif text is None and expander.is_unknown(expander.key(path)):
             self.unknown(f"it runs a file written earlier in the command, text unknown: {path}")
         return text
 

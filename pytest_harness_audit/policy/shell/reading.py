@@ -316,6 +316,8 @@ def _read_simple(
     if aliased is not None:
         reading.script(aliased, depth + 1, budget, expander)
     classify(argv, dynamic, _Context(reading, expander, budget, depth, command, env=environ))
+    if expander.rewrite_pending:  # the files it rewrote are unknown to the commands after it
+        expander.tree_rewritten = True
     place.place(reading, argv)
     place.change(argv, dynamic)
 
@@ -459,10 +461,6 @@ class _Context(GitReadings, Lookups):
     def workspace_files(self, folder: str) -> list[str] | None:
         """The files under a workspace folder (:meth:`Expander.workspace_files`)."""
         return self.expander.workspace_files(folder)
-
-    def workspace_folder(self, folder: str) -> str | None:
-        """The real path of a workspace folder (:meth:`Expander.workspace_folder`)."""
-        return self.expander.workspace_folder(folder)
 
     def read_text(self, text: str, code: bool) -> None:
         """Read the text of a file a shell (``code``: an interpreter) runs."""

@@ -60,7 +60,7 @@ def remember_copy(expander: Expander, name: str, args: list[str]) -> None:
         return
     for source, destinations in pairs[:16]:
         text = expander.file_text(source)
-        unknown = text is None and expander.key(source) in expander.unknown_files
+        unknown = text is None and expander.is_unknown(expander.key(source))
         for destination in destinations:
             if text is not None or unknown:
                 remember_write(expander, destination, text, append=False)
@@ -111,7 +111,7 @@ def _input_of(redirect: Redirect, expander: Expander) -> tuple[str | None, bool]
     if text is not None:
         return text, False
     # like `bash FILE`: unknown only when written earlier with a text not known
-    return None, expander.key(path) in expander.unknown_files
+    return None, expander.is_unknown(expander.key(path))
 
 
 def open_descriptors(command: Command, expander: Expander, shell: bool = True) -> None:
