@@ -10,7 +10,7 @@ deletes or moves:
 * the package's files (here, or in any environment's ``site-packages``);
 * the entry points that run it, or any file named like one (``~/.local/bin/harness-audit``
   would shadow the real one on ``PATH``);
-* the interpreter they run on;
+* the interpreter they run on, the standard library and the environment's packages it imports;
 * the session's policy file;
 
 or when it uninstalls or reinstalls the package. Reading them stays allowed.
@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import sys
+import sysconfig
 from collections.abc import Iterable
 
 from pytest_harness_audit.gate.store_guard import inside, split_target
@@ -37,11 +38,15 @@ _WRITING_CATEGORIES = frozenset({"file_write"})
 ENTRY_POINTS = ("harness-audit",)
 #: The package as installed in any environment (``…/site-packages/pytest_harness_audit/…``).
 _INSTALLED_COPY = re.compile(r"(?:^|/)(?:site|dist)-packages/pytest_harness_audit(?:[-/]|$)")
+#: A package manager, in command position, that installs or removes this package.
 _PACKAGE_MANAGER = re.compile(
-    r"\b(?:pip3?|pipx|uv|poetry|pdm|conda|mamba)\b[^\n;&|]*?"
-    r"\b(?:uninstall|remove|install|add|sync)\b[^\n;&|]*?pytest[-_.]?harness[-_.]?audit",
+    r"(?:\S*/)?(?:python[0-9.]*\s+-m\s+)?(?:pip3?|pipx|uv(?:\s+pip)?|poetry|pdm|conda|mamba)\s"
+    r"[^\n;&|]*?\b(?:uninstall|remove|install|add|sync)\b[^\n;&|]*?pytest[-_.]?harness[-_.]?audit",
     re.IGNORECASE,
 )
+#: A simple command that changes a file's mode, owner or attributes (``chmod -x`` of the entry
+#: point makes every hook fail, which the host takes as "go on").
+_MODE_CHANGE = re.compile(r"(?:\S*/)?(?:chmod|chown|chgrp|setfacl|chattr)\s")
 
 
 def installation_paths() -> tuple[str, ...]:
@@ -58,6 +63,12 @@ def installation_paths() -> tuple[str, ...]:
         found.append(os.path.abspath(started))
     if sys.executable:
         found.append(os.path.abspath(sys.executable))
+    # what the auditor imports: the standard library and the environment's packages
+    paths = sysconfig.get_paths()
+    found.extend(
+        paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths
+    )
+    found.append(os.path.join(sys.prefix, "pyvenv.cfg"))
     real = [os.path.realpath(path) for path in found]
     return tuple(dict.fromkeys(found + real))
 
@@ -69,6 +80,8 @@ class InstallGuard:
         self, root: str | None, paths: Iterable[str] | None = None, policy_source: str | None = None
     ) -> None:
         self.root = root
+        # a write into the workspace itself (`cp x .`) replaces no folder
+        self._root = os.path.realpath(root) if root else None
         found = list(installation_paths() if paths is None else paths)
         if policy_source and os.path.isfile(policy_source):
             # the policy file the session was started with (`--policy FILE`): a door that reads
@@ -83,15 +96,19 @@ class InstallGuard:
 
     def offending_target(self, category: str, targets: Iterable[str]) -> str | None:
         """The first of ``targets`` (of a call of ``category``) that changes the installation."""
+        targets = list(targets)
+        # `chmod -x ENTRY`: its operands (plain targets) are changed too
+        moded = any(not split_target(t)[0] and _MODE_CHANGE.match(t) for t in targets)
         for target in targets:
             kind, path = split_target(target)
-            if not kind and _PACKAGE_MANAGER.search(target):
+            if not kind and _PACKAGE_MANAGER.match(target):
                 return target  # `pip uninstall pytest-harness-audit`
-            if kind not in _CHANGING and not (not kind and category in _WRITING_CATEGORIES):
+            plain_change = not kind and (category in _WRITING_CATEGORIES or moded)
+            if kind not in _CHANGING and not plain_change:
                 continue
             if not path or "\0" in path or len(path) > 4096:
                 continue
-            if os.path.basename(path.rstrip("/")) in ENTRY_POINTS:
+            if self._shadows_entry_point(path):
                 return target  # a new `harness-audit` earlier on PATH shadows the real one
             if _INSTALLED_COPY.search(path):
                 return target  # another environment's copy (the host's hooks may run it)
@@ -99,9 +116,18 @@ class InstallGuard:
             for protected in self.paths:
                 if inside(resolved, protected):
                     return target
-                if kind in ("destroy", "delete") and inside(protected, resolved):
-                    return target  # deleting a folder that holds the installation
+                if kind and inside(protected, resolved) and resolved != self._root:
+                    return target  # deleting, moving or replacing a folder that holds it
         return None
+
+    def _shadows_entry_point(self, path: str) -> bool:
+        """A file named like an entry point in a ``bin`` folder or outside the workspace."""
+        if os.path.basename(path.rstrip("/")) not in ENTRY_POINTS:
+            return False
+        resolved = self._resolve(path)
+        folder = os.path.basename(os.path.dirname(resolved))
+        in_workspace = self.root is not None and inside(resolved, os.path.realpath(self.root))
+        return folder in ("bin", "Scripts") or not in_workspace
 
     def _resolve(self, path: str) -> str:
         expanded = os.path.expanduser(path)

@@ -22,8 +22,11 @@ from pytest_harness_audit.gate.store_git import (
     command_moves_ignored_files,
     worktree_top,
 )
+from pytest_harness_audit.policy.shell.rewrites import REWRITERS, extraction_folder
 from pytest_harness_audit.policy.shell.tree_reads import TREE_READERS, recursive_folders
 
+#: Commands that copy, pack or extract whole folders (the cheap test before reading a command).
+_ARCHIVERS = TREE_READERS | REWRITERS
 #: The rule id of refused calls.
 STORE_RULE_ID = "protect-audit-store"
 #: The alert every refused call carries.
@@ -159,7 +162,7 @@ class StoreGuard:
         """Whether a command reads whole a folder that holds the store (``cp -a ~/.local/state
         backup``, ``tar czf s.tgz ~``): a copy of the evidence to put back later rolls the
         chain and its witness back together."""
-        if not any(word.rsplit("/", 1)[-1] in TREE_READERS for word in text.split()):
+        if not any(word.rsplit("/", 1)[-1] in _ARCHIVERS for word in text.split()):
             return False
         if commands.judged(text):
             return False
@@ -171,6 +174,9 @@ class StoreGuard:
             for folder in recursive_folders(argv):
                 if self._holds_store(os.path.join(here, os.path.expanduser(folder))):
                     return True
+            into = extraction_folder(argv)  # `tar -C ~ -xf backup`: a restore over it
+            if into is not None and self._holds_store(os.path.join(here, os.path.expanduser(into))):
+                return True
         return False
 
     def _holds_store(self, path: str) -> bool:

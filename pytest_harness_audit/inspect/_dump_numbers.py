@@ -14,6 +14,13 @@ printable bytes needs 4 or 5 digits a 16-bit word, 9 or 10 a 32-bit one, 19 or 2
 one; a line of small numbers is read as bytes). Each kind two lines or more start with is one
 decoded view (a line of three-digit numbers may be octal or decimal: both are
 read); :mod:`._escapes` scans each like any decoded view.
+
+Lines without offsets are read here only for binary octets and floats: a dump of integers
+without offsets is a list of numbers, read whole by :mod:`._number_lists` (in C passes; read
+line by line, a dump of one number a line cost seconds a megabyte). A kind is read only when
+two lines start with its field and, for the kinds that fill a whole line (decimal, floats), two
+lines are wholly of it (one regex pass over the lines); the hex kinds whose bytes the finer
+readers of :mod:`._dumps` gave already are not read again.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import bisect
 import re
 import sys
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Literal
 
 from pytest_harness_audit.inspect import _matcher
@@ -126,67 +133,114 @@ _ANY_END = "(?= |$)"
 #: ``(first field (matched in the lines' first fields, one a line), leading run of fields,
 #: reading, byte order)`` of each kind of dump; the order (``be``/``le``) of a hex kind maps a
 #: byte to its two digits in the field, not the whole field.
-KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str], Callable[[str], bytes | None], str], ...] = (
-    tuple(
-        (re.compile(rf"^{first or token}$", re.M), _fields(token, end), read, order)
-        for token, read, order, end, first in (
-            ("[01]{8}", _bytes_in(2), "", _ANY_END, ""),
-            ("[0-9a-f]{2}", _hex_in_order, "be", _ANY_END, ""),
-            ("[0-9a-f]{4}", _words("H", 16), "le", _ANY_END, ""),
-            ("[0-9a-f]{4}", _hex_in_order, "be", _ANY_END, ""),
-            ("[0-9a-f]{8}", _words("I", 16), "le", _ANY_END, ""),
-            ("[0-9a-f]{8}", _hex_in_order, "be", _ANY_END, ""),
-            ("[0-9a-f]{16}", _words("Q", 16), "le", _ANY_END, ""),
-            ("[0-9a-f]{16}", _hex_in_order, "be", _ANY_END, ""),
-            ("[0-7]{3}", _bytes_in(8), "", _ANY_END, ""),
-            ("[0-7]{6}", _words("H", 8), "", _ANY_END, ""),
-            ("[0-7]{6}", _words("H", 8, "big"), "", _ANY_END, ""),
-            ("[0-7]{11}", _words("I", 8), "", _ANY_END, ""),
-            ("[0-7]{11}", _words("I", 8, "big"), "", _ANY_END, ""),
-            # od never pads a decimal with zeros, hexdump -d to 5 digits: a longer number
-            # with a leading zero is octal
-            (_DECIMAL, _decimal("little"), "", _WHOLE, ""),
-            (_DECIMAL, _decimal("big"), "", _WHOLE, ""),
-            # `od -t f4`/`f8` lines start with a number with a point or an exponent
-            (_FLOAT, _floats("f"), "", _WHOLE, _POINTED),
-            (_FLOAT, _floats("d"), "", _WHOLE, _POINTED),
-        )
+Kind = tuple[re.Pattern[str], re.Pattern[str], Callable[[str], bytes | None], str]
+"""A kind of dump field: its first field, its run of fields, how it reads, its byte order."""
+KINDS: tuple[Kind, ...] = tuple(
+    (re.compile(rf"^{first or token}$", re.M), _fields(token, end), read, order)
+    for token, read, order, end, first in (
+        ("[01]{8}", _bytes_in(2), "", _ANY_END, ""),
+        ("[0-9a-f]{2}", _hex_in_order, "be", _ANY_END, ""),
+        ("[0-9a-f]{4}", _words("H", 16), "le", _ANY_END, ""),
+        ("[0-9a-f]{4}", _hex_in_order, "be", _ANY_END, ""),
+        ("[0-9a-f]{8}", _words("I", 16), "le", _ANY_END, ""),
+        ("[0-9a-f]{8}", _hex_in_order, "be", _ANY_END, ""),
+        ("[0-9a-f]{16}", _words("Q", 16), "le", _ANY_END, ""),
+        ("[0-9a-f]{16}", _hex_in_order, "be", _ANY_END, ""),
+        ("[0-7]{3}", _bytes_in(8), "", _ANY_END, ""),
+        ("[0-7]{6}", _words("H", 8), "", _ANY_END, ""),
+        ("[0-7]{6}", _words("H", 8, "big"), "", _ANY_END, ""),
+        ("[0-7]{11}", _words("I", 8), "", _ANY_END, ""),
+        ("[0-7]{11}", _words("I", 8, "big"), "", _ANY_END, ""),
+        # od never pads a decimal with zeros, hexdump -d to 5 digits: a longer number
+        # with a leading zero is octal
+        (_DECIMAL, _decimal("little"), "", _WHOLE, ""),
+        (_DECIMAL, _decimal("big"), "", _WHOLE, ""),
+        # `od -t f4`/`f8` lines start with a number with a point or an exponent
+        (_FLOAT, _floats("f"), "", _WHOLE, _POINTED),
+        (_FLOAT, _floats("d"), "", _WHOLE, _POINTED),
     )
 )
 
 
-def numeric_views(chunk: str) -> list[tuple[str, _matcher.Pieces]]:
+#: The kinds read line by line in a dump without offsets: binary octets and floats (a list of
+#: integers, whatever its layout, is read whole by :mod:`._number_lists`, in C passes).
+_OFFSETLESS = (KINDS[0], KINDS[-2], KINDS[-1])
+# a line of a dump without offsets that starts with one of those kinds' fields
+# (two octets, or a number with a point or a signed exponent as `od` prints them: a hex word
+# like `5e4` or `10000000` alone starts no such line)
+_OFFSETLESS_START = re.compile(
+    r"^ *(?:[01]{8} +[01]{8}|-?[0-9]+\.[0-9]*(?:e[-+][0-9]+)?|-?[0-9]+e[-+][0-9]+)(?: |$)", re.M
+)
+
+
+def numeric_views(
+    chunk: str, *, read_in_order: bool = True, read_words: bool = True
+) -> list[tuple[str, _matcher.Pieces]]:
     """Every reading of the numeric dump lines of ``chunk`` that two lines or more agree with:
     the bytes (as Latin-1 characters) and the map back to the fields that show them. Lines with
     offsets, indented lines and lines of numbers alone are read apart (a dump is one of them;
-    an offset is a field of no kind's width)."""
+    an offset is a field of no kind's width). ``read_in_order=False`` skips the hex kinds read
+    in order (the bytes an ``xxd`` reading gave already), ``read_words=False`` the 16-bit
+    little-endian hex words (``od -x``'s)."""
+    skipped = {
+        index
+        for index, (first, _, _, order) in enumerate(KINDS)
+        if (order == "be" and not read_in_order)
+        or (order == "le" and first.pattern == "^[0-9a-f]{4}$" and not read_words)
+    }
     views = []
-    for pattern in (_LINE, _INDENTED, _BARE):
+    starts = _OFFSETLESS_START.finditer(chunk)
+    offsetless = next(starts, None) is not None and next(starts, None) is not None
+    for pattern, kinds in ((_LINE, KINDS), (_INDENTED, _OFFSETLESS), (_BARE, _OFFSETLESS)):
+        if kinds is _OFFSETLESS and not offsetless:
+            continue
         lines = [
             (match.start(1), match.group(1))
             for _, match in zip(range(MAX_LINES), pattern.finditer(chunk), strict=False)
         ]
         if len(lines) >= 2:
-            views += _views_of(chunk, lines)
+            kept = tuple(kind for index, kind in enumerate(kinds) if index not in skipped)
+            views += _views_of(chunk, lines, kept if kinds is KINDS else kinds)
     return views
 
 
-def _views_of(chunk: str, lines: list[tuple[int, str]]) -> list[tuple[str, _matcher.Pieces]]:
+def _views_of(
+    chunk: str, lines: list[tuple[int, str]], kinds: tuple[Kind, ...]
+) -> list[tuple[str, _matcher.Pieces]]:
     """The readings of ``lines`` by every kind at least two of them start with (anywhere among
     them: lines of other text before a dump do not hide it)."""
     firsts = "\n".join(text.split(" ", 1)[0] for _, text in lines)
     starts: dict[str, bool] = {}
     views = []
-    for first, fields, read, order in KINDS:
+    joined = ""
+    for first, fields, read, order in kinds:
         if first.pattern not in starts:
-            found = first.finditer(firsts)
-            starts[first.pattern] = next(found, None) is not None and next(found, None) is not None
+            starts[first.pattern] = _twice(first.finditer(firsts))
         if not starts[first.pattern]:
             continue
+        if fields.pattern.endswith(_WHOLE):  # two whole lines of the kind, found by one C pass
+            joined = joined or "\n".join(text for _, text in lines)
+            if not _twice(_whole_lines(fields).finditer(joined)):
+                continue
         view = _read_lines(chunk, lines, fields, read, order)
         if view is not None:
             views.append(view)
     return views
+
+
+def _twice(found: Iterator[re.Match[str]]) -> bool:
+    return next(found, None) is not None and next(found, None) is not None
+
+
+_WHOLE_LINES: dict[str, re.Pattern[str]] = {}
+
+
+def _whole_lines(fields: re.Pattern[str]) -> re.Pattern[str]:
+    """``fields`` matched at the start of every line of a text (a line a dump line's text)."""
+    found = _WHOLE_LINES.get(fields.pattern)
+    if found is None:
+        found = _WHOLE_LINES[fields.pattern] = re.compile("^" + fields.pattern, re.M)
+    return found
 
 
 class FieldPieces(_matcher.Pieces):

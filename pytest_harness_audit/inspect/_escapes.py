@@ -6,7 +6,9 @@ for UTF-16), JSON (``"\\uff53\\uff4b…"``), HTML entities (``&#115;&#x6b;``, es
 second view), or raw UTF-16 with a NUL after every ASCII character. :func:`scan_unescaped`
 decodes those escapes, drops NUL characters and scans the result with the main automaton (so
 every form :mod:`._matcher` and :mod:`._skeleton` know applies to the decoded text, fullwidth
-letters included); a hit is mapped back to the escaped text for redaction.
+letters included); a hit is mapped back to the escaped text for redaction. It scans the bytes
+of the dump lines of a chunk the same way (:mod:`._dumps`), and a dump of UTF-16 text (a NUL
+in every other byte or so) also without its NULs.
 
 Only a chunk holding an escape or a NUL is decoded; the decoded view is not carried from one
 chunk or send to the next (a value whose escaped form straddles a boundary is not found here).
@@ -87,7 +89,38 @@ def scan_unescaped(automaton: _matcher.Automaton, chunk: str, offset: int) -> li
             hits.extend(_scan_decoded(automaton, chunk, zero_octal, offset, "unescaped"))
     for view in _dumps.undump_all(chunk):
         hits.extend(_scan_decoded(automaton, chunk, view, offset, "undumped"))
+        if view[0].count("\0") * 4 >= len(view[0]):  # UTF-16 text dumped: without its NULs too
+            narrow = view[0].replace("\0", "")
+            hits.extend(
+                _scan_decoded(automaton, chunk, (narrow, _NulsDropped(view)), offset, "undumped")
+            )
     return hits
+
+
+class _NulsDropped(_matcher.Pieces):
+    """The map of a decoded view without its NULs, through the view's own map to the text
+    (worked out on a hit only)."""
+
+    __slots__ = ("_kept", "_view")
+
+    def __init__(self, view: tuple[str, _matcher.Pieces]) -> None:
+        super().__init__()
+        self._view = view
+        self._kept: list[int] | None = None
+
+    def _position(self, index: int) -> int:
+        if self._kept is None:
+            text = self._view[0]
+            self._kept = [at for at, char in enumerate(text) if char != "\0"]
+        return self._kept[min(index, len(self._kept) - 1)]
+
+    def start(self, index: int) -> int:
+        """The text position of the character ``index`` of the view without NULs."""
+        return self._view[1].start(self._position(index))
+
+    def end(self, index: int) -> int:
+        """The text position just after the character ``index - 1`` of the view without NULs."""
+        return self._view[1].end(self._position(index - 1) + 1)
 
 
 def _scan_decoded(

@@ -102,6 +102,17 @@ class _FoldTable(dict[int, str]):
 FOLD_TABLE = _FoldTable()
 
 
+# the fold of every Latin-1 character: one character of Latin-1 but for these few (and the
+# soft hyphen, removed), left as they are by the byte table and replaced after it
+_LATIN1_WIDE = tuple(
+    (chr(code), fold_char(chr(code)))
+    for code in range(0x100)
+    if code != 0xAD and (len(fold_char(chr(code))) != 1 or fold_char(chr(code)) > "\xff")
+)
+_LATIN1_BYTES = bytes(
+    code if chr(code) in dict(_LATIN1_WIDE) or code == 0xAD else ord(fold_char(chr(code)))
+    for code in range(0x100)
+)
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 
 
@@ -117,7 +128,15 @@ def fold(text: str) -> str:
     """
     if text.isascii():
         return text.lower()
-    return _NON_ASCII_RUN.sub(_fold_run, text).lower()
+    try:  # a dump's bytes read as Latin-1: C passes
+        data = text.encode("latin-1")
+    except UnicodeEncodeError:
+        return _NON_ASCII_RUN.sub(_fold_run, text).lower()
+    folded = data.translate(_LATIN1_BYTES, b"\xad").decode("latin-1")
+    for char, wide in _LATIN1_WIDE:
+        if char in folded:
+            folded = folded.replace(char, wide)
+    return folded
 
 
 def fold_positions(text: str, start: int = 0) -> list[int]:

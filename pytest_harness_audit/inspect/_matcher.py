@@ -54,6 +54,30 @@ _PERCENT_PAIR = re.compile(r"%([0-9A-Fa-f]{2})")
 _HEX_CHAR = {f"{a}{b}": chr(int(a + b, 16)) for a in _HEXDIGITS for b in _HEXDIGITS}
 
 
+def as_text(data: str | bytes, budget: int) -> tuple[str, int, int]:
+    """``(text, unscanned, head)``: what of ``data`` is scanned, within ``budget`` characters.
+
+    Beyond the budget, the head and the tail halves are kept, joined by a newline at ``head``
+    (so no match can span the gap), and ``unscanned`` counts what was left out.
+    """
+    size = len(data)
+    if size <= budget:
+        head_part, tail_part, unscanned = data, data[:0], 0
+    else:
+        half = budget // 2
+        head_part, tail_part, unscanned = data[:half], data[size - half :], size - 2 * half
+    if isinstance(head_part, bytes):
+        assert isinstance(tail_part, bytes)
+        head_text = head_part.decode("latin-1")
+        tail_text = tail_part.decode("latin-1")
+    else:
+        assert isinstance(tail_part, str)
+        head_text, tail_text = head_part, tail_part
+    if not unscanned:
+        return head_text, 0, len(head_text)
+    return f"{head_text}\n{tail_text}", unscanned, len(head_text)
+
+
 def fold(text: str) -> str:
     """``text`` case-folded, and for a text that is not ASCII, Unicode-folded (:mod:`._fold`)."""
     return _fold.fold(text)
@@ -429,7 +453,7 @@ def describe(pattern: Pattern, hit: Hit, text: str) -> str:
         parts.append("url")
     elif hit.view == "skeleton":
         parts.append("separators_ignored")
-    elif hit.view in ("unescaped", "undumped"):
+    elif hit.view in ("unescaped", "undumped", "decoded"):
         parts.append(hit.view)
     elif not hit.split:
         seen = text[hit.start : hit.end]

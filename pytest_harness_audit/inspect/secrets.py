@@ -7,7 +7,8 @@ alignments (standard and url-safe, padded or not), percent-encoded, in another c
 whitespace; rotated (rot13 …), base32, nested base64, UTF-16, with separators changed or spread with
 any punctuation, as character codes, or without a vendor prefix (:mod:`._skeleton`), behind
 character escapes (:mod:`._escapes`), in the lines of a dump of any radix and width, with or
-without offsets (:mod:`._dumps`) — with multi-pattern passes whose cost does not grow with the
+without offsets (:mod:`._dumps`), nested in other encodings or as lists of numbers (:mod:`._layers`)
+— with multi-pattern passes whose cost does not grow with the
 number of secrets (see :mod:`._matcher`), and in any Unicode look-alike form (fullwidth, zero-width
 characters, look-alike dashes and letters: :mod:`._fold`). A :class:`StreamScanner` keeps the
 normalised tail of earlier texts, so a value split over consecutive sends is found when its last
@@ -36,7 +37,15 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
-from pytest_harness_audit.inspect import _dumps, _escapes, _fragments, _matcher, _skeleton
+from pytest_harness_audit.inspect import (
+    _dumps,
+    _encodings,
+    _escapes,
+    _fragments,
+    _layers,
+    _matcher,
+    _skeleton,
+)
 from pytest_harness_audit.inspect.learn import credential_values, file_values
 
 #: Characters of one text scanned at most (head and tail halves beyond it).
@@ -160,30 +169,6 @@ def _pieces(value: str) -> tuple[str, ...]:
     return tuple(pieces)
 
 
-def as_text(data: str | bytes, budget: int = MAX_SCAN_CHARS) -> tuple[str, int, int]:
-    """``(text, unscanned, head)``: what of ``data`` is scanned, within ``budget`` characters.
-
-    Beyond the budget, the head and the tail halves are kept, joined by a newline at ``head``
-    (so no match can span the gap), and ``unscanned`` counts what was left out.
-    """
-    size = len(data)
-    if size <= budget:
-        head_part, tail_part, unscanned = data, data[:0], 0
-    else:
-        half = budget // 2
-        head_part, tail_part, unscanned = data[:half], data[size - half :], size - 2 * half
-    if isinstance(head_part, bytes):
-        assert isinstance(tail_part, bytes)
-        head_text = head_part.decode("latin-1")
-        tail_text = tail_part.decode("latin-1")
-    else:
-        assert isinstance(tail_part, str)
-        head_text, tail_text = head_part, tail_part
-    if not unscanned:
-        return head_text, 0, len(head_text)
-    return f"{head_text}\n{tail_text}", unscanned, len(head_text)
-
-
 class SecretRegistry:
     """The secret values of one session: fingerprints outward, a matcher inward.
 
@@ -242,7 +227,9 @@ class SecretRegistry:
                 for index, secret in enumerate(self._secrets):
                     for piece in secret.values:
                         for transform, form in itertools.chain(
-                            _matcher.forms(piece), _skeleton.extra_forms(piece)
+                            _matcher.forms(piece),
+                            _skeleton.extra_forms(piece),
+                            _encodings.more_forms(piece),
                         ):
                             key = _matcher.normalise(form)
                             if len(key) >= _matcher.MIN_PATTERN:
@@ -327,7 +314,7 @@ class SecretRegistry:
     ) -> ScanResult:
         """The findings in ``data``; ``carries`` hold the tails of what was scanned before it
         and, with ``carry_out``, get this text's tails (a one-shot scan drops them)."""
-        text, unscanned, head = as_text(data, budget)
+        text, unscanned, head = _matcher.as_text(data, budget)
         automaton = self._current()
         skeletons = self._skeleton_automaton()
         if automaton.empty:
@@ -357,6 +344,10 @@ class SecretRegistry:
                     for hit in _skeleton.scan_skeleton(skeletons, chunk, offset, carries, carry_on)
                 ]
                 for finding in _merged(extra, found.values()):
+                    found.setdefault((finding.fingerprint, finding.start, finding.end), finding)
+                hits = _layers.scan_layers(automaton, chunk, offset)
+                decoded = [self._finding(h, automaton.patterns[h.pattern], text) for h in hits]
+                for finding in _layers.uncovered(decoded, found.values()):
                     found.setdefault((finding.fingerprint, finding.start, finding.end), finding)
         ordered = sorted(_outermost(found.values()), key=lambda f: (f.start, f.end, f.fingerprint))
         return ScanResult(tuple(ordered), text, unscanned, head if unscanned else -1)
@@ -439,14 +430,17 @@ def _nothing_in(automaton: _matcher.Automaton, skeletons: _matcher.Automaton, ch
     """Whether scanning ``chunk`` alone (one chunk, nothing carried into it) provably finds
     nothing: the plain and skeleton views are searched here as :func:`._matcher.scan_chunk`
     and :func:`._skeleton.scan_skeleton` search them, and a chunk with a decoded view (percent
-    escapes, character escapes, dump lines) is left to the full scan."""
+    escapes, character escapes, dump lines) is left to the full scan; nested encodings
+    (:mod:`._layers`) are scanned here."""
     if _matcher.percent_escaped(chunk):
         return False
     if _escapes.unescaped(chunk) is not None or _dumps.has_dump_lines(chunk):
         return False
     if next(automaton.matches(_matcher.normalise(chunk)), None) is not None:
         return False
-    return next(skeletons.matches(_skeleton.skeleton_text(chunk)), None) is None
+    if next(skeletons.matches(_skeleton.skeleton_text(chunk)), None) is not None:
+        return False
+    return not _layers.scan_layers(automaton, chunk, 0)
 
 
 def _outermost(findings: Iterable[SecretFinding]) -> list[SecretFinding]:

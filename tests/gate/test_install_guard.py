@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from pytest_harness_audit.gate.install_guard import InstallGuard, installation_p
 from pytest_harness_audit.session.harness import Harness
 
 PACKAGE = os.path.dirname(os.path.abspath(pytest_harness_audit.__file__))
+SITE = sysconfig.get_paths()["purelib"]
+STDLIB = sysconfig.get_paths()["stdlib"]
 
 
 @pytest.fixture
@@ -44,6 +47,10 @@ def test_the_installation_is_the_package_its_entry_point_and_the_interpreter():
         ("Bash", {"command": f"mv {PACKAGE}/cli /tmp/cli-away"}),
         ("Bash", {"command": f"cp /bin/true {sys.executable}"}),
         ("Bash", {"command": "pip uninstall -y pytest-harness-audit"}),
+        ("Bash", {"command": f"chmod -x {PACKAGE}/__main__.py"}),
+        ("Bash", {"command": f"mv {PACKAGE} /tmp/away"}),
+        ("Bash", {"command": f"echo 'import os' > {SITE}/zz_evil.pth"}),
+        ("Bash", {"command": f"sed -i s/a/b/ {STDLIB}/json/decoder.py"}),
         ("Bash", {"command": "cp /bin/true ~/.local/bin/harness-audit"}),
         (
             "Bash",
@@ -84,6 +91,11 @@ def test_a_refused_change_is_recorded_and_fails_the_session(harness, tmp_path):
         ("Bash", {"command": f"cat {PACKAGE}/__init__.py"}),
         ("Bash", {"command": "pip install requests"}),
         ("Bash", {"command": "pip show pytest-harness-audit"}),
+        ("Bash", {"command": "grep -rn 'pip install pytest-harness-audit' docs"}),
+        ("Bash", {"command": "git commit -m 'docs: pip install pytest-harness-audit'"}),
+        ("Bash", {"command": "cp README.md ."}),
+        ("Write", {"file_path": "tools/harness-audit", "content": "a workspace file of that name"}),
+        ("Bash", {"command": "chmod +x app/service.py"}),
         ("Bash", {"command": "echo note > notes.md"}),
         ("Write", {"file_path": "app/new.py", "content": "x = 1\n"}),
     ],

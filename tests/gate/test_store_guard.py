@@ -114,17 +114,29 @@ def test_the_hook_door_refuses_the_erase_sequence(
         "rsync -a {parent}/ /tmp/backup/",
         "zip -qr /tmp/evidence.zip {parent}",
         "cd {parent} && tar cf /tmp/e.tar .",
+        "tar -C {grandparent} -cf /tmp/b.tar {parentname}",
+        "tar -C {parent} -xf /tmp/b.tar",
+        "cd {parent} && tar xf /tmp/b.tar",
+        "unzip -o /tmp/b.zip -d {grandparent}",
     ],
 )
 def test_a_whole_copy_of_a_folder_holding_the_store_is_refused(harness: Harness, template) -> None:
     store = harness.storage_dir.resolve()
-    command = template.format(parent=store.parent, grandparent=store.parent.parent)
+    command = template.format(
+        parent=store.parent, grandparent=store.parent.parent, parentname=store.parent.name
+    )
     decision = harness.gate.decide("Bash", {"command": command})
     assert decision.blocked, command
     assert "tamper_attempt" in decision.alerts
 
 
 def test_copies_beside_the_store_stay_allowed(harness: Harness) -> None:
-    for command in ("cp -r app /tmp/app-copy", "tar czf /tmp/app.tgz app", "cp -a . /tmp/ws"):
+    for command in (
+        "cp -r app /tmp/app-copy",
+        "tar czf /tmp/app.tgz app",
+        "cp -a . /tmp/ws",
+        "tar -C app -xf /tmp/app.tgz",
+        "unzip -o /tmp/a.zip -d unpacked",
+    ):
         decision = harness.gate.decide("Bash", {"command": command})
         assert "tamper_attempt" not in decision.alerts, command

@@ -120,6 +120,19 @@ class Context(Protocol):
         """The files under a workspace folder (``None``: too many to list)."""
         ...
 
+    def hold_reads(self, files: list[str]) -> None:
+        """Keep the files a piped search read until the command it pipes into is known."""
+        ...
+
+    def take_held_reads(self) -> list[str] | None:
+        """The files the command piping into this one read and held."""
+        ...
+
+    @property
+    def in_substitution(self) -> bool:
+        """Whether this command's output becomes part of another command's text."""
+        ...
+
     def files_rewritten(self) -> None:
         """A command rewrote workspace files with a text not known (:mod:`.rewrites`)."""
         ...

@@ -85,7 +85,7 @@ from pytest_harness_audit.policy.shell.tools import (
     split_options,
     truncate,
 )
-from pytest_harness_audit.policy.shell.tree_reads import TREE_READERS, tree_reads
+from pytest_harness_audit.policy.shell.tree_reads import TREE_READERS, settle_held_reads, tree_reads
 
 _SSH_CLIENTS = frozenset({"ssh", "scp", "sftp", "autossh", "sshfs", "mosh"})
 _STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
@@ -298,6 +298,7 @@ def _parallel(argv: list[str], ctx: Context) -> None:
 def _effects(name: str, argv: list[str], ctx: Context) -> None:
     record = ctx.reading
     args = argv[1:]
+    settle_held_reads(name, args, ctx)  # the files a search piped into this command read
     if name in _NO_EFFECT:
         return
     if name in TREE_READERS:

@@ -77,6 +77,8 @@ class Expander:
         #: every file not written since is unknown too.
         self.tree_rewritten = False
         self.rewrite_pending = False
+        #: What piped searches read, by the command whose output holds it (:mod:`.tree_reads`).
+        self.held_reads: dict[int, list[str]] = {}
         #: Whether ``*`` matches dotfiles (``shopt -s dotglob``, ``GLOBIGNORE=…``).
         self.dotglob = False
         #: Workspace files program text loaded (imports), each read once (:mod:`.imports`).

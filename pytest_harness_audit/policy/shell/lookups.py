@@ -19,6 +19,7 @@ from pytest_harness_audit.policy.shell.context import Record
 from pytest_harness_audit.policy.shell.expand import SCRIPT_FILE_LIMIT, Expander, file_key
 from pytest_harness_audit.policy.shell.gitcommand import existing_text
 from pytest_harness_audit.policy.shell.imports import MAX_LOADED, MAX_LOADED_TEXT
+from pytest_harness_audit.policy.shell.nodes import Command
 from pytest_harness_audit.policy.shell.projects import Runner, program_file
 from pytest_harness_audit.policy.shell.pymodules import (
     add_folders,
@@ -35,6 +36,10 @@ from pytest_harness_audit.policy.shell.searchpath import (
 
 #: Files Python imports at start from each ``PYTHONPATH`` folder (the ``site`` module).
 _STARTUP_MODULES = ("sitecustomize", "usercustomize")
+
+
+#: Redirections that send a command's output to a file.
+_OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 
 
 class _Host(Runner, Protocol):
@@ -59,6 +64,7 @@ class _Host(Runner, Protocol):
         ...
 
     _root: str | None
+    command: Command | None
 
     def load_code(self, path: str) -> None:
         """Read a workspace file program text loads, once per command."""
@@ -179,6 +185,32 @@ class Lookups:
             for path in module_files(module, folders):
                 if self.workspace_text(path) is not None:
                     self.load_code(path)
+
+    @property
+    def in_substitution(self: _Host) -> bool:
+        """Whether this command's output becomes part of another command's text."""
+        return self.command is not None and self.command.in_substitution
+
+    @property
+    def output_redirected(self: _Host) -> bool:
+        """Whether this command's standard output goes to a file (``> FILE``, ``&> FILE``)."""
+        command = self.command
+        return command is not None and any(
+            redirect.op in _OUTPUT_OPS and redirect.fd in ("", "1")
+            for redirect in command.redirects
+        )
+
+    def hold_reads(self: _Host, files: list[str]) -> None:
+        """Keep the files a piped search read until the command it pipes into is known."""
+        if self.command is not None and files:
+            self.expander.held_reads[id(self.command)] = files
+
+    def take_held_reads(self: _Host) -> list[str] | None:
+        """The files the command piping into this one read and held (:meth:`hold_reads`)."""
+        source = self.command.stdin if self.command is not None else None
+        if source is None or not self.expander.held_reads:
+            return None
+        return self.expander.held_reads.pop(id(source), None)
 
     def files_rewritten(self: _Host) -> None:
         """A command rewrote workspace files with a text not known (:mod:`.rewrites`)."""

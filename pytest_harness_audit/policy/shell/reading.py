@@ -396,14 +396,6 @@ class _Context(GitReadings, Lookups):
         return command is not None and (command.piped or command.in_substitution)
 
     @property
-    def output_redirected(self) -> bool:
-        """Whether this command's standard output goes to a file (``> FILE``, ``&> FILE``)."""
-        command = self.command
-        return command is not None and any(
-            redirect.op in _WRITE_OPS and redirect.fd in ("", "1") for redirect in command.redirects
-        )
-
-    @property
     def stdin_unknown(self) -> bool:
         """Whether the command reads a pipe from a command whose output cannot be known."""
         return self._input()[1]

@@ -110,3 +110,33 @@ def _git_rewrites(args: list[str]) -> bool:
     if sub not in _GIT_REWRITING:
         return False
     return not any(word in _GIT_READ_ONLY.get(sub, ()) for word in rest[:2] + rest)
+
+
+def extraction_folder(argv: list[str]) -> str | None:
+    """The folder an archive is extracted into (``tar -C DIR -x``, ``unzip -d DIR``, ``7z x
+    -oDIR``; ``.`` when it names none), ``None`` when ``argv`` extracts nothing."""
+    if not argv:
+        return None
+    name, args = argv[0].rsplit("/", 1)[-1], argv[1:]
+    if name in ("tar", "bsdtar", "gtar") and rewrites_tree(name, args):
+        return _valued(args, ("-C", "--directory")) or "."
+    if name == "unzip" and rewrites_tree(name, args):
+        return _valued(args, ("-d",)) or "."
+    if name in ("7z", "7za", "7zz") and rewrites_tree(name, args):
+        return next((a[2:] for a in args if a.startswith("-o") and len(a) > 2), ".")
+    if name == "cpio" and rewrites_tree(name, args):
+        return _valued(args, ("-D", "--directory")) or "."
+    return None
+
+
+def _valued(args: list[str], names: tuple[str, ...]) -> str | None:
+    found = None
+    for index, word in enumerate(args):
+        option, equals, value = word.partition("=")
+        if option in names and equals:
+            found = value
+        elif word in names and index + 1 < len(args):
+            found = args[index + 1]
+        elif any(word.startswith(n) and len(word) > len(n) for n in names if len(n) == 2):
+            found = word[2:]
+    return found

@@ -73,6 +73,11 @@ _VALUED["diff"] = frozenset({"-x", "--exclude", "-X", "--exclude-from"})
 #: Searches: what they read of a file reaches their output, which the inspection scans for the
 #: workspace's secrets (and redacts); only an output piped on or written to a file escapes it.
 SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "diff"})
+#: Commands that pass whole lines of their input on (a piped search's output stays scannable).
+LINE_FILTERS = frozenset(
+    {"head", "tail", "sort", "uniq", "wc", "less", "more", "cat", "nl", "tac", "grep", "egrep",
+     "fgrep", "rg"}
+)  # fmt: skip
 #: Commands that may read folders (the cheap test before any parsing).
 TREE_READERS = frozenset(_VALUED)
 
@@ -81,19 +86,67 @@ def tree_reads(name: str, args: list[str], ctx: Context) -> None:
     """Record the credential files under the folders ``name args`` reads recursively."""
     if name not in TREE_READERS or not ctx.knows_files:
         return
-    if name in SEARCHERS and not ctx.output_consumed and not ctx.output_redirected:
+    searching = name in SEARCHERS
+    if searching and not _output_escapes(name, args, ctx):
         return  # what a search finds reaches the agent, where the output's secrets are found
     found = _folders(name, args)
     if found is None:
         return
     folders, hidden, excluded = found
     budget = [MAX_ENTRIES]
+    read: list[str] = []
     for folder in folders[:64]:
         files = _credential_files(ctx, folder, hidden, budget)
         if files is None:
             ctx.unknown(f"{name} reads a folder of more than {MAX_ENTRIES:,} entries: {folder}")
             return
-        ctx.reading.reads.extend(f for f in files if not _is_excluded(f, excluded))
+        read.extend(f for f in files if not _is_excluded(f, excluded))
+    if searching and ctx.output_consumed and not ctx.in_substitution and not _partial(name, args):
+        ctx.hold_reads(read)  # judged by the command it pipes into (:func:`settle_held_reads`)
+    else:
+        ctx.reading.reads.extend(read)
+
+
+def settle_held_reads(name: str, args: list[str], ctx: Context) -> None:
+    """A command that reads a piped search's output: a line filter (``head``, ``sort``,
+    ``wc``, ``grep`` …) passes it on to the agent (dropped: the output scan sees it) or to the
+    next command or file; any other command (``cut``, ``base64``, ``curl``) may hide it from the
+    scan, so the files the search read count as read."""
+    held = ctx.take_held_reads()
+    if held is None:
+        return
+    if name in LINE_FILTERS and not _partial(name, args):
+        if ctx.output_consumed and not ctx.in_substitution:
+            ctx.hold_reads(held)
+            return
+        if not ctx.output_redirected and not ctx.in_substitution:
+            return
+    ctx.reading.reads.extend(held)
+
+
+def _output_escapes(name: str, args: list[str], ctx: Context) -> bool:
+    """Whether a search's output may escape the output scan: written to a file, made part of a
+    command, piped on, or cut to pieces smaller than a line (``-o``)."""
+    return (
+        ctx.output_consumed or ctx.output_redirected or ctx.in_substitution or _partial(name, args)
+    )
+
+
+def _partial(name: str, args: list[str]) -> bool:
+    """``grep -o`` (``--only-matching``): parts of lines, too small for the scan to know."""
+    if name not in SEARCHERS and name not in LINE_FILTERS:
+        return False
+    if name in ("sort", "uniq"):  # `sort -o FILE`, `uniq IN OUT`: written to a file
+        operands = [w for w in args if not w.startswith("-")]
+        return any(w in ("-o", "--output") or w.startswith("--output=") for w in args) or (
+            name == "uniq" and len(operands) > 1
+        )
+    for word in args:
+        if word == "--only-matching":
+            return True
+        if word.startswith("-") and not word.startswith("--") and "o" in word[1:]:
+            return name in ("grep", "egrep", "fgrep", "rg", "ag")
+    return False
 
 
 def recursive_folders(argv: list[str]) -> list[str]:
@@ -187,7 +240,25 @@ def _tar(args: list[str], excluded: list[str]) -> tuple[list[str], bool, list[st
             and any(c in "cru" for c in option[1:])
         ):
             creating = True
-    return (operands, True, excluded) if creating else None
+    if not creating:
+        return None
+    base = _tar_directory(words)  # `tar -C ~ -cf b .local`: operands from that folder
+    if base:
+        operands = [o if o.startswith(("/", "~")) else posixpath.join(base, o) for o in operands]
+    return operands, True, excluded
+
+
+def _tar_directory(words: list[str]) -> str | None:
+    """The folder ``tar -C DIR``/``--directory=DIR`` works from (the last one given)."""
+    found = None
+    for index, word in enumerate(words):
+        if word.startswith("--directory="):
+            found = word.partition("=")[2]
+        elif word in ("-C", "--directory") and index + 1 < len(words):
+            found = words[index + 1]
+        elif word.startswith("-C") and len(word) > 2 and not word.startswith("--"):
+            found = word[2:]
+    return found
 
 
 def _exclusions(options: list[str]) -> list[str]:
