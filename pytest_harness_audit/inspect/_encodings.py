@@ -1,0 +1,126 @@
+"""Binary-to-text encodings beyond base64, base32 and hex, for the secret matcher.
+
+:func:`more_forms` gives the contiguous forms of a value in encodings one command writes:
+base32hex (``basenc --base32hex``), Ascii85 (``base64.a85encode``, ``btoa``'s ``<~ ~>``),
+base85 (``base64.b85encode``, git's binary patches), Z85 (``basenc --z85``) and base64 read
+backwards (``base64 | rev``). As for base64, a form holds only the characters that do not
+depend on the value's neighbours, at every byte alignment it can have inside a longer text;
+the main automaton (:mod:`._matcher`) finds them, wrapped over lines or not.
+
+:data:`DECODERS` read the same encodings back (and hex, base64 and base32), for the
+decode-and-rescan loop of :mod:`._layers`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Iterator
+
+_B85 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
+_Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+_B85_TO_Z85 = str.maketrans(_B85, _Z85)
+_Z85_TO_B85 = str.maketrans(_Z85, _B85)
+
+
+def _cores(data: bytes, group: int, chars: int, encode: Callable[[bytes], str]) -> Iterator[str]:
+    """The characters of ``encode(data)`` that depend on ``data`` alone, at each of the
+    ``group`` byte alignments (``group`` bytes written as ``chars`` characters)."""
+    for shift in range(group):
+        encoded = encode(b"\0" * shift + data)
+        first = -(-shift // group) * chars  # the first group wholly of the value
+        last = (shift + len(data)) // group * chars  # past the last such group
+        if last > first:
+            yield encoded[first:last]
+
+
+def _b85(data: bytes) -> str:
+    return base64.b85encode(data).decode("ascii")
+
+
+def _z85(data: bytes) -> str:
+    return _b85(data).translate(_B85_TO_Z85)
+
+
+def _a85(data: bytes) -> str:
+    # no `z` shorthand: a form is compared group by group with what a writer printed
+    return base64.a85encode(data, foldspaces=False).decode("ascii")
+
+
+def _b32hex_cores(data: bytes) -> Iterator[str]:
+    for shift in range(5):
+        encoded = base64.b32hexencode(b"\0" * shift + data).decode("ascii")
+        first, last = -(-8 * shift // 5), 8 * (shift + len(data)) // 5
+        yield encoded[first:last]
+
+
+def more_forms(value: str) -> Iterator[tuple[str, str]]:
+    """``(transform, form)`` of ``value`` in the encodings named in the module doc."""
+    data = value.encode("utf-8", "surrogatepass")
+    for core in _b32hex_cores(data):
+        yield "base32hex", core
+    for name, encode in (("ascii85", _a85), ("base85", _b85), ("z85", _z85)):
+        for core in _cores(data, 4, 5, encode):
+            yield name, core
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + data).decode("ascii")
+        core = encoded[-(-8 * shift // 6) : 8 * (shift + len(data)) // 6]
+        yield "base64+reversed_text", core[::-1]
+
+
+def _base64(text: str) -> bytes:
+    text = text.translate(_URLSAFE).rstrip("=")
+    if len(text) % 4 == 1:
+        text = text[:-1]
+    return binascii.a2b_base64(text + "=" * (-len(text) % 4))
+
+
+_URLSAFE = str.maketrans("-_", "+/")
+
+
+def _base32(text: str) -> bytes:
+    text = text.upper().rstrip("=")
+    text = text[: len(text) // 8 * 8 + _B32_TAIL.get(len(text) % 8, 0)]
+    return base64.b32decode(text + "=" * (-len(text) % 8))
+
+
+def _base32hex(text: str) -> bytes:
+    text = text.upper().rstrip("=")
+    text = text[: len(text) // 8 * 8 + _B32_TAIL.get(len(text) % 8, 0)]
+    return base64.b32hexdecode(text + "=" * (-len(text) % 8))
+
+
+# the lengths a last base32 group can have (others are cut to the one before)
+_B32_TAIL = {1: 0, 2: 2, 3: 2, 4: 4, 5: 5, 6: 5, 7: 7}
+
+
+def _hex(text: str) -> bytes:
+    return bytes.fromhex(text[: len(text) // 2 * 2])
+
+
+def _ascii85(text: str) -> bytes:
+    text = text.removeprefix("<~").removesuffix("~>")
+    if len(text.replace("z", "")) % 5 == 1:  # a last group of one character: cut it
+        text = text[:-1]
+    return base64.a85decode(text)
+
+
+def _base85(text: str) -> bytes:
+    return base64.b85decode(text[: len(text) - (1 if len(text) % 5 == 1 else 0)])
+
+
+def _z85_decode(text: str) -> bytes:
+    return _base85(text.translate(_Z85_TO_B85))
+
+
+#: How to read back a run of characters (whitespace removed) in each encoding :mod:`._layers`
+#: tries; a reader raises ``ValueError`` (``binascii.Error`` is one) on a run not of its kind.
+DECODERS: dict[str, Callable[[str], bytes]] = {
+    "hex": _hex,
+    "base64": _base64,
+    "base32": _base32,
+    "base32hex": _base32hex,
+    "ascii85": _ascii85,
+    "base85": _base85,
+    "z85": _z85_decode,
+}
