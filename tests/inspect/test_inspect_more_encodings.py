@@ -9,12 +9,11 @@ from __future__ import annotations
 import base64
 import codecs
 import random
-import shutil
-import subprocess
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from scan_support import tool_output
 
 from pytest_harness_audit.inspect.secrets import SecretRegistry, fingerprint
 
@@ -45,15 +44,6 @@ def env_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("dumps") / "settings.env"
     path.write_text(ENV)
     return path
-
-
-def _run(command: list[str], path: Path) -> str:
-    if shutil.which(command[0]) is None:
-        pytest.skip(f"{command[0]} is not installed")
-    done = subprocess.run([*command, str(path)], capture_output=True, text=True, check=False)
-    if done.returncode != 0 or not done.stdout:
-        pytest.skip(f"{' '.join(command)} is not supported here")
-    return done.stdout
 
 
 DUMPS = [
@@ -101,7 +91,7 @@ DUMPS = [
 def test_a_dump_shows_every_secret_of_the_file(
     registry: SecretRegistry, env_file: Path, command: list[str]
 ) -> None:
-    found = {finding.label for finding in registry.scan(_run(command, env_file)).findings}
+    found = {finding.label for finding in registry.scan(tool_output(command, env_file)).findings}
     assert found == {"API_KEY", "WEBHOOK", "DATABASE_PASSWORD"}
 
 
@@ -109,7 +99,7 @@ def test_a_dump_shows_every_secret_of_the_file(
 def test_a_dump_is_redacted_from_the_secret_on(
     registry: SecretRegistry, env_file: Path, command: list[str]
 ) -> None:
-    output = _run(command, env_file)
+    output = tool_output(command, env_file)
     redacted = registry.redact(output)
     assert MARK in redacted
     assert registry.scan(redacted).findings == ()
@@ -133,7 +123,7 @@ def test_a_dump_is_redacted_from_the_secret_on(
 def test_text_before_a_dump_does_not_hide_it(
     registry: SecretRegistry, env_file: Path, command: list[str], before: str
 ) -> None:
-    output = before + _run(command, env_file)
+    output = before + tool_output(command, env_file)
     assert MARK in registry.redact(output)
 
 
@@ -152,7 +142,7 @@ def test_a_dump_of_numbers_alone_is_read(
     registry: SecretRegistry, env_file: Path, command: list[str]
 ) -> None:
     # `sed 's/^ *//'`: no offset and no indent left
-    output = "\n".join(line.lstrip() for line in _run(command, env_file).splitlines())
+    output = "\n".join(line.lstrip() for line in tool_output(command, env_file).splitlines())
     assert {finding.label for finding in registry.scan(output).findings} == {
         "API_KEY",
         "WEBHOOK",
@@ -259,7 +249,7 @@ def test_a_dump_of_a_file_without_secrets_finds_nothing(
     text = tmp_path / "notes.txt"
     text.write_text("An ordinary text: 100% of it, café ☕ and 🙂.\n" * 50)
     for path in (binary, text):
-        assert registry.scan(_run(command, path)).findings == ()
+        assert registry.scan(tool_output(command, path)).findings == ()
 
 
 BENIGN = {

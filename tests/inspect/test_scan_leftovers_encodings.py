@@ -15,19 +15,11 @@ import subprocess
 from collections.abc import Callable
 
 import pytest
+from scan_support import ALL, ENV, HOOK, KEY, PASSWORD
 
 from pytest_harness_audit.inspect import _layers, _matcher
 from pytest_harness_audit.inspect.secrets import SecretRegistry, fingerprint
 
-KEY = "sk-test-4f9a1c2e7b3d8a6f0e5c9b2a1d7e3f8c"
-HOOK = "whsec_test_7d1e9c3b5a2f8e4d"
-PASSWORD = "hunter2-test"
-ALL = {"API_KEY", "WEBHOOK", "DATABASE_PASSWORD"}
-ENV = (
-    f"# Development settings\nAPI_KEY={KEY}\n"
-    f"DATABASE_URL=postgresql://orders:{PASSWORD}@localhost:5432/orders\n"
-    f"PAYMENT_WEBHOOK_SECRET={HOOK}\n"
-).encode()
 MARK = f"[secret:{fingerprint(KEY)}]"
 _B85 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
 _Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"

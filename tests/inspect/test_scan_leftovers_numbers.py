@@ -6,34 +6,20 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import struct
-import subprocess
 from array import array
 from pathlib import Path
 
 import pytest
+from scan_support import ALL, ENV, KEY, secrets_registry, tool_output
 
 from pytest_harness_audit.inspect import _number_lists
 from pytest_harness_audit.inspect.secrets import SecretRegistry, fingerprint
 
-KEY = "sk-test-4f9a1c2e7b3d8a6f0e5c9b2a1d7e3f8c"
-HOOK = "whsec_test_7d1e9c3b5a2f8e4d"
-PASSWORD = "hunter2-test"
-ALL = {"API_KEY", "WEBHOOK", "DATABASE_PASSWORD"}
-ENV = (
-    f"# Development settings\nAPI_KEY={KEY}\n"
-    f"DATABASE_URL=postgresql://orders:{PASSWORD}@localhost:5432/orders\n"
-    f"PAYMENT_WEBHOOK_SECRET={HOOK}\n"
-).encode()
-
 
 @pytest.fixture(scope="module")
 def registry() -> SecretRegistry:
-    registry = SecretRegistry()
-    for value, label in ((KEY, "API_KEY"), (HOOK, "WEBHOOK"), (PASSWORD, "DATABASE_PASSWORD")):
-        registry.add(value, label)
-    return registry
+    return secrets_registry()
 
 
 def _words(data: bytes, fmt: str) -> list[int]:
@@ -99,15 +85,6 @@ def test_a_redacted_list_keeps_the_numbers_before_the_secret(registry: SecretReg
     assert redacted.startswith(" ".join(str(b) for b in ENV[:31]) + " ")
 
 
-def _run(command: list[str], path: Path) -> str:
-    if shutil.which(command[0]) is None:
-        pytest.skip(f"{command[0]} is not installed")
-    done = subprocess.run([*command, str(path)], capture_output=True, text=True, check=False)
-    if done.returncode != 0 or not done.stdout:
-        pytest.skip(f"{' '.join(command)} is not supported here")
-    return done.stdout
-
-
 TOOLS = [
     ["hexdump", "-v", "-e", '1/2 "%u "'],
     ["hexdump", "-v", "-e", '1/2 "%u\\n"'],
@@ -128,7 +105,7 @@ def test_a_tool_printing_numbers_shows_every_secret(
 ) -> None:
     path = tmp_path / "settings.env"
     path.write_bytes(ENV + b"\n\n\n")  # whole words for every width
-    output = _run(command, path)
+    output = tool_output(command, path)
     assert {finding.label for finding in registry.scan(output).findings} == ALL
     assert registry.scan(registry.redact(output)).findings == ()
 
