@@ -23,15 +23,17 @@ HOST_SETTINGS: Mapping[str, tuple[str, ...]] = {
     ".claude/settings.json": (
         "hooks", "disableAllHooks", "permissions", "env", "apiKeyHelper", "mcpServers",
         "enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers",
+        "statusLine", "enabledPlugins", "extraKnownMarketplaces",
     ),
     ".claude/settings.local.json": (
         "hooks", "disableAllHooks", "permissions", "env", "apiKeyHelper", "mcpServers",
         "enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers",
+        "statusLine", "enabledPlugins", "extraKnownMarketplaces",
     ),
     ".claude.json": ("mcpServers", "projects"),
 }  # fmt: skip
 #: The per-project keys of ``~/.claude.json`` that count.
-_PROJECT_KEYS = ("mcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers")
+_PROJECT_KEYS = ("mcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers", "allowedTools")
 _MAX_BYTES = 16 << 20
 
 

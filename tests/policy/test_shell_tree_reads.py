@@ -54,6 +54,9 @@ def workspace(tmp_path):
         "diff -r . /tmp/other > /tmp/d",
         "docker build -t app .",
         "cd src && cp -r .. /tmp/up",
+        "cd .. && tar cf /tmp/x.tar workspace",
+        "tar -C .. -czf /tmp/x.tgz workspace",
+        "cp -r ../workspace /tmp/w",
     ],
 )
 def test_a_folder_read_whole_reads_its_secret_files(workspace, command):

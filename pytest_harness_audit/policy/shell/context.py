@@ -133,6 +133,15 @@ class Context(Protocol):
         """Whether this command's output becomes part of another command's text."""
         ...
 
+    def real_path(self, path: str) -> str | None:
+        """The real path of ``path`` from where the command runs (``None``: no workspace)."""
+        ...
+
+    @property
+    def workspace_root(self) -> str | None:
+        """The workspace the command runs in, when known."""
+        ...
+
     def files_rewritten(self) -> None:
         """A command rewrote workspace files with a text not known (:mod:`.rewrites`)."""
         ...

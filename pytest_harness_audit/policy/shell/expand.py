@@ -354,13 +354,22 @@ class Expander:
         here = self.place.here
         return file_key(posixpath.join(here, path) if here and path[:1] != "/" else path)
 
+    def real_path(self, path: str) -> str | None:
+        """The real path of ``path`` from where the script is (``None``: no workspace)."""
+        root = self.root
+        if not root:
+            return None
+        place = self.place
+        cwd = "." if place.unknown else place.cwd  # `cd ..` too: a folder above it holds it
+        return os.path.realpath(os.path.join(root, cwd, os.path.expanduser(path)))
+
     def workspace_folder(self, folder: str) -> str | None:
         """The real path of ``folder`` (from where the script is) when it lies in the
         workspace; ``None`` without a workspace or outside it."""
         root = self.root
-        if not root:
+        top = self.real_path(folder)
+        if not root or top is None:
             return None
-        top = os.path.realpath(os.path.join(root, self.place.here or "", folder))
         real_root = os.path.realpath(root)
         if top != real_root and not top.startswith(real_root.rstrip("/") + "/"):
             return None

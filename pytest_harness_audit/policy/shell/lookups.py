@@ -216,6 +216,10 @@ class Lookups:
         """A command rewrote workspace files with a text not known (:mod:`.rewrites`)."""
         self.expander.rewrite_pending = True  # for the commands after this one
 
+    def real_path(self: _Host, path: str) -> str | None:
+        """The real path of ``path`` from where the command runs (:meth:`Expander.real_path`)."""
+        return self.expander.real_path(path)
+
     def workspace_folder(self: _Host, folder: str) -> str | None:
         """The real path of a workspace folder (:meth:`Expander.workspace_folder`)."""
         return self.expander.workspace_folder(folder)

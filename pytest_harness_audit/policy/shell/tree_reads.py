@@ -284,8 +284,12 @@ def _credential_files(
     """The credential-looking files under ``folder`` (as paths from where the command runs);
     ``None`` when the walk would pass the budget."""
     top = ctx.workspace_folder(folder)
+    shown = folder
     if top is None:
-        return _outside(folder, hidden)
+        top = _holding_workspace(ctx, folder)  # `cd .. && tar cf x workspace`
+        if top is None:
+            return _outside(folder, hidden)
+        shown = top
     if not os.path.isdir(top):
         return []
     found: list[str] = []
@@ -302,8 +306,17 @@ def _credential_files(
                 continue
             path = name if relative == "." else posixpath.join(relative, name)
             if is_credential_path(path):
-                found.append(posixpath.normpath(posixpath.join(folder, path)))
+                found.append(posixpath.normpath(posixpath.join(shown, path)))
     return sorted(found)
+
+
+def _holding_workspace(ctx: Context, folder: str) -> str | None:
+    """The workspace's real path when ``folder`` (outside it) holds it; it alone is walked."""
+    root = ctx.workspace_root
+    if not root or "$" in folder:
+        return None
+    real_root, real = os.path.realpath(root), ctx.real_path(folder)
+    return real_root if real and real_root.startswith(real.rstrip("/") + "/") else None
 
 
 def _outside(folder: str, hidden: bool) -> list[str]:
