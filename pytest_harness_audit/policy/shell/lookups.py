@@ -18,6 +18,7 @@ from typing import Protocol
 from pytest_harness_audit.policy.shell.context import Record
 from pytest_harness_audit.policy.shell.expand import SCRIPT_FILE_LIMIT, Expander, file_key
 from pytest_harness_audit.policy.shell.gitcommand import existing_text
+from pytest_harness_audit.policy.shell.gitcontext import GitReadings
 from pytest_harness_audit.policy.shell.imports import MAX_LOADED, MAX_LOADED_TEXT
 from pytest_harness_audit.policy.shell.nodes import Command
 from pytest_harness_audit.policy.shell.projects import Runner, program_file
@@ -79,8 +80,9 @@ class _Host(Runner, Protocol):
         ...
 
 
-class Lookups:
-    """Folder-list lookups of a command's context (a mixin: the context holds the state)."""
+class Lookups(GitReadings):
+    """Folder-list lookups of a command's context, after its git readings (a mixin: the
+    context holds the state; one line of bases, as the compiled build needs)."""
 
     __slots__ = ()
 

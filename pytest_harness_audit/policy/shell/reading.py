@@ -35,7 +35,6 @@ from pytest_harness_audit.policy.shell.expand import (
     descriptor_path,
     needs_work,
 )
-from pytest_harness_audit.policy.shell.gitcontext import GitReadings
 from pytest_harness_audit.policy.shell.gitenv import environment, relevant
 from pytest_harness_audit.policy.shell.imports import follow_loads
 from pytest_harness_audit.policy.shell.lookups import Lookups
@@ -329,7 +328,7 @@ def _environment(variables: dict[str, str | None], reading: Reading, expander: E
         environment(variables, expander.variables, context, expander.file_text)
 
 
-class _Context(GitReadings, Lookups):
+class _Context(Lookups):
     """What :func:`~.effects.classify` needs besides the argv: where to record, how to read a
     nested script, and the command's standard input."""
 
