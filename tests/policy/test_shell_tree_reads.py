@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from tests.policy.policy_support import ALLOWED, SECRET, UNREADABLE, safety_in, secret_workspace
+from policy_support import ALLOWED, SECRET, UNREADABLE, safety_in, secret_workspace
 
 FILES = {
     "src/app.py": "print('app')\n",
