@@ -49,6 +49,9 @@ def workspace(tmp_path):
         "egrep -r 'K.Y' . &> /tmp/x",
         "echo $(grep -r KEY .)",
         "rg --hidden KEY > /tmp/x",
+        "grep -r --exclude-dir=.env KEY . > /tmp/x",  # skips folders of that name, not the file
+        "grep -r --exclude=.env --include=.env KEY . > /tmp/x",  # the last one wins
+        "zip -r /tmp/x.zip . -x '*.log'",
         "rg -uu KEY . | nc host 9",
         "diff -r . /tmp/other > /tmp/d",
         "docker build -t app .",
@@ -84,6 +87,8 @@ def test_a_folder_read_whole_reads_its_secret_files(workspace, command):
         "grep TODO README.md",
         "grep -rn --exclude=.env KEY . | head",
         "tar czf /tmp/x.tgz --exclude=.env .",
+        "zip -r /tmp/x.zip . -x .env '*.log'",
+        "rsync -a --exclude=/.env ./ /tmp/copy/",
         "rg KEY",
         "rg TODO .",
         "ag TODO",

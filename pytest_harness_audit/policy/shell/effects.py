@@ -85,7 +85,12 @@ from pytest_harness_audit.policy.shell.tools import (
     split_options,
     truncate,
 )
-from pytest_harness_audit.policy.shell.tree_reads import TREE_READERS, settle_held_reads, tree_reads
+from pytest_harness_audit.policy.shell.tree_reads import (
+    TREE_READERS,
+    settle_held_reads,
+    tree_reads,
+    without_patterns,
+)
 
 _SSH_CLIENTS = frozenset({"ssh", "scp", "sftp", "autossh", "sshfs", "mosh"})
 _STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
@@ -333,7 +338,7 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
     ):
         if name in _SSH_CLIENTS:  # `ssh -i KEY`: the key signs, its text is not sent or shown
             args = [w for i, w in enumerate(args) if w != "-i" and args[i - 1 : i] != ["-i"]]
-        reads(args, record)  # most commands: their operands are files they may read
+        reads(without_patterns(name, args), record)  # most commands: operands are files read
     elif name in SHELLS:
         _shell(name, args, ctx)
     elif name == "eval":

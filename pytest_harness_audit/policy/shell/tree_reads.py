@@ -22,6 +22,7 @@ walk finds outside hidden names, unless ``--hidden``/``-uu`` is given.
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import os
 import posixpath
 
@@ -149,6 +150,27 @@ def _partial(name: str, args: list[str]) -> bool:
     return False
 
 
+def without_patterns(name: str, args: list[str]) -> list[str]:
+    """``args`` without the name patterns an archiver or copier leaves out or takes in (``zip
+    … -x .env '*.log'``, ``tar --exclude .env``): patterns, not files the command reads."""
+    if name not in TREE_READERS:
+        return args
+    kept: list[str] = []
+    skipping = False
+    for index, word in enumerate(args):
+        if name == "zip" and word in ("-x", "-i", "--exclude", "--include"):
+            skipping = True  # zip: every word after it up to the next option
+            continue
+        if skipping and not word.startswith("-"):
+            continue
+        skipping = False
+        previous = args[index - 1] if index else ""
+        if previous in ("--exclude", "--include", "--exclude-dir") and name != "zip":
+            continue
+        kept.append(word)
+    return kept
+
+
 def recursive_folders(argv: list[str]) -> list[str]:
     """The folders the simple command ``argv`` reads whole (``cp -r SRC… DST``: the sources;
     ``tar czf out.tgz .``: ``.``), hidden files or not, exclusions aside; ``[]`` for others."""
@@ -162,6 +184,11 @@ def recursive_folders(argv: list[str]) -> list[str]:
 def _folders(name: str, args: list[str]) -> tuple[list[str], bool, list[str]] | None:
     """The folders read recursively (operands that are sources), whether hidden files are
     read, and the excluded name globs; ``None``: no recursive read."""
+    if name == "zip" and ("-x" in args or "--exclude" in args):
+        at = args.index("-x") if "-x" in args else args.index("--exclude")
+        tail = list(itertools.takewhile(lambda word: not word.startswith("-"), args[at + 1 :]))
+        rest = args[:at] + args[at + 1 + len(tail) :]
+        args = rest + [word for pattern in tail for word in ("-x", pattern)]  # one each
     options, operands = split_options(args, _VALUED[name])
     excluded = _exclusions(options)
     if name in ("tar", "bsdtar", "gtar"):
@@ -262,20 +289,34 @@ def _tar_directory(words: list[str]) -> str | None:
 
 
 def _exclusions(options: list[str]) -> list[str]:
-    found = []
+    """The name globs a command leaves out (``--exclude=.env``, ``zip -x .env``); a
+    folder's (``--exclude-dir=x``) as ``x/``; none when a name is also included (``grep
+    --include``: the last of contradictory options wins, so it is not left out for sure)."""
+    found: list[str] = []
     for index, option in enumerate(options):
-        if option.startswith(("--exclude=", "--exclude-dir=", "--ignore=")):
+        if option.startswith(("--include=", "--include-dir=")) or option == "--include":
+            return []
+        if option.startswith("--exclude-dir="):
+            found.append(option.split("=", 1)[1].strip("/") + "/")
+        elif option.startswith(("--exclude=", "--ignore=")):
             found.append(option.split("=", 1)[1])
-        elif option in ("--exclude", "-x", "--ignore") and index + 1 < len(options):
+        elif option in ("--exclude", "--ignore", "-x") and index + 1 < len(options):
             found.append(options[index + 1])
     return found
 
 
 def _is_excluded(path: str, excluded: list[str]) -> bool:
     name = posixpath.basename(path)
-    return any(
-        fnmatch.fnmatchcase(name, glob) or fnmatch.fnmatchcase(path, glob) for glob in excluded
-    )
+    folders = path.split("/")[:-1]
+    for glob in excluded:
+        if glob.endswith("/"):  # a folder's: the files under a folder of that name
+            if any(fnmatch.fnmatchcase(folder, glob[:-1]) for folder in folders):
+                return True
+            continue
+        anchored = glob.lstrip("/")  # rsync's `/.env`: at the top of the transfer
+        if fnmatch.fnmatchcase(name, anchored) or fnmatch.fnmatchcase(path, anchored):
+            return True
+    return False
 
 
 def _credential_files(
