@@ -22,6 +22,7 @@ from __future__ import annotations
 import re2
 
 from pytest_harness_audit.policy.shell.gitcommand import GIT_GLOBAL_OPTIONS
+from pytest_harness_audit.policy.shell.tools import option_value
 
 _GIT_REWRITING = frozenset(
     {"apply", "am", "merge", "pull", "rebase", "cherry-pick", "revert", "restore", "stash"}
@@ -119,24 +120,11 @@ def extraction_folder(argv: list[str]) -> str | None:
         return None
     name, args = argv[0].rsplit("/", 1)[-1], argv[1:]
     if name in ("tar", "bsdtar", "gtar") and rewrites_tree(name, args):
-        return _valued(args, ("-C", "--directory")) or "."
+        return option_value(args, ("-C", "--directory")) or "."
     if name == "unzip" and rewrites_tree(name, args):
-        return _valued(args, ("-d",)) or "."
+        return option_value(args, ("-d",)) or "."
     if name in ("7z", "7za", "7zz") and rewrites_tree(name, args):
         return next((a[2:] for a in args if a.startswith("-o") and len(a) > 2), ".")
     if name == "cpio" and rewrites_tree(name, args):
-        return _valued(args, ("-D", "--directory")) or "."
+        return option_value(args, ("-D", "--directory")) or "."
     return None
-
-
-def _valued(args: list[str], names: tuple[str, ...]) -> str | None:
-    found = None
-    for index, word in enumerate(args):
-        option, equals, value = word.partition("=")
-        if option in names and equals:
-            found = value
-        elif word in names and index + 1 < len(args):
-            found = args[index + 1]
-        elif any(word.startswith(n) and len(word) > len(n) for n in names if len(n) == 2):
-            found = word[2:]
-    return found

@@ -173,7 +173,14 @@ def copy_operands(name: str, args: list[str]) -> tuple[list[str], list[str], str
     """``(options, operands, target folder)`` of ``cp``/``mv``/``ln``/``install``/``rsync``
     (the folder of ``-t DIR``/``--target-directory=DIR``, else ``None``)."""
     options, operands = split_options(args, COPY_OPTIONS[name] | {"-t", "--target-directory"})
-    return options, operands, option_value(options, ("-t", "--target-directory"))
+    folder = option_value(options, ("-t", "--target-directory"))
+    if folder is None:  # `cp -rt DIR SOURCE…`: `t` ends a bundle of short options
+        for index, word in enumerate(args[:-1]):
+            if word[:1] == "-" and word[1:2] not in ("-", "") and word.endswith("t"):
+                folder = args[index + 1]
+                operands = [o for o in operands if o != folder]
+                break
+    return options, operands, folder
 
 
 def truncate(args: list[str], record: Record) -> None:

@@ -28,7 +28,7 @@ import posixpath
 
 from pytest_harness_audit.policy.sensitive import is_credential_path
 from pytest_harness_audit.policy.shell.context import Context
-from pytest_harness_audit.policy.shell.tools import split_options
+from pytest_harness_audit.policy.shell.tools import copy_operands, option_value, split_options
 
 #: Most entries looked at under one command's folders.
 MAX_ENTRIES = 20_000
@@ -213,21 +213,11 @@ def _folders(name: str, args: list[str]) -> tuple[list[str], bool, list[str]] | 
         return operands[1:], True, excluded
     if name == "diff":
         return operands, True, excluded
-    target = _target_directory(args) if name == "cp" else None
-    if target is not None:  # `cp -rt DIR SOURCE…`
-        return [o for o in operands if o != target], True, excluded
+    if name == "cp":
+        _options, sources, folder = copy_operands(name, args)
+        if folder is not None:  # `cp -rt DIR SOURCE…`
+            return sources, True, excluded
     return operands[:-1], True, excluded  # cp, rsync, scp: the last operand is the destination
-
-
-def _target_directory(args: list[str]) -> str | None:
-    """The value of ``cp``'s ``-t``/``--target-directory`` (``-rt DIR`` bundled too)."""
-    for index, word in enumerate(args):
-        if word.startswith("--target-directory="):
-            return word.partition("=")[2]
-        bundled = word.startswith("-") and not word.startswith("--") and word.endswith("t")
-        if (word == "--target-directory" or bundled) and index + 1 < len(args):
-            return args[index + 1]
-    return None
 
 
 def _recursive(name: str, options: list[str]) -> bool:
@@ -269,23 +259,10 @@ def _tar(args: list[str], excluded: list[str]) -> tuple[list[str], bool, list[st
             creating = True
     if not creating:
         return None
-    base = _tar_directory(words)  # `tar -C ~ -cf b .local`: operands from that folder
+    base = option_value(words, ("-C", "--directory"))  # `tar -C ~ -cf b .local`: from there
     if base:
         operands = [o if o.startswith(("/", "~")) else posixpath.join(base, o) for o in operands]
     return operands, True, excluded
-
-
-def _tar_directory(words: list[str]) -> str | None:
-    """The folder ``tar -C DIR``/``--directory=DIR`` works from (the last one given)."""
-    found = None
-    for index, word in enumerate(words):
-        if word.startswith("--directory="):
-            found = word.partition("=")[2]
-        elif word in ("-C", "--directory") and index + 1 < len(words):
-            found = words[index + 1]
-        elif word.startswith("-C") and len(word) > 2 and not word.startswith("--"):
-            found = word[2:]
-    return found
 
 
 def _exclusions(options: list[str]) -> list[str]:
