@@ -3,12 +3,14 @@
 Program output often escapes what it prints: Python's ``repr`` of bytes (``b'\\xff\\xfes\\x00k…'``
 for UTF-16), JSON (``"\\uff53\\uff4b…"``), HTML entities (``&#115;&#x6b;``, escaped again as
 ``&amp;#115;``), C octal (``\\163\\153``; ``\\0163`` as ``printf %b`` and ``echo -e`` read it is a
-second view), or raw UTF-16 with a NUL after every ASCII character. :func:`scan_unescaped`
-decodes those escapes, drops NUL characters and scans the result with the main automaton (so
-every form :mod:`._matcher` and :mod:`._skeleton` know applies to the decoded text, fullwidth
-letters included); a hit is mapped back to the escaped text for redaction. It scans the bytes
-of the dump lines of a chunk the same way (:mod:`._dumps`), and a dump of UTF-16 text (a NUL
-in every other byte or so) also without its NULs.
+second view), or raw UTF-16 with a NUL after every ASCII character; a terminal's colour codes
+(``grep --color=always`` around every digit) or backspace overstrikes split a value too.
+:func:`scan_unescaped` decodes those escapes, drops NUL characters and terminal codes and scans
+the result with the main automaton (so every form :mod:`._matcher` and :mod:`._skeleton` know
+applies to the decoded text, fullwidth letters included); a hit is mapped back to the escaped
+text for redaction. It scans the bytes of the dump lines of a chunk the same way
+(:mod:`._dumps`), and a dump of UTF-16 text (a NUL in every other byte or so) also without its
+NULs.
 
 Only a chunk holding an escape or a NUL is decoded; the decoded view is not carried from one
 chunk or send to the next (a value whose escaped form straddles a boundary is not found here).
@@ -22,19 +24,27 @@ from pytest_harness_audit.inspect import _dumps, _fold, _matcher
 
 # an entity escaped again (`&amp;#115;`, `&amp;amp;#x73;`) is the same character
 _ENTITIES = r"|&(?:amp;)*#([0-9]{1,7});|&(?:amp;)*#[xX]([0-9A-Fa-f]{1,6});"
+# dropped like NULs: terminal colours and cursor moves (`grep --color=always` wraps each match in
+# them), a title or link (OSC), and a character struck over by a backspace (`s\bs`, as `man`)
+_DROPPED = (
+    r"(\x00+|\x1b\[[0-?]{0,64}[ -/]{0,8}[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)"
+    r"|\x1b[@-Z\\-_]|[^\n]\x08)"
+)
 _ESCAPE = re.compile(
     r"\\x([0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})"
     + _ENTITIES
-    + r"|\\([0-7]{3})|(\x00+)"
+    + r"|\\([0-7]{3})|"
+    + _DROPPED
 )
 #: As ``printf %b`` and ``echo -e`` read octal: ``\0163`` is one character, not ``\016`` and 3.
 _ESCAPE_ZERO_OCTAL = re.compile(
     r"\\x([0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})"
     + _ENTITIES
-    + r"|\\0?([0-7]{3})|(\x00+)"
+    + r"|\\0?([0-7]{3})|"
+    + _DROPPED
 )
 _ZERO_OCTAL = re.compile(r"\\0[0-7]{3}")
-_TRIGGER = re.compile(r"\\[xuU0-7]|&(?:amp;)*#|\x00")
+_TRIGGER = re.compile(r"\\[xuU0-7]|&(?:amp;)*#|[\x00\x1b\x08]")
 
 
 def unescaped(chunk: str, escape: re.Pattern[str] = _ESCAPE) -> tuple[str, _matcher.Pieces] | None:
@@ -53,7 +63,7 @@ def unescaped(chunk: str, escape: re.Pattern[str] = _ESCAPE) -> tuple[str, _matc
             at += len(run)
         source = match.end()
         if match.group(7) is not None:
-            continue  # NULs: dropped
+            continue  # NULs, terminal escapes, struck-over characters: dropped
         hexa, wide, wider, decimal, entity, octal = match.groups()[:6]
         if decimal is not None:
             code = int(decimal)

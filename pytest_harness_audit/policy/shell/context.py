@@ -3,7 +3,15 @@ of the command's surroundings (its standard input, workspace files, nested scrip
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import NamedTuple, Protocol
+
+
+class HeldReads(NamedTuple):
+    """The credential files a piped search read (``files``) and those its patterns may match
+    (``matching``: what a count or a list of names of its output tells)."""
+
+    files: list[str]
+    matching: list[str]
 
 
 class Context(Protocol):
@@ -120,11 +128,11 @@ class Context(Protocol):
         """The files under a workspace folder (``None``: too many to list)."""
         ...
 
-    def hold_reads(self, files: list[str]) -> None:
+    def hold_reads(self, held: HeldReads) -> None:
         """Keep the files a piped search read until the command it pipes into is known."""
         ...
 
-    def take_held_reads(self) -> list[str] | None:
+    def take_held_reads(self) -> HeldReads | None:
         """The files the command piping into this one read and held."""
         ...
 

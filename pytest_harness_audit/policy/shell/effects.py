@@ -87,6 +87,7 @@ from pytest_harness_audit.policy.shell.tools import (
 )
 from pytest_harness_audit.policy.shell.tree_reads import (
     TREE_READERS,
+    git_grep_reads,
     settle_held_reads,
     tree_reads,
     without_patterns,
@@ -308,6 +309,8 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         return
     if name in TREE_READERS:
         tree_reads(name, args, ctx)  # `cp -r . /tmp/x`: the credential files inside are read
+    elif name == "git":
+        git_grep_reads(args, ctx)  # `git grep --no-index -c KEY .`
     if name in REWRITERS and rewrites_tree(name, args):
         ctx.files_rewritten()  # `git stash pop && npm test`: what runs next is not on disk yet
     if (

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from pytest_harness_audit.policy.sensitive import glob_candidates
 from pytest_harness_audit.policy.shell.braces import BRACE, MAX_FIELDS, Chars, brace_expand
+from pytest_harness_audit.policy.shell.context import HeldReads
 from pytest_harness_audit.policy.shell.echo import echo_output
 from pytest_harness_audit.policy.shell.filters import MAX_FILTERS, run_filter
 from pytest_harness_audit.policy.shell.nodes import Lit, Param, Part, Redirect, Sub, Word
@@ -78,7 +79,7 @@ class Expander:
         self.tree_rewritten = False
         self.rewrite_pending = False
         #: What piped searches read, by the command whose output holds it (:mod:`.tree_reads`).
-        self.held_reads: dict[int, list[str]] = {}
+        self.held_reads: dict[int, HeldReads] = {}
         #: Whether ``*`` matches dotfiles (``shopt -s dotglob``, ``GLOBIGNORE=…``).
         self.dotglob = False
         #: Workspace files program text loaded (imports), each read once (:mod:`.imports`).

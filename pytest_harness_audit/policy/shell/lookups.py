@@ -15,7 +15,7 @@ import posixpath
 from collections.abc import Callable
 from typing import Protocol
 
-from pytest_harness_audit.policy.shell.context import Record
+from pytest_harness_audit.policy.shell.context import HeldReads, Record
 from pytest_harness_audit.policy.shell.expand import SCRIPT_FILE_LIMIT, Expander, file_key
 from pytest_harness_audit.policy.shell.gitcommand import existing_text
 from pytest_harness_audit.policy.shell.gitcontext import GitReadings
@@ -202,12 +202,12 @@ class Lookups(GitReadings):
             for redirect in command.redirects
         )
 
-    def hold_reads(self: _Host, files: list[str]) -> None:
+    def hold_reads(self: _Host, held: HeldReads) -> None:
         """Keep the files a piped search read until the command it pipes into is known."""
-        if self.command is not None and files:
-            self.expander.held_reads[id(self.command)] = files
+        if self.command is not None and held.files:
+            self.expander.held_reads[id(self.command)] = held
 
-    def take_held_reads(self: _Host) -> list[str] | None:
+    def take_held_reads(self: _Host) -> HeldReads | None:
         """The files the command piping into this one read and held (:meth:`hold_reads`)."""
         source = self.command.stdin if self.command is not None else None
         if source is None or not self.expander.held_reads:

@@ -6,6 +6,8 @@ operands, dotfiles included: a ``.env`` there is read (and copied, packed or sen
 by ``cat .env``. A search (``grep -r``, ``rg --hidden``, ``ag --hidden``, ``diff -r``) counts
 only when its output is piped on or written to a file: otherwise what it finds is in the output
 the agent receives, which the inspection scans for secrets (``grep -r KEY .`` is caught there).
+A search that prints no matched line (``grep -rl``, ``-c``, ``-q``, ``| wc -l``) counts as reading
+the files its patterns may match (:mod:`.search_oracles`).
 Each credential-looking file (:func:`~pytest_harness_audit.policy.sensitive.is_credential_path`)
 under such a folder of the workspace is recorded as a read, so the policy judges it as it judges
 ``cat``. Excluded names (``--exclude=.env``, ``zip -x``) are left out, as the command leaves
@@ -27,7 +29,13 @@ import os
 import posixpath
 
 from pytest_harness_audit.policy.sensitive import is_credential_path
-from pytest_harness_audit.policy.shell.context import Context
+from pytest_harness_audit.policy.shell.context import Context, HeldReads
+from pytest_harness_audit.policy.shell.search_oracles import (
+    SEARCH_VALUED,
+    filter_hides_lines,
+    hides_lines,
+    matching_files,
+)
 from pytest_harness_audit.policy.shell.tools import copy_operands, option_value, split_options
 
 #: Most entries looked at under one command's folders.
@@ -60,9 +68,7 @@ _VALUED = {
     "scp": frozenset({"-P", "-i", "-o", "-F", "-c", "-l", "-J", "-S"}),
     "zip": frozenset({"-x", "-i", "-b", "-n", "-t", "-tt", "-P", "-Z"}),
     "tar": frozenset({"-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "-I"}),
-    "grep": frozenset({"-e", "-f", "-m", "-A", "-B", "-C", "--exclude", "--include"}),
-    "rg": frozenset({"-e", "-f", "-g", "--glob", "-t", "-T", "-m", "-A", "-B", "-C", "-j"}),
-    "ag": frozenset({"-G", "--ignore", "-m", "-A", "-B", "-C", "-p", "--path-to-ignore"}),
+    **SEARCH_VALUED,
     "7z": frozenset(),
     "docker": frozenset({"-f", "--file", "-t", "--tag", "--build-arg", "--target"}),
 }
@@ -70,10 +76,9 @@ _VALUED["egrep"] = _VALUED["fgrep"] = _VALUED["grep"]
 _VALUED["7za"] = _VALUED["7zz"] = _VALUED["7z"]
 _VALUED["podman"] = _VALUED["docker"]
 _VALUED["bsdtar"] = _VALUED["gtar"] = _VALUED["tar"]
-_VALUED["diff"] = frozenset({"-x", "--exclude", "-X", "--exclude-from"})
 #: Searches: what they read of a file reaches their output, which the inspection scans for the
 #: workspace's secrets (and redacts); only an output piped on or written to a file escapes it.
-SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "diff"})
+SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff"})
 #: Commands that pass whole lines of their input on (a piped search's output stays scannable).
 LINE_FILTERS = frozenset(
     {"head", "tail", "sort", "uniq", "wc", "less", "more", "cat", "nl", "tac", "grep", "egrep",
@@ -88,7 +93,9 @@ def tree_reads(name: str, args: list[str], ctx: Context) -> None:
     if name not in TREE_READERS or not ctx.knows_files:
         return
     searching = name in SEARCHERS
-    if searching and not _output_escapes(name, args, ctx):
+    escapes = searching and _output_escapes(name, args, ctx)
+    hides = searching and hides_lines(name, args)
+    if searching and not escapes and not hides:
         return  # what a search finds reaches the agent, where the output's secrets are found
     found = _folders(name, args)
     if found is None:
@@ -102,10 +109,49 @@ def tree_reads(name: str, args: list[str], ctx: Context) -> None:
             ctx.unknown(f"{name} reads a folder of more than {MAX_ENTRIES:,} entries: {folder}")
             return
         read.extend(f for f in files if not _is_excluded(f, excluded))
-    if searching and ctx.output_consumed and not ctx.in_substitution and not _partial(name, args):
-        ctx.hold_reads(read)  # judged by the command it pipes into (:func:`settle_held_reads`)
+    if not searching:
+        ctx.reading.reads.extend(read)
+        return
+    matching = matching_files(name, args, read, ctx)
+    if (
+        hides
+    ):  # `grep -rc KEY=a .`: whether each file matched, one bit each (:mod:`.search_oracles`)
+        ctx.reading.reads.extend(matching)
+    if not escapes:
+        return
+    if ctx.output_consumed and not ctx.in_substitution and not _partial(name, args):
+        # judged by the command it pipes into (:func:`settle_held_reads`)
+        ctx.hold_reads(HeldReads(read, matching))
     else:
         ctx.reading.reads.extend(read)
+
+
+_GIT_VALUED = frozenset(
+    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"}
+)
+
+
+def git_grep_reads(args: list[str], ctx: Context) -> None:
+    """``git grep --no-index``/``--untracked`` searches the work tree's files as ``grep -r``
+    does, untracked ``.env`` included: read as that search is (``-C DIR`` moves its folders)."""
+    index, folder = 0, ""
+    while index < len(args) and args[index].startswith("-"):
+        word = args[index]
+        if word in _GIT_VALUED and index + 1 < len(args):
+            folder = args[index + 1] if word == "-C" else folder
+            index += 1
+        index += 1
+    if index >= len(args) or args[index] != "grep":
+        return
+    rest = args[index + 1 :]
+    if "--no-index" not in rest and "--untracked" not in rest:
+        return  # tracked files only: what git holds, not a secret the work tree keeps aside
+    options, operands = split_options(rest, SEARCH_VALUED["grep"])
+    given = any(o in ("-e", "-f", "--regexp", "--file") for o in options)
+    pattern, files = ([], operands) if given else (operands[:1], operands[1:])
+    if folder:
+        files = [posixpath.join(folder, f) for f in files] or [folder]
+    tree_reads("grep", ["-r", *options, "--", *pattern, *(files or ["."])], ctx)
 
 
 def settle_held_reads(name: str, args: list[str], ctx: Context) -> None:
@@ -117,12 +163,14 @@ def settle_held_reads(name: str, args: list[str], ctx: Context) -> None:
     if held is None:
         return
     if name in LINE_FILTERS and not _partial(name, args):
+        if filter_hides_lines(name, args):  # `grep -r KEY=a . | wc -l`: a count, one bit
+            ctx.reading.reads.extend(held.matching)
         if ctx.output_consumed and not ctx.in_substitution:
             ctx.hold_reads(held)
             return
         if not ctx.output_redirected and not ctx.in_substitution:
             return
-    ctx.reading.reads.extend(held)
+    ctx.reading.reads.extend(held.files)
 
 
 def _output_escapes(name: str, args: list[str], ctx: Context) -> bool:
@@ -134,7 +182,8 @@ def _output_escapes(name: str, args: list[str], ctx: Context) -> bool:
 
 
 def _partial(name: str, args: list[str]) -> bool:
-    """``grep -o`` (``--only-matching``): parts of lines, too small for the scan to know."""
+    """``grep -o`` (``--only-matching``), ``rg -r``: parts of lines, too small for the scan to
+    know."""
     if name not in SEARCHERS and name not in LINE_FILTERS:
         return False
     if name in ("sort", "uniq"):  # `sort -o FILE`, `uniq IN OUT`: written to a file
@@ -145,8 +194,11 @@ def _partial(name: str, args: list[str]) -> bool:
     for word in args:
         if word == "--only-matching":
             return True
-        if word.startswith("-") and not word.startswith("--") and "o" in word[1:]:
-            return name in ("grep", "egrep", "fgrep", "rg", "ag")
+        short = word[:1] == "-" and word[1:2] != "-"
+        if name == "rg" and (word.startswith("--replace") or (short and "r" in word[1:])):
+            return True  # `rg -r '' KEY`: every match replaced, the line cut to pieces
+        if short and "o" in word[1:]:
+            return name in ("grep", "egrep", "fgrep", "rg", "ag", "ack")
     return False
 
 
@@ -199,8 +251,10 @@ def _folders(name: str, args: list[str]) -> tuple[list[str], bool, list[str]] | 
         if operands[:1] not in (["build"], ["buildx"]):
             return None
         return (operands[-1:] if len(operands) > 1 else [], True, excluded)
-    if name in ("rg", "ag"):
-        return operands[1:] or ["."], _shows_hidden(name, options), excluded
+    if name in ("rg", "ag", "ack"):
+        given = name != "ag" and any(o in ("-e", "-f", "--regexp", "--file") for o in options)
+        files = operands if given else operands[1:]
+        return files or ["."], name == "ack" or _shows_hidden(name, options), excluded
     if not _recursive(name, options):
         return None
     if name in ("grep", "egrep", "fgrep"):
