@@ -27,6 +27,7 @@ from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_i
 from pytest_harness_audit.audit.verify import ChainReport
 from pytest_harness_audit.cli import checkpoint_cmd, prune_cmd
 from pytest_harness_audit.doors.hook_continuity import recorded_losses
+from pytest_harness_audit.doors.hook_session import unended_report
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.readers.report import load_report_text
 from pytest_harness_audit.wording import plural
@@ -371,6 +372,10 @@ def _report(args: argparse.Namespace) -> int:
         if args.session not in list_sessions(args.storage):
             raise UsageError(f"no session {args.session!r} in {args.storage}")
         session_text = load_report_text(args.storage, args.session)
+        # a hook session with no SessionEnd: judged now, the host's settings compared too
+        unended = unended_report(Path(args.storage), args.session)
+        if unended is not None:
+            session_text = unended.render()
     criteria = RecordFilter(since=args.since)
 
     def records() -> Iterator[dict[str, Any]]:

@@ -58,6 +58,7 @@ from pytest_harness_audit.doors.hook_effects import (
     HookInspector,
     workspace_root,
 )
+from pytest_harness_audit.doors.hook_host_settings import HostWatch, check_between
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.approvals import ASK, Approval, ended, recording_only, settle
@@ -263,6 +264,8 @@ def handle_pre(
     """Answer a ``PreToolUse`` payload: deny (and record it), ask, or leave it to the host."""
     answers = answers or PreAnswers()
     payload = parse_payload(text, PRE)
+    # the host's settings changed since the last event (by a process a call left running)
+    check_between(storage, payload.session_id, policy=policy, cwd=payload.cwd, event=PRE)
     gate, inspection = open_gate(storage, payload, policy, answers.snapshot_limit)
     try:
         pending = _pending_path(storage, payload)
@@ -362,10 +365,20 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
         if (asked or decision.evaluation.decision == ASK) and not decision.blocked:
             # the call ran, so the user approved it at the host's own prompt
             decision = _host_approved(decision, state)
+        host = HostWatch.look(storage, payload.session_id)  # the call's record holds a change
         with recording_only():  # the host ran it: recorded as it happened
             gate.run(
-                payload.tool_name, payload.tool_input, lambda _decision: reported, decision=decision
+                payload.tool_name,
+                payload.tool_input,
+                lambda _decision: reported,
+                decision=decision,
+                extra=host.record_fields(),
             )
+        # a change the call's own comparison did not see (before its pre, or no snapshot kept)
+        kept = (state or {}).get(PENDING_KEY) if inspection is not None else None
+        host.note_after_call(
+            storage, payload.session_id, kept, policy=policy, cwd=payload.cwd, event=payload.event
+        )
         # only now: a pre step in between counts this call from the pending file or the record
         with contextlib.suppress(OSError):
             source.unlink()

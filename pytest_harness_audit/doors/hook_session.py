@@ -7,8 +7,10 @@ still waiting for an answer; ``Stop`` does nothing else and prints nothing (it n
 agent going).
 
 ``session-start`` opens the session of the payload's ``session_id`` (its chain, Soft LCT and the
-policy file beside it) and records a ``session`` record naming the policy and how the host
-started (``source``). ``session-end`` verifies the chain, records the end (with what the
+policy file beside it) and records a ``session`` record naming the policy, how the host
+started (``source``) and the state of the host's settings (:mod:`.hook_host_settings`), which
+``stop`` and ``session-end`` (like every ``pre`` and ``post``) compare with the last state the
+chain holds. ``session-end`` verifies the chain, records the end (with what the
 verification found), writes the session report to ``<storage>/reports/<session>.yaml`` (what
 ``harness-audit audit report SESSION`` prints) and removes the session's stale pending files:
 at either event no call of the session is in flight, so a pending file left by a ``pre`` whose
@@ -34,12 +36,24 @@ from pytest_harness_audit.doors.chain_faults import ChainFaults
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook import HookPayload, open_gate, read_payload
 from pytest_harness_audit.doors.hook_asks import EVERY_AGENT, any_asked, reconcile
+from pytest_harness_audit.doors.hook_effects import workspace_root
+from pytest_harness_audit.doors.hook_host_settings import (
+    PROJECT_PREFIX,
+    PROJECT_SETTINGS,
+    STATE_FIELD,
+    Recorded,
+    check_between,
+    host_settings_state,
+    late_reasons,
+    recorded_state,
+)
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.seam import Outcome
+from pytest_harness_audit.gate.session_policy import load_session_policy
 from pytest_harness_audit.policy import Policy
-from pytest_harness_audit.readers.report import build_report, write_report
-from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, judge
+from pytest_harness_audit.readers.report import SessionReport, build_report, write_report
+from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, ended_reason, judge
 
 if TYPE_CHECKING:
     from pytest_harness_audit.readers.session_view import AuditedSession
@@ -153,19 +167,29 @@ def reconcile_asks(payload: SessionPayload, storage: Path, policy: Policy) -> in
 
 
 def handle_stop(text: str, *, storage: Path, policy: Policy) -> None:
-    """A ``Stop`` payload: the turn is over, so its asks left without an outcome are recorded."""
-    reconcile_asks(parse_session_payload(text, STOP), storage, policy)
+    """A ``Stop`` payload: the turn is over, so its asks left without an outcome are recorded
+    (and a change of the host's settings since the last event)."""
+    payload = parse_session_payload(text, STOP)
+    check_between(storage, payload.session_id, policy=policy, cwd=payload.cwd, event=STOP)
+    reconcile_asks(payload, storage, policy)
 
 
 def handle_session_start(text: str, *, storage: Path, policy: Policy) -> None:
     """Open the session of a ``SessionStart`` payload and record its start."""
     payload = parse_session_payload(text, SESSION_START)
     reconcile_asks(payload, storage, policy)  # a resumed session's asks from before
+    if not Recorded.read(storage, payload.session_id).ended:
+        # a start within a session (after a compaction or /clear): a change since its last event
+        # counts; after its end, the user's own changes do not
+        check_between(
+            storage, payload.session_id, policy=policy, cwd=payload.cwd, event=SESSION_START
+        )
     params: dict[str, Any] = {
         "source": payload.why,
         "policy": policy.name,
         "policyHash": policy.content_hash,
         "stalePending": clean_pending(storage, payload.session_id),
+        STATE_FIELD: host_settings_state(project=workspace_root(payload.cwd)),
     }
     _record(storage, payload, policy, params)
 
@@ -187,7 +211,11 @@ def handle_session_end(text: str, *, storage: Path, policy: Policy) -> SessionEn
     unrecorded; the session is still judged (FAIL, ``tamper``) and reported."""
     payload = parse_session_payload(text, SESSION_END)
     faults = ChainFaults()
+    host = None
     try:
+        host = check_between(
+            storage, payload.session_id, policy=policy, cwd=payload.cwd, event=SESSION_END
+        )
         reconcile_asks(payload, storage, policy)
     except ChainError as exc:
         faults.note(str(exc))
@@ -198,6 +226,8 @@ def handle_session_end(text: str, *, storage: Path, policy: Policy) -> SessionEn
         "chainRecords": before.record_count,
         "stalePending": clean_pending(storage, payload.session_id),
     }
+    if host is not None and host.now is not None:
+        params[STATE_FIELD] = host.now
     if not before.valid:
         params["chainProblem"] = f"{before.reason} at record {before.first_bad_index}"
     if faults.first is None:
@@ -225,9 +255,12 @@ class StoredSession:
         policy: Policy,
         cwd: str | None,
         faults: ChainFaults | None = None,
+        reasons: tuple[VerdictReason, ...] = (),
     ) -> None:
         self.storage_dir = storage
         self.faults = faults if faults is not None else ChainFaults()
+        #: Reasons found outside the chain (see :func:`unended_report`).
+        self.reasons = reasons
         self.session_id = session_id
         self.policy = policy
         self.root = Path(cwd) if cwd else Path.cwd()
@@ -255,8 +288,33 @@ class StoredSession:
             self.records,
             chain_valid=chain.valid,
             chain_problem=problem,
-            extra=self.faults.reasons(),
+            extra=(*self.faults.reasons(), *self.reasons),
         )
+
+
+def unended_report(storage: Path, session_id: str) -> SessionReport | None:
+    """The report of a hook session whose chain holds no ``SessionEnd`` after its start (its
+    hooks stopped, or it is still running), built from its chain with the host's settings
+    compared now: a change since the chain's last state FAILs it (no event came to record it),
+    and ``session-not-ended`` WARNs. ``None``: not such a session (or its policy is not kept)."""
+    records = [CallRecord(raw) for raw in iter_records(storage, session_id)]
+    not_ended = ended_reason(records)
+    policy = load_session_policy(storage, session_id) if not_ended is not None else None
+    if not_ended is None or policy is None:
+        return None
+    start = next(r for r in records if r.kind == SESSION_KIND and r.tool == SESSION_START)
+    reasons = (*late_reasons(storage, session_id), not_ended)
+    session = StoredSession(storage, session_id, policy, _workspace(start), reasons=reasons)
+    return build_report(cast("AuditedSession", session))
+
+
+def _workspace(start: CallRecord) -> str | None:
+    """The project a ``SessionStart`` record names: its settings' folder in the state it holds
+    (the record's target is cut at 80 characters), else its target."""
+    for name in recorded_state(start.raw) or {}:
+        if name.startswith(PROJECT_PREFIX) and name.endswith(PROJECT_SETTINGS[0]):
+            return name[len(PROJECT_PREFIX) : -len(PROJECT_SETTINGS[0])].rstrip("/") or "/"
+    return start.target
 
 
 __all__ = [
@@ -271,4 +329,5 @@ __all__ = [
     "handle_session_start",
     "handle_stop",
     "parse_session_payload",
+    "unended_report",
 ]

@@ -72,6 +72,13 @@ class VerdictReason:
         return f"{self.verdict.value}: {self.text}{where}"
 
 
+#: The tool of the hook door's note of a change of the host's settings no call's window saw.
+HOST_SETTINGS_CHANGED = "HostSettingsChanged"
+#: Its verdict reason's code (also that of such a change found after the last hook event).
+HOST_SETTINGS_CODE = "host-settings-changed"
+#: The code of a hook session whose chain holds no ``SessionEnd`` after its start.
+NOT_ENDED_CODE = "session-not-ended"
+
 #: The hook door's post events: a ``note`` of one of them in error is a fault note (a call ran and
 #: its response could not be recorded as the call).
 _HOST_POST_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure", "PermissionDenied"})
@@ -106,6 +113,11 @@ def judge_record(record: CallRecord) -> VerdictReason | None:
             )
             return judged if judged is not None and judged.verdict > timeout.verdict else timeout
         return judged
+    if record.kind == "note" and record.tool == HOST_SETTINGS_CHANGED:
+        # the switches of the audit's own hooks changed outside any call: whatever came after
+        # may have gone unseen, whatever the policy
+        text = record.error_message or "the host's settings changed between hook events"
+        return VerdictReason(Verdict.FAIL, HOST_SETTINGS_CODE, text, record.record_id)
     if record.kind == "note" and record.status == "error" and record.tool in _HOST_POST_EVENTS:
         # the host ran a call whose outcome could not be recorded (its response not inspected)
         secret = "secret_exposure" in record.alerts
@@ -175,6 +187,23 @@ def _judged_part(record: CallRecord) -> VerdictReason | None:
     kind = str(judged.get("caughtBy") or "effect")
     text = f"{record.describe()}: {judged.get('reason', '')}".rstrip(": ")
     return VerdictReason(verdict, f"{kind}-{verdict.value.lower()}", text, record.record_id)
+
+
+def ended_reason(records: Iterable[CallRecord]) -> VerdictReason | None:
+    """``session-not-ended`` (WARN) for a hook session whose last session event is its start:
+    no ``SessionEnd`` came (its hooks stopped, or it is still running). ``None`` for a session
+    that ended, or was never opened by a ``SessionStart``."""
+    last = None
+    for record in records:
+        if record.kind == "session" and record.tool in ("SessionStart", "SessionEnd"):
+            last = record.tool
+    if last != "SessionStart":
+        return None
+    text = (
+        "the session has no SessionEnd record: its hooks stopped before it ended (nothing after "
+        "the last hook event was seen), or it is still running"
+    )
+    return VerdictReason(Verdict.WARN, NOT_ENDED_CODE, text)
 
 
 def judge(
