@@ -17,7 +17,9 @@ the agent a denial, which the verdict shows.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.tools import split_options
@@ -184,11 +186,18 @@ def _folded_text(path: str, ctx: Context) -> str | None:
     real = ctx.real_path(path)
     if real is None:
         return None
-    try:
-        with open(real, "rb") as handle:
-            data = handle.read(MAX_SEARCHED_BYTES + 1)
+    try:  # never blocks: a FIFO or a device in a credential file's place is not opened for reading
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, MAX_SEARCHED_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     if len(data) > MAX_SEARCHED_BYTES:
         return None
     return data.decode("utf-8", "replace").casefold()
