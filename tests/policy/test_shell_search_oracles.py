@@ -65,6 +65,10 @@ def workspace(tmp_path):
         "git grep --untracked --name-only -e KEY=s",
         "git -C src grep --no-index -q KEY=s .. && echo y",
         "git grep --no-index KEY=s | base64",
+        "grep -rc KEY=s . --exclude=x.log --include='*.py'",  # first filter an exclude: searched
+        "grep -rc KEY=s . --include='*.py' --include='.e*'",
+        "rg --hidden -c KEY=s -g '!*.py'",
+        "rg --hidden -c KEY=s --iglob '*.ENV'",
     ],
 )
 def test_a_search_that_tells_only_whether_the_secret_matched_is_a_read(workspace, command):
@@ -90,6 +94,10 @@ def test_a_search_that_tells_only_whether_the_secret_matched_is_a_read(workspace
         "git grep -c KEY=s",  # tracked files only: the untracked .env is not searched
         "git grep --no-index -c TODO",
         "git grep --no-index KEY",  # printed lines: the output scan finds the secret
+        "grep -rc KEY=s --include='*.py' .",  # only Python files are opened
+        "grep -rc KEY=s . --include '*.py' --exclude=x.log",
+        "grep -r KEY=s --include='*.py' . > /tmp/found",
+        "rg --hidden -c KEY=s -g '*.py'",
     ],
 )
 def test_benign_counts_and_lists_stay_allowed(workspace, command):

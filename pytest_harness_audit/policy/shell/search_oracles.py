@@ -17,7 +17,9 @@ the agent a denial, which the verdict shows.
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import posixpath
 import re
 import stat
 
@@ -125,6 +127,41 @@ def filter_hides_lines(name: str, args: list[str]) -> bool:
 def _bytes_count(word: str) -> bool:
     """``head -c5`` is caught by the prefix test; ``head -5c`` (an old form) is one too."""
     return word.startswith("-") and word[1:].rstrip("cbkKmM").isdigit() and word.endswith("c")
+
+
+def searched(name: str, args: list[str], files: list[str]) -> list[str]:
+    """The ``files`` a search opens given its name filters: with ``grep --include=GLOB`` or
+    ``rg -g GLOB`` only names matching one of them (in any case, by name or path)."""
+    family = _FAMILY.get(name)
+    if family not in ("grep", "rg"):
+        return files
+    filters = ("--include",) if family == "grep" else ("-g", "--glob", "--iglob")
+    globs: list[str] = []
+    for index, word in enumerate(args):
+        option, equals, value = word.partition("=")
+        if option == "--exclude" and family == "grep" and not globs:
+            # GNU grep searches a name no filter matches unless the first filter is --include
+            return files
+        if option not in filters:
+            continue
+        if not equals:
+            if index + 1 >= len(args):
+                continue
+            value = args[index + 1]
+        if not value.startswith("!"):  # rg's `!GLOB` leaves names out: no filter of the rest
+            globs.append(value.casefold())
+    if not globs:
+        return files
+    return [
+        path
+        for path in files
+        if any(
+            fnmatch.fnmatch(posixpath.basename(path).casefold(), glob)
+            or fnmatch.fnmatch(path.casefold(), glob)
+            or fnmatch.fnmatch(path.casefold(), "*/" + glob.lstrip("/"))
+            for glob in globs
+        )
+    ]
 
 
 def matching_files(name: str, args: list[str], files: list[str], ctx: Context) -> list[str]:

@@ -35,6 +35,7 @@ from pytest_harness_audit.policy.shell.search_oracles import (
     filter_hides_lines,
     hides_lines,
     matching_files,
+    searched,
 )
 from pytest_harness_audit.policy.shell.tools import copy_operands, option_value, split_options
 
@@ -109,6 +110,8 @@ def tree_reads(name: str, args: list[str], ctx: Context) -> None:
             ctx.unknown(f"{name} reads a folder of more than {MAX_ENTRIES:,} entries: {folder}")
             return
         read.extend(f for f in files if not _is_excluded(f, excluded))
+    if searching:
+        read = searched(name, args, read)  # `grep --include='*.py'`: no other file is opened
     if not searching:
         ctx.reading.reads.extend(read)
         return
