@@ -85,6 +85,7 @@ _FIXED = {
     "grep": ("-F", "--fixed-strings"),
     "rg": ("-F", "--fixed-strings"),
     "ag": ("-Q", "--literal"),
+    "ack": ("-Q", "--literal"),
 }
 _INVERT = ("-v", "--invert-match")
 #: Characters literal in every dialect (basic, extended, Perl and Rust regular expressions).
@@ -111,21 +112,24 @@ def hides_lines(name: str, args: list[str]) -> bool:
     return False
 
 
+def pattern_given(options: list[str]) -> bool:
+    """Whether a search's patterns come from options (``-e``, ``-f``, ``--regexp=``): then
+    every operand is a file; else the first is the pattern."""
+    return any(o in ("-e", "-f") or o.startswith(("--regexp", "--file")) for o in options)
+
+
 def filter_hides_lines(name: str, args: list[str]) -> bool:
     """Whether a filter a search's lines are piped into prints no line of them: ``wc``,
     ``head -c``/``tail -c`` (a few bytes of a line), or a search that only names or counts."""
     if name == "wc":
         return True
     if name in ("head", "tail"):
-        return any(
-            word == "-c" or word.startswith(("--bytes", "-c")) or _bytes_count(word)
-            for word in args
-        )
+        return any(word.startswith(("--bytes", "-c")) or _bytes_count(word) for word in args)
     return hides_lines(name, args)
 
 
 def _bytes_count(word: str) -> bool:
-    """``head -c5`` is caught by the prefix test; ``head -5c`` (an old form) is one too."""
+    """``head -5c``: the old form of ``head -c 5``."""
     return word.startswith("-") and word[1:].rstrip("cbkKmM").isdigit() and word.endswith("c")
 
 
@@ -244,7 +248,7 @@ def _may_match(patterns: list[str], fixed: bool, text: str | None) -> bool:
     if text is None:
         return True
     for pattern in patterns:
-        for line in pattern.split("\n") or [""]:
+        for line in pattern.split("\n"):
             required = _required_runs(line, fixed)
             if required is None or all(run in text for run in required):
                 return True

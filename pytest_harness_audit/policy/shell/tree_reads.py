@@ -35,6 +35,7 @@ from pytest_harness_audit.policy.shell.search_oracles import (
     filter_hides_lines,
     hides_lines,
     matching_files,
+    pattern_given,
     searched,
 )
 from pytest_harness_audit.policy.shell.tools import copy_operands, option_value, split_options
@@ -110,20 +111,18 @@ def tree_reads(name: str, args: list[str], ctx: Context) -> None:
             ctx.unknown(f"{name} reads a folder of more than {MAX_ENTRIES:,} entries: {folder}")
             return
         read.extend(f for f in files if not _is_excluded(f, excluded))
-    if searching:
-        read = searched(name, args, read)  # `grep --include='*.py'`: no other file is opened
     if not searching:
         ctx.reading.reads.extend(read)
         return
-    matching = matching_files(name, args, read, ctx)
-    if (
-        hides
-    ):  # `grep -rc KEY=a .`: whether each file matched, one bit each (:mod:`.search_oracles`)
+    read = searched(name, args, read)  # `grep --include='*.py'`: no other file is opened
+    piped = ctx.output_consumed and not ctx.in_substitution and not _partial(name, args)
+    # what a count or a list of names tells: one bit a file (:mod:`.search_oracles`)
+    matching = matching_files(name, args, read, ctx) if hides or (escapes and piped) else []
+    if hides:  # `grep -rc KEY=a .`
         ctx.reading.reads.extend(matching)
     if not escapes:
         return
-    if ctx.output_consumed and not ctx.in_substitution and not _partial(name, args):
-        # judged by the command it pipes into (:func:`settle_held_reads`)
+    if piped:  # judged by the command it pipes into (:func:`settle_held_reads`)
         ctx.hold_reads(HeldReads(read, matching))
     else:
         ctx.reading.reads.extend(read)
@@ -150,8 +149,7 @@ def git_grep_reads(args: list[str], ctx: Context) -> None:
     if "--no-index" not in rest and "--untracked" not in rest:
         return  # tracked files only: what git holds, not a secret the work tree keeps aside
     options, operands = split_options(rest, SEARCH_VALUED["grep"])
-    given = any(o in ("-e", "-f", "--regexp", "--file") for o in options)
-    pattern, files = ([], operands) if given else (operands[:1], operands[1:])
+    pattern, files = ([], operands) if pattern_given(options) else (operands[:1], operands[1:])
     if folder:
         files = [posixpath.join(folder, f) for f in files] or [folder]
     tree_reads("grep", ["-r", *options, "--", *pattern, *(files or ["."])], ctx)
@@ -255,16 +253,12 @@ def _folders(name: str, args: list[str]) -> tuple[list[str], bool, list[str]] | 
             return None
         return (operands[-1:] if len(operands) > 1 else [], True, excluded)
     if name in ("rg", "ag", "ack"):
-        given = name != "ag" and any(o in ("-e", "-f", "--regexp", "--file") for o in options)
-        files = operands if given else operands[1:]
+        files = operands if name != "ag" and pattern_given(options) else operands[1:]
         return files or ["."], name == "ack" or _shows_hidden(name, options), excluded
     if not _recursive(name, options):
         return None
     if name in ("grep", "egrep", "fgrep"):
-        given_pattern = any(
-            o in ("-e", "-f") or o.startswith(("--regexp", "--file")) for o in options
-        )
-        files = operands if given_pattern else operands[1:]
+        files = operands if pattern_given(options) else operands[1:]
         return files or ["."], True, excluded
     if name == "zip":
         return operands[1:], True, excluded
