@@ -69,6 +69,8 @@ def workspace(tmp_path):
         "grep -rc KEY=s . --include='*.py' --include='.e*'",
         "rg --hidden -c KEY=s -g '!*.py'",
         "rg --hidden -c KEY=s --iglob '*.ENV'",
+        "rg --hidden --files-with-matches KEY=s",  # no folder: the pattern is not one
+        "grep -r --files-with-matches KEY=s",
     ],
 )
 def test_a_search_that_tells_only_whether_the_secret_matched_is_a_read(workspace, command):

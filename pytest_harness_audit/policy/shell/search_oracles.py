@@ -115,7 +115,10 @@ def hides_lines(name: str, args: list[str]) -> bool:
 def pattern_given(options: list[str]) -> bool:
     """Whether a search's patterns come from options (``-e``, ``-f``, ``--regexp=``): then
     every operand is a file; else the first is the pattern."""
-    return any(o in ("-e", "-f") or o.startswith(("--regexp", "--file")) for o in options)
+    return any(
+        o in ("-e", "-f", "--regexp", "--file") or o.startswith(("--regexp=", "--file="))
+        for o in options
+    )  # not `--files-with-matches`
 
 
 def filter_hides_lines(name: str, args: list[str]) -> bool:
