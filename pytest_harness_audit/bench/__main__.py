@@ -6,7 +6,8 @@
     python -m pytest_harness_audit.bench --only policy,chain   # some steps only
 
 Rows: policy decisions/s (``safety`` and ``policy-50``), full-pipeline scripted calls/s, chain
-append/s (fsync off and on) against its system-call floor (``write`` + ``pwrite``), verify and
+append/s (fsync off and on) against its system-call floor (``write`` + ``pwrite``; and with the
+lock and the SHA-256 of the line, which no append can skip), verify and
 ``verify --full`` records/s and peak memory (against the floor of bare SHA-256 over the same
 lines), proxy added latency p50/p95, suite overhead of ``--harness-audit`` and the speed-up of
 ``-n 2`` over ``-n 0`` (best of three runs each). Each figure stands next to its target, its floor
@@ -111,6 +112,10 @@ def chain_rows(
     chain_bench.settle()
     floor = chain_bench.syscall_floor(lines, records, directory / "floor")
     chain_bench.settle()
+    linked = chain_bench.syscall_floor(
+        lines, records, directory / "floor", locked=True, hashed=True
+    )
+    chain_bench.settle()
     synced = chain_bench.time_appends(storage, "bench-fsync", fsync_records, fsync=True)
     verify, bare, full = chain_bench.Timing(), chain_bench.Timing(), chain_bench.Timing()
     for _ in range(3):
@@ -130,7 +135,8 @@ def chain_rows(
             f"{append_rate:,.0f}",
             _against(append_rate, append_ref, f"target {chain_bench.APPEND_TARGET:,}")
             + f"; floor (write + pwrite) {floor.rates(records)[0]:,.0f}/s, "
-            f"append takes {appends.wall / floor.wall:.2f}x",
+            f"append takes {appends.wall / floor.wall:.2f}x; with lock and the line's "
+            f"SHA-256 {linked.rates(records)[0]:,.0f}/s",
         ),
         Row(
             "chain append/s, fsync",

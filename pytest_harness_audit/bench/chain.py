@@ -3,17 +3,18 @@
     python -m pytest_harness_audit.bench.chain [--records N] [--quick] [--distinct] [--dir DIR]
 
 Appends ``N`` records (default 1,000,000; ``--quick``: 100,000) through ``AuditChain.append`` with
-the anchor kept current, and times the system-call floor of the same appends: one ``write`` of
-each line and one ``pwrite`` of an anchor slot, the same bytes, nothing else (and once more with
-the append's lock and length check). 64 drafts are reused round and round; ``--distinct`` also
-times a chain in which every record has a draft of its own. Then a smaller run with
+the anchor kept current, and times the system-call floor of the same appends: one ``write`` of each
+line and one ``pwrite`` of an anchor slot, the same bytes, nothing else (once more with the
+append's lock and length check, and once more hashing each line as well: the link no append can
+skip, so the floor of any implementation). 64 drafts are reused round and round; ``--distinct``
+also times a chain in which every record has a draft of its own. Then a smaller run with
 ``fsync=True``; verifies the chain against its anchor (and once more parsing every line, the
-targets of ``verify --full``); SHA-256-hashes every line of the
-same file as the floor any verifier must pay; and measures verification's peak memory in a fresh
-process. Each timed write step starts after ``os.sync()``, so that it does not pay for the
-writeback of the steps before it. With ``cryptography`` installed, it also times signing the
-session-end checkpoint: of the writer's in-memory witness (what a session does at its end), and
-of a chain read from disk (verified first, as ``harness-audit audit checkpoint`` does).
+targets of ``verify --full``); SHA-256-hashes every line of the same file as the floor any verifier
+must pay; and measures verification's peak memory in a fresh process. Each timed write step starts
+after ``os.sync()``, so that it does not pay for the writeback of the steps before it. With
+``cryptography`` installed, it also times signing the session-end checkpoint: of the writer's in-
+memory witness (what a session does at its end), and of a chain read from disk (verified first, as
+``harness-audit audit checkpoint`` does).
 Each figure is given twice: by wall clock, and by the CPU time of this process (user + system),
 which is what a busy shared machine distorts least. Read-only steps take the best of
 ``--repeat`` runs, verification, bare hashing and full verification alternating, on a warm page
@@ -232,13 +233,14 @@ def floor_lines(path: Path) -> list[bytes]:
 
 
 def syscall_floor(
-    lines: list[bytes], count: int, directory: Path, *, locked: bool = False
+    lines: list[bytes], count: int, directory: Path, *, locked: bool = False, hashed: bool = False
 ) -> Timing:
     """Time the system calls of ``count`` appends alone, with the same bytes.
 
     Each step is one ``write`` of a chain line on an ``O_APPEND`` descriptor and one ``pwrite``
     of a 128-byte anchor slot; with ``locked`` also the append's lock, length check and unlock
-    (``flock``, ``lseek``, ``flock``), as ``AuditChain.append`` does them.
+    (``flock``, ``lseek``, ``flock``), as ``AuditChain.append`` does them; with ``hashed`` also
+    the SHA-256 of the line, the next record's link, which no append can leave out.
     """
     import fcntl
 
@@ -268,8 +270,20 @@ def syscall_floor(
             pwrite(anchor, slots[index & 1], (index & 1) * 128)
             flock(lock, un)
 
+    sha256 = hashlib.sha256
+
+    def linked() -> None:
+        for index in range(count):
+            line = lines[index % size]
+            flock(lock, ex)
+            lseek(fd, 0, end)
+            write(fd, line)
+            sha256(line).hexdigest()
+            pwrite(anchor, slots[index & 1], (index & 1) * 128)
+            flock(lock, un)
+
     try:
-        timing.measure(protocol if locked else plain)
+        timing.measure(linked if hashed else protocol if locked else plain)
     finally:
         for descriptor in (fd, anchor, lock):
             os.close(descriptor)
@@ -351,6 +365,8 @@ def run(
     settle()
     protocol = syscall_floor(lines, records, directory / "floor", locked=True)
     settle()
+    linked = syscall_floor(lines, records, directory / "floor", locked=True, hashed=True)
+    settle()
     synced = time_appends(storage, "bench-fsync", fsync_records, fsync=True)
 
     report = verify_chain(storage, "bench")
@@ -398,6 +414,13 @@ def run(
             pair(protocol.rates(records)),
             f"append takes {appends.wall / protocol.wall:.2f}x wall, "
             f"{appends.cpu / max(protocol.cpu, 1e-9):.2f}x cpu",
+        ),
+        (
+            "floor: + SHA-256 of the line",
+            pair(linked.rates(records)),
+            f"append takes {appends.wall / linked.wall:.2f}x wall; this floor "
+            f"{'meets' if linked.rates(records)[0] >= APPEND_TARGET else 'misses'} "
+            f"{APPEND_TARGET:,}/s",
         ),
         (
             "append, fsync (line + anchor)",

@@ -169,7 +169,9 @@ def test_no_reference_figures_in_the_code():
 
 def test_syscall_floor_writes_the_same_bytes(tmp_path):
     lines = [b'{"a":1}\n', b'{"b":22}\n']
-    for locked in (False, True):
-        timing = chain_bench.syscall_floor(lines, 10, tmp_path / "floor", locked=locked)
+    for locked, hashed in ((False, False), (True, False), (True, True)):
+        timing = chain_bench.syscall_floor(
+            lines, 10, tmp_path / "floor", locked=locked, hashed=hashed
+        )
         assert 0 < timing.wall < float("inf")
     assert not any((tmp_path / "floor").iterdir())
