@@ -14,11 +14,10 @@ must pay; and measures verification's peak memory in a fresh process. Each timed
 after ``os.sync()``, so that it does not pay for the writeback of the steps before it. With
 ``cryptography`` installed, it also times signing the session-end checkpoint: of the writer's in-
 memory witness (what a session does at its end), and of a chain read from disk (verified first, as
-``harness-audit audit checkpoint`` does).
-Each figure is given twice: by wall clock, and by the CPU time of this process (user + system),
-which is what a busy shared machine distorts least. Read-only steps take the best of
-``--repeat`` runs, verification, bare hashing and full verification alternating, on a warm page
-cache.
+``harness-audit audit checkpoint`` does). Each figure is given twice: by wall clock, and by the CPU
+time of this process (user + system), which is what a busy shared machine distorts least. Read-only
+steps take the best of ``--repeat`` runs, verification, bare hashing and full verification
+alternating, on a warm page cache.
 """
 
 from __future__ import annotations
