@@ -31,11 +31,12 @@ import anyio
 
 from pytest_harness_audit.audit.verify import verify_chain
 from pytest_harness_audit.bench import chain as chain_bench
+from pytest_harness_audit.bench import floors, pipeline, reference, suite
 from pytest_harness_audit.bench import inspect as inspect_bench
-from pytest_harness_audit.bench import pipeline, reference, suite
 from pytest_harness_audit.bench import policy as policy_bench
 from pytest_harness_audit.bench import proxy as proxy_bench
 from pytest_harness_audit.bench.reference import Timings, load_timings
+from pytest_harness_audit.bench.timing import Timing
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.policy import Policy
 
@@ -108,19 +109,17 @@ def chain_rows(
     chain_bench.settle()
     appends = chain_bench.time_appends(storage, "bench", records, fsync=False)
     path = storage / "audit" / "bench.jsonl"
-    lines = chain_bench.floor_lines(path)
+    lines = floors.floor_lines(path)
     chain_bench.settle()
-    floor = chain_bench.syscall_floor(lines, records, directory / "floor")
+    floor = floors.syscall_floor(lines, records, directory / "floor")
     chain_bench.settle()
-    linked = chain_bench.syscall_floor(
-        lines, records, directory / "floor", locked=True, hashed=True
-    )
+    linked = floors.syscall_floor(lines, records, directory / "floor", locked=True, hashed=True)
     chain_bench.settle()
     synced = chain_bench.time_appends(storage, "bench-fsync", fsync_records, fsync=True)
-    verify, bare, full = chain_bench.Timing(), chain_bench.Timing(), chain_bench.Timing()
+    verify, bare, full = Timing(), Timing(), Timing()
     for _ in range(3):
         verify.measure(lambda: verify_chain(storage, "bench"))
-        bare.measure(lambda: chain_bench.hash_every_line(path))
+        bare.measure(lambda: floors.hash_every_line(path))
     full.measure(lambda: verify_chain(storage, "bench", full=True))
     memory = chain_bench.peak_memory(storage, "bench")
     full_memory = chain_bench.peak_memory(storage, "bench", full=True)

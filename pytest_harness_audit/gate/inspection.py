@@ -18,6 +18,7 @@ from pytest_harness_audit.gate.seam import CallFindings, Outcome
 from pytest_harness_audit.gate.social_context import in_social_door_send
 from pytest_harness_audit.gate.store_guard import STORE_RULE_ID, TAMPER_ALERT
 from pytest_harness_audit.inspect import (
+    CREDENTIAL_READ,
     DIRECTORY_DELETED,
     FILES_DELETED,
     HISTORY_DESTROYED,
@@ -30,6 +31,7 @@ from pytest_harness_audit.inspect import Findings as Seen
 from pytest_harness_audit.inspect.aliases import linked_params
 from pytest_harness_audit.policy import Evaluation, Policy
 from pytest_harness_audit.policy.effects import EffectJudgement
+from pytest_harness_audit.policy.shell.search_only import only_searches
 
 #: More tracked files than this deleted (or emptied) by one call is ``many_files_deleted``.
 MANY_FILES_DELETED = 10
@@ -45,6 +47,7 @@ _EFFECT_ALERTS = (
     DIRECTORY_DELETED,
     HISTORY_DESTROYED,
     MEMORY_WRITE,
+    CREDENTIAL_READ,
 )
 
 
@@ -84,13 +87,13 @@ class SessionInspection:
         seen = self.inspector.after(token, tool, category, params, outcome.output)
         error = outcome.error_message
         if not error:
-            return self._judged(seen, tool, category, None)
+            return self._judged(seen, tool, category, None, params)
         in_error = self.inspector.scan_output(error)  # an exception's text reaches the agent too
         if not in_error.secrets:
-            return self._judged(seen, tool, category, None)
+            return self._judged(seen, tool, category, None, params)
         alerts = tuple(dict.fromkeys((*seen.alerts, *in_error.alerts)))
         both = replace(seen, alerts=alerts, secrets=(*seen.secrets, *in_error.secrets))
-        return self._judged(both, tool, category, str(in_error.redacted_output))
+        return self._judged(both, tool, category, str(in_error.redacted_output), params)
 
     def outgoing(self, tool: str, category: str, params: Mapping[str, Any]) -> OutgoingLeak | None:
         """Known secrets in a payload about to leave (``None`` when there are none).
@@ -164,9 +167,17 @@ class SessionInspection:
         """Release the workspace watch."""
         self.inspector.close()
 
+    def _searched_in_view(self, params: Any) -> bool:
+        """Whether the call is a command of searches whose lines the agent received (and the
+        output scan read): their reads of credential files need no judgement of their own."""
+        command = params.get("command") if isinstance(params, Mapping) else None
+        return isinstance(command, str) and only_searches(command, self.inspector.root)
+
     def _judged(
-        self, seen: Seen, tool: str, category: str, redacted_error: str | None
+        self, seen: Seen, tool: str, category: str, redacted_error: str | None, params: Any = None
     ) -> CallFindings:
+        if CREDENTIAL_READ in seen.alerts and self._searched_in_view(params):
+            seen = _without_searched_reads(seen)
         effects = [alert for alert in seen.alerts if alert in _EFFECT_ALERTS]
         between = seen.effects.get("between")
         if _many_deleted(seen.effects) or (isinstance(between, Mapping) and _many_deleted(between)):
@@ -196,6 +207,14 @@ class SessionInspection:
             output=seen.redacted_output if redact else None,
             error_message=redacted_error if redact else None,
         )
+
+
+def _without_searched_reads(seen: Seen) -> Seen:
+    """``seen`` with its credential reads kept as ``effects.credentialSearched``, not judged."""
+    effects = dict(seen.effects)
+    effects["credentialSearched"] = effects.pop("credentialRead", [])
+    alerts = tuple(alert for alert in seen.alerts if alert != CREDENTIAL_READ)
+    return replace(seen, alerts=alerts, effects=effects)
 
 
 def _many_deleted(effects: Mapping[str, Any]) -> bool:

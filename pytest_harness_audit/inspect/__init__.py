@@ -31,6 +31,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_harness_audit.inspect.credential_reads import (
+    CredentialReadWatch,
+    open_credential_reads,
+)
 from pytest_harness_audit.inspect.effects import (
     Effects,
     Protection,
@@ -38,6 +42,7 @@ from pytest_harness_audit.inspect.effects import (
     diff,
     expected_changes,
 )
+from pytest_harness_audit.inspect.learn import secret_files
 from pytest_harness_audit.inspect.outputs import ValueScan, scan_value
 from pytest_harness_audit.inspect.secrets import (
     ScanResult,
@@ -46,6 +51,7 @@ from pytest_harness_audit.inspect.secrets import (
     StreamScanner,
     learn_from_workspace,
 )
+from pytest_harness_audit.inspect.tracked import refresh_index
 from pytest_harness_audit.inspect.watch import LiveTree, open_live_tree
 from pytest_harness_audit.policy.categories import (
     COMMAND,
@@ -57,6 +63,7 @@ from pytest_harness_audit.policy.categories import (
 )
 
 __all__ = [
+    "CREDENTIAL_READ",
     "DIRECTORY_DELETED",
     "EFFECTS_INCOMPLETE",
     "FILES_DELETED",
@@ -97,6 +104,9 @@ EFFECTS_INCOMPLETE = "effects_incomplete"
 """The workspace had more entries than a snapshot walks; effects may be missing."""
 MEMORY_WRITE = "memory_write"
 """A memory file (``MEMORY.md``, ``memory/**/*.md`` …) was created, modified or deleted."""
+CREDENTIAL_READ = "credential_read"
+"""A workspace file holding a known secret was read while the call ran, by whatever process
+(``effects.credentialRead``; seen by the kernel, see :mod:`.credential_reads`)."""
 
 WATCHED_CATEGORIES = frozenset({COMMAND, FILE_WRITE, MCP, UNKNOWN, DELEGATION, CREDENTIAL_ACCESS})
 """Categories of calls that can change files: only these get workspace snapshots."""
@@ -168,7 +178,16 @@ class Inspector:
         self.tracked = tracked
         self._streams: OrderedDict[str, StreamScanner] = OrderedDict()
         self._lock = threading.Lock()
+        # The kernel's view of reads of the workspace's secret-bearing files, with the live
+        # tree only (then every call gets a ``before``). The index is refreshed first, so that
+        # git does not read them again on the agent's first `git status`.
+        sources = secret_files(self.root) if live else []
+        if sources:
+            refresh_index(self.root, sources)
         self._live: LiveTree | None = open_live_tree(self.root, self.protection) if live else None
+        self._reads: CredentialReadWatch | None = None
+        if self._live is not None and sources:
+            self._reads = open_credential_reads(self.root, sources)
         #: The workspace as the latest call left it (what the next call's snapshot is compared
         #: with), ``None`` before the first.
         self._last: WorkspaceSnapshot | None = None
@@ -182,6 +201,8 @@ class Inspector:
         """Stop watching the workspace (later snapshots walk it)."""
         if self._live is not None:
             self._live.close()
+        if self._reads is not None:
+            self._reads.close()
 
     def __enter__(self) -> Inspector:
         return self
@@ -206,6 +227,8 @@ class Inspector:
         if category not in self.watched and not self.live:
             return None
         now = self.snapshot()
+        if self._reads is not None:
+            self._reads.reset()  # after the snapshot, which may read protected files itself
         with self._lock:
             last = self._last
         if last is not None and last.root == now.root:
@@ -229,14 +252,17 @@ class Inspector:
         """
         effects: Effects | None = None
         between: Effects | None = None
+        reads: tuple[str, ...] = ()
         if isinstance(token, WorkspaceSnapshot):
+            if self._reads is not None:
+                reads = self._reads.take()  # before the snapshot reads any file itself
             now = self.snapshot()
             effects = expected_changes(diff(token, now), params)
             between = token.between
             with self._lock:
                 self._last = now
         scan = self._scan_output(output)
-        return _findings(effects, scan, output, between)
+        return _findings(effects, scan, output, between, reads)
 
     def effects(self, before: WorkspaceSnapshot) -> Effects:
         """What changed in the workspace since ``before``."""
@@ -342,13 +368,20 @@ def _effect_alerts(effects: Effects) -> list[str]:
 
 
 def _findings(
-    effects: Effects | None, scan: ValueScan, original: Any, between: Effects | None = None
+    effects: Effects | None,
+    scan: ValueScan,
+    original: Any,
+    between: Effects | None = None,
+    reads: tuple[str, ...] = (),
 ) -> Findings:
     alerts: list[str] = []
     record: dict[str, Any] = {}
     if effects is not None:
         record = effects.to_record()
         alerts = _effect_alerts(effects)
+    if reads:
+        record["credentialRead"] = list(reads)
+        alerts.append(CREDENTIAL_READ)
     if between is not None:
         record["between"] = between.to_record()
         alerts = list(dict.fromkeys((*alerts, *_effect_alerts(between))))

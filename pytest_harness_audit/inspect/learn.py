@@ -250,8 +250,9 @@ def credential_files(root: str | os.PathLike[str]) -> Iterator[Path]:
                 yield path
 
 
-def credential_values(root: str | os.PathLike[str]) -> Iterator[tuple[str, str]]:
-    """``(label, value)`` for every secret in ``root``'s credential files."""
+def _credential_texts(root: str | os.PathLike[str]) -> Iterator[tuple[str, str]]:
+    """``(relative path, text)`` of each of ``root``'s credential files that can be learned
+    from (a regular text file within the size limit)."""
     base = Path(root)
     for path in credential_files(base):
         try:
@@ -262,6 +263,20 @@ def credential_values(root: str | os.PathLike[str]) -> Iterator[tuple[str, str]]
             continue
         if b"\0" in data:
             continue
-        relative = path.relative_to(base).as_posix()
-        for key, value in file_values(data.decode("utf-8", "replace"), relative):
+        yield path.relative_to(base).as_posix(), data.decode("utf-8", "replace")
+
+
+def credential_values(root: str | os.PathLike[str]) -> Iterator[tuple[str, str]]:
+    """``(label, value)`` for every secret in ``root``'s credential files."""
+    for relative, text in _credential_texts(root):
+        for key, value in file_values(text, relative):
             yield f"{relative}:{key}"[:200], value
+
+
+def secret_files(root: str | os.PathLike[str]) -> list[str]:
+    """The credential files of ``root`` (relative paths) that hold at least one secret."""
+    return [
+        relative
+        for relative, text in _credential_texts(root)
+        if next(file_values(text, relative), None) is not None
+    ]

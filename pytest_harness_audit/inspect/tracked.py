@@ -3,8 +3,10 @@ index (cached by the index file's stat)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
+import time
 from collections import OrderedDict
 
 _GIT_ENV = {
@@ -65,3 +67,43 @@ def tracked_paths(root: str) -> frozenset[str] | None:
     """The git-tracked paths of the workspace at ``root`` (``None`` when it is no repository),
     from ``git ls-files``, run again only when the index file changed."""
     return _TRACKED.tracked(root)
+
+
+#: A file changed this recently may be "racily clean" to git: its index entry is not trusted.
+_RACY_NS = 2_000_000_000
+
+
+def refresh_index(root: str, files: list[str]) -> None:
+    """Bring the index's stat data of ``root``'s tracked files up to date, so that git trusts
+    it and does not open ``files`` to compare their content.
+
+    A repository copied or checked out just now has index entries whose stat data (change time,
+    or a modification time as recent as the index) git cannot trust: its next ``git status`` or
+    ``git diff`` reads each such file again. ``files`` changed within the last two seconds are
+    given a modification time two seconds older first, so that the refreshed index is not racy
+    for them either. Nothing happens where ``root`` is no git work tree.
+    """
+    if not os.path.isdir(os.path.join(root, ".git")):
+        return
+    now = time.time_ns()
+    for relative in files:
+        path = os.path.join(root, relative)
+        try:
+            info = os.stat(path, follow_symlinks=False)
+            if info.st_mtime_ns > now - _RACY_NS:
+                os.utime(
+                    path, ns=(info.st_atime_ns, info.st_mtime_ns - _RACY_NS), follow_symlinks=False
+                )
+        except OSError:
+            continue
+    env = {**os.environ, **_GIT_ENV}
+    env.pop("GIT_OPTIONAL_LOCKS", None)
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run(
+            ["git", "update-index", "-q", "--refresh"],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )

@@ -96,6 +96,27 @@ def _libc() -> Any:
 _LIBC = _libc()
 
 
+def inotify_libc() -> Any:
+    """The C library when it offers inotify (Linux), else ``None``."""
+    return _LIBC
+
+
+def read_events(fd: int) -> list[tuple[int, int, str]]:
+    """Every event queued on the non-blocking inotify descriptor ``fd``: ``(wd, mask, name)``."""
+    events: list[tuple[int, int, str]] = []
+    while True:
+        try:
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return events
+        at = 0
+        while at + _EVENT.size <= len(data):
+            wd, mask, _cookie, length = _EVENT.unpack_from(data, at)
+            raw = data[at + _EVENT.size : at + _EVENT.size + length].rstrip(b"\0")
+            events.append((wd, mask, os.fsdecode(raw)))
+            at += _EVENT.size + length
+
+
 class _TooLarge(Exception):
     pass
 
@@ -291,18 +312,7 @@ class LiveTree:
             self._watches.pop(wd, None)
 
     def _drain(self) -> list[tuple[int, int, str]]:
-        events: list[tuple[int, int, str]] = []
-        while True:
-            try:
-                data = os.read(self._fd, 1 << 16)
-            except BlockingIOError:
-                return events
-            at = 0
-            while at + _EVENT.size <= len(data):
-                wd, mask, _cookie, length = _EVENT.unpack_from(data, at)
-                raw = data[at + _EVENT.size : at + _EVENT.size + length].rstrip(b"\0")
-                events.append((wd, mask, os.fsdecode(raw)))
-                at += _EVENT.size + length
+        return read_events(self._fd)
 
     def _apply(self, events: list[tuple[int, int, str]]) -> None:
         git_replaced = False

@@ -61,6 +61,7 @@ EFFECT_NAMES = (
     "directory_deleted",
     "memory_write",
     "history_destroyed",
+    "credential_read",
 )
 RATE_LIMIT_KEYS = frozenset({"maxCount", "windowMs"})
 AUDIT_LEVELS = ("minimal", "standard", "verbose")

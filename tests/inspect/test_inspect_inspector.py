@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_harness_audit.inspect import (
+    CREDENTIAL_READ,
     DIRECTORY_DELETED,
     FILES_DELETED,
     OUTPUT_PARTLY_SCANNED,
@@ -57,13 +58,15 @@ def _no_value(findings: Findings, *values: str) -> None:
 
 def test_cat_ifs_env_is_an_exposure_and_redacted(inspector: Inspector) -> None:
     found = _bash(inspector, "cat${IFS}.env")
-    assert found.alerts == (SECRET_EXPOSURE,)
+    # where the kernel is watched, the read itself is seen too
+    read = (CREDENTIAL_READ,) if inspector.live else ()
+    assert found.alerts == (*read, SECRET_EXPOSURE)
     assert found.redacted
     assert KEY not in found.redacted_output
     assert f"API_KEY=[secret:{fingerprint(KEY)}]" in found.redacted_output
     assert {f.label for f in found.secrets} >= {".env:API_KEY", ".env:PAYMENT_WEBHOOK_SECRET"}
     _no_value(found, KEY, "hunter2-test")
-    assert found.effects == {}
+    assert found.effects == ({"credentialRead": [".env"]} if inspector.live else {})
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,120 @@
+"""Credential files read while a call ran, seen by the kernel (Linux ``inotify``).
+
+The gate reads a call's text to tell whether it reads a credential file; a program can read one
+in ways no text shows (a script, a build step, a test run that loads ``.env``). This watch asks
+the kernel instead: each workspace file that holds a known secret is watched by inode for
+opens, reads and closes, on an inotify descriptor of its own. :meth:`CredentialReadWatch.reset`
+forgets what came before a call, :meth:`CredentialReadWatch.take` tells which files were read
+since: a file read (``IN_ACCESS``), opened and closed without writing (``IN_CLOSE_NOWRITE``), or
+still open when the call ended counts; a file only opened to be written and closed again does
+not. The inode is watched, so a read through a hard link or after a rename counts too. When the
+kernel's queue overflows, every watched file counts as read: what happened cannot be told.
+
+Not seen: reads between calls (the harness reads credential files itself then), reads through
+``mmap`` of a file opened before the call, and files that hold no known secret. Where inotify is
+missing, :func:`open_credential_reads` returns ``None``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from collections.abc import Iterable
+
+from pytest_harness_audit.inspect.watch import inotify_libc, read_events
+
+_IN_ACCESS = 0x1
+_IN_CLOSE_WRITE = 0x8
+_IN_CLOSE_NOWRITE = 0x10
+_IN_OPEN = 0x20
+_IN_Q_OVERFLOW = 0x4000
+_IN_IGNORED = 0x8000
+_IN_DONT_FOLLOW = 0x02000000
+_MASK = _IN_ACCESS | _IN_CLOSE_WRITE | _IN_CLOSE_NOWRITE | _IN_OPEN | _IN_DONT_FOLLOW
+#: At most this many files are watched (a workspace of more credential files is unusual).
+MAX_WATCHED = 256
+
+
+class CredentialReadWatch:
+    """Which of a workspace's secret-bearing files were read between ``reset`` and ``take``."""
+
+    def __init__(self, root: str, libc: object, fd: int) -> None:
+        self.root = root
+        self._libc = libc
+        self._fd = fd
+        self._lock = threading.Lock()
+        self._watches: dict[int, str] = {}  # wd → path relative to the root
+        self._finalizer = weakref.finalize(self, os.close, fd)
+
+    def watch(self, paths: Iterable[str]) -> None:
+        """Watch each of ``paths`` (relative to the root); a path that cannot be watched is
+        skipped."""
+        add_watch = getattr(self._libc, "inotify_add_watch")  # noqa: B009 - a ctypes symbol
+        for relative in paths:
+            if len(self._watches) >= MAX_WATCHED:
+                return
+            wd = add_watch(self._fd, os.fsencode(os.path.join(self.root, relative)), _MASK)
+            if wd >= 0:
+                self._watches[wd] = relative
+
+    @property
+    def watched(self) -> tuple[str, ...]:
+        """The watched files, sorted."""
+        return tuple(sorted(set(self._watches.values())))
+
+    def reset(self) -> None:
+        """Forget every event so far (just before a call runs)."""
+        with self._lock:
+            if self._finalizer.alive:
+                read_events(self._fd)
+
+    def take(self) -> tuple[str, ...]:
+        """The watched files read since the last ``reset`` or ``take``, sorted."""
+        with self._lock:
+            if not self._finalizer.alive:
+                return ()
+            events = read_events(self._fd)
+        opened: dict[int, int] = {}
+        read: set[str] = set()
+        for wd, mask, _name in events:
+            if mask & _IN_Q_OVERFLOW:
+                return self.watched
+            relative = self._watches.get(wd)
+            if relative is None:
+                continue
+            if mask & _IN_IGNORED:  # the file is gone: its inode is no longer watched
+                self._watches.pop(wd, None)
+                continue
+            if mask & (_IN_ACCESS | _IN_CLOSE_NOWRITE):
+                read.add(relative)
+            if mask & _IN_OPEN:
+                opened[wd] = opened.get(wd, 0) + 1
+            if mask & (_IN_CLOSE_WRITE | _IN_CLOSE_NOWRITE):
+                opened[wd] = opened.get(wd, 0) - 1
+        for wd, still_open in opened.items():
+            if still_open > 0 and wd in self._watches:
+                read.add(self._watches[wd])  # open at the end: its use cannot be told
+        return tuple(sorted(read))
+
+    def close(self) -> None:
+        """Stop watching."""
+        with self._lock:
+            self._finalizer()
+
+
+def open_credential_reads(root: str, paths: Iterable[str]) -> CredentialReadWatch | None:
+    """A watch of ``paths`` (relative to ``root``), or ``None`` when inotify is missing here
+    or none of them can be watched."""
+    libc = inotify_libc()
+    if libc is None:
+        return None
+    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    if fd < 0:
+        return None
+    watch = CredentialReadWatch(root, libc, fd)
+    watch.watch(paths)
+    if not watch.watched:
+        watch.close()
+        return None
+    return watch

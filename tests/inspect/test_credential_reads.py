@@ -1,0 +1,195 @@
+"""Credential files read while a call ran, as the kernel saw it (``effects.credentialRead``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_harness_audit.inspect import CREDENTIAL_READ, Findings, Inspector
+from pytest_harness_audit.inspect.credential_reads import (
+    CredentialReadWatch,
+    open_credential_reads,
+)
+from pytest_harness_audit.inspect.learn import secret_files
+from pytest_harness_audit.policy.shell.search_only import only_searches
+from pytest_harness_audit.session.workspace import create_workspace
+
+KEY = "sk-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+
+
+@pytest.fixture
+def watch(tmp_path: Path) -> Iterator[CredentialReadWatch]:
+    (tmp_path / ".env").write_text(f"API_KEY={KEY}\n")
+    (tmp_path / "notes.txt").write_text("nothing\n")
+    found = open_credential_reads(str(tmp_path), [".env"])
+    if found is None:
+        pytest.skip("inotify is not available here")
+    found.reset()
+    yield found
+    found.close()
+
+
+def test_reading_the_file_counts(watch: CredentialReadWatch, tmp_path: Path) -> None:
+    (tmp_path / ".env").read_text()
+    assert watch.take() == (".env",)
+    assert watch.take() == ()  # taken once
+
+
+def test_stat_chmod_and_other_files_do_not(watch: CredentialReadWatch, tmp_path: Path) -> None:
+    os.stat(tmp_path / ".env")
+    os.chmod(tmp_path / ".env", 0o600)
+    (tmp_path / "notes.txt").read_text()
+    os.listdir(tmp_path)
+    assert watch.take() == ()
+
+
+def test_a_write_only_open_does_not_count(watch: CredentialReadWatch, tmp_path: Path) -> None:
+    with (tmp_path / ".env").open("a") as handle:
+        handle.write("MORE=1\n")
+    assert watch.take() == ()
+
+
+def test_through_a_hard_link_or_after_a_rename(watch: CredentialReadWatch, tmp_path: Path) -> None:
+    os.link(tmp_path / ".env", tmp_path / "alias.txt")
+    (tmp_path / "alias.txt").read_bytes()
+    assert watch.take() == (".env",)
+    os.rename(tmp_path / ".env", tmp_path / "moved")
+    (tmp_path / "moved").read_bytes()
+    assert watch.take() == (".env",)
+
+
+def test_still_open_when_the_call_ends_counts(watch: CredentialReadWatch, tmp_path: Path) -> None:
+    handle = (tmp_path / ".env").open("rb")
+    try:
+        assert watch.take() == (".env",)
+    finally:
+        handle.close()
+
+
+def test_reset_forgets_what_came_before(watch: CredentialReadWatch, tmp_path: Path) -> None:
+    (tmp_path / ".env").read_text()
+    watch.reset()
+    assert watch.take() == ()
+
+
+def test_only_files_holding_a_secret_are_watched(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text(f"API_KEY={KEY}\n")
+    (tmp_path / ".env.example").write_text("API_KEY=\n")
+    assert secret_files(tmp_path) == [".env"]
+
+
+# -- the Inspector, with a real shell -------------------------------------------------------
+
+
+@pytest.fixture
+def inspector(tmp_path: Path) -> Iterator[Inspector]:
+    create_workspace(tmp_path / "ws", "python-service")
+    with Inspector(tmp_path / "ws") as found:
+        if not found.live:
+            pytest.skip("inotify is not available here")
+        yield found
+
+
+def _bash(inspector: Inspector, command: str) -> Findings:
+    params = {"command": command}
+    token = inspector.before("Bash", "command", params)
+    subprocess.run(["bash", "-c", command], cwd=inspector.root, capture_output=True, check=False)
+    return inspector.after(token, "Bash", "command", params, "")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -c \"import glob; [open(f).read() for f in glob.glob('.*') if f[:2] == '.e']\"",
+        "for f in .[e]*; do wc -c < $f; done",
+        "sha256sum $(git ls-files)",
+        "cp .env /dev/null",
+    ],
+)
+def test_a_read_no_text_shows_is_seen(inspector: Inspector, command: str) -> None:
+    found = _bash(inspector, command)
+    assert CREDENTIAL_READ in found.alerts
+    assert ".env" in found.effects["credentialRead"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git status --short", "git diff", "git log --oneline", "ls -la", "stat .env", "rg TODO"],
+)
+def test_commands_that_open_no_secret_are_not(inspector: Inspector, command: str) -> None:
+    found = _bash(inspector, command)
+    assert CREDENTIAL_READ not in found.alerts
+    assert "credentialRead" not in found.effects
+
+
+def test_a_read_before_the_call_is_not_the_calls(inspector: Inspector) -> None:
+    params = {"command": "true"}
+    Path(inspector.root, ".env").read_text()
+    token = inspector.before("Bash", "command", params)
+    assert CREDENTIAL_READ not in inspector.after(token, "Bash", "command", params, "").alerts
+
+
+def test_a_fresh_copy_is_not_read_by_git_status(tmp_path: Path) -> None:
+    """A workspace written this very second: git would re-read its racy ``.env``."""
+    root = tmp_path / "fresh"
+    root.mkdir()
+    (root / ".env").write_text(f"API_KEY={KEY}\n")
+    (root / "app.py").write_text("print(1)\n")
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    for step in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "x"],
+    ):
+        subprocess.run(step, cwd=root, env=env, check=True)
+    assert time.time() - (root / ".env").stat().st_mtime < 2
+    with Inspector(root) as inspector:
+        if not inspector.live:
+            pytest.skip("inotify is not available here")
+        assert CREDENTIAL_READ not in _bash(inspector, "git status --short").alerts
+
+
+# -- a command of searches only ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -rn TODO .",
+        "grep -rn TODO . | head -3",
+        "grep -rn TODO . | head -n 3",
+        "rg -n TODO --hidden | sort | uniq -c",
+        "cd app && grep -r TODO .",
+        "grep -r TODO . < /dev/null",
+    ],
+)
+def test_searches_shown_to_the_agent(command: str, tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / ".env").write_text(f"API_KEY={KEY}\n")
+    assert only_searches(command, str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -r x . ; python3 leak.py",
+        "grep -r x . | xargs cat",
+        "grep -r x . | cat - .env",
+        "echo $(cat .env)",
+        "for f in .[e]*; do wc -c < $f; done",
+        "cd app && wc -c < ../.env",
+        "grep -r x $(cat list)",
+        "find . -exec grep -H x {} +",
+        "git grep --untracked x",
+        "",
+    ],
+)
+def test_anything_beside_the_searches_counts(command: str, tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / ".env").write_text(f"API_KEY={KEY}\n")
+    assert not only_searches(command, str(tmp_path))
