@@ -65,6 +65,7 @@ def test_safety_shape() -> None:
         "deny-persona-write",
         "deny-exec-config-write",
         "deny-host-config-write",
+        "effect-credential-read",
         "warn-memory-write",
         "warn-startup-write",
         "effect-memory-write",
