@@ -23,7 +23,7 @@ from pytest_harness_audit.doors.hook import (
 from pytest_harness_audit.doors.hook_continuity import after_event, before_event
 from pytest_harness_audit.doors.hook_effects import DEFAULT_ENTRY_LIMIT
 from pytest_harness_audit.doors.hook_faults import record_post_fault
-from pytest_harness_audit.doors.hook_prompt import handle_permission_request
+from pytest_harness_audit.doors.hook_prompt import fail_closed_answer, handle_permission_request
 from pytest_harness_audit.doors.hook_session import (
     handle_session_end,
     handle_session_start,
@@ -163,8 +163,8 @@ def _run(args: argparse.Namespace, handler: Any) -> int:
     if handler not in (handle_pre, handle_permission_request):
         return _run_post(args, handler)
     # The host runs the tool when a PreToolUse hook exits with anything but 2 (or a deny), so
-    # every failure here, ours included, must refuse the call: exit 2, the reason on stderr (at
-    # a PermissionRequest, 2 denies the permission too).
+    # every failure here, ours included, must refuse the call: exit 2, the reason on stderr. At
+    # a PermissionRequest the host ignores exit 2: only a ``decision`` object denies.
     try:
         policy = policy_from_args(args)
         text = sys.stdin.read()
@@ -176,14 +176,15 @@ def _run(args: argparse.Namespace, handler: Any) -> int:
         else:
             answer = handler(text, storage=Path(args.storage), policy=policy)
         after_event(Path(args.storage), event)
-    except HarnessAuditError as exc:
-        print(f"harness-audit: error: {exc}", file=sys.stderr)
-        return 2
     except Exception as exc:
-        print(
-            f"harness-audit: error: hook failed, call refused: {describe_exception(exc)}",
-            file=sys.stderr,
-        )
+        problem = str(exc) if isinstance(exc, HarnessAuditError) else describe_exception(exc)
+        if handler is handle_permission_request:
+            print(json.dumps(fail_closed_answer(problem)))
+            print(f"harness-audit: error: {problem} (permission denied)", file=sys.stderr)
+            return 0
+        if not isinstance(exc, HarnessAuditError):
+            problem = f"hook failed, call refused: {problem}"
+        print(f"harness-audit: error: {problem}", file=sys.stderr)
         return 2
     print(json.dumps(answer))
     return 0

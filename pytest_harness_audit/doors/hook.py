@@ -74,6 +74,8 @@ POST = "PostToolUse"
 RAN_UNGUARDED = "ran_unguarded"
 POST_FAILURE = "PostToolUseFailure"
 PERMISSION_DENIED = "PermissionDenied"
+#: The host's tools that ask the user something: ``--approve-allowed`` never answers for them.
+USER_INPUT_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
 #: What pre answers for a warned call: ``ask`` the user, or ``pass`` it through (see the doc).
 WARN_MODES = ("ask", "pass")
 _TAG = "[web4-policy]"
@@ -225,7 +227,12 @@ def open_gate(
     # Known secrets of the project: refused in outgoing payloads (pre), judged in the host's
     # tool response (post). Workspace effects: a snapshot at pre, compared at post.
     inspector = HookInspector(
-        root, policy, storage=storage, limit=limit, learn=bool(policy.effect_rules)
+        root,
+        policy,
+        storage=storage,
+        limit=limit,
+        learn=bool(policy.effect_rules),
+        session_id=payload.session_id,
     )
     inspection = HookInspection(inspector, policy)
     gate.inspectors.append(inspection)
@@ -265,8 +272,10 @@ def handle_pre(
     answers = answers or PreAnswers()
     payload = parse_payload(text, PRE)
     # the host's settings changed since the last event (by a process a call left running)
-    check_between(storage, payload.session_id, policy=policy, cwd=payload.cwd, event=PRE)
+    host = check_between(storage, payload.session_id, policy=policy, cwd=payload.cwd, event=PRE)
     gate, inspection = open_gate(storage, payload, policy, answers.snapshot_limit)
+    if inspection is not None:  # the call's pending state reuses what was just digested
+        inspection.inspector.host_taken = host.now
     try:
         pending = _pending_path(storage, payload)
         # the agent's earlier asks the host settled without an event: refused at its prompt
@@ -293,7 +302,9 @@ def handle_pre(
         if decision.evaluation.decision == ASK:
             answer = host_ask(decision.reason)
         else:
-            answer = _pre_answer(decision.evaluation.decision, decision.reason, answers)
+            answer = _pre_answer(
+                decision.evaluation.decision, decision.reason, answers, payload.tool_name
+            )
         if answer.get("hookSpecificOutput", {}).get("permissionDecision") == "ask":
             # the host asks: the call's outcome must be recorded, whatever it is (kept before
             # the snapshot, so a reconciliation finds it by reading the file's head)
@@ -407,6 +418,8 @@ def handle_permission_denied(text: str, *, storage: Path, policy: Policy) -> dic
     host to retry: the denial stands."""
     payload = parse_payload(text, PERMISSION_DENIED)
     data, _ = read_payload(text, PERMISSION_DENIED)
+    # the call never ran: a change since the last event is no call's
+    check_between(storage, payload.session_id, policy=policy, cwd=payload.cwd, event=payload.event)
     reason = data.get("reason")
     why = f"the host's auto mode denied the call: {reason or 'no reason given'}"
     gate, _inspection = open_gate(storage, payload, policy)
@@ -434,13 +447,15 @@ def handle_permission_denied(text: str, *, storage: Path, policy: Policy) -> dic
         gate.chain.close()
 
 
-def _pre_answer(decision: str, reason: str, answers: PreAnswers) -> dict[str, Any]:
+def _pre_answer(decision: str, reason: str, answers: PreAnswers, tool: str) -> dict[str, Any]:
     """The ``PreToolUse`` answer for a call the gate let through.
 
     ``warn`` asks the user (the host shows the reason in its prompt) or, in ``pass`` mode,
     leaves the decision to the host; either way the model reads the warning. A dry-run
     ``deny`` leaves the decision to the host and tells the user; ``allow`` says nothing, so
-    the host's own permission rules and prompts still apply (unless ``approve_allowed``).
+    the host's own permission rules and prompts still apply (unless ``approve_allowed``, and
+    never for a tool that asks the user something: the host takes an ``allow`` for it only
+    with the user's answer in ``updatedInput``).
     """
     if decision == "warn":
         warning = f"{_TAG} {reason}"
@@ -459,7 +474,7 @@ def _pre_answer(decision: str, reason: str, answers: PreAnswers) -> dict[str, An
         }
     if decision == "deny":
         return {"systemMessage": f"{_TAG} dry run, would deny: {reason}"}
-    if answers.approve_allowed:
+    if answers.approve_allowed and tool not in USER_INPUT_TOOLS:
         return {"hookSpecificOutput": {"hookEventName": PRE, "permissionDecision": "allow"}}
     return {}
 
@@ -472,16 +487,5 @@ def host_ask(reason: str) -> dict[str, Any]:
             "hookEventName": PRE,
             "permissionDecision": "ask",
             "permissionDecisionReason": text,
-        }
-    }
-
-
-def fail_closed_pre_answer(problem: str) -> dict[str, Any]:
-    """The ``PreToolUse`` answer when the hook itself failed: deny, naming the problem."""
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": PRE,
-            "permissionDecision": "deny",
-            "permissionDecisionReason": f"[web4-policy] hook failed, call refused: {problem}",
         }
     }

@@ -28,9 +28,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_harness_audit.doors.hook_asks import ASKED_KEY
+from pytest_harness_audit.doors.hook_host_permissions import (
+    HOST_PERMISSION_ADDED,
+    Change,
+)
 from pytest_harness_audit.doors.hook_host_settings import (
-    changed_host_settings,
     host_settings_state,
+    window_changes,
 )
 from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.seam import CallFindings, Outcome
@@ -133,16 +138,23 @@ class HookInspector(Inspector):
         storage: str | os.PathLike[str],
         limit: int = DEFAULT_ENTRY_LIMIT,
         learn: bool = True,
+        session_id: str | None = None,
     ) -> None:
         super().__init__(root, learn=learn, protect=policy.protect, tracked=False, live=False)
         self.limit = limit
         self.skip = store_inside(root, storage)
+        #: The session's store and id (its asked calls still open, :mod:`.hook_host_permissions`).
+        self.where = None if session_id is None else (os.fspath(storage), session_id)
         #: Set at post: what pre saw (``None``: nothing, the call changes no files).
         self.kept: WorkspaceSnapshot | Unseen | None = None
         self.post = False
         self._next: WorkspaceSnapshot | None = None
         #: At post: what pre saw of the host's settings (:mod:`.hook_host_settings`).
         self.host_settings: Any = None
+        #: At post: the host asked the user about the call (its pending file says so).
+        self.asked = False
+        #: At pre: the host's settings as this event already digested them (reused as they are).
+        self.host_taken: Mapping[str, str | None] | None = None
 
     def snapshot(self) -> WorkspaceSnapshot:
         """A bounded snapshot of the workspace now (git's tracked paths only at pre: a diff
@@ -170,7 +182,7 @@ class HookInspector(Inspector):
         """What pre keeps in the pending file for ``token`` (``None``: nothing to keep)."""
         if not isinstance(token, WorkspaceSnapshot):
             return None
-        host = host_settings_state()
+        host = host_settings_state(taken=self.host_taken)
         if not token.complete:
             seen = protected_state(self.root, protected_candidates(self.root, self.protection))
             return {
@@ -188,6 +200,7 @@ class HookInspector(Inspector):
         if state is None:
             self.kept = Unseen(f"{problem}: the call's effects are unknown")
             return
+        self.asked = isinstance(state.get(ASKED_KEY), dict)
         kept = state.get(PENDING_KEY)
         if isinstance(kept, Mapping):
             self.host_settings = kept.get(HOST_SETTINGS_KEY)
@@ -271,10 +284,17 @@ class HookInspection(SessionInspection):
         )
         if isinstance(token, Unseen):
             seen = seen.merged(self._unseen(token, tool, category))
-        changed = changed_host_settings(self.inspector.host_settings) if self.inspector.post else []
+        if not self.inspector.post:
+            return seen
+        changed, allowed = window_changes(
+            self.inspector.host_settings,
+            (tool, params),
+            asked=self.inspector.asked,
+            where=self.inspector.where,
+        )
         if changed:
             seen = seen.merged(self._protected_changed({"hostSettings": changed}, tool, category))
-        return seen
+        return seen if allowed is None else seen.merged(_allowed_findings(allowed))
 
     def _unseen(self, token: Unseen, tool: str, category: str) -> CallFindings:
         note: dict[str, Any] = {"unknown": token.reason}
@@ -302,6 +322,17 @@ class HookInspection(SessionInspection):
             reason = f"rule {judgement.rule_id}: {judgement.reason}"
             found = CallFindings(found.alerts, found.effects, judgement.verdict, reason, "effect")
         return found
+
+
+def _allowed_findings(change: Change) -> CallFindings:
+    """``allowedTools`` entries a call's window saw added (or removed): recorded; WARN for an
+    entry naming the call that no prompt the door saw explains (one nothing explains FAILs as
+    a changed host setting)."""
+    if change.unprompted and not change.unexplained:
+        reason = "the host allows for good what this call's prompt, unseen by the hooks, may"
+        reason += f" have offered, or the call wrote it: {', '.join(change.unprompted)}"
+        return CallFindings((HOST_PERMISSION_ADDED,), change.effects(), "WARN", reason, "effect")
+    return CallFindings((), change.effects())
 
 
 __all__ = [

@@ -1,11 +1,12 @@
 """The host's own settings, watched by the hook door across a call and between its events.
 
 ``~/.claude/settings.json`` (``disableAllHooks``, ``hooks``), ``~/.claude.json`` (``mcpServers``),
-the host's managed settings, the project's ``.claude/settings*.json`` and the agents and commands
-folders under ``~/.claude`` decide whether the hooks run at all, which tools exist and what the
-agent is told. The gate refuses a write to them it can read, but a program can build their names
-at run time (``os.path.expanduser('~') + '/.cla' + 'ude/settings.json'``), and a process a call
-left running can change them after the call's post. So the door keeps a digest of the parts of
+the host's managed settings and managed MCP servers, the project's ``.claude/settings*.json`` and
+``.mcp.json`` and the agents, commands and skills folders under ``~/.claude`` decide whether the
+hooks run at all, which tools exist and what the agent is told. The gate refuses a write to them
+it can read, but a program can build their names at run time
+(``os.path.expanduser('~') + '/.cla' + 'ude/settings.json'``), and a process a call left running
+can change them after the call's post. So the door keeps a digest of the parts of
 each that count (:func:`host_settings_state`):
 
 * across a call: ``hook pre`` keeps it in the call's pending file and ``hook post`` compares; a
@@ -19,15 +20,14 @@ each that count (:func:`host_settings_state`):
   so no event came) is found when the session is reported (:func:`late_reasons`).
 
 Only the parts that count are compared: the host rewrites the rest of ``~/.claude.json``
-(counters, tips, history) on its own during a session.
+(counters, tips, history) on its own during a session, and its ``projects[*].allowedTools`` are
+judged by what a change adds (:mod:`.hook_host_permissions`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -35,6 +35,19 @@ from typing import Any
 
 from pytest_harness_audit.audit.storage import StorageLayout
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
+from pytest_harness_audit.doors.hook_host_digest import (
+    FOLDER_ENTRY_LIMIT,
+    file_digest,
+    folder_digest,
+)
+from pytest_harness_audit.doors.hook_host_permissions import (
+    ALLOWED_TOOLS,
+    HOST_ALLOWED_TOOLS,
+    Change,
+    allowed_state,
+    asked_calls,
+    change_of,
+)
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.inspect import PROTECTED_FILE_CHANGED
 from pytest_harness_audit.policy import Policy
@@ -56,33 +69,31 @@ HOST_SETTINGS: Mapping[str, tuple[str, ...]] = {
     ".claude/settings.local.json": _SETTINGS_KEYS,
     ".claude.json": ("mcpServers", "projects"),
 }
-#: The folders under the home folder whose listing and contents count (the host's own agents
-#: and slash commands: what the agent is told).
-HOST_FOLDERS = (".claude/agents/", ".claude/commands/")
+#: The folders under the home folder whose listing and contents count (the host's own agents,
+#: slash commands and skills: what the agent is told).
+HOST_FOLDERS = (".claude/agents/", ".claude/commands/", ".claude/skills/")
 #: The host's managed settings (Linux, macOS): every key counts.
 MANAGED_SETTINGS = (
     "/etc/claude-code/managed-settings.json",
     "/Library/Application Support/ClaudeCode/managed-settings.json",
 )
+#: The managed MCP servers' file, beside each managed settings file: every key counts.
+MANAGED_MCP = "managed-mcp.json"
 #: Other managed settings files (``os.pathsep``-separated) instead of :data:`MANAGED_SETTINGS`.
 MANAGED_ENV = "HARNESS_AUDIT_MANAGED_SETTINGS"
 #: The project's own settings files, watched between events (a call's window sees them as
 #: protected files of the workspace).
 PROJECT_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
+#: The project's MCP servers (every key counts), watched as its settings files are.
+PROJECT_MCP = ".mcp.json"
 #: What counts in them: not ``permissions``, which the host itself writes when the user allows a
 #: tool for good at its prompt (the hooks still judge every call).
 _PROJECT_SETTINGS_KEYS = tuple(key for key in _SETTINGS_KEYS if key != "permissions")
 #: The record field holding a state (a ``session`` record holds it in its ``session`` field).
 STATE_FIELD = "hostSettings"
-#: The per-project keys of ``~/.claude.json`` that count.
-_PROJECT_KEYS = ("mcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers", "allowedTools")
 _MANAGED = "managed:"
 #: The prefix of a project settings file's name in a state.
 PROJECT_PREFIX = "project:"
-_MAX_BYTES = 16 << 20
-#: Entries a folder digest walks; past that, what it saw and the count so far.
-FOLDER_ENTRY_LIMIT = 2000
-_FOLDER_BYTES = 8 << 20
 _SESSION_EVENTS = ("SessionStart", "SessionEnd")
 
 
@@ -92,25 +103,32 @@ def host_settings_state(
     project: str | None = None,
     names: Iterable[str] | None = None,
     environ: Mapping[str, str] | None = None,
+    taken: Mapping[str, str | None] | None = None,
 ) -> dict[str, str | None]:
     """``name → digest`` of what counts in each of the host's settings (``None``: absent).
 
     ``names``: those of an earlier state (so a state taken later compares the same files);
-    else the home folder's files and folders, the managed settings and, with ``project``, the
-    project's settings files."""
+    else the home folder's files and folders, the managed settings and managed MCP servers and,
+    with ``project``, the project's settings files and ``.mcp.json``. ``taken``: digests
+    already taken at this event, used as they are for the names it holds."""
     base = home if home is not None else os.path.expanduser("~")
     if names is None:
         env = os.environ if environ is None else environ
         managed = [p for p in (env.get(MANAGED_ENV) or "").split(os.pathsep) if p]
+        managed = managed or list(MANAGED_SETTINGS)
+        beside = (os.path.join(os.path.dirname(p), MANAGED_MCP) for p in managed)
         chosen = [
             *HOST_SETTINGS,
+            ALLOWED_TOOLS,
             *HOST_FOLDERS,
-            *(_MANAGED + p for p in managed or MANAGED_SETTINGS),
+            *dict.fromkeys(_MANAGED + p for p in (*managed, *beside)),
         ]
         if project:
-            chosen += [PROJECT_PREFIX + os.path.join(project, name) for name in PROJECT_SETTINGS]
+            files = (*PROJECT_SETTINGS, PROJECT_MCP)
+            chosen += [PROJECT_PREFIX + os.path.join(project, name) for name in files]
         names = chosen
-    return {name: _state_of(name, base) for name in names}
+    taken = taken or {}
+    return {name: taken[name] if name in taken else _state_of(name, base) for name in names}
 
 
 def shown(name: str) -> str:
@@ -137,108 +155,17 @@ def changed_host_settings(before: Any, home: str | None = None) -> list[str]:
 
 def _state_of(name: str, home: str) -> str | None:
     if name.startswith(_MANAGED):
-        return _digest(name[len(_MANAGED) :], None)
+        return file_digest(name[len(_MANAGED) :], None)
     if name.startswith(PROJECT_PREFIX):
-        return _digest(name[len(PROJECT_PREFIX) :], _PROJECT_SETTINGS_KEYS)
+        path = name[len(PROJECT_PREFIX) :]
+        mcp = os.path.basename(path) == PROJECT_MCP
+        return file_digest(path, None if mcp else _PROJECT_SETTINGS_KEYS)
+    if name == ALLOWED_TOOLS:
+        return allowed_state(home)
     if name.endswith("/"):
-        return _folder_digest(os.path.join(home, name))
+        return folder_digest(os.path.join(home, name))
     keys = HOST_SETTINGS.get(name)
-    return None if keys is None else _digest(os.path.join(home, name), keys)
-
-
-def _read(path: str) -> bytes | str | None:
-    """The file's first bytes; ``None`` when absent, a text saying why it cannot be read."""
-    try:
-        # never blocks on a FIFO put in a settings file's place
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"unreadable: {exc.strerror}"
-    with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            return f"not a file: {stat.filemode(mode)}"
-        try:
-            return handle.read(_MAX_BYTES + 1)
-        except OSError as exc:
-            return f"unreadable: {exc.strerror}"
-
-
-def _digest(path: str, keys: tuple[str, ...] | None) -> str | None:
-    data = _read(path)
-    if not isinstance(data, bytes):
-        return data
-    try:
-        document = json.loads(data)
-    except (ValueError, RecursionError):
-        return "invalid: " + hashlib.sha256(data).hexdigest()  # the host may read it otherwise
-    if not isinstance(document, dict):
-        return "not an object: " + hashlib.sha256(data).hexdigest()
-    counted = document if keys is None else {key: document.get(key) for key in keys}
-    projects = counted.get("projects") if keys is not None else None
-    if isinstance(projects, dict):
-        # the host adds an entry for every project it opens: only the tools one names count
-        named = {
-            name: {key: entry[key] for key in _PROJECT_KEYS if entry.get(key)}
-            for name, entry in projects.items()
-            if isinstance(entry, dict)
-        }
-        counted["projects"] = {name: keys for name, keys in named.items() if keys}
-    if keys is not None and not any(counted.values()):
-        return None  # nothing that counts: as if there were no file
-    text = json.dumps(counted, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _folder_digest(path: str) -> str | None:
-    """One digest of a folder's listing and contents (links by their target, never followed
-    below the folder itself), bounded: :data:`FOLDER_ENTRY_LIMIT` entries, and past
-    ``_FOLDER_BYTES`` read in all, a file by its size and change time."""
-    try:
-        if not stat.S_ISDIR(os.stat(path).st_mode):
-            return _digest(path, None)  # a file in the folder's place
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"unreadable: {exc.strerror}"
-    digest, count, budget = hashlib.sha256(), 0, _FOLDER_BYTES
-    pending = [""]
-    while pending:
-        relative = pending.pop()
-        try:
-            with os.scandir(os.path.join(path, relative)) as listing:
-                entries = sorted(listing, key=lambda entry: entry.name)
-        except OSError as exc:
-            digest.update(f"\0{relative}: unreadable: {exc.strerror}".encode())
-            continue
-        for entry in entries:
-            count += 1
-            if count > FOLDER_ENTRY_LIMIT:
-                return f"over {FOLDER_ENTRY_LIMIT} entries: {digest.hexdigest()}"
-            name = f"{relative}/{entry.name}".encode("utf-8", "surrogateescape")
-            digest.update(b"\0" + name + b"\0")
-            try:
-                if entry.is_symlink():
-                    digest.update(b"l" + os.fsencode(os.readlink(entry.path)))
-                elif entry.is_dir(follow_symlinks=False):
-                    digest.update(b"d")
-                    pending.append(f"{relative}/{entry.name}")
-                elif entry.is_file(follow_symlinks=False):
-                    info = entry.stat(follow_symlinks=False)
-                    digest.update(b"f%d" % info.st_size)
-                    if budget > 0:
-                        data = _read(entry.path)
-                        content = data if isinstance(data, bytes) else str(data).encode()
-                        budget -= len(content)
-                        digest.update(hashlib.sha256(content).digest())
-                    else:
-                        digest.update(b"%d" % info.st_mtime_ns)
-                else:
-                    digest.update(b"o")
-            except OSError as exc:
-                digest.update(f"unreadable: {exc.strerror}".encode())
-    return digest.hexdigest()
+    return None if keys is None else file_digest(os.path.join(home, name), keys)
 
 
 # -- the state the chain holds ---------------------------------------------------------------
@@ -317,12 +244,15 @@ class HostWatch:
     known: dict[str, str | None] | None
     #: The same settings now.
     now: dict[str, str | None] | None
+    #: The session's store and id: its asked calls still open explain an ``allowedTools`` entry.
+    where: tuple[str, str] | None = None
 
     @classmethod
     def look(cls, storage: str | os.PathLike[str], session_id: str) -> HostWatch:
         """Compare now with what the chain holds."""
         known = Recorded.read(storage, session_id).state
-        return cls(known, None if known is None else host_settings_state(names=list(known)))
+        now = None if known is None else host_settings_state(names=list(known))
+        return cls(known, now, (os.fspath(storage), session_id))
 
     @property
     def changed(self) -> list[str]:
@@ -330,6 +260,21 @@ class HostWatch:
         if self.known is None or self.now is None:
             return []
         return changed_names(self.known, self.now)
+
+    def allowed_change(self) -> Change | None:
+        """The change of ``projects[*].allowedTools`` since the chain's last state, judged
+        against the asked calls still open (``None``: unchanged)."""
+        if self.known is None or ALLOWED_TOOLS not in self.changed:
+            return None
+        asked = asked_calls(*self.where) if self.where is not None else []
+        return change_of(self.known[ALLOWED_TOOLS], os.path.expanduser("~"), asked=asked)
+
+    def counted(self, names: list[str]) -> list[str]:
+        """``names`` less ``allowedTools`` when its change adds nothing unexplained."""
+        change = self.allowed_change() if ALLOWED_TOOLS in names else None
+        if change is not None and not change.unexplained:
+            return [name for name in names if name != ALLOWED_TOOLS]
+        return names
 
     def record_fields(self) -> dict[str, Any] | None:
         """The field a record written now adds so the chain holds the new state (``None``:
@@ -363,7 +308,8 @@ class HostWatch:
         kept = kept if isinstance(kept, Mapping) else {}
         # pre keeps the state under the same key as a record (``hook_effects.HOST_SETTINGS_KEY``)
         names = self.unattributed(kept.get(STATE_FIELD), "snapshot" in kept)
-        self.note(storage, session_id, policy=policy, cwd=cwd, event=event, names=names)
+        # the call's record holds the new state: a change that does not count needs no note
+        self.note(storage, session_id, policy=policy, cwd=cwd, event=event, names=names, quiet=True)
 
     def note(
         self,
@@ -374,14 +320,27 @@ class HostWatch:
         cwd: str | None,
         event: str,
         names: list[str] | None = None,
+        quiet: bool = False,
     ) -> None:
         """Record the change (``names``, default every changed one) as a note, with the state
-        now; nothing when there is none."""
+        now; nothing when there is none. A change that does not count (``allowedTools`` the
+        host wrote at its prompt, or removed) is a note of its own that judges nothing, so the
+        chain holds the new state (none with ``quiet``)."""
         names = self.changed if names is None else names
         if not names or self.now is None:
             return
+        counted = self.counted(names)
+        if not counted and quiet:
+            return
         record_change(
-            storage, session_id, policy=policy, cwd=cwd, event=event, names=names, state=self.now
+            storage,
+            session_id,
+            policy=policy,
+            cwd=cwd,
+            event=event,
+            names=counted,
+            state=self.now,
+            allowed=self.allowed_change() if ALLOWED_TOOLS in names else None,
         )
 
 
@@ -394,25 +353,37 @@ def record_change(
     event: str,
     names: list[str],
     state: Mapping[str, str | None],
+    allowed: Change | None = None,
 ) -> None:
     """Record a change of the host's settings no call's window saw: a ``note`` (status
-    ``error``, alert ``protected_file_changed``, ``effects.hostSettings``) with the state now."""
+    ``error``, alert ``protected_file_changed``, ``effects.hostSettings``) with the state now.
+
+    With no ``names`` (only ``allowed``, a change that does not count): a ``note``
+    :data:`HOST_ALLOWED_TOOLS` (status ``success``, no alert) with the state now."""
     listed = [shown(name) for name in names]
-    details = {"event": event, "changed": listed}
-    reason = f"the host's settings changed between hook events (seen at {event}): "
-    reason += ", ".join(listed)
+    details: dict[str, Any] = {"event": event, "changed": listed}
+    effects: dict[str, Any] = {"hostSettings": listed} if listed else {}
+    if allowed is not None:
+        effects.update(allowed.effects())
+    tool, alerts = HOST_ALLOWED_TOOLS, ""
+    if listed:
+        tool, alerts = HOST_SETTINGS_CHANGED, PROTECTED_FILE_CHANGED
+        reason = f"the host's settings changed between hook events (seen at {event}): "
+        outcome = Outcome("error", None, reason + ", ".join(listed))
+    else:
+        details["changed"] = [shown(ALLOWED_TOOLS)]
+        outcome = Outcome("success", None, None)
     gate = open_session_gate(
         storage_dir=storage, session_id=session_id, policy=policy, root=cwd, door="hook"
     )
     try:
-        decision = gate.unjudged(HOST_SETTINGS_CHANGED, "hook", details, target=None, kind="note")
-        decision = replace(decision, alerts=(PROTECTED_FILE_CHANGED,))
-        extra = {STATE_FIELD: dict(state), "effects": {"hostSettings": listed}}
+        decision = gate.unjudged(tool, "hook", details, target=None, kind="note")
+        decision = replace(decision, alerts=(alerts,) if alerts else ())
         gate.run(
-            HOST_SETTINGS_CHANGED,
+            tool,
             details,
-            lambda _decision: Outcome("error", None, reason),
-            extra=extra,
+            lambda _decision: outcome,
+            extra={STATE_FIELD: dict(state), "effects": effects},
             decision=decision,
         )
     finally:
@@ -428,10 +399,34 @@ def check_between(
     return watch
 
 
+def window_changes(
+    before: Any, call: tuple[str, Mapping[str, Any]], *, asked: bool, where: tuple[str, str] | None
+) -> tuple[list[str], Change | None]:
+    """At post: the host settings (as :func:`shown`) whose change since ``before`` (what pre
+    kept) counts, and the change of ``allowedTools`` (``None``: none), judged against the
+    session's asked calls still open and ``call``, the call closed (``asked``: at a prompt)."""
+    if not isinstance(before, Mapping):
+        return [], None
+    now = host_settings_state(names=[n for n in before if isinstance(n, str)])
+    names = changed_names(before, now)
+    allowed = None
+    if ALLOWED_TOOLS in names:
+        open_asks = [
+            *(asked_calls(*where) if where is not None else ()),
+            *([call] if asked else ()),
+        ]
+        home = os.path.expanduser("~")
+        allowed = change_of(before[ALLOWED_TOOLS], home, asked=open_asks, call=call)
+        if not allowed.unexplained:
+            names.remove(ALLOWED_TOOLS)
+    return sorted(shown(name) for name in names), allowed
+
+
 def late_reasons(storage: str | os.PathLike[str], session_id: str) -> tuple[VerdictReason, ...]:
     """A change of the host's settings since the chain's last state, as a FAIL reason, for a
     session whose hooks stopped (no event came after it to record it)."""
-    names = HostWatch.look(storage, session_id).changed
+    watch = HostWatch.look(storage, session_id)
+    names = watch.counted(watch.changed)
     if not names:
         return ()
     listed = ", ".join(shown(name) for name in names)
@@ -444,7 +439,9 @@ __all__ = [
     "HOST_FOLDERS",
     "HOST_SETTINGS",
     "MANAGED_ENV",
+    "MANAGED_MCP",
     "MANAGED_SETTINGS",
+    "PROJECT_MCP",
     "PROJECT_PREFIX",
     "PROJECT_SETTINGS",
     "STATE_FIELD",
@@ -458,4 +455,5 @@ __all__ = [
     "record_change",
     "recorded_state",
     "shown",
+    "window_changes",
 ]

@@ -30,6 +30,10 @@ EVENTS = (
     ("SessionEnd", "session-end", False),
 )
 _PREFIX = "harness-audit hook "
+#: Seconds an entry may run, where the host's default is too short: SessionEnd hooks share a
+#: 1.5 s budget unless an entry asks for more (up to 60 s), and ``session-end`` verifies the
+#: whole chain and writes the report.
+TIMEOUTS = {"SessionEnd": 30}
 
 
 @dataclass(frozen=True)
@@ -70,16 +74,23 @@ def merged_settings(
         if not isinstance(groups, list):
             raise UsageError(f"{where}: field 'hooks.{event}' must be a list")
         command = hook_command(subcommand, policy_args, pre_args)
-        if not _update_existing(groups, subcommand, command):
-            group: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
+        timeout = TIMEOUTS.get(event)
+        if not _update_existing(groups, subcommand, command, timeout):
+            entry: dict[str, Any] = {"type": "command", "command": command}
+            if timeout is not None:
+                entry["timeout"] = timeout
+            group: dict[str, Any] = {"hooks": [entry]}
             if takes_matcher:
                 group = {"matcher": "*", **group}
             groups.append(group)
     return merged
 
 
-def _update_existing(groups: list[Any], subcommand: str, command: str) -> bool:
-    """Point an entry already running ``harness-audit hook <subcommand>`` at ``command``."""
+def _update_existing(
+    groups: list[Any], subcommand: str, command: str, timeout: int | None = None
+) -> bool:
+    """Point an entry already running ``harness-audit hook <subcommand>`` at ``command`` (with
+    at least ``timeout`` seconds, when given)."""
     found = False
     for group in groups:
         entries = group.get("hooks") if isinstance(group, dict) else None
@@ -88,6 +99,10 @@ def _update_existing(groups: list[Any], subcommand: str, command: str) -> bool:
             if isinstance(text, str) and (text + " ").startswith(f"{_PREFIX}{subcommand} "):
                 entry["command"] = command
                 found = True
+                given = entry.get("timeout")
+                enough = isinstance(given, (int, float)) and given >= (timeout or 0)
+                if timeout is not None and not enough:
+                    entry["timeout"] = timeout
     return found
 
 

@@ -6,7 +6,13 @@ The host fires ``PermissionRequest`` when it is about to show its permission dia
 asked (:mod:`.hook_asks`), so whatever the user answers gets its one outcome record, and
 answers ``{}`` (the dialog is shown). One exception: when an approver's ``terminate`` ended the
 session since pre (in any process sharing the store), it answers ``deny`` with the reason and
-records the refusal, so the user is never asked to approve a call of an ended session.
+records the refusal, so the user is never asked to approve a call of an ended session. When the
+hook itself fails it denies too (:func:`fail_closed_answer`): the host does not honour exit code
+2 at this event, only the ``decision`` object.
+
+Like every event, it compares the host's settings with the last state the chain holds
+(:mod:`.hook_host_settings`); a change found here came before the call ran, so it is taken out
+of the call's own comparison (the state the pending file keeps moves on to now).
 
 The payload has no ``tool_use_id``: the pending file is found by the call's tool and input.
 """
@@ -28,7 +34,8 @@ from pytest_harness_audit.doors.hook_asks import (
     find_pending,
     write_state,
 )
-from pytest_harness_audit.doors.hook_effects import PENDING_KEY
+from pytest_harness_audit.doors.hook_effects import HOST_SETTINGS_KEY, PENDING_KEY
+from pytest_harness_audit.doors.hook_host_settings import HostWatch, check_between
 from pytest_harness_audit.gate.approvals import ended
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.ratelimit import RateHits
@@ -42,6 +49,9 @@ def handle_permission_request(text: str, *, storage: Path, policy: Policy) -> di
     """Answer a ``PermissionRequest`` payload: ``{}`` (the host asks the user), or ``deny`` for a
     call of a session an approver ended."""
     payload = parse_payload(text, PERMISSION_REQUEST)
+    host = check_between(
+        storage, payload.session_id, policy=policy, cwd=payload.cwd, event=payload.event
+    )
     pending = find_pending(
         storage, payload.session_id, call_key(payload.tool_name, payload.tool_input)
     )
@@ -67,16 +77,20 @@ def handle_permission_request(text: str, *, storage: Path, policy: Policy) -> di
                     "decision": {"behavior": "deny", "message": decision.message},
                 }
             }
-        if claimed is not None and state and not isinstance(state.get(ASKED_KEY), dict):
-            entry = asked_entry(
-                HOST_ASKED, payload.tool_name, payload.tool_input, payload.agent_id, None
-            )
-            # the asked entry before the snapshot: a reconciliation reads only the file's head
-            marked = {key: value for key, value in state.items() if key != PENDING_KEY}
-            marked[ASKED_KEY] = entry
-            if PENDING_KEY in state:
-                marked[PENDING_KEY] = state[PENDING_KEY]
-            write_state(claimed, marked)
+        if claimed is not None and state:
+            rebased = _rebase(state.get(PENDING_KEY), host)
+            if not isinstance(state.get(ASKED_KEY), dict):
+                entry = asked_entry(
+                    HOST_ASKED, payload.tool_name, payload.tool_input, payload.agent_id, None
+                )
+                # the asked entry before the snapshot: a reconciliation reads only the file's head
+                marked = {key: value for key, value in state.items() if key != PENDING_KEY}
+                marked[ASKED_KEY] = entry
+                if PENDING_KEY in state:
+                    marked[PENDING_KEY] = state[PENDING_KEY] if rebased is None else rebased
+                write_state(claimed, marked)
+            elif rebased is not None:
+                write_state(claimed, {**state, PENDING_KEY: rebased})
         return {}
     finally:
         if claimed is not None and pending is not None:
@@ -84,4 +98,29 @@ def handle_permission_request(text: str, *, storage: Path, policy: Policy) -> di
         gate.chain.close()
 
 
-__all__ = ["HOST_ASKED", "PERMISSION_REQUEST", "handle_permission_request"]
+def _rebase(kept: Any, host: HostWatch) -> dict[str, Any] | None:
+    """What pre kept of the workspace, its host settings moved on to now for the names changed
+    since the chain's last state (recorded here already, not the call's); ``None``: nothing
+    moved."""
+    settings = kept.get(HOST_SETTINGS_KEY) if isinstance(kept, dict) else None
+    if not isinstance(kept, dict) or not isinstance(settings, dict) or host.now is None:
+        return None
+    moved = {name: host.now[name] for name in host.changed if name in settings}
+    return {**kept, HOST_SETTINGS_KEY: {**settings, **moved}} if moved else None
+
+
+def fail_closed_answer(problem: str) -> dict[str, Any]:
+    """The ``PermissionRequest`` answer when the hook itself failed: deny, naming the problem
+    (the host ignores exit code 2 here, and reads the ``decision`` object on exit 0)."""
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": PERMISSION_REQUEST,
+            "decision": {
+                "behavior": "deny",
+                "message": f"[web4-policy] hook failed, permission denied: {problem}",
+            },
+        }
+    }
+
+
+__all__ = ["HOST_ASKED", "PERMISSION_REQUEST", "fail_closed_answer", "handle_permission_request"]

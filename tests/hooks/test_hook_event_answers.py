@@ -1,7 +1,8 @@
 """Each ``harness-audit hook`` subcommand answers its event in the shape the host reads, and
-fails with the exit code that is safe for that event: 2 where it refuses a call or a
-permission, 1 (shown, never blocking) where nothing is left to refuse or blocking would harm
-(``Stop``: 2 would keep the agent going)."""
+fails with the exit code that is safe for that event: 2 where it refuses a call, 0 with a
+``deny`` decision at ``PermissionRequest`` (the host ignores exit code 2 there), 1 (shown, never
+blocking) where nothing is left to refuse or blocking would harm (``Stop``: 2 would keep the agent
+going)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ EVENTS: list[tuple[str, dict[str, Any], Any, int]] = [
         "permission-request",
         body("PermissionRequest", **CALL, permission_suggestions=[]),
         {},
-        2,
+        0,
     ),
     (
         "post",
@@ -105,9 +106,20 @@ def test_each_event_fails_with_its_safe_exit_code(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     code, out, err = run(monkeypatch, capsys, tmp_path, event, "{broken")
-    assert (code, out) == (failed, "")
+    assert (code, _decision(out)) == (failed, _refused(event))
     assert len(err.splitlines()) == 1 and "invalid JSON" in err
     other = {**payload, "hook_event_name": "Notification"}  # an event it does not handle
     code, out, err = run(monkeypatch, capsys, tmp_path, event, json.dumps(other))
-    assert (code, out) == (failed, "")
+    assert (code, _decision(out)) == (failed, _refused(event))
     assert "'hook_event_name' is 'Notification'" in err
+
+
+def _decision(out: str) -> Any:
+    """The ``PermissionRequest`` decision's behaviour a failure answers (``out`` as is else)."""
+    if not out:
+        return out
+    return json.loads(out)["hookSpecificOutput"]["decision"]["behavior"]
+
+
+def _refused(event: str) -> str:
+    return "deny" if event == "permission-request" else ""

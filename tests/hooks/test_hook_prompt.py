@@ -177,5 +177,8 @@ def test_a_bad_permission_request_is_refused_in_one_line(tmp_path: Path, policy_
     code, out, err = hook(
         storage, "permission-request", '{"session_id": 5', "--policy", str(policy_file)
     )
-    assert (code, out) == (2, "")  # the host denies: a broken hook approves nothing
+    # the host ignores exit code 2 here: a broken hook denies by the decision object
+    decision = json.loads(out)["hookSpecificOutput"]["decision"]
+    assert (code, decision["behavior"]) == (0, "deny")
+    assert "invalid JSON" in decision["message"]
     assert len(err.splitlines()) == 1 and "invalid JSON" in err
