@@ -35,6 +35,7 @@ from readme_snippets import (
 
 from pytest_harness_audit import Policy
 from pytest_harness_audit.cli import build_parser, main
+from pytest_harness_audit.doors.hook_install import EVENTS
 from pytest_harness_audit.doors.scenarios import parse_scenario
 from pytest_harness_audit.session.harness import Harness
 
@@ -380,7 +381,7 @@ def check_hook_config(block: Block, **_: Any) -> None:
         for matcher in matchers
         for hook in matcher["hooks"]
     ]
-    assert len(commands) == 8
+    assert len(commands) == len(EVENTS)  # one entry per event `hook install` writes
     for command in commands:
         argv = shlex.split(command)
         assert argv[0] == "harness-audit", command

@@ -1,6 +1,6 @@
 """`harness-audit hook pre | post | permission-request | permission-denied | stop |
-session-start | session-end`: the host hook adapter (JSON on stdin, answer on stdout; ``stop``
-and the session events print nothing on stdout)."""
+session-start | session-end | config-change`: the host hook adapter (JSON on stdin, answer on
+stdout; ``stop`` and the session events print nothing on stdout)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from pytest_harness_audit.doors.hook import (
     handle_post,
     handle_pre,
 )
+from pytest_harness_audit.doors.hook_config import handle_config_change
 from pytest_harness_audit.doors.hook_continuity import after_event, before_event
 from pytest_harness_audit.doors.hook_effects import DEFAULT_ENTRY_LIMIT
 from pytest_harness_audit.doors.hook_faults import record_post_fault
@@ -49,6 +50,7 @@ def register(subparsers: Any) -> None:
         ("stop", handle_stop, "record the turn's asks the host settled without an event"),
         ("session-start", handle_session_start, "open and record a SessionStart"),
         ("session-end", handle_session_end, "verify, record and report a SessionEnd"),
+        ("config-change", handle_config_change, "judge, record and answer a ConfigChange"),
     ):
         parser = commands.add_parser(name, help=text)
         source = parser.add_mutually_exclusive_group()
@@ -160,6 +162,8 @@ def _install(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, handler: Any) -> int:
     if handler in (handle_session_start, handle_session_end, handle_stop):
         return _run_session_event(args, handler)
+    if handler is handle_config_change:
+        return _run_config_change(args)
     if handler not in (handle_pre, handle_permission_request):
         return _run_post(args, handler)
     # The host runs the tool when a PreToolUse hook exits with anything but 2 (or a deny), so
@@ -214,6 +218,26 @@ def _run_post(args: argparse.Namespace, handler: Any) -> int:
         print(f"harness-audit: error: {problem}{where}", file=sys.stderr)
         return 1
     after_event(Path(args.storage), event)
+    print(json.dumps(answer))
+    return 0
+
+
+def _run_config_change(args: argparse.Namespace) -> int:
+    """``config-change``: the answer on stdout (``decision: "block"`` for a change that fails the
+    session); any failure, ours included, blocks the change: exit 2, one line on stderr (the host
+    ignores both for ``policy_settings``)."""
+    try:
+        policy = policy_from_args(args)
+        text = sys.stdin.read()
+        event = before_event(Path(args.storage), policy, text)
+        answer = handle_config_change(text, storage=Path(args.storage), policy=policy)
+        after_event(Path(args.storage), event)
+    except Exception as exc:
+        problem = str(exc) if isinstance(exc, HarnessAuditError) else describe_exception(exc)
+        print(f"harness-audit: error: {problem} (configuration change blocked)", file=sys.stderr)
+        return 2
+    if answer:  # the host shows no message for a blocked change: one line for its debug log
+        print(f"harness-audit: {answer['reason']}", file=sys.stderr)
     print(json.dumps(answer))
     return 0
 

@@ -18,8 +18,9 @@ project and entry) and judges a change by what it adds:
   host's settings does.
 
 An entry names a call when its tool is the call's, and: for ``Bash`` it has a command (a bare
-``Bash`` allows every command, which no prompt offers) that is the call's command or, ending in
-``*``, one of its prefixes; for ``WebFetch(domain:D)`` the call's URL is on ``D``.
+``Bash``, or ``Bash(*)``, allows every command, which no prompt offers) that is the call's
+command or, ending in ``*``, one of its prefixes; for ``WebFetch(domain:D)`` the call's URL is on
+``D``.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def entries(home: str) -> dict[str, tuple[str, str]]:
 
 def allowed_state(home: str) -> str | None:
     """The entries' set as a state value (``None``: there are none)."""
-    return " ".join(sorted(entries(home))) or None
+    return entries_state(entries(home))
 
 
 @dataclass(frozen=True)
@@ -99,8 +100,19 @@ def change_of(
 ) -> Change:
     """The change of the entries since ``before`` (a state value), judged against the asked
     calls still open (``asked``) and, at a post, the call being closed (``call``)."""
+    return judge_added(before, entries(home), asked=asked, call=call)
+
+
+def judge_added(
+    before: Any,
+    now: Mapping[str, tuple[str, str]],
+    *,
+    asked: Iterable[tuple[str, Mapping[str, Any]]] = (),
+    call: tuple[str, Mapping[str, Any]] | None = None,
+) -> Change:
+    """The change from ``before`` (a state value: hashes) to ``now`` (``hash → (where,
+    entry)``), each added entry judged by what names it (see :func:`change_of`)."""
     known = set(before.split()) if isinstance(before, str) else set()
-    now = entries(home)
     open_asks = list(asked)
     at_prompt: list[str] = []
     unprompted: list[str] = []
@@ -118,6 +130,35 @@ def change_of(
     return Change(tuple(at_prompt), tuple(unprompted), tuple(unexplained), removed)
 
 
+def permission_entries(paths: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """``hash → (file, entry)`` of the ``permissions`` of settings files (the project's: the
+    host writes an ``allow`` rule there when the user allows a tool for good at its prompt):
+    each ``allow`` rule, and the rest of ``permissions`` (``deny``, ``ask``, ``defaultMode``,
+    ``additionalDirectories``…) as one entry no call names."""
+    found: dict[str, tuple[str, str]] = {}
+    for path in paths:
+        document = read_json(path)
+        given = document.get("permissions") if isinstance(document, dict) else None
+        if not isinstance(given, dict):
+            continue
+        allow = given.get("allow")
+        rules = [r for r in allow if isinstance(r, str)] if isinstance(allow, list) else []
+        rest = {key: value for key, value in given.items() if key != "allow"}
+        if rest:
+            text = json.dumps(rest, sort_keys=True, default=str)
+            digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+            rules.append(f"permissions besides allow ({', '.join(sorted(rest))}): {digest}")
+        for rule in rules:
+            key = hashlib.sha256(f"{path}\0{rule}".encode("utf-8", "surrogatepass"))
+            found[key.hexdigest()[:16]] = (path, rule)
+    return found
+
+
+def entries_state(found: Mapping[str, tuple[str, str]]) -> str | None:
+    """Entries (:func:`entries`, :func:`permission_entries`) as a state value (``None``: none)."""
+    return " ".join(sorted(found)) or None
+
+
 def names_call(rule: str, tool: str, tool_input: Mapping[str, Any]) -> bool:
     """Whether an ``allowedTools`` entry is one a prompt for this call offers (see the module
     doc)."""
@@ -127,8 +168,8 @@ def names_call(rule: str, tool: str, tool_input: Mapping[str, Any]) -> bool:
     content = (match.group(2) or "").strip()
     if tool == "Bash":
         command = str(tool_input.get("command") or "").strip()
-        if not content or not command:
-            return False
+        if not content.rstrip("*").removesuffix(":").strip() or not command:
+            return False  # ``Bash``, ``Bash(*)``: every command, which no prompt offers
         if content.endswith("*"):
             return command.startswith(content.rstrip("*").removesuffix(":").rstrip())
         return command == content
@@ -173,5 +214,8 @@ __all__ = [
     "asked_calls",
     "change_of",
     "entries",
+    "entries_state",
+    "judge_added",
     "names_call",
+    "permission_entries",
 ]

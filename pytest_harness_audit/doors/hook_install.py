@@ -1,9 +1,10 @@
 """``harness-audit hook install``: write or merge the hooks block into Claude Code settings.
 
 The block runs ``harness-audit hook …`` for PreToolUse, PostToolUse, PostToolUseFailure,
-PermissionRequest, PermissionDenied, Stop, SessionStart and SessionEnd. Merging keeps every
-other key and every other hook of the file; an entry that already runs one of these commands is
-updated in place, so installing twice changes nothing. The change is shown as a unified diff.
+PermissionRequest, PermissionDenied, Stop, SessionStart, SessionEnd and ConfigChange. Merging
+keeps every other key and every other hook of the file; an entry that already runs one of these
+commands is updated in place, so installing twice changes nothing. The change is shown as a
+unified diff.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ EVENTS = (
     ("Stop", "stop", False),
     ("SessionStart", "session-start", False),
     ("SessionEnd", "session-end", False),
+    ("ConfigChange", "config-change", False),
 )
 _PREFIX = "harness-audit hook "
 #: Seconds an entry may run, where the host's default is too short: SessionEnd hooks share a

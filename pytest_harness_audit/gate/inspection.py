@@ -29,9 +29,10 @@ from pytest_harness_audit.inspect import (
 )
 from pytest_harness_audit.inspect import Findings as Seen
 from pytest_harness_audit.inspect.aliases import linked_params
+from pytest_harness_audit.inspect.credential_reads import CredentialReadWatch
 from pytest_harness_audit.policy import Evaluation, Policy
 from pytest_harness_audit.policy.effects import EffectJudgement
-from pytest_harness_audit.policy.shell.search_only import only_searches
+from pytest_harness_audit.policy.shell.search_only import only_searches, search_opens
 
 #: More tracked files than this deleted (or emptied) by one call is ``many_files_deleted``.
 MANY_FILES_DELETED = 10
@@ -167,16 +168,31 @@ class SessionInspection:
         """Release the workspace watch."""
         self.inspector.close()
 
-    def _searched_in_view(self, params: Any) -> bool:
+    def _searched_in_view(self, params: Any, seen: Seen) -> bool:
         """Whether the call is a command of searches whose lines the agent received (and the
-        output scan read): their reads of credential files need no judgement of their own."""
+        output scan read): their reads of credential files need no judgement of their own.
+
+        The kernel names no reader: each file must have been opened no more often than the
+        searches open it, and not read through a descriptor opened before the call (a process
+        an earlier call left running reads it meanwhile)."""
         command = params.get("command") if isinstance(params, Mapping) else None
-        return isinstance(command, str) and only_searches(command, self.inspector.root)
+        root = self.inspector.root
+        if not isinstance(command, str) or not only_searches(command, root):
+            return False
+        watch = getattr(self.inspector, "_reads", None)
+        if not isinstance(watch, CredentialReadWatch):
+            return False
+        read = seen.effects.get("credentialRead")
+        files = [f for f in read if isinstance(f, str)] if isinstance(read, list) else []
+        opens = watch.opens()
+        return not set(files) & watch.unopened() and all(
+            opens.get(f, 0) <= search_opens(command, root, f) for f in files
+        )
 
     def _judged(
         self, seen: Seen, tool: str, category: str, redacted_error: str | None, params: Any = None
     ) -> CallFindings:
-        if CREDENTIAL_READ in seen.alerts and self._searched_in_view(params):
+        if CREDENTIAL_READ in seen.alerts and self._searched_in_view(params, seen):
             seen = _without_searched_reads(seen)
         effects = [alert for alert in seen.alerts if alert in _EFFECT_ALERTS]
         between = seen.effects.get("between")

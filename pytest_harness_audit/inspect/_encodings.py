@@ -8,13 +8,17 @@ depend on the value's neighbours, at every byte alignment it can have inside a l
 the main automaton (:mod:`._matcher`) finds them, wrapped over lines or not.
 
 :data:`DECODERS` read the same encodings back (and hex, base64 and base32), for the
-decode-and-rescan loop of :mod:`._layers`.
+decode-and-rescan loop of :mod:`._layers`; :func:`inflate` undoes a compression a decoding
+starts with (``gzip | base64``).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import bz2
+import lzma
+import zlib
 from collections.abc import Callable, Iterator
 
 _B85 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
@@ -124,3 +128,38 @@ DECODERS: dict[str, Callable[[str], bytes]] = {
     "base85": _base85,
     "z85": _z85_decode,
 }
+
+
+_GZIP = b"\x1f\x8b"
+_BZIP2 = b"BZh"
+_XZ = b"\xfd7zXZ\x00"
+
+
+def _zlib_header(data: bytes) -> bool:
+    """A zlib stream's two header bytes: deflate with a window of at most 32 KiB, and a check
+    of the two as one number (RFC 1950)."""
+    return (
+        len(data) >= 2
+        and data[0] & 0x0F == 8
+        and data[0] >> 4 <= 7
+        and ((data[0] << 8) | data[1]) % 31 == 0
+    )
+
+
+def inflate(data: bytes, limit: int) -> bytes:
+    """What ``data`` decompresses to when it starts as a gzip, zlib, bzip2 or xz stream (at
+    most ``limit`` bytes, so a bomb costs nothing; a cut stream gives what it holds), else
+    ``b""``."""
+    if limit <= 0:
+        return b""
+    try:
+        if data.startswith(_GZIP) or _zlib_header(data):
+            # 32 + 15: a gzip or a zlib header, read from the stream itself
+            return zlib.decompressobj(47).decompress(data, limit)
+        if data.startswith(_BZIP2):
+            return bz2.BZ2Decompressor().decompress(data, limit)
+        if data.startswith(_XZ):
+            return lzma.LZMADecompressor().decompress(data, limit)
+    except (zlib.error, OSError, EOFError, ValueError, lzma.LZMAError):
+        return b""
+    return b""

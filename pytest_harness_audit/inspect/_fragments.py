@@ -8,7 +8,8 @@ cut where the other part is at least as long too. One Aho–Corasick automaton h
 a scan costs the same whatever the number of secrets); a stream remembers the fragments it saw
 in its last :data:`REMEMBERED_TEXTS` texts, and a fragment whose complement (the other part of
 the same cut of the same value) was seen earlier — in an earlier text, or earlier in the same
-text — is a split value. Either order counts (the second half may go first). A value of up to
+text — is a split value. Either order counts (the second half may go first), and so do the
+parts of the value reversed or ROT13-rotated (:data:`VARIANTS`). A value of up to
 :data:`MAX_MIDDLE_VALUE` characters is also found in three parts: a middle part after its prefix
 (or before its suffix) extends it.
 
@@ -20,6 +21,7 @@ the memory of a stream holds cuts, never text.
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -56,7 +58,7 @@ class FragmentIndex:
 
     def __init__(self, values: list[tuple[int, str]]) -> None:
         keyed: dict[str, list[Cut | Middle]] = {}
-        for secret, value in values:
+        for secret, value in _variants(values):
             for cut in range(MIN_FRAGMENT, len(value) - MIN_FRAGMENT + 1):
                 keyed.setdefault(value[:cut], []).append((secret, cut, True))
                 keyed.setdefault(value[cut:], []).append((secret, cut, False))
@@ -89,6 +91,19 @@ class FragmentIndex:
                 end = start + len(self._keys[key])
             for cut in self._cuts[key]:
                 yield cut, start, end
+
+
+#: The forms of a value whose parts are matched: as it is, reversed, rotated by 13 letters.
+VARIANTS = 3
+
+
+def _variants(values: list[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """Each value's forms, as values of their own numbered ``secret * VARIANTS + form``: each
+    half reversed (or rotated) alone is then a part of the value reversed (or rotated)."""
+    for secret, value in values:
+        yield secret * VARIANTS, value
+        yield secret * VARIANTS + 1, value[::-1]
+        yield secret * VARIANTS + 2, codecs.encode(value, "rot13")
 
 
 def _outermost(hits: list[FragmentHit]) -> list[FragmentHit]:
@@ -134,7 +149,8 @@ class FragmentMemory:
             here.setdefault((secret, at, is_prefix), (start, end))
         for cut in here:
             self.seen[cut] = self.texts
-        return _outermost(hits)
+        found = [FragmentHit(hit.secret // VARIANTS, hit.start, hit.end) for hit in hits]
+        return _outermost(found)
 
     def _extend(
         self, middle: Cut | Middle, start: int, end: int, here: dict[Cut, tuple[int, int]]

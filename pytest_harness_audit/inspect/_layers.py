@@ -7,7 +7,8 @@ here: :func:`scan_layers` finds the *runs* of a text (at least :data:`MIN_RUN` p
 characters without a space, wrapped over whole lines or not), decodes each stretch of one
 alphabet in it (hex, base64 or url-safe base64, base32, base32hex: a value in quotes or after
 a ``key=`` is read too), base64 with each line reversed, and the whole run as Ascii85, base85
-or Z85 when its characters allow (:mod:`._encodings`), reads uuencoded lines
+or Z85 when its characters allow (:mod:`._encodings`), decompresses a decoding that is a
+gzip, zlib, bzip2 or xz stream, reads uuencoded lines
 and lists of numbers in any layout (:mod:`._number_lists`), and scans what each decoding gives
 with the automaton (every form, so the last layer is found by the forms), with its escapes and
 dump lines decoded (:mod:`._escapes`), and again for runs, down to :data:`MAX_DEPTH` decodings.
@@ -80,6 +81,8 @@ _UU_BLOCK = re.compile(r"(?:^[!-M][ -`]{4,64}\r?\n)+", re.M)
 _SPACE = re.compile(r"[\t\n\x0b\x0c\r\x1c-\x1f ]+")
 _NOT_SPACE = re.compile(r"[^\t\n\x0b\x0c\r\x1c-\x1f ]+")
 _TEXT_BYTES = bytes([0, 9, 10, 13, *range(32, 127)])
+# the shortest compressed stream looked into (a zlib header and a stored block is 11 bytes)
+_MIN_COMPRESSED = 10
 
 
 class _Budget:
@@ -216,6 +219,29 @@ def _matches(automaton: _matcher.Automaton, text: str) -> Iterator[Found]:
         yield where.start(start), where.end(end), indices
 
 
+def _inflated(decodings: Iterable[Decoding], budget: _Budget) -> Iterator[Decoding]:
+    """Each decoding, and after one that starts as a compressed stream (``gzip | base64``)
+    what it decompresses to (within the budget), mapped back to the same characters."""
+    for decoded, mapper, covered in decodings:
+        yield decoded, mapper, covered
+        if isinstance(decoded, bytes) and len(decoded) >= _MIN_COMPRESSED:
+            inflated = _encodings.inflate(decoded, budget.left)
+            if inflated:
+                yield inflated, mapper, False
+
+
+def text_views(text: str) -> Iterator[tuple[str, Mapper]]:
+    """The decodings of ``text``'s runs (one layer, decompressed when compressed) that are
+    text, each as Latin-1 with its map back to the characters of ``text`` that encode it."""
+    budget = _Budget(text)
+    for decoded, mapper, _ in _inflated(_decodings(text), budget):
+        if len(decoded) < _matcher.MIN_PATTERN or not budget.take(len(decoded)):
+            continue
+        view = decoded if isinstance(decoded, str) else decoded.decode("latin-1")
+        if _texty(view):
+            yield view, mapper
+
+
 def _texty(view: str) -> bool:
     """Whether ``view`` (bytes as Latin-1) is mostly text: printable ASCII, whitespace and NULs
     (UTF-16) make up nine tenths of it."""
@@ -228,7 +254,7 @@ def _scan(
 ) -> Iterator[Found]:
     """Matches in the decodings of ``text``, as spans of ``text`` (``realign``: see
     :func:`_run_decodings`)."""
-    for decoded, mapper, covered in _decodings(text, realign):
+    for decoded, mapper, covered in _inflated(_decodings(text, realign), budget):
         if len(decoded) < _matcher.MIN_PATTERN or not budget.take(len(decoded)):
             continue
         view = decoded if isinstance(decoded, str) else decoded.decode("latin-1")

@@ -7,8 +7,13 @@ opens, reads and closes, on an inotify descriptor of its own. :meth:`CredentialR
 forgets what came before a call, :meth:`CredentialReadWatch.take` tells which files were read
 since: a file read (``IN_ACCESS``), opened and closed without writing (``IN_CLOSE_NOWRITE``), or
 still open when the call ended counts; a file only opened to be written and closed again does
-not. The inode is watched, so a read through a hard link or after a rename counts too. When the
-kernel's queue overflows, every watched file counts as read: what happened cannot be told.
+not. The inode is watched, so a read through a hard link or after a rename counts too; a file
+put in a watched one's place (deleted and checked out again) counts as read, and its new inode
+is watched from then on. When the kernel's queue overflows, every watched file counts as read:
+what happened cannot be told.
+:meth:`CredentialReadWatch.opens` tells how often each file was opened meanwhile and
+:meth:`CredentialReadWatch.unopened` which were read through a descriptor opened before (or
+lost to an overflow): what a search's exemption from judgement is checked against.
 
 Not seen: reads between calls (the harness reads credential files itself then), reads through
 ``mmap`` of a file opened before the call, and files that hold no known secret. Where inotify is
@@ -31,7 +36,11 @@ _IN_OPEN = 0x20
 _IN_Q_OVERFLOW = 0x4000
 _IN_IGNORED = 0x8000
 _IN_DONT_FOLLOW = 0x02000000
+_IN_MOVED_TO = 0x80
+_IN_CREATE = 0x100
+_IN_ONLYDIR = 0x01000000
 _MASK = _IN_ACCESS | _IN_CLOSE_WRITE | _IN_CLOSE_NOWRITE | _IN_OPEN | _IN_DONT_FOLLOW
+_FOLDER_MASK = _IN_CREATE | _IN_MOVED_TO | _IN_ONLYDIR | _IN_DONT_FOLLOW
 #: At most this many files are watched (a workspace of more credential files is unusual).
 MAX_WATCHED = 256
 
@@ -44,19 +53,38 @@ class CredentialReadWatch:
         self._libc = libc
         self._fd = fd
         self._lock = threading.Lock()
+        self._paths: dict[str, None] = {}  # every path asked for, in order
         self._watches: dict[int, str] = {}  # wd → path relative to the root
+        self._folders: dict[int, dict[str, str]] = {}  # a folder's wd → its names → paths
+        self._opens: dict[str, int] = {}
+        self._unopened: frozenset[str] = frozenset()
         self._finalizer = weakref.finalize(self, os.close, fd)
 
     def watch(self, paths: Iterable[str]) -> None:
-        """Watch each of ``paths`` (relative to the root); a path that cannot be watched is
-        skipped."""
-        add_watch = getattr(self._libc, "inotify_add_watch")  # noqa: B009 - a ctypes symbol
+        """Watch each of ``paths`` (relative to the root), and its folder for a file put in its
+        place; a path that cannot be watched is skipped."""
         for relative in paths:
-            if len(self._watches) >= MAX_WATCHED:
-                return
-            wd = add_watch(self._fd, os.fsencode(os.path.join(self.root, relative)), _MASK)
-            if wd >= 0:
-                self._watches[wd] = relative
+            if len(self._paths) >= MAX_WATCHED:
+                break
+            self._paths[relative] = None
+        self._rewatch()
+
+    def _rewatch(self) -> None:
+        """Watch each path whose inode is not watched (yet, or again: a file deleted and
+        written anew, by ``git checkout -f`` say, is another inode holding the same secret)."""
+        add_watch = getattr(self._libc, "inotify_add_watch")  # noqa: B009 - a ctypes symbol
+        held = set(self._watches.values())
+        for relative in self._paths:
+            if relative in held:
+                continue
+            path = os.path.join(self.root, relative)
+            wd = add_watch(self._fd, os.fsencode(path), _MASK)
+            if wd < 0:
+                continue
+            self._watches[wd] = relative
+            folder = add_watch(self._fd, os.fsencode(os.path.dirname(path)), _FOLDER_MASK)
+            if folder >= 0:
+                self._folders.setdefault(folder, {})[os.path.basename(path)] = relative
 
     @property
     def watched(self) -> tuple[str, ...]:
@@ -67,7 +95,15 @@ class CredentialReadWatch:
         """Forget every event so far (just before a call runs)."""
         with self._lock:
             if self._finalizer.alive:
-                read_events(self._fd)
+                for wd, mask, _name in read_events(self._fd):
+                    if mask & _IN_IGNORED:
+                        self._forget(wd)
+                self._rewatch()
+
+    def _forget(self, wd: int) -> None:
+        """The inode of ``wd`` is gone: it is no longer watched."""
+        self._watches.pop(wd, None)
+        self._folders.pop(wd, None)
 
     def take(self) -> tuple[str, ...]:
         """The watched files read since the last ``reset`` or ``take``, sorted."""
@@ -75,27 +111,57 @@ class CredentialReadWatch:
             if not self._finalizer.alive:
                 return ()
             events = read_events(self._fd)
+            try:
+                return self._read(events)
+            finally:
+                self._rewatch()
+
+    def _read(self, events: list[tuple[int, int, str]]) -> tuple[str, ...]:
         opened: dict[int, int] = {}
+        opens: dict[str, int] = {}
+        unopened: set[str] = set()
         read: set[str] = set()
-        for wd, mask, _name in events:
+        for wd, mask, name in events:
             if mask & _IN_Q_OVERFLOW:
-                return self.watched
+                self._opens, self._unopened = {}, frozenset(self._paths)
+                return tuple(sorted(self._paths))
+            if mask & _IN_IGNORED:  # the file is gone: its inode is no longer watched
+                self._forget(wd)
+                continue
+            names = self._folders.get(wd)
+            if names is not None:
+                if name in names and mask & (_IN_CREATE | _IN_MOVED_TO):
+                    # a file put in a watched one's place: what read it meanwhile is not told
+                    read.add(names[name])
+                    unopened.add(names[name])
+                continue
             relative = self._watches.get(wd)
             if relative is None:
                 continue
-            if mask & _IN_IGNORED:  # the file is gone: its inode is no longer watched
-                self._watches.pop(wd, None)
-                continue
-            if mask & (_IN_ACCESS | _IN_CLOSE_NOWRITE):
-                read.add(relative)
             if mask & _IN_OPEN:
                 opened[wd] = opened.get(wd, 0) + 1
+                opens[relative] = opens.get(relative, 0) + 1
+            if mask & (_IN_ACCESS | _IN_CLOSE_NOWRITE):
+                read.add(relative)
+                if opened.get(wd, 0) <= 0:  # no open of this span holds it: one from before
+                    unopened.add(relative)
             if mask & (_IN_CLOSE_WRITE | _IN_CLOSE_NOWRITE):
                 opened[wd] = opened.get(wd, 0) - 1
         for wd, still_open in opened.items():
             if still_open > 0 and wd in self._watches:
                 read.add(self._watches[wd])  # open at the end: its use cannot be told
+        self._opens, self._unopened = opens, frozenset(unopened)
         return tuple(sorted(read))
+
+    def opens(self) -> dict[str, int]:
+        """How often each watched file was opened in the span of the last :meth:`take`."""
+        return dict(self._opens)
+
+    def unopened(self) -> frozenset[str]:
+        """The files the last :meth:`take` saw read or closed through a descriptor opened
+        before its span (a process that kept it open), put in place anew during it, or every
+        file after an overflow."""
+        return self._unopened
 
     def close(self) -> None:
         """Stop watching."""

@@ -34,18 +34,21 @@ import hashlib
 import itertools
 import os
 import threading
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from pytest_harness_audit.inspect import (
     _dumps,
     _encodings,
     _escapes,
+    _fragment_views,
     _fragments,
     _layers,
     _matcher,
     _skeleton,
 )
+from pytest_harness_audit.inspect._spans import merged as _merged
+from pytest_harness_audit.inspect._spans import outermost as _outermost
 from pytest_harness_audit.inspect.learn import credential_values, file_values
 
 #: Characters of one text scanned at most (head and tail halves beyond it).
@@ -182,6 +185,10 @@ class SecretRegistry:
         self._automaton: _matcher.Automaton | None = None
         self._skeletons: _matcher.Automaton | None = None
         self._fragment_index: _fragments.FragmentIndex | None = None
+        # The fragments every stream of this registry saw: the parts of a value sent on two
+        # channels (a message and a tool argument, two arguments of one call) meet here.
+        self._shared_memory = _fragments.FragmentMemory()
+        self._shared_lock = threading.Lock()
         #: How many values were added: a scan's result holds until it changes.
         self.generation = 0
 
@@ -262,42 +269,37 @@ class SecretRegistry:
                 self._fragment_index = _fragments.FragmentIndex(values)
             return self._fragment_index
 
+    def _forget_shared_fragments(self) -> None:
+        with self._shared_lock:
+            self._shared_memory.reset()
+
     def _with_fragments(self, result: ScanResult, memory: _fragments.FragmentMemory) -> ScanResult:
-        """``result`` with the values this text completes from fragments seen before it."""
+        """``result`` with the values this text completes from fragments seen before it: in
+        ``memory`` (its stream's), then in the memory every stream of this registry shares."""
         index = self._fragment_automaton()
         if index.empty:
             return result
-        text = result.text
-        half = _fragments.FRAGMENT_SCAN // 2
-        if len(text) <= 2 * half:
-            segments = [(0, text)]
-        else:
-            segments = [(0, text[:half]), (len(text) - half, text[len(text) - half :])]
-        normals = [_matcher.normalise(segment) for _, segment in segments]
-        hits = memory.scan(index, "\0".join(normals))
-        known = {
-            finding.fingerprint for finding in result.findings if "+split" not in finding.transform
-        }
+        parts = _fragment_views.FragmentParts(result.text)
         found = list(result.findings)
-        for hit in hits:
-            info = self._secrets[hit.secret].info
-            if info.fingerprint in known:
-                continue  # found whole in this text
-            at = hit.start
-            for (offset, segment), normal in zip(segments, normals, strict=True):
-                if at < len(normal):
-                    where = _matcher.positions_map(segment)
-                    start = offset + where.start(at)
-                    end = offset + where.end(at + hit.end - hit.start)
+        # a value split over this stream's texts is not found again in the shared memory
+        known = {f.fingerprint for f in found if "+split" not in f.transform}
+        for shared in (False, True):
+            if shared:
+                known = {f.fingerprint for f in found}
+                with self._shared_lock:
+                    hits = parts.hits(index, self._shared_memory)
+            else:
+                hits = parts.hits(index, memory)
+            for secret, start, end in hits:
+                info = self._secrets[secret].info
+                if info.fingerprint not in known:  # else: found whole in this text
                     found.append(
                         SecretFinding(info.fingerprint, info.label, "fragment+split", start, end)
                     )
-                    break
-                at -= len(normal) + 1
         if len(found) == len(result.findings):
             return result
         found.sort(key=lambda f: (f.start, f.end, f.fingerprint))
-        return ScanResult(tuple(found), text, result.unscanned, result.gap)
+        return ScanResult(tuple(found), result.text, result.unscanned, result.gap)
 
     def _finding(self, hit: _matcher.Hit, pattern: _matcher.Pattern, text: str) -> SecretFinding:
         info = self._secrets[pattern.secret].info
@@ -399,6 +401,9 @@ class SecretRegistry:
 class StreamScanner:
     """Scans consecutive texts as one stream, so a value split over them is found.
 
+    The fragments of values are also matched across every stream of the registry (the
+    latest texts of all of them), so parts sent on two channels are found too.
+
     The normalised tail of what was scanned (as long as the longest pattern, less one) is kept
     from one text to the next; a value that began in an earlier text is reported with
     ``+split`` and a span from 0 to its end in the current text, which is what can still be
@@ -420,10 +425,11 @@ class StreamScanner:
             return self._registry._with_fragments(result, self._memory)
 
     def reset(self) -> None:
-        """Forget the earlier texts."""
+        """Forget the earlier texts (the fragments every stream of the registry saw too)."""
         with self._lock:
             self._carries.clear()
             self._memory.reset()
+        self._registry._forget_shared_fragments()
 
 
 def _nothing_in(automaton: _matcher.Automaton, skeletons: _matcher.Automaton, chunk: str) -> bool:
@@ -441,45 +447,6 @@ def _nothing_in(automaton: _matcher.Automaton, skeletons: _matcher.Automaton, ch
     if next(skeletons.matches(_skeleton.skeleton_text(chunk)), None) is not None:
         return False
     return not _layers.scan_layers(automaton, chunk, 0)
-
-
-def _outermost(findings: Iterable[SecretFinding]) -> list[SecretFinding]:
-    """The findings less those inside another finding of the same secret (a value's body
-    inside the whole value)."""
-    kept: list[SecretFinding] = []
-    ends: dict[str, int] = {}
-    for finding in sorted(findings, key=lambda f: (f.start, -f.end)):
-        if finding.end <= ends.get(finding.fingerprint, -1) and finding.start < finding.end:
-            continue
-        ends[finding.fingerprint] = max(ends.get(finding.fingerprint, -1), finding.end)
-        kept.append(finding)
-    return kept
-
-
-def _merged(extra: list[SecretFinding], found: Iterable[SecretFinding]) -> Iterator[SecretFinding]:
-    """The skeleton findings as one finding per stretch of a value (its overlapping parts
-    merged, the longest hit's transform kept), less those inside a span already found."""
-    if not extra:
-        return
-    covered: dict[str, list[tuple[int, int]]] = {}
-    for finding in found:
-        covered.setdefault(finding.fingerprint, []).append((finding.start, finding.end))
-    extra.sort(key=lambda f: (f.fingerprint, f.start, -f.end))
-    stretches: list[tuple[SecretFinding, SecretFinding]] = []  # (span so far, longest hit)
-    for finding in extra:
-        if stretches:
-            current, longest = stretches[-1]
-            if finding.fingerprint == current.fingerprint and finding.start < current.end:
-                if finding.end - finding.start > longest.end - longest.start:
-                    longest = finding
-                stretches[-1] = (replace(current, end=max(current.end, finding.end)), longest)
-                continue
-        stretches.append((finding, finding))
-    for current, longest in stretches:
-        merged = replace(current, transform=longest.transform)
-        spans = covered.get(merged.fingerprint, ())
-        if not any(start <= merged.start and merged.end <= end for start, end in spans):
-            yield merged
 
 
 def learn_from_workspace(

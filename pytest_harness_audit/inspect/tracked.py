@@ -81,9 +81,10 @@ def refresh_index(root: str, files: list[str]) -> None:
     or a modification time as recent as the index) git cannot trust: its next ``git status`` or
     ``git diff`` reads each such file again. ``files`` changed within the last two seconds are
     given a modification time two seconds older first, so that the refreshed index is not racy
-    for them either. Nothing happens where ``root`` is no git work tree.
+    for them either. Nothing happens where ``root`` is no git work tree (its ``.git`` a folder,
+    or a file naming one: a linked worktree's, a submodule's).
     """
-    if not os.path.isdir(os.path.join(root, ".git")):
+    if not os.path.lexists(os.path.join(root, ".git")):
         return
     now = time.time_ns()
     for relative in files:

@@ -76,6 +76,8 @@ class VerdictReason:
 HOST_SETTINGS_CHANGED = "HostSettingsChanged"
 #: Its verdict reason's code (also that of such a change found after the last hook event).
 HOST_SETTINGS_CODE = "host-settings-changed"
+#: The tool of the hook door's note of a ``ConfigChange`` event (in error: a change that counts).
+CONFIG_CHANGE = "ConfigChange"
 #: The code of a hook session whose chain holds no ``SessionEnd`` after its start.
 NOT_ENDED_CODE = "session-not-ended"
 
@@ -113,7 +115,10 @@ def judge_record(record: CallRecord) -> VerdictReason | None:
             )
             return judged if judged is not None and judged.verdict > timeout.verdict else timeout
         return judged
-    if record.kind == "note" and record.tool == HOST_SETTINGS_CHANGED:
+    if record.kind == "note" and (
+        record.tool == HOST_SETTINGS_CHANGED
+        or (record.tool == CONFIG_CHANGE and record.status == "error")
+    ):
         # the switches of the audit's own hooks changed outside any call: whatever came after
         # may have gone unseen, whatever the policy
         text = record.error_message or "the host's settings changed between hook events"

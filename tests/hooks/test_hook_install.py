@@ -19,6 +19,7 @@ EXPECTED_COMMANDS = {
     "Stop": "harness-audit hook stop --preset safety",
     "SessionStart": "harness-audit hook session-start --preset safety",
     "SessionEnd": "harness-audit hook session-end --preset safety",
+    "ConfigChange": "harness-audit hook config-change --preset safety",
 }
 
 

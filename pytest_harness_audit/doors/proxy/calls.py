@@ -28,6 +28,7 @@ from pytest_harness_audit.doors.proxy.approval import client_approver, client_na
 from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
 from pytest_harness_audit.doors.proxy.local_tools import CallStopped, error_result, result_text
+from pytest_harness_audit.doors.proxy.outgoing import refuse_if_secret, request_tool_name
 from pytest_harness_audit.doors.proxy.reachability import UPSTREAM_UNREACHABLE
 from pytest_harness_audit.doors.proxy.routing import LocalRoute, Route, ToolCatalog, UpstreamRoute
 from pytest_harness_audit.doors.proxy.upstream import UpstreamGone
@@ -85,6 +86,11 @@ class CallPipeline:
             # which needs a tool name).
             raise MCPError(code=types.INVALID_PARAMS, message="Invalid params: empty tool name")
         route = self._catalog.resolve(name)
+        if isinstance(route, UpstreamRoute) and not self._catalog.listed(route):
+            # a name the upstream never listed is the client's text, and it leaves with the
+            # call: refused (recorded under the method, not that name) when it holds a secret
+            tool = request_tool_name(route.upstream.name, "tools/call")
+            await refuse_if_secret(self._gate, tool, {"name": route.tool}, origin)
         if isinstance(route, LocalRoute) and route.tool.self_recording:
             return await self._run_unrecorded(route, arguments, meta)
         replies: list[types.CallToolResult] = []

@@ -9,6 +9,9 @@ did not declare the capability in ``initialize`` is never asked: the upstream ge
 Each relayed request is judged and recorded by the gate like a call, under the name
 ``mcp__<server>__<method>`` (e.g. ``mcp__docs__sampling/createMessage``), so a policy can
 refuse it and the audit chain shows what the upstream asked and what the client answered.
+The answer leaves for the upstream: one holding a known secret of the workspace is not
+relayed (the upstream gets ``-32600``; the record is ``error``, with the answer, redacted,
+as its output).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel
 
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
+from pytest_harness_audit.doors.proxy.secret_check import SECRET_REFUSAL, holds_secret
 from pytest_harness_audit.gate.seam import Outcome, describe_exception
 
 #: What an upstream may ask the client, as relayed by the proxy.
@@ -209,6 +213,16 @@ class ClientRequestRelay:
             return refuse(exc.error.code, exc.error.message)
         except Exception as exc:
             return refuse(types.INTERNAL_ERROR, describe_exception(exc))
-        answers.append(result)  # type: ignore[arg-type]
+        answer = _dump(result)
         elapsed = (time.perf_counter() - started) * 1000.0
-        return Outcome.success(_dump(result), duration_ms=elapsed)
+        if holds_secret(self._gate, f"mcp__{upstream_name}__{request.method}", answer):
+            # the answer would leave for the upstream: it gets a refusal, and the record keeps
+            # the answer as output (inspected, redacted and judged like any output)
+            answers.append(types.ErrorData(code=types.INVALID_REQUEST, message=SECRET_REFUSAL))
+            return Outcome.error(
+                f"{SECRET_REFUSAL}; the client's answer was not relayed to {upstream_name!r}",
+                output=answer,
+                duration_ms=elapsed,
+            )
+        answers.append(result)  # type: ignore[arg-type]
+        return Outcome.success(answer, duration_ms=elapsed)

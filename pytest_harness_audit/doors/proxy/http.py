@@ -30,6 +30,7 @@ from pytest_harness_audit.doors.proxy.connections import (
     DEFAULT_MAX_UNPROVEN,
     guarded_protocol,
 )
+from pytest_harness_audit.doors.proxy.envelope import EnvelopeCheck
 from pytest_harness_audit.doors.proxy.errors import ProxyError
 
 MCP_PATH = "/mcp"
@@ -176,7 +177,7 @@ async def serve_http(
     protocol, _unproven = guarded_protocol(
         token, header_timeout=header_timeout, max_unproven=max_unproven
     )
-    guard = BearerTokenGuard(server.streamable_http_app(host=host), token)
+    guard = BearerTokenGuard(EnvelopeCheck(server.streamable_http_app(host=host)), token)
     sessions = server.session_manager
     sock = _listen(host, port)
     bound_port = sock.getsockname()[1]

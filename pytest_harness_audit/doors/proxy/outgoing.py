@@ -21,36 +21,18 @@ from pytest_harness_audit.doors.proxy.approval import client_approver, client_na
 from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
 from pytest_harness_audit.doors.proxy.gated_reads import RequestBlocked
+from pytest_harness_audit.doors.proxy.secret_check import (
+    RELAYED_CATEGORY as RELAYED_CATEGORY,
+)
+from pytest_harness_audit.doors.proxy.secret_check import SECRET_REFUSAL as SECRET_REFUSAL
+from pytest_harness_audit.doors.proxy.secret_check import holds_secret as holds_secret
 from pytest_harness_audit.gate.approvals import door_approver
 from pytest_harness_audit.gate.seam import Outcome
-
-#: What the client reads when a relayed request held a known secret.
-SECRET_REFUSAL = "[blocked] [web4-policy] a known secret is in the outgoing payload"
-#: The category the outgoing check reads a relayed request under (that of an upstream tool).
-RELAYED_CATEGORY = "mcp"
 
 
 def request_tool_name(server: str, method: str) -> str:
     """The name a relayed request is judged and recorded under: ``mcp__<server>__<method>``."""
     return f"mcp__{server}__{method}"
-
-
-def holds_secret(gate: GateLike[Any], tool: str, params: Mapping[str, Any]) -> bool:
-    """Whether the gate's outgoing-payload check finds a known secret in ``params``.
-
-    A check that raises counts as a finding (fail closed). A gate without inspectors (a test
-    stub) finds nothing.
-    """
-    for inspector in getattr(gate, "inspectors", ()):
-        outgoing = getattr(inspector, "outgoing", None)
-        if not callable(outgoing):
-            continue
-        try:
-            if outgoing(tool, RELAYED_CATEGORY, params) is not None:
-                return True
-        except Exception:
-            return True
-    return False
 
 
 async def refuse_if_secret(

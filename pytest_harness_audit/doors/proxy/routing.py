@@ -55,6 +55,7 @@ class ToolCatalog:
         self._local: dict[str, LocalTool] = {}
         self._report = report
         self._reported_shadowed: set[str] = set()
+        self._listed: set[tuple[str, str]] = set()
         for tool in local_tools:
             self.add_local(tool)
 
@@ -95,12 +96,17 @@ class ToolCatalog:
         tools = [tool.definition() for tool in self._local.values()]
         for upstream in self._upstreams:
             for tool in listings.get(upstream.name, []):
+                self._listed.add((upstream.name, tool.name))
                 name = self.exposed_name(upstream, tool.name)
                 if name in self._local:
                     self._note_shadowed(name, upstream)
                     continue
                 tools.append(tool if name == tool.name else tool.model_copy(update={"name": name}))
         return tools
+
+    def listed(self, route: UpstreamRoute) -> bool:
+        """Whether the route's upstream has listed its tool (a name it chose, not the client)."""
+        return (route.upstream.name, route.tool) in self._listed
 
     def resolve(self, name: str) -> Route | None:
         """Where a call to ``name`` goes, or None when no tool can have that name."""

@@ -26,6 +26,8 @@ from mcp.server.lowlevel.server import Server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from pytest_harness_audit.doors.proxy.envelope import InFlightIds, envelope_error, valid_id
+
 _WRITE_BUFFER = 64
 # Longest accepted line; MCP messages can carry whole files.
 _MAX_LINE = 64 * 1024 * 1024
@@ -36,9 +38,16 @@ def parse_line(line: bytes) -> SessionMessage | types.JSONRPCError | None:
     if not line.strip():
         return None
     try:
-        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+        message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValidationError as exc:
         return _error_for(line, exc)
+    if isinstance(message, types.JSONRPCNotification):
+        # The notification model ignores unknown keys: a request with a null or fractional
+        # id lands here, and would go unanswered.
+        refusal = envelope_error(json.loads(line))
+        if refusal is not None:
+            return refusal
+    return SessionMessage(message)
 
 
 def _error_for(line: bytes, exc: ValidationError) -> types.JSONRPCError:
@@ -47,10 +56,11 @@ def _error_for(line: bytes, exc: ValidationError) -> types.JSONRPCError:
     except ValueError as parse_error:
         detail = str(parse_error).split(":")[0]
         return _error(None, types.PARSE_ERROR, f"Parse error: {detail}")
-    if isinstance(document, list):
-        return _error(None, types.INVALID_REQUEST, "Invalid Request: batches are not supported")
-    request_id = document.get("id") if isinstance(document, dict) else None
-    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+    refusal = envelope_error(document)
+    if refusal is not None:
+        return refusal
+    request_id = document.get("id")
+    if not valid_id(request_id):
         request_id = None
     first = exc.errors()[0] if exc.errors() else None
     reason = first["msg"] if first else "not a JSON-RPC 2.0 message"
@@ -81,15 +91,51 @@ async def _serve(server: Server[Any], wire_in: IO[bytes], wire_out: IO[bytes]) -
     read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_receive = anyio.create_memory_object_stream[SessionMessage](_WRITE_BUFFER)
     error_send = write_send.clone()
+    answers = _Answers()
     with _wire(wire_in, wire_out) as (open_reader, open_writer):
         reader, writer = await open_reader(), await open_writer()
         async with anyio.create_task_group() as group:
             reader_scope = anyio.CancelScope()
-            group.start_soon(_read_lines, reader, read_send, error_send, reader_scope)
-            group.start_soon(_write_lines, writer, write_receive)
+            group.start_soon(_read_lines, reader, read_send, error_send, reader_scope, answers)
+            group.start_soon(_write_lines, writer, write_receive, answers)
             await server.run(read_receive, write_send, server.create_initialization_options())
             # The client may still be connected (the server stopped on its own): stop reading.
             reader_scope.cancel()
+
+
+class _Answers:
+    """Which client requests await an answer, and which answers are the wire's own refusals
+    (a refusal of a reused id must not close the request that holds that id)."""
+
+    def __init__(self) -> None:
+        self.in_flight = InFlightIds()
+        self.refusals: set[int] = set()
+
+    def refusal(self, parsed: SessionMessage) -> SessionMessage | None:
+        """The refusal to answer ``parsed`` with instead of serving it, if any."""
+        message = parsed.message
+        if isinstance(message, types.JSONRPCNotification):
+            if message.method == "notifications/cancelled" and message.params:
+                # A cancelled request may go unanswered; the client has given its id up.
+                cancelled = message.params.get("requestId")
+                if valid_id(cancelled):
+                    self.in_flight.end(cancelled)
+            return None
+        if not isinstance(message, types.JSONRPCRequest):
+            return None
+        error = self.in_flight.begin(message.id)
+        if error is None:
+            return None
+        refusal = SessionMessage(error)
+        self.refusals.add(id(refusal))
+        return refusal
+
+    def written(self, sent: SessionMessage) -> None:
+        """Note an outgoing message: an answer closes its request."""
+        if id(sent) in self.refusals:
+            self.refusals.discard(id(sent))
+        elif isinstance(sent.message, types.JSONRPCResponse | types.JSONRPCError):
+            self.in_flight.end(sent.message.id)
 
 
 async def _read_lines(
@@ -97,6 +143,7 @@ async def _read_lines(
     messages: MemoryObjectSendStream[SessionMessage | Exception],
     errors: MemoryObjectSendStream[SessionMessage],
     scope: anyio.CancelScope,
+    answers: _Answers,
 ) -> None:
     with scope:
         async with messages, errors:
@@ -114,6 +161,10 @@ async def _read_lines(
                 if isinstance(parsed, types.JSONRPCError):
                     await errors.send(SessionMessage(parsed))
                 elif parsed is not None:
+                    refusal = answers.refusal(parsed)
+                    if refusal is not None:
+                        await errors.send(refusal)
+                        continue
                     try:
                         await messages.send(parsed)
                     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -121,10 +172,11 @@ async def _read_lines(
 
 
 async def _write_lines(
-    writer: _LineWriter, outgoing: MemoryObjectReceiveStream[SessionMessage]
+    writer: _LineWriter, outgoing: MemoryObjectReceiveStream[SessionMessage], answers: _Answers
 ) -> None:
     async with outgoing:
         async for session_message in outgoing:
+            answers.written(session_message)
             payload = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
             await writer.write(payload.encode("utf-8") + b"\n")
 

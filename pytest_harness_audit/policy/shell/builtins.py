@@ -1,7 +1,8 @@
 """Shell builtins that set what later words expand to: ``set --``, ``read``, ``printf -v``,
 ``alias``, and an alias used as a command.
 
-``set -- .env; cat $1``, ``read f <<< .env; cat $f``, ``printf -v f '.%s' env; cat $f``: the
+``set -- .env; cat $1`` (``"$@"``, ``shift`` too), ``read f <<< .env; cat $f``, ``mapfile -t a
+<<< .env; cat ${a[0]}``, ``printf -v f '.%s' env; cat $f``: the
 value is known from the text, so the reading follows it as it follows ``f=.env``. An alias
 (``alias c='cat .env'``) is read as the text it stands for where it is used (``c``), whether or
 not the shell would expand it there (``expand_aliases``): one reading too many, never too few.
@@ -18,7 +19,10 @@ _MAX_NAMES = 64
 
 
 #: The builtins :func:`builtin` follows.
-STATEFUL = frozenset({"set", "read", "printf", "alias", "shopt", "setopt", "unsetopt", "hash"})
+STATEFUL = frozenset(
+    {"set", "read", "printf", "alias", "shopt", "setopt", "unsetopt", "hash", "shift", "mapfile",
+     "readarray"}
+)  # fmt: skip
 #: Shell options under which ``*`` matches dotfiles (bash ``dotglob``, zsh ``globdots``).
 _DOT_OPTIONS = frozenset({"dotglob", "globdots", "glob_dots"})
 
@@ -38,6 +42,13 @@ def builtin(argv: list[str], dynamic: list[bool], expander: Expander, stdin: str
         _set(argv[1:], expander)
     elif name == "read" and stdin is not None:
         _read(argv[1:], expander, stdin)
+    elif name in ("mapfile", "readarray") and stdin is not None:
+        words = [w for i, w in enumerate(argv[1:]) if w[:1] != "-" and argv[i : i + 1] != ["-d"]]
+        expander.variables[words[-1] if words else "MAPFILE"] = " ".join(stdin.split("\n"))
+    elif name == "shift":
+        count = int(argv[1]) if len(argv) > 1 and argv[1].isdigit() else 1
+        values = _positionals(expander)
+        _set(["--", *values[count:]], expander)
     elif name == "printf" and len(argv) >= 4 and argv[1] == "-v":
         text = echo_output(["printf", *argv[3:]])
         if text is None:
@@ -63,7 +74,18 @@ def positional(expander: Expander, values: list[str]) -> dict[str, str | None]:
         key = str(index)
         before[key] = expander.variables.get(key)
         expander.variables[key] = value
+    for key in ("@", "*"):  # every parameter (split as an array's elements are, :mod:`.expand`)
+        before[key] = expander.variables.get(key)
+        expander.variables[key] = " ".join(values[1:_MAX_NAMES])
     return before
+
+
+def _positionals(expander: Expander) -> list[str]:
+    """``$1``, ``$2`` … as set, in order."""
+    found: list[str] = []
+    while str(len(found) + 1) in expander.variables and len(found) < _MAX_NAMES:
+        found.append(expander.variables[str(len(found) + 1)])
+    return found
 
 
 def restore(expander: Expander, before: dict[str, str | None]) -> None:

@@ -37,6 +37,7 @@ from pytest_harness_audit.policy.shell.command_strings import (
     command_strings,
 )
 from pytest_harness_audit.policy.shell.context import Context
+from pytest_harness_audit.policy.shell.disguised import disguised
 from pytest_harness_audit.policy.shell.embedded import (
     AWKS,
     GETENT_NETWORK,
@@ -305,6 +306,7 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
     record = ctx.reading
     args = argv[1:]
     settle_held_reads(name, args, ctx)  # the files a search piped into this command read
+    disguised(name, args, ctx)  # `pax -w`, `tar --remove-files`, `mv app /tmp`, `trap 'CMD'`
     if name in _NO_EFFECT:
         return
     if name in TREE_READERS:

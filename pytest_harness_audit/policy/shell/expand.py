@@ -114,12 +114,19 @@ class Expander:
                 flags = 0 if part.quoted else _UNQUOTED_LITERAL
                 out.extend((char, flags) for char in part.text)
                 continue
+            if isinstance(part, Param) and part.alternate is not None:
+                if self.variables.get(part.name, "maybe set"):  # set, or not known: the word
+                    dynamic |= self._chars(part.alternate, out)
+                continue
             value, known = self._value(part)
             dynamic |= not known
             if isinstance(part, Param) and part.default is not None and not value:
                 dynamic |= self._chars(part.default, out)
                 continue
-            flags = 0 if part.quoted or not known else _UNQUOTED_VALUE
+            element = isinstance(part, Param) and (
+                (part.op or "")[:1] == "[" or part.name in ("@", "*")
+            )
+            flags = 0 if (part.quoted and not element) or not known else _UNQUOTED_VALUE
             out.extend((char, flags) for char in value)
         return dynamic
 
@@ -198,6 +205,8 @@ class Expander:
                 texts = [self.file_text(path) for path in argv[1:9] if not path.startswith("-")]
                 known = len(texts) == len(argv) - 1 and all(t is not None for t in texts)
                 text = "".join(t or "" for t in texts) if known else None  # `$(cat file)`
+            elif index == 0 and argv[0] in (":", "true", "false", "cd", "sleep", "unset"):
+                text = ""  # `.e$(:)nv`: prints nothing
             elif index == 0 and argv[0] == "pwd" and len(argv) <= 2:
                 text = ".\n"  # where the script is, as `$PWD` is read
             elif index == 0:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from typing import NamedTuple
 
 #: Wrappers that run the rest of their argv: ``name: (options taking a value, positional words
@@ -166,20 +167,51 @@ def launched(name: str, args: list[str]) -> Launch:
 
 def launcher_reads(name: str, args: list[str]) -> list[str]:
     """Files a launcher reads itself: an env file it loads into the command's environment
-    (``--env-file F``; ``dotenv``/``dotenvx`` load ``.env`` unless told another file)."""
+    (``--env-file F``; ``dotenv``/``dotenvx`` load ``.env`` unless told another file;
+    ``pipenv run``/``shell`` load ``.env``; an interpreter preloading a dotenv module, ``node -r
+    dotenv/config``, loads ``.env`` or its ``dotenv_config_path=F`` argument)."""
     files: list[str] = []
     for index, word in enumerate(args):
         option, equals, value = word.partition("=")
+        following = args[index + 1] if index + 1 < len(args) else ""
         if option in ("--env-file", "--env-file-if-exists") or (
             name in ("dotenv", "dotenvx") and option in ("-f", "--file")
         ):
             if name == "deno" and not equals:
                 files.append(".env")  # deno's `--env-file` takes its value after `=` only
             else:
-                files.append(value if equals else args[index + 1] if index + 1 < len(args) else "")
-    if name in ("dotenv", "dotenvx") and not files:
+                files.append(value if equals else following)
+        elif name == "deno" and option == "--env":
+            files.append(value if equals else ".env")
+        elif option in _PRELOAD_OPTIONS and is_dotenv_preload(value if equals else following):
+            files.append(".env")
+        elif word.startswith("-r") and is_dotenv_preload(word[2:]):
+            files.append(".env")  # `ruby -rdotenv/load x.rb`
+        elif option.lower() == "dotenv_config_path" and equals:
+            files.append(value)
+    if (name in ("dotenv", "dotenvx") and not files) or (
+        name == "pipenv" and any(word in ("run", "shell") for word in args[:8])
+    ):
         files.append(".env")
     return [path for path in files if path]
+
+
+#: Options naming a module an interpreter loads before the program.
+_PRELOAD_OPTIONS = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader",
+                              "--preload"})  # fmt: skip
+#: Modules whose loading reads an env file into the environment (``node -r dotenv/config``).
+_DOTENV_PRELOAD = re.compile(
+    r"(?:@dotenvx/)?(?:dotenv|dotenvx|dotenv-flow|dotenv-expand|dotenv-safe|dotenv-extended"
+    r"|dotenv-defaults|@next/env)/(?:config|load)(?:\.[cm]?js)?"
+)
+
+
+def is_dotenv_preload(spec: str) -> bool:
+    """Whether preloading module ``spec`` reads an env file (``dotenv/config``, its
+    ``node_modules`` path, ``dotenv-flow/config`` …)."""
+    spec = spec.strip("\"'").removeprefix("file:").removeprefix("./")
+    spec = spec.rpartition("node_modules/")[2]
+    return bool(_DOTENV_PRELOAD.fullmatch(spec))
 
 
 def _code_runner(name: str, args: list[str]) -> Launch:
@@ -240,4 +272,12 @@ def _powershell(args: list[str]) -> Launch:
     return Launch()
 
 
-__all__ = ["CODE_RUNNERS", "LAUNCHERS", "WRAPPER_OPTIONS", "Launch", "launched", "launcher_reads"]
+__all__ = [
+    "CODE_RUNNERS",
+    "LAUNCHERS",
+    "WRAPPER_OPTIONS",
+    "Launch",
+    "is_dotenv_preload",
+    "launched",
+    "launcher_reads",
+]

@@ -23,6 +23,8 @@ import shlex
 from collections.abc import Callable
 from typing import Protocol
 
+from pytest_harness_audit.policy.shell.launchers import is_dotenv_preload
+
 FileText = Callable[[str], "str | None"]
 
 #: Options whose value names a module Node loads first.
@@ -198,6 +200,8 @@ def node_options(value: str, runner: Runner, file_text: FileText) -> None:
             continue  # --env-file=.env` reads it
         elif option not in _PRELOAD:
             continue
+        if is_dotenv_preload(spec):
+            runner.script(": < .env")  # `-r dotenv/config` loads it into the environment
         if "$" in spec:
             runner.unknown("node preloads a module named from the environment")
         elif spec:

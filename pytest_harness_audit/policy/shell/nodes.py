@@ -47,6 +47,8 @@ class Param:
     #: The operator text of an opaque ``${NAME<op>}`` (``:1:4``, ``%.bak``, ``,,``, ``/a/b``,
     #: ``[0]``; for ``${!NAME}`` the name), evaluated when the value is known.
     op: str | None = None
+    #: The word of ``${X:+word}``/``${X+word}``: given when ``X`` is set (or not known to be).
+    alternate: list[Part] | None = None
 
 
 @dataclass(slots=True)

@@ -2,8 +2,9 @@
 
 ``${v:1:4}`` (a slice), ``${v#pat}``/``${v##pat}``/``${v%pat}``/``${v%%pat}`` (a prefix or
 suffix removed), ``${v,,}``/``${v^^}``/``${v,}``/``${v^}`` (case), ``${v/pat/rep}``,
-``${v//pat/rep}``, ``${v/#pat/rep}``, ``${v/%pat/rep}`` (replacement) and ``${v[0]}`` (a scalar
-as an array). A value built so (``v=x.envx; cat ${v:1:4}``) is then judged as what it names.
+``${v//pat/rep}``, ``${v/#pat/rep}``, ``${v/%pat/rep}`` (replacement) and ``${v[N]}`` (an
+array's element: every element, one reading too many). A value built so (``v=x.envx;
+cat ${v:1:4}``) is then judged as what it names.
 An operator this module does not know, or whose pattern is not a plain glob, gives ``None``:
 the value stays unknown, as before.
 """
@@ -31,8 +32,8 @@ def operate(value: str, op: str) -> str | None:
             return value.upper()
         head, rest = value[:1], value[1:]
         return (head.lower() if op == "," else head.upper()) + rest
-    if op in ("[0]", "[@]", "[*]"):
-        return value
+    if op.startswith("[") and op.endswith("]") and len(op) <= 66:
+        return value  # an element of an array (:mod:`.syntax` keeps them all as one value)
     if op.startswith(("#", "%")):
         return _remove(value, op)
     if op.startswith("/"):

@@ -283,7 +283,8 @@ def _read_simple(
             environ[name] = joined if name in PATH_LISTS or not unknown else None
         _environment(environ, reading, expander)
     if argv and argv[0] in STATEFUL:
-        stdin = stdin_of(command, expander)[0] if argv[0] == "read" else None
+        reads_input = argv[0] in ("read", "mapfile", "readarray")
+        stdin = stdin_of(command, expander)[0] if reads_input else None
         builtin(argv, dynamic, expander, stdin)
     place = expander.place
     for redirect in command.redirects:

@@ -47,6 +47,7 @@ _NAME = re.compile(r"[A-Za-z_]\w*|[0-9@*#?$!-]")
 _GROUP_OPENERS = frozenset({"{", "if", "while", "until"})
 _GROUP_CLOSERS = frozenset({"}", "fi", "done", "esac"})
 _INPUT_OPS = frozenset({"<", "<<", "<<-", "<<<", "<>", "<&"})
+_ARRAY = re.compile(r"[A-Za-z_]\w*\+?=")
 _BRACED = re.compile(r"\{(#?)([A-Za-z_]\w*|[0-9@*#?$!-]+)(?:(:?[-=?+])|([^}]?))")
 
 
@@ -136,6 +137,8 @@ class Parser:
             self.commands.extend(inner.commands)
             if operator.endswith(("-", "=")):
                 return Param(name, quoted, default=default)
+            if operator.endswith("+"):
+                return Param(name, quoted, alternate=default)
             return Param(name, quoted, opaque=True)
         return Param(name, quoted)
 
@@ -348,6 +351,7 @@ class Parser:
             word = self.word_parts()
             if self.pos == start:
                 raise Unreadable(f"unexpected {text[start]!r}")
+            word = _array(self, word)  # `a=(x .env)`: its elements, as one value
             if pending_redirect is not None:
                 pending_redirect.target = word
                 if pending_redirect.op in ("<<", "<<-"):
@@ -460,6 +464,22 @@ def _group_input(redirects: list[Redirect], inner: list[Command]) -> None:
             r.fd in ("", "0") and r.op in _INPUT_OPS for r in command.redirects
         ):
             command.redirects.extend(given)
+
+
+def _array(parser: Parser, word: Word) -> Word:
+    """``NAME=(…)`` at the parser's position: the assignment with the array's elements as one
+    value (``a=x .env``); any other word as it is."""
+    if not parser.text.startswith("(", parser.pos) or not _ARRAY.fullmatch(_plain(word)):
+        return word
+    end = parser._matching(parser.pos + 1, "(", ")")
+    inner = Parser(parser.text[parser.pos + 1 : end - 1], parser.budget, parser.depth + 1)
+    inner.parse()
+    parser.commands.extend(c for c in inner.commands if c.in_substitution)
+    parser.pos = end
+    elements = [w for c in inner.commands if not c.in_substitution for w in c.words]
+    for index, element in enumerate(elements):
+        word = [*word, *([Lit(" ", False)] if index else []), *element]
+    return word
 
 
 def _plain(word: Word) -> str:

@@ -12,9 +12,9 @@ ordinary ``just test`` or ``pytest`` could hide what a file written earlier does
 * **tox** (``tox.ini``): the ``commands`` (``_pre``, ``_post``) of every ``testenv``.
 * **composer** (``composer.json``): the ``scripts`` that run.
 * Code files a runner imports: ``noxfile.py`` (nox), ``tasks.py`` (invoke), ``Rakefile`` (rake),
-  ``fabfile.py`` (fab), ``dodo.py`` (doit), ``setup.py`` (``pip install .``), ``conftest.py``,
-  the test files named and the plugins it loads (pytest, :mod:`.pytest_plugins`): read as
-  program text.
+  ``fabfile.py`` (fab), ``dodo.py`` (doit), build code (``pip install .``, :mod:`.builds`),
+  ``conftest.py``, the test files named and the plugins it loads (pytest,
+  :mod:`.pytest_plugins`): read as program text.
 
 What cannot be worked out (a template left unresolved, a shell replaced, an included Taskfile)
 is said unreadable, never taken as an empty task.
@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import posixpath
 import re
 from typing import Any
 
+from pytest_harness_audit.policy.shell.builds import BUILDERS, builds
 from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.justfiles import just, read_body
 from pytest_harness_audit.policy.shell.project_tables import poe
@@ -39,7 +39,7 @@ TASK_RUNNERS = frozenset(
     {"just", "task", "go-task", "pre-commit", "lefthook", "tox", "composer", "nox", "invoke",
      "inv", "rake", "fab", "doit", "pip", "pip3", "pytest", "py.test", "unittest", "poe",
      "poethepoet"}
-)  # fmt: skip
+) | frozenset(BUILDERS)  # fmt: skip
 #: Code files a runner loads, by runner: (default files, options naming another one).
 _CODE_FILES: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
     "nox": (("noxfile.py",), frozenset({"-f", "--noxfile"})),
@@ -77,8 +77,8 @@ def _task_runner(name: str, args: list[str], runner: Runner) -> None:
         _tox(option(args, ("-c", "--conf")) or "tox.ini", runner)
     elif name == "composer":
         _composer(args, runner)
-    elif name in ("pip", "pip3"):
-        _pip(args, runner)
+    elif name in BUILDERS:
+        builds(name, args, runner)
     elif name in ("pytest", "py.test"):
         _pytest(args, runner)
     elif name in ("poe", "poethepoet"):
@@ -272,18 +272,7 @@ def _composer(args: list[str], runner: Runner) -> None:
                 runner.script(line.removeprefix("@php ").removeprefix("@putenv "))
 
 
-# -- pip, pytest ------------------------------------------------------------------
-def _pip(args: list[str], runner: Runner) -> None:
-    if operands(args)[:1] != ["install"]:
-        return
-    valued = frozenset({"-r", "--requirement", "-c", "--constraint", "-t", "--target"})
-    for word in [*operands(args, valued)[1:], option(args, ("-e", "--editable")) or ""]:
-        if word == "." or word.startswith(("./", "../", "/")) or word.startswith("file:"):
-            setup = posixpath.join(word.removeprefix("file:"), "setup.py")
-            if runner.workspace_text(setup) is not None:
-                runner.script_file(setup, code=True)
-
-
+# -- pytest ------------------------------------------------------------------
 def _pytest(args: list[str], runner: Runner) -> None:
     """The test files and ``conftest.py`` files pytest collects from the paths given (else its
     ``testpaths``, else the folder it runs in), each read as program text."""
