@@ -22,7 +22,6 @@ same file, which would bring it into effect, is judged against that state too.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -46,6 +45,7 @@ from pytest_harness_audit.doors.hook_host_settings import (
     STATE_FIELD,
     HostWatch,
     host_settings_state,
+    marked_records,
     recorded_state,
     shown,
 )
@@ -131,21 +131,7 @@ class InEffect:
 
 
 def _records(path: Path) -> Iterable[Mapping[str, Any]]:
-    marks = (f'"{STATE_FIELD}"'.encode(), f'"{PERMISSIONS_FIELD}"'.encode())
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below
-    except OSError:
-        return
-    with handle:
-        for line in handle:
-            if not line.endswith(b"\n") or not any(mark in line for mark in marks):
-                continue
-            try:
-                record = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(record, dict):
-                yield record
+    return marked_records(path, (f'"{STATE_FIELD}"'.encode(), f'"{PERMISSIONS_FIELD}"'.encode()))
 
 
 @dataclass(frozen=True)

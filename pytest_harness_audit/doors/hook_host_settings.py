@@ -213,10 +213,12 @@ class Recorded:
         are parsed, so a long chain costs one read."""
         marks = (f'"{STATE_FIELD}"'.encode(), *(f'"{e}"'.encode() for e in _SESSION_EVENTS))
         path = StorageLayout.at(storage).paths(session_id).chain
-        return cls.of(_marked_records(path, marks))
+        return cls.of(marked_records(path, marks))
 
 
-def _marked_records(path: Path, marks: tuple[bytes, ...]) -> Iterable[Mapping[str, Any]]:
+def marked_records(path: Path, marks: tuple[bytes, ...]) -> Iterable[Mapping[str, Any]]:
+    """The chain's complete lines at ``path`` holding one of ``marks``, parsed (others are
+    skipped unread); nothing when the file cannot be opened."""
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError:
