@@ -31,9 +31,15 @@ from typing import Any
 from pytest_harness_audit.doors.hook_asks import ASKED_KEY
 from pytest_harness_audit.doors.hook_host_permissions import (
     HOST_PERMISSION_ADDED,
+    PERMISSIONS_EFFECTS_KEY,
     Change,
+    asked_calls,
+    entries_state,
+    judge_added,
+    permission_entries,
 )
 from pytest_harness_audit.doors.hook_host_settings import (
+    PROJECT_SETTINGS,
     host_settings_state,
     window_changes,
 )
@@ -56,6 +62,8 @@ EFFECTS_UNAVAILABLE = "effects_unavailable"
 PENDING_KEY = "workspace"
 #: The key, in what pre saw, of the host's settings (:mod:`.hook_host_settings`).
 HOST_SETTINGS_KEY = "hostSettings"
+#: The key, in what pre saw, of the ``permissions`` entries of the project's settings files.
+PERMISSIONS_KEY = "projectPermissions"
 
 
 @dataclass(frozen=True)
@@ -109,7 +117,9 @@ def protected_candidates(root: str, protection: Protection) -> set[str]:
     return found
 
 
-def protected_state(root: str, paths: set[str]) -> dict[str, Any]:
+def protected_state(
+    root: str, paths: set[str], protection: Protection | None = None
+) -> dict[str, Any]:
     """``path → [mode, content digest]`` (``None`` when absent) of a few protected files."""
     state: dict[str, Any] = {}
     for path in sorted(paths):
@@ -120,7 +130,7 @@ def protected_state(root: str, paths: set[str]) -> dict[str, Any]:
             state[path] = None
             continue
         # what a snapshot keeps of it (of a git configuration, its command keys)
-        digest = protected_digest(root, path) if stat.S_ISREG(info.st_mode) else None
+        digest = protected_digest(root, path, protection) if stat.S_ISREG(info.st_mode) else None
         state[path] = [info.st_mode, None if digest is None else digest.hex()]
     return state
 
@@ -141,6 +151,9 @@ class HookInspector(Inspector):
         session_id: str | None = None,
     ) -> None:
         super().__init__(root, learn=learn, protect=policy.protect, tracked=False, live=False)
+        # the project settings' ``permissions`` are judged by what a change adds (the host
+        # writes an ``allow`` rule there when the user allows a tool for good at its prompt)
+        self.protection = Protection(policy.protect, permissions_apart=True)
         self.limit = limit
         self.skip = store_inside(root, storage)
         #: The session's store and id (its asked calls still open, :mod:`.hook_host_permissions`).
@@ -155,6 +168,8 @@ class HookInspector(Inspector):
         self.asked = False
         #: At pre: the host's settings as this event already digested them (reused as they are).
         self.host_taken: Mapping[str, str | None] | None = None
+        #: At post: the project settings' ``permissions`` entries pre saw (``False``: unknown).
+        self.permissions_before: str | bool | None = False
 
     def snapshot(self) -> WorkspaceSnapshot:
         """A bounded snapshot of the workspace now (git's tracked paths only at pre: a diff
@@ -183,15 +198,43 @@ class HookInspector(Inspector):
         if not isinstance(token, WorkspaceSnapshot):
             return None
         host = host_settings_state(taken=self.host_taken)
+        permissions = entries_state(permission_entries(self.settings_paths()))
         if not token.complete:
-            seen = protected_state(self.root, protected_candidates(self.root, self.protection))
+            candidates = protected_candidates(self.root, self.protection)
+            seen = protected_state(self.root, candidates, self.protection)
             return {
                 "overLimit": self.limit,
                 "root": self.root,
                 "protectedFiles": seen,
                 HOST_SETTINGS_KEY: host,
+                PERMISSIONS_KEY: permissions,
             }
-        return {"snapshot": token.to_json(), "limit": self.limit, HOST_SETTINGS_KEY: host}
+        return {
+            "snapshot": token.to_json(),
+            "limit": self.limit,
+            HOST_SETTINGS_KEY: host,
+            PERMISSIONS_KEY: permissions,
+        }
+
+    def settings_paths(self) -> list[str]:
+        """The project's settings files (whose ``permissions`` the host writes)."""
+        return [os.path.join(self.root, name) for name in PROJECT_SETTINGS]
+
+    def permission_change(self, call: tuple[str, Mapping[str, Any]]) -> Change | None:
+        """At post: the change of the project settings' ``permissions`` entries since pre,
+        judged against the session's open asked calls and ``call`` (``None``: none, or pre
+        kept no state of them)."""
+        before = self.permissions_before
+        if before is False or not isinstance(before, (str, type(None))):
+            return None
+        now = permission_entries(self.settings_paths())
+        if entries_state(now) == before:
+            return None
+        open_asks = [
+            *(asked_calls(*self.where) if self.where is not None else ()),
+            *([call] if self.asked else ()),
+        ]
+        return judge_added(before, now, asked=open_asks, call=call)
 
     def load(self, state: Mapping[str, Any] | None, problem: str = "no pending file") -> None:
         """Take up, at post, what pre kept: ``state`` is the pending file, ``None`` when there
@@ -204,6 +247,8 @@ class HookInspector(Inspector):
         kept = state.get(PENDING_KEY)
         if isinstance(kept, Mapping):
             self.host_settings = kept.get(HOST_SETTINGS_KEY)
+            if PERMISSIONS_KEY in kept:
+                self.permissions_before = kept[PERMISSIONS_KEY]
         if kept is None:
             self.kept = None  # pre took no snapshot; ``before`` says so if one was due
             return
@@ -248,7 +293,7 @@ class HookInspector(Inspector):
         if token.protected is None or token.root is None:
             return []
         paths = set(token.protected) | protected_candidates(token.root, self.protection)
-        now = protected_state(token.root, paths)
+        now = protected_state(token.root, paths, self.protection)
         return sorted(path for path in paths if token.protected.get(path) != now.get(path))
 
 
@@ -294,7 +339,18 @@ class HookInspection(SessionInspection):
         )
         if changed:
             seen = seen.merged(self._protected_changed({"hostSettings": changed}, tool, category))
-        return seen if allowed is None else seen.merged(_allowed_findings(allowed))
+        if allowed is not None:
+            seen = seen.merged(_allowed_findings(allowed))
+        permissions = self.inspector.permission_change((tool, params))
+        if permissions is None:
+            return seen
+        if permissions.unexplained:
+            files = [
+                p for p in PROJECT_SETTINGS if os.path.exists(os.path.join(self.inspector.root, p))
+            ]
+            effects = {"protected": files, **permissions.effects(PERMISSIONS_EFFECTS_KEY)}
+            return seen.merged(self._protected_changed(effects, tool, category))
+        return seen.merged(_allowed_findings(permissions, PERMISSIONS_EFFECTS_KEY))
 
     def _unseen(self, token: Unseen, tool: str, category: str) -> CallFindings:
         note: dict[str, Any] = {"unknown": token.reason}
@@ -324,15 +380,17 @@ class HookInspection(SessionInspection):
         return found
 
 
-def _allowed_findings(change: Change) -> CallFindings:
-    """``allowedTools`` entries a call's window saw added (or removed): recorded; WARN for an
-    entry naming the call that no prompt the door saw explains (one nothing explains FAILs as
-    a changed host setting)."""
+def _allowed_findings(change: Change, key: str | None = None) -> CallFindings:
+    """Permission entries (``allowedTools``, or with ``key`` the project settings'
+    ``permissions``) a call's window saw added (or removed): recorded; WARN for an entry naming
+    the call that no prompt the door saw explains (one nothing explains FAILs as a changed host
+    setting)."""
+    effects = change.effects() if key is None else change.effects(key)
     if change.unprompted and not change.unexplained:
         reason = "the host allows for good what this call's prompt, unseen by the hooks, may"
         reason += f" have offered, or the call wrote it: {', '.join(change.unprompted)}"
-        return CallFindings((HOST_PERMISSION_ADDED,), change.effects(), "WARN", reason, "effect")
-    return CallFindings((), change.effects())
+        return CallFindings((HOST_PERMISSION_ADDED,), effects, "WARN", reason, "effect")
+    return CallFindings((), effects)
 
 
 __all__ = [

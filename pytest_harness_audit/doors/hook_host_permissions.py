@@ -47,6 +47,8 @@ HOST_PERMISSION_ADDED = "host_permission_added"
 HOST_ALLOWED_TOOLS = "HostAllowedToolsChanged"
 #: The effects key of the entries a change added (and how many it removed).
 EFFECTS_KEY = "hostAllowedTools"
+#: The effects key of a change of the project settings' ``permissions`` entries.
+PERMISSIONS_EFFECTS_KEY = "hostPermissions"
 _RULE = re.compile(r"([^()]+?)\s*(?:\((.*)\))?", re.DOTALL)
 
 
@@ -86,9 +88,9 @@ class Change:
         """Every added entry."""
         return (*self.at_prompt, *self.unprompted, *self.unexplained)
 
-    def effects(self) -> dict[str, Any]:
-        """The record's ``effects`` part for this change."""
-        return {EFFECTS_KEY: {"added": list(self.added), "removed": self.removed}}
+    def effects(self, key: str = EFFECTS_KEY) -> dict[str, Any]:
+        """The record's ``effects`` part for this change (under ``key``)."""
+        return {key: {"added": list(self.added), "removed": self.removed}}
 
 
 def change_of(
@@ -209,6 +211,7 @@ __all__ = [
     "EFFECTS_KEY",
     "HOST_ALLOWED_TOOLS",
     "HOST_PERMISSION_ADDED",
+    "PERMISSIONS_EFFECTS_KEY",
     "Change",
     "allowed_state",
     "asked_calls",

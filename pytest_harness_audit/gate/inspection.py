@@ -29,7 +29,6 @@ from pytest_harness_audit.inspect import (
 )
 from pytest_harness_audit.inspect import Findings as Seen
 from pytest_harness_audit.inspect.aliases import linked_params
-from pytest_harness_audit.inspect.credential_reads import CredentialReadWatch
 from pytest_harness_audit.policy import Evaluation, Policy
 from pytest_harness_audit.policy.effects import EffectJudgement
 from pytest_harness_audit.policy.shell.search_only import only_searches, search_opens
@@ -179,8 +178,8 @@ class SessionInspection:
         root = self.inspector.root
         if not isinstance(command, str) or not only_searches(command, root):
             return False
-        watch = getattr(self.inspector, "_reads", None)
-        if not isinstance(watch, CredentialReadWatch):
+        watch = self.inspector.credential_reads
+        if watch is None:
             return False
         read = seen.effects.get("credentialRead")
         files = [f for f in read if isinstance(f, str)] if isinstance(read, list) else []

@@ -42,7 +42,7 @@ from pytest_harness_audit.inspect.effects import (
     diff,
     expected_changes,
 )
-from pytest_harness_audit.inspect.learn import secret_files
+from pytest_harness_audit.inspect.learn import workspace_credentials
 from pytest_harness_audit.inspect.outputs import ValueScan, scan_value
 from pytest_harness_audit.inspect.secrets import (
     ScanResult,
@@ -171,8 +171,11 @@ class Inspector:
     ) -> None:
         self.root = os.fspath(root)
         self.secrets = SecretRegistry() if secrets is None else secrets
+        found = workspace_credentials(self.root) if learn or live else []
         if learn:
-            self.secrets.learn_from_workspace(self.root)
+            for _relative, values in found:
+                for label, value in values:
+                    self.secrets.add(value, label)
         self.protection = Protection(protect, persona=persona)
         self.watched = watched
         self.tracked = tracked
@@ -181,7 +184,7 @@ class Inspector:
         # The kernel's view of reads of the workspace's secret-bearing files, with the live
         # tree only (then every call gets a ``before``). The index is refreshed first, so that
         # git does not read them again on the agent's first `git status`.
-        sources = secret_files(self.root) if live else []
+        sources = [relative for relative, values in found if values] if live else []
         if sources:
             refresh_index(self.root, sources)
         self._live: LiveTree | None = open_live_tree(self.root, self.protection) if live else None
@@ -191,6 +194,12 @@ class Inspector:
         #: The workspace as the latest call left it (what the next call's snapshot is compared
         #: with), ``None`` before the first.
         self._last: WorkspaceSnapshot | None = None
+
+    @property
+    def credential_reads(self) -> CredentialReadWatch | None:
+        """The kernel's view of reads of the workspace's secret-bearing files (``None``: not
+        watched)."""
+        return self._reads
 
     @property
     def live(self) -> bool:

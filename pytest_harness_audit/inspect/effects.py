@@ -31,7 +31,6 @@ tracked deletions from scratch files.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import stat
@@ -40,14 +39,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from pytest_harness_audit.inspect.digests import MAX_DIGEST_BYTES as MAX_DIGEST_BYTES
+from pytest_harness_audit.inspect.digests import content_digest as content_digest
+from pytest_harness_audit.inspect.digests import fingerprinted as _fingerprinted
+from pytest_harness_audit.inspect.digests import protected_digest as protected_digest
 from pytest_harness_audit.inspect.effect_set import RECORD_LIMIT as RECORD_LIMIT
 from pytest_harness_audit.inspect.effect_set import Effects as Effects
 from pytest_harness_audit.inspect.exec_config import (
     NO_COMMANDS,
+    NO_SETTINGS,
     expected_by,
     git_config_fingerprint,
-    is_git_config,
     is_protected_by_kind,
+    settings_fingerprint,
 )
 from pytest_harness_audit.inspect.history import commit_tips, lost_commits
 from pytest_harness_audit.inspect.tracked import tracked_paths as tracked_paths
@@ -65,8 +69,6 @@ GIT_HOOKS = "hooks"
 PERSONA_NAMES = frozenset({"soul.md", "soul_evil.md", "identity.md"})
 #: Files modified this recently before a snapshot also get a content digest.
 RACY_NS = 50_000_000
-#: Racy files larger than this are not digested (their stat alone decides).
-MAX_DIGEST_BYTES = 16 * 1024 * 1024
 #: A walk stops after this many entries; the snapshot then says it is incomplete.
 MAX_ENTRIES = 500_000
 
@@ -74,43 +76,24 @@ Stat = tuple[int, int, int, int]
 """``(size, mtime_ns, inode, mode)`` of one file or symlink."""
 
 
-def protected_digest(root: str, relative: str) -> bytes | None:
-    """What a snapshot keeps of a protected file: its content digest, or for a repository's
-    configuration the fingerprint of its command keys (``None``: unreadable or too large)."""
-    path = os.path.join(root, relative)
-    if not is_git_config(relative):
-        return content_digest(path)
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_DIGEST_BYTES + 1)
-    except OSError:
-        return None
-    return None if len(data) > MAX_DIGEST_BYTES else git_config_fingerprint(data)
-
-
-def content_digest(path: str) -> bytes | None:
-    """The content digest a snapshot keeps of a racy or protected file (``None``: unreadable,
-    or larger than :data:`MAX_DIGEST_BYTES`)."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_DIGEST_BYTES + 1)
-    except OSError:
-        return None
-    if len(data) > MAX_DIGEST_BYTES:
-        return None
-    return hashlib.blake2b(data, digest_size=16).digest()
-
-
 class Protection:
     """Which relative paths are protected: persona names, exec-config files and the host's
-    settings (``exec_config=False`` drops these two), plus ``protect`` globs."""
+    settings (``exec_config=False`` drops these two), plus ``protect`` globs.
+    ``permissions_apart``: the host settings' ``permissions`` do not count (a door that judges
+    them by what a change adds, as the hook door does)."""
 
     def __init__(
-        self, globs: Sequence[str] = (), *, persona: bool = True, exec_config: bool = True
+        self,
+        globs: Sequence[str] = (),
+        *,
+        persona: bool = True,
+        exec_config: bool = True,
+        permissions_apart: bool = False,
     ) -> None:
         self.globs = tuple(globs)
         self.persona = persona
         self.exec_config = exec_config
+        self.permissions_apart = permissions_apart
         regexes = [translate_glob(glob).regex for glob in self.globs]
         self._regex = re.compile("|".join(f"(?:{r})" for r in regexes)) if regexes else None
 
@@ -158,7 +141,8 @@ class WorkspaceSnapshot:
             self.history = commit_tips(self.root)
         if not self.protected_digests:
             self.protected_digests = {
-                path: protected_digest(self.root, path) for path in self.protected_inodes.values()
+                path: protected_digest(self.root, path, self.protection)
+                for path in self.protected_inodes.values()
             }
 
     @classmethod
@@ -388,13 +372,15 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     modified = [path for path in modified if not _git_busywork(path)]
     modified.sort()
     protected: set[str] = set(configs)
+    protection = before.protection
     for path in (*deleted, *created, *modified):
-        if before.protection(path) and not is_git_config(path):
+        fingerprinted = _fingerprinted(protection, path) is not None
+        if protection(path) and not fingerprinted:
             protected.add(path)
         for info in (old.get(path), new.get(path)):
             if info is not None and info[2] in before.protected_inodes:
                 target = before.protected_inodes[info[2]]
-                if target != path or not is_git_config(path):  # judged by its command keys
+                if target != path or not fingerprinted:  # judged by its fingerprint
                     protected.add(target)
     gone = {old[path][2]: path for path in deleted}
     renamed = tuple((gone[new[path][2]], path) for path in created if new[path][2] in gone)
@@ -450,14 +436,21 @@ def _by_protected_content(
     stayed the same is left as its stat says (``git config user.name`` modifies it)."""
     changed = set(modified)
     configs: list[str] = []
+    protection = before.protection
     for path in created:
-        if is_git_config(path) and protected_digest(after.root, path) != NO_COMMANDS:
-            configs.append(path)
+        kind = _fingerprinted(protection, path)
+        if kind is not None:
+            empty = NO_COMMANDS if kind is git_config_fingerprint else NO_SETTINGS
+            if protected_digest(after.root, path, protection) != empty:
+                configs.append(path)
     for path, digest in before.protected_digests.items():
         if path not in after.files or path not in before.files:
+            kind = _fingerprinted(protection, path)
+            if kind is settings_fingerprint and path in before.files and digest != NO_SETTINGS:
+                configs.append(path)  # deleted with settings that count (hooks …)
             continue  # deleted or created: judged as such
-        now = protected_digest(after.root, path)
-        if is_git_config(path):
+        now = protected_digest(after.root, path, protection)
+        if _fingerprinted(protection, path) is not None:
             if now != digest:
                 changed.add(path)
                 configs.append(path)

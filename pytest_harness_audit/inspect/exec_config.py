@@ -31,6 +31,7 @@ likewise writes ``*.pth`` files: listed as ``installedStartup``.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 
 #: ``.git/hooks/<name>`` (any ``.git`` directory), except git's ``*.sample`` files; and
@@ -49,6 +50,8 @@ _CLIENT_RC = re.compile(r"(?:^|.*/)(?:[._]curlrc|\.config/curlrc|\.wgetrc|\.conf
 _PTH = re.compile(r"(?:^|.*/)site-packages/[^/]+\.pth")
 #: The coding agent host's own settings (hooks, MCP servers).
 _HOST_SETTINGS = re.compile(r"(?:^|.*/)(?:\.claude/settings(?:\.local)?\.json|\.mcp\.json)")
+#: The host's settings files that hold ``permissions`` (not ``.mcp.json``).
+_PERMISSION_SETTINGS = re.compile(r"(?:^|.*/)\.claude/settings(?:\.local)?\.json")
 
 #: Any of the above, as one search: the same names, anchored at a path part.
 _ANY_KIND = re.compile(
@@ -219,3 +222,29 @@ def git_config_fingerprint(data: bytes) -> bytes:
 
 #: The fingerprint of a configuration without command entries.
 NO_COMMANDS = git_config_fingerprint(b"")
+
+
+def holds_permissions(relative: str) -> bool:
+    """Whether ``relative`` is a host settings file with ``permissions`` (``.claude/settings.json``,
+    ``.claude/settings.local.json``): the host itself writes an ``allow`` rule there when the
+    user allows a tool for good at its prompt."""
+    return _PERMISSION_SETTINGS.fullmatch(relative) is not None
+
+
+def settings_fingerprint(data: bytes) -> bytes:
+    """A digest of a host settings file without its ``permissions`` (judged apart, by what a
+    change adds: the hook door's :mod:`~pytest_harness_audit.doors.hook_host_permissions`).
+    A file that is not a JSON object is digested whole."""
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError):
+        document = None
+    if not isinstance(document, dict):
+        return hashlib.blake2b(b"raw\0" + data, digest_size=16).digest()
+    rest = {key: value for key, value in document.items() if key != "permissions"}
+    text = json.dumps(rest, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+#: The fingerprint of host settings with nothing but ``permissions`` (or nothing at all).
+NO_SETTINGS = settings_fingerprint(b"{}")

@@ -280,3 +280,18 @@ def secret_files(root: str | os.PathLike[str]) -> list[str]:
         for relative, text in _credential_texts(root)
         if next(file_values(text, relative), None) is not None
     ]
+
+
+def workspace_credentials(
+    root: str | os.PathLike[str],
+) -> list[tuple[str, list[tuple[str, str]]]]:
+    """``(relative path, [(label, value) …])`` of each of ``root``'s credential files that
+    can be learned from, in one walk: :func:`credential_values` and :func:`secret_files`
+    together."""
+    return [
+        (
+            relative,
+            [(f"{relative}:{key}"[:200], value) for key, value in file_values(text, relative)],
+        )
+        for relative, text in _credential_texts(root)
+    ]

@@ -1,0 +1,76 @@
+"""The project settings' ``permissions`` in a call's window: the host writes an ``allow`` rule
+to ``.claude/settings.local.json`` when the user allows a tool for good at its prompt. That
+write is the host's, not the call's: judged by what it adds, as ``allowedTools`` is, while any
+other key of the file still counts as a protected change."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_hook_host_allowed_tools import _prompt
+from test_hook_host_settings_between import Host
+
+from pytest_harness_audit.readers.verdict import Verdict
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Host:
+    return Host(tmp_path)
+
+
+def _local(host: Host, document: dict[str, Any], name: str = "settings.local.json") -> None:
+    folder = host.project / ".claude"
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(json.dumps(document))
+
+
+def _bash(host: Host) -> dict[str, Any]:
+    return next(r for r in host.records() if r["tool"] == "Bash")
+
+
+@pytest.mark.parametrize("name", ["settings.local.json", "settings.json"])
+def test_always_allow_at_the_prompt_passes(host: Host, name: str) -> None:
+    host.start()
+    call = host.pre()
+    _prompt(host, call)
+    _local(host, {"permissions": {"allow": ["Bash(touch:*)"]}}, name)
+    host.post(call)
+    host.call()
+    host.end()
+    record = _bash(host)
+    assert "protected_file_changed" not in (record.get("alerts") or ())
+    assert record["effects"]["hostPermissions"] == {"added": ["Bash(touch:*)"], "removed": 0}
+    assert host.judged() == (Verdict.PASS, [])
+
+
+def test_an_entry_for_the_call_with_no_prompt_seen_warns(host: Host) -> None:
+    host.start()
+    host.call(lambda: _local(host, {"permissions": {"allow": ["Bash(touch notes.txt)"]}}))
+    host.end()
+    record = _bash(host)
+    assert record["alerts"] == ["host_permission_added"]
+    assert host.judged()[0] == Verdict.WARN
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"permissions": {"allow": ["Bash(*)"]}},  # every command: no prompt offers it
+        {"permissions": {"allow": ["Bash(touch:*)"], "defaultMode": "bypassPermissions"}},
+        {"permissions": {"allow": ["Bash(touch:*)"]}, "hooks": {}},  # hooks switched off
+    ],
+    ids=["every-command", "bypass-mode", "hooks-too"],
+)
+def test_more_than_the_prompt_offers_fails(host: Host, document: dict[str, Any]) -> None:
+    host.start()
+    call = host.pre()
+    _prompt(host, call)
+    _local(host, document)
+    host.post(call)
+    host.end()
+    record = _bash(host)
+    assert "protected_file_changed" in record["alerts"]
+    assert host.judged()[0] == Verdict.FAIL
