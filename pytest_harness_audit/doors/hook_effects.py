@@ -121,6 +121,7 @@ def protected_state(
     root: str, paths: set[str], protection: Protection | None = None
 ) -> dict[str, Any]:
     """``path → [mode, content digest]`` (``None`` when absent) of a few protected files."""
+    apart = protection is not None and protection.apart
     state: dict[str, Any] = {}
     for path in sorted(paths):
         full = os.path.join(root, path)
@@ -130,7 +131,7 @@ def protected_state(
             state[path] = None
             continue
         # what a snapshot keeps of it (of a git configuration, its command keys)
-        digest = protected_digest(root, path, protection) if stat.S_ISREG(info.st_mode) else None
+        digest = protected_digest(root, path, apart) if stat.S_ISREG(info.st_mode) else None
         state[path] = [info.st_mode, None if digest is None else digest.hex()]
     return state
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from pytest_harness_audit.inspect.exec_config import (
     git_config_fingerprint,
@@ -15,22 +14,17 @@ from pytest_harness_audit.inspect.exec_config import (
     settings_fingerprint,
 )
 
-if TYPE_CHECKING:
-    from pytest_harness_audit.inspect.effects import Protection
-
 #: Racy files larger than this are not digested (their stat alone decides).
 MAX_DIGEST_BYTES = 16 * 1024 * 1024
 
 
-def protected_digest(
-    root: str, relative: str, protection: Protection | None = None
-) -> bytes | None:
+def protected_digest(root: str, relative: str, permissions_apart: bool = False) -> bytes | None:
     """What a snapshot keeps of a protected file: its content digest, or for a repository's
-    configuration the fingerprint of its command keys, and for the host's settings under a
-    ``protection`` that judges ``permissions`` apart, the fingerprint of the rest (``None``:
-    unreadable or too large)."""
+    configuration the fingerprint of its command keys, and for the host's settings, when their
+    ``permissions`` are judged apart, the fingerprint of the rest (``None``: unreadable or too
+    large)."""
     path = os.path.join(root, relative)
-    kind = fingerprinted(protection, relative)
+    kind = fingerprinted(relative, permissions_apart)
     if kind is None:
         return content_digest(path)
     try:
@@ -41,18 +35,15 @@ def protected_digest(
     return None if len(data) > MAX_DIGEST_BYTES else kind(data)
 
 
-def fingerprinted(protection: Protection | None, relative: str) -> Callable[[bytes], bytes] | None:
+def fingerprinted(
+    relative: str, permissions_apart: bool = False
+) -> Callable[[bytes], bytes] | None:
     """How a protected file is judged when not by its whole content: a repository
     configuration by its command keys; the host's settings, when their ``permissions`` are
     judged apart, by the rest."""
     if is_git_config(relative):
         return git_config_fingerprint
-    if (
-        protection is not None
-        and protection.permissions_apart
-        and protection.exec_config
-        and holds_permissions(relative)
-    ):
+    if permissions_apart and holds_permissions(relative):
         return settings_fingerprint
     return None
 

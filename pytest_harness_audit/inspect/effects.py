@@ -94,6 +94,8 @@ class Protection:
         self.persona = persona
         self.exec_config = exec_config
         self.permissions_apart = permissions_apart
+        #: Whether the host settings' ``permissions`` are left out of their digest.
+        self.apart = permissions_apart and exec_config
         regexes = [translate_glob(glob).regex for glob in self.globs]
         self._regex = re.compile("|".join(f"(?:{r})" for r in regexes)) if regexes else None
 
@@ -141,7 +143,7 @@ class WorkspaceSnapshot:
             self.history = commit_tips(self.root)
         if not self.protected_digests:
             self.protected_digests = {
-                path: protected_digest(self.root, path, self.protection)
+                path: protected_digest(self.root, path, self.protection.apart)
                 for path in self.protected_inodes.values()
             }
 
@@ -374,7 +376,7 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     protected: set[str] = set(configs)
     protection = before.protection
     for path in (*deleted, *created, *modified):
-        fingerprinted = _fingerprinted(protection, path) is not None
+        fingerprinted = _fingerprinted(path, protection.apart) is not None
         if protection(path) and not fingerprinted:
             protected.add(path)
         for info in (old.get(path), new.get(path)):
@@ -438,19 +440,19 @@ def _by_protected_content(
     configs: list[str] = []
     protection = before.protection
     for path in created:
-        kind = _fingerprinted(protection, path)
+        kind = _fingerprinted(path, protection.apart)
         if kind is not None:
             empty = NO_COMMANDS if kind is git_config_fingerprint else NO_SETTINGS
-            if protected_digest(after.root, path, protection) != empty:
+            if protected_digest(after.root, path, protection.apart) != empty:
                 configs.append(path)
     for path, digest in before.protected_digests.items():
         if path not in after.files or path not in before.files:
-            kind = _fingerprinted(protection, path)
+            kind = _fingerprinted(path, protection.apart)
             if kind is settings_fingerprint and path in before.files and digest != NO_SETTINGS:
                 configs.append(path)  # deleted with settings that count (hooks …)
             continue  # deleted or created: judged as such
-        now = protected_digest(after.root, path, protection)
-        if _fingerprinted(protection, path) is not None:
+        now = protected_digest(after.root, path, protection.apart)
+        if _fingerprinted(path, protection.apart) is not None:
             if now != digest:
                 changed.add(path)
                 configs.append(path)

@@ -401,7 +401,7 @@ class LiveTree:
         kept = self._digests.get(relative)
         if kept is not None and kept[0] == info:
             return kept[1]
-        digest = protected_digest(self.root, relative, self.protection)
+        digest = protected_digest(self.root, relative, self.protection.apart)
         self._digests[relative] = (info, digest)
         return digest
 
