@@ -30,6 +30,7 @@ def _orjson_view(line: bytes) -> object:
     return provenance_reader(prefer_simdjson=False)(line)
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(

@@ -143,6 +143,7 @@ def _lost(host: Host) -> list[dict[str, Any]]:
     return [record for record in host.records() if record["tool"] == "ChainLost"]
 
 
+@pytest.mark.slow
 def test_a_store_erased_mid_session_is_recorded_as_lost(tmp_path: Path) -> None:
     host = Host(tmp_path)
     host.start()
@@ -273,6 +274,7 @@ def test_a_forged_chain_put_in_the_store_is_recorded_as_replaced(tmp_path: Path)
     assert host.verdict()[0] == Verdict.FAIL
 
 
+@pytest.mark.slow
 def test_a_loss_is_recorded_once(tmp_path: Path) -> None:
     host = Host(tmp_path)
     host.start()

@@ -124,6 +124,7 @@ def _disable_hooks_in_the_background(host: Host) -> Callable[[], None]:
     return wait
 
 
+@pytest.mark.slow
 def test_a_change_after_the_call_s_post_is_caught_at_the_next_pre(host: Host) -> None:
     host.start()
     started: list[Callable[[], None]] = []
@@ -331,6 +332,7 @@ def test_hooks_installed_before_the_session_starts_pass(host: Host, scope: str) 
     assert host.judged() == (Verdict.PASS, [])
 
 
+@pytest.mark.slow
 def test_a_start_after_the_end_takes_a_new_state_without_comparing(host: Host) -> None:
     host.start()
     host.call()

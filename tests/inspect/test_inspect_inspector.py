@@ -182,6 +182,7 @@ def test_outgoing_url_and_added_secret(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_huge_and_deep_outputs_are_bounded(inspector: Inspector) -> None:
     big = KEY + "." * (MAX_SCAN_CHARS * 2) + KEY
     found = inspector.scan_output(big)

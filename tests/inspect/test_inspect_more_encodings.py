@@ -285,6 +285,7 @@ ADVERSARIAL = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("unit", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
 def test_a_megabyte_of_adversarial_text_is_scanned_in_linear_time(
     registry: SecretRegistry, unit: str

@@ -197,6 +197,7 @@ def test_a_value_across_a_chunk_boundary(registry: SecretRegistry) -> None:
     assert registry.scan(percent).findings[0].transform == "url"
 
 
+@pytest.mark.slow
 def test_huge_output_is_scanned_at_head_and_tail(registry: SecretRegistry) -> None:
     filler = "lorem ipsum " * (MAX_SCAN_CHARS // 6)
     text = KEY + filler + KEY + filler + KEY
@@ -218,6 +219,7 @@ def test_binary_output_with_a_secret_round_trips(registry: SecretRegistry) -> No
     assert redacted == noise + f"[secret:{fingerprint(KEY)}]".encode() + noise
 
 
+@pytest.mark.slow
 def test_cost_does_not_depend_on_pattern_count_semantics() -> None:
     registry = SecretRegistry()
     rng = random.Random(11)

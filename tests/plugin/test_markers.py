@@ -208,6 +208,7 @@ def test_it(harness, harness_factory):
     result.stdout.fnmatch_lines(["*expected verdict PASS, got FAIL*"])
 
 
+@pytest.mark.slow
 def test_expect_escalation_passes_and_fails_with_the_ladder_history(
     pytester: pytest.Pytester,
 ) -> None:

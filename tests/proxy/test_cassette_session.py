@@ -476,6 +476,7 @@ class Answering:
         return {"elicitation_callback": self.elicit, "list_roots_callback": self.list_roots}
 
 
+@pytest.mark.slow
 def test_elicitation_and_roots_during_a_call_are_asked_again_on_replay(
     harness_factory: Any, tmp_path: Path
 ) -> None:

@@ -201,6 +201,7 @@ def _cli(tmp_path: Path, pin: Path, *upstream: str) -> subprocess.CompletedProce
     return subprocess.CompletedProcess(argv, code, out, err)
 
 
+@pytest.mark.slow
 def test_a_pin_file_for_another_server_is_one_line_and_exit_2(tmp_path: Path) -> None:
     pin = tmp_path / "pins.json"
     pin.write_text(json.dumps({"servers": {"github": {"tools": {}}}}), encoding="utf-8")

@@ -176,6 +176,7 @@ def output_in(text: str) -> str:
     return found.group(1)
 
 
+@pytest.mark.slow
 def test_two_checkouts_write_byte_identical_snapshots(pytester: pytest.Pytester) -> None:
     first = write_suite(pytester.path / "checkout")
     second = write_suite(pytester.path / "a-much-longer-checkout-directory" / "nested")
@@ -237,6 +238,7 @@ def test_report_files_and_junit_under_harness_audit(pytester: pytest.Pytester) -
     assert props["harness_audit_head"] == chain.head
 
 
+@pytest.mark.slow
 def test_report_file_heads_differ_between_runs_while_the_snapshot_stays(
     pytester: pytest.Pytester,
 ) -> None:
