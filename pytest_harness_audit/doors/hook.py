@@ -377,13 +377,17 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
             # the call ran, so the user approved it at the host's own prompt
             decision = _host_approved(decision, state)
         host = HostWatch.look(storage, payload.session_id)  # the call's record holds a change
+        extra = {
+            **(host.record_fields() or {}),
+            **(inspection.inspector.record_fields() if inspection is not None else {}),
+        }
         with recording_only():  # the host ran it: recorded as it happened
             gate.run(
                 payload.tool_name,
                 payload.tool_input,
                 lambda _decision: reported,
                 decision=decision,
-                extra=host.record_fields(),
+                extra=extra or None,
             )
         # a change the call's own comparison did not see (before its pre, or no snapshot kept)
         kept = (state or {}).get(PENDING_KEY) if inspection is not None else None

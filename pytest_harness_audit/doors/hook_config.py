@@ -34,6 +34,7 @@ from pytest_harness_audit.doors.hook import read_payload
 from pytest_harness_audit.doors.hook_effects import workspace_root
 from pytest_harness_audit.doors.hook_host_permissions import (
     ALLOWED_TOOLS,
+    PERMISSIONS_FIELD,
     Change,
     asked_calls,
     entries_state,
@@ -57,8 +58,6 @@ from pytest_harness_audit.readers.verdict import CONFIG_CHANGE
 
 #: The source whose change the host applies whatever a hook answers: recorded, never blocked.
 POLICY_SETTINGS = "policy_settings"
-#: The record field holding the ``permissions`` entries of the project's settings files.
-PERMISSIONS_FIELD = "hostPermissions"
 #: The record field holding the event's source, file and answer.
 RECORD_FIELD = "configChange"
 #: The field of a blocked change's record: the host's settings state still in effect.

@@ -32,6 +32,7 @@ from pytest_harness_audit.doors.hook_asks import ASKED_KEY
 from pytest_harness_audit.doors.hook_host_permissions import (
     HOST_PERMISSION_ADDED,
     PERMISSIONS_EFFECTS_KEY,
+    PERMISSIONS_FIELD,
     Change,
     asked_calls,
     entries_state,
@@ -171,6 +172,7 @@ class HookInspector(Inspector):
         self.host_taken: Mapping[str, str | None] | None = None
         #: At post: the project settings' ``permissions`` entries pre saw (``False``: unknown).
         self.permissions_before: str | bool | None = False
+        self._permissions_now: dict[str, tuple[str, str]] | None = None
 
     def snapshot(self) -> WorkspaceSnapshot:
         """A bounded snapshot of the workspace now (git's tracked paths only at pre: a diff
@@ -217,6 +219,24 @@ class HookInspector(Inspector):
             PERMISSIONS_KEY: permissions,
         }
 
+    def record_fields(self) -> dict[str, Any]:
+        """At post: the field the call's record adds so the chain holds the project settings'
+        ``permissions`` now, when its window changed them (``hook config-change`` compares
+        with the last state the chain holds)."""
+        now = self._changed_permissions()
+        return {} if now is None else {PERMISSIONS_FIELD: entries_state(now)}
+
+    def _changed_permissions(self) -> dict[str, tuple[str, str]] | None:
+        """The entries now, read once, when they differ from pre's (``None``: the same, or
+        pre kept none)."""
+        before = self.permissions_before
+        if not self.post or before is False or not isinstance(before, (str, type(None))):
+            return None
+        if self._permissions_now is None:
+            self._permissions_now = permission_entries(self.settings_paths())
+        now = self._permissions_now
+        return None if entries_state(now) == before else now
+
     def settings_paths(self) -> list[str]:
         """The project's settings files (whose ``permissions`` the host writes)."""
         return [os.path.join(self.root, name) for name in PROJECT_SETTINGS]
@@ -225,12 +245,10 @@ class HookInspector(Inspector):
         """At post: the change of the project settings' ``permissions`` entries since pre,
         judged against the session's open asked calls and ``call`` (``None``: none, or pre
         kept no state of them)."""
+        now = self._changed_permissions()
+        if now is None:
+            return None
         before = self.permissions_before
-        if before is False or not isinstance(before, (str, type(None))):
-            return None
-        now = permission_entries(self.settings_paths())
-        if entries_state(now) == before:
-            return None
         open_asks = [
             *(asked_calls(*self.where) if self.where is not None else ()),
             *([call] if self.asked else ()),

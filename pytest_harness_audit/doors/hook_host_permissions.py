@@ -49,6 +49,8 @@ HOST_ALLOWED_TOOLS = "HostAllowedToolsChanged"
 EFFECTS_KEY = "hostAllowedTools"
 #: The effects key of a change of the project settings' ``permissions`` entries.
 PERMISSIONS_EFFECTS_KEY = "hostPermissions"
+#: The record field holding the ``permissions`` entries of the project's settings files.
+PERMISSIONS_FIELD = "hostPermissions"
 _RULE = re.compile(r"([^()]+?)\s*(?:\((.*)\))?", re.DOTALL)
 
 
@@ -212,6 +214,7 @@ __all__ = [
     "HOST_ALLOWED_TOOLS",
     "HOST_PERMISSION_ADDED",
     "PERMISSIONS_EFFECTS_KEY",
+    "PERMISSIONS_FIELD",
     "Change",
     "allowed_state",
     "asked_calls",

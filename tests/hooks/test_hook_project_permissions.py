@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_hook_config_change import config_change
 from test_hook_host_allowed_tools import _prompt
 from test_hook_host_settings_between import Host
 
@@ -74,3 +75,19 @@ def test_more_than_the_prompt_offers_fails(host: Host, document: dict[str, Any])
     record = _bash(host)
     assert "protected_file_changed" in record["alerts"]
     assert host.judged()[0] == Verdict.FAIL
+
+
+def test_the_host_s_config_change_after_the_call_finds_the_state_recorded(host: Host) -> None:
+    host.start()
+    call = host.pre()
+    _prompt(host, call)
+    _local(host, {"permissions": {"allow": ["Bash(touch:*)"]}})
+    host.post(call)
+    assert _bash(host)["hostPermissions"] is not None  # the chain holds the state now
+    # the host's file watcher reports the same write after the call closed
+    code, answer, err = config_change(
+        host, "local_settings", host.project / ".claude" / "settings.local.json"
+    )
+    assert (code, answer) == (0, {}), err
+    host.end()
+    assert host.judged() == (Verdict.PASS, [])
