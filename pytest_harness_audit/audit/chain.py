@@ -8,8 +8,7 @@ One append, under the session's exclusive lock:
 2. complete the record with its position (``actionIndex``, ``chainPosition``, ``prevR6Id``,
    ``prevRecordHash``) and write it, newline included, with one ``write`` on an ``O_APPEND``
    descriptor — a process killed at any point leaves either the whole line or none of it;
-3. update the anchor slot (record count, byte size, head hash) with one ``pwrite`` (see
-   ``anchor``).
+3. update the anchor slot (record count, size, head hash) with one ``pwrite`` (``anchor``).
 
 When ``append`` returns, the record is in the kernel's page cache and survives the death of the
 process; with ``fsync=True`` the line and then the anchor are flushed to the device first, so
@@ -159,10 +158,11 @@ class AuditChain:
         except BaseException:
             self.close()
             raise
-        self._builder = RecordBuilder(
+        #: Builds each record; its ``scrub`` hook redacts every record before it is written.
+        self.builder = RecordBuilder(
             self._paths.session_id, self._lct.token_id, audit_level, agent_id
         )
-        self._prepare = self._builder.prepare
+        self._prepare = self.builder.prepare
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -409,7 +409,7 @@ class AuditChain:
     @property
     def audit_level(self) -> str:
         """``minimal``, ``standard`` or ``verbose``."""
-        return self._builder.audit_level
+        return self.builder.audit_level
 
     @property
     def record_count(self) -> int:

@@ -221,10 +221,18 @@ _sha256 = hashlib.sha256
 _next_stamp = utc_timestamp
 
 
-class RecordBuilder:
-    """Builds records for one session (its id, Soft LCT and default agent are fixed)."""
+#: Rewrites a draft before its record is built (``RecordBuilder.scrub``).
+DraftScrub = Callable[[RecordDraft], RecordDraft]
 
-    __slots__ = ("_agent_id", "_audit_level", "_lct", "_session_id", "context")
+
+class RecordBuilder:
+    """Builds records for one session (its id, Soft LCT and default agent are fixed).
+
+    ``scrub``, when set, gets every draft first and returns what the record may hold (the
+    session's known secrets redacted in each of its strings); an error in it fails the append.
+    """
+
+    __slots__ = ("_agent_id", "_audit_level", "_lct", "_session_id", "context", "scrub")
 
     def __init__(
         self, session_id: str, lct_token: str, audit_level: str, agent_id: str | None
@@ -237,6 +245,7 @@ class RecordBuilder:
         self._agent_id = agent_id
         #: ``(session id, Soft LCT token, audit level)`` shared by every record.
         self.context = (session_id, lct_token, audit_level)
+        self.scrub: DraftScrub | None = None
 
     @property
     def audit_level(self) -> str:
@@ -255,6 +264,8 @@ class RecordBuilder:
         try:
             if type(draft) is not RecordDraft:
                 validate_draft(draft)
+            if self.scrub is not None:
+                draft = self.scrub(draft)
             tool = draft.tool
             category = draft.category
             raw = draft.target

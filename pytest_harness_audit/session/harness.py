@@ -33,6 +33,7 @@ from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, judge
 from pytest_harness_audit.session import workspace as workspaces
 from pytest_harness_audit.session.scenario_fit import check_scenario_fits
 from pytest_harness_audit.social import Clock, Peer, Post, SendResult
+from pytest_harness_audit.social.record_scrub import KeptSecrets, RecordScrub
 from pytest_harness_audit.social.secret_ledger import SecretLedger
 from pytest_harness_audit.tools.network import NetworkStub
 from pytest_harness_audit.tools.toolbox import ToolBox, ToolFunction
@@ -151,12 +152,15 @@ class Harness(ChainQueries):
         self.agents: tuple[str, ...] = tuple(agents) if agents else DEFAULT_AGENTS
         self.secrets = SecretLedger()
         self.gate.observers.append(self.secrets.note_from)
+        kept = KeptSecrets()
         #: What each call did (effects, exposed secrets), judged by the policy's effect rules.
         self.inspection = SessionInspection(
-            Inspector(self.root, protect=self.policy.protect), self.policy
+            Inspector(self.root, secrets=kept, protect=self.policy.protect), self.policy
         )
         self.gate.inspectors.append(self.inspection)
         self.secrets.on_add = self.inspection.inspector.secrets.add
+        # every string of every record, not only the parameters: no field holds a known secret
+        self.chain.builder.scrub = RecordScrub(self.gate.inspectors, self.secrets, kept)
         self.social_clock = social_clock
         self._social: social_bridge.SocialSession | None = None
         self._proxies: list[RecordingProxySession] = []

@@ -350,9 +350,11 @@ def _tape(
 def _reopen_chain(harness: ProxiedSession) -> Any:
     from pytest_harness_audit.audit.chain import AuditChain
 
-    return AuditChain(
+    chain = AuditChain(
         harness.storage_dir, harness.session_id, audit_level=harness.chain.audit_level
     )
+    chain.builder.scrub = harness.chain.builder.scrub  # the same redaction of every record
+    return chain
 
 
 def _in_root(text: str, root: Path, *, json_text: bool = False) -> str:

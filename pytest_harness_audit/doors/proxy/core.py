@@ -78,6 +78,7 @@ class RecordingProxy:
         if call_timeout is not None and call_timeout <= 0:
             raise ProxyError(f"--call-timeout value {call_timeout!r} must be a positive number")
         self._gate = gate
+        scrub_records(gate)
         self._specs = list(upstreams)
         self._call_timeout = call_timeout
         self._connect_timeout = connect_timeout
@@ -185,3 +186,15 @@ class RecordingProxy:
         await serve_http(
             self.server, host=host, port=port, token=token, on_ready=on_ready, stop=stop, **limits
         )
+
+
+def scrub_records(gate: object) -> None:
+    """Have ``gate``'s chain redact every string of every record with the known secrets its
+    inspectors find (tool names, errors, reasons … as well as the parameters), unless the
+    session that opened it set a redaction already."""
+    from pytest_harness_audit.social.record_scrub import RecordScrub
+
+    builder = getattr(getattr(gate, "chain", None), "builder", None)
+    inspectors = getattr(gate, "inspectors", None)
+    if builder is not None and builder.scrub is None and isinstance(inspectors, list):
+        builder.scrub = RecordScrub(inspectors)
