@@ -196,10 +196,13 @@ def _open_gate(storage: Path, session_id: str, policy: Any, root: str | None) ->
         # the workspace's secrets and what each call did to it, as in the harness door
         from pytest_harness_audit.gate.inspection import SessionInspection
         from pytest_harness_audit.inspect import Inspector
+        from pytest_harness_audit.social.record_scrub import KeptSecrets, RecordScrub
 
-        gate.inspectors.append(
-            SessionInspection(Inspector(Path(root), protect=policy.protect), policy)
-        )
+        kept = KeptSecrets()
+        inspector = Inspector(Path(root), secrets=kept, protect=policy.protect)
+        gate.inspectors.append(SessionInspection(inspector, policy))
+        # every string of every record, the parts of a split value included
+        gate.chain.builder.scrub = RecordScrub(gate.inspectors, kept=kept)
     return gate
 
 

@@ -2,12 +2,14 @@
 
 The agent runs in the workspace with the session's recording proxy configured through a
 standard MCP config file (its path in ``HARNESS_AUDIT_MCP_CONFIG``, the task in
-``HARNESS_AUDIT_TASK``). On timeout the whole process tree is killed; every run is recorded in
-the chain (tool ``agent``) with its exit code, or the timeout.
+``HARNESS_AUDIT_TASK``). When it ends, or on timeout, the whole process tree is killed — on
+Linux what left the group too (a supervisor: :mod:`~pytest_harness_audit.tools.descendants`);
+every run is recorded in the chain (tool ``agent``) with its exit code, or the timeout.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -19,6 +21,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate.seam import Outcome
+from pytest_harness_audit.tools.descendants import ContainmentError, Supervisor, contained
+from pytest_harness_audit.tools.shell import SUPERVISOR_GRACE_S
 
 if TYPE_CHECKING:
     from pytest_harness_audit.gate.gate import Gate
@@ -127,11 +131,15 @@ def run_agent(
 def _run_process(
     argv: Sequence[str], cwd: Path, environment: Mapping[str, str], timeout: float
 ) -> AgentRun:
-    """Start the agent in its own process group; kill the whole group when it ends or times out."""
+    """Start the agent in its own process group (on Linux under a supervisor that ends all it
+    started, detached or not: :mod:`~pytest_harness_audit.tools.descendants`); kill the whole
+    group when it ends or times out."""
     started = time.perf_counter()
-    try:
-        process = subprocess.Popen(
-            list(argv),
+    supervisor = Supervisor(argv, 0.0) if contained() else None
+
+    def start() -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            supervisor.argv if supervisor else list(argv),
             cwd=cwd,
             env=dict(environment),
             stdin=subprocess.DEVNULL,
@@ -139,21 +147,37 @@ def _run_process(
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,
+            pass_fds=supervisor.pass_fds if supervisor else (),
         )
+
+    try:
+        process = supervisor.launch(start) if supervisor else start()
     except OSError as exc:
+        if supervisor:
+            supervisor.abandon()
         raise UsageError(f"run_agent: cannot start {argv[0]!r}: {exc.strerror}") from None
     timed_out = False
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
+        if supervisor:
+            supervisor.stop()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(SUPERVISOR_GRACE_S)
         _kill_tree(process)
         stdout, stderr = process.communicate()
     else:
         _kill_tree(process)  # anything the agent left running in its group goes too
+    returncode = process.returncode
+    if supervisor:
+        try:
+            returncode = supervisor.finish(process.returncode)
+        except ContainmentError as exc:
+            raise UsageError(f"run_agent: cannot start {argv[0]!r}: {exc.strerror}") from None
     duration = time.perf_counter() - started
     return AgentRun(
-        tuple(argv), None if timed_out else process.returncode, stdout, stderr, timed_out, duration
+        tuple(argv), None if timed_out else returncode, stdout, stderr, timed_out, duration
     )
 
 

@@ -12,10 +12,19 @@ A caller may also stop a running command (``cancel``, a ``threading.Event``): it
 ``SIGTERM``, then ``SIGKILL`` after :data:`CANCEL_GRACE_S`, and the call ends as an error that
 carries the output so far.
 
-A process can leave the group (``setsid``, a daemon's double fork). On Linux each command's
-environment carries a mark of its own (:data:`CALL_MARK`), and processes still carrying it when
-the group is ended are killed too; a command that also drops the variable (``env -i``) is not
-followed.
+A process can leave the group (``setsid``, a daemon's double fork) and drop its environment
+(``env -i``). On Linux nothing it does that way outlives the call either: the command runs under
+a supervisor that is a child subreaper (:mod:`~pytest_harness_audit.tools.descendants`), so
+every process the command starts stays below it however it detaches, and the supervisor freezes
+and kills all of them when the command ends, is stopped or times out, before the call returns.
+Each call ends only what its own command started: a concurrent call's processes, and processes
+the caller started otherwise (MCP servers, test workers), re-parent elsewhere and are never
+touched. A command that kills or stops its own supervisor is caught by the backstop: the
+calling process is a subreaper too, and sweeps its new orphans after such an unclean end (the
+call then ends as killed by ``SIGKILL``, or as timed out). Each command's environment also
+carries a mark of its own (:data:`CALL_MARK`), and processes still carrying it are killed at
+the end too. What the command asks another, older process to start (a service manager, ``at``)
+is not its descendant and is not followed. Off Linux only the group is killed.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_harness_audit.tools.descendants import ContainmentError, Supervisor, contained
 from pytest_harness_audit.tools.outcome import ToolFailure
 from pytest_harness_audit.tools.params import ToolParams
 
@@ -46,6 +56,8 @@ MAX_OUTPUT_CHARS = 30_000
 """Captured output beyond this many characters is cut, with a note saying how much there was."""
 CANCEL_GRACE_S = 0.5
 """Seconds a cancelled command's process group has between ``SIGTERM`` and ``SIGKILL``."""
+SUPERVISOR_GRACE_S = 5.0
+"""Seconds a command's supervisor has to end its tree when asked, before its group is killed."""
 CALL_MARK = "HARNESS_AUDIT_BASH_CALL"
 """The environment variable that marks the processes of one ``Bash`` call (a random value)."""
 _PROC = Path("/proc")
@@ -116,10 +128,13 @@ def _exited(process: subprocess.Popen[bytes]) -> bool:
 
 
 def _wait_for_exit(
-    process: subprocess.Popen[bytes], timeout_s: float, cancel: threading.Event | None = None
+    process: subprocess.Popen[bytes],
+    timeout_s: float,
+    cancel: threading.Event | None = None,
+    supervisor: Supervisor | None = None,
 ) -> bool:
     """Wait until ``process`` exits without reaping it; False when the timeout expires (or
-    ``cancel`` is set) first.
+    ``cancel`` is set) first. A ``supervisor``'s report wakes the wait at once.
 
     Leaving the exited leader unreaped keeps its process-group id reserved, so killing the group
     afterwards cannot hit an unrelated process that reused the id.
@@ -133,18 +148,37 @@ def _wait_for_exit(
         if remaining <= 0 or (cancel is not None and cancel.is_set()):
             return False
         pause = min(delay, remaining)
-        if cancel is not None:
+        if supervisor is not None:
+            if supervisor.reported(pause):
+                supervisor, delay = None, 0.0005  # its exit follows the report
+                continue
+        elif cancel is not None:
             cancel.wait(pause)
         else:
             time.sleep(pause)
         delay = min(delay * 2, 0.05)
 
 
-def _terminate_group(process: subprocess.Popen[bytes]) -> None:
+def _terminate_group(process: subprocess.Popen[bytes], *, supervised: bool) -> None:
     """``SIGTERM`` the command's group; give it :data:`CANCEL_GRACE_S` to end before the
-    caller's ``SIGKILL``."""
+    caller's ``SIGKILL`` (a supervisor ends the tree itself after that grace)."""
     _kill_group(process.pid, signal.SIGTERM)
-    _wait_for_exit(process, CANCEL_GRACE_S)
+    if supervised:
+        _kill_group(process.pid, signal.SIGCONT)  # a command may have stopped its supervisor
+    _wait_for_exit(process, CANCEL_GRACE_S + (SUPERVISOR_GRACE_S if supervised else 0.0))
+
+
+def _ended(process: subprocess.Popen[bytes], supervisor: Supervisor | None) -> int:
+    """The command's return code, its process reaped (and, supervised, its tree ended)."""
+    if supervisor is None:
+        return process.wait()
+    try:
+        returncode = supervisor.finish()
+    except ContainmentError as exc:
+        process.wait()
+        raise ToolFailure(f"Bash: cannot start {BASH}: {exc.strerror}") from None
+    process.wait()
+    return returncode
 
 
 def _captured(out: Any) -> str:
@@ -190,28 +224,40 @@ def run_bash(
     if cancel is not None and cancel.is_set():
         raise ToolFailure("Bash: command cancelled before it started")
     mark = secrets.token_hex(8)
+    supervisor = Supervisor([BASH, "-c", command], CANCEL_GRACE_S) if contained() else None
+    argv = supervisor.argv if supervisor else [BASH, "-c", command]
     with tempfile.TemporaryFile() as out:
-        try:
-            process = subprocess.Popen(
-                [BASH, "-c", command],
+
+        def start() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(
+                argv,
                 cwd=root,
                 env={**env, CALL_MARK: mark},
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                pass_fds=supervisor.pass_fds if supervisor else (),
             )
+
+        try:
+            process = supervisor.launch(start) if supervisor else start()
         except OSError as exc:
+            if supervisor:
+                supervisor.abandon()
             raise ToolFailure(f"Bash: cannot start {BASH}: {exc.strerror or exc}") from None
         try:
-            finished = _wait_for_exit(process, timeout_ms / 1000, cancel)
+            finished = _wait_for_exit(process, timeout_ms / 1000, cancel, supervisor)
             stopped = not finished and cancel is not None and cancel.is_set()
             if stopped:
-                _terminate_group(process)
+                _terminate_group(process, supervised=supervisor is not None)
+            elif not finished and supervisor:
+                supervisor.stop()
+                _wait_for_exit(process, SUPERVISOR_GRACE_S)
         finally:
             _kill_group(process.pid)
             _kill_marked(f"{CALL_MARK}={mark}".encode())
-            returncode = process.wait()
+            returncode = _ended(process, supervisor)
         output = _captured(out)
 
     if stopped:
