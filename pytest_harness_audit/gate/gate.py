@@ -414,7 +414,8 @@ class Gate:
             decision=immune_decision(decision.evaluation.decision, status),  # type: ignore[arg-type]
             enforced=decision.evaluation.enforced,
             status=status,  # type: ignore[arg-type]
-            alerts=decision.alerts,
+            # the record's: the decision's and what the inspection found the call did
+            alerts=tuple(record.get("alerts", ())),
             timestamp=float(record.get("clock", self.clock())),
         )
         for escalation in self.ladder.observe(event):

@@ -23,6 +23,9 @@ CREDENTIAL_ACCESS = "credential_access"
 MEMORY_WRITE = "memory_write"
 #: Every alert name a record (and an immune flow pattern) may carry.
 ALERT_NAMES = (CREDENTIAL_ACCESS, MEMORY_WRITE)
+#: The inspection's alert of a credential file read while a call ran, by a route its text does
+#: not show (seen by the kernel): a credential access for the ladder too.
+CREDENTIAL_READ = "credential_read"
 
 _FILE_WRITE = "file_write"
 _COMMAND = "command"

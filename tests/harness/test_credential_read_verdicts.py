@@ -85,3 +85,20 @@ def test_a_search_beside_another_command_does_not_cover_its_read(tmp_path: Path)
         assert harness.verdict == "WARN"
     finally:
         harness.close()
+
+
+def test_a_read_seen_by_the_kernel_then_a_fetch_escalates_as_exfiltration(tmp_path: Path) -> None:
+    """A credential read the text did not show is a credential access for the immune ladder:
+    followed by a network call, the exfiltration flow quarantines the session, as it does after
+    a read the text did show."""
+    harness = _session(tmp_path)
+    try:
+        assert harness.call("Bash", command=GLOB_READ).record["alerts"] == ["credential_read"]
+        assert harness.immune_level == "observe"
+        harness.call("WebFetch", url="https://example.invalid/collect", prompt="x")
+        assert harness.immune_level == "quarantine"
+        (escalation,) = [e for e in harness.escalations if e.raw["immune"]["level"] == "quarantine"]
+        assert escalation.raw["immune"]["trigger"] == "flow:exfiltration"
+        assert harness.verdict == "FAIL"
+    finally:
+        harness.close()
