@@ -377,10 +377,7 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
             # the call ran, so the user approved it at the host's own prompt
             decision = _host_approved(decision, state)
         host = HostWatch.look(storage, payload.session_id)  # the call's record holds a change
-        extra = {
-            **(host.record_fields() or {}),
-            **(inspection.inspector.record_fields() if inspection is not None else {}),
-        }
+        extra = host.record_fields()
         with recording_only():  # the host ran it: recorded as it happened
             gate.run(
                 payload.tool_name,

@@ -9,10 +9,10 @@ it can still be refused, instead of at the next event (by then an agent that rem
 harness's hooks has stopped every later event).
 
 The event compares the host's settings (:mod:`.hook_host_settings`) with the state the host
-still has in effect, and the ``permissions`` of the project's settings files with those last in
-effect (``hostPermissions``: the host writes an ``allow`` rule there when the user allows a tool
-for good at its prompt, so they are judged by what a change adds, as ``allowedTools`` is,
-:mod:`.hook_host_permissions`). A change that counts is recorded as a ``note``
+still has in effect, the ``permissions`` of the project's settings files among them (the host
+writes an ``allow`` rule there when the user allows a tool for good at its prompt, so they are
+judged by what a change adds, as ``allowedTools`` is, :mod:`.hook_host_project`). A change that
+counts is recorded as a ``note``
 :data:`CONFIG_CHANGE` in error (FAIL, ``host-settings-changed``) and blocked; one that does not
 (a key that does not count, an ``allow`` rule naming a call the host is asking about, a rule
 removed) is a ``note`` in success, allowed. A blocked change stays on disk but not in effect:
@@ -32,21 +32,17 @@ from pytest_harness_audit.audit.storage import StorageLayout
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook import read_payload
 from pytest_harness_audit.doors.hook_effects import workspace_root
+from pytest_harness_audit.doors.hook_host_digest import marked_records
 from pytest_harness_audit.doors.hook_host_permissions import (
     ALLOWED_TOOLS,
-    PERMISSIONS_FIELD,
+    PERMISSIONS_EFFECTS_KEY,
     Change,
-    asked_calls,
-    entries_state,
-    judge_added,
-    permission_entries,
 )
+from pytest_harness_audit.doors.hook_host_project import is_permissions
 from pytest_harness_audit.doors.hook_host_settings import (
-    PROJECT_SETTINGS,
     STATE_FIELD,
     HostWatch,
     host_settings_state,
-    marked_records,
     recorded_state,
     shown,
 )
@@ -92,45 +88,29 @@ def parse_config_payload(text: str) -> ConfigPayload:
     )
 
 
-def permissions_state(project: str | None) -> str | None:
-    """The ``permissions`` entries of the project's settings files, as a state value."""
-    return entries_state(permission_entries(_permission_paths(project)))
-
-
-def _permission_paths(project: str | None) -> list[str]:
-    return [os.path.join(project, name) for name in PROJECT_SETTINGS] if project else []
-
-
 @dataclass(frozen=True)
 class InEffect:
     """What the session's chain says the host has in effect."""
 
-    #: The host's settings state (``None``: none recorded, nothing compared).
+    #: The host's settings state (``None``: none recorded, nothing compared), the project
+    #: settings' ``permissions`` among it.
     state: dict[str, str | None] | None = None
-    #: Whether the chain holds the project's ``permissions`` entries, and their value.
-    permissions_known: bool = False
-    permissions: str | None = None
 
     @classmethod
     def read(cls, storage: Path, session_id: str) -> InEffect:
         """Read from the session's chain: the last state recorded, or the one a blocked change
         kept in effect (until a later record holds another)."""
         state: dict[str, str | None] | None = None
-        known, permissions = False, None
         for record in _records(StorageLayout.at(storage).paths(session_id).chain):
             kept = record.get(IN_EFFECT_FIELD)
             recorded = recorded_state({STATE_FIELD: kept} if isinstance(kept, Mapping) else record)
             if recorded is not None:
                 state = recorded
-            fields = record.get("session") if record.get("kind") == "session" else record
-            if isinstance(fields, Mapping) and PERMISSIONS_FIELD in fields:
-                value = fields[PERMISSIONS_FIELD]
-                known, permissions = True, value if isinstance(value, str) else None
-        return cls(state, known, permissions)
+        return cls(state)
 
 
 def _records(path: Path) -> Iterable[Mapping[str, Any]]:
-    return marked_records(path, (f'"{STATE_FIELD}"'.encode(), f'"{PERMISSIONS_FIELD}"'.encode()))
+    return marked_records(path, (f'"{STATE_FIELD}"'.encode(),))
 
 
 @dataclass(frozen=True)
@@ -175,16 +155,12 @@ def handle_config_change(text: str, *, storage: Path, policy: Policy) -> dict[st
     names = watch.changed
     counted = watch.counted(names)
     allowed = watch.allowed_change() if ALLOWED_TOOLS in names else None
-    found = permission_entries(_permission_paths(project))
-    permissions = None
-    if effect.permissions_known:
-        change = judge_added(effect.permissions, found, asked=asked_calls(*where))
-        permissions = change if change.added or change.removed else None
-    listed = sorted(shown(name) for name in counted)
+    permissions = watch.permission_change(names)  # its added rules are the reason's own part
+    listed = sorted(shown(name) for name in counted if not is_permissions(name))
     judged = ConfigJudgement(payload, listed, allowed, permissions, False)
     if judged.fails and payload.source != POLICY_SETTINGS:
         judged = replace(judged, blocked=True)
-    _record(storage, judged, policy, now, effect, entries_state(found))
+    _record(storage, judged, policy, now, effect)
     if not judged.blocked:
         return {}
     return {"decision": "block", "reason": f"[web4-policy] {judged.reason()}"}
@@ -196,7 +172,6 @@ def _record(
     policy: Policy,
     now: Mapping[str, str | None],
     effect: InEffect,
-    permissions_now: str | None,
 ) -> None:
     """The change's ``note`` :data:`CONFIG_CHANGE`: in error (alert ``protected_file_changed``)
     when it fails the session, with the state now and, when blocked, the state still in
@@ -213,13 +188,10 @@ def _record(
     if judged.allowed is not None:
         effects.update(judged.allowed.effects())
     if judged.permissions is not None:
-        effects[PERMISSIONS_FIELD] = judged.permissions.effects()["hostAllowedTools"]
+        effects.update(judged.permissions.effects(PERMISSIONS_EFFECTS_KEY))
     # kept at every audit level (the call's parameters only at ``verbose``)
     extra: dict[str, Any] = {RECORD_FIELD: details, STATE_FIELD: dict(now), "effects": effects}
-    if not judged.blocked:
-        extra[PERMISSIONS_FIELD] = permissions_now
-    elif effect.permissions_known:  # not in effect: a later change is judged from before it
-        extra[PERMISSIONS_FIELD] = effect.permissions
+    # not in effect: a later change, the next event's comparison aside, is judged from before it
     if judged.blocked and effect.state is not None:
         extra[IN_EFFECT_FIELD] = dict(effect.state)
     error = judged.reason() if judged.fails else None
@@ -242,7 +214,6 @@ def _record(
 
 __all__ = [
     "IN_EFFECT_FIELD",
-    "PERMISSIONS_FIELD",
     "POLICY_SETTINGS",
     "RECORD_FIELD",
     "ConfigJudgement",
@@ -250,5 +221,4 @@ __all__ = [
     "InEffect",
     "handle_config_change",
     "parse_config_payload",
-    "permissions_state",
 ]

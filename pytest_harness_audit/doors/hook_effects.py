@@ -32,13 +32,13 @@ from pytest_harness_audit.doors.hook_asks import ASKED_KEY
 from pytest_harness_audit.doors.hook_host_permissions import (
     HOST_PERMISSION_ADDED,
     PERMISSIONS_EFFECTS_KEY,
-    PERMISSIONS_FIELD,
     Change,
     asked_calls,
     entries_state,
     judge_added,
     permission_entries,
 )
+from pytest_harness_audit.doors.hook_host_project import PERMISSIONS_KEY
 from pytest_harness_audit.doors.hook_host_settings import (
     PROJECT_SETTINGS,
     host_settings_state,
@@ -63,8 +63,6 @@ EFFECTS_UNAVAILABLE = "effects_unavailable"
 PENDING_KEY = "workspace"
 #: The key, in what pre saw, of the host's settings (:mod:`.hook_host_settings`).
 HOST_SETTINGS_KEY = "hostSettings"
-#: The key, in what pre saw, of the ``permissions`` entries of the project's settings files.
-PERMISSIONS_KEY = "projectPermissions"
 
 
 @dataclass(frozen=True)
@@ -218,13 +216,6 @@ class HookInspector(Inspector):
             HOST_SETTINGS_KEY: host,
             PERMISSIONS_KEY: permissions,
         }
-
-    def record_fields(self) -> dict[str, Any]:
-        """At post: the field the call's record adds so the chain holds the project settings'
-        ``permissions`` now, when its window changed them (``hook config-change`` compares
-        with the last state the chain holds)."""
-        now = self._changed_permissions()
-        return {} if now is None else {PERMISSIONS_FIELD: entries_state(now)}
 
     def _changed_permissions(self) -> dict[str, tuple[str, str]] | None:
         """The entries now, read once, when they differ from pre's (``None``: the same, or

@@ -7,6 +7,8 @@ import hashlib
 import json
 import os
 import stat
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 _MAX_BYTES = 16 << 20
@@ -127,11 +129,31 @@ def folder_digest(path: str) -> str | None:
     return digest.hexdigest()
 
 
+def marked_records(path: Path, marks: tuple[bytes, ...]) -> Iterable[Mapping[str, Any]]:
+    """The chain's complete lines at ``path`` holding one of ``marks``, parsed (others are
+    skipped unread); nothing when the file cannot be opened."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError:
+        return
+    with handle:
+        for line in handle:
+            if not line.endswith(b"\n") or not any(mark in line for mark in marks):
+                continue
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(record, dict):
+                yield record
+
+
 __all__ = [
     "FOLDER_ENTRY_LIMIT",
     "PROJECT_KEYS",
     "file_digest",
     "folder_digest",
+    "marked_records",
     "read_bytes",
     "read_json",
 ]

@@ -49,8 +49,6 @@ HOST_ALLOWED_TOOLS = "HostAllowedToolsChanged"
 EFFECTS_KEY = "hostAllowedTools"
 #: The effects key of a change of the project settings' ``permissions`` entries.
 PERMISSIONS_EFFECTS_KEY = "hostPermissions"
-#: The record field holding the ``permissions`` entries of the project's settings files.
-PERMISSIONS_FIELD = "hostPermissions"
 _RULE = re.compile(r"([^()]+?)\s*(?:\((.*)\))?", re.DOTALL)
 
 
@@ -214,7 +212,6 @@ __all__ = [
     "HOST_ALLOWED_TOOLS",
     "HOST_PERMISSION_ADDED",
     "PERMISSIONS_EFFECTS_KEY",
-    "PERMISSIONS_FIELD",
     "Change",
     "allowed_state",
     "asked_calls",

@@ -20,13 +20,13 @@ each that count (:func:`host_settings_state`):
   so no event came) is found when the session is reported (:func:`late_reasons`).
 
 Only the parts that count are compared: the host rewrites the rest of ``~/.claude.json``
-(counters, tips, history) on its own during a session, and its ``projects[*].allowedTools`` are
-judged by what a change adds (:mod:`.hook_host_permissions`).
+(counters, tips, history) on its own during a session; its ``projects[*].allowedTools``
+(:mod:`.hook_host_permissions`) and the ``permissions`` of the project's settings files
+(:mod:`.hook_host_project`) are judged by what a change adds.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -39,14 +39,25 @@ from pytest_harness_audit.doors.hook_host_digest import (
     FOLDER_ENTRY_LIMIT,
     file_digest,
     folder_digest,
+    marked_records,
 )
 from pytest_harness_audit.doors.hook_host_permissions import (
     ALLOWED_TOOLS,
     HOST_ALLOWED_TOOLS,
+    PERMISSIONS_EFFECTS_KEY,
     Change,
     allowed_state,
     asked_calls,
     change_of,
+)
+from pytest_harness_audit.doors.hook_host_project import (
+    PERMISSIONS_KEY,
+    PROJECT_SETTINGS,
+    is_permissions,
+    permissions_change,
+    permissions_name,
+    permissions_value,
+    shown_permissions,
 )
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.inspect import PROTECTED_FILE_CHANGED
@@ -81,13 +92,12 @@ MANAGED_SETTINGS = (
 MANAGED_MCP = "managed-mcp.json"
 #: Other managed settings files (``os.pathsep``-separated) instead of :data:`MANAGED_SETTINGS`.
 MANAGED_ENV = "HARNESS_AUDIT_MANAGED_SETTINGS"
-#: The project's own settings files, watched between events (a call's window sees them as
-#: protected files of the workspace).
-PROJECT_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
 #: The project's MCP servers (every key counts), watched as its settings files are.
 PROJECT_MCP = ".mcp.json"
-#: What counts in them: not ``permissions``, which the host itself writes when the user allows a
-#: tool for good at its prompt (the hooks still judge every call).
+#: What counts in them (:data:`PROJECT_SETTINGS`, watched between events; a call's window sees
+#: them as protected files of the workspace): not ``permissions``, which the host itself writes
+#: when the user allows a tool for good at its prompt; those are judged by what a change adds
+#: (:mod:`.hook_host_project`).
 _PROJECT_SETTINGS_KEYS = tuple(key for key in _SETTINGS_KEYS if key != "permissions")
 #: The record field holding a state (a ``session`` record holds it in its ``session`` field).
 STATE_FIELD = "hostSettings"
@@ -126,6 +136,7 @@ def host_settings_state(
         if project:
             files = (*PROJECT_SETTINGS, PROJECT_MCP)
             chosen += [PROJECT_PREFIX + os.path.join(project, name) for name in files]
+            chosen.append(permissions_name(project))
         names = chosen
     taken = taken or {}
     return {name: taken[name] if name in taken else _state_of(name, base) for name in names}
@@ -133,6 +144,8 @@ def host_settings_state(
 
 def shown(name: str) -> str:
     """A state's name as a reason shows it: ``~/.claude/settings.json``, an absolute path."""
+    if is_permissions(name):
+        return shown_permissions(name)
     for prefix in (_MANAGED, PROJECT_PREFIX):
         if name.startswith(prefix):
             return name[len(prefix) :]
@@ -154,6 +167,8 @@ def changed_host_settings(before: Any, home: str | None = None) -> list[str]:
 
 
 def _state_of(name: str, home: str) -> str | None:
+    if is_permissions(name):
+        return permissions_value(name)
     if name.startswith(_MANAGED):
         return file_digest(name[len(_MANAGED) :], None)
     if name.startswith(PROJECT_PREFIX):
@@ -216,25 +231,6 @@ class Recorded:
         return cls.of(marked_records(path, marks))
 
 
-def marked_records(path: Path, marks: tuple[bytes, ...]) -> Iterable[Mapping[str, Any]]:
-    """The chain's complete lines at ``path`` holding one of ``marks``, parsed (others are
-    skipped unread); nothing when the file cannot be opened."""
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below
-    except OSError:
-        return
-    with handle:
-        for line in handle:
-            if not line.endswith(b"\n") or not any(mark in line for mark in marks):
-                continue
-            try:
-                record = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(record, dict):
-                yield record
-
-
 # -- between events ------------------------------------------------------------------------
 
 
@@ -271,11 +267,25 @@ class HostWatch:
         asked = asked_calls(*self.where) if self.where is not None else []
         return change_of(self.known[ALLOWED_TOOLS], os.path.expanduser("~"), asked=asked)
 
+    def permission_change(self, names: list[str] | None = None) -> Change | None:
+        """The change of the project settings' ``permissions`` among ``names`` (default every
+        changed one) since the chain's last state, judged against the asked calls still open
+        (``None``: unchanged)."""
+        names = self.changed if names is None else names
+        if self.known is None or not any(is_permissions(name) for name in names):
+            return None
+        asked = asked_calls(*self.where) if self.where is not None else []
+        return permissions_change(self.known, names, asked=asked)
+
     def counted(self, names: list[str]) -> list[str]:
-        """``names`` less ``allowedTools`` when its change adds nothing unexplained."""
+        """``names`` less ``allowedTools`` and the project settings' ``permissions`` when
+        their change adds nothing unexplained."""
         change = self.allowed_change() if ALLOWED_TOOLS in names else None
         if change is not None and not change.unexplained:
-            return [name for name in names if name != ALLOWED_TOOLS]
+            names = [name for name in names if name != ALLOWED_TOOLS]
+        change = self.permission_change(names)
+        if change is not None and not change.unexplained:
+            names = [name for name in names if not is_permissions(name)]
         return names
 
     def record_fields(self) -> dict[str, Any] | None:
@@ -310,6 +320,10 @@ class HostWatch:
         kept = kept if isinstance(kept, Mapping) else {}
         # pre keeps the state under the same key as a record (``hook_effects.HOST_SETTINGS_KEY``)
         names = self.unattributed(kept.get(STATE_FIELD), "snapshot" in kept)
+        if PERMISSIONS_KEY in kept and self.known is not None:
+            # the call's window judged the ``permissions`` from the state the chain holds
+            seen = kept[PERMISSIONS_KEY]
+            names = [n for n in names if not (is_permissions(n) and self.known.get(n) == seen)]
         # the call's record holds the new state: a change that does not count needs no note
         self.note(storage, session_id, policy=policy, cwd=cwd, event=event, names=names, quiet=True)
 
@@ -327,7 +341,8 @@ class HostWatch:
         """Record the change (``names``, default every changed one) as a note, with the state
         now; nothing when there is none. A change that does not count (``allowedTools`` the
         host wrote at its prompt, or removed) is a note of its own that judges nothing, so the
-        chain holds the new state (none with ``quiet``)."""
+        chain holds the new state (none with ``quiet``); so is a change of the project
+        settings' ``permissions`` that adds nothing unexplained."""
         names = self.changed if names is None else names
         if not names or self.now is None:
             return
@@ -343,6 +358,8 @@ class HostWatch:
             names=counted,
             state=self.now,
             allowed=self.allowed_change() if ALLOWED_TOOLS in names else None,
+            permissions=self.permission_change(names),
+            unjudged=[name for name in names if name not in counted],
         )
 
 
@@ -356,24 +373,31 @@ def record_change(
     names: list[str],
     state: Mapping[str, str | None],
     allowed: Change | None = None,
+    permissions: Change | None = None,
+    unjudged: list[str] | None = None,
 ) -> None:
     """Record a change of the host's settings no call's window saw: a ``note`` (status
     ``error``, alert ``protected_file_changed``, ``effects.hostSettings``) with the state now.
 
-    With no ``names`` (only ``allowed``, a change that does not count): a ``note``
-    :data:`HOST_ALLOWED_TOOLS` (status ``success``, no alert) with the state now."""
+    With no ``names`` (only ``unjudged`` ones: ``allowed`` or ``permissions``, a change that
+    does not count): a ``note`` :data:`HOST_ALLOWED_TOOLS` (status ``success``, no alert) with
+    the state now."""
     listed = [shown(name) for name in names]
     details: dict[str, Any] = {"event": event, "changed": listed}
     effects: dict[str, Any] = {"hostSettings": listed} if listed else {}
     if allowed is not None:
         effects.update(allowed.effects())
+    if permissions is not None:
+        effects.update(permissions.effects(PERMISSIONS_EFFECTS_KEY))
     tool, alerts = HOST_ALLOWED_TOOLS, ""
     if listed:
         tool, alerts = HOST_SETTINGS_CHANGED, PROTECTED_FILE_CHANGED
         reason = f"the host's settings changed between hook events (seen at {event}): "
+        if permissions is not None and permissions.unexplained:
+            listed = [*listed, "permissions added: " + ", ".join(permissions.unexplained)]
         outcome = Outcome("error", None, reason + ", ".join(listed))
     else:
-        details["changed"] = [shown(ALLOWED_TOOLS)]
+        details["changed"] = [shown(name) for name in unjudged or [ALLOWED_TOOLS]]
         outcome = Outcome("success", None, None)
     gate = open_session_gate(
         storage_dir=storage, session_id=session_id, policy=policy, root=cwd, door="hook"

@@ -35,6 +35,7 @@ from pytest_harness_audit.doors.hook_asks import (
     write_state,
 )
 from pytest_harness_audit.doors.hook_effects import HOST_SETTINGS_KEY, PENDING_KEY
+from pytest_harness_audit.doors.hook_host_project import PERMISSIONS_KEY, is_permissions
 from pytest_harness_audit.doors.hook_host_settings import HostWatch, check_between
 from pytest_harness_audit.gate.approvals import ended
 from pytest_harness_audit.policy import Policy
@@ -99,14 +100,18 @@ def handle_permission_request(text: str, *, storage: Path, policy: Policy) -> di
 
 
 def _rebase(kept: Any, host: HostWatch) -> dict[str, Any] | None:
-    """What pre kept of the workspace, its host settings moved on to now for the names changed
-    since the chain's last state (recorded here already, not the call's); ``None``: nothing
-    moved."""
+    """What pre kept of the workspace, its host settings (and the project settings'
+    ``permissions``) moved on to now for the names changed since the chain's last state
+    (recorded here already, not the call's); ``None``: nothing moved."""
     settings = kept.get(HOST_SETTINGS_KEY) if isinstance(kept, dict) else None
     if not isinstance(kept, dict) or not isinstance(settings, dict) or host.now is None:
         return None
     moved = {name: host.now[name] for name in host.changed if name in settings}
-    return {**kept, HOST_SETTINGS_KEY: {**settings, **moved}} if moved else None
+    rebased = {**kept, HOST_SETTINGS_KEY: {**settings, **moved}}
+    for name in host.changed:  # the project settings' ``permissions``, kept apart
+        if is_permissions(name) and PERMISSIONS_KEY in kept:
+            rebased[PERMISSIONS_KEY] = host.now[name]
+    return rebased if rebased != kept else None
 
 
 def fail_closed_answer(problem: str) -> dict[str, Any]:

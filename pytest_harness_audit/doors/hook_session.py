@@ -36,7 +36,6 @@ from pytest_harness_audit.doors.chain_faults import ChainFaults
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook import HookPayload, open_gate, read_payload
 from pytest_harness_audit.doors.hook_asks import EVERY_AGENT, any_asked, reconcile
-from pytest_harness_audit.doors.hook_config import PERMISSIONS_FIELD, permissions_state
 from pytest_harness_audit.doors.hook_effects import workspace_root
 from pytest_harness_audit.doors.hook_host_settings import (
     PROJECT_PREFIX,
@@ -191,7 +190,6 @@ def handle_session_start(text: str, *, storage: Path, policy: Policy) -> None:
         "policyHash": policy.content_hash,
         "stalePending": clean_pending(storage, payload.session_id),
         STATE_FIELD: host_settings_state(project=workspace_root(payload.cwd)),
-        PERMISSIONS_FIELD: permissions_state(workspace_root(payload.cwd)),
     }
     _record(storage, payload, policy, params)
 

@@ -414,8 +414,7 @@ class Gate:
             decision=immune_decision(decision.evaluation.decision, status),  # type: ignore[arg-type]
             enforced=decision.evaluation.enforced,
             status=status,  # type: ignore[arg-type]
-            # the record's: the decision's and what the inspection found the call did
-            alerts=tuple(record.get("alerts", ())),
+            alerts=tuple(record.get("alerts", ())),  # the inspection's findings too
             timestamp=float(record.get("clock", self.clock())),
         )
         for escalation in self.ladder.observe(event):

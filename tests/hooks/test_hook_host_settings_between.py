@@ -279,13 +279,6 @@ def test_a_session_without_session_end_is_flagged_and_an_ended_one_is_not(host: 
     assert (report["verdict"], report["other_reasons"]) == ("PASS", [])
 
 
-def _permission_granted(host: Host) -> None:
-    """The host writes the project's local settings when the user allows a tool for good."""
-    folder = host.project / ".claude"
-    folder.mkdir(exist_ok=True)
-    (folder / "settings.local.json").write_text(json.dumps({"permissions": {"allow": ["Read"]}}))
-
-
 BENIGN: dict[str, Callable[[Host], None]] = {
     "host-bookkeeping": lambda h: h.write(
         ".claude.json",
@@ -294,8 +287,7 @@ BENIGN: dict[str, Callable[[Host], None]] = {
     "unrelated-key": lambda h: h.write(
         ".claude/settings.json", {"hooks": {"PreToolUse": []}, "model": "other"}
     ),
-    "tool-allowed-at-the-prompt": _permission_granted,
-}
+}  # the project settings' ``permissions``: test_hook_permissions_between.py
 
 
 @pytest.mark.parametrize("change", list(BENIGN))

@@ -83,7 +83,8 @@ def test_the_host_s_config_change_after_the_call_finds_the_state_recorded(host: 
     _prompt(host, call)
     _local(host, {"permissions": {"allow": ["Bash(touch:*)"]}})
     host.post(call)
-    assert _bash(host)["hostPermissions"] is not None  # the chain holds the state now
+    state = _bash(host)["hostSettings"]  # the chain holds the state now
+    assert state[f"permissions:{host.project}"] is not None
     # the host's file watcher reports the same write after the call closed
     code, answer, err = config_change(
         host, "local_settings", host.project / ".claude" / "settings.local.json"
