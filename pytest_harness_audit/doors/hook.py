@@ -67,6 +67,7 @@ from pytest_harness_audit.gate.decision import GateDecision
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.ratelimit import RateHits
+from pytest_harness_audit.social.record_scrub import RecordScrub
 
 PRE = "PreToolUse"
 POST = "PostToolUse"
@@ -236,6 +237,7 @@ def open_gate(
     )
     inspection = HookInspection(inspector, policy)
     gate.inspectors.append(inspection)
+    gate.chain.builder.scrub = RecordScrub(gate.inspectors)  # every string of every record
     return gate, inspection
 
 
