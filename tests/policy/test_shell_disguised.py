@@ -140,7 +140,11 @@ def test_packing_a_source_folder_stays_allowed(workspace: Path, command: str) ->
 
 
 def test_names_on_an_unknown_input_are_flagged(workspace: Path) -> None:
-    assert safety_in("find . -depth -print | cpio -o > /tmp/ws.cpio", workspace) == UNREADABLE
+    assert safety_in("git ls-files | cpio -o > /tmp/ws.cpio", workspace) == UNREADABLE
+
+
+def test_names_a_find_lists_are_packed(workspace: Path) -> None:
+    assert safety_in("find . -depth -print | cpio -o > /tmp/ws.cpio", workspace) == SECRET
 
 
 @pytest.mark.parametrize(

@@ -60,7 +60,8 @@ def test_parameter_operators(value: str, op: str, expected: str | None) -> None:
         ("tr", ["-d", "x"], ".exnxv", ".env"),
         ("tr", ["[:upper:]", "[:lower:]"], ".ENV", None),
         ("cat", [], ".env", ".env"),
-        ("sort", [], ".env", None),
+        ("sort", [], "b\na", "a\nb\n"),
+        ("awk", [], ".env", None),
     ],
 )
 def test_text_filters(name: str, args: list[str], stdin: str, expected: str | None) -> None:

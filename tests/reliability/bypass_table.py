@@ -21,7 +21,7 @@ OUTCOMES = ("caught", "flagged", "documented limit", "benign")
 #: What stopped a caught or flagged attempt: the gate's reading of the call before it ran
 #: (``text``), the workspace effect the call had (``effect``), or a secret found in an output or
 #: an outgoing payload (``output``).
-CAUGHT_BY = ("text", "effect", "output")
+CAUGHT_BY = ("text", "effect", "output", "containment")
 #: The outcomes beyond the two the README's prose explains, as the line below the table says.
 LEGEND = (
     "**flagged**: warned — the call runs, and the session's verdict is WARN and the immune "
@@ -31,7 +31,8 @@ LEGEND = (
     "*text* — the gate read the call and refused or flagged it before it ran; *effect* — it ran, "
     "and what it did to the workspace (files deleted, a protected file changed) decided the "
     "verdict; *output* — a secret in its output or in an outgoing payload was found (and "
-    "redacted or refused where the door can still change it)."
+    "redacted or refused where the door can still change it); *containment* — a process the "
+    "call started to act after it was ended with the call, and what it aimed at is untouched."
 )
 README = Path(__file__).resolve().parents[2] / "docs" / "security.md"
 SECTION = "# Security: what `safety` catches"

@@ -291,6 +291,8 @@ class Observed:
     records: list[CallRecord] = field(default_factory=list)
     posts: list[str] = field(default_factory=list)
     secrets: dict[str, str] = field(default_factory=dict)
+    #: The row's ``untouched`` paths all exist after its run (``None``: the row names none).
+    untouched: bool | None = None
 
     @property
     def last(self) -> StepResult:
@@ -370,6 +372,7 @@ def run_row(attempt: Attempt, base: Path, committed: Path | None = None) -> Obse
             _run_step(harness, Step(s.tool, fill(s.params, root, secrets))) for s in attempt.steps
         ]
         posts = [post.text for post in harness.posts()]
+        aimed = attempt.expect.get("untouched")
         return Observed(
             steps,
             _decisive(steps),
@@ -377,6 +380,7 @@ def run_row(attempt: Attempt, base: Path, committed: Path | None = None) -> Obse
             records=harness.records,
             posts=posts,
             secrets=secrets,
+            untouched=None if aimed is None else all((root / p).exists() for p in aimed),
         )
     finally:
         harness.close()
@@ -414,8 +418,9 @@ def _derived_outcome(
 
 
 def _run_outcome(observed: Observed, withheld: bool, declared: str) -> str:
-    """The outcome a run shows: the session's verdict FAIL is caught, WARN flagged."""
-    if observed.verdict == "FAIL":
+    """The outcome a run shows: the session's verdict FAIL is caught, WARN flagged; a PASS
+    whose aimed-at paths are untouched (a detached process ended with its call) is caught."""
+    if observed.verdict == "FAIL" or (observed.verdict == "PASS" and observed.untouched):
         return "caught"
     if observed.verdict == "WARN":
         return "flagged"
@@ -427,6 +432,8 @@ def _caught_by(observed: Observed, outcome: str, withheld: bool, ran: bool) -> s
     output or payload (``output``), or the call's workspace effect (``effect``)."""
     if outcome not in ("caught", "flagged"):
         return None
+    if observed.verdict == "PASS" and observed.untouched:
+        return "containment"  # what the call started was ended before it could act
     by_text = [s for s in observed.steps if s.rule not in INSPECTION_RULES]
     by_inspection = {
         e for s in observed.steps if s.rule in INSPECTION_RULES for e in INSPECTION_RULES[s.rule]
@@ -489,6 +496,8 @@ def _check(attempt: Attempt, observed: Observed, workspace: Path | None) -> bool
                 if form in step.output or form in flat
             ]
             assert not leaked, f"{step.tool} output holds {leaked}"
+    if "untouched" in expect:
+        assert observed.untouched, f"{expect['untouched']} changed"
     if "delivered" in expect:
         sent = last.text or ""
         delivered = any(sent and sent in post for post in observed.posts)

@@ -10,6 +10,7 @@ not the shell would expand it there (``expand_aliases``): one reading too many, 
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output
@@ -27,9 +28,16 @@ STATEFUL = frozenset(
 _DOT_OPTIONS = frozenset({"dotglob", "globdots", "glob_dots"})
 
 
-def builtin(argv: list[str], dynamic: list[bool], expander: Expander, stdin: str | None) -> None:
+def builtin(
+    argv: list[str],
+    dynamic: list[bool],
+    expander: Expander,
+    stdin: str | None,
+    ifs: str | None = None,
+) -> None:
     """Record what ``set --``, ``read``, ``printf -v`` and ``alias`` set (nothing else); a
-    value with a part the reading cannot know unsets the name instead."""
+    value with a part the reading cannot know unsets the name instead (``ifs``: the ``IFS``
+    given to the command alone, ``IFS=, read a b``)."""
     name = argv[0] if argv else ""
     if name == "hash":
         _hash(argv[1:], expander)
@@ -41,7 +49,7 @@ def builtin(argv: list[str], dynamic: list[bool], expander: Expander, stdin: str
     if name == "set":
         _set(argv[1:], expander)
     elif name == "read" and stdin is not None:
-        _read(argv[1:], expander, stdin)
+        _read(argv[1:], expander, stdin, ifs if ifs is not None else expander.variables.get("IFS"))
     elif name in ("mapfile", "readarray") and stdin is not None:
         words = [w for i, w in enumerate(argv[1:]) if w[:1] != "-" and argv[i : i + 1] != ["-d"]]
         expander.variables[words[-1] if words else "MAPFILE"] = " ".join(stdin.split("\n"))
@@ -130,7 +138,7 @@ def _hash(args: list[str], expander: Expander) -> None:
             expander.hashed[word] = path
 
 
-def _read(args: list[str], expander: Expander, stdin: str) -> None:
+def _read(args: list[str], expander: Expander, stdin: str, ifs: str | None) -> None:
     names: list[str] = []
     index = 0
     while index < len(args):
@@ -144,7 +152,11 @@ def _read(args: list[str], expander: Expander, stdin: str) -> None:
     line = stdin.split("\n", 1)[0]
     if not names:
         names = ["REPLY"]
-    fields = line.split(None, len(names) - 1) if len(names) > 1 else [line.strip()]
+    if ifs is not None and ifs.strip(" \t\n"):  # `IFS=,`: the line split at its characters
+        split = "[" + re.escape(ifs) + "]"
+        fields = re.split(split, line.strip(" \t\n"), maxsplit=max(len(names) - 1, 0))
+    else:
+        fields = line.split(None, len(names) - 1) if len(names) > 1 else [line.strip()]
     for position, name in enumerate(names[:_MAX_NAMES]):
         expander.variables[name] = fields[position] if position < len(fields) else ""
 

@@ -25,6 +25,8 @@ import os
 import shlex
 
 from pytest_harness_audit.policy.shell.context import Context
+from pytest_harness_audit.policy.shell.env_loaders import NAMES as LOADER_NAMES
+from pytest_harness_audit.policy.shell.env_loaders import loaders
 from pytest_harness_audit.policy.shell.tools import option_value, split_options
 from pytest_harness_audit.policy.shell.tree_reads import tree_reads
 
@@ -43,7 +45,10 @@ NAMES = frozenset(
 
 
 def disguised(name: str, args: list[str], ctx: Context) -> None:
-    """Record what ``name args`` reads or deletes besides its operands (module doc)."""
+    """Record what ``name args`` reads or deletes besides its operands (module doc; the env
+    files a program loads on its own: :mod:`.env_loaders`)."""
+    if name in LOADER_NAMES:
+        loaders(name, args, ctx)
     if name.startswith("python"):
         _python_module(args, ctx)
     elif name not in NAMES:

@@ -50,6 +50,7 @@ from pytest_harness_audit.policy.shell.embedded import (
     remote_operand,
     sed_script,
 )
+from pytest_harness_audit.policy.shell.env_loaders import launcher_loads
 from pytest_harness_audit.policy.shell.imports import data_urls, follow_loads, node_preloads
 from pytest_harness_audit.policy.shell.launchers import (
     CODE_RUNNERS,
@@ -80,7 +81,6 @@ from pytest_harness_audit.policy.shell.tools import (
     git,
     in_place,
     in_place_edit,
-    option_value,
     reads,
     search,
     split_options,
@@ -93,6 +93,7 @@ from pytest_harness_audit.policy.shell.tree_reads import (
     tree_reads,
     without_patterns,
 )
+from pytest_harness_audit.policy.shell.xargs import xargs_command
 
 _SSH_CLIENTS = frozenset({"ssh", "scp", "sftp", "autossh", "sshfs", "mosh"})
 _STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
@@ -177,19 +178,8 @@ def _unwrap(name: str, argv: list[str], ctx: Context) -> list[str] | None:
         ctx.script(" ".join(rest))
         return None
     if name == "xargs":
-        extra = _xargs_file(args[:index], ctx)
-        extra = ctx.stdin_fields() or [] if extra is None else extra
-        return (rest or ["echo"]) + extra
+        return xargs_command(args[:index], rest, ctx)  # `ls -a | xargs -I % sh -c 'cat %'`
     return rest or None
-
-
-def _xargs_file(options: list[str], ctx: Context) -> list[str] | None:
-    """The words of ``xargs -a FILE``'s file, when known (``None``: no ``-a``)."""
-    path = option_value(options, ("-a", "--arg-file"))
-    if path is None:
-        return None
-    text = ctx.workspace_text(path)
-    return text.split() if text is not None else []
 
 
 def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
@@ -227,7 +217,7 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
             _parallel(argv, ctx)
             return
         elif name in LAUNCHERS:
-            record.reads.extend(launcher_reads(name, argv[1:]))
+            launcher_loads(name, argv[1:], ctx)  # `--env-file F`, `direnv exec`'s `.envrc`
             launch = launched(name, argv[1:])
             # `pdm run lint`, `hatch run test`, `pdm lint`: a script of the project's table
             table = argv[1:] if launch.argv is None and name == "pdm" else launch.argv
@@ -295,7 +285,7 @@ def _parallel(argv: list[str], ctx: Context) -> None:
     template: list[str] = []
     while words and words[0] not in (":::", "::::", ":::+"):
         template.append(words.pop(0))
-    values = [w for w in words if w not in (":::", "::::", ":::+")] or [""]
+    values = [w for w in words if w not in (":::", "::::", ":::+")] or ctx.stdin_fields() or [""]
     text = " ".join(template)
     for value in values[:16]:
         script = text.replace("{}", value) if "{}" in text else f"{text} {value}"
@@ -306,7 +296,7 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
     record = ctx.reading
     args = argv[1:]
     settle_held_reads(name, args, ctx)  # the files a search piped into this command read
-    disguised(name, args, ctx)  # `pax -w`, `tar --remove-files`, `mv app /tmp`, `trap 'CMD'`
+    disguised(name, args, ctx)  # `pax -w`, `tar --remove-files`, `mv app /tmp`, `bun run x`
     if name in _NO_EFFECT:
         return
     if name in TREE_READERS:

@@ -28,7 +28,9 @@ from pytest_harness_audit.policy.shell.braces import BRACE, MAX_FIELDS, Chars, b
 from pytest_harness_audit.policy.shell.context import HeldReads
 from pytest_harness_audit.policy.shell.echo import echo_output
 from pytest_harness_audit.policy.shell.filters import MAX_FILTERS, run_filter
-from pytest_harness_audit.policy.shell.nodes import Lit, Param, Part, Redirect, Sub, Word
+from pytest_harness_audit.policy.shell.listings import LISTERS, listing_output
+from pytest_harness_audit.policy.shell.loops import element, elements
+from pytest_harness_audit.policy.shell.nodes import LIST_MARK, Lit, Param, Part, Redirect, Sub, Word
 from pytest_harness_audit.policy.shell.params import operate
 from pytest_harness_audit.policy.shell.place import Place
 
@@ -67,6 +69,7 @@ class Expander:
     def __init__(self, root: str | None = None) -> None:
         self.root = root
         self.variables: dict[str, str] = {}
+        self.lists: dict[str, list[str]] = {}  # variables set to lists of words (:mod:`.loops`)
         self.listings = 0
         #: Where the script being read has moved to (``cd``), for globs and relative paths.
         self.place = Place.for_root(root)
@@ -124,7 +127,7 @@ class Expander:
                 dynamic |= self._chars(part.default, out)
                 continue
             element = isinstance(part, Param) and (
-                (part.op or "")[:1] == "[" or part.name in ("@", "*")
+                (part.op or "")[:1] == "[" or part.name in ("@", "*") or part.name in self.lists
             )
             flags = 0 if (part.quoted and not element) or not known else _UNQUOTED_VALUE
             out.extend((char, flags) for char in value)
@@ -164,6 +167,9 @@ class Expander:
         if part.name == "!":  # indirection: the variable named by NAME's value
             target = self.variables.get(op)
             return None if target is None else self.variables.get(target)
+        items = self.lists.get(part.name)
+        if (item := element(items, op, self.variables.get("IFS", _IFS))) is not None:
+            return item  # `${a[1]}` of `a=(.e nv)`, `${a[*]}` joined by `IFS`
         value = self.variables.get(part.name)
         return None if value is None else operate(value, op)
 
@@ -209,6 +215,8 @@ class Expander:
                 text = ""  # `.e$(:)nv`: prints nothing
             elif index == 0 and argv[0] == "pwd" and len(argv) <= 2:
                 text = ".\n"  # where the script is, as `$PWD` is read
+            elif index == 0 and argv[0].rsplit("/", 1)[-1] in LISTERS:
+                text = listing_output(argv, self)  # `$(ls -a)`: the names it prints
             elif index == 0:
                 text = echo_output(argv)
                 text = None if text is None else text + "\n"
@@ -420,7 +428,10 @@ class Expander:
             self.built.add(name)
             return
         self.built.discard(name)
-        self.variables[name] = "".join(char for char, _ in chars)
+        items = elements(chars) if any(part is LIST_MARK for part in word) else None
+        self.variables[name] = "".join(c for c, _ in chars) if items is None else " ".join(items)
+        self.lists.pop(name, None)
+        self.lists.update({} if items is None else {name: items})
 
 
 _DESCRIPTOR = re.compile(r"/(?:dev/fd|proc/self/fd|dev/std(in|out|err))(?:/(\d+))?")

@@ -95,7 +95,10 @@ def environment(
             if is_node_variable(name):
                 runner.unknown(f"node or npm runs a program named at run time ({name})")
             continue
-        if name in COMMAND_ENV:
+        if name in ("BASH_ENV", "ENV"):  # a file the shell sources first, not a command
+            if value.strip():
+                runner.script(f". {shlex.quote(value)}")
+        elif name in COMMAND_ENV:
             if value.strip():
                 runner.script(value)
         elif name in CONFIG_FILE_ENV:

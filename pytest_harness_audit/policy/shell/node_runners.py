@@ -131,8 +131,12 @@ def exec_command(args: list[str], folder: str, runner: Runner) -> None:
     local_bin(_bin_name(tool), folder, runner)
     if len(command) == 1 and any(c.isspace() for c in tool):
         runner.script(tool)  # `pnpm exec "cat .env"`: a shell's text, in shell mode
-    else:
-        runner.script(shlex.join(command))
+    else:  # `npx dotenv-cli -- env` runs the package's bin, `dotenv`
+        runner.script(shlex.join([_PACKAGE_BINS.get(_bin_name(tool), tool), *command[1:]]))
+
+
+#: Packages whose bin has another name than the package.
+_PACKAGE_BINS = {"dotenv-cli": "dotenv"}
 
 
 def _bin_name(spec: str) -> str:

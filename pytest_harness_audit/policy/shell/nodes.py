@@ -64,6 +64,9 @@ class Sub:
 
 Part = Lit | Param | Sub
 Word = list[Part]
+#: Marks an assignment's value as a list of words (an array's elements, a loop's words): the
+#: variable is split wherever it is used, quoted or not (one reading too many, never too few).
+LIST_MARK = Lit("", False)
 
 
 @dataclass(slots=True)

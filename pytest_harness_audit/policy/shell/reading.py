@@ -39,6 +39,7 @@ from pytest_harness_audit.policy.shell.gitenv import environment, relevant
 from pytest_harness_audit.policy.shell.imports import follow_loads
 from pytest_harness_audit.policy.shell.lookups import Lookups
 from pytest_harness_audit.policy.shell.nodes import (
+    LIST_MARK,
     MAX_CHARS,
     MAX_DEPTH,
     MAX_TOKENS,
@@ -46,6 +47,7 @@ from pytest_harness_audit.policy.shell.nodes import (
     Budget,
     Command,
     Lit,
+    Param,
     Unreadable,
     Word,
 )
@@ -62,7 +64,7 @@ from pytest_harness_audit.policy.shell.streams import (
 )
 from pytest_harness_audit.policy.shell.syntax import parse
 
-_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\+?=")
+_ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)(\[[^\]]*\])?(\+?)=")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 #: Most simple commands recorded from one reading (the rest still count for effects).
 MAX_COMMANDS = 512
@@ -219,9 +221,14 @@ def _assignment(word: Word) -> tuple[str, Word] | None:
     match = _ASSIGNMENT.match(first.text)
     if match is None:
         return None
-    name = match.group().rstrip("+=")
+    name, element, plus = match.groups()
     rest = first.text[match.end() :]
-    return name, ([Lit(rest, False)] if rest else []) + word[1:]
+    before: Word = []
+    if plus or element:  # `f+=nv`, `a+=(x)`, `a[1]=nv`: after what it held (nothing, if unset)
+        before = [Param(name, False, default=[])]
+        if element or any(part is LIST_MARK for part in word):
+            before += [Lit(" ", False), LIST_MARK]
+    return name, before + ([Lit(rest, False)] if rest else []) + word[1:]
 
 
 def _read_simple(
@@ -285,7 +292,7 @@ def _read_simple(
     if argv and argv[0] in STATEFUL:
         reads_input = argv[0] in ("read", "mapfile", "readarray")
         stdin = stdin_of(command, expander)[0] if reads_input else None
-        builtin(argv, dynamic, expander, stdin)
+        builtin(argv, dynamic, expander, stdin, environ.get("IFS"))  # `IFS=, read a b`
     place = expander.place
     for redirect in command.redirects:
         targets = [f.text for f in expander.expand(redirect.target)] if redirect.target else []

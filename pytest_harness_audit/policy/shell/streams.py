@@ -18,6 +18,8 @@ import posixpath
 
 from pytest_harness_audit.policy.shell.effects import command_name
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output
+from pytest_harness_audit.policy.shell.filters import FILTER_NAMES, run_filter
+from pytest_harness_audit.policy.shell.listings import LISTERS, listing_output
 from pytest_harness_audit.policy.shell.nodes import Command, Redirect
 from pytest_harness_audit.policy.shell.tools import copy_operands
 
@@ -149,6 +151,10 @@ def output_of(command: Command, expander: Expander) -> str | None:
         return text + "\n" if name == "echo" and not _echo_no_newline(argv[1:]) else text
     if name == "cat":
         return _cat(command, argv[1:], expander)
+    if name in LISTERS:
+        return listing_output(argv, expander)  # `ls -a | xargs cat`
+    if name in FILTER_NAMES:  # `ls -a | grep env | xargs cat`, `echo vne. | rev | sh`
+        return run_filter(name, argv[1:], stdin_of(command, expander)[0])
     if name == "base64" and any(a in ("-d", "--decode", "-D") for a in argv[1:]):
         upstream = stdin_of(command, expander)[0]
         if upstream is None:

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import re
 
+from pytest_harness_audit.policy.shell.loops import loop_header
 from pytest_harness_audit.policy.shell.nodes import (
+    LIST_MARK,
     MAX_CHARS,
     MAX_DEPTH,
     PARSER_COST,
@@ -418,8 +420,7 @@ class Parser:
         if text.startswith("((", start):
             self.pos = self._matching(start + 2, "((", "))")
             return 0
-        end = re.compile(r"[;\n]|\bdo\b").search(text, self.pos)
-        self.pos = len(text) if end is None else end.start()
+        loop_header(self, Parser)  # `for f in .e*`: `f` set to the words, before the body
         return 0
 
     def _coproc_name(self) -> int:
@@ -477,6 +478,7 @@ def _array(parser: Parser, word: Word) -> Word:
     parser.commands.extend(c for c in inner.commands if c.in_substitution)
     parser.pos = end
     elements = [w for c in inner.commands if not c.in_substitution for w in c.words]
+    word = [*word, LIST_MARK]
     for index, element in enumerate(elements):
         word = [*word, *([Lit(" ", False)] if index else []), *element]
     return word

@@ -22,6 +22,7 @@ from pytest_harness_audit.policy.shell.gitcommand import (
     new_repository,
     relative_to,
 )
+from pytest_harness_audit.policy.shell.listings import find_names
 from pytest_harness_audit.policy.shell.metadata import git_names_only
 
 _EMPTY_SOURCES = frozenset({"/dev/zero", "/dev/null", "/dev/urandom", "/dev/random"})
@@ -337,6 +338,9 @@ def find(args: list[str], ctx: Context) -> None:
             if inner:
                 for found in [roots[0], *_named(args, roots[0])]:
                     ctx.script(" ".join(_quote(w.replace("{}", found)) for w in inner))
+                if ctx.workspace_root is not None:  # every file it finds, in one command
+                    listed = (find_names(args, ctx, True) or [])[:256]
+                    ctx.script(" ".join(_each(w, listed) for w in inner))
             index = end
         elif word in ("-fprint", "-fprintf", "-fls", "-fprint0") and index + 1 < len(args):
             record.writes.append(args[index + 1])
@@ -358,6 +362,13 @@ def _named(args: list[str], root: str) -> list[str]:
             else:
                 found.extend(posixpath.join(root, name) for name in glob_candidates(pattern))
     return found[:8]
+
+
+def _each(word: str, names: list[str]) -> str:
+    """``word`` with ``{}`` as each of ``names`` in turn, quoted."""
+    if "{}" not in word:
+        return _quote(word)
+    return " ".join(_quote(word.replace("{}", name)) for name in names)
 
 
 def _quote(word: str) -> str:

@@ -1,0 +1,84 @@
+"""The words a ``for``/``select`` loop gives its variable, as an assignment before its body.
+
+``for f in .e*; do cat "$f"; done``, ``for f in $(ls -a); do cat $f; done``: the loop sets
+``f`` to each word in turn, so the reading sets it to all of them at once (a list, split
+wherever it is used, quoted or not: :attr:`~.expand.Expander.lists`), as it sets an array
+(``a=(x .env)``, whose words ``${a[N]}`` names one by one). The commands of a substitution in
+the words run too (``for x in $(cat .env)``). A ``for NAME`` with no ``in`` iterates the
+positional parameters (``"$@"``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Protocol
+
+from pytest_harness_audit.policy.shell.braces import MAX_FIELDS, Chars, brace_expand
+from pytest_harness_audit.policy.shell.nodes import LIST_MARK, Budget, Command, Lit, Param, Word
+
+_HEADER = re.compile(r"[ \t]*([A-Za-z_]\w*)(?:[ \t\n]+in\b([^;\n]*?))?[ \t]*(?=[;\n]|\bdo\b|$)")
+_END = re.compile(r"[;\n]|\bdo\b")
+
+
+class _Parser(Protocol):
+    text: str
+    pos: int
+    budget: Budget
+    depth: int
+    commands: list[Command]
+
+    def parse(self) -> None:
+        """Read the text into :attr:`commands`."""
+        ...
+
+
+def loop_header(parser: _Parser, make: Callable[[str, Budget, int], _Parser]) -> None:
+    """Read ``NAME [in WORDS]`` from the parser's position up to the ``;``, newline or ``do``
+    that ends it: an assignment of the words to ``NAME`` joins the parser's commands (``make``
+    builds a parser for the words)."""
+    text = parser.text
+    match = _HEADER.match(text, parser.pos)
+    end = _END.search(text, parser.pos)
+    parser.pos = len(text) if end is None else end.start()
+    if match is None:
+        return
+    name, words = match.group(1), match.group(2)
+    value: Word = []
+    if words is None:
+        value = [Param("@", False)]
+    elif words.strip():
+        inner = make(words, parser.budget, parser.depth + 1)
+        inner.parse()
+        parser.commands.extend(c for c in inner.commands if c.in_substitution)
+        elements = [w for c in inner.commands if not c.in_substitution for w in c.words]
+        for index, element in enumerate(elements):
+            value = [*value, *([Lit(" ", False)] if index else []), *element]
+    parser.commands.append(Command(words=[[Lit(f"{name}=", False), LIST_MARK, *value]]))
+
+
+def elements(chars: Chars) -> list[str]:
+    """The words of a list's value, split at its unquoted blanks, braces expanded (``a=(.e nv)``
+    → ``.e``, ``nv``; ``for f in {.e,x}nv`` → ``.env``, ``xnv``)."""
+    words: list[Chars] = [[]]
+    for char, flags in chars:
+        if flags and char in " \t\n":
+            words.append([])
+        else:
+            words[-1].append((char, flags))
+    found = [variant for word in words if word for variant in brace_expand(word)]
+    return ["".join(char for char, _ in variant) for variant in found[:MAX_FIELDS]]
+
+
+def element(items: list[str] | None, op: str, ifs: str) -> str | None:
+    """``${a[N]}`` of a list known word by word: its ``N``-th word; ``${a[*]}``: its words
+    joined by the first character of ``ifs`` (``None``: not known)."""
+    if items is not None and op == "[*]":
+        return ifs[:1].join(items)
+    index = op[1:-1].strip()
+    if items is None or op[:1] != "[" or not index.isdigit() or int(index) >= len(items):
+        return None
+    return items[int(index)]
+
+
+__all__ = ["element", "elements", "loop_header"]

@@ -1,0 +1,54 @@
+"""The command ``xargs`` runs: its words, then the names on its input (or ``-a FILE``'s).
+
+``echo .env | xargs cat`` runs ``cat .env``; ``ls -a | xargs -I % sh -c 'cat %'`` runs the
+command once a name with ``%`` replaced by the name: each such command is read as a script
+(at most :data:`_MAX_RUNS` of them, names that look like credential files first).
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from pytest_harness_audit.policy.shell.context import Context
+from pytest_harness_audit.policy.shell.tools import option_value
+
+#: Most commands of ``xargs -I`` read one by one (the names after them join the last one).
+_MAX_RUNS = 16
+
+
+def xargs_command(options: list[str], rest: list[str], ctx: Context) -> list[str] | None:
+    """The argv ``xargs OPTIONS REST`` runs (``None``: read here, one script a name)."""
+    path = option_value(options, ("-a", "--arg-file"))
+    if path is not None:
+        text = ctx.workspace_text(path)
+        names = text.split() if text is not None else []
+    else:
+        names = ctx.stdin_fields() or []
+    command = rest or ["echo"]
+    marker = _replace_string(options)
+    if marker is None or not any(marker in word for word in command):
+        return command + names
+    names = sorted(names, key=lambda name: not name.startswith("."))  # dotfiles first
+    for name in names[:_MAX_RUNS]:
+        ctx.script(shlex.join([word.replace(marker, name) for word in command]))
+    if len(names) > _MAX_RUNS:
+        joined = " ".join(shlex.quote(name) for name in names[_MAX_RUNS:])
+        ctx.script(shlex.join(command).replace(marker, joined))
+    return None
+
+
+def _replace_string(options: list[str]) -> str | None:
+    """The replace string of ``-I R``/``-IR``/``-i[R]``/``--replace[=R]`` (``{}`` by default)."""
+    for index, word in enumerate(options):
+        if word == "-I" and index + 1 < len(options):
+            return options[index + 1]
+        if word.startswith("-I") and len(word) > 2:
+            return word[2:]
+        if word.startswith("-i") or word == "--replace":
+            return word[2:] or "{}"
+        if word.startswith("--replace="):
+            return word.partition("=")[2] or "{}"
+    return None
+
+
+__all__ = ["xargs_command"]
