@@ -367,12 +367,13 @@ def run_row(attempt: Attempt, base: Path, committed: Path | None = None) -> Obse
         session_id=f"bypass-{next(_sessions)}",
         agents=AGENTS,
     )
+    aimed = attempt.expect.get("untouched")
+    before = None if aimed is None else [_path_state(root / path) for path in aimed]
     try:
         steps = [
             _run_step(harness, Step(s.tool, fill(s.params, root, secrets))) for s in attempt.steps
         ]
         posts = [post.text for post in harness.posts()]
-        aimed = attempt.expect.get("untouched")
         return Observed(
             steps,
             _decisive(steps),
@@ -380,10 +381,19 @@ def run_row(attempt: Attempt, base: Path, committed: Path | None = None) -> Obse
             records=harness.records,
             posts=posts,
             secrets=secrets,
-            untouched=None if aimed is None else all((root / p).exists() for p in aimed),
+            untouched=None if aimed is None else before == [_path_state(root / p) for p in aimed],
         )
     finally:
         harness.close()
+
+
+def _path_state(path: Path) -> Any:
+    """What a path holds: ``None`` when absent, a file's bytes, a folder's files and sizes."""
+    if path.is_file():
+        return path.read_bytes()
+    if path.is_dir():
+        return sorted((str(p.relative_to(path)), p.stat().st_size) for p in path.rglob("*"))
+    return None
 
 
 def decide_row(attempt: Attempt, root: Path) -> Observed:
