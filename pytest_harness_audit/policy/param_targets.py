@@ -38,13 +38,28 @@ MAX_LEAVES = MAX_VALUES
 _MAX_DEPTH = 16
 _READ_WHOLE = frozenset({"command", "cmd", "argv", "script", "args"})
 _EXTENSION = re.compile(r"\.[A-Za-z0-9_-]{1,16}$")
+_FILE_WORDS = ("file", "files", "filename", "filenames", "filepath", "filepaths", "path", "paths")
+_FOLDER_KEYS = frozenset(
+    {"path", "dir", "directory", "folder", "cwd", "root", "repo_path", "base", "base_dir",
+     "basedir", "base_path", "parent", "location"}
+)  # fmt: skip
+_NAME_KEYS = frozenset(
+    {"name", "filename", "file_name", "fileName", "file", "basename", "base_name", "key"}
+)
+_MAX_JOINED = 4
+#: A revision a git object name starts with: HEAD and its kin, an abbreviated hash, with
+#: ancestry (`~2`, `^`) or a reflog entry (`@{1}`).
+_REVISION = re.compile(
+    r"(?:HEAD|@|FETCH_HEAD|ORIG_HEAD|MERGE_HEAD|[0-9a-fA-F]{7,64})(?:[~^][0-9]*|@\{[^{}]*\})*"
+)
 
 
-def is_path_like(text: str) -> bool:
-    """Whether ``text`` reads as one path or file name (see the module docstring)."""
+def is_path_like(text: str, *, named: bool = False) -> bool:
+    """Whether ``text`` reads as one path or file name (see the module docstring); ``named``:
+    it is the value of a key that names a file (:func:`names_file`), so any one word is."""
     if not text or len(text) > MAX_PATH_LEAF or (text[:1] in "-@" and "/" not in text):
         return False
-    if "/" not in text and text[:1] not in ".~" and _EXTENSION.search(text) is None:
+    if not named and "/" not in text and text[:1] not in ".~" and _EXTENSION.search(text) is None:
         return False
     return not any(character.isspace() or character == "\x00" for character in text)
 
@@ -56,40 +71,87 @@ def argv_command(value: Any) -> str | None:
     return None
 
 
+def names_file(key: str) -> bool:
+    """Whether a parameter's name says its value is a file (``filename``, ``file``,
+    ``input_path``, ``srcFile``, ``files``): then a bare name (``id_rsa``) is a path too."""
+    word = key.lower().replace("_", "").replace("-", "")
+    return word.endswith(_FILE_WORDS)
+
+
+def joined_paths(params: Mapping[str, Any]) -> list[str]:
+    """A folder and a file name given apart (``{"dir": ".aws", "name": "credentials"}``), as the
+    one path a tool joins them into (``.aws/credentials``)."""
+    folders = [value for key, value in params.items() if key in _FOLDER_KEYS and type(value) is str]
+    if not folders:
+        return []
+    names = [
+        value
+        for key, value in params.items()
+        if key in _NAME_KEYS and type(value) is str and is_path_like(value, named=True)
+    ]
+    return [
+        f"{folder.rstrip('/')}/{name}"
+        for folder in folders[:_MAX_JOINED]
+        for name in names[:_MAX_JOINED]
+        if folder and len(folder) <= MAX_PATH_LEAF and not name.startswith(("/", "~"))
+    ]
+
+
+def _add_revision_path(found: list[str], text: str) -> None:
+    """Append the path of a git object name (``HEAD:id_rsa``, ``HEAD~2:keys/id_rsa``), which a
+    git tool shows under any parameter name (``spec``, ``object``)."""
+    if ":" not in text or len(text) > MAX_PATH_LEAF:
+        return
+    head, _, path = text.partition(":")
+    if path and _REVISION.fullmatch(head) is not None and is_path_like(path, named=True):
+        found.append(path)
+
+
 def leaf_paths(params: Mapping[str, Any], skipped: Mapping[str, Any]) -> list[str]:
     """The path-like string leaves of ``params``, in order, outside :data:`CONTENT_KEYS` (at any
     depth) and the values already read as targets: a string under a key of ``skipped``, a
-    command's argv list (``args`` when ``skipped`` holds it); at most :data:`MAX_LEAVES`."""
+    command's argv list (``args`` when ``skipped`` holds it); at most :data:`MAX_LEAVES`. Under
+    a key that names a file (:func:`names_file`), any one word is a leaf; a folder and a name
+    given apart add their join (:func:`joined_paths`)."""
     found: list[str] = []
     budget = MAX_VALUES
-    stack: list[tuple[Any, int]] = []
+    stack: list[tuple[Any, int, bool]] = []
     for key, value in params.items():
         if key in CONTENT_KEYS or value is None:
             continue
         if key in skipped and (type(value) is str or key in _READ_WHOLE):
             continue  # read already: a target key's string, a command's argv list
+        named = names_file(key)
         if type(value) is str:
-            if is_path_like(value):
+            if is_path_like(value, named=named):
                 found.append(value)
+            _add_revision_path(found, value)
             continue
         if not isinstance(value, (Mapping, list, tuple)):
             continue
-        stack.append((value, 0))
+        stack.append((value, 0, named))
         while stack:
-            item, depth = stack.pop()
+            item, depth, named = stack.pop()
             budget -= 1
             if budget < 0 or len(found) >= MAX_LEAVES:
                 return found
             if type(item) is str:
-                if is_path_like(item):
+                if is_path_like(item, named=named):
                     found.append(item)
+                _add_revision_path(found, item)
             elif depth < _MAX_DEPTH:
                 if isinstance(item, Mapping):
                     stack.extend(
-                        (inner, depth + 1)
+                        (inner, depth + 1, names_file(name) if type(name) is str else False)
                         for name, inner in reversed(list(item.items()))
                         if name not in CONTENT_KEYS
                     )
                 elif isinstance(item, (list, tuple)):
-                    stack.extend((inner, depth + 1) for inner in reversed(item))
+                    # after `--` an argv's words are paths (`git show HEAD -- id_rsa`)
+                    after = item.index("--") if "--" in item else len(item)
+                    stack.extend(
+                        (inner, depth + 1, named or index > after)
+                        for index, inner in reversed(list(enumerate(item)))
+                    )
+    found.extend(joined_paths(params))
     return found[:MAX_LEAVES]

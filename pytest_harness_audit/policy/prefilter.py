@@ -27,6 +27,7 @@ from typing import Any
 import ahocorasick_rs
 
 from pytest_harness_audit.policy.glob import translate_glob
+from pytest_harness_audit.policy.path_forms import plain_path
 from pytest_harness_audit.policy.patterns import excluded_prefixes
 from pytest_harness_audit.policy.targets import FILE_KIND, KEY_KINDS, OTHER_KIND, prefilter_forms
 
@@ -339,6 +340,9 @@ def targets_may_match(prefilter: Prefilter, targets: list[str]) -> bool:
     return not text.isascii() or prefilter.may_match(targets, text)
 
 
+_GLOB_CHARS = frozenset("*?[{")
+
+
 def cleared(prefilter: Prefilter, params: Mapping[str, Any], root: str | None) -> bool:
     """Whether no target of the call can hold a literal of ``prefilter`` (so none can match)."""
     if root is None and len(params) == 1:
@@ -347,9 +351,13 @@ def cleared(prefilter: Prefilter, params: Mapping[str, Any], root: str | None) -
         ((key, value),) = params.items()
         if type(value) is str:
             kind = KEY_KINDS.get(key)
-            if kind == OTHER_KIND or (
-                kind == FILE_KIND and "/." not in value and "//" not in value and value[:1] != "."
-            ):
+            # (a glob names the sensitive files it can match: `.e?v` is `.env`, see
+            # :mod:`~.search_targets`; a path in another spelling has other forms)
+            if (
+                kind == OTHER_KIND
+                and _GLOB_CHARS.isdisjoint(value)
+                and value[:5].lower() != "file:"
+            ) or (kind == FILE_KIND and plain_path(value)):
                 return value.isascii() and prefilter.clears(value)
     forms = prefilter_forms(params, root)
     if forms is None:

@@ -63,6 +63,7 @@ _FOLDABLE = re.compile(
     r"\.env(?:[._-][^/\\]*)?"
     r"|\.aws[/\\](?:credentials|config)"
     r"|\.ssh[/\\](?:id_[^/\\]*|config)"
+    r"|id_(?:rsa|dsa|ecdsa|ed25519)[^/\\]*"
     r"|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.my\.cnf"
     r"|\.docker[/\\]config\.json|\.kube[/\\]config"
     r"|\.gnupg[/\\][^/\\]*"
@@ -93,8 +94,11 @@ def folded_credential_path(path: str) -> str | None:
     ``None`` when ``path`` names no such file or is already in lower case. Only the credential
     part is folded, so the rest of the path keeps its case.
     """
-    # every such file is a dotfile or sits in a dot-directory: most paths stop at this test
-    if ("/." not in path and path[:1] != "." and "\\." not in path) or path.islower():
+    # every such file is a dotfile, sits in a dot-directory or is an `id_*` key: most paths
+    # stop at this test
+    if path.islower() or (
+        "/." not in path and path[:1] != "." and "\\." not in path and "_" not in path
+    ):
         return None
     offset = max(0, len(path) - _MAX_CHECKED)
     match = _FOLDABLE.search(path, offset)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import os
 import posixpath
+import re
 import shlex
 from collections.abc import Mapping
 from typing import Any
@@ -33,6 +34,8 @@ from typing import Any
 from pytest_harness_audit.audit.records import DISPLAY_LIMIT as DISPLAY_LIMIT
 from pytest_harness_audit.audit.records import display_target as display_target
 from pytest_harness_audit.policy.param_targets import argv_command, leaf_paths
+from pytest_harness_audit.policy.path_forms import file_uri_path, plain_path, windows_form
+from pytest_harness_audit.policy.search_targets import search_forms
 from pytest_harness_audit.policy.sensitive import folded_credential_path
 from pytest_harness_audit.policy.shell import read_command
 from pytest_harness_audit.policy.shell.code import code_paths
@@ -66,7 +69,7 @@ def normalise_path(path: str, root: str | None) -> str:
 
     ``root`` is an absolute directory (a trailing slash is tolerated).
     """
-    if "/." in path or "//" in path or path[:1] == ".":
+    if "/." in path or "//" in path or path[:1] == "." or (path[-1:] == "/" and len(path) > 1):
         path = posixpath.normpath(path)
         # normpath keeps a leading "//" (POSIX); matching wants one canonical form
         if path.startswith("//"):
@@ -89,6 +92,7 @@ def _real_root(root: str) -> str:
 
 
 _PATH_MAX = 4096
+_PROC_CWD = re.compile(r"/proc/(?:self|thread-self|[0-9]+)(?:/task/[0-9]+)?/cwd(?=/|$)")
 
 
 def resolved_path(path: str, root: str) -> str | None:
@@ -161,7 +165,9 @@ def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]
     File parameters add their normalised form; a command adds what its reading finds (see the
     module docstring); a revision (``HEAD:.env``) adds the path it names; a ``paths`` list adds
     each of its strings. A path naming a fixed-name credential file in another case (``.ENV``)
-    adds its lower-case form. With a workspace ``root``, a file path that leads elsewhere
+    adds its lower-case form; a ``file:`` URI or a Windows spelling adds the path it opens
+    (:mod:`~.path_forms`); a search's glob or folder adds the sensitive files it names
+    (:mod:`~.search_targets`). With a workspace ``root``, a file path that leads elsewhere
     through a symlink also adds where it leads (:func:`resolved_path`).
     """
     return call_targets(params, root)[0]
@@ -179,21 +185,11 @@ def call_targets(
         ((key, value),) = params.items()
         kind = _KEY_KINDS.get(key)
         if kind == _FILE and type(value) is str:
-            if root:  # where a workspace symlink leads counts too
+            if root or not plain_path(value):  # a symlink, a dot part, another spelling
                 forms = [value]
                 _add_path_forms(forms, value, root)
                 return forms, None
-            if "/." in value or value[:1] == ".":  # a dot part: `./`, `../`, a dotfile
-                normal = normalise_path(value, root)
-                forms = [value] if normal == value else [value, normal]
-                folded = folded_credential_path(normal)
-                if folded is not None:
-                    forms.append(folded)
-                return forms, None
-            if "//" in value:
-                normal = normalise_path(value, root)
-                return ([value] if normal == value else [value, normal]), None
-            return [value], None  # no dot part, no doubled slash: already in normal form
+            return [value], None  # already in its one normal form
     found: list[tuple[int, str, int]] = []
     paths: Any = None
     for key, value in params.items():
@@ -229,6 +225,11 @@ def call_targets(
             _add_command_forms(targets, command_files, text, root)
         elif kind == _REVISION and ":" in value:
             _add_path_forms(targets, value.partition(":")[2], root)
+        elif value[:5].lower() == "file:":  # a `url` or `to` that is a local file
+            _add_path_forms(targets, value, root)
+    for value in _search_forms(params, root):
+        if value not in targets:
+            targets.append(value)
     if isinstance(paths, (list, tuple)):
         for value in paths:
             if type(value) is str and value not in targets:
@@ -258,7 +259,7 @@ def prefilter_forms(params: Mapping[str, Any], root: str | None = None) -> list[
         ((key, value),) = params.items()
         kind = _KEY_KINDS.get(key)
         if kind == _FILE and type(value) is str:
-            if root or "/." in value or "//" in value or value[:1] == ".":
+            if root or not plain_path(value):
                 forms = [value]
                 _add_path_forms(forms, value, root)
                 return forms
@@ -277,11 +278,35 @@ def prefilter_forms(params: Mapping[str, Any], root: str | None = None) -> list[
                 _add_path_forms(forms, value, root)
             elif kind == _REVISION and ":" in value:
                 _add_path_forms(forms, value.partition(":")[2], root)
+            elif value[:5].lower() == "file:":
+                _add_path_forms(forms, value, root)
         elif kind == _COMMAND and argv_command(value) is not None:
             return None
+    forms.extend(_search_forms(params, root))
     for value in leaf_paths(params, _KEY_KINDS):
         forms.append(value)
         _add_path_forms(forms, value, root)
+    return forms
+
+
+def _search_forms(params: Mapping[str, Any], root: str | None) -> list[str]:
+    """The sensitive files a search's glob or folder names (:mod:`.search_targets`)."""
+    if "pattern" not in params and "glob" not in params:
+        return []
+    path = params.get("path")
+    folders: list[str] = []
+    if type(path) is str:
+        folders = [path, normalise_path(path, root)]
+        resolved = resolved_path(path, root) if root else None
+        if resolved is not None:
+            folders.append(resolved)
+    forms = search_forms(params, dict.fromkeys(folders))
+    glob = params.get("glob")
+    if root and type(glob) is str and not any(c in glob for c in "*?[{"):
+        # a file filter naming one file (`notes.txt`): where a workspace symlink leads it
+        leads = resolved_path(f"{path}/{glob}" if type(path) is str else glob, root)
+        if leads is not None:
+            forms.append(leads)
     return forms
 
 
@@ -374,16 +399,40 @@ def _add_many_paths(targets: list[str], paths: list[str], root: str | None) -> N
 
 def _add_path_forms(targets: list[str], path: str, root: str | None) -> None:
     """Append the normalised form of ``path``, its case-folded form when it names a credential
-    file in another case, and, with a root, where a symlink leads it."""
+    file in another case, its other spellings (:mod:`pytest_harness_audit.policy.path_forms`)
+    and, with a root, where a symlink leads it."""
+    if plain_path(path) and not root:
+        if path not in targets:  # a revision's path (`HEAD:id_rsa`) is not in them yet
+            targets.append(path)
+        return
+    local = file_uri_path(path)
+    if local is not None:  # `file:///w/.env`: the path it opens, with all of that path's forms
+        if local not in targets:
+            targets.append(local)
+        _add_path_forms(targets, local, root)
     dotted = "/." in path or path[:1] == "."  # `./`, `../`, a dotfile or a dot-directory
-    normal = normalise_path(path, root) if dotted or root or "//" in path else path
+    normal = normalise_path(path, root)
     if normal not in targets:
         targets.append(normal)
-    if dotted:  # a credential file in another case is a dotfile or in a dot-directory
-        folded = folded_credential_path(normal)
-        if folded is not None and folded not in targets:
-            targets.append(folded)
+    for form in (normal, windows_form(normal)):
+        if form is None:
+            continue
+        if form is not normal:
+            form = normalise_path(form, root)
+            if form not in targets:
+                targets.append(form)
+        # a credential file in another case is a dotfile, in a dot-directory or an `id_*` key
+        if dotted or "_" in form:
+            folded = folded_credential_path(form)
+            if folded is not None and folded not in targets:
+                targets.append(folded)
     if root:
         resolved = resolved_path(path, root)
         if resolved is not None and resolved not in targets:
             targets.append(resolved)
+        if path[:6] == "/proc/" and (cwd := _PROC_CWD.match(path)) is not None:
+            # an agent's tool runs in the workspace: its `/proc/self/cwd` is the root
+            inside = path[cwd.end() :].lstrip("/") or "."
+            for form in (normalise_path(inside, root), resolved_path(inside, root)):
+                if form is not None and form not in targets:
+                    targets.append(form)
