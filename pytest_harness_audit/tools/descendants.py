@@ -62,6 +62,12 @@ PR_SET_CHILD_SUBREAPER = 36
 """The ``prctl`` option that makes a process the reaper of its descendants' orphans."""
 _PROC = "/proc"
 _SCRIPT = os.path.abspath(__file__)
+#: How the supervisor starts: this file imported as a module of its own, so its compiled form
+#: is read from the bytecode cache instead of compiling the source at every call.
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv.pop(1)); import descendants; "
+    "sys.exit(descendants.supervise(sys.argv[1:]))"
+)
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 _WAKE = {signal.SIGCHLD, signal.SIGUSR1, *_STOP_SIGNALS}
 _NOT_STARTED = 127
@@ -207,7 +213,9 @@ def _reap(child: int, status: list[int]) -> int:
             status.append(wait_status)
 
 
-def _supervise(argv: Sequence[str]) -> int:
+def supervise(argv: Sequence[str]) -> int:
+    """Run as the supervisor (see the module doc): ``argv`` is the status pipe's descriptor,
+    the grace in seconds, ``--`` and the command."""
     status_fd, grace_s, command = int(argv[0]), float(argv[1]), list(argv[3:])
     os.set_inheritable(status_fd, False)
     me = os.getpid()
@@ -294,7 +302,10 @@ class Supervisor:
     def __init__(self, command: Sequence[str], grace_s: float) -> None:
         self._read, self._write = os.pipe()
         os.set_blocking(self._read, False)
-        self.argv = [sys.executable, "-I", "-S", _SCRIPT, str(self._write), repr(grace_s), "--"]
+        self.argv = [
+            sys.executable, "-I", "-S", "-c", _BOOT, os.path.dirname(_SCRIPT),
+            str(self._write), repr(grace_s), "--",
+        ]  # fmt: skip
         self.argv += list(command)
         self.pass_fds = (self._write,)
         self._pid = 0
@@ -410,4 +421,4 @@ class Supervisor:
 
 
 if __name__ == "__main__":
-    sys.exit(_supervise(sys.argv[1:]))
+    sys.exit(supervise(sys.argv[1:]))
