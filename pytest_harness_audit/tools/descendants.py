@@ -63,9 +63,10 @@ PR_SET_CHILD_SUBREAPER = 36
 _PROC = "/proc"
 _SCRIPT = os.path.abspath(__file__)
 #: How the supervisor starts: this file imported as a module of its own, so its compiled form
-#: is read from the bytecode cache instead of compiling the source at every call.
+#: is read from the bytecode cache instead of compiling the source at every call (its folder
+#: last on the path, so no module beside it can stand in for one of the standard library).
 _BOOT = (
-    "import sys; sys.path.insert(0, sys.argv.pop(1)); import descendants; "
+    "import sys; sys.path.append(sys.argv.pop(1)); import descendants; "
     "sys.exit(descendants.supervise(sys.argv[1:]))"
 )
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
