@@ -123,15 +123,21 @@ def _hidden(path: str) -> bool:
     return any(part[:1] == "." for part in path.split("/"))
 
 
-def find_names(args: list[str], lister: Lister, workspace: bool) -> list[str] | None:
-    """The names ``find ARGS`` prints (before any ``-exec``), from the workspace's files when
-    ``workspace`` (module doc); ``None``: too many files to look at."""
+def find_roots(args: list[str]) -> tuple[list[str], int]:
+    """The folders ``find ARGS`` starts from (``.`` when none) and the index of its first
+    expression word."""
     index = 0
     roots: list[str] = []
     while index < len(args) and not args[index].startswith(("-", "(", "!")):
         roots.append(args[index])
         index += 1
-    roots = roots or ["."]
+    return roots or ["."], index
+
+
+def find_names(args: list[str], lister: Lister, workspace: bool) -> list[str] | None:
+    """The names ``find ARGS`` prints (before any ``-exec``), from the workspace's files when
+    ``workspace`` (module doc); ``None``: too many files to look at."""
+    roots, index = find_roots(args)
     tests: list[tuple[str, str]] = []
     branched = False
     only_folders = False

@@ -22,7 +22,7 @@ from pytest_harness_audit.policy.shell.gitcommand import (
     new_repository,
     relative_to,
 )
-from pytest_harness_audit.policy.shell.listings import find_names
+from pytest_harness_audit.policy.shell.listings import find_names, find_roots
 from pytest_harness_audit.policy.shell.metadata import git_names_only
 
 _EMPTY_SOURCES = frozenset({"/dev/zero", "/dev/null", "/dev/urandom", "/dev/random"})
@@ -316,12 +316,7 @@ def _skip_messages(args: list[str], record: Record) -> None:
 
 def find(args: list[str], ctx: Context) -> None:
     record = ctx.reading
-    index = 0
-    roots: list[str] = []
-    while index < len(args) and not args[index].startswith(("-", "(", "!")):
-        roots.append(args[index])
-        index += 1
-    roots = roots or ["."]
+    roots, index = find_roots(args)
     record.reads.extend(roots)
     tested = False
     while index < len(args):
