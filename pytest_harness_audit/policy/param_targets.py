@@ -148,10 +148,9 @@ def leaf_paths(params: Mapping[str, Any], skipped: Mapping[str, Any]) -> list[st
                     )
                 elif isinstance(item, (list, tuple)):
                     # after `--` an argv's words are paths (`git show HEAD -- id_rsa`)
-                    after = item.index("--") if "--" in item else len(item)
-                    stack.extend(
-                        (inner, depth + 1, named or index > after)
-                        for index, inner in reversed(list(enumerate(item)))
-                    )
+                    words: list[Any] = list(item)
+                    after = words.index("--") if "--" in words else len(words)
+                    for index in range(len(words) - 1, -1, -1):
+                        stack.append((words[index], depth + 1, named or index > after))
     found.extend(joined_paths(params))
     return found[:MAX_LEAVES]
