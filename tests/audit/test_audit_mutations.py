@@ -115,6 +115,7 @@ def test_every_single_mutation_is_detected_exactly(tmp_path, batch, data):
     assert _verdict(fast) == _verdict(full), (kind, fast.errors, full.errors)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

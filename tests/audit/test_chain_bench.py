@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from pytest_harness_audit.bench import chain as chain_bench
 
 
+@pytest.mark.slow
 def test_chain_benchmark_prints_every_row_for_a_small_chain(tmp_path, capsys):
     options = ["--records", "2000", "--fsync-records", "5", "--repeat", "1", "--distinct"]
     status = chain_bench.main([*options, "--dir", str(tmp_path)])

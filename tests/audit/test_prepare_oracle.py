@@ -198,6 +198,7 @@ def _outcome(build: Any) -> tuple[str, Any]:
     return "built", (record, line)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(
     draft=drafts,

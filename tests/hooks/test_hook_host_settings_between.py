@@ -201,6 +201,7 @@ def _read_call(host: Host, event: str) -> None:
     host.event("post", "PostToolUse", **call, tool_response={"content": "x"})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", list(CHANGES))
 def test_a_change_between_events_fails_the_session(host: Host, change: str) -> None:
     host.start()

@@ -145,6 +145,7 @@ def test_output_scans_do_not_join_fragments(registry: SecretRegistry) -> None:
     assert not registry.scan(f"a={KEY[:16]} and b={KEY[16:]}").findings
 
 
+@pytest.mark.slow
 def test_a_text_repeating_a_prefix_is_bounded(registry: SecretRegistry) -> None:
     stream = registry.stream()
     stream.scan((KEY[:20] + " ") * 50_000)

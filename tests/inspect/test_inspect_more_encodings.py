@@ -240,6 +240,7 @@ BENIGN_DUMPS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", BENIGN_DUMPS, ids=" ".join)
 def test_a_dump_of_a_file_without_secrets_finds_nothing(
     registry: SecretRegistry, tmp_path: Path, command: list[str]

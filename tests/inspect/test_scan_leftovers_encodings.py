@@ -263,6 +263,7 @@ HOSTILE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("unit", HOSTILE.values(), ids=HOSTILE.keys())
 def test_a_megabyte_of_hostile_text_is_scanned(registry: SecretRegistry, unit: str) -> None:
     text = (unit * (2**20 // len(unit) + 1))[: 2**20]

@@ -165,6 +165,7 @@ ADVERSARIAL = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("unit", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
 def test_a_megabyte_of_hostile_numbers_is_scanned(registry: SecretRegistry, unit: str) -> None:
     text = (unit * (2**20 // len(unit) + 1))[: 2**20]

@@ -218,6 +218,7 @@ def _regex_matches(pattern: str, is_regex: bool, examples: int) -> Any:
 REGEX_PATTERNS = [p for p in PRESET_PATTERNS if p[1]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("pattern", "is_regex"), REGEX_PATTERNS)
 def test_a_regex_match_always_passes_its_prefilter(pattern: str, is_regex: bool) -> None:
     """Whatever RE2 matches, the pattern's requirement lets through (ASCII text)."""

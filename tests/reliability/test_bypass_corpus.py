@@ -517,10 +517,12 @@ def _check(attempt: Attempt, observed: Observed, workspace: Path | None) -> bool
 
 def _row_params(rows: list[Attempt]) -> list[Any]:
     """A parameter per row. Rows that ``wait`` (a detached process acting seconds after its
-    call, found by the next call) mostly sleep: the first stays in the default run, the
-    others, the same mechanism with other effects, are ``slow`` variants."""
+    call) mostly sleep: the first stays in the default run, the others, the same mechanism with
+    other effects, are ``slow`` variants; so are rows that run a session beyond the first of
+    their target and outcome."""
     params = []
     waited = False
+    ran: set[tuple[str, str]] = set()  # (target, outcome) classes with a run in the default set
     for row in rows:
         marks: list[Any] = []
         if row.pending:
@@ -529,6 +531,12 @@ def _row_params(rows: list[Attempt]) -> list[Any]:
             if waited:
                 marks.append(pytest.mark.slow)
             waited = True
+        elif row.runs and not row.pending:
+            # every run is a whole session: the first of each target and outcome stays in the
+            # default set, the others (the same mechanism on other inputs) are slow variants
+            if (row.against, row.outcome) in ran:
+                marks.append(pytest.mark.slow)
+            ran.add((row.against, row.outcome))
         params.append(pytest.param(row, id=row.test_id, marks=marks))
     return params
 

@@ -267,6 +267,7 @@ def _hook_property(examples: int) -> Any:
     return check
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("event", ["pre", "post"])
 def test_fuzzed_hook_payloads(tmp_path: Path, event: str, reliability_counts: Any) -> None:
     _hook_property(FAST // 2)(tmp_path, event, reliability_counts)

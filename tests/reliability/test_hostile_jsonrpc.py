@@ -257,6 +257,7 @@ def _frames_property(examples: int) -> Any:
     return check
 
 
+@pytest.mark.slow
 def test_fuzzed_frames_get_json_rpc_answers(proxy: ProxyProcess, reliability_counts: Any) -> None:
     _frames_property(FAST)(proxy, reliability_counts)
 

@@ -89,6 +89,7 @@ def _property(storage: Path, kind: str, examples: int) -> Any:
     return check
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(MUTATIONS))
 def test_every_mutation_class_is_detected(
     tmp_path: Path, kind: str, reliability_counts: Any
