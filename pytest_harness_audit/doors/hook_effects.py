@@ -38,7 +38,7 @@ from pytest_harness_audit.doors.hook_host_permissions import (
     judge_added,
     permission_entries,
 )
-from pytest_harness_audit.doors.hook_host_project import PERMISSIONS_KEY
+from pytest_harness_audit.doors.hook_host_project import PERMISSIONS_KEY, settings_paths
 from pytest_harness_audit.doors.hook_host_settings import (
     PROJECT_SETTINGS,
     host_settings_state,
@@ -230,7 +230,7 @@ class HookInspector(Inspector):
 
     def settings_paths(self) -> list[str]:
         """The project's settings files (whose ``permissions`` the host writes)."""
-        return [os.path.join(self.root, name) for name in PROJECT_SETTINGS]
+        return settings_paths(self.root)
 
     def permission_change(self, call: tuple[str, Mapping[str, Any]]) -> Change | None:
         """At post: the change of the project settings' ``permissions`` entries since pre,
