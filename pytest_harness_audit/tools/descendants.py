@@ -6,14 +6,16 @@ command that started it. Linux keeps one link: an orphan is re-parented to its n
 that is a *child subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``), not to ``init``.
 
 So a contained command does not run as a child of the calling process but under a small
-supervisor (this file, run as a script by the same Python with only the standard library):
+supervisor (:mod:`~pytest_harness_audit.tools.supervisor`, run as a script by the same Python with
+only the standard library):
 
 * the supervisor makes itself a child subreaper, then starts the command. Whatever the command
   starts stays the supervisor's descendant however it detaches; its orphans become its children;
 * when the command ends, or on a stop request (``SIGUSR1``: at once; ``SIGTERM``: after a grace
   for the command to end), the supervisor freezes (``SIGSTOP``) every descendant and every
   process of its own session or group, again until no new one appears (so a process that forks
-  fast is caught too, within bounds), then kills (``SIGKILL``) and reaps them all;
+  fast is caught too, within bounds), then kills (``SIGKILL``) and reaps them all (when the
+  command left no process, it has no child left, and nothing to look for);
 * it then writes one record to a pipe only the caller holds — ``ok <wait status>`` — and exits
   0. Anything else (killed, stopped until the caller's deadline, a record missing or malformed,
   the tree not ended within bounds) is an unclean end.
@@ -23,13 +25,16 @@ supervisor, never to the calling process while the supervisor lives, so one call
 touches another call's processes, nor any process the caller started otherwise (MCP servers,
 test workers).
 
-The calling process is made a child subreaper too, as a backstop for an unclean end (a command
-that kills its own supervisor hands its orphans to the caller instead of ``init``). Only then
+The calling process is made a child subreaper too while any contained call is in flight, as a
+backstop for an unclean end (a command that kills its own supervisor hands its orphans to the
+caller instead of ``init``); with no call in flight it is no subreaper (unless it was one before
+the first), so orphans of its other subprocess trees go on to ``init`` as usual. Only then
 does the caller sweep: it ends its children that started after the supervisor, were not its
 children before the call, and are no supervisor of a call in flight — and their descendants —
 plus every process left in the supervisor's session or group. That sweep cannot tell an orphan
 from a process another thread of the caller started meanwhile, so it runs only after an unclean
-end. Orphans of the caller's other subprocess trees that re-parent to it are not reaped here.
+end. Orphans of the caller's other subprocess trees that re-parent to it while a call is in
+flight are not reaped here.
 
 Off Linux, and on Linux without ``/proc`` (or when this module is no file to run), nothing of
 this applies: :func:`contained` is off and callers keep their process-group kill. On Linux a
@@ -38,241 +43,102 @@ caller that cannot become a subreaper runs nothing (:class:`ContainmentError`).
 
 from __future__ import annotations
 
-import ctypes
+import errno
 import os
 import select
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
 
-TYPE_CHECKING = False
+from pytest_harness_audit.tools import supervisor as _supervisor
+from pytest_harness_audit.tools.supervisor import (
+    NOT_STARTED,
+    PR_SET_CHILD_SUBREAPER,
+    Proc,
+    become_subreaper,
+    descendants,
+    end_tree,
+    is_subreaper,
+    live,
+    processes,
+    send_signal,
+    started_at,
+    supervise,
+)
 
-if TYPE_CHECKING:  # the supervisor starts with as few imports as it can
-    from collections.abc import Callable, Iterable, Sequence
-    from typing import Protocol, TypeVar
+__all__ = [
+    "PR_SET_CHILD_SUBREAPER",
+    "ContainmentError",
+    "Proc",
+    "Supervisor",
+    "become_subreaper",
+    "contained",
+    "descendants",
+    "end_tree",
+    "processes",
+    "supervise",
+]
 
-    class _HasPid(Protocol):
-        @property
-        def pid(self) -> int: ...
 
-    _Started = TypeVar("_Started", bound=_HasPid)
+class _HasPid(Protocol):
+    @property
+    def pid(self) -> int: ...
 
-PR_SET_CHILD_SUBREAPER = 36
-"""The ``prctl`` option that makes a process the reaper of its descendants' orphans."""
+
+_Started = TypeVar("_Started", bound=_HasPid)
+
 _PROC = "/proc"
-_SCRIPT = os.path.abspath(__file__)
-#: How the supervisor starts: this file imported as a module of its own, so its compiled form
+_SCRIPT = os.path.abspath(str(_supervisor.__file__))
+#: How the supervisor starts: its module imported as a module of its own, so its compiled form
 #: is read from the bytecode cache instead of compiling the source at every call (its folder
 #: last on the path, so no module beside it can stand in for one of the standard library).
 _BOOT = (
-    "import sys; sys.path.append(sys.argv.pop(1)); import descendants; "
-    "sys.exit(descendants.supervise(sys.argv[1:]))"
+    "import sys; sys.path.append(sys.argv.pop(1)); import supervisor; "
+    "sys.exit(supervisor.supervise(sys.argv[1:]))"
 )
-_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
-_WAKE = {signal.SIGCHLD, signal.SIGUSR1, *_STOP_SIGNALS}
-_NOT_STARTED = 127
-_ROUNDS = 200
-_END_WITHIN_S = 3.0
-_reaper_pid = 0
 _reaper_lock = threading.Lock()
 _in_flight: set[int] = set()
-
-
-class Proc:
-    """One line of ``/proc/<pid>/stat``: who a process is, whose child, in which group, since
-    when (clock ticks since boot), in which state (``Z``: a zombie)."""
-
-    __slots__ = ("pgid", "pid", "ppid", "sid", "start", "state")
-
-    def __init__(self, pid: int, stat: bytes) -> None:
-        # The command name (field 2) may hold spaces and parentheses: split after the last ")".
-        fields = stat[stat.rindex(b")") + 2 :].split()
-        self.pid = pid
-        self.state = fields[0].decode("ascii", "replace")
-        self.ppid, self.pgid, self.sid, self.start = (int(fields[i]) for i in (1, 2, 3, 19))
-
-
-def _stat(pid: int | str) -> bytes:
-    fd = os.open(f"{_PROC}/{pid}/stat", os.O_RDONLY)
-    try:
-        return os.read(fd, 4096)
-    finally:
-        os.close(fd)
-
-
-def become_subreaper() -> bool:
-    """Make this process a child subreaper; whether it is one (never on other systems)."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def processes() -> dict[int, Proc]:
-    """Every process ``/proc`` shows, by pid (empty without ``/proc``)."""
-    table: dict[int, Proc] = {}
-    try:
-        names = os.listdir(_PROC)
-    except OSError:
-        return table
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            table[int(name)] = Proc(int(name), _stat(name))
-        except (OSError, ValueError, IndexError):
-            continue
-    return table
-
-
-def descendants(table: dict[int, Proc], roots: Iterable[int]) -> set[int]:
-    """``roots`` and every process below them in ``table``."""
-    children: dict[int, list[int]] = {}
-    for proc in table.values():
-        children.setdefault(proc.ppid, []).append(proc.pid)
-    found: set[int] = set()
-    stack = list(roots)
-    while stack:
-        pid = stack.pop()
-        if pid in found:
-            continue
-        found.add(pid)
-        stack.extend(children.get(pid, ()))
-    return found
-
-
-def _signal(pids: Iterable[int], sig: signal.Signals) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            continue
-
-
-def end_tree(find: Callable[[], set[int]], quiet: Callable[[], bool]) -> bool:
-    """Freeze, then kill, what ``find`` names (live pids) until it names nothing and ``quiet``
-    says nothing died while it looked; whether that happened within bounds.
-
-    A scan of ``/proc`` is not atomic: a process that forks and dies while it runs hides its
-    child. Its death shows as a zombie to reap, so an empty scan counts only when ``quiet``.
-    """
-    frozen: set[int] = set()
-    deadline = time.monotonic() + _END_WITHIN_S
-    for _ in range(_ROUNDS):
-        new = find() - frozen
-        if not new or time.monotonic() > deadline:
-            break
-        _signal(new, signal.SIGSTOP)
-        frozen |= new
-    for _ in range(_ROUNDS):
-        _signal(frozen, signal.SIGKILL)
-        frozen = find()
-        if not frozen and quiet():
-            return True
-        if time.monotonic() > deadline:
-            return False
-    return False
-
-
-def _started_at(pid: int) -> int:
-    """When ``pid`` started (clock ticks since boot; 0 when it cannot be read)."""
-    try:
-        return Proc(pid, _stat(pid)).start
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def _live(table: dict[int, Proc], pids: set[int]) -> set[int]:
-    return {pid for pid in pids if pid in table and table[pid].state != "Z"}
-
-
-# -- the supervisor ----------------------------------------------------------------------------
-
-
-def _tree_of(me: int) -> set[int]:
-    table = processes()
-    roots = {p.pid for p in table.values() if p.sid == me or p.pgid == me}
-    return _live(table, descendants(table, roots | {me})) - {me}
-
-
-def _reap(child: int, status: list[int]) -> int:
-    """Reap every zombie child (``child``'s status into ``status``); how many there were."""
-    reaped = 0
-    while True:
-        try:
-            pid, wait_status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return reaped
-        if pid == 0:
-            return reaped
-        reaped += 1
-        if pid == child:
-            status.append(wait_status)
-
-
-def supervise(argv: Sequence[str]) -> int:
-    """Run as the supervisor (see the module doc): ``argv`` is the status pipe's descriptor,
-    the grace in seconds, ``--`` and the command."""
-    status_fd, grace_s, command = int(argv[0]), float(argv[1]), list(argv[3:])
-    os.set_inheritable(status_fd, False)
-    me = os.getpid()
-
-    def report(record: str) -> None:
-        os.write(status_fd, record.encode() + b"\n")
-
-    if not become_subreaper():
-        report(f"error {ctypes.get_errno() or 1}")
-        return _NOT_STARTED
-    signal.pthread_sigmask(signal.SIG_BLOCK, _WAKE)
-    try:
-        child = os.posix_spawnp(
-            command[0],
-            command,
-            dict(os.environ),
-            setsigmask=(),
-            setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
-        )
-    except OSError as exc:
-        report(f"error {exc.errno or 1}")
-        return _NOT_STARTED
-    status: list[int] = []
-    deadline: float | None = None
-    while True:
-        _reap(child, status)
-        if status:
-            break
-        wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-        info = signal.sigtimedwait(_WAKE, 3600.0 if wait is None else wait)
-        if info is None and deadline is not None:
-            break
-        if info is not None and info.si_signo == signal.SIGUSR1:
-            break
-        if info is not None and info.si_signo in _STOP_SIGNALS and deadline is None:
-            deadline = time.monotonic() + grace_s
-
-    def left() -> set[int]:
-        _reap(child, status)
-        return _tree_of(me)
-
-    ended = end_tree(left, lambda: _reap(child, status) == 0)
-    _reap(child, status)
-    report(f"ok {status[0]}" if ended and status else "unclean")
-    return 0
+#: This process's contained calls in flight, the process they were counted in, and whether it
+#: was a subreaper of its own accord before the first (then it stays one).
+_holders = [0, 0, 0]
 
 
 # -- the caller's side -------------------------------------------------------------------------
 
 
-def _caller_is_subreaper() -> bool:
-    global _reaper_pid
+def _hold_subreaper() -> bool:
+    """Count one more contained call in flight, this process a child subreaper while any is;
+    whether it is one."""
     with _reaper_lock:
-        if _reaper_pid != os.getpid() and become_subreaper():
-            _reaper_pid = os.getpid()
-        return _reaper_pid == os.getpid()
+        me = os.getpid()
+        if _holders[1] != me:  # a forked child: the flag is not inherited, nor the count
+            _holders[:] = [0, me, int(is_subreaper())]
+        if _holders[0] == 0 and not _holders[2] and not become_subreaper():
+            return False
+        _holders[0] += 1
+        return True
+
+
+def _release_subreaper() -> None:
+    """Count one contained call fewer; with none left, this process stops being a subreaper
+    (unless it was one before), so that orphans of its other subprocesses go on to ``init``."""
+    with _reaper_lock:
+        if _holders[1] != os.getpid() or _holders[0] == 0:
+            return
+        _holders[0] -= 1
+        if _holders[0] == 0 and not _holders[2]:
+            become_subreaper(False)
+
+
+def _pids() -> set[int]:
+    """The pids ``/proc`` lists (no process read)."""
+    try:
+        return {int(name) for name in os.listdir(_PROC) if name.isdigit()}
+    except OSError:
+        return set()
 
 
 def contained() -> bool:
@@ -312,28 +178,40 @@ class Supervisor:
         self._pid = 0
         self._start = 0
         self._before: set[int] = set()
+        self._holding = False
 
     def launch(self, start: Callable[[], _Started]) -> _Started:
         """Run ``start`` (which starts :attr:`argv`); note the supervisor it started.
 
-        This process is made a child subreaper first (:class:`ContainmentError` when it cannot
-        be one). Its children are noted just before, and the supervisor is registered as in
-        flight before another call's sweep can see it.
+        This process is made a child subreaper first, until the call's :meth:`finish`
+        (:class:`ContainmentError` when it cannot be one). The processes that exist are noted
+        just before, and the supervisor is registered as in flight before another call's sweep
+        can see it.
         """
-        if not _caller_is_subreaper():
+        if not _hold_subreaper():
             os.close(self._write)
-            raise ContainmentError(ctypes.get_errno() or 1, "cannot become a child subreaper: ")
-        me = os.getpid()
-        with _reaper_lock:
-            self._before = {p.pid for p in processes().values() if p.ppid == me}
-            try:
-                process = start()
-            finally:
-                os.close(self._write)
-            self._pid = process.pid
-            _in_flight.add(process.pid)
-        self._start = _started_at(process.pid)
+            raise ContainmentError(errno.EPERM, "cannot become a child subreaper: ")
+        self._holding = True
+        try:
+            with _reaper_lock:
+                self._before = _pids()
+                try:
+                    process = start()
+                finally:
+                    os.close(self._write)
+                self._pid = process.pid
+                _in_flight.add(process.pid)
+        except BaseException:
+            self._release()
+            raise
+        self._start = started_at(process.pid)
         return process
+
+    def _release(self) -> None:
+        """End this call's hold on the subreaper flag (once)."""
+        if self._holding:
+            self._holding = False
+            _release_subreaper()
 
     def reported(self, timeout_s: float) -> bool:
         """Wait up to ``timeout_s`` for the supervisor's report (or its end); whether it came."""
@@ -345,13 +223,14 @@ class Supervisor:
     def abandon(self) -> None:
         """Release what :meth:`launch` held when ``start`` failed."""
         os.close(self._read)
+        self._release()
 
     def stop(self) -> None:
         """Ask the supervisor to end the command's tree now (resumed first: a command may have
         stopped it)."""
         if self._pid:
-            _signal((self._pid,), signal.SIGUSR1)
-            _signal((self._pid,), signal.SIGCONT)
+            send_signal((self._pid,), signal.SIGUSR1)
+            send_signal((self._pid,), signal.SIGCONT)
 
     def finish(self, exit_code: int | None = None) -> int:
         """The command's return code (``-N``: killed by signal N), once the supervisor exited
@@ -368,16 +247,19 @@ class Supervisor:
             os.close(self._read)
         with _reaper_lock:
             _in_flight.discard(self._pid)
-        if exit_code is None:
-            exit_code = self._exit_code()
-        words = record.split()
-        if record.count("\n") == 1 and len(words) == 2 and words[1].lstrip("-").isdigit():
-            if words[0] == "error" and exit_code == _NOT_STARTED:
-                raise ContainmentError(int(words[1]))
-            if words[0] == "ok" and exit_code == 0:
-                return os.waitstatus_to_exitcode(int(words[1]))
-        self._sweep()
-        return -int(signal.SIGKILL)
+        try:
+            if exit_code is None:
+                exit_code = self._exit_code()
+            words = record.split()
+            if record.count("\n") == 1 and len(words) == 2 and words[1].lstrip("-").isdigit():
+                if words[0] == "error" and exit_code == NOT_STARTED:
+                    raise ContainmentError(int(words[1]))
+                if words[0] == "ok" and exit_code == 0:
+                    return os.waitstatus_to_exitcode(int(words[1]))
+            self._sweep()
+            return -int(signal.SIGKILL)
+        finally:
+            self._release()
 
     def _exit_code(self) -> int | None:
         if not self._pid:
@@ -406,7 +288,7 @@ class Supervisor:
             }
             found = descendants(table, roots) - {supervisor, me}
             swept.update(pid for pid in found if pid in table and table[pid].ppid == me)
-            return _live(table, found)
+            return live(table, found)
 
         def quiet() -> bool:
             time.sleep(0.01)
@@ -419,7 +301,3 @@ class Supervisor:
                 os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
                 continue
-
-
-if __name__ == "__main__":
-    sys.exit(supervise(sys.argv[1:]))

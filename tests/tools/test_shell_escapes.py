@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_harness_audit.tools import ToolBox, descendants, shell
+from pytest_harness_audit.tools import ToolBox, descendants, shell, supervisor
 from pytest_harness_audit.tools.descendants import contained, processes
 
 pytestmark = pytest.mark.skipif(
@@ -62,7 +62,7 @@ time.sleep(0.2)
 with open('/proc/self/stat') as stat:
     parent = int(stat.read().rsplit(')', 1)[1].split()[1])
 with open('/proc/%d/cmdline' % parent, 'rb') as cmdline:
-    if b'import descendants' in cmdline.read():  # never the test process itself
+    if b"import supervisor" in cmdline.read():  # never the test process itself
         os.kill(parent, 9)
 exec({LATE!r})
 """
@@ -148,7 +148,7 @@ def test_an_escapee_that_stops_its_supervisor_is_ended_at_the_timeout(tmp_path: 
         "with open('/proc/self/stat') as stat:\n"
         "    parent = int(stat.read().rsplit(')', 1)[1].split()[1])\n"
         "with open('/proc/%d/cmdline' % parent, 'rb') as cmdline:\n"
-        "    if b'import descendants' in cmdline.read():\n"
+        "    if b'import supervisor' in cmdline.read():\n"
         "        os.kill(parent, signal.SIGSTOP)\n"
         "time.sleep(2.5)\n"
         "import shutil; shutil.rmtree('app')\n"
@@ -257,7 +257,7 @@ def test_off_linux_the_group_kill_alone_still_runs_the_command(
 def test_a_caller_that_cannot_be_a_subreaper_runs_no_command(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(descendants, "_caller_is_subreaper", lambda: False)
+    monkeypatch.setattr(descendants, "_hold_subreaper", lambda: False)
     root = _workspace(tmp_path / "ws")
     outcome = ToolBox(root).run("Bash", {"command": "touch ran"})
     assert outcome.error_message is not None
@@ -265,3 +265,47 @@ def test_a_caller_that_cannot_be_a_subreaper_runs_no_command(
         f"Bash: cannot start {shell.BASH}: cannot become a child subreaper: "
     )
     assert not (root / "ran").exists()
+
+
+def test_the_caller_is_a_subreaper_only_while_a_call_is_in_flight() -> None:
+    assert not supervisor.is_subreaper()
+    handle = descendants.Supervisor(["true"], 0.0)
+    seen: list[bool] = []
+
+    def start() -> subprocess.Popen[bytes]:
+        seen.append(supervisor.is_subreaper())
+        return subprocess.Popen(handle.argv, pass_fds=handle.pass_fds, start_new_session=True)
+
+    process = handle.launch(start)
+    process.wait()
+    assert handle.finish(process.returncode) == 0
+    assert seen == [True]
+    assert not supervisor.is_subreaper()
+
+
+def test_a_caller_that_was_a_subreaper_stays_one(tmp_path: Path) -> None:
+    root = _workspace(tmp_path / "ws")
+    assert supervisor.become_subreaper()
+    try:
+        descendants._holders[:] = [0, 0, 0]  # as in a fresh process
+        outcome = ToolBox(root).run("Bash", {"command": "true"})
+        assert outcome.error_message is None, outcome.error_message
+        assert supervisor.is_subreaper()
+    finally:
+        supervisor.become_subreaper(False)
+        descendants._holders[:] = [0, 0, 0]
+
+
+def test_the_supervisor_starts_with_few_imports() -> None:
+    folder = str(Path(supervisor.__file__).parent)
+    listing = subprocess.run(
+        [
+            sys.executable, "-I", "-S", "-c",
+            "import sys; sys.path.append(sys.argv[1]); import supervisor; "
+            "print(sorted(sys.modules))",
+            folder,
+        ],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    for heavy in ("'signal'", "'threading'", "'enum'", "'pytest_harness_audit'"):
+        assert heavy not in listing
