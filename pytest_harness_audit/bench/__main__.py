@@ -87,15 +87,17 @@ def policy_rows(corpus: Path | None, rounds: int, timings: Timings | None) -> li
     policy_file = corpus / "policy-50.json"
     if policy_file.is_file():
         policies.append(("policy-50", Policy.load(policy_file), 220_000))
-    rows = []
+    floor = floors.decision_floor(calls, rounds)
+    rows = [Row("policy floor: one scan per call", f"{floor:,.0f}", "the interpreter's least")]
     for name, policy, target in policies:
         rate, _ = policy_bench.decisions_per_second(policy, calls, rounds)
         reference = timings.decisions(name) if timings else None
+        against = _against(rate, reference, f"target {target:,}")
         rows.append(
             Row(
                 f"policy decisions/s, {name}",
                 f"{rate:,.0f}",
-                _against(rate, reference, f"target {target:,}"),
+                f"{against}; {floor / rate:.1f}x the floor",
             )
         )
     return rows

@@ -1,11 +1,17 @@
-"""The floors of the chain benchmark: what the same appends and verifications cost in system
-calls and hashing alone, with nothing of the chain's own work."""
+"""The floors of the benchmarks: what the same appends and verifications cost in system calls
+and hashing alone, with nothing of the chain's own work, and what the least possible policy
+decision costs in this interpreter."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
+
+import ahocorasick_rs
 
 from pytest_harness_audit.bench.timing import Timing
 
@@ -92,3 +98,52 @@ def hash_every_line(path: Path) -> int:
             sha256(line).digest()
             count += 1
     return count
+
+
+#: What the decision floor scans for: a few literals of the kind a prefilter holds.
+_FLOOR_LITERALS = (".env", "id_rsa", "secret", "credential", ".ssh/", ".aws/", "rm ", "soul.md")
+
+
+class _FloorDecision:
+    """The least a decision can be: an object with a decision and a rule."""
+
+    __slots__ = ("decision", "rule")
+
+    def __init__(self) -> None:
+        self.decision = "allow"
+        self.rule: str | None = None
+
+
+def decision_floor(calls: Sequence[tuple[str, Mapping[str, Any]]], rounds: int = 5) -> float:
+    """Best-of-``rounds`` calls/s of the least work any policy evaluation does per call, in this
+    interpreter: one call through a method with the engine's signature, one look-up of the tool,
+    one parameter read and one automaton scan of its lower-cased text (the prefilter's clearing
+    scan), then a decision object handed back. Nothing else: no targets, no rules."""
+    automaton = ahocorasick_rs.AhoCorasick(list(_FLOOR_LITERALS))
+    scan = automaton.find_matches_as_strings
+    decided = _FloorDecision()
+    # each tool's first string parameter, known in advance (an engine knows its tools' keys)
+    keys: dict[str, str] = {}
+    for tool, params in calls:
+        if tool not in keys:
+            keys[tool] = next((k for k, v in params.items() if type(v) is str), "")
+
+    class Floor:
+        def evaluate(
+            self, tool: str, params: Mapping[str, Any], *, rate_counter: object = None
+        ) -> _FloorDecision:
+            text = params.get(keys.get(tool, ""))
+            if type(text) is str and scan(text.lower()) and rate_counter is decided:
+                return _FloorDecision()  # never: the scan's answer is read, not acted on
+            return decided
+
+    evaluate = Floor().evaluate
+    for tool, params in calls:
+        evaluate(tool, params)
+    best = 0.0
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for tool, params in calls:
+            evaluate(tool, params, rate_counter=None)
+        best = max(best, len(calls) / (time.perf_counter() - start))
+    return best

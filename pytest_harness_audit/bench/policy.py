@@ -8,7 +8,10 @@ pass, single-threaded, and prints decisions per second for the ``safety`` preset
 ``--policy`` file. Every pass evaluates every call afresh: nothing is remembered between calls.
 ``--full-path`` prints each policy a second time with the prefilter off (every call derives its
 targets), so the prefilter's share shows. The first line says whether the engine runs compiled
-(the wheel built with ``HATCH_BUILD_HOOK_ENABLE_MYPYC=true``) or as plain Python.
+(the wheel built with ``HATCH_BUILD_HOOK_ENABLE_MYPYC=true``) or as plain Python. The floor
+line is the least work any evaluation does per call in this interpreter (one call, one look-up,
+one automaton scan of the raw text: :func:`~pytest_harness_audit.bench.floors.decision_floor`),
+and each policy's line says how many times that its decisions take.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_harness_audit.bench.floors import decision_floor
 from pytest_harness_audit.policy import Policy, SlidingWindowCounter
 from pytest_harness_audit.policy import engine as policy_engine
 
@@ -83,10 +87,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             policies.append((f"{label} (full path)", full))
     print(f"engine: {engine_build()}")
     print(f"{len(calls):,} calls, best of {args.rounds} rounds after warm-up")
+    floor = decision_floor(calls, args.rounds)
+    print(f"  {'floor: one scan per call':<36} {floor:>12,.0f} decisions/s   (see floors.py)")
     for label, policy in policies:
         rate, tally = decisions_per_second(policy, calls, args.rounds)
         mix = ", ".join(f"{k} {v}" for k, v in sorted(tally.items()))
-        print(f"  {label:<36} {rate:>12,.0f} decisions/s   ({mix})")
+        print(f"  {label:<36} {rate:>12,.0f} decisions/s   ({mix}; {floor / rate:.1f}x the floor)")
     return 0
 
 

@@ -177,3 +177,16 @@ def test_syscall_floor_writes_the_same_bytes(tmp_path):
         timing = floors.syscall_floor(lines, 10, tmp_path / "floor", locked=locked, hashed=hashed)
         assert 0 < timing.wall < float("inf")
     assert not any((tmp_path / "floor").iterdir())
+
+
+def test_the_decision_floor_runs_every_call(corpus):
+    calls = [(t, p) for t, p, *_ in CALLS] * 50
+    assert 0 < floors.decision_floor(calls, rounds=2) < float("inf")
+    assert floors.decision_floor([], rounds=1) == 0
+
+
+def test_the_table_prints_the_floor_and_each_policy_against_it(corpus, capsys):
+    assert bench_main.main(["--corpus", str(corpus), "--only", "policy", "--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "policy floor: one scan per call" in out
+    assert out.count("x the floor") == 2  # safety and policy-50
