@@ -225,6 +225,37 @@ def check_verify_python(block: Block, tmp_path: Path, monkeypatch: pytest.Monkey
     assert namespace["report"].valid
 
 
+def check_scrub_python(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **_: Any):
+    """The draft hook runs before the record is written: the chain file never holds the token."""
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block.text, block.where, "exec"), {})
+    written = b"".join(path.read_bytes() for path in tmp_path.rglob("*.jsonl"))
+    assert b'"tool":"Deploy"' in written.replace(b" ", b"") and b"t0k3n" not in written
+
+
+RULE_ORDER_POLICY = """\
+preset: safety
+rules:
+  - {id: warn-reads, name: Reads, priority: 0, decision: warn, match: {categories: [file_read]}}
+"""
+
+
+def check_rule_order_lint(
+    block: Block,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    **_: Any,
+) -> None:
+    """The documented warning is what `policy status` prints for a warn rule on every read
+    ranked before safety's deny of credential files."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "team-policy.yaml").write_text(RULE_ORDER_POLICY, encoding="utf-8")
+    capsys.readouterr()
+    assert main(["policy", "status", "--policy", "team-policy.yaml"]) == 0
+    assert capsys.readouterr().err.splitlines() == block.text.strip().splitlines()
+
+
 def check_plain_yaml(block: Block, **_: Any) -> None:
     assert isinstance(yaml.safe_load(block.text), dict)
 
@@ -419,6 +450,7 @@ HANDLERS: list[tuple[str, str, Handler]] = [
     ("python", "def pytest_harness_audit_classify_tool", check_hook_functions),
     ("python", "Policy.load(", check_policy_python),
     ("python", "verify_chain(", check_verify_python),
+    ("python", "chain.builder.scrub", check_scrub_python),
     ("python", "audit_snapshot", check_snapshot_tests),
     ("python", "harness_agents", check_social_test),
     ("python", "from pydantic_ai import Agent", check_pydantic_ai_test),
@@ -426,6 +458,7 @@ HANDLERS: list[tuple[str, str, Handler]] = [
     ("text", "harness audit ===", check_tutorial_summary),
     ("text", "assert [+ received] == [- snapshot]", check_snapshot_failure),
     ("text", "$ harness-audit ", check_console),
+    ("text", "harness-audit: warning: ", check_rule_order_lint),
     ("diff", "", check_snapshot_diff),
     ("yaml", "steps:", check_scenario_yaml),
     ("yaml", "name: team-policy", check_team_policy_yaml),

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.audit.records import display_target
+from pytest_harness_audit.cli.policy_lint import masking_lints
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.evaluation import Evaluation
+from pytest_harness_audit.policy.loader import preset_path
 from pytest_harness_audit.policy.model import Rule
-from pytest_harness_audit.policy.source import resolve_policy
+from pytest_harness_audit.policy.source import DEFAULT_PRESET, resolve_policy
 
 #: Where `policy test TOOL TARGET` puts TARGET, per tool.
 NATURAL_PARAMETER = {
@@ -66,8 +69,21 @@ def policy_from_args(args: argparse.Namespace) -> Policy:
     return policy
 
 
-def _status(args: argparse.Namespace) -> int:
+def linted_policy(args: argparse.Namespace) -> Policy:
+    """:func:`policy_from_args`, after printing on stderr one warning line per rule that the
+    rule order keeps from denying (:mod:`~pytest_harness_audit.cli.policy_lint`)."""
     policy = policy_from_args(args)
+    if getattr(args, "policy", None):
+        source = str(args.policy)
+    else:
+        source = str(preset_path(policy.spec.preset or DEFAULT_PRESET))
+    for line in masking_lints(policy, source):
+        print(line, file=sys.stderr)
+    return policy
+
+
+def _status(args: argparse.Namespace) -> int:
+    policy = linted_policy(args)
     if args.json:
         print(
             json.dumps(
@@ -110,7 +126,7 @@ def describe_match(rule: Rule) -> str:
 
 
 def _rules(args: argparse.Namespace) -> int:
-    policy = policy_from_args(args)
+    policy = linted_policy(args)
     if args.json:
         print(json.dumps(policy.to_dict()))
         return 0
@@ -176,7 +192,7 @@ def format_evaluation(tool: str, evaluation: Evaluation) -> str:
 
 
 def _test(args: argparse.Namespace) -> int:
-    policy = policy_from_args(args)
+    policy = linted_policy(args)
     params = test_params(args.tool, args.target, args.params)
     evaluation = policy.evaluate(args.tool, params)
     if args.json:

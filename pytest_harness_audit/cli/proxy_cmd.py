@@ -195,8 +195,8 @@ def _open_gate(storage: Path, session_id: str, policy: Any, root: str | None) ->
     if root is not None:
         # the workspace's secrets and what each call did to it, as in the harness door
         from pytest_harness_audit.gate.inspection import SessionInspection
+        from pytest_harness_audit.gate.record_scrub import KeptSecrets, RecordScrub
         from pytest_harness_audit.inspect import Inspector
-        from pytest_harness_audit.social.record_scrub import KeptSecrets, RecordScrub
 
         kept = KeptSecrets()
         inspector = Inspector(Path(root), secrets=kept, protect=policy.protect)

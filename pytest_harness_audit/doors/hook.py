@@ -64,10 +64,10 @@ from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.approvals import ASK, Approval, ended, recording_only, settle
 from pytest_harness_audit.gate.console import consoles
 from pytest_harness_audit.gate.decision import GateDecision
+from pytest_harness_audit.gate.record_scrub import RecordScrub
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.ratelimit import RateHits
-from pytest_harness_audit.social.record_scrub import RecordScrub
 
 PRE = "PreToolUse"
 POST = "PostToolUse"

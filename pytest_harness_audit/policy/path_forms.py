@@ -11,9 +11,11 @@ commonest paths so skip all of this.
 
 from __future__ import annotations
 
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
-_MAX_URI = 4096
+#: What the URL standard strips from both ends of a URL, and removes from anywhere in it.
+_C0_OR_SPACE = "".join(map(chr, range(0x21)))
+_TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
 
 
 def plain_path(path: str) -> bool:
@@ -32,18 +34,31 @@ def plain_path(path: str) -> bool:
 
 
 def file_uri_path(uri: str) -> str | None:
-    """The local path of a ``file:`` URI, percent-decoded (``file:///w/%2eenv`` → ``/w/.env``);
-    ``None`` for any other string."""
-    if uri[:5].lower() != "file:" or len(uri) > _MAX_URI:
+    """The local path a ``file:`` URI names, as a URL parser hands it to ``open``; ``None`` for
+    any other string.
+
+    Read as the WHATWG URL standard reads it (browsers, Node, most MCP servers), so that no
+    spelling of a ``file:`` URI passes for something else: spaces and control characters at
+    either end, and tabs and newlines anywhere (even inside the scheme), are dropped; the
+    scheme is any case; the query and fragment are dropped; the host and path are
+    percent-decoded once (``file:///w/%2eenv`` → ``/w/.env``); an empty path is ``/``
+    (``file:`` names the root); the path ends at a decoded NUL, where the OS ends the name it
+    opens. ``localhost`` (any case) is this machine; another host, even one no URL parser
+    accepts (``file://[x/.env``), is a share ``//host/path``: still a path, matched by its tail.
+    Backslashes are kept (:func:`windows_form` reads them as separators).
+    """
+    if ":" not in uri:
         return None
-    try:
-        parts = urlsplit(uri)
-    except ValueError:
+    text = uri.strip(_C0_OR_SPACE).translate(_TAB_OR_NEWLINE)
+    if text[:5].lower() != "file:":
         return None
-    path = unquote(parts.path)
-    if parts.netloc not in ("", "localhost"):
-        path = "//" + parts.netloc + path  # a UNC share: still a path, matched by its tail
-    return path or None
+    rest = text[5:].partition("#")[0].partition("?")[0]
+    host = ""
+    if rest[:2] == "//":
+        host, slash, tail = rest[2:].partition("/")
+        host, rest = unquote(host), slash + tail
+    path = unquote(rest).partition("\x00")[0] or "/"
+    return path if host.lower() in ("", "localhost") else "//" + host + path
 
 
 def windows_form(path: str) -> str | None:

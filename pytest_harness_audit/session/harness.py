@@ -23,6 +23,7 @@ from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
 from pytest_harness_audit.gate import Classifier
 from pytest_harness_audit.gate.approvals import Approver, table_approver
 from pytest_harness_audit.gate.inspection import SessionInspection
+from pytest_harness_audit.gate.record_scrub import KeptSecrets, RecordScrub
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.inspect import Inspector
 from pytest_harness_audit.policy import Evaluation, Policy
@@ -33,7 +34,6 @@ from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, judge
 from pytest_harness_audit.session import workspace as workspaces
 from pytest_harness_audit.session.scenario_fit import check_scenario_fits
 from pytest_harness_audit.social import Clock, Peer, Post, SendResult
-from pytest_harness_audit.social.record_scrub import KeptSecrets, RecordScrub
 from pytest_harness_audit.social.secret_ledger import SecretLedger
 from pytest_harness_audit.tools.network import NetworkStub
 from pytest_harness_audit.tools.toolbox import ToolBox, ToolFunction

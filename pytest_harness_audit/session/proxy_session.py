@@ -319,9 +319,10 @@ def _tape(
     match_on: Any,
 ) -> CassetteTape | None:
     """The cassette of ``record=`` / ``replay=`` / ``cassette=`` (with ``record_mode``)."""
-    from pytest_harness_audit.doors.proxy.cassette import DEFAULT_MATCH_ON, map_strings
+    from pytest_harness_audit.doors.proxy.cassette import DEFAULT_MATCH_ON
     from pytest_harness_audit.doors.proxy.core import report_to_stderr
     from pytest_harness_audit.doors.proxy.replay import CassetteTape, choose_mode
+    from pytest_harness_audit.inspect.nested_strings import map_strings
 
     chosen = choose_mode(
         record=Path(record) if record is not None else None,

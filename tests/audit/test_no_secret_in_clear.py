@@ -11,31 +11,24 @@ are.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from secret_support import api_key, call_tools, service_harness, workspace_api_key
 
 from pytest_harness_audit.audit.records import RecordDraft
+from pytest_harness_audit.gate.record_scrub import KeptSecrets, RecordScrub, fragment_core
+from pytest_harness_audit.inspect.nested_strings import MAX_DEPTH, WITHHELD
 from pytest_harness_audit.inspect.secrets import fingerprint
 from pytest_harness_audit.session.harness import Harness
 from pytest_harness_audit.session.workspace import create_workspace
-from pytest_harness_audit.social.record_scrub import (
-    MAX_DEPTH,
-    WITHHELD,
-    KeptSecrets,
-    RecordScrub,
-    fragment_core,
-)
 from pytest_harness_audit.social.secret_ledger import SecretLedger
 
 PROXY_TESTS = Path(__file__).resolve().parents[1] / "proxy"
@@ -45,17 +38,7 @@ UPSTREAM = str(PROXY_TESTS / "upstream_server.py")
 
 @pytest.fixture
 def harness(tmp_path: Path) -> Iterator[Harness]:
-    made = Harness.create(
-        tmp_path, template="python-service", policy="safety", agents=("alice", "bob", "carol")
-    )
-    yield made
-    made.close()
-
-
-def _api_key(harness: Harness) -> str:
-    found = re.search(r"^API_KEY=(.+)$", (harness.root / ".env").read_text(), re.MULTILINE)
-    assert found is not None
-    return found.group(1).strip()
+    yield from service_harness(tmp_path, agents=("alice", "bob", "carol"))
 
 
 def _chain_bytes(harness: Harness) -> bytes:
@@ -68,7 +51,7 @@ def _assert_redacted(harness: Harness, *values: str) -> bytes:
     data = _chain_bytes(harness)
     for value in values:
         assert value.encode() not in data
-    key = _api_key(harness)
+    key = api_key(harness)
     body = key.removeprefix("sk-test-")
     for start in range(len(body) - 7):
         assert body[start : start + 8].encode() not in data, body[start : start + 8]
@@ -89,7 +72,7 @@ def _send(harness: Harness, to: str, text: str) -> str:
 
 @pytest.mark.parametrize("to", ["agent:{key}", "group:bob,{key}", "agent:x{key}y"])
 def test_a_secret_in_the_address_is_redacted(harness: Harness, to: str) -> None:
-    key = _api_key(harness)
+    key = api_key(harness)
     assert _send(harness, to.format(key=key), "hello") != "sent"
     data = _assert_redacted(harness)
     (record,) = [json.loads(line) for line in data.splitlines()]
@@ -97,13 +80,13 @@ def test_a_secret_in_the_address_is_redacted(harness: Harness, to: str) -> None:
 
 
 def test_a_secret_in_a_refused_message_is_redacted_in_every_field(harness: Harness) -> None:
-    key = _api_key(harness)
+    key = api_key(harness)
     assert _send(harness, "agent:bob", f"the key is {key}") == "FirewallSendError"
     _assert_redacted(harness)
 
 
 def test_a_value_split_over_two_messages_leaves_neither_part_in_clear(harness: Harness) -> None:
-    key = _api_key(harness)
+    key = api_key(harness)
     half = len(key) // 2
     assert _send(harness, "agent:bob", f"part one {key[:half]}") == "sent"
     assert _send(harness, "agent:bob", f"the rest is {key[half:]}") == "FirewallSendError"
@@ -112,7 +95,7 @@ def test_a_value_split_over_two_messages_leaves_neither_part_in_clear(harness: H
 
 
 def test_a_value_split_inside_one_message_is_redacted(harness: Harness) -> None:
-    key = _api_key(harness)
+    key = api_key(harness)
     half = len(key) // 2
     text = f"first {key[:half]} and then {key[half:]} done"
     assert _send(harness, "agent:bob", text) == "FirewallSendError"
@@ -120,7 +103,7 @@ def test_a_value_split_inside_one_message_is_redacted(harness: Harness) -> None:
 
 
 def test_a_long_message_with_the_value_across_its_middle_is_redacted(harness: Harness) -> None:
-    key = _api_key(harness)
+    key = api_key(harness)
     text = "a" * 15_000 + key + "b" * 15_000
     assert _send(harness, "agent:bob", text) == "FirewallSendError"
     _assert_redacted(harness)
@@ -136,33 +119,13 @@ def _proxy_calls(harness: Harness, calls: list[tuple[str, dict[str, Any]]]) -> l
             "up": {"command": sys.executable, "args": [UPSTREAM]},
         }
     }
-    proxy = harness.start_proxy(upstreams, workspace_tools=False)
-
-    async def session() -> list[str]:
-        async with (
-            httpx2.AsyncClient(headers=proxy.headers, timeout=60) as http,
-            streamable_http_client(proxy.url, http_client=http) as streams,
-            ClientSession(streams[0], streams[1]) as client,
-        ):
-            await client.initialize()
-            answers: list[str] = []
-            for name, arguments in calls:
-                try:
-                    result = await client.call_tool(name, arguments)
-                except MCPError as error:
-                    answers.append(f"refused: {error.error.message}")
-                else:
-                    text = "".join(getattr(block, "text", "") for block in result.content)
-                    answers.append(f"error: {text}" if result.is_error else text)
-            return answers
-
-    return anyio.run(session)
+    return call_tools(harness, upstreams, calls)
 
 
 def test_an_unknown_tool_named_by_a_secret_is_redacted_with_two_upstreams(
     harness: Harness,
 ) -> None:
-    key = _api_key(harness)
+    key = api_key(harness)
     (answer,) = _proxy_calls(harness, [(key, {})])
     assert answer.startswith("refused: ")
     data = _assert_redacted(harness)
@@ -173,7 +136,7 @@ def test_an_unknown_tool_named_by_a_secret_is_redacted_with_two_upstreams(
 
 @pytest.mark.slow
 def test_an_unknown_tool_with_a_secret_inside_its_name_is_redacted(harness: Harness) -> None:
-    key = _api_key(harness)
+    key = api_key(harness)
     (answer,) = _proxy_calls(harness, [(f"lib__{key}", {})])
     assert answer.startswith(("refused: ", "error: "))
     _assert_redacted(harness)
@@ -199,9 +162,7 @@ def _cli_proxy_call(storage: Path, workspace: Path, name: str) -> str:
 @pytest.mark.slow
 def test_the_command_line_proxy_redacts_an_unknown_tool_name(tmp_path: Path) -> None:
     workspace = Path(create_workspace(tmp_path / "ws", "python-service").working_dir)
-    found = re.search(r"^API_KEY=(.+)$", (workspace / ".env").read_text(), re.MULTILINE)
-    assert found is not None
-    key = found.group(1).strip()
+    key = workspace_api_key(workspace)
     _cli_proxy_call(tmp_path / "store", workspace, f"run_{key}")
     data = (tmp_path / "store" / "audit" / "cli.jsonl").read_bytes()
     assert key.encode() not in data
@@ -212,7 +173,7 @@ def test_the_command_line_proxy_redacts_an_unknown_tool_name(tmp_path: Path) -> 
 
 
 def test_effects_naming_a_file_after_a_secret_are_redacted(harness: Harness) -> None:
-    key = _api_key(harness)
+    key = api_key(harness)
     harness.call("Write", file_path=f"notes-{key}.txt", content="hello")
     harness.call("Bash", command=f"cp notes-{key}.txt copy-{key}.txt && rm notes-{key}.txt")
     data = _assert_redacted(harness)
@@ -221,7 +182,7 @@ def test_effects_naming_a_file_after_a_secret_are_redacted(harness: Harness) -> 
 
 
 def test_the_immune_lift_reason_is_redacted(harness: Harness) -> None:
-    key = _api_key(harness)
+    key = api_key(harness)
     harness.lift(f"reviewed with {key}")
     _assert_redacted(harness)
 
@@ -246,7 +207,7 @@ def test_look_alikes_are_not_redacted(harness: Harness, text: str) -> None:
 
 
 def test_a_secret_nested_past_the_inspection_depth_is_redacted(harness: Harness) -> None:
-    key = _api_key(harness)
+    key = api_key(harness)
     deep: Any = {"token": key, key: "as a key"}
     for _ in range(100):
         deep = [deep]
@@ -255,7 +216,7 @@ def test_a_secret_nested_past_the_inspection_depth_is_redacted(harness: Harness)
 
 
 def test_a_container_nested_past_the_scrub_depth_is_withheld(harness: Harness) -> None:
-    key = _api_key(harness)
+    key = api_key(harness)
     deep: Any = key
     for _ in range(MAX_DEPTH + 50):
         deep = [deep]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pydantic
 import pytest
+from secret_support import service_harness
 
 from pytest_harness_audit.session.harness import Harness
 
@@ -16,9 +17,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def harness(tmp_path: Path) -> Iterator[Harness]:
-    made = Harness.create(tmp_path, template="python-service", policy="safety")
-    yield made
-    made.close()
+    yield from service_harness(tmp_path)
 
 
 class FileRef(pydantic.BaseModel):

@@ -10,41 +10,12 @@ from typing import Any
 
 import pytest
 from hook_processes import hook
-from test_hook_host_settings_between import SESSION, Host
+from host_support import SESSION, Host, config_change, write_project
 
 from pytest_harness_audit.cli import main as cli
 from pytest_harness_audit.readers.verdict import Verdict
 
 HOOKS = {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "x"}]}]}
-
-
-@pytest.fixture
-def host(tmp_path: Path) -> Host:
-    return Host(tmp_path)
-
-
-def config_change(
-    host: Host, source: str, file_path: Path | None, **more: Any
-) -> tuple[int, dict[str, Any] | str, str]:
-    """``(exit code, answer, stderr)`` of one ``hook config-change`` process."""
-    payload: dict[str, Any] = {
-        "session_id": SESSION,
-        "cwd": str(host.project),
-        "hook_event_name": "ConfigChange",
-        "source": source,
-        **more,
-    }
-    if file_path is not None:
-        payload["file_path"] = str(file_path)
-    code, out, err = hook(host.storage, "config-change", payload, env=host.env)
-    return code, json.loads(out) if out.strip() else out, err
-
-
-def write_project(host: Host, name: str, data: Any) -> Path:
-    path = host.project / ".claude" / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data))
-    return path
 
 
 def changes(host: Host) -> list[dict[str, Any]]:

@@ -7,8 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from hook_processes import hook
-from test_hook_host_settings_between import Host
+from host_support import Host, prompt
 
 from pytest_harness_audit.doors.hook_host_permissions import names_call
 from pytest_harness_audit.readers.verdict import Verdict
@@ -16,23 +15,10 @@ from pytest_harness_audit.readers.verdict import Verdict
 ALLOWED = "HostAllowedToolsChanged"
 
 
-@pytest.fixture
-def host(tmp_path: Any) -> Host:
-    return Host(tmp_path)
-
-
 def _allow(host: Host, *rules: str) -> None:
     """The host's (or the agent's) write of the project's ``allowedTools``."""
     entry = {"allowedTools": list(rules), "hasTrustDialogAccepted": True}
     host.write(".claude.json", {"numStartups": 1, "projects": {str(host.project): entry}})
-
-
-def _prompt(host: Host, call: dict[str, Any]) -> None:
-    """The host is about to show its permission dialog for ``call``."""
-    payload = {**call, "hook_event_name": "PermissionRequest", "permission_suggestions": []}
-    payload.pop("tool_use_id")
-    code, _out, err = hook(host.storage, "permission-request", payload, env=host.env)
-    assert code == 0, err
 
 
 def _bash(host: Host) -> dict[str, Any]:
@@ -42,7 +28,7 @@ def _bash(host: Host) -> dict[str, Any]:
 def test_always_allow_at_the_host_s_prompt_passes(host: Host) -> None:
     host.start()
     call = host.pre()
-    _prompt(host, call)
+    prompt(host, call)
     _allow(host, "Bash(touch:*)")  # the user chose "always allow" for `touch …`
     host.post(call)
     host.call()
@@ -58,7 +44,7 @@ def test_parallel_calls_see_the_other_call_s_prompt(host: Host) -> None:
     host.start()
     first = host.pre()
     second = host.pre()
-    _prompt(host, first)
+    prompt(host, first)
     _allow(host, "Bash(touch:*)")
     host.post(second)  # closes before the call whose prompt wrote the entry
     host.post(first)
@@ -84,7 +70,7 @@ def test_an_entry_added_between_events_fails(host: Host) -> None:
 def test_an_entry_no_prompt_offers_fails_in_the_window(host: Host, rule: str) -> None:
     host.start()
     call = host.pre()
-    _prompt(host, call)
+    prompt(host, call)
     _allow(host, rule)  # another tool, every command, another command: no prompt offers it
     host.post(call)
     bash = _bash(host)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from hook_processes import hook
-from test_hook_host_settings_between import Host
+from host_support import SESSION, Host
 
 from pytest_harness_audit.doors import hook_host_settings
 from pytest_harness_audit.doors.hook import PreAnswers, handle_pre
@@ -19,8 +19,6 @@ from pytest_harness_audit.doors.hook_host_settings import host_settings_state
 from pytest_harness_audit.doors.hook_session import handle_session_start
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.readers.verdict import Verdict
-
-SESSION = "host-between-1"
 
 
 @pytest.fixture

@@ -6,32 +6,15 @@ removed passes, anything else added fails the session once."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from test_hook_config_change import config_change
-from test_hook_host_allowed_tools import _prompt
-from test_hook_host_settings_between import NOTE, Host
+from host_support import LOCAL, NOTE, Host, config_change, prompt, write_project
 
 from pytest_harness_audit.readers.verdict import Verdict
 
 CHANGED = "the host's settings changed"
-
-
-@pytest.fixture
-def host(tmp_path: Path) -> Host:
-    return Host(tmp_path)
-
-
-def _local(host: Host, document: dict[str, Any], name: str = "settings.local.json") -> Path:
-    folder = host.project / ".claude"
-    folder.mkdir(exist_ok=True)
-    path = folder / name
-    path.write_text(json.dumps(document))
-    return path
 
 
 ATTACKS: dict[str, dict[str, Any]] = {
@@ -48,7 +31,7 @@ ATTACKS: dict[str, dict[str, Any]] = {
 def test_permissions_added_between_calls_fail_once(host: Host, attack: str, name: str) -> None:
     host.start()
     host.call()
-    _local(host, ATTACKS[attack], name)  # after the call's post: no window sees it
+    write_project(host, name, ATTACKS[attack])  # after the call's post: no window sees it
     host.call()
     (note,) = host.notes()
     assert note["alerts"] == ["protected_file_changed"]
@@ -71,7 +54,7 @@ def test_permissions_added_between_calls_fail_once(host: Host, attack: str, name
 def test_every_event_compares_the_permissions(host: Host, event: str) -> None:
     host.start()
     host.call()
-    _local(host, ATTACKS["every-command"])
+    write_project(host, LOCAL, ATTACKS["every-command"])
     if event == "Stop":
         host.event("stop", "Stop")
     else:
@@ -83,7 +66,7 @@ def test_every_event_compares_the_permissions(host: Host, event: str) -> None:
 
 def test_a_change_in_the_call_s_window_is_reported_by_the_call_only(host: Host) -> None:
     host.start()
-    host.call(lambda: _local(host, ATTACKS["every-command"]))
+    host.call(lambda: write_project(host, LOCAL, ATTACKS["every-command"]))
     host.call()
     host.end()
     assert host.notes() == []
@@ -95,8 +78,8 @@ def test_a_change_in_the_call_s_window_is_reported_by_the_call_only(host: Host) 
 def test_the_host_s_write_at_its_prompt_passes(host: Host) -> None:
     host.start()
     call = host.pre()
-    _prompt(host, call)
-    _local(host, {"permissions": {"allow": ["Bash(touch:*)"]}})
+    prompt(host, call)
+    write_project(host, LOCAL, {"permissions": {"allow": ["Bash(touch:*)"]}})
     host.post(call)
     host.call()
     host.end()
@@ -121,8 +104,8 @@ def test_the_host_s_write_at_a_prompt_for_a_call_with_no_snapshot_passes(host: H
     host.start()
     call = _read(host)
     host.event("pre", "PreToolUse", **call)
-    _prompt(host, {**call, "hook_event_name": "PreToolUse"})
-    _local(host, {"permissions": {"allow": ["Read"]}})
+    prompt(host, {**call, "hook_event_name": "PreToolUse"})
+    write_project(host, LOCAL, {"permissions": {"allow": ["Read"]}})
     host.event("post", "PostToolUse", **call, tool_response={"content": "x"})
     host.call()
     host.end()
@@ -137,8 +120,8 @@ def test_a_rule_written_while_another_call_waits_at_the_prompt_is_recorded(host:
     recorded in a note that judges nothing, and the asked call's post finds it known."""
     host.start()
     call = host.pre()
-    _prompt(host, call)
-    _local(host, {"permissions": {"allow": ["Bash(touch:*)"]}})
+    prompt(host, call)
+    write_project(host, LOCAL, {"permissions": {"allow": ["Bash(touch:*)"]}})
     parallel = {**_read(host), "agent_id": "sub-1"}  # a subagent's call, while the prompt waits
     host.event("pre", "PreToolUse", **parallel)
     host.post(call)
@@ -153,10 +136,12 @@ def test_a_rule_written_while_another_call_waits_at_the_prompt_is_recorded(host:
 
 
 def test_a_rule_removed_between_calls_passes(host: Host) -> None:
-    _local(host, {"permissions": {"allow": ["Bash(touch:*)", "Read"], "deny": ["WebFetch"]}})
+    write_project(
+        host, LOCAL, {"permissions": {"allow": ["Bash(touch:*)", "Read"], "deny": ["WebFetch"]}}
+    )
     host.start()
     host.call()
-    _local(host, {"permissions": {"allow": ["Read"], "deny": ["WebFetch"]}})
+    write_project(host, LOCAL, {"permissions": {"allow": ["Read"], "deny": ["WebFetch"]}})
     host.call()
     host.end()
     assert host.notes() == []
@@ -167,7 +152,8 @@ def test_a_rule_removed_between_calls_passes(host: Host) -> None:
 def test_a_change_after_the_last_event_fails_the_report(host: Host) -> None:
     host.start()
     host.call()
-    _local(host, ATTACKS["bypass-mode"])  # the hooks stopped: no event comes after this
+    # the hooks stopped: no event comes after this
+    write_project(host, LOCAL, ATTACKS["bypass-mode"])
     assert host.judged() == (Verdict.PASS, [])
     report = yaml.safe_load(host.report())
     assert report["verdict"] == "FAIL"
@@ -178,10 +164,10 @@ def test_a_change_after_the_last_event_fails_the_report(host: Host) -> None:
 
 
 def test_a_rule_removed_after_the_last_event_does_not_fail_the_report(host: Host) -> None:
-    _local(host, {"permissions": {"allow": ["Read"]}})
+    write_project(host, LOCAL, {"permissions": {"allow": ["Read"]}})
     host.start()
     host.call()
-    _local(host, {"permissions": {"allow": []}})
+    write_project(host, LOCAL, {"permissions": {"allow": []}})
     report = yaml.safe_load(host.report())
     assert report["verdict"] == "WARN"  # no SessionEnd only
 
@@ -189,14 +175,14 @@ def test_a_rule_removed_after_the_last_event_does_not_fail_the_report(host: Host
 def test_a_blocked_config_change_is_not_reported_again(host: Host) -> None:
     host.start()
     host.call()
-    path = _local(host, ATTACKS["bypass-mode"])
+    path = write_project(host, LOCAL, ATTACKS["bypass-mode"])
     code, answer, err = config_change(host, "local_settings", path)
     assert code == 0 and isinstance(answer, dict) and answer["decision"] == "block", err
     host.call()
     assert host.notes() == []
     # the change stays out of effect: a later edit of the file is judged against the state
     # still in effect, and blocked again
-    _local(host, {**ATTACKS["bypass-mode"], "model": "b"})
+    write_project(host, LOCAL, {**ATTACKS["bypass-mode"], "model": "b"})
     code, answer, _err = config_change(host, "local_settings", path)
     assert isinstance(answer, dict) and answer.get("decision") == "block"
     host.end()
@@ -207,8 +193,8 @@ def test_a_blocked_config_change_is_not_reported_again(host: Host) -> None:
 def test_an_allowed_config_change_is_not_reported_again(host: Host) -> None:
     host.start()
     call = host.pre()
-    _prompt(host, call)
-    path = _local(host, {"permissions": {"allow": ["Bash(touch:*)"]}})
+    prompt(host, call)
+    path = write_project(host, LOCAL, {"permissions": {"allow": ["Bash(touch:*)"]}})
     assert config_change(host, "local_settings", path)[:2] == (0, {})
     host.post(call)
     host.call()
@@ -224,8 +210,8 @@ def test_a_rule_written_before_the_prompt_is_reported_once(host: Host) -> None:
     and the call's own comparison starts from there (one change, one report)."""
     host.start()
     call = host.pre()
-    _local(host, ATTACKS["every-command"])
-    _prompt(host, call)
+    write_project(host, LOCAL, ATTACKS["every-command"])
+    prompt(host, call)
     host.post(call)
     host.end()
     (note,) = host.notes()

@@ -5,27 +5,12 @@ other key of the file still counts as a protected change."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from test_hook_config_change import config_change
-from test_hook_host_allowed_tools import _prompt
-from test_hook_host_settings_between import Host
+from host_support import LOCAL, Host, config_change, prompt, write_project
 
 from pytest_harness_audit.readers.verdict import Verdict
-
-
-@pytest.fixture
-def host(tmp_path: Path) -> Host:
-    return Host(tmp_path)
-
-
-def _local(host: Host, document: dict[str, Any], name: str = "settings.local.json") -> None:
-    folder = host.project / ".claude"
-    folder.mkdir(exist_ok=True)
-    (folder / name).write_text(json.dumps(document))
 
 
 def _bash(host: Host) -> dict[str, Any]:
@@ -36,8 +21,8 @@ def _bash(host: Host) -> dict[str, Any]:
 def test_always_allow_at_the_prompt_passes(host: Host, name: str) -> None:
     host.start()
     call = host.pre()
-    _prompt(host, call)
-    _local(host, {"permissions": {"allow": ["Bash(touch:*)"]}}, name)
+    prompt(host, call)
+    write_project(host, name, {"permissions": {"allow": ["Bash(touch:*)"]}})
     host.post(call)
     host.call()
     host.end()
@@ -49,7 +34,9 @@ def test_always_allow_at_the_prompt_passes(host: Host, name: str) -> None:
 
 def test_an_entry_for_the_call_with_no_prompt_seen_warns(host: Host) -> None:
     host.start()
-    host.call(lambda: _local(host, {"permissions": {"allow": ["Bash(touch notes.txt)"]}}))
+    host.call(
+        lambda: write_project(host, LOCAL, {"permissions": {"allow": ["Bash(touch notes.txt)"]}})
+    )
     host.end()
     record = _bash(host)
     assert record["alerts"] == ["host_permission_added"]
@@ -68,8 +55,8 @@ def test_an_entry_for_the_call_with_no_prompt_seen_warns(host: Host) -> None:
 def test_more_than_the_prompt_offers_fails(host: Host, document: dict[str, Any]) -> None:
     host.start()
     call = host.pre()
-    _prompt(host, call)
-    _local(host, document)
+    prompt(host, call)
+    write_project(host, LOCAL, document)
     host.post(call)
     host.end()
     record = _bash(host)
@@ -80,8 +67,8 @@ def test_more_than_the_prompt_offers_fails(host: Host, document: dict[str, Any])
 def test_the_host_s_config_change_after_the_call_finds_the_state_recorded(host: Host) -> None:
     host.start()
     call = host.pre()
-    _prompt(host, call)
-    _local(host, {"permissions": {"allow": ["Bash(touch:*)"]}})
+    prompt(host, call)
+    write_project(host, LOCAL, {"permissions": {"allow": ["Bash(touch:*)"]}})
     host.post(call)
     state = _bash(host)["hostSettings"]  # the chain holds the state now
     assert state[f"permissions:{host.project}"] is not None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hook_processes import hook
-from test_hook_host_settings_between import Host
+from host_support import Host
 
 SECRET = "sk-test-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 

@@ -8,25 +8,17 @@ a value split over two sends.
 from __future__ import annotations
 
 import base64
-import re
 import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
+from secret_support import api_key
 
 from pytest_harness_audit.session.harness import Harness
 from pytest_harness_audit.social import FirewallSendError
 
 Factory = Callable[..., Harness]
-KEY_LINE = re.compile(r"^API_KEY=(\S+)$", re.MULTILINE)
-
-
-def api_key(harness: Harness) -> str:
-    """The workspace's key, read by the test (not through any door)."""
-    found = KEY_LINE.search((harness.root / ".env").read_text())
-    assert found is not None
-    return found.group(1)
 
 
 def percent_encoded(value: str) -> str:

@@ -8,24 +8,16 @@ effect rule is obeyed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from secret_support import api_key
 
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.harness import Harness
 
 Factory = Callable[..., Harness]
-KEY_LINE = re.compile(r"^API_KEY=(\S+)$", re.MULTILINE)
-
-
-def api_key(harness: Harness) -> str:
-    """The workspace's key, read by the test (not through any door)."""
-    found = KEY_LINE.search((harness.root / ".env").read_text())
-    assert found is not None
-    return found.group(1)
 
 
 def no_deletions(**match: Any) -> Policy:

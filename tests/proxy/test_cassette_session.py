@@ -28,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from proxy_support import launched
 from pydantic import BaseModel
+from secret_support import api_key
 
 from pytest_harness_audit.doors.proxy.cassette import CassetteError, Interaction
 from pytest_harness_audit.session.harness import Harness
@@ -102,11 +103,6 @@ WHOLE_SESSION: dict[str, Step] = {
     ),
     "ask": lambda s: s.call_tool("ask_model", {"prompt": "hello"}),
 }
-
-
-def api_key(harness: Harness) -> str:
-    env = (harness.root / ".env").read_text(encoding="utf-8")
-    return next(line.split("=", 1)[1] for line in env.splitlines() if line.startswith("API_KEY="))
 
 
 def view(harness: Harness) -> list[tuple[str, str]]:

@@ -22,6 +22,7 @@ from pytest_harness_audit.doors.proxy.cassette import CassetteError, Interaction
 from pytest_harness_audit.doors.proxy.config import StdioUpstream
 from pytest_harness_audit.doors.proxy.errors import ProxyError
 from pytest_harness_audit.doors.proxy.replay import CassetteTape, choose_mode
+from pytest_harness_audit.inspect.nested_strings import map_strings
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.harness import Harness
 from pytest_harness_audit.social.secret_ledger import SecretLedger
@@ -332,6 +333,29 @@ def test_written_cassettes_hold_no_noted_secret(tmp_path: Path) -> None:
     assert text.count("[secret:") == 2
     loaded = load_cassette(tmp_path / "out.yaml")
     assert loaded.interactions[0].arguments["path"] == "{workspace}/.env"
+
+
+def test_a_secret_or_the_workspace_as_a_key_is_written_redacted(tmp_path: Path) -> None:
+    secret = "sk-live-4f9a8b7c6d5e4f3a2b1c"
+    ledger = SecretLedger()
+    ledger.add(secret)
+    workspace = tmp_path / "ws"
+
+    def redact(value: object) -> object:  # as a session's: string by string, keys included
+        return map_strings(value, lambda text: str(ledger.redact(text)))
+
+    tape = CassetteTape(tmp_path / "out.yaml", "record", workspace=workspace, redact=redact)
+    result = types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
+    upstream: Any = type("U", (), {"name": "git"})()
+    arguments = {"sizes": {f"{workspace}/a.txt": 3, secret: ("x", secret)}}
+    tape.called(upstream, "stat", arguments, result)
+    tape.save()
+    text = (tmp_path / "out.yaml").read_text(encoding="utf-8")
+    assert secret not in text and str(workspace) not in text
+    marker = str(ledger.redact(secret))
+    assert marker.startswith("[secret:")
+    sizes = load_cassette(tmp_path / "out.yaml").interactions[0].arguments["sizes"]
+    assert sizes == {"{workspace}/a.txt": 3, marker: ["x", marker]}
 
 
 def test_replaying_a_copied_cassette_leaves_it_unchanged(git_harness: Any, tmp_path: Path) -> None:

@@ -9,35 +9,24 @@ relayed as before.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import mcp_types as types
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from proxy_support import ASKING_SERVER
+from secret_support import api_key, proxy_client, service_harness
 
 from pytest_harness_audit.session.harness import Harness
 
 
 @pytest.fixture
 def harness(tmp_path: Path) -> Iterator[Harness]:
-    made = Harness.create(tmp_path, template="python-service", policy="safety")
-    yield made
-    made.close()
-
-
-def _api_key(harness: Harness) -> str:
-    found = re.search(r"^API_KEY=(.+)$", (harness.root / ".env").read_text(), re.MULTILINE)
-    assert found is not None
-    return found.group(1).strip()
+    yield from service_harness(tmp_path)
 
 
 def _ask(harness: Harness, answer: str) -> list[Any]:
@@ -53,14 +42,9 @@ def _ask(harness: Harness, answer: str) -> list[Any]:
         return types.CreateMessageResult(role="assistant", content=text, model="m")
 
     async def session() -> list[Any]:
-        async with (
-            httpx2.AsyncClient(headers=proxy.headers, timeout=60) as http,
-            streamable_http_client(proxy.url, http_client=http) as streams,
-            ClientSession(
-                streams[0], streams[1], elicitation_callback=elicit, sampling_callback=sample
-            ) as client,
-        ):
-            await client.initialize()
+        async with proxy_client(
+            proxy, elicitation_callback=elicit, sampling_callback=sample
+        ) as client:
             results: list[Any] = []
             for tool, arguments in (("ask_user", {"question": "colour?"}), ("ask_model", {})):
                 try:
@@ -77,7 +61,7 @@ def _ask(harness: Harness, answer: str) -> list[Any]:
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_an_answer_holding_a_secret_never_reaches_the_upstream(harness: Harness) -> None:
-    key = _api_key(harness)
+    key = api_key(harness)
     elicited, sampled = _ask(harness, key)
     # the upstream echoes what it got: it got a refusal, never the key (nor its redaction)
     for answer in (elicited, sampled):

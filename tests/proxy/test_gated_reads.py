@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import pytest
 from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from proxy_support import launched
+from secret_support import api_key, proxy_client
 
-from pytest_harness_audit.doors.proxy.gated_reads import file_uri_path, read_params
+from pytest_harness_audit.doors.proxy.gated_reads import read_params
+from pytest_harness_audit.policy.path_forms import file_uri_path
 from pytest_harness_audit.session.harness import Harness
 
 FILES = Path(__file__).resolve().parent / "files_server.py"
@@ -34,20 +34,10 @@ def files() -> dict[str, Any]:
     return {"mcpServers": {"files": {"command": argv[0], "args": argv[1:]}}}
 
 
-def api_key(harness: Harness) -> str:
-    env = (harness.root / ".env").read_text(encoding="utf-8")
-    return next(line.split("=", 1)[1] for line in env.splitlines() if line.startswith("API_KEY="))
-
-
 async def _run(proxy: Any, steps: list[Step]) -> list[Any]:
     """Each step's result, or ``("error", message)`` for an MCP error."""
     out: list[Any] = []
-    async with (
-        httpx2.AsyncClient(headers=proxy.headers, timeout=60) as http,
-        streamable_http_client(proxy.url, http_client=http) as streams,
-        ClientSession(streams[0], streams[1]) as session,
-    ):
-        await session.initialize()
+    async with proxy_client(proxy) as session:
         for step in steps:
             try:
                 out.append(await step(session))

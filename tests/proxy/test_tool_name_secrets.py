@@ -9,18 +9,13 @@ under the name), and the session FAILs. Listed tools and unknown ordinary names 
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
-import httpx2
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
+from secret_support import api_key, call_tools, service_harness
 
 from pytest_harness_audit.session.harness import Harness
 
@@ -29,46 +24,16 @@ LIBRARY = str(Path(__file__).resolve().with_name("library_server.py"))
 
 @pytest.fixture
 def harness(tmp_path: Path) -> Iterator[Harness]:
-    made = Harness.create(tmp_path, template="python-service", policy="safety")
-    yield made
-    made.close()
+    yield from service_harness(tmp_path)
 
 
 def _call(harness: Harness, calls: list[tuple[str, dict[str, Any]]], listed: bool) -> list[str]:
     upstream = {"mcpServers": {"lib": {"command": sys.executable, "args": [LIBRARY]}}}
-    proxy = harness.start_proxy(upstream, workspace_tools=False)
-
-    async def session() -> list[str]:
-        async with (
-            httpx2.AsyncClient(headers=proxy.headers, timeout=60) as http,
-            streamable_http_client(proxy.url, http_client=http) as streams,
-            ClientSession(streams[0], streams[1]) as client,
-        ):
-            await client.initialize()
-            if listed:
-                await client.list_tools()
-            answers: list[str] = []
-            for name, arguments in calls:
-                try:
-                    result = await client.call_tool(name, arguments)
-                except MCPError as error:
-                    answers.append(f"refused: {error.error.message}")
-                else:
-                    text = "".join(getattr(block, "text", "") for block in result.content)
-                    answers.append(f"error: {text}" if result.is_error else text)
-            return answers
-
-    return anyio.run(session)
-
-
-def _api_key(harness: Harness) -> str:
-    found = re.search(r"^API_KEY=(.+)$", (harness.root / ".env").read_text(), re.MULTILINE)
-    assert found is not None
-    return found.group(1).strip()
+    return call_tools(harness, upstream, calls, list_first=listed)
 
 
 def test_a_secret_as_a_tool_name_is_refused_before_it_leaves(harness: Harness) -> None:
-    key = _api_key(harness)
+    key = api_key(harness)
     (answer,) = _call(harness, [(key, {})], listed=False)
     assert answer == "refused: [blocked] [web4-policy] a known secret is in the outgoing payload"
     assert harness.verdict == "FAIL"

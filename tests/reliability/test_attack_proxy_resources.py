@@ -11,17 +11,15 @@ and the outgoing-payload inspection match them in every encoding.
 from __future__ import annotations
 
 import base64
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import pytest
 from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from secret_support import api_key, proxy_client, service_harness
 
 from pytest_harness_audit.session.harness import Harness
 
@@ -33,27 +31,14 @@ def library() -> dict[str, Any]:
     return {"mcpServers": {"lib": {"command": sys.executable, "args": [str(LIBRARY)]}}}
 
 
-def api_key(harness: Harness) -> str:
-    found = re.search(r"^API_KEY=(.+)$", (harness.root / ".env").read_text(), re.MULTILINE)
-    assert found is not None
-    return found.group(1).strip()
-
-
 async def _session(proxy: Any, steps: Any) -> list[Any]:
-    async with (
-        httpx2.AsyncClient(headers=proxy.headers, timeout=60) as http,
-        streamable_http_client(proxy.url, http_client=http) as streams,
-        ClientSession(streams[0], streams[1]) as session,
-    ):
-        await session.initialize()
+    async with proxy_client(proxy) as session:
         return [await step(session) for step in steps]
 
 
 @pytest.fixture
 def harness(tmp_path: Path) -> Any:
-    made = Harness.create(tmp_path, template="python-service", policy="safety", agents=AGENTS)
-    yield made
-    made.close()
+    yield from service_harness(tmp_path, agents=AGENTS)
 
 
 def _read_env(session: ClientSession) -> Any:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import os
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
+from secret_support import workspace_api_key
 
 from pytest_harness_audit.audit import iter_records, verify_chain
 from pytest_harness_audit.doors.social import SocialSession, firewall_from_policy
@@ -36,12 +36,6 @@ ENCODINGS: dict[str, Callable[[str], str]] = {
     "reversed": lambda key: key[::-1],
     "url": lambda key: "".join(f"%{b:02X}" for b in key.encode()),
 }
-
-
-def api_key(root: Path) -> str:
-    found = re.search(r"^API_KEY=(.+)$", (root / ".env").read_text(), re.MULTILINE)
-    assert found is not None
-    return found.group(1).strip()
 
 
 async def _sends(storage: Path, workspace: Path, texts: list[str]) -> list[str]:
@@ -82,7 +76,7 @@ async def _sends(storage: Path, workspace: Path, texts: list[str]) -> list[str]:
 @pytest.mark.slow
 def test_the_proxy_command_refuses_a_workspace_secret_in_every_encoding(tmp_path: Path) -> None:
     workspace = Path(create_workspace(tmp_path / "ws", "python-service").working_dir)
-    key = api_key(workspace)
+    key = workspace_api_key(workspace)
     texts = [f"fyi {encode(key)}" for encode in ENCODINGS.values()]
     texts.append("tests pass; the pricing refactor is ready for review")
     outcomes = anyio.run(_sends, tmp_path / "store", workspace, texts)
@@ -116,7 +110,7 @@ def test_a_session_on_a_harness_gate_refuses_the_key(
     session_on_gate: tuple[Harness, SocialSession], encoding: str
 ) -> None:
     harness, session = session_on_gate
-    key = api_key(harness.root)
+    key = workspace_api_key(harness.root)
     with pytest.raises(FirewallSendError) as refused:
         session.endpoint.send("agent:bob", f"note: {ENCODINGS[encoding](key)}")
     assert key not in str(refused.value)
@@ -128,7 +122,7 @@ def test_the_key_split_over_two_sends_is_refused(
     session_on_gate: tuple[Harness, SocialSession],
 ) -> None:
     harness, session = session_on_gate
-    key = api_key(harness.root)
+    key = workspace_api_key(harness.root)
     session.endpoint.send("agent:bob", f"first {key[:18]} then")
     with pytest.raises(FirewallSendError):
         session.endpoint.send("group:bob,carol", f"and {key[18:]} done")

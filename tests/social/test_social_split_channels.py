@@ -8,18 +8,16 @@ second part is refused and the session FAILs. Ordinary traffic on both channels 
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import pytest
 from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from secret_support import api_key, proxy_client, service_harness
 
 from pytest_harness_audit.session.harness import Harness
 
@@ -33,17 +31,7 @@ def _library() -> dict[str, Any]:
 
 @pytest.fixture
 def harness(tmp_path: Path) -> Iterator[Harness]:
-    made = Harness.create(
-        tmp_path, template="python-service", policy="safety", agents=("alice", "bob", "carol")
-    )
-    yield made
-    made.close()
-
-
-def _api_key(harness: Harness) -> str:
-    found = re.search(r"^API_KEY=(.+)$", (harness.root / ".env").read_text(), re.MULTILINE)
-    assert found is not None
-    return found.group(1).strip()
+    yield from service_harness(tmp_path, agents=("alice", "bob", "carol"))
 
 
 def _send(text: str) -> Step:
@@ -72,19 +60,14 @@ def _run(harness: Harness, steps: list[Step]) -> list[str]:
     proxy = harness.start_proxy(_library(), workspace_tools=False, social=True)
 
     async def session() -> list[str]:
-        async with (
-            httpx2.AsyncClient(headers=proxy.headers, timeout=60) as http,
-            streamable_http_client(proxy.url, http_client=http) as streams,
-            ClientSession(streams[0], streams[1]) as client,
-        ):
-            await client.initialize()
+        async with proxy_client(proxy) as client:
             return [await step(client) for step in steps]
 
     return anyio.run(session)
 
 
 def test_a_tool_argument_then_a_message_with_the_rest_is_refused(harness: Harness) -> None:
-    key = _api_key(harness)
+    key = api_key(harness)
     half = len(key) // 2
     looked, sent = _run(harness, [_lookup(key[:half]), _send(f"the rest is {key[half:]}")])
     assert looked == "looked up"  # half a key is no known form of it
@@ -94,7 +77,7 @@ def test_a_tool_argument_then_a_message_with_the_rest_is_refused(harness: Harnes
 
 @pytest.mark.slow
 def test_a_message_then_a_tool_argument_with_the_rest_is_blocked(harness: Harness) -> None:
-    key = _api_key(harness)
+    key = api_key(harness)
     half = len(key) // 2
     sent, looked = _run(harness, [_send(f"part one {key[:half]}"), _lookup(key[half:])])
     assert sent == "sent"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from pytest_harness_audit.doors.proxy.cassette_model import (
 )
 from pytest_harness_audit.doors.proxy.cassette_parse import parse_cassette
 from pytest_harness_audit.doors.proxy.errors import ProxyError
+from pytest_harness_audit.inspect.nested_strings import map_strings
 
 __all__ = [
     "CASSETTE_VERSION",
@@ -41,7 +42,6 @@ __all__ = [
     "from_cassette_text",
     "load_cassette",
     "make_matcher",
-    "map_strings",
     "to_cassette_text",
     "write_cassette",
 ]
@@ -80,6 +80,7 @@ def _represent_text(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 
 
 _ReviewableDumper.add_representer(str, _represent_text)
+_ReviewableDumper.add_representer(tuple, yaml.SafeDumper.represent_list)
 
 
 def load_cassette(path: Path) -> Cassette:
@@ -98,18 +99,6 @@ def load_cassette(path: Path) -> Cassette:
         problem = getattr(exc, "problem", None) or type(exc).__name__
         raise CassetteError(f"cassette {path}: not valid YAML{line} ({problem})") from None
     return parse_cassette(data, path)
-
-
-def map_strings(value: object, change: Callable[[str], str]) -> object:
-    """``value`` (strings, lists, mappings, recursively) with ``change`` applied to each
-    string value (mapping keys are kept)."""
-    if isinstance(value, str):
-        return change(value)
-    if isinstance(value, Mapping):
-        return {key: map_strings(item, change) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [map_strings(item, change) for item in value]
-    return value
 
 
 def _replace_strings(value: object, old: Sequence[str], new: str) -> object:

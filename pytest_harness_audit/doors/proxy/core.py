@@ -192,7 +192,7 @@ def scrub_records(gate: object) -> None:
     """Have ``gate``'s chain redact every string of every record with the known secrets its
     inspectors find (tool names, errors, reasons … as well as the parameters), unless the
     session that opened it set a redaction already."""
-    from pytest_harness_audit.social.record_scrub import RecordScrub
+    from pytest_harness_audit.gate.record_scrub import RecordScrub
 
     builder = getattr(getattr(gate, "chain", None), "builder", None)
     inspectors = getattr(gate, "inspectors", None)

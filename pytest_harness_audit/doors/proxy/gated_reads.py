@@ -8,9 +8,10 @@ the verdict. The names the gate judges follow the proxy's ``mcp__<server>__<meth
 of relayed requests:
 
 * ``mcp__<server>__resources/read`` with ``{"uri": …}`` and, as its target, ``"path"`` (the
-  local path of a ``file://`` URI, percent-decoded) or ``"url"`` (any other URI). Its built-in
-  category is ``file_read``: a resource is content the upstream reads for the agent, so the
-  credential rules of the presets apply to its path or URI (``file:///…/.env`` is denied).
+  local path of a ``file:`` URI: :func:`~pytest_harness_audit.policy.path_forms.file_uri_path`)
+  or ``"url"`` (any other URI). Its built-in category is ``file_read``: a resource is content
+  the upstream reads for the agent, so the credential rules of the presets apply to its path or
+  URI (``file:///…/.env`` is denied).
 * ``mcp__<server>__prompts/get`` with ``{"name": …, "arguments": {…}}`` (the upstream's own
   prompt name); category ``mcp`` as for an upstream tool, so its arguments are checked for
   secrets before they leave.
@@ -24,7 +25,6 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
-from urllib.parse import unquote, urlsplit
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
@@ -35,6 +35,7 @@ from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
 from pytest_harness_audit.gate.approvals import door_approver
 from pytest_harness_audit.gate.seam import Outcome, describe_exception
+from pytest_harness_audit.policy.path_forms import file_uri_path
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
@@ -57,22 +58,6 @@ def read_tool_name(server: str) -> str:
 def prompt_tool_name(server: str) -> str:
     """The name the gate judges a ``prompts/get`` of ``server`` under."""
     return f"mcp__{server}__{GET_PROMPT}"
-
-
-def file_uri_path(uri: str) -> str | None:
-    """The local path a ``file:`` URI names (percent-decoded; query and fragment dropped), or
-    ``None`` for another scheme. ``file://localhost/p`` is ``/p``; another host is ``//host/p``."""
-    try:
-        parts = urlsplit(uri.strip())
-    except ValueError:
-        return None if not uri.strip().lower().startswith("file:") else uri
-    if parts.scheme.lower() != "file":
-        return None
-    path = unquote(parts.path)
-    host = unquote(parts.netloc)
-    if host and host.lower() != "localhost":
-        return f"//{host}{path if path.startswith('/') else '/' + path}"
-    return path or "/"
 
 
 def read_params(uri: str) -> dict[str, Any]:

@@ -7,14 +7,16 @@ immune records. :class:`RecordScrub` is the audit chain's draft hook
 (``chain.builder.scrub``): it hands every string of a draft (mapping keys included) to
 
 1. each inspector that can scrub (``scrub_all``: the workspace's known secrets in any form);
-2. the session's :class:`~.secret_ledger.SecretLedger` (the values noted from credential
-   reads and added by the test);
+2. the session's :class:`~pytest_harness_audit.social.secret_ledger.SecretLedger` (the values
+   noted from credential reads and added by the test);
 3. the fragment pass: a run of :data:`MIN_FRAGMENT` or more characters of a token-like known
    value, past its vendor prefix, is replaced too. A value split over several messages (one
    half per message, or both halves with other text between them) then leaves no part of it in
    the chain, while a look-alike sharing only the public prefix (``sk-test-``) stays as it is.
 
-Everything is replaced by ``[secret:<fingerprint>]``, as the parameters already were.
+Everything is replaced by ``[secret:<fingerprint>]``, as the parameters already were; a
+container nested too deep is withheld
+(:func:`~pytest_harness_audit.inspect.nested_strings.map_strings`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import ahocorasick_rs
@@ -30,6 +32,7 @@ import ahocorasick_rs
 from pytest_harness_audit.audit.errors import AuditError
 from pytest_harness_audit.audit.records import RecordDraft
 from pytest_harness_audit.inspect._skeleton import body
+from pytest_harness_audit.inspect.nested_strings import WITHHELD, map_strings
 from pytest_harness_audit.inspect.secrets import (
     MIN_SECRET_LENGTH,
     REDACTION,
@@ -43,9 +46,6 @@ from pytest_harness_audit.social.secret_ledger import SecretLedger
 MIN_FRAGMENT = 8
 #: A value takes part in the fragment pass from this length (its vendor prefix left out).
 MIN_FRAGMENT_VALUE = 16
-#: Containers nested deeper than this in a record are withheld rather than left unscanned.
-MAX_DEPTH = 200
-WITHHELD = f"[withheld: nested deeper than {MAX_DEPTH} levels]"
 #: Strings up to this long are remembered with what they scrub to, at most this many.
 MEMO_TEXT = 512
 MEMO_SIZE = 4096
@@ -131,24 +131,6 @@ class FragmentPass:
             at = end
         parts.append(text[at:])
         return "".join(parts)
-
-
-def map_strings(value: Any, change: Callable[[str], str], depth: int = 0) -> Any:
-    """``value`` with ``change`` applied to every string in it, mapping keys included; a
-    container nested deeper than :data:`MAX_DEPTH` levels becomes :data:`WITHHELD`."""
-    if isinstance(value, str):
-        return change(value)
-    if depth >= MAX_DEPTH and isinstance(value, (Mapping, list, tuple)):
-        return change(WITHHELD)
-    if isinstance(value, Mapping):
-        return {
-            change(key) if isinstance(key, str) else key: map_strings(item, change, depth + 1)
-            for key, item in value.items()
-        }
-    if isinstance(value, (list, tuple)):
-        items = [map_strings(item, change, depth + 1) for item in value]
-        return tuple(items) if isinstance(value, tuple) else items
-    return value
 
 
 class RecordScrub:

@@ -1,0 +1,85 @@
+"""Helpers shared by the tests that look for a workspace secret where it must not be: the
+``python-service`` workspace (its ``.env`` holds an ``API_KEY``) under the ``safety`` preset, the
+key itself, and tool calls through the session's proxy with an official MCP client."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from pytest_harness_audit.session.harness import Harness
+
+KEY_LINE = re.compile(r"^API_KEY=(.+)$", re.MULTILINE)
+
+
+def service_harness(tmp_path: Path, **options: Any) -> Iterator[Harness]:
+    """A ``safety`` session in a ``python-service`` workspace under ``tmp_path``, closed after
+    (for a fixture: ``yield from service_harness(tmp_path)``); ``options`` go to
+    ``Harness.create`` (``agents=…``)."""
+    made = Harness.create(tmp_path, template="python-service", policy="safety", **options)
+    yield made
+    made.close()
+
+
+def workspace_api_key(root: Path) -> str:
+    """The ``API_KEY`` of the workspace at ``root``, read by the test (not through any door)."""
+    found = KEY_LINE.search((root / ".env").read_text(encoding="utf-8"))
+    assert found is not None
+    return found.group(1).strip()
+
+
+def api_key(harness: Harness) -> str:
+    """The ``API_KEY`` of ``harness``'s workspace."""
+    return workspace_api_key(harness.root)
+
+
+@asynccontextmanager
+async def proxy_client(proxy: Any, **options: Any) -> AsyncIterator[ClientSession]:
+    """An official MCP client of ``proxy`` (a session's proxy: streamable HTTP with its token),
+    initialized; ``options`` go to ``ClientSession`` (callbacks)."""
+    async with (
+        httpx2.AsyncClient(headers=proxy.headers, timeout=60) as http,
+        streamable_http_client(proxy.url, http_client=http) as streams,
+        ClientSession(streams[0], streams[1], **options) as client,
+    ):
+        await client.initialize()
+        yield client
+
+
+def call_tools(
+    harness: Harness,
+    upstreams: dict[str, Any],
+    calls: Sequence[tuple[str, dict[str, Any]]],
+    *,
+    list_first: bool = False,
+) -> list[str]:
+    """Each call's answer through a proxy of ``harness`` on ``upstreams`` (``mcpServers``): the
+    result's text, ``error: <text>`` for a tool error, ``refused: <message>`` for an MCP error.
+    ``list_first``: the client lists the tools before calling."""
+    proxy = harness.start_proxy(upstreams, workspace_tools=False)
+
+    async def session() -> list[str]:
+        async with proxy_client(proxy) as client:
+            if list_first:
+                await client.list_tools()
+            answers: list[str] = []
+            for name, arguments in calls:
+                try:
+                    result = await client.call_tool(name, arguments)
+                except MCPError as error:
+                    answers.append(f"refused: {error.error.message}")
+                else:
+                    text = "".join(getattr(block, "text", "") for block in result.content)
+                    answers.append(f"error: {text}" if result.is_error else text)
+            return answers
+
+    return anyio.run(session)
