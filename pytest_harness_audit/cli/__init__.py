@@ -86,7 +86,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code (0 ok, 1 failure found, 2 usage)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    args.storage = str(choose_storage(getattr(args, "storage", None), configured=_configured(args)))
+    try:
+        storage = choose_storage(getattr(args, "storage", None), configured=_configured(args))
+    except HarnessAuditError as exc:
+        print(f"harness-audit: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        # one line and exit 2, never a crash: a hook that crashes exits 1, which the host reads
+        # as "non-blocking" and runs the call (a working directory that is gone, for example)
+        print(f"harness-audit: error: cannot choose the storage folder: {exc}", file=sys.stderr)
+        return 2
+    args.storage = str(storage)
     try:
         code: int = args.func(args)
     except HarnessAuditError as exc:

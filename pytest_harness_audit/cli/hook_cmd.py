@@ -198,9 +198,14 @@ def _run_post(args: argparse.Namespace, handler: Any) -> int:
     """A post (or permission-denied) step that cannot be recorded as a call: one line on stderr,
     a fault record in its session where the payload names one, exit 1 (nothing is left to block:
     the tool has run, or the host refused it)."""
-    policy = policy_from_args(args)
-    text = sys.stdin.read()
     event = None
+    try:
+        policy = policy_from_args(args)
+        text = sys.stdin.read()
+    except Exception as exc:  # nothing to record into without a policy: one line, exit 1
+        problem = str(exc) if isinstance(exc, HarnessAuditError) else describe_exception(exc)
+        print(f"harness-audit: error: {problem}", file=sys.stderr)
+        return 1
     try:
         event = before_event(Path(args.storage), policy, text)
         answer = handler(text, storage=Path(args.storage), policy=policy)

@@ -11,7 +11,8 @@ Both record into the chain of the payload's ``session_id`` through the gate's do
 Each hook is a fresh process: ``rateLimit`` rules count the session's calls from its chain, and
 an allowed pre step leaves a pending file (start time, rate hits and, for a call that can change
 files, the workspace snapshot of :mod:`.hook_effects`) for its post step, which records the call
-as pre decided it, with its effects. Pending files also let pre count calls still running.
+as pre decided it, with its effects (a post proves the call ran: it is never recorded as
+blocked, see :mod:`.hook_outcome`). Pending files also let pre count calls still running.
 
 A call pre answered ``ask`` gets exactly one outcome record: post records it approved by the
 host, ``PermissionDenied`` records the host's auto mode refusing it, and a refusal at the host's
@@ -19,9 +20,9 @@ prompt (which sends no event) is recorded at the next event that proves the ask 
 (:mod:`.hook_asks`).
 
 How pre answers is :class:`PreAnswers`: ``--approve-allowed`` answers ``"allow"`` for allowed
-calls (skipping the host's prompt, opt-in), and ``--warn pass`` lets a warned call through
-without a decision, the warning still reaching the model (``additionalContext``) and the user
-(``systemMessage``).
+calls (skipping the host's prompt, opt-in; only in :data:`APPROVING_MODES`), and ``--warn
+pass`` lets a warned call through without a decision, the warning still reaching the model
+(``additionalContext``) and the user (``systemMessage``).
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +42,6 @@ from pytest_harness_audit.doors.chain_faults import open_gate as open_session_ga
 from pytest_harness_audit.doors.hook_asks import (
     ASKED_KEY,
     AUTO_MODE_APPROVER,
-    HOST_APPROVER,
     asked_entry,
     call_key,
     claim,
@@ -59,11 +60,17 @@ from pytest_harness_audit.doors.hook_effects import (
     workspace_root,
 )
 from pytest_harness_audit.doors.hook_host_settings import HostWatch, check_between
+from pytest_harness_audit.doors.hook_outcome import (
+    RAN_UNGUARDED,
+    host_approved,
+    input_changed,
+    ran_decision,
+    response_status,
+)
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
-from pytest_harness_audit.gate.approvals import ASK, Approval, ended, recording_only, settle
+from pytest_harness_audit.gate.approvals import ASK, Approval, ended, recording_only
 from pytest_harness_audit.gate.console import consoles
-from pytest_harness_audit.gate.decision import GateDecision
 from pytest_harness_audit.gate.record_scrub import RecordScrub
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.policy import Policy
@@ -71,14 +78,17 @@ from pytest_harness_audit.policy.ratelimit import RateHits
 
 PRE = "PreToolUse"
 POST = "PostToolUse"
-#: The alert of a call the host ran although the policy refuses it: no pre step judged it.
-RAN_UNGUARDED = "ran_unguarded"
 POST_FAILURE = "PostToolUseFailure"
 PERMISSION_DENIED = "PermissionDenied"
 #: The host's tools that ask the user something: ``--approve-allowed`` never answers for them.
 USER_INPUT_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
 #: What pre answers for a warned call: ``ask`` the user, or ``pass`` it through (see the doc).
 WARN_MODES = ("ask", "pass")
+#: The host's permission modes in which ``--approve-allowed`` answers ``"allow"``: those whose
+#: prompt it stands in for. ``plan`` (no edits) and ``dontAsk`` (only what the user allowed
+#: beforehand) refuse what they do not allow, and an ``allow`` would override that.
+APPROVING_MODES = frozenset({"default", "acceptEdits", "auto", "bypassPermissions"})
+_NOT_UTF8 = re.compile("[\ud800-\udfff]")
 _TAG = "[web4-policy]"
 
 
@@ -115,11 +125,16 @@ class HookPayload:
     tool_response: Any = None
     #: The subagent the call comes from (``None``: the main agent).
     agent_id: str | None = None
+    #: The host's permission mode (``None``: the payload names none; one that is not a string
+    #: as its ``repr``, a mode no host has).
+    permission_mode: str | None = None
 
 
 def read_payload(text: str, *expected_events: str) -> tuple[dict[str, Any], str]:
     """The payload's JSON object and its event name, checked against ``expected_events`` (the
     first is the default when the payload names none); a bad one is one :class:`UsageError`."""
+    if _NOT_UTF8.search(text):  # bytes that are not UTF-8, read as lone surrogates
+        raise UsageError("hook payload: not UTF-8 text")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -149,12 +164,15 @@ def parse_payload(text: str, *expected_events: str) -> HookPayload:
             raise UsageError(
                 f"hook payload: field {key!r} must be a non-empty string, got {data.get(key)!r}"
             )
-    tool_input = data.get("tool_input", {})
+    if "tool_input" not in data:  # the host always sends it: judging ``{}`` judges nothing
+        raise UsageError("hook payload: field 'tool_input' is missing")
+    tool_input = data["tool_input"]
     if not isinstance(tool_input, dict):
         raise UsageError(f"hook payload: field 'tool_input' must be an object, got {tool_input!r}")
     cwd = data.get("cwd")
     tool_use_id = data.get("tool_use_id")
     agent_id = data.get("agent_id")
+    mode = data.get("permission_mode")
     return HookPayload(
         event,
         data["session_id"],
@@ -164,6 +182,7 @@ def parse_payload(text: str, *expected_events: str) -> HookPayload:
         tool_use_id if isinstance(tool_use_id, str) else None,
         data.get("tool_response") if event != POST_FAILURE else _failure_response(data),
         agent_id if isinstance(agent_id, str) and agent_id else None,
+        None if mode is None else mode if isinstance(mode, str) else repr(mode),
     )
 
 
@@ -180,27 +199,6 @@ def _pending_path(storage: Path, payload: HookPayload) -> Path:
     return pending_path(
         storage, payload.session_id, payload.tool_name, payload.tool_input, payload.tool_use_id
     )
-
-
-def response_status(tool_response: Any) -> tuple[str, str | None]:
-    """``(status, error message)`` of a host tool response."""
-    if isinstance(tool_response, Mapping):
-        if tool_response.get("is_error") or tool_response.get("isError"):
-            return "error", str(
-                tool_response.get("error")
-                or tool_response.get("content")
-                or "tool reported an error"
-            )
-        if tool_response.get("error"):
-            return "error", str(tool_response["error"])
-        if tool_response.get("interrupted"):
-            return "error", "interrupted"
-        code = tool_response.get("exit_code", tool_response.get("exitCode"))
-        if isinstance(code, int) and code != 0:
-            return "error", f"exit code {code}"
-        if tool_response.get("success") is False:
-            return "error", str(tool_response.get("message") or "tool reported failure")
-    return "success", None
 
 
 def open_gate(
@@ -304,9 +302,7 @@ def handle_pre(
         if decision.evaluation.decision == ASK:
             answer = host_ask(decision.reason)
         else:
-            answer = _pre_answer(
-                decision.evaluation.decision, decision.reason, answers, payload.tool_name
-            )
+            answer = _pre_answer(decision.evaluation.decision, decision.reason, answers, payload)
         if answer.get("hookSpecificOutput", {}).get("permissionDecision") == "ask":
             # the host asks: the call's outcome must be recorded, whatever it is (kept before
             # the snapshot, so a reconciliation finds it by reading the file's head)
@@ -367,17 +363,14 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
             error,
             duration_ms,
         )
-        if state is None and decision.blocked:
-            # no pre step judged it (timed out, crashed, another store), yet the host ran it:
-            # recorded as it ran, output and effects inspected, the refusal it should have had
-            # kept and marked
-            decision = replace(
-                decision, blocked=False, alerts=(*decision.alerts, RAN_UNGUARDED), message=""
-            )
+        # the host ran it: recorded as it ran, output and effects inspected, never as blocked
+        # (no pre step, or other input than pre judged, keeps the refusal, marked)
+        changed = input_changed(state, payload.tool_name, payload.tool_input)
+        decision = ran_decision(decision, judged=state is not None, changed=changed)
         asked = state is not None and isinstance(state.get(ASKED_KEY), dict)
-        if (asked or decision.evaluation.decision == ASK) and not decision.blocked:
+        if (asked or decision.evaluation.decision == ASK) and RAN_UNGUARDED not in decision.alerts:
             # the call ran, so the user approved it at the host's own prompt
-            decision = _host_approved(decision, state)
+            decision = host_approved(decision, state)
         host = HostWatch.look(storage, payload.session_id)  # the call's record holds a change
         extra = host.record_fields()
         with recording_only():  # the host ran it: recorded as it happened
@@ -399,20 +392,6 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
         return {"suppressOutput": True}
     finally:
         gate.chain.close()
-
-
-def _host_approved(decision: GateDecision, state: Mapping[str, Any] | None) -> GateDecision:
-    """``decision`` approved at the host's prompt; a call recorded as not run before its post
-    event came names that record (``approval.supersedes``)."""
-    late = state.get("settledRecord") if state is not None else None
-    if late is None:
-        return settle(decision, Approval("approve", HOST_APPROVER))
-    why = "the host ran the call after it was recorded as not run"
-    decision = settle(decision, Approval("approve", HOST_APPROVER, why))
-    extra = dict(decision.record_extra or {})
-    extra["approval"] = {**extra["approval"], "supersedes": str(late)}
-    decision.record_extra = extra
-    return decision
 
 
 def handle_permission_denied(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
@@ -450,7 +429,9 @@ def handle_permission_denied(text: str, *, storage: Path, policy: Policy) -> dic
         gate.chain.close()
 
 
-def _pre_answer(decision: str, reason: str, answers: PreAnswers, tool: str) -> dict[str, Any]:
+def _pre_answer(
+    decision: str, reason: str, answers: PreAnswers, payload: HookPayload
+) -> dict[str, Any]:
     """The ``PreToolUse`` answer for a call the gate let through.
 
     ``warn`` asks the user (the host shows the reason in its prompt) or, in ``pass`` mode,
@@ -458,7 +439,8 @@ def _pre_answer(decision: str, reason: str, answers: PreAnswers, tool: str) -> d
     ``deny`` leaves the decision to the host and tells the user; ``allow`` says nothing, so
     the host's own permission rules and prompts still apply (unless ``approve_allowed``, and
     never for a tool that asks the user something: the host takes an ``allow`` for it only
-    with the user's answer in ``updatedInput``).
+    with the user's answer in ``updatedInput``; nor in a permission mode outside
+    :data:`APPROVING_MODES`; a payload naming no mode is taken as ``default``).
     """
     if decision == "warn":
         warning = f"{_TAG} {reason}"
@@ -477,7 +459,12 @@ def _pre_answer(decision: str, reason: str, answers: PreAnswers, tool: str) -> d
         }
     if decision == "deny":
         return {"systemMessage": f"{_TAG} dry run, would deny: {reason}"}
-    if answers.approve_allowed and tool not in USER_INPUT_TOOLS:
+    mode = "default" if payload.permission_mode is None else payload.permission_mode
+    if (
+        answers.approve_allowed
+        and payload.tool_name not in USER_INPUT_TOOLS
+        and mode in APPROVING_MODES
+    ):
         return {"hookSpecificOutput": {"hookEventName": PRE, "permissionDecision": "allow"}}
     return {}
 

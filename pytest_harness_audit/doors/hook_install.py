@@ -1,10 +1,13 @@
 """``harness-audit hook install``: write or merge the hooks block into Claude Code settings.
 
 The block runs ``harness-audit hook …`` for PreToolUse, PostToolUse, PostToolUseFailure,
-PermissionRequest, PermissionDenied, Stop, SessionStart, SessionEnd and ConfigChange. Merging
-keeps every other key and every other hook of the file; an entry that already runs one of these
-commands is updated in place, so installing twice changes nothing. The change is shown as a
-unified diff.
+PermissionRequest, PermissionDenied, Stop, SessionStart, SessionEnd and ConfigChange, each in a
+group matching every occurrence of its event (``"matcher": "*"``: every tool, MCP tools
+included). Merging keeps every other key and every other hook of the file; an entry that
+already runs one of these commands is updated in place, so installing twice changes nothing,
+except that one in a group with a narrower matcher moves to a group matching everything, and
+one with fields that would keep it from gating every call (``if``, ``async``, ``asyncRewake``,
+``args``) loses them. The change is shown as a unified diff.
 """
 
 from __future__ import annotations
@@ -36,6 +39,12 @@ _PREFIX = "harness-audit hook "
 #: 1.5 s budget unless an entry asks for more (up to 60 s), and ``session-end`` verifies the
 #: whole chain and writes the report.
 TIMEOUTS = {"SessionEnd": 30}
+#: The ``matcher`` values the host runs a group for on every occurrence of its event.
+_MATCH_ALL = ("", "*")
+#: Entry fields that would keep one of our entries from gating every call: ``if`` narrows it,
+#: ``async`` and ``asyncRewake`` run it without waiting for its answer, ``args`` runs
+#: ``command`` as one executable name (the host runs no hook then, and the call goes on).
+_NARROWING = ("if", "async", "asyncRewake", "args")
 
 
 @dataclass(frozen=True)
@@ -76,7 +85,7 @@ def merged_settings(
         if not isinstance(groups, list):
             raise UsageError(f"{where}: field 'hooks.{event}' must be a list")
         command = hook_command(subcommand, policy_args, pre_args)
-        timeout = TIMEOUTS.get(event)
+        timeout = _take_narrowed(groups, subcommand, TIMEOUTS.get(event))
         if not _update_existing(groups, subcommand, command, timeout):
             entry: dict[str, Any] = {"type": "command", "command": command}
             if timeout is not None:
@@ -88,18 +97,48 @@ def merged_settings(
     return merged
 
 
+def _ours(entry: Any, subcommand: str) -> bool:
+    """Whether ``entry`` runs ``harness-audit hook <subcommand>``."""
+    text = entry.get("command") if isinstance(entry, dict) else None
+    return isinstance(text, str) and (text + " ").startswith(f"{_PREFIX}{subcommand} ")
+
+
+def _matches_all(group: dict[str, Any]) -> bool:
+    """Whether the host runs the group's hooks for every occurrence of its event."""
+    return group.get("matcher", "") in _MATCH_ALL
+
+
+def _take_narrowed(groups: list[Any], subcommand: str, timeout: int | None) -> int | None:
+    """Take our entries out of groups whose ``matcher`` narrows them (a group left empty goes
+    too); the timeout the entry then needs: ``timeout``, or more if a taken entry had more."""
+    for group in list(groups):
+        entries = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(entries, list) or _matches_all(group):
+            continue
+        for entry in [entry for entry in entries if _ours(entry, subcommand)]:
+            entries.remove(entry)
+            given = entry.get("timeout")
+            if timeout is not None and isinstance(given, (int, float)) and given > timeout:
+                timeout = int(given)
+        if not entries:
+            groups.remove(group)
+    return timeout
+
+
 def _update_existing(
     groups: list[Any], subcommand: str, command: str, timeout: int | None = None
 ) -> bool:
     """Point an entry already running ``harness-audit hook <subcommand>`` at ``command`` (with
-    at least ``timeout`` seconds, when given)."""
+    at least ``timeout`` seconds, when given), a blocking command hook run for every call."""
     found = False
     for group in groups:
         entries = group.get("hooks") if isinstance(group, dict) else None
         for entry in entries if isinstance(entries, list) else []:
-            text = entry.get("command") if isinstance(entry, dict) else None
-            if isinstance(text, str) and (text + " ").startswith(f"{_PREFIX}{subcommand} "):
+            if _ours(entry, subcommand):
+                entry["type"] = "command"
                 entry["command"] = command
+                for key in _NARROWING:
+                    entry.pop(key, None)
                 found = True
                 given = entry.get("timeout")
                 enough = isinstance(given, (int, float)) and given >= (timeout or 0)

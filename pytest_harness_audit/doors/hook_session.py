@@ -63,6 +63,8 @@ SESSION_END = "SessionEnd"
 STOP = "Stop"
 #: The ``kind`` and ``category`` of the records these events leave in the chain.
 SESSION_KIND = "session"
+#: The verdict reason of a chain that goes on after its ``SessionEnd`` (see ``unended_report``).
+AFTER_END_CODE = "records-after-session-end"
 
 
 @dataclass(frozen=True)
@@ -294,18 +296,34 @@ class StoredSession:
 
 def unended_report(storage: Path, session_id: str) -> SessionReport | None:
     """The report of a hook session whose chain holds no ``SessionEnd`` after its start (its
-    hooks stopped, or it is still running), built from its chain with the host's settings
+    hooks stopped, or it is still running), or records after its last ``SessionEnd`` (the
+    report file written then leaves them out), built from its chain with the host's settings
     compared now: a change since the chain's last state FAILs it (no event came to record it),
     and ``session-not-ended`` WARNs. ``None``: not such a session (or its policy is not kept)."""
     records = [CallRecord(raw) for raw in iter_records(storage, session_id)]
-    not_ended = ended_reason(records)
+    not_ended = ended_reason(records) or _after_end(records)
     policy = load_session_policy(storage, session_id) if not_ended is not None else None
-    if not_ended is None or policy is None:
+    start = next((r for r in records if r.kind == SESSION_KIND and r.tool == SESSION_START), None)
+    if not_ended is None or policy is None or start is None:
         return None
-    start = next(r for r in records if r.kind == SESSION_KIND and r.tool == SESSION_START)
     reasons = (*late_reasons(storage, session_id), not_ended)
     session = StoredSession(storage, session_id, policy, _workspace(start), reasons=reasons)
     return build_report(cast("AuditedSession", session))
+
+
+def _after_end(records: list[CallRecord]) -> VerdictReason | None:
+    """``session-not-ended`` (WARN) for a chain that goes on after its last ``SessionEnd``
+    with no ``SessionStart`` (a resume) since: the report written at the end is not the
+    session's whole story."""
+    ends = [i for i, r in enumerate(records) if r.kind == SESSION_KIND and r.tool == SESSION_END]
+    if not ends or ends[-1] == len(records) - 1:
+        return None
+    later = len(records) - 1 - ends[-1]
+    text = (
+        f"the chain goes on after its SessionEnd record ({later} later records): the session "
+        "went on after its end, or the end was not the host's"
+    )
+    return VerdictReason(Verdict.WARN, AFTER_END_CODE, text, records[ends[-1]].record_id)
 
 
 def _workspace(start: CallRecord) -> str | None:
@@ -318,6 +336,7 @@ def _workspace(start: CallRecord) -> str | None:
 
 
 __all__ = [
+    "AFTER_END_CODE",
     "SESSION_END",
     "SESSION_START",
     "STOP",

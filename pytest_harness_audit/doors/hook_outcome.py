@@ -1,0 +1,103 @@
+"""How ``hook post`` records a call the host ran: its status from the host's tool response, and
+the gate decision its record keeps.
+
+A post event proves the call ran, so its record never says ``blocked``. The decision is taken
+again at post (the pre step ran in another process); when it now refuses the call:
+
+* pre judged this very input and let it through, and only the gate's state moved since (a
+  quarantine begun by a later call, a secret learned since): the call is recorded as pre let
+  it run, with what the decision found now (its alerts);
+* pre never judged this input (no pre step came, or the host ran other input than the one pre
+  judged, rewritten by another hook's ``updatedInput``): the refusal is kept and marked
+  :data:`RAN_UNGUARDED`, which fails the session.
+
+A call run with other input than the one pre judged is marked :data:`INPUT_CHANGED` whatever
+the decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from pytest_harness_audit.doors.hook_asks import HOST_APPROVER, call_key
+from pytest_harness_audit.gate.approvals import Approval, settle
+from pytest_harness_audit.gate.decision import GateDecision
+
+#: The alert of a call the host ran although the policy refuses it: no pre step judged it.
+RAN_UNGUARDED = "ran_unguarded"
+#: The alert of a call the host ran with other input than the one its pre step judged.
+INPUT_CHANGED = "input_changed"
+#: The constraint a quarantine adds to a decision.
+_QUARANTINE_CONSTRAINT = "immune:quarantine"
+
+
+def response_status(tool_response: Any) -> tuple[str, str | None]:
+    """``(status, error message)`` of a host tool response."""
+    if isinstance(tool_response, Mapping):
+        if tool_response.get("is_error") or tool_response.get("isError"):
+            return "error", str(
+                tool_response.get("error")
+                or tool_response.get("content")
+                or "tool reported an error"
+            )
+        if tool_response.get("error"):
+            return "error", str(tool_response["error"])
+        if tool_response.get("interrupted"):
+            return "error", "interrupted"
+        code = tool_response.get("exit_code", tool_response.get("exitCode"))
+        if isinstance(code, int) and code != 0:
+            return "error", f"exit code {code}"
+        if tool_response.get("success") is False:
+            return "error", str(tool_response.get("message") or "tool reported failure")
+    return "success", None
+
+
+def input_changed(
+    state: Mapping[str, Any] | None, tool: str, tool_input: Mapping[str, Any]
+) -> bool:
+    """Whether the call's pre step (``state``, its pending file) judged other input."""
+    judged = state.get("call") if state is not None else None
+    return isinstance(judged, str) and judged != call_key(tool, tool_input)
+
+
+def ran_decision(decision: GateDecision, *, judged: bool, changed: bool) -> GateDecision:
+    """``decision`` (taken again at post) for a call the host ran (see the module doc).
+
+    ``judged``: a pre step judged this very input and let it through; ``changed``: the host
+    ran other input than the one its pre step judged.
+    """
+    alerts = (*decision.alerts, INPUT_CHANGED) if changed else decision.alerts
+    if not decision.blocked:
+        return replace(decision, alerts=alerts) if changed else decision
+    if judged and not changed and not decision.evaluation.blocked:
+        constraints = tuple(c for c in decision.constraints if c != _QUARANTINE_CONSTRAINT)
+        return replace(
+            decision, blocked=False, message="", quarantine=None, constraints=constraints
+        )
+    return replace(decision, blocked=False, message="", alerts=(*alerts, RAN_UNGUARDED))
+
+
+def host_approved(decision: GateDecision, state: Mapping[str, Any] | None) -> GateDecision:
+    """``decision`` approved at the host's prompt; a call recorded as not run before its post
+    event came names that record (``approval.supersedes``)."""
+    late = state.get("settledRecord") if state is not None else None
+    if late is None:
+        return settle(decision, Approval("approve", HOST_APPROVER))
+    why = "the host ran the call after it was recorded as not run"
+    decision = settle(decision, Approval("approve", HOST_APPROVER, why))
+    extra = dict(decision.record_extra or {})
+    extra["approval"] = {**extra["approval"], "supersedes": str(late)}
+    decision.record_extra = extra
+    return decision
+
+
+__all__ = [
+    "INPUT_CHANGED",
+    "RAN_UNGUARDED",
+    "host_approved",
+    "input_changed",
+    "ran_decision",
+    "response_status",
+]
