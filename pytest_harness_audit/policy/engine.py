@@ -190,6 +190,7 @@ class _ToolEntry:
         "outside",
         "pattern_indexes",
         "plain",
+        "plain_indexes",
         "prefilter",
         "static",
         "uses_globs",
@@ -212,6 +213,7 @@ class _ToolEntry:
         self.uses_globs = any(rule.uses_globs for rule in candidates)
         self.uses_regexes = any(rule.uses_regexes for rule in candidates)
         self.plain = tuple(rule for rule in candidates if not rule.has_patterns)
+        self.plain_indexes = frozenset(rule.index for rule in self.plain)
         self.pattern_indexes = frozenset(rule.index for rule in candidates if rule.has_patterns)
         self.outside = tuple(
             rule for rule in candidates if rule.has_patterns and (rule.exact or rule.fallbacks)
@@ -270,10 +272,6 @@ def _prefilter(
                 return None
             found.append(_CREDENTIAL_REQUIREMENT)
     return Prefilter(found)
-
-
-def _by_index(rule: CompiledRule) -> int:
-    return rule.index
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # Policy, in plain Python, extends it
@@ -464,8 +462,8 @@ class CompiledPolicy:
                         matched.add(rule.index)
                 matched &= entry.pattern_indexes
                 if matched:
-                    rules = self.compiled_rules
-                    walk = sorted((*entry.plain, *(rules[i] for i in matched)), key=_by_index)
+                    rules = self.compiled_rules  # a rule's index is its place in them
+                    walk = [rules[i] for i in sorted(matched.union(entry.plain_indexes))]
         for rule in walk:
             rule_categories = rule.categories
             if rule_categories is not None and rule_categories.isdisjoint(entry.categories):

@@ -144,6 +144,19 @@ class Evaluation:
         return tuple(self._targets)
 
     @property
+    def target_list(self) -> list[str]:
+        """:attr:`targets` as the list the evaluation holds (not to be changed)."""
+        targets = self._targets
+        if targets is None:
+            targets = self._targets = all_targets(self._params, self._root)
+        return targets
+
+    @property
+    def outcome(self) -> Outcome:
+        """What the decision says, apart from the call (:class:`Outcome`)."""
+        return self._outcome
+
+    @property
     def is_default(self) -> bool:
         """Whether no rule matched and the default policy decided."""
         return self.rule_id is None

@@ -46,6 +46,8 @@ _FOLDER_KEYS = frozenset(
 _NAME_KEYS = frozenset(
     {"name", "filename", "file_name", "fileName", "file", "basename", "base_name", "key"}
 )
+#: Parameters naming a folder or a file name in one (:func:`joined_paths`).
+JOINED_KEYS = _FOLDER_KEYS | _NAME_KEYS
 _MAX_JOINED = 4
 #: A revision a git object name starts with: HEAD and its kin, an abbreviated hash, with
 #: ancestry (`~2`, `^`) or a reflog entry (`@{1}`).
@@ -89,6 +91,8 @@ def joined_paths(params: Mapping[str, Any]) -> list[str]:
         for key, value in params.items()
         if key in _NAME_KEYS and type(value) is str and is_path_like(value, named=True)
     ]
+    if not names:
+        return []
     return [
         f"{folder.rstrip('/')}/{name}"
         for folder in folders[:_MAX_JOINED]
@@ -127,7 +131,8 @@ def leaf_paths(params: Mapping[str, Any], skipped: Mapping[str, Any]) -> list[st
                 found.append(value)
             _add_revision_path(found, value)
             continue
-        if not isinstance(value, (Mapping, list, tuple)):
+        kind = type(value)
+        if kind is not dict and kind is not list and not isinstance(value, (Mapping, list, tuple)):
             continue
         stack.append((value, 0, named))
         while stack:
@@ -140,7 +145,7 @@ def leaf_paths(params: Mapping[str, Any], skipped: Mapping[str, Any]) -> list[st
                     found.append(item)
                 _add_revision_path(found, item)
             elif depth < _MAX_DEPTH:
-                if isinstance(item, Mapping):
+                if type(item) is dict or isinstance(item, Mapping):
                     stack.extend(
                         (inner, depth + 1, names_file(name) if type(name) is str else False)
                         for name, inner in reversed(list(item.items()))

@@ -252,7 +252,15 @@ class Prefilter:
     """The requirements of a tool's patterns: :meth:`may_match` says whether a call's target
     forms could satisfy any of them."""
 
-    __slots__ = ("_automaton", "_excluded", "_multi", "_single", "_whole", "empty")
+    __slots__ = (
+        "_automaton",
+        "_excluded",
+        "_multi",
+        "_single",
+        "_whole",
+        "_whole_lengths",
+        "empty",
+    )
 
     def __init__(self, requirements: Iterable[Requirement]) -> None:
         # case-folded (`K` → k, `ſ` → s): for ASCII text, the lower-case scan then finds every
@@ -275,6 +283,7 @@ class Prefilter:
                 multi.append(groups)
         literals = sorted(single.union(*(g for groups in multi for g in groups)))
         self._whole = frozenset(whole)
+        self._whole_lengths = frozenset(len(text) for text in whole)
         self._single = frozenset(single)
         self._multi = tuple(dict.fromkeys(multi))
         self._automaton: Any = ahocorasick_rs.AhoCorasick(literals) if literals else None
@@ -305,8 +314,9 @@ class Prefilter:
                     return True
         whole = self._whole
         if whole:
+            lengths = self._whole_lengths  # ASCII text: lower case keeps every length
             for form in forms:
-                if form.lower() in whole:
+                if len(form) in lengths and form.lower() in whole:
                     return True
         automaton = self._automaton
         if automaton is None:
@@ -345,6 +355,8 @@ _GLOB_CHARS = frozenset("*?[{")
 
 def cleared(prefilter: Prefilter, params: Mapping[str, Any], root: str | None) -> bool:
     """Whether no target of the call can hold a literal of ``prefilter`` (so none can match)."""
+    if type(params.get("command")) is str:
+        return False  # a command's targets are known only once read (the full path)
     if root is None and len(params) == 1:
         # the commonest shape: one path already in normal form, or one pattern or URL, whose
         # only target form is its value (as :func:`~.targets.prefilter_forms` finds)
@@ -362,6 +374,9 @@ def cleared(prefilter: Prefilter, params: Mapping[str, Any], root: str | None) -
     forms = prefilter_forms(params, root)
     if forms is None:
         return False
-    text = forms[0] if len(forms) == 1 else "\n".join(forms)
+    if len(forms) == 1:  # one form: the one-form test (`{"file_path": …, "offset": …}`)
+        text = forms[0]
+        return text.isascii() and prefilter.clears(text)
+    text = "\n".join(forms)
     # not ASCII: case folding (`ſ` for `s`, `K` for `k`) is left to the full path
     return text.isascii() and not prefilter.may_match(forms, text)

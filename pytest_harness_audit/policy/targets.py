@@ -33,7 +33,12 @@ from typing import Any
 # The one display form of a target lives with the records; re-exported here.
 from pytest_harness_audit.audit.records import DISPLAY_LIMIT as DISPLAY_LIMIT
 from pytest_harness_audit.audit.records import display_target as display_target
-from pytest_harness_audit.policy.param_targets import argv_command, leaf_paths
+from pytest_harness_audit.policy.param_targets import (
+    CONTENT_KEYS,
+    JOINED_KEYS,
+    argv_command,
+    leaf_paths,
+)
 from pytest_harness_audit.policy.path_forms import file_uri_path, plain_path, windows_form
 from pytest_harness_audit.policy.search_targets import search_forms
 from pytest_harness_audit.policy.sensitive import folded_credential_path
@@ -173,6 +178,32 @@ def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]
     return call_targets(params, root)[0]
 
 
+#: Parameters whose value, of any type, may add targets; content text never does.
+_ACTIVE_KEYS = JOINED_KEYS | {"paths", "args"}
+_INERT_KEYS = CONTENT_KEYS - _ACTIVE_KEYS
+_SCALARS = (int, float, bool)
+
+
+def _lone_target(params: Mapping[str, Any]) -> tuple[str, int] | None:
+    """The value and kind of the one target parameter of a call whose other parameters add no
+    target (content text, numbers, flags: ``{"command": …, "description": …, "timeout": …}``,
+    ``{"file_path": …, "offset": …}``); ``None`` for any other call. Not a ``pattern`` or
+    ``glob``: a search's forms need the full derivation."""
+    found: tuple[str, int] | None = None
+    for key, value in params.items():
+        kind = _KEY_KINDS.get(key)
+        if kind is None:
+            if key in _INERT_KEYS or (
+                (value is None or type(value) in _SCALARS) and key not in _ACTIVE_KEYS
+            ):
+                continue
+            return None
+        if found is not None or type(value) is not str or key == "pattern" or key == "glob":
+            return None
+        found = (value, kind)
+    return found
+
+
 def call_targets(
     params: Mapping[str, Any], root: str | None = None
 ) -> tuple[list[str], list[str] | None]:
@@ -181,15 +212,30 @@ def call_targets(
     The second item lists the paths a command's reading found (``None`` when the call has no
     command: then every target is a path or a pattern), for the ``credential_access`` check.
     """
-    if len(params) == 1:  # the commonest shape: one file_path, path or command
-        ((key, value),) = params.items()
-        kind = _KEY_KINDS.get(key)
-        if kind == _FILE and type(value) is str:
+    lone = _lone_target(params)
+    if lone is not None:  # the commonest shape: one file_path, path or command, and content
+        value, kind = lone
+        if kind == _FILE:
             if root or not plain_path(value):  # a symlink, a dot part, another spelling
                 forms = [value]
                 _add_path_forms(forms, value, root)
                 return forms, None
             return [value], None  # already in its one normal form
+        targets = [value]
+        if kind in (_COMMAND, _CODE):
+            files: list[str] = []
+            text = value if kind == _COMMAND else f"python3 -c {shlex.quote(value)}"
+            _add_command_forms(targets, files, text, root)
+            return targets, files
+        _add_other_forms(targets, value, kind, root)
+        return targets, None
+    return _derived_targets(params, root)
+
+
+def _derived_targets(
+    params: Mapping[str, Any], root: str | None
+) -> tuple[list[str], list[str] | None]:
+    """:func:`call_targets` of any call, every parameter looked at (no shortcut)."""
     found: list[tuple[int, str, int]] = []
     paths: Any = None
     for key, value in params.items():
@@ -223,10 +269,8 @@ def call_targets(
                 command_files = []
             text = value if kind == _COMMAND else f"python3 -c {shlex.quote(value)}"
             _add_command_forms(targets, command_files, text, root)
-        elif kind == _REVISION and ":" in value:
-            _add_path_forms(targets, value.partition(":")[2], root)
-        elif value[:5].lower() == "file:":  # a `url` or `to` that is a local file
-            _add_path_forms(targets, value, root)
+        else:
+            _add_other_forms(targets, value, kind, root)
     for value in _search_forms(params, root):
         if value not in targets:
             targets.append(value)
@@ -250,20 +294,38 @@ def call_targets(
     return targets, command_files
 
 
+def _add_other_forms(targets: list[str], value: str, kind: int, root: str | None) -> None:
+    """Append the path a revision (``HEAD:.env``) or a ``file:`` URL or recipient names."""
+    if kind == _REVISION:
+        if ":" in value:
+            _add_path_forms(targets, value.partition(":")[2], root)
+    elif value[:5].lower() == "file:":  # a `url` or `to` that is a local file
+        _add_path_forms(targets, value, root)
+
+
 def prefilter_forms(params: Mapping[str, Any], root: str | None = None) -> list[str] | None:
     """The text a prefilter scans for a call without a command: every string that can be a
     target of :func:`call_targets` (a superset: a ``pattern`` beside a path is kept) — each
     target parameter's value and the forms of each path. ``None`` for a call whose targets need
     the full derivation (a command, a ``paths`` or an ``args`` list)."""
-    if len(params) == 1:
-        ((key, value),) = params.items()
-        kind = _KEY_KINDS.get(key)
-        if kind == _FILE and type(value) is str:
-            if root or not plain_path(value):
-                forms = [value]
-                _add_path_forms(forms, value, root)
-                return forms
+    lone = _lone_target(params)
+    if lone is not None:
+        value, kind = lone
+        if kind in (_COMMAND, _CODE):
+            return None
+        if kind == _FILE and not root and plain_path(value):
             return [value]
+        forms = [value]
+        if kind == _FILE:
+            _add_path_forms(forms, value, root)
+        else:
+            _add_other_forms(forms, value, kind, root)
+        return forms
+    return _derived_forms(params, root)
+
+
+def _derived_forms(params: Mapping[str, Any], root: str | None) -> list[str] | None:
+    """:func:`prefilter_forms` of any call, every parameter looked at (no shortcut)."""
     forms = []
     for key, value in params.items():
         kind = _KEY_KINDS.get(key)
@@ -329,20 +391,20 @@ def _add_command_forms(
         if text not in present:
             present.add(text)
             targets.append(text)
-    paths = [*reading.reads, *reading.writes, *reading.deletes, *reading.destroys]
-    if reading.unreadable is not None:
-        paths.extend(command_paths(command[:UNREADABLE_SCAN]))
-    before = len(targets)
-    _add_many_paths(targets, paths, root)
-    files.extend(paths)
-    files.extend(targets[before:])
-    if not (
-        reading.writes
-        or reading.deletes
-        or reading.destroys
-        or reading.notes
-        or reading.unreadable is not None
-    ):
+    writes, deletes, destroys = reading.writes, reading.deletes, reading.destroys
+    unreadable = reading.unreadable
+    if writes or deletes or destroys or unreadable is not None:
+        paths = [*reading.reads, *writes, *deletes, *destroys]
+        if unreadable is not None:
+            paths.extend(command_paths(command[:UNREADABLE_SCAN]))
+    else:
+        paths = reading.reads
+    if paths:
+        before = len(targets)
+        _add_many_paths(targets, paths, root, present)
+        files.extend(paths)
+        files.extend(targets[before:])
+    if not (writes or deletes or destroys or reading.notes or unreadable is not None):
         return  # the common case: a command that only reads
     effects: list[str] = []
     for kind, found in (
@@ -372,11 +434,11 @@ RESOLVE_LIMIT = 128
 UNREADABLE_SCAN = 16_384
 
 
-def _add_many_paths(targets: list[str], paths: list[str], root: str | None) -> None:
-    """Append ``paths`` and their forms in one pass with a set: thousands of paths in a hostile
-    command stay linear."""
-    if not paths:
-        return
+def _add_many_paths(
+    targets: list[str], paths: list[str], root: str | None, present: set[str]
+) -> None:
+    """Append ``paths`` and their forms in one pass with a set (``present``: the set of
+    ``targets``, left as it is): thousands of paths in a hostile command stay linear."""
     forms: list[str] = []
     resolvable = RESOLVE_LIMIT
     for path in dict.fromkeys(paths):
@@ -393,7 +455,6 @@ def _add_many_paths(targets: list[str], paths: list[str], root: str | None) -> N
             resolved = resolved_path(path, root)
             if resolved is not None:
                 forms.append(resolved)
-    present = set(targets)
     targets.extend(form for form in dict.fromkeys(forms) if form not in present)
 
 

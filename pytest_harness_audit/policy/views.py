@@ -24,7 +24,7 @@ tool the tables do not know) is judged as a write of each path it names
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from pytest_harness_audit.policy.categories import COMMAND, FILE_WRITE, NETWORK
@@ -36,6 +36,7 @@ from pytest_harness_audit.policy.param_targets import is_path_like
 MAX_VIEWS = 16
 NETWORK_TARGET = "note:network"
 _WRITE = "write:"
+_WRITE_LENGTH = len(_WRITE)
 _RANK = {"allow": 0, "warn": 1, "ask": 2, "deny": 3}
 #: Written files no rule is about (the shell's own sinks).
 _SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
@@ -66,7 +67,7 @@ def _is_url(target: str) -> bool:
     return bool(sep) and scheme.isalpha() and len(scheme) <= 10
 
 
-def view_calls(targets: tuple[str, ...], views: frozenset[str]) -> list[tuple[str, dict[str, str]]]:
+def view_calls(targets: Sequence[str], views: frozenset[str]) -> list[tuple[str, dict[str, str]]]:
     """``(category, params)`` of every view of a command with these targets."""
     calls: list[tuple[str, dict[str, str]]] = []
     if NETWORK in views and NETWORK_TARGET in targets:
@@ -75,12 +76,16 @@ def view_calls(targets: tuple[str, ...], views: frozenset[str]) -> list[tuple[st
         if not urls:
             calls.append((NETWORK, {}))
     if FILE_WRITE in views:
+        # filtered first, then de-duplicated: the same paths in the same order, and a command
+        # that writes nothing (the commonest) builds nothing
         written = [
-            t[len(_WRITE) :]
-            for t in dict.fromkeys(targets)
-            if t.startswith(_WRITE) and t[len(_WRITE) :] not in _SINKS
+            t[_WRITE_LENGTH:]
+            for t in targets
+            if t.startswith(_WRITE) and t[_WRITE_LENGTH:] not in _SINKS
         ]
-        calls.extend((FILE_WRITE, {"file_path": path}) for path in written[:MAX_VIEWS])
+        if written:
+            unique = list(dict.fromkeys(written))[:MAX_VIEWS]
+            calls.extend((FILE_WRITE, {"file_path": path}) for path in unique)
     return calls
 
 
@@ -128,13 +133,14 @@ def with_views(
     evaluate: Evaluator,
 ) -> Evaluation:
     """``evaluation`` of a command, or the more severe decision of one of its views."""
-    if evaluation.decision == "deny" or evaluation.category != COMMAND:
+    outcome = evaluation.outcome
+    if outcome.decision == "deny" or outcome.category != COMMAND:
         return evaluation
-    calls = view_calls(evaluation.targets, views)
+    calls = view_calls(evaluation.target_list, views)
     if not calls:
         return evaluation
     best: Evaluation | None = None
-    rank = _RANK.get(evaluation.decision, 0)
+    rank = _RANK.get(outcome.decision, 0)
     for category, view_params in calls:
         seen = evaluate(tool, view_params, root=root, category=category)
         if seen.rule_id is not None and _RANK.get(seen.decision, 0) > rank:

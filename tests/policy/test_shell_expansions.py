@@ -60,7 +60,7 @@ def test_parameter_operators(value: str, op: str, expected: str | None) -> None:
         ("tr", ["-d", "x"], ".exnxv", ".env"),
         ("tr", ["[:upper:]", "[:lower:]"], ".ENV", None),
         ("cat", [], ".env", ".env"),
-        ("sort", [], "b\na", "a\nb\n"),
+        ("sort", [], "b\na", None),  # in the locale's order: not worked out
         ("awk", [], ".env", None),
     ],
 )

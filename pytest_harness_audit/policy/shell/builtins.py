@@ -138,6 +138,10 @@ def _hash(args: list[str], expander: Expander) -> None:
             expander.hashed[word] = path
 
 
+#: Most lines of a ``read``'s input taken as values of its names.
+_MAX_LINES = 512
+
+
 def _read(args: list[str], expander: Expander, stdin: str, ifs: str | None) -> None:
     names: list[str] = []
     index = 0
@@ -149,16 +153,25 @@ def _read(args: list[str], expander: Expander, stdin: str, ifs: str | None) -> N
         if not word.startswith("-"):
             names.append(word)
         index += 1
-    line = stdin.split("\n", 1)[0]
     if not names:
         names = ["REPLY"]
-    if ifs is not None and ifs.strip(" \t\n"):  # `IFS=,`: the line split at its characters
-        split = "[" + re.escape(ifs) + "]"
-        fields = re.split(split, line.strip(" \t\n"), maxsplit=max(len(names) - 1, 0))
-    else:
-        fields = line.split(None, len(names) - 1) if len(names) > 1 else [line.strip()]
-    for position, name in enumerate(names[:_MAX_NAMES]):
-        expander.variables[name] = fields[position] if position < len(fields) else ""
+    lines = stdin.rstrip("\n").split("\n")[:_MAX_LINES]
+    values: list[list[str]] = [[] for _ in names[:_MAX_NAMES]]
+    for line in lines:
+        if ifs is not None and ifs.strip(" \t\n"):  # `IFS=,`: the line split at its characters
+            split = "[" + re.escape(ifs) + "]"
+            fields = re.split(split, line.strip(" \t\n"), maxsplit=max(len(names) - 1, 0))
+        else:
+            fields = line.split(None, len(names) - 1) if len(names) > 1 else [line.strip()]
+        for position, found in enumerate(values):
+            found.append(fields[position] if position < len(fields) else "")
+    for position, name in enumerate(names[: len(values)]):
+        found = values[position]
+        # `while read f`: a read in a loop takes every line, so the name holds them all (as a
+        # `for` loop's does: :mod:`.loops`); one read alone takes the first
+        expander.variables[name] = " ".join(found) if len(found) > 1 else found[0]
+        expander.lists.pop(name, None)
+        expander.lists.update({name: found} if len(found) > 1 else {})
 
 
 __all__ = ["STATEFUL", "alias_script", "builtin", "positional", "restore"]

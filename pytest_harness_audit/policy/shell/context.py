@@ -28,6 +28,11 @@ class Context(Protocol):
         ...
 
     @property
+    def stdin_unknown(self) -> bool:
+        """Whether the command reads a pipe from a command whose output cannot be known."""
+        ...
+
+    @property
     def output_consumed(self) -> bool:
         """Whether another command takes this one's output (a pipe, a substitution)."""
         ...

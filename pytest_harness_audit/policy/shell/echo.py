@@ -18,8 +18,10 @@ def echo_output(argv: list[str]) -> str | None:
         return " ".join(args)
     if name == "printf" and args:
         template = args[0]
-        if template in ("%s", "%s\\n", "%s\n"):
+        if template == "%s":
             return "".join(args[1:])
+        if template in ("%s\\n", "%s\n"):  # a value a line (the last newline left out)
+            return "\n".join(args[1:])
         if "%" not in template:
             return _PRINTF_ESCAPE.sub(_printf_escape, template)
         return _printf_strings(template, args[1:])

@@ -286,6 +286,8 @@ def _parallel(argv: list[str], ctx: Context) -> None:
     while words and words[0] not in (":::", "::::", ":::+"):
         template.append(words.pop(0))
     values = [w for w in words if w not in (":::", "::::", ":::+")] or ctx.stdin_fields() or [""]
+    if "::::" in words:  # `parallel cat :::: <(ls -a)`: the names in the files given
+        values = [n for v in values[:16] for n in (ctx.workspace_text(v) or v).split()]
     text = " ".join(template)
     for value in values[:16]:
         script = text.replace("{}", value) if "{}" in text else f"{text} {value}"

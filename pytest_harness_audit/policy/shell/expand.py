@@ -31,6 +31,7 @@ from pytest_harness_audit.policy.shell.filters import MAX_FILTERS, run_filter
 from pytest_harness_audit.policy.shell.listings import LISTERS, listing_output
 from pytest_harness_audit.policy.shell.loops import element, elements
 from pytest_harness_audit.policy.shell.nodes import LIST_MARK, Lit, Param, Part, Redirect, Sub, Word
+from pytest_harness_audit.policy.shell.outside_listings import outside_glob
 from pytest_harness_audit.policy.shell.params import operate
 from pytest_harness_audit.policy.shell.place import Place
 
@@ -71,6 +72,7 @@ class Expander:
         self.variables: dict[str, str] = {}
         self.lists: dict[str, list[str]] = {}  # variables set to lists of words (:mod:`.loops`)
         self.listings = 0
+        self.loosened = 0  # substitutions that gave only the names they may print (:mod:`.filters`)
         #: Where the script being read has moved to (``cd``), for globs and relative paths.
         self.place = Place.for_root(root)
         #: Files this command writes with a known text (``echo 'cmd' > s.sh``), by
@@ -108,7 +110,6 @@ class Expander:
         #: Where the script was when it set ``PATH`` (``$PWD/bin`` named that folder's bin).
         self.search_base = ""
 
-    # -- parts to characters -------------------------------------------------------------------
     def _chars(self, word: Word, out: Chars) -> bool:
         """Append the characters of ``word`` with their flags; return whether any is dynamic."""
         dynamic = False
@@ -121,6 +122,7 @@ class Expander:
                 if self.variables.get(part.name, "maybe set"):  # set, or not known: the word
                     dynamic |= self._chars(part.alternate, out)
                 continue
+            loosened = self.loosened
             value, known = self._value(part)
             dynamic |= not known
             if isinstance(part, Param) and part.default is not None and not value:
@@ -129,6 +131,7 @@ class Expander:
             element = isinstance(part, Param) and (
                 (part.op or "")[:1] == "[" or part.name in ("@", "*") or part.name in self.lists
             )
+            element = element or self.loosened != loosened  # names a filter may print: `"$(…)"`
             flags = 0 if (part.quoted and not element) or not known else _UNQUOTED_VALUE
             out.extend((char, flags) for char in value)
         return dynamic
@@ -156,6 +159,8 @@ class Expander:
             if part.process:
                 return self.process_file(part), True
             value = self.substitution_value(part)
+            if value is None and len(part.commands) > 1:  # `$(ls | awk …)`: names, no command
+                self.loosened += int((value := self.substitution_value(part, True)) is not None)
             return ("$(…)", False) if value is None else (value, True)
         return "", True  # pragma: no cover - Lit is handled by the caller
 
@@ -173,10 +178,10 @@ class Expander:
         value = self.variables.get(part.name)
         return None if value is None else operate(value, op)
 
-    def substitution_value(self, sub: Sub) -> str | None:
+    def substitution_value(self, sub: Sub, loose: bool = False) -> str | None:
         """The output of ``$(echo …)``/``$(printf '%s' …)``, ``$(cat FILE)``/``$(<FILE)`` of a
         file the reading knows, or of a short pipeline of text filters after one (``$(echo
-        LmVudg== | base64 -d)``, :mod:`.filters`); ``None`` when not knowable."""
+        LmVudg== | base64 -d)``, :mod:`.filters`; ``loose``: names it may print); else ``None``."""
         commands = sub.commands
         if sub.arithmetic or not commands or len(commands) > MAX_FILTERS * 2:
             return None
@@ -221,7 +226,7 @@ class Expander:
                 text = echo_output(argv)
                 text = None if text is None else text + "\n"
             else:
-                text = run_filter(argv[0].rsplit("/", 1)[-1], argv[1:], text)
+                text = run_filter(argv[0].rsplit("/", 1)[-1], argv[1:], text, loose)
             if text is None:
                 return None
         return None if text is None else text.rstrip("\n")
@@ -251,7 +256,6 @@ class Expander:
         fields = self.expand(redirect.target)
         return self.file_text(fields[0].text) if len(fields) == 1 else None
 
-    # -- the expansion steps -------------------------------------------------------------------
     def expand(self, word: Word) -> list[Field]:
         """The fields ``word`` expands to (quote removal, braces, variables, splitting, globs)."""
         if len(word) == 1 and isinstance(word[0], Lit):
@@ -259,7 +263,8 @@ class Expander:
             if word[0].quoted or not needs_work(text):
                 return [Field(text)]
         chars: Chars = []
-        dynamic = self._chars(word, chars)
+        loosened = self.loosened
+        dynamic = self._chars(word, chars) or self.loosened != loosened
         results: list[Field] = []
         ifs = self.variables.get("IFS", _IFS)
         for variant in brace_expand(chars):
@@ -286,14 +291,14 @@ class Expander:
 
     def _listing(self, pattern: str) -> list[str]:
         root = self.root
-        if not root or self.listings >= GLOB_LISTING_LIMIT or "$" in pattern:
+        if self.listings >= GLOB_LISTING_LIMIT or "$" in pattern:
             return []
-        if pattern.startswith("~"):
-            return []
+        if not root or pattern.startswith("~"):
+            return outside_glob(pattern)  # `cat ~/.*`: the credential files it matches
         if pattern.startswith("/"):
             prefix = root.rstrip("/") + "/"
             if not pattern.startswith(prefix):
-                return []
+                return outside_glob(pattern)
             pattern = pattern[len(prefix) :]
         elif (here := self.place.here) is not None or "/../" in f"/{pattern}":
             # where the script has moved inside the workspace (`cd app && cat ../*/*.json`),
@@ -322,8 +327,8 @@ class Expander:
         a symlink out of it); ``None`` when it cannot be known. A path with glob characters
         is the first workspace path it matches, as the shell runs it (``./ti*.sh``); one built
         at run time is the workspace path its known ending names (``$(pwd)/tidy.sh``)."""
-        if not path or "\0" in path:
-            return None
+        if not path or "\0" in path or (not self.root and not self.files):
+            return None  # (no workspace and nothing written: no text can be known)
         if path.startswith(("/dev/", "/proc/")):
             path = descriptor_path(path)
         key = self.key(path)
@@ -492,9 +497,4 @@ def _split(chars: Chars, ifs: str = _IFS) -> list[Chars]:
     return fields
 
 
-def expand_all(expander: Expander, words: list[Word]) -> list[Field]:
-    """Every field of ``words``, in order."""
-    return [field for word in words for field in expander.expand(word)]
-
-
-__all__ = ["Expander", "Field", "brace_expand", "echo_output", "expand_all"]
+__all__ = ["Expander", "Field", "brace_expand", "echo_output"]

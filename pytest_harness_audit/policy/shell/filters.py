@@ -4,9 +4,14 @@
 ``$(printf 2e656e76 | xxd -r -p)``: a name decoded, reversed or translated inside the command is
 still a constant, and the reading follows it. The filters are ``echo``/``printf`` (the source),
 ``cat``, ``base64 -d``, ``base32 -d``, ``xxd -r -p``, ``rev``, ``tr`` (ranges and ``-d``) and
-``tr -d``, and the line filters a listing goes through (``ls -a | grep env``): ``grep [-ivEF]
-PATTERN``, ``head``/``tail`` (every line: one too many, never too few) and ``sort``; anything
-else (or a value the reading cannot know) gives ``None``.
+``tr -d``, and the line filter a listing goes through (``ls -a | grep env``): ``grep [-ivEF]
+PATTERN``; anything else (or a value the reading cannot know) gives ``None``.
+
+Where a filter cannot be worked out (``awk '/env/'``, ``sed -n 3p``, ``grep -E 'e.+v'``, a
+program), what it gives a command that takes names (``xargs cat``, ``while read f``, ``cat
+$(…)``) is read as :func:`loose_filter` says: every name it was given, and every credential-like
+word of its own text (``sed 's/x/.env/'``). The names a listing prints that a filter keeps are
+among those the listing printed: one name too many, never too few.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import binascii
 import re
 from collections.abc import Callable
 
+from pytest_harness_audit.policy.sensitive import is_credential_path
+
 #: Most commands of a pipeline worked out, and most characters passed between them.
 MAX_FILTERS = 6
 MAX_TEXT = 4096
@@ -24,8 +31,14 @@ _RANGE = re.compile(r"(.)-(.)", re.S)
 _REPEATS = re.compile(r"[*+?{}()|\\\[\]]")
 
 
-def run_filter(name: str, args: list[str], stdin: str | None) -> str | None:
-    """What ``name args`` prints given ``stdin`` (``None``: not worked out)."""
+def run_filter(name: str, args: list[str], stdin: str | None, loose: bool = False) -> str | None:
+    """What ``name args`` prints given ``stdin`` (``None``: not worked out); ``loose``: for a
+    command that takes names, a filter not worked out gives :func:`loose_filter`'s names."""
+    exact = _exact(name, args, stdin)
+    return loose_filter(args, stdin) if exact is None and loose and stdin is not None else exact
+
+
+def _exact(name: str, args: list[str], stdin: str | None) -> str | None:
     if stdin is not None and len(stdin) > (_MAX_LINES if name in _LINE_FILTERS else MAX_TEXT):
         return None
     if name == "cat" and not args:
@@ -107,23 +120,69 @@ def _grep(args: list[str], stdin: str) -> str | None:
     return "".join(f"{line}\n" for line in stdin.splitlines() if bool(found.search(line)) == keep)
 
 
-_LINE_FILTERS = frozenset({"grep", "egrep", "fgrep", "head", "tail", "sort"})
+def _paste(args: list[str], stdin: str) -> str | None:
+    """``paste -s [-d LIST]``: the lines joined by the delimiters in turn (a tab by default)."""
+    serial, delimiters, index = False, "\t", 0
+    while index < len(args):
+        word = args[index]
+        if word[:1] != "-" or word == "-" or set(word[1:].partition("d")[0]) - {"s"}:
+            return None
+        serial = serial or "s" in word.partition("d")[0]
+        if "d" in word:
+            value = word.partition("d")[2]
+            if not value and index + 1 < len(args):
+                index += 1
+                value = args[index]
+            delimiters = value.replace("\\t", "\t").replace("\\n", "\n").replace("\\0", "")
+        index += 1
+    if not serial:
+        return None
+    lines = stdin.rstrip("\n").split("\n")
+    joined = lines[0] if lines else ""
+    for position, line in enumerate(lines[1:]):
+        joined += (delimiters[position % len(delimiters)] if delimiters else "") + line
+    return joined + "\n"
+
+
+def _xargs(args: list[str], stdin: str) -> str | None:
+    """``xargs`` [``echo``] (the words on one line) and ``xargs -n1``/``-L1`` (one a line)."""
+    words = stdin.split()
+    one = [a for a in args if a in ("-n1", "-L1", "-n", "-L", "1")]
+    rest = [a for a in args if a not in one]
+    if rest not in ([], ["echo"]) or one not in ([], ["-n1"], ["-L1"], ["-n", "1"], ["-L", "1"]):
+        return None
+    return "".join(f"{word}\n" for word in words) if one else " ".join(words) + "\n"
+
+
+def loose_filter(args: list[str], stdin: str) -> str:
+    """The names a filter not worked out may print, for a command that takes names: those of
+    ``stdin`` and the credential-like words of its arguments (a name of its own text)."""
+    words = [w for a in args for w in _WORDS.findall(a) if is_credential_path(w)]
+    text = stdin[:_MAX_LINES]
+    return text + "".join(f"{word}\n" for word in words[:64])
+
+
+#: The words of a program's text that could be paths (``print ".env"`` → ``.env``).
+_WORDS = re.compile(r"/?[\w.~+@-]+(?:/[\w.~+@-]+)*")
+_LINE_FILTERS = frozenset({"grep", "egrep", "fgrep", "head", "tail", "sort", "uniq", "shuf", "tac"})
 _MAX_LINES = 64 * 1024
 _FILTERS: dict[str, Callable[[list[str], str], str | None]] = {
     "grep": _grep,
     "egrep": lambda args, text: _grep(["-E", *args], text),
     "fgrep": lambda args, text: _grep(["-F", *args], text),
-    "head": lambda args, text: text,
-    "tail": lambda args, text: text,
-    "sort": lambda args, text: "".join(f"{line}\n" for line in sorted(text.splitlines())),
     "base64": lambda args, text: _decode(args, text, base64.b64decode),
     "base32": lambda args, text: _decode(args, text, base64.b32decode),
     "xxd": _xxd,
     "rev": _rev,
+    "paste": _paste,
+    "xargs": _xargs,
     "tr": _tr,
 }
 
+#: Filters that keep some of the lines they are given in an order the reading does not know (a
+#: listing's order is the locale's): their output is :func:`loose_filter`'s, one line too many.
+LINE_PICKERS = frozenset({"head", "tail", "sort", "uniq", "shuf", "tac"})
 #: Every filter :func:`run_filter` works out (``cat`` aside).
-FILTER_NAMES = frozenset(_FILTERS)
+FILTER_NAMES = frozenset(_FILTERS) | LINE_PICKERS
 
-__all__ = ["FILTER_NAMES", "MAX_FILTERS", "run_filter"]
+__all__ = ["FILTER_NAMES", "LINE_PICKERS", "MAX_FILTERS", "loose_filter", "run_filter"]

@@ -5,10 +5,16 @@
 the reading needs them as it needs ``echo .env | xargs cat``'s. With a workspace, ``ls`` prints
 the entries of its folders (dotfiles with ``-a``/``-A``) and ``find`` the files under its
 roots that its ``-name``/``-path`` tests keep (every file when a test is negated or or-ed:
-one name too many, never too few), and ``git ls-files`` the files its index names. With no
-workspace (or a ``find`` root outside it), ``ls`` prints the operands it is given and ``find``
-its roots and the sensitive names a glob test could match (``-name '.e*'`` → ``.env``), as
-:func:`~.tools.find` does for ``-exec``; a bare ``ls`` prints nothing known.
+one name too many, never too few), ``git ls-files`` the files its index names, ``git status``
+every file but the untracked ones ``.gitignore`` leaves out, and ``fd``, ``rg --files``, ``du
+-a``, ``tree`` and ``compgen -f`` every file under their folders (dotfiles where they show
+them). A folder outside the workspace (``ls -a ~``, ``find ~/.aws``) prints the credential files
+it holds (:mod:`.outside_listings`), with or without a workspace. With no workspace, ``ls``
+prints the operands it is given and ``find`` its roots and the sensitive names a glob test could
+match (``-name '.e*'`` → ``.env``, ``-name '*.pem'``), as :func:`~.tools.find` does for
+``-exec``; a bare ``ls`` prints nothing known. When there are more names than are passed on, the
+credential files go first. What a filter the reading cannot work out keeps of them is
+:mod:`.name_streams`'.
 """
 
 from __future__ import annotations
@@ -18,10 +24,13 @@ import os
 import posixpath
 from typing import Protocol
 
-from pytest_harness_audit.policy.sensitive import glob_candidates
+from pytest_harness_audit.policy.sensitive import glob_candidates, is_credential_path
+from pytest_harness_audit.policy.shell.outside_listings import ignored, outside_names
 
 #: The listing commands read here (the cheap test before any work).
-LISTERS = frozenset({"ls", "dir", "vdir", "find", "gfind", "git"})
+LISTERS = frozenset(
+    {"ls", "dir", "vdir", "find", "gfind", "git", "fd", "fdfind", "rg", "du", "tree", "compgen"}
+)
 #: Most names one listing gives.
 _MAX_NAMES = 512
 #: ``find`` options taking a value that are not name tests.
@@ -46,6 +55,10 @@ class Lister(Protocol):
         """The files under a workspace folder (``None``: too many)."""
         ...
 
+    def real_path(self, path: str) -> str | None:
+        """The real path of ``path`` from where the script is (``None``: no workspace)."""
+        ...
+
 
 def listing_output(argv: list[str], lister: Lister) -> str | None:
     """The names ``argv`` (a :data:`LISTERS` command) prints, one a line; ``None`` when they
@@ -53,12 +66,64 @@ def listing_output(argv: list[str], lister: Lister) -> str | None:
     name = argv[0].rsplit("/", 1)[-1].lower()
     known = getattr(lister, "root", None) is not None
     if name == "git":
-        names = _tracked(argv[2:], lister) if argv[1:2] == ["ls-files"] and known else None
-        return None if names is None else "".join(f"{entry}\n" for entry in names[:_MAX_NAMES])
-    names = find_names(argv[1:], lister, known) if name.endswith("find") else _ls(argv[1:], lister)
+        names = _git(argv[1:], lister) if known else None
+    elif name in _WALKERS:
+        names = _walked(name, argv[1:], lister, known)
+    else:
+        ls = not name.endswith("find")
+        names = _ls(argv[1:], lister) if ls else find_names(argv[1:], lister, known)
     if names is None:
         return None
-    return "".join(f"{entry}\n" for entry in names[:_MAX_NAMES])
+    if len(names) > _MAX_NAMES:  # the credential files first: they are what the rules judge
+        names = [n for n in names if is_credential_path(n)] + names
+    return "".join(f"{entry}\n" for entry in dict.fromkeys(names[: _MAX_NAMES * 2]))
+
+
+def _git(args: list[str], lister: Lister) -> list[str] | None:
+    """``git ls-files`` (:func:`_tracked`); ``git status``: the files it may name (every file but
+    the untracked ones the workspace's ``.gitignore`` surely leaves out; with ``--ignored``,
+    every file)."""
+    if args[:1] == ["status"]:
+        files = lister.workspace_files(".")
+        if files is None or any(a.startswith("--ignored") for a in args):
+            return files
+        tracked = set(_tracked([], lister) or files)
+        return [f for f in files if f in tracked or not ignored(f, lister)]
+    return _tracked(args[1:], lister) if args[:1] == ["ls-files"] else None
+
+
+#: Listings that walk their folders: ``fd``, ``rg --files``, ``du -a``, ``tree``, ``compgen -f``.
+_WALKERS = frozenset({"fd", "fdfind", "rg", "du", "tree", "compgen"})
+
+
+def _walked(name: str, args: list[str], lister: Lister, known: bool) -> list[str] | None:
+    """The files a walking listing prints (every file under its folders: one too many), dotfiles
+    only where it shows them (``fd -H``, ``rg --hidden``, ``tree -a``; ``du`` always)."""
+    flags = "".join(a[1:] for a in args if a[:1] == "-" and a[1:2] != "-")
+    words = [a for a in args if a[:1] == "-"]
+    if name == "rg" and "--files" not in words:
+        return None  # a search: :mod:`.search_oracles`
+    if name == "du" and "a" not in flags and "--all" not in words:
+        return None  # folders only
+    if name == "compgen" and "f" not in flags and "G" not in flags:
+        return None  # not file names
+    hidden = name in ("du", "compgen") or "--hidden" in words or "u" in flags or "H" in flags
+    hidden = hidden or (name == "tree" and "a" in flags)
+    operands = [a for a in args if a[:1] != "-"]
+    folders = [a for a in operands if a[:1] in ("/", "~") or _is_folder(lister, a, known)]
+    if not folders or (name in ("compgen", "fd", "fdfind") and len(operands) < 2):
+        folders.append(".")  # `fd PATTERN`: from here (a value or a pattern is no folder)
+    found: list[str] = []
+    for folder in folders:
+        real = lister.workspace_folder(folder) if known else None
+        if real is None:
+            found.extend(outside_names(folder, lister.real_path(folder), hidden, True))
+            continue
+        files = lister.workspace_files(folder)
+        if files is None:
+            return None
+        found.extend(f for f in files if hidden or not _hidden(f))
+    return found
 
 
 def _ls(args: list[str], lister: Lister) -> list[str] | None:
@@ -69,13 +134,17 @@ def _ls(args: list[str], lister: Lister) -> list[str] | None:
         for o in options
     )
     recursive = any(o == "--recursive" or (o[1:2] != "-" and "R" in o) for o in options)
-    if getattr(lister, "root", None) is None:
-        return operands or None  # `ls .env` prints the name; a folder's entries are not known
-    found: list[str] = []
+    if getattr(lister, "root", None) is None:  # `ls .env` prints the name; `ls ~/.ssh` its keys
+        found = [n for o in operands for n in [o, *outside_names(o, None, hidden, recursive)]]
+        return found or None  # a relative folder's entries are not known
+    found = []
     for operand in operands or ["."]:
         real = lister.workspace_folder(operand)
-        if real is None or not os.path.lexists(real):
-            return None  # out of the workspace, or not there yet (`mkdir d && ls d`)
+        if real is None:  # out of the workspace: its credential files (`ls -a ~`)
+            found.extend(outside_names(operand, lister.real_path(operand), hidden, recursive))
+            continue
+        if not os.path.lexists(real):
+            return None  # not there yet (`mkdir d && ls d`)
         if not os.path.isdir(real):
             found.append(operand)  # a file: its name
             continue
@@ -92,6 +161,39 @@ def _ls(args: list[str], lister: Lister) -> list[str] | None:
         prefix = "" if operand in (".", "./") else operand.rstrip("/") + "/"
         found.extend(prefix + e for e in entries if hidden or not _hidden(e))
     return found
+
+
+def search_names(argv: list[str], lister: Lister) -> list[str] | None:
+    """The files a recursive search that prints file names may print (``grep -rl KEY ~/.ssh``,
+    ``rg -l --hidden KEY``): every file under its folders (one too many); ``None`` for any
+    other command."""
+    name = argv[0].rsplit("/", 1)[-1]
+    options = [a for a in argv[1:] if a[:1] == "-"]
+    flags = "".join(o[1:] for o in options if o[1:2] != "-")
+    listed = "l" in flags or "L" in flags or any(o.startswith("--files-with") for o in options)
+    walks = name in ("rg", "ag") or "r" in flags or "R" in flags or "--recursive" in options
+    if name not in ("grep", "egrep", "fgrep", "rg", "ag") or not listed or not walks:
+        return None
+    hidden = name not in ("rg", "ag") or "--hidden" in options or "uu" in flags or "." in flags
+    operands = [a for a in argv[1:] if a[:1] != "-"]
+    given = any(o.startswith(("--regexp", "--file=")) for o in options)
+    given = given or "e" in flags or "f" in flags
+    known = getattr(lister, "root", None) is not None
+    found: list[str] = []
+    for folder in operands[0 if given else 1 :] or ["."]:
+        real = lister.workspace_folder(folder) if known else None
+        if real is None:
+            found.extend(outside_names(folder, lister.real_path(folder), hidden, True))
+            continue
+        files = lister.workspace_files(folder) if os.path.isdir(real) else [folder]
+        found.extend(f for f in files or [] if hidden or not _hidden(f))
+    return found
+
+
+def _is_folder(lister: Lister, word: str, known: bool) -> bool:
+    """Whether ``word`` names a folder of the workspace."""
+    real = lister.workspace_folder(word) if known else None
+    return real is not None and os.path.isdir(real)
 
 
 def _tracked(args: list[str], lister: Lister) -> list[str] | None:
@@ -164,6 +266,9 @@ def find_names(args: list[str], lister: Lister, workspace: bool) -> list[str] | 
     for root in roots:
         if not workspace or lister.workspace_folder(root) is None:
             found.extend(_candidates(root, named))  # `find / -name .env`: what it could name
+            real = lister.real_path(root) if workspace else None
+            outside = [] if only_folders else outside_names(root, real, True, True)
+            found.extend(f for f in outside if all(_passes(t, p, f) for t, p in tests))
             continue
         files = [] if only_folders else lister.workspace_files(root)
         if files is None:
@@ -174,13 +279,14 @@ def find_names(args: list[str], lister: Lister, workspace: bool) -> list[str] | 
 
 def _candidates(root: str, tests: list[tuple[str, str]]) -> list[str]:
     """The files ``find ROOT`` names that the reading cannot list: the root, a literal name its
-    tests give, the credential names a glob test could match."""
+    tests give (or a glob naming credential files only: ``*.pem``), the credential names a glob
+    test could match."""
     found = [root]
     for test, pattern in tests:
         name = pattern.rpartition("/")[2] if "path" in test else pattern
-        if not any(char in name for char in "*?["):
-            found.append(posixpath.join(root, name))
-        else:
+        if not any(char in name for char in "*?[") or is_credential_path(name):
+            found.append(posixpath.join(root, name))  # `-name '*.pem'`: the files it names
+        if any(char in name for char in "*?["):
             found.extend(posixpath.join(root, n) for n in glob_candidates(name))
     return found
 
@@ -195,4 +301,4 @@ def _passes(test: str, pattern: str, path: str) -> bool:
     return fnmatch.fnmatchcase(subject, pattern) or fnmatch.fnmatchcase(f"./{subject}", pattern)
 
 
-__all__ = ["LISTERS", "Lister", "find_names", "listing_output"]
+__all__ = ["LISTERS", "Lister", "find_names", "listing_output", "search_names"]

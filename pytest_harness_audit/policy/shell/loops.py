@@ -15,7 +15,16 @@ from collections.abc import Callable
 from typing import Protocol
 
 from pytest_harness_audit.policy.shell.braces import MAX_FIELDS, Chars, brace_expand
-from pytest_harness_audit.policy.shell.nodes import LIST_MARK, Budget, Command, Lit, Param, Word
+from pytest_harness_audit.policy.shell.nodes import (
+    LIST_MARK,
+    Budget,
+    Command,
+    Lit,
+    Param,
+    Redirect,
+    Sub,
+    Word,
+)
 
 _HEADER = re.compile(r"[ \t]*([A-Za-z_]\w*)(?:[ \t\n]+in\b([^;\n]*?))?[ \t]*(?=[;\n]|\bdo\b|$)")
 _END = re.compile(r"[;\n]|\bdo\b")
@@ -57,6 +66,40 @@ def loop_header(parser: _Parser, make: Callable[[str, Budget, int], _Parser]) ->
     parser.commands.append(Command(words=[[Lit(f"{name}=", False), LIST_MARK, *value]]))
 
 
+#: The redirections that give a command its standard input.
+INPUT_OPS = frozenset({"<", "<<", "<<-", "<<<", "<>", "<&"})
+
+
+def group_input(redirects: list[Redirect], inner: list[Command]) -> None:
+    """``{ sh; } < s.sh``, ``while read l; do …; done < f``: the input redirections of a
+    compound command are those of each command inside it with no input of its own (not those
+    of the redirection's own substitution: ``done < <(ls -a)``)."""
+    given = [r for r in redirects if r.fd in ("", "0") and r.op in INPUT_OPS]
+    if not given:
+        return
+    own = {id(c) for r in given for p in r.target or [] if type(p) is Sub for c in p.commands}
+    for command in inner:
+        if command.stdin is None and id(command) not in own and not _has_input(command):
+            command.redirects.extend(given)
+
+
+def piped_group(inner: list[Command]) -> None:
+    """``ls -a | { read a; read b; cat $b; }``, ``… | while read f; do …; done``: a pipe into
+    a compound command is the standard input of every command inside it with none of its own
+    (its first command has it already)."""
+    first = next((command for command in inner if not command.in_substitution), None)
+    source = None if first is None else first.stdin
+    if source is None or any(command is source for command in inner):
+        return
+    for command in inner:
+        if command.stdin is None and not command.in_substitution and not _has_input(command):
+            command.stdin = source
+
+
+def _has_input(command: Command) -> bool:
+    return any(r.fd in ("", "0") and r.op in INPUT_OPS for r in command.redirects)
+
+
 def elements(chars: Chars) -> list[str]:
     """The words of a list's value, split at its unquoted blanks, braces expanded (``a=(.e nv)``
     → ``.e``, ``nv``; ``for f in {.e,x}nv`` → ``.env``, ``xnv``)."""
@@ -81,4 +124,4 @@ def element(items: list[str] | None, op: str, ifs: str) -> str | None:
     return items[int(index)]
 
 
-__all__ = ["element", "elements", "loop_header"]
+__all__ = ["INPUT_OPS", "element", "elements", "group_input", "loop_header", "piped_group"]

@@ -121,20 +121,7 @@ class Place:
         """Add the moved forms of the paths ``reading`` gained since the last call."""
         extra = _dir_options(argv) if argv else []
         if self.cwd == "." and not self.unknown and not extra:
-            # nothing moves: no path gains a form, only the marks advance (as below)
-            marks = reading.marks
-            size = len(reading.reads)
-            if size and marks.get("reads", 0) < size:
-                marks["reads"] = size
-            size = len(reading.writes)
-            if size and marks.get("writes", 0) < size:
-                marks["writes"] = size
-            size = len(reading.deletes)
-            if size and marks.get("deletes", 0) < size:
-                marks["deletes"] = size
-            size = len(reading.destroys)
-            if size and marks.get("destroys", 0) < size:
-                marks["destroys"] = size
+            _advance(reading)  # nothing moves: no path gains a form, only the marks advance
             return
         for name in PATH_LISTS:
             paths: list[str] = getattr(reading, name)
@@ -159,6 +146,32 @@ class Place:
             self.placed += 1
             forms.extend("../" * level + path for level in range(1, self.depth + 1))
         return [form for form in dict.fromkeys(forms) if form != path]
+
+
+def _advance(reading: Paths) -> None:
+    """Mark every path of ``reading`` placed (:meth:`Place.place` where nothing moves)."""
+    marks = reading.marks
+    size = len(reading.reads)
+    if size and marks.get("reads", 0) < size:
+        marks["reads"] = size
+    size = len(reading.writes)
+    if size and marks.get("writes", 0) < size:
+        marks["writes"] = size
+    size = len(reading.deletes)
+    if size and marks.get("deletes", 0) < size:
+        marks["deletes"] = size
+    size = len(reading.destroys)
+    if size and marks.get("destroys", 0) < size:
+        marks["destroys"] = size
+
+
+def place_at_start(reading: Paths, argv: list[str], root: str | None) -> None:
+    """:meth:`Place.place` of ``argv`` from a fresh place in ``root`` (a reading that made no
+    :class:`Place`): without ``-C DIR``, nothing moves and no place is made."""
+    if _dir_options(argv):
+        Place.for_root(root).place(reading, argv)
+    else:
+        _advance(reading)
 
 
 def command_name(word: str) -> str:
@@ -186,4 +199,4 @@ def _dir_options(argv: list[str]) -> list[str]:
     return [d for d in found if d and "$" not in d][:8]
 
 
-__all__ = ["MAX_ANCESTORS", "PATH_LISTS", "Paths", "Place"]
+__all__ = ["MAX_ANCESTORS", "PATH_LISTS", "Paths", "Place", "place_at_start"]

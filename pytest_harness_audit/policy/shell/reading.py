@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import posixpath
 import re
-import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -38,6 +37,7 @@ from pytest_harness_audit.policy.shell.expand import (
 from pytest_harness_audit.policy.shell.gitenv import environment, relevant
 from pytest_harness_audit.policy.shell.imports import follow_loads
 from pytest_harness_audit.policy.shell.lookups import Lookups
+from pytest_harness_audit.policy.shell.name_streams import loose_stdin, stdin_names
 from pytest_harness_audit.policy.shell.nodes import (
     LIST_MARK,
     MAX_CHARS,
@@ -51,7 +51,7 @@ from pytest_harness_audit.policy.shell.nodes import (
     Unreadable,
     Word,
 )
-from pytest_harness_audit.policy.shell.place import Place
+from pytest_harness_audit.policy.shell.place import place_at_start
 from pytest_harness_audit.policy.shell.projects import program_file
 from pytest_harness_audit.policy.shell.searchpath import PATH_LISTS
 from pytest_harness_audit.policy.shell.simple import parse_simple
@@ -141,9 +141,13 @@ def _read(text: str, root: str | None, shortcuts: bool) -> Reading:
                 reading.commands.append(argv)
                 context = _Context(reading, None, Budget(), 0, None, root)
                 classify(argv, [False] * len(argv), context)
-                # no expander made: no nested script moved, and a fresh place is where it starts
+                # no expander made: no nested script moved, and a fresh place is where it starts,
+                # which gives no path another form unless the argv runs elsewhere (`-C DIR`)
                 made = context.made
-                (Place.for_root(root) if made is None else made.place).place(reading, argv)
+                if made is not None:
+                    made.place.place(reading, argv)
+                else:
+                    place_at_start(reading, argv, root)
                 return reading
         simple = parse_simple(text) if shortcuts else None
         if simple is not None:
@@ -291,7 +295,7 @@ def _read_simple(
         _environment(environ, reading, expander)
     if argv and argv[0] in STATEFUL:
         reads_input = argv[0] in ("read", "mapfile", "readarray")
-        stdin = stdin_of(command, expander)[0] if reads_input else None
+        stdin = loose_stdin(command, expander) if reads_input else None
         builtin(argv, dynamic, expander, stdin, environ.get("IFS"))  # `IFS=, read a b`
     place = expander.place
     for redirect in command.redirects:
@@ -485,13 +489,9 @@ class _Context(Lookups):
         remember_copy(self.expander, name, args)
 
     def stdin_fields(self) -> list[str] | None:
-        """The words on the standard input (``echo a b | xargs rm``), when known."""
-        if self.stdin_text is None:
-            return None
-        try:
-            return shlex.split(self.stdin_text)
-        except ValueError:
-            return self.stdin_text.split()
+        """The words on the standard input (``echo a b | xargs rm``), when known, or the names a
+        filter not worked out may print (:func:`~.name_streams.stdin_names`)."""
+        return stdin_names(self.stdin_text, self.command, self.made)
 
 
 __all__ = ["Reading", "read_command", "read_full"]

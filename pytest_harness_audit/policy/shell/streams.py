@@ -18,7 +18,7 @@ import posixpath
 
 from pytest_harness_audit.policy.shell.effects import command_name
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output
-from pytest_harness_audit.policy.shell.filters import FILTER_NAMES, run_filter
+from pytest_harness_audit.policy.shell.filters import FILTER_NAMES, LINE_PICKERS, run_filter
 from pytest_harness_audit.policy.shell.listings import LISTERS, listing_output
 from pytest_harness_audit.policy.shell.nodes import Command, Redirect
 from pytest_harness_audit.policy.shell.tools import copy_operands
@@ -101,6 +101,8 @@ def _input_of(redirect: Redirect, expander: Expander) -> tuple[str | None, bool]
         return redirect.body, redirect.body is None
     fields = expander.expand(redirect.target) if redirect.target else []
     if redirect.op == "<<<":
+        if any(f.dynamic for f in fields):
+            return None, True  # a part not known (or names a filter may print: .name_streams)
         return " ".join(f.text for f in fields) + "\n", False
     if len(fields) != 1:
         return None, True
@@ -154,7 +156,8 @@ def output_of(command: Command, expander: Expander) -> str | None:
     if name in LISTERS:
         return listing_output(argv, expander)  # `ls -a | xargs cat`
     if name in FILTER_NAMES:  # `ls -a | grep env | xargs cat`, `echo vne. | rev | sh`
-        return run_filter(name, argv[1:], stdin_of(command, expander)[0])
+        stdin = stdin_of(command, expander)[0]  # `| head | sh`: every line, one too many
+        return run_filter(name, argv[1:], stdin, name in LINE_PICKERS)
     if name == "base64" and any(a in ("-d", "--decode", "-D") for a in argv[1:]):
         upstream = stdin_of(command, expander)[0]
         if upstream is None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from pytest_harness_audit.policy.shell.loops import loop_header
+from pytest_harness_audit.policy.shell.loops import group_input, loop_header, piped_group
 from pytest_harness_audit.policy.shell.nodes import (
     LIST_MARK,
     MAX_CHARS,
@@ -48,7 +48,6 @@ _DQ_LITERAL = re.compile(r'[^"\\$`]+')
 _NAME = re.compile(r"[A-Za-z_]\w*|[0-9@*#?$!-]")
 _GROUP_OPENERS = frozenset({"{", "if", "while", "until"})
 _GROUP_CLOSERS = frozenset({"}", "fi", "done", "esac"})
-_INPUT_OPS = frozenset({"<", "<<", "<<-", "<<<", "<>", "<&"})
 _ARRAY = re.compile(r"[A-Za-z_]\w*\+?=")
 _BRACED = re.compile(r"\{(#?)([A-Za-z_]\w*|[0-9@*#?$!-]+)(?:(:?[-=?+])|([^}]?))")
 
@@ -399,13 +398,14 @@ class Parser:
             command.stdin = previous
             self.commands.append(command)
             if not command.words and self._closed is not None:
-                _group_input(command.redirects, self.commands[self._closed : -1])
+                group_input(command.redirects, self.commands[self._closed : -1])
         self._closed = None
 
     def _close_group(self, current: Command, previous: Command | None) -> None:
         """A compound command ends (``}``, ``)``, ``done`` …): its redirections follow."""
         self._finish(current, previous)
         self._closed = self._groups.pop() if self._groups else None
+        piped_group(self.commands[self._closed :] if self._closed is not None else [])
 
     def _skip_header(self, keyword: str) -> int:
         """Skip ``case WORD in`` / ``for NAME in WORDS;`` (the words, not the separator)."""
@@ -452,19 +452,6 @@ class Parser:
                 lines.append(check)
             redirect.body = "\n".join(lines) + "\n"
         self._heredocs.clear()
-
-
-def _group_input(redirects: list[Redirect], inner: list[Command]) -> None:
-    """``{ sh; } < s.sh``, ``while read l; do …; done < f``: the input redirections of a
-    compound command are those of each command inside it with no input of its own."""
-    given = [r for r in redirects if r.fd in ("", "0") and r.op in _INPUT_OPS]
-    if not given:
-        return
-    for command in inner:
-        if command.stdin is None and not any(
-            r.fd in ("", "0") and r.op in _INPUT_OPS for r in command.redirects
-        ):
-            command.redirects.extend(given)
 
 
 def _array(parser: Parser, word: Word) -> Word:

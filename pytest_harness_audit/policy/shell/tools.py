@@ -7,7 +7,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from pytest_harness_audit.policy.sensitive import glob_candidates
+from pytest_harness_audit.policy.sensitive import glob_candidates, is_credential_path
 from pytest_harness_audit.policy.shell.context import Context, Record
 from pytest_harness_audit.policy.shell.embedded import (
     NETWORK_NOTE,
@@ -333,8 +333,11 @@ def find(args: list[str], ctx: Context) -> None:
             if inner:
                 for found in [roots[0], *_named(args, roots[0])]:
                     ctx.script(" ".join(_quote(w.replace("{}", found)) for w in inner))
-                if ctx.workspace_root is not None:  # every file it finds, in one command
-                    listed = (find_names(args, ctx, True) or [])[:256]
+                # every file it finds, in one command (with no workspace: the credential files
+                # of a root outside it, `find ~/.ssh -exec cat {} +`)
+                known = ctx.workspace_root is not None
+                if known or any(root[:1] in ("/", "~") for root in roots):
+                    listed = (find_names(args, ctx, known) or [])[:256]
                     ctx.script(" ".join(_each(w, listed) for w in inner))
             index = end
         elif word in ("-fprint", "-fprintf", "-fls", "-fprint0") and index + 1 < len(args):
@@ -352,9 +355,9 @@ def _named(args: list[str], root: str) -> list[str]:
     for index, word in enumerate(args[:-1]):
         if word in _FIND_NAMES:
             pattern = args[index + 1].lstrip("./") if "path" in word else args[index + 1]
-            if not any(char in pattern for char in "*?["):
-                found.append(posixpath.join(root, pattern))
-            else:
+            if not any(char in pattern for char in "*?[") or is_credential_path(pattern):
+                found.append(posixpath.join(root, pattern))  # `*.pem`: the files it names
+            if any(char in pattern for char in "*?["):
                 found.extend(posixpath.join(root, name) for name in glob_candidates(pattern))
     return found[:8]
 

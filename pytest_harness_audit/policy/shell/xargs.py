@@ -14,11 +14,16 @@ from pytest_harness_audit.policy.shell.tools import option_value
 
 #: Most commands of ``xargs -I`` read one by one (the names after them join the last one).
 _MAX_RUNS = 16
+#: The name ``xargs -I`` is read as giving its command when the names on its input are not
+#: known (it runs the command all the same: ``… | xargs -I{} rm -rf {}`` deletes them).
+UNKNOWN_NAME = "{unknown}"
 
 
 def xargs_command(options: list[str], rest: list[str], ctx: Context) -> list[str] | None:
     """The argv ``xargs OPTIONS REST`` runs (``None``: read here, one script a name)."""
     path = option_value(options, ("-a", "--arg-file"))
+    if path in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"):
+        path = None  # `xargs -a /dev/stdin`: its standard input
     if path is not None:
         text = ctx.workspace_text(path)
         names = text.split() if text is not None else []
@@ -27,7 +32,9 @@ def xargs_command(options: list[str], rest: list[str], ctx: Context) -> list[str
     command = rest or ["echo"]
     marker = _replace_string(options)
     if marker is None or not any(marker in word for word in command):
-        return command + names
+        return command + names  # none known: the command alone (`… | xargs git add -f`)
+    if not names and path is None and ctx.stdin_unknown:
+        names = [UNKNOWN_NAME]  # `curl … | xargs -I{} rm -rf {}`: a name not known runs it
     names = sorted(names, key=lambda name: not name.startswith("."))  # dotfiles first
     for name in names[:_MAX_RUNS]:
         ctx.script(shlex.join([word.replace(marker, name) for word in command]))
@@ -51,4 +58,4 @@ def _replace_string(options: list[str]) -> str | None:
     return None
 
 
-__all__ = ["xargs_command"]
+__all__ = ["UNKNOWN_NAME", "xargs_command"]

@@ -122,8 +122,10 @@ def test_listings_of_ordinary_files_stay_allowed(workspace: Path, command: str) 
 
 
 def test_a_filter_pattern_that_repeats_is_not_worked_out(workspace: Path) -> None:
-    # a repetition could make matching slow on names the agent chose: the names stay unknown
-    assert decide("ls -a | grep '(a*)*b' | xargs cat", workspace) == ALLOWED
+    # a repetition could make matching slow on names the agent chose: the pattern is not run,
+    # and the reader takes every name the listing printed (`.env` among them)
+    assert run_filter("grep", ["(a*)*b"], ".env\n") is None
+    assert decide("ls -a | grep '(a*)*b' | xargs cat", workspace) == SECRET
 
 
 @pytest.mark.parametrize(
