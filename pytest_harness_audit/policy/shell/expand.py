@@ -23,7 +23,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pytest_harness_audit.policy.sensitive import glob_candidates
 from pytest_harness_audit.policy.shell.braces import BRACE, MAX_FIELDS, Chars, brace_expand
 from pytest_harness_audit.policy.shell.context import HeldReads
 from pytest_harness_audit.policy.shell.echo import echo_output
@@ -284,7 +283,7 @@ class Expander:
         )
         seen = {text}
         yield Field(text, dynamic)
-        for path in itertools.chain(self._listing(pattern), glob_candidates(pattern)):
+        for path in itertools.chain(self._listing(pattern), self.place.candidates(pattern)):
             if path not in seen:
                 seen.add(path)
                 yield Field(path, dynamic)

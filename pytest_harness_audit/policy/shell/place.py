@@ -20,6 +20,9 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from pytest_harness_audit.policy.sensitive import glob_candidates
+from pytest_harness_audit.policy.shell.outside_listings import outside_glob
+
 #: Path lists of a reading whose entries are moved.
 PATH_LISTS = ("reads", "writes", "deletes", "destroys")
 #: Most directories above the start a path is read from when the directory is unknown.
@@ -112,6 +115,15 @@ class Place:
         if self.unknown or cwd == "." or cwd.startswith(("/", "..")):
             return None
         return cwd
+
+    def candidates(self, pattern: str) -> list[str]:
+        """The sensitive paths a glob could expand to where the script is: ``cd ~/.ssh && cat *``
+        reads the keys of ``.ssh``, ``cd /root/.ssh && cat *`` those of that folder."""
+        if self.unknown or self.cwd == "." or pattern.startswith(("/", "~")):
+            return glob_candidates(pattern)
+        moved = posixpath.normpath(posixpath.join(self.cwd, pattern))
+        found = glob_candidates(moved)
+        return found + outside_glob(moved) if moved.startswith("/") else found
 
     def _go(self, cwd: str, unknown: bool) -> None:
         self.cwd, self.unknown = (cwd, unknown) if not unknown else (".", True)

@@ -1,0 +1,57 @@
+"""A glob after ``cd`` is expanded where the script is: ``cd ~/.ssh && cat *`` reads the keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_harness_audit.policy import Policy
+
+SAFETY = Policy.preset("safety")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("print(1)\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# docs\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd ~/.ssh && cat *",
+        "cd ~/.ssh; cat id_*",
+        "cd .ssh && cat *",
+        "cd /root/.ssh && cat *",
+        "cd ~/.aws && cat *",
+        "cd ~ && cd .ssh && head -n 50 *",
+        "pushd ~/.ssh >/dev/null && cat ./*",
+        "cd ~/.docker && base64 *",
+    ],
+)
+@pytest.mark.parametrize("rooted", [True, False])
+def test_a_glob_in_a_credential_folder_reads_its_keys(
+    workspace: Path, command: str, rooted: bool
+) -> None:
+    evaluation = SAFETY.evaluate(
+        "Bash", {"command": command}, root=str(workspace) if rooted else None
+    )
+    assert evaluation.decision == "deny", evaluation.targets
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd src && cat *",
+        "cd docs && cat *.md",
+        "cd ~/.ssh && cat *.pub",
+        "cd ~/.ssh && ls -la",
+        "cd src && wc -l *",
+    ],
+)
+def test_globs_in_ordinary_folders_stay_allowed(workspace: Path, command: str) -> None:
+    assert SAFETY.evaluate("Bash", {"command": command}, root=str(workspace)).decision == "allow"
