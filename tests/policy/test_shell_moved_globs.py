@@ -55,3 +55,26 @@ def test_a_glob_in_a_credential_folder_reads_its_keys(
 )
 def test_globs_in_ordinary_folders_stay_allowed(workspace: Path, command: str) -> None:
     assert SAFETY.evaluate("Bash", {"command": command}, root=str(workspace)).decision == "allow"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd ~/.ssh && ls | xargs cat",
+        "cd ~/.ssh && ls -a | xargs -n1 cat",
+        "cd .aws && for f in $(ls); do cat $f; done",
+        "ls ~/.kube | xargs -I{} cat ~/.kube/{}",
+    ],
+)
+def test_a_listing_of_a_credential_folder_not_in_the_workspace_names_its_keys(
+    workspace: Path, command: str
+) -> None:
+    evaluation = SAFETY.evaluate("Bash", {"command": command}, root=str(workspace))
+    assert evaluation.decision == "deny", evaluation.targets
+
+
+@pytest.mark.parametrize(
+    "command", ["cd src && ls | xargs wc -l", "mkdir d && ls d | xargs cat", "cd docs && ls"]
+)
+def test_listings_of_ordinary_folders_stay_allowed(workspace: Path, command: str) -> None:
+    assert SAFETY.evaluate("Bash", {"command": command}, root=str(workspace)).decision == "allow"

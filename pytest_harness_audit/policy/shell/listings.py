@@ -25,7 +25,11 @@ import posixpath
 from typing import Protocol
 
 from pytest_harness_audit.policy.sensitive import glob_candidates, is_credential_path
-from pytest_harness_audit.policy.shell.outside_listings import ignored, outside_names
+from pytest_harness_audit.policy.shell.outside_listings import (
+    CREDENTIAL_FOLDERS,
+    ignored,
+    outside_names,
+)
 
 #: The listing commands read here (the cheap test before any work).
 LISTERS = frozenset(
@@ -144,7 +148,15 @@ def _ls(args: list[str], lister: Lister) -> list[str] | None:
             found.extend(outside_names(operand, lister.real_path(operand), hidden, recursive))
             continue
         if not os.path.lexists(real):
-            return None  # not there yet (`mkdir d && ls d`)
+            usual = CREDENTIAL_FOLDERS.get(posixpath.basename(real))
+            if usual is None:
+                return None  # not there yet (`mkdir d && ls d`)
+            # `cd ~/.ssh && ls`: a folder that holds credentials only names its usual files
+            found.extend(
+                ("" if operand in (".", "./") else operand.rstrip("/") + "/") + name
+                for name in usual
+            )
+            continue
         if not os.path.isdir(real):
             found.append(operand)  # a file: its name
             continue
