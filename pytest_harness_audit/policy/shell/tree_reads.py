@@ -17,7 +17,8 @@ The walk skips ``.git`` and dependency folders (``node_modules``, virtual enviro
 hold no workspace secret, and stops after :data:`MAX_ENTRIES` entries: a larger folder is
 unreadable (the call is flagged, never allowed unseen). A folder outside the workspace is checked
 for the usual credential files in it (``.env``, ``.ssh/id_rsa``, ``.aws/credentials`` …) without
-walking it. ``rg`` and ``ag`` skip hidden files unless told otherwise, so they read only what the
+walking it; a folder that holds credentials only (``~/.ssh``, ``~/.aws``) names its usual files
+whether or not they are there (``tar c ~/.ssh``, ``cd ~/.ssh && tar c .``). ``rg`` and ``ag`` skip hidden files unless told otherwise, so they read only what the
 walk finds outside hidden names, unless ``--hidden``/``-uu`` is given.
 """
 
@@ -30,6 +31,7 @@ import posixpath
 
 from pytest_harness_audit.policy.sensitive import is_credential_path
 from pytest_harness_audit.policy.shell.context import Context, HeldReads
+from pytest_harness_audit.policy.shell.outside_listings import CREDENTIAL_FOLDERS, outside_names
 from pytest_harness_audit.policy.shell.search_oracles import (
     SEARCH_VALUED,
     filter_hides_lines,
@@ -360,7 +362,10 @@ def _credential_files(
             return _outside(folder, hidden)
         shown = top
     if not os.path.isdir(top):
-        return []
+        # `cd ~/.ssh && tar c .` where HOME is the workspace: a folder that holds credentials
+        # only reads its usual files whether or not they are there yet
+        usual = CREDENTIAL_FOLDERS.get(posixpath.basename(top), ())
+        return [posixpath.normpath(posixpath.join(shown, name)) for name in usual]
     found: list[str] = []
     for current, folders, files in os.walk(top):
         budget[0] -= len(folders) + len(files)
@@ -389,8 +394,14 @@ def _holding_workspace(ctx: Context, folder: str) -> str | None:
 
 
 def _outside(folder: str, hidden: bool) -> list[str]:
-    """The usual credential files present in a folder outside the workspace (not walked)."""
-    if not hidden or not folder.startswith(("/", "~")):
+    """The usual credential files present in a folder outside the workspace (not walked); a
+    folder that holds credentials only (``~/.ssh``, ``/root/.aws``) names its usual files and
+    the credential files it holds, whether ``hidden`` or not."""
+    if not folder.startswith(("/", "~")):
+        return []
+    if posixpath.basename(folder.rstrip("/")) in CREDENTIAL_FOLDERS:
+        return outside_names(folder, None, True, True)
+    if not hidden:
         return []
     base = os.path.expanduser(folder)
     if not os.path.isdir(base):
