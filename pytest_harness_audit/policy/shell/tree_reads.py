@@ -18,8 +18,9 @@ hold no workspace secret, and stops after :data:`MAX_ENTRIES` entries: a larger 
 unreadable (the call is flagged, never allowed unseen). A folder outside the workspace is checked
 for the usual credential files in it (``.env``, ``.ssh/id_rsa``, ``.aws/credentials`` …) without
 walking it; a folder that holds credentials only (``~/.ssh``, ``~/.aws``) names its usual files
-whether or not they are there (``tar c ~/.ssh``, ``cd ~/.ssh && tar c .``). ``rg`` and ``ag`` skip hidden files unless told otherwise, so they read only what the
-walk finds outside hidden names, unless ``--hidden``/``-uu`` is given.
+whether or not they are there (``tar c ~/.ssh``, ``cd ~/.ssh && tar c .``). ``rg`` and ``ag``
+skip hidden files unless told otherwise, so they read only what the walk finds outside hidden
+names, unless ``--hidden``/``-uu`` is given.
 """
 
 from __future__ import annotations
