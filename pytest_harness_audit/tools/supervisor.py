@@ -58,30 +58,41 @@ def _stat(pid: int | str) -> bytes:
         os.close(fd)
 
 
+_loaded: list[ctypes.CDLL | None] = []
+
+
+def _libc() -> ctypes.CDLL | None:
+    """The C library with ``prctl``, loaded once (``None`` off Linux or without it)."""
+    if not _loaded:
+        libc = None
+        if sys.platform.startswith("linux"):
+            try:
+                libc = ctypes.CDLL(None, use_errno=True)
+                libc.prctl  # noqa: B018 - an AttributeError here: no prctl
+            except (OSError, AttributeError):
+                libc = None
+        _loaded.append(libc)
+    return _loaded[0]
+
+
 def become_subreaper(on: bool = True) -> bool:
     """Make this process a child subreaper (``on``) or no longer one; whether that worked (never
     on other systems)."""
-    if not sys.platform.startswith("linux"):
+    libc = _libc()
+    if libc is None:
         return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
+    return int(libc.prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)) == 0
 
 
 def is_subreaper() -> bool:
     """Whether this process is a child subreaper now (never on other systems)."""
-    if not sys.platform.startswith("linux"):
+    libc = _libc()
+    if libc is None:
         return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        flag = ctypes.c_int(0)
-        return int(libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)) == 0 and bool(
-            flag.value
-        )
-    except (OSError, AttributeError):
-        return False
+    flag = ctypes.c_int(0)
+    return int(libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)) == 0 and bool(
+        flag.value
+    )
 
 
 def processes() -> dict[int, Proc]:
