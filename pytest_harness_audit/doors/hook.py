@@ -66,6 +66,7 @@ from pytest_harness_audit.doors.hook_outcome import (
     input_changed,
     ran_decision,
     response_status,
+    stop_if_ended,
 )
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
@@ -291,7 +292,8 @@ def handle_pre(
                     "hookEventName": PRE,
                     "permissionDecision": "deny",
                     "permissionDecisionReason": decision.message,
-                }
+                },
+                **stop_if_ended(decision),
             }
         state: dict[str, Any] = {
             "call": call_key(payload.tool_name, payload.tool_input),

@@ -13,6 +13,9 @@ again at post (the pre step ran in another process); when it now refuses the cal
 
 A call run with other input than the one pre judged is marked :data:`INPUT_CHANGED` whatever
 the decision.
+
+A refusal because an approver ended the session also stops the host's agent
+(:func:`stop_if_ended`).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from pytest_harness_audit.doors.hook_asks import HOST_APPROVER, call_key
-from pytest_harness_audit.gate.approvals import Approval, settle
+from pytest_harness_audit.gate.approvals import Approval, settle, was_terminated
 from pytest_harness_audit.gate.decision import GateDecision
 
 #: The alert of a call the host ran although the policy refuses it: no pre step judged it.
@@ -101,3 +104,11 @@ __all__ = [
     "ran_decision",
     "response_status",
 ]
+
+
+def stop_if_ended(decision: GateDecision) -> dict[str, Any]:
+    """The fields that stop the host's agent, not only the call, when an approver ended the
+    session (``continue: false`` with the refusal as ``stopReason``); else nothing."""
+    if not was_terminated(decision):
+        return {}
+    return {"continue": False, "stopReason": decision.message}

@@ -37,6 +37,7 @@ from pytest_harness_audit.doors.hook_asks import (
 from pytest_harness_audit.doors.hook_effects import HOST_SETTINGS_KEY, PENDING_KEY
 from pytest_harness_audit.doors.hook_host_project import PERMISSIONS_KEY, is_permissions
 from pytest_harness_audit.doors.hook_host_settings import HostWatch, check_between
+from pytest_harness_audit.doors.hook_outcome import stop_if_ended
 from pytest_harness_audit.gate.approvals import ended
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.ratelimit import RateHits
@@ -76,7 +77,8 @@ def handle_permission_request(text: str, *, storage: Path, policy: Policy) -> di
                 "hookSpecificOutput": {
                     "hookEventName": PERMISSION_REQUEST,
                     "decision": {"behavior": "deny", "message": decision.message},
-                }
+                },
+                **stop_if_ended(decision),
             }
         if claimed is not None and state:
             rebased = _rebase(state.get(PENDING_KEY), host)

@@ -275,6 +275,12 @@ def terminated_decision(decision: GateDecision, why: str) -> GateDecision:
     return decision
 
 
+def was_terminated(decision: GateDecision) -> bool:
+    """Whether ``decision`` was refused because an approver ended the session."""
+    part = approval_of(decision.record_extra or {})
+    return decision.blocked and part is not None and part.get("outcome") == "terminated"
+
+
 def _terminate_reason(lines: bytes) -> str | None:
     """The reason of the first call record in ``lines`` whose approver answered ``terminate``."""
     for line in lines.splitlines():

@@ -111,7 +111,10 @@ def test_a_hook_process_refuses_every_call_after_another_process_terminated(
             "permissionDecision": "deny",
             "permissionDecisionReason": "[blocked] [web4-approval] session terminated: "
             "release frozen",
-        }
+        },
+        # the session is over: the host stops its agent, not only this call
+        "continue": False,
+        "stopReason": "[blocked] [web4-approval] session terminated: release frozen",
     }
     terminate, refused = records(storage)
     assert terminate["approval"]["outcome"] == "terminate"
@@ -206,3 +209,4 @@ def test_a_call_the_host_ran_before_the_terminate_is_recorded_as_it_ran(tmp_path
     again = pre_payload(root, "Read", {"file_path": str(root / "notes.txt")}, "t2")
     answer = handle_pre(json.dumps(again), storage=storage, policy=policy)
     assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert answer["continue"] is False

@@ -163,7 +163,10 @@ def test_the_dialog_of_a_session_an_approver_ended_is_denied(
                 "behavior": "deny",
                 "message": "[blocked] [web4-approval] session terminated: incident open",
             },
-        }
+        },
+        # the session is over: the host stops its agent, not only this call
+        "continue": False,
+        "stopReason": "[blocked] [web4-approval] session terminated: incident open",
     }
     run(storage, "stop", stop(project), policy_file)
     terminate, push = call_records(storage, SESSION)
