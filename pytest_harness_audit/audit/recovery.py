@@ -1,8 +1,10 @@
 """Recovery of a chain a writer left behind: bytes past the anchor after a kill.
 
 Only a writer that died can leave them (a live one holds the lock). An incomplete final line is
-removed and the removal recorded, as ``harness-audit audit repair`` would; one complete,
-correctly linked record is adopted when the session file vouches for the writer's intent.
+removed and the removal recorded, as ``harness-audit audit repair`` would, when a writer of the
+session died without closing it; one complete, correctly linked record is adopted when the
+session file vouches for the writer's intent. Otherwise the bytes were written behind the
+writers' backs (a call's own process appending to the chain), and they are refused.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 from pytest_harness_audit.audit.anchor import Anchor, AnchorWriter
 from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.audit.session_file import (
+    dead_writer,
     load_session_file,
     note_repair,
     torn_tail_entry,
@@ -36,7 +39,8 @@ def roll_forward(
 
     We hold the lock, so no live writer is mid-append. An incomplete final line (a write cut
     short by the kill; its ``append`` never returned) is removed and the removal recorded
-    in the session file, exactly as ``harness-audit audit repair`` would. One complete,
+    in the session file, exactly as ``harness-audit audit repair`` would, when a writer of
+    the session died without closing it. One complete,
     correctly linked record (written, but killed before its anchor update) is adopted.
     Anything else is refused.
     """
@@ -51,6 +55,11 @@ def roll_forward(
         os.close(reader)
     fragment = b""
     if not tail.endswith(b"\n"):
+        if dead_writer(load_session_file(paths.session_file)) is None:
+            raise ChainError(
+                f"{where}: an incomplete line was appended, but no writer of this session died"
+                f" mid-write; {RUN_VERIFY}"
+            )
         keep = tail.rfind(b"\n") + 1
         tail, fragment = tail[:keep], tail[keep:]
         os.ftruncate(fd, start + keep)

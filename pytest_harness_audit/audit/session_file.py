@@ -148,6 +148,15 @@ def vouch_for(data: dict[str, Any] | None, count: int, head: str) -> str | None:
         head,
     ):
         return "the session file's head copy names it"
+    return dead_writer(data)
+
+
+def dead_writer(data: dict[str, Any] | None) -> str | None:
+    """Which writer of the session died without closing it (``None`` when none did).
+
+    Only such a writer can leave bytes past the anchor: a live one holds the lock while it
+    writes. Anything else that put them there wrote behind the writers' backs.
+    """
     for entry in _writers(data):
         if writer_gone(entry):
             return f"writer pid {entry.get('pid')} died without closing the session"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -125,3 +127,22 @@ def chain_lines(path: Path) -> list[bytes]:
 def read_lines() -> Callable[[Path], list[bytes]]:
     """``read_lines(path)``: the lines of a chain file."""
     return chain_lines
+
+
+def _list_dead_writer(session_file: Path) -> int:
+    """List, in ``session_file``, a writer whose process died without closing: its pid."""
+    data = json.loads(session_file.read_text())
+    dead = os.fork()
+    if dead == 0:
+        os._exit(0)
+    os.waitpid(dead, 0)
+    entry = {"pid": dead, "host": os.uname().nodename, "token": "killed"}
+    data["writers"] = [*data.get("writers", []), entry]
+    session_file.write_text(json.dumps(data))
+    return dead
+
+
+@pytest.fixture
+def list_dead_writer() -> Callable[[Path], int]:
+    """``list_dead_writer(session_file)``: list a writer killed mid-write; returns its pid."""
+    return _list_dead_writer

@@ -214,7 +214,9 @@ def test_torn_anchor_slot_falls_back_one_append(storage, make_draft):
     assert report.anchor_state == "behind"
 
 
-def test_opening_removes_a_torn_tail_past_the_anchor_and_records_it(storage, make_draft):
+def test_opening_removes_a_torn_tail_past_the_anchor_and_records_it(
+    storage, make_draft, list_dead_writer
+):
     chain = AuditChain(storage, "torn")
     for index in range(3):
         chain.append(make_draft(index))
@@ -222,6 +224,7 @@ def test_opening_removes_a_torn_tail_past_the_anchor_and_records_it(storage, mak
     intact = chain.path.read_bytes()
     fragment = b'{"recordId":"audit:dead'
     chain.path.write_bytes(intact + fragment)
+    list_dead_writer(chain.session_file)  # the writer killed mid-write
     assert verify_chain(storage, "torn").reason == "torn_tail"
     with AuditChain(storage, "torn") as reopened:
         assert reopened.record_count == 3
@@ -234,15 +237,34 @@ def test_opening_removes_a_torn_tail_past_the_anchor_and_records_it(storage, mak
     assert repairs[0]["offset"] == len(intact)
 
 
-def test_a_live_chain_object_also_removes_a_dead_writers_torn_tail(storage, make_draft):
+def test_a_live_chain_object_also_removes_a_dead_writers_torn_tail(
+    storage, make_draft, list_dead_writer
+):
     chain = AuditChain(storage, "live")
     chain.append(make_draft(0))
     with open(chain.path, "ab") as handle:  # another writer died mid-write
         handle.write(b'{"recordId":"audit:0')
+    list_dead_writer(chain.session_file)
     record = chain.append(make_draft(1))
     assert record["provenance"]["actionIndex"] == 1
     assert verify_chain(storage, "live").valid
     chain.close()
+
+
+def test_an_incomplete_line_no_writer_left_is_refused_not_removed(storage, make_draft):
+    # bytes appended behind the writers' backs (a call's own process writing to the chain):
+    # removing them as a dead writer's torn tail would erase the evidence of the attempt
+    chain = AuditChain(storage, "behind")
+    chain.append(make_draft(0))
+    with open(chain.path, "ab") as handle:
+        handle.write(b"x")
+    with pytest.raises(ChainError, match="no writer of this session died mid-write"):
+        chain.append(make_draft(1))
+    chain.close()
+    assert chain.path.read_bytes().endswith(b"\nx")  # kept for whoever verifies
+    assert verify_chain(storage, "behind").reason == "torn_tail"
+    with pytest.raises(ChainError, match="no writer of this session died mid-write"):
+        AuditChain(storage, "behind")
 
 
 def test_opening_refuses_a_truncated_chain(storage, make_draft):

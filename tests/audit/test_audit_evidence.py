@@ -253,17 +253,11 @@ def test_repair_refuses_a_linked_record_nothing_vouches_for(storage, make_draft)
         AuditChain(storage, "s1")
 
 
-def test_repair_adopts_a_record_of_a_writer_that_died(storage, make_draft):
+def test_repair_adopts_a_record_of_a_writer_that_died(storage, make_draft, list_dead_writer):
     _session(storage, make_draft=make_draft)
     _append_linked_record(storage)
     path = StorageLayout.at(storage).paths("s1").session_file
-    data = json.loads(path.read_text())
-    dead = os.fork()
-    if dead == 0:
-        os._exit(0)
-    os.waitpid(dead, 0)
-    data["writers"] = [{"pid": dead, "host": os.uname().nodename, "token": "t"}]
-    path.write_text(json.dumps(data))
+    dead = list_dead_writer(path)
     result = repair_chain(storage, "s1")
     assert result.adopted_records == 1 and result.report.valid
     entry = json.loads(path.read_text())["repairs"][-1]

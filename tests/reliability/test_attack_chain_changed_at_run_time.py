@@ -35,6 +35,8 @@ CHAIN = "os.path.join('..', 'au' + 'dit', 'audit', 'S.jsonl'.lower())"
 TAMPERS = {
     "cut-short": f"p = {CHAIN}; d = open(p, 'rb').read(); open(p, 'wb').write(d[:-40])",
     "junk-appended": f"open({CHAIN}, 'ab').write(bytes([123, 125, 10]))",
+    # no newline: a dead writer's torn tail would be removed, but no writer died here
+    "incomplete-line-appended": f"open({CHAIN}, 'ab').write(bytes([120]))",
     "last-line-rewritten": (
         f"p = {CHAIN}; d = open(p, 'rb').read().splitlines(True); "
         "open(p, 'wb').write(b''.join(d[:-1]) + d[-1].replace(b'success', b'ok'))"
@@ -62,7 +64,11 @@ def _tamper_reasons(harness: Harness) -> list[str]:
 @pytest.mark.parametrize(
     "code",
     [
-        pytest.param(code, id=name, marks=() if name == "cut-short" else pytest.mark.slow)
+        pytest.param(
+            code,
+            id=name,
+            marks=() if name in ("cut-short", "incomplete-line-appended") else pytest.mark.slow,
+        )
         for name, code in TAMPERS.items()
     ],
 )
