@@ -24,6 +24,7 @@ from pytest_harness_audit.doors.hook_config import handle_config_change
 from pytest_harness_audit.doors.hook_continuity import after_event, before_event
 from pytest_harness_audit.doors.hook_effects import DEFAULT_ENTRY_LIMIT
 from pytest_harness_audit.doors.hook_faults import record_post_fault
+from pytest_harness_audit.doors.hook_policy_pin import pinned_policy
 from pytest_harness_audit.doors.hook_prompt import fail_closed_answer, handle_permission_request
 from pytest_harness_audit.doors.hook_session import (
     handle_session_end,
@@ -170,8 +171,8 @@ def _run(args: argparse.Namespace, handler: Any) -> int:
     # every failure here, ours included, must refuse the call: exit 2, the reason on stderr. At
     # a PermissionRequest the host ignores exit 2: only a ``decision`` object denies.
     try:
-        policy = policy_from_args(args)
         text = sys.stdin.read()
+        policy = pinned_policy(Path(args.storage), policy_from_args(args), text, refuse=True)
         event = before_event(Path(args.storage), policy, text)
         if handler is handle_pre:
             answer = handle_pre(
@@ -207,6 +208,7 @@ def _run_post(args: argparse.Namespace, handler: Any) -> int:
         print(f"harness-audit: error: {problem}", file=sys.stderr)
         return 1
     try:
+        policy = pinned_policy(Path(args.storage), policy, text, refuse=False)
         event = before_event(Path(args.storage), policy, text)
         answer = handler(text, storage=Path(args.storage), policy=policy)
     except Exception as exc:
@@ -232,8 +234,8 @@ def _run_config_change(args: argparse.Namespace) -> int:
     session); any failure, ours included, blocks the change: exit 2, one line on stderr (the host
     ignores both for ``policy_settings``)."""
     try:
-        policy = policy_from_args(args)
         text = sys.stdin.read()
+        policy = pinned_policy(Path(args.storage), policy_from_args(args), text, refuse=False)
         event = before_event(Path(args.storage), policy, text)
         answer = handle_config_change(text, storage=Path(args.storage), policy=policy)
         after_event(Path(args.storage), event)
@@ -252,8 +254,8 @@ def _run_session_event(args: argparse.Namespace, handler: Any) -> int:
     problem is one line on stderr and exit 1 (the host goes on; never exit 2, which would keep
     the agent from stopping)."""
     try:
-        policy = policy_from_args(args)
         text = sys.stdin.read()
+        policy = pinned_policy(Path(args.storage), policy_from_args(args), text, refuse=False)
         event = before_event(Path(args.storage), policy, text)
         done = handler(text, storage=Path(args.storage), policy=policy)
         after_event(Path(args.storage), event)

@@ -78,6 +78,10 @@ HOST_SETTINGS_CHANGED = "HostSettingsChanged"
 HOST_SETTINGS_CODE = "host-settings-changed"
 #: The tool of the hook door's note of a ``ConfigChange`` event (in error: a change that counts).
 CONFIG_CHANGE = "ConfigChange"
+#: The tool of the hook door's note of a policy that changed during a session.
+POLICY_CHANGED = "PolicyChanged"
+#: Its verdict reason's code.
+POLICY_CHANGED_CODE = "policy-changed"
 #: The code of a hook session whose chain holds no ``SessionEnd`` after its start.
 NOT_ENDED_CODE = "session-not-ended"
 
@@ -123,6 +127,10 @@ def judge_record(record: CallRecord) -> VerdictReason | None:
         # may have gone unseen, whatever the policy
         text = record.error_message or "the host's settings changed between hook events"
         return VerdictReason(Verdict.FAIL, HOST_SETTINGS_CODE, text, record.record_id)
+    if record.kind == "note" and record.tool == POLICY_CHANGED:
+        # the session was judged under one policy up to here and another could follow
+        text = record.error_message or "the policy changed during the session"
+        return VerdictReason(Verdict.FAIL, POLICY_CHANGED_CODE, text, record.record_id)
     if record.kind == "note" and record.status == "error" and record.tool in _HOST_POST_EVENTS:
         # the host ran a call whose outcome could not be recorded (its response not inspected)
         secret = "secret_exposure" in record.alerts
