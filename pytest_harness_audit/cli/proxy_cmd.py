@@ -73,6 +73,17 @@ def register(subparsers: Any) -> None:
         "when it does not exist)",
     )
     parser.add_argument(
+        "--policy-hash",
+        metavar="HEX",
+        help="refuse to serve unless the policy's content hash is HEX (a policy file written "
+        "for this proxy and changed since)",
+    )
+    parser.add_argument(
+        "--config-sha256",
+        metavar="HEX",
+        help="refuse to start unless the --config file's bytes hash to HEX",
+    )
+    parser.add_argument(
         "upstream",
         nargs=argparse.REMAINDER,
         metavar="-- UPSTREAM_COMMAND",
@@ -89,12 +100,16 @@ def run(args: argparse.Namespace) -> int:
 
     if args.workspace is not None and not args.workspace.is_dir():
         raise UsageError(f"--workspace {args.workspace}: not a directory")
-    upstreams = in_workspace(_upstreams(args), args.workspace)
+    try:
+        upstreams = in_workspace(_upstreams(args), args.workspace)
+        policy = _policy(args)
+    except SealBroken as exc:
+        _note_seal_broken(args, str(exc))
+        raise
     if args.call_timeout is not None and args.call_timeout <= 0:
         raise UsageError(f"--call-timeout value {args.call_timeout!r} must be a positive number")
     http = parse_http_address(args.http) if args.http else None
     pins = _pins(args.pin, [upstream.name for upstream in upstreams]) if args.pin else None
-    policy = _policy(args)
     local_tools = _workspace_tools(args.workspace, policy) if args.workspace else []
     if not upstreams and not local_tools and not args.social:
         raise UsageError(
@@ -160,10 +175,14 @@ def report_status(line: str) -> None:
 
 def _upstreams(args: argparse.Namespace) -> list[UpstreamSpec]:
     from pytest_harness_audit.doors.proxy import load_upstreams_config, upstream_from_argv
+    from pytest_harness_audit.doors.proxy.config import ConfigChanged
 
     upstreams: list[UpstreamSpec] = []
     if args.config is not None:
-        upstreams.extend(load_upstreams_config(args.config))
+        try:
+            upstreams.extend(load_upstreams_config(args.config, sha256=args.config_sha256))
+        except ConfigChanged as exc:
+            raise SealBroken(str(exc)) from None
     argv: list[str] = list(args.upstream or [])
     if argv and argv[0] == "--":
         argv = argv[1:]
@@ -179,10 +198,42 @@ def _pins(path: Path, names: list[str]) -> Any:
     return load_pin_file(path, names, report_status)
 
 
+class SealBroken(UsageError):
+    """A file the proxy's command line seals (``--policy-hash``, ``--config-sha256``) changed."""
+
+
+def _note_seal_broken(args: argparse.Namespace, reason: str) -> None:
+    """Record the refusal in the session's chain (when it names one): the verdict FAILs."""
+    if not args.session:
+        return
+    from pytest_harness_audit.audit import AuditChain, RecordDraft
+    from pytest_harness_audit.readers.verdict import SEALED_FILE_CHANGED
+
+    draft = RecordDraft(
+        tool=SEALED_FILE_CHANGED,
+        category="proxy",
+        kind="note",
+        status="error",
+        error_message=f"the proxy refused to serve: {reason}",
+    )
+    with (
+        contextlib.suppress(HarnessAuditError, OSError),
+        AuditChain(args.storage, args.session) as chain,
+    ):
+        chain.append(draft)
+
+
 def _policy(args: argparse.Namespace) -> Any:
     from pytest_harness_audit.cli.policy_cmd import policy_from_args
 
-    return policy_from_args(args)
+    policy = policy_from_args(args)
+    if args.policy_hash is not None and policy.content_hash != args.policy_hash:
+        raise SealBroken(
+            f"--policy {args.policy}: the policy changed since it was written for this proxy "
+            f"(content hash {policy.content_hash[:12]}, expected {args.policy_hash[:12]}): "
+            "refusing to serve"
+        )
+    return policy
 
 
 def _open_gate(storage: Path, session_id: str, policy: Any, root: str | None) -> Any:

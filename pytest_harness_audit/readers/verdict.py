@@ -82,6 +82,8 @@ CONFIG_CHANGE = "ConfigChange"
 POLICY_CHANGED = "PolicyChanged"
 #: Its verdict reason's code.
 POLICY_CHANGED_CODE = "policy-changed"
+#: The tool of a proxy's note that a file sealed by its command line changed: it refused to serve.
+SEALED_FILE_CHANGED = "SealedFileChanged"
 #: The code of a hook session whose chain holds no ``SessionEnd`` after its start.
 NOT_ENDED_CODE = "session-not-ended"
 
@@ -127,7 +129,7 @@ def judge_record(record: CallRecord) -> VerdictReason | None:
         # may have gone unseen, whatever the policy
         text = record.error_message or "the host's settings changed between hook events"
         return VerdictReason(Verdict.FAIL, HOST_SETTINGS_CODE, text, record.record_id)
-    if record.kind == "note" and record.tool == POLICY_CHANGED:
+    if record.kind == "note" and record.tool in (POLICY_CHANGED, SEALED_FILE_CHANGED):
         # the session was judged under one policy up to here and another could follow
         text = record.error_message or "the policy changed during the session"
         return VerdictReason(Verdict.FAIL, POLICY_CHANGED_CODE, text, record.record_id)

@@ -6,6 +6,7 @@ show up in ``harness.calls()``, the verdict and the markers exactly like scripte
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -256,9 +257,13 @@ class RecordingProxySession:
         policy_file = self._stdio_dir / f"{self.harness.chain.session_id}.proxy-policy.json"
         policy_file.parent.mkdir(parents=True, exist_ok=True)
         policy_file.write_text(json.dumps(self.harness.policy.to_dict()), encoding="utf-8")
+        config_sha256 = None
         if config is not None:
-            text = json.dumps(self._upstream)
-            config.write_text(_in_root(text, self.harness.root, json_text=True), encoding="utf-8")
+            text = _in_root(json.dumps(self._upstream), self.harness.root, json_text=True)
+            config.write_bytes(text.encode("utf-8"))
+            config_sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        # the files lie in the store, which a call's own process can reach by a name built at
+        # run time; the argv, which the agent's client runs as given, seals them
         return proxy_command(
             storage=self.harness.storage_dir,
             session=self.harness.session_id,
@@ -270,6 +275,8 @@ class RecordingProxySession:
             social=self._social_agents,
             python=sys.executable,
             pin=self.pin,
+            policy_hash=self.harness.policy.content_hash,
+            config_sha256=config_sha256,
         )
 
     def mcp_config(self, transport: str = "http", name: str = "harness") -> dict[str, Any]:

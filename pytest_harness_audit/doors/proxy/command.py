@@ -32,11 +32,15 @@ def proxy_command(
     social: Sequence[str] = (),
     python: str = sys.executable,
     pin: Path | str | None = None,
+    policy_hash: str | None = None,
+    config_sha256: str | None = None,
 ) -> list[str]:
     """Argv for ``harness-audit --storage STORAGE proxy [options] -- UPSTREAM...``.
 
     ``social`` (the local agent's name, then its peers) adds ``--social LOCAL,PEER,…``: the
-    proxy then serves ``send_message`` too."""
+    proxy then serves ``send_message`` too. ``policy_hash`` (the policy's ``content_hash``) and
+    ``config_sha256`` (of the config file's bytes) seal the files: a proxy that finds them
+    changed refuses to serve."""
     if policy is not None and preset is not None:
         raise ValueError("give either policy or preset, not both")
     argv = [python, "-m", "pytest_harness_audit", "--storage", str(storage), "proxy"]
@@ -50,6 +54,8 @@ def proxy_command(
         ("--call-timeout", call_timeout),
         ("--social", ",".join(social) if social else None),
         ("--pin", pin),
+        ("--policy-hash", policy_hash),
+        ("--config-sha256", config_sha256),
     ]
     for flag, value in options:
         if value is not None:

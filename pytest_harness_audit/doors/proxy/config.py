@@ -8,6 +8,7 @@ The file shape is the one every MCP client reads::
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -86,12 +87,28 @@ def _sanitise(text: str) -> str:
     return cleaned[:64] or "upstream"
 
 
-def load_upstreams_config(path: Path) -> list[UpstreamSpec]:
-    """Read the upstreams of a standard ``{"mcpServers": {...}}`` JSON file, in file order."""
+class ConfigChanged(ProxyError):
+    """A config file sealed by its hash changed since it was written."""
+
+
+def load_upstreams_config(path: Path, *, sha256: str | None = None) -> list[UpstreamSpec]:
+    """Read the upstreams of a standard ``{"mcpServers": {...}}`` JSON file, in file order.
+
+    With ``sha256``, the file's bytes must hash to it (a file written for this proxy and
+    changed since is refused: its commands would run outside any gated call)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise ProxyError(f"{path}: cannot read the MCP config: {exc.strerror or exc}") from None
+    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+        raise ConfigChanged(
+            f"{path}: the MCP config changed since it was written for this proxy (its sha256 is "
+            f"not {sha256[:12]}…): refusing to start its servers"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProxyError(f"{path}: the MCP config is not UTF-8 ({exc.reason})") from None
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
