@@ -45,6 +45,8 @@ def builtin(
     if any(dynamic):
         if name == "printf" and len(argv) >= 3 and argv[1] == "-v":
             expander.variables.pop(argv[2], None)
+        elif name == "set":
+            _set_loose(argv[1:], dynamic[1:], expander)
         return
     if name == "set":
         _set(argv[1:], expander)
@@ -56,7 +58,10 @@ def builtin(
     elif name == "shift":
         count = int(argv[1]) if len(argv) > 1 and argv[1].isdigit() else 1
         values = _positionals(expander)
+        names = expander.lists.get("1")  # `set -- $(ls -a | awk …)`: each holds every name
         _set(["--", *values[count:]], expander)
+        if names is not None and len(values) > count:
+            _loosen(expander, names, len(values) - count)
     elif name == "printf" and len(argv) >= 4 and argv[1] == "-v":
         text = echo_output(["printf", *argv[3:]])
         if text is None:
@@ -122,8 +127,40 @@ def _set(args: list[str], expander: Expander) -> None:
         return
     for index in range(1, _MAX_NAMES + 1):
         expander.variables.pop(str(index), None)
+        expander.lists.pop(str(index), None)
+    expander.lists.pop("@", None)
+    expander.lists.pop("*", None)
     positional(expander, ["", *values])
     expander.variables.pop("0", None)
+
+
+def _set_loose(args: list[str], dynamic: list[bool], expander: Expander) -> None:
+    """``set -- $(ls -a | awk …)``: which name each parameter holds is not known, so each of
+    ``$1``, ``$2`` … holds every one (a list, split wherever it is used: :mod:`.loops`), as
+    ``$@`` does. Fields not known at all (``$(whoami)``) are left out; none known: no change."""
+    if "--" in args:
+        start = args.index("--") + 1
+    elif args and not args[0].startswith(("-", "+")):
+        start = 0
+    else:
+        return
+    values = args[start:]
+    names = [
+        v
+        for v, unknown in zip(values, dynamic[start:], strict=False)
+        if not unknown or "$" not in v
+    ]
+    if not names:
+        return
+    _set(["--"], expander)
+    _loosen(expander, names, len(values))
+
+
+def _loosen(expander: Expander, names: list[str], count: int) -> None:
+    """Make ``$1`` … ``$count``, ``$@`` and ``$*`` each the list ``names``."""
+    for key in [*map(str, range(1, min(count, _MAX_NAMES) + 1)), "@", "*"]:
+        expander.variables[key] = " ".join(names)
+        expander.lists[key] = names
 
 
 def _hash(args: list[str], expander: Expander) -> None:
@@ -147,7 +184,12 @@ def _read(args: list[str], expander: Expander, stdin: str, ifs: str | None) -> N
     index = 0
     while index < len(args):
         word = args[index]
-        if word in ("-d", "-n", "-N", "-p", "-t", "-u", "-a", "-i"):
+        bundled = word[:1] == "-" and word[-1:] == "a" and word[:2] != "--"  # `-ra arr`
+        if word in ("-d", "-n", "-N", "-p", "-t", "-u", "-i") or bundled:
+            array = args[index + 1] if bundled and index + 1 < len(args) else None
+            if array is not None:  # `read -a arr`: the words of its lines (`${arr[N]}`: all)
+                expander.variables[array] = " ".join(stdin.split()[: _MAX_LINES * 4])
+                expander.lists.pop(array, None)
             index += 2
             continue
         if not word.startswith("-"):

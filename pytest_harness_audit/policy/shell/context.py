@@ -96,6 +96,11 @@ class Context(Protocol):
         """The text of a workspace file, when the reading can see it."""
         ...
 
+    def written_names(self, path: str) -> str | None:
+        """The names a file written earlier in the command with a text not known may hold
+        (``ls -a | awk … > l; xargs -a l cat``); ``None`` when none are known."""
+        ...
+
     def read_text(self, text: str, code: bool) -> None:
         """Read the text of a file a shell (``code``: an interpreter) runs."""
         ...

@@ -287,7 +287,11 @@ def _parallel(argv: list[str], ctx: Context) -> None:
         template.append(words.pop(0))
     values = [w for w in words if w not in (":::", "::::", ":::+")] or ctx.stdin_fields() or [""]
     if "::::" in words:  # `parallel cat :::: <(ls -a)`: the names in the files given
-        values = [n for v in values[:16] for n in (ctx.workspace_text(v) or v).split()]
+        values = [
+            n
+            for v in values[:16]
+            for n in (ctx.written_names(v) or ctx.workspace_text(v) or v).split()
+        ]
     text = " ".join(template)
     for value in values[:16]:
         script = text.replace("{}", value) if "{}" in text else f"{text} {value}"
@@ -371,6 +375,7 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         ctx.copied(name, args)
     elif name in ("tee", "sponge"):  # sponge FILE writes FILE once its input ends
         record.writes.extend(split_options(args, frozenset())[1])
+        ctx.copied(name, args)  # what they write (`ls -a | tee l; xargs cat < l`)
     elif name == "dd":
         dd(args, record)
     elif name in AWKS:

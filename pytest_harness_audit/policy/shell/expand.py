@@ -33,6 +33,7 @@ from pytest_harness_audit.policy.shell.nodes import LIST_MARK, Lit, Param, Part,
 from pytest_harness_audit.policy.shell.outside_listings import outside_glob
 from pytest_harness_audit.policy.shell.params import operate
 from pytest_harness_audit.policy.shell.place import Place
+from pytest_harness_audit.policy.shell.splitting import IFS, SPLIT, split_fields
 
 #: Most paths a glob word adds from a workspace listing.
 GLOB_MATCH_LIMIT = 64
@@ -45,14 +46,13 @@ _GLOB_MAX_WILD_PARTS = 2
 _SKIPPED = frozenset(
     {"node_modules", "venv", "env", "site-packages", "__pycache__", "build", "dist", "target"}
 )
-_IFS = " \t\n"
 _PATH_LISTS = frozenset({"PATH", "PYTHONPATH", "NODE_PATH"})
 _BRACE = BRACE  # brace expansion applies
-_SPLIT = 2  # field splitting applies
 _GLOB = 4  # pathname expansion applies
 _UNQUOTED_LITERAL = _BRACE | _GLOB
-_UNQUOTED_VALUE = _SPLIT | _GLOB
+_UNQUOTED_VALUE = SPLIT | _GLOB
 _GLOB_CHARS = re.compile(r"[*?\[]")
+_STDIN = "/dev/fd/0"
 
 
 @dataclass(slots=True)
@@ -78,6 +78,9 @@ class Expander:
         #: :meth:`key`; and those it writes with a text that cannot be known.
         self.files: dict[str, str] = {}
         self.unknown_files: set[str] = set()
+        #: Of those, the ones that hold names a filter may print (``ls -a | awk … > l``; the
+        #: shell's ``/dev/fd/0`` in a script a pipe feeds): those names (:mod:`.name_streams`).
+        self.loose_files: dict[str, str] = {}
         #: A command earlier rewrote workspace files with a text not known (:mod:`.rewrites`):
         #: every file not written since is unknown too.
         self.tree_rewritten = False
@@ -146,7 +149,7 @@ class Expander:
             if part.name in self.variables:
                 return self.variables[part.name], True
             if part.name == "IFS":
-                return _IFS, True
+                return IFS, True
             if part.name == "HOME":
                 return "~", True
             if part.name == "PWD":
@@ -158,7 +161,7 @@ class Expander:
             if part.process:
                 return self.process_file(part), True
             value = self.substitution_value(part)
-            if value is None and len(part.commands) > 1:  # `$(ls | awk …)`: names, no command
+            if value is None and (len(part.commands) > 1 or self.loose_files):  # `$(ls | awk …)`
                 self.loosened += int((value := self.substitution_value(part, True)) is not None)
             return ("$(…)", False) if value is None else (value, True)
         return "", True  # pragma: no cover - Lit is handled by the caller
@@ -172,10 +175,10 @@ class Expander:
             target = self.variables.get(op)
             return None if target is None else self.variables.get(target)
         items = self.lists.get(part.name)
-        if (item := element(items, op, self.variables.get("IFS", _IFS))) is not None:
+        if (item := element(items, op, self.variables.get("IFS", IFS))) is not None:
             return item  # `${a[1]}` of `a=(.e nv)`, `${a[*]}` joined by `IFS`
         value = self.variables.get(part.name)
-        return None if value is None else operate(value, op)
+        return None if value is None else operate(value, op, items, part.name in ("@", "*"))
 
     def substitution_value(self, sub: Sub, loose: bool = False) -> str | None:
         """The output of ``$(echo …)``/``$(printf '%s' …)``, ``$(cat FILE)``/``$(<FILE)`` of a
@@ -201,7 +204,7 @@ class Expander:
         text: str | None = None
         for index, command in enumerate(commands):
             if index == 0 and not command.words and len(command.redirects) == 1:
-                text = self._redirected_file(command.redirects[0])  # `$(<file)`
+                text = self._redirected_file(command.redirects[0], loose)  # `$(<file)`
                 if text is None:
                     return None
                 continue
@@ -211,10 +214,12 @@ class Expander:
             if any(field.dynamic for field in fields):
                 return None
             argv = [field.text for field in fields]
-            if index == 0 and argv[0].rsplit("/", 1)[-1] == "cat" and len(argv) > 1:
-                texts = [self.file_text(path) for path in argv[1:9] if not path.startswith("-")]
-                known = len(texts) == len(argv) - 1 and all(t is not None for t in texts)
-                text = "".join(t or "" for t in texts) if known else None  # `$(cat file)`
+            if index == 0 and argv[0].rsplit("/", 1)[-1] == "cat":  # `$(cat file)`, `$(cat)`
+                paths = [_STDIN if p == "-" else p for p in argv[1:9]] or [_STDIN]
+                texts = [self._text(path, loose) for path in paths if path[:1] != "-"]
+                known = len(texts) == len(paths) == max(len(argv) - 1, 1)
+                known = known and all(t is not None for t in texts)
+                text = "".join(t or "" for t in texts) if known else None
             elif index == 0 and argv[0] in (":", "true", "false", "cd", "sleep", "unset"):
                 text = ""  # `.e$(:)nv`: prints nothing
             elif index == 0 and argv[0] == "pwd" and len(argv) <= 2:
@@ -249,11 +254,18 @@ class Expander:
             self.unknown_files.discard(path)
         return path
 
-    def _redirected_file(self, redirect: Redirect) -> str | None:
+    def _redirected_file(self, redirect: Redirect, loose: bool) -> str | None:
         if redirect.op != "<" or redirect.target is None:
             return None
         fields = self.expand(redirect.target)
-        return self.file_text(fields[0].text) if len(fields) == 1 else None
+        return self._text(fields[0].text, loose) if len(fields) == 1 else None
+
+    def _text(self, path: str, loose: bool) -> str | None:
+        """A file's text (``loose``: else the names it may hold, :attr:`loose_files`)."""
+        text = self.file_text(path)
+        if text is None and loose and self.loose_files:
+            return self.loose_files.get(self.key(descriptor_path(path)))
+        return text
 
     def expand(self, word: Word) -> list[Field]:
         """The fields ``word`` expands to (quote removal, braces, variables, splitting, globs)."""
@@ -265,9 +277,9 @@ class Expander:
         loosened = self.loosened
         dynamic = self._chars(word, chars) or self.loosened != loosened
         results: list[Field] = []
-        ifs = self.variables.get("IFS", _IFS)
+        ifs = self.variables.get("IFS", IFS)
         for variant in brace_expand(chars):
-            for field_chars in _split(variant, ifs):
+            for field_chars in split_fields(variant, ifs):
                 results.extend(self._glob(field_chars, dynamic))
                 if len(results) >= MAX_FIELDS:
                     return results[:MAX_FIELDS]
@@ -473,27 +485,6 @@ def _known_ending(path: str) -> str:
 def needs_work(text: str) -> bool:
     """Whether an unquoted literal has a brace or a glob character (else it stands as it is)."""
     return "{" in text or "*" in text or "?" in text or "[" in text
-
-
-def _split(chars: Chars, ifs: str = _IFS) -> list[Chars]:
-    """Field splitting of the characters that came from unquoted expansions (on ``ifs``, the
-    value of ``IFS`` when a script set it)."""
-    if not any(flags & _SPLIT for _, flags in chars):
-        return [chars]
-    fields: list[Chars] = []
-    current: Chars = []
-    started = False
-    for char, flags in chars:
-        if flags & _SPLIT and char in ifs:
-            if current or started:
-                fields.append(current)
-            current, started = [], False
-            continue
-        current.append((char, flags))
-        started = True
-    if current:
-        fields.append(current)
-    return fields
 
 
 __all__ = ["Expander", "Field", "brace_expand", "echo_output"]

@@ -16,7 +16,12 @@ from collections.abc import Callable
 from typing import Protocol
 
 from pytest_harness_audit.policy.shell.context import HeldReads, Record
-from pytest_harness_audit.policy.shell.expand import SCRIPT_FILE_LIMIT, Expander, file_key
+from pytest_harness_audit.policy.shell.expand import (
+    SCRIPT_FILE_LIMIT,
+    Expander,
+    descriptor_path,
+    file_key,
+)
 from pytest_harness_audit.policy.shell.gitcommand import existing_text
 from pytest_harness_audit.policy.shell.gitcontext import GitReadings
 from pytest_harness_audit.policy.shell.imports import MAX_LOADED, MAX_LOADED_TEXT
@@ -247,6 +252,13 @@ class Lookups(GitReadings):
                 return
             self.script_file(pending[0], code=True)
             pending.pop(0)
+
+    def written_names(self: _Host, path: str) -> str | None:
+        """The names a file written earlier in the command may hold (:class:`.Context`)."""
+        made = self.made
+        if made is None or not made.loose_files:
+            return None
+        return made.loose_files.get(made.key(descriptor_path(path)))
 
     def workspace_text(self: _Host, path: str) -> str | None:
         """The text of a workspace file a command runs (:meth:`Expander.file_text`); one too

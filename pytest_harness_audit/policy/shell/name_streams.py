@@ -9,20 +9,34 @@ given, and every credential-like word of the filter's own text (``sed 's/x/.env/
 credential-like words of its own (``stat -c %n .* | xargs cat``, ``grep -l key *.yaml``: the
 names it prints are among them). A shell fed the same text is not (a line kept or dropped changes
 what a script does): for it the text stays unknown (:func:`~.streams.stdin_of`).
+
+The names outlive the pipe: a file written with them (``ls -a | awk … > l``, ``| tee l``) holds
+them for the commands after it that read it (``xargs cat < l``, ``xargs -a l cat``, ``sort l |
+xargs cat``, ``$(cat l)``), and a script handed to a shell (``| sh -c 'xargs cat'``) has them
+as its own input (:mod:`.script_input`).
 """
 
 from __future__ import annotations
 
 import shlex
 
-from pytest_harness_audit.policy.shell.expand import Expander
+from pytest_harness_audit.policy.shell.expand import Expander, descriptor_path
 from pytest_harness_audit.policy.shell.filters import MAX_FILTERS, loose_filter
 from pytest_harness_audit.policy.shell.listings import search_names
-from pytest_harness_audit.policy.shell.nodes import Command, Sub
-from pytest_harness_audit.policy.shell.streams import output_of, stdin_of
+from pytest_harness_audit.policy.shell.nodes import Command, Redirect, Sub
+from pytest_harness_audit.policy.shell.streams import (
+    output_of,
+    remember_copy,
+    remember_write,
+    stdin_of,
+)
+from pytest_harness_audit.policy.shell.tools import split_options
 
 #: Most names one search gives.
 _MAX_NAMES = 512
+#: Most text of one written file taken as names.
+_MAX_TEXT = 64 * 1024
+_STDIN = "/dev/fd/0"
 
 
 def stdin_names(
@@ -55,16 +69,29 @@ def loose_stdin(command: Command, expander: Expander, depth: int = 0) -> str | N
         if len(target) == 1 and type(target[0]) is Sub and target[0].process == "<":
             last = _last(target[0].commands)  # `done < <(ls -a | grep …)`
             return None if last is None else _loose_output(last, expander, depth + 1)
-        return None
+        fields = expander.expand(target) if redirect.op == "<" and expander.loose_files else []
+        return _held(fields[0].text, expander) if len(fields) == 1 else None  # `ls -a | … > l`
     source = command.stdin
-    return None if source is None else _loose_output(source, expander, depth + 1)
+    if source is None:  # the shell's: a script a pipe feeds (`ls -a | awk … | sh -c 'xargs cat'`)
+        return expander.loose_files.get(_STDIN) if expander.loose_files else None
+    return _loose_output(source, expander, depth + 1)
+
+
+def _held(path: str, expander: Expander) -> str | None:
+    """The names a file written earlier in the command may hold (``None``: not known)."""
+    return expander.loose_files.get(expander.key(descriptor_path(path)))
 
 
 def _loose_output(command: Command, expander: Expander, depth: int) -> str | None:
     """What ``command`` prints, or the names it may print when it filters names."""
     text = output_of(command, expander)
-    if text is not None or not command.words:
-        return text
+    return text if text is not None else _loose_names(command, expander, depth)
+
+
+def _loose_names(command: Command, expander: Expander, depth: int) -> str | None:
+    """The names ``command``, whose output is not known, may print."""
+    if not command.words:
+        return None
     fields = [f for word in command.words for f in expander.expand(word)]
     if not fields or any(f.dynamic for f in fields):
         return None
@@ -72,7 +99,51 @@ def _loose_output(command: Command, expander: Expander, depth: int) -> str | Non
     found = search_names(argv, expander)  # `grep -rl KEY ~/.ssh | xargs cat`
     if found is not None:
         return "".join(f"{name}\n" for name in found[:_MAX_NAMES])
-    return loose_filter(argv[1:], loose_stdin(command, expander, depth) or "") or None
+    given = loose_stdin(command, expander, depth) or ""
+    if expander.files or expander.loose_files:  # `ls -a > l; sort l | xargs cat`: its names
+        given += "".join(_written(word, expander) for word in argv[1:16] if word[:1] != "-")
+    return loose_filter(argv[1:], given) or None
+
+
+def _written(path: str, expander: Expander) -> str:
+    """The text of a file written earlier in the command, or the names it may hold."""
+    key = expander.key(descriptor_path(path))
+    known = expander.files.get(key)
+    return (known if known is not None else _held(path, expander) or "")[:_MAX_TEXT]
+
+
+def remember_output(
+    command: Command, expander: Expander, redirect: Redirect, targets: list[str]
+) -> None:
+    """Remember the files (``targets``) an output redirection of ``command`` writes with the
+    text it prints when known (:func:`~.streams.remember_write`), else with the names it may
+    print (``ls -a | awk '/env/' > l; xargs cat < l``)."""
+    op = redirect.op
+    printed = len(targets) == 1 and bool(command.words)
+    plain = op in (">", ">>", ">|")  # (`&>`: its errors too, a text not known)
+    text = output_of(command, expander) if printed and plain else None
+    loose = None
+    kept = printed and redirect.fd in ("", "1") and op != "<>"
+    if text is None and kept and not targets[0].startswith("/dev/"):  # (not `>/dev/null`)
+        loose = (_loose_names if plain else _loose_output)(command, expander, 1)
+    for target in targets:
+        remember_write(expander, target, text, append=op in (">>", "&>>"), loose=loose)
+
+
+def remember_copies(
+    name: str, args: list[str], command: Command | None, expander: Expander
+) -> None:
+    """A copy ran: its destination holds the source's text (:func:`~.streams.remember_copy`);
+    ``tee FILE``/``sponge FILE`` write their standard input to the files they are given."""
+    if name not in ("tee", "sponge"):
+        remember_copy(expander, name, args)
+        return
+    options, operands = split_options(args, frozenset())
+    text = None if command is None else stdin_of(command, expander)[0]
+    loose = loose_stdin(command, expander) if text is None and command is not None else None
+    append = any(o in ("-a", "--append") for o in options)
+    for path in operands[:16]:
+        remember_write(expander, path, text, append=append, loose=loose)
 
 
 def _last(commands: list[Command]) -> Command | None:
@@ -82,4 +153,4 @@ def _last(commands: list[Command]) -> Command | None:
     return ends[-1] if ends else None
 
 
-__all__ = ["loose_stdin", "stdin_names"]
+__all__ = ["loose_stdin", "remember_copies", "remember_output", "stdin_names"]

@@ -20,13 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from pytest_harness_audit.policy.shell.builtins import (
-    STATEFUL,
-    alias_script,
-    builtin,
-    positional,
-    restore,
-)
+from pytest_harness_audit.policy.shell.builtins import STATEFUL, alias_script, builtin
 from pytest_harness_audit.policy.shell.effects import classify, inline_code
 from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
 from pytest_harness_audit.policy.shell.expand import (
@@ -37,7 +31,12 @@ from pytest_harness_audit.policy.shell.expand import (
 from pytest_harness_audit.policy.shell.gitenv import environment, relevant
 from pytest_harness_audit.policy.shell.imports import follow_loads
 from pytest_harness_audit.policy.shell.lookups import Lookups
-from pytest_harness_audit.policy.shell.name_streams import loose_stdin, stdin_names
+from pytest_harness_audit.policy.shell.name_streams import (
+    loose_stdin,
+    remember_copies,
+    remember_output,
+    stdin_names,
+)
 from pytest_harness_audit.policy.shell.nodes import (
     LIST_MARK,
     MAX_CHARS,
@@ -53,13 +52,11 @@ from pytest_harness_audit.policy.shell.nodes import (
 )
 from pytest_harness_audit.policy.shell.place import place_at_start
 from pytest_harness_audit.policy.shell.projects import program_file
+from pytest_harness_audit.policy.shell.script_input import enter, leave
 from pytest_harness_audit.policy.shell.searchpath import PATH_LISTS
 from pytest_harness_audit.policy.shell.simple import parse_simple
 from pytest_harness_audit.policy.shell.streams import (
     open_descriptors,
-    output_of,
-    remember_copy,
-    remember_write,
     stdin_of,
 )
 from pytest_harness_audit.policy.shell.syntax import parse
@@ -305,10 +302,7 @@ def _read_simple(
             reading.notes.append(NETWORK_NOTE)  # bash opens a connection for these
         if redirect.op in _WRITE_OPS:
             reading.writes.extend(targets)
-            printed = redirect.op in (">", ">>", ">|") and len(targets) == 1 and command.words
-            for target in targets:
-                text = output_of(command, expander) if printed else None
-                remember_write(expander, target, text, append=redirect.op == ">>")
+            remember_output(command, expander, redirect, targets)
         elif redirect.op == "<":
             reading.reads.extend(targets)
         elif redirect.op in (">&", "<&"):
@@ -412,16 +406,16 @@ class _Context(Lookups):
         return self._input()[1]
 
     def script(self, text: str, args: list[str] | None = None) -> None:
-        """Read ``text`` as a script run by a shell (``args``: its ``$0``, ``$1`` …)."""
+        """Read ``text`` as a script run by a shell (``args``: its ``$0``, ``$1`` …; its
+        standard input is the command's, :mod:`.script_input`)."""
         expander = self.expander
-        before = positional(expander, args) if args else None
+        entered = enter(expander, self.command, args, self._input)
         try:
             self.with_lists(
                 lambda: self.reading.script(text, self.depth + 1, self.budget, expander)
             )
         finally:
-            if before is not None:
-                restore(expander, before)
+            leave(expander, entered)
 
     def stdin_script(self, runner: str) -> None:
         """A shell (or ``su``) with no script operand runs its standard input."""
@@ -472,8 +466,12 @@ class _Context(Lookups):
             return
         # what the file does joins the reading, its command lines do not: they are not the
         # call's text (and are no targets a record would keep)
-        part = Reading()
-        self.with_lists(lambda: part.script(text, self.depth + 1, self.budget, self.expander))
+        part, expander = Reading(), self.expander
+        entered = enter(expander, self.command, None, self._input)  # its input: the command's
+        try:
+            self.with_lists(lambda: part.script(text, self.depth + 1, self.budget, expander))
+        finally:
+            leave(expander, entered)
         for name in ("reads", "writes", "deletes", "destroys", "notes", "code"):
             getattr(self.reading, name).extend(getattr(part, name))
         if part.unreadable is not None:
@@ -486,7 +484,7 @@ class _Context(Lookups):
 
     def copied(self, name: str, args: list[str]) -> None:
         """A copy ran: its destination holds the source's text (:mod:`.streams`)."""
-        remember_copy(self.expander, name, args)
+        remember_copies(name, args, self.command, self.expander)
 
     def stdin_fields(self) -> list[str] | None:
         """The words on the standard input (``echo a b | xargs rm``), when known, or the names a

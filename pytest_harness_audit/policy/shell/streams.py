@@ -29,17 +29,30 @@ FILE_TEXT_LIMIT = 64 * 1024
 _COPIES = frozenset({"cp", "mv", "ln", "link", "install"})
 
 
-def remember_write(expander: Expander, path: str, text: str | None, append: bool) -> None:
+def remember_write(
+    expander: Expander, path: str, text: str | None, append: bool, loose: str | None = None
+) -> None:
     """Keep what a command writes to ``path`` when it is known, for a later ``source path`` or
-    ``./path`` in the same command; mark the file unknown when it is not."""
+    ``./path`` in the same command; mark the file unknown when it is not (``loose``: the names
+    it may then hold, :attr:`~.expand.Expander.loose_files`)."""
     key = expander.key(path)
+    names = expander.loose_files
+    if append and text is not None and key not in expander.files and expander.is_unknown(key):
+        text, loose = None, text  # added to a text not known: still not known
     if text is None:
+        held = names.get(key, "") if append and key in expander.unknown_files else ""
         expander.files.pop(key, None)
         expander.unknown_files.add(key)
+        if loose or held:
+            names[key] = (held + (loose or ""))[:FILE_TEXT_LIMIT]
+        elif names:
+            names.pop(key, None)
         return
     before = expander.files.get(key, "") if append else ""
     expander.files[key] = (before + text)[:FILE_TEXT_LIMIT]
     expander.unknown_files.discard(key)
+    if names:
+        names.pop(key, None)
 
 
 def remember_copy(expander: Expander, name: str, args: list[str]) -> None:
@@ -63,9 +76,10 @@ def remember_copy(expander: Expander, name: str, args: list[str]) -> None:
     for source, destinations in pairs[:16]:
         text = expander.file_text(source)
         unknown = text is None and expander.is_unknown(expander.key(source))
+        loose = expander.loose_files.get(expander.key(source)) if unknown else None
         for destination in destinations:
             if text is not None or unknown:
-                remember_write(expander, destination, text, append=False)
+                remember_write(expander, destination, text, append=False, loose=loose)
             else:  # a file the reading cannot see (a program): as if it ran from there
                 key = expander.key(destination)
                 expander.files[key] = ""

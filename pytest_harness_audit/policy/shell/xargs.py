@@ -25,7 +25,7 @@ def xargs_command(options: list[str], rest: list[str], ctx: Context) -> list[str
     if path in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"):
         path = None  # `xargs -a /dev/stdin`: its standard input
     if path is not None:
-        text = ctx.workspace_text(path)
+        text = ctx.written_names(path) or ctx.workspace_text(path)  # `ls -a | awk … > l`
         names = text.split() if text is not None else []
     else:
         names = ctx.stdin_fields() or []
