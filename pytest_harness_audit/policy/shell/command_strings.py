@@ -20,6 +20,9 @@ it is read here as the script it is:
   editors ``vim``/``nvim``/``ex``/``ed`` (``!cmd``, ``r !cmd``, ``w !cmd``, ``system('cmd')``,
   ``r FILE``), ``emacs --eval`` (read as inline code). A language's own extension loading
   (``.load``, ``load_extension``) is unreadable.
+* **An interpreter's own file access and shell-outs:** sed's ``r``/``w`` commands
+  (:mod:`.sed_files`), awk's ``getline < FILE`` and ``print > FILE`` and its program files
+  (:mod:`.awk_files`), Perl/Ruby/PHP quote-like shell-outs (:mod:`.interpreter_code`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,11 @@ from __future__ import annotations
 import re
 import shlex
 
+from pytest_harness_audit.policy.shell.awk_files import awk_arguments, awk_files
 from pytest_harness_audit.policy.shell.context import Context as Runner
+from pytest_harness_audit.policy.shell.embedded import AWKS, awk_program
+from pytest_harness_audit.policy.shell.interpreter_code import interpreter_code
+from pytest_harness_audit.policy.shell.sed_files import sed_files
 
 #: ``program: {option: kind}``; kinds: ``script`` (the value is a shell command), ``code``
 #: (inline program text), ``file`` (a file of the program's own command language).
@@ -69,6 +76,9 @@ _TMUX_VALUED = frozenset({"-s", "-n", "-t", "-c", "-x", "-y", "-e", "-F", "-l", 
 #: Programs read here.
 COMMAND_STRING_PROGRAMS = frozenset(_OPTIONS) | _OPERAND_COMMAND | {"tmux", "at", "batch"}
 COMMAND_STRING_PROGRAMS |= {"crontab", "ed"}
+_SEDS = frozenset({"sed", "gsed"})
+_INTERPRETERS = frozenset({"perl", "ruby", "php"})
+COMMAND_STRING_PROGRAMS |= _SEDS | AWKS | _INTERPRETERS
 #: Shell escapes and file access in the programs' own command languages.
 _BANG = re.compile(
     r"(?m)(?:^|[|;:])\s*(?:silent!?\s+)?(?:\d*,?\d*\s*)?(?:r(?:ead)?|w(?:rite)?)?\s*!(.+)$"
@@ -94,6 +104,15 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
         return
     if name == "crontab":
         _crontab(args, runner)
+        return
+    if name in _SEDS:
+        sed_files(args, runner)
+        return
+    if name in AWKS:
+        _awk(args, runner)
+        return
+    if name in _INTERPRETERS:
+        interpreter_code(name, args, runner)
         return
     options = _OPTIONS.get(name, {})
     operands: list[str] = []
@@ -160,6 +179,26 @@ def _language(text: str, runner: Runner, depth: int = 0) -> None:
             inner = runner.workspace_text(path)
             if inner is not None:
                 _language(inner, runner, depth=1)
+
+
+def _awk(args: list[str], runner: Runner) -> None:
+    """An awk command's program files are read as programs; every program's ``getline < FILE``
+    reads and ``print > FILE`` writes are recorded (its inline programs' commands are read by
+    :func:`.embedded.awk`)."""
+    parts = awk_arguments(args)
+    texts = list(parts.programs)
+    for path in parts.program_files:
+        stdin = path in ("-", "/dev/stdin")
+        text = runner.stdin_text if stdin else runner.workspace_text(path)
+        if text is not None:
+            awk_program(text, runner)
+            texts.append(text)
+    for text in texts:
+        reads, writes, unknown = awk_files(text, parts.assignments)
+        runner.reading.reads.extend(reads)
+        runner.reading.writes.extend(writes)
+        if unknown:
+            runner.unknown("awk reads or writes a file named at run time")
 
 
 def _tmux(args: list[str], runner: Runner) -> None:

@@ -30,6 +30,8 @@ from typing import Protocol
 
 import re2
 
+from pytest_harness_audit.policy.shell.awk_files import awk_arguments
+
 #: ``getent`` databases answered by DNS (``passwd``, ``group`` … are local).
 GETENT_NETWORK = frozenset({"hosts", "ahosts", "ahostsv4", "ahostsv6"})
 #: Commands whose whole purpose is a network exchange.
@@ -178,34 +180,12 @@ def awk_program(program: str, runner: Runner) -> None:
 
 
 def awk(args: list[str], runner: Runner) -> list[str]:
-    """Read an awk command's program; return the operands that are files it reads."""
-    program: list[str] = []
-    files: list[str] = []
-    index = 0
-    given = False
-    while index < len(args):
-        word = args[index]
-        if word in ("-f", "--file", "-e", "--source", "-v", "--assign", "-F", "-i", "--include"):
-            if index + 1 < len(args):
-                if word in ("-e", "--source"):
-                    program.append(args[index + 1])
-                    given = True
-                elif word in ("-f", "--file"):
-                    files.append(args[index + 1])
-                    given = True
-            index += 2
-            continue
-        if word.startswith("-") and word != "-":
-            index += 1
-            continue
-        if not given and not program:
-            program.append(word)
-        else:
-            files.append(word)
-        index += 1
-    for text in program:
+    """Read an awk command's program; return the operands that are files it reads (its
+    program files too: :func:`.awk_files.awk_arguments`)."""
+    parts = awk_arguments(args)
+    for text in parts.programs:
         awk_program(text, runner)
-    return files
+    return parts.program_files + parts.operands
 
 
 _SED_ADDRESS = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/I?M?)"

@@ -1,0 +1,221 @@
+"""Shell commands run by Perl, Ruby and PHP syntax of their own: quote-like operators and calls
+without parentheses, which :mod:`.shellouts` (calls with parenthesised literals) does not see.
+
+* **Perl**: backticks, ``qx`` with any delimiter (``qx(…)``, ``qx{…}``, ``qx'…'``), ``system``,
+  ``exec`` and ``readpipe`` with or without parentheses and with ``q``/``qq``/``qw`` literals
+  (``system q(rm -rf app)``, ``system {"rm"} "rm", "-rf", "app"``), and piped ``open``
+  (``open(F, "cmd|")``, ``open(F, "|cmd")``, ``open(F, "-|", "cmd")``), ``open2``/``open3``.
+* **Ruby**: backticks, ``%x`` with any delimiter, ``system``/``exec``/``spawn``,
+  ``Process.spawn``, ``IO.popen``, ``Open3.*``, ``PTY.spawn`` with ``%q``/``%w`` literals or
+  without parentheses, and ``open("|cmd")`` (``Kernel.open``, ``IO.read`` …).
+* **PHP**: backticks and ``exec("cmd")``.
+
+The language is the interpreter's (``perl -e``, ``ruby x.rb``) or a script's ``#!`` line; text
+of another language is not read this way (a JavaScript template literal is no command).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+#: The languages read here, by interpreter name (``perl5.36``, ``ruby3.2``, ``php8.1``).
+_LANGUAGE = re.compile(r"(perl|ruby|php)[0-9.]*")
+_SHEBANG = re.compile(r"#!\S*?(?:/env\s+(?:-\S+\s+)*)?\S*?\b(perl|ruby|php)[0-9.]*\b")
+_NAMES = {
+    "perl": r"system|exec|readpipe|open[23]?",
+    "ruby": r"system|exec|spawn|open|popen\w*|(?:Kernel|Process|PTY)\.(?:system|exec|spawn|open)"
+    r"|IO\.(?:popen|read|readlines|foreach|binread|write)|Open3\.\w+",
+    "php": r"exec|system|passthru|shell_exec|popen|proc_open",
+}
+_QUOTE = {"perl": r"\bqx\s*(?=[^\w\s=,;)])", "ruby": r"%x(?=[^\w\s])", "php": r"(?!)"}
+_TRIGGERS = {
+    language: re.compile(
+        r"(?P<tick>`)|(?<![\w$@%&])(?P<qx>" + _QUOTE[language] + r")"
+        r"|(?<![\w$@%&.:>])(?:CORE::(?:GLOBAL::)?)?(?P<name>" + names + r")\b"
+    )
+    for language, names in _NAMES.items()
+}
+_PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+_PERL_LITERAL = re.compile(r"(qq|qw|q)\s*(?=[^\w\s=,;)])")
+_RUBY_LITERAL = re.compile(r"%([qQwWi]?)(?=[^\w\s])")
+_MODE = re.compile(r"[rwa]b?\+?|[rwa]\+?b|[rwa]t")
+_PIPE_MODES = frozenset({"-|", "|-"})
+#: Most commands read from one text.
+_MAX_COMMANDS = 64
+
+
+def language_of(name: str) -> str | None:
+    """The language an interpreter named ``name`` runs, when it is one read here."""
+    match = _LANGUAGE.fullmatch(name)
+    return match.group(1) if match else None
+
+
+def script_language(code: str) -> str | None:
+    """The language a script's ``#!`` line names, when it is one read here."""
+    if not code.startswith("#!"):
+        return None
+    match = _SHEBANG.match(code.split("\n", 1)[0])
+    return match.group(1) if match else None
+
+
+def quoted_shell_outs(code: str, language: str) -> list[str]:
+    """The shell commands ``code`` of ``language`` runs through its own syntax (module doc)."""
+    trigger = _TRIGGERS[language]
+    commands: list[str] = []
+    position = 0
+    while len(commands) < _MAX_COMMANDS:
+        match = trigger.search(code, position)
+        if match is None:
+            break
+        position = match.end()
+        if match.group("tick") or match.group("qx"):
+            found = _delimited(code, match.end() - 1 if match.group("tick") else match.end())
+            if found is not None:
+                commands.append(found[0])
+                position = found[1]
+            continue
+        name = match.group("name")
+        items = _arguments(code, match.end(), language)
+        if name.endswith("open") and "popen" not in name:
+            commands.extend(_piped_open(items))
+        else:
+            commands.extend(_command(items, popen="popen" in name))
+    return [command for command in commands if command.strip()]
+
+
+def _command(items: list[tuple[str, bool] | None], popen: bool) -> list[str]:
+    """One command from a call's arguments: a single literal is a script; words a command."""
+    literals = [item for item in items if item is not None]
+    if popen and len(literals) > 1 and _MODE.fullmatch(literals[-1][0]):
+        literals.pop()  # `IO.popen("cmd", "r")`: the open mode
+    if len(literals) == 1 and not literals[0][1]:
+        return [literals[0][0]]
+    words = [word for text, many in literals for word in (text.split() if many else [text])]
+    return [shlex.join(words)] if words else []
+
+
+def _piped_open(items: list[tuple[str, bool] | None]) -> list[str]:
+    """What an ``open`` runs: after a ``-|``/``|-`` mode its command, else a ``|cmd``/``cmd|``
+    name."""
+    literals = [item for item in items if item is not None]
+    for index, (text, _many) in enumerate(literals):
+        if text.strip() in _PIPE_MODES:
+            return _command([*literals[index + 1 :]], popen=False)
+    commands: list[str] = []
+    for text, many in literals:
+        stripped = text.strip()
+        if not many and stripped.startswith("|"):
+            commands.append(stripped[1:])
+        elif not many and stripped.endswith("|"):
+            commands.append(stripped[:-1])
+    return commands
+
+
+def _arguments(code: str, start: int, language: str) -> list[tuple[str, bool] | None]:
+    """A call's arguments from ``start`` (after its name), with or without parentheses: each a
+    literal ``(text, is_word_list)`` or ``None`` for an expression."""
+    index = _skip_space(code, start)
+    if index < len(code) and code[index] == "(":
+        index += 1
+    index = _skip_space(code, index)
+    if language == "perl" and index < len(code) and code[index] == "{":
+        block = _delimited(code, index)  # `system {"rm"} LIST`: the program's name
+        index = _skip_space(code, block[1]) if block else index
+    items: list[tuple[str, bool] | None] = []
+    while index < len(code) and len(items) < _MAX_COMMANDS:
+        literal = _literal(code, index, language)
+        if literal is not None:
+            items.append((literal[0], literal[1]))
+            index = literal[2]
+        else:
+            items.append(None)
+            index = _expression_end(code, index)
+        index = _skip_space(code, index)
+        if index >= len(code) or code[index] != ",":
+            break
+        index = _skip_space(code, index + 1)
+    return items
+
+
+def _literal(code: str, index: int, language: str) -> tuple[str, bool, int] | None:
+    """The string literal at ``index``: ``(text, is_word_list, end)``."""
+    char = code[index]
+    if char in "'\"":
+        found = _delimited(code, index)
+        if found is not None:
+            return _unescape(found[0]), False, found[1]
+        return None
+    if char == "[" and language == "ruby":  # `IO.popen(["rm", "-rf", "app"])`
+        found = _delimited(code, index)
+        if found is None:
+            return None
+        words = re.findall(r"""'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)\"""", found[0])
+        return " ".join(single or double for single, double in words), True, found[1]
+    pattern = _PERL_LITERAL if language == "perl" else _RUBY_LITERAL
+    match = pattern.match(code, index)
+    if match is None or language == "php":
+        return None
+    opener = _skip_space(code, match.end())
+    found = _delimited(code, opener)
+    if found is None:
+        return None
+    return found[0], match.group(1).lower() in ("qw", "w", "i"), found[1]
+
+
+def _delimited(code: str, index: int) -> tuple[str, int] | None:
+    """The text between the delimiter at ``index`` and its closing one (brackets nest), and the
+    index after it."""
+    if index >= len(code):
+        return None
+    opener = code[index]
+    closer = _PAIRS.get(opener, opener)
+    depth = 1
+    position = index + 1
+    while position < len(code):
+        char = code[position]
+        if char == "\\":
+            position += 2
+            continue
+        if char == closer:
+            depth -= 1
+            if depth == 0:
+                return code[index + 1 : position], position + 1
+        elif char == opener and closer != opener:
+            depth += 1
+        position += 1
+    return None
+
+
+def _expression_end(code: str, index: int) -> int:
+    """The end of an argument that is no literal: its next ``,`` outside brackets, or the end of
+    the call."""
+    depth = 0
+    while index < len(code):
+        char = code[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                return index
+            depth -= 1
+        elif char in "'\"":
+            found = _delimited(code, index)
+            index = found[1] - 1 if found else len(code)
+        elif depth == 0 and char in ",;\n":
+            return index
+        index += 1
+    return index
+
+
+def _skip_space(code: str, index: int) -> int:
+    while index < len(code) and code[index] in " \t\r\n":
+        index += 1
+    return index
+
+
+def _unescape(text: str) -> str:
+    return text.replace('\\"', '"').replace("\\'", "'").replace("\\\\", "\\")
+
+
+__all__ = ["language_of", "quoted_shell_outs", "script_language"]
