@@ -4,7 +4,8 @@ Records are read by reviewers and kept as snapshots, so no field may carry a kno
 clear — not only the parameters, but the tool name, the addresses and group names of a
 message, an error that echoes the input, a ``reason`` quoting it, the effects naming files, the
 immune records. :class:`RecordScrub` is the audit chain's draft hook
-(``chain.builder.scrub``): it hands every string of a draft (mapping keys included) to
+(``chain.builder.scrub``): it hands every string of a draft (mapping keys included, and every
+number as its decimal text: a numeric secret passed as an ``int``) to
 
 1. each inspector that can scrub (``scrub_all``: the workspace's known secrets in any form);
 2. the session's :class:`~pytest_harness_audit.social.secret_ledger.SecretLedger` (the values
@@ -171,12 +172,12 @@ class RecordScrub:
             draft.extra,
         ]
         texts: dict[str, str] = {}
-        map_strings(fields, lambda text: texts.setdefault(text, text))
+        map_strings(fields, lambda text: texts.setdefault(text, text), numbers=True)
         done = self._scrubbed(list(texts))
         if WITHHELD not in texts and all(done[text] == text for text in texts):
             return draft
         tool, category, target, targets, params, constraints, error, agent, extra = map_strings(
-            fields, done.__getitem__
+            fields, done.__getitem__, numbers=True
         )
         return dataclasses.replace(
             draft,

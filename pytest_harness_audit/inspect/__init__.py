@@ -112,6 +112,9 @@ WATCHED_CATEGORIES = frozenset({COMMAND, FILE_WRITE, MCP, UNKNOWN, DELEGATION, C
 """Categories of calls that can change files: only these get workspace snapshots."""
 
 _MAX_STREAMS = 256
+#: Tools whose payload is a message to another agent: read for a long enough part of a secret
+#: too (a run, see :mod:`._runs`), not only for whole values.
+MESSAGE_TOOLS = frozenset({"send_message"})
 
 
 @dataclass(frozen=True)
@@ -320,12 +323,16 @@ class Inspector:
 
         Each text leaf is scanned as the next part of a stream named by ``channel`` (default:
         the leaf's place in the payload, e.g. ``text`` or ``url``), so a value sent in two
-        messages is found when its second part goes. ``redacted_output`` is the payload with
-        every hit (of this payload) redacted.
+        messages is found when its second part goes. A message (:data:`MESSAGE_TOOLS`) is
+        also read for a long enough part of a value (:mod:`._runs`). ``redacted_output`` is
+        the payload with every hit (of this payload) redacted.
         """
 
+        runs = tool in MESSAGE_TOOLS
+
         def scanner(leaf: str | bytes, where: str, budget: int) -> ScanResult:
-            return self._stream(channel if channel is not None else where or tool).scan(leaf)
+            name = channel if channel is not None else where or tool
+            return self._stream(name).scan(leaf, runs=runs)
 
         scan = self._tidy(scan_value(params, scanner))
         return _findings(None, scan, params)

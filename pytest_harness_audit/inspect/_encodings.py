@@ -3,9 +3,11 @@
 :func:`more_forms` gives the contiguous forms of a value in encodings one command writes:
 base32hex (``basenc --base32hex``), Ascii85 (``base64.a85encode``, ``btoa``'s ``<~ ~>``),
 base85 (``base64.b85encode``, git's binary patches), Z85 (``basenc --z85``) and base64 read
-backwards (``base64 | rev``). As for base64, a form holds only the characters that do not
-depend on the value's neighbours, at every byte alignment it can have inside a longer text;
-the main automaton (:mod:`._matcher`) finds them, wrapped over lines or not.
+backwards (``base64 | rev``); for a value whose secret part is hexadecimal, the bytes those
+digits stand for in base64 (standard and url-safe) and as one decimal number
+(``xxd -r -p | base64``, ``int(key, 16)``). As for base64, a form holds only the characters
+that do not depend on the value's neighbours, at every byte alignment it can have inside a
+longer text; the main automaton (:mod:`._matcher`) finds them, wrapped over lines or not.
 
 :data:`DECODERS` read the same encodings back (and hex, base64 and base32), for the
 decode-and-rescan loop of :mod:`._layers`; :func:`inflate` undoes a compression a decoding
@@ -18,12 +20,16 @@ import base64
 import binascii
 import bz2
 import lzma
+import re
 import zlib
 from collections.abc import Callable, Iterator
+from functools import partial
 
 _B85 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
 _Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 _B85_TO_Z85 = str.maketrans(_B85, _Z85)
+#: A hexadecimal secret part (after a vendor prefix such as ``sk-test-``), in whole bytes.
+_HEX_PART = re.compile(r"(?:[A-Za-z]{2,12}[-_])*((?:[0-9A-Fa-f]{2}){8,})")
 _Z85_TO_B85 = str.maketrans(_Z85, _B85)
 
 
@@ -36,6 +42,10 @@ def _cores(data: bytes, group: int, chars: int, encode: Callable[[bytes], str]) 
         last = (shift + len(data)) // group * chars  # past the last such group
         if last > first:
             yield encoded[first:last]
+
+
+def _b64(data: bytes, altchars: bytes | None = None) -> str:
+    return base64.b64encode(data, altchars).decode("ascii")
 
 
 def _b85(data: bytes) -> str:
@@ -70,6 +80,20 @@ def more_forms(value: str) -> Iterator[tuple[str, str]]:
         encoded = base64.b64encode(b"\0" * shift + data).decode("ascii")
         core = encoded[-(-8 * shift // 6) : 8 * (shift + len(data)) // 6]
         yield "base64+reversed_text", core[::-1]
+    yield from _hex_byte_forms(value)
+
+
+def _hex_byte_forms(value: str) -> Iterator[tuple[str, str]]:
+    """The bytes a hexadecimal secret part stands for, in base64 and as a decimal number."""
+    match = _HEX_PART.fullmatch(value)
+    if match is None:
+        return
+    digits = match.group(1)
+    raw = bytes.fromhex(digits)
+    for name, altchars in (("hex_bytes+base64", None), ("hex_bytes+base64url", b"-_")):
+        for core in _cores(raw, 3, 4, partial(_b64, altchars=altchars)):
+            yield name, core
+    yield "hex_bytes+decimal", str(int(digits, 16))
 
 
 def _base64(text: str) -> bytes:

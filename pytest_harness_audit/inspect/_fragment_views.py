@@ -54,12 +54,15 @@ class FragmentParts:
         self._joined = "\0".join(normal for normal, _ in self._parts)
 
     def hits(
-        self, index: _fragments.FragmentIndex, memory: _fragments.FragmentMemory
+        self,
+        index: _fragments.FragmentIndex,
+        memory: _fragments.FragmentMemory,
+        runs: bool = False,
     ) -> list[tuple[int, int, int]]:
         """``(secret, start, end)`` of every split value the text completes in ``memory``
         (see :meth:`~._fragments.FragmentMemory.scan`), as spans of the text."""
         spans: list[tuple[int, int, int]] = []
-        for hit in memory.scan(index, self._joined):
+        for hit in memory.scan(index, self._joined, runs):
             at = hit.start
             for normal, make_map in self._parts:
                 if at < len(normal):

@@ -9,7 +9,10 @@ a scan costs the same whatever the number of secrets); a stream remembers the fr
 in its last :data:`REMEMBERED_TEXTS` texts, and a fragment whose complement (the other part of
 the same cut of the same value) was seen earlier — in an earlier text, or earlier in the same
 text — is a split value. Either order counts (the second half may go first), and so do the
-parts of the value reversed or ROT13-rotated (:data:`VARIANTS`). A value of up to
+parts of the value reversed or ROT13-rotated, and the parts of its body alone (the value without
+its vendor prefix) (:data:`VARIANTS`). For a message (``runs``), parts sent in separate texts that
+together make a long enough run of the value's secret part (:mod:`._runs`) are found too,
+before the last part goes. A value of up to
 :data:`MAX_MIDDLE_VALUE` characters is also found in three parts: a middle part after its prefix
 (or before its suffix) extends it.
 
@@ -26,6 +29,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import ahocorasick_rs
+
+from pytest_harness_audit.inspect import _runs, _skeleton
 
 #: Both parts of a split value are at least this long (normalised).
 MIN_FRAGMENT = 8
@@ -66,6 +71,23 @@ class FragmentIndex:
                 for start in range(MIN_FRAGMENT, len(value) - 2 * MIN_FRAGMENT + 1):
                     for stop in range(start + MIN_FRAGMENT, len(value) - MIN_FRAGMENT + 1):
                         keyed.setdefault(value[start:stop], []).append((secret, start, stop))
+        #: ``(prefix, suffix, length)``: how long a part of each form, made of parts sent
+        #: in separate texts, is a long enough run of the value's secret part (:mod:`._runs`),
+        #: and the form's length
+        self.enough: dict[int, tuple[int, int, int]] = {}
+        for secret, value in values:
+            core = _runs.core(value)
+            if core is None:
+                continue
+            run = _runs.run_length(len(core))
+            secret_part = _skeleton.body(value) or value
+            head = len(value) - len(secret_part)  # the vendor prefix
+            whole = (head + run, run, len(value))
+            base = secret * VARIANTS
+            self.enough[base] = self.enough[base + 2] = whole
+            self.enough[base + 1] = (run, head + run, len(value))
+            for form in range(_FORMS, VARIANTS):
+                self.enough[base + form] = (run, run, len(secret_part))
         self._keys = list(keyed)
         self._cuts = [tuple(keyed[key]) for key in self._keys]
         self.empty = not self._keys
@@ -93,17 +115,24 @@ class FragmentIndex:
                 yield cut, start, end
 
 
-#: The forms of a value whose parts are matched: as it is, reversed, rotated by 13 letters.
-VARIANTS = 3
+#: The forms of a value whose parts are matched: as it is, reversed, rotated by 13 letters; and
+#: the same forms of its body (the value without its vendor prefix: :func:`._skeleton.body`),
+#: so the secret part alone, sent in parts, is found too.
+_FORMS = 3
+VARIANTS = 2 * _FORMS
 
 
 def _variants(values: list[tuple[int, str]]) -> Iterator[tuple[int, str]]:
     """Each value's forms, as values of their own numbered ``secret * VARIANTS + form``: each
     half reversed (or rotated) alone is then a part of the value reversed (or rotated)."""
     for secret, value in values:
-        yield secret * VARIANTS, value
-        yield secret * VARIANTS + 1, value[::-1]
-        yield secret * VARIANTS + 2, codecs.encode(value, "rot13")
+        base = secret * VARIANTS
+        secret_part = _skeleton.body(value)
+        for offset, form in ((0, value), (_FORMS, secret_part)):
+            if form is not None:
+                yield base + offset, form
+                yield base + offset + 1, form[::-1]
+                yield base + offset + 2, codecs.encode(form, "rot13")
 
 
 def _outermost(hits: list[FragmentHit]) -> list[FragmentHit]:
@@ -125,8 +154,10 @@ class FragmentMemory:
     seen: dict[Cut, int] = field(default_factory=dict)
     texts: int = 0
 
-    def scan(self, index: FragmentIndex, normal: str) -> list[FragmentHit]:
-        """Split values completed by ``normal`` (the next text of the stream, normalised)."""
+    def scan(self, index: FragmentIndex, normal: str, runs: bool = False) -> list[FragmentHit]:
+        """Split values completed by ``normal`` (the next text of the stream, normalised); with
+        ``runs``, also a part long enough to be a run of a value, made of parts of this text
+        and earlier ones (a middle part extending a prefix or suffix seen)."""
         self.texts += 1
         oldest = self.texts - REMEMBERED_TEXTS
         if self.seen and min(self.seen.values()) <= oldest:
@@ -135,7 +166,9 @@ class FragmentMemory:
         here: dict[Cut, tuple[int, int]] = {}  # cut → span of its first occurrence in this text
         for cut, start, end in index.cuts(normal):
             if type(cut[2]) is int:  # a middle part: it extends a prefix or a suffix seen
-                self._extend(cut, start, end, here)
+                enough = index.enough.get(cut[0]) if runs else None
+                if self._extend(cut, start, end, here, enough):
+                    hits.append(FragmentHit(cut[0], start, end))
                 continue
             secret, at, is_prefix = cut[0], cut[1], bool(cut[2])
             other = (secret, at, not is_prefix)
@@ -153,11 +186,18 @@ class FragmentMemory:
         return _outermost(found)
 
     def _extend(
-        self, middle: Cut | Middle, start: int, end: int, here: dict[Cut, tuple[int, int]]
-    ) -> None:
+        self,
+        middle: Cut | Middle,
+        start: int,
+        end: int,
+        here: dict[Cut, tuple[int, int]],
+        enough: tuple[int, int, int] | None,
+    ) -> bool:
         """A middle ``value[a:b]`` after the prefix ``value[:a]`` is the prefix ``value[:b]``;
-        before the suffix ``value[b:]`` (the parts in reverse order) the suffix ``value[a:]``."""
+        before the suffix ``value[b:]`` (the parts in reverse order) the suffix ``value[a:]``.
+        True when the part so made is ``enough`` (prefix, suffix) to be a run of the value."""
         secret, first, last = middle[0], middle[1], int(middle[2])
+        long_enough = False
         for known, made in (
             ((secret, first, True), (secret, last, True)),
             ((secret, last, False), (secret, first, False)),
@@ -165,6 +205,10 @@ class FragmentMemory:
             span = here.get(known)
             if (span is not None and span[1] <= start) or known in self.seen:
                 here.setdefault(made, (start, end))
+                if enough is not None and span is None:  # the parts came in separate texts
+                    size = last if made[2] else enough[2] - first
+                    long_enough |= size >= (enough[0] if made[2] else enough[1])
+        return long_enough
 
     def reset(self) -> None:
         """Forget every earlier text."""

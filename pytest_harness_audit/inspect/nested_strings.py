@@ -18,22 +18,32 @@ MAX_DEPTH = 200
 WITHHELD = f"[withheld: nested deeper than {MAX_DEPTH} levels]"
 
 
-def map_strings(value: Any, change: Callable[[str], str], depth: int = 0) -> Any:
+def map_strings(
+    value: Any, change: Callable[[str], str], depth: int = 0, *, numbers: bool = False
+) -> Any:
     """``value`` with ``change`` applied to every string in it, mapping keys included.
 
     Mappings come back as dicts, lists as lists and tuples as tuples; other values as they are.
-    A container nested deeper than :data:`MAX_DEPTH` levels becomes ``change(WITHHELD)``.
+    A container nested deeper than :data:`MAX_DEPTH` levels becomes ``change(WITHHELD)``. With
+    ``numbers``, an ``int`` or ``float`` is passed to ``change`` as its text too, and becomes the
+    changed text when ``change`` changes it (a numeric secret sent as a number).
     """
     if isinstance(value, str):
         return change(value)
+    if numbers and isinstance(value, (int, float)) and not isinstance(value, bool):
+        text = str(value)
+        changed = change(text)
+        return value if changed == text else changed
     if depth >= MAX_DEPTH and isinstance(value, (Mapping, list, tuple)):
         return change(WITHHELD)
     if isinstance(value, Mapping):
         return {
-            change(key) if isinstance(key, str) else key: map_strings(item, change, depth + 1)
+            map_strings(key, change, depth, numbers=numbers)
+            if isinstance(key, str) or numbers
+            else key: map_strings(item, change, depth + 1, numbers=numbers)
             for key, item in value.items()
         }
     if isinstance(value, (list, tuple)):
-        items = [map_strings(item, change, depth + 1) for item in value]
+        items = [map_strings(item, change, depth + 1, numbers=numbers) for item in value]
         return tuple(items) if isinstance(value, tuple) else items
     return value

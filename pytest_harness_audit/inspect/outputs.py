@@ -1,11 +1,13 @@
 """Scanning structured values — tool outputs, MCP results, call parameters — for secrets.
 
-A value is walked to its text leaves: strings and bytes, inside mappings (keys and values),
-lists and tuples, up to :data:`MAX_DEPTH` levels. Each leaf is scanned, within one budget of
+A value is walked to its text leaves: strings and bytes, and numbers read as their decimal text
+(a numeric secret passed as an ``int``), inside mappings (keys and values), lists and tuples, up
+to :data:`MAX_DEPTH` levels. Each leaf is scanned, within one budget of
 :data:`~.secrets.MAX_SCAN_CHARS` characters for the whole value; leaves past the budget or the
 depth are counted as unscanned. A finding's ``where`` names its leaf (``content[0].text``).
 :func:`redacted` rebuilds the value with every hit replaced by ``[secret:<fingerprint>]``
-(mappings and lists copied, other leaves kept; bytes stay bytes).
+(mappings and lists copied, other leaves kept; bytes stay bytes, a number with a hit becomes
+its redacted text).
 """
 
 from __future__ import annotations
@@ -57,6 +59,10 @@ def _key_where(parent: str, index: int) -> str:
     return f"{parent}.<key {index}>" if parent else f"<key {index}>"
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _leaves(value: Any) -> list[tuple[str, str | bytes, int]]:
     """``(where, leaf, depth)`` for every text leaf, in order; too-deep subtrees as ``("", …)``."""
     leaves: list[tuple[str, str | bytes, int]] = []
@@ -65,6 +71,8 @@ def _leaves(value: Any) -> list[tuple[str, str | bytes, int]]:
         where, item, depth = stack.pop()
         if isinstance(item, (str, bytes)):
             leaves.append((where, item, depth))
+        elif _is_number(item):
+            leaves.append((where, str(item), depth))
         elif depth >= MAX_DEPTH and isinstance(item, (Mapping, list, tuple)):
             leaves.append((where, "", -1))
         elif isinstance(item, Mapping):
@@ -114,7 +122,7 @@ def _redacted_leaf(leaf: str | bytes, result: ScanResult) -> str | bytes:
 
 
 def _rebuild(value: Any, where: str, replacements: dict[str, str | bytes], depth: int) -> Any:
-    if isinstance(value, (str, bytes)):
+    if isinstance(value, (str, bytes)) or _is_number(value):
         return replacements.get(where, value)
     if depth >= MAX_DEPTH:
         return value

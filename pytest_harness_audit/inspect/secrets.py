@@ -13,7 +13,8 @@ number of secrets (see :mod:`._matcher`), and in any Unicode look-alike form (fu
 characters, look-alike dashes and letters: :mod:`._fold`). A :class:`StreamScanner` keeps the
 normalised tail of earlier texts, so a value split over consecutive sends is found when its last
 part is sent, and the fragments of values its latest texts held, so a value sent in two parts with
-other text between them is found too (:mod:`._fragments`).
+other text between them is found too (:mod:`._fragments`). A stream of messages to other agents
+(``scan(…, runs=True)``) is also read for a long enough part of a value (:mod:`._runs`).
 
 What leaves this module never holds a value: a :class:`SecretFinding` names the secret by its
 fingerprint (the first 16 hex digits of the SHA-256 of its UTF-8 bytes, as the message firewall's
@@ -45,6 +46,7 @@ from pytest_harness_audit.inspect import (
     _fragments,
     _layers,
     _matcher,
+    _runs,
     _skeleton,
 )
 from pytest_harness_audit.inspect._spans import merged as _merged
@@ -185,6 +187,7 @@ class SecretRegistry:
         self._automaton: _matcher.Automaton | None = None
         self._skeletons: _matcher.Automaton | None = None
         self._fragment_index: _fragments.FragmentIndex | None = None
+        self._run_index: _runs.RunIndex | None = None
         # The fragments every stream of this registry saw: the parts of a value sent on two
         # channels (a message and a tool argument, two arguments of one call) meet here.
         self._shared_memory = _fragments.FragmentMemory()
@@ -220,6 +223,7 @@ class SecretRegistry:
             self._automaton = None
             self._skeletons = None
             self._fragment_index = None
+            self._run_index = None
             return info.fingerprint
 
     def secrets(self) -> tuple[SecretInfo, ...]:
@@ -269,11 +273,38 @@ class SecretRegistry:
                 self._fragment_index = _fragments.FragmentIndex(values)
             return self._fragment_index
 
+    def _with_runs(self, result: ScanResult, before: str) -> ScanResult:
+        """``result`` with the values a long enough part of which is in its text, or begins in
+        ``before`` and ends in it (:mod:`._runs`), and that it did not find whole."""
+        with self._lock:
+            if self._run_index is None:
+                self._run_index = _runs.RunIndex(
+                    [
+                        (i, piece)
+                        for i, secret in enumerate(self._secrets)
+                        for piece in secret.values
+                    ]
+                )
+            index = self._run_index
+        known = {f.fingerprint for f in result.findings}
+        found = list(result.findings)
+        for secret, start, end in index.hits(result.text, before):
+            info = self._secrets[secret].info
+            if info.fingerprint not in known:
+                known.add(info.fingerprint)
+                found.append(SecretFinding(info.fingerprint, info.label, "run", start, end))
+        if len(found) == len(result.findings):
+            return result
+        found.sort(key=lambda f: (f.start, f.end, f.fingerprint))
+        return ScanResult(tuple(found), result.text, result.unscanned, result.gap)
+
     def _forget_shared_fragments(self) -> None:
         with self._shared_lock:
             self._shared_memory.reset()
 
-    def _with_fragments(self, result: ScanResult, memory: _fragments.FragmentMemory) -> ScanResult:
+    def _with_fragments(
+        self, result: ScanResult, memory: _fragments.FragmentMemory, runs: bool = False
+    ) -> ScanResult:
         """``result`` with the values this text completes from fragments seen before it: in
         ``memory`` (its stream's), then in the memory every stream of this registry shares."""
         index = self._fragment_automaton()
@@ -287,9 +318,9 @@ class SecretRegistry:
             if shared:
                 known = {f.fingerprint for f in found}
                 with self._shared_lock:
-                    hits = parts.hits(index, self._shared_memory)
+                    hits = parts.hits(index, self._shared_memory, runs)
             else:
-                hits = parts.hits(index, memory)
+                hits = parts.hits(index, memory, runs)
             for secret, start, end in hits:
                 info = self._secrets[secret].info
                 if info.fingerprint not in known:  # else: found whole in this text
@@ -416,13 +447,17 @@ class StreamScanner:
         self._memory = _fragments.FragmentMemory()
         self._lock = threading.Lock()
 
-    def scan(self, data: str | bytes) -> ScanResult:
-        """The findings in ``data``, including values that began in earlier texts."""
+    def scan(self, data: str | bytes, *, runs: bool = False) -> ScanResult:
+        """The findings in ``data``, including values that began in earlier texts; with
+        ``runs`` (a message to another agent), a long enough part of a value too (``run``)."""
         with self._lock:
             for carry in self._carries.values():
                 carry.forget_positions()
+            skeleton = self._carries.get("skeleton")
+            before = skeleton.text if skeleton is not None else ""
             result = self._registry._scan(data, self._carries, MAX_SCAN_CHARS)
-            return self._registry._with_fragments(result, self._memory)
+            result = self._registry._with_fragments(result, self._memory, runs)
+            return self._registry._with_runs(result, before) if runs else result
 
     def reset(self) -> None:
         """Forget the earlier texts (the fragments every stream of the registry saw too)."""

@@ -377,7 +377,7 @@ class MessageFirewall:
             found = [secret for secret in self._secrets if secret.value in text]
             fingerprints = [secret.fingerprint for secret in found]
             if self._secrets:
-                scan = self._sends.scan(text)
+                scan = self._sends.scan(text, runs=True)
                 fingerprints.extend(
                     f.fingerprint for f in scan.findings if f.fingerprint not in fingerprints
                 )

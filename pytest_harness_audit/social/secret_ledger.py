@@ -10,7 +10,13 @@ Extraction is a heuristic tuned against false alarms: the value of ``KEY=value``
 lines and the string values of JSON documents count when the key names a secret (``KEY``,
 ``TOKEN``, ``PASSWORD`` …) or the value looks like one (a token of 8 or more characters mixing
 letters and digits, or of 20 or more characters); a URL's password counts on its own; in other
-text, every such token counts.
+text, every such token counts. The values :func:`~pytest_harness_audit.inspect.learn.file_values`
+finds (as the workspace's credential files are read at the start: ``PIN``, ``.netrc``, ``.pgpass``
+…) count too.
+
+Any other successful call's output is read with the stricter heuristic of :mod:`.output_secrets`
+(keyed token-like values, vendor tokens, URL passwords, private keys): a secret learned from a
+source file, ``git remote -v`` or an MCP tool's result is refused on like one read from ``.env``.
 """
 
 from __future__ import annotations
@@ -23,8 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from pytest_harness_audit.inspect.learn import file_values
 from pytest_harness_audit.inspect.secrets import fingerprint
 from pytest_harness_audit.social.firewall import MINIMUM_SECRET_LENGTH
+from pytest_harness_audit.social.output_secrets import output_secrets
 
 #: The alert a credential read carries (see ``pytest_harness_audit.immune.alerts``).
 CREDENTIAL_ACCESS = "credential_access"
@@ -230,25 +238,33 @@ class SecretLedger:
             return True
 
     def note_text(self, text: str, source: str) -> list[str]:
-        """Note every secret value of ``text`` (see :func:`secret_values`); return the new ones."""
-        return [value for value in secret_values(text) if self.note(value, source)]
+        """Note every secret value of the text of a credential file (see :func:`secret_values`,
+        and what the workspace's credential files are read for); return the new ones."""
+        values = secret_values(text)
+        values.extend(value for _, value in file_values(text, source) if value not in values)
+        return [value for value in values if self.note(value, source)]
 
     def note_from(self, result: object, output: object = None) -> list[str]:
-        """Note the secrets a successful credential read returned; return the new ones.
+        """Note the secrets a successful call returned; return the new ones.
 
         ``result`` is a call result (``.record`` and ``.output``, as ``Harness.call`` returns) or
-        a chain record with the call's ``output`` beside it. Calls that did not succeed or carry
-        no ``credential_access`` alert are ignored.
+        a chain record with the call's ``output`` beside it. A credential read (its
+        ``credential_access`` alert) is read as a credential file; any other output for the
+        secrets :func:`~.output_secrets.output_secrets` finds. Calls that did not succeed are
+        ignored.
         """
         record, output = _record_and_output(result, output)
         status = record.get("result", {}).get("status")
-        if status != "success" or CREDENTIAL_ACCESS not in record.get("alerts", ()):
+        if status != "success":
             return []
-        return self.note_text(output_text(output), _record_source(record))
+        source = _record_source(record)
+        if CREDENTIAL_ACCESS not in record.get("alerts", ()):
+            return [value for value in output_secrets(output) if self.note(value, source)]
+        return self.note_text(output_text(output), source)
 
     def redact(self, value: object) -> object:
-        """``value`` (strings, lists, mappings, recursively) with every noted secret replaced by
-        ``[secret:<fingerprint>]``, longest secrets first."""
+        """``value`` (strings, lists, mappings with their keys, recursively) with every noted
+        secret replaced by ``[secret:<fingerprint>]``, longest secrets first."""
         secrets = sorted(self.items(), key=lambda secret: -len(secret.value))
         if not secrets:
             return value
@@ -262,7 +278,12 @@ def _redacted(value: object, secrets: list[NotedSecret]) -> object:
                 value = value.replace(secret.value, REDACTED.format(fingerprint=secret.fingerprint))
         return value
     if isinstance(value, Mapping):
-        return {key: _redacted(item, secrets) for key, item in value.items()}
+        # a key is sent and recorded like a value (a gather's property name, a tool's argument)
+        return {_redacted(key, secrets): _redacted(item, secrets) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [_redacted(item, secrets) for item in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        text = str(value)  # a numeric secret sent as a number
+        changed = _redacted(text, secrets)
+        return value if changed == text else changed
     return value

@@ -1,0 +1,133 @@
+"""A long enough part of a secret sent on its own: a *run* of the value's secret characters.
+
+Sending 24 of the 32 hexadecimal digits of a key leaves 32 bits to guess; the rest of the
+matcher only finds a whole value, or one reassembled from parts (:mod:`._fragments`). So the
+outgoing streams also look for runs of a value's *core* — the value without its public vendor
+prefix (``sk-test-``, ``whsec_``: :func:`._skeleton.body`), when that is a token of letters and
+digits of at least :data:`MIN_CORE` characters. A run counts from :func:`run_length` characters:
+:data:`LONG_RUN` at most (half a 32-character key), and fewer for a short core — as many as
+leave :data:`LEFT_TO_GUESS` characters unsent — but never fewer than :data:`MIN_RUN`. Showing
+the last four characters of a key (``…3f8c``), as dashboards do, is no run; nor is a commit id.
+
+Runs are matched on the skeleton of the text (letters and digits, lower-cased: separators,
+spaces and zero-width characters between the characters do not hide a run), with Unicode
+look-alikes folded first, and on from the skeleton of the texts sent just before it: a key sent
+ten characters a message is refused once the run is long enough, not only at its last part.
+Every other character of a core (``key[::2]``) is a run too, and a text is also read taking
+every second or third character (a filler character after each one of the key). One
+Aho–Corasick automaton holds every run of every value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import ahocorasick_rs
+
+from pytest_harness_audit.inspect import _fold, _skeleton
+
+#: A value's core takes part from this many characters (shorter values are matched whole).
+MIN_CORE = 16
+#: A run this long always counts.
+LONG_RUN = 16
+#: A run leaving at most this many characters of a shorter core unsent counts.
+LEFT_TO_GUESS = 8
+#: No run shorter than this counts.
+MIN_RUN = 10
+#: A run has at least this many distinct characters.
+MIN_DISTINCT = 4
+#: Characters of one text looked at for runs (its head).
+RUN_SCAN = 1024 * 1024
+#: Run hits looked at per text (a text repeating a run cannot cost more).
+MAX_HITS = 4096
+#: Texts are also read taking every second and every third character (filler between them).
+MAX_STRIDE = 3
+
+_TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~]+")
+
+
+def run_length(core: int) -> int:
+    """How many characters of a core of ``core`` characters make a run."""
+    return max(MIN_RUN, min(LONG_RUN, core - LEFT_TO_GUESS))
+
+
+def core(value: str) -> str | None:
+    """The skeleton of ``value``'s secret part when runs of it are matched (see the module
+    doc), else ``None``."""
+    part = _skeleton.body(value) or value
+    if _TOKEN.fullmatch(part) is None:
+        return None
+    if not any(c.isdigit() for c in part) or not any(c.isalpha() for c in part):
+        return None
+    skeleton = _skeleton.skeleton(part)
+    return skeleton if len(skeleton) >= MIN_CORE else None
+
+
+def _grams(skeleton: str, size: int) -> Iterator[str]:
+    for start in range(len(skeleton) - size + 1):
+        gram = skeleton[start : start + size]
+        if len(set(gram)) >= MIN_DISTINCT:  # not ``0000…``
+            yield gram
+
+
+class RunIndex:
+    """The runs of a list of ``(secret, value)`` pairs, in one automaton."""
+
+    def __init__(self, values: list[tuple[int, str]]) -> None:
+        owners: dict[str, set[int]] = {}
+        for secret, value in values:
+            skeleton = core(value)
+            if skeleton is None:
+                continue
+            size = run_length(len(skeleton))
+            # the core itself, and every other character of it (``key[::2]``)
+            for part in (skeleton, skeleton[::2], skeleton[1::2]):
+                for gram in _grams(part, size):
+                    owners.setdefault(gram, set()).add(secret)
+        self._grams = list(owners)
+        self._owners = [tuple(sorted(owners[gram])) for gram in self._grams]
+        self.empty = not self._grams
+        self._automaton = None if self.empty else ahocorasick_rs.AhoCorasick(self._grams)
+
+    def hits(self, text: str, before: str = "") -> list[tuple[int, int, int]]:
+        """``(secret, start, end)`` of the first run of each value found in ``text``; a run
+        may begin in ``before`` (the skeleton of the texts sent just before it), and then
+        starts at 0."""
+        if self._automaton is None or not text:
+            return []
+        text = text[:RUN_SCAN]
+        skeleton = _skeleton.skeleton_text(text)
+        found = self._hits(before, skeleton, text)
+        if not found and not text.isascii():
+            # look-alike letters folded: the span is the whole text (positions do not map)
+            skeleton = _skeleton.skeleton_text(_fold.fold(text))
+            found = {secret: (0, len(text)) for secret in self._hits(before, skeleton, None)}
+        if not found:
+            # a character of filler after each one (``s1x2y…``): the span is the whole text
+            for stride in range(2, MAX_STRIDE + 1):
+                for offset in range(stride):
+                    view = skeleton[offset::stride]
+                    found.update((s, (0, len(text))) for s in self._hits("", view, None))
+        return [(secret, start, end) for secret, (start, end) in found.items()]
+
+    def _hits(self, before: str, view: str, text: str | None) -> dict[int, tuple[int, int]]:
+        assert self._automaton is not None
+        found: dict[int, tuple[int, int]] = {}
+        pieces = None
+        carried = len(before)
+        matches = self._automaton.find_matches_as_indexes(before + view, overlapping=True)
+        for gram, start, end in matches[:MAX_HITS]:
+            if end <= carried:
+                continue  # found in the earlier texts alone
+            for secret in self._owners[gram]:
+                if secret in found:
+                    continue
+                if text is None:
+                    found[secret] = (0, 0)
+                    continue
+                if pieces is None:
+                    pieces = _skeleton.skeleton_pieces(text)
+                first = pieces.start(start - carried) if start >= carried else 0
+                found[secret] = (first, pieces.end(end - carried))
+        return found
