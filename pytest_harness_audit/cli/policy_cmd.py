@@ -10,7 +10,7 @@ from typing import Any
 
 from pytest_harness_audit.audit.records import display_target
 from pytest_harness_audit.cli.policy_lint import masking_lints
-from pytest_harness_audit.errors import UsageError
+from pytest_harness_audit.errors import HarnessAuditError, UsageError
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.evaluation import Evaluation
 from pytest_harness_audit.policy.loader import preset_path
@@ -57,14 +57,20 @@ def register(subparsers: Any) -> None:
 
 def policy_from_args(args: argparse.Namespace) -> Policy:
     """The policy named by ``--policy FILE``/``--preset NAME`` (default: the ``safety`` preset);
-    read once per command line (kept on ``args``)."""
+    read once per command line (kept on ``args``; so is the error of one that does not load)."""
     cached = getattr(args, "_resolved_policy", None)
     if isinstance(cached, Policy):
         return cached
-    if getattr(args, "policy", None):
-        policy = resolve_policy(Path(args.policy))
-    else:
-        policy = resolve_policy(getattr(args, "preset", None) or None)
+    if isinstance(cached, HarnessAuditError):
+        raise cached
+    try:
+        if getattr(args, "policy", None):
+            policy = resolve_policy(Path(args.policy))
+        else:
+            policy = resolve_policy(getattr(args, "preset", None) or None)
+    except HarnessAuditError as exc:
+        args._resolved_policy = exc
+        raise
     args._resolved_policy = policy
     return policy
 

@@ -155,10 +155,18 @@ def _text(result: types.CallToolResult) -> str:
 
 
 async def _run_calls(session: ClientSession, start: int, stop: int, outcomes: Counter[str]) -> None:
-    for batch in range(start, stop, IN_FLIGHT):
-        async with anyio.create_task_group() as group:
-            for index in range(batch, min(batch + IN_FLIGHT, stop)):
-                group.start_soon(_call, session, plan(index), outcomes)
+    # IN_FLIGHT callers take the next call as soon as theirs is answered: a hanging call holds
+    # one caller for the call timeout while the others go on (in batches, each batch with a
+    # hanging call waited the whole timeout with nothing else in flight).
+    indices = iter(range(start, stop))
+
+    async def caller() -> None:
+        for index in indices:
+            await _call(session, plan(index), outcomes)
+
+    async with anyio.create_task_group() as group:
+        for _ in range(IN_FLIGHT):
+            group.start_soon(caller)
 
 
 async def _soak(storage: Path, calls: int) -> tuple[Usage, Usage, Counter[str]]:
