@@ -38,7 +38,10 @@ def remember_write(
     key = expander.key(path)
     names = expander.loose_files
     if append and text is not None and key not in expander.files and expander.is_unknown(key):
-        text, loose = None, text  # added to a text not known: still not known
+        # added to a text not known: still not known (two statements: a tuple assignment
+        # here is compiled with the narrowed types of its right side)
+        loose = text
+        text = None
     if text is None:
         held = names.get(key, "") if append and key in expander.unknown_files else ""
         expander.files.pop(key, None)
