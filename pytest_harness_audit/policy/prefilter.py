@@ -225,14 +225,28 @@ def requirement(pattern: str, *, is_regex: bool) -> Requirement | None:
     return _parsed_requirement(parsed, parsed.state.flags, anchored=True)
 
 
+# A pattern's requirement depends on its text alone, and parsing a regex for it is most of what
+# compiling a policy costs: every session and hook event compiles its policy again.
+_KNOWN_REQUIREMENTS: dict[tuple[str, bool], Requirement | None] = {}
+_KNOWN_REQUIREMENTS_MAX = 4096
+
+
 def pattern_requirement(pattern: str, *, is_regex: bool) -> Requirement | None:
     """:func:`requirement`; for a regex ``^(?!P…)`` of plain prefixes (which requires no
     literal), the prefixes no target it matches starts with."""
-    if is_regex:
-        excluded = excluded_prefixes(pattern)
-        if excluded is not None:
-            return Requirement((), excluded=excluded)
-    return requirement(pattern, is_regex=is_regex)
+    key = (pattern, is_regex)
+    if key in _KNOWN_REQUIREMENTS:
+        return _KNOWN_REQUIREMENTS[key]
+    found: Requirement | None = None
+    excluded = excluded_prefixes(pattern) if is_regex else None
+    if excluded is not None:
+        found = Requirement((), excluded=excluded)
+    else:
+        found = requirement(pattern, is_regex=is_regex)
+    if len(_KNOWN_REQUIREMENTS) >= _KNOWN_REQUIREMENTS_MAX:
+        _KNOWN_REQUIREMENTS.clear()
+    _KNOWN_REQUIREMENTS[key] = found
+    return found
 
 
 def python_regex_requirement(compiled: re.Pattern[str]) -> Requirement | None:
