@@ -112,9 +112,6 @@ WATCHED_CATEGORIES = frozenset({COMMAND, FILE_WRITE, MCP, UNKNOWN, DELEGATION, C
 """Categories of calls that can change files: only these get workspace snapshots."""
 
 _MAX_STREAMS = 256
-#: Tools whose payload is a message to another agent: read for a long enough part of a secret
-#: too (a run, see :mod:`._runs`), not only for whole values.
-MESSAGE_TOOLS = frozenset({"send_message"})
 
 
 @dataclass(frozen=True)
@@ -323,16 +320,15 @@ class Inspector:
 
         Each text leaf is scanned as the next part of a stream named by ``channel`` (default:
         the leaf's place in the payload, e.g. ``text`` or ``url``), so a value sent in two
-        messages is found when its second part goes. A message (:data:`MESSAGE_TOOLS`) is
-        also read for a long enough part of a value (:mod:`._runs`). ``redacted_output`` is
-        the payload with every hit (of this payload) redacted.
+        messages is found when its second part goes. Every payload is also read for a long
+        enough part of a value (:mod:`._runs`): a part that leaves too little to guess is the
+        secret, whichever way it leaves (a message, a URL, an upstream tool's arguments).
+        ``redacted_output`` is the payload with every hit (of this payload) redacted.
         """
-
-        runs = tool in MESSAGE_TOOLS
 
         def scanner(leaf: str | bytes, where: str, budget: int) -> ScanResult:
             name = channel if channel is not None else where or tool
-            return self._stream(name).scan(leaf, runs=runs)
+            return self._stream(name).scan(leaf, runs=True)
 
         scan = self._tidy(scan_value(params, scanner))
         return _findings(None, scan, params)

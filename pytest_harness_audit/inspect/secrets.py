@@ -14,7 +14,8 @@ characters, look-alike dashes and letters: :mod:`._fold`). A :class:`StreamScann
 normalised tail of earlier texts, so a value split over consecutive sends is found when its last
 part is sent, and the fragments of values its latest texts held, so a value sent in two parts with
 other text between them is found too (:mod:`._fragments`). A stream of messages to other agents
-(``scan(…, runs=True)``) is also read for a long enough part of a value (:mod:`._runs`).
+(``scan(…, runs=True)``) is also read for a long enough part of a value (:mod:`._runs`); every
+payload about to leave is read so.
 
 What leaves this module never holds a value: a :class:`SecretFinding` names the secret by its
 fingerprint (the first 16 hex digits of the SHA-256 of its UTF-8 bytes, as the message firewall's
@@ -449,7 +450,7 @@ class StreamScanner:
 
     def scan(self, data: str | bytes, *, runs: bool = False) -> ScanResult:
         """The findings in ``data``, including values that began in earlier texts; with
-        ``runs`` (a message to another agent), a long enough part of a value too (``run``)."""
+        ``runs`` (a payload about to leave), a long enough part of a value too (``run``)."""
         with self._lock:
             for carry in self._carries.values():
                 carry.forget_positions()
