@@ -1,23 +1,33 @@
 """Where the hook door keeps its continuity witnesses: one small file per session, outside the
 store (see :mod:`pytest_harness_audit.doors.hook_continuity`), and their removal with the
-sessions they witness (``audit prune``).
+sessions they witness (``audit prune``), and how a witness is read and written.
 
 The witnesses of one store share a folder named after the store's resolved path, so two stores
-holding the same session id never share a witness.
+holding the same session id never share a witness. A witness is replaced whole (never seen half
+written); a change of one is a read, change and write under :func:`witness_lock`, so hook
+processes of parallel calls never lose each other's changes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+from pytest_harness_audit.audit.locking import exclusive
 from pytest_harness_audit.audit.storage import sanitize_session_id
 
 #: ``$HARNESS_AUDIT_WITNESS_DIR`` overrides where the witnesses are kept.
 WITNESS_ENV = "HARNESS_AUDIT_WITNESS_DIR"
+#: A witness's seals of the pending files of its session's calls in flight (the hook door's
+#: ``hook_pending_seal``): ``{key: {"sha256": [...], "facts": {...}}}``.
+SEALED_KEY = "sealed"
 
 
 def witness_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -52,3 +62,54 @@ def drop_empty_witness_dir(
     """Remove the store's witness folder when no witness is left in it."""
     with contextlib.suppress(OSError):
         store_witness_dir(storage, environ).rmdir()
+
+
+class WitnessUnreadable(Exception):
+    """The witness exists and cannot be read, or is not a witness (changed by someone)."""
+
+
+def read_witness(path: Path) -> dict[str, Any] | None:
+    """The witness (``None``: there is none); raises :class:`WitnessUnreadable`."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise WitnessUnreadable(type(exc).__name__) from None
+    if not isinstance(data, dict):
+        raise WitnessUnreadable("not an object")
+    return data
+
+
+def write_witness(path: Path, data: Mapping[str, Any]) -> None:
+    """Replace the witness atomically; a witness that cannot be written is skipped (the hook
+    still gates and records)."""
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=path.parent, prefix=".w-", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump(data, out, sort_keys=True)
+            os.replace(name, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+
+
+@contextmanager
+def witness_lock(
+    storage: str | os.PathLike[str], environ: Mapping[str, str] | None = None
+) -> Iterator[None]:
+    """Hold the exclusive lock of the store's witness folder (the folder itself: a witness is
+    replaced whole, so it cannot carry the lock) for one read, change and write of a witness.
+
+    ``OSError``: the folder cannot be made or opened; a lock another process holds for long is
+    a :class:`~pytest_harness_audit.audit.errors.ChainError` (:mod:`.locking`)."""
+    folder = store_witness_dir(storage, environ)
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+    try:
+        with exclusive(fd):
+            yield
+    finally:
+        os.close(fd)

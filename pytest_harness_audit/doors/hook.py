@@ -10,9 +10,10 @@ Both record into the chain of the payload's ``session_id`` through the gate's do
 
 Each hook is a fresh process: ``rateLimit`` rules count the session's calls from its chain, and
 an allowed pre step leaves a pending file (start time, rate hits and, for a call that can change
-files, the workspace snapshot of :mod:`.hook_effects`) for its post step, which records the call
-as pre decided it, with its effects (a post proves the call ran: it is never recorded as
-blocked, see :mod:`.hook_outcome`). Pending files also let pre count calls still running.
+files, the workspace snapshot of :mod:`.hook_effects`), sealed (:mod:`.hook_pending_seal`), for
+its post step, which records the call as pre decided it, with its effects (a post proves the
+call ran: it is never recorded as blocked, see :mod:`.hook_outcome`). Pending files also let pre
+count calls still running.
 
 A call pre answered ``ask`` gets exactly one outcome record: post records it approved by the
 host, ``PermissionDenied`` records the host's auto mode refusing it, and a refusal at the host's
@@ -44,11 +45,11 @@ from pytest_harness_audit.doors.hook_asks import (
     AUTO_MODE_APPROVER,
     asked_entry,
     call_key,
-    claim,
     pending_path,
     reconcile,
     refuse_asked,
-    settled_path,
+    sealed_facts,
+    take,
     write_state,
 )
 from pytest_harness_audit.doors.hook_continuity import WitnessGuard, witness_dir
@@ -68,6 +69,7 @@ from pytest_harness_audit.doors.hook_outcome import (
     response_status,
     stop_if_ended,
 )
+from pytest_harness_audit.doors.hook_pending_seal import pending_key, record_broken, seal
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.approvals import ASK, Approval, ended, recording_only
@@ -278,9 +280,9 @@ def handle_pre(
     if inspection is not None:  # the call's pending state reuses what was just digested
         inspection.inspector.host_taken = host.now
     try:
-        pending = _pending_path(storage, payload)
+        pending, sid = _pending_path(storage, payload), payload.session_id
         # the agent's earlier asks the host settled without an event: refused at its prompt
-        reconcile(gate, storage, event=PRE, agent=payload.agent_id, skip=pending)
+        reconcile(gate, storage, event=PRE, agent=payload.agent_id, skip=pending, session_id=sid)
         if gate.rate_windows:
             _count_calls_in_flight(gate, pending)
         # an approver's terminate, in any process sharing the store, ends the session
@@ -320,7 +322,8 @@ def handle_pre(
             kept = inspection.inspector.pending_state(token)
             if kept is not None:
                 state[PENDING_KEY] = kept
-        write_state(pending, state)
+        # sealed outside the store: the call cannot rewrite what its post reads unseen
+        seal(storage, sid, pending, write_state(pending, state), sealed_facts(state), fresh=True)
         return answer
     finally:
         gate.chain.close()
@@ -335,16 +338,14 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
     gate, inspection = open_gate(storage, payload, policy)
     try:
         pending = _pending_path(storage, payload)
-        # taken for this post alone: a reconciliation cannot record the call too
-        claimed = claim(pending)
-        source = claimed or settled_path(pending)  # recorded as not run, yet it ran
+        # taken for this post alone (a reconciliation cannot record the call too), else the
+        # state of a call recorded as not run, yet it ran; checked against its seal
+        taken = take(storage, payload.session_id, pending)
         duration_ms: float | None = None
         state: dict[str, Any] | None = None
         problem = "no pending file from a pre step"
         try:
-            state = json.loads(source.read_text(encoding="utf-8"))
-            if not isinstance(state, dict):
-                raise TypeError("not an object")
+            state = taken.state()
             duration_ms = max(0.0, (time.time() - float(state["started"])) * 1000.0)
             rate_hits = RateHits.from_json(state["rateHits"]) if "rateHits" in state else None
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -356,7 +357,10 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
         else:
             # pre decided and counted the call already: record it as pre decided it
             decision = gate.redecide(payload.tool_name, payload.tool_input, rate_hits)
-        if inspection is not None:
+        if inspection is not None and taken.broken is not None:
+            problem = f"the pre step's pending file was {taken.broken} after pre sealed it"
+            inspection.inspector.load(None, problem)  # what pre saw cannot be trusted
+        elif inspection is not None:
             inspection.inspector.load(state, problem)
         status, error = response_status(payload.tool_response)
         reported = Outcome(
@@ -388,9 +392,13 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
         host.note_after_call(
             storage, payload.session_id, kept, policy=policy, cwd=payload.cwd, event=payload.event
         )
+        if taken.broken is not None:
+            record_broken(
+                storage, payload.session_id, policy, payload.cwd, event=payload.event,
+                key=pending_key(pending), how=taken.broken, tool=payload.tool_name,
+            )  # fmt: skip
         # only now: a pre step in between counts this call from the pending file or the record
-        with contextlib.suppress(OSError):
-            source.unlink()
+        taken.release(storage, payload.session_id, pending)
         return {"suppressOutput": True}
     finally:
         gate.chain.close()
@@ -409,23 +417,26 @@ def handle_permission_denied(text: str, *, storage: Path, policy: Policy) -> dic
     gate, _inspection = open_gate(storage, payload, policy)
     try:
         pending = _pending_path(storage, payload)
-        claimed = claim(pending)
+        taken = take(storage, payload.session_id, pending, settled=False)
+        claimed = taken.source if taken.owned else None
         state: dict[str, Any] = {}
-        if claimed is not None:
-            with contextlib.suppress(OSError, ValueError):
-                loaded = json.loads(claimed.read_text(encoding="utf-8"))
-                state = loaded if isinstance(loaded, dict) else {}
+        if claimed is not None or taken.broken is not None:
+            with contextlib.suppress(OSError, ValueError, TypeError):
+                state = taken.state()
         state[ASKED_KEY] = asked_entry(
             "deny", payload.tool_name, payload.tool_input, payload.agent_id, payload.tool_use_id
         )
-        if claimed is None:  # no pre step seen: decided (and counted) here
+        if claimed is None and taken.broken is None:  # no pre step seen: decided here
             hits = gate.decide(payload.tool_name, payload.tool_input).rate_hits
             if hits is not None:
                 state["rateHits"] = hits.to_json()
         refuse_asked(gate, state, Approval("reject", AUTO_MODE_APPROVER, why))
-        if claimed is not None:
-            with contextlib.suppress(OSError):
-                claimed.unlink()
+        if taken.broken is not None:
+            record_broken(
+                storage, payload.session_id, policy, payload.cwd, event=payload.event,
+                key=pending_key(pending), how=taken.broken, tool=payload.tool_name,
+            )  # fmt: skip
+        taken.release(storage, payload.session_id, pending)
         return {"hookSpecificOutput": {"hookEventName": PERMISSION_DENIED, "retry": False}}
     finally:
         gate.chain.close()

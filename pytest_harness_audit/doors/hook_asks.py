@@ -19,6 +19,10 @@ reconciliation never both record one call. The reconciled state is kept as ``<ke
 (with the record's id): should the host run the call after all (a post event arriving late,
 possible only for calls the host ran in parallel), the post step records what ran with
 ``approval.supersedes`` naming the record it corrects.
+
+Every pending file is sealed (:mod:`.hook_pending_seal`): a reconciliation records an asked
+call from a file whose bytes its seal covers, and notes one changed or removed behind it; the
+settled state it keeps is sealed in turn, for the late post step.
 """
 
 from __future__ import annotations
@@ -28,11 +32,22 @@ import json
 import os
 import tempfile
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.audit.canonical import sha256_hex
 from pytest_harness_audit.audit.storage import sanitize_session_id
+from pytest_harness_audit.doors.hook_pending_seal import (
+    Seal,
+    pending_key,
+    read_bytes,
+    read_seal,
+    read_seals,
+    record_broken,
+    seal,
+    unseal,
+)
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.approvals import Approval, recording_only, settle
 from pytest_harness_audit.policy.ratelimit import RateHits
@@ -94,15 +109,22 @@ def find_pending(storage: Path, session_id: str, key: str) -> Path | None:
     return None
 
 
-def write_state(path: Path, state: Mapping[str, Any]) -> None:
+def state_text(state: Mapping[str, Any]) -> str:
+    """A pending state as its file holds it."""
+    return json.dumps(state, separators=(",", ":"))  # one C-encoded string
+
+
+def write_state(path: Path, state: Mapping[str, Any] | str) -> str:
     """Write a pending file whole or not at all: a pre counting calls in flight, or the post,
-    never reads half of it."""
+    never reads half of it. ``state`` may be its :func:`state_text` already; returns that."""
+    text = state if isinstance(state, str) else state_text(state)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(json.dumps(state, separators=(",", ":")))  # one C-encoded string
+            out.write(text)
         os.replace(temp, path)
+        return text
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
@@ -168,27 +190,140 @@ def any_asked(storage: Path, session_id: str) -> bool:
 
 
 def reconcile(
-    gate: Gate, storage: Path, *, event: str, agent: str | None, skip: Path | None = None
+    gate: Gate,
+    storage: Path,
+    *,
+    event: str,
+    agent: str | None,
+    skip: Path | None = None,
+    session_id: str | None = None,
 ) -> int:
     """Record the session's asked calls left without an outcome as not run (``reject`` by
-    :data:`HOST_APPROVER`); ``agent``: whose asks (:data:`EVERY_AGENT`: all). Return how many."""
+    :data:`HOST_APPROVER`); ``agent``: whose asks (:data:`EVERY_AGENT`: all). Return how many.
+
+    ``session_id``: the payload's (the gate's chain knows it only as a file name), whose
+    witness holds the seals; a file changed behind its seal is noted, not recorded from."""
+    sid = session_id or gate.chain.session_id
     folder = storage / "pending" / sanitize_session_id(gate.chain.session_id)
     done = 0
     for pending in _unanswered(folder, agent, skip):
         claimed = claim(pending)
         if claimed is None:
             continue  # its post step, or another reconciliation, has it
+        data, key = read_bytes(claimed), pending_key(pending)
+        sealed = read_seal(storage, sid, pending)
+        broken = None if sealed is None else sealed.broken(data)
+        if broken is not None:
+            unseal(storage, sid, [key])
+            record_broken(storage, sid, gate.policy, gate.root, event=event, key=key, how=broken)
+            with contextlib.suppress(OSError):
+                claimed.unlink()
+            continue
         try:
-            state = json.loads(claimed.read_text(encoding="utf-8"))
+            if data is None:
+                raise FileNotFoundError(claimed)
+            state = json.loads(data.decode("utf-8"))
             reason = f"{UNANSWERED}; reconciled at {event}"
             record = refuse_asked(gate, state, Approval("reject", HOST_APPROVER, reason))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue  # unreadable: left for the session events to clean
-        write_state(settled_path(pending), {**state, "settledRecord": record["recordId"]})
+        settled = {**state, "settledRecord": record["recordId"]}
+        text = state_text(settled)
+        if sealed is not None:  # sealed before it is written: a late post finds it covered
+            seal(storage, sid, pending, text, sealed_facts(settled))
+        write_state(settled_path(pending), text)
         with contextlib.suppress(OSError):
             claimed.unlink()
         done += 1
     return done
+
+
+#: The facts of a pending state a seal keeps beside its hash (the asked entry without its input).
+_FACTS = ("call", "started", "rateHits", "settledRecord")
+
+
+def sealed_facts(state: Mapping[str, Any]) -> dict[str, Any]:
+    """What a seal keeps of a pending ``state``: enough to record its call as pre decided it
+    (rate hits, start, whether the host asked) when the file cannot be trusted."""
+    facts = {key: state[key] for key in _FACTS if key in state}
+    asked = state.get(ASKED_KEY)
+    if isinstance(asked, Mapping):
+        facts[ASKED_KEY] = {k: asked.get(k) for k in ("answer", "tool", "agentId", "toolUseId")}
+    return facts
+
+
+@dataclass(frozen=True)
+class Taken:
+    """A call's pending file as the step recording its outcome took it (:func:`take`)."""
+
+    #: The file read (``None``: none found).
+    source: Path | None
+    data: bytes | None
+    #: Its seal (``None``: no pre step sealed one).
+    seal: Seal | None
+    #: The step took the file for itself (its claim, or the settled state): it removes it.
+    owned: bool
+
+    @property
+    def broken(self) -> str | None:
+        """``changed`` or ``removed`` behind its seal (``None``: as sealed, or no seal)."""
+        return None if self.seal is None else self.seal.broken(self.data)
+
+    def state(self) -> dict[str, Any]:
+        """The pending state the call is recorded by: behind a broken seal, the sealed facts;
+        else the file's (``OSError``: there is none; ``ValueError``, ``TypeError``: not a
+        pending state)."""
+        if self.seal is not None and self.broken is not None:
+            return dict(self.seal.facts)
+        if self.data is None:
+            raise FileNotFoundError("no pending file")
+        state = json.loads(self.data.decode("utf-8"))
+        if not isinstance(state, dict):
+            raise TypeError("not an object")
+        return state
+
+    def release(self, storage: Path, session_id: str, pending: Path) -> None:
+        """The call is recorded: drop its seal, then its file (never a seal without its file:
+        the session's end would take that for a removal)."""
+        if self.owned or self.broken is not None:
+            unseal(storage, session_id, [pending_key(pending)])
+        if self.owned and self.source is not None:
+            with contextlib.suppress(OSError):
+                self.source.unlink()
+
+
+def take(storage: Path, session_id: str, pending: Path, *, settled: bool = True) -> Taken:
+    """Claim a call's pending file (else, with ``settled``, read its settled state) and its
+    seal, read after the bytes (a rewrite seals its new hash before it writes). A sealed call
+    whose file another step holds (a reconciliation under way) is read where it is."""
+    claimed = claim(pending)
+    source = claimed or (settled_path(pending) if settled else None)
+    data = read_bytes(source)
+    sealed = read_seal(storage, session_id, pending)
+    if claimed is not None:
+        return Taken(claimed, data, sealed, True)
+    if data is None and sealed is not None:
+        held = pending.with_name(pending_key(pending) + _CLAIMED)
+        other = read_bytes(held)
+        if other is not None and sealed.holds(other):
+            return Taken(held, other, sealed, False)
+    return Taken(source if data is not None else None, data, sealed, data is not None)
+
+
+def check_seals(storage: Path, session_id: str) -> list[tuple[str, str]]:
+    """Compare the session's seals left (calls whose post never came) with their files, drop
+    them, and return ``(key, changed|removed)`` for those that do not hold (the session's
+    start and end, before its pending files are cleaned)."""
+    seals = read_seals(storage, session_id)
+    folder = storage / "pending" / sanitize_session_id(session_id)
+    broken: list[tuple[str, str]] = []
+    for key, sealed in sorted(seals.items()):
+        names = (f"{key}.json", key + _CLAIMED, key + _SETTLED)
+        found = [data for data in map(read_bytes, (folder / n for n in names)) if data is not None]
+        if not any(sealed.holds(data) for data in found):
+            broken.append((key, "changed" if found else "removed"))
+    unseal(storage, session_id, seals)
+    return broken
 
 
 def refuse_asked(gate: Gate, state: Mapping[str, Any], approval: Approval) -> dict[str, Any]:
@@ -209,14 +344,19 @@ __all__ = [
     "EVERY_AGENT",
     "HOST_APPROVER",
     "UNANSWERED",
+    "Taken",
     "any_asked",
     "asked_entry",
     "call_key",
+    "check_seals",
     "claim",
     "find_pending",
     "pending_path",
     "reconcile",
     "refuse_asked",
+    "sealed_facts",
     "settled_path",
+    "state_text",
+    "take",
     "write_state",
 ]

@@ -29,7 +29,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -38,9 +37,14 @@ from typing import Any
 
 from pytest_harness_audit.audit.anchor import read_anchor
 from pytest_harness_audit.audit.continuity_files import (
+    SEALED_KEY,
     WITNESS_ENV,
+    WitnessUnreadable,
+    read_witness,
     witness_dir,
+    witness_lock,
     witness_path,
+    write_witness,
 )
 from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.audit.storage import StorageLayout
@@ -219,38 +223,6 @@ def transcript_tool_uses(path: str | None, offset: int = 0) -> list[str]:
     return ids
 
 
-class WitnessUnreadable(Exception):
-    """The witness exists and cannot be read, or is not a witness (changed by someone)."""
-
-
-def _read_witness(path: Path) -> dict[str, Any] | None:
-    """The witness (``None``: there is none); raises :class:`WitnessUnreadable`."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, RecursionError) as exc:
-        raise WitnessUnreadable(type(exc).__name__) from None
-    if not isinstance(data, dict):
-        raise WitnessUnreadable("not an object")
-    return data
-
-
-def _write_witness(path: Path, data: Mapping[str, Any]) -> None:
-    """Replace the witness atomically; a witness that cannot be written is skipped (the hook
-    still gates and records)."""
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, name = tempfile.mkstemp(dir=path.parent, prefix=".w-", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(data, out, sort_keys=True)
-            os.replace(name, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(name)
-
-
 @dataclass(frozen=True)
 class Loss:
     """A chain the witness vouches for and the store no longer holds."""
@@ -278,7 +250,7 @@ def find_loss(
 ) -> Loss | None:
     """The loss the witness proves before this event, if any (nothing is written)."""
     try:
-        witness = _read_witness(witness_path(storage, event.session_id, environ))
+        witness = read_witness(witness_path(storage, event.session_id, environ))
     except WitnessUnreadable:
         return None  # before_event records that
     if witness is None:
@@ -384,7 +356,7 @@ def before_event(
     if loss is not None:
         return event if record_loss(storage, policy, event, loss) else None
     try:
-        _read_witness(witness_path(storage, event.session_id, environ))
+        read_witness(witness_path(storage, event.session_id, environ))
     except WitnessUnreadable as exc:
         # made unreadable (a lost chain would then go unseen): the continuity is unknown
         reason = f"the session's continuity witness is unreadable ({exc}): a lost chain is unseen"
@@ -414,12 +386,17 @@ def before_event(
 def after_event(
     storage: Path, event: HookEvent | None, environ: Mapping[str, str] | None = None
 ) -> None:
-    """Note the chain as this event left it in the session's witness."""
+    """Note the chain as this event left it in the session's witness (under the witness lock,
+    keeping the seals of pending files other events wrote, :mod:`.hook_pending_seal`)."""
     if event is None:
         return
-    path = witness_path(storage, event.session_id, environ)
+    with contextlib.suppress(OSError, ChainError), witness_lock(storage, environ):
+        _note_chain(witness_path(storage, event.session_id, environ), storage, event)
+
+
+def _note_chain(path: Path, storage: Path, event: HookEvent) -> None:
     try:
-        old = _read_witness(path) or {}
+        old = read_witness(path) or {}
     except WitnessUnreadable:
         old = {}  # written anew (before_event recorded the problem)
     now = ChainState.read(storage, event.session_id)
@@ -437,13 +414,14 @@ def after_event(
     }
     if now.head is not None and now.size is not None:
         data.update(head=now.head, size=now.size)
-    if "transcriptOffset" in old:
-        data["transcriptOffset"] = old["transcriptOffset"]
-    else:
+    for kept in ("transcriptOffset", SEALED_KEY):
+        if kept in old:
+            data[kept] = old[kept]
+    if "transcriptOffset" not in old:
         size = transcript_size(event.transcript)
         if size is not None:
             data["transcriptOffset"] = size
-    _write_witness(path, data)
+    write_witness(path, data)
 
 
 def recorded_losses(storage: str | os.PathLike[str], session_id: str) -> list[str]:

@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 from pytest_harness_audit.audit.storage import sanitize_session_id
 from pytest_harness_audit.doors.hook_asks import ASKED_KEY
 from pytest_harness_audit.doors.hook_host_digest import read_json
+from pytest_harness_audit.doors.hook_pending_seal import read_seals
 
 #: The name of the entries' set in a host settings state.
 ALLOWED_TOOLS = ".claude.json:allowedTools"
@@ -185,19 +186,26 @@ def asked_calls(
     storage: str | os.PathLike[str], session_id: str
 ) -> list[tuple[str, Mapping[str, Any]]]:
     """``(tool, input)`` of the session's open calls the host asked the user about (their
-    pending files, claimed ones included: a post in progress)."""
+    pending files, claimed ones included: a post in progress). Once the session's calls are
+    sealed (:mod:`.hook_pending_seal`), only files their seals cover count: an ask a call wrote
+    into the store explains nothing."""
     folder = Path(storage) / "pending" / sanitize_session_id(session_id)
     try:
         names = sorted(os.listdir(folder))
     except OSError:
         return []
+    seals = read_seals(Path(storage), session_id)
     found: list[tuple[str, Mapping[str, Any]]] = []
     for name in names:
         if not name.endswith(".json") or name.startswith("."):
             continue
         try:
-            state = json.loads((folder / name).read_text(encoding="utf-8"))
+            data = (folder / name).read_bytes()
+            state = json.loads(data)
         except (OSError, ValueError, RecursionError):
+            continue
+        sealed = seals.get(name.removesuffix(".json").removesuffix(".claimed"))
+        if seals and (sealed is None or not sealed.holds(data)):
             continue
         entry = state.get(ASKED_KEY) if isinstance(state, dict) else None
         if isinstance(entry, dict) and isinstance(entry.get("tool"), str):

@@ -32,12 +32,21 @@ from pytest_harness_audit.doors.hook_asks import (
     call_key,
     claim,
     find_pending,
+    sealed_facts,
+    state_text,
     write_state,
 )
 from pytest_harness_audit.doors.hook_effects import HOST_SETTINGS_KEY, PENDING_KEY
 from pytest_harness_audit.doors.hook_host_project import PERMISSIONS_KEY, is_permissions
 from pytest_harness_audit.doors.hook_host_settings import HostWatch, check_between
 from pytest_harness_audit.doors.hook_outcome import stop_if_ended
+from pytest_harness_audit.doors.hook_pending_seal import (
+    pending_key,
+    read_bytes,
+    read_seal,
+    seal,
+    unseal,
+)
 from pytest_harness_audit.gate.approvals import ended
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.ratelimit import RateHits
@@ -61,15 +70,17 @@ def handle_permission_request(text: str, *, storage: Path, policy: Policy) -> di
     gate, _inspection = open_gate(storage, payload, policy)
     try:
         state: dict[str, Any] = {}
-        if claimed is not None:
-            with contextlib.suppress(OSError, ValueError):
-                loaded = json.loads(claimed.read_text(encoding="utf-8"))
+        data = read_bytes(claimed)
+        if data is not None:
+            with contextlib.suppress(ValueError):
+                loaded = json.loads(data)
                 state = loaded if isinstance(loaded, dict) else {}
         if gate.approvals.read_terminated(gate.chain.path) is not None:
             hits = RateHits.from_json(state["rateHits"]) if "rateHits" in state else None
             decision = ended(gate, gate.redecide(payload.tool_name, payload.tool_input, hits))
             gate.refuse(decision)
-            if claimed is not None:
+            if claimed is not None and pending is not None:
+                unseal(storage, payload.session_id, [pending_key(pending)])
                 with contextlib.suppress(OSError):
                     claimed.unlink()
                 claimed = None
@@ -91,14 +102,28 @@ def handle_permission_request(text: str, *, storage: Path, policy: Policy) -> di
                 marked[ASKED_KEY] = entry
                 if PENDING_KEY in state:
                     marked[PENDING_KEY] = state[PENDING_KEY] if rebased is None else rebased
-                write_state(claimed, marked)
+                _rewrite(storage, payload.session_id, claimed, data, marked)
             elif rebased is not None:
-                write_state(claimed, {**state, PENDING_KEY: rebased})
+                rewritten = {**state, PENDING_KEY: rebased}
+                _rewrite(storage, payload.session_id, claimed, data, rewritten)
         return {}
     finally:
         if claimed is not None and pending is not None:
             os.replace(claimed, pending)  # back for the call's post step or a reconciliation
         gate.chain.close()
+
+
+def _rewrite(
+    storage: Path, session_id: str, claimed: Path, before: bytes | None, state: dict[str, Any]
+) -> None:
+    """Write the claimed pending file anew, its new bytes sealed first when the seal covers
+    what it held (one changed behind its seal keeps that seal: its post notes the change)."""
+    pending = claimed.with_name(claimed.name.replace(".claimed.json", ".json"))
+    text = state_text(state)
+    sealed = read_seal(storage, session_id, pending)
+    if sealed is not None and sealed.holds(before):
+        seal(storage, session_id, pending, text, sealed_facts(state))
+    write_state(claimed, text)
 
 
 def _rebase(kept: Any, host: HostWatch) -> dict[str, Any] | None:

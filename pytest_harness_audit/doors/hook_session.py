@@ -14,7 +14,8 @@ chain holds. ``session-end`` verifies the chain, records the end (with what the
 verification found), writes the session report to ``<storage>/reports/<session>.yaml`` (what
 ``harness-audit audit report SESSION`` prints) and removes the session's stale pending files:
 at either event no call of the session is in flight, so a pending file left by a ``pre`` whose
-``post`` never came is stale. Both record through the gate's seam, never by appending to the
+``post`` never came is stale (first noting any changed or removed behind its seal,
+:mod:`.hook_pending_seal`). Both record through the gate's seam, never by appending to the
 chain directly, and print nothing on stdout: nothing a host could read as context or a decision.
 """
 
@@ -35,7 +36,7 @@ from pytest_harness_audit.audit.verify import ChainReport, verify_chain
 from pytest_harness_audit.doors.chain_faults import ChainFaults
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook import HookPayload, open_gate, read_payload
-from pytest_harness_audit.doors.hook_asks import EVERY_AGENT, any_asked, reconcile
+from pytest_harness_audit.doors.hook_asks import EVERY_AGENT, any_asked, check_seals, reconcile
 from pytest_harness_audit.doors.hook_effects import workspace_root
 from pytest_harness_audit.doors.hook_host_settings import (
     PROJECT_PREFIX,
@@ -47,6 +48,7 @@ from pytest_harness_audit.doors.hook_host_settings import (
     late_reasons,
     recorded_state,
 )
+from pytest_harness_audit.doors.hook_pending_seal import record_broken
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.seam import Outcome
@@ -163,9 +165,20 @@ def reconcile_asks(payload: SessionPayload, storage: Path, policy: Policy) -> in
     where = HookPayload(payload.event, payload.session_id, payload.event, {}, payload.cwd, None)
     gate, _inspection = open_gate(storage, where, policy)
     try:
-        return reconcile(gate, storage, event=payload.event, agent=EVERY_AGENT)
+        return reconcile(
+            gate, storage, event=payload.event, agent=EVERY_AGENT, session_id=payload.session_id
+        )
     finally:
         gate.chain.close()
+
+
+def check_pending_seals(payload: SessionPayload, storage: Path, policy: Policy) -> None:
+    """Note the session's pending files changed or removed behind their seals (calls whose
+    post never came, :mod:`.hook_pending_seal`) before they are cleaned."""
+    for key, how in check_seals(storage, payload.session_id):
+        record_broken(
+            storage, payload.session_id, policy, payload.cwd, event=payload.event, key=key, how=how
+        )
 
 
 def handle_stop(text: str, *, storage: Path, policy: Policy) -> None:
@@ -180,6 +193,7 @@ def handle_session_start(text: str, *, storage: Path, policy: Policy) -> None:
     """Open the session of a ``SessionStart`` payload and record its start."""
     payload = parse_session_payload(text, SESSION_START)
     reconcile_asks(payload, storage, policy)  # a resumed session's asks from before
+    check_pending_seals(payload, storage, policy)
     if not Recorded.read(storage, payload.session_id).ended:
         # a start within a session (after a compaction or /clear): a change since its last event
         # counts; after its end, the user's own changes do not
@@ -219,6 +233,7 @@ def handle_session_end(text: str, *, storage: Path, policy: Policy) -> SessionEn
             storage, payload.session_id, policy=policy, cwd=payload.cwd, event=SESSION_END
         )
         reconcile_asks(payload, storage, policy)
+        check_pending_seals(payload, storage, policy)
     except ChainError as exc:
         faults.note(str(exc))
     before = verify_chain(storage, payload.session_id)
@@ -343,6 +358,7 @@ __all__ = [
     "SessionEnded",
     "SessionPayload",
     "StoredSession",
+    "check_pending_seals",
     "clean_pending",
     "handle_session_end",
     "handle_session_start",

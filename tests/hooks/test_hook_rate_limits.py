@@ -14,6 +14,7 @@ import pytest
 from pytest_harness_audit.audit.reader import iter_records
 from pytest_harness_audit.audit.verify import verify_chain
 from pytest_harness_audit.cli import main as cli
+from pytest_harness_audit.doors.hook_continuity import witness_path
 
 PAYLOADS = Path(__file__).parent / "payloads"
 SESSION = "host-session-1"
@@ -166,6 +167,8 @@ def test_pending_files_of_earlier_versions_still_work(hook: HookRunner) -> None:
     assert hook.pre(1) == "allow"
     pending = next((hook.storage / "pending").rglob("*.json"))
     pending.write_text(json.dumps({"started": 1.0}))  # no rateHits: written before them
+    witness = witness_path(hook.storage, SESSION)  # nor any seal
+    witness.write_text(json.dumps({**json.loads(witness.read_text()), "sealed": {}}))
     hook.post(1)
     (record,) = calls(hook.storage)
     assert "rateHits" not in record and record["rules"]["constraints"][0] == "policy:allow"
