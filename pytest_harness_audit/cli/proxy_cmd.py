@@ -207,7 +207,7 @@ def _note_seal_broken(args: argparse.Namespace, reason: str) -> None:
     if not args.session:
         return
     from pytest_harness_audit.audit import AuditChain, RecordDraft
-    from pytest_harness_audit.readers.verdict import SEALED_FILE_CHANGED
+    from pytest_harness_audit.gate.session_policy import SEALED_FILE_CHANGED
 
     draft = RecordDraft(
         tool=SEALED_FILE_CHANGED,

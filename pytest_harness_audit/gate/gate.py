@@ -33,7 +33,7 @@ from pytest_harness_audit.gate.seam import (
     run_call,
     run_call_async,
 )
-from pytest_harness_audit.gate.session_policy import publish_session_policy
+from pytest_harness_audit.gate.session_policy import SealWatch, seal_session_policy
 from pytest_harness_audit.gate.store_guard import TAMPER_ALERT, StoreGuard
 from pytest_harness_audit.immune import CallEvent, ImmuneLadder, alerts_for
 from pytest_harness_audit.immune.records import Escalation, Lift
@@ -117,15 +117,15 @@ class Gate:
         """Open (or resume) the session ``session_id`` under ``storage_dir``: the one place
         that composes a session's gate, and keeps its policy beside the chain for other
         processes (the proxy, the hook, ``harness-audit immune``)."""
+        level = audit_level or policy.audit_level
         chain = AuditChain(
-            storage_dir,
-            session_id,
-            audit_level=audit_level or policy.audit_level,
-            fsync=fsync,
-            agent_id=agent_id,
+            storage_dir, session_id, audit_level=level, fsync=fsync, agent_id=agent_id
         )
         gate = cls(policy, chain, root=root, door=door, classifier=classifier, clock=clock)
-        publish_session_policy(chain.storage_dir, chain.session_id, policy)
+        # the stored policy is sealed: looked at after each call (an observer)
+        gate.observers.append(
+            SealWatch(gate, *seal_session_policy(storage_dir, session_id, policy))
+        )
         return gate
 
     # -- state from the chain ------------------------------------------------------------------

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_harness_audit.audit.record_view import CallRecord
+from pytest_harness_audit.gate.session_policy import SEALED_FILE_CHANGED
 
 
 @enum.unique
@@ -82,8 +83,6 @@ CONFIG_CHANGE = "ConfigChange"
 POLICY_CHANGED = "PolicyChanged"
 #: Its verdict reason's code.
 POLICY_CHANGED_CODE = "policy-changed"
-#: The tool of a proxy's note that a file sealed by its command line changed: it refused to serve.
-SEALED_FILE_CHANGED = "SealedFileChanged"
 #: The code of a hook session whose chain holds no ``SessionEnd`` after its start.
 NOT_ENDED_CODE = "session-not-ended"
 
