@@ -42,6 +42,11 @@ class Context(Protocol):
         """Whether this command's standard output goes to a file (``> FILE``, ``&> FILE``)."""
         ...
 
+    @property
+    def stdin_source(self) -> str | None:
+        """The file the command's own ``< FILE`` gives its standard input (``None``: none)."""
+        ...
+
     def script(self, text: str, args: list[str] | None = None) -> None:
         """Read ``text`` as a script run by a shell (``args``: its ``$0``, ``$1`` …)."""
         ...

@@ -15,7 +15,8 @@
   operand, onto ``-t DIR``, or into a directory receiving a file of the same name (``cp
   staging/SOUL.md .`` writes ``SOUL.md``); a hard link writes the file it links (``ln SOUL.md
   p2.md``); ``sed -i``/``perl -i``, ``truncate``, ``dd of=``, ``git checkout``/``git restore``
-  of a path. ``touch`` is no write: it changes a file's times, not what it holds.
+  of a path, ``sort -o``/``shuf -o``/``uniq IN OUT`` (:mod:`.line_writers`). ``touch`` is no
+  write: it changes a file's times, not what it holds.
 * **Reads**: every operand of a command is a file it may read (``--opt=value``, ``KEY=value``
   and ``@file`` values too), except where a tool takes text: ``echo``/``printf``, commit
   messages (``git commit -m``), search patterns (``grep PATTERN``), ``sed``/``awk`` scripts.
@@ -60,18 +61,21 @@ from pytest_harness_audit.policy.shell.launchers import (
     launcher_reads,
 )
 from pytest_harness_audit.policy.shell.launchers import WRAPPER_OPTIONS as _WRAPPER_OPTIONS
+from pytest_harness_audit.policy.shell.line_writers import LINE_WRITERS, line_write
 from pytest_harness_audit.policy.shell.makefiles import make
 from pytest_harness_audit.policy.shell.project_tables import SCRIPT_LAUNCHERS, project_script
 from pytest_harness_audit.policy.shell.projects import (
     INTERPRETERS,
     SHELLS,
+    base_interpreter,
+    code_language,
     is_package_runner,
     package_scripts,
     program_file,
     python_module,
 )
 from pytest_harness_audit.policy.shell.rewrites import REWRITERS, rewrites_tree, writes_files
-from pytest_harness_audit.policy.shell.shellouts import shell_outs
+from pytest_harness_audit.policy.shell.shellouts import guessed_runs, shell_outs
 from pytest_harness_audit.policy.shell.task_runners import TASK_RUNNERS, module_runner, task_runner
 from pytest_harness_audit.policy.shell.tools import (
     COPY_OPTIONS,
@@ -93,7 +97,7 @@ from pytest_harness_audit.policy.shell.tree_reads import (
     tree_reads,
     without_patterns,
 )
-from pytest_harness_audit.policy.shell.xargs import xargs_command
+from pytest_harness_audit.policy.shell.xargs import parallel, xargs_command
 
 _SSH_CLIENTS = frozenset({"ssh", "scp", "sftp", "autossh", "sshfs", "mosh"})
 _STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
@@ -214,7 +218,7 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
             dynamic = dynamic[len(argv) - len(inner) :] if suffix else [False] * len(inner)
             argv = inner
         elif name == "parallel":
-            _parallel(argv, ctx)
+            parallel(argv, ctx)
             return
         elif name in LAUNCHERS:
             launcher_loads(name, argv[1:], ctx)  # `--env-file F`, `direnv exec`'s `.envrc`
@@ -237,6 +241,10 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
             record.commands.append(list(argv))
     else:
         return
+    if (base := base_interpreter(name)) is not None:  # `perl5.36 -e …`: perl's reading and text
+        argv = [base, *argv[1:]]
+        name = base
+        record.commands.append(argv)
     _effects(name, argv, ctx)
 
 
@@ -275,27 +283,6 @@ def _shell_login(name: str, argv: list[str], ctx: Context) -> bool:
             ctx.stdin_script(name)
             return True
     return False
-
-
-def _parallel(argv: list[str], ctx: Context) -> None:
-    """``parallel CMD ::: ARGS``: each argument in turn into the command template."""
-    words = argv[1:]
-    while words and words[0].startswith("-"):
-        words = words[1:]
-    template: list[str] = []
-    while words and words[0] not in (":::", "::::", ":::+"):
-        template.append(words.pop(0))
-    values = [w for w in words if w not in (":::", "::::", ":::+")] or ctx.stdin_fields() or [""]
-    if "::::" in words:  # `parallel cat :::: <(ls -a)`: the names in the files given
-        values = [
-            n
-            for v in values[:16]
-            for n in (ctx.written_names(v) or ctx.workspace_text(v) or v).split()
-        ]
-    text = " ".join(template)
-    for value in values[:16]:
-        script = text.replace("{}", value) if "{}" in text else f"{text} {value}"
-        ctx.script(script)
 
 
 def _effects(name: str, argv: list[str], ctx: Context) -> None:
@@ -354,7 +341,7 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
                 sed_script(script, ctx)
         in_place_edit(name, args, ctx)
     elif name in CODE_RUNNERS or INTERPRETERS.fullmatch(name):
-        _interpreter(args, ctx)
+        _interpreter(args, ctx, code_language(name))
     elif name == "rm":
         options, operands = split_options(args, frozenset())
         (record.destroys if options else record.deletes).extend(operands or ["*"])
@@ -377,7 +364,8 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         record.writes.extend(split_options(args, frozenset())[1])
         ctx.copied(name, args)  # what they write (`ls -a | tee l; xargs cat < l`)
     elif name == "dd":
-        dd(args, record)
+        dd(args, record, ctx.stdin_source)
+        ctx.copied(name, args)  # what it writes (`ls -a | dd of=l; xargs cat < l`)
     elif name in AWKS:
         reads(awk(args, ctx), record)
     elif name in _PATTERN_FIRST:
@@ -387,6 +375,9 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         search(args, record)
     else:
         reads(args, record)
+    if name in LINE_WRITERS and (written := line_write(name, args).outputs):
+        record.writes.extend(written)  # `sort -o FILE`: a write, of the lines it reads
+        ctx.copied(name, args)
 
 
 def _sed_scripts(args: list[str]) -> list[str]:
@@ -430,7 +421,7 @@ def _shell(name: str, args: list[str], ctx: Context) -> None:
         ctx.stdin_script(name)
 
 
-def _interpreter(args: list[str], ctx: Context) -> None:
+def _interpreter(args: list[str], ctx: Context, name: str) -> None:
     record = ctx.reading
     node_preloads(args, ctx)
     record.reads.extend(launcher_reads("node", args))  # `--env-file=.env`
@@ -440,11 +431,11 @@ def _interpreter(args: list[str], ctx: Context) -> None:
         ctx.note(NETWORK_NOTE)
     for index, word in enumerate(args):
         if (word in _CODE_OPTIONS or _CODE_FLAGS.fullmatch(word)) and index + 1 < len(args):
-            _code(args[index + 1], ctx)
+            _code(args[index + 1], ctx, language=name)
             reads(args[index + 2 :], record)
             return
     if ctx_text := ctx.stdin_text:
-        _code(ctx_text, ctx)
+        _code(ctx_text, ctx, language=name)
     reads(args, record)
     script = _script_operand(args)
     if script is not None:
@@ -469,16 +460,26 @@ def _script_operand(args: list[str]) -> str | None:
     return None
 
 
-def inline_code(code: str, ctx: Context, packages: bool = True, installed: bool = False) -> None:
+def inline_code(
+    code: str, ctx: Context, packages: bool = True, installed: bool = False, inline: bool = True
+) -> None:
     """Read program text run by an interpreter (a script file's, or ``-c``'s; ``packages``:
     whether the Node packages it names are looked up from the root here, as for ``-e`` text,
     rather than from the file's own folder by the caller; ``installed``: the text of an
     installed package, whose bare ``name.ext`` tokens are property accesses far more often than
-    files — ``req.secret`` — so only its paths and dotfiles count)."""
-    _code(code, ctx, packages, installed)
+    files — ``req.secret`` — so only its paths and dotfiles count; ``inline``: not a file's, so
+    a command whose name the text does not give is unreadable)."""
+    _code(code, ctx, packages, installed, inline=inline)
 
 
-def _code(code: str, ctx: Context, packages: bool = True, installed: bool = False) -> None:
+def _code(
+    code: str,
+    ctx: Context,
+    packages: bool = True,
+    installed: bool = False,
+    language: str = "",
+    inline: bool = True,
+) -> None:
     """Inline program text: kept for the policy's patterns, its paths read, its network noted."""
     ctx.reading.code.append(code)
     if writes_files(code):
@@ -487,8 +488,12 @@ def _code(code: str, ctx: Context, packages: bool = True, installed: bool = Fals
     if installed:
         found = [path for path in found if "/" in path or path[:1] in ".~"]
     ctx.reading.reads.extend(found)
-    for command in shell_outs(code):
+    unresolved: list[bool] = []
+    known = language if language in ("perl", "ruby", "php", "python", "js") else None
+    for command in shell_outs(code, known, unresolved):
         ctx.script(command)
+    if unresolved:  # `os.system(c)`: its value, else the literals that could be it
+        guessed_runs(code, inline and any(unresolved), ctx)
     if ctx.knows_files:
         follow_loads(code, "", ctx, packages=packages)
     if network_code(code):

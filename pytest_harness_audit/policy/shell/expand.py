@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pytest_harness_audit.policy.shell.braces import BRACE, MAX_FIELDS, Chars, brace_expand
 from pytest_harness_audit.policy.shell.context import HeldReads
 from pytest_harness_audit.policy.shell.echo import echo_output
-from pytest_harness_audit.policy.shell.filters import MAX_FILTERS, run_filter
+from pytest_harness_audit.policy.shell.filters import MAX_FILTERS, run_filter, stdin_filter
 from pytest_harness_audit.policy.shell.listings import LISTERS, listing_output
 from pytest_harness_audit.policy.shell.loops import element, elements
 from pytest_harness_audit.policy.shell.nodes import LIST_MARK, Lit, Param, Part, Redirect, Sub, Word
@@ -160,8 +160,9 @@ class Expander:
         if isinstance(part, Sub):
             if part.process:
                 return self.process_file(part), True
-            value = self.substitution_value(part)
-            if value is None and (len(part.commands) > 1 or self.loose_files):  # `$(ls | awk …)`
+            value = self.substitution_value(part)  # else `$(ls | awk …)`, `$(head -1)`: names
+            names = len(part.commands) > 1 or bool(self.loose_files) or _STDIN in self.files
+            if value is None and names:
                 self.loosened += int((value := self.substitution_value(part, True)) is not None)
             return ("$(…)", False) if value is None else (value, True)
         return "", True  # pragma: no cover - Lit is handled by the caller
@@ -208,7 +209,7 @@ class Expander:
                 if text is None:
                     return None
                 continue
-            if command.redirects or not command.words:
+            if any(r.fd != "2" for r in command.redirects) or not command.words:
                 return None
             fields = [field for word in command.words for field in self.expand(word)]
             if any(field.dynamic for field in fields):
@@ -220,6 +221,14 @@ class Expander:
                 known = len(texts) == len(paths) == max(len(argv) - 1, 1)
                 known = known and all(t is not None for t in texts)
                 text = "".join(t or "" for t in texts) if known else None
+            elif (
+                index == 0
+                and (kept := stdin_filter(argv[0].rsplit("/", 1)[-1], argv[1:])) is not None
+            ):
+                # `$(head -1)`: the lines of the script's input it may keep
+                text = run_filter(
+                    argv[0].rsplit("/", 1)[-1], kept, self._text(_STDIN, loose), loose
+                )
             elif index == 0 and argv[0] in (":", "true", "false", "cd", "sleep", "unset"):
                 text = ""  # `.e$(:)nv`: prints nothing
             elif index == 0 and argv[0] == "pwd" and len(argv) <= 2:

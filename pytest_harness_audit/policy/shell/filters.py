@@ -162,6 +162,51 @@ def loose_filter(args: list[str], stdin: str) -> str:
     return text + "".join(f"{word}\n" for word in words[:64])
 
 
+#: Filters that read their standard input when given no file: the options taking a value
+#: (short letters, long names), and whether the first operand is their program or pattern.
+_STDIN_FILTERS: dict[str, tuple[str, bool]] = {
+    "head": ("nc", False), "tail": ("nc", False), "sort": ("kotST", False), "uniq": ("fsw", False),
+    "shuf": ("noi", False), "tac": ("s", False), "rev": ("", False), "cut": ("bcdf", False),
+    "grep": ("efmABCD", True), "egrep": ("efmABCD", True), "fgrep": ("efmABCD", True),
+    "sed": ("ef", True), "awk": ("fvF", True), "gawk": ("fvF", True), "mawk": ("fvF", True),
+    "base64": ("w", False), "base32": ("w", False), "xxd": ("cglso", False),
+    "paste": ("d", False), "nl": ("bdfhilnsvw", False), "fold": ("w", False),
+    "xargs": ("adEILnPs", False), "line": ("", False),
+}  # fmt: skip
+_STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+
+
+def stdin_filter(name: str, args: list[str]) -> list[str] | None:
+    """``args`` without a ``-``/``/dev/stdin`` operand when filter ``name`` reads only its
+    standard input (``head -n1``, ``grep env``, ``sed -n 3p``); ``None`` when it reads a file
+    (``head -1 README.md``) or is no such filter. ``tr`` reads nothing else."""
+    if name == "tr" or (name == "dd" and not any(a.startswith("if=") for a in args)):
+        return args
+    if name in ("perl", "ruby") and any(a[:1] == "-" and a[1:2] in "np" for a in args):
+        return args  # `perl -ne 'print if 4..4'`: a program over the lines of its input
+    known = _STDIN_FILTERS.get(name)
+    if known is None:
+        return None
+    valued = known[0]
+    program = known[1] and not any(a[:2] in ("-e", "-f") for a in args)
+    operands = 0
+    index = 0
+    while index < len(args):
+        word = args[index]
+        index += 1
+        if word[:1] == "-" and word not in _STDIN_PATHS:
+            letters = word[1:] if word[1:2] != "-" else ""
+            for position, letter in enumerate(letters):
+                if letter in valued:
+                    index += position == len(letters) - 1  # its value is the next word
+                    break
+        elif word not in _STDIN_PATHS and not (word[:1] == "+" and word[1:].isdigit()):
+            operands += 1
+    if operands > int(program):
+        return None
+    return [a for a in args if a not in _STDIN_PATHS]
+
+
 #: The words of a program's text that could be paths (``print ".env"`` → ``.env``).
 _WORDS = re.compile(r"/?[\w.~+@-]+(?:/[\w.~+@-]+)*")
 _LINE_FILTERS = frozenset({"grep", "egrep", "fgrep", "head", "tail", "sort", "uniq", "shuf", "tac"})
@@ -185,4 +230,11 @@ LINE_PICKERS = frozenset({"head", "tail", "sort", "uniq", "shuf", "tac"})
 #: Every filter :func:`run_filter` works out (``cat`` aside).
 FILTER_NAMES = frozenset(_FILTERS) | LINE_PICKERS
 
-__all__ = ["FILTER_NAMES", "LINE_PICKERS", "MAX_FILTERS", "loose_filter", "run_filter"]
+__all__ = [
+    "FILTER_NAMES",
+    "LINE_PICKERS",
+    "MAX_FILTERS",
+    "loose_filter",
+    "run_filter",
+    "stdin_filter",
+]

@@ -3,14 +3,17 @@
 Every ``-e`` of ``perl -e A -e B`` (``ruby`` too; PHP's ``-r``/``-B``/``-R``/``-E``) is code,
 bundled (``perl -lne CODE``) or attached (``perl -e'CODE'``); without one, the script file
 operand's text or the standard input is. The shell commands this text runs in the language's
-own syntax (:mod:`.quoted_shellouts`) are read as scripts; the code after the first option is
-read as inline code too (its files, its calls).
+own syntax (:mod:`.quoted_shellouts`) are read as scripts (through the values of its variables,
+:mod:`.code_values`; a command not known makes the literals that could be it read as commands,
+and one whose name is not known at all, unreadable); the code after the first option is read as
+inline code too (its files, its calls).
 """
 
 from __future__ import annotations
 
 from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.quoted_shellouts import language_of, quoted_shell_outs
+from pytest_harness_audit.policy.shell.shellouts import guessed_runs
 
 #: Per language: options whose value is code, options taking the next word as their value,
 #: and option letters that take the rest of their word (perl ``-Mstrict``, ``-i.bak``).
@@ -37,8 +40,11 @@ def interpreter_code(name: str, args: list[str], runner: Runner) -> None:
         for code in codes[1:]:
             runner.read_text(code, code=True)  # the first is read by the interpreter's reading
     for code in codes:
-        for command in quoted_shell_outs(code, language):
+        unresolved: list[bool] = []
+        for command in quoted_shell_outs(code, language, unresolved):
             runner.script(command)
+        if unresolved:  # `system $c`: a value built from literals, or not known at all
+            guessed_runs(code, any(unresolved), runner)
 
 
 def _codes(language: str, args: list[str]) -> tuple[list[str], str | None]:

@@ -207,6 +207,16 @@ class Lookups(GitReadings):
             for redirect in command.redirects
         )
 
+    @property
+    def stdin_source(self: _Host) -> str | None:
+        """The file this command's own ``< FILE`` gives its standard input (``None``: none)."""
+        command = self.command
+        for redirect in reversed(command.redirects if command is not None else []):
+            if redirect.fd in ("", "0") and redirect.op == "<" and redirect.target:
+                fields = self.expander.expand(redirect.target)
+                return fields[0].text if len(fields) == 1 else None
+        return None
+
     def hold_reads(self: _Host, held: HeldReads) -> None:
         """Keep the files a piped search read until the command it pipes into is known."""
         if self.command is not None and held.files:

@@ -22,6 +22,7 @@ import shlex
 
 from pytest_harness_audit.policy.shell.expand import Expander, descriptor_path
 from pytest_harness_audit.policy.shell.filters import MAX_FILTERS, loose_filter
+from pytest_harness_audit.policy.shell.line_writers import LINE_WRITERS, line_write
 from pytest_harness_audit.policy.shell.listings import search_names
 from pytest_harness_audit.policy.shell.nodes import Command, Redirect, Sub
 from pytest_harness_audit.policy.shell.streams import (
@@ -30,7 +31,7 @@ from pytest_harness_audit.policy.shell.streams import (
     remember_write,
     stdin_of,
 )
-from pytest_harness_audit.policy.shell.tools import split_options
+from pytest_harness_audit.policy.shell.tools import copy_operands, split_options
 
 #: Most names one search gives.
 _MAX_NAMES = 512
@@ -134,16 +135,48 @@ def remember_copies(
     name: str, args: list[str], command: Command | None, expander: Expander
 ) -> None:
     """A copy ran: its destination holds the source's text (:func:`~.streams.remember_copy`);
-    ``tee FILE``/``sponge FILE`` write their standard input to the files they are given."""
+    ``tee FILE``/``sponge FILE`` write their standard input to the files they are given, ``sort
+    -o FILE``, ``dd of=FILE`` … the lines of their input (:mod:`.line_writers`)."""
+    if name in LINE_WRITERS or name == "dd":
+        written = line_write(name, args)
+        for path in written.outputs:
+            _write_from(written.inputs, path, command, expander, append=False)
+        return
     if name not in ("tee", "sponge"):
+        copied = copy_operands(name, args)[1] if name in ("cp", "install") else []
+        if len(copied) == 2 and copied[0] in ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"):
+            _write_from(["-"], copied[1], command, expander, append=False)  # `cp /dev/stdin l`
+            return
         remember_copy(expander, name, args)
         return
     options, operands = split_options(args, frozenset())
-    text = None if command is None else stdin_of(command, expander)[0]
-    loose = loose_stdin(command, expander) if text is None and command is not None else None
     append = any(o in ("-a", "--append") for o in options)
     for path in operands[:16]:
-        remember_write(expander, path, text, append=append, loose=loose)
+        _write_from(["-"], path, command, expander, append=append)
+
+
+def _write_from(
+    inputs: list[str], path: str, command: Command | None, expander: Expander, append: bool
+) -> None:
+    """``path`` is written with the text of ``inputs`` (``-``: the standard input), or with the
+    names they may hold when that is not known."""
+    texts: list[str] = []
+    loose = ""
+    known = True
+    for source in inputs[:16]:
+        if source == "-":
+            text = None if command is None else stdin_of(command, expander)[0]
+            held = loose_stdin(command, expander) if text is None and command is not None else None
+        else:
+            text = expander.file_text(source)
+            held = _written(source, expander) if text is None else None
+        known = known and text is not None
+        texts.append(text or "")
+        loose += held or ""
+    if known:
+        remember_write(expander, path, "".join(texts), append=append)
+    else:
+        remember_write(expander, path, None, append=append, loose=loose or None)
 
 
 def _last(commands: list[Command]) -> Command | None:

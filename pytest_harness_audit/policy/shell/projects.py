@@ -60,6 +60,30 @@ INTERPRETERS = re.compile(
     r"(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php|lua|rscript|osascript)"
 )
 _SHEBANG = re.compile(r"#![ \t]*(\S+)(?:[ \t]+(\S+))?(?:[ \t]+(\S+))?")
+#: An interpreter by a versioned name (``perl5.36``, ``ruby3.2``, ``node20``, ``python3.13t``,
+#: ``php8.2``, ``python3.12-dbg``): the group is the name it is read as.
+_VERSIONED = re.compile(
+    r"(python|pypy|perl|ruby|node|nodejs|php|lua|bun|deno)-?[0-9][0-9.]*[a-z]?(?:-dbg)?"
+)
+
+
+def base_interpreter(name: str) -> str | None:
+    """The interpreter a versioned command name runs (``perl5.36`` → ``perl``), for a name
+    :data:`INTERPRETERS` does not already know; ``None`` otherwise."""
+    if not (name[-1:].isdigit() or name[-1:] in ("t", "g")) or name[:1] not in "pnrbld":
+        return None  # (the common case: most command names end in a letter)
+    if INTERPRETERS.fullmatch(name):
+        return None
+    match = _VERSIONED.fullmatch(name)
+    return match.group(1) if match else None
+
+
+def code_language(name: str) -> str:
+    """The language of the inline code interpreter ``name`` runs, as :mod:`.code_values`
+    reads it: ``python``, ``js``, ``perl``, ``ruby``, ``php``, else the name itself."""
+    if name.startswith(("python", "pypy")):
+        return "python"
+    return "js" if name in _NODE_RUNS or name == "bun" else name
 
 
 def shebang_interpreter(text: str) -> str | None:

@@ -19,6 +19,14 @@ from __future__ import annotations
 import re
 import shlex
 
+from pytest_harness_audit.policy.shell.code_values import (
+    Value,
+    Values,
+    assigned,
+    expression,
+    interpolate,
+)
+
 #: The languages read here, by interpreter name (``perl5.36``, ``ruby3.2``, ``php8.1``).
 _LANGUAGE = re.compile(r"(perl|ruby|php)[0-9.]*")
 _SHEBANG = re.compile(r"#!\S*?(?:/env\s+(?:-\S+\s+)*)?\S*?\b(perl|ruby|php)[0-9.]*\b")
@@ -40,6 +48,8 @@ _PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 _PERL_LITERAL = re.compile(r"(qq|qw|q)\s*(?=[^\w\s=,;)])")
 _RUBY_LITERAL = re.compile(r"%([qQwWi]?)(?=[^\w\s])")
 _MODE = re.compile(r"[rwa]b?\+?|[rwa]\+?b|[rwa]t")
+_VARIABLE = re.compile(r"\$\w+")
+_PIPED = re.compile(r"^\s*(?:-\||\|-|\|)|\|\s*$")
 _PIPE_MODES = frozenset({"-|", "|-"})
 #: Most commands read from one text.
 _MAX_COMMANDS = 64
@@ -59,26 +69,48 @@ def script_language(code: str) -> str | None:
     return match.group(1) if match else None
 
 
-def quoted_shell_outs(code: str, language: str) -> list[str]:
-    """The shell commands ``code`` of ``language`` runs through its own syntax (module doc)."""
+def quoted_shell_outs(code: str, language: str, unresolved: list[bool] | None = None) -> list[str]:
+    """The shell commands ``code`` of ``language`` runs through its own syntax (module doc).
+    A command given by a value not known (:mod:`.code_values`) adds to ``unresolved``: ``True``
+    when its name is not known (``system $ARGV[0]``), else ``False`` (``system "rm -rf $d"``)."""
     trigger = _TRIGGERS[language]
     commands: list[str] = []
+    missing: list[bool] = [] if unresolved is None else unresolved
+    values: Values | None = None
     position = 0
     while len(commands) < _MAX_COMMANDS:
         match = trigger.search(code, position)
         if match is None:
             break
         position = match.end()
+        if values is None:
+            values = assigned(code, language) if "=" in code else {}
         if match.group("tick") or match.group("qx"):
             found = _delimited(code, match.end() - 1 if match.group("tick") else match.end())
             if found is not None:
-                commands.append(found[0])
+                text = interpolate(found[0], language, values)
+                if not text[1]:
+                    missing.append(text[0].lstrip()[:1] in "$@#")
+                commands.append(text[0])
                 position = found[1]
             continue
         name = match.group("name")
-        items = _arguments(code, match.end(), language)
+        items = _arguments(code, match.end(), language, values)
+        called = _called(code, match.start("name"), match.end(), language)
         if name.endswith("open") and "popen" not in name:
             commands.extend(_piped_open(items))
+            # `open(F, "-|", $c)`, `open(F, "$c |")`: a pipe to a command not known (a file
+            # opened by a name not known, `open(F, $path)`, runs nothing)
+            piped = [i for i, item in enumerate(items) if item and _PIPED.search(item[0])]
+            if called and piped and None in items[piped[0] :]:
+                mode = items[piped[0]]
+                modal = mode is not None and mode[0].strip() in _PIPE_MODES
+                run = items[piped[0] + 1] if modal and piped[0] + 1 < len(items) else mode
+                missing.append(run is None or run[0].lstrip()[:1] in "$@#")
+        elif called and (None in items or not items):
+            first = items[0] if items else None
+            missing.append(first is None or first[0].lstrip()[:1] in "$@#")
+            commands.extend(_command(items, popen="popen" in name))
         else:
             commands.extend(_command(items, popen="popen" in name))
     return [command for command in commands if command.strip()]
@@ -112,9 +144,12 @@ def _piped_open(items: list[tuple[str, bool] | None]) -> list[str]:
     return commands
 
 
-def _arguments(code: str, start: int, language: str) -> list[tuple[str, bool] | None]:
+def _arguments(
+    code: str, start: int, language: str, values: Values
+) -> list[tuple[str, bool] | None]:
     """A call's arguments from ``start`` (after its name), with or without parentheses: each a
-    literal ``(text, is_word_list)`` or ``None`` for an expression."""
+    literal ``(text, is_word_list)`` (a value its variables give, :mod:`.code_values`) or
+    ``None`` for an expression not known."""
     index = _skip_space(code, start)
     if index < len(code) and code[index] == "(":
         index += 1
@@ -124,8 +159,15 @@ def _arguments(code: str, start: int, language: str) -> list[tuple[str, bool] | 
         index = _skip_space(code, block[1]) if block else index
     items: list[tuple[str, bool] | None] = []
     while index < len(code) and len(items) < _MAX_COMMANDS:
+        value = expression(code, index, language, values) if language != "php" else None
         literal = _literal(code, index, language)
-        if literal is not None:
+        if value is not None and _usable(code, value[0], value[1], literal):
+            found = value[0]
+            items.append((" ".join(found.words), True) if found.many else (found.words[0], False))
+            if not found.known:
+                items.append(None)  # (a part not known: the call is not wholly read)
+            index = value[1]
+        elif literal is not None:
             items.append((literal[0], literal[1]))
             index = literal[2]
         else:
@@ -136,6 +178,30 @@ def _arguments(code: str, start: int, language: str) -> list[tuple[str, bool] | 
             break
         index = _skip_space(code, index + 1)
     return items
+
+
+def _called(code: str, start: int, end: int, language: str) -> bool:
+    """Whether the name at ``start``…``end`` is called: followed by its arguments (PHP's in
+    parentheses), not a word of a string or a pattern (``"exec"``, ``/system/``)."""
+    before = code[start - 1 : start]
+    index = _skip_space(code, end)
+    after = code[index : index + 1]
+    if before in ("'", '"') and code[end : end + 1] == before:
+        return False
+    if language == "php":
+        return after == "("
+    return bool(after) and (after in "($@\"'`{*%" or after.isalpha() or after == "_")
+
+
+def _usable(code: str, value: Value, end: int, literal: tuple[str, bool, int] | None) -> bool:
+    """Whether an argument's value stands for it: it ends the argument, is no word list read as
+    it is (``qw(…)``), and is not one variable not known alone (``$i``: an expression)."""
+    after = _skip_space(code, end)
+    if code[after : after + 1] not in ("", ",", ")", ";", "}", "\n") or not value.words:
+        return False
+    if literal is not None and literal[1]:
+        return False
+    return value.known or not _VARIABLE.fullmatch(value.words[0])
 
 
 def _literal(code: str, index: int, language: str) -> tuple[str, bool, int] | None:

@@ -445,7 +445,7 @@ class _Context(Lookups):
         if not code:
             self.read_text(text, code)
             return
-        inline_code(text, self, packages=False, installed="node_modules/" in f"/{path}")
+        inline_code(text, self, False, "node_modules/" in f"/{path}", inline=False)
         # the modules beside it (by path, those of the root were: inline_code), and the
         # packages it names, from its folder
         folder = posixpath.dirname(path)

@@ -401,10 +401,11 @@ def copy(name: str, args: list[str], record: Record) -> None:
         record.reads.extend(sources)
 
 
-def dd(args: list[str], record: Record) -> None:
+def dd(args: list[str], record: Record, stdin: str | None = None) -> None:
     """``dd if=SRC of=DST``: a write onto ``DST``; onto a disk, or from ``/dev/zero`` or
-    ``/dev/null`` (which wipes what the file held), a destruction."""
-    source = ""
+    ``/dev/null`` (which wipes what the file held), a destruction. ``stdin``: the file of its
+    own ``< FILE``, the source when no ``if=`` is given (``dd of=x < /dev/zero``)."""
+    source = stdin or ""
     for word in args:
         key, _, value = word.partition("=")
         if key == "if":

@@ -2,7 +2,8 @@
 
 ``echo .env | xargs cat`` runs ``cat .env``; ``ls -a | xargs -I % sh -c 'cat %'`` runs the
 command once a name with ``%`` replaced by the name: each such command is read as a script
-(at most :data:`_MAX_RUNS` of them, names that look like credential files first).
+(at most :data:`_MAX_RUNS` of them, names that look like credential files first). ``parallel
+CMD ::: ARGS`` runs its command template once an argument.
 """
 
 from __future__ import annotations
@@ -58,4 +59,25 @@ def _replace_string(options: list[str]) -> str | None:
     return None
 
 
-__all__ = ["UNKNOWN_NAME", "xargs_command"]
+def parallel(argv: list[str], ctx: Context) -> None:
+    """``parallel CMD ::: ARGS``: each argument in turn into the command template."""
+    words = argv[1:]
+    while words and words[0].startswith("-"):
+        words = words[1:]
+    template: list[str] = []
+    while words and words[0] not in (":::", "::::", ":::+"):
+        template.append(words.pop(0))
+    values = [w for w in words if w not in (":::", "::::", ":::+")] or ctx.stdin_fields() or [""]
+    if "::::" in words:  # `parallel cat :::: <(ls -a)`: the names in the files given
+        values = [
+            n
+            for v in values[:16]
+            for n in (ctx.written_names(v) or ctx.workspace_text(v) or v).split()
+        ]
+    text = " ".join(template)
+    for value in values[:16]:
+        script = text.replace("{}", value) if "{}" in text else f"{text} {value}"
+        ctx.script(script)
+
+
+__all__ = ["UNKNOWN_NAME", "parallel", "xargs_command"]
