@@ -28,7 +28,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_harness_audit.inspect.credential_reads import (
@@ -44,6 +44,7 @@ from pytest_harness_audit.inspect.effects import (
 )
 from pytest_harness_audit.inspect.learn import workspace_credentials
 from pytest_harness_audit.inspect.outputs import ValueScan, scan_value
+from pytest_harness_audit.inspect.secret_copies import secret_copies
 from pytest_harness_audit.inspect.secrets import (
     ScanResult,
     SecretFinding,
@@ -106,7 +107,9 @@ MEMORY_WRITE = "memory_write"
 """A memory file (``MEMORY.md``, ``memory/**/*.md`` …) was created, modified or deleted."""
 CREDENTIAL_READ = "credential_read"
 """A workspace file holding a known secret was read while the call ran, by whatever process
-(``effects.credentialRead``; seen by the kernel, see :mod:`.credential_reads`)."""
+(``effects.credentialRead``; seen by the kernel, see :mod:`.credential_reads`), or a file the
+call created or modified now holds a known secret (``effects.secretCopied``, see
+:mod:`.secret_copies`)."""
 
 WATCHED_CATEGORIES = frozenset({COMMAND, FILE_WRITE, MCP, UNKNOWN, DELEGATION, CREDENTIAL_ACCESS})
 """Categories of calls that can change files: only these get workspace snapshots."""
@@ -236,14 +239,14 @@ class Inspector:
         if category not in self.watched and not self.live:
             return None
         now = self.snapshot()
-        if self._reads is not None:
-            self._reads.reset()  # after the snapshot, which may read protected files itself
         with self._lock:
             last = self._last
         if last is not None and last.root == now.root:
-            between = diff(last, now)
+            between = self._with_copies(diff(last, now), now)
             if between or between.protected:
                 now.between = between
+        if self._reads is not None:
+            self._reads.reset()  # after the snapshot and the copies, which read files themselves
         return now
 
     def after(
@@ -266,12 +269,20 @@ class Inspector:
             if self._reads is not None:
                 reads = self._reads.take()  # before the snapshot reads any file itself
             now = self.snapshot()
-            effects = expected_changes(diff(token, now), params)
+            effects = self._with_copies(expected_changes(diff(token, now), params), now)
             between = token.between
             with self._lock:
                 self._last = now
         scan = self._scan_output(output)
         return _findings(effects, scan, output, between, reads)
+
+    def _with_copies(self, effects: Effects, now: WorkspaceSnapshot) -> Effects:
+        """``effects`` with the files it created or modified that now hold a known secret."""
+        if not effects.created and not effects.modified:
+            return effects
+        changed = (*effects.created, *effects.modified)
+        copies = secret_copies(self.root, changed, now.files, self.secrets)
+        return replace(effects, secret_copied=copies) if copies else effects
 
     def effects(self, before: WorkspaceSnapshot) -> Effects:
         """What changed in the workspace since ``before``."""
@@ -374,6 +385,8 @@ def _effect_alerts(effects: Effects) -> list[str]:
         alerts.append(HISTORY_DESTROYED)
     if effects.memory:
         alerts.append(MEMORY_WRITE)
+    if effects.secret_copied:
+        alerts.append(CREDENTIAL_READ)  # the secret was read to be written there
     if not effects.complete:
         alerts.append(EFFECTS_INCOMPLETE)
     return alerts

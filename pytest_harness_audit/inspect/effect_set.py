@@ -32,6 +32,12 @@ class Effects:
     #: Commits a ref or reflog named before the call that no longer exist after it: committed
     #: history lost for good (:mod:`~.history`).
     history_destroyed: tuple[str, ...] = ()
+    #: Regular files now of another type (a symlink, a FIFO, a device): changed whatever the
+    #: type; a tracked one whose content can no longer be read is also in :attr:`emptied`.
+    replaced: tuple[str, ...] = ()
+    #: Files created or modified that now hold a known secret and are no credential files:
+    #: a secret copied out of its file (:mod:`~.secret_copies`).
+    secret_copied: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(
@@ -54,6 +60,8 @@ class Effects:
             ("protected", self.protected),
             ("memory", self.memory),
             ("emptied", self.emptied),
+            ("replaced", self.replaced),
+            ("secretCopied", self.secret_copied),
             ("installed", self.installed),
             ("renamed", [list(pair) for pair in self.renamed]),
         )

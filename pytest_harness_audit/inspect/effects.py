@@ -53,7 +53,13 @@ from pytest_harness_audit.inspect.exec_config import (
     is_protected_by_kind,
     settings_fingerprint,
 )
-from pytest_harness_audit.inspect.history import commit_tips, lost_commits
+from pytest_harness_audit.inspect.history import (
+    ObjectStamp,
+    commit_tips,
+    lost_commits,
+    object_stamp,
+)
+from pytest_harness_audit.inspect.replaced import replaced_files
 from pytest_harness_audit.inspect.tracked import tracked_paths as tracked_paths
 from pytest_harness_audit.policy.glob import translate_glob
 from pytest_harness_audit.policy.sensitive import is_memory_path
@@ -137,10 +143,15 @@ class WorkspaceSnapshot:
     #: The commits the refs and reflogs name (:func:`~.history.commit_tips`), read when
     #: the snapshot is made unless given.
     history: frozenset[str] | None = None
+    #: The object store's stat (:func:`~.history.object_stamp`), taken when the snapshot is
+    #: made unless given (empty: no repository, or not known).
+    objects: ObjectStamp | None = None
 
     def __post_init__(self) -> None:
         if self.history is None:
             self.history = commit_tips(self.root)
+        if self.objects is None:
+            self.objects = object_stamp(self.root)
         if not self.protected_digests:
             self.protected_digests = {
                 path: protected_digest(self.root, path, self.protection.apart)
@@ -204,6 +215,7 @@ class WorkspaceSnapshot:
                 p: None if d is None else d.hex() for p, d in self.protected_digests.items()
             },
             "history": None if self.history is None else sorted(self.history),
+            "objects": [list(entry) for entry in self.objects or ()],
         }
 
     @classmethod
@@ -227,6 +239,7 @@ class WorkspaceSnapshot:
                 bool(data["complete"]),
                 protected_digests=_digests(data["protectedDigests"]),
                 history=frozenset(str(sha) for sha in history or ()),
+                objects=tuple((str(n), int(m), int(i)) for n, m, i in data.get("objects") or ()),
             )
         except (KeyError, TypeError, IndexError, AttributeError) as exc:
             raise ValueError(f"not a workspace snapshot: {exc!r}") from None
@@ -348,7 +361,10 @@ def _top_level(paths: Iterable[str]) -> tuple[str, ...]:
 def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     """The effects of whatever ran between ``before`` and ``after`` (of the same workspace)."""
     complete = before.complete and after.complete
-    lost_history = lost_commits(after.root, before.history, after.history)
+    moved_objects = bool(before.objects) and before.objects != after.objects
+    lost_history = lost_commits(
+        after.root, before.history, after.history, objects_changed=moved_objects
+    )
     old, new = before.files, after.files
     if old is new and before.dirs is after.dirs:  # shared state of a live tree: no change
         return Effects(complete=complete, history_destroyed=lost_history)
@@ -391,7 +407,8 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     lost = [path for path in deleted if path not in moved]
     tracked = before.tracked or frozenset()
     memory = sorted(p for p in (*deleted, *created, *modified) if is_memory_path(p))
-    emptied = [p for p in modified if p in tracked and old[p][0] > 0 and new[p][0] == 0]
+    emptied = {p for p in modified if p in tracked and old[p][0] > 0 and new[p][0] == 0}
+    replaced, unreadable = replaced_files(after.root, old, new, modified, tracked)
     return Effects(
         deleted=tuple(lost),
         modified=tuple(modified),
@@ -402,8 +419,9 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
         tracked_deleted=tuple(path for path in lost if path in tracked),
         complete=complete,
         memory=tuple(memory),
-        emptied=tuple(emptied),
+        emptied=tuple(sorted(emptied.union(unreadable))),
         history_destroyed=lost_history,
+        replaced=replaced,
     )
 
 

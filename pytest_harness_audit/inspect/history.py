@@ -9,6 +9,13 @@ reachable and no longer exists cannot be recovered: an orphan branch replacing `
 ``git gc --prune=now``. A deleted branch whose commits are kept by another ref, the reflog or
 the object store (``git branch -d``, ``git commit --amend``, ``git rebase``, ``git gc``) loses
 nothing.
+
+Objects deleted while the refs stay (``.git/objects/??/*`` and the packs unlinked file by file)
+leave every ref naming a commit git can no longer read. A snapshot keeps the stat of
+``.git/objects`` and of each folder in it (:func:`object_stamp`: the loose-object folders,
+``pack``, ``info``), which changes whenever objects are added or removed; only then are all the
+commits named before the call checked, and those missing after it are lost too. ``git gc``,
+``repack`` and ``prune`` keep every commit a ref or recent reflog entry names.
 """
 
 from __future__ import annotations
@@ -107,15 +114,44 @@ def commit_tips(root: str) -> frozenset[str] | None:
     return frozenset(tips)
 
 
+ObjectStamp = tuple[tuple[str, int, int], ...]
+"""``(name, mtime_ns, inode)`` of ``.git/objects`` (name ``""``) and of each folder in it."""
+
+
+def object_stamp(root: str) -> ObjectStamp:
+    """The :data:`ObjectStamp` of the repository at ``root`` (empty without one): a few
+    hundred ``stat`` calls at most, no git."""
+    objects = os.path.join(root, ".git", "objects")
+    try:
+        info = os.lstat(objects)
+        if not os.path.isdir(objects) or os.path.islink(objects):
+            return ()
+        stamp = [("", info.st_mtime_ns, info.st_ino)]
+        with os.scandir(objects) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    found = entry.stat(follow_symlinks=False)
+                    stamp.append((entry.name, found.st_mtime_ns, found.st_ino))
+    except OSError:
+        return ()
+    return tuple(sorted(stamp))
+
+
 def lost_commits(
-    root: str, before: frozenset[str] | None, after: frozenset[str] | None
+    root: str,
+    before: frozenset[str] | None,
+    after: frozenset[str] | None,
+    *,
+    objects_changed: bool = False,
 ) -> tuple[str, ...]:
     """The commits of ``before`` (:func:`commit_tips`) no longer named in ``after`` that no
-    longer exist in the repository at ``root``, sorted. Git is asked only when some are no
-    longer named; a repository git cannot read keeps its objects: nothing is lost then."""
+    longer exist in the repository at ``root``, sorted; with ``objects_changed`` (the object
+    store's :func:`object_stamp` moved), every commit of ``before`` that no longer exists.
+    Git is asked only then; a repository git cannot read keeps its objects: nothing is lost
+    then."""
     if not before:
         return ()
-    gone = sorted(before - (after or frozenset()))
+    gone = sorted(before if objects_changed else before - (after or frozenset()))
     if not gone:
         return ()
     git = os.path.join(root, ".git")
