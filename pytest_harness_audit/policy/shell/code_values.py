@@ -79,7 +79,7 @@ def expression(code: str, index: int, language: str, values: Values) -> tuple[Va
     many = False
     known = True
     while True:
-        item = _item(code, _skip(code, index), language, values)
+        item = _item(code, skip_space(code, index), language, values)
         if item is None:
             return None
         value = item[0]
@@ -92,7 +92,7 @@ def expression(code: str, index: int, language: str, values: Values) -> tuple[Va
             words.extend(value.words)
         if language == "python" and not many and code.startswith(".join(", end):
             inner = expression(code, end + 6, language, values)  # `" ".join(["rm", …])`
-            close = _skip(code, inner[1]) if inner is not None else len(code)
+            close = skip_space(code, inner[1]) if inner is not None else len(code)
             if inner is None or code[close : close + 1] != ")":
                 return None
             words = [words[-1].join(inner[0].words)] if words else []
@@ -103,7 +103,7 @@ def expression(code: str, index: int, language: str, values: Values) -> tuple[Va
             words = [suffix[0].join(words)]
             many = False
             end = suffix[1]
-        index = _skip(code, end)
+        index = skip_space(code, end)
         if code.startswith(operator, index) and not code.startswith(operator * 2, index):
             index += 1
             continue
@@ -125,7 +125,7 @@ def _item(code: str, index: int, language: str, values: Values) -> tuple[Value, 
         interpolates = interpolates or (language == "js" and quote == "`")
         kind = "js" if quote == "`" and language == "js" else language
         text = interpolate(found[0], kind, values) if interpolates else (found[0], True)
-        decoded = _decode(text[0]) if quote != "'" else _unescape(text[0])
+        decoded = _decode(text[0]) if quote != "'" else unescape(text[0])
         return Value([decoded], False, text[1]), found[1]
     if char in "[(":  # a list of literals
         found = delimited(code, index)
@@ -136,7 +136,7 @@ def _item(code: str, index: int, language: str, values: Values) -> tuple[Value, 
         return Value(items, True, not rest), found[1]
     literal = (_PERL_LITERAL if language == "perl" else _RUBY_LITERAL).match(code, index)
     if literal is not None and language in ("perl", "ruby"):
-        found = delimited(code, _skip(code, literal.end()))
+        found = delimited(code, skip_space(code, literal.end()))
         if found is None:
             return None
         kind = literal.group(1).lower()
@@ -160,7 +160,7 @@ def _item(code: str, index: int, language: str, values: Values) -> tuple[Value, 
 
 def _perl_join(code: str, index: int, values: Values) -> tuple[Value, int] | None:
     """``join(SEP, LIST)`` / ``join SEP, LIST``."""
-    index = _skip(code, index)
+    index = skip_space(code, index)
     parenthesised = code[index : index + 1] == "("
     items: list[Value] = []
     index = index + 1 if parenthesised else index
@@ -169,7 +169,7 @@ def _perl_join(code: str, index: int, values: Values) -> tuple[Value, int] | Non
         if found is None:
             return None
         items.append(found[0])
-        index = _skip(code, found[1])
+        index = skip_space(code, found[1])
         if code[index : index + 1] != ",":
             break
         index += 1
@@ -220,13 +220,13 @@ def guesses(code: str) -> list[str]:
     holding a blank, and all of them joined (``("rm", "-rf", "app")`` held apart)."""
     literals = [a or b or c for a, b, c in _QUOTED.findall(code)][:64]
     perl = [m for m in re.findall(r"\bqq?\s*\(([^()\n]{1,512})\)", code)][:64]
-    every = [_unescape(text) for text in literals + perl if text.strip()]
+    every = [unescape(text) for text in literals + perl if text.strip()]
     spaced = [text for text in every if " " in text.strip()]
     joined = " ".join(text.strip() for text in every)[:_MAX_JOINED]
     return list(dict.fromkeys([*spaced[:_MAX_GUESSES], joined] if joined else spaced))
 
 
-def delimited(code: str, index: int) -> tuple[str, int] | None:
+def delimited(code: str, index: int, limit: int = _MAX_LITERAL) -> tuple[str, int] | None:
     """The text between the delimiter at ``index`` and its closing one (brackets nest), and the
     index after it (within :data:`_MAX_LITERAL` characters: a longer one is not read)."""
     if index >= len(code):
@@ -235,7 +235,7 @@ def delimited(code: str, index: int) -> tuple[str, int] | None:
     closer = _PAIRS.get(opener, opener)
     depth = 1
     position = index + 1
-    stop = min(len(code), index + _MAX_LITERAL)
+    stop = min(len(code), index + limit)
     while position < stop:
         char = code[position]
         if char == "\\":
@@ -251,7 +251,8 @@ def delimited(code: str, index: int) -> tuple[str, int] | None:
     return None
 
 
-def _skip(code: str, index: int) -> int:
+def skip_space(code: str, index: int) -> int:
+    """The index of the first character at or after ``index`` that is no blank."""
     while index < len(code) and code[index] in " \t\r\n":
         index += 1
     return index
@@ -274,8 +275,19 @@ def _decode(text: str) -> str:
     return _ESCAPE.sub(character, text)
 
 
-def _unescape(text: str) -> str:
+def unescape(text: str) -> str:
+    """``text`` with its escaped quotes and backslashes read."""
     return text.replace('\\"', '"').replace("\\'", "'").replace("\\\\", "\\")
 
 
-__all__ = ["Value", "Values", "assigned", "delimited", "expression", "guesses", "interpolate"]
+__all__ = [
+    "Value",
+    "Values",
+    "assigned",
+    "delimited",
+    "expression",
+    "guesses",
+    "interpolate",
+    "skip_space",
+    "unescape",
+]

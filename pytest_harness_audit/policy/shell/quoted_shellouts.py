@@ -23,8 +23,11 @@ from pytest_harness_audit.policy.shell.code_values import (
     Value,
     Values,
     assigned,
+    delimited,
     expression,
     interpolate,
+    skip_space,
+    unescape,
 )
 
 #: The languages read here, by interpreter name (``perl5.36``, ``ruby3.2``, ``php8.1``).
@@ -86,7 +89,8 @@ def quoted_shell_outs(code: str, language: str, unresolved: list[bool] | None = 
         if values is None:
             values = assigned(code, language) if "=" in code else {}
         if match.group("tick") or match.group("qx"):
-            found = _delimited(code, match.end() - 1 if match.group("tick") else match.end())
+            start = match.end() - 1 if match.group("tick") else match.end()
+            found = delimited(code, start, limit=len(code))
             if found is not None:
                 text = interpolate(found[0], language, values)
                 if not text[1]:
@@ -150,13 +154,13 @@ def _arguments(
     """A call's arguments from ``start`` (after its name), with or without parentheses: each a
     literal ``(text, is_word_list)`` (a value its variables give, :mod:`.code_values`) or
     ``None`` for an expression not known."""
-    index = _skip_space(code, start)
+    index = skip_space(code, start)
     if index < len(code) and code[index] == "(":
         index += 1
-    index = _skip_space(code, index)
+    index = skip_space(code, index)
     if language == "perl" and index < len(code) and code[index] == "{":
-        block = _delimited(code, index)  # `system {"rm"} LIST`: the program's name
-        index = _skip_space(code, block[1]) if block else index
+        block = delimited(code, index, limit=len(code))  # `system {"rm"} LIST`: the program's name
+        index = skip_space(code, block[1]) if block else index
     items: list[tuple[str, bool] | None] = []
     while index < len(code) and len(items) < _MAX_COMMANDS:
         value = expression(code, index, language, values) if language != "php" else None
@@ -173,10 +177,10 @@ def _arguments(
         else:
             items.append(None)
             index = _expression_end(code, index)
-        index = _skip_space(code, index)
+        index = skip_space(code, index)
         if index >= len(code) or code[index] != ",":
             break
-        index = _skip_space(code, index + 1)
+        index = skip_space(code, index + 1)
     return items
 
 
@@ -184,7 +188,7 @@ def _called(code: str, start: int, end: int, language: str) -> bool:
     """Whether the name at ``start``…``end`` is called: followed by its arguments (PHP's in
     parentheses), not a word of a string or a pattern (``"exec"``, ``/system/``)."""
     before = code[start - 1 : start]
-    index = _skip_space(code, end)
+    index = skip_space(code, end)
     after = code[index : index + 1]
     if before in ("'", '"') and code[end : end + 1] == before:
         return False
@@ -196,7 +200,7 @@ def _called(code: str, start: int, end: int, language: str) -> bool:
 def _usable(code: str, value: Value, end: int, literal: tuple[str, bool, int] | None) -> bool:
     """Whether an argument's value stands for it: it ends the argument, is no word list read as
     it is (``qw(…)``), and is not one variable not known alone (``$i``: an expression)."""
-    after = _skip_space(code, end)
+    after = skip_space(code, end)
     if code[after : after + 1] not in ("", ",", ")", ";", "}", "\n") or not value.words:
         return False
     if literal is not None and literal[1]:
@@ -208,12 +212,12 @@ def _literal(code: str, index: int, language: str) -> tuple[str, bool, int] | No
     """The string literal at ``index``: ``(text, is_word_list, end)``."""
     char = code[index]
     if char in "'\"":
-        found = _delimited(code, index)
+        found = delimited(code, index, limit=len(code))
         if found is not None:
-            return _unescape(found[0]), False, found[1]
+            return unescape(found[0]), False, found[1]
         return None
     if char == "[" and language == "ruby":  # `IO.popen(["rm", "-rf", "app"])`
-        found = _delimited(code, index)
+        found = delimited(code, index, limit=len(code))
         if found is None:
             return None
         words = re.findall(r"""'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)\"""", found[0])
@@ -222,35 +226,11 @@ def _literal(code: str, index: int, language: str) -> tuple[str, bool, int] | No
     match = pattern.match(code, index)
     if match is None or language == "php":
         return None
-    opener = _skip_space(code, match.end())
-    found = _delimited(code, opener)
+    opener = skip_space(code, match.end())
+    found = delimited(code, opener, limit=len(code))
     if found is None:
         return None
     return found[0], match.group(1).lower() in ("qw", "w", "i"), found[1]
-
-
-def _delimited(code: str, index: int) -> tuple[str, int] | None:
-    """The text between the delimiter at ``index`` and its closing one (brackets nest), and the
-    index after it."""
-    if index >= len(code):
-        return None
-    opener = code[index]
-    closer = _PAIRS.get(opener, opener)
-    depth = 1
-    position = index + 1
-    while position < len(code):
-        char = code[position]
-        if char == "\\":
-            position += 2
-            continue
-        if char == closer:
-            depth -= 1
-            if depth == 0:
-                return code[index + 1 : position], position + 1
-        elif char == opener and closer != opener:
-            depth += 1
-        position += 1
-    return None
 
 
 def _expression_end(code: str, index: int) -> int:
@@ -266,22 +246,12 @@ def _expression_end(code: str, index: int) -> int:
                 return index
             depth -= 1
         elif char in "'\"":
-            found = _delimited(code, index)
+            found = delimited(code, index, limit=len(code))
             index = found[1] - 1 if found else len(code)
         elif depth == 0 and char in ",;\n":
             return index
         index += 1
     return index
-
-
-def _skip_space(code: str, index: int) -> int:
-    while index < len(code) and code[index] in " \t\r\n":
-        index += 1
-    return index
-
-
-def _unescape(text: str) -> str:
-    return text.replace('\\"', '"').replace("\\'", "'").replace("\\\\", "\\")
 
 
 __all__ = ["language_of", "quoted_shell_outs", "script_language"]
