@@ -47,7 +47,6 @@ _TRIGGERS = {
     )
     for language, names in _NAMES.items()
 }
-_PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 _PERL_LITERAL = re.compile(r"(qq|qw|q)\s*(?=[^\w\s=,;)])")
 _RUBY_LITERAL = re.compile(r"%([qQwWi]?)(?=[^\w\s])")
 _MODE = re.compile(r"[rwa]b?\+?|[rwa]\+?b|[rwa]t")
