@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from pytest_harness_audit.audit.storage import choose_storage
+from pytest_harness_audit.cli.terminal_text import VisibleControls
 from pytest_harness_audit.errors import HarnessAuditError
 
 # Each module exposes ``register(subparsers)``; commands set ``func`` returning an exit code.
@@ -97,6 +98,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"harness-audit: error: cannot choose the storage folder: {exc}", file=sys.stderr)
         return 2
     args.storage = str(storage)
+    if args.group in _PROTOCOL_GROUPS:
+        return _run(args)
+    # a person reads what the other commands print: records' text never acts on the terminal
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = VisibleControls(streams[0]), VisibleControls(streams[1])
+    try:
+        return _run(args)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+#: Command groups whose output is a protocol another program reads (a host's hook answers, an
+#: MCP client's JSON-RPC): written exactly as made.
+_PROTOCOL_GROUPS = frozenset({"hook", "proxy"})
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         code: int = args.func(args)
     except HarnessAuditError as exc:
