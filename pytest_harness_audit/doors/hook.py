@@ -58,6 +58,7 @@ from pytest_harness_audit.doors.hook_effects import (
     PENDING_KEY,
     HookInspection,
     HookInspector,
+    runs_on,
     workspace_root,
 )
 from pytest_harness_audit.doors.hook_host_settings import HostWatch, check_between
@@ -357,9 +358,12 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
         else:
             # pre decided and counted the call already: record it as pre decided it
             decision = gate.redecide(payload.tool_name, payload.tool_input, rate_hits)
+        background = runs_on(payload.tool_name, payload.tool_input, payload.tool_response)
         if inspection is not None and taken.broken is not None:
             problem = f"the pre step's pending file was {taken.broken} after pre sealed it"
             inspection.inspector.load(None, problem)  # what pre saw cannot be trusted
+        elif inspection is not None and background is not None:
+            inspection.inspector.load(None, background)  # what it does comes after this post
         elif inspection is not None:
             inspection.inspector.load(state, problem)
         status, error = response_status(payload.tool_response)

@@ -65,6 +65,17 @@ PENDING_KEY = "workspace"
 HOST_SETTINGS_KEY = "hostSettings"
 
 
+def runs_on(tool: str, tool_input: Any, response: Any) -> str | None:
+    """Why a call's effects are not over at its post (``None``: they are): a command the host
+    runs in the background (``run_in_background``, or a ``backgroundTaskId`` in its response)
+    gets its post at once, and what it does comes after the last window that could see it."""
+    asked = isinstance(tool_input, Mapping) and tool_input.get("run_in_background") is True
+    started = isinstance(response, Mapping) and bool(response.get("backgroundTaskId"))
+    if not asked and not started:
+        return None
+    return f"the {tool} command runs on in the background: its effects come after this event"
+
+
 @dataclass(frozen=True)
 class Unseen:
     """A call whose effects cannot be known, and why (the token post gets instead of a
