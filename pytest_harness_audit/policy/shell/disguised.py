@@ -27,6 +27,8 @@ import shlex
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.env_loaders import NAMES as LOADER_NAMES
 from pytest_harness_audit.policy.shell.env_loaders import loaders
+from pytest_harness_audit.policy.shell.registries import NAMES as REGISTRY_CLIENTS
+from pytest_harness_audit.policy.shell.registries import registries
 from pytest_harness_audit.policy.shell.tools import option_value, split_options
 from pytest_harness_audit.policy.shell.tree_reads import tree_reads
 
@@ -49,6 +51,8 @@ def disguised(name: str, args: list[str], ctx: Context) -> None:
     files a program loads on its own: :mod:`.env_loaders`)."""
     if name in LOADER_NAMES:
         loaders(name, args, ctx)
+    if name in REGISTRY_CLIENTS or name.startswith(("python", "pip")):
+        registries(name, args, ctx)  # `pip install -i URL x`: a network exchange with URL
     if name.startswith("python"):
         _python_module(args, ctx)
     elif name not in NAMES:

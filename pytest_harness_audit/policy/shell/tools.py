@@ -15,6 +15,7 @@ from pytest_harness_audit.policy.shell.embedded import (
     git_key_runs,
     git_network,
 )
+from pytest_harness_audit.policy.shell.git_copies import committed_reads
 from pytest_harness_audit.policy.shell.gitcommand import (
     config_target,
     git_option_commands,
@@ -223,6 +224,7 @@ def git(args: list[str], ctx: Context, depth: int = 0) -> None:
         new_repository(sub, rest, ctx)
     for command in git_option_commands(sub, rest):
         ctx.script(command)  # `fetch --upload-pack=CMD`, `difftool -x CMD`, `grep -O CMD`
+    committed_reads(sub, rest, folder, args[:index], ctx)  # `git show HEAD`, `git clone . x`
     if git_names_only(sub, rest) and not ctx.output_consumed:
         # `git rm --cached`, `ls-files`, `check-ignore`, `log --oneline`: no content read. Names
         # handed to another command (`git ls-files .env | xargs cat`, `cat $(git ls-files .env)`)

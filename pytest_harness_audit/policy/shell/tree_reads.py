@@ -13,14 +13,15 @@ under such a folder of the workspace is recorded as a read, so the policy judges
 ``cat``. Excluded names (``--exclude=.env``, ``zip -x``) are left out, as the command leaves
 them out.
 
-The walk skips ``.git`` and dependency folders (``node_modules``, virtual environments), which
-hold no workspace secret, and stops after :data:`MAX_ENTRIES` entries: a larger folder is
-unreadable (the call is flagged, never allowed unseen). A folder outside the workspace is checked
+The walk skips ``.git`` and dependency folders (``node_modules``, virtual environments), which hold
+no workspace secret (a copy of ``.git`` itself reads the credential files the repository commits:
+:func:`~.committed.repository_copies`), and stops after :data:`MAX_ENTRIES` entries: a larger folder
+is unreadable (the call is flagged, never allowed unseen). A folder outside the workspace is checked
 for the usual credential files in it (``.env``, ``.ssh/id_rsa``, ``.aws/credentials`` …) without
 walking it; a folder that holds credentials only (``~/.ssh``, ``~/.aws``) names its usual files
-whether or not they are there (``tar c ~/.ssh``, ``cd ~/.ssh && tar c .``). ``rg`` and ``ag``
-skip hidden files unless told otherwise, so they read only what the walk finds outside hidden
-names, unless ``--hidden``/``-uu`` is given.
+whether or not they are there (``tar c ~/.ssh``, ``cd ~/.ssh && tar c .``). ``rg`` and ``ag`` skip
+hidden files unless told otherwise, so they read only what the walk finds outside hidden names,
+unless ``--hidden``/``-uu`` is given.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ import os
 import posixpath
 
 from pytest_harness_audit.policy.sensitive import is_credential_path
+from pytest_harness_audit.policy.shell.committed import repository_copies
 from pytest_harness_audit.policy.shell.context import Context, HeldReads
+from pytest_harness_audit.policy.shell.git_grep import tracked_search
 from pytest_harness_audit.policy.shell.outside_listings import CREDENTIAL_FOLDERS, outside_names
 from pytest_harness_audit.policy.shell.search_oracles import (
     SEARCH_VALUED,
@@ -115,7 +118,7 @@ def tree_reads(name: str, args: list[str], ctx: Context) -> None:
             return
         read.extend(f for f in files if not _is_excluded(f, excluded))
     if not searching:
-        ctx.reading.reads.extend(read)
+        ctx.reading.reads.extend(read + repository_copies(ctx, folders[:64]))  # `cp -r .git x`
         return
     read = searched(name, args, read)  # `grep --include='*.py'`: no other file is opened
     piped = ctx.output_consumed and not ctx.in_substitution and not _partial(name, args)
@@ -150,7 +153,8 @@ def git_grep_reads(args: list[str], ctx: Context) -> None:
         return
     rest = args[index + 1 :]
     if "--no-index" not in rest and "--untracked" not in rest:
-        return  # tracked files only: what git holds, not a secret the work tree keeps aside
+        tracked_search(rest, folder, ctx)  # tracked or committed files: what git holds
+        return
     options, operands = split_options(rest, SEARCH_VALUED["grep"])
     pattern, files = ([], operands) if pattern_given(options) else (operands[:1], operands[1:])
     if folder:
