@@ -107,9 +107,10 @@ class PolicySeal:
     """The stored policy of a session as this process wrote it: its bytes and the file's
     identity, so a look after each call costs one ``stat`` when nothing changed."""
 
-    def __init__(self, path: Path, expected: bytes) -> None:
+    def __init__(self, path: Path, expected: bytes, content_hash: str) -> None:
         self.path = path
         self.expected = expected
+        self.content_hash = content_hash
         self._seen: tuple[int, int, int] | None = None
         self._note_seen()
 
@@ -134,8 +135,8 @@ class PolicySeal:
             found = self.path.read_bytes()
         except OSError:
             found = None
-        if found == self.expected:
-            self._note_seen()
+        if found == self.expected or (found is not None and _same_rules(found, self.content_hash)):
+            self._note_seen()  # another gate of the session wrote the same rules (its name)
             return None
         what = "removed" if found is None else "changed"
         _write_atomically(self.path, self.expected)
@@ -169,7 +170,16 @@ def seal_session_policy(
                 "session's policy but holds other rules: it is written back"
             )
         _write_atomically(path, expected)
-    return PolicySeal(path, expected), problem
+    return PolicySeal(path, expected, policy.content_hash), problem
+
+
+def _same_rules(found: bytes, content_hash: str) -> bool:
+    """Whether the stored document ``found`` holds rules hashing to ``content_hash``."""
+    try:
+        document = json.loads(found)
+        return bool(Policy.from_dict(document["policy"]).content_hash == content_hash)
+    except Exception:  # anything unreadable is not the same rules: the file is written back
+        return False
 
 
 def _claims(found: bytes, policy: Policy) -> bool:

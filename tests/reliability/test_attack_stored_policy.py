@@ -39,7 +39,11 @@ TAMPERS = {
         "d['policy']['rules'] = []; open(p, 'w').write(json.dumps(d))"
     ),
     "removed": f"os.remove({STORED})",
-    "one-byte-added": f"open({STORED}, 'a').write(' ')",
+    "cut-short": f"p = {STORED}; d = open(p).read(); open(p, 'w').write(d[: len(d) // 2])",
+    "a-rule-allowed": (
+        f"p = {STORED}; d = json.load(open(p)); d['policy']['rules'][0]['decision'] = 'allow'; "
+        "open(p, 'w').write(json.dumps(d))"
+    ),
 }
 
 
@@ -83,6 +87,16 @@ def test_an_untouched_stored_policy_gives_no_note(harness: Harness) -> None:
     harness.call("Bash", command="git status --short")
     harness.call("Write", file_path="notes.txt", content="policies are json files\n")
     harness.call("Bash", command="cat notes.txt")
+    assert _sealed_notes(harness) == []
+    assert harness.verdict == "PASS"
+
+
+def test_another_gate_of_the_session_with_the_same_rules_is_no_tamper(harness: Harness) -> None:
+    # a stdio proxy of the session loads the policy from its own file, under that file's name
+    same = Policy.from_dict(harness.policy.to_dict(), name="s.proxy-policy")
+    other = Gate.open(storage_dir=harness.storage_dir, session_id=SESSION, policy=same)
+    other.chain.close()
+    harness.call("Bash", command="git status --short")
     assert _sealed_notes(harness) == []
     assert harness.verdict == "PASS"
 
