@@ -16,7 +16,13 @@ import pytest
 
 from pytest_harness_audit.errors import HarnessAuditError, UsageError
 from pytest_harness_audit.plugin.markers import closest_argument
-from pytest_harness_audit.plugin.options import OPTIONS_KEY, SESSIONS_KEY, SNAPSHOT_KEY
+from pytest_harness_audit.plugin.options import (
+    BASELINE_KEY,
+    OPTIONS_KEY,
+    SESSIONS_KEY,
+    SNAPSHOT_FOLDER_KEY,
+    SNAPSHOT_KEY,
+)
 
 if TYPE_CHECKING:
     import git
@@ -183,20 +189,34 @@ def harness(
 
 
 @pytest.fixture
-def audit_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+def audit_snapshot(
+    snapshot: SnapshotAssertion, request: pytest.FixtureRequest
+) -> SnapshotAssertion:
     """syrupy's ``snapshot`` storing session reports as ``.audit.yaml`` files:
-    ``assert harness.report() == audit_snapshot``."""
-    from pytest_harness_audit.readers.snapshot import AuditReportExtension
+    ``assert harness.report() == audit_snapshot``. Without ``--snapshot-update`` it compares
+    only with snapshot files unchanged since the run started."""
+    from pytest_harness_audit.readers.snapshot import (
+        AuditReportExtension,
+        SnapshotBaseline,
+        guard_snapshots,
+    )
 
-    return snapshot.use_extension(AuditReportExtension)
+    assertion = snapshot.use_extension(AuditReportExtension)
+    if not assertion.update_snapshots:
+        baseline = request.config.stash.setdefault(BASELINE_KEY, SnapshotBaseline())
+        request.node.stash[SNAPSHOT_FOLDER_KEY] = guard_snapshots(assertion, baseline)
+    return assertion
 
 
 @pytest.fixture(autouse=True)
 def _harness_snapshot_marker(request: pytest.FixtureRequest) -> None:
     """For ``@pytest.mark.harness_snapshot``: the snapshot the sessions are compared with at
-    the end of the test (the test's own ``audit_snapshot``, so indexes continue)."""
+    the end of the test (the test's own ``audit_snapshot``, so indexes continue). A test that
+    uses ``audit_snapshot`` has it set up here, before any other fixture can make a call."""
     if request.node.get_closest_marker("harness_snapshot") is not None:
         request.node.stash[SNAPSHOT_KEY] = request.getfixturevalue("audit_snapshot")
+    elif "audit_snapshot" in request.fixturenames:
+        request.getfixturevalue("audit_snapshot")
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ else.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Generator
 from typing import Any
 
@@ -20,9 +21,14 @@ from pytest_harness_audit.plugin.markers import (
     register_markers,
 )
 from pytest_harness_audit.plugin.options import (
+    ARTIFACT_LINES_KEY,
+    BASELINE_KEY,
     OPTIONS_KEY,
     SESSIONS_KEY,
+    SNAPSHOT_FOLDER_KEY,
     SNAPSHOT_KEY,
+    SPAN_FILE_KEY,
+    SPANS_OUTPUT,
     SUMMARIES_KEY,
     WORKER_OUTPUT,
     add_options,
@@ -49,6 +55,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
     config.stash[OPTIONS_KEY] = with_storage_path(config, resolve_options(config))
     config.stash[SUMMARIES_KEY] = []
+    config.stash[ARTIFACT_LINES_KEY] = []
+    otel = config.stash[OPTIONS_KEY].otel
+    if otel is not None and otel != "otlp":
+        from pytest_harness_audit.readers.otel import SpanFile
+
+        span_file = SpanFile(otel)
+        if not hasattr(config, "workerinput"):  # the controller writes the file at the end
+            span_file.start()
+        config.stash[SPAN_FILE_KEY] = span_file
     if config.pluginmanager.hasplugin("html"):
         from pytest_harness_audit.plugin import html
 
@@ -63,16 +78,33 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     return f"harness-audit: policy {options.policy}, chains in {options.directory}"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Refuse bad marker arguments up front, naming the test."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Refuse bad marker arguments up front, naming the test. Keep the snapshot files the
+    tests compare with as they are before any test runs (not under ``--snapshot-update``)."""
     check_marker_arguments(items)
+    if getattr(config.option, "update_snapshots", False):
+        return
+    if any(
+        "audit_snapshot" in getattr(item, "fixturenames", ())
+        or item.get_closest_marker("harness_snapshot") is not None
+        for item in items
+    ):
+        from pytest_harness_audit.readers.snapshot import SnapshotBaseline, keep_snapshot_folders
+
+        keep_snapshot_folders(items, config.stash.setdefault(BASELINE_KEY, SnapshotBaseline()))
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    """After the test body: check every harness session against the markers."""
+    """After the test body: check every harness session against the markers, and that no
+    snapshot file of the test changed while it ran."""
     __tracebackhide__ = True  # the failure is the message, not the plugin's code
-    yield
+    try:
+        yield
+    except BaseException:
+        _check_snapshot_files(item)
+        raise
+    _check_snapshot_files(item)
     sessions = item.stash.get(SESSIONS_KEY, [])
     snapshot = item.stash.get(SNAPSHOT_KEY, None)
     if not sessions:
@@ -114,6 +146,24 @@ def pytest_runtest_makereport(
     if report.failed and call.when == "call":
         _add_snapshot_diffs(item, report)
     return report
+
+
+def _check_snapshot_files(item: pytest.Item) -> None:
+    """Fail the test when a file of its snapshot folder changed since the run started (under
+    ``--snapshot-update``: when a file it wrote no longer holds what it wrote)."""
+    __tracebackhide__ = True
+    assertion = getattr(item, "funcargs", {}).get("audit_snapshot")
+    if assertion is None:
+        assertion = item.stash.get(SNAPSHOT_KEY, None)  # harness_snapshot without the fixture
+    if assertion is None:
+        return
+    from pytest_harness_audit.readers.snapshot import end_of_test_changes
+
+    folder = item.stash.get(SNAPSHOT_FOLDER_KEY, None)
+    baseline = item.config.stash.get(BASELINE_KEY, None)
+    changes = end_of_test_changes(assertion, baseline, folder)
+    if changes:
+        raise AssertionError("\n".join(changes)) from None
 
 
 def _add_snapshot_diffs(item: pytest.Item, report: pytest.TestReport) -> None:
@@ -165,18 +215,23 @@ def _export_otel(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
     sessions = item.stash.get(SESSIONS_KEY, [])
     if target is None or call.when != "teardown" or not sessions:
         return
-    if item.config.stash.get(OTEL_FAILED_KEY, False):
+    span_file = item.config.stash.get(SPAN_FILE_KEY, None)
+    failed_before = item.config.stash.get(OTEL_FAILED_KEY, False)
+    if failed_before and span_file is None:
         return
     from pytest_harness_audit.readers.otel import export_sessions
 
-    problem = export_sessions(((h.chain.path, h.session_id) for h in sessions), target)
-    if problem:
+    written = None if span_file is None else span_file.written
+    chains = ((h.chain.path, h.session_id) for h in sessions)
+    problem = export_sessions(chains, target, written=written)
+    if problem and not failed_before:
         item.config.stash[OTEL_FAILED_KEY] = True
-        item.warn(
-            pytest.PytestWarning(
-                f"{problem}; the chains are untouched, later sessions are not exported"
-            )
+        later = (
+            "later sessions are not exported"
+            if span_file is None
+            else "the file is written whole when the run ends"
         )
+        item.warn(pytest.PytestWarning(f"{problem}; the chains are untouched, {later}"))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -188,6 +243,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         from pytest_harness_audit.plugin.summary import encode_summaries
 
         workeroutput[WORKER_OUTPUT] = encode_summaries(summaries)
+        span_file = session.config.stash.get(SPAN_FILE_KEY, None)
+        if span_file is not None:
+            workeroutput[SPANS_OUTPUT] = json.dumps(span_file.written)
         return
     options = session.config.stash[OPTIONS_KEY]
     if options.enabled and summaries:
@@ -196,21 +254,49 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         record_run(options.directory, (row.session_id for row in summaries))
         if options.keep:
             prune(options.directory, keep=options.keep, runs_only=True)
+    _write_run_files(session)
+
+
+def _write_run_files(session: pytest.Session) -> None:
+    """The files written when the run ends: the ``--harness-audit-otel`` file, whole, and the
+    ``--harness-audit-html`` view. One that cannot be written fails the run (its line names the
+    path and the error)."""
+    from pytest_harness_audit.plugin.view import finish_span_file, write_run_view
+
+    config = session.config
+    lines = config.stash[ARTIFACT_LINES_KEY]
+    span_file = config.stash.get(SPAN_FILE_KEY, None)
+    if span_file is not None:
+        lines.extend(finish_span_file(span_file))
+    html = config.stash[OPTIONS_KEY].html
+    if html is not None:
+        title = f"harness-audit: {config.rootpath.name}"
+        summaries = config.stash[SUMMARIES_KEY]
+        lines.append(write_run_view(summaries, html, title))
+    if any(failed for _, failed in lines) and session.exitstatus in (
+        pytest.ExitCode.OK,
+        pytest.ExitCode.NO_TESTS_COLLECTED,
+    ):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """On the xdist controller: collect a finished worker's summary rows."""
-    data = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
+    output = getattr(node, "workeroutput", {})
+    data = output.get(WORKER_OUTPUT)
     if data:
         from pytest_harness_audit.plugin.summary import decode_summaries
 
         node.config.stash[SUMMARIES_KEY].extend(decode_summaries(data))
+    span_file = node.config.stash.get(SPAN_FILE_KEY, None)
+    if span_file is not None and output.get(SPANS_OUTPUT):
+        span_file.written.extend(str(text) for text in json.loads(output[SPANS_OUTPUT]))
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """The table of sessions, under ``--harness-audit``, and the ``--harness-audit-html`` view
-    (controller only)."""
+    """The table of sessions, under ``--harness-audit``, and the lines of the files written at
+    the end of the run (controller only)."""
     options = config.stash[OPTIONS_KEY]
     if hasattr(config, "workerinput"):
         return
@@ -221,8 +307,5 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_sep("=", "harness audit")
         for line in format_summary(summaries):
             terminalreporter.write_line(line)
-    if options.html is not None:
-        from pytest_harness_audit.plugin.view import write_run_view
-
-        title = f"harness-audit: {config.rootpath.name}"
-        terminalreporter.write_line(write_run_view(summaries, options.html, title))
+    for line, failed in config.stash[ARTIFACT_LINES_KEY]:
+        terminalreporter.write_line(line, red=failed, bold=failed)

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
 
     from pytest_harness_audit.plugin.summary import SessionSummary
+    from pytest_harness_audit.readers.otel import SpanFile
+    from pytest_harness_audit.readers.snapshot import SnapshotBaseline
     from pytest_harness_audit.session.harness import Harness
 
 
@@ -46,8 +48,20 @@ SUMMARIES_KEY: pytest.StashKey[list[SessionSummary]] = pytest.StashKey()
 SESSIONS_KEY: pytest.StashKey[list[Harness]] = pytest.StashKey()
 #: The snapshot a ``harness_snapshot`` test's sessions are compared with (``item.stash``).
 SNAPSHOT_KEY: pytest.StashKey[SnapshotAssertion] = pytest.StashKey()
+#: The run's snapshot files as they were before any test ran (``config.stash``; not under
+#: ``--snapshot-update``).
+BASELINE_KEY: pytest.StashKey[SnapshotBaseline] = pytest.StashKey()
+#: The snapshot folder an ``audit_snapshot`` test compares with (``item.stash``).
+SNAPSHOT_FOLDER_KEY: pytest.StashKey[str] = pytest.StashKey()
 #: The ``workeroutput`` key carrying an xdist worker's summary rows to the controller.
 WORKER_OUTPUT = "harness_audit_sessions"
+#: What the run wrote to a ``--harness-audit-otel`` file (``config.stash``), written whole at
+#: its end.
+SPAN_FILE_KEY: pytest.StashKey[SpanFile] = pytest.StashKey()
+#: The ``workeroutput`` key carrying an xdist worker's exported span lines to the controller.
+SPANS_OUTPUT = "harness_audit_spans"
+#: The lines the end of the run prints about the files it wrote: ``(line, failed)``.
+ARTIFACT_LINES_KEY: pytest.StashKey[list[tuple[str, bool]]] = pytest.StashKey()
 
 
 def add_options(parser: pytest.Parser) -> None:

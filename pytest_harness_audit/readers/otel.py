@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -37,6 +38,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from pytest_harness_audit._version import __version__
 from pytest_harness_audit.audit.reader import iter_file_records
 from pytest_harness_audit.audit.tags import parse_tags
+from pytest_harness_audit.readers.report import replace_file
 
 #: Prefix of the attributes that are the project's, not the conventions'.
 PREFIX = "harness_audit."
@@ -199,18 +201,84 @@ def session_spans(
 
 class JsonLinesExporter(SpanExporter):
     """Appends each span as one JSON line (the SDK's ``to_json``) to a file: several processes
-    may append to the same file."""
+    may append to the same file. ``written`` (when given) keeps the text of every export."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], written: list[str] | None = None) -> None:
         self.path = Path(path)
+        self.written = written
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         """Append the spans; a write error is raised (the caller names the file)."""
         text = "".join(json.dumps(json.loads(span.to_json())) + "\n" for span in spans)
+        if self.written is not None:  # kept first: the file is written whole at the end anyway
+            self.written.append(text)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as handle:
             handle.write(text)
         return SpanExportResult.SUCCESS
+
+
+class SpanFile:
+    """What the run wrote to a ``--harness-audit-otel`` JSON Lines file, kept in memory: the
+    file's text before the run and every span line exported since (by this process and, on the
+    xdist controller, by its workers). :meth:`finish` writes exactly that back, so a change to
+    the file while the run went on (an agent's call rewriting a denied span) does not last."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        #: The text of each export, in order (workers' exports added by the controller).
+        self.written: list[str] = []
+        self._before: bytes | None = None
+
+    def start(self) -> None:
+        """Keep the file's content before any test runs (none when there is no regular file to
+        read: what is there is replaced at the end, or the run fails naming it)."""
+        with contextlib.suppress(OSError):
+            if self.path.is_file():
+                self._before = self.path.read_bytes()
+
+    def expected(self) -> bytes | None:
+        """The file's content as the plugin made it (``None``: nothing to write)."""
+        if self._before is None and not self.written:
+            return None
+        return (self._before or b"") + "".join(self.written).encode("utf-8")
+
+    def finish(self) -> tuple[str | None, str | None]:
+        """Write the file back as the plugin made it (atomically, in its folder).
+        Returns ``(note, problem)``: the note when the file had been changed during the run,
+        the problem (one line naming the file) when it could not be written."""
+        expected = self.expected()
+        if expected is None:
+            if os.path.lexists(self.path):  # made during the run, and the run exported nothing
+                return (
+                    None,
+                    f"the OpenTelemetry span file {self.path} is not the plugin's: "
+                    "the run exported no span",
+                )
+            return None, None
+        current = _regular_bytes(self.path)
+        changed = current is None or sorted(current.splitlines()) != sorted(expected.splitlines())
+        try:
+            replace_file(self.path, expected)
+        except OSError as exc:
+            error = exc.strerror or str(exc)
+            return None, f"cannot write the OpenTelemetry span file {self.path}: {error}"
+        if not changed:
+            return None, None
+        return (
+            f"the OpenTelemetry span file {self.path} was changed during the run by something "
+            "other than the plugin; it was written again with the spans the plugin exported"
+        ), None
+
+
+def _regular_bytes(path: Path) -> bytes | None:
+    """The bytes of a regular file (``None`` for anything else: a link, a FIFO, nothing)."""
+    try:
+        if stat.S_ISREG(os.lstat(path).st_mode):
+            return path.read_bytes()
+    except OSError:
+        pass
+    return None
 
 
 def otlp_endpoint() -> str:
@@ -228,6 +296,8 @@ class OtelTarget:
     """Where ``--harness-audit-otel`` sends traces: ``otlp`` or a JSON Lines file."""
 
     target: str
+    #: Kept by the file exporter: the text of every export (see :class:`SpanFile`).
+    written: list[str] | None = None
 
     @property
     def where(self) -> str:
@@ -240,7 +310,7 @@ class OtelTarget:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
             return OTLPSpanExporter(endpoint=otlp_endpoint())
-        return JsonLinesExporter(self.target)
+        return JsonLinesExporter(self.target, self.written)
 
 
 def export_spans(spans: Sequence[ReadableSpan], exporter: SpanExporter, where: str) -> str | None:
@@ -270,9 +340,12 @@ def export_chain(
     return export_spans(spans, exporter, target.where)
 
 
-def export_sessions(chains: Iterable[tuple[Path, str]], target: str) -> str | None:
-    """Export each ``(chain file, session id)``; stop at the first failure and return its line."""
-    where = OtelTarget(target)
+def export_sessions(
+    chains: Iterable[tuple[Path, str]], target: str, *, written: list[str] | None = None
+) -> str | None:
+    """Export each ``(chain file, session id)``; stop at the first failure and return its line.
+    ``written`` keeps the text a file target was given."""
+    where = OtelTarget(target, written)
     for chain_file, session_id in chains:
         problem = export_chain(chain_file, session_id, where)
         if problem:

@@ -54,6 +54,9 @@ HEAD_MARK = "# published head, not part of the report document"
 _PATH_END = r"""[\s'"`;|&<>()=:,\]}]"""
 _BOUNDARY = f"(?={_PATH_END}|$)"
 _PATH_REST = r"""[^\s'"`;|&<>()]*"""
+#: Where a path may start: the text's start or after a character no path is spelt with here
+#: (``/var/tmp`` does not hold the temporary directory ``/tmp``).
+_PATH_START = r"""(?<![^\s'"`;|&<>()=:,\[\]{}])"""
 
 
 class PathScrubber:
@@ -70,11 +73,11 @@ class PathScrubber:
             for root in _variants(storage):
                 self._add(re.escape(root) + f"(?:/{_PATH_REST})?{_BOUNDARY}", "<audit>")
         for root in _variants(tempfile.gettempdir()):
-            self._add(re.escape(root) + f"(?:/{_PATH_REST})?{_BOUNDARY}", "<tmp>")
+            self._add(_PATH_START + re.escape(root) + f"(?:/{_PATH_REST})?{_BOUNDARY}", "<tmp>")
         home = os.path.expanduser("~")
         if home not in ("", "/", "~"):
             for root in _variants(home):
-                self._add(re.escape(root) + f"(?=/|{_PATH_END}|$)", "~")
+                self._add(_PATH_START + re.escape(root) + f"(?=/|{_PATH_END}|$)", "~")
 
     def _add(self, pattern: str, replacement: str) -> None:
         self._rules.append((re.compile(pattern), replacement))
@@ -427,6 +430,22 @@ def report_path(storage_dir: str | os.PathLike[str], session_id: str) -> Path:
     return Path(storage_dir) / REPORTS_DIR / f"{sanitize_session_id(session_id)}.yaml"
 
 
+def replace_file(path: str | os.PathLike[str], data: bytes, *, mode: int = 0o644) -> None:
+    """Write ``data`` to ``path`` atomically (a temporary file in its folder, then
+    ``os.replace``); on failure only the temporary file is removed, and the error is raised."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=target.parent, prefix=".report-", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.chmod(temp, mode)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
 def write_report(
     storage_dir: str | os.PathLike[str],
     session_id: str,
@@ -440,7 +459,6 @@ def write_report(
     after the document: ``head: {records: N, hash: HEX}`` under a ``HEAD_MARK`` line.
     """
     path = report_path(storage_dir, session_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = report.render()
     head = head if head is not None else report.head
     if head is not None:
@@ -448,14 +466,7 @@ def write_report(
         re_check = f"harness-audit audit verify {name} --head {head.count}:{head.hash}"
         fields = {"records": head.count, "hash": head.hash}
         text += f"{HEAD_MARK} (re-check: {re_check})\nhead: {_flow(fields)}\n"
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".report-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    replace_file(path, text.encode("utf-8"), mode=0o600)
     return path
 
 

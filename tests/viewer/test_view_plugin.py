@@ -57,13 +57,14 @@ def test_without_harness_audit_the_view_reads_the_temporary_chains(
     assert len([r for r in rows if "session-row" in r.classes]) == 2
 
 
-def test_an_unwritable_path_is_one_line_and_the_run_still_passes(
+def test_an_unwritable_path_is_one_line_and_fails_the_run(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(test_suite=SUITE)
     (pytester.path / "blocker").write_text("")
     result = pytester.runpytest("--harness-audit-html", "blocker/view.html")
     result.assert_outcomes(passed=3)
+    assert result.ret == 1  # a view the reviewer reads that is not this run's is no pass
     result.stdout.fnmatch_lines(
         ["harness-audit: no session view written: cannot write the session view to *blocker*"]
     )

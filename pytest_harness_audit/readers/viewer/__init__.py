@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pytest_harness_audit.errors import UsageError
+from pytest_harness_audit.readers.report import replace_file
 from pytest_harness_audit.readers.viewer.model import (
     ChainView,
     RunView,
@@ -58,13 +59,14 @@ def write_view(
     *,
     title: str = "harness-audit sessions",
 ) -> RunView:
-    """Build the view of ``refs`` and write it to ``path`` (parent folders are created)."""
+    """Build the view of ``refs`` and write it to ``path`` (parent folders are created), whole
+    or not at all: a temporary file in the same folder replaces whatever is at ``path``. A write
+    that fails is a ``UsageError`` naming the path, and nothing at ``path`` is removed."""
     run = build_view(refs, title=title)
     text = render_html(run)
     target = Path(path)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        replace_file(target, text.encode("utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot write the session view to {target}: {exc.strerror}") from None
     return run
