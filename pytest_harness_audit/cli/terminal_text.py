@@ -11,19 +11,9 @@ valid JSON escape of the same character, so a ``--json`` document parses to the 
 
 from __future__ import annotations
 
-import re
 from typing import TextIO
 
-_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
-
-
-def visible(text: str) -> str:
-    """``text`` with every character that acts on a terminal written as its escape."""
-    return _HIDDEN.sub(_escape, text)
+from pytest_harness_audit.wording import visible
 
 
 class VisibleControls:

@@ -34,6 +34,7 @@ from pytest_harness_audit.plugin.options import (
     add_options,
     resolve_options,
 )
+from pytest_harness_audit.wording import visible
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -142,7 +143,7 @@ def pytest_runtest_makereport(
         and not item.config.option.fulltrace
         and item.config.option.tbstyle != "long"
     ):
-        report.longrepr = f"{item.nodeid}: {call.excinfo.value}"
+        report.longrepr = visible(f"{item.nodeid}: {call.excinfo.value}")
     if report.failed and call.when == "call":
         _add_snapshot_diffs(item, report)
     return report

@@ -18,6 +18,7 @@ from pytest_harness_audit.plugin.markers import (
     parse_expect_verdict,
 )
 from pytest_harness_audit.readers.expectations import check_denied, check_escalation, check_verdict
+from pytest_harness_audit.wording import visible
 
 if TYPE_CHECKING:
     from pytest_harness_audit.plugin.options import AuditOptions
@@ -60,4 +61,6 @@ def end_of_test_problems(
             found.append(f"session {harness.session_id}: {problem}")
     for args, kwargs in markers.get("expect_escalation", []):
         found.append(check_escalation(harness, **parse_expect_escalation(args, kwargs)))
-    return problems + [problem for problem in found if problem]
+    # Records hold what agents wrote: a control character in a target must not act on the
+    # terminal that prints the failure (erase the line of a denied call).
+    return [visible(problem) for problem in problems + [p for p in found if p]]

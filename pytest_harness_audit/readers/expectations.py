@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pytest_harness_audit.readers.verdict import Verdict
+from pytest_harness_audit.wording import visible
 
 if TYPE_CHECKING:
     from pytest_harness_audit.readers.session_view import (
@@ -136,7 +137,9 @@ def check_scenario(
             problems.append(problem)
     if problems:
         raise AssertionError(
-            f"scenario {scenario.name!r} did not go as expected:\n"
-            + "\n".join(problems)
-            + f"\nRecorded calls:\n{harness.recorded_summary()}"
+            visible(
+                f"scenario {scenario.name!r} did not go as expected:\n"
+                + "\n".join(problems)
+                + f"\nRecorded calls:\n{harness.recorded_summary()}"
+            )
         )

@@ -29,6 +29,7 @@ from pytest_harness_audit.readers.trajectory import (
     trajectory_matches,
 )
 from pytest_harness_audit.readers.trajectory_diff import difference
+from pytest_harness_audit.wording import visible
 
 if TYPE_CHECKING:
     from pytest_harness_audit.audit.chain import AuditChain
@@ -188,9 +189,11 @@ class ChainQueries:
             )
             how = f"exactly {count}" if count is not None else "at least one"
             raise AssertionError(
-                f"expected {how} denied call matching {wanted}, found {len(found)}.\n"
-                f"Recorded calls (closest first):\n"
-                f"{self.recorded_summary(query={'tool': tool, 'target': target})}"
+                visible(
+                    f"expected {how} denied call matching {wanted}, found {len(found)}.\n"
+                    f"Recorded calls (closest first):\n"
+                    f"{self.recorded_summary(query={'tool': tool, 'target': target})}"
+                )
             )
         return found
 
@@ -200,8 +203,10 @@ class ChainQueries:
         if found:
             lines = "\n".join(f"  {r.describe()}" for r in found)
             raise AssertionError(
-                f"expected no call matching tool={tool!r} target={target!r}; "
-                f"recorded {len(found)}:\n{lines}"
+                visible(
+                    f"expected no call matching tool={tool!r} target={target!r}; "
+                    f"recorded {len(found)}:\n{lines}"
+                )
             )
 
     def assert_trajectory(
@@ -226,9 +231,11 @@ class ChainQueries:
             lines.append(f"  {mark} {index + 1}: {step.describe()}")
         shown = args if isinstance(args, str) else dict(args)
         raise AssertionError(
-            f"trajectory does not match (mode={mode}, args={shown}): "
-            f"{difference(wanted, actual, mode, args)}\nExpected:\n"
-            + "\n".join(f"    {i + 1}: {s.describe()}" for i, s in enumerate(wanted))
-            + "\nRecorded (✓ = matches an expected call):\n"
-            + ("\n".join(lines) if lines else "  (no calls recorded)")
+            visible(
+                f"trajectory does not match (mode={mode}, args={shown}): "
+                f"{difference(wanted, actual, mode, args)}\nExpected:\n"
+                + "\n".join(f"    {i + 1}: {s.describe()}" for i, s in enumerate(wanted))
+                + "\nRecorded (✓ = matches an expected call):\n"
+                + ("\n".join(lines) if lines else "  (no calls recorded)")
+            )
         )

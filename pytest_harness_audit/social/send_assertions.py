@@ -34,6 +34,7 @@ from pytest_harness_audit.social.errors import (
 )
 from pytest_harness_audit.social.mcp_tool import SEND_MESSAGE_TOOL_NAME
 from pytest_harness_audit.social.message_json import canonical_message_json
+from pytest_harness_audit.wording import visible
 
 #: Outcomes after which a post exists.
 SENT_OUTCOMES = frozenset({"sent", "pending"})
@@ -210,8 +211,10 @@ def assert_sent(records: Sequence[RecordLike], to: str, text_glob: str = "*") ->
     found = sent_records(records, to, text_glob)
     if not found:
         raise AssertionError(
-            f"expected a message sent matching {_wanted(to, text_glob)}, found none.\n"
-            f"Recorded sends:\n{recorded_sends(records)}"
+            visible(
+                f"expected a message sent matching {_wanted(to, text_glob)}, found none.\n"
+                f"Recorded sends:\n{recorded_sends(records)}"
+            )
         )
     return found
 
@@ -231,8 +234,10 @@ def assert_not_sent(
     if found:
         lines = "\n".join(f"  {describe_send(r)}" for r in found)
         raise AssertionError(
-            f"expected no message sent matching {_wanted(to, text_glob)}; "
-            f"{len(found)} went out or may have:\n{lines}"
+            visible(
+                f"expected no message sent matching {_wanted(to, text_glob)}; "
+                f"{len(found)} went out or may have:\n{lines}"
+            )
         )
 
 
@@ -255,7 +260,7 @@ def assert_refused(
     """Assert that a send matching ``reason`` and ``to`` was refused; return the records."""
     problem = check_refused(records, reason, to)
     if problem is not None:
-        raise AssertionError(problem)
+        raise AssertionError(visible(problem))
     return refused_records(records, reason, to)
 
 

@@ -1,0 +1,100 @@
+"""A failing test's message quotes what agents wrote (a command, a target, a message): a
+terminal control in it is printed as its escape, so it cannot erase or rewrite the line of a
+denied call on the reviewer's terminal."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+RUN = ("-p", "no:cacheprovider", "-p", "no:randomly", "--harness-audit")
+
+#: Erase the line, return to its start, go up a line and erase that one too.
+ERASE = "\\x1b[2K\\r\\x1b[1A\\x1b[2K"
+
+SUITE = f"""\
+import pytest
+
+
+@pytest.mark.harness_workspace("python-service")
+@pytest.mark.expect_verdict("PASS")
+def test_marker(harness):
+    harness.call("Bash", command="cat .env # {ERASE}all good")
+
+
+@pytest.mark.harness_workspace("python-service")
+@pytest.mark.expect_verdict("FAIL")
+def test_assert_not_called(harness):
+    harness.call("Read", file_path=".env{ERASE}")
+    harness.assert_not_called("Read")
+
+
+@pytest.mark.harness_workspace("python-service")
+@pytest.mark.expect_verdict("FAIL")
+def test_assert_denied(harness):
+    harness.call("Read", file_path=".env{ERASE}")
+    harness.assert_denied("Bash")
+
+
+@pytest.mark.harness_workspace("python-service")
+def test_trajectory(harness):
+    harness.call("Glob", pattern="*{ERASE}")
+    harness.assert_trajectory([("Read", {{}})])
+
+
+@pytest.mark.harness_workspace("python-service")
+@pytest.mark.harness_agents("alice", "bob")
+def test_sent(harness):
+    harness.send("agent:bob", "build is green{ERASE}")
+    harness.assert_not_sent("agent:bob")
+"""
+
+
+@pytest.fixture(scope="module")
+def output(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The terminal output of the suite, run once: every test fails, quoting agent text."""
+    folder = tmp_path_factory.mktemp("agents")
+    (folder / "test_agents.py").write_text(SUITE, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", *RUN, "--color=no", "test_agents.py"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "5 failed" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
+    return run.stdout
+
+
+ESCAPED = "\\u001b[2K\\u000d\\u001b[1A\\u001b[2K"
+REPR = "\\x1b[2K\\r\\x1b[1A\\x1b[2K"  # a trajectory step shows its parameters' repr
+
+
+#: How each test's failure shows the agent's text.
+SHOWN = {
+    "test_marker": ESCAPED,
+    "test_assert_not_called": ESCAPED,
+    "test_assert_denied": ESCAPED,
+    "test_trajectory": REPR,
+    "test_sent": ESCAPED,
+}
+
+
+@pytest.mark.parametrize("test", sorted(SHOWN))
+def test_agent_text_in_a_failure_is_escaped(output: str, test: str) -> None:
+    section = output.split(f" {test} ", 1)[1].split("\n_____", 1)[0]
+    assert SHOWN[test] in section
+    assert "\x1b" not in section
+    assert "\r" not in section
+
+
+def test_no_raw_control_anywhere_in_the_output(output: str) -> None:
+    assert "\x1b" not in output
+    assert "\r" not in output
+
+
+def test_the_escape_keeps_the_denied_line_readable(output: str) -> None:
+    assert "FAIL: #0 Bash cat .env # \\u001b[2K" in output
+    assert "all good" in output
