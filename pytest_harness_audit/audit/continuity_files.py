@@ -14,12 +14,12 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pytest_harness_audit.audit.atomic_file import replace_file
 from pytest_harness_audit.audit.locking import exclusive
 from pytest_harness_audit.audit.storage import sanitize_session_id
 
@@ -85,15 +85,7 @@ def write_witness(path: Path, data: Mapping[str, Any]) -> None:
     """Replace the witness atomically; a witness that cannot be written is skipped (the hook
     still gates and records)."""
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, name = tempfile.mkstemp(dir=path.parent, prefix=".w-", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(data, out, sort_keys=True)
-            os.replace(name, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(name)
+        replace_file(path, json.dumps(data, sort_keys=True).encode("utf-8"))
 
 
 @contextmanager

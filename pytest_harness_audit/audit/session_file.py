@@ -9,15 +9,14 @@ names it (see ``vouch_for``).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import socket
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from pytest_harness_audit.audit.atomic_file import replace_file
 from pytest_harness_audit.audit.clock import utc_timestamp
 from pytest_harness_audit.audit.errors import AuditError
 
@@ -41,20 +40,8 @@ def load_session_file(path: Path) -> dict[str, Any] | None:
 
 def write_session_file(path: Path, data: dict[str, Any], *, fsync: bool = True) -> None:
     """Replace the session file atomically (temporary file, fsync unless told not to, rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, ensure_ascii=False, indent=2, sort_keys=False)
-            handle.write("\n")
-            handle.flush()
-            if fsync:
-                os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
-        raise
+    text = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
+    replace_file(path, text.encode("utf-8"), fsync=fsync)
 
 
 PREVIEW_BYTES = 120

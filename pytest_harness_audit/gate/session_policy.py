@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from pytest_harness_audit.audit.atomic_file import replace_file
 from pytest_harness_audit.audit.chain import AuditChain
 from pytest_harness_audit.audit.records import RecordDraft
 from pytest_harness_audit.audit.storage import sanitize_session_id
@@ -53,24 +53,12 @@ def _document_bytes(policy: Policy) -> bytes:
     return json.dumps(document, sort_keys=True, indent=1).encode("utf-8")
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".policy-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 def save_session_policy(
     storage_dir: str | os.PathLike[str], session_id: str, policy: Policy
 ) -> Path:
     """Write (atomically) the policy document of a session; return its path."""
     path = policy_path(storage_dir, session_id)
-    _write_atomically(path, _document_bytes(policy))
+    replace_file(path, _document_bytes(policy))
     return path
 
 
@@ -139,7 +127,7 @@ class PolicySeal:
             self._note_seen()  # another gate of the session wrote the same rules (its name)
             return None
         what = "removed" if found is None else "changed"
-        _write_atomically(self.path, self.expected)
+        replace_file(self.path, self.expected)
         self._note_seen()
         return (
             f"the session's stored policy ({self.path.parent.name}/{self.path.name}) was {what} "
@@ -169,7 +157,7 @@ def seal_session_policy(
                 f"the session's stored policy ({path.parent.name}/{path.name}) claims the "
                 "session's policy but holds other rules: it is written back"
             )
-        _write_atomically(path, expected)
+        replace_file(path, expected)
     return PolicySeal(path, expected, policy.content_hash), problem
 
 

@@ -36,9 +36,9 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from pytest_harness_audit._version import __version__
+from pytest_harness_audit.audit.atomic_file import replace_file
 from pytest_harness_audit.audit.reader import iter_file_records
 from pytest_harness_audit.audit.tags import parse_tags
-from pytest_harness_audit.readers.report import replace_file
 
 #: Prefix of the attributes that are the project's, not the conventions'.
 PREFIX = "harness_audit."
@@ -259,7 +259,7 @@ class SpanFile:
         current = _regular_bytes(self.path)
         changed = current is None or sorted(current.splitlines()) != sorted(expected.splitlines())
         try:
-            replace_file(self.path, expected)
+            replace_file(self.path, expected, mode=0o644)
         except OSError as exc:
             error = exc.strerror or str(exc)
             return None, f"cannot write the OpenTelemetry span file {self.path}: {error}"

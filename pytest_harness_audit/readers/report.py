@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from pytest_harness_audit.audit.atomic_file import replace_file
 from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.audit.records import display_target
 from pytest_harness_audit.audit.storage import sanitize_session_id
@@ -428,22 +429,6 @@ def merge_report_fields(results: Iterable[Mapping[str, Any] | None]) -> dict[str
 def report_path(storage_dir: str | os.PathLike[str], session_id: str) -> Path:
     """Where the report file of ``session_id`` lives: ``<storage>/reports/<session>.yaml``."""
     return Path(storage_dir) / REPORTS_DIR / f"{sanitize_session_id(session_id)}.yaml"
-
-
-def replace_file(path: str | os.PathLike[str], data: bytes, *, mode: int = 0o644) -> None:
-    """Write ``data`` to ``path`` atomically (a temporary file in its folder, then
-    ``os.replace``); on failure only the temporary file is removed, and the error is raised."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=target.parent, prefix=".report-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.chmod(temp, mode)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 def write_report(

@@ -215,7 +215,7 @@ def test_a_span_file_rewritten_mid_run_is_written_again_whole(pytester: pytest.P
     assert attributes["harness_audit.decision"] == "deny"
     assert attributes["harness_audit.status"] == "blocked"
     assert [s["name"] for s in spans].count("invoke_agent") == 2
-    assert not list(path.parent.glob(".report-*"))
+    assert not list(path.parent.glob(".*.tmp"))
 
 
 def test_under_xdist_the_controller_writes_every_workers_spans(pytester: pytest.Pytester) -> None:

@@ -237,7 +237,7 @@ def test_report_files_round_trip(tmp_path: Path) -> None:
     assert text is not None and split_report_file(text)[0] == harness.report().render()
     assert load_report_text(storage, "no-such-session") is None
     assert report_path(storage, "../escape").parent == storage / "reports"
-    assert not list((storage / "reports").glob(".report-*"))
+    assert not list((storage / "reports").glob(".*.tmp"))
 
 
 def test_report_file_carries_the_published_head_outside_the_document(tmp_path: Path) -> None:

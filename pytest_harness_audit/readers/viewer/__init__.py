@@ -13,8 +13,8 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from pytest_harness_audit.audit.atomic_file import replace_file
 from pytest_harness_audit.errors import UsageError
-from pytest_harness_audit.readers.report import replace_file
 from pytest_harness_audit.readers.viewer.model import (
     ChainView,
     RunView,
@@ -66,7 +66,7 @@ def write_view(
     text = render_html(run)
     target = Path(path)
     try:
-        replace_file(target, text.encode("utf-8"))
+        replace_file(target, text.encode("utf-8"), mode=0o644)
     except OSError as exc:
         raise UsageError(f"cannot write the session view to {target}: {exc.strerror}") from None
     return run
