@@ -8,10 +8,11 @@ the most restrictive decision wins (``refuse`` > ``guide`` > ``admit``), and a c
 evaluated refuses (fail closed). No match admits.
 
 In ``enforcement`` mode a refusal blocks the send (:class:`~.errors.FirewallSendError`); a ``guide``
-decision lets it out with guidance. In ``guidance`` mode every send goes out, and a refusal becomes
-guidance. Each check is retained under a check id with its private evidence (matched rules and
-patterns, member names, secret sources); what the model reads — refusal, feedback, advice — never
-contains that evidence.
+decision lets it out with guidance. In ``guidance`` mode a rule's refusal becomes guidance and the
+send goes out; the secret guard's refusal, or that of a check that could not run, blocks in both.
+Each check is retained under a check id with its private evidence (matched rules and patterns,
+member names, secret sources); what the model reads — refusal, feedback, advice — never contains
+that evidence.
 
 Evidence revisions: every change to the evidence a check reads (a secret noted, or
 :meth:`MessageFirewall.note_evidence` from any other source) advances the firewall's
@@ -58,6 +59,10 @@ DEFAULT_FEEDBACK = "revise the message or its address and send again"
 SECRET_REFUSAL = "the message contains a secret value read earlier in this session"
 SECRET_FEEDBACK = "remove the secret value from the message and send again"
 UNCHECKABLE_REFUSAL = "the message firewall could not check this send"
+#: The rule id of a check that could not run (it refuses: fail closed).
+ERROR_RULE_ID = "firewall-error"
+#: Refusals that block in ``guidance`` mode too.
+ABSOLUTE_RULE_IDS = frozenset({SECRET_RULE_ID, ERROR_RULE_ID})
 
 
 def _compile(pattern: str) -> Any:
@@ -211,7 +216,10 @@ class FirewallCheck:
 
     @property
     def blocks(self) -> bool:
-        """Whether the send must not go out (a refusal or a hold in enforcement mode)."""
+        """Whether the send must not go out: a refusal no mode softens (a known secret, a check
+        that could not run), or any refusal or hold in enforcement mode."""
+        if self.decision == "refuse" and ABSOLUTE_RULE_IDS.intersection(self.rule_ids):
+            return True
         return self.mode == "enforcement" and (self.decision == "refuse" or self.held)
 
     @property
@@ -338,8 +346,8 @@ class MessageFirewall:
         except Exception as error:  # fail closed: a check that cannot run refuses
             matches = [
                 (
-                    MessageRule("firewall-error", "refuse", UNCHECKABLE_REFUSAL, DEFAULT_FEEDBACK),
-                    {"rule": "firewall-error", "error": type(error).__name__},
+                    MessageRule(ERROR_RULE_ID, "refuse", UNCHECKABLE_REFUSAL, DEFAULT_FEEDBACK),
+                    {"rule": ERROR_RULE_ID, "error": type(error).__name__},
                 )
             ]
         decision: Decision = "admit"
@@ -351,7 +359,7 @@ class MessageFirewall:
         if deciding is not None and decision == "refuse":
             refusal = deciding.reason or DEFAULT_REFUSAL
             feedback = deciding.feedback or DEFAULT_FEEDBACK
-            if self.mode == "guidance":
+            if self.mode == "guidance" and not any(r.id in ABSOLUTE_RULE_IDS for r, _ in matches):
                 advice = f"the message firewall would refuse this send: {refusal}; {feedback}"
         elif deciding is not None and decision == "guide":
             advice = deciding.reason or "the message firewall advises care with this send"

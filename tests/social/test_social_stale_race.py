@@ -153,19 +153,20 @@ def test_an_unrelated_secret_read_during_the_check_refuses_nothing(
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=str)
-def test_guidance_mode_sends_a_raced_secret_with_the_current_advice(
-    make_endpoint: object, kind: Kind
-) -> None:
-    """Guidance mode never blocks; what it must not do is drop the advice the current evidence
-    gives: the second check knows the secret, and its advice goes with the send."""
+def test_guidance_mode_refuses_a_raced_secret_too(make_endpoint: object, kind: Kind) -> None:
+    """Guidance mode softens the rules, not the secret guard: the second check knows the
+    secret, and the send is refused as in enforcement mode."""
     endpoint, firewall, hook = raced(make_endpoint, kind, "guidance")
     hook.during = [lambda: read_secret(firewall)]
-    result = kind.send(endpoint, LEAK)
-    assert result.guidance is not None
-    assert result.guidance.decision == "refuse"
-    assert result.guidance.advice == (
-        f"the message firewall would refuse this send: {SECRET_REFUSAL_TEXT}; "
-        f"{SECRET_FEEDBACK_TEXT}"
+    with pytest.raises(FirewallSendError) as refused:
+        kind.send(endpoint, LEAK)
+    assert hook.checks == 2
+    assert (refused.value.refusal, refused.value.feedback) == (
+        SECRET_REFUSAL_TEXT,
+        SECRET_FEEDBACK_TEXT,
     )
-    (bound,) = retained(endpoint)
-    assert bound["ruleIds"] == ["secret-in-message"] and "held" not in bound
+    assert sent(endpoint) == []
+    nothing_leaked(endpoint, refused.value)
+    (kept,) = retained(endpoint)
+    assert kept["ruleIds"] == ["secret-in-message"] and kept["mode"] == "guidance"
+    assert kept["advice"] is None and "held" not in kept

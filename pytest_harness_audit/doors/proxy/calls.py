@@ -3,7 +3,8 @@
 Every call that names a tool leaves exactly one record: ``blocked`` when the gate refuses it,
 ``success`` or ``error`` after it ran (an upstream ``isError`` result, a protocol error, a dead
 upstream, an unreachable HTTP upstream, a timeout or a cancellation are all ``error`` with
-their message).
+their message). A name its upstream does not list is ``Unknown tool`` and is never sent
+(:meth:`~.routing.ToolCatalog.lists_now`).
 
 A call that is cancelled (the client's ``notifications/cancelled``, a 2026-07-28 client closing
 its response stream, the call timeout, the proxy stopping) is recorded once it has stopped, so
@@ -31,6 +32,7 @@ from pytest_harness_audit.doors.proxy.local_tools import CallStopped, error_resu
 from pytest_harness_audit.doors.proxy.outgoing import refuse_if_secret, request_tool_name
 from pytest_harness_audit.doors.proxy.reachability import UPSTREAM_UNREACHABLE
 from pytest_harness_audit.doors.proxy.routing import LocalRoute, Route, ToolCatalog, UpstreamRoute
+from pytest_harness_audit.doors.proxy.secret_check import readable
 from pytest_harness_audit.doors.proxy.upstream import UpstreamGone
 from pytest_harness_audit.gate.approvals import door_approver
 from pytest_harness_audit.gate.seam import Outcome, describe_exception
@@ -86,24 +88,32 @@ class CallPipeline:
             # which needs a tool name).
             raise MCPError(code=types.INVALID_PARAMS, message="Invalid params: empty tool name")
         route = self._catalog.resolve(name)
+        unlisted = False
         if isinstance(route, UpstreamRoute) and not self._catalog.listed(route):
-            # a name the upstream never listed is the client's text, and it leaves with the
-            # call: refused (recorded under the method, not that name) when it holds a secret
+            # a name the upstream never listed is the client's text: refused (recorded under
+            # the method, not that name) when it holds a secret
             tool = request_tool_name(route.upstream.name, "tools/call")
             await refuse_if_secret(self._gate, tool, {"name": route.tool}, origin)
+            # a tool listed since the client's last listing is pinned (an alert) before it
+            # runs; one the upstream does not list (a hidden tool) is never called
+            unlisted = await self._catalog.lists_now(route) is False
         if isinstance(route, LocalRoute) and route.tool.self_recording:
             return await self._run_unrecorded(route, arguments, meta)
         replies: list[types.CallToolResult] = []
 
         async def act(_decision: object) -> Outcome:
-            if route is None:
+            if route is None or unlisted:
                 message = f"Unknown tool: {name}"
                 raise_after = MCPError(code=types.INVALID_PARAMS, message=message)
                 return Outcome.error(message, reraise=raise_after)
             return await self._act(route, arguments, progress, meta, origin, replies)
 
         asker = None if origin is None else client_approver(origin)
-        judged = _judged_params(arguments, meta) if isinstance(route, UpstreamRoute) else arguments
+        judged = (
+            readable(_judged_params(arguments, meta))
+            if isinstance(route, UpstreamRoute)
+            else arguments
+        )
         with door_approver(asker, "client" if origin is None else client_name(origin)):
             gated = await self._gate.run_async(gate_tool_name(name, route), judged, act)
         if gated.blocked:

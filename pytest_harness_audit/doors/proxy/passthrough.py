@@ -3,7 +3,8 @@
 These requests are relayed to the upstreams that announced the capability. Resource reads and
 prompt gets hand the agent content, so each goes through the gate first, like a tool call
 (:mod:`.gated_reads`); listings, subscriptions, completion and the logging level are relayed
-as they are — once the strings they send are checked for known secrets (:mod:`.outgoing`).
+as they are — once the strings they send (a listing's cursor included) are checked for known
+secrets (:mod:`.outgoing`).
 With one capable upstream a request passes through unchanged,
 cursor included; with several the listings are merged (prompt names get the ``server__``
 prefix, like tools) and a read or get goes to the upstream that owns the name or URI.
@@ -115,6 +116,7 @@ class Passthrough:
     ) -> types.ListResourcesResult:
         """Merge (or pass through) ``resources/list``; remember which upstream owns each URI."""
         upstreams = self._capable(lambda c: c.resources)
+        await self._refuse_cursor(ctx, upstreams, "resources/list", params)
 
         async def page(upstream: Upstream, cursor: str | None) -> types.ListResourcesResult:
             request = types.ListResourcesRequest(params=types.PaginatedRequestParams(cursor=cursor))
@@ -135,6 +137,7 @@ class Passthrough:
     ) -> types.ListResourceTemplatesResult:
         """Merge (or pass through) ``resources/templates/list``."""
         upstreams = self._capable(lambda c: c.resources)
+        await self._refuse_cursor(ctx, upstreams, "resources/templates/list", params)
 
         async def page(upstream: Upstream, cursor: str | None) -> types.ListResourceTemplatesResult:
             request = types.ListResourceTemplatesRequest(
@@ -206,6 +209,18 @@ class Passthrough:
             self._reads.gate, request_tool_name(server, method), params, CallOrigin.of(ctx)
         )
 
+    async def _refuse_cursor(
+        self,
+        ctx: Context,
+        candidates: Sequence[Upstream],
+        method: str,
+        params: types.PaginatedRequestParams | None,
+    ) -> None:
+        """A listing's ``cursor`` is the client's text and leaves with the request: refused
+        like a subscription's URI when it holds a known secret."""
+        if params is not None and params.cursor is not None:
+            await self._refuse_secret(ctx, candidates, method, {"cursor": params.cursor})
+
     def _own(self, upstream: Upstream, uris: Sequence[str]) -> None:
         for uri in uris:
             self._resource_owner[uri] = upstream
@@ -223,6 +238,7 @@ class Passthrough:
     ) -> types.ListPromptsResult:
         """Merge (or pass through) ``prompts/list``; prefixed names with several upstreams."""
         upstreams = self._capable(lambda c: c.prompts)
+        await self._refuse_cursor(ctx, upstreams, "prompts/list", params)
 
         async def page(upstream: Upstream, cursor: str | None) -> types.ListPromptsResult:
             request = types.ListPromptsRequest(params=types.PaginatedRequestParams(cursor=cursor))

@@ -2,6 +2,8 @@
 
 With one upstream its tool names pass unchanged; with several, each is listed as
 ``<server>__<tool>``. Local (in-process) tools keep their own names and take precedence.
+A call goes only to a tool its upstream has listed (:meth:`ToolCatalog.lists_now` lists again
+for a name not seen yet, so the pins see a tool that appeared since the client's listing).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class ToolCatalog:
         self._report = report
         self._reported_shadowed: set[str] = set()
         self._listed: set[tuple[str, str]] = set()
+        self._answered: set[str] = set()  # upstreams whose latest listing succeeded
         for tool in local_tools:
             self.add_local(tool)
 
@@ -88,6 +91,7 @@ class ToolCatalog:
             for upstream in self._upstreams:
                 if upstream.alive:
                     group.start_soon(fetch, upstream)
+        self._answered = set(listings)
         if self._on_listing is not None:
             self._on_listing(
                 {u.name: listings[u.name] for u in self._upstreams if u.name in listings}
@@ -107,6 +111,14 @@ class ToolCatalog:
     def listed(self, route: UpstreamRoute) -> bool:
         """Whether the route's upstream has listed its tool (a name it chose, not the client)."""
         return (route.upstream.name, route.tool) in self._listed
+
+    async def lists_now(self, route: UpstreamRoute) -> bool | None:
+        """Whether the route's upstream lists its tool, after listing every upstream again (so
+        the pins see a tool that appeared); None when that upstream could not list."""
+        await self.list_tools()
+        if route.upstream.name not in self._answered:
+            return None
+        return self.listed(route)
 
     def resolve(self, name: str) -> Route | None:
         """Where a call to ``name`` goes, or None when no tool can have that name."""

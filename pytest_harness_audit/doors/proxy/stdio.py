@@ -56,6 +56,9 @@ def _error_for(line: bytes, exc: ValidationError) -> types.JSONRPCError:
     except ValueError as parse_error:
         detail = str(parse_error).split(":")[0]
         return _error(None, types.PARSE_ERROR, f"Parse error: {detail}")
+    except RecursionError:
+        # a line of a few thousand nested brackets: still a line to answer, not a crash
+        return _error(None, types.PARSE_ERROR, "Parse error: nested too deeply")
     refusal = envelope_error(document)
     if refusal is not None:
         return refusal
