@@ -5,21 +5,22 @@ then ``part 2: 7b3d8a6f0e5c…``. The stream's carried tail (:class:`~._matcher.
 parts that follow each other directly, so each known value's normalised plain form also gives
 its *fragments*: every prefix and every suffix at least :data:`MIN_FRAGMENT` characters long,
 cut where the other part is at least as long too. One Aho–Corasick automaton holds them all (so
-a scan costs the same whatever the number of secrets); a stream remembers the fragments it saw
-in its last :data:`REMEMBERED_TEXTS` texts, and a fragment whose complement (the other part of
-the same cut of the same value) was seen earlier — in an earlier text, or earlier in the same
-text — is a split value. Either order counts (the second half may go first), and so do the
-parts of the value reversed or ROT13-rotated, and the parts of its body alone (the value without
-its vendor prefix) (:data:`VARIANTS`). For a message (``runs``), parts sent in separate texts that
-together make a long enough run of the value's secret part (:mod:`._runs`) are found too,
-before the last part goes. A value of up to
+a scan costs the same whatever the number of secrets); a stream remembers every fragment it
+saw, however many texts ago (chatter between the parts does not make them forgotten), and a
+fragment whose complement (the other part of the same cut of the same value) was seen earlier —
+in an earlier text, or earlier in the same text — is a split value. Either order counts (the
+second half may go first), and so do the parts of the value reversed or ROT13-rotated, and the
+parts of its body alone (the value without its vendor prefix) (:data:`VARIANTS`). For a message
+(``runs``), parts sent in separate texts that together make a long enough run of the value's
+secret part (:mod:`._runs`) are found too, before the last part goes. A value of up to
 :data:`MAX_MIDDLE_VALUE` characters is also found in three parts: a middle part after its prefix
 (or before its suffix) extends it.
 
 Bounded: fragments of :data:`MIN_FRAGMENT` characters or more on both sides, so a short common
 word shared by two texts and a value is no finding; at most :data:`MAX_FRAGMENT_HITS` fragment
 hits are looked at per text, in its first and last :data:`FRAGMENT_SCAN` / 2 characters;
-the memory of a stream holds cuts, never text.
+the memory of a stream holds cuts, never text, so it is no larger than the index's cuts however
+long the stream.
 """
 
 from __future__ import annotations
@@ -34,8 +35,6 @@ from pytest_harness_audit.inspect import _runs, _skeleton
 
 #: Both parts of a split value are at least this long (normalised).
 MIN_FRAGMENT = 8
-#: A stream remembers the fragments of this many of its latest texts.
-REMEMBERED_TEXTS = 8
 #: Fragment hits looked at per text (a hostile text repeating a prefix cannot cost more).
 MAX_FRAGMENT_HITS = 4096
 #: Characters of one text looked at for fragments: its head and its tail, half each.
@@ -149,19 +148,14 @@ def _outermost(hits: list[FragmentHit]) -> list[FragmentHit]:
 
 @dataclass
 class FragmentMemory:
-    """The fragments a stream saw in its latest texts: cut → the text it was seen in."""
+    """The fragments a stream saw, in any of its texts so far."""
 
-    seen: dict[Cut, int] = field(default_factory=dict)
-    texts: int = 0
+    seen: set[Cut] = field(default_factory=set)
 
     def scan(self, index: FragmentIndex, normal: str, runs: bool = False) -> list[FragmentHit]:
         """Split values completed by ``normal`` (the next text of the stream, normalised); with
         ``runs``, also a part long enough to be a run of a value, made of parts of this text
         and earlier ones (a middle part extending a prefix or suffix seen)."""
-        self.texts += 1
-        oldest = self.texts - REMEMBERED_TEXTS
-        if self.seen and min(self.seen.values()) <= oldest:
-            self.seen = {cut: text for cut, text in self.seen.items() if text > oldest}
         hits: list[FragmentHit] = []
         here: dict[Cut, tuple[int, int]] = {}  # cut → span of its first occurrence in this text
         for cut, start, end in index.cuts(normal):
@@ -180,8 +174,7 @@ class FragmentMemory:
             elif other in self.seen:
                 hits.append(FragmentHit(secret, start, end))
             here.setdefault((secret, at, is_prefix), (start, end))
-        for cut in here:
-            self.seen[cut] = self.texts
+        self.seen.update(here)
         found = [FragmentHit(hit.secret // VARIANTS, hit.start, hit.end) for hit in hits]
         return _outermost(found)
 

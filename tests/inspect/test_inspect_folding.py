@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_harness_audit.inspect import _fold, _matcher
-from pytest_harness_audit.inspect._fragments import MIN_FRAGMENT, REMEMBERED_TEXTS
+from pytest_harness_audit.inspect._fragments import MIN_FRAGMENT
 from pytest_harness_audit.inspect.secrets import SecretRegistry, fingerprint
 
 KEY = "sk-test-4f9a1c2e7b3d8a6f0e5c9b2a1d7e3f8c"
@@ -108,20 +108,23 @@ def test_both_parts_in_one_text_are_both_redacted(registry: SecretRegistry) -> N
     assert result.redacted() == f"a={MARK} and b={MARK}"
 
 
-def test_parts_a_few_sends_apart(registry: SecretRegistry) -> None:
+@pytest.mark.parametrize("chatter", [6, 9, 300])
+def test_parts_sends_apart_are_found_however_many(registry: SecretRegistry, chatter: int) -> None:
     stream = registry.stream()
     stream.scan(f"first {KEY[:24]}")
-    for chatter in range(REMEMBERED_TEXTS - 2):
-        assert not stream.scan(f"chatter {chatter}").findings
+    for number in range(chatter):
+        assert not stream.scan(f"chatter {number}: lunch at noon?").findings
     assert stream.scan(f"last {KEY[24:]}").findings
 
 
-def test_parts_too_far_apart_are_forgotten(registry: SecretRegistry) -> None:
+def test_a_long_stream_remembers_cuts_not_texts(registry: SecretRegistry) -> None:
     stream = registry.stream()
-    stream.scan(f"first {KEY[:24]}")
-    for chatter in range(REMEMBERED_TEXTS):
-        stream.scan(f"chatter {chatter}")
-    assert not stream.scan(f"last {KEY[24:]}").findings
+    for number in range(8):  # every distinct text of the stream, once
+        stream.scan(f"chatter {number} {KEY[: 10 + number]}")
+    distinct = len(stream._memory.seen)
+    for number in range(500):
+        stream.scan(f"chatter {number} {KEY[: 10 + number % 8]}")
+    assert 0 < len(stream._memory.seen) == distinct
 
 
 @pytest.mark.parametrize(
