@@ -218,6 +218,7 @@ def test_a_span_file_rewritten_mid_run_is_written_again_whole(pytester: pytest.P
     assert not list(path.parent.glob(".*.tmp"))
 
 
+@pytest.mark.slow  # a whole pytest run in a process of its own
 def test_under_xdist_the_controller_writes_every_workers_spans(pytester: pytest.Pytester) -> None:
     pytest.importorskip("opentelemetry.sdk", reason="needs the otel extra")
     pytest.importorskip("xdist")

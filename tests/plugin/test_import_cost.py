@@ -61,6 +61,7 @@ def test_importing_the_plugin_loads_no_heavy_module(plugin_modules: list[str], h
     assert not found
 
 
+@pytest.mark.slow  # a whole pytest run in a process of its own
 def test_a_run_that_uses_no_harness_loads_none_of_it(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(
         """
