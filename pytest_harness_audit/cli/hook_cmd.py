@@ -22,8 +22,10 @@ from pytest_harness_audit.doors.hook import (
 )
 from pytest_harness_audit.doors.hook_config import handle_config_change
 from pytest_harness_audit.doors.hook_continuity import after_event, before_event
+from pytest_harness_audit.doors.hook_deadline import DEADLINE_S, Deadline, Refusal
 from pytest_harness_audit.doors.hook_effects import DEFAULT_ENTRY_LIMIT
 from pytest_harness_audit.doors.hook_faults import record_post_fault
+from pytest_harness_audit.doors.hook_git import isolate_git
 from pytest_harness_audit.doors.hook_policy_pin import pinned_policy
 from pytest_harness_audit.doors.hook_prompt import fail_closed_answer, handle_permission_request
 from pytest_harness_audit.doors.hook_session import (
@@ -69,8 +71,40 @@ def register(subparsers: Any) -> None:
         )
         if handler is handle_pre:
             _register_pre_answers(parser)
+        if handler in (handle_pre, handle_permission_request):
+            parser.add_argument(
+                "--deadline",
+                metavar="SECONDS",
+                type=_seconds,
+                default=DEADLINE_S,
+                help="refuse the call when no answer is ready after this long (default: "
+                f"{DEADLINE_S:g}; keep it under the hook entry's timeout, 600 by default)",
+            )
         parser.set_defaults(func=lambda args, handler=handler: _run(args, handler))
     _register_install(commands)
+
+
+def _seconds(text: str) -> float:
+    """``--deadline``'s value: a number of seconds above zero."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return seconds
+
+
+def _deadline(args: argparse.Namespace, handler: Any) -> Deadline:
+    """The started deadline of a gating step: past it, the refusal the host honours there."""
+    seconds = float(args.deadline)
+    late = f"hook {args.command} did not answer within {seconds:g} s"
+    if handler is handle_permission_request:
+        answer = json.dumps(fail_closed_answer(late)) + "\n"
+        refusal = Refusal(answer, f"harness-audit: error: {late} (permission denied)\n", 0)
+    else:
+        refusal = Refusal("", f"harness-audit: error: {late}, call refused\n", 2)
+    return Deadline(seconds, refusal).start()
 
 
 def _register_pre_answers(parser: argparse.ArgumentParser) -> None:
@@ -161,6 +195,7 @@ def _install(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, handler: Any) -> int:
+    isolate_git()  # the project's git configuration runs nothing inside the hook
     if handler in (handle_session_start, handle_session_end, handle_stop):
         return _run_session_event(args, handler)
     if handler is handle_config_change:
@@ -169,7 +204,9 @@ def _run(args: argparse.Namespace, handler: Any) -> int:
         return _run_post(args, handler)
     # The host runs the tool when a PreToolUse hook exits with anything but 2 (or a deny), so
     # every failure here, ours included, must refuse the call: exit 2, the reason on stderr. At
-    # a PermissionRequest the host ignores exit 2: only a ``decision`` object denies.
+    # a PermissionRequest the host ignores exit 2: only a ``decision`` object denies. A step
+    # the host cancels at its timeout lets the call go on: past its deadline it refuses.
+    deadline = _deadline(args, handler)
     try:
         text = sys.stdin.read()
         policy = pinned_policy(Path(args.storage), policy_from_args(args), text, refuse=True)
@@ -182,6 +219,7 @@ def _run(args: argparse.Namespace, handler: Any) -> int:
             answer = handler(text, storage=Path(args.storage), policy=policy)
         after_event(Path(args.storage), event)
     except Exception as exc:
+        deadline.finish()
         problem = str(exc) if isinstance(exc, HarnessAuditError) else describe_exception(exc)
         if handler is handle_permission_request:
             print(json.dumps(fail_closed_answer(problem)))
@@ -191,6 +229,7 @@ def _run(args: argparse.Namespace, handler: Any) -> int:
             problem = f"hook failed, call refused: {problem}"
         print(f"harness-audit: error: {problem}", file=sys.stderr)
         return 2
+    deadline.finish()
     print(json.dumps(answer))
     return 0
 

@@ -7,7 +7,9 @@ included). Merging keeps every other key and every other hook of the file; an en
 already runs one of these commands is updated in place, so installing twice changes nothing,
 except that one in a group with a narrower matcher moves to a group matching everything, and
 one with fields that would keep it from gating every call (``if``, ``async``, ``asyncRewake``,
-``args``) loses them. The change is shown as a unified diff.
+``args``) loses them, and a ``pre`` or ``permission-request`` entry whose own ``timeout`` would
+have the host cancel it (and run the call) before its ``--deadline`` refuses the call gets
+:data:`TIMEOUT_FLOORS` seconds. The change is shown as a unified diff.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_harness_audit.doors.hook_deadline import DEADLINE_S
 from pytest_harness_audit.errors import UsageError
 
 #: (host event, ``hook`` subcommand, whether the event takes a tool ``matcher``)
@@ -39,6 +42,10 @@ _PREFIX = "harness-audit hook "
 #: 1.5 s budget unless an entry asks for more (up to 60 s), and ``session-end`` verifies the
 #: whole chain and writes the report.
 TIMEOUTS = {"SessionEnd": 30}
+#: Seconds below which an entry's own ``timeout`` is raised, where the host runs the call when
+#: it cancels the hook: past its ``--deadline`` the step refuses the call itself, but only if
+#: the host has not cancelled it first (an entry without a ``timeout`` gets the host's 600 s).
+TIMEOUT_FLOORS = dict.fromkeys(("PreToolUse", "PermissionRequest"), int(DEADLINE_S) + 30)
 #: The ``matcher`` values the host runs a group for on every occurrence of its event.
 _MATCH_ALL = ("", "*")
 #: Entry fields that would keep one of our entries from gating every call: ``if`` narrows it,
@@ -86,7 +93,8 @@ def merged_settings(
             raise UsageError(f"{where}: field 'hooks.{event}' must be a list")
         command = hook_command(subcommand, policy_args, pre_args)
         timeout = _take_narrowed(groups, subcommand, TIMEOUTS.get(event))
-        if not _update_existing(groups, subcommand, command, timeout):
+        floor = TIMEOUT_FLOORS.get(event)
+        if not _update_existing(groups, subcommand, command, timeout, floor):
             entry: dict[str, Any] = {"type": "command", "command": command}
             if timeout is not None:
                 entry["timeout"] = timeout
@@ -126,10 +134,15 @@ def _take_narrowed(groups: list[Any], subcommand: str, timeout: int | None) -> i
 
 
 def _update_existing(
-    groups: list[Any], subcommand: str, command: str, timeout: int | None = None
+    groups: list[Any],
+    subcommand: str,
+    command: str,
+    timeout: int | None = None,
+    floor: int | None = None,
 ) -> bool:
     """Point an entry already running ``harness-audit hook <subcommand>`` at ``command`` (with
-    at least ``timeout`` seconds, when given), a blocking command hook run for every call."""
+    at least ``timeout`` seconds, when given; a ``timeout`` of its own below ``floor`` raised to
+    it), a blocking command hook run for every call."""
     found = False
     for group in groups:
         entries = group.get("hooks") if isinstance(group, dict) else None
@@ -144,6 +157,8 @@ def _update_existing(
                 enough = isinstance(given, (int, float)) and given >= (timeout or 0)
                 if timeout is not None and not enough:
                     entry["timeout"] = timeout
+                if floor is not None and isinstance(given, (int, float)) and given < floor:
+                    entry["timeout"] = floor
     return found
 
 

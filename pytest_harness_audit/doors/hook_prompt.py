@@ -10,6 +10,11 @@ records the refusal, so the user is never asked to approve a call of an ended se
 hook itself fails it denies too (:func:`fail_closed_answer`): the host does not honour exit code
 2 at this event, only the ``decision`` object.
 
+A call no pre step judged (the host went on after ``hook pre`` timed out, or another hook's
+``updatedInput`` rewrote it, so no pending file holds this input) is judged here: one the policy
+refuses is denied and its refusal recorded, as pre would have, instead of being left to the
+dialog; any other is left to the dialog (its post, if it runs, records it).
+
 Like every event, it compares the host's settings with the last state the chain holds
 (:mod:`.hook_host_settings`); a change found here came before the call ran, so it is taken out
 of the call's own comparison (the state the pending file keeps moves on to now).
@@ -84,13 +89,15 @@ def handle_permission_request(text: str, *, storage: Path, policy: Policy) -> di
                 with contextlib.suppress(OSError):
                     claimed.unlink()
                 claimed = None
-            return {
-                "hookSpecificOutput": {
-                    "hookEventName": PERMISSION_REQUEST,
-                    "decision": {"behavior": "deny", "message": decision.message},
-                },
-                **stop_if_ended(decision),
-            }
+            return _deny(decision.message, stop_if_ended(decision))
+        if pending is None:
+            # no pre step judged this input: the host went on after pre timed out, or runs
+            # another hook's ``updatedInput``. Left to the dialog, the user could run what the
+            # policy refuses (exit 2 is ignored here: only the decision object denies)
+            decision = gate.decide(payload.tool_name, payload.tool_input)
+            if decision.blocked:
+                gate.refuse(decision)
+                return _deny(decision.message, stop_if_ended(decision))
         if claimed is not None and state:
             rebased = _rebase(state.get(PENDING_KEY), host)
             if not isinstance(state.get(ASKED_KEY), dict):
@@ -139,6 +146,17 @@ def _rebase(kept: Any, host: HostWatch) -> dict[str, Any] | None:
         if is_permissions(name) and PERMISSIONS_KEY in kept:
             rebased[PERMISSIONS_KEY] = host.now[name]
     return rebased if rebased != kept else None
+
+
+def _deny(message: str, more: dict[str, Any]) -> dict[str, Any]:
+    """The ``PermissionRequest`` answer that denies the call, telling the model ``message``."""
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": PERMISSION_REQUEST,
+            "decision": {"behavior": "deny", "message": message},
+        },
+        **more,
+    }
 
 
 def fail_closed_answer(problem: str) -> dict[str, Any]:

@@ -1,0 +1,69 @@
+"""A gating hook step that does not answer in time refuses its call itself.
+
+Claude Code cancels a command hook at its ``timeout`` (600 s unless the entry sets one) and then
+goes on: "a timed-out command hook doesn't block the tool call", it continues through the host's
+own permission flow. A ``pre`` or ``permission-request`` step stuck on something the agent can
+arrange (a FIFO where a file is read, a lock or a disk that hangs) would so let the call run
+unjudged. :class:`Deadline` bounds the step: when it has not answered within its seconds, the
+refusal the host honours at that event is written and the process ends (``pre``: exit 2, the
+reason on stderr; ``permission-request``: the ``deny`` decision, exit 0). The call is not
+recorded then: the step never got as far as judging it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from dataclasses import dataclass
+
+#: Seconds a gating step may take before it refuses its call: well under the host's default
+#: timeout (600 s), well over what a step takes (a lock is waited for 15 s at most).
+DEADLINE_S = 120.0
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """What the process writes, and its exit code, when its deadline passes."""
+
+    stdout: str
+    stderr: str
+    code: int
+
+
+class Deadline:
+    """Ends the process with ``refusal`` unless :meth:`finish` is called within ``seconds``."""
+
+    def __init__(self, seconds: float, refusal: Refusal) -> None:
+        self._refusal = refusal
+        self._lock = threading.Lock()
+        self._over = False
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def start(self) -> Deadline:
+        """Start counting; returns ``self``."""
+        self._timer.start()
+        return self
+
+    def finish(self) -> None:
+        """The step answers itself: the deadline no longer ends the process. Called after the
+        deadline has passed, it never returns (the process is ending)."""
+        with self._lock:
+            self._over = True
+        self._timer.cancel()
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._over:
+                return
+            self._over = True
+            # straight to the descriptors: the main thread may be stuck inside a buffered write
+            for fd, text in ((1, self._refusal.stdout), (2, self._refusal.stderr)):
+                if text:
+                    with contextlib.suppress(OSError):
+                        os.write(fd, text.encode("utf-8", "backslashreplace"))
+            os._exit(self._refusal.code)
+
+
+__all__ = ["DEADLINE_S", "Deadline", "Refusal"]
