@@ -13,6 +13,7 @@ from pytest_harness_audit.inspect.exec_config import (
     is_git_config,
     settings_fingerprint,
 )
+from pytest_harness_audit.inspect.regular_files import read_regular
 
 #: Racy files larger than this are not digested (their stat alone decides).
 MAX_DIGEST_BYTES = 16 * 1024 * 1024
@@ -27,12 +28,8 @@ def protected_digest(root: str, relative: str, permissions_apart: bool = False) 
     kind = fingerprinted(relative, permissions_apart)
     if kind is None:
         return content_digest(path)
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_DIGEST_BYTES + 1)
-    except OSError:
-        return None
-    return None if len(data) > MAX_DIGEST_BYTES else kind(data)
+    data = read_regular(path, MAX_DIGEST_BYTES)
+    return None if data is None or len(data) > MAX_DIGEST_BYTES else kind(data)
 
 
 def fingerprinted(
@@ -51,11 +48,7 @@ def fingerprinted(
 def content_digest(path: str) -> bytes | None:
     """The content digest a snapshot keeps of a racy or protected file (``None``: unreadable,
     or larger than :data:`MAX_DIGEST_BYTES`)."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_DIGEST_BYTES + 1)
-    except OSError:
-        return None
-    if len(data) > MAX_DIGEST_BYTES:
+    data = read_regular(path, MAX_DIGEST_BYTES)
+    if data is None or len(data) > MAX_DIGEST_BYTES:
         return None
     return hashlib.blake2b(data, digest_size=16).digest()

@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from pytest_harness_audit.inspect.regular_files import read_regular
 from pytest_harness_audit.policy.sensitive import is_credential_path
 
 MAX_FILE_BYTES = 1024 * 1024
@@ -255,13 +256,8 @@ def _credential_texts(root: str | os.PathLike[str]) -> Iterator[tuple[str, str]]
     from (a regular text file within the size limit)."""
     base = Path(root)
     for path in credential_files(base):
-        try:
-            if path.is_symlink() or path.stat().st_size > MAX_FILE_BYTES:
-                continue
-            data = path.read_bytes()
-        except OSError:
-            continue
-        if b"\0" in data:
+        data = read_regular(path, MAX_FILE_BYTES, follow=False)  # a FIFO must not hang us
+        if data is None or len(data) > MAX_FILE_BYTES or b"\0" in data:
             continue
         yield path.relative_to(base).as_posix(), data.decode("utf-8", "replace")
 
