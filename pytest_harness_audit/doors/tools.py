@@ -8,8 +8,12 @@ if the call is allowed, the inspectors look at what it did, and one record is ap
 
 * The tool name is ``name`` or the function's ``__name__``; the call's parameters are its
   arguments bound by the signature (positional ones under their names, defaults applied, a
-  ``**kwargs`` catch-all flattened), so policy targets (``path``, ``file_path``, ``command`` …)
-  are read as for any other door. A value with no JSON form is recorded as ``<TypeName>``.
+  ``**kwargs`` catch-all flattened unless a key would hide another argument), so policy targets
+  (``path``, ``file_path``, ``command`` …) are read as for any other door. The record's
+  ``defaulted`` lists the parameters the caller left to their defaults. A value with no JSON
+  form is recorded as ``<TypeName>``.
+* Calls through one gate go one at a time (:mod:`.tool_calls`): a framework running several at
+  once cannot get one charged with what another did.
 * The wrapper keeps ``__name__``, ``__doc__``, annotations and ``inspect.signature``, and is a
   coroutine function when the tool is one, so frameworks see the tool they were given. Given a
   ``name``, the wrapper takes it as its ``__name__`` too: the model calls the tool by the name the
@@ -21,7 +25,8 @@ if the call is allowed, the inspectors look at what it did, and one record is ap
   ``error`` and raised again.
 * Blocked: the function never runs. ``on_block="raise"`` raises :class:`ToolCallBlocked`;
   ``on_block="return"`` returns the block text, which a framework hands to the model as the
-  tool's result.
+  tool's result. The gate failing on a call (an approver raising, a chain it cannot write) is a
+  block too, recorded or noted so that the session fails.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 from pytest_harness_audit.audit.canonical import hash_json
 from pytest_harness_audit.audit.errors import AuditError
 from pytest_harness_audit.doors.lazy_results import materialised, materialised_async
+from pytest_harness_audit.doors.tool_calls import gate_failure, turns_of
 from pytest_harness_audit.errors import HarnessAuditError, UsageError
 from pytest_harness_audit.gate.seam import GatedCall, Outcome
 from pytest_harness_audit.policy.categories import BUILTIN_TOOL_CATEGORIES
@@ -61,23 +67,24 @@ class ToolCallBlocked(HarnessAuditError):
     """The gate refused a function tool's call: the function did not run.
 
     ``str(exc)`` is the block text the model should read; ``call`` is the gated call (its
-    decision and chain record).
+    decision and chain record), ``None`` when the gate itself failed on the call.
     """
 
-    def __init__(self, message: str, call: GatedCall) -> None:
+    def __init__(self, message: str, call: GatedCall | None, tool: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.call = call
+        self._tool = tool
 
     @property
     def tool(self) -> str:
         """The blocked tool's name."""
-        return str(self.call.decision.tool)
+        return str(self.call.decision.tool) if self.call is not None else self._tool
 
     @property
     def record(self) -> Mapping[str, Any]:
-        """The blocked call's chain record."""
-        return self.call.record
+        """The blocked call's chain record (empty when the gate failed on the call)."""
+        return self.call.record if self.call is not None else {}
 
 
 def _plain(value: Any) -> Any:
@@ -137,22 +144,47 @@ def bound_params(
     """The call's arguments by name, as the gate and the chain see them.
 
     Positional arguments are bound to their names and defaults applied; ``*args`` is kept under
-    its own name as a list and ``**kwargs`` is flattened into the mapping. Raises ``TypeError``
-    when the arguments do not fit the signature (the call is then no call: nothing is recorded).
+    its own name as a list and ``**kwargs`` is flattened into the mapping (a key that would hide
+    another argument stays under the ``**kwargs`` name). Raises ``TypeError`` when the arguments
+    do not fit the signature (the call is then no call: nothing is recorded).
     """
+    return _bound(signature, args, kwargs)[0]
+
+
+def _bound(
+    signature: inspect.Signature, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """:func:`bound_params`, and the names whose values are the signature's defaults (the
+    caller did not pass them)."""
     bound = signature.bind(*args, **kwargs)
+    passed = set(bound.arguments)
     bound.apply_defaults()
+    defaulted = [
+        name
+        for name, parameter in signature.parameters.items()
+        if name not in passed and parameter.default is not inspect.Parameter.empty
+    ]
     params: dict[str, Any] = {}
+    kept: tuple[str, dict[str, Any]] | None = None
     for name, value in bound.arguments.items():
         kind = signature.parameters[name].kind
         if kind is inspect.Parameter.VAR_KEYWORD:
-            for key, item in value.items():
-                params[str(key)] = _param_view(item)
+            kept = (name, dict(value))
         elif kind is inspect.Parameter.VAR_POSITIONAL:
             params[name] = [_param_view(item) for item in value]
         else:
             params[name] = _param_view(value)
-    return params
+    if kept is not None:
+        own, items = kept
+        hidden: dict[str, Any] = {}
+        for key, item in items.items():
+            if str(key) in params or str(key) == own:
+                hidden[str(key)] = _param_view(item)
+            else:
+                params[str(key)] = _param_view(item)
+        if hidden:
+            params[own] = hidden
+    return params, defaulted
 
 
 def _tool_name(fn: Callable[..., Any], name: str | None) -> str:
@@ -242,28 +274,49 @@ def gated_tool(
     _register(toolbox, tool, fn, category)
     extra = {"door": DOOR}
 
-    def blocked(gated: GatedCall) -> Any:
-        message = gated.error_message or "[blocked]"
+    def refused(message: str, gated: GatedCall | None) -> Any:
         if on_block == "return":
             return message
-        raise ToolCallBlocked(message, gated)
+        raise ToolCallBlocked(message, gated, tool)
+
+    def blocked(gated: GatedCall) -> Any:
+        return refused(gated.error_message or "[blocked]", gated)
 
     def received(gated: GatedCall, value: Any) -> Any:
         return gated.output if gated.findings.redacted else value
+
+    turns = turns_of(gate)
+
+    def extra_for(defaulted: list[str]) -> dict[str, Any]:
+        return {**extra, "defaulted": defaulted} if defaulted else extra
+
+    def failed(params: Mapping[str, Any], exc: Exception, defaulted: list[str]) -> Any:
+        return refused(gate_failure(gate, tool, params, exc, extra_for(defaulted)), None)
 
     if inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
         async def call_async(*args: Any, **kwargs: Any) -> Any:
-            params = bound_params(signature, args, kwargs)
+            params, defaulted = _bound(signature, args, kwargs)
             returned: list[Any] = []
+            raised: list[BaseException] = []
 
             async def act(_decision: object) -> Outcome:
-                value = await materialised_async(await fn(*args, **kwargs))
+                try:
+                    value = await materialised_async(await fn(*args, **kwargs))
+                except BaseException as exc:
+                    raised.append(exc)
+                    raise
                 returned.append(value)
                 return Outcome.success(_output_view(value))
 
-            gated = await gate.run_async(tool, params, act, extra=extra)
+            async with turns.async_turn():
+                try:
+                    gated = await gate.run_async(tool, params, act, extra=extra_for(defaulted))
+                except Exception as exc:
+                    if raised and exc is raised[0]:
+                        raise
+                    return failed(params, exc, defaulted)
             if gated.status == "blocked":
                 return blocked(gated)
             return received(gated, returned[0] if returned else gated.output)
@@ -272,15 +325,26 @@ def gated_tool(
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        params = bound_params(signature, args, kwargs)
+        params, defaulted = _bound(signature, args, kwargs)
         returned: list[Any] = []
+        raised: list[BaseException] = []
 
         def act(_decision: object) -> Outcome:
-            value = materialised(fn(*args, **kwargs))
+            try:
+                value = materialised(fn(*args, **kwargs))
+            except BaseException as exc:
+                raised.append(exc)
+                raise
             returned.append(value)
             return Outcome.success(_output_view(value))
 
-        gated = gate.run(tool, params, act, extra=extra)
+        with turns.sync_turn():
+            try:
+                gated = gate.run(tool, params, act, extra=extra_for(defaulted))
+            except Exception as exc:
+                if raised and exc is raised[0]:
+                    raise
+                return failed(params, exc, defaulted)
         if gated.status == "blocked":
             return blocked(gated)
         return received(gated, returned[0] if returned else gated.output)

@@ -1,0 +1,166 @@
+"""How the function-tool door drives one call through the gate: one at a time, failing closed.
+
+Frameworks run a model's tool calls concurrently (pydantic-ai and the OpenAI Agents SDK run the
+calls of one model response together; sync tools in worker threads, async ones as tasks). The
+inspectors judge a call by what changed in the workspace between its start and its end, so two
+calls running at once would each be charged with what the other did. :class:`CallTurns` lets
+the calls of one gate through one at a time — decide, act, inspect, record — so each record
+holds what its own call did and the records follow the order the calls entered the gate.
+
+* A call made from inside another gated call (a tool calling a tool, or a thread or task the
+  outer call started) goes through at once: it is part of the outer call.
+* A sync call made on an event loop's thread while a task of that same loop holds the turn
+  cannot wait for it (the loop would stop): it goes through at once, inside that task's turn.
+
+An exception raised by the gate itself (an approver that fails, a chain that cannot be
+written) is not the tool's: :func:`gate_failure` turns it into a refusal the framework gets as
+a blocked call, recorded when the chain can still take it, else noted as the session's chain
+fault — either way the session cannot be judged PASS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import threading
+import weakref
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from pytest_harness_audit.gate.seam import describe_exception
+
+if TYPE_CHECKING:
+    from pytest_harness_audit.gate.gate import Gate
+
+#: How long (seconds) an async call waits between two looks at a busy turn, at most.
+_POLL_MAX = 0.01
+
+
+#: The turns held by the running call and what it started (a tool calling a tool, a thread or
+#: a task it started: contextvars follow them).
+_HELD: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar(
+    "harness_audit_held_turns", default=frozenset()
+)
+
+
+def _on_loop_thread() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+class CallTurns:
+    """Whose turn it is to go through one gate (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._state = threading.Condition()
+        self._busy = False
+        self._holder_thread: int | None = None
+        self._holder_is_task = False
+
+    def _take(self, *, task: bool) -> bool:
+        """Take the turn when it is free (the caller holds ``_state``)."""
+        if self._busy:
+            return False
+        self._busy = True
+        self._holder_thread = threading.get_ident()
+        self._holder_is_task = task
+        return True
+
+    def _give_back(self) -> None:
+        with self._state:
+            self._busy = False
+            self._holder_thread = None
+            self._state.notify_all()
+
+    def _held_here(self) -> bool:
+        return id(self) in _HELD.get()
+
+    @contextlib.contextmanager
+    def _holding(self) -> Iterator[None]:
+        token = _HELD.set(_HELD.get() | {id(self)})
+        try:
+            yield
+        finally:
+            _HELD.reset(token)
+            self._give_back()
+
+    @contextlib.contextmanager
+    def sync_turn(self) -> Iterator[None]:
+        """Wait for the turn in a sync call (a worker thread, or code a task calls)."""
+        if self._held_here():
+            yield
+            return
+        on_loop = _on_loop_thread()
+        taken = False
+        with self._state:
+            while not (taken := self._take(task=False)):
+                mine = self._holder_thread == threading.get_ident()
+                if on_loop and mine and self._holder_is_task:
+                    break  # a task of this very loop holds it: waiting would stop the loop
+                self._state.wait()
+        if not taken:
+            yield
+            return
+        with self._holding():
+            yield
+
+    @contextlib.asynccontextmanager
+    async def async_turn(self) -> AsyncIterator[None]:
+        """Wait for the turn in a coroutine, without holding up its event loop."""
+        if self._held_here():
+            yield
+            return
+        pause = 0.0005
+        while True:
+            with self._state:
+                if self._take(task=True):
+                    break
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, _POLL_MAX)
+        with self._holding():
+            yield
+
+
+_TURNS: weakref.WeakKeyDictionary[object, CallTurns] = weakref.WeakKeyDictionary()
+_TURNS_LOCK = threading.Lock()
+
+
+def turns_of(gate: object) -> CallTurns:
+    """The turns of ``gate`` (one per gate, shared by every tool wrapped over it)."""
+    with _TURNS_LOCK:
+        turns = _TURNS.get(gate)
+        if turns is None:
+            turns = _TURNS[gate] = CallTurns()
+        return turns
+
+
+def gate_failure(
+    gate: Gate,
+    tool: str,
+    params: Mapping[str, Any],
+    exc: Exception,
+    extra: Mapping[str, Any] | None,
+) -> str:
+    """Refuse a call the gate failed on; the block text the framework gets.
+
+    The refusal is recorded (``deny``, rule ``gate-error``) when the chain takes it; when it does
+    not either, the failure is noted in the session's chain faults (the gate's ``faults``), which
+    fail the session and refuse every later call. With neither, ``exc`` is raised again.
+    """
+    decision = gate._failed_closed(tool, params, exc)
+    try:
+        gate.refuse(decision, extra=extra)
+    except Exception as again:
+        faults = getattr(gate, "faults", None)
+        note = getattr(faults, "note", None)
+        if not callable(note):
+            raise exc from again
+        note(f"{decision.message} (recording the refusal failed: {describe_exception(again)})")
+    return str(decision.message)
+
+
+__all__ = ["CallTurns", "gate_failure", "turns_of"]
