@@ -30,12 +30,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_harness_audit.audit.atomic_file import replace_file
 from pytest_harness_audit.audit.canonical import sha256_hex
 from pytest_harness_audit.audit.storage import sanitize_session_id
 from pytest_harness_audit.doors.hook_pending_seal import (
@@ -118,17 +118,8 @@ def write_state(path: Path, state: Mapping[str, Any] | str) -> str:
     """Write a pending file whole or not at all: a pre counting calls in flight, or the post,
     never reads half of it. ``state`` may be its :func:`state_text` already; returns that."""
     text = state if isinstance(state, str) else state_text(state)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temp, path)
-        return text
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    replace_file(path, text.encode("utf-8"))
+    return text
 
 
 def claim(pending: Path) -> Path | None:

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_harness_audit.audit.atomic_file import replace_file
 from pytest_harness_audit.doors.hook_deadline import DEADLINE_S
 from pytest_harness_audit.errors import UsageError
 
@@ -190,9 +189,5 @@ def install(
         )
     )
     if changed and write:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".settings-", suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(after)
-        os.replace(temp, path)
+        replace_file(path, after.encode("utf-8"))
     return Installed(path, changed, diff if changed else "")

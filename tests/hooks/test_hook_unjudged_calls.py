@@ -14,6 +14,7 @@ its timeout: a step that has not answered by its ``--deadline`` refuses the call
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -126,14 +127,24 @@ def _real_hook(
     return done.returncode, done.stdout, done.stderr
 
 
-@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_a_gating_step_that_hangs_refuses_its_call_at_its_deadline(
     where: tuple[Path, dict[str, str], Path],
 ) -> None:
     storage, env, project = where
-    # a call made it under a name built at run time: every step that learns the project's
-    # secrets would wait on it for ever, and the host runs a call whose hook it cancelled
-    os.mkfifo(project / ".env.x")
+    first = _event(project, "PreToolUse", "ls", tool_use_id="toolu_0")
+    assert _real_hook(storage, "pre", first, env)[0] == 0
+    # something the step waits on does not come (here the session's lock, held elsewhere): the
+    # host would cancel the hook at its timeout and run the call unjudged
+    (lock,) = storage.rglob(f"{SESSION}.lock")
+    holder = os.open(lock, os.O_RDWR)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    try:
+        _hang_and_refuse(storage, env, project)
+    finally:
+        os.close(holder)
+
+
+def _hang_and_refuse(storage: Path, env: dict[str, str], project: Path) -> None:
     pre = _event(project, "PreToolUse", "rm -rf app", tool_use_id="toolu_1")
     started = time.monotonic()
     code, out, err = _real_hook(storage, "pre", pre, env, "--deadline", "1")

@@ -9,14 +9,13 @@ so a cassette can be committed and replayed in another checkout.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from pytest_harness_audit.audit.atomic_file import replace_file
 from pytest_harness_audit.doors.proxy.cassette_model import (
     CASSETTE_VERSION,
     Cassette,
@@ -62,11 +61,7 @@ def write_cassette(
     """Write ``cassette`` to ``path`` atomically, workspace and secrets replaced."""
     data = to_cassette_text(redact(cassette.to_dict()), workspace)
     text = yaml.dump(data, Dumper=_ReviewableDumper, sort_keys=False, allow_unicode=True, width=100)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.replace(temporary, path)
+    replace_file(path, text.encode("utf-8"))
 
 
 class _ReviewableDumper(yaml.SafeDumper):
