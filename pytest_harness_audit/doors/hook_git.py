@@ -15,21 +15,18 @@ from __future__ import annotations
 import os
 from collections.abc import MutableMapping
 
+from pytest_harness_audit.inspect.git_env import ISOLATING_SETTINGS, isolating_entries
+
 #: Configuration keys set for every git a hook process starts: those under which reading the
 #: index runs a program.
-SETTINGS = (("core.fsmonitor", "false"),)
+SETTINGS = ISOLATING_SETTINGS
 
 
 def isolate_git(environ: MutableMapping[str, str] | None = None) -> None:
     """Add :data:`SETTINGS` to ``environ`` (default ``os.environ``) after the
     ``GIT_CONFIG_COUNT`` entries it holds (a count that is not a number is replaced)."""
     env = os.environ if environ is None else environ
-    given = env.get("GIT_CONFIG_COUNT", "0")
-    count = int(given) if given.isdigit() else 0
-    for offset, (key, value) in enumerate(SETTINGS):
-        env[f"GIT_CONFIG_KEY_{count + offset}"] = key
-        env[f"GIT_CONFIG_VALUE_{count + offset}"] = value
-    env["GIT_CONFIG_COUNT"] = str(count + len(SETTINGS))
+    env.update(isolating_entries(env))
 
 
 __all__ = ["SETTINGS", "isolate_git"]

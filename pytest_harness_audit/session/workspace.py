@@ -9,7 +9,9 @@ commits, stages or leaves untracked all count.
 Templates are the directories of ``fixtures/workspaces/`` shipped with the package
 (``python-service``, ``node-package``, ``empty``), or any directory given as a path. Every git
 command here runs without the user's global and system git configuration, so settings such as
-``core.autocrlf`` or ``diff.noprefix`` cannot change commit ids or diff output.
+``core.autocrlf`` or ``diff.noprefix`` cannot change commit ids or diff output, and without the
+programs the agent can name in the repository's configuration (``core.fsmonitor``, external
+diff and text conversion: :mod:`pytest_harness_audit.inspect.git_env`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import git
 
 from pytest_harness_audit._data import data_dir
 from pytest_harness_audit.errors import HarnessAuditError
+from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV, without_filters
 
 HARNESS_AUTHOR_NAME = "Harness Audit"
 HARNESS_AUTHOR_EMAIL = "harness@example.invalid"
@@ -40,14 +43,6 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 _COPY_IGNORED = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cache")
 
-GIT_ISOLATION_ENV = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    # `git status` must not take the index lock as a side effect.
-    "GIT_OPTIONAL_LOCKS": "0",
-    "GIT_TERMINAL_PROMPT": "0",
-}
-"""Environment for every git command run here: no global or system configuration."""
 
 _COMMIT_ENV = {
     "GIT_AUTHOR_NAME": HARNESS_AUTHOR_NAME,
@@ -212,6 +207,20 @@ def _untracked(repo: git.Repo) -> list[str]:
     return sorted(path for path in listing.split("\0") if path)
 
 
+def _comparing_env(repo: git.Repo) -> dict[str, str]:
+    """The environment of a git that compares the working tree with a commit: no filter driver
+    the repository's configuration names runs (the agent can name its own program there)."""
+    _status, listing, _stderr = repo.git.config(
+        "-z",
+        "--get-regexp",
+        r"^filter[.]",
+        env=GIT_ISOLATION_ENV,
+        with_extended_output=True,
+        with_exceptions=False,
+    )
+    return without_filters(str(listing))
+
+
 def changed_files(repo: git.Repo) -> list[str]:
     """Paths changed since the initial commit: modified, added, deleted and untracked.
 
@@ -219,7 +228,7 @@ def changed_files(repo: git.Repo) -> list[str]:
     """
     base = _base_revision(repo)
     listing: str = repo.git.diff(
-        "--name-only", "-z", "--no-renames", base, "--", env=GIT_ISOLATION_ENV
+        "--name-only", "-z", "--no-renames", base, "--", env=_comparing_env(repo)
     )
     tracked = {path for path in listing.split("\0") if path}
     return sorted(tracked.union(_untracked(repo)))
@@ -232,11 +241,10 @@ def diff(repo: git.Repo) -> str:
     addition (``--- /dev/null``), by path. Empty when nothing changed.
     """
     base = _base_revision(repo)
-    options = ("--no-color", "--no-ext-diff", "--no-renames")
+    options = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
+    env = _comparing_env(repo)
     parts: list[str] = []
-    tracked: str = repo.git.diff(
-        *options, base, "--", env=GIT_ISOLATION_ENV, strip_newline_in_stdout=False
-    )
+    tracked: str = repo.git.diff(*options, base, "--", env=env, strip_newline_in_stdout=False)
     if tracked:
         parts.append(tracked)
     for path in _untracked(repo):
@@ -247,7 +255,7 @@ def diff(repo: git.Repo) -> str:
             "--",
             os.devnull,
             path,
-            env=GIT_ISOLATION_ENV,
+            env=env,
             with_extended_output=True,
             with_exceptions=False,
             strip_newline_in_stdout=False,
