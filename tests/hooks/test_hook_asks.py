@@ -295,6 +295,7 @@ def test_a_post_that_comes_after_the_call_was_settled_supersedes_it(
     }
 
 
+@pytest.mark.slow  # many hook processes at once
 def test_two_events_settling_at_once_record_the_ask_once(
     tmp_path: Path, project: Path, policy_file: Path
 ) -> None:

@@ -366,6 +366,7 @@ def test_calls_beside_the_witnesses_are_not_refused(tmp_path: Path, command: str
     assert host.verdict()[0] == Verdict.PASS
 
 
+@pytest.mark.slow  # many hook processes at once
 def test_parallel_first_events_are_not_a_loss(tmp_path: Path) -> None:
     """Pre events of parallel calls at a session's first moment: none of them sees a witness
     of a chain that does not exist yet."""

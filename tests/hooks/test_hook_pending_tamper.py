@@ -243,6 +243,7 @@ def test_normal_calls_stay_pass_and_leave_no_seal(session: Session) -> None:
     assert session.verdict() is Verdict.PASS and "verdict PASS" in err
 
 
+@pytest.mark.slow  # many hook processes at once
 def test_parallel_calls_of_one_session_keep_each_others_seals(session: Session) -> None:
     session.start()
     calls = [session.call(f"python3 -c \"open('f{n}.txt', 'w').write('x')\"") for n in range(6)]
