@@ -93,12 +93,13 @@ git or Python runs code from (a git hook, git's configuration by its command key
 ``site-packages`` start-up file), the host's settings or a ``protect:`` file."""
 FILES_DELETED = "files_deleted"
 """At least one file was deleted (``effects.trackedDeleted`` counts the git-tracked ones), or a
-tracked file that had content was emptied (``effects.emptied``)."""
+tracked file that had content was emptied, blanked or made unusable (``effects.emptied``)."""
 DIRECTORY_DELETED = "directory_deleted"
 """At least one directory was deleted."""
 HISTORY_DESTROYED = "history_destroyed"
 """Commits a ref or reflog named before the call no longer exist after it: committed history
-lost for good (``effects.historyDestroyed``)."""
+lost for good (``effects.historyDestroyed``); or commits git showed before it are hidden by a
+replacement ref, a shallow boundary or a graft (``effects.historyHidden``)."""
 OUTPUT_PARTLY_SCANNED = "output_partly_scanned"
 """An output or payload was larger (or deeper) than the scan budget; its middle was skipped."""
 EFFECTS_INCOMPLETE = "effects_incomplete"
@@ -381,7 +382,7 @@ def _effect_alerts(effects: Effects) -> list[str]:
         alerts.append(FILES_DELETED)
     if effects.deleted_dirs:
         alerts.append(DIRECTORY_DELETED)
-    if effects.history_destroyed:
+    if effects.history_destroyed or effects.history_hidden:
         alerts.append(HISTORY_DESTROYED)
     if effects.memory:
         alerts.append(MEMORY_WRITE)

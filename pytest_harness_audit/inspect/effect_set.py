@@ -35,6 +35,14 @@ class Effects:
     #: Regular files now of another type (a symlink, a FIFO, a device): changed whatever the
     #: type; a tracked one whose content can no longer be read is also in :attr:`emptied`.
     replaced: tuple[str, ...] = ()
+    #: Tracked files left unusable by their mode (unreadable by their owner, a script git records
+    #: as executable no longer runnable) or inside a folder their owner can no longer enter;
+    #: also in :attr:`emptied` (:mod:`~.lost_content`).
+    unreadable: tuple[str, ...] = ()
+    #: Commits hidden after the call that were shown before it: a replacement ref, a shallow
+    #: boundary or a graft put over them (``"replace <sha>"``, ``"shallow <sha>"``,
+    #: ``"graft <sha>"``; :func:`~.history.hidden_history`).
+    history_hidden: tuple[str, ...] = ()
     #: Files created or modified that now hold a known secret and are no credential files:
     #: a secret copied out of its file (:mod:`~.secret_copies`).
     secret_copied: tuple[str, ...] = ()
@@ -46,6 +54,8 @@ class Effects:
             or self.created
             or self.deleted_dirs
             or self.history_destroyed
+            or self.history_hidden
+            or self.unreadable
         )
 
     def to_record(self, limit: int = RECORD_LIMIT) -> dict[str, object]:
@@ -61,6 +71,8 @@ class Effects:
             ("memory", self.memory),
             ("emptied", self.emptied),
             ("replaced", self.replaced),
+            ("unreadable", self.unreadable),
+            ("historyHidden", self.history_hidden),
             ("secretCopied", self.secret_copied),
             ("installed", self.installed),
             ("renamed", [list(pair) for pair in self.renamed]),

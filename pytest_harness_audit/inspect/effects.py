@@ -15,10 +15,9 @@ directory and case), the files git or Python run code from and the coding agent 
 (:mod:`.exec_config`: ``.git/hooks/*``, ``.git/config`` by its command keys, ``site-packages``
 start-up files, ``.claude/settings*.json``, ``.mcp.json``) and any ``protect:`` globs (policy
 glob semantics). Of a ``.git`` directory the snapshot keeps ``hooks/`` and its files too. A
-file that is a hard
-link to a protected file (same inode) counts as that protected file, so ``ln SOUL.md p2.md``
-and a later write to ``p2.md`` are protected changes; :meth:`WorkspaceSnapshot.protected_alias`
-tells a gate the same before anything runs.
+file that is a hard link to a protected file (same inode) counts as that protected file, so
+``ln SOUL.md p2.md`` and a later write to ``p2.md`` are protected changes;
+:meth:`WorkspaceSnapshot.protected_alias` tells a gate the same before anything runs.
 
 Memory files (``MEMORY.md``, ``memory/**/*.md`` …, as the policy names them) that a call
 created, modified or deleted are listed in :attr:`Effects.memory`, however their name was
@@ -35,10 +34,11 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from pytest_harness_audit.inspect import lost_content
 from pytest_harness_audit.inspect.digests import MAX_DIGEST_BYTES as MAX_DIGEST_BYTES
 from pytest_harness_audit.inspect.digests import content_digest as content_digest
 from pytest_harness_audit.inspect.digests import fingerprinted as _fingerprinted
@@ -56,6 +56,7 @@ from pytest_harness_audit.inspect.exec_config import (
 from pytest_harness_audit.inspect.history import (
     ObjectStamp,
     commit_tips,
+    hidden_history,
     lost_commits,
     object_stamp,
 )
@@ -146,6 +147,8 @@ class WorkspaceSnapshot:
     #: The object store's stat (:func:`~.history.object_stamp`), taken when the snapshot is
     #: made unless given (empty: no repository, or not known).
     objects: ObjectStamp | None = None
+    #: Folders (``""``: the workspace) their owner cannot list or enter (:mod:`.lost_content`).
+    locked: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.history is None:
@@ -170,13 +173,18 @@ class WorkspaceSnapshot:
         skip: str | None = None,
         limit: int | None = None,
     ) -> WorkspaceSnapshot:
-        """Walk ``root`` now. ``tracked=False`` skips asking git for the tracked paths (so does
-        an incomplete walk); ``skip`` and ``limit`` are :func:`walk`'s."""
+        """Walk ``root`` now. ``tracked=False`` skips asking git for the tracked paths, unless
+        the walk stops at ``limit`` (then each tracked file is stat-ed even so, so that none is
+        lost unseen); ``skip`` and ``limit`` are :func:`walk`'s."""
         base = os.fspath(root)
         if protection is None:
             protection = Protection(protect, persona=persona)
         taken_ns = time.time_ns()
-        files, dirs, complete = walk(base, skip=skip, limit=limit)
+        locked: set[str] = set()
+        files, dirs, complete = walk(base, skip=skip, limit=limit, locked=locked)
+        listed = tracked_paths(base) if tracked or not complete else None
+        if not complete and listed:  # the walk stopped: the tracked files are looked at still
+            lost_content.stat_paths(base, (p for p in listed if p not in files), files, skip)
         racy_from = taken_ns - RACY_NS
         digests = {
             path: content_digest(os.path.join(base, path))
@@ -193,9 +201,10 @@ class WorkspaceSnapshot:
             frozenset(dirs),
             protection,
             inodes,
-            tracked_paths(base) if tracked and complete else None,
+            listed if tracked else None,
             digests,
             complete,
+            locked=frozenset(locked),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -216,6 +225,7 @@ class WorkspaceSnapshot:
             },
             "history": None if self.history is None else sorted(self.history),
             "objects": [list(entry) for entry in self.objects or ()],
+            "locked": sorted(self.locked),
         }
 
     @classmethod
@@ -240,6 +250,7 @@ class WorkspaceSnapshot:
                 protected_digests=_digests(data["protectedDigests"]),
                 history=frozenset(str(sha) for sha in history or ()),
                 objects=tuple((str(n), int(m), int(i)) for n, m, i in data.get("objects") or ()),
+                locked=frozenset(str(d) for d in data.get("locked") or ()),
             )
         except (KeyError, TypeError, IndexError, AttributeError) as exc:
             raise ValueError(f"not a workspace snapshot: {exc!r}") from None
@@ -269,14 +280,18 @@ def walk(
     *,
     skip: str | None = None,
     limit: int | None = None,
+    locked: set[str] | None = None,
 ) -> tuple[dict[str, Stat], set[str], bool]:
     """``(files, dirs, complete)`` under ``base``: the stat of every file and symlink and the
     set of directories, by relative posix path; of a ``.git`` directory only its key entries
     (:func:`git_entries`). ``on_dir`` is called with each directory (not ``.git``) before it
     is listed; the entry ``skip`` (a relative path, e.g. an audit store inside the
     workspace) is left out. ``complete`` is false when the walk stopped after ``limit``
-    entries (default :data:`MAX_ENTRIES`)."""
+    entries (default :data:`MAX_ENTRIES`). ``locked`` gets the folders (``""``: ``base``) their
+    owner cannot list or enter (:func:`~.lost_content.locked_at`)."""
     limit = MAX_ENTRIES if limit is None else limit
+    if locked is not None and lost_content.locked_at(base):
+        locked.add("")
     files: dict[str, Stat] = {}
     dirs: set[str] = set()
     stack: list[tuple[str, str]] = [(base, "")]
@@ -298,6 +313,8 @@ def walk(
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         dirs.add(relative)
+                        if locked is not None and lost_content.locked_at(entry.path):
+                            locked.add(relative)
                         if entry.name == ".git":
                             git_entries(entry.path, relative, files, dirs)
                             continue
@@ -349,15 +366,6 @@ def git_entries(path: str, relative: str, files: dict[str, Stat], dirs: set[str]
         dirs.update(f"{relative}/{GIT_HOOKS}/{name}" for name in found_dirs)
 
 
-def _top_level(paths: Iterable[str]) -> tuple[str, ...]:
-    ordered = sorted(paths)
-    kept: list[str] = []
-    for path in ordered:
-        if not kept or not path.startswith(kept[-1] + "/"):
-            kept.append(path)
-    return tuple(kept)
-
-
 def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     """The effects of whatever ran between ``before`` and ``after`` (of the same workspace)."""
     complete = before.complete and after.complete
@@ -365,12 +373,14 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     lost_history = lost_commits(
         after.root, before.history, after.history, objects_changed=moved_objects
     )
+    hidden = hidden_history(before.history, after.history, after.locked - before.locked)
     old, new = before.files, after.files
-    if old is new and before.dirs is after.dirs:  # shared state of a live tree: no change
-        return Effects(complete=complete, history_destroyed=lost_history)
-    unchanged = old == new and before.dirs == after.dirs and not before.digests
+    same = before.locked == after.locked
+    if old is new and before.dirs is after.dirs and same:  # a live tree's shared state
+        return Effects(complete=complete, history_destroyed=lost_history, history_hidden=hidden)
+    unchanged = old == new and before.dirs == after.dirs and same and not before.digests
     if unchanged and not any(_by_protected_content(before, after, [], [])):
-        return Effects(complete=complete, history_destroyed=lost_history)
+        return Effects(complete=complete, history_destroyed=lost_history, history_hidden=hidden)
     hint = None
     if before.journal is not None and before.journal is after.journal:
         hint = before.journal.paths_between(before.version, after.version)
@@ -402,25 +412,28 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
                     protected.add(target)
     gone = {old[path][2]: path for path in deleted}
     renamed = tuple((gone[new[path][2]], path) for path in created if new[path][2] in gone)
-    # a file moved within the workspace is not lost: a rename is not a deletion
-    moved = {source for source, _ in renamed}
+    moved = {source for source, _ in renamed}  # a file moved within is not lost
     lost = [path for path in deleted if path not in moved]
     tracked = before.tracked or frozenset()
     memory = sorted(p for p in (*deleted, *created, *modified) if is_memory_path(p))
-    emptied = {p for p in modified if p in tracked and old[p][0] > 0 and new[p][0] == 0}
-    replaced, unreadable = replaced_files(after.root, old, new, modified, tracked)
+    replaced, unreachable = replaced_files(after.root, old, new, modified, tracked)
+    emptied, unreadable = lost_content.lost_files(
+        after.root, old, new, modified, tracked, after.locked - before.locked, renamed, after.locked
+    )
     return Effects(
         deleted=tuple(lost),
         modified=tuple(modified),
         created=tuple(created),
         protected=tuple(sorted(protected)),
-        deleted_dirs=_lost_dirs(before.dirs - after.dirs, lost, moved),
+        deleted_dirs=lost_content.lost_dirs(before.dirs - after.dirs, lost, moved),
         renamed=tuple(sorted(renamed)),
         tracked_deleted=tuple(path for path in lost if path in tracked),
         complete=complete,
         memory=tuple(memory),
-        emptied=tuple(sorted(emptied.union(unreadable))),
+        emptied=tuple(sorted({*emptied, *unreachable})),
+        unreadable=unreadable,
         history_destroyed=lost_history,
+        history_hidden=hidden,
         replaced=replaced,
     )
 
@@ -430,18 +443,6 @@ def _git_busywork(path: str) -> bool:
     ``checkout`` do (their deletion still counts; ``.git/config`` changing is recorded)."""
     name = path.rsplit("/", 1)[-1]
     return name in _GIT_BUSY and path.rsplit("/", 2)[-2:-1] == [".git"]
-
-
-def _lost_dirs(gone: Iterable[str], lost: Sequence[str], moved: set[str]) -> tuple[str, ...]:
-    """Directories gone with a file lost in them, or empty ones (not those only renamed)."""
-    kept = []
-    for directory in gone:
-        prefix = directory + "/"
-        if any(path.startswith(prefix) for path in lost) or not any(
-            path.startswith(prefix) for path in moved
-        ):
-            kept.append(directory)
-    return _top_level(kept)
 
 
 def _by_protected_content(

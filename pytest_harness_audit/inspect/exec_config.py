@@ -140,10 +140,11 @@ def expected_by(command: str, path: str) -> bool:
 # -- git configuration -------------------------------------------------------------------------
 
 #: Keys (``section.key`` or ``section.*.key``, lower case) whose value is a command git runs,
-#: or a file or directory it takes commands from.
+#: or a file or directory it takes commands from, or (``core.worktree``) the directory git
+#: checks files out into, cleans and stashes from instead of the workspace.
 _COMMAND_KEYS = re.compile(
     r"core\.(?:fsmonitor|hookspath|pager|editor|sshcommand|askpass|gitproxy"
-    r"|alternaterefscommand)"
+    r"|alternaterefscommand|worktree)"
     r"|sequence\.editor|pager\..*|interactive\.difffilter|diff\.external"
     r"|diff\..*\.(?:textconv|command)|merge\..*\.driver|filter\..*|alias\..*"
     r"|include\.path|includeif\..*|credential\.(?:.*\.)?helper|gpg\.(?:.*\.)?program"

@@ -15,7 +15,20 @@ leave every ref naming a commit git can no longer read. A snapshot keeps the sta
 ``.git/objects`` and of each folder in it (:func:`object_stamp`: the loose-object folders,
 ``pack``, ``info``), which changes whenever objects are added or removed; only then are all the
 commits named before the call checked, and those missing after it are lost too. ``git gc``,
-``repack`` and ``prune`` keep every commit a ref or recent reflog entry names.
+``repack`` and ``prune`` keep every commit a ref or recent reflog entry names. Git writes an
+object file once and never again, so the stamp also holds the stat of each pack file and loose
+object (up to :data:`MAX_STAMPED_OBJECTS`): one overwritten in place, which git then reads as
+missing, is a change of the store too. The stamp holds change times, which no ``touch`` can set
+back.
+
+History can also be hidden while every object stays: a replacement ref (``git replace``, ``git
+replace --graft``, a file under ``.git/refs/replace``), a ``.git/shallow`` boundary or a
+``.git/info/grafts`` line makes ``git log`` show other commits (or none) in place of the
+committed ones. And the objects can be moved out of the workspace while git still reads them:
+an ``objects/info/alternates`` entry names another store, whose removal later loses them where
+no snapshot of the workspace looks. A reading of the refs keeps those masks beside the commits
+(``"replace <sha>"``, ``"shallow <sha>"``, ``"graft <sha>"``, ``"alternates <path>"``);
+:func:`hidden_history` lists the ones a call added.
 """
 
 from __future__ import annotations
@@ -25,6 +38,8 @@ import re
 import subprocess
 import time
 from collections.abc import Iterable
+
+from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV
 
 #: A full object name (SHA-1 or SHA-256).
 _SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
@@ -88,22 +103,51 @@ def _reflog_tips(path: str, day: int) -> frozenset[str]:
     return tips
 
 
+#: What a mask entry of a reading starts with (it holds a space; a commit name does not).
+MASKS = ("replace ", "shallow ", "graft ", "alternates ")
+#: The file naming object stores outside the repository that git reads objects from too.
+ALTERNATES = os.path.join("objects", "info", "alternates")
+_REPLACE = "refs/replace/"
+
+
+def _masks(git: str) -> set[str]:
+    """The shallow boundary, grafts and alternate object stores of the ``.git`` directory
+    ``git`` (see the module doc)."""
+    masks: set[str] = set()
+    for kind, name in (("shallow", "shallow"), ("graft", os.path.join("info", "grafts"))):
+        for line in _read(os.path.join(git, name)).splitlines():
+            if (sha := _sha(line.split(" ", 1)[0])) is not None:
+                masks.add(f"{kind} {sha}")
+    for line in _read(os.path.join(git, ALTERNATES)).splitlines():
+        if line.strip() and not line.startswith("#"):
+            masks.add(f"alternates {line.strip()}")
+    return masks
+
+
 def commit_tips(root: str) -> frozenset[str] | None:
     """The commits the refs and recent reflog entries (:data:`REFLOG_DAYS`) of the repository at
-    ``root`` name (``None`` when ``root`` has no ``.git`` directory or too many to keep)."""
+    ``root`` name, and the masks over its history (:data:`MASKS`; ``None`` when ``root`` has no
+    ``.git`` directory or too many to keep)."""
     git = os.path.join(root, ".git")
     if not os.path.isdir(git):
         return None
-    tips: set[str] = set()
+    tips: set[str] = _masks(git)
     for line in _read(os.path.join(git, "HEAD")).splitlines()[:1]:
         if (sha := _sha(line)) is not None:
             tips.add(sha)
     for line in _read(os.path.join(git, "packed-refs")).splitlines():
-        if (sha := _sha(line.lstrip("^").split(" ", 1)[0])) is not None:
+        name, _, ref = line.lstrip("^").partition(" ")
+        if (sha := _sha(name)) is not None:
             tips.add(sha)
-    for path in _files(os.path.join(git, "refs")):
+            if ref.startswith(_REPLACE):
+                tips.add(f"replace {ref[len(_REPLACE) :].strip()}")
+    refs = os.path.join(git, "refs")
+    for path in _files(refs):
         if (sha := _sha(_read(path)[:100])) is not None:
             tips.add(sha)
+            ref = os.path.relpath(path, refs).replace(os.sep, "/")
+            if ref.startswith("replace/"):
+                tips.add(f"replace {ref[len('replace/') :]}")
     day = int(time.time() // 86_400)
     for path in _files(os.path.join(git, "logs")):
         tips.update(_reflog_tips(path, day))
@@ -114,24 +158,53 @@ def commit_tips(root: str) -> frozenset[str] | None:
     return frozenset(tips)
 
 
+def hidden_history(
+    before: frozenset[str] | None, after: frozenset[str] | None, locked: Iterable[str] = ()
+) -> tuple[str, ...]:
+    """The masks (:data:`MASKS`) of reading ``after`` that reading ``before`` did not hold:
+    history a call hid, sorted (none when either is unknown); and ``"locked .git"`` when the
+    folders newly ``locked`` (their owner can no longer enter them) hold the ``.git``
+    folder."""
+    masks = set() if before is None or after is None else after - before
+    hidden = sorted(m for m in masks if m.startswith(MASKS))
+    if any(folder in ("", ".git") for folder in locked):
+        hidden.append("locked .git")
+    return tuple(hidden)
+
+
 ObjectStamp = tuple[tuple[str, int, int], ...]
-"""``(name, mtime_ns, inode)`` of ``.git/objects`` (name ``""``) and of each folder in it."""
+"""``(name, ctime_ns, inode)`` of ``.git/objects`` (name ``""``), of each folder in it and of
+the object files in those (``"pack/<file>"``, ``"ab/<rest of the name>"``)."""
+#: Object files whose stat a stamp keeps at most; beyond, only the folders' stat counts.
+MAX_STAMPED_OBJECTS = 20_000
 
 
-def object_stamp(root: str) -> ObjectStamp:
-    """The :data:`ObjectStamp` of the repository at ``root`` (empty without one): a few
-    hundred ``stat`` calls at most, no git."""
+def object_stamp(root: str, *, files: bool = True) -> ObjectStamp:
+    """The :data:`ObjectStamp` of the repository at ``root`` (empty without one): one ``stat``
+    call per folder and (unless not ``files``) object file, no git."""
     objects = os.path.join(root, ".git", "objects")
     try:
         info = os.lstat(objects)
         if not os.path.isdir(objects) or os.path.islink(objects):
             return ()
-        stamp = [("", info.st_mtime_ns, info.st_ino)]
+        stamp = [("", info.st_ctime_ns, info.st_ino)]
+        folders = []
         with os.scandir(objects) as entries:
             for entry in entries:
                 if entry.is_dir(follow_symlinks=False):
                     found = entry.stat(follow_symlinks=False)
-                    stamp.append((entry.name, found.st_mtime_ns, found.st_ino))
+                    stamp.append((entry.name, found.st_ctime_ns, found.st_ino))
+                    if entry.name == "pack" or len(entry.name) == 2:
+                        folders.append(entry.name)
+        budget = MAX_STAMPED_OBJECTS
+        for folder in folders if files else ():
+            with os.scandir(os.path.join(objects, folder)) as entries:
+                for entry in entries:
+                    budget -= 1
+                    if budget < 0:
+                        return tuple(sorted(s for s in stamp if "/" not in s[0]))
+                    found = entry.stat(follow_symlinks=False)
+                    stamp.append((f"{folder}/{entry.name}", found.st_ctime_ns, found.st_ino))
     except OSError:
         return ()
     return tuple(sorted(stamp))
@@ -152,12 +225,13 @@ def lost_commits(
     if not before:
         return ()
     gone = sorted(before if objects_changed else before - (after or frozenset()))
+    gone = [sha for sha in gone if not sha.startswith(MASKS)]
     if not gone:
         return ()
     git = os.path.join(root, ".git")
     if not os.path.isdir(os.path.join(git, "objects")):
         return tuple(gone)  # the object store itself is gone
-    env = {**os.environ, "GIT_DIR": git}
+    env = {**os.environ, **GIT_ISOLATION_ENV, "GIT_DIR": git}
     for name in ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_WORK_TREE"):
         env.pop(name, None)
     try:

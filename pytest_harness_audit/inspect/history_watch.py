@@ -1,13 +1,19 @@
 """The commits a workspace's refs and reflogs name, re-read only when the kernel saw them change.
 
-:func:`~.history.commit_tips` reads ``HEAD``, ``packed-refs``, every file under ``.git/refs``
-and every reflog under ``.git/logs``: a few dozen files, before and after every call. A
-:class:`HistoryWatch` shares its :class:`~.watch.LiveTree`'s inotify descriptor, watches every
-directory under ``.git/refs`` and ``.git/logs`` (the tree itself watches ``.git``, which holds
-``HEAD`` and ``packed-refs``), and keeps the last reading until an event says one of them
-changed: a ref written (git writes ``x.lock`` and renames it), a reflog appended to, a folder
-added or removed, ``.git`` itself replaced, the kernel's queue overflowing, or the day turning
-(the reading keeps reflog entries of the last :data:`~.history.REFLOG_DAYS` days).
+:func:`~.history.commit_tips` reads ``HEAD``, ``packed-refs``, ``shallow``, every file under
+``.git/refs``, every reflog under ``.git/logs`` and ``.git/info/grafts``: a few dozen files,
+before and after every call. A :class:`HistoryWatch` shares its :class:`~.watch.LiveTree`'s
+inotify descriptor, watches every directory under ``.git/refs``, ``.git/logs`` and
+``.git/info`` (the tree itself watches ``.git``, which holds ``HEAD``, ``packed-refs`` and
+``shallow``; ``.git/objects/info/alternates`` is stat-ed each time), and keeps the last
+reading until an event says one of them changed: a ref written (git writes ``x.lock`` and
+renames it), a reflog appended to, a folder added or removed, ``.git`` itself replaced, the
+kernel's queue overflowing, or the day turning (the reading keeps reflog entries of the last
+:data:`~.history.REFLOG_DAYS` days).
+
+It watches the folders of ``.git/objects`` too, and counts their events: the object store's
+stamp (:meth:`HistoryWatch.objects`) is then the folders' stat and that count, where a stat
+walk stats every object file (an object written in place changes no folder).
 
 Where the watch cannot be kept (``.git`` is not a plain directory, or its refs span more than
 :data:`MAX_HISTORY_WATCHES` folders) the commits are read at every snapshot, as without a live
@@ -21,12 +27,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pytest_harness_audit.inspect.history import commit_tips
+from pytest_harness_audit.inspect.history import ALTERNATES, ObjectStamp, commit_tips, object_stamp
 
 #: Folders under ``.git/refs`` and ``.git/logs`` watched at most; more are read every time.
 MAX_HISTORY_WATCHES = 1024
 #: The entries of ``.git`` whose change changes the commits it names.
-HISTORY_ENTRIES = frozenset({"HEAD", "packed-refs", "refs", "logs"})
+HISTORY_ENTRIES = frozenset({"HEAD", "packed-refs", "refs", "logs", "shallow", "info", "objects"})
+#: The folders of ``.git`` watched with every folder under them.
+_TREES = ("refs", "logs", "info", "objects")
 
 _IN_ISDIR = 0x40000000
 _IN_IGNORED = 0x8000
@@ -50,20 +58,24 @@ class HistoryWatch:
         self._stale = True
         self._day = -1
         self._tips: frozenset[str] | None = None
+        self._alternates: tuple[int, int, int] | None = None
+        self._object_events = 0  # events in the object store's folders seen so far
 
     def owns(self, wd: int) -> bool:
         """Whether the watch descriptor ``wd`` is one of this watch's folders."""
         return wd in self._watches
 
     def restart(self) -> None:
-        """Drop every folder watch and watch ``.git/refs`` and ``.git/logs`` afresh."""
+        """Drop every folder watch and watch ``.git/refs``, ``.git/logs``, ``.git/info`` and
+        ``.git/objects`` afresh."""
         self.stop()
         self._stale = True
+        self._object_events += 1  # what changed meanwhile is not known
         git = os.path.join(self.root, ".git")
         if os.path.islink(git) or not os.path.isdir(git):
             return
         self._watching = True
-        for top in ("refs", "logs"):
+        for top in _TREES:
             self._watch_tree(top)
 
     def stop(self) -> None:
@@ -93,9 +105,13 @@ class HistoryWatch:
             subfolders[:] = [s for s in subfolders if not os.path.islink(os.path.join(current, s))]
 
     def folder_event(self, wd: int, mask: int, name: str) -> None:
-        """An event in a watched folder: the reading is stale; a new folder is watched too."""
-        self._stale = True
+        """An event in a watched folder: the reading is stale (the object store changed, for a
+        folder of it); a new folder is watched too."""
         folder = self._watches.get(wd)
+        if folder is not None and (folder + "/").startswith("objects/"):
+            self._object_events += 1
+        else:
+            self._stale = True
         if mask & _IN_IGNORED:
             self._watches.pop(wd, None)
             return
@@ -107,7 +123,8 @@ class HistoryWatch:
         if name not in HISTORY_ENTRIES:
             return
         self._stale = True
-        if name in ("refs", "logs") and mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
+        self._object_events += name == "objects"
+        if name in _TREES and mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
             self._watch_tree(name)
 
     def invalidate(self) -> None:
@@ -117,8 +134,26 @@ class HistoryWatch:
     def tips(self) -> frozenset[str] | None:
         """:func:`~.history.commit_tips` of ``root``, re-read only when something changed."""
         day = int(time.time() // 86_400)
-        if self._stale or not self._watching or day != self._day:
+        alternates = _stat(os.path.join(self.root, ".git", ALTERNATES))  # in no watched folder
+        if self._stale or not self._watching or day != self._day or alternates != self._alternates:
             self._tips = commit_tips(self.root)
             self._day = day
+            self._alternates = alternates
             self._stale = False
         return self._tips
+
+    def objects(self) -> ObjectStamp:
+        """:func:`~.history.object_stamp` of ``root``; while its folders are watched, that of
+        the folders alone and the count of events in them (an object file written in place is
+        one), so no object file is stat-ed."""
+        if not self._watching:
+            return object_stamp(self.root)
+        return (*object_stamp(self.root, files=False), ("#events", self._object_events, 0))
+
+
+def _stat(path: str) -> tuple[int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_size, info.st_ctime_ns, info.st_ino

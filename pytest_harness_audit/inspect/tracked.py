@@ -1,5 +1,5 @@
-"""The git-tracked paths of a workspace, from ``git ls-files -z``, run once per state of the
-index (cached by the index file's stat)."""
+"""The git-tracked paths of a workspace, from ``git ls-files -s -z``, run once per state of the
+index (cached by the index file's stat), and those git records as executable (mode 100755)."""
 
 from __future__ import annotations
 
@@ -9,55 +9,67 @@ import subprocess
 import time
 from collections import OrderedDict
 
-_GIT_ENV = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_OPTIONAL_LOCKS": "0",
-    "GIT_TERMINAL_PROMPT": "0",
-}
+from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV
+
+#: The environment of every git command run here (:mod:`.git_env`): no global or system
+#: configuration, no program the repository's configuration names.
+GIT_ENV = GIT_ISOLATION_ENV
+
+
+_Listing = tuple[frozenset[str] | None, frozenset[str]]
+"""The tracked paths (``None``: no repository) and the executable ones among them."""
 
 
 class _TrackedCache:
     """``git ls-files`` per workspace, kept while the index file's stat stays the same."""
 
     def __init__(self, size: int = 64) -> None:
-        self._entries: OrderedDict[str, tuple[tuple[int, int, int], frozenset[str] | None]] = (
-            OrderedDict()
-        )
+        self._entries: OrderedDict[str, tuple[tuple[int, int, int], _Listing]] = OrderedDict()
         self._size = size
 
-    def tracked(self, root: str) -> frozenset[str] | None:
+    def tracked(self, root: str) -> _Listing:
         try:
             info = os.stat(os.path.join(root, ".git", "index"))
         except OSError:
-            return None if not os.path.isdir(os.path.join(root, ".git")) else frozenset()
+            if not os.path.isdir(os.path.join(root, ".git")):
+                return None, frozenset()
+            return frozenset(), frozenset()
         key = (info.st_mtime_ns, info.st_size, info.st_ino)
         cached = self._entries.get(root)
         if cached is not None and cached[0] == key:
             self._entries.move_to_end(root)
             return cached[1]
-        paths = _ls_files(root)
-        self._entries[root] = (key, paths)
+        listing = _ls_files(root)
+        self._entries[root] = (key, listing)
         while len(self._entries) > self._size:
             self._entries.popitem(last=False)
-        return paths
+        return listing
 
 
-def _ls_files(root: str) -> frozenset[str] | None:
+def _ls_files(root: str) -> _Listing:
     try:
         done = subprocess.run(
-            ["git", "ls-files", "-z"],
+            ["git", "ls-files", "-s", "-z"],
             cwd=root,
-            env={**os.environ, **_GIT_ENV},
+            env={**os.environ, **GIT_ENV},
             capture_output=True,
             timeout=60,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):
-        return None
+        return None, frozenset()
     if done.returncode != 0:
-        return None
-    return frozenset(p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p)
+        return None, frozenset()
+    paths: set[str] = set()
+    executables: set[str] = set()
+    for entry in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        meta, tab, path = entry.partition("\t")  # "<mode> <object> <stage>\t<path>"
+        if not tab:
+            continue
+        paths.add(path)
+        if meta.startswith("100755 "):
+            executables.add(path)
+    return frozenset(paths), frozenset(executables)
 
 
 _TRACKED = _TrackedCache()
@@ -66,7 +78,13 @@ _TRACKED = _TrackedCache()
 def tracked_paths(root: str) -> frozenset[str] | None:
     """The git-tracked paths of the workspace at ``root`` (``None`` when it is no repository),
     from ``git ls-files``, run again only when the index file changed."""
-    return _TRACKED.tracked(root)
+    return _TRACKED.tracked(root)[0]
+
+
+def tracked_executables(root: str) -> frozenset[str]:
+    """The tracked paths of the workspace at ``root`` that git records as executable (mode
+    ``100755``), read with :func:`tracked_paths`."""
+    return _TRACKED.tracked(root)[1]
 
 
 #: A file changed this recently may be "racily clean" to git: its index entry is not trusted.
@@ -97,7 +115,7 @@ def refresh_index(root: str, files: list[str]) -> None:
                 )
         except OSError:
             continue
-    env = {**os.environ, **_GIT_ENV}
+    env = {**os.environ, **GIT_ENV}
     env.pop("GIT_OPTIONAL_LOCKS", None)
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         subprocess.run(

@@ -16,10 +16,11 @@ the file (its inode is watched), and the commits the refs and reflogs name only 
 in ``.git/refs``, ``.git/logs``, ``HEAD`` or ``packed-refs`` (:mod:`~.history_watch`).
 
 Not seen here, but seen by stat walks: writes through a hard link that lives outside the
-workspace to a file that is not protected, and writes through ``mmap`` (to any file: the kernel
-reports none). :meth:`LiveTree.open`
-returns ``None`` (and the caller walks instead) where inotify is missing, or when the workspace
-has more than :data:`MAX_WATCHES` directories.
+workspace to a file that is not protected, and writes through ``mmap`` by a process that keeps
+the file open after the call (the kernel reports none; the closing of a descriptor opened for
+writing is reported, so a call that mapped a file, wrote it and ended is seen).
+:meth:`LiveTree.open` returns ``None`` (and the caller walks instead) where inotify is missing,
+or when the workspace has more than :data:`MAX_WATCHES` directories.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from pytest_harness_audit.inspect.effects import (
     walk,
 )
 from pytest_harness_audit.inspect.history_watch import HistoryWatch
+from pytest_harness_audit.inspect.lost_content import locked_at
 
 #: Workspaces with more directories than this are walked instead of watched.
 MAX_WATCHES = 8192
@@ -55,6 +57,7 @@ MAX_JOURNAL = 100_000
 
 _IN_MODIFY = 0x2
 _IN_ATTRIB = 0x4
+_IN_CLOSE_WRITE = 0x8
 _IN_MOVED_FROM = 0x40
 _IN_MOVED_TO = 0x80
 _IN_CREATE = 0x100
@@ -66,9 +69,11 @@ _IN_IGNORED = 0x8000
 _IN_ONLYDIR = 0x01000000
 _IN_DONT_FOLLOW = 0x02000000
 _IN_ISDIR = 0x40000000
+# a file written through ``mmap`` reports no modification, but its descriptor's close does
 _DIR_MASK = (
     _IN_MODIFY
     | _IN_ATTRIB
+    | _IN_CLOSE_WRITE
     | _IN_MOVED_FROM
     | _IN_MOVED_TO
     | _IN_CREATE
@@ -78,7 +83,9 @@ _DIR_MASK = (
     | _IN_ONLYDIR
     | _IN_DONT_FOLLOW
 )
-_FILE_MASK = _IN_MODIFY | _IN_ATTRIB | _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_DONT_FOLLOW
+_FILE_MASK = (
+    _IN_MODIFY | _IN_ATTRIB | _IN_CLOSE_WRITE | _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_DONT_FOLLOW
+)
 _EVENT = struct.Struct("iIII")
 
 
@@ -132,6 +139,7 @@ class LiveTree:
         self._lock = threading.RLock()
         self._files: dict[str, Stat] = {}
         self._dirs: set[str] = set()
+        self._locked: set[str] = set()  # folders their owner cannot enter ("" the root)
         self._frozen_dirs: frozenset[str] | None = None
         self._shared = False
         self._watches: dict[int, str] = {}  # wd → directory ("" is the root, else "a/b/")
@@ -196,11 +204,13 @@ class LiveTree:
         """Watch ``relative_dir`` ("" or "a/b/") and everything under it, then record it."""
         base = os.path.join(self.root, relative_dir) if relative_dir else self.root
         self._add_watch(relative_dir)
+        locked: set[str] = set()
         files, dirs, complete = walk(
-            base, on_dir=lambda rel: self._add_watch(relative_dir + rel + "/")
+            base, on_dir=lambda rel: self._add_watch(relative_dir + rel + "/"), locked=locked
         )
         if not complete:
             raise _TooLarge(relative_dir)
+        self._locked.update(relative_dir + d if d else relative_dir.rstrip("/") for d in locked)
         for path, info in files.items():
             self._set(relative_dir + path, info)
         for directory in dirs:
@@ -254,6 +264,7 @@ class LiveTree:
         self._unshare()
         self._files.clear()
         self._dirs.clear()
+        self._locked.clear()
         self._protected.clear()
         self._log_start += len(self._log) + 1  # every earlier snapshot is now unrelated
         self._log.clear()
@@ -307,9 +318,16 @@ class LiveTree:
         for path in [p for p in self._files if p.startswith(prefix)]:
             self._set(path, None)
         self._dirs = {d for d in self._dirs if d != relative and not d.startswith(prefix)}
+        self._locked = {d for d in self._locked if d != relative and not d.startswith(prefix)}
         for wd in [wd for wd, d in self._watches.items() if d.startswith(prefix)]:
             self._libc.inotify_rm_watch(self._fd, wd)
             self._watches.pop(wd, None)
+
+    def _relock(self, relative: str) -> None:
+        if locked_at(os.path.join(self.root, relative) if relative else self.root):
+            self._locked.add(relative)
+        else:
+            self._locked.discard(relative)
 
     def _drain(self) -> list[tuple[int, int, str]]:
         return read_events(self._fd)
@@ -338,6 +356,8 @@ class LiveTree:
             if not name:
                 if directory == "" and mask & (_IN_DELETE_SELF | _IN_MOVE_SELF):
                     raise _TooLarge("the workspace itself was removed or moved")
+                if mask & _IN_ATTRIB:  # the folder's own mode: can its owner still enter it?
+                    self._relock(directory.rstrip("/"))
                 continue
             if directory == ".git/" or directory.endswith("/.git/"):
                 if directory == ".git/":
@@ -392,6 +412,8 @@ class LiveTree:
                 version=self._log_start + len(self._log),
                 protected_digests={path: self._digest(path) for path in inodes.values()},
                 history=self._history.tips(),
+                objects=self._history.objects(),
+                locked=frozenset(self._locked),
             )
 
     def _digest(self, relative: str) -> bytes | None:
