@@ -149,6 +149,7 @@ class Harness(ChainQueries):
         self._verdict_rules = verdict_rules
         self._report_fields = report_fields
         self._repo = repo
+        self._base: str | None = None  # the commit changes count from, read before any call
         self.agents: tuple[str, ...] = tuple(agents) if agents else DEFAULT_AGENTS
         self.secrets = SecretLedger()
         self.gate.observers.append(self.secrets.note_from)
@@ -177,13 +178,15 @@ class Harness(ChainQueries):
         """Make a fresh git workspace from ``template`` under ``base_dir`` and a session on it."""
         base = Path(base_dir)
         repo = workspaces.create_workspace(base / "workspace", template)
-        return cls(
+        harness = cls(
             base / "workspace",
             storage_dir=storage_dir or base / "audit",
             template=template,
             repo=repo,
             **options,
         )
+        harness._base = workspaces.base_revision(repo)  # before the agent can move the ref
+        return harness
 
     def _read_denied(self, path: str) -> bool:
         """Whether the policy would block a ``Read`` of ``path`` (Grep withholds such files)."""
@@ -372,11 +375,11 @@ class Harness(ChainQueries):
 
     def changed_files(self) -> list[str]:
         """Paths changed since the initial commit (relative, sorted)."""
-        return workspaces.changed_files(self.repo)
+        return workspaces.changed_files(self.repo, self._base)
 
     def diff(self) -> str:
         """Unified diff of the workspace against its initial commit."""
-        return workspaces.diff(self.repo)
+        return workspaces.diff(self.repo, self._base)
 
     # -- verdict and report (the queries and assertions: ChainQueries) -------------------------
     @property

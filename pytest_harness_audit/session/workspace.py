@@ -20,6 +20,8 @@ import atexit
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import git
@@ -192,7 +194,9 @@ def _build_repository(source: Path, dest: Path, label: str) -> None:
         ) from None
 
 
-def _base_revision(repo: git.Repo) -> str:
+def base_revision(repo: git.Repo) -> str:
+    """The commit changes are counted from: the ref ``BASE_REF``, else ``HEAD``, else git's empty
+    tree. A session reads it once, when its workspace is made: the agent can move the ref."""
     for revision in (f"{BASE_REF}^{{commit}}", "HEAD^{commit}"):
         try:
             sha: str = repo.git.rev_parse("--verify", "--quiet", revision, env=GIT_ISOLATION_ENV)
@@ -202,14 +206,24 @@ def _base_revision(repo: git.Repo) -> str:
     return EMPTY_TREE
 
 
-def _untracked(repo: git.Repo) -> list[str]:
-    listing: str = repo.git.ls_files("--others", "--exclude-standard", "-z", env=GIT_ISOLATION_ENV)
+def _untracked(repo: git.Repo, env: dict[str, str]) -> list[str]:
+    listing: str = repo.git.ls_files(
+        "--others", "--exclude-per-directory=.gitignore", "-z", env=env
+    )
     return sorted(path for path in listing.split("\0") if path)
 
 
-def _comparing_env(repo: git.Repo) -> dict[str, str]:
-    """The environment of a git that compares the working tree with a commit: no filter driver
-    the repository's configuration names runs (the agent can name its own program there)."""
+@contextmanager
+def _comparing(repo: git.Repo, base: str | None) -> Iterator[tuple[str, dict[str, str]]]:
+    """The base commit and the environment of a git that compares the working tree with it.
+
+    What the agent can write in the repository must not hide a change: the comparison uses an
+    index of its own, read from the base (the repository's index can mark files
+    ``--assume-unchanged`` or ``--skip-worktree``, which a diff then skips); untracked files are
+    found by the ``.gitignore`` files alone (not ``.git/info/exclude``); and no filter driver the
+    configuration names runs (the agent can name its own program there).
+    """
+    base = base or base_revision(repo)
     _status, listing, _stderr = repo.git.config(
         "-z",
         "--get-regexp",
@@ -218,36 +232,42 @@ def _comparing_env(repo: git.Repo) -> dict[str, str]:
         with_extended_output=True,
         with_exceptions=False,
     )
-    return without_filters(str(listing))
+    with tempfile.TemporaryDirectory(prefix="harness-index-") as folder:
+        env = {**without_filters(str(listing)), "GIT_INDEX_FILE": os.path.join(folder, "index")}
+        repo.git.read_tree(base, env=env)
+        yield base, env
 
 
-def changed_files(repo: git.Repo) -> list[str]:
-    """Paths changed since the initial commit: modified, added, deleted and untracked.
+def changed_files(repo: git.Repo, base: str | None = None) -> list[str]:
+    """Paths changed since ``base`` (default :func:`base_revision`): modified, added, deleted
+    and untracked.
 
     Relative posix paths, sorted. Files ignored by the workspace's ``.gitignore`` do not count.
     """
-    base = _base_revision(repo)
-    listing: str = repo.git.diff(
-        "--name-only", "-z", "--no-renames", base, "--", env=_comparing_env(repo)
-    )
-    tracked = {path for path in listing.split("\0") if path}
-    return sorted(tracked.union(_untracked(repo)))
+    with _comparing(repo, base) as (commit, env):
+        listing: str = repo.git.diff("--name-only", "-z", "--no-renames", commit, "--", env=env)
+        tracked = {path for path in listing.split("\0") if path}
+        return sorted(tracked.union(_untracked(repo, env)))
 
 
-def diff(repo: git.Repo) -> str:
-    """The unified diff from the initial commit to the working tree, untracked files included.
+def diff(repo: git.Repo, base: str | None = None) -> str:
+    """The unified diff from ``base`` (default :func:`base_revision`) to the working tree,
+    untracked files included.
 
     Changes to tracked files come first (in git's path order), then each untracked file as an
     addition (``--- /dev/null``), by path. Empty when nothing changed.
     """
-    base = _base_revision(repo)
     options = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
-    env = _comparing_env(repo)
+    with _comparing(repo, base) as (commit, env):
+        return _diff_text(repo, commit, env, options)
+
+
+def _diff_text(repo: git.Repo, base: str, env: dict[str, str], options: tuple[str, ...]) -> str:
     parts: list[str] = []
     tracked: str = repo.git.diff(*options, base, "--", env=env, strip_newline_in_stdout=False)
     if tracked:
         parts.append(tracked)
-    for path in _untracked(repo):
+    for path in _untracked(repo, env):
         # `git diff --no-index` exits 1 when the files differ, which is always the case here.
         _status, added, _stderr = repo.git.diff(
             *options,
