@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
 from pytest_harness_audit.inspect.outputs import MAX_DEPTH as SCANNED_DEPTH
+from pytest_harness_audit.social.message_json import MessageJsonError, json_strings
 
 #: What the client reads when a relayed request held a known secret.
 SECRET_REFUSAL = "[blocked] [web4-policy] a known secret is in the outgoing payload"
@@ -70,19 +71,9 @@ def _depth(value: object) -> int:
 
 
 def _strings(value: object) -> list[str]:
-    """Every string, key and number of ``value``, in document order (iterative)."""
-    found: list[str] = []
-    stack: list[object] = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            found.append(item)
-        elif isinstance(item, (int, float)) and not isinstance(item, bool):
-            found.append(str(item))
-        elif isinstance(item, Mapping):
-            for key, child in reversed(list(item.items())):
-                stack.append(child)
-                stack.append(str(key))
-        elif isinstance(item, (list, tuple)):
-            stack.extend(reversed(item))
-    return found
+    """Every string, key and number of ``value``, in document order (any depth); a value that
+    is not JSON (never from the wire) is its ``repr``, still read whole."""
+    try:
+        return json_strings(value)
+    except MessageJsonError:
+        return [repr(value)]
