@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 
 from pytest_harness_audit.policy.sensitive import glob_candidates, is_credential_path
 from pytest_harness_audit.policy.shell.context import Context, Record
@@ -16,6 +17,13 @@ from pytest_harness_audit.policy.shell.embedded import (
     git_network,
 )
 from pytest_harness_audit.policy.shell.git_copies import committed_reads
+from pytest_harness_audit.policy.shell.git_redirect import (
+    command_key,
+    config_written,
+    elsewhere,
+    foreign_rewrite,
+    outside,
+)
 from pytest_harness_audit.policy.shell.gitcommand import (
     config_target,
     git_option_commands,
@@ -225,6 +233,9 @@ def git(args: list[str], ctx: Context, depth: int = 0) -> None:
     for command in git_option_commands(sub, rest):
         ctx.script(command)  # `fetch --upload-pack=CMD`, `difftool -x CMD`, `grep -O CMD`
     committed_reads(sub, rest, folder, args[:index], ctx)  # `git show HEAD`, `git clone . x`
+    rewrite = foreign_rewrite(sub, rest)
+    if rewrite and elsewhere(args[:index], settings, folder, ctx.variable, _outside_of(ctx)):
+        (record.destroys if rewrite == "destroy" else record.deletes).append(".")
     if git_names_only(sub, rest) and not ctx.output_consumed:
         # `git rm --cached`, `ls-files`, `check-ignore`, `log --oneline`: no content read. Names
         # handed to another command (`git ls-files .env | xargs cat`, `cat $(git ls-files .env)`)
@@ -282,14 +293,30 @@ def _git_config(args: list[str], ctx: Context, folder: str) -> None:
     elif operands[:1] and "=" in operands[0]:  # `git config set KEY VALUE` forms vary
         key, _, value = operands[0].partition("=")
         settings.append((key, value))
+    elif operands[:1] and args.index(operands[0]) + 1 < len(args):
+        # git stops at the key: a value after it that starts with `-` is a value still
+        settings.append((operands[0], args[args.index(operands[0]) + 1]))
     if len(operands) >= 3 and operands[0] in ("set", "--add"):
         settings.append((operands[1], operands[2]))
     written = config_target(options, folder)
+    changed = config_written(options, operands, written)
     for key, value in settings:
         if not ctx.config_include(key, value):
             git_config_value(key, value, ctx)
         if written is not None and git_key_runs(key):
             ctx.config_written(written, key, value)
+        if changed is not None and command_key(key, value):
+            ctx.reading.writes.append(changed)  # a key git runs: a write of the file it runs
+
+
+def _outside_of(ctx: Context) -> Callable[[str], bool]:
+    """Whether a folder the command names is outside the workspace."""
+    known = ctx.workspace_root is not None
+
+    def test(path: str) -> bool:
+        return outside(path, ctx.workspace_folder, known)
+
+    return test
 
 
 def _skip_messages(args: list[str], record: Record) -> None:
