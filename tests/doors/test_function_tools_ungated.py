@@ -135,6 +135,7 @@ def test_openai_agents_an_unwrapped_tool_a_sub_agent_and_a_handoff_are_named(
     assert ungated_calls(service, result) == ["delete_tree", "ask_adviser", "transfer_to_helper"]
 
 
+@pytest.mark.slow  # a whole inspect_ai evaluation
 def test_inspect_ai_an_unwrapped_tool_is_named(service: Harness, tmp_path: Path) -> None:
     pytest.importorskip("inspect_ai")
     from inspect_ai import Task
@@ -204,3 +205,21 @@ def test_a_run_of_gated_tools_only_has_nothing_to_name(service: Harness) -> None
 def test_something_that_is_no_run_is_a_type_error(service: Harness) -> None:
     with pytest.raises(TypeError, match="cannot read the tool calls of a int"):
         ungated_calls(service, 3)
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        [{"type": "function_call", "name": "delete_tree", "call_id": "1", "arguments": "{}"}],
+        [{"role": "tool", "name": "delete_tree", "content": "gone", "tool_call_id": "1"}],
+        ["delete_tree"],
+    ],
+    ids=["agents-input-list", "chat-messages", "names"],
+)
+def test_a_list_of_items_no_framework_writes_is_a_type_error(
+    service: Harness, items: list[object]
+) -> None:
+    # read as "no calls", a run's input list or raw chat messages would name nothing ungated
+    with pytest.raises(TypeError, match="cannot read the tool calls of a list"):
+        ungated_calls(service, items)
+    assert ungated_calls(service, []) == []

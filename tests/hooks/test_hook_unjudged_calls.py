@@ -127,6 +127,7 @@ def _real_hook(
     return done.returncode, done.stdout, done.stderr
 
 
+@pytest.mark.slow  # real hook processes held past their deadline
 def test_a_gating_step_that_hangs_refuses_its_call_at_its_deadline(
     where: tuple[Path, dict[str, str], Path],
 ) -> None:
