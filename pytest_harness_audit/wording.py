@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 # Characters that act on a terminal: C0 controls but tab and newline (carriage return
-# included), DEL, C1 controls, and the bidirectional marks, embeddings, overrides and isolates.
-_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# included), DEL, C1 controls, the bidirectional marks, embeddings, overrides and isolates, and
+# the line and paragraph separators (line breaks to some readers).
+_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -18,6 +19,12 @@ def visible(text: str) -> str:
     (also JSON's escape of the same character): what an agent wrote can be printed to a
     reviewer's terminal without erasing, rewriting or reordering what is around it."""
     return _HIDDEN.sub(_escape, text)
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks written as ``\\n`` and ``\\r``: what an agent wrote, shown
+    on a line of its own, cannot add lines that look like the tool's."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def plural(count: int, noun: str, plural_noun: str | None = None) -> str:

@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import git
 import pytest
 
+from pytest_harness_audit.session import workspace
 from pytest_harness_audit.session.harness import Harness
-from pytest_harness_audit.session.workspace import BASE_REF
+from pytest_harness_audit.session.workspace import BASE_REF, WorkspaceError
 
 
 @pytest.fixture
@@ -70,3 +72,13 @@ def test_ignored_files_and_the_staging_area_are_as_before(harness: Harness) -> N
     staged = harness.repo.git.ls_files("--stage")
     assert harness.changed_files() == ["new.txt"]
     assert harness.repo.git.ls_files("--stage") == staged
+
+
+def test_a_fifo_gitignore_ends_in_one_line_not_a_hang(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(workspace, "COMPARE_TIMEOUT_S", 2.0)
+    (harness.root / ".gitignore").unlink()
+    os.mkfifo(harness.root / ".gitignore")
+    with pytest.raises(WorkspaceError, match=r"^git could not compare the workspace with its base"):
+        harness.changed_files()

@@ -10,6 +10,7 @@ from typing import Any
 from pytest_harness_audit.audit.tags import DecisionTags, parse_tags
 from pytest_harness_audit.policy.patterns import TargetMatcher
 from pytest_harness_audit.policy.targets import all_targets, primary_target
+from pytest_harness_audit.wording import one_line
 
 
 @dataclass(frozen=True)
@@ -185,11 +186,12 @@ class CallRecord:
                 f"(trigger {immune.get('trigger')}, score {immune.get('score')})"
             )
         if self.kind == "lift":
-            return f"#{self.position} immune lift: {self.raw.get('immune', {}).get('reason')}"
+            reason = one_line(str(self.raw.get("immune", {}).get("reason")))
+            return f"#{self.position} immune lift: {reason}"
         decision = self.decision or "-"
         if decision == "deny" and not self.enforced:
             decision = "deny (dry-run)"
         rule = f" ({self.rule_id})" if self.rule_id else ""
         shown = self.recorded_target
-        target = f" {shown}" if shown else ""
-        return f"#{self.position} {self.tool}{target} → {decision}{rule} {self.status}"
+        target = f" {one_line(shown)}" if shown else ""
+        return f"#{self.position} {one_line(self.tool)}{target} → {decision}{rule} {self.status}"

@@ -7,8 +7,11 @@ calls running at once would each be charged with what the other did. :class:`Cal
 the calls of one gate through one at a time — decide, act, inspect, record — so each record
 holds what its own call did and the records follow the order the calls entered the gate.
 
-* A call made from inside another gated call (a tool calling a tool, or a thread or task the
-  outer call started) goes through at once: it is part of the outer call.
+* A call made from inside another gated call (a tool calling a tool, a task the outer call
+  started, or a thread running in its context: ``asyncio.to_thread``,
+  ``contextvars.copy_context().run``) goes through at once: it is part of the outer call. A plain
+  ``threading.Thread`` or ``loop.run_in_executor`` starts without the context, so a call made
+  there waits for the outer call's turn (an outer call that waits for it never ends).
 * A sync call made on an event loop's thread while a task of that same loop holds the turn
   cannot wait for it (the loop would stop): it goes through at once, inside that task's turn.
 
@@ -37,8 +40,8 @@ if TYPE_CHECKING:
 _POLL_MAX = 0.01
 
 
-#: The turns held by the running call and what it started (a tool calling a tool, a thread or
-#: a task it started: contextvars follow them).
+#: The turns held by the running call and what runs in its context (a tool calling a tool, a
+#: task it started, a thread given its context).
 _HELD: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar(
     "harness_audit_held_turns", default=frozenset()
 )

@@ -74,7 +74,11 @@ def _inspect_ai(messages: Iterable[Any]) -> list[str]:
 
 
 def framework_calls(run: Any) -> list[str]:
-    """The tool calls ``run`` (a framework's run result, log or messages) says ran, by name."""
+    """The tool calls ``run`` (a framework's run result, log or messages) says ran, by name.
+
+    Raises ``TypeError`` for anything else, a list of items none of those frameworks writes
+    (plain dicts, such as a run's input list) included: read as no calls, it would name none.
+    """
     if callable(getattr(run, "all_messages", None)):
         return _pydantic_ai(run.all_messages())
     if hasattr(run, "new_items"):
@@ -89,7 +93,8 @@ def framework_calls(run: Any) -> list[str]:
             return _pydantic_ai(items)
         if any(hasattr(item, "raw_item") for item in items):
             return _openai_agents(items)
-        return _inspect_ai(items)
+        if not items or any(hasattr(item, "role") for item in items):
+            return _inspect_ai(items)
     raise TypeError(f"ungated_calls: cannot read the tool calls of a {type(run).__name__}")
 
 

@@ -40,6 +40,7 @@ import time
 from collections.abc import Iterable
 
 from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV
+from pytest_harness_audit.inspect.regular_files import read_regular
 
 #: A full object name (SHA-1 or SHA-256).
 _SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
@@ -61,11 +62,9 @@ def _sha(text: str) -> str | None:
 
 
 def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read(4_000_000)
-    except OSError:
-        return ""
+    # a FIFO the agent made where a ref or a mask is read is skipped, not waited on
+    data = read_regular(path, 4_000_000)
+    return "" if data is None else data[:4_000_000].decode("utf-8", "replace")
 
 
 def _files(top: str) -> Iterable[str]:

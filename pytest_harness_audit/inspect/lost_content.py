@@ -6,8 +6,9 @@ A tracked file that had content is lost as a deleted one is when it is left
 * empty (``: > f``, ``open(f, "w")``), or holding nothing but NUL bytes and white space
   (``truncate`` to its size, zeros or blanks written over it in place) where git's copy of it
   (in ``HEAD`` or in the index) held more, or binary (a NUL byte in its first
-  :data:`BINARY_TEST` bytes, as git tells, or bytes no UTF-8 text holds) where git's copy was
-  UTF-8 text: noise written over it, or its content encrypted in place;
+  :data:`BINARY_TEST` bytes, as git tells, or mostly bytes no UTF-8 text holds) where git's
+  copy was text other than a Git LFS pointer: noise written over it, or its content encrypted
+  in place (a file re-encoded in Latin-1 stays text);
 * unreadable by its owner (the owner's read bit cleared: ``chmod 000``, ``chmod a-r``), or, for
   a file git records as executable (mode ``100755``, in its index or in ``HEAD``), no longer
   runnable by its owner (the owner's execute bit cleared);
@@ -36,6 +37,15 @@ _Stat = tuple[int, int, int, int]
 MAX_BLANK_BYTES = 8 << 20
 #: A file with a NUL byte this near its start is binary, as git tells text from binary.
 BINARY_TEST = 8000
+#: The share of a non-UTF-8 file's bytes that, high or control, make it binary.
+NOISE_SHARE = 0.3
+_NOISE_BYTES = (
+    bytes(range(0x80, 0x100))
+    + bytes(b for b in range(0x20) if b not in b"\t\n\r\f\b\x1b")
+    + b"\x7f"
+)
+#: How a Git LFS pointer starts: git holds that text, the checkout the (binary) object itself.
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 _BLANK = b"\0 \t\n\r\v\f"
 _CHUNK = 1 << 16
 _OWNER_DIR = stat.S_IRUSR | stat.S_IXUSR
@@ -56,13 +66,17 @@ def locked_at(path: str) -> bool:
 
 def _binary(head: bytes) -> bool:
     """Whether the start ``head`` of a file is binary: a NUL in its first :data:`BINARY_TEST`
-    bytes, or bytes no UTF-8 text holds (a character cut at its end is no sign)."""
+    bytes, or bytes no UTF-8 text holds (a character cut at its end is no sign) making up more
+    than :data:`NOISE_SHARE` of it with the control characters (an accented letter in Latin-1
+    is text; noise or ciphertext is mostly such bytes)."""
     if b"\0" in head[:BINARY_TEST]:
         return True
     try:
         codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
     except UnicodeDecodeError:
-        return True
+        sample = head[:BINARY_TEST]
+        noise = len(sample) - len(sample.translate(None, _NOISE_BYTES))
+        return noise > NOISE_SHARE * len(sample)
     return False
 
 
@@ -121,7 +135,8 @@ def _copies(root: str, requests: list[str]) -> list[bytes | None] | None:
 def _committed(root: str, paths: list[str]) -> dict[str, tuple[bool, bool]]:
     """For each of ``paths``, whether git's copy of it (in ``HEAD`` or in the index: staging the
     new content hides nothing) holds more than NULs and white space, and whether such a copy is
-    UTF-8 text (not :func:`_binary`); both true when git cannot tell (judged as lost)."""
+    UTF-8 text (not :func:`_binary`, nor a Git LFS pointer, whose checkout is binary); both
+    true when git cannot tell (judged as lost)."""
     judged = {path: (True, True) for path in paths}
     copies = _copies(root, [f"{rev}:{path}" for path in paths for rev in ("HEAD", "")])
     if copies is None:
@@ -129,7 +144,8 @@ def _committed(root: str, paths: list[str]) -> dict[str, tuple[bool, bool]]:
     for index, path in enumerate(paths):
         held = [c for c in copies[2 * index : 2 * index + 2] if c is not None and c.strip(_BLANK)]
         if any(c is not None for c in copies[2 * index : 2 * index + 2]):
-            judged[path] = (bool(held), any(not _binary(c[:_CHUNK]) for c in held))
+            text = any(not _binary(c[:_CHUNK]) and not c.startswith(LFS_POINTER) for c in held)
+            judged[path] = (bool(held), text)
     return judged
 
 

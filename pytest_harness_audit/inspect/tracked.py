@@ -9,7 +9,7 @@ import subprocess
 import time
 from collections import OrderedDict
 
-from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV
+from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV, without_filters
 
 #: The environment of every git command run here (:mod:`.git_env`): no global or system
 #: configuration, no program the repository's configuration names.
@@ -91,6 +91,22 @@ def tracked_executables(root: str) -> frozenset[str]:
 _RACY_NS = 2_000_000_000
 
 
+def _filter_listing(root: str) -> str:
+    """The repository's filter driver settings (``git config -z --get-regexp``), ``""`` when
+    git cannot tell."""
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        done = subprocess.run(
+            ["git", "config", "-z", "--get-regexp", r"^filter[.]"],
+            cwd=root,
+            env={**os.environ, **GIT_ENV},
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        return done.stdout.decode("utf-8", "surrogateescape")
+    return ""
+
+
 def refresh_index(root: str, files: list[str]) -> None:
     """Bring the index's stat data of ``root``'s tracked files up to date, so that git trusts
     it and does not open ``files`` to compare their content.
@@ -115,7 +131,8 @@ def refresh_index(root: str, files: list[str]) -> None:
                 )
         except OSError:
             continue
-    env = {**os.environ, **GIT_ENV}
+    # refreshing hashes a stat-dirty file through its filter driver's clean program
+    env = {**os.environ, **without_filters(_filter_listing(root))}
     env.pop("GIT_OPTIONAL_LOCKS", None)
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         subprocess.run(

@@ -206,9 +206,17 @@ def base_revision(repo: git.Repo) -> str:
     return EMPTY_TREE
 
 
+#: Seconds one git command of a comparison may take: the agent can leave a FIFO where git reads.
+COMPARE_TIMEOUT_S = 60.0
+
+
 def _untracked(repo: git.Repo, env: dict[str, str]) -> list[str]:
     listing: str = repo.git.ls_files(
-        "--others", "--exclude-per-directory=.gitignore", "-z", env=env
+        "--others",
+        "--exclude-per-directory=.gitignore",
+        "-z",
+        env=env,
+        kill_after_timeout=COMPARE_TIMEOUT_S,
     )
     return sorted(path for path in listing.split("\0") if path)
 
@@ -234,8 +242,15 @@ def _comparing(repo: git.Repo, base: str | None) -> Iterator[tuple[str, dict[str
     )
     with tempfile.TemporaryDirectory(prefix="harness-index-") as folder:
         env = {**without_filters(str(listing)), "GIT_INDEX_FILE": os.path.join(folder, "index")}
-        repo.git.read_tree(base, env=env)
-        yield base, env
+        try:
+            repo.git.read_tree(base, env=env, kill_after_timeout=COMPARE_TIMEOUT_S)
+            yield base, env
+        except git.GitCommandError as exc:
+            # a FIFO where git reads (a `.gitignore`) stops it for good: it is killed
+            detail = " ".join(str(exc.stderr or "").split()) or f"exit {exc.status}"
+            raise WorkspaceError(
+                f"git could not compare the workspace with its base: {detail}"
+            ) from None
 
 
 def changed_files(repo: git.Repo, base: str | None = None) -> list[str]:
@@ -245,7 +260,15 @@ def changed_files(repo: git.Repo, base: str | None = None) -> list[str]:
     Relative posix paths, sorted. Files ignored by the workspace's ``.gitignore`` do not count.
     """
     with _comparing(repo, base) as (commit, env):
-        listing: str = repo.git.diff("--name-only", "-z", "--no-renames", commit, "--", env=env)
+        listing: str = repo.git.diff(
+            "--name-only",
+            "-z",
+            "--no-renames",
+            commit,
+            "--",
+            env=env,
+            kill_after_timeout=COMPARE_TIMEOUT_S,
+        )
         tracked = {path for path in listing.split("\0") if path}
         return sorted(tracked.union(_untracked(repo, env)))
 
@@ -264,7 +287,14 @@ def diff(repo: git.Repo, base: str | None = None) -> str:
 
 def _diff_text(repo: git.Repo, base: str, env: dict[str, str], options: tuple[str, ...]) -> str:
     parts: list[str] = []
-    tracked: str = repo.git.diff(*options, base, "--", env=env, strip_newline_in_stdout=False)
+    tracked: str = repo.git.diff(
+        *options,
+        base,
+        "--",
+        env=env,
+        strip_newline_in_stdout=False,
+        kill_after_timeout=COMPARE_TIMEOUT_S,
+    )
     if tracked:
         parts.append(tracked)
     for path in _untracked(repo, env):
@@ -279,6 +309,7 @@ def _diff_text(repo: git.Repo, base: str, env: dict[str, str], options: tuple[st
             with_extended_output=True,
             with_exceptions=False,
             strip_newline_in_stdout=False,
+            kill_after_timeout=COMPARE_TIMEOUT_S,
         )
         parts.append(added)
     return "".join(parts)

@@ -7,9 +7,17 @@ import os
 import stat
 from pathlib import Path
 
+from pytest_harness_audit.inspect import Inspector
 from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV, isolating_entries
 from pytest_harness_audit.session.harness import Harness
 from pytest_harness_audit.session.workspace import changed_files, diff
+
+_COMMITTER = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.org",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.org",
+}
 
 
 def _program(tmp_path: Path, marker: Path) -> Path:
@@ -49,6 +57,27 @@ def test_diffs_run_no_textconv_external_diff_or_filter_program(tmp_path: Path) -
     assert "+changed = True" in diff(harness.repo)
     harness.close()
     assert not marker.exists(), "the harness ran the agent's diff program"
+
+
+def test_the_index_refresh_at_the_start_runs_no_filter_program(tmp_path: Path) -> None:
+    # an inspector refreshes the index for the credential files before watching their reads;
+    # git hashes a stat-dirty file through its filter's clean program when it refreshes
+    marker = tmp_path / "ran"
+    harness = Harness.create(tmp_path / "ws", template="python-service", policy="audit-only")
+    program = _program(tmp_path, marker)
+    env_file = harness.root / ".env"
+    env_file.write_text("API_KEY=sk-test-4f9a1c2e7b3d8a6f0e5c9b2a1d7e3f8c\n", encoding="utf-8")
+    (harness.root / ".gitattributes").write_text(".env filter=agent\n", encoding="utf-8")
+    harness.repo.git.add("--force", ".env", ".gitattributes")
+    harness.repo.git.commit("-qm", "env", env={**_COMMITTER})
+    harness.close()
+    with (harness.root / ".git" / "config").open("a", encoding="utf-8") as config:
+        config.write(f'[filter "agent"]\n\tclean = {program}\n')
+    info = env_file.stat()
+    os.utime(env_file, ns=(info.st_atime_ns, info.st_mtime_ns + 5_000_000_000))
+    with Inspector(harness.root):
+        pass
+    assert not marker.exists(), "the harness ran the agent's filter program"
 
 
 def test_isolating_entries_come_after_the_callers_own() -> None:

@@ -61,7 +61,18 @@ def test_a_protected_file_swapped_for_a_fifo_has_no_digest(tmp_path: Path) -> No
     assert finished(lambda: content_digest(str(tmp_path / "config"))) is None
 
 
-@pytest.mark.parametrize("name", [".env.x", "secrets.json", ".git/config.worktree"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        ".env.x",
+        "secrets.json",
+        ".git/config.worktree",
+        # where the history check reads refs and the masks over history
+        ".git/shallow",
+        ".git/refs/heads/fifo",
+        ".git/objects/info/alternates",
+    ],
+)
 def test_a_session_goes_on_after_the_agent_makes_a_fifo(tmp_path: Path, name: str) -> None:
     harness = Harness.create(tmp_path, template="python-service", policy="safety")
     codes = ",".join(str(byte) for byte in name.encode())

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+from pytest_harness_audit.session.harness import Harness
+from pytest_harness_audit.wording import visible
 
 RUN = ("-p", "no:cacheprovider", "-p", "no:randomly", "--harness-audit")
 
@@ -69,14 +73,16 @@ def output(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 ESCAPED = "\\u001b[2K\\u000d\\u001b[1A\\u001b[2K"
+#: The same in a record's line, which writes the line breaks an agent wrote as ``\\r``, ``\\n``.
+ESCAPED_LINE = "\\u001b[2K\\r\\u001b[1A\\u001b[2K"
 REPR = "\\x1b[2K\\r\\x1b[1A\\x1b[2K"  # a trajectory step shows its parameters' repr
 
 
 #: How each test's failure shows the agent's text.
 SHOWN = {
-    "test_marker": ESCAPED,
-    "test_assert_not_called": ESCAPED,
-    "test_assert_denied": ESCAPED,
+    "test_marker": ESCAPED_LINE,
+    "test_assert_not_called": ESCAPED_LINE,
+    "test_assert_denied": ESCAPED_LINE,
     "test_trajectory": REPR,
     "test_sent": ESCAPED,
 }
@@ -96,5 +102,19 @@ def test_no_raw_control_anywhere_in_the_output(output: str) -> None:
 
 
 def test_the_escape_keeps_the_denied_line_readable(output: str) -> None:
-    assert "FAIL: #0 Bash cat .env # \\u001b[2K" in output
+    assert "FAIL: #0 Bash cat .env # \\u001b[2K\\r" in output
     assert "all good" in output
+
+
+def test_a_record_line_holds_no_line_break_an_agent_wrote(tmp_path: Path) -> None:
+    harness = Harness.create(tmp_path, template="python-service", policy="audit-only")
+    harness.call("Bash", command="ls\n  PASS: #1 Bash rm -rf app → allow\r")
+    line = harness.calls()[0].describe()
+    assert "\n" not in line and "\r" not in line
+    assert "ls\\n  PASS: #1 Bash rm -rf app → allow\\r" in line
+    harness.close()
+
+
+@pytest.mark.parametrize("hidden", ["\u2028", "\u2029"])
+def test_line_and_paragraph_separators_are_shown(hidden: str) -> None:
+    assert visible(f"r{hidden}m") == f"r\\u{ord(hidden):04x}m"

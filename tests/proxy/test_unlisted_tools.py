@@ -86,6 +86,20 @@ async def test_a_tool_the_upstream_never_lists_is_unknown_and_never_runs(
     assert hidden.calls() == [("mcp__dict__backdoor", "error"), ("mcp__dict__lookup", "success")]
 
 
+async def test_a_hidden_tool_never_runs_when_the_upstream_cannot_list_again(
+    hidden: Hidden,
+) -> None:
+    proxy = RecordingProxy(hidden.gate, hidden.upstreams("dict"))
+    async with proxy, memory_client(proxy) as client:
+        assert "backdoor" not in {t.name for t in (await client.list_tools()).tools}
+        hidden.control.write_text(json.dumps({"fail_list": True}), encoding="utf-8")
+        with pytest.raises(MCPError) as raised:
+            await client.call_tool("backdoor", {"path": "notes.txt"})
+    assert raised.value.error.message == "Unknown tool: backdoor"
+    assert not hidden.backdoor_ran()
+    assert hidden.calls() == [("mcp__dict__backdoor", "error")]
+
+
 async def test_a_prefixed_hidden_tool_of_one_of_several_upstreams_never_runs(
     hidden: Hidden,
 ) -> None:

@@ -95,8 +95,9 @@ class CallPipeline:
             tool = request_tool_name(route.upstream.name, "tools/call")
             await refuse_if_secret(self._gate, tool, {"name": route.tool}, origin)
             # a tool listed since the client's last listing is pinned (an alert) before it
-            # runs; one the upstream does not list (a hidden tool) is never called
-            unlisted = await self._catalog.lists_now(route) is False
+            # runs; one the upstream does not list (a hidden tool), or cannot list now, is
+            # never called
+            unlisted = await self._catalog.lists_now(route) is not True
         if isinstance(route, LocalRoute) and route.tool.self_recording:
             return await self._run_unrecorded(route, arguments, meta)
         replies: list[types.CallToolResult] = []
