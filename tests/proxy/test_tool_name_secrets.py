@@ -42,9 +42,11 @@ def test_a_secret_as_a_tool_name_is_refused_before_it_leaves(harness: Harness) -
 
 
 @pytest.mark.slow
-def test_listed_and_ordinary_unknown_names_are_forwarded(harness: Harness) -> None:
+def test_listed_names_are_forwarded_and_unknown_ones_answered_by_the_proxy(
+    harness: Harness,
+) -> None:
     calls = [("lookup", {"book": "dune"}), ("api_key_helper", {})]
     looked, unknown = _call(harness, calls, listed=True)
     assert "Dune" in looked
-    assert unknown.startswith("error: ") and "api_key_helper" in unknown
+    assert unknown == "refused: Unknown tool: api_key_helper"  # never sent upstream
     assert [c.tool for c in harness.calls()] == ["mcp__lib__lookup", "mcp__lib__api_key_helper"]

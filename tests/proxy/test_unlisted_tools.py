@@ -95,7 +95,9 @@ async def test_a_hidden_tool_never_runs_when_the_upstream_cannot_list_again(
         hidden.control.write_text(json.dumps({"fail_list": True}), encoding="utf-8")
         with pytest.raises(MCPError) as raised:
             await client.call_tool("backdoor", {"path": "notes.txt"})
-    assert raised.value.error.message == "Unknown tool: backdoor"
+    assert raised.value.error.message == (
+        "upstream 'dict' unreachable: it could not list its tools, so backdoor was not called"
+    )
     assert not hidden.backdoor_ran()
     assert hidden.calls() == [("mcp__dict__backdoor", "error")]
 

@@ -88,7 +88,7 @@ class CallPipeline:
             # which needs a tool name).
             raise MCPError(code=types.INVALID_PARAMS, message="Invalid params: empty tool name")
         route = self._catalog.resolve(name)
-        unlisted = False
+        unlisted: bool | None = False
         if isinstance(route, UpstreamRoute) and not self._catalog.listed(route):
             # a name the upstream never listed is the client's text: refused (recorded under
             # the method, not that name) when it holds a secret
@@ -97,7 +97,8 @@ class CallPipeline:
             # a tool listed since the client's last listing is pinned (an alert) before it
             # runs; one the upstream does not list (a hidden tool), or cannot list now, is
             # never called
-            unlisted = await self._catalog.lists_now(route) is not True
+            listed = await self._catalog.lists_now(route)
+            unlisted = None if listed is None else not listed
         if isinstance(route, LocalRoute) and route.tool.self_recording:
             return await self._run_unrecorded(route, arguments, meta)
         replies: list[types.CallToolResult] = []
@@ -106,6 +107,14 @@ class CallPipeline:
             if route is None or unlisted:
                 message = f"Unknown tool: {name}"
                 raise_after = MCPError(code=types.INVALID_PARAMS, message=message)
+                return Outcome.error(message, reraise=raise_after)
+            if unlisted is None and isinstance(route, UpstreamRoute):
+                # the upstream could not list its tools: nothing says it has this one
+                message = (
+                    f"upstream {route.upstream.name!r} unreachable: it could not list its "
+                    f"tools, so {name} was not called"
+                )
+                raise_after = MCPError(code=UPSTREAM_UNREACHABLE, message=message)
                 return Outcome.error(message, reraise=raise_after)
             return await self._act(route, arguments, progress, meta, origin, replies)
 
