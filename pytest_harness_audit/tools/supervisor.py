@@ -10,7 +10,7 @@ either, as every orphan below it re-parents to it (or to a subreaper below it).
 
 from __future__ import annotations
 
-import ctypes
+import _ctypes
 import os
 import sys
 import time
@@ -58,39 +58,71 @@ def _stat(pid: int | str) -> bytes:
         os.close(fd)
 
 
-_loaded: list[ctypes.CDLL | None] = []
+if TYPE_CHECKING:
+    _IntBase = _ctypes._SimpleCData[int]
+else:
+    _IntBase = _ctypes._SimpleCData
 
 
-def _libc() -> ctypes.CDLL | None:
-    """The C library with ``prctl``, loaded once (``None`` off Linux or without it)."""
+class _Int(_IntBase):
+    """A C ``int`` (``c_int``, made here from ``_ctypes`` alone)."""
+
+    _type_ = "i"
+
+
+class _CFunction(_ctypes.CFuncPtr):
+    """A C function returning ``int`` that keeps ``errno`` (as ``CDLL(use_errno=True)``)."""
+
+    _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+    _restype_ = _Int
+
+
+class _Library:
+    """The symbols of the running process (``dlopen(NULL)``): the C library among them."""
+
+    def __init__(self) -> None:
+        self._handle = _ctypes.dlopen(None, os.RTLD_NOW)  # type: ignore[arg-type]
+
+
+# The ctypes package takes about 3 ms to import, and the supervisor's start is the cost of every
+# contained call: `prctl` is called through `_ctypes`, the part of it that does the work.
+_loaded: list[Callable[..., int] | None] = []
+
+
+def _prctl() -> Callable[..., int] | None:
+    """The C library's ``prctl``, looked up once (``None`` off Linux or without it)."""
     if not _loaded:
-        libc = None
+        function: Callable[..., int] | None = None
         if sys.platform.startswith("linux"):
             try:
-                libc = ctypes.CDLL(None, use_errno=True)
-                libc.prctl  # noqa: B018 - an AttributeError here: no prctl
+                function = _CFunction(("prctl", _Library()))  # type: ignore[arg-type]
             except (OSError, AttributeError):
-                libc = None
-        _loaded.append(libc)
+                function = None
+        _loaded.append(function)
     return _loaded[0]
+
+
+def last_errno() -> int:
+    """The ``errno`` the last call through :func:`_prctl` left."""
+    return int(_ctypes.get_errno())
 
 
 def become_subreaper(on: bool = True) -> bool:
     """Make this process a child subreaper (``on``) or no longer one; whether that worked (never
     on other systems)."""
-    libc = _libc()
-    if libc is None:
+    prctl = _prctl()
+    if prctl is None:
         return False
-    return int(libc.prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)) == 0
+    return int(prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)) == 0
 
 
 def is_subreaper() -> bool:
     """Whether this process is a child subreaper now (never on other systems)."""
-    libc = _libc()
-    if libc is None:
+    prctl = _prctl()
+    if prctl is None:
         return False
-    flag = ctypes.c_int(0)
-    return int(libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)) == 0 and bool(
+    flag = _Int(0)
+    return int(prctl(PR_GET_CHILD_SUBREAPER, _ctypes.byref(flag), 0, 0, 0)) == 0 and bool(
         flag.value
     )
 
@@ -219,7 +251,7 @@ def supervise(argv: Sequence[str]) -> int:
         os.write(status_fd, record.encode() + b"\n")
 
     if not become_subreaper():
-        report(f"error {ctypes.get_errno() or 1}")
+        report(f"error {last_errno() or 1}")
         return NOT_STARTED
     _signal.pthread_sigmask(_signal.SIG_BLOCK, _WAKE)
     try:
