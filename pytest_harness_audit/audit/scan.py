@@ -13,7 +13,7 @@ from binascii import hexlify
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from io import BytesIO
-from operator import itemgetter, methodcaller
+from itertools import repeat
 
 from pytest_harness_audit.audit import line_check as _line_check
 from pytest_harness_audit.audit.anchor import GENESIS, Anchor
@@ -24,7 +24,7 @@ from pytest_harness_audit.audit.line_check import (
     parse_record_line,
     sniff_id,
 )
-from pytest_harness_audit.audit.provenance_parse import json_validator, provenance_reader
+from pytest_harness_audit.audit.provenance_parse import all_json, json_validator, provenance_reader
 
 # Small enough that a chunk, its lines and their hashes stay in the processor's cache while the
 # passes over them run (a megabyte is read back from memory by each pass).
@@ -33,11 +33,9 @@ _CHUNK = 1 << 16
 _WRITER_TAIL = b',"actionIndex":%d,"prevRecordHash":"%b"}}'
 _MAX_ERRORS = 100
 _sha256 = hashlib.sha256
-_digest = methodcaller("digest")
-_hexdigest = methodcaller("hexdigest")
-# A line without its newline (``readlines`` finds the newlines with ``memchr``, where
-# ``bytes.split`` compares byte by byte).
-_cut = itemgetter(slice(None, -1))
+# The method itself, not a ``methodcaller``: ``map`` calls it without looking it up per line.
+_digest = type(_sha256()).digest
+_NEWLINE = b"\n"
 __all__ = ["Failure", "LineCheck", "Scan", "check_line", "parse_record_line", "scan_file"]
 
 
@@ -219,7 +217,9 @@ def _parsed_run(scan: Scan, lines: list[bytes], start: int, total: int) -> int:
     every line is parsed, its ``provenance`` read once; the hashes are taken in one pass first.
     With simdjson and the session known, a line that ends in the writer's exact tail (session,
     index, link: ``provenance`` is then the last key, the one orjson reads) is only validated
-    (``provenance_parse``); any other line has its ``provenance`` read.
+    (``provenance_parse``); any other line has its ``provenance`` read. The lines that start
+    the run with the writer's tail are matched and validated in passes over the run; from the
+    first that is not (or from the start, when one of them does not validate), line by line.
     """
     anchor = scan.anchor
     limit = anchor.count if anchor is not None else scan.count + total
@@ -230,45 +230,81 @@ def _parsed_run(scan: Scan, lines: list[bytes], start: int, total: int) -> int:
         return start
     batch = lines[start:stop]
     session_id = scan.session_id
-    read_provenance = provenance_reader()
-    # with the session known, the writer's tail pins ``provenance`` as the line's last key
-    is_json = json_validator() if session_id is not None else None
     tail = scan.tail
     nesting_bytes, nesting_brackets = _line_check.NESTING_BYTES, _line_check.NESTING_BRACKETS
-    head = scan.head
     first = index = scan.expected_index
-    for line, digest in zip(batch, map(_hexdigest, map(_sha256, batch)), strict=True):
+    links = _links(batch, scan.head)
+    # with the session known, the writer's tail pins ``provenance`` as the line's last key
+    is_json = json_validator() if session_id is not None else None
+    position = 0
+    if is_json is not None:
+        position = _tails_matching(batch, tail, index, links)
+        if position and max(map(len, batch[:position])) > nesting_bytes:
+            position = _before_deep_nesting(batch, position)
+        if position and not all_json(batch[:position]):
+            position = 0
+        index += position
+    read_provenance = provenance_reader()
+    for line in batch[position:]:
         if len(line) > nesting_bytes and line.count(b"[") + line.count(b"{") >= nesting_brackets:
             break  # nesting orjson accepts and the standard library may not: ``check_line``
-        if (
-            is_json is not None
-            and line.endswith(tail % (index, head.encode("ascii")))
-            and is_json(line)
-        ):
-            head = digest
+        link = links[position]
+        if is_json is not None and line.endswith(tail % (index, link)) and is_json(line):
+            position += 1
             index += 1
             continue
         provenance = read_provenance(line)
         if (
             type(provenance) is not dict
-            or provenance.get("prevRecordHash") != head
+            or provenance.get("prevRecordHash") != link.decode("ascii")
             or type(provenance.get("actionIndex")) is not int
             or provenance["actionIndex"] != index
             or (session_id is not None and provenance.get("sessionId") != session_id)
         ):
             break
-        head = digest
+        position += 1
         index += 1
     advanced = index - first
     if advanced:
         scan.count += advanced
         scan.expected_index = index
-        scan.head = head
+        scan.head = links[advanced].decode("ascii")
         scan.writer_made = True
         scan.tail_checked_line = None
         if scan.count == scan.next_watch:
             scan.note_head()
     return start + advanced
+
+
+def _before_deep_nesting(batch: list[bytes], stop: int) -> int:
+    """The first of ``batch[:stop]`` that may nest deeper than the standard library parses."""
+    nesting_bytes, nesting_brackets = _line_check.NESTING_BYTES, _line_check.NESTING_BRACKETS
+    for position, line in enumerate(batch[:stop]):
+        if len(line) > nesting_bytes and line.count(b"[") + line.count(b"{") >= nesting_brackets:
+            return position
+    return stop
+
+
+def _links(batch: list[bytes], head: str) -> list[bytes]:
+    """``head`` and the hex SHA-256 of each line: what each line must name, and the new head.
+
+    One pass in C over the lines (``map``), not a Python step per line.
+    """
+    links = [head.encode("ascii")]
+    links += map(hexlify, map(_digest, map(_sha256, batch)))
+    return links
+
+
+def _tails_matching(batch: list[bytes], tail: bytes, first_index: int, links: list[bytes]) -> int:
+    """How many lines, from the first, end in the writer's ``tail`` for their index and link."""
+    indexes = range(first_index, first_index + len(batch))
+    # ``links`` holds one more hash than there are lines: the run's new head.
+    expected = map(tail.__mod__, zip(indexes, links, strict=False))
+    matches = list(map(bytes.endswith, batch, expected))
+    try:
+        return matches.index(False)
+    except ValueError:
+        return len(batch)
 
 
 def _tail_checked_run(scan: Scan, lines: list[bytes], start: int, stop: int) -> int:
@@ -282,16 +318,8 @@ def _tail_checked_run(scan: Scan, lines: list[bytes], start: int, stop: int) -> 
         return start
     batch = lines[start:stop]
     first_index = scan.expected_index
-    digests = list(map(hexlify, map(_digest, map(_sha256, batch))))
-    links = [scan.head.encode("ascii"), *digests]
-    # ``links`` holds one more hash than there are lines: the run's new head.
-    indexes = range(first_index, first_index + len(batch))
-    expected = map(scan.tail.__mod__, zip(indexes, links, strict=False))
-    matches = list(map(bytes.endswith, batch, expected))
-    try:
-        advanced = matches.index(False)
-    except ValueError:
-        advanced = len(batch)
+    links = _links(batch, scan.head)
+    advanced = _tails_matching(batch, scan.tail, first_index, links)
     if advanced:
         scan.count += advanced
         scan.expected_index = first_index + advanced
@@ -440,7 +468,9 @@ def scan_file(
                         carry.append(pieces[0])
                         pieces[0] = b"".join(carry)
                         carry = []
-                    _scan_lines(scan, list(map(_cut, pieces)))
+                    # without their newlines (``readlines`` finds them with ``memchr``, where
+                    # ``bytes.split`` compares byte by byte)
+                    _scan_lines(scan, list(map(bytes.removesuffix, pieces, repeat(_NEWLINE))))
                 if partial is not None:
                     carry.append(partial)
             if carry:

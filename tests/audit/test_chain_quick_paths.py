@@ -94,6 +94,9 @@ MUTATIONS = {
     "deep nesting": lambda lines: _relink(
         _raw(lines, 2, lines[2][:-1] + b',"x":' + b"[" * 995 + b"]" * 995 + b"}"), 3
     ),
+    "deep nesting, writer's tail kept": lambda lines: _relink(
+        _raw(lines, 2, b'{"x":' + b"[" * 995 + b"]" * 995 + b"," + lines[2][1:]), 3
+    ),
     "bad utf-8": lambda lines: _raw(lines, 2, lines[2].replace(b'"Bash"', b'"B\xffsh"')),
     "duplicate provenance": lambda lines: _raw(
         lines, 2, lines[2][:-1] + b',"provenance":{"actionIndex":2}}'
@@ -121,8 +124,25 @@ def test_full_parse_quick_path_gives_the_plain_verdict(
         not anchored and name in ("big int", "lone surrogate", "legacy link")
     ):
         assert quick["valid"] and quick["record_count"] == len(lines)
-    elif name != "deep nesting":  # its verdict depends on the interpreter's recursion limit
+    elif not name.startswith("deep nesting"):  # the verdict depends on the recursion limit
         assert not quick["valid"]
+
+
+@pytest.mark.parametrize("anchored", [False, True])
+def test_a_deep_line_ending_in_the_writers_tail_gets_the_standard_librarys_verdict(
+    tmp_path, written, anchored
+):
+    # Nesting simdjson validates (it allows 1024 levels) and the standard library may not: the
+    # line must not be accepted on its tail and a validating parse alone.
+    path, lines = written
+    lines = MUTATIONS["deep nesting, writer's tail kept"](lines)
+    target = tmp_path / "deep.jsonl"
+    target.write_bytes(b"".join(line + b"\n" for line in lines))
+    expected = line_check.check_line(lines[2], hashlib.sha256(lines[1]).digest().hex(), 2, "quick")
+    anchor = read_anchor(path.parent.parent / "sessions" / "quick.anchor") if anchored else None
+    report = verify_file(target, anchor, full=True, session_id="quick")
+    assert not expected.ok  # nesting beyond the recursion limit: the line does not parse
+    assert report.first_bad_index == 2 and report.reason == expected.reason == "parse_error"
 
 
 def test_full_parse_quick_path_keeps_watched_heads(make_chain, make_draft):

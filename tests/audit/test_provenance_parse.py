@@ -162,3 +162,20 @@ def test_full_verification_still_finds_a_bad_line_without_simdjson(
     report = verify_chain(storage, "s1", full=True)
     assert not report.valid
     assert report.first_bad_index == 2  # record 2's link no longer names record 1
+
+
+def test_all_json_is_the_validators_verdict_on_every_line(monkeypatch):
+    from pytest_harness_audit.audit.provenance_parse import all_json, json_validator
+
+    good = [_LINE, b"[1,2]", b'"x"', _LINE]
+    bad = [b"{oops", b'{"a":1} x', b'{"big":123456789012345678901234567890}', b'"\\ud800"']
+    is_json = json_validator()
+    assert is_json is not None
+    assert all_json(good) and all(map(is_json, good))
+    for line in bad:
+        assert not is_json(line)
+        for at in range(len(good) + 1):
+            assert not all_json([*good[:at], line, *good[at:]])
+    assert all_json([])
+    monkeypatch.setattr(provenance_parse, "simdjson", None)
+    assert not all_json(good)  # without simdjson nothing is vouched for
