@@ -13,8 +13,9 @@ A record is one compact JSON object per line, in this key order::
     provenance {sessionId, actionIndex, prevRecordHash}
 
 Keys marked ``?`` are left out when there is nothing to say. ``provenance`` is always last and
-ends the line — verification relies on that. The line is assembled from pre-encoded pieces
-rather than by a generic JSON encoder: appends are on the hot path of every tool call.
+ends the line — verification relies on that. The record is built as one dict with its keys
+already in this order, and orjson writes the line from it in one call (``encode_record`` says
+what happens to what orjson refuses).
 """
 
 from __future__ import annotations
