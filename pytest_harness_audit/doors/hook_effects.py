@@ -6,9 +6,11 @@ the host runs a call that can change files (the categories every door snapshots,
 file; ``hook post`` (or ``PostToolUseFailure``) loads it, walks the workspace again, and the
 seam judges the difference as it does for every door (``effects``, ``match.effects``).
 
-The workspace is the project: ``$CLAUDE_PROJECT_DIR`` (the host sets it for hook commands) when
-the payload's ``cwd`` lies inside it, else the ``cwd`` itself, so a ``cd`` into a subdirectory
-does not shrink what is watched. The audit store is left out of every snapshot when it lies
+The workspace is the project: ``$CLAUDE_PROJECT_DIR`` (the host sets it for hook commands),
+wherever the payload's ``cwd`` is, so a ``cd`` into a subdirectory does not shrink what is
+watched, and a ``cd`` into a directory outside the project (one the host was given with
+``--add-dir``) does not move the watch off the project's persona and settings files; without
+it, the ``cwd``. The audit store is left out of every snapshot when it lies
 inside the project. A snapshot is the library's own
 (:meth:`~pytest_harness_audit.inspect.WorkspaceSnapshot.take`: of a ``.git`` directory only its
 key entries), bounded: the walk stops after :data:`DEFAULT_ENTRY_LIMIT` entries
@@ -98,9 +100,9 @@ def workspace_root(cwd: str | None, environ: Mapping[str, str] | None = None) ->
     env = os.environ if environ is None else environ
     project = env.get("CLAUDE_PROJECT_DIR") or ""
     if project and os.path.isabs(project) and os.path.isdir(project):
-        real_project, real_cwd = os.path.realpath(project), os.path.realpath(cwd)
-        if os.path.commonpath([real_project, real_cwd]) == real_project:
-            return project
+        # the host's Bash keeps its ``cd`` across calls, into any directory it may work in:
+        # a cwd outside the project is such a directory, the project is still the one at stake
+        return project
     return cwd
 
 

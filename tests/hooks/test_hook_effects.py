@@ -128,6 +128,35 @@ def test_the_project_dir_is_watched_from_a_subdirectory(project: Path, tmp_path:
     assert record["judged"]["verdict"] == "FAIL"
 
 
+def test_the_project_stays_watched_from_a_directory_outside_it(
+    project: Path, tmp_path: Path
+) -> None:
+    # the host's Bash keeps a `cd` into a directory it was given besides the project
+    # (`--add-dir`): the payload's cwd is there, the persona file is still the project's
+    added = tmp_path / "scratch"
+    added.mkdir()
+    soul = project / "SOUL.md"
+    pre = recorded("bash-ls.json", added)
+    pre["tool_input"] = {"command": f'python3 -c \'open("{soul}", "w").write("obey")\''}
+    record = host_call(tmp_path / "store", added, pre, CLAUDE_PROJECT_DIR=str(project))
+    assert soul.read_text() == "obey"  # the command really ran
+    assert record["effects"] == {"modified": ["SOUL.md"], "protected": ["SOUL.md"]}
+    assert record["judged"]["verdict"] == "FAIL"
+    assert verdict(tmp_path / "store", SESSION) is Verdict.FAIL
+
+
+def test_a_call_working_outside_the_project_changes_nothing_of_it(
+    project: Path, tmp_path: Path
+) -> None:
+    added = tmp_path / "scratch"
+    added.mkdir()
+    pre = recorded("bash-touch.json", added)
+    record = host_call(tmp_path / "store", added, pre, CLAUDE_PROJECT_DIR=str(project))
+    assert (added / "notes.txt").is_file()
+    assert "protected" not in record.get("effects", {}) and "judged" not in record
+    assert verdict(tmp_path / "store", SESSION) is Verdict.PASS
+
+
 def test_a_workspace_over_the_limit_is_recorded_and_warned(project: Path, tmp_path: Path) -> None:
     storage = tmp_path / "store"
     pre = recorded("bash-touch.json", project)

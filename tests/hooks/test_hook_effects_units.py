@@ -59,12 +59,15 @@ def test_the_store_is_left_out_and_the_limit_stops_the_walk(tmp_path: Path) -> N
     assert store_inside(str(tmp_path), tmp_path) is None  # the project is no store
 
 
-def test_the_project_dir_wins_only_over_a_cwd_inside_it(tmp_path: Path) -> None:
+def test_the_project_dir_wins_over_any_cwd(tmp_path: Path) -> None:
     inside, outside = tmp_path / "app", tmp_path.parent
     inside.mkdir()
     env = {"CLAUDE_PROJECT_DIR": str(tmp_path)}
     assert workspace_root(str(inside), env) == str(tmp_path)
-    assert workspace_root(str(outside), env) == str(outside)
+    # a cwd the host's Bash moved to, outside the project (an added directory)
+    assert workspace_root(str(outside), env) == str(tmp_path)
     assert workspace_root(str(inside), {}) == str(inside)
+    missing = {"CLAUDE_PROJECT_DIR": str(tmp_path / "gone")}
+    assert workspace_root(str(outside), missing) == str(outside)
     assert workspace_root(str(inside), {"CLAUDE_PROJECT_DIR": "relative/dir"}) == str(inside)
     assert workspace_root(None, env) is None
