@@ -28,6 +28,7 @@ from mcp.shared.exceptions import MCPError
 from pytest_harness_audit.doors.proxy.approval import client_approver, client_name
 from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
+from pytest_harness_audit.doors.proxy.incoming import withheld_if_secret
 from pytest_harness_audit.doors.proxy.local_tools import CallStopped, error_result, result_text
 from pytest_harness_audit.doors.proxy.outgoing import refuse_if_secret, request_tool_name
 from pytest_harness_audit.doors.proxy.reachability import UPSTREAM_UNREACHABLE
@@ -41,6 +42,8 @@ BLOCKED_FALLBACK = "[blocked] [web4-policy] blocked by policy"
 # `_meta` keys the SDK owns on each hop; everything else is forwarded to the upstream.
 _HOP_META_PREFIX = "io.modelcontextprotocol/"
 _HOP_META_KEYS = frozenset({"progressToken"})
+#: The notification an upstream reports a call's progress with.
+PROGRESS_METHOD = "notifications/progress"
 #: The parameter an upstream call's forwarded ``_meta`` is judged and recorded under.
 META_PARAM = "_meta"
 
@@ -101,6 +104,8 @@ class CallPipeline:
             unlisted = None if listed is None else not listed
         if isinstance(route, LocalRoute) and route.tool.self_recording:
             return await self._run_unrecorded(route, arguments, meta)
+        if progress is not None and isinstance(route, UpstreamRoute):
+            progress = self._checked_progress(progress, route.upstream.name)
         replies: list[types.CallToolResult] = []
 
         async def act(_decision: object) -> Outcome:
@@ -205,6 +210,19 @@ class CallPipeline:
                     raise stop.cancelled from None
         except TimeoutError:
             return error_result(f"timeout after {self._call_timeout:g}s")
+
+    def _checked_progress(self, relay: ProgressFnT, server: str) -> ProgressFnT:
+        """``relay`` passing on an upstream's progress without a ``message`` holding a known
+        secret (:mod:`.incoming`: the refusal is recorded, the numbers still go on)."""
+
+        async def checked(progress: float, total: float | None, message: str | None) -> None:
+            if message is not None and await withheld_if_secret(
+                self._gate, server, PROGRESS_METHOD, {"message": message}
+            ):
+                message = None
+            await relay(progress, total, message)
+
+        return checked
 
     def _deadline(self) -> AbstractContextManager[object]:
         if self._call_timeout is None:

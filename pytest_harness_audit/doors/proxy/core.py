@@ -29,6 +29,7 @@ from pytest_harness_audit.doors.proxy.errors import ProxyError
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
 from pytest_harness_audit.doors.proxy.gated_reads import GatedReads
 from pytest_harness_audit.doors.proxy.http import HttpEndpoint, serve_http
+from pytest_harness_audit.doors.proxy.incoming import notification_params, withheld_if_secret
 from pytest_harness_audit.doors.proxy.local_tools import LocalTool
 from pytest_harness_audit.doors.proxy.pin_guard import PinGuard
 from pytest_harness_audit.doors.proxy.pins import ToolPins
@@ -39,6 +40,7 @@ from pytest_harness_audit.doors.proxy.server import (
     ClientListeners,
     build_server,
     forward_upstream_notification,
+    relayed,
 )
 from pytest_harness_audit.doors.proxy.stdio import serve_stdio
 from pytest_harness_audit.doors.proxy.upstream import DEFAULT_CONNECT_TIMEOUT, ReportLine, Upstream
@@ -119,6 +121,12 @@ class RecordingProxy:
         listeners = ClientListeners()
 
         async def on_notification(upstream: Upstream, notification: Any) -> None:
+            if not relayed(notification):
+                return  # a call's progress goes on its call's channel (:mod:`.calls`)
+            method = str(getattr(notification, "method", ""))
+            params = notification_params(notification)
+            if await withheld_if_secret(self._gate, upstream.name, method, params):
+                return
             await forward_upstream_notification(listeners, upstream, notification)
 
         relay = ClientRequestRelay(self._gate)

@@ -152,9 +152,14 @@ def build_server(
     return server
 
 
+def relayed(notification: object) -> bool:
+    """Whether an upstream's notification outside a request is relayed to the clients."""
+    return isinstance(notification, _FORWARDED_NOTIFICATIONS)
+
+
 async def forward_upstream_notification(
     listeners: ClientListeners, upstream: Upstream, notification: types.ServerNotification
 ) -> None:
     """Relay an upstream's out-of-request notification to the connected clients."""
-    if isinstance(notification, _FORWARDED_NOTIFICATIONS):
+    if relayed(notification):
         await listeners.broadcast(notification)
