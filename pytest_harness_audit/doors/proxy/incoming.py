@@ -10,20 +10,34 @@ result. Such a notification is not relayed whole: a progress notification goes o
 through the door seam as ``mcp__<server>__<method>`` — refused there and recorded, so the verdict
 fails — as an outgoing request holding a secret is (:mod:`.outgoing`). A notification without
 one is relayed as before, unrecorded.
+
+Listings (``tools/list``, ``resources/list``, ``resources/templates/list``, ``prompts/list``)
+are relayed ungated, yet a tool's description goes straight into the model's context. A
+listing holding a known secret goes through the door seam as ``mcp__<server>__<method>``, its
+answer as the output (:func:`screened`): the client gets it redacted, and the record counts the
+exposure in the verdict. Other listings pass unrecorded, as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+import mcp_types as types
+from pydantic import BaseModel
 
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
+from pytest_harness_audit.doors.proxy.gated_reads import RequestBlocked
 from pytest_harness_audit.doors.proxy.outgoing import request_tool_name
 from pytest_harness_audit.doors.proxy.secret_check import holds_secret
 from pytest_harness_audit.gate.seam import Outcome
 
+ListingT = TypeVar("ListingT", bound=BaseModel)
+
 #: The error of the record of a notification withheld for the secret it held.
 WITHHELD = "[blocked] [web4-policy] a known secret is in the upstream's notification: not relayed"
+#: The error a client gets for a listing holding a secret that could not be redacted.
+WITHHELD_LISTING = "[blocked] [web4-policy] a known secret is in the upstream's listing"
 
 
 async def withheld_if_secret(
@@ -44,6 +58,39 @@ async def withheld_if_secret(
     return True
 
 
+async def screened(gate: GateLike[Any], server: str, method: str, listing: ListingT) -> ListingT:
+    """``listing`` as the client may see it: unchanged without a known secret; else gated and
+    recorded as ``mcp__<server>__<method>`` with the listing as its output, and answered
+    redacted when the policy judges the exposure a failure (as a call's result is). A listing
+    the gate refuses, or whose redacted form is no listing any more, is not relayed
+    (``RequestBlocked``)."""
+    data = listing.model_dump(by_alias=True, mode="json", exclude_none=True)
+    tool = request_tool_name(server, method)
+    if not holds_secret(gate, tool, data):
+        return listing
+
+    async def shown(_decision: object) -> Outcome:
+        return Outcome.success(data)
+
+    gated = await gate.run_async(tool, {}, shown)
+    if gated.blocked:
+        message = str(gated.error_message or WITHHELD_LISTING)
+        raise RequestBlocked(code=types.INVALID_REQUEST, message=message)
+    if not gated.findings.redacted:
+        return listing  # the policy judges the exposure no failure, as for a call's result
+    if isinstance(gated.output, Mapping):
+        try:
+            return type(listing).model_validate(dict(gated.output))
+        except ValueError:
+            pass
+    raise RequestBlocked(code=types.INVALID_REQUEST, message=WITHHELD_LISTING)
+
+
+def server_of(upstreams: Sequence[Any]) -> str:
+    """The server a listing is recorded under: the one upstream, else ``proxy`` (merged)."""
+    return str(upstreams[0].name) if len(upstreams) == 1 else "proxy"
+
+
 def notification_params(notification: Any) -> dict[str, Any]:
     """A notification's ``params`` as JSON data (empty when it has none)."""
     params = getattr(notification, "params", None)
@@ -53,4 +100,11 @@ def notification_params(notification: Any) -> dict[str, Any]:
     return dumped
 
 
-__all__ = ["WITHHELD", "notification_params", "withheld_if_secret"]
+__all__ = [
+    "WITHHELD",
+    "WITHHELD_LISTING",
+    "notification_params",
+    "screened",
+    "server_of",
+    "withheld_if_secret",
+]

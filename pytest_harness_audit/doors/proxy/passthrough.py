@@ -31,6 +31,7 @@ from pytest_harness_audit.doors.proxy.gated_reads import (
     read_params,
     read_tool_name,
 )
+from pytest_harness_audit.doors.proxy.incoming import ListingT, screened, server_of
 from pytest_harness_audit.doors.proxy.outgoing import (
     completion_params,
     refuse_if_secret,
@@ -125,12 +126,13 @@ class Passthrough:
         if len(upstreams) == 1:
             result = await page(upstreams[0], params.cursor)
             self._own(upstreams[0], [r.uri for r in result.resources])
-            return result
+            return await self._screened(upstreams, "resources/list", result)
         merged: list[types.Resource] = []
         for upstream, items in await _gather_all(upstreams, page, lambda r: r.resources):
             self._own(upstream, [r.uri for r in items])
             merged.extend(items)
-        return types.ListResourcesResult(resources=merged)
+        listing = types.ListResourcesResult(resources=merged)
+        return await self._screened(upstreams, "resources/list", listing)
 
     async def list_resource_templates(
         self, ctx: Context, params: types.PaginatedRequestParams
@@ -145,12 +147,14 @@ class Passthrough:
             )
             return await upstream.session.send_request(request, types.ListResourceTemplatesResult)
 
+        method = "resources/templates/list"
         if len(upstreams) == 1:
-            return await page(upstreams[0], params.cursor)
+            return await self._screened(upstreams, method, await page(upstreams[0], params.cursor))
         merged: list[types.ResourceTemplate] = []
         for _, items in await _gather_all(upstreams, page, lambda r: r.resource_templates):
             merged.extend(items)
-        return types.ListResourceTemplatesResult(resource_templates=merged)
+        listing = types.ListResourceTemplatesResult(resource_templates=merged)
+        return await self._screened(upstreams, method, listing)
 
     async def read_resource(
         self, ctx: Context, params: types.ReadResourceRequestParams
@@ -209,6 +213,12 @@ class Passthrough:
             self._reads.gate, request_tool_name(server, method), params, CallOrigin.of(ctx)
         )
 
+    async def _screened(
+        self, upstreams: Sequence[Upstream], method: str, listing: ListingT
+    ) -> ListingT:
+        """The listing as the client may see it (see :mod:`.incoming`)."""
+        return await screened(self._reads.gate, server_of(upstreams), method, listing)
+
     async def _refuse_cursor(
         self,
         ctx: Context,
@@ -245,13 +255,16 @@ class Passthrough:
             return await upstream.session.send_request(request, types.ListPromptsResult)
 
         if not self._prefixed and len(upstreams) == 1:
-            return await page(upstreams[0], params.cursor)
+            return await self._screened(
+                upstreams, "prompts/list", await page(upstreams[0], params.cursor)
+            )
         merged: list[types.Prompt] = []
         for upstream, items in await _gather_all(upstreams, page, lambda r: r.prompts):
             merged.extend(
                 p.model_copy(update={"name": f"{upstream.name}{SEPARATOR}{p.name}"}) for p in items
             )
-        return types.ListPromptsResult(prompts=merged)
+        listing = types.ListPromptsResult(prompts=merged)
+        return await self._screened(upstreams, "prompts/list", listing)
 
     async def get_prompt(
         self, ctx: Context, params: types.GetPromptRequestParams

@@ -28,6 +28,7 @@ from pytest_harness_audit._version import __version__
 from pytest_harness_audit.doors.proxy.calls import CallPipeline
 from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
 from pytest_harness_audit.doors.proxy.gated_reads import GatedReads
+from pytest_harness_audit.doors.proxy.incoming import screened, server_of
 from pytest_harness_audit.doors.proxy.passthrough import Passthrough
 from pytest_harness_audit.doors.proxy.routing import ToolCatalog
 from pytest_harness_audit.doors.proxy.upstream import Upstream
@@ -101,7 +102,8 @@ def build_server(
     async def list_tools(
         ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=await catalog.list_tools())
+        listing = types.ListToolsResult(tools=await catalog.list_tools())
+        return await screened(reads.gate, server_of(upstreams), "tools/list", listing)
 
     async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
         raw_meta = (ctx.params or {}).get("_meta")
