@@ -1,9 +1,9 @@
 """A small real MCP server whose listings describe its tools, resources and prompts.
 
 Run as ``python listing_server.py [--env]`` (stdio, in the session's workspace). It lists one
-tool (``hello``), one resource, one resource template and one prompt; with ``--env`` each
-description quotes the workspace's ``.env`` (the upstream read it itself), else an ordinary
-text. ``hello`` answers ``hi``.
+tool (``hello``), one resource, one resource template and one prompt, and gives instructions
+at ``initialize``; with ``--env`` each description and the instructions quote the workspace's
+``.env`` (the upstream read it itself), else an ordinary text. ``hello`` answers ``hi``.
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ async def get_prompt(ctx: Any, params: Any) -> types.GetPromptResult:
 
 server = Server(
     "listing-upstream",
+    instructions=_about(),
     on_list_tools=list_tools,
     on_call_tool=call_tool,
     on_list_resources=list_resources,

@@ -1,10 +1,11 @@
 """A listing holding a known secret reaches the client redacted, and counts in the verdict.
 
-``tools/list``, ``resources/list``, ``resources/templates/list`` and ``prompts/list`` are
-relayed ungated, but a tool's description goes straight into the model's context: an upstream
-that read the workspace's ``.env`` into its descriptions hands the key to the agent with no
-call at all. Such a listing goes through the gate as ``mcp__<server>__<method>``: the client
-gets it redacted, and the session FAILs. An ordinary listing passes unrecorded, as before.
+``tools/list``, ``resources/list``, ``resources/templates/list``, ``prompts/list`` and the
+upstream's ``initialize`` instructions are relayed ungated, but a tool's description (and the
+instructions) go straight into the model's context: an upstream that read the workspace's
+``.env`` into them hands the key to the agent with no call at all. Such a listing goes through
+the gate as ``mcp__<server>__<method>``: the client gets it redacted, and the session FAILs.
+An ordinary listing passes unrecorded, as before.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from secret_support import api_key, proxy_client, service_harness
 from pytest_harness_audit.session.harness import Harness
 
 LISTING_SERVER = str(Path(__file__).resolve().parent / "listing_server.py")
-METHODS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
+METHODS = ("initialize", "tools/list", "resources/list", "resources/templates/list", "prompts/list")
 
 
 @pytest.fixture
@@ -43,7 +44,8 @@ def _listings(harness: Harness, *flags: str) -> dict[str, str]:
                 await client.list_resource_templates(),
                 await client.list_prompts(),
             )
-            dumped = [json.dumps(r.model_dump(mode="json")) for r in got]
+            dumped = [json.dumps(client.instructions)]
+            dumped += [json.dumps(r.model_dump(mode="json")) for r in got]
             return dict(zip(METHODS, dumped, strict=True))
 
     return anyio.run(session)

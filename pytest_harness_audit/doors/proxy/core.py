@@ -29,7 +29,11 @@ from pytest_harness_audit.doors.proxy.errors import ProxyError
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
 from pytest_harness_audit.doors.proxy.gated_reads import GatedReads
 from pytest_harness_audit.doors.proxy.http import HttpEndpoint, serve_http
-from pytest_harness_audit.doors.proxy.incoming import notification_params, withheld_if_secret
+from pytest_harness_audit.doors.proxy.incoming import (
+    notification_params,
+    screened_instructions,
+    withheld_if_secret,
+)
 from pytest_harness_audit.doors.proxy.local_tools import LocalTool
 from pytest_harness_audit.doors.proxy.pin_guard import PinGuard
 from pytest_harness_audit.doors.proxy.pins import ToolPins
@@ -152,7 +156,14 @@ class RecordingProxy:
             )
             pipeline = CallPipeline(self._gate, catalog, call_timeout=self._call_timeout)
             reads = GatedReads(self._gate)
-            self._server = build_server(upstreams, catalog, pipeline, listeners, reads)
+            instructions = None
+            if len(upstreams) == 1:  # told to every client: screened once, here
+                instructions = await screened_instructions(
+                    self._gate, upstreams[0].name, upstreams[0].instructions
+                )
+            self._server = build_server(
+                upstreams, catalog, pipeline, listeners, reads, instructions
+            )
         except BaseException:
             await pool.__aexit__(None, None, None)
             raise

@@ -12,7 +12,8 @@ fails — as an outgoing request holding a secret is (:mod:`.outgoing`). A notif
 one is relayed as before, unrecorded.
 
 Listings (``tools/list``, ``resources/list``, ``resources/templates/list``, ``prompts/list``)
-are relayed ungated, yet a tool's description goes straight into the model's context. A
+and an upstream's ``instructions`` are relayed ungated, yet a tool's description (and the
+instructions) go straight into the model's context. A
 listing holding a known secret goes through the door seam as ``mcp__<server>__<method>``, its
 answer as the output (:func:`screened`): the client gets it redacted, and the record counts the
 exposure in the verdict. Other listings pass unrecorded, as before.
@@ -86,6 +87,27 @@ async def screened(gate: GateLike[Any], server: str, method: str, listing: Listi
     raise RequestBlocked(code=types.INVALID_REQUEST, message=WITHHELD_LISTING)
 
 
+class _Instructions(BaseModel):
+    """An upstream's ``instructions`` (its ``initialize`` answer), as a listing is screened."""
+
+    instructions: str
+
+
+async def screened_instructions(
+    gate: GateLike[Any], server: str, instructions: str | None
+) -> str | None:
+    """The upstream's instructions as the client may see them (the host puts them in the
+    model's context): screened as a listing is, recorded as ``mcp__<server>__initialize``; ones
+    the gate refuses are not relayed (``None``)."""
+    if instructions is None:
+        return None
+    try:
+        shown = await screened(gate, server, "initialize", _Instructions(instructions=instructions))
+    except RequestBlocked:
+        return None
+    return shown.instructions
+
+
 def server_of(upstreams: Sequence[Any]) -> str:
     """The server a listing is recorded under: the one upstream, else ``proxy`` (merged)."""
     return str(upstreams[0].name) if len(upstreams) == 1 else "proxy"
@@ -105,6 +127,7 @@ __all__ = [
     "WITHHELD_LISTING",
     "notification_params",
     "screened",
+    "screened_instructions",
     "server_of",
     "withheld_if_secret",
 ]

@@ -94,9 +94,11 @@ def build_server(
     pipeline: CallPipeline,
     listeners: ClientListeners,
     reads: GatedReads,
+    instructions: str | None = None,
 ) -> Server[Any]:
     """Assemble the proxy's MCP server over connected upstreams (``reads`` gates resource
-    reads and prompt gets as ``pipeline`` gates tool calls)."""
+    reads and prompt gets as ``pipeline`` gates tool calls); ``instructions``: what the
+    clients are told at ``initialize`` (the one upstream's own, screened by the caller)."""
     passthrough = Passthrough(upstreams, reads)
 
     async def list_tools(
@@ -133,7 +135,6 @@ def build_server(
                 ):
                     await upstream.session.send_notification(types.RootsListChangedNotification())
 
-    instructions = upstreams[0].instructions if len(upstreams) == 1 else None
     server = _ProxyServer(
         SERVER_NAME,
         version=__version__,
