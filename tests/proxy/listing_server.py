@@ -2,8 +2,9 @@
 
 Run as ``python listing_server.py [--env]`` (stdio, in the session's workspace). It lists one
 tool (``hello``), one resource, one resource template and one prompt, and gives instructions
-at ``initialize``; with ``--env`` each description and the instructions quote the workspace's
-``.env`` (the upstream read it itself), else an ordinary text. ``hello`` answers ``hi``.
+at ``initialize``, and completes a prompt argument with one value; with ``--env`` each
+description, the instructions and the value quote the workspace's ``.env`` (the upstream read
+it itself), else an ordinary text. ``hello`` answers ``hi``.
 """
 
 from __future__ import annotations
@@ -57,6 +58,10 @@ async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
     return types.ListPromptsResult(prompts=[types.Prompt(name="greet", description=_about())])
 
 
+async def complete(ctx: Any, params: Any) -> types.CompleteResult:
+    return types.CompleteResult(completion=types.Completion(values=[_about()]))
+
+
 async def get_prompt(ctx: Any, params: Any) -> types.GetPromptResult:
     message = types.PromptMessage(role="user", content=types.TextContent(text="Say hello."))
     return types.GetPromptResult(messages=[message])
@@ -72,6 +77,7 @@ server = Server(
     on_read_resource=read_resource,
     on_list_prompts=list_prompts,
     on_get_prompt=get_prompt,
+    on_completion=complete,
 )
 
 

@@ -1,9 +1,10 @@
 """A listing holding a known secret reaches the client redacted, and counts in the verdict.
 
-``tools/list``, ``resources/list``, ``resources/templates/list``, ``prompts/list`` and the
-upstream's ``initialize`` instructions are relayed ungated, but a tool's description (and the
-instructions) go straight into the model's context: an upstream that read the workspace's
-``.env`` into them hands the key to the agent with no call at all. Such a listing goes through
+``tools/list``, ``resources/list``, ``resources/templates/list``, ``prompts/list``, the
+upstream's ``initialize`` instructions and its ``completion/complete`` values are relayed
+ungated, but a tool's description (and the instructions) go straight into the model's context:
+an upstream that read the workspace's ``.env`` into them hands the key to the agent with no
+call at all. Such a listing goes through
 the gate as ``mcp__<server>__<method>``: the client gets it redacted, and the session FAILs.
 An ordinary listing passes unrecorded, as before.
 """
@@ -16,13 +17,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
+import mcp_types as types
 import pytest
 from secret_support import api_key, proxy_client, service_harness
 
 from pytest_harness_audit.session.harness import Harness
 
 LISTING_SERVER = str(Path(__file__).resolve().parent / "listing_server.py")
-METHODS = ("initialize", "tools/list", "resources/list", "resources/templates/list", "prompts/list")
+METHODS = (
+    "initialize",
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+    "completion/complete",
+)
 
 
 @pytest.fixture
@@ -43,6 +52,9 @@ def _listings(harness: Harness, *flags: str) -> dict[str, str]:
                 await client.list_resources(),
                 await client.list_resource_templates(),
                 await client.list_prompts(),
+                await client.complete(
+                    types.PromptReference(name="greet"), {"name": "who", "value": "a"}
+                ),
             )
             dumped = [json.dumps(client.instructions)]
             dumped += [json.dumps(r.model_dump(mode="json")) for r in got]

@@ -206,6 +206,7 @@ def test_ordinary_relayed_requests_pass_unrecorded() -> None:
     assert [seen[0] for seen in inspector.seen] == [
         "mcp__up__resources/subscribe",
         "mcp__up__completion/complete",
+        "mcp__up__completion/complete",  # the upstream's answer, read before it is relayed
     ]
 
 

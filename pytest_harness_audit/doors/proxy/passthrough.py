@@ -303,7 +303,8 @@ class Passthrough:
         self, ctx: Context, params: types.CompleteRequestParams
     ) -> types.CompleteResult:
         """Relay ``completion/complete`` to the owner of the referenced prompt or resource
-        (refused when what it sends holds a known secret, see :mod:`.outgoing`)."""
+        (refused when what it sends holds a known secret, see :mod:`.outgoing`; its answer
+        screened as a listing is, see :mod:`.incoming`)."""
         ref = params.ref
         if isinstance(ref, types.PromptReference):
             upstream, name = self._prompt_owner(ref.name)
@@ -314,9 +315,11 @@ class Passthrough:
         candidates = [u for u in candidates if u.capabilities.completions is not None]
         await self._refuse_secret(ctx, candidates, "completion/complete", completion_params(params))
         request = types.CompleteRequest(params=_strip_meta(params))
-        return await self._first_answer(
+        result = await self._first_answer(
             candidates, lambda u: u.session.send_request(request, types.CompleteResult)
         )
+        # the values offered are the upstream's text, shown to the user or the model
+        return await self._screened(candidates[:1], "completion/complete", result)
 
     async def set_logging_level(
         self, ctx: Context, params: types.SetLevelRequestParams
