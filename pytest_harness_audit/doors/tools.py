@@ -22,7 +22,9 @@ if the call is allowed, the inspectors look at what it did, and one record is ap
   view of it instead (``[secret:…]``). A lazy result — a generator, an iterator, a file-like
   object — is read first (bounded, :mod:`.lazy_results`): the framework gets the list or text
   that was inspected. An exception the function raises is recorded as an
-  ``error`` and raised again.
+  ``error`` and raised again, its text redacted as the record's is (:func:`redact_exception`):
+  frameworks hand it to the model (the OpenAI Agents SDK's tool error, pydantic-ai's
+  ``ModelRetry``).
 * Blocked: the function never runs. ``on_block="raise"`` raises :class:`ToolCallBlocked`;
   ``on_block="return"`` returns the block text, which a framework hands to the model as the
   tool's result. The gate failing on a call (an approver raising, a chain it cannot write) is a
@@ -187,6 +189,24 @@ def _bound(
     return params, defaulted
 
 
+def redact_exception(gate: Gate, exc: BaseException) -> None:
+    """Redact the known secrets in the text of ``exc``, which the function raised and the
+    framework will read (its ``args`` and a ``message`` attribute, when they are text)."""
+    scrub = getattr(getattr(getattr(gate, "chain", None), "builder", None), "scrub", None)
+    text = getattr(scrub, "text", None)
+    if not callable(text):
+        return
+    try:
+        args = tuple(text(arg) if isinstance(arg, str) else arg for arg in exc.args)
+        message = getattr(exc, "message", None)
+        if args != exc.args:
+            exc.args = args
+        if isinstance(message, str) and text(message) != message:
+            exc.message = text(message)  # type: ignore[attr-defined]
+    except Exception:  # an exception that will not take new text keeps its own
+        return
+
+
 def _tool_name(fn: Callable[..., Any], name: str | None) -> str:
     if name is not None:
         if not isinstance(name, str) or not name.strip():
@@ -315,6 +335,7 @@ def gated_tool(
                     gated = await gate.run_async(tool, params, act, extra=extra_for(defaulted))
                 except Exception as exc:
                     if raised and exc is raised[0]:
+                        redact_exception(gate, exc)
                         raise
                     return failed(params, exc, defaulted)
             if gated.status == "blocked":
@@ -343,6 +364,7 @@ def gated_tool(
                 gated = gate.run(tool, params, act, extra=extra_for(defaulted))
             except Exception as exc:
                 if raised and exc is raised[0]:
+                    redact_exception(gate, exc)
                     raise
                 return failed(params, exc, defaulted)
         if gated.status == "blocked":
@@ -379,5 +401,6 @@ __all__ = [
     "ToolCallBlocked",
     "bound_params",
     "gated_tool",
+    "redact_exception",
     "tool_decorator",
 ]

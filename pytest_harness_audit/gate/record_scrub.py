@@ -192,6 +192,10 @@ class RecordScrub:
             extra=extra,
         )
 
+    def text(self, value: str) -> str:
+        """``value`` as a record may hold it (every known secret in it redacted)."""
+        return self._scrubbed([value])[value]
+
     def _scrubbed(self, texts: list[str]) -> dict[str, str]:
         """Each of ``texts`` as a record may hold it."""
         memo = self._current_memo()

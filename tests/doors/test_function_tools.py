@@ -131,6 +131,25 @@ def test_a_structured_output_is_redacted_as_its_json_view(service: Harness) -> N
     assert "sk-test-" not in str(leaked)
 
 
+def test_an_exception_quoting_the_workspace_secret_is_raised_redacted(service: Harness) -> None:
+    root = service.root
+
+    class SettingsError(Exception):
+        pass
+
+    @service.tool
+    def load(name: str) -> str:
+        raise SettingsError(f"bad {name}: {(root / '.env').read_text()}", 3)
+
+    with pytest.raises(SettingsError) as raised:  # its own type, raised again
+        load("prod")
+    message, code = raised.value.args
+    assert message.startswith("bad prod: ") and code == 3
+    assert "sk-test-4f9a1c2e7b3d8a6f0e5c9b2a1d7e3f8c" not in message
+    assert "[secret:" in message
+    assert service.verdict.name == "FAIL"
+
+
 def test_an_exception_is_recorded_as_an_error_and_raised_again(service: Harness) -> None:
     @service.tool
     def explode(reason: str) -> str:

@@ -213,3 +213,26 @@ def _pydantic_ai_run_with_context(fn: Any, *calls: tuple[str, dict[str, Any]]) -
     from pydantic_ai import Tool
 
     return _pydantic_ai_run([Tool(fn, takes_ctx=True)], *calls)
+
+
+def test_pydantic_ai_a_retry_quoting_a_secret_reaches_the_model_redacted(
+    service: Harness,
+) -> None:
+    # pydantic-ai hands a ModelRetry's message to the model as the tool's retry prompt
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import ModelRetry
+
+    root = service.root
+    tries: list[str] = []
+
+    def lookup(key: str) -> str:
+        """Look a setting up."""
+        tries.append(key)
+        line = next(x for x in (root / ".env").read_text().splitlines() if "API_KEY" in x)
+        raise ModelRetry(f"{key} is unknown; did you mean {line}?")
+
+    with pytest.raises(ModelRetry) as raised:
+        service.tool(lookup)("API")
+    assert raised.value.message.startswith("API is unknown; did you mean API_KEY=")
+    assert SECRET not in raised.value.message and SECRET not in str(raised.value)
+    assert service.verdict.name == "FAIL"
