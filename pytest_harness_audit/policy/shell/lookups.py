@@ -276,6 +276,16 @@ class Lookups(GitReadings):
         if self.made is None and self._root is None:
             return None  # no workspace and nothing written yet: no expander made for it
         expander = self.expander
+        if not expander.root and not expander.files:
+            # no text can be known (:meth:`Expander.file_text`): only why, when it says so
+            writes = self.reading.writes
+            if writes and file_key(path) in map(file_key, writes):
+                self.unknown(f"it runs a file changed earlier in the command: {path}")
+            elif (expander.unknown_files or expander.tree_rewritten) and expander.is_unknown(
+                expander.key(path)
+            ):
+                self.unknown(f"it runs a file written earlier in the command, text unknown: {path}")
+            return None
         if expander.key(path) not in expander.files and file_key(path) in map(
             file_key, self.reading.writes
         ):
