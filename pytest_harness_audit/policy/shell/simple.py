@@ -14,8 +14,8 @@ from pytest_harness_audit.policy.shell.nodes import RESERVED_WORDS, Command, Lit
 # expansion, a glob, a brace, a comment, a heredoc, a subshell, a newline, the pipe `|&`) takes
 # the parser.
 _SIMPLE_TOKEN = re.compile(
-    r"""(?:(?P<op>&&|\|\||[;&](?!>)|\|(?![&>]))|(?P<redirect>\d?(?:>>|>\||>&|>|<)|&>>|&>)"""
-    r"""|(?P<word>(?:[^\s'"\\$`;&|<>(){}*?\[\]#!]+|'[^']*'|"[^"\\$`!]*")+))[ \t]*"""
+    r"""((?:(?P<op>&&|\|\||[;&](?!>)|\|(?![&>]))|(?P<redirect>\d?(?:>>|>\||>&|>|<)|&>>|&>)"""
+    r"""|(?P<word>(?:[^\s'"\\$`;&|<>(){}*?\[\]#!]+|'[^']*'|"[^"\\$`!]*")+))[ \t]*)"""
 )
 _QUOTES = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 _SIMPLE_LIMIT = 2048
@@ -28,19 +28,17 @@ def parse_simple(text: str) -> list[Command] | None:
         return None
     commands: list[Command] = []
     current = Command()
+    words = current.words
     previous: Command | None = None
     redirect: Redirect | None = None
-    end = len(text) - len(text.lstrip(" \t"))  # a token takes the blanks after it
-    for match in _SIMPLE_TOKEN.finditer(text, end):
-        start, stop = match.span()
-        if start != end:
-            return None
-        end = stop
-        kind = match.lastgroup
-        if kind is None:  # pragma: no cover - every token is one named group
-            return None
-        value = match.group(kind)
-        if kind == "word":
+    start = len(text) - len(text.lstrip(" \t"))  # a token takes the blanks after it
+    tokens = _SIMPLE_TOKEN.findall(text, start)
+    # tokens do not overlap: they cover the text (no character left out) when their lengths
+    # add up to it
+    if start + len("".join([token[0] for token in tokens])) != len(text):
+        return None
+    for _, op, redirect_op, value in tokens:
+        if value:
             single, double = "'" in value, '"' in value
             if single or double:
                 if "=" in value:
@@ -54,26 +52,27 @@ def parse_simple(text: str) -> list[Command] | None:
                 word = [Lit(value, False)]
             if redirect is not None:
                 redirect.target, redirect = word, None
-            elif not current.words and value in RESERVED_WORDS:
+            elif not words and value in RESERVED_WORDS:
                 return None  # `if`, `case`, `coproc` …: syntax, which the parser reads
             else:
-                current.words.append(word)
+                words.append(word)
         elif redirect is not None:
             return None
-        elif kind == "redirect":
-            op = value.lstrip("0123456789")
-            redirect = Redirect(op, None, fd=value[: len(value) - len(op)])
+        elif redirect_op:
+            op = redirect_op.lstrip("0123456789")
+            redirect = Redirect(op, None, fd=redirect_op[: len(redirect_op) - len(op)])
             current.redirects.append(redirect)
         else:
-            if current.words or current.redirects:
+            if words or current.redirects:
                 current.stdin = previous
-                current.piped = value == "|"
+                current.piped = op == "|"
                 commands.append(current)
-            previous = current if value == "|" else None
+            previous = current if op == "|" else None
             current = Command()
-    if end != len(text) or redirect is not None:
+            words = current.words
+    if redirect is not None:
         return None
-    if current.words or current.redirects:
+    if words or current.redirects:
         current.stdin = previous
         commands.append(current)
     return commands
