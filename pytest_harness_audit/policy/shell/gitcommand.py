@@ -206,11 +206,13 @@ def git_option_commands(sub: str, args: list[str]) -> list[str]:
     commands: list[str] = []
     short = _SHORT_COMMAND_OPTIONS.get(sub, "")
     for index, word in enumerate(args):
+        if word[:1] != "-":
+            continue  # an operand: every option below starts with `-`
         if word == "--":
             break
         name, equals, value = word.partition("=")
         long = name.startswith("--") and len(name) > 4
-        matched = [o for o in _COMMAND_OPTIONS if long and o.startswith(name)]
+        matched = [o for o in _COMMAND_OPTIONS if o.startswith(name)] if long else ()
         if len(matched) == 1 or (short and name == short):
             if not equals:
                 value = args[index + 1] if index + 1 < len(args) else ""
