@@ -340,7 +340,7 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
             for script in _sed_scripts([a for a in args if not in_place(a)]):
                 sed_script(script, ctx)
         in_place_edit(name, args, ctx)
-    elif name in CODE_RUNNERS or INTERPRETERS.fullmatch(name):
+    elif name in CODE_RUNNERS or (name[:1] in "pnrdblo" and INTERPRETERS.fullmatch(name)):
         _interpreter(args, ctx, code_language(name))
     elif name == "rm":
         options, operands = split_options(args, frozenset())
