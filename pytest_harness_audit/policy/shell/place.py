@@ -135,16 +135,15 @@ class Place:
         if self.cwd == "." and not self.unknown and not extra:
             _advance(reading)  # nothing moves: no path gains a form, only the marks advance
             return
+        marks = reading.marks
         for name in PATH_LISTS:
             paths: list[str] = getattr(reading, name)
-            marks = reading.marks
             start = marks.get(name, 0)
             end = len(paths)
             if start >= end:
                 continue
-            if self.cwd != "." or self.unknown or extra:
-                for path in paths[start:end]:
-                    paths.extend(self._forms(path, extra))
+            for path in paths[start:end]:  # (somewhere else, or `-C DIR`: forms to add)
+                paths.extend(self._forms(path, extra))
             marks[name] = len(paths)
 
     def _forms(self, path: str, extra: list[str]) -> list[str]:
