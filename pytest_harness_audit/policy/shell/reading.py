@@ -63,6 +63,7 @@ from pytest_harness_audit.policy.shell.syntax import parse
 
 _ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)(\[[^\]]*\])?(\+?)=")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+_DECLARATIONS = frozenset({"export", "declare", "local", "readonly", "typeset"})
 #: Most simple commands recorded from one reading (the rest still count for effects).
 MAX_COMMANDS = 512
 
@@ -266,7 +267,7 @@ def _read_simple(
         for expanded in expander.expand(word):
             argv.append(expanded.text)
             dynamic.append(expanded.dynamic)
-    if argv and argv[0] in ("export", "declare", "local", "readonly", "typeset"):
+    if argv and argv[0] in _DECLARATIONS:
         exported: dict[str, str | None] = {}
         exports = argv[0] == "export" or any(a[:1] == "-" and "x" in a for a in argv[1:])
         for word in words[assignments + 1 :]:
