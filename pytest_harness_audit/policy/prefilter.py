@@ -336,6 +336,9 @@ class Prefilter:
         if automaton is None:
             return False
         text = text.lower()
+        if self._multi and len(text) <= _OVERLAP_LIMIT:  # every occurrence at once (_met)
+            hits = automaton.find_matches_as_strings(text, overlapping=True)
+            return bool(hits) and self._met_by(set(hits))
         found = automaton.find_matches_as_strings(text)
         return bool(found) and self._met(text, found)
 
@@ -346,7 +349,10 @@ class Prefilter:
         if len(text) > _OVERLAP_LIMIT:
             return True
         # every occurrence, overlapping ones too: each group of a requirement must be met
-        hits = set(self._automaton.find_matches_as_strings(text, overlapping=True))
+        return self._met_by(set(self._automaton.find_matches_as_strings(text, overlapping=True)))
+
+    def _met_by(self, hits: set[str]) -> bool:
+        """Whether the literals ``hits`` (every occurrence in a text) meet a requirement."""
         if not self._single.isdisjoint(hits):
             return True
         for groups in self._multi:
