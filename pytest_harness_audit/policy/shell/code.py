@@ -42,7 +42,10 @@ _CHAR_CODE = re.compile(
 
 def code_paths(text: str) -> list[str]:
     """Paths named inside ``text`` (absolute, ``./``, ``../``, ``~/``, dotfiles, ``a/b``)."""
-    found = [".env"] if _DOTENV_LOADER.search(text) else []
+    # every loader the regex knows names `env`, `Env`, `AutoConfig` or `decouple`: the regex
+    # (slow: no literal it can look for first) runs only on text holding one of them
+    loads = "env" in text or "Env" in text or "AutoConfig" in text or "decouple" in text
+    found = [".env"] if loads and _DOTENV_LOADER.search(text) else []
     if "+" in text or "harCode(" in text or "chr(" in text:
         text = "\n".join([text, *_built_names(text)])
     for token in _PATH.findall(text):
