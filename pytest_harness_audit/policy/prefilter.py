@@ -268,6 +268,7 @@ class Prefilter:
 
     __slots__ = (
         "_automaton",
+        "_by_first",
         "_excluded",
         "_multi",
         "_single",
@@ -300,6 +301,13 @@ class Prefilter:
         self._whole_lengths = frozenset(len(text) for text in whole)
         self._single = frozenset(single)
         self._multi = tuple(dict.fromkeys(multi))
+        # each requirement of several groups under every literal of its first group, with its
+        # other groups: only those a hit names need a look (:meth:`_met_by`)
+        by_first: dict[str, list[tuple[frozenset[str], ...]]] = {}
+        for groups in self._multi:
+            for literal in groups[0]:
+                by_first.setdefault(literal, []).append(groups[1:])
+        self._by_first = {literal: tuple(rests) for literal, rests in by_first.items()}
         self._automaton: Any = ahocorasick_rs.AhoCorasick(literals) if literals else None
         self._excluded = tuple(dict.fromkeys(excluded))
         #: No requirement at all: no pattern can match anything (an empty ``targetPatterns``).
@@ -355,12 +363,14 @@ class Prefilter:
         """Whether the literals ``hits`` (every occurrence in a text) meet a requirement."""
         if not self._single.isdisjoint(hits):
             return True
-        for groups in self._multi:
-            for group in groups:
-                if group.isdisjoint(hits):
-                    break
-            else:
-                return True
+        by_first = self._by_first
+        for hit in hits:
+            for rest in by_first.get(hit, ()):
+                for group in rest:
+                    if group.isdisjoint(hits):
+                        break
+                else:
+                    return True
         return False
 
 
