@@ -66,6 +66,7 @@ from pytest_harness_audit.doors.hook_outcome import (
     RAN_UNGUARDED,
     host_approved,
     input_changed,
+    post_answer,
     ran_decision,
     response_status,
     stop_if_ended,
@@ -333,7 +334,7 @@ def handle_pre(
 def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
     """Record a ``PostToolUse`` (or ``PostToolUseFailure``) payload's outcome.
 
-    The answer adds nothing to the host's transcript.
+    The answer adds nothing to the host's transcript (:func:`~.hook_outcome.post_answer`).
     """
     payload = parse_payload(text, POST, POST_FAILURE)
     gate, inspection = open_gate(storage, payload, policy)
@@ -384,7 +385,7 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
         host = HostWatch.look(storage, payload.session_id)  # the call's record holds a change
         extra = host.record_fields()
         with recording_only():  # the host ran it: recorded as it happened
-            gate.run(
+            gated = gate.run(
                 payload.tool_name,
                 payload.tool_input,
                 lambda _decision: reported,
@@ -403,7 +404,7 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
             )  # fmt: skip
         # only now: a pre step in between counts this call from the pending file or the record
         taken.release(storage, payload.session_id, pending)
-        return {"suppressOutput": True}
+        return post_answer(payload.event, payload.tool_name, gated)
     finally:
         gate.chain.close()
 

@@ -16,6 +16,11 @@ the decision.
 
 A refusal because an approver ended the session also stops the host's agent
 (:func:`stop_if_ended`).
+
+The answer to a post (:func:`post_answer`) adds nothing to the transcript, but for an MCP tool
+whose ``PostToolUse`` response held a known secret the policy fails: the host lets a hook
+replace only an MCP tool's output (``hookSpecificOutput.updatedMCPToolOutput``), and the model
+then reads that output as the record redacts it.
 """
 
 from __future__ import annotations
@@ -27,11 +32,16 @@ from typing import Any
 from pytest_harness_audit.doors.hook_asks import HOST_APPROVER, call_key
 from pytest_harness_audit.gate.approvals import Approval, settle, was_terminated
 from pytest_harness_audit.gate.decision import GateDecision
+from pytest_harness_audit.gate.seam import GatedCall
 
 #: The alert of a call the host ran although the policy refuses it: no pre step judged it.
 RAN_UNGUARDED = "ran_unguarded"
 #: The alert of a call the host ran with other input than the one its pre step judged.
 INPUT_CHANGED = "input_changed"
+#: How the host names an MCP server's tool: ``mcp__<server>__<tool>``.
+MCP_TOOL_PREFIX = "mcp__"
+#: The one event whose answer may replace an MCP tool's output.
+_POST_EVENT = "PostToolUse"
 #: The constraint a quarantine adds to a decision.
 _QUARANTINE_CONSTRAINT = "immune:quarantine"
 
@@ -112,3 +122,14 @@ def stop_if_ended(decision: GateDecision) -> dict[str, Any]:
     if not was_terminated(decision):
         return {}
     return {"continue": False, "stopReason": decision.message}
+
+
+def post_answer(event: str, tool: str, gated: GatedCall) -> dict[str, Any]:
+    """``hook post``'s answer for ``gated``, the call it recorded (see the module doc)."""
+    answer: dict[str, Any] = {"suppressOutput": True}
+    if event == _POST_EVENT and tool.startswith(MCP_TOOL_PREFIX) and gated.findings.redacted:
+        answer["hookSpecificOutput"] = {
+            "hookEventName": _POST_EVENT,
+            "updatedMCPToolOutput": gated.output,
+        }
+    return answer
