@@ -4,8 +4,8 @@
 function added without the wrapper, an MCP server not reached through the recording proxy, a
 hosted or built-in tool (web search, code execution, a shell or computer tool), a sub-agent
 (``Agent.as_tool``), a handoff. Those calls leave no record, so the verdict cannot count them.
-:func:`ungated_calls` compares what the framework says ran with what the session recorded, by
-tool name, and lists each call no record accounts for:
+:func:`ungated_calls` compares what the framework says ran with what the session recorded and
+lists each call no record accounts for:
 
 * pydantic-ai — a run result (``all_messages()``) or its messages: each tool return, each
   retry a tool raised (``ModelRetry``), each built-in tool call; output tools are not calls;
@@ -13,17 +13,46 @@ tool name, and lists each call no record accounts for:
   hosted or local tool: the item's type names it then) and each handoff;
 * inspect_ai — an eval log, a sample or its messages: each tool message.
 
-A gated tool is recognised by its name: wrap it under the name the framework gives the model.
+A record accounts for one call of this run only, matched by
+
+* name: the name the framework gives the model (wrap a tool under it), or, for a tool reached
+  through the recording proxy (recorded ``mcp__<server>__<tool>``), the upstream's tool name;
+* arguments, when the framework gives them and the record kept its parameters (the
+  ``verbose`` audit level): each argument the model passed has the recorded value (a value the
+  record redacts as a secret matches what it stands for);
+* time, when the framework gives it (pydantic-ai stamps each response and each tool's return):
+  the record was written while the call ran, so a record of an earlier (or later) run in the
+  same session accounts for none of this run's calls;
+* position: the calls of one model response may run in any order, but the calls of a later
+  response come after the records of an earlier one, so a record older than this run's earlier
+  calls accounts for none of its later ones.
+
+With no time given (the Agents SDK, inspect_ai), a run's first calls can still be matched to an
+earlier run's records of the same tool with the same arguments: check each run on a session of
+its own, or right after it ran.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
+import datetime as _dt
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
+
+from pytest_harness_audit.audit.clock import parse_timestamp
+from pytest_harness_audit.inspect.secrets import REDACTION
 
 #: pydantic-ai's default name for the tool that carries a structured final output.
 _OUTPUT_TOOL_PREFIX = "final_result"
+#: A proxied MCP tool's recorded name: ``mcp__<server>__<tool>``.
+_PROXIED = re.compile(r"mcp__(?P<server>.+?)__(?P<tool>.+)")
+#: A record's timestamp keeps milliseconds; a response's is finer.
+_EARLY = _dt.timedelta(milliseconds=5)
+#: A record written by another process (the proxy) may land a little after the return.
+_LATE = _dt.timedelta(seconds=1)
+_MARKER = re.compile(re.escape(REDACTION).replace(r"\{fingerprint\}", r"[^\]]+"))
 
 
 class _Recorded(Protocol):
@@ -33,58 +62,117 @@ class _Recorded(Protocol):
         """The session's call records (each with a ``tool``)."""
 
 
-def _pydantic_ai(messages: Iterable[Any]) -> list[str]:
-    ran: list[str] = []
-    for message in messages:
-        for part in getattr(message, "parts", ()):
+@dataclass(frozen=True)
+class _Ran:
+    """One call a framework says ran: its name, arguments, model response and time span."""
+
+    name: str
+    args: Mapping[str, Any] | None = None
+    group: int = 0
+    span: tuple[_dt.datetime, _dt.datetime] | None = None
+
+
+def _args(value: Any) -> Mapping[str, Any] | None:
+    """A call's arguments as a mapping (parsed from JSON text), else ``None``."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else {}
+        except ValueError:
+            return None
+    return value if isinstance(value, Mapping) else None
+
+
+def _aware(value: Any) -> _dt.datetime | None:
+    if not isinstance(value, _dt.datetime):
+        return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=_dt.timezone.utc)
+
+
+def _pydantic_ai(messages: Iterable[Any]) -> list[_Ran]:
+    issued: dict[str, tuple[int, Any, _dt.datetime | None]] = {}
+    ran: list[_Ran] = []
+    for index, message in enumerate(messages):
+        parts = getattr(message, "parts", ())
+        if getattr(message, "kind", "") == "response":
+            when = _aware(getattr(message, "timestamp", None))
+            for part in parts:
+                call_id = getattr(part, "tool_call_id", None)
+                if getattr(part, "part_kind", "") == "tool-call" and call_id:
+                    issued[str(call_id)] = (index, getattr(part, "args", None), when)
+        for part in parts:
             kind = getattr(part, "part_kind", "")
             name = str(getattr(part, "tool_name", "") or "")
             if not name or name.startswith(_OUTPUT_TOOL_PREFIX):
                 continue
             text = isinstance(getattr(part, "content", None), str)
             if kind == "builtin-tool-call":
-                ran.append(name)
-            elif kind == "tool-return" and (getattr(part, "outcome", "") != "retried" or text):
-                ran.append(name)  # a retried return with a list holds validation errors: no run
-            elif kind == "retry-prompt" and text:
-                ran.append(name)  # the tool ran and raised ModelRetry (not a validation error)
+                ran.append(_Ran(name, _args(getattr(part, "args", None)), index))
+            elif (
+                kind == "tool-return" and (getattr(part, "outcome", "") != "retried" or text)
+            ) or (kind == "retry-prompt" and text):
+                # a retried return with a list holds validation errors: no run; a retry prompt
+                # with text: the tool ran and raised ModelRetry
+                group, args, start = issued.get(
+                    str(getattr(part, "tool_call_id", "")), (index, None, None)
+                )
+                end = _aware(getattr(part, "timestamp", None))
+                span = (start - _EARLY, end + _LATE) if start and end else None
+                ran.append(_Ran(name, _args(args), group, span))
     return ran
 
 
-def _openai_agents(items: Iterable[Any]) -> list[str]:
-    ran: list[str] = []
+def _openai_agents(items: Iterable[Any]) -> list[_Ran]:
+    ran: list[_Ran] = []
+    group = 0
+    calling = False
     for item in items:
         kind = getattr(item, "type", "")
         if kind not in ("tool_call_item", "handoff_call_item"):
+            calling = False
             continue
+        if not calling:  # the calls of one model response come together
+            group += 1
+            calling = True
         raw = getattr(item, "raw_item", None)
         name = getattr(raw, "name", None)
-        if name is None and isinstance(raw, dict):
-            name = raw.get("name") or raw.get("type")
-        ran.append(str(name or getattr(raw, "type", None) or kind))
+        args = getattr(raw, "arguments", None)
+        if isinstance(raw, dict):
+            name = name or raw.get("name") or raw.get("type")
+            args = raw.get("arguments")
+        name = str(name or getattr(raw, "type", None) or kind)
+        ran.append(_Ran(name, _args(args), group))
     return ran
 
 
-def _inspect_ai(messages: Iterable[Any]) -> list[str]:
-    return [
-        str(getattr(message, "function", "") or "tool")
-        for message in messages
-        if getattr(message, "role", "") == "tool"
-    ]
+def _inspect_ai(messages: Iterable[Any]) -> list[_Ran]:
+    asked: dict[str, Any] = {}
+    ran: list[_Ran] = []
+    group = 0
+    for message in messages:
+        role = getattr(message, "role", "")
+        if role == "assistant":
+            group += 1  # the tool messages after it answer its calls
+            for call in getattr(message, "tool_calls", None) or ():
+                asked[str(getattr(call, "id", ""))] = getattr(call, "arguments", None)
+        elif role == "tool":
+            name = str(getattr(message, "function", "") or "tool")
+            args = asked.get(str(getattr(message, "tool_call_id", "")))
+            ran.append(_Ran(name, _args(args), group))
+    return ran
 
 
-def framework_calls(run: Any) -> list[str]:
-    """The tool calls ``run`` (a framework's run result, log or messages) says ran, by name.
-
-    Raises ``TypeError`` for anything else, a list of items none of those frameworks writes
-    (plain dicts, such as a run's input list) included: read as no calls, it would name none.
-    """
+def _calls(run: Any) -> list[_Ran]:
+    """The calls of :func:`framework_calls`, with what the framework tells of each."""
     if callable(getattr(run, "all_messages", None)):
         return _pydantic_ai(run.all_messages())
     if hasattr(run, "new_items"):
         return _openai_agents(run.new_items)
-    if hasattr(run, "samples"):  # an inspect_ai eval log
-        return [name for sample in run.samples or () for name in framework_calls(sample)]
+    if hasattr(run, "samples"):  # an inspect_ai eval log: its samples one after the other
+        ran: list[_Ran] = []
+        for sample in run.samples or ():
+            base = max((call.group for call in ran), default=0)
+            ran += [_Ran(c.name, c.args, c.group + base, c.span) for c in _calls(sample)]
+        return ran
     if hasattr(run, "messages") and not hasattr(run, "parts"):  # an inspect_ai sample
         return _inspect_ai(run.messages)
     if isinstance(run, Iterable) and not isinstance(run, (str, bytes)):
@@ -98,19 +186,82 @@ def framework_calls(run: Any) -> list[str]:
     raise TypeError(f"ungated_calls: cannot read the tool calls of a {type(run).__name__}")
 
 
+def framework_calls(run: Any) -> list[str]:
+    """The tool calls ``run`` (a framework's run result, log or messages) says ran, by name.
+
+    Raises ``TypeError`` for anything else, a list of items none of those frameworks writes
+    (plain dicts, such as a run's input list) included: read as no calls, it would name none.
+    """
+    return [call.name for call in _calls(run)]
+
+
+def _names(record: Any) -> tuple[str, ...]:
+    """The names a framework may give the call ``record`` holds (see the module doc)."""
+    tool = str(record.tool)
+    proxied = _PROXIED.fullmatch(tool)
+    return (tool, proxied["tool"]) if proxied else (tool,)
+
+
+def _same(asked: Any, kept: Any) -> bool:
+    """Whether a recorded value ``kept`` is the argument ``asked`` (a redacted part matching
+    anything)."""
+    if isinstance(asked, Mapping) and isinstance(kept, Mapping):
+        return all(key in kept and _same(value, kept[key]) for key, value in asked.items())
+    if isinstance(asked, (list, tuple)) and isinstance(kept, (list, tuple)):
+        return len(asked) == len(kept) and all(map(_same, asked, kept))
+    if asked == kept:
+        return True
+    if isinstance(kept, str) and _MARKER.search(kept):
+        parts = (re.escape(part) for part in _MARKER.split(kept))
+        return re.fullmatch(".+".join(parts), str(asked), re.DOTALL) is not None
+    return not isinstance(asked, (Mapping, list, tuple)) and str(asked) == str(kept)
+
+
+def _accounts(record: Any, call: _Ran) -> bool:
+    """Whether ``record`` may be the record of ``call``."""
+    if call.name not in _names(record):
+        return False
+    params = getattr(record, "params", None)
+    if call.args is not None and isinstance(params, Mapping) and not _same(call.args, params):
+        return False
+    if call.span is not None:
+        raw = getattr(record, "raw", None)
+        stamp = raw.get("timestamp") if isinstance(raw, Mapping) else None
+        when = parse_timestamp(stamp) if isinstance(stamp, str) else None
+        if when is not None and not call.span[0] <= when <= call.span[1]:
+            return False
+    return True
+
+
 def ungated_calls(harness: _Recorded, run: Any) -> list[str]:
     """The tool calls ``run`` made that ``harness`` recorded no call for (name, once per call).
 
-    Empty when every call the framework ran went through the gate. A name appears as often as
-    its calls outnumber the session's records of that tool.
+    Empty when every call the framework ran went through the gate. Each record accounts for
+    one call of this run at most, matched as the module doc says.
     """
-    recorded = Counter(str(call.tool) for call in harness.calls())
+    records = list(harness.calls())
+    ran = _calls(run)
+    used: set[int] = set()
     missing: list[str] = []
-    for name in framework_calls(run):
-        if recorded[name] > 0:
-            recorded[name] -= 1
+    after = -1  # the last record the calls of earlier responses were matched to
+    group: int | None = None
+    latest = -1
+    for call in ran:
+        if call.group != group:
+            group, after = call.group, max(after, latest)
+        found = next(
+            (
+                at
+                for at in range(after + 1, len(records))
+                if at not in used and _accounts(records[at], call)
+            ),
+            None,
+        )
+        if found is None:
+            missing.append(call.name)
         else:
-            missing.append(name)
+            used.add(found)
+            latest = max(latest, found)
     return missing
 
 

@@ -1,0 +1,257 @@
+"""``ungated_calls`` matches each call of one run to a record of that run: a record of an
+earlier run of the same tool does not hide a later run's ungated call, and a tool reached
+through the recording proxy (recorded ``mcp__<server>__<tool>``) is not named ungated under the
+plain name the framework gives it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pytest_harness_audit.audit.clock import utc_timestamp
+from pytest_harness_audit.audit.record_view import CallRecord
+from pytest_harness_audit.doors.ungated import ungated_calls
+from pytest_harness_audit.session.harness import Harness
+
+Factory = Callable[..., Harness]
+
+
+@pytest.fixture
+def service(harness_factory: Factory) -> Harness:
+    return harness_factory("python-service", "safety")
+
+
+class Records:
+    """A session stand-in holding the given call records."""
+
+    def __init__(self, *records: dict[str, Any]) -> None:
+        self.records = [CallRecord({"kind": "call", **record}) for record in records]
+
+    def calls(self) -> list[CallRecord]:
+        return self.records
+
+
+def _pydantic_agent(tools: list[Any], calls: list[tuple[str, dict[str, Any]]]) -> Any:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart(name, args) for name, args in calls])
+        return ModelResponse(parts=[TextPart("done")])
+
+    return Agent(FunctionModel(respond), tools=tools)
+
+
+def test_pydantic_ai_an_earlier_run_s_record_does_not_hide_a_later_ungated_call(
+    service: Harness,
+) -> None:
+    pytest.importorskip("pydantic_ai")
+
+    @service.tool(name="read_file", category="file_read", on_block="return")
+    def gated_read(path: str) -> str:
+        """Read a file."""
+        return "text"
+
+    def read_file(path: str) -> str:
+        """Read a file (not wrapped)."""
+        return "text"
+
+    calls = [("read_file", {"path": "README.md"})]
+    first = _pydantic_agent([gated_read], calls).run_sync("go")
+    second = _pydantic_agent([read_file], calls).run_sync("go")
+    assert len(service.calls(tool="read_file")) == 1  # only the first run went through the gate
+    assert ungated_calls(service, first) == []
+    assert ungated_calls(service, second) == ["read_file"]
+
+
+def test_pydantic_ai_two_gated_runs_are_each_clean(service: Harness) -> None:
+    pytest.importorskip("pydantic_ai")
+
+    @service.tool(category="file_read", on_block="return")
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return "text"
+
+    calls = [("read_file", {"path": "README.md"}), ("read_file", {"path": "setup.py"})]
+    runs = [_pydantic_agent([read_file], calls).run_sync("go") for _ in range(2)]
+    assert len(service.calls(tool="read_file")) == 4
+    assert [ungated_calls(service, run) for run in runs] == [[], []]
+
+
+def _scripted_agents_model(*responses: list[tuple[str, dict[str, Any]]]) -> Any:
+    from agents import ModelResponse, Usage
+    from agents.models.interface import Model
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+
+    class Scripted(Model):
+        def __init__(self) -> None:
+            self.turn = 0
+
+        async def get_response(self, *a: Any, **k: Any) -> Any:
+            self.turn += 1
+            if self.turn <= len(responses):
+                output = [
+                    ResponseFunctionToolCall(
+                        id=f"fc_{self.turn}_{n}",
+                        call_id=f"call_{self.turn}_{n}",
+                        type="function_call",
+                        name=name,
+                        arguments=json.dumps(args),
+                    )
+                    for n, (name, args) in enumerate(responses[self.turn - 1])
+                ]
+                return ModelResponse(output=output, usage=Usage(), response_id=None)
+            text = ResponseOutputText(text="done", type="output_text", annotations=[])
+            message = ResponseOutputMessage(
+                id="msg", type="message", role="assistant", status="completed", content=[text]
+            )
+            return ModelResponse(output=[message], usage=Usage(), response_id=None)
+
+        def stream_response(self, *a: Any, **k: Any) -> Any:
+            raise NotImplementedError
+
+    return Scripted()
+
+
+def test_openai_agents_an_older_record_does_not_account_for_a_later_response_s_call(
+    service: Harness,
+) -> None:
+    pytest.importorskip("agents")
+    from agents import Agent, RunConfig, Runner, function_tool
+
+    @function_tool(name_override="read_file")
+    @service.tool(name="read_file", category="file_read", on_block="return")
+    def gated_read(path: str) -> str:
+        """Read a file."""
+        return "text"
+
+    @function_tool
+    @service.tool(category="file_read", on_block="return")
+    def list_dir(path: str) -> str:
+        """List a directory."""
+        return "README.md"
+
+    @function_tool
+    def read_file(path: str) -> str:
+        """Read a file (not wrapped)."""
+        return "text"
+
+    config = RunConfig(tracing_disabled=True)
+    read = [("read_file", {"path": "README.md"})]
+    first = Runner.run_sync(
+        Agent(name="a", model=_scripted_agents_model(read), tools=[gated_read]),
+        "go",
+        run_config=config,
+    )
+    model = _scripted_agents_model([("list_dir", {"path": "."})], read)
+    second = Runner.run_sync(
+        Agent(name="b", model=model, tools=[list_dir, read_file]), "go", run_config=config
+    )
+    assert ungated_calls(service, first) == []
+    # the only read_file record is older than the list_dir call before it
+    assert ungated_calls(service, second) == ["read_file"]
+
+
+def test_openai_agents_calls_of_one_response_match_in_any_order(service: Harness) -> None:
+    pytest.importorskip("agents")
+    from agents import Agent, RunConfig, Runner, function_tool
+
+    @function_tool
+    @service.tool(category="file_read", on_block="return")
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return "text"
+
+    @function_tool
+    @service.tool(category="file_read", on_block="return")
+    def list_dir(path: str) -> str:
+        """List a directory."""
+        return "README.md"
+
+    model = _scripted_agents_model(
+        [("read_file", {"path": "README.md"}), ("list_dir", {"path": "."})],
+        [("list_dir", {"path": "app"}), ("read_file", {"path": "setup.py"})],
+    )
+    result = Runner.run_sync(
+        Agent(name="a", model=model, tools=[read_file, list_dir]),
+        "go",
+        run_config=RunConfig(tracing_disabled=True),
+    )
+    assert len(service.calls()) == 4
+    assert ungated_calls(service, result) == []
+
+
+def _messages(*calls: tuple[str, dict[str, Any]]) -> list[Any]:
+    """pydantic-ai messages of one response calling ``calls``, each returned just now."""
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai.messages import (
+        ModelRequest,
+        ModelResponse,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+
+    now = dt.datetime.now(dt.timezone.utc)
+    parts = [ToolCallPart(name, args, tool_call_id=f"c{n}") for n, (name, args) in enumerate(calls)]
+    returns = [
+        ToolReturnPart(name, "ok", tool_call_id=f"c{n}", timestamp=now + dt.timedelta(seconds=1))
+        for n, (name, _args) in enumerate(calls)
+    ]
+    return [
+        ModelRequest(parts=[UserPromptPart("go")]),
+        ModelResponse(parts=parts, timestamp=now),
+        ModelRequest(parts=returns),
+    ]
+
+
+def _at(seconds: float) -> str:
+    return utc_timestamp(dt.datetime.now(dt.timezone.utc).timestamp() + seconds)
+
+
+def test_a_tool_reached_through_the_recording_proxy_is_not_named_ungated() -> None:
+    session = Records({"tool": "mcp__files__read_file", "timestamp": _at(0.5)})
+    assert ungated_calls(session, _messages(("read_file", {"path": "a"}))) == []
+
+
+def test_a_proxied_record_of_another_tool_accounts_for_no_call() -> None:
+    session = Records(
+        {"tool": "mcp__files__delete_file", "timestamp": _at(0.5)},
+        {"tool": "mcp__read_file__files", "timestamp": _at(0.5)},
+    )
+    assert ungated_calls(session, _messages(("read_file", {"path": "a"}))) == ["read_file"]
+
+
+def test_a_record_written_before_the_call_was_made_accounts_for_none() -> None:
+    session = Records({"tool": "read_file", "timestamp": _at(-60)})
+    assert ungated_calls(session, _messages(("read_file", {"path": "a"}))) == ["read_file"]
+
+
+def test_recorded_parameters_must_be_the_call_s_arguments() -> None:
+    messages = _messages(("read_file", {"path": "a"}))
+    other = Records(
+        {"tool": "read_file", "timestamp": _at(0.5), "request": {"params": {"path": "b"}}}
+    )
+    same = Records(
+        {"tool": "read_file", "timestamp": _at(0.5), "request": {"params": {"path": "a", "n": 1}}}
+    )
+    redacted = Records(
+        {
+            "tool": "read_file",
+            "timestamp": _at(0.5),
+            "request": {"params": {"path": "[secret:ab12cd34]"}},
+        }
+    )
+    assert ungated_calls(other, messages) == ["read_file"]
+    assert ungated_calls(same, messages) == []  # a default the record adds is not an argument
+    assert ungated_calls(redacted, messages) == []  # the record redacts the value: it may be it
