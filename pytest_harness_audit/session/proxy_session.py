@@ -342,8 +342,12 @@ def _tape(
     registry = harness.inspection.inspector.secrets
 
     def redact(value: object) -> object:
-        # secrets the session noted, then the workspace's known secrets in any form
-        return map_strings(harness.secrets.redact(value), registry.redact)
+        # secrets the session noted, then the workspace's known secrets in any form, then
+        # what the chain's records redact besides (a part of a known value): a cassette is
+        # committed, so it holds no more of a secret than a record does
+        value = map_strings(harness.secrets.redact(value), registry.redact)
+        scrub = getattr(harness.chain.builder.scrub, "text", None)
+        return map_strings(value, scrub) if callable(scrub) else value
 
     return CassetteTape(
         chosen[0],
