@@ -25,7 +25,8 @@ A record accounts for one call of this run only, matched by
   same session accounts for none of this run's calls;
 * position: the calls of one model response may run in any order, but the calls of a later
   response come after the records of an earlier one, so a record older than this run's earlier
-  calls accounts for none of its later ones.
+  calls accounts for none of its later ones (not across the samples of an eval log, which run
+  side by side).
 
 With no time given (the Agents SDK, inspect_ai), a run's first calls can still be matched to an
 earlier run's records of the same tool with the same arguments: check each run on a session of
@@ -70,6 +71,7 @@ class _Ran:
     args: Mapping[str, Any] | None = None
     group: int = 0
     span: tuple[_dt.datetime, _dt.datetime] | None = None
+    thread: int = 0  # the sample of an eval log
 
 
 def _args(value: Any) -> Mapping[str, Any] | None:
@@ -167,11 +169,10 @@ def _calls(run: Any) -> list[_Ran]:
         return _pydantic_ai(run.all_messages())
     if hasattr(run, "new_items"):
         return _openai_agents(run.new_items)
-    if hasattr(run, "samples"):  # an inspect_ai eval log: its samples one after the other
+    if hasattr(run, "samples"):  # an inspect_ai eval log
         ran: list[_Ran] = []
-        for sample in run.samples or ():
-            base = max((call.group for call in ran), default=0)
-            ran += [_Ran(c.name, c.args, c.group + base, c.span) for c in _calls(sample)]
+        for at, sample in enumerate(run.samples or ()):
+            ran += [_Ran(c.name, c.args, c.group, c.span, at) for c in _calls(sample)]
         return ran
     if hasattr(run, "messages") and not hasattr(run, "parts"):  # an inspect_ai sample
         return _inspect_ai(run.messages)
@@ -240,14 +241,18 @@ def ungated_calls(harness: _Recorded, run: Any) -> list[str]:
     one call of this run at most, matched as the module doc says.
     """
     records = list(harness.calls())
-    ran = _calls(run)
     used: set[int] = set()
     missing: list[str] = []
-    after = -1  # the last record the calls of earlier responses were matched to
-    group: int | None = None
-    latest = -1
+    # per thread: its current response, the last record its earlier responses were matched
+    # to, and the last record matched so far
+    where: dict[int, tuple[int | None, int, int]] = {}
+    ran = _calls(run)
+    # the samples of an eval log run side by side: their records interleave, and which of two
+    # like records is whose cannot be told, so their calls are matched in no order
+    ordered = len({call.thread for call in ran}) < 2
     for call in ran:
-        if call.group != group:
+        group, after, latest = where.get(call.thread, (None, -1, -1))
+        if ordered and call.group != group:
             group, after = call.group, max(after, latest)
         found = next(
             (
@@ -262,6 +267,7 @@ def ungated_calls(harness: _Recorded, run: Any) -> list[str]:
         else:
             used.add(found)
             latest = max(latest, found)
+        where[call.thread] = (group, after, latest)
     return missing
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -255,3 +256,33 @@ def test_recorded_parameters_must_be_the_call_s_arguments() -> None:
     assert ungated_calls(other, messages) == ["read_file"]
     assert ungated_calls(same, messages) == []  # a default the record adds is not an argument
     assert ungated_calls(redacted, messages) == []  # the record redacts the value: it may be it
+
+
+def _sample(*responses: list[str]) -> SimpleNamespace:
+    """An inspect_ai-like sample: per response, an assistant message and its tool messages."""
+    messages: list[SimpleNamespace] = []
+    for turn, names in enumerate(responses):
+        calls = [SimpleNamespace(id=f"{turn}.{n}", arguments={}) for n in range(len(names))]
+        messages.append(SimpleNamespace(role="assistant", tool_calls=calls))
+        messages += [
+            SimpleNamespace(role="tool", function=name, tool_call_id=f"{turn}.{n}")
+            for n, name in enumerate(names)
+        ]
+    return SimpleNamespace(messages=messages)
+
+
+def test_the_samples_of_an_eval_log_are_matched_side_by_side() -> None:
+    # two samples ran at once: their records interleave in another order than either's
+    session = Records(
+        {"tool": "read_file"}, {"tool": "list_dir"}, {"tool": "read_file"}, {"tool": "list_dir"}
+    )
+    log = SimpleNamespace(
+        samples=[_sample(["read_file"], ["list_dir"]), _sample(["list_dir"], ["read_file"])]
+    )
+    assert ungated_calls(session, log) == []
+
+
+def test_one_sample_s_later_call_is_not_matched_to_an_older_record() -> None:
+    session = Records({"tool": "read_file"}, {"tool": "list_dir"})
+    assert ungated_calls(session, _sample(["list_dir"], ["read_file"])) == ["read_file"]
+    assert ungated_calls(session, _sample(["read_file"], ["list_dir"])) == []
