@@ -42,6 +42,7 @@ from pytest_harness_audit.inspect.effects import (
     diff,
     expected_changes,
 )
+from pytest_harness_audit.inspect.history import UnnamedCommits
 from pytest_harness_audit.inspect.learn import workspace_credentials
 from pytest_harness_audit.inspect.outputs import ValueScan, scan_value
 from pytest_harness_audit.inspect.secret_copies import secret_copies
@@ -198,6 +199,8 @@ class Inspector:
         #: The workspace as the latest call left it (what the next call's snapshot is compared
         #: with), ``None`` before the first.
         self._last: WorkspaceSnapshot | None = None
+        #: Commits earlier calls left unnamed while they still existed (:mod:`.history`).
+        self._unnamed = UnnamedCommits()
 
     @property
     def credential_reads(self) -> CredentialReadWatch | None:
@@ -243,7 +246,7 @@ class Inspector:
         with self._lock:
             last = self._last
         if last is not None and last.root == now.root:
-            between = self._with_copies(diff(last, now), now)
+            between = self._with_unnamed(last, now, self._with_copies(diff(last, now), now))
             if between or between.protected:
                 now.between = between
         if self._reads is not None:
@@ -271,11 +274,29 @@ class Inspector:
                 reads = self._reads.take()  # before the snapshot reads any file itself
             now = self.snapshot()
             effects = self._with_copies(expected_changes(diff(token, now), params), now)
+            effects = self._with_unnamed(token, now, effects)
             between = token.between
             with self._lock:
                 self._last = now
         scan = self._scan_output(output)
         return _findings(effects, scan, output, between, reads)
+
+    def _with_unnamed(
+        self, before: WorkspaceSnapshot, now: WorkspaceSnapshot, effects: Effects
+    ) -> Effects:
+        """``effects`` with the commits an earlier call left unnamed that are gone now."""
+        lost = self._unnamed.lost(
+            self.root,
+            before.history,
+            now.history,
+            objects_changed=bool(before.objects) and before.objects != now.objects,
+            destroyed=effects.history_destroyed,
+        )
+        if not lost:
+            return effects
+        return replace(
+            effects, history_destroyed=tuple(sorted({*effects.history_destroyed, *lost}))
+        )
 
     def _with_copies(self, effects: Effects, now: WorkspaceSnapshot) -> Effects:
         """``effects`` with the files it created or modified that now hold a known secret."""

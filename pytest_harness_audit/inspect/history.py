@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import threading
 import time
 from collections.abc import Iterable
 
@@ -252,3 +253,41 @@ def lost_commits(
             line.split(" ", 1)[0] for line in done.stdout.splitlines() if line.endswith(" missing")
         )
     )
+
+
+class UnnamedCommits:
+    """Commits a call left named by no ref or recent reflog entry while they still existed
+    (an orphan branch replacing ``main``, ``git branch -D``, ``git reflog expire``): nothing
+    was lost then, but the call that later prunes them (``git gc --prune=now``) destroys them,
+    and the refs its own snapshot reads no longer name them. So they are kept for the session
+    and checked whenever a later call moves the object store. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._commits: frozenset[str] = frozenset()
+        self._lock = threading.Lock()
+
+    def lost(
+        self,
+        root: str,
+        before: frozenset[str] | None,
+        after: frozenset[str] | None,
+        *,
+        objects_changed: bool,
+        destroyed: Iterable[str] = (),
+    ) -> tuple[str, ...]:
+        """The kept commits that no longer exist after a call from ``before`` to ``after``
+        (:func:`commit_tips`; git is asked only when ``objects_changed``), sorted; then keep the
+        commits ``before`` named that ``after`` does not (``destroyed``: those the call's own
+        reading found lost)."""
+        named = after or frozenset()
+        with self._lock:
+            pending = self._commits - named
+        lost: tuple[str, ...] = ()
+        if pending and objects_changed:
+            lost = lost_commits(root, pending, frozenset(), objects_changed=True)
+        gone = {sha for sha in (before or frozenset()) - named if not sha.startswith(MASKS)}
+        kept = (pending | gone) - set(lost) - set(destroyed)
+        with self._lock:
+            # a repository whose refs the reading cannot keep (MAX_TIPS) is not judged either
+            self._commits = frozenset(kept) if len(kept) <= MAX_TIPS else frozenset()
+        return lost
