@@ -23,6 +23,7 @@ from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
 from pytest_harness_audit.gate import Classifier
 from pytest_harness_audit.gate.approvals import Approver, table_approver
 from pytest_harness_audit.gate.inspection import SessionInspection
+from pytest_harness_audit.gate.install_watch import InstallWatch
 from pytest_harness_audit.gate.record_scrub import KeptSecrets, RecordScrub
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.inspect import Inspector
@@ -159,6 +160,9 @@ class Harness(ChainQueries):
             Inspector(self.root, secrets=kept, protect=self.policy.protect), self.policy
         )
         self.gate.inspectors.append(self.inspection)
+        #: The auditor's installation, judged by what each call did to it.
+        self.install_watch = InstallWatch.of(self.gate.install_guard.paths)
+        self.gate.inspectors.append(self.install_watch)
         self.secrets.on_add = self.inspection.inspector.secrets.add
         # every string of every record, not only the parameters: no field holds a known secret
         self.chain.builder.scrub = RecordScrub(self.gate.inspectors, self.secrets, kept)
