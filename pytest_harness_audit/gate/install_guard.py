@@ -10,7 +10,8 @@ deletes or moves:
 * the package's files (here, or in any environment's ``site-packages``);
 * the entry points that run it, or any file named like one (``~/.local/bin/harness-audit``
   would shadow the real one on ``PATH``);
-* the interpreter they run on, the standard library and the environment's packages it imports;
+* the interpreter they run on, the standard library and the environment's packages it imports,
+  and the environment's ``pip.conf`` (where its later installs come from);
 * the session's policy file;
 
 or when it uninstalls or reinstalls the package. Reading them stays allowed.
@@ -69,6 +70,8 @@ def installation_paths() -> tuple[str, ...]:
         paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths
     )
     found.append(os.path.join(sys.prefix, "pyvenv.cfg"))
+    # where the environment's later installs come from (`pip config --site set`)
+    found.append(os.path.join(sys.prefix, "pip.conf"))
     real = [os.path.realpath(path) for path in found]
     return tuple(dict.fromkeys(found + real))
 

@@ -29,6 +29,7 @@ from pytest_harness_audit.policy.shell.env_loaders import NAMES as LOADER_NAMES
 from pytest_harness_audit.policy.shell.env_loaders import loaders
 from pytest_harness_audit.policy.shell.registries import NAMES as REGISTRY_CLIENTS
 from pytest_harness_audit.policy.shell.registries import registries
+from pytest_harness_audit.policy.shell.tool_config import tool_config
 from pytest_harness_audit.policy.shell.tools import option_value, split_options
 from pytest_harness_audit.policy.shell.tree_reads import tree_reads
 
@@ -53,6 +54,7 @@ def disguised(name: str, args: list[str], ctx: Context) -> None:
         loaders(name, args, ctx)
     if name in REGISTRY_CLIENTS or name.startswith(("python", "pip")):
         registries(name, args, ctx)  # `pip install -i URL x`: a network exchange with URL
+        tool_config(name, args, ctx)  # `npm config set registry URL`: a write of ~/.npmrc
     if name.startswith("python"):
         _python_module(args, ctx)
     elif name not in NAMES:

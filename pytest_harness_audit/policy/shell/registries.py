@@ -54,13 +54,13 @@ def registries(name: str, args: list[str], ctx: Context) -> None:
         return
     kind = client[0]
     words = client[1]
-    urls = [v for v in _values(kind, words) if _elsewhere(v)]
+    urls = [v for v in _values(kind, words) if elsewhere(v)]
     if kind == "poetry" and words[:2] == ["source", "add"]:
-        urls.extend(w for w in words[2:] if _elsewhere(w))
+        urls.extend(w for w in words[2:] if elsewhere(w))
     for variable in _VARIABLES:
         value = ctx.variable(variable)
         if value and kind != "poetry":
-            urls.extend(v for v in value.split() if _elsewhere(v))
+            urls.extend(v for v in value.split() if elsewhere(v))
     if urls:
         ctx.note(NETWORK_NOTE)
         ctx.reading.reads.extend(u for u in urls if u not in ctx.reading.reads)
@@ -95,7 +95,7 @@ def _values(kind: str, words: list[str]) -> list[str]:
     return found
 
 
-def _elsewhere(value: str) -> bool:
+def elsewhere(value: str) -> bool:
     """Whether ``value`` is the URL of an index or registry other than the public ones."""
     scheme, separator, _rest = value.partition("://")
     scheme = scheme.lower().rpartition("+")[2]  # `sparse+https://`, `git+https://`
@@ -110,4 +110,4 @@ def _elsewhere(value: str) -> bool:
     return host not in _PUBLIC or port is not None
 
 
-__all__ = ["NAMES", "registries"]
+__all__ = ["NAMES", "elsewhere", "registries"]
