@@ -16,7 +16,8 @@ operands.
   compressed in place is left to the effect inspection: files deleted).
 * **Command strings**: ``trap 'CMD' SIGNAL`` runs ``CMD`` (at exit, at the latest).
 * ``git config -f FILE`` reads ``FILE``; ``git archive [TREE] [PATH…]`` and ``git bundle
-  create`` pack committed files: read as the work tree's files under those paths.
+  create`` pack committed files, ``git daemon [--base-path=DIR] [DIR…]`` and ``git instaweb``
+  serve them on the network: read as the work tree's files under those paths.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import os
 import shlex
 
 from pytest_harness_audit.policy.shell.context import Context
+from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
 from pytest_harness_audit.policy.shell.env_loaders import NAMES as LOADER_NAMES
 from pytest_harness_audit.policy.shell.env_loaders import loaders
 from pytest_harness_audit.policy.shell.registries import NAMES as REGISTRY_CLIENTS
@@ -124,8 +126,9 @@ def _leading_options(args: list[str], valued: frozenset[str]) -> tuple[list[str]
 
 def _git(args: list[str], ctx: Context) -> None:
     """``git config -f FILE`` reads (and prints) ``FILE``; ``git archive`` packs the committed
-    files of its paths (a ``.env`` committed there too), ``git bundle create`` every commit:
-    read as the work tree's files there are."""
+    files of its paths (a ``.env`` committed there too), ``git bundle create`` every commit,
+    ``git daemon`` and ``git instaweb`` serve them on the network: read as the work tree's
+    files there are."""
     index = 0
     while index < len(args) and args[index].startswith("-"):  # `git -C DIR -c k=v archive`
         index += 2 if args[index] in ("-C", "-c", "--git-dir", "--work-tree") else 1
@@ -140,6 +143,12 @@ def _git(args: list[str], ctx: Context) -> None:
         tree_reads("tar", ["-cf", "/dev/null", "--", *(paths or ["."])], ctx)
     elif sub == "bundle" and rest[:1] == ["create"]:
         tree_reads("tar", ["-cf", "/dev/null", "--", "."], ctx)
+    elif sub in ("daemon", "instaweb") and not {"-h", "--help"} & set(rest):
+        # a server of the repositories under its folders: every committed file, to anyone
+        ctx.note(NETWORK_NOTE)
+        folders = [w.partition("=")[2] for w in rest if w.startswith("--base-path=")]
+        folders += [w for w in rest if not w.startswith("-")] if sub == "daemon" else []
+        tree_reads("tar", ["-cf", "/dev/null", "--", *(folders or ["."])], ctx)
 
 
 _GIT_ARCHIVE_VALUED = frozenset({"-o", "--output", "--format", "--prefix", "--remote", "--exec",
