@@ -246,12 +246,14 @@ def _open_gate(storage: Path, session_id: str, policy: Any, root: str | None) ->
     if root is not None:
         # the workspace's secrets and what each call did to it, as in the harness door
         from pytest_harness_audit.gate.inspection import SessionInspection
+        from pytest_harness_audit.gate.install_watch import InstallWatch
         from pytest_harness_audit.gate.record_scrub import KeptSecrets, RecordScrub
         from pytest_harness_audit.inspect import Inspector
 
         kept = KeptSecrets()
         inspector = Inspector(Path(root), secrets=kept, protect=policy.protect)
         gate.inspectors.append(SessionInspection(inspector, policy))
+        gate.inspectors.append(InstallWatch.of(gate.install_guard.paths))
         # every string of every record, the parts of a split value included
         gate.chain.builder.scrub = RecordScrub(gate.inspectors, kept=kept)
     return gate

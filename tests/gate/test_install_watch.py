@@ -105,3 +105,18 @@ def test_the_watch_covers_the_real_installation(tmp_path: Path) -> None:
         assert any(path.endswith(os.path.join("gate", "gate.py")) for path in watch.stamp())
     finally:
         made.close()
+
+
+def test_the_proxy_command_watches_the_installation(tmp_path: Path) -> None:
+    from pytest_harness_audit.cli import proxy_cmd
+    from pytest_harness_audit.policy import Policy
+
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    gate = proxy_cmd._open_gate(tmp_path / "audit", "s1", Policy.preset("safety"), str(workspace))
+    try:
+        assert any(isinstance(i, InstallWatch) for i in gate.inspectors)
+    finally:
+        for inspector in gate.inspectors:
+            getattr(inspector, "close", lambda: None)()
+        gate.chain.close()
