@@ -34,7 +34,8 @@ from pytest_harness_audit.gate.seam import NO_FINDINGS, CallFindings, Outcome
 from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
 from pytest_harness_audit.inspect import WATCHED_CATEGORIES
 
-#: The file in a folder of another package whose stat is kept too.
+#: The file in a folder of another package whose stat is kept too: a package's start, and a
+#: distribution's (``*.dist-info``) plugins.
 _INNER = ("__init__.py", "entry_points.txt")
 #: Files of the package folder walked at most (an installation is a few hundred).
 _MAX_FILES = 5_000
@@ -85,9 +86,8 @@ class InstallWatch:
         """The stat of everything watched, now."""
         found: Stamp = {path: _stat(path) for path in self.files}
         count = 0
-        for folder, _, names in os.walk(self.package):
-            if "__pycache__" in folder:
-                continue
+        for folder, dirs, names in os.walk(self.package):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
             for name in names:
                 count += 1
                 if count > _MAX_FILES:
@@ -113,9 +113,8 @@ class InstallWatch:
                     continue
                 # a folder's own change time moves when an import writes its __pycache__
                 found[entry.path] = (info.st_ino, 0, 0, stat.S_IFDIR)
-                for inner in _INNER:
-                    path = os.path.join(entry.path, inner)
-                    found[path] = _stat(path)
+                path = os.path.join(entry.path, _INNER[entry.name.endswith(".dist-info")])
+                found[path] = _stat(path)
         return found
 
     def before(self, tool: str, category: str, params: Mapping[str, Any]) -> object:
