@@ -74,6 +74,7 @@ __all__ = [
     "OUTPUT_PARTLY_SCANNED",
     "PROTECTED_FILE_CHANGED",
     "SECRET_EXPOSURE",
+    "SESSION_LOST",
     "WATCHED_CATEGORIES",
     "Effects",
     "Findings",
@@ -97,6 +98,10 @@ FILES_DELETED = "files_deleted"
 tracked file that had content was emptied, blanked or made unusable (``effects.emptied``)."""
 DIRECTORY_DELETED = "directory_deleted"
 """At least one directory was deleted."""
+SESSION_LOST = "sessionTrackedLost"
+"""The effects field of a call that lost tracked files after earlier calls lost others: how many
+the session has lost so far (deleted or emptied, not put back). Over ten is a large deletion
+however the calls shared it out."""
 HISTORY_DESTROYED = "history_destroyed"
 """Commits a ref or reflog named before the call no longer exist after it: committed history
 lost for good (``effects.historyDestroyed``); or commits git showed before it are hidden by a
@@ -199,6 +204,8 @@ class Inspector:
         #: The workspace as the latest call left it (what the next call's snapshot is compared
         #: with), ``None`` before the first.
         self._last: WorkspaceSnapshot | None = None
+        #: Tracked files the session's calls deleted or emptied and did not put back.
+        self._lost: set[str] = set()
         #: Commits earlier calls left unnamed while they still existed (:mod:`.history`).
         self._unnamed = UnnamedCommits()
 
@@ -279,7 +286,21 @@ class Inspector:
             with self._lock:
                 self._last = now
         scan = self._scan_output(output)
-        return _findings(effects, scan, output, between, reads)
+        found = _findings(effects, scan, output, between, reads)
+        lost = self._session_lost(effects) if effects is not None else 0
+        if lost:
+            found = replace(found, effects={**found.effects, SESSION_LOST: lost})
+        return found
+
+    def _session_lost(self, effects: Effects) -> int:
+        """How many tracked files the session has deleted or emptied so far (and not put back),
+        when this call lost some and earlier calls did too; else 0."""
+        now_lost = {*effects.tracked_deleted, *effects.emptied}
+        back = {*effects.created, *effects.modified} - set(effects.emptied)
+        with self._lock:
+            self._lost = (self._lost - back) | now_lost
+            total = len(self._lost)
+        return total if now_lost and total > len(now_lost) else 0
 
     def _with_unnamed(
         self, before: WorkspaceSnapshot, now: WorkspaceSnapshot, effects: Effects
