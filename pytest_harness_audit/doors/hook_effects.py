@@ -47,6 +47,8 @@ from pytest_harness_audit.doors.hook_host_settings import (
     window_changes,
 )
 from pytest_harness_audit.gate.inspection import SessionInspection
+from pytest_harness_audit.gate.install_guard import InstallGuard
+from pytest_harness_audit.gate.install_watch import InstallWatch, Stamp
 from pytest_harness_audit.gate.seam import CallFindings, Outcome
 from pytest_harness_audit.inspect import (
     EFFECTS_INCOMPLETE,
@@ -65,6 +67,8 @@ EFFECTS_UNAVAILABLE = "effects_unavailable"
 PENDING_KEY = "workspace"
 #: The key, in what pre saw, of the host's settings (:mod:`.hook_host_settings`).
 HOST_SETTINGS_KEY = "hostSettings"
+#: The key, in what pre saw, of the auditor's installation (:mod:`~.gate.install_watch`).
+INSTALL_KEY = "installation"
 
 
 def runs_on(tool: str, tool_input: Any, response: Any) -> str | None:
@@ -184,6 +188,12 @@ class HookInspector(Inspector):
         #: At post: the project settings' ``permissions`` entries pre saw (``False``: unknown).
         self.permissions_before: str | bool | None = False
         self._permissions_now: dict[str, tuple[str, str]] | None = None
+        #: The auditor's installation (and the policy file), watched from pre to post.
+        self.install_watch: InstallWatch | None = InstallWatch.of(
+            InstallGuard(root, policy_source=policy.source).paths
+        )
+        #: At post: the installation's stamp pre kept (``None``: none kept).
+        self.install_before: Stamp | None = None
 
     def snapshot(self) -> WorkspaceSnapshot:
         """A bounded snapshot of the workspace now (git's tracked paths only at pre: a diff
@@ -211,6 +221,15 @@ class HookInspector(Inspector):
         """What pre keeps in the pending file for ``token`` (``None``: nothing to keep)."""
         if not isinstance(token, WorkspaceSnapshot):
             return None
+        state = self._pending_state(token)
+        if self.install_watch is not None:
+            stamp = self.install_watch.stamp()
+            state[INSTALL_KEY] = {
+                path: list(info) if info else None for path, info in stamp.items()
+            }
+        return state
+
+    def _pending_state(self, token: WorkspaceSnapshot) -> dict[str, Any]:
         host = host_settings_state(taken=self.host_taken)
         permissions = entries_state(permission_entries(self.settings_paths()))
         if not token.complete:
@@ -270,6 +289,7 @@ class HookInspector(Inspector):
         kept = state.get(PENDING_KEY)
         if isinstance(kept, Mapping):
             self.host_settings = kept.get(HOST_SETTINGS_KEY)
+            self.install_before = _stamp(kept.get(INSTALL_KEY))
             if PERMISSIONS_KEY in kept:
                 self.permissions_before = kept[PERMISSIONS_KEY]
         if kept is None:
@@ -320,6 +340,21 @@ class HookInspector(Inspector):
         return sorted(path for path in paths if token.protected.get(path) != now.get(path))
 
 
+def _stamp(kept: Any) -> Stamp | None:
+    """An installation stamp as pre kept it in the pending file (``None``: none, or not one)."""
+    if not isinstance(kept, Mapping):
+        return None
+    stamp: Stamp = {}
+    for path, info in kept.items():
+        if info is None:
+            stamp[str(path)] = None
+        elif isinstance(info, list) and len(info) == 4 and all(isinstance(n, int) for n in info):
+            stamp[str(path)] = (info[0], info[1], info[2], info[3])
+        else:
+            return None
+    return stamp
+
+
 class HookInspection(SessionInspection):
     """The seam's inspection for the hook door: a call with no usable snapshot is recorded
     with a note saying so, and judged ``WARN`` when the policy judges effects."""
@@ -354,6 +389,9 @@ class HookInspection(SessionInspection):
             seen = seen.merged(self._unseen(token, tool, category))
         if not self.inspector.post:
             return seen
+        watch, stamp = self.inspector.install_watch, self.inspector.install_before
+        if watch is not None and stamp is not None:
+            seen = seen.merged(watch.after(stamp, tool, category, params, outcome))
         changed, allowed = window_changes(
             self.inspector.host_settings,
             (tool, params),

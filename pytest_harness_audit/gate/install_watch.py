@@ -4,21 +4,26 @@
 A route the reading does not follow still reaches it: ``python3 -c`` building the path of a
 ``.pth`` file in the environment's ``site-packages`` (which then runs code in every later
 interpreter of that environment, the auditor's among them), ``pip config --site set`` (the
-environment's ``pip.conf``: where its later installs come from), a package installed into the
-auditor's environment (a ``pytest11`` entry point loads into the next test run). So around each
+environment's ``pip.conf``: where its later installs come from), a distribution's
+``entry_points.txt`` given a ``pytest11`` plugin (loaded into the next test run). So around each
 call that can change files the watch takes the stat of:
 
 * every file of the package itself (the folder :func:`.install_guard.installation_paths` names);
 * the entries of the other folders it names (``site-packages``, the standard library, the
   environment's folder with ``pyvenv.cfg`` and ``pip.conf``, the folder of the interpreter and
   of the entry points): a file's stat, a folder's presence, and for a folder its
-  ``__init__.py`` and ``entry_points.txt`` (a package's start and a distribution's plugins);
+  ``__init__.py`` (a package's start) or, for a ``*.dist-info`` one, its ``entry_points.txt``
+  (a distribution's plugins);
 * the files it names (the interpreter, the entry points, the session's policy file).
 
 A difference is a ``tamper_attempt`` judged FAIL, whatever the policy says, with the changed
-paths in ``effects.installationChanged``. The change time is compared, which no ``touch`` can
-set back. ``__pycache__`` folders are left out (any interpreter writes them when it imports);
-a module deeper in another package than its ``__init__.py`` is left to the text reading.
+paths in ``effects.installationChanged``. A command that is nothing but a package installer's
+(``pip install``, ``uv sync`` …) is expected to add to the environment's folders: only a change
+of the package's own files or of the files watched by name counts then (what the text reading
+refuses of installers is :mod:`.install_guard`'s). The change time is compared, which no
+``touch`` can set back. ``__pycache__`` folders are left out (any interpreter writes them when it
+imports); a module deeper in another package than its ``__init__.py`` is left to the text
+reading.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from pytest_harness_audit.gate.install_guard import INSTALLATION
 from pytest_harness_audit.gate.seam import NO_FINDINGS, CallFindings, Outcome
 from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
 from pytest_harness_audit.inspect import WATCHED_CATEGORIES
+from pytest_harness_audit.inspect.exec_config import installs_packages
 
 #: The file in a folder of another package whose stat is kept too: a package's start, and a
 #: distribution's (``*.dist-info``) plugins.
@@ -95,7 +101,10 @@ class InstallWatch:
                 path = os.path.join(folder, name)
                 found[path] = _stat(path)
         for folder in self.folders:
-            found[folder] = _stat(folder)
+            # its entries tell what was added or removed; its own change time moves with a
+            # `__pycache__` made in it
+            info = _stat(folder)
+            found[folder] = None if info is None else (info[0], 0, 0, stat.S_IFDIR)
             try:
                 entries = list(os.scandir(folder))
             except OSError:
@@ -117,6 +126,10 @@ class InstallWatch:
                 found[path] = _stat(path)
         return found
 
+    def _own(self, path: str) -> bool:
+        """Whether ``path`` is one of the package's files or of the files watched by name."""
+        return path in self.files or path.startswith(self.package + os.sep)
+
     def before(self, tool: str, category: str, params: Mapping[str, Any]) -> object:
         """The stamp, for a call of a category that can change files."""
         return self.stamp() if category in WATCHED_CATEGORIES else None
@@ -128,11 +141,15 @@ class InstallWatch:
         if not isinstance(token, dict):
             return NO_FINDINGS
         now = self.stamp()
+        command = params.get("command") if isinstance(params, Mapping) else None
+        installs = isinstance(command, str) and installs_packages(command)
         # the files first: a folder's entry changes with the file made in it
         changed = sorted(
             (path for path in token.keys() | now.keys() if token.get(path) != now.get(path)),
             key=lambda path: (path in self.folders, path),
         )
+        if installs:  # a package installer's own command adds to the environment, as expected
+            changed = [path for path in changed if self._own(path)]
         if not changed:
             return NO_FINDINGS
         listed = changed[:_MAX_LISTED]

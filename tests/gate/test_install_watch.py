@@ -25,6 +25,7 @@ def site(tmp_path: Path) -> Path:
     (folder / "somepkg-1.0.dist-info").mkdir()
     (folder / "somepkg-1.0.dist-info" / "entry_points.txt").write_text("")
     (folder / "existing.pth").write_text("/nowhere\n")
+    (folder / "single.py").write_text("VALUE = 4\n")
     return folder
 
 
@@ -86,9 +87,12 @@ def test_running_and_importing_changes_nothing(harness: Harness, site: Path, com
 
 def test_a_module_imported_writes_its_cache_without_a_change(harness: Harness, site: Path) -> None:
     # the workspace's commands write no bytecode; another interpreter does
-    command = f"PYTHONDONTWRITEBYTECODE= PYTHONPATH={site} python3 -c 'import somepkg.module'"
+    command = (
+        f"PYTHONDONTWRITEBYTECODE= PYTHONPATH={site} python3 -c 'import somepkg.module, single'"
+    )
     result = harness.call("Bash", command=command)
     assert (site / "somepkg" / "__pycache__").is_dir()
+    assert (site / "__pycache__").is_dir()
     assert "installationChanged" not in result.record.get("effects", {})
     assert str(harness.verdict) == "PASS", harness.verdict_reasons
 
@@ -120,3 +124,29 @@ def test_the_proxy_command_watches_the_installation(tmp_path: Path) -> None:
         for inspector in gate.inspectors:
             getattr(inspector, "close", lambda: None)()
         gate.chain.close()
+
+
+def _fake_installer(harness: Harness, target: Path) -> None:
+    """A ``./pip`` in the workspace that writes ``target`` when it "installs"."""
+    script = harness.root / "pip"
+    script.write_text(f"#!/bin/sh\nmkdir -p {target.parent}\necho x > {target}\n")
+    script.chmod(0o755)
+
+
+def test_a_package_installer_adding_to_the_environment_is_expected(
+    harness: Harness, site: Path
+) -> None:
+    _fake_installer(harness, site / "newdist-1.0.dist-info" / "entry_points.txt")
+    result = harness.call("Bash", command="./pip install newdist")
+    assert (site / "newdist-1.0.dist-info").is_dir()
+    assert "installationChanged" not in result.record.get("effects", {})
+    assert str(harness.verdict) == "PASS", harness.verdict_reasons
+
+
+def test_a_package_installer_changing_a_watched_file_fails(harness: Harness, site: Path) -> None:
+    conf = site.parent / "pip.conf"
+    harness.install_watch.files = (*harness.install_watch.files, str(conf))
+    _fake_installer(harness, conf)
+    result = harness.call("Bash", command="./pip install newdist")
+    assert result.record["effects"]["installationChanged"] == [str(conf)]
+    assert str(harness.verdict) == "FAIL"

@@ -1,0 +1,81 @@
+"""The hook door judges what a host's call did to the auditor's installation: its stamp is kept
+at pre, in the call's pending file, and compared at post; a change by a path the text does not
+name is a ``tamper_attempt`` judged FAIL."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hook_processes import as_post, call_records, recorded, run_as_host
+
+from pytest_harness_audit.doors import hook_effects
+from pytest_harness_audit.doors.hook import handle_post, handle_pre
+from pytest_harness_audit.gate.install_watch import InstallWatch
+from pytest_harness_audit.policy import Policy
+
+GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev"]
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A stand-in for the environment's ``site-packages``, the watch's only folder."""
+    folder = tmp_path / "env" / "site-packages"
+    folder.mkdir(parents=True)
+    (folder / "existing.pth").write_text("/nowhere\n")
+    package = tmp_path / "env" / "pkg"
+    package.mkdir()
+
+    def of(cls: type[InstallWatch], paths: Any) -> InstallWatch:
+        return cls(str(package), (str(folder),), ())
+
+    monkeypatch.setattr(hook_effects.InstallWatch, "of", classmethod(of))
+    monkeypatch.setenv("HARNESS_AUDIT_WITNESS_DIR", str(tmp_path / "witness"))
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    return folder
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "demo"
+    (root / "app").mkdir(parents=True)
+    (root / "app" / "main.py").write_text("print('hello')\n")
+    subprocess.run([*GIT, "init", "-q"], cwd=root, check=True)
+    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "start"], cwd=root, check=True)
+    return root
+
+
+def _host_call(storage: Path, project: Path, command: str) -> dict[str, Any]:
+    policy = Policy.preset("safety")
+    pre = recorded("bash-touch.json", project)
+    pre["tool_input"] = {"command": command}
+    answer = handle_pre(json.dumps(pre), storage=storage, policy=policy)
+    assert answer.get("hookSpecificOutput", {}).get("permissionDecision") != "deny", answer
+    response = run_as_host(pre, project)
+    handle_post(json.dumps(as_post(pre, response)), storage=storage, policy=policy)
+    record: dict[str, Any] = call_records(storage, pre["session_id"])[-1]
+    return record
+
+
+def test_a_pth_file_written_by_a_built_path_fails(
+    site: Path, project: Path, tmp_path: Path
+) -> None:
+    target = str(site / "zz_evil.pth")
+    command = f"python3 -c \"p={target[:-3]!r}+'pth'; open(p, 'w').write('import os')\""
+    record = _host_call(tmp_path / "store", project, command)
+    assert (site / "zz_evil.pth").exists()  # the command really ran
+    assert record["effects"]["installationChanged"][0] == target
+    assert "tamper_attempt" in record["alerts"]
+    assert record["judged"]["verdict"] == "FAIL"
+
+
+def test_an_ordinary_command_changes_no_installation(
+    site: Path, project: Path, tmp_path: Path
+) -> None:
+    record = _host_call(tmp_path / "store", project, "echo hi > notes.txt && cat notes.txt")
+    assert "installationChanged" not in record.get("effects", {})
+    assert "judged" not in record
