@@ -103,8 +103,8 @@ class InstallWatch:
         for folder in self.folders:
             # its entries tell what was added or removed; its own change time moves with a
             # `__pycache__` made in it
-            info = _stat(folder)
-            found[folder] = None if info is None else (info[0], 0, 0, stat.S_IFDIR)
+            own = _stat(folder)
+            found[folder] = None if own is None else (own[0], 0, 0, stat.S_IFDIR)
             try:
                 entries = list(os.scandir(folder))
             except OSError:

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from hook_processes import as_post, call_records, recorded, run_as_host
 
-from pytest_harness_audit.doors import hook_effects
 from pytest_harness_audit.doors.hook import handle_post, handle_pre
 from pytest_harness_audit.gate.install_watch import InstallWatch
 from pytest_harness_audit.policy import Policy
@@ -32,7 +31,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     def of(cls: type[InstallWatch], paths: Any) -> InstallWatch:
         return cls(str(package), (str(folder),), ())
 
-    monkeypatch.setattr(hook_effects.InstallWatch, "of", classmethod(of))
+    monkeypatch.setattr(InstallWatch, "of", classmethod(of))
     monkeypatch.setenv("HARNESS_AUDIT_WITNESS_DIR", str(tmp_path / "witness"))
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     return folder
