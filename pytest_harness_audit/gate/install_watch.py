@@ -24,6 +24,18 @@ refuses of installers is :mod:`.install_guard`'s). The change time is compared, 
 ``touch`` can set back. ``__pycache__`` folders are left out (any interpreter writes them when it
 imports); a module deeper in another package than its ``__init__.py`` is left to the text
 reading.
+
+On Linux the kernel watches all of this (:mod:`.install_events`, one watcher a process), so a
+call that changed nothing takes no stamp: ``before`` notes how far the watcher's journal of
+changed paths goes, ``after`` reads the paths it names since, kept to those this watch covers
+(the paths a stamp keeps; a file also when it was opened for writing and closed, a watched
+folder also when its own mode or owner changed). A full stamp is kept as the baseline (one for
+every watch of the same paths), taken again at a ``before`` only when something watched changed
+since it was taken. When events were lost between ``before`` and ``after`` (the kernel's queue
+overflowed, the watches could not be kept) ``after`` compares a new stamp with that baseline,
+as without the watcher: what changed is reported as a stamp reports it. Where inotify is missing
+or runs short of watches, ``before`` and ``after`` take stamps. The hook door keeps a stamp from
+its pre step to its post step (two processes): :meth:`InstallWatch.stamp`.
 """
 
 from __future__ import annotations
@@ -32,23 +44,38 @@ import os
 import stat
 import sys
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
+from pytest_harness_audit.gate.install_events import (
+    InstallEvents,
+    Spec,
+    Stamp,
+    inner_file,
+    shared_events,
+)
 from pytest_harness_audit.gate.install_guard import INSTALLATION
 from pytest_harness_audit.gate.seam import NO_FINDINGS, CallFindings, Outcome
 from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
 from pytest_harness_audit.inspect import WATCHED_CATEGORIES
 from pytest_harness_audit.inspect.exec_config import installs_packages
 
-#: The file in a folder of another package whose stat is kept too: a package's start, and a
-#: distribution's (``*.dist-info``) plugins.
-_INNER = ("__init__.py", "entry_points.txt")
 #: Files of the package folder walked at most (an installation is a few hundred).
 _MAX_FILES = 5_000
 #: Paths listed in a record at most.
 _MAX_LISTED = 20
-Stamp = dict[str, tuple[int, int, int, int] | None]
-"""Path → ``(inode, change time ns, size, mode)`` (``None``: nothing there)."""
+
+
+class _Mark(NamedTuple):
+    """What ``before`` keeps while the kernel watches: the journal's version then, and the
+    baseline stamp (the installation as it was then, for a call whose events were lost)."""
+
+    events: InstallEvents
+    version: int
+    baseline: Stamp
+
+
+def _differ(before: Stamp, now: Stamp) -> list[str]:
+    return [path for path in before.keys() | now.keys() if before.get(path) != now.get(path)]
 
 
 def _stat(path: str) -> tuple[int, int, int, int] | None:
@@ -122,7 +149,7 @@ class InstallWatch:
                     continue
                 # a folder's own change time moves when an import writes its __pycache__
                 found[entry.path] = (info.st_ino, 0, 0, stat.S_IFDIR)
-                path = os.path.join(entry.path, _INNER[entry.name.endswith(".dist-info")])
+                path = inner_file(entry.path)
                 found[path] = _stat(path)
         return found
 
@@ -130,26 +157,58 @@ class InstallWatch:
         """Whether ``path`` is one of the package's files or of the files watched by name."""
         return path in self.files or path.startswith(self.package + os.sep)
 
+    def _covers(self, path: str) -> bool:
+        """Whether a stamp keeps ``path`` (or, for a folder of the watch, its presence)."""
+        if path == self.package or self._own(path) or path in self.folders:
+            return True
+        parent = os.path.dirname(path)
+        if parent in self.folders:
+            return True
+        return os.path.dirname(parent) in self.folders and path == inner_file(parent)
+
+    def _spec(self) -> Spec:
+        return (self.package, self.folders, self.files)
+
     def before(self, tool: str, category: str, params: Mapping[str, Any]) -> object:
-        """The stamp, for a call of a category that can change files."""
-        return self.stamp() if category in WATCHED_CATEGORIES else None
+        """For a call of a category that can change files: the watcher's mark, or the stamp
+        where the kernel does not watch (see the module doc)."""
+        if category not in WATCHED_CATEGORIES:
+            return None
+        events = shared_events()
+        if events is None or not events.watch(self, self._spec()):
+            return self.stamp()
+        spec = self._spec()
+        version = events.mark()
+        kept = events.baselines.get(spec)
+        since = None if kept is None else events.since(kept[0])
+        if kept is None or since is None or any(self._covers(path) for path in since):
+            # (a stamp taken by another thread meanwhile is as good: each is the installation
+            # at or after its version)
+            kept = events.baselines[spec] = (version, self.stamp())
+        return _Mark(events, version, kept[1])
 
     def after(
         self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome
     ) -> CallFindings:
         """``tamper_attempt`` judged FAIL when anything watched changed during the call."""
-        if not isinstance(token, dict):
+        if isinstance(token, _Mark):
+            since = token.events.since(token.version)
+            if since is None:  # events lost: compare with the installation as it was before
+                found = _differ(token.baseline, self.stamp())
+            else:
+                found = list({path for path in since if self._covers(path)})
+        elif isinstance(token, dict):
+            found = _differ(token, self.stamp())
+        else:
             return NO_FINDINGS
-        now = self.stamp()
+        if not found:
+            return NO_FINDINGS
         command = params.get("command") if isinstance(params, Mapping) else None
-        installs = isinstance(command, str) and installs_packages(command)
+        if isinstance(command, str) and installs_packages(command):
+            # a package installer's own command adds to the environment, as expected
+            found = [path for path in found if self._own(path)]
         # the files first: a folder's entry changes with the file made in it
-        changed = sorted(
-            (path for path in token.keys() | now.keys() if token.get(path) != now.get(path)),
-            key=lambda path: (path in self.folders, path),
-        )
-        if installs:  # a package installer's own command adds to the environment, as expected
-            changed = [path for path in changed if self._own(path)]
+        changed = sorted(found, key=lambda path: (path in self.folders, path))
         if not changed:
             return NO_FINDINGS
         listed = changed[:_MAX_LISTED]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_harness_audit.gate import install_watch
 from pytest_harness_audit.gate.install_watch import InstallWatch
 from pytest_harness_audit.session.harness import Harness
 
@@ -29,8 +30,13 @@ def site(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.fixture
-def harness(tmp_path: Path, site: Path) -> Iterator[Harness]:
+@pytest.fixture(params=["kernel", "stamps"])
+def harness(
+    tmp_path: Path, site: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Harness]:
+    """A harness whose watch covers ``site`` too: by the kernel's events, or by stamps alone."""
+    if request.param == "stamps":
+        monkeypatch.setattr(install_watch, "shared_events", lambda: None)
     made = Harness.create(tmp_path / "run", template="python-service", policy="permissive")
     watch = made.install_watch
     watch.folders = (*watch.folders, str(site), str(site.parent))
@@ -149,4 +155,37 @@ def test_a_package_installer_changing_a_watched_file_fails(harness: Harness, sit
     _fake_installer(harness, conf)
     result = harness.call("Bash", command="./pip install newdist")
     assert result.record["effects"]["installationChanged"] == [str(conf)]
+    assert str(harness.verdict) == "FAIL"
+
+
+def test_a_write_through_a_hard_link_made_elsewhere_fails(harness: Harness, site: Path) -> None:
+    link = harness.root / "link.txt"
+    code = f"import os; os.link(p, {str(link)!r}); open({str(link)!r}, 'a').write('import os')"
+    result = harness.call("Bash", command=_built(site / "existing.pth", code))
+    assert link.read_text().endswith("import os")
+    assert str(site / "existing.pth") in result.record["effects"]["installationChanged"]
+    assert str(harness.verdict) == "FAIL"
+
+
+def test_a_folder_renamed_away_and_copied_back_fails_and_stays_watched(
+    harness: Harness, site: Path
+) -> None:
+    env = site.parent
+    command = f"mv {env} {env}.old && cp -a {env}.old {env}"
+    result = harness.call("Bash", command=command)
+    assert str(site) in result.record["effects"]["installationChanged"]
+    code = "open(p, 'a').write('import os')"
+    result = harness.call("Bash", command=_built(site / "existing.pth", code))
+    assert result.record["effects"]["installationChanged"][0] == str(site / "existing.pth")
+
+
+def test_a_distribution_an_installer_added_is_watched_from_then_on(
+    harness: Harness, site: Path
+) -> None:
+    plugins = site / "newdist-1.0.dist-info" / "entry_points.txt"
+    _fake_installer(harness, plugins)
+    result = harness.call("Bash", command="./pip install newdist")
+    assert "installationChanged" not in result.record.get("effects", {})
+    result = harness.call("Bash", command=_built(plugins, "open(p, 'a').write('[pytest11]')"))
+    assert result.record["effects"]["installationChanged"] == [str(plugins)]
     assert str(harness.verdict) == "FAIL"
