@@ -26,9 +26,11 @@ could not be set again, the journal holds a mark that something was lost: a call
 nothing from the events (``None``) and compares stamps instead (see :mod:`.install_watch`).
 
 Not seen here, but seen by a stamp: a change made while the watches are being set again after a
-change of shape, in a folder new since then (the change of shape itself is in the journal). The
-watcher is ``None`` (stamps are taken instead) where inotify is missing, when the installation
-needs more than :data:`MAX_WATCHES` watches or the kernel refuses one.
+change of shape, in a folder new since then (the change of shape itself is in the journal);
+writes through ``mmap`` by a process that keeps the file open after the call (the kernel reports
+none until the file is closed, which is reported to the call then running). The watcher is
+``None`` (stamps are taken instead) where inotify is missing, when the installation needs more
+than :data:`MAX_WATCHES` watches or the kernel refuses one.
 """
 
 from __future__ import annotations
