@@ -17,10 +17,12 @@ the decision.
 A refusal because an approver ended the session also stops the host's agent
 (:func:`stop_if_ended`).
 
-The answer to a post (:func:`post_answer`) adds nothing to the transcript, but for an MCP tool
-whose ``PostToolUse`` response held a known secret the policy fails: the host lets a hook
-replace only an MCP tool's output (``hookSpecificOutput.updatedMCPToolOutput``), and the model
-then reads that output as the record redacts it.
+The answer to a post (:func:`post_answer`) adds nothing to the transcript, but for a tool whose
+``PostToolUse`` response held a known secret the policy fails: the host lets a hook replace the
+output the model reads (``hookSpecificOutput.updatedToolOutput``, any tool; an MCP tool's also
+as ``updatedMCPToolOutput``, the field hosts before it know), and the model then reads that
+output as the record redacts it, in the shape the host gave (a built-in tool's replacement that
+does not fit its output's schema is ignored by the host: the original stays).
 """
 
 from __future__ import annotations
@@ -127,9 +129,9 @@ def stop_if_ended(decision: GateDecision) -> dict[str, Any]:
 def post_answer(event: str, tool: str, gated: GatedCall) -> dict[str, Any]:
     """``hook post``'s answer for ``gated``, the call it recorded (see the module doc)."""
     answer: dict[str, Any] = {"suppressOutput": True}
-    if event == _POST_EVENT and tool.startswith(MCP_TOOL_PREFIX) and gated.findings.redacted:
-        answer["hookSpecificOutput"] = {
-            "hookEventName": _POST_EVENT,
-            "updatedMCPToolOutput": gated.output,
-        }
+    if event == _POST_EVENT and gated.findings.redacted:
+        replaced: dict[str, Any] = {"hookEventName": _POST_EVENT, "updatedToolOutput": gated.output}
+        if tool.startswith(MCP_TOOL_PREFIX):
+            replaced["updatedMCPToolOutput"] = gated.output
+        answer["hookSpecificOutput"] = replaced
     return answer

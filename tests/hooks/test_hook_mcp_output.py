@@ -1,6 +1,7 @@
-"""An MCP tool's output that holds a known secret reaches the model redacted: ``hook post``
-answers ``updatedMCPToolOutput`` (the host replaces only an MCP tool's output that way) with the
-output as the record redacts it; every other answer stays ``{"suppressOutput": true}``."""
+"""A tool's output that holds a known secret reaches the model redacted: ``hook post`` answers
+``updatedToolOutput`` (and, for an MCP tool, ``updatedMCPToolOutput``, the field earlier hosts
+know) with the output as the record redacts it; every other answer stays
+``{"suppressOutput": true}``."""
 
 from __future__ import annotations
 
@@ -80,6 +81,7 @@ def test_a_key_in_an_mcp_tool_s_output_is_replaced_by_the_redacted_output(
     replaced = answer["hookSpecificOutput"]
     assert replaced["hookEventName"] == "PostToolUse"
     output = replaced["updatedMCPToolOutput"]
+    assert replaced["updatedToolOutput"] == output
     assert KEY not in json.dumps(output) and KEY[8:24] not in json.dumps(output)
     # the same shape, only the secret redacted
     assert isinstance(output, list) and output[0]["type"] == "text"
@@ -110,24 +112,37 @@ def test_a_clean_mcp_output_is_left_as_the_host_has_it(
     assert answer == {"suppressOutput": True}
 
 
-def test_a_key_in_a_built_in_tool_s_output_gets_no_mcp_replacement(
+def test_a_key_in_a_built_in_tool_s_output_is_replaced_in_the_tool_s_own_shape(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
     storage = tmp_path / "store"
-    response = {"stdout": f"API_KEY={KEY}\n", "exit_code": 0}
+    response = {"stdout": f"API_KEY={KEY}\n", "stderr": "", "interrupted": False, "isImage": False}
     answer = post(monkeypatch, capsys, project, storage, "Bash", response)
-    assert answer == {"suppressOutput": True}  # the host replaces only MCP tools' output
+    replaced = answer["hookSpecificOutput"]
+    assert "updatedMCPToolOutput" not in replaced  # that field is an MCP tool's only
+    output = replaced["updatedToolOutput"]
+    assert set(output) == set(response) and output["interrupted"] is False
+    assert output["stdout"].startswith("API_KEY=[secret:") and KEY not in json.dumps(output)
     (record,) = calls(storage)
     assert record["judged"]["verdict"] == "FAIL"
 
 
-def test_a_tool_named_like_mcp_but_not_prefixed_gets_no_replacement(
+def test_a_clean_built_in_tool_output_is_left_as_the_host_has_it(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    storage = tmp_path / "store"
+    response = {"stdout": "sk-live-xxxxxxxxxxxxxxxx is the key format\n", "stderr": ""}
+    answer = post(monkeypatch, capsys, project, storage, "Bash", response)
+    assert answer == {"suppressOutput": True}
+
+
+def test_a_tool_named_like_mcp_but_not_prefixed_gets_no_mcp_field(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
     storage = tmp_path / "store"
     response = [{"type": "text", "text": f"key {KEY}"}]
     answer = post(monkeypatch, capsys, project, storage, "notes_mcp__read", response)
-    assert answer == {"suppressOutput": True}
+    assert set(answer["hookSpecificOutput"]) == {"hookEventName", "updatedToolOutput"}
 
 
 def test_a_failed_mcp_call_gets_no_replacement(
