@@ -43,7 +43,22 @@ import weakref
 from collections.abc import Iterable
 from typing import Any
 
-from pytest_harness_audit.inspect.watch import inotify_libc, read_events
+from pytest_harness_audit.inspect.inotify import (
+    IN_ATTRIB,
+    IN_CLOSE_WRITE,
+    IN_CREATE,
+    IN_DELETE,
+    IN_DELETE_SELF,
+    IN_DONT_FOLLOW,
+    IN_IGNORED,
+    IN_MODIFY,
+    IN_MOVE_SELF,
+    IN_MOVED_FROM,
+    IN_MOVED_TO,
+    IN_Q_OVERFLOW,
+    inotify_libc,
+    read_events,
+)
 
 #: Watches one process keeps at most; more and every call takes stamps.
 MAX_WATCHES = 16_384
@@ -55,22 +70,10 @@ INNER = ("__init__.py", "entry_points.txt")
 #: The journal's mark of events lost (no path is empty).
 LOST = ""
 
-_IN_MODIFY = 0x2
-_IN_ATTRIB = 0x4
-_IN_CLOSE_WRITE = 0x8
-_IN_MOVED_FROM = 0x40
-_IN_MOVED_TO = 0x80
-_IN_CREATE = 0x100
-_IN_DELETE = 0x200
-_IN_DELETE_SELF = 0x400
-_IN_MOVE_SELF = 0x800
-_IN_Q_OVERFLOW = 0x4000
-_IN_IGNORED = 0x8000
-_IN_DONT_FOLLOW = 0x02000000
-_SHAPE = _IN_CREATE | _IN_DELETE | _IN_MOVED_FROM | _IN_MOVED_TO
-_GONE = _IN_DELETE_SELF | _IN_MOVE_SELF
+_SHAPE = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO
+_GONE = IN_DELETE_SELF | IN_MOVE_SELF
 # one mask for folders and files alike: adding a watch again replaces its mask
-_MASK = _IN_MODIFY | _IN_ATTRIB | _IN_CLOSE_WRITE | _SHAPE | _GONE
+_MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | _SHAPE | _GONE
 _CACHE = "__pycache__"
 
 Spec = tuple[str, tuple[str, ...], tuple[str, ...]]
@@ -187,7 +190,7 @@ class InstallEvents:
             return self.alive
 
     def _add(self, path: str, follow: bool) -> int:
-        flags = _MASK if follow else _MASK | _IN_DONT_FOLLOW
+        flags = _MASK if follow else _MASK | IN_DONT_FOLLOW
         wd = int(self._libc.inotify_add_watch(self._fd, os.fsencode(path), flags))
         # a path that is not there (or not to be read) is refused; its creation is seen above
         # it. No watches or memory left leaves a watch out: take stamps from then on
@@ -245,12 +248,12 @@ class InstallEvents:
         rearm = False
         journal = self._journal
         for wd, mask, name in events:
-            if mask & _IN_Q_OVERFLOW:
+            if mask & IN_Q_OVERFLOW:
                 journal.append(LOST)
                 rearm = True
                 continue
             watched = wd in self._files or wd in self._dirs
-            if mask & _IN_IGNORED:
+            if mask & IN_IGNORED:
                 rearm = rearm or watched  # an inode watched is gone
                 continue
             for path in self._files.get(wd, ()):
@@ -261,7 +264,7 @@ class InstallEvents:
                     if mask & _GONE:
                         rearm = True
                         journal.extend((folder,) if names is None else _all(names.values()))
-                    elif names is None and mask & _IN_ATTRIB:
+                    elif names is None and mask & IN_ATTRIB:
                         journal.append(folder)
                 elif names is None:
                     if name != _CACHE:

@@ -27,20 +27,23 @@ import threading
 import weakref
 from collections.abc import Iterable
 
-from pytest_harness_audit.inspect.watch import inotify_libc, read_events
+from pytest_harness_audit.inspect.inotify import (
+    IN_ACCESS,
+    IN_CLOSE_NOWRITE,
+    IN_CLOSE_WRITE,
+    IN_CREATE,
+    IN_DONT_FOLLOW,
+    IN_IGNORED,
+    IN_MOVED_TO,
+    IN_ONLYDIR,
+    IN_OPEN,
+    IN_Q_OVERFLOW,
+    inotify_libc,
+    read_events,
+)
 
-_IN_ACCESS = 0x1
-_IN_CLOSE_WRITE = 0x8
-_IN_CLOSE_NOWRITE = 0x10
-_IN_OPEN = 0x20
-_IN_Q_OVERFLOW = 0x4000
-_IN_IGNORED = 0x8000
-_IN_DONT_FOLLOW = 0x02000000
-_IN_MOVED_TO = 0x80
-_IN_CREATE = 0x100
-_IN_ONLYDIR = 0x01000000
-_MASK = _IN_ACCESS | _IN_CLOSE_WRITE | _IN_CLOSE_NOWRITE | _IN_OPEN | _IN_DONT_FOLLOW
-_FOLDER_MASK = _IN_CREATE | _IN_MOVED_TO | _IN_ONLYDIR | _IN_DONT_FOLLOW
+_MASK = IN_ACCESS | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_OPEN | IN_DONT_FOLLOW
+_FOLDER_MASK = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW
 #: At most this many files are watched (a workspace of more credential files is unusual).
 MAX_WATCHED = 256
 
@@ -96,7 +99,7 @@ class CredentialReadWatch:
         with self._lock:
             if self._finalizer.alive:
                 for wd, mask, _name in read_events(self._fd):
-                    if mask & _IN_IGNORED:
+                    if mask & IN_IGNORED:
                         self._forget(wd)
                 self._rewatch()
 
@@ -122,15 +125,15 @@ class CredentialReadWatch:
         unopened: set[str] = set()
         read: set[str] = set()
         for wd, mask, name in events:
-            if mask & _IN_Q_OVERFLOW:
+            if mask & IN_Q_OVERFLOW:
                 self._opens, self._unopened = {}, frozenset(self._paths)
                 return tuple(sorted(self._paths))
-            if mask & _IN_IGNORED:  # the file is gone: its inode is no longer watched
+            if mask & IN_IGNORED:  # the file is gone: its inode is no longer watched
                 self._forget(wd)
                 continue
             names = self._folders.get(wd)
             if names is not None:
-                if name in names and mask & (_IN_CREATE | _IN_MOVED_TO):
+                if name in names and mask & (IN_CREATE | IN_MOVED_TO):
                     # a file put in a watched one's place: what read it meanwhile is not told
                     read.add(names[name])
                     unopened.add(names[name])
@@ -138,14 +141,14 @@ class CredentialReadWatch:
             relative = self._watches.get(wd)
             if relative is None:
                 continue
-            if mask & _IN_OPEN:
+            if mask & IN_OPEN:
                 opened[wd] = opened.get(wd, 0) + 1
                 opens[relative] = opens.get(relative, 0) + 1
-            if mask & (_IN_ACCESS | _IN_CLOSE_NOWRITE):
+            if mask & (IN_ACCESS | IN_CLOSE_NOWRITE):
                 read.add(relative)
                 if opened.get(wd, 0) <= 0:  # no open of this span holds it: one from before
                     unopened.add(relative)
-            if mask & (_IN_CLOSE_WRITE | _IN_CLOSE_NOWRITE):
+            if mask & (IN_CLOSE_WRITE | IN_CLOSE_NOWRITE):
                 opened[wd] = opened.get(wd, 0) - 1
         for wd, still_open in opened.items():
             if still_open > 0 and wd in self._watches:

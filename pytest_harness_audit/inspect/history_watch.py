@@ -28,6 +28,12 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_harness_audit.inspect.history import ALTERNATES, ObjectStamp, commit_tips, object_stamp
+from pytest_harness_audit.inspect.inotify import (
+    IN_CREATE,
+    IN_IGNORED,
+    IN_ISDIR,
+    IN_MOVED_TO,
+)
 
 #: Folders under ``.git/refs`` and ``.git/logs`` watched at most; more are read every time.
 MAX_HISTORY_WATCHES = 1024
@@ -35,11 +41,6 @@ MAX_HISTORY_WATCHES = 1024
 HISTORY_ENTRIES = frozenset({"HEAD", "packed-refs", "refs", "logs", "shallow", "info", "objects"})
 #: The folders of ``.git`` watched with every folder under them.
 _TREES = ("refs", "logs", "info", "objects")
-
-_IN_ISDIR = 0x40000000
-_IN_IGNORED = 0x8000
-_IN_CREATE = 0x100
-_IN_MOVED_TO = 0x80
 
 
 class HistoryWatch:
@@ -112,10 +113,10 @@ class HistoryWatch:
             self._object_events += 1
         else:
             self._stale = True
-        if mask & _IN_IGNORED:
+        if mask & IN_IGNORED:
             self._watches.pop(wd, None)
             return
-        if folder is not None and name and mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
+        if folder is not None and name and mask & IN_ISDIR and mask & (IN_CREATE | IN_MOVED_TO):
             self._watch_tree(f"{folder}/{name}")
 
     def git_event(self, name: str, mask: int) -> None:
@@ -124,7 +125,7 @@ class HistoryWatch:
             return
         self._stale = True
         self._object_events += name == "objects"
-        if name in _TREES and mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
+        if name in _TREES and mask & IN_ISDIR and mask & (IN_CREATE | IN_MOVED_TO):
             self._watch_tree(name)
 
     def invalidate(self) -> None:

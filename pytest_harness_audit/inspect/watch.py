@@ -29,8 +29,6 @@ import contextlib
 import ctypes
 import os
 import stat
-import struct
-import sys
 import threading
 import weakref
 from typing import Any
@@ -48,6 +46,24 @@ from pytest_harness_audit.inspect.effects import (
     walk,
 )
 from pytest_harness_audit.inspect.history_watch import HistoryWatch
+from pytest_harness_audit.inspect.inotify import (
+    IN_ATTRIB,
+    IN_CLOSE_WRITE,
+    IN_CREATE,
+    IN_DELETE,
+    IN_DELETE_SELF,
+    IN_DONT_FOLLOW,
+    IN_IGNORED,
+    IN_ISDIR,
+    IN_MODIFY,
+    IN_MOVE_SELF,
+    IN_MOVED_FROM,
+    IN_MOVED_TO,
+    IN_ONLYDIR,
+    IN_Q_OVERFLOW,
+    inotify_libc,
+    read_events,
+)
 from pytest_harness_audit.inspect.lost_content import locked_at
 
 #: Workspaces with more directories than this are walked instead of watched.
@@ -55,73 +71,21 @@ MAX_WATCHES = 8192
 #: Journal entries kept; a diff across more changes than this compares every path.
 MAX_JOURNAL = 100_000
 
-_IN_MODIFY = 0x2
-_IN_ATTRIB = 0x4
-_IN_CLOSE_WRITE = 0x8
-_IN_MOVED_FROM = 0x40
-_IN_MOVED_TO = 0x80
-_IN_CREATE = 0x100
-_IN_DELETE = 0x200
-_IN_DELETE_SELF = 0x400
-_IN_MOVE_SELF = 0x800
-_IN_Q_OVERFLOW = 0x4000
-_IN_IGNORED = 0x8000
-_IN_ONLYDIR = 0x01000000
-_IN_DONT_FOLLOW = 0x02000000
-_IN_ISDIR = 0x40000000
 # a file written through ``mmap`` reports no modification, but its descriptor's close does
 _DIR_MASK = (
-    _IN_MODIFY
-    | _IN_ATTRIB
-    | _IN_CLOSE_WRITE
-    | _IN_MOVED_FROM
-    | _IN_MOVED_TO
-    | _IN_CREATE
-    | _IN_DELETE
-    | _IN_DELETE_SELF
-    | _IN_MOVE_SELF
-    | _IN_ONLYDIR
-    | _IN_DONT_FOLLOW
+    IN_MODIFY
+    | IN_ATTRIB
+    | IN_CLOSE_WRITE
+    | IN_MOVED_FROM
+    | IN_MOVED_TO
+    | IN_CREATE
+    | IN_DELETE
+    | IN_DELETE_SELF
+    | IN_MOVE_SELF
+    | IN_ONLYDIR
+    | IN_DONT_FOLLOW
 )
-_FILE_MASK = (
-    _IN_MODIFY | _IN_ATTRIB | _IN_CLOSE_WRITE | _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_DONT_FOLLOW
-)
-_EVENT = struct.Struct("iIII")
-
-
-def _libc() -> Any:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.inotify_init1  # noqa: B018 - probe the symbol
-    except (OSError, AttributeError):
-        return None
-    return libc
-
-
-_LIBC = _libc()
-
-
-def inotify_libc() -> Any:
-    """The C library when it offers inotify (Linux), else ``None``."""
-    return _LIBC
-
-
-def read_events(fd: int) -> list[tuple[int, int, str]]:
-    """Every event queued on the non-blocking inotify descriptor ``fd``: ``(wd, mask, name)``."""
-    events: list[tuple[int, int, str]] = []
-    while True:
-        try:
-            data = os.read(fd, 1 << 16)
-        except BlockingIOError:
-            return events
-        at = 0
-        while at + _EVENT.size <= len(data):
-            wd, mask, _cookie, length = _EVENT.unpack_from(data, at)
-            raw = data[at + _EVENT.size : at + _EVENT.size + length].rstrip(b"\0")
-            events.append((wd, mask, os.fsdecode(raw)))
-            at += _EVENT.size + length
+_FILE_MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW
 
 
 class _TooLarge(Exception):
@@ -158,12 +122,13 @@ class LiveTree:
     @classmethod
     def open(cls, root: str | os.PathLike[str], protection: Protection) -> LiveTree | None:
         """A live tree of ``root``, or ``None`` when it cannot be watched here."""
-        if _LIBC is None:
+        libc = inotify_libc()
+        if libc is None:
             return None
-        fd = _LIBC.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
         if fd < 0:
             return None
-        tree = cls(os.fspath(root), protection, _LIBC, fd)
+        tree = cls(os.fspath(root), protection, libc, fd)
         try:
             tree._rebuild()
         except (_TooLarge, OSError):
@@ -241,18 +206,18 @@ class LiveTree:
         if name in GIT_FILES:
             self._restat(relative)
         elif name == GIT_HOOKS:  # the hooks git runs: a folder of files (or a link elsewhere)
-            if mask & (_IN_DELETE | _IN_MOVED_FROM):
+            if mask & (IN_DELETE | IN_MOVED_FROM):
                 self._drop_tree(relative)
                 self._set(relative, None)
-            elif mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
+            elif mask & IN_ISDIR and mask & (IN_CREATE | IN_MOVED_TO):
                 self._add_tree(relative + "/")
-            elif not mask & _IN_ISDIR:
+            elif not mask & IN_ISDIR:
                 self._restat(relative)
-        elif name in GIT_DIRS and mask & _IN_ISDIR:
+        elif name in GIT_DIRS and mask & IN_ISDIR:
             self._unshare()
-            if mask & (_IN_DELETE | _IN_MOVED_FROM):
+            if mask & (IN_DELETE | IN_MOVED_FROM):
                 self._dirs.discard(relative)
-            elif mask & (_IN_CREATE | _IN_MOVED_TO):
+            elif mask & (IN_CREATE | IN_MOVED_TO):
                 self._dirs.add(relative)
 
     def _rebuild(self) -> None:
@@ -335,14 +300,14 @@ class LiveTree:
     def _apply(self, events: list[tuple[int, int, str]]) -> None:
         git_replaced = False
         for wd, mask, name in events:
-            if mask & _IN_Q_OVERFLOW:
+            if mask & IN_Q_OVERFLOW:
                 self._rebuild()
                 return
             if self._history.owns(wd):
                 self._history.folder_event(wd, mask, name)
                 continue
             if wd in self._file_watches:
-                if mask & _IN_IGNORED:
+                if mask & IN_IGNORED:
                     self._file_watches.pop(wd, None)
                 else:
                     self._restat(self._file_watches[wd])
@@ -350,13 +315,13 @@ class LiveTree:
             directory = self._watches.get(wd)
             if directory is None:
                 continue
-            if mask & _IN_IGNORED:
+            if mask & IN_IGNORED:
                 self._watches.pop(wd, None)
                 continue
             if not name:
-                if directory == "" and mask & (_IN_DELETE_SELF | _IN_MOVE_SELF):
+                if directory == "" and mask & (IN_DELETE_SELF | IN_MOVE_SELF):
                     raise _TooLarge("the workspace itself was removed or moved")
-                if mask & _IN_ATTRIB:  # the folder's own mode: can its owner still enter it?
+                if mask & IN_ATTRIB:  # the folder's own mode: can its owner still enter it?
                     self._relock(directory.rstrip("/"))
                 continue
             if directory == ".git/" or directory.endswith("/.git/"):
@@ -366,12 +331,12 @@ class LiveTree:
                 continue
             git_replaced = git_replaced or (directory == "" and name == ".git")
             relative = directory + name
-            if name == ".git" and mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
+            if name == ".git" and mask & IN_ISDIR and mask & (IN_CREATE | IN_MOVED_TO):
                 self._add_git(relative)
-            elif mask & _IN_ISDIR:
-                if mask & (_IN_DELETE | _IN_MOVED_FROM):
+            elif mask & IN_ISDIR:
+                if mask & (IN_DELETE | IN_MOVED_FROM):
                     self._drop_tree(relative)
-                elif mask & (_IN_CREATE | _IN_MOVED_TO):
+                elif mask & (IN_CREATE | IN_MOVED_TO):
                     self._unshare()
                     self._add_tree(relative + "/")
             else:

@@ -108,7 +108,7 @@ def test_a_write_through_an_outside_hard_link_to_a_protected_file(
 
 def test_queue_overflow_walks_again(root: Path, tree: LiveTree) -> None:
     before = _current(tree)
-    tree._apply([(-1, watch._IN_Q_OVERFLOW, "")])
+    tree._apply([(-1, watch.IN_Q_OVERFLOW, "")])
     (root / "after.txt").write_text("x")
     assert diff(before, _current(tree)).created == ("after.txt",)
 
