@@ -22,7 +22,7 @@ if the call is allowed, the inspectors look at what it did, and one record is ap
   view of it instead (``[secret:…]``). A lazy result — a generator, an iterator, a file-like
   object — is read first (bounded, :mod:`.lazy_results`): the framework gets the list or text
   that was inspected. An exception the function raises is recorded as an
-  ``error`` and raised again, its text redacted as the record's is (:func:`redact_exception`):
+  ``error`` and raised again, its text redacted as the record's is:
   frameworks hand it to the model (the OpenAI Agents SDK's tool error, pydantic-ai's
   ``ModelRetry``).
 * Blocked: the function never runs. ``on_block="raise"`` raises :class:`ToolCallBlocked`;
@@ -189,7 +189,7 @@ def _bound(
     return params, defaulted
 
 
-def redact_exception(gate: Gate, exc: BaseException) -> None:
+def _redact_exception(gate: Gate, exc: BaseException) -> None:
     """Redact the known secrets in the text of ``exc``, which the function raised and the
     framework will read (its ``args`` and a ``message`` attribute, when they are text)."""
     scrub = getattr(getattr(getattr(gate, "chain", None), "builder", None), "scrub", None)
@@ -335,7 +335,7 @@ def gated_tool(
                     gated = await gate.run_async(tool, params, act, extra=extra_for(defaulted))
                 except Exception as exc:
                     if raised and exc is raised[0]:
-                        redact_exception(gate, exc)
+                        _redact_exception(gate, exc)
                         raise
                     return failed(params, exc, defaulted)
             if gated.status == "blocked":
@@ -364,7 +364,7 @@ def gated_tool(
                 gated = gate.run(tool, params, act, extra=extra_for(defaulted))
             except Exception as exc:
                 if raised and exc is raised[0]:
-                    redact_exception(gate, exc)
+                    _redact_exception(gate, exc)
                     raise
                 return failed(params, exc, defaulted)
         if gated.status == "blocked":
@@ -401,6 +401,5 @@ __all__ = [
     "ToolCallBlocked",
     "bound_params",
     "gated_tool",
-    "redact_exception",
     "tool_decorator",
 ]
