@@ -28,6 +28,9 @@ WITNESS_ENV = "HARNESS_AUDIT_WITNESS_DIR"
 #: A witness's seals of the pending files of its session's calls in flight (the hook door's
 #: ``hook_pending_seal``): ``{key: {"sha256": [...], "facts": {...}}}``.
 SEALED_KEY = "sealed"
+#: A witness's spans: what the session's calls did together so far (the hook door's
+#: ``hook_spans``): ``{"lost": [...], "unnamed": [...]}``.
+SPANS_KEY = "spans"
 
 
 def witness_dir(environ: Mapping[str, str] | None = None) -> Path:

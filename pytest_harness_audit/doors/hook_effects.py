@@ -28,6 +28,7 @@ import os
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.doors.hook_asks import ASKED_KEY
@@ -46,6 +47,7 @@ from pytest_harness_audit.doors.hook_host_settings import (
     host_settings_state,
     window_changes,
 )
+from pytest_harness_audit.doors.hook_spans import hand_on, resume_spans
 from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.install_guard import InstallGuard
 from pytest_harness_audit.gate.install_watch import InstallWatch, Stamp
@@ -54,6 +56,7 @@ from pytest_harness_audit.inspect import (
     EFFECTS_INCOMPLETE,
     PROTECTED_FILE_CHANGED,
     Inspector,
+    SessionSpans,
     WorkspaceSnapshot,
 )
 from pytest_harness_audit.inspect.effects import Protection, protected_digest
@@ -194,6 +197,8 @@ class HookInspector(Inspector):
         )
         #: At post: the installation's stamp pre kept (``None``: none kept).
         self.install_before: Stamp | None = None
+        #: At post: the session's spans as earlier calls handed them on (:mod:`.hook_spans`).
+        self.spans_seed: SessionSpans | None = None
 
     def snapshot(self) -> WorkspaceSnapshot:
         """A bounded snapshot of the workspace now (git's tracked paths only at pre: a diff
@@ -282,6 +287,8 @@ class HookInspector(Inspector):
         """Take up, at post, what pre kept: ``state`` is the pending file, ``None`` when there
         is none (or it is unreadable: ``problem`` says which)."""
         self.post = True
+        if self.where is not None:  # what the session's earlier calls did together
+            self.spans_seed = resume_spans(Path(self.where[0]), self.where[1], self)
         if state is None:
             self.kept = Unseen(f"{problem}: the call's effects are unknown")
             return
@@ -389,6 +396,9 @@ class HookInspection(SessionInspection):
             seen = seen.merged(self._unseen(token, tool, category))
         if not self.inspector.post:
             return seen
+        where, seed = self.inspector.where, self.inspector.spans_seed
+        if where is not None and seed is not None:
+            hand_on(Path(where[0]), where[1], self.inspector, seed)
         watch, stamp = self.inspector.install_watch, self.inspector.install_before
         if watch is not None and stamp is not None:
             seen = seen.merged(watch.after(stamp, tool, category, params, outcome))

@@ -53,6 +53,7 @@ from pytest_harness_audit.inspect.secrets import (
     StreamScanner,
     learn_from_workspace,
 )
+from pytest_harness_audit.inspect.spans import SessionSpans
 from pytest_harness_audit.inspect.tracked import refresh_index
 from pytest_harness_audit.inspect.watch import LiveTree, open_live_tree
 from pytest_harness_audit.policy.categories import (
@@ -81,6 +82,7 @@ __all__ = [
     "Inspector",
     "SecretFinding",
     "SecretRegistry",
+    "SessionSpans",
     "StreamScanner",
     "WorkspaceSnapshot",
     "diff",
@@ -326,6 +328,20 @@ class Inspector:
         changed = (*effects.created, *effects.modified)
         copies = secret_copies(self.root, changed, now.files, self.secrets)
         return replace(effects, secret_copied=copies) if copies else effects
+
+    def spans(self) -> SessionSpans:
+        """What the session's calls did together so far, for a door whose next call is
+        inspected in another process (:mod:`.spans`)."""
+        with self._lock:
+            lost = frozenset(self._lost)
+        return SessionSpans(lost, self._unnamed.kept)
+
+    def resume_spans(self, spans: SessionSpans) -> None:
+        """Take up what the session's earlier calls did together (another process's
+        :meth:`spans`)."""
+        with self._lock:
+            self._lost = set(spans.lost)
+        self._unnamed.keep(spans.unnamed)
 
     def effects(self, before: WorkspaceSnapshot) -> Effects:
         """What changed in the workspace since ``before``."""

@@ -266,6 +266,17 @@ class UnnamedCommits:
         self._commits: frozenset[str] = frozenset()
         self._lock = threading.Lock()
 
+    @property
+    def kept(self) -> frozenset[str]:
+        """The commits kept now."""
+        with self._lock:
+            return self._commits
+
+    def keep(self, commits: frozenset[str]) -> None:
+        """Keep ``commits`` instead (those an earlier process kept for the session)."""
+        with self._lock:
+            self._commits = commits if len(commits) <= MAX_TIPS else frozenset()
+
     def lost(
         self,
         root: str,
