@@ -61,6 +61,8 @@ class HistoryWatch:
         self._tips: frozenset[str] | None = None
         self._alternates: tuple[int, int, int] | None = None
         self._object_events = 0  # events in the object store's folders seen so far
+        # the folders' stamp, and the count of events it was taken at
+        self._folders: tuple[int, ObjectStamp] | None = None
 
     def owns(self, wd: int) -> bool:
         """Whether the watch descriptor ``wd`` is one of this watch's folders."""
@@ -145,11 +147,15 @@ class HistoryWatch:
 
     def objects(self) -> ObjectStamp:
         """:func:`~.history.object_stamp` of ``root``; while its folders are watched, that of
-        the folders alone and the count of events in them (an object file written in place is
-        one), so no object file is stat-ed."""
+        the folders alone (taken again only after an event in them) and the count of events in
+        them (an object file written in place is one), so no object file is stat-ed."""
         if not self._watching:
             return object_stamp(self.root)
-        return (*object_stamp(self.root, files=False), ("#events", self._object_events, 0))
+        events = self._object_events
+        if self._folders is None or self._folders[0] != events:
+            # a folder's stat changes only with an event in it (its own mode included)
+            self._folders = (events, object_stamp(self.root, files=False))
+        return (*self._folders[1], ("#events", events, 0))
 
 
 def _stat(path: str) -> tuple[int, int, int] | None:

@@ -19,7 +19,7 @@ from pytest_harness_audit.inspect.effects import (
     diff,
     protected_digest,
 )
-from pytest_harness_audit.inspect.history import commit_tips
+from pytest_harness_audit.inspect.history import commit_tips, object_stamp
 from pytest_harness_audit.inspect.watch import LiveTree
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
@@ -105,6 +105,26 @@ def test_an_unchanged_repository_is_not_read_again(
     _snapshot(tree)
     _snapshot(tree)
     assert reads == []
+
+
+def test_the_object_folders_are_stamped_again_only_after_an_event_in_them(
+    repo: Path, tree: LiveTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _snapshot(tree).objects
+    stamps: list[str] = []
+
+    def counted(root: str, *, files: bool = True) -> object:
+        stamps.append(root)
+        return object_stamp(root, files=files)
+
+    monkeypatch.setattr(history_watch, "object_stamp", counted)
+    assert _snapshot(tree).objects == first
+    assert stamps == []  # nothing happened in the object store
+    _sh(repo, "echo new | git hash-object -w --stdin")
+    changed = _snapshot(tree).objects
+    assert changed != first and stamps == [str(repo)]
+    _sh(repo, "chmod 0500 .git/objects/pack")  # a folder's mode alone
+    assert _snapshot(tree).objects != changed and len(stamps) == 2
 
 
 def test_a_ref_written_is_read_again(
