@@ -188,6 +188,9 @@ def planted() -> Iterator[Path]:
     where.unlink(missing_ok=True)
 
 
+# slow: it writes into the installation or the shipped templates, which concurrent
+# sessions of other workers watch or copy.
+@pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
     reason="a command drains the installation watch (pidfd_getfd): a module planted, PASS",
@@ -201,6 +204,9 @@ def test_redteam4_install_plant_hidden_by_drained_watch_fails(
     assert not planted.exists() or session.verdict.name == "FAIL"
 
 
+# slow: it writes into the installation or the shipped templates, which concurrent
+# sessions of other workers watch or copy.
+@pytest.mark.slow
 def test_redteam4_install_plant_twin_without_drain_fails(session: Harness, planted: Path) -> None:
     _run(session, "plant.py", STEAL + PLANT)
     assert planted.exists()

@@ -81,6 +81,9 @@ def _run(harness: Harness, script: str) -> None:
     harness.call("Bash", command="echo done")
 
 
+# slow: it writes into the installation or the shipped templates, which concurrent
+# sessions of other workers watch or copy.
+@pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
     reason="a bind mount over the auditor's package makes no event: the installation watch "
@@ -92,6 +95,9 @@ def test_redteam4_package_shadowed_by_a_mount_fails(session: Harness, tmp_path: 
     assert not (PACKAGE / PLANTED).exists() or session.verdict.name == "FAIL"
 
 
+# slow: it writes into the installation or the shipped templates, which concurrent
+# sessions of other workers watch or copy.
+@pytest.mark.slow
 def test_redteam4_package_written_directly_fails(session: Harness) -> None:
     _run(session, DIRECT)
     assert (PACKAGE / PLANTED).exists()
