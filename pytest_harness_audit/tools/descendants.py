@@ -61,6 +61,7 @@ from pytest_harness_audit.tools.supervisor import (
     become_subreaper,
     descendants,
     end_tree,
+    guard_auditor,
     is_subreaper,
     live,
     processes,
@@ -104,6 +105,8 @@ _in_flight: set[int] = set()
 #: This process's contained calls in flight, the process they were counted in, and whether it
 #: was a subreaper of its own accord before the first (then it stays one).
 _holders = [0, 0, 0]
+#: The process made non-dumpable (a forked child keeps the flag, but is checked again).
+_guarded_in = [0]
 
 
 # -- the caller's side -------------------------------------------------------------------------
@@ -131,6 +134,17 @@ def _release_subreaper() -> None:
         _holders[0] -= 1
         if _holders[0] == 0 and not _holders[2]:
             become_subreaper(False)
+
+
+def _guarded() -> bool:
+    """Whether this process is out of its commands' reach (non-dumpable: :func:`guard_auditor`,
+    made so once per process)."""
+    with _reaper_lock:
+        if _guarded_in[0] != os.getpid():
+            if not guard_auditor():
+                return False
+            _guarded_in[0] = os.getpid()
+        return True
 
 
 def _pids() -> set[int]:
@@ -191,6 +205,10 @@ class Supervisor:
         if not _hold_subreaper():
             os.close(self._write)
             raise ContainmentError(errno.EPERM, "cannot become a child subreaper: ")
+        if not _guarded():
+            os.close(self._write)
+            _release_subreaper()
+            raise ContainmentError(errno.EPERM, "cannot keep this process out of reach: ")
         self._holding = True
         try:
             with _reaper_lock:

@@ -23,6 +23,33 @@ if TYPE_CHECKING:
 else:
     import _signal
 
+PR_SET_DUMPABLE = 4
+"""The ``prctl`` option that makes a process dumpable or not (``/proc/<pid>/mem``, ``ptrace``,
+``pidfd_getfd`` of it need ``CAP_SYS_PTRACE`` when it is not)."""
+PR_CAPBSET_DROP = 24
+"""The ``prctl`` option that drops a capability from the bounding set."""
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+WITHHELD_CAPABILITIES = {
+    2: "CAP_DAC_READ_SEARCH",  # open_by_handle_at: any file by its handle
+    9: "CAP_LINUX_IMMUTABLE",  # chattr +i on the audit store: the auditor could not append
+    16: "CAP_SYS_MODULE",
+    17: "CAP_SYS_RAWIO",  # /dev/mem, the disk under the file system
+    19: "CAP_SYS_PTRACE",  # the auditor's memory, its descriptors (pidfd_getfd)
+    21: "CAP_SYS_ADMIN",  # mount: a folder's files hidden, a package shadowed, with no event
+    22: "CAP_SYS_BOOT",
+    27: "CAP_MKNOD",  # a device node of the disk
+    32: "CAP_MAC_OVERRIDE",
+    33: "CAP_MAC_ADMIN",
+    34: "CAP_SYSLOG",
+    38: "CAP_PERFMON",
+    39: "CAP_BPF",
+    40: "CAP_CHECKPOINT_RESTORE",
+}
+"""The capabilities a contained command never has, by number: with them, a command running as
+root could read or steal what the auditor holds (its memory, its kernel watches), change files
+where no watch sees it (a mount) or outside every file system view. Dropped from the
+supervisor's bounding set (so no program the command runs, setuid ones included, gets them)."""
 PR_SET_CHILD_SUBREAPER = 36
 """The ``prctl`` option that makes a process the reaper of its descendants' orphans."""
 PR_GET_CHILD_SUBREAPER = 37
@@ -114,6 +141,59 @@ def become_subreaper(on: bool = True) -> bool:
     if prctl is None:
         return False
     return int(prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)) == 0
+
+
+def guard_auditor() -> bool:
+    """Make this process (the auditor, which starts contained commands) non-dumpable, so that a
+    command running as the same user cannot read its memory or take its descriptors without
+    ``CAP_SYS_PTRACE`` (which no contained command has); whether that worked (never on other
+    systems). Its own ``/proc/self`` stays readable to it; ``fork`` keeps the flag, ``exec``
+    resets it."""
+    prctl = _prctl()
+    if prctl is None:
+        return False
+    return int(prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) == 0
+
+
+def _inheritable_capabilities() -> int:
+    """The capabilities a program this process runs as root would get (``CapBnd`` and
+    ``CapInh`` of ``/proc/self/status``, together; -1: not known)."""
+    try:
+        fd = os.open(f"{_PROC}/self/status", os.O_RDONLY)
+        try:
+            status = os.read(fd, 1 << 16)
+        finally:
+            os.close(fd)
+        found = 0
+        for key in (b"CapBnd:", b"CapInh:"):
+            at = status.index(key)
+            found |= int(status[at + len(key) : status.index(b"\n", at)], 16)
+        return found
+    except (OSError, ValueError):
+        return -1
+
+
+def withhold_capabilities() -> str | None:
+    """Drop :data:`WITHHELD_CAPABILITIES` from this process's bounding set and clear its ambient
+    set (what the command it starts would inherit); the name of one still held when this
+    process runs as root and could not drop it (else ``None``: a process of another user has
+    no capability to hand on that the bounding set keeps, only a setuid program would, and
+    that one is bounded too)."""
+    prctl = _prctl()
+    if prctl is None:
+        return None
+    for number in WITHHELD_CAPABILITIES:
+        prctl(PR_CAPBSET_DROP, number, 0, 0, 0)  # EINVAL: a capability this kernel lacks
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    if os.geteuid() != 0:
+        return None
+    held = _inheritable_capabilities()
+    if held < 0:
+        return "the capability sets (unreadable)"
+    for number, name in WITHHELD_CAPABILITIES.items():
+        if held >> number & 1:
+            return name
+    return None
 
 
 def is_subreaper() -> bool:
@@ -252,6 +332,10 @@ def supervise(argv: Sequence[str]) -> int:
 
     if not become_subreaper():
         report(f"error {last_errno() or 1}")
+        return NOT_STARTED
+    # out of the command's reach too: a command could otherwise take the status pipe's end
+    if not guard_auditor() or withhold_capabilities() is not None:
+        report("error 1")  # EPERM: never run a command that could reach into the auditor
         return NOT_STARTED
     _signal.pthread_sigmask(_signal.SIG_BLOCK, _WAKE)
     try:
