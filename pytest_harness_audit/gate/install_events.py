@@ -15,11 +15,17 @@ time the act is over. Watched (each path as the stamp spells it):
   by name), so a write through a hard link kept anywhere is seen, as its change time is by a stamp;
 * the folder holding each such inner file, and each folder up to ``/`` from a watched folder, the
   package and a file watched by name, for the creation, removal or move of the one entry on the
-  way (an inner file that is not there yet, a folder renamed away with a copy put in its place).
+  way (an inner file that is not there yet, a folder renamed away with a copy put in its place);
+* each file of a loaded module and its cache file (:mod:`.install_modules`), by inode and by its
+  name in its folder (a cache file also by its ``__pycache__`` folder's name in the folder
+  above): one watch a folder, whatever the number of modules in it;
+* each folder on ``sys.path``, for its start-up entries only (``*.pth``, ``sitecustomize``,
+  ``usercustomize``).
 
-Events named ``__pycache__`` are dropped (any interpreter writes them when it imports); nothing
-inside one is watched. Every event is kept in order, as the path it names, in a journal: a call
-notes the journal's length before (:meth:`InstallEvents.mark`) and reads what came after
+Events named ``__pycache__`` are dropped in a folder whose every entry counts (any interpreter
+writes them when it imports); inside one only the cache files of loaded modules are watched.
+Every event is kept in order, as the path it names, in a journal: a call notes the journal's
+length before (:meth:`InstallEvents.mark`) and reads what came after
 (:meth:`InstallEvents.since`). A change of the tree's shape (an entry created, removed or moved,
 a watched inode gone) has the watches set again. When the kernel's queue overflowed, or watches
 could not be set again, the journal holds a mark that something was lost: a call across it learns
@@ -43,6 +49,7 @@ import weakref
 from collections.abc import Iterable
 from typing import Any
 
+from pytest_harness_audit.gate.install_modules import is_startup
 from pytest_harness_audit.inspect.inotify import (
     IN_ATTRIB,
     IN_CLOSE_WRITE,
@@ -76,8 +83,10 @@ _GONE = IN_DELETE_SELF | IN_MOVE_SELF
 _MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | _SHAPE | _GONE
 _CACHE = "__pycache__"
 
-Spec = tuple[str, tuple[str, ...], tuple[str, ...]]
-"""What one watch covers: the package folder, the folders whose entries count, the files."""
+Spec = tuple[str, tuple[str, ...], tuple[str, ...], frozenset[str], frozenset[str]]
+"""What one watch covers: the package folder, the folders whose entries count, the files, the
+files of the modules loaded (and their cache files), the folders whose start-up entries count
+(:mod:`.install_modules`)."""
 Stamp = dict[str, tuple[int, int, int, int] | None]
 """Path → ``(inode, change time ns, size, mode)`` (``None``: nothing there)."""
 
@@ -94,7 +103,15 @@ class _Plan:
         self.entries: set[str] = set()  # folders whose every entry counts
         self.named: dict[str, dict[str, set[str]]] = {}  # folder → entry → paths it reports
         self.files: set[str] = set()  # files watched by inode
-        self.size = 0
+        self.startup: set[str] = set()  # folders whose start-up entries count
+        self.over = False  # more than MAX_WATCHES paths (the walk stopped)
+
+    @property
+    def size(self) -> int:
+        """The watches planned (a folder or file named twice is watched once)."""
+        if self.over:
+            return MAX_WATCHES + 1
+        return len(self.entries | self.named.keys() | self.startup) + len(self.files)
 
     def _name(self, folder: str, name: str, reports: str) -> None:
         self.named.setdefault(folder, {}).setdefault(name, set()).add(reports)
@@ -107,16 +124,30 @@ class _Plan:
                 self._name(parent, os.path.basename(child), root)
                 child, parent = parent, os.path.dirname(parent)
 
+    def _loaded(self, modules: Iterable[str]) -> None:
+        """A loaded module's file and cache file: by inode, and by name in its folder (for a
+        cache file also its ``__pycache__`` folder's, by name in the folder above)."""
+        for path in modules:
+            folder, name = os.path.split(path)
+            self._name(folder, name, path)
+            self.files.add(path)
+            if os.path.basename(folder) == _CACHE:
+                self._name(os.path.dirname(folder), _CACHE, path)
+
     def add(self, spec: Spec) -> None:
         """Plan the watches of ``spec``, as :meth:`~.install_watch.InstallWatch.stamp` walks."""
-        package, folders, files = spec
+        package, folders, files, modules, startup = spec
+        self._loaded(modules)
+        self.startup.update(startup)
+        size = 0  # (a bound on the walk: the spec's own paths, counted loosely)
         self._up(package)
         for folder, dirs, names in os.walk(package):
             dirs[:] = [d for d in dirs if d != _CACHE]
             self.entries.add(folder)
             self.files.update(os.path.join(folder, name) for name in names)
-            self.size += 1 + len(names)
-            if self.size > MAX_WATCHES:
+            size += 1 + len(names)
+            if size > MAX_WATCHES:
+                self.over = True
                 return
         for path in files:
             self._up(path)
@@ -141,8 +172,9 @@ class _Plan:
                 inner = inner_file(entry.path)
                 self._name(entry.path, os.path.basename(inner), inner)
                 self.files.add(inner)
-            self.size += len(found) * 2
-            if self.size > MAX_WATCHES:
+            size += len(found) * 2
+            if size > MAX_WATCHES:
+                self.over = True
                 return
 
 
@@ -161,6 +193,7 @@ class InstallEvents:
         # (folder, {entry: paths}) the entries named, their creation, removal or move only
         self._dirs: dict[int, list[tuple[str, dict[str, set[str]] | None]]] = {}
         self._files: dict[int, list[str]] = {}  # wd → the files at that inode
+        self._startup: dict[int, list[str]] = {}  # wd → folders whose start-up entries count
         self._journal: list[str] = []
         #: Per spec: a stamp of what it covers, with the journal's version it was taken at.
         self.baselines: dict[Spec, tuple[int, Stamp]] = {}
@@ -221,12 +254,18 @@ class InstallEvents:
             wd = self._add(path, False)
             if wd >= 0:
                 files.setdefault(wd, []).append(path)
-        if self._short or len(dirs.keys() | files.keys()) > MAX_WATCHES:
+        startup: dict[int, list[str]] = {}
+        for folder in plan.startup:
+            wd = self._add(folder, True)
+            if wd >= 0:
+                startup.setdefault(wd, []).append(folder)
+        kept = dirs.keys() | files.keys() | startup.keys()
+        if self._short or len(kept) > MAX_WATCHES:
             self._fail()
             return
-        for wd in (self._dirs.keys() | self._files.keys()) - dirs.keys() - files.keys():
+        for wd in (self._dirs.keys() | self._files.keys() | self._startup.keys()) - kept:
             self._libc.inotify_rm_watch(self._fd, wd)
-        self._dirs, self._files, self._armed = dirs, files, specs
+        self._dirs, self._files, self._startup, self._armed = dirs, files, startup, specs
         for gone in self.baselines.keys() - specs:
             del self.baselines[gone]
 
@@ -252,7 +291,7 @@ class InstallEvents:
                 journal.append(LOST)
                 rearm = True
                 continue
-            watched = wd in self._files or wd in self._dirs
+            watched = wd in self._files or wd in self._dirs or wd in self._startup
             if mask & IN_IGNORED:
                 rearm = rearm or watched  # an inode watched is gone
                 continue
@@ -273,6 +312,8 @@ class InstallEvents:
                 elif mask & _SHAPE and name in names:
                     journal.extend(names[name])
                     rearm = True
+            if name and is_startup(name):
+                journal.extend(os.path.join(folder, name) for folder in self._startup.get(wd, ()))
         if rearm:
             self._arm()
         if len(journal) > MAX_JOURNAL:

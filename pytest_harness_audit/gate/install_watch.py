@@ -14,16 +14,24 @@ call that can change files the watch takes the stat of:
   of the entry points): a file's stat, a folder's presence, and for a folder its
   ``__init__.py`` (a package's start) or, for a ``*.dist-info`` one, its ``entry_points.txt``
   (a distribution's plugins);
-* the files it names (the interpreter, the entry points, the session's policy file).
+* the files it names (the interpreter, the entry points, the session's policy file);
+* what the auditor has loaded from under those folders, however deep (``yaml/constructor.py``),
+  with its bytecode (``__pycache__/*.pyc``), and the entries of every folder on ``sys.path``
+  that run code at an interpreter's start (``*.pth``, ``sitecustomize``, ``usercustomize``):
+  :mod:`.install_modules`.
 
 A difference is a ``tamper_attempt`` judged FAIL, whatever the policy says, with the changed
 paths in ``effects.installationChanged``. A command that is nothing but a package installer's
-(``pip install``, ``uv sync`` …) is expected to add to the environment's folders: only a change
-of the package's own files or of the files watched by name counts then (what the text reading
+(``pip install``, ``uv sync`` …) is expected to add to the environment's folders: a change of
+the package's own files, of the files watched by name or of a module the auditor loaded still
+fails; a start-up file it added or changed (a ``.pth`` file, ``sitecustomize``: code every later
+interpreter of the environment runs) is judged WARN, alert :data:`STARTUP_ALERT`, with the paths
+in ``effects.installationStartup``; anything else it adds is no finding (what the text reading
 refuses of installers is :mod:`.install_guard`'s). The change time is compared, which no
-``touch`` can set back. ``__pycache__`` folders are left out (any interpreter writes them when it
-imports); a module deeper in another package than its ``__init__.py`` is left to the text
-reading.
+``touch`` can set back. Other ``__pycache__`` entries are left out (any interpreter writes them
+when it imports, the auditor's own process among them); so is a loaded module's cache file that
+was not there and now holds what its source compiles to, and one removed (the source is
+compiled again). A module of the environment not loaded yet is left to the text reading.
 
 On Linux the kernel watches all of this (:mod:`.install_events`, one watcher a process), so a
 call that changed nothing takes no stamp: ``before`` notes how far the watcher's journal of
@@ -35,7 +43,8 @@ since it was taken. When events were lost between ``before`` and ``after`` (the 
 overflowed, the watches could not be kept) ``after`` compares a new stamp with that baseline,
 as without the watcher: what changed is reported as a stamp reports it. Where inotify is missing
 or runs short of watches, ``before`` and ``after`` take stamps. The hook door keeps a stamp from
-its pre step to its post step (two processes): :meth:`InstallWatch.stamp`.
+its pre step to its post step (two processes): :meth:`InstallWatch.stamp`; the post step
+compares the paths the pre step's stamp kept (its own imports since are not the call's).
 """
 
 from __future__ import annotations
@@ -54,6 +63,12 @@ from pytest_harness_audit.gate.install_events import (
     shared_events,
 )
 from pytest_harness_audit.gate.install_guard import INSTALLATION
+from pytest_harness_audit.gate.install_modules import (
+    LoadedModules,
+    compiled_from_source,
+    is_startup,
+    startup_folders,
+)
 from pytest_harness_audit.gate.seam import NO_FINDINGS, CallFindings, Outcome
 from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
 from pytest_harness_audit.inspect import WATCHED_CATEGORIES
@@ -63,6 +78,10 @@ from pytest_harness_audit.inspect.exec_config import installs_packages
 _MAX_FILES = 5_000
 #: Paths listed in a record at most.
 _MAX_LISTED = 20
+#: New cache files of loaded modules checked against their source at most, for one call.
+_MAX_CHECKED = 300
+#: The alert of a package installer's command that added a file run at every interpreter start.
+STARTUP_ALERT = "startup_code_added"
 
 
 class _Mark(NamedTuple):
@@ -72,6 +91,7 @@ class _Mark(NamedTuple):
     events: InstallEvents
     version: int
     baseline: Stamp
+    spec: Spec
 
 
 def _differ(before: Stamp, now: Stamp) -> list[str]:
@@ -97,6 +117,10 @@ class InstallWatch:
         self.package = package
         self.folders = tuple(dict.fromkeys(folders))
         self.files = tuple(dict.fromkeys(files))
+        self._loaded = LoadedModules()
+        self._path: tuple[str, ...] | None = None
+        self._startup: frozenset[str] = frozenset()
+        self._last: Spec | None = None
 
     @classmethod
     def of(cls, paths: Iterable[str]) -> InstallWatch:
@@ -115,9 +139,11 @@ class InstallWatch:
                 files.append(path)
         return cls(package, folders, files)
 
-    def stamp(self) -> Stamp:
-        """The stat of everything watched, now."""
-        found: Stamp = {path: _stat(path) for path in self.files}
+    def stamp(self, spec: Spec | None = None) -> Stamp:
+        """The stat of everything watched (by ``spec``, else as it is now), now."""
+        _, folders, files, modules, startup = self._spec() if spec is None else spec
+        found: Stamp = {path: _stat(path) for path in files}
+        found.update((path, _stat(path)) for path in modules)
         count = 0
         for folder, dirs, names in os.walk(self.package):
             dirs[:] = [d for d in dirs if d != "__pycache__"]
@@ -127,7 +153,13 @@ class InstallWatch:
                     break
                 path = os.path.join(folder, name)
                 found[path] = _stat(path)
-        for folder in self.folders:
+        for folder in startup:
+            try:
+                entries = [entry for entry in os.scandir(folder) if is_startup(entry.name)]
+            except OSError:
+                continue
+            found.update((entry.path, _stat(entry.path)) for entry in entries)
+        for folder in folders:
             # its entries tell what was added or removed; its own change time moves with a
             # `__pycache__` made in it
             own = _stat(folder)
@@ -153,60 +185,95 @@ class InstallWatch:
                 found[path] = _stat(path)
         return found
 
+    def _stamp_as(self, before: Stamp) -> Stamp:
+        """A stamp now of what ``before`` kept: the files of modules loaded since are left out
+        (the auditor's own imports), those it kept are taken again (another process's stamp)."""
+        spec = self._spec()
+        now = self.stamp(spec)
+        for path in spec[3].difference(before):
+            del now[path]
+        now.update((path, _stat(path)) for path in before.keys() - now.keys())
+        return now
+
     def _own(self, path: str) -> bool:
         """Whether ``path`` is one of the package's files or of the files watched by name."""
         return path in self.files or path.startswith(self.package + os.sep)
 
-    def _covers(self, path: str) -> bool:
+    def _covers(self, path: str, spec: Spec) -> bool:
         """Whether a stamp keeps ``path`` (or, for a folder of the watch, its presence)."""
-        if path == self.package or self._own(path) or path in self.folders:
+        if path == self.package or self._own(path) or path in self.folders or path in spec[3]:
             return True
         parent = os.path.dirname(path)
-        if parent in self.folders:
+        if parent in self.folders or (parent in spec[4] and is_startup(os.path.basename(path))):
             return True
         return os.path.dirname(parent) in self.folders and path == inner_file(parent)
 
     def _spec(self) -> Spec:
-        return (self.package, self.folders, self.files)
+        """What the watch covers now (the modules loaded and ``sys.path`` read again only
+        when they changed)."""
+        path = tuple(sys.path)
+        if path != self._path:
+            self._startup, self._path = startup_folders(), path
+        modules = self._loaded.files((self.package, *self.folders))
+        spec = self._last
+        if (
+            spec is None
+            or spec[3] is not modules
+            or spec[4] is not self._startup
+            or spec[1] is not self.folders
+            or spec[2] is not self.files
+        ):
+            # the same spec object while nothing changed: cheap to compare and look up
+            spec = self._last = (self.package, self.folders, self.files, modules, self._startup)
+        return spec
 
     def before(self, tool: str, category: str, params: Mapping[str, Any]) -> object:
         """For a call of a category that can change files: the watcher's mark, or the stamp
         where the kernel does not watch (see the module doc)."""
         if category not in WATCHED_CATEGORIES:
             return None
-        events = shared_events()
-        if events is None or not events.watch(self, self._spec()):
-            return self.stamp()
         spec = self._spec()
+        events = shared_events()
+        if events is None or not events.watch(self, spec):
+            return self.stamp(spec)
         version = events.mark()
         kept = events.baselines.get(spec)
         since = None if kept is None else events.since(kept[0])
-        if kept is None or since is None or any(self._covers(path) for path in since):
+        if kept is None or since is None or any(self._covers(path, spec) for path in since):
             # (a stamp taken by another thread meanwhile is as good: each is the installation
             # at or after its version)
-            kept = events.baselines[spec] = (version, self.stamp())
-        return _Mark(events, version, kept[1])
+            kept = events.baselines[spec] = (version, self.stamp(spec))
+        return _Mark(events, version, kept[1], spec)
 
     def after(
         self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome
     ) -> CallFindings:
         """``tamper_attempt`` judged FAIL when anything watched changed during the call."""
         if isinstance(token, _Mark):
+            baseline, spec = token.baseline, token.spec
             since = token.events.since(token.version)
             if since is None:  # events lost: compare with the installation as it was before
-                found = _differ(token.baseline, self.stamp())
+                found = _differ(baseline, self.stamp(spec))
             else:
-                found = list({path for path in since if self._covers(path)})
+                found = list({path for path in since if self._covers(path, spec)})
         elif isinstance(token, dict):
-            found = _differ(token, self.stamp())
+            baseline, spec = token, self._spec()
+            found = _differ(token, self._stamp_as(token))
         else:
             return NO_FINDINGS
+        if found:
+            found = _written_caches(found, baseline, spec[3])
         if not found:
             return NO_FINDINGS
         command = params.get("command") if isinstance(params, Mapping) else None
+        startup: list[str] = []
         if isinstance(command, str) and installs_packages(command):
-            # a package installer's own command adds to the environment, as expected
-            found = [path for path in found if self._own(path)]
+            # a package installer's own command adds to the environment, as expected; not
+            # what the auditor loaded, and a start-up file it adds is told
+            startup = sorted(path for path in found if is_startup(os.path.basename(path)))
+            found = [path for path in found if self._own(path) or path in spec[3]]
+            if not found and startup:
+                return _startup_added(startup)
         # the files first: a folder's entry changes with the file made in it
         changed = sorted(found, key=lambda path: (path in self.folders, path))
         if not changed:
@@ -215,6 +282,8 @@ class InstallWatch:
         effects: dict[str, Any] = {"installationChanged": listed}
         if len(changed) > len(listed):
             effects["installationChangedCount"] = len(changed)
+        if startup:
+            effects["installationStartup"] = startup[:_MAX_LISTED]
         return CallFindings(
             alerts=(TAMPER_ALERT,),
             effects=effects,
@@ -224,4 +293,35 @@ class InstallWatch:
         )
 
 
-__all__ = ["InstallWatch", "Stamp"]
+def _written_caches(found: list[str], before: Stamp, modules: frozenset[str]) -> list[str]:
+    """``found`` but the cache files of loaded modules that are no change: gone (the module is
+    compiled again from its source), or new and holding what the source compiles to."""
+    kept: list[str] = []
+    checked = 0
+    for path in found:
+        if path not in modules or not path.endswith(".pyc") or "__pycache__" not in path:
+            kept.append(path)
+            continue
+        now = _stat(path)
+        if now is None:
+            continue
+        if before.get(path) is None and checked < _MAX_CHECKED:
+            checked += 1
+            if compiled_from_source(path):
+                continue
+        kept.append(path)
+    return kept
+
+
+def _startup_added(paths: list[str]) -> CallFindings:
+    listed = paths[:_MAX_LISTED]
+    return CallFindings(
+        alerts=(STARTUP_ALERT,),
+        effects={"installationStartup": listed},
+        verdict="WARN",
+        reason=f"a package installer added code every interpreter start runs ({listed[0]})",
+        caught_by="effect",
+    )
+
+
+__all__ = ["STARTUP_ALERT", "InstallWatch", "Stamp"]

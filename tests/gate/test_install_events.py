@@ -63,7 +63,9 @@ def test_a_quiet_call_takes_no_stamp(tree: Path, monkeypatch: pytest.MonkeyPatch
     assert _call(watch) is NO_FINDINGS  # the first takes the baseline
     taken: list[int] = []
     real = InstallWatch.stamp
-    monkeypatch.setattr(InstallWatch, "stamp", lambda self: taken.append(1) or real(self))
+    monkeypatch.setattr(
+        InstallWatch, "stamp", lambda self, spec=None: taken.append(1) or real(self, spec)
+    )
     for _ in range(3):
         assert _call(watch) is NO_FINDINGS
     assert taken == []

@@ -4,8 +4,12 @@ name is a ``tamper_attempt`` judged FAIL."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,13 +52,17 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def _host_call(storage: Path, project: Path, command: str) -> dict[str, Any]:
+def _host_call(
+    storage: Path, project: Path, command: str, between: Callable[[], object] | None = None
+) -> dict[str, Any]:
     policy = Policy.preset("safety")
     pre = recorded("bash-touch.json", project)
     pre["tool_input"] = {"command": command}
     answer = handle_pre(json.dumps(pre), storage=storage, policy=policy)
     assert answer.get("hookSpecificOutput", {}).get("permissionDecision") != "deny", answer
     response = run_as_host(pre, project)
+    if between is not None:
+        between()
     handle_post(json.dumps(as_post(pre, response)), storage=storage, policy=policy)
     record: dict[str, Any] = call_records(storage, pre["session_id"])[-1]
     return record
@@ -76,5 +84,48 @@ def test_an_ordinary_command_changes_no_installation(
     site: Path, project: Path, tmp_path: Path
 ) -> None:
     record = _host_call(tmp_path / "store", project, "echo hi > notes.txt && cat notes.txt")
+    assert "installationChanged" not in record.get("effects", {})
+    assert "judged" not in record
+
+
+@pytest.fixture
+def loaded(site: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A module deep in a package of the throwaway ``site-packages``, imported by this process
+    (the hook's) with its bytecode."""
+    sub = site / "zzhooked" / "sub"
+    sub.mkdir(parents=True)
+    (site / "zzhooked" / "__init__.py").write_text("")
+    (sub / "__init__.py").write_text("")
+    (sub / "store.py").write_text("VALUE = 1\n")
+    (sub / "lazy.py").write_text("VALUE = 2\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    importlib.import_module("zzhooked.sub.store")
+    yield sub
+    for name in [name for name in sys.modules if name.split(".")[0] == "zzhooked"]:
+        del sys.modules[name]
+
+
+def test_a_loaded_module_deep_in_a_package_changed_fails(
+    loaded: Path, project: Path, tmp_path: Path
+) -> None:
+    target = str(loaded / "store.py")
+    command = f"python3 -c \"p={target[:-3]!r}+'.py'; open(p, 'a').write('import os')\""
+    record = _host_call(tmp_path / "store", project, command)
+    assert record["effects"]["installationChanged"] == [target]
+    assert record["judged"]["verdict"] == "FAIL"
+
+
+def test_the_hook_s_own_import_between_pre_and_post_is_no_change(
+    loaded: Path, project: Path, tmp_path: Path
+) -> None:
+    # the post step's process imports a module the pre step's had not, writing its bytecode
+    record = _host_call(
+        tmp_path / "store",
+        project,
+        "echo hi > notes.txt",
+        between=lambda: importlib.import_module("zzhooked.sub.lazy"),
+    )
+    assert Path(importlib.util.cache_from_source(str(loaded / "lazy.py"))).is_file()
     assert "installationChanged" not in record.get("effects", {})
     assert "judged" not in record
