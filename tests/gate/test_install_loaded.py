@@ -5,6 +5,8 @@ process imports), so the real one is never written."""
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import importlib
 import importlib.util
 import os
@@ -16,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pytest_harness_audit.gate import install_watch
+from pytest_harness_audit.gate import install_events, install_watch
 from pytest_harness_audit.gate.seam import NO_FINDINGS, CallFindings, Outcome
 from pytest_harness_audit.session.harness import Harness
 
@@ -264,3 +266,45 @@ def test_a_call_that_changes_nothing_finds_nothing(harness: Harness) -> None:
     watch = harness.install_watch
     token = watch.before("Bash", "command", {"command": "true"})
     assert watch.after(token, "Bash", "command", {}, Outcome("success")) is NO_FINDINGS
+
+
+class _ShortLibc:
+    """The C library, but the kernel refuses watches after the first ``allowed`` (``ENOSPC``,
+    the user's ``max_user_watches`` reached)."""
+
+    def __init__(self, real: Any, allowed: int) -> None:
+        self._real = real
+        self.allowed = allowed
+
+    def inotify_add_watch(self, fd: int, path: bytes, mask: int) -> int:
+        self.allowed -= 1
+        if self.allowed < 0:
+            ctypes.set_errno(errno.ENOSPC)
+            return -1
+        return int(self._real.inotify_add_watch(fd, path, mask))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+
+@pytest.mark.skipif(install_events.inotify_libc() is None, reason="the kernel's watch is Linux's")
+def test_short_of_kernel_watches_a_loaded_module_s_change_is_seen_by_stamps(
+    tmp_path: Path, site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(install_events, "_SHARED", None)
+    monkeypatch.setattr(install_events, "_REFUSED_PID", -1)
+    short = _ShortLibc(install_events.inotify_libc(), 50)
+    monkeypatch.setattr(install_events, "inotify_libc", lambda: short)
+    made = Harness.create(tmp_path / "run", template="empty", policy="permissive")
+    try:
+        watch = made.install_watch
+        watch.folders = (*watch.folders, str(site), str(site.parent))
+        assert isinstance(watch.before("Bash", "command", {}), dict)  # stamps, not events
+        assert install_events.shared_events() is None  # not tried again for every call
+        result = made.call("Bash", command=_built(site / STORE, "open(p, 'a').write('x')"))
+        _failed(made, result, site / STORE)
+    finally:
+        made.close()
+        watcher = install_events._SHARED
+        if watcher is not None:
+            watcher.close()
