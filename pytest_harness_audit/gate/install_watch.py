@@ -79,7 +79,7 @@ _MAX_FILES = 5_000
 #: Paths listed in a record at most.
 _MAX_LISTED = 20
 #: New cache files of loaded modules checked against their source at most, for one call.
-_MAX_CHECKED = 300
+_MAX_CHECKED = 1_000
 #: The alert of a package installer's command that added a file run at every interpreter start.
 STARTUP_ALERT = "startup_code_added"
 
