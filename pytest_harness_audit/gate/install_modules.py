@@ -74,17 +74,18 @@ class LoadedModules:
     ``sys.modules`` changed (its size or last entry)."""
 
     def __init__(self) -> None:
-        self._key: tuple[tuple[str, ...], tuple[int, str | None]] | None = None
+        self._roots: tuple[str, ...] | None = None
+        self._signature: tuple[int, str | None] | None = None
         self._files: frozenset[str] = frozenset()
 
     def files(self, roots: tuple[str, ...]) -> frozenset[str]:
         """Each file, and each cache file, of a module in ``sys.modules`` under ``roots``."""
-        key = (roots, _signature())
-        if key != self._key:
+        signature = _signature()
+        if signature != self._signature or roots != self._roots:
             found = loaded_files(roots)
             if found != self._files:  # the same set stays the same object (cheap to compare)
                 self._files = found
-            self._key = key
+            self._roots, self._signature = roots, signature
         return self._files
 
 

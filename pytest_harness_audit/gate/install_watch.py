@@ -121,6 +121,7 @@ class InstallWatch:
         self._path: tuple[str, ...] | None = None
         self._startup: frozenset[str] = frozenset()
         self._last: Spec | None = None
+        self._roots: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, paths: Iterable[str]) -> InstallWatch:
@@ -214,8 +215,11 @@ class InstallWatch:
         path = tuple(sys.path)
         if path != self._path:
             self._startup, self._path = startup_folders(), path
-        modules = self._loaded.files((self.package, *self.folders))
         spec = self._last
+        roots = self._roots if spec is not None and spec[1] is self.folders else None
+        if roots is None:
+            roots = self._roots = (self.package, *self.folders)
+        modules = self._loaded.files(roots)
         if (
             spec is None
             or spec[3] is not modules
