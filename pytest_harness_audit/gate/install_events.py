@@ -124,20 +124,25 @@ class _Plan:
                 self._name(parent, os.path.basename(child), root)
                 child, parent = parent, os.path.dirname(parent)
 
-    def _loaded(self, modules: Iterable[str]) -> None:
-        """A loaded module's file and cache file: by inode, and by name in its folder (for a
-        cache file also its ``__pycache__`` folder's, by name in the folder above)."""
+    def _loaded(self, modules: Iterable[str], roots: Iterable[str]) -> None:
+        """A loaded module's file and cache file: by inode, by name in its folder, and each
+        folder on the way by name in the one above, up to the watched folder it lies in (a
+        package folder renamed away with a changed copy put in its place)."""
+        tops = set(roots)
+        tops.update([os.path.realpath(root) for root in tops])
         for path in modules:
             folder, name = os.path.split(path)
             self._name(folder, name, path)
             self.files.add(path)
-            if os.path.basename(folder) == _CACHE:
-                self._name(os.path.dirname(folder), _CACHE, path)
+            child, parent = folder, os.path.dirname(folder)
+            while child not in tops and parent != child:
+                self._name(parent, os.path.basename(child), path)
+                child, parent = parent, os.path.dirname(parent)
 
     def add(self, spec: Spec) -> None:
         """Plan the watches of ``spec``, as :meth:`~.install_watch.InstallWatch.stamp` walks."""
         package, folders, files, modules, startup = spec
-        self._loaded(modules)
+        self._loaded(modules, (package, *folders))
         self.startup.update(startup)
         size = 0  # (a bound on the walk: the spec's own paths, counted loosely)
         self._up(package)

@@ -46,7 +46,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     assert Path(importlib.util.cache_from_source(str(sub / "store.py"))).is_file()
     assert not Path(importlib.util.cache_from_source(str(sub / "plain.py"))).exists()
     yield folder
-    for name in [name for name in sys.modules if name.split(".")[0] == PACKAGE]:
+    for name in [name for name in sys.modules if name.split(".")[0].startswith(PACKAGE)]:
         del sys.modules[name]
 
 
@@ -308,3 +308,22 @@ def test_short_of_kernel_watches_a_loaded_module_s_change_is_seen_by_stamps(
         watcher = install_events._SHARED
         if watcher is not None:
             watcher.close()
+
+
+def test_a_folder_above_a_loaded_module_renamed_away_and_copied_back_fails(
+    harness: Harness, site: Path
+) -> None:
+    # namespace packages: no module lies in `zzdeep_ns` or `zzdeep_ns/a`, only in its `a/b`
+    deep = site / f"{PACKAGE}_ns" / "a" / "b"
+    deep.mkdir(parents=True)
+    (deep / "mod.py").write_text("VALUE = 1\n")
+    importlib.import_module(f"{PACKAGE}_ns.a.b.mod")
+    harness.call("Bash", command="true")  # the watch of the module set up
+    folder = site / f"{PACKAGE}_ns" / "a"
+    code = (
+        f"import os, shutil; s = {str(folder)!r}; os.rename(s, s + '.old'); "
+        "shutil.copytree(s + '.old', s); open(p, 'a').write('import os')"
+    )
+    result = harness.call("Bash", command=_built(deep / "mod.py", code))
+    assert str(deep / "mod.py") in result.record["effects"]["installationChanged"]
+    assert str(harness.verdict) == "FAIL"
