@@ -6,13 +6,16 @@ folders; the code the auditor runs is also deeper: ``yaml/constructor.py``, ``gi
 standard library module, and the bytecode Python loads for each (``__pycache__/*.pyc``: with an
 unchecked-hash or a forged timestamp header a replaced one is loaded as it is). So a watch also
 covers, for every module in ``sys.modules`` whose file lies under one of its folders, that file
-and its bytecode (:func:`loaded_files`), and, in every folder on ``sys.path``, the entries that
+and its bytecode (:func:`loaded_files`; for a module pytest's assertion rewriter loaded, as
+pytest loads its plugins' modules, also pytest's own cache file of it, which pytest checks
+against the source's hash only), and, in every folder on ``sys.path``, the entries that
 run code when an interpreter starts (:func:`is_startup`): ``*.pth`` files, ``sitecustomize`` and
 ``usercustomize``. Both are read again only when ``sys.modules`` or ``sys.path`` changed.
 
 A cache file that was not there is no change when it holds what the module's source compiles
-to (:func:`compiled_from_source`): an interpreter that writes bytecode imported the module (the
-auditor's own bytecode may have been left unwritten, ``PYTHONDONTWRITEBYTECODE``).
+to (:func:`compiled_from_source`; pytest's, what its rewriter makes of the source): an
+interpreter that writes bytecode imported the module (the auditor's own bytecode may have been
+left unwritten, ``PYTHONDONTWRITEBYTECODE``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import site
 import sys
 import types
 from collections.abc import Iterable
+from pathlib import Path
 
 #: Module names an interpreter imports at its start, wherever ``sys.path`` finds them.
 STARTUP_MODULES = ("sitecustomize", "usercustomize")
@@ -31,6 +35,10 @@ STARTUP_MODULES = ("sitecustomize", "usercustomize")
 _MAX_CACHE_BYTES = 8 << 20
 #: Header bytes of a cache file: magic, flags, then source time and size (or source hash).
 _HEADER = 16
+#: pytest's assertion rewriter: the modules it loads are read from cache files of its own
+#: (``NAME.TAG-pytest-VERSION.pyc``), checked against the source's hash only.
+_REWRITE = "_pytest.assertion.rewrite"
+_PYTEST_CACHE = "-pytest-"
 
 
 def is_startup(name: str) -> bool:
@@ -44,24 +52,31 @@ def _under(path: str, roots: Iterable[str]) -> bool:
     return any(path.startswith(root + os.sep) for root in roots)
 
 
-def _files_of(module: object) -> tuple[str | None, str | None]:
-    """A module's file and its cache file (read from its namespace: no module ``__getattr__``
-    runs)."""
+def _files_of(module: object) -> tuple[str, ...]:
+    """A module's file and its cache files (read from its namespace: no module ``__getattr__``
+    runs): Python's, and pytest's when its assertion rewriter loaded the module."""
     if not isinstance(module, types.ModuleType):
-        return None, None
+        return ()
     space = getattr(module, "__dict__", None)
     if not isinstance(space, dict):
-        return None, None
+        return ()
     found, cached = space.get("__file__"), space.get("__cached__")
     if not isinstance(found, str) or not found:
-        return None, None
+        return ()
     found = os.path.abspath(found)
     if not isinstance(cached, str) and found.endswith(".py"):
         try:
             cached = importlib.util.cache_from_source(found)
         except (NotImplementedError, ValueError):
             cached = None
-    return found, os.path.abspath(cached) if isinstance(cached, str) else None
+    files = [found] if not isinstance(cached, str) else [found, os.path.abspath(cached)]
+    loader = getattr(space.get("__spec__"), "loader", None)
+    if type(loader).__name__ == "AssertionRewritingHook" and found.endswith(".py"):
+        tail = getattr(sys.modules.get(_REWRITE), "PYC_TAIL", None)
+        if isinstance(tail, str):
+            folder, name = os.path.split(found)
+            files.append(os.path.join(folder, "__pycache__", name[:-3] + tail))
+    return tuple(files)
 
 
 def _signature() -> tuple[int, str | None]:
@@ -96,12 +111,9 @@ def loaded_files(roots: Iterable[str]) -> frozenset[str]:
     under = tuple(spelled | {os.path.realpath(root) for root in spelled})
     found: set[str] = set()
     for module in list(sys.modules.values()):
-        source, cached = _files_of(module)
-        if source is None or not _under(source, under):
-            continue
-        found.add(source)
-        if cached is not None:
-            found.add(cached)
+        files = _files_of(module)
+        if files and _under(files[0], under):
+            found.update(files)
     return frozenset(found)
 
 
@@ -115,11 +127,25 @@ def startup_folders() -> frozenset[str]:
 
 
 def source_of(cached: str) -> str | None:
-    """The source file a cache file (``__pycache__/NAME.TAG.pyc``) is compiled from."""
+    """The source file a cache file (``__pycache__/NAME.TAG.pyc``, or pytest's) is compiled
+    from."""
+    folder, name = os.path.split(cached)
+    if _PYTEST_CACHE in name and os.path.basename(folder) == "__pycache__":
+        return os.path.join(os.path.dirname(folder), name.split(".", 1)[0] + ".py")
     try:
         return importlib.util.source_from_cache(cached)
     except (NotImplementedError, ValueError):
         return None
+
+
+def _expected(cached: str, source: str, text: bytes) -> object:
+    """The code the source of ``cached`` compiles to: as Python compiles it, or as pytest's
+    assertion rewriter does (``None`` where pytest is not loaded)."""
+    if _PYTEST_CACHE in os.path.basename(cached):
+        rewrite = getattr(sys.modules.get(_REWRITE), "_rewrite_test", None)
+        return None if rewrite is None else rewrite(Path(source), None)[1]
+    level = 2 if ".opt-2." in cached else 1 if ".opt-1." in cached else 0
+    return compile(text, source, "exec", dont_inherit=True, optimize=level)
 
 
 def compiled_from_source(cached: str) -> bool:
@@ -145,12 +171,9 @@ def compiled_from_source(cached: str) -> bool:
             return False
     elif flags != 3 or data[8:16] != importlib.util.source_hash(text):
         return False  # an unchecked hash (flags 1) is loaded whatever the source holds
-    level = 2 if ".opt-2." in cached else 1 if ".opt-1." in cached else 0
     try:
-        return bool(
-            marshal.loads(data[_HEADER:])
-            == compile(text, source, "exec", dont_inherit=True, optimize=level)
-        )
+        expected = _expected(cached, source, text)
+        return expected is not None and bool(marshal.loads(data[_HEADER:]) == expected)
     except Exception:  # bytes that are no code, or a source that does not compile: a change
         return False
 

@@ -327,3 +327,53 @@ def test_a_folder_above_a_loaded_module_renamed_away_and_copied_back_fails(
     result = harness.call("Bash", command=_built(deep / "mod.py", code))
     assert str(deep / "mod.py") in result.record["effects"]["installationChanged"]
     assert str(harness.verdict) == "FAIL"
+
+
+@pytest.fixture
+def rewritten(site: Path) -> Path:
+    """A package of the throwaway environment loaded by pytest's assertion rewriter (as pytest
+    loads a plugin's modules), without its cache file: pytest's own cache file of it."""
+    package = site / f"{PACKAGE}_rw"
+    package.mkdir()
+    (package / "__init__.py").write_text("def check(value):\n    assert value\n")
+    pytest.register_assert_rewrite(package.name)
+    module = importlib.import_module(package.name)
+    if type(module.__spec__.loader).__name__ != "AssertionRewritingHook":
+        pytest.skip("assertions are not rewritten in this run")
+    from _pytest.assertion.rewrite import PYC_TAIL
+
+    cache = package / "__pycache__" / f"__init__{PYC_TAIL}"
+    assert not cache.exists()
+    return cache
+
+
+def test_pytest_s_cache_of_a_rewritten_module_forged_fails(
+    harness: Harness, rewritten: Path
+) -> None:
+    source = rewritten.parent.parent / "__init__.py"
+    code = (
+        "import importlib.util, marshal, os; "
+        f"os.makedirs({str(rewritten.parent)!r}, exist_ok=True); "
+        f"h = importlib.util.source_hash(open({str(source)!r}, 'rb').read()); "
+        "c = marshal.dumps(compile('def check(value): pass', 'x', 'exec')); "
+        "open(p, 'wb').write(importlib.util.MAGIC_NUMBER + (3).to_bytes(4, 'little') + h + c)"
+    )
+    result = harness.call("Bash", command=_built(rewritten, code))
+    _failed(harness, result, rewritten)
+
+
+def test_pytest_s_cache_written_by_a_test_run_is_no_change(
+    harness: Harness, site: Path, rewritten: Path
+) -> None:
+    tests = harness.root / "tests"
+    tests.mkdir()
+    name = rewritten.parent.parent.name
+    (tests / "conftest.py").write_text(f"import pytest\npytest.register_assert_rewrite({name!r})\n")
+    (tests / "test_it.py").write_text(f"import {name}\n\ndef test_it():\n    {name}.check(1)\n")
+    command = (
+        f"PYTHONDONTWRITEBYTECODE= PYTHONPATH={site} "
+        "python3 -m pytest -q -p no:harness_audit -p no:cacheprovider tests"
+    )
+    result = harness.call("Bash", command=command)
+    assert rewritten.is_file(), result.output
+    _passed(harness, result)
