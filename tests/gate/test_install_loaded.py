@@ -207,6 +207,7 @@ def test_a_package_installer_adding_a_module_not_loaded_is_expected(
     _passed(harness, harness.call("Bash", command="./pip install zzdeep-extra"))
 
 
+@pytest.mark.slow
 def test_a_test_run_in_the_workspace_is_no_change(harness: Harness) -> None:
     tests = harness.root / "tests"
     tests.mkdir()
@@ -377,3 +378,11 @@ def test_pytest_s_cache_written_by_a_test_run_is_no_change(
     result = harness.call("Bash", command=command)
     assert rewritten.is_file(), result.output
     _passed(harness, result)
+
+
+def test_a_loaded_module_written_through_a_hard_link_fails(harness: Harness, site: Path) -> None:
+    link = harness.root / "link.py"
+    code = f"import os; os.link(p, {str(link)!r}); open({str(link)!r}, 'a').write('import os')"
+    result = harness.call("Bash", command=_built(site / STORE, code))
+    assert (site / STORE).read_text().endswith("import os")
+    _failed(harness, result, site / STORE)
