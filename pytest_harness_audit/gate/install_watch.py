@@ -273,8 +273,13 @@ class InstallWatch:
         startup: list[str] = []
         if isinstance(command, str) and installs_packages(command):
             # a package installer's own command adds to the environment, as expected; not
-            # what the auditor loaded, and a start-up file it adds is told
-            startup = sorted(path for path in found if is_startup(os.path.basename(path)))
+            # what the auditor loaded, and a start-up file it adds is told (one it removes
+            # runs nothing)
+            startup = sorted(
+                path
+                for path in found
+                if is_startup(os.path.basename(path)) and os.path.lexists(path)
+            )
             found = [path for path in found if self._own(path) or path in spec[3]]
             if not found and startup:
                 return _startup_added(startup)
