@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import anyio
 import mcp_types as types
@@ -78,7 +79,13 @@ async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesRe
     raise fail("resources/templates/list")
 
 
-async def read_resource(ctx: Any, params: Any) -> types.ReadResourceResult:
+async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> Any:
+    if params.uri.startswith("repo://"):
+        # a repository server's own scheme: repo://<path in the workspace>
+        relative = unquote(params.uri.removeprefix("repo://"))
+        text = (Path.cwd() / relative).read_text(encoding="utf-8")
+        contents = types.TextResourceContents(uri=params.uri, text=text)
+        return types.ReadResourceResult(contents=[contents])
     raise fail("resources/read")
 
 

@@ -104,3 +104,34 @@ def test_redteam5_benign_twin_a_call_and_listing_without_a_secret_pass(
     answer = _answer(harness, lambda c: c.call_tool("fine", {}))
     assert '"ok"' in answer
     assert harness.verdict == "PASS"
+
+
+def _read(harness: Harness, uri: str) -> str:
+    return _answer(harness, lambda c: c.read_resource(uri))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a read of a credential file by a non-file URI with a percent-escaped name is allowed "
+    "by deny-secret-files and runs at the upstream (caught only after, by its output)",
+)
+@pytest.mark.parametrize(
+    "uri", ["repo://.%65nv", "repo://%2Eenv", "repo://config/cred%65ntials.json"]
+)
+def test_redteam5_escaped_credential_read_is_refused_before_the_upstream(
+    harness: Harness, uri: str
+) -> None:
+    answer = _read(harness, uri)
+    (record,) = [c for c in harness.calls() if c.tool == "mcp__leaky__resources/read"]
+    assert record.status == "blocked", (record.status, record.rule_id, answer[:120])
+    assert answer.startswith('{"code"') and "[blocked]" in answer
+
+
+@pytest.mark.parametrize("uri", ["repo://.env", "repo://config/credential%73.json"])
+def test_redteam5_benign_twin_plain_credential_reads_are_refused(
+    harness: Harness, uri: str
+) -> None:
+    answer = _read(harness, uri)
+    (record,) = [c for c in harness.calls() if c.tool == "mcp__leaky__resources/read"]
+    assert record.status == "blocked" and record.rule_id == "deny-secret-files"
+    assert "[blocked]" in answer
