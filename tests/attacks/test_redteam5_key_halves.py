@@ -169,3 +169,29 @@ def test_redteam5_benign_twin_whole_key_at_the_hook_door_is_replaced(
     replaced = answers[0]["hookSpecificOutput"]["updatedMCPToolOutput"]
     assert HOOK_KEY not in json.dumps(replaced)
     assert records[0]["judged"]["verdict"] == "FAIL"
+
+
+ONE_RESULT_FORMS = {
+    "halves swapped": lambda k: f"{k[len(k) // 2 :]} {k[: len(k) // 2]}",
+    "halves under two keys": lambda k: json.dumps({"a": k[: len(k) // 2], "b": k[len(k) // 2 :]}),
+    "every character apart": lambda k: "x".join(k),
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the whole key in one result, as two halves or one character apart, reaches the "
+    "framework unredacted and the verdict is PASS",
+)
+@pytest.mark.parametrize("form", list(ONE_RESULT_FORMS))
+def test_redteam5_key_rearranged_in_one_result_of_a_function_tool(
+    harness: Harness, form: str
+) -> None:
+    key = api_key(harness)
+
+    def show(name: str) -> str:
+        """Show a setting."""
+        return str(ONE_RESULT_FORMS[form](key))
+
+    out = harness.tool(show)("API_KEY")
+    assert "[secret:" in out or harness.verdict != "PASS", out
