@@ -195,3 +195,26 @@ def test_redteam5_key_rearranged_in_one_result_of_a_function_tool(
 
     out = harness.tool(show)("API_KEY")
     assert "[secret:" in out or harness.verdict != "PASS", out
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a tools/list description holding half the key is recorded as holding a secret "
+    "(mcp__leaky__tools/list) yet relayed whole, and the verdict is PASS",
+)
+def test_redteam5_half_key_in_a_listing_is_recorded_but_relayed_whole(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LEAKY_HALF_IN_LISTING", "1")
+    key = api_key(harness)
+    upstream = {"mcpServers": {"leaky": {"command": sys.executable, "args": [LEAKY]}}}
+    proxy = harness.start_proxy(upstream, workspace_tools=False)
+
+    async def session() -> str:
+        async with proxy_client(proxy) as client:
+            tools = (await client.list_tools()).tools
+            return "".join(tool.description or "" for tool in tools if tool.name == "fine")
+
+    description = anyio.run(session)
+    assert [c.tool for c in harness.calls()] == ["mcp__leaky__tools/list"]
+    assert key[len(key) // 2 :] not in description or harness.verdict != "PASS", description
