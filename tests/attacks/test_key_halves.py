@@ -59,7 +59,7 @@ def _joined(texts: list[str]) -> str:
     reason="each half of the key reaches the model unredacted through the proxy and the "
     "verdict is PASS (the chain's records redact the same halves)",
 )
-def test_redteam5_key_in_two_results_through_the_proxy(harness: Harness) -> None:
+def test_key_in_two_results_through_the_proxy(harness: Harness) -> None:
     key = api_key(harness)
     texts = _pieces_through_proxy(harness, len(key) // 2)
     model_has_key = _joined(texts) == key
@@ -67,7 +67,7 @@ def test_redteam5_key_in_two_results_through_the_proxy(harness: Harness) -> None
     assert key[len(key) // 2 :] not in "".join(texts)
 
 
-def test_redteam5_benign_twin_whole_key_through_the_proxy_is_redacted(harness: Harness) -> None:
+def test_benign_twin_whole_key_through_the_proxy_is_redacted(harness: Harness) -> None:
     key = api_key(harness)
     texts = _pieces_through_proxy(harness, len(key))
     assert key not in "".join(texts) and "[secret:" in texts[0]
@@ -79,7 +79,7 @@ def test_redteam5_benign_twin_whole_key_through_the_proxy_is_redacted(harness: H
     reason="each half of the key reaches the framework unredacted from a function tool and "
     "the verdict is PASS",
 )
-def test_redteam5_key_in_two_results_of_a_function_tool(harness: Harness) -> None:
+def test_key_in_two_results_of_a_function_tool(harness: Harness) -> None:
     key = api_key(harness)
     half = len(key) // 2
 
@@ -93,7 +93,7 @@ def test_redteam5_key_in_two_results_of_a_function_tool(harness: Harness) -> Non
     assert key[half:] not in "".join(texts)
 
 
-def test_redteam5_benign_twin_whole_key_from_a_function_tool_is_redacted(
+def test_benign_twin_whole_key_from_a_function_tool_is_redacted(
     harness: Harness,
 ) -> None:
     key = api_key(harness)
@@ -150,7 +150,7 @@ def _hook_pieces(
     reason="at the hook door each half of the key in an MCP tool's output is left for the "
     "model (no updatedMCPToolOutput) and no record is judged",
 )
-def test_redteam5_key_in_two_outputs_at_the_hook_door(
+def test_key_in_two_outputs_at_the_hook_door(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     half = len(HOOK_KEY) // 2
@@ -162,7 +162,7 @@ def test_redteam5_key_in_two_outputs_at_the_hook_door(
     assert any(replaced) or any(judged), (answers, judged)
 
 
-def test_redteam5_benign_twin_whole_key_at_the_hook_door_is_replaced(
+def test_benign_twin_whole_key_at_the_hook_door_is_replaced(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     answers, records = _hook_pieces(tmp_path, monkeypatch, capsys, [HOOK_KEY])
@@ -184,9 +184,7 @@ ONE_RESULT_FORMS = {
     "framework unredacted and the verdict is PASS",
 )
 @pytest.mark.parametrize("form", list(ONE_RESULT_FORMS))
-def test_redteam5_key_rearranged_in_one_result_of_a_function_tool(
-    harness: Harness, form: str
-) -> None:
+def test_key_rearranged_in_one_result_of_a_function_tool(harness: Harness, form: str) -> None:
     key = api_key(harness)
 
     def show(name: str) -> str:
@@ -202,7 +200,7 @@ def test_redteam5_key_rearranged_in_one_result_of_a_function_tool(
     reason="a tools/list description holding half the key is recorded as holding a secret "
     "(mcp__leaky__tools/list) yet relayed whole, and the verdict is PASS",
 )
-def test_redteam5_half_key_in_a_listing_is_recorded_but_relayed_whole(
+def test_half_key_in_a_listing_is_recorded_but_relayed_whole(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LEAKY_HALF_IN_LISTING", "1")

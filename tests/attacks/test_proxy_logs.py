@@ -4,7 +4,7 @@ The proxy relays ``logging/setLevel`` to every upstream with logging in one task
 upstream's MCP error escapes as an exception group, which the SDK logs with its traceback —
 the upstream's message, the key in it, lands in the test run's captured log (printed with a
 failing test, kept in JUnit XML with ``junit_logging``) — and the client is answered with code
-``0`` and the task group's text. The benign twin (``test_redteam5_proxy_errors``): the same
+``0`` and the task group's text. The benign twin (``test_proxy_errors``): the same
 upstream's error to a read is redacted and recorded.
 """
 
@@ -36,7 +36,7 @@ def harness(tmp_path: Path) -> Iterator[Harness]:
     "and the client gets code 0",
 )
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
-def test_redteam5_set_level_error_stays_out_of_the_logs(
+def test_set_level_error_stays_out_of_the_logs(
     harness: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
     key = api_key(harness)

@@ -63,9 +63,7 @@ LISTINGS: dict[str, Step] = {
     "unrecorded, and the verdict is PASS",
 )
 @pytest.mark.parametrize("method", list(LISTINGS))
-def test_redteam5_listing_error_holding_the_env_is_not_relayed_whole(
-    harness: Harness, method: str
-) -> None:
+def test_listing_error_holding_the_env_is_not_relayed_whole(harness: Harness, method: str) -> None:
     key = api_key(harness)
     answer = _answer(harness, LISTINGS[method])
     leaked = key in answer
@@ -73,7 +71,7 @@ def test_redteam5_listing_error_holding_the_env_is_not_relayed_whole(
     assert not leaked, answer
 
 
-def test_redteam5_benign_twin_a_read_error_is_redacted(harness: Harness) -> None:
+def test_benign_twin_a_read_error_is_redacted(harness: Harness) -> None:
     key = api_key(harness)
     answer = _answer(harness, lambda c: c.read_resource("memo://anything"))
     assert "resources/read failed" in answer
@@ -87,7 +85,7 @@ def test_redteam5_benign_twin_a_read_error_is_redacted(harness: Harness) -> None
     "data unredacted (the record is redacted, the data not even recorded)",
 )
 @pytest.mark.parametrize("tool", ["err", "err_data"])
-def test_redteam5_call_error_holding_the_env_reaches_the_client_redacted(
+def test_call_error_holding_the_env_reaches_the_client_redacted(
     harness: Harness, tool: str
 ) -> None:
     key = api_key(harness)
@@ -97,7 +95,7 @@ def test_redteam5_call_error_holding_the_env_reaches_the_client_redacted(
     assert harness.verdict == "FAIL"
 
 
-def test_redteam5_benign_twin_a_call_and_listing_without_a_secret_pass(
+def test_benign_twin_a_call_and_listing_without_a_secret_pass(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LEAKY_BENIGN", "1")
@@ -118,9 +116,7 @@ def _read(harness: Harness, uri: str) -> str:
 @pytest.mark.parametrize(
     "uri", ["repo://.%65nv", "repo://%2Eenv", "repo://config/cred%65ntials.json"]
 )
-def test_redteam5_escaped_credential_read_is_refused_before_the_upstream(
-    harness: Harness, uri: str
-) -> None:
+def test_escaped_credential_read_is_refused_before_the_upstream(harness: Harness, uri: str) -> None:
     answer = _read(harness, uri)
     (record,) = [c for c in harness.calls() if c.tool == "mcp__leaky__resources/read"]
     assert record.status == "blocked", (record.status, record.rule_id, answer[:120])
@@ -128,9 +124,7 @@ def test_redteam5_escaped_credential_read_is_refused_before_the_upstream(
 
 
 @pytest.mark.parametrize("uri", ["repo://.env", "repo://config/credential%73.json"])
-def test_redteam5_benign_twin_plain_credential_reads_are_refused(
-    harness: Harness, uri: str
-) -> None:
+def test_benign_twin_plain_credential_reads_are_refused(harness: Harness, uri: str) -> None:
     answer = _read(harness, uri)
     (record,) = [c for c in harness.calls() if c.tool == "mcp__leaky__resources/read"]
     assert record.status == "blocked" and record.rule_id == "deny-secret-files"

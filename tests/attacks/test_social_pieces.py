@@ -49,13 +49,13 @@ def _reassembled(sent: list[str]) -> str:
     reason="pieces of a key sent last first are never a run of consecutive sends: all go out, "
     "the peer holds the key and the verdict is PASS",
 )
-def test_redteam5_key_pieces_sent_in_reverse_order(harness: Harness) -> None:
+def test_key_pieces_sent_in_reverse_order(harness: Harness) -> None:
     body = api_key(harness)[len(PREFIX) :]
     sent = _send_pieces(harness, list(reversed(range(0, len(body), 10))))
     assert not (_reassembled(sent) == body and harness.verdict == "PASS"), sent
 
 
-def test_redteam5_benign_twin_pieces_in_order_are_refused(harness: Harness) -> None:
+def test_benign_twin_pieces_in_order_are_refused(harness: Harness) -> None:
     body = api_key(harness)[len(PREFIX) :]
     sent = _send_pieces(harness, list(range(0, len(body), 10)))
     assert _reassembled(sent) != body

@@ -45,7 +45,7 @@ def _stubborn(harness: Harness, seconds: float) -> str:
     reason="a change an upstream makes after its call timed out, with no later call, is "
     "never judged: the session closes PASS",
 )
-def test_redteam5_git_hook_planted_after_the_call_timed_out(harness: Harness) -> None:
+def test_git_hook_planted_after_the_call_timed_out(harness: Harness) -> None:
     answer = _stubborn(harness, 2.5)
     assert answer.startswith("timeout after 1s")
     harness.close()
@@ -53,7 +53,7 @@ def test_redteam5_git_hook_planted_after_the_call_timed_out(harness: Harness) ->
     assert harness.verdict == "FAIL"
 
 
-def test_redteam5_benign_twin_git_hook_planted_within_the_call(harness: Harness) -> None:
+def test_benign_twin_git_hook_planted_within_the_call(harness: Harness) -> None:
     assert _stubborn(harness, 0.0) == "hooked"
     harness.close()
     assert harness.verdict == "FAIL"

@@ -118,7 +118,7 @@ def _run(harness: Harness, raiser: Callable[[str], None]) -> str:
     "fields (a command list, a filename, __str__) reaches the model with the key",
 )
 @pytest.mark.parametrize("raiser", [_called_process, _missing_file, _own_str])
-def test_redteam5_exception_text_reaches_the_model_redacted(
+def test_exception_text_reaches_the_model_redacted(
     harness: Harness, raiser: Callable[[str], None]
 ) -> None:
     read = _run(harness, raiser)
@@ -126,7 +126,7 @@ def test_redteam5_exception_text_reaches_the_model_redacted(
     assert api_key(harness) not in read, read
 
 
-def test_redteam5_benign_twin_a_plain_exception_is_redacted(harness: Harness) -> None:
+def test_benign_twin_a_plain_exception_is_redacted(harness: Harness) -> None:
     read = _run(harness, _plain)
     assert "deploy failed for token [secret:" in read
     assert api_key(harness) not in read
