@@ -29,6 +29,8 @@ from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
 from pytest_harness_audit.policy.shell.env_loaders import NAMES as LOADER_NAMES
 from pytest_harness_audit.policy.shell.env_loaders import loaders
+from pytest_harness_audit.policy.shell.index_files import NAMES as INDEX_CLIENTS
+from pytest_harness_audit.policy.shell.index_files import index_files
 from pytest_harness_audit.policy.shell.registries import NAMES as REGISTRY_CLIENTS
 from pytest_harness_audit.policy.shell.registries import registries
 from pytest_harness_audit.policy.shell.tool_config import tool_config
@@ -57,6 +59,8 @@ def disguised(name: str, args: list[str], ctx: Context) -> None:
     if name in REGISTRY_CLIENTS or name.startswith(("python", "pip")):
         registries(name, args, ctx)  # `pip install -i URL x`: a network exchange with URL
         tool_config(name, args, ctx)  # `npm config set registry URL`: a write of ~/.npmrc
+    if name in INDEX_CLIENTS or name.startswith(("python", "pip")):
+        index_files(name, args, ctx)  # `pip install -r r.txt`: the index r.txt names
     if name.startswith("python"):
         _python_module(args, ctx)
     elif name not in NAMES:

@@ -61,9 +61,16 @@ def registries(name: str, args: list[str], ctx: Context) -> None:
         value = ctx.variable(variable)
         if value and kind != "poetry":
             urls.extend(v for v in value.split() if elsewhere(v))
-    if urls:
+    exchange(urls, ctx)
+
+
+def exchange(urls: list[str], ctx: Context) -> None:
+    """Note the network exchange with each of ``urls`` that is an index or registry other
+    than the public ones (:func:`elsewhere`): the note, and the address as a target."""
+    found = [url for url in urls if elsewhere(url)]
+    if found:
         ctx.note(NETWORK_NOTE)
-        ctx.reading.reads.extend(u for u in urls if u not in ctx.reading.reads)
+        ctx.reading.reads.extend(u for u in dict.fromkeys(found) if u not in ctx.reading.reads)
 
 
 def _client(name: str, args: list[str]) -> tuple[str, list[str]] | None:
@@ -110,4 +117,4 @@ def elsewhere(value: str) -> bool:
     return host not in _PUBLIC or port is not None
 
 
-__all__ = ["NAMES", "elsewhere", "registries"]
+__all__ = ["NAMES", "elsewhere", "exchange", "registries"]
