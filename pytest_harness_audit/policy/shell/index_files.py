@@ -32,12 +32,10 @@ A project file is looked for where the command runs (its ``--directory``/``--pre
 (``-r F``, ``PIP_CONFIG_FILE=F``, ``--config-file F``, ``--userconfig F``, ``-f F``) is read
 where it is in the workspace, or as written earlier in the same command; one outside the
 workspace cannot be read, so the command is unreadable (warned), ``/dev/null`` aside. Files are
-read as script files are (at most 64 KiB; a larger settings file makes the command unreadable),
-except a requirements file, whose option lines are looked for in it up to
-:data:`LARGE_REQUIREMENTS` bytes (hash-pinned files are large; a larger one is unreadable). The
-public registries and local indexes (a folder, ``file://``) are no exchange, as on the command
-line. The reading needs the workspace (or a file written in the command): without one, nothing
-is read.
+read as script files are (at most 64 KiB, as :mod:`.builds` reads a requirements file for the
+projects it builds: a larger one makes the command unreadable). The public registries and local
+indexes (a folder, ``file://``) are no exchange, as on the command line. The reading needs the
+workspace (or a file written in the command): without one, nothing is read.
 """
 
 from __future__ import annotations
@@ -48,7 +46,6 @@ from collections.abc import Callable
 
 from pytest_harness_audit.policy.shell import index_formats as formats
 from pytest_harness_audit.policy.shell.context import Context
-from pytest_harness_audit.policy.shell.expand import SCRIPT_FILE_LIMIT
 from pytest_harness_audit.policy.shell.registries import exchange
 
 Parser = Callable[[str], list[str]]
@@ -58,8 +55,6 @@ MAX_DEPTH = 4
 MAX_FILES = 16
 #: Most folders above the command's a project file is looked for in.
 MAX_LEVELS = 8
-#: The part of a large requirements file whose option lines are read.
-LARGE_REQUIREMENTS = 4 * 1024 * 1024
 
 _PIP_SUBS = frozenset({"install", "download", "wheel", "lock", "index"})
 _UV_SUBS = frozenset({"sync", "lock", "add", "remove", "run", "export", "tree"})
@@ -358,9 +353,7 @@ class _Reader:
         if depth > MAX_DEPTH or self.read >= MAX_FILES or "://" in path:
             return  # a URL is fetched, not read: as on the command line
         self.read += 1
-        text = self._large_requirements(path)
-        if text is None:
-            text = self._named_text(path)
+        text = self._named_text(path)
         if not text:
             return
         found = formats.requirements(text)
@@ -369,34 +362,10 @@ class _Reader:
             nested_path = posixpath.normpath(posixpath.join(posixpath.dirname(path), nested))
             self.requirements(nested_path, depth + 1)
 
-    def _large_requirements(self, path: str) -> str | None:
-        """The option lines of a requirements file too large to read whole (``None``: it is
-        not one)."""
-        real = self.ctx.workspace_folder(path) if self.ctx.workspace_root else None
-        try:
-            size = os.path.getsize(real) if real is not None else 0
-            if real is None or size <= SCRIPT_FILE_LIMIT:
-                return None
-            if size > LARGE_REQUIREMENTS:
-                self.ctx.unknown(f"a requirements file larger than 4 MiB: {path}")
-                return ""
-            with open(real, "rb") as handle:
-                text = handle.read(LARGE_REQUIREMENTS).decode("utf-8", "replace")
-        except (OSError, ValueError):
-            return None
-        kept: list[str] = []
-        follows = False
-        for line in text.splitlines():
-            stripped = line.strip()
-            if follows or (stripped.startswith("-") and not stripped.startswith("--hash")):
-                kept.append(line)
-                follows = stripped.endswith("\\")
-        return "\n".join(kept)
-
     def keep(self, values: list[str]) -> None:
         """Keep the addresses among ``values`` (the ``--no-index`` drop happens before)."""
         self.urls.extend(values)
 
 
-__all__ = ["LARGE_REQUIREMENTS", "MAX_DEPTH", "MAX_FILES", "MAX_LEVELS", "NAMES", "index_files",
+__all__ = ["MAX_DEPTH", "MAX_FILES", "MAX_LEVELS", "NAMES", "index_files",
            "option_values"]  # fmt: skip

@@ -163,9 +163,15 @@ def npm_registries(text: str) -> list[str]:
             key, _, value = line.partition(" ")
         key = key.strip().strip("\"'").lower()
         if key == "registry" or key.endswith(":registry"):
-            value = value.strip().strip("\"'")
-            found.append(re.split(r"(?<!\\)[;#]", value, maxsplit=1)[0].strip())
+            found.append(_ini_value(value.strip()))
     return found
+
+
+def _ini_value(value: str) -> str:
+    """A quoted value's text, or an unquoted one up to its comment (``;`` or ``#``)."""
+    if value[:1] in ("'", '"') and value[0] in value[1:]:
+        return value[1 : value.index(value[0], 1)]
+    return re.split(r"(?<!\\)[;#]", value, maxsplit=1)[0].strip()
 
 
 def yarnrc_yml(text: str) -> list[str]:
