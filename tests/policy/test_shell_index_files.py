@@ -203,6 +203,7 @@ def test_a_folder_above_the_workspace_is_never_read(tmp_path: Path) -> None:
         "PIP_CONFIG_FILE=/etc/elsewhere/pip.conf pip install x",
         "pip install -r ../outside/requirements.txt",
         "uv --config-file /srv/other/uv.toml sync",
+        "cd /srv && pip install -r requirements.txt",
     ],
 )
 def test_a_named_file_outside_the_workspace_is_unreadable(tmp_path: Path, command: str) -> None:

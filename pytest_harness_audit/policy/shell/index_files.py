@@ -339,12 +339,7 @@ class _Reader:
             return None
         ctx = self.ctx
         text = ctx.settings_text(path)
-        if (
-            text is None
-            and ctx.workspace_root is not None
-            and (path.startswith(("/", "~")) or ".." in path.split("/"))
-            and ctx.workspace_folder(path) is None
-        ):
+        if text is None and ctx.workspace_root is not None and ctx.workspace_folder(path) is None:
             ctx.unknown(f"{self.tool} reads its index from a file outside the workspace: {path}")
         return text
 
