@@ -87,7 +87,7 @@ _VALUED: dict[str, frozenset[str]] = {
 _FOLDER = {"uv": ("--directory", "--project"), "poetry": ("-C", "--directory", "-P",
            "--project"), "pdm": ("-p", "--project"), "npm": ("--prefix", "-C", "--dir"),
            "yarn": ("--cwd",), "bun": ("--cwd",)}  # fmt: skip
-_TOOLS = {"pip": "pip", "pip3": "pip", "pip-compile": "pip-tools", "pip-sync": "pip-tools",
+_TOOLS = {"pip": "pip", "pip3": "pip", "pip-compile": "pip-compile", "pip-sync": "pip-sync",
           "uv": "uv", "uvx": "uvx", "poetry": "poetry", "pdm": "pdm", "pipenv": "pipenv",
           "npm": "npm", "pnpm": "pnpm", "yarn": "yarn", "bun": "bun", "cargo": "cargo",
           "bundle": "bundle", "bundler": "bundle", "conda": "conda", "mamba": "conda",
@@ -125,7 +125,7 @@ def index_files(name: str, args: list[str], ctx: Context) -> None:
     if "--offline" in words or (tool == "cargo" and "--frozen" in words):
         return
     reader = _Reader(tool, ctx)
-    if tool in ("pip", "pip-tools", "uv", "uvx", "pipenv"):
+    if tool in ("pip", "pip-compile", "pip-sync", "uv", "uvx", "pipenv"):
         reader.python(words)
     elif tool == "conda":
         reader.conda(words)
@@ -150,7 +150,8 @@ def _command(name: str, args: list[str]) -> tuple[str, list[str]] | None:
     second = subs[1] if len(subs) > 1 else None
     install_like = {
         "pip": first in _PIP_SUBS,
-        "pip-tools": True,
+        "pip-compile": True,
+        "pip-sync": True,
         "uvx": True,
         "uv": first in _UV_SUBS
         or (first == "pip" and second in ("install", "sync", "compile"))
@@ -220,12 +221,12 @@ class _Reader:
         tool = self.tool
         self.no_index = "--no-index" in words
         files = option_values(words, _REQUIREMENT_OPTIONS)
-        operands = _subcommands(tool, words) if tool == "uv" else []
-        if tool == "pip-tools" or operands[:1] == ["pip"]:
+        subs = _subcommands(tool, words) if tool == "uv" else []
+        if tool in ("pip-compile", "pip-sync") or subs in (["pip", "compile"], ["pip", "sync"]):
             files += self._operands(words)  # `pip-compile requirements.in`, `uv pip sync F`
         for path in files:
             self.requirements(path, 0)
-        if tool in ("pip", "pip-tools"):
+        if tool in ("pip", "pip-compile", "pip-sync"):
             config = ctx.variable("PIP_CONFIG_FILE")
             if config:
                 self.named(config, formats.pip_config)
@@ -255,11 +256,11 @@ class _Reader:
                 skip = False
             elif word.startswith("-"):
                 skip = word in valued
-            elif word not in ("pip", "compile", "sync"):
+            elif word not in ("pip", "compile", "sync") or operands or self.tool != "uv":
                 operands.append(word)
         if operands or self.tool == "uv":
             return operands
-        return ["requirements.txt"] if "sync" in words[:1] else ["requirements.in"]
+        return ["requirements.txt"] if self.tool == "pip-sync" else ["requirements.in"]
 
     def conda(self, words: list[str]) -> None:
         """``conda env create|update [-f F]``, ``create``/``install``/``update -f F``."""

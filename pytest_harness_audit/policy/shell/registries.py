@@ -7,7 +7,9 @@ that address, as ``curl URL`` is.
 URL``, ``gem --source``/``-s``, ``cargo --index``, ``conda -c URL``, and the variables that set
 them for the command (``PIP_INDEX_URL=…``, ``npm_config_registry=…``). The standard public
 registries (``pypi.org``, ``registry.npmjs.org``, ``rubygems.org``, ``index.crates.io`` …) and
-local indexes (a folder, ``file://``) are the usual installs: no exchange noted.
+local indexes (a folder, ``file://``) are the usual installs: no exchange noted. An index or
+registry the install reads from a file (``-r requirements.txt``, ``pip.conf``, ``pyproject.toml``,
+``.npmrc`` …) is noted the same way (:mod:`.index_files`).
 """
 
 from __future__ import annotations
