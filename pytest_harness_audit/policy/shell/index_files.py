@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from collections.abc import Callable
 
 from pytest_harness_audit.policy.shell import index_formats as formats
@@ -96,6 +97,7 @@ _TOOLS = {"pip": "pip", "pip3": "pip", "pip-compile": "pip-compile", "pip-sync":
 NAMES = frozenset(_TOOLS)
 _REQUIREMENT_OPTIONS = ("-r", "--requirement", "-c", "--constraint", "--override",
                         "--overrides", "--build-constraint", "--build-constraints")  # fmt: skip
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 #: The project files each tool reads, with their readers.
 _PROJECT_FILES: dict[str, tuple[tuple[str, Parser], ...]] = {
     "pip": ((".venv/pip.conf", formats.pip_config), ("venv/pip.conf", formats.pip_config)),
@@ -359,8 +361,12 @@ class _Reader:
             self.requirements(nested_path, depth + 1)
 
     def keep(self, values: list[str]) -> None:
-        """Keep the addresses among ``values`` (the ``--no-index`` drop happens before)."""
-        self.urls.extend(values)
+        """Keep ``values`` (the addresses among them are noted), each ``${NAME}`` in them the
+        command's value of ``NAME`` when known, as pip and npm put it in."""
+        for value in values:
+            if "${" in value:
+                value = _VARIABLE.sub(lambda m: self.ctx.variable(m.group(1)) or m.group(0), value)
+            self.urls.append(value)
 
 
 __all__ = ["MAX_DEPTH", "MAX_FILES", "MAX_LEVELS", "NAMES", "index_files",
