@@ -207,6 +207,20 @@ def option_values(words: list[str], names: tuple[str, ...]) -> list[str]:
     return [value for value in found if value]
 
 
+#: Real paths of the workspace roots seen (one or two per session; the reading runs per call).
+_REAL_ROOTS: dict[str, str] = {}
+
+
+def _real_root(root: str) -> str:
+    """The real path of the workspace root ``root``, resolved once."""
+    real = _REAL_ROOTS.get(root)
+    if real is None:
+        if len(_REAL_ROOTS) >= 16:
+            _REAL_ROOTS.clear()
+        real = _REAL_ROOTS[root] = os.path.realpath(root)
+    return real
+
+
 class _Reader:
     """The addresses one command's files give, and the files read for it."""
 
@@ -318,10 +332,11 @@ class _Reader:
         root = ctx.workspace_root
         if not root:
             return [folder]  # no workspace: the files written in the command, from here
-        top = ctx.workspace_folder(folder)
-        if top is None:
+        top = ctx.real_path(folder)
+        real_root = _real_root(root)
+        if top is None or (top != real_root and not top.startswith(real_root.rstrip("/") + "/")):
             return []  # a folder outside the workspace
-        below = os.path.relpath(top, os.path.realpath(root))
+        below = os.path.relpath(top, real_root)
         depth = 0 if below == "." else min(below.count(os.sep) + 1, MAX_LEVELS)
         return [posixpath.join(folder, *([".."] * up)) for up in range(depth + 1)]
 
