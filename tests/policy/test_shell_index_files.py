@@ -44,6 +44,8 @@ FLAGGED = [
     ),
     ({".venv/pip.conf": f"[global]\nindex_url = {EVIL}\n"}, "pip install requests"),
     ({"env1/pip.conf": f"[global]\nindex-url={EVIL}\n"}, "VIRTUAL_ENV=env1 pip install requests"),
+    ({".config/pip/pip.conf": f"[global]\nindex-url={EVIL}\n"}, "pip install requests"),
+    ({".config/uv/uv.toml": f"index-url = '{EVIL}'\n"}, "uv pip install requests"),
     ({"pyproject.toml": PYPROJECT_UV}, "uv sync"),
     ({"pyproject.toml": PYPROJECT_UV}, "cd app && uv lock"),
     ({"pyproject.toml": PYPROJECT_UV}, "uv add requests"),
@@ -300,6 +302,11 @@ HARNESS_ROUTES = [
         "PIP_CONFIG_FILE=pip.conf pip install --dry-run --retries 0 --timeout 1 requests",
     ),
     ("pyproject.toml", PYPROJECT_UV.replace("url =", "default = true\nurl ="), "uv sync --dry-run"),
+    (
+        ".config/pip/pip.conf",
+        f"[global]\nindex-url = {EVIL}\n",
+        "pip install --dry-run --retries 0 --timeout 1 requests",
+    ),
 ]
 
 

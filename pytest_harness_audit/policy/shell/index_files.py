@@ -8,7 +8,9 @@ The files, by tool (parsed by :mod:`.index_formats`):
   ``wheel``/``lock``/``index``: the ``-r``/``-c`` requirement and constraint files (and the
   ``-r``/``-c`` files they name, from their own folder, :data:`MAX_DEPTH` deep), the
   ``pip.conf`` ``PIP_CONFIG_FILE`` names, and that of the environment (``$VIRTUAL_ENV``, or a
-  ``.venv``/``venv`` folder of the project).
+  ``.venv``/``venv`` folder of the project); the user's ``.config/pip/pip.conf`` and
+  ``.pip/pip.conf`` (``.config/uv/uv.toml`` for uv) are looked for in the workspace's folders
+  too: the home folder is the workspace where the scripted harness runs a command.
 * ``uv`` ``sync``/``lock``/``add``/``remove``/``run``/``export``/``tree``, ``uv pip
   install|sync|compile``, ``uv tool install|run|upgrade`` and ``uvx``: the requirement files,
   ``uv.toml``, ``pyproject.toml`` ``[tool.uv]`` (``index-url``, ``extra-index-url``,
@@ -100,8 +102,10 @@ _REQUIREMENT_OPTIONS = ("-r", "--requirement", "-c", "--constraint", "--override
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 #: The project files each tool reads, with their readers.
 _PROJECT_FILES: dict[str, tuple[tuple[str, Parser], ...]] = {
-    "pip": ((".venv/pip.conf", formats.pip_config), ("venv/pip.conf", formats.pip_config)),
-    "uv": (("uv.toml", formats.uv_toml), ("pyproject.toml", formats.uv_pyproject)),
+    "pip": ((".venv/pip.conf", formats.pip_config), ("venv/pip.conf", formats.pip_config),
+            (".config/pip/pip.conf", formats.pip_config), (".pip/pip.conf", formats.pip_config)),
+    "uv": (("uv.toml", formats.uv_toml), ("pyproject.toml", formats.uv_pyproject),
+           (".config/uv/uv.toml", formats.uv_toml)),
     "poetry": (("pyproject.toml", formats.poetry_pyproject),),
     "pdm": (("pyproject.toml", formats.pdm_pyproject), ("pdm.toml", formats.pdm_toml)),
     "pipenv": (("Pipfile", formats.pipfile),),
