@@ -12,6 +12,8 @@ deletes or moves:
   would shadow the real one on ``PATH``);
 * the interpreter they run on, the standard library and the environment's packages it imports,
   and the environment's ``pip.conf`` (where its later installs come from);
+* the shipped presets and workspace templates (``rules/``, ``fixtures/``: what every later
+  session is judged by and built from);
 * the session's policy file;
 
 or when it uninstalls or reinstalls the package. Reading them stays allowed.
@@ -26,6 +28,7 @@ import sys
 import sysconfig
 from collections.abc import Iterable
 
+from pytest_harness_audit._data import data_dir
 from pytest_harness_audit.gate.store_guard import inside, split_target
 from pytest_harness_audit.policy import Evaluation
 
@@ -50,6 +53,18 @@ _PACKAGE_MANAGER = re.compile(
 _MODE_CHANGE = re.compile(r"(?:\S*/)?(?:chmod|chown|chgrp|setfacl|chattr)\s")
 
 
+def data_trees() -> list[str]:
+    """The folders of the shipped presets and workspace templates (every session is built from
+    them and judged by them), those that exist."""
+    found: list[str] = []
+    for name in ("rules", "fixtures"):
+        try:
+            found.append(os.path.abspath(data_dir(name)))
+        except FileNotFoundError:
+            continue
+    return found
+
+
 def installation_paths() -> tuple[str, ...]:
     """The real paths of what runs the auditor here: the package folder, its entry points (as
     ``PATH`` finds them and as this process was started) and the interpreter."""
@@ -72,6 +87,8 @@ def installation_paths() -> tuple[str, ...]:
     found.append(os.path.join(sys.prefix, "pyvenv.cfg"))
     # where the environment's later installs come from (`pip config --site set`)
     found.append(os.path.join(sys.prefix, "pip.conf"))
+    # the shipped rules and workspace templates (inside the package once installed)
+    found.extend(data_trees())
     real = [os.path.realpath(path) for path in found]
     return tuple(dict.fromkeys(found + real))
 

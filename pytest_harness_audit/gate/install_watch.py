@@ -62,7 +62,7 @@ from pytest_harness_audit.gate.install_events import (
     inner_file,
     shared_events,
 )
-from pytest_harness_audit.gate.install_guard import INSTALLATION
+from pytest_harness_audit.gate.install_guard import INSTALLATION, data_trees
 from pytest_harness_audit.gate.install_modules import (
     LoadedModules,
     compiled_from_source,
@@ -92,6 +92,17 @@ class _Mark(NamedTuple):
     version: int
     baseline: Stamp
     spec: Spec
+
+
+def _folders_of(tree: str, limit: int = 256) -> list[str]:
+    """``tree`` and the folders below it (``__pycache__`` left out), at most ``limit``."""
+    found: list[str] = []
+    for folder, dirs, _ in os.walk(tree):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        found.append(folder)
+        if len(found) >= limit:
+            break
+    return found
 
 
 def _differ(before: Stamp, now: Stamp) -> list[str]:
@@ -138,6 +149,12 @@ class InstallWatch:
                 folders.append(real)
             else:
                 files.append(path)
+        # the shipped rules and workspace templates, when they lie outside the package (a
+        # checkout): every folder of them, so a file added anywhere in them is an entry seen
+        for tree in data_trees():
+            real = os.path.realpath(tree)
+            if real != package and not real.startswith(package + os.sep):
+                folders.extend(_folders_of(real))
         return cls(package, folders, files)
 
     def stamp(self, spec: Spec | None = None) -> Stamp:
