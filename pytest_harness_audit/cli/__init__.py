@@ -12,6 +12,7 @@ from typing import NoReturn
 from pytest_harness_audit.audit.storage import choose_storage
 from pytest_harness_audit.cli.terminal_text import VisibleControls
 from pytest_harness_audit.errors import HarnessAuditError
+from pytest_harness_audit.tools.supervisor import guard_auditor
 
 # Each module exposes ``register(subparsers)``; commands set ``func`` returning an exit code.
 _COMMAND_MODULES = (
@@ -99,6 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     args.storage = str(storage)
     if args.group in _PROTOCOL_GROUPS:
+        # the proxy and the hook hold the workspace's secrets while the agent's processes run
+        guard_auditor()
         return _run(args)
     # a person reads what the other commands print: records' text never acts on the terminal
     streams = sys.stdout, sys.stderr

@@ -37,6 +37,7 @@ from pytest_harness_audit.session.scenario_fit import check_scenario_fits
 from pytest_harness_audit.social import Clock, Peer, Post, SendResult
 from pytest_harness_audit.social.secret_ledger import SecretLedger
 from pytest_harness_audit.tools.network import NetworkStub
+from pytest_harness_audit.tools.supervisor import guard_auditor
 from pytest_harness_audit.tools.toolbox import ToolBox, ToolFunction
 
 if TYPE_CHECKING:
@@ -121,6 +122,9 @@ class Harness(ChainQueries):
         social_clock: Clock | None = None,
         repo: git.Repo | None = None,
     ) -> None:
+        # it is about to hold the workspace's secrets: out of reach of the processes it starts
+        # (contained commands, agents, upstream servers) before it learns any (non-dumpable)
+        guard_auditor()
         self.root = Path(root).resolve()
         self.storage_dir = Path(storage_dir)
         self.policy = resolve_policy(policy)

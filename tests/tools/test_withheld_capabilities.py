@@ -3,6 +3,7 @@ its descriptors, mounts), and the harness process is non-dumpable once it has ru
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 from pathlib import Path
@@ -36,10 +37,11 @@ def test_a_contained_command_holds_none_of_the_withheld_capabilities(tmp_path: P
         harness.close()
 
 
-def test_the_harness_is_not_dumpable_once_it_runs_a_command(tmp_path: Path) -> None:
+def test_the_harness_is_not_dumpable_from_its_creation(tmp_path: Path) -> None:
     harness = Harness.create(tmp_path, template="python-service", policy="safety")
     try:
-        harness.call("Bash", command="true")
+        libc = ctypes.CDLL(None, use_errno=True)
+        assert libc.prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE, before any command ran
         result = harness.call("Bash", command=f"cat /proc/{os.getpid()}/environ | head -c 1")
         assert "Permission denied" in str(result.output)
     finally:
