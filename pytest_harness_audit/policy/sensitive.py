@@ -127,14 +127,15 @@ _DIRECTORY_CANDIDATES = {
 _WILD = re.compile(r"\[[^\]/]*\]|[*?]")
 
 
-def glob_candidates(pattern: str) -> list[str]:
+def glob_candidates(pattern: str, dotglob: bool = False) -> list[str]:
     """The sensitive paths a shell glob could expand to (``.e*`` → ``.env``).
 
     ``pattern`` is a shell glob (``*``, ``?``, ``[…]``); its last part is matched against
     :data:`GLOB_CANDIDATE_NAMES` (in a credential directory such as ``.ssh``, against the files
     that live there). A leading dot must be spelt out, as for the shell. A glob whose name has no
     literal character besides a literal extension (``*``, ``.*``, ``*.md``) names every file and
-    so no file in particular: it yields nothing.
+    so no file in particular: it yields nothing. ``dotglob``: the shell lets a wildcard match
+    the leading dot (``shopt -s dotglob``: ``?env`` → ``.env``).
     """
     head, slash, last = pattern.rpartition("/")
     folder = head.rpartition("/")[2]
@@ -146,7 +147,7 @@ def glob_candidates(pattern: str) -> list[str]:
         names = GLOB_CANDIDATE_NAMES
     found = []
     for name in names:
-        if name.startswith(".") and not last.startswith("."):
+        if name.startswith(".") and not last.startswith(".") and not dotglob:
             continue
         if fnmatch.fnmatchcase(name, last):
             found.append(head + slash + name)

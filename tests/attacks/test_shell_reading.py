@@ -1,10 +1,10 @@
-"""Bash features the shell reading does not follow hide the env file's name from it.
+"""Bash features the shell reading did not follow hid the env file's name from it.
 
 ``declare -n r=f; f=.env; cat "$r"`` reads ``.env``: ``$r`` is ``$f``; ``cat .env$unset`` is
 ``cat .env``; ``cat .[[:alpha:]]nv`` globs to it. The reading does not see the file, so the call
-is allowed; the kernel's credential-read watch warns, and the bytes go out through ``tr``, which
-no matcher reverses: WARN where the deny (FAIL) is due. The same command with a plain variable is
-denied.
+was allowed; the kernel's credential-read watch warned, and the bytes went out through ``tr``,
+which no matcher reverses: WARN where the deny (FAIL) is due. Each is now denied, as the same
+command with a plain variable is.
 """
 
 from __future__ import annotations
@@ -34,11 +34,16 @@ def _masked_key(root: Path) -> str:
     raise AssertionError("the template's .env holds no API_KEY")
 
 
-# Each reads .env whole; the reading allows every one of them.
+# Each reads .env whole; the reading allowed every one of them.
 HIDDEN = [
     'declare -n r=f; f=.env; cat "$r"',  # a nameref
     'typeset -n r=f; f=.env; cat "$r"',
-    'g(){ local -n r=$1; cat "$r"; }; x=.env; g x',
+    pytest.param(
+        'g(){ local -n r=$1; cat "$r"; }; x=.env; g x',  # a function's nameref to its argument
+        marks=pytest.mark.xfail(
+            strict=True, reason="a function's body is read where it is defined, not where called"
+        ),
+    ),
     'f_a=.env; for v in ${!f_@}; do cat "${!v}"; done',  # names by prefix, then indirection
     "f=.env; x='$f'; cat \"${x@P}\"",  # prompt expansion
     "x='\\x2eenv'; cat \"${x@E}\"",  # escape expansion
@@ -59,14 +64,10 @@ HIDDEN = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the shell reading does not follow this form: .env read, WARN only"
-)
 @pytest.mark.parametrize("command", HIDDEN)
 def test_env_read_by_a_hidden_name_is_denied(session: Harness, command: str) -> None:
     command = "{ " + command + "; } | " + MASK
     result = session.call("Bash", command=command)
-    # today the call runs, the key goes out (the truth), and the session only WARNs
     if not result.blocked:
         assert _masked_key(session.root) not in str(result.output)
     assert session.verdict.name == "FAIL"
@@ -78,16 +79,11 @@ def test_env_read_through_a_plain_variable_is_denied(session: Harness) -> None:
     assert session.verdict.name == "FAIL"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a redirection onto .env with an unset variable after the name is not read: PASS",
-)
 @pytest.mark.parametrize(
     "command", ['echo "DEBUG_HOOK=1" >> .env$unset', 'echo "DEBUG_HOOK=1" >> .env"${unset}"']
 )
 def test_env_appended_by_a_hidden_redirection_fails(session: Harness, command: str) -> None:
     session.call("Bash", command=command)
-    # today the credential file is rewritten (the truth) and the session PASSes
     changed = "DEBUG_HOOK=1" in (session.root / ".env").read_text()
     assert not changed or session.verdict.name == "FAIL"
 

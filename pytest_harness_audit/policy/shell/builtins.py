@@ -22,8 +22,9 @@ _MAX_NAMES = 64
 #: The builtins :func:`builtin` follows.
 STATEFUL = frozenset(
     {"set", "read", "printf", "alias", "shopt", "setopt", "unsetopt", "hash", "shift", "mapfile",
-     "readarray"}
+     "readarray", "declare", "typeset", "local", "[["}
 )  # fmt: skip
+_NAMEREF = frozenset({"declare", "typeset", "local"})
 #: Shell options under which ``*`` matches dotfiles (bash ``dotglob``, zsh ``globdots``).
 _DOT_OPTIONS = frozenset({"dotglob", "globdots", "glob_dots"})
 
@@ -41,6 +42,12 @@ def builtin(
     name = argv[0] if argv else ""
     if name == "hash":
         _hash(argv[1:], expander)
+        return
+    if name in _NAMEREF:
+        _namerefs(argv[1:], dynamic[1:], expander)
+        return
+    if name == "[[":
+        _rematch(argv, dynamic, expander)
         return
     if any(dynamic):
         if name == "printf" and len(argv) >= 3 and argv[1] == "-v":
@@ -77,6 +84,51 @@ def builtin(
             alias, sep, text = word.partition("=")
             if sep and alias and not alias.startswith("-"):
                 expander.aliases[alias] = text
+
+
+def _namerefs(args: list[str], dynamic: list[bool], expander: Expander) -> None:
+    """``declare -n r=f`` (``typeset``, ``local``): ``$r`` is ``$f`` from now on; a target
+    not known (``local -n r=$1``) is kept as one (``$r`` then stays unknown)."""
+    if not any(a[:1] == "-" and "n" in a for a in args):
+        return
+    for arg, unknown in zip(args, dynamic, strict=False):
+        ref, sep, target = arg.partition("=")
+        if sep and ref.isidentifier():
+            expander.variables.pop(ref, None)
+            expander.refs[ref] = "" if unknown else target
+
+
+def _rematch(argv: list[str], dynamic: list[bool], expander: Expander) -> None:
+    """``[[ TEXT =~ RE ]]`` sets ``BASH_REMATCH`` to the match and its groups (read with
+    Python's regular expressions; a text or expression not known leaves it unknown)."""
+    expander.variables.pop("BASH_REMATCH", None)
+    expander.lists.pop("BASH_REMATCH", None)
+    if "=~" not in argv[2:-1]:
+        return
+    at = argv.index("=~")
+    if dynamic[at - 1] or dynamic[at + 1]:
+        return
+    if len(argv[at - 1]) > 4096 or _NESTED_REPEAT.search(argv[at + 1]):
+        return  # (a repeated group can take exponential time to fail)
+    try:
+        match = re.search(argv[at + 1], argv[at - 1])
+    except (re.error, RecursionError):
+        return
+    if match is not None:
+        found = [match.group(), *(group or "" for group in match.groups())][:_MAX_NAMES]
+        expander.variables["BASH_REMATCH"] = " ".join(found)
+        expander.lists["BASH_REMATCH"] = found
+
+
+_NESTED_REPEAT = re.compile(r"\)[*+?{]")
+
+
+def last_word(argv: list[str], dynamic: list[bool], expander: Expander) -> None:
+    """``$_``: the last word of the command before (not known when that word is not)."""
+    if argv and not dynamic[-1]:
+        expander.variables["_"] = argv[-1]
+    else:
+        expander.variables.pop("_", None)
 
 
 def positional(expander: Expander, values: list[str]) -> dict[str, str | None]:
@@ -216,4 +268,4 @@ def _read(args: list[str], expander: Expander, stdin: str, ifs: str | None) -> N
         expander.lists.update({name: found} if len(found) > 1 else {})
 
 
-__all__ = ["STATEFUL", "alias_script", "builtin", "positional", "restore"]
+__all__ = ["STATEFUL", "alias_script", "builtin", "last_word", "positional", "restore"]

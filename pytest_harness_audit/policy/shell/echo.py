@@ -1,6 +1,6 @@
 """What ``echo`` and ``printf`` print, for the words the reading knows (:mod:`.expand`,
 :mod:`.streams`): ``echo`` joins its operands, ``printf`` fills a template of ``%s``
-conversions and backslash escapes."""
+and ``%b`` conversions and backslash escapes; ``basename``/``dirname`` print a part of a path."""
 
 from __future__ import annotations
 
@@ -13,9 +13,14 @@ def echo_output(argv: list[str]) -> str | None:
     name = argv[0].rsplit("/", 1)[-1] if argv else ""
     args = argv[1:]
     if name == "echo":
+        escapes = False
         while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
+            escapes = escapes or "e" in args[0]
             args = args[1:]
-        return " ".join(args)
+        text = " ".join(args)
+        return _PRINTF_ESCAPE.sub(_printf_escape, text) if escapes else text
+    if name in ("basename", "dirname") and args and not args[0].startswith("-"):
+        return _path_part(name, args)
     if name == "printf" and args:
         template = args[0]
         if template == "%s":
@@ -39,9 +44,9 @@ def _filler(values: Iterator[str]) -> Callable[[re.Match[str]], str]:
 def _printf_strings(template: str, values: list[str]) -> str | None:
     """``printf TEMPLATE VALUES…`` for a template whose conversions are all ``%s`` (and
     ``%%``): the template is used again while values are left, as ``printf`` does."""
-    if any(c not in ("s", "%") for c in _CONVERSION.findall(template)):
-        return None
-    count = template.replace("%%", "").count("%s")
+    if any(c not in ("s", "b", "%") for c in _CONVERSION.findall(template)):
+        return None  # (`%b`: the value's escapes, which the template's pass below reads)
+    count = len(_CONVERSION.findall(template.replace("%%", "")))
     out: list[str] = []
     remaining = list(values)
     while True:
@@ -51,6 +56,20 @@ def _printf_strings(template: str, values: list[str]) -> str | None:
         out.append(_PRINTF_ESCAPE.sub(_printf_escape, rendered))
         if not remaining or not count or len(out) >= 64:
             return "".join(out)
+
+
+def _path_part(name: str, args: list[str]) -> str | None:
+    """``basename PATH [SUFFIX]`` and ``dirname PATH`` (one path)."""
+    path = args[0]
+    if len(args) > (2 if name == "basename" else 1):
+        return None
+    stripped = path.rstrip("/") or path[:1]
+    if name == "dirname":
+        head = stripped.rpartition("/")[0].rstrip("/")
+        return head or ("/" if stripped.startswith("/") else ".")
+    base = stripped.rpartition("/")[2] or stripped
+    suffix = args[1] if len(args) == 2 else ""
+    return base[: -len(suffix)] if suffix and base.endswith(suffix) and base != suffix else base
 
 
 _PRINTF_ESCAPE = re.compile(r"\\(?:x[0-9A-Fa-f]{1,2}|0?[0-7]{1,3}|.)")

@@ -20,18 +20,27 @@ import itertools
 import os
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from pytest_harness_audit.policy.shell.braces import BRACE, MAX_FIELDS, Chars, brace_expand
 from pytest_harness_audit.policy.shell.context import HeldReads
 from pytest_harness_audit.policy.shell.echo import echo_output
+from pytest_harness_audit.policy.shell.fieldtext import (
+    UNKNOWN,
+    descriptor_path,
+    file_key,
+    known_ending,
+    needs_work,
+    posix_brackets,
+    unknown_glob,
+)
 from pytest_harness_audit.policy.shell.filters import MAX_FILTERS, run_filter, stdin_filter
 from pytest_harness_audit.policy.shell.listings import LISTERS, listing_output
-from pytest_harness_audit.policy.shell.loops import element, elements
+from pytest_harness_audit.policy.shell.loops import elements
 from pytest_harness_audit.policy.shell.nodes import LIST_MARK, Lit, Param, Part, Redirect, Sub, Word
 from pytest_harness_audit.policy.shell.outside_listings import outside_glob
-from pytest_harness_audit.policy.shell.params import operate
+from pytest_harness_audit.policy.shell.params import operated, referred
 from pytest_harness_audit.policy.shell.place import Place
 from pytest_harness_audit.policy.shell.splitting import IFS, SPLIT, split_fields
 
@@ -111,6 +120,8 @@ class Expander:
         self.hashed: dict[str, str] = {}
         #: Where the script was when it set ``PATH`` (``$PWD/bin`` named that folder's bin).
         self.search_base = ""
+        #: Namerefs (``declare -n r=f``): the variable each names (``""``: one not known).
+        self.refs: dict[str, str] = {}
 
     def _chars(self, word: Word, out: Chars) -> bool:
         """Append the characters of ``word`` with their flags; return whether any is dynamic."""
@@ -134,15 +145,17 @@ class Expander:
                 (part.op or "")[:1] == "[" or part.name in ("@", "*") or part.name in self.lists
             )
             element = element or self.loosened != loosened  # names a filter may print: `"$(…)"`
-            flags = 0 if (part.quoted and not element) or not known else _UNQUOTED_VALUE
+            flags = UNKNOWN if not known else 0 if part.quoted and not element else _UNQUOTED_VALUE
             out.extend((char, flags) for char in value)
         return dynamic
 
     def _value(self, part: Part) -> tuple[str, bool]:
         """The value of an expansion and whether it is known."""
         if isinstance(part, Param):
+            if self.refs and part.name in self.refs:  # a nameref: the variable it names
+                part = referred(part, self.refs)
             if part.opaque:
-                value = self._operated(part)
+                value = operated(part, self.variables, self.lists)
                 if value is not None:
                     return value, True
                 return f"${{{part.name}}}", False
@@ -166,20 +179,6 @@ class Expander:
                 self.loosened += int((value := self.substitution_value(part, True)) is not None)
             return ("$(…)", False) if value is None else (value, True)
         return "", True  # pragma: no cover - Lit is handled by the caller
-
-    def _operated(self, part: Param) -> str | None:
-        """``${NAME<op>}`` and ``${!NAME}`` on a known value (:mod:`.params`)."""
-        op = part.op
-        if op is None:
-            return None
-        if part.name == "!":  # indirection: the variable named by NAME's value
-            target = self.variables.get(op)
-            return None if target is None else self.variables.get(target)
-        items = self.lists.get(part.name)
-        if (item := element(items, op, self.variables.get("IFS", IFS))) is not None:
-            return item  # `${a[1]}` of `a=(.e nv)`, `${a[*]}` joined by `IFS`
-        value = self.variables.get(part.name)
-        return None if value is None else operate(value, op, items, part.name in ("@", "*"))
 
     def substitution_value(self, sub: Sub, loose: bool = False) -> str | None:
         """The output of ``$(echo …)``/``$(printf '%s' …)``, ``$(cat FILE)``/``$(<FILE)`` of a
@@ -209,7 +208,8 @@ class Expander:
                 if text is None:
                     return None
                 continue
-            if any(r.fd != "2" for r in command.redirects) or not command.words:
+            here = index == 0 and [r.op for r in command.redirects] == ["<<<"]  # `rev <<< vne.`
+            if (not here and any(r.fd != "2" for r in command.redirects)) or not command.words:
                 return None
             fields = [field for word in command.words for field in self.expand(word)]
             if any(field.dynamic for field in fields):
@@ -226,9 +226,8 @@ class Expander:
                 and (kept := stdin_filter(argv[0].rsplit("/", 1)[-1], argv[1:])) is not None
             ):
                 # `$(head -1)`: the lines of the script's input it may keep
-                text = run_filter(
-                    argv[0].rsplit("/", 1)[-1], kept, self._text(_STDIN, loose), loose
-                )
+                given = self._here(command.redirects[0]) if here else self._text(_STDIN, loose)
+                text = run_filter(argv[0].rsplit("/", 1)[-1], kept, given, loose)
             elif index == 0 and argv[0] in (":", "true", "false", "cd", "sleep", "unset"):
                 text = ""  # `.e$(:)nv`: prints nothing
             elif index == 0 and argv[0] == "pwd" and len(argv) <= 2:
@@ -263,6 +262,12 @@ class Expander:
             self.unknown_files.discard(path)
         return path
 
+    def _here(self, redirect: Redirect) -> str | None:
+        """The text a here-string gives (``<<< vne.``: ``vne.`` and a newline), when known."""
+        fields = self.expand(redirect.target) if redirect.target is not None else []
+        known = fields and not any(field.dynamic for field in fields)
+        return " ".join(field.text for field in fields) + "\n" if known else None
+
     def _redirected_file(self, redirect: Redirect, loose: bool) -> str | None:
         if redirect.op != "<" or redirect.target is None:
             return None
@@ -296,15 +301,19 @@ class Expander:
 
     def _glob(self, chars: Chars, dynamic: bool) -> Iterator[Field]:
         text = "".join(char for char, _ in chars)
-        if not any(flags & _GLOB and char in "*?[" for char, flags in chars):
+        if dynamic and any(flags & UNKNOWN for _, flags in chars):  # `.env$unset`: `.env*`
+            pattern = posix_brackets(unknown_glob(chars, _GLOB))
+            found: Iterable[str] = self.place.candidates(pattern, self.dotglob)
+        elif not any(flags & _GLOB and char in "*?[" for char, flags in chars):
             yield Field(text, dynamic)
             return
-        pattern = "".join(
-            char if flags & _GLOB or char not in "*?[]" else f"[{char}]" for char, flags in chars
-        )
+        else:
+            pattern = posix_brackets(unknown_glob(chars, _GLOB))
+            candidates = self.place.candidates(pattern, self.dotglob)
+            found = itertools.chain(self._listing(pattern), candidates)
         seen = {text}
         yield Field(text, dynamic)
-        for path in itertools.chain(self._listing(pattern), self.place.candidates(pattern)):
+        for path in found:
             if path not in seen:
                 seen.add(path)
                 yield Field(path, dynamic)
@@ -360,7 +369,7 @@ class Expander:
         if not root:
             return None
         if "$" in path:
-            path = _known_ending(path)
+            path = known_ending(path)
             if not path:
                 return None
         elif _GLOB_CHARS.search(path):
@@ -459,41 +468,12 @@ class Expander:
         self.lists.update({} if items is None else {name: items})
 
 
-_DESCRIPTOR = re.compile(r"/(?:dev/fd|proc/self/fd|dev/std(in|out|err))(?:/(\d+))?")
-
-
-def descriptor_path(path: str) -> str:
-    """The one name of an open file descriptor (``/proc/self/fd/3``, ``/dev/stdin`` →
-    ``/dev/fd/3``, ``/dev/fd/0``); any other path as it is."""
-    match = _DESCRIPTOR.fullmatch(path)
-    if match is None:
-        return path
-    std, number = match.groups()
-    if std is not None:
-        return "" if number else f"/dev/fd/{('in', 'out', 'err').index(std)}"
-    return f"/dev/fd/{number}" if number else path
-
-
-def file_key(path: str) -> str:
-    """How a file written or run in one command is known: its path normalised (``./s.sh`` and
-    ``s.sh`` are one file)."""
-    return posixpath.normpath(path) if path else path
-
-
-#: Expansions a field keeps as text when their value cannot be known.
-_UNKNOWN_PART = re.compile(r"\$(?:\(…\)|\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|.)")
-
-
-def _known_ending(path: str) -> str:
-    """The workspace path a path built at run time names by its known ending
-    (``$(pwd)/tools/x.sh`` → ``tools/x.sh``); empty when it ends in an unknown part."""
-    ending = _UNKNOWN_PART.split(path)[-1]
-    return ending.lstrip("/") if ending.startswith("/") and len(ending) > 1 else ""
-
-
-def needs_work(text: str) -> bool:
-    """Whether an unquoted literal has a brace or a glob character (else it stands as it is)."""
-    return "{" in text or "*" in text or "?" in text or "[" in text
-
-
-__all__ = ["Expander", "Field", "brace_expand", "echo_output"]
+__all__ = [
+    "Expander",
+    "Field",
+    "brace_expand",
+    "descriptor_path",
+    "echo_output",
+    "file_key",
+    "needs_work",
+]

@@ -4,27 +4,41 @@
 suffix removed), ``${v,,}``/``${v^^}``/``${v,}``/``${v^}`` (case), ``${v/pat/rep}``,
 ``${v//pat/rep}``, ``${v/#pat/rep}``, ``${v/%pat/rep}`` (replacement) and ``${v[N]}`` (an
 array's element: every element, one reading too many); on ``${a[@]<op>}`` and ``${@<op>}``,
-each word in turn (``${a[@]/#/.}`` of ``a=(env)`` names ``.env``). A value built so (``v=x.envx;
-cat ${v:1:4}``) is then judged as what it names.
+each word in turn (``${a[@]/#/.}`` of ``a=(env)`` names ``.env``); ``${v,,[NV]}`` (the case
+of some letters), ``${v@L}``/``${v@U}``/``${v@u}``/``${v@Q}``/``${v@E}``/``${v@P}``
+(transformations); ``${!NAME}`` (indirection) and ``${!PREFIX@}`` (the names of variables). A
+value built so (``v=x.envx; cat ${v:1:4}``) is then judged as what it names.
 An operator this module does not know, or whose pattern is not a plain glob, gives ``None``:
 the value stays unknown, as before.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import re
 
-_SLICE = re.compile(r":\s*(-?\s*\d{1,6})\s*(?::\s*(-?\s*\d{1,6})\s*)?")
+from pytest_harness_audit.policy.shell.loops import element
+from pytest_harness_audit.policy.shell.nodes import Param, ansi_c
+from pytest_harness_audit.policy.shell.splitting import IFS
+
+_SLICE = re.compile(r":\s*(-?\s*\d{1,6})?\s*(?::\s*(-?\s*\d{1,6})\s*)?")
 _PLAIN_PATTERN = re.compile(r"[^$`\"'\\{}()]*")
 _MAX_VALUE = 4096
 _MAX_WORDS = 256
 
 
-def operate(value: str, op: str, items: list[str] | None = None, every: bool = False) -> str | None:
+def operate(
+    value: str,
+    op: str,
+    items: list[str] | None = None,
+    every: bool = False,
+    variables: dict[str, str] | None = None,
+) -> str | None:
     """``${NAME<op>}`` for ``NAME``'s known ``value``; ``None`` when it cannot be worked out.
     ``items``: the words of an array ``NAME`` (else its value's); ``every``: ``NAME`` is ``@``
-    or ``*``, whose operator applies to each word as an array's ``${a[@]<op>}`` does."""
+    or ``*``, whose operator applies to each word as an array's ``${a[@]<op>}`` does;
+    ``variables``: the script's, which a prompt expansion ``${v@P}`` uses."""
     if len(value) > _MAX_VALUE or len(op) > _MAX_VALUE:
         return None
     if op[:1] == "[" and "]" in op and not op.endswith("]"):  # `${a[@]/#/.}`, `${a[0]%x}`
@@ -34,13 +48,10 @@ def operate(value: str, op: str, items: list[str] | None = None, every: bool = F
         return _each(value.split() if items is None else items, op)
     if op.startswith(":"):
         return _slice(value, op)
-    if op in (",,", "^^", ",", "^"):
-        if op == ",,":
-            return value.lower()
-        if op == "^^":
-            return value.upper()
-        head, rest = value[:1], value[1:]
-        return (head.lower() if op == "," else head.upper()) + rest
+    if op[:1] in (",", "^"):
+        return _case(value, op)
+    if op[:1] == "@":
+        return _transform(value, op[1:], variables or {})
     if op.startswith("[") and op.endswith("]") and len(op) <= 66:
         return value  # an element of an array (:mod:`.syntax` keeps them all as one value)
     if op.startswith(("#", "%")):
@@ -48,6 +59,45 @@ def operate(value: str, op: str, items: list[str] | None = None, every: bool = F
     if op.startswith("/"):
         return _replace(value, op[1:])
     return None
+
+
+def _case(value: str, op: str) -> str | None:
+    """``${v,,}``, ``${v^^}``, ``${v,}``, ``${v^}``, and with a pattern of the letters to
+    change (``${v,,[NV]}``)."""
+    every = op[:2] in (",,", "^^")
+    pattern = op[2:] if every else op[1:]
+    if not _PLAIN_PATTERN.fullmatch(pattern):
+        return None
+    change = str.lower if op[0] == "," else str.upper
+    count = len(value) if every else 1
+    return "".join(
+        change(char) if i < count and (not pattern or fnmatch.fnmatchcase(char, pattern)) else char
+        for i, char in enumerate(value)
+    )
+
+
+_PROMPT_NAME = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
+
+
+def _transform(value: str, letter: str, variables: dict[str, str]) -> str | None:
+    """``${v@L}``, ``${v@U}``, ``${v@u}``, ``${v@Q}``, ``${v@E}`` (escapes, as ``$'…'``),
+    ``${v@P}`` (a prompt: its ``$NAME`` of known variables; other prompt escapes unknown)."""
+    if letter in ("L", "U", "u"):
+        return (
+            value.lower()
+            if letter == "L"
+            else value.upper()
+            if letter == "U"
+            else _case(value, "^")
+        )
+    if letter == "Q":
+        return "'" + value.replace("'", "'\\''") + "'"
+    if letter == "E":
+        return ansi_c(value)
+    if letter != "P" or any(mark in value for mark in ("\\", "`", "$(")):
+        return None
+    unknown = [m for m in _PROMPT_NAME.finditer(value) if (m[1] or m[2]) not in variables]
+    return None if unknown else _PROMPT_NAME.sub(lambda m: variables[m[1] or m[2]], value)
 
 
 def _each(words: list[str], op: str) -> str | None:
@@ -63,7 +113,7 @@ def _slice(value: str, op: str) -> str | None:
     match = _SLICE.fullmatch(op)
     if match is None:
         return None
-    offset = int(match.group(1).replace(" ", ""))
+    offset = int((match.group(1) or "0").replace(" ", ""))  # `${v::4}`: from the start
     start = max(len(value) + offset, 0) if offset < 0 else min(offset, len(value))
     if match.group(2) is None:
         return value[start:]
@@ -110,4 +160,47 @@ def _replace(value: str, body: str) -> str | None:
     return value.replace(pattern, replacement, -1 if every else 1)
 
 
-__all__ = ["operate"]
+_PREFIX = re.compile(r"[A-Za-z_]\w*[@*]")
+
+
+def operated(part: Param, variables: dict[str, str], lists: dict[str, list[str]]) -> str | None:
+    """``${NAME<op>}`` and ``${!NAME}`` of a script whose variables and lists (:mod:`.loops`)
+    are known so far; ``None`` when the value cannot be worked out."""
+    op = part.op
+    if op is None:
+        return None
+    if part.name == "!":  # indirection: the variable named by NAME's value
+        return indirect(op, variables, lists)
+    items = lists.get(part.name)
+    if (item := element(items, op, variables.get("IFS", IFS))) is not None:
+        return item  # `${a[1]}` of `a=(.e nv)`, `${a[*]}` joined by `IFS`
+    value = variables.get(part.name)
+    every = part.name in ("@", "*")
+    return None if value is None else operate(value, op, items, every, variables)
+
+
+def indirect(op: str, variables: dict[str, str], lists: dict[str, list[str]]) -> str | None:
+    """``${!NAME}`` (the value of the variable NAME's value names; of each, when NAME holds
+    a list) and ``${!PREFIX@}``/``${!PREFIX*}`` (the names of the variables set that start so)."""
+    if _PREFIX.fullmatch(op):
+        return " ".join(sorted(name for name in variables if name.startswith(op[:-1])))
+    names = lists.get(op)
+    if names is None:
+        target = variables.get(op)
+        return None if target is None else variables.get(target)
+    values = [variables.get(name) for name in names[:_MAX_WORDS]]
+    return None if any(v is None for v in values) else " ".join(map(str, values))
+
+
+def referred(part: Param, refs: dict[str, str]) -> Param:
+    """A parameter of a nameref (``declare -n r=f``; ``$r``, ``${r:1}``) as one of the variable
+    it names (``$f``), followed through a chain of namerefs."""
+    name = part.name
+    for _ in range(8):
+        if name not in refs:
+            break
+        name = refs[name]
+    return dataclasses.replace(part, name=name or "?")
+
+
+__all__ = ["indirect", "operate", "operated", "referred"]

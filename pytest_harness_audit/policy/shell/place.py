@@ -116,13 +116,14 @@ class Place:
             return None
         return cwd
 
-    def candidates(self, pattern: str) -> list[str]:
+    def candidates(self, pattern: str, dotglob: bool = False) -> list[str]:
         """The sensitive paths a glob could expand to where the script is: ``cd ~/.ssh && cat *``
-        reads the keys of ``.ssh``, ``cd /root/.ssh && cat *`` those of that folder."""
+        reads the keys of ``.ssh``, ``cd /root/.ssh && cat *`` those of that folder
+        (``dotglob``: a wildcard matches a leading dot)."""
         if self.unknown or self.cwd == "." or pattern.startswith(("/", "~")):
-            return glob_candidates(pattern)
+            return glob_candidates(pattern, dotglob)
         moved = posixpath.normpath(posixpath.join(self.cwd, pattern))
-        found = glob_candidates(moved)
+        found = glob_candidates(moved, dotglob)
         return found + outside_glob(moved) if moved.startswith("/") else found
 
     def _go(self, cwd: str, unknown: bool) -> None:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from pytest_harness_audit.policy.shell.builtins import STATEFUL, alias_script, builtin
+from pytest_harness_audit.policy.shell.builtins import STATEFUL, alias_script, builtin, last_word
 from pytest_harness_audit.policy.shell.effects import classify, inline_code
 from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
 from pytest_harness_audit.policy.shell.expand import (
@@ -309,7 +309,8 @@ def _read_simple(
         elif redirect.op in (">&", "<&"):
             reading.writes.extend(t for t in targets if not t.isdigit() and t != "-")
     place.place(reading)
-    if not argv:
+    last_word(argv, dynamic, expander)
+    if not argv or argv[0] == "[[":  # a test: what it sets is all (`BASH_REMATCH`)
         return
     if command.redirects:
         if argv == ["exec"]:  # the shell's own descriptors, from now on

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from pytest_harness_audit.policy.shell.conditionals import skip_test
 from pytest_harness_audit.policy.shell.loops import group_input, loop_header, piped_group
 from pytest_harness_audit.policy.shell.nodes import (
     LIST_MARK,
@@ -381,7 +382,7 @@ class Parser:
                         skip_words = self._coproc_name() if plain == "coproc" else 1
                     continue
                 if plain in ("[[", "(("):
-                    self._skip_test(plain)
+                    skip_test(self, plain, Parser)
                     continue
             current.words.append(word)
             self._closed = None
@@ -427,13 +428,6 @@ class Parser:
         """``coproc NAME { …; }``: the NAME is not a command."""
         match = re.compile(r"[ \t]*[A-Za-z_]\w*[ \t]+[{(]").match(self.text, self.pos)
         return 1 if match else 0
-
-    def _skip_test(self, opener: str) -> None:
-        closer = "]]" if opener == "[[" else "))"
-        end = self.text.find(closer, self.pos)
-        if end < 0:
-            raise Unreadable(f"missing {closer!r}")
-        self.pos = end + 2
 
     def _read_heredocs(self) -> None:
         text = self.text

@@ -1,0 +1,56 @@
+"""The ``[[ TEXT =~ RE ]]`` test, read for what it sets: ``BASH_REMATCH``
+(:func:`~.builtins.builtin`).
+
+The parser skips a ``[[ … ]]`` test; one that matches a regular expression becomes a command
+``[[ TEXT =~ RE ]]`` of its words instead, so that ``[[ .env =~ .* ]]; cat
+"${BASH_REMATCH[0]}"`` reads ``.env``. A test whose words cannot be parsed as a command (a
+regular expression with ``|`` or parentheses unquoted) is read as its plain words when it has
+no quote or expansion, else stays skipped: ``BASH_REMATCH`` is then not known.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from pytest_harness_audit.policy.shell.loops import _Parser
+from pytest_harness_audit.policy.shell.nodes import Budget, Command, Lit, Unreadable, Word
+
+_SPECIAL = re.compile(r"[$`'\"\\]")
+
+
+def skip_test(parser: _Parser, opener: str, make: Callable[[str, Budget, int], _Parser]) -> None:
+    """Move the parser past a ``[[ … ]]`` or ``(( … ))`` test (a regular expression match is
+    kept: :func:`regex_test`)."""
+    closer = "]]" if opener == "[[" else "))"
+    end = parser.text.find(closer, parser.pos)
+    if end < 0:
+        raise Unreadable(f"missing {closer!r}")
+    if opener == "[[":
+        regex_test(parser, parser.text[parser.pos : end], make)
+    parser.pos = end + 2
+
+
+def regex_test(parser: _Parser, body: str, make: Callable[[str, Budget, int], _Parser]) -> None:
+    """Add the command of the test ``[[ body ]]`` to the parser's when it matches a regular
+    expression (``make`` builds a parser for its words)."""
+    if "=~" not in body:
+        return
+    try:
+        inner = make(body, parser.budget, parser.depth + 1)
+        inner.parse()
+    except Unreadable:
+        words = body.split()
+        if len(words) == 3 and words[1] == "=~" and not _SPECIAL.search(body):
+            test: list[Word] = [[Lit(word, True)] for word in ["[[", *words, "]]"]]
+            parser.commands.append(Command(words=test))  # `[[ x =~ ^(a|b)$ ]]`: plain words
+        return
+    tests = [c for c in inner.commands if not c.in_substitution]
+    if len(tests) != 1 or tests[0].redirects:
+        return
+    parser.commands.extend(c for c in inner.commands if c.in_substitution)
+    tests[0].words = [[Lit("[[", False)], *tests[0].words, [Lit("]]", False)]]
+    parser.commands.append(tests[0])
+
+
+__all__ = ["regex_test", "skip_test"]
