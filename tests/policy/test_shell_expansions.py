@@ -39,7 +39,16 @@ URL = "https://example.invalid/"
         ("x.env", "/#x/", ".env"),
         (".envx", "/%x/", ".env"),
         (".env", "[0]", ".env"),
-        (".env", "@Q", None),  # an operator not worked out
+        (".eNV", ",,[NV]", ".env"),  # the case of the letters the pattern matches
+        ("Env", ",[E]", "env"),
+        (".Env", ",[E]", ".Env"),  # only the first character
+        (".envXYZ", "::4", ".env"),  # an empty offset
+        ("\\x2eenv", "@E", ".env"),
+        (".ENV", "@L", ".env"),
+        (".env", "@U", ".ENV"),
+        ("env", "@u", "Env"),
+        (".env", "@Q", "'.env'"),  # quoted for the shell
+        (".env", "@A", None),  # an operator not worked out
         (".env", "/*/x", None),  # a glob in a replacement
         (".env", "#$(x)", None),  # a pattern that is not plain
     ],

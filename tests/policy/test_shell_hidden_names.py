@@ -45,7 +45,7 @@ HIDDEN = [
     'x=.ENV; cat "${x@L}"',
     'x=.env; cat "${x@U}" "${x@L}"',
     'x=.eNV; cat "${x,,[NV]}"',
-    'x=.Env; cat "${x,[E]}"',
+    'x=.ENV; cat "${x,,[A-Z]}"',
     'x=.envXYZ; cat "${x::4}"',
     'cat .env"$unset"',
     "cat .env${unset}",

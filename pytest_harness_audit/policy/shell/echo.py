@@ -63,6 +63,8 @@ def _path_part(name: str, args: list[str]) -> str | None:
     path = args[0]
     if len(args) > (2 if name == "basename" else 1):
         return None
+    if path.rstrip("/").rpartition("/")[2] in (".", ".."):
+        return None  # (`$PWD` is read as `.`: the folder it names is not known)
     stripped = path.rstrip("/") or path[:1]
     if name == "dirname":
         head = stripped.rpartition("/")[0].rstrip("/")
