@@ -10,6 +10,7 @@ could be (``.env$unset`` is ``.env*``), for redirections too. Ordinary look-alik
 from __future__ import annotations
 
 import functools
+import warnings
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,7 @@ HIDDEN = [
     "cat .e${x@A}v",
     '[[ .env =~ .* ]]; cat "${BASH_REMATCH[0]}"',
     '[[ x.envy =~ .env ]]; cat "${BASH_REMATCH[0]}"',
+    '[[ .env =~ [[:punct:]][[:alpha:]]+ ]]; cat "${BASH_REMATCH[0]}"',  # POSIX classes
     ': .env; cat "$_"',
     'cat "$(basename /x/.env)"',
     'cat "$(basename /x/.env.bak .bak)"',
@@ -111,6 +113,13 @@ def test_an_unknown_part_adds_the_names_it_could_be_and_keeps_the_word() -> None
     assert reads[0] == ".env$unset"
     assert ".env" in reads
     assert read_command("cat $f").reads == ["$f"]  # a word of no known character: no name
+
+
+def test_a_regular_expression_python_warns_of_is_read_without_a_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reading = read_command('[[ x =~ [[x] ]]; cat "${BASH_REMATCH[0]}"')
+    assert reading.unreadable is None
 
 
 def test_a_regular_expression_that_could_take_exponential_time_is_not_run() -> None:

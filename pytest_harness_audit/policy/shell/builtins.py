@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 import shlex
+import warnings
 
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output
+from pytest_harness_audit.policy.shell.fieldtext import posix_brackets
 
 #: Most positional parameters or ``read`` names set from one command.
 _MAX_NAMES = 64
@@ -111,8 +113,10 @@ def _rematch(argv: list[str], dynamic: list[bool], expander: Expander) -> None:
     if len(argv[at - 1]) > 4096 or _NESTED_REPEAT.search(argv[at + 1]):
         return  # (a repeated group can take exponential time to fail)
     try:
-        match = re.search(argv[at + 1], argv[at - 1])
-    except (re.error, RecursionError):
+        with warnings.catch_warnings():  # (`[[:alpha:]]` spelt out; others warn of nested sets)
+            warnings.simplefilter("ignore")
+            match = re.search(posix_brackets(argv[at + 1]), argv[at - 1])
+    except (re.error, RecursionError, OverflowError):
         return
     if match is not None:
         found = [match.group(), *(group or "" for group in match.groups())][:_MAX_NAMES]

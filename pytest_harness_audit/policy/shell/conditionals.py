@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pytest_harness_audit.policy.shell.loops import _Parser
 from pytest_harness_audit.policy.shell.nodes import Budget, Command, Lit, Unreadable, Word
 
+_TEST_END = re.compile(r"(?<=[ \t\n])\]\](?=[ \t\n;&|)]|$)")
 _SPECIAL = re.compile(r"[$`'\"\\]")
 
 
@@ -23,7 +24,11 @@ def skip_test(parser: _Parser, opener: str, make: Callable[[str, Budget, int], _
     """Move the parser past a ``[[ … ]]`` or ``(( … ))`` test (a regular expression match is
     kept: :func:`regex_test`)."""
     closer = "]]" if opener == "[[" else "))"
-    end = parser.text.find(closer, parser.pos)
+    if opener == "[[":  # the word `]]`, not one inside a bracket (`=~ [[:alpha:]]`)
+        found = _TEST_END.search(parser.text, parser.pos)
+        end = found.start() if found is not None else parser.text.find(closer, parser.pos)
+    else:
+        end = parser.text.find(closer, parser.pos)
     if end < 0:
         raise Unreadable(f"missing {closer!r}")
     if opener == "[[":
