@@ -18,6 +18,7 @@ from pytest_harness_audit.gate.seam import CallFindings, Outcome
 from pytest_harness_audit.gate.social_context import in_social_door_send
 from pytest_harness_audit.gate.store_guard import STORE_RULE_ID, TAMPER_ALERT
 from pytest_harness_audit.inspect import (
+    CREDENTIAL_OBJECT_READ,
     CREDENTIAL_READ,
     DIRECTORY_DELETED,
     FILES_DELETED,
@@ -32,6 +33,7 @@ from pytest_harness_audit.inspect import Findings as Seen
 from pytest_harness_audit.inspect.aliases import linked_params
 from pytest_harness_audit.policy import Evaluation, Policy
 from pytest_harness_audit.policy.effects import EffectJudgement
+from pytest_harness_audit.policy.shell.object_readers import objects_read_in_view
 from pytest_harness_audit.policy.shell.search_only import only_searches, search_opens
 
 #: More tracked files than this deleted (or emptied) by one call, or by the session's calls
@@ -50,6 +52,7 @@ _EFFECT_ALERTS = (
     HISTORY_DESTROYED,
     MEMORY_WRITE,
     CREDENTIAL_READ,
+    CREDENTIAL_OBJECT_READ,
 )
 
 
@@ -190,9 +193,25 @@ class SessionInspection:
             opens.get(f, 0) <= search_opens(command, root, f) for f in files
         )
 
+    def _objects_in_view(self, params: Any, seen: Seen) -> bool:
+        """Whether the call read credential files' stored copies (git's loose objects) only
+        by commands the reading judges itself (:mod:`~pytest_harness_audit.policy.shell.
+        object_readers`): ``git log --stat`` reads them to count lines. Not when the call left
+        one in a pack (its later reads go unseen) or read one through a descriptor opened
+        before it (a process an earlier call left running)."""
+        effects = seen.effects
+        if "credentialObjectRead" not in effects:
+            return False
+        if "credentialObjectPacked" in effects or "credentialObjectHeld" in effects:
+            return False
+        command = params.get("command") if isinstance(params, Mapping) else None
+        return isinstance(command, str) and objects_read_in_view(command, self.inspector.root)
+
     def _judged(
         self, seen: Seen, tool: str, category: str, redacted_error: str | None, params: Any = None
     ) -> CallFindings:
+        if CREDENTIAL_OBJECT_READ in seen.alerts and self._objects_in_view(params, seen):
+            seen = _without_object_reads(seen)
         if CREDENTIAL_READ in seen.alerts and self._searched_in_view(params, seen):
             seen = _without_searched_reads(seen)
         effects = [alert for alert in seen.alerts if alert in _EFFECT_ALERTS]
@@ -231,6 +250,14 @@ def _without_searched_reads(seen: Seen) -> Seen:
     effects = dict(seen.effects)
     effects["credentialSearched"] = effects.pop("credentialRead", [])
     alerts = tuple(alert for alert in seen.alerts if alert != CREDENTIAL_READ)
+    return replace(seen, alerts=alerts, effects=effects)
+
+
+def _without_object_reads(seen: Seen) -> Seen:
+    """``seen`` without its reads of credential files' stored copies: commands the reading
+    judges itself made them (``git log --stat``); the record keeps nothing of them."""
+    effects = {k: v for k, v in seen.effects.items() if k != "credentialObjectRead"}
+    alerts = tuple(alert for alert in seen.alerts if alert != CREDENTIAL_OBJECT_READ)
     return replace(seen, alerts=alerts, effects=effects)
 
 

@@ -26,6 +26,9 @@ ALERT_NAMES = (CREDENTIAL_ACCESS, MEMORY_WRITE)
 #: The inspection's alert of a credential file read while a call ran, by a route its text does
 #: not show (seen by the kernel): a credential access for the ladder too.
 CREDENTIAL_READ = "credential_read"
+#: The inspection's alert of git's stored copy of a credential file read by a program whose text
+#: does not account for it: a credential access for the ladder too.
+CREDENTIAL_OBJECT_READ = "credential_object_read"
 
 _FILE_WRITE = "file_write"
 _COMMAND = "command"

@@ -12,7 +12,11 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from pytest_harness_audit.errors import HarnessAuditError
-from pytest_harness_audit.immune.alerts import CREDENTIAL_ACCESS, CREDENTIAL_READ
+from pytest_harness_audit.immune.alerts import (
+    CREDENTIAL_ACCESS,
+    CREDENTIAL_OBJECT_READ,
+    CREDENTIAL_READ,
+)
 
 Level = Literal["observe", "notice", "quarantine"]
 EscalationLevel = Literal["notice", "quarantine"]
@@ -62,7 +66,8 @@ class CallEvent:
     def __post_init__(self) -> None:
         _require_choice("decision", self.decision, DECISIONS)
         _require_choice("status", self.status, STATUSES)
-        if CREDENTIAL_READ in self.alerts and CREDENTIAL_ACCESS not in self.alerts:
+        read = CREDENTIAL_READ in self.alerts or CREDENTIAL_OBJECT_READ in self.alerts
+        if read and CREDENTIAL_ACCESS not in self.alerts:
             # a credential file the call's processes read counts as the access it is: the
             # `credential_access` trigger and the flows that start with it (exfiltration)
             object.__setattr__(self, "alerts", (*self.alerts, CREDENTIAL_ACCESS))

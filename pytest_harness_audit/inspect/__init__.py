@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pytest_harness_audit.inspect.credential_objects import object_id, packed, stored_objects
 from pytest_harness_audit.inspect.credential_reads import (
     CredentialReadWatch,
     open_credential_reads,
@@ -66,6 +67,7 @@ from pytest_harness_audit.policy.categories import (
 )
 
 __all__ = [
+    "CREDENTIAL_OBJECT_READ",
     "CREDENTIAL_READ",
     "DIRECTORY_DELETED",
     "EFFECTS_INCOMPLETE",
@@ -119,6 +121,11 @@ CREDENTIAL_READ = "credential_read"
 (``effects.credentialRead``; seen by the kernel, see :mod:`.credential_reads`), or a file the
 call created or modified now holds a known secret (``effects.secretCopied``, see
 :mod:`.secret_copies`)."""
+
+CREDENTIAL_OBJECT_READ = "credential_object_read"
+"""git's stored copy of a workspace file holding a known secret (its loose object) was read while
+the call ran (``effects.credentialObjectRead``, see :mod:`.credential_objects`); whether the
+call's text accounts for it is the gate's to tell."""
 
 WATCHED_CATEGORIES = frozenset({COMMAND, FILE_WRITE, MCP, UNKNOWN, DELEGATION, CREDENTIAL_ACCESS})
 """Categories of calls that can change files: only these get workspace snapshots."""
@@ -203,6 +210,8 @@ class Inspector:
         self._reads: CredentialReadWatch | None = None
         if self._live is not None and sources:
             self._reads = open_credential_reads(self.root, sources)
+        if self._reads is not None:  # git's stored copies of them too, while they are loose
+            self._reads.watch_stored(stored_objects(self.root, sources))
         #: The workspace as the latest call left it (what the next call's snapshot is compared
         #: with), ``None`` before the first.
         self._last: WorkspaceSnapshot | None = None
@@ -278,9 +287,11 @@ class Inspector:
         effects: Effects | None = None
         between: Effects | None = None
         reads: tuple[str, ...] = ()
+        stored: dict[str, list[str]] = {}
         if isinstance(token, WorkspaceSnapshot):
             if self._reads is not None:
                 reads = self._reads.take()  # before the snapshot reads any file itself
+                stored = self._stored_reads()
             now = self.snapshot()
             effects = self._with_copies(expected_changes(diff(token, now), params), now)
             effects = self._with_unnamed(token, now, effects)
@@ -288,11 +299,30 @@ class Inspector:
             with self._lock:
                 self._last = now
         scan = self._scan_output(output)
-        found = _findings(effects, scan, output, between, reads)
+        found = _findings(effects, scan, output, between, reads, stored)
         lost = self._session_lost(effects) if effects is not None else 0
         if lost:
             found = replace(found, effects={**found.effects, SESSION_LOST: lost})
         return found
+
+    def _stored_reads(self) -> dict[str, list[str]]:
+        """Record fields of the credential files whose stored copy the call read
+        (``credentialObjectRead``), of those a pack now holds too (``credentialObjectPacked``:
+        the call packed it, and later reads of it go unseen) and of those read through a
+        descriptor opened before the call (``credentialObjectHeld``)."""
+        watch = self._reads
+        stored = watch.stored() if watch is not None else ()
+        if watch is None or not stored:
+            return {}
+        record = {"credentialObjectRead": list(stored)}
+        objects = {object_id(path): path for path in watch.stored_objects(stored)}
+        now_packed = packed(self.root, objects)
+        if now_packed:
+            sources = watch.stored_sources(objects[oid] for oid in now_packed)
+            record["credentialObjectPacked"] = sorted(sources)
+        if watch.stored_held():
+            record["credentialObjectHeld"] = sorted(watch.stored_held())
+        return record
 
     def _session_lost(self, effects: Effects) -> int:
         """How many tracked files the session has deleted or emptied so far (and not put back),
@@ -457,6 +487,7 @@ def _findings(
     original: Any,
     between: Effects | None = None,
     reads: tuple[str, ...] = (),
+    stored: Mapping[str, list[str]] | None = None,
 ) -> Findings:
     alerts: list[str] = []
     record: dict[str, Any] = {}
@@ -466,6 +497,9 @@ def _findings(
     if reads:
         record["credentialRead"] = list(reads)
         alerts.append(CREDENTIAL_READ)
+    if stored:  # what such a read means is judged at the seam, with the call's text
+        record.update(stored)
+        alerts.append(CREDENTIAL_OBJECT_READ)
     if between is not None:
         record["between"] = between.to_record()
         alerts = list(dict.fromkeys((*alerts, *_effect_alerts(between))))

@@ -15,6 +15,13 @@ what happened cannot be told.
 :meth:`CredentialReadWatch.unopened` which were read through a descriptor opened before (or
 lost to an overflow): what a search's exemption from judgement is checked against.
 
+Git's stored copy of a credential file is watched too, while it is a loose object
+(:mod:`.credential_objects`): :meth:`CredentialReadWatch.watch_stored` adds such object files,
+:meth:`CredentialReadWatch.stored` tells which credential files' stored copies the last
+:meth:`~CredentialReadWatch.take` saw read (they are not among the files it returns: git reads
+them for ordinary commands too, so what such a read means is the caller's to judge), and
+:meth:`CredentialReadWatch.stored_held` those read through a descriptor opened before.
+
 Not seen: reads between calls (the harness reads credential files itself then), reads through
 ``mmap`` of a file opened before the call, and files that hold no known secret. Where inotify is
 missing, :func:`open_credential_reads` returns ``None``.
@@ -61,6 +68,9 @@ class CredentialReadWatch:
         self._folders: dict[int, dict[str, str]] = {}  # a folder's wd → its names → paths
         self._opens: dict[str, int] = {}
         self._unopened: frozenset[str] = frozenset()
+        self._objects: dict[str, str] = {}  # a loose object file → the credential file it stores
+        self._stored: tuple[str, ...] = ()
+        self._held: frozenset[str] = frozenset()
         self._finalizer = weakref.finalize(self, os.close, fd)
 
     def watch(self, paths: Iterable[str]) -> None:
@@ -70,6 +80,16 @@ class CredentialReadWatch:
             if len(self._paths) >= MAX_WATCHED:
                 break
             self._paths[relative] = None
+        self._rewatch()
+
+    def watch_stored(self, objects: dict[str, str]) -> None:
+        """Watch the loose object files ``objects`` (relative to the root), each mapped to the
+        credential file whose content it stores. An object file is written once and never put
+        in place again: its folder is not watched."""
+        for relative, source in objects.items():
+            if len(self._paths) < MAX_WATCHED and relative not in self._paths:
+                self._objects[relative] = source
+                self._paths[relative] = None
         self._rewatch()
 
     def _rewatch(self) -> None:
@@ -85,14 +105,16 @@ class CredentialReadWatch:
             if wd < 0:
                 continue
             self._watches[wd] = relative
+            if relative in self._objects:
+                continue
             folder = add_watch(self._fd, os.fsencode(os.path.dirname(path)), _FOLDER_MASK)
             if folder >= 0:
                 self._folders.setdefault(folder, {})[os.path.basename(path)] = relative
 
     @property
     def watched(self) -> tuple[str, ...]:
-        """The watched files, sorted."""
-        return tuple(sorted(set(self._watches.values())))
+        """The watched files (not stored objects), sorted."""
+        return tuple(sorted({p for p in self._watches.values() if p not in self._objects}))
 
     def reset(self) -> None:
         """Forget every event so far (just before a call runs)."""
@@ -112,6 +134,7 @@ class CredentialReadWatch:
         """The watched files read since the last ``reset`` or ``take``, sorted."""
         with self._lock:
             if not self._finalizer.alive:
+                self._stored, self._held = (), frozenset()
                 return ()
             events = read_events(self._fd)
             try:
@@ -127,7 +150,7 @@ class CredentialReadWatch:
         for wd, mask, name in events:
             if mask & IN_Q_OVERFLOW:
                 self._opens, self._unopened = {}, frozenset(self._paths)
-                return tuple(sorted(self._paths))
+                return self._split(set(self._paths), set(self._paths))
             if mask & IN_IGNORED:  # the file is gone: its inode is no longer watched
                 self._forget(wd)
                 continue
@@ -153,8 +176,36 @@ class CredentialReadWatch:
         for wd, still_open in opened.items():
             if still_open > 0 and wd in self._watches:
                 read.add(self._watches[wd])  # open at the end: its use cannot be told
-        self._opens, self._unopened = opens, frozenset(unopened)
-        return tuple(sorted(read))
+        self._opens = {path: count for path, count in opens.items() if path not in self._objects}
+        self._unopened = frozenset(unopened)
+        return self._split(read, unopened)
+
+    def _split(self, read: set[str], unopened: set[str]) -> tuple[str, ...]:
+        """The files of ``read``; the credential files whose stored objects it holds are kept
+        for :meth:`stored`."""
+        objects = self._objects
+        self._stored = tuple(sorted({objects[path] for path in read if path in objects}))
+        self._held = frozenset(objects[path] for path in unopened if path in objects)
+        return tuple(sorted(path for path in read if path not in objects))
+
+    def stored(self) -> tuple[str, ...]:
+        """The credential files whose stored copy (a loose object) the last :meth:`take` saw
+        read, sorted."""
+        return self._stored
+
+    def stored_objects(self, sources: tuple[str, ...]) -> tuple[str, ...]:
+        """The watched object files (relative to the root) storing any of ``sources``."""
+        return tuple(path for path, source in self._objects.items() if source in sources)
+
+    def stored_sources(self, objects: Iterable[str]) -> set[str]:
+        """The credential files the watched object files ``objects`` store."""
+        return {self._objects[path] for path in objects if path in self._objects}
+
+    def stored_held(self) -> frozenset[str]:
+        """The credential files of :meth:`stored` whose object was read through a descriptor
+        opened before the span (a process an earlier call left running), or lost to an
+        overflow."""
+        return self._held
 
     def opens(self) -> dict[str, int]:
         """How often each watched file was opened in the span of the last :meth:`take`."""

@@ -62,6 +62,7 @@ EFFECT_NAMES = (
     "memory_write",
     "history_destroyed",
     "credential_read",
+    "credential_object_read",
 )
 RATE_LIMIT_KEYS = frozenset({"maxCount", "windowMs"})
 AUDIT_LEVELS = ("minimal", "standard", "verbose")

@@ -28,7 +28,9 @@ import git
 
 from pytest_harness_audit._data import data_dir
 from pytest_harness_audit.errors import HarnessAuditError
+from pytest_harness_audit.inspect.credential_objects import credential_blob_ids, pack_all_but
 from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV, without_filters
+from pytest_harness_audit.inspect.learn import workspace_credentials
 
 HARNESS_AUTHOR_NAME = "Harness Audit"
 HARNESS_AUTHOR_EMAIL = "harness@example.invalid"
@@ -186,7 +188,12 @@ def _build_repository(source: Path, dest: Path, label: str) -> None:
         )
         command.update_ref(BASE_REF, "HEAD")
         # One pack instead of a directory per object: the seed is copied for every workspace.
-        command.repack("-a", "-d", "-q")
+        # The blobs of credential files stay loose: a read of one is then seen by the kernel
+        # (inspect.credential_objects).
+        sources = [relative for relative, values in workspace_credentials(dest) if values]
+        kept = credential_blob_ids(str(dest), sources) if sources else {}
+        if not kept or not pack_all_but(str(dest), kept):
+            command.repack("-a", "-d", "-q")
     except git.GitCommandError as exc:
         stderr = (exc.stderr or "").strip()
         raise WorkspaceError(

@@ -29,13 +29,13 @@ from pytest_harness_audit.policy.shell.tools import split_options
 from pytest_harness_audit.policy.shell.tree_reads import LINE_FILTERS, SEARCHERS
 
 #: Builtins and commands that open no file's content.
-_OPENING_NOTHING = frozenset({"cd", "pushd", "popd", "echo", "printf", "true", "false", "pwd", ":"})
+OPENING_NOTHING = frozenset({"cd", "pushd", "popd", "echo", "printf", "true", "false", "pwd", ":"})
 #: What shows a piped search's own exit status: whether it matched, when a filter after it
 #: passed none of its lines on (``grep -r KEY=a . | head -n 0; echo ${PIPESTATUS[0]}``).
 _STATUS_WORDS = ("PIPESTATUS", "pipefail")
 #: An assignment where a command starts (``PATH=bin:$PATH grep …``, ``LD_PRELOAD=x grep``): the
 #: search that follows may be another program, or load one.
-_ASSIGNMENT = re.compile(
+STARTING_ASSIGNMENT = re.compile(
     r"(?:^|[;&|(){}!`\n]|\b(?:then|do|else|elif|if|while|until|time)\s)\s*"
     r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?="
 )
@@ -49,12 +49,12 @@ _RUNNING = ("--pre", "--pre-glob", "--hostname-bin", "--search-zip")
 _VALUED = frozenset({"-n", "-c", "-k", "-t", "-f", "-s", "-w", "-S", "-T"})
 
 
-def _system_program(word: str) -> bool:
+def system_program(word: str) -> bool:
     """Whether ``word`` names a program found on the search path or in a system folder."""
     return "/" not in word or (word.startswith(_SYSTEM_DIRS) and ".." not in word)
 
 
-def _runs_programs(name: str, args: list[str]) -> bool:
+def runs_programs(name: str, args: list[str]) -> bool:
     """Whether the search ``name args`` may run another program (see :data:`_RUNNING`)."""
     if name == "ack":
         return True
@@ -70,7 +70,7 @@ def _runs_programs(name: str, args: list[str]) -> bool:
     return False
 
 
-def _file_operands(args: list[str]) -> list[str]:
+def file_operands(args: list[str]) -> list[str]:
     """The words of a line filter's arguments that name files (not options, their values or
     counts)."""
     files: list[str] = []
@@ -88,7 +88,7 @@ def _file_operands(args: list[str]) -> list[str]:
 def only_searches(text: str, root: str | None = None) -> bool:
     """Whether ``text`` reads cleanly as searches (``grep -rn TODO .``, ``rg -n x | head``),
     line filters of their input and builtins that open nothing, and nothing else."""
-    if any(word in text for word in _STATUS_WORDS) or _ASSIGNMENT.search(text):
+    if any(word in text for word in _STATUS_WORDS) or STARTING_ASSIGNMENT.search(text):
         return False
     reading = read_command(text, root)
     if reading.unreadable is not None or not reading.commands:
@@ -96,19 +96,19 @@ def only_searches(text: str, root: str | None = None) -> bool:
     searched: set[str] = {"/dev/null"}
     moved: list[str] = []
     for argv in reading.commands:
-        if not argv or not _system_program(argv[0]):
+        if not argv or not system_program(argv[0]):
             return False
         name = posixpath.basename(argv[0])
         if name in SEARCHERS:
-            if _runs_programs(name, argv[1:]):
+            if runs_programs(name, argv[1:]):
                 return False
             searched.update(argv)  # `/usr/bin/grep`: the reading takes the program for a file
             continue
-        if name in _OPENING_NOTHING:
+        if name in OPENING_NOTHING:
             if name in ("cd", "pushd"):
                 moved.extend(argv[1:])
             continue
-        if name in LINE_FILTERS and not _file_operands(argv[1:]):
+        if name in LINE_FILTERS and not file_operands(argv[1:]):
             searched.update(argv[1:])  # `head -n 3`: the reading may take the 3 for a file
             continue
         return False
