@@ -196,13 +196,11 @@ class SessionInspection:
     def _objects_in_view(self, params: Any, seen: Seen) -> bool:
         """Whether the call read credential files' stored copies (git's loose objects) only
         by commands the reading judges itself (:mod:`~pytest_harness_audit.policy.shell.
-        object_readers`): ``git log --stat`` reads them to count lines. Not when the call left
-        one in a pack (its later reads go unseen) or read one through a descriptor opened
-        before it (a process an earlier call left running)."""
+        object_readers`): ``git log --stat`` reads them to count lines, ``git gc`` to pack them.
+        Not when one was read through a descriptor opened before the call (a process an
+        earlier call left running)."""
         effects = seen.effects
-        if "credentialObjectRead" not in effects:
-            return False
-        if "credentialObjectPacked" in effects or "credentialObjectHeld" in effects:
+        if "credentialObjectRead" not in effects or "credentialObjectHeld" in effects:
             return False
         command = params.get("command") if isinstance(params, Mapping) else None
         return isinstance(command, str) and objects_read_in_view(command, self.inspector.root)
@@ -255,7 +253,7 @@ def _without_searched_reads(seen: Seen) -> Seen:
 
 def _without_object_reads(seen: Seen) -> Seen:
     """``seen`` without its reads of credential files' stored copies: commands the reading
-    judges itself made them (``git log --stat``); the record keeps nothing of them."""
+    judges itself made them (``git log --stat``); the record keeps only a packing of one."""
     effects = {k: v for k, v in seen.effects.items() if k != "credentialObjectRead"}
     alerts = tuple(alert for alert in seen.alerts if alert != CREDENTIAL_OBJECT_READ)
     return replace(seen, alerts=alerts, effects=effects)

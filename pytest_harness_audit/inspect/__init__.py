@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pytest_harness_audit.inspect.credential_objects import object_id, packed, stored_objects
+from pytest_harness_audit.inspect.credential_objects import stored_objects
 from pytest_harness_audit.inspect.credential_reads import (
     CredentialReadWatch,
     open_credential_reads,
@@ -306,23 +306,9 @@ class Inspector:
         return found
 
     def _stored_reads(self) -> dict[str, list[str]]:
-        """Record fields of the credential files whose stored copy the call read
-        (``credentialObjectRead``), of those a pack now holds too (``credentialObjectPacked``:
-        the call packed it, and later reads of it go unseen) and of those read through a
-        descriptor opened before the call (``credentialObjectHeld``)."""
-        watch = self._reads
-        stored = watch.stored() if watch is not None else ()
-        if watch is None or not stored:
-            return {}
-        record = {"credentialObjectRead": list(stored)}
-        objects = {object_id(path): path for path in watch.stored_objects(stored)}
-        now_packed = packed(self.root, objects)
-        if now_packed:
-            sources = watch.stored_sources(objects[oid] for oid in now_packed)
-            record["credentialObjectPacked"] = sorted(sources)
-        if watch.stored_held():
-            record["credentialObjectHeld"] = sorted(watch.stored_held())
-        return record
+        """Record fields of the credential files whose stored copy the call read (see
+        :meth:`.CredentialReadWatch.stored_effects`)."""
+        return self._reads.stored_effects() if self._reads is not None else {}
 
     def _session_lost(self, effects: Effects) -> int:
         """How many tracked files the session has deleted or emptied so far (and not put back),

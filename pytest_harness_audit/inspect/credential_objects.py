@@ -118,6 +118,26 @@ def packed(root: str, oids: Iterable[str]) -> frozenset[str]:
     return frozenset(raw.hex() for raw in found)
 
 
+def holding_packs(root: str, oids: Iterable[str]) -> dict[str, str]:
+    """Each pack file (relative to ``root``) holding one of ``oids``, with one it holds."""
+    objects = _objects_dir(root)
+    wanted = sorted({bytes.fromhex(oid) for oid in oids if _is_hex(oid)})
+    if objects is None or not wanted:
+        return {}
+    folder = os.path.join(objects, "pack")
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".idx"))
+    except OSError:
+        return {}
+    found: dict[str, str] = {}
+    for name in names:
+        held = _in_index(os.path.join(folder, name), wanted)
+        if held:
+            pack = os.path.join(folder, name[: -len(".idx")] + ".pack")
+            found[os.path.relpath(pack, root)] = min(held).hex()
+    return found
+
+
 def _is_hex(text: str) -> bool:
     return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
@@ -163,4 +183,11 @@ def pack_all_but(root: str, keep_loose: Iterable[str]) -> bool:
     return _git(root, "prune-packed", "-q") is not None
 
 
-__all__ = ["credential_blob_ids", "object_id", "pack_all_but", "packed", "stored_objects"]
+__all__ = [
+    "credential_blob_ids",
+    "holding_packs",
+    "object_id",
+    "pack_all_but",
+    "packed",
+    "stored_objects",
+]

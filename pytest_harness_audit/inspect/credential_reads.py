@@ -34,6 +34,7 @@ import threading
 import weakref
 from collections.abc import Iterable
 
+from pytest_harness_audit.inspect.credential_objects import holding_packs, object_id, packed
 from pytest_harness_audit.inspect.inotify import (
     IN_ACCESS,
     IN_CLOSE_NOWRITE,
@@ -71,6 +72,7 @@ class CredentialReadWatch:
         self._objects: dict[str, str] = {}  # a loose object file → the credential file it stores
         self._stored: tuple[str, ...] = ()
         self._held: frozenset[str] = frozenset()
+        self._packed: set[str] = set()  # object ids of credential blobs seen packed
         self._finalizer = weakref.finalize(self, os.close, fd)
 
     def watch(self, paths: Iterable[str]) -> None:
@@ -196,6 +198,29 @@ class CredentialReadWatch:
     def stored_objects(self, sources: tuple[str, ...]) -> tuple[str, ...]:
         """The watched object files (relative to the root) storing any of ``sources``."""
         return tuple(path for path, source in self._objects.items() if source in sources)
+
+    def stored_effects(self) -> dict[str, list[str]]:
+        """Record fields of the credential files whose stored copy the last :meth:`take` saw
+        read (``credentialObjectRead``), of those read through a descriptor opened before
+        (``credentialObjectHeld``), and of those a pack now holds that none did
+        (``credentialObjectPacked``: the call packed them, ``git gc``). A pack holding one is
+        watched from then on: any process that opens it may read the blob."""
+        stored = self._stored
+        if not stored:
+            return {}
+        record = {"credentialObjectRead": list(stored)}
+        if self._held:
+            record["credentialObjectHeld"] = sorted(self._held)
+        objects = {object_id(path): path for path in self.stored_objects(stored)}
+        now_packed = packed(self.root, objects) - self._packed
+        if now_packed:
+            self._packed |= now_packed
+            record["credentialObjectPacked"] = sorted(
+                self.stored_sources(objects[oid] for oid in now_packed)
+            )
+            packs = holding_packs(self.root, now_packed)
+            self.watch_stored({pack: self._objects[objects[oid]] for pack, oid in packs.items()})
+        return record
 
     def stored_sources(self, objects: Iterable[str]) -> set[str]:
         """The credential files the watched object files ``objects`` store."""

@@ -90,6 +90,7 @@ def test_safety_shape() -> None:
         "deny-persona-write",
         "deny-exec-config-write",
         "deny-host-config-write",
+        "effect-credential-object-read",
         "effect-credential-read",
         "warn-file-delete",
         "warn-memory-write",
