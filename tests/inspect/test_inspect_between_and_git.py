@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_harness_audit.inspect import (
+    CREDENTIAL_OBJECT_READ,
     DIRECTORY_DELETED,
     MEMORY_WRITE,
     PROTECTED_FILE_CHANGED,
@@ -67,7 +68,9 @@ def test_ordinary_git_commands_change_nothing_that_is_judged(
     inspector: Inspector, command: str
 ) -> None:
     found = _bash(inspector, command)
-    assert found.alerts == ()
+    # git gc reads the credential blobs to pack them: the raw kernel evidence, which the gate
+    # lifts for git's own commands (tests/harness/test_credential_object_reads.py)
+    assert set(found.alerts) <= ({CREDENTIAL_OBJECT_READ} if "gc" in command else set())
     assert not {"deleted", "deletedDirs", "protected", "memory"} & set(found.effects)
     assert not [p for p in found.effects.get("modified", []) if p.startswith(".git")]
 
