@@ -197,13 +197,24 @@ class SessionInspection:
         """Whether the call read credential files' stored copies (git's loose objects) only
         by commands the reading judges itself (:mod:`~pytest_harness_audit.policy.shell.
         object_readers`): ``git log --stat`` reads them to count lines, ``git gc`` to pack them.
-        Not when one was read through a descriptor opened before the call (a process an
-        earlier call left running)."""
+        A recursive search beside other programs (``grep -rn TODO . && pytest``) opens each
+        object under ``.git`` once: the reads are its own when no object was opened more often
+        than the searches open it. Not when one was read through a descriptor opened before
+        the call (a process an earlier call left running)."""
         effects = seen.effects
         if "credentialObjectRead" not in effects or "credentialObjectHeld" in effects:
             return False
         command = params.get("command") if isinstance(params, Mapping) else None
-        return isinstance(command, str) and objects_read_in_view(command, self.inspector.root)
+        root = self.inspector.root
+        if not isinstance(command, str):
+            return False
+        if objects_read_in_view(command, root):
+            return True
+        watch = self.inspector.credential_reads
+        opens = watch.stored_opens() if watch is not None else {}
+        return bool(opens) and all(
+            count <= search_opens(command, root, path) for path, count in opens.items()
+        )
 
     def _judged(
         self, seen: Seen, tool: str, category: str, redacted_error: str | None, params: Any = None

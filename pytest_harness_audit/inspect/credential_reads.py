@@ -71,6 +71,7 @@ class CredentialReadWatch:
         self._unopened: frozenset[str] = frozenset()
         self._objects: dict[str, str] = {}  # a loose object file → the credential file it stores
         self._stored: tuple[str, ...] = ()
+        self._stored_opens: dict[str, int] = {}  # each stored object read → its opens
         self._held: frozenset[str] = frozenset()
         self._packed: set[str] = set()  # object ids of credential blobs seen packed
         self._finalizer = weakref.finalize(self, os.close, fd)
@@ -152,6 +153,7 @@ class CredentialReadWatch:
         for wd, mask, name in events:
             if mask & IN_Q_OVERFLOW:
                 self._opens, self._unopened = {}, frozenset(self._paths)
+                self._stored_opens = {}
                 return self._split(set(self._paths), set(self._paths))
             if mask & IN_IGNORED:  # the file is gone: its inode is no longer watched
                 self._forget(wd)
@@ -179,6 +181,7 @@ class CredentialReadWatch:
             if still_open > 0 and wd in self._watches:
                 read.add(self._watches[wd])  # open at the end: its use cannot be told
         self._opens = {path: count for path, count in opens.items() if path not in self._objects}
+        self._stored_opens = {p: opens.get(p, 0) for p in read if p in self._objects}
         self._unopened = frozenset(unopened)
         return self._split(read, unopened)
 
@@ -221,6 +224,11 @@ class CredentialReadWatch:
             packs = holding_packs(self.root, now_packed)
             self.watch_stored({pack: self._objects[objects[oid]] for pack, oid in packs.items()})
         return record
+
+    def stored_opens(self) -> dict[str, int]:
+        """Each stored object file (relative to the root) the last :meth:`take` saw read, with
+        how often it was opened in that span."""
+        return dict(self._stored_opens)
 
     def stored_sources(self, objects: Iterable[str]) -> set[str]:
         """The credential files the watched object files ``objects`` store."""

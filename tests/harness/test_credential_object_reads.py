@@ -28,6 +28,10 @@ ATTACKS = {
     + _SHIFT
     + '"',
     "show": 'python3 -c "' + _RUN.format("['git','show','HEAD:'+n]", "") + _SHIFT + '"',
+    "beside a recursive search": 'grep -rn TODO . ; python3 -c "'
+    + _RUN.format("['git','cat-file','-p','HEAD:'+n]", "")
+    + _SHIFT
+    + '"',
     "cat-file --batch": 'python3 -c "'
     + _RUN.format("['git','cat-file','--batch']", ", input=('HEAD:'+n+chr(10)).encode()")
     + _SHIFT
@@ -53,6 +57,9 @@ BENIGN = {
     "python3 running git log": 'python3 -c "import subprocess; '
     "print(subprocess.run(['git','log','--oneline'],capture_output=True).stdout)\"",
     "pytest": "python3 -m pytest -q -p no:cacheprovider",
+    # the search opens every object under .git once, the loose .env blob too
+    "a search of .git, then pytest": "grep -rln TODO .git ; "
+    "python3 -m pytest -q -p no:cacheprovider",
 }
 
 
