@@ -172,7 +172,9 @@ class Inspector:
     files (``persona=False`` drops those). ``watched``: the categories that get snapshots.
     ``tracked``: whether snapshots ask git which files are tracked. ``live``: keep the
     workspace current with inotify where the system has it (:mod:`.watch`), so an unchanged
-    workspace costs no walk; otherwise every snapshot is a stat walk. Thread-safe; call
+    workspace costs no walk; otherwise every snapshot is a stat walk. ``origins``: folders the
+    workspace was copied from (its template's seed, the template), whose copies of its
+    credential files are watched for reads as its own are. Thread-safe; call
     :meth:`close` (or use it as a context manager) to release the inotify descriptor early.
     """
 
@@ -187,6 +189,7 @@ class Inspector:
         watched: frozenset[str] = WATCHED_CATEGORIES,
         tracked: bool = True,
         live: bool = True,
+        origins: Sequence[str | os.PathLike[str]] = (),
     ) -> None:
         self.root = os.fspath(root)
         self.secrets = SecretRegistry() if secrets is None else secrets
@@ -209,7 +212,9 @@ class Inspector:
         self._live: LiveTree | None = open_live_tree(self.root, self.protection) if live else None
         self._reads: CredentialReadWatch | None = None
         if self._live is not None and sources:
-            self._reads = open_credential_reads(self.root, sources)
+            self._reads = open_credential_reads(
+                self.root, sources, [os.fspath(origin) for origin in origins]
+            )
         if self._reads is not None:  # git's stored copies of them too, while they are loose
             self._reads.watch_stored(stored_objects(self.root, sources))
         #: The workspace as the latest call left it (what the next call's snapshot is compared

@@ -22,6 +22,13 @@ Git's stored copy of a credential file is watched too, while it is a loose objec
 them for ordinary commands too, so what such a read means is the caller's to judge), and
 :meth:`CredentialReadWatch.stored_held` those read through a descriptor opened before.
 
+The auditor keeps copies of a workspace outside it: the seed it was copied from and the shipped
+template (:mod:`pytest_harness_audit.session.workspace`). Their credential files are watched too
+(``origins``), named by their absolute paths; the auditor's own reads of them (copying a seed
+for another session, building one from the template) are counted in :data:`OWN_READS`, and a
+read of such a file counts only when it was opened more often during the call than the auditor
+opened it (or read through a descriptor opened before).
+
 Not seen: reads between calls (the harness reads credential files itself then), reads through
 ``mmap`` of a file opened before the call, and files that hold no known secret. Where inotify is
 missing, :func:`open_credential_reads` returns ``None``.
@@ -32,7 +39,8 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from pytest_harness_audit.inspect.credential_objects import holding_packs, object_id, packed
 from pytest_harness_audit.inspect.inotify import (
@@ -56,11 +64,39 @@ _FOLDER_MASK = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW
 MAX_WATCHED = 256
 
 
-class CredentialReadWatch:
-    """Which of a workspace's secret-bearing files were read between ``reset`` and ``take``."""
+class OwnReads:
+    """How often the auditor copied each folder it keeps outside the workspaces (a seed, a
+    template): each copy opens each of its files once."""
 
-    def __init__(self, root: str, libc: object, fd: int) -> None:
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self._counts: dict[str, int] = {}
+
+    @contextmanager
+    def reading(self, folder: str) -> Iterator[None]:
+        """Count a copy of ``folder``, made inside this block; a watch reads its events
+        before or after the block, never during it."""
+        with self.lock:
+            self._counts[folder] = self._counts.get(folder, 0) + 1
+            yield
+
+    def count(self, folder: str) -> int:
+        """How often ``folder`` was copied so far."""
+        return self._counts.get(folder, 0)
+
+
+OWN_READS = OwnReads()
+"""The auditor's own copies of the folders it keeps, in this process."""
+
+
+class CredentialReadWatch:
+    """Which of a workspace's secret-bearing files were read between ``reset`` and ``take``
+    (and of their copies in ``origins``, see the module doc)."""
+
+    def __init__(self, root: str, libc: object, fd: int, origins: Iterable[str] = ()) -> None:
         self.root = root
+        self.origins = tuple(os.path.abspath(origin) for origin in origins)
+        self._own: dict[str, int] = {}  # origin → its copies counted at the last reset
         self._libc = libc
         self._fd = fd
         self._lock = threading.Lock()
@@ -119,14 +155,19 @@ class CredentialReadWatch:
         """The watched files (not stored objects), sorted."""
         return tuple(sorted({p for p in self._watches.values() if p not in self._objects}))
 
+    def watch_copies(self, paths: Iterable[str]) -> None:
+        """Watch the copies of ``paths`` (relative to the root) in each origin."""
+        self.watch(os.path.join(origin, path) for path in paths for origin in self.origins)
+
     def reset(self) -> None:
         """Forget every event so far (just before a call runs)."""
-        with self._lock:
+        with self._lock, OWN_READS.lock:
             if self._finalizer.alive:
                 for wd, mask, _name in read_events(self._fd):
                     if mask & IN_IGNORED:
                         self._forget(wd)
                 self._rewatch()
+                self._own = {origin: OWN_READS.count(origin) for origin in self.origins}
 
     def _forget(self, wd: int) -> None:
         """The inode of ``wd`` is gone: it is no longer watched."""
@@ -139,11 +180,22 @@ class CredentialReadWatch:
             if not self._finalizer.alive:
                 self._stored, self._held = (), frozenset()
                 return ()
-            events = read_events(self._fd)
+            with OWN_READS.lock:
+                events = read_events(self._fd)
+                own = {o: OWN_READS.count(o) - self._own.get(o, 0) for o in self.origins}
             try:
-                return self._read(events)
+                return self._without_own(self._read(events), own)
             finally:
                 self._rewatch()
+
+    def _without_own(self, read: tuple[str, ...], own: dict[str, int]) -> tuple[str, ...]:
+        """``read`` without the copies the auditor's own copying opened (no more often)."""
+        kept: list[str] = []
+        for path in read:
+            origin = next((o for o in self.origins if path.startswith(o + os.sep)), None)
+            if origin is None or path in self._unopened or self._opens.get(path, 0) > own[origin]:
+                kept.append(path)
+        return tuple(kept)
 
     def _read(self, events: list[tuple[int, int, str]]) -> tuple[str, ...]:
         opened: dict[int, int] = {}
@@ -256,17 +308,21 @@ class CredentialReadWatch:
             self._finalizer()
 
 
-def open_credential_reads(root: str, paths: Iterable[str]) -> CredentialReadWatch | None:
-    """A watch of ``paths`` (relative to ``root``), or ``None`` when inotify is missing here
-    or none of them can be watched."""
+def open_credential_reads(
+    root: str, paths: Iterable[str], origins: Iterable[str] = ()
+) -> CredentialReadWatch | None:
+    """A watch of ``paths`` (relative to ``root``) and of their copies in ``origins`` (absolute
+    folders), or ``None`` when inotify is missing here or none of them can be watched."""
     libc = inotify_libc()
     if libc is None:
         return None
     fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
     if fd < 0:
         return None
-    watch = CredentialReadWatch(root, libc, fd)
+    watch = CredentialReadWatch(root, libc, fd, origins)
+    paths = list(paths)
     watch.watch(paths)
+    watch.watch_copies(paths)
     if not watch.watched:
         watch.close()
         return None

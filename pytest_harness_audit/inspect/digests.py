@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Callable
 
 from pytest_harness_audit.inspect.exec_config import (
@@ -52,3 +53,38 @@ def content_digest(path: str) -> bytes | None:
     if data is None or len(data) > MAX_DIGEST_BYTES:
         return None
     return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def tree_digest(root: str | os.PathLike[str]) -> str:
+    """A digest of every entry under ``root`` (hidden ones and ``.git`` included): each one's
+    path, kind and mode, and a file's content or a link's target. ``root``'s own mode is left
+    out. A file too large, or not readable, counts by its size alone."""
+    digest = hashlib.blake2b(digest_size=32)
+    pending = [""]
+    while pending:
+        relative = pending.pop()
+        try:
+            entries = sorted(os.scandir(os.path.join(root, relative)), key=lambda e: e.name)
+        except OSError:
+            digest.update(f"?{relative}\0".encode(errors="surrogateescape"))
+            continue
+        for entry in entries:
+            path = os.path.join(relative, entry.name)
+            try:
+                info = entry.stat(follow_symlinks=False)
+                target = os.readlink(entry.path) if stat.S_ISLNK(info.st_mode) else ""
+            except OSError:  # gone meanwhile
+                digest.update(f"?{path}\0".encode(errors="surrogateescape"))
+                continue
+            digest.update(f"{path}\0{info.st_mode:o}\0".encode(errors="surrogateescape"))
+            if stat.S_ISDIR(info.st_mode):
+                pending.append(path)
+            elif stat.S_ISLNK(info.st_mode):
+                digest.update(os.fsencode(target))
+            elif stat.S_ISREG(info.st_mode):
+                data = read_regular(entry.path, MAX_DIGEST_BYTES, follow=False)
+                if data is None or len(data) > MAX_DIGEST_BYTES:
+                    digest.update(f"{info.st_size}".encode())
+                else:
+                    digest.update(hashlib.blake2b(data, digest_size=32).digest())
+    return digest.hexdigest()

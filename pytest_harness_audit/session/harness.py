@@ -34,6 +34,7 @@ from pytest_harness_audit.readers.session_queries import ChainQueries
 from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, judge
 from pytest_harness_audit.session import workspace as workspaces
 from pytest_harness_audit.session.scenario_fit import check_scenario_fits
+from pytest_harness_audit.session.seed_watch import SeedWatch
 from pytest_harness_audit.social import Clock, Peer, Post, SendResult
 from pytest_harness_audit.social.secret_ledger import SecretLedger
 from pytest_harness_audit.tools.network import NetworkStub
@@ -100,7 +101,9 @@ class Harness(ChainQueries):
     """One audited session: a workspace (git repo), a policy, a gate and a chain.
 
     ``root`` is the workspace directory; chains are written under ``storage_dir``; ``repo`` is
-    the workspace's git repository when the caller already has it (else opened on first use).
+    the workspace's git repository when the caller already has it (else opened on first use);
+    ``origins``: the folders it was copied from, whose credential files are watched too
+    (:func:`.workspace.template_origins`).
     """
 
     def __init__(
@@ -121,6 +124,7 @@ class Harness(ChainQueries):
         agents: Sequence[str] | None = None,
         social_clock: Clock | None = None,
         repo: git.Repo | None = None,
+        origins: Sequence[str | Path] = (),
     ) -> None:
         # it is about to hold the workspace's secrets: out of reach of the processes it starts
         # (contained commands, agents, upstream servers) before it learns any (non-dumpable)
@@ -161,9 +165,12 @@ class Harness(ChainQueries):
         kept = KeptSecrets()
         #: What each call did (effects, exposed secrets), judged by the policy's effect rules.
         self.inspection = SessionInspection(
-            Inspector(self.root, secrets=kept, protect=self.policy.protect), self.policy
+            Inspector(self.root, secrets=kept, protect=self.policy.protect, origins=origins),
+            self.policy,
         )
         self.gate.inspectors.append(self.inspection)
+        #: The process's template seeds, judged by what each call did to them.
+        self.gate.inspectors.append(SeedWatch())
         #: The auditor's installation, judged by what each call did to it.
         self.install_watch = InstallWatch.of(self.gate.install_guard.paths)
         self.gate.inspectors.append(self.install_watch)
@@ -191,6 +198,7 @@ class Harness(ChainQueries):
             storage_dir=storage_dir or base / "audit",
             template=template,
             repo=repo,
+            origins=workspaces.template_origins(template),
             **options,
         )
         harness._base = workspaces.base_revision(repo)  # before the agent can move the ref

@@ -20,6 +20,8 @@ import atexit
 import os
 import shutil
 import tempfile
+import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +31,8 @@ import git
 from pytest_harness_audit._data import data_dir
 from pytest_harness_audit.errors import HarnessAuditError
 from pytest_harness_audit.inspect.credential_objects import credential_blob_ids, pack_all_but
+from pytest_harness_audit.inspect.credential_reads import OWN_READS
+from pytest_harness_audit.inspect.digests import tree_digest
 from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV, without_filters
 from pytest_harness_audit.inspect.learn import workspace_credentials
 
@@ -117,14 +121,43 @@ def create_workspace(dest: Path, template: str | Path | None = None) -> git.Repo
     dest = Path(dest)
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise WorkspaceError(f"workspace destination exists and is not empty: {dest}")
-    seed = _SEEDS.seed_for(source, label)
-    try:
-        shutil.copytree(seed, dest, symlinks=True, dirs_exist_ok=True)
-    except OSError as exc:
-        raise WorkspaceError(f"cannot copy workspace template {label!r} to {dest}: {exc}") from None
+    # The copy is checked, not the seed before it: a command of a live session can change the
+    # seed while it is being copied.
+    for _attempt in range(2):
+        seed, expected = _SEEDS.seed_for(source, label)
+        try:
+            with OWN_READS.reading(str(seed)):
+                shutil.copytree(seed, dest, symlinks=True, dirs_exist_ok=True)
+        except OSError as exc:
+            raise WorkspaceError(
+                f"cannot copy workspace template {label!r} to {dest}: {exc}"
+            ) from None
+        if tree_digest(dest) == expected:
+            break
+        _clear(dest)
+        _SEEDS.drop(seed, label)
+    else:
+        raise WorkspaceError(f"the seed of workspace template {label!r} keeps changing")
     repo = git.Repo(str(dest))
     repo.git.update_environment(**GIT_ISOLATION_ENV)
     return repo
+
+
+def template_origins(template: str | Path | None = None) -> tuple[Path, ...]:
+    """The copies the auditor keeps of ``template`` outside any workspace: its seed (when this
+    process made one) and the template itself. Their credential files are watched as the
+    workspace's are (:mod:`pytest_harness_audit.inspect.credential_reads`)."""
+    source, label = resolve_template(template)
+    seed = _SEEDS.current(source, label)
+    return (source,) if seed is None else (seed, source)
+
+
+def _clear(folder: Path) -> None:
+    for entry in os.scandir(folder):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
 
 
 def _template_fingerprint(source: Path) -> tuple[tuple[str, int, int, int], ...]:
@@ -138,27 +171,77 @@ def _template_fingerprint(source: Path) -> tuple[tuple[str, int, int, int], ...]
     return tuple(entries)
 
 
+class SeedChangedWarning(UserWarning):
+    """A template's seed no longer matched what was built: it was dropped and built again."""
+
+
+_Key = tuple[str, str, tuple[tuple[str, int, int, int], ...]]
+
+
 class _SeedCache:
-    """Initialised template repositories of this process, kept in a temporary directory."""
+    """Initialised template repositories of this process, kept in a temporary directory, each
+    with the digest of its tree (``.git`` included) as it was built (:func:`tree_digest`)."""
 
     def __init__(self) -> None:
         self._root: Path | None = None
-        self._seeds: dict[tuple[str, str, tuple[tuple[str, int, int, int], ...]], Path] = {}
+        self._seeds: dict[_Key, tuple[Path, str]] = {}
+        self._built = 0
+        self._lock = threading.RLock()
+        #: Seeds found changed, as ``(template label, seed path)``.
+        self.changed: list[tuple[str, str]] = []
 
-    def seed_for(self, source: Path, label: str) -> Path:
+    def seed_for(self, source: Path, label: str) -> tuple[Path, str]:
+        """The seed of ``source`` and its digest when built (built now when there is none)."""
         key = (str(source.resolve()), label, _template_fingerprint(source))
-        seed = self._seeds.get(key)
-        if seed is not None and (seed / ".git").is_dir():
-            return seed
-        if self._root is None or not self._root.is_dir():
-            self._root = Path(tempfile.mkdtemp(prefix="harness-audit-seeds-"))
-            atexit.register(shutil.rmtree, self._root, ignore_errors=True)
-        seed = self._root / str(len(self._seeds))
-        if seed.exists():
-            shutil.rmtree(seed)
-        _build_repository(source, seed, label)
-        self._seeds[key] = seed
-        return seed
+        with self._lock:
+            found = self._seeds.get(key)
+            if found is not None and (found[0] / ".git").is_dir():
+                return found
+            if self._root is None or not self._root.is_dir():
+                self._root = Path(tempfile.mkdtemp(prefix="harness-audit-seeds-"))
+                atexit.register(shutil.rmtree, self._root, ignore_errors=True)
+            # a new folder each time: a session watching the old one's files sees no new ones
+            seed = self._root / str(self._built)
+            self._built += 1
+            if seed.exists():
+                shutil.rmtree(seed)
+            with OWN_READS.reading(str(source)):
+                _build_repository(source, seed, label)
+            self._seeds[key] = (seed, tree_digest(seed))
+            return self._seeds[key]
+
+    def current(self, source: Path, label: str) -> Path | None:
+        """The seed of ``source`` now, without building one."""
+        key = (str(source.resolve()), label, _template_fingerprint(source))
+        with self._lock:
+            found = self._seeds.get(key)
+        return None if found is None else found[0]
+
+    def drop(self, seed: Path, label: str) -> None:
+        """Forget ``seed`` (it no longer matches its digest) and remove it; warn."""
+        with self._lock:
+            for key, (path, _digest) in list(self._seeds.items()):
+                if path == seed:
+                    del self._seeds[key]
+            self.changed.append((label, str(seed)))
+        shutil.rmtree(seed, ignore_errors=True)
+        warnings.warn(
+            SeedChangedWarning(
+                f"the seed of workspace template {label!r} was changed since it was built "
+                f"({seed}): it is built again from the template"
+            ),
+            stacklevel=3,
+        )
+
+    def seeds(self) -> dict[str, str]:
+        """The path of each seed now → its template label."""
+        with self._lock:
+            return {str(path): key[1] for key, (path, _digest) in self._seeds.items()}
+
+
+def seed_cache() -> _SeedCache:
+    """This process's seed cache."""
+    return _SEEDS
 
 
 _SEEDS = _SeedCache()
