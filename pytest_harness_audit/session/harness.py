@@ -170,7 +170,8 @@ class Harness(ChainQueries):
         )
         self.gate.inspectors.append(self.inspection)
         #: The process's template seeds, judged by what each call did to them.
-        self.gate.inspectors.append(SeedWatch())
+        self.seed_watch = SeedWatch()
+        self.gate.inspectors.append(self.seed_watch)
         #: The auditor's installation, judged by what each call did to it.
         self.install_watch = InstallWatch.of(self.gate.install_guard.paths)
         self.gate.inspectors.append(self.install_watch)
@@ -288,6 +289,7 @@ class Harness(ChainQueries):
         if self._social is not None:
             self._social.close()
         self.inspection.close()
+        self.seed_watch.close()
         self.gate.close()
 
     def register_tool(self, name: str, fn: ToolFunction, *, category: str | None = None) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_harness_audit.session import workspace
+from pytest_harness_audit.session import seed_watch, workspace
 from pytest_harness_audit.session.harness import Harness
 from pytest_harness_audit.session.workspace import SeedChangedWarning
 
@@ -76,7 +76,12 @@ def _live(harness: Harness) -> None:
         pytest.skip("inotify is not available here")
 
 
-def test_seed_poisoned_by_one_session_is_caught(own_seeds: Path) -> None:
+@pytest.mark.parametrize("kernel", [True, False], ids=["kernel", "stamps"])
+def test_seed_poisoned_by_one_session_is_caught(
+    own_seeds: Path, kernel: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not kernel:  # where inotify is missing, the seeds' stat is taken around each call
+        monkeypatch.setattr(seed_watch, "inotify_libc", lambda: None)
     first = Harness.create(own_seeds / "a", template="python-service", policy="safety")
     try:
         assert first.call("Write", file_path="scripts/seed.py", content=POISON).ok
@@ -103,6 +108,40 @@ def test_seed_poisoned_by_one_session_is_caught(own_seeds: Path) -> None:
         assert second.repo.head.commit == base
         assert second.changed_files() == []
         assert second.verdict.name == "PASS"
+    finally:
+        second.close()
+
+
+# A hard link to a seed file, made in the workspace; the write goes through it in a later call.
+LINK = r"""
+import glob, os
+here = os.path.dirname(os.getcwd())
+for seed in glob.glob(os.path.join(here, "..", "harness-audit-seeds-*", "*")):
+    os.link(os.path.join(seed, "app", "pricing.py"), "linked.py")
+"""
+
+
+@pytest.mark.parametrize("kernel", [True, False], ids=["kernel", "stamps"])
+def test_write_through_a_hard_link_to_the_seed_is_caught(
+    own_seeds: Path, kernel: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not kernel:
+        monkeypatch.setattr(seed_watch, "inotify_libc", lambda: None)
+    first = Harness.create(own_seeds / "a", template="python-service", policy="safety")
+    try:
+        assert first.call("Write", file_path="scripts/link.py", content=LINK).ok
+        linked = first.call("Bash", command="python3 scripts/link.py")
+        assert (first.root / "linked.py").exists()  # the attack ran
+        written = first.call("Bash", command=f"printf %s {PLANT!r} >> linked.py")
+        assert linked.record["judged"]["verdict"] == "FAIL"
+        assert written.record["judged"]["verdict"] == "FAIL"
+        assert "seedChanged" in written.record["effects"]
+    finally:
+        first.close()
+    with pytest.warns(SeedChangedWarning):
+        second = Harness.create(own_seeds / "b", template="python-service", policy="safety")
+    try:
+        assert (second.root / "app" / "pricing.py").read_text() == _template_pricing()
     finally:
         second.close()
 
