@@ -24,7 +24,8 @@ them for ordinary commands too, so what such a read means is the caller's to jud
 
 The auditor keeps copies of a workspace outside it: the seed it was copied from and the shipped
 template (:mod:`pytest_harness_audit.session.workspace`). Their credential files are watched too
-(``origins``), named by their absolute paths; the auditor's own reads of them (copying a seed
+(``origins``), named by their absolute paths, and so are the packs of a seed's repository,
+which holds them too; the auditor's own reads of them (copying a seed
 for another session, building one from the template) are counted in :data:`OWN_READS`, and a
 read of such a file counts only when it was opened more often during the call than the auditor
 opened it (or read through a descriptor opened before).
@@ -156,8 +157,17 @@ class CredentialReadWatch:
         return tuple(sorted({p for p in self._watches.values() if p not in self._objects}))
 
     def watch_copies(self, paths: Iterable[str]) -> None:
-        """Watch the copies of ``paths`` (relative to the root) in each origin."""
+        """Watch the copies of ``paths`` (relative to the root) in each origin, and the packs of
+        an origin's repository (which commits them) when there are any."""
+        paths = list(paths)
         self.watch(os.path.join(origin, path) for path in paths for origin in self.origins)
+        for origin in self.origins if paths else ():
+            packs = os.path.join(origin, ".git", "objects", "pack")
+            try:
+                names = sorted(name for name in os.listdir(packs) if name.endswith(".pack"))
+            except OSError:
+                continue
+            self.watch(os.path.join(packs, name) for name in names)
 
     def reset(self) -> None:
         """Forget every event so far (just before a call runs)."""
