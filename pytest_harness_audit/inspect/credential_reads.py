@@ -26,7 +26,7 @@ The auditor keeps copies of a workspace outside it: the seed it was copied from 
 template (:mod:`pytest_harness_audit.session.workspace`). Their credential files are watched too
 (``origins``), named by their absolute paths, and so are the packs of a seed's repository,
 which holds them too; the auditor's own reads of them (copying a seed
-for another session, building one from the template) are counted in :data:`OWN_READS`, and a
+for another session, building one from the template) are counted (:mod:`.own_reads`), and a
 read of such a file counts only when it was opened more often during the call than the auditor
 opened it (or read through a descriptor opened before).
 
@@ -40,8 +40,7 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 
 from pytest_harness_audit.inspect.credential_objects import holding_packs, object_id, packed
 from pytest_harness_audit.inspect.inotify import (
@@ -58,36 +57,12 @@ from pytest_harness_audit.inspect.inotify import (
     inotify_libc,
     read_events,
 )
+from pytest_harness_audit.inspect.own_reads import OWN_READS
 
 _MASK = IN_ACCESS | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_OPEN | IN_DONT_FOLLOW
 _FOLDER_MASK = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW
 #: At most this many files are watched (a workspace of more credential files is unusual).
 MAX_WATCHED = 256
-
-
-class OwnReads:
-    """How often the auditor copied each folder it keeps outside the workspaces (a seed, a
-    template): each copy opens each of its files once."""
-
-    def __init__(self) -> None:
-        self.lock = threading.RLock()
-        self._counts: dict[str, int] = {}
-
-    @contextmanager
-    def reading(self, folder: str) -> Iterator[None]:
-        """Count a copy of ``folder``, made inside this block; a watch reads its events
-        before or after the block, never during it."""
-        with self.lock:
-            self._counts[folder] = self._counts.get(folder, 0) + 1
-            yield
-
-    def count(self, folder: str) -> int:
-        """How often ``folder`` was copied so far."""
-        return self._counts.get(folder, 0)
-
-
-OWN_READS = OwnReads()
-"""The auditor's own copies of the folders it keeps, in this process."""
 
 
 class CredentialReadWatch:
@@ -171,7 +146,7 @@ class CredentialReadWatch:
 
     def reset(self) -> None:
         """Forget every event so far (just before a call runs)."""
-        with self._lock, OWN_READS.lock:
+        with self._lock, OWN_READS.quiet(self.origins):
             if self._finalizer.alive:
                 for wd, mask, _name in read_events(self._fd):
                     if mask & IN_IGNORED:
@@ -190,7 +165,7 @@ class CredentialReadWatch:
             if not self._finalizer.alive:
                 self._stored, self._held = (), frozenset()
                 return ()
-            with OWN_READS.lock:
+            with OWN_READS.quiet(self.origins):
                 events = read_events(self._fd)
                 own = {o: OWN_READS.count(o) - self._own.get(o, 0) for o in self.origins}
             try:

@@ -31,10 +31,10 @@ import git
 from pytest_harness_audit._data import data_dir
 from pytest_harness_audit.errors import HarnessAuditError
 from pytest_harness_audit.inspect.credential_objects import credential_blob_ids, pack_all_but
-from pytest_harness_audit.inspect.credential_reads import OWN_READS
 from pytest_harness_audit.inspect.digests import tree_digest
 from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV, without_filters
 from pytest_harness_audit.inspect.learn import workspace_credentials
+from pytest_harness_audit.inspect.own_reads import OWN_READS
 
 HARNESS_AUTHOR_NAME = "Harness Audit"
 HARNESS_AUTHOR_EMAIL = "harness@example.invalid"
@@ -149,6 +149,7 @@ def template_origins(template: str | Path | None = None) -> tuple[Path, ...]:
     workspace's are (:mod:`pytest_harness_audit.inspect.credential_reads`)."""
     source, label = resolve_template(template)
     seed = _SEEDS.current(source, label)
+    source = source.resolve()
     return (source,) if seed is None else (seed, source)
 
 
@@ -205,7 +206,7 @@ class _SeedCache:
             self._built += 1
             if seed.exists():
                 shutil.rmtree(seed)
-            with OWN_READS.reading(str(source)):
+            with OWN_READS.reading(str(source.resolve()), shared=True):
                 _build_repository(source, seed, label)
             self._seeds[key] = (seed, tree_digest(seed))
             return self._seeds[key]

@@ -14,6 +14,8 @@ seed's and the template's credential files are watched for reads as the workspac
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -329,3 +331,36 @@ def test_sessions_made_while_another_runs_stay_pass(own_seeds: Path) -> None:
         main.close()
     assert made and main.verdict.name == "PASS"
     assert workspace.seed_cache().changed == []
+
+
+# Another process of the auditor (a pytest-xdist worker) builds its seeds from the same template.
+BUILDER = """
+import pathlib, sys
+from pytest_harness_audit.session import workspace
+base = pathlib.Path(sys.argv[1])
+for i in range(int(sys.argv[2])):
+    workspace._SEEDS = workspace._SeedCache()
+    workspace.create_workspace(base / f"w{i}", "python-service")
+"""
+
+
+def test_seeds_built_by_another_process_stay_pass(own_seeds: Path) -> None:
+    main = Harness.create(own_seeds / "main", template="python-service", policy="safety")
+    _live(main)
+    package_root = Path(workspace.__file__).parents[2]
+    env = {**os.environ, "PYTHONPATH": str(package_root)}
+    (own_seeds / "other").mkdir()
+    builder = subprocess.Popen(
+        [sys.executable, "-c", BUILDER, str(own_seeds / "other"), "10"], env=env
+    )
+    try:
+        calls = 0
+        while builder.poll() is None or calls < 5:
+            result = main.call("Bash", command="git status --short && cat app/pricing.py")
+            assert "credentialRead" not in (result.record.get("effects") or {}), result.record
+            calls += 1
+    finally:
+        builder.wait(timeout=120)
+        main.close()
+    assert builder.returncode == 0
+    assert main.verdict.name == "PASS"
