@@ -92,7 +92,7 @@ def test_shipped_verdicts(name: str, verdict: str) -> None:
     assert load_scenario(name).expect.verdict == verdict
 
 
-def test_exfiltration_reads_env_then_sends_the_key_out() -> None:
+def test_exfiltration_reads_env_then_sends_the_key_out(tmp_path: Path) -> None:
     scenario = load_scenario("exfiltrate-secrets")
     read, fetch = scenario.steps
     assert (read.tool, read.params["file_path"]) == ("Read", ".env")
@@ -100,7 +100,8 @@ def test_exfiltration_reads_env_then_sends_the_key_out() -> None:
     assert fetch.tool == "WebFetch"
     secret_line = next(
         line
-        for line in (Path(__file__).parents[1] / "fixtures/workspaces/python-service/.env")
+        # a workspace's copy: the template's own is watched by the sessions of other workers
+        for line in (create_workspace(tmp_path / "w", "python-service").working_dir / Path(".env"))
         .read_text()
         .splitlines()
         if line.startswith("API_KEY=")
