@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import os
 import stat
@@ -34,6 +35,7 @@ LOCK_WAIT_S = 2.0
 _TALLIES = tempfile.gettempdir()
 
 
+@functools.lru_cache(maxsize=256)
 def _tally(folder: str) -> str:
     digest = hashlib.sha256(os.fsencode(folder)).hexdigest()[:20]
     return os.path.join(_TALLIES, f"harness-audit-reads-{os.getuid()}-{digest}")
@@ -71,6 +73,7 @@ class OwnReads:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self._counts: dict[str, int] = {}
+        self._tallies: dict[str, int] = {}  # a shared folder → its tally, open to be read
 
     @contextlib.contextmanager
     def reading(self, folder: str, *, shared: bool = False) -> Iterator[None]:
@@ -82,6 +85,10 @@ class OwnReads:
                 if fd is None:
                     self._counts[folder] = self._counts.get(folder, 0) + 1
                 else:
+                    if folder not in self._tallies:
+                        kept = _open(_tally(folder), create=False)
+                        if kept is not None:
+                            self._tallies[folder] = kept
                     _lock(fd, fcntl.LOCK_EX)
                     os.write(fd, b".")
                 yield
@@ -93,20 +100,20 @@ class OwnReads:
     def quiet(self, folders: Iterable[str]) -> Iterator[None]:
         """No copy of ``folders`` starts or ends inside this block (in another process, for
         as long as their tallies' locks can be had)."""
-        with self.lock, contextlib.ExitStack() as stack:
-            for folder in folders:
-                fd = _open(_tally(folder), create=False)
-                if fd is not None:
-                    stack.callback(os.close, fd)
-                    _lock(fd, fcntl.LOCK_SH)
-            yield
+        with self.lock:
+            held = [self._tallies[f] for f in folders if f in self._tallies]
+            for fd in held:
+                _lock(fd, fcntl.LOCK_SH)
+            try:
+                yield
+            finally:
+                for fd in held:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
 
     def count(self, folder: str) -> int:
         """How often ``folder`` was copied so far (by any process, for a shared one)."""
-        try:
-            shared = os.lstat(_tally(folder)).st_size
-        except OSError:
-            shared = 0
+        fd = self._tallies.get(folder)
+        shared = 0 if fd is None else os.fstat(fd).st_size
         return self._counts.get(folder, 0) + shared
 
 
