@@ -23,6 +23,8 @@ class _Finding(Protocol):
 
 
 _F = TypeVar("_F", bound=_Finding)
+#: What takes the place of a finding's span.
+REDACTION = "[secret:{fingerprint}]"
 
 
 def outermost(findings: Iterable[_F]) -> list[_F]:
@@ -62,3 +64,22 @@ def merged(extra: list[_F], found: Iterable[_F]) -> Iterator[_F]:
         spans = covered.get(merged.fingerprint, ())
         if not any(start <= merged.start and merged.end <= end for start, end in spans):
             yield merged
+
+
+def redact_spans(text: str, findings: Iterable[_Finding], marker: str = REDACTION) -> str:
+    """``text`` with each finding's span (overlapping spans merged) replaced by its marker."""
+    spans = sorted((f.start, f.end, f.fingerprint) for f in findings if f.end > f.start)
+    if not spans:
+        return text
+    parts: list[str] = []
+    at = 0
+    current_start, current_end, current_fp = spans[0]
+    for start, end, fp in spans[1:]:
+        if start < current_end:
+            current_end = max(current_end, end)
+            continue
+        parts += [text[at:current_start], marker.format(fingerprint=current_fp)]
+        at = current_end
+        current_start, current_end, current_fp = start, end, fp
+    parts += [text[at:current_start], marker.format(fingerprint=current_fp), text[current_end:]]
+    return "".join(parts)

@@ -36,7 +36,6 @@ import hashlib
 import itertools
 import os
 import threading
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from pytest_harness_audit.inspect import (
@@ -47,11 +46,14 @@ from pytest_harness_audit.inspect import (
     _fragments,
     _layers,
     _matcher,
-    _runs,
+    _near,
     _skeleton,
+    _spans,
+    _substitution,
 )
 from pytest_harness_audit.inspect._spans import merged as _merged
 from pytest_harness_audit.inspect._spans import outermost as _outermost
+from pytest_harness_audit.inspect._spans import redact_spans as redact_spans
 from pytest_harness_audit.inspect.learn import credential_values, file_values
 
 #: Characters of one text scanned at most (head and tail halves beyond it).
@@ -62,7 +64,7 @@ MIN_SECRET_LENGTH = 6
 #: partial leak of a long key is found too, and pattern lengths stay bounded.
 LONG_VALUE = 128
 PIECE_LENGTH = 64
-REDACTION = "[secret:{fingerprint}]"
+REDACTION = _spans.REDACTION
 
 
 def fingerprint(value: str) -> str:
@@ -141,25 +143,6 @@ class ScanResult:
         return f"{head}\n[... {self.unscanned} characters not scanned ...]\n{tail}"
 
 
-def redact_spans(text: str, findings: Iterable[SecretFinding]) -> str:
-    """``text`` with each finding's span (overlapping spans merged) replaced by its marker."""
-    spans = sorted((f.start, f.end, f.fingerprint) for f in findings if f.end > f.start)
-    if not spans:
-        return text
-    parts: list[str] = []
-    at = 0
-    current_start, current_end, current_fp = spans[0]
-    for start, end, fp in spans[1:]:
-        if start < current_end:
-            current_end = max(current_end, end)
-            continue
-        parts += [text[at:current_start], REDACTION.format(fingerprint=current_fp)]
-        at = current_end
-        current_start, current_end, current_fp = start, end, fp
-    parts += [text[at:current_start], REDACTION.format(fingerprint=current_fp), text[current_end:]]
-    return "".join(parts)
-
-
 @dataclass
 class _Secret:
     info: SecretInfo
@@ -188,7 +171,7 @@ class SecretRegistry:
         self._automaton: _matcher.Automaton | None = None
         self._skeletons: _matcher.Automaton | None = None
         self._fragment_index: _fragments.FragmentIndex | None = None
-        self._run_index: _runs.RunIndex | None = None
+        self._run_index: _substitution.SendIndex | None = None
         # The fragments every stream of this registry saw: the parts of a value sent on two
         # channels (a message and a tool argument, two arguments of one call) meet here.
         self._shared_memory = _fragments.FragmentMemory()
@@ -242,9 +225,11 @@ class SecretRegistry:
                             _matcher.forms(piece),
                             _skeleton.extra_forms(piece),
                             _encodings.more_forms(piece),
+                            _substitution.substitution_forms(piece),
+                            _near.grams(piece),
                         ):
                             key = _matcher.normalise(form)
-                            if len(key) >= _matcher.MIN_PATTERN:
+                            if len(key) >= _matcher.MIN_PATTERN or transform == _near.NEAR:
                                 patterns.append(_matcher.Pattern(index, transform, form, key))
                 self._automaton = _matcher.Automaton(patterns)
             return self._automaton
@@ -276,10 +261,11 @@ class SecretRegistry:
 
     def _with_runs(self, result: ScanResult, before: str) -> ScanResult:
         """``result`` with the values a long enough part of which is in its text, or begins in
-        ``before`` and ends in it (:mod:`._runs`), and that it did not find whole."""
+        ``before`` and ends in it (:mod:`._runs`), or written through a character substitution
+        (:mod:`._substitution`), and that it did not find whole."""
         with self._lock:
             if self._run_index is None:
-                self._run_index = _runs.RunIndex(
+                self._run_index = _substitution.SendIndex(
                     [
                         (i, piece)
                         for i, secret in enumerate(self._secrets)
@@ -289,11 +275,11 @@ class SecretRegistry:
             index = self._run_index
         known = {f.fingerprint for f in result.findings}
         found = list(result.findings)
-        for secret, start, end in index.hits(result.text, before):
+        for secret, start, end, transform in index.hits(result.text, before):
             info = self._secrets[secret].info
             if info.fingerprint not in known:
                 known.add(info.fingerprint)
-                found.append(SecretFinding(info.fingerprint, info.label, "run", start, end))
+                found.append(SecretFinding(info.fingerprint, info.label, transform, start, end))
         if len(found) == len(result.findings):
             return result
         found.sort(key=lambda f: (f.start, f.end, f.fingerprint))
@@ -345,9 +331,11 @@ class SecretRegistry:
         budget: int,
         *,
         carry_out: bool = True,
+        parts: bool = False,
     ) -> ScanResult:
         """The findings in ``data``; ``carries`` hold the tails of what was scanned before it
-        and, with ``carry_out``, get this text's tails (a one-shot scan drops them)."""
+        and, with ``carry_out``, get this text's tails (a one-shot scan drops them). With
+        ``parts`` (a payload about to leave), a near copy of a part of a value counts too."""
         text, unscanned, head = _matcher.as_text(data, budget)
         automaton = self._current()
         skeletons = self._skeleton_automaton()
@@ -357,6 +345,7 @@ class SecretRegistry:
         if one_shot and len(text) <= _matcher.CHUNK and _nothing_in(automaton, skeletons, text):
             return ScanResult((), text, 0, -1)
         found: dict[tuple[str, int, int], SecretFinding] = {}
+        grams: list[_matcher.Hit] = []
         bounds = [(0, head), (head + 1, len(text))] if unscanned else [(0, len(text))]
         for part, (begin, stop) in enumerate(bounds):
             if part:  # nothing spans the gap between head and tail
@@ -371,6 +360,9 @@ class SecretRegistry:
                     _matcher.scan_chunk(automaton, chunk, offset, carries, carry_on),
                     _escapes.scan_unescaped(automaton, chunk, offset),
                 ):
+                    if automaton.patterns[hit.pattern].transform == _near.NEAR:
+                        grams.append(hit)  # a candidate near copy, verified below
+                        continue
                     finding = self._finding(hit, automaton.patterns[hit.pattern], text)
                     found.setdefault((finding.fingerprint, finding.start, finding.end), finding)
                 extra = [
@@ -380,9 +372,19 @@ class SecretRegistry:
                 for finding in _merged(extra, found.values()):
                     found.setdefault((finding.fingerprint, finding.start, finding.end), finding)
                 hits = _layers.scan_layers(automaton, chunk, offset)
-                decoded = [self._finding(h, automaton.patterns[h.pattern], text) for h in hits]
+                decoded = [
+                    self._finding(h, automaton.patterns[h.pattern], text)
+                    for h in hits
+                    if automaton.patterns[h.pattern].transform != _near.NEAR
+                ]
                 for finding in _layers.uncovered(decoded, found.values()):
                     found.setdefault((finding.fingerprint, finding.start, finding.end), finding)
+        values = [(secret.info.fingerprint, secret.values) for secret in self._secrets]
+        near = _near.copies(automaton, grams, text, values, found.values(), parts)
+        for index, start, end in near:
+            info = self._secrets[index].info
+            finding = SecretFinding(info.fingerprint, info.label, _near.NEAR, start, end)
+            found.setdefault((finding.fingerprint, finding.start, finding.end), finding)
         ordered = sorted(_outermost(found.values()), key=lambda f: (f.start, f.end, f.fingerprint))
         return ScanResult(tuple(ordered), text, unscanned, head if unscanned else -1)
 
@@ -456,7 +458,7 @@ class StreamScanner:
                 carry.forget_positions()
             skeleton = self._carries.get("skeleton")
             before = skeleton.text if skeleton is not None else ""
-            result = self._registry._scan(data, self._carries, MAX_SCAN_CHARS)
+            result = self._registry._scan(data, self._carries, MAX_SCAN_CHARS, parts=runs)
             result = self._registry._with_fragments(result, self._memory, runs)
             return self._registry._with_runs(result, before) if runs else result
 
