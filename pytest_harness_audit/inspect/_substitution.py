@@ -33,6 +33,9 @@ MIN_LENGTH = 20
 MIN_REPEATS = 6
 #: Equal pairs of the core checked by the filter.
 FILTER_PAIRS = 4
+#: A text scanned on its own (an output, a record; not a payload leaving) is read for any
+#: substitution up to this many characters: the filter costs a few percent of a scan.
+SHAPE_SCAN = 64 * 1024
 #: Windows passing the filter compared in full per text.
 MAX_CANDIDATES = 4096
 
@@ -202,8 +205,11 @@ class SendIndex:
         self._runs = _runs.RunIndex(values)
         self._shapes = ShapeIndex(values)
 
-    def hits(self, text: str, before: str = "") -> list[tuple[int, int, int, str]]:
-        """``(secret, start, end, transform)``: ``run`` hits, then ``substituted`` ones."""
-        found = [(*hit, "run") for hit in self._runs.hits(text, before)]
+    def hits(
+        self, text: str, before: str = "", shapes_only: bool = False
+    ) -> list[tuple[int, int, int, str]]:
+        """``(secret, start, end, transform)``: ``run`` hits (unless ``shapes_only``), then
+        ``substituted`` ones."""
+        found = [] if shapes_only else [(*hit, "run") for hit in self._runs.hits(text, before)]
         found += [(*hit, "substituted") for hit in self._shapes.hits(text)]
         return found

@@ -7,15 +7,15 @@ alignments (standard and url-safe, padded or not), percent-encoded, in another c
 whitespace; rotated (rot13 …), base32, nested base64, UTF-16, with separators changed or spread with
 any punctuation, as character codes, or without a vendor prefix (:mod:`._skeleton`), behind
 character escapes (:mod:`._escapes`), in the lines of a dump of any radix and width, with or
-without offsets (:mod:`._dumps`), nested in other encodings or as lists of numbers (:mod:`._layers`)
-— with multi-pattern passes whose cost does not grow with the
-number of secrets (see :mod:`._matcher`), and in any Unicode look-alike form (fullwidth, zero-width
-characters, look-alike dashes and letters: :mod:`._fold`). A :class:`StreamScanner` keeps the
-normalised tail of earlier texts, so a value split over consecutive sends is found when its last
-part is sent, and the fragments of values its latest texts held, so a value sent in two parts with
-other text between them is found too (:mod:`._fragments`). A stream of messages to other agents
-(``scan(…, runs=True)``) is also read for a long enough part of a value (:mod:`._runs`); every
-payload about to leave is read so.
+without offsets (:mod:`._dumps`), nested in other encodings or as lists of numbers
+(:mod:`._layers`), with a few characters changed (:mod:`._near`), shifted, XORed or through any
+other substitution (:mod:`._substitution`) — with multi-pattern passes whose cost does not grow
+with the number of secrets (see :mod:`._matcher`), and in any Unicode look-alike form (fullwidth,
+zero-width characters, look-alike dashes and letters: :mod:`._fold`). A :class:`StreamScanner`
+keeps the normalised tail of earlier texts, so a value split over consecutive sends is found when
+its last part is sent, and the fragments of values its latest texts held, so a value sent in two
+parts with other text between them is found too (:mod:`._fragments`). Every payload about to leave
+(``scan(…, runs=True)``) is also read for a long enough part of a value (:mod:`._runs`).
 
 What leaves this module never holds a value: a :class:`SecretFinding` names the secret by its
 fingerprint (the first 16 hex digits of the SHA-256 of its UTF-8 bytes, as the message firewall's
@@ -259,23 +259,18 @@ class SecretRegistry:
                 self._fragment_index = _fragments.FragmentIndex(values)
             return self._fragment_index
 
-    def _with_runs(self, result: ScanResult, before: str) -> ScanResult:
+    def _with_runs(self, result: ScanResult, before: str, shapes: bool = False) -> ScanResult:
         """``result`` with the values a long enough part of which is in its text, or begins in
         ``before`` and ends in it (:mod:`._runs`), or written through a character substitution
-        (:mod:`._substitution`), and that it did not find whole."""
+        (:mod:`._substitution`; with ``shapes``, that alone), and that it did not find whole."""
         with self._lock:
             if self._run_index is None:
-                self._run_index = _substitution.SendIndex(
-                    [
-                        (i, piece)
-                        for i, secret in enumerate(self._secrets)
-                        for piece in secret.values
-                    ]
-                )
+                pairs = [(i, v) for i, secret in enumerate(self._secrets) for v in secret.values]
+                self._run_index = _substitution.SendIndex(pairs)
             index = self._run_index
         known = {f.fingerprint for f in result.findings}
         found = list(result.findings)
-        for secret, start, end, transform in index.hits(result.text, before):
+        for secret, start, end, transform in index.hits(result.text, before, shapes):
             info = self._secrets[secret].info
             if info.fingerprint not in known:
                 known.add(info.fingerprint)
@@ -389,8 +384,12 @@ class SecretRegistry:
         return ScanResult(tuple(ordered), text, unscanned, head if unscanned else -1)
 
     def scan(self, data: str | bytes, *, budget: int = MAX_SCAN_CHARS) -> ScanResult:
-        """Every known secret in ``data``, in any of the forms the matcher knows."""
-        return self._scan(data, {}, budget, carry_out=False)
+        """Every known secret in ``data``, in any of the forms the matcher knows (through any
+        substitution: within :data:`._substitution.SHAPE_SCAN` characters)."""
+        result = self._scan(data, {}, budget, carry_out=False)
+        if len(result.text) > _substitution.SHAPE_SCAN:
+            return result
+        return self._with_runs(result, "", shapes=True)
 
     def redact(self, text: str) -> str:
         """``text`` with every known secret, in any form, replaced by ``[secret:<fp>]``.
