@@ -30,8 +30,9 @@ PER_ERROR = 8
 MIN_WINDOW = 24
 #: A gram has at least this many distinct characters (not ``000000``).
 MIN_DISTINCT = 4
-#: Candidates verified per text (a text repeating grams cannot cost more).
+#: Gram hits looked at per text, and diagonals aligned (a text repeating grams cannot cost more).
 MAX_CANDIDATES = 4096
+MAX_ALIGNMENTS = 256
 
 
 class _Spanned(Protocol):
@@ -124,31 +125,28 @@ def align(core: str, text: str, diagonal: int, parts: bool = True) -> Alignment 
     # (first diagonal, second diagonal): a switch down skips a core character (dropped from
     # the text), a switch up skips a text character (added to it); either is one change
     pairs = [(0, 0), (0, -1), (0, 1), (-1, 0), (1, 0)]
-    for a in range(size - window + 1):
-        lowest = dict.fromkeys(pairs, size + 1)
-        for b in range(a + 1, size + 1):
-            for pair in pairs:
-                first, second = pair
-                if second < first:  # switch at s = b - 1: core[s] is dropped
-                    point = rows[first][b - 1] - rows[second][b]
-                else:
-                    point = rows[first][b] - rows[second][b]
-                low = lowest[pair] = min(lowest[pair], point)
-                if b - a < window:
-                    continue
+    for first, second in pairs:
+        one, two = rows[first], rows[second]
+        for a in range(size - window + 1):
+            if a and one[a] == one[a - 1]:
+                continue  # a longest copy starts after a change (or at the start)
+            low = size + 1
+            for b in range(a + 1, size + 1):
+                # the best point to switch diagonals between a and b; a switch down at
+                # s = b - 1 drops core[s]
+                point = (one[b - 1] if second < first else one[b]) - two[b]
+                low = min(low, point)
+                if b - a < window or (b < size and two[b + 1] == two[b]):
+                    continue  # too short, or not a longest copy's end (before a change)
                 # a part has both ends matched (a change at an end is noise beside an exact part)
-                ends = rows[first][a + 1] - rows[first][a] + rows[second][b] - rows[second][b - 1]
-                if parts and ends:
+                if parts and one[a + 1] - one[a] + two[b] - two[b - 1]:
                     continue
-                if first == second:
-                    changes = rows[first][b] - rows[first][a]
-                else:
-                    changes = rows[second][b] - rows[first][a] + low + 1
+                # a switch costs one change at its best point
+                changes = two[b] - one[a] + (0 if first == second else low + 1)
                 if changes * PER_ERROR > b - a:
                     continue
                 if best is None or (b - a, -changes) > (best.length, -best.changes):
-                    start = a + diagonal + first
-                    best = Alignment(start, b + diagonal + second, b - a, changes)
+                    best = Alignment(a + diagonal + first, b + diagonal + second, b - a, changes)
     return best
 
 
@@ -206,6 +204,7 @@ def copies(
     for their secret. Without ``parts``, only a copy of a whole core with a change counts (an
     output or a file holding a part of a key as it is is no leak: see :mod:`._runs`)."""
     spans = [(f.fingerprint, f.start, f.end) for f in found]
+    tried: set[tuple[int, int]] = set()
     for hit in grams[:MAX_CANDIDATES]:
         index = automaton.patterns[hit.pattern].secret
         fingerprint, values = secrets[index]
@@ -215,6 +214,14 @@ def copies(
         ):
             continue
         cores = [core for core in map(near_core, values) if core is not None]
+        # the grams of one copy (or of one exact part) line up on one diagonal: aligned once
+        gram = _matcher.normalise(text[hit.start : hit.end])
+        diagonals = {(index, hit.start - core.find(gram)) for core in cores if gram in core}
+        if diagonals <= tried:
+            continue
+        tried |= diagonals
+        if len(tried) > MAX_ALIGNMENTS:
+            return
         span = locate(text, hit.start, hit.end, cores, parts)
         if span is not None:
             spans.append((fingerprint, *span))

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 from pytest_harness_audit.inspect import _matcher, _runs, _skeleton
 
+#: A value is shifted and XORed from this many letters and digits.
+MIN_LETTERS_DIGITS = 16
 #: A core takes part from this many characters.
 MIN_LENGTH = 20
 #: A core repeats characters at least this many times (length less distinct characters).
@@ -60,8 +62,10 @@ def _shifted(alphabet: str, shift: int) -> dict[int, int]:
 
 
 def substitution_forms(value: str) -> Iterator[tuple[str, str]]:
-    """``(transform, form)`` of the enumerable substitutions of ``value`` (an ASCII one)."""
-    if not value.isascii():
+    """``(transform, form)`` of the enumerable substitutions of ``value``: an ASCII one with
+    at least :data:`MIN_LETTERS_DIGITS` letters and digits (hundreds of shifts of a short value
+    would match ordinary words)."""
+    if not value.isascii() or len(_skeleton.skeleton(value)) < MIN_LETTERS_DIGITS:
         return
     lower = value.lower()
     for name, alphabet in _ALPHABETS:
