@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import random
 import string
 import uuid
@@ -220,3 +221,62 @@ def test_the_grams_cover_every_near_copy() -> None:
         for width in range(window, size + 1):
             changes = width // _near.PER_ERROR
             assert -(-(width - changes) // (changes + 1)) >= _near.gram_size(size)
+
+
+def _reference(core: str, text: str, diagonal: int, parts: bool) -> tuple[int, int] | None:
+    """``(length, changes)`` of the longest near copy, trying every window and switch point."""
+    size = len(core)
+    window = _near.min_window(size) if parts else size
+    best: tuple[int, int] | None = None
+    pairs = [(0, 0), (0, -1), (0, 1), (-1, 0), (1, 0)]
+    for a, b, (first, second) in itertools.product(range(size), range(size + 1), pairs):
+        if b - a < window:
+            continue
+        for s in [b] if first == second else range(a, b + 1 if second > first else b):
+            lined = [
+                (k, first if k < s else second)
+                for k in range(a, b)
+                if not (second < first and k == s)
+            ]  # a switch down drops core[s]
+            spots = [(k, k + diagonal + x) for k, x in lined]
+            if any(not 0 <= at < len(text) for _, at in spots):
+                continue
+            same = [core[k] == text[at] for k, at in spots]
+            if parts and not (same[0] and same[-1]):
+                continue
+            changes = same.count(False) + (first != second)
+            if changes * _near.PER_ERROR <= b - a and (
+                best is None or (b - a, -changes) > (best[0], -best[1])
+            ):
+                best = (b - a, changes)
+    return best
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.randoms(use_true_random=False), st.booleans())
+def test_the_alignment_finds_the_longest_near_copy(rng: random.Random, parts: bool) -> None:
+    core = "".join(rng.choices(HEX, k=rng.choice([16, 18, 24, 26])))
+    copy = list(core)
+    for _ in range(rng.randint(0, 4)):
+        at, kind = rng.randrange(len(copy)), rng.random()
+        if kind < 0.6:
+            copy[at] = "@"
+        elif kind < 0.8:
+            del copy[at]
+        else:
+            copy.insert(at, "x")
+    text = "ab" + "".join(copy) + "yz"
+    found = _near.align(core, text, 2, parts)
+    assert (None if found is None else (found.length, found.changes)) == _reference(
+        core, text, 2, parts
+    )
+
+
+def test_a_short_value_has_no_shifted_forms() -> None:
+    """Hundreds of shifts of a 12-character value would match ordinary words."""
+    registry = SecretRegistry()
+    registry.add("hunter2-test", ".env:PASSWORD")
+    shifted = _shift(_shift("hunter2-test", string.ascii_lowercase, 1), string.digits, 1)
+    assert shifted == "ivoufs3-uftu"
+    assert not registry.scan(f"say {shifted}").findings
+    assert registry.scan("say hunter2-test").findings
