@@ -232,7 +232,10 @@ def _reference(core: str, text: str, diagonal: int, parts: bool) -> tuple[int, i
     for a, b, (first, second) in itertools.product(range(size), range(size + 1), pairs):
         if b - a < window:
             continue
-        for s in [b] if first == second else range(a, b + 1 if second > first else b):
+        # a part switches inside it (a switch at its very end is no change of the copy)
+        bounds = (a + 1, b if second > first else b - 1) if parts else (a, b + (second > first))
+        inside = range(*bounds)
+        for s in [b] if first == second else inside:
             lined = [
                 (k, first if k < s else second)
                 for k in range(a, b)
@@ -242,7 +245,9 @@ def _reference(core: str, text: str, diagonal: int, parts: bool) -> tuple[int, i
             if any(not 0 <= at < len(text) for _, at in spots):
                 continue
             same = [core[k] == text[at] for k, at in spots]
-            if parts and not (same[0] and same[-1]):
+            # a part's first and last characters are lined up, and the same
+            ends = lined[0][0] == a and lined[-1][0] == b - 1 and same[0] and same[-1]
+            if parts and not ends:
                 continue
             changes = same.count(False) + (first != second)
             if changes * _near.PER_ERROR <= b - a and (
