@@ -138,6 +138,19 @@ class ShapeIndex:
             if (core := shape_core(value)) is not None
         ]
         self.empty = not self._filters
+        self._lanes = 0
+        self._high = self._low = 0
+
+    def _masks(self, size: int) -> tuple[int, int]:
+        """``0x80`` and ``0x7f`` in each of ``size`` byte lanes (cut from a wider pair kept)."""
+        lanes, high, low = self._lanes, self._high, self._low
+        if lanes < size:
+            lanes = max(size, 2 * lanes, 4096)
+            high = int.from_bytes(b"\x80" * lanes, "little")
+            low = (high >> 7) * 0x7F
+            self._lanes, self._high, self._low = lanes, high, low
+        cut = 8 * (lanes - size)
+        return high >> cut, low >> cut
 
     def hits(self, text: str) -> list[tuple[int, int, int]]:
         """``(secret, start, end)`` of every window of ``text`` with the shape of a core that
@@ -155,8 +168,7 @@ class ShapeIndex:
             data = squeezed.encode("ascii", "replace")
         size = len(data)
         lanes = int.from_bytes(data, "little")
-        high = int.from_bytes(b"\x80" * size, "little")
-        low = (high >> 7) * 0x7F
+        high, low = self._masks(size)
         found: list[tuple[int, int, int]] = []
         differs: dict[int, int] = {}
         for check in self._filters:
