@@ -138,17 +138,16 @@ class ShapeIndex:
             if (core := shape_core(value)) is not None
         ]
         self.empty = not self._filters
-        self._lanes = 0
-        self._high = self._low = 0
+        self._wide = (0, 0, 0)  # lanes, high, low: one attribute, so threads see one set
 
     def _masks(self, size: int) -> tuple[int, int]:
         """``0x80`` and ``0x7f`` in each of ``size`` byte lanes (cut from a wider pair kept)."""
-        lanes, high, low = self._lanes, self._high, self._low
+        lanes, high, low = self._wide
         if lanes < size:
             lanes = max(size, 2 * lanes, 4096)
             high = int.from_bytes(b"\x80" * lanes, "little")
             low = (high >> 7) * 0x7F
-            self._lanes, self._high, self._low = lanes, high, low
+            self._wide = (lanes, high, low)
         cut = 8 * (lanes - size)
         return high >> cut, low >> cut
 
