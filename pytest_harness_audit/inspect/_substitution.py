@@ -42,6 +42,8 @@ SHAPE_SCAN = 64 * 1024
 MAX_CANDIDATES = 4096
 
 _SPACE = bytes(code for code in range(128) if chr(code).isspace())
+_SPACES = re.compile("[" + "".join(f"\\x{code:02x}" for code in _SPACE) + "]+")
+_NOT_SPACES = re.compile("[^" + "".join(f"\\x{code:02x}" for code in _SPACE) + "]+")
 _RUN = re.compile(r"(.)\1*", re.DOTALL)
 _DIGITS = "0123456789"
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
@@ -156,15 +158,11 @@ class ShapeIndex:
         is not the core itself (that is the main matcher's)."""
         if self.empty or not text:
             return []
-        # whitespace out (a spaced-out copy is found, and runs of blanks are no candidates);
-        # a character outside ASCII reads as ``?`` to the filter (a window passing it is
-        # compared in the text itself)
-        if text.isascii():
-            data = text.encode("ascii").translate(None, _SPACE)
-            squeezed = ""
-        else:  # the same characters out as ``str.split`` takes, as the position map does
-            squeezed = "".join(text.split())
-            data = squeezed.encode("ascii", "replace")
+        # ASCII whitespace out (a spaced-out copy is found, and runs of blanks are no
+        # candidates); a character outside ASCII reads as ``?`` to the filter (a window
+        # passing it is compared in the text itself)
+        data = text.encode("ascii", "replace").translate(None, _SPACE)
+        squeezed = ""
         size = len(data)
         lanes = int.from_bytes(data, "little")
         high, low = self._masks(size)
@@ -183,11 +181,17 @@ class ShapeIndex:
             # the top bit of a lane is set when the lane is not zero (no carry across lanes)
             zero = high ^ ((((joined & low) + low) | joined) & high)
             if zero:
-                squeezed = squeezed or data.decode("ascii")
+                if not squeezed:
+                    squeezed = data.decode() if text.isascii() else _SPACES.sub("", text)
                 found += self._verify(check, squeezed, zero, first)
         if not found:
             return []
-        pieces = _matcher.space_pieces(text)
+        pieces = _matcher.Pieces()
+        at = 0
+        for run in _NOT_SPACES.finditer(text):
+            width = run.end() - run.start()
+            pieces.add(at, run.start(), width, width)
+            at += width
         return [(secret, pieces.start(start), pieces.end(end)) for secret, start, end in found]
 
     def _verify(
