@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from pytest_harness_audit.inspect import _matcher, _runs, _skeleton
@@ -162,7 +162,14 @@ class ShapeIndex:
         # candidates); a character outside ASCII reads as ``?`` to the filter (a window
         # passing it is compared in the text itself)
         data = text.encode("ascii", "replace").translate(None, _SPACE)
-        squeezed = ""
+        view = ""
+        squeezed: list[str] = []  # the text without its ASCII whitespace, made on first need
+
+        def real() -> str:
+            if not squeezed:
+                squeezed.append(_SPACES.sub("", text))
+            return squeezed[0]
+
         size = len(data)
         lanes = int.from_bytes(data, "little")
         high, low = self._masks(size)
@@ -181,9 +188,8 @@ class ShapeIndex:
             # the top bit of a lane is set when the lane is not zero (no carry across lanes)
             zero = high ^ ((((joined & low) + low) | joined) & high)
             if zero:
-                if not squeezed:
-                    squeezed = data.decode() if text.isascii() else _SPACES.sub("", text)
-                found += self._verify(check, squeezed, zero, first)
+                view = view or data.decode("ascii")
+                found += self._verify(check, view, None if text.isascii() else real, zero, first)
         if not found:
             return []
         pieces = _matcher.Pieces()
@@ -195,8 +201,16 @@ class ShapeIndex:
         return [(secret, pieces.start(start), pieces.end(end)) for secret, start, end in found]
 
     def _verify(
-        self, check: _Filter, text: str, zero: int, first: int
+        self,
+        check: _Filter,
+        text: str,
+        real: Callable[[], str] | None,
+        zero: int,
+        first: int,
     ) -> Iterator[tuple[int, int, int]]:
+        """The first window passing the filter (``zero``) that has the core's shape; ``text``
+        is what the filter read (``?`` for a character beyond ASCII), ``real`` gives the
+        characters themselves when there are such."""
         size = len(check.core)
         marks = zero.to_bytes(len(text), "little")
         doubled = check.core[first] == check.core[first + 1]
@@ -206,10 +220,13 @@ class ShapeIndex:
                 return
             start = at - first
             window = text[start : start + size]
+            if real is not None and "?" in window:
+                window = real()[start : start + size]
             if start >= 0 and window != check.core and same_shape(check.core, window):
                 yield check.secret, start, start + size
                 return
-            if not doubled and text[at : at + 1] == text[at + 1 : at + 2]:
+            pair = text[at : at + 2]
+            if not doubled and pair[:1] == pair[1:] and (real is None or pair != "??"):
                 # inside a run of one character: the core's is no run there
                 run = _RUN.match(text, at)
                 at = max(at, run.end() - 2) if run is not None else at

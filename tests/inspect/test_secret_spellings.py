@@ -285,3 +285,14 @@ def test_a_short_value_has_no_shifted_forms() -> None:
     assert shifted == "ivoufs3-uftu"
     assert not registry.scan(f"say {shifted}").findings
     assert registry.scan("say hunter2-test").findings
+
+
+@pytest.mark.parametrize("image", ["αβγδεζηθικλμνξοπ", "ａｂｃｄｅｆｇｈｉｊｋｌｍｎｏｐ"])
+def test_a_substitution_into_other_scripts_is_refused_on_the_way_out(
+    registry: SecretRegistry, image: str
+) -> None:
+    copy = BODY.translate(str.maketrans(HEX, image))
+    text = f"— voilà: {' '.join(copy)} —"
+    found = registry.stream().scan(text, runs=True).findings
+    assert [f.transform for f in found] == ["substituted"]
+    assert text[found[0].start : found[0].end] == " ".join(copy)
