@@ -45,7 +45,12 @@ from pytest_harness_audit.inspect.effects import (
 )
 from pytest_harness_audit.inspect.history import UnnamedCommits
 from pytest_harness_audit.inspect.learn import workspace_credentials
-from pytest_harness_audit.inspect.outputs import ValueScan, scan_value
+from pytest_harness_audit.inspect.outputs import (
+    ValueScan,
+    memoised_scanner,
+    scan_value,
+    tidy_where,
+)
 from pytest_harness_audit.inspect.secret_copies import secret_copies
 from pytest_harness_audit.inspect.secrets import (
     ScanResult,
@@ -380,21 +385,7 @@ class Inspector:
         turns up more than once among them (a path in the parameters, the target and the
         targets) is scanned once.
         """
-        memo: dict[object, ScanResult] = {}
-        generation = self.secrets.generation
-
-        def scanner(leaf: str | bytes, where: str, budget: int) -> ScanResult:
-            nonlocal generation
-            if self.secrets.generation != generation:  # a secret was added meanwhile
-                memo.clear()
-                generation = self.secrets.generation
-            # a leaf within the budget is scanned whole, whatever the budget
-            key: object = leaf if len(leaf) <= budget else (leaf, budget)
-            result = memo.get(key)
-            if result is None:
-                result = memo[key] = self.secrets.scan(leaf, budget=budget)
-            return result
-
+        scanner = memoised_scanner(self.secrets)
         return [scan_value(value, scanner).redacted for value in values]
 
     def _scan_output(self, output: Any) -> ValueScan:
@@ -437,20 +428,7 @@ class Inspector:
 
     def _tidy(self, scan: ValueScan) -> ValueScan:
         """Redact the ``where`` of findings: a mapping key could itself be a secret."""
-        if not any(finding.where for finding in scan.findings):
-            return scan
-        findings = tuple(
-            SecretFinding(
-                f.fingerprint,
-                f.label,
-                f.transform,
-                f.start,
-                f.end,
-                self.secrets.redact(f.where),
-            )
-            for f in scan.findings
-        )
-        return ValueScan(findings, scan.unscanned, scan.redacted)
+        return tidy_where(scan, self.secrets.redact)
 
 
 def _effect_alerts(effects: Effects) -> list[str]:

@@ -21,6 +21,7 @@ from pytest_harness_audit.inspect.secrets import (
     MAX_SCAN_CHARS,
     ScanResult,
     SecretFinding,
+    SecretRegistry,
     redact_spans,
 )
 
@@ -154,3 +155,32 @@ def redacted(value: Any, findings: tuple[SecretFinding, ...]) -> Any:
         if depth >= 0 and where in by_leaf and isinstance(leaf, str):
             replacements[where] = redact_spans(leaf, by_leaf[where])
     return _rebuild(value, "", replacements, 0) if replacements else value
+
+
+def memoised_scanner(secrets: SecretRegistry) -> Scanner:
+    """A plain scanner of ``secrets`` that scans a text met more than once (within one budget)
+    once, and forgets what it scanned when a secret is added meanwhile."""
+    memo: dict[object, ScanResult] = {}
+    generation = [secrets.generation]
+
+    def scanner(leaf: str | bytes, where: str, budget: int) -> ScanResult:
+        if secrets.generation != generation[0]:
+            memo.clear()
+            generation[0] = secrets.generation
+        # a leaf within the budget is scanned whole, whatever the budget
+        key: object = leaf if len(leaf) <= budget else (leaf, budget)
+        result = memo.get(key)
+        if result is None:
+            result = memo[key] = secrets.scan(leaf, budget=budget)
+        return result
+
+    return scanner
+
+
+def tidy_where(scan: ValueScan, redact: Callable[[str], str]) -> ValueScan:
+    """``scan`` with the ``where`` of its findings redacted: a mapping key could itself be a
+    secret."""
+    if not any(finding.where for finding in scan.findings):
+        return scan
+    findings = tuple(replace(f, where=redact(f.where)) for f in scan.findings)
+    return ValueScan(findings, scan.unscanned, scan.redacted)
