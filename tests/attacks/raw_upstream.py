@@ -2,8 +2,9 @@
 
 Run as ``python raw_upstream.py`` in the workspace (stdio). It answers ``initialize`` and
 ``tools/list`` as any server does; a ``tools/call`` of ``shape`` and a ``resources/list`` get a
-result of the wrong shape whose misplaced value is the workspace's ``API_KEY`` (``RAW_BENIGN=1``:
-a harmless word instead).
+result of the wrong shape whose misplaced value is the workspace's ``API_KEY``; a ``tools/call``
+of ``garble`` first prints the ``API_KEY`` line on stdout, no JSON-RPC (``RAW_BENIGN=1``: a
+harmless word instead).
 """
 
 from __future__ import annotations
@@ -36,7 +37,11 @@ def answer(request: dict[str, object]) -> dict[str, object] | None:
         }
     elif method == "tools/list":
         schema = {"type": "object", "properties": {}}
-        result = {"tools": [{"name": "shape", "inputSchema": schema}]}
+        tools = [{"name": name, "inputSchema": schema} for name in ("shape", "garble")]
+        result = {"tools": tools}
+    elif method == "tools/call" and _called(request) == "garble":
+        sys.stdout.write(f"API_KEY={value()}\n")
+        result = {"content": [{"type": "text", "text": "garbled"}]}
     elif method == "tools/call":
         result = {"content": value()}
     elif method == "resources/list":
@@ -47,6 +52,11 @@ def answer(request: dict[str, object]) -> dict[str, object] | None:
         error = {"code": -32601, "message": f"no method {method}"}
         return {"jsonrpc": "2.0", "id": request["id"], "error": error}
     return {"jsonrpc": "2.0", "id": request["id"], "result": result}
+
+
+def _called(request: dict[str, object]) -> object:
+    params = request.get("params")
+    return params.get("name") if isinstance(params, dict) else None
 
 
 def main() -> None:

@@ -95,6 +95,23 @@ def test_another_uri_is_judged_as_itself(uri: str) -> None:
     assert read_params(uri) == {"uri": uri, "url": uri}
 
 
+@pytest.mark.parametrize(
+    ("uri", "url"),
+    [
+        ("repo://.%65nv", "repo://.env"),
+        ("repo://%2Eenv", "repo://.env"),
+        ("repo://%252Eenv", "repo://.env"),  # for a server that decodes twice
+        ("repo://config/cred%65ntials.json", "repo://config/credentials.json"),
+        ("repo://docs/../.env", "repo://.env"),
+        ("repo://docs/%2E%2E/.env?v=%41", "repo://.env?v=%41"),
+        ("repo://a/./b/../../../.env", "repo://.env"),
+        ("repo://.env%00.txt", "repo://.env"),
+    ],
+)
+def test_another_uri_is_judged_as_its_decoded_path(uri: str, url: str) -> None:
+    assert read_params(uri) == {"uri": uri, "url": url}
+
+
 # -- through a real proxy ---------------------------------------------------------------------
 
 
@@ -209,7 +226,8 @@ def test_an_upstream_error_is_recorded_and_passed_on_redacted(harness: Harness) 
     missing, broken, data = anyio.run(
         _run, proxy, [read("docs://missing"), read("docs://broken"), broken_data]
     )
-    assert data == ("cannot parse", None)  # the data held the .env: dropped
+    assert data[0] == "cannot parse"  # the data held the .env: relayed redacted
+    assert key not in data[1] and "[secret:" in data[1]
     assert missing == ("error", "no resource docs://missing")
     assert broken[0] == "error" and broken[1].startswith("cannot parse line")
     assert key not in broken[1] and "[secret:" in broken[1]

@@ -28,6 +28,7 @@ from mcp.shared.exceptions import MCPError
 from pytest_harness_audit.doors.proxy.approval import client_approver, client_name
 from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
+from pytest_harness_audit.doors.proxy.gated_reads import error_output, redacted_error
 from pytest_harness_audit.doors.proxy.incoming import withheld_if_secret
 from pytest_harness_audit.doors.proxy.local_tools import CallStopped, error_result, result_text
 from pytest_harness_audit.doors.proxy.outgoing import refuse_if_secret, request_tool_name
@@ -107,6 +108,7 @@ class CallPipeline:
         if progress is not None and isinstance(route, UpstreamRoute):
             progress = self._checked_progress(progress, route.upstream.name)
         replies: list[types.CallToolResult] = []
+        errors: list[MCPError] = []
 
         async def act(_decision: object) -> Outcome:
             if route is None or unlisted:
@@ -121,7 +123,7 @@ class CallPipeline:
                 )
                 raise_after = MCPError(code=UPSTREAM_UNREACHABLE, message=message)
                 return Outcome.error(message, reraise=raise_after)
-            return await self._act(route, arguments, progress, meta, origin, replies)
+            return await self._act(route, arguments, progress, meta, origin, replies, errors)
 
         asker = None if origin is None else client_approver(origin)
         judged = (
@@ -133,6 +135,9 @@ class CallPipeline:
             gated = await self._gate.run_async(gate_tool_name(name, route), judged, act)
         if gated.blocked:
             return error_result(gated.error_message or BLOCKED_FALLBACK)
+        if errors:
+            # a protocol error stays one for the client, its code kept
+            raise redacted_error(errors[0].error, gated) if gated.findings.redacted else errors[0]
         if gated.findings.redacted:
             return _redacted_result(gated.output, replies)
         return replies[0]
@@ -145,15 +150,20 @@ class CallPipeline:
         meta: Mapping[str, Any] | None,
         origin: CallOrigin | None,
         replies: list[types.CallToolResult],
+        errors: list[MCPError],
     ) -> Outcome:
-        """Run the allowed call; every failure becomes an error outcome with its reply."""
+        """Run the allowed call; every failure becomes an error outcome with its reply (a
+        JSON-RPC error of the upstream is also kept in ``errors``, answered as inspected)."""
         started = time.perf_counter()
         stopped: list[CallStopped] = []
 
         def failed(
-            message: str, reraise: BaseException | None = None, *, interrupted: bool = False
+            message: str,
+            output: Any = None,
+            reraise: BaseException | None = None,
+            *,
+            interrupted: bool = False,
         ) -> Outcome:
-            output: Any = None
             if stopped:
                 message = f"{message}; {stop_detail(stopped[0])}"
                 if stopped[0].result is not None:
@@ -182,7 +192,10 @@ class CallPipeline:
                 return failed(f"upstream {route.upstream.name!r} stopped during the call")
             if exc.code == UPSTREAM_UNREACHABLE and isinstance(route, UpstreamRoute):
                 return failed(f"upstream {route.upstream.name!r} {exc.error.message}")
-            return failed(exc.error.message, reraise=exc)
+            # the whole error (its data too) is inspected; the client gets it as inspected
+            # (see ``call``), never the upstream's own text
+            errors.append(exc)
+            return failed(exc.error.message, error_output(exc.error))
         except anyio.get_cancelled_exc_class() as exc:
             message = (
                 "cancelled"

@@ -9,15 +9,18 @@ of relayed requests:
 
 * ``mcp__<server>__resources/read`` with ``{"uri": …}`` and, as its target, ``"path"`` (the
   local path of a ``file:`` URI: :func:`~pytest_harness_audit.policy.path_forms.file_uri_path`)
-  or ``"url"`` (any other URI). Its built-in category is ``file_read``: a resource is content
-  the upstream reads for the agent, so the credential rules of the presets apply to its path or
-  URI (``file:///…/.env`` is denied).
+  or ``"url"`` (any other URI, percent-decoded until stable with its ``..`` resolved:
+  :func:`decoded_uri`, as the upstream of a ``repo://`` scheme opens it). Its built-in
+  category is ``file_read``: a resource is content the upstream reads for the agent, so the
+  credential rules of the presets apply to its path or URI (``file:///…/.env`` and
+  ``repo://%2Eenv`` are denied).
 * ``mcp__<server>__prompts/get`` with ``{"name": …, "arguments": {…}}`` (the upstream's own
   prompt name); category ``mcp`` as for an upstream tool, so its arguments are checked for
   secrets before they leave.
 
-Listings (``resources/list``, ``resources/templates/list``, ``prompts/list``) are not calls and
-pass through unrecorded.
+Listings (``resources/list``, ``resources/templates/list``, ``prompts/list``) are not calls:
+they pass through unrecorded unless they (or an upstream's error to them) hold a known secret
+(:mod:`.incoming`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
@@ -43,6 +47,7 @@ READ_RESOURCE = "resources/read"
 GET_PROMPT = "prompts/get"
 #: What a client reads when a read is blocked and the gate gave no message.
 BLOCKED_FALLBACK = "[blocked] [web4-policy] blocked by policy"
+_MAX_DECODINGS = 16
 
 
 class RequestBlocked(MCPError):
@@ -65,7 +70,41 @@ def read_params(uri: str) -> dict[str, Any]:
     path = file_uri_path(uri)
     if path is not None:
         return {"uri": uri, "path": path}
-    return {"uri": uri, "url": uri}
+    return {"uri": uri, "url": decoded_uri(uri)}
+
+
+def decoded_uri(uri: str) -> str:
+    """``uri`` as an upstream serving its own scheme may read it: the part before the query
+    and fragment percent-decoded until stable (``%252e`` is ``.`` for a server that decodes
+    twice), cut at a decoded NUL, and its ``.`` and ``..`` segments resolved — so that
+    ``repo://%2Eenv`` or ``repo://docs/../.env`` is judged as the ``.env`` it names."""
+    cut = min((i for i in (uri.find("?"), uri.find("#")) if i >= 0), default=len(uri))
+    head, tail = uri[:cut], uri[cut:]
+    for _ in range(_MAX_DECODINGS):
+        decoded = unquote(head)
+        if decoded == head:
+            break
+        head = decoded
+    head = head.partition("\x00")[0]
+    scheme, sep, rest = head.partition("://")
+    if not sep:
+        return head + tail
+    return f"{scheme}{sep}{_resolved(rest)}{tail}"
+
+
+def _resolved(path: str) -> str:
+    """``path`` with its ``.`` and ``..`` segments resolved (never above its first part)."""
+    parts = path.split("/")
+    if "." not in parts and ".." not in parts:
+        return path
+    kept: list[str] = []
+    for part in parts:
+        if part == "..":
+            if kept:
+                kept.pop()
+        elif part != ".":
+            kept.append(part)
+    return "/".join(kept)
 
 
 def prompt_params(name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -113,7 +152,7 @@ class GatedReads:
             except MCPError as exc:
                 failures.append(exc.error)
                 # the whole error is inspected: its data may carry what its message does not
-                output = {"error": _dump(exc.error)}
+                output = error_output(exc.error)
                 return Outcome.error(exc.error.message, output, duration_ms=elapsed())
             except Exception as exc:
                 message = describe_exception(exc)
@@ -148,12 +187,36 @@ def _block_message(gated: Any) -> str:
 
 
 def _failure(error: types.ErrorData, gated: Any) -> MCPError:
-    """The upstream's error as the client may see it: redacted (and without its ``data``)
-    when inspection found a secret in it."""
+    """The upstream's error as the client may see it: redacted when inspection found a secret
+    in it (:func:`redacted_error`)."""
     if gated.findings.redacted:
-        message = str(gated.error_message or "[withheld: the error held a secret]")
-        return MCPError(code=error.code, message=message)
+        return redacted_error(error, gated)
     return MCPError.from_error_data(error)
+
+
+#: The message of an upstream error whose message held a secret and had no redacted form.
+WITHHELD_ERROR = "[withheld: the error held a secret]"
+
+
+def error_output(error: types.ErrorData) -> dict[str, Any]:
+    """An upstream error as a record's output: the whole error, ``data`` included (inspected
+    and redacted by the gate like a result)."""
+    return {"error": _dump(error)}
+
+
+def redacted_error(error: types.ErrorData, gated: Any) -> MCPError:
+    """An upstream ``error`` the gate's inspection redacted, as the client may see it: the same
+    code, the redacted message, and the redacted ``data`` (dropped when the inspected output
+    holds no redacted form of it)."""
+    output = getattr(gated, "output", None)
+    shown = output.get("error") if isinstance(output, Mapping) else None
+    message = gated.error_message
+    if not message and isinstance(shown, Mapping) and isinstance(shown.get("message"), str):
+        message = shown["message"]  # the message held nothing: only its data was redacted
+    message = str(message or WITHHELD_ERROR)
+    if error.data is not None and isinstance(shown, Mapping) and "data" in shown:
+        return MCPError(code=error.code, message=message, data=shown["data"])
+    return MCPError(code=error.code, message=message)
 
 
 def _dump(result: BaseModel) -> dict[str, Any]:

@@ -17,6 +17,12 @@ instructions) go straight into the model's context. A
 listing holding a known secret goes through the door seam as ``mcp__<server>__<method>``, its
 answer as the output (:func:`screened`): the client gets it redacted, and the record counts the
 exposure in the verdict. Other listings pass unrecorded, as before.
+
+An upstream's JSON-RPC error to any relayed request (a listing, a completion, a subscription,
+``logging/setLevel``) is its text too, shown to the client: one holding a known secret (in its
+message or its ``data``) goes through the door seam as ``mcp__<server>__<method>``, recorded
+``error`` with the whole error as its output (:func:`relayed_error`), and reaches the client
+redacted, its code kept. An error without one is relayed unchanged, unrecorded.
 """
 
 from __future__ import annotations
@@ -25,10 +31,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
-from pytest_harness_audit.doors.proxy.gated_reads import RequestBlocked
+from pytest_harness_audit.doors.proxy.gated_reads import (
+    RequestBlocked,
+    error_output,
+    redacted_error,
+)
 from pytest_harness_audit.doors.proxy.outgoing import request_tool_name
 from pytest_harness_audit.doors.proxy.secret_check import holds_secret
 from pytest_harness_audit.gate.seam import Outcome
@@ -87,6 +98,30 @@ async def screened(gate: GateLike[Any], server: str, method: str, listing: Listi
     raise RequestBlocked(code=types.INVALID_REQUEST, message=WITHHELD_LISTING)
 
 
+async def relayed_error(gate: GateLike[Any], server: str, method: str, error: MCPError) -> MCPError:
+    """``server``'s ``error`` to ``method`` as the client may see it: unchanged without a known
+    secret; else recorded as ``mcp__<server>__<method>`` (``error``, the whole error as its
+    output) and redacted — the same code, message and ``data`` redacted — when the policy
+    judges the exposure a failure. The answer is a :class:`RequestBlocked` then, so that no
+    other upstream is asked in its place."""
+    output = error_output(error.error)
+    tool = request_tool_name(server, method)
+    if not holds_secret(gate, tool, output):
+        return error
+
+    async def failed(_decision: object) -> Outcome:
+        return Outcome.error(error.error.message, output)
+
+    gated = await gate.run_async(tool, {}, failed)
+    if gated.blocked:
+        message = str(gated.error_message or WITHHELD_LISTING)
+        return RequestBlocked(code=error.error.code, message=message)
+    if not gated.findings.redacted:
+        return error  # the policy judges the exposure no failure, as for a call's result
+    shown = redacted_error(error.error, gated)
+    return RequestBlocked(code=shown.error.code, message=shown.error.message, data=shown.error.data)
+
+
 class _Instructions(BaseModel):
     """An upstream's ``instructions`` (its ``initialize`` answer), as a listing is screened."""
 
@@ -126,6 +161,7 @@ __all__ = [
     "WITHHELD",
     "WITHHELD_LISTING",
     "notification_params",
+    "relayed_error",
     "screened",
     "screened_instructions",
     "server_of",

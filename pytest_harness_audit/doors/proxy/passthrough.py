@@ -31,7 +31,12 @@ from pytest_harness_audit.doors.proxy.gated_reads import (
     read_params,
     read_tool_name,
 )
-from pytest_harness_audit.doors.proxy.incoming import ListingT, screened, server_of
+from pytest_harness_audit.doors.proxy.incoming import (
+    ListingT,
+    relayed_error,
+    screened,
+    server_of,
+)
 from pytest_harness_audit.doors.proxy.outgoing import (
     completion_params,
     refuse_if_secret,
@@ -40,6 +45,7 @@ from pytest_harness_audit.doors.proxy.outgoing import (
 )
 from pytest_harness_audit.doors.proxy.routing import SEPARATOR
 from pytest_harness_audit.doors.proxy.upstream import Upstream
+from pytest_harness_audit.gate.seam import describe_exception
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
 Context = ServerRequestContext[Any, Any]
@@ -121,7 +127,7 @@ class Passthrough:
 
         async def page(upstream: Upstream, cursor: str | None) -> types.ListResourcesResult:
             request = types.ListResourcesRequest(params=types.PaginatedRequestParams(cursor=cursor))
-            return await upstream.session.send_request(request, types.ListResourcesResult)
+            return await self._ask(upstream, "resources/list", request, types.ListResourcesResult)
 
         if len(upstreams) == 1:
             result = await page(upstreams[0], params.cursor)
@@ -145,7 +151,8 @@ class Passthrough:
             request = types.ListResourceTemplatesRequest(
                 params=types.PaginatedRequestParams(cursor=cursor)
             )
-            return await upstream.session.send_request(request, types.ListResourceTemplatesResult)
+            result_type = types.ListResourceTemplatesResult
+            return await self._ask(upstream, "resources/templates/list", request, result_type)
 
         method = "resources/templates/list"
         if len(upstreams) == 1:
@@ -188,7 +195,7 @@ class Passthrough:
         await self._refuse_secret(ctx, candidates, "resources/subscribe", uri_params(params.uri))
         return await self._first_answer(
             candidates,
-            lambda upstream: upstream.session.send_request(request, types.EmptyResult),
+            lambda u: self._ask(u, "resources/subscribe", request, types.EmptyResult),
         )
 
     async def unsubscribe(
@@ -201,7 +208,7 @@ class Passthrough:
         await self._refuse_secret(ctx, candidates, "resources/unsubscribe", uri_params(params.uri))
         return await self._first_answer(
             candidates,
-            lambda upstream: upstream.session.send_request(request, types.EmptyResult),
+            lambda u: self._ask(u, "resources/unsubscribe", request, types.EmptyResult),
         )
 
     async def _refuse_secret(
@@ -252,7 +259,7 @@ class Passthrough:
 
         async def page(upstream: Upstream, cursor: str | None) -> types.ListPromptsResult:
             request = types.ListPromptsRequest(params=types.PaginatedRequestParams(cursor=cursor))
-            return await upstream.session.send_request(request, types.ListPromptsResult)
+            return await self._ask(upstream, "prompts/list", request, types.ListPromptsResult)
 
         if not self._prefixed and len(upstreams) == 1:
             return await self._screened(
@@ -316,7 +323,7 @@ class Passthrough:
         await self._refuse_secret(ctx, candidates, "completion/complete", completion_params(params))
         request = types.CompleteRequest(params=_strip_meta(params))
         result = await self._first_answer(
-            candidates, lambda u: u.session.send_request(request, types.CompleteResult)
+            candidates, lambda u: self._ask(u, "completion/complete", request, types.CompleteResult)
         )
         # the values offered are the upstream's text, shown to the user or the model
         return await self._screened(candidates[:1], "completion/complete", result)
@@ -324,12 +331,40 @@ class Passthrough:
     async def set_logging_level(
         self, ctx: Context, params: types.SetLevelRequestParams
     ) -> types.EmptyResult:
-        """Relay ``logging/setLevel`` to every upstream that has logging."""
+        """Relay ``logging/setLevel`` to every upstream that has logging; the client gets the
+        first upstream's error (inspected like any relayed error) when one fails, and every
+        upstream is asked either way."""
         request = types.SetLevelRequest(params=_strip_meta(params))
+        upstreams = self._capable(lambda c: c.logging)
+        failures: dict[str, MCPError] = {}
+
+        async def ask(upstream: Upstream) -> None:
+            try:
+                await self._ask(upstream, "logging/setLevel", request, types.EmptyResult)
+            except MCPError as exc:
+                failures[upstream.name] = exc
+
         async with anyio.create_task_group() as group:
-            for upstream in self._capable(lambda c: c.logging):
-                group.start_soon(upstream.session.send_request, request, types.EmptyResult)
+            for upstream in upstreams:
+                group.start_soon(ask, upstream)
+        for upstream in upstreams:
+            if upstream.name in failures:
+                raise failures[upstream.name]
         return types.EmptyResult()
+
+    async def _ask(
+        self, upstream: Upstream, method: str, request: Any, result_type: type[ResultT]
+    ) -> ResultT:
+        """``upstream``'s answer to ``request``; its error (or a failure to read its answer)
+        as the client may see it (:func:`.incoming.relayed_error`)."""
+        try:
+            return await upstream.session.send_request(request, result_type)
+        except MCPError as exc:
+            error = exc
+        except Exception as exc:
+            # a malformed answer's validation text quotes the upstream's values
+            error = MCPError(code=types.INTERNAL_ERROR, message=describe_exception(exc))
+        raise await relayed_error(self._reads.gate, upstream.name, method, error)
 
     @staticmethod
     async def _first_answer(
