@@ -85,6 +85,10 @@ class SessionInspection:
         """A workspace snapshot when the call's category can change files."""
         return self.inspector.before(tool, category, params)
 
+    def changed_since_last(self) -> bool:
+        """Whether the workspace changed since the session's last watched call ended."""
+        return self.inspector.changed_since_last()
+
     def after(
         self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome
     ) -> CallFindings:

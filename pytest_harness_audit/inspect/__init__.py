@@ -281,6 +281,17 @@ class Inspector:
             self._reads.reset()  # after the snapshot and the copies, which read files themselves
         return now
 
+    def changed_since_last(self) -> bool:
+        """Whether the workspace changed since the last watched call ended: what the next such
+        call would record as its ``between`` (nothing is updated; ``False`` before any)."""
+        with self._lock:
+            last = self._last
+        if last is None:
+            return False
+        now = self.snapshot()
+        changed = diff(last, now)
+        return last.root == now.root and (bool(changed) or bool(changed.protected))
+
     def after(
         self,
         token: object,

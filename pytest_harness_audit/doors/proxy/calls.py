@@ -11,6 +11,8 @@ its response stream, the call timeout, the proxy stopping) is recorded once it h
 the record and the workspace agree: a local tool is stopped and waited for (``Bash`` ends its
 process group), and its record carries what it returned and, through the gate's inspectors,
 what it changed; an upstream call gets ``notifications/cancelled`` and its record says so.
+What an upstream does after its call timed out is compared when the proxy closes
+(:mod:`.late_effects`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
 from pytest_harness_audit.doors.proxy.gated_reads import error_output, redacted_error
 from pytest_harness_audit.doors.proxy.incoming import withheld_if_secret
+from pytest_harness_audit.doors.proxy.late_effects import LateEffects
 from pytest_harness_audit.doors.proxy.local_tools import CallStopped, error_result, result_text
 from pytest_harness_audit.doors.proxy.outgoing import refuse_if_secret, request_tool_name
 from pytest_harness_audit.doors.proxy.reachability import UPSTREAM_UNREACHABLE
@@ -66,12 +69,14 @@ class CallPipeline:
         catalog: ToolCatalog,
         *,
         call_timeout: float | None = None,
+        late: LateEffects | None = None,
     ) -> None:
         if call_timeout is not None and call_timeout <= 0:
             raise ValueError("call_timeout must be a positive number of seconds")
         self._gate = gate
         self._catalog = catalog
         self._call_timeout = call_timeout
+        self._late = late
 
     async def call(
         self,
@@ -184,6 +189,8 @@ class CallPipeline:
                     stopped.append(stop)
                     raise stop.cancelled from None
         except TimeoutError:
+            if self._late is not None and isinstance(route, UpstreamRoute):
+                self._late.timed_out()  # the upstream may act on: compared when the proxy closes
             return failed(f"timeout after {self._call_timeout:g}s", interrupted=True)
         except UpstreamGone as exc:
             return failed(str(exc))

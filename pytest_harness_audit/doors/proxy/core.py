@@ -4,7 +4,8 @@
         await proxy.serve_stdio()            # or: await proxy.serve_http(port=0, on_ready=...)
 
 Entering connects every upstream (MCP handshake included) and builds the server; leaving stops
-the upstreams — their processes with them.
+the upstreams — their processes with them — after the grace of a timed-out call, and then
+compares the workspace once more (:mod:`.late_effects`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from pytest_harness_audit.doors.proxy.incoming import (
     screened_instructions,
     withheld_if_secret,
 )
+from pytest_harness_audit.doors.proxy.late_effects import LateEffects, grace_after_timeout
 from pytest_harness_audit.doors.proxy.local_tools import LocalTool
 from pytest_harness_audit.doors.proxy.pin_guard import PinGuard
 from pytest_harness_audit.doors.proxy.pins import ToolPins
@@ -92,6 +94,7 @@ class RecordingProxy:
         self._upstream_stderr = upstream_stderr
         self._pin_guard = PinGuard(gate, pins, pin_path=pin_path, report=report)
         self._pool: UpstreamPool | None = None
+        self._late: LateEffects | None = None
         self._server: Server[Any] | None = None
         self._upstreams: list[Upstream] = []
         self._local_tools: list[LocalTool] = []
@@ -154,7 +157,8 @@ class RecordingProxy:
                 report=self._report,
                 on_listing=self._pin_guard.listed,
             )
-            pipeline = CallPipeline(self._gate, catalog, call_timeout=self._call_timeout)
+            late = LateEffects(self._gate, grace_after_timeout(self._call_timeout))
+            pipeline = CallPipeline(self._gate, catalog, call_timeout=self._call_timeout, late=late)
             reads = GatedReads(self._gate)
             instructions = None
             if len(upstreams) == 1:  # told to every client: screened once, here
@@ -167,7 +171,7 @@ class RecordingProxy:
         except BaseException:
             await pool.__aexit__(None, None, None)
             raise
-        self._pool, self._upstreams = pool, upstreams
+        self._pool, self._upstreams, self._late = pool, upstreams, late
         return self
 
     async def __aexit__(
@@ -177,10 +181,18 @@ class RecordingProxy:
         exc_tb: TracebackType | None,
     ) -> None:
         pool, self._pool = self._pool, None
+        late, self._late = self._late, None
         self._server = None
         self._upstreams = []
-        if pool is not None:
-            await pool.__aexit__(exc_type, exc_val, exc_tb)
+        try:
+            if late is not None:
+                await late.wait_for_late_calls()
+            if pool is not None:
+                await pool.__aexit__(exc_type, exc_val, exc_tb)
+        finally:
+            if late is not None:
+                # what an upstream did after its last call: no later call will compare it
+                await late.compare()
 
     async def serve_stdio(
         self, *, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None
