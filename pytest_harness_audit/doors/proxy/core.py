@@ -10,6 +10,7 @@ compares the workspace once more (:mod:`.late_effects`).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -41,6 +42,7 @@ from pytest_harness_audit.doors.proxy.pin_guard import PinGuard
 from pytest_harness_audit.doors.proxy.pins import ToolPins
 from pytest_harness_audit.doors.proxy.pool import UpstreamPool
 from pytest_harness_audit.doors.proxy.quiet_logs import install as quiet_upstream_logs
+from pytest_harness_audit.doors.proxy.quiet_logs import redacting
 from pytest_harness_audit.doors.proxy.routing import ToolCatalog
 from pytest_harness_audit.doors.proxy.server import (
     ClientListeners,
@@ -95,6 +97,7 @@ class RecordingProxy:
         self._pin_guard = PinGuard(gate, pins, pin_path=pin_path, report=report)
         self._pool: UpstreamPool | None = None
         self._late: LateEffects | None = None
+        self._logs = contextlib.ExitStack()  # the redaction of the SDK's upstream log lines
         self._server: Server[Any] | None = None
         self._upstreams: list[Upstream] = []
         self._local_tools: list[LocalTool] = []
@@ -125,6 +128,7 @@ class RecordingProxy:
         if not self._specs and not self._local_tools:
             raise ProxyError("nothing to serve: give an upstream command, --config or local tools")
         quiet_upstream_logs()
+        self._logs.enter_context(redacting(_log_redaction(self._gate)))
         listeners = ClientListeners()
 
         async def on_notification(upstream: Upstream, notification: Any) -> None:
@@ -170,6 +174,7 @@ class RecordingProxy:
             )
         except BaseException:
             await pool.__aexit__(None, None, None)
+            self._logs.close()
             raise
         self._pool, self._upstreams, self._late = pool, upstreams, late
         return self
@@ -190,9 +195,12 @@ class RecordingProxy:
             if pool is not None:
                 await pool.__aexit__(exc_type, exc_val, exc_tb)
         finally:
-            if late is not None:
-                # what an upstream did after its last call: no later call will compare it
-                await late.compare()
+            try:
+                if late is not None:
+                    # what an upstream did after its last call: no later call will compare it
+                    await late.compare()
+            finally:
+                self._logs.close()
 
     async def serve_stdio(
         self, *, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None
@@ -217,6 +225,13 @@ class RecordingProxy:
         await serve_http(
             self.server, host=host, port=port, token=token, on_ready=on_ready, stop=stop, **limits
         )
+
+
+def _log_redaction(gate: object) -> Callable[[str], str] | None:
+    """The redaction of ``gate``'s records (its known secrets), for the SDK's log lines."""
+    scrub = getattr(getattr(getattr(gate, "chain", None), "builder", None), "scrub", None)
+    text = getattr(scrub, "text", None)
+    return text if callable(text) else None
 
 
 def scrub_records(gate: object) -> None:

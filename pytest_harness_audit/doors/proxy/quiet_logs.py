@@ -3,11 +3,16 @@
 The SDK logs an upstream's bad output (a stdout line that is not JSON-RPC, an SSE event it
 cannot parse) with the full traceback of the parse error. That is bad input from the upstream,
 not a fault of the proxy: the proxy's stderr gets one line naming what was wrong instead.
+That line quotes the upstream's output, which may hold a known secret of the workspace (an
+upstream printing its settings): every running proxy adds its redaction (:func:`redacting`),
+so the line is logged with the secret redacted — a log is read outside the session.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from pydantic import ValidationError
 
@@ -27,7 +32,39 @@ class OneLine(logging.Filter):
             record.args = None
             record.exc_info = None
             record.exc_text = None
+        if _REDACTIONS:
+            text = record.getMessage()
+            shown = _redacted(text)
+            if shown != text:
+                record.msg, record.args = shown, None
         return True
+
+
+_REDACTIONS: list[Callable[[str], str]] = []
+_UNREDACTABLE = "harness-audit proxy: an upstream's output (withheld: it could not be redacted)"
+
+
+def _redacted(text: str) -> str:
+    for redact in list(_REDACTIONS):
+        try:
+            text = redact(text)
+        except Exception:
+            return _UNREDACTABLE
+    return text
+
+
+@contextmanager
+def redacting(redact: Callable[[str], str] | None) -> Iterator[None]:
+    """Redact what the SDK logs about upstreams with ``redact`` (a proxy's known secrets) for
+    the duration of the block."""
+    if redact is None:
+        yield
+        return
+    _REDACTIONS.append(redact)
+    try:
+        yield
+    finally:
+        _REDACTIONS.remove(redact)
 
 
 def describe(exc: BaseException) -> str:
