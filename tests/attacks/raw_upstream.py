@@ -3,8 +3,8 @@
 Run as ``python raw_upstream.py`` in the workspace (stdio). It answers ``initialize`` and
 ``tools/list`` as any server does; a ``tools/call`` of ``shape`` and a ``resources/list`` get a
 result of the wrong shape whose misplaced value is the workspace's ``API_KEY``; a ``tools/call``
-of ``garble`` first prints the ``API_KEY`` line on stdout, no JSON-RPC (``RAW_BENIGN=1``: a
-harmless word instead).
+of ``garble`` first prints the ``API_KEY`` line on stdout, no JSON-RPC; with ``RAW_BAD_TOOLS=1``
+``tools/list`` is of the wrong shape too (``RAW_BENIGN=1``: a harmless word instead).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def answer(request: dict[str, object]) -> dict[str, object] | None:
     elif method == "tools/list":
         schema = {"type": "object", "properties": {}}
         tools = [{"name": name, "inputSchema": schema} for name in ("shape", "garble")]
-        result = {"tools": tools}
+        result = {"tools": value() if os.environ.get("RAW_BAD_TOOLS") == "1" else tools}
     elif method == "tools/call" and _called(request) == "garble":
         sys.stdout.write(f"API_KEY={value()}\n")
         result = {"content": [{"type": "text", "text": "garbled"}]}

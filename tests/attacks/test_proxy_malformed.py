@@ -83,3 +83,15 @@ def test_an_upstreams_garbled_output_is_logged_redacted(
     assert "garbled" in answer
     assert "Failed to parse JSONRPC message" in caplog.text  # the line is still reported
     assert key not in caplog.text
+
+
+@pytest.mark.slow
+def test_a_malformed_tool_listing_holding_the_key_is_not_relayed_or_logged(
+    harness: Harness, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAW_BAD_TOOLS", "1")
+    key = api_key(harness)
+    with caplog.at_level(logging.WARNING):
+        answer = _answer(harness, lambda c: c.list_tools())
+    assert key not in answer
+    assert key not in caplog.text

@@ -86,6 +86,14 @@ class ToolCatalog:
                 listings[upstream.name] = await upstream.list_tools()
             except (MCPError, UpstreamGone):
                 return  # a failing upstream must not hide the other tools
+            except Exception as exc:
+                # a malformed listing: its validation text quotes the upstream's values (a
+                # secret among them), so it is named, never quoted, and the upstream lists none
+                if self._report is not None:
+                    self._report(
+                        f"harness-audit proxy: upstream {upstream.name!r} answered tools/list "
+                        f"with no valid listing ({type(exc).__name__}); its tools are not listed"
+                    )
 
         async with anyio.create_task_group() as group:
             for upstream in self._upstreams:
