@@ -210,6 +210,51 @@ def test_ordinary_relayed_requests_pass_unrecorded() -> None:
     ]
 
 
+class _FailingSession(_Session):
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message
+
+    async def send_request(self, request: Any, result_type: Any) -> Any:
+        self.sent.append(request)
+        raise MCPError(code=types.INVALID_PARAMS, message=self.message, data={"why": self.message})
+
+
+ANSWERED = {
+    "subscribe": lambda p: p.subscribe(
+        _Ctx(), types.SubscribeRequestParams(uri="library://books/x")
+    ),
+    "unsubscribe": lambda p: p.unsubscribe(
+        _Ctx(), types.UnsubscribeRequestParams(uri="library://books/x")
+    ),
+    "completion": lambda p: p.complete(_Ctx(), _complete("du")),
+}
+
+
+@pytest.mark.parametrize("case", list(ANSWERED))
+def test_an_upstream_error_holding_a_secret_is_recorded(case: str) -> None:
+    passthrough, upstream, gate = _passthrough(_Inspector())
+    upstream.session = _FailingSession(f"no such book: {SECRET}")
+    with pytest.raises(MCPError) as caught:
+        anyio.run(ANSWERED[case], passthrough)
+    assert caught.value.error.code == types.INVALID_PARAMS
+    # recorded through the seam (this stub gate redacts nothing: the real one, tests/attacks)
+    (record,) = gate.records
+    assert record["tool"].startswith("mcp__up__")
+
+
+@pytest.mark.parametrize("case", list(ANSWERED))
+def test_an_upstream_error_without_a_secret_is_relayed_unchanged(case: str) -> None:
+    passthrough, upstream, gate = _passthrough(_Inspector())
+    upstream.session = _FailingSession("no such book")
+    with pytest.raises(MCPError) as caught:
+        anyio.run(ANSWERED[case], passthrough)
+    assert caught.value.error == types.ErrorData(
+        code=types.INVALID_PARAMS, message="no such book", data={"why": "no such book"}
+    )
+    assert gate.records == []
+
+
 # -- end to end: a real session, proxy and upstream -----------------------------------------
 
 
