@@ -207,6 +207,7 @@ class Inspector:
         self.watched = watched
         self.tracked = tracked
         self._streams: OrderedDict[str, StreamScanner] = OrderedDict()
+        self._outputs = self.secrets.stream()
         self._lock = threading.Lock()
         # The kernel's view of reads of the workspace's secret-bearing files, with the live
         # tree only (then every call gets a ``before``). The index is refreshed first, so that
@@ -400,8 +401,12 @@ class Inspector:
         return [scan_value(value, scanner).redacted for value in values]
 
     def _scan_output(self, output: Any) -> ValueScan:
+        # what the model reads is one stream: a value handed over in parts, one a call, is
+        # found as an outgoing payload's is (and a long enough part of one on its own)
+        stream = self._outputs
+
         def scanner(leaf: str | bytes, where: str, budget: int) -> ScanResult:
-            return self.secrets.scan(leaf, budget=budget)
+            return stream.scan(leaf, runs=True, budget=budget)
 
         return self._tidy(scan_value(output, scanner))
 

@@ -449,15 +449,17 @@ class StreamScanner:
         self._memory = _fragments.FragmentMemory()
         self._lock = threading.Lock()
 
-    def scan(self, data: str | bytes, *, runs: bool = False) -> ScanResult:
-        """The findings in ``data``, including values that began in earlier texts; with
-        ``runs`` (a payload about to leave), a long enough part of a value too (``run``)."""
+    def scan(
+        self, data: str | bytes, *, runs: bool = False, budget: int = MAX_SCAN_CHARS
+    ) -> ScanResult:
+        """The findings in ``data`` (its first ``budget`` characters), including values that
+        began in earlier texts; with ``runs``, a long enough part of a value too (``run``)."""
         with self._lock:
             for carry in self._carries.values():
                 carry.forget_positions()
             skeleton = self._carries.get("skeleton")
             before = skeleton.text if skeleton is not None else ""
-            result = self._registry._scan(data, self._carries, MAX_SCAN_CHARS, parts=runs)
+            result = self._registry._scan(data, self._carries, budget, parts=runs)
             result = self._registry._with_fragments(result, self._memory, runs)
             return self._registry._with_runs(result, before) if runs else result
 

@@ -54,11 +54,6 @@ def _joined(texts: list[str]) -> str:
     return "".join(text.split(": ", 1)[1] for text in texts)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="each half of the key reaches the model unredacted through the proxy and the "
-    "verdict is PASS (the chain's records redact the same halves)",
-)
 def test_key_in_two_results_through_the_proxy(harness: Harness) -> None:
     key = api_key(harness)
     texts = _pieces_through_proxy(harness, len(key) // 2)
@@ -74,11 +69,6 @@ def test_benign_twin_whole_key_through_the_proxy_is_redacted(harness: Harness) -
     assert harness.verdict == "FAIL"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="each half of the key reaches the framework unredacted from a function tool and "
-    "the verdict is PASS",
-)
 def test_key_in_two_results_of_a_function_tool(harness: Harness) -> None:
     key = api_key(harness)
     half = len(key) // 2
@@ -145,11 +135,6 @@ def _hook_pieces(
     return answers, records
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="at the hook door each half of the key in an MCP tool's output is left for the "
-    "model (no updatedMCPToolOutput) and no record is judged",
-)
 def test_key_in_two_outputs_at_the_hook_door(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -178,11 +163,6 @@ ONE_RESULT_FORMS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the whole key in one result, as two halves or one character apart, reaches the "
-    "framework unredacted and the verdict is PASS",
-)
 @pytest.mark.parametrize("form", list(ONE_RESULT_FORMS))
 def test_key_rearranged_in_one_result_of_a_function_tool(harness: Harness, form: str) -> None:
     key = api_key(harness)
@@ -195,11 +175,6 @@ def test_key_rearranged_in_one_result_of_a_function_tool(harness: Harness, form:
     assert "[secret:" in out or harness.verdict != "PASS", out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a tools/list description holding half the key is recorded as holding a secret "
-    "(mcp__leaky__tools/list) yet relayed whole, and the verdict is PASS",
-)
 def test_half_key_in_a_listing_is_recorded_but_relayed_whole(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -145,7 +145,9 @@ def test_the_inspection_reads_every_outgoing_payload_for_runs(tmp_path: Path) ->
         assert inspector.outgoing("send_message", {"text": KEY[10:30]}).secrets
         assert inspector.outgoing("WebFetch", {"url": f"https://x.test/?q={KEY[10:30]}"}).secrets
         assert inspector.outgoing("mcp__notes__add", {"body": {"k": KEY[-16:]}}).secrets
-        assert not inspector.scan_output({"text": KEY[10:30]}).secrets  # an output: no finding
+    with Inspector(workspace) as inspector:  # what the model reads is read for runs too
+        found = inspector.scan_output({"text": KEY[10:30]})
+        assert [f.transform for f in found.secrets] == ["run"] and found.redacted
 
 
 LEAVING = {

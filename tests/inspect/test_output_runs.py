@@ -1,0 +1,69 @@
+"""What the model reads is read for a long enough part of a known value (a *run*), and across
+the outputs of a session for the pieces of one, as an outgoing payload is (:mod:`._runs`,
+:mod:`._fragments`): a key handed over in halves, one a call, is redacted and judged."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from pytest_harness_audit.inspect import SECRET_EXPOSURE, Inspector
+
+KEY = "sk-test-4f9a1c2e7b3d8a6f0e5c9b2a1d7e3f8c"
+OTHER = "sk-test-0b1e2d3c4f5a6978a8b9cadbecfd0e1f"
+
+
+@pytest.fixture
+def inspector(tmp_path: Path) -> Inspector:
+    (tmp_path / ".env").write_text(f"API_KEY={KEY}\n", encoding="utf-8")
+    return Inspector(tmp_path, live=False, tracked=False)
+
+
+def _body_of(value: object) -> str:
+    return json.dumps(value)
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        KEY[20:],
+        {"content": [{"type": "text", "text": f"piece 20: {KEY[20:]}"}]},
+        f"{KEY[20:]} {KEY[:20]}",
+        {"a": KEY[:20], "b": KEY[20:]},
+        "x".join(KEY),
+    ],
+    ids=["second-half", "mcp-result", "halves-swapped", "two-keys", "spread"],
+)
+def test_a_run_in_an_output_is_redacted_and_judged(inspector: Inspector, output: object) -> None:
+    found = inspector.after(None, "mcp__docs__piece", "mcp", {}, output)
+    assert SECRET_EXPOSURE in found.alerts and found.redacted
+    assert KEY[20:36] not in _body_of(found.redacted_output).replace("x", "")
+
+
+def test_pieces_over_the_outputs_of_a_session_are_found(inspector: Inspector) -> None:
+    first = inspector.after(None, "mcp__docs__piece", "mcp", {}, f"piece 8: {KEY[8:20]}")
+    assert not first.secrets  # twelve characters of the secret part: no run yet
+    second = inspector.after(None, "mcp__docs__piece", "mcp", {}, f"piece 20: {KEY[20:32]}")
+    assert SECRET_EXPOSURE in second.alerts and second.redacted
+    assert KEY[20:32] not in str(second.redacted_output)
+
+
+BENIGN = [
+    f"the key ending in {KEY[-4:]}",
+    f"prefix {KEY[:18]}",
+    "sk-test- keys are for tests",
+    f"build {KEY[12:20]} ok",
+    "commit 4f9a1c2e7b3d55aa0c1b2e3f4a5b6c7d8e9f0a1b",
+    f"request {uuid.UUID('4f9a1c2e-7b3d-4a6f-8e5c-9b2a1d7e3f8d')}",
+    f"other key {OTHER}",
+    "publishable pk_test_9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f",
+]
+
+
+def test_no_run_in_ordinary_outputs(inspector: Inspector) -> None:
+    for text in BENIGN:  # one session: no piece of one adds up with another
+        found = inspector.after(None, "Bash", "command", {}, text)
+        assert not found.secrets, text
