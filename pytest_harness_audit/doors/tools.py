@@ -46,6 +46,7 @@ from pytest_harness_audit.audit.canonical import hash_json
 from pytest_harness_audit.audit.errors import AuditError
 from pytest_harness_audit.doors.lazy_results import materialised, materialised_async
 from pytest_harness_audit.doors.tool_calls import gate_failure, turns_of
+from pytest_harness_audit.doors.tool_errors import shown_exception
 from pytest_harness_audit.errors import HarnessAuditError, UsageError
 from pytest_harness_audit.gate.seam import GatedCall, Outcome
 from pytest_harness_audit.policy.categories import BUILTIN_TOOL_CATEGORIES
@@ -189,22 +190,14 @@ def _bound(
     return params, defaulted
 
 
-def _redact_exception(gate: Gate, exc: BaseException) -> None:
-    """Redact the known secrets in the text of ``exc``, which the function raised and the
-    framework will read (its ``args`` and a ``message`` attribute, when they are text)."""
+def _redact_exception(gate: Gate, exc: BaseException) -> BaseException:
+    """``exc``, which the function raised and the framework will read, with the known secrets
+    in its text redacted (:mod:`.tool_errors`): itself, or a replacement of the same name."""
     scrub = getattr(getattr(getattr(gate, "chain", None), "builder", None), "scrub", None)
     text = getattr(scrub, "text", None)
     if not callable(text):
-        return
-    try:
-        args = tuple(text(arg) if isinstance(arg, str) else arg for arg in exc.args)
-        message = getattr(exc, "message", None)
-        if args != exc.args:
-            exc.args = args
-        if isinstance(message, str) and text(message) != message:
-            exc.message = text(message)  # type: ignore[attr-defined]
-    except Exception:  # an exception that will not take new text keeps its own
-        return
+        return exc
+    return shown_exception(exc, text)
 
 
 def _tool_name(fn: Callable[..., Any], name: str | None) -> str:
@@ -335,8 +328,10 @@ def gated_tool(
                     gated = await gate.run_async(tool, params, act, extra=extra_for(defaulted))
                 except Exception as exc:
                     if raised and exc is raised[0]:
-                        _redact_exception(gate, exc)
-                        raise
+                        shown = _redact_exception(gate, exc)
+                        if shown is exc:
+                            raise
+                        raise shown from None
                     return failed(params, exc, defaulted)
             if gated.status == "blocked":
                 return blocked(gated)
@@ -364,8 +359,10 @@ def gated_tool(
                 gated = gate.run(tool, params, act, extra=extra_for(defaulted))
             except Exception as exc:
                 if raised and exc is raised[0]:
-                    _redact_exception(gate, exc)
-                    raise
+                    shown = _redact_exception(gate, exc)
+                    if shown is exc:
+                        raise
+                    raise shown from None
                 return failed(params, exc, defaulted)
         if gated.status == "blocked":
             return blocked(gated)

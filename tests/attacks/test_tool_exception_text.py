@@ -112,11 +112,6 @@ def _run(harness: Harness, raiser: Callable[[str], None]) -> str:
     return _model_reads(function_tool(harness.tool(deploy), failure_error_function=tell_the_model))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the door redacts an exception's string args only; str(exc) built from other "
-    "fields (a command list, a filename, __str__) reaches the model with the key",
-)
 @pytest.mark.parametrize("raiser", [_called_process, _missing_file, _own_str])
 def test_exception_text_reaches_the_model_redacted(
     harness: Harness, raiser: Callable[[str], None]
