@@ -16,6 +16,12 @@ ten characters a message is refused once the run is long enough, not only at its
 Every other character of a core (``key[::2]``) is a run too, and a text is also read taking
 every second or third character (a filler character after each one of the key). One
 Aho–Corasick automaton holds every run of every value.
+
+A stream's texts may also hold *pieces* of a value in any order, with other text between them
+(the last ten characters first, then the ten before them …): each part of a core at least
+:data:`MIN_PIECE` characters long that a text holds is marked at its place in the core, in the
+stream's :class:`PieceMemory`, and once the marked places make a run, the text that completed it
+is a finding — the pieces are assembled by their position in the value, not by send order.
 """
 
 from __future__ import annotations
@@ -44,6 +50,9 @@ MAX_HITS = 4096
 #: Texts are also read taking every second and every third character (filler between them).
 MAX_STRIDE = 3
 
+#: A part of a core marked in a stream's memory is at least this long (as a fragment is).
+MIN_PIECE = 8
+
 _TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~]+")
 
 
@@ -71,16 +80,44 @@ def _grams(skeleton: str, size: int) -> Iterator[str]:
             yield gram
 
 
+class PieceMemory:
+    """The places of each value's core a stream's texts held (see the module doc)."""
+
+    def __init__(self) -> None:
+        self.held: dict[int, bytearray] = {}
+
+    def reset(self) -> None:
+        """Forget every place."""
+        self.held.clear()
+
+
+def _longest(held: bytearray, start: int, stop: int) -> int:
+    """The length of the run of held places around ``start:stop`` (all of them held)."""
+    while start > 0 and held[start - 1]:
+        start -= 1
+    while stop < len(held) and held[stop]:
+        stop += 1
+    return stop - start
+
+
 class RunIndex:
     """The runs of a list of ``(secret, value)`` pairs, in one automaton."""
 
     def __init__(self, values: list[tuple[int, str]]) -> None:
         owners: dict[str, set[int]] = {}
+        places: dict[str, list[tuple[int, int]]] = {}
+        #: each value's core length and run length
+        self._sizes: dict[int, tuple[int, int]] = {}
         for secret, value in values:
             skeleton = core(value)
             if skeleton is None:
                 continue
             size = run_length(len(skeleton))
+            self._sizes[secret] = (len(skeleton), size)
+            for start in range(len(skeleton) - MIN_PIECE + 1):
+                gram = skeleton[start : start + MIN_PIECE]
+                if len(set(gram)) >= MIN_DISTINCT:
+                    places.setdefault(gram, []).append((secret, start))
             # the core itself, and every other character of it (``key[::2]``)
             for part in (skeleton, skeleton[::2], skeleton[1::2]):
                 for gram in _grams(part, size):
@@ -89,16 +126,25 @@ class RunIndex:
         self._owners = [tuple(sorted(owners[gram])) for gram in self._grams]
         self.empty = not self._grams
         self._automaton = None if self.empty else ahocorasick_rs.AhoCorasick(self._grams)
+        self._piece_grams = list(places)
+        self._places = [tuple(places[gram]) for gram in self._piece_grams]
+        self._pieces = ahocorasick_rs.AhoCorasick(self._piece_grams) if places else None
 
-    def hits(self, text: str, before: str = "") -> list[tuple[int, int, int]]:
+    def hits(
+        self, text: str, before: str = "", memory: PieceMemory | None = None
+    ) -> list[tuple[int, int, int]]:
         """``(secret, start, end)`` of the first run of each value found in ``text``; a run
         may begin in ``before`` (the skeleton of the texts sent just before it), and then
-        starts at 0."""
+        starts at 0. With ``memory`` (a stream's), pieces of a value its earlier texts held in
+        any order that this text completes to a run are found too."""
         if self._automaton is None or not text:
             return []
         text = text[:RUN_SCAN]
         skeleton = _skeleton.skeleton_text(text)
         found = self._hits(before, skeleton, text)
+        if memory is not None:
+            for secret, span in self._assembled(skeleton, text, memory).items():
+                found.setdefault(secret, span)
         if not found and not text.isascii():
             # look-alike letters folded: the span is the whole text (positions do not map)
             skeleton = _skeleton.skeleton_text(_fold.fold(text))
@@ -130,4 +176,33 @@ class RunIndex:
                     pieces = _skeleton.skeleton_pieces(text)
                 first = pieces.start(start - carried) if start >= carried else 0
                 found[secret] = (first, pieces.end(end - carried))
+        return found
+
+    def _assembled(
+        self, skeleton: str, text: str, memory: PieceMemory
+    ) -> dict[int, tuple[int, int]]:
+        """The values whose pieces in ``skeleton`` make a run with the places ``memory`` held
+        (which gets this text's places), with the span of their pieces in ``text``."""
+        if self._pieces is None:
+            return {}
+        spans: dict[int, tuple[int, int]] = {}
+        marked: dict[int, list[int]] = {}
+        matches = self._pieces.find_matches_as_indexes(skeleton, overlapping=True)
+        for gram, start, end in matches[:MAX_HITS]:
+            for secret, place in self._places[gram]:
+                length, _size = self._sizes[secret]
+                held = memory.held.setdefault(secret, bytearray(length))
+                held[place : place + MIN_PIECE] = b"\x01" * MIN_PIECE
+                marked.setdefault(secret, []).append(place)
+                first, last = spans.get(secret, (start, end))
+                spans[secret] = (min(first, start), max(last, end))
+        found: dict[int, tuple[int, int]] = {}
+        pieces = None
+        for secret, places in marked.items():
+            held, size = memory.held[secret], self._sizes[secret][1]
+            if any(_longest(held, place, place + MIN_PIECE) >= size for place in places):
+                if pieces is None:
+                    pieces = _skeleton.skeleton_pieces(text)
+                start, end = spans[secret]
+                found[secret] = (pieces.start(start), pieces.end(end))
         return found

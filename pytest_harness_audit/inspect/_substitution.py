@@ -242,10 +242,15 @@ class SendIndex:
         self._shapes = ShapeIndex(values)
 
     def hits(
-        self, text: str, before: str = "", shapes_only: bool = False
+        self,
+        text: str,
+        before: str = "",
+        shapes_only: bool = False,
+        memory: _runs.PieceMemory | None = None,
     ) -> list[tuple[int, int, int, str]]:
-        """``(secret, start, end, transform)``: ``run`` hits (unless ``shapes_only``), then
-        ``substituted`` ones."""
-        found = [] if shapes_only else [(*hit, "run") for hit in self._runs.hits(text, before)]
+        """``(secret, start, end, transform)``: ``run`` hits (unless ``shapes_only``; with
+        ``memory``, pieces earlier texts held too), then ``substituted`` ones."""
+        runs = [] if shapes_only else self._runs.hits(text, before, memory)
+        found = [(*hit, "run") for hit in runs]
         found += [(*hit, "substituted") for hit in self._shapes.hits(text)]
         return found

@@ -259,7 +259,13 @@ class SecretRegistry:
                 self._fragment_index = _fragments.FragmentIndex(values)
             return self._fragment_index
 
-    def _with_runs(self, result: ScanResult, before: str, shapes: bool = False) -> ScanResult:
+    def _with_runs(
+        self,
+        result: ScanResult,
+        before: str,
+        shapes: bool = False,
+        memory: _runs.PieceMemory | None = None,
+    ) -> ScanResult:
         """``result`` with the values a long enough part of which is in its text, or begins in
         ``before`` and ends in it (:mod:`._runs`), or written through a character substitution
         (:mod:`._substitution`; with ``shapes``, that alone), and that it did not find whole."""
@@ -270,7 +276,7 @@ class SecretRegistry:
             index = self._run_index
         known = {f.fingerprint for f in result.findings}
         found = list(result.findings)
-        for secret, start, end, transform in index.hits(result.text, before, shapes):
+        for secret, start, end, transform in index.hits(result.text, before, shapes, memory):
             info = self._secrets[secret].info
             if info.fingerprint not in known:
                 known.add(info.fingerprint)
@@ -447,6 +453,7 @@ class StreamScanner:
         self._registry = registry
         self._carries: dict[str, _matcher.Carry] = {}
         self._memory = _fragments.FragmentMemory()
+        self._pieces = _runs.PieceMemory()
         self._lock = threading.Lock()
 
     def scan(
@@ -461,13 +468,16 @@ class StreamScanner:
             before = skeleton.text if skeleton is not None else ""
             result = self._registry._scan(data, self._carries, budget, parts=runs)
             result = self._registry._with_fragments(result, self._memory, runs)
-            return self._registry._with_runs(result, before) if runs else result
+            if not runs:
+                return result
+            return self._registry._with_runs(result, before, memory=self._pieces)
 
     def reset(self) -> None:
         """Forget the earlier texts (the fragments every stream of the registry saw too)."""
         with self._lock:
             self._carries.clear()
             self._memory.reset()
+            self._pieces.reset()
         self._registry._forget_shared_fragments()
 
 

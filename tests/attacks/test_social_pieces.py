@@ -44,11 +44,6 @@ def _reassembled(sent: list[str]) -> str:
     return "".join(piece for _, piece in pieces)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pieces of a key sent last first are never a run of consecutive sends: all go out, "
-    "the peer holds the key and the verdict is PASS",
-)
 def test_key_pieces_sent_in_reverse_order(harness: Harness) -> None:
     body = api_key(harness)[len(PREFIX) :]
     sent = _send_pieces(harness, list(reversed(range(0, len(body), 10))))
