@@ -46,6 +46,7 @@ from pytest_harness_audit.inspect.effects import (
 from pytest_harness_audit.inspect.history import UnnamedCommits
 from pytest_harness_audit.inspect.learn import workspace_credentials
 from pytest_harness_audit.inspect.outputs import (
+    OutputStream,
     ValueScan,
     memoised_scanner,
     scan_value,
@@ -207,7 +208,7 @@ class Inspector:
         self.watched = watched
         self.tracked = tracked
         self._streams: OrderedDict[str, StreamScanner] = OrderedDict()
-        self._outputs = self.secrets.stream()
+        self._outputs = OutputStream(self.secrets)
         self._lock = threading.Lock()
         # The kernel's view of reads of the workspace's secret-bearing files, with the live
         # tree only (then every call gets a ``before``). The index is refreshed first, so that
@@ -403,12 +404,7 @@ class Inspector:
     def _scan_output(self, output: Any) -> ValueScan:
         # what the model reads is one stream: a value handed over in parts, one a call, is
         # found as an outgoing payload's is (and a long enough part of one on its own)
-        stream = self._outputs
-
-        def scanner(leaf: str | bytes, where: str, budget: int) -> ScanResult:
-            return stream.scan(leaf, runs=True, budget=budget)
-
-        return self._tidy(scan_value(output, scanner))
+        return self._tidy(scan_value(output, self._outputs.scan))
 
     def outgoing(
         self, tool: str, params: Mapping[str, Any] | Any, *, channel: str | None = None

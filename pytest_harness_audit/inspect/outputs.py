@@ -13,10 +13,12 @@ its redacted text).
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pytest_harness_audit.inspect import _fragments, _runs, _skeleton
 from pytest_harness_audit.inspect.secrets import (
     MAX_SCAN_CHARS,
     ScanResult,
@@ -184,3 +186,30 @@ def tidy_where(scan: ValueScan, redact: Callable[[str], str]) -> ValueScan:
         return scan
     findings = tuple(replace(f, where=redact(f.where)) for f in scan.findings)
     return ValueScan(findings, scan.unscanned, scan.redacted)
+
+
+class OutputStream:
+    """What the model reads over a session, as one stream: each text scanned whole (the
+    registry's one-shot scan), then read for the fragments of a value earlier outputs held, a
+    long enough part of one (:mod:`._runs`), beginning in the tail of the output before it, and
+    pieces of one in any order. Lighter than a :class:`~.secrets.StreamScanner` (no carried
+    tails of every form: the fragments and the runs find a value split over outputs)."""
+
+    def __init__(self, registry: SecretRegistry) -> None:
+        self._registry = registry
+        self._fragments = _fragments.FragmentMemory()
+        self._pieces = _runs.PieceMemory()
+        self._before = ""
+        self._lock = threading.Lock()
+
+    def scan(self, leaf: str | bytes, where: str, budget: int) -> ScanResult:
+        """The findings in ``leaf`` (a :data:`Scanner`), the stream's memory taken into
+        account and updated."""
+        registry = self._registry
+        result = registry.scan(leaf, budget=budget)
+        with self._lock:
+            result = registry._with_fragments(result, self._fragments, True)
+            result = registry._with_runs(result, self._before, memory=self._pieces)
+            tail = _skeleton.skeleton_text(result.text[-4 * _runs.LONG_RUN :])
+            self._before = tail[-_runs.LONG_RUN :]
+        return result
