@@ -1,8 +1,8 @@
 """A known key handed to the model in two halves, one per call.
 
-The chain's scrub redacts a run of a known secret (half a key) in every record, yet the tool
-results the model reads are judged and redacted only for a whole secret: each half reaches the
-model in the clear, the model holds the whole key, and the verdict is PASS. Shown at the proxy
+The chain's scrub redacts a run of a known secret (half a key) in every record; the tool results
+the model reads are read the same way (a run, and pieces over the calls of a session): the half
+that makes a run reaches the model redacted and the session fails. Shown at the proxy
 (a real upstream that loaded the ``.env`` at start, as a dotenv-reading server does, so no
 credential read happens during a call), at the function-tool door and at the hook door (an MCP
 tool's output the host hands to ``hook post``). The benign twin: the

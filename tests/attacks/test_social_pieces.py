@@ -2,8 +2,8 @@
 
 The secret guard refuses a run of a long secret built from consecutive sends (16 characters of
 it). Four 10-character pieces of the key's body, each labelled with its offset, sent to one
-peer in reverse order, give the peer the whole key: every send goes out and the verdict is
-PASS. The benign twin: the same pieces in order are refused at the second send.
+peer in reverse order, are assembled by their place in the key: refused once they make a
+run. The benign twin: the same pieces in order are refused at the second send.
 """
 
 from __future__ import annotations

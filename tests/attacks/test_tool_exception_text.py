@@ -4,9 +4,9 @@ The function-tool door redacts the known secrets in the text of an exception a t
 string ``args`` and a ``message``) before the framework reads it. The OpenAI Agents SDK hands the
 model ``str(exc)`` through a ``failure_error_function`` (the SDK's way to show it); for a
 ``subprocess.CalledProcessError`` that is the command (a list, not a string argument), for an
-``OSError`` its ``filename``, for an exception with its own ``__str__`` an attribute: the
-workspace key reaches the model in the clear (the verdict FAILs on the record). The benign twin:
-a ``RuntimeError`` quoting the key is redacted.
+``OSError`` its ``filename``, for an exception with its own ``__str__`` an attribute: those
+are redacted too, or the exception replaced by one of the same name with the redacted text.
+The benign twin: a ``RuntimeError`` quoting the key is redacted.
 """
 
 from __future__ import annotations
