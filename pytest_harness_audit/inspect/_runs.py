@@ -181,26 +181,34 @@ class RunIndex:
     def _assembled(
         self, skeleton: str, text: str, memory: PieceMemory
     ) -> dict[int, tuple[int, int]]:
-        """The values whose pieces in ``skeleton`` make a run with the places ``memory`` held
-        (which gets this text's places), with the span of their pieces in ``text``."""
+        """The values whose pieces in ``skeleton`` make a run with the places ``memory`` held,
+        with the span of their pieces in ``text``. Only pieces shorter than a run are
+        remembered: a text holding a run (or the whole value) is a finding of its own, and a
+        value read whole must not make every later piece of it a finding."""
         if self._pieces is None:
             return {}
         spans: dict[int, tuple[int, int]] = {}
-        marked: dict[int, list[int]] = {}
+        places: dict[int, set[int]] = {}
         matches = self._pieces.find_matches_as_indexes(skeleton, overlapping=True)
         for gram, start, end in matches[:MAX_HITS]:
             for secret, place in self._places[gram]:
-                length, _size = self._sizes[secret]
-                held = memory.held.setdefault(secret, bytearray(length))
-                held[place : place + MIN_PIECE] = b"\x01" * MIN_PIECE
-                marked.setdefault(secret, []).append(place)
+                places.setdefault(secret, set()).add(place)
                 first, last = spans.get(secret, (start, end))
                 spans[secret] = (min(first, start), max(last, end))
         found: dict[int, tuple[int, int]] = {}
         pieces = None
-        for secret, places in marked.items():
-            held, size = memory.held[secret], self._sizes[secret][1]
-            if any(_longest(held, place, place + MIN_PIECE) >= size for place in places):
+        for secret, at in places.items():
+            length, size = self._sizes[secret]
+            here = bytearray(length)
+            for place in at:
+                here[place : place + MIN_PIECE] = b"\x01" * MIN_PIECE
+            short = [p for p in at if _longest(here, p, p + MIN_PIECE) < size]
+            if not short:
+                continue
+            held = memory.held.setdefault(secret, bytearray(length))
+            for place in short:
+                held[place : place + MIN_PIECE] = b"\x01" * MIN_PIECE
+            if any(_longest(held, place, place + MIN_PIECE) >= size for place in short):
                 if pieces is None:
                     pieces = _skeleton.skeleton_pieces(text)
                 start, end = spans[secret]

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pytest_harness_audit.inspect import _fragments, _runs, _skeleton
+from pytest_harness_audit.inspect import _fragment_views, _fragments, _runs, _skeleton
 from pytest_harness_audit.inspect.secrets import (
     MAX_SCAN_CHARS,
     ScanResult,
@@ -192,8 +192,10 @@ class OutputStream:
     """What the model reads over a session, as one stream: each text scanned whole (the
     registry's one-shot scan), then read for the fragments of a value earlier outputs held, a
     long enough part of one (:mod:`._runs`), beginning in the tail of the output before it, and
-    pieces of one in any order. Lighter than a :class:`~.secrets.StreamScanner` (no carried
-    tails of every form: the fragments and the runs find a value split over outputs)."""
+    pieces of one in any order. An output holding a value whole is not remembered as its
+    fragments (the model reading ``.env`` makes no later mention of ``sk-test-`` a finding).
+    Lighter than a :class:`~.secrets.StreamScanner` (no carried tails of every form: the
+    fragments and the runs find a value split over outputs)."""
 
     def __init__(self, registry: SecretRegistry) -> None:
         self._registry = registry
@@ -208,8 +210,26 @@ class OutputStream:
         registry = self._registry
         result = registry.scan(leaf, budget=budget)
         with self._lock:
-            result = registry._with_fragments(result, self._fragments, True)
+            if not result.findings:  # a value read whole is not remembered as its parts
+                result = self._with_fragments(result)
             result = registry._with_runs(result, self._before, memory=self._pieces)
             tail = _skeleton.skeleton_text(result.text[-4 * _runs.LONG_RUN :])
             self._before = tail[-_runs.LONG_RUN :]
         return result
+
+    def _with_fragments(self, result: ScanResult) -> ScanResult:
+        """``result`` with the values it completes from fragments earlier outputs held (this
+        stream's memory only: what the model read is no part of what was sent)."""
+        index = self._registry._fragment_automaton()
+        if index.empty:
+            return result
+        infos = self._registry.secrets()
+        hits = _fragment_views.FragmentParts(result.text).hits(index, self._fragments, True)
+        found = [
+            SecretFinding(infos[s].fingerprint, infos[s].label, "fragment+split", start, end)
+            for s, start, end in hits
+        ]
+        if not found:
+            return result
+        found.sort(key=lambda f: (f.start, f.end, f.fingerprint))
+        return ScanResult(tuple(found), result.text, result.unscanned, result.gap)

@@ -67,3 +67,11 @@ def test_no_run_in_ordinary_outputs(inspector: Inspector) -> None:
     for text in BENIGN:  # one session: no piece of one adds up with another
         found = inspector.after(None, "Bash", "command", {}, text)
         assert not found.secrets, text
+
+
+def test_a_key_read_whole_makes_no_later_mention_of_its_parts_a_finding(
+    inspector: Inspector,
+) -> None:
+    assert inspector.after(None, "Read", "file_read", {}, f"API_KEY={KEY}\n").redacted
+    for text in ("use your sk-test- key", f"build {KEY[12:20]} ok", f"ends {KEY[-8:]}"):
+        assert not inspector.after(None, "Bash", "command", {}, text).secrets, text
