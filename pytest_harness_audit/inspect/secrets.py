@@ -39,7 +39,6 @@ import threading
 from dataclasses import dataclass, field
 
 from pytest_harness_audit.inspect import (
-    _dumps,
     _encodings,
     _escapes,
     _fragment_views,
@@ -47,10 +46,12 @@ from pytest_harness_audit.inspect import (
     _layers,
     _matcher,
     _near,
+    _runs,
     _skeleton,
     _spans,
     _substitution,
 )
+from pytest_harness_audit.inspect._quick import nothing_in
 from pytest_harness_audit.inspect._spans import merged as _merged
 from pytest_harness_audit.inspect._spans import outermost as _outermost
 from pytest_harness_audit.inspect._spans import redact_spans as redact_spans
@@ -343,7 +344,7 @@ class SecretRegistry:
         if automaton.empty:
             return ScanResult((), text, unscanned, head if unscanned else -1)
         one_shot = not carry_out and not carries and not unscanned
-        if one_shot and len(text) <= _matcher.CHUNK and _nothing_in(automaton, skeletons, text):
+        if one_shot and len(text) <= _matcher.CHUNK and nothing_in(automaton, skeletons, text):
             return ScanResult((), text, 0, -1)
         found: dict[tuple[str, int, int], SecretFinding] = {}
         grams: list[_matcher.Hit] = []
@@ -479,23 +480,6 @@ class StreamScanner:
             self._memory.reset()
             self._pieces.reset()
         self._registry._forget_shared_fragments()
-
-
-def _nothing_in(automaton: _matcher.Automaton, skeletons: _matcher.Automaton, chunk: str) -> bool:
-    """Whether scanning ``chunk`` alone (one chunk, nothing carried into it) provably finds
-    nothing: the plain and skeleton views are searched here as :func:`._matcher.scan_chunk`
-    and :func:`._skeleton.scan_skeleton` search them, and a chunk with a decoded view (percent
-    escapes, character escapes, dump lines) is left to the full scan; nested encodings
-    (:mod:`._layers`) are scanned here."""
-    if _matcher.percent_escaped(chunk):
-        return False
-    if _escapes.unescaped(chunk) is not None or _dumps.has_dump_lines(chunk):
-        return False
-    if next(automaton.matches(_matcher.normalise(chunk)), None) is not None:
-        return False
-    if next(skeletons.matches(_skeleton.skeleton_text(chunk)), None) is not None:
-        return False
-    return not _layers.scan_layers(automaton, chunk, 0)
 
 
 def learn_from_workspace(
