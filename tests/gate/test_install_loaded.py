@@ -50,7 +50,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         del sys.modules[name]
 
 
-@pytest.fixture(params=["kernel", "stamps"])
+@pytest.fixture(params=["kernel", pytest.param("stamps", marks=pytest.mark.slow)])
 def harness(
     tmp_path: Path, site: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Harness]:
