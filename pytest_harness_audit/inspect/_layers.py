@@ -24,9 +24,10 @@ from __future__ import annotations
 import binascii
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from pytest_harness_audit.inspect import _encodings, _escapes, _matcher, _number_lists
+from pytest_harness_audit.inspect._spans import Spanned
 
 #: Decodings nested at most this deep (the automaton's forms add one or two layers more).
 MAX_DEPTH = 3
@@ -288,18 +289,7 @@ def scan_layers(automaton: _matcher.Automaton, chunk: str, offset: int) -> list[
     return hits
 
 
-class _Finding(Protocol):
-    """What :func:`uncovered` reads of a finding."""
-
-    @property
-    def fingerprint(self) -> str: ...
-    @property
-    def start(self) -> int: ...
-    @property
-    def end(self) -> int: ...
-
-
-_F = TypeVar("_F", bound=_Finding)
+_F = TypeVar("_F", bound=Spanned)
 
 
 def uncovered(extra: list[_F], found: Iterable[_F]) -> list[_F]:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
 
 from pytest_harness_audit.inspect import _matcher, _runs, _skeleton
+from pytest_harness_audit.inspect._spans import Spanned
 
 #: The transform of the grams in the automaton, and of a near copy's finding.
 NEAR = "near"
@@ -33,17 +33,6 @@ MIN_DISTINCT = 4
 #: Gram hits looked at per text, and diagonals aligned (a text repeating grams cannot cost more).
 MAX_CANDIDATES = 4096
 MAX_ALIGNMENTS = 256
-
-
-class _Spanned(Protocol):
-    """What :func:`copies` reads of a finding."""
-
-    @property
-    def fingerprint(self) -> str: ...
-    @property
-    def start(self) -> int: ...
-    @property
-    def end(self) -> int: ...
 
 
 def min_window(core: int) -> int:
@@ -196,7 +185,7 @@ def copies(
     grams: list[_matcher.Hit],
     text: str,
     secrets: list[tuple[str, tuple[str, ...]]],
-    found: Iterable[_Spanned],
+    found: Iterable[Spanned],
     parts: bool,
 ) -> Iterator[tuple[int, int, int]]:
     """``(secret, start, end)`` of the near copies the gram hits of ``text`` are part of

@@ -7,6 +7,17 @@ from dataclasses import Field, replace
 from typing import Any, ClassVar, Protocol, TypeVar
 
 
+class Spanned(Protocol):
+    """A finding as span readers see it: whose value, and where."""
+
+    @property
+    def fingerprint(self) -> str: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+
+
 class _Finding(Protocol):
     """What these functions read of a finding (a frozen dataclass)."""
 
