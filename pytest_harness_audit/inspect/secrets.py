@@ -39,7 +39,6 @@ import threading
 from dataclasses import dataclass, field
 
 from pytest_harness_audit.inspect import (
-    _encodings,
     _escapes,
     _fragment_views,
     _fragments,
@@ -51,6 +50,7 @@ from pytest_harness_audit.inspect import (
     _spans,
     _substitution,
 )
+from pytest_harness_audit.inspect._forms import piece_forms
 from pytest_harness_audit.inspect._quick import nothing_in
 from pytest_harness_audit.inspect._spans import merged as _merged
 from pytest_harness_audit.inspect._spans import outermost as _outermost
@@ -219,19 +219,12 @@ class SecretRegistry:
     def _current(self) -> _matcher.Automaton:
         with self._lock:
             if self._automaton is None:
-                patterns: list[_matcher.Pattern] = []
-                for index, secret in enumerate(self._secrets):
-                    for piece in secret.values:
-                        for transform, form in itertools.chain(
-                            _matcher.forms(piece),
-                            _skeleton.extra_forms(piece),
-                            _encodings.more_forms(piece),
-                            _substitution.substitution_forms(piece),
-                            _near.grams(piece),
-                        ):
-                            key = _matcher.normalise(form)
-                            if len(key) >= _matcher.MIN_PATTERN or transform == _near.NEAR:
-                                patterns.append(_matcher.Pattern(index, transform, form, key))
+                patterns = [
+                    _matcher.Pattern(index, transform, form, key)
+                    for index, secret in enumerate(self._secrets)
+                    for piece in secret.values
+                    for transform, form, key in piece_forms(piece)
+                ]
                 self._automaton = _matcher.Automaton(patterns)
             return self._automaton
 
