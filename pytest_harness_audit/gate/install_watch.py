@@ -72,6 +72,7 @@ from pytest_harness_audit.gate.install_modules import (
 from pytest_harness_audit.gate.seam import NO_FINDINGS, CallFindings, Outcome
 from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
 from pytest_harness_audit.inspect import WATCHED_CATEGORIES
+from pytest_harness_audit.inspect.effect_set import listed
 from pytest_harness_audit.inspect.exec_config import installs_packages
 
 #: Files of the package folder walked at most (an installation is a few hundred).
@@ -304,17 +305,14 @@ class InstallWatch:
         changed = sorted(found, key=lambda path: (path in self.folders, path))
         if not changed:
             return NO_FINDINGS
-        listed = changed[:_MAX_LISTED]
-        effects: dict[str, Any] = {"installationChanged": listed}
-        if len(changed) > len(listed):
-            effects["installationChangedCount"] = len(changed)
+        effects: dict[str, Any] = listed("installationChanged", changed, _MAX_LISTED)
         if startup:
             effects["installationStartup"] = startup[:_MAX_LISTED]
         return CallFindings(
             alerts=(TAMPER_ALERT,),
             effects=effects,
             verdict="FAIL",
-            reason=f"the call changed {INSTALLATION} ({listed[0]})",
+            reason=f"the call changed {INSTALLATION} ({changed[0]})",
             caught_by="effect",
         )
 

@@ -9,6 +9,15 @@ from dataclasses import dataclass
 RECORD_LIMIT = 100
 
 
+def listed(name: str, paths: Sequence[object], limit: int = RECORD_LIMIT) -> dict[str, object]:
+    """A record's list of ``paths`` under ``name``, cut to ``limit``, with a ``<name>Count``
+    beside it when longer."""
+    found: dict[str, object] = {name: list(paths[:limit])}
+    if len(paths) > limit:
+        found[f"{name}Count"] = len(paths)
+    return found
+
+
 @dataclass(frozen=True)
 class Effects:
     """What changed between two snapshots; every path relative to the workspace, sorted."""
@@ -79,13 +88,9 @@ class Effects:
         )
         for name, paths in kinds:
             if paths:
-                record[name] = list(paths[:limit])
-                if len(paths) > limit:
-                    record[f"{name}Count"] = len(paths)
+                record.update(listed(name, paths, limit))
         if self.history_destroyed:
-            record["historyDestroyed"] = list(self.history_destroyed[:limit])
-            if len(self.history_destroyed) > limit:
-                record["historyDestroyedCount"] = len(self.history_destroyed)
+            record.update(listed("historyDestroyed", self.history_destroyed, limit))
         if self.tracked_deleted:
             record["trackedDeleted"] = len(self.tracked_deleted)
         if not self.complete:

@@ -29,6 +29,7 @@ from typing import Any
 from pytest_harness_audit.gate.seam import NO_FINDINGS, CallFindings, Outcome
 from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
 from pytest_harness_audit.inspect import WATCHED_CATEGORIES
+from pytest_harness_audit.inspect.effect_set import listed
 from pytest_harness_audit.inspect.inotify import (
     IN_ATTRIB,
     IN_CLOSE_WRITE,
@@ -192,15 +193,11 @@ def _within(path: str, seed: str) -> bool:
 def _findings(changed: list[str]) -> CallFindings:
     if not changed:
         return NO_FINDINGS
-    listed = changed[:_MAX_LISTED]
-    effects: dict[str, Any] = {"seedChanged": listed}
-    if len(changed) > len(listed):
-        effects["seedChangedCount"] = len(changed)
     return CallFindings(
         alerts=(TAMPER_ALERT,),
-        effects=effects,
+        effects=listed("seedChanged", changed, _MAX_LISTED),
         verdict="FAIL",
-        reason=f"the call changed the seed workspaces are copied from ({listed[0]})",
+        reason=f"the call changed the seed workspaces are copied from ({changed[0]})",
         caught_by="effect",
     )
 
