@@ -15,15 +15,30 @@ from pytest_harness_audit._data import data_dir
 from pytest_harness_audit.gate import install_guard, install_watch
 from pytest_harness_audit.gate.install_guard import InstallGuard
 from pytest_harness_audit.gate.install_watch import InstallWatch
+from pytest_harness_audit.inspect.own_reads import OWN_READS
 from pytest_harness_audit.session.harness import Harness
+
+
+def _templates(folder: str, names: list[str]) -> list[str]:
+    """The template folders, copied apart (each counted as the auditor's own copy)."""
+    if Path(folder).name != "workspaces":
+        return []
+    return [name for name in names if (Path(folder) / name).is_dir()]
 
 
 @pytest.fixture
 def trees(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Copies of ``rules/`` and ``fixtures/`` taken for the shipped ones."""
     copies = tmp_path / "shipped"
-    for name in ("rules", "fixtures"):
-        shutil.copytree(data_dir(name), copies / name)
+    shutil.copytree(data_dir("rules"), copies / "rules")
+    fixtures = data_dir("fixtures")
+    shutil.copytree(fixtures, copies / "fixtures", ignore=_templates)
+    for template in (fixtures / "workspaces").iterdir():
+        if not template.is_dir():
+            continue
+        # counted as the auditor's own copy: other workers' sessions watch its credential files
+        with OWN_READS.reading(str(template.resolve()), shared=True):
+            shutil.copytree(template, copies / "fixtures" / "workspaces" / template.name)
     found = [str(copies / "rules"), str(copies / "fixtures")]
     monkeypatch.setattr(install_guard, "data_trees", lambda: found)
     monkeypatch.setattr(install_watch, "data_trees", lambda: found)
