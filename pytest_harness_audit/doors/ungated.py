@@ -29,8 +29,9 @@ A record accounts for one call of this run only, matched by
   side by side).
 
 With no time given (the Agents SDK, inspect_ai), a run's first calls can still be matched to an
-earlier run's records of the same tool with the same arguments: check each run on a session of
-its own, or right after it ran.
+earlier run's records of the same tool with the same arguments. ``since`` closes that: the
+number of calls the session had recorded before the run (``len(harness.calls())`` taken just
+before it), so no earlier record accounts for any of its calls.
 """
 
 from __future__ import annotations
@@ -234,13 +235,16 @@ def _accounts(record: Any, call: _Ran) -> bool:
     return True
 
 
-def ungated_calls(harness: _Recorded, run: Any) -> list[str]:
+def ungated_calls(harness: _Recorded, run: Any, *, since: int = 0) -> list[str]:
     """The tool calls ``run`` made that ``harness`` recorded no call for (name, once per call).
 
     Empty when every call the framework ran went through the gate. Each record accounts for
-    one call of this run at most, matched as the module doc says.
+    one call of this run at most, matched as the module doc says. ``since``: how many calls
+    the session had recorded before the run; none of those accounts for its calls.
     """
-    records = list(harness.calls())
+    if isinstance(since, bool) or not isinstance(since, int) or since < 0:
+        raise ValueError(f"ungated_calls: since must be a count of calls (>= 0), got {since!r}")
+    records = list(harness.calls())[since:]
     used: set[int] = set()
     missing: list[str] = []
     # per thread: its current response, the last record its earlier responses were matched

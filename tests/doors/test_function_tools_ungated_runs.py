@@ -163,6 +163,55 @@ def test_openai_agents_an_older_record_does_not_account_for_a_later_response_s_c
     assert ungated_calls(service, second) == ["read_file"]
 
 
+def test_openai_agents_since_keeps_an_earlier_run_s_record_from_a_run_s_first_call(
+    service: Harness,
+) -> None:
+    pytest.importorskip("agents")
+    from agents import Agent, RunConfig, Runner, function_tool
+
+    @function_tool(name_override="read_file")
+    @service.tool(name="read_file", category="file_read", on_block="return")
+    def gated_read(path: str) -> str:
+        """Read a file."""
+        return "text"
+
+    @function_tool
+    def read_file(path: str) -> str:
+        """Read a file (not wrapped)."""
+        return "text"
+
+    config = RunConfig(tracing_disabled=True)
+    read = [("read_file", {"path": "README.md"})]
+    Runner.run_sync(
+        Agent(name="a", model=_scripted_agents_model(read), tools=[gated_read]),
+        "go",
+        run_config=config,
+    )
+    before = len(service.calls())
+    second = Runner.run_sync(
+        Agent(name="b", model=_scripted_agents_model(read), tools=[read_file]),
+        "go",
+        run_config=config,
+    )
+    # no time in the Agents SDK's items: the first run's record passes for the second's call
+    assert ungated_calls(service, second) == []
+    assert ungated_calls(service, second, since=before) == ["read_file"]
+    # the same count taken before a gated run leaves its own record to account for it
+    again = len(service.calls())
+    third = Runner.run_sync(
+        Agent(name="c", model=_scripted_agents_model(read), tools=[gated_read]),
+        "go",
+        run_config=config,
+    )
+    assert ungated_calls(service, third, since=again) == []
+
+
+@pytest.mark.parametrize("since", [-1, True, "3", 1.5])
+def test_since_must_be_a_count(since: Any) -> None:
+    with pytest.raises(ValueError, match="since must be a count of calls"):
+        ungated_calls(Records(), [], since=since)
+
+
 def test_openai_agents_calls_of_one_response_match_in_any_order(service: Harness) -> None:
     pytest.importorskip("agents")
     from agents import Agent, RunConfig, Runner, function_tool
