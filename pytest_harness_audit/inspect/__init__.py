@@ -373,7 +373,7 @@ class Inspector:
         inspected in another process (:mod:`.spans`)."""
         with self._lock:
             lost = frozenset(self._lost)
-        return SessionSpans(lost, self._unnamed.kept)
+        return SessionSpans(lost, self._unnamed.kept, self._outputs.memory())
 
     def resume_spans(self, spans: SessionSpans) -> None:
         """Take up what the session's earlier calls did together (another process's
@@ -381,6 +381,7 @@ class Inspector:
         with self._lock:
             self._lost = set(spans.lost)
         self._unnamed.keep(spans.unnamed)
+        self._outputs.resume(spans.read)
 
     def effects(self, before: WorkspaceSnapshot) -> Effects:
         """What changed in the workspace since ``before``."""

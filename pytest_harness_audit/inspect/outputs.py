@@ -26,6 +26,7 @@ from pytest_harness_audit.inspect.secrets import (
     SecretRegistry,
     redact_spans,
 )
+from pytest_harness_audit.inspect.spans import Places, ReadMemory
 
 #: Deeper leaves are not scanned (and counted as unscanned).
 MAX_DEPTH = 64
@@ -233,3 +234,55 @@ class OutputStream:
             return result
         found.sort(key=lambda f: (f.start, f.end, f.fingerprint))
         return ScanResult(tuple(found), result.text, result.unscanned, result.gap)
+
+    def memory(self) -> ReadMemory:
+        """What the stream remembers of the outputs it read, by place (no text: see
+        :class:`~.spans.ReadMemory`), for a door whose next output is read in another process
+        (its tail is not carried: the pieces and the cuts find a value read in parts)."""
+        infos = self._registry.secrets()
+        pieces: set[Places] = set()
+        with self._lock:
+            for secret, held in self._pieces.held.items():
+                start = None
+                for place, mark in enumerate([*held, 0]):
+                    if mark and start is None:
+                        start = place
+                    elif not mark and start is not None:
+                        pieces.add((infos[secret].fingerprint, len(held), start, place))
+                        start = None
+            cuts = {
+                (infos[s // _fragments.VARIANTS].fingerprint, s % _fragments.VARIANTS, at, bool(p))
+                for s, at, p in self._fragments.seen
+            }
+        return ReadMemory(frozenset(pieces), frozenset(cuts))
+
+    def resume(self, memory: ReadMemory) -> None:
+        """Take up what another process's stream read (its :meth:`memory`): the places of the
+        values this registry knows; those of a value it does not know are left out."""
+        known = {info.fingerprint: index for index, info in enumerate(self._registry.secrets())}
+        lengths = _core_lengths(self._registry)
+        with self._lock:
+            for fingerprint, length, start, stop in memory.pieces:
+                secret = known.get(fingerprint)
+                if secret is None or lengths.get(secret) != length:
+                    continue  # not a value known here, or not its core's places
+                held = self._pieces.held.setdefault(secret, bytearray(length))
+                held[start:stop] = b"\x01" * (stop - start)
+            for fingerprint, form, at, is_prefix in memory.cuts:
+                secret = known.get(fingerprint)
+                if secret is not None and form < _fragments.VARIANTS:
+                    self._fragments.seen.add((secret * _fragments.VARIANTS + form, at, is_prefix))
+
+
+def _core_lengths(registry: SecretRegistry) -> dict[int, int]:
+    """The length of the core whose places each secret's pieces mark (as :class:`~._runs.RunIndex`
+    keeps it: its last value that has one)."""
+    with registry._lock:
+        values = [(index, secret.values) for index, secret in enumerate(registry._secrets)]
+    lengths: dict[int, int] = {}
+    for index, forms in values:
+        for value in forms:
+            skeleton = _runs.core(value)
+            if skeleton is not None:
+                lengths[index] = len(skeleton)
+    return lengths

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_harness_audit.inspect import SECRET_EXPOSURE, Inspector
+from pytest_harness_audit.inspect import SECRET_EXPOSURE, Inspector, SessionSpans
+from pytest_harness_audit.inspect.spans import ReadMemory
 
 KEY = "sk-test-4f9a1c2e7b3d8a6f0e5c9b2a1d7e3f8c"
 OTHER = "sk-test-0b1e2d3c4f5a6978a8b9cadbecfd0e1f"
@@ -75,3 +76,30 @@ def test_a_key_read_whole_makes_no_later_mention_of_its_parts_a_finding(
     assert inspector.after(None, "Read", "file_read", {}, f"API_KEY={KEY}\n").redacted
     for text in ("use your sk-test- key", f"build {KEY[12:20]} ok", f"ends {KEY[-8:]}"):
         assert not inspector.after(None, "Bash", "command", {}, text).secrets, text
+
+
+def test_pieces_read_in_another_process_are_taken_up(tmp_path: Path) -> None:
+    """Each call inspected by an inspector of its own (the hook door's processes): what the
+    first read is handed on by place, and the second finds the run it completes."""
+    (tmp_path / ".env").write_text(f"API_KEY={KEY}\n", encoding="utf-8")
+    first = Inspector(tmp_path, live=False, tracked=False)
+    assert not first.after(None, "Bash", "command", {}, f"piece: {KEY[8:20]}").secrets
+    carried = first.spans()
+    assert KEY[8:20] not in json.dumps(carried.to_json())
+    alone = Inspector(tmp_path, live=False, tracked=False)
+    assert not alone.after(None, "Bash", "command", {}, f"piece: {KEY[20:32]}").secrets
+    second = Inspector(tmp_path, live=False, tracked=False)
+    second.resume_spans(carried)
+    found = second.after(None, "Bash", "command", {}, f"piece: {KEY[20:32]}")
+    assert SECRET_EXPOSURE in found.alerts and KEY[20:32] not in str(found.redacted_output)
+
+
+def test_places_of_an_unknown_value_or_length_are_left_out(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text(f"API_KEY={KEY}\n", encoding="utf-8")
+    first = Inspector(tmp_path, live=False, tracked=False)
+    first.after(None, "Bash", "command", {}, f"piece: {KEY[8:20]}")
+    ((fingerprint, length, start, stop),) = first.spans().read.pieces
+    for pieces in ({("0" * 16, length, start, stop)}, {(fingerprint, length + 4, start, stop)}):
+        second = Inspector(tmp_path, live=False, tracked=False)
+        second.resume_spans(SessionSpans(read=ReadMemory(frozenset(pieces))))
+        assert not second.after(None, "Bash", "command", {}, f"piece: {KEY[20:32]}").secrets

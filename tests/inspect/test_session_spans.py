@@ -4,6 +4,7 @@ parallel calls handed on."""
 from __future__ import annotations
 
 from pytest_harness_audit.inspect import SessionSpans
+from pytest_harness_audit.inspect.spans import ReadMemory
 
 
 def test_json_round_trip_and_bad_input() -> None:
@@ -28,3 +29,35 @@ def test_rebased_drops_what_this_call_put_back_only() -> None:
     mine = SessionSpans(unnamed=frozenset())
     stored = SessionSpans(unnamed=frozenset({"x", "y"}))
     assert mine.rebased(seed, stored).unnamed == {"y"}
+
+
+def test_what_was_read_round_trips_and_bad_entries_are_left_out() -> None:
+    read = ReadMemory(
+        frozenset({("c8c3cb26cb69cfc0", 32, 0, 8)}), frozenset({("c8c3cb26cb69cfc0", 3, 8, True)})
+    )
+    spans = SessionSpans(read=read)
+    assert SessionSpans.from_json(spans.to_json()) == spans
+    assert "read" not in SessionSpans().to_json()
+    bad = {
+        "pieces": [
+            ["f", 32, 8, 8],  # empty
+            ["f", 32, 30, 40],  # past the core
+            ["f", 32, True, 8],  # not a number
+            [1, 32, 0, 8],  # no fingerprint
+            ["f", 32, 0],  # short
+            ["f", 32, 24, 32],
+        ],
+        "cuts": [["f", 3, 8, 1], ["f", -1, 8, True], ["f", 0, 12, False]],
+    }
+    assert ReadMemory.from_json(bad) == ReadMemory(
+        frozenset({("f", 32, 24, 32)}), frozenset({("f", 0, 12, False)})
+    )
+    assert ReadMemory.from_json(["f", 32, 0, 8]) == ReadMemory()
+
+
+def test_what_was_read_is_joined_with_what_parallel_calls_read() -> None:
+    seed = SessionSpans(read=ReadMemory(frozenset({("f", 32, 0, 8)})))
+    mine = SessionSpans(read=ReadMemory(frozenset({("f", 32, 0, 8), ("f", 32, 8, 16)})))
+    stored = SessionSpans(read=ReadMemory(frozenset({("f", 32, 0, 8), ("g", 20, 4, 12)})))
+    merged = mine.rebased(seed, stored)
+    assert merged.read.pieces == {("f", 32, 0, 16), ("g", 20, 4, 12)}
