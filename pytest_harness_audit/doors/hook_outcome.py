@@ -23,6 +23,13 @@ output the model reads (``hookSpecificOutput.updatedToolOutput``, any tool; an M
 as ``updatedMCPToolOutput``, the field hosts before it know), and the model then reads that
 output as the record redacts it, in the shape the host gave (a built-in tool's replacement that
 does not fit its output's schema is ignored by the host: the original stays).
+
+A failed call's error text is what the model reads of it, and the host lets a
+``PostToolUseFailure`` hook replace none of it: its only field is ``additionalContext``, added
+next to the error. When that text holds a known secret, the call is recorded and judged as a
+``PostToolUse`` output leak (the session fails), and the answer says so with the fields the
+host has for this event: ``additionalContext`` tells the model it read a known secret (named
+by label and marker only) and must not pass it on, and ``systemMessage`` tells the user.
 """
 
 from __future__ import annotations
@@ -44,6 +51,8 @@ INPUT_CHANGED = "input_changed"
 MCP_TOOL_PREFIX = "mcp__"
 #: The one event whose answer may replace an MCP tool's output.
 _POST_EVENT = "PostToolUse"
+#: The event of a call that failed: its answer can only add context next to the error.
+_FAILURE_EVENT = "PostToolUseFailure"
 #: The constraint a quarantine adds to a decision.
 _QUARANTINE_CONSTRAINT = "immune:quarantine"
 
@@ -134,4 +143,33 @@ def post_answer(event: str, tool: str, gated: GatedCall) -> dict[str, Any]:
         if tool.startswith(MCP_TOOL_PREFIX):
             replaced["updatedMCPToolOutput"] = gated.output
         answer["hookSpecificOutput"] = replaced
+    elif event == _FAILURE_EVENT and gated.findings.redacted:
+        answer.update(_failure_leak(tool, gated.record))
     return answer
+
+
+def _failure_leak(tool: str, record: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer's fields for a failed call whose error text held a known secret (see the
+    module doc): what it names of each secret is what its record holds (label, marker)."""
+    named = sorted(
+        {
+            f"{found.get('label')} [secret:{found.get('fingerprint')}]"
+            for found in record.get("secrets") or ()
+            if isinstance(found, Mapping)
+        }
+    )
+    which = ", ".join(named) or "a known secret"
+    context = (
+        f"[web4-policy] The error text of this failed {tool} call holds a known secret "
+        f"({which}). The host does not let a hook replace a failed call's error, so you have "
+        "read it: do not repeat it, write it to a file or send it anywhere; refer to it only "
+        "by its marker. The call is recorded as a secret exposure and the session fails."
+    )
+    notice = (
+        f"[web4-policy] A failed {tool} call's error text held a known secret ({which}); the "
+        "host cannot replace it, so the model read it. Recorded: the session fails."
+    )
+    return {
+        "hookSpecificOutput": {"hookEventName": _FAILURE_EVENT, "additionalContext": context},
+        "systemMessage": notice,
+    }

@@ -1,7 +1,7 @@
 """A tool's output that holds a known secret reaches the model redacted: ``hook post`` answers
 ``updatedToolOutput`` (and, for an MCP tool, ``updatedMCPToolOutput``, the field earlier hosts
-know) with the output as the record redacts it; every other answer stays
-``{"suppressOutput": true}``."""
+know) with the output as the record redacts it; a failed call's error, which the host lets no
+hook replace, gets a notice beside it; every other answer stays ``{"suppressOutput": true}``."""
 
 from __future__ import annotations
 
@@ -145,11 +145,17 @@ def test_a_tool_named_like_mcp_but_not_prefixed_gets_no_mcp_field(
     assert set(answer["hookSpecificOutput"]) == {"hookEventName", "updatedToolOutput"}
 
 
-def test_a_failed_mcp_call_gets_no_replacement(
+def test_a_failed_mcp_call_gets_no_replacement_but_a_notice(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
     storage = tmp_path / "store"
     answer = post(
         monkeypatch, capsys, project, storage, TOOL, f"failed: {KEY}", event="PostToolUseFailure"
     )
-    assert answer == {"suppressOutput": True}
+    # the host replaces no failed call's error: only context beside it, and a user notice
+    assert set(answer) == {"suppressOutput", "hookSpecificOutput", "systemMessage"}
+    assert set(answer["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    assert answer["hookSpecificOutput"]["hookEventName"] == "PostToolUseFailure"
+    assert KEY not in json.dumps(answer) and KEY[8:24] not in json.dumps(answer)
+    (record,) = calls(storage)
+    assert record["judged"]["verdict"] == "FAIL" and "secret_exposure" in record["alerts"]
