@@ -11,6 +11,7 @@ compares the workspace once more (:mod:`.late_effects`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -52,6 +53,7 @@ from pytest_harness_audit.doors.proxy.server import (
 )
 from pytest_harness_audit.doors.proxy.stdio import serve_stdio
 from pytest_harness_audit.doors.proxy.upstream import DEFAULT_CONNECT_TIMEOUT, ReportLine, Upstream
+from pytest_harness_audit.doors.proxy.upstream_stderr import screened_line
 
 
 def report_to_stderr(line: str) -> None:
@@ -152,6 +154,7 @@ class RecordingProxy:
             stderr=self._upstream_stderr,
             connect_timeout=self._connect_timeout,
             on_client_request=on_client_request,
+            screen_stderr=functools.partial(screened_line, self._gate),
         )
         upstreams = await pool.__aenter__()
         try:

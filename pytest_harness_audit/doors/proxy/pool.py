@@ -29,6 +29,7 @@ from pytest_harness_audit.doors.proxy.upstream import (
     describe_error,
     open_upstream,
 )
+from pytest_harness_audit.doors.proxy.upstream_stderr import LineScreen
 
 
 class UpstreamPool:
@@ -47,8 +48,10 @@ class UpstreamPool:
         stderr: TextIO | None,
         connect_timeout: float,
         on_client_request: ClientRequestSink | None = None,
+        screen_stderr: LineScreen | None = None,
     ) -> None:
         self._specs = list(specs)
+        self._screen_stderr = screen_stderr
         self._on_notification = on_notification
         self._report = report
         self._stderr = stderr
@@ -160,6 +163,7 @@ class UpstreamPool:
             connect_timeout=self._connect_timeout,
             on_client_request=self._on_client_request,
             reuse=reuse,
+            screen_stderr=self._screen_stderr,
         )
 
     async def _until_stop_or_reconnect(self, upstream: Upstream) -> None:

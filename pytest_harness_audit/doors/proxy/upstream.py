@@ -41,6 +41,7 @@ from pytest_harness_audit.doors.proxy.reachability import (
     Reconnector,
     needs_new_session,
 )
+from pytest_harness_audit.doors.proxy.upstream_stderr import LineScreen, StderrRelay
 
 NotificationSink = Callable[["Upstream", types.ServerNotification], Awaitable[None]]
 #: Answers a request the upstream sends to the client (sampling, elicitation, roots).
@@ -263,6 +264,7 @@ async def open_upstream(
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     on_client_request: ClientRequestSink | None = None,
     reuse: Upstream | None = None,
+    screen_stderr: LineScreen | None = None,
 ) -> AsyncIterator[Upstream]:
     """Start or reach ``spec``, run the MCP handshake, and yield the connected upstream.
 
@@ -271,6 +273,9 @@ async def open_upstream(
 
     With ``reuse`` the new connection is attached to that (same-named) upstream once the
     handshake succeeds, so everything holding it sends on the new session.
+
+    With ``screen_stderr`` a process's stderr is relayed line by line through it to
+    ``stderr`` (:mod:`.upstream_stderr`); without, the process inherits ``stderr``.
 
     Raises ``UpstreamStartError`` (one line naming the server) when the process cannot start,
     exits, or does not answer ``initialize`` within ``connect_timeout`` seconds.
@@ -296,7 +301,7 @@ async def open_upstream(
     failure: UpstreamStartError | None = None
     async with AsyncExitStack() as stack:
         try:
-            read_stream, write_stream = await _enter_transport(stack, spec, stderr)
+            read_stream, write_stream = await _enter_transport(stack, spec, stderr, screen_stderr)
             session = ClientSession(
                 cast(Any, _WatchedReadStream(read_stream, on_end)),
                 write_stream,
@@ -369,7 +374,10 @@ def _client_request_callbacks(
 
 
 async def _enter_transport(
-    stack: AsyncExitStack, spec: UpstreamSpec, stderr: TextIO | None
+    stack: AsyncExitStack,
+    spec: UpstreamSpec,
+    stderr: TextIO | None,
+    screen: LineScreen | None = None,
 ) -> tuple[Any, Any]:
     if isinstance(spec, StdioUpstream):
         parameters = StdioServerParameters(
@@ -378,8 +386,18 @@ async def _enter_transport(
             env={**os.environ, **spec.env},
             cwd=spec.cwd,
         )
-        errlog = _usable_stderr(stderr, stack)
-        streams = await stack.enter_async_context(stdio_client(parameters, errlog=errlog))
+        if screen is None:
+            errlog = _usable_stderr(stderr, stack)
+            streams = await stack.enter_async_context(stdio_client(parameters, errlog=errlog))
+            return streams[0], streams[1]
+        relay = StderrRelay(spec.name, sys.stderr if stderr is None else stderr, screen)
+        child_end = await relay.open(stack)
+        try:
+            streams = await stack.enter_async_context(
+                stdio_client(parameters, errlog=cast(TextIO, child_end))
+            )
+        finally:
+            child_end.close()  # the child has its own: the relay reads until the child's closes
         return streams[0], streams[1]
     assert isinstance(spec, HttpUpstream)
     client = httpx2.AsyncClient(
