@@ -50,7 +50,7 @@ from pytest_harness_audit.inspect import (
     _spans,
     _substitution,
 )
-from pytest_harness_audit.inspect._forms import automata
+from pytest_harness_audit.inspect._forms import piece_forms
 from pytest_harness_audit.inspect._quick import nothing_in
 from pytest_harness_audit.inspect._spans import merged as _merged
 from pytest_harness_audit.inspect._spans import outermost as _outermost
@@ -217,18 +217,30 @@ class SecretRegistry:
             return tuple(secret.info for secret in self._secrets)
 
     def _current(self) -> _matcher.Automaton:
-        return self._automata()[0]
+        with self._lock:
+            if self._automaton is None:
+                patterns = [
+                    _matcher.Pattern(index, transform, form, key)
+                    for index, secret in enumerate(self._secrets)
+                    for piece in secret.values
+                    for transform, form, key in piece_forms(piece)
+                ]
+                self._automaton = _matcher.Automaton(patterns)
+            return self._automaton
 
     def _skeleton_automaton(self) -> _matcher.Automaton:
         """The automaton of the values' skeletons (separators ignored: :mod:`._skeleton`)."""
-        return self._automata()[1]
-
-    def _automata(self) -> tuple[_matcher.Automaton, _matcher.Automaton]:
         with self._lock:
-            if self._automaton is None or self._skeletons is None:
-                values = tuple(secret.values for secret in self._secrets)
-                self._automaton, self._skeletons = automata(values)
-            return self._automaton, self._skeletons
+            if self._skeletons is None:
+                self._skeletons = _matcher.Automaton(
+                    [
+                        _matcher.Pattern(index, transform, key, key)
+                        for index, secret in enumerate(self._secrets)
+                        for piece in secret.values
+                        for transform, key in _skeleton.skeleton_forms(piece)
+                    ]
+                )
+            return self._skeletons
 
     def _fragment_automaton(self) -> _fragments.FragmentIndex:
         with self._lock:
