@@ -1,11 +1,19 @@
-"""Every form of a known value the matcher looks for, worked out once per value."""
+"""Every form of a known value the matcher looks for, and the automata over them, worked out
+once per value (or set of values) in a process."""
 
 from __future__ import annotations
 
 import functools
 import itertools
 
-from pytest_harness_audit.inspect import _encodings, _matcher, _near, _skeleton, _substitution
+from pytest_harness_audit.inspect import (
+    _encodings,
+    _fragments,
+    _matcher,
+    _near,
+    _skeleton,
+    _substitution,
+)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -26,3 +34,48 @@ def piece_forms(piece: str) -> tuple[tuple[str, str, str], ...]:
         if len(key) >= _matcher.MIN_PATTERN or transform == _near.NEAR:
             found.append((transform, form, key))
     return tuple(found)
+
+
+Values = tuple[tuple[str, ...], ...]
+"""The pieces of each known value, in the order the values were learnt (a pattern's index)."""
+
+
+# The automata below are pure functions of the values and are only read once built: the
+# sessions of one template learn the same values, and each would build the same automata again
+# (some 40 ms a session). A few are kept: a process's sessions use a handful of templates.
+@functools.lru_cache(maxsize=16)
+def automaton(values: Values) -> _matcher.Automaton:
+    """The automaton of every form of every piece of ``values``."""
+    return _matcher.Automaton(
+        [
+            _matcher.Pattern(index, transform, form, key)
+            for index, pieces in enumerate(values)
+            for piece in pieces
+            for transform, form, key in piece_forms(piece)
+        ]
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def skeleton_automaton(values: Values) -> _matcher.Automaton:
+    """The automaton of the skeletons of ``values`` (separators ignored: :mod:`._skeleton`)."""
+    return _matcher.Automaton(
+        [
+            _matcher.Pattern(index, transform, key, key)
+            for index, pieces in enumerate(values)
+            for piece in pieces
+            for transform, key in _skeleton.skeleton_forms(piece)
+        ]
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def fragment_index(values: Values) -> _fragments.FragmentIndex:
+    """The automaton of the prefixes and suffixes of ``values`` (:mod:`._fragments`)."""
+    return _fragments.FragmentIndex(
+        [
+            (index, _matcher.normalise(piece))
+            for index, pieces in enumerate(values)
+            for piece in pieces
+        ]
+    )

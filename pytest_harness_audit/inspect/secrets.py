@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 from pytest_harness_audit.inspect import (
     _escapes,
+    _forms,
     _fragment_views,
     _fragments,
     _layers,
@@ -50,7 +51,6 @@ from pytest_harness_audit.inspect import (
     _spans,
     _substitution,
 )
-from pytest_harness_audit.inspect._forms import piece_forms
 from pytest_harness_audit.inspect._quick import nothing_in
 from pytest_harness_audit.inspect._spans import merged as _merged
 from pytest_harness_audit.inspect._spans import outermost as _outermost
@@ -216,41 +216,27 @@ class SecretRegistry:
         with self._lock:
             return tuple(secret.info for secret in self._secrets)
 
+    def _values(self) -> _forms.Values:
+        """The pieces of each known value, in order (what the automata are built from)."""
+        return tuple(secret.values for secret in self._secrets)
+
     def _current(self) -> _matcher.Automaton:
         with self._lock:
             if self._automaton is None:
-                patterns = [
-                    _matcher.Pattern(index, transform, form, key)
-                    for index, secret in enumerate(self._secrets)
-                    for piece in secret.values
-                    for transform, form, key in piece_forms(piece)
-                ]
-                self._automaton = _matcher.Automaton(patterns)
+                self._automaton = _forms.automaton(self._values())
             return self._automaton
 
     def _skeleton_automaton(self) -> _matcher.Automaton:
         """The automaton of the values' skeletons (separators ignored: :mod:`._skeleton`)."""
         with self._lock:
             if self._skeletons is None:
-                self._skeletons = _matcher.Automaton(
-                    [
-                        _matcher.Pattern(index, transform, key, key)
-                        for index, secret in enumerate(self._secrets)
-                        for piece in secret.values
-                        for transform, key in _skeleton.skeleton_forms(piece)
-                    ]
-                )
+                self._skeletons = _forms.skeleton_automaton(self._values())
             return self._skeletons
 
     def _fragment_automaton(self) -> _fragments.FragmentIndex:
         with self._lock:
             if self._fragment_index is None:
-                values = [
-                    (index, _matcher.normalise(piece))
-                    for index, secret in enumerate(self._secrets)
-                    for piece in secret.values
-                ]
-                self._fragment_index = _fragments.FragmentIndex(values)
+                self._fragment_index = _forms.fragment_index(self._values())
             return self._fragment_index
 
     def _with_runs(
