@@ -63,6 +63,7 @@ from pytest_harness_audit.inspect.inotify import (
     IN_MOVED_FROM,
     IN_MOVED_TO,
     IN_Q_OVERFLOW,
+    close_later,
     inotify_libc,
     read_events,
 )
@@ -205,7 +206,7 @@ class InstallEvents:
         self._start = 0  # the version of self._journal[0]
         self.alive = True
         self._short = False  # a watch was refused for want of watches or memory
-        self._finalizer = weakref.finalize(self, os.close, fd)
+        self._finalizer = weakref.finalize(self, close_later, fd)
 
     def close(self) -> None:
         """Stop watching (the kernel drops every watch with the descriptor)."""

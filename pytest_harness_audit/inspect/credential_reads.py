@@ -54,6 +54,7 @@ from pytest_harness_audit.inspect.inotify import (
     IN_ONLYDIR,
     IN_OPEN,
     IN_Q_OVERFLOW,
+    close_later,
     inotify_libc,
     read_events,
 )
@@ -86,7 +87,7 @@ class CredentialReadWatch:
         self._stored_opens: dict[str, int] = {}  # each stored object read → its opens
         self._held: frozenset[str] = frozenset()
         self._packed: set[str] = set()  # object ids of credential blobs seen packed
-        self._finalizer = weakref.finalize(self, os.close, fd)
+        self._finalizer = weakref.finalize(self, close_later, fd)
 
     def watch(self, paths: Iterable[str]) -> None:
         """Watch each of ``paths`` (relative to the root), and its folder for a file put in its

@@ -7,10 +7,13 @@ installation (:mod:`pytest_harness_audit.gate.install_events`).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
+import queue
 import struct
 import sys
+import threading
 from typing import Any
 
 IN_ACCESS = 0x1
@@ -84,3 +87,38 @@ def read_events(fd: int) -> list[tuple[int, int, str]]:
             raw = data[at + _EVENT.size : at + _EVENT.size + length].rstrip(b"\0")
             events.append((wd, mask, os.fsdecode(raw)))
             at += _EVENT.size + length
+
+
+_CLOSING_LOCK = threading.Lock()
+_closing: tuple[int, queue.SimpleQueue[int]] | None = None  # (pid, the closer's queue)
+
+
+def _close_queued(fds: queue.SimpleQueue[int]) -> None:
+    while True:
+        fd = fds.get()
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def close_later(fd: int) -> None:
+    """Close the inotify descriptor ``fd`` on a thread of its own, so its owner does not wait.
+
+    Closing one that held watches waits for the kernel to retire them (some 10 ms, whatever
+    their number), and a session closes a few; nothing reads ``fd`` once it is handed here.
+    Where no thread can be started (the interpreter shutting down) it is closed at once.
+    """
+    global _closing
+    with _CLOSING_LOCK:
+        pid = os.getpid()
+        if _closing is None or _closing[0] != pid:  # a forked child has no closer thread
+            fds: queue.SimpleQueue[int] = queue.SimpleQueue()
+            closer = threading.Thread(
+                target=_close_queued, args=(fds,), name="inotify-closer", daemon=True
+            )
+            try:
+                closer.start()
+            except RuntimeError:
+                os.close(fd)
+                return
+            _closing = (pid, fds)
+        _closing[1].put(fd)

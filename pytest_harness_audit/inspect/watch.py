@@ -61,6 +61,7 @@ from pytest_harness_audit.inspect.inotify import (
     IN_MOVED_TO,
     IN_ONLYDIR,
     IN_Q_OVERFLOW,
+    close_later,
     inotify_libc,
     read_events,
 )
@@ -117,7 +118,7 @@ class LiveTree:
         self._history = HistoryWatch(
             self.root, libc, fd, _DIR_MASK, lambda: self._watches.keys() | self._file_watches.keys()
         )
-        self._finalizer = weakref.finalize(self, os.close, fd)
+        self._finalizer = weakref.finalize(self, close_later, fd)
 
     @classmethod
     def open(cls, root: str | os.PathLike[str], protection: Protection) -> LiveTree | None:

@@ -43,6 +43,7 @@ from pytest_harness_audit.inspect.inotify import (
     IN_MOVED_FROM,
     IN_MOVED_TO,
     IN_Q_OVERFLOW,
+    close_later,
     inotify_libc,
     read_events,
 )
@@ -116,7 +117,7 @@ class SeedWatch:
             else int(self._libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC))
         )
         self._fd = fd
-        self._finalizer = weakref.finalize(self, os.close, fd) if fd >= 0 else None
+        self._finalizer = weakref.finalize(self, close_later, fd) if fd >= 0 else None
         self._seeds: set[str] = set()  # the seeds watched by the kernel
         self._wds: dict[int, str] = {}  # wd → the folder or file
 
