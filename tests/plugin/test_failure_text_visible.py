@@ -62,7 +62,9 @@ def output(tmp_path_factory: pytest.TempPathFactory) -> str:
     folder = tmp_path_factory.mktemp("agents")
     (folder / "test_agents.py").write_text(SUITE, encoding="utf-8")
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", *RUN, "--color=no", "test_agents.py"],
+        # its own base temporary folder: a numbered one would have this run delete the
+        # oldest numbered folders of other runs on the way out (seconds of work on a busy /tmp)
+        [sys.executable, "-m", "pytest", *RUN, "--color=no", "--basetemp=tmp", "test_agents.py"],
         cwd=folder,
         capture_output=True,
         text=True,
