@@ -228,6 +228,11 @@ class InstallEvents:
                 self._arm()
             return self.alive
 
+    def forget(self, owner: object) -> None:
+        """Stop watching for ``owner`` (its watches go at the next setting of the watches)."""
+        with self._lock:
+            self._specs.pop(owner, None)
+
     def _add(self, path: str, follow: bool) -> int:
         flags = _MASK if follow else _MASK | IN_DONT_FOLLOW
         wd = int(self._libc.inotify_add_watch(self._fd, os.fsencode(path), flags))
@@ -375,6 +380,13 @@ def shared_events() -> InstallEvents | None:
         return _SHARED
 
 
+def forget_watch(owner: object) -> None:
+    """Stop watching for ``owner`` in this process's watcher, if there is one (none is made)."""
+    watcher = _SHARED
+    if watcher is not None and watcher.pid == os.getpid():
+        watcher.forget(owner)
+
+
 def refuse_events() -> None:
     """Take stamps from now on in this process (the watcher could not be kept)."""
     global _REFUSED_PID
@@ -390,6 +402,7 @@ __all__ = [
     "InstallEvents",
     "Spec",
     "Stamp",
+    "forget_watch",
     "inner_file",
     "refuse_events",
     "shared_events",

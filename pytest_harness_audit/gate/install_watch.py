@@ -59,6 +59,7 @@ from pytest_harness_audit.gate.install_events import (
     InstallEvents,
     Spec,
     Stamp,
+    forget_watch,
     inner_file,
     shared_events,
 )
@@ -248,6 +249,11 @@ class InstallWatch:
             # the same spec object while nothing changed: cheap to compare and look up
             spec = self._last = (self.package, self.folders, self.files, modules, self._startup)
         return spec
+
+    def close(self) -> None:
+        """Stop the kernel's watch for this watch (a closed session's watch is kept no more
+        when the watches are set again for a new one)."""
+        forget_watch(self)
 
     def before(self, tool: str, category: str, params: Mapping[str, Any]) -> object:
         """For a call of a category that can change files: the watcher's mark, or the stamp

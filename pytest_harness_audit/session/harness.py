@@ -290,6 +290,7 @@ class Harness(ChainQueries):
             self._social.close()
         self.inspection.close()
         self.seed_watch.close()
+        self.install_watch.close()
         self.gate.close()
 
     def register_tool(self, name: str, fn: ToolFunction, *, category: str | None = None) -> None:

@@ -157,6 +157,34 @@ def test_short_of_watches_the_watch_takes_stamps(
 
 
 @pytest.mark.usefixtures("fresh")
+def test_a_closed_watch_is_watched_no_more_and_the_others_still_are(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tree / "other").mkdir()
+    kept = InstallWatch(str(tree / "pkg"), (str(tree / "site"),), ())
+    closed = InstallWatch(str(tree / "other"), (str(tree / "other"),), ())
+    assert _call(kept) is NO_FINDINGS and _call(closed) is NO_FINDINGS
+    planned: list[str] = []
+    real = install_events._Plan.add
+
+    def add(plan: install_events._Plan, spec: install_events.Spec) -> None:
+        planned.append(spec[0])
+        real(plan, spec)
+
+    monkeypatch.setattr(install_events._Plan, "add", add)
+    closed.close()
+    closed.close()
+    # a folder made in a watched folder: the watches are set again, for the open watch only
+    found = _call(kept, lambda: (tree / "site" / "new").mkdir())
+    assert _changed(found) == [str(tree / "site" / "new")]
+    assert planned == [str(tree / "pkg")]
+    # used again, a closed watch watches again
+    found = _call(closed, lambda: (tree / "other" / "evil.pth").write_text("import os"))
+    assert _changed(found) == [str(tree / "other" / "evil.pth")]
+    assert str(tree / "other") in planned
+
+
+@pytest.mark.usefixtures("fresh")
 def test_one_watcher_is_made_for_the_process(monkeypatch: pytest.MonkeyPatch) -> None:
     made: list[InstallEvents | None] = []
     threads = [threading.Thread(target=lambda: made.append(shared_events())) for _ in range(8)]
