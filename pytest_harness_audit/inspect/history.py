@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 import threading
 import time
@@ -210,6 +211,25 @@ def object_stamp(root: str, *, files: bool = True) -> ObjectStamp:
     return tuple(sorted(stamp))
 
 
+#: Files of a repository git opens to look up an object: one that is there but not a regular
+#: file (a FIFO blocks git's open until the time-out) leaves the repository unreadable to git.
+_READ_BY_GIT = ("config", "commondir", os.path.join("objects", "info", "alternates"))
+
+
+def _unreadable_to_git(git: str) -> bool:
+    """Whether a file git must read in ``git`` is there but not a regular file."""
+    for name in _READ_BY_GIT:
+        try:
+            mode = os.stat(os.path.join(git, name)).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return True
+        if not stat.S_ISREG(mode):
+            return True
+    return False
+
+
 def lost_commits(
     root: str,
     before: frozenset[str] | None,
@@ -231,6 +251,8 @@ def lost_commits(
     git = os.path.join(root, ".git")
     if not os.path.isdir(os.path.join(git, "objects")):
         return tuple(gone)  # the object store itself is gone
+    if _unreadable_to_git(git):
+        return ()
     env = {**os.environ, **GIT_ISOLATION_ENV, "GIT_DIR": git}
     for name in ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_WORK_TREE"):
         env.pop(name, None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import time
@@ -9,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_harness_audit.inspect import HISTORY_DESTROYED, Inspector, WorkspaceSnapshot, diff
+from pytest_harness_audit.inspect import (
+    HISTORY_DESTROYED,
+    Inspector,
+    WorkspaceSnapshot,
+    diff,
+    history,
+)
 from pytest_harness_audit.inspect.history import commit_tips, lost_commits
 
 _GIT = ("git", "-c", "user.email=dev@example.com", "-c", "user.name=dev", "-c", "gc.auto=0")
@@ -109,6 +116,23 @@ def test_a_missing_object_store_loses_every_gone_tip(repo: Path) -> None:
     assert tips is not None
     _sh(repo, "rm -rf .git/objects")
     assert set(lost_commits(str(repo), tips, frozenset())) == set(tips)
+
+
+@pytest.mark.parametrize("name", ["objects/info/alternates", "config"])
+def test_a_fifo_git_would_wait_on_is_not_handed_to_git(
+    repo: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # git's open of a FIFO waits for a writer until the time-out; git cannot read the
+    # repository either way, which keeps its objects
+    tips = commit_tips(str(repo))
+    assert tips is not None
+    path = repo / ".git" / name
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+    ran: list[object] = []
+    monkeypatch.setattr(history.subprocess, "run", lambda *a, **k: ran.append(a))
+    assert lost_commits(str(repo), tips, frozenset()) == ()
+    assert ran == []
 
 
 def test_no_repository_has_no_history(tmp_path: Path) -> None:
