@@ -40,12 +40,34 @@ Values = tuple[tuple[str, ...], ...]
 """The pieces of each known value, in the order the values were learnt (a pattern's index)."""
 
 
+#: The automata of a set of values with at most this many forms are kept for the process; a
+#: bigger set's are built for its registry alone (their memory outweighs a second build).
+KEPT_FORMS = 200_000
+
+
+def _kept(values: Values) -> bool:
+    return sum(len(piece_forms(piece)) for pieces in values for piece in pieces) <= KEPT_FORMS
+
+
 # The automata below are pure functions of the values and are only read once built: the
 # sessions of one template learn the same values, and each would build the same automata again
 # (some 40 ms a session). A few are kept: a process's sessions use a handful of templates.
-@functools.lru_cache(maxsize=16)
 def automaton(values: Values) -> _matcher.Automaton:
     """The automaton of every form of every piece of ``values``."""
+    return _kept_automaton(values) if _kept(values) else _automaton(values)
+
+
+def skeleton_automaton(values: Values) -> _matcher.Automaton:
+    """The automaton of the skeletons of ``values`` (separators ignored: :mod:`._skeleton`)."""
+    return _kept_skeletons(values) if _kept(values) else _skeletons(values)
+
+
+def fragment_index(values: Values) -> _fragments.FragmentIndex:
+    """The automaton of the prefixes and suffixes of ``values`` (:mod:`._fragments`)."""
+    return _kept_fragments(values) if _kept(values) else _fragment_index(values)
+
+
+def _automaton(values: Values) -> _matcher.Automaton:
     return _matcher.Automaton(
         [
             _matcher.Pattern(index, transform, form, key)
@@ -56,9 +78,7 @@ def automaton(values: Values) -> _matcher.Automaton:
     )
 
 
-@functools.lru_cache(maxsize=16)
-def skeleton_automaton(values: Values) -> _matcher.Automaton:
-    """The automaton of the skeletons of ``values`` (separators ignored: :mod:`._skeleton`)."""
+def _skeletons(values: Values) -> _matcher.Automaton:
     return _matcher.Automaton(
         [
             _matcher.Pattern(index, transform, key, key)
@@ -69,9 +89,7 @@ def skeleton_automaton(values: Values) -> _matcher.Automaton:
     )
 
 
-@functools.lru_cache(maxsize=16)
-def fragment_index(values: Values) -> _fragments.FragmentIndex:
-    """The automaton of the prefixes and suffixes of ``values`` (:mod:`._fragments`)."""
+def _fragment_index(values: Values) -> _fragments.FragmentIndex:
     return _fragments.FragmentIndex(
         [
             (index, _matcher.normalise(piece))
@@ -79,3 +97,8 @@ def fragment_index(values: Values) -> _fragments.FragmentIndex:
             for piece in pieces
         ]
     )
+
+
+_kept_automaton = functools.lru_cache(maxsize=16)(_automaton)
+_kept_skeletons = functools.lru_cache(maxsize=16)(_skeletons)
+_kept_fragments = functools.lru_cache(maxsize=16)(_fragment_index)

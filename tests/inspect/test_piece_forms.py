@@ -4,6 +4,8 @@ substitutions alone are hundreds per value."""
 
 from __future__ import annotations
 
+import pytest
+
 from pytest_harness_audit.inspect import _forms
 from pytest_harness_audit.inspect._forms import piece_forms
 from pytest_harness_audit.inspect.secrets import SecretRegistry
@@ -16,12 +18,12 @@ def test_a_second_registry_of_the_same_value_reuses_its_forms() -> None:
     first = SecretRegistry()
     first.add(KEY, "API_KEY")
     assert first.scan(f"token {KEY}").findings
-    forms, automata = piece_forms.cache_info(), _forms.automaton.cache_info()
+    forms, automata = piece_forms.cache_info(), _forms._kept_automaton.cache_info()
     second = SecretRegistry()
     second.add(KEY, "API_KEY")
     found = second.scan(f"token {KEY}").findings
     assert piece_forms.cache_info().misses == forms.misses
-    after = _forms.automaton.cache_info()
+    after = _forms._kept_automaton.cache_info()
     assert after.hits > automata.hits and after.misses == automata.misses
     assert [f.transform for f in found] == [
         f.transform for f in first.scan(f"token {KEY}").findings
@@ -52,3 +54,21 @@ def test_a_value_added_after_a_scan_is_found() -> None:
     registry.add(OTHER, "GH_TOKEN")
     [finding] = registry.scan(f"token {OTHER}").findings
     assert finding.label == "GH_TOKEN"
+
+
+def test_a_set_of_values_with_too_many_forms_is_built_for_its_registry_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_forms, "KEPT_FORMS", len(piece_forms(KEY)) - 1)
+    first, second = SecretRegistry(), SecretRegistry()
+    for registry in (first, second):
+        registry.add(KEY, "API_KEY")
+        [finding] = registry.scan(f"token {KEY}").findings
+        assert finding.label == "API_KEY"
+    assert first._current() is not second._current()
+    assert first._skeleton_automaton() is not second._skeleton_automaton()
+    monkeypatch.setattr(_forms, "KEPT_FORMS", len(piece_forms(KEY)))
+    third, fourth = SecretRegistry(), SecretRegistry()
+    for registry in (third, fourth):
+        registry.add(KEY, "API_KEY")
+    assert third._current() is fourth._current()
