@@ -9,7 +9,8 @@ each of those alphabets, and every character XOR one constant. They are contiguo
 the main automaton (:mod:`._matcher`), so they cost no pass of their own.
 
 Any other consistent substitution keeps the value's *shape*: two positions hold the same
-character in the copy exactly when they do in the value. :class:`ShapeIndex` finds a window of a
+character in the copy exactly when they do in the value (or in the value read backwards: a
+substitution and a ``rev``, in either order). :class:`ShapeIndex` finds a window of a
 text with the shape of a value's core (:func:`._runs.core`'s part), when the core repeats
 characters at least :data:`MIN_REPEATS` times (fewer equalities would match ordinary text). A
 filter keeps it cheap: a few of the core's equal pairs at one distance are checked for every
@@ -131,13 +132,16 @@ def _filter(secret: int, core: str) -> _Filter:
 
 
 class ShapeIndex:
-    """The cores of a list of ``(secret, value)`` pairs, found through any substitution."""
+    """The cores of a list of ``(secret, value)`` pairs, found through any substitution, read
+    forwards or backwards."""
 
     def __init__(self, values: list[tuple[int, str]]) -> None:
+        # a core read backwards too: `tr … | rev` is a substitution of the reversed value
         self._filters = [
-            _filter(secret, core)
+            _filter(secret, written)
             for secret, value in values
             if (core := shape_core(value)) is not None
+            for written in (core, core[::-1])
         ]
         self.empty = not self._filters
         self._wide = (0, 0, 0)  # lanes, high, low: one attribute, so threads see one set

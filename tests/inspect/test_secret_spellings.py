@@ -154,6 +154,19 @@ def test_any_substitution_of_the_key_is_refused_on_the_way_out(
     assert found[0].start == text.index(copy)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_a_substitution_of_the_key_read_backwards_is_found(
+    registry: SecretRegistry, seed: int
+) -> None:
+    rng = random.Random(seed)
+    image = rng.sample(string.ascii_letters + string.digits, 16)
+    copy = BODY.translate(str.maketrans(HEX, "".join(image)))[::-1]
+    text = f"reversed: {copy} !"
+    assert _labels(registry, text) == {".env:API_KEY"}
+    assert _labels(registry, text, send=True) == {".env:API_KEY"}
+    assert copy not in registry.redact(text)
+
+
 def test_a_short_or_repeat_poor_core_has_no_shape() -> None:
     assert _substitution.shape_core(KEY) == BODY
     assert _substitution.shape_core(TOKEN) is None  # too few repeated characters
