@@ -110,7 +110,6 @@ DESTRUCTIVE = [
     "rm -rf /tmp",
     "rm -fr build",
     "rm -r build",
-    "rm -f a.txt",
     "rm --recursive build",
     "rm build -rf",
     "/bin/rm -rf /",
@@ -121,8 +120,8 @@ DESTRUCTIVE = [
     "ls; rm -rf ~",
     "make && rm -rf dist",
     "false || rm -rf dist",
-    "find . -name '*.o' | xargs rm -f",
-    "find . -name '*.o' -exec rm -f {} +",
+    "find . -name '*.o' | xargs rm -rf",
+    "find . -name '*.o' -exec rm -rf {} +",
     "\\rm -rf /",
     '"rm" -rf /',
     "rm\t-rf /",
@@ -200,6 +199,13 @@ def test_safety_denies_destructive_commands(command: str) -> None:
         "$CMD -f x",
         '"$CMD" --force x',
         "${X} -r build",
+        # `-f` deletes no more than plain `rm`: the files named, one each
+        "rm -f a.txt",
+        "rm -f build/out.o app/*.pyc",
+        "rm -fv notes.txt",
+        "rm --force a.txt",
+        "find . -name '*.o' | xargs rm -f",
+        "find . -name '*.o' -exec rm -f {} +",
     ],
 )
 def test_safety_warns_on_plain_deletion(command: str) -> None:

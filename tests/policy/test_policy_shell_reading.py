@@ -254,7 +254,16 @@ def test_xargs_takes_its_arguments_from_a_known_input() -> None:
         ("unlink x", "deletes", ["x"]),
         ("rmdir d", "deletes", ["d"]),
         ("rm x", "deletes", ["x"]),
-        ("rm -f x", "destroys", ["x"]),
+        ("rm -f x", "deletes", ["x"]),
+        ("rm -fv --interactive=never x", "deletes", ["x"]),
+        ("rm --for x", "deletes", ["x"]),
+        ("rm -fr x", "destroys", ["x"]),
+        ("rm -f x -R", "destroys", ["x"]),
+        ("rm --rec x", "destroys", ["x"]),
+        ("rm --no-pres -f x", "destroys", ["x"]),
+        ("rm -fx x", "destroys", ["x"]),  # an option not known
+        ("rm --bogus x", "destroys", ["x"]),
+        ("rm -- -rf", "deletes", ["-rf"]),
         ("truncate -s0 x", "destroys", ["x"]),
         ("truncate -s 0 x", "destroys", ["x"]),
         ("truncate --size=0 x", "destroys", ["x"]),
@@ -304,7 +313,8 @@ def test_what_a_command_does_to_files(command: str, kind: str, expected: list[st
 
 
 def test_find_exec_is_read_as_a_command() -> None:
-    assert read_command("find . -name '*.o' -exec rm -f {} +").destroys == ["."]
+    assert read_command("find . -name '*.o' -exec rm -rf {} +").destroys == ["."]
+    assert read_command("find . -name '*.o' -exec rm -f {} +").deletes == ["."]
     assert read_command("find . -exec cat {} \\;").destroys == []
 
 

@@ -48,7 +48,7 @@ ALLOW = ("allow", None)
         "rsync -a --delete empty/ app/",
         "dd if=/dev/zero of=/dev/sda bs=1M",
         "find . -delete",
-        "find . -name '*.o' -exec rm -f {} +",
+        "find . -name '*.o' -exec rm -rf {} +",
         "git checkout -- .",
         "git restore .",
         "git checkout -f",

@@ -4,15 +4,14 @@
   ``nohup``, ``timeout``, ``xargs``, ``command``, ``exec``, ``time``, ``busybox``, ``stdbuf``,
   ``setsid``, ``ionice``, ``flock``, ``parallel``, ``watch`` …), by any path and in any case.
 * **Shells** run a script: ``bash -c TEXT``, ``su -c TEXT``, ``eval``, or their standard input.
-* **Destroys** (recursive or irrecoverable): ``rm`` with any option, ``shred``, ``truncate`` to
-  size 0, ``git clean -f``, ``git reset --hard``, ``git checkout -- .``/``git restore .``/
-  ``git checkout -f`` (every uncommitted change discarded), ``rsync --delete``, ``dd`` onto a
-  disk or from ``/dev/zero``/``/dev/null``, ``find -delete`` with no test, ``mkfs``.
-  **Deletes** (one file each): plain ``rm``, ``unlink``, ``rmdir``, ``find … -delete`` with
-  tests.
-* **Writes**: redirections, ``tee``, ``sponge``,
-  ``cp``/``mv``/``ln``/``install``/``rsync`` onto the last
-  operand, onto ``-t DIR``, or into a directory receiving a file of the same name (``cp
+* **Destroys** (recursive or irrecoverable): ``rm -r`` (or an option not known), ``shred``,
+  ``truncate`` to size 0, ``git clean -f``, ``git reset --hard``, ``git checkout -- .``/``git
+  restore .``/``git checkout -f`` (every uncommitted change discarded), ``rsync --delete``,
+  ``dd`` onto a disk or from ``/dev/zero``/``/dev/null``, ``find -delete`` with no test, ``mkfs``.
+  **Deletes** (one file each): ``rm`` alone or with ``-f``/``-i``/``-v``/``-d``, ``unlink``,
+  ``rmdir``, ``find … -delete`` with tests.
+* **Writes**: redirections, ``tee``, ``sponge``, ``cp``/``mv``/``ln``/``install``/``rsync`` onto
+  the last operand, onto ``-t DIR``, or into a directory receiving a file of the same name (``cp
   staging/SOUL.md .`` writes ``SOUL.md``); a hard link writes the file it links (``ln SOUL.md
   p2.md``); ``sed -i``/``perl -i``, ``truncate``, ``dd of=``, ``git checkout``/``git restore``
   of a path, ``sort -o``/``shuf -o``/``uniq IN OUT`` (:mod:`.line_writers`). ``touch`` is no
@@ -86,6 +85,7 @@ from pytest_harness_audit.policy.shell.tools import (
     in_place,
     in_place_edit,
     reads,
+    rm_destroys,
     search,
     split_options,
     truncate,
@@ -344,7 +344,7 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         _interpreter(args, ctx, code_language(name))
     elif name == "rm":
         options, operands = split_options(args, frozenset())
-        (record.destroys if options else record.deletes).extend(operands or ["*"])
+        (record.destroys if rm_destroys(options) else record.deletes).extend(operands or ["*"])
     elif name in ("unlink", "rmdir"):
         record.deletes.extend(split_options(args, frozenset())[1] or ["*"])
     elif name in ("shred", "wipe", "srm"):

@@ -130,6 +130,32 @@ def split_options(args: list[str], with_value: frozenset[str]) -> tuple[list[str
     return options, operands
 
 
+#: ``rm``'s options that leave it deleting one file per operand (forced, asked, told, of an
+#: empty folder): ``rm -f FILE`` deletes no more than ``rm FILE``.
+_RM_ONE_FILE_LETTERS = frozenset("fiIvd")
+_RM_ONE_FILE_NAMES = (
+    "force", "interactive", "verbose", "dir", "one-file-system", "preserve-root", "help",
+    "version",
+)  # fmt: skip
+#: ``rm``'s long options that destroy a tree (any unambiguous start of one names it).
+_RM_TREE_NAMES = ("recursive", "no-preserve-root")
+
+
+def rm_destroys(options: list[str]) -> bool:
+    """Whether ``rm`` with ``options`` may destroy more than the files named: a recursive
+    option, or one it is not known to leave at that (fail closed)."""
+    for option in options:
+        if option.startswith("--"):
+            name = option[2:].split("=", 1)[0]
+            if not name or any(tree.startswith(name) for tree in _RM_TREE_NAMES):
+                return True
+            if not any(known.startswith(name) for known in _RM_ONE_FILE_NAMES):
+                return True
+        elif not set(option[1:]) <= _RM_ONE_FILE_LETTERS:
+            return True
+    return False
+
+
 #: Options whose value names files to leave out, never a file to read (``--exclude=.env``).
 _PATTERN_OPTIONS = ("--exclude=", "--exclude-dir=", "--ignore=")
 
