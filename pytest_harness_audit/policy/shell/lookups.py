@@ -219,8 +219,10 @@ class Lookups(GitReadings):
 
     def hold_reads(self: _Host, held: HeldReads) -> None:
         """Keep the files a piped search read until the command it pipes into is known."""
-        if self.command is not None and held.files:
-            self.expander.held_reads[id(self.command)] = held
+        command = self.command
+        if command is not None and held.files:
+            # out of a compound command whose output is piped: held for the pipe's reader
+            self.expander.held_reads[id(command.pipe or command)] = held
 
     def take_held_reads(self: _Host) -> HeldReads | None:
         """The files the command piping into this one read and held (:meth:`hold_reads`)."""

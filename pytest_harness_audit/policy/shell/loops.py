@@ -96,6 +96,34 @@ def piped_group(inner: list[Command]) -> None:
             command.stdin = source
 
 
+#: The redirections that send a command's standard output to a file.
+OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+
+
+def group_output(redirects: list[Redirect], inner: list[Command]) -> None:
+    """``{ grep -r KEY .; } > f``: the output redirections of a compound command are those of
+    each command inside it whose output goes nowhere else (a pipe, a file of its own, a
+    substitution)."""
+    given = [r for r in redirects if r.fd in ("", "1") and r.op in OUTPUT_OPS]
+    for command in inner if given else ():
+        if not (command.piped or command.in_substitution or _has_output(command)):
+            command.redirects.extend(given)
+
+
+def piped_output(inner: list[Command], pipe: Command) -> None:
+    """``{ grep -r KEY .; } | base64``: a compound command's output piped on is the output of
+    each command inside it whose output goes nowhere else, into the pipe whose stand-in is
+    ``pipe`` (the ``stdin`` of the command after it)."""
+    for command in inner:
+        if not (command.piped or command.in_substitution or _has_output(command)):
+            command.piped = True
+            command.pipe = pipe
+
+
+def _has_output(command: Command) -> bool:
+    return any(r.fd in ("", "1") and r.op in OUTPUT_OPS for r in command.redirects)
+
+
 def _has_input(command: Command) -> bool:
     return any(r.fd in ("", "0") and r.op in INPUT_OPS for r in command.redirects)
 
@@ -124,4 +152,14 @@ def element(items: list[str] | None, op: str, ifs: str) -> str | None:
     return items[int(index)]
 
 
-__all__ = ["INPUT_OPS", "element", "elements", "group_input", "loop_header", "piped_group"]
+__all__ = [
+    "INPUT_OPS",
+    "OUTPUT_OPS",
+    "element",
+    "elements",
+    "group_input",
+    "group_output",
+    "loop_header",
+    "piped_group",
+    "piped_output",
+]

@@ -85,13 +85,15 @@ class Redirect:
 @dataclass(slots=True)
 class Command:
     """A simple command: its words (assignments first) and redirections; ``stdin`` is the command
-    piping into it, ``piped`` whether its output goes into a pipe."""
+    piping into it, ``piped`` whether its output goes into a pipe; ``pipe`` the stand-in of the
+    compound command around it whose output is piped (``{ a; b; } | c``: ``c``'s ``stdin``)."""
 
     words: list[Word] = field(default_factory=list)
     redirects: list[Redirect] = field(default_factory=list)
     stdin: Command | None = None
     piped: bool = False
     in_substitution: bool = False
+    pipe: Command | None = field(default=None, compare=False, repr=False)
 
 
 #: Words the shell reads as syntax in command position (a command of plain words starting with

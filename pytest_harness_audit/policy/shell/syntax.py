@@ -20,7 +20,13 @@ from __future__ import annotations
 import re
 
 from pytest_harness_audit.policy.shell.conditionals import skip_test
-from pytest_harness_audit.policy.shell.loops import group_input, loop_header, piped_group
+from pytest_harness_audit.policy.shell.loops import (
+    group_input,
+    group_output,
+    loop_header,
+    piped_group,
+    piped_output,
+)
 from pytest_harness_audit.policy.shell.nodes import (
     LIST_MARK,
     MAX_CHARS,
@@ -339,6 +345,8 @@ class Parser:
                             continue  # `cat s.sh | (sh)`: the subshell reads the pipe
                     if op in ("|", "|&"):
                         current.piped = True
+                        if not current.words and self._closed is not None:
+                            piped_output(self.commands[self._closed :], current)
                         self._finish(current, previous)
                         previous, current = current, Command()
                         continue
@@ -400,6 +408,7 @@ class Parser:
             self.commands.append(command)
             if not command.words and self._closed is not None:
                 group_input(command.redirects, self.commands[self._closed : -1])
+                group_output(command.redirects, self.commands[self._closed : -1])
         self._closed = None
 
     def _close_group(self, current: Command, previous: Command | None) -> None:
