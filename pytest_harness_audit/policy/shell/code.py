@@ -4,12 +4,17 @@ path-looking token counts (absolute, ``./``, ``../``, ``~/``, a dotfile, ``a/b``
 A call of a dotenv loader (``load_dotenv()``, ``require('dotenv').config()``, ``import
 'dotenv/config'``, ``process.loadEnvFile()``, ``Dotenv.load``, ``godotenv.Load()``) reads
 ``.env`` though the code never names it. String literals joined by ``+`` (``'.e' + 'nv'``) and
-characters given by code (``chr(46)``, ``String.fromCharCode(46)``) are put together first.
+characters given by code (``chr(46)``, ``String.fromCharCode(46)``) are put together first. A
+glob (``glob.glob('.e*')``, ``Dir.glob(".e*")``, Perl's ``glob``) names the sensitive files it
+could match, as in the shell.
 """
 
 from __future__ import annotations
 
 import re
+
+from pytest_harness_audit.policy.sensitive import glob_candidates
+from pytest_harness_audit.policy.shell.fieldtext import posix_brackets
 
 # A token naming a file: absolute, ./ ../ ~/ ~user/ $VAR/ ${VAR}/ relative, or a dotfile / a
 # relative path with a slash. Quotes and shell punctuation are not part of it; `@` starts one
@@ -52,6 +57,8 @@ def code_paths(text: str) -> list[str]:
         token = token.rstrip(".,:")
         if len(token) > 1 and not token.startswith(_SYSTEM_PREFIXES) and "://" not in token:
             found.append(token)
+            if "*" in token or "?" in token or "[" in token:
+                found.extend(glob_candidates(posix_brackets(token)))
     return found
 
 
