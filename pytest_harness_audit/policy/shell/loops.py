@@ -66,6 +66,9 @@ def loop_header(parser: _Parser, make: Callable[[str, Budget, int], _Parser]) ->
     parser.commands.append(Command(words=[[Lit(f"{name}=", False), LIST_MARK, *value]]))
 
 
+#: ``()`` after a function's name; the name after ``function``.
+_DEFINED = re.compile(r"[ \t]*\)")
+_NAMED = re.compile(r"[ \t]+([^\s(){};&|<>]+)")
 #: The redirections that give a command its standard input.
 INPUT_OPS = frozenset({"<", "<<", "<<-", "<<<", "<>", "<&"})
 
@@ -120,6 +123,56 @@ def piped_output(inner: list[Command], pipe: Command) -> None:
             command.pipe = pipe
 
 
+class Functions:
+    """The shell functions a script defines (``f() { …; }``, ``function f { …; }``): each
+    name's body, the simple commands of the compound command after it. A call's output piped on
+    or redirected is its body's (``f | base64``), as a compound command's is."""
+
+    def __init__(self) -> None:
+        self.bodies: dict[str, list[Command]] = {}
+        self._naming: str | None = None  # a name whose body has not opened yet
+        self._open: list[tuple[str, int]] = []  # a body being read: its name and depth
+
+    def parenthesis(self, words: list[Word], text: str, at: int) -> None:
+        """``(`` after ``words`` at ``at`` of ``text``: ``f()`` starts a definition of ``f``."""
+        if len(words) == 1 and _DEFINED.match(text, at):
+            self._naming = _plain(words[0])
+
+    def keyword(self, keyword: str, text: str, at: int) -> None:
+        """``function NAME`` (``keyword`` read, ``NAME`` at ``at`` of ``text``)."""
+        named = _NAMED.match(text, at) if keyword == "function" else None
+        if named is not None:
+            self._naming = named.group(1)
+
+    def opened(self, depth: int) -> None:
+        """A compound command opened, ``depth`` of them open now."""
+        if self._naming is not None:
+            self._open.append((self._naming, depth))
+            self._naming = None
+
+    def closed(self, depth: int, start: int | None, commands: list[Command]) -> None:
+        """The compound command of ``commands[start:]`` closed at ``depth`` (as
+        :meth:`opened` counted; ``start`` ``None``: none was open)."""
+        if start is not None and self._open and self._open[-1][1] == depth:
+            name = self._open.pop()[0]
+            if start < len(commands):
+                self.bodies[name] = commands[start:]
+            else:  # `function f() { …; }`: the empty `()` before the body
+                self._naming = name
+
+    def call(self, command: Command) -> None:
+        """``command`` is complete: a call's pipe and output are its function's body's."""
+        body = self.bodies.get(_plain(command.words[0])) if command.words else None
+        if body:
+            if command.piped:
+                piped_output(body, command)
+            group_output(command.redirects, body)
+
+
+def _plain(word: Word) -> str:
+    return "".join(part.text if isinstance(part, Lit) else "$" for part in word)
+
+
 def _has_output(command: Command) -> bool:
     return any(r.fd in ("", "1") and r.op in OUTPUT_OPS for r in command.redirects)
 
@@ -155,6 +208,7 @@ def element(items: list[str] | None, op: str, ifs: str) -> str | None:
 __all__ = [
     "INPUT_OPS",
     "OUTPUT_OPS",
+    "Functions",
     "element",
     "elements",
     "group_input",

@@ -21,6 +21,7 @@ import re
 
 from pytest_harness_audit.policy.shell.conditionals import skip_test
 from pytest_harness_audit.policy.shell.loops import (
+    Functions,
     group_input,
     group_output,
     loop_header,
@@ -82,6 +83,7 @@ class Parser:
         #: and those of the one just closed: a redirection after it is every inner command's.
         self._groups: list[int] = []
         self._closed: int | None = None
+        self.functions = Functions()
 
     # -- words ---------------------------------------------------------------------------------
     def _spend(self) -> None:
@@ -342,7 +344,9 @@ class Parser:
                             raise Unreadable("nested too deep")
                         if not current.words and not current.redirects:
                             self._groups.append(len(self.commands))
+                            self.functions.opened(len(self._groups))
                             continue  # `cat s.sh | (sh)`: the subshell reads the pipe
+                        self.functions.parenthesis(current.words, text, self.pos)  # `f() …`
                     if op in ("|", "|&"):
                         current.piped = True
                         if not current.words and self._closed is not None:
@@ -377,6 +381,7 @@ class Parser:
                 if plain in SEPARATOR_WORDS:
                     if plain in _GROUP_OPENERS:
                         self._groups.append(len(self.commands))
+                        self.functions.opened(len(self._groups))
                     elif plain in _GROUP_CLOSERS:
                         self._close_group(current, previous)
                     continue
@@ -386,6 +391,7 @@ class Parser:
                     case_patterns = plain == "case"
                     continue
                 if plain in ("coproc", "function", "time"):
+                    self.functions.keyword(plain, text, self.pos)
                     if plain != "time":
                         skip_words = self._coproc_name() if plain == "coproc" else 1
                     continue
@@ -406,6 +412,7 @@ class Parser:
         if command.words or command.redirects:
             command.stdin = previous
             self.commands.append(command)
+            self.functions.call(command)
             if not command.words and self._closed is not None:
                 group_input(command.redirects, self.commands[self._closed : -1])
                 group_output(command.redirects, self.commands[self._closed : -1])
@@ -415,6 +422,7 @@ class Parser:
         """A compound command ends (``}``, ``)``, ``done`` …): its redirections follow."""
         self._finish(current, previous)
         self._closed = self._groups.pop() if self._groups else None
+        self.functions.closed(len(self._groups) + 1, self._closed, self.commands)
         piped_group(self.commands[self._closed :] if self._closed is not None else [])
 
     def _skip_header(self, keyword: str) -> int:
