@@ -189,11 +189,16 @@ def _output_escapes(name: str, args: list[str], ctx: Context) -> bool:
     )
 
 
+_TAC_LINES = frozenset({"-", "-b", "-r", "-br", "-rb", "--before", "--regex"})
+
+
 def _partial(name: str, args: list[str]) -> bool:
     """``grep -o`` (``--only-matching``), ``rg -r``: parts of lines, too small for the scan to
-    know."""
+    know; ``tac -s SEP``: the pieces between separators, in reverse order (a line's too)."""
     if name not in SEARCHERS and name not in LINE_FILTERS:
         return False
+    if name == "tac":  # only `-b` and `-r` leave the newline the separator
+        return any(w[:1] == "-" and w not in _TAC_LINES for w in args)
     if name in ("sort", "uniq"):  # `sort -o FILE`, `uniq IN OUT`: written to a file
         operands = [w for w in args if not w.startswith("-")]
         return any(w in ("-o", "--output") or w.startswith("--output=") for w in args) or (
