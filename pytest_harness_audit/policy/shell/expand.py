@@ -38,7 +38,16 @@ from pytest_harness_audit.policy.shell.fieldtext import (
 from pytest_harness_audit.policy.shell.filters import MAX_FILTERS, run_filter, stdin_filter
 from pytest_harness_audit.policy.shell.listings import LISTERS, listing_output
 from pytest_harness_audit.policy.shell.loops import elements
-from pytest_harness_audit.policy.shell.nodes import LIST_MARK, Lit, Param, Part, Redirect, Sub, Word
+from pytest_harness_audit.policy.shell.nodes import (
+    LIST_MARK,
+    Command,
+    Lit,
+    Param,
+    Part,
+    Redirect,
+    Sub,
+    Word,
+)
 from pytest_harness_audit.policy.shell.outside_listings import outside_glob
 from pytest_harness_audit.policy.shell.params import operated, referred
 from pytest_harness_audit.policy.shell.place import Place
@@ -96,6 +105,8 @@ class Expander:
         self.rewrite_pending = False
         #: What piped searches read, by the command whose output holds it (:mod:`.tree_reads`).
         self.held_reads: dict[int, HeldReads] = {}
+        #: The command whose script is being read (``bash -c TEXT | base64``): its output.
+        self.carrier: Command | None = None
         #: Whether ``*`` matches dotfiles (``shopt -s dotglob``, ``GLOBIGNORE=…``).
         self.dotglob = False
         #: Workspace files program text loaded (imports), each read once (:mod:`.imports`).

@@ -169,6 +169,19 @@ class Functions:
             group_output(command.redirects, body)
 
 
+def carry_output(commands: list[Command], carrier: Command | None) -> None:
+    """The commands of a script: the output of the command that runs it (``carrier``: ``bash
+    -c TEXT | base64``, ``eval TEXT > f``) is theirs, and ``exec > FILE`` sends the output of
+    every command after it to ``FILE``."""
+    if carrier is not None and carrier.piped:
+        piped_output(commands, carrier)
+    if carrier is not None:
+        group_output(carrier.redirects, commands)
+    for index, command in enumerate(commands):
+        if len(command.words) == 1 and _plain(command.words[0]) == "exec":
+            group_output(command.redirects, commands[index + 1 :])
+
+
 def _plain(word: Word) -> str:
     return "".join(part.text if isinstance(part, Lit) else "$" for part in word)
 
@@ -209,6 +222,7 @@ __all__ = [
     "INPUT_OPS",
     "OUTPUT_OPS",
     "Functions",
+    "carry_output",
     "element",
     "elements",
     "group_input",

@@ -31,6 +31,7 @@ from pytest_harness_audit.policy.shell.expand import (
 from pytest_harness_audit.policy.shell.gitenv import environment, relevant
 from pytest_harness_audit.policy.shell.imports import follow_loads
 from pytest_harness_audit.policy.shell.lookups import Lookups
+from pytest_harness_audit.policy.shell.loops import carry_output
 from pytest_harness_audit.policy.shell.name_streams import (
     loose_stdin,
     remember_copies,
@@ -212,7 +213,9 @@ def _read_each(
 def _read_script(
     text: str, reading: Reading, expander: Expander, budget: Budget, depth: int
 ) -> None:
-    for command in parse(text, budget, depth):
+    commands = parse(text, budget, depth)
+    carry_output(commands, expander.carrier)
+    for command in commands:
         _read_simple(command, reading, expander, budget, depth)
 
 

@@ -1,5 +1,5 @@
-"""What a script a command hands to a shell is given: its positional parameters and its
-standard input.
+"""What a script a command hands to a shell is given: its positional parameters, its standard
+input and its standard output (the command's: piped on or redirected, :func:`.loops.carry_output`).
 
 ``echo .env | sh -c 'xargs cat'``, ``ls -a | bash -c 'while read f; do cat "$f"; done'``: the
 script's standard input is the command's (a pipe, a redirection), so a command inside it that
@@ -29,6 +29,7 @@ class Entered:
 
     parameters: dict[str, str | None] | None
     stdin: tuple[str | None, bool, str | None] | None
+    carrier: Command | None = None
 
 
 def enter(
@@ -41,8 +42,9 @@ def enter(
     the one that runs it (``stdin``: works out that input's text and whether it is unknown, as
     :func:`~.streams.stdin_of` gives them)."""
     parameters = positional(expander, args) if args else None
+    carrier, expander.carrier = expander.carrier, command  # its output is the script's
     if command is None or (command.stdin is None and not _own_input(command)):
-        return Entered(parameters, None)  # the shell's input, as it was
+        return Entered(parameters, None, carrier)  # the shell's input, as it was
     files, unknown, names = expander.files, expander.unknown_files, expander.loose_files
     before = (files.get(_STDIN), _STDIN in unknown, names.get(_STDIN))
     text, dark = stdin()
@@ -56,11 +58,12 @@ def enter(
         unknown.add(_STDIN)
         if loose:
             names[_STDIN] = loose
-    return Entered(parameters, before)
+    return Entered(parameters, before, carrier)
 
 
 def leave(expander: Expander, entered: Entered) -> None:
     """Put back what :func:`enter` changed."""
+    expander.carrier = entered.carrier
     if entered.parameters is not None:
         restore(expander, entered.parameters)
     if entered.stdin is None:

@@ -52,8 +52,8 @@ def parse_simple(text: str) -> list[Command] | None:
                 word = [Lit(value, False)]
             if redirect is not None:
                 redirect.target, redirect = word, None
-            elif not words and value in RESERVED_WORDS:
-                return None  # `if`, `case`, `coproc` …: syntax, which the parser reads
+            elif not words and (value in RESERVED_WORDS or value == "exec"):
+                return None  # `if`, `case`, `coproc`, `exec > f` …: the parser reads them
             else:
                 words.append(word)
         elif redirect is not None:

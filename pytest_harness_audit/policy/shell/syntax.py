@@ -393,7 +393,7 @@ class Parser:
                 if plain in ("coproc", "function", "time"):
                     self.functions.keyword(plain, text, self.pos)
                     if plain != "time":
-                        skip_words = self._coproc_name() if plain == "coproc" else 1
+                        skip_words = _coproc_name(text, self.pos) if plain == "coproc" else 1
                     continue
                 if plain in ("[[", "(("):
                     skip_test(self, plain, Parser)
@@ -441,11 +441,6 @@ class Parser:
         loop_header(self, Parser)  # `for f in .e*`: `f` set to the words, before the body
         return 0
 
-    def _coproc_name(self) -> int:
-        """``coproc NAME { …; }``: the NAME is not a command."""
-        match = re.compile(r"[ \t]*[A-Za-z_]\w*[ \t]+[{(]").match(self.text, self.pos)
-        return 1 if match else 0
-
     def _read_heredocs(self) -> None:
         text = self.text
         for redirect, delimiter, strip_tabs, _ in self._heredocs:
@@ -480,6 +475,11 @@ def _array(parser: Parser, word: Word) -> Word:
     for index, element in enumerate(elements):
         word = [*word, *([Lit(" ", False)] if index else []), *element]
     return word
+
+
+def _coproc_name(text: str, at: int) -> int:
+    """``coproc NAME { …; }``: the NAME is not a command."""
+    return 1 if re.compile(r"[ \t]*[A-Za-z_]\w*[ \t]+[{(]").match(text, at) else 0
 
 
 def _plain(word: Word) -> str:
