@@ -60,6 +60,10 @@ PIPED = [
     # a script's output is that of the command running it
     f"bash -c 'grep -rh KEY .' | {XOR}",
     f"eval 'grep -rh KEY .' | {XOR}",
+    # nested: a shell inside a group, a shell run by find or xargs
+    f"{{ bash -c 'grep -rh KEY .'; }} | {XOR}",
+    f"find . -maxdepth 0 -exec sh -c 'grep -rh KEY .' \\; | {XOR}",
+    f"xargs -I{{}} sh -c 'grep -rh {{}} .' <<< KEY | {XOR}",
 ]
 
 

@@ -120,7 +120,7 @@ def piped_output(inner: list[Command], pipe: Command) -> None:
     for command in inner:
         if not (command.piped or command.in_substitution or _has_output(command)):
             command.piped = True
-            command.pipe = pipe
+            command.pipe = pipe.pipe or pipe  # a stand-in inside another pipe: the outer one
 
 
 class Functions:
