@@ -126,12 +126,15 @@ def piped_output(inner: list[Command], pipe: Command) -> None:
 class Functions:
     """The shell functions a script defines (``f() { …; }``, ``function f { …; }``): each
     name's body, the simple commands of the compound command after it. A call's output piped on
-    or redirected is its body's (``f | base64``), as a compound command's is."""
+    or redirected is its body's (``f | base64``), as a compound command's is. A coprocess's
+    output (``coproc grep -r KEY .``, ``coproc { …; }``) goes to a pipe another command reads
+    through ``${COPROC[0]}``: it is written to a descriptor, out of the output scan's sight."""
 
     def __init__(self) -> None:
         self.bodies: dict[str, list[Command]] = {}
         self._naming: str | None = None  # a name whose body has not opened yet
         self._open: list[tuple[str, int]] = []  # a body being read: its name and depth
+        self._coproc = False  # `coproc` read, its command not yet
 
     def parenthesis(self, words: list[Word], text: str, at: int) -> None:
         """``(`` after ``words`` at ``at`` of ``text``: ``f()`` starts a definition of ``f``."""
@@ -143,9 +146,12 @@ class Functions:
         named = _NAMED.match(text, at) if keyword == "function" else None
         if named is not None:
             self._naming = named.group(1)
+        self._coproc = keyword == "coproc"
 
     def opened(self, depth: int) -> None:
         """A compound command opened, ``depth`` of them open now."""
+        if self._coproc:
+            self._naming, self._coproc = _COPROC, False
         if self._naming is not None:
             self._open.append((self._naming, depth))
             self._naming = None
@@ -155,13 +161,18 @@ class Functions:
         :meth:`opened` counted; ``start`` ``None``: none was open)."""
         if start is not None and self._open and self._open[-1][1] == depth:
             name = self._open.pop()[0]
-            if start < len(commands):
+            if name == _COPROC:
+                group_output([_coproc_output()], commands[start:])
+            elif start < len(commands):
                 self.bodies[name] = commands[start:]
             else:  # `function f() { …; }`: the empty `()` before the body
                 self._naming = name
 
     def call(self, command: Command) -> None:
         """``command`` is complete: a call's pipe and output are its function's body's."""
+        if self._coproc:
+            self._coproc = False
+            group_output([_coproc_output()], [command])
         body = self.bodies.get(_plain(command.words[0])) if command.words else None
         if body:
             if command.piped:
@@ -180,6 +191,15 @@ def carry_output(commands: list[Command], carrier: Command | None) -> None:
     for index, command in enumerate(commands):
         if len(command.words) == 1 and _plain(command.words[0]) == "exec":
             group_output(command.redirects, commands[index + 1 :])
+
+
+#: A coprocess's body (no function has this name).
+_COPROC = "coproc()"
+
+
+def _coproc_output() -> Redirect:
+    """Where a coprocess writes: a pipe's descriptor."""
+    return Redirect(">", [Lit("/dev/fd/63", False)], fd="1")
 
 
 def _plain(word: Word) -> str:
