@@ -3,14 +3,16 @@
 A stdio upstream inherited the proxy's stderr, so a server logging its settings wrote the key
 into the proxy's log (and the test run's captured output, kept with a failing test or in JUnit
 XML). Its stderr now passes through the proxy line by line: each line is written on with the
-known secrets redacted, and a line that held one is recorded (``mcp__<server>__stderr``) and
-judged as an upstream's output is. Lines keep streaming: ordinary lines are written as they
-come, and a line the process leaves unfinished is written when it stops. The benign twin: a
+known secrets redacted, and a line that held one is recorded as an unjudged note
+(``mcp__<server>__stderr``, the redacted line as its output). Lines keep streaming: ordinary
+lines are written as they come, and a line the process leaves unfinished is written when it
+stops. The benign twin: a
 server writing no secret has its stderr relayed unchanged and the session stays PASS.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,7 +48,7 @@ def _run(harness: Harness, texts: list[str]) -> None:
         proxy.stop()
 
 
-def test_a_key_on_an_upstream_s_stderr_is_redacted_and_recorded(
+def test_a_key_on_an_upstream_s_stderr_is_redacted_and_noted(
     harness: Harness, capfd: pytest.CaptureFixture[str]
 ) -> None:
     key = api_key(harness)
@@ -57,10 +59,14 @@ def test_a_key_on_an_upstream_s_stderr_is_redacted_and_recorded(
     assert "config: API_KEY=[secret:" in err
     assert "retrying with token [secret:" in err
     assert "bye [secret:" in err  # the unfinished last line, written when the process stopped
-    stderr_calls = [c for c in harness.calls() if c.tool == "mcp__noisy__stderr"]
-    assert len(stderr_calls) == 3
-    assert all("secret_exposure" in c.alerts for c in stderr_calls)
-    assert harness.verdict == "FAIL"
+    notes = [r for r in harness.records if r.tool == "mcp__noisy__stderr"]
+    assert [r.kind for r in notes] == ["note"] * 3
+    assert all(r.raw["result"].get("outputHash") for r in notes)
+    assert key not in json.dumps([r.raw for r in harness.records])
+    assert not [c for c in harness.calls() if c.tool == "mcp__noisy__stderr"]
+    # nothing the agent read held the key: a server logging its settings is no act of the
+    # agent's, and no model reads an upstream's stderr
+    assert harness.verdict == "PASS"
 
 
 def test_benign_twin_stderr_without_a_secret_is_relayed_unchanged(

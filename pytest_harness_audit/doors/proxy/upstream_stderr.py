@@ -6,9 +6,11 @@ logging its settings at start, a traceback quoting a token) reached the proxy's 
 test run's captured output, whole. Its stderr is now a socket the proxy reads
 (:class:`StderrRelay`): each line goes through the proxy's redaction of its records and log
 lines (the gate's known secrets, in any form it finds) before it is written where the upstream's
-stderr went before, and a line that held a secret is recorded as ``mcp__<server>__stderr``
-with the line as its output, inspected and judged as an upstream's output is
-(:func:`screened_line`; at most :data:`MAX_RECORDED` lines a process).
+stderr went before, and a line that held a secret is recorded as a note,
+``mcp__<server>__stderr``, with the redacted line as its output (:func:`screened_line`; at most
+:data:`MAX_RECORDED` lines a process). The note is evidence, not judged: no model reads an
+upstream's stderr, and whatever reads the proxy's (the agent process that started it) gets it
+redacted; a server logging its settings at start is no act of the agent's.
 
 Streaming, bounded: a line is written as soon as it ends; one longer than :data:`MAX_LINE`
 characters is cut (at its last space when it has one, where no secret is cut in two); a line
@@ -37,6 +39,8 @@ from pytest_harness_audit.gate.seam import Outcome
 #: ``screen(server, line, record)``: the line as it may be shown (with ``record``, recorded
 #: when it held a secret).
 LineScreen = Callable[[str, str, bool], Awaitable[str]]
+#: The category of the note a line that held a secret is recorded as.
+STDERR_CATEGORY = "mcp"
 #: A line is cut at this many characters (a process printing no newline is not buffered whole).
 MAX_LINE = 64 * 1024
 #: Lines holding a secret recorded per upstream process (later ones are redacted only).
@@ -52,8 +56,8 @@ _WITHHELD = (
 
 async def screened_line(gate: GateLike[Any], server: str, line: str, record: bool = True) -> str:
     """``line`` of ``server``'s stderr as it may be shown: redacted by the gate's record scrub;
-    when that changed it and ``record`` is set, recorded (``mcp__<server>__stderr``, the line
-    as its output)."""
+    when that changed it and ``record`` is set, recorded as an unjudged note
+    (``mcp__<server>__stderr``, the redacted line as its output)."""
     scrub = getattr(getattr(getattr(gate, "chain", None), "builder", None), "scrub", None)
     redact = getattr(scrub, "text", None)
     if not callable(redact):
@@ -63,9 +67,16 @@ async def screened_line(gate: GateLike[Any], server: str, line: str, record: boo
         return shown
 
     async def printed(_decision: object) -> Outcome:
-        return Outcome.success(line)
+        return Outcome.success(shown)
 
-    await gate.run_async(request_tool_name(server, "stderr"), {}, printed)
+    tool = request_tool_name(server, "stderr")
+    run: Any = gate.run_async  # the real gate's takes the note's decision
+    unjudged = getattr(gate, "unjudged", None)
+    if callable(unjudged):
+        note = unjudged(tool, STDERR_CATEGORY, {}, target=None, kind="note")
+        await run(tool, {}, printed, decision=note)
+    else:
+        await run(tool, {}, printed)
     return shown
 
 
