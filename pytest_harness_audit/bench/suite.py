@@ -74,6 +74,9 @@ class SuiteFigures:
 
 def _pytest(directory: Path, *args: str) -> float:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    # every session writes its chain durably (fsync): a run must not pay for the writeback of
+    # what ran before it (the chain benchmark's files, the other variant's chains)
+    os.sync()
     start = time.perf_counter()
     done = subprocess.run(
         [
