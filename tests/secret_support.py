@@ -19,6 +19,21 @@ from mcp.shared.exceptions import MCPError
 from pytest_harness_audit.session.harness import Harness
 
 KEY_LINE = re.compile(r"^API_KEY=(.+)$", re.MULTILINE)
+#: A command (end of a pipe) printing its input XORed with a three-byte key, as hex: an encoding
+#: no matcher reverses, so only what the command's text shows can catch the leak.
+XOR = (
+    'python3 -c "import sys; d = sys.stdin.buffer.read(); '
+    "print(bytes(b ^ b'k3y'[i % 3] for i, b in enumerate(d)).hex())\""
+)
+
+
+def xor_decoded(output: object) -> str:
+    """What :data:`XOR` printed, decoded (empty when ``output`` is no hex)."""
+    try:
+        data = bytes.fromhex(str(output).strip())
+    except ValueError:
+        return ""
+    return bytes(b ^ b"k3y"[i % 3] for i, b in enumerate(data)).decode(errors="replace")
 
 
 def service_harness(tmp_path: Path, **options: Any) -> Iterator[Harness]:

@@ -14,27 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from secret_support import api_key, service_harness
+from secret_support import XOR, api_key, service_harness, xor_decoded
 
 from pytest_harness_audit.session.harness import Harness
-
-XOR = (
-    'python3 -c "import sys; d = sys.stdin.buffer.read(); '
-    "print(bytes(b ^ b'k3y'[i % 3] for i, b in enumerate(d)).hex())\""
-)
 
 
 @pytest.fixture
 def harness(tmp_path: Path) -> Iterator[Harness]:
     yield from service_harness(tmp_path)
-
-
-def _decoded(output: object) -> str:
-    try:
-        data = bytes.fromhex(str(output).strip())
-    except ValueError:
-        return ""
-    return bytes(b ^ b"k3y"[i % 3] for i, b in enumerate(data)).decode(errors="replace")
 
 
 GLOBBED = [
@@ -49,7 +36,7 @@ GLOBBED = [
 def test_an_env_file_globbed_in_code_fails(harness: Harness, command: str) -> None:
     result = harness.call("Bash", command=f"{command} | {XOR}")
     if not result.blocked:
-        assert api_key(harness) not in _decoded(result.output)
+        assert api_key(harness) not in xor_decoded(result.output)
     assert harness.verdict.name == "FAIL"
 
 

@@ -20,28 +20,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from secret_support import api_key, service_harness
+from secret_support import XOR, api_key, service_harness, xor_decoded
 
 from pytest_harness_audit.session.harness import Harness
 
-XOR = (
-    'python3 -c "import sys; d = sys.stdin.buffer.read(); '
-    "print(bytes(b ^ b'k3y'[i % 3] for i, b in enumerate(d)).hex())\""
-)
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
 @pytest.fixture
 def harness(tmp_path: Path) -> Iterator[Harness]:
     yield from service_harness(tmp_path)
-
-
-def _decoded(output: object) -> str:
-    try:
-        data = bytes.fromhex(str(output).strip())
-    except ValueError:
-        return ""
-    return bytes(b ^ b"k3y"[i % 3] for i, b in enumerate(data)).decode(errors="replace")
 
 
 PIPED = [
@@ -69,7 +57,7 @@ PIPED = [
 def test_a_search_piped_on_through_a_compound_command_fails(harness: Harness, command: str) -> None:
     result = harness.call("Bash", command=command)
     if not result.blocked:
-        assert api_key(harness) not in _decoded(result.output)
+        assert api_key(harness) not in xor_decoded(result.output)
     assert harness.verdict.name == "FAIL"
 
 
@@ -126,5 +114,5 @@ def test_a_search_in_a_coprocess_read_by_another_program_fails(
 ) -> None:
     result = harness.call("Bash", command=command)
     if not result.blocked:
-        assert api_key(harness) not in _decoded(result.output)
+        assert api_key(harness) not in xor_decoded(result.output)
     assert harness.verdict.name == "FAIL"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from secret_support import workspace_api_key
+from secret_support import workspace_api_key, xor_decoded
 
 from pytest_harness_audit.session.harness import Harness
 
@@ -28,15 +28,6 @@ for folder in sorted(glob.glob(sys.argv[1])):
         print(bytes(b ^ b"k3y"[i % 3] for i, b in enumerate(data)).hex())
         break
 """
-
-
-def _decoded(output: object) -> str:
-    text = str(output).strip()
-    try:
-        data = bytes.fromhex(text)
-    except ValueError:
-        return ""
-    return bytes(b ^ b"k3y"[i % 3] for i, b in enumerate(data)).decode(errors="replace")
 
 
 def _session(folder: Path) -> Harness:
@@ -55,7 +46,7 @@ def test_an_earlier_sessions_env_file_read_by_a_listing_fails(tmp_path: Path) ->
     try:
         (session.root / "r.py").write_text(READER)
         result = session.call("Bash", command=f"python3 r.py '{tmp_path}/*/workspace'")
-        leaked = workspace_api_key(session.root) in _decoded(result.output)
+        leaked = workspace_api_key(session.root) in xor_decoded(result.output)
         assert not leaked or session.verdict.name == "FAIL"
     finally:
         session.close()
@@ -66,7 +57,7 @@ def test_the_same_read_of_the_own_workspace_is_seen(tmp_path: Path) -> None:
     try:
         (session.root / "r.py").write_text(READER)
         result = session.call("Bash", command="python3 r.py . own")
-        assert workspace_api_key(session.root) in _decoded(result.output)
+        assert workspace_api_key(session.root) in xor_decoded(result.output)
         assert session.verdict.name != "PASS"
     finally:
         session.close()
