@@ -24,6 +24,7 @@ from pytest_harness_audit.policy.shell.nodes import (
     Redirect,
     Sub,
     Word,
+    plain_text,
 )
 
 _HEADER = re.compile(r"[ \t]*([A-Za-z_]\w*)(?:[ \t\n]+in\b([^;\n]*?))?[ \t]*(?=[;\n]|\bdo\b|$)")
@@ -139,7 +140,7 @@ class Functions:
     def parenthesis(self, words: list[Word], text: str, at: int) -> None:
         """``(`` after ``words`` at ``at`` of ``text``: ``f()`` starts a definition of ``f``."""
         if len(words) == 1 and _DEFINED.match(text, at):
-            self._naming = _plain(words[0])
+            self._naming = plain_text(words[0])
 
     def keyword(self, keyword: str, text: str, at: int) -> None:
         """``function NAME`` (``keyword`` read, ``NAME`` at ``at`` of ``text``)."""
@@ -173,7 +174,7 @@ class Functions:
         if self._coproc:
             self._coproc = False
             group_output([_coproc_output()], [command])
-        body = self.bodies.get(_plain(command.words[0])) if command.words else None
+        body = self.bodies.get(plain_text(command.words[0])) if command.words else None
         if body:
             if command.piped:
                 piped_output(body, command)
@@ -189,7 +190,7 @@ def carry_output(commands: list[Command], carrier: Command | None) -> None:
     if carrier is not None:
         group_output(carrier.redirects, commands)
     for index, command in enumerate(commands):
-        if len(command.words) == 1 and _plain(command.words[0]) == "exec":
+        if len(command.words) == 1 and plain_text(command.words[0]) == "exec":
             group_output(command.redirects, commands[index + 1 :])
 
 
@@ -200,10 +201,6 @@ _COPROC = "coproc()"
 def _coproc_output() -> Redirect:
     """Where a coprocess writes: a pipe's descriptor."""
     return Redirect(">", [Lit("/dev/fd/63", False)], fd="1")
-
-
-def _plain(word: Word) -> str:
-    return "".join(part.text if isinstance(part, Lit) else "$" for part in word)
 
 
 def _has_output(command: Command) -> bool:

@@ -108,6 +108,11 @@ SEPARATOR_WORDS = frozenset(
 )
 
 
+def plain_text(word: Word) -> str:
+    """The text of a word of literals only (quotes removed); expansions left as ``$``."""
+    return "".join(part.text if isinstance(part, Lit) else "$" for part in word)
+
+
 def ansi_c(body: str) -> str:
     """The text of an ANSI-C quoted string ``$'…'`` (``\\x72\\x6d`` → ``rm``)."""
 

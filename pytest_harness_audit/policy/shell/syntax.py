@@ -44,6 +44,7 @@ from pytest_harness_audit.policy.shell.nodes import (
     Unreadable,
     Word,
     ansi_c,
+    plain_text,
 )
 
 _BLANK = re.compile(r"(?:[ \t\r\f\v]+|\\\n)+")
@@ -370,14 +371,15 @@ class Parser:
                 pending_redirect.target = word
                 if pending_redirect.op in ("<<", "<<-"):
                     strip = pending_redirect.op == "<<-"
-                    self._heredocs.append((pending_redirect, _plain(word), strip, _quoted(word)))
+                    heredoc = (pending_redirect, plain_text(word), strip, _quoted(word))
+                    self._heredocs.append(heredoc)
                 pending_redirect = None
                 continue
             if case_patterns or skip_words:
                 skip_words = max(0, skip_words - 1)
                 continue
             if not current.words:
-                plain = _plain(word) if len(word) == 1 and isinstance(word[0], Lit) else None
+                plain = plain_text(word) if len(word) == 1 and isinstance(word[0], Lit) else None
                 if plain in SEPARATOR_WORDS:
                     if plain in _GROUP_OPENERS:
                         self._groups.append(len(self.commands))
@@ -463,7 +465,7 @@ class Parser:
 def _array(parser: Parser, word: Word) -> Word:
     """``NAME=(…)`` at the parser's position: the assignment with the array's elements as one
     value (``a=x .env``); any other word as it is."""
-    if not parser.text.startswith("(", parser.pos) or not _ARRAY.fullmatch(_plain(word)):
+    if not parser.text.startswith("(", parser.pos) or not _ARRAY.fullmatch(plain_text(word)):
         return word
     end = parser._matching(parser.pos + 1, "(", ")")
     inner = Parser(parser.text[parser.pos + 1 : end - 1], parser.budget, parser.depth + 1)
@@ -480,11 +482,6 @@ def _array(parser: Parser, word: Word) -> Word:
 def _coproc_name(text: str, at: int) -> int:
     """``coproc NAME { …; }``: the NAME is not a command."""
     return 1 if re.compile(r"[ \t]*[A-Za-z_]\w*[ \t]+[{(]").match(text, at) else 0
-
-
-def _plain(word: Word) -> str:
-    """The text of a word of literals only (quotes removed); expansions left as ``$``."""
-    return "".join(part.text if isinstance(part, Lit) else "$" for part in word)
 
 
 def _quoted(word: Word) -> bool:
