@@ -43,6 +43,9 @@ PIPED = [
     # a function's body is its calls' output
     f"f() {{ grep -rh KEY .; }}; f | {XOR}",
     f'function f {{ grep -rh "$1" .; }}; f KEY | {XOR}',
+    # and on through the functions it calls
+    f"g() {{ grep -rh KEY .; }}; h() {{ g; }}; h | {XOR}",
+    f"g() {{ grep -rh KEY .; }}; h() {{ echo start; g; }}; k() {{ h; }}; k | {XOR}",
     # a script's output is that of the command running it
     f"bash -c 'grep -rh KEY .' | {XOR}",
     f"eval 'grep -rh KEY .' | {XOR}",
@@ -67,6 +70,7 @@ def test_a_search_piped_on_through_a_compound_command_fails(harness: Harness, co
         "{ grep -rh KEY .; } > found.txt",
         "( grep -rh KEY . ) > found.txt",
         "f() { grep -rh KEY .; }; f > found.txt",
+        "g() { grep -rh KEY .; }; h() { g; }; h > found.txt",
         "sh -c 'grep -rh KEY .' > found.txt",
         "exec > found.txt; grep -rh KEY .",  # every later command's output
     ],
@@ -89,6 +93,10 @@ def test_a_search_written_to_a_file_through_a_compound_command_fails(
         f"{{ cat README.md; }} | {XOR}",
         "{ git log --oneline; } | head",
         "f() { grep -rn def app; }; f | head",
+        "g() { grep -rn def app; }; h() { g; }; h | head",
+        # a function calling itself, or two calling each other, is read once each
+        "f() { g; }; g() { ls app; }; f | sort",
+        "f() { if false; then f; fi; ls app; }; f | sort",
         "bash -c 'grep -rn def app' | head",
         "exec > log.txt; grep -rn def app",
         "coproc grep -rn def app; cat <&${COPROC[0]}",

@@ -174,11 +174,21 @@ class Functions:
         if self._coproc:
             self._coproc = False
             group_output([_coproc_output()], [command])
-        body = self.bodies.get(plain_text(command.words[0])) if command.words else None
-        if body:
-            if command.piped:
-                piped_output(body, command)
-            group_output(command.redirects, body)
+        self._carry(command, frozenset())
+
+    def _carry(self, command: Command, calling: frozenset[str]) -> None:
+        """``command``'s pipe and output go to its function's body, and on through the calls
+        of other functions in it (``g() { grep …; }; h() { g; }; h | base64``); a function
+        already ``calling`` (recursion) is not entered again."""
+        name = plain_text(command.words[0]) if command.words else ""
+        body = self.bodies.get(name)
+        if not body or name in calling:
+            return
+        if command.piped:
+            piped_output(body, command)
+        group_output(command.redirects, body)
+        for inner in body:
+            self._carry(inner, calling | {name})
 
 
 def carry_output(commands: list[Command], carrier: Command | None) -> None:
