@@ -66,6 +66,7 @@ from pytest_harness_audit.audit.session_file import (
     join_writers,
     leave_writers,
     load_session_file,
+    readable_session_file,
     write_session_file,
     writer_entry,
 )
@@ -382,8 +383,6 @@ class AuditChain:
         except OSError:
             pass
 
-    # -- state -------------------------------------------------------------------------------
-
     def refresh(self) -> None:
         """Take in appends made by other processes (and adopt an interrupted one)."""
         with self._mutex:
@@ -480,7 +479,7 @@ class AuditChain:
 
     def _close_session_locked(self, *, in_sync: bool) -> None:
         """Leave the writers list and, when in step with the file, store the head we saw."""
-        data = load_session_file(self._paths.session_file)
+        data = readable_session_file(self._paths.session_file)
         if data is None:
             return
         leave_writers(data, self._token)

@@ -38,6 +38,15 @@ def load_session_file(path: Path) -> dict[str, Any] | None:
     return data
 
 
+def readable_session_file(path: Path) -> dict[str, Any] | None:
+    """The parsed session file; ``None`` if it does not exist or another hand garbled it (a
+    writer closing leaves it as found, for verification to report)."""
+    try:
+        return load_session_file(path)
+    except AuditError:
+        return None
+
+
 def write_session_file(path: Path, data: dict[str, Any], *, fsync: bool = True) -> None:
     """Replace the session file atomically (temporary file, fsync unless told not to, rename)."""
     text = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False) + "\n"

@@ -278,7 +278,12 @@ def verify_chain(
             size: int | None = paths.chain.stat().st_size
         except FileNotFoundError:
             size = 0
-    data = load_session_file(paths.session_file)  # a broken session file is its own clear error
+    try:
+        data = load_session_file(paths.session_file)
+    except AuditError as exc:  # emptied or garbled: its head copy cannot agree with the chain
+        failure = Failure(0, 0, "snapshot_mismatch", None, None, None, str(exc))
+        report = ChainReport(True, 0, GENESIS, path=os.fspath(paths.chain))
+        return report.with_failure(failure, session_id=paths.session_id)
     snapshot = _snapshot(data)
     watch = [h.count for h in (head, checkpoint, snapshot) if h is not None and h.count is not None]
     scan, torn = scan_file(

@@ -91,6 +91,17 @@ def test_a_session_file_naming_another_session_is_session_mismatch(storage, make
     assert verify_chain(storage, "s1").reason == "session_mismatch"
 
 
+@pytest.mark.parametrize("content", ["", "{not json", "[]"])
+def test_an_emptied_or_garbled_session_file_is_a_failed_verification(storage, make_draft, content):
+    # an agent that empties the store's files: the verdict is FAIL, never an error raised
+    _session(storage, make_draft=make_draft)
+    path = StorageLayout.at(storage).paths("s1").session_file
+    path.write_text(content)
+    report = verify_chain(storage, "s1")
+    assert (report.valid, report.reason) == (False, "snapshot_mismatch")
+    assert str(path) in report.errors[0]
+
+
 @pytest.mark.parametrize("which", ["chain", "anchor", "session_file"])
 def test_symlinked_session_files_are_refused(storage, make_draft, which):
     _session(storage, "victim", make_draft=make_draft)
