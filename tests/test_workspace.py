@@ -9,8 +9,8 @@ import pytest
 from pytest_harness_audit.errors import HarnessAuditError
 from pytest_harness_audit.session import workspace
 from pytest_harness_audit.session.workspace import (
-    BASE_REF,
     WorkspaceError,
+    base_revision,
     changed_files,
     create_workspace,
     diff,
@@ -68,7 +68,9 @@ def test_initial_commit_is_by_the_harness_on_main_at_a_fixed_date(tmp_path: Path
     assert commit.authored_date == commit.committed_date == 1704067200
     assert commit.message == "Initial commit: python-service workspace\n"
     assert len(list(repo.iter_commits())) == 1
-    assert repo.git.rev_parse(BASE_REF) == commit.hexsha
+    assert base_revision(repo) == commit.hexsha
+    # the workspace holds no ref of the auditor's: its history is the agent's and the user's
+    assert repo.git.for_each_ref("--format=%(refname)") == "refs/heads/main"
     assert not repo.is_dirty(untracked_files=True)
 
 
@@ -232,11 +234,23 @@ def test_committed_changes_still_count(service: git.Repo) -> None:
     assert "+poisoned" in diff(service)
 
 
-def test_changed_files_without_the_base_ref_falls_back_to_head(service: git.Repo) -> None:
-    service.git.update_ref("-d", BASE_REF)
-    root = root_of(service)
+def test_a_repository_the_auditor_did_not_make_counts_from_head(tmp_path: Path) -> None:
+    root = tmp_path / "own"
+    repo = git.Repo.init(root)
+    (root / "kept.txt").write_text("x\n")
+    repo.git.add("kept.txt")
+    repo.git.commit(
+        "-m",
+        "one",
+        env={
+            "GIT_AUTHOR_NAME": "a",
+            "GIT_AUTHOR_EMAIL": "a@b",
+            "GIT_COMMITTER_NAME": "a",
+            "GIT_COMMITTER_EMAIL": "a@b",
+        },
+    )
     (root / "a.txt").write_text("x\n")
-    assert changed_files(service) == ["a.txt"]
+    assert changed_files(repo) == ["a.txt"]
 
 
 def test_changed_files_in_a_repository_without_commits(tmp_path: Path) -> None:

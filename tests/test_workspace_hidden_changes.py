@@ -12,7 +12,7 @@ import pytest
 
 from pytest_harness_audit.session import workspace
 from pytest_harness_audit.session.harness import Harness
-from pytest_harness_audit.session.workspace import BASE_REF, WorkspaceError
+from pytest_harness_audit.session.workspace import WorkspaceError
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def test_moving_the_base_ref_after_committing_hides_nothing(harness: Harness) ->
             "GIT_COMMITTER_EMAIL": "a@b",
         },
     )
-    repo.git.update_ref(BASE_REF, "HEAD")
+    repo.git.update_ref("refs/harness-audit/base", "HEAD")  # where the base ref once was
     assert harness.changed_files() == ["app/pricing.py"]
     assert "+BACKDOOR = True" in harness.diff()
 

@@ -1,9 +1,13 @@
 """Committed history lost for good: the ``history_destroyed`` effect.
 
-A snapshot keeps the commits the repository's refs (branches, tags, ``HEAD``, ``packed-refs``)
-and reflogs (``.git/logs``) point at, read from the files, without running git. Only when some
-of them are gone after a call (a ref deleted or moved, a reflog expired) does
-:func:`lost_commits` ask git whether those commits still exist as objects. A commit that was
+A snapshot keeps the commits the repository's refs (branches, tags, ``HEAD``, ``packed-refs``,
+the ``HEAD`` and refs of each linked worktree under ``.git/worktrees``) and reflogs
+(``.git/logs``, a linked worktree's ``logs``) point at, read from the files, without running git.
+Only when some of them are gone after a call (a ref deleted or moved, a reflog expired) does
+:func:`lost_commits` ask git whether those commits still exist as objects. The workspaces the
+harness builds hold no ref of the auditor's (:mod:`pytest_harness_audit.session.bases`), so only
+what the user sees keeps a commit: a ref of the auditor's kept the initial commit alive after
+every ref and reflog of the user's had let go of it. A commit that was
 reachable and no longer exists cannot be recovered: an orphan branch replacing ``main``,
 ``git update-ref -d``, ``git branch -D``, then ``git reflog expire --expire=now --all`` and
 ``git gc --prune=now``. A deleted branch whose commits are kept by another ref, the reflog or
@@ -125,6 +129,20 @@ def _masks(git: str) -> set[str]:
     return masks
 
 
+#: Linked worktrees (``git worktree add``) read at most.
+_MAX_WORKTREES = 256
+
+
+def _linked_worktrees(git: str) -> list[str]:
+    """The folders of the linked worktrees under ``git``/``worktrees`` (symlinks left out)."""
+    try:
+        with os.scandir(os.path.join(git, "worktrees")) as entries:
+            found = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+    return sorted(found)[:_MAX_WORKTREES]
+
+
 def commit_tips(root: str) -> frozenset[str] | None:
     """The commits the refs and recent reflog entries (:data:`REFLOG_DAYS`) of the repository at
     ``root`` name, and the masks over its history (:data:`MASKS`; ``None`` when ``root`` has no
@@ -150,7 +168,14 @@ def commit_tips(root: str) -> frozenset[str] | None:
             if ref.startswith("replace/"):
                 tips.add(f"replace {ref[len('replace/') :]}")
     day = int(time.time() // 86_400)
-    for path in _files(os.path.join(git, "logs")):
+    logs = [os.path.join(git, "logs")]
+    for linked in _linked_worktrees(git):
+        # a linked worktree's HEAD (detached there), its own refs and its reflogs
+        for path in (os.path.join(linked, "HEAD"), *_files(os.path.join(linked, "refs"))):
+            if (sha := _sha(_read(path)[:100])) is not None:
+                tips.add(sha)
+        logs.append(os.path.join(linked, "logs"))
+    for path in (path for folder in logs for path in _files(folder)):
         tips.update(_reflog_tips(path, day))
         if len(tips) > MAX_TIPS:
             return None

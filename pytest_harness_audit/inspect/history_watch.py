@@ -1,10 +1,11 @@
 """The commits a workspace's refs and reflogs name, re-read only when the kernel saw them change.
 
 :func:`~.history.commit_tips` reads ``HEAD``, ``packed-refs``, ``shallow``, every file under
-``.git/refs``, every reflog under ``.git/logs`` and ``.git/info/grafts``: a few dozen files,
-before and after every call. A :class:`HistoryWatch` shares its :class:`~.watch.LiveTree`'s
-inotify descriptor, watches every directory under ``.git/refs``, ``.git/logs`` and
-``.git/info`` (the tree itself watches ``.git``, which holds ``HEAD``, ``packed-refs`` and
+``.git/refs``, every reflog under ``.git/logs``, each linked worktree's ``HEAD``, refs and
+reflogs under ``.git/worktrees`` and ``.git/info/grafts``: a few dozen files, before and after
+every call. A :class:`HistoryWatch` shares its :class:`~.watch.LiveTree`'s inotify descriptor,
+watches every directory under ``.git/refs``, ``.git/logs``, ``.git/info`` and
+``.git/worktrees`` (the tree itself watches ``.git``, which holds ``HEAD``, ``packed-refs`` and
 ``shallow``; ``.git/objects/info/alternates`` is stat-ed each time), and keeps the last
 reading until an event says one of them changed: a ref written (git writes ``x.lock`` and
 renames it), a reflog appended to, a folder added or removed, ``.git`` itself replaced, the
@@ -38,9 +39,11 @@ from pytest_harness_audit.inspect.inotify import (
 #: Folders under ``.git/refs`` and ``.git/logs`` watched at most; more are read every time.
 MAX_HISTORY_WATCHES = 1024
 #: The entries of ``.git`` whose change changes the commits it names.
-HISTORY_ENTRIES = frozenset({"HEAD", "packed-refs", "refs", "logs", "shallow", "info", "objects"})
+HISTORY_ENTRIES = frozenset(
+    {"HEAD", "packed-refs", "refs", "logs", "shallow", "info", "objects", "worktrees"}
+)
 #: The folders of ``.git`` watched with every folder under them.
-_TREES = ("refs", "logs", "info", "objects")
+_TREES = ("refs", "logs", "info", "objects", "worktrees")
 
 
 class HistoryWatch:
@@ -69,8 +72,8 @@ class HistoryWatch:
         return wd in self._watches
 
     def restart(self) -> None:
-        """Drop every folder watch and watch ``.git/refs``, ``.git/logs``, ``.git/info`` and
-        ``.git/objects`` afresh."""
+        """Drop every folder watch and watch ``.git/refs``, ``.git/logs``, ``.git/info``,
+        ``.git/worktrees`` and ``.git/objects`` afresh."""
         self.stop()
         self._stale = True
         self._object_events += 1  # what changed meanwhile is not known

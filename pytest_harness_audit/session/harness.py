@@ -202,7 +202,7 @@ class Harness(ChainQueries):
             origins=workspaces.template_origins(template),
             **options,
         )
-        harness._base = workspaces.base_revision(repo)  # before the agent can move the ref
+        harness._base = workspaces.base_revision(repo)  # before the agent can move HEAD
         return harness
 
     def _read_denied(self, path: str) -> bool:

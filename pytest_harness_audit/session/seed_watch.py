@@ -1,8 +1,9 @@
 """The seeds of the workspace templates judged by what a call did to them.
 
 Workspaces are copies of a seed per template, kept by the process outside every workspace
-(:mod:`.workspace`). A command can find one and change it (amend its commit, move its base ref):
-the next workspace would start from the agent's code. :func:`.workspace.create_workspace` checks
+(:mod:`.workspace`). A command can find one and change it (amend its commit, write a ref in it):
+the next workspace would start from the agent's code, and the sessions comparing with its
+commit (:mod:`.bases`) would read the agent's objects. :func:`.workspace.create_workspace` checks
 each copy against the seed's digest as built and builds a changed seed again; this watch names
 the call that changed it: a ``tamper_attempt`` judged FAIL, with the changed paths in
 ``effects.seedChanged``.

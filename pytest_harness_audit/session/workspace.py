@@ -2,9 +2,10 @@
 
 A workspace is a directory with a real git repository: the template's files, copied, and one
 initial commit by a fixed author at a fixed date, so the same template always gives the same
-commit id. The initial commit is also kept as the ref ``refs/harness-audit/base``;
-:func:`changed_files` and :func:`diff` compare the working tree with it, so changes the agent
-commits, stages or leaves untracked all count.
+commit id. :func:`changed_files` and :func:`diff` compare the working tree with that commit, so
+changes the agent commits, stages or leaves untracked all count. The workspace holds no ref of
+the auditor's: the commit, and the object store it is read from, are kept outside it
+(:mod:`.bases`).
 
 Templates are the directories of ``fixtures/workspaces/`` shipped with the package
 (``python-service``, ``node-package``, ``empty``), or any directory given as a path. Every git
@@ -23,7 +24,7 @@ import tempfile
 import threading
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
 import git
@@ -35,14 +36,12 @@ from pytest_harness_audit.inspect.digests import tree_digest
 from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV, without_filters
 from pytest_harness_audit.inspect.learn import workspace_credentials
 from pytest_harness_audit.inspect.own_reads import OWN_READS
+from pytest_harness_audit.session import bases
 
 HARNESS_AUTHOR_NAME = "Harness Audit"
 HARNESS_AUTHOR_EMAIL = "harness@example.invalid"
 HARNESS_COMMIT_DATE = "1704067200 +0000"
 """2024-01-01T00:00:00Z, the author and committer date of every initial commit."""
-
-BASE_REF = "refs/harness-audit/base"
-"""The ref naming the initial commit, the base of :func:`changed_files` and :func:`diff`."""
 
 DEFAULT_BRANCH = "main"
 """The branch of every workspace."""
@@ -124,7 +123,7 @@ def create_workspace(dest: Path, template: str | Path | None = None) -> git.Repo
     # The copy is checked, not the seed before it: a command of a live session can change the
     # seed while it is being copied.
     for _attempt in range(2):
-        seed, expected = _SEEDS.seed_for(source, label)
+        seed, expected, commit = _SEEDS.seed_for(source, label)
         try:
             with OWN_READS.reading(str(seed)):
                 shutil.copytree(seed, dest, symlinks=True, dirs_exist_ok=True)
@@ -138,6 +137,7 @@ def create_workspace(dest: Path, template: str | Path | None = None) -> git.Repo
         _SEEDS.drop(seed, label)
     else:
         raise WorkspaceError(f"the seed of workspace template {label!r} keeps changing")
+    bases.record(dest, bases.Base(commit, str(seed)))
     repo = git.Repo(str(dest))
     repo.git.update_environment(**GIT_ISOLATION_ENV)
     return repo
@@ -185,14 +185,15 @@ class _SeedCache:
 
     def __init__(self) -> None:
         self._root: Path | None = None
-        self._seeds: dict[_Key, tuple[Path, str]] = {}
+        self._seeds: dict[_Key, tuple[Path, str, str]] = {}
         self._built = 0
         self._lock = threading.RLock()
         #: Seeds found changed, as ``(template label, seed path)``.
         self.changed: list[tuple[str, str]] = []
 
-    def seed_for(self, source: Path, label: str) -> tuple[Path, str]:
-        """The seed of ``source`` and its digest when built (built now when there is none)."""
+    def seed_for(self, source: Path, label: str) -> tuple[Path, str, str]:
+        """The seed of ``source``, its digest when built and its commit (built now when there is
+        none)."""
         key = (str(source.resolve()), label, _template_fingerprint(source))
         with self._lock:
             found = self._seeds.get(key)
@@ -207,8 +208,8 @@ class _SeedCache:
             if seed.exists():
                 shutil.rmtree(seed)
             with OWN_READS.reading(str(source.resolve()), shared=True):
-                _build_repository(source, seed, label)
-            self._seeds[key] = (seed, tree_digest(seed))
+                commit = _build_repository(source, seed, label)
+            self._seeds[key] = (seed, tree_digest(seed), commit)
             return self._seeds[key]
 
     def current(self, source: Path, label: str) -> Path | None:
@@ -221,7 +222,7 @@ class _SeedCache:
     def drop(self, seed: Path, label: str) -> None:
         """Forget ``seed`` (it no longer matches its digest) and remove it; warn."""
         with self._lock:
-            for key, (path, _digest) in list(self._seeds.items()):
+            for key, (path, _digest, _commit) in list(self._seeds.items()):
                 if path == seed:
                     del self._seeds[key]
             self.changed.append((label, str(seed)))
@@ -237,7 +238,7 @@ class _SeedCache:
     def seeds(self) -> dict[str, str]:
         """The path of each seed now → its template label."""
         with self._lock:
-            return {str(path): key[1] for key, (path, _digest) in self._seeds.items()}
+            return {str(path): key[1] for key, (path, _digest, _commit) in self._seeds.items()}
 
 
 def seed_cache() -> _SeedCache:
@@ -248,7 +249,8 @@ def seed_cache() -> _SeedCache:
 _SEEDS = _SeedCache()
 
 
-def _build_repository(source: Path, dest: Path, label: str) -> None:
+def _build_repository(source: Path, dest: Path, label: str) -> str:
+    """Make the seed ``dest`` of ``source``; return its commit."""
     try:
         shutil.copytree(source, dest, symlinks=True, ignore=_COPY_IGNORED)
     except OSError as exc:
@@ -262,15 +264,13 @@ def _build_repository(source: Path, dest: Path, label: str) -> None:
         command.config("user.email", HARNESS_AUTHOR_EMAIL)
         command.config("commit.gpgsign", "false")
         command.add("--all")
-        command.commit(
-            "--quiet",
-            "--no-verify",
-            "--allow-empty",
-            "-m",
-            f"Initial commit: {label} workspace",
-            env=_COMMIT_ENV,
+        message = f"Initial commit: {label} workspace"
+        commit: str = command.commit_tree(command.write_tree(), "-m", message, env=_COMMIT_ENV)
+        # The branch's reflog entry has the time it was made, as any commit's has: at the
+        # commit's fixed date it would be years old, and `git gc` expires such entries.
+        command.update_ref(
+            "-m", f"commit (initial): {message}", f"refs/heads/{DEFAULT_BRANCH}", commit, ""
         )
-        command.update_ref(BASE_REF, "HEAD")
         # One pack instead of a directory per object: the seed is copied for every workspace.
         # The blobs of credential files stay loose: a read of one is then seen by the kernel
         # (inspect.credential_objects).
@@ -283,18 +283,21 @@ def _build_repository(source: Path, dest: Path, label: str) -> None:
         raise WorkspaceError(
             f"git failed while creating a workspace from template {label!r}: {stderr or exc}"
         ) from None
+    return commit
 
 
 def base_revision(repo: git.Repo) -> str:
-    """The commit changes are counted from: the ref ``BASE_REF``, else ``HEAD``, else git's empty
-    tree. A session reads it once, when its workspace is made: the agent can move the ref."""
-    for revision in (f"{BASE_REF}^{{commit}}", "HEAD^{commit}"):
-        try:
-            sha: str = repo.git.rev_parse("--verify", "--quiet", revision, env=GIT_ISOLATION_ENV)
-            return sha
-        except git.GitCommandError:
-            continue
-    return EMPTY_TREE
+    """The commit changes are counted from: the initial commit of a workspace
+    :func:`create_workspace` made (:mod:`.bases`), else ``HEAD``, else git's empty tree. A
+    session reads it once, when it begins: the agent can move ``HEAD``."""
+    base = bases.recorded(repo.working_tree_dir)
+    if base is not None:
+        return base.commit
+    try:
+        sha: str = repo.git.rev_parse("--verify", "--quiet", "HEAD^{commit}", env=GIT_ISOLATION_ENV)
+        return sha
+    except git.GitCommandError:
+        return EMPTY_TREE
 
 
 #: Seconds one git command of a comparison may take: the agent can leave a FIFO where git reads.
@@ -313,16 +316,34 @@ def _untracked(repo: git.Repo, env: dict[str, str]) -> list[str]:
 
 
 @contextmanager
-def _comparing(repo: git.Repo, base: str | None) -> Iterator[tuple[str, dict[str, str]]]:
-    """The base commit and the environment of a git that compares the working tree with it.
+def _comparing(
+    repo: git.Repo, base: str | None
+) -> Iterator[tuple[str, dict[str, str], str | None]]:
+    """The base commit, the environment of a git that compares the working tree with it and the
+    seed it is read from (``None`` for a repository :func:`create_workspace` did not make).
 
     What the agent can write in the repository must not hide a change: the comparison uses an
     index of its own, read from the base (the repository's index can mark files
     ``--assume-unchanged`` or ``--skip-worktree``, which a diff then skips); untracked files are
     found by the ``.gitignore`` files alone (not ``.git/info/exclude``); and no filter driver the
-    configuration names runs (the agent can name its own program there).
+    configuration names runs (the agent can name its own program there). The initial commit of
+    a workspace :func:`create_workspace` made is read from its seed's object store alone
+    (:mod:`.bases`): no ref, replacement or object of the workspace's counts, and a seed gone is
+    a :class:`WorkspaceError`.
     """
     base = base or base_revision(repo)
+    recorded = bases.recorded(repo.working_tree_dir)
+    store: dict[str, str] = {}
+    seed = None
+    if recorded is not None and recorded.commit == base:
+        found = bases.store_env(recorded)
+        if found is None:
+            raise WorkspaceError(
+                f"cannot compare the workspace {repo.working_tree_dir} with its base: the copy "
+                f"of its initial commit the auditor kept is gone ({recorded.seed}; a seed found "
+                "changed is dropped)"
+            )
+        store, seed = found, recorded.seed
     _status, listing, _stderr = repo.git.config(
         "-z",
         "--get-regexp",
@@ -332,10 +353,15 @@ def _comparing(repo: git.Repo, base: str | None) -> Iterator[tuple[str, dict[str
         with_exceptions=False,
     )
     with tempfile.TemporaryDirectory(prefix="harness-index-") as folder:
-        env = {**without_filters(str(listing)), "GIT_INDEX_FILE": os.path.join(folder, "index")}
+        env = {
+            **without_filters(str(listing)),
+            **store,
+            "GIT_INDEX_FILE": os.path.join(folder, "index"),
+        }
         try:
-            repo.git.read_tree(base, env=env, kill_after_timeout=COMPARE_TIMEOUT_S)
-            yield base, env
+            with _seed_read(seed):
+                repo.git.read_tree(base, env=env, kill_after_timeout=COMPARE_TIMEOUT_S)
+            yield base, env, seed
         except git.GitCommandError as exc:
             # a FIFO where git reads (a `.gitignore`) stops it for good: it is killed
             detail = " ".join(str(exc.stderr or "").split()) or f"exit {exc.status}"
@@ -344,13 +370,18 @@ def _comparing(repo: git.Repo, base: str | None) -> Iterator[tuple[str, dict[str
             ) from None
 
 
+def _seed_read(seed: str | None) -> AbstractContextManager[None]:
+    """A git reading ``seed``'s objects: the auditor's own read of it (:mod:`.own_reads`)."""
+    return nullcontext() if seed is None else OWN_READS.reading(seed)
+
+
 def changed_files(repo: git.Repo, base: str | None = None) -> list[str]:
     """Paths changed since ``base`` (default :func:`base_revision`): modified, added, deleted
     and untracked.
 
     Relative posix paths, sorted. Files ignored by the workspace's ``.gitignore`` do not count.
     """
-    with _comparing(repo, base) as (commit, env):
+    with _comparing(repo, base) as (commit, env, seed), _seed_read(seed):
         listing: str = repo.git.diff(
             "--name-only",
             "-z",
@@ -372,20 +403,21 @@ def diff(repo: git.Repo, base: str | None = None) -> str:
     addition (``--- /dev/null``), by path. Empty when nothing changed.
     """
     options = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
-    with _comparing(repo, base) as (commit, env):
-        return _diff_text(repo, commit, env, options)
+    with _comparing(repo, base) as (commit, env, seed):
+        with _seed_read(seed):
+            tracked: str = repo.git.diff(
+                *options,
+                commit,
+                "--",
+                env=env,
+                strip_newline_in_stdout=False,
+                kill_after_timeout=COMPARE_TIMEOUT_S,
+            )
+        return _diff_text(repo, tracked, env, options)
 
 
-def _diff_text(repo: git.Repo, base: str, env: dict[str, str], options: tuple[str, ...]) -> str:
+def _diff_text(repo: git.Repo, tracked: str, env: dict[str, str], options: tuple[str, ...]) -> str:
     parts: list[str] = []
-    tracked: str = repo.git.diff(
-        *options,
-        base,
-        "--",
-        env=env,
-        strip_newline_in_stdout=False,
-        kill_after_timeout=COMPARE_TIMEOUT_S,
-    )
     if tracked:
         parts.append(tracked)
     for path in _untracked(repo, env):

@@ -5,7 +5,7 @@ The first workspace of a template in a process is built with git in a temporary 
 workspaces are copies of it, repository included. A command of one session can write into that
 folder and amend its commit: the session PASSes (the folder is neither its workspace nor the
 auditor's installation), and the next session of the process starts from the agent's code as its
-committed base (its base ref moved too), with nothing in its diff, its status or its verdict.
+committed base, with nothing in its diff, its status or its verdict.
 Each copy is now checked against the seed's digest as built (a changed seed is built again from
 the template, with a warning), the call that changed it is judged ``tamper_attempt``, and the
 seed's and the template's credential files are watched for reads as the workspace's are.
@@ -41,13 +41,14 @@ for seed in glob.glob(os.path.join(here, "..", "harness-audit-seeds-*", "*")):
     )
     print("seeded", seed)
 """
-# The base ref follows the amended commit, so the next session's diff is empty too.
+# A ref written in the seed (where the auditor's base ref once was): a change of the seed too.
 MOVE_BASE = """
 import glob, os, shutil
 here = os.path.dirname(os.getcwd())
 for seed in glob.glob(os.path.join(here, "..", "harness-audit-seeds-*", "*")):
     refs = os.path.join(seed, ".git", "refs")
     main, base = os.path.join(refs, "heads", "main"), os.path.join(refs, "harness-audit", "base")
+    os.makedirs(os.path.dirname(base), exist_ok=True)
     shutil.copyfile(main, base)
 """
 
@@ -105,7 +106,7 @@ def test_seed_poisoned_by_one_session_is_caught(
         second.call("Bash", command="git status --short")
         assert first_verdict == "FAIL"
         assert (second.root / "app" / "pricing.py").read_text() == _template_pricing()
-        base = second.repo.commit(workspace.BASE_REF)
+        base = second.repo.commit(workspace.base_revision(second.repo))
         assert base.tree.hexsha == _template_commit(own_seeds)
         assert second.repo.head.commit == base
         assert second.changed_files() == []

@@ -105,6 +105,17 @@ def test_ordinary_git_work_destroys_no_history(repo: Path, command: str) -> None
     assert _destroyed(repo, command) == ()
 
 
+def test_a_commit_a_linked_worktree_alone_names_is_history_too(repo: Path) -> None:
+    """A commit made on a detached ``HEAD`` in a linked worktree: its ``HEAD`` and reflog live
+    under ``.git/worktrees``; removing the worktree and pruning loses it."""
+    _sh(repo, "git worktree add -q --detach wt && git -C wt commit -q --allow-empty -m w")
+    made = _head(repo / "wt")
+    tips = commit_tips(str(repo))
+    assert tips is not None and made in tips
+    lost = _destroyed(repo, "git worktree remove --force wt && git gc -q --prune=now")
+    assert lost == (made,)
+
+
 def test_no_tip_gone_asks_git_nothing(repo: Path) -> None:
     tips = commit_tips(str(repo))
     assert tips is not None and _head(repo) in tips

@@ -10,6 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from pytest_harness_audit.session.harness import Harness
+from pytest_harness_audit.session.workspace import base_revision
 
 Factory = Callable[..., Harness]
 COMMIT = "git -c user.name=t -c user.email=t@example.org commit -q"
@@ -17,7 +18,7 @@ UNNAME = "git checkout -q --orphan x && git branch -D main && git reflog expire 
 
 
 def _committed(harness: Harness) -> str:
-    """A second commit on ``main`` (the session's base ref keeps only the first one)."""
+    """A second commit on ``main``."""
     (harness.root / "README.md").write_text("more\n")
     subprocess.run(f"{COMMIT} -am second", shell=True, cwd=harness.root, check=True)
     done = subprocess.run(
@@ -39,7 +40,9 @@ def test_refs_dropped_then_pruned_in_a_later_call_fails(harness_factory: Factory
     assert str(harness.verdict) == "PASS"  # the commit still exists
     pruned = harness.call("Bash", command="git gc -q --prune=now")
     assert not _exists(harness, head)
-    assert pruned.record["effects"]["historyDestroyed"] == [head]
+    # the initial commit too: the workspace holds no ref of the auditor's that would keep it
+    initial = base_revision(harness.repo)
+    assert pruned.record["effects"]["historyDestroyed"] == sorted([head, initial])
     assert "history_destroyed" in pruned.record["alerts"]
     assert "effect-history-destroyed" in pruned.record["judged"]["reason"]
     assert str(harness.verdict) == "FAIL"

@@ -83,6 +83,9 @@ GIT_WORK = [
     "rm -rf .git && git init -q -b main && echo x > b.txt && git add b.txt && git commit -qm new",
     "mv .git ../elsewhere.git && ln -s ../elsewhere.git .git",
     "echo 'ref: refs/heads/done' > .git/HEAD",
+    "git worktree add -q --detach wt && git -C wt commit -q --allow-empty -m w",
+    "git worktree add -q --detach wt && git -C wt commit -q --allow-empty -m w && "
+    "git worktree remove --force wt",
 ]
 
 
