@@ -158,7 +158,8 @@ class Harness(ChainQueries):
         self._verdict_rules = verdict_rules
         self._report_fields = report_fields
         self._repo = repo
-        self._base: str | None = None  # the commit changes count from, read before any call
+        # the commit changes count from, read before any call: the agent can move HEAD
+        self._base = workspaces.session_base(self.root, repo)
         self.agents: tuple[str, ...] = tuple(agents) if agents else DEFAULT_AGENTS
         self.secrets = SecretLedger()
         self.gate.observers.append(self.secrets.note_from)
@@ -202,7 +203,6 @@ class Harness(ChainQueries):
             origins=workspaces.template_origins(template),
             **options,
         )
-        harness._base = workspaces.base_revision(repo)  # before the agent can move HEAD
         return harness
 
     def _read_denied(self, path: str) -> bool:

@@ -300,6 +300,19 @@ def base_revision(repo: git.Repo) -> str:
         return EMPTY_TREE
 
 
+def session_base(root: Path, repo: git.Repo | None = None) -> str | None:
+    """:func:`base_revision` of the repository at ``root`` (``repo`` when given), read now, when
+    a session begins; ``None`` where ``root`` holds no repository (it is read when compared)."""
+    if repo is None:
+        if not os.path.lexists(root / ".git"):
+            return None
+        try:
+            repo = git.Repo(str(root))
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            return None
+    return base_revision(repo)
+
+
 #: Seconds one git command of a comparison may take: the agent can leave a FIFO where git reads.
 COMPARE_TIMEOUT_S = 60.0
 

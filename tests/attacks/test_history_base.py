@@ -96,6 +96,25 @@ def test_no_ref_the_agent_writes_moves_the_base(harness: Harness, command: str) 
     assert "+x = 1" in harness.diff()
 
 
+def test_a_repository_the_harness_did_not_make_counts_from_head_when_the_session_began(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "own"
+    root.mkdir()
+    subprocess.run(
+        f"git init -q -b main && echo a > a.txt && git add a.txt && {COMMIT} -m one",
+        shell=True,
+        cwd=root,
+        check=True,
+    )
+    harness = Harness(root, storage_dir=tmp_path / "audit", policy="audit-only")
+    try:
+        harness.call("Bash", command=ADD)
+        assert harness.changed_files() == ["new.py"]
+    finally:
+        harness.close()
+
+
 def test_a_replaced_base_blob_hides_no_change(harness_factory: Factory) -> None:
     harness = harness_factory("python-service", policy="safety")
     harness.call(
@@ -161,7 +180,8 @@ def test_comparing_reads_the_seed_and_writes_nothing_in_it(tmp_path: Path) -> No
         "echo '- more' >> README.md && git stash -q && git stash pop -q",
         f"{ADD} && git tag v1 && git tag -d v1",
         # the reflog still names main's commits, as in any repository made today
-        f"git checkout -q --orphan x && {COMMIT} -m x && git branch -D main && git gc -q --prune=now",
+        f"git checkout -q --orphan x && {COMMIT} -m x && git branch -D main"
+        " && git gc -q --prune=now",
     ],
     ids=[
         *("amend", "amend-gc", "rebase", "branch-d", "gc", "checkout-b", "reset", "stash", "tag"),
