@@ -10,10 +10,10 @@ loses the initial commit as it would in any repository, and ``history_destroyed`
 The base is recorded here instead, by the workspace's path: the commit and the seed whose object
 store holds it, its tree and its blobs. :func:`.workspace.changed_files` and
 :func:`.workspace.diff` read the base's objects from that store alone (:func:`store_env`), so
-no ref, replacement, alternate or object the agent writes in the workspace changes what they
-compare with, and a base pruned from the workspace is still compared with. A change made to a
-seed during a call is judged by :mod:`.seed_watch`; a seed gone (the cache drops one found
-changed) ends a comparison with a :class:`~.workspace.WorkspaceError`, never an empty diff.
+no ref, alternate or object the agent writes in the workspace changes what they compare with,
+and a base pruned from the workspace is still compared with. A change made to a seed during a
+call is judged by :mod:`.seed_watch`; a seed gone (the cache drops one found changed) ends a
+comparison with a :class:`~.workspace.WorkspaceError`, never an empty diff.
 """
 
 from __future__ import annotations
@@ -60,14 +60,13 @@ def recorded(root: str | os.PathLike[str] | None) -> Base | None:
 
 
 def store_env(base: Base) -> dict[str, str] | None:
-    """The environment entries of a git that reads objects from ``base``'s seed alone and
-    ignores replacement refs; ``None`` when the seed's store is gone."""
+    """The environment entries of a git that reads objects from ``base``'s seed alone;
+    ``None`` when the seed's store is gone."""
     if not os.path.isdir(base.objects) or os.path.islink(base.objects):
         return None
     return {
         "GIT_OBJECT_DIRECTORY": base.objects,
         "GIT_ALTERNATE_OBJECT_DIRECTORIES": "",
-        "GIT_NO_REPLACE_OBJECTS": "1",
     }
 
 

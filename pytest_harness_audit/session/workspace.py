@@ -338,11 +338,11 @@ def _comparing(
     What the agent can write in the repository must not hide a change: the comparison uses an
     index of its own, read from the base (the repository's index can mark files
     ``--assume-unchanged`` or ``--skip-worktree``, which a diff then skips); untracked files are
-    found by the ``.gitignore`` files alone (not ``.git/info/exclude``); and no filter driver the
-    configuration names runs (the agent can name its own program there). The initial commit of
-    a workspace :func:`create_workspace` made is read from its seed's object store alone
-    (:mod:`.bases`): no ref, replacement or object of the workspace's counts, and a seed gone is
-    a :class:`WorkspaceError`.
+    found by the ``.gitignore`` files alone (not ``.git/info/exclude``); no filter driver the
+    configuration names runs (the agent can name its own program there); and no replacement ref
+    (``git replace``) stands for an object of the base. The initial commit of a workspace
+    :func:`create_workspace` made is read from its seed's object store alone (:mod:`.bases`): no
+    ref or object of the workspace's counts, and a seed gone is a :class:`WorkspaceError`.
     """
     base = base or base_revision(repo)
     recorded = bases.recorded(repo.working_tree_dir)
@@ -369,6 +369,7 @@ def _comparing(
         env = {
             **without_filters(str(listing)),
             **store,
+            "GIT_NO_REPLACE_OBJECTS": "1",
             "GIT_INDEX_FILE": os.path.join(folder, "index"),
         }
         try:

@@ -111,6 +111,13 @@ def test_a_repository_the_harness_did_not_make_counts_from_head_when_the_session
     try:
         harness.call("Bash", command=ADD)
         assert harness.changed_files() == ["new.py"]
+        # and a replacement of the base's blob hides no change there either
+        harness.call(
+            "Bash",
+            command="echo b > a.txt && git replace $(git rev-parse HEAD~1:a.txt)"
+            " $(git hash-object -w a.txt)",
+        )
+        assert harness.changed_files() == ["a.txt", "new.py"]
     finally:
         harness.close()
 
