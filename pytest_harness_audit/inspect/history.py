@@ -5,10 +5,9 @@ the ``HEAD`` and refs of each linked worktree under ``.git/worktrees``) and refl
 (``.git/logs``, a linked worktree's ``logs``) point at, read from the files, without running git.
 Only when some of them are gone after a call (a ref deleted or moved, a reflog expired) does
 :func:`lost_commits` ask git whether those commits still exist as objects. The workspaces the
-harness builds hold no ref of the auditor's (:mod:`pytest_harness_audit.session.bases`), so only
-what the user sees keeps a commit: a ref of the auditor's kept the initial commit alive after
-every ref and reflog of the user's had let go of it. A commit that was
-reachable and no longer exists cannot be recovered: an orphan branch replacing ``main``,
+harness builds hold no ref of the auditor's (:mod:`pytest_harness_audit.session.bases`): only
+what the user sees keeps a commit, the initial one too. A commit that was reachable and no
+longer exists cannot be recovered: an orphan branch replacing ``main``,
 ``git update-ref -d``, ``git branch -D``, then ``git reflog expire --expire=now --all`` and
 ``git gc --prune=now``. A deleted branch whose commits are kept by another ref, the reflog or
 the object store (``git branch -d``, ``git commit --amend``, ``git rebase``, ``git gc``) loses
