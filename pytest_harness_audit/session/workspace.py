@@ -207,8 +207,10 @@ class _SeedCache:
             self._built += 1
             if seed.exists():
                 shutil.rmtree(seed)
+            # only the copy reads the template: other processes' watches wait for no git run
             with OWN_READS.reading(str(source.resolve()), shared=True):
-                commit = _build_repository(source, seed, label)
+                _copy_template(source, seed, label)
+            commit = _build_repository(seed, label)
             self._seeds[key] = (seed, tree_digest(seed), commit)
             return self._seeds[key]
 
@@ -249,12 +251,15 @@ def seed_cache() -> _SeedCache:
 _SEEDS = _SeedCache()
 
 
-def _build_repository(source: Path, dest: Path, label: str) -> str:
-    """Make the seed ``dest`` of ``source``; return its commit."""
+def _copy_template(source: Path, dest: Path, label: str) -> None:
     try:
         shutil.copytree(source, dest, symlinks=True, ignore=_COPY_IGNORED)
     except OSError as exc:
         raise WorkspaceError(f"cannot copy workspace template {label!r}: {exc}") from None
+
+
+def _build_repository(dest: Path, label: str) -> str:
+    """Make the copy ``dest`` of a template a seed: its repository; return its commit."""
     command = _git(dest)
     try:
         # --template= : no sample hooks or other files from the user's git templates.
