@@ -14,6 +14,7 @@ seed's and the template's credential files are watched for reads as the workspac
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -256,8 +257,12 @@ print(bytes(b ^ (i * 7 + 90) % 256 for i, b in enumerate(data)).hex())
 
 @pytest.mark.parametrize("policy", ["safety", "permissive"])
 def test_template_env_read_is_judged_as_the_workspace_env(own_seeds: Path, policy: str) -> None:
-    folder = str(workspace.templates_dir() / "python-service")
-    harness = Harness.create(own_seeds / "a", template="python-service", policy=policy)
+    # a copy of the shipped template, given by its path: a read of the shipped one would be a
+    # read in every other test process's sessions on it (pytest-xdist workers) too
+    template = own_seeds / "template" / "python-service"
+    shutil.copytree(workspace.templates_dir() / "python-service", template)
+    folder = str(template)
+    harness = Harness.create(own_seeds / "a", template=folder, policy=policy)
     _live(harness)
     try:
         text, record = _read_outside(harness, TEMPLATE_READ.format(folder=folder))
