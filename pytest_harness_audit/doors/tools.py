@@ -42,7 +42,9 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
-from pytest_harness_audit.audit.canonical import hash_json
+import orjson
+
+from pytest_harness_audit.audit.canonical import ORJSON_DEFAULT, hash_json
 from pytest_harness_audit.audit.errors import AuditError
 from pytest_harness_audit.doors.lazy_results import materialised, materialised_async
 from pytest_harness_audit.doors.tool_calls import gate_failure, turns_of
@@ -90,10 +92,19 @@ class ToolCallBlocked(HarnessAuditError):
         return self.call.record if self.call is not None else {}
 
 
+#: JSON of a call's values in their own order: a mapping's keys are read as the function gave
+#: them (the pieces of a value in its fields are read in the order the model reads them).
+_IN_ORDER = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
+
 def _plain(value: Any) -> Any:
     """``value`` as plain JSON values (what the gate reads and inspectors scan), else ``None``."""
     if value is None or isinstance(value, (str, bytes, bool, int, float)):
         return value
+    try:
+        return json.loads(orjson.dumps(value, ORJSON_DEFAULT, _IN_ORDER))
+    except (TypeError, ValueError, RecursionError):  # beyond orjson: the canonical JSON
+        pass
     try:
         return json.loads(hash_json(value))
     except (AuditError, ValueError, RecursionError):

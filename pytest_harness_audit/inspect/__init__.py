@@ -32,10 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_harness_audit.inspect.credential_objects import stored_objects
-from pytest_harness_audit.inspect.credential_reads import (
-    CredentialReadWatch,
-    open_credential_reads,
-)
+from pytest_harness_audit.inspect.credential_reads import CredentialReadWatch, open_credential_reads
 from pytest_harness_audit.inspect.effects import (
     Effects,
     Protection,
@@ -48,6 +45,7 @@ from pytest_harness_audit.inspect.learn import workspace_credentials
 from pytest_harness_audit.inspect.outputs import (
     OutputStream,
     ValueScan,
+    joined_scanner,
     memoised_scanner,
     scan_value,
     tidy_where,
@@ -208,7 +206,7 @@ class Inspector:
         self.watched = watched
         self.tracked = tracked
         self._streams: OrderedDict[str, StreamScanner] = OrderedDict()
-        self._outputs = OutputStream(self.secrets)
+        self._outputs, self._joined = OutputStream(self.secrets), joined_scanner(self.secrets)
         self._lock = threading.Lock()
         # The kernel's view of reads of the workspace's secret-bearing files, with the live
         # tree only (then every call gets a ``before``). The index is refreshed first, so that
@@ -399,13 +397,13 @@ class Inspector:
         turns up more than once among them (a path in the parameters, the target and the
         targets) is scanned once.
         """
-        scanner = memoised_scanner(self.secrets)
-        return [scan_value(value, scanner).redacted for value in values]
+        scanner, whole = memoised_scanner(self.secrets), joined_scanner(self.secrets)
+        return [scan_value(value, scanner, whole=whole).redacted for value in values]
 
     def _scan_output(self, output: Any) -> ValueScan:
         # what the model reads is one stream: a value handed over in parts, one a call, is
         # found as an outgoing payload's is (and a long enough part of one on its own)
-        return self._tidy(scan_value(output, self._outputs.scan))
+        return self._tidy(scan_value(output, self._outputs.scan, whole=self._joined))
 
     def outgoing(
         self, tool: str, params: Mapping[str, Any] | Any, *, channel: str | None = None
@@ -425,7 +423,9 @@ class Inspector:
             name = channel if channel is not None else where or tool
             return self._stream(name).scan(leaf, runs=True)
 
-        scan = self._tidy(scan_value(params, scanner))
+        scan = self._tidy(
+            scan_value(params, scanner, whole=joined_scanner(self.secrets, parts=True))
+        )
         return _findings(None, scan, params)
 
     def _stream(self, name: str) -> StreamScanner:

@@ -7,7 +7,9 @@ to :data:`MAX_DEPTH` levels. Each leaf is scanned, within one budget of
 depth are counted as unscanned. A finding's ``where`` names its leaf (``content[0].text``).
 :func:`redacted` rebuilds the value with every hit replaced by ``[secret:<fingerprint>]``
 (mappings and lists copied, other leaves kept; bytes stay bytes, a number with a hit becomes
-its redacted text).
+its redacted text). With a ``whole`` scanner, the leaves are also read joined into one text
+(:mod:`._joined`): a value spread over the items of a list or the fields of a payload, each too
+short to be a fragment of it, is found too, and every leaf it covers is redacted.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pytest_harness_audit.inspect import _fragment_views, _fragments, _runs, _skeleton
+from pytest_harness_audit.inspect import _fragment_views, _fragments, _joined, _runs, _skeleton
 from pytest_harness_audit.inspect.secrets import (
     MAX_SCAN_CHARS,
+    REDACTION,
     ScanResult,
     SecretFinding,
     SecretRegistry,
@@ -33,6 +36,8 @@ MAX_DEPTH = 64
 
 Scanner = Callable[[str | bytes, str, int], ScanResult]
 """``scanner(leaf, where, budget)``: how one leaf is scanned (plain or as part of a stream)."""
+WholeScanner = Callable[[str], ScanResult]
+"""``whole(text)``: how the leaves of a value joined into one text are scanned."""
 
 
 @dataclass(frozen=True)
@@ -93,13 +98,17 @@ def _leaves(value: Any) -> list[tuple[str, str | bytes, int]]:
     return leaves
 
 
-def scan_value(value: Any, scanner: Scanner, budget: int = MAX_SCAN_CHARS) -> ValueScan:
-    """Scan every text leaf of ``value`` with ``scanner``, within ``budget`` characters."""
+def scan_value(
+    value: Any, scanner: Scanner, budget: int = MAX_SCAN_CHARS, *, whole: WholeScanner | None = None
+) -> ValueScan:
+    """Scan every text leaf of ``value`` with ``scanner``, within ``budget`` characters; with
+    ``whole``, the leaves joined too (see the module doc)."""
     findings: list[SecretFinding] = []
     replacements: dict[str, str | bytes] = {}
     unscanned = 0
     left = budget
-    for where, leaf, depth in _leaves(value):
+    leaves = _leaves(value)
+    for where, leaf, depth in leaves:
         if depth < 0:
             unscanned += 1
             continue
@@ -113,9 +122,58 @@ def scan_value(value: Any, scanner: Scanner, budget: int = MAX_SCAN_CHARS) -> Va
             found = [replace(f, where=where) for f in result.findings]
             findings.extend(found)
             replacements[where] = _redacted_leaf(leaf, result)
+    if whole is not None:
+        _scan_joined(leaves, whole, findings, replacements)
     if not replacements:
         return ValueScan(tuple(findings), unscanned, value)
     return ValueScan(tuple(findings), unscanned, _rebuild(value, "", replacements, 0))
+
+
+def _scan_joined(
+    leaves: list[tuple[str, str | bytes, int]],
+    whole: WholeScanner,
+    findings: list[SecretFinding],
+    replacements: dict[str, str | bytes],
+) -> None:
+    """Add the values the joined views of ``leaves`` hold across two leaves or more (a
+    finding for each leaf such a value covers, the whole leaf its span), and redact those
+    leaves; a value within one leaf is that leaf's scan's."""
+    texts: list[_joined.Leaf] = [
+        (where, leaf if isinstance(leaf, str) else leaf.decode("latin-1"), "<key " in where)
+        for where, leaf, depth in leaves
+        if depth >= 0
+    ]
+    length = {where: len(text) for where, text, _ in texts}
+    kinds = {where: leaf for where, leaf, _ in leaves}
+    done: set[tuple[str, str]] = set()
+    for view in _joined.views(texts):
+        for found in whole(view.text).findings:
+            covered = view.covered(found.start, found.end)
+            marker = REDACTION.format(fingerprint=found.fingerprint)
+            for where in covered if len(covered) > 1 else ():
+                if (found.fingerprint, where) in done:
+                    continue
+                done.add((found.fingerprint, where))
+                transform = f"{found.transform}+joined"
+                findings.append(
+                    replace(found, transform=transform, start=0, end=length[where], where=where)
+                )
+                kind = kinds[where]
+                replacements[where] = (
+                    marker.encode("latin-1") if isinstance(kind, bytes) else marker
+                )
+
+
+def joined_scanner(registry: SecretRegistry, *, parts: bool = False) -> WholeScanner:
+    """How :func:`scan_value` reads joined leaves with ``registry``: one text scanned on its
+    own, for a long enough part of a value too (:mod:`._runs`); with ``parts`` (a payload about
+    to leave), a near copy of a part counts as well."""
+
+    def whole(text: str) -> ScanResult:
+        result = registry._scan(text, {}, MAX_SCAN_CHARS, carry_out=False, parts=parts)
+        return registry._with_runs(result, "")
+
+    return whole
 
 
 def _redacted_leaf(leaf: str | bytes, result: ScanResult) -> str | bytes:
