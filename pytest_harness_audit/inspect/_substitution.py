@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from pytest_harness_audit.inspect import _matcher, _runs, _skeleton
+from pytest_harness_audit.inspect import _matcher, _runs, _skeleton, _token_shapes
 
 #: A value is shifted and XORed from this many letters and digits.
 MIN_LETTERS_DIGITS = 16
@@ -244,6 +244,8 @@ class SendIndex:
     def __init__(self, values: list[tuple[int, str]]) -> None:
         self._runs = _runs.RunIndex(values)
         self._shapes = ShapeIndex(values)
+        cores = [(secret, core) for secret, value in values if (core := shape_core(value))]
+        self._words = _token_shapes.TokenShapes(cores)
 
     def hits(
         self,
@@ -253,8 +255,10 @@ class SendIndex:
         memory: _runs.PieceMemory | None = None,
     ) -> list[tuple[int, int, int, str]]:
         """``(secret, start, end, transform)``: ``run`` hits (unless ``shapes_only``; with
-        ``memory``, pieces earlier texts held too), then ``substituted`` ones."""
+        ``memory``, pieces earlier texts held too), then ``substituted`` ones, then ``codebook``
+        ones (one word a character: :mod:`._token_shapes`)."""
         runs = [] if shapes_only else self._runs.hits(text, before, memory)
         found = [(*hit, "run") for hit in runs]
         found += [(*hit, "substituted") for hit in self._shapes.hits(text)]
+        found += [(*hit, "codebook") for hit in self._words.hits(text)]
         return found

@@ -9,7 +9,8 @@ any punctuation, as character codes, or without a vendor prefix (:mod:`._skeleto
 character escapes (:mod:`._escapes`), in the lines of a dump of any radix and width, with or
 without offsets (:mod:`._dumps`), nested in other encodings or as lists of numbers
 (:mod:`._layers`), with a few characters changed (:mod:`._near`), shifted, XORed or through any
-other substitution (:mod:`._substitution`) — with multi-pattern passes whose cost does not grow
+other substitution (:mod:`._substitution`), one word a character (Morse, the NATO alphabet:
+:mod:`._token_shapes`) — with multi-pattern passes whose cost does not grow
 with the number of secrets (see :mod:`._matcher`), and in any Unicode look-alike form (fullwidth,
 zero-width characters, look-alike dashes and letters: :mod:`._fold`). A :class:`StreamScanner`
 keeps the normalised tail of earlier texts, so a value split over consecutive sends is found when

@@ -1,0 +1,95 @@
+"""A secret written one *word* a character: Morse code, the NATO alphabet, digits as words
+(``four foxtrot nine alfa …``, ``....- ..-. ----. .- …``), any codebook with separators.
+
+A codebook maps each character to one word consistently, so the words keep the value's shape
+as a character substitution does (:mod:`._substitution`): two words are equal exactly where the
+characters are. The text is cut into words (runs of anything but whitespace, ``,``, ``;``,
+``|`` and ``/``) and every window of as many words as a core has is compared with it (and with
+it read backwards), under the same conditions: a core of :data:`~._substitution.MIN_LENGTH`
+characters repeating some :data:`~._substitution.MIN_REPEATS` times, whose exact pattern of
+equal places ordinary prose does not have. A filter keeps it cheap: a window is compared in
+full only when its words are equal at the core's first repeated pair.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: Words of one text looked at (its head).
+MAX_WORDS = 16 * 1024
+#: Windows passing the filter compared in full per core and text.
+MAX_CANDIDATES = 1024
+
+_WORD = re.compile(r"[^\s,;|/]+")
+
+
+@dataclass(frozen=True)
+class _Core:
+    secret: int
+    core: str
+    first: int
+    second: int
+
+
+def _core(secret: int, core: str) -> _Core:
+    for second, char in enumerate(core):
+        first = core.find(char)
+        if first < second:
+            return _Core(secret, core, first, second)
+    return _Core(secret, core, 0, 0)  # never: a core repeats characters
+
+
+def _same_shape(core: str, window: list[int]) -> bool:
+    forward: dict[str, int] = {}
+    backward: dict[int, str] = {}
+    for mine, theirs in zip(core, window, strict=True):
+        if forward.setdefault(mine, theirs) != theirs or backward.setdefault(theirs, mine) != mine:
+            return False
+    return True
+
+
+class TokenShapes:
+    """``(secret, core)`` pairs (:func:`._substitution.shape_core`), found written one word
+    a character."""
+
+    def __init__(self, cores: list[tuple[int, str]]) -> None:
+        self._cores = [
+            _core(secret, written) for secret, core in cores for written in (core, core[::-1])
+        ]
+        self.empty = not self._cores
+
+    def hits(self, text: str) -> list[tuple[int, int, int]]:
+        """``(secret, start, end)`` of every run of words of ``text`` with a core's shape
+        (a word of more than one character among them: one character a word is the text
+        spread out, the main matcher's)."""
+        if self.empty:
+            return []
+        words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)][:MAX_WORDS]
+        if len(words) < min(len(c.core) for c in self._cores):
+            return []
+        ids: dict[str, int] = {}
+        codes = [ids.setdefault(word, len(ids)) for _, _, word in words]
+        found: list[tuple[int, int, int]] = []
+        seen: set[int] = set()
+        for check in self._cores:
+            if check.secret in seen:
+                continue
+            size = len(check.core)
+            gap = check.second - check.first
+            tried = 0
+            for start in range(len(codes) - size + 1):
+                if codes[start + check.first] != codes[start + check.first + gap]:
+                    continue
+                tried += 1
+                if tried > MAX_CANDIDATES:
+                    break
+                window = codes[start : start + size]
+                if not _same_shape(check.core, window):
+                    continue
+                if all(len(words[start + i][2]) == 1 for i in range(size)):
+                    continue
+                found.append((check.secret, words[start][0], words[start + size - 1][1]))
+                seen.add(check.secret)
+                break
+        return found
