@@ -4,10 +4,12 @@
 base32hex (``basenc --base32hex``), Ascii85 (``base64.a85encode``, ``btoa``'s ``<~ ~>``),
 base85 (``base64.b85encode``, git's binary patches), Z85 (``basenc --z85``) and base64 read
 backwards (``base64 | rev``); for a value whose secret part is hexadecimal, the bytes those
-digits stand for in base64 (standard and url-safe) and as one decimal number
-(``xxd -r -p | base64``, ``int(key, 16)``). As for base64, a form holds only the characters
-that do not depend on the value's neighbours, at every byte alignment it can have inside a
-longer text; the main automaton (:mod:`._matcher`) finds them, wrapped over lines or not.
+digits stand for in base64 (standard and url-safe), base32 and the base85 family, as one
+number in decimal, octal or binary, and in the other byte order (``xxd -r -p | base64``,
+``int(key, 16)``, ``bin(…)``, ``bytes.fromhex(key)[::-1].hex()``). As for base64, a form
+holds only the characters that do not depend on the value's neighbours, at every byte
+alignment it can have inside a longer text; the main automaton (:mod:`._matcher`) finds
+them, wrapped over lines or not.
 
 :data:`DECODERS` read the same encodings back (and hex, base64 and base32), for the
 decode-and-rescan loop of :mod:`._layers`; :func:`inflate` undoes a compression a decoding
@@ -83,8 +85,13 @@ def more_forms(value: str) -> Iterator[tuple[str, str]]:
     yield from _hex_byte_forms(value)
 
 
+def _b32(data: bytes) -> str:
+    return base64.b32encode(data).decode("ascii")
+
+
 def _hex_byte_forms(value: str) -> Iterator[tuple[str, str]]:
-    """The bytes a hexadecimal secret part stands for, in base64 and as a decimal number."""
+    """The bytes a hexadecimal secret part stands for: in base64, base32 and the base85
+    family, as one number (decimal, octal, binary), and in the other byte order (as hex)."""
     match = _HEX_PART.fullmatch(value)
     if match is None:
         return
@@ -93,7 +100,16 @@ def _hex_byte_forms(value: str) -> Iterator[tuple[str, str]]:
     for name, altchars in (("hex_bytes+base64", None), ("hex_bytes+base64url", b"-_")):
         for core in _cores(raw, 3, 4, partial(_b64, altchars=altchars)):
             yield name, core
-    yield "hex_bytes+decimal", str(int(digits, 16))
+    for core in _cores(raw, 5, 8, _b32):
+        yield "hex_bytes+base32", core
+    for name, encode in (("ascii85", _a85), ("base85", _b85), ("z85", _z85)):
+        for core in _cores(raw, 4, 5, encode):
+            yield f"hex_bytes+{name}", core
+    number = int(digits, 16)
+    yield "hex_bytes+decimal", str(number)
+    yield "hex_bytes+octal", format(number, "o")
+    yield "hex_bytes+binary", format(number, "b")
+    yield "hex_bytes+byte_reversed", raw[::-1].hex()
 
 
 def _base64(text: str) -> bytes:
