@@ -19,7 +19,8 @@ Aho–Corasick automaton holds every run of every value.
 
 A stream's texts may also hold *pieces* of a value in any order, with other text between them
 (the last ten characters first, then the ten before them …): each part of a core at least
-:data:`MIN_PIECE` characters long that a text holds is marked at its place in the core, in the
+:data:`MIN_PIECE` characters long that a text holds — or of every second or third character of
+it, from any place (``key[1::3]``) — is marked at its places in the core, in the
 stream's :class:`PieceMemory`, and once the marked places make a run, the text that completed it
 is a finding — the pieces are assembled by their position in the value, not by send order.
 """
@@ -91,13 +92,30 @@ class PieceMemory:
         self.held.clear()
 
 
-def _longest(held: bytearray, start: int, stop: int) -> int:
-    """The length of the run of held places around ``start:stop`` (all of them held)."""
-    while start > 0 and held[start - 1]:
-        start -= 1
-    while stop < len(held) and held[stop]:
-        stop += 1
-    return stop - start
+Piece = tuple[int, int, int]
+"""``(secret, place, step)``: a part of a core at every ``step``-th place from ``place``."""
+
+
+def _places(place: int, step: int) -> range:
+    return range(place, place + step * (MIN_PIECE - 1) + 1, step)
+
+
+def _longest(held: bytearray, places: range) -> int:
+    """The length of the longest run of held places through one of ``places`` (all held)."""
+    longest = 0
+    for at in places:
+        start = stop = at
+        while start > 0 and held[start - 1]:
+            start -= 1
+        while stop < len(held) and held[stop]:
+            stop += 1
+        longest = max(longest, stop - start)
+    return longest
+
+
+def _mark(held: bytearray, places: range) -> None:
+    for at in places:
+        held[at] = 1
 
 
 class RunIndex:
@@ -105,7 +123,7 @@ class RunIndex:
 
     def __init__(self, values: list[tuple[int, str]]) -> None:
         owners: dict[str, set[int]] = {}
-        places: dict[str, list[tuple[int, int]]] = {}
+        places: dict[str, list[Piece]] = {}
         #: each value's core length and run length
         self._sizes: dict[int, tuple[int, int]] = {}
         for secret, value in values:
@@ -114,10 +132,16 @@ class RunIndex:
                 continue
             size = run_length(len(skeleton))
             self._sizes[secret] = (len(skeleton), size)
-            for start in range(len(skeleton) - MIN_PIECE + 1):
-                gram = skeleton[start : start + MIN_PIECE]
-                if len(set(gram)) >= MIN_DISTINCT:
-                    places.setdefault(gram, []).append((secret, start))
+            # pieces of the core, and of every second or third character of it (from each
+            # place): ``key[0::3]``, ``key[1::3]``, ``key[2::3]`` sent apart make the key
+            for step in range(1, MAX_STRIDE + 1):
+                for phase in range(step):
+                    part = skeleton[phase::step]
+                    for start in range(len(part) - MIN_PIECE + 1):
+                        gram = part[start : start + MIN_PIECE]
+                        if len(set(gram)) >= MIN_DISTINCT:
+                            piece = (secret, phase + step * start, step)
+                            places.setdefault(gram, []).append(piece)
             # the core itself, and every other character of it (``key[::2]``)
             for part in (skeleton, skeleton[::2], skeleton[1::2]):
                 for gram in _grams(part, size):
@@ -188,11 +212,11 @@ class RunIndex:
         if self._pieces is None:
             return {}
         spans: dict[int, tuple[int, int]] = {}
-        places: dict[int, set[int]] = {}
+        places: dict[int, set[range]] = {}
         matches = self._pieces.find_matches_as_indexes(skeleton, overlapping=True)
         for gram, start, end in matches[:MAX_HITS]:
-            for secret, place in self._places[gram]:
-                places.setdefault(secret, set()).add(place)
+            for secret, place, step in self._places[gram]:
+                places.setdefault(secret, set()).add(_places(place, step))
                 first, last = spans.get(secret, (start, end))
                 spans[secret] = (min(first, start), max(last, end))
         found: dict[int, tuple[int, int]] = {}
@@ -200,15 +224,15 @@ class RunIndex:
         for secret, at in places.items():
             length, size = self._sizes[secret]
             here = bytearray(length)
-            for place in at:
-                here[place : place + MIN_PIECE] = b"\x01" * MIN_PIECE
-            short = [p for p in at if _longest(here, p, p + MIN_PIECE) < size]
+            for piece in at:
+                _mark(here, piece)
+            short = [piece for piece in at if _longest(here, piece) < size]
             if not short:
                 continue
             held = memory.held.setdefault(secret, bytearray(length))
-            for place in short:
-                held[place : place + MIN_PIECE] = b"\x01" * MIN_PIECE
-            if any(_longest(held, place, place + MIN_PIECE) >= size for place in short):
+            for piece in short:
+                _mark(held, piece)
+            if any(_longest(held, piece) >= size for piece in short):
                 if pieces is None:
                     pieces = _skeleton.skeleton_pieces(text)
                 start, end = spans[secret]
