@@ -38,7 +38,9 @@ import dataclasses
 import functools
 import inspect
 import json
+import numbers
 import os
+import uuid
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
@@ -97,12 +99,24 @@ class ToolCallBlocked(HarnessAuditError):
 _IN_ORDER = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 
+def _default(value: Any) -> Any:
+    """The JSON of a value orjson does not write: the canonical one, or the text of a number
+    (a framework validates the model's number into a ``Decimal`` whose digits leave with the
+    call; a list holding one is not hidden whole)."""
+    try:
+        return ORJSON_DEFAULT(value)
+    except TypeError:
+        if isinstance(value, (numbers.Number, uuid.UUID)):
+            return str(value)
+        raise
+
+
 def _plain(value: Any) -> Any:
     """``value`` as plain JSON values (what the gate reads and inspectors scan), else ``None``."""
     if value is None or isinstance(value, (str, bytes, bool, int, float)):
         return value
     try:
-        return json.loads(orjson.dumps(value, ORJSON_DEFAULT, _IN_ORDER))
+        return json.loads(orjson.dumps(value, _default, _IN_ORDER))
     except (TypeError, ValueError, RecursionError):  # beyond orjson: the canonical JSON
         pass
     try:
