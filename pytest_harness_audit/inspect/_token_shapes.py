@@ -4,7 +4,8 @@
 A codebook maps each character to one word consistently, so the words keep the value's shape
 as a character substitution does (:mod:`._substitution`): two words are equal exactly where the
 characters are. The text is cut into words (runs of anything but whitespace, ``,``, ``;``,
-``|`` and ``/``) and every window of as many words as a core has is compared with it (and with
+``|`` and ``/``; and, apart, runs of letters or digits, camel case split), compared without
+case, and every window of as many words as a core has is compared with it (and with
 it read backwards), under the same conditions: a core of :data:`~._substitution.MIN_LENGTH`
 characters repeating some :data:`~._substitution.MIN_REPEATS` times, whose exact pattern of
 equal places ordinary prose does not have. A filter keeps it cheap: a window is compared in
@@ -21,7 +22,13 @@ MAX_WORDS = 16 * 1024
 #: Windows passing the filter compared in full per core and text.
 MAX_CANDIDATES = 1024
 
-_WORD = re.compile(r"[^\s,;|/]+")
+#: How a text is cut into words: between blanks and list punctuation (Morse's dots and dashes
+#: are a word's own), and into words of letters or digits alone (``four-foxtrot``,
+#: ``FourFoxtrot``, ``four_foxtrot``).
+_WORDINGS = (
+    re.compile(r"[^\s,;|/]+"),
+    re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+"),
+)
 
 
 @dataclass(frozen=True)
@@ -49,13 +56,23 @@ def _same_shape(core: str, window: list[int]) -> bool:
     return True
 
 
+def _periodic(core: str) -> bool:
+    """Whether ``core`` repeats itself after some shift of at most half its length."""
+    return any(core[shift:] == core[:-shift] for shift in range(1, len(core) // 2 + 1))
+
+
 class TokenShapes:
     """``(secret, core)`` pairs (:func:`._substitution.shape_core`), found written one word
     a character."""
 
     def __init__(self, cores: list[tuple[int, str]]) -> None:
+        # a periodic core (``0123…f0123…``) has the shape of any cycle of words: a table's
+        # columns repeated, not a key
         self._cores = [
-            _core(secret, written) for secret, core in cores for written in (core, core[::-1])
+            _core(secret, written)
+            for secret, core in cores
+            if not _periodic(core)
+            for written in (core, core[::-1])
         ]
         self.empty = not self._cores
 
@@ -65,13 +82,20 @@ class TokenShapes:
         spread out, the main matcher's)."""
         if self.empty:
             return []
-        words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)][:MAX_WORDS]
-        if len(words) < min(len(c.core) for c in self._cores):
-            return []
-        ids: dict[str, int] = {}
-        codes = [ids.setdefault(word, len(ids)) for _, _, word in words]
         found: list[tuple[int, int, int]] = []
         seen: set[int] = set()
+        for wording in _WORDINGS:
+            words = [(m.start(), m.end(), m.group()) for m in wording.finditer(text)][:MAX_WORDS]
+            if len(words) >= min(len(c.core) for c in self._cores):
+                self._find(words, found, seen)
+        return found
+
+    def _find(
+        self, words: list[tuple[int, int, str]], found: list[tuple[int, int, int]], seen: set[int]
+    ) -> None:
+        """Add to ``found`` the first run of ``words`` with each core's shape (not in ``seen``)."""
+        ids: dict[str, int] = {}
+        codes = [ids.setdefault(word.lower(), len(ids)) for _, _, word in words]
         for check in self._cores:
             if check.secret in seen:
                 continue
@@ -92,4 +116,3 @@ class TokenShapes:
                 found.append((check.secret, words[start][0], words[start + size - 1][1]))
                 seen.add(check.secret)
                 break
-        return found

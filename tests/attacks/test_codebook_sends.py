@@ -3,8 +3,9 @@
 Each is a codebook: every character of the key becomes one word, consistently. No form the
 matcher knew decoded them, so a send of the key in any of them went out with the session PASS.
 The words keep the key's shape (equal words exactly where the key has equal characters), which
-is now looked for: each send is refused (FAIL). The benign twins — the same codebooks spelling
-a commit id, ordinary prose — are sent and the session stays PASS.
+is now looked for, words joined by spaces, punctuation or camel case: each send is refused
+(FAIL). The benign twins — the same codebooks spelling a commit id, ordinary prose, a table's
+header repeated — are sent and the session stays PASS.
 """
 
 from __future__ import annotations
@@ -39,7 +40,13 @@ CODEBOOKS: dict[str, Callable[[str], str]] = {
     "morse, words split by slashes": lambda text: " / ".join(_MORSE[c] for c in text),
     "nato": lambda text: " ".join(_NATO[c] for c in text),
     "digits as words": lambda text: ", ".join(_WORDS.get(c, c) for c in text),
+    "nato, hyphenated": lambda text: "-".join(_NATO[c] for c in text),
+    "nato, camel case": lambda text: "".join(_NATO[c].capitalize() for c in text),
 }
+#: Sixteen column names, three times over: a cycle of words (the shape of a periodic value
+#: such as the workspace's ``private_key_id``, ``0123…f0123…``), no codebook.
+_COLUMNS = "id name email city zip phone age role team start end score rank level tier flag"
+HEADER = " ".join([_COLUMNS] * 3)
 COMMIT = hashlib.sha1(b"release 1.4").hexdigest()
 PROSE = (
     "the pricing refactor is ready for review: the tests pass, the old module is gone, and "
@@ -65,5 +72,6 @@ def test_the_key_in_a_codebook_is_refused(harness: Harness, codebook: str) -> No
 def test_benign_twin_a_commit_id_in_a_codebook_is_sent(harness: Harness, codebook: str) -> None:
     harness.send("agent:bob", CODEBOOKS[codebook](COMMIT))
     harness.send("agent:carol", PROSE)
-    assert len(harness.posts()) == 2
+    harness.send("agent:carol", HEADER)
+    assert len(harness.posts()) == 3
     assert harness.verdict == "PASS"
