@@ -14,7 +14,8 @@ spaces and zero-width characters between the characters do not hide a run), with
 look-alikes folded first, and on from the skeleton of the texts sent just before it: a key sent
 ten characters a message is refused once the run is long enough, not only at its last part.
 Every other character of a core (``key[::2]``) is a run too, and a text is also read taking
-every second or third character (a filler character after each one of the key). One
+every second … eighth character (up to seven characters of filler after each one of the key,
+``4abcfabc9abc…``). One
 Aho–Corasick automaton holds every run of every value.
 
 A stream's texts may also hold *pieces* of a value in any order, with other text between them
@@ -48,8 +49,11 @@ MIN_DISTINCT = 4
 RUN_SCAN = 1024 * 1024
 #: Run hits looked at per text (a text repeating a run cannot cost more).
 MAX_HITS = 4096
-#: Texts are also read taking every second and every third character (filler between them).
+#: Pieces are also every second and every third character of a core (from any place).
 MAX_STRIDE = 3
+#: Texts are also read taking every second … every eighth character: up to seven characters
+#: of filler after each one (``4abcfabc9abc…``).
+MAX_FILLER_STRIDE = 8
 
 #: A part of a core marked in a stream's memory is at least this long (as a fragment is).
 MIN_PIECE = 8
@@ -174,8 +178,8 @@ class RunIndex:
             skeleton = _skeleton.skeleton_text(_fold.fold(text))
             found = {secret: (0, len(text)) for secret in self._hits(before, skeleton, None)}
         if not found:
-            # a character of filler after each one (``s1x2y…``): the span is the whole text
-            for stride in range(2, MAX_STRIDE + 1):
+            # filler after each character (``s1x2y…``): the span is the whole text
+            for stride in range(2, MAX_FILLER_STRIDE + 1):
                 for offset in range(stride):
                     view = skeleton[offset::stride]
                     found.update((s, (0, len(text))) for s in self._hits("", view, None))

@@ -77,23 +77,32 @@ class TokenShapes:
         self.empty = not self._cores
 
     def hits(self, text: str) -> list[tuple[int, int, int]]:
-        """``(secret, start, end)`` of every run of words of ``text`` with a core's shape
-        (a word of more than one character among them: one character a word is the text
-        spread out, the main matcher's)."""
+        """``(secret, start, end)`` of every run of words of ``text`` — or of every other word
+        of it — with a core's shape (a word of more than one character among them: one
+        character a word is the text spread out, the main matcher's)."""
         if self.empty:
             return []
         found: list[tuple[int, int, int]] = []
         seen: set[int] = set()
+        shortest = min(len(c.core) for c in self._cores)
         for wording in _WORDINGS:
             words = [(m.start(), m.end(), m.group()) for m in wording.finditer(text)][:MAX_WORDS]
-            if len(words) >= min(len(c.core) for c in self._cores):
-                self._find(words, found, seen)
+            # every other word too: a filler word between the characters (``4 and f and 9``),
+            # which no other form reads, so the characters themselves count there
+            for view, spread in ((words, False), (words[::2], True), (words[1::2], True)):
+                if len(view) >= shortest:
+                    self._find(view, found, seen, spread)
         return found
 
     def _find(
-        self, words: list[tuple[int, int, str]], found: list[tuple[int, int, int]], seen: set[int]
+        self,
+        words: list[tuple[int, int, str]],
+        found: list[tuple[int, int, int]],
+        seen: set[int],
+        spread: bool,
     ) -> None:
-        """Add to ``found`` the first run of ``words`` with each core's shape (not in ``seen``)."""
+        """Add to ``found`` the first run of ``words`` with each core's shape (not in ``seen``;
+        unless ``spread``, not one character a word)."""
         ids: dict[str, int] = {}
         codes = [ids.setdefault(word.lower(), len(ids)) for _, _, word in words]
         for check in self._cores:
@@ -111,7 +120,7 @@ class TokenShapes:
                 window = codes[start : start + size]
                 if not _same_shape(check.core, window):
                     continue
-                if all(len(words[start + i][2]) == 1 for i in range(size)):
+                if not spread and all(len(words[start + i][2]) == 1 for i in range(size)):
                     continue
                 found.append((check.secret, words[start][0], words[start + size - 1][1]))
                 seen.add(check.secret)
