@@ -2,10 +2,11 @@
 store (see :mod:`pytest_harness_audit.doors.hook_continuity`), and their removal with the
 sessions they witness (``audit prune``), and how a witness is read and written.
 
-The witnesses of one store share a folder named after the store's resolved path, so two stores
-holding the same session id never share a witness. A witness is replaced whole (never seen half
-written); a change of one is a read, change and write under :func:`witness_lock`, so hook
-processes of parallel calls never lose each other's changes.
+The witnesses of one store share a folder named after the store's absolute path (as named, not
+resolved through links), so two stores holding the same session id never share a witness. A
+witness is replaced whole (never seen half written); a change of one is a read, change and
+write under :func:`witness_lock`, so hook processes of parallel calls never lose each other's
+changes.
 """
 
 from __future__ import annotations
@@ -47,8 +48,10 @@ def witness_dir(environ: Mapping[str, str] | None = None) -> Path:
 def store_witness_dir(
     storage: str | os.PathLike[str], environ: Mapping[str, str] | None = None
 ) -> Path:
-    """The folder of the witnesses of the store ``storage``."""
-    store = hashlib.sha256(os.path.realpath(storage).encode("utf-8", "surrogateescape"))
+    """The folder of the witnesses of the store ``storage``, named by the store's path as
+    given (absolute), never as resolved: a store replaced by a link to another folder (an old
+    copy) must meet the witness of the store it replaced, not a folder of no witness."""
+    store = hashlib.sha256(os.path.abspath(storage).encode("utf-8", "surrogateescape"))
     return witness_dir(environ) / store.hexdigest()[:16]
 
 
