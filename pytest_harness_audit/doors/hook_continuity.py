@@ -425,10 +425,21 @@ def _note_chain(path: Path, storage: Path, event: HookEvent) -> None:
     write_witness(path, data)
 
 
+def witnessed_loss(storage: str | os.PathLike[str], session_id: str) -> str | None:
+    """A loss the session's witness proves now, when the chain is read after its last hook
+    event (no event is coming to record it), as ``record N (continuity witness): reason``."""
+    loss = find_loss(Path(storage), HookEvent(session_id, "", None, None, None))
+    if loss is None:
+        return None
+    now = ChainState.read(Path(storage), session_id).count
+    return f"record {now} (continuity witness): {loss.reason} since the last hook event"
+
+
 def recorded_losses(storage: str | os.PathLike[str], session_id: str) -> list[str]:
     """The losses the session's chain records, each as ``record N (id): reason`` (what
-    ``audit verify`` prints; an unreadable chain is verify's to report). Only lines naming the
-    alert are parsed, so a long chain costs one read."""
+    ``audit verify`` prints; an unreadable chain is verify's to report), then one its witness
+    proves now (:func:`witnessed_loss`). Only lines naming the alert are parsed, so a long
+    chain costs one read."""
     found: list[str] = []
     mark = f'"{LOST_ALERT}"'.encode()
     path = StorageLayout.at(storage).paths(session_id).chain
@@ -447,7 +458,8 @@ def recorded_losses(storage: str | os.PathLike[str], session_id: str) -> list[st
             judged = record.get("judged")
             reason = judged.get("reason") if isinstance(judged, dict) else None
             found.append(f"record {index} ({record.get('recordId')}): {reason or LOST_ALERT}")
-    return found
+    late = witnessed_loss(storage, session_id)
+    return [*found, late] if late is not None else found
 
 
 __all__ = [
@@ -471,4 +483,5 @@ __all__ = [
     "transcript_tool_uses",
     "witness_dir",
     "witness_path",
+    "witnessed_loss",
 ]

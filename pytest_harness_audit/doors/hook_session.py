@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ from pytest_harness_audit.doors.chain_faults import ChainFaults
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook import HookPayload, open_gate, read_payload
 from pytest_harness_audit.doors.hook_asks import EVERY_AGENT, any_asked, check_seals, reconcile
+from pytest_harness_audit.doors.hook_continuity import witnessed_loss
 from pytest_harness_audit.doors.hook_effects import workspace_root
 from pytest_harness_audit.doors.hook_host_settings import (
     PROJECT_PREFIX,
@@ -54,7 +56,12 @@ from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.gate.session_policy import load_session_policy
 from pytest_harness_audit.policy import Policy
-from pytest_harness_audit.readers.report import SessionReport, build_report, write_report
+from pytest_harness_audit.readers.report import (
+    SessionReport,
+    build_report,
+    load_report_text,
+    write_report,
+)
 from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, ended_reason, judge
 
 if TYPE_CHECKING:
@@ -67,6 +74,11 @@ STOP = "Stop"
 SESSION_KIND = "session"
 #: The verdict reason of a chain that goes on after its ``SessionEnd`` (see ``unended_report``).
 AFTER_END_CODE = "records-after-session-end"
+#: The verdict reason of a loss the continuity witness proves after the last event.
+LATE_LOSS_CODE = "chain-lost-after-last-event"
+#: The verdict reason of a report file changed after the session's end.
+REPORT_CHANGED_CODE = "report-file-changed"
+_REPORT_VERDICT = re.compile(r"^verdict: (PASS|WARN|FAIL)\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -310,20 +322,48 @@ class StoredSession:
 
 
 def unended_report(storage: Path, session_id: str) -> SessionReport | None:
-    """The report of a hook session whose chain holds no ``SessionEnd`` after its start (its
-    hooks stopped, or it is still running), or records after its last ``SessionEnd`` (the
-    report file written then leaves them out), built from its chain with the host's settings
-    compared now: a change since the chain's last state FAILs it (no event came to record it),
-    and ``session-not-ended`` WARNs. ``None``: not such a session (or its policy is not kept)."""
+    """The report of a hook session built from its chain, when the report file written at its
+    end cannot be printed as its story: the chain holds no ``SessionEnd`` after its start (its
+    hooks stopped, or it is still running; the host's settings compared now: a change since the
+    chain's last state FAILs it, no event came to record it, and ``session-not-ended`` WARNs),
+    records after its last ``SessionEnd`` (the report file leaves them out), a loss its
+    continuity witness proves now (:func:`.hook_continuity.witnessed_loss`: FAIL), or a report
+    file missing or milder than the chain's own verdict (changed after the end: FAIL).
+    ``None``: the report file stands (or the chain has no start, or its policy is not kept)."""
     records = [CallRecord(raw) for raw in iter_records(storage, session_id)]
-    not_ended = ended_reason(records) or _after_end(records)
-    policy = load_session_policy(storage, session_id) if not_ended is not None else None
     start = next((r for r in records if r.kind == SESSION_KIND and r.tool == SESSION_START), None)
-    if not_ended is None or policy is None or start is None:
+    policy = load_session_policy(storage, session_id) if start is not None else None
+    if start is None or policy is None:
         return None
-    reasons = (*late_reasons(storage, session_id), not_ended)
-    session = StoredSession(storage, session_id, policy, _workspace(start), reasons=reasons)
+    reasons: list[VerdictReason] = []
+    not_ended = ended_reason(records) or _after_end(records)
+    if not_ended is not None:
+        reasons.extend((*late_reasons(storage, session_id), not_ended))
+    lost = witnessed_loss(storage, session_id)
+    if lost is not None:
+        text = f"the session's chain changed after its last hook event: {lost}"
+        reasons.append(VerdictReason(Verdict.FAIL, LATE_LOSS_CODE, text))
+    session = StoredSession(storage, session_id, policy, _workspace(start), reasons=tuple(reasons))
+    if not reasons:
+        changed = _report_file_changed(storage, session_id, session.judge()[0])
+        if changed is None:
+            return None
+        session.reasons = (changed,)
     return build_report(cast("AuditedSession", session))
+
+
+def _report_file_changed(storage: Path, session_id: str, judged: Verdict) -> VerdictReason | None:
+    """FAIL when the ended session's report file is gone, or names no verdict or one milder
+    than its chain's (``session-end`` writes it from the same chain, its extra reasons only
+    ever adding to it): it was changed after the end."""
+    text = load_report_text(storage, session_id)
+    found = _REPORT_VERDICT.findall(text or "")
+    written = Verdict.worst(Verdict.parse(v) for v in found) if found else None
+    if written is not None and written >= judged:
+        return None
+    said = "is missing" if text is None else f"says {written or 'no verdict'}"
+    reason = f"the session's report file {said}, its chain judges {judged}: changed after the end"
+    return VerdictReason(Verdict.FAIL, REPORT_CHANGED_CODE, reason)
 
 
 def _after_end(records: list[CallRecord]) -> VerdictReason | None:
@@ -352,6 +392,8 @@ def _workspace(start: CallRecord) -> str | None:
 
 __all__ = [
     "AFTER_END_CODE",
+    "LATE_LOSS_CODE",
+    "REPORT_CHANGED_CODE",
     "SESSION_END",
     "SESSION_START",
     "STOP",

@@ -14,7 +14,9 @@ an agent that cleans its own caches and build folders, stay PASS.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -111,3 +113,49 @@ def test_cleaning_caches_beside_the_store_stays_pass(tmp_path: Path) -> None:
     assert code == 0, out
     code, out = host.audit("report", SESSION)
     assert "verdict: PASS" in out, out
+
+
+@pytest.mark.slow
+def test_a_store_rolled_back_after_the_session_ended_fails_verify_and_report(
+    tmp_path: Path,
+) -> None:
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    host.bash(_script(host, "a.py", COPY_ASIDE))
+    _refused_calls(host)
+    host.end()
+    # after the end: the old copy written over the store, and a report file claiming PASS
+    aside = host.project.parent / "aside"
+    report = host.store / "reports" / f"{SESSION}.yaml"
+    forged = report.read_text(encoding="utf-8").replace("verdict: FAIL", "verdict: PASS")
+    shutil.rmtree(host.store)
+    shutil.copytree(aside, host.store, symlinks=True)
+    report.parent.mkdir(exist_ok=True)
+    report.write_text(forged, encoding="utf-8")
+    code, out = host.audit("verify", SESSION)
+    assert code == 1, out
+    assert f"{SESSION}: CHAIN LOST" in out and "cut short" in out
+    code, out = host.audit("verify", "--json")
+    assert code == 1 and json.loads(out)["sessions"][0]["chainLost"]
+    code, out = host.audit("report", SESSION)
+    assert "verdict: FAIL" in out and "verdict: PASS" not in out, out
+    assert "cut short" in out
+
+
+@pytest.mark.slow
+def test_a_forged_report_file_over_a_whole_chain_is_not_printed_as_pass(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    host.start()
+    _refused_calls(host)
+    host.end()
+    report = host.store / "reports" / f"{SESSION}.yaml"
+    written = report.read_text(encoding="utf-8")
+    assert "\nverdict: FAIL\n" in written
+    report.write_text(written.replace("\nverdict: FAIL\n", "\nverdict: PASS\n"), encoding="utf-8")
+    _code, out = host.audit("report", SESSION)
+    assert "\nverdict: FAIL\n" in out and "\nverdict: PASS\n" not in out, out
+    assert "report file says PASS, its chain judges FAIL" in out
+    report.unlink()  # a report file removed: built from the chain too
+    _code, out = host.audit("report", SESSION)
+    assert "\nverdict: FAIL\n" in out and "report file is missing" in out, out
