@@ -62,6 +62,31 @@ def witness_path(
     return store_witness_dir(storage, environ) / f"{sanitize_session_id(session_id)}.json"
 
 
+def witnessed_records(
+    storage: str | os.PathLike[str], session_id: str, environ: Mapping[str, str] | None = None
+) -> int:
+    """How many records the session's witness saw in the store (0: none, or no witness to
+    read): what verification holds against a store whose session files are all gone."""
+    try:
+        seen = (read_witness(witness_path(storage, session_id, environ)) or {}).get("count")
+    except WitnessUnreadable:
+        return 0
+    return seen if isinstance(seen, int) and not isinstance(seen, bool) and seen > 0 else 0
+
+
+def witnessed_sessions(
+    storage: str | os.PathLike[str], environ: Mapping[str, str] | None = None
+) -> list[str]:
+    """The sessions of the store ``storage`` whose witness saw records, sorted (by the file
+    names they are kept under)."""
+    try:
+        names = [entry.name for entry in store_witness_dir(storage, environ).iterdir()]
+    except OSError:
+        return []
+    ids = [name[: -len(".json")] for name in names if name.endswith(".json")]
+    return sorted(sid for sid in ids if witnessed_records(storage, sid, environ))
+
+
 def drop_empty_witness_dir(
     storage: str | os.PathLike[str], environ: Mapping[str, str] | None = None
 ) -> None:

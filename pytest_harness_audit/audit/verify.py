@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_harness_audit.audit.anchor import GENESIS, Anchor, read_anchor
+from pytest_harness_audit.audit.continuity_files import witnessed_records
 from pytest_harness_audit.audit.errors import AuditError, SessionNotFoundError
 from pytest_harness_audit.audit.locking import shared_lock
 from pytest_harness_audit.audit.scan import (
@@ -256,12 +257,18 @@ def verify_chain(
     chain_exists = paths.chain.exists()
     session_exists = paths.session_file.exists()
     if not (chain_exists or session_exists or paths.anchor.exists() or linked):
-        if head is None or head.hash == GENESIS:
+        # the writer, a published head or the hook door's continuity witness (kept outside the
+        # store) vouches for records that are gone: evidence deleted
+        seen = witnessed_records(storage_dir, session_id)
+        if (head is None or head.hash == GENESIS) and not seen:
             raise SessionNotFoundError(f"no audit session {paths.session_id!r} in {layout.root}")
-        # the writer (or a published head) vouches for records that are gone: evidence deleted
-        held = "records" if head.count is None else f"{head.count} records"
+        if head is None or head.hash == GENESIS:
+            held, expected = f"{seen} records (the hook door's continuity witness)", None
+        else:
+            held = "records" if head.count is None else f"{head.count} records"
+            expected = head.hash
         detail = f"the chain, its anchor and session file are gone; the witness holds {held}"
-        failure = Failure(0, 0, "session_missing", None, head.hash, None, detail)
+        failure = Failure(0, 0, "session_missing", None, expected, None, detail)
         report = ChainReport(True, 0, GENESIS, path=os.fspath(paths.chain))
         return report.with_failure(failure, session_id=paths.session_id)
     if linked:

@@ -19,6 +19,7 @@ from pytest_harness_audit.audit import (
     repair_chain,
     verify_chain,
 )
+from pytest_harness_audit.audit.continuity_files import witnessed_sessions
 from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.audit.query import record_status, record_target
 from pytest_harness_audit.audit.session_file import load_session_file
@@ -186,7 +187,9 @@ def _verify(args: argparse.Namespace) -> int:
     verify = checkpoint_cmd.verifier(args)
     if args.session:
         sanitize_session_id(args.session)
-    ids = [args.session] if args.session else _sessions(args)
+    # sessions whose every file is gone, yet a hook door's continuity witness saw their records
+    gone = [] if args.session else witnessed_sessions(args.storage)
+    ids = [args.session] if args.session else sorted({*_sessions(args), *gone})
     reports = [verify(sid) for sid in ids]
     # a chain a hook found lost (and recorded so) is whole from there on, yet not the session's
     lost = [recorded_losses(args.storage, sid) for sid in ids]

@@ -159,3 +159,24 @@ def test_a_forged_report_file_over_a_whole_chain_is_not_printed_as_pass(tmp_path
     report.unlink()  # a report file removed: built from the chain too
     _code, out = host.audit("report", SESSION)
     assert "\nverdict: FAIL\n" in out and "report file is missing" in out, out
+
+
+@pytest.mark.slow
+def test_a_session_erased_whole_after_its_end_fails_verify(tmp_path: Path) -> None:
+    """Every file of the session removed after its end: ``audit verify`` used to find no
+    session at all (exit 0) and, named, no such session (a usage error)."""
+    host = Host(tmp_path)
+    host.start()
+    _refused_calls(host)
+    host.end()
+    for path in host.store.rglob(f"{SESSION}*"):
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    code, out = host.audit("verify")
+    assert code == 1, out
+    assert f"{SESSION}: INVALID (0 records)" in out and "session_missing" in out
+    assert "CHAIN LOST before record 0 (continuity witness): the session's chain was lost" in out
+    code, out = host.audit("verify", SESSION)
+    assert code == 1 and "the witness holds 5 records" in out, out
