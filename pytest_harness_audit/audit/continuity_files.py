@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -85,6 +86,49 @@ def witnessed_sessions(
         return []
     ids = [name[: -len(".json")] for name in names if name.endswith(".json")]
     return sorted(sid for sid in ids if witnessed_records(storage, sid, environ))
+
+
+def keep_fault(
+    storage: str | os.PathLike[str],
+    session_id: str,
+    fault: Mapping[str, Any],
+    environ: Mapping[str, str] | None = None,
+) -> bool:
+    """Keep, beside the session's witness, a fault a hook step could not record in the chain
+    (its lock held, the chain changed behind it), for the next event to record: a file of its
+    own, so neither the witness's lock nor its content is needed. False: it cannot be kept."""
+    name = f"{sanitize_session_id(session_id)}.fault-{os.urandom(6).hex()}"
+    folder = store_witness_dir(storage, environ)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        replace_file(folder / name, json.dumps(fault, sort_keys=True).encode("utf-8"))
+    except OSError:
+        return False
+    return True
+
+
+def kept_faults(
+    storage: str | os.PathLike[str], session_id: str, environ: Mapping[str, str] | None = None
+) -> list[tuple[Path, dict[str, Any]]]:
+    """The faults kept for ``session_id`` (:func:`keep_fault`), oldest first; one that cannot
+    be read is kept as ``{}`` (its caller still records that a fault was kept)."""
+    folder = store_witness_dir(storage, environ)
+    own = re.compile(re.escape(sanitize_session_id(session_id)) + r"\.fault-[0-9a-f]{12}")
+    try:
+        paths = [entry for entry in folder.iterdir() if own.fullmatch(entry.name)]
+    except OSError:
+        return []
+    found: list[tuple[float, Path, dict[str, Any]]] = []
+    for path in paths:
+        try:
+            when = path.lstat().st_mtime
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue  # recorded by a parallel event meanwhile
+        except (OSError, ValueError, RecursionError):
+            when, data = 0.0, {}
+        found.append((when, path, data if isinstance(data, dict) else {}))
+    return [(path, data) for _when, path, data in sorted(found, key=lambda item: item[0])]
 
 
 def drop_empty_witness_dir(

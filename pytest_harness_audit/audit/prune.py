@@ -19,7 +19,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_harness_audit.audit.continuity_files import drop_empty_witness_dir, witness_path
+from pytest_harness_audit.audit.continuity_files import (
+    drop_empty_witness_dir,
+    kept_faults,
+    witness_path,
+)
 from pytest_harness_audit.audit.storage import list_sessions
 from pytest_harness_audit.errors import UsageError
 
@@ -157,6 +161,7 @@ def _files_by_session(root: Path) -> dict[str, list[Path]]:
         witness = witness_path(root, sid)
         if witness.is_file() and not witness.is_symlink():
             found[sid].append(witness)
+        found[sid].extend(path for path, _fault in kept_faults(root, sid))
     return found
 
 

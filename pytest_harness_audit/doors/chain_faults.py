@@ -46,6 +46,11 @@ def describe(problem: str) -> str:
     return problem if problem.startswith(_MEANING) else _MEANING + problem
 
 
+def is_chain_fault(problem: str) -> bool:
+    """Whether ``problem`` is a failed append's line (:func:`describe`)."""
+    return problem.startswith(_MEANING)
+
+
 def open_gate(**options: Any) -> Gate:
     """:meth:`Gate.open` for a door that opens the session per event (the hook door): a chain
     that can no longer be written is one :class:`ChainError` saying what that means."""
@@ -161,6 +166,7 @@ __all__ = [
     "ChainFaults",
     "GuardedGate",
     "describe",
+    "is_chain_fault",
     "open_gate",
     "refusal",
 ]

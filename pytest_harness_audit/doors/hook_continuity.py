@@ -49,6 +49,7 @@ from pytest_harness_audit.audit.continuity_files import (
 )
 from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.audit.storage import StorageLayout
+from pytest_harness_audit.doors.hook_faults import record_kept_faults
 from pytest_harness_audit.errors import HarnessAuditError
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.seam import Outcome
@@ -353,6 +354,8 @@ def before_event(
     event = HookEvent.parse(text)
     if event is None:
         return None
+    with contextlib.suppress(ChainError):  # the event meets the same failure and says so
+        record_kept_faults(storage, policy, event.session_id)
     loss = find_loss(storage, event, environ)
     if loss is not None:
         return event if record_loss(storage, policy, event, loss) else None

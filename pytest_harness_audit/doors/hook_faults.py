@@ -4,7 +4,10 @@ The tool has run (or the host refused it), and the payload could not be recorded
 a ``note`` record of the problem (status ``error``) goes into the payload's session, found even
 when the payload as a whole cannot be parsed (too deep, broken inside), and the raw text is
 scanned for the project's known secrets, since the agent received it uninspected. The verdict
-counts such a note (``unrecorded-outcome``: WARN, FAIL with a secret).
+counts such a note (``unrecorded-outcome``: WARN, FAIL with a secret, or when the chain itself
+refused the call's record: its lock held for long, or changed behind its writer, which only a
+process the agent left running does). A note the chain refuses too is kept beside the session's
+witness and recorded by the next event.
 """
 
 from __future__ import annotations
@@ -12,22 +15,33 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
+from pytest_harness_audit.audit.continuity_files import keep_fault, kept_faults
+from pytest_harness_audit.audit.errors import ChainError
+from pytest_harness_audit.doors.chain_faults import describe, is_chain_fault
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook_effects import workspace_root
 from pytest_harness_audit.gate.seam import Outcome
+from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
 from pytest_harness_audit.inspect import Inspector
 from pytest_harness_audit.policy import Policy
 
 #: The host events a fault note may stand for (``PostToolUse`` when the payload does not say).
 POST_EVENTS = ("PostToolUse", "PostToolUseFailure", "PermissionDenied")
+_KEPT_TAMPER = describe("")
 
 
 def record_post_fault(text: str, *, storage: Path, policy: Policy, problem: str) -> bool:
     """A post payload that could not be recorded as a call: a ``note`` record of the problem
-    (status ``error``) in its session, when the payload names one. True when recorded."""
+    (status ``error``) in its session, when the payload names one. True when recorded.
+
+    A chain that cannot take the note either (its lock still held, the chain changed behind
+    its writer) keeps it beside the session's witness for the next event to record
+    (:func:`record_kept_faults`) and raises ``ChainError`` saying so: a call whose post the
+    agent stalled must not leave the session without a trace."""
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):  # too deep, or broken inside: the fields it names first
@@ -38,12 +52,55 @@ def record_post_fault(text: str, *, storage: Path, policy: Policy, problem: str)
     event = data.get("hook_event_name")
     tool = event if isinstance(event, str) and event in POST_EVENTS else POST_EVENTS[0]
     cwd = data.get("cwd")
-    root = workspace_root(cwd if isinstance(cwd, str) else None)
+    cwd = cwd if isinstance(cwd, str) else None
+    try:
+        _note(storage, policy, session_id, tool, problem, cwd, text)
+    except ChainError as exc:
+        fault = {"event": tool, "problem": problem, "cwd": cwd, "kept": time.time()}
+        if not keep_fault(storage, session_id, fault):
+            raise
+        raise ChainError(f"{exc} (the fault is kept for the session's next event)") from None
+    return True
+
+
+def record_kept_faults(storage: Path, policy: Policy, session_id: str) -> None:
+    """Record the faults kept for ``session_id`` (:func:`record_post_fault` could not), each a
+    fault note, and drop each once recorded. ``ChainError``: the chain still takes none (the
+    event meets the same failure and says so; the faults stay kept)."""
+    for path, fault in kept_faults(storage, session_id):
+        event = fault.get("event")
+        tool = event if isinstance(event, str) and event in POST_EVENTS else POST_EVENTS[0]
+        problem = fault.get("problem")
+        if not isinstance(problem, str) or not problem:
+            problem = f"{_KEPT_TAMPER}a kept fault that cannot be read ({path.name})"
+        cwd = fault.get("cwd")
+        when = fault.get("kept")
+        if isinstance(when, (int, float)):
+            moment = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
+            problem += f" (at {tool}, {moment}; recorded at the next event)"
+        _note(storage, policy, session_id, tool, problem, cwd if isinstance(cwd, str) else None)
+        path.unlink(missing_ok=True)
+
+
+def _note(
+    storage: Path,
+    policy: Policy,
+    session_id: str,
+    tool: str,
+    problem: str,
+    cwd: str | None,
+    text: str | None = None,
+) -> None:
+    """Append the fault note (``ChainError``: the chain takes no record). A problem that is a
+    chain fault (:func:`~.chain_faults.is_chain_fault`) is tamper evidence: the verdict FAILs."""
+    root = workspace_root(cwd)
     gate = open_session_gate(storage_dir=storage, session_id=session_id, policy=policy, door="hook")
     try:
         params = {"problem": problem}
         decision = gate.unjudged(tool, "hook", params, target=None, kind="note")
-        if root is not None and os.path.isdir(root):
+        if is_chain_fault(problem):
+            decision.alerts = (*decision.alerts, TAMPER_ALERT)
+        if text is not None and root is not None and os.path.isdir(root):
             # the call ran, and its response was never inspected: a known secret in the raw
             # text is still a secret the agent received
             with Inspector(root, live=False) as inspector:
@@ -51,7 +108,6 @@ def record_post_fault(text: str, *, storage: Path, policy: Policy, problem: str)
         gate.run(tool, params, lambda _decision: Outcome("error", None, problem), decision=decision)
     finally:
         gate.chain.close()
-    return True
 
 
 _LEADING_FIELD = re.compile(r'"(session_id|hook_event_name|cwd)"\s*:\s*("(?:[^"\\]|\\.){0,4096}")')

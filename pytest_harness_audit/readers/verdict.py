@@ -133,8 +133,10 @@ def judge_record(record: CallRecord) -> VerdictReason | None:
         text = record.error_message or "the policy changed during the session"
         return VerdictReason(Verdict.FAIL, POLICY_CHANGED_CODE, text, record.record_id)
     if record.kind == "note" and record.status == "error" and record.tool in _HOST_POST_EVENTS:
-        # the host ran a call whose outcome could not be recorded (its response not inspected)
-        secret = "secret_exposure" in record.alerts
+        # the host ran a call whose outcome could not be recorded (its response not inspected);
+        # the chain itself refusing the record (its lock held, changed behind its writer) is
+        # what a process the agent left running does: tamper
+        secret = "secret_exposure" in record.alerts or "tamper_attempt" in record.alerts
         return VerdictReason(
             Verdict.FAIL if secret else Verdict.WARN,
             "unrecorded-outcome",
