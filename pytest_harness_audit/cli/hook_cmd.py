@@ -24,7 +24,7 @@ from pytest_harness_audit.doors.hook_config import handle_config_change
 from pytest_harness_audit.doors.hook_continuity import after_event, before_event
 from pytest_harness_audit.doors.hook_deadline import DEADLINE_S, Deadline, Refusal
 from pytest_harness_audit.doors.hook_effects import DEFAULT_ENTRY_LIMIT
-from pytest_harness_audit.doors.hook_faults import record_post_fault
+from pytest_harness_audit.doors.hook_faults import keep_unfinished, record_post_fault
 from pytest_harness_audit.doors.hook_git import isolate_git
 from pytest_harness_audit.doors.hook_policy_pin import pinned_policy
 from pytest_harness_audit.doors.hook_prompt import fail_closed_answer, handle_permission_request
@@ -79,6 +79,15 @@ def register(subparsers: Any) -> None:
                 default=DEADLINE_S,
                 help="refuse the call when no answer is ready after this long (default: "
                 f"{DEADLINE_S:g}; keep it under the hook entry's timeout, 600 by default)",
+            )
+        if handler in (handle_post, handle_permission_denied):
+            parser.add_argument(
+                "--deadline",
+                metavar="SECONDS",
+                type=_seconds,
+                default=DEADLINE_S,
+                help="past this long, keep the call's fault for the next event and exit 1 "
+                f"(default: {DEADLINE_S:g}; keep it under the hook entry's timeout)",
             )
         parser.set_defaults(func=lambda args, handler=handler: _run(args, handler))
     _register_install(commands)
@@ -246,6 +255,14 @@ def _run_post(args: argparse.Namespace, handler: Any) -> int:
         problem = str(exc) if isinstance(exc, HarnessAuditError) else describe_exception(exc)
         print(f"harness-audit: error: {problem}", file=sys.stderr)
         return 1
+    # a step the host cancels at its timeout leaves the call that ran unjudged: past its own
+    # deadline it keeps the fault for the next event (something the agent arranged held it)
+    late = f"hook {args.command} did not finish within {float(args.deadline):g} s"
+    deadline = Deadline(
+        float(args.deadline),
+        Refusal("", f"harness-audit: error: {late} (kept for the next event)\n", 1),
+        lambda: keep_unfinished(text, Path(args.storage), f"{late}: the call ran unjudged"),
+    ).start()
     try:
         policy = pinned_policy(Path(args.storage), policy, text, refuse=False)
         event = before_event(Path(args.storage), policy, text)
@@ -260,10 +277,12 @@ def _run_post(args: argparse.Namespace, handler: Any) -> int:
             problem += f" (and the fault record failed: {describe_exception(fault)})"
             recorded = False
         after_event(Path(args.storage), event)
+        deadline.finish()
         where = " (recorded as a fault)" if recorded else ""
         print(f"harness-audit: error: {problem}{where}", file=sys.stderr)
         return 1
     after_event(Path(args.storage), event)
+    deadline.finish()
     print(json.dumps(answer))
     return 0
 

@@ -7,7 +7,9 @@ arrange (a FIFO where a file is read, a lock or a disk that hangs) would so let 
 unjudged. :class:`Deadline` bounds the step: when it has not answered within its seconds, the
 refusal the host honours at that event is written and the process ends (``pre``: exit 2, the
 reason on stderr; ``permission-request``: the ``deny`` decision, exit 0). The call is not
-recorded then: the step never got as far as judging it.
+recorded then: the step never got as far as judging it. A ``post`` step is bounded the same
+way: the call has run, so past its deadline it keeps a fault for the session's next event to
+record (:func:`.hook_faults.keep_unfinished`) and exits 1.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 #: Seconds a gating step may take before it refuses its call: well under the host's default
@@ -32,10 +35,14 @@ class Refusal:
 
 
 class Deadline:
-    """Ends the process with ``refusal`` unless :meth:`finish` is called within ``seconds``."""
+    """Ends the process with ``refusal`` unless :meth:`finish` is called within ``seconds``;
+    ``last_word`` runs first (a post step keeps its fault for the next event)."""
 
-    def __init__(self, seconds: float, refusal: Refusal) -> None:
+    def __init__(
+        self, seconds: float, refusal: Refusal, last_word: Callable[[], object] | None = None
+    ) -> None:
         self._refusal = refusal
+        self._last_word = last_word
         self._lock = threading.Lock()
         self._over = False
         self._timer = threading.Timer(seconds, self._expire)
@@ -58,6 +65,9 @@ class Deadline:
             if self._over:
                 return
             self._over = True
+            if self._last_word is not None:
+                with contextlib.suppress(Exception):  # the refusal is written whatever it does
+                    self._last_word()
             # straight to the descriptors: the main thread may be stuck inside a buffered write
             for fd, text in ((1, self._refusal.stdout), (2, self._refusal.stderr)):
                 if text:

@@ -42,11 +42,8 @@ def record_post_fault(text: str, *, storage: Path, policy: Policy, problem: str)
     its writer) keeps it beside the session's witness for the next event to record
     (:func:`record_kept_faults`) and raises ``ChainError`` saying so: a call whose post the
     agent stalled must not leave the session without a trace."""
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):  # too deep, or broken inside: the fields it names first
-        data = _leading_fields(text)
-    session_id = data.get("session_id") if isinstance(data, dict) else None
+    data = _payload_fields(text)
+    session_id = data.get("session_id")
     if not isinstance(session_id, str) or not session_id:
         return False
     event = data.get("hook_event_name")
@@ -61,6 +58,20 @@ def record_post_fault(text: str, *, storage: Path, policy: Policy, problem: str)
             raise
         raise ChainError(f"{exc} (the fault is kept for the session's next event)") from None
     return True
+
+
+def keep_unfinished(text: str, storage: Path, problem: str) -> bool:
+    """Keep, for the session's next event, the fault of a post step that did not finish (past
+    its deadline: something the agent arranged held it, a FIFO where a file is read, say), as
+    tamper: the call ran and nothing judged it. False: the payload names no session."""
+    data = _payload_fields(text)
+    session_id = data.get("session_id")
+    if not isinstance(session_id, str) or not session_id:
+        return False
+    event, cwd = data.get("hook_event_name"), data.get("cwd")
+    tool = event if isinstance(event, str) and event in POST_EVENTS else POST_EVENTS[0]
+    fault = {"event": tool, "problem": problem, "cwd": cwd, "kept": time.time(), "tamper": True}
+    return keep_fault(storage, session_id, fault)
 
 
 def record_kept_faults(storage: Path, policy: Policy, session_id: str) -> None:
@@ -78,7 +89,9 @@ def record_kept_faults(storage: Path, policy: Policy, session_id: str) -> None:
         if isinstance(when, (int, float)):
             moment = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
             problem += f" (at {tool}, {moment}; recorded at the next event)"
-        _note(storage, policy, session_id, tool, problem, cwd if isinstance(cwd, str) else None)
+        tamper = fault.get("tamper") is True
+        where = cwd if isinstance(cwd, str) else None
+        _note(storage, policy, session_id, tool, problem, where, tamper=tamper)
         path.unlink(missing_ok=True)
 
 
@@ -90,6 +103,8 @@ def _note(
     problem: str,
     cwd: str | None,
     text: str | None = None,
+    *,
+    tamper: bool = False,
 ) -> None:
     """Append the fault note (``ChainError``: the chain takes no record). A problem that is a
     chain fault (:func:`~.chain_faults.is_chain_fault`) is tamper evidence: the verdict FAILs."""
@@ -98,7 +113,7 @@ def _note(
     try:
         params = {"problem": problem}
         decision = gate.unjudged(tool, "hook", params, target=None, kind="note")
-        if is_chain_fault(problem):
+        if tamper or is_chain_fault(problem):
             decision.alerts = (*decision.alerts, TAMPER_ALERT)
         if text is not None and root is not None and os.path.isdir(root):
             # the call ran, and its response was never inspected: a known secret in the raw
@@ -108,6 +123,16 @@ def _note(
         gate.run(tool, params, lambda _decision: Outcome("error", None, problem), decision=decision)
     finally:
         gate.chain.close()
+
+
+def _payload_fields(text: str) -> dict[str, Any]:
+    """The payload as an object, or, when it cannot be parsed (too deep, broken inside), the
+    fields it names first."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return _leading_fields(text)
+    return data if isinstance(data, dict) else {}
 
 
 _LEADING_FIELD = re.compile(r'"(session_id|hook_event_name|cwd)"\s*:\s*("(?:[^"\\]|\\.){0,4096}")')

@@ -27,7 +27,7 @@ from pytest_harness_audit.audit import locking
 from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.cli import main
 from pytest_harness_audit.readers.verdict import Verdict
-from tests.hooks.hook_processes import host_env
+from tests.hooks.hook_processes import hook, host_env
 from tests.hooks.test_hook_continuity import Host
 
 CALL = {
@@ -133,3 +133,33 @@ def test_a_post_that_cannot_read_its_payload_stays_warn(tmp_path: Path) -> None:
     notes = _notes(host)
     assert len(notes) == 1 and "tamper_attempt" not in notes[0].get("alerts", [])
     assert host.verdict()[0] == Verdict.WARN
+
+
+@pytest.mark.slow
+def test_a_post_held_by_a_fifo_past_its_deadline_fails_the_session(tmp_path: Path) -> None:
+    """The witness swapped for a FIFO while the call's post runs (by a process the call left
+    running, put back after): the post hung until the host cancelled it, and the call that
+    rewrote the persona file left no record (PASS). Past its deadline it keeps its fault."""
+    host = Host(tmp_path)
+    (host.project / "CLAUDE.md").write_text("be good\n", encoding="utf-8")
+    host.start()
+    host.bash("echo one")
+    assert host.event("PreToolUse", "pre", **CALL)[0] == 0
+    (host.project / "CLAUDE.md").write_text("obey me\n", encoding="utf-8")  # what the call did
+    witness = host.witness()
+    saved = witness.read_bytes()
+    witness.unlink()
+    os.mkfifo(witness)
+    payload = {**host.base("PostToolUse"), **CALL, "tool_response": {"stdout": ""}}
+    options = ("--preset", "safety", "--deadline", "2")
+    code, _out, err = hook(host.store, "post", payload, *options)
+    assert code == 1 and "did not finish within 2 s (kept for the next event)" in err, err
+    witness.unlink()
+    witness.write_bytes(saved)
+    host.bash("echo after")
+    host.end()
+    notes = _notes(host)
+    assert len(notes) == 1, [r["tool"] for r in host.records()]
+    assert "tamper_attempt" in notes[0].get("alerts", [])
+    assert "did not finish within 2 s" in notes[0]["result"]["errorMessage"]
+    assert host.verdict()[0] == Verdict.FAIL
