@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -46,4 +47,16 @@ def replace_file(
         raise
 
 
-__all__ = ["replace_file"]
+def read_own_file(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a file this package wrote whole (:func:`replace_file`): a regular file,
+    never through a link, and never a FIFO or device put in its place, whose read would hang
+    the reader (``OSError`` for each, as for a missing file)."""
+    flags = os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{os.fspath(path)} is not a regular file")
+        return handle.read()
+
+
+__all__ = ["read_own_file", "replace_file"]

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pytest_harness_audit.audit.atomic_file import replace_file
+from pytest_harness_audit.audit.atomic_file import read_own_file, replace_file
 from pytest_harness_audit.audit.locking import exclusive
 from pytest_harness_audit.audit.storage import sanitize_session_id
 
@@ -122,7 +122,7 @@ def kept_faults(
     for path in paths:
         try:
             when = path.lstat().st_mtime
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_own_file(path).decode("utf-8"))
         except FileNotFoundError:
             continue  # recorded by a parallel event meanwhile
         except (OSError, ValueError, RecursionError):
@@ -146,7 +146,7 @@ class WitnessUnreadable(Exception):
 def read_witness(path: Path) -> dict[str, Any] | None:
     """The witness (``None``: there is none); raises :class:`WitnessUnreadable`."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_own_file(path).decode("utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError, RecursionError) as exc:

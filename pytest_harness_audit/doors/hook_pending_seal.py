@@ -47,6 +47,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pytest_harness_audit.audit.atomic_file import read_own_file
 from pytest_harness_audit.audit.continuity_files import (
     SEALED_KEY,
     WitnessUnreadable,
@@ -192,7 +193,7 @@ def read_bytes(path: Path | None) -> bytes | None:
     if path is None:
         return None
     try:
-        return path.read_bytes()
+        return read_own_file(path)  # a FIFO put in its place must not hang the step
     except OSError:
         return None
 

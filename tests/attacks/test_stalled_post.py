@@ -137,29 +137,74 @@ def test_a_post_that_cannot_read_its_payload_stays_warn(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_post_held_by_a_fifo_past_its_deadline_fails_the_session(tmp_path: Path) -> None:
-    """The witness swapped for a FIFO while the call's post runs (by a process the call left
-    running, put back after): the post hung until the host cancelled it, and the call that
-    rewrote the persona file left no record (PASS). Past its deadline it keeps its fault."""
+    """The session's policy copy in the store swapped for a FIFO while the call's post runs (by
+    a process the call left running, put back after): the post hung reading it until the host
+    cancelled it, and the call that rewrote the persona file left no record (PASS). Past its
+    deadline the post keeps its fault for the next event."""
     host = Host(tmp_path)
     (host.project / "CLAUDE.md").write_text("be good\n", encoding="utf-8")
     host.start()
     host.bash("echo one")
     assert host.event("PreToolUse", "pre", **CALL)[0] == 0
     (host.project / "CLAUDE.md").write_text("obey me\n", encoding="utf-8")  # what the call did
-    witness = host.witness()
-    saved = witness.read_bytes()
-    witness.unlink()
-    os.mkfifo(witness)
+    held = host.store / "policies" / f"{host.session}.json"
+    saved = held.read_bytes()
+    held.unlink()
+    os.mkfifo(held)
     payload = {**host.base("PostToolUse"), **CALL, "tool_response": {"stdout": ""}}
-    options = ("--preset", "safety", "--deadline", "2")
+    options = ("--preset", "safety", "--deadline", "3")
     code, _out, err = hook(host.store, "post", payload, *options)
-    assert code == 1 and "did not finish within 2 s (kept for the next event)" in err, err
-    witness.unlink()
-    witness.write_bytes(saved)
+    assert code == 1 and "did not finish within 3 s (kept for the next event)" in err, err
+    held.unlink()
+    held.write_bytes(saved)
     host.bash("echo after")
     host.end()
     notes = _notes(host)
     assert len(notes) == 1, [r["tool"] for r in host.records()]
     assert "tamper_attempt" in notes[0].get("alerts", [])
-    assert "did not finish within 2 s" in notes[0]["result"]["errorMessage"]
+    assert "did not finish within 3 s" in notes[0]["result"]["errorMessage"]
     assert host.verdict()[0] == Verdict.FAIL
+
+
+def _fifo_post(host: Host, *fifos: Path) -> tuple[int, str]:
+    """The call's post with each of ``fifos`` made a FIFO (by a process the call left)."""
+    for path in fifos:
+        path.unlink()
+        os.mkfifo(path)
+    payload = {**host.base("PostToolUse"), **CALL, "tool_response": {"stdout": ""}}
+    code, _out, err = hook(host.store, "post", payload, "--preset", "safety", "--deadline", "30")
+    return code, err
+
+
+def _persona_call(host: Host) -> None:
+    (host.project / "CLAUDE.md").write_text("be good\n", encoding="utf-8")
+    host.start()
+    assert host.event("PreToolUse", "pre", **CALL)[0] == 0
+    (host.project / "CLAUDE.md").write_text("obey me\n", encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_a_fifo_in_place_of_the_pending_file_is_a_changed_pending_file(tmp_path: Path) -> None:
+    """Read as a file the door did not write, at once: the pending file changed (FAIL)."""
+    host = Host(tmp_path)
+    _persona_call(host)
+    code, err = _fifo_post(host, next((host.store / "pending").rglob("*.json")))
+    assert code == 0, err
+    tools = [r["tool"] for r in host.records()]
+    assert "PendingChanged" in tools, tools
+    assert host.verdict()[0] == Verdict.FAIL
+
+
+@pytest.mark.slow
+def test_a_fifo_in_place_of_the_witness_hangs_neither_post_nor_verify(tmp_path: Path) -> None:
+    """The witness unreadable: ``ContinuityUnknown`` (WARN) and the call recorded, its effects
+    unknown (the documented limit of a witness written over); ``audit verify`` answers."""
+    host = Host(tmp_path)
+    _persona_call(host)
+    code, err = _fifo_post(host, host.witness())
+    assert code == 0, err
+    tools = [r["tool"] for r in host.records()]
+    assert tools == ["SessionStart", "ContinuityUnknown", "Bash"], tools
+    code, out = host.audit("verify")
+    assert code == 0, out
+    assert host.verdict()[0] == Verdict.WARN
