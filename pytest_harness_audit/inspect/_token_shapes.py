@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import compress, count
+from operator import and_, eq
 
 #: Words of one text looked at (its head).
 MAX_WORDS = 16 * 1024
@@ -33,18 +35,18 @@ _WORDINGS = (
 
 @dataclass(frozen=True)
 class _Core:
+    """A core of a secret and two pairs of its places holding the same character (the same
+    pair twice when it has one only)."""
+
     secret: int
     core: str
-    first: int
-    second: int
+    pairs: tuple[tuple[int, int], tuple[int, int]]
 
 
 def _core(secret: int, core: str) -> _Core:
-    for second, char in enumerate(core):
-        first = core.find(char)
-        if first < second:
-            return _Core(secret, core, first, second)
-    return _Core(secret, core, 0, 0)  # never: a core repeats characters
+    pairs = [(core.find(char), at) for at, char in enumerate(core) if core.find(char) < at]
+    pairs = (pairs or [(0, 0)])[:2]  # none: never, a core repeats characters
+    return _Core(secret, core, (pairs[0], pairs[-1]))
 
 
 def _same_shape(core: str, window: list[int]) -> bool:
@@ -86,42 +88,59 @@ class TokenShapes:
         seen: set[int] = set()
         shortest = min(len(c.core) for c in self._cores)
         for wording in _WORDINGS:
-            words = [(m.start(), m.end(), m.group()) for m in wording.finditer(text)][:MAX_WORDS]
+            words = wording.findall(text)[:MAX_WORDS]
+            if len(words) < shortest:
+                continue
+            # equal words get equal codes (not consecutive ones: only equality counts)
+            ids: dict[str, int] = {}
+            codes = list(map(ids.setdefault, map(str.lower, words), count()))
+            spans: list[tuple[int, int]] = []  # where the words are: wanted for a hit only
             # every other word too: a filler word between the characters (``4 and f and 9``),
             # which no other form reads, so the characters themselves count there
-            for view, spread in ((words, False), (words[::2], True), (words[1::2], True)):
-                if len(view) >= shortest:
-                    self._find(view, found, seen, spread)
+            for offset, step in ((0, 1), (0, 2), (1, 2)):
+                view = codes[offset::step]
+                if len(view) < shortest:
+                    continue
+                for secret, first, last in self._find(view, words[offset::step], seen, step > 1):
+                    if not spans:
+                        spans = [m.span() for m in wording.finditer(text)][:MAX_WORDS]
+                    first_span, last_span = (
+                        spans[offset + first * step],
+                        spans[offset + last * step],
+                    )
+                    found.append((secret, first_span[0], last_span[1]))
         return found
 
     def _find(
-        self,
-        words: list[tuple[int, int, str]],
-        found: list[tuple[int, int, int]],
-        seen: set[int],
-        spread: bool,
-    ) -> None:
-        """Add to ``found`` the first run of ``words`` with each core's shape (not in ``seen``;
-        unless ``spread``, not one character a word)."""
-        ids: dict[str, int] = {}
-        codes = [ids.setdefault(word.lower(), len(ids)) for _, _, word in words]
+        self, codes: list[int], words: list[str], seen: set[int], spread: bool
+    ) -> list[tuple[int, int, int]]:
+        """``(secret, first word, last word)`` of the first run of ``codes`` with each core's
+        shape (a secret in ``seen`` skipped; unless ``spread``, not one character a word); each
+        secret found is added to ``seen``."""
+        found: list[tuple[int, int, int]] = []
         for check in self._cores:
             if check.secret in seen:
                 continue
             size = len(check.core)
-            gap = check.second - check.first
-            tried = 0
-            for start in range(len(codes) - size + 1):
-                if codes[start + check.first] != codes[start + check.first + gap]:
-                    continue
-                tried += 1
-                if tried > MAX_CANDIDATES:
+            positions = len(codes) - size + 1
+            if positions <= 0:
+                continue
+            # the filter, run in C: the starts whose words are equal at two of the core's pairs
+            # of equal characters
+            (a, b), (c, d) = check.pairs
+            equal = map(
+                and_,
+                map(eq, codes[a : a + positions], codes[b : b + positions]),
+                map(eq, codes[c : c + positions], codes[d : d + positions]),
+            )
+            for tried, start in enumerate(compress(range(positions), equal)):
+                if tried >= MAX_CANDIDATES:
                     break
-                window = codes[start : start + size]
-                if not _same_shape(check.core, window):
+                if not _same_shape(check.core, codes[start : start + size]):
                     continue
-                if not spread and all(len(words[start + i][2]) == 1 for i in range(size)):
+                if not spread and all(len(words[start + i]) == 1 for i in range(size)):
                     continue
-                found.append((check.secret, words[start][0], words[start + size - 1][1]))
+                found.append((check.secret, start, start + size - 1))
                 seen.add(check.secret)
                 break
+        return found
