@@ -95,18 +95,6 @@ def shape_core(value: str) -> str | None:
     return part
 
 
-def same_shape(core: str, window: str) -> bool:
-    """Whether ``window`` is ``core`` through a one-to-one character substitution."""
-    if len(window) != len(core):
-        return False
-    forward: dict[str, str] = {}
-    backward: dict[str, str] = {}
-    for mine, theirs in zip(core, window, strict=True):
-        if forward.setdefault(mine, theirs) != theirs or backward.setdefault(theirs, mine) != mine:
-            return False
-    return True
-
-
 @dataclass(frozen=True)
 class _Filter:
     """Equal pairs of a core at one distance: ``core[i] == core[i + distance]`` for each
@@ -226,7 +214,7 @@ class ShapeIndex:
             window = text[start : start + size]
             if real is not None and "?" in window:
                 window = real()[start : start + size]
-            if start >= 0 and window != check.core and same_shape(check.core, window):
+            if start >= 0 and window != check.core and _token_shapes.same_shape(check.core, window):
                 yield check.secret, start, start + size
                 return
             pair = text[at : at + 2]

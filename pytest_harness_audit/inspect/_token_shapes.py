@@ -15,6 +15,7 @@ full only when its words are equal at the core's first repeated pair.
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from itertools import compress, count
 from operator import and_, eq
@@ -49,9 +50,13 @@ def _core(secret: int, core: str) -> _Core:
     return _Core(secret, core, (pairs[0], pairs[-1]))
 
 
-def _same_shape(core: str, window: list[int]) -> bool:
-    forward: dict[str, int] = {}
-    backward: dict[int, str] = {}
+def same_shape(core: str, window: Sequence[Hashable]) -> bool:
+    """Whether ``window`` (characters, or words' codes) is ``core`` through a one-to-one
+    substitution."""
+    if len(window) != len(core):
+        return False
+    forward: dict[str, Hashable] = {}
+    backward: dict[Hashable, str] = {}
     for mine, theirs in zip(core, window, strict=True):
         if forward.setdefault(mine, theirs) != theirs or backward.setdefault(theirs, mine) != mine:
             return False
@@ -136,7 +141,7 @@ class TokenShapes:
             for tried, start in enumerate(compress(range(positions), equal)):
                 if tried >= MAX_CANDIDATES:
                     break
-                if not _same_shape(check.core, codes[start : start + size]):
+                if not same_shape(check.core, codes[start : start + size]):
                     continue
                 if not spread and all(len(words[start + i]) == 1 for i in range(size)):
                     continue
