@@ -71,26 +71,27 @@ def register(subparsers: Any) -> None:
         )
         if handler is handle_pre:
             _register_pre_answers(parser)
-        if handler in (handle_pre, handle_permission_request):
+        deadline_help = _DEADLINE_HELP.get(handler)
+        if deadline_help is not None:
             parser.add_argument(
                 "--deadline",
                 metavar="SECONDS",
                 type=_seconds,
                 default=DEADLINE_S,
-                help="refuse the call when no answer is ready after this long (default: "
-                f"{DEADLINE_S:g}; keep it under the hook entry's timeout, 600 by default)",
-            )
-        if handler in (handle_post, handle_permission_denied):
-            parser.add_argument(
-                "--deadline",
-                metavar="SECONDS",
-                type=_seconds,
-                default=DEADLINE_S,
-                help="past this long, keep the call's fault for the next event and exit 1 "
-                f"(default: {DEADLINE_S:g}; keep it under the hook entry's timeout)",
+                help=f"{deadline_help} (default: {DEADLINE_S:g}; keep it under the hook entry's "
+                "timeout, 600 by default)",
             )
         parser.set_defaults(func=lambda args, handler=handler: _run(args, handler))
     _register_install(commands)
+
+
+#: What ``--deadline`` does, for the steps that take one.
+_DEADLINE_HELP: dict[object, str] = {
+    handle_pre: "refuse the call when no answer is ready after this long",
+    handle_permission_request: "refuse the call when no answer is ready after this long",
+    handle_post: "past this long, keep the call's fault for the next event and exit 1",
+    handle_permission_denied: "past this long, keep the call's fault for the next event and exit 1",
+}
 
 
 def _seconds(text: str) -> float:
