@@ -6,21 +6,37 @@ The parser skips a ``[[ … ]]`` test; one that matches a regular expression bec
 "${BASH_REMATCH[0]}"`` reads ``.env``. A test whose words cannot be parsed as a command (a
 regular expression with ``|`` or parentheses unquoted) is read as its plain words when it has
 no quote or expansion, else stays skipped: ``BASH_REMATCH`` is then not known.
+
+What a test runs is read whatever it tests: the command substitutions in its words
+(``[[ $(cat .env) == *K* ]]``, ``[[ "$(<.env)" =~ sk-(.*) ]]``, ``(( $(wc -c < f) > 3 ))``) are
+commands of the script, as they are in any other word.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Protocol
 
 from pytest_harness_audit.policy.shell.loops import _Parser
 from pytest_harness_audit.policy.shell.nodes import Budget, Command, Lit, Unreadable, Word
 
 _TEST_END = re.compile(r"(?<=[ \t\n])\]\](?=[ \t\n;&|)]|$)")
 _SPECIAL = re.compile(r"[$`'\"\\]")
+#: What separates a test's words (its operators): no part of a word.
+_BETWEEN = frozenset(" \t\n<>()!&|;")
+_PROCESS = ("<(", ">(")
 
 
-def skip_test(parser: _Parser, opener: str, make: Callable[[str, Budget, int], _Parser]) -> None:
+class _WordParser(_Parser, Protocol):
+    def word_parts(self, *, quoted: bool = False, stop_at_braces: bool = False) -> Word:
+        """Read the word at :attr:`pos` into parts (its substitutions join :attr:`commands`)."""
+        ...
+
+
+def skip_test(
+    parser: _Parser, opener: str, make: Callable[[str, Budget, int], _WordParser]
+) -> None:
     """Move the parser past a ``[[ … ]]`` or ``(( … ))`` test (a regular expression match is
     kept: :func:`regex_test`)."""
     closer = "]]" if opener == "[[" else "))"
@@ -31,16 +47,38 @@ def skip_test(parser: _Parser, opener: str, make: Callable[[str, Budget, int], _
         end = parser.text.find(closer, parser.pos)
     if end < 0:
         raise Unreadable(f"missing {closer!r}")
-    if opener == "[[":
-        regex_test(parser, parser.text[parser.pos : end], make)
+    body = parser.text[parser.pos : end]
+    if opener != "[[" or not regex_test(parser, body, make):
+        test_substitutions(parser, body, make)
     parser.pos = end + 2
 
 
-def regex_test(parser: _Parser, body: str, make: Callable[[str, Budget, int], _Parser]) -> None:
-    """Add the command of the test ``[[ body ]]`` to the parser's when it matches a regular
-    expression (``make`` builds a parser for its words)."""
-    if "=~" not in body:
+def test_substitutions(
+    parser: _Parser, body: str, make: Callable[[str, Budget, int], _WordParser]
+) -> None:
+    """Add the commands of the substitutions in the words of a test's ``body`` to the
+    parser's (module doc)."""
+    if "$" not in body and "`" not in body and not any(p in body for p in _PROCESS):
         return
+    inner = make(body, parser.budget, parser.depth + 1)
+    while inner.pos < len(body):
+        start = inner.pos
+        if body[start] in _BETWEEN and not body.startswith(_PROCESS, start):
+            inner.pos += 1
+            continue
+        inner.word_parts()
+        inner.pos = max(inner.pos, start + 1)
+    for command in inner.commands:
+        command.in_substitution = True
+    parser.commands.extend(inner.commands)
+
+
+def regex_test(parser: _Parser, body: str, make: Callable[[str, Budget, int], _Parser]) -> bool:
+    """Add the command of the test ``[[ body ]]`` to the parser's when it matches a regular
+    expression (``make`` builds a parser for its words); whether its substitutions were read
+    with it."""
+    if "=~" not in body:
+        return False
     try:
         inner = make(body, parser.budget, parser.depth + 1)
         inner.parse()
@@ -49,13 +87,14 @@ def regex_test(parser: _Parser, body: str, make: Callable[[str, Budget, int], _P
         if len(words) == 3 and words[1] == "=~" and not _SPECIAL.search(body):
             test: list[Word] = [[Lit(word, True)] for word in ["[[", *words, "]]"]]
             parser.commands.append(Command(words=test))  # `[[ x =~ ^(a|b)$ ]]`: plain words
-        return
+        return False
     tests = [c for c in inner.commands if not c.in_substitution]
     if len(tests) != 1 or tests[0].redirects:
-        return
+        return False
     parser.commands.extend(c for c in inner.commands if c.in_substitution)
     tests[0].words = [[Lit("[[", False)], *tests[0].words, [Lit("]]", False)]]
     parser.commands.append(tests[0])
+    return True
 
 
-__all__ = ["regex_test", "skip_test"]
+__all__ = ["regex_test", "skip_test", "test_substitutions"]

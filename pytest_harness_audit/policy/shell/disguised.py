@@ -14,6 +14,8 @@ operands.
   packed; ``gzip -r``/``bzip2 -r``/``xz -r`` (without ``-k``/``-c``) replace every file; ``mv``
   of a workspace folder out of the workspace takes it away as ``rm -r`` does (a file moved out or
   compressed in place is left to the effect inspection: files deleted).
+* **Options that read a file** of commands that act on names: ``date -f F``, ``du
+  --files0-from=F``, ``find -files0-from F``, ``tree --fromfile F`` (:mod:`.option_files`).
 * **Command strings**: ``trap 'CMD' SIGNAL`` runs ``CMD`` (at exit, at the latest).
 * ``git config -f FILE`` reads ``FILE``; ``git archive [TREE] [PATH…]`` and ``git bundle
   create`` pack committed files, ``git daemon [--base-path=DIR] [DIR…]`` and ``git instaweb``
@@ -31,6 +33,8 @@ from pytest_harness_audit.policy.shell.env_loaders import NAMES as LOADER_NAMES
 from pytest_harness_audit.policy.shell.env_loaders import loaders
 from pytest_harness_audit.policy.shell.index_files import NAMES as INDEX_CLIENTS
 from pytest_harness_audit.policy.shell.index_files import index_files
+from pytest_harness_audit.policy.shell.option_files import NAMES as OPTION_READERS
+from pytest_harness_audit.policy.shell.option_files import option_reads
 from pytest_harness_audit.policy.shell.registries import NAMES as REGISTRY_CLIENTS
 from pytest_harness_audit.policy.shell.registries import registries
 from pytest_harness_audit.policy.shell.tool_config import tool_config
@@ -56,6 +60,8 @@ def disguised(name: str, args: list[str], ctx: Context) -> None:
     files a program loads on its own: :mod:`.env_loaders`)."""
     if name in LOADER_NAMES:
         loaders(name, args, ctx)
+    if name in OPTION_READERS:
+        option_reads(name, args, ctx.reading)  # `date -f .env`: an option's file is read
     if name in REGISTRY_CLIENTS or name.startswith(("python", "pip")):
         registries(name, args, ctx)  # `pip install -i URL x`: a network exchange with URL
         tool_config(name, args, ctx)  # `npm config set registry URL`: a write of ~/.npmrc

@@ -35,7 +35,12 @@ from pytest_harness_audit.policy.shell.fieldtext import (
     posix_brackets,
     unknown_glob,
 )
-from pytest_harness_audit.policy.shell.filters import MAX_FILTERS, run_filter, stdin_filter
+from pytest_harness_audit.policy.shell.filters import (
+    MAX_FILTERS,
+    named_files,
+    run_filter,
+    stdin_filter,
+)
 from pytest_harness_audit.policy.shell.listings import LISTERS, listing_output
 from pytest_harness_audit.policy.shell.loops import elements
 from pytest_harness_audit.policy.shell.nodes import (
@@ -188,6 +193,8 @@ class Expander:
             names = len(part.commands) > 1 or bool(self.loose_files) or _STDIN in self.files
             if value is None and names:
                 self.loosened += int((value := self.substitution_value(part, True)) is not None)
+            if value is None:  # `$(realpath .env)`: the credential files its own text names
+                self.loosened += int((value := named_files(part, self.variables)) is not None)
             return ("$(…)", False) if value is None else (value, True)
         return "", True  # pragma: no cover - Lit is handled by the caller
 

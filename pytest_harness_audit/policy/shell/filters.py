@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable
 
 from pytest_harness_audit.policy.sensitive import is_credential_path
+from pytest_harness_audit.policy.shell.nodes import Lit, Param, Sub
 
 #: Most commands of a pipeline worked out, and most characters passed between them.
 MAX_FILTERS = 6
@@ -160,6 +161,35 @@ def loose_filter(args: list[str], stdin: str) -> str:
     words = [w for a in args for w in _WORDS.findall(a) if is_credential_path(w)]
     text = stdin[:_MAX_LINES]
     return text + "".join(f"{word}\n" for word in words[:64])
+
+
+def named_files(sub: Sub, variables: dict[str, str]) -> str | None:
+    """The credential files a command substitution whose output is not known names in its own
+    text, a line each (``$(realpath .env)``, ``$(sed 's/R.*/.env/' <<< README.md)``, ``$(awk
+    'BEGIN{print ".env"}')``): the names it may print, as :func:`loose_filter` reads a filter's
+    own words; ``None`` when it names none."""
+    text = _sub_text(sub, variables, 0)
+    words = [w for w in _WORDS.findall(text) if is_credential_path(w)]
+    return "\n".join(dict.fromkeys(words[:64])) or None
+
+
+def _sub_text(sub: Sub, variables: dict[str, str], depth: int) -> str:
+    """The literal text of ``sub``'s words and redirection targets (variables by the values
+    known, substitutions inside it likewise), a space between words."""
+    if depth > MAX_FILTERS:
+        return ""
+    words = [w for c in sub.commands for w in [*c.words, *(r.target or [] for r in c.redirects)]]
+    out: list[str] = []
+    for word in words[:256]:
+        for part in word:
+            if isinstance(part, Lit):
+                out.append(part.text)
+            elif isinstance(part, Param):
+                out.append(variables.get(part.name, ""))
+            else:
+                out.append(_sub_text(part, variables, depth + 1))
+        out.append(" ")
+    return "".join(out)
 
 
 #: Filters that read their standard input when given no file: the options taking a value

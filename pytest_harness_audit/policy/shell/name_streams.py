@@ -23,7 +23,7 @@ import shlex
 from pytest_harness_audit.policy.shell.expand import Expander, descriptor_path
 from pytest_harness_audit.policy.shell.filters import MAX_FILTERS, loose_filter
 from pytest_harness_audit.policy.shell.line_writers import LINE_WRITERS, line_write
-from pytest_harness_audit.policy.shell.listings import search_names
+from pytest_harness_audit.policy.shell.listings import listing_output, search_names
 from pytest_harness_audit.policy.shell.nodes import Command, Redirect, Sub
 from pytest_harness_audit.policy.shell.streams import (
     output_of,
@@ -38,6 +38,8 @@ _MAX_NAMES = 512
 #: Most text of one written file taken as names.
 _MAX_TEXT = 64 * 1024
 _STDIN = "/dev/fd/0"
+#: ``find``'s actions that write the names it finds to a file.
+_FIND_PRINTS = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls"})
 
 
 def stdin_names(
@@ -137,6 +139,9 @@ def remember_copies(
     """A copy ran: its destination holds the source's text (:func:`~.streams.remember_copy`);
     ``tee FILE``/``sponge FILE`` write their standard input to the files they are given, ``sort
     -o FILE``, ``dd of=FILE`` … the lines of their input (:mod:`.line_writers`)."""
+    if name in ("find", "gfind"):
+        _find_prints(args, expander)
+        return
     if name in LINE_WRITERS or name == "dd":
         written = line_write(name, args)
         for path in written.outputs:
@@ -153,6 +158,16 @@ def remember_copies(
     append = any(o in ("-a", "--append") for o in options)
     for path in operands[:16]:
         _write_from(["-"], path, command, expander, append=append)
+
+
+def _find_prints(args: list[str], expander: Expander) -> None:
+    """``find … -fprint FILE`` (``-fprint0``, ``-fprintf FILE FORMAT``, ``-fls``) writes the
+    names it finds to ``FILE``, in a form its format decides: ``FILE`` may hold each of them
+    (``find . -name .env -fprint l; xargs cat < l``)."""
+    names = listing_output(["find", *args], expander)
+    for index, word in enumerate(args[:-1]):
+        if word in _FIND_PRINTS:
+            remember_write(expander, args[index + 1], None, append=False, loose=names)
 
 
 def _write_from(

@@ -397,6 +397,7 @@ def find(args: list[str], ctx: Context) -> None:
             index = end
         elif word in ("-fprint", "-fprintf", "-fls", "-fprint0") and index + 1 < len(args):
             record.writes.append(args[index + 1])
+            ctx.copied("find", args)  # the names it finds, as `find … > FILE` writes them
         index += 1
 
 

@@ -11,21 +11,37 @@ from __future__ import annotations
 import shlex
 
 from pytest_harness_audit.policy.shell.context import Context
-from pytest_harness_audit.policy.shell.tools import option_value
+from pytest_harness_audit.policy.shell.option_files import option_files
 
 #: Most commands of ``xargs -I`` read one by one (the names after them join the last one).
 _MAX_RUNS = 16
+#: ``xargs``'s and ``parallel``'s option naming the file whose words are the arguments.
+_ARG_FILE = frozenset({"-a", "--arg-file"})
+#: ``xargs``'s other options with a value (``-0a F``: ``F`` is ``-a``'s).
+_XARGS_VALUED = frozenset({"-d", "--delimiter", "-E", "-I", "-L", "-n", "--max-args", "-P",
+                           "--max-procs", "-s", "--max-chars", "--process-slot-var"})  # fmt: skip
+#: ``parallel``'s options with a value that may come up before its command.
+_PARALLEL_VALUED = frozenset({"-j", "--jobs", "-S", "--sshlogin", "-d", "--delimiter", "-n",
+                              "--max-args", "-N", "-I", "--colsep", "-C", "--results", "--joblog",
+                              "--tmpdir", "--timeout", "--delay", "-E", "-s", "--max-chars",
+                              "-L", "--max-lines", "-P", "--max-procs"})  # fmt: skip
 #: The name ``xargs -I`` is read as giving its command when the names on its input are not
 #: known (it runs the command all the same: ``… | xargs -I{} rm -rf {}`` deletes them).
 UNKNOWN_NAME = "{unknown}"
 
 
 def xargs_command(options: list[str], rest: list[str], ctx: Context) -> list[str] | None:
-    """The argv ``xargs OPTIONS REST`` runs (``None``: read here, one script a name)."""
-    path = option_value(options, ("-a", "--arg-file"))
+    """The argv ``xargs OPTIONS REST`` runs (``None``: read here, one script a name); the file
+    ``-a FILE`` names is read, as ``cat`` reads it (``xargs -a .env echo`` prints its words)."""
+    found = option_files(options, _ARG_FILE, _XARGS_VALUED)
+    if not found and rest:  # `-0a F`: a cluster whose last flag takes the word after it
+        found = option_files([*options, rest[0]], _ARG_FILE, _XARGS_VALUED)
+        rest = rest[1:] if found else rest
+    path = found[0] if found else None
     if path in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"):
         path = None  # `xargs -a /dev/stdin`: its standard input
     if path is not None:
+        ctx.reading.reads.append(path)
         text = ctx.written_names(path) or ctx.workspace_text(path)  # `ls -a | awk … > l`
         names = text.split() if text is not None else []
     else:
@@ -60,14 +76,26 @@ def _replace_string(options: list[str]) -> str | None:
 
 
 def parallel(argv: list[str], ctx: Context) -> None:
-    """``parallel CMD ::: ARGS``: each argument in turn into the command template."""
+    """``parallel CMD ::: ARGS``: each argument in turn into the command template (``-a FILE``:
+    the lines of ``FILE``, which is read)."""
     words = argv[1:]
+    given: list[str] = []
     while words and words[0].startswith("-"):
-        words = words[1:]
+        option = words.pop(0)
+        if option == "--":
+            break
+        files = option_files([option, *words[:1]], _ARG_FILE, _PARALLEL_VALUED)
+        given.extend(files)
+        if option in _ARG_FILE or option in _PARALLEL_VALUED:
+            words = words[1:]  # its value
+    ctx.reading.reads.extend(given)
     template: list[str] = []
     while words and words[0] not in (":::", "::::", ":::+"):
         template.append(words.pop(0))
-    values = [w for w in words if w not in (":::", "::::", ":::+")] or ctx.stdin_fields() or [""]
+    values = [w for w in words if w not in (":::", "::::", ":::+")]
+    if given:  # `parallel -a l cat`: the names in the files given
+        values += [n for v in given[:16] for n in (ctx.written_names(v) or ctx.workspace_text(v) or "").split()]
+    values = values or ctx.stdin_fields() or [""]
     if "::::" in words:  # `parallel cat :::: <(ls -a)`: the names in the files given
         values = [
             n
