@@ -24,15 +24,15 @@ class _Options(NamedTuple):
     valued: frozenset[str]
 
 
+_DU_VALUED = frozenset(
+    {"-B", "--block-size", "-d", "--max-depth", "-t", "--threshold", "--time", "--time-style",
+     "--exclude"}
+)  # fmt: skip
 _COMMANDS = {
     "date": _Options(
         frozenset({"-f", "--file"}), frozenset({"-d", "--date", "-r", "--reference", "-s", "--set"})
     ),
-    "du": _Options(
-        frozenset({"--files0-from", "-X", "--exclude-from"}),
-        frozenset({"-B", "--block-size", "-d", "--max-depth", "-t", "--threshold", "--time",
-                   "--time-style", "--exclude"}),
-    ),  # fmt: skip
+    "du": _Options(frozenset({"--files0-from", "-X", "--exclude-from"}), _DU_VALUED),
     "find": _Options(frozenset({"-files0-from"}), frozenset()),
     "gfind": _Options(frozenset({"-files0-from"}), frozenset()),
 }

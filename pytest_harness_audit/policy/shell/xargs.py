@@ -94,7 +94,11 @@ def parallel(argv: list[str], ctx: Context) -> None:
         template.append(words.pop(0))
     values = [w for w in words if w not in (":::", "::::", ":::+")]
     if given:  # `parallel -a l cat`: the names in the files given
-        values += [n for v in given[:16] for n in (ctx.written_names(v) or ctx.workspace_text(v) or "").split()]
+        values += [
+            n
+            for v in given[:16]
+            for n in (ctx.written_names(v) or ctx.workspace_text(v) or "").split()
+        ]
     values = values or ctx.stdin_fields() or [""]
     if "::::" in words:  # `parallel cat :::: <(ls -a)`: the names in the files given
         values = [
