@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from pytest_harness_audit.session.harness import Harness
-from tests.secret_support import XOR, api_key, service_harness, xor_decoded
+from secret_support import XOR, api_key, service_harness, xor_decoded
 
 
 @pytest.fixture

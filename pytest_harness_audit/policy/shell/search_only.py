@@ -6,8 +6,11 @@ the agent, the inspection scans them for the workspace's secrets, so the reading
 (:mod:`pytest_harness_audit.inspect.credential_reads`). :func:`only_searches` tells when such a
 read needs no further judgement: every command of the text is a search, a line filter reading
 its input, or a builtin that opens no file, and no search's own exit status is shown (a filter
-may pass none of its lines on). Any other command in the same text (``python3 x.py``, a command
-substitution, ``xargs``) could have made the read itself, so the read counts.
+may pass none of its lines on). A call of a function the text defines and ``bash -c TEXT`` whose
+``TEXT`` is itself only searches run nothing else (``f() { grep -rn TODO .; }; f | head``): the
+commands of the body and of the script are the text's own, judged with it. Any other command in
+the same text (``python3 x.py``, a command substitution, ``xargs``) could have made the read
+itself, so the read counts.
 :func:`search_opens` tells how often the searches open a file: an open beyond that was another
 process's.
 """
@@ -19,12 +22,14 @@ import os
 import posixpath
 import re
 
+from pytest_harness_audit.policy.shell.nodes import Budget, Unreadable
 from pytest_harness_audit.policy.shell.reading import read_command
 from pytest_harness_audit.policy.shell.search_oracles import (
     SEARCH_VALUED,
     pattern_given,
     searched,
 )
+from pytest_harness_audit.policy.shell.syntax import Parser
 from pytest_harness_audit.policy.shell.tools import split_options
 from pytest_harness_audit.policy.shell.tree_reads import LINE_FILTERS, SEARCHERS
 
@@ -45,6 +50,8 @@ _SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
 #: a decompressor, ``rg --hostname-bin``; ``ack`` reads its options from an ``.ackrc`` of the
 #: workspace (``--pager=CMD``).
 _RUNNING = ("--pre", "--pre-glob", "--hostname-bin", "--search-zip")
+#: Shells whose ``-c TEXT`` is read as a script of the same text (its commands are the text's).
+_SHELLS = frozenset({"sh", "bash", "dash"})
 #: Options of the line filters that take the next word as their value.
 _VALUED = frozenset({"-n", "-c", "-k", "-t", "-f", "-s", "-w", "-S", "-T"})
 
@@ -95,10 +102,16 @@ def only_searches(text: str, root: str | None = None) -> bool:
         return False
     searched: set[str] = {"/dev/null"}
     moved: list[str] = []
+    functions = _defined(text)
     for argv in reading.commands:
+        if argv and argv[0] in functions:
+            continue  # `f`: its body's commands are among the text's
         if not argv or not system_program(argv[0]):
             return False
         name = posixpath.basename(argv[0])
+        if name in _SHELLS and len(argv) == 3 and argv[1] == "-c" and only_searches(argv[2], root):
+            functions |= _defined(argv[2])
+            continue  # `bash -c 'grep -rn TODO .'`: its commands are among the text's
         if name in SEARCHERS:
             if runs_programs(name, argv[1:]):
                 return False
@@ -117,6 +130,16 @@ def only_searches(text: str, root: str | None = None) -> bool:
     searched.update(moved)
     searched.update(posixpath.normpath(posixpath.join(d, w)) for d in moved for w in list(searched))
     return all(path in searched or posixpath.normpath(path) in searched for path in reading.reads)
+
+
+def _defined(text: str) -> frozenset[str]:
+    """The names of the functions ``text`` defines (``f() { …; }``, ``function f { …; }``)."""
+    parser = Parser(text, Budget())
+    try:
+        parser.parse()
+    except Unreadable:
+        return frozenset()
+    return frozenset(parser.functions.bodies)
 
 
 #: Options whose value is a file a search opens itself (its patterns, its names to leave out).
