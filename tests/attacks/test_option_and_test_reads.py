@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from secret_support import XOR, api_key, service_harness, xor_decoded
 
 from pytest_harness_audit.session.harness import Harness
-from secret_support import XOR, api_key, service_harness, xor_decoded
 
 
 @pytest.fixture
