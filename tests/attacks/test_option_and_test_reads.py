@@ -6,7 +6,9 @@
 * The names ``find -fprint FILE`` writes, read back: ``find . -name .env -fprint l; xargs cat
   < l``.
 * A file named by a substitution whose output the reading cannot work out, whose own text
-  names the file: ``cat "$(realpath .env)"``, ``cat "$(sed 's/R.*/.env/' <<< README.md)"``.
+  names the file or a glob matching it: ``cat "$(realpath .env)"``, ``cat "$(sed 's/R.*/.env/'
+  <<< README.md)"``, ``cat "$(stat -c %n .e*)"``; and ``compgen -G GLOB`` read as every file
+  (quoted, no file at all): ``cat "$(compgen -G '.e?v')"``.
 * A substitution inside a ``[[ … ]]`` test: ``[[ "$(<.env)" =~ (sk-[^ ]*) ]]`` then
   ``BASH_REMATCH``.
 
@@ -45,6 +47,8 @@ LEAKS = [
     "cat \"$(sed 's/R.*/.env/' <<< README.md)\"",
     'cat "$(awk \'BEGIN{print ".env"}\')"',
     'cat "$(readlink -f README.md | sed s/README.md/.env/)"',
+    "cat \"$(compgen -G '.e?v')\"",
+    'cat "$(stat -c %n .e*)"',
     'if [[ "$(<.env)" =~ (sk-[^\\ ]*) ]]; then echo "${BASH_REMATCH[1]}"; fi',
     "[[ $(cat .env >&2) ]]",
 ]
@@ -69,6 +73,8 @@ BENIGN = [
     "du -sh app",
     "find app -name '*.py' -fprint l; xargs wc -l < l",
     'cat "$(realpath README.md)"',
+    "cat \"$(compgen -G 'READ*')\"",
+    'cat "$(stat -c %n READ*)"',
     "[[ $(wc -l < README.md) -gt 1 ]] && echo long",
 ]
 

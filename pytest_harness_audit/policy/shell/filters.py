@@ -21,7 +21,7 @@ import binascii
 import re
 from collections.abc import Callable
 
-from pytest_harness_audit.policy.sensitive import is_credential_path
+from pytest_harness_audit.policy.sensitive import glob_candidates, is_credential_path
 from pytest_harness_audit.policy.shell.nodes import Lit, Param, Sub
 
 #: Most commands of a pipeline worked out, and most characters passed between them.
@@ -170,6 +170,8 @@ def named_files(sub: Sub, variables: dict[str, str]) -> str | None:
     own words; ``None`` when it names none."""
     text = _sub_text(sub, variables, 0)
     words = [w for w in _WORDS.findall(text) if is_credential_path(w)]
+    for glob in _GLOB_WORDS.findall(text)[:64]:  # `$(compgen -G '.e?v')`, `$(stat -c %n .e*)`
+        words.extend(glob_candidates(glob))
     return "\n".join(dict.fromkeys(words[:64])) or None
 
 
@@ -239,6 +241,8 @@ def stdin_filter(name: str, args: list[str]) -> list[str] | None:
 
 #: The words of a program's text that could be paths (``print ".env"`` → ``.env``).
 _WORDS = re.compile(r"/?[\w.~+@-]+(?:/[\w.~+@-]+)*")
+#: A word holding a glob character (``.e?v``, ``~/.ssh/id_*``).
+_GLOB_WORDS = re.compile(r"[\w.~+@/*?\[\]-]*[*?\[][\w.~+@/*?\[\]-]*")
 _LINE_FILTERS = frozenset({"grep", "egrep", "fgrep", "head", "tail", "sort", "uniq", "shuf", "tac"})
 _MAX_LINES = 64 * 1024
 _FILTERS: dict[str, Callable[[list[str], str], str | None]] = {

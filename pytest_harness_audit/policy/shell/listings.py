@@ -127,7 +127,23 @@ def _walked(name: str, args: list[str], lister: Lister, known: bool) -> list[str
         if files is None:
             return None
         found.extend(f for f in files if hidden or not _hidden(f))
+    if name == "compgen" and operands and found:
+        found = _completed(flags, operands[-1], found) or found
     return found
+
+
+def _completed(flags: str, word: str, files: list[str]) -> list[str]:
+    """The files ``compgen -G GLOB`` (``-f PREFIX``) prints: those the glob matches (that
+    start with the prefix), as bash names them; none matching: ``[]``."""
+    kept: list[str] = []
+    for path in files:
+        name = path[2:] if path.startswith("./") else path
+        if "G" in flags:
+            if fnmatch.fnmatchcase(name, word) and (word[:1] == "." or name[:1] != "."):
+                kept.append(name)
+        elif name.startswith(word.removeprefix("./")):
+            kept.append(name)
+    return kept
 
 
 def _ls(args: list[str], lister: Lister) -> list[str] | None:
