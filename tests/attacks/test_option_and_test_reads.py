@@ -9,6 +9,8 @@
   names the file or a glob matching it: ``cat "$(realpath .env)"``, ``cat "$(sed 's/R.*/.env/'
   <<< README.md)"``, ``cat "$(stat -c %n .e*)"``; and ``compgen -G GLOB`` read as every file
   (quoted, no file at all): ``cat "$(compgen -G '.e?v')"``.
+* A name ``printf`` builds with a conversion besides ``%s``/``%b``: ``printf -v f '%c%s' . env;
+  cat $f``.
 * A substitution inside a ``[[ … ]]`` test: ``[[ "$(<.env)" =~ (sk-[^ ]*) ]]`` then
   ``BASH_REMATCH``.
 
@@ -51,6 +53,8 @@ LEAKS = [
     'cat "$(stat -c %n .e*)"',
     'if [[ "$(<.env)" =~ (sk-[^\\ ]*) ]]; then echo "${BASH_REMATCH[1]}"; fi',
     "[[ $(cat .env >&2) ]]",
+    "printf -v f '%c%s' . env; cat $f",
+    "cat \"$(printf '.e%cv' n)\"",
 ]
 
 
@@ -67,6 +71,7 @@ BENIGN = [
     "cat README.md",
     'a=(x y); echo "${a[@]}"',
     "printf -v s '%s' hi; echo \"$s\"",
+    "printf -v n '%c' R; cat \"${n}EADME.md\"",
     "python3 - <<'EOF'\nprint(open('app/service.py').read()[:20])\nEOF",
     "printf 'app/service.py\\n' > l; xargs -a l wc -l",
     "date -d '2020-01-01' +%Y",

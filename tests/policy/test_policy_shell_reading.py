@@ -84,7 +84,8 @@ def test_ansi_c_escapes(body: str, text: str) -> None:
         (["echo", "-n", "x"], "x"),
         (["printf", "%s", "a", "b"], "ab"),
         (["printf", "rm -rf b"], "rm -rf b"),
-        (["printf", "%d", "1"], None),
+        (["printf", "%d", "1"], "1"),
+        (["printf", "%f", "1"], None),
         (["ls"], None),
     ],
 )

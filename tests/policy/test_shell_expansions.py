@@ -82,7 +82,8 @@ def test_printf_with_string_conversions() -> None:
     assert echo_output(["printf", "%s%s", ".e", "nv"]) == ".env"
     assert echo_output(["printf", "%s-", "a", "b"]) == "a-b-"
     assert echo_output(["printf", "100%% %s", "done"]) == "100% done"
-    assert echo_output(["printf", "%d", "1"]) is None
+    assert echo_output(["printf", "%d", "1"]) == "1"
+    assert echo_output(["printf", "%f", "1"]) is None
 
 
 SENT = [

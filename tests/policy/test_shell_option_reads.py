@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.policy.shell.echo import echo_output
 from pytest_harness_audit.policy.shell.option_files import option_files
 from tests.policy.policy_support import ALLOWED, DESTROYS, SECRET
 
@@ -42,6 +43,10 @@ READS = [
     "[[ $(cat .env) == *K* ]] && echo y", "[[ x == $(<.env) ]]", "[[ -n `cat .env` ]]",
     '[[ "$(<.env)" =~ sk-(.*) ]] && echo "${BASH_REMATCH[1]}"', "(( $(wc -c < .env) > 3 ))",
     "if [[ -f x && $(cat .env | base64) ]]; then :; fi",
+    # printf conversions besides %s and %b
+    "printf -v f '%c%s' . env; cat $f", "cat \"$(printf '.e%cv' n)\"", "cat $(printf '.%xnv' 14)",
+    "cat $(printf '%.4s' .envXYZ)", "cat $(printf '%.*s' 4 .envXYZ)", "cat $(printf '%q' .env)",
+    "printf '%c%s' . env > l; cat $(cat l)",
 ]  # fmt: skip
 
 
@@ -93,6 +98,7 @@ BENIGN = [
     "[[ $x == \"a<b\" ]]", "[[ a < b ]]", "(( 1 + 2 > 2 ))", "[[ $(git status --porcelain) ]]",
     '[[ "$(uname)" == Linux ]] && echo l', "(( $(wc -l < README.md) > 3 ))",
     "[[ x =~ ^(a|b)$ ]] && echo \"${BASH_REMATCH[0]}\"",
+    "printf -v n '%03d' 7; cat \"app/$n.py\"", "cat $(printf '%.6s' README.md.bak)",
 ]  # fmt: skip
 
 
@@ -117,3 +123,26 @@ def test_look_alikes_stay_allowed(safety: Policy, command: str) -> None:
 )
 def test_option_files_reads_the_values_of_its_options(args: list[str], found: list[str]) -> None:
     assert option_files(args, frozenset({"-f", "--file"}), frozenset({"-d"})) == found
+
+
+@pytest.mark.parametrize(
+    ("argv", "printed"),
+    [
+        (["printf", "%c%s", ".", "env"], ".env"),
+        (["printf", ".e%cv", "n"], ".env"),
+        (["printf", ".%xnv", "14"], ".env"),
+        (["printf", "%.4s", ".envXYZ"], ".env"),
+        (["printf", "%.*s", "4", ".envXYZ"], ".env"),
+        (["printf", "%*s|%-3s|", "3", "a", "b"], "  a|b  |"),
+        (["printf", "%03d-%o-%X", "7", "010", "255"], "007-10-FF"),
+        (["printf", "%d", "'A"], "65"),
+        (["printf", "%s-%s\\n", "a", "b", "c"], "a-b\nc-\n"),
+        (["printf", "%%s %s", "x"], "%s x"),
+        (["printf", "%q", ".env"], ".env"),
+        (["printf", "%q", "a b"], None),
+        (["printf", "%d", "x"], None),
+        (["printf", "%f", "1"], None),
+    ],
+)
+def test_printf_conversions(argv: list[str], printed: str | None) -> None:
+    assert echo_output(argv) == printed

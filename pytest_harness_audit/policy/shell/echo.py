@@ -1,11 +1,13 @@
 """What ``echo`` and ``printf`` print, for the words the reading knows (:mod:`.expand`,
-:mod:`.streams`): ``echo`` joins its operands, ``printf`` fills a template of ``%s``
-and ``%b`` conversions and backslash escapes; ``basename``/``dirname`` print a part of a path."""
+:mod:`.streams`): ``echo`` joins its operands, ``printf`` fills a template of string,
+character and integer conversions (``%s``, ``%b``, ``%c``, ``%x`` …, with width and precision:
+``printf '.e%cv' n`` and ``printf '%.4s' .envXYZ`` print ``.env``) and backslash escapes; ``basename``/``dirname`` print a part of a path."""
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 
 def echo_output(argv: list[str]) -> str | None:
@@ -33,29 +35,65 @@ def echo_output(argv: list[str]) -> str | None:
     return None
 
 
-_CONVERSION = re.compile(r"%(.)")
-
-
-def _filler(values: Iterator[str]) -> Callable[[re.Match[str]], str]:
-    """The replacement of each ``%s`` (the next value) and ``%%`` (a percent sign)."""
-    return lambda match: "%" if match.group(1) == "%" else next(values)
+#: A conversion of a ``printf`` template: flags, width, precision and its letter.
+_CONVERSION = re.compile(r"%([-+ #0]*)(\*|\d*)(?:\.(\*|\d*))?(.)")
+_NUMBERS = frozenset("diouxX")
+#: A value ``%q`` prints as it is.
+_PLAIN_WORD = re.compile(r"[\w./@%+=:,-]+")
 
 
 def _printf_strings(template: str, values: list[str]) -> str | None:
-    """``printf TEMPLATE VALUES…`` for a template whose conversions are all ``%s`` (and
-    ``%%``): the template is used again while values are left, as ``printf`` does."""
-    if any(c not in ("s", "b", "%") for c in _CONVERSION.findall(template)):
+    """``printf TEMPLATE VALUES…``: each conversion (``%s``, ``%b``, ``%c``, ``%q`` of a plain
+    word, ``%d``/``%i``/``%u``/``%o``/``%x``/``%X``, with flags, width and precision) filled with
+    the next value, the template used again while values are left, as ``printf`` does; ``None``
+    for another conversion (``%f``, ``%(…)T``) or a number that is none."""
+    specs = _CONVERSION.findall(template)
+    if any(spec[3] not in "sbcq%" and spec[3] not in _NUMBERS for spec in specs):
         return None  # (`%b`: the value's escapes, which the template's pass below reads)
-    count = len(_CONVERSION.findall(template.replace("%%", "")))
+    count = sum((spec[3] != "%") + (spec[1] == "*") + (spec[2] == "*") for spec in specs)
     out: list[str] = []
     remaining = list(values)
     while True:
         taken, remaining = remaining[:count], remaining[count:]
         taken += [""] * (count - len(taken))
-        rendered = _CONVERSION.sub(_filler(iter(taken)), template)
+        try:
+            rendered = _CONVERSION.sub(functools.partial(_converted, values=iter(taken)), template)
+        except ValueError:
+            return None
         out.append(_PRINTF_ESCAPE.sub(_printf_escape, rendered))
         if not remaining or not count or len(out) >= 64:
             return "".join(out)
+
+
+def _converted(match: re.Match[str], values: Iterator[str]) -> str:
+    """One conversion filled with the next of ``values`` (``ValueError``: not known)."""
+    flags, width, precision, letter = match.groups()
+    if letter == "%":
+        return "%"
+    if width == "*":
+        width = str(_number(next(values)))
+    if precision == "*":
+        precision = str(_number(next(values)))
+    value = next(values)
+    dot = "" if precision is None else "." + precision
+    if letter in _NUMBERS:
+        return f"%{flags}{width}{dot}{letter}" % _number(value)
+    if letter == "c":
+        value, dot = value[:1], ""
+    elif letter == "q" and value and not _PLAIN_WORD.fullmatch(value):
+        raise ValueError(value)  # shell quoting: not worked out here
+    return f"%{flags.replace('0', '')}{width}{dot}s" % value
+
+
+def _number(value: str) -> int:
+    """A ``printf`` number: decimal, ``0x…`` hex, ``0…`` octal, ``'c`` a character's code
+    (empty: 0)."""
+    value = value.strip()
+    if not value:
+        return 0
+    if value[0] in "'\"":
+        return ord(value[1]) if len(value) > 1 else 0
+    return int(value, 0) if not re.fullmatch(r"[+-]?0\d+", value) else int(value, 8)
 
 
 def _path_part(name: str, args: list[str]) -> str | None:
