@@ -1,7 +1,8 @@
 """What ``echo`` and ``printf`` print, for the words the reading knows (:mod:`.expand`,
 :mod:`.streams`): ``echo`` joins its operands, ``printf`` fills a template of string,
 character and integer conversions (``%s``, ``%b``, ``%c``, ``%x`` …, with width and precision:
-``printf '.e%cv' n`` and ``printf '%.4s' .envXYZ`` print ``.env``) and backslash escapes; ``basename``/``dirname`` print a part of a path."""
+``printf '.e%cv' n`` and ``printf '%.4s' .envXYZ`` print ``.env``) and backslash escapes;
+``basename``/``dirname`` print a part of a path."""
 
 from __future__ import annotations
 
