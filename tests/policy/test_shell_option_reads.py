@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from policy_support import ALLOWED, DESTROYS, SECRET
 
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.shell.echo import echo_output
 from pytest_harness_audit.policy.shell.option_files import option_files
-from tests.policy.policy_support import ALLOWED, DESTROYS, SECRET
 
 ROOT = "/srv/app"
 
