@@ -145,10 +145,15 @@ def _scan_joined(
     ]
     length = {where: len(text) for where, text, _ in texts}
     kinds = {where: leaf for where, leaf, _ in leaves}
+    # a value a leaf's own scan found there is that leaf's: a joined match of it reaching into
+    # the next leaf (a long enough part, read on past the join) is no value spread over leaves
+    own = {(found.fingerprint, found.where) for found in findings}
     done: set[tuple[str, str]] = set()
     for view in _joined.views(texts):
         for found in whole(view.text).findings:
             covered = view.covered(found.start, found.end)
+            if any((found.fingerprint, where) in own for where in covered):
+                continue
             marker = REDACTION.format(fingerprint=found.fingerprint)
             for where in covered if len(covered) > 1 else ():
                 if (found.fingerprint, where) in done:
