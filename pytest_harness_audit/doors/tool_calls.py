@@ -31,6 +31,7 @@ import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from pytest_harness_audit.gate.decision import failed_closed
 from pytest_harness_audit.gate.seam import describe_exception
 
 if TYPE_CHECKING:
@@ -154,7 +155,7 @@ def gate_failure(
     not either, the failure is noted in the session's chain faults (the gate's ``faults``), which
     fail the session and refuse every later call. With neither, ``exc`` is raised again.
     """
-    decision = gate._failed_closed(tool, params, exc)
+    decision = failed_closed(tool, params, describe_exception(exc), gate.root)
     try:
         gate.refuse(decision, extra=extra)
     except Exception as again:

@@ -49,3 +49,34 @@ class GateDecision:
     def reason(self) -> str:
         """Why: the quarantine's, else the policy's reason."""
         return self.quarantine.why if self.quarantine is not None else self.evaluation.reason
+
+
+def failed_closed(
+    tool: str, params: Mapping[str, Any], error: str, root: str | None
+) -> GateDecision:
+    """The refusal of a call the gate could not judge (``error``: its internal error): the gate
+    fails closed."""
+    reason = f"internal gate error, refused: {error}"
+    evaluation = Evaluation(
+        "deny",
+        True,
+        "gate-error",
+        "Gate error",
+        None,
+        reason,
+        ("policy:deny", "rule:gate-error"),
+        "unknown",
+        [],
+        {},
+        root,
+    )
+    safe_params = params if isinstance(params, Mapping) else {}
+    return GateDecision(
+        str(tool),
+        safe_params,
+        evaluation,
+        True,
+        f"{BLOCK_PREFIX}[web4-policy] {reason}",
+        evaluation.constraints,
+        ("gate_error",),
+    )

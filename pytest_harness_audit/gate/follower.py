@@ -51,6 +51,8 @@ class ChainFollower:
         # from ``_read_index`` up to ``_seen_records`` are always our own.
         self._read_index = 0
         self._read_offset = 0
+        #: The lifts other processes recorded, in chain order (:mod:`.lift_watch`).
+        self.foreign_lifts: list[Lift] = []
 
     def sync(self) -> None:
         """Replay the records other processes appended since we last looked."""
@@ -90,6 +92,8 @@ class ChainFollower:
                 entry = immune_entry(record)
                 if entry is not None:
                     ladder.apply(entry)
+                    if isinstance(entry, Lift):
+                        self.foreign_lifts.append(entry)
             if windows:
                 self._count_rate_hits(record, windows, now_ms)
         self._seen_records = max(self._seen_records, self._read_index)

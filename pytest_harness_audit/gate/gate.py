@@ -21,10 +21,11 @@ from typing import Any
 from pytest_harness_audit.audit.chain import AuditChain
 from pytest_harness_audit.audit.records import RecordDraft
 from pytest_harness_audit.gate.approvals import ASK, Approvals, escalation_for, immune_decision
-from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision
+from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision, failed_closed
 from pytest_harness_audit.gate.follower import ChainFollower
 from pytest_harness_audit.gate.inspection import OutgoingLeak, leak_decision, store_refusal
 from pytest_harness_audit.gate.install_guard import INSTALLATION, InstallGuard
+from pytest_harness_audit.gate.lift_watch import LiftWatch
 from pytest_harness_audit.gate.seam import (
     CallInspector,
     GatedCall,
@@ -97,6 +98,10 @@ class Gate:
         self.install_guard = InstallGuard(self.root, policy_source=policy.source)
         #: The approver of calls a rule decided ``ask`` (DESIGN §2, approvals).
         self.approvals = Approvals()
+        if self.immune_config.enabled:
+            self.inspectors.append(
+                LiftWatch(self.follower, self.ladder, self.sync, self._put_back, clock)
+            )
         self._sync()
 
     @classmethod
@@ -209,35 +214,7 @@ class Gate:
         try:
             return self._decide_locked(tool, params)
         except Exception as exc:
-            return self._failed_closed(tool, params, exc)
-
-    def _failed_closed(
-        self, tool: str, params: Mapping[str, Any], exc: BaseException
-    ) -> GateDecision:
-        reason = f"internal gate error, refused: {describe_exception(exc)}"
-        evaluation = Evaluation(
-            "deny",
-            True,
-            "gate-error",
-            "Gate error",
-            None,
-            reason,
-            ("policy:deny", "rule:gate-error"),
-            "unknown",
-            [],
-            {},
-            self.root,
-        )
-        safe_params = params if isinstance(params, Mapping) else {}
-        return GateDecision(
-            str(tool),
-            safe_params,
-            evaluation,
-            True,
-            f"{BLOCK_PREFIX}[web4-policy] {reason}",
-            evaluation.constraints,
-            ("gate_error",),
-        )
+            return failed_closed(tool, params, describe_exception(exc), self.root)
 
     def _decide_locked(self, tool: str, params: Mapping[str, Any]) -> GateDecision:
         with self._lock:
@@ -439,6 +416,11 @@ class Gate:
         record = self.chain.append(draft)
         self._appended(record)
         return record
+
+    def _put_back(self, escalation: Escalation) -> None:
+        with self._lock:
+            self.ladder.apply(escalation)
+            self._append_immune("escalation", escalation)
 
     def lift(self, reason: str) -> dict[str, Any]:
         """End the quarantine (recorded with ``reason``); return the lift record."""
