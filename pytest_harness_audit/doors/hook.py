@@ -45,6 +45,8 @@ from pytest_harness_audit.doors.hook_asks import (
     AUTO_MODE_APPROVER,
     asked_entry,
     call_key,
+    carry_lifts,
+    note_lifts,
     pending_path,
     reconcile,
     refuse_asked,
@@ -80,6 +82,7 @@ from pytest_harness_audit.gate.record_scrub import RecordScrub
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.ratelimit import RateHits
+from pytest_harness_audit.types import Status
 
 PRE = "PreToolUse"
 POST = "PostToolUse"
@@ -305,6 +308,7 @@ def handle_pre(
         }
         if decision.rate_hits is not None:
             state["rateHits"] = decision.rate_hits.to_json()
+        note_lifts(gate, state)
         if decision.evaluation.decision == ASK:
             answer = host_ask(decision.reason)
         else:
@@ -367,13 +371,10 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
             inspection.inspector.load(None, background)  # what it does comes after this post
         elif inspection is not None:
             inspection.inspector.load(state, problem)
+        carry_lifts(gate, state)  # a quarantine lifted since pre was lifted by the call
         status, error = response_status(payload.tool_response)
-        reported = Outcome(
-            "error" if status == "error" else "success",
-            payload.tool_response,
-            error,
-            duration_ms,
-        )
+        ran: Status = "error" if status == "error" else "success"
+        reported = Outcome(ran, payload.tool_response, error, duration_ms)
         # the host ran it: recorded as it ran, output and effects inspected, never as blocked
         # (no pre step, or other input than pre judged, keeps the refusal, marked)
         changed = input_changed(state, payload.tool_name, payload.tool_input)

@@ -55,6 +55,8 @@ from pytest_harness_audit.policy.ratelimit import RateHits
 #: The pending file's key for an asked call: ``{"answer": "ask"|"warn", "tool", "input",
 #: "agentId", "toolUseId"}``.
 ASKED_KEY = "asked"
+#: The pending file's count of the lifts others had recorded when pre decided the call.
+LIFTS_KEY = "liftsSeen"
 #: The approver id of the host's own prompt (the user at it) and of a reconciled ask.
 HOST_APPROVER = "host"
 #: The approver id of a call the host's auto mode classifier denied (``PermissionDenied``).
@@ -351,3 +353,17 @@ __all__ = [
     "take",
     "write_state",
 ]
+
+
+def note_lifts(gate: Gate, state: dict[str, Any]) -> None:
+    """Keep in a call's pending ``state`` the lifts others had recorded when pre decided it
+    (:mod:`~pytest_harness_audit.gate.lift_watch`)."""
+    if gate.lift_watch is not None:
+        state[LIFTS_KEY] = gate.lift_watch.seen()
+
+
+def carry_lifts(gate: Gate, state: Mapping[str, Any] | None) -> None:
+    """Compare a call's post step with the lifts its pre step saw: one since is the call's."""
+    seen = (state or {}).get(LIFTS_KEY)
+    if gate.lift_watch is not None and type(seen) is int:
+        gate.lift_watch.carry(seen)

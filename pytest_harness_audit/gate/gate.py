@@ -98,10 +98,13 @@ class Gate:
         self.install_guard = InstallGuard(self.root, policy_source=policy.source)
         #: The approver of calls a rule decided ``ask`` (DESIGN §2, approvals).
         self.approvals = Approvals()
+        #: Lifts recorded by others while a call ran (``None``: no ladder).
+        self.lift_watch: LiftWatch | None = None
         if self.immune_config.enabled:
-            self.inspectors.append(
-                LiftWatch(self.follower, self.ladder, self.sync, self._put_back, clock)
+            self.lift_watch = LiftWatch(
+                self.follower, self.ladder, self.sync, self._put_back, clock
             )
+            self.inspectors.append(self.lift_watch)
         self._sync()
 
     @classmethod

@@ -11,7 +11,9 @@ runs: a lift recorded meanwhile is the call's doing. The call is a ``tamper_atte
 FAIL (alert :data:`LIFT_ALERT`), and every quarantine the lift ended is put back at once, by an
 escalation record (trigger :data:`LIFT_TRIGGER`) that every process replays as well. A session
 that was quarantined is FAIL whatever is lifted later, so an operator's lift that happens to
-land while a call runs costs no verdict, only a second lift.
+land while a call runs costs no verdict, only a second lift. The hook door decides a call in its
+pre step's process and records it in its post step's: pre keeps the count in the call's sealed
+pending file (:meth:`LiftWatch.carry`).
 """
 
 from __future__ import annotations
@@ -51,11 +53,22 @@ class LiftWatch:
         self._sync = sync
         self._reimpose = reimpose
         self._clock = clock
+        self._carried: int | None = None
+
+    def seen(self) -> int:
+        """How many lifts others have recorded (as of the last look at the chain)."""
+        return len(self._follower.foreign_lifts)
+
+    def carry(self, seen: int) -> None:
+        """The count :meth:`seen` gave when the next call started, in another process (the
+        hook's pre step): the next call is compared with it, not with the count now."""
+        self._carried = seen
 
     def before(self, tool: str, category: str, params: Mapping[str, Any]) -> object:
         """How many lifts others had recorded when the call started."""
         self._sync()
-        return len(self._follower.foreign_lifts)
+        carried, self._carried = self._carried, None
+        return self.seen() if carried is None else carried
 
     def after(
         self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome
