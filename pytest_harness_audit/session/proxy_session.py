@@ -173,7 +173,10 @@ class RecordingProxySession:
             faults=getattr(harness, "chain_faults", None),
         )
         self.gate.observers.append(harness.secrets.note_from)
-        self.gate.inspectors.extend(harness.gate.inspectors)
+        # (each gate watches for lifts during its own calls: not the session gate's watch)
+        self.gate.inspectors.extend(
+            i for i in harness.gate.inspectors if i is not harness.gate.lift_watch
+        )
         # the session's record lines (-v under pytest) cover the proxy's records too
         self.gate.observers.extend(
             o for o in harness.gate.observers if isinstance(o, RecordConsole)
