@@ -62,8 +62,7 @@ def builtin(
     elif name == "read" and stdin is not None:
         _read(argv[1:], expander, stdin, ifs if ifs is not None else expander.variables.get("IFS"))
     elif name in ("mapfile", "readarray") and stdin is not None:
-        words = [w for i, w in enumerate(argv[1:]) if w[:1] != "-" and argv[i : i + 1] != ["-d"]]
-        expander.variables[words[-1] if words else "MAPFILE"] = " ".join(stdin.split("\n"))
+        _mapfile(argv[1:], expander, stdin)
     elif name == "shift":
         count = int(argv[1]) if len(argv) > 1 and argv[1].isdigit() else 1
         values = _positionals(expander)
@@ -243,9 +242,13 @@ def _read(args: list[str], expander: Expander, stdin: str, ifs: str | None) -> N
         bundled = word[:1] == "-" and word[-1:] == "a" and word[:2] != "--"  # `-ra arr`
         if word in ("-d", "-n", "-N", "-p", "-t", "-u", "-i") or bundled:
             array = args[index + 1] if bundled and index + 1 < len(args) else None
-            if array is not None:  # `read -a arr`: the words of its lines (`${arr[N]}`: all)
-                expander.variables[array] = " ".join(stdin.split()[: _MAX_LINES * 4])
-                expander.lists.pop(array, None)
+            if array is not None:  # `read -a arr`: the words of its line (in a loop: of all)
+                lines = stdin.rstrip("\n").split("\n")
+                items = _fields(" ".join(lines), ifs if len(lines) == 1 else None)
+                expander.variables[array] = " ".join(items[: _MAX_LINES * 4])
+                expander.lists.pop(array, None)  # (`${arr[N]}` of a loop's: every word)
+                if len(lines) == 1:
+                    expander.lists[array] = items[:_MAX_NAMES]
             index += 2
             continue
         if not word.startswith("-"):
@@ -256,11 +259,7 @@ def _read(args: list[str], expander: Expander, stdin: str, ifs: str | None) -> N
     lines = stdin.rstrip("\n").split("\n")[:_MAX_LINES]
     values: list[list[str]] = [[] for _ in names[:_MAX_NAMES]]
     for line in lines:
-        if ifs is not None and ifs.strip(" \t\n"):  # `IFS=,`: the line split at its characters
-            split = "[" + re.escape(ifs) + "]"
-            fields = re.split(split, line.strip(" \t\n"), maxsplit=max(len(names) - 1, 0))
-        else:
-            fields = line.split(None, len(names) - 1) if len(names) > 1 else [line.strip()]
+        fields = _fields(line, ifs, len(names))
         for position, found in enumerate(values):
             found.append(fields[position] if position < len(fields) else "")
     for position, name in enumerate(names[: len(values)]):
@@ -270,6 +269,30 @@ def _read(args: list[str], expander: Expander, stdin: str, ifs: str | None) -> N
         expander.variables[name] = " ".join(found) if len(found) > 1 else found[0]
         expander.lists.pop(name, None)
         expander.lists.update({name: found} if len(found) > 1 else {})
+
+
+def _fields(line: str, ifs: str | None, names: int = 0) -> list[str]:
+    """The fields ``read`` splits ``line`` into (``names``: into that many at most; ``0``: as
+    many as there are, as ``read -a`` does)."""
+    if ifs is not None and ifs.strip(" \t\n"):  # `IFS=,`: the line split at its characters
+        split = "[" + re.escape(ifs) + "]"
+        return re.split(split, line.strip(" \t\n"), maxsplit=max(names - 1, 0))
+    if names == 1:
+        return [line.strip()]
+    return line.split(None, names - 1 if names else -1)
+
+
+def _mapfile(args: list[str], expander: Expander, stdin: str) -> None:
+    """``mapfile -t a`` (``readarray``; ``-d X``): the array of the lines of its input."""
+    words = [w for i, w in enumerate(args) if w[:1] != "-" and args[i - 1 : i] != ["-d"]]
+    at = args.index("-d") if "-d" in args[:-1] else -1
+    delimiter = (args[at + 1] or "\x00")[:1] if at >= 0 else "\n"
+    items = stdin.split(delimiter)[:_MAX_LINES]
+    if items and not items[-1].strip("\n"):
+        items.pop()  # (the end of the last line)
+    name = words[-1] if words else "MAPFILE"
+    expander.variables[name] = " ".join(items)
+    expander.lists[name] = items
 
 
 __all__ = ["STATEFUL", "alias_script", "builtin", "last_word", "positional", "restore"]

@@ -101,6 +101,12 @@ class Context(Protocol):
         """The text of a workspace file, when the reading can see it."""
         ...
 
+    def words_text(self, path: str) -> tuple[str | None, bool]:
+        """The text of a file a command takes words from, not runs (``xargs -a F``), when the
+        reading can see it; and whether it was changed earlier in the command with a text not
+        known (its words are then as unknown as those of a pipe from an unknown command)."""
+        ...
+
     def written_names(self, path: str) -> str | None:
         """The names a file written earlier in the command with a text not known may hold
         (``ls -a | awk … > l; xargs -a l cat``); ``None`` when none are known."""

@@ -23,8 +23,10 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from pytest_harness_audit.policy.shell.arith import arithmetic
 from pytest_harness_audit.policy.shell.braces import BRACE, MAX_FIELDS, Chars, brace_expand
 from pytest_harness_audit.policy.shell.context import HeldReads
+from pytest_harness_audit.policy.shell.declarations import assign
 from pytest_harness_audit.policy.shell.echo import echo_output
 from pytest_harness_audit.policy.shell.fieldtext import (
     UNKNOWN,
@@ -42,9 +44,8 @@ from pytest_harness_audit.policy.shell.filters import (
     stdin_filter,
 )
 from pytest_harness_audit.policy.shell.listings import LISTERS, listing_output
-from pytest_harness_audit.policy.shell.loops import elements
 from pytest_harness_audit.policy.shell.nodes import (
-    LIST_MARK,
+    KEY_MARK,
     Command,
     Lit,
     Param,
@@ -69,7 +70,6 @@ _GLOB_MAX_WILD_PARTS = 2
 _SKIPPED = frozenset(
     {"node_modules", "venv", "env", "site-packages", "__pycache__", "build", "dist", "target"}
 )
-_PATH_LISTS = frozenset({"PATH", "PYTHONPATH", "NODE_PATH"})
 _BRACE = BRACE  # brace expansion applies
 _GLOB = 4  # pathname expansion applies
 _UNQUOTED_LITERAL = _BRACE | _GLOB
@@ -138,27 +138,36 @@ class Expander:
         self.search_base = ""
         #: Namerefs (``declare -n r=f``): the variable each names (``""``: one not known).
         self.refs: dict[str, str] = {}
+        #: The keys of arrays given them (``a=([k]=x)``, ``a[k]=x``): ``${!a[@]}``.
+        self.keys: dict[str, list[str]] = {}
+        #: Calls of the script's functions read with their arguments (:mod:`.reading`).
+        self.calls = 0
 
-    def _chars(self, word: Word, out: Chars) -> bool:
+    def chars_of(self, word: Word, out: Chars) -> bool:
         """Append the characters of ``word`` with their flags; return whether any is dynamic."""
         dynamic = False
         for part in word:
             if isinstance(part, Lit):
+                if part is KEY_MARK:
+                    break  # an array's keys follow its elements (:mod:`.arrays`)
                 flags = 0 if part.quoted else _UNQUOTED_LITERAL
                 out.extend((char, flags) for char in part.text)
                 continue
             if isinstance(part, Param) and part.alternate is not None:
                 if self.variables.get(part.name, "maybe set"):  # set, or not known: the word
-                    dynamic |= self._chars(part.alternate, out)
+                    dynamic |= self.chars_of(part.alternate, out)
                 continue
             loosened = self.loosened
             value, known = self._value(part)
             dynamic |= not known
             if isinstance(part, Param) and part.default is not None and not value:
-                dynamic |= self._chars(part.default, out)
+                dynamic |= self.chars_of(part.default, out)
                 continue
             element = isinstance(part, Param) and (
-                (part.op or "")[:1] == "[" or part.name in ("@", "*") or part.name in self.lists
+                (op := part.op or "")[:1] == "["
+                or part.name in ("@", "*")
+                or part.name in self.lists
+                or op[-3:] in ("[@]", "[*]")  # `${!a[@]}`: the keys
             )
             element = element or self.loosened != loosened  # names a filter may print: `"$(…)"`
             flags = UNKNOWN if not known else 0 if part.quoted and not element else _UNQUOTED_VALUE
@@ -171,7 +180,7 @@ class Expander:
             if self.refs and part.name in self.refs:  # a nameref: the variable it names
                 part = referred(part, self.refs)
             if part.opaque:
-                value = operated(part, self.variables, self.lists)
+                value = operated(part, self.variables, self.lists, self.keys)
                 if value is not None:
                     return value, True
                 return f"${{{part.name}}}", False
@@ -189,6 +198,12 @@ class Expander:
         if isinstance(part, Sub):
             if part.process:
                 return self.process_file(part), True
+            if part.expression is not None:  # `$((i + 1))` of known numbers
+                chars: Chars = []
+                known = not self.chars_of(part.expression, chars)
+                text = "".join(c for c, _ in chars)
+                value = arithmetic(text, self.variables) if known else None
+                return ("$(…)", False) if value is None else (value, True)
             value = self.substitution_value(part)  # else `$(ls | awk …)`, `$(head -1)`: names
             names = len(part.commands) > 1 or bool(self.loose_files) or _STDIN in self.files
             if value is None and names:
@@ -307,7 +322,7 @@ class Expander:
                 return [Field(text)]
         chars: Chars = []
         loosened = self.loosened
-        dynamic = self._chars(word, chars) or self.loosened != loosened
+        dynamic = self.chars_of(word, chars) or self.loosened != loosened
         results: list[Field] = []
         ifs = self.variables.get("IFS", IFS)
         for variant in brace_expand(chars):
@@ -467,23 +482,7 @@ class Expander:
 
     def assign(self, name: str, word: Word) -> None:
         """Record ``NAME=word`` (its value as one field, as an assignment is not split)."""
-        chars: Chars = []
-        if name == "GLOBIGNORE":
-            self.dotglob = bool(word)  # bash: a GLOBIGNORE set lets `*` match dotfiles
-        dynamic = self._chars(word, chars)
-        if name in _PATH_LISTS:
-            self.path_lists[name] = "".join(char for char, _ in chars)
-            if name == "PATH":
-                self.search_base = self.place.here or ""
-        if dynamic:
-            self.variables.pop(name, None)
-            self.built.add(name)
-            return
-        self.built.discard(name)
-        items = elements(chars) if any(part is LIST_MARK for part in word) else None
-        self.variables[name] = "".join(c for c, _ in chars) if items is None else " ".join(items)
-        self.lists.pop(name, None)
-        self.lists.update({} if items is None else {name: items})
+        assign(self, name, word)
 
 
 __all__ = [

@@ -272,6 +272,19 @@ class Lookups(GitReadings):
             return None
         return made.loose_files.get(made.key(descriptor_path(path)))
 
+    def words_text(self: _Host, path: str) -> tuple[str | None, bool]:
+        """The text of a file a command takes words from (:class:`.Context`)."""
+        if self.made is None and self._root is None:
+            return None, False
+        expander = self.expander
+        key = expander.key(path)
+        if key in expander.files:
+            return expander.files[key], False
+        changed = file_key(path) in map(file_key, self.reading.writes)
+        if changed or expander.is_unknown(key):
+            return None, True
+        return self.workspace_text(path), False
+
     def workspace_text(self: _Host, path: str) -> str | None:
         """The text of a workspace file a command runs (:meth:`Expander.file_text`); one too
         large to read makes the command unreadable."""

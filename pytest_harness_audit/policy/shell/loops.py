@@ -174,7 +174,17 @@ class Functions:
         if self._coproc:
             self._coproc = False
             group_output([_coproc_output()], [command])
+        if self.bodies and command.words:  # a call of a function defined before
+            command.body = self.bodies.get(plain_text(command.words[0]))
         self._carry(command, frozenset())
+
+    def link(self) -> None:
+        """Give the calls in function bodies of functions defined after them their bodies
+        (``f(){ g; }; g(){ …; }; f``: ``f`` runs ``g``'s)."""
+        for body in list(self.bodies.values()):
+            for command in body:
+                if command.body is None and command.words:
+                    command.body = self.bodies.get(plain_text(command.words[0]))
 
     def _carry(self, command: Command, calling: frozenset[str]) -> None:
         """``command``'s pipe and output go to its function's body, and on through the calls

@@ -60,6 +60,8 @@ class Sub:
     arithmetic: bool = False
     #: ``<`` for a process substitution ``<(…)`` (a file holding the output), ``>`` for ``>(…)``.
     process: str = ""
+    #: The expression of an arithmetic expansion ``$((…))``, as the parts of a quoted word.
+    expression: list[Lit | Param | Sub] | None = None
 
 
 Part = Lit | Param | Sub
@@ -67,6 +69,9 @@ Word = list[Part]
 #: Marks an assignment's value as a list of words (an array's elements, a loop's words): the
 #: variable is split wherever it is used, quoted or not (one reading too many, never too few).
 LIST_MARK = Lit("", False)
+#: Marks the end of an array's elements in an assignment's word: its keys follow
+#: (:mod:`.arrays`).
+KEY_MARK = Lit("", True)
 
 
 @dataclass(slots=True)
@@ -94,6 +99,8 @@ class Command:
     piped: bool = False
     in_substitution: bool = False
     pipe: Command | None = field(default=None, compare=False, repr=False)
+    #: The body of the function this command calls (a function the script defined before).
+    body: list[Command] | None = field(default=None, compare=False, repr=False)
 
 
 #: Words the shell reads as syntax in command position (a command of plain words starting with

@@ -163,15 +163,38 @@ def _replace(value: str, body: str) -> str | None:
 _PREFIX = re.compile(r"[A-Za-z_]\w*[@*]")
 
 
-def operated(part: Param, variables: dict[str, str], lists: dict[str, list[str]]) -> str | None:
+def operated(
+    part: Param,
+    variables: dict[str, str],
+    lists: dict[str, list[str]],
+    keys: dict[str, list[str]] | None = None,
+) -> str | None:
     """``${NAME<op>}`` and ``${!NAME}`` of a script whose variables and lists (:mod:`.loops`)
-    are known so far; ``None`` when the value cannot be worked out."""
+    are known so far (``keys``: arrays' keys, :mod:`.arrays`); ``None`` when the value cannot be
+    worked out."""
     op = part.op
     if op is None:
         return None
     if part.name == "!":  # indirection: the variable named by NAME's value
+        if op[-3:] in ("[@]", "[*]"):  # `${!a[@]}`: the array's keys
+            name = op[:-3]
+            known = (keys or {}).get(name)
+            items = lists.get(name)
+            if known is None and items is not None:
+                known = [str(index) for index in range(len(items))]
+            return None if known is None else " ".join(known)
         return indirect(op, variables, lists)
     items = lists.get(part.name)
+    known = keys.get(part.name) if keys and items is not None else None
+    if (  # `${m[k]}` of `m=([k]=.env)`: the element of that key
+        known is not None
+        and items is not None
+        and len(known) == len(items)
+        and op[:1] == "["
+        and op[-1:] == "]"
+        and op[1:-1] in known
+    ):
+        return items[known.index(op[1:-1])]
     if (item := element(items, op, variables.get("IFS", IFS))) is not None:
         return item  # `${a[1]}` of `a=(.e nv)`, `${a[*]}` joined by `IFS`
     value = variables.get(part.name)

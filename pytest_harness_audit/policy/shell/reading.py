@@ -20,7 +20,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from pytest_harness_audit.policy.shell.arrays import assignment
 from pytest_harness_audit.policy.shell.builtins import STATEFUL, alias_script, builtin, last_word
+from pytest_harness_audit.policy.shell.calls import call
+from pytest_harness_audit.policy.shell.declarations import declaration
 from pytest_harness_audit.policy.shell.effects import classify, inline_code
 from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
 from pytest_harness_audit.policy.shell.expand import (
@@ -39,7 +42,6 @@ from pytest_harness_audit.policy.shell.name_streams import (
     stdin_names,
 )
 from pytest_harness_audit.policy.shell.nodes import (
-    LIST_MARK,
     MAX_CHARS,
     MAX_DEPTH,
     MAX_TOKENS,
@@ -47,9 +49,7 @@ from pytest_harness_audit.policy.shell.nodes import (
     Budget,
     Command,
     Lit,
-    Param,
     Unreadable,
-    Word,
 )
 from pytest_harness_audit.policy.shell.place import place_at_start
 from pytest_harness_audit.policy.shell.projects import program_file
@@ -62,7 +62,6 @@ from pytest_harness_audit.policy.shell.streams import (
 )
 from pytest_harness_audit.policy.shell.syntax import parse
 
-_ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)(\[[^\]]*\])?(\+?)=")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _DECLARATIONS = frozenset({"export", "declare", "local", "readonly", "typeset"})
 #: Most simple commands recorded from one reading (the rest still count for effects).
@@ -219,23 +218,6 @@ def _read_script(
         _read_simple(command, reading, expander, budget, depth)
 
 
-def _assignment(word: Word) -> tuple[str, Word] | None:
-    first = word[0] if word else None
-    if not isinstance(first, Lit) or first.quoted:
-        return None
-    match = _ASSIGNMENT.match(first.text)
-    if match is None:
-        return None
-    name, element, plus = match.groups()
-    rest = first.text[match.end() :]
-    before: Word = []
-    if plus or element:  # `f+=nv`, `a+=(x)`, `a[1]=nv`: after what it held (nothing, if unset)
-        before = [Param(name, False, default=[])]
-        if element or any(part is LIST_MARK for part in word):
-            before += [Lit(" ", False), LIST_MARK]
-    return name, before + ([Lit(rest, False)] if rest else []) + word[1:]
-
-
 def _read_simple(
     command: Command, reading: Reading, expander: Expander, budget: Budget, depth: int
 ) -> None:
@@ -245,14 +227,13 @@ def _read_simple(
         first = word[0] if word else None
         if type(first) is not Lit or first.quoted or "=" not in first.text:
             break  # the common case: no assignment
-        assignment = _assignment(word)
-        if assignment is None:
+        if assignment(word) is None:
             break
         assignments += 1
         if assignments == len(words):  # only assignments: they set shell variables
             given: dict[str, str | None] = {}
             for each in words:
-                name, value = _assignment(each) or ("", [])
+                name, value = assignment(each) or ("", [])
                 expander.assign(name, value)
                 if relevant(name):  # one the environment already has stays exported
                     given[name] = expander.variables.get(name)
@@ -270,24 +251,15 @@ def _read_simple(
         for expanded in expander.expand(word):
             argv.append(expanded.text)
             dynamic.append(expanded.dynamic)
-    if argv and argv[0] in _DECLARATIONS:
-        exported: dict[str, str | None] = {}
-        exports = argv[0] == "export" or any(a[:1] == "-" and "x" in a for a in argv[1:])
-        for word in words[assignments + 1 :]:
-            found = _assignment(word)
-            if found is not None:
-                expander.assign(*found)
-                if exports:
-                    exported[found[0]] = expander.variables.get(found[0])
-            elif exports and len(word) == 1 and isinstance(word[0], Lit):
-                name = word[0].text  # `GIT_DIR=x; export GIT_DIR`: the value set before
-                if name in expander.variables or name in expander.path_lists:
-                    exported[name] = expander.variables.get(name)
+    if argv and argv[0] in _DECLARATIONS:  # `declare -a a='(.env)'`: read as `a=(.env)`
+        exported, compounds = declaration(argv, words[assignments + 1 :], expander)
         _environment(exported, reading, expander)
+        for compound in compounds:
+            reading.script(compound, depth + 1, budget, expander)
     environ: dict[str, str | None] = {}
     if assignments and argv:  # `NAME=value command`: the command's environment
         for word in words[:assignments]:
-            name, value = _assignment(word) or ("", [])
+            name, value = assignment(word) or ("", [])
             known = [f for f in expander.expand(value)] if value else []
             joined = " ".join(f.text for f in known)
             # a PATH keeps its unknown parts as text (`.:$PATH`): its known entries count
@@ -326,6 +298,8 @@ def _read_simple(
     if aliased is not None:
         reading.script(aliased, depth + 1, budget, expander)
     classify(argv, dynamic, _Context(reading, expander, budget, depth, command, env=environ))
+    if command.body is not None:  # a function of the script: its body, with these arguments
+        call(command.body, argv, reading, expander, depth, budget, _read_simple)
     if expander.rewrite_pending:  # the files it rewrote are unknown to the commands after it
         expander.tree_rewritten = True
     place.place(reading, argv)

@@ -29,7 +29,6 @@ from pytest_harness_audit.policy.shell.loops import (
     piped_output,
 )
 from pytest_harness_audit.policy.shell.nodes import (
-    LIST_MARK,
     MAX_CHARS,
     MAX_DEPTH,
     PARSER_COST,
@@ -46,6 +45,7 @@ from pytest_harness_audit.policy.shell.nodes import (
     ansi_c,
     plain_text,
 )
+from pytest_harness_audit.policy.shell.wordforms import array_word, embedded, literal
 
 _BLANK = re.compile(r"(?:[ \t\r\f\v]+|\\\n)+")
 _OPERATOR = re.compile(r";;&|;;|;&|&&|\|\||\|&|[;&|()\n]")
@@ -57,7 +57,6 @@ _DQ_LITERAL = re.compile(r'[^"\\$`]+')
 _NAME = re.compile(r"[A-Za-z_]\w*|[0-9@*#?$!-]")
 _GROUP_OPENERS = frozenset({"{", "if", "while", "until"})
 _GROUP_CLOSERS = frozenset({"}", "fi", "done", "esac"})
-_ARRAY = re.compile(r"[A-Za-z_]\w*\+?=")
 _BRACED = re.compile(r"\{(#?)([A-Za-z_]\w*|[0-9@*#?$!-]+)(?:(:?[-=?+])|([^}]?))")
 
 
@@ -80,8 +79,7 @@ class Parser:
         self.depth = depth
         self.commands: list[Command] = []
         self._heredocs: list[tuple[Redirect, str, bool, bool]] = []
-        #: Where each open compound command's simple commands start (``{``, ``(``, ``while`` …),
-        #: and those of the one just closed: a redirection after it is every inner command's.
+        #: Where open compound commands' simple commands start, and the one just closed's.
         self._groups: list[int] = []
         self._closed: int | None = None
         self.functions = Functions()
@@ -113,9 +111,8 @@ class Parser:
         text, pos = self.text, self.pos + 1
         nxt = text[pos : pos + 1]
         if text.startswith("((", pos):
-            end = self._matching(pos + 2, "((", "))")
-            self.pos = end
-            return Sub([], quoted, arithmetic=True)
+            self.pos = end = self._matching(pos + 2, "((", "))")
+            return Sub([], quoted, True, expression=embedded(self, pos + 2, end - 2, Parser))
         if nxt == "(":
             commands, end = self._nested(pos + 1, ")")
             for command in commands:
@@ -141,6 +138,8 @@ class Parser:
         length, name, operator, other = match.groups()
         if length or (other and other != "}"):
             op = None if length else text[match.start(4) : end - 1]
+            if op is not None and ("$(" in op or "`" in op):  # `${a[$(cmd)]}`: it runs
+                embedded(self, match.start(4), end - 1, Parser)
             return Param(name, quoted, opaque=True, op=op)
         if operator:
             inner = Parser(text[match.end() : end - 1], self.budget, self.depth + 1)
@@ -233,8 +232,7 @@ class Parser:
             self._spend()
             match = _LITERAL.match(text, self.pos)
             if match:
-                parts.append(Lit(match.group(), quoted))
-                self.pos = match.end()
+                parts.append(Lit(literal(self, match), quoted))
                 continue
             char = text[self.pos]
             if char == "'":
@@ -366,7 +364,7 @@ class Parser:
             word = self.word_parts()
             if self.pos == start:
                 raise Unreadable(f"unexpected {text[start]!r}")
-            word = _array(self, word)  # `a=(x .env)`: its elements, as one value
+            word = array_word(self, word, Parser)  # `a=(x .env)`: its elements, as one value
             if pending_redirect is not None:
                 pending_redirect.target = word
                 if pending_redirect.op in ("<<", "<<-"):
@@ -462,23 +460,6 @@ class Parser:
         self._heredocs.clear()
 
 
-def _array(parser: Parser, word: Word) -> Word:
-    """``NAME=(…)`` at the parser's position: the assignment with the array's elements as one
-    value (``a=x .env``); any other word as it is."""
-    if not parser.text.startswith("(", parser.pos) or not _ARRAY.fullmatch(plain_text(word)):
-        return word
-    end = parser._matching(parser.pos + 1, "(", ")")
-    inner = Parser(parser.text[parser.pos + 1 : end - 1], parser.budget, parser.depth + 1)
-    inner.parse()
-    parser.commands.extend(c for c in inner.commands if c.in_substitution)
-    parser.pos = end
-    elements = [w for c in inner.commands if not c.in_substitution for w in c.words]
-    word = [*word, LIST_MARK]
-    for index, element in enumerate(elements):
-        word = [*word, *([Lit(" ", False)] if index else []), *element]
-    return word
-
-
 def _coproc_name(text: str, at: int) -> int:
     """``coproc NAME { …; }``: the NAME is not a command."""
     return 1 if re.compile(r"[ \t]*[A-Za-z_]\w*[ \t]+[{(]").match(text, at) else 0
@@ -492,4 +473,5 @@ def parse(text: str, budget: Budget | None = None, depth: int = 0) -> list[Comma
     """Every simple command of ``text`` (substitutions and compound bodies included)."""
     parser = Parser(text, budget or Budget(), depth)
     parser.parse()
+    parser.functions.link()
     return parser.commands

@@ -12,6 +12,7 @@ import shlex
 
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.option_files import option_files
+from pytest_harness_audit.policy.shell.projects import INTERPRETERS, SHELLS
 
 #: Most commands of ``xargs -I`` read one by one (the names after them join the last one).
 _MAX_RUNS = 16
@@ -40,17 +41,23 @@ def xargs_command(options: list[str], rest: list[str], ctx: Context) -> list[str
     path = found[0] if found else None
     if path in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"):
         path = None  # `xargs -a /dev/stdin`: its standard input
+    unknown = False
     if path is not None:
         ctx.reading.reads.append(path)
-        text = ctx.written_names(path) or ctx.workspace_text(path)  # `ls -a | awk … > l`
+        text = ctx.written_names(path)  # `ls -a | awk … > l`: the names it may hold
+        if text is None:  # `ls app/*.py > l`: words not known, as those of a pipe
+            text, unknown = ctx.words_text(path)
         names = text.split() if text is not None else []
     else:
         names = ctx.stdin_fields() or []
+        unknown = not names and ctx.stdin_unknown
     command = rest or ["echo"]
     marker = _replace_string(options)
+    if unknown and path is not None and _runs_words(command, marker):
+        ctx.unknown(f"xargs runs words of a file written earlier in the command: {path}")
     if marker is None or not any(marker in word for word in command):
         return command + names  # none known: the command alone (`… | xargs git add -f`)
-    if not names and path is None and ctx.stdin_unknown:
+    if unknown:
         names = [UNKNOWN_NAME]  # `curl … | xargs -I{} rm -rf {}`: a name not known runs it
     names = sorted(names, key=lambda name: not name.startswith("."))  # dotfiles first
     for name in names[:_MAX_RUNS]:
@@ -59,6 +66,25 @@ def xargs_command(options: list[str], rest: list[str], ctx: Context) -> list[str
         joined = " ".join(shlex.quote(name) for name in names[_MAX_RUNS:])
         ctx.script(shlex.join(command).replace(marker, joined))
     return None
+
+
+#: Programs that run their arguments (as a program, a script or code), not only read them.
+_RUNNERS = SHELLS | {"env", "sudo", "doas", "su", "runuser", "eval", "exec", "command", "nohup",
+                     "nice", "ionice", "timeout", "time", "stdbuf", "setsid", "busybox", "xargs",
+                     "parallel", "watch", "flock", "chroot", "unshare", "script"}  # fmt: skip
+
+
+def _runs_words(command: list[str], marker: str | None) -> bool:
+    """Whether ``command``, given words not known, may run them as a program or code (``sh
+    -c``, ``env``, ``python``, ``-I{} {}``)."""
+    if not command:
+        return False
+    name = command[0].rsplit("/", 1)[-1]
+    return (
+        name in _RUNNERS
+        or INTERPRETERS.fullmatch(name) is not None
+        or (marker is not None and marker in command[0])
+    )
 
 
 def _replace_string(options: list[str]) -> str | None:
