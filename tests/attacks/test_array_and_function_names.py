@@ -5,6 +5,8 @@
 * ``declare -A m=([a]=.e [b]=nv)``, ``read -a``, ``mapfile``: arrays read element by element.
 * ``echo(){ command cat "$@"; }; echo .env``, ``f(){ cat "$1$2"; }; f .e nv``: a function's
   call.
+* ``(( i = 1 ))``, ``read -N 4``, ``${x:=.env}``, ``$(f)``, ``cut -c`` of a known text, an
+  extended glob (``shopt -s extglob`` on a line of its own, then ``cat .@(env)``).
 * ``: $(( $(cat .env >&2) ))``, ``${x[$(…)]}``: a substitution inside arithmetic or a subscript
   runs; ``eval "cat \\$a$((i))"`` names a variable by arithmetic.
 
@@ -31,7 +33,7 @@ def session(tmp_path: Path) -> Iterator[Harness]:
 
 
 LEAKS = [
-    "declare -a x='([0]=\".env\")'; cat \"${x[0]}\"",
+    'declare -a x=\'([0]=".env")\'; cat "${x[0]}"',
     "typeset -A x='([k]=.env)'; cat \"${x[k]}\"",
     'v="(.env)"; declare -a x=$v; cat "${x[@]}"',
     'declare -A m=([a]=.e [b]=nv); cat "${m[a]}${m[b]}"',
@@ -43,6 +45,12 @@ LEAKS = [
     ": $(( $(cat .env >&2; echo 1) ))",
     "x=(a); echo ${x[$(cat .env >&2; echo 0)]}",
     'i=1; a1=.env; eval "cat \\$a$((i))"',
+    '(( i = 1 )); a1=.env; eval "cat \\$a$i"',
+    'read -N 4 x <<< .envXX; cat "$x"',
+    ': ${x:=.env}; cat "$x"',
+    'f(){ printf .env; }; x=$(f); cat "$x"',
+    'cat "$(cut -c1-4 <<< .envxx)"',
+    "shopt -s extglob\ncat .@(env)",
 ]
 
 

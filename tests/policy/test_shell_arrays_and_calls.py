@@ -11,6 +11,9 @@ keys of an array, function calls, arithmetic, and the file ``xargs -a`` takes wo
 * ``$(( $(cat .env >&2) ))``, ``${x[$(cat .env >&2)]}``: substitutions inside an arithmetic
   expression, a subscript or an offset run; ``eval "cat \\$a$((i))"`` builds a name with one.
 * ``shopt -s extglob`` then ``cat .@(env)``: the pattern-list was read as a subshell.
+* ``let``/``(( i = 1 ))``, ``read -n 4``, ``${x:=.env}``, ``${a[@]:1}``, a nameref assigned
+  through, ``$(f)`` of a function, ``$(cat <<EOF …)``, ``head -c``/``tail -c``/``cut`` of a
+  known text: values the reading left unknown.
 * ``ls app/*.py > l; xargs -a l wc -l`` was unreadable (``-a``'s file taken for a program).
 
 Each behaviour was checked against bash 5.2.
@@ -26,13 +29,11 @@ from policy_support import ALLOWED, DESTROYS, SECRET, UNREADABLE, safety_in, sec
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    return secret_workspace(
-        tmp_path, {"README.md": "# x\n", "app/main.py": "print(1)\n"}, ("app",)
-    )
+    return secret_workspace(tmp_path, {"README.md": "# x\n", "app/main.py": "print(1)\n"}, ("app",))
 
 
 COMPOUND = [
-    "declare -a x='([0]=\".env\")'; cat \"${x[0]}\"",
+    'declare -a x=\'([0]=".env")\'; cat "${x[0]}"',
     "declare -a x='(.env)'; cat \"${x[0]}\"",
     'declare -a x="(.env)"; cat "${x[@]}"',
     "declare -A x='([k]=.env)'; cat \"${x[k]}\"",
@@ -46,7 +47,7 @@ COMPOUND = [
     "declare -a x+='(a .env)'; cat \"${x[1]}\"",
     'v="(.env)"; declare -a x=$v; cat "${x[0]}"',
     "x=(); declare x='(.env)'; cat \"${x[0]}\"",
-    "declare -a x=\\(.env\\); cat \"${x[0]}\"",
+    'declare -a x=\\(.env\\); cat "${x[0]}"',
     "declare -a x='($(cat .env))'; echo \"${x[0]}\"",  # bash expands inside it
     'declare "x=.env"; cat "$x"',
     'a=x; declare "$a=.env"; cat "$x"',
@@ -55,12 +56,47 @@ COMPOUND = [
     'x=([3]=.e [7]=nv); cat "${x[3]}${x[7]}"',
     'declare -A x=([.env]=1); cat "${!x[@]}"',
     'declare -A m; m[.env]=1; for k in "${!m[@]}"; do cat "$k"; done',
-    "declare -A m=(['.env']=x); for k in \"${!m[@]}\"; do cat \"$k\"; done",
+    'declare -A m=([\'.env\']=x); for k in "${!m[@]}"; do cat "$k"; done',
     # the builtins
     "mapfile -t a <<< $'.e\\nnv'; cat \"${a[0]}${a[1]}\"",
     'read -r -a p <<< ". e n v"; IFS=; cat "${p[*]}"',
     'IFS=: read -a x <<< "a:.env"; cat "${x[1]}"',
 ]
+
+
+SET_BY_BUILTINS = [
+    # a nameref assigned through
+    "declare -n r=x; declare -a r='(.env)'; cat \"${x[0]}\"",
+    'declare -n r=x; r=.env; cat "$x"',
+    # arithmetic assignments, then a name built with the number
+    '(( i = 1 )); a1=.env; eval "cat \\$a$i"',
+    'i=0; ((i++)); a1=.env; eval "cat \\$a$i"',
+    'let i=1; a1=.env; eval "cat \\$a$i"',
+    'i=0; let i+=1; a1=.env; eval "cat \\$a$i"',
+    # `read -n`/`-N`: the first characters
+    'read -N 4 x <<< .envXX; cat "$x"',
+    'read -rn4 x <<< .envXX; cat "$x"',
+    # a default assigned
+    ': ${x:=.env}; cat "$x"',
+    ': "${x=.env}"; cat $x',
+    # slices of an array or of the parameters
+    'a=(x .env); b=("${a[@]:1}"); cat "${b[0]}"',
+    'a=(x y .env z); b=("${a[@]:2:1}"); cat "${b[0]}"',
+    'set -- x .env; cat "${@:2}"',
+    # what a function prints, a heredoc, part of a known text
+    'f(){ echo .env; }; cat "$(f)"',
+    'f(){ printf .env; }; x=$(f); cat "$x"',
+    'x=$(cat <<EOF\n.env\nEOF\n); cat "$x"',
+    'cat "$(head -c4 <<< .envxx)"',
+    'cat "$(cut -c1-4 <<< .envxx)"',
+    'cat "$(cut -d, -f2 <<< x,.env)"',
+    'cat "$(echo xx.env | tail -c5)"',
+]
+
+
+@pytest.mark.parametrize("command", SET_BY_BUILTINS)
+def test_names_set_by_builtins_and_expansions_are_read(root: Path, command: str) -> None:
+    assert safety_in(command, root) == SECRET
 
 
 @pytest.mark.parametrize("command", COMPOUND)
@@ -139,6 +175,13 @@ BENIGN = [
     "shopt -s extglob\nwc -l app/@(*.py|*.txt)",
     "shopt -s extglob\nls app/+([a-z]).py",
     'echo "a(b)" f\\(x\\)',
+    'read -n 1 -p "ok?" a; echo "$a"',
+    ': ${OUT:=build}; ls "$OUT"',
+    "let n=1+2; echo $n; (( n = 3 )); ls app",
+    "git log --oneline | head -5",
+    "ls -a | head -3",
+    'v(){ git describe --tags; }; echo "$(v)"',
+    'cat "$(echo README.mdxx | head -c9)"',
 ]
 
 

@@ -14,6 +14,7 @@ import re
 import shlex
 import warnings
 
+from pytest_harness_audit.policy.shell.arith import arithmetic
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output
 from pytest_harness_audit.policy.shell.fieldtext import posix_brackets
 
@@ -24,7 +25,7 @@ _MAX_NAMES = 64
 #: The builtins :func:`builtin` follows.
 STATEFUL = frozenset(
     {"set", "read", "printf", "alias", "shopt", "setopt", "unsetopt", "hash", "shift", "mapfile",
-     "readarray", "declare", "typeset", "local", "[["}
+     "readarray", "declare", "typeset", "local", "[[", "let"}
 )  # fmt: skip
 _NAMEREF = frozenset({"declare", "typeset", "local"})
 #: Shell options under which ``*`` matches dotfiles (bash ``dotglob``, zsh ``globdots``).
@@ -50,6 +51,11 @@ def builtin(
         return
     if name == "[[":
         _rematch(argv, dynamic, expander)
+        return
+    if name == "let" or name not in STATEFUL:  # `let i=1`; `(( i = 1 ))`, `((i++))`
+        given = (argv[1:], dynamic[1:]) if name == "let" else ([" ".join(argv)], [any(dynamic)])
+        for expression, unknown in zip(*given, strict=False):
+            _let(expression, expander, unknown)
         return
     if any(dynamic):
         if name == "printf" and len(argv) >= 3 and argv[1] == "-v":
@@ -85,6 +91,35 @@ def builtin(
             alias, sep, text = word.partition("=")
             if sep and alias and not alias.startswith("-"):
                 expander.aliases[alias] = text
+
+
+_ARITHMETIC_SET = re.compile(r"\s*([A-Za-z_]\w*)\s*([-+*/%]?=(?!=)|\+\+|--)\s*(.*)", re.S)
+_PRE = re.compile(r"\s*(\+\+|--)\s*([A-Za-z_]\w*)\s*")
+#: An arithmetic command the parser gives as words (``(( i = 1 ))``: ``i``, ``=``, ``1``).
+ARITHMETIC = re.compile(r"[A-Za-z_]\w*(?:\+\+|--)?")
+ASSIGN_OPERATORS = frozenset({"=", "+=", "-=", "*=", "/=", "%="})
+
+
+def _let(expression: str, expander: Expander, unknown: bool) -> None:
+    """An arithmetic assignment (``i = 1``, ``i += 2``, ``i++``, ``++i``): the variable's new
+    value when known, else the variable is not known."""
+    pre = _PRE.fullmatch(expression)
+    match = _ARITHMETIC_SET.match(expression) if pre is None else None
+    if pre is None and match is None:
+        return
+    name = pre[2] if pre is not None else match[1] if match is not None else ""
+    operator = pre[1] if pre is not None else match[2] if match is not None else ""
+    right = match[3] if match is not None else ""
+    if operator in ("++", "--"):
+        right, operator = "1", operator[0] + "="
+    value = None if unknown else arithmetic(right, expander.variables)
+    if value is not None and operator != "=":
+        value = arithmetic(f"{name} {operator[0]} ({value})", expander.variables)
+    if value is None:
+        expander.variables.pop(name, None)
+    else:
+        expander.variables[name] = value
+        expander.lists.pop(name, None)
 
 
 def _namerefs(args: list[str], dynamic: list[bool], expander: Expander) -> None:
@@ -234,12 +269,21 @@ def _hash(args: list[str], expander: Expander) -> None:
 _MAX_LINES = 512
 
 
+_COUNTED = re.compile(r"-[a-zA-Z]*[nN](\d*)")
+
+
 def _read(args: list[str], expander: Expander, stdin: str, ifs: str | None) -> None:
     names: list[str] = []
     index = 0
     while index < len(args):
         word = args[index]
         bundled = word[:1] == "-" and word[-1:] == "a" and word[:2] != "--"  # `-ra arr`
+        count = _COUNTED.fullmatch(word)  # `read -n 4 x`: the first 4 characters
+        if count is not None and (count[1] or args[index + 1 : index + 2] != [""]):
+            given = count[1] or (args[index + 1] if index + 1 < len(args) else "")
+            stdin = stdin[: int(given)] if given.isdigit() and len(given) < 9 else stdin
+            index += 1 if count[1] else 2
+            continue
         if word in ("-d", "-n", "-N", "-p", "-t", "-u", "-i") or bundled:
             array = args[index + 1] if bundled and index + 1 < len(args) else None
             if array is not None:  # `read -a arr`: the words of its line (in a loop: of all)

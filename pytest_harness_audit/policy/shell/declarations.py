@@ -36,6 +36,7 @@ class Assigning(Protocol):
     variables: dict[str, str]
     lists: dict[str, list[str]]
     keys: dict[str, list[str]]
+    refs: dict[str, str]
     built: set[str]
     path_lists: dict[str, str]
     search_base: str
@@ -57,6 +58,8 @@ _PATH_LISTS = frozenset({"PATH", "PYTHONPATH", "NODE_PATH"})
 
 def assign(expander: Assigning, name: str, word: Word) -> None:
     """Record ``NAME=word`` in ``expander`` (:meth:`~.expand.Assigning.assign`)."""
+    if expander.refs and expander.refs.get(name):  # `declare -n r=x; r=.env`: sets `x`
+        name = expander.refs[name]
     word, keys = keyed(word)
     if keys is not None or expander.keys:
         remember_keys(expander, name, word, keys)
@@ -77,6 +80,17 @@ def assign(expander: Assigning, name: str, word: Word) -> None:
     expander.variables[name] = "".join(c for c, _ in chars) if items is None else " ".join(items)
     expander.lists.pop(name, None)
     expander.lists.update({} if items is None else {name: items})
+
+
+def assign_default(
+    expander: Assigning, name: str, chars: list[tuple[str, int]], unknown: bool
+) -> None:
+    """``${name:=word}`` used with ``name`` empty: ``name`` holds the word's text from now on."""
+    if unknown:
+        expander.variables.pop(name, None)
+    else:
+        expander.variables[name] = "".join(char for char, _ in chars)
+        expander.lists.pop(name, None)
 
 
 def remember_keys(expander: Assigning, name: str, word: Word, keys: Word | None) -> None:
@@ -112,6 +126,7 @@ def declaration(
         found = assignment(word) or _quoted_assignment(word, expander)
         if found is not None:
             name, value = found
+            name = expander.refs.get(name) or name  # `declare -n r=x; declare -a r=…`
             held, items = expander.variables.get(name), expander.lists.get(name)
             expander.assign(name, value)
             if (
@@ -183,4 +198,4 @@ def _own_value(word: Word, expander: Assigning) -> tuple[bool, str] | None:
     return bool(match.group(3)), value
 
 
-__all__ = ["Assigning", "assign", "declaration", "remember_keys"]
+__all__ = ["Assigning", "assign", "assign_default", "declaration", "remember_keys"]

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pytest_harness_audit.policy.shell.arith import arithmetic
 from pytest_harness_audit.policy.shell.braces import BRACE, MAX_FIELDS, Chars, brace_expand
 from pytest_harness_audit.policy.shell.context import HeldReads
-from pytest_harness_audit.policy.shell.declarations import assign
+from pytest_harness_audit.policy.shell.cut_filters import text_filter
+from pytest_harness_audit.policy.shell.declarations import assign, assign_default
 from pytest_harness_audit.policy.shell.echo import echo_output
 from pytest_harness_audit.policy.shell.fieldtext import (
     UNKNOWN,
@@ -38,9 +39,7 @@ from pytest_harness_audit.policy.shell.fieldtext import (
     unknown_glob,
 )
 from pytest_harness_audit.policy.shell.filters import (
-    MAX_FILTERS,
     named_files,
-    run_filter,
     stdin_filter,
 )
 from pytest_harness_audit.policy.shell.listings import LISTERS, listing_output
@@ -56,6 +55,7 @@ from pytest_harness_audit.policy.shell.nodes import (
 )
 from pytest_harness_audit.policy.shell.outside_listings import outside_glob
 from pytest_harness_audit.policy.shell.params import operated, referred
+from pytest_harness_audit.policy.shell.pipelines import own_pipeline
 from pytest_harness_audit.policy.shell.place import Place
 from pytest_harness_audit.policy.shell.splitting import IFS, SPLIT, split_fields
 
@@ -76,6 +76,7 @@ _UNQUOTED_LITERAL = _BRACE | _GLOB
 _UNQUOTED_VALUE = SPLIT | _GLOB
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _STDIN = "/dev/fd/0"
+_HERE = (["<<<"], ["<<"], ["<<-"])
 
 
 @dataclass(slots=True)
@@ -161,7 +162,12 @@ class Expander:
             value, known = self._value(part)
             dynamic |= not known
             if isinstance(part, Param) and part.default is not None and not value:
-                dynamic |= self.chars_of(part.default, out)
+                given: Chars = []
+                unknown = self.chars_of(part.default, given)
+                out.extend(given)
+                dynamic |= unknown
+                if part.assigns:  # `${x:=.env}`: `x` is set to it
+                    assign_default(self, part.name, given, unknown)
                 continue
             element = isinstance(part, Param) and (
                 (op := part.op or "")[:1] == "["
@@ -217,38 +223,28 @@ class Expander:
         """The output of ``$(echo …)``/``$(printf '%s' …)``, ``$(cat FILE)``/``$(<FILE)`` of a
         file the reading knows, or of a short pipeline of text filters after one (``$(echo
         LmVudg== | base64 -d)``, :mod:`.filters`; ``loose``: names it may print); else ``None``."""
-        commands = sub.commands
-        if sub.arithmetic or not commands or len(commands) > MAX_FILTERS * 2:
+        commands = own_pipeline(sub)
+        if commands is None:
             return None
-        if len(commands) > 1:  # those of a substitution inside it are not its own
-            inner = {
-                id(nested)
-                for command in commands
-                for word in command.words
-                for part in word
-                if type(part) is Sub
-                for nested in part.commands
-            }
-            commands = [command for command in commands if id(command) not in inner]
-            if len(commands) > MAX_FILTERS:
-                return None
-        if any(later.stdin is not earlier for earlier, later in itertools.pairwise(commands)):
-            return None  # not one pipeline
         text: str | None = None
+        exact = False
         for index, command in enumerate(commands):
             if index == 0 and not command.words and len(command.redirects) == 1:
                 text = self._redirected_file(command.redirects[0], loose)  # `$(<file)`
                 if text is None:
                     return None
                 continue
-            here = index == 0 and [r.op for r in command.redirects] == ["<<<"]  # `rev <<< vne.`
+            here = index == 0 and [r.op for r in command.redirects] in _HERE  # `rev <<< vne.`
             if (not here and any(r.fd != "2" for r in command.redirects)) or not command.words:
                 return None
             fields = [field for word in command.words for field in self.expand(word)]
             if any(field.dynamic for field in fields):
                 return None
             argv = [field.text for field in fields]
-            if index == 0 and argv[0].rsplit("/", 1)[-1] == "cat":  # `$(cat file)`, `$(cat)`
+            exact = here or argv[0] in ("echo", "printf") if index == 0 else exact
+            if here and argv == ["cat"]:  # `$(cat <<EOF …)`
+                text = self._here(command.redirects[0])
+            elif index == 0 and argv[0].rsplit("/", 1)[-1] == "cat":  # `$(cat file)`, `$(cat)`
                 paths = [_STDIN if p == "-" else p for p in argv[1:9]] or [_STDIN]
                 texts = [self._text(path, loose) for path in paths if path[:1] != "-"]
                 known = len(texts) == len(paths) == max(len(argv) - 1, 1)
@@ -260,7 +256,7 @@ class Expander:
             ):
                 # `$(head -1)`: the lines of the script's input it may keep
                 given = self._here(command.redirects[0]) if here else self._text(_STDIN, loose)
-                text = run_filter(argv[0].rsplit("/", 1)[-1], kept, given, loose)
+                text = text_filter(argv[0].rsplit("/", 1)[-1], kept, given, loose, here)
             elif index == 0 and argv[0] in (":", "true", "false", "cd", "sleep", "unset"):
                 text = ""  # `.e$(:)nv`: prints nothing
             elif index == 0 and argv[0] == "pwd" and len(argv) <= 2:
@@ -270,8 +266,8 @@ class Expander:
             elif index == 0:
                 text = echo_output(argv)
                 text = None if text is None else text + "\n"
-            else:
-                text = run_filter(argv[0].rsplit("/", 1)[-1], argv[1:], text, loose)
+            else:  # (`cut -c`, `head -c` of a text known exactly: not a listing's)
+                text = text_filter(argv[0].rsplit("/", 1)[-1], argv[1:], text, loose, exact)
             if text is None:
                 return None
         return None if text is None else text.rstrip("\n")
@@ -296,7 +292,10 @@ class Expander:
         return path
 
     def _here(self, redirect: Redirect) -> str | None:
-        """The text a here-string gives (``<<< vne.``: ``vne.`` and a newline), when known."""
+        """The text a here-string gives (``<<< vne.``: ``vne.`` and a newline), or a heredoc's
+        body (as written), when known."""
+        if redirect.op != "<<<":
+            return redirect.body
         fields = self.expand(redirect.target) if redirect.target is not None else []
         known = fields and not any(field.dynamic for field in fields)
         return " ".join(field.text for field in fields) + "\n" if known else None

@@ -136,11 +136,13 @@ class Functions:
         self._naming: str | None = None  # a name whose body has not opened yet
         self._open: list[tuple[str, int]] = []  # a body being read: its name and depth
         self._coproc = False  # `coproc` read, its command not yet
+        self._headers: set[int] = set()  # the words of `f` in `f() …`: no call
 
     def parenthesis(self, words: list[Word], text: str, at: int) -> None:
         """``(`` after ``words`` at ``at`` of ``text``: ``f()`` starts a definition of ``f``."""
         if len(words) == 1 and _DEFINED.match(text, at):
             self._naming = plain_text(words[0])
+            self._headers.add(id(words))
 
     def keyword(self, keyword: str, text: str, at: int) -> None:
         """``function NAME`` (``keyword`` read, ``NAME`` at ``at`` of ``text``)."""
@@ -178,13 +180,15 @@ class Functions:
             command.body = self.bodies.get(plain_text(command.words[0]))
         self._carry(command, frozenset())
 
-    def link(self) -> None:
-        """Give the calls in function bodies of functions defined after them their bodies
-        (``f(){ g; }; g(){ …; }; f``: ``f`` runs ``g``'s)."""
-        for body in list(self.bodies.values()):
-            for command in body:
-                if command.body is None and command.words:
-                    command.body = self.bodies.get(plain_text(command.words[0]))
+    def link(self, commands: list[Command]) -> None:
+        """Give the calls among ``commands`` not given their function's body yet theirs (a
+        call in a substitution, ``cat "$(f)"``; in a body, of a function defined after it)."""
+        if not self.bodies:
+            return
+        headers = self._headers
+        for command in commands:
+            if command.body is None and command.words and id(command.words) not in headers:
+                command.body = self.bodies.get(plain_text(command.words[0]))
 
     def _carry(self, command: Command, calling: frozenset[str]) -> None:
         """``command``'s pipe and output go to its function's body, and on through the calls

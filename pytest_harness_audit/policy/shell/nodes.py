@@ -49,6 +49,8 @@ class Param:
     op: str | None = None
     #: The word of ``${X:+word}``/``${X+word}``: given when ``X`` is set (or not known to be).
     alternate: list[Part] | None = None
+    #: ``${X:=word}``/``${X=word}``: ``X`` is set to the word when it is used.
+    assigns: bool = False
 
 
 @dataclass(slots=True)

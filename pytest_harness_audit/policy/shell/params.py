@@ -44,8 +44,9 @@ def operate(
     if op[:1] == "[" and "]" in op and not op.endswith("]"):  # `${a[@]/#/.}`, `${a[0]%x}`
         words = value.split() if items is None else items  # (`[N]`: every word, one too many)
         return _each(words, op[op.index("]") + 1 :])
-    if every:  # `${@/#/.}`
-        return _each(value.split() if items is None else items, op)
+    if every:  # `${@/#/.}`; `${@:2}` counts from `$0`
+        words = value.split() if items is None else items
+        return _each(["$0", *words] if op[:1] == ":" else words, op)
     if op.startswith(":"):
         return _slice(value, op)
     if op[:1] in (",", "^"):
@@ -103,8 +104,15 @@ def _transform(value: str, letter: str, variables: dict[str, str]) -> str | None
 def _each(words: list[str], op: str) -> str | None:
     """``${a[@]/#/.}``, ``${a[@]%x}``, ``${@,,}``: the operator on each word (an array's slice
     ``${a[@]:1}``: every word, one reading too many)."""
-    if op.startswith(":"):
-        return " ".join(words)
+    if op.startswith(":"):  # `${a[@]:1:2}`: those words
+        match = _SLICE.fullmatch(op)
+        if match is None:
+            return " ".join(words)
+        start = int((match.group(1) or "0").replace(" ", ""))
+        start = max(len(words) + start, 0) if start < 0 else start
+        length = match.group(2)
+        stop = len(words) if length is None else start + int(length.replace(" ", ""))
+        return " ".join(words[start:stop] if stop >= start else words)
     done = [operate(word, op) for word in words[:_MAX_WORDS]]
     return None if any(word is None for word in done) else " ".join(map(str, done))
 

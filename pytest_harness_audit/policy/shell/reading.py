@@ -21,7 +21,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from pytest_harness_audit.policy.shell.arrays import assignment
-from pytest_harness_audit.policy.shell.builtins import STATEFUL, alias_script, builtin, last_word
+from pytest_harness_audit.policy.shell.builtins import (
+    ARITHMETIC,
+    ASSIGN_OPERATORS,
+    STATEFUL,
+    alias_script,
+    builtin,
+    last_word,
+)
 from pytest_harness_audit.policy.shell.calls import call
 from pytest_harness_audit.policy.shell.declarations import declaration
 from pytest_harness_audit.policy.shell.effects import classify, inline_code
@@ -266,7 +273,7 @@ def _read_simple(
             unknown = any(f.dynamic for f in known)
             environ[name] = joined if name in PATH_LISTS or not unknown else None
         _environment(environ, reading, expander)
-    if argv and argv[0] in STATEFUL:
+    if argv and (argv[0] in STATEFUL or _arithmetic(argv)):
         reads_input = argv[0] in ("read", "mapfile", "readarray")
         stdin = loose_stdin(command, expander) if reads_input else None
         builtin(argv, dynamic, expander, stdin, environ.get("IFS"))  # `IFS=, read a b`
@@ -304,6 +311,13 @@ def _read_simple(
         expander.tree_rewritten = True
     place.place(reading, argv)
     place.change(argv, dynamic)
+
+
+def _arithmetic(argv: list[str]) -> bool:
+    """Whether ``argv`` is an arithmetic command's words (``(( i = 1 ))``, ``((i++))``)."""
+    if len(argv) > 2:
+        return argv[1] in ASSIGN_OPERATORS and argv[0].isidentifier()
+    return len(argv) == 1 and argv[0][-2:] in ("++", "--") and bool(ARITHMETIC.fullmatch(argv[0]))
 
 
 def _environment(variables: dict[str, str | None], reading: Reading, expander: Expander) -> None:

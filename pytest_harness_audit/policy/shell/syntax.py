@@ -146,7 +146,7 @@ class Parser:
             default = inner.word_parts(quoted=quoted)
             self.commands.extend(inner.commands)
             if operator.endswith(("-", "=")):
-                return Param(name, quoted, default=default)
+                return Param(name, quoted, default=default, assigns=operator.endswith("="))
             if operator.endswith("+"):
                 return Param(name, quoted, alternate=default)
             return Param(name, quoted, opaque=True)
@@ -473,5 +473,5 @@ def parse(text: str, budget: Budget | None = None, depth: int = 0) -> list[Comma
     """Every simple command of ``text`` (substitutions and compound bodies included)."""
     parser = Parser(text, budget or Budget(), depth)
     parser.parse()
-    parser.functions.link()
+    parser.functions.link(parser.commands)
     return parser.commands
