@@ -20,7 +20,7 @@ from pytest_harness_audit.policy.shell.tools import reads
 Reading = TypeVar("Reading", bound=Record)
 _FOUND = ("reads", "writes", "deletes", "destroys", "notes", "code")
 #: Most calls of the script's functions whose bodies are read again with their arguments.
-MAX_CALLS = 32
+MAX_CALLS = 16
 
 
 def call(
@@ -35,15 +35,17 @@ def call(
     """Read the call ``argv`` of a function whose body is ``body`` (``read``: how one simple
     command is read)."""
     reads(argv[1:], reading)
-    if expander.calls >= MAX_CALLS or depth >= MAX_DEPTH:
-        return
+    if expander.calls >= MAX_CALLS or depth >= MAX_DEPTH or id(body) in expander.calling:
+        return  # (a function calling itself: its body is being read already)
     expander.calls += 1
+    expander.calling.add(id(body))
     before = positional(expander, argv)
     counts = {name: len(getattr(reading, name)) for name in _FOUND}
     try:
         for each in body:
             read(each, reading, expander, budget, depth + 1)
     finally:
+        expander.calling.discard(id(body))
         restore(expander, before)
         for name, count in counts.items():  # what the body's first reading found, once
             found: list[str] = getattr(reading, name)

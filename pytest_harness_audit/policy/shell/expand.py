@@ -141,8 +141,10 @@ class Expander:
         self.refs: dict[str, str] = {}
         #: The keys of arrays given them (``a=([k]=x)``, ``a[k]=x``): ``${!a[@]}``.
         self.keys: dict[str, list[str]] = {}
-        #: Calls of the script's functions read with their arguments (:mod:`.reading`).
+        #: Calls of the script's functions read with their arguments, and the bodies being
+        #: read now (:mod:`.calls`).
         self.calls = 0
+        self.calling: set[int] = set()
 
     def chars_of(self, word: Word, out: Chars) -> bool:
         """Append the characters of ``word`` with their flags; return whether any is dynamic."""

@@ -273,7 +273,9 @@ def _read_simple(
             unknown = any(f.dynamic for f in known)
             environ[name] = joined if name in PATH_LISTS or not unknown else None
         _environment(environ, reading, expander)
-    if argv and (argv[0] in STATEFUL or _arithmetic(argv)):
+    if argv and (
+        argv[0] in STATEFUL or ((argv[0][-1:] in "+-" or len(argv) > 2) and _arithmetic(argv))
+    ):
         reads_input = argv[0] in ("read", "mapfile", "readarray")
         stdin = loose_stdin(command, expander) if reads_input else None
         builtin(argv, dynamic, expander, stdin, environ.get("IFS"))  # `IFS=, read a b`
