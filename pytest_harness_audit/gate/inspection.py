@@ -39,10 +39,14 @@ from pytest_harness_audit.policy.shell.search_only import only_searches, search_
 #: More tracked files than this deleted (or emptied) by one call, or by the session's calls
 #: together (the call that brings them over it), is ``many_files_deleted``.
 MANY_FILES_DELETED = 10
-#: Categories whose parameters can carry data out of the session.
+#: Why a payload the secret scan could not read whole is refused.
+UNSCANNED_REASON = (
+    "The outgoing payload is nested too deeply or too long to be scanned for known secrets"
+)
 #: The social door's tool (``social.SEND_MESSAGE_TOOL_NAME``): only its sends meet the message
 #: firewall; another tool of the ``message`` category (a mapped MCP tool, a function tool) does not.
 _SOCIAL_SEND = "send_message"
+#: Categories whose parameters can carry data out of the session.
 OUTGOING_CATEGORIES = frozenset({"network", "message", "mcp", "command", "delegation", "unknown"})
 _EFFECT_ALERTS = (
     PROTECTED_FILE_CHANGED,
@@ -125,11 +129,36 @@ class SessionInspection:
             return None  # the social door's own send: its firewall refuses with its check id
         seen = self.inspector.outgoing(tool, params)
         if SECRET_EXPOSURE not in seen.alerts:
-            return None
+            return self._unscanned(tool, category, params, seen)
         judgement = self.policy.effect_rules.judge((SECRET_EXPOSURE,), tool=tool, category=category)
         secrets = tuple(finding.to_record() for finding in seen.secrets)
         redacted = seen.redacted_output if isinstance(seen.redacted_output, Mapping) else params
         return OutgoingLeak((SECRET_EXPOSURE,), judgement, secrets, redacted)
+
+    def _unscanned(
+        self, tool: str, category: str, params: Mapping[str, Any], seen: Seen
+    ) -> OutgoingLeak | None:
+        """A payload the scan could not read whole (nested deeper, or longer, than it reads):
+        refused where the policy refuses a known secret leaving, since it may hold one."""
+        if not seen.unscanned:
+            return None
+        judgement = self.policy.effect_rules.judge((SECRET_EXPOSURE,), tool=tool, category=category)
+        if judgement is None or judgement.verdict != "FAIL":
+            return None
+        refusal = Evaluation(
+            "deny",
+            True,
+            judgement.rule_id,
+            judgement.rule_id,
+            None,
+            UNSCANNED_REASON,
+            ("policy:deny", f"rule:{judgement.rule_id}"),
+            category,
+            None,
+            params,
+            self.inspector.root,
+        )
+        return OutgoingLeak((), None, (), params, refusal)
 
     def _through_link(self, tool: str, params: Mapping[str, Any]) -> Evaluation | None:
         """A write through a hard link to a protected file (``cp -l .git/config notes.cfg``,
