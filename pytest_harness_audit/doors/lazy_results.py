@@ -13,10 +13,16 @@ read instead:
   more was left unread.
 
 Every other value is returned as it is.
+
+A sync tool may return an awaitable (or an async iterator): pydantic-ai awaits what a plain
+``def`` returns, after the call. Run then, it would act outside the call — its effects, its
+output uninspected — so :func:`settled` runs it inside the call, in a loop of its own; on an
+event loop's thread that cannot be done, and the call fails (``TypeError``) without running it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import io
 from collections.abc import AsyncIterator, Iterator
@@ -30,7 +36,8 @@ MAXIMUM_CHARACTERS = 1_000_000
 TRUNCATED = "[truncated by the audit harness: the tool's lazy result was longer than {limit}]"
 
 
-def _file_like(value: object) -> bool:
+def file_like(value: object) -> bool:
+    """Whether ``value`` is read as a file (see the module docstring)."""
     if isinstance(value, io.IOBase):
         return True
     return callable(getattr(value, "read", None)) and callable(getattr(value, "readline", None))
@@ -57,7 +64,7 @@ def materialised(value: Any) -> Any:
     """``value`` read into a list or a text when it is lazy (see the module docstring)."""
     if isinstance(value, (str, bytes, bytearray, memoryview)):
         return value
-    if _file_like(value):
+    if file_like(value):
         return _read(value)
     if isinstance(value, Iterator):
         items: list[Any] = []
@@ -87,3 +94,26 @@ async def materialised_async(value: Any) -> Any:
             break
         items.append(item)
     return items
+
+
+async def _awaited(value: Any) -> Any:
+    while inspect.isawaitable(value):
+        value = await value
+    return await materialised_async(value)
+
+
+def settled(value: Any) -> Any:
+    """:func:`materialised`, an awaitable or async iterator run first (see the module docstring)."""
+    if not inspect.isawaitable(value) and not isinstance(value, AsyncIterator):
+        return materialised(value)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_awaited(value))
+    close = getattr(value, "close", None)
+    if inspect.iscoroutine(value) and callable(close):
+        close()
+    raise TypeError(
+        "the sync tool returned an awaitable on an event loop's thread, where it cannot be run "
+        "inside the call: declare the tool async"
+    )

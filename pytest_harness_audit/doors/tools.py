@@ -12,6 +12,10 @@ if the call is allowed, the inspectors look at what it did, and one record is ap
   (``path``, ``file_path``, ``command`` …) are read as for any other door. The record's
   ``defaulted`` lists the parameters the caller left to their defaults. A value with no JSON
   form is recorded as ``<TypeName>``.
+* An iterator argument is read first (:mod:`.tool_args`): the gate judges its items, the tool
+  gets an iterator over them. A tool frameworks await (an ``async def``, an object whose
+  ``__call__`` is one) is wrapped as a coroutine function, and an awaitable a sync tool returns
+  is run inside the call (:func:`.lazy_results.settled`).
 * Calls through one gate go one at a time (:mod:`.tool_calls`): a framework running several at
   once cannot get one charged with what another did.
 * The wrapper keeps ``__name__``, ``__doc__``, annotations and ``inspect.signature``, and is a
@@ -33,7 +37,6 @@ if the call is allowed, the inspectors look at what it did, and one record is ap
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import inspect
@@ -48,7 +51,8 @@ import orjson
 
 from pytest_harness_audit.audit.canonical import ORJSON_DEFAULT, hash_json
 from pytest_harness_audit.audit.errors import AuditError
-from pytest_harness_audit.doors.lazy_results import materialised, materialised_async
+from pytest_harness_audit.doors.lazy_results import materialised_async, settled
+from pytest_harness_audit.doors.tool_args import ArgumentTooLong, SeenIterator, concrete_call
 from pytest_harness_audit.doors.tool_calls import gate_failure, turns_of
 from pytest_harness_audit.doors.tool_errors import shown_exception
 from pytest_harness_audit.errors import HarnessAuditError, UsageError
@@ -142,6 +146,8 @@ def _structured(value: Any) -> Any:
     """``value`` in a form with JSON: fields of a model or dataclass, items of a tuple or set."""
     if isinstance(value, os.PathLike):
         return os.fspath(value)
+    if isinstance(value, SeenIterator):
+        return [_structured(item) for item in value.items]
     dump = getattr(value, "model_dump", None)
     if callable(dump) and not isinstance(value, type):
         try:
@@ -155,6 +161,10 @@ def _structured(value: Any) -> Any:
             return None
     if isinstance(value, (tuple, set, frozenset)):
         return [_structured(item) for item in value]
+    if type(value) is list:
+        return [_structured(item) for item in value]
+    if type(value) is dict:
+        return {key: _structured(item) for key, item in value.items()}
     return value
 
 
@@ -236,17 +246,35 @@ def _tool_name(fn: Callable[..., Any], name: str | None) -> str:
     return found
 
 
+def _is_async(fn: Callable[..., Any]) -> bool:
+    """Whether frameworks await ``fn``'s calls: a coroutine or async generator function, a
+    partial of one, or an object whose ``__call__`` is one (pydantic-ai's and inspect_ai's test)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    call = getattr(fn, "__call__", None)  # noqa: B004  # the object's own __call__ is read
+    return any(inspect.iscoroutinefunction(f) or inspect.isasyncgenfunction(f) for f in (fn, call))
+
+
+def _typed_by(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """What the tool's annotations (and the module they are read in) come from: the function,
+    or a callable object's ``__call__``."""
+    if inspect.isroutine(fn) or isinstance(fn, (functools.partial, type)):
+        return fn
+    call = getattr(fn, "__call__", None)  # noqa: B004
+    return call if inspect.ismethod(call) else fn
+
+
 def _replay(fn: Callable[..., Any]) -> Callable[[Mapping[str, Any]], Any]:
     """The tool as the toolbox runs it (``harness.call(name, **params)``): keyword arguments."""
-    if inspect.iscoroutinefunction(fn):
+    if _is_async(fn):
 
         def run_async(params: Mapping[str, Any]) -> Any:
-            return asyncio.run(fn(**params))
+            return settled(fn(**params))
 
         return run_async
 
     def run(params: Mapping[str, Any]) -> Any:
-        return fn(**params)
+        return settled(fn(**params))
 
     return run
 
@@ -273,10 +301,19 @@ def _register(
     toolbox.register(tool, _replay(fn), category=category)
 
 
-def _finished(wrapper: Callable[..., Any], signature: inspect.Signature, name: str | None) -> Any:
-    """The wrapper with the tool's signature, renamed when the tool was given a ``name``
-    (frameworks name the tool the model calls after ``__name__``)."""
+def _finished(
+    wrapper: Callable[..., Any],
+    fn: Callable[..., Any],
+    signature: inspect.Signature,
+    name: str | None,
+) -> Any:
+    """The wrapper with the tool's signature and annotations, renamed when the tool was given a
+    ``name`` (frameworks name the tool the model calls after ``__name__``)."""
     wrapper.__signature__ = signature  # type: ignore[attr-defined]
+    typed = _typed_by(fn)
+    if typed is not fn:  # a callable object: its __call__'s types, read in its module
+        wrapper.__annotations__ = dict(getattr(typed, "__annotations__", {}))
+        wrapper.__wrapped__ = typed  # type: ignore[attr-defined]
     if name is not None:
         wrapper.__name__ = name
         wrapper.__qualname__ = name
@@ -331,17 +368,28 @@ def gated_tool(
     def failed(params: Mapping[str, Any], exc: Exception, defaulted: list[str]) -> Any:
         return refused(gate_failure(gate, tool, params, exc, extra_for(defaulted)), None)
 
-    if inspect.iscoroutinefunction(fn):
+    def too_long(args: tuple[Any, ...], kwargs: Mapping[str, Any], exc: Exception) -> Any:
+        params, defaulted = _bound(signature, args, kwargs)
+        return failed(params, exc, defaulted)
+
+    if _is_async(fn):
 
         @functools.wraps(fn)
         async def call_async(*args: Any, **kwargs: Any) -> Any:
+            try:
+                args, kwargs = concrete_call(args, kwargs)
+            except ArgumentTooLong as exc:
+                return too_long(args, kwargs, exc)
             params, defaulted = _bound(signature, args, kwargs)
             returned: list[Any] = []
             raised: list[BaseException] = []
 
             async def act(_decision: object) -> Outcome:
                 try:
-                    value = await materialised_async(await fn(*args, **kwargs))
+                    value = fn(*args, **kwargs)
+                    while inspect.isawaitable(value):
+                        value = await value
+                    value = await materialised_async(value)
                 except BaseException as exc:
                     raised.append(exc)
                     raise
@@ -362,17 +410,21 @@ def gated_tool(
                 return blocked(gated)
             return received(gated, returned[0] if returned else gated.output)
 
-        return cast(F, _finished(call_async, signature, tool if name is not None else None))
+        return cast(F, _finished(call_async, fn, signature, tool if name is not None else None))
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            args, kwargs = concrete_call(args, kwargs)
+        except ArgumentTooLong as exc:
+            return too_long(args, kwargs, exc)
         params, defaulted = _bound(signature, args, kwargs)
         returned: list[Any] = []
         raised: list[BaseException] = []
 
         def act(_decision: object) -> Outcome:
             try:
-                value = materialised(fn(*args, **kwargs))
+                value = settled(fn(*args, **kwargs))
             except BaseException as exc:
                 raised.append(exc)
                 raise
@@ -393,7 +445,7 @@ def gated_tool(
             return blocked(gated)
         return received(gated, returned[0] if returned else gated.output)
 
-    return cast(F, _finished(call, signature, tool if name is not None else None))
+    return cast(F, _finished(call, fn, signature, tool if name is not None else None))
 
 
 def tool_decorator(

@@ -1,0 +1,85 @@
+"""Arguments a function tool reads lazily, read before the gate judges the call.
+
+A framework validates the model's JSON into the types the tool's signature names: pydantic
+turns a list given for an ``Iterable[str]`` parameter into an iterator it validates as it is
+read. The gate saw ``<ValidatorIterator>`` there and judged the call without the paths it
+held, while the tool read them. So an iterator argument (at the top, or inside a list, tuple or
+dict argument) is read first, at most :data:`~.lazy_results.MAXIMUM_ITEMS` items, and the tool
+gets a :class:`SeenIterator` over what was read: the same items, in the same order, which is
+what the gate reads as the parameter's value. An iterator with more items than that cannot be
+judged whole: :class:`ArgumentTooLong` (the door refuses the call).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping
+from typing import Any, TypeVar
+
+from pytest_harness_audit.doors.lazy_results import MAXIMUM_ITEMS, file_like
+
+T = TypeVar("T")
+
+#: Nesting of containers inside an argument that is searched for iterators.
+MAX_DEPTH = 16
+
+
+class ArgumentTooLong(ValueError):
+    """An iterator argument has more items than the door reads: the call cannot be judged."""
+
+
+class SeenIterator(Iterator[T]):
+    """An iterator over items the door read from the tool's own iterator argument."""
+
+    def __init__(self, items: list[T]) -> None:
+        self.items = items
+        self._rest = iter(items)
+
+    def __next__(self) -> T:
+        return next(self._rest)
+
+
+def _close(value: Any) -> None:
+    close = getattr(value, "close", None)
+    if callable(close):
+        close()
+
+
+def _concrete(value: Any, depth: int) -> Any:
+    if isinstance(value, (str, bytes, bytearray, memoryview, SeenIterator)) or file_like(value):
+        return value
+    if isinstance(value, Iterator):
+        items = list(itertools.islice(value, MAXIMUM_ITEMS + 1))
+        if len(items) > MAXIMUM_ITEMS:
+            _close(value)
+            raise ArgumentTooLong(
+                f"an iterator argument holds more than {MAXIMUM_ITEMS} items: "
+                "the gate cannot read it whole"
+            )
+        return SeenIterator([_concrete(item, depth + 1) for item in items])
+    if depth >= MAX_DEPTH:
+        return value
+    if type(value) in (list, tuple):
+        items = [_concrete(item, depth + 1) for item in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return items if isinstance(value, list) else tuple(items)
+    if type(value) is dict:
+        mapped = {key: _concrete(item, depth + 1) for key, item in value.items()}
+        if all(mapped[key] is item for key, item in value.items()):
+            return value
+        return mapped
+    return value
+
+
+def concrete_call(
+    args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The call's arguments with each iterator read (see the module docstring)."""
+    return (
+        tuple(_concrete(item, 0) for item in args),
+        {key: _concrete(item, 0) for key, item in kwargs.items()},
+    )
+
+
+__all__ = ["MAX_DEPTH", "ArgumentTooLong", "SeenIterator", "concrete_call"]
