@@ -8,10 +8,15 @@ dict argument) is read first, at most :data:`~.lazy_results.MAXIMUM_ITEMS` items
 gets a :class:`SeenIterator` over what was read: the same items, in the same order, which is
 what the gate reads as the parameter's value. An iterator with more items than that cannot be
 judged whole: :class:`ArgumentTooLong` (the door refuses the call).
+
+An approver may answer a call with modified parameters; the gate judges and records those, so
+the tool runs with them (:func:`approved_call`): a parameter the approver changed takes its new
+value, one it left keeps the tool's own argument, one it dropped its default.
 """
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
@@ -82,4 +87,52 @@ def concrete_call(
     )
 
 
-__all__ = ["MAX_DEPTH", "ArgumentTooLong", "SeenIterator", "concrete_call"]
+def approved_call(
+    signature: inspect.Signature,
+    call: tuple[tuple[Any, ...], Mapping[str, Any]],
+    seen: Mapping[str, Any],
+    approved: Mapping[str, Any],
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The arguments the tool runs with when the gate judged ``approved`` for a call it saw as
+    ``seen`` (see the module docstring); ``TypeError`` when they do not fit the signature."""
+    args, kwargs = call
+    if approved == seen:
+        return args, dict(kwargs)
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    values = dict(bound.arguments)
+    kinds = {name: parameter.kind for name, parameter in signature.parameters.items()}
+    catch_all = next((n for n, k in kinds.items() if k is inspect.Parameter.VAR_KEYWORD), None)
+    extras: dict[str, Any] = dict(values.pop(catch_all, {})) if catch_all else {}
+    for name in seen:
+        if name in approved:
+            continue
+        if name in kinds:
+            default = signature.parameters[name].default
+            if default is inspect.Parameter.empty:
+                raise TypeError(f"the approved call leaves out {name!r}, which has no default")
+            values[name] = default
+        else:
+            extras.pop(name, None)
+    for name, value in approved.items():
+        if name in seen and seen[name] == value:
+            continue
+        if name == catch_all and isinstance(value, Mapping):
+            extras.update(value)
+        elif name in kinds and kinds[name] is inspect.Parameter.VAR_POSITIONAL:
+            values[name] = tuple(value) if isinstance(value, (list, tuple)) else (value,)
+        elif name in kinds:
+            values[name] = value
+        elif catch_all is not None:
+            extras[name] = value
+        else:
+            raise TypeError(f"the approved call names {name!r}, which the tool does not take")
+    if catch_all is not None:
+        values[catch_all] = extras
+    ordered = {name: values[name] for name in signature.parameters if name in values}
+    again = inspect.BoundArguments(signature, ordered)
+    signature.bind(*again.args, **again.kwargs)  # TypeError when they do not fit
+    return tuple(again.args), dict(again.kwargs)
+
+
+__all__ = ["MAX_DEPTH", "ArgumentTooLong", "SeenIterator", "approved_call", "concrete_call"]

@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from pytest_harness_audit.doors.lazy_results import materialised_async, settled
-from pytest_harness_audit.doors.tool_args import ArgumentTooLong, concrete_call
+from pytest_harness_audit.doors.tool_args import ArgumentTooLong, approved_call, concrete_call
 from pytest_harness_audit.doors.tool_calls import gate_failure, turns_of
 from pytest_harness_audit.doors.tool_errors import shown_exception
 from pytest_harness_audit.doors.tool_views import output_view, param_view
@@ -137,6 +137,15 @@ def _bound(
         if hidden:
             params[own] = hidden
     return params, defaulted
+
+
+def _judged(decision: object, params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The parameters the call runs with: those an approver answered ``modify`` with (the gate
+    judged and records them), else the call's own (not the record's redacted copy)."""
+    approval = (getattr(decision, "record_extra", None) or {}).get("approval")
+    judged = getattr(decision, "params", None)
+    modified = isinstance(approval, Mapping) and approval.get("outcome") == "modify"
+    return judged if modified and isinstance(judged, Mapping) else params
 
 
 def _redact_exception(gate: Gate, exc: BaseException) -> BaseException:
@@ -298,9 +307,12 @@ def gated_tool(
             returned: list[Any] = []
             raised: list[BaseException] = []
 
-            async def act(_decision: object) -> Outcome:
+            async def act(decision: object) -> Outcome:
                 try:
-                    value = fn(*args, **kwargs)
+                    run_args, run_kwargs = approved_call(
+                        signature, (args, kwargs), params, _judged(decision, params)
+                    )
+                    value = fn(*run_args, **run_kwargs)
                     while inspect.isawaitable(value):
                         value = await value
                     value = await materialised_async(value)
@@ -336,9 +348,12 @@ def gated_tool(
         returned: list[Any] = []
         raised: list[BaseException] = []
 
-        def act(_decision: object) -> Outcome:
+        def act(decision: object) -> Outcome:
             try:
-                value = settled(fn(*args, **kwargs))
+                run_args, run_kwargs = approved_call(
+                    signature, (args, kwargs), params, _judged(decision, params)
+                )
+                value = settled(fn(*run_args, **run_kwargs))
             except BaseException as exc:
                 raised.append(exc)
                 raise
