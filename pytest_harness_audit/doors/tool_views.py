@@ -139,9 +139,10 @@ def _structured(value: Any, depth: int) -> Any:
         return fields
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         try:
-            return dataclasses.asdict(value)
+            fields = dataclasses.asdict(value)
         except Exception:  # a field that cannot be copied
             return None
+        return _structured(fields, depth + 1)
     as_dict = getattr(value, "_asdict", None)
     if isinstance(value, tuple) and callable(as_dict):  # a named tuple: its fields by name
         try:

