@@ -3,14 +3,16 @@
 A framework hands a tool the values it validated the model's JSON into; the gate must judge the
 values the tool reads, so each is viewed as the tool sees it:
 
-* a path object is its path, a URL, an IP address or another value with its own text is that
-  text, a ``re.Pattern`` its pattern, a pydantic ``SecretStr`` the value it holds;
+* a path object is its path, bytes their UTF-8 text (at any depth, not base64), a URL, an IP
+  address or another value with its own text is that text, a ``re.Pattern`` its pattern, a
+  pydantic ``SecretStr`` the value it holds;
 * a pydantic model is its fields as the tool reads them (its attributes, and extra fields):
   not its serialised form, which may leave a field out (``exclude=True``), change it (a field
   serializer) or mask it (a ``SecretStr`` field);
 * a dataclass is its fields, a named tuple its fields by name; a tuple, a set, a ``deque`` or
   another sequence is a list; a mapping a dict; an iterator the door read its items;
-* a value with no JSON form left is recorded as ``<TypeName>``.
+* a value with no JSON form left is recorded as ``<TypeName>``: in its place, so the values
+  beside it are still read.
 """
 
 from __future__ import annotations
@@ -95,12 +97,18 @@ def _own_text(value: Any) -> Any:
         pass
     if isinstance(value, re.Pattern):
         return value.pattern
+    opaque = f"<{type(value).__name__}>"  # alone, not hiding the values beside it
     if getattr(type(value), "__str__", None) is object.__str__:
-        return value
+        return opaque
     try:
         return str(value)
     except Exception:  # a broken __str__: recorded by its type name
-        return value
+        return opaque
+
+
+def _key(key: Any) -> Any:
+    """A mapping's key as JSON can hold it (a tuple key as its text)."""
+    return key if key is None or isinstance(key, (str, int, float)) else str(key)
 
 
 def _model_fields(value: Any, depth: int) -> dict[str, Any] | None:
@@ -119,7 +127,9 @@ def _model_fields(value: Any, depth: int) -> dict[str, Any] | None:
 def _structured(value: Any, depth: int) -> Any:
     """``value`` in a form with JSON (see the module docstring); ``None`` when a model or a
     dataclass cannot be read."""
-    if value is None or isinstance(value, (*_TEXTS, bool, int, float)) or depth > MAX_NESTING:
+    if isinstance(value, (bytes, bytearray, memoryview)):  # a path or text in bytes: its text
+        return bytes(value).decode("utf-8", "replace")
+    if value is None or isinstance(value, (str, bool, int, float)) or depth > MAX_NESTING:
         return value
     if isinstance(value, os.PathLike):
         return os.fspath(value)
@@ -150,7 +160,7 @@ def _structured(value: Any, depth: int) -> Any:
         except Exception:  # not a named tuple after all: read as a tuple below
             pass
     if isinstance(value, Mapping):
-        return {key: _structured(item, depth + 1) for key, item in value.items()}
+        return {_key(key): _structured(item, depth + 1) for key, item in value.items()}
     if isinstance(value, (Sequence, Set)) and not isinstance(value, _TEXTS):
         return [_structured(item, depth + 1) for item in value]
     return _own_text(value)

@@ -183,3 +183,34 @@ def test_a_key_in_a_url_field_of_a_dataclass_is_refused(harness: Harness) -> Non
     harmless = "https://example.invalid/docs"
     assert _pydantic_ai_run(tool, "fetch_page", {"page": {"url": harmless}}) == ["<html></html>"]
     assert harness.calls()[-1].params == {"page": {"url": harmless}}
+
+
+def test_a_path_in_bytes_inside_a_list_is_judged_by_its_text(harness: Harness) -> None:
+    ran: list[bytes] = []
+
+    def read_files(paths: list[bytes]) -> str:
+        """Read files."""
+        ran.extend(paths)
+        return "".join((harness.root / p.decode()).read_text()[:1] for p in paths)
+
+    tool = harness.tool(read_files, category="file_read", on_block="return")
+    assert _pydantic_ai_run(tool, "read_files", {"paths": [".env"]})[0].startswith("[blocked]")
+    assert ran == []
+    assert _pydantic_ai_run(tool, "read_files", {"paths": ["README.md"]}) == ["#"]
+    assert harness.calls()[-1].params == {"paths": ["README.md"]}
+
+
+def test_a_value_with_no_json_form_does_not_hide_the_values_beside_it(harness: Harness) -> None:
+    sent: list[Any] = []
+
+    def send_message(to: str, parts: list[Any]) -> str:
+        """Send a message."""
+        sent.append(parts)
+        return "sent"
+
+    tool = harness.tool(send_message, on_block="return")
+    assert tool("bob", [api_key(harness), object()]).startswith("[blocked]")
+    assert sent == []
+    assert harness.verdict.value == "FAIL"
+    assert tool("bob", ["hello", object()]) == "sent"
+    assert harness.calls()[-1].params == {"to": "bob", "parts": ["hello", "<object>"]}
