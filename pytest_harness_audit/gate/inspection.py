@@ -24,6 +24,7 @@ from pytest_harness_audit.inspect import (
     FILES_DELETED,
     HISTORY_DESTROYED,
     MEMORY_WRITE,
+    OUTPUT_PARTLY_SCANNED,
     PROTECTED_FILE_CHANGED,
     SECRET_EXPOSURE,
     SESSION_LOST,
@@ -139,12 +140,16 @@ class SessionInspection:
         self, tool: str, category: str, params: Mapping[str, Any], seen: Seen
     ) -> OutgoingLeak | None:
         """A payload the scan could not read whole (nested deeper, or longer, than it reads):
-        refused where the policy refuses a known secret leaving, since it may hold one."""
+        refused where the policy refuses a known secret leaving, since it may hold one (in
+        dry-run, a warning)."""
         if not seen.unscanned:
             return None
         judgement = self.policy.effect_rules.judge((SECRET_EXPOSURE,), tool=tool, category=category)
-        if judgement is None or judgement.verdict != "FAIL":
+        if judgement is None or judgement.verdict is None:
             return None
+        if judgement.verdict != "FAIL":
+            unseen = replace(judgement, reason=UNSCANNED_REASON)
+            return OutgoingLeak((OUTPUT_PARTLY_SCANNED,), unseen, (), params)
         refusal = Evaluation(
             "deny",
             True,

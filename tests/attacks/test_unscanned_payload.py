@@ -6,7 +6,8 @@ nested 64 times, which pydantic-ai hands a ``body: Any`` parameter as the model 
 that length went out unread and the session was PASS, its record showing the redacted key. Such
 a payload is refused where the policy refuses a known secret leaving: it may hold one. Benign
 twins: the same nesting a level shallower without a key goes out, and a deep argument of a tool
-whose arguments do not leave (a file read) is not refused for its depth.
+whose arguments do not leave (a file read) is not refused for its depth. In dry-run such a
+payload goes out and the session is WARN, as for a key found.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from secret_support import api_key, service_harness
 
 from pytest_harness_audit.gate.inspection import UNSCANNED_REASON
 from pytest_harness_audit.inspect.outputs import MAX_DEPTH, MAX_SCAN_CHARS
+from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.harness import Harness
 
 
@@ -111,3 +113,16 @@ def test_a_deep_argument_that_does_not_leave_is_not_refused_for_its_depth(
     tool = harness.tool(lookup, category="file_read", on_block="return")
     assert tool("README.md", _nested("x", MAX_DEPTH + 5)) == "ok"
     assert harness.verdict.value == "PASS"
+
+
+def test_in_dry_run_a_payload_past_the_scan_depth_goes_out_with_a_warning(tmp_path: Path) -> None:
+    dry = Harness.create(
+        tmp_path, template="python-service", policy=Policy.preset("safety", enforce=False)
+    )
+    try:
+        tool = dry.tool(send_message, on_block="return")
+        assert tool("bob", _nested(api_key(dry), MAX_DEPTH + 1)) == "sent"
+        assert dry.verdict.value == "WARN"
+        assert tool("bob", _nested("hello", MAX_DEPTH - 2)) == "sent"
+    finally:
+        dry.close()
