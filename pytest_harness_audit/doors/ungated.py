@@ -8,7 +8,9 @@ hosted or built-in tool (web search, code execution, a shell or computer tool), 
 lists each call no record accounts for:
 
 * pydantic-ai — a run result (``all_messages()``) or its messages: each tool return, each
-  retry a tool raised (``ModelRetry``), each built-in tool call; output tools are not calls;
+  retry a tool raised (``ModelRetry``), each built-in tool call; output tools
+  (``final_result…``, told by the status text of their return) are not calls, nor a function
+  tool pydantic-ai skipped once the same response gave the final result;
 * the OpenAI Agents SDK — a run result (``new_items``): each tool call item (a function, a
   hosted or local tool: the item's type names it then) and each handoff;
 * inspect_ai — an eval log, a sample or its messages: each tool message.
@@ -48,6 +50,20 @@ from pytest_harness_audit.inspect.secrets import REDACTION
 
 #: pydantic-ai's default name for the tool that carries a structured final output.
 _OUTPUT_TOOL_PREFIX = "final_result"
+#: The status texts pydantic-ai gives an output tool's return (the tool is no function tool).
+_OUTPUT_STATUS = frozenset(
+    {
+        "Final result processed.",
+        "Output not used as the final result - addressing tool retries from this round first.",
+        "Output tool not used - a final result was already processed.",
+        "Output tool processed, but its value will not be the final result of the agent run.",
+        "Output tool not used - output function execution failed.",
+        "Output tool not used - output failed validation.",
+    }
+)
+#: The text of the return pydantic-ai gives a function tool it did not run: the same response
+#: had already given the final result.
+_SKIPPED = "Tool not executed - a final result was already processed."
 #: A proxied MCP tool's recorded name: ``mcp__<server>__<tool>``.
 _PROXIED = re.compile(r"mcp__(?P<server>.+?)__(?P<tool>.+)")
 #: A record's timestamp keeps milliseconds; a response's is finer.
@@ -91,7 +107,26 @@ def _aware(value: Any) -> _dt.datetime | None:
     return value if value.tzinfo is not None else value.replace(tzinfo=_dt.timezone.utc)
 
 
+def _output_return(part: Any) -> bool:
+    """Whether ``part`` is the status return of an output tool (by its default name: a function
+    tool's return may hold any text)."""
+    name = str(getattr(part, "tool_name", "") or "")
+    return (
+        getattr(part, "part_kind", "") == "tool-return"
+        and name.startswith(_OUTPUT_TOOL_PREFIX)
+        and getattr(part, "content", None) in _OUTPUT_STATUS
+    )
+
+
 def _pydantic_ai(messages: Iterable[Any]) -> list[_Ran]:
+    messages = list(messages)
+    # the requests that answer a response with a final result: a function tool's return
+    # there may be the stub of a call pydantic-ai skipped
+    finals = {
+        index
+        for index, message in enumerate(messages)
+        if any(map(_output_return, getattr(message, "parts", ())))
+    }
     issued: dict[str, tuple[int, Any, _dt.datetime | None]] = {}
     ran: list[_Ran] = []
     for index, message in enumerate(messages):
@@ -105,9 +140,14 @@ def _pydantic_ai(messages: Iterable[Any]) -> list[_Ran]:
         for part in parts:
             kind = getattr(part, "part_kind", "")
             name = str(getattr(part, "tool_name", "") or "")
-            if not name or name.startswith(_OUTPUT_TOOL_PREFIX):
+            content = getattr(part, "content", None)
+            if not name or _output_return(part):
                 continue
-            text = isinstance(getattr(part, "content", None), str)
+            if kind == "tool-return" and content == _SKIPPED and index in finals:
+                continue
+            if kind != "tool-return" and name.startswith(_OUTPUT_TOOL_PREFIX):
+                continue  # an output tool's retry (its return is told by its text)
+            text = isinstance(content, str)
             if kind == "builtin-tool-call":
                 ran.append(_Ran(name, _args(getattr(part, "args", None)), index))
             elif (
