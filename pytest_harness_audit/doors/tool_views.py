@@ -81,11 +81,43 @@ def param_view(value: Any) -> Any:
 
 
 def output_view(value: Any) -> Any:
-    """A tool's return value as inspection scans it (its text when it has no JSON form)."""
+    """A tool's return value as inspection scans it: its JSON form, or its text when it has
+    none. A dataclass, pydantic model, mapping or sequence whose class renders its own text
+    is both (``{"value": …, "text": …}``): a framework may show the model that text (the OpenAI
+    Agents SDK hands over ``str(result)``), so it is made, and read, inside the call."""
     shown = plain(value)
     if shown is None and value is not None:
         return str(value)
-    return shown
+    text = _rendered(value)
+    return shown if text is None else {"value": shown, "text": text}
+
+
+#: The ``__str__`` of classes whose text is made from their fields (or is JSON's own).
+_FIELD_TEXTS = frozenset({"object.__str__", "BaseModel.__str__"})
+
+
+def _rendered(value: Any) -> str | None:
+    """``str(value)`` when ``value``'s class renders its own text over a JSON form, else
+    ``None``."""
+    kind = type(value)
+    if value is None or isinstance(value, (*_TEXTS, bool, int, float)):
+        return None
+    if kind in (list, dict, tuple):
+        return None
+    structured = (
+        dataclasses.is_dataclass(value)
+        or isinstance(getattr(kind, "model_fields", None), Mapping)
+        or isinstance(value, (Mapping, Sequence))
+    )
+    method = getattr(kind, "__str__", None)
+    if not structured or getattr(method, "__qualname__", "") in _FIELD_TEXTS:
+        return None
+    if getattr(method, "__module__", None) == "builtins":
+        return None
+    try:
+        return str(value)
+    except Exception:  # a text that cannot be made is shown to no model either
+        return None
 
 
 def _own_text(value: Any) -> Any:

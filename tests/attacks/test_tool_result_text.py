@@ -1,0 +1,130 @@
+"""A function tool's result whose text is not its fields: the text the framework shows is read.
+
+The OpenAI Agents SDK hands the model ``str(result)`` for a result that is no text and no
+structured tool output. The door inspected a dataclass (or pydantic model) result by its fields
+only: a result whose own ``__str__`` renders more than its fields (here the settings file,
+read when it is rendered) reached the model unredacted and the session was PASS. Such a result
+is now read as its fields and its text, and the text is made inside the call. Benign twins: a
+result whose text shows only its fields, and a plain dataclass result, keep their value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from secret_support import api_key, service_harness
+
+from pytest_harness_audit.session.harness import Harness
+
+
+@pytest.fixture
+def harness(tmp_path: Path) -> Iterator[Harness]:
+    yield from service_harness(tmp_path)
+
+
+def _model_reads(tool: Any, name: str) -> str:
+    """What the model reads back after one call of ``name`` (the OpenAI Agents SDK)."""
+    pytest.importorskip("agents")
+    from agents import Agent, ModelResponse, RunConfig, Runner, Usage, function_tool
+    from agents.models.interface import Model
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+
+    class OneCall(Model):
+        async def get_response(
+            self, system_instructions: Any, input: Any, *a: Any, **k: Any
+        ) -> Any:
+            items = input if isinstance(input, list) else []
+            outputs = [i["output"] for i in items if i.get("type") == "function_call_output"]
+            if not outputs:
+                call = ResponseFunctionToolCall(
+                    id="fc_0",
+                    call_id="call_0",
+                    type="function_call",
+                    name=name,
+                    arguments=json.dumps({"service": "orders"}),
+                )
+                return ModelResponse(output=[call], usage=Usage(), response_id=None)
+            text = ResponseOutputText(text=str(outputs[0]), type="output_text", annotations=[])
+            message = ResponseOutputMessage(
+                id="msg_0", type="message", role="assistant", status="completed", content=[text]
+            )
+            return ModelResponse(output=[message], usage=Usage(), response_id=None)
+
+        def stream_response(self, *a: Any, **k: Any) -> Any:
+            raise NotImplementedError
+
+    agent = Agent(name="a", model=OneCall(), tools=[function_tool(tool)])
+    result = Runner.run_sync(agent, "go", run_config=RunConfig(tracing_disabled=True))
+    return str(result.final_output)
+
+
+@dataclasses.dataclass
+class Status:
+    """A service's status, rendered with the settings it runs with."""
+
+    service: str
+    healthy: bool
+    root: Path
+
+    def __str__(self) -> str:
+        settings = (self.root / ".env").read_text(encoding="utf-8")
+        return f"{self.service}: healthy={self.healthy}\n{settings}"
+
+
+@dataclasses.dataclass
+class Health:
+    """A service's status, rendered as its fields."""
+
+    service: str
+    healthy: bool
+
+    def __str__(self) -> str:
+        return f"{self.service}: healthy={self.healthy}"
+
+
+@dataclasses.dataclass
+class Plain:
+    """A service's name."""
+
+    service: str
+
+
+def test_a_result_rendering_the_settings_file_is_redacted(harness: Harness) -> None:
+    def status(service: str) -> Status:
+        """Report a service's status."""
+        return Status(service, True, harness.root)
+
+    read = _model_reads(harness.tool(status, category="file_read"), "status")
+    assert api_key(harness) not in read
+    assert harness.verdict.value != "PASS"
+
+
+def test_a_result_whose_text_shows_its_fields_keeps_its_value(harness: Harness) -> None:
+    def status(service: str) -> Health:
+        """Report a service's status."""
+        return Health(service, True)
+
+    assert _model_reads(harness.tool(status, category="file_read"), "status") == (
+        "orders: healthy=True"
+    )
+    assert harness.verdict.value == "PASS"
+
+
+def test_a_plain_dataclass_result_is_recorded_by_its_fields(harness: Harness) -> None:
+    @harness.tool(category="file_read")
+    def status(service: str) -> Plain:
+        """Report a service's status."""
+        return Plain(service)
+
+    assert status("orders") == Plain("orders")
+    assert harness.calls()[0].raw.get("output") in (None, {"service": "orders"})
+    assert harness.verdict.value == "PASS"
