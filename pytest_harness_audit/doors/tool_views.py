@@ -82,9 +82,9 @@ def param_view(value: Any) -> Any:
 
 def output_view(value: Any) -> Any:
     """A tool's return value as inspection scans it: its JSON form, or its text when it has
-    none. A dataclass, pydantic model, mapping or sequence whose class renders its own text
-    is both (``{"value": …, "text": …}``): a framework may show the model that text (the OpenAI
-    Agents SDK hands over ``str(result)``), so it is made, and read, inside the call."""
+    none. A pydantic model, or a dataclass, mapping or sequence whose class renders its own
+    text, is both (``{"value": …, "text": …}``): a framework may show the model that text
+    (the OpenAI Agents SDK hands over ``str(result)``), so it is made, and read, in the call."""
     shown = plain(value)
     if shown is None and value is not None:
         return str(value)
@@ -92,8 +92,10 @@ def output_view(value: Any) -> Any:
     return shown if text is None else {"value": shown, "text": text}
 
 
-#: The ``__str__`` of classes whose text is made from their fields (or is JSON's own).
-_FIELD_TEXTS = frozenset({"object.__str__", "BaseModel.__str__"})
+#: The ``__str__`` of classes whose text shows no more than their JSON form (a dataclass's
+#: ``repr`` shows some of the fields ``asdict`` gives; a pydantic model's ``repr`` may show a
+#: field its serialised form leaves out or masks, so it is read).
+_FIELD_TEXTS = frozenset({"object.__str__"})
 
 
 def _rendered(value: Any) -> str | None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, Field
 from secret_support import api_key, service_harness
 
 from pytest_harness_audit.session.harness import Harness
@@ -128,3 +129,20 @@ def test_a_plain_dataclass_result_is_recorded_by_its_fields(harness: Harness) ->
     assert status("orders") == Plain("orders")
     assert harness.calls()[0].raw.get("output") in (None, {"service": "orders"})
     assert harness.verdict.value == "PASS"
+
+
+class Login(BaseModel):
+    """A login whose token its serialised form leaves out (its repr shows it)."""
+
+    user: str
+    token: str = Field(exclude=True)
+
+
+def test_a_model_result_s_excluded_field_is_redacted_in_its_text(harness: Harness) -> None:
+    def login(service: str) -> Login:
+        """Log in to a service."""
+        return Login(user=service, token=api_key(harness))
+
+    read = _model_reads(harness.tool(login, category="file_read"), "login")
+    assert api_key(harness) not in read
+    assert harness.verdict.value != "PASS"
