@@ -95,7 +95,7 @@ def harness_factory(
     Every session it makes is checked against the test's markers at the end of the test.
     """
     from pytest_harness_audit.plugin.markers import parse_harness_agents, parse_harness_approvals
-    from pytest_harness_audit.session.harness import Harness, new_session_id
+    from pytest_harness_audit.session.harness import new_session_id, watch_sessions
 
     options = request.config.stash[OPTIONS_KEY]
     sessions = request.node.stash.setdefault(SESSIONS_KEY, [])
@@ -126,24 +126,8 @@ def harness_factory(
         if agents is not None:
             kwargs.setdefault("agents", parse_harness_agents(agents.args, agents.kwargs))
         chosen = policy if policy is not None else _default_policy(request)
-        if root is None:
-            harness = Harness.create(
-                base,
-                template=template,
-                storage_dir=storage,
-                policy=chosen,
-                session_id=session_id,
-                **kwargs,
-            )
-        else:
-            harness = Harness(
-                root,
-                storage_dir=storage,
-                policy=chosen,
-                session_id=session_id,
-                template=template,
-                **kwargs,
-            )
+        with watch_sessions(_keep):  # made here: not also a session of a test around this run
+            harness = _made(base, root, template, storage, chosen, session_id, kwargs)
         if options.enabled and request.config.get_verbosity() > 0:
             from pytest_harness_audit.gate.console import RecordConsole
 
@@ -160,6 +144,41 @@ def harness_factory(
     for session in sessions:
         session.close()
     _sign_session_ends(sessions)
+
+
+def _keep(harness: Harness) -> None:
+    """The factory keeps the sessions it makes itself."""
+
+
+def _made(
+    base: Path,
+    root: Path | None,
+    template: str | None,
+    storage: Path,
+    policy: Any,
+    session_id: str,
+    options: dict[str, Any],
+) -> Harness:
+    """A session on a fresh workspace under ``base``, or on ``root``."""
+    from pytest_harness_audit.session.harness import Harness
+
+    if root is None:
+        return Harness.create(
+            base,
+            template=template,
+            storage_dir=storage,
+            policy=policy,
+            session_id=session_id,
+            **options,
+        )
+    return Harness(
+        root,
+        storage_dir=storage,
+        policy=policy,
+        session_id=session_id,
+        template=template,
+        **options,
+    )
 
 
 def _sign_session_ends(sessions: list[Harness]) -> None:

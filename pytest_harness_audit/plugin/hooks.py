@@ -23,6 +23,7 @@ from pytest_harness_audit.plugin.markers import (
 from pytest_harness_audit.plugin.options import (
     ARTIFACT_LINES_KEY,
     BASELINE_KEY,
+    CHECKED_KEY,
     OPTIONS_KEY,
     SESSIONS_KEY,
     SNAPSHOT_FOLDER_KEY,
@@ -98,12 +99,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """After the test body: check every harness session against the markers, and that no
-    snapshot file of the test changed while it ran."""
+    snapshot file of the test changed while it ran. A body that skips or xfails after its
+    sessions ran is still held to what they already show."""
     __tracebackhide__ = True  # the failure is the message, not the plugin's code
+    from pytest_harness_audit.session.harness import watch_sessions
+
     try:
-        yield
+        with watch_sessions(lambda made: _adopt_session(item, made)):
+            yield
+    except (pytest.skip.Exception, pytest.xfail.Exception) as stopped:
+        _check_snapshot_files(item)
+        _check_sessions(item, finished=False, stopped=stopped)
+        raise
     except BaseException:
         _check_snapshot_files(item)
+        _note_checked(item)
         raise
     _check_snapshot_files(item)
     sessions = item.stash.get(SESSIONS_KEY, [])
@@ -112,18 +122,79 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         if snapshot is not None:
             raise AssertionError("harness_snapshot: the test made no harness session to snapshot")
         return
+    _check_sessions(item, finished=True)
+
+
+def _adopt_session(item: pytest.Item, harness: Any) -> None:
+    """A session the test body made itself (``Harness.create``) is checked like the others."""
+    sessions = item.stash.setdefault(SESSIONS_KEY, [])
+    if not any(known is harness for known in sessions):
+        sessions.append(harness)
+
+
+def _note_checked(item: pytest.Item) -> None:
+    """Keep where each session stood at the end of the test body."""
+    from pytest_harness_audit.plugin.support import checked_state
+
+    sessions = item.stash.get(SESSIONS_KEY, [])
+    item.stash[CHECKED_KEY] = {id(h): checked_state(h) for h in sessions}
+
+
+def _check_sessions(
+    item: pytest.Item,
+    *,
+    finished: bool,
+    stopped: BaseException | None = None,
+    only: list[Any] | None = None,
+) -> None:
+    """Fail the test with every unmet requirement of its sessions (``only``: of these)."""
+    __tracebackhide__ = True
+    sessions = item.stash.get(SESSIONS_KEY, []) if only is None else only
+    if not sessions:
+        return
     from pytest_harness_audit.plugin.support import end_of_test_problems
     from pytest_harness_audit.readers.snapshot import diff_colors, snapshot_sessions
 
     options = item.config.stash[OPTIONS_KEY]
     markers = marker_arguments(item)
     problems = []
-    for harness in sessions:
-        problems.extend(end_of_test_problems(harness, markers, options))
-    if snapshot is not None:
-        problems.extend(snapshot_sessions(sessions, snapshot, colors=diff_colors(item.config)))
-    if problems:
-        raise AssertionError("\n\n".join(problems))
+    try:
+        for harness in sessions:
+            problems.extend(end_of_test_problems(harness, markers, options, finished=finished))
+        snapshot = item.stash.get(SNAPSHOT_KEY, None)
+        if snapshot is not None and finished and stopped is None and only is None:
+            problems.extend(snapshot_sessions(sessions, snapshot, colors=diff_colors(item.config)))
+    finally:
+        _note_checked(item)
+    if not problems:
+        return
+    if stopped is not None:
+        how = "skipped" if isinstance(stopped, pytest.skip.Exception) else "xfailed"
+        problems.append(
+            f"(the test {how} after its harness sessions ran ({stopped}); what they already "
+            "show is checked all the same)"
+        )
+    elif not finished:
+        problems.append("(the session changed after the end of the test body: checked again)")
+    raise AssertionError("\n\n".join(problems)) from None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
+    """After the fixtures' teardown: a session that changed since the end-of-test check (a
+    fixture's teardown made a call, say), or was made after it, is checked again; a test
+    whose body never ran (a fixture skipped it) has its sessions checked here."""
+    __tracebackhide__ = True
+    result = yield
+    sessions = item.stash.get(SESSIONS_KEY, [])
+    if not sessions:
+        return result
+    from pytest_harness_audit.plugin.support import checked_state
+
+    checked = item.stash.get(CHECKED_KEY, {})
+    late = [h for h in sessions if checked.get(id(h)) != checked_state(h)]
+    _check_sessions(item, finished=False, only=late)
+    return result
 
 
 @pytest.hookimpl(wrapper=True)
@@ -146,6 +217,8 @@ def pytest_runtest_makereport(
         report.longrepr = visible(f"{item.nodeid}: {call.excinfo.value}")
     if report.failed and call.when == "call":
         _add_snapshot_diffs(item, report)
+    if report.failed and call.when == "setup":
+        _note_checked(item)  # the test errs already: only a later change is checked again
     return report
 
 

@@ -46,6 +46,9 @@ OPTIONS_KEY: pytest.StashKey[AuditOptions] = pytest.StashKey()
 SUMMARIES_KEY: pytest.StashKey[list[SessionSummary]] = pytest.StashKey()
 #: The harness sessions a test made (``item.stash``), checked at the end of the test.
 SESSIONS_KEY: pytest.StashKey[list[Harness]] = pytest.StashKey()
+#: Where each session of a test stood when its markers were checked, by ``id`` (``item.stash``):
+#: one changed after it (a call from a fixture's teardown, say) is checked again.
+CHECKED_KEY: pytest.StashKey[dict[int, tuple[bool, int, str]]] = pytest.StashKey()
 #: The snapshot a ``harness_snapshot`` test's sessions are compared with (``item.stash``).
 SNAPSHOT_KEY: pytest.StashKey[SnapshotAssertion] = pytest.StashKey()
 #: The run's snapshot files as they were before any test ran (``config.stash``; not under
