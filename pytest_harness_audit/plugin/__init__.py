@@ -31,7 +31,6 @@ from pytest_harness_audit.plugin.hooks import (
     pytest_runtest_teardown,
     pytest_sessionfinish,
     pytest_terminal_summary,
-    pytest_testnodedown,
 )
 
 __all__ = [
@@ -50,6 +49,5 @@ __all__ = [
     "pytest_runtest_teardown",
     "pytest_sessionfinish",
     "pytest_terminal_summary",
-    "pytest_testnodedown",
     "recording_proxy",
 ]

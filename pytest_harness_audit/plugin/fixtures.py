@@ -95,7 +95,8 @@ def harness_factory(
     Every session it makes is checked against the test's markers at the end of the test.
     """
     from pytest_harness_audit.plugin.markers import parse_harness_agents, parse_harness_approvals
-    from pytest_harness_audit.session.harness import new_session_id, watch_sessions
+    from pytest_harness_audit.session.harness import new_session_id
+    from pytest_harness_audit.watch import watch_sessions
 
     options = request.config.stash[OPTIONS_KEY]
     sessions = request.node.stash.setdefault(SESSIONS_KEY, [])

@@ -8,9 +8,8 @@ else.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -29,13 +28,14 @@ from pytest_harness_audit.plugin.options import (
     SNAPSHOT_FOLDER_KEY,
     SNAPSHOT_KEY,
     SPAN_FILE_KEY,
-    SPANS_OUTPUT,
     SUMMARIES_KEY,
-    WORKER_OUTPUT,
     add_options,
     resolve_options,
 )
 from pytest_harness_audit.wording import visible
+
+if TYPE_CHECKING:
+    from pytest_harness_audit.plugin.summary import SessionSummary
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -66,6 +66,10 @@ def pytest_configure(config: pytest.Config) -> None:
         if not hasattr(config, "workerinput"):  # the controller writes the file at the end
             span_file.start()
         config.stash[SPAN_FILE_KEY] = span_file
+    if not hasattr(config, "workerinput"):
+        from pytest_harness_audit.plugin.worker_rows import ControllerRows
+
+        config.pluginmanager.register(ControllerRows(config), "harness-audit-worker-rows")
     if config.pluginmanager.hasplugin("html"):
         from pytest_harness_audit.plugin import html
 
@@ -102,7 +106,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     snapshot file of the test changed while it ran. A body that skips or xfails after its
     sessions ran is still held to what they already show."""
     __tracebackhide__ = True  # the failure is the message, not the plugin's code
-    from pytest_harness_audit.session.harness import watch_sessions
+    from pytest_harness_audit.watch import watch_sessions
 
     try:
         with watch_sessions(lambda made: _adopt_session(item, made)):
@@ -204,9 +208,13 @@ def pytest_runtest_makereport(
     """A project error (a bad scenario, policy, template …) is reported as its one line, naming
     the test, not under the plugin's traceback (``--tb=long`` or ``--fulltrace`` keep it).
     After teardown: summary rows and JUnit properties of the test's sessions."""
-    _publish_sessions(item, call)  # before the report is made: it copies the user properties
+    rows = _publish_sessions(item, call)  # before the report: it copies the user properties
     _export_otel(item, call)
     report = yield
+    if call.when == "teardown" and hasattr(item.config, "workerinput"):
+        from pytest_harness_audit.plugin.worker_rows import attach
+
+        attach(item.config, report, rows)
     if (
         report.failed
         and call.excinfo is not None
@@ -251,18 +259,23 @@ def _add_snapshot_diffs(item: pytest.Item, report: pytest.TestReport) -> None:
         report.sections.append(("harness audit: snapshot diff (every changed line)", diff))
 
 
-def _publish_sessions(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
+def _publish_sessions(item: pytest.Item, call: pytest.CallInfo[None]) -> list[SessionSummary]:
+    """After teardown: the test's summary rows (also kept for the run's end) and its JUnit
+    properties."""
     sessions = item.stash.get(SESSIONS_KEY, [])
     if call.when != "teardown" or not sessions:
-        return
+        return []
     from pytest_harness_audit.plugin.summary import summarise
 
+    rows = []
     for harness in sessions:
         try:
             summary = summarise(harness, item.nodeid)
         except HarnessAuditError:
             continue
-        item.config.stash[SUMMARIES_KEY].append(summary)
+        rows.append(summary)
+        if not hasattr(item.config, "workerinput"):  # a worker's go with its reports
+            item.config.stash[SUMMARIES_KEY].append(summary)
         item.user_properties.append(("harness_audit_session", harness.session_id))
         item.user_properties.append(("harness_audit_verdict", summary.verdict))
         item.user_properties.append(("harness_audit_head", summary.head))
@@ -277,6 +290,7 @@ def _publish_sessions(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
 
             path = write_report(harness.storage_dir, harness.session_id, harness.report())
             item.user_properties.append(("harness_audit_report", str(path)))
+    return rows
 
 
 #: Set once an OpenTelemetry export failed: the run says so once and exports no more.
@@ -309,18 +323,11 @@ def _export_otel(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """On an xdist worker: hand the summary rows to the controller. Elsewhere, under
-    ``--harness-audit``: list the run's sessions and keep only the last runs' sessions."""
-    workeroutput = getattr(session.config, "workeroutput", None)
-    summaries = session.config.stash[SUMMARIES_KEY]
-    if workeroutput is not None:
-        from pytest_harness_audit.plugin.summary import encode_summaries
-
-        workeroutput[WORKER_OUTPUT] = encode_summaries(summaries)
-        span_file = session.config.stash.get(SPAN_FILE_KEY, None)
-        if span_file is not None:
-            workeroutput[SPANS_OUTPUT] = json.dumps(span_file.written)
+    """Under ``--harness-audit`` (not on an xdist worker, whose rows went to the controller
+    with its reports): list the run's sessions and keep only the last runs' sessions."""
+    if hasattr(session.config, "workerinput"):
         return
+    summaries = session.config.stash[SUMMARIES_KEY]
     options = session.config.stash[OPTIONS_KEY]
     if options.enabled and summaries:
         from pytest_harness_audit.audit.prune import prune, record_run
@@ -352,20 +359,6 @@ def _write_run_files(session: pytest.Session) -> None:
         pytest.ExitCode.NO_TESTS_COLLECTED,
     ):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_testnodedown(node: Any, error: Any) -> None:
-    """On the xdist controller: collect a finished worker's summary rows."""
-    output = getattr(node, "workeroutput", {})
-    data = output.get(WORKER_OUTPUT)
-    if data:
-        from pytest_harness_audit.plugin.summary import decode_summaries
-
-        node.config.stash[SUMMARIES_KEY].extend(decode_summaries(data))
-    span_file = node.config.stash.get(SPAN_FILE_KEY, None)
-    if span_file is not None and output.get(SPANS_OUTPUT):
-        span_file.written.extend(str(text) for text in json.loads(output[SPANS_OUTPUT]))
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

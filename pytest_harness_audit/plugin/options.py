@@ -56,13 +56,9 @@ SNAPSHOT_KEY: pytest.StashKey[SnapshotAssertion] = pytest.StashKey()
 BASELINE_KEY: pytest.StashKey[SnapshotBaseline] = pytest.StashKey()
 #: The snapshot folder an ``audit_snapshot`` test compares with (``item.stash``).
 SNAPSHOT_FOLDER_KEY: pytest.StashKey[str] = pytest.StashKey()
-#: The ``workeroutput`` key carrying an xdist worker's summary rows to the controller.
-WORKER_OUTPUT = "harness_audit_sessions"
 #: What the run wrote to a ``--harness-audit-otel`` file (``config.stash``), written whole at
 #: its end.
 SPAN_FILE_KEY: pytest.StashKey[SpanFile] = pytest.StashKey()
-#: The ``workeroutput`` key carrying an xdist worker's exported span lines to the controller.
-SPANS_OUTPUT = "harness_audit_spans"
 #: The lines the end of the run prints about the files it wrote: ``(line, failed)``.
 ARTIFACT_LINES_KEY: pytest.StashKey[list[tuple[str, bool]]] = pytest.StashKey()
 

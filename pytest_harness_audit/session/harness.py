@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +40,7 @@ from pytest_harness_audit.social.secret_ledger import SecretLedger
 from pytest_harness_audit.tools.network import NetworkStub
 from pytest_harness_audit.tools.supervisor import guard_auditor
 from pytest_harness_audit.tools.toolbox import ToolBox, ToolFunction
+from pytest_harness_audit.watch import made
 
 if TYPE_CHECKING:
     from pytest_harness_audit.session.proxy_session import RecordingProxySession
@@ -52,22 +52,6 @@ DEFAULT_AGENTS = ("agent",)
 VerdictRules = Callable[["Harness", Sequence[CallRecord]], Iterable[VerdictReason]]
 #: Extra session-report fields for a session (a pluggy hook feeds these).
 ReportFields = Callable[["Harness"], Mapping[str, Any]]
-
-
-#: Called with every session made while a :func:`watch_sessions` block is open.
-_WATCHERS: list[Callable[[Harness], None]] = []
-
-
-@contextmanager
-def watch_sessions(watcher: Callable[[Harness], None]) -> Iterator[None]:
-    """Call ``watcher`` with every ``Harness`` made inside the block and no block opened in it
-    (the plugin holds a test to its markers for the sessions its body made directly, as for
-    its fixtures')."""
-    _WATCHERS.append(watcher)
-    try:
-        yield
-    finally:
-        _WATCHERS.remove(watcher)
 
 
 def new_session_id(label: str = "session") -> str:
@@ -199,8 +183,7 @@ class Harness(ChainQueries):
         self.social_clock = social_clock
         self._social: social_bridge.SocialSession | None = None
         self._proxies: list[RecordingProxySession] = []
-        if _WATCHERS:  # the innermost block only: a pytest run inside a test keeps its own
-            _WATCHERS[-1](self)
+        made(self)
 
     @classmethod
     def create(
