@@ -183,6 +183,36 @@ def _check_sessions(
     raise AssertionError("\n\n".join(problems)) from None
 
 
+#: Set once a test's sessions are in the summary (``item.stash``).
+PUBLISHED_KEY: pytest.StashKey[bool] = pytest.StashKey()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    """A run stopped inside a test (``pytest.exit``, Ctrl-C) still lists the test's sessions,
+    and what they show against the test's markers fails the run (a ``pytest.exit(returncode=0)``
+    after a denied call is not a clean run)."""
+    try:
+        return (yield)
+    except (pytest.exit.Exception, KeyboardInterrupt) as stopped:
+        if not item.stash.get(PUBLISHED_KEY, False):
+            _publish(item)
+            _note_unmet(item, stopped)
+        raise
+
+
+def _note_unmet(item: pytest.Item, stopped: BaseException) -> None:
+    """The unmet requirements of a stopped test's sessions, as failed lines of the run's end."""
+    from pytest_harness_audit.plugin.support import end_of_test_problems
+
+    options = item.config.stash[OPTIONS_KEY]
+    markers = marker_arguments(item)
+    for harness in item.stash.get(SESSIONS_KEY, []):
+        for problem in end_of_test_problems(harness, markers, options, finished=False):
+            line = f"harness-audit: {item.nodeid}: the run stopped in this test ({stopped!r}); "
+            item.config.stash[ARTIFACT_LINES_KEY].append((line + problem, True))
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
     """After the fixtures' teardown: a session that changed since the end-of-test check (a
@@ -262,11 +292,18 @@ def _add_snapshot_diffs(item: pytest.Item, report: pytest.TestReport) -> None:
 def _publish_sessions(item: pytest.Item, call: pytest.CallInfo[None]) -> list[SessionSummary]:
     """After teardown: the test's summary rows (also kept for the run's end) and its JUnit
     properties."""
+    if call.when != "teardown" or item.stash.get(PUBLISHED_KEY, False):
+        return []
+    return _publish(item)
+
+
+def _publish(item: pytest.Item) -> list[SessionSummary]:
     sessions = item.stash.get(SESSIONS_KEY, [])
-    if call.when != "teardown" or not sessions:
+    if not sessions:
         return []
     from pytest_harness_audit.plugin.summary import summarise
 
+    item.stash[PUBLISHED_KEY] = True
     rows = []
     for harness in sessions:
         try:
