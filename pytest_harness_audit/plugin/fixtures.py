@@ -120,7 +120,10 @@ def harness_factory(
                 policy = loaded.policy
         base = tmp_path_factory.mktemp("harness")
         storage = options.directory if options.enabled else base / "audit"
-        session_id = kwargs.pop("session_id", None) or new_session_id(request.node.name)
+        given = kwargs.pop("session_id", None)
+        if given and options.enabled:
+            _refuse_taken(storage, given, sessions)
+        session_id = given or new_session_id(request.node.name)
         for key, value in hooks.items():
             kwargs.setdefault(key, value)
         agents = request.node.get_closest_marker("harness_agents")
@@ -145,6 +148,22 @@ def harness_factory(
     for session in sessions:
         session.close()
     _sign_session_ends(sessions)
+
+
+def _refuse_taken(storage: Path, session_id: str, sessions: list[Harness]) -> None:
+    """Under ``--harness-audit`` (one audit directory for the whole run, and the runs before
+    it): a ``session_id`` naming a session the test did not make would continue another
+    test's (or an earlier run's) chain, and the summary would count its records twice."""
+    from pytest_harness_audit.audit.storage import StorageLayout
+
+    if any(s.session_id == session_id and s.storage_dir == storage for s in sessions):
+        return  # the test reopens its own session
+    paths = StorageLayout.at(storage).paths(session_id)
+    if paths.chain.exists() or paths.session_file.exists():
+        raise UsageError(
+            f"harness_factory: session_id {session_id!r} names a session already in {storage} "
+            "(another test's or an earlier run's); leave session_id out for a fresh one"
+        )
 
 
 def _keep(harness: Harness) -> None:

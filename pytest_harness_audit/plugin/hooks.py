@@ -170,6 +170,7 @@ def _check_sessions(
             problems.extend(snapshot_sessions(sessions, snapshot, colors=diff_colors(item.config)))
     finally:
         _note_checked(item)
+    problems = list(dict.fromkeys(problems))  # a reopened session: one chain, one message
     if not problems:
         return
     if stopped is not None:
@@ -297,6 +298,12 @@ def _publish_sessions(item: pytest.Item, call: pytest.CallInfo[None]) -> list[Se
     return _publish(item)
 
 
+def _distinct(sessions: list[Any]) -> list[Any]:
+    """One ``Harness`` per chain (a test that reopened its session has two): the last made."""
+    last = {(str(h.storage_dir), h.session_id): h for h in sessions}
+    return [h for h in sessions if last[(str(h.storage_dir), h.session_id)] is h]
+
+
 def _publish(item: pytest.Item) -> list[SessionSummary]:
     sessions = item.stash.get(SESSIONS_KEY, [])
     if not sessions:
@@ -305,7 +312,7 @@ def _publish(item: pytest.Item) -> list[SessionSummary]:
 
     item.stash[PUBLISHED_KEY] = True
     rows = []
-    for harness in sessions:
+    for harness in _distinct(sessions):
         try:
             summary = summarise(harness, item.nodeid)
         except HarnessAuditError:
