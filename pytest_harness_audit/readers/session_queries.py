@@ -51,16 +51,17 @@ class ChainQueries:
     _read: tuple[tuple[int, ...], tuple[dict[str, Any], ...]] | None = None
 
     def _chain_state(self) -> tuple[int, ...]:
-        """Size, modification time and inode of the chain and its anchor: any append, edit or
-        replacement of either changes it."""
+        """Size, modification and change times and inode of the chain and its anchor: any
+        append, edit or replacement of either changes it (the change time too when an edit
+        keeps the size and sets the modification time back, which only the kernel can set)."""
         state: list[int] = []
         for path in (self.chain.path, self.chain.session_file.with_suffix(".anchor")):
             try:
                 info = os.stat(path)
             except FileNotFoundError:
-                state.extend((-1, -1, -1))
+                state.extend((-1, -1, -1, -1))
             else:
-                state.extend((info.st_size, info.st_mtime_ns, info.st_ino))
+                state.extend((info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino))
         return tuple(state)
 
     def verify(self) -> ChainReport:
