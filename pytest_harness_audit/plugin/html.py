@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 #: for it, ``"PASS (expected FAIL)"`` when it asked for another).
 VERDICT_ATTRIBUTE = "harness_audit_verdict"
 PLUGIN_NAME = "harness-audit-html"
+#: The Verdict cell's text the test's call report got (``item.stash``).
+CELL_KEY: pytest.StashKey[str] = pytest.StashKey()
 #: The palette tone of each verdict in the Verdict cell.
 CELL_TONES = {"PASS": "ok", "WARN": "warn", "FAIL": "bad"}
 
@@ -59,19 +61,49 @@ class HtmlReportColumns:
     def __init__(self, sessions_key: pytest.StashKey[list[Harness]]) -> None:
         self._sessions_key = sessions_key
         self._extras: Any = importlib.import_module("pytest_html.extras")
+        #: Each test's call report until its teardown report comes (on the process that
+        #: builds the page: the xdist controller).
+        self._calls: dict[str, pytest.TestReport] = {}
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        """On the "call" report: the verdicts and, as extras, every session's report."""
+        """On the "call" report: the verdicts and, as extras, every session's report. On the
+        "teardown" report, when a session changed after the call (a fixture's teardown made a
+        call): the verdicts and reports again, which the call's row then shows."""
         report = yield
         sessions = item.stash.get(self._sessions_key, [])
-        if report.when != "call" or not sessions:
+        if report.when not in ("call", "teardown") or not sessions:
             return report
+        verdicts, extras = self._verdicts_and_extras(item, sessions)
+        text = ", ".join(verdicts)
+        if report.when == "teardown" and item.stash.get(CELL_KEY, None) == text:
+            return report
+        item.stash[CELL_KEY] = text
+        extras = list(getattr(report, "extras", [])) + extras
+        setattr(report, "extras", extras)  # noqa: B010 (pytest-html's attribute, not TestReport's)
+        setattr(report, VERDICT_ATTRIBUTE, text)
+        return report
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Before pytest-html builds the test's rows (at its teardown report): the verdicts a
+        teardown report carries replace those of the call's row."""
+        if report.when == "call":
+            self._calls[report.nodeid] = report
+        elif report.when == "teardown":
+            call = self._calls.pop(report.nodeid, None)
+            late = getattr(report, VERDICT_ATTRIBUTE, None)
+            if call is not None and late is not None:
+                setattr(call, VERDICT_ATTRIBUTE, late)
+
+    def _verdicts_and_extras(
+        self, item: pytest.Item, sessions: list[Harness]
+    ) -> tuple[list[str], list[Any]]:
         verdicts: list[str] = []
+        extras: list[Any] = []
         expected = _expected_verdict(item)
-        extras = list(getattr(report, "extras", []))
         for index, harness in enumerate(sessions, start=1):
             name = f"harness audit report {index}" if len(sessions) > 1 else "harness audit report"
             try:
@@ -91,9 +123,7 @@ class HtmlReportColumns:
                 )
             )
             extras.append(self._extras.text(text, name=name))
-        setattr(report, "extras", extras)  # noqa: B010 (pytest-html's attribute, not TestReport's)
-        setattr(report, VERDICT_ATTRIBUTE, ", ".join(verdicts))
-        return report
+        return verdicts, extras
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
