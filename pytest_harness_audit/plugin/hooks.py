@@ -308,15 +308,16 @@ def _publish(item: pytest.Item) -> list[SessionSummary]:
     sessions = item.stash.get(SESSIONS_KEY, [])
     if not sessions:
         return []
-    from pytest_harness_audit.plugin.summary import summarise
+    from pytest_harness_audit.plugin.summary import summarise, unreadable_summary
 
     item.stash[PUBLISHED_KEY] = True
     rows = []
     for harness in _distinct(sessions):
+        readable = True
         try:
             summary = summarise(harness, item.nodeid)
-        except HarnessAuditError:
-            continue
+        except HarnessAuditError:  # the test failed naming why; the run still lists it
+            summary, readable = unreadable_summary(harness, item.nodeid), False
         rows.append(summary)
         if not hasattr(item.config, "workerinput"):  # a worker's go with its reports
             item.config.stash[SUMMARIES_KEY].append(summary)
@@ -329,7 +330,7 @@ def _publish(item: pytest.Item) -> list[SessionSummary]:
                 f"{'valid' if summary.chain_valid else 'invalid'} ({summary.records} records)",
             )
         )
-        if item.config.stash[OPTIONS_KEY].enabled:
+        if item.config.stash[OPTIONS_KEY].enabled and readable:
             from pytest_harness_audit.readers.report import write_report
 
             path = write_report(harness.storage_dir, harness.session_id, harness.report())

@@ -66,6 +66,24 @@ def summarise(harness: Harness, nodeid: str) -> SessionSummary:
     )
 
 
+def unreadable_summary(harness: Harness, nodeid: str) -> SessionSummary:
+    """The row of a session whose chain cannot be read at all (a folder where its file was,
+    say): invalid, FAIL, no record counted, and the head its own writer kept in memory."""
+    witness = harness.witness
+    return SessionSummary(
+        nodeid=nodeid,
+        session_id=harness.session_id,
+        calls=0,
+        denied=0,
+        warned=0,
+        chain_valid=False,
+        records=0,
+        verdict="FAIL",
+        storage=str(harness.storage_dir),
+        head="" if witness is None else witness.hash,
+    )
+
+
 def encode_summaries(summaries: Iterable[SessionSummary]) -> str:
     """Serialise rows for ``workeroutput``."""
     return json.dumps([s.to_dict() for s in summaries])
