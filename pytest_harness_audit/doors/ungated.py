@@ -13,7 +13,8 @@ lists each call no record accounts for:
   tool pydantic-ai skipped once the same response gave the final result;
 * the OpenAI Agents SDK — a run result (``new_items``): each tool call item (a function, a
   hosted or local tool: the item's type names it then) and each handoff;
-* inspect_ai — an eval log, a sample or its messages: each tool message.
+* inspect_ai — an eval log, a sample or its messages: each tool message, but those whose error
+  says the tool did not run (its approver rejected the call, or the call did not parse).
 
 A record accounts for one call of this run only, matched by
 
@@ -187,6 +188,15 @@ def _openai_agents(items: Iterable[Any]) -> list[_Ran]:
     return ran
 
 
+def _refused_before_running(error: Any) -> bool:
+    """Whether an inspect_ai tool message's ``error`` says the tool did not run: its approver
+    rejected the call, or the call named no tool or arguments it takes (``parsing``; but an
+    embedded null byte is found by the tool's own subprocess, once it runs)."""
+    kind = getattr(error, "type", None)
+    text = str(getattr(error, "message", ""))
+    return kind == "approval" or (kind == "parsing" and "embedded null byte" not in text)
+
+
 def _inspect_ai(messages: Iterable[Any]) -> list[_Ran]:
     asked: dict[str, Any] = {}
     ran: list[_Ran] = []
@@ -197,7 +207,7 @@ def _inspect_ai(messages: Iterable[Any]) -> list[_Ran]:
             group += 1  # the tool messages after it answer its calls
             for call in getattr(message, "tool_calls", None) or ():
                 asked[str(getattr(call, "id", ""))] = getattr(call, "arguments", None)
-        elif role == "tool":
+        elif role == "tool" and not _refused_before_running(getattr(message, "error", None)):
             name = str(getattr(message, "function", "") or "tool")
             args = asked.get(str(getattr(message, "tool_call_id", "")))
             ran.append(_Ran(name, _args(args), group))
