@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_support import pydantic_ai_run
 from secret_support import api_key, service_harness
 
 from pytest_harness_audit.session.harness import Harness
@@ -28,29 +29,6 @@ from pytest_harness_audit.session.harness import Harness
 @pytest.fixture
 def harness(tmp_path: Path) -> Iterator[Harness]:
     yield from service_harness(tmp_path)
-
-
-def _pydantic_ai_run(tool: Any, name: str, args: dict[str, Any]) -> list[str]:
-    """What the model read back after one call of ``name`` with ``args``."""
-    pytest.importorskip("pydantic_ai")
-    from pydantic_ai import Agent
-    from pydantic_ai.messages import (
-        ModelMessage,
-        ModelResponse,
-        TextPart,
-        ToolCallPart,
-        ToolReturnPart,
-    )
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
-
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if len(messages) == 1:
-            return ModelResponse(parts=[ToolCallPart(name, args)])
-        returned = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
-        return ModelResponse(parts=[TextPart(json.dumps([str(p.content) for p in returned]))])
-
-    output = Agent(FunctionModel(respond), tools=[tool]).run_sync("go").output
-    return list(json.loads(output))
 
 
 def _settings_reader(harness: Harness) -> Any:
@@ -75,7 +53,7 @@ def _settings_reader(harness: Harness) -> Any:
 def test_a_sync_tool_s_coroutine_runs_inside_the_call_through_pydantic_ai(
     harness: Harness,
 ) -> None:
-    read = _pydantic_ai_run(_settings_reader(harness), "read_section", {"section": "all"})
+    read = pydantic_ai_run(_settings_reader(harness), "read_section", {"section": "all"})
     assert api_key(harness) not in json.dumps(read)
     (call,) = harness.calls()
     assert call.status == "success"
@@ -83,7 +61,7 @@ def test_a_sync_tool_s_coroutine_runs_inside_the_call_through_pydantic_ai(
 
 
 def test_a_sync_tool_s_harmless_coroutine_returns_its_text(harness: Harness) -> None:
-    read = _pydantic_ai_run(_settings_reader(harness), "read_section", {"section": "README.md"})
+    read = pydantic_ai_run(_settings_reader(harness), "read_section", {"section": "README.md"})
     assert read[0].startswith("# orders-service")
     assert harness.verdict.value == "PASS"
 
@@ -105,7 +83,7 @@ class Reader:
 def test_an_async_callable_object_is_awaited_inside_the_call(harness: Harness) -> None:
     tool = harness.tool(Reader(harness.root), category="file_read", on_block="return")
     assert asyncio.iscoroutinefunction(tool)
-    read = _pydantic_ai_run(tool, "read_file", {"path": "README.md"})
+    read = pydantic_ai_run(tool, "read_file", {"path": "README.md"})
     assert read[0].startswith("# orders-service")
     assert api_key(harness) not in json.dumps(read)
     assert harness.verdict.value != "PASS"
@@ -113,7 +91,7 @@ def test_an_async_callable_object_is_awaited_inside_the_call(harness: Harness) -
 
 def test_an_async_callable_object_reading_a_harmless_file_is_pass(harness: Harness) -> None:
     tool = harness.tool(Reader(harness.root), category="file_read", on_block="return")
-    read = _pydantic_ai_run(tool, "read_file", {"path": "app/pricing.py"})
+    read = pydantic_ai_run(tool, "read_file", {"path": "app/pricing.py"})
     assert "def " in read[0]
     assert harness.calls()[0].params == {"path": "app/pricing.py"}
     assert harness.verdict.value == "PASS"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_support import pydantic_ai_run
 from secret_support import api_key, service_harness
 
 from pytest_harness_audit.doors import lazy_results
@@ -26,29 +27,6 @@ from pytest_harness_audit.session.harness import Harness
 @pytest.fixture
 def harness(tmp_path: Path) -> Iterator[Harness]:
     yield from service_harness(tmp_path)
-
-
-def _pydantic_ai_run(tool: Any, name: str, args: dict[str, Any]) -> list[str]:
-    """What the model read back after one call of ``name`` with ``args``."""
-    pytest.importorskip("pydantic_ai")
-    from pydantic_ai import Agent
-    from pydantic_ai.messages import (
-        ModelMessage,
-        ModelResponse,
-        TextPart,
-        ToolCallPart,
-        ToolReturnPart,
-    )
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
-
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if len(messages) == 1:
-            return ModelResponse(parts=[ToolCallPart(name, args)])
-        returned = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
-        return ModelResponse(parts=[TextPart(json.dumps([str(p.content) for p in returned]))])
-
-    output = Agent(FunctionModel(respond), tools=[tool]).run_sync("go").output
-    return list(json.loads(output))
 
 
 def _reader(harness: Harness, seen: list[str]) -> Any:
@@ -71,7 +49,7 @@ def test_an_iterator_of_paths_is_judged_by_its_paths_through_pydantic_ai(
     harness: Harness,
 ) -> None:
     seen: list[str] = []
-    read = _pydantic_ai_run(_reader(harness, seen), "read_files", {"paths": [".env"]})
+    read = pydantic_ai_run(_reader(harness, seen), "read_files", {"paths": [".env"]})
     assert seen == []
     assert api_key(harness) not in json.dumps(read)
     (call,) = harness.calls()
@@ -83,7 +61,7 @@ def test_an_iterator_of_harmless_paths_runs_and_the_tool_reads_each_once(
     harness: Harness,
 ) -> None:
     seen: list[str] = []
-    read = _pydantic_ai_run(
+    read = pydantic_ai_run(
         _reader(harness, seen), "read_files", {"paths": ["README.md", "app/pricing.py"]}
     )
     assert seen == ["README.md", "app/pricing.py"]

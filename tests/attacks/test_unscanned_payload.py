@@ -12,12 +12,12 @@ payload goes out and the session is WARN, as for a key found.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_support import pydantic_ai_run
 from secret_support import api_key, service_harness
 
 from pytest_harness_audit.gate.inspection import UNSCANNED_REASON
@@ -47,29 +47,6 @@ def _nested(value: Any, levels: int) -> Any:
     return value
 
 
-def _pydantic_ai_run(tool: Any, args: dict[str, Any]) -> list[str]:
-    """What the model read back after one call of ``send_message`` with ``args``."""
-    pytest.importorskip("pydantic_ai")
-    from pydantic_ai import Agent
-    from pydantic_ai.messages import (
-        ModelMessage,
-        ModelResponse,
-        TextPart,
-        ToolCallPart,
-        ToolReturnPart,
-    )
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
-
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if len(messages) == 1:
-            return ModelResponse(parts=[ToolCallPart("send_message", args)])
-        returned = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
-        return ModelResponse(parts=[TextPart(json.dumps([str(p.content) for p in returned]))])
-
-    output = Agent(FunctionModel(respond), tools=[tool]).run_sync("go").output
-    return list(json.loads(output))
-
-
 def test_a_key_nested_below_the_scan_depth_is_refused_through_pydantic_ai(
     harness: Harness,
 ) -> None:
@@ -81,7 +58,9 @@ def test_a_key_nested_below_the_scan_depth_is_refused_through_pydantic_ai(
         return "sent"
 
     tool = harness.tool(send, name="send_message", on_block="return")
-    read = _pydantic_ai_run(tool, {"to": "bob", "body": _nested(api_key(harness), MAX_DEPTH)})
+    read = pydantic_ai_run(
+        tool, "send_message", {"to": "bob", "body": _nested(api_key(harness), MAX_DEPTH)}
+    )
     assert sent == []
     assert read == [f"[blocked] [web4-policy] {UNSCANNED_REASON}"]
     (call,) = harness.calls()
@@ -98,7 +77,9 @@ def test_a_key_past_the_scan_length_is_refused(harness: Harness) -> None:
 
 def test_a_shallower_payload_without_a_key_goes_out(harness: Harness) -> None:
     tool = harness.tool(send_message, on_block="return")
-    read = _pydantic_ai_run(tool, {"to": "bob", "body": _nested("hello", MAX_DEPTH - 2)})
+    read = pydantic_ai_run(
+        tool, "send_message", {"to": "bob", "body": _nested("hello", MAX_DEPTH - 2)}
+    )
     assert read == ["sent"]
     assert harness.verdict.value == "PASS"
 
