@@ -298,26 +298,42 @@ def _publish_sessions(item: pytest.Item, call: pytest.CallInfo[None]) -> list[Se
     return _publish(item)
 
 
-def _distinct(sessions: list[Any]) -> list[Any]:
-    """One ``Harness`` per chain (a test that reopened its session has two): the last made."""
-    last = {(str(h.storage_dir), h.session_id): h for h in sessions}
-    return [h for h in sessions if last[(str(h.storage_dir), h.session_id)] is h]
+def _one_row_per_chain(
+    item: pytest.Item, sessions: list[Any]
+) -> list[tuple[Any, SessionSummary, bool]]:
+    """Each session's row, read from its chain; a chain two ``Harness`` objects of the test
+    write (a reopened session) is one row: the worst they read (each checks the chain against
+    its own witnesses), so a chain made again over the first one's is not listed as valid."""
+    from pytest_harness_audit.plugin.summary import summarise, unreadable_summary
+
+    chosen: dict[tuple[str, str], tuple[Any, SessionSummary, bool]] = {}
+    for harness in sessions:
+        try:
+            row = (harness, summarise(harness, item.nodeid), True)
+        except HarnessAuditError:  # the test failed naming why; the run still lists it
+            row = (harness, unreadable_summary(harness, item.nodeid), False)
+        key = (str(harness.storage_dir), harness.session_id)
+        if key not in chosen or _worse(row[1], chosen[key][1]):
+            chosen[key] = row
+    return list(chosen.values())
+
+
+def _worse(row: SessionSummary, than: SessionSummary) -> bool:
+    rank = {"PASS": 0, "WARN": 1, "FAIL": 2}
+    return (not row.chain_valid, rank[row.verdict], row.records) > (
+        not than.chain_valid,
+        rank[than.verdict],
+        than.records,
+    )
 
 
 def _publish(item: pytest.Item) -> list[SessionSummary]:
     sessions = item.stash.get(SESSIONS_KEY, [])
     if not sessions:
         return []
-    from pytest_harness_audit.plugin.summary import summarise, unreadable_summary
-
     item.stash[PUBLISHED_KEY] = True
     rows = []
-    for harness in _distinct(sessions):
-        readable = True
-        try:
-            summary = summarise(harness, item.nodeid)
-        except HarnessAuditError:  # the test failed naming why; the run still lists it
-            summary, readable = unreadable_summary(harness, item.nodeid), False
+    for harness, summary, readable in _one_row_per_chain(item, sessions):
         rows.append(summary)
         if not hasattr(item.config, "workerinput"):  # a worker's go with its reports
             item.config.stash[SUMMARIES_KEY].append(summary)

@@ -55,3 +55,35 @@ def test_a_reopened_session_is_one_row(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("-p", "no:randomly", "--harness-audit")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["1 session, 2 calls, 0 denied, 0 warned; *"])
+
+
+REMADE = """
+from pytest_harness_audit.audit.storage import StorageLayout
+from pytest_harness_audit.session.harness import Harness
+
+def test_remade(harness):
+    harness.call("Bash", command="rm -rf /")
+    harness.close()
+    paths = StorageLayout.at(harness.storage_dir).paths(harness.session_id)
+    for path in (paths.chain, paths.session_file, paths.anchor, paths.lock):
+        path.unlink(missing_ok=True)
+    again = Harness(
+        harness.root, storage_dir=harness.storage_dir, session_id=harness.session_id
+    )
+    again.call("Glob", pattern="*")
+    again.close()
+"""
+
+
+def test_a_chain_made_again_over_a_session_is_not_listed_valid(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_suite=REMADE)
+    result = pytester.runpytest("-p", "no:randomly", "--harness-audit")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "test_suite.py::test_remade * INVALID * FAIL",
+            "1 session, * chains: 0 valid, 1 invalid",
+        ]
+    )
