@@ -208,9 +208,13 @@ def _note_unmet(item: pytest.Item, stopped: BaseException) -> None:
 
     options = item.config.stash[OPTIONS_KEY]
     markers = marker_arguments(item)
+    line = f"harness-audit: {item.nodeid}: the run stopped in this test ({stopped!r}); "
     for harness in item.stash.get(SESSIONS_KEY, []):
-        for problem in end_of_test_problems(harness, markers, options, finished=False):
-            line = f"harness-audit: {item.nodeid}: the run stopped in this test ({stopped!r}); "
+        try:
+            problems = end_of_test_problems(harness, markers, options, finished=False)
+        except HarnessAuditError as exc:  # the stop goes on; the chain's problem is a line
+            problems = [f"session {harness.session_id}: {exc}"]
+        for problem in problems:
             item.config.stash[ARTIFACT_LINES_KEY].append((line + problem, True))
 
 

@@ -68,3 +68,27 @@ def test_denied(harness):
     )
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["test_it.py::test_denied * FAIL"])
+
+
+def test_an_exit_after_the_chain_became_unreadable_fails_the_run(
+    pytester: pytest.Pytester,
+) -> None:
+    result = run(
+        pytester,
+        """
+def test_unreadable(harness):
+    harness.call("Glob", pattern="*")
+    path = harness.chain.path
+    path.unlink()
+    path.mkdir()
+    pytest.exit("stop here", returncode=0)
+""",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "test_it.py::test_unreadable * INVALID * FAIL",
+            "harness-audit: test_it.py::test_unreadable: the run stopped in this test*"
+            "cannot read chain (Is a directory)",
+        ]
+    )
