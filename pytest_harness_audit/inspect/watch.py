@@ -63,6 +63,7 @@ from pytest_harness_audit.inspect.inotify import (
     IN_Q_OVERFLOW,
     close_later,
     inotify_libc,
+    new_instance,
     read_events,
 )
 from pytest_harness_audit.inspect.lost_content import locked_at
@@ -126,7 +127,7 @@ class LiveTree:
         libc = inotify_libc()
         if libc is None:
             return None
-        fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = new_instance(libc)
         if fd < 0:
             return None
         tree = cls(os.fspath(root), protection, libc, fd)
