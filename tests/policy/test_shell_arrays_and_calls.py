@@ -91,6 +91,10 @@ SET_BY_BUILTINS = [
     'cat "$(cut -c1-4 <<< .envxx)"',
     'cat "$(cut -d, -f2 <<< x,.env)"',
     'cat "$(echo xx.env | tail -c5)"',
+    # an array's element set by a builtin; a decoder
+    'printf -v "x[0]" .env; cat "${x[0]}"',
+    'read "x[1]" <<< .env; cat "${x[1]}"',
+    'cat "$(echo LmVudg== | openssl base64 -d)"',
 ]
 
 

@@ -15,8 +15,10 @@ import shlex
 import warnings
 
 from pytest_harness_audit.policy.shell.arith import arithmetic
+from pytest_harness_audit.policy.shell.arrays import assignment
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output
 from pytest_harness_audit.policy.shell.fieldtext import posix_brackets
+from pytest_harness_audit.policy.shell.nodes import Lit
 
 #: Most positional parameters or ``read`` names set from one command.
 _MAX_NAMES = 64
@@ -80,7 +82,7 @@ def builtin(
         text = echo_output(["printf", *argv[3:]])
         if text is None:
             expander.variables.pop(argv[2], None)
-        else:
+        elif not _element(expander, argv[2], text):  # (`printf -v 'a[0]' …`: an element)
             expander.variables[argv[2]] = text
     elif name in ("shopt", "setopt", "unsetopt"):
         options = {word.lower() for word in argv[1:]}
@@ -308,11 +310,25 @@ def _read(args: list[str], expander: Expander, stdin: str, ifs: str | None) -> N
             found.append(fields[position] if position < len(fields) else "")
     for position, name in enumerate(names[: len(values)]):
         found = values[position]
+        if _element(expander, name, " ".join(found)):  # `read 'a[1]'`: an element
+            continue
         # `while read f`: a read in a loop takes every line, so the name holds them all (as a
         # `for` loop's does: :mod:`.loops`); one read alone takes the first
         expander.variables[name] = " ".join(found) if len(found) > 1 else found[0]
         expander.lists.pop(name, None)
         expander.lists.update({name: found} if len(found) > 1 else {})
+
+
+def _element(expander: Expander, target: str, value: str) -> bool:
+    """Set ``target`` when it names an array's element (``a[1]``) to ``value``; whether it
+    does."""
+    if "[" not in target or not target.endswith("]"):
+        return False
+    found = assignment([Lit(target + "=", False), Lit(value, True)])
+    if found is None:
+        return False
+    expander.assign(*found)
+    return True
 
 
 def _fields(line: str, ifs: str | None, names: int = 0) -> list[str]:

@@ -59,6 +59,12 @@ def _decode(args: list[str], stdin: str, decoder: Callable[[bytes], bytes]) -> s
         return None
 
 
+def _openssl(args: list[str], stdin: str) -> str | None:
+    """``openssl base64 -d``, ``openssl enc -base64 -d`` (``-a``)."""
+    coded = args[:1] == ["base64"] or (args[:1] == ["enc"] and ("-a" in args or "-base64" in args))
+    return _decode(args, stdin, base64.b64decode) if coded else None
+
+
 def _xxd(args: list[str], stdin: str) -> str | None:
     if "-r" not in args or not ({"-p", "-ps", "-plain"} & set(args)):
         return None
@@ -251,6 +257,7 @@ _FILTERS: dict[str, Callable[[list[str], str], str | None]] = {
     "fgrep": lambda args, text: _grep(["-F", *args], text),
     "base64": lambda args, text: _decode(args, text, base64.b64decode),
     "base32": lambda args, text: _decode(args, text, base64.b32decode),
+    "openssl": _openssl,
     "xxd": _xxd,
     "rev": _rev,
     "paste": _paste,
