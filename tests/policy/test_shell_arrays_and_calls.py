@@ -95,6 +95,9 @@ SET_BY_BUILTINS = [
     'printf -v "x[0]" .env; cat "${x[0]}"',
     'read "x[1]" <<< .env; cat "${x[1]}"',
     'cat "$(echo LmVudg== | openssl base64 -d)"',
+    # `"$*"` joins the parameters by the first character of IFS
+    'set -- .e nv; IFS=; cat "$*"',
+    'f(){ IFS=; cat "$*"; }; f .e nv',
 ]
 
 
@@ -186,6 +189,7 @@ BENIGN = [
     "ls -a | head -3",
     'v(){ git describe --tags; }; echo "$(v)"',
     'cat "$(echo README.mdxx | head -c9)"',
+    'IFS=,; set -- a b; echo "$*"',
 ]
 
 

@@ -192,6 +192,8 @@ class Expander:
                 if value is not None:
                     return value, True
                 return f"${{{part.name}}}", False
+            if part.name == "*" and part.quoted and {"IFS", "*"} <= self.variables.keys():
+                return self.variables["IFS"][:1].join(self.variables["*"].split(" ")), True
             if part.name in self.variables:
                 return self.variables[part.name], True
             if part.name == "IFS":
