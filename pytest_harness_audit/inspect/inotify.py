@@ -70,7 +70,7 @@ def _libc() -> Any:
 
 _LIBC = _libc()
 #: How long a new instance is waited for while the user's instances are used up.
-INSTANCE_WAIT_SECONDS = 0.1
+INSTANCE_WAIT_SECONDS = 1.0
 
 
 def inotify_libc() -> Any:

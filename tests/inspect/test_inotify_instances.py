@@ -35,7 +35,7 @@ def test_used_up_instances_are_asked_for_again_after_the_garbage_goes() -> None:
 
 
 def test_it_gives_up_after_the_wait(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(inotify, "INSTANCE_WAIT_SECONDS", 0.05)
+    monkeypatch.setattr(inotify, "INSTANCE_WAIT_SECONDS", 0.1)
     libc = _Libc(refusals=10**6)
     assert inotify.new_instance(libc) == -1
     assert 1 < libc.asked < 100
