@@ -65,7 +65,6 @@ from pytest_harness_audit.inspect.inotify import (
     IN_Q_OVERFLOW,
     close_later,
     inotify_libc,
-    new_instance,
     read_events,
 )
 
@@ -373,7 +372,7 @@ def shared_events() -> InstallEvents | None:
         if pid == _REFUSED_PID:
             return None
         libc = inotify_libc()
-        fd = -1 if libc is None else new_instance(libc)
+        fd = -1 if libc is None else int(libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC))
         if fd < 0:
             _REFUSED_PID = pid
             return None

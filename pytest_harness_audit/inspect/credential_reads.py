@@ -56,7 +56,6 @@ from pytest_harness_audit.inspect.inotify import (
     IN_Q_OVERFLOW,
     close_later,
     inotify_libc,
-    new_instance,
     read_events,
 )
 from pytest_harness_audit.inspect.own_reads import OWN_READS
@@ -303,7 +302,7 @@ def open_credential_reads(
     libc = inotify_libc()
     if libc is None:
         return None
-    fd = new_instance(libc)
+    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
     if fd < 0:
         return None
     watch = CredentialReadWatch(root, libc, fd, origins)

@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import errno
-import gc
 import os
 import queue
 import struct
 import sys
 import threading
-import time
 from typing import Any
 
 IN_ACCESS = 0x1
@@ -69,34 +66,11 @@ def _libc() -> Any:
 
 
 _LIBC = _libc()
-#: How long a new instance is waited for while the user's instances are used up.
-INSTANCE_WAIT_SECONDS = 1.0
 
 
 def inotify_libc() -> Any:
     """The C library when it offers inotify (Linux), else ``None``."""
     return _LIBC
-
-
-def new_instance(libc: Any) -> int:
-    """A new inotify descriptor (non-blocking, closed on exec), or -1.
-
-    The user's instances are few (``fs.inotify.max_user_instances``, often 128), and a session
-    nobody closed keeps its watchers' until the garbage collector finds it. So when they are
-    used up (``EMFILE``) the garbage is collected (its descriptors are closed on the closer
-    thread, :func:`close_later`) and a new one asked for again, for up to
-    :data:`INSTANCE_WAIT_SECONDS`.
-    """
-    flags = os.O_NONBLOCK | os.O_CLOEXEC
-    fd = int(libc.inotify_init1(flags))
-    if fd >= 0 or ctypes.get_errno() != errno.EMFILE:
-        return fd
-    gc.collect()
-    deadline = time.monotonic() + INSTANCE_WAIT_SECONDS
-    while fd < 0 and ctypes.get_errno() == errno.EMFILE and time.monotonic() < deadline:
-        time.sleep(0.02)
-        fd = int(libc.inotify_init1(flags))
-    return fd
 
 
 def read_events(fd: int) -> list[tuple[int, int, str]]:

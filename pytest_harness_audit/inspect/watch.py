@@ -63,7 +63,6 @@ from pytest_harness_audit.inspect.inotify import (
     IN_Q_OVERFLOW,
     close_later,
     inotify_libc,
-    new_instance,
     read_events,
 )
 from pytest_harness_audit.inspect.lost_content import locked_at
@@ -127,7 +126,7 @@ class LiveTree:
         libc = inotify_libc()
         if libc is None:
             return None
-        fd = new_instance(libc)
+        fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
         if fd < 0:
             return None
         tree = cls(os.fspath(root), protection, libc, fd)

@@ -46,7 +46,6 @@ from pytest_harness_audit.inspect.inotify import (
     IN_Q_OVERFLOW,
     close_later,
     inotify_libc,
-    new_instance,
     read_events,
 )
 from pytest_harness_audit.session.workspace import seed_cache
@@ -113,7 +112,11 @@ class SeedWatch:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._libc = inotify_libc()
-        fd = -1 if self._libc is None else new_instance(self._libc)
+        fd = (
+            -1
+            if self._libc is None
+            else int(self._libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC))
+        )
         self._fd = fd
         self._finalizer = weakref.finalize(self, close_later, fd) if fd >= 0 else None
         self._seeds: set[str] = set()  # the seeds watched by the kernel
