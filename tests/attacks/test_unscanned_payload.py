@@ -68,6 +68,7 @@ def test_a_key_nested_below_the_scan_depth_is_refused_through_pydantic_ai(
     assert harness.verdict.value == "FAIL"
 
 
+@pytest.mark.slow  # megabytes of filler scanned
 def test_a_key_past_the_scan_length_is_refused(harness: Harness) -> None:
     tool = harness.tool(send_message, on_block="return")
     filler = "x" * (MAX_SCAN_CHARS // 2 + 1)

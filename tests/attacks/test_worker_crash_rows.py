@@ -48,6 +48,7 @@ def listed_sessions(pytester: pytest.Pytester) -> list[str]:
     return sessions
 
 
+@pytest.mark.slow  # an xdist run of its own, a worker killed: about ten seconds
 def test_the_finished_tests_of_a_crashed_worker_stay_in_the_summary(
     pytester: pytest.Pytester,
 ) -> None:
@@ -70,6 +71,7 @@ def test_a_run_without_a_crash_lists_each_session_once(pytester: pytest.Pytester
     assert len(set(listed_sessions(pytester))) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     importlib.util.find_spec("opentelemetry") is None, reason="needs the otel extra"
 )

@@ -221,17 +221,20 @@ def test_level_never_drops_without_a_lift_and_quarantine_never_runs(
     )
     rank = {"observe": 0, "notice": 1, "quarantine": 2}
     level = "observe"
-    for index, action in enumerate(actions):
-        if action == "lift":
-            if harness.immune_level != "observe":
-                harness.lift(reason="property test")
-                level = "observe"
-            continue
-        path = f"secret{index}" if action == "bad" else f"fine{index}"
-        quarantine = harness.gate.ladder.check("probe", "file_read")
-        before = len(ran)
-        result = harness.call("probe", path=path)
-        if quarantine is not None:
-            assert result.blocked and len(ran) == before
-        assert rank[harness.immune_level] >= rank[level]
-        level = harness.immune_level
+    try:  # forty examples: each session's watchers closed with it
+        for index, action in enumerate(actions):
+            if action == "lift":
+                if harness.immune_level != "observe":
+                    harness.lift(reason="property test")
+                    level = "observe"
+                continue
+            path = f"secret{index}" if action == "bad" else f"fine{index}"
+            quarantine = harness.gate.ladder.check("probe", "file_read")
+            before = len(ran)
+            result = harness.call("probe", path=path)
+            if quarantine is not None:
+                assert result.blocked and len(ran) == before
+            assert rank[harness.immune_level] >= rank[level]
+            level = harness.immune_level
+    finally:
+        harness.close()
