@@ -38,7 +38,14 @@ from pytest_harness_audit.session.harness import Harness
 
 pytestmark = pytest.mark.anyio
 
-SLOW_WRITE = "echo begun > began.txt; sleep 3; echo done > slept.txt"
+#: A command that begins, then outlasts every timeout below by seconds. The margins are wide: on a
+#: loaded machine the call's gate and its shell may take more than a second to start.
+SLOW_WRITE = "echo begun > began.txt; sleep 8; echo done > slept.txt"
+#: The client's patience with a call, well after ``began.txt`` is written and well before the
+#: command's end.
+PATIENCE = 3
+#: When the command would have written ``slept.txt`` had it run on, with a margin.
+PAST_THE_END = 9.5
 STOPPED = "cancelled before completion; Bash: command stopped, its process group was ended"
 
 
@@ -90,7 +97,7 @@ async def _call_with_read_timeout(url: str, headers: dict[str, str], command: st
     ):
         from mcp.client.session import ClientSession
 
-        async with ClientSession(read, write, read_timeout_seconds=1) as session:
+        async with ClientSession(read, write, read_timeout_seconds=PATIENCE) as session:
             await session.initialize()
             with pytest.raises(MCPError) as raised:
                 await session.call_tool("Bash", {"command": command})
@@ -105,7 +112,7 @@ def test_a_call_the_client_abandons_is_stopped_and_recorded_with_its_effects(
     started = time.monotonic()
     message = anyio.run(_call_with_read_timeout, proxy.url, proxy.headers, SLOW_WRITE)
     assert "timed out" in message
-    time.sleep(max(0.0, started + 4 - time.monotonic()))
+    time.sleep(max(0.0, started + PAST_THE_END - time.monotonic()))
 
     assert not (harness.root / "slept.txt").exists()  # the command did not run on
     assert (harness.root / "began.txt").read_text() == "begun\n"
@@ -129,13 +136,13 @@ async def test_the_2026_wire_closing_the_response_stream_stops_the_call(
             Client(
                 streamable_http_client(endpoint.url, http_client=http),
                 mode="2026-07-28",
-                read_timeout_seconds=1,
+                read_timeout_seconds=PATIENCE,
             ) as client,
         ):
             with pytest.raises(MCPError):
                 await client.call_tool("Bash", {"command": SLOW_WRITE})
         [record] = await _records(ws_gate)
-        await _sleep_until(started + 4)
+        await _sleep_until(started + PAST_THE_END)
     assert not (workspace / "slept.txt").exists()
     assert (record["status"], record["error_message"]) == ("error", STOPPED)
 
@@ -219,7 +226,7 @@ async def test_an_explicit_notifications_cancelled_stops_the_call(
 
             async with anyio.create_task_group() as group:
                 group.start_soon(call)
-                await anyio.sleep(0.7)
+                await anyio.sleep(PATIENCE)
                 cancel = {
                     "jsonrpc": "2.0",
                     "method": "notifications/cancelled",
@@ -227,7 +234,7 @@ async def test_an_explicit_notifications_cancelled_stops_the_call(
                 }
                 assert (await http.post(url, headers=session, json=cancel)).status_code == 202
         [record] = await _records(ws_gate)
-        await _sleep_until(started + 4)
+        await _sleep_until(started + PAST_THE_END)
     assert not (workspace / "slept.txt").exists()
     assert (workspace / "began.txt").exists()
     assert (record["status"], record["error_message"]) == ("error", STOPPED)
@@ -247,7 +254,7 @@ async def test_a_dropped_connection_on_the_2025_wire_runs_on_and_is_recorded_whe
         async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
             session = await _legacy_session(http, url)
             async with httpx2.AsyncClient(headers={**headers, **session}, timeout=30) as other:
-                with anyio.move_on_after(0.7):
+                with anyio.move_on_after(PATIENCE):
                     async with other.stream("POST", url, json=_bash_call(3, SLOW_WRITE)) as reply:
                         async for _ in reply.aiter_bytes():
                             pass
@@ -308,7 +315,7 @@ def test_a_stdio_client_that_goes_away_mid_call_leaves_no_command_running(
     finally:
         process.stdin.close()  # the client is gone
         assert process.wait(timeout=20) == 0
-    time.sleep(max(0.0, started + 4 - time.monotonic()))
+    time.sleep(max(0.0, started + PAST_THE_END - time.monotonic()))
     assert not (workspace / "slept.txt").exists()
     [record] = list(iter_records(storage, "s"))
     assert (record["tool"], record["result"]["status"]) == ("Bash", "error")
