@@ -33,6 +33,7 @@ from pytest_harness_audit.readers.report import SessionReport, build_report
 from pytest_harness_audit.readers.session_queries import ChainQueries
 from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, judge
 from pytest_harness_audit.session import workspace as workspaces
+from pytest_harness_audit.session.kernel_watch import note_unwatched_reads
 from pytest_harness_audit.session.scenario_fit import check_scenario_fits
 from pytest_harness_audit.session.seed_watch import SeedWatch
 from pytest_harness_audit.social import Clock, Peer, Post, SendResult
@@ -171,6 +172,7 @@ class Harness(ChainQueries):
             self.policy,
         )
         self.gate.inspectors.append(self.inspection)
+        note_unwatched_reads(self.gate, self.inspection.inspector)
         #: The process's template seeds, judged by what each call did to them.
         self.seed_watch = SeedWatch()
         self.gate.inspectors.append(self.seed_watch)
