@@ -1,7 +1,14 @@
 """Loaded by every pytest process at start-up, the xdist controller included."""
 
+import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from pytest_harness_audit.session.harness import Harness
 
 # The reliability suites' counters must reach the controller's terminal summary; the
 # controller never imports tests/reliability/conftest.py, so the reporter is a plugin here.
@@ -12,3 +19,27 @@ pytest_plugins = ("reliability.counts_plugin",)
 os.environ.setdefault(
     "HARNESS_AUDIT_WITNESS_DIR", tempfile.mkdtemp(prefix="harness-audit-witness-")
 )
+
+
+@pytest.fixture(autouse=True)
+def _sessions_closed() -> Iterator[None]:
+    """Every session a test opens is closed when the test ends.
+
+    A session holds kernel watches (inotify instances: 128 a user by default) until it is
+    closed or collected, and one left in a reference cycle waits for the collector: a suite of
+    thousands of sessions would use them up, and each later session would start without its
+    credential-read watch (noted WARN, :mod:`pytest_harness_audit.session.kernel_watch`).
+    """
+    opened: list[Harness] = []
+    make = Harness.__init__
+
+    def tracked(self: Harness, *args: Any, **kwargs: Any) -> None:
+        make(self, *args, **kwargs)
+        opened.append(self)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Harness, "__init__", tracked)
+        yield
+    for session in opened:
+        with contextlib.suppress(Exception):
+            session.close()
