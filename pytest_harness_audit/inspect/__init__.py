@@ -11,10 +11,9 @@ The gate's door seam drives one :class:`Inspector` per session::
 Each returns :class:`Findings`: ``alerts`` (:data:`SECRET_EXPOSURE`,
 :data:`PROTECTED_FILE_CHANGED`, :data:`FILES_DELETED`, :data:`DIRECTORY_DELETED`,
 :data:`OUTPUT_PARTLY_SCANNED`, :data:`EFFECTS_INCOMPLETE`, :data:`MEMORY_WRITE`), the
-``effects`` record field,
-the secret findings, and — when a secret was found — the redacted output or payload. Nothing
-here decides a verdict: the mapping of alerts and effects to PASS/WARN/FAIL is policy's.
-Nothing here holds a secret value in what it returns (fingerprints and labels only).
+``effects`` record field, the secret findings, and — when a secret was found — the redacted
+output or payload. Nothing here decides a verdict: the mapping of alerts and effects to
+PASS/WARN/FAIL is policy's. What it returns holds no secret value (fingerprints, labels).
 
 Changes made *between* calls (by a process an earlier call left running) are found too: each
 snapshot taken before a call is compared with the one taken after the previous call, and a
@@ -178,8 +177,8 @@ class Inspector:
     workspace current with inotify where the system has it (:mod:`.watch`), so an unchanged
     workspace costs no walk; otherwise every snapshot is a stat walk. ``origins``: folders the
     workspace was copied from (its template's seed, the template), whose copies of its
-    credential files are watched for reads as its own are. Thread-safe; call
-    :meth:`close` (or use it as a context manager) to release the inotify descriptor early.
+    credential files are watched for reads as its own are. ``credential_files``: the files the
+    kernel is asked to watch (when live). Thread-safe; :meth:`close` releases inotify early.
     """
 
     def __init__(
@@ -208,10 +207,11 @@ class Inspector:
         self._streams: OrderedDict[str, StreamScanner] = OrderedDict()
         self._outputs, self._joined = OutputStream(self.secrets), joined_scanner(self.secrets)
         self._lock = threading.Lock()
-        # The kernel's view of reads of the workspace's secret-bearing files, with the live
-        # tree only (then every call gets a ``before``). The index is refreshed first, so that
-        # git does not read them again on the agent's first `git status`.
+        # The kernel's view of reads of the secret-bearing files (``credential_files``), with
+        # the live tree only (then every call gets a ``before``). The index is refreshed first,
+        # so that git does not read them again on the agent's first `git status`.
         sources = [relative for relative, values in found if values] if live else []
+        self.credential_files = tuple(sources)
         if sources:
             refresh_index(self.root, sources)
         self._live: LiveTree | None = open_live_tree(self.root, self.protection) if live else None

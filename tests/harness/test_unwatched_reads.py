@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_harness_audit.inspect import credential_reads
+from pytest_harness_audit.inspect import credential_reads, watch
 from pytest_harness_audit.inspect.inotify import inotify_libc
 from pytest_harness_audit.session import kernel_watch
 from pytest_harness_audit.session.harness import Harness
@@ -56,7 +56,41 @@ def test_a_session_without_its_kernel_watch_says_so_and_warns(
         assert (first.kind, first.tool) == ("note", kernel_watch.READS_UNWATCHED)
         verdict, reasons = session.judge()
         assert verdict.name == "WARN"
-        assert any("could not watch" in reason.text for reason in reasons)
+        # the credential watch alone is refused here; were the live tree refused too (another
+        # process holding every instance), the note would say so instead
+        inspector = session.inspection.inspector
+        expected = kernel_watch.unwatched_reason(inspector)
+        assert expected == kernel_watch.UNWATCHED_REASON or not inspector.live
+        assert any(reason.text.endswith(str(expected)) for reason in reasons), reasons
+
+
+def test_a_workspace_the_kernel_cannot_watch_at_all_says_so_and_warns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the credential watch rides on the live tree: without it, no file is watched either
+    used_up = _UsedUp(inotify_libc())
+    monkeypatch.setattr(watch, "inotify_libc", lambda: used_up)
+    for session in _session(tmp_path):
+        assert not session.inspection.inspector.live
+        assert session.inspection.inspector.credential_reads is None
+        verdict, reasons = session.judge()
+        assert verdict.name == "WARN"
+        assert any("more than 8192 folders" in reason.text for reason in reasons), reasons
+
+
+def test_a_workspace_without_credential_files_records_no_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    used_up = _UsedUp(inotify_libc())
+    monkeypatch.setattr(credential_reads, "inotify_libc", lambda: used_up)
+    session = Harness.create(tmp_path, template="empty", policy="safety")
+    try:
+        assert session.inspection.inspector.credential_files == ()
+        session.call("Read", file_path="README.md")
+        assert [r.tool for r in session.records] == ["Read"]
+        assert session.verdict.name == "PASS"
+    finally:
+        session.close()
 
 
 def test_a_session_with_its_kernel_watch_records_no_note(tmp_path: Path) -> None:

@@ -336,4 +336,4 @@ def test_benign_files_through_the_harness_pass(tmp_path: Path) -> None:
         "Bash", command="pip install --dry-run --no-deps --no-build-isolation -r /dev/null"
     )
     harness.call("Bash", command="pip list --disable-pip-version-check > /dev/null")
-    assert harness.verdict == "PASS"
+    assert harness.verdict == "PASS", [str(reason) for reason in harness.verdict_reasons]
