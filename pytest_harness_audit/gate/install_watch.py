@@ -30,7 +30,8 @@ in ``effects.installationStartup``; anything else it adds is no finding (what th
 refuses of installers is :mod:`.install_guard`'s). The change time is compared, which no
 ``touch`` can set back. Other ``__pycache__`` entries are left out (any interpreter writes them
 when it imports, the auditor's own process among them); so is a loaded module's cache file that
-was not there and now holds what its source compiles to, and one removed (the source is
+now holds what its source compiles to (new, or written again: another process's interpreter
+imported the module, maybe while the baseline was taken), and one removed (the source is
 compiled again). A module of the environment not loaded yet is left to the text reading.
 
 On Linux the kernel watches all of this (:mod:`.install_events`, one watcher a process), so a
@@ -278,19 +279,19 @@ class InstallWatch:
     ) -> CallFindings:
         """``tamper_attempt`` judged FAIL when anything watched changed during the call."""
         if isinstance(token, _Mark):
-            baseline, spec = token.baseline, token.spec
+            spec = token.spec
             since = token.events.since(token.version)
             if since is None:  # events lost: compare with the installation as it was before
-                found = _differ(baseline, self.stamp(spec))
+                found = _differ(token.baseline, self.stamp(spec))
             else:
                 found = list({path for path in since if self._covers(path, spec)})
         elif isinstance(token, dict):
-            baseline, spec = token, self._spec()
+            spec = self._spec()
             found = _differ(token, self._stamp_as(token))
         else:
             return NO_FINDINGS
         if found:
-            found = _written_caches(found, baseline, spec[3])
+            found = _written_caches(found, spec[3])
         if not found:
             return NO_FINDINGS
         command = params.get("command") if isinstance(params, Mapping) else None
@@ -323,19 +324,21 @@ class InstallWatch:
         )
 
 
-def _written_caches(found: list[str], before: Stamp, modules: frozenset[str]) -> list[str]:
+def _written_caches(found: list[str], modules: frozenset[str]) -> list[str]:
     """``found`` but the cache files of loaded modules that are no change: gone (the module is
-    compiled again from its source), or new and holding what the source compiles to."""
+    compiled again from its source), or holding what the source compiles to (new, or written
+    again: a cache file loaded as it is must hold exactly that, whoever wrote it)."""
     kept: list[str] = []
     checked = 0
     for path in found:
         if path not in modules or not path.endswith(".pyc") or "__pycache__" not in path:
             kept.append(path)
             continue
-        now = _stat(path)
-        if now is None:
+        if _stat(path) is None:
             continue
-        if before.get(path) is None and checked < _MAX_CHECKED:
+        # new or written again (an interpreter that writes bytecode imported the module, maybe
+        # while the baseline was being taken): what the source compiles to is no change
+        if checked < _MAX_CHECKED:
             checked += 1
             if compiled_from_source(path):
                 continue

@@ -138,6 +138,40 @@ def test_bytecode_an_interpreter_writes_for_a_loaded_module_is_no_change(
     _passed(harness, result)
 
 
+def test_bytecode_of_a_loaded_module_written_again_by_an_interpreter_is_no_change(
+    harness: Harness, site: Path
+) -> None:
+    # another interpreter writes the cache file anew (it was removed, or it raced the watch's
+    # baseline): what it writes is what the source compiles to
+    cache = _cache(site, STORE)
+    assert cache.is_file()
+    command = (
+        f"rm {cache} && PYTHONDONTWRITEBYTECODE= PYTHONPATH={site} "
+        f"python3 -c 'import {PACKAGE}.sub.store'"
+    )
+    result = harness.call("Bash", command=command)
+    assert cache.is_file()
+    _passed(harness, result)
+
+
+def test_bytecode_of_a_loaded_module_written_again_with_other_code_fails(
+    harness: Harness, site: Path
+) -> None:
+    # the same route with a checked header and code the source does not compile to
+    cache = _cache(site, STORE)
+    source = site / STORE
+    code = (
+        "import importlib.util, marshal, os; "
+        f"s = os.stat({str(source)!r}); "
+        "h = (int(s.st_mtime) & 0xFFFFFFFF).to_bytes(4, 'little'); "
+        "h += s.st_size.to_bytes(4, 'little'); "
+        "c = marshal.dumps(compile('def append(r): return None', 'x', 'exec')); "
+        "open(p, 'wb').write(importlib.util.MAGIC_NUMBER + bytes(4) + h + c)"
+    )
+    result = harness.call("Bash", command=_built(cache, code))
+    _failed(harness, result, cache)
+
+
 class _LazyImport:
     """An inspector that imports a module of the environment during the call, writing its
     bytecode, as the auditor's own code does when it imports lazily."""
