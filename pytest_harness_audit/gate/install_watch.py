@@ -272,6 +272,8 @@ class InstallWatch:
             # (a stamp taken by another thread meanwhile is as good: each is the installation
             # at or after its version)
             kept = events.baselines[spec] = (version, self.stamp(spec))
+            # the call's span starts now: what changed while the stamp was taken came before it
+            version = events.mark()
         return _Mark(events, version, kept[1], spec)
 
     def after(

@@ -189,3 +189,28 @@ def test_a_distribution_an_installer_added_is_watched_from_then_on(
     result = harness.call("Bash", command=_built(plugins, "open(p, 'a').write('[pytest11]')"))
     assert result.record["effects"]["installationChanged"] == [str(plugins)]
     assert str(harness.verdict) == "FAIL"
+
+
+def test_a_change_made_while_the_baseline_is_taken_is_not_the_call_s(
+    harness: Harness, site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another process writes a watched file while the watch takes its baseline stamp, before
+    # the call runs: the call (which changes nothing) is not blamed for it
+    stamp = InstallWatch.stamp
+    written: list[Path] = []
+
+    def stamp_while_written(self: InstallWatch, *args: object, **kwargs: object) -> object:
+        if not written:
+            target = site / "existing.pth"
+            target.write_text("/elsewhere\n")
+            written.append(target)
+        return stamp(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(InstallWatch, "stamp", stamp_while_written)
+    result = harness.call("Bash", command="echo hi > notes.txt")
+    assert written, "the watch took no baseline stamp"
+    assert "installationChanged" not in result.record.get("effects", {}), result.record
+    assert str(harness.verdict) == "PASS", harness.verdict_reasons
+    # a change the call itself makes is still the call's
+    changed = harness.call("Bash", command=_built(site / "existing.pth", "open(p, 'a').write('x')"))
+    assert changed.record["effects"]["installationChanged"] == [str(site / "existing.pth")]
