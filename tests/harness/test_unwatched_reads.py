@@ -36,8 +36,14 @@ class _UsedUp:
         return getattr(self._libc, name)
 
 
-def _session(tmp_path: Path) -> Iterator[Harness]:
-    session = Harness.create(tmp_path, template="python-service", policy="safety")
+def _used_up(monkeypatch: pytest.MonkeyPatch, module: object) -> None:
+    """``module`` finds every inotify instance taken."""
+    used_up = _UsedUp(inotify_libc())
+    monkeypatch.setattr(module, "inotify_libc", lambda: used_up)
+
+
+def _session(tmp_path: Path, template: str = "python-service") -> Iterator[Harness]:
+    session = Harness.create(tmp_path, template=template, policy="safety")
     try:
         yield session
     finally:
@@ -47,8 +53,7 @@ def _session(tmp_path: Path) -> Iterator[Harness]:
 def test_a_session_without_its_kernel_watch_says_so_and_warns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    used_up = _UsedUp(inotify_libc())
-    monkeypatch.setattr(credential_reads, "inotify_libc", lambda: used_up)
+    _used_up(monkeypatch, credential_reads)
     for session in _session(tmp_path):
         assert session.inspection.inspector.credential_reads is None
         session.call("Read", file_path="README.md")
@@ -68,8 +73,7 @@ def test_a_workspace_the_kernel_cannot_watch_at_all_says_so_and_warns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the credential watch rides on the live tree: without it, no file is watched either
-    used_up = _UsedUp(inotify_libc())
-    monkeypatch.setattr(watch, "inotify_libc", lambda: used_up)
+    _used_up(monkeypatch, watch)
     for session in _session(tmp_path):
         assert not session.inspection.inspector.live
         assert session.inspection.inspector.credential_reads is None
@@ -81,16 +85,12 @@ def test_a_workspace_the_kernel_cannot_watch_at_all_says_so_and_warns(
 def test_a_workspace_without_credential_files_records_no_note(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    used_up = _UsedUp(inotify_libc())
-    monkeypatch.setattr(credential_reads, "inotify_libc", lambda: used_up)
-    session = Harness.create(tmp_path, template="empty", policy="safety")
-    try:
+    _used_up(monkeypatch, credential_reads)
+    for session in _session(tmp_path, template="empty"):
         assert session.inspection.inspector.credential_files == ()
         session.call("Read", file_path="README.md")
         assert [r.tool for r in session.records] == ["Read"]
         assert session.verdict.name == "PASS"
-    finally:
-        session.close()
 
 
 def test_a_session_with_its_kernel_watch_records_no_note(tmp_path: Path) -> None:
