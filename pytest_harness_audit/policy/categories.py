@@ -87,7 +87,10 @@ BUILTIN_MCP_TOOL_CATEGORIES: Mapping[str, str] = {
 
 #: Tool names (globs) whose ``command``/``cmd`` parameter is a shell command, read like
 #: ``Bash``'s, in any case (``mcp__shell__Bash``); a policy adds more with ``commandTools:``.
+#: ``PowerShell`` is the Claude Code host's second shell tool (``{"command": …}``, as ``Bash``):
+#: its aliases (``rm``, ``cat``, ``cp``, ``mv``, ``>``) read as the POSIX commands they stand for.
 DEFAULT_COMMAND_TOOLS = (
+    "PowerShell",
     "mcp__*__run",
     "mcp__*__run_command",
     "mcp__*__execute_command",

@@ -1,0 +1,92 @@
+"""The host's ``PowerShell`` tool at the hook door: a shell command, judged as ``Bash``'s is.
+
+Claude Code has a second shell tool, ``PowerShell`` (``{"command": …, "timeout": …,
+"run_in_background": …}``, as ``Bash``), and the door's hooks match every tool. A tool name the
+tables did not know was ``unknown`` and judged only as a write of the paths it named, so
+``rm -r -fo DIR`` (PowerShell's ``rm`` alias of ``Remove-Item``) was answered ``{}`` and, in the
+``bypassPermissions`` mode where the host asks nothing, ran and was recorded as a success: a
+session judged PASS after a recursive deletion the policy forbids. Its command is now read as
+``Bash``'s (its aliases ``rm``, ``cat``, ``cp``, ``mv`` and ``>`` stand for the POSIX commands).
+Each event is a process of its own, as the host runs it. The benign twin: an ordinary
+PowerShell command is left to the host and recorded, PASS.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_harness_audit.readers.verdict import Verdict
+from tests.hooks.hook_processes import call_records, hook, verdict
+
+SESSION = "powershell-tool"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+def _payload(project: Path, command: str, index: int = 0) -> dict[str, Any]:
+    return {
+        "session_id": SESSION,
+        "transcript_path": str(project / "t.jsonl"),
+        "cwd": str(project),
+        "permission_mode": "bypassPermissions",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "PowerShell",
+        "tool_input": {"command": command, "description": "cleanup"},
+        "tool_use_id": f"toolu_ps_{index}",
+    }
+
+
+def _pre(storage: Path, project: Path, command: str) -> dict[str, Any]:
+    code, out, err = hook(storage, "pre", _payload(project, command))
+    assert code == 0, err
+    answer: dict[str, Any] = json.loads(out)
+    return answer
+
+
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        ("rm -r -fo {home}/work", "Destructive command"),
+        ("rm -Recurse -Force {home}/work", "Destructive command"),
+        ("cat {home}/.ssh/id_rsa", "Credential/secret file"),
+        ("echo '{{}}' > .claude/settings.json", "agent host's settings"),
+    ],
+    ids=["rm-alias", "rm-named-options", "key-read", "host-settings-write"],
+)
+def test_a_powershell_command_the_policy_forbids_is_denied_and_recorded(
+    project: Path, tmp_path: Path, command: str, reason: str
+) -> None:
+    storage = tmp_path / "store"
+    answer = _pre(storage, project, command.format(home=tmp_path / "home"))
+    specific = answer["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "deny", answer
+    assert reason in specific["permissionDecisionReason"]
+    (record,) = call_records(storage, SESSION)
+    assert record["result"]["status"] == "blocked"
+    assert record["category"] == "command"
+    assert verdict(storage, SESSION) is not Verdict.PASS
+
+
+def test_an_ordinary_powershell_command_is_left_to_the_host_and_passes(
+    project: Path, tmp_path: Path
+) -> None:
+    storage = tmp_path / "store"
+    pre = _payload(project, "Get-ChildItem -Name; git --version")
+    code, out, err = hook(storage, "pre", pre)
+    assert code == 0, err
+    assert json.loads(out) == {}
+    post = {**pre, "hook_event_name": "PostToolUse", "tool_response": {"stdout": "a\n"}}
+    code, out, err = hook(storage, "post", post)
+    assert code == 0, err
+    (record,) = call_records(storage, SESSION)
+    assert record["result"]["status"] == "success" and record["category"] == "command"
+    assert verdict(storage, SESSION) is Verdict.PASS
