@@ -264,6 +264,14 @@ def _run_post(args: argparse.Namespace, handler: Any) -> int:
         Refusal("", f"harness-audit: error: {late} (kept for the next event)\n", 1),
         lambda: keep_unfinished(text, Path(args.storage), f"{late}: the call ran unjudged"),
     ).start()
+    # the host cancelling the step at its entry's own timeout, before that deadline
+    cancelled = f"hook {args.command} was cancelled by the host before it finished"
+    deadline.on_cancel(
+        Refusal("", f"harness-audit: error: {cancelled} (kept for the next event)\n", 1),
+        lambda: keep_unfinished(
+            text, Path(args.storage), f"{cancelled}: the call ran unjudged", tamper=False
+        ),
+    )
     try:
         policy = pinned_policy(Path(args.storage), policy, text, refuse=False)
         event = before_event(Path(args.storage), policy, text)

@@ -60,17 +60,19 @@ def record_post_fault(text: str, *, storage: Path, policy: Policy, problem: str)
     return True
 
 
-def keep_unfinished(text: str, storage: Path, problem: str) -> bool:
+def keep_unfinished(text: str, storage: Path, problem: str, *, tamper: bool = True) -> bool:
     """Keep, for the session's next event, the fault of a post step that did not finish (past
     its deadline: something the agent arranged held it, a FIFO where a file is read, say), as
-    tamper: the call ran and nothing judged it. False: the payload names no session."""
+    tamper: the call ran and nothing judged it; ``tamper=False`` for a step the host cancelled
+    at its entry's own ``timeout`` (a slow machine can cause it too). False: the payload names
+    no session."""
     data = _payload_fields(text)
     session_id = data.get("session_id")
     if not isinstance(session_id, str) or not session_id:
         return False
     event, cwd = data.get("hook_event_name"), data.get("cwd")
     tool = event if isinstance(event, str) and event in POST_EVENTS else POST_EVENTS[0]
-    fault = {"event": tool, "problem": problem, "cwd": cwd, "kept": time.time(), "tamper": True}
+    fault = {"event": tool, "problem": problem, "cwd": cwd, "kept": time.time(), "tamper": tamper}
     return keep_fault(storage, session_id, fault)
 
 

@@ -44,7 +44,12 @@ TIMEOUTS = {"SessionEnd": 30}
 #: Seconds below which an entry's own ``timeout`` is raised, where the host runs the call when
 #: it cancels the hook: past its ``--deadline`` the step refuses the call itself, but only if
 #: the host has not cancelled it first (an entry without a ``timeout`` gets the host's 600 s).
-TIMEOUT_FLOORS = dict.fromkeys(("PreToolUse", "PermissionRequest"), int(DEADLINE_S) + 30)
+#: A post step too: past its deadline it keeps the fault of a call that ran unjudged, which a
+#: step the host cancelled first could only keep as a slow step's, not as a stall.
+TIMEOUT_FLOORS = dict.fromkeys(
+    ("PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "PermissionDenied"),
+    int(DEADLINE_S) + 30,
+)
 #: The ``matcher`` values the host runs a group for on every occurrence of its event.
 _MATCH_ALL = ("", "*")
 #: Entry fields that would keep one of our entries from gating every call: ``if`` narrows it,

@@ -180,7 +180,8 @@ def test_install_keeps_the_host_from_cancelling_a_gating_step_before_its_deadlin
     entries = {
         "PreToolUse": ("harness-audit hook pre --preset safety", 5),
         "PermissionRequest": ("harness-audit hook permission-request --preset safety", 60),
-        "PostToolUse": ("harness-audit hook post --preset safety", 5),  # nothing left to gate
+        # nothing left to gate, but a post cancelled before its deadline keeps no stall's fault
+        "PostToolUse": ("harness-audit hook post --preset safety", 5),
     }
     settings.write_text(
         json.dumps(
@@ -203,7 +204,7 @@ def test_install_keeps_the_host_from_cancelling_a_gating_step_before_its_deadlin
     floor = int(DEADLINE_S) + 30
     assert floor < 600  # the host's default, for an entry that sets none
     assert timeouts["PreToolUse"] == floor and timeouts["PermissionRequest"] == floor
-    assert timeouts["PostToolUse"] == 5
+    assert timeouts["PostToolUse"] == floor
     assert timeouts["Stop"] is None and timeouts["SessionEnd"] == 30
     # an entry given more, or none (the host's 600 s), is left as it is
     install(settings)
