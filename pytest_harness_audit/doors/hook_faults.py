@@ -24,6 +24,7 @@ from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.doors.chain_faults import describe, is_chain_fault
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook_effects import workspace_root
+from pytest_harness_audit.doors.hook_unfinished import problem_of, ran_unrecorded, stale_use_ids
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
 from pytest_harness_audit.inspect import Inspector
@@ -95,6 +96,20 @@ def record_kept_faults(storage: Path, policy: Policy, session_id: str) -> None:
         where = cwd if isinstance(cwd, str) else None
         _note(storage, policy, session_id, tool, problem, where, tamper=tamper)
         path.unlink(missing_ok=True)
+
+
+def record_unrecorded_calls(
+    storage: Path,
+    policy: Policy,
+    session_id: str,
+    transcript: str | None,
+    cwd: str | None,
+    event: str,
+) -> None:
+    """At a session's start or end, a fault note for each call that ran with no post recorded
+    (its pending file still there, its result in the host's transcript, :mod:`.hook_unfinished`)."""
+    for use_id, tool in ran_unrecorded(transcript, stale_use_ids(storage, session_id)):
+        _note(storage, policy, session_id, POST_EVENTS[0], problem_of(use_id, tool, event), cwd)
 
 
 def _note(

@@ -40,6 +40,7 @@ from pytest_harness_audit.doors.hook import HookPayload, open_gate, read_payload
 from pytest_harness_audit.doors.hook_asks import EVERY_AGENT, any_asked, check_seals, reconcile
 from pytest_harness_audit.doors.hook_continuity import witnessed_loss
 from pytest_harness_audit.doors.hook_effects import workspace_root
+from pytest_harness_audit.doors.hook_faults import record_unrecorded_calls
 from pytest_harness_audit.doors.hook_host_settings import (
     PROJECT_PREFIX,
     PROJECT_SETTINGS,
@@ -90,6 +91,8 @@ class SessionPayload:
     cwd: str | None
     #: ``source`` of a start (startup, resume, clear, compact), ``reason`` of an end.
     why: str | None
+    #: The host's transcript (``transcript_path``), when the payload names one.
+    transcript: str | None = None
 
     def open_gate(self, storage: Path, policy: Policy) -> Gate:
         """The session's gate, as the hook door opens it."""
@@ -117,6 +120,7 @@ def parse_session_payload(text: str, event: str) -> SessionPayload:
         session_id,
         cwd if isinstance(cwd, str) else None,
         why if isinstance(why, str) else None,
+        transcript if isinstance(transcript := data.get("transcript_path"), str) else None,
     )
 
 
@@ -191,6 +195,10 @@ def check_pending_seals(payload: SessionPayload, storage: Path, policy: Policy) 
         record_broken(
             storage, payload.session_id, policy, payload.cwd, event=payload.event, key=key, how=how
         )
+    # a call that ran and whose post never recorded it (the post step ended first)
+    record_unrecorded_calls(
+        storage, policy, payload.session_id, payload.transcript, payload.cwd, payload.event
+    )
 
 
 def handle_stop(text: str, *, storage: Path, policy: Policy) -> None:

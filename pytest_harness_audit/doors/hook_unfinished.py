@@ -1,0 +1,111 @@
+"""Calls a ``pre`` let through that ran, and whose ``post`` never recorded them.
+
+Each call's ``pre`` leaves a pending file that its ``post`` takes. At ``SessionStart`` and
+``SessionEnd`` no call is in flight, so a pending file still there is a call whose post never
+came. Most such calls never ran: the host's own ``deny`` rules or another hook refused them
+after ``pre`` answered (no event follows a refusal), or the host stopped. But a post step can
+also end before it takes the file (a process the call left running kills it, the machine goes
+down), and the call it should have recorded — effects, output and all — would then leave no
+trace but a count. The host's transcript (``transcript_path``, Claude Code's JSON lines) tells
+the two apart: a call that ran has a ``tool_result`` block for its ``tool_use_id`` that is not an
+error, where a refusal is an error result. Each such call is recorded as a fault note (the
+session WARNs, ``unrecorded-outcome``) before the pending files are cleaned. A call that failed
+and whose ``PostToolUseFailure`` never came reads as a refusal here, and a transcript that
+cannot be read tells nothing: neither is noted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pytest_harness_audit.audit.storage import sanitize_session_id
+
+#: The most of a transcript read (a longer one is read up to here: later calls go unnoted).
+MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
+_CLAIMED = ".claimed.json"
+
+
+def stale_use_ids(storage: Path, session_id: str) -> list[str]:
+    """The ``tool_use_id`` of every call of the session whose pending file is still there
+    (a pending file is named by its call's ``tool_use_id``)."""
+    folder = storage / "pending" / sanitize_session_id(session_id)
+    try:
+        names = sorted(entry.name for entry in os.scandir(folder))
+    except OSError:
+        return []
+    return [
+        name.removesuffix(".json")
+        for name in names
+        if name.endswith(".json") and not name.endswith(_CLAIMED) and not name.startswith(".")
+    ]
+
+
+def _transcript_lines(path: str) -> Iterable[bytes]:
+    """The transcript's lines, read without blocking (a FIFO or a device in its place reads
+    as nothing), at most :data:`MAX_TRANSCRIPT_BYTES`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return []
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return []
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(MAX_TRANSCRIPT_BYTES).splitlines()
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+
+
+def _blocks(line: bytes) -> list[dict[str, Any]]:
+    """The content blocks of one transcript line (none when it is not a message)."""
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return []
+    message = data.get("message") if isinstance(data, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return []
+    return [block for block in content if isinstance(block, dict)]
+
+
+def ran_unrecorded(transcript: str | None, use_ids: Iterable[str]) -> list[tuple[str, str]]:
+    """``(tool_use_id, tool)`` of each of ``use_ids`` the transcript shows ran: a
+    ``tool_result`` for it that is not an error (the tool from its ``tool_use`` block)."""
+    wanted = set(use_ids)
+    if transcript is None or not wanted:
+        return []
+    tools: dict[str, str] = {}
+    ran: list[str] = []
+    for line in _transcript_lines(transcript):
+        if b"tool_" not in line or not any(use_id.encode() in line for use_id in wanted):
+            continue
+        for block in _blocks(line):
+            use_id = block.get("id") if block.get("type") == "tool_use" else None
+            if isinstance(use_id, str) and use_id in wanted:
+                name = block.get("name")
+                tools[use_id] = name if isinstance(name, str) else "unknown"
+            result_id = block.get("tool_use_id") if block.get("type") == "tool_result" else None
+            # an error result is a refusal (the host's rules, another hook) or a failure
+            ok = block.get("is_error") is not True
+            if isinstance(result_id, str) and result_id in wanted and ok and result_id not in ran:
+                ran.append(result_id)
+    return [(use_id, tools.get(use_id, "unknown")) for use_id in ran]
+
+
+def problem_of(use_id: str, tool: str, event: str) -> str:
+    """The fault note's text for a call that ran with no post recorded."""
+    return (
+        f"the call {tool} ({use_id}) ran, the host's transcript shows its result, and no post "
+        f"step recorded it (found at {event}): the call ran unjudged"
+    )
+
+
+__all__ = ["MAX_TRANSCRIPT_BYTES", "problem_of", "ran_unrecorded", "stale_use_ids"]

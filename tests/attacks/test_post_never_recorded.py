@@ -1,0 +1,91 @@
+"""A call that ran at the hook door and whose post step never recorded it.
+
+A call's ``pre`` answers ``{}`` and leaves a pending file; the host runs the call and starts
+the ``post`` step. A process the call left running can end that step before it records
+anything (``SIGKILL`` cannot be caught), and the session then ended PASS with the call missing:
+only a ``stalePending`` count in its end record. At ``SessionEnd`` (and ``SessionStart``) the
+door now reads the host's transcript: a call whose result is there, not an error, ran — it is
+recorded as a fault note (``unrecorded-outcome``, WARN). The twin: a call the host's own
+``deny`` rule refused after ``pre`` (an error result, no post event by design) leaves the
+session PASS, as does a session whose transcript cannot be read.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pytest_harness_audit.readers.verdict import Verdict
+from tests.hooks.test_hook_continuity import Host
+
+USE_ID = "toolu_01neverrecorded0000000000"
+PARAMS = {"command": "python3 tools/build.py", "description": "build"}
+
+
+def _call_without_post(host: Host, result: dict[str, Any]) -> None:
+    """The call's ``tool_use`` in the transcript, its ``pre``, then its ``result`` block, and no
+    post event."""
+    host.write(
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": USE_ID, "name": "Bash", "input": PARAMS}],
+            },
+        }
+    )
+    code, out, err = host.event(
+        "PreToolUse", "pre", tool_name="Bash", tool_input=PARAMS, tool_use_id=USE_ID
+    )
+    assert code == 0, err
+    assert json.loads(out) == {}
+    host.write(
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": USE_ID, **result}],
+            },
+        }
+    )
+
+
+def _notes(host: Host) -> list[dict[str, Any]]:
+    return [r for r in host.records() if r["kind"] == "note" and r["tool"] == "PostToolUse"]
+
+
+def test_a_call_that_ran_with_its_post_step_killed_is_not_a_pass(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    _call_without_post(host, {"content": "built 3 targets"})
+    host.end()
+    (note,) = _notes(host)
+    assert note["result"]["status"] == "error"
+    assert f"Bash ({USE_ID}) ran" in note["result"]["errorMessage"]
+    assert "found at SessionEnd" in note["result"]["errorMessage"]
+    verdict, reasons = host.verdict()
+    assert verdict is Verdict.WARN, reasons
+
+
+def test_a_call_the_host_refused_after_pre_leaves_the_session_passing(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    refusal = "Permission to use Bash with command python3 tools/build.py has been denied."
+    _call_without_post(host, {"content": refusal, "is_error": True})
+    host.end()
+    assert _notes(host) == []
+    assert host.verdict()[0] is Verdict.PASS
+
+
+def test_a_transcript_that_cannot_be_read_claims_nothing(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    host.start()
+    _call_without_post(host, {"content": "built 3 targets"})
+    host.transcript.unlink()
+    host.transcript.mkdir()  # a directory where the transcript was
+    host.end()
+    assert _notes(host) == []
+    assert host.verdict()[0] is Verdict.PASS
