@@ -36,6 +36,7 @@ from pytest_harness_audit.policy.patterns import (
     TargetMatcher,
     split_patterns,
 )
+from pytest_harness_audit.policy.powershell import is_powershell, posix_params
 from pytest_harness_audit.policy.prefilter import (
     Prefilter,
     Requirement,
@@ -396,6 +397,8 @@ class CompiledPolicy:
         """
         if params is None:
             params = {}
+        elif is_powershell(tool):  # its cmdlets read as the POSIX commands they amount to
+            params = posix_params(params)
         if category is None:
             entry = self._by_tool.get(tool)
             if entry is None:

@@ -6,9 +6,11 @@ tables did not know was ``unknown`` and judged only as a write of the paths it n
 ``rm -r -fo DIR`` (PowerShell's ``rm`` alias of ``Remove-Item``) was answered ``{}`` and, in the
 ``bypassPermissions`` mode where the host asks nothing, ran and was recorded as a success: a
 session judged PASS after a recursive deletion the policy forbids. Its command is now read as
-``Bash``'s (its aliases ``rm``, ``cat``, ``cp``, ``mv`` and ``>`` stand for the POSIX commands).
-Each event is a process of its own, as the host runs it. The benign twin: an ordinary
-PowerShell command is left to the host and recorded, PASS.
+``Bash``'s, its aliases (``rm``, ``cat``, ``>``) and common cmdlets (``Remove-Item -Recurse``,
+``Get-Content``, ``Set-Content``) as the POSIX commands they amount to. Each event is a process
+of its own, as the host runs it. The benign twins: ordinary PowerShell commands (a listing, a
+backtick escape, a folder made and a file copied into it) are left to the host, and recorded,
+PASS.
 """
 
 from __future__ import annotations
@@ -59,8 +61,21 @@ def _pre(storage: Path, project: Path, command: str) -> dict[str, Any]:
         ("rm -Recurse -Force {home}/work", "Destructive command"),
         ("cat {home}/.ssh/id_rsa", "Credential/secret file"),
         ("echo '{{}}' > .claude/settings.json", "agent host's settings"),
+        ("Remove-Item -Recurse -Force {home}/work", "Destructive command"),
+        ("ri -LiteralPath {home}/work -rec -fo:$true", "Destructive command"),
+        ("Get-Content -Path {home}/.ssh/id_rsa", "Credential/secret file"),
+        ("Set-Content -Path .claude/settings.json -Value '{{}}'", "agent host's settings"),
     ],
-    ids=["rm-alias", "rm-named-options", "key-read", "host-settings-write"],
+    ids=[
+        "rm-alias",
+        "rm-named-options",
+        "key-read",
+        "host-settings-write",
+        "remove-item",
+        "remove-item-abbreviated",
+        "get-content",
+        "set-content",
+    ],
 )
 def test_a_powershell_command_the_policy_forbids_is_denied_and_recorded(
     project: Path, tmp_path: Path, command: str, reason: str
@@ -74,6 +89,19 @@ def test_a_powershell_command_the_policy_forbids_is_denied_and_recorded(
     assert record["result"]["status"] == "blocked"
     assert record["category"] == "command"
     assert verdict(storage, SESSION) is not Verdict.PASS
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "Get-ChildItem -Recurse -Filter *.py | Select-Object Name",
+        'Write-Host "tests`tpassed"',
+        "New-Item -ItemType Directory -Path build -Force; Copy-Item README.md build",
+    ],
+    ids=["listing", "backtick-escape", "new-item-copy"],
+)
+def test_ordinary_cmdlets_are_left_to_the_host(project: Path, tmp_path: Path, command: str) -> None:
+    assert _pre(tmp_path / "store", project, command) == {}
 
 
 def test_an_ordinary_powershell_command_is_left_to_the_host_and_passes(
