@@ -36,7 +36,6 @@ from pytest_harness_audit.policy.patterns import (
     TargetMatcher,
     split_patterns,
 )
-from pytest_harness_audit.policy.powershell import is_powershell, posix_params
 from pytest_harness_audit.policy.prefilter import (
     Prefilter,
     Requirement,
@@ -46,6 +45,7 @@ from pytest_harness_audit.policy.prefilter import (
     targets_may_match,
 )
 from pytest_harness_audit.policy.sensitive import CREDENTIAL_PATTERN, any_credential
+from pytest_harness_audit.policy.shell.powershell import is_powershell, posix_params
 from pytest_harness_audit.policy.targets import call_targets
 
 #: What every credential-looking path holds (``None``: the check cannot be prefiltered).

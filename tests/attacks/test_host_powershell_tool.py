@@ -34,21 +34,23 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def _payload(project: Path, command: str, index: int = 0) -> dict[str, Any]:
+def _payload(
+    project: Path, command: str, index: int = 0, tool: str = "PowerShell"
+) -> dict[str, Any]:
     return {
         "session_id": SESSION,
         "transcript_path": str(project / "t.jsonl"),
         "cwd": str(project),
         "permission_mode": "bypassPermissions",
         "hook_event_name": "PreToolUse",
-        "tool_name": "PowerShell",
+        "tool_name": tool,
         "tool_input": {"command": command, "description": "cleanup"},
         "tool_use_id": f"toolu_ps_{index}",
     }
 
 
-def _pre(storage: Path, project: Path, command: str) -> dict[str, Any]:
-    code, out, err = hook(storage, "pre", _payload(project, command))
+def _pre(storage: Path, project: Path, command: str, tool: str = "PowerShell") -> dict[str, Any]:
+    code, out, err = hook(storage, "pre", _payload(project, command, tool=tool))
     assert code == 0, err
     answer: dict[str, Any] = json.loads(out)
     return answer
@@ -118,3 +120,26 @@ def test_an_ordinary_powershell_command_is_left_to_the_host_and_passes(
     (record,) = call_records(storage, SESSION)
     assert record["result"]["status"] == "success" and record["category"] == "command"
     assert verdict(storage, SESSION) is Verdict.PASS
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pwsh -c 'rm -r -fo {home}/work'",
+        "pwsh -NoProfile -Command 'Remove-Item -Recurse -Force {home}/work'",
+    ],
+    ids=["alias", "cmdlet"],
+)
+def test_a_shell_launching_powershell_text_is_read_the_same_way(
+    project: Path, tmp_path: Path, command: str
+) -> None:
+    answer = _pre(tmp_path / "store", project, command.format(home=tmp_path / "home"), "Bash")
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny", answer
+    assert "Destructive command" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_a_shell_launching_an_ordinary_powershell_command_is_left_to_the_host(
+    project: Path, tmp_path: Path
+) -> None:
+    command = "pwsh -NoProfile -c 'Get-ChildItem -Recurse -Filter *.md'"
+    assert _pre(tmp_path / "store", project, command, "Bash") == {}

@@ -126,7 +126,8 @@ def test_benign_launches_stay_allowed(root: Path, command: str) -> None:
         ("nix-shell", ["--run", "make test"], Launch(script="make test")),
         ("deno", ["run", "-A", "x.ts"], Launch(code_file="x.ts")),
         ("go", ["build"], Launch()),
-        ("pwsh", ["-Command", "Get-Date"], Launch(code="Get-Date")),
+        # PowerShell text: kept as program text and read as the POSIX commands it amounts to
+        ("pwsh", ["-Command", "Get-Date"], Launch(code="Get-Date", script="Get-Date")),
     ],
 )
 def test_launched(name: str, args: list[str], expected: Launch) -> None:

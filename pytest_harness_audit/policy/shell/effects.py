@@ -250,16 +250,16 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
 
 def _launched_text(launch: Launch, ctx: Context) -> bool:
     """Read the script or program text a launcher runs; whether it ran any."""
-    if launch.script is not None:
+    if launch.script is not None:  # with ``code`` too: PowerShell text, read both ways
         ctx.script(launch.script)
-    elif launch.code is not None:
+    if launch.code is not None:
         inline_code(launch.code, ctx)
     elif launch.code_file is not None:
         ctx.reading.reads.append(launch.code_file)
         ctx.script_file(launch.code_file, code=True)
     elif launch.unknown is not None:
         ctx.unknown(launch.unknown)
-    else:
+    elif launch.script is None:
         return False
     return True
 

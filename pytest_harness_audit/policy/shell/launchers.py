@@ -20,6 +20,8 @@ import binascii
 import re
 from typing import NamedTuple
 
+from pytest_harness_audit.policy.shell.powershell import as_posix
+
 #: Wrappers that run the rest of their argv: ``name: (options taking a value, positional words
 #: before the command)``.
 WRAPPER_OPTIONS: dict[str, tuple[frozenset[str], int]] = {
@@ -260,16 +262,24 @@ def _powershell(args: list[str]) -> Launch:
         if option in ("-f", "-fi") or (len(option) > 2 and "-file".startswith(option)):
             return Launch(code_file=rest[0]) if rest else Launch()
         if option == "-c" or (len(option) > 3 and "-command".startswith(option)):
-            return Launch(code=" ".join(rest)) if rest else Launch()
+            return _powershell_text(" ".join(rest)) if rest else Launch()
         if option in ("-e", "-ec") or (len(option) > 2 and "-encodedcommand".startswith(option)):
             if not rest:
                 return Launch()
             try:
-                return Launch(code=base64.b64decode(rest[0], validate=True).decode("utf-16-le"))
+                return _powershell_text(
+                    base64.b64decode(rest[0], validate=True).decode("utf-16-le")
+                )
             except (binascii.Error, UnicodeDecodeError, ValueError):
                 return Launch(unknown="PowerShell runs an encoded command that does not decode")
         index += 2 if option in _POWERSHELL_VALUED else 1
     return Launch()
+
+
+def _powershell_text(text: str) -> Launch:
+    """PowerShell program text: kept as program text (for the policy's patterns and the paths it
+    names) and read as the POSIX commands it amounts to (``Remove-Item -Recurse DIR``)."""
+    return Launch(code=text, script=as_posix(text))
 
 
 __all__ = [
