@@ -31,18 +31,20 @@ _CLAIMED = ".claimed.json"
 
 
 def stale_use_ids(storage: Path, session_id: str) -> list[str]:
-    """The ``tool_use_id`` of every call of the session whose pending file is still there
-    (a pending file is named by its call's ``tool_use_id``)."""
+    """The ``tool_use_id`` of every call of the session whose pending file is still there, as
+    pre left it or as a post step that ended before recording took it (a pending file is named
+    by its call's ``tool_use_id``)."""
     folder = storage / "pending" / sanitize_session_id(session_id)
     try:
         names = sorted(entry.name for entry in os.scandir(folder))
     except OSError:
         return []
-    return [
-        name.removesuffix(".json")
+    found = [
+        name.removesuffix(_CLAIMED) if name.endswith(_CLAIMED) else name.removesuffix(".json")
         for name in names
-        if name.endswith(".json") and not name.endswith(_CLAIMED) and not name.startswith(".")
+        if name.endswith(".json") and not name.startswith(".")
     ]
+    return sorted(set(found))
 
 
 def _transcript_lines(path: str) -> Iterable[bytes]:

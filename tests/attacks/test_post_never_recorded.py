@@ -69,6 +69,17 @@ def test_a_call_that_ran_with_its_post_step_killed_is_not_a_pass(tmp_path: Path)
     assert verdict is Verdict.WARN, reasons
 
 
+def test_a_post_step_killed_after_it_took_the_pending_file_is_noted_too(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    host.start()
+    _call_without_post(host, {"content": "built 3 targets"})
+    (pending,) = (host.store / "pending").rglob("*.json")
+    pending.rename(pending.with_name(pending.name.removesuffix(".json") + ".claimed.json"))
+    host.end()
+    assert len(_notes(host)) == 1
+    assert host.verdict()[0] is Verdict.WARN
+
+
 def test_a_call_the_host_refused_after_pre_leaves_the_session_passing(tmp_path: Path) -> None:
     host = Host(tmp_path)
     host.start()
