@@ -384,7 +384,7 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
             # the call ran, so the user approved it at the host's own prompt
             decision = host_approved(decision, state)
         host = HostWatch.look(storage, payload.session_id)  # the call's record holds a change
-        extra = host.record_fields()
+        extra = host.record_fields(payload.tool_use_id)
         with recording_only():  # the host ran it: recorded as it happened
             gated = gate.run(
                 payload.tool_name,

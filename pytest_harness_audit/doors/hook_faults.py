@@ -20,11 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.audit.continuity_files import keep_fault, kept_faults
-from pytest_harness_audit.audit.errors import ChainError
+from pytest_harness_audit.audit.errors import AuditError, ChainError
+from pytest_harness_audit.audit.reader import iter_records
 from pytest_harness_audit.doors.chain_faults import describe, is_chain_fault
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook_effects import workspace_root
-from pytest_harness_audit.doors.hook_unfinished import problem_of, ran_unrecorded, stale_use_ids
+from pytest_harness_audit.doors.hook_unfinished import (
+    USE_ID_FIELD,
+    problem_of,
+    ran_unseen,
+    stale_use_ids,
+    transcript_calls,
+)
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
 from pytest_harness_audit.inspect import Inspector
@@ -107,9 +114,22 @@ def record_unrecorded_calls(
     event: str,
 ) -> None:
     """At a session's start or end, a fault note for each call that ran with no post recorded
-    (its pending file still there, its result in the host's transcript, :mod:`.hook_unfinished`)."""
-    for use_id, tool in ran_unrecorded(transcript, stale_use_ids(storage, session_id)):
+    (its result in the host's transcript, :mod:`.hook_unfinished`): its pending file still
+    there, or, after the first call a post recorded, no record holding its ``tool_use_id``."""
+    calls = transcript_calls(transcript)
+    if not calls:
+        return
+    stale = set(stale_use_ids(storage, session_id))
+    for use_id, tool in [call for call in calls if call[0] in stale]:
         _note(storage, policy, session_id, POST_EVENTS[0], problem_of(use_id, tool, event), cwd)
+    try:
+        held = [record.get(USE_ID_FIELD) for record in iter_records(storage, session_id)]
+    except (AuditError, OSError, ValueError):  # no chain yet, or one that cannot be read
+        return
+    recorded = {held_id for held_id in held if isinstance(held_id, str)}
+    for use_id, tool in ran_unseen(calls, recorded, stale):
+        problem = problem_of(use_id, tool, event, pending=False)
+        _note(storage, policy, session_id, POST_EVENTS[0], problem, cwd)
 
 
 def _note(

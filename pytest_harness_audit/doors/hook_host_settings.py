@@ -59,6 +59,7 @@ from pytest_harness_audit.doors.hook_host_project import (
     permissions_value,
     shown_permissions,
 )
+from pytest_harness_audit.doors.hook_unfinished import USE_ID_FIELD
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.inspect import PROTECTED_FILE_CHANGED
 from pytest_harness_audit.policy import Policy
@@ -288,10 +289,16 @@ class HostWatch:
             names = [name for name in names if not is_permissions(name)]
         return names
 
-    def record_fields(self) -> dict[str, Any] | None:
-        """The field a record written now adds so the chain holds the new state (``None``:
-        nothing changed)."""
-        return {STATE_FIELD: dict(self.now)} if self.changed and self.now is not None else None
+    def record_fields(self, use_id: str | None = None) -> dict[str, Any] | None:
+        """The fields a call's record written now adds: the new state, so the chain holds it
+        (when it changed), and the host's ``tool_use_id`` of the call (when given), which a
+        session's end compares with the host's transcript (:mod:`.hook_unfinished`)."""
+        fields: dict[str, Any] = {}
+        if self.changed and self.now is not None:
+            fields[STATE_FIELD] = dict(self.now)
+        if use_id:
+            fields[USE_ID_FIELD] = use_id
+        return fields or None
 
     def unattributed(self, kept: Any, project_seen: bool) -> list[str]:
         """At post: the changed names the call's own comparison does not report (those whose

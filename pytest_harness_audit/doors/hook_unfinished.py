@@ -9,9 +9,12 @@ down), and the call it should have recorded — effects, output and all — woul
 trace but a count. The host's transcript (``transcript_path``, Claude Code's JSON lines) tells
 the two apart: a call that ran has a ``tool_result`` block for its ``tool_use_id`` that is not an
 error, where a refusal is an error result. Each such call is recorded as a fault note (the
-session WARNs, ``unrecorded-outcome``) before the pending files are cleaned. A call that failed
-and whose ``PostToolUseFailure`` never came reads as a refusal here, and a transcript that
-cannot be read tells nothing: neither is noted.
+session WARNs, ``unrecorded-outcome``) before the pending files are cleaned. A call whose
+``pre`` was killed too left no pending file: each call record a post writes holds the host's
+``tool_use_id`` (:data:`USE_ID_FIELD`), so a call the transcript shows ran, after the first call
+a post recorded (before it the hooks may not have been installed), that no record holds is noted
+the same way. A call that failed and whose ``PostToolUseFailure`` never came reads as a refusal
+here, and a transcript that cannot be read tells nothing: neither is noted.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from typing import Any
 
 from pytest_harness_audit.audit.storage import sanitize_session_id
 
+#: The field of a call record holding the host's ``tool_use_id`` of the call (set by post).
+USE_ID_FIELD = "toolUseId"
 #: The most of a transcript read (a longer one is read up to here: later calls go unnoted).
 MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
 _CLAIMED = ".claimed.json"
@@ -78,36 +83,65 @@ def _blocks(line: bytes) -> list[dict[str, Any]]:
     return [block for block in content if isinstance(block, dict)]
 
 
-def ran_unrecorded(transcript: str | None, use_ids: Iterable[str]) -> list[tuple[str, str]]:
-    """``(tool_use_id, tool)`` of each of ``use_ids`` the transcript shows ran: a
+def transcript_calls(transcript: str | None) -> list[tuple[str, str]]:
+    """``(tool_use_id, tool)`` of each call the transcript shows ran, in its order: a
     ``tool_result`` for it that is not an error (the tool from its ``tool_use`` block)."""
-    wanted = set(use_ids)
-    if transcript is None or not wanted:
+    if transcript is None:
         return []
     tools: dict[str, str] = {}
-    ran: list[str] = []
+    ran: dict[str, None] = {}
     for line in _transcript_lines(transcript):
-        if b"tool_" not in line or not any(use_id.encode() in line for use_id in wanted):
+        if b'"tool_' not in line:
             continue
         for block in _blocks(line):
             use_id = block.get("id") if block.get("type") == "tool_use" else None
-            if isinstance(use_id, str) and use_id in wanted:
+            if isinstance(use_id, str):
                 name = block.get("name")
                 tools[use_id] = name if isinstance(name, str) else "unknown"
             result_id = block.get("tool_use_id") if block.get("type") == "tool_result" else None
             # an error result is a refusal (the host's rules, another hook) or a failure
-            ok = block.get("is_error") is not True
-            if isinstance(result_id, str) and result_id in wanted and ok and result_id not in ran:
-                ran.append(result_id)
+            if isinstance(result_id, str) and block.get("is_error") is not True:
+                ran[result_id] = None
     return [(use_id, tools.get(use_id, "unknown")) for use_id in ran]
 
 
-def problem_of(use_id: str, tool: str, event: str) -> str:
-    """The fault note's text for a call that ran with no post recorded."""
+def ran_unrecorded(transcript: str | None, use_ids: Iterable[str]) -> list[tuple[str, str]]:
+    """``(tool_use_id, tool)`` of each of ``use_ids`` the transcript shows ran."""
+    wanted = set(use_ids)
+    if not wanted:
+        return []
+    return [call for call in transcript_calls(transcript) if call[0] in wanted]
+
+
+def ran_unseen(
+    calls: list[tuple[str, str]], recorded: set[str], skip: Iterable[str]
+) -> list[tuple[str, str]]:
+    """Of the transcript's ``calls`` that ran, those after the first one a post recorded
+    (``recorded``: the ``tool_use_id`` the chain's records hold; before it the hooks may not
+    have been installed) that no record holds, but for ``skip`` (noted otherwise)."""
+    first = next((i for i, (use_id, _tool) in enumerate(calls) if use_id in recorded), None)
+    if first is None:
+        return []
+    skipped = set(skip)
+    return [c for c in calls[first:] if c[0] not in recorded and c[0] not in skipped]
+
+
+def problem_of(use_id: str, tool: str, event: str, *, pending: bool = True) -> str:
+    """The fault note's text for a call that ran with no post recorded (``pending``: its pre
+    left a pending file; else no hook step of it left anything)."""
+    steps = "no post step recorded it" if pending else "no hook step saw it"
     return (
-        f"the call {tool} ({use_id}) ran, the host's transcript shows its result, and no post "
-        f"step recorded it (found at {event}): the call ran unjudged"
+        f"the call {tool} ({use_id}) ran, the host's transcript shows its result, and {steps} "
+        f"(found at {event}): the call ran unjudged"
     )
 
 
-__all__ = ["MAX_TRANSCRIPT_BYTES", "problem_of", "ran_unrecorded", "stale_use_ids"]
+__all__ = [
+    "MAX_TRANSCRIPT_BYTES",
+    "USE_ID_FIELD",
+    "problem_of",
+    "ran_unrecorded",
+    "ran_unseen",
+    "stale_use_ids",
+    "transcript_calls",
+]

@@ -23,9 +23,9 @@ USE_ID = "toolu_01neverrecorded0000000000"
 PARAMS = {"command": "python3 tools/build.py", "description": "build"}
 
 
-def _call_without_post(host: Host, result: dict[str, Any]) -> None:
-    """The call's ``tool_use`` in the transcript, its ``pre``, then its ``result`` block, and no
-    post event."""
+def _call_without_post(host: Host, result: dict[str, Any], *, pre: bool = True) -> None:
+    """The call's ``tool_use`` in the transcript, its ``pre`` (unless ``pre`` is false: that
+    step killed too), then its ``result`` block, and no post event."""
     host.write(
         {
             "type": "assistant",
@@ -35,11 +35,12 @@ def _call_without_post(host: Host, result: dict[str, Any]) -> None:
             },
         }
     )
-    code, out, err = host.event(
-        "PreToolUse", "pre", tool_name="Bash", tool_input=PARAMS, tool_use_id=USE_ID
-    )
-    assert code == 0, err
-    assert json.loads(out) == {}
+    if pre:
+        code, out, err = host.event(
+            "PreToolUse", "pre", tool_name="Bash", tool_input=PARAMS, tool_use_id=USE_ID
+        )
+        assert code == 0, err
+        assert json.loads(out) == {}
     host.write(
         {
             "type": "user",
@@ -78,6 +79,31 @@ def test_a_post_step_killed_after_it_took_the_pending_file_is_noted_too(tmp_path
     host.end()
     assert len(_notes(host)) == 1
     assert host.verdict()[0] is Verdict.WARN
+
+
+def test_a_call_whose_pre_and_post_steps_were_both_killed_is_not_a_pass(tmp_path: Path) -> None:
+    """A process left running kills every ``hook pre`` and ``hook post`` (the host goes on
+    after a hook that fails): the call leaves nothing in the store, yet the host's transcript
+    holds its result, after a call a post recorded."""
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    _call_without_post(host, {"content": "built 3 targets"}, pre=False)
+    host.end()
+    (note,) = _notes(host)
+    assert f"Bash ({USE_ID}) ran" in note["result"]["errorMessage"]
+    assert "no hook step saw it" in note["result"]["errorMessage"]
+    assert host.verdict()[0] is Verdict.WARN
+
+
+def test_calls_made_before_the_hooks_were_installed_are_not_claimed(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    host.bash("echo before", hooked=False)  # in the transcript, with no hook yet
+    host.start()
+    host.bash("echo one")
+    host.end()
+    assert _notes(host) == []
+    assert host.verdict()[0] is Verdict.PASS
 
 
 def test_a_call_the_host_refused_after_pre_leaves_the_session_passing(tmp_path: Path) -> None:
