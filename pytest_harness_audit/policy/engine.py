@@ -397,7 +397,7 @@ class CompiledPolicy:
         """
         if params is None:
             params = {}
-        elif is_powershell(tool):  # its cmdlets read as the POSIX commands they amount to
+        elif len(tool) == 10 and is_powershell(tool):  # cmdlets read as the POSIX commands
             params = posix_params(params)
         if category is None:
             entry = self._by_tool.get(tool)
