@@ -48,10 +48,36 @@ _PARAMETERS = (
 )
 
 
+#: The call operator (``&``) or dot-sourcing (``.``) at the start of a statement.
+_CALL_OPERATOR = re.compile(r"(^|[;|{(\n]\s*)[&.](?=\s)")
+#: A script block with no block inside it.
+_INNER_BLOCK = re.compile(r"\{([^{}]*)\}")
+#: A quoted string (its braces are text, not a block; a backslash escapes, as rewritten).
+_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"", re.DOTALL)
+
+
+def _script_blocks(text: str) -> list[str]:
+    """The text of every script block (``{ … }``, not in quotes) in ``text``, innermost first:
+    code that ``& { … }``, ``Invoke-Command -ScriptBlock { … }``, ``ForEach-Object { … }`` and
+    the like run, which a POSIX reading of the whole does not see as commands."""
+    masked = _QUOTED.sub(lambda match: " " * len(match.group()), text)
+    blocks: list[str] = []
+    while True:
+        spans = [match.span(1) for match in _INNER_BLOCK.finditer(masked)]
+        if not spans:
+            return blocks
+        blocks.extend(text[start:end] for start, end in spans)
+        for start, end in spans:  # the block read: its braces no longer enclose the next
+            masked = masked[: start - 1] + " " * (end - start + 2) + masked[end + 1 :]
+
+
 def as_posix(command: str) -> str:
     """``command`` with its cmdlets, their parameters and its backtick escapes rewritten as a
-    POSIX shell would read the same act."""
+    POSIX shell would read the same act; the text of each script block follows as statements
+    of its own (read twice at worst, never left unread)."""
     text = re.sub(r"`(.)", r"\\\1", command, flags=re.DOTALL)
+    text = "\n".join([text, *_script_blocks(text)])
+    text = _CALL_OPERATOR.sub(lambda m: m.group(1), text)
     text = _STATEMENT_CMDLET.sub(lambda m: m.group(1) + _CMDLETS[m.group(2).lower()], text)
     for pattern, option in _PARAMETERS:
         text = pattern.sub(option, text)
