@@ -28,6 +28,21 @@ from typing import Any
 
 from pytest_harness_audit.audit.storage import sanitize_session_id
 
+#: The host's own bookkeeping tools: they act on nothing and return no data, and some host
+#: versions fire no ``PostToolUse`` (or no hook at all) for them, so their calls are not noted.
+BOOKKEEPING_TOOLS = frozenset(
+    {
+        "TodoWrite",
+        "TodoRead",
+        "TaskCreate",
+        "TaskUpdate",
+        "TaskList",
+        "TaskGet",
+        "EnterPlanMode",
+        "ExitPlanMode",
+        "AskUserQuestion",
+    }
+)
 #: The field of a call record holding the host's ``tool_use_id`` of the call (set by post).
 USE_ID_FIELD = "toolUseId"
 #: The most of a transcript read (a longer one is read up to here: later calls go unnoted).
@@ -85,7 +100,8 @@ def _blocks(line: bytes) -> list[dict[str, Any]]:
 
 def transcript_calls(transcript: str | None) -> list[tuple[str, str]]:
     """``(tool_use_id, tool)`` of each call the transcript shows ran, in its order: a
-    ``tool_result`` for it that is not an error (the tool from its ``tool_use`` block)."""
+    ``tool_result`` for it that is not an error (the tool from its ``tool_use`` block), but for
+    :data:`BOOKKEEPING_TOOLS`."""
     if transcript is None:
         return []
     tools: dict[str, str] = {}
@@ -102,7 +118,8 @@ def transcript_calls(transcript: str | None) -> list[tuple[str, str]]:
             # an error result is a refusal (the host's rules, another hook) or a failure
             if isinstance(result_id, str) and block.get("is_error") is not True:
                 ran[result_id] = None
-    return [(use_id, tools.get(use_id, "unknown")) for use_id in ran]
+    found = [(use_id, tools.get(use_id, "unknown")) for use_id in ran]
+    return [call for call in found if call[1] not in BOOKKEEPING_TOOLS]
 
 
 def ran_unrecorded(transcript: str | None, use_ids: Iterable[str]) -> list[tuple[str, str]]:

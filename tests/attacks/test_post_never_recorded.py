@@ -16,6 +16,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pytest_harness_audit.readers.verdict import Verdict
 from tests.hooks.test_hook_continuity import Host
 
@@ -23,21 +25,28 @@ USE_ID = "toolu_01neverrecorded0000000000"
 PARAMS = {"command": "python3 tools/build.py", "description": "build"}
 
 
-def _call_without_post(host: Host, result: dict[str, Any], *, pre: bool = True) -> None:
+def _call_without_post(
+    host: Host,
+    result: dict[str, Any],
+    *,
+    pre: bool = True,
+    tool: str = "Bash",
+    params: dict[str, Any] = PARAMS,
+) -> None:
     """The call's ``tool_use`` in the transcript, its ``pre`` (unless ``pre`` is false: that
-    step killed too), then its ``result`` block, and no post event."""
+    step killed too, or never run by the host), then its ``result`` block, and no post event."""
     host.write(
         {
             "type": "assistant",
             "message": {
                 "role": "assistant",
-                "content": [{"type": "tool_use", "id": USE_ID, "name": "Bash", "input": PARAMS}],
+                "content": [{"type": "tool_use", "id": USE_ID, "name": tool, "input": params}],
             },
         }
     )
     if pre:
         code, out, err = host.event(
-            "PreToolUse", "pre", tool_name="Bash", tool_input=PARAMS, tool_use_id=USE_ID
+            "PreToolUse", "pre", tool_name=tool, tool_input=params, tool_use_id=USE_ID
         )
         assert code == 0, err
         assert json.loads(out) == {}
@@ -123,6 +132,20 @@ def test_a_transcript_that_cannot_be_read_claims_nothing(tmp_path: Path) -> None
     _call_without_post(host, {"content": "built 3 targets"})
     host.transcript.unlink()
     host.transcript.mkdir()  # a directory where the transcript was
+    host.end()
+    assert _notes(host) == []
+    assert host.verdict()[0] is Verdict.PASS
+
+
+@pytest.mark.parametrize("pre", [True, False], ids=["pre-only", "no-hook"])
+def test_a_host_bookkeeping_call_without_its_post_is_not_claimed(tmp_path: Path, pre: bool) -> None:
+    """Some host versions run no ``PostToolUse`` (or no hook at all) for their own bookkeeping
+    tools (``TodoWrite``, plan mode): such a call acts on nothing and is not noted."""
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    todos = {"todos": [{"content": "build", "status": "pending", "activeForm": "Building"}]}
+    _call_without_post(host, {"content": "Todos updated"}, pre=pre, tool="TodoWrite", params=todos)
     host.end()
     assert _notes(host) == []
     assert host.verdict()[0] is Verdict.PASS
