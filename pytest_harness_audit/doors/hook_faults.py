@@ -119,17 +119,23 @@ def record_unrecorded_calls(
     calls = transcript_calls(transcript)
     if not calls:
         return
-    stale = set(stale_use_ids(storage, session_id))
-    for use_id, tool in [call for call in calls if call[0] in stale]:
-        _note(storage, policy, session_id, POST_EVENTS[0], problem_of(use_id, tool, event), cwd)
     try:
-        held = [record.get(USE_ID_FIELD) for record in iter_records(storage, session_id)]
+        held: list[Any] | None = [
+            record.get(USE_ID_FIELD) for record in iter_records(storage, session_id)
+        ]
     except (AuditError, OSError, ValueError):  # no chain yet, or one that cannot be read
+        held = None
+    # a call a record holds (its post's, or a note of it at an earlier event) is not noted again
+    recorded = {held_id for held_id in held or () if isinstance(held_id, str)}
+    stale = set(stale_use_ids(storage, session_id))
+    for use_id, tool in [call for call in calls if call[0] in stale - recorded]:
+        problem = problem_of(use_id, tool, event)
+        _note(storage, policy, session_id, POST_EVENTS[0], problem, cwd, use_id=use_id)
+    if held is None:
         return
-    recorded = {held_id for held_id in held if isinstance(held_id, str)}
-    for use_id, tool in ran_unseen(calls, recorded, stale):
+    for use_id, tool in ran_unseen(calls, recorded | stale, stale):
         problem = problem_of(use_id, tool, event, pending=False)
-        _note(storage, policy, session_id, POST_EVENTS[0], problem, cwd)
+        _note(storage, policy, session_id, POST_EVENTS[0], problem, cwd, use_id=use_id)
 
 
 def _note(
@@ -142,9 +148,12 @@ def _note(
     text: str | None = None,
     *,
     tamper: bool = False,
+    use_id: str | None = None,
 ) -> None:
     """Append the fault note (``ChainError``: the chain takes no record). A problem that is a
-    chain fault (:func:`~.chain_faults.is_chain_fault`) is tamper evidence: the verdict FAILs."""
+    chain fault (:func:`~.chain_faults.is_chain_fault`) is tamper evidence: the verdict FAILs.
+    ``use_id``: the host's ``tool_use_id`` of the call noted, held by the note so that it is
+    noted once."""
     root = workspace_root(cwd)
     gate = open_session_gate(storage_dir=storage, session_id=session_id, policy=policy, door="hook")
     try:
@@ -157,7 +166,9 @@ def _note(
             # text is still a secret the agent received
             with Inspector(root, live=False) as inspector:
                 decision.alerts = (*decision.alerts, *inspector.scan_output(text).alerts)
-        gate.run(tool, params, lambda _decision: Outcome("error", None, problem), decision=decision)
+        extra = {USE_ID_FIELD: use_id} if use_id else None
+        outcome = Outcome("error", None, problem, extra=extra)
+        gate.run(tool, params, lambda _decision: outcome, decision=decision)
     finally:
         gate.chain.close()
 

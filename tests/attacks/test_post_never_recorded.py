@@ -149,3 +149,15 @@ def test_a_host_bookkeeping_call_without_its_post_is_not_claimed(tmp_path: Path,
     host.end()
     assert _notes(host) == []
     assert host.verdict()[0] is Verdict.PASS
+
+
+def test_a_call_noted_once_is_not_noted_again_at_the_next_session_event(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    _call_without_post(host, {"content": "built 3 targets"}, pre=False)
+    host.end()
+    host.start("resume")  # the same transcript is read again
+    host.end()
+    assert len(_notes(host)) == 1
+    assert host.verdict()[0] is Verdict.WARN
