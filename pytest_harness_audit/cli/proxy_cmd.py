@@ -249,10 +249,12 @@ def _open_gate(storage: Path, session_id: str, policy: Any, root: str | None) ->
         from pytest_harness_audit.gate.install_watch import InstallWatch
         from pytest_harness_audit.gate.record_scrub import KeptSecrets, RecordScrub
         from pytest_harness_audit.inspect import Inspector
+        from pytest_harness_audit.session.kernel_watch import note_unwatched_reads
 
         kept = KeptSecrets()
         inspector = Inspector(Path(root), secrets=kept, protect=policy.protect)
         gate.inspectors.append(SessionInspection(inspector, policy))
+        note_unwatched_reads(gate, inspector)  # a check the kernel cannot make is said
         gate.inspectors.append(InstallWatch.of(gate.install_guard.paths))
         # every string of every record, the parts of a split value included
         gate.chain.builder.scrub = RecordScrub(gate.inspectors, kept=kept)

@@ -110,3 +110,20 @@ def test_a_system_without_inotify_records_no_note(
         session.call("Read", file_path="README.md")
         assert [r.tool for r in session.records] == ["Read"]
         assert session.verdict.name == "PASS"
+
+
+def test_the_stdio_proxy_s_workspace_without_its_kernel_watch_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_harness_audit.cli import proxy_cmd
+    from pytest_harness_audit.policy import Policy
+
+    for session in _session(tmp_path / "made"):  # a workspace with credential files
+        workspace = session.root
+    _used_up(monkeypatch, credential_reads)
+    gate = proxy_cmd._open_gate(tmp_path / "store", "s", Policy.preset("safety"), str(workspace))
+    try:
+        (note,) = [record for record in gate.chain.records() if record["kind"] == "note"]
+        assert note["tool"] == kernel_watch.READS_UNWATCHED
+    finally:
+        gate.close()
