@@ -118,6 +118,12 @@ def serve(path: str) -> None:
         if listener in ready:
             connection, _ = listener.accept()
             message, fds, _, _ = socket.recv_fds(connection, 1 << 20, 3)
+            # one read may bring part of a long request (a large environment): read to its end
+            while not message.endswith(b"\n"):
+                more = connection.recv(1 << 20)
+                if not more:
+                    break
+                message += more
             pid = os.fork()
             if pid == 0:
                 code = 1
