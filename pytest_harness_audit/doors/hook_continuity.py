@@ -50,6 +50,7 @@ from pytest_harness_audit.audit.continuity_files import (
 from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.audit.storage import StorageLayout
 from pytest_harness_audit.doors.hook_faults import record_kept_faults
+from pytest_harness_audit.doors.hook_unfinished import message_blocks, transcript_lines
 from pytest_harness_audit.errors import HarnessAuditError
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.seam import Outcome
@@ -200,28 +201,13 @@ def transcript_tool_uses(path: str | None, offset: int = 0) -> list[str]:
     if path is None:
         return []
     ids: list[str] = []
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(max(0, offset))
-            data = handle.read(_TRANSCRIPT_MAX)
-    except OSError:
-        return []
-    for raw in data.splitlines():
+    for raw in transcript_lines(path, offset, _TRANSCRIPT_MAX):
         if b'"tool_use"' not in raw:
             continue
-        try:
-            line = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue
-        message = line.get("message") if isinstance(line, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        if line.get("type") != "assistant" or not isinstance(content, list):
-            continue
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                ident = block.get("id")
-                if isinstance(ident, str) and ident not in ids:
-                    ids.append(ident)
+        for block in message_blocks(raw, kind="assistant"):
+            ident = block.get("id") if block.get("type") == "tool_use" else None
+            if isinstance(ident, str) and ident not in ids:
+                ids.append(ident)
     return ids
 
 

@@ -133,7 +133,7 @@ def record_unrecorded_calls(
         _note(storage, policy, session_id, POST_EVENTS[0], problem, cwd, use_id=use_id)
     if held is None:
         return
-    for use_id, tool in ran_unseen(calls, recorded | stale, stale):
+    for use_id, tool in ran_unseen(calls, recorded | stale):
         problem = problem_of(use_id, tool, event, pending=False)
         _note(storage, policy, session_id, POST_EVENTS[0], problem, cwd, use_id=use_id)
 

@@ -67,9 +67,11 @@ def stale_use_ids(storage: Path, session_id: str) -> list[str]:
     return sorted(set(found))
 
 
-def _transcript_lines(path: str) -> Iterable[bytes]:
-    """The transcript's lines, read without blocking (a FIFO or a device in its place reads
-    as nothing), at most :data:`MAX_TRANSCRIPT_BYTES`."""
+def transcript_lines(
+    path: str, offset: int = 0, limit: int = MAX_TRANSCRIPT_BYTES
+) -> Iterable[bytes]:
+    """The transcript's lines from byte ``offset`` on, read without blocking (a FIFO or a
+    device in its place reads as nothing), at most ``limit`` bytes."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
@@ -78,18 +80,22 @@ def _transcript_lines(path: str) -> Iterable[bytes]:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return []
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(MAX_TRANSCRIPT_BYTES).splitlines()
+            handle.seek(max(0, offset))
+            return handle.read(limit).splitlines()
     except OSError:
         return []
     finally:
         os.close(fd)
 
 
-def _blocks(line: bytes) -> list[dict[str, Any]]:
-    """The content blocks of one transcript line (none when it is not a message)."""
+def message_blocks(line: bytes, kind: str | None = None) -> list[dict[str, Any]]:
+    """The content blocks of one transcript line (none when it is not a message, or not one
+    of type ``kind`` when given: ``assistant`` holds the calls, ``user`` their results)."""
     try:
         data = json.loads(line)
     except (ValueError, RecursionError):
+        return []
+    if kind is not None and (not isinstance(data, dict) or data.get("type") != kind):
         return []
     message = data.get("message") if isinstance(data, dict) else None
     content = message.get("content") if isinstance(message, dict) else None
@@ -106,10 +112,10 @@ def transcript_calls(transcript: str | None) -> list[tuple[str, str]]:
         return []
     tools: dict[str, str] = {}
     ran: dict[str, None] = {}
-    for line in _transcript_lines(transcript):
+    for line in transcript_lines(transcript):
         if b'"tool_' not in line:
             continue
-        for block in _blocks(line):
+        for block in message_blocks(line):
             use_id = block.get("id") if block.get("type") == "tool_use" else None
             if isinstance(use_id, str):
                 name = block.get("name")
@@ -122,25 +128,14 @@ def transcript_calls(transcript: str | None) -> list[tuple[str, str]]:
     return [call for call in found if call[1] not in BOOKKEEPING_TOOLS]
 
 
-def ran_unrecorded(transcript: str | None, use_ids: Iterable[str]) -> list[tuple[str, str]]:
-    """``(tool_use_id, tool)`` of each of ``use_ids`` the transcript shows ran."""
-    wanted = set(use_ids)
-    if not wanted:
-        return []
-    return [call for call in transcript_calls(transcript) if call[0] in wanted]
-
-
-def ran_unseen(
-    calls: list[tuple[str, str]], recorded: set[str], skip: Iterable[str]
-) -> list[tuple[str, str]]:
-    """Of the transcript's ``calls`` that ran, those after the first one a post recorded
-    (``recorded``: the ``tool_use_id`` the chain's records hold; before it the hooks may not
-    have been installed) that no record holds, but for ``skip`` (noted otherwise)."""
-    first = next((i for i, (use_id, _tool) in enumerate(calls) if use_id in recorded), None)
+def ran_unseen(calls: list[tuple[str, str]], seen: set[str]) -> list[tuple[str, str]]:
+    """Of the transcript's ``calls`` that ran, those after the first one a hook step saw
+    (``seen``: the ``tool_use_id`` the chain's records hold and those of pending files; before
+    it the hooks may not have been installed) that none saw."""
+    first = next((i for i, (use_id, _tool) in enumerate(calls) if use_id in seen), None)
     if first is None:
         return []
-    skipped = set(skip)
-    return [c for c in calls[first:] if c[0] not in recorded and c[0] not in skipped]
+    return [call for call in calls[first:] if call[0] not in seen]
 
 
 def problem_of(use_id: str, tool: str, event: str, *, pending: bool = True) -> str:
@@ -156,9 +151,10 @@ def problem_of(use_id: str, tool: str, event: str, *, pending: bool = True) -> s
 __all__ = [
     "MAX_TRANSCRIPT_BYTES",
     "USE_ID_FIELD",
+    "message_blocks",
     "problem_of",
-    "ran_unrecorded",
     "ran_unseen",
     "stale_use_ids",
     "transcript_calls",
+    "transcript_lines",
 ]
