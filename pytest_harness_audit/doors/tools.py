@@ -49,7 +49,7 @@ from pytest_harness_audit.doors.tool_errors import shown_exception
 from pytest_harness_audit.doors.tool_views import output_view, param_view
 from pytest_harness_audit.errors import HarnessAuditError, UsageError
 from pytest_harness_audit.gate.seam import GatedCall, Outcome
-from pytest_harness_audit.policy.categories import BUILTIN_TOOL_CATEGORIES
+from pytest_harness_audit.tools.toolbox import BUILTIN_TOOLS
 
 if TYPE_CHECKING:
     from pytest_harness_audit.gate.gate import Gate
@@ -214,7 +214,7 @@ def _register(
         if category is not None:
             raise UsageError(f"harness.tool({tool!r}): a category needs the harness's toolbox")
         return
-    if tool in BUILTIN_TOOL_CATEGORIES:
+    if tool in BUILTIN_TOOLS:
         if category is not None:
             raise UsageError(
                 f"harness.tool({tool!r}): {tool!r} is a built-in tool name; its category is "

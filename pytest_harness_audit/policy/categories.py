@@ -46,7 +46,20 @@ BUILTIN_TOOL_CATEGORIES: Mapping[str, str] = {
     "WebFetch": NETWORK,
     "WebSearch": NETWORK,
     "Task": DELEGATION,
+    # the host's subagent tool (named ``Task`` before Claude Code 2.1.63), and its message to
+    # another agent of the team
+    "Agent": DELEGATION,
+    "SendMessage": MESSAGE,
     "TodoWrite": STATE,
+    # the host's own bookkeeping: its task list, plan mode and questions to the user
+    "TodoRead": STATE,
+    "TaskCreate": STATE,
+    "TaskUpdate": STATE,
+    "TaskList": STATE,
+    "TaskGet": STATE,
+    "EnterPlanMode": STATE,
+    "ExitPlanMode": STATE,
+    "AskUserQuestion": STATE,
     "send_message": MESSAGE,
 }
 

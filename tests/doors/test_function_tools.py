@@ -333,3 +333,19 @@ def test_the_chain_of_function_tool_calls_verifies(service: Harness) -> None:
     report = service.verify()
     assert report.valid
     assert [r.status for r in service.calls()] == ["success", "blocked"]
+
+
+def test_a_host_tool_name_the_toolbox_lacks_runs_the_function(service: Harness) -> None:
+    """``SendMessage`` is a host's tool name with a category but no built-in of the toolbox: a
+    framework's function of that name is the tool, judged as a message."""
+    sent: list[str] = []
+
+    @service.tool
+    def SendMessage(to: str, message: str) -> str:
+        sent.append(message)
+        return "sent"
+
+    assert SendMessage("agent:bob", "the tests pass") == "sent"
+    (record,) = service.records
+    assert (record.tool, record.category, record.status) == ("SendMessage", "message", "success")
+    assert sent == ["the tests pass"]

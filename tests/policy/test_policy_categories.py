@@ -24,7 +24,16 @@ from pytest_harness_audit.policy.sensitive import is_credential_path, is_memory_
         ("WebFetch", "network"),
         ("WebSearch", "network"),
         ("Task", "delegation"),
+        ("Agent", "delegation"),
+        ("SendMessage", "message"),
         ("TodoWrite", "state"),
+        ("TaskCreate", "state"),
+        ("TaskUpdate", "state"),
+        ("TaskList", "state"),
+        ("TaskGet", "state"),
+        ("ExitPlanMode", "state"),
+        ("AskUserQuestion", "state"),
+        ("agent", "unknown"),
         ("mcp__weather__forecast", "mcp"),
         ("read", "unknown"),
         ("Frobnicate", "unknown"),
@@ -215,3 +224,10 @@ def test_a_policys_command_tools_stay_case_sensitive() -> None:
     spec = policy(commandTools=["mcp__ops__Deploy"])
     assert spec.category_of("mcp__ops__Deploy") == "command"
     assert spec.category_of("mcp__ops__deploy") != "command"
+
+
+def test_the_hosts_renamed_subagent_tool_meets_delegation_rules() -> None:
+    """Claude Code 2.1.63 renamed ``Task`` to ``Agent``: a rule on delegation still applies."""
+    warned = policy(rule("warn-delegation", decision="warn", categories=["delegation"]))
+    assert decide(warned, "Agent", prompt="tidy the tests") == ("warn", "warn-delegation")
+    assert decide(warned, "Task", prompt="tidy the tests") == ("warn", "warn-delegation")
