@@ -151,6 +151,8 @@ class RunIndex:
                 for gram in _grams(part, size):
                     owners.setdefault(gram, set()).add(secret)
         self._grams = list(owners)
+        #: the length of the shortest run: a text shorter than it holds none
+        self._shortest = min(map(len, self._grams), default=0)
         self._owners = [tuple(sorted(owners[gram])) for gram in self._grams]
         self.empty = not self._grams
         self._automaton = None if self.empty else ahocorasick_rs.AhoCorasick(self._grams)
@@ -179,11 +181,41 @@ class RunIndex:
             found = {secret: (0, len(text)) for secret in self._hits(before, skeleton, None)}
         if not found:
             # filler after each character (``s1x2y…``): the span is the whole text
-            for stride in range(2, MAX_FILLER_STRIDE + 1):
-                for offset in range(stride):
-                    view = skeleton[offset::stride]
-                    found.update((s, (0, len(text))) for s in self._hits("", view, None))
+            found = dict.fromkeys(self._filler_hits(skeleton), (0, len(text)))
         return [(secret, start, end) for secret, (start, end) in found.items()]
+
+    def _filler_hits(self, skeleton: str) -> list[int]:
+        """The values with a run in a view of ``skeleton`` taking every second … eighth
+        character, in the order the views and their matches come, each view's first
+        :data:`MAX_HITS` matches read. The views are searched in one pass, joined by a space
+        (no run holds one, so no match spans two views)."""
+        views: list[str] = []
+        for stride in range(2, MAX_FILLER_STRIDE + 1):
+            if -(-len(skeleton) // stride) < self._shortest:
+                break  # every view from here on is shorter than a run
+            views.extend(skeleton[offset::stride] for offset in range(stride))
+        if not views:
+            return []
+        assert self._automaton is not None
+        ends: list[int] = []  # where each view ends in the joined text
+        at = -1
+        for view in views:
+            at += len(view) + 1
+            ends.append(at)
+        found: dict[int, None] = {}
+        index = 0
+        read = 0  # matches read in the current view
+        joined = " ".join(views)
+        for gram, _, end in self._automaton.find_matches_as_indexes(joined, overlapping=True):
+            while end > ends[index]:
+                index += 1
+                read = 0
+            read += 1
+            if read > MAX_HITS:
+                continue
+            for secret in self._owners[gram]:
+                found.setdefault(secret)
+        return list(found)
 
     def _hits(self, before: str, view: str, text: str | None) -> dict[int, tuple[int, int]]:
         assert self._automaton is not None
