@@ -132,6 +132,8 @@ class ShapeIndex:
             for written in (core, core[::-1])
         ]
         self.empty = not self._filters
+        #: the shortest core: a text shorter than it (spaces and all) holds none
+        self._shortest = min((len(check.core) for check in self._filters), default=0)
         self._wide = (0, 0, 0)  # lanes, high, low: one attribute, so threads see one set
 
     def _masks(self, size: int) -> tuple[int, int]:
@@ -148,7 +150,7 @@ class ShapeIndex:
     def hits(self, text: str) -> list[tuple[int, int, int]]:
         """``(secret, start, end)`` of every window of ``text`` with the shape of a core that
         is not the core itself (that is the main matcher's)."""
-        if self.empty or not text:
+        if self.empty or len(text) < self._shortest:
             return []
         # ASCII whitespace out (a spaced-out copy is found, and runs of blanks are no
         # candidates); a character outside ASCII reads as ``?`` to the filter (a window

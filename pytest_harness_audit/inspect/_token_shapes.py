@@ -92,6 +92,8 @@ class TokenShapes:
         found: list[tuple[int, int, int]] = []
         seen: set[int] = set()
         shortest = min(len(c.core) for c in self._cores)
+        if len(text) < shortest:
+            return []  # fewer characters than words a core needs
         for wording in _WORDINGS:
             words = wording.findall(text)[:MAX_WORDS]
             if len(words) < shortest:
