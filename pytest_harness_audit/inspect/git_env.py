@@ -41,9 +41,18 @@ GIT_ISOLATION_ENV: dict[str, str] = {
 
 def isolating_entries(environ: Mapping[str, str]) -> dict[str, str]:
     """The ``GIT_CONFIG_*`` entries that add :data:`ISOLATING_SETTINGS` after the ones
-    ``environ`` already holds (a count that is not a number is replaced)."""
+    ``environ`` already holds (a count that is not a number is replaced); none when they are
+    its last entries already (a process that isolates itself again adds nothing)."""
     given = environ.get("GIT_CONFIG_COUNT", "0")
-    return _config_entries(ISOLATING_SETTINGS, int(given) if given.isdigit() else 0)
+    count = int(given) if given.isdigit() else 0
+    first = count - len(ISOLATING_SETTINGS)
+    if first >= 0 and all(
+        environ.get(f"GIT_CONFIG_KEY_{first + offset}") == key
+        and environ.get(f"GIT_CONFIG_VALUE_{first + offset}") == value
+        for offset, (key, value) in enumerate(ISOLATING_SETTINGS)
+    ):
+        return {}
+    return _config_entries(ISOLATING_SETTINGS, count)
 
 
 #: What runs a filter driver's program: each is emptied (git then runs nothing for it).

@@ -77,3 +77,18 @@ def test_isolate_git_comes_after_the_settings_the_host_gave() -> None:
     bogus = {"GIT_CONFIG_COUNT": "many"}
     isolate_git(bogus)
     assert bogus["GIT_CONFIG_COUNT"] == "1" and bogus["GIT_CONFIG_KEY_0"] == "core.fsmonitor"
+
+
+def test_isolating_again_adds_nothing_unless_a_later_setting_came() -> None:
+    """A process running many hook steps (a test, an in-process host) keeps one entry: the
+    environment its git commands and upstreams inherit does not grow with every step."""
+    env = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "a.b", "GIT_CONFIG_VALUE_0": "c"}
+    isolate_git(env)
+    once = dict(env)
+    for _ in range(3):
+        isolate_git(env)
+    assert env == once
+    env.update(GIT_CONFIG_COUNT="3", GIT_CONFIG_KEY_2="core.fsmonitor", GIT_CONFIG_VALUE_2="./x")
+    isolate_git(env)  # a setting after ours: ours goes after it again
+    assert env["GIT_CONFIG_COUNT"] == "4"
+    assert (env["GIT_CONFIG_KEY_3"], env["GIT_CONFIG_VALUE_3"]) == ("core.fsmonitor", "false")
