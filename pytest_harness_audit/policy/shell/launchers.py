@@ -20,7 +20,7 @@ import binascii
 import re
 from typing import NamedTuple
 
-from pytest_harness_audit.policy.shell.powershell import as_posix
+from pytest_harness_audit.policy.shell.powershell import UNKNOWN_MARK, as_posix
 
 #: Wrappers that run the rest of their argv: ``name: (options taking a value, positional words
 #: before the command)``.
@@ -271,6 +271,8 @@ def _powershell(args: list[str]) -> Launch:
                     base64.b64decode(rest[0], validate=True).decode("utf-16-le")
                 )
             except (binascii.Error, UnicodeDecodeError, ValueError):
+                if rest[0].startswith(UNKNOWN_MARK):  # the rewriting's: `as_posix`
+                    return Launch(unknown=rest[0][1:])
                 return Launch(unknown="PowerShell runs an encoded command that does not decode")
         index += 2 if option in _POWERSHELL_VALUED else 1
     return Launch()

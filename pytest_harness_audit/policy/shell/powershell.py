@@ -13,8 +13,11 @@ reading knows (`` `" `` is a quote inside a string, not a command substitution).
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
 from typing import Any
+
+from pytest_harness_audit.policy.shell.powershell_routes import routes
 
 #: Cmdlets (and their built-in aliases) and the POSIX program each amounts to.
 _CMDLETS = {
@@ -25,6 +28,11 @@ _CMDLETS = {
     **dict.fromkeys(("move-item", "mi", "move"), "mv"),
     **dict.fromkeys(("invoke-webrequest", "iwr", "invoke-restmethod", "irm"), "curl"),
     **dict.fromkeys(("invoke-expression", "iex"), "eval"),
+    **dict.fromkeys(("clear-content", "clc"), "truncate -s 0"),
+    **dict.fromkeys(("tee-object",), "tee"),
+    **dict.fromkeys(("rename-item", "rni", "ren"), "mv"),
+    **dict.fromkeys(("select-string", "sls"), "grep"),
+    **dict.fromkeys(("set-location", "sl", "chdir", "push-location", "pushd"), "cd"),
 }
 #: A cmdlet at the start of a statement (after ``;``, a pipe, ``&``, a brace or parenthesis).
 _STATEMENT_CMDLET = re.compile(
@@ -45,7 +53,18 @@ _PARAMETERS = (
         ),
         "",
     ),
+    (re.compile(r"(?<=\s)-pattern(?=\s|$)", re.I), "-e"),
 )
+#: The environment as PowerShell names it (``$env:USERPROFILE``, ``${env:HOME}``).
+_ENVIRONMENT = re.compile(r"\$(?:\{env:(\w+)\}|env:(\w+))", re.I)
+_HOMES = frozenset({"userprofile", "homepath", "home"})
+#: A variable of a drive other than the environment's: ``${c:.env}`` is that file's text.
+_DRIVE_VARIABLE = re.compile(r"\$\{(?!env:|variable:|function:|alias:)(\w+:)([^}:]+)\}", re.I)
+#: Most texts a command runs read as PowerShell (``iex`` of ``iex`` …).
+_MAX_DEPTH = 6
+#: How a statement says PowerShell does what the reading cannot know: the PowerShell
+#: launcher's reading (:mod:`.launchers`) takes a value of this mark as the reason.
+UNKNOWN_MARK = "?"
 
 
 #: The call operator (``&``) or dot-sourcing (``.``) at the start of a statement.
@@ -71,11 +90,41 @@ def _script_blocks(text: str) -> list[str]:
             masked = masked[: start - 1] + " " * (end - start + 2) + masked[end + 1 :]
 
 
-def as_posix(command: str) -> str:
+def _environment(match: re.Match[str]) -> str:
+    name = match.group(1) or match.group(2)
+    return "$HOME" if name.lower() in _HOMES else "${" + name + "}"
+
+
+def as_posix(command: str, depth: int = 0) -> str:
     """``command`` with its cmdlets, their parameters and its backtick escapes rewritten as a
     POSIX shell would read the same act; the text of each script block follows as statements
-    of its own (read twice at worst, never left unread)."""
-    text = re.sub(r"`(.)", r"\\\1", command, flags=re.DOTALL)
+    of its own (read twice at worst, never left unread), then what the commands do that the
+    rewriting does not show (:mod:`.powershell_routes`): .NET calls, code run from strings,
+    programs started, piped objects, and a statement the reading takes as unreadable for each
+    act it cannot know."""
+    found = routes(command)
+    extra = list(found.posix)
+    for script in found.scripts:
+        if depth < _MAX_DEPTH:
+            extra.append(as_posix(script, depth + 1))
+        else:
+            found.unknown.append("PowerShell code nested too deep")
+    extra.extend(unknown_statement(why) for why in dict.fromkeys(found.unknown))
+    return "\n".join([_rewritten(command), *extra])
+
+
+def unknown_statement(why: str) -> str:
+    """A POSIX statement the reading takes as unreadable, for ``why``."""
+    return "pwsh -EncodedCommand " + shlex.quote(UNKNOWN_MARK + why)
+
+
+def _rewritten(command: str) -> str:
+    """``command`` with its cmdlets, parameters, paths and escapes rewritten."""
+    text = command.replace("\\", "/")  # PowerShell's paths: `\` is no escape there
+    text = _DRIVE_VARIABLE.sub(lambda m: "$(cat " + shlex.quote(m.group(2)) + ")", text)
+    text = _ENVIRONMENT.sub(_environment, text)
+    text = re.sub(r"\$home\b", "$HOME", text, flags=re.I)
+    text = re.sub(r"`(.)", r"\\\1", text, flags=re.DOTALL)
     text = "\n".join([text, *_script_blocks(text)])
     text = _CALL_OPERATOR.sub(lambda m: m.group(1), text)
     text = _STATEMENT_CMDLET.sub(lambda m: m.group(1) + _CMDLETS[m.group(2).lower()], text)
@@ -97,4 +146,4 @@ def posix_params(params: Mapping[str, Any]) -> Mapping[str, Any]:
     return {**params, "command": as_posix(command)}
 
 
-__all__ = ["as_posix", "is_powershell", "posix_params"]
+__all__ = ["UNKNOWN_MARK", "as_posix", "is_powershell", "posix_params", "unknown_statement"]

@@ -1,0 +1,359 @@
+""".NET members PowerShell calls, as the POSIX commands they amount to.
+
+PowerShell reaches files and the network without a cmdlet: ``[IO.File]::ReadAllText('.env')``,
+``[IO.Directory]::Delete('app', $true)``, ``(New-Object Net.WebClient).DownloadString(URL)``,
+``(Get-Item app).Delete($true)``. :func:`dotnet_calls` reads each static call (``[T]::M(…)``,
+``[T]::new(…)``, type names in any case, spaced, with or without ``System.``) and each method
+call on an object whose making the text shows, and gives what it does as POSIX statements
+(``cat '.env'``, ``rm -r 'app'``, ``curl URL``). What cannot be read gives a reason instead (the
+command is then unreadable, never allowed unread): a type the table does not know, a file or
+network member called on an object the text does not make, a path or code built at run time.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from pytest_harness_audit.policy.shell.powershell_words import Word, literal, statements
+
+#: Types whose static members reach no file, program or network (by their last name).
+_PURE_TYPES = frozenset(
+    {"math", "string", "char", "convert", "datetime", "datetimeoffset", "timespan", "guid",
+     "encoding", "utf8encoding", "environment", "path", "regex", "int", "int16", "int32",
+     "int64", "uint32", "uint64", "long", "double", "single", "float", "decimal", "bool",
+     "boolean", "byte", "sbyte", "console", "bitconverter", "enumerable", "array", "arraylist",
+     "hashtable", "ordered", "pscustomobject", "psobject", "version", "uri", "stringbuilder",
+     "stopwatch", "thread", "cultureinfo", "random", "biginteger", "bigint", "enum", "type",
+     "runtimeinformation", "ipaddress", "mailaddress", "xml", "xmldocument", "webutility",
+     "httputility", "wildcardpattern", "stringcomparer", "stringcomparison", "textinfo",
+     "object", "void", "text.encoding", "uribuilder", "semver", "semanticversion", "dbnull",
+     "securestring", "char[]", "byte[]", "string[]", "int[]", "object[]", "timezoneinfo",
+     "globalization", "jsonserializer", "base64", "nullable", "tuple", "valuetuple"}
+)  # fmt: skip
+#: File members: what each does with its arguments (``read``/``write``/``delete``/``copy``/
+#: ``move``: the first is the path, a copy's or move's second the destination).
+_FILE = {
+    **dict.fromkeys(
+        ("readalltext", "readallbytes", "readalllines", "readlines", "openread", "opentext",
+         "open", "readalltextasync", "readallbytesasync", "readalllinesasync", "readlinesasync",
+         "openhandle", "new"), "read"),
+    **dict.fromkeys(
+        ("writealltext", "writeallbytes", "writealllines", "appendalltext", "appendalllines",
+         "appendtext", "createtext", "create", "openwrite", "writealltextasync",
+         "writeallbytesasync", "writealllinesasync", "appendalltextasync",
+         "appendalllinesasync", "encrypt", "decrypt", "setunixfilemode"), "write"),
+    "delete": "delete",
+    "copy": "copy",
+    "move": "move",
+    "replace": "move",
+    "createsymboliclink": "write",
+}  # fmt: skip
+_DIRECTORY = {"delete": "rmdir", "move": "move", "createdirectory": "mkdir",
+              "setcurrentdirectory": "cd", "createsymboliclink": "write"}  # fmt: skip
+#: Stream types made from a path: what they do with it.
+_STREAMS = {"streamreader": "read", "streamwriter": "write", "filestream": "stream",
+            "binaryreader": "", "binarywriter": "", "fileinfo": "", "directoryinfo": ""}  # fmt: skip
+#: Types that talk to the network.
+_NETWORK = frozenset(
+    {"webclient", "httpclient", "webrequest", "httpwebrequest", "ftpwebrequest", "tcpclient",
+     "udpclient", "socket", "dns", "smtpclient", "clientwebsocket", "ping", "tcplistener",
+     "httplistener", "networkstream", "sslstream", "httpclienthandler", "socketshttphandler",
+     "restclient", "webproxy"}
+)  # fmt: skip
+#: Members of an object whose type the text does not show that touch files, programs or the
+#: network: a call of one on such an object cannot be read.
+_EFFECT_MEMBERS = frozenset(
+    {"delete", "moveto", "copyto", "open", "openread", "opentext", "openwrite", "create",
+     "createtext", "appendtext", "encrypt", "decrypt", "downloadstring", "downloadfile",
+     "downloaddata", "downloadstringtaskasync", "downloadfiletaskasync", "downloaddatataskasync",
+     "downloadfileasync", "downloadstringasync", "uploadstring", "uploadfile", "uploaddata",
+     "uploadvalues", "uploadfileasync", "uploadstringtaskasync", "uploadfiletaskasync",
+     "getasync", "postasync", "putasync", "sendasync", "deleteasync", "patchasync",
+     "getstringasync", "getbytearrayasync", "getstreamasync", "getresponse", "getresponseasync",
+     "getrequeststream", "connect", "connectasync", "invoke", "invokeasync", "invokescript",
+     "invokereturnasis", "addscript", "addcommand", "begininvoke", "newscriptblock",
+     "writealltext", "readalltext", "createsubdirectory", "setaccesscontrol"}
+)  # fmt: skip
+_STATIC = re.compile(r"\[\s*([A-Za-z_][\w.` \t]*?)\s*\]\s*::\s*([A-Za-z_]\w*)\s*(\()?")
+_INSTANCE = re.compile(r"(\$[\w:]+|\))\s*\.\s*([A-Za-z_]\w*)\s*\(")
+_ASSIGNED = re.compile(r"\$([\w:]+)\s*=\s*([^;\n|]+)")
+_QUOTES = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"`]|`.)*\"", re.DOTALL)
+_ITEM_COMMANDS = frozenset({"get-item", "gi", "get-childitem", "gci", "ls", "dir"})
+
+
+class Found:
+    """What the .NET calls of a text amount to: POSIX statements, PowerShell texts run (a
+    script block made from a string), and why some could not be read."""
+
+    def __init__(self) -> None:
+        self.posix: list[str] = []
+        self.scripts: list[str] = []
+        self.unknown: list[str] = []
+
+
+def _type_key(name: str) -> str:
+    """A type name as the tables key it: its last dotted part, in lower case."""
+    name = re.sub(r"[\s`]", "", name).lower()
+    name = name.removeprefix("system.")
+    if name in _PURE_TYPES:
+        return name
+    return name.rsplit(".", 1)[-1]
+
+
+def _arguments(text: str, start: int) -> tuple[list[Word], int]:
+    """The comma-separated arguments of the call whose ``(`` is at ``start``; the index past
+    its ``)``."""
+    depth, index, quote = 0, start, ""
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "`" and quote == '"':
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                break
+        index += 1
+    inner = text[start + 1 : index]
+    words: list[Word] = []
+    for part in _split_commas(inner):
+        part = part.strip()
+        if part:
+            words.append(Word(part, literal(part)))
+    return words, index + 1
+
+
+def _split_commas(text: str) -> list[str]:
+    """``text`` split on its commas outside quotes and brackets."""
+    parts: list[str] = []
+    depth, quote, start = 0, "", 0
+    for index, char in enumerate(text):
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:index])
+            start = index + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _q(value: str) -> str:
+    return shlex.quote(value.replace("\\", "/"))
+
+
+def _paths(args: list[Word], count: int, what: str, found: Found) -> list[str] | None:
+    """The first ``count`` arguments as paths, or ``None`` (a reason noted) when one is built
+    at run time."""
+    if len(args) < count:
+        return None
+    values = [word.value for word in args[:count]]
+    known = [value for value in values if value is not None]
+    if len(known) < count:
+        found.unknown.append(f"PowerShell {what} a path built at run time")
+        return None
+    return [_q(value) for value in known]
+
+
+def file_action(action: str, args: list[Word], found: Found) -> None:
+    """A file member's ``action`` (:data:`_FILE`) on ``args``, as a POSIX statement."""
+    if action == "read":
+        paths = _paths(args, 1, "reads", found)
+        if paths:
+            found.posix.append(f"cat {paths[0]}")
+            mode = (args[1].value or "").lower() if len(args) > 1 else ""
+            if any(word in mode for word in ("create", "truncate", "append", "write")):
+                found.posix.append(f"tee {paths[0]}")
+    elif action == "write":
+        paths = _paths(args, 1, "writes", found)
+        if paths:
+            found.posix.append(f"tee {paths[0]}")
+    elif action == "delete":
+        paths = _paths(args, 1, "deletes", found)
+        if paths:
+            found.posix.append(f"rm -f {paths[0]}")
+    elif action in ("copy", "move"):
+        paths = _paths(args, 2, "copies", found)
+        if paths:
+            found.posix.append(f"{'cp' if action == 'copy' else 'mv'} {paths[0]} {paths[1]}")
+
+
+def _directory(member: str, args: list[Word], found: Found) -> None:
+    action = _DIRECTORY.get(member)
+    if action is None:
+        return
+    if action == "rmdir":
+        paths = _paths(args, 1, "deletes", found)
+        recursive = len(args) > 1 and (args[1].value or "").lower() != "$false"
+        if paths:
+            found.posix.append(f"rm -r -f {paths[0]}" if recursive else f"rmdir {paths[0]}")
+    elif action in ("move", "write"):
+        file_action(action, args, found)
+    elif action in ("mkdir", "cd"):
+        paths = _paths(args, 1, "names", found)
+        if paths:
+            found.posix.append(f"{'mkdir -p' if action == 'mkdir' else 'cd'} {paths[0]}")
+
+
+def network(args: list[Word], found: Found, upload: bool = False) -> None:
+    """A network exchange with the URLs (and, ``upload``: the file) among ``args``."""
+    urls = [w.value for w in args if w.value and re.match(r"(?i)[a-z][\w+.-]*://", w.value)]
+    files = [w.value for w in args if w.value and w.value not in urls] if upload else []
+    found.posix.append(
+        " ".join(["curl", *(f"-T {_q(path)}" for path in files[-1:]), *map(_q, urls)])
+    )
+
+
+def made(type_name: str, args: list[Word], found: Found) -> str:
+    """An object of ``type_name`` made with ``args`` (``[T]::new``, ``New-Object``): what making
+    it does; its key for the member calls that follow."""
+    key = _type_key(type_name)
+    if key in _STREAMS:
+        action = _STREAMS[key]
+        if action == "stream":
+            file_action("read", args, found)
+        elif action:
+            file_action(action, args, found)
+    elif key in _NETWORK:
+        network(args, found)
+    elif key not in _PURE_TYPES and key not in ("scriptblock", "powershell"):
+        found.unknown.append(f"PowerShell makes a .NET object the reading does not know: {key}")
+    return key
+
+
+def _static(key: str, member: str, args: list[Word], found: Found) -> None:
+    if member == "new":
+        made(key, args, found)
+    elif key in ("file", "fileinfo"):
+        action = _FILE.get(member)
+        if action is not None:
+            file_action(action, args, found)
+    elif key in ("directory", "directoryinfo"):
+        _directory(member, args, found)
+    elif key in _NETWORK:
+        network(args, found)
+    elif key == "scriptblock" and member == "create":
+        if args and args[0].value is not None:
+            found.scripts.append(args[0].value)
+        else:
+            found.unknown.append("PowerShell runs code built at run time")
+    elif key not in _PURE_TYPES and key not in ("path", "streamreader", "streamwriter"):
+        found.unknown.append(f"PowerShell calls a .NET member the reading does not know: {key}")
+
+
+def _receiver(
+    text: str, end: int, variables: dict[str, tuple[str, list[Word]]]
+) -> tuple[str, list[Word]]:
+    """What the object before ``.Member(`` is: ``("item", [path])`` for a file or folder the
+    text names, a type key for an object it makes, ``("", [])`` when it does not say."""
+    if text[end - 1] != ")":
+        return variables.get(text[:end].rsplit("$", 1)[-1].lower(), ("", []))
+    depth, index = 0, end - 1
+    while index >= 0:
+        depth += {")": 1, "(": -1}.get(text[index], 0)
+        if depth == 0:
+            break
+        index -= 1
+    inner = text[index + 1 : end - 1].strip()
+    made_static = re.match(r"\[\s*([A-Za-z_][\w.\s]*?)\s*\]\s*::\s*new\s*$", text[:index], re.I)
+    if made_static:
+        return (_type_key(made_static.group(1)), [])
+    return _expression_kind(inner)
+
+
+def _expression_kind(text: str) -> tuple[str, list[Word]]:
+    """What object a command or expression gives: an item it names, a type it makes."""
+    found = statements(text)
+    if not found or not found[0] or not found[0][0]:
+        return ("", [])
+    words = found[0][0]
+    name = words[0].text.lower()
+    if name in _ITEM_COMMANDS:
+        operands = [w for w in words[1:] if not w.text.startswith("-")]
+        return ("item", operands[:1])
+    if name == "new-object" and len(words) > 1:
+        operands = [w for w in words[1:] if not w.text.startswith("-")]
+        if operands:
+            return (_type_key(operands[0].text.split("(", 1)[0]), operands[1:])
+    cast = re.match(r"\[\s*([A-Za-z_][\w.\s]*?)\s*\]\s*(.+)$", text, re.DOTALL)
+    if cast:
+        key = _type_key(cast.group(1))
+        if key in ("fileinfo", "directoryinfo"):
+            value = literal(cast.group(2).strip())
+            return ("item", [Word(cast.group(2), value)])
+        if key in _NETWORK or key in _STREAMS:
+            return (key, [])
+    static_new = re.match(r"\[\s*([A-Za-z_][\w.\s]*?)\s*\]\s*::\s*new\b", text, re.I)
+    if static_new:
+        return (_type_key(static_new.group(1)), [])
+    return ("", [])
+
+
+def _instance(kind: str, made_with: list[Word], member: str, args: list[Word], found: Found) -> None:
+    if kind == "item":
+        path = made_with[:1]
+        if member == "delete":
+            recursive = bool(args) and (args[0].value or "").lower() != "$false"
+            paths = _paths(path, 1, "deletes", found)
+            if paths:
+                found.posix.append(f"rm -r -f {paths[0]}" if recursive else f"rm -f {paths[0]}")
+        elif member in ("moveto", "copyto", "replace"):
+            file_action("copy" if member == "copyto" else "move", path + args[:1], found)
+        elif member in _FILE:
+            file_action(_FILE[member], path, found)
+        elif member in _EFFECT_MEMBERS:
+            found.unknown.append(f"PowerShell calls .{member}() on a file")
+    elif kind in _NETWORK:
+        network(args, found, upload=member.startswith("upload"))
+    elif kind in _STREAMS or kind in _PURE_TYPES:
+        return
+    elif member in _EFFECT_MEMBERS:
+        found.unknown.append(f"PowerShell calls .{member}() on an object the text does not show")
+
+
+def _masked(text: str) -> str:
+    """``text`` with its quoted strings blanked (their text is no call)."""
+    return _QUOTES.sub(lambda m: m.group()[0] + " " * (len(m.group()) - 2) + m.group()[-1], text)
+
+
+def dotnet_calls(text: str, found: Found) -> None:
+    """Read the .NET calls of ``text`` (not those inside its strings) into ``found``."""
+    masked = _masked(text)
+    variables: dict[str, tuple[str, list[Word]]] = {}
+    for match in _ASSIGNED.finditer(masked):
+        source = text[match.start(2) : match.end(2)].strip()
+        kind, made_with = _expression_kind(source)
+        if kind:
+            variables[match.group(1).lower()] = (kind, made_with)
+    for match in _STATIC.finditer(masked):
+        key, member = _type_key(match.group(1)), match.group(2).lower()
+        if match.group(3) is None:
+            if key not in _PURE_TYPES and key not in _FILE and key != "path":
+                if member not in ("new",) and key in _NETWORK | {"file", "directory"}:
+                    found.unknown.append(f"PowerShell passes a .NET member as a value: {key}")
+            continue
+        args, _ = _arguments(text, match.end(3) - 1)
+        _static(key, member, args, found)
+    for match in _INSTANCE.finditer(masked):
+        member = match.group(2).lower()
+        kind, made_with = _receiver(text, match.end(1), variables)
+        if not kind and member not in _EFFECT_MEMBERS:
+            continue
+        args, _ = _arguments(text, match.end() - 1)
+        _instance(kind, made_with, member, args, found)
+
+
+__all__ = ["Found", "dotnet_calls", "file_action", "made", "network"]
