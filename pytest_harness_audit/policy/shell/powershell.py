@@ -33,7 +33,9 @@ _CMDLETS = {
     **dict.fromkeys(("rename-item", "rni", "ren"), "mv"),
     **dict.fromkeys(("select-string", "sls"), "grep"),
     **dict.fromkeys(("set-location", "sl", "chdir", "push-location", "pushd"), "cd"),
-}
+    **dict.fromkeys(("start-bitstransfer", "send-mailmessage", "test-netconnection", "tnc",
+                     "resolve-dnsname"), "curl"),
+}  # fmt: skip
 #: A cmdlet at the start of a statement (after ``;``, a pipe, ``&``, a brace or parenthesis).
 _STATEMENT_CMDLET = re.compile(
     r"(^|[;|&{(\n]\s*)(" + "|".join(sorted(map(re.escape, _CMDLETS), key=len, reverse=True)) + ")"
@@ -50,6 +52,12 @@ _PARAMETERS = (
         re.compile(
             r"(?<=\s)-(?:pa(?:t(?:h)?)?|literalpath|lp|pspath|destination|value|filepath)(?=\s|$)",
             re.I,
+        ),
+        "",
+    ),
+    (
+        re.compile(
+            r"(?<=\s)-(?:pa(?:t(?:h)?)?|literalpath|lp|pspath|destination|value|filepath):", re.I
         ),
         "",
     ),
@@ -92,7 +100,7 @@ def _script_blocks(text: str) -> list[str]:
 
 def _environment(match: re.Match[str]) -> str:
     name = match.group(1) or match.group(2)
-    return "$HOME" if name.lower() in _HOMES else "${" + name + "}"
+    return "$HOME" if name.lower() in _HOMES else "$" + name
 
 
 def as_posix(command: str, depth: int = 0) -> str:
@@ -102,6 +110,7 @@ def as_posix(command: str, depth: int = 0) -> str:
     rewriting does not show (:mod:`.powershell_routes`): .NET calls, code run from strings,
     programs started, piped objects, and a statement the reading takes as unreadable for each
     act it cannot know."""
+    command = _normalized(command)
     found = routes(command)
     extra = list(found.posix)
     for script in found.scripts:
@@ -111,6 +120,27 @@ def as_posix(command: str, depth: int = 0) -> str:
             found.unknown.append("PowerShell code nested too deep")
     extra.extend(unknown_statement(why) for why in dict.fromkeys(found.unknown))
     return "\n".join([_rewritten(command), *extra])
+
+
+#: What PowerShell reads as ASCII: its other quotes, dashes and spaces.
+_UNICODE = str.maketrans(
+    {**dict.fromkeys("\u2018\u2019\u201a\u201b", "'"), **dict.fromkeys("\u201c\u201d\u201e", '"'),
+     **dict.fromkeys("\u2013\u2014\u2015", "-"),
+     **dict.fromkeys("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+                     "\u2009\u200a\u202f\u205f\u3000\u0085\f\v", " ")}
+)  # fmt: skip
+#: A command named with its module: ``Microsoft.PowerShell.Management\Remove-Item``.
+_MODULE_QUALIFIED = re.compile(r"(^|[;|&{(\n]\s*)[\w.]+\\(?=[A-Za-z]+-[A-Za-z])")
+
+
+def _normalized(command: str) -> str:
+    """``command`` as PowerShell reads it, in the forms the rewriting knows: ASCII quotes,
+    dashes and spaces, block comments (``<# … #>``) gone, a backtick before a letter that is no
+    escape dropped (``Re`move-Item`` is ``Remove-Item``), module-qualified names bare."""
+    text = command.translate(_UNICODE)
+    text = re.sub(r"<#.*?(?:#>|$)", " ", text, flags=re.DOTALL)
+    text = re.sub(r"`(?=[c-dg-mo-qswx-zA-Z])", "", text)
+    return _MODULE_QUALIFIED.sub(lambda m: m.group(1), text)
 
 
 def unknown_statement(why: str) -> str:

@@ -14,8 +14,16 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 
-from pytest_harness_audit.policy.shell.powershell_words import Word, literal, statements
+from pytest_harness_audit.policy.shell.powershell_words import (
+    Word,
+    literal,
+    named,
+    operands,
+    statements,
+    value,
+)
 
 #: Types whose static members reach no file, program or network (by their last name).
 _PURE_TYPES = frozenset(
@@ -53,7 +61,8 @@ _DIRECTORY = {"delete": "rmdir", "move": "move", "createdirectory": "mkdir",
               "setcurrentdirectory": "cd", "createsymboliclink": "write"}  # fmt: skip
 #: Stream types made from a path: what they do with it.
 _STREAMS = {"streamreader": "read", "streamwriter": "write", "filestream": "stream",
-            "binaryreader": "", "binarywriter": "", "fileinfo": "", "directoryinfo": ""}  # fmt: skip
+            "binaryreader": "", "binarywriter": "", "fileinfo": "",
+            "directoryinfo": ""}  # fmt: skip
 #: Types that talk to the network.
 _NETWORK = frozenset(
     {"webclient", "httpclient", "webrequest", "httpwebrequest", "ftpwebrequest", "tcpclient",
@@ -76,9 +85,16 @@ _EFFECT_MEMBERS = frozenset(
      "writealltext", "readalltext", "createsubdirectory", "setaccesscontrol"}
 )  # fmt: skip
 _STATIC = re.compile(r"\[\s*([A-Za-z_][\w.` \t]*?)\s*\]\s*::\s*([A-Za-z_]\w*)\s*(\()?")
-_INSTANCE = re.compile(r"(\$[\w:]+|\))\s*\.\s*([A-Za-z_]\w*)\s*\(")
+_INSTANCE = re.compile(r"([\w\])])\s*\.\s*([A-Za-z_]\w*)\s*\(")
 _ASSIGNED = re.compile(r"\$([\w:]+)\s*=\s*([^;\n|]+)")
 _QUOTES = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"`]|`.)*\"", re.DOTALL)
+_HOMES = frozenset({"userprofile", "homepath", "home"})
+#: A member named by a string or variable (``[IO.File]::"ReadAllText"(…)``, ``$o.$m(…)``) or
+#: of a type named by a value (``([type]'IO.File')::ReadAllText``, ``$t::Delete``).
+_DYNAMIC_MEMBER = re.compile(
+    r"(?:\]\s*::|(?:\)|\$[\w:]+|\])\s*\.)\s*(?:[\"'][^\"']*[\"']|\$[\w:]+|\([^()]*\))\s*\("
+    r"|(?:\)|\$[\w:]+)\s*::\s*[A-Za-z_]"
+)
 _ITEM_COMMANDS = frozenset({"get-item", "gi", "get-childitem", "gci", "ls", "dir"})
 
 
@@ -101,7 +117,9 @@ def _type_key(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
-def _arguments(text: str, start: int) -> tuple[list[Word], int]:
+def _arguments(
+    text: str, start: int, values: Mapping[str, str] | None = None
+) -> tuple[list[Word], int]:
     """The comma-separated arguments of the call whose ``(`` is at ``start``; the index past
     its ``)``."""
     depth, index, quote = 0, start, ""
@@ -123,14 +141,17 @@ def _arguments(text: str, start: int) -> tuple[list[Word], int]:
         index += 1
     inner = text[start + 1 : index]
     words: list[Word] = []
-    for part in _split_commas(inner):
+    for part in split_commas(inner):
         part = part.strip()
-        if part:
-            words.append(Word(part, literal(part)))
+        variable = re.fullmatch(r"\$([\w:]+)", part)
+        if variable and values and variable.group(1).lower() in values:
+            words.append(Word(part, values[variable.group(1).lower()]))
+        elif part:
+            words.append(Word(part, value(part)))
     return words, index + 1
 
 
-def _split_commas(text: str) -> list[str]:
+def split_commas(text: str) -> list[str]:
     """``text`` split on its commas outside quotes and brackets."""
     parts: list[str] = []
     depth, quote, start = 0, "", 0
@@ -160,12 +181,36 @@ def _paths(args: list[Word], count: int, what: str, found: Found) -> list[str] |
     at run time."""
     if len(args) < count:
         return None
-    values = [word.value for word in args[:count]]
-    known = [value for value in values if value is not None]
-    if len(known) < count:
+    known = [posix_path(word) for word in args[:count]]
+    paths = [path for path in known if path is not None]
+    if len(paths) < count:
         found.unknown.append(f"PowerShell {what} a path built at run time")
         return None
-    return [_q(value) for value in known]
+    return paths
+
+
+_ENVIRONMENT_ONLY = re.compile(r'"?((?:[^"$`\'(]|\$(?:env:\w+|\{env:\w+\}|home\b))*)"?', re.I)
+
+
+def posix_path(word: Word) -> str | None:
+    """A path word as POSIX shell text: a literal quoted, one naming the environment
+    (``"$env:USERPROFILE\\.ssh"``, ``$HOME\\x``) in double quotes; else ``None``."""
+    if word.value is not None:
+        return _q(word.value)
+    match = _ENVIRONMENT_ONLY.fullmatch(word.text)
+    if match is None:
+        return None
+    text = re.sub(
+        r"\$(?:\{env:(\w+)\}|env:(\w+)|(home)\b)",
+        lambda m: (
+            "${HOME}"
+            if (m.group(1) or m.group(2) or "home").lower() in _HOMES
+            else "${" + (m.group(1) or m.group(2)) + "}"
+        ),
+        match.group(1),
+        flags=re.I,
+    )
+    return '"' + text.replace("\\", "/") + '"'
 
 
 def file_action(action: str, args: list[Word], found: Found) -> None:
@@ -250,6 +295,12 @@ def _static(key: str, member: str, args: list[Word], found: Found) -> None:
             found.scripts.append(args[0].value)
         else:
             found.unknown.append("PowerShell runs code built at run time")
+    elif key == "process" and member == "start" and args:
+        values = [word.value for word in args]
+        if any(value is None for value in values):
+            found.unknown.append("PowerShell starts a program named at run time")
+        else:
+            found.scripts.append(" ".join(["&", *(value or "" for value in values)]))
     elif key not in _PURE_TYPES and key not in ("path", "streamreader", "streamwriter"):
         found.unknown.append(f"PowerShell calls a .NET member the reading does not know: {key}")
 
@@ -260,7 +311,8 @@ def _receiver(
     """What the object before ``.Member(`` is: ``("item", [path])`` for a file or folder the
     text names, a type key for an object it makes, ``("", [])`` when it does not say."""
     if text[end - 1] != ")":
-        return variables.get(text[:end].rsplit("$", 1)[-1].lower(), ("", []))
+        variable = re.search(r"(?<![\w.])\$([\w:]+)$", text[:end])
+        return variables.get(variable.group(1).lower(), ("", [])) if variable else ("", [])
     depth, index = 0, end - 1
     while index >= 0:
         depth += {")": 1, "(": -1}.get(text[index], 0)
@@ -302,7 +354,9 @@ def _expression_kind(text: str) -> tuple[str, list[Word]]:
     return ("", [])
 
 
-def _instance(kind: str, made_with: list[Word], member: str, args: list[Word], found: Found) -> None:
+def _instance(
+    kind: str, made_with: list[Word], member: str, args: list[Word], found: Found
+) -> None:
     if kind == "item":
         path = made_with[:1]
         if member == "delete":
@@ -329,8 +383,9 @@ def _masked(text: str) -> str:
     return _QUOTES.sub(lambda m: m.group()[0] + " " * (len(m.group()) - 2) + m.group()[-1], text)
 
 
-def dotnet_calls(text: str, found: Found) -> None:
-    """Read the .NET calls of ``text`` (not those inside its strings) into ``found``."""
+def dotnet_calls(text: str, found: Found, values: Mapping[str, str] | None = None) -> None:
+    """Read the .NET calls of ``text`` (not those inside its strings) into ``found``
+    (``values``: the variables set to a literal before)."""
     masked = _masked(text)
     variables: dict[str, tuple[str, list[Word]]] = {}
     for match in _ASSIGNED.finditer(masked):
@@ -338,22 +393,55 @@ def dotnet_calls(text: str, found: Found) -> None:
         kind, made_with = _expression_kind(source)
         if kind:
             variables[match.group(1).lower()] = (kind, made_with)
+    if _DYNAMIC_MEMBER.search(masked):
+        found.unknown.append("PowerShell calls a .NET member named at run time")
     for match in _STATIC.finditer(masked):
         key, member = _type_key(match.group(1)), match.group(2).lower()
         if match.group(3) is None:
-            if key not in _PURE_TYPES and key not in _FILE and key != "path":
-                if member not in ("new",) and key in _NETWORK | {"file", "directory"}:
-                    found.unknown.append(f"PowerShell passes a .NET member as a value: {key}")
+            if key in _NETWORK | {"file", "directory"}:  # `$f = [IO.File]::Delete; $f.Invoke(…)`
+                found.unknown.append(f"PowerShell passes a .NET member as a value: {key}")
             continue
-        args, _ = _arguments(text, match.end(3) - 1)
+        args, _ = _arguments(text, match.end(3) - 1, values)
         _static(key, member, args, found)
     for match in _INSTANCE.finditer(masked):
         member = match.group(2).lower()
         kind, made_with = _receiver(text, match.end(1), variables)
         if not kind and member not in _EFFECT_MEMBERS:
             continue
-        args, _ = _arguments(text, match.end() - 1)
+        args, _ = _arguments(text, match.end() - 1, values)
         _instance(kind, made_with, member, args, found)
 
 
-__all__ = ["Found", "dotnet_calls", "file_action", "made", "network"]
+def new_object(rest: list[Word], found: Found) -> None:
+    """What ``New-Object``'s object does when made (``-ComObject``: unreadable)."""
+    if named(rest, "-comobject"):
+        found.unknown.append("PowerShell drives a COM object")
+        return
+    type_word = named(rest, "-typename")
+    positional = operands(rest)
+    if type_word is None and positional:
+        type_word, positional = positional[0], positional[1:]
+    if type_word is not None and type_word.value is None and "(" in type_word.text:
+        name, _, inner = type_word.text.partition("(")  # `New-Object T(a, b)`
+        parts = [part.strip() for part in split_commas(inner.rstrip(")"))]
+        made(name, [Word(part, value(part)) for part in parts if part], found)
+        return
+    if type_word is None or type_word.value is None:
+        found.unknown.append("PowerShell makes an object of a type named at run time")
+        return
+    listed = named(rest, "-argumentlist", "-args")
+    if listed is not None:
+        positional = [Word(part.strip(), value(part.strip())) for part in split_commas(listed.text)]
+    made(type_word.value, [word for word in positional if word is not type_word], found)
+
+
+__all__ = [
+    "Found",
+    "dotnet_calls",
+    "file_action",
+    "made",
+    "network",
+    "new_object",
+    "posix_path",
+    "split_commas",
+]

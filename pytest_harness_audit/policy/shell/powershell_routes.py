@@ -23,8 +23,21 @@ from __future__ import annotations
 import re
 import shlex
 
-from pytest_harness_audit.policy.shell.powershell_dotnet import Found, dotnet_calls, made
-from pytest_harness_audit.policy.shell.powershell_words import Word, parenthesized, statements
+from pytest_harness_audit.policy.shell.powershell_cmd import cmd_text
+from pytest_harness_audit.policy.shell.powershell_dotnet import (
+    Found,
+    dotnet_calls,
+    new_object,
+    split_commas,
+)
+from pytest_harness_audit.policy.shell.powershell_words import (
+    Word,
+    named,
+    operands,
+    parenthesized,
+    statements,
+    value,
+)
 
 #: Cmdlets (and aliases) whose operands are paths they read, write or delete.
 PATH_COMMANDS = frozenset(
@@ -60,10 +73,11 @@ _AUTOMATIC = frozenset(
     {"true", "false", "null", "home", "pwd", "psscriptroot", "pshome", "args", "input",
      "lastexitcode", "error", "host", "psversiontable", "profile"}
 )  # fmt: skip
+#: A file of a drive written as a variable: ``${c:SOUL.md} = 'x'``.
+_DRIVE_ASSIGNMENT = re.compile(
+    r"\$\{(?!env:|variable:|function:|alias:)\w+:([^}:]+)\}\s*(?:[-+*/]?=|>)(?!=)", re.I
+)
 _VARIABLE = re.compile(r"\$(?:\{([^}]*)\}|([\w:]+))")
-_CMD_PROGRAMS = {"del": "rm", "erase": "rm", "rd": "rm", "rmdir": "rm", "type": "cat",
-                 "copy": "cp", "xcopy": "cp -r", "robocopy": "cp -r", "move": "mv",
-                 "ren": "mv", "rename": "mv"}  # fmt: skip
 #: Most texts run by a command read (``iex`` of ``iex`` …).
 _MAX_DEPTH = 8
 
@@ -76,11 +90,16 @@ class Context:
         self.aliases: dict[str, str] = {}
 
 
-def _q(value: str) -> str:
-    return shlex.quote(value.replace("\\", "/"))
+def _q(text: str) -> str:
+    return shlex.quote(text.replace("\\", "/"))
 
 
-def _computed(word: Word, ctx: Context, piped: bool) -> bool:
+def _ps_quote(text: str) -> str:
+    """``text`` as a PowerShell literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _computed(word: Word, ctx: Context) -> bool:
     """Whether ``word`` is a value built when the command runs (a variable set here to a
     literal, the environment, ``$_`` in a pipe: not)."""
     if word.value is not None or word.text.startswith("{"):
@@ -97,28 +116,9 @@ def _computed(word: Word, ctx: Context, piped: bool) -> bool:
         if name.startswith("env:") or name in _AUTOMATIC or name in ctx.values:
             continue
         if name in ("_", "psitem") or name.startswith(("_.", "psitem.")):
-            if piped:
-                continue
+            continue  # the objects piped in: read where the pipe is (`Routes._piped`)
         return True
     return False
-
-
-def _operands(words: list[Word]) -> list[Word]:
-    """The words that are no parameter name (``-Recurse``, ``-Path``)."""
-    return [word for word in words if not re.fullmatch(r"-[A-Za-z][\w-]*:?", word.text)]
-
-
-def _named(words: list[Word], *names: str) -> Word | None:
-    """The value of the first parameter among ``names`` (lower case, abbreviations allowed)."""
-    for index, word in enumerate(words):
-        name, colon, value = word.text.partition(":")
-        lowered = name.lower()
-        if len(lowered) > 2 and any(full.startswith(lowered) for full in names):
-            if colon:
-                return Word(value, None if value.startswith(("$", "(")) else value)
-            if index + 1 < len(words):
-                return words[index + 1]
-    return None
 
 
 class Routes:
@@ -143,7 +143,9 @@ class Routes:
         for inner in parenthesized(text):
             for pipeline in statements(inner):
                 self._pipeline(pipeline, depth)
-        dotnet_calls(text, self.found)
+        dotnet_calls(text, self.found, self.ctx.values)
+        for match in _DRIVE_ASSIGNMENT.finditer(text):
+            self.found.posix.append(f"tee {_q(match.group(1))}")
 
     def _pipeline(self, pipeline: list[list[Word]], depth: int) -> None:
         source: str | None = None  # the `find` words giving the piped files, else unknown
@@ -161,10 +163,12 @@ class Routes:
                     self.found.scripts.extend(literal_input)
                 else:
                     self.unknown("PowerShell runs code piped from another command")
-            elif name in _BY_PIPE and not _operands(words[1:]):
+            elif name in _BY_PIPE and not operands(words[1:]):
                 self._piped(_BY_PIPE[name], words, source, literal_input)
             elif name in _FOREACH:
                 self._foreach(words, source, literal_input)
+            elif name in ("select-string", "sls") and source is not None:
+                self._piped("cat", words, source, None)  # it searches the files piped in
             elif name not in _FILTERS:
                 source, literal_input = None, None
 
@@ -177,18 +181,24 @@ class Routes:
         if name not in _LISTINGS and name not in _ITEMS:
             return None
         rest = words[1:]
-        operands = [w for w in _operands(rest) if w not in _filter_values(rest)]
-        if any(w.value is None for w in operands):
+        given = [w for w in operands(rest) if w not in _filter_values(rest)]
+        if any(w.value is None for w in given):
             return None
-        paths = [_q(w.value or ".") for w in operands] or ["."]
+        paths = [_q(w.value or ".") for w in given] or ["."]
         if name in _ITEMS:
             return " ".join(paths) + " -maxdepth 0"
-        recurse = any(re.fullmatch(r"(?i)-r(e(c(u(r(s(e)?)?)?)?)?)?(:\$true)?", w.text) for w in rest)
-        filtered = _named(rest, "-filter", "-include")
+        recurse = any(
+            re.fullmatch(r"(?i)-r(e(c(u(r(s(e)?)?)?)?)?)?(:\$true)?", w.text) for w in rest
+        )
+        filtered = named(rest, "-filter", "-include")
         name_test = f" -name {_q(filtered.value)}" if filtered and filtered.value else ""
         if filtered is not None and filtered.value is None:
             return None
-        return " ".join(paths) + (" -mindepth 1" if recurse else " -mindepth 1 -maxdepth 1") + name_test
+        return (
+            " ".join(paths)
+            + (" -mindepth 1" if recurse else " -mindepth 1 -maxdepth 1")
+            + name_test
+        )
 
     def _literals(self, words: list[Word]) -> list[str] | None:
         """The strings a statement of literals alone gives (``'.env'``, ``'a','b'``)."""
@@ -196,13 +206,19 @@ class Routes:
             return None
         return [part.strip().strip("'\"") for part in words[0].value.split(",")]
 
-    def _piped(self, program: str, words: list[Word], source: str | None, given: list[str] | None) -> None:
-        recursive = any(re.fullmatch(r"(?i)-r(e(c(u(r(s(e)?)?)?)?)?)?(:\$true)?", w.text) for w in words)
+    def _piped(
+        self, program: str, words: list[Word], source: str | None, given: list[str] | None
+    ) -> None:
+        recursive = any(
+            re.fullmatch(r"(?i)-r(e(c(u(r(s(e)?)?)?)?)?)?(:\$true)?", w.text) for w in words
+        )
         if given is not None:
             flag = " -r" if recursive and program == "rm" else ""
             self.found.posix.append(f"{program}{flag} " + " ".join(map(_q, given)))
         elif source is None:
-            self.unknown("PowerShell acts on objects piped from a command the reading does not follow")
+            self.unknown(
+                "PowerShell acts on objects piped from a command the reading does not follow"
+            )
         elif program == "rm" and not recursive and "-name" in source:
             self.found.posix.append(f"find {source} -delete")
         elif program == "rm":
@@ -211,15 +227,24 @@ class Routes:
             self.found.posix.append(f"find {source} -exec {program} {{}} +")
 
     def _foreach(self, words: list[Word], source: str | None, given: list[str] | None) -> None:
-        member = _operands(words[1:])
-        if member and member[0].value is not None and not member[0].text.startswith("{"):
-            if member[0].value.lower() in ("delete", "moveto", "copyto", "openread", "opentext"):
-                program = "rm" if member[0].value.lower() == "delete" else "cat"
+        first = operands(words[1:])[:1]
+        if first and first[0].value is not None and not first[0].text.startswith("{"):
+            called = first[0].value.lower()  # `% Delete`: the member called on each object
+            if called in ("delete", "moveto", "copyto", "openread", "opentext"):
+                program = "rm" if called == "delete" else "cat"
                 self._piped(program, [Word("-r", "-r")], source, given)
             return
         for block in (w.text[1:-1] for w in words[1:] if w.text.startswith("{")):
             for pipeline in statements(block):
                 for inner in pipeline:
+                    member = re.match(
+                        r"(?i)\$(?:_|psitem)\s*\.\s*(delete|moveto|copyto)\s*\(", inner[0].text
+                    )
+                    if member:
+                        recursive = [Word("-r", "-r")] if "$true" in inner[0].text.lower() else []
+                        deleted = member.group(1).lower() == "delete"
+                        self._piped("rm" if deleted else "cp", recursive, source, given)
+                        continue
                     name = self._name(inner)
                     uses = any(re.search(r"\$(_|psitem)\b", w.text, re.I) for w in inner[1:])
                     if name in _BY_PIPE and uses:
@@ -233,37 +258,91 @@ class Routes:
             if target.value is None:
                 self.unknown("PowerShell runs a command named at run time")
                 return
-            self.found.scripts.append(" ".join([shlex.quote(target.value), *(w.text for w in words[2:])]))
+            self.found.scripts.append(
+                " ".join([shlex.quote(target.value), *(w.text for w in words[2:])])
+            )
             return
         self._assignment(words)
-        if name in self.ctx.aliases.values() and words[0].value and words[0].value.lower() in self.ctx.aliases:
+        if (
+            name in self.ctx.aliases.values()
+            and words[0].value
+            and words[0].value.lower() in self.ctx.aliases
+        ):
             self.found.scripts.append(" ".join([name, *(w.text for w in words[1:])]))
         rest = words[1:]
         if name in PATH_COMMANDS:
-            if any(_computed(w, self.ctx, piped) for w in rest):
+            if any(_computed(w, self.ctx) for w in rest):
                 self.unknown("PowerShell names a path built at run time")
+            resolved = self._resolved(rest)
+            if resolved is not None:
+                self.found.scripts.append(" ".join([name, *resolved]))
+            if name in ("new-item", "ni"):
+                self._new_item(rest)
         elif name in ("invoke-expression", "iex"):
-            values = [w.value for w in _operands(rest)]
+            values = [self._known(w) for w in operands(rest)]
             if values and all(v is not None for v in values):
                 self.found.scripts.append(" ".join(v or "" for v in values))
             elif values:
                 self.unknown("PowerShell runs code built at run time")
-        elif name in _INVOKERS or (name in _FOREACH and _named(rest, "-parallel")):
+        elif name in _INVOKERS or (name in _FOREACH and named(rest, "-parallel")):
             self._invoker(rest)
         elif name in _STARTERS:
             self._starter(rest)
         elif name in ("cmd", "cmd.exe"):
             self._cmd(rest)
-        elif name == "add-type" and (_operands(rest) and not _named(rest, "-assemblyname")):
+        elif name == "add-type" and (operands(rest) and not named(rest, "-assemblyname")):
             self.unknown("PowerShell compiles .NET code")
         elif name == "new-object":
-            self._new_object(rest)
+            new_object(rest, self.found)
         elif name in _ALIASERS:
-            operands = [w.value for w in _operands(rest)]
-            if len(operands) >= 2 and operands[0] and operands[1]:
-                self.ctx.aliases[operands[0].lower()] = operands[1].lower()
+            names = [w.value for w in operands(rest)]
+            if len(names) >= 2 and names[0] and names[1]:
+                self.ctx.aliases[names[0].lower()] = names[1].lower()
             else:
                 self.unknown("PowerShell defines an alias the reading cannot follow")
+
+    def _known(self, word: Word) -> str | None:
+        """A word's value: a literal's, or a variable's set to a literal before it."""
+        variable = re.fullmatch(r"\$([\w:]+)", word.text)
+        if variable:
+            return self.ctx.values.get(variable.group(1).lower())
+        return word.value
+
+    def _resolved(self, words: list[Word]) -> list[str] | None:
+        """``words`` with the values the text gives put in (a variable set to a literal, a
+        folded expression, each path of a comma list), or ``None`` when there are none."""
+        out: list[str] = []
+        changed = False
+        for word in words:
+            variable = re.fullmatch(r"\$([\w:]+)", word.text)
+            if variable and variable.group(1).lower() in self.ctx.values:
+                out.append(_ps_quote(self.ctx.values[variable.group(1).lower()]))
+                changed = True
+            elif word.value is not None and (word.text.startswith("(") or "," in word.text):
+                parts = split_commas(word.text) if "," in word.text else [word.text]
+                values = [value(part.strip()) for part in parts]
+                if word.text.startswith("("):
+                    values = [word.value]
+                out.extend(_ps_quote(v) for v in values if v is not None)
+                changed = True
+            else:
+                out.append(word.text)
+        return out if changed else None
+
+    def _new_item(self, rest: list[Word]) -> None:
+        kind = named(rest, "-itemtype", "-type")
+        target = named(rest, "-target", "-value")
+        path = named(rest, "-path", "-name") or next(iter(operands(rest)), None)
+        if kind is None or (kind.value or "").lower() not in (
+            "symboliclink",
+            "junction",
+            "hardlink",
+        ):
+            return
+        if target is None or path is None or target.value is None or path.value is None:
+            self.unknown("PowerShell links to a path built at run time")
+            return
+        self.found.posix.append(f"ln -s {_q(target.value)} {_q(path.value)}")
 
     def _assignment(self, words: list[Word]) -> None:
         match = re.fullmatch(r"\$([\w:]+)", words[0].text)
@@ -271,106 +350,55 @@ class Routes:
             name = match.group(1).lower()
             if len(words) == 3 and words[2].value is not None and words[2].text[:1] in "'\"@":
                 self.ctx.values[name] = words[2].value
-                self.found.posix.append(f"{name.replace(':', '_')}={_q(words[2].value)}")
             else:
                 self.ctx.values.pop(name, None)
 
     def _invoker(self, rest: list[Word]) -> None:
-        script = _named(rest, "-scriptblock", "-parallel")
-        file = _named(rest, "-filepath")
+        script = named(rest, "-scriptblock", "-parallel")
+        file = named(rest, "-filepath")
         if file is not None:
             if file.value is None:
                 self.unknown("PowerShell runs a script file named at run time")
             else:
                 self.found.posix.append(f"pwsh -File {_q(file.value)}")
-        operands = _operands(rest)
-        first = script or (operands[0] if operands else None)
+        positional = operands(rest)
+        first = script or (positional[0] if positional else None)
         if first is not None and not first.text.startswith("{") and file is None:
             self.unknown("PowerShell runs a script block the text does not show")
 
     def _starter(self, rest: list[Word]) -> None:
-        program = _named(rest, "-filepath")
-        arguments = _named(rest, "-argumentlist", "-args")
-        operands = [w for w in _operands(rest) if w is not program and w is not arguments]
-        program = program or (operands[0] if operands else None)
-        if arguments is None and len(operands) > 1:
-            arguments = operands[1]
+        program = named(rest, "-filepath")
+        arguments = named(rest, "-argumentlist", "-args")
+        positional = [w for w in operands(rest) if w is not program and w is not arguments]
+        program = program or (positional[0] if positional else None)
+        if arguments is None and len(positional) > 1:
+            arguments = positional[1]
         if program is None:
             return
         if program.value is None or (arguments is not None and arguments.value is None):
             self.unknown("PowerShell starts a program named at run time")
             return
-        line = [shlex.quote(program.value)]
-        if arguments is not None and arguments.value is not None:
-            parts = [p.strip() for p in arguments.value.split(",")] if arguments.text[:1] not in "'\"" or "," in arguments.text.strip("'\"") and "','" in arguments.text else [arguments.value]
-            line.extend(parts)
-        self.found.scripts.append(" ".join(line))
+        line = [_ps_quote(program.value)]
+        parts = split_commas(arguments.text) if arguments is not None else []
+        for part in parts:
+            # one string is the command line as typed; an array, one argument each
+            part_value = value(part.strip())
+            if part_value is None:
+                self.unknown("PowerShell starts a program named at run time")
+                return
+            line.append(part_value if len(parts) == 1 else _ps_quote(part_value))
+        self.found.scripts.append("& " + " ".join(line))
 
     def _cmd(self, rest: list[Word]) -> None:
-        values = [w.value for w in rest]
-        if any(v is None for v in values):
+        posix, known = cmd_text(rest)
+        self.found.posix.extend(posix)
+        if not known:
             self.unknown("cmd runs a command built at run time")
-            return
-        words = [v or "" for v in values]
-        lowered = [w.lower() for w in words]
-        start = next((i for i, w in enumerate(lowered) if w in ("/c", "/k", "/r")), None)
-        if start is None:
-            return
-        text = " ".join(words[start + 1 :]).replace("^", "")
-        for part in re.split(r"&&|\|\||&|\|", text):
-            posix = cmd_statement(part)
-            if posix is None:
-                self.unknown("cmd runs a command built at run time")
-            elif posix:
-                self.found.posix.append(posix)
-
-    def _new_object(self, rest: list[Word]) -> None:
-        if _named(rest, "-comobject"):
-            self.unknown("PowerShell drives a COM object")
-            return
-        type_word = _named(rest, "-typename")
-        operands = _operands(rest)
-        if type_word is None and operands:
-            type_word = operands[0]
-            operands = operands[1:]
-        if type_word is None or type_word.value is None:
-            if type_word is not None and "(" in type_word.text:
-                name, _, args = type_word.text.partition("(")
-                made(name, [Word(a.strip(), a.strip().strip("'\"")) for a in args.rstrip(")").split(",") if a.strip()], self.found)
-                return
-            self.unknown("PowerShell makes an object of a type named at run time")
-            return
-        listed = _named(rest, "-argumentlist", "-args")
-        args = [listed] if listed is not None else [w for w in operands if w is not type_word]
-        made(type_word.value, args, self.found)
 
 
 def _filter_values(words: list[Word]) -> list[Word]:
-    found = [_named(words, name) for name in ("-filter", "-include", "-exclude", "-depth")]
+    found = [named(words, name) for name in ("-filter", "-include", "-exclude", "-depth")]
     return [w for w in found if w is not None]
-
-
-def cmd_statement(text: str) -> str | None:
-    """One ``cmd`` statement as POSIX (``""``: nothing to read; ``None``: built at run time)."""
-    words = text.split()
-    if not words:
-        return ""
-    if "%" in words[0] or "!" in words[0]:
-        return None
-    name = words[0].lower().removesuffix(".exe")
-    args = [re.sub(r"%(\w+)%", lambda m: "$HOME" if m.group(1).lower() in ("userprofile", "homepath") else "$" + m.group(1), w) for w in words[1:]]
-    program = _CMD_PROGRAMS.get(name)
-    if program is None:
-        return " ".join([shlex.quote(words[0]), *(shlex.quote(a.replace("\\", "/")) if "$" not in a else a.replace("\\", "/") for a in args)])
-    flags = {a.lower() for a in args if a.startswith("/")}
-    operands = [a.replace("\\", "/") for a in args if not a.startswith("/")]
-    if program == "rm" and ("/s" in flags or name in ("rd", "rmdir") and "/s" in flags):
-        program = "rm -r -f"
-    elif program == "rm" and name in ("rd", "rmdir"):
-        program = "rmdir"
-    elif name == "robocopy" and flags & {"/mir", "/purge"}:
-        return " ".join(["rsync -a --delete", *operands])
-    return " ".join([program, *(a if "$" in a else shlex.quote(a) for a in operands)])
 
 
 def routes(text: str) -> Found:
@@ -380,4 +408,4 @@ def routes(text: str) -> Found:
     return reader.found
 
 
-__all__ = ["PATH_COMMANDS", "cmd_statement", "routes"]
+__all__ = ["PATH_COMMANDS", "routes"]

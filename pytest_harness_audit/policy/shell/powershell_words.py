@@ -10,6 +10,7 @@ quote), ``"…"`` (the backtick escapes, ``$`` expands), here-strings ``@'…'@`
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 #: Characters that end a bare word.
@@ -187,11 +188,67 @@ def statements(text: str) -> list[list[list[Word]]]:
             index += 1
         else:
             end = _word_end(text, index)
+            continued = bool(command) and command[-1].text != "&"
+            if continued and (command[-1].text.endswith(",") or text.startswith(",", index)):
+                joined = command.pop().text + text[index:end]  # `a, b`: one array
+                command.append(Word(joined, value(joined)))
+                index = end
+                continue
             word = text[index:end]
-            command.append(Word(word, literal(word)))
+            command.append(Word(word, value(word)))
             index = end
     end_statement()
     return result
+
+
+_STRING = r"'(?:[^']|'')*'|\"[^\"`$]*\""
+_CONCAT = re.compile(rf"\s*(?:{_STRING})(?:\s*\+\s*(?:{_STRING}))*\s*")
+_FORMAT = re.compile(rf"\s*({_STRING})\s*-f\s*((?:{_STRING})(?:\s*,\s*(?:{_STRING}))*)\s*", re.I)
+_JOIN = re.compile(
+    rf"\s*\(?\s*((?:{_STRING})(?:\s*,\s*(?:{_STRING}))*)\s*\)?\s*-join\s*({_STRING})?\s*", re.I
+)
+
+
+def _strings(text: str) -> list[str]:
+    return [literal(part) or "" for part in re.findall(_STRING, text)]
+
+
+def folded(text: str) -> str | None:
+    """The value of a parenthesized expression of string literals PowerShell computes the
+    same way every time: ``('.e'+'nv')``, ``("{0}env" -f '.')``, ``(('.','env') -join '')``;
+    else ``None``."""
+    if not (text.startswith("(") and text.endswith(")")) or len(text) > 4096:
+        return None
+    inner = text[1:-1]
+    if _CONCAT.fullmatch(inner):
+        return "".join(_strings(inner))
+    formatted = _FORMAT.fullmatch(inner)
+    if formatted:
+        template, args = _strings(formatted.group(1))[0], _strings(formatted.group(2))
+        try:
+            return re.sub(r"\{(\d+)\}", lambda m: args[int(m.group(1))], template)
+        except IndexError:
+            return None
+    unary = re.fullmatch(
+        rf"\s*-join\s*\(\s*((?:{_STRING})(?:\s*,\s*(?:{_STRING}))*)\s*\)\s*", inner, re.I
+    )
+    if unary:
+        return "".join(_strings(unary.group(1)))
+    joined = _JOIN.fullmatch(inner)
+    if joined:
+        return (_strings(joined.group(2) or "''") or [""])[0].join(_strings(joined.group(1)))
+    return None
+
+
+def value(text: str) -> str | None:
+    """A word's value when PowerShell gives it without running anything: :func:`literal`, or
+    a comma list of literals (``a,'b'``: ``a,b``), or :func:`folded`."""
+    found = literal(text)
+    if found is not None:
+        return found
+    if text.startswith("("):
+        return folded(text)
+    return None
 
 
 def parenthesized(text: str) -> list[str]:
@@ -217,4 +274,22 @@ def parenthesized(text: str) -> list[str]:
     return found
 
 
-__all__ = ["Word", "literal", "parenthesized", "statements"]
+def operands(words: list[Word]) -> list[Word]:
+    """The words that are no parameter name (``-Recurse``, ``-Path``)."""
+    return [word for word in words if not re.fullmatch(r"-[A-Za-z][\w-]*:?", word.text)]
+
+
+def named(words: list[Word], *names: str) -> Word | None:
+    """The value of the first parameter among ``names`` (lower case, abbreviations allowed)."""
+    for index, word in enumerate(words):
+        name, colon, value = word.text.partition(":")
+        lowered = name.lower()
+        if len(lowered) > 2 and any(full.startswith(lowered) for full in names):
+            if colon:
+                return Word(value, None if value.startswith(("$", "(")) else value)
+            if index + 1 < len(words):
+                return words[index + 1]
+    return None
+
+
+__all__ = ["Word", "folded", "literal", "named", "operands", "parenthesized", "statements", "value"]
