@@ -44,7 +44,7 @@ _STATEMENT_CMDLET = re.compile(
 )
 #: Parameters, abbreviated as PowerShell allows, and their POSIX option (``""``: dropped, the
 #: value that follows being the operand).
-_SWITCH_END = r"(?::\$true)?(?=\s|;|$)"
+_SWITCH_END = r"(?::[^\s;]*)?(?=\s|;|$)"  # `-Recurse:$true`, `-Recurse:1`: set
 _PARAMETERS = (
     (re.compile(r"(?<=\s)-r(?:e(?:c(?:u(?:r(?:s(?:e)?)?)?)?)?)?" + _SWITCH_END, re.I), "-r"),
     (re.compile(r"(?<=\s)-fo(?:r(?:c(?:e)?)?)?" + _SWITCH_END, re.I), "-f"),
@@ -111,7 +111,10 @@ def as_posix(command: str, depth: int = 0) -> str:
     programs started, piped objects, and a statement the reading takes as unreadable for each
     act it cannot know."""
     command = _normalized(command)
-    found = routes(command)
+    try:
+        found = routes(command)
+    except Exception:
+        return "\n".join([_rewritten(command), unknown_statement("the PowerShell reading failed")])
     extra = list(found.posix)
     for script in found.scripts:
         if depth < _MAX_DEPTH:
@@ -133,6 +136,15 @@ _UNICODE = str.maketrans(
 _MODULE_QUALIFIED = re.compile(r"(^|[;|&{(\n]\s*)[\w.]+\\(?=[A-Za-z]+-[A-Za-z])")
 
 
+#: A path with its provider: ``FileSystem::.env``, ``Microsoft.PowerShell.Core\FileSystem::…``.
+_PROVIDER_QUALIFIED = re.compile(r"(?:Microsoft\.PowerShell\.Core[\\/])?FileSystem::", re.I)
+#: The head of an assignment at a statement's start (``$x =``, ``[string]$x +=``, ``$a, $b =``).
+_ASSIGNMENT = re.compile(
+    r"(^|[;|{(\n]\s*)(?:\[[\w.\[\] ]+\]\s*)?\$[\w:{}]+(?:\s*,\s*\$[\w:{}]+)*\s*[-+*/%]?="
+    r"(?!=)\s*(?=[A-Za-z&.])"
+)
+
+
 def _normalized(command: str) -> str:
     """``command`` as PowerShell reads it, in the forms the rewriting knows: ASCII quotes,
     dashes and spaces, block comments (``<# … #>``) gone, a backtick before a letter that is no
@@ -140,6 +152,7 @@ def _normalized(command: str) -> str:
     text = command.translate(_UNICODE)
     text = re.sub(r"<#.*?(?:#>|$)", " ", text, flags=re.DOTALL)
     text = re.sub(r"`(?=[c-dg-mo-qswx-zA-Z])", "", text)
+    text = _PROVIDER_QUALIFIED.sub("", text)
     return _MODULE_QUALIFIED.sub(lambda m: m.group(1), text)
 
 
@@ -150,7 +163,9 @@ def unknown_statement(why: str) -> str:
 
 def _rewritten(command: str) -> str:
     """``command`` with its cmdlets, parameters, paths and escapes rewritten."""
-    text = command.replace("\\", "/")  # PowerShell's paths: `\` is no escape there
+    # `$x = Remove-Item …`: the command after an assignment runs as one at a statement's start
+    text = _ASSIGNMENT.sub(lambda m: m.group(1), command)
+    text = text.replace("\\", "/")  # PowerShell's paths: `\` is no escape there
     text = _DRIVE_VARIABLE.sub(lambda m: "$(cat " + shlex.quote(m.group(2)) + ")", text)
     text = _ENVIRONMENT.sub(_environment, text)
     text = re.sub(r"\$home\b", "$HOME", text, flags=re.I)

@@ -320,10 +320,15 @@ def _receiver(
             break
         index -= 1
     inner = text[index + 1 : end - 1].strip()
-    made_static = re.match(r"\[\s*([A-Za-z_][\w.\s]*?)\s*\]\s*::\s*new\s*$", text[:index], re.I)
+    made_static = re.search(r"\[\s*([A-Za-z_][\w.\s]*?)\s*\]\s*::\s*new\s*$", text[:index], re.I)
     if made_static:
-        return (_type_key(made_static.group(1)), [])
+        return _object(_type_key(made_static.group(1)), _arguments(text, index)[0])
     return _expression_kind(inner)
+
+
+def _object(key: str, args: list[Word]) -> tuple[str, list[Word]]:
+    """An object of type ``key`` made with ``args``: a file or folder object is the item."""
+    return ("item", args[:1]) if key in ("fileinfo", "directoryinfo") else (key, args)
 
 
 def _expression_kind(text: str) -> tuple[str, list[Word]]:
@@ -337,20 +342,23 @@ def _expression_kind(text: str) -> tuple[str, list[Word]]:
         operands = [w for w in words[1:] if not w.text.startswith("-")]
         return ("item", operands[:1])
     if name == "new-object" and len(words) > 1:
-        operands = [w for w in words[1:] if not w.text.startswith("-")]
-        if operands:
-            return (_type_key(operands[0].text.split("(", 1)[0]), operands[1:])
+        given = [w for w in words[1:] if not w.text.startswith("-")]
+        if given and "(" in given[0].text:  # `New-Object T(a, b)`
+            type_name, _, inner = given[0].text.partition("(")
+            parts = [part.strip() for part in split_commas(inner.rstrip(")"))]
+            return _object(_type_key(type_name), [Word(p, value(p)) for p in parts if p])
+        if given:
+            return _object(_type_key(given[0].text), given[1:])
     cast = re.match(r"\[\s*([A-Za-z_][\w.\s]*?)\s*\]\s*(.+)$", text, re.DOTALL)
     if cast:
         key = _type_key(cast.group(1))
         if key in ("fileinfo", "directoryinfo"):
-            value = literal(cast.group(2).strip())
-            return ("item", [Word(cast.group(2), value)])
+            return ("item", [Word(cast.group(2), literal(cast.group(2).strip()))])
         if key in _NETWORK or key in _STREAMS:
             return (key, [])
-    static_new = re.match(r"\[\s*([A-Za-z_][\w.\s]*?)\s*\]\s*::\s*new\b", text, re.I)
+    static_new = re.match(r"\[\s*([A-Za-z_][\w.\s]*?)\s*\]\s*::\s*new\s*\(", text, re.I)
     if static_new:
-        return (_type_key(static_new.group(1)), [])
+        return _object(_type_key(static_new.group(1)), _arguments(text, static_new.end() - 1)[0])
     return ("", [])
 
 

@@ -88,6 +88,7 @@ class Context:
     def __init__(self) -> None:
         self.values: dict[str, str] = {}
         self.aliases: dict[str, str] = {}
+        self.splats: dict[str, list[str]] = {}
 
 
 def _q(text: str) -> str:
@@ -109,6 +110,9 @@ def _computed(word: Word, ctx: Context) -> bool:
         text = text.split(":", 1)[1]
         if not text or text.lower() in ("$true", "$false"):
             return False
+    splat = re.fullmatch(r"@([\w:]+)", text)
+    if splat and (splat.group(1).lower() in ctx.splats or splat.group(1).lower() in ctx.values):
+        return False
     if text.startswith(("(", "@", "$(", '"$(')) or "-f " in text or "$(" in text:
         return True
     for match in _VARIABLE.finditer(text):
@@ -150,7 +154,10 @@ class Routes:
     def _pipeline(self, pipeline: list[list[Word]], depth: int) -> None:
         source: str | None = None  # the `find` words giving the piped files, else unknown
         literal_input: list[str] | None = None
-        for position, words in enumerate(pipeline):
+        for position, given in enumerate(pipeline):
+            words = self._assigned(given) if position == 0 else given
+            if not words:
+                return
             name = self._name(words)
             if position == 0:
                 source = self._source(name, words)
@@ -262,7 +269,6 @@ class Routes:
                 " ".join([shlex.quote(target.value), *(w.text for w in words[2:])])
             )
             return
-        self._assignment(words)
         if (
             name in self.ctx.aliases.values()
             and words[0].value
@@ -290,6 +296,8 @@ class Routes:
             self._starter(rest)
         elif name in ("cmd", "cmd.exe"):
             self._cmd(rest)
+        elif name == "wsl":
+            self._wsl(rest)
         elif name == "add-type" and (operands(rest) and not named(rest, "-assemblyname")):
             self.unknown("PowerShell compiles .NET code")
         elif name == "new-object":
@@ -314,9 +322,20 @@ class Routes:
         out: list[str] = []
         changed = False
         for word in words:
-            variable = re.fullmatch(r"\$([\w:]+)", word.text)
-            if variable and variable.group(1).lower() in self.ctx.values:
-                out.append(_ps_quote(self.ctx.values[variable.group(1).lower()]))
+            variable = re.fullmatch(r"([$@])([\w:]+)", word.text)
+            name = variable.group(2).lower() if variable else ""
+            inside = self._substituted(word.text)
+            if variable and variable.group(1) == "$" and name in self.ctx.values:
+                out.append(_ps_quote(self.ctx.values[name]))
+                changed = True
+            elif variable and variable.group(1) == "@" and name in self.ctx.splats:
+                out.extend(self.ctx.splats[name])
+                changed = True
+            elif variable and variable.group(1) == "@" and name in self.ctx.values:
+                out.extend(_ps_quote(v.strip()) for v in self.ctx.values[name].split(","))
+                changed = True
+            elif inside is not None:
+                out.append(_ps_quote(inside))
                 changed = True
             elif word.value is not None and (word.text.startswith("(") or "," in word.text):
                 parts = split_commas(word.text) if "," in word.text else [word.text]
@@ -328,6 +347,17 @@ class Routes:
             else:
                 out.append(word.text)
         return out if changed else None
+
+    def _substituted(self, text: str) -> str | None:
+        """A double-quoted string's value when every variable in it is set to a literal."""
+        if not (text.startswith('"') and text.endswith('"') and "$" in text) or "$(" in text:
+            return None
+        names = [m.group(1) or m.group(2) for m in _VARIABLE.finditer(text)]
+        if not all(name.lower() in self.ctx.values for name in names):
+            return None
+        return _VARIABLE.sub(
+            lambda m: self.ctx.values[(m.group(1) or m.group(2)).lower()], text[1:-1]
+        )
 
     def _new_item(self, rest: list[Word]) -> None:
         kind = named(rest, "-itemtype", "-type")
@@ -344,14 +374,24 @@ class Routes:
             return
         self.found.posix.append(f"ln -s {_q(target.value)} {_q(path.value)}")
 
-    def _assignment(self, words: list[Word]) -> None:
+    def _assigned(self, words: list[Word]) -> list[Word]:
+        """The words after an assignment's head (``$x = …``), the value of a variable set to a
+        literal (or a hashtable of literals, for splatting) kept."""
         match = re.fullmatch(r"\$([\w:]+)", words[0].text)
-        if match and len(words) >= 3 and words[1].text == "=":
-            name = match.group(1).lower()
-            if len(words) == 3 and words[2].value is not None and words[2].text[:1] in "'\"@":
+        if not (match and len(words) >= 2 and re.fullmatch(r"[-+*/%]?=", words[1].text)):
+            return words
+        name = match.group(1).lower()
+        self.ctx.values.pop(name, None)
+        self.ctx.splats.pop(name, None)
+        if len(words) == 3 and words[1].text == "=":
+            if words[2].value is not None and words[2].text[:1] in "'\"@":
                 self.ctx.values[name] = words[2].value
-            else:
-                self.ctx.values.pop(name, None)
+                return []
+            table = _hashtable(words[2].text)
+            if table is not None:
+                self.ctx.splats[name] = table
+                return []
+        return words[2:]
 
     def _invoker(self, rest: list[Word]) -> None:
         script = named(rest, "-scriptblock", "-parallel")
@@ -389,11 +429,50 @@ class Routes:
             line.append(part_value if len(parts) == 1 else _ps_quote(part_value))
         self.found.scripts.append("& " + " ".join(line))
 
+    def _wsl(self, rest: list[Word]) -> None:
+        """``wsl [-d NAME] [-u USER] [--cd DIR] [-e|--exec|--] COMMAND …``: a Linux command."""
+        index = 0
+        while index < len(rest) and (rest[index].value or "").startswith("-"):
+            option = (rest[index].value or "").lower()
+            index += 1
+            if option in ("-e", "--exec", "--"):
+                break
+            if option in ("-d", "--distribution", "-u", "--user", "--cd"):
+                index += 1
+        argv = [word.value for word in rest[index:]]
+        if any(arg is None for arg in argv):
+            self.unknown("wsl runs a command built at run time")
+        elif argv:
+            self.found.posix.append(shlex.join([arg or "" for arg in argv]))
+
     def _cmd(self, rest: list[Word]) -> None:
         posix, known = cmd_text(rest)
         self.found.posix.extend(posix)
         if not known:
             self.unknown("cmd runs a command built at run time")
+
+
+def _hashtable(text: str) -> list[str] | None:
+    """A hashtable of literals (``@{Path='app'; Recurse=$true}``) as the parameters it splats
+    (``-Path 'app' -Recurse``), else ``None``."""
+    if not (text.startswith("@{") and text.endswith("}")):
+        return None
+    out: list[str] = []
+    for entry in re.split(r"[;\n]", text[2:-1]):
+        key, equals, given = entry.partition("=")
+        key, given = key.strip().strip("'\""), given.strip()
+        if not entry.strip():
+            continue
+        if not equals or not re.fullmatch(r"\w+", key):
+            return None
+        if given.lower() == "$true":
+            out.append(f"-{key}")
+        elif given.lower() != "$false":
+            found = value(given)
+            if found is None:
+                return None
+            out.extend([f"-{key}", _ps_quote(found)])
+    return out
 
 
 def _filter_values(words: list[Word]) -> list[Word]:
