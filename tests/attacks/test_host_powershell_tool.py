@@ -67,6 +67,8 @@ def _pre(storage: Path, project: Path, command: str, tool: str = "PowerShell") -
         ("ri -LiteralPath {home}/work -rec -fo:$true", "Destructive command"),
         ("Get-Content -Path {home}/.ssh/id_rsa", "Credential/secret file"),
         ("Set-Content -Path .claude/settings.json -Value '{{}}'", "agent host's settings"),
+        ("[IO.File]::ReadAllText('{home}\\.ssh\\id_rsa')", "Credential/secret file"),
+        ("Get-ChildItem {home}/work -Recurse | Remove-Item", "Destructive command"),
     ],
     ids=[
         "rm-alias",
@@ -77,6 +79,8 @@ def _pre(storage: Path, project: Path, command: str, tool: str = "PowerShell") -
         "remove-item-abbreviated",
         "get-content",
         "set-content",
+        "dotnet-read",
+        "piped-deletion",
     ],
 )
 def test_a_powershell_command_the_policy_forbids_is_denied_and_recorded(
