@@ -20,6 +20,8 @@ import base64
 import pytest
 
 from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.policy.shell import powershell
+from pytest_harness_audit.policy.shell.powershell import as_posix
 
 SAFETY = Policy.preset("safety")
 
@@ -212,3 +214,22 @@ def test_a_bash_command_is_untouched() -> None:
     """Only the PowerShell tool's text is rewritten: ``Bash`` reads its own text as before."""
     evaluation = SAFETY.evaluate("Bash", {"command": "Get-Content ('.e'+'nv')"})
     assert evaluation.decision == "allow"
+
+
+@pytest.mark.parametrize("command", [command for command, _ in ATTACKS + BENIGN])
+def test_the_reading_reads_every_command_without_failing(command: str) -> None:
+    """The verdicts above come from the reading, not from its fail-closed fallback."""
+    assert "the PowerShell reading failed" not in as_posix(command)
+
+
+def test_a_failure_of_the_reading_is_unreadable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An internal error of the reading fails closed: the command is unreadable, not allowed."""
+    if not powershell.__file__ or not powershell.__file__.endswith(".py"):
+        pytest.skip("the compiled build binds its calls: nothing to replace")
+
+    def broken(text: str) -> None:
+        raise ValueError(text)
+
+    monkeypatch.setattr(powershell, "routes", broken)
+    evaluation = SAFETY.evaluate("PowerShell", {"command": "Get-ChildItem src"})
+    assert (evaluation.decision, evaluation.rule_id) == UNREADABLE

@@ -30,6 +30,15 @@ from pytest_harness_audit.policy.shell.powershell_dotnet import (
     new_object,
     split_commas,
 )
+from pytest_harness_audit.policy.shell.powershell_pipes import (
+    BY_PIPE,
+    FILTERS,
+    FOREACH,
+    Context,
+    Pipes,
+    posix_quote,
+    ps_quote,
+)
 from pytest_harness_audit.policy.shell.powershell_words import (
     Word,
     named,
@@ -49,28 +58,12 @@ PATH_COMMANDS = frozenset(
      "ii", "expand-archive", "compress-archive", "new-item", "ni", "clear-item", "cli",
      "get-item", "gi", "import-powershelldatafile", "import-module", "ipmo", "set-item", "si"}
 )  # fmt: skip
-#: Cmdlets that act on the file objects piped into them (and the POSIX program for each).
-_BY_PIPE = {
-    **dict.fromkeys(("remove-item", "ri", "del", "erase", "rd", "rmdir", "rm"), "rm"),
-    **dict.fromkeys(("get-content", "gc", "type", "cat"), "cat"),
-    **dict.fromkeys(("clear-content", "clc"), "truncate -s 0"),
-    **dict.fromkeys(("copy-item", "cpi", "copy", "cp", "move-item", "mi", "move", "mv",
-                     "rename-item", "rni", "ren"), "cp"),
-}  # fmt: skip
-#: Cmdlets that give file objects (or pass on those piped into them).
-_LISTINGS = frozenset({"get-childitem", "gci", "ls", "dir"})
-_ITEMS = frozenset({"get-item", "gi", "resolve-path", "rvpa"})
-_FILTERS = frozenset(
-    {"where-object", "where", "?", "select-object", "select", "sort-object", "sort",
-     "tee-object"}
-)  # fmt: skip
 _INVOKERS = frozenset({"invoke-command", "icm", "start-job", "sajb", "start-threadjob"})
 _STARTERS = frozenset({"start-process", "saps", "start"})
 _ALIASERS = frozenset({"set-alias", "sal", "new-alias", "nal"})
-_FOREACH = frozenset({"foreach-object", "%", "foreach"})
 #: Variables PowerShell sets whose value is no path built by the command.
 _AUTOMATIC = frozenset(
-    {"true", "false", "null", "home", "pwd", "psscriptroot", "pshome", "args", "input",
+    {"true", "false", "null", "home", "pwd", "psscriptroot", "pshome",
      "lastexitcode", "error", "host", "psversiontable", "profile"}
 )  # fmt: skip
 #: A file of a drive written as a variable: ``${c:SOUL.md} = 'x'``.
@@ -80,24 +73,6 @@ _DRIVE_ASSIGNMENT = re.compile(
 _VARIABLE = re.compile(r"\$(?:\{([^}]*)\}|([\w:]+))")
 #: Most texts run by a command read (``iex`` of ``iex`` …).
 _MAX_DEPTH = 8
-
-
-class Context:
-    """What the commands read so far set: variables with a literal value, aliases."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, str] = {}
-        self.aliases: dict[str, str] = {}
-        self.splats: dict[str, list[str]] = {}
-
-
-def _q(text: str) -> str:
-    return shlex.quote(text.replace("\\", "/"))
-
-
-def _ps_quote(text: str) -> str:
-    """``text`` as a PowerShell literal."""
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _computed(word: Word, ctx: Context) -> bool:
@@ -125,17 +100,8 @@ def _computed(word: Word, ctx: Context) -> bool:
     return False
 
 
-class Routes:
+class Routes(Pipes):
     """What :func:`routes` found (see :class:`.powershell_dotnet.Found`)."""
-
-    def __init__(self) -> None:
-        self.found = Found()
-        self.ctx = Context()
-
-    def unknown(self, why: str) -> None:
-        """Note a reason the command cannot be read."""
-        if why not in self.found.unknown:
-            self.found.unknown.append(why)
 
     def read(self, text: str, depth: int) -> None:
         """Read ``text``'s statements, then those inside its brackets."""
@@ -149,7 +115,7 @@ class Routes:
                 self._pipeline(pipeline, depth)
         dotnet_calls(text, self.found, self.ctx.values)
         for match in _DRIVE_ASSIGNMENT.finditer(text):
-            self.found.posix.append(f"tee {_q(match.group(1))}")
+            self.found.posix.append(f"tee {posix_quote(match.group(1))}")
 
     def _pipeline(self, pipeline: list[list[Word]], depth: int) -> None:
         source: str | None = None  # the `find` words giving the piped files, else unknown
@@ -170,92 +136,14 @@ class Routes:
                     self.found.scripts.extend(literal_input)
                 else:
                     self.unknown("PowerShell runs code piped from another command")
-            elif name in _BY_PIPE and not operands(words[1:]):
-                self._piped(_BY_PIPE[name], words, source, literal_input)
-            elif name in _FOREACH:
+            elif name in BY_PIPE and not operands(words[1:]):
+                self._piped(BY_PIPE[name], words, source, literal_input)
+            elif name in FOREACH:
                 self._foreach(words, source, literal_input)
             elif name in ("select-string", "sls") and source is not None:
                 self._piped("cat", words, source, None)  # it searches the files piped in
-            elif name not in _FILTERS:
+            elif name not in FILTERS:
                 source, literal_input = None, None
-
-    def _name(self, words: list[Word]) -> str:
-        name = (words[0].value or "").lower().removesuffix(".exe")
-        return self.ctx.aliases.get(name, name)
-
-    def _source(self, name: str, words: list[Word]) -> str | None:
-        """The ``find`` words for the files a listing gives."""
-        if name not in _LISTINGS and name not in _ITEMS:
-            return None
-        rest = words[1:]
-        given = [w for w in operands(rest) if w not in _filter_values(rest)]
-        if any(w.value is None for w in given):
-            return None
-        paths = [_q(w.value or ".") for w in given] or ["."]
-        if name in _ITEMS:
-            return " ".join(paths) + " -maxdepth 0"
-        recurse = any(
-            re.fullmatch(r"(?i)-r(e(c(u(r(s(e)?)?)?)?)?)?(:\$true)?", w.text) for w in rest
-        )
-        filtered = named(rest, "-filter", "-include")
-        name_test = f" -name {_q(filtered.value)}" if filtered and filtered.value else ""
-        if filtered is not None and filtered.value is None:
-            return None
-        return (
-            " ".join(paths)
-            + (" -mindepth 1" if recurse else " -mindepth 1 -maxdepth 1")
-            + name_test
-        )
-
-    def _literals(self, words: list[Word]) -> list[str] | None:
-        """The strings a statement of literals alone gives (``'.env'``, ``'a','b'``)."""
-        if len(words) != 1 or words[0].value is None or words[0].text[:1] not in "'\"@":
-            return None
-        return [part.strip().strip("'\"") for part in words[0].value.split(",")]
-
-    def _piped(
-        self, program: str, words: list[Word], source: str | None, given: list[str] | None
-    ) -> None:
-        recursive = any(
-            re.fullmatch(r"(?i)-r(e(c(u(r(s(e)?)?)?)?)?)?(:\$true)?", w.text) for w in words
-        )
-        if given is not None:
-            flag = " -r" if recursive and program == "rm" else ""
-            self.found.posix.append(f"{program}{flag} " + " ".join(map(_q, given)))
-        elif source is None:
-            self.unknown(
-                "PowerShell acts on objects piped from a command the reading does not follow"
-            )
-        elif program == "rm" and not recursive and "-name" in source:
-            self.found.posix.append(f"find {source} -delete")
-        elif program == "rm":
-            self.found.posix.append(f"find {source} -exec rm -r {{}} +")
-        else:
-            self.found.posix.append(f"find {source} -exec {program} {{}} +")
-
-    def _foreach(self, words: list[Word], source: str | None, given: list[str] | None) -> None:
-        first = operands(words[1:])[:1]
-        if first and first[0].value is not None and not first[0].text.startswith("{"):
-            called = first[0].value.lower()  # `% Delete`: the member called on each object
-            if called in ("delete", "moveto", "copyto", "openread", "opentext"):
-                program = "rm" if called == "delete" else "cat"
-                self._piped(program, [Word("-r", "-r")], source, given)
-            return
-        for block in (w.text[1:-1] for w in words[1:] if w.text.startswith("{")):
-            for pipeline in statements(block):
-                for inner in pipeline:
-                    member = re.match(
-                        r"(?i)\$(?:_|psitem)\s*\.\s*(delete|moveto|copyto)\s*\(", inner[0].text
-                    )
-                    if member:
-                        recursive = [Word("-r", "-r")] if "$true" in inner[0].text.lower() else []
-                        deleted = member.group(1).lower() == "delete"
-                        self._piped("rm" if deleted else "cp", recursive, source, given)
-                        continue
-                    name = self._name(inner)
-                    uses = any(re.search(r"\$(_|psitem)\b", w.text, re.I) for w in inner[1:])
-                    if name in _BY_PIPE and uses:
-                        self._piped(_BY_PIPE[name], inner, source, given)
 
     def _command(self, name: str, words: list[Word], depth: int, piped: bool) -> None:
         if words[0].text in ("&", ".") and len(words) > 1:
@@ -290,7 +178,7 @@ class Routes:
                 self.found.scripts.append(" ".join(v or "" for v in values))
             elif values:
                 self.unknown("PowerShell runs code built at run time")
-        elif name in _INVOKERS or (name in _FOREACH and named(rest, "-parallel")):
+        elif name in _INVOKERS or (name in FOREACH and named(rest, "-parallel")):
             self._invoker(rest)
         elif name in _STARTERS:
             self._starter(rest)
@@ -326,23 +214,23 @@ class Routes:
             name = variable.group(2).lower() if variable else ""
             inside = self._substituted(word.text)
             if variable and variable.group(1) == "$" and name in self.ctx.values:
-                out.append(_ps_quote(self.ctx.values[name]))
+                out.append(ps_quote(self.ctx.values[name]))
                 changed = True
             elif variable and variable.group(1) == "@" and name in self.ctx.splats:
                 out.extend(self.ctx.splats[name])
                 changed = True
             elif variable and variable.group(1) == "@" and name in self.ctx.values:
-                out.extend(_ps_quote(v.strip()) for v in self.ctx.values[name].split(","))
+                out.extend(ps_quote(v.strip()) for v in self.ctx.values[name].split(","))
                 changed = True
             elif inside is not None:
-                out.append(_ps_quote(inside))
+                out.append(ps_quote(inside))
                 changed = True
             elif word.value is not None and (word.text.startswith("(") or "," in word.text):
                 parts = split_commas(word.text) if "," in word.text else [word.text]
                 values = [value(part.strip()) for part in parts]
                 if word.text.startswith("("):
                     values = [word.value]
-                out.extend(_ps_quote(v) for v in values if v is not None)
+                out.extend(ps_quote(v) for v in values if v is not None)
                 changed = True
             else:
                 out.append(word.text)
@@ -372,7 +260,7 @@ class Routes:
         if target is None or path is None or target.value is None or path.value is None:
             self.unknown("PowerShell links to a path built at run time")
             return
-        self.found.posix.append(f"ln -s {_q(target.value)} {_q(path.value)}")
+        self.found.posix.append(f"ln -s {posix_quote(target.value)} {posix_quote(path.value)}")
 
     def _assigned(self, words: list[Word]) -> list[Word]:
         """The words after an assignment's head (``$x = …``), the value of a variable set to a
@@ -400,7 +288,7 @@ class Routes:
             if file.value is None:
                 self.unknown("PowerShell runs a script file named at run time")
             else:
-                self.found.posix.append(f"pwsh -File {_q(file.value)}")
+                self.found.posix.append(f"pwsh -File {posix_quote(file.value)}")
         positional = operands(rest)
         first = script or (positional[0] if positional else None)
         if first is not None and not first.text.startswith("{") and file is None:
@@ -418,7 +306,7 @@ class Routes:
         if program.value is None or (arguments is not None and arguments.value is None):
             self.unknown("PowerShell starts a program named at run time")
             return
-        line = [_ps_quote(program.value)]
+        line = [ps_quote(program.value)]
         parts = split_commas(arguments.text) if arguments is not None else []
         for part in parts:
             # one string is the command line as typed; an array, one argument each
@@ -426,7 +314,7 @@ class Routes:
             if part_value is None:
                 self.unknown("PowerShell starts a program named at run time")
                 return
-            line.append(part_value if len(parts) == 1 else _ps_quote(part_value))
+            line.append(part_value if len(parts) == 1 else ps_quote(part_value))
         self.found.scripts.append("& " + " ".join(line))
 
     def _wsl(self, rest: list[Word]) -> None:
@@ -471,13 +359,8 @@ def _hashtable(text: str) -> list[str] | None:
             found = value(given)
             if found is None:
                 return None
-            out.extend([f"-{key}", _ps_quote(found)])
+            out.extend([f"-{key}", ps_quote(found)])
     return out
-
-
-def _filter_values(words: list[Word]) -> list[Word]:
-    found = [named(words, name) for name in ("-filter", "-include", "-exclude", "-depth")]
-    return [w for w in found if w is not None]
 
 
 def routes(text: str) -> Found:
