@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 from pytest_harness_audit.policy.shell.powershell_words import (
     Word,
+    expression_value,
     literal,
     named,
     operands,
@@ -147,7 +148,7 @@ def _arguments(
         if variable and values and variable.group(1).lower() in values:
             words.append(Word(part, values[variable.group(1).lower()]))
         elif part:
-            words.append(Word(part, value(part)))
+            words.append(Word(part, expression_value(part)))
     return words, index + 1
 
 

@@ -70,7 +70,11 @@ class Pipes:
             self.found.unknown.append(why)
 
     def _name(self, words: list[Word]) -> str:
-        name = (words[0].value or "").lower().removesuffix(".exe")
+        """The command a statement runs, in lower case: an alias the text set read as its
+        cmdlet, a program named by its path (``C:\\Windows\\System32\\cmd.exe``) by its name."""
+        name = (words[0].value or "").lower()
+        if not name.startswith("-"):
+            name = re.split(r"[\\/]", name)[-1].removesuffix(".exe")
         return self.ctx.aliases.get(name, name)
 
     def _source(self, name: str, words: list[Word]) -> str | None:
@@ -78,10 +82,10 @@ class Pipes:
         if name not in _LISTINGS and name not in _ITEMS:
             return None
         rest = words[1:]
-        given = [w for w in operands(rest) if w not in _filter_values(rest)]
-        if any(w.value is None for w in given):
+        given = [self._value(w) for w in operands(rest) if w not in _filter_values(rest)]
+        if any(path is None for path in given):
             return None
-        paths = [posix_quote(w.value or ".") for w in given] or ["."]
+        paths = [posix_quote(path or ".") for path in given] or ["."]
         if name in _ITEMS:
             return " ".join(paths) + " -maxdepth 0"
         recurse = any(_RECURSE.fullmatch(w.text) for w in rest)
@@ -144,6 +148,13 @@ class Pipes:
                     uses = any(re.search(r"\$(_|psitem)\b", w.text, re.I) for w in inner[1:])
                     if name in BY_PIPE and uses:
                         self._piped(BY_PIPE[name], inner, source, given)
+
+    def _value(self, word: Word) -> str | None:
+        """A word's value: a literal's, or that of a variable set to a literal before."""
+        variable = re.fullmatch(r"\$([\w:]+)", word.text)
+        if variable:
+            return self.ctx.values.get(variable.group(1).lower())
+        return word.value
 
     def sourced(self, word: Word) -> str | None:
         """The ``find`` words for the objects a word gives: a variable holding a listing, a

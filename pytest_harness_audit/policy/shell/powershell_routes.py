@@ -41,6 +41,7 @@ from pytest_harness_audit.policy.shell.powershell_pipes import (
 )
 from pytest_harness_audit.policy.shell.powershell_words import (
     Word,
+    expression_value,
     named,
     operands,
     parenthesized,
@@ -70,6 +71,11 @@ _AUTOMATIC = frozenset(
 _DRIVE_ASSIGNMENT = re.compile(
     r"\$\{(?!env:|variable:|function:|alias:)\w+:([^}:]+)\}\s*(?:[-+*/]?=|>)(?!=)", re.I
 )
+_SHELLS = frozenset({"pwsh", "powershell", "cmd"})
+#: PowerShell's own options that take a value.
+_PWSH_VALUED = ("-executionpolicy", "-workingdirectory", "-windowstyle", "-version",
+                "-outputformat", "-inputformat", "-configurationname", "-settingsfile",
+                "-custompipename", "-psconsolefile", "-configurationfile")  # fmt: skip
 _VARIABLE = re.compile(r"\$(?:\{([^}]*)\}|([\w:]+))")
 #: Most texts run by a command read (``iex`` of ``iex`` …).
 _MAX_DEPTH = 8
@@ -127,6 +133,8 @@ class Routes(Pipes):
             name = self._name(words)
             if position == 0:
                 source = self._source(name, words)
+                if source is None and len(words) == 1:
+                    source = self.sourced(words[0])  # `$items | ri`, `(gci app) | ri`
                 literal_input = self._literals(words)
             self._command(name, words, depth, position > 0)
             if position == 0:
@@ -140,6 +148,8 @@ class Routes(Pipes):
                 self._piped(BY_PIPE[name], words, source, literal_input)
             elif name in FOREACH:
                 self._foreach(words, source, literal_input)
+            elif name in _SHELLS and _reads_stdin(name, words[1:]):
+                self._stdin_shell(name, literal_input)
             elif name in ("select-string", "sls") and source is not None:
                 self._piped("cat", words, source, None)  # it searches the files piped in
             elif name not in FILTERS:
@@ -165,7 +175,12 @@ class Routes(Pipes):
             self.found.scripts.append(" ".join([name, *(w.text for w in words[1:])]))
         rest = words[1:]
         if name in PATH_COMMANDS:
-            if any(_computed(w, self.ctx) for w in rest):
+            listed = [(w, self.sourced(w)) for w in rest if w.text[:1] in "$@("]
+            for _, source in listed:
+                if source is not None and name in BY_PIPE:
+                    self._piped(BY_PIPE[name], words, source, None)  # `ri (gci app -r)`
+            sourced = {id(w) for w, source in listed if source is not None}
+            if any(_computed(w, self.ctx) for w in rest if id(w) not in sourced):
                 self.unknown("PowerShell names a path built at run time")
             resolved = self._resolved(rest)
             if resolved is not None:
@@ -173,7 +188,7 @@ class Routes(Pipes):
             if name in ("new-item", "ni"):
                 self._new_item(rest)
         elif name in ("invoke-expression", "iex"):
-            values = [self._known(w) for w in operands(rest)]
+            values = [self._value(w) for w in operands(rest)]
             if values and all(v is not None for v in values):
                 self.found.scripts.append(" ".join(v or "" for v in values))
             elif values:
@@ -196,13 +211,6 @@ class Routes(Pipes):
                 self.ctx.aliases[names[0].lower()] = names[1].lower()
             else:
                 self.unknown("PowerShell defines an alias the reading cannot follow")
-
-    def _known(self, word: Word) -> str | None:
-        """A word's value: a literal's, or a variable's set to a literal before it."""
-        variable = re.fullmatch(r"\$([\w:]+)", word.text)
-        if variable:
-            return self.ctx.values.get(variable.group(1).lower())
-        return word.value
 
     def _resolved(self, words: list[Word]) -> list[str] | None:
         """``words`` with the values the text gives put in (a variable set to a literal, a
@@ -248,19 +256,45 @@ class Routes(Pipes):
         )
 
     def _new_item(self, rest: list[Word]) -> None:
-        kind = named(rest, "-itemtype", "-type")
-        target = named(rest, "-target", "-value")
-        path = named(rest, "-path", "-name") or next(iter(operands(rest)), None)
-        if kind is None or (kind.value or "").lower() not in (
-            "symboliclink",
-            "junction",
-            "hardlink",
-        ):
+        """``New-Item``: a file written (``tee``), a link made (``ln -s``), a folder nothing."""
+        kind = (self._param(rest, "-itemtype", "-type") or "file").lower()
+        target = self._param(rest, "-target", "-value")
+        folder = self._param(rest, "-path")
+        leaf = self._param(rest, "-name")
+        valued = ("-itemtype", "-type", "-target", "-value", "-path", "-name")
+        positional = _positionals(rest, valued)
+        if folder is None and positional:
+            folder = positional[0].value
+        if positional[:1] and positional[0].value is None and folder is None:
+            self.unknown("PowerShell makes an item at a path built at run time")
             return
-        if target is None or path is None or target.value is None or path.value is None:
-            self.unknown("PowerShell links to a path built at run time")
+        path = "/".join(part for part in (folder, leaf) if part) or None
+        if kind in ("directory", "d") or path is None:
             return
-        self.found.posix.append(f"ln -s {posix_quote(target.value)} {posix_quote(path.value)}")
+        if kind in ("symboliclink", "junction", "hardlink"):
+            if target is None:
+                self.unknown("PowerShell links to a path built at run time")
+                return
+            self.found.posix.append(f"ln -s {posix_quote(target)} {posix_quote(path)}")
+        else:
+            self.found.posix.append(f"tee {posix_quote(path)}")
+
+    def _param(self, rest: list[Word], *names: str) -> str | None:
+        word = named(rest, *names)
+        return None if word is None else word.value
+
+    def _stdin_shell(self, name: str, given: list[str] | None) -> None:
+        """A PowerShell or ``cmd`` fed its commands on standard input."""
+        if given is None:
+            self.unknown(f"{name} runs commands piped in from another command")
+        elif name == "cmd":
+            for line in given:
+                posix, known = cmd_text([Word("/c", "/c"), Word(line, line)])
+                self.found.posix.extend(posix)
+                if not known:
+                    self.unknown("cmd runs a command built at run time")
+        else:
+            self.found.scripts.extend(given)
 
     def _assigned(self, words: list[Word]) -> list[Word]:
         """The words after an assignment's head (``$x = …``), the value of a variable set to a
@@ -271,6 +305,10 @@ class Routes(Pipes):
         name = match.group(1).lower()
         self.ctx.values.pop(name, None)
         self.ctx.splats.pop(name, None)
+        self.ctx.listings.pop(name, None)
+        listing = self._source(self._name(words[2:]), words[2:]) if len(words) > 2 else None
+        if listing is not None:
+            self.ctx.listings[name] = listing
         if len(words) == 3 and words[1].text == "=":
             if words[2].value is not None and words[2].text[:1] in "'\"@":
                 self.ctx.values[name] = words[2].value
@@ -356,11 +394,52 @@ def _hashtable(text: str) -> list[str] | None:
         if given.lower() == "$true":
             out.append(f"-{key}")
         elif given.lower() != "$false":
-            found = value(given)
+            found = expression_value(given)
             if found is None:
                 return None
             out.extend([f"-{key}", ps_quote(found)])
     return out
+
+
+def _positionals(words: list[Word], valued: tuple[str, ...]) -> list[Word]:
+    """The words that are neither a parameter nor the value of one of ``valued``."""
+    out: list[Word] = []
+    skip = False
+    for word in words:
+        lowered = word.text.lower()
+        if skip:
+            skip = False
+        elif re.fullmatch(r"-[a-z][\w-]*", lowered):
+            skip = any(full.startswith(lowered) for full in valued) and len(lowered) > 2
+        elif not lowered.startswith("-"):
+            out.append(word)
+    return out
+
+
+def _reads_stdin(name: str, args: list[Word]) -> bool:
+    """Whether ``pwsh ARGS`` (or ``cmd ARGS``) runs the commands on its standard input."""
+    index = 0
+    while index < len(args):
+        word = (args[index].value or "?").lower()
+        following = (args[index + 1].value or "?") if index + 1 < len(args) else ""
+        if name == "cmd":
+            if word in ("/c", "/k", "/r"):
+                return False
+        elif word == "-":
+            return True
+        elif word in ("-c", "-f", "-fi", "-e", "-ec") or any(
+            len(word) > 3 and full.startswith(word)
+            for full in ("-command", "-file", "-encodedcommand")
+        ):
+            return following == "-"
+        elif not word.startswith("-"):
+            return False  # a script file
+        elif word in ("-ep", "-wd", "-w", "-v", "-o", "-of", "-if") or any(
+            len(word) > 3 and full.startswith(word) for full in _PWSH_VALUED
+        ):
+            index += 1  # the option's value
+        index += 1
+    return True
 
 
 def routes(text: str) -> Found:

@@ -251,6 +251,21 @@ def value(text: str) -> str | None:
     return None
 
 
+def expression_value(text: str) -> str | None:
+    """The value of an expression (a method's argument, a hashtable's value) PowerShell gives
+    without running anything: one string, literals joined (:func:`folded`), ``$true``, a
+    number; else ``None`` (``'a'+'b'`` is ``ab`` here, not the word ``'a'+'b'``)."""
+    text = text.strip()
+    if re.fullmatch(_STRING, text) or (text[:2] in ("@'", '@"') and literal(text) is not None):
+        return literal(text)
+    found = folded("(" + text + ")")
+    if found is not None:
+        return found
+    if re.fullmatch(r"\$(?:true|false|null)|-?\d+", text, re.IGNORECASE):
+        return text
+    return None
+
+
 def parenthesized(text: str) -> list[str]:
     """The text inside every ``(…)``, ``$(…)``, ``@(…)`` and ``{…}`` of ``text`` (not in
     single quotes), outermost first: the commands there run too."""
@@ -292,4 +307,14 @@ def named(words: list[Word], *names: str) -> Word | None:
     return None
 
 
-__all__ = ["Word", "folded", "literal", "named", "operands", "parenthesized", "statements", "value"]
+__all__ = [
+    "Word",
+    "expression_value",
+    "folded",
+    "literal",
+    "named",
+    "operands",
+    "parenthesized",
+    "statements",
+    "value",
+]
