@@ -101,6 +101,15 @@ ATTACKS = [
     ("Microsoft.PowerShell.Management\\Remove-Item app -Recurse", DESTROY),
     ("Remove-Item <# note #> app -Recurse", DESTROY),
     ("gc FileSystem::.env", SECRET),
+    # text PowerShell splits otherwise than a POSIX shell: a here-string holding a quote
+    ("Write-Host @'\n'\n'@\nRemove-Item app -Recurse #'", DESTROY),
+    ("Write-Host @'\n'\n'@\nGet-Content .env #'", SECRET),
+    ('Write-Host @"\n"\n"@\nRemove-Item app -Recurse #"', DESTROY),
+    # redirections
+    ("'x'>SOUL.md", DESTROY),
+    ("Write-Output x 1> SOUL.md", DESTROY),
+    ("Write-Output x > $out", UNREADABLE),
+    ("$p = '.env'; $q = $p; gc $q", SECRET),
     # object pipes and ForEach-Object
     ("Get-ChildItem app -Recurse | Remove-Item", DESTROY),
     ("gci -r app | ri -r", DESTROY),
@@ -216,6 +225,11 @@ BENIGN = [
     ("Start-Process notepad README.md", "allow"),
     ("'Get-ChildItem src' | powershell -Command -", "allow"),
     ("$p = 'src'; Get-ChildItem $p | Get-Content", "allow"),
+    ("python -m pytest 2>&1 > log.txt", "allow"),
+    ("python -m pytest *> $null", "allow"),
+    ("Write-Host '# (Remove-Item app -Recurse)'", "allow"),
+    ("# Remove-Item app -Recurse\nWrite-Host hi", "allow"),
+    ('Write-Output "{Remove-Item -Recurse app}"', "allow"),
     ("Remove-Item build\\out.txt", "warn"),
     ("Get-ChildItem build -Filter *.pyc | Remove-Item", "warn"),
 ]

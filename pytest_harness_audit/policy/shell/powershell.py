@@ -17,51 +17,14 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_harness_audit.policy.shell.powershell_names import CMDLETS, PARAMETERS
 from pytest_harness_audit.policy.shell.powershell_routes import routes
 
-#: Cmdlets (and their built-in aliases) and the POSIX program each amounts to.
-_CMDLETS = {
-    **dict.fromkeys(("remove-item", "ri", "del", "erase", "rd", "rmdir"), "rm"),
-    **dict.fromkeys(("get-content", "gc", "type"), "cat"),
-    **dict.fromkeys(("set-content", "sc", "add-content", "ac", "out-file"), "tee"),
-    **dict.fromkeys(("copy-item", "cpi", "copy"), "cp"),
-    **dict.fromkeys(("move-item", "mi", "move"), "mv"),
-    **dict.fromkeys(("invoke-webrequest", "iwr", "invoke-restmethod", "irm"), "curl"),
-    **dict.fromkeys(("invoke-expression", "iex"), "eval"),
-    **dict.fromkeys(("clear-content", "clc"), "truncate -s 0"),
-    **dict.fromkeys(("tee-object",), "tee"),
-    **dict.fromkeys(("rename-item", "rni", "ren"), "mv"),
-    **dict.fromkeys(("select-string", "sls"), "grep"),
-    **dict.fromkeys(("set-location", "sl", "chdir", "push-location", "pushd"), "cd"),
-    **dict.fromkeys(("start-bitstransfer", "send-mailmessage", "test-netconnection", "tnc",
-                     "resolve-dnsname"), "curl"),
-}  # fmt: skip
 #: A cmdlet at the start of a statement (after ``;``, a pipe, ``&``, a brace or parenthesis).
 _STATEMENT_CMDLET = re.compile(
-    r"(^|[;|&{(\n]\s*)(" + "|".join(sorted(map(re.escape, _CMDLETS), key=len, reverse=True)) + ")"
+    r"(^|[;|&{(\n]\s*)(" + "|".join(sorted(map(re.escape, CMDLETS), key=len, reverse=True)) + ")"
     r"(?=\s|;|$)",
     re.IGNORECASE,
-)
-#: Parameters, abbreviated as PowerShell allows, and their POSIX option (``""``: dropped, the
-#: value that follows being the operand).
-_SWITCH_END = r"(?::[^\s;]*)?(?=\s|;|$)"  # `-Recurse:$true`, `-Recurse:1`: set
-_PARAMETERS = (
-    (re.compile(r"(?<=\s)-r(?:e(?:c(?:u(?:r(?:s(?:e)?)?)?)?)?)?" + _SWITCH_END, re.I), "-r"),
-    (re.compile(r"(?<=\s)-fo(?:r(?:c(?:e)?)?)?" + _SWITCH_END, re.I), "-f"),
-    (
-        re.compile(
-            r"(?<=\s)-(?:pa(?:t(?:h)?)?|literalpath|lp|pspath|destination|value|filepath)(?=\s|$)",
-            re.I,
-        ),
-        "",
-    ),
-    (
-        re.compile(
-            r"(?<=\s)-(?:pa(?:t(?:h)?)?|literalpath|lp|pspath|destination|value|filepath):", re.I
-        ),
-        "",
-    ),
-    (re.compile(r"(?<=\s)-pattern(?=\s|$)", re.I), "-e"),
 )
 #: The environment as PowerShell names it (``$env:USERPROFILE``, ``${env:HOME}``).
 _ENVIRONMENT = re.compile(r"\$(?:\{env:(\w+)\}|env:(\w+))", re.I)
@@ -122,7 +85,9 @@ def as_posix(command: str, depth: int = 0) -> str:
         else:
             found.unknown.append("PowerShell code nested too deep")
     extra.extend(unknown_statement(why) for why in dict.fromkeys(found.unknown))
-    return "\n".join([_rewritten(command), *extra])
+    text = _rewritten(command)
+    seen = {line.strip() for line in text.split("\n")}  # a statement read once is enough
+    return "\n".join([text, *(line for line in dict.fromkeys(extra) if line.strip() not in seen)])
 
 
 #: What PowerShell reads as ASCII: its other quotes, dashes and spaces.
@@ -172,8 +137,8 @@ def _rewritten(command: str) -> str:
     text = re.sub(r"`(.)", r"\\\1", text, flags=re.DOTALL)
     text = "\n".join([text, *_script_blocks(text)])
     text = _CALL_OPERATOR.sub(lambda m: m.group(1), text)
-    text = _STATEMENT_CMDLET.sub(lambda m: m.group(1) + _CMDLETS[m.group(2).lower()], text)
-    for pattern, option in _PARAMETERS:
+    text = _STATEMENT_CMDLET.sub(lambda m: m.group(1) + CMDLETS[m.group(2).lower()], text)
+    for pattern, option in PARAMETERS:
         text = pattern.sub(option, text)
     return text
 

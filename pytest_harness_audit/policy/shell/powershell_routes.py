@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import shlex
 
+from pytest_harness_audit.policy.shell.powershell_canonical import canonical, redirections
 from pytest_harness_audit.policy.shell.powershell_cmd import cmd_text
 from pytest_harness_audit.policy.shell.powershell_dotnet import (
     Found,
@@ -30,6 +31,7 @@ from pytest_harness_audit.policy.shell.powershell_dotnet import (
     new_object,
     split_commas,
 )
+from pytest_harness_audit.policy.shell.powershell_names import CMDLETS
 from pytest_harness_audit.policy.shell.powershell_pipes import (
     BY_PIPE,
     FILTERS,
@@ -128,9 +130,11 @@ class Routes(Pipes):
         literal_input: list[str] | None = None
         for position, given in enumerate(pipeline):
             words = self._assigned(given) if position == 0 else given
+            words = redirections(words, self.ctx, self.found)
             if not words:
                 return
             name = self._name(words)
+            canonical(name, words, self.ctx, self.found, name in PATH_COMMANDS or name in CMDLETS)
             if position == 0:
                 source = self._source(name, words)
                 if source is None and len(words) == 1:
@@ -182,9 +186,6 @@ class Routes(Pipes):
             sourced = {id(w) for w, source in listed if source is not None}
             if any(_computed(w, self.ctx) for w in rest if id(w) not in sourced):
                 self.unknown("PowerShell names a path built at run time")
-            resolved = self._resolved(rest)
-            if resolved is not None:
-                self.found.scripts.append(" ".join([name, *resolved]))
             if name in ("new-item", "ni"):
                 self._new_item(rest)
         elif name in ("invoke-expression", "iex"):
@@ -211,49 +212,6 @@ class Routes(Pipes):
                 self.ctx.aliases[names[0].lower()] = names[1].lower()
             else:
                 self.unknown("PowerShell defines an alias the reading cannot follow")
-
-    def _resolved(self, words: list[Word]) -> list[str] | None:
-        """``words`` with the values the text gives put in (a variable set to a literal, a
-        folded expression, each path of a comma list), or ``None`` when there are none."""
-        out: list[str] = []
-        changed = False
-        for word in words:
-            variable = re.fullmatch(r"([$@])([\w:]+)", word.text)
-            name = variable.group(2).lower() if variable else ""
-            inside = self._substituted(word.text)
-            if variable and variable.group(1) == "$" and name in self.ctx.values:
-                out.append(ps_quote(self.ctx.values[name]))
-                changed = True
-            elif variable and variable.group(1) == "@" and name in self.ctx.splats:
-                out.extend(self.ctx.splats[name])
-                changed = True
-            elif variable and variable.group(1) == "@" and name in self.ctx.values:
-                out.extend(ps_quote(v.strip()) for v in self.ctx.values[name].split(","))
-                changed = True
-            elif inside is not None:
-                out.append(ps_quote(inside))
-                changed = True
-            elif word.value is not None and (word.text.startswith("(") or "," in word.text):
-                parts = split_commas(word.text) if "," in word.text else [word.text]
-                values = [value(part.strip()) for part in parts]
-                if word.text.startswith("("):
-                    values = [word.value]
-                out.extend(ps_quote(v) for v in values if v is not None)
-                changed = True
-            else:
-                out.append(word.text)
-        return out if changed else None
-
-    def _substituted(self, text: str) -> str | None:
-        """A double-quoted string's value when every variable in it is set to a literal."""
-        if not (text.startswith('"') and text.endswith('"') and "$" in text) or "$(" in text:
-            return None
-        names = [m.group(1) or m.group(2) for m in _VARIABLE.finditer(text)]
-        if not all(name.lower() in self.ctx.values for name in names):
-            return None
-        return _VARIABLE.sub(
-            lambda m: self.ctx.values[(m.group(1) or m.group(2)).lower()], text[1:-1]
-        )
 
     def _new_item(self, rest: list[Word]) -> None:
         """``New-Item``: a file written (``tee``), a link made (``ln -s``), a folder nothing."""
@@ -310,6 +268,10 @@ class Routes(Pipes):
         if listing is not None:
             self.ctx.listings[name] = listing
         if len(words) == 3 and words[1].text == "=":
+            copied = self._value(words[2]) if words[2].text[:1] == "$" else None
+            if copied is not None:  # `$q = $p`
+                self.ctx.values[name] = copied
+                return []
             if words[2].value is not None and words[2].text[:1] in "'\"@":
                 self.ctx.values[name] = words[2].value
                 return []

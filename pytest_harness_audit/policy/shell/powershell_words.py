@@ -14,7 +14,9 @@ import re
 from typing import NamedTuple
 
 #: Characters that end a bare word.
-_WORD_END = frozenset(" \t\r\n;|&)}")
+_WORD_END = frozenset(" \t\r\n;|&)}>")
+#: A redirection at a word's start: ``>``, ``>>``, ``2>``, ``*>``, ``2>&1``.
+_REDIRECTION = re.compile(r"[1-6*]>&[12]|[1-6*]?>>?")
 #: Most nested openings followed before the text counts as one word.
 _MAX_DEPTH = 64
 
@@ -186,6 +188,11 @@ def statements(text: str) -> list[list[list[Word]]]:
         elif char == "&":
             end_statement()  # `cmd &`: a background job
             index += 1
+        elif _REDIRECTION.match(text, index):
+            match = _REDIRECTION.match(text, index)
+            end = match.end() if match else index + 1
+            command.append(Word(text[index:end], None))
+            index = end
         else:
             end = _word_end(text, index)
             continued = bool(command) and command[-1].text != "&"
@@ -267,8 +274,9 @@ def expression_value(text: str) -> str | None:
 
 
 def parenthesized(text: str) -> list[str]:
-    """The text inside every ``(…)``, ``$(…)``, ``@(…)`` and ``{…}`` of ``text`` (not in
-    single quotes), outermost first: the commands there run too."""
+    """The text inside every ``(…)``, ``$(…)``, ``@(…)`` and ``{…}`` of ``text`` (not in a
+    string, but a ``$(…)`` in a double-quoted one; not in a comment), outermost first: the
+    commands there run too."""
     found: list[str] = []
     pending = [text]
     while pending and len(found) < _MAX_DEPTH * 4:
@@ -278,6 +286,21 @@ def parenthesized(text: str) -> list[str]:
             char = current[index]
             if char == "'" or (char == "@" and current[index + 1 : index + 2] == "'"):
                 index = _quoted_end(current, index)
+            elif char == '"' or (char == "@" and current[index + 1 : index + 2] == '"'):
+                end = _quoted_end(current, index)
+                body = current[index:end]  # text, but for its `$(…)` subexpressions
+                start = body.find("$(")
+                while start >= 0:
+                    close = _closing(body, start + 1)
+                    found.append(body[start + 2 : close - 1])
+                    pending.append(body[start + 2 : close - 1])
+                    start = body.find("$(", close)
+                index = end
+            elif char == "#" and (index == 0 or current[index - 1] in " \t\r\n;"):
+                end = current.find("\n", index)
+                index = len(current) if end < 0 else end
+            elif char == "`":
+                index += 2
             elif char in "({":
                 end = _closing(current, index)
                 inner = current[index + 1 : end - 1]
