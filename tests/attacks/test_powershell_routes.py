@@ -16,6 +16,7 @@ unreadable, a warning, never an allow. The benign look-alikes stay as their POSI
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 
 import pytest
 
@@ -271,3 +272,28 @@ def test_a_failure_of_the_reading_is_unreadable(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(powershell, "routes", broken)
     evaluation = SAFETY.evaluate("PowerShell", {"command": "Get-ChildItem src"})
     assert (evaluation.decision, evaluation.rule_id) == UNREADABLE
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "./clean.ps1",
+        "& .\\clean.ps1",
+        ". ./clean.ps1",
+        "pwsh -File clean.ps1",
+        "Import-Module ./clean.ps1",
+        "Start-Process pwsh -ArgumentList '-File', 'clean.ps1'",
+    ],
+)
+def test_a_script_file_of_the_workspace_is_read_as_powershell(tmp_path: Path, command: str) -> None:
+    """A ``.ps1`` written before and run is read as the PowerShell it holds (as ``sh x.sh``
+    reads its script)."""
+    (tmp_path / "clean.ps1").write_text("Write-Host 'cleaning'\r\nRemove-Item app -Recurse\r\n")
+    evaluation = SAFETY.evaluate("PowerShell", {"command": command}, root=str(tmp_path))
+    assert (evaluation.decision, evaluation.rule_id) == DESTROY
+
+
+def test_an_ordinary_script_file_stays_allowed(tmp_path: Path) -> None:
+    (tmp_path / "list.ps1").write_text("Get-ChildItem src\n")
+    evaluation = SAFETY.evaluate("PowerShell", {"command": "./list.ps1"}, root=str(tmp_path))
+    assert evaluation.decision == "allow"

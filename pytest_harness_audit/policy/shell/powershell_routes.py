@@ -178,6 +178,11 @@ class Routes(Pipes):
         ):
             self.found.scripts.append(" ".join([name, *(w.text for w in words[1:])]))
         rest = words[1:]
+        script = words[0].value or ""
+        if name in ("import-module", "ipmo") and rest and rest[0].value:
+            script = rest[0].value  # a module file's code runs when it is imported
+        if script.lower().endswith((".ps1", ".psm1")):
+            self.found.posix.append(f"pwsh -File {posix_quote(script)}")
         if name in PATH_COMMANDS:
             listed = [(w, self.sourced(w)) for w in rest if w.text[:1] in "$@("]
             for _, source in listed:

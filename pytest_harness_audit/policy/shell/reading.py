@@ -59,6 +59,7 @@ from pytest_harness_audit.policy.shell.nodes import (
     Unreadable,
 )
 from pytest_harness_audit.policy.shell.place import place_at_start
+from pytest_harness_audit.policy.shell.powershell import as_posix
 from pytest_harness_audit.policy.shell.projects import program_file
 from pytest_harness_audit.policy.shell.script_input import enter, leave
 from pytest_harness_audit.policy.shell.searchpath import PATH_LISTS
@@ -440,6 +441,8 @@ class _Context(Lookups):
         if not code:
             self.read_text(text, code)
             return
+        if path.lower().endswith((".ps1", ".psm1")):  # PowerShell's: also read as it runs
+            self.read_text(as_posix(text), False)
         inline_code(text, self, False, "node_modules/" in f"/{path}", inline=False)
         # the modules beside it (by path, those of the root were: inline_code), and the
         # packages it names, from its folder
