@@ -41,6 +41,14 @@ def _word(text: str) -> str:
     return text if _PLAIN.fullmatch(text) else shlex.quote(text)
 
 
+def _program(text: str) -> str:
+    """A program's name as POSIX: ``curl.exe`` (or ``C:\\…\\curl.exe``) is ``curl``, as the
+    Windows search finds it in any case; a script's path stays."""
+    if text.lower().endswith(".exe"):
+        return _word(re.split(r"[\\/]", text)[-1][:-4].lower())
+    return _word(text)
+
+
 def _substituted(text: str, ctx: Context) -> str | None:
     """A double-quoted string's value when every variable in it is set to a literal."""
     if not (text.startswith('"') and text.endswith('"') and "$" in text) or "$(" in text:
@@ -55,13 +63,8 @@ def _values(word: Word, ctx: Context) -> list[str] | None:
     """The POSIX words a value word gives, or ``None`` when it is built at run time."""
     variable = re.fullmatch(r"([$@])([\w:]+)", word.text)
     name = variable.group(2).lower() if variable else ""
-    if variable and name in ctx.values:
-        given = ctx.values[name]
-        return (
-            [_word(part.strip()) for part in given.split(",")]
-            if variable.group(1) == "@"
-            else [_word(given)]
-        )
+    if variable and name in ctx.values:  # an array's items each (`$f = '.env','x'`)
+        return [_word(part.strip()) for part in ctx.values[name].split(",")]
     if variable and variable.group(1) == "@" and name in ctx.splats:
         return [
             _argument(Word(entry, literal(entry)), ctx, True) or "" for entry in ctx.splats[name]
@@ -129,7 +132,7 @@ def canonical(name: str, words: list[Word], ctx: Context, found: Found, mapped: 
         or re.fullmatch(r"-?\d[\w.]*", first.text)
     ):
         return
-    program = CMDLETS.get(name) or _word(first.value)
+    program = CMDLETS.get(name) or _program(first.value)
     argv = [program]
     for word in words[1:]:
         if word.text.startswith("{"):

@@ -100,8 +100,10 @@ def _computed(word: Word, ctx: Context) -> bool:
         return True
     for match in _VARIABLE.finditer(text):
         name = (match.group(1) or match.group(2) or "").lower()
-        if name.startswith("env:") or name in _AUTOMATIC or name in ctx.values:
+        if name.startswith("env:") or name in _AUTOMATIC:
             continue
+        if name in ctx.values and text[match.end() : match.end() + 1] not in (".", "["):
+            continue  # `$f` set to a literal (`$f[0]`, `$f.Name`: what it gives is not read)
         if name in ("_", "psitem") or name.startswith(("_.", "psitem.")):
             continue  # the objects piped in: read where the pipe is (`Routes._piped`)
         return True
@@ -183,6 +185,8 @@ class Routes(Pipes):
             script = rest[0].value  # a module file's code runs when it is imported
         if script.lower().endswith((".ps1", ".psm1")):
             self.found.posix.append(f"pwsh -File {posix_quote(script)}")
+        if name in ("new-item", "ni", "set-item", "si") and self._provider_item(rest):
+            return
         if name in PATH_COMMANDS:
             listed = [(w, self.sourced(w)) for w in rest if w.text[:1] in "$@("]
             for _, source in listed:
@@ -242,6 +246,25 @@ class Routes(Pipes):
         else:
             self.found.posix.append(f"tee {posix_quote(path)}")
 
+    def _provider_item(self, rest: list[Word]) -> bool:
+        """``New-Item alias:x -Value Remove-Item`` (an alias), ``function:x`` (a function from
+        a string): whether the item was one of these."""
+        given = _positionals(rest, ("-path", "-name", "-value", "-itemtype", "-type"))
+        path = self._param(rest, "-path", "-name") or (given[0].value if given else None)
+        if path is None or not re.match(r"(?i)(alias|function):", path):
+            return False
+        body = self._param(rest, "-value")
+        if body is None and len(given) > 1 and not given[1].text.startswith("{"):
+            body = given[1].value
+        drive, _, item = path.partition(":")
+        if drive.lower() == "alias" and body:
+            self.ctx.aliases[item.lower()] = body.lower()
+        elif drive.lower() == "function" and body:
+            self.found.scripts.append(body)
+        elif drive.lower() == "alias" or named(rest, "-value") is not None:
+            self.unknown("PowerShell defines a command from a value built at run time")
+        return True
+
     def _param(self, rest: list[Word], *names: str) -> str | None:
         word = named(rest, *names)
         return None if word is None else word.value
@@ -262,10 +285,20 @@ class Routes(Pipes):
     def _assigned(self, words: list[Word]) -> list[Word]:
         """The words after an assignment's head (``$x = …``), the value of a variable set to a
         literal (or a hashtable of literals, for splatting) kept."""
-        match = re.fullmatch(r"\$([\w:]+)", words[0].text)
+        match = re.fullmatch(r"\$\{?([\w:-]+)\}?", words[0].text)
         if not (match and len(words) >= 2 and re.fullmatch(r"[-+*/%]?=", words[1].text)):
             return words
         name = match.group(1).lower()
+        drive, colon, item = name.partition(":")
+        if colon and drive in ("alias", "function") and len(words) > 2:
+            body = words[2].value if len(words) == 3 else None  # `${alias:x} = 'Remove-Item'`
+            if body is None and not words[2].text.startswith("{"):
+                self.unknown("PowerShell defines a command from a value built at run time")
+            elif body is not None and drive == "alias":
+                self.ctx.aliases[item] = body.lower()
+            elif body is not None:
+                self.found.scripts.append(body)
+            return []
         self.ctx.values.pop(name, None)
         self.ctx.splats.pop(name, None)
         self.ctx.listings.pop(name, None)
