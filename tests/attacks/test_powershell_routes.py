@@ -241,6 +241,13 @@ BENIGN = [
     ("Write-Host '# (Remove-Item app -Recurse)'", "allow"),
     ("# Remove-Item app -Recurse\nWrite-Host hi", "allow"),
     ('Write-Output "{Remove-Item -Recurse app}"', "allow"),
+    ("[IO.Compression.ZipFile]::ExtractToDirectory('a.zip', 'out')", "allow"),
+    ("Get-ChildItem -Recurse | Select-String 'password'", "allow"),
+    ('& "C:\\Program Files\\Git\\bin\\git.exe" status', "allow"),
+    ('cmd /c "npm run build && npm test"', "allow"),
+    ("Get-Content requirements.txt | ForEach-Object { pip install $_ }", "allow"),
+    ("(Get-Item README.md).LastWriteTime.ToString('u')", "allow"),
+    ("Add-Type -AssemblyName System.IO.Compression.FileSystem", "allow"),
     ("Remove-Item build\\out.txt", "warn"),
     ("Get-ChildItem build -Filter *.pyc | Remove-Item", "warn"),
 ]

@@ -296,6 +296,11 @@ def _static(key: str, member: str, args: list[Word], found: Found) -> None:
             found.scripts.append(args[0].value)
         else:
             found.unknown.append("PowerShell runs code built at run time")
+    elif key == "zipfile" and member in ("extracttodirectory", "createfromdirectory", "open",
+                                          "openread"):  # fmt: skip
+        paths = _paths(args, min(len(args), 2), "archives", found)
+        if paths:  # as `unzip -o ZIP -d DIR`, `zip -r ZIP DIR` read them
+            found.posix.append(" ".join(["zip -r", *reversed(paths)]))
     elif key == "process" and member == "start" and args:
         values = [word.value for word in args]
         if any(value is None for value in values):
