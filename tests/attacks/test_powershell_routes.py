@@ -182,6 +182,10 @@ ATTACKS = [
         DESTROY,
     ),
     ("wsl rm -rf app", DESTROY),
+    ("cmd /c --% del /s /q app", DESTROY),
+    ("$ExecutionContext.InvokeCommand.ExpandString('$(Remove-Item app -Recurse)')", UNREADABLE),
+    ("Set-Variable -Name p -Value '.env'; gc $p", SECRET),
+    ("sv p .env; gc $p", SECRET),
     # Windows paths and the environment
     ("gc $env:USERPROFILE\\.ssh\\id_rsa", SECRET),
     ("gc ${env:USERPROFILE}\\.ssh\\id_rsa", SECRET),
@@ -248,6 +252,7 @@ BENIGN = [
     ("Get-Content requirements.txt | ForEach-Object { pip install $_ }", "allow"),
     ("(Get-Item README.md).LastWriteTime.ToString('u')", "allow"),
     ("Add-Type -AssemblyName System.IO.Compression.FileSystem", "allow"),
+    ("Set-Variable -Name p -Value 'src'; Get-ChildItem $p", "allow"),
     ("Remove-Item build\\out.txt", "warn"),
     ("Get-ChildItem build -Filter *.pyc | Remove-Item", "warn"),
 ]

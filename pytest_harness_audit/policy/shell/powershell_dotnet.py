@@ -83,6 +83,7 @@ _EFFECT_MEMBERS = frozenset(
      "getstringasync", "getbytearrayasync", "getstreamasync", "getresponse", "getresponseasync",
      "getrequeststream", "connect", "connectasync", "invoke", "invokeasync", "invokescript",
      "invokereturnasis", "addscript", "addcommand", "begininvoke", "newscriptblock",
+     "expandstring",
      "writealltext", "readalltext", "createsubdirectory", "setaccesscontrol"}
 )  # fmt: skip
 _STATIC = re.compile(r"\[\s*([A-Za-z_][\w.` \t]*?)\s*\]\s*::\s*([A-Za-z_]\w*)\s*(\()?")

@@ -215,6 +215,16 @@ class Routes(Pipes):
             self.unknown("PowerShell compiles .NET code")
         elif name == "new-object":
             new_object(rest, self.found)
+        elif name in ("set-variable", "sv", "new-variable", "nv"):
+            variable = (
+                self._param(rest, "-name")
+                or next(iter(_positionals(rest, ("-name", "-value"))), Word("", None)).value
+            )
+            given = named(rest, "-value") or next(
+                iter(_positionals(rest, ("-name", "-value"))[1:]), None
+            )
+            if variable and given is not None and given.value is not None:
+                self.ctx.values[variable.lower()] = given.value
         elif name in _ALIASERS:
             names = [w.value for w in operands(rest)]
             if len(names) >= 2 and names[0] and names[1]:

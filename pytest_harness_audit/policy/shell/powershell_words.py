@@ -202,6 +202,13 @@ def statements(text: str) -> list[list[list[Word]]]:
                 index = end
                 continue
             word = text[index:end]
+            if word == "--%":  # stop-parsing: the rest of the line passes as it is written
+                line_end = min(
+                    p for p in (text.find("\n", end), text.find("|", end), len(text)) if p >= 0
+                )
+                command.extend(Word(raw, raw) for raw in text[end:line_end].split())
+                index = line_end
+                continue
             command.append(Word(word, value(word)))
             index = end
     end_statement()
