@@ -15,6 +15,8 @@ BRACE = 1
 Chars = list[tuple[str, int]]
 _SEQUENCE = re.compile(r"^(-?\d{1,6})\.\.(-?\d{1,6})$|^([A-Za-z])\.\.([A-Za-z])$")
 _BRACE = BRACE
+#: The longest text between the braces of a sequence (``-999999..-999999``).
+_LONGEST_SEQUENCE = 16
 
 
 def brace_expand(chars: Chars) -> list[Chars]:
@@ -41,29 +43,29 @@ def brace_expand(chars: Chars) -> list[Chars]:
 
 
 def _first_brace(chars: Chars) -> tuple[int, list[int], int] | None:
-    """The first expandable ``{…}``: its start, top-level commas and end."""
-    index = 0
-    size = len(chars)
-    while index < size:
-        char, flags = chars[index]
-        if char == "{" and flags & _BRACE:
-            depth, commas, cursor = 0, [], index
-            while cursor < size:
-                inner, inner_flags = chars[cursor]
-                if inner_flags & _BRACE:
-                    if inner == "{":
-                        depth += 1
-                    elif inner == "}":
-                        depth -= 1
-                        if depth == 0:
-                            break
-                    elif inner == "," and depth == 1:
-                        commas.append(cursor)
-                cursor += 1
-            if cursor < size and (commas or _sequence(chars[index + 1 : cursor])):
-                return index, commas, cursor
-        index += 1
-    return None
+    """The first expandable ``{…}``: its start, top-level commas and end. One pass: each
+    brace is paired with its match as it closes (nested braces cost no second scan)."""
+    found: tuple[int, list[int], int] | None = None
+    opened: list[tuple[int, list[int]]] = []  # each open brace's place and top-level commas
+    for cursor, (char, flags) in enumerate(chars):
+        if not flags & _BRACE:
+            continue
+        if char == "{":
+            opened.append((cursor, []))
+        elif char == "}":
+            if not opened:
+                continue
+            start, commas = opened.pop()
+            if (found is None or start < found[0]) and (
+                commas
+                or (
+                    cursor - start - 1 <= _LONGEST_SEQUENCE and _sequence(chars[start + 1 : cursor])
+                )
+            ):
+                found = (start, commas, cursor)
+        elif char == "," and opened:
+            opened[-1][1].append(cursor)
+    return found
 
 
 def _sequence(chars: Chars) -> list[Chars]:
