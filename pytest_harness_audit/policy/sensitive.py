@@ -127,6 +127,38 @@ _DIRECTORY_CANDIDATES = {
 _WILD = re.compile(r"\[[^\]/]*\]|[*?]")
 
 
+def _without_wildcards(text: str) -> tuple[str, bool]:
+    """``text`` without its wildcards (``*``, ``?``, a ``[…]`` with no ``/`` in it), and
+    whether it had any: ``_WILD.sub("", text)`` and ``_WILD.search(text)``, in one pass (the
+    regular expression scans on from every ``[`` that closes nowhere: a part of 20,000 of
+    them took a second)."""
+    kept: list[str] = []
+    found = False
+    size = len(text)
+    slash = -2  # the next ``/`` after the place read (-1: none)
+    literal_until = 0  # a ``[`` before here opens no bracket expression
+    at = 0
+    while at < size:
+        char = text[at]
+        if char == "[" and at >= literal_until:
+            if slash != -1 and slash <= at:
+                slash = text.find("/", at + 1)
+            stop = size if slash == -1 else slash
+            close = text.find("]", at + 1, stop)
+            if close >= 0:
+                found = True
+                at = close + 1
+                continue
+            literal_until = stop  # every ``[`` up to the stop finds no ``]`` before it either
+        elif char in "*?":
+            found = True
+            at += 1
+            continue
+        kept.append(char)
+        at += 1
+    return "".join(kept), found
+
+
 def glob_candidates(pattern: str, dotglob: bool = False) -> list[str]:
     """The sensitive paths a shell glob could expand to (``.e*`` → ``.env``).
 
@@ -141,8 +173,8 @@ def glob_candidates(pattern: str, dotglob: bool = False) -> list[str]:
     folder = head.rpartition("/")[2]
     names = _DIRECTORY_CANDIDATES.get(folder)
     if names is None:
-        stem = _WILD.sub("", last.rsplit(".", 1)[0] if "." in last[1:] else last)
-        if not stem.strip(".") or not _WILD.search(last):
+        stem, _ = _without_wildcards(last.rsplit(".", 1)[0] if "." in last[1:] else last)
+        if not stem.strip(".") or not _without_wildcards(last)[1]:
             return []
         names = GLOB_CANDIDATE_NAMES
     found = []
