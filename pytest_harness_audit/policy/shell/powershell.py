@@ -73,6 +73,9 @@ def as_posix(command: str, depth: int = 0) -> str:
     rewriting does not show (:mod:`.powershell_routes`): .NET calls, code run from strings,
     programs started, piped objects, and a statement the reading takes as unreadable for each
     act it cannot know."""
+    too_much = _beyond_reading(command)
+    if too_much is not None:  # read as text alone: the POSIX reading bounds its own work
+        return "\n".join([_rewritten(command, blocks=False), unknown_statement(too_much)])
     command = _normalized(command)
     try:
         found = routes(command)
@@ -88,6 +91,28 @@ def as_posix(command: str, depth: int = 0) -> str:
     text = _rewritten(command)
     seen = {line.strip() for line in text.split("\n")}  # a statement read once is enough
     return "\n".join([text, *(line for line in dict.fromkeys(extra) if line.strip() not in seen)])
+
+
+#: The longest command read as PowerShell (as the POSIX reading's ``MAX_CHARS``).
+_MAX_CHARS = 64_000
+#: The deepest nesting of brackets read as PowerShell: the reading goes over a nested part
+#: once for each level around it.
+_MAX_NESTING = 24
+_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+
+
+def _beyond_reading(command: str) -> str | None:
+    """Why ``command`` is too long or too deeply nested to be read as PowerShell (its reading
+    would cost more than a gate may spend on one call), else ``None``. Brackets in quotes
+    count too: at worst an odd command is unreadable."""
+    if len(command) > _MAX_CHARS:
+        return "PowerShell command too long"
+    depth = 0
+    for bracket in _NOT_BRACKETS.sub("", command):
+        depth = depth + 1 if bracket in "([{" else max(depth - 1, 0)
+        if depth > _MAX_NESTING:
+            return "PowerShell command nested too deep"
+    return None
 
 
 #: What PowerShell reads as ASCII: its other quotes, dashes and spaces.
@@ -126,8 +151,9 @@ def unknown_statement(why: str) -> str:
     return "pwsh -EncodedCommand " + shlex.quote(UNKNOWN_MARK + why)
 
 
-def _rewritten(command: str) -> str:
-    """``command`` with its cmdlets, parameters, paths and escapes rewritten."""
+def _rewritten(command: str, *, blocks: bool = True) -> str:
+    """``command`` with its cmdlets, parameters, paths and escapes rewritten (and, with
+    ``blocks``, the text of its script blocks after it)."""
     # `$x = Remove-Item …`: the command after an assignment runs as one at a statement's start
     text = _ASSIGNMENT.sub(lambda m: m.group(1), command)
     text = text.replace("\\", "/")  # PowerShell's paths: `\` is no escape there
@@ -135,7 +161,8 @@ def _rewritten(command: str) -> str:
     text = _ENVIRONMENT.sub(_environment, text)
     text = re.sub(r"\$home\b", "$HOME", text, flags=re.I)
     text = re.sub(r"`(.)", r"\\\1", text, flags=re.DOTALL)
-    text = "\n".join([text, *_script_blocks(text)])
+    if blocks:
+        text = "\n".join([text, *_script_blocks(text)])
     text = _CALL_OPERATOR.sub(lambda m: m.group(1), text)
     text = _STATEMENT_CMDLET.sub(lambda m: m.group(1) + CMDLETS[m.group(2).lower()], text)
     for pattern, option in PARAMETERS:
