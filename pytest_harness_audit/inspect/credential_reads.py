@@ -5,11 +5,12 @@ in ways no text shows (a script, a build step, a test run that loads ``.env``). 
 the kernel instead: each workspace file that holds a known secret is watched by inode for
 opens, reads and closes, on an inotify descriptor of its own. :meth:`CredentialReadWatch.reset`
 forgets what came before a call, :meth:`CredentialReadWatch.take` tells which files were read
-since: a file read (``IN_ACCESS``), opened and closed without writing (``IN_CLOSE_NOWRITE``), or
-still open when the call ended counts; a file only opened to be written and closed again does
-not. The inode is watched, so a read through a hard link or after a rename counts too; a file
-put in a watched one's place (deleted and checked out again) counts as read, and its new inode
-is watched from then on. When the kernel's queue overflows, every watched file counts as read:
+since: a file read (``IN_ACCESS``), opened and closed (``IN_CLOSE_NOWRITE``, and
+``IN_CLOSE_WRITE`` too: a descriptor opened for reading and writing reads the file through
+``mmap`` with no ``IN_ACCESS`` at all), or still open when the call ended counts. The inode
+is watched, so a read through a hard link or after a rename counts too; a file put in a
+watched one's place (deleted and checked out again) counts as read, and its new inode is
+watched from then on. When the kernel's queue overflows, every watched file counts as read:
 what happened cannot be told.
 :meth:`CredentialReadWatch.opens` tells how often each file was opened meanwhile and
 :meth:`CredentialReadWatch.unopened` which were read through a descriptor opened before (or
@@ -209,7 +210,7 @@ class CredentialReadWatch:
             if mask & IN_OPEN:
                 opened[wd] = opened.get(wd, 0) + 1
                 opens[relative] = opens.get(relative, 0) + 1
-            if mask & (IN_ACCESS | IN_CLOSE_NOWRITE):
+            if mask & (IN_ACCESS | IN_CLOSE_NOWRITE | IN_CLOSE_WRITE):
                 read.add(relative)
                 if opened.get(wd, 0) <= 0:  # no open of this span holds it: one from before
                     unopened.add(relative)
