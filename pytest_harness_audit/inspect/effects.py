@@ -14,14 +14,12 @@ Protected files are the persona files (``SOUL.md``, ``SOUL_EVIL.md``, ``IDENTITY
 directory and case), the files git or Python run code from and the coding agent host's settings
 (:mod:`.exec_config`: ``.git/hooks/*``, ``.git/config`` by its command keys, ``site-packages``
 start-up files, ``.claude/settings*.json``, ``.mcp.json``) and any ``protect:`` globs (policy
-glob semantics). Of a ``.git`` directory the snapshot keeps ``hooks/`` and its files too. A
-file that is a hard link to a protected file (same inode) counts as that protected file, so
-``ln SOUL.md p2.md`` and a later write to ``p2.md`` are protected changes;
+glob semantics); a symlink a protected path runs through, too (:mod:`.linked_dirs`). A hard
+link to a protected file counts as it (``ln SOUL.md p2.md``, then a write to ``p2.md``);
 :meth:`WorkspaceSnapshot.protected_alias` tells a gate the same before anything runs.
 
-Memory files (``MEMORY.md``, ``memory/**/*.md`` …, as the policy names them) that a call
-created, modified or deleted are listed in :attr:`Effects.memory`, however their name was
-written.
+Memory files (``MEMORY.md``, ``memory/**/*.md`` …, as the policy names them) a call created,
+modified or deleted are in :attr:`Effects.memory`, however their name was written.
 
 The git-tracked paths come from :mod:`.tracked`, so :attr:`Effects.tracked_deleted` can tell
 tracked deletions from scratch files.
@@ -60,6 +58,7 @@ from pytest_harness_audit.inspect.history import (
     lost_commits,
     object_stamp,
 )
+from pytest_harness_audit.inspect.linked_dirs import linked_protected
 from pytest_harness_audit.inspect.replaced import replaced_files
 from pytest_harness_audit.inspect.tracked import tracked_paths as tracked_paths
 from pytest_harness_audit.policy.glob import translate_glob
@@ -410,6 +409,7 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
                 target = before.protected_inodes[info[2]]
                 if target != path or not fingerprinted:  # judged by its fingerprint
                     protected.add(target)
+    protected |= linked_protected(after.root, (*created, *modified), new, protection)
     gone = {old[path][2]: path for path in deleted}
     renamed = tuple((gone[new[path][2]], path) for path in created if new[path][2] in gone)
     moved = {source for source, _ in renamed}  # a file moved within is not lost
