@@ -21,8 +21,11 @@ import re2
 
 CREDENTIAL_ACCESS = "credential_access"
 MEMORY_WRITE = "memory_write"
+#: A command whose reading notes a network exchange (``curl``, ``getent hosts``, inline code
+#: using a network library): judged as a command, it is a ``network`` call for the flows too.
+NETWORK = "network"
 #: Every alert name a record (and an immune flow pattern) may carry.
-ALERT_NAMES = (CREDENTIAL_ACCESS, MEMORY_WRITE)
+ALERT_NAMES = (CREDENTIAL_ACCESS, MEMORY_WRITE, NETWORK)
 #: The inspection's alert of a credential file read while a call ran, by a route its text does
 #: not show (seen by the kernel): a credential access for the ladder too.
 CREDENTIAL_READ = "credential_read"
@@ -32,6 +35,7 @@ CREDENTIAL_OBJECT_READ = "credential_object_read"
 
 _FILE_WRITE = "file_write"
 _COMMAND = "command"
+_NETWORK_NOTE = "note:network"  # the shell reading's target of a network exchange
 
 _OPTIONS: Any = re2.Options()
 _OPTIONS.case_sensitive = False
@@ -97,7 +101,12 @@ def alerts_for(tool: str, category: str, targets: Iterable[str]) -> tuple[str, .
     """
     target_list = [t for t in targets if isinstance(t, str)]
     write_category = _COMMAND if tool == "Bash" and category != _FILE_WRITE else category
-    found = (credential_alert(target_list), memory_write_alert(write_category, target_list))
+    network = NETWORK if category == _COMMAND and _NETWORK_NOTE in target_list else None
+    found = (
+        credential_alert(target_list),
+        memory_write_alert(write_category, target_list),
+        network,
+    )
     return tuple(alert for alert in found if alert is not None)
 
 

@@ -122,7 +122,7 @@ class CallPattern:
         """Whether ``event`` fits this pattern."""
         return (
             (self.tools is None or event.tool in self.tools)
-            and (self.categories is None or event.category in self.categories)
+            and (self.categories is None or any(c in self.categories for c in event.categories))
             and (self.alerts is None or any(a in self.alerts for a in event.alerts))
             and (self.statuses is None or event.status in self.statuses)
         )

@@ -16,6 +16,7 @@ from pytest_harness_audit.immune.alerts import (
     CREDENTIAL_ACCESS,
     CREDENTIAL_OBJECT_READ,
     CREDENTIAL_READ,
+    NETWORK,
 )
 
 Level = Literal["observe", "notice", "quarantine"]
@@ -71,6 +72,14 @@ class CallEvent:
             # a credential file the call's processes read counts as the access it is: the
             # `credential_access` trigger and the flows that start with it (exfiltration)
             object.__setattr__(self, "alerts", (*self.alerts, CREDENTIAL_ACCESS))
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        """The call's category and, for a command that is a network exchange (alert
+        ``network``), ``network``: what a flow's ``categories`` are matched on."""
+        if NETWORK in self.alerts and self.category != NETWORK:
+            return (self.category, NETWORK)
+        return (self.category,)
 
     @property
     def failed(self) -> bool:
