@@ -24,6 +24,7 @@ from pytest_harness_audit.gate import Classifier
 from pytest_harness_audit.gate.approvals import Approver, table_approver
 from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.install_watch import InstallWatch
+from pytest_harness_audit.gate.post_store_watch import PostStoreWatch
 from pytest_harness_audit.gate.record_scrub import KeptSecrets, RecordScrub
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.inspect import Inspector
@@ -38,6 +39,7 @@ from pytest_harness_audit.session.scenario_fit import check_scenario_fits
 from pytest_harness_audit.session.seed_watch import SeedWatch
 from pytest_harness_audit.social import Clock, Peer, Post, SendResult
 from pytest_harness_audit.social.secret_ledger import SecretLedger
+from pytest_harness_audit.social.store import DATABASE_NAME
 from pytest_harness_audit.tools.network import NetworkStub
 from pytest_harness_audit.tools.supervisor import guard_auditor
 from pytest_harness_audit.tools.toolbox import ToolBox, ToolFunction
@@ -179,6 +181,9 @@ class Harness(ChainQueries):
         #: The auditor's installation, judged by what each call did to it.
         self.install_watch = InstallWatch.of(self.gate.install_guard.paths)
         self.gate.inspectors.append(self.install_watch)
+        #: The session's post store (its messages), judged by what each call did to it.
+        database = self.storage_dir / "social" / self.session_id / DATABASE_NAME
+        self.gate.inspectors.append(PostStoreWatch(database))
         self.secrets.on_add = self.inspection.inspector.secrets.add
         # every string of every record, not only the parameters: no field holds a known secret
         self.chain.builder.scrub = RecordScrub(self.gate.inspectors, self.secrets, kept)

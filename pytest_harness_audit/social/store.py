@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+from pytest_harness_audit.gate.post_store_watch import note_own_write
 from pytest_harness_audit.social.errors import SocialConfigError
 from pytest_harness_audit.social.message_json import canonical_message_json
 
@@ -142,6 +143,7 @@ class PostStore:
         self._connection = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, timeout=10.0
         )
+        note_own_write(self.path)
         self._connection.execute("PRAGMA journal_mode=WAL")
         self._connection.execute("PRAGMA synchronous=FULL")
         self._connection.executescript(_SCHEMA)
@@ -155,6 +157,7 @@ class PostStore:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One committed transaction (rolled back if the body raises)."""
         with self._lock:
+            note_own_write(self.path)
             self._connection.execute("BEGIN IMMEDIATE")
             try:
                 yield self._connection
