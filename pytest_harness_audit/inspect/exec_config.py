@@ -34,6 +34,8 @@ import hashlib
 import json
 import re
 
+from pytest_harness_audit.policy.git_command_keys import ALIAS_RUNS, COMMAND_KEYS
+
 #: ``.git/hooks/<name>`` (any ``.git`` directory), except git's ``*.sample`` files; and
 #: ``.git/hooks`` itself (a snapshot keeps it as a file only when it is a symbolic link).
 _HOOK = re.compile(r"(?:^|.*/)\.git/hooks(?:/(?![^/]*\.sample$)[^/]+)?")
@@ -139,22 +141,6 @@ def expected_by(command: str, path: str) -> bool:
 
 # -- git configuration -------------------------------------------------------------------------
 
-#: Keys (``section.key`` or ``section.*.key``, lower case) whose value is a command git runs,
-#: or a file or directory it takes commands from, or (``core.worktree``) the directory git
-#: checks files out into, cleans and stashes from instead of the workspace.
-_COMMAND_KEYS = re.compile(
-    r"core\.(?:fsmonitor|hookspath|pager|editor|sshcommand|askpass|gitproxy"
-    r"|alternaterefscommand|worktree)"
-    r"|sequence\.editor|pager\..*|interactive\.difffilter|diff\.external"
-    r"|diff\..*\.(?:textconv|command)|merge\..*\.driver|filter\..*|alias\..*"
-    r"|include\.path|includeif\..*|credential\.(?:.*\.)?helper|gpg\.(?:.*\.)?program"
-    r"|uploadpack\.packobjectshook|remote\..*\.(?:uploadpack|receivepack|vcs)"
-    r"|protocol\.(?:.*\.)?allow|(?:difftool|mergetool|man|browser)\..*\.(?:cmd|path)"
-    r"|web\.browser|hook\..*|init\.templatedir|submodule\..*\.update"
-    r"|trailer\..*\.(?:command|cmd)|sendemail\..*"
-)
-#: An alias value that runs a command (``!cmd``) or sets configuration (``-c core.pager=…``).
-_ALIAS_RUNS = re.compile(r'^[\s"]*!|(?:^|[\s"])(?:-c|--config-env)(?:[\s=]|$)')
 #: Fingerprints of configuration texts already read (texts up to :data:`_CACHED_BYTES`, at most
 #: :data:`_CACHED_TEXTS` of them).
 _FINGERPRINTS: dict[bytes, bytes] = {}
@@ -165,8 +151,9 @@ _ENTRY = re.compile(r"([A-Za-z][A-Za-z0-9-]*)\s*(?:=(.*))?")
 
 
 def git_config_entries(text: str) -> list[str]:
-    """The command entries of a git configuration text (see :data:`_COMMAND_KEYS`), as
-    ``key=value`` lines in file order; a line that cannot be read is kept whole (so a form the
+    """The command entries of a git configuration text (see
+    :data:`~pytest_harness_audit.policy.git_command_keys.COMMAND_KEYS`), as ``key=value`` lines
+    in file order; a line that cannot be read is kept whole (so a form the
     reading does not know counts as a change rather than as nothing)."""
     entries: list[str] = []
     section = ""
@@ -194,13 +181,13 @@ def git_config_entries(text: str) -> list[str]:
             continue
         key = f"{section}.{entry.group(1).lower()}"
         value = (entry.group(2) or "").strip()
-        if _COMMAND_KEYS.fullmatch(key) and (not key.startswith("alias.") or _runs(value)):
+        if COMMAND_KEYS.fullmatch(key) and (not key.startswith("alias.") or _runs(value)):
             entries.append(f"{key}={value}")
     return entries
 
 
 def _runs(alias: str) -> bool:
-    return _ALIAS_RUNS.search(alias) is not None
+    return ALIAS_RUNS.search(alias) is not None
 
 
 def git_config_fingerprint(data: bytes) -> bytes:

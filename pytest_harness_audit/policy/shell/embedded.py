@@ -64,7 +64,8 @@ _MAX_AWK_COMMANDS = 32
 _RUN_KEYS = re.compile(
     r"(?i)(?:core\.(?:pager|editor|sshcommand|fsmonitor|askpass|gitproxy|alternaterefscommand)"
     r"|sequence\.editor|interactive\.difffilter"
-    r"|diff\.external|gpg\.(?:[a-z]+\.)?program|gpg\.ssh\.defaultkeycommand"
+    r"|diff\.external|gpg\.(?:[a-z]+\.)?program|gpg\.ssh\.defaultkeycommand|imap\.tunnel"
+    r"|guitool\.[^=]+\.cmd|lfs\.customtransfer\.[^=]+\.path|lfs\.extension\.[^=]+\.(?:clean|smudge)"
     r"|credential\.(?:[^=]*\.)?helper"
     r"|filter\.[^=]+\.(?:clean|smudge|process)|pager\.[^=]+|diff\.[^=]+\.(?:textconv|command)"
     r"|merge\.[^=]+\.driver|uploadpack\.packobjectshook"

@@ -17,24 +17,10 @@ the keys git runs.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
-#: Keys (lower case) whose value is a command git runs, a file or folder it takes commands
-#: from, or the folder it checks files out into: the command keys of ``inspect.exec_config``.
-_COMMAND_KEYS = re.compile(
-    r"core\.(?:fsmonitor|hookspath|pager|editor|sshcommand|askpass|gitproxy"
-    r"|alternaterefscommand|worktree)"
-    r"|sequence\.editor|pager\..*|interactive\.difffilter|diff\.external"
-    r"|diff\..*\.(?:textconv|command)|merge\..*\.driver|filter\..*|alias\..*"
-    r"|include\.path|includeif\..*|credential\.(?:.*\.)?helper|gpg\.(?:.*\.)?program"
-    r"|uploadpack\.packobjectshook|remote\..*\.(?:uploadpack|receivepack|vcs)"
-    r"|protocol\.(?:.*\.)?allow|(?:difftool|mergetool|man|browser)\..*\.(?:cmd|path)"
-    r"|web\.browser|hook\..*|init\.templatedir|submodule\..*\.update"
-    r"|trailer\..*\.(?:command|cmd)|sendemail\..*"
-)
-#: An alias value that runs a command (``!cmd``) or sets configuration (``-c core.pager=…``).
-_ALIAS_RUNS = re.compile(r'^[\s"]*!|(?:^|[\s"])(?:-c|--config-env)(?:[\s=]|$)')
+from pytest_harness_audit.policy.git_command_keys import command_key as command_key
+
 #: ``git config`` options and subcommands that read or remove, never set, a value.
 _NOT_SETTING = frozenset(
     {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool",
@@ -47,15 +33,6 @@ SYSTEM_CONFIG = "/etc/gitconfig"
 _STASH_OTHERS = frozenset(
     {"list", "show", "apply", "pop", "drop", "clear", "branch", "create", "store"}
 )
-
-
-def command_key(key: str, value: str) -> bool:
-    """Whether setting ``key`` to ``value`` makes git run something (an alias only when it
-    runs a command)."""
-    lowered = key.lower()
-    if _COMMAND_KEYS.fullmatch(lowered) is None:
-        return False
-    return not lowered.startswith("alias.") or _ALIAS_RUNS.search(value) is not None
 
 
 def config_written(options: list[str], operands: list[str], written: str | None) -> str | None:
