@@ -1,7 +1,8 @@
 """What a call did to the workspace: a stat snapshot before, one after, and their difference.
 
 A :class:`WorkspaceSnapshot` is one walk of the workspace (``os.scandir``, symlinks not
-followed) keeping ``path → (size, mtime_ns, inode, mode)`` for every file and symlink, and the
+followed) keeping ``path → (size, time_ns, inode, mode)`` for every file and symlink (the time:
+the later of the modification and change times, :func:`.lost_content.stat_key`), and the
 set of directories. Of a ``.git`` directory only the directory itself and its key entries are
 kept (:data:`GIT_FILES`, :data:`GIT_DIRS`): deleting the repository is a deleted directory,
 while ``git add``, ``commit`` or ``checkout`` (which rewrite ``.git/index`` and ``.git/HEAD``
@@ -59,6 +60,7 @@ from pytest_harness_audit.inspect.history import (
     object_stamp,
 )
 from pytest_harness_audit.inspect.linked_dirs import linked_protected
+from pytest_harness_audit.inspect.lost_content import stat_key
 from pytest_harness_audit.inspect.replaced import replaced_files
 from pytest_harness_audit.inspect.tracked import tracked_paths as tracked_paths
 from pytest_harness_audit.policy.glob import translate_glob
@@ -79,7 +81,7 @@ RACY_NS = 50_000_000
 MAX_ENTRIES = 500_000
 
 Stat = tuple[int, int, int, int]
-"""``(size, mtime_ns, inode, mode)`` of one file or symlink."""
+"""``(size, time_ns, inode, mode)`` of one file or symlink."""
 
 
 class Protection:
@@ -324,7 +326,7 @@ def walk(
                     info = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                files[relative] = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
+                files[relative] = stat_key(info)
     return files, dirs, True
 
 
@@ -338,12 +340,7 @@ def git_entries(path: str, relative: str, files: dict[str, Stat], dirs: set[str]
         except OSError:
             continue
         if not stat.S_ISDIR(info.st_mode):
-            files[f"{relative}/{name}"] = (
-                info.st_size,
-                info.st_mtime_ns,
-                info.st_ino,
-                info.st_mode,
-            )
+            files[f"{relative}/{name}"] = stat_key(info)
     for name in GIT_DIRS:
         if os.path.isdir(os.path.join(path, name)):
             dirs.add(f"{relative}/{name}")
@@ -351,12 +348,7 @@ def git_entries(path: str, relative: str, files: dict[str, Stat], dirs: set[str]
     if os.path.islink(hooks):  # hooks elsewhere: the link itself is a hook file
         with contextlib.suppress(OSError):
             link = os.lstat(hooks)
-            files[f"{relative}/{GIT_HOOKS}"] = (
-                link.st_size,
-                link.st_mtime_ns,
-                link.st_ino,
-                link.st_mode,
-            )
+            files[f"{relative}/{GIT_HOOKS}"] = stat_key(link)
     elif os.path.isdir(hooks):
         found, found_dirs, _ = walk(hooks, limit=10_000)
         dirs.add(f"{relative}/{GIT_HOOKS}")

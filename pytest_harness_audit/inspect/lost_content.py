@@ -31,8 +31,17 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pytest_harness_audit.inspect.tracked import GIT_ENV, tracked_executables
 
-#: ``(size, mtime_ns, inode, mode)``, as a snapshot keeps it.
+#: ``(size, time_ns, inode, mode)``, as a snapshot keeps it (see :func:`stat_key`).
 _Stat = tuple[int, int, int, int]
+
+
+def stat_key(info: os.stat_result) -> _Stat:
+    """What a snapshot keeps of a file's stat: its size, the later of its modification and
+    change times (a rewrite whose modification time was set back still moves the change time,
+    which nothing sets back), its inode and its mode."""
+    return (info.st_size, max(info.st_mtime_ns, info.st_ctime_ns), info.st_ino, info.st_mode)
+
+
 #: A file holding only NULs and white space is read this far at most; a longer one keeps content.
 MAX_BLANK_BYTES = 8 << 20
 #: A file with a NUL byte this near its start is binary, as git tells text from binary.
@@ -264,4 +273,4 @@ def stat_paths(
         except (OSError, ValueError):
             continue
         if not stat.S_ISDIR(info.st_mode):
-            files[path] = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
+            files[path] = stat_key(info)

@@ -65,7 +65,7 @@ from pytest_harness_audit.inspect.inotify import (
     inotify_libc,
     read_events,
 )
-from pytest_harness_audit.inspect.lost_content import locked_at
+from pytest_harness_audit.inspect.lost_content import locked_at, stat_key
 
 #: Workspaces with more directories than this are walked instead of watched.
 MAX_WATCHES = 8192
@@ -276,7 +276,7 @@ class LiveTree:
         if stat.S_ISDIR(info.st_mode):
             self._set(relative, None)
             return
-        self._set(relative, (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode))
+        self._set(relative, stat_key(info))
 
     def _drop_tree(self, relative: str) -> None:
         prefix = relative + "/"
