@@ -40,14 +40,12 @@ from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.disguised import disguised
 from pytest_harness_audit.policy.shell.embedded import (
     AWKS,
-    GETENT_NETWORK,
-    NETWORK_COMMANDS,
     NETWORK_NOTE,
     awk,
     make_stdin,
     network_code,
+    network_command,
     network_module,
-    remote_operand,
     sed_script,
 )
 from pytest_harness_audit.policy.shell.env_loaders import launcher_loads
@@ -298,12 +296,7 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         git_grep_reads(args, ctx)  # `git grep --no-index -c KEY .`
     if name in REWRITERS and rewrites_tree(name, args):
         ctx.files_rewritten()  # `git stash pop && npm test`: what runs next is not on disk yet
-    if (
-        name in NETWORK_COMMANDS
-        or (name == "getent" and args[:1] and args[0] in GETENT_NETWORK)
-        or (name == "openssl" and "s_client" in args)
-        or (name == "rsync" and any(remote_operand(arg) for arg in args))
-    ):
+    if network_command(name, args):
         ctx.note(NETWORK_NOTE)
     if name in ("make", "gmake"):
         make_stdin(args, ctx.stdin_text, ctx)

@@ -19,7 +19,9 @@
   ``protocol.*.allow`` and ``remote.*.vcs`` let git run a helper program the text does not
   show (the reading says so).
 * **network access** (the note ``network``): ``curl``, ``wget``, ``nc`` and kin (see
-  :data:`NETWORK_COMMANDS`), ``ssh``/``scp``/``sftp``, ``rsync`` or ``git`` to a remote, a
+  :data:`NETWORK_COMMANDS`: the forges' and hosts' clients ``gh``, ``kubectl``, ``vercel`` …
+  too), a package's publishing or an image's push (:data:`UPLOADS`: ``npm publish``,
+  ``twine upload``, ``docker push``), ``ssh``/``scp``/``sftp``, ``rsync`` or ``git`` to a remote, a
   redirection to ``/dev/tcp/…`` or ``/dev/udp/…``, and inline code using a network library.
 """
 
@@ -44,8 +46,22 @@ NETWORK_COMMANDS = frozenset(
      "aws", "gsutil", "gcloud", "az", "s3cmd", "rclone", "azcopy", "b2", "doctl", "rsh", "rcp",
      "curlie", "grpcurl", "websocat", "wscat", "openvpn", "wg", "nmap", "hping3", "iperf3",
      "ngrok", "cloudflared", "bore", "lt", "frpc", "s-nail", "neomutt", "exim", "s5cmd", "adig",
-     "unbound-host", "systemd-resolve"}
+     "unbound-host", "systemd-resolve", "gh", "glab", "hub", "tea", "croc", "wormhole",
+     "ffsend", "kubectl", "vercel", "netlify", "wrangler", "flyctl", "firebase", "surge"}
 )  # fmt: skip
+#: Programs whose subcommand (the first word not an option) uploads files to a registry or
+#: host: a package's publishing (its files, whatever they hold), an image's push.
+UPLOADS = {
+    "npm": frozenset({"publish"}), "pnpm": frozenset({"publish"}),
+    "yarn": frozenset({"publish", "npm"}), "bun": frozenset({"publish"}),
+    "cargo": frozenset({"publish"}), "gem": frozenset({"push"}), "poetry": frozenset({"publish"}),
+    "uv": frozenset({"publish"}), "twine": frozenset({"upload", "register"}),
+    "flit": frozenset({"publish"}), "hatch": frozenset({"publish"}), "pdm": frozenset({"publish"}),
+    "docker": frozenset({"push"}), "podman": frozenset({"push"}), "buildah": frozenset({"push"}),
+    "helm": frozenset({"push"}), "oras": frozenset({"push"}), "conda": frozenset({"upload"}),
+    "anaconda": frozenset({"upload"}), "mvn": frozenset({"deploy"}),
+    "gradle": frozenset({"publish"}), "dotnet": frozenset({"nuget"}),
+}  # fmt: skip
 AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
 #: ``git`` subcommands that talk to a remote (unless the remote named is a local path).
 GIT_NETWORK = frozenset({"push", "pull", "fetch", "clone", "ls-remote"})
@@ -288,6 +304,22 @@ def git_network(sub: str, operands: list[str]) -> bool:
     remote = operands[0] if operands else ""
     local = remote.startswith(("/", "./", "../", "~/", "file://")) or remote in (".", "..")
     return not local
+
+
+def network_command(name: str, args: list[str]) -> bool:
+    """Whether the command ``name args`` is a network exchange by its name (and subcommand):
+    :data:`NETWORK_COMMANDS`, ``getent hosts``, ``openssl s_client``, ``rsync`` to a host, an
+    upload of :data:`UPLOADS` (``npm publish``, ``docker push``)."""
+    if name in NETWORK_COMMANDS:
+        return True
+    if name in UPLOADS:
+        sub = next((word for word in args if not word.startswith("-")), "")
+        return sub in UPLOADS[name]
+    return bool(
+        (name == "getent" and args[:1] and args[0] in GETENT_NETWORK)
+        or (name == "openssl" and "s_client" in args)
+        or (name == "rsync" and any(remote_operand(arg) for arg in args))
+    )
 
 
 def remote_operand(word: str) -> bool:
