@@ -59,7 +59,7 @@ from pytest_harness_audit.inspect.history import (
     lost_commits,
     object_stamp,
 )
-from pytest_harness_audit.inspect.linked_dirs import linked_protected
+from pytest_harness_audit.inspect.linked_dirs import linked_memory, linked_protected
 from pytest_harness_audit.inspect.lost_content import stat_key
 from pytest_harness_audit.inspect.replaced import replaced_files
 from pytest_harness_audit.inspect.tracked import tracked_paths as tracked_paths
@@ -408,6 +408,7 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     lost = [path for path in deleted if path not in moved]
     tracked = before.tracked or frozenset()
     memory = sorted(p for p in (*deleted, *created, *modified) if is_memory_path(p))
+    memory += sorted(linked_memory(after.root, (*created, *modified), new, is_memory_path))
     replaced, unreachable = replaced_files(after.root, old, new, modified, tracked)
     emptied, unreadable = lost_content.lost_files(
         after.root, old, new, modified, tracked, after.locked - before.locked, renamed, after.locked

@@ -7,6 +7,8 @@ or the host reads below a folder of that name (``.claude/settings.json``, ``.git
 ``.config/git/config`` …) is protected, or when a protected file (a persona file, a ``protect:``
 glob) is among the first :data:`MAX_LISTED` entries below the folder it points to now. The link
 is judged, not what it points to: its target can be written later, outside the workspace.
+Likewise a link that is an agent's memory folder (``memory -> ../elsewhere``), or whose folder
+holds a memory file, is a memory write (:func:`linked_memory`).
 """
 
 from __future__ import annotations
@@ -52,6 +54,28 @@ def linked_protected(
             continue
         found.update(
             f"{path}/{name}" for name in _listed(root, path) if protection(f"{path}/{name}")
+        )
+    return found
+
+
+def linked_memory(
+    root: str,
+    paths: Iterable[str],
+    files: Mapping[str, tuple[int, int, int, int]],
+    is_memory: Callable[[str], bool],
+) -> set[str]:
+    """The symlinks among ``paths`` that are a memory folder (a Markdown file below them is a
+    memory file), and the memory files listed below the others."""
+    found: set[str] = set()
+    for path in paths:
+        info = files.get(path)
+        if info is None or not stat.S_ISLNK(info[3]):
+            continue
+        if is_memory(f"{path}/notes.md"):
+            found.add(path)
+            continue
+        found.update(
+            f"{path}/{name}" for name in _listed(root, path) if is_memory(f"{path}/{name}")
         )
     return found
 
