@@ -24,6 +24,7 @@ from pytest_harness_audit.gate import Classifier
 from pytest_harness_audit.gate.approvals import Approver, table_approver
 from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.install_watch import InstallWatch
+from pytest_harness_audit.gate.module_git_watch import ModuleGitWatch
 from pytest_harness_audit.gate.post_store_watch import PostStoreWatch
 from pytest_harness_audit.gate.record_scrub import KeptSecrets, RecordScrub
 from pytest_harness_audit.gate.seam import Outcome
@@ -184,6 +185,8 @@ class Harness(ChainQueries):
         #: The session's post store (its messages), judged by what each call did to it.
         database = self.storage_dir / "social" / self.session_id / DATABASE_NAME
         self.gate.inspectors.append(PostStoreWatch(database))
+        #: The submodules' git configurations and hooks, judged by what each call did to them.
+        self.gate.inspectors.append(ModuleGitWatch(self.root))
         self.secrets.on_add = self.inspection.inspector.secrets.add
         # every string of every record, not only the parameters: no field holds a known secret
         self.chain.builder.scrub = RecordScrub(self.gate.inspectors, self.secrets, kept)
