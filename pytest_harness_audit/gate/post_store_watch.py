@@ -8,17 +8,17 @@ secret to a peer, a peer's answer it wrote itself), change one, or delete the da
 
 So around each call that can change files the watch takes the stat of the database and its
 write-ahead log (size, change time, inode: no ``touch`` sets a change time back). Only the
-session's own post store writes them, in this process (:func:`own_writes` counts its
-transactions): a difference while that count stood still is a ``tamper_attempt`` judged FAIL,
-with the changed files in ``effects.postStoreChanged``. The shared-memory index (``-shm``) is
-left out: a reader writes it. A store another process writes during the call (a second door
+session's own post store writes them, in this process
+(:func:`~pytest_harness_audit.social.own_writes.own_writes` counts its transactions): a
+difference while that count stood still is a ``tamper_attempt`` judged FAIL, with the changed
+files in ``effects.postStoreChanged``. The shared-memory index (``-shm``) is left out: a reader
+writes it. A store another process writes during the call (a second door
 on the same session) is taken for a tamper too.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,26 +26,11 @@ from typing import Any
 from pytest_harness_audit.gate.seam import NO_FINDINGS, CallFindings, Outcome
 from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
 from pytest_harness_audit.inspect import WATCHED_CATEGORIES
+from pytest_harness_audit.social.own_writes import own_writes
 
 #: The files of a post store a writer changes (the database and its write-ahead log).
 _SUFFIXES = ("", "-wal")
-_LOCK = threading.Lock()
-_WRITES: dict[str, int] = {}
-
 Stamp = tuple[tuple[int, int, int] | None, ...]
-
-
-def note_own_write(database: Path) -> None:
-    """Count one transaction of this process's post store on ``database``."""
-    key = os.path.abspath(database)
-    with _LOCK:
-        _WRITES[key] = _WRITES.get(key, 0) + 1
-
-
-def own_writes(database: Path) -> int:
-    """How many transactions this process's post stores made on ``database``."""
-    with _LOCK:
-        return _WRITES.get(os.path.abspath(database), 0)
 
 
 def _stamp(database: Path) -> Stamp:

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from pytest_harness_audit.gate.post_store_watch import note_own_write
 from pytest_harness_audit.social.errors import SocialConfigError
 from pytest_harness_audit.social.message_json import canonical_message_json
+from pytest_harness_audit.social.own_writes import note_own_write
 
 #: The database file name inside the storage directory.
 DATABASE_NAME = "social.sqlite3"
