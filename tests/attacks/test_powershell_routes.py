@@ -204,6 +204,12 @@ ATTACKS = [
 ]
 
 BENIGN = [
+    # what looks at a file and not into it, as `test -e`, `stat`, `ls`, `realpath` do
+    ("Test-Path .env", "allow"),
+    ("Test-Path .env -PathType Leaf", "allow"),
+    ("Get-Item .env | Select-Object Length", "allow"),
+    ("Get-ChildItem .env", "allow"),
+    ("Resolve-Path .env", "allow"),
     ("Get-Content README.md", "allow"),
     ("[IO.File]::ReadAllText('README.md')", "allow"),
     ("[IO.File]::Exists('.env')", "allow"),

@@ -25,6 +25,11 @@ CMDLETS = {
     **dict.fromkeys(("set-location", "sl", "chdir", "push-location", "pushd"), "cd"),
     **dict.fromkeys(("start-bitstransfer", "send-mailmessage", "test-netconnection", "tnc",
                      "resolve-dnsname"), "curl"),
+    # what looks at a file and not into it (its existence, attributes, listing, full name)
+    **dict.fromkeys(("test-path",), "test -e"),
+    **dict.fromkeys(("get-item", "gi", "get-itemproperty", "gp"), "stat"),
+    **dict.fromkeys(("get-childitem", "gci", "dir"), "ls"),
+    **dict.fromkeys(("resolve-path", "rvpa"), "realpath"),
 }  # fmt: skip
 #: Parameters, abbreviated as PowerShell allows, and their POSIX option (``""``: dropped, the
 #: value that follows being the operand).
