@@ -8,9 +8,10 @@ quantifiers), so a hostile path cannot slow them down.
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections.abc import Iterable
+
+from pytest_harness_audit.policy import wildcards
 
 _SEGMENT = r"(?:^|[/\\])"
 #: Extensions of source and documentation files: a file named ``secret_manager.go`` or
@@ -181,6 +182,6 @@ def glob_candidates(pattern: str, dotglob: bool = False) -> list[str]:
     for name in names:
         if name.startswith(".") and not last.startswith(".") and not dotglob:
             continue
-        if fnmatch.fnmatchcase(name, last):
+        if wildcards.fnmatchcase(name, last):
             found.append(head + slash + name)
     return found

@@ -12,10 +12,10 @@ files as the candidates, as ``git archive`` reads them.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import posixpath
 
+from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.sensitive import is_credential_path
 from pytest_harness_audit.policy.shell.context import Context
 
@@ -167,7 +167,9 @@ def _selected(relative: str, top: str, pathspecs: list[str]) -> bool:
             continue
         if path == spec or path.startswith(spec.rstrip("/") + "/"):
             return True
-        if fnmatch.fnmatchcase(path, spec) or fnmatch.fnmatchcase(path, spec.rstrip("/") + "/*"):
+        if wildcards.fnmatchcase(path, spec) or wildcards.fnmatchcase(
+            path, spec.rstrip("/") + "/*"
+        ):
             return True
     return not chosen
 

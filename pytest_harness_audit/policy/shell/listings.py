@@ -19,11 +19,11 @@ credential files go first. What a filter the reading cannot work out keeps of th
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import posixpath
 from typing import Protocol
 
+from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.sensitive import glob_candidates, is_credential_path
 from pytest_harness_audit.policy.shell.outside_listings import (
     CREDENTIAL_FOLDERS,
@@ -139,7 +139,7 @@ def _completed(flags: str, word: str, files: list[str]) -> list[str]:
     for path in files:
         name = path[2:] if path.startswith("./") else path
         if "G" in flags:
-            if fnmatch.fnmatchcase(name, word) and (word[:1] == "." or name[:1] != "."):
+            if wildcards.fnmatchcase(name, word) and (word[:1] == "." or name[:1] != "."):
                 kept.append(name)
         elif name.startswith(word.removeprefix("./")):
             kept.append(name)
@@ -323,10 +323,10 @@ def _passes(test: str, pattern: str, path: str) -> bool:
     """Whether ``path`` passes ``find``'s name test (``-iname``, ``-ipath``: any case)."""
     subject = path if "path" in test or "wholename" in test else posixpath.basename(path)
     if test.startswith("-i"):
-        return fnmatch.fnmatchcase(subject.lower(), pattern.lower())
+        return wildcards.fnmatchcase(subject.lower(), pattern.lower())
     if subject is path and not pattern.startswith(("./", "/", "*")):
         subject = path.removeprefix("./")
-    return fnmatch.fnmatchcase(subject, pattern) or fnmatch.fnmatchcase(f"./{subject}", pattern)
+    return wildcards.fnmatchcase(subject, pattern) or wildcards.fnmatchcase(f"./{subject}", pattern)
 
 
 __all__ = ["LISTERS", "Lister", "find_names", "listing_output", "search_names"]

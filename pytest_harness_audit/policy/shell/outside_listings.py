@@ -12,11 +12,11 @@ credential files of its folder the same way (:func:`outside_glob`).
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import posixpath
 from typing import Protocol
 
+from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.sensitive import is_credential_path
 
 #: Folders that hold credentials only, with the files they usually hold.
@@ -70,7 +70,7 @@ def outside_glob(pattern: str) -> list[str]:
         if entry[:1] == "." and last[:1] != ".":
             continue  # `*` matches no dotfile
         path = f"{head}/{entry}"
-        if fnmatch.fnmatchcase(entry, last) and is_credential_path(path):
+        if wildcards.fnmatchcase(entry, last) and is_credential_path(path):
             found.append(path)
     return found
 
@@ -102,7 +102,7 @@ def ignored(path: str, lister: _Folders) -> bool:
             if pattern.endswith("/") and depth == len(parts) - 1:
                 continue  # `build/`: folders only
             name = "/".join(parts[: depth + 1]) if anchored else parts[depth]
-            if name.count("/") == bare.count("/") and fnmatch.fnmatchcase(name, bare):
+            if name.count("/") == bare.count("/") and wildcards.fnmatchcase(name, bare):
                 return True
     return False
 

@@ -15,9 +15,9 @@ the value stays unknown, as before.
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import re
 
+from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.shell.loops import element
 from pytest_harness_audit.policy.shell.nodes import Param, ansi_c
 from pytest_harness_audit.policy.shell.splitting import IFS
@@ -72,7 +72,9 @@ def _case(value: str, op: str) -> str | None:
     change = str.lower if op[0] == "," else str.upper
     count = len(value) if every else 1
     return "".join(
-        change(char) if i < count and (not pattern or fnmatch.fnmatchcase(char, pattern)) else char
+        change(char)
+        if i < count and (not pattern or wildcards.fnmatchcase(char, pattern))
+        else char
         for i, char in enumerate(value)
     )
 
@@ -139,12 +141,12 @@ def _remove(value: str, op: str) -> str | None:
     if op.startswith("#"):
         ordered = reversed(cuts) if longest else cuts
         for cut in ordered:
-            if fnmatch.fnmatchcase(value[:cut], pattern):
+            if wildcards.fnmatchcase(value[:cut], pattern):
                 return value[cut:]
         return value
     ordered = cuts if longest else reversed(cuts)
     for cut in ordered:
-        if fnmatch.fnmatchcase(value[cut:], pattern):
+        if wildcards.fnmatchcase(value[cut:], pattern):
             return value[:cut]
     return value
 

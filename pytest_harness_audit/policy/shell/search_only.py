@@ -17,11 +17,11 @@ process's.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import posixpath
 import re
 
+from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.shell.nodes import Budget, Unreadable
 from pytest_harness_audit.policy.shell.reading import read_command
 from pytest_harness_audit.policy.shell.search_oracles import (
@@ -233,10 +233,10 @@ def _kept(family: str, args: list[str], options: list[str], inner: str) -> bool:
             glob = ""
         if option in ("--exclude", "--ignore") or (family == "diff" and option == "-x"):
             glob = value
-        if glob and fnmatch.fnmatch(parts[-1], glob):
+        if glob and wildcards.fnmatch(parts[-1], glob):
             return False
         if option in ("--exclude-dir", "--ignore-dir") and any(
-            fnmatch.fnmatch(part, value.strip("/")) for part in parts[:-1]
+            wildcards.fnmatch(part, value.strip("/")) for part in parts[:-1]
         ):
             return False
     return True

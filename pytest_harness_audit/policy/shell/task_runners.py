@@ -22,11 +22,11 @@ is said unreadable, never taken as an empty task.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import re
 from typing import Any
 
+from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.shell.builds import BUILDERS, builds
 from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.justfiles import just, read_body
@@ -311,7 +311,7 @@ def _unittest(args: list[str], runner: Runner) -> None:
         runner.unknown(f"unittest discovers tests in more files than the reading lists: {start}")
         return
     for path in listing:
-        if fnmatch.fnmatchcase(path.rsplit("/", 1)[-1], pattern):
+        if wildcards.fnmatchcase(path.rsplit("/", 1)[-1], pattern):
             runner.load_code(path)
 
 

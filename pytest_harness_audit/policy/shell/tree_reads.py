@@ -26,11 +26,11 @@ unless ``--hidden``/``-uu`` is given.
 
 from __future__ import annotations
 
-import fnmatch
 import itertools
 import os
 import posixpath
 
+from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.sensitive import is_credential_path
 from pytest_harness_audit.policy.shell.committed import repository_copies
 from pytest_harness_audit.policy.shell.context import Context, HeldReads
@@ -350,11 +350,11 @@ def _is_excluded(path: str, excluded: list[str]) -> bool:
     folders = path.split("/")[:-1]
     for glob in excluded:
         if glob.endswith("/"):  # a folder's: the files under a folder of that name
-            if any(fnmatch.fnmatchcase(folder, glob[:-1]) for folder in folders):
+            if any(wildcards.fnmatchcase(folder, glob[:-1]) for folder in folders):
                 return True
             continue
         anchored = glob.lstrip("/")  # rsync's `/.env`: at the top of the transfer
-        if fnmatch.fnmatchcase(name, anchored) or fnmatch.fnmatchcase(path, anchored):
+        if wildcards.fnmatchcase(name, anchored) or wildcards.fnmatchcase(path, anchored):
             return True
     return False
 
