@@ -19,10 +19,11 @@ from typing import Any
 
 from pytest_harness_audit.policy.shell.powershell_names import CMDLETS, PARAMETERS
 from pytest_harness_audit.policy.shell.powershell_routes import routes
+from pytest_harness_audit.policy.shell.quoted_spans import sub_quoted
 
 #: A cmdlet at the start of a statement (after ``;``, a pipe, ``&``, a brace or parenthesis).
 _STATEMENT_CMDLET = re.compile(
-    r"(^|[;|&{(\n]\s*)(" + "|".join(sorted(map(re.escape, CMDLETS), key=len, reverse=True)) + ")"
+    r"(^|[;|&{(\n][^\S\n]*)(" + "|".join(sorted(map(re.escape, CMDLETS), key=len, reverse=True)) + ")"
     r"(?=\s|;|$)",
     re.IGNORECASE,
 )
@@ -39,7 +40,7 @@ UNKNOWN_MARK = "?"
 
 
 #: The call operator (``&``) or dot-sourcing (``.``) at the start of a statement.
-_CALL_OPERATOR = re.compile(r"(^|[;|{(\n]\s*)[&.](?=\s)")
+_CALL_OPERATOR = re.compile(r"(^|[;|{(\n][^\S\n]*)[&.](?=\s)")
 #: A script block with no block inside it.
 _INNER_BLOCK = re.compile(r"\{([^{}]*)\}")
 #: A quoted string (its braces are text, not a block; a backslash escapes, as rewritten).
@@ -50,7 +51,7 @@ def _script_blocks(text: str) -> list[str]:
     """The text of every script block (``{ … }``, not in quotes) in ``text``, innermost first:
     code that ``& { … }``, ``Invoke-Command -ScriptBlock { … }``, ``ForEach-Object { … }`` and
     the like run, which a POSIX reading of the whole does not see as commands."""
-    masked = _QUOTED.sub(lambda match: " " * len(match.group()), text)
+    masked = sub_quoted(_QUOTED, lambda match: " " * len(match.group()), text)
     blocks: list[str] = []
     while True:
         spans = [match.span(1) for match in _INNER_BLOCK.finditer(masked)]
@@ -123,14 +124,14 @@ _UNICODE = str.maketrans(
                      "\u2009\u200a\u202f\u205f\u3000\u0085\f\v", " ")}
 )  # fmt: skip
 #: A command named with its module: ``Microsoft.PowerShell.Management\Remove-Item``.
-_MODULE_QUALIFIED = re.compile(r"(^|[;|&{(\n]\s*)[\w.]+\\(?=[A-Za-z]+-[A-Za-z])")
+_MODULE_QUALIFIED = re.compile(r"(^|[;|&{(\n][^\S\n]*)[\w.]+\\(?=[A-Za-z]+-[A-Za-z])")
 
 
 #: A path with its provider: ``FileSystem::.env``, ``Microsoft.PowerShell.Core\FileSystem::…``.
 _PROVIDER_QUALIFIED = re.compile(r"(?:Microsoft\.PowerShell\.Core[\\/])?FileSystem::", re.I)
 #: The head of an assignment at a statement's start (``$x =``, ``[string]$x +=``, ``$a, $b =``).
 _ASSIGNMENT = re.compile(
-    r"(^|[;|{(\n]\s*)(?:\[[\w.\[\] ]+\]\s*)?\$[\w:{}]+(?:\s*,\s*\$[\w:{}]+)*\s*[-+*/%]?="
+    r"(^|[;|{(\n][^\S\n]*)(?:\[[\w.\[\] ]+\]\s*)?\$[\w:{}]+(?:\s*,\s*\$[\w:{}]+)*\s*[-+*/%]?="
     r"(?!=)\s*(?=[A-Za-z&.])"
 )
 

@@ -25,6 +25,7 @@ from pytest_harness_audit.policy.shell.powershell_words import (
     statements,
     value,
 )
+from pytest_harness_audit.policy.shell.quoted_spans import sub_quoted
 
 #: Types whose static members reach no file, program or network (by their last name).
 _PURE_TYPES = frozenset(
@@ -395,7 +396,9 @@ def _instance(
 
 def _masked(text: str) -> str:
     """``text`` with its quoted strings blanked (their text is no call)."""
-    return _QUOTES.sub(lambda m: m.group()[0] + " " * (len(m.group()) - 2) + m.group()[-1], text)
+    return sub_quoted(
+        _QUOTES, lambda m: m.group()[0] + " " * (len(m.group()) - 2) + m.group()[-1], text
+    )
 
 
 def dotnet_calls(text: str, found: Found, values: Mapping[str, str] | None = None) -> None:
