@@ -6,8 +6,16 @@ from __future__ import annotations
 import itertools
 import re
 
+from pytest_harness_audit.policy.shell.nodes import Unreadable
+
 #: Most fields one word may expand to (braces, globs); the rest are dropped.
 MAX_FIELDS = 256
+#: Most characters brace expansion reads, per character of the word: each step rereads the word,
+#: and a word of thousands of brace pairs takes a step for each before its first field (2,000
+#: ``{a,b}`` read for seconds). Twice the fields and 64 pairs deep is past any word written by hand.
+WORK_PER_CHAR = 2 * MAX_FIELDS + 64
+#: Most characters brace expansion reads for one word (256 fields of a word of 4,000 characters).
+MAX_WORK = 2_000_000
 
 #: The flag of a character that brace expansion applies to.
 BRACE = 1
@@ -25,8 +33,12 @@ def brace_expand(chars: Chars) -> list[Chars]:
         return [chars]
     results: list[Chars] = []
     pending = [chars]
+    work = min(WORK_PER_CHAR * len(chars), MAX_WORK)
     while pending and len(results) < MAX_FIELDS:
         current = pending.pop()
+        work -= len(current)
+        if work < 0:
+            raise Unreadable("braces expand too far")
         found = _first_brace(current)
         if found is None:
             results.append(current)
@@ -83,4 +95,4 @@ def _sequence(chars: Chars) -> list[Chars]:
     return [[(char, 0) for char in value] for value in values]
 
 
-__all__ = ["BRACE", "MAX_FIELDS", "Chars", "brace_expand"]
+__all__ = ["BRACE", "MAX_FIELDS", "MAX_WORK", "WORK_PER_CHAR", "Chars", "brace_expand"]
