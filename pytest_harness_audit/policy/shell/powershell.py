@@ -23,7 +23,9 @@ from pytest_harness_audit.policy.shell.quoted_spans import sub_quoted
 
 #: A cmdlet at the start of a statement (after ``;``, a pipe, ``&``, a brace or parenthesis).
 _STATEMENT_CMDLET = re.compile(
-    r"(^|[;|&{(\n][^\S\n]*)(" + "|".join(sorted(map(re.escape, CMDLETS), key=len, reverse=True)) + ")"
+    r"(^|[;|&{(\n][^\S\n]*)("
+    + "|".join(sorted(map(re.escape, CMDLETS), key=len, reverse=True))
+    + ")"
     r"(?=\s|;|$)",
     re.IGNORECASE,
 )
