@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_harness_audit.policy import Policy
-from pytest_harness_audit.policy.shell import powershell, powershell_dotnet
+from pytest_harness_audit.policy.shell import powershell, powershell_dotnet, powershell_pipes
 from pytest_harness_audit.policy.shell.quoted_spans import sub_quoted
 
 _FORMER_PREFIX = r"(^|[;|{(\n]\s*)"
@@ -98,3 +98,21 @@ def test_each_kind_of_quote_fails_once(text: str) -> None:
 def test_the_secret_is_still_named(command: str) -> None:
     decision = Policy.preset("safety").evaluate("PowerShell", {"command": command}).decision
     assert decision in {"deny", "warn"}
+
+
+def test_a_listing_of_many_paths_reads_its_filters_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``gci`` with thousands of paths (``ls `⏎`` 4,000 times: 35 seconds) reads its
+    ``-Filter`` and the like once, not once for each path."""
+    calls = [0]
+    named = powershell_pipes.named
+
+    def counted(words: Any, *names: str) -> Any:
+        calls[0] += 1
+        return named(words, *names)
+
+    monkeypatch.setattr(powershell_pipes, "named", counted)
+    safety = Policy.preset("safety")
+    assert safety.evaluate("PowerShell", {"command": "ls `\n" * 1_000}).decision == "warn"
+    assert calls[0] <= 50
+    command = "Get-ChildItem app docs -Filter *.env -Recurse | Get-Content"
+    assert safety.evaluate("PowerShell", {"command": command}).decision == "deny"

@@ -82,7 +82,8 @@ class Pipes:
         if name not in _LISTINGS and name not in _ITEMS:
             return None
         rest = words[1:]
-        given = [self._value(w) for w in operands(rest) if w not in _filter_values(rest)]
+        filters = _filter_values(rest)  # once: a statement of thousands of words
+        given = [self._value(w) for w in operands(rest) if w not in filters]
         if any(path is None for path in given):
             return None
         paths = [posix_quote(path or ".") for path in given] or ["."]
