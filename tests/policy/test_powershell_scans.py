@@ -12,7 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_harness_audit.policy import Policy
-from pytest_harness_audit.policy.shell import powershell, powershell_dotnet, powershell_pipes
+from pytest_harness_audit.policy.shell import (
+    powershell,
+    powershell_dotnet,
+    powershell_pipes,
+    powershell_words,
+)
 from pytest_harness_audit.policy.shell.quoted_spans import sub_quoted
 
 _FORMER_PREFIX = r"(^|[;|{(\n]\s*)"
@@ -104,7 +109,7 @@ def test_a_listing_of_many_paths_reads_its_filters_once(monkeypatch: pytest.Monk
     """``gci`` with thousands of paths (``ls `⏎`` 4,000 times: 35 seconds) reads its
     ``-Filter`` and the like once, not once for each path."""
     calls = [0]
-    named = powershell_pipes.named
+    named = powershell_words.named
 
     def counted(words: Any, *names: str) -> Any:
         calls[0] += 1
