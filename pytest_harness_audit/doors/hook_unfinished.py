@@ -27,21 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.audit.storage import sanitize_session_id
+from pytest_harness_audit.policy.categories import BUILTIN_TOOL_CATEGORIES, STATE
 
-#: The host's own bookkeeping tools: they act on nothing and return no data, and some host
-#: versions fire no ``PostToolUse`` (or no hook at all) for them, so their calls are not noted.
+#: The host's own bookkeeping tools (its ``state`` tools): they act on nothing and return no
+#: data, and some host versions fire no ``PostToolUse`` (or no hook at all) for them, so their
+#: calls are not noted.
 BOOKKEEPING_TOOLS = frozenset(
-    {
-        "TodoWrite",
-        "TodoRead",
-        "TaskCreate",
-        "TaskUpdate",
-        "TaskList",
-        "TaskGet",
-        "EnterPlanMode",
-        "ExitPlanMode",
-        "AskUserQuestion",
-    }
+    tool for tool, category in BUILTIN_TOOL_CATEGORIES.items() if category == STATE
 )
 #: The field of a call record holding the host's ``tool_use_id`` of the call (set by post).
 USE_ID_FIELD = "toolUseId"
