@@ -247,6 +247,7 @@ def _open_gate(storage: Path, session_id: str, policy: Any, root: str | None) ->
         # the workspace's secrets and what each call did to it, as in the harness door
         from pytest_harness_audit.gate.inspection import SessionInspection
         from pytest_harness_audit.gate.install_watch import InstallWatch
+        from pytest_harness_audit.gate.module_git_watch import ModuleGitWatch
         from pytest_harness_audit.gate.record_scrub import KeptSecrets, RecordScrub
         from pytest_harness_audit.inspect import Inspector
         from pytest_harness_audit.session.kernel_watch import note_unwatched_reads
@@ -256,6 +257,7 @@ def _open_gate(storage: Path, session_id: str, policy: Any, root: str | None) ->
         gate.inspectors.append(SessionInspection(inspector, policy))
         note_unwatched_reads(gate, inspector)  # a check the kernel cannot make is said
         gate.inspectors.append(InstallWatch.of(gate.install_guard.paths))
+        gate.inspectors.append(ModuleGitWatch(root))  # submodules' git configurations, hooks
         # every string of every record, the parts of a split value included
         gate.chain.builder.scrub = RecordScrub(gate.inspectors, kept=kept)
     return gate

@@ -51,6 +51,8 @@ from pytest_harness_audit.doors.hook_spans import hand_on, resume_spans
 from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.install_guard import InstallGuard
 from pytest_harness_audit.gate.install_watch import InstallWatch, Stamp
+from pytest_harness_audit.gate.module_git_watch import ModuleGitWatch
+from pytest_harness_audit.gate.module_git_watch import Stamp as ModulesStamp
 from pytest_harness_audit.gate.seam import CallFindings, Outcome
 from pytest_harness_audit.inspect import (
     EFFECTS_INCOMPLETE,
@@ -72,6 +74,8 @@ PENDING_KEY = "workspace"
 HOST_SETTINGS_KEY = "hostSettings"
 #: The key, in what pre saw, of the auditor's installation (:mod:`~.gate.install_watch`).
 INSTALL_KEY = "installation"
+#: The pending file's key of the submodules' git configurations and hooks as pre saw them.
+MODULES_KEY = "moduleGit"
 
 
 def runs_on(tool: str, tool_input: Any, response: Any) -> str | None:
@@ -197,6 +201,9 @@ class HookInspector(Inspector):
         )
         #: At post: the installation's stamp pre kept (``None``: none kept).
         self.install_before: Stamp | None = None
+        #: The submodules' git configurations and hooks, and at post their stamp pre kept.
+        self.module_watch = ModuleGitWatch(root)
+        self.modules_before: ModulesStamp | None = None
         #: At post: the session's spans as earlier calls handed them on (:mod:`.hook_spans`).
         self.spans_seed: SessionSpans | None = None
 
@@ -232,6 +239,7 @@ class HookInspector(Inspector):
             state[INSTALL_KEY] = {
                 path: list(info) if info else None for path, info in stamp.items()
             }
+        state[MODULES_KEY] = self.module_watch.kept(self.module_watch.stamp())
         return state
 
     def _pending_state(self, token: WorkspaceSnapshot) -> dict[str, Any]:
@@ -297,6 +305,7 @@ class HookInspector(Inspector):
         if isinstance(kept, Mapping):
             self.host_settings = kept.get(HOST_SETTINGS_KEY)
             self.install_before = _stamp(kept.get(INSTALL_KEY))
+            self.modules_before = self.module_watch.resume(kept.get(MODULES_KEY))
             if PERMISSIONS_KEY in kept:
                 self.permissions_before = kept[PERMISSIONS_KEY]
         if kept is None:
@@ -402,6 +411,11 @@ class HookInspection(SessionInspection):
         watch, stamp = self.inspector.install_watch, self.inspector.install_before
         if watch is not None and stamp is not None:
             seen = seen.merged(watch.after(stamp, tool, category, params, outcome))
+        if self.inspector.modules_before is not None:
+            modules = self.inspector.module_watch
+            seen = seen.merged(
+                modules.after(self.inspector.modules_before, tool, category, params, outcome)
+            )
         changed, allowed = window_changes(
             self.inspector.host_settings,
             (tool, params),

@@ -89,12 +89,51 @@ class ModuleGitWatch:
         """The stamp of the configuration and hook files (``None``: a call that changes none)."""
         if category not in WATCHED_CATEGORIES:
             return None
+        return self.stamp()
+
+    def stamp(self) -> Stamp:
+        """The stamp of the configuration and hook files now, each configuration's commands
+        noted the first time it is seen."""
         stamp = _stamp(self.modules)
         for path in stamp:
             if os.path.basename(path) in _CONFIGS and path not in self._fingerprints:
                 full = os.path.join(self.modules, path)
                 self._fingerprints[path] = _commands(full, created=False)
         return stamp
+
+    def kept(self, stamp: Stamp) -> dict[str, Any]:
+        """``stamp`` and the commands of its configurations as JSON values: what a door whose
+        call ends in another process keeps (the hook door's pending file)."""
+        return {
+            "stamp": {path: list(info) for path, info in stamp.items()},
+            "commands": {
+                path: fingerprint.hex()
+                for path, fingerprint in self._fingerprints.items()
+                if path in stamp
+            },
+        }
+
+    def resume(self, kept: object) -> Stamp | None:
+        """The stamp :meth:`kept` made, its configurations' commands taken up again (``None``:
+        ``kept`` is not one)."""
+        if not isinstance(kept, Mapping):
+            return None
+        stamp, commands = kept.get("stamp"), kept.get("commands")
+        if not isinstance(stamp, Mapping) or not isinstance(commands, Mapping):
+            return None
+        resumed: Stamp = {}
+        for path, info in stamp.items():
+            if not (isinstance(info, list) and len(info) == 4):
+                return None
+            if not all(type(number) is int for number in info):
+                return None
+            resumed[str(path)] = (info[0], info[1], info[2], info[3])
+        for path, fingerprint in commands.items():
+            try:
+                self._fingerprints[str(path)] = bytes.fromhex(str(fingerprint))
+            except ValueError:
+                return None
+        return resumed
 
     def after(
         self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome

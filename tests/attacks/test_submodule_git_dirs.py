@@ -70,3 +70,35 @@ def test_using_the_nested_repository_passes(tmp_path: Path, command: str) -> Non
         assert session.verdict.name == "PASS"
     finally:
         session.close()
+
+
+def test_the_proxy_command_watches_submodule_git_dirs(tmp_path: Path) -> None:
+    """The MCP proxy's gate (``harness-audit proxy``) stamps them around each call too."""
+    from pytest_harness_audit.cli import proxy_cmd
+    from pytest_harness_audit.gate.seam import Outcome, run_call
+    from pytest_harness_audit.policy import Policy
+
+    made = _session(tmp_path / "made")
+    root = made.root
+    made.close()
+    gate = proxy_cmd._open_gate(tmp_path / "store", "s", Policy.preset("safety"), str(root))
+    config = root / ".git" / "modules" / "x" / "config"
+
+    def plant(_decision: object) -> Outcome:
+        with config.open("a") as handle:
+            handle.write("[core]\n\tfsmonitor = touch ../ran; false\n")
+        return Outcome.success("ok")
+
+    def rename_user(_decision: object) -> Outcome:
+        with config.open("a") as handle:
+            handle.write("[user]\n\tname = Agent\n")
+        return Outcome.success("ok")
+
+    try:
+        benign = run_call(gate, "mcp__shell__run", {"command": "make"}, rename_user)
+        assert "moduleGitChanged" not in benign.record.get("effects", {})
+        planted = run_call(gate, "mcp__shell__run", {"command": "make"}, plant)
+        assert planted.record["effects"]["moduleGitChanged"] == [".git/modules/x/config"]
+        assert planted.record["judged"]["verdict"] == "FAIL"
+    finally:
+        gate.close()
