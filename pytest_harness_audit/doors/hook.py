@@ -54,6 +54,7 @@ from pytest_harness_audit.doors.hook_asks import (
     take,
     write_state,
 )
+from pytest_harness_audit.doors.hook_between import after_call, between_events
 from pytest_harness_audit.doors.hook_continuity import WitnessGuard, witness_dir
 from pytest_harness_audit.doors.hook_effects import (
     DEFAULT_ENTRY_LIMIT,
@@ -279,8 +280,8 @@ def handle_pre(
     """Answer a ``PreToolUse`` payload: deny (and record it), ask, or leave it to the host."""
     answers = answers or PreAnswers()
     payload = parse_payload(text, PRE)
-    # the host's settings changed since the last event (by a process a call left running)
-    host = check_between(storage, payload.session_id, policy=policy, cwd=payload.cwd, event=PRE)
+    # the host's settings or protected files changed since the last event (a process left running)
+    host = between_events(storage, payload.session_id, policy=policy, cwd=payload.cwd, event=PRE)
     gate, inspection = open_gate(storage, payload, policy, answers.snapshot_limit)
     if inspection is not None:  # the call's pending state reuses what was just digested
         inspection.inspector.host_taken = host.now
@@ -394,10 +395,8 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
                 extra=extra or None,
             )
         # a change the call's own comparison did not see (before its pre, or no snapshot kept)
-        kept = (state or {}).get(PENDING_KEY) if inspection is not None else None
-        host.note_after_call(
-            storage, payload.session_id, kept, policy=policy, cwd=payload.cwd, event=payload.event
-        )
+        after_call(host, storage, payload.session_id, state, inspection, policy=policy,
+                   cwd=payload.cwd, event=payload.event, own=pending)  # fmt: skip
         if taken.broken is not None:
             record_broken(
                 storage, payload.session_id, policy, payload.cwd, event=payload.event,

@@ -38,6 +38,7 @@ from pytest_harness_audit.doors.chain_faults import ChainFaults
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook import HookPayload, open_gate, read_payload
 from pytest_harness_audit.doors.hook_asks import EVERY_AGENT, any_asked, check_seals, reconcile
+from pytest_harness_audit.doors.hook_between import between_events
 from pytest_harness_audit.doors.hook_continuity import witnessed_loss
 from pytest_harness_audit.doors.hook_effects import workspace_root
 from pytest_harness_audit.doors.hook_faults import record_unrecorded_calls
@@ -205,7 +206,7 @@ def handle_stop(text: str, *, storage: Path, policy: Policy) -> None:
     """A ``Stop`` payload: the turn is over, so its asks left without an outcome are recorded
     (and a change of the host's settings since the last event)."""
     payload = parse_session_payload(text, STOP)
-    check_between(storage, payload.session_id, policy=policy, cwd=payload.cwd, event=STOP)
+    between_events(storage, payload.session_id, policy=policy, cwd=payload.cwd, event=STOP)
     reconcile_asks(payload, storage, policy)
 
 
@@ -249,7 +250,7 @@ def handle_session_end(text: str, *, storage: Path, policy: Policy) -> SessionEn
     faults = ChainFaults()
     host = None
     try:
-        host = check_between(
+        host = between_events(
             storage, payload.session_id, policy=policy, cwd=payload.cwd, event=SESSION_END
         )
         reconcile_asks(payload, storage, policy)

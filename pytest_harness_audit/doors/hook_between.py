@@ -1,0 +1,289 @@
+"""The workspace's protected files changed between hook events.
+
+The host, not this door, runs a call; a process the call leaves running (``nohup … &``,
+``setsid``, a daemon) goes on after the call's post, when no call's window is open, and can
+rewrite a persona file, plant a git hook or a ``core.fsmonitor``, or write a ``protect:`` file.
+No call's before-and-after comparison sees that, and the session would be judged PASS.
+
+So the hook door keeps, after each call whose window it compared (a post with a workspace
+snapshot), the state of the workspace's protected files (mode and what a snapshot keeps of
+their content, :func:`~.hook_effects.protected_state`) in the store, out of the agent's reach
+(``hook-between/<session>.json``). At the next event that opens no window of its own (a pre,
+the post of a call whose window was not compared, the session's end) and while no other call
+of the session is in flight, the same files, and any protected file now at the workspace's top,
+in ``.git``, its hooks or a submodule's git directory, are compared with it. A difference is
+recorded as a ``note`` :data:`WORKSPACE_CHANGED_BETWEEN` (alert ``protected_file_changed``,
+``effects.protected``), judged by the policy's effect rules (``safety``: FAIL), and the state is
+kept anew. The host's own settings are left to :mod:`.hook_host_settings`, which watches them
+between events already.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_harness_audit.audit.atomic_file import replace_file
+from pytest_harness_audit.audit.storage import sanitize_session_id
+from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
+from pytest_harness_audit.doors.hook_effects import (
+    PENDING_KEY,
+    HookInspection,
+    Unseen,
+    protected_candidates,
+    protected_state,
+    workspace_root,
+)
+from pytest_harness_audit.doors.hook_host_project import PROJECT_SETTINGS
+from pytest_harness_audit.doors.hook_host_settings import PROJECT_MCP, HostWatch, check_between
+from pytest_harness_audit.gate.seam import CallFindings, Outcome
+from pytest_harness_audit.inspect import PROTECTED_FILE_CHANGED, WorkspaceSnapshot
+from pytest_harness_audit.inspect.effects import Protection
+from pytest_harness_audit.policy import Policy
+
+#: The note's tool.
+WORKSPACE_CHANGED_BETWEEN = "WorkspaceChangedBetween"
+#: Most entries looked at in ``.git/hooks`` and below ``.git/modules``.
+MAX_GIT_ENTRIES = 512
+_HOST_FILES = frozenset((*PROJECT_SETTINGS, PROJECT_MCP))
+_GIT_CONFIGS = ("config", "config.worktree")
+
+
+def state_path(storage: str | os.PathLike[str], session_id: str) -> Path:
+    """Where the session's last protected state is kept in the store."""
+    return Path(storage) / "hook-between" / f"{sanitize_session_id(session_id)}.json"
+
+
+def protection_of(policy: Policy) -> Protection:
+    """The protection the hook door's snapshots apply (the settings' ``permissions`` apart)."""
+    return Protection(policy.protect, permissions_apart=True)
+
+
+def _git_files(root: str) -> set[str]:
+    """The git configurations and hooks of the workspace's ``.git`` and its submodules' git
+    directories (``.git/modules/<name>``), relative to ``root``; bounded."""
+    found = {f".git/{name}" for name in _GIT_CONFIGS}
+    folders = [(".git/hooks", True), (".git/modules", False)]
+    seen = 0
+    while folders and seen < MAX_GIT_ENTRIES:
+        folder, hooks = folders.pop()
+        try:
+            entries = list(os.scandir(os.path.join(root, folder)))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            relative = f"{folder}/{entry.name}"
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if hooks:
+                if not entry.name.endswith(".sample"):
+                    found.add(relative)
+            elif is_dir and entry.name == "hooks":
+                folders.append((relative, True))
+            elif is_dir and entry.name not in ("objects", "refs", "logs", "lfs"):
+                folders.append((relative, False))
+            elif entry.name in _GIT_CONFIGS:
+                found.add(relative)
+    return found
+
+
+def watched_paths(root: str, protection: Protection, known: Iterable[str] = ()) -> set[str]:
+    """The protected files compared between events: ``known`` ones, those at the workspace's
+    top (and ``protect`` globs naming one path), and git's configurations and hooks."""
+    paths = set(known) | protected_candidates(root, protection) | _git_files(root)
+    return {path for path in paths if path not in _HOST_FILES}
+
+
+def keep(
+    storage: str | os.PathLike[str],
+    session_id: str,
+    root: str,
+    protection: Protection,
+    known: Iterable[str] = (),
+) -> None:
+    """Keep the state of the workspace's protected files now (after a compared window)."""
+    paths = watched_paths(root, protection, known)
+    data = {"root": root, "files": protected_state(root, paths, protection)}
+    replace_file(state_path(storage, session_id), json.dumps(data, sort_keys=True).encode())
+
+
+def _kept(storage: str | os.PathLike[str], session_id: str, root: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(state_path(storage, session_id).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, Mapping) or data.get("root") != root:
+        return None
+    files = data.get("files")
+    return dict(files) if isinstance(files, Mapping) else None
+
+
+def in_flight(storage: str | os.PathLike[str], session_id: str, own: Path | None) -> bool:
+    """Whether a call of the session other than ``own`` (its pending file) is in flight."""
+    folder = Path(storage) / "pending" / sanitize_session_id(session_id)
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return False
+    mine = None if own is None else os.fspath(own)
+    return any(e.name.endswith(".json") and e.path != mine for e in entries)
+
+
+def changed_between(
+    storage: str | os.PathLike[str],
+    session_id: str,
+    root: str,
+    protection: Protection,
+) -> tuple[list[str], set[str]] | None:
+    """The protected files changed since the kept state, and the paths now watched; ``None``
+    when no state is kept (nothing to compare)."""
+    before = _kept(storage, session_id, root)
+    if before is None:
+        return None
+    paths = watched_paths(root, protection, before)
+    now = protected_state(root, paths, protection)
+    return sorted(path for path in paths if before.get(path) != now.get(path)), paths
+
+
+def check(
+    storage: str | os.PathLike[str],
+    session_id: str,
+    *,
+    root: str | None,
+    policy: Policy,
+    event: str,
+    own: Path | None = None,
+) -> list[str]:
+    """At an event that opens no window: record the protected files changed since the kept
+    state (a note, judged by the policy's effect rules) and keep the state now; the paths
+    changed. Nothing while another call of the session is in flight (its window may be what
+    changed them: its own post says so)."""
+    if root is None or in_flight(storage, session_id, own):
+        return []
+    protection = protection_of(policy)
+    found = changed_between(storage, session_id, root, protection)
+    if found is None:
+        keep(storage, session_id, root, protection)
+        return []
+    changed, paths = found
+    if changed:
+        _record(storage, session_id, root=root, policy=policy, event=event, changed=changed)
+        keep(storage, session_id, root, protection, paths)
+    return changed
+
+
+def _record(
+    storage: str | os.PathLike[str],
+    session_id: str,
+    *,
+    root: str,
+    policy: Policy,
+    event: str,
+    changed: list[str],
+) -> None:
+    reason = f"protected files changed between hook events (seen at {event}): "
+    reason += ", ".join(changed)
+    found = CallFindings((PROTECTED_FILE_CHANGED,), {"protected": changed})
+    judgement = policy.effect_rules.judge(
+        (PROTECTED_FILE_CHANGED,), tool=WORKSPACE_CHANGED_BETWEEN, category="hook"
+    )
+    if judgement is not None and judgement.verdict is not None:
+        why = f"rule {judgement.rule_id}: {judgement.reason}"
+        found = CallFindings(found.alerts, found.effects, judgement.verdict, why, "effect")
+    gate = open_session_gate(
+        storage_dir=Path(storage), session_id=session_id, policy=policy, root=root, door="hook"
+    )
+    try:
+        gate.inspectors[:] = [_Found(found)]
+        details = {"event": event, "changed": changed}
+        decision = gate.unjudged(
+            WORKSPACE_CHANGED_BETWEEN, "hook", details, target=None, kind="note"
+        )
+        gate.run(
+            WORKSPACE_CHANGED_BETWEEN,
+            details,
+            lambda _decision: Outcome("error", None, reason),
+            decision=decision,
+        )
+    finally:
+        gate.chain.close()
+
+
+def between_events(
+    storage: Path, session_id: str, *, policy: Policy, cwd: str | None, event: str
+) -> HostWatch:
+    """At an event that opens no window: the host's settings
+    (:func:`~.hook_host_settings.check_between`) and the workspace's protected files
+    (:func:`check`) against their last state; the host's watch."""
+    host = check_between(storage, session_id, policy=policy, cwd=cwd, event=event)
+    check(storage, session_id, root=workspace_root(cwd), policy=policy, event=event)
+    return host
+
+
+def after_call(
+    host: HostWatch,
+    storage: Path,
+    session_id: str,
+    state: Mapping[str, Any] | None,
+    inspection: HookInspection | None,
+    *,
+    policy: Policy,
+    cwd: str | None,
+    event: str,
+    own: Path,
+) -> None:
+    """At post, after the call's record: the host's settings changed outside the call's
+    window (:meth:`~.hook_host_settings.HostWatch.note_after_call`, with what pre kept in the
+    pending file, ``state``); the workspace's protected files kept when the call's window was
+    compared (pre kept a snapshot, or checked the protected files of a workspace over its
+    entry limit), else compared as at any event (no window: a call that changes no files, or
+    one whose window pre could not keep, a background command's among them)."""
+    kept = (state or {}).get(PENDING_KEY) if inspection is not None else None
+    host.note_after_call(storage, session_id, kept, policy=policy, cwd=cwd, event=event)
+    root = workspace_root(cwd)
+    if root is None:
+        return
+    window = inspection.inspector.kept if inspection is not None else None
+    if isinstance(window, WorkspaceSnapshot) and window.root == root:
+        keep(storage, session_id, root, protection_of(policy), window.protected_digests)
+    elif isinstance(window, Unseen) and window.over_limit:
+        keep(storage, session_id, root, protection_of(policy), window.protected or ())
+    else:  # no window (a call that changes no files), or none pre could keep
+        check(storage, session_id, root=root, policy=policy, event=event, own=own)
+
+
+class _Found:
+    """An inspector that hands the seam findings made before the record (the note's)."""
+
+    def __init__(self, findings: CallFindings) -> None:
+        self.findings = findings
+
+    def before(self, tool: str, category: str, params: Mapping[str, Any]) -> object:
+        """Nothing to look at before."""
+        return True
+
+    def after(
+        self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome
+    ) -> CallFindings:
+        """The findings made before."""
+        return self.findings
+
+
+__all__ = [
+    "WORKSPACE_CHANGED_BETWEEN",
+    "after_call",
+    "between_events",
+    "changed_between",
+    "check",
+    "in_flight",
+    "keep",
+    "protection_of",
+    "state_path",
+    "watched_paths",
+]
