@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from pytest_harness_audit.audit.atomic_file import replace_file
 from pytest_harness_audit.audit.storage import sanitize_session_id
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook_effects import (
+    EFFECTS_UNAVAILABLE,
     PENDING_KEY,
     HookInspection,
     Unseen,
@@ -46,6 +48,9 @@ from pytest_harness_audit.policy import Policy
 
 #: The note's tool.
 WORKSPACE_CHANGED_BETWEEN = "WorkspaceChangedBetween"
+#: How long a call's pending file counts as a call in flight (the host's longest foreground
+#: command runs ten minutes).
+IN_FLIGHT_SECONDS = 900
 #: Most entries looked at in ``.git/hooks`` and below ``.git/modules``.
 MAX_GIT_ENTRIES = 512
 _HOST_FILES = frozenset((*PROJECT_SETTINGS, PROJECT_MCP))
@@ -113,26 +118,44 @@ def keep(
     replace_file(state_path(storage, session_id), json.dumps(data, sort_keys=True).encode())
 
 
+class UnreadableState(ValueError):
+    """The kept state is there and cannot be read: nothing can be compared."""
+
+
 def _kept(storage: str | os.PathLike[str], session_id: str, root: str) -> dict[str, Any] | None:
+    """The kept state of ``root`` (``None``: none kept, or one of another project)."""
+    path = state_path(storage, session_id)
     try:
-        data = json.loads(state_path(storage, session_id).read_bytes())
-    except (OSError, ValueError):
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
         return None
-    if not isinstance(data, Mapping) or data.get("root") != root:
-        return None
-    files = data.get("files")
-    return dict(files) if isinstance(files, Mapping) else None
+    except (OSError, ValueError) as exc:
+        raise UnreadableState(f"{path}: {type(exc).__name__}") from None
+    if not isinstance(data, Mapping) or not isinstance(data.get("files"), Mapping):
+        raise UnreadableState(f"{path}: not a kept state")
+    return dict(data["files"]) if data.get("root") == root else None
 
 
 def in_flight(storage: str | os.PathLike[str], session_id: str, own: Path | None) -> bool:
-    """Whether a call of the session other than ``own`` (its pending file) is in flight."""
+    """Whether a call of the session other than ``own`` (its pending file) is in flight: its
+    pre wrote its pending file less than :data:`IN_FLIGHT_SECONDS` ago (a call whose post never
+    came does not stop the comparison for good)."""
     folder = Path(storage) / "pending" / sanitize_session_id(session_id)
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return False
     mine = None if own is None else os.fspath(own)
-    return any(e.name.endswith(".json") and e.path != mine for e in entries)
+    since = time.time() - IN_FLIGHT_SECONDS
+    for entry in entries:
+        if not entry.name.endswith(".json") or entry.path == mine:
+            continue
+        try:
+            if entry.stat().st_mtime >= since:
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def changed_between(
@@ -167,7 +190,12 @@ def check(
     if root is None or in_flight(storage, session_id, own):
         return []
     protection = protection_of(policy)
-    found = changed_between(storage, session_id, root, protection)
+    try:
+        found = changed_between(storage, session_id, root, protection)
+    except UnreadableState as exc:
+        _record(storage, session_id, root=root, policy=policy, event=event, unreadable=str(exc))
+        keep(storage, session_id, root, protection)
+        return []
     if found is None:
         keep(storage, session_id, root, protection)
         return []
@@ -178,6 +206,25 @@ def check(
     return changed
 
 
+def _findings(policy: Policy, changed: Sequence[str], unreadable: str | None) -> CallFindings:
+    """The note's findings: the changed files judged by the effect rules; an unreadable state
+    a WARN when the policy judges effects (nothing could be compared)."""
+    if unreadable is not None:
+        why = f"effects unknown: the protected files' kept state is unreadable ({unreadable})"
+        note = {"unknown": why}
+        if policy.effect_rules:
+            return CallFindings((EFFECTS_UNAVAILABLE,), note, "WARN", why, "effect")
+        return CallFindings((EFFECTS_UNAVAILABLE,), note)
+    found = CallFindings((PROTECTED_FILE_CHANGED,), {"protected": list(changed)})
+    judgement = policy.effect_rules.judge(
+        (PROTECTED_FILE_CHANGED,), tool=WORKSPACE_CHANGED_BETWEEN, category="hook"
+    )
+    if judgement is not None and judgement.verdict is not None:
+        why = f"rule {judgement.rule_id}: {judgement.reason}"
+        found = CallFindings(found.alerts, found.effects, judgement.verdict, why, "effect")
+    return found
+
+
 def _record(
     storage: str | os.PathLike[str],
     session_id: str,
@@ -185,23 +232,21 @@ def _record(
     root: str,
     policy: Policy,
     event: str,
-    changed: list[str],
+    changed: Sequence[str] = (),
+    unreadable: str | None = None,
 ) -> None:
-    reason = f"protected files changed between hook events (seen at {event}): "
-    reason += ", ".join(changed)
-    found = CallFindings((PROTECTED_FILE_CHANGED,), {"protected": changed})
-    judgement = policy.effect_rules.judge(
-        (PROTECTED_FILE_CHANGED,), tool=WORKSPACE_CHANGED_BETWEEN, category="hook"
-    )
-    if judgement is not None and judgement.verdict is not None:
-        why = f"rule {judgement.rule_id}: {judgement.reason}"
-        found = CallFindings(found.alerts, found.effects, judgement.verdict, why, "effect")
+    if unreadable is not None:
+        reason = f"the protected files' kept state is unreadable (seen at {event}): {unreadable}"
+    else:
+        reason = f"protected files changed between hook events (seen at {event}): "
+        reason += ", ".join(changed)
+    found = _findings(policy, changed, unreadable)
     gate = open_session_gate(
         storage_dir=Path(storage), session_id=session_id, policy=policy, root=root, door="hook"
     )
     try:
         gate.inspectors[:] = [_Found(found)]
-        details = {"event": event, "changed": changed}
+        details = {"event": event, "changed": list(changed)}
         decision = gate.unjudged(
             WORKSPACE_CHANGED_BETWEEN, "hook", details, target=None, kind="note"
         )

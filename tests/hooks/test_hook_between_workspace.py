@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from host_support import Host
 
-from pytest_harness_audit.doors.hook_between import WORKSPACE_CHANGED_BETWEEN, state_path
+from pytest_harness_audit.doors.hook_between import (
+    IN_FLIGHT_SECONDS,
+    WORKSPACE_CHANGED_BETWEEN,
+    state_path,
+)
 from pytest_harness_audit.readers.verdict import Verdict
 
 GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev"]
@@ -123,7 +128,7 @@ def test_a_change_in_a_call_s_own_window_is_that_call_s(host: Host) -> None:
     host.post(call)
     host.call()
     assert _notes(host) == []
-    record = [r for r in host.records() if r.get("kind") == "call"][0]
+    record = next(r for r in host.records() if r.get("kind") == "call")
     assert "SOUL.md" in record["effects"]["protected"]
 
 
@@ -138,3 +143,30 @@ def test_a_change_while_another_call_is_in_flight_is_left_to_its_window(host: Ho
     first_record = [r for r in host.records() if r.get("kind") == "call"][1]
     assert "SOUL.md" in first_record["effects"]["protected"]
     assert host.judged()[0] is Verdict.FAIL
+
+
+@pytest.mark.parametrize("garbled", [b"{not json", b'{"root": 1}', b"[]"])
+def test_a_kept_state_that_cannot_be_read_is_said_and_warns(host: Host, garbled: bytes) -> None:
+    host.call()
+    state_path(host.storage, "host-between-1").write_bytes(garbled)
+    host.call()
+    (note,) = _notes(host)
+    assert note["alerts"] == ["effects_unavailable"]
+    assert "unreadable" in note["effects"]["unknown"]
+    assert host.judged()[0] is Verdict.WARN
+    PLANTED["SOUL.md"](host.project)  # compared again from the state kept anew
+    host.call()
+    assert _notes(host)[-1]["effects"] == {"protected": ["SOUL.md"]}
+
+
+def test_a_call_whose_post_never_came_stops_the_comparison_for_a_while_only(
+    host: Host,
+) -> None:
+    host.call()
+    host.pre()  # its post never comes (the host crashed, the user interrupted it)
+    (stale,) = (host.storage / "pending").glob("*/*.json")
+    long_ago = time.time() - IN_FLIGHT_SECONDS - 60
+    os.utime(stale, (long_ago, long_ago))
+    PLANTED["SOUL.md"](host.project)
+    host.call()
+    assert _notes(host)[-1]["effects"] == {"protected": ["SOUL.md"]}
