@@ -296,11 +296,52 @@ def after_call(
         return
     window = inspection.inspector.kept if inspection is not None else None
     if isinstance(window, WorkspaceSnapshot) and window.root == root:
+        # what changed after the check at pre, before pre's snapshot, is in no window either
+        if not in_flight(storage, session_id, own):
+            _check_before_window(storage, session_id, root, policy, event, window)
         keep(storage, session_id, root, protection_of(policy), window.protected_digests)
     elif isinstance(window, Unseen) and window.over_limit:
         keep(storage, session_id, root, protection_of(policy), window.protected or ())
     else:  # no window (a call that changes no files), or none pre could keep
         check(storage, session_id, root=root, policy=policy, event=event, own=own)
+
+
+def snapshot_state(snapshot: WorkspaceSnapshot) -> dict[str, Any]:
+    """The protected files of ``snapshot`` as :func:`~.hook_effects.protected_state` gives
+    them (``path → [mode, content digest]``)."""
+    state: dict[str, Any] = {}
+    for path in snapshot.protected_inodes.values():
+        info = snapshot.files.get(path)
+        if info is not None and path not in _HOST_FILES:
+            digest = snapshot.protected_digests.get(path)
+            state[path] = [info[3], None if digest is None else digest.hex()]
+    return state
+
+
+def _check_before_window(
+    storage: Path,
+    session_id: str,
+    root: str,
+    policy: Policy,
+    event: str,
+    window: WorkspaceSnapshot,
+) -> None:
+    """Record the protected files that differ between the kept state and pre's snapshot."""
+    try:
+        before = _kept(storage, session_id, root)
+    except UnreadableState:
+        return  # said at the check of this call's pre
+    if before is None:
+        return
+    seen = snapshot_state(window)
+    protection = protection_of(policy)
+    # a snapshot knows the files protected by name; a kept state every such file it watched,
+    # and every one at the top and in ``.git`` (one there now and not kept was made since)
+    paths = {path for path in before if protection(path)}
+    paths.update(path for path in seen if "/" not in path or path.startswith(".git/"))
+    changed = sorted(path for path in paths - _HOST_FILES if before.get(path) != seen.get(path))
+    if changed:
+        _record(storage, session_id, root=root, policy=policy, event=event, changed=changed)
 
 
 class _Found:

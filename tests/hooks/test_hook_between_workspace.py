@@ -5,6 +5,7 @@ call's own window saw, ordinary files and keys git runs nothing from are no such
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -170,3 +171,48 @@ def test_a_call_whose_post_never_came_stops_the_comparison_for_a_while_only(
     PLANTED["SOUL.md"](host.project)
     host.call()
     assert _notes(host)[-1]["effects"] == {"protected": ["SOUL.md"]}
+
+
+def test_nothing_changed_before_pre_s_snapshot_is_no_change(host: Host) -> None:
+    """What a kept state holds of each protected file is what pre's snapshot holds of it: a
+    post compares them, and finds nothing when nothing changed."""
+    from pytest_harness_audit.audit import AuditError, iter_records
+    from pytest_harness_audit.doors import hook_between
+    from pytest_harness_audit.inspect import WorkspaceSnapshot
+    from pytest_harness_audit.policy import Policy
+
+    _hook(host.project)
+    policy = Policy.preset("safety")
+    protection = hook_between.protection_of(policy)
+    root = str(host.project)
+    first = WorkspaceSnapshot.take(root, protection=protection, tracked=False)
+    hook_between.keep(host.storage, "same", root, protection, first.protected_digests)
+    kept = json.loads(state_path(host.storage, "same").read_bytes())["files"]
+    assert {".git/config", "SOUL.md", "docs/IDENTITY.md", ".git/hooks/pre-commit"} <= set(kept)
+    assert ".git/modules/x/config" in kept  # watched, though no snapshot knows it
+    again = WorkspaceSnapshot.take(root, protection=protection, tracked=False)
+    hook_between._check_before_window(host.storage, "same", root, policy, "PostToolUse", again)
+    with pytest.raises(AuditError, match="no audit session"):  # no note: no chain opened
+        list(iter_records(host.storage, "same"))
+
+
+def test_a_change_after_pre_s_check_and_before_its_snapshot_is_found_at_post(
+    host: Host,
+) -> None:
+    from pytest_harness_audit.doors import hook_between
+    from pytest_harness_audit.inspect import WorkspaceSnapshot
+    from pytest_harness_audit.policy import Policy
+
+    policy = Policy.preset("safety")
+    protection = hook_between.protection_of(policy)
+    hook_between.keep(host.storage, "race", str(host.project), protection)
+    PLANTED[".git/hooks/pre-commit"](host.project)  # in the instant between check and snapshot
+    snapshot = WorkspaceSnapshot.take(str(host.project), protection=protection, tracked=False)
+    hook_between._check_before_window(
+        host.storage, "race", str(host.project), policy, "PostToolUse", snapshot
+    )
+    from pytest_harness_audit.audit import iter_records
+
+    (note,) = [r for r in iter_records(host.storage, "race") if r["kind"] == "note"]
+    assert note["effects"] == {"protected": [".git/hooks/pre-commit"]}
+    assert note["judged"]["verdict"] == "FAIL"
