@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         )
     session_id = args.session or _new_session_id()
     root = str(args.workspace.resolve()) if args.workspace else None
-    gate = _open_gate(Path(args.storage), session_id, policy, root)
+    gate = _open_gate(Path(args.storage), session_id, policy, root, social=bool(args.social))
     if args.social:
         local_tools.append(_send_message_tool(args.social, gate, policy, args.storage, session_id))
     proxy = RecordingProxy(
@@ -236,30 +236,26 @@ def _policy(args: argparse.Namespace) -> Any:
     return policy
 
 
-def _open_gate(storage: Path, session_id: str, policy: Any, root: str | None) -> Any:
+def _open_gate(
+    storage: Path, session_id: str, policy: Any, root: str | None, *, social: bool = False
+) -> Any:
+    """The proxy's gate with the watches of every in-process door (:mod:`.door_watches`):
+    the workspace's ones with ``root``, the session's post store with ``social``."""
     from pytest_harness_audit.doors.chain_faults import GuardedGate
     from pytest_harness_audit.gate.console import consoles
+    from pytest_harness_audit.gate.record_scrub import RecordScrub
+    from pytest_harness_audit.session.door_watches import post_store_of, watch_calls
 
     # a chain changed under the proxy refuses the calls after it (a tool error, no traceback)
     gate = GuardedGate.open(storage_dir=storage, session_id=session_id, policy=policy, root=root)
     gate.observers.extend(consoles(sys.stderr, policy.audit_level))  # record lines on stderr
+    # no seeds: a proxy builds no workspace from a template (the harness that started one
+    # watches its own seeds around the agent's run)
+    store = post_store_of(storage, session_id) if social else None
+    watches = watch_calls(gate, root=root, post_store=store)
     if root is not None:
-        # the workspace's secrets and what each call did to it, as in the harness door
-        from pytest_harness_audit.gate.inspection import SessionInspection
-        from pytest_harness_audit.gate.install_watch import InstallWatch
-        from pytest_harness_audit.gate.module_git_watch import ModuleGitWatch
-        from pytest_harness_audit.gate.record_scrub import KeptSecrets, RecordScrub
-        from pytest_harness_audit.inspect import Inspector
-        from pytest_harness_audit.session.kernel_watch import note_unwatched_reads
-
-        kept = KeptSecrets()
-        inspector = Inspector(Path(root), secrets=kept, protect=policy.protect)
-        gate.inspectors.append(SessionInspection(inspector, policy))
-        note_unwatched_reads(gate, inspector)  # a check the kernel cannot make is said
-        gate.inspectors.append(InstallWatch.of(gate.install_guard.paths))
-        gate.inspectors.append(ModuleGitWatch(root))  # submodules' git configurations, hooks
         # every string of every record, the parts of a split value included
-        gate.chain.builder.scrub = RecordScrub(gate.inspectors, kept=kept)
+        gate.chain.builder.scrub = RecordScrub(gate.inspectors, kept=watches.kept)
     return gate
 
 
@@ -272,7 +268,11 @@ def _send_message_tool(
         parse_harness_agents,
         send_message_local_tool,
     )
+    from pytest_harness_audit.gate.post_store_watch import PostStoreWatch
 
+    if not any(isinstance(inspector, PostStoreWatch) for inspector in gate.inspectors):
+        # a program run by a call could write the store past the firewall, unseen
+        raise UsageError("proxy: a gate serving send_message must watch its post store")
     agents = parse_harness_agents(tuple(n for n in names.split(",") if n), {})
     session = SocialSession(
         gate,

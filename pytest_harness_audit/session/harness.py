@@ -23,24 +23,18 @@ from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
 from pytest_harness_audit.gate import Classifier
 from pytest_harness_audit.gate.approvals import Approver, table_approver
 from pytest_harness_audit.gate.inspection import SessionInspection
-from pytest_harness_audit.gate.install_watch import InstallWatch
-from pytest_harness_audit.gate.module_git_watch import ModuleGitWatch
-from pytest_harness_audit.gate.post_store_watch import PostStoreWatch
-from pytest_harness_audit.gate.record_scrub import KeptSecrets, RecordScrub
+from pytest_harness_audit.gate.record_scrub import RecordScrub
 from pytest_harness_audit.gate.seam import Outcome
-from pytest_harness_audit.inspect import Inspector
 from pytest_harness_audit.policy import Evaluation, Policy
 from pytest_harness_audit.policy.source import resolve_policy
 from pytest_harness_audit.readers.report import SessionReport, build_report
 from pytest_harness_audit.readers.session_queries import ChainQueries
 from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, judge
 from pytest_harness_audit.session import workspace as workspaces
-from pytest_harness_audit.session.kernel_watch import note_unwatched_reads
+from pytest_harness_audit.session.door_watches import post_store_of, watch_calls
 from pytest_harness_audit.session.scenario_fit import check_scenario_fits
-from pytest_harness_audit.session.seed_watch import SeedWatch
 from pytest_harness_audit.social import Clock, Peer, Post, SendResult
 from pytest_harness_audit.social.secret_ledger import SecretLedger
-from pytest_harness_audit.social.store import DATABASE_NAME
 from pytest_harness_audit.tools.network import NetworkStub
 from pytest_harness_audit.tools.supervisor import guard_auditor
 from pytest_harness_audit.tools.toolbox import ToolBox, ToolFunction
@@ -168,25 +162,22 @@ class Harness(ChainQueries):
         self.agents: tuple[str, ...] = tuple(agents) if agents else DEFAULT_AGENTS
         self.secrets = SecretLedger()
         self.gate.observers.append(self.secrets.note_from)
-        kept = KeptSecrets()
-        #: What each call did (effects, exposed secrets), judged by the policy's effect rules.
-        self.inspection = SessionInspection(
-            Inspector(self.root, secrets=kept, protect=self.policy.protect, origins=origins),
-            self.policy,
+        # what each call did, judged by the watches every in-process door has (one list)
+        self.watches = watch_calls(
+            self.gate,
+            root=self.root,
+            post_store=post_store_of(self.storage_dir, self.session_id),
+            seeds=True,  # this process copies workspaces from template seeds
+            origins=origins,
         )
-        self.gate.inspectors.append(self.inspection)
-        note_unwatched_reads(self.gate, self.inspection.inspector)
+        kept = self.watches.kept
+        assert self.watches.inspection is not None  # a harness always has a workspace
+        #: What each call did (effects, exposed secrets), judged by the policy's effect rules.
+        self.inspection: SessionInspection = self.watches.inspection
         #: The process's template seeds, judged by what each call did to them.
-        self.seed_watch = SeedWatch()
-        self.gate.inspectors.append(self.seed_watch)
+        self.seed_watch = self.watches.seed_watch
         #: The auditor's installation, judged by what each call did to it.
-        self.install_watch = InstallWatch.of(self.gate.install_guard.paths)
-        self.gate.inspectors.append(self.install_watch)
-        #: The session's post store (its messages), judged by what each call did to it.
-        database = self.storage_dir / "social" / self.session_id / DATABASE_NAME
-        self.gate.inspectors.append(PostStoreWatch(database))
-        #: The submodules' git configurations and hooks, judged by what each call did to them.
-        self.gate.inspectors.append(ModuleGitWatch(self.root))
+        self.install_watch = self.watches.install_watch
         self.secrets.on_add = self.inspection.inspector.secrets.add
         # every string of every record, not only the parameters: no field holds a known secret
         self.chain.builder.scrub = RecordScrub(self.gate.inspectors, self.secrets, kept)
@@ -301,8 +292,9 @@ class Harness(ChainQueries):
         if self._social is not None:
             self._social.close()
         self.inspection.close()
-        self.seed_watch.close()
-        self.install_watch.close()
+        if self.seed_watch is not None:
+            self.seed_watch.close()
+        self.install_watch.close()  # (a test may have put another in its place)
         self.gate.close()
 
     def register_tool(self, name: str, fn: ToolFunction, *, category: str | None = None) -> None:

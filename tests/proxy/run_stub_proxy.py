@@ -18,7 +18,9 @@ from stub_gate import StubGate
 from pytest_harness_audit.cli import main, proxy_cmd
 
 
-def _stub_gate(storage: Path, session_id: str, policy: Any, root: str | None) -> StubGate:
+def _stub_gate(
+    storage: Path, session_id: str, policy: Any, root: str | None, *, social: bool = False
+) -> StubGate:
     deny = [name for name in os.environ.get("STUB_GATE_DENY", "").split(",") if name]
     return StubGate(storage, deny)
 

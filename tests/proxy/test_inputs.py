@@ -217,7 +217,7 @@ def test_cli_usage_errors_are_one_line_and_exit_2(
     message: str,
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(proxy_cmd, "_open_gate", lambda *args: StubGate(tmp_path))
+    monkeypatch.setattr(proxy_cmd, "_open_gate", lambda *args, **_: StubGate(tmp_path))
     monkeypatch.setattr(proxy_cmd, "_close_chain", lambda *args: True)  # the stub has no chain
     code = main(["--storage", str(tmp_path), "proxy", *arguments])
     assert code == 2
