@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.audit.atomic_file import replace_file
-from pytest_harness_audit.audit.storage import sanitize_session_id
+from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook_effects import (
     EFFECTS_UNAVAILABLE,
@@ -115,6 +115,7 @@ def keep(
     """Keep the state of the workspace's protected files now (after a compared window)."""
     paths = watched_paths(root, protection, known)
     data = {"root": root, "files": protected_state(root, paths, protection)}
+    StorageLayout.at(storage).ensure_dirs()  # a store made here is one like any (``.gitignore``)
     replace_file(state_path(storage, session_id), json.dumps(data, sort_keys=True).encode())
 
 
