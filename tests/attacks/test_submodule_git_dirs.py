@@ -14,24 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from submodule_support import NEST, PLANT
 
 from pytest_harness_audit.session.harness import Harness
-
-NEST = [
-    "mkdir -p .git/modules && git init -q --separate-git-dir=.git/modules/x sub",
-    "git -C sub -c user.name=a -c user.email=a@b.invalid commit -q --allow-empty -m x",
-    "git add sub",
-]
-PLANT = {
-    "config": (
-        "python3 -c \"open('.git/' + 'modules/x/con' + 'fig', 'a')"
-        ".write('[core]\\n\\tfsmonitor = touch ../ran; false\\n')\""
-    ),
-    "hook": (
-        "python3 -c \"import os; p = '.git/' + 'modules/x/hooks/post-checkout'; "
-        "open(p, 'w').write('#!/bin/sh\\ntouch ran\\n'); os.chmod(p, 0o755)\""
-    ),
-}
 
 
 def _session(tmp_path: Path) -> Harness:

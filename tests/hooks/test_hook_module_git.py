@@ -13,26 +13,12 @@ from typing import Any
 
 import pytest
 from hook_processes import as_post, call_records, recorded, run_as_host
+from submodule_support import NEST, PLANT
 
 from pytest_harness_audit.doors.hook import handle_post, handle_pre
 from pytest_harness_audit.policy import Policy
 
 GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev"]
-NEST = [
-    "mkdir -p .git/modules && git init -q --separate-git-dir=.git/modules/x sub",
-    "git -C sub -c user.name=a -c user.email=a@b.invalid commit -q --allow-empty -m x",
-    "git add sub",
-]
-PLANT = {
-    "config": (
-        "python3 -c \"open('.git/' + 'modules/x/con' + 'fig', 'a')"
-        ".write('[core]\\n\\tfsmonitor = touch ../ran; false\\n')\""
-    ),
-    "hook": (
-        "python3 -c \"import os; p = '.git/' + 'modules/x/hooks/post-checkout'; "
-        "open(p, 'w').write('#!/bin/sh\\ntouch ran\\n'); os.chmod(p, 0o755)\""
-    ),
-}
 
 
 @pytest.fixture
