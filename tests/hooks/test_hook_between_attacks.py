@@ -307,3 +307,48 @@ def test_a_hook_planted_in_a_linked_worktree_s_common_git_dir(tmp_path: Path) ->
     made.call()
     made.end()
     assert made.judged()[0] is Verdict.FAIL
+
+
+def _pre_of(host: Host, payload: str) -> dict[str, Any]:
+    host.calls += 1
+    call = recorded(payload, host.project, session_id=SESSION)
+    call["tool_use_id"] = f"toolu_{host.calls}"
+    code, _out, err = hook(host.storage, "pre", call, env=host.env)
+    assert code == 0, err
+    return call
+
+
+def _post_of(host: Host, call: dict[str, Any]) -> None:
+    code, _out, err = hook(host.storage, "post", as_post(call, {"stdout": ""}), env=host.env)
+    assert code == 0, err
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a call with no window in flight skips the checks; another call's post keeps the "
+    "changed state without comparing it",
+)
+def test_a_windowless_call_in_flight_lets_another_call_s_post_keep_the_change(
+    host: Host,
+) -> None:
+    host.call()
+    slow = _pre_of(host, "read-source.json")  # a read runs while the agent's next call starts
+    _plant_soul(host.project)  # the background process, during the read
+    host.call()  # its window opens after the change: it sees none; its post keeps the state
+    _post_of(host, slow)  # no window: compared with the state the other post kept
+    host.end()
+    assert host.judged()[0] is Verdict.FAIL
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a call whose post never came counts as in flight for IN_FLIGHT_SECONDS; a change "
+    "then is kept by the next post unseen, not merely seen later",
+)
+def test_a_change_while_an_interrupted_call_is_pending_is_lost(host: Host) -> None:
+    host.call()
+    host.pre()  # the user interrupts the call: no post comes, its pending file stays
+    _plant_soul(host.project)
+    host.call()
+    host.end()
+    assert host.judged()[0] is Verdict.FAIL
