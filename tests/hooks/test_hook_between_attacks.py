@@ -352,3 +352,31 @@ def test_a_change_while_an_interrupted_call_is_pending_is_lost(host: Host) -> No
     host.call()
     host.end()
     assert host.judged()[0] is Verdict.FAIL
+
+
+def test_a_call_from_a_subfolder_keeps_the_project_when_the_host_names_it(host: Host) -> None:
+    host.env["CLAUDE_PROJECT_DIR"] = str(host.project)  # as the host sets it for its hooks
+    host.call()
+    _call_in(host, host.project / "docs")
+    _plant_soul(host.project)
+    host.call()
+    assert host.judged()[0] is Verdict.FAIL
+
+
+def _planted_run_and_restored(root: Path) -> None:
+    config = root / ".git" / "config"
+    clean = config.read_bytes()
+    _fsmonitor(config)  # the background process plants it as the call starts
+    subprocess.run(["git", "status"], cwd=root, check=True, capture_output=True)  # the call
+    config.write_bytes(clean)  # and restores it before the call's post
+
+
+@pytest.mark.xfail(
+    strict=True, reason="planted and restored within one window: both snapshots are clean"
+)
+def test_a_git_config_planted_and_restored_within_a_call_s_window(host: Host) -> None:
+    host.call()
+    host.call(during=lambda: _planted_run_and_restored(host.project))
+    assert (host.project / "ran").exists()  # git ran the planted command
+    host.end()
+    assert host.judged()[0] is Verdict.FAIL
