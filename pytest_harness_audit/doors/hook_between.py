@@ -20,6 +20,7 @@ between events already.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -57,9 +58,11 @@ _HOST_FILES = frozenset((*PROJECT_SETTINGS, PROJECT_MCP))
 _GIT_CONFIGS = ("config", "config.worktree")
 
 
-def state_path(storage: str | os.PathLike[str], session_id: str) -> Path:
-    """Where the session's last protected state is kept in the store."""
-    return Path(storage) / "hook-between" / f"{sanitize_session_id(session_id)}.json"
+def state_path(storage: str | os.PathLike[str], session_id: str, root: str) -> Path:
+    """Where the session's last protected state of the workspace ``root`` is kept in the store
+    (one a root: a call from another folder, the project unnamed, leaves this one's as it is)."""
+    digest = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return Path(storage) / "hook-between" / f"{sanitize_session_id(session_id)}-{digest}.json"
 
 
 def protection_of(policy: Policy) -> Protection:
@@ -69,16 +72,26 @@ def protection_of(policy: Policy) -> Protection:
 
 def _git_files(root: str) -> set[str]:
     """The git configurations and hooks of the workspace's ``.git`` and its submodules' git
-    directories (``.git/modules/<name>``), relative to ``root``; bounded."""
+    directories (``.git/modules/<name>``), relative to ``root``: the hooks first, each folder
+    kind with a bound of its own (junk below ``.git/modules`` cannot hide a new hook)."""
     found = {f".git/{name}" for name in _GIT_CONFIGS}
-    folders = [(".git/hooks", True), (".git/modules", False)]
+    found.update(_walk_git(root, ".git/hooks", hooks=True))
+    found.update(_walk_git(root, ".git/modules", hooks=False))
+    return found
+
+
+def _walk_git(root: str, top: str, *, hooks: bool) -> set[str]:
+    """The hooks (``hooks``) or the configurations and hooks below ``top``; bounded."""
+    found: set[str] = set()
+    folders = [(top, hooks)]
     seen = 0
     while folders and seen < MAX_GIT_ENTRIES:
-        folder, hooks = folders.pop()
+        folder, in_hooks = folders.pop()
         try:
             entries = list(os.scandir(os.path.join(root, folder)))
         except OSError:
             continue
+        # hooks folders first: a configuration's folder holds at most a few of them
         for entry in entries:
             seen += 1
             relative = f"{folder}/{entry.name}"
@@ -86,13 +99,13 @@ def _git_files(root: str) -> set[str]:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            if hooks:
+            if in_hooks:
                 if not entry.name.endswith(".sample"):
                     found.add(relative)
             elif is_dir and entry.name == "hooks":
                 folders.append((relative, True))
             elif is_dir and entry.name not in ("objects", "refs", "logs", "lfs"):
-                folders.append((relative, False))
+                folders.insert(0, (relative, False))
             elif entry.name in _GIT_CONFIGS:
                 found.add(relative)
     return found
@@ -111,12 +124,19 @@ def keep(
     root: str,
     protection: Protection,
     known: Iterable[str] = (),
+    *,
+    complete: bool = False,
+    files: Mapping[str, Any] | None = None,
 ) -> None:
-    """Keep the state of the workspace's protected files now (after a compared window)."""
-    paths = watched_paths(root, protection, known)
-    data = {"root": root, "files": protected_state(root, paths, protection)}
+    """Keep the state of the workspace's protected files now (after a compared window), or
+    ``files`` as given. ``complete``: ``known`` is every protected file of the workspace (a
+    whole snapshot's), so one not in the state was made after it."""
+    if files is None:
+        paths = watched_paths(root, protection, known)
+        files = protected_state(root, paths, protection)
+    data = {"root": root, "files": dict(files), "complete": complete}
     StorageLayout.at(storage).ensure_dirs()  # a store made here is one like any (``.gitignore``)
-    replace_file(state_path(storage, session_id), json.dumps(data, sort_keys=True).encode())
+    replace_file(state_path(storage, session_id, root), json.dumps(data, sort_keys=True).encode())
 
 
 class UnreadableState(ValueError):
@@ -124,8 +144,16 @@ class UnreadableState(ValueError):
 
 
 def _kept(storage: str | os.PathLike[str], session_id: str, root: str) -> dict[str, Any] | None:
-    """The kept state of ``root`` (``None``: none kept, or one of another project)."""
-    path = state_path(storage, session_id)
+    """The kept state of ``root``'s files (``None``: none kept)."""
+    found = _kept_state(storage, session_id, root)
+    return None if found is None else found[0]
+
+
+def _kept_state(
+    storage: str | os.PathLike[str], session_id: str, root: str
+) -> tuple[dict[str, Any], bool] | None:
+    """The kept state of ``root`` and whether it is complete (``None``: none kept)."""
+    path = state_path(storage, session_id, root)
     try:
         data = json.loads(path.read_bytes())
     except FileNotFoundError:
@@ -134,7 +162,9 @@ def _kept(storage: str | os.PathLike[str], session_id: str, root: str) -> dict[s
         raise UnreadableState(f"{path}: {type(exc).__name__}") from None
     if not isinstance(data, Mapping) or not isinstance(data.get("files"), Mapping):
         raise UnreadableState(f"{path}: not a kept state")
-    return dict(data["files"]) if data.get("root") == root else None
+    if data.get("root") != root:
+        raise UnreadableState(f"{path}: the state of another workspace")
+    return dict(data["files"]), data.get("complete") is True
 
 
 def in_flight(storage: str | os.PathLike[str], session_id: str, own: Path | None) -> bool:
@@ -146,10 +176,11 @@ def in_flight(storage: str | os.PathLike[str], session_id: str, own: Path | None
         entries = list(os.scandir(folder))
     except OSError:
         return False
-    mine = None if own is None else os.fspath(own)
+    # the call's own pending file, and the same claimed by its post (``<key>.claimed.json``)
+    mine = None if own is None else own.name.removesuffix(".json") + "."
     since = time.time() - IN_FLIGHT_SECONDS
     for entry in entries:
-        if not entry.name.endswith(".json") or entry.path == mine:
+        if not entry.name.endswith(".json") or (mine is not None and entry.name.startswith(mine)):
             continue
         try:
             if entry.stat().st_mtime >= since:
@@ -183,12 +214,14 @@ def check(
     policy: Policy,
     event: str,
     own: Path | None = None,
+    calls_done: bool = False,
 ) -> list[str]:
     """At an event that opens no window: record the protected files changed since the kept
     state (a note, judged by the policy's effect rules) and keep the state now; the paths
     changed. Nothing while another call of the session is in flight (its window may be what
-    changed them: its own post says so)."""
-    if root is None or in_flight(storage, session_id, own):
+    changed them: its own post says so), unless ``calls_done`` (the turn or the session is over:
+    a pending file left now is a call whose post never came)."""
+    if root is None or (not calls_done and in_flight(storage, session_id, own)):
         return []
     protection = protection_of(policy)
     try:
@@ -262,13 +295,21 @@ def _record(
 
 
 def between_events(
-    storage: Path, session_id: str, *, policy: Policy, cwd: str | None, event: str
+    storage: Path,
+    session_id: str,
+    *,
+    policy: Policy,
+    cwd: str | None,
+    event: str,
+    calls_done: bool = False,
 ) -> HostWatch:
     """At an event that opens no window: the host's settings
     (:func:`~.hook_host_settings.check_between`) and the workspace's protected files
-    (:func:`check`) against their last state; the host's watch."""
+    (:func:`check`, ``calls_done`` at a turn's or the session's end) against their last state;
+    the host's watch."""
     host = check_between(storage, session_id, policy=policy, cwd=cwd, event=event)
-    check(storage, session_id, root=workspace_root(cwd), policy=policy, event=event)
+    root = workspace_root(cwd)
+    check(storage, session_id, root=root, policy=policy, event=event, calls_done=calls_done)
     return host
 
 
@@ -296,15 +337,60 @@ def after_call(
     if root is None:
         return
     window = inspection.inspector.kept if inspection is not None else None
+    protection = protection_of(policy)
     if isinstance(window, WorkspaceSnapshot) and window.root == root:
+        after = inspection.inspector.last_snapshot if inspection is not None else None
+        if after is None or after.root != root:
+            after = window
+        if in_flight(storage, session_id, own):
+            # another call's window is open: take up only what changed in this one's
+            _keep_window(storage, session_id, root, protection, window, after)
+            return
         # what changed after the check at pre, before pre's snapshot, is in no window either
-        if not in_flight(storage, session_id, own):
-            _check_before_window(storage, session_id, root, policy, event, window)
-        keep(storage, session_id, root, protection_of(policy), window.protected_digests)
+        _check_before_window(storage, session_id, root, policy, event, window)
+        keep(
+            storage,
+            session_id,
+            root,
+            protection,
+            after.protected_digests,
+            complete=after.complete,
+        )
     elif isinstance(window, Unseen) and window.over_limit:
-        keep(storage, session_id, root, protection_of(policy), window.protected or ())
+        keep(storage, session_id, root, protection, window.protected or ())
     else:  # no window (a call that changes no files), or none pre could keep
         check(storage, session_id, root=root, policy=policy, event=event, own=own)
+
+
+def _keep_window(
+    storage: Path,
+    session_id: str,
+    root: str,
+    protection: Protection,
+    window: WorkspaceSnapshot,
+    after: WorkspaceSnapshot,
+) -> None:
+    """Take up in the kept state what changed in a call's window (its record says so), and
+    nothing else: a change before the window, made while another call was in flight, is left
+    for the next check to find."""
+    try:
+        found = _kept_state(storage, session_id, root)
+    except UnreadableState:
+        found = None
+    if found is None:
+        keep(storage, session_id, root, protection, after.protected_digests)
+        return
+    before, _complete = found
+    seen, now = snapshot_state(window), snapshot_state(after)
+    paths = watched_paths(root, protection, set(before) | set(now))
+    unnamed = protected_state(root, {p for p in paths if not protection(p)}, protection)
+    merged = dict(before)
+    for path in paths:
+        if not protection(path):
+            merged[path] = unnamed.get(path)  # no snapshot knows it: taken as it is
+        elif seen.get(path) != now.get(path):
+            merged[path] = now.get(path)  # changed in the window: the call's record has it
+    keep(storage, session_id, root, protection, files=merged)
 
 
 def snapshot_state(snapshot: WorkspaceSnapshot) -> dict[str, Any]:
@@ -329,17 +415,19 @@ def _check_before_window(
 ) -> None:
     """Record the protected files that differ between the kept state and pre's snapshot."""
     try:
-        before = _kept(storage, session_id, root)
+        found = _kept_state(storage, session_id, root)
     except UnreadableState:
         return  # said at the check of this call's pre
-    if before is None:
+    if found is None:
         return
+    before, complete = found
     seen = snapshot_state(window)
     protection = protection_of(policy)
     # a snapshot knows the files protected by name; a kept state every such file it watched,
-    # and every one at the top and in ``.git`` (one there now and not kept was made since)
+    # and every one at the top and in ``.git`` (one there now and not kept was made since);
+    # one kept from a whole snapshot, every one the workspace had
     paths = {path for path in before if protection(path)}
-    paths.update(path for path in seen if "/" not in path or path.startswith(".git/"))
+    paths.update(path for path in seen if complete or "/" not in path or path.startswith(".git/"))
     changed = sorted(path for path in paths - _HOST_FILES if before.get(path) != seen.get(path))
     if changed:
         _record(storage, session_id, root=root, policy=policy, event=event, changed=changed)

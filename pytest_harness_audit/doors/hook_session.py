@@ -206,7 +206,9 @@ def handle_stop(text: str, *, storage: Path, policy: Policy) -> None:
     """A ``Stop`` payload: the turn is over, so its asks left without an outcome are recorded
     (and a change of the host's settings since the last event)."""
     payload = parse_session_payload(text, STOP)
-    between_events(storage, payload.session_id, policy=policy, cwd=payload.cwd, event=STOP)
+    between_events(
+        storage, payload.session_id, policy=policy, cwd=payload.cwd, event=STOP, calls_done=True
+    )
     reconcile_asks(payload, storage, policy)
 
 
@@ -251,7 +253,12 @@ def handle_session_end(text: str, *, storage: Path, policy: Policy) -> SessionEn
     host = None
     try:
         host = between_events(
-            storage, payload.session_id, policy=policy, cwd=payload.cwd, event=SESSION_END
+            storage,
+            payload.session_id,
+            policy=policy,
+            cwd=payload.cwd,
+            event=SESSION_END,
+            calls_done=True,
         )
         reconcile_asks(payload, storage, policy)
         check_pending_seals(payload, storage, policy)

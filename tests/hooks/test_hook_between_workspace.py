@@ -99,7 +99,7 @@ def test_a_change_after_the_last_call_fails_at_the_session_s_end(host: Host) -> 
 
 def test_the_state_is_kept_in_the_store(host: Host) -> None:
     host.call()
-    assert state_path(host.storage, "host-between-1").is_file()
+    assert state_path(host.storage, "host-between-1", str(host.project)).is_file()
 
 
 @pytest.mark.parametrize(
@@ -149,7 +149,7 @@ def test_a_change_while_another_call_is_in_flight_is_left_to_its_window(host: Ho
 @pytest.mark.parametrize("garbled", [b"{not json", b'{"root": 1}', b"[]"])
 def test_a_kept_state_that_cannot_be_read_is_said_and_warns(host: Host, garbled: bytes) -> None:
     host.call()
-    state_path(host.storage, "host-between-1").write_bytes(garbled)
+    state_path(host.storage, "host-between-1", str(host.project)).write_bytes(garbled)
     host.call()
     (note,) = _notes(host)
     assert note["alerts"] == ["effects_unavailable"]
@@ -187,7 +187,7 @@ def test_nothing_changed_before_pre_s_snapshot_is_no_change(host: Host) -> None:
     root = str(host.project)
     first = WorkspaceSnapshot.take(root, protection=protection, tracked=False)
     hook_between.keep(host.storage, "same", root, protection, first.protected_digests)
-    kept = json.loads(state_path(host.storage, "same").read_bytes())["files"]
+    kept = json.loads(state_path(host.storage, "same", root).read_bytes())["files"]
     assert {".git/config", "SOUL.md", "docs/IDENTITY.md", ".git/hooks/pre-commit"} <= set(kept)
     assert ".git/modules/x/config" in kept  # watched, though no snapshot knows it
     again = WorkspaceSnapshot.take(root, protection=protection, tracked=False)
