@@ -7,15 +7,20 @@ No call's before-and-after comparison sees that, and the session would be judged
 
 So the hook door keeps, after each call whose window it compared (a post with a workspace
 snapshot), the state of the workspace's protected files (mode and what a snapshot keeps of
-their content, :func:`~.hook_effects.protected_state`) in the store, out of the agent's reach
-(``hook-between/<session>.json``). At the next event that opens no window of its own (a pre,
-the post of a call whose window was not compared, the session's end) and while no other call
-of the session is in flight, the same files, and any protected file now at the workspace's top,
-in ``.git``, its hooks or a submodule's git directory, are compared with it. A difference is
-recorded as a ``note`` :data:`WORKSPACE_CHANGED_BETWEEN` (alert ``protected_file_changed``,
-``effects.protected``), judged by the policy's effect rules (``safety``: FAIL), and the state is
-kept anew. The host's own settings are left to :mod:`.hook_host_settings`, which watches them
-between events already.
+their content, :func:`~.hook_effects.protected_state`) in the store, out of the agent's reach,
+one file a session and workspace root (``hook-between/<session>-<root hash>.json``). At the
+next event that opens no window (a pre, the post of a call whose window was not compared, a
+turn's stop, the session's end) the same files are compared with it, with every protected file
+the last whole snapshot saw, and any protected file now at the workspace's top, in ``.git``,
+its hooks, the folder ``core.hooksPath`` names, or a submodule's git directory; a post also
+compares the kept state with its pre's snapshot (what changed between pre's comparison and its
+snapshot). A difference is recorded as a ``note`` :data:`WORKSPACE_CHANGED_BETWEEN` (alert
+``protected_file_changed``, ``effects.protected``), judged by the policy's effect rules
+(``safety``: FAIL), and the state is kept anew. While another call of the session is in flight,
+a pre does not compare and a post takes up only what changed in its own window (that call's
+record says so), leaving a change made meanwhile for a later comparison; a stop and the
+session's end compare whatever is pending. The host's own settings are left to
+:mod:`.hook_host_settings`, which watches them between events already.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from pytest_harness_audit.doors.hook_host_settings import PROJECT_MCP, HostWatch
 from pytest_harness_audit.gate.seam import CallFindings, Outcome
 from pytest_harness_audit.inspect import PROTECTED_FILE_CHANGED, WorkspaceSnapshot
 from pytest_harness_audit.inspect.effects import Protection
+from pytest_harness_audit.inspect.exec_config import git_config_entries
 from pytest_harness_audit.policy import Policy
 
 #: The note's tool.
@@ -56,6 +62,7 @@ IN_FLIGHT_SECONDS = 900
 MAX_GIT_ENTRIES = 512
 _HOST_FILES = frozenset((*PROJECT_SETTINGS, PROJECT_MCP))
 _GIT_CONFIGS = ("config", "config.worktree")
+_CONFIG_BYTES = 1 << 20
 
 
 def state_path(storage: str | os.PathLike[str], session_id: str, root: str) -> Path:
@@ -76,8 +83,28 @@ def _git_files(root: str) -> set[str]:
     kind with a bound of its own (junk below ``.git/modules`` cannot hide a new hook)."""
     found = {f".git/{name}" for name in _GIT_CONFIGS}
     found.update(_walk_git(root, ".git/hooks", hooks=True))
+    hooks_path = _hooks_path(root)
+    if hooks_path is not None:  # `core.hooksPath` (husky, lefthook): git runs these instead
+        found.update(_walk_git(root, hooks_path, hooks=True))
     found.update(_walk_git(root, ".git/modules", hooks=False))
     return found
+
+
+def _hooks_path(root: str) -> str | None:
+    """The folder ``core.hooksPath`` of the workspace's git configuration names (relative to
+    ``root`` when inside it), if any."""
+    try:
+        with open(os.path.join(root, ".git", "config"), "rb") as handle:
+            text = handle.read(_CONFIG_BYTES).decode("utf-8", "surrogateescape")
+    except OSError:
+        return None
+    for entry in git_config_entries(text):
+        key, _, value = entry.partition("=")
+        if key == "core.hookspath" and value and not value.startswith("~"):
+            folder = os.path.normpath(os.path.join(root, value))
+            inside = os.path.commonpath([root, folder]) == root
+            return os.path.relpath(folder, root) if inside else folder
+    return None
 
 
 def _walk_git(root: str, top: str, *, hooks: bool) -> set[str]:

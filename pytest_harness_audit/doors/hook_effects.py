@@ -221,6 +221,11 @@ class HookInspector(Inspector):
             limit=self.limit,
         )
 
+    @property
+    def last_snapshot(self) -> WorkspaceSnapshot | None:
+        """The snapshot taken at post, after the call (``None`` before it)."""
+        return self._last
+
     def kept_for(self, category: str) -> WorkspaceSnapshot | Unseen | None:
         """At post, what pre kept for a call of ``category`` (``None``: it changes no files)."""
         if category not in self.watched:

@@ -281,12 +281,6 @@ class Inspector:
             self._reads.reset()  # after the snapshot and the copies, which read files themselves
         return now
 
-    @property
-    def last_snapshot(self) -> WorkspaceSnapshot | None:
-        """The snapshot taken after the last watched call (``None`` before any)."""
-        with self._lock:
-            return self._last
-
     def changed_since_last(self) -> bool:
         """Whether the workspace changed since the last watched call ended: what the next such
         call would record as its ``between`` (nothing is updated; ``False`` before any)."""

@@ -3,7 +3,8 @@ agent would try them, and benign look-alikes that must keep their verdict. A tes
 ``xfail(strict=True)`` documents a hole still open: the session it builds really had a
 protected file changed between events and is judged PASS. The others were holes once (a call
 in flight, a call from a subfolder, junk below ``.git/modules``, a new nested persona file, a
-symlinked persona, a forged or stale pending file) and are FAIL now."""
+symlinked persona, a forged or stale pending file, a hook in ``core.hooksPath``) and are
+FAIL now."""
 
 from __future__ import annotations
 
@@ -125,7 +126,6 @@ def test_a_new_persona_file_in_a_subfolder_between_events(host: Host) -> None:
     assert host.judged()[0] is Verdict.FAIL
 
 
-@pytest.mark.xfail(strict=True, reason="core.hooksPath's folder is not watched (only .git/hooks)")
 def test_a_hook_planted_in_the_configured_hooks_path(tmp_path: Path) -> None:
     made = Host(tmp_path)
     _repo(made.project, ["core.hooksPath", ".husky"])  # a hook manager's ordinary set-up
@@ -138,6 +138,26 @@ def test_a_hook_planted_in_the_configured_hooks_path(tmp_path: Path) -> None:
     made.call()
     made.end()
     assert made.judged()[0] is Verdict.FAIL
+
+
+def test_a_hook_written_in_a_call_s_window_in_the_hooks_path_is_no_between_change(
+    tmp_path: Path,
+) -> None:
+    made = Host(tmp_path)
+    _repo(made.project, ["core.hooksPath", ".husky"])
+    (made.project / ".husky").mkdir()
+    made.start()
+    made.call()
+
+    def install() -> None:  # the call itself (a hook manager's install) writes the hook
+        hook = made.project / ".husky" / "pre-commit"
+        hook.write_text("#!/bin/sh\nnpm test\n")
+        os.chmod(hook, 0o755)
+
+    made.call(during=install)
+    made.call()
+    made.end()
+    assert _notes(made) == []
 
 
 def test_a_change_after_session_end_is_caught_when_the_session_resumes(host: Host) -> None:
