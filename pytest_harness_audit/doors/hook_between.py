@@ -100,9 +100,11 @@ def _hooks_path(root: str) -> str | None:
         return None
     for entry in git_config_entries(text):
         key, _, value = entry.partition("=")
-        if key == "core.hookspath" and value and not value.startswith("~"):
-            folder = os.path.normpath(os.path.join(root, value))
-            inside = os.path.commonpath([root, folder]) == root
+        if key == "core.hookspath" and value:  # git expands a leading `~` to the home folder
+            folder = os.path.normpath(
+                os.path.join(os.path.abspath(root), os.path.expanduser(value))
+            )
+            inside = os.path.commonpath([os.path.abspath(root), folder]) == os.path.abspath(root)
             return os.path.relpath(folder, root) if inside else folder
     return None
 

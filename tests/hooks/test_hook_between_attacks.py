@@ -379,3 +379,23 @@ def test_a_git_config_planted_and_restored_within_a_call_s_window(host: Host) ->
     assert (host.project / "ran").exists()  # git ran the planted command
     host.end()
     assert host.judged()[0] is Verdict.FAIL
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(".husky", ".husky"), ("../hooks", "{outside}"), ("~/hooks", "{home}"), ("", None)],
+)
+def test_the_hooks_path_is_read_as_git_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str, expected: str | None
+) -> None:
+    from pytest_harness_audit.doors.hook_between import _hooks_path
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    if value:
+        subprocess.run(["git", "-C", str(root), "config", "core.hooksPath", value], check=True)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    found = _hooks_path(str(root))
+    places = {"outside": str(tmp_path / "hooks"), "home": str(tmp_path / "home" / "hooks")}
+    assert found == (expected.format(**places) if expected is not None else None)
