@@ -47,6 +47,7 @@ from pytest_harness_audit.doors.hook_effects import (
 )
 from pytest_harness_audit.doors.hook_host_project import PROJECT_SETTINGS
 from pytest_harness_audit.doors.hook_host_settings import PROJECT_MCP, HostWatch, check_between
+from pytest_harness_audit.doors.hook_pending_seal import pending_key
 from pytest_harness_audit.gate.seam import CallFindings, Outcome
 from pytest_harness_audit.inspect import PROTECTED_FILE_CHANGED, WorkspaceSnapshot
 from pytest_harness_audit.inspect.effects import Protection
@@ -172,12 +173,6 @@ class UnreadableState(ValueError):
     """The kept state is there and cannot be read: nothing can be compared."""
 
 
-def _kept(storage: str | os.PathLike[str], session_id: str, root: str) -> dict[str, Any] | None:
-    """The kept state of ``root``'s files (``None``: none kept)."""
-    found = _kept_state(storage, session_id, root)
-    return None if found is None else found[0]
-
-
 def _kept_state(
     storage: str | os.PathLike[str], session_id: str, root: str
 ) -> tuple[dict[str, Any], bool] | None:
@@ -206,7 +201,7 @@ def in_flight(storage: str | os.PathLike[str], session_id: str, own: Path | None
     except OSError:
         return False
     # the call's own pending file, and the same claimed by its post (``<key>.claimed.json``)
-    mine = None if own is None else own.name.removesuffix(".json") + "."
+    mine = None if own is None else pending_key(own) + "."
     since = time.time() - IN_FLIGHT_SECONDS
     for entry in entries:
         if not entry.name.endswith(".json") or (mine is not None and entry.name.startswith(mine)):
@@ -227,9 +222,10 @@ def changed_between(
 ) -> tuple[list[str], set[str]] | None:
     """The protected files changed since the kept state, and the paths now watched; ``None``
     when no state is kept (nothing to compare)."""
-    before = _kept(storage, session_id, root)
-    if before is None:
+    found = _kept_state(storage, session_id, root)
+    if found is None:
         return None
+    before = found[0]
     paths = watched_paths(root, protection, before)
     now = protected_state(root, paths, protection)
     return sorted(path for path in paths if before.get(path) != now.get(path)), paths

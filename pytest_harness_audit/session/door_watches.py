@@ -66,14 +66,6 @@ class DoorWatches:
     seed_watch: SeedWatch | None
     install_watch: InstallWatch
 
-    def close(self) -> None:
-        """Release what the watches hold (kernel watches, threads)."""
-        if self.inspection is not None:
-            self.inspection.close()
-        if self.seed_watch is not None:
-            self.seed_watch.close()
-        self.install_watch.close()
-
 
 def watch_calls(
     gate: Gate,
