@@ -5,7 +5,7 @@ One append, under the session's exclusive lock:
 1. check that the chain's length is what this object last saw; if another process appended
    meanwhile, take the new head from the anchor (and roll the anchor forward over a record a
    killed writer wrote but could not anchor);
-2. complete the record with its position (``actionIndex``, ``chainPosition``, ``prevR6Id``,
+2. complete the record with its position (ids, ``actionIndex``, ``chainPosition``, ``prevR6Id``,
    ``prevRecordHash``) and write it, newline included, with one ``write`` on an ``O_APPEND``
    descriptor — a process killed at any point leaves either the whole line or none of it;
 3. update the anchor slot (record count, size, head hash) with one ``pwrite`` (``anchor``).
@@ -46,12 +46,12 @@ from pytest_harness_audit.audit.anchor import (
     pack_slot,
     pack_slot_body,
 )
-from pytest_harness_audit.audit.anchor import writer_slot as _slot
 from pytest_harness_audit.audit.clock import utc_timestamp
 from pytest_harness_audit.audit.errors import AuditError, ChainError
 from pytest_harness_audit.audit.lct import SoftLCT, make_soft_lct
 from pytest_harness_audit.audit.locking import exclusive, wait_exclusive
 from pytest_harness_audit.audit.reader import iter_file_records
+from pytest_harness_audit.audit.record_ids import record_id_at, record_id_key
 from pytest_harness_audit.audit.records import (
     AUDIT_LEVELS,
     RecordBuilder,
@@ -164,6 +164,7 @@ class AuditChain:
             self._paths.session_id, self._lct.token_id, audit_level, agent_id
         )
         self._prepare = self.builder.prepare
+        self._id_key = record_id_key(self._paths.session_id)
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -310,6 +311,8 @@ class AuditChain:
                 index = self._count
                 session_id = role["sessionId"]
                 role["actionIndex"] = index
+                rid = record_id_at(index, self._id_key)
+                record["recordId"], record["r6RequestId"] = "audit:" + rid, "r6:" + rid
                 prev_r6 = self._last_r6
                 if prev_r6:
                     record["reference"] = {
@@ -346,14 +349,10 @@ class AuditChain:
                 self._count = count = index + 1
                 self._size = size = size + written
                 self._head = head
-                self._last_r6 = r6_id = record["r6RequestId"]
-                if len(r6_id) == 11:  # ``writer_slot``'s common case, inline
-                    body = pack_slot_body(
-                        SLOT_MAGIC, count, size, head.encode(), r6_id.encode("ascii")
-                    )
-                    slot = pack_slot(body, _crc32(body))
-                else:
-                    slot = _slot(count, size, head, r6_id)
+                self._last_r6 = r6_id = "r6:" + rid
+                # ``writer_slot`` inline: an r6 id written here is always 11 ASCII characters.
+                body = pack_slot_body(SLOT_MAGIC, count, size, head.encode(), r6_id.encode())
+                slot = pack_slot(body, _crc32(body))
                 _pwrite(anchor_fd, slot, (count & 1) * SLOT_SIZE)
                 if self._fsync:
                     os.fsync(anchor_fd)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -40,6 +39,12 @@ from pytest_harness_audit.audit.canonical import (
 from pytest_harness_audit.audit.clock import utc_timestamp
 from pytest_harness_audit.audit.errors import AuditError
 from pytest_harness_audit.audit.lct import BINDING_TYPE
+from pytest_harness_audit.audit.record_ids import (
+    PENDING_R6_ID,
+    PENDING_RECORD_ID,
+    record_id_at,
+    record_id_key,
+)
 
 AUDIT_LEVELS: Final = ("minimal", "standard", "verbose")
 STATUSES: Final = ("success", "error", "blocked")
@@ -101,32 +106,6 @@ class RecordDraft:
     extra: Mapping[str, Any] | None = None
 
 
-def _id_batch() -> Callable[[], str]:
-    """The ``__next__`` of 512 random 8-hex ids cut from one ``os.urandom`` call."""
-    # ``hex`` puts a space after every 4 bytes (8 hex digits); ``split`` cuts the ids there.
-    return iter(os.urandom(2048).hex(" ", 4).split()).__next__
-
-
-_EXHAUSTED: Final[Callable[[], str]] = iter(()).__next__
-_next_id = _EXHAUSTED
-
-
-def _refill_ids() -> str:
-    global _next_id
-    _next_id = _id_batch()
-    return _next_id()
-
-
-def _forget_ids() -> None:
-    # A forked child must not hand out the ids its parent is also handing out.
-    global _next_id
-    _next_id = _EXHAUSTED
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_ids)
-
-
 def _require_str(value: object, name: str, *, optional: bool = False) -> None:
     if value is None and optional:
         return
@@ -186,6 +165,8 @@ def complete_record(
     """
     session_id = role["sessionId"]
     role["actionIndex"] = index
+    rid = record_id_at(index, record_id_key(session_id))
+    record["recordId"], record["r6RequestId"] = "audit:" + rid, "r6:" + rid
     # ``prepare`` left a placeholder, which keeps ``reference`` in its place.
     if prev_r6_id:
         record["reference"] = {
@@ -259,8 +240,8 @@ class RecordBuilder:
         """Validate ``draft`` and build the record up to its chain position.
 
         Returns the record and its ``role`` part, to be finished by ``complete_record``. The
-        record's keys are already in their final order: ``reference`` is a placeholder and
-        ``provenance`` comes last.
+        record's keys are already in their final order: the ids and ``reference`` are
+        placeholders and ``provenance`` comes last.
         """
         try:
             if type(draft) is not RecordDraft:
@@ -303,10 +284,6 @@ class RecordBuilder:
                 _join(constraints)
             else:
                 validate_draft(draft)
-            try:
-                rid = _next_id()
-            except StopIteration:
-                rid = _refill_ids()
             level = self._audit_level
             if raw is None or level == "minimal":
                 shown = None
@@ -358,8 +335,8 @@ class RecordBuilder:
             resource = {"approvalRequired": not not draft.approval_required}  # noqa: SIM208
             if shown is None:
                 record: dict[str, Any] = {
-                    "recordId": "audit:" + rid,
-                    "r6RequestId": "r6:" + rid,
+                    "recordId": PENDING_RECORD_ID,
+                    "r6RequestId": PENDING_R6_ID,
                     "timestamp": timestamp or _next_stamp(),
                     "kind": kind,
                     "tool": tool,
@@ -373,8 +350,8 @@ class RecordBuilder:
                 }
             else:
                 record = {
-                    "recordId": "audit:" + rid,
-                    "r6RequestId": "r6:" + rid,
+                    "recordId": PENDING_RECORD_ID,
+                    "r6RequestId": PENDING_R6_ID,
                     "timestamp": timestamp or _next_stamp(),
                     "kind": kind,
                     "tool": tool,

@@ -166,7 +166,6 @@ def test_append_writes_the_line_complete_record_would(storage, make_draft, read_
     prev_r6, prev_hash = None, "genesis"
     for index, (record, line) in enumerate(zip(records, lines, strict=True)):
         again, role = builder.prepare(make_draft(index), timestamp=record["timestamp"])
-        again["recordId"], again["r6RequestId"] = record["recordId"], record["r6RequestId"]
         assert complete_record(again, role, index, prev_r6, prev_hash) == line
         assert json.loads(line) == record
         prev_r6, prev_hash = record["r6RequestId"], hashlib.sha256(line).hexdigest()

@@ -209,11 +209,10 @@ def test_prepare_builds_what_the_reference_builder_builds(draft, level, default_
     builder = RecordBuilder("sess", "web4:session:00000000:sess", level, default_agent)
     context = ("sess", "web4:session:00000000:sess", level, default_agent)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(records, "_next_id", lambda: "0123abcd")
         patch.setattr(records, "_next_stamp", lambda: "2026-01-02T03:04:05.678Z")
         got = _outcome(lambda: builder.prepare(draft))
     want = _outcome(
-        lambda: _reference_prepare(context, draft, "0123abcd", "2026-01-02T03:04:05.678Z")
+        lambda: _reference_prepare(context, draft, "pending", "2026-01-02T03:04:05.678Z")
     )
     assert got[0] == want[0], (got, want)
     if got[0] == "built":
