@@ -1,5 +1,5 @@
-"""The `harness-audit` command line: `policy`, `audit`, `proxy`, `hook`, `immune`, `view`,
-`init`."""
+"""The `harness-audit` command line: `policy`, `audit`, `proxy`, `relay`, `hook`, `immune`,
+`view`, `init`."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ _COMMAND_MODULES = (
     "pytest_harness_audit.cli.policy_cmd",
     "pytest_harness_audit.cli.audit_cmd",
     "pytest_harness_audit.cli.proxy_cmd",
+    "pytest_harness_audit.cli.relay_cmd",
     "pytest_harness_audit.cli.hook_cmd",
     "pytest_harness_audit.cli.immune_cmd",
     "pytest_harness_audit.cli.view_cmd",
@@ -114,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 #: Command groups whose output is a protocol another program reads (a host's hook answers, an
 #: MCP client's JSON-RPC): written exactly as made.
-_PROTOCOL_GROUPS = frozenset({"hook", "proxy"})
+_PROTOCOL_GROUPS = frozenset({"hook", "proxy", "relay"})
 
 
 def _run(args: argparse.Namespace) -> int:

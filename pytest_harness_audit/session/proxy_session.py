@@ -110,10 +110,11 @@ def upstream_specs(
 class RecordingProxySession:
     """A running proxy (streamable HTTP on loopback, its own thread) for one harness session.
 
-    ``url`` and ``token`` reach it over HTTP; ``stdio_command`` is the argv of an equivalent
-    ``harness-audit proxy`` process an MCP client can start itself (the files it reads are
-    written when the proxy starts); ``mcp_config()`` is the standard ``{"mcpServers": …}``
-    document for either.
+    ``url`` and ``token`` reach it over HTTP; ``relay_command`` is the argv of a stdio relay to
+    it; ``stdio_command`` is the argv of an equivalent ``harness-audit proxy`` process an MCP
+    client can start itself, outside the test (the files it reads are written when the proxy
+    starts); ``mcp_config()`` is the standard ``{"mcpServers": …}`` document for HTTP or the
+    relay.
     """
 
     def __init__(
@@ -232,6 +233,15 @@ class RecordingProxySession:
         return dict(self._endpoint.headers)
 
     @property
+    def relay_command(self) -> list[str]:
+        """argv of a ``harness-audit relay`` to this proxy: stdio for an agent that starts its
+        MCP server itself, with every call still judged here (its token goes in the
+        environment variable ``HARNESS_AUDIT_RELAY_TOKEN``; :meth:`mcp_config` sets it)."""
+        from pytest_harness_audit.doors.proxy.relay import relay_command
+
+        return relay_command(self.url)
+
+    @property
     def stdio_command(self) -> list[str]:
         """argv of a ``harness-audit proxy`` serving the same session over stdio.
 
@@ -289,11 +299,13 @@ class RecordingProxySession:
             mcp_config,
             stdio_server_entry,
         )
+        from pytest_harness_audit.doors.proxy.relay import TOKEN_VARIABLE
 
         if transport == "http":
             return mcp_config(http_server_entry(self._endpoint), name=name)
         if transport == "stdio":
-            return mcp_config(stdio_server_entry(self.stdio_command), name=name)
+            env = {TOKEN_VARIABLE: self.token}
+            return mcp_config(stdio_server_entry(self.relay_command, env), name=name)
         raise UsageError(f"transport must be 'http' or 'stdio', got {transport!r}")
 
     def write_mcp_config(self, path: Path, transport: str = "http") -> Path:

@@ -18,7 +18,7 @@ from typing import Literal, Protocol
 
 from pytest_harness_audit.social.errors import SocialConfigError
 from pytest_harness_audit.social.message_json import canonical_message_json
-from pytest_harness_audit.social.own_writes import note_own_write
+from pytest_harness_audit.social.own_writes import own_write
 
 #: The database file name inside the storage directory.
 DATABASE_NAME = "social.sqlite3"
@@ -140,24 +140,23 @@ class PostStore:
             ) from error
         self.path = self.directory / DATABASE_NAME
         self._lock = threading.RLock()
-        self._connection = sqlite3.connect(
-            self.path, isolation_level=None, check_same_thread=False, timeout=10.0
-        )
-        note_own_write(self.path)
-        self._connection.execute("PRAGMA journal_mode=WAL")
-        self._connection.execute("PRAGMA synchronous=FULL")
-        self._connection.executescript(_SCHEMA)
+        with own_write(self.path):
+            self._connection = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=10.0
+            )
+            self._connection.execute("PRAGMA journal_mode=WAL")
+            self._connection.execute("PRAGMA synchronous=FULL")
+            self._connection.executescript(_SCHEMA)
 
     def close(self) -> None:
-        """Close the connection."""
-        with self._lock:
+        """Close the connection (the last one to close folds the write-ahead log back in)."""
+        with self._lock, own_write(self.path):
             self._connection.close()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One committed transaction (rolled back if the body raises)."""
-        with self._lock:
-            note_own_write(self.path)
+        with self._lock, own_write(self.path):
             self._connection.execute("BEGIN IMMEDIATE")
             try:
                 yield self._connection

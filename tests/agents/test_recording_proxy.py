@@ -108,7 +108,9 @@ def test_workspace_tools_and_config_for_clients(git_harness: Harness) -> None:
     entry = config["mcpServers"]["harness"]
     assert entry["url"] == proxy.url and entry["headers"]["Authorization"].endswith(proxy.token)
     stdio = proxy.mcp_config("stdio")["mcpServers"]["harness"]
-    assert stdio["args"][:2] == ["-m", "pytest_harness_audit"] and "--workspace" in stdio["args"]
+    assert stdio["args"] == ["-m", "pytest_harness_audit", "relay", proxy.url]
+    assert stdio["env"] == {"HARNESS_AUDIT_RELAY_TOKEN": proxy.token}
+    assert "--workspace" in proxy.stdio_command  # the standalone equivalent, for hosts outside
     (read, secret) = anyio.run(
         call_tools,
         proxy.url,

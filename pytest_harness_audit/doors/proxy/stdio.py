@@ -76,6 +76,14 @@ def _error(request_id: int | str | None, code: int, message: str) -> types.JSONR
     )
 
 
+#: What serves the messages read off the wire: it reads the parsed messages and writes answers
+#: (and requests of its own) until either side is done.
+WireRunner = Callable[
+    [MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]],
+    Awaitable[None],
+]
+
+
 async def serve_stdio(
     server: Server[Any],
     *,
@@ -83,14 +91,29 @@ async def serve_stdio(
     stdout: IO[bytes] | None = None,
 ) -> None:
     """Serve ``server`` until stdin ends. Without explicit streams, claims the process's stdio."""
+
+    async def run(
+        incoming: MemoryObjectReceiveStream[SessionMessage | Exception],
+        outgoing: MemoryObjectSendStream[SessionMessage],
+    ) -> None:
+        await server.run(incoming, outgoing, server.create_initialization_options())
+
+    await serve_stdio_with(run, stdin=stdin, stdout=stdout)
+
+
+async def serve_stdio_with(
+    run: WireRunner, *, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None
+) -> None:
+    """Serve the wire with ``run`` (as :func:`serve_stdio` serves a server): bad lines are
+    answered here, every other message goes to ``run``."""
     if stdin is not None and stdout is not None:
-        await _serve(server, stdin, stdout)
+        await _serve(run, stdin, stdout)
         return
     with _claimed_process_stdio() as (wire_in, wire_out):
-        await _serve(server, wire_in, wire_out)
+        await _serve(run, wire_in, wire_out)
 
 
-async def _serve(server: Server[Any], wire_in: IO[bytes], wire_out: IO[bytes]) -> None:
+async def _serve(run: WireRunner, wire_in: IO[bytes], wire_out: IO[bytes]) -> None:
     read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_receive = anyio.create_memory_object_stream[SessionMessage](_WRITE_BUFFER)
     error_send = write_send.clone()
@@ -101,7 +124,7 @@ async def _serve(server: Server[Any], wire_in: IO[bytes], wire_out: IO[bytes]) -
             reader_scope = anyio.CancelScope()
             group.start_soon(_read_lines, reader, read_send, error_send, reader_scope, answers)
             group.start_soon(_write_lines, writer, write_receive, answers)
-            await server.run(read_receive, write_send, server.create_initialization_options())
+            await run(read_receive, write_send)
             # The client may still be connected (the server stopped on its own): stop reading.
             reader_scope.cancel()
 
