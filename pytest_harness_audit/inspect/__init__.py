@@ -270,6 +270,8 @@ class Inspector:
         what changed since the previous call ended as its ``between``."""
         if category not in self.watched and not self.live:
             return None
+        if self._reads is not None:
+            self._reads.hold()  # what the snapshot and the copies read is the auditor's own
         now = self.snapshot()
         with self._lock:
             last = self._last
@@ -278,7 +280,7 @@ class Inspector:
             if between or between.protected:
                 now.between = between
         if self._reads is not None:
-            self._reads.reset()  # after the snapshot and the copies, which read files themselves
+            now.reads_span = self._reads.reset()
         return now
 
     def changed_since_last(self) -> bool:
@@ -311,11 +313,13 @@ class Inspector:
         stored: dict[str, list[str]] = {}
         if isinstance(token, WorkspaceSnapshot):
             if self._reads is not None:
-                reads = self._reads.take()  # before the snapshot reads any file itself
-                stored = self._stored_reads()
+                reads = self._reads.take(token.reads_span)  # before the snapshot reads any
+                stored = self._reads.stored_effects()  # the stored copies it read
             now = self.snapshot()
             effects = self._with_copies(expected_changes(diff(token, now), params), now)
             effects = self._with_unnamed(token, now, effects)
+            if self._reads is not None:
+                self._reads.release()
             between = token.between
             with self._lock:
                 self._last = now
@@ -325,11 +329,6 @@ class Inspector:
         if lost:
             found = replace(found, effects={**found.effects, SESSION_LOST: lost})
         return found
-
-    def _stored_reads(self) -> dict[str, list[str]]:
-        """Record fields of the credential files whose stored copy the call read (see
-        :meth:`.CredentialReadWatch.stored_effects`)."""
-        return self._reads.stored_effects() if self._reads is not None else {}
 
     def _session_lost(self, effects: Effects) -> int:
         """How many tracked files the session has deleted or emptied so far (and not put back),

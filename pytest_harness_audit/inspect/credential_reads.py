@@ -4,8 +4,12 @@ The gate reads a call's text to tell whether it reads a credential file; a progr
 in ways no text shows (a script, a build step, a test run that loads ``.env``). This watch asks
 the kernel instead: each workspace file that holds a known secret is watched by inode for
 opens, reads and closes, on an inotify descriptor of its own. :meth:`CredentialReadWatch.reset`
-forgets what came before a call, :meth:`CredentialReadWatch.take` tells which files were read
-since: a file read (``IN_ACCESS``), opened and closed (``IN_CLOSE_NOWRITE``, and
+forgets what the auditor read itself since :meth:`~CredentialReadWatch.hold` and opens a span
+for a call, :meth:`CredentialReadWatch.take` tells which files were read in it. Spans nest (a
+call an agent makes through the test's proxy, inside the agent's run): what is read while
+several are open belongs to the one opened last, and an outer span keeps what was read outside
+its inner ones, so an agent process that reads a credential file itself and then calls a tool
+is still seen. A file read (``IN_ACCESS``), opened and closed (``IN_CLOSE_NOWRITE``, and
 ``IN_CLOSE_WRITE`` too: a descriptor opened for reading and writing reads the file through
 ``mmap`` with no ``IN_ACCESS`` at all), or still open when the call ended counts. The inode
 is watched, so a read through a hard link or after a rename counts too; a file put in a
@@ -38,10 +42,12 @@ missing, :func:`open_credential_reads` returns ``None``.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import weakref
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from pytest_harness_audit.inspect.credential_objects import holding_packs, object_id, packed
 from pytest_harness_audit.inspect.inotify import (
@@ -65,11 +71,13 @@ _MASK = IN_ACCESS | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_OPEN | IN_DONT_FOLLOW
 _FOLDER_MASK = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW
 #: At most this many files are watched (a workspace of more credential files is unusual).
 MAX_WATCHED = 256
+#: A span keeping more events than this counts every watched file as read (as an overflow).
+MAX_SPAN_EVENTS = 1 << 16
 
 
 class CredentialReadWatch:
-    """Which of a workspace's secret-bearing files were read between ``reset`` and ``take``
-    (and of their copies in ``origins``, see the module doc)."""
+    """Which of a workspace's secret-bearing files were read in a span, from ``reset`` to
+    ``take`` (and of their copies in ``origins``, see the module doc)."""
 
     def __init__(self, root: str, libc: object, fd: int, origins: Iterable[str] = ()) -> None:
         self.root = root
@@ -88,6 +96,9 @@ class CredentialReadWatch:
         self._stored_opens: dict[str, int] = {}  # each stored object read → its opens
         self._held: frozenset[str] = frozenset()
         self._packed: set[str] = set()  # object ids of credential blobs seen packed
+        self._ever: dict[int, str] = {}  # every wd ever watched → its path (events outlive it)
+        self._spans: dict[int, _Span] = {}  # the open spans, in the order they opened
+        self._span_ids = itertools.count(1)
         self._finalizer = weakref.finalize(self, close_later, fd)
 
     def watch(self, paths: Iterable[str]) -> None:
@@ -121,7 +132,7 @@ class CredentialReadWatch:
             wd = add_watch(self._fd, os.fsencode(path), _MASK)
             if wd < 0:
                 continue
-            self._watches[wd] = relative
+            self._watches[wd] = self._ever[wd] = relative
             if relative in self._objects:
                 continue
             folder = add_watch(self._fd, os.fsencode(os.path.dirname(path)), _FOLDER_MASK)
@@ -146,30 +157,77 @@ class CredentialReadWatch:
                 continue
             self.watch(os.path.join(packs, name) for name in names)
 
-    def reset(self) -> None:
-        """Forget every event so far (just before a call runs)."""
-        with self._lock, OWN_READS.quiet(self.origins):
+    def hold(self) -> None:
+        """The auditor is about to read files itself: what was read until now belongs to the
+        span open now (if any); what is read from now until :meth:`reset` or :meth:`release`
+        is the auditor's own."""
+        with self._lock:
             if self._finalizer.alive:
-                for wd, mask, _name in read_events(self._fd):
-                    if mask & IN_IGNORED:
-                        self._forget(wd)
-                self._rewatch()
+                self._drain()
+
+    def release(self) -> None:
+        """The auditor's own reading since :meth:`hold` (or :meth:`take`) is over: forget it."""
+        with self._lock:
+            if self._finalizer.alive:
+                self._discard(read_events(self._fd))
+
+    def reset(self) -> int:
+        """Forget what the auditor read since :meth:`hold` and open a span (just before a call
+        runs); the span's id for :meth:`take`.
+
+        Spans may nest or overlap (a proxied call inside an agent's run): what is read while
+        several are open belongs to the one opened last, so an outer span keeps what was read
+        outside its inner ones, and nothing is counted twice."""
+        with self._lock, OWN_READS.quiet(self.origins):
+            span = next(self._span_ids)
+            if self._finalizer.alive:
+                self._discard(read_events(self._fd))
                 self._own = {origin: OWN_READS.count(origin) for origin in self.origins}
+                self._spans[span] = _Span(dict(self._own))
+            return span
+
+    def _discard(self, events: list[tuple[int, int, str]]) -> None:
+        for wd, mask, _name in events:
+            if mask & IN_IGNORED:
+                self._forget(wd)
+        self._rewatch()
+
+    def _drain(self) -> list[tuple[int, int, str]]:
+        """Read the queued events into the span opened last (or return them: none is open)."""
+        events = read_events(self._fd)
+        for wd, mask, _name in events:
+            if mask & IN_IGNORED:
+                self._forget(wd)
+        if not self._spans:
+            return events
+        span = self._spans[next(reversed(self._spans))]
+        span.events += events
+        if len(span.events) > MAX_SPAN_EVENTS:  # what happened can no longer be told
+            span.events = [(-1, IN_Q_OVERFLOW, "")]
+        return []
 
     def _forget(self, wd: int) -> None:
         """The inode of ``wd`` is gone: it is no longer watched."""
         self._watches.pop(wd, None)
         self._folders.pop(wd, None)
 
-    def take(self) -> tuple[str, ...]:
-        """The watched files read since the last ``reset`` or ``take``, sorted."""
+    def take(self, span: int | None = None) -> tuple[str, ...]:
+        """The watched files read in ``span`` (default: the span opened last, or since the last
+        ``take`` when none is open), sorted; the span is closed."""
         with self._lock:
             if not self._finalizer.alive:
                 self._stored, self._held = (), frozenset()
                 return ()
             with OWN_READS.quiet(self.origins):
-                events = read_events(self._fd)
-                own = {o: OWN_READS.count(o) - self._own.get(o, 0) for o in self.origins}
+                events = self._drain()
+                if span is None and self._spans:
+                    span = next(reversed(self._spans))
+                opened = self._spans.pop(span) if span is not None else None
+                if opened is not None:
+                    events, since = opened.events, opened.own
+                else:
+                    since = self._own
+                own = {o: OWN_READS.count(o) - since.get(o, 0) for o in self.origins}
             try:
                 return self._without_own(self._read(events), own)
             finally:
@@ -204,7 +262,7 @@ class CredentialReadWatch:
                     read.add(names[name])
                     unopened.add(names[name])
                 continue
-            relative = self._watches.get(wd)
+            relative = self._ever.get(wd)
             if relative is None:
                 continue
             if mask & IN_OPEN:
@@ -293,6 +351,14 @@ class CredentialReadWatch:
         """Stop watching."""
         with self._lock:
             self._finalizer()
+
+
+@dataclass
+class _Span:
+    """One open span: the auditor's copies counted when it opened, and its events so far."""
+
+    own: dict[str, int]
+    events: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 def open_credential_reads(

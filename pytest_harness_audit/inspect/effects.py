@@ -142,6 +142,8 @@ class WorkspaceSnapshot:
     protected_digests: dict[str, bytes | None] = field(default_factory=dict)
     #: What changed since the session's previous call ended (set by the inspector that took it).
     between: Effects | None = None
+    #: The credential-read span opened for the call (:meth:`.CredentialReadWatch.reset`).
+    reads_span: int | None = None
     #: The commits the refs and reflogs name (:func:`~.history.commit_tips`), read when
     #: the snapshot is made unless given.
     history: frozenset[str] | None = None

@@ -62,7 +62,9 @@ def test_an_agent_reading_a_credential_file_itself_is_still_seen(
     harness: Harness, transport: str
 ) -> None:
     harness.start_proxy()
-    script = f"cat .env >/dev/null; exec {shlex.join([*AGENT, str(SCENARIOS / 'read-readme.yaml')])}"
+    script = (
+        f"cat .env >/dev/null; exec {shlex.join([*AGENT, str(SCENARIOS / 'read-readme.yaml')])}"
+    )
     run = harness.run_agent(["sh", "-c", script], transport=transport, timeout=60)
     assert run.ok, run.stderr
     record = _agent_record(harness)
@@ -87,3 +89,25 @@ def test_an_agent_writing_the_post_store_while_it_sends_fails(
     assert "tamper_attempt" in record.alerts
     assert record.raw["effects"]["postStoreChanged"] == [str(database)]
     assert harness.verdict == "FAIL"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_searches_through_the_proxy_are_not_the_agents_own_reads(
+    harness: Harness, transport: str
+) -> None:
+    """A search opens every file, credential files too; the proxied call is judged for it (and
+    exempted as a search), and the agent's own window does not count it again."""
+    harness.start_proxy()
+    run = harness.run_agent(
+        [*AGENT, str(SCENARIOS / "search-the-tree.yaml")], transport=transport, timeout=60
+    )
+    assert run.ok, run.stderr
+    calls = [(c.tool, c.status) for c in harness.calls()]
+    assert calls == [
+        ("Grep", "success"),
+        ("Bash", "success"),
+        ("Read", "blocked"),
+        ("Bash", "success"),
+    ]
+    assert _agent_record(harness).alerts == ()
+    assert [r.code for r in harness.verdict_reasons] == ["blocked", "notice"]

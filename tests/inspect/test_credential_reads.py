@@ -195,3 +195,75 @@ def test_anything_beside_the_searches_counts(command: str, tmp_path: Path) -> No
     (tmp_path / "app").mkdir()
     (tmp_path / ".env").write_text(f"API_KEY={KEY}\n")
     assert not only_searches(command, str(tmp_path))
+
+
+def _fresh_spans(watch: CredentialReadWatch) -> None:
+    watch.take()  # the fixture's span
+
+
+def test_an_outer_span_keeps_what_was_read_outside_the_inner_one(
+    watch: CredentialReadWatch, tmp_path: Path
+) -> None:
+    _fresh_spans(watch)
+    outer = watch.reset()  # an agent's run
+    (tmp_path / ".env").read_text()  # the agent process reads the file itself
+    watch.hold()
+    (tmp_path / ".env").read_text()  # the auditor's own reading before the inner call
+    inner = watch.reset()  # a call the agent made through the proxy
+    assert watch.take(inner) == ()
+    (tmp_path / ".env").read_text()  # the auditor's own reading after it
+    watch.release()
+    assert watch.take(outer) == (".env",)
+
+
+def test_a_read_in_the_inner_span_is_the_inner_ones_only(
+    watch: CredentialReadWatch, tmp_path: Path
+) -> None:
+    _fresh_spans(watch)
+    outer = watch.reset()
+    watch.hold()
+    inner = watch.reset()
+    (tmp_path / ".env").read_text()
+    assert watch.take(inner) == (".env",)
+    watch.release()
+    assert watch.take(outer) == ()
+
+
+def test_a_read_after_the_inner_span_is_the_outer_ones(
+    watch: CredentialReadWatch, tmp_path: Path
+) -> None:
+    _fresh_spans(watch)
+    outer = watch.reset()
+    watch.hold()
+    inner = watch.reset()
+    assert watch.take(inner) == ()
+    watch.release()
+    (tmp_path / ".env").read_text()
+    assert watch.take(outer) == (".env",)
+
+
+def test_overlapping_spans_give_a_read_to_the_one_opened_last(
+    watch: CredentialReadWatch, tmp_path: Path
+) -> None:
+    _fresh_spans(watch)
+    first = watch.reset()
+    watch.hold()
+    second = watch.reset()
+    (tmp_path / ".env").read_text()
+    assert watch.take(first) == ()
+    assert watch.take(second) == (".env",)
+
+
+def test_a_span_of_too_many_events_counts_every_file_read(
+    watch: CredentialReadWatch, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Events that read nothing (files made beside the credential file) are kept while the span
+    # is open; past the bound, what happened can no longer be told, as after an overflow.
+    monkeypatch.setattr("pytest_harness_audit.inspect.credential_reads.MAX_SPAN_EVENTS", 8)
+    _fresh_spans(watch)
+    for count, expected in ((4, ()), (12, (".env",))):
+        span = watch.reset()
+        for index in range(count):
+            (tmp_path / f"made-{count}-{index}.txt").write_text("x")
+            watch.hold()  # each drain adds to the span
+        assert watch.take(span) == expected
