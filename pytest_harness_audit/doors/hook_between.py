@@ -52,6 +52,7 @@ from pytest_harness_audit.gate.seam import CallFindings, Outcome
 from pytest_harness_audit.inspect import PROTECTED_FILE_CHANGED, WorkspaceSnapshot
 from pytest_harness_audit.inspect.effects import Protection
 from pytest_harness_audit.inspect.exec_config import git_config_entries
+from pytest_harness_audit.inspect.git_dirs import linked_git_dirs
 from pytest_harness_audit.policy import Policy
 
 #: The note's tool.
@@ -80,25 +81,31 @@ def protection_of(policy: Policy) -> Protection:
 
 def _git_files(root: str) -> set[str]:
     """The git configurations and hooks of the workspace's ``.git`` and its submodules' git
-    directories (``.git/modules/<name>``), relative to ``root``: the hooks first, each folder
-    kind with a bound of its own (junk below ``.git/modules`` cannot hide a new hook)."""
-    found = {f".git/{name}" for name in _GIT_CONFIGS}
-    found.update(_walk_git(root, ".git/hooks", hooks=True))
+    directories (``.git/modules/<name>``), relative to ``root``, and of the git directories a
+    ``.git`` file leads to (absolute): the hooks first, each folder kind with a bound of its own
+    (junk below ``.git/modules`` cannot hide a new hook)."""
+    linked = linked_git_dirs(root)  # a linked worktree's: its git runs what is there
+    found = {f"{top}/{name}" for top in (".git", *linked) for name in _GIT_CONFIGS}
+    for top in (".git", *linked):
+        found.update(_walk_git(root, f"{top}/hooks", hooks=True))
     hooks_path = _hooks_path(root)
     if hooks_path is not None:  # `core.hooksPath` (husky, lefthook): git runs these instead
         found.update(_walk_git(root, hooks_path, hooks=True))
-    found.update(_walk_git(root, ".git/modules", hooks=False))
+    for top in (".git", *linked):
+        found.update(_walk_git(root, f"{top}/modules", hooks=False))
     return found
 
 
 def _hooks_path(root: str) -> str | None:
     """The folder ``core.hooksPath`` of the workspace's git configuration names (relative to
     ``root`` when inside it), if any."""
-    try:
-        with open(os.path.join(root, ".git", "config"), "rb") as handle:
-            text = handle.read(_CONFIG_BYTES).decode("utf-8", "surrogateescape")
-    except OSError:
-        return None
+    text = ""
+    for top in (os.path.join(root, ".git"), *linked_git_dirs(root)):
+        try:
+            with open(os.path.join(top, "config"), "rb") as handle:
+                text += handle.read(_CONFIG_BYTES).decode("utf-8", "surrogateescape") + "\n"
+        except OSError:
+            continue
     for entry in git_config_entries(text):
         key, _, value = entry.partition("=")
         if key == "core.hookspath" and value:  # git expands a leading `~` to the home folder
@@ -450,8 +457,8 @@ def _check_before_window(
     protection = protection_of(policy)
     # a snapshot knows the files protected by name; a kept state every such file it watched,
     # and every one at the top and in ``.git`` (one there now and not kept was made since);
-    # one kept from a whole snapshot, every one the workspace had
-    paths = {path for path in before if protection(path)}
+    # one kept from a whole snapshot, every one the workspace had; none outside the workspace
+    paths = {path for path in before if protection(path) and not os.path.isabs(path)}
     paths.update(path for path in seen if complete or "/" not in path or path.startswith(".git/"))
     changed = sorted(path for path in paths - _HOST_FILES if before.get(path) != seen.get(path))
     if changed:

@@ -26,6 +26,7 @@ from typing import Any
 from pytest_harness_audit.gate.seam import NO_FINDINGS, CallFindings, Outcome
 from pytest_harness_audit.inspect import WATCHED_CATEGORIES
 from pytest_harness_audit.inspect.exec_config import NO_COMMANDS, git_config_fingerprint
+from pytest_harness_audit.inspect.git_dirs import linked_git_dirs
 
 #: At most this many entries below ``.git/modules`` are looked at.
 MAX_ENTRIES = 4_096
@@ -79,11 +80,25 @@ def _commands(path: str, *, created: bool) -> bytes:
 
 
 class ModuleGitWatch:
-    """The gate's inspector for the submodules' git directories of the workspace at ``root``."""
+    """The gate's inspector for the submodules' git directories of the workspace at ``root``,
+    and for the git directories outside it that its git uses when its ``.git`` is a file (a
+    linked worktree's common ``.git``, whose configuration, hooks and submodules it runs:
+    :func:`~pytest_harness_audit.inspect.git_dirs.linked_git_dirs`), listed by their paths."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.modules = os.path.join(os.fspath(root), ".git", "modules")
+        self.linked = linked_git_dirs(root)
         self._fingerprints: dict[str, bytes] = {}
+
+    def _stamp(self) -> Stamp:
+        """:func:`_stamp` of ``.git/modules`` (keys relative to it) and of each linked git
+        directory (keys absolute)."""
+        found = _stamp(self.modules)
+        for folder in self.linked:
+            # the hooks first, with a bound of their own: junk elsewhere cannot hide one
+            for top in (os.path.join(folder, "hooks"), folder):
+                found.update((os.path.join(top, key), info) for key, info in _stamp(top).items())
+        return found
 
     def before(self, tool: str, category: str, params: Mapping[str, Any]) -> object:
         """The stamp of the configuration and hook files (``None``: a call that changes none)."""
@@ -94,7 +109,7 @@ class ModuleGitWatch:
     def stamp(self) -> Stamp:
         """The stamp of the configuration and hook files now, each configuration's commands
         noted the first time it is seen."""
-        stamp = _stamp(self.modules)
+        stamp = self._stamp()
         for path in stamp:
             if os.path.basename(path) in _CONFIGS and path not in self._fingerprints:
                 full = os.path.join(self.modules, path)
@@ -141,7 +156,7 @@ class ModuleGitWatch:
         """A protected change judged FAIL when a hook or a configuration's commands changed."""
         if not isinstance(token, dict):
             return NO_FINDINGS
-        now = _stamp(self.modules)
+        now = self._stamp()
         changed: list[str] = []
         for path, info in now.items():
             if token.get(path) == info:
@@ -158,7 +173,7 @@ class ModuleGitWatch:
                 changed.append(path)
         if not changed:
             return NO_FINDINGS
-        listed = sorted(f".git/modules/{path}" for path in changed)
+        listed = sorted(path if os.path.isabs(path) else f".git/modules/{path}" for path in changed)
         return CallFindings(
             alerts=("protected_file_changed",),
             effects={"moduleGitChanged": listed},

@@ -298,9 +298,6 @@ def test_the_target_of_a_soul_symlink_rewritten_between_events(tmp_path: Path) -
     assert made.judged()[0] is Verdict.FAIL
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a linked worktree's hooks are in the main repository's git directory"
-)
 def test_a_hook_planted_in_a_linked_worktree_s_common_git_dir(tmp_path: Path) -> None:
     made = Host(tmp_path)
     main = tmp_path / "main"
