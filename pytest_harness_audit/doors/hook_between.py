@@ -12,7 +12,8 @@ one file a session and workspace root (``hook-between/<session>-<root hash>.json
 next event that opens no window (a pre, the post of a call whose window was not compared, a
 turn's stop, the session's end) the same files are compared with it, with every protected file
 the last whole snapshot saw, and any protected file now at the workspace's top, in ``.git``,
-its hooks, the folder ``core.hooksPath`` names, or a submodule's git directory; a post also
+its hooks, the folder ``core.hooksPath`` names, or a submodule's git directory (of a linked
+worktree, in the git directories its ``.git`` file leads to); a post also
 compares the kept state with its pre's snapshot (what changed between pre's comparison and its
 snapshot). A difference is recorded as a ``note`` :data:`WORKSPACE_CHANGED_BETWEEN` (alert
 ``protected_file_changed``, ``effects.protected``), judged by the policy's effect rules

@@ -3,8 +3,8 @@ agent would try them, and benign look-alikes that must keep their verdict. A tes
 ``xfail(strict=True)`` documents a hole still open: the session it builds really had a
 protected file changed between events and is judged PASS. The others were holes once (a call
 in flight, a call from a subfolder, junk below ``.git/modules``, a new nested persona file, a
-symlinked persona, a forged or stale pending file, a hook in ``core.hooksPath``) and are
-FAIL now."""
+symlinked persona, a forged or stale pending file, a hook in ``core.hooksPath``, a hook in a
+linked worktree's main repository) and are FAIL now."""
 
 from __future__ import annotations
 
