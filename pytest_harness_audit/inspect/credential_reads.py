@@ -222,7 +222,7 @@ class CredentialReadWatch:
                 events = self._drain()
                 if span is None and self._spans:
                     span = next(reversed(self._spans))
-                opened = self._spans.pop(span) if span is not None else None
+                opened = self._spans.pop(span, None) if span is not None else None
                 if opened is not None:
                     events, since = opened.events, opened.own
                 else:
