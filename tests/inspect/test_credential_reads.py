@@ -267,3 +267,13 @@ def test_a_span_of_too_many_events_counts_every_file_read(
             (tmp_path / f"made-{count}-{index}.txt").write_text("x")
             watch.hold()  # each drain adds to the span
         assert watch.take(span) == expected
+
+
+def test_taking_a_span_already_taken_is_no_error(
+    watch: CredentialReadWatch, tmp_path: Path
+) -> None:
+    _fresh_spans(watch)
+    span = watch.reset()
+    (tmp_path / ".env").read_text()
+    assert watch.take(span) == (".env",)
+    assert watch.take(span) == ()
