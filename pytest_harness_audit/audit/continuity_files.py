@@ -33,6 +33,9 @@ SEALED_KEY = "sealed"
 #: A witness's spans: what the session's calls did together so far (the hook door's
 #: ``hook_spans``): ``{"lost": [...], "unnamed": [...]}``.
 SPANS_KEY = "spans"
+#: A witness's names of the protected states the hook door kept between events
+#: (``hook_between_kept``): ``[<state file name>, ...]``.
+BETWEEN_KEY = "between"
 
 
 def witness_dir(environ: Mapping[str, str] | None = None) -> Path:

@@ -37,6 +37,8 @@ from typing import Any
 from pytest_harness_audit.audit.atomic_file import replace_file
 from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
+from pytest_harness_audit.doors.hook_between_git import git_files
+from pytest_harness_audit.doors.hook_between_kept import STATE_DELETED, note_kept, was_kept
 from pytest_harness_audit.doors.hook_effects import (
     EFFECTS_UNAVAILABLE,
     PENDING_KEY,
@@ -50,10 +52,9 @@ from pytest_harness_audit.doors.hook_host_project import PROJECT_SETTINGS
 from pytest_harness_audit.doors.hook_host_settings import PROJECT_MCP, HostWatch, check_between
 from pytest_harness_audit.doors.hook_pending_seal import pending_key
 from pytest_harness_audit.gate.seam import CallFindings, Outcome
+from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
 from pytest_harness_audit.inspect import PROTECTED_FILE_CHANGED, WorkspaceSnapshot
 from pytest_harness_audit.inspect.effects import Protection
-from pytest_harness_audit.inspect.exec_config import git_config_entries
-from pytest_harness_audit.inspect.git_dirs import linked_git_dirs
 from pytest_harness_audit.policy import Policy
 
 #: The note's tool.
@@ -61,11 +62,7 @@ WORKSPACE_CHANGED_BETWEEN = "WorkspaceChangedBetween"
 #: How long a call's pending file counts as a call in flight (the host's longest foreground
 #: command runs ten minutes).
 IN_FLIGHT_SECONDS = 900
-#: Most entries looked at in ``.git/hooks`` and below ``.git/modules``.
-MAX_GIT_ENTRIES = 512
 _HOST_FILES = frozenset((*PROJECT_SETTINGS, PROJECT_MCP))
-_GIT_CONFIGS = ("config", "config.worktree")
-_CONFIG_BYTES = 1 << 20
 
 
 def state_path(storage: str | os.PathLike[str], session_id: str, root: str) -> Path:
@@ -80,79 +77,10 @@ def protection_of(policy: Policy) -> Protection:
     return Protection(policy.protect, permissions_apart=True)
 
 
-def _git_files(root: str) -> set[str]:
-    """The git configurations and hooks of the workspace's ``.git`` and its submodules' git
-    directories (``.git/modules/<name>``), relative to ``root``, and of the git directories a
-    ``.git`` file leads to (absolute): the hooks first, each folder kind with a bound of its own
-    (junk below ``.git/modules`` cannot hide a new hook)."""
-    linked = linked_git_dirs(root)  # a linked worktree's: its git runs what is there
-    found = {f"{top}/{name}" for top in (".git", *linked) for name in _GIT_CONFIGS}
-    for top in (".git", *linked):
-        found.update(_walk_git(root, f"{top}/hooks", hooks=True))
-    hooks_path = _hooks_path(root)
-    if hooks_path is not None:  # `core.hooksPath` (husky, lefthook): git runs these instead
-        found.update(_walk_git(root, hooks_path, hooks=True))
-    for top in (".git", *linked):
-        found.update(_walk_git(root, f"{top}/modules", hooks=False))
-    return found
-
-
-def _hooks_path(root: str) -> str | None:
-    """The folder ``core.hooksPath`` of the workspace's git configuration names (relative to
-    ``root`` when inside it), if any."""
-    text = ""
-    for top in (os.path.join(root, ".git"), *linked_git_dirs(root)):
-        try:
-            with open(os.path.join(top, "config"), "rb") as handle:
-                text += handle.read(_CONFIG_BYTES).decode("utf-8", "surrogateescape") + "\n"
-        except OSError:
-            continue
-    for entry in git_config_entries(text):
-        key, _, value = entry.partition("=")
-        if key == "core.hookspath" and value:  # git expands a leading `~` to the home folder
-            folder = os.path.normpath(
-                os.path.join(os.path.abspath(root), os.path.expanduser(value))
-            )
-            inside = os.path.commonpath([os.path.abspath(root), folder]) == os.path.abspath(root)
-            return os.path.relpath(folder, root) if inside else folder
-    return None
-
-
-def _walk_git(root: str, top: str, *, hooks: bool) -> set[str]:
-    """The hooks (``hooks``) or the configurations and hooks below ``top``; bounded."""
-    found: set[str] = set()
-    folders = [(top, hooks)]
-    seen = 0
-    while folders and seen < MAX_GIT_ENTRIES:
-        folder, in_hooks = folders.pop()
-        try:
-            entries = list(os.scandir(os.path.join(root, folder)))
-        except OSError:
-            continue
-        # hooks folders first: a configuration's folder holds at most a few of them
-        for entry in entries:
-            seen += 1
-            relative = f"{folder}/{entry.name}"
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                continue
-            if in_hooks:
-                if not entry.name.endswith(".sample"):
-                    found.add(relative)
-            elif is_dir and entry.name == "hooks":
-                folders.append((relative, True))
-            elif is_dir and entry.name not in ("objects", "refs", "logs", "lfs"):
-                folders.insert(0, (relative, False))
-            elif entry.name in _GIT_CONFIGS:
-                found.add(relative)
-    return found
-
-
 def watched_paths(root: str, protection: Protection, known: Iterable[str] = ()) -> set[str]:
     """The protected files compared between events: ``known`` ones, those at the workspace's
     top (and ``protect`` globs naming one path), and git's configurations and hooks."""
-    paths = set(known) | protected_candidates(root, protection) | _git_files(root)
+    paths = set(known) | protected_candidates(root, protection) | git_files(root)
     return {path for path in paths if path not in _HOST_FILES}
 
 
@@ -174,7 +102,9 @@ def keep(
         files = protected_state(root, paths, protection)
     data = {"root": root, "files": dict(files), "complete": complete}
     StorageLayout.at(storage).ensure_dirs()  # a store made here is one like any (``.gitignore``)
-    replace_file(state_path(storage, session_id, root), json.dumps(data, sort_keys=True).encode())
+    path = state_path(storage, session_id, root)
+    replace_file(path, json.dumps(data, sort_keys=True).encode())
+    note_kept(storage, session_id, path.name)
 
 
 class UnreadableState(ValueError):
@@ -189,6 +119,8 @@ def _kept_state(
     try:
         data = json.loads(path.read_bytes())
     except FileNotFoundError:
+        if was_kept(storage, session_id, path.name):
+            raise UnreadableState(f"{path}: {STATE_DELETED}") from None
         return None
     except (OSError, ValueError) as exc:
         raise UnreadableState(f"{path}: {type(exc).__name__}") from None
@@ -276,6 +208,9 @@ def check(
 def _findings(policy: Policy, changed: Sequence[str], unreadable: str | None) -> CallFindings:
     """The note's findings: the changed files judged by the effect rules; an unreadable state
     a WARN when the policy judges effects (nothing could be compared)."""
+    if unreadable is not None and unreadable.endswith(STATE_DELETED):
+        why = f"the protected files' kept state was deleted ({unreadable})"
+        return CallFindings((TAMPER_ALERT,), {"unknown": why}, "FAIL", why, "effect")
     if unreadable is not None:
         why = f"effects unknown: the protected files' kept state is unreadable ({unreadable})"
         note = {"unknown": why}

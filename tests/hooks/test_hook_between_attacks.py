@@ -73,9 +73,6 @@ def _call_in(host: Host, cwd: Path) -> None:
 # --- bypasses -------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a deleted kept state is 'none kept': the state is kept anew, silently"
-)
 def test_deleting_the_kept_state_hides_a_change_between_events(host: Host) -> None:
     host.call()
     _plant_soul(host.project)
@@ -85,6 +82,22 @@ def test_deleting_the_kept_state_hides_a_change_between_events(host: Host) -> No
     host.call()
     host.end()
     assert host.judged()[0] is Verdict.FAIL
+    notes = _notes(host)
+    assert notes and "tamper_attempt" in notes[0]["alerts"]
+    assert "the kept state was deleted" in str(notes[0]["effects"])
+
+
+def test_a_state_never_kept_is_no_deleted_state(tmp_path: Path) -> None:
+    """A call from a subfolder keeps a state of its own root; none of the project's is missing
+    then, and a session whose witness is gone notes nothing as deleted."""
+    made = Host(tmp_path)
+    _repo(made.project)
+    made.start()
+    _call_in(made, made.project / "docs")
+    made.call()
+    made.call()
+    made.end()
+    assert made.judged()[0] is Verdict.PASS, made.judged()
 
 
 def test_a_forged_pending_file_kept_fresh_hides_a_change_between_events(host: Host) -> None:
@@ -385,7 +398,7 @@ def test_a_git_config_planted_and_restored_within_a_call_s_window(host: Host) ->
 def test_the_hooks_path_is_read_as_git_reads_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str, expected: str | None
 ) -> None:
-    from pytest_harness_audit.doors.hook_between import _hooks_path
+    from pytest_harness_audit.doors.hook_between_git import _hooks_path
 
     root = tmp_path / "repo"
     root.mkdir()
