@@ -155,15 +155,19 @@ class PostStore:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One committed transaction (rolled back if the body raises)."""
-        with self._lock, own_write(self.path):
+        """One committed transaction (rolled back if the body raises).
+
+        The own write is bracketed from when the write lock is held: what anyone changed while
+        the store waited for the lock is not its own."""
+        with self._lock:
             self._connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._connection
-            except BaseException:
-                self._connection.execute("ROLLBACK")
-                raise
-            self._connection.execute("COMMIT")
+            with own_write(self.path):
+                try:
+                    yield self._connection
+                except BaseException:
+                    self._connection.execute("ROLLBACK")
+                    raise
+                self._connection.execute("COMMIT")
 
     # -- posts ----------------------------------------------------------------------------------
 

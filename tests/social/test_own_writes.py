@@ -89,3 +89,34 @@ def test_an_own_write_that_raises_is_still_bracketed(tmp_path: Path) -> None:
     except RuntimeError:
         pass
     assert close_window(database, window) == []
+
+
+def test_a_change_made_while_the_store_waits_for_the_write_lock_is_not_its_own(
+    tmp_path: Path,
+) -> None:
+    """Another connection holds the write lock, forges a row and commits while the store's
+    transaction waits for the lock: the wait is no part of the store's own write."""
+    import sqlite3
+    import threading
+    import time
+
+    store = _store(tmp_path)
+    _post(store, "before")
+    other = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute(
+        "INSERT INTO items (created_ms, kind, operation_id, body) VALUES (1, 'k', NULL, 'forged')"
+    )
+    window = open_window(store.path)  # the lock is held, nothing committed yet
+
+    def release() -> None:
+        time.sleep(0.3)  # the store is waiting for the lock by now
+        other.execute("COMMIT")
+
+    releaser = threading.Thread(target=release)
+    releaser.start()
+    _post(store, "a send that waited")
+    releaser.join()
+    other.close()
+    assert f"{store.path}-wal" in close_window(store.path, window)  # the forged commit's log
+    store.close()
