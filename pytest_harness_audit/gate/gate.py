@@ -31,6 +31,7 @@ from pytest_harness_audit.gate.seam import (
     GatedCall,
     Outcome,
     describe_exception,
+    own_reading,
     run_call,
     run_call_async,
 )
@@ -215,7 +216,8 @@ class Gate:
         Any internal error fails closed: the call is refused with the error as its reason.
         """
         try:
-            return self._decide_locked(tool, params)
+            with own_reading(self.inspectors):  # a search's judgement may read its files
+                return self._decide_locked(tool, params)
         except Exception as exc:
             return failed_closed(tool, params, describe_exception(exc), self.root)
 

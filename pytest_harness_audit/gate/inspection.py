@@ -94,10 +94,30 @@ class SessionInspection:
         """Whether the workspace changed since the session's last watched call ended."""
         return self.inspector.changed_since_last()
 
+    def hold_reads(self) -> None:
+        """The auditor is about to read workspace files itself (see :func:`.seam.own_reading`)."""
+        reads = self.inspector.credential_reads
+        if reads is not None:
+            reads.hold()
+
+    def release_reads(self) -> None:
+        """The auditor's own reading is over: none of it is a call's."""
+        reads = self.inspector.credential_reads
+        if reads is not None:
+            reads.release()
+
     def after(
         self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome
     ) -> CallFindings:
         """The call's effects and exposed secrets, and what the policy says they mean."""
+        try:
+            return self._after(token, tool, category, params, outcome)
+        finally:
+            self.release_reads()  # judging a search reads the files it searched, after the call
+
+    def _after(
+        self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome
+    ) -> CallFindings:
         seen = self.inspector.after(token, tool, category, params, outcome.output)
         error = outcome.error_message
         if not error:

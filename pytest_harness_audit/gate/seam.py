@@ -12,9 +12,10 @@ outcome and then re-raised, so a failing act can never leave a call unrecorded.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pytest_harness_audit.gate.approvals import approve, approve_async
 from pytest_harness_audit.types import Status
@@ -101,6 +102,32 @@ class CallInspector(Protocol):
         self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome
     ) -> CallFindings:
         """What the call did, given ``before``'s token and the act's outcome."""
+
+
+@runtime_checkable
+class ReadHolder(Protocol):
+    """An inspector that tells the auditor's own reads of files from a call's."""
+
+    def hold_reads(self) -> None:
+        """The auditor is about to read files itself."""
+
+    def release_reads(self) -> None:
+        """The auditor's own reading is over."""
+
+
+@contextmanager
+def own_reading(inspectors: Iterable[object]) -> Iterator[None]:
+    """The auditor itself reads files meanwhile (judging a search reads the files it would
+    match): an inspector that tells whose reads are whose (``hold_reads``/``release_reads``,
+    :meth:`.inspection.SessionInspection.hold_reads`) leaves them out of any call's."""
+    holders = [item for item in inspectors if isinstance(item, ReadHolder)]
+    for holder in holders:
+        holder.hold_reads()
+    try:
+        yield
+    finally:
+        for holder in holders:
+            holder.release_reads()
 
 
 @dataclass
