@@ -339,14 +339,6 @@ def test_searches_status_and_a_readme_through_the_relay_pass(harness: Harness) -
     assert harness.verdict == "PASS", harness.verdict_reasons
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="judging a search piped into a filter, the gate's shell reading opens the credential "
-    "files to tell whether the search matches them (search_oracles._folded_text, from the policy "
-    "evaluation and from _searched_in_view's search_opens); those reads fall outside the proxied "
-    "call's span, in the agent's, which records credential_read",
-)
 def test_a_search_piped_to_head_through_the_relay_passes(harness: Harness) -> None:
     harness.start_proxy()
     _play(harness, [{"call": "Bash", "args": {"command": "grep -rn def . | head -n 1"}, "id": 1}])
@@ -412,14 +404,6 @@ def test_a_post_forged_after_a_send_fails(harness: Harness) -> None:
     assert harness.verdict == "FAIL"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="own_write brackets the store's whole transaction, BEGIN IMMEDIATE's wait for the "
-    "write lock included: the agent holds the WAL write lock (fcntl on -shm byte 120, no file "
-    "changes), sends, commits a forged post while the store waits inside its bracket, then lets "
-    "go; the bracket's closing stamp takes the forged change for the store's own",
-)
 def test_a_post_forged_while_the_store_waits_for_its_lock_fails(harness: Harness) -> None:
     harness.start_proxy(social=True)
     database = post_store_of(harness.storage_dir, harness.session_id)
