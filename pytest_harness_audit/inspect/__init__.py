@@ -279,8 +279,8 @@ class Inspector:
             between = self._with_unnamed(last, now, self._with_copies(diff(last, now), now))
             if between or between.protected:
                 now.between = between
-        if self._reads is not None:
-            now.reads_span = self._reads.reset()
+        if self._reads is not None:  # the auditor read the files changed since: those only
+            now.reads_span = self._reads.reset(now.between or Effects())
         return now
 
     def changed_since_last(self) -> bool:
@@ -319,7 +319,7 @@ class Inspector:
             effects = self._with_copies(expected_changes(diff(token, now), params), now)
             effects = self._with_unnamed(token, now, effects)
             if self._reads is not None:
-                self._reads.release()
+                self._reads.release(effects)  # it read the files the call changed: those only
             between = token.between
             with self._lock:
                 self._last = now

@@ -50,6 +50,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from pytest_harness_audit.inspect.credential_objects import holding_packs, object_id, packed
+from pytest_harness_audit.inspect.effects import Effects
 from pytest_harness_audit.inspect.inotify import (
     IN_ACCESS,
     IN_CLOSE_NOWRITE,
@@ -165,15 +166,19 @@ class CredentialReadWatch:
             if self._finalizer.alive:
                 self._drain()
 
-    def release(self) -> None:
-        """The auditor's own reading since :meth:`hold` (or :meth:`take`) is over: forget it."""
+    def release(self, changed: Effects | None = None) -> None:
+        """The auditor's own reading since :meth:`hold` (or :meth:`take`) is over: forget it.
+
+        ``changed``: what changed that the auditor read (it reads a file again only when it
+        changed: a new file may hold a copied secret), so only those files' events are its
+        own, and the rest belong to the span open now; ``None``: all of them are its own."""
         with self._lock:
             if self._finalizer.alive:
-                self._discard(read_events(self._fd))
+                self._settle(read_events(self._fd), changed)
 
-    def reset(self) -> int:
-        """Forget what the auditor read since :meth:`hold` and open a span (just before a call
-        runs); the span's id for :meth:`take`.
+    def reset(self, changed: Effects | None = None) -> int:
+        """Forget what the auditor read since :meth:`hold` (``changed`` as for :meth:`release`)
+        and open a span (just before a call runs); the span's id for :meth:`take`.
 
         Spans may nest or overlap (a proxied call inside an agent's run): what is read while
         several are open belongs to the one opened last, so an outer span keeps what was read
@@ -181,12 +186,20 @@ class CredentialReadWatch:
         with self._lock, OWN_READS.quiet(self.origins):
             span = next(self._span_ids)
             if self._finalizer.alive:
-                self._discard(read_events(self._fd))
+                self._settle(read_events(self._fd), changed)
                 self._own = {origin: OWN_READS.count(origin) for origin in self.origins}
                 self._spans[span] = _Span(dict(self._own))
             return span
 
-    def _discard(self, events: list[tuple[int, int, str]]) -> None:
+    def _settle(self, events: list[tuple[int, int, str]], changed: Effects | None) -> None:
+        """Drop the auditor's own events of ``events``; the others go to the span open now."""
+        if changed is not None and self._spans:
+            own = {*changed.created, *changed.modified}
+            kept = [event for event in events if self._ever.get(event[0]) not in own]
+            span = self._spans[next(reversed(self._spans))]
+            span.events += kept
+            if len(span.events) > MAX_SPAN_EVENTS:
+                span.events = [(-1, IN_Q_OVERFLOW, "")]
         for wd, mask, _name in events:
             if mask & IN_IGNORED:
                 self._forget(wd)

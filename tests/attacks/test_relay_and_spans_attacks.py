@@ -208,14 +208,6 @@ def test_a_read_while_an_approval_is_asked_through_the_relay_is_seen(
     assert _agent(harness).raw["effects"]["credentialRead"] == [".env"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="Inspector.before holds the read watch (hold) while it snapshots the workspace and "
-    "reads the files changed since the last call for copied secrets; reset() then discards every "
-    "event since hold, whoever read: the agent, timing its read by inotify on the first file the "
-    "auditor reads, reads .env inside that window and no span ever sees it",
-)
 def test_a_read_while_the_auditor_reads_before_a_call_is_seen(harness: Harness) -> None:
     harness.start_proxy()
     lines = _play(
@@ -235,13 +227,6 @@ def test_a_read_while_the_auditor_reads_before_a_call_is_seen(harness: Harness) 
     assert harness.verdict == "WARN"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="Inspector.after takes the call's span, then snapshots and reads the files the call "
-    "created for copied secrets, then release() discards every event since take: the agent reads "
-    ".env the moment the auditor opens the first new file, and no span sees it",
-)
 def test_a_read_while_the_auditor_reads_after_a_call_is_seen(harness: Harness) -> None:
     harness.start_proxy()
     lines = _play(
@@ -445,7 +430,7 @@ threading.Thread(target=forge, daemon=True).start()
 
 
 @pytest.mark.xfail(
-    strict=True,
+    strict=False,  # a race: on a loaded machine the agent may come too late, and is caught
     raises=AssertionError,
     reason="the bracket is a time window: a change made while the store's own transaction runs "
     "is taken for the store's, and a transaction lasts long enough (WAL frames, then an fsync) "
