@@ -42,6 +42,7 @@ missing, :func:`open_credential_reads` returns ``None``.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
@@ -67,6 +68,7 @@ from pytest_harness_audit.inspect.inotify import (
     read_events,
 )
 from pytest_harness_audit.inspect.own_reads import OWN_READS
+from pytest_harness_audit.own_opens import own_opens
 
 _MASK = IN_ACCESS | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_OPEN | IN_DONT_FOLLOW
 _FOLDER_MASK = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW
@@ -98,6 +100,8 @@ class CredentialReadWatch:
         self._held: frozenset[str] = frozenset()
         self._packed: set[str] = set()  # object ids of credential blobs seen packed
         self._ever: dict[int, str] = {}  # every wd ever watched → its path (events outlive it)
+        self._inodes: dict[int, tuple[int, int]] = {}  # a watched file's wd → its inode
+        self._held_opens: dict[int, int] = {}  # at ``hold``: each wd's opens by the auditor
         self._spans: dict[int, _Span] = {}  # the open spans, in the order they opened
         self._span_ids = itertools.count(1)
         self._finalizer = weakref.finalize(self, close_later, fd)
@@ -134,6 +138,9 @@ class CredentialReadWatch:
             if wd < 0:
                 continue
             self._watches[wd] = self._ever[wd] = relative
+            with contextlib.suppress(OSError):
+                info = os.lstat(path)
+                self._inodes[wd] = (info.st_dev, info.st_ino)
             if relative in self._objects:
                 continue
             folder = add_watch(self._fd, os.fsencode(os.path.dirname(path)), _FOLDER_MASK)
@@ -165,13 +172,15 @@ class CredentialReadWatch:
         with self._lock:
             if self._finalizer.alive:
                 self._drain()
+                self._held_opens = {wd: own_opens(key) for wd, key in self._inodes.items()}
 
     def release(self, changed: Effects | None = None) -> None:
         """The auditor's own reading since :meth:`hold` (or :meth:`take`) is over: forget it.
 
-        ``changed``: what changed that the auditor read (it reads a file again only when it
-        changed: a new file may hold a copied secret), so only those files' events are its
-        own, and the rest belong to the span open now; ``None``: all of them are its own."""
+        ``changed``: what changed, which the auditor read (it reads a file again only when it
+        changed: a new file may hold a copied secret); those files' events are its own, and so
+        are the opens it counted (:mod:`pytest_harness_audit.own_opens`). The rest belong to
+        the span open now."""
         with self._lock:
             if self._finalizer.alive:
                 self._settle(read_events(self._fd), changed)
@@ -192,9 +201,21 @@ class CredentialReadWatch:
             return span
 
     def _settle(self, events: list[tuple[int, int, str]], changed: Effects | None) -> None:
-        """Drop the auditor's own events of ``events``; the others go to the span open now."""
-        if changed is not None and self._spans:
-            own = {*changed.created, *changed.modified}
+        """Drop the auditor's own events of ``events``; the others go to the span open now.
+
+        Its own: those of the files in ``changed``, and those of a file the
+        auditor opened (:mod:`pytest_harness_audit.own_opens`) no less often than the events
+        say it was opened; a file opened more often was read by someone else too."""
+        if self._spans:
+            own = {*changed.created, *changed.modified} if changed is not None else set()
+            opened: dict[int, int] = {}
+            for wd, mask, _name in events:
+                if mask & IN_OPEN:
+                    opened[wd] = opened.get(wd, 0) + 1
+            for wd, key in self._inodes.items():
+                count = opened.get(wd, 0)
+                if count and count <= own_opens(key) - self._held_opens.get(wd, 0):
+                    own.add(self._ever[wd])
             kept = [event for event in events if self._ever.get(event[0]) not in own]
             span = self._spans[next(reversed(self._spans))]
             span.events += kept

@@ -208,10 +208,10 @@ def test_an_outer_span_keeps_what_was_read_outside_the_inner_one(
     outer = watch.reset()  # an agent's run
     (tmp_path / ".env").read_text()  # the agent process reads the file itself
     watch.hold()
-    (tmp_path / ".env").read_text()  # the auditor's own reading before the inner call
+    _auditor_reads(tmp_path / ".env")  # the auditor's own reading before the inner call
     inner = watch.reset()  # a call the agent made through the proxy
     assert watch.take(inner) == ()
-    (tmp_path / ".env").read_text()  # the auditor's own reading after it
+    _auditor_reads(tmp_path / ".env")  # the auditor's own reading after it
     watch.release()
     assert watch.take(outer) == (".env",)
 
@@ -277,3 +277,36 @@ def test_taking_a_span_already_taken_is_no_error(
     (tmp_path / ".env").read_text()
     assert watch.take(span) == (".env",)
     assert watch.take(span) == ()
+
+
+def _auditor_reads(path: Path) -> None:
+    """Read ``path`` as the auditor does while it judges a search: an open it counts."""
+    from pytest_harness_audit.own_opens import note_own_open
+
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        note_own_open(os.fstat(fd))
+        os.read(fd, 1 << 16)
+    finally:
+        os.close(fd)
+
+
+def test_the_auditors_counted_opens_are_its_own(watch: CredentialReadWatch, tmp_path: Path) -> None:
+    _fresh_spans(watch)
+    outer = watch.reset()
+    watch.hold()
+    _auditor_reads(tmp_path / ".env")
+    watch.release()
+    assert watch.take(outer) == ()
+
+
+def test_an_open_beyond_the_auditors_count_is_someone_elses(
+    watch: CredentialReadWatch, tmp_path: Path
+) -> None:
+    _fresh_spans(watch)
+    outer = watch.reset()
+    watch.hold()
+    _auditor_reads(tmp_path / ".env")
+    (tmp_path / ".env").read_text()  # the agent, timed on the auditor's own reading
+    watch.release()
+    assert watch.take(outer) == (".env",)

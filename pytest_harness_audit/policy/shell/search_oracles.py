@@ -23,6 +23,7 @@ import posixpath
 import re
 import stat
 
+from pytest_harness_audit.own_opens import note_own_open
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.tools import split_options
 
@@ -235,7 +236,9 @@ def _folded_text(path: str, ctx: Context) -> str | None:
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        note_own_open(info)  # the auditor's own open, not the agent's (credential-read watch)
+        if not stat.S_ISREG(info.st_mode):
             return None
         data = os.read(fd, MAX_SEARCHED_BYTES + 1)
     except OSError:
