@@ -262,13 +262,6 @@ def test_many_new_files_between_and_in_calls_pass(harness: Harness) -> None:
     assert harness.verdict == "PASS", harness.verdict_reasons
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="search_opens ignores grep's --exclude-from: it counts one open of .env the search "
-    "never makes, so the agent's own open of .env during the search fits the count and the read "
-    "is filed as credentialSearched (exempt); the agent's record sees nothing either",
-)
 def test_a_read_inside_a_search_that_skips_the_file_is_seen(harness: Harness) -> None:
     harness.start_proxy()
     prepare = (

@@ -69,11 +69,24 @@ def test_a_descriptor_opened_before_is_told(watch: CredentialReadWatch, tmp_path
         ("cd app && grep -rn x ..", 1),
         ("rg -n x", 0),  # hidden names are skipped
         ("rg -n --hidden x", 1),
+        # what a search leaves out by a file of globs, or by reading no line, opens nothing
+        ("grep -rn x . --exclude-from=skip.lst", 0),
+        ("grep -rn x . --exclude-from=keep.lst", 1),
+        ("grep -rn x . --exclude-from=missing.lst", 0),
+        ("grep -rn x . --exclude-from=negated.lst", 0),
+        ("grep -rn x . --exclude-dir=.", 0),
+        ("grep -rn -m0 x .", 0),
+        ("grep -rn --max-count=0 x .", 0),
+        ("grep -rn -m 0 x .", 0),
+        ("grep -rn -m 3 x .", 1),
     ],
 )
 def test_search_opens(tmp_path: Path, command: str, opens: int) -> None:
     (tmp_path / ".env").write_text("A=1\n")
     (tmp_path / "app").mkdir()
+    (tmp_path / "skip.lst").write_text("# secrets\n.env\n")
+    (tmp_path / "keep.lst").write_text("*.log\nnode_modules\n")
+    (tmp_path / "negated.lst").write_text("*\n!*.py\n")
     assert search_opens(command, str(tmp_path), ".env") == opens
 
 

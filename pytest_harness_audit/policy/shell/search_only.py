@@ -189,7 +189,7 @@ def search_opens(text: str, root: str, relative: str) -> int:
                     break
                 if recursive and target.startswith(found.rstrip("/") + "/"):
                     inner = os.path.relpath(target, found)
-                    if _kept(family, argv[1:], options, inner):
+                    if _kept(family, argv[1:], options, inner, base):
                         total += 1
                     break
         if recursive and _follows(family, options):
@@ -218,9 +218,12 @@ def _option_values(options: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _kept(family: str, args: list[str], options: list[str], inner: str) -> bool:
+def _kept(family: str, args: list[str], options: list[str], inner: str, base: str) -> bool:
     """Whether a recursive search keeps the file ``inner`` (relative to the folder searched)
-    given its name filters and, for ``rg``/``ag``, hidden names."""
+    given its name filters (those of an exclusion file too, read from ``base``, the folder
+    the search runs in), its match count and, for ``rg``/``ag``, hidden names. When a filter
+    cannot be told, the file is left out: the count is an upper bound, and one too high
+    would let another process's open pass for the search's."""
     if not searched(family, args, [inner]):
         return False
     parts = inner.split("/")
@@ -235,11 +238,45 @@ def _kept(family: str, args: list[str], options: list[str], inner: str) -> bool:
             glob = value
         if glob and wildcards.fnmatch(parts[-1], glob):
             return False
-        if option in ("--exclude-dir", "--ignore-dir") and any(
-            wildcards.fnmatch(part, value.strip("/")) for part in parts[:-1]
+        if option in ("--exclude-dir", "--ignore-dir") and (
+            value.strip("/") == "."
+            or any(wildcards.fnmatch(part, value.strip("/")) for part in parts[:-1])
         ):
             return False
-    return True
+        if option in _EXCLUDE_FILES and _excluded_by_file(os.path.join(base, value), inner):
+            return False
+        if option in ("-m", "--max-count") and value.strip() == "0":
+            return False  # no line is read: the file may not be opened at all
+    return not any(option in ("-m0", "--max-count=0") for option in options)
+
+
+#: Options naming a file of globs whose names a search leaves out.
+_EXCLUDE_FILES = frozenset({"--exclude-from", "--ignore-file", "--path-to-ignore"})
+#: Largest exclusion file read (larger: it may leave anything out).
+_MAX_EXCLUDE_BYTES = 1 << 16
+
+
+def _excluded_by_file(path: str, inner: str) -> bool:
+    """Whether a glob of the exclusion file ``path`` may leave ``inner`` out (by its name, or
+    its path for an ignore file's); a file that cannot be read, or a negation: it may."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(_MAX_EXCLUDE_BYTES + 1)
+    except OSError:
+        return True
+    if len(data) > _MAX_EXCLUDE_BYTES:
+        return True
+    name = inner.rsplit("/", 1)[-1]
+    for line in data.decode("utf-8", "replace").splitlines():
+        glob = line.strip()
+        if not glob or glob.startswith("#"):
+            continue
+        if glob.startswith("!"):
+            return True
+        bare = glob.strip("/")
+        if wildcards.fnmatch(name, bare) or wildcards.fnmatch(inner, bare):
+            return True
+    return False
 
 
 def _shows_hidden(options: list[str]) -> bool:
