@@ -111,3 +111,33 @@ def test_searches_through_the_proxy_are_not_the_agents_own_reads(
     ]
     assert _agent_record(harness).alerts == ()
     assert [r.code for r in harness.verdict_reasons] == ["blocked", "notice"]
+
+
+def test_a_relay_with_a_wrong_token_is_answered_with_an_error(harness: Harness) -> None:
+    import json
+    import os
+    import subprocess
+
+    proxy = harness.start_proxy()
+    env = dict(os.environ, HARNESS_AUDIT_RELAY_TOKEN="wrong")
+    request = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    done = subprocess.run(
+        proxy.relay_command,
+        input=json.dumps(request).encode() + b"\n",
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    (answer,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answer["id"] == 7 and "error" in answer
+    assert harness.calls() == []
