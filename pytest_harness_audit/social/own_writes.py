@@ -69,16 +69,45 @@ def _observe(database: Path | str) -> _Database:
     return state
 
 
+class OwnWrite:
+    """One of this process's own writes to a database, begun (:func:`begin_own_write`): the
+    files were looked at, and no window sees a change until :meth:`end` or :meth:`abandon`."""
+
+    def __init__(self, database: Path | str) -> None:
+        self.database = database
+        _LOCK.acquire()
+        try:
+            _observe(database)
+        except BaseException:
+            _LOCK.release()
+            raise
+
+    def end(self) -> None:
+        """The write is over: what changed since it began is the process's own."""
+        try:
+            _DATABASES[os.path.abspath(self.database)].known = stamp(self.database)
+        finally:
+            _LOCK.release()
+
+    def abandon(self) -> None:
+        """Nothing was written after all (the write lock was not to be had)."""
+        _LOCK.release()
+
+
+def begin_own_write(database: Path | str) -> OwnWrite:
+    """Begin an own write to ``database``; the caller ends or abandons it."""
+    return OwnWrite(database)
+
+
 @contextmanager
 def own_write(database: Path | str) -> Iterator[None]:
-    """Bracket one of this process's own writes to ``database`` (a transaction, opening or
-    closing the connection): what changes inside is not a foreign change."""
-    with _LOCK:
-        _observe(database)
-        try:
-            yield
-        finally:
-            _DATABASES[os.path.abspath(database)].known = stamp(database)
+    """Bracket one of this process's own writes to ``database`` (opening or closing the
+    connection): what changes inside is not a foreign change."""
+    write = begin_own_write(database)
+    try:
+        yield
+    finally:
+        write.end()
 
 
 def open_window(database: Path | str) -> int:
@@ -97,4 +126,13 @@ def close_window(database: Path | str, token: int) -> list[str]:
         return sorted(state.open_windows.pop(token, ()))
 
 
-__all__ = ["SUFFIXES", "Stamp", "close_window", "open_window", "own_write", "stamp"]
+__all__ = [
+    "SUFFIXES",
+    "OwnWrite",
+    "Stamp",
+    "begin_own_write",
+    "close_window",
+    "open_window",
+    "own_write",
+    "stamp",
+]

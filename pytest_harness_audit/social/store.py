@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -18,7 +19,10 @@ from typing import Literal, Protocol
 
 from pytest_harness_audit.social.errors import SocialConfigError
 from pytest_harness_audit.social.message_json import canonical_message_json
-from pytest_harness_audit.social.own_writes import own_write
+from pytest_harness_audit.social.own_writes import OwnWrite, begin_own_write, own_write
+
+#: Seconds a write waits for another connection's write lock.
+LOCK_WAIT_S = 10.0
 
 #: The database file name inside the storage directory.
 DATABASE_NAME = "social.sqlite3"
@@ -142,7 +146,7 @@ class PostStore:
         self._lock = threading.RLock()
         with own_write(self.path):
             self._connection = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=10.0
+                self.path, isolation_level=None, check_same_thread=False, timeout=LOCK_WAIT_S
             )
             self._connection.execute("PRAGMA journal_mode=WAL")
             self._connection.execute("PRAGMA synchronous=FULL")
@@ -157,17 +161,39 @@ class PostStore:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One committed transaction (rolled back if the body raises).
 
-        The own write is bracketed from when the write lock is held: what anyone changed while
-        the store waited for the lock is not its own."""
+        The own write is bracketed from the attempt that gets the write lock: what anyone
+        changed while the store waited for the lock is not its own."""
         with self._lock:
-            self._connection.execute("BEGIN IMMEDIATE")
-            with own_write(self.path):
+            write = self._begin()
+            try:
                 try:
                     yield self._connection
                 except BaseException:
                     self._connection.execute("ROLLBACK")
                     raise
                 self._connection.execute("COMMIT")
+            finally:
+                write.end()
+
+    def _begin(self) -> OwnWrite:
+        """``BEGIN IMMEDIATE`` in an own write, retried without waiting inside one (at most
+        :data:`LOCK_WAIT_S` in all) while another connection holds the write lock."""
+        deadline = time.monotonic() + LOCK_WAIT_S
+        self._connection.execute("PRAGMA busy_timeout = 0")
+        try:
+            while True:
+                write = begin_own_write(self.path)
+                try:
+                    self._connection.execute("BEGIN IMMEDIATE")
+                except sqlite3.OperationalError as exc:
+                    write.abandon()
+                    if "locked" not in str(exc) or time.monotonic() > deadline:
+                        raise
+                else:
+                    return write
+                time.sleep(0.005)
+        finally:
+            self._connection.execute(f"PRAGMA busy_timeout = {int(LOCK_WAIT_S * 1000)}")
 
     # -- posts ----------------------------------------------------------------------------------
 
