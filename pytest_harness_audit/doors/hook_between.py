@@ -111,6 +111,10 @@ class UnreadableState(ValueError):
     """The kept state is there and cannot be read: nothing can be compared."""
 
 
+class DeletedState(UnreadableState):
+    """The kept state is gone although the session's witness says it was kept: a tamper."""
+
+
 def _kept_state(
     storage: str | os.PathLike[str], session_id: str, root: str
 ) -> tuple[dict[str, Any], bool] | None:
@@ -120,7 +124,7 @@ def _kept_state(
         data = json.loads(path.read_bytes())
     except FileNotFoundError:
         if was_kept(storage, session_id, path.name):
-            raise UnreadableState(f"{path}: {STATE_DELETED}") from None
+            raise DeletedState(f"{path}: {STATE_DELETED}") from None
         return None
     except (OSError, ValueError) as exc:
         raise UnreadableState(f"{path}: {type(exc).__name__}") from None
@@ -192,7 +196,7 @@ def check(
     try:
         found = changed_between(storage, session_id, root, protection)
     except UnreadableState as exc:
-        _record(storage, session_id, root=root, policy=policy, event=event, unreadable=str(exc))
+        _record(storage, session_id, root=root, policy=policy, event=event, unreadable=exc)
         keep(storage, session_id, root, protection)
         return []
     if found is None:
@@ -205,10 +209,12 @@ def check(
     return changed
 
 
-def _findings(policy: Policy, changed: Sequence[str], unreadable: str | None) -> CallFindings:
+def _findings(
+    policy: Policy, changed: Sequence[str], unreadable: UnreadableState | None
+) -> CallFindings:
     """The note's findings: the changed files judged by the effect rules; an unreadable state
-    a WARN when the policy judges effects (nothing could be compared)."""
-    if unreadable is not None and unreadable.endswith(STATE_DELETED):
+    a WARN when the policy judges effects (nothing could be compared), a deleted one a FAIL."""
+    if isinstance(unreadable, DeletedState):
         why = f"the protected files' kept state was deleted ({unreadable})"
         return CallFindings((TAMPER_ALERT,), {"unknown": why}, "FAIL", why, "effect")
     if unreadable is not None:
@@ -235,7 +241,7 @@ def _record(
     policy: Policy,
     event: str,
     changed: Sequence[str] = (),
-    unreadable: str | None = None,
+    unreadable: UnreadableState | None = None,
 ) -> None:
     if unreadable is not None:
         reason = f"the protected files' kept state is unreadable (seen at {event}): {unreadable}"

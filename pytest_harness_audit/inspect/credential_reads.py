@@ -216,29 +216,31 @@ class CredentialReadWatch:
                 count = opened.get(wd, 0)
                 if count and count <= own_opens(key) - self._held_opens.get(wd, 0):
                     own.add(self._ever[wd])
-            kept = [event for event in events if self._ever.get(event[0]) not in own]
-            span = self._spans[next(reversed(self._spans))]
-            span.events += kept
-            if len(span.events) > MAX_SPAN_EVENTS:
-                span.events = [(-1, IN_Q_OVERFLOW, "")]
-        for wd, mask, _name in events:
-            if mask & IN_IGNORED:
-                self._forget(wd)
+            self._to_current([event for event in events if self._ever.get(event[0]) not in own])
+        self._forget_gone(events)
         self._rewatch()
 
     def _drain(self) -> list[tuple[int, int, str]]:
         """Read the queued events into the span opened last (or return them: none is open)."""
         events = read_events(self._fd)
-        for wd, mask, _name in events:
-            if mask & IN_IGNORED:
-                self._forget(wd)
+        self._forget_gone(events)
         if not self._spans:
             return events
+        self._to_current(events)
+        return []
+
+    def _to_current(self, events: list[tuple[int, int, str]]) -> None:
+        """Add ``events`` to the span opened last (one is open)."""
         span = self._spans[next(reversed(self._spans))]
         span.events += events
         if len(span.events) > MAX_SPAN_EVENTS:  # what happened can no longer be told
             span.events = [(-1, IN_Q_OVERFLOW, "")]
-        return []
+
+    def _forget_gone(self, events: list[tuple[int, int, str]]) -> None:
+        """Stop counting as watched the inodes ``events`` say are gone."""
+        for wd, mask, _name in events:
+            if mask & IN_IGNORED:
+                self._forget(wd)
 
     def _forget(self, wd: int) -> None:
         """The inode of ``wd`` is gone: it is no longer watched."""

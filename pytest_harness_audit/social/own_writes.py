@@ -70,8 +70,8 @@ def _observe(database: Path | str) -> _Database:
 
 
 class OwnWrite:
-    """One of this process's own writes to a database, begun (:func:`begin_own_write`): the
-    files were looked at, and no window sees a change until :meth:`end` or :meth:`abandon`."""
+    """One of this process's own writes to a database, begun: the files were looked at, and no
+    window sees a change until the caller calls :meth:`end` or :meth:`abandon`."""
 
     def __init__(self, database: Path | str) -> None:
         self.database = database
@@ -94,16 +94,11 @@ class OwnWrite:
         _LOCK.release()
 
 
-def begin_own_write(database: Path | str) -> OwnWrite:
-    """Begin an own write to ``database``; the caller ends or abandons it."""
-    return OwnWrite(database)
-
-
 @contextmanager
 def own_write(database: Path | str) -> Iterator[None]:
     """Bracket one of this process's own writes to ``database`` (opening or closing the
     connection): what changes inside is not a foreign change."""
-    write = begin_own_write(database)
+    write = OwnWrite(database)
     try:
         yield
     finally:
@@ -130,7 +125,6 @@ __all__ = [
     "SUFFIXES",
     "OwnWrite",
     "Stamp",
-    "begin_own_write",
     "close_window",
     "open_window",
     "own_write",

@@ -19,7 +19,7 @@ from typing import Literal, Protocol
 
 from pytest_harness_audit.social.errors import SocialConfigError
 from pytest_harness_audit.social.message_json import canonical_message_json
-from pytest_harness_audit.social.own_writes import OwnWrite, begin_own_write, own_write
+from pytest_harness_audit.social.own_writes import OwnWrite, own_write
 
 #: Seconds a write waits for another connection's write lock.
 LOCK_WAIT_S = 10.0
@@ -182,7 +182,7 @@ class PostStore:
         self._connection.execute("PRAGMA busy_timeout = 0")
         try:
             while True:
-                write = begin_own_write(self.path)
+                write = OwnWrite(self.path)
                 try:
                     self._connection.execute("BEGIN IMMEDIATE")
                 except sqlite3.OperationalError as exc:
