@@ -23,26 +23,13 @@ import pytest
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.door_watches import post_store_of
 from pytest_harness_audit.session.harness import Harness
+from tests.approvals.conftest import ASK_POLICY  # writes to deploy/ ask for approval
 
 WIRE_AGENT = [sys.executable, str(Path(__file__).with_name("wire_agent.py"))]
 #: 256 new files, ``a000.txt`` first: what the auditor reads (a new file may hold a copied
 #: secret) right after a call, or right before the next one when the agent made them itself.
 MANY_FILES = "python3 -c \"[open('a%03d.txt' % i, 'w').write('z' * 4000) for i in range(256)]\""
 README = {"call": "Read", "args": {"file_path": "README.md"}}
-#: Writes to ``deploy/`` ask for approval (an elicitation to the agent's client).
-ASK_POLICY: dict[str, Any] = {
-    "defaultPolicy": "allow",
-    "rules": [
-        {
-            "id": "ask-deploy",
-            "name": "Deploy files need approval",
-            "priority": 5,
-            "decision": "ask",
-            "reason": "deploy files need a human",
-            "match": {"tools": ["Write"], "targetPatterns": ["deploy/**"]},
-        }
-    ],
-}
 
 
 @pytest.fixture
