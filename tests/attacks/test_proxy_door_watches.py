@@ -23,20 +23,7 @@ from pytest_harness_audit.gate.seam import GatedCall, Outcome, run_call
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.workspace import create_workspace
 from pytest_harness_audit.tools.toolbox import ToolBox
-
-FIND = (
-    "import glob, os, sqlite3; "
-    "top = os.path.dirname(os.getcwd()); "
-    "db = glob.glob(top + '/*/social/*/social.sqlite3')[0]; "
-)
-FORGE = (
-    'python3 -c "' + FIND + "c = sqlite3.connect(db); "
-    "row = list(c.execute('select * from posts order by seq desc limit 1').fetchone()); "
-    "row[0] = None; row[1] = row[1][:-3] + 'zzz'; row[10] = 'forged'; "
-    "c.execute('insert into posts values (%s)' % ','.join('?' * len(row)), row); "
-    'c.commit()"'
-)
-REMOVE = 'python3 -c "' + FIND + "[os.remove(db + s) for s in ('', '-wal', '-shm')]\""
+from tests.attacks.test_post_store_writes import FORGE, REMOVE  # the same program run
 
 
 class _Proxy:
