@@ -32,6 +32,7 @@ from pytest_harness_audit.inspect import (
 )
 from pytest_harness_audit.inspect import Findings as Seen
 from pytest_harness_audit.inspect.aliases import linked_params
+from pytest_harness_audit.inspect.credential_reads import Budget
 from pytest_harness_audit.policy import Evaluation, Policy
 from pytest_harness_audit.policy.effects import EffectJudgement
 from pytest_harness_audit.policy.shell.object_readers import objects_read_in_view
@@ -87,8 +88,25 @@ class SessionInspection:
         )
 
     def before(self, tool: str, category: str, params: Mapping[str, Any]) -> object:
-        """A workspace snapshot when the call's category can change files."""
-        return self.inspector.before(tool, category, params)
+        """A workspace snapshot when the call's category can change files; a command of
+        searches gets the opens of each watched file they may make, so that what they open
+        while other calls run is theirs (:meth:`.CredentialReadWatch.reset`)."""
+        return self.inspector.before(tool, category, params, self._search_opens(params))
+
+    def _search_opens(self, params: Mapping[str, Any]) -> Budget:
+        """For a command, how often it may open each of the files given when it is a command
+        of searches (worked out in the watch's own window: what it opens is the auditor's)."""
+        command = params.get("command") if isinstance(params, Mapping) else None
+        if not isinstance(command, str):
+            return None
+        root = self.inspector.root
+
+        def budget(files: tuple[str, ...]) -> dict[str, int] | None:
+            if not only_searches(command, root):
+                return None
+            return {path: search_opens(command, root, path) for path in files}
+
+        return budget
 
     def changed_since_last(self) -> bool:
         """Whether the workspace changed since the session's last watched call ended."""

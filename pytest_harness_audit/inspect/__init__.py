@@ -31,7 +31,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_harness_audit.inspect.credential_objects import stored_objects
-from pytest_harness_audit.inspect.credential_reads import CredentialReadWatch, open_credential_reads
+from pytest_harness_audit.inspect.credential_reads import (
+    Budget,
+    CredentialReadWatch,
+    open_credential_reads,
+)
 from pytest_harness_audit.inspect.effects import (
     Effects,
     Protection,
@@ -138,11 +142,8 @@ _MAX_STREAMS = 256
 
 @dataclass(frozen=True)
 class Findings:
-    """What inspection saw: alerts, the effects record field, secret findings, redaction.
-
-    ``redacted`` tells whether ``redacted_output`` replaces the output (or payload); it is
-    the original value otherwise.
-    """
+    """What inspection saw: alerts, the effects record field, secret findings, redaction
+    (``redacted``: whether ``redacted_output`` replaces the output or payload, else as given)."""
 
     alerts: tuple[str, ...] = ()
     effects: Mapping[str, Any] = field(default_factory=dict)
@@ -232,8 +233,7 @@ class Inspector:
 
     @property
     def credential_reads(self) -> CredentialReadWatch | None:
-        """The kernel's view of reads of the workspace's secret-bearing files (``None``: not
-        watched)."""
+        """The kernel's view of reads of the secret-bearing files (``None``: not watched)."""
         return self._reads
 
     @property
@@ -263,11 +263,12 @@ class Inspector:
         return WorkspaceSnapshot.take(self.root, protection=self.protection, tracked=self.tracked)
 
     def before(
-        self, tool: str, category: str, params: Mapping[str, Any]
+        self, tool: str, category: str, params: Mapping[str, Any], opens: Budget = None
     ) -> WorkspaceSnapshot | None:
         """The token for :meth:`after`: a snapshot when ``category`` can change files (or,
         when the workspace is watched live and a snapshot costs nothing, for any call), with
-        what changed since the previous call ended as its ``between``."""
+        what changed since the previous call ended as its ``between``; ``opens``: how often
+        the call may open each watched credential file (:meth:`.CredentialReadWatch.reset`)."""
         if category not in self.watched and not self.live:
             return None
         if self._reads is not None:
@@ -280,7 +281,8 @@ class Inspector:
             if between or between.protected:
                 now.between = between
         if self._reads is not None:  # the auditor read the files changed since: those only
-            now.reads_span = self._reads.reset(now.between or Effects())
+            budget = opens(self._reads.watched_files) if opens is not None else None
+            now.reads_span = self._reads.reset(now.between or Effects(), budget)
         return now
 
     def changed_since_last(self) -> bool:

@@ -47,8 +47,9 @@ import itertools
 import os
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from pytest_harness_audit.inspect.credential_objects import holding_packs, object_id, packed
 from pytest_harness_audit.inspect.effects import Effects
@@ -76,6 +77,10 @@ _FOLDER_MASK = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW
 MAX_WATCHED = 256
 #: A span keeping more events than this counts every watched file as read (as an overflow).
 MAX_SPAN_EVENTS = 1 << 16
+#: How often a call may open each of the watched files it is given, by path (the files of
+#: :attr:`CredentialReadWatch.watched_files`); ``None``: the call may open none. Called between
+#: the watch's hold and its reset: what it opens itself is the auditor's own.
+Budget: TypeAlias = "Callable[[tuple[str, ...]], Mapping[str, int] | None] | None"
 
 
 class CredentialReadWatch:
@@ -92,12 +97,8 @@ class CredentialReadWatch:
         self._paths: dict[str, None] = {}  # every path asked for, in order
         self._watches: dict[int, str] = {}  # wd → path relative to the root
         self._folders: dict[int, dict[str, str]] = {}  # a folder's wd → its names → paths
-        self._opens: dict[str, int] = {}
-        self._unopened: frozenset[str] = frozenset()
+        self._last = _LastTake()  # what the last take of this thread saw (calls run at once)
         self._objects: dict[str, str] = {}  # a loose object file → the credential file it stores
-        self._stored: tuple[str, ...] = ()
-        self._stored_opens: dict[str, int] = {}  # each stored object read → its opens
-        self._held: frozenset[str] = frozenset()
         self._packed: set[str] = set()  # object ids of credential blobs seen packed
         self._ever: dict[int, str] = {}  # every wd ever watched → its path (events outlive it)
         self._inodes: dict[int, tuple[int, int]] = {}  # a watched file's wd → its inode
@@ -152,6 +153,12 @@ class CredentialReadWatch:
         """The watched files (not stored objects), sorted."""
         return tuple(sorted({p for p in self._watches.values() if p not in self._objects}))
 
+    @property
+    def watched_files(self) -> tuple[str, ...]:
+        """Every file asked to be watched: credential files, their copies in the origins
+        (absolute) and their stored objects."""
+        return tuple(self._paths)
+
     def watch_copies(self, paths: Iterable[str]) -> None:
         """Watch the copies of ``paths`` (relative to the root) in each origin, and the packs of
         an origin's repository (which commits them) when there are any."""
@@ -185,19 +192,22 @@ class CredentialReadWatch:
             if self._finalizer.alive:
                 self._settle(read_events(self._fd), changed)
 
-    def reset(self, changed: Effects | None = None) -> int:
+    def reset(self, changed: Effects | None = None, budget: Mapping[str, int] | None = None) -> int:
         """Forget what the auditor read since :meth:`hold` (``changed`` as for :meth:`release`)
         and open a span (just before a call runs); the span's id for :meth:`take`.
 
         Spans may nest or overlap (a proxied call inside an agent's run): what is read while
         several are open belongs to the one opened last, so an outer span keeps what was read
-        outside its inner ones, and nothing is counted twice."""
+        outside its inner ones, and nothing is counted twice. ``budget``: how often the call
+        may open each watched file (a search's opens, by path): while several spans are open,
+        an open goes to the latest span with budget left for its file, and what is read through
+        it follows it; beyond every budget it belongs to the span opened last."""
         with self._lock, OWN_READS.quiet(self.origins):
             span = next(self._span_ids)
             if self._finalizer.alive:
                 self._settle(read_events(self._fd), changed)
                 self._own = {origin: OWN_READS.count(origin) for origin in self.origins}
-                self._spans[span] = _Span(dict(self._own))
+                self._spans[span] = _Span(dict(self._own), dict(budget or {}))
             return span
 
     def _settle(self, events: list[tuple[int, int, str]], changed: Effects | None) -> None:
@@ -230,11 +240,32 @@ class CredentialReadWatch:
         return []
 
     def _to_current(self, events: list[tuple[int, int, str]]) -> None:
-        """Add ``events`` to the span opened last (one is open)."""
-        span = self._spans[next(reversed(self._spans))]
-        span.events += events
-        if len(span.events) > MAX_SPAN_EVENTS:  # what happened can no longer be told
-            span.events = [(-1, IN_Q_OVERFLOW, "")]
+        """Add ``events`` to the open spans (one is open): an open to the latest span with
+        budget left for its file (an earlier one may run longer), and what is read or closed
+        while it is open to that span (see :meth:`reset`); any other event to the span opened
+        last; an overflow to every open span."""
+        spans = list(self._spans.values())
+        last = spans[-1]
+        for event in events:
+            wd, mask, _name = event
+            relative = self._ever.get(wd) if wd not in self._folders else None
+            if mask & IN_Q_OVERFLOW:
+                for span in spans:
+                    span.add(event)
+            elif relative is None:
+                last.add(event)
+            elif mask & IN_OPEN:
+                owner = next((s for s in reversed(spans) if s.spend(relative)), None)
+                if owner is None:
+                    last.add(event)
+                else:
+                    owner.open_fds[wd] = owner.open_fds.get(wd, 0) + 1
+                    owner.add(event)
+            else:
+                owner = next((s for s in reversed(spans) if s.open_fds.get(wd, 0) > 0), last)
+                if mask & (IN_CLOSE_WRITE | IN_CLOSE_NOWRITE) and wd in owner.open_fds:
+                    owner.open_fds[wd] -= 1
+                owner.add(event)
 
     def _forget_gone(self, events: list[tuple[int, int, str]]) -> None:
         """Stop counting as watched the inodes ``events`` say are gone."""
@@ -252,7 +283,7 @@ class CredentialReadWatch:
         ``take`` when none is open), sorted; the span is closed."""
         with self._lock:
             if not self._finalizer.alive:
-                self._stored, self._held = (), frozenset()
+                self._last.stored, self._last.held = (), frozenset()
                 return ()
             with OWN_READS.quiet(self.origins):
                 events = self._drain()
@@ -274,7 +305,11 @@ class CredentialReadWatch:
         kept: list[str] = []
         for path in read:
             origin = next((o for o in self.origins if path.startswith(o + os.sep)), None)
-            if origin is None or path in self._unopened or self._opens.get(path, 0) > own[origin]:
+            if (
+                origin is None
+                or path in self._last.unopened
+                or self._last.opens.get(path, 0) > own[origin]
+            ):
                 kept.append(path)
         return tuple(kept)
 
@@ -285,8 +320,8 @@ class CredentialReadWatch:
         read: set[str] = set()
         for wd, mask, name in events:
             if mask & IN_Q_OVERFLOW:
-                self._opens, self._unopened = {}, frozenset(self._paths)
-                self._stored_opens = {}
+                self._last.opens, self._last.unopened = {}, frozenset(self._paths)
+                self._last.stored_opens = {}
                 return self._split(set(self._paths), set(self._paths))
             if mask & IN_IGNORED:  # the file is gone: its inode is no longer watched
                 self._forget(wd)
@@ -313,23 +348,25 @@ class CredentialReadWatch:
         for wd, still_open in opened.items():
             if still_open > 0 and wd in self._watches:
                 read.add(self._watches[wd])  # open at the end: its use cannot be told
-        self._opens = {path: count for path, count in opens.items() if path not in self._objects}
-        self._stored_opens = {p: opens.get(p, 0) for p in read if p in self._objects}
-        self._unopened = frozenset(unopened)
+        self._last.opens = {
+            path: count for path, count in opens.items() if path not in self._objects
+        }
+        self._last.stored_opens = {p: opens.get(p, 0) for p in read if p in self._objects}
+        self._last.unopened = frozenset(unopened)
         return self._split(read, unopened)
 
     def _split(self, read: set[str], unopened: set[str]) -> tuple[str, ...]:
         """The files of ``read``; the credential files whose stored objects it holds are kept
         for :meth:`stored`."""
         objects = self._objects
-        self._stored = tuple(sorted({objects[path] for path in read if path in objects}))
-        self._held = frozenset(objects[path] for path in unopened if path in objects)
+        self._last.stored = tuple(sorted({objects[path] for path in read if path in objects}))
+        self._last.held = frozenset(objects[path] for path in unopened if path in objects)
         return tuple(sorted(path for path in read if path not in objects))
 
     def stored(self) -> tuple[str, ...]:
         """The credential files whose stored copy (a loose object) the last :meth:`take` saw
         read, sorted."""
-        return self._stored
+        return self._last.stored
 
     def stored_objects(self, sources: tuple[str, ...]) -> tuple[str, ...]:
         """The watched object files (relative to the root) storing any of ``sources``."""
@@ -341,12 +378,12 @@ class CredentialReadWatch:
         (``credentialObjectHeld``), and of those a pack now holds that none did
         (``credentialObjectPacked``: the call packed them, ``git gc``). A pack holding one is
         watched from then on: any process that opens it may read the blob."""
-        stored = self._stored
+        stored = self._last.stored
         if not stored:
             return {}
         record = {"credentialObjectRead": list(stored)}
-        if self._held:
-            record["credentialObjectHeld"] = sorted(self._held)
+        if self._last.held:
+            record["credentialObjectHeld"] = sorted(self._last.held)
         objects = {object_id(path): path for path in self.stored_objects(stored)}
         now_packed = packed(self.root, objects) - self._packed
         if now_packed:
@@ -361,7 +398,7 @@ class CredentialReadWatch:
     def stored_opens(self) -> dict[str, int]:
         """Each stored object file (relative to the root) the last :meth:`take` saw read, with
         how often it was opened in that span."""
-        return dict(self._stored_opens)
+        return dict(self._last.stored_opens)
 
     def stored_sources(self, objects: Iterable[str]) -> set[str]:
         """The credential files the watched object files ``objects`` store."""
@@ -371,17 +408,17 @@ class CredentialReadWatch:
         """The credential files of :meth:`stored` whose object was read through a descriptor
         opened before the span (a process an earlier call left running), or lost to an
         overflow."""
-        return self._held
+        return self._last.held
 
     def opens(self) -> dict[str, int]:
         """How often each watched file was opened in the span of the last :meth:`take`."""
-        return dict(self._opens)
+        return dict(self._last.opens)
 
     def unopened(self) -> frozenset[str]:
         """The files the last :meth:`take` saw read or closed through a descriptor opened
         before its span (a process that kept it open), put in place anew during it, or every
         file after an overflow."""
-        return self._unopened
+        return self._last.unopened
 
     def close(self) -> None:
         """Stop watching."""
@@ -389,12 +426,44 @@ class CredentialReadWatch:
             self._finalizer()
 
 
+class _LastTake(threading.local):
+    """What a thread's last :meth:`CredentialReadWatch.take` saw (each thread its own: calls
+    made at once are judged each on its own span)."""
+
+    def __init__(self) -> None:
+        self.opens: dict[str, int] = {}
+        self.unopened: frozenset[str] = frozenset()
+        self.stored: tuple[str, ...] = ()
+        self.stored_opens: dict[str, int] = {}  # each stored object read → its opens
+        self.held: frozenset[str] = frozenset()
+
+
 @dataclass
 class _Span:
-    """One open span: the auditor's copies counted when it opened, and its events so far."""
+    """One open span: the auditor's copies counted when it opened, how often its call may open
+    each file (``budget``) and has (``spent``), the opens of each watch charged to the budget
+    and not closed yet, and its events so far."""
 
     own: dict[str, int]
+    budget: dict[str, int] = field(default_factory=dict)
+    spent: dict[str, int] = field(default_factory=dict)
+    open_fds: dict[int, int] = field(default_factory=dict)
     events: list[tuple[int, int, str]] = field(default_factory=list)
+
+    def spend(self, relative: str) -> bool:
+        """Whether one more open of ``relative`` is within the budget (it is then spent)."""
+        spent = self.spent.get(relative, 0)
+        if spent >= self.budget.get(relative, 0):
+            return False
+        self.spent[relative] = spent + 1
+        return True
+
+    def add(self, event: tuple[int, int, str]) -> None:
+        """Keep ``event``; past :data:`MAX_SPAN_EVENTS`, what happened can no longer be told."""
+        if len(self.events) >= MAX_SPAN_EVENTS:
+            self.events = [(-1, IN_Q_OVERFLOW, "")]
+        else:
+            self.events.append(event)
 
 
 def open_credential_reads(

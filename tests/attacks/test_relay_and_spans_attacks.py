@@ -311,13 +311,6 @@ def test_a_search_piped_to_head_through_the_relay_passes(harness: Harness) -> No
     assert harness.verdict == "PASS", harness.verdict_reasons
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="what is read while several spans are open goes to the one opened last: a search's "
-    "reads of .env and of git's stored copies, made while a second, later call is in flight, are "
-    "judged on that call (credential_object_read: FAIL on a plain `sleep`)",
-)
 def test_two_concurrent_calls_one_a_search_pass(harness: Harness) -> None:
     harness.start_proxy()
     _play(

@@ -168,6 +168,7 @@ def test_a_fresh_copy_is_not_read_by_git_status(tmp_path: Path) -> None:
         "rg -n TODO --hidden | sort | uniq -c",
         "cd app && grep -r TODO .",
         "grep -r TODO . < /dev/null",
+        "sleep 0.5; grep -rn TODO . || true",  # a pause opens nothing
     ],
 )
 def test_searches_shown_to_the_agent(command: str, tmp_path: Path) -> None:
@@ -188,6 +189,7 @@ def test_searches_shown_to_the_agent(command: str, tmp_path: Path) -> None:
         "grep -r x $(cat list)",
         "find . -exec grep -H x {} +",
         "git grep --untracked x",
+        "sleep 1 < .env; grep -r x .",
         "",
     ],
 )

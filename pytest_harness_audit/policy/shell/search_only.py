@@ -34,7 +34,9 @@ from pytest_harness_audit.policy.shell.tools import split_options
 from pytest_harness_audit.policy.shell.tree_reads import LINE_FILTERS, SEARCHERS
 
 #: Builtins and commands that open no file's content.
-OPENING_NOTHING = frozenset({"cd", "pushd", "popd", "echo", "printf", "true", "false", "pwd", ":"})
+OPENING_NOTHING = frozenset(
+    {"cd", "pushd", "popd", "echo", "printf", "true", "false", "pwd", ":", "sleep"}
+)
 #: What shows a piped search's own exit status: whether it matched, when a filter after it
 #: passed none of its lines on (``grep -r KEY=a . | head -n 0; echo ${PIPESTATUS[0]}``).
 _STATUS_WORDS = ("PIPESTATUS", "pipefail")
