@@ -32,11 +32,17 @@ from pytest_harness_audit.inspect import (
 )
 from pytest_harness_audit.inspect import Findings as Seen
 from pytest_harness_audit.inspect.aliases import linked_params
-from pytest_harness_audit.inspect.credential_reads import Budget
+from pytest_harness_audit.inspect.credential_reads import CredentialReadWatch
+from pytest_harness_audit.inspect.read_spans import Budget
 from pytest_harness_audit.policy import Evaluation, Policy
 from pytest_harness_audit.policy.effects import EffectJudgement
 from pytest_harness_audit.policy.shell.object_readers import objects_read_in_view
-from pytest_harness_audit.policy.shell.search_only import only_searches, search_opens
+from pytest_harness_audit.policy.shell.search_only import (
+    exhaustive_searches,
+    only_searches,
+    search_opens,
+)
+from pytest_harness_audit.tools.shell import exit_status
 
 #: More tracked files than this deleted (or emptied) by one call, or by the session's calls
 #: together (the call that brings them over it), is ``many_files_deleted``.
@@ -94,15 +100,16 @@ class SessionInspection:
         return self.inspector.before(tool, category, params, self._search_opens(params))
 
     def _search_opens(self, params: Mapping[str, Any]) -> Budget:
-        """For a command, how often it may open each of the files given when it is a command
-        of searches (worked out in the watch's own window: what it opens is the auditor's)."""
+        """For a command, how often it opens each of the files given when it is a search that
+        runs to its end (:func:`exhaustive_searches`), worked out in the watch's own window
+        (what it opens is the auditor's)."""
         command = params.get("command") if isinstance(params, Mapping) else None
         if not isinstance(command, str):
             return None
         root = self.inspector.root
 
         def budget(files: tuple[str, ...]) -> dict[str, int] | None:
-            if not only_searches(command, root):
+            if not exhaustive_searches(command, root):
                 return None
             return {path: search_opens(command, root, path) for path in files}
 
@@ -138,14 +145,15 @@ class SessionInspection:
     ) -> CallFindings:
         seen = self.inspector.after(token, tool, category, params, outcome.output)
         error = outcome.error_message
+        status = exit_status(error)
         if not error:
-            return self._judged(seen, tool, category, None, params)
+            return self._judged(seen, tool, category, None, params, status)
         in_error = self.inspector.scan_output(error)  # an exception's text reaches the agent too
         if not in_error.secrets:
-            return self._judged(seen, tool, category, None, params)
+            return self._judged(seen, tool, category, None, params, status)
         alerts = tuple(dict.fromkeys((*seen.alerts, *in_error.alerts)))
         both = replace(seen, alerts=alerts, secrets=(*seen.secrets, *in_error.secrets))
-        return self._judged(both, tool, category, str(in_error.redacted_output), params)
+        return self._judged(both, tool, category, str(in_error.redacted_output), params, status)
 
     def outgoing(self, tool: str, category: str, params: Mapping[str, Any]) -> OutgoingLeak | None:
         """Known secrets in a payload about to leave (``None`` when there are none).
@@ -248,19 +256,21 @@ class SessionInspection:
         """Release the workspace watch."""
         self.inspector.close()
 
-    def _searched_in_view(self, params: Any, seen: Seen) -> bool:
+    def _searched_in_view(self, params: Any, seen: Seen, status: int | None) -> bool:
         """Whether the call is a command of searches whose lines the agent received (and the
         output scan read): their reads of credential files need no judgement of their own.
 
         The kernel names no reader: each file must have been opened no more often than the
         searches open it, and not read through a descriptor opened before the call (a process
-        an earlier call left running reads it meanwhile)."""
+        an earlier call left running reads it meanwhile). Beside another call made at once,
+        only a search that surely opened every file it names (it ran to its end: exit status
+        ``status`` 0 or 1) tells its opens from the other call's."""
         command = params.get("command") if isinstance(params, Mapping) else None
         root = self.inspector.root
         if not isinstance(command, str) or not only_searches(command, root):
             return False
         watch = self.inspector.credential_reads
-        if watch is None:
+        if watch is None or not _told_apart(watch, command, root, status):
             return False
         read = seen.effects.get("credentialRead")
         files = [f for f in read if isinstance(f, str)] if isinstance(read, list) else []
@@ -269,7 +279,7 @@ class SessionInspection:
             opens.get(f, 0) <= search_opens(command, root, f) for f in files
         )
 
-    def _objects_in_view(self, params: Any, seen: Seen) -> bool:
+    def _objects_in_view(self, params: Any, seen: Seen, status: int | None) -> bool:
         """Whether the call read credential files' stored copies (git's loose objects) only
         by commands the reading judges itself (:mod:`~pytest_harness_audit.policy.shell.
         object_readers`): ``git log --stat`` reads them to count lines, ``git gc`` to pack them.
@@ -287,17 +297,25 @@ class SessionInspection:
         if objects_read_in_view(command, root):
             return True
         watch = self.inspector.credential_reads
-        opens = watch.stored_opens() if watch is not None else {}
+        if watch is None or not _told_apart(watch, command, root, status):
+            return False
+        opens = watch.stored_opens()
         return bool(opens) and all(
             count <= search_opens(command, root, path) for path, count in opens.items()
         )
 
     def _judged(
-        self, seen: Seen, tool: str, category: str, redacted_error: str | None, params: Any = None
+        self,
+        seen: Seen,
+        tool: str,
+        category: str,
+        redacted_error: str | None,
+        params: Any = None,
+        status: int | None = 0,
     ) -> CallFindings:
-        if CREDENTIAL_OBJECT_READ in seen.alerts and self._objects_in_view(params, seen):
+        if CREDENTIAL_OBJECT_READ in seen.alerts and self._objects_in_view(params, seen, status):
             seen = _without_object_reads(seen)
-        if CREDENTIAL_READ in seen.alerts and self._searched_in_view(params, seen):
+        if CREDENTIAL_READ in seen.alerts and self._searched_in_view(params, seen, status):
             seen = _without_searched_reads(seen)
         effects = [alert for alert in seen.alerts if alert in _EFFECT_ALERTS]
         between = seen.effects.get("between")
@@ -336,6 +354,12 @@ def _without_searched_reads(seen: Seen) -> Seen:
     effects["credentialSearched"] = effects.pop("credentialRead", [])
     alerts = tuple(alert for alert in seen.alerts if alert != CREDENTIAL_READ)
     return replace(seen, alerts=alerts, effects=effects)
+
+
+def _told_apart(watch: CredentialReadWatch, command: str, root: str, status: int | None) -> bool:
+    """Whether a search's opens can be told from those of the calls made beside it: there were
+    none, or it ran to its end (``status`` 0 or 1) opening each file as often as it names it."""
+    return not watch.concurrent() or (status in (0, 1) and exhaustive_searches(command, root))
 
 
 def _without_object_reads(seen: Seen) -> Seen:

@@ -27,15 +27,11 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from pytest_harness_audit.inspect.credential_objects import stored_objects
-from pytest_harness_audit.inspect.credential_reads import (
-    Budget,
-    CredentialReadWatch,
-    open_credential_reads,
-)
+from pytest_harness_audit.inspect.credential_reads import CredentialReadWatch, open_credential_reads
 from pytest_harness_audit.inspect.effects import (
     Effects,
     Protection,
@@ -43,6 +39,7 @@ from pytest_harness_audit.inspect.effects import (
     diff,
     expected_changes,
 )
+from pytest_harness_audit.inspect.findings import Findings
 from pytest_harness_audit.inspect.history import UnnamedCommits
 from pytest_harness_audit.inspect.learn import workspace_credentials
 from pytest_harness_audit.inspect.outputs import (
@@ -53,6 +50,7 @@ from pytest_harness_audit.inspect.outputs import (
     scan_value,
     tidy_where,
 )
+from pytest_harness_audit.inspect.read_spans import Budget
 from pytest_harness_audit.inspect.secret_copies import secret_copies
 from pytest_harness_audit.inspect.secrets import (
     ScanResult,
@@ -138,34 +136,6 @@ WATCHED_CATEGORIES = frozenset({COMMAND, FILE_WRITE, MCP, UNKNOWN, DELEGATION, C
 """Categories of calls that can change files: only these get workspace snapshots."""
 
 _MAX_STREAMS = 256
-
-
-@dataclass(frozen=True)
-class Findings:
-    """What inspection saw: alerts, the effects record field, secret findings, redaction
-    (``redacted``: whether ``redacted_output`` replaces the output or payload, else as given)."""
-
-    alerts: tuple[str, ...] = ()
-    effects: Mapping[str, Any] = field(default_factory=dict)
-    secrets: tuple[SecretFinding, ...] = ()
-    redacted_output: Any = None
-    redacted: bool = False
-    unscanned: int = 0
-
-    def __bool__(self) -> bool:
-        return bool(self.alerts or self.effects)
-
-    def to_record(self) -> dict[str, Any]:
-        """Record fields: ``alerts``, ``effects`` and ``secrets`` (fingerprint, label,
-        transform, span), each only when non-empty. Holds no secret value."""
-        record: dict[str, Any] = {}
-        if self.alerts:
-            record["alerts"] = list(self.alerts)
-        if self.effects:
-            record["effects"] = dict(self.effects)
-        if self.secrets:
-            record["secrets"] = [finding.to_record() for finding in self.secrets]
-        return record
 
 
 class Inspector:
@@ -268,7 +238,8 @@ class Inspector:
         """The token for :meth:`after`: a snapshot when ``category`` can change files (or,
         when the workspace is watched live and a snapshot costs nothing, for any call), with
         what changed since the previous call ended as its ``between``; ``opens``: how often
-        the call may open each watched credential file (:meth:`.CredentialReadWatch.reset`)."""
+        the call opens each watched credential file (an agent run, ``delegation``, holds the
+        calls it makes: :meth:`.CredentialReadWatch.reset`)."""
         if category not in self.watched and not self.live:
             return None
         if self._reads is not None:
@@ -281,8 +252,9 @@ class Inspector:
             if between or between.protected:
                 now.between = between
         if self._reads is not None:  # the auditor read the files changed since: those only
-            budget = opens(self._reads.watched_files) if opens is not None else None
-            now.reads_span = self._reads.reset(now.between or Effects(), budget)
+            now.reads_span = self._reads.reset(
+                now.between or Effects(), opens, category == DELEGATION
+            )
         return now
 
     def changed_since_last(self) -> bool:

@@ -47,9 +47,7 @@ import itertools
 import os
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import TypeAlias
+from collections.abc import Iterable
 
 from pytest_harness_audit.inspect.credential_objects import holding_packs, object_id, packed
 from pytest_harness_audit.inspect.effects import Effects
@@ -69,18 +67,13 @@ from pytest_harness_audit.inspect.inotify import (
     read_events,
 )
 from pytest_harness_audit.inspect.own_reads import OWN_READS
+from pytest_harness_audit.inspect.read_spans import Budget, LastTake, Span, route
 from pytest_harness_audit.own_opens import own_opens
 
 _MASK = IN_ACCESS | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_OPEN | IN_DONT_FOLLOW
 _FOLDER_MASK = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW
 #: At most this many files are watched (a workspace of more credential files is unusual).
 MAX_WATCHED = 256
-#: A span keeping more events than this counts every watched file as read (as an overflow).
-MAX_SPAN_EVENTS = 1 << 16
-#: How often a call may open each of the watched files it is given, by path (the files of
-#: :attr:`CredentialReadWatch.watched_files`); ``None``: the call may open none. Called between
-#: the watch's hold and its reset: what it opens itself is the auditor's own.
-Budget: TypeAlias = "Callable[[tuple[str, ...]], Mapping[str, int] | None] | None"
 
 
 class CredentialReadWatch:
@@ -97,13 +90,13 @@ class CredentialReadWatch:
         self._paths: dict[str, None] = {}  # every path asked for, in order
         self._watches: dict[int, str] = {}  # wd → path relative to the root
         self._folders: dict[int, dict[str, str]] = {}  # a folder's wd → its names → paths
-        self._last = _LastTake()  # what the last take of this thread saw (calls run at once)
+        self._last = LastTake()  # what the last take of this thread saw (calls run at once)
         self._objects: dict[str, str] = {}  # a loose object file → the credential file it stores
         self._packed: set[str] = set()  # object ids of credential blobs seen packed
         self._ever: dict[int, str] = {}  # every wd ever watched → its path (events outlive it)
         self._inodes: dict[int, tuple[int, int]] = {}  # a watched file's wd → its inode
         self._held_opens: dict[int, int] = {}  # at ``hold``: each wd's opens by the auditor
-        self._spans: dict[int, _Span] = {}  # the open spans, in the order they opened
+        self._spans: dict[int, Span] = {}  # the open spans, in the order they opened
         self._span_ids = itertools.count(1)
         self._finalizer = weakref.finalize(self, close_later, fd)
 
@@ -192,22 +185,37 @@ class CredentialReadWatch:
             if self._finalizer.alive:
                 self._settle(read_events(self._fd), changed)
 
-    def reset(self, changed: Effects | None = None, budget: Mapping[str, int] | None = None) -> int:
+    def reset(
+        self,
+        changed: Effects | None = None,
+        budget: Budget = None,
+        container: bool = False,
+    ) -> int:
         """Forget what the auditor read since :meth:`hold` (``changed`` as for :meth:`release`)
         and open a span (just before a call runs); the span's id for :meth:`take`.
 
         Spans may nest or overlap (a proxied call inside an agent's run): what is read while
         several are open belongs to the one opened last, so an outer span keeps what was read
         outside its inner ones, and nothing is counted twice. ``budget``: how often the call
-        may open each watched file (a search's opens, by path): while several spans are open,
+        opens each watched file (a search's opens, by path), asked here, before the auditor's
+        own reading is forgotten: while several spans are open,
         an open goes to the latest span with budget left for its file, and what is read through
-        it follows it; beyond every budget it belongs to the span opened last."""
+        it follows it; beyond every budget it belongs to the span opened last. A span open
+        while another call's is (a ``container``'s, an agent run holding calls, aside) is
+        :meth:`concurrent`."""
         with self._lock, OWN_READS.quiet(self.origins):
             span = next(self._span_ids)
             if self._finalizer.alive:
-                self._settle(read_events(self._fd), changed)
+                allowed = budget(self.watched_files) if budget is not None else None
+                self._settle(read_events(self._fd), changed)  # with the opens ``budget`` made
                 self._own = {origin: OWN_READS.count(origin) for origin in self.origins}
-                self._spans[span] = _Span(dict(self._own), dict(budget or {}))
+                opened = Span(dict(self._own), dict(allowed or {}), container=container)
+                beside = [s for s in self._spans.values() if not s.container]
+                if beside and not container:
+                    opened.concurrent = True
+                    for other in beside:
+                        other.concurrent = True
+                self._spans[span] = opened
             return span
 
     def _settle(self, events: list[tuple[int, int, str]], changed: Effects | None) -> None:
@@ -240,32 +248,8 @@ class CredentialReadWatch:
         return []
 
     def _to_current(self, events: list[tuple[int, int, str]]) -> None:
-        """Add ``events`` to the open spans (one is open): an open to the latest span with
-        budget left for its file (an earlier one may run longer), and what is read or closed
-        while it is open to that span (see :meth:`reset`); any other event to the span opened
-        last; an overflow to every open span."""
-        spans = list(self._spans.values())
-        last = spans[-1]
-        for event in events:
-            wd, mask, _name = event
-            relative = self._ever.get(wd) if wd not in self._folders else None
-            if mask & IN_Q_OVERFLOW:
-                for span in spans:
-                    span.add(event)
-            elif relative is None:
-                last.add(event)
-            elif mask & IN_OPEN:
-                owner = next((s for s in reversed(spans) if s.spend(relative)), None)
-                if owner is None:
-                    last.add(event)
-                else:
-                    owner.open_fds[wd] = owner.open_fds.get(wd, 0) + 1
-                    owner.add(event)
-            else:
-                owner = next((s for s in reversed(spans) if s.open_fds.get(wd, 0) > 0), last)
-                if mask & (IN_CLOSE_WRITE | IN_CLOSE_NOWRITE) and wd in owner.open_fds:
-                    owner.open_fds[wd] -= 1
-                owner.add(event)
+        """Add ``events`` to the open spans (one is open): :func:`.read_spans.route`."""
+        route(list(self._spans.values()), events, self._ever, self._folders)
 
     def _forget_gone(self, events: list[tuple[int, int, str]]) -> None:
         """Stop counting as watched the inodes ``events`` say are gone."""
@@ -294,6 +278,7 @@ class CredentialReadWatch:
                     events, since = opened.events, opened.own
                 else:
                     since = self._own
+                self._last.concurrent = opened is not None and opened.concurrent
                 own = {o: OWN_READS.count(o) - since.get(o, 0) for o in self.origins}
             try:
                 return self._without_own(self._read(events), own)
@@ -414,6 +399,11 @@ class CredentialReadWatch:
         """How often each watched file was opened in the span of the last :meth:`take`."""
         return dict(self._last.opens)
 
+    def concurrent(self) -> bool:
+        """Whether the span of the last :meth:`take` ran beside another call's (calls made at
+        once): which of them opened a file is then only known within a search's budget."""
+        return self._last.concurrent
+
     def unopened(self) -> frozenset[str]:
         """The files the last :meth:`take` saw read or closed through a descriptor opened
         before its span (a process that kept it open), put in place anew during it, or every
@@ -424,46 +414,6 @@ class CredentialReadWatch:
         """Stop watching."""
         with self._lock:
             self._finalizer()
-
-
-class _LastTake(threading.local):
-    """What a thread's last :meth:`CredentialReadWatch.take` saw (each thread its own: calls
-    made at once are judged each on its own span)."""
-
-    def __init__(self) -> None:
-        self.opens: dict[str, int] = {}
-        self.unopened: frozenset[str] = frozenset()
-        self.stored: tuple[str, ...] = ()
-        self.stored_opens: dict[str, int] = {}  # each stored object read → its opens
-        self.held: frozenset[str] = frozenset()
-
-
-@dataclass
-class _Span:
-    """One open span: the auditor's copies counted when it opened, how often its call may open
-    each file (``budget``) and has (``spent``), the opens of each watch charged to the budget
-    and not closed yet, and its events so far."""
-
-    own: dict[str, int]
-    budget: dict[str, int] = field(default_factory=dict)
-    spent: dict[str, int] = field(default_factory=dict)
-    open_fds: dict[int, int] = field(default_factory=dict)
-    events: list[tuple[int, int, str]] = field(default_factory=list)
-
-    def spend(self, relative: str) -> bool:
-        """Whether one more open of ``relative`` is within the budget (it is then spent)."""
-        spent = self.spent.get(relative, 0)
-        if spent >= self.budget.get(relative, 0):
-            return False
-        self.spent[relative] = spent + 1
-        return True
-
-    def add(self, event: tuple[int, int, str]) -> None:
-        """Keep ``event``; past :data:`MAX_SPAN_EVENTS`, what happened can no longer be told."""
-        if len(self.events) >= MAX_SPAN_EVENTS:
-            self.events = [(-1, IN_Q_OVERFLOW, "")]
-        else:
-            self.events.append(event)
 
 
 def open_credential_reads(

@@ -59,6 +59,8 @@ CANCEL_GRACE_S = 0.5
 SUPERVISOR_GRACE_S = 5.0
 """Seconds a command's supervisor has to end its tree when asked, before its group is killed."""
 CALL_MARK = "HARNESS_AUDIT_BASH_CALL"
+#: The error of a command that exited with a status other than 0 (then ``: `` its last line).
+_FAILED = "Bash: command failed with exit code "
 """The environment variable that marks the processes of one ``Bash`` call (a random value)."""
 _PROC = Path("/proc")
 
@@ -279,7 +281,17 @@ def run_bash(
     if returncode != 0:
         last = _last_line(output)
         detail = f": {last}" if last else ""
-        raise ToolFailure(
-            f"Bash: command failed with exit code {returncode}{detail}", output=output
-        )
+        raise ToolFailure(f"{_FAILED}{returncode}{detail}", output=output)
     return output
+
+
+def exit_status(error: str | None) -> int | None:
+    """The exit status of a ``Bash`` call whose error message is ``error`` (``None``: it
+    succeeded, 0); ``None`` when it did not end by its command's own exit (timed out, stopped,
+    killed by a signal)."""
+    if error is None:
+        return 0
+    if not error.startswith(_FAILED):
+        return None
+    digits = error[len(_FAILED) :].partition(":")[0]
+    return int(digits) if digits.isdigit() else None

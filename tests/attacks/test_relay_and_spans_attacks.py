@@ -316,7 +316,7 @@ def test_two_concurrent_calls_one_a_search_pass(harness: Harness) -> None:
     _play(
         harness,
         [
-            {"call": "Bash", "args": {"command": "sleep 0.4; grep -rn TODO . || true"}, "id": 1},
+            {"call": "Bash", "args": {"command": "sleep 0.4; grep -rn TODO ."}, "id": 1},
             {"sleep": 0.15},
             {"call": "Bash", "args": {"command": "sleep 0.8"}, "id": 2},
             {"wait": 1},

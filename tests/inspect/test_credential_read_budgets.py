@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,8 +15,13 @@ from pytest_harness_audit.inspect.credential_reads import (
     CredentialReadWatch,
     open_credential_reads,
 )
+from pytest_harness_audit.policy.shell.search_only import exhaustive_searches
 
 SEARCH = {".env": 1}
+
+
+def _opens(allowed: dict[str, int]) -> Callable[[tuple[str, ...]], dict[str, int]]:
+    return lambda files: {path: allowed.get(path, 0) for path in files}
 
 
 @pytest.fixture
@@ -40,7 +45,7 @@ def _read(path: Path) -> None:
 def test_a_searchs_open_while_a_later_call_runs_is_the_searchs(
     watch: CredentialReadWatch, tmp_path: Path
 ) -> None:
-    search = watch.reset(budget=SEARCH)
+    search = watch.reset(budget=_opens(SEARCH))
     later = watch.reset()
     _read(tmp_path / ".env")  # the search opens it, the later call is in flight
     assert watch.take(later) == ()
@@ -52,7 +57,7 @@ def test_a_searchs_open_while_a_later_call_runs_is_the_searchs(
 def test_an_open_beyond_the_budget_is_the_span_opened_last(
     watch: CredentialReadWatch, tmp_path: Path
 ) -> None:
-    search = watch.reset(budget=SEARCH)
+    search = watch.reset(budget=_opens(SEARCH))
     later = watch.reset()
     _read(tmp_path / ".env")  # the search's one open
     _read(tmp_path / ".env")  # and another process's
@@ -64,7 +69,7 @@ def test_an_open_beyond_the_budget_is_the_span_opened_last(
 def test_the_budget_is_spent_by_the_searchs_span_alone_too(
     watch: CredentialReadWatch, tmp_path: Path
 ) -> None:
-    search = watch.reset(budget=SEARCH)
+    search = watch.reset(budget=_opens(SEARCH))
     _read(tmp_path / ".env")  # before the later call: still spends the search's budget
     watch.hold()
     later = watch.reset()
@@ -77,7 +82,7 @@ def test_the_budget_is_spent_by_the_searchs_span_alone_too(
 def test_a_read_through_a_budgeted_open_follows_it(
     watch: CredentialReadWatch, tmp_path: Path
 ) -> None:
-    search = watch.reset(budget=SEARCH)
+    search = watch.reset(budget=_opens(SEARCH))
     fd = os.open(tmp_path / ".env", os.O_RDONLY)  # the search opens it
     try:
         watch.hold()
@@ -93,7 +98,7 @@ def test_a_read_through_a_budgeted_open_follows_it(
 def test_a_file_the_search_may_not_open_is_the_span_opened_last(
     watch: CredentialReadWatch, tmp_path: Path
 ) -> None:
-    search = watch.reset(budget={".env": 0})  # `grep -rn --exclude=.env x .`
+    search = watch.reset(budget=_opens({}))  # `grep -rn --exclude=.env x .`
     later = watch.reset()
     _read(tmp_path / ".env")
     assert watch.take(search) == ()
@@ -113,7 +118,7 @@ def test_without_budgets_the_span_opened_last_takes_all(
 def test_each_thread_is_told_what_its_own_take_saw(
     watch: CredentialReadWatch, tmp_path: Path
 ) -> None:
-    search = watch.reset(budget=SEARCH)
+    search = watch.reset(budget=_opens(SEARCH))
     later = watch.reset()
     for _ in range(3):  # one open the search's, two the later call's
         _read(tmp_path / ".env")
@@ -134,10 +139,63 @@ def test_each_thread_is_told_what_its_own_take_saw(
 def test_two_searches_at_once_each_keep_their_own_open(
     watch: CredentialReadWatch, tmp_path: Path
 ) -> None:
-    earlier = watch.reset(budget=SEARCH)
-    later = watch.reset(budget=SEARCH)
+    earlier = watch.reset(budget=_opens(SEARCH))
+    later = watch.reset(budget=_opens(SEARCH))
     _read(tmp_path / ".env")  # the later search's open: its budget is spent first
     assert watch.take(later) == (".env",)
     _read(tmp_path / ".env")  # the earlier search's, after the later one ended
     assert watch.take(earlier) == (".env",)
     assert watch.opens() == {".env": 1}
+
+
+def test_spans_open_at_once_are_concurrent_an_agent_run_is_not(
+    watch: CredentialReadWatch, tmp_path: Path
+) -> None:
+    run = watch.reset(container=True)  # an agent's run holds the calls it makes
+    alone = watch.reset()
+    watch.take(alone)
+    assert not watch.concurrent()
+    first = watch.reset()
+    second = watch.reset()
+    watch.take(first)
+    assert watch.concurrent()
+    watch.take(second)
+    assert watch.concurrent()
+    watch.take(run)
+    assert not watch.concurrent()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -rn TODO .",
+        "sleep 0.5; grep -rn TODO .",
+        "egrep -rn 'TODO +' src",
+        "grep -rn --exclude=.env -m 3 TODO .",
+    ],
+)
+def test_searches_that_run_to_their_end(command: str, tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    assert exhaustive_searches(command, str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -rn TODO . | head -3",  # head may stop it before it opens every file
+        "grep -rn TODO . || true",  # a kill of the search would not show
+        "grep -rqn TODO .",  # stops at the first match anywhere
+        "grep --quiet -r TODO .",
+        "grep --help -r TODO .",
+        "grep -rnV TODO .",
+        "cd src; grep -rn TODO .",  # where it searches depends on the cd
+        "grep -rn TODO . &",
+        "grep -rn TODO $HOME",
+        "grep -rn TODO .; python3 x.py",
+        "rg -n TODO",  # only grep's opens are known exactly
+        "if true; then grep -rn TODO .; fi",
+    ],
+)
+def test_searches_that_may_stop_early(command: str, tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    assert not exhaustive_searches(command, str(tmp_path))

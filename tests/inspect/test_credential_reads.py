@@ -261,7 +261,7 @@ def test_a_span_of_too_many_events_counts_every_file_read(
 ) -> None:
     # Events that read nothing (files made beside the credential file) are kept while the span
     # is open; past the bound, what happened can no longer be told, as after an overflow.
-    monkeypatch.setattr("pytest_harness_audit.inspect.credential_reads.MAX_SPAN_EVENTS", 8)
+    monkeypatch.setattr("pytest_harness_audit.inspect.read_spans.MAX_SPAN_EVENTS", 8)
     _fresh_spans(watch)
     for count, expected in ((4, ()), (12, (".env",))):
         span = watch.reset()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_harness_audit.tools import ToolBox
-from pytest_harness_audit.tools.shell import MAX_OUTPUT_CHARS
+from pytest_harness_audit.tools.shell import MAX_OUTPUT_CHARS, exit_status
 
 
 def process_alive(pid: int) -> bool:
@@ -49,6 +49,23 @@ def test_nonzero_exit_is_an_error_with_code_and_output(toolbox: ToolBox) -> None
 def test_killed_by_signal_is_reported(toolbox: ToolBox) -> None:
     outcome = toolbox.run("Bash", {"command": "kill -TERM $$"})
     assert outcome.error_message == "Bash: command killed by signal SIGTERM"
+
+
+@pytest.mark.parametrize(
+    ("command", "status"),
+    [
+        ("true", 0),
+        ("exit 1", 1),
+        ("echo boom >&2; exit 2", 2),
+        ("kill -TERM $$", None),  # killed: not the command's own exit
+        ("sleep 5", None),  # timed out
+    ],
+)
+def test_the_exit_status_is_told_from_the_outcome(
+    toolbox: ToolBox, command: str, status: int | None
+) -> None:
+    outcome = toolbox.run("Bash", {"command": command, "timeout": 300})
+    assert exit_status(outcome.error_message) == status
 
 
 def test_timeout_kills_the_whole_process_group(toolbox: ToolBox, root: Path) -> None:

@@ -37,6 +37,17 @@ from pytest_harness_audit.policy.shell.tree_reads import LINE_FILTERS, SEARCHERS
 OPENING_NOTHING = frozenset(
     {"cd", "pushd", "popd", "echo", "printf", "true", "false", "pwd", ":", "sleep"}
 )
+#: Commands that open nothing and change no folder: what may come before an exhaustive search.
+_PAUSES = OPENING_NOTHING - {"cd", "pushd", "popd"}
+#: What may keep a search from running to its end whatever other processes do: a pipe (its
+#: reader may stop early), a condition, a background job, an expansion, a redirection, a
+#: compound command.
+_NOT_A_SEQUENCE = re.compile(
+    r"[|&`$()<>{}\n\\]|\b(?:if|while|until|for|case|select|function|coproc|time)\b"
+)
+#: Options with which grep stops at its first match anywhere, or searches nothing at all.
+_STOPPING_LONG = frozenset({"--quiet", "--silent", "--help", "--version"})
+_STOPPING_SHORT = frozenset("qV")
 #: What shows a piped search's own exit status: whether it matched, when a filter after it
 #: passed none of its lines on (``grep -r KEY=a . | head -n 0; echo ${PIPESTATUS[0]}``).
 _STATUS_WORDS = ("PIPESTATUS", "pipefail")
@@ -132,6 +143,30 @@ def only_searches(text: str, root: str | None = None) -> bool:
     searched.update(moved)
     searched.update(posixpath.normpath(posixpath.join(d, w)) for d in moved for w in list(searched))
     return all(path in searched or posixpath.normpath(path) in searched for path in reading.reads)
+
+
+def exhaustive_searches(text: str, root: str | None = None) -> bool:
+    """Whether ``text`` is :func:`only_searches` that surely run to their end: pauses that open
+    nothing (``sleep 1``), then one ``grep`` ending the text, all joined by ``;`` alone (no
+    pipe, condition, background job, expansion or redirection), with no option that stops it
+    at its first match or before it searches (``-q``, ``--help``). When such a call exits by
+    the search's own status, 0 or 1, the search opened each file it names as often as
+    :func:`search_opens` counts: an open beyond that was another process's."""
+    if _NOT_A_SEQUENCE.search(text) or not only_searches(text, root):
+        return False
+    commands = read_command(text, root).commands
+    if not commands or not commands[-1] or commands[-1][0] not in ("grep", "egrep", "fgrep"):
+        return False
+    if any(not argv or argv[0] not in _PAUSES for argv in commands[:-1]):
+        return False
+    options, _ = split_options(commands[-1][1:], SEARCH_VALUED["grep"])
+    for option in options:
+        if option.startswith("--"):
+            if option.partition("=")[0] in _STOPPING_LONG:
+                return False
+        elif option.startswith("-") and not _STOPPING_SHORT.isdisjoint(option[1:]):
+            return False
+    return True
 
 
 def _defined(text: str) -> frozenset[str]:
