@@ -39,6 +39,7 @@ from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_i
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook_between_git import git_files
 from pytest_harness_audit.doors.hook_between_kept import STATE_DELETED, note_kept, was_kept
+from pytest_harness_audit.doors.hook_between_memory import memory_candidates, memory_paths
 from pytest_harness_audit.doors.hook_effects import (
     EFFECTS_UNAVAILABLE,
     PENDING_KEY,
@@ -53,7 +54,7 @@ from pytest_harness_audit.doors.hook_host_settings import PROJECT_MCP, HostWatch
 from pytest_harness_audit.doors.hook_pending_seal import pending_key
 from pytest_harness_audit.gate.seam import CallFindings, Outcome
 from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
-from pytest_harness_audit.inspect import PROTECTED_FILE_CHANGED, WorkspaceSnapshot
+from pytest_harness_audit.inspect import MEMORY_WRITE, PROTECTED_FILE_CHANGED, WorkspaceSnapshot
 from pytest_harness_audit.inspect.effects import Protection
 from pytest_harness_audit.policy import Policy
 
@@ -78,9 +79,11 @@ def protection_of(policy: Policy) -> Protection:
 
 
 def watched_paths(root: str, protection: Protection, known: Iterable[str] = ()) -> set[str]:
-    """The protected files compared between events: ``known`` ones, those at the workspace's
-    top (and ``protect`` globs naming one path), and git's configurations and hooks."""
+    """The files compared between events: ``known`` ones, the protected files at the
+    workspace's top (and ``protect`` globs naming one path), git's configurations and hooks,
+    and the memory files (:func:`~.hook_between_memory.memory_candidates`)."""
     paths = set(known) | protected_candidates(root, protection) | git_files(root)
+    paths |= memory_candidates(root)
     return {path for path in paths if path not in _HOST_FILES}
 
 
@@ -223,10 +226,12 @@ def _findings(
         if policy.effect_rules:
             return CallFindings((EFFECTS_UNAVAILABLE,), note, "WARN", why, "effect")
         return CallFindings((EFFECTS_UNAVAILABLE,), note)
-    found = CallFindings((PROTECTED_FILE_CHANGED,), {"protected": list(changed)})
-    judgement = policy.effect_rules.judge(
-        (PROTECTED_FILE_CHANGED,), tool=WORKSPACE_CHANGED_BETWEEN, category="hook"
-    )
+    memory = memory_paths(path for path in changed if not protection_of(policy)(path))
+    protected = [path for path in changed if path not in memory]
+    alerts = ((PROTECTED_FILE_CHANGED,) if protected else ()) + ((MEMORY_WRITE,) if memory else ())
+    effects = {"protected": protected} if protected else {}
+    found = CallFindings(alerts, {**effects, "memory": memory} if memory else effects)
+    judgement = policy.effect_rules.judge(alerts, tool=WORKSPACE_CHANGED_BETWEEN, category="hook")
     if judgement is not None and judgement.verdict is not None:
         why = f"rule {judgement.rule_id}: {judgement.reason}"
         found = CallFindings(found.alerts, found.effects, judgement.verdict, why, "effect")
@@ -243,12 +248,13 @@ def _record(
     changed: Sequence[str] = (),
     unreadable: UnreadableState | None = None,
 ) -> None:
+    found = _findings(policy, changed, unreadable)
     if unreadable is not None:
         reason = f"the protected files' kept state is unreadable (seen at {event}): {unreadable}"
     else:
-        reason = f"protected files changed between hook events (seen at {event}): "
+        kind = "protected" if "protected" in found.effects else "memory"
+        reason = f"{kind} files changed between hook events (seen at {event}): "
         reason += ", ".join(changed)
-    found = _findings(policy, changed, unreadable)
     gate = open_session_gate(
         storage_dir=Path(storage), session_id=session_id, policy=policy, root=root, door="hook"
     )
@@ -327,7 +333,7 @@ def after_call(
             session_id,
             root,
             protection,
-            after.protected_digests,
+            {*after.protected_digests, *memory_paths(after.files)},
             complete=after.complete,
         )
     elif isinstance(window, Unseen) and window.over_limit:
