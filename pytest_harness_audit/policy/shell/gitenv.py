@@ -288,8 +288,12 @@ def _repository(top: str, sub: str, runner: Runner, file_text: FileText, nested:
     elif (pointer := file_text(f"{top}.git")) is not None and pointer.startswith("gitdir:"):
         target = pointer[len("gitdir:") :].strip().split("\n", 1)[0]
         base = target if target.startswith("/") else top + target
-        git_hooks(f"{base}/hooks", runner, sub)
-        config = _repository_file(f"{base}/config", sub, top, runner, file_text)
+        # a linked worktree's git directory names, in `commondir`, the repository's: its hooks
+        # and configuration are git's there
+        common = (file_text(f"{base}/commondir") or "").strip().split("\n", 1)[0]
+        shared = (common if common.startswith("/") else f"{base}/{common}") if common else base
+        git_hooks(f"{shared}/hooks", runner, sub)
+        config = _repository_file(f"{shared}/config", sub, top, runner, file_text)
         _worktree_file(config, base, sub, top, runner, file_text)
     elif (file_text(f"{top}HEAD") or "").startswith("ref:"):  # a bare repository
         git_hooks(f"{top}hooks", runner, sub)
