@@ -252,7 +252,7 @@ def _record(
     if unreadable is not None:
         reason = f"the protected files' kept state is unreadable (seen at {event}): {unreadable}"
     else:
-        kind = "protected" if "protected" in found.effects else "memory"
+        kind = "protected" if "protected" in (found.effects or {}) else "memory"
         reason = f"{kind} files changed between hook events (seen at {event}): "
         reason += ", ".join(changed)
     gate = open_session_gate(
