@@ -159,6 +159,11 @@ class GuardedGate(Gate):
         self._closed = True
         self.chain.close()
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
 
 __all__ = [
     "TAMPER_CODE",

@@ -32,6 +32,7 @@ from pytest_harness_audit.readers.session_queries import ChainQueries
 from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, judge
 from pytest_harness_audit.session import workspace as workspaces
 from pytest_harness_audit.session.door_watches import post_store_of, watch_calls
+from pytest_harness_audit.session.post_store_check import note_unexplained_posts
 from pytest_harness_audit.session.scenario_fit import check_scenario_fits
 from pytest_harness_audit.social import Clock, Peer, Post, SendResult
 from pytest_harness_audit.social.secret_ledger import SecretLedger
@@ -162,11 +163,13 @@ class Harness(ChainQueries):
         self.agents: tuple[str, ...] = tuple(agents) if agents else DEFAULT_AGENTS
         self.secrets = SecretLedger()
         self.gate.observers.append(self.secrets.note_from)
+        self._post_store = post_store_of(self.storage_dir, self.session_id)
+        self._posts_reported: set[str] = set()  # the store's changes already recorded
         # what each call did, judged by the watches every in-process door has (one list)
         self.watches = watch_calls(
             self.gate,
             root=self.root,
-            post_store=post_store_of(self.storage_dir, self.session_id),
+            post_store=self._post_store,
             seeds=True,  # this process copies workspaces from template seeds
             origins=origins,
         )
@@ -289,6 +292,8 @@ class Harness(ChainQueries):
         """Stop this session's proxies and close its chain files (idempotent)."""
         while self._proxies:
             self._proxies.pop().stop()
+        if not self.gate.closed:
+            note_unexplained_posts(self.gate, self._post_store, self._posts_reported)
         if self._social is not None:
             self._social.close()
         self.inspection.close()
@@ -412,7 +417,10 @@ class Harness(ChainQueries):
         return str(self.gate.ladder.level)
 
     def judge(self) -> tuple[Verdict, tuple[VerdictReason, ...]]:
-        """The session's verdict and its reasons, from the verified chain."""
+        """The session's verdict and its reasons, from the verified chain (a post store that
+        no send of the session explains is recorded in it first: :mod:`.post_store_check`)."""
+        if not self.gate.closed:
+            note_unexplained_posts(self.gate, self._post_store, self._posts_reported)
         report = self.verify()
         records = self.records
         extra: list[VerdictReason] = []

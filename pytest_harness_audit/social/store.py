@@ -20,6 +20,7 @@ from typing import Literal, Protocol
 from pytest_harness_audit.social.errors import SocialConfigError
 from pytest_harness_audit.social.message_json import canonical_message_json
 from pytest_harness_audit.social.own_writes import OwnWrite, own_write
+from pytest_harness_audit.social.post_ledger import note_posts, unexplained
 
 #: Seconds a write waits for another connection's write lock.
 LOCK_WAIT_S = 10.0
@@ -151,6 +152,8 @@ class PostStore:
             self._connection.execute("PRAGMA journal_mode=WAL")
             self._connection.execute("PRAGMA synchronous=FULL")
             self._connection.executescript(_SCHEMA)
+            found = self._connection.execute("SELECT post_id, record_hash FROM posts")
+            note_posts(self.path, ((str(i), str(h)) for i, h in found.fetchall()))
 
     def close(self) -> None:
         """Close the connection (the last one to close folds the write-ahead log back in)."""
@@ -221,31 +224,33 @@ class PostStore:
         with ExitStack() as stack:
             if bind is not None:
                 stack.enter_context(bind.lock)
-            connection = stack.enter_context(self.transaction())
-            if bind is not None:
-                bind(connection)
-            cursor = connection.execute(
-                "INSERT INTO posts (post_id, invocation_id, created_ms, sender, conversation,"
-                " address, kind, operation, operation_id, text, content, status, held, record_hash)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    post_id,
-                    invocation_id,
-                    created_ms,
-                    sender,
-                    conversation,
-                    address,
-                    kind,
-                    operation,
-                    operation_id,
-                    text,
-                    canonical_message_json(content),
-                    status,
-                    int(held),
-                    record_hash,
-                ),
-            )
-            seq = cursor.lastrowid
+            stack.enter_context(self._lock)  # held until the post is noted as the store's own
+            with self.transaction() as connection:
+                if bind is not None:
+                    bind(connection)
+                cursor = connection.execute(
+                    "INSERT INTO posts (post_id, invocation_id, created_ms, sender, conversation,"
+                    " address, kind, operation, operation_id, text, content, status, held,"
+                    " record_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        post_id,
+                        invocation_id,
+                        created_ms,
+                        sender,
+                        conversation,
+                        address,
+                        kind,
+                        operation,
+                        operation_id,
+                        text,
+                        canonical_message_json(content),
+                        status,
+                        int(held),
+                        record_hash,
+                    ),
+                )
+                seq = cursor.lastrowid
+            note_posts(self.path, [(post_id, record_hash)])  # committed
         assert seq is not None
         return Post(
             seq,
@@ -307,6 +312,11 @@ class PostStore:
                 values,
             ).fetchall()
         return [_post_of(row) for row in rows]
+
+    def unexplained_posts(self) -> list[str]:
+        """Posts of the store no write of this process explains (:mod:`.post_ledger`)."""
+        with self._lock, own_write(self.path):
+            return unexplained(self.path, self._connection)
 
     # -- inbound items --------------------------------------------------------------------------
 
