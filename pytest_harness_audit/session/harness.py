@@ -164,7 +164,6 @@ class Harness(ChainQueries):
         self.secrets = SecretLedger()
         self.gate.observers.append(self.secrets.note_from)
         self._post_store = post_store_of(self.storage_dir, self.session_id)
-        self._posts_reported: set[str] = set()  # the store's changes already recorded
         # what each call did, judged by the watches every in-process door has (one list)
         self.watches = watch_calls(
             self.gate,
@@ -293,7 +292,7 @@ class Harness(ChainQueries):
         while self._proxies:
             self._proxies.pop().stop()
         if not self.gate.closed:
-            note_unexplained_posts(self.gate, self._post_store, self._posts_reported)
+            note_unexplained_posts(self.gate, self._post_store)
         if self._social is not None:
             self._social.close()
         self.inspection.close()
@@ -420,7 +419,7 @@ class Harness(ChainQueries):
         """The session's verdict and its reasons, from the verified chain (a post store that
         no send of the session explains is recorded in it first: :mod:`.post_store_check`)."""
         if not self.gate.closed:
-            note_unexplained_posts(self.gate, self._post_store, self._posts_reported)
+            note_unexplained_posts(self.gate, self._post_store)
         report = self.verify()
         records = self.records
         extra: list[VerdictReason] = []

@@ -26,6 +26,8 @@ LOCK_WAIT_S = 10.0
 _LOCK = threading.Lock()
 #: Each post store this process opened (by its resolved path): post id → record hash.
 _KNOWN: dict[str, dict[str, str]] = {}
+#: Each store's changes already told (:func:`new_changes`).
+_TOLD: dict[str, set[str]] = {}
 #: Most changes listed (a store flooded with forged posts is told as the first of them).
 MAX_LISTED = 20
 
@@ -80,6 +82,16 @@ def _digest(post_id: str, sender: object, conversation: object, content: object)
     return record_hash(post_id, str(sender), str(conversation), parts)
 
 
+def new_changes(path: Path) -> list[str]:
+    """:func:`store_changes` not told before (each is told once, whoever asks)."""
+    found = store_changes(path)
+    with _LOCK:
+        told = _TOLD.setdefault(_key(path), set())
+        fresh = [change for change in found if change not in told]
+        told.update(fresh)
+    return fresh
+
+
 def store_changes(path: Path) -> list[str]:
     """:func:`unexplained` of the store at ``path``, read on a connection of its own; nothing
     when this process never opened that store (what it should hold is not known here)."""
@@ -95,4 +107,4 @@ def store_changes(path: Path) -> list[str]:
             connection.close()
 
 
-__all__ = ["MAX_LISTED", "note_posts", "store_changes", "tracked", "unexplained"]
+__all__ = ["MAX_LISTED", "new_changes", "note_posts", "store_changes", "tracked", "unexplained"]

@@ -107,3 +107,16 @@ def test_a_store_this_process_never_opened_is_not_judged(tmp_path: Path) -> None
     database = tmp_path / "social.sqlite3"
     sqlite3.connect(database).close()
     assert store_changes(database) == []
+
+
+def test_a_change_between_calls_is_told_by_the_next_call_that_changes_files(
+    session: Harness,
+) -> None:
+    session.send("agent:bob", "hello")
+    _forge(_database(session))
+    result = session.call("Bash", command="echo done > notes.txt")
+    record = [r for r in session.records if r.kind == "call"][-1]
+    assert result.ok
+    assert record.raw["effects"]["postStoreUnexplained"] == ["pst_forged: added"]
+    assert session.verdict.name == "FAIL"
+    assert [r for r in session.records if r.tool == POST_STORE_CHANGED] == []  # told once
