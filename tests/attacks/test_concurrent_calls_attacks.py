@@ -42,11 +42,14 @@ def _at_once(harness: Harness, first: str, second: str) -> None:
     ("first", "second"),
     [
         pytest.param(SEARCH, f"sleep 0.4; {HIDDEN_READ}", id="search-first"),
-        pytest.param(f"sleep 0.4; {HIDDEN_READ}", SEARCH, id="reader-first"),
+        pytest.param(
+            f"sleep 0.4; {HIDDEN_READ}", SEARCH, id="reader-first", marks=pytest.mark.slow
+        ),
         pytest.param(
             "sleep 0.5; grep -rn --exclude=.env TODO .",
             f"sleep 0.4; {HIDDEN_READ}",
             id="search-that-skips-env",
+            marks=pytest.mark.slow,
         ),
         # a search that may stop before it opens .env: its opens cannot be told from the
         # other call's, whichever started last
@@ -54,16 +57,19 @@ def _at_once(harness: Harness, first: str, second: str) -> None:
             f"sleep 0.4; {HIDDEN_READ}",
             "sleep 0.4; grep -rn TODO . | head -n 1",
             id="reader-then-search-cut-short-by-head",
+            marks=pytest.mark.slow,
         ),
         pytest.param(
             f"sleep 0.4; {HIDDEN_READ}",
             "sleep 0.4; grep -rqn TODO .",
             id="reader-then-search-that-stops-at-a-match",
+            marks=pytest.mark.slow,
         ),
         pytest.param(
             "sleep 0.4; grep -rn TODO /usr/share .",
             f"sleep 0.2; {HIDDEN_READ}; pkill -KILL -x grep",
             id="search-killed-by-the-reader",
+            marks=pytest.mark.slow,
         ),
     ],
 )
@@ -81,6 +87,7 @@ def test_two_searches_at_once_pass(harness: Harness) -> None:
     assert harness.verdict == "PASS", harness.verdict_reasons
 
 
+@pytest.mark.slow
 def test_a_search_and_a_plain_command_at_once_pass(harness: Harness) -> None:
     _at_once(harness, "sleep 0.3", SEARCH)
     assert _alerts(harness) == set()

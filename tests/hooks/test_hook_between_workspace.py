@@ -230,7 +230,13 @@ MEMORY_CHANGES: dict[str, Callable[[Path], object]] = {
 }
 
 
-@pytest.mark.parametrize("path", list(MEMORY_CHANGES))
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(path, marks=[pytest.mark.slow] if path != "MEMORY.md" else [])
+        for path in MEMORY_CHANGES
+    ],
+)
 def test_a_memory_file_written_after_a_call_warns_at_the_next_call(host: Host, path: str) -> None:
     host.call()
     MEMORY_CHANGES[path](host.project)  # a process the call left running, after its post

@@ -55,7 +55,10 @@ CHANGES: dict[str, Callable[[Path], None]] = {
 }
 
 
-@pytest.mark.parametrize("what", list(CHANGES))
+@pytest.mark.parametrize(
+    "what",
+    [pytest.param(what, marks=[pytest.mark.slow] if what != "added" else []) for what in CHANGES],
+)
 def test_a_store_changed_between_calls_fails(session: Harness, what: str) -> None:
     session.send("agent:bob", "hello")
     CHANGES[what](_database(session))  # no call runs: no window is open
@@ -76,6 +79,7 @@ def test_a_change_is_recorded_once(session: Harness) -> None:
     assert len([r for r in session.records if r.tool == POST_STORE_CHANGED]) == 1
 
 
+@pytest.mark.slow
 def test_a_change_after_the_last_verdict_is_recorded_at_close(session: Harness) -> None:
     session.send("agent:bob", "hello")
     assert session.verdict.name == "PASS"
@@ -109,6 +113,7 @@ def test_a_store_this_process_never_opened_is_not_judged(tmp_path: Path) -> None
     assert store_changes(database) == []
 
 
+@pytest.mark.slow
 def test_a_change_between_calls_is_told_by_the_next_call_that_changes_files(
     session: Harness,
 ) -> None:
