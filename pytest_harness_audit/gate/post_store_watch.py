@@ -15,8 +15,8 @@ when the call sent messages of its own meanwhile, and whichever thread sent them
 relayed to the test's proxy sends from the proxy's thread). A store another process writes
 during the call (a second door on the same session) is taken for a tamper too. A post no send
 of this process made, removed or changed, whenever that was (between calls too), is told with
-the first call that ends after it: ``effects.postStoreUnexplained``
-(:mod:`~pytest_harness_audit.social.post_ledger`).
+the first call that ends after it (a message send too), or by a closing proxy's note:
+``effects.postStoreUnexplained`` (:mod:`~pytest_harness_audit.social.post_ledger`).
 """
 
 from __future__ import annotations
@@ -44,13 +44,17 @@ class PostStoreWatch:
             return None
         return open_window(self.database)
 
+    def changed_since_last(self) -> bool:
+        """Whether the store holds what no send made, not told yet (a closing proxy then
+        records a note, and this watch tells it)."""
+        return bool(new_changes(self.database, tell=False))
+
     def after(
         self, token: object, tool: str, category: str, params: Mapping[str, Any], outcome: Outcome
     ) -> CallFindings:
-        """``tamper_attempt`` judged FAIL when someone but the store changed it meanwhile."""
-        if not isinstance(token, int):
-            return NO_FINDINGS
-        changed = close_window(self.database, token)
+        """``tamper_attempt`` judged FAIL when someone but the store changed it meanwhile, or
+        when it holds a post no send made (told once, with any call)."""
+        changed = close_window(self.database, token) if isinstance(token, int) else []
         posts = new_changes(self.database)
         if not changed and not posts:
             return NO_FINDINGS

@@ -82,13 +82,15 @@ def _digest(post_id: str, sender: object, conversation: object, content: object)
     return record_hash(post_id, str(sender), str(conversation), parts)
 
 
-def new_changes(path: Path) -> list[str]:
-    """:func:`store_changes` not told before (each is told once, whoever asks)."""
+def new_changes(path: Path, *, tell: bool = True) -> list[str]:
+    """:func:`store_changes` not told before (each is told once, whoever asks; ``tell=False``
+    only looks)."""
     found = store_changes(path)
     with _LOCK:
         told = _TOLD.setdefault(_key(path), set())
         fresh = [change for change in found if change not in told]
-        told.update(fresh)
+        if tell:
+            told.update(fresh)
     return fresh
 
 
@@ -97,7 +99,9 @@ def store_changes(path: Path) -> list[str]:
     when this process never opened that store (what it should hold is not known here)."""
     if not tracked(path) or not path.exists():
         return []
-    with own_write(path):  # a reader may touch the files: not a change by someone else
+    # a reader touches the log's change time: an own write (a change made meanwhile by someone
+    # else is taken in by the windows, but not by this comparison, which the next look repeats)
+    with own_write(path):
         connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=LOCK_WAIT_S)
         try:
             return unexplained(path, connection)

@@ -20,7 +20,7 @@ from typing import Literal, Protocol
 from pytest_harness_audit.social.errors import SocialConfigError
 from pytest_harness_audit.social.message_json import canonical_message_json
 from pytest_harness_audit.social.own_writes import OwnWrite, own_write
-from pytest_harness_audit.social.post_ledger import note_posts, unexplained
+from pytest_harness_audit.social.post_ledger import note_posts
 
 #: Seconds a write waits for another connection's write lock.
 LOCK_WAIT_S = 10.0
@@ -312,11 +312,6 @@ class PostStore:
                 values,
             ).fetchall()
         return [_post_of(row) for row in rows]
-
-    def unexplained_posts(self) -> list[str]:
-        """Posts of the store no write of this process explains (:mod:`.post_ledger`)."""
-        with self._lock, own_write(self.path):
-            return unexplained(self.path, self._connection)
 
     # -- inbound items --------------------------------------------------------------------------
 
