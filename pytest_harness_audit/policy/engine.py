@@ -39,9 +39,9 @@ from pytest_harness_audit.policy.patterns import (
 from pytest_harness_audit.policy.prefilter import (
     Prefilter,
     Requirement,
-    cleared,
     pattern_requirement,
     python_regex_requirement,
+    screen,
     targets_may_match,
 )
 from pytest_harness_audit.policy.sensitive import CREDENTIAL_PATTERN, any_credential
@@ -406,7 +406,11 @@ class CompiledPolicy:
         else:
             entry = self._by_tool.get((tool, category)) or self._index(tool, category)
         prefilter = entry.prefilter
-        if entry.static or (prefilter is not None and cleared(prefilter, params, root)):
+        known: list[str] | None = None
+        clear = entry.static
+        if not clear and prefilter is not None:
+            clear, known = screen(prefilter, params, root)
+        if clear:
             outcome = entry.cleared
             if entry.cleared_rate and rate_counter is not None:
                 for rule in entry.cleared_rate:
@@ -415,7 +419,7 @@ class CompiledPolicy:
                         break
             evaluation: Evaluation = Decided(outcome, None, params, root)
         else:
-            evaluation = self._decide(entry, params, rate_counter, root)
+            evaluation = self._decide(entry, params, rate_counter, root, known)
         if entry.is_command:
             return self._judged_as_command(evaluation, tool, params, root)
         if entry.is_uncategorised:
@@ -443,18 +447,27 @@ class CompiledPolicy:
         params: Mapping[str, Any],
         rate_counter: RateCounter | None,
         root: str | None,
+        known: list[str] | None = None,
     ) -> Evaluation:
-        """The full path: derive the targets, match them, walk the rules they select."""
+        """The full path: derive the targets, match them, walk the rules they select.
+
+        ``known``: the call's targets, when the prefilter has derived and scanned them already
+        (:func:`~.prefilter.screen`) and found they may match."""
         targets: list[str] | None = None
         files: list[str] | None = None
         credential: bool | None = None
         walk: Sequence[CompiledRule] = entry.plain
         prefilter = entry.prefilter
         if entry.pattern_indexes:
-            targets, files = call_targets(params, root)
+            if known is not None:
+                targets = known
+            else:
+                targets, files = call_targets(params, root)
             # a command's targets are known only once read; one scan of them for the required
             # literals then stands in for two RE2 set passes per target
-            if targets and (prefilter is None or targets_may_match(prefilter, targets)):
+            if targets and (
+                known is not None or prefilter is None or targets_may_match(prefilter, targets)
+            ):
                 matched = (
                     self._set_matches(targets, entry)
                     if (entry.uses_globs or entry.uses_regexes)

@@ -29,7 +29,7 @@ import ahocorasick_rs
 from pytest_harness_audit.policy.glob import translate_glob
 from pytest_harness_audit.policy.path_forms import plain_path
 from pytest_harness_audit.policy.patterns import excluded_prefixes
-from pytest_harness_audit.policy.targets import FILE_KIND, KEY_KINDS, OTHER_KIND, prefilter_forms
+from pytest_harness_audit.policy.targets import FILE_KIND, KEY_KINDS, OTHER_KIND, screen_forms
 
 try:  # Python 3.11+
     from re import _parser as _sre_parse  # type: ignore[attr-defined]
@@ -385,8 +385,17 @@ _GLOB_CHARS = frozenset("*?[{")
 
 def cleared(prefilter: Prefilter, params: Mapping[str, Any], root: str | None) -> bool:
     """Whether no target of the call can hold a literal of ``prefilter`` (so none can match)."""
+    return screen(prefilter, params, root)[0]
+
+
+def screen(
+    prefilter: Prefilter, params: Mapping[str, Any], root: str | None
+) -> tuple[bool, list[str] | None]:
+    """:func:`cleared`, and for a call not cleared whose forms scanned are exactly its targets
+    (one target parameter, no command: :func:`~.targets.screen_forms`), those targets: known
+    then to be worth matching, they need no second derivation nor a second scan."""
     if type(params.get("command")) is str:
-        return False  # a command's targets are known only once read (the full path)
+        return False, None  # a command's targets are known only once read (the full path)
     if root is None and len(params) == 1:
         # the commonest shape: one path already in normal form, or one pattern or URL, whose
         # only target form is its value (as :func:`~.targets.prefilter_forms` finds)
@@ -400,13 +409,20 @@ def cleared(prefilter: Prefilter, params: Mapping[str, Any], root: str | None) -
                 and _GLOB_CHARS.isdisjoint(value)
                 and value[:5].lower() != "file:"
             ) or (kind == FILE_KIND and plain_path(value)):
-                return value.isascii() and prefilter.clears(value)
-    forms = prefilter_forms(params, root)
+                if value.isascii() and prefilter.clears(value):
+                    return True, None
+                # a `pattern` or `glob` alone takes the full derivation (:func:`call_targets`)
+                return False, ([value] if key != "pattern" and key != "glob" else None)
+    forms, exact = screen_forms(params, root)
     if forms is None:
-        return False
+        return False, None
     if len(forms) == 1:  # one form: the one-form test (`{"file_path": …, "offset": …}`)
         text = forms[0]
-        return text.isascii() and prefilter.clears(text)
+        if text.isascii() and prefilter.clears(text):
+            return True, None
+        return False, (forms if exact else None)
     text = "\n".join(forms)
     # not ASCII: case folding (`ſ` for `s`, `K` for `k`) is left to the full path
-    return text.isascii() and not prefilter.may_match(forms, text)
+    if text.isascii() and not prefilter.may_match(forms, text):
+        return True, None
+    return False, (forms if exact else None)

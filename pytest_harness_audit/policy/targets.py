@@ -215,21 +215,25 @@ def call_targets(
     lone = _lone_target(params)
     if lone is not None:  # the commonest shape: one file_path, path or command, and content
         value, kind = lone
-        if kind == _FILE:
-            if root or not plain_path(value):  # a symlink, a dot part, another spelling
-                forms = [value]
-                _add_path_forms(forms, value, root)
-                return forms, None
-            return [value], None  # already in its one normal form
-        targets = [value]
         if kind in (_COMMAND, _CODE):
+            targets = [value]
             files: list[str] = []
             text = value if kind == _COMMAND else f"python3 -c {shlex.quote(value)}"
             _add_command_forms(targets, files, text, root)
             return targets, files
-        _add_other_forms(targets, value, kind, root)
-        return targets, None
+        return lone_forms(value, kind, root), None
     return _derived_targets(params, root)
+
+
+def lone_forms(value: str, kind: int, root: str | None) -> list[str]:
+    """The targets (and :func:`prefilter_forms`) of a call whose one target parameter, of
+    ``kind`` (no command), holds ``value``: the value and, for a path, its other forms."""
+    forms = [value]
+    if kind != _FILE:
+        _add_other_forms(forms, value, kind, root)
+    elif root or not plain_path(value):  # a symlink, a dot part, another spelling
+        _add_path_forms(forms, value, root)
+    return forms
 
 
 def _derived_targets(
@@ -308,20 +312,17 @@ def prefilter_forms(params: Mapping[str, Any], root: str | None = None) -> list[
     target of :func:`call_targets` (a superset: a ``pattern`` beside a path is kept) — each
     target parameter's value and the forms of each path. ``None`` for a call whose targets need
     the full derivation (a command, a ``paths`` or an ``args`` list)."""
+    return screen_forms(params, root)[0]
+
+
+def screen_forms(params: Mapping[str, Any], root: str | None) -> tuple[list[str] | None, bool]:
+    """:func:`prefilter_forms`, and whether they are exactly the call's :func:`call_targets`
+    (one target parameter, no command): then the full path can take them as they are."""
     lone = _lone_target(params)
-    if lone is not None:
-        value, kind = lone
-        if kind in (_COMMAND, _CODE):
-            return None
-        if kind == _FILE and not root and plain_path(value):
-            return [value]
-        forms = [value]
-        if kind == _FILE:
-            _add_path_forms(forms, value, root)
-        else:
-            _add_other_forms(forms, value, kind, root)
-        return forms
-    return _derived_forms(params, root)
+    if lone is None:
+        return _derived_forms(params, root), False
+    value, kind = lone
+    return (None, False) if kind in (_COMMAND, _CODE) else (lone_forms(value, kind, root), True)
 
 
 def _derived_forms(params: Mapping[str, Any], root: str | None) -> list[str] | None:

@@ -1,0 +1,95 @@
+"""A call the prefilter does not clear keeps the forms it scanned as its targets only when they
+are exactly its targets (one target parameter, no command): those of the full derivation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.policy.prefilter import Prefilter, requirement, screen
+from pytest_harness_audit.policy.targets import call_targets
+
+PREFILTER = Prefilter(
+    [
+        r
+        for r in (requirement(p, is_regex=False) for p in ("**/.env", "**/id_rsa", "https://x/**"))
+        if r is not None
+    ]
+)
+
+ONE_TARGET = [
+    {"file_path": ".env"},
+    {"file_path": "a/../.env"},
+    {"file_path": "./.ENV"},
+    {"file_path": "keys/id_rsa", "offset": 3, "limit": 9},
+    {"file_path": "/w/.env", "old_string": "a", "new_string": "b"},
+    {"file_path": "file:///w/.env", "content": "x"},
+    {"url": "https://x/y", "prompt": "read it"},
+    {"url": "file:///w/.env"},
+    {"path": "id_rsa"},
+]
+
+
+@pytest.mark.parametrize("root", [None, "/w"])
+@pytest.mark.parametrize("params", ONE_TARGET)
+def test_kept_forms_are_the_targets(params: dict[str, Any], root: str | None) -> None:
+    clear, known = screen(PREFILTER, params, root)
+    assert not clear, params
+    assert known == call_targets(params, root)[0], (params, root)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"pattern": ".env"},  # a search: its targets need the full derivation
+        {"glob": ".env"},
+        {"pattern": "KEY", "path": ".env"},  # a pattern beside a path is no target
+        {"file_path": ".env", "paths": ["a"]},
+        {"command": "cat .env"},
+        {"code": "open('.env')"},
+    ],
+)
+def test_other_shapes_keep_no_forms(params: dict[str, Any]) -> None:
+    assert screen(PREFILTER, params, None) == (False, None)
+
+
+def test_a_cleared_call_keeps_no_forms() -> None:
+    assert screen(PREFILTER, {"file_path": "src/app.py", "content": "x"}, None) == (True, None)
+
+
+@pytest.mark.parametrize("root", [None, "/w"])
+@pytest.mark.parametrize("params", ONE_TARGET)
+def test_decisions_equal_the_full_path(params: dict[str, Any], root: str | None) -> None:
+    document = {
+        "defaultPolicy": "allow",
+        "rules": [
+            {
+                "id": "env",
+                "name": "env",
+                "decision": "deny",
+                "priority": 1,
+                "match": {"targetPatterns": ["**/.env", "**/id_rsa", "https://x/**"]},
+            }
+        ],
+    }
+    fast, full = Policy.from_dict(document), Policy.from_dict(document)
+    full.prefilter_enabled = False
+    for tool in ("Edit", "Read", "WebFetch"):
+        seen, expected = (
+            fast.evaluate(tool, params, root=root),
+            full.evaluate(tool, params, root=root),
+        )
+        assert (seen.decision, seen.rule_id, seen.targets) == (
+            expected.decision,
+            expected.rule_id,
+            expected.targets,
+        ), (tool, params)
+
+
+def test_presets_are_unchanged_on_a_benign_edit() -> None:
+    decided = Policy.preset("safety").evaluate(
+        "Edit", {"file_path": "src/app.py", "old_string": ".env", "new_string": "x"}
+    )
+    assert decided.decision == "allow" and decided.targets == ("src/app.py",)
