@@ -22,13 +22,14 @@ def plain_path(path: str) -> bool:
     """Whether ``path`` is in its one normal form: no dot part (``./``, ``../``, a dotfile), no
     doubled or trailing slash, no backslash, no trailing dot or space, no ``file:`` scheme and
     no upper-case letter beside an underscore (``ID_RSA``)."""
+    # (prefix and suffix tests, not slices: a compiled build makes no string for them)
     return not (
-        path[:1] == "."
+        path.startswith(".")
         or "/." in path
         or "//" in path
-        or path[-1:] in ("/", ".", " ")
+        or path.endswith(("/", ".", " "))
         or "\\" in path
-        or path[:5].lower() == "file:"
+        or (path[4:5] == ":" and path[:4].lower() == "file")
         or ("_" in path and not path.islower())
     )
 

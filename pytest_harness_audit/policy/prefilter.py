@@ -325,6 +325,9 @@ class Prefilter:
         automaton = self._automaton
         if automaton is None:
             return True
+        if self._multi and len(text) <= _OVERLAP_LIMIT:  # every occurrence at once (_met)
+            hits = automaton.find_matches_as_strings(text, True)  # (overlapping)
+            return not hits or not self._met_by(set(hits))
         found = automaton.find_matches_as_strings(text)
         return not found or not self._met(text, found)
 
@@ -345,7 +348,7 @@ class Prefilter:
             return False
         text = text.lower()
         if self._multi and len(text) <= _OVERLAP_LIMIT:  # every occurrence at once (_met)
-            hits = automaton.find_matches_as_strings(text, overlapping=True)
+            hits = automaton.find_matches_as_strings(text, True)  # (overlapping)
             return bool(hits) and self._met_by(set(hits))
         found = automaton.find_matches_as_strings(text)
         return bool(found) and self._met(text, found)
@@ -357,7 +360,7 @@ class Prefilter:
         if len(text) > _OVERLAP_LIMIT:
             return True
         # every occurrence, overlapping ones too: each group of a requirement must be met
-        return self._met_by(set(self._automaton.find_matches_as_strings(text, overlapping=True)))
+        return self._met_by(set(self._automaton.find_matches_as_strings(text, True)))
 
     def _met_by(self, hits: set[str]) -> bool:
         """Whether the literals ``hits`` (every occurrence in a text) meet a requirement."""

@@ -1,13 +1,17 @@
 """A call the prefilter does not clear keeps the forms it scanned as its targets only when they
-are exactly its targets (one target parameter, no command): those of the full derivation."""
+are exactly its targets (one target parameter, no command): those of the full derivation. The
+one-form scan and :func:`plain_path` keep their meaning in their faster spelling."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.policy.path_forms import plain_path
 from pytest_harness_audit.policy.prefilter import Prefilter, requirement, screen
 from pytest_harness_audit.policy.targets import call_targets
 
@@ -93,3 +97,27 @@ def test_presets_are_unchanged_on_a_benign_edit() -> None:
         "Edit", {"file_path": "src/app.py", "old_string": ".env", "new_string": "x"}
     )
     assert decided.decision == "allow" and decided.targets == ("src/app.py",)
+
+
+def _plain_reference(path: str) -> bool:
+    """:func:`plain_path` as first written, with slices."""
+    return not (
+        path[:1] == "."
+        or "/." in path
+        or "//" in path
+        or path[-1:] in ("/", ".", " ")
+        or "\\" in path
+        or path[:5].lower() == "file:"
+        or ("_" in path and not path.islower())
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(path=st.text(alphabet="fFiIİlLeE:/._ \\a", max_size=8))
+def test_plain_path_keeps_its_meaning(path: str) -> None:
+    assert plain_path(path) == _plain_reference(path)
+
+
+@pytest.mark.parametrize("path", ["FILE:/a", "File:x", "file:", "fİle:x", "fil:e", "a.txt", ""])
+def test_plain_path_of_schemes(path: str) -> None:
+    assert plain_path(path) == _plain_reference(path)
