@@ -33,6 +33,11 @@ class Lit:
     text: str
     quoted: bool
 
+    # (an own __init__: the compiled build compiles it, not the one dataclass would generate)
+    def __init__(self, text: str, quoted: bool) -> None:
+        self.text = text
+        self.quoted = quoted
+
 
 @dataclass(slots=True)
 class Param:
@@ -104,6 +109,24 @@ class Command:
     #: The body of the function this command calls (a function the script defined before).
     body: list[Command] | None = field(default=None, compare=False, repr=False)
 
+    def __init__(
+        self,
+        words: list[Word] | None = None,
+        redirects: list[Redirect] | None = None,
+        stdin: Command | None = None,
+        piped: bool = False,
+        in_substitution: bool = False,
+        pipe: Command | None = None,
+        body: list[Command] | None = None,
+    ) -> None:
+        self.words = [] if words is None else words
+        self.redirects = [] if redirects is None else redirects
+        self.stdin = stdin
+        self.piped = piped
+        self.in_substitution = in_substitution
+        self.pipe = pipe
+        self.body = body
+
 
 #: Words the shell reads as syntax in command position (a command of plain words starting with
 #: one of them takes the parser, not the fast path).
@@ -146,3 +169,6 @@ class Budget:
     """Work left for one reading: tokens, shared by every nested script."""
 
     tokens: int = MAX_TOKENS
+
+    def __init__(self, tokens: int = MAX_TOKENS) -> None:
+        self.tokens = tokens

@@ -60,6 +60,23 @@ class Place:
     stack: list[tuple[str, bool]] = field(default_factory=list)
     placed: int = 0
 
+    # (an own __init__: the compiled build compiles it, not the one dataclass would generate)
+    def __init__(
+        self,
+        depth: int = MAX_ANCESTORS,
+        cwd: str = ".",
+        unknown: bool = False,
+        previous: str = ".",
+        stack: list[tuple[str, bool]] | None = None,
+        placed: int = 0,
+    ) -> None:
+        self.depth = depth
+        self.cwd = cwd
+        self.unknown = unknown
+        self.previous = previous
+        self.stack = [] if stack is None else stack
+        self.placed = placed
+
     @classmethod
     def for_root(cls, root: str | None) -> Place:
         """A place starting in ``root`` (its depth bounds the unknown-directory forms)."""

@@ -100,6 +100,11 @@ class Reading:
     #: How far each path list has been given its moved forms (:mod:`.place`).
     marks: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
+    # (an own __init__: the compiled build compiles it, not the one dataclass would generate)
+    def __init__(self) -> None:
+        self.commands, self.reads, self.writes, self.deletes = [], [], [], []
+        self.destroys, self.notes, self.code, self.unreadable, self.marks = [], [], [], None, {}
+
     def script(self, text: str, depth: int, budget: Budget, expander: Expander) -> None:
         """Read a script handed to a shell (``bash -c TEXT``), one level deeper."""
         if depth > MAX_DEPTH:
