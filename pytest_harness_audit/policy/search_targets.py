@@ -60,6 +60,8 @@ def search_forms(params: Mapping[str, Any], folders: Iterable[str]) -> list[str]
 def _alternatives(pattern: str) -> list[str]:
     """``pattern`` with its brace alternatives spelt out (``{.env,x}`` → ``.env``, ``x``)."""
     found = [pattern]
+    if "{" not in pattern:  # (the commonest: no brace, nothing to spell out)
+        return found
     for _ in range(4):  # nested or repeated braces, a few levels
         expanded: list[str] = []
         for text in found:

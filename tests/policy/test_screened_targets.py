@@ -121,3 +121,17 @@ def test_plain_path_keeps_its_meaning(path: str) -> None:
 @pytest.mark.parametrize("path", ["FILE:/a", "File:x", "file:", "fİle:x", "fil:e", "a.txt", ""])
 def test_plain_path_of_schemes(path: str) -> None:
     assert plain_path(path) == _plain_reference(path)
+
+
+def test_alternatives_without_braces_are_the_pattern() -> None:
+    from pytest_harness_audit.policy.search_targets import _alternatives
+
+    assert _alternatives("**/*.py") == ["**/*.py"]
+    assert _alternatives("{.env,x}/a") == [".env/a", "x/a"]
+
+
+def test_simple_commands_cover_their_text() -> None:
+    from pytest_harness_audit.policy.shell.simple import parse_simple
+
+    assert parse_simple("cat a.txt | grep x") is not None
+    assert parse_simple("cat a.txt $(x)") is None  # a character no token covers

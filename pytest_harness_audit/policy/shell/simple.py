@@ -35,7 +35,10 @@ def parse_simple(text: str) -> list[Command] | None:
     tokens = _SIMPLE_TOKEN.findall(text, start)
     # tokens do not overlap: they cover the text (no character left out) when their lengths
     # add up to it
-    if start + len("".join([token[0] for token in tokens])) != len(text):
+    covered = start
+    for token in tokens:
+        covered += len(token[0])
+    if covered != len(text):
         return None
     for _, op, redirect_op, value in tokens:
         if value:
