@@ -75,6 +75,9 @@ _WHOLE_RUNS = (
     (_STRETCHES[1], re.compile(r"[A-Za-z0-9+/_-]+=*")),
 )
 _DIGIT = re.compile(r"[0-9]")
+_DECIMAL = re.compile(r"[0-9]+")
+#: Most digits of a run read as one number (Python's own limit for converting one is 4300).
+_MAX_NUMBER_DIGITS = 4000
 # a uuencoded line: its length character, then four characters per three bytes
 # (searched in the text after a newline: a pattern that starts with one is found at C speed)
 _UU_LINE = re.compile(r"\n[!-M][ -`]{4,64}\r?(?:\n|$)")
@@ -143,6 +146,8 @@ def _run_decodings(run: str, base: int, realign: bool = False) -> Iterator[Decod
     compact = _SPACE.sub("", run) if _SPACE.search(run) else run
     if _DIGIT.search(compact) is None and (compact.islower() or compact.isupper()):
         return  # a word of one case: an encoding of 15 bytes or more mixes them, or has digits
+    if len(compact) <= _MAX_NUMBER_DIGITS and _DECIMAL.fullmatch(compact):
+        yield from _number_decodings(int(compact), _whole(base, base + len(run)))
     stretches = _stretches(compact)
     for name, stretch, chars, group in stretches:
         for found in stretch.finditer(compact):
@@ -169,6 +174,14 @@ def _run_decodings(run: str, base: int, realign: bool = False) -> Iterator[Decod
     for name, pattern in (("ascii85", _ASCII85), ("base85", _BASE85), ("z85", _Z85)):
         if pattern.fullmatch(compact):
             yield _decode(name, compact), _whole(base, end), True
+
+
+def _number_decodings(number: int, mapper: Mapper) -> Iterator[Decoding]:
+    """The bytes of a whole text written as one number (``int.from_bytes(data, 'big')``, or
+    ``'little'``), in both byte orders."""
+    data = number.to_bytes(max(1, (number.bit_length() + 7) // 8), "big")
+    yield data, mapper, False
+    yield data[::-1], mapper, False
 
 
 def _stretches(compact: str) -> tuple[tuple[str, re.Pattern[str], int, int], ...]:

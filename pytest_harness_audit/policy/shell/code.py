@@ -18,10 +18,10 @@ from pytest_harness_audit.policy.shell.fieldtext import posix_brackets
 
 # A token naming a file: absolute, ./ ../ ~/ ~user/ $VAR/ ${VAR}/ relative, or a dotfile / a
 # relative path with a slash. Quotes and shell punctuation are not part of it; `@` starts one
-# too (`curl -d @/p/.env`).
+# too (`curl -d @/p/.env`), and so do Tcl's `[` and `{` (`[open .env]`, `{.env}`).
 _PATH_CHAR = r"""[^\s'"`;|&<>()$]"""
 _PATH = re.compile(
-    r"""(?:^|[\s=<>|&;(`'"@])("""
+    r"""(?:^|[\s=<>|&;(`'"@\[{])("""
     rf"""(?:~[\w.-]*|\.{{1,2}}|\$\{{?[A-Za-z_]\w*\}}?)?/{_PATH_CHAR}*"""
     rf"""|(?>\.[^\s'"`;|&<>()$/]+(?:/{_PATH_CHAR}*)?)(?!\()"""  # not a method: `.env('X')`
     rf"""|[A-Za-z0-9_][^\s'"`;|&<>()$=]*/{_PATH_CHAR}*"""
@@ -54,12 +54,20 @@ def code_paths(text: str) -> list[str]:
     if "+" in text or "harCode(" in text or "chr(" in text:
         text = "\n".join([text, *_built_names(text)])
     for token in _PATH.findall(text):
-        token = token.rstrip(".,:")
+        token = _closed(token.rstrip(".,:"))
         if len(token) > 1 and not token.startswith(_SYSTEM_PREFIXES) and "://" not in token:
             found.append(token)
             if "*" in token or "?" in token or "[" in token:
                 found.extend(glob_candidates(posix_brackets(token)))
     return found
+
+
+def _closed(token: str) -> str:
+    """``token`` without the closing brackets and braces it never opened: Tcl's ``[open .env]``,
+    ``{.env}``."""
+    while token[-1:] in ("]", "}") and token.count(token[-1]) > token.count("[{"[token[-1] == "}"]):
+        token = token[:-1].rstrip(".,:")
+    return token
 
 
 def _built_names(text: str) -> list[str]:

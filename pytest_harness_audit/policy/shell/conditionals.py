@@ -9,7 +9,8 @@ no quote or expansion, else stays skipped: ``BASH_REMATCH`` is then not known.
 
 What a test runs is read whatever it tests: the command substitutions in its words
 (``[[ $(cat .env) == *K* ]]``, ``[[ "$(<.env)" =~ sk-(.*) ]]``, ``(( $(wc -c < f) > 3 ))``) are
-commands of the script, as they are in any other word.
+commands of the script, as they are in any other word; so are those bash runs when it evaluates
+a quoted subscript (``[[ -v 'a[$(cat .env)]' ]]``, :mod:`.subscript_code`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Protocol
 
 from pytest_harness_audit.policy.shell.loops import _Parser
 from pytest_harness_audit.policy.shell.nodes import Budget, Command, Lit, Unreadable, Word
+from pytest_harness_audit.policy.shell.subscript_code import subscript_code
 
 _TEST_END = re.compile(r"(?<=[ \t\n])\]\](?=[ \t\n;&|)]|$)")
 _SPECIAL = re.compile(r"[$`'\"\\]")
@@ -68,6 +70,13 @@ def test_substitutions(
             continue
         inner.word_parts()
         inner.pos = max(inner.pos, start + 1)
+    for code in subscript_code([body]):  # `[[ -v 'a[$(…)]' ]]`: bash runs the quoted one too
+        try:
+            quoted = make(code, parser.budget, parser.depth + 1)
+            quoted.parse()
+        except Unreadable:
+            continue
+        inner.commands.extend(quoted.commands)
     for command in inner.commands:
         command.in_substitution = True
     parser.commands.extend(inner.commands)

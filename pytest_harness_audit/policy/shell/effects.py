@@ -176,12 +176,17 @@ def _unwrap(name: str, argv: list[str], ctx: Context) -> list[str] | None:
     if name == "flock" and rest[:1] in (["-c"], ["--command"]) and len(rest) > 1:
         ctx.script(rest[1])
         return None
-    if name == "watch" and rest:
-        ctx.script(" ".join(rest))
+    if name == "watch" and rest and not any(_exec_flag(w) for w in args[:index]):
+        ctx.script(" ".join(rest))  # with `-x` (`--exec`) it runs the words themselves
         return None
     if name == "xargs":
         return xargs_command(args[:index], rest, ctx)  # `ls -a | xargs -I % sh -c 'cat %'`
     return rest or None
+
+
+def _exec_flag(word: str) -> bool:
+    """Whether ``word`` is ``watch``'s ``-x``/``--exec`` (also bundled: ``-tx``, ``-xn1``)."""
+    return word == "--exec" or (word[:2] != "--" and "x" in word.split("n", 1)[0])
 
 
 def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:

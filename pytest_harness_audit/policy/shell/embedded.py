@@ -68,6 +68,8 @@ GIT_NETWORK = frozenset({"push", "pull", "fetch", "clone", "ls-remote"})
 #: ``git`` subcommands that always talk to another host (mail, a foreign repository).
 GIT_ALWAYS_NETWORK = frozenset({"send-email", "imap-send", "svn", "p4", "cvsimport"})
 NETWORK_NOTE = "network"
+#: Options that make a network command print its version or help, and do nothing else.
+_ONLY_ASKS = frozenset({"--version", "-V", "--help", "-h"})
 
 _AWK_STRING = r'"((?:[^"\\\n]|\\.)*)"'
 _SYSTEM = re.compile(r"\bsystem\s*\(")
@@ -310,8 +312,8 @@ def network_command(name: str, args: list[str]) -> bool:
     """Whether the command ``name args`` is a network exchange by its name (and subcommand):
     :data:`NETWORK_COMMANDS`, ``getent hosts``, ``openssl s_client``, ``rsync`` to a host, an
     upload of :data:`UPLOADS` (``npm publish``, ``docker push``)."""
-    if name in NETWORK_COMMANDS:
-        return True
+    if name in NETWORK_COMMANDS:  # `curl --version`, `gh --help`: nothing goes out
+        return not args or not all(word in _ONLY_ASKS for word in args)
     if name in UPLOADS:
         sub = next((word for word in args if not word.startswith("-")), "")
         return sub in UPLOADS[name]

@@ -54,6 +54,15 @@ WRAPPER_OPTIONS: dict[str, tuple[frozenset[str], int]] = {
     "firejail": (frozenset(), 0),
     "proxychains": (frozenset({"-f"}), 0),
     "torsocks": (frozenset(), 0),
+    # run by the service manager: outside the call's processes, perhaps after it (`--on-active`)
+    "systemd-run": (frozenset({"--unit", "-u", "--property", "-p", "--description", "--slice",
+                               "--setenv", "-E", "--uid", "--gid", "--nice", "--working-directory",
+                               "-D", "--on-active", "--on-boot", "--on-startup", "--on-calendar",
+                               "--on-unit-active", "--on-unit-inactive", "--timer-property",
+                               "--path-property", "--socket-property", "--service-type", "--host",
+                               "-H", "--machine", "-M"}), 0),
+    "run0": (frozenset({"--unit", "--property", "--description", "--slice", "--user", "-u",
+                        "--group", "-g", "--nice", "--chdir", "-D", "--setenv", "--machine"}), 0),
 }  # fmt: skip
 #: Programs that run their script operand as code (besides :data:`~.projects.INTERPRETERS`).
 CODE_RUNNERS = frozenset(

@@ -68,6 +68,7 @@ from pytest_harness_audit.policy.shell.streams import (
     open_descriptors,
     stdin_of,
 )
+from pytest_harness_audit.policy.shell.subscript_code import read_subscript_code
 from pytest_harness_audit.policy.shell.syntax import parse
 
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
@@ -235,7 +236,7 @@ def _read_simple(
     command: Command, reading: Reading, expander: Expander, budget: Budget, depth: int
 ) -> None:
     words = command.words
-    assignments = 0
+    assignments, held = 0, list[str]()
     for word in words:
         first = word[0] if word else None
         if type(first) is not Lit or first.quoted or "=" not in first.text:
@@ -248,6 +249,7 @@ def _read_simple(
             for each in words:
                 name, value = assignment(each) or ("", [])
                 expander.assign(name, value)
+                held.append(expander.variables.get(name) or "")
                 if relevant(name):  # one the environment already has stays exported
                     given[name] = expander.variables.get(name)
             if given:
@@ -278,6 +280,7 @@ def _read_simple(
             # a PATH keeps its unknown parts as text (`.:$PATH`): its known entries count
             unknown = any(f.dynamic for f in known)
             environ[name] = joined if name in PATH_LISTS or not unknown else None
+            held.append(joined)
         _environment(environ, reading, expander)
     if argv and (
         argv[0] in STATEFUL or ((argv[0][-1:] in "+-" or len(argv) > 2) and _arithmetic(argv))
@@ -296,8 +299,11 @@ def _read_simple(
             remember_output(command, expander, redirect, targets)
         elif redirect.op == "<":
             reading.reads.extend(targets)
+        elif redirect.op == "<<<":
+            held.extend(targets)
         elif redirect.op in (">&", "<&"):
             reading.writes.extend(t for t in targets if not t.isdigit() and t != "-")
+    read_subscript_code(argv + held, reading.script, depth + 1, budget, expander)
     place.place(reading)
     last_word(argv, dynamic, expander)
     if not argv or argv[0] == "[[":  # a test: what it sets is all (`BASH_REMATCH`)
