@@ -14,6 +14,8 @@ and policy evaluations.
 * ``curl --version``: a network command that only prints its version was flagged (WARN).
 * ``systemd-run sh -c 'cat .env > x'``: the service manager runs its command (outside the
   call, perhaps after it); the reading took its words for file names.
+* ``mapfile -C 'cat .env #' -c 1 a``, ``compgen -C``/``complete -C``, ``compgen -W '$(…)'``:
+  bash runs a callback, a completion command, the substitutions of a word list (WARN only).
 * Open: ``fd -H PATTERN -x cat`` runs ``cat`` on what ``fd`` lists.
 """
 
@@ -187,3 +189,32 @@ def test_fd_exec_on_a_listed_env_file_is_denied(session: Harness) -> None:
         "Bash", {"command": "fd -H '^.env$' -x cat"}, root=str(session.root)
     )
     assert result.decision == "deny"
+
+
+CALLBACKS = [
+    "mapfile -C 'cat .env >&2 #' -c 1 a <<< x",
+    "readarray -C 'cat .env >&2 #' -c 1 a <<< x",
+    "compgen -C 'cat .env >&2' x",
+    "compgen -W '$(cat .env >&2)' x",
+    "complete -C 'cat .env >&2' x; compgen -C 'cat .env >&2' x",
+]
+
+
+@pytest.mark.parametrize("command", CALLBACKS)
+def test_command_bash_runs_for_a_builtin_is_denied(session: Harness, command: str) -> None:
+    result = session.call("Bash", command="{ " + command + "; } 2>&1 | " + XOR)
+    assert result.blocked
+    assert session.verdict == "FAIL"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'mapfile -t lines < README.md; echo "${#lines[@]}"',
+        "compgen -W 'start stop status' -- st",
+        "mapfile -C 'echo got' -c 1 a <<< x",
+    ],
+)
+def test_builtin_callback_look_alikes_stay_allowed(session: Harness, command: str) -> None:
+    assert not session.call("Bash", command=command).blocked
+    assert session.verdict == "PASS"

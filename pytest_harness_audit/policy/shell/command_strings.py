@@ -8,7 +8,9 @@ it is read here as the script it is:
   ``-I``/``--use-compress-program``, ``--to-command``, ``-F``/``--info-script``,
   ``--rsh-command``), ``zip -TT``/``--unzip-command``, ``man -P``/``--pager``,
   ``script -c``, ``entr -s``, ``nodemon -x``/``--exec``, ``hyperfine`` (its operands and
-  ``--prepare``/``--setup``/``--cleanup``/``--conclude``), ``lldb -o``, ``gdb -ex``.
+  ``--prepare``/``--setup``/``--cleanup``/``--conclude``), ``lldb -o``, ``gdb -ex``, bash's
+  ``mapfile``/``readarray -C``, ``compgen``/``complete -C`` (and ``-W``, a word list bash
+  expands: its substitutions run).
 * **The rest of the words are a command:** ``screen -dm CMD …``, ``entr CMD …``.
 * **A session command:** ``tmux new|new-window|split-window|run-shell|respawn-pane … CMD``.
 * **Scheduled:** ``at``/``batch`` (their standard input or ``-f FILE``) and ``crontab FILE``/
@@ -59,6 +61,11 @@ _OPTIONS: dict[str, dict[str, str]] = {
     "psql": {"-c": "language", "--command": "language", "-f": "file", "--file": "file"},
     "vim": {"-c": "language", "--cmd": "language", "-S": "file"},
     "emacs": {"--eval": "code", "-eval": "code", "-l": "code-file", "--load": "code-file"},
+    # bash's own: a callback (`mapfile -C`), a completion command, a word list it expands
+    "mapfile": {"-C": "script"},
+    "readarray": {"-C": "script"},
+    "compgen": {"-C": "script", "-W": "words"},
+    "complete": {"-C": "script", "-W": "words"},
 }  # fmt: skip
 for _editor in ("vi", "nvim", "ex", "view", "gvim", "vimdiff", "rvim"):
     _OPTIONS[_editor] = _OPTIONS["vim"]
@@ -151,6 +158,8 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
 def _option_value(kind: str, value: str, runner: Runner) -> None:
     if kind == "script":
         runner.script(value)
+    elif kind == "words":  # `compgen -W '$(cmd)'`: expanded as a command's words are
+        runner.script(": " + value)
     elif kind == "language":
         _language(value, runner)
     elif kind == "code":
