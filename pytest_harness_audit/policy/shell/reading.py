@@ -124,12 +124,8 @@ _PLAIN = re.compile(r"[\w./:,@%+=-]+(?: [\w./:,@%+=-]+)*")
 
 def read_command(text: str, root: str | None = None) -> Reading:
     """Read a shell command; never raises (an unreadable command says so in the reading).
-
-    A command of plain words (no quoting, expansion, glob or operator: ``pytest -q tests``)
-    takes a fast path that splits it on spaces, which is all the shell would do to it; a command
-    of the common shape (:mod:`.simple`) skips the parser. Either gives the reading
-    :func:`read_full` gives.
-    """
+    Plain words (``pytest -q tests``) are split on spaces, as the shell would; a command of the
+    common shape (:mod:`.simple`) skips the parser; either gives :func:`read_full`'s reading."""
     return _read(text, root, True)
 
 
@@ -186,11 +182,11 @@ _MAX_PIECES_TEXT = 1 << 20
 
 
 def _read_pieces(text: str, reading: Reading, root: str | None) -> None:
-    """After a failed reading, read what can be read: each piece between ``;``, ``&``, ``|``
-    and newlines on its own (``rm -rf build; echo "unterminated`` still destroys ``build``).
-    Bounded: the first :data:`_MAX_PIECES` distinct pieces and the last
-    :data:`_MAX_TAIL_PIECES` (padding cannot push a command at the end out of reach), each up to
-    :data:`_MAX_PIECE` characters, within :data:`_MAX_PIECES_TEXT` characters at either end."""
+    """After a failed reading, read each piece between ``;``, ``&``, ``|`` and newlines on its
+    own (``rm -rf build; echo "unterminated`` still destroys ``build``): the first
+    :data:`_MAX_PIECES` distinct pieces and the last :data:`_MAX_TAIL_PIECES` (padding cannot
+    push one at the end out of reach), each of :data:`_MAX_PIECE` characters at most, within
+    :data:`_MAX_PIECES_TEXT` characters at either end."""
     seen: set[str] = set()
     head = text[:_MAX_PIECES_TEXT]
     pieces = itertools.islice(
