@@ -17,6 +17,7 @@ process's.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import posixpath
 import re
@@ -45,9 +46,62 @@ _PAUSES = OPENING_NOTHING - {"cd", "pushd", "popd"}
 _NOT_A_SEQUENCE = re.compile(
     r"[|&`$()<>{}\n\\]|\b(?:if|while|until|for|case|select|function|coproc|time)\b"
 )
-#: Options with which grep stops at its first match anywhere, or searches nothing at all.
-_STOPPING_LONG = frozenset({"--quiet", "--silent", "--help", "--version"})
-_STOPPING_SHORT = frozenset("qV")
+#: The options of an exhaustive grep, spelled in full: none stops it before it opened every file
+#: it names (``-q`` stops at a match, ``-m 00`` reads no line, ``-f /dev/null`` and a pattern
+#: file another call empties match nothing, ``-d skip`` enters no folder, ``--exclude-from``
+#: is a file another call may rewrite); GNU grep takes any unambiguous prefix of a long name
+#: (``--max=0``), so a name is taken only in full.
+_EXACT_SHORT = frozenset("rRnHhiywxlLcsoEFGPaIUvzZTb0123456789")
+_EXACT_VALUED_SHORT = frozenset("eABC")
+#: A match count that lets grep read a line of each file.
+_POSITIVE = re.compile(r"[1-9][0-9]*")
+_EXACT_LONG = frozenset(
+    {
+        "--recursive",
+        "--dereference-recursive",
+        "--line-number",
+        "--with-filename",
+        "--no-filename",
+        "--ignore-case",
+        "--no-ignore-case",
+        "--word-regexp",
+        "--line-regexp",
+        "--files-with-matches",
+        "--files-without-match",
+        "--count",
+        "--only-matching",
+        "--no-messages",
+        "--extended-regexp",
+        "--fixed-strings",
+        "--basic-regexp",
+        "--perl-regexp",
+        "--text",
+        "--binary",
+        "--invert-match",
+        "--null",
+        "--null-data",
+        "--byte-offset",
+        "--initial-tab",
+        "--line-buffered",
+        "--color",
+        "--colour",
+    }
+)
+_EXACT_VALUED_LONG = frozenset(
+    {
+        "--regexp",
+        "--include",
+        "--exclude",
+        "--exclude-dir",
+        "--after-context",
+        "--before-context",
+        "--context",
+        "--color",
+        "--colour",
+        "--label",
+        "--binary-files",
+    }
+)
 #: What shows a piped search's own exit status: whether it matched, when a filter after it
 #: passed none of its lines on (``grep -r KEY=a . | head -n 0; echo ${PIPESTATUS[0]}``).
 _STATUS_WORDS = ("PIPESTATUS", "pipefail")
@@ -159,14 +213,55 @@ def exhaustive_searches(text: str, root: str | None = None) -> bool:
         return False
     if any(not argv or argv[0] not in _PAUSES for argv in commands[:-1]):
         return False
-    options, _ = split_options(commands[-1][1:], SEARCH_VALUED["grep"])
+    options, operands = split_options(commands[-1][1:], SEARCH_VALUED["grep"])
+    return _runs_to_its_end(options) and not _skips_operand(options, [*operands, "."])
+
+
+def _runs_to_its_end(options: list[str]) -> bool:
+    """Whether a grep's ``options`` (with their values) are all of :data:`_EXACT_SHORT` and
+    :data:`_EXACT_LONG`, spelled in full; a match count (``-m 3``) only in plain digits, not 0
+    (``-m 00`` and ``--max-count=+0`` read no line)."""
+    pending = ""  # the option whose value is the next word
     for option in options:
-        if option.startswith("--"):
-            if option.partition("=")[0] in _STOPPING_LONG:
+        if pending:
+            if pending in ("-m", "--max-count") and not _POSITIVE.fullmatch(option):
                 return False
-        elif option.startswith("-") and not _STOPPING_SHORT.isdisjoint(option[1:]):
+            pending = ""
+        elif option.startswith("--"):
+            name, equals, value = option.partition("=")
+            if name == "--max-count" and equals:
+                if not _POSITIVE.fullmatch(value):
+                    return False
+            elif not (name in _EXACT_VALUED_LONG if equals else name in _EXACT_LONG):
+                if equals or name not in _EXACT_VALUED_LONG | {"--max-count"}:
+                    return False
+                if name not in SEARCH_VALUED["grep"] and name != "--max-count":
+                    return False
+                pending = name
+        elif option.startswith("-") and len(option) > 1:
+            for index, letter in enumerate(option[1:], start=1):
+                if letter in _EXACT_VALUED_SHORT or letter == "m":
+                    rest = option[index + 1 :]
+                    if letter == "m" and rest and not _POSITIVE.fullmatch(rest):
+                        return False
+                    pending = "" if rest else f"-{letter}"
+                    break
+                if letter not in _EXACT_SHORT:
+                    return False
+        else:
             return False
-    return True
+    return not pending
+
+
+def _skips_operand(options: list[str], operands: list[str]) -> bool:
+    """Whether an ``--exclude-dir`` glob of grep may match a folder it is named (``.`` by
+    ``'.*'``): grep then searches nothing there."""
+    globs = [o.partition("=")[2].strip("/") for o in options if o.startswith("--exclude-dir=")]
+    for word in operands if globs else ():
+        parts = [*posixpath.normpath(word).split("/"), word, word.rstrip("/")]
+        if any(fnmatch.fnmatch(part, glob) for part in parts for glob in globs):
+            return True
+    return False
 
 
 def _defined(text: str) -> frozenset[str]:
@@ -264,6 +359,13 @@ def _kept(family: str, args: list[str], options: list[str], inner: str, base: st
     if not searched(family, args, [inner]):
         return False
     parts = inner.split("/")
+    included = [o.partition("=")[2] for o in options if o.startswith("--include=")]
+    if (
+        family == "grep"
+        and included
+        and not any(fnmatch.fnmatchcase(parts[-1], g) for g in included)
+    ):
+        return False  # grep's --include tells case apart: ``--include=.ENV`` leaves .env out
     hidden = any(part.startswith(".") for part in parts)
     if hidden and family in ("rg", "ag") and not _shows_hidden(options):
         return False
