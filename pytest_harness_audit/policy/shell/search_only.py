@@ -55,38 +55,11 @@ _EXACT_SHORT = frozenset("rRnHhiywxlLcsoEFGPaIUvzZTb0123456789")
 _EXACT_VALUED_SHORT = frozenset("eABC")
 #: A match count that lets grep read a line of each file.
 _POSITIVE = re.compile(r"[1-9][0-9]*")
-_EXACT_LONG = frozenset(
-    {
-        "--recursive",
-        "--dereference-recursive",
-        "--line-number",
-        "--with-filename",
-        "--no-filename",
-        "--ignore-case",
-        "--no-ignore-case",
-        "--word-regexp",
-        "--line-regexp",
-        "--files-with-matches",
-        "--files-without-match",
-        "--count",
-        "--only-matching",
-        "--no-messages",
-        "--extended-regexp",
-        "--fixed-strings",
-        "--basic-regexp",
-        "--perl-regexp",
-        "--text",
-        "--binary",
-        "--invert-match",
-        "--null",
-        "--null-data",
-        "--byte-offset",
-        "--initial-tab",
-        "--line-buffered",
-        "--color",
-        "--colour",
-    }
-)
+_EXACT_LONG_NAMES = """recursive dereference-recursive line-number with-filename no-filename
+    ignore-case no-ignore-case word-regexp line-regexp files-with-matches files-without-match count
+    only-matching no-messages extended-regexp fixed-strings basic-regexp perl-regexp text
+    binary invert-match null null-data byte-offset initial-tab line-buffered color colour"""
+_EXACT_LONG = frozenset("--" + name for name in _EXACT_LONG_NAMES.split())
 _EXACT_VALUED_LONG = frozenset(
     {
         "--regexp",
@@ -310,6 +283,8 @@ def search_opens(text: str, root: str, relative: str) -> int:
         )
         if not paths and recursive:
             paths = ["."]
+        if family == "grep" and _searches_nothing(options, [*operands, "."], bases[-1]):
+            paths = []  # only its pattern files are opened (below)
         for option, value in _option_values(options):
             if option in _FILE_OPTIONS:
                 paths.append(value)
@@ -327,6 +302,67 @@ def search_opens(text: str, root: str, relative: str) -> int:
         if recursive and _follows(family, options):
             total += _links_to(root, target)
     return total
+
+
+#: GNU grep's long options (it takes any unambiguous prefix of one).
+_GREP_LONG_NAMES = """after-context before-context binary-files basic-regexp binary byte-offset
+    context color colour count devices directories dereference-recursive exclude exclude-from
+    exclude-dir extended-regexp file files-with-matches files-without-match fixed-strings help
+    ignore-case no-ignore-case include initial-tab label line-buffered line-number line-regexp
+    max-count no-filename no-group-separator group-separator no-messages null null-data
+    only-matching perl-regexp quiet recursive regexp invert-match silent text
+    unix-byte-offsets version with-filename word-regexp"""
+_GREP_LONG = tuple("--" + name for name in _GREP_LONG_NAMES.split())
+#: Those that may keep it from opening a file it names (``--directories=skip``).
+_NARROWING = frozenset({"--directories", "--devices"})
+
+
+def _long_name(word: str) -> str:
+    """The grep long option ``word`` (``--max=0``) names in full, or ``""`` (none, or more)."""
+    name = word.partition("=")[0]
+    found = [n for n in _GREP_LONG if n.startswith(name)]
+    return name if name in _GREP_LONG else found[0] if len(found) == 1 else ""
+
+
+def _searches_nothing(options: list[str], operands: list[str], base: str) -> bool:
+    """Whether grep's ``options`` may keep it from opening any file it names: a match count
+    that is not plain positive digits (``-m 00``, ``--max=+0``), ``-d``/``--directories``
+    (``skip``), an empty pattern file with no ``-e`` (nothing can match), or an
+    ``--exclude-dir`` glob matching a folder it is named."""
+    if _skips_operand(options, operands):
+        return True
+    patterns = pattern_file = False
+    for index, option in enumerate(options):
+        if option.startswith("--"):
+            full, equals, value = _long_name(option), "=" in option, option.partition("=")[2]
+            if not full:
+                return True  # grep knows no such option (``--excl``): it opens nothing
+            patterns = patterns or full == "--regexp"
+            pattern_file = pattern_file or full == "--file"
+            if full in _NARROWING or (
+                full == "--max-count" and not (equals and _POSITIVE.fullmatch(value))
+            ):
+                return True
+        elif option.startswith("-"):
+            for at, letter in enumerate(option[1:], start=1):
+                if letter in "dD":
+                    return True
+                patterns, pattern_file = patterns or letter == "e", pattern_file or letter == "f"
+                if letter in "eABCmf":
+                    rest = option[at + 1 :] or (options[index + 1 : index + 2] or [""])[0]
+                    if letter == "m" and not _POSITIVE.fullmatch(rest):
+                        return True
+                    break
+    files = [v for o, v in _option_values(options) if o.endswith("f") or _long_name(o) == "--file"]
+    return pattern_file and not patterns and not all(_has_lines(base, f) for f in files)
+
+
+def _has_lines(base: str, path: str) -> bool:
+    """Whether the file ``path`` (from ``base``) holds anything (a pattern file of grep)."""
+    try:
+        return os.path.getsize(os.path.join(base, path)) > 0
+    except OSError:
+        return False
 
 
 def _follows(family: str, options: list[str]) -> bool:
@@ -359,11 +395,13 @@ def _kept(family: str, args: list[str], options: list[str], inner: str, base: st
     if not searched(family, args, [inner]):
         return False
     parts = inner.split("/")
-    included = [o.partition("=")[2] for o in options if o.startswith("--include=")]
+    filters = [o for o in options if o.startswith(("--include=", "--exclude="))]
+    included = [o.partition("=")[2] for o in filters if o.startswith("--include=")]
+    first_included = filters[:1] == [f"--include={included[0]}" if included else ""]
     if (
         family == "grep"
-        and included
-        and not any(fnmatch.fnmatchcase(parts[-1], g) for g in included)
+        and first_included
+        and not any(fnmatch.fnmatchcase(parts[-1], glob) for glob in included)
     ):
         return False  # grep's --include tells case apart: ``--include=.ENV`` leaves .env out
     hidden = any(part.startswith(".") for part in parts)
