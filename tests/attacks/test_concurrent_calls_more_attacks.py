@@ -295,9 +295,7 @@ def test_a_read_beside_a_search_whose_file_it_moves_away_is_seen(harness: Harnes
         ),
         pytest.param("sleep 0.5; grep -rn -m 3 TODO .", "sleep 0.3", id="grep-max-count-3"),
         pytest.param(
-            "sleep 0.5; grep -rn --exclude-dir=.git --include=*.py TODO .",
-            "sleep 0.3",
-            id="grep-excluding-git",
+            "sleep 0.5; grep -rn --exclude-dir=.git TODO .", "sleep 0.3", id="grep-excluding-git"
         ),
         pytest.param(
             f"sleep 0.4; grep -rni --include=*.py {NONE} .",
