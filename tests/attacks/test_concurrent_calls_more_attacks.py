@@ -29,6 +29,9 @@ from tests.attacks.test_relay_and_spans_attacks import _alerts, _play
 #: No pattern matches in the workspace: the search lists nothing.
 NONE = "ZZQX_NOT_THERE"
 
+#: Each runs an agent and two calls at once (several seconds): with the slow variants.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def harness(harness_factory: Any) -> Harness:

@@ -15,7 +15,7 @@ from pytest_harness_audit.inspect.credential_reads import (
     CredentialReadWatch,
     open_credential_reads,
 )
-from pytest_harness_audit.policy.shell.search_only import exhaustive_searches
+from pytest_harness_audit.policy.shell.search_only import exhaustive_searches, search_opens
 
 SEARCH = {".env": 1}
 
@@ -199,3 +199,39 @@ def test_searches_that_run_to_their_end(command: str, tmp_path: Path) -> None:
 def test_searches_that_may_stop_early(command: str, tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     assert not exhaustive_searches(command, str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -rn -f /dev/null .",  # no pattern: nothing is searched
+        "grep -rnm0 TODO .",
+        "grep -rn -m 00 TODO .",
+        "grep -rn --max=0 TODO .",  # an unambiguous prefix of --max-count
+        "grep -rn --max-count=+0 TODO .",
+        "grep -r -d skip TODO .",
+        "grep -r --dir=skip TODO .",
+        "grep -r --exclude-dir='.*' TODO .",  # matches `.` itself
+        "grep -r --include=.ENV TODO .",  # the include is case-sensitive
+    ],
+)
+def test_a_grep_that_may_search_nothing_opens_nothing(command: str, tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("API_KEY=x\n")
+    assert search_opens(command, str(tmp_path), ".env") == 0
+    assert search_opens("grep -rn TODO .", str(tmp_path), ".env") == 1
+
+
+@pytest.mark.parametrize(
+    ("command", "exhaustive"),
+    [
+        ("grep -rn -m 3 TODO .", True),
+        ("grep -rn --exclude-dir=.git TODO .", True),
+        ("grep -rn -f pats .", False),  # the other call may empty the pattern file
+        ("grep -rn --exclude-from=skip TODO .", False),  # or rewrite the list
+        ("grep -rnA 3 TODO .", False),  # options outside the known full spellings
+    ],
+)
+def test_only_greps_with_options_spelled_in_full_run_to_their_end(
+    command: str, exhaustive: bool, tmp_path: Path
+) -> None:
+    assert exhaustive_searches(command, str(tmp_path)) is exhaustive
