@@ -198,11 +198,10 @@ class CredentialReadWatch:
         several are open belongs to the one opened last, so an outer span keeps what was read
         outside its inner ones, and nothing is counted twice. ``budget``: how often the call
         opens each watched file (a search's opens, by path), asked here, before the auditor's
-        own reading is forgotten: while several spans are open,
-        an open goes to the latest span with budget left for its file, and what is read through
-        it follows it; beyond every budget it belongs to the span opened last. A span open
-        while another call's is (a ``container``'s, an agent run holding calls, aside) is
-        :meth:`concurrent`."""
+        own reading is forgotten: while several spans are open, an open goes to the latest span
+        with budget left for its file, and what is read through it follows it; beyond every
+        budget it belongs to the span opened last. A span open while another call's is (a
+        ``container``'s, an agent run holding calls, aside) is :meth:`concurrent`."""
         with self._lock, OWN_READS.quiet(self.origins):
             span = next(self._span_ids)
             if self._finalizer.alive:
