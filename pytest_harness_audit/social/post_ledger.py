@@ -11,6 +11,7 @@ gone, or a post whose identity changed is a change by someone else.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import threading
@@ -32,8 +33,9 @@ _TOLD: dict[str, set[str]] = {}
 MAX_LISTED = 20
 
 
+@functools.lru_cache(maxsize=256)
 def _key(path: Path) -> str:
-    return str(path.resolve())
+    return str(path.resolve())  # (a session's store path is asked for with every call)
 
 
 def note_posts(path: Path, posts: Iterable[tuple[str, str]]) -> None:
@@ -48,7 +50,7 @@ def note_posts(path: Path, posts: Iterable[tuple[str, str]]) -> None:
 def tracked(path: Path) -> bool:
     """Whether this process opened the store at ``path`` (its posts are known)."""
     with _LOCK:
-        return _key(path) in _KNOWN
+        return bool(_KNOWN) and _key(path) in _KNOWN
 
 
 def unexplained(path: Path, connection: sqlite3.Connection) -> list[str]:
