@@ -226,7 +226,8 @@ def _findings(
         if policy.effect_rules:
             return CallFindings((EFFECTS_UNAVAILABLE,), note, "WARN", why, "effect")
         return CallFindings((EFFECTS_UNAVAILABLE,), note)
-    memory = memory_paths(path for path in changed if not protection_of(policy)(path))
+    protection = protection_of(policy)  # built once, not once a path
+    memory = memory_paths(path for path in changed if not protection(path))
     protected = [path for path in changed if path not in memory]
     alerts = ((PROTECTED_FILE_CHANGED,) if protected else ()) + ((MEMORY_WRITE,) if memory else ())
     effects = {"protected": protected} if protected else {}
