@@ -29,10 +29,12 @@ if the call is allowed, the inspectors look at what it did, and one record is ap
   ``error`` and raised again, its text redacted as the record's is:
   frameworks hand it to the model (the OpenAI Agents SDK's tool error, pydantic-ai's
   ``ModelRetry``).
-* Blocked: the function never runs. ``on_block="raise"`` raises :class:`ToolCallBlocked`;
-  ``on_block="return"`` returns the block text, which a framework hands to the model as the
-  tool's result. The gate failing on a call (an approver raising, a chain it cannot write) is a
-  block too, recorded or noted so that the session fails.
+* Blocked: the function never runs. ``on_block="raise"`` raises :class:`ToolCallBlocked`, which
+  is also the loaded framework's own tool-failure class (:mod:`.host_refusals`): pydantic-ai and
+  inspect_ai tell the model and go on, as after any failed call; ``on_block="return"`` returns
+  the block text, which a framework hands to the model as the tool's result. The gate failing
+  on a call (an approver raising, a chain it cannot write) is a block too, recorded or noted so
+  that the session fails.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
+from pytest_harness_audit.doors.host_refusals import as_host_failure
 from pytest_harness_audit.doors.lazy_results import materialised_async, settled
 from pytest_harness_audit.doors.tool_args import ArgumentTooLong, approved_call, concrete_call
 from pytest_harness_audit.doors.tool_calls import gate_failure, turns_of
@@ -73,7 +76,7 @@ class ToolCallBlocked(HarnessAuditError):
     decision and chain record), ``None`` when the gate itself failed on the call.
     """
 
-    def __init__(self, message: str, call: GatedCall | None, tool: str = "") -> None:
+    def __init__(self, message: str, call: GatedCall | None = None, tool: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.call = call
@@ -275,7 +278,7 @@ def gated_tool(
     def refused(message: str, gated: GatedCall | None) -> Any:
         if on_block == "return":
             return message
-        raise ToolCallBlocked(message, gated, tool)
+        raise as_host_failure(ToolCallBlocked)(message, gated, tool)
 
     def blocked(gated: GatedCall) -> Any:
         return refused(gated.error_message or "[blocked]", gated)
