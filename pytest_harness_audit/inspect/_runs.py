@@ -20,10 +20,12 @@ Aho–Corasick automaton holds every run of every value.
 
 A stream's texts may also hold *pieces* of a value in any order, with other text between them
 (the last ten characters first, then the ten before them …): each part of a core at least
-:data:`MIN_PIECE` characters long that a text holds — or of every second or third character of
-it, from any place (``key[1::3]``) — is marked at its places in the core, in the
-stream's :class:`PieceMemory`, and once the marked places make a run, the text that completed it
-is a finding — the pieces are assembled by their position in the value, not by send order.
+:data:`MIN_PIECE` characters long that a text holds — or of every second, third or fourth
+character of it, from any place (``key[1::3]``) — is marked at its places in the core, in
+the stream's :class:`PieceMemory`, and once the marked places make a run, the text that
+completed it is a finding — the pieces are assembled by their position in the value, not by
+send order. A text whose own pieces make a run (the columns ``key[0::3] key[1::3] key[2::3]``
+in one message) is a finding too, though no run of the value is in it as written.
 """
 
 from __future__ import annotations
@@ -49,8 +51,8 @@ MIN_DISTINCT = 4
 RUN_SCAN = 1024 * 1024
 #: Run hits looked at per text (a text repeating a run cannot cost more).
 MAX_HITS = 4096
-#: Pieces are also every second and every third character of a core (from any place).
-MAX_STRIDE = 3
+#: Pieces are also every second, third and fourth character of a core (from any place).
+MAX_STRIDE = 4
 #: Texts are also read taking every second … every eighth character: up to seven characters
 #: of filler after each one (``4abcfabc9abc…``).
 MAX_FILLER_STRIDE = 8
@@ -136,8 +138,8 @@ class RunIndex:
                 continue
             size = run_length(len(skeleton))
             self._sizes[secret] = (len(skeleton), size)
-            # pieces of the core, and of every second or third character of it (from each
-            # place): ``key[0::3]``, ``key[1::3]``, ``key[2::3]`` sent apart make the key
+            # pieces of the core, and of every second, third or fourth character of it (from
+            # each place): ``key[0::3]``, ``key[1::3]``, ``key[2::3]`` sent apart make the key
             for step in range(1, MAX_STRIDE + 1):
                 for phase in range(step):
                     part = skeleton[phase::step]
@@ -241,10 +243,10 @@ class RunIndex:
     def _assembled(
         self, skeleton: str, text: str, memory: PieceMemory
     ) -> dict[int, tuple[int, int]]:
-        """The values whose pieces in ``skeleton`` make a run with the places ``memory`` held,
-        with the span of their pieces in ``text``. Only pieces shorter than a run are
-        remembered: a text holding a run (or the whole value) is a finding of its own, and a
-        value read whole must not make every later piece of it a finding."""
+        """The values whose pieces in ``skeleton`` make a run, alone or with the places
+        ``memory`` held, with the span of their pieces in ``text``. Only pieces shorter than a
+        run are remembered: a text holding a run (or the whole value) is a finding of its own,
+        and a value read whole must not make every later piece of it a finding."""
         if self._pieces is None:
             return {}
         spans: dict[int, tuple[int, int]] = {}
@@ -263,12 +265,13 @@ class RunIndex:
             for piece in at:
                 _mark(here, piece)
             short = [piece for piece in at if _longest(here, piece) < size]
-            if not short:
-                continue
-            held = memory.held.setdefault(secret, bytearray(length))
-            for piece in short:
-                _mark(held, piece)
-            if any(_longest(held, piece) >= size for piece in short):
+            made = len(short) < len(at)  # this text's pieces alone make a run
+            if short:
+                held = memory.held.setdefault(secret, bytearray(length))
+                for piece in short:
+                    _mark(held, piece)
+                made = made or any(_longest(held, piece) >= size for piece in short)
+            if made:
                 if pieces is None:
                     pieces = _skeleton.skeleton_pieces(text)
                 start, end = spans[secret]

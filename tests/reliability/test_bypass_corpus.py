@@ -225,6 +225,9 @@ def _transform(value: str, how: str) -> str:
     if how.startswith("slice:"):
         start, _, stop = how.removeprefix("slice:").partition(":")
         return value[int(start or 0) : int(stop) if stop else None]
+    if how.startswith("columns:"):  # every n-th character from each place, in one text
+        step = int(how.removeprefix("columns:"))
+        return " ".join(value[phase::step] for phase in range(step))
     if how == "first-half":
         return value[: len(value) // 2]
     if how == "second-half":
@@ -621,6 +624,7 @@ def test_transforms_of_a_secret() -> None:
     assert fill("{secret:K|first-half}{secret:K|second-half}", root, secrets) == "ab1"
     assert fill("{secret:K|slice:0:1}+{secret:K|slice:1:}", root, secrets) == "a+b1"
     assert fill("{secret:K|rot13}", root, secrets) == "no1"
+    assert fill("{secret:K|columns:2}", root, secrets) == "a1 b"
     assert fill("{secret:K|hex-upper} {secret:K|url-lower}", root, secrets) == "616231 %61%62%31"
     assert fill("{secret:K|fullwidth}", root, secrets) == "\uff41\uff42\uff11"
     assert fill("{secret:K|zero-width}", root, secrets) == "a\u200bb\u200b1"
