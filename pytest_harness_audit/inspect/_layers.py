@@ -264,15 +264,22 @@ def _texty(view: str) -> bool:
 
 
 def _scan(
-    automaton: _matcher.Automaton, text: str, depth: int, budget: _Budget, realign: bool = False
+    automaton: _matcher.Automaton,
+    text: str,
+    depth: int,
+    budget: _Budget,
+    realign: bool = False,
+    views: list[str] | None = None,
 ) -> Iterator[Found]:
     """Matches in the decodings of ``text``, as spans of ``text`` (``realign``: see
-    :func:`_run_decodings`)."""
+    :func:`_run_decodings`); ``views`` gets each decoding that is text."""
     for decoded, mapper, covered in _inflated(_decodings(text, realign), budget):
         if len(decoded) < _matcher.MIN_PATTERN or not budget.take(len(decoded)):
             continue
         view = decoded if isinstance(decoded, str) else decoded.decode("latin-1")
         texty = _texty(view)
+        if texty and views is not None:
+            views.append(view)
         if covered and not texty:
             continue  # binary, in an encoding whose forms the automaton holds: found already
         for start, end, indices in _matches(automaton, view):
@@ -286,15 +293,19 @@ def _scan(
                 yield (*mapper(start, end), indices)
 
 
-def scan_layers(automaton: _matcher.Automaton, chunk: str, offset: int) -> list[_matcher.Hit]:
+def scan_layers(
+    automaton: _matcher.Automaton, chunk: str, offset: int, views: list[str] | None = None
+) -> list[_matcher.Hit]:
     """The hits of ``automaton`` in the decodings of ``chunk`` (at ``offset`` of its text),
-    view ``decoded``; ``[]`` for a chunk with no run, no uuencoded line and no list of numbers."""
+    view ``decoded``; ``[]`` for a chunk with no run, no uuencoded line and no list of numbers.
+    ``views`` (a payload about to leave) gets the decodings of one layer that are text."""
     if automaton.empty:
         return []
     hits: list[_matcher.Hit] = []
     seen: set[tuple[int, int, int]] = set()
     # a chunk after the first of a text may begin inside an encoded group
-    for start, end, indices in _scan(automaton, chunk, 1, _Budget(chunk), realign=offset > 0):
+    found = _scan(automaton, chunk, 1, _Budget(chunk), offset > 0, views)
+    for start, end, indices in found:
         for index in indices:
             if (index, start, end) not in seen:
                 seen.add((index, start, end))

@@ -10,12 +10,16 @@ leave :data:`LEFT_TO_GUESS` characters unsent — but never fewer than :data:`MI
 the last four characters of a key (``…3f8c``), as dashboards do, is no run; nor is a commit id.
 
 Runs are matched on the skeleton of the text (letters and digits, lower-cased: separators,
-spaces and zero-width characters between the characters do not hide a run), with Unicode
-look-alikes folded first, and on from the skeleton of the texts sent just before it: a key sent
-ten characters a message is refused once the run is long enough, not only at its last part.
-Every other character of a core (``key[::2]``) is a run too, and a text is also read taking
-every second … eighth character (up to seven characters of filler after each one of the key,
-``4abcfabc9abc…``). One
+spaces and zero-width characters between the characters do not hide a run), written forwards,
+backwards or through ROT13, with Unicode look-alikes folded first, and on from the skeleton of
+the texts sent just before it: a key sent ten characters a message is refused once the run is
+long enough, not only at its last part. Every other character of a core (``key[::2]``) is a
+run too, and a text is also read taking every second … eighth character (up to seven
+characters of filler after each one of the key, ``4abcfabc9abc…``). A payload about to leave
+is also read, when nothing else is found, in its decodings: percent-encoding, character
+escapes, and the texts one layer of its encodings gives (base64, hex, base32 …:
+:func:`._layers.scan_layers` collects them as it decodes, so this costs no decoding of its
+own). One
 Aho–Corasick automaton holds every run of every value.
 
 A stream's texts may also hold *pieces* of a value in any order, with other text between them
@@ -30,12 +34,14 @@ in one message) is a finding too, though no run of the value is in it as written
 
 from __future__ import annotations
 
+import codecs
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from urllib.parse import unquote
 
 import ahocorasick_rs
 
-from pytest_harness_audit.inspect import _fold, _skeleton
+from pytest_harness_audit.inspect import _escapes, _fold, _skeleton
 
 #: A value's core takes part from this many characters (shorter values are matched whole).
 MIN_CORE = 16
@@ -59,6 +65,9 @@ MAX_FILLER_STRIDE = 8
 
 #: A part of a core marked in a stream's memory is at least this long (as a fragment is).
 MIN_PIECE = 8
+#: A text is read in its decodings for runs only when it has this many characters: the
+#: shortest run, base64-encoded.
+MIN_ENCODED = 4 * -(-MIN_RUN // 3)
 
 _TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~]+")
 
@@ -78,6 +87,23 @@ def core(value: str) -> str | None:
         return None
     skeleton = _skeleton.skeleton(part)
     return skeleton if len(skeleton) >= MIN_CORE else None
+
+
+def _written(part: str) -> tuple[str, ...]:
+    """``part`` as written, backwards and through ROT13 (the spellings a run is found in)."""
+    return (part, part[::-1], codecs.encode(part, "rot13"))
+
+
+def _decodings(text: str, views: Sequence[str]) -> Iterator[str]:
+    """The skeletons of ``text`` percent-decoded, with its character escapes decoded, and of
+    ``views`` (the texts one layer of its encodings gave: :func:`._layers.scan_layers`)."""
+    if "%" in text:
+        yield _skeleton.skeleton_text(unquote(text))
+    unescaped = _escapes.unescaped(text)
+    if unescaped is not None:
+        yield _skeleton.skeleton_text(unescaped[0])
+    for view in views:
+        yield _skeleton.skeleton_text(view)
 
 
 def _grams(skeleton: str, size: int) -> Iterator[str]:
@@ -147,11 +173,15 @@ class RunIndex:
                         gram = part[start : start + MIN_PIECE]
                         if len(set(gram)) >= MIN_DISTINCT:
                             piece = (secret, phase + step * start, step)
-                            places.setdefault(gram, []).append(piece)
-            # the core itself, and every other character of it (``key[::2]``)
+                            spellings = _written(gram) if step == 1 else (gram,)
+                            for spelling in spellings:
+                                places.setdefault(spelling, []).append(piece)
+            # the core itself, and every other character of it (``key[::2]``), each also
+            # backwards and rotated
             for part in (skeleton, skeleton[::2], skeleton[1::2]):
-                for gram in _grams(part, size):
-                    owners.setdefault(gram, set()).add(secret)
+                for spelling in _written(part):
+                    for gram in _grams(spelling, size):
+                        owners.setdefault(gram, set()).add(secret)
         self._grams = list(owners)
         #: the length of the shortest run: a text shorter than it holds none
         self._shortest = min(map(len, self._grams), default=0)
@@ -163,12 +193,18 @@ class RunIndex:
         self._pieces = ahocorasick_rs.AhoCorasick(self._piece_grams) if places else None
 
     def hits(
-        self, text: str, before: str = "", memory: PieceMemory | None = None
+        self,
+        text: str,
+        before: str = "",
+        memory: PieceMemory | None = None,
+        views: Sequence[str] | None = None,
     ) -> list[tuple[int, int, int]]:
         """``(secret, start, end)`` of the first run of each value found in ``text``; a run
         may begin in ``before`` (the skeleton of the texts sent just before it), and then
         starts at 0. With ``memory`` (a stream's), pieces of a value its earlier texts held in
-        any order that this text completes to a run are found too."""
+        any order that this text completes to a run are found too; with ``views`` (a payload
+        about to leave: the texts one layer of its encodings gave), runs in the text's
+        decodings when nothing else is found."""
         if self._automaton is None or not text:
             return []
         text = text[:RUN_SCAN]
@@ -184,6 +220,11 @@ class RunIndex:
         if not found:
             # filler after each character (``s1x2y…``): the span is the whole text
             found = dict.fromkeys(self._filler_hits(skeleton), (0, len(text)))
+        if views is not None and not found and len(text) >= MIN_ENCODED:
+            # a run encoded (base64, hex, percent-encoded, escaped …): the whole text
+            for view in _decodings(text, views):
+                for secret in self._hits("", view, None):
+                    found.setdefault(secret, (0, len(text)))
         return [(secret, start, end) for secret, (start, end) in found.items()]
 
     def _filler_hits(self, skeleton: str) -> list[int]:

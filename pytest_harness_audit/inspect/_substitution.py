@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from pytest_harness_audit.inspect import _matcher, _runs, _skeleton, _token_shapes
@@ -243,11 +243,13 @@ class SendIndex:
         before: str = "",
         shapes_only: bool = False,
         memory: _runs.PieceMemory | None = None,
+        views: Sequence[str] | None = None,
     ) -> list[tuple[int, int, int, str]]:
         """``(secret, start, end, transform)``: ``run`` hits (unless ``shapes_only``; with
-        ``memory``, pieces earlier texts held too), then ``substituted`` ones, then ``codebook``
-        ones (one word a character: :mod:`._token_shapes`)."""
-        runs = [] if shapes_only else self._runs.hits(text, before, memory)
+        ``memory``, pieces earlier texts held too; with ``views``, runs in the text's
+        decodings), then ``substituted`` ones, then ``codebook`` ones (one word a character:
+        :mod:`._token_shapes`)."""
+        runs = [] if shapes_only else self._runs.hits(text, before, memory, views)
         found = [(*hit, "run") for hit in runs]
         found += [(*hit, "substituted") for hit in self._shapes.hits(text)]
         found += [(*hit, "codebook") for hit in self._words.hits(text)]

@@ -172,11 +172,11 @@ def _scan_joined(
 def joined_scanner(registry: SecretRegistry, *, parts: bool = False) -> WholeScanner:
     """How :func:`scan_value` reads joined leaves with ``registry``: one text scanned on its
     own, for a long enough part of a value too (:mod:`._runs`); with ``parts`` (a payload about
-    to leave), a near copy of a part counts as well."""
+    to leave), a near copy of a part counts as well, and a run in the text's decodings."""
 
     def whole(text: str) -> ScanResult:
         result = registry._scan(text, {}, MAX_SCAN_CHARS, carry_out=False, parts=parts)
-        return registry._with_runs(result, "")
+        return registry._with_runs(result, "", decoded=parts)
 
     return whole
 
@@ -296,7 +296,7 @@ class OutputStream:
         if not found:
             return result
         found.sort(key=lambda f: (f.start, f.end, f.fingerprint))
-        return ScanResult(tuple(found), result.text, result.unscanned, result.gap)
+        return replace(result, findings=tuple(found))
 
     def memory(self) -> ReadMemory:
         """What the stream remembers of the outputs it read, by place (no text: see

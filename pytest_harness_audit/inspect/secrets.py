@@ -37,7 +37,7 @@ import hashlib
 import itertools
 import os
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pytest_harness_audit.inspect import (
     _escapes,
@@ -124,6 +124,9 @@ class ScanResult:
     text: str
     unscanned: int = 0
     gap: int = -1
+    #: For a payload about to leave: the texts one layer of its encodings gave (base64, hex
+    #: …: :func:`._layers.scan_layers`), read for runs of a value (:mod:`._runs`).
+    views: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def redacted(self) -> str:
         """The text with every finding's span replaced by ``[secret:<fingerprint>]``.
@@ -246,9 +249,11 @@ class SecretRegistry:
         before: str,
         shapes: bool = False,
         memory: _runs.PieceMemory | None = None,
+        decoded: bool = False,
     ) -> ScanResult:
         """``result`` with the values a long enough part of which is in its text, or begins in
-        ``before`` and ends in it (:mod:`._runs`), or written through a character substitution
+        ``before`` and ends in it (:mod:`._runs`; with ``decoded``, a payload about to leave,
+        in its decodings too), or written through a character substitution
         (:mod:`._substitution`; with ``shapes``, that alone), and that it did not find whole."""
         with self._lock:
             if self._run_index is None:
@@ -257,7 +262,9 @@ class SecretRegistry:
             index = self._run_index
         known = {f.fingerprint for f in result.findings}
         found = list(result.findings)
-        for secret, start, end, transform in index.hits(result.text, before, shapes, memory):
+        views = result.views if decoded else None
+        hits = index.hits(result.text, before, shapes, memory, views)
+        for secret, start, end, transform in hits:
             info = self._secrets[secret].info
             if info.fingerprint not in known:
                 known.add(info.fingerprint)
@@ -265,7 +272,7 @@ class SecretRegistry:
         if len(found) == len(result.findings):
             return result
         found.sort(key=lambda f: (f.start, f.end, f.fingerprint))
-        return ScanResult(tuple(found), result.text, result.unscanned, result.gap)
+        return replace(result, findings=tuple(found))
 
     def _forget_shared_fragments(self) -> None:
         with self._shared_lock:
@@ -299,7 +306,7 @@ class SecretRegistry:
         if len(found) == len(result.findings):
             return result
         found.sort(key=lambda f: (f.start, f.end, f.fingerprint))
-        return ScanResult(tuple(found), result.text, result.unscanned, result.gap)
+        return replace(result, findings=tuple(found))
 
     def _finding(self, hit: _matcher.Hit, pattern: _matcher.Pattern, text: str) -> SecretFinding:
         info = self._secrets[pattern.secret].info
@@ -328,6 +335,7 @@ class SecretRegistry:
             return ScanResult((), text, 0, -1)
         found: dict[tuple[str, int, int], SecretFinding] = {}
         grams: list[_matcher.Hit] = []
+        views: list[str] | None = [] if parts else None
         bounds = [(0, head), (head + 1, len(text))] if unscanned else [(0, len(text))]
         for part, (begin, stop) in enumerate(bounds):
             if part:  # nothing spans the gap between head and tail
@@ -353,7 +361,7 @@ class SecretRegistry:
                 ]
                 for finding in _merged(extra, found.values()):
                     found.setdefault((finding.fingerprint, finding.start, finding.end), finding)
-                hits = _layers.scan_layers(automaton, chunk, offset)
+                hits = _layers.scan_layers(automaton, chunk, offset, views)
                 decoded = [
                     self._finding(h, automaton.patterns[h.pattern], text)
                     for h in hits
@@ -368,7 +376,8 @@ class SecretRegistry:
             finding = SecretFinding(info.fingerprint, info.label, _near.NEAR, start, end)
             found.setdefault((finding.fingerprint, finding.start, finding.end), finding)
         ordered = sorted(_outermost(found.values()), key=lambda f: (f.start, f.end, f.fingerprint))
-        return ScanResult(tuple(ordered), text, unscanned, head if unscanned else -1)
+        gap = head if unscanned else -1
+        return ScanResult(tuple(ordered), text, unscanned, gap, tuple(views or ()))
 
     def scan(self, data: str | bytes, *, budget: int = MAX_SCAN_CHARS) -> ScanResult:
         """Every known secret in ``data``, in any of the forms the matcher knows (through any
@@ -451,7 +460,7 @@ class StreamScanner:
             result = self._registry._with_fragments(result, self._memory, runs)
             if not runs:
                 return result
-            return self._registry._with_runs(result, before, memory=self._pieces)
+            return self._registry._with_runs(result, before, memory=self._pieces, decoded=True)
 
     def reset(self) -> None:
         """Forget the earlier texts (the fragments every stream of the registry saw too)."""

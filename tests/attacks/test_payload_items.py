@@ -41,7 +41,7 @@ BENIGN: dict[str, Callable[[str], Any]] = {
     "commit ids": lambda key: SHAS,
     "their characters": lambda key: [c for sha in SHAS[:20] for c in sha],
     "a sentence's characters": lambda key: list("deploy 4f9a to staging, then 1c2e"),
-    "a sentence's bytes": lambda key: list(b"hello world, 0123456789abcdef"),
+    "a sentence's bytes": lambda key: list(b"hello world, version 1.2.3 of build 42"),
     "short pieces of the key": lambda key: [key[8:12], "and", key[-4:]],
 }
 

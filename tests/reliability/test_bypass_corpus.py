@@ -247,9 +247,11 @@ def fill(value: Any, root: Path, secrets: Mapping[str, str]) -> Any:
     while "{secret:" in value:
         start = value.index("{secret:")
         end = value.index("}", start)
-        name, _, how = value[start + len("{secret:") : end].partition("|")
+        name, *hows = value[start + len("{secret:") : end].split("|")
         secret = secrets[name]
-        value = value[:start] + (_transform(secret, how) if how else secret) + value[end + 1 :]
+        for how in hows:  # in turn: `|slice:20:|base64` is the base64 of a slice
+            secret = _transform(secret, how)
+        value = value[:start] + secret + value[end + 1 :]
     return value
 
 
@@ -623,6 +625,7 @@ def test_transforms_of_a_secret() -> None:
     assert fill("{secret:K|url}", root, secrets) == "%61%62%31"
     assert fill("{secret:K|first-half}{secret:K|second-half}", root, secrets) == "ab1"
     assert fill("{secret:K|slice:0:1}+{secret:K|slice:1:}", root, secrets) == "a+b1"
+    assert fill("{secret:K|slice:1:|reversed}", root, secrets) == "1b"
     assert fill("{secret:K|rot13}", root, secrets) == "no1"
     assert fill("{secret:K|columns:2}", root, secrets) == "a1 b"
     assert fill("{secret:K|hex-upper} {secret:K|url-lower}", root, secrets) == "616231 %61%62%31"
