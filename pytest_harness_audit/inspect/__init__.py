@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from pytest_harness_audit.inspect._runs import PieceMemory
 from pytest_harness_audit.inspect.credential_objects import stored_objects
 from pytest_harness_audit.inspect.credential_reads import CredentialReadWatch, open_credential_reads
 from pytest_harness_audit.inspect.effects import (
@@ -176,6 +177,9 @@ class Inspector:
         self.watched = watched
         self.tracked = tracked
         self._streams: OrderedDict[str, StreamScanner] = OrderedDict()
+        # the pieces of a value every channel sent, together: a part of a key in a message and
+        # the part after it in a tool's arguments make one run
+        self._pieces = PieceMemory()
         self._outputs, self._joined = OutputStream(self.secrets), joined_scanner(self.secrets)
         self._lock = threading.Lock()
         # The kernel's view of reads of the secret-bearing files (``credential_files``), with
@@ -388,7 +392,8 @@ class Inspector:
         the leaf's place in the payload, e.g. ``text`` or ``url``), so a value sent in two
         messages is found when its second part goes. Every payload is also read for a long
         enough part of a value (:mod:`._runs`): a part that leaves too little to guess is the
-        secret, whichever way it leaves (a message, a URL, an upstream tool's arguments).
+        secret, whichever way it leaves (a message, a URL, an upstream tool's arguments), and
+        so are pieces of one that make a run together, whichever channels they left by.
         ``redacted_output`` is the payload with every hit (of this payload) redacted.
         """
 
@@ -405,7 +410,7 @@ class Inspector:
         with self._lock:
             stream = self._streams.get(name)
             if stream is None:
-                stream = self._streams[name] = self.secrets.stream()
+                stream = self._streams[name] = self.secrets.stream(self._pieces)
                 while len(self._streams) > _MAX_STREAMS:
                     self._streams.popitem(last=False)
             else:

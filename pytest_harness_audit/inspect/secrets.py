@@ -407,9 +407,10 @@ class SecretRegistry:
         tail = redact_spans(text[len(text) - half :], tail_findings)
         return head + text[half : len(text) - half] + tail
 
-    def stream(self) -> StreamScanner:
-        """A scanner for consecutive texts of one channel (the sends of a session)."""
-        return StreamScanner(self)
+    def stream(self, pieces: _runs.PieceMemory | None = None) -> StreamScanner:
+        """A scanner for consecutive texts of one channel (the sends of a session); its runs
+        assembled from pieces in ``pieces`` (shared by channels) or a memory of its own."""
+        return StreamScanner(self, pieces)
 
     def learn_text(self, text: str, source: str) -> int:
         """Add the secrets of the text of a credential file read during the session (its
@@ -439,11 +440,11 @@ class StreamScanner:
     redacted.
     """
 
-    def __init__(self, registry: SecretRegistry) -> None:
+    def __init__(self, registry: SecretRegistry, pieces: _runs.PieceMemory | None = None) -> None:
         self._registry = registry
         self._carries: dict[str, _matcher.Carry] = {}
         self._memory = _fragments.FragmentMemory()
-        self._pieces = _runs.PieceMemory()
+        self._pieces = _runs.PieceMemory() if pieces is None else pieces
         self._lock = threading.Lock()
 
     def scan(
