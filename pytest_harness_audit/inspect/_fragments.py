@@ -1,7 +1,7 @@
 """A secret reassembled from fragments with other text between them (sends of one stream).
 
-A value can be sent in two parts with chatter around them: ``part 1: sk-test-4f9a1c2e`` and
-then ``part 2: 7b3d8a6f0e5c…``. The stream's carried tail (:class:`~._matcher.Carry`) only finds
+A value can be sent in two parts with chatter around them: ``part 1: sk-live-…`` and then
+``part 2: …``. The stream's carried tail (:class:`~._matcher.Carry`) only finds
 parts that follow each other directly, so each known value's normalised plain form also gives
 its *fragments*: every prefix and every suffix at least :data:`MIN_FRAGMENT` characters long,
 cut where the other part is at least as long too. One Aho–Corasick automaton holds them all (so

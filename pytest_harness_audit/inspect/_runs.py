@@ -29,7 +29,9 @@ character of it, from any place (``key[1::3]``) — is marked at its places in t
 the stream's :class:`PieceMemory`, and once the marked places make a run, the text that
 completed it is a finding — the pieces are assembled by their position in the value, not by
 send order. A text whose own pieces make a run (the columns ``key[0::3] key[1::3] key[2::3]``
-in one message) is a finding too, though no run of the value is in it as written.
+in one message) is a finding too, though no run of the value is in it as written — counting
+only pieces at one place of the value (a core that repeats itself, ``cdefabcdefab…``, has
+pieces at several, and a text holding one would seem to hold them all).
 """
 
 from __future__ import annotations
@@ -150,6 +152,23 @@ def _mark(held: bytearray, places: range) -> None:
         held[at] = 1
 
 
+def _placed(entries: tuple[Piece, ...]) -> frozenset[int]:
+    """The values ``entries`` (a gram's places) place the gram at once only."""
+    counts: dict[int, int] = {}
+    for secret, _, _ in entries:
+        counts[secret] = counts.get(secret, 0) + 1
+    return frozenset(secret for secret, count in counts.items() if count == 1)
+
+
+def _alone(pieces: set[range], length: int, size: int) -> bool:
+    """Whether ``pieces`` (each at one place of a core of ``length`` characters) make a run
+    of ``size`` on their own."""
+    here = bytearray(length)
+    for piece in pieces:
+        _mark(here, piece)
+    return any(_longest(here, piece) >= size for piece in pieces)
+
+
 class RunIndex:
     """The runs of a list of ``(secret, value)`` pairs, in one automaton."""
 
@@ -190,6 +209,9 @@ class RunIndex:
         self._automaton = None if self.empty else ahocorasick_rs.AhoCorasick(self._grams)
         self._piece_grams = list(places)
         self._places = [tuple(places[gram]) for gram in self._piece_grams]
+        # the values each gram is at one place of (a core repeating itself, ``cdefabcdefab…``,
+        # has grams at several: such a gram alone does not say which part of it a text holds)
+        self._placed = [_placed(entries) for entries in self._places]
         self._pieces = ahocorasick_rs.AhoCorasick(self._piece_grams) if places else None
 
     def hits(
@@ -292,10 +314,13 @@ class RunIndex:
             return {}
         spans: dict[int, tuple[int, int]] = {}
         places: dict[int, set[range]] = {}
+        placed: dict[int, set[range]] = {}  # the pieces at one place of their value
         matches = self._pieces.find_matches_as_indexes(skeleton, overlapping=True)
         for gram, start, end in matches[:MAX_HITS]:
             for secret, place, step in self._places[gram]:
                 places.setdefault(secret, set()).add(_places(place, step))
+                if secret in self._placed[gram]:
+                    placed.setdefault(secret, set()).add(_places(place, step))
                 first, last = spans.get(secret, (start, end))
                 spans[secret] = (min(first, start), max(last, end))
         found: dict[int, tuple[int, int]] = {}
@@ -306,7 +331,7 @@ class RunIndex:
             for piece in at:
                 _mark(here, piece)
             short = [piece for piece in at if _longest(here, piece) < size]
-            made = len(short) < len(at)  # this text's pieces alone make a run
+            made = _alone(placed.get(secret, set()), length, size)
             if short:
                 held = memory.held.setdefault(secret, bytearray(length))
                 for piece in short:

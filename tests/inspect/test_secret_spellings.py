@@ -113,7 +113,15 @@ def test_a_near_copy_of_a_long_part_is_refused_on_the_way_out(
     ids=["five-in-32", "part-of-23", "two-added"],
 )
 def test_too_far_from_the_key_is_no_near_copy(registry: SecretRegistry, text: str) -> None:
-    assert not _labels(registry, f"x {text} y", send=True)
+    found = registry.stream().scan(f"x {text} y", runs=True).findings
+    assert [f.transform for f in found if f.transform != "run"] == []
+
+
+def test_two_pieces_of_a_run_in_one_text_are_a_run(registry: SecretRegistry) -> None:
+    """Twelve characters and the twelve after them, two added between: 24 of the key's 32, as
+    sent in two messages (a run assembled from its pieces), not a near copy."""
+    found = registry.stream().scan(f"x {BODY[:12]}zz{BODY[12:24]} y", runs=True).findings
+    assert [(f.label, f.transform) for f in found] == [(".env:API_KEY", "run")]
 
 
 def _shift(value: str, alphabet: str, shift: int) -> str:
