@@ -272,7 +272,7 @@ def _scan(
     views: list[str] | None = None,
 ) -> Iterator[Found]:
     """Matches in the decodings of ``text``, as spans of ``text`` (``realign``: see
-    :func:`_run_decodings`); ``views`` gets each decoding that is text."""
+    :func:`_run_decodings`); ``views`` gets each decoding that is text, at every depth."""
     for decoded, mapper, covered in _inflated(_decodings(text, realign), budget):
         if len(decoded) < _matcher.MIN_PATTERN or not budget.take(len(decoded)):
             continue
@@ -289,7 +289,7 @@ def _scan(
         for hit in _escapes.scan_unescaped(automaton, view, 0):
             yield (*mapper(hit.start, hit.end), (hit.pattern,))
         if depth < MAX_DEPTH:
-            for start, end, indices in _scan(automaton, view, depth + 1, budget):
+            for start, end, indices in _scan(automaton, view, depth + 1, budget, views=views):
                 yield (*mapper(start, end), indices)
 
 
@@ -298,7 +298,7 @@ def scan_layers(
 ) -> list[_matcher.Hit]:
     """The hits of ``automaton`` in the decodings of ``chunk`` (at ``offset`` of its text),
     view ``decoded``; ``[]`` for a chunk with no run, no uuencoded line and no list of numbers.
-    ``views`` (a payload about to leave) gets the decodings of one layer that are text."""
+    ``views`` (a payload about to leave) gets the decodings that are text, of every layer."""
     if automaton.empty:
         return []
     hits: list[_matcher.Hit] = []

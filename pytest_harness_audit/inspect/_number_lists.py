@@ -7,7 +7,8 @@ unpadded 32-bit word a line, perl ``unpack("n*")`` big-endian words joined by co
 32, … ]`` or ``{"0": 115, "1": 107, …}`` (keys are left out). A *run* is at least
 :data:`MIN_NUMBERS` numbers with only separators (whitespace, ``,;:"'()[]{}``) between them.
 Each run is read in the radix its numbers show (hex when one has a letter or a ``0x`` prefix;
-else decimal, and octal too when no digit is above 7), at the width its largest number needs
+else decimal, octal too when no digit is above 7, and hex too when every number has two
+digits: the hex bytes of digits), at the width its largest number needs
 (1, 2, 4 or 8 bytes; negative numbers as two's complement), in both byte orders: a few
 readings, each by C passes over the whole run, so a megabyte-long list costs a few
 milliseconds. A reading is a decoded view (bytes as Latin-1 characters) with the map back to
@@ -254,6 +255,8 @@ def _run_readings(tokens: list[str], run: str, hexa: bool) -> list[tuple[bytes, 
         radices = (10, 8)
     else:
         radices = (10,)
+    if not hexa and set(map(len, tokens)) == {2}:
+        radices += (16,)  # hex bytes without a letter among them: the bytes of digits
     found = []
     for radix in radices:
         try:

@@ -17,7 +17,7 @@ long enough, not only at its last part. Every other character of a core (``key[:
 run too, and a text is also read taking every second … eighth character (up to seven
 characters of filler after each one of the key, ``4abcfabc9abc…``). A payload about to leave
 is also read, when nothing else is found, in its decodings: percent-encoding, character
-escapes, and the texts one layer of its encodings gives (base64, hex, base32 …:
+escapes, and the texts its encodings give, layer by layer (base64, hex, base32 …:
 :func:`._layers.scan_layers` collects them as it decodes, so this costs no decoding of its
 own). One
 Aho–Corasick automaton holds every run of every value.
@@ -98,7 +98,7 @@ def _written(part: str) -> tuple[str, ...]:
 
 def _decodings(text: str, views: Sequence[str]) -> Iterator[str]:
     """The skeletons of ``text`` percent-decoded, with its character escapes decoded, and of
-    ``views`` (the texts one layer of its encodings gave: :func:`._layers.scan_layers`)."""
+    ``views`` (the texts its encodings gave: :func:`._layers.scan_layers`)."""
     if "%" in text:
         yield _skeleton.skeleton_text(unquote(text))
     unescaped = _escapes.unescaped(text)
@@ -225,7 +225,7 @@ class RunIndex:
         may begin in ``before`` (the skeleton of the texts sent just before it), and then
         starts at 0. With ``memory`` (a stream's), pieces of a value its earlier texts held in
         any order that this text completes to a run are found too; with ``views`` (a payload
-        about to leave: the texts one layer of its encodings gave), runs in the text's
+        about to leave: the texts its encodings gave), runs in the text's
         decodings when nothing else is found."""
         if self._automaton is None or not text:
             return []

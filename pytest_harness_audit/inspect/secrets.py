@@ -124,7 +124,7 @@ class ScanResult:
     text: str
     unscanned: int = 0
     gap: int = -1
-    #: For a payload about to leave: the texts one layer of its encodings gave (base64, hex
+    #: For a payload about to leave: the texts its encodings gave, every layer (base64, hex
     #: …: :func:`._layers.scan_layers`), read for runs of a value (:mod:`._runs`).
     views: tuple[str, ...] = field(default=(), compare=False, repr=False)
 

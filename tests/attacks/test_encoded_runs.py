@@ -6,7 +6,10 @@ base32-encoded, percent-encoded, written as ``\\u`` escapes, reversed or ROT13-e
 with the session PASS: runs were looked for in the text as written only, while the whole key
 is found in all those forms. Runs are now also looked for in the text's decodings and read
 backwards and rotated: the send is refused, in a message and in a tool's arguments, and so is
-a key sent in halves whose second half is so encoded. The benign twins: a commit id and an
+a key sent in halves whose second half is so encoded. So are a run encoded twice (the texts
+of every layer of decoding are read, not only the first) and a run written as hex bytes with
+spaces between them: the bytes of hex digits are hex numbers without a letter, and such a list
+of two-digit numbers was read as decimal only. The benign twins: a commit id and an
 ordinary sentence in the same encodings pass.
 """
 
@@ -35,6 +38,8 @@ ENCODINGS: dict[str, Callable[[str], str]] = {
     "reversed": lambda text: text[::-1],
     "rot13": lambda text: codecs.encode(text, "rot13"),
     "reversed base64": lambda text: base64.b64encode(text[::-1].encode()).decode(),
+    "base64 twice": lambda text: base64.b64encode(base64.b64encode(text.encode())).decode(),
+    "hex bytes spaced": lambda text: " ".join(f"{byte:02X}" for byte in text.encode()),
 }
 
 
