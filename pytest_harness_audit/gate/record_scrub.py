@@ -52,6 +52,9 @@ MEMO_TEXT = 512
 MEMO_SIZE = 4096
 
 _TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~]+")
+# the automaton reads UTF-8: a lone surrogate (a JSON ``"\ud800"`` escape) cannot be
+# encoded, so it is read as U+FFFD (one character for one: the spans stay the text's)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def fragment_core(value: str) -> str | None:
@@ -116,7 +119,8 @@ class FragmentPass:
         automaton = self._current(values)
         if automaton is None or len(text) < MIN_FRAGMENT:
             return text
-        hits = automaton.find_matches_as_indexes(text, overlapping=True)
+        readable = text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+        hits = automaton.find_matches_as_indexes(readable, overlapping=True)
         if not hits:
             return text
         spans: list[list[Any]] = []

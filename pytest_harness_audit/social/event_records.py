@@ -102,9 +102,21 @@ def compact(data: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in data.items() if value is not None and value != []}
 
 
+#: What a record holds of a value nested too deeply to be written or shown.
+TOO_DEEP = "[not recorded: nested too deeply]"
+
+
 def jsonable(value: object) -> Any:
-    """``value`` as strict JSON data (anything else as its ``repr``), so a record can hold it."""
+    """``value`` as strict JSON data (anything else as its ``repr``), so a record can hold it;
+    never raises: a value nested too deeply for either is :data:`TOO_DEEP` (the send it is
+    part of is still gated and recorded, and refused by its own validation)."""
     try:
         return json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError):
+        pass
+    except RecursionError:
+        return TOO_DEEP
+    try:
         return repr(value)
+    except RecursionError:
+        return TOO_DEEP
