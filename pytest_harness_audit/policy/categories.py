@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
-FILE_READ = "file_read"
-FILE_WRITE = "file_write"
-COMMAND = "command"
-NETWORK = "network"
-DELEGATION = "delegation"
-STATE = "state"
-MCP = "mcp"
-MESSAGE = "message"
-UNKNOWN = "unknown"
-CREDENTIAL_ACCESS = "credential_access"
+FILE_READ: Final = "file_read"
+FILE_WRITE: Final = "file_write"
+COMMAND: Final = "command"
+NETWORK: Final = "network"
+DELEGATION: Final = "delegation"
+STATE: Final = "state"
+MCP: Final = "mcp"
+MESSAGE: Final = "message"
+UNKNOWN: Final = "unknown"
+CREDENTIAL_ACCESS: Final = "credential_access"
 
 #: Every category a rule may name.
-KNOWN_CATEGORIES = frozenset(
+KNOWN_CATEGORIES: Final = frozenset(
     {
         FILE_READ,
         FILE_WRITE,
@@ -31,7 +32,7 @@ KNOWN_CATEGORIES = frozenset(
     }
 )
 
-BUILTIN_TOOL_CATEGORIES: Mapping[str, str] = {
+BUILTIN_TOOL_CATEGORIES: Final[Mapping[str, str]] = {
     "Read": FILE_READ,
     "Glob": FILE_READ,
     "Grep": FILE_READ,
@@ -66,7 +67,7 @@ BUILTIN_TOOL_CATEGORIES: Mapping[str, str] = {
 #: Built-in categories of the reference MCP servers' tools, keyed by the tool's own name
 #: (the part after ``mcp__<server>__``). ``mcp-server-git`` and
 #: ``@modelcontextprotocol/server-filesystem``.
-BUILTIN_MCP_TOOL_CATEGORIES: Mapping[str, str] = {
+BUILTIN_MCP_TOOL_CATEGORIES: Final[Mapping[str, str]] = {
     "git_status": FILE_READ,
     "git_diff": FILE_READ,
     "git_diff_unstaged": FILE_READ,
@@ -102,7 +103,7 @@ BUILTIN_MCP_TOOL_CATEGORIES: Mapping[str, str] = {
 #: ``Bash``'s, in any case (``mcp__shell__Bash``); a policy adds more with ``commandTools:``.
 #: ``PowerShell`` is the Claude Code host's second shell tool (``{"command": …}``, as ``Bash``):
 #: its aliases (``rm``, ``cat``, ``cp``, ``mv``, ``>``) read as the POSIX commands they stand for.
-DEFAULT_COMMAND_TOOLS = (
+DEFAULT_COMMAND_TOOLS: Final = (
     "PowerShell",
     "mcp__*__run",
     "mcp__*__run_command",

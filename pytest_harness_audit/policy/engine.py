@@ -15,7 +15,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from pytest_harness_audit.errors import PolicyError
 from pytest_harness_audit.policy.categories import (
@@ -49,7 +49,7 @@ from pytest_harness_audit.policy.shell.powershell import is_powershell, posix_pa
 from pytest_harness_audit.policy.targets import call_targets
 
 #: What every credential-looking path holds (``None``: the check cannot be prefiltered).
-_CREDENTIAL_REQUIREMENT = python_regex_requirement(CREDENTIAL_PATTERN)
+_CREDENTIAL_REQUIREMENT: Final = python_regex_requirement(CREDENTIAL_PATTERN)
 
 
 try:  # the optional compiled build (the mypyc build hook, pyproject.toml) reads this decorator

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from pytest_harness_audit.policy.targets import all_targets, primary_target
 
-_UNSET = object()
+_UNSET: Final = object()
 
 
 class Outcome:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Final
 
-_TOKEN = re.compile(r"\*\*/|\*\*|\*|\?|[^*?]+")
+_TOKEN: Final = re.compile(r"\*\*/|\*\*|\*|\?|[^*?]+")
 
 
 @dataclass(frozen=True)

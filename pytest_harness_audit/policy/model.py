@@ -15,18 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from pytest_harness_audit.errors import PolicyError
 from pytest_harness_audit.policy.categories import KNOWN_CATEGORIES
 from pytest_harness_audit.policy.patterns import PatternSyntaxError, check_regex
 
-DECISIONS = ("allow", "deny", "warn")
+DECISIONS: Final = ("allow", "deny", "warn")
 #: What a rule may decide: the defaults' decisions and ``ask`` (a human approves the call first).
-RULE_DECISIONS = (*DECISIONS, "ask")
+RULE_DECISIONS: Final = (*DECISIONS, "ask")
 #: Other spellings of a rule's decision, read as the decision they name.
-DECISION_ALIASES = {"require_approval": "ask"}
-POLICY_KEYS = frozenset(
+DECISION_ALIASES: Final = {"require_approval": "ask"}
+POLICY_KEYS: Final = frozenset(
     {
         "defaultPolicy",
         "enforce",
@@ -45,15 +45,15 @@ POLICY_KEYS = frozenset(
     }
 )
 #: The keys of the reference plugin's section ``{"plugins": {"web4-governance": {…}}}``.
-PLUGIN_KEYS = frozenset({"policy", "auditLevel", "showR6Status", "storagePath"})
+PLUGIN_KEYS: Final = frozenset({"policy", "auditLevel", "showR6Status", "storagePath"})
 #: The plugin section's settings that travel into the policy document it holds.
-_PLUGIN_SETTINGS = ("auditLevel", "showR6Status", "storagePath")
-RULE_KEYS = frozenset({"id", "name", "priority", "decision", "reason", "match"})
-MATCH_KEYS = frozenset(
+_PLUGIN_SETTINGS: Final = ("auditLevel", "showR6Status", "storagePath")
+RULE_KEYS: Final = frozenset({"id", "name", "priority", "decision", "reason", "match"})
+MATCH_KEYS: Final = frozenset(
     {"tools", "categories", "targetPatterns", "targetPatternsAreRegex", "rateLimit", "effects"}
 )
 #: What ``match.effects`` can name: what inspection saw a call do after it ran.
-EFFECT_NAMES = (
+EFFECT_NAMES: Final = (
     "protected_file_changed",
     "secret_exposure",
     "files_deleted",
@@ -64,8 +64,8 @@ EFFECT_NAMES = (
     "credential_read",
     "credential_object_read",
 )
-RATE_LIMIT_KEYS = frozenset({"maxCount", "windowMs"})
-AUDIT_LEVELS = ("minimal", "standard", "verbose")
+RATE_LIMIT_KEYS: Final = frozenset({"maxCount", "windowMs"})
+AUDIT_LEVELS: Final = ("minimal", "standard", "verbose")
 
 #: Looks up the line of a mapping from the parsed document (``None`` when unknown).
 LineOf = Callable[[object], "int | None"]

@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 #: Parameters whose value is text a tool writes, searches for or sends, never a file it acts on
 #: (a one-word ``new_string`` of ``config.yml`` is no target).
-CONTENT_KEYS = frozenset(
+CONTENT_KEYS: Final = frozenset(
     {
         "content", "contents", "new_string", "old_string", "new_str", "old_str", "newText",
         "oldText", "new_source", "file_text", "insert_text", "text", "body", "message",
@@ -30,28 +30,37 @@ CONTENT_KEYS = frozenset(
     }
 )  # fmt: skip
 #: Longest string read as a path.
-MAX_PATH_LEAF = 4096
+MAX_PATH_LEAF: Final = 4096
 #: Most values looked at in one call's parameters, and most leaves taken from them: as many,
 #: so padding a list with harmless names cannot push the one that matters past a cap.
-MAX_VALUES = 1 << 16
-MAX_LEAVES = MAX_VALUES
-_MAX_DEPTH = 16
-_READ_WHOLE = frozenset({"command", "cmd", "argv", "script", "args"})
-_EXTENSION = re.compile(r"\.[A-Za-z0-9_-]{1,16}$")
-_FILE_WORDS = ("file", "files", "filename", "filenames", "filepath", "filepaths", "path", "paths")
-_FOLDER_KEYS = frozenset(
+MAX_VALUES: Final = 1 << 16
+MAX_LEAVES: Final = MAX_VALUES
+_MAX_DEPTH: Final = 16
+_READ_WHOLE: Final = frozenset({"command", "cmd", "argv", "script", "args"})
+_EXTENSION: Final = re.compile(r"\.[A-Za-z0-9_-]{1,16}$")
+_FILE_WORDS: Final = (
+    "file",
+    "files",
+    "filename",
+    "filenames",
+    "filepath",
+    "filepaths",
+    "path",
+    "paths",
+)
+_FOLDER_KEYS: Final = frozenset(
     {"path", "dir", "directory", "folder", "cwd", "root", "repo_path", "base", "base_dir",
      "basedir", "base_path", "parent", "location"}
 )  # fmt: skip
-_NAME_KEYS = frozenset(
+_NAME_KEYS: Final = frozenset(
     {"name", "filename", "file_name", "fileName", "file", "basename", "base_name", "key"}
 )
 #: Parameters naming a folder or a file name in one (:func:`joined_paths`).
-JOINED_KEYS = _FOLDER_KEYS | _NAME_KEYS
-_MAX_JOINED = 4
+JOINED_KEYS: Final = _FOLDER_KEYS | _NAME_KEYS
+_MAX_JOINED: Final = 4
 #: A revision a git object name starts with: HEAD and its kin, an abbreviated hash, with
 #: ancestry (`~2`, `^`) or a reflog entry (`@{1}`).
-_REVISION = re.compile(
+_REVISION: Final = re.compile(
     r"(?:HEAD|@|FETCH_HEAD|ORIG_HEAD|MERGE_HEAD|[0-9a-fA-F]{7,64})(?:[~^][0-9]*|@\{[^{}]*\})*"
 )
 

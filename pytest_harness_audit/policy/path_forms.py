@@ -11,11 +11,12 @@ commonest paths so skip all of this.
 
 from __future__ import annotations
 
+from typing import Final
 from urllib.parse import unquote
 
 #: What the URL standard strips from both ends of a URL, and removes from anywhere in it.
-_C0_OR_SPACE = "".join(map(chr, range(0x21)))
-_TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
+_C0_OR_SPACE: Final = "".join(map(chr, range(0x21)))
+_TAB_OR_NEWLINE: Final = str.maketrans("", "", "\t\n\r")
 
 
 def plain_path(path: str) -> bool:

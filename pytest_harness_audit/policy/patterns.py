@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import re2
 import regex
@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - Python 3.10
 #: Seconds a fallback-engine match may take before it counts as timed out.
 FALLBACK_TIMEOUT_S = 0.05
 
-RE2_OPTIONS = re2.Options()
+RE2_OPTIONS: Final = re2.Options()
 RE2_OPTIONS.log_errors = False
 
 
@@ -67,7 +67,7 @@ def check_regex(pattern: str) -> None:
 
 # `^(?!` then plain characters, escaped punctuation, groups and `|` only: text both engines
 # read alike (no classes, POSIX or otherwise, no flags, no repeats)
-_PREFIXES_SHAPE = re.compile(r"\^\(\?!(?:[\w/.:,;@%+=~ -]|\\[^\w\s]|[|()])*\)", re.ASCII)
+_PREFIXES_SHAPE: Final = re.compile(r"\^\(\?!(?:[\w/.:,;@%+=~ -]|\\[^\w\s]|[|()])*\)", re.ASCII)
 
 
 def excluded_prefixes(pattern: str) -> tuple[str, ...] | None:
@@ -93,7 +93,7 @@ def excluded_prefixes(pattern: str) -> tuple[str, ...] | None:
     return None if found is None else tuple(sorted(found))
 
 
-_MAX_STRINGS = 64
+_MAX_STRINGS: Final = 64
 
 
 def _strings(items: Any) -> set[str] | None:

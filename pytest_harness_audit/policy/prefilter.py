@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Any
+from typing import Any, Final
 
 import ahocorasick_rs
 
@@ -39,12 +39,12 @@ except ImportError:  # pragma: no cover - Python 3.10
 #: One necessary literal: its text and whether it is matched in any case.
 Literal = tuple[str, bool]
 
-_MAX_EXACT = 64  # most strings an exactly-known sub-pattern may stand for
-_MAX_EXACT_LENGTH = 64
+_MAX_EXACT: Final = 64  # most strings an exactly-known sub-pattern may stand for
+_MAX_EXACT_LENGTH: Final = 64
 # Syntax RE2 and Python's parser may both accept and read differently (POSIX classes `[[:d:]]`,
 # \Q…\E, Unicode classes, `{,n}`, `\x{…}`, flags RE2 lacks): such a pattern is never prefiltered.
-_DISTRUSTED = re.compile(r":\]|\\[QEpPCz]|\\x\{|\{,|\(\?[a-zA-Z]*[xUuLa]")
-_ZERO_WIDTH = frozenset({"AT", "ASSERT", "ASSERT_NOT"})
+_DISTRUSTED: Final = re.compile(r":\]|\\[QEpPCz]|\\x\{|\{,|\(\?[a-zA-Z]*[xUuLa]")
+_ZERO_WIDTH: Final = frozenset({"AT", "ASSERT", "ASSERT_NOT"})
 
 
 class _Info:
@@ -68,8 +68,8 @@ class _Info:
         return self.groups
 
 
-_NOTHING = _Info()
-_EMPTY = _Info(exact=frozenset({("", False)}))
+_NOTHING: Final = _Info()
+_EMPTY: Final = _Info(exact=frozenset({("", False)}))
 
 
 def _selectivity(group: AbstractSet[Literal]) -> tuple[int, int]:
@@ -178,8 +178,8 @@ class Requirement:
         self.excluded = excluded
 
 
-_BEGIN = frozenset({"AT_BEGINNING", "AT_BEGINNING_STRING"})
-_END = frozenset({"AT_END", "AT_END_STRING"})
+_BEGIN: Final = frozenset({"AT_BEGINNING", "AT_BEGINNING_STRING"})
+_END: Final = frozenset({"AT_END", "AT_END_STRING"})
 
 
 def _parsed_requirement(parsed: Any, flags: int, *, anchored: bool) -> Requirement | None:
@@ -227,8 +227,8 @@ def requirement(pattern: str, *, is_regex: bool) -> Requirement | None:
 
 # A pattern's requirement depends on its text alone, and parsing a regex for it is most of what
 # compiling a policy costs: every session and hook event compiles its policy again.
-_KNOWN_REQUIREMENTS: dict[tuple[str, bool], Requirement | None] = {}
-_KNOWN_REQUIREMENTS_MAX = 4096
+_KNOWN_REQUIREMENTS: Final[dict[tuple[str, bool], Requirement | None]] = {}
+_KNOWN_REQUIREMENTS_MAX: Final = 4096
 
 
 def pattern_requirement(pattern: str, *, is_regex: bool) -> Requirement | None:
@@ -259,7 +259,7 @@ def python_regex_requirement(compiled: re.Pattern[str]) -> Requirement | None:
 
 
 #: Text longer than this that holds a literal takes the full path (all matches are not listed).
-_OVERLAP_LIMIT = 4096
+_OVERLAP_LIMIT: Final = 4096
 
 
 class Prefilter:
@@ -383,7 +383,7 @@ def targets_may_match(prefilter: Prefilter, targets: list[str]) -> bool:
     return not text.isascii() or prefilter.may_match(targets, text)
 
 
-_GLOB_CHARS = frozenset("*?[{")
+_GLOB_CHARS: Final = frozenset("*?[{")
 
 
 def cleared(prefilter: Prefilter, params: Mapping[str, Any], root: str | None) -> bool:

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from pytest_harness_audit.policy.sensitive import glob_candidates
 
-_WILD = frozenset("*?[{")
-_BRACES = re.compile(r"\{([^{}]*)\}")
-_MAX_GLOB = 1024
-_MAX_ALTERNATIVES = 32
+_WILD: Final = frozenset("*?[{")
+_BRACES: Final = re.compile(r"\{([^{}]*)\}")
+_MAX_GLOB: Final = 1024
+_MAX_ALTERNATIVES: Final = 32
 
 
 def search_forms(params: Mapping[str, Any], folders: Iterable[str]) -> list[str]:

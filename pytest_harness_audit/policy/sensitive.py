@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Final
 
 from pytest_harness_audit.policy import wildcards
 
-_SEGMENT = r"(?:^|[/\\])"
+_SEGMENT: Final = r"(?:^|[/\\])"
 #: Extensions of source and documentation files: a file named ``secret_manager.go`` or
 #: ``credentials.rs`` is code about secrets, not a secret.
-SOURCE_EXTENSIONS = (
+SOURCE_EXTENSIONS: Final = (
     "py", "pyi", "pyx", "go", "rs", "java", "kt", "kts", "scala", "groovy", "gradle", "js",
     "jsx", "mjs", "cjs", "ts", "tsx", "rb", "php", "c", "h", "cc", "cpp", "cxx", "hpp", "hh",
     "cs", "fs", "swift", "m", "mm", "sh", "bash", "zsh", "ps1", "lua", "pl", "pm", "r", "jl",
@@ -25,9 +26,9 @@ SOURCE_EXTENSIONS = (
 )  # fmt: skip
 #: Suffixes of dotenv templates, which hold placeholders: ``.env.example`` is no secret, nor is a
 #: per-environment template (``.env.local.example``, ``.env.production.sample``).
-ENV_TEMPLATE_SUFFIXES = ("example", "sample", "template", "dist", "defaults")
-_SOURCE = "|".join(SOURCE_EXTENSIONS)
-_CREDENTIAL = re.compile(
+ENV_TEMPLATE_SUFFIXES: Final = ("example", "sample", "template", "dist", "defaults")
+_SOURCE: Final = "|".join(SOURCE_EXTENSIONS)
+_CREDENTIAL: Final = re.compile(
     _SEGMENT + r"(?:"
     # a template: its last part (after `.`, `_` or `-`) a template suffix (`.env.local.example`)
     r"\.env(?:[._-](?!(?:[^/\\]*[._-])?(?:" + "|".join(ENV_TEMPLATE_SUFFIXES) + r")$)[^/\\]*)?"
@@ -45,8 +46,8 @@ _CREDENTIAL = re.compile(
     re.IGNORECASE,
 )
 #: The credential-looking path pattern (searched on the end of a path; case-insensitive).
-CREDENTIAL_PATTERN = _CREDENTIAL
-_MEMORY = re.compile(
+CREDENTIAL_PATTERN: Final = _CREDENTIAL
+_MEMORY: Final = re.compile(
     r"(?:" + _SEGMENT + r"memory\.md"
     r"|" + _SEGMENT + r"memory[/\\](?:[^/\\]+[/\\])*[^/\\]+\.md"
     r"|"
@@ -59,7 +60,7 @@ _MEMORY = re.compile(
 # is no ordinary file but the same file on a case-insensitive file system (macOS, Windows).
 # Substring names (`*secret*`, `token*.json`, `credentials.*`) are left alone: `SecretStore.java`
 # or `Credentials.kt` are ordinary source files.
-_FOLDABLE = re.compile(
+_FOLDABLE: Final = re.compile(
     _SEGMENT + r"(?:"
     r"\.env(?:[._-][^/\\]*)?"
     r"|\.aws[/\\](?:credentials|config)"
@@ -71,7 +72,7 @@ _FOLDABLE = re.compile(
     r")$",
     re.IGNORECASE,
 )
-_MAX_CHECKED = 4096  # longer strings are not file paths; checking their tail suffices
+_MAX_CHECKED: Final = 4096  # longer strings are not file paths; checking their tail suffices
 
 
 def is_credential_path(path: str) -> bool:
@@ -113,12 +114,12 @@ def folded_credential_path(path: str) -> str | None:
 #: Sensitive file names a glob is matched against when the disk cannot tell what it expands to:
 #: credential files and persona files. ``~/.[e]nv`` is read as ``~/.env``, ``S*L.md`` as
 #: ``SOUL.md``.
-GLOB_CANDIDATE_NAMES = (
+GLOB_CANDIDATE_NAMES: Final = (
     ".env", ".env.local", ".env.production", ".netrc", ".pgpass", ".npmrc", ".pypirc",
     ".my.cnf", "credentials", "credentials.json", "secrets.yaml", "secrets.json", "id_rsa",
     "id_ed25519", "id_ecdsa", "SOUL.md", "IDENTITY.md", "MEMORY.md", "soul.md", "identity.md",
 )  # fmt: skip
-_DIRECTORY_CANDIDATES = {
+_DIRECTORY_CANDIDATES: Final = {
     ".ssh": ("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", "config"),
     ".aws": ("credentials", "config"),
     ".docker": ("config.json",),

@@ -28,7 +28,7 @@ import posixpath
 import re
 import shlex
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 # The one display form of a target lives with the records; re-exported here.
 from pytest_harness_audit.audit.records import DISPLAY_LIMIT as DISPLAY_LIMIT
@@ -46,18 +46,18 @@ from pytest_harness_audit.policy.shell import read_command
 from pytest_harness_audit.policy.shell.code import code_paths
 
 #: Parameter names in precedence order for the primary target.
-PRIMARY_KEYS = ("file_path", "path", "pattern", "command", "url", "to")
+PRIMARY_KEYS: Final = ("file_path", "path", "pattern", "command", "url", "to")
 #: Further parameters whose string values are targets too (MCP servers use these).
-EXTRA_KEYS = (
+EXTRA_KEYS: Final = (
     "repo_path", "source", "destination", "notebook_path", "glob", "cmd",
     "revision", "target", "rev", "ref", "commit", "script", "code", "argv",
 )  # fmt: skip
 #: Parameters holding file paths (matched also in normalised form).
-FILE_KEYS = frozenset(
+FILE_KEYS: Final = frozenset(
     {"file_path", "path", "repo_path", "source", "destination", "notebook_path", "paths"}
 )
 #: Parameters naming a git revision, which may name a file (``HEAD:.env``) as MCP git tools take.
-REVISION_KEYS = frozenset({"revision", "target", "rev", "ref", "commit"})
+REVISION_KEYS: Final = frozenset({"revision", "target", "rev", "ref", "commit"})
 
 
 def primary_target(params: Mapping[str, Any]) -> str | None:
@@ -96,8 +96,8 @@ def _real_root(root: str) -> str:
         return root
 
 
-_PATH_MAX = 4096
-_PROC_CWD = re.compile(r"/proc/(?:self|thread-self|[0-9]+)(?:/task/[0-9]+)?/cwd(?=/|$)")
+_PATH_MAX: Final = 4096
+_PROC_CWD: Final = re.compile(r"/proc/(?:self|thread-self|[0-9]+)(?:/task/[0-9]+)?/cwd(?=/|$)")
 
 
 def resolved_path(path: str, root: str) -> str | None:
@@ -126,12 +126,12 @@ def command_paths(command: str) -> list[str]:
     return code_paths(command)
 
 
-_FILE = 1
-_COMMAND = 2
-_OTHER = 3
-_REVISION = 4
-_CODE = 5  # program text a tool runs (`code`): read as `python3 -c CODE` is
-_KEY_KINDS = {
+_FILE: Final = 1
+_COMMAND: Final = 2
+_OTHER: Final = 3
+_REVISION: Final = 4
+_CODE: Final = 5  # program text a tool runs (`code`): read as `python3 -c CODE` is
+_KEY_KINDS: Final = {
     "file_path": _FILE,
     "path": _FILE,
     "pattern": _OTHER,
@@ -154,14 +154,14 @@ _KEY_KINDS = {
     "argv": _COMMAND,
 }
 #: The kind of each target parameter, by name (read by the engine's prefilter).
-KEY_KINDS = _KEY_KINDS
+KEY_KINDS: Final = _KEY_KINDS
 #: The kind of a file parameter (``file_path``, ``path`` …) in :data:`KEY_KINDS`.
-FILE_KIND = _FILE
+FILE_KIND: Final = _FILE
 #: The kind of a parameter whose value is its only target form (``pattern``, ``url``, ``to``).
-OTHER_KIND = _OTHER
-_KEY_ORDER = {key: index for index, key in enumerate((*PRIMARY_KEYS, *EXTRA_KEYS))}
-_PATTERN_ORDER = _KEY_ORDER["pattern"]
-_WITH_ARGS = {**_KEY_KINDS, "args": _COMMAND}  # a command's `args` are read with it
+OTHER_KIND: Final = _OTHER
+_KEY_ORDER: Final = {key: index for index, key in enumerate((*PRIMARY_KEYS, *EXTRA_KEYS))}
+_PATTERN_ORDER: Final = _KEY_ORDER["pattern"]
+_WITH_ARGS: Final = {**_KEY_KINDS, "args": _COMMAND}  # a command's `args` are read with it
 
 
 def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]:
@@ -180,8 +180,8 @@ def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]
 
 #: Parameters whose value, of any type, may add targets; content text never does.
 _ACTIVE_KEYS = JOINED_KEYS | {"paths", "args"}
-_INERT_KEYS = CONTENT_KEYS - _ACTIVE_KEYS
-_SCALARS = (int, float, bool)
+_INERT_KEYS: Final = CONTENT_KEYS - _ACTIVE_KEYS
+_SCALARS: Final = (int, float, bool)
 
 
 def _lone_target(params: Mapping[str, Any]) -> tuple[str, int] | None:
@@ -428,11 +428,11 @@ def _add_command_forms(
     targets.extend(effect for effect in dict.fromkeys(effects) if effect not in present)
 
 
-_FEW_PATHS = 16
+_FEW_PATHS: Final = 16
 #: Most paths of one call followed through workspace symlinks (a system call each).
-RESOLVE_LIMIT = 128
+RESOLVE_LIMIT: Final = 128
 #: Most characters of an unreadable command searched for path-like words.
-UNREADABLE_SCAN = 16_384
+UNREADABLE_SCAN: Final = 16_384
 
 
 def _add_many_paths(

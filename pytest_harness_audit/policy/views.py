@@ -25,7 +25,7 @@ tool the tables do not know) is judged as a write of each path it names
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from pytest_harness_audit.policy.categories import COMMAND, FILE_WRITE, NETWORK
 from pytest_harness_audit.policy.evaluation import Evaluation
@@ -33,13 +33,13 @@ from pytest_harness_audit.policy.model import PolicySpec
 from pytest_harness_audit.policy.param_targets import is_path_like
 
 #: Most files and URLs of one command evaluated as views.
-MAX_VIEWS = 16
-NETWORK_TARGET = "note:network"
-_WRITE = "write:"
-_WRITE_LENGTH = len(_WRITE)
-_RANK = {"allow": 0, "warn": 1, "ask": 2, "deny": 3}
+MAX_VIEWS: Final = 16
+NETWORK_TARGET: Final = "note:network"
+_WRITE: Final = "write:"
+_WRITE_LENGTH: Final = len(_WRITE)
+_RANK: Final = {"allow": 0, "warn": 1, "ask": 2, "deny": 3}
 #: Written files no rule is about (the shell's own sinks).
-_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
+_SINKS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
 
 
 class Evaluator(Protocol):

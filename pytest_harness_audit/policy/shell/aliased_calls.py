@@ -14,32 +14,33 @@ Each gives the argument text of every such call, for :mod:`.shellouts` to read a
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from pytest_harness_audit.policy.shell.code_values import delimited
 
 #: The functions of ``child_process`` that run a command (``fork`` runs a Node module).
-_RUNS = frozenset({"exec", "execSync", "execFile", "execFileSync", "spawn", "spawnSync"})
-_MODULE = r"""(?:require|import)\s*\(\s*['"`](?:node:)?child_process['"`]\s*\)"""
-_FROM = r"""from\s*['"](?:node:)?child_process['"]"""
-_KEYWORD = r"(?:\b(?:const|let|var)\s+)?"
-_MODULE_NAMES = (
+_RUNS: Final = frozenset({"exec", "execSync", "execFile", "execFileSync", "spawn", "spawnSync"})
+_MODULE: Final = r"""(?:require|import)\s*\(\s*['"`](?:node:)?child_process['"`]\s*\)"""
+_FROM: Final = r"""from\s*['"](?:node:)?child_process['"]"""
+_KEYWORD: Final = r"(?:\b(?:const|let|var)\s+)?"
+_MODULE_NAMES: Final = (
     re.compile(_KEYWORD + r"(\w+)\s*=\s*(?:await\s+)?" + _MODULE + r"(?!\s*(?:\.|\?\.|\[))"),
     re.compile(r"\bimport\s+(?:\*\s+as\s+)?(\w+)\s*(?:,\s*\{[^}]*\}\s*)?" + _FROM),
     re.compile(_MODULE + r"\s*\.\s*then\s*\(\s*(?:async\s+)?(?:function\s*)?\(?\s*(\w+)"),
 )
-_ENTRIES = (
+_ENTRIES: Final = (
     re.compile(_KEYWORD + r"\{([^}]*)\}\s*=\s*(?:await\s+)?" + _MODULE),
     re.compile(r"\bimport\s*(?:\w+\s*,\s*)?\{([^}]*)\}\s*" + _FROM),
     re.compile(_MODULE + r"\s*\.\s*then\s*\(\s*(?:async\s+)?(?:function\s*)?\(\s*\{([^}]*)\}"),
 )
 #: A member of the module called (``.execSync(``, ``["exec"](``, ``?.spawn(``, ``.x.call(``).
-_MEMBER_CALL = re.compile(
+_MEMBER_CALL: Final = re.compile(
     r"""(?:\?\.)?\s*(?:\.\s*\w+|\[\s*['"`]?\w+['"`]?\s*\])\s*(?:\.\s*(?:call|apply|bind)\s*)?(?:\?\.)?\s*\("""
 )
-_ENTRY = re.compile(r"^\s*(\w+)\s*(?:(?::|\bas\b)\s*(\w+))?\s*$")
+_ENTRY: Final = re.compile(r"^\s*(\w+)\s*(?:(?::|\bas\b)\s*(\w+))?\s*$")
 #: Most names followed, and most calls read, in one text.
-_MAX_NAMES = 32
-_MAX_CALLS = 64
+_MAX_NAMES: Final = 32
+_MAX_CALLS: Final = 64
 
 
 def node_calls(code: str) -> list[str] | None:
@@ -182,15 +183,15 @@ def _arguments(
     return found
 
 
-_PY_RUNS = {
+_PY_RUNS: Final = {
     "subprocess": frozenset(
         {"run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput"}
     ),
     "os": frozenset({"system", "popen", "execl", "execlp", "execv", "execvp", "execvpe",
                      "spawnl", "spawnlp", "spawnv", "spawnvp", "posix_spawn", "posix_spawnp"}),
 }  # fmt: skip
-_PY_MODULE = re.compile(r"\bimport\s+(subprocess|os)\s+as\s+(\w+)")
-_PY_FROM = re.compile(r"\bfrom\s+(subprocess|os)\s+import\s+\(?([\w\s,]+)")
+_PY_MODULE: Final = re.compile(r"\bimport\s+(subprocess|os)\s+as\s+(\w+)")
+_PY_FROM: Final = re.compile(r"\bfrom\s+(subprocess|os)\s+import\s+\(?([\w\s,]+)")
 
 
 def python_calls(code: str) -> list[str]:

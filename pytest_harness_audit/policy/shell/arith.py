@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Final
 
-_TOKENS = re.compile(r"[\s\d()+\-*/%A-Za-z_]*")
-_NAME = re.compile(r"[A-Za-z_]\w*")
-_MAX_TEXT = 256
-_MAX_VALUE = 1 << 63
+_TOKENS: Final = re.compile(r"[\s\d()+\-*/%A-Za-z_]*")
+_NAME: Final = re.compile(r"[A-Za-z_]\w*")
+_MAX_TEXT: Final = 256
+_MAX_VALUE: Final = 1 << 63
 
 
 def arithmetic(text: str, variables: dict[str, str]) -> str | None:

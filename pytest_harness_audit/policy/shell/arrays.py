@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from pytest_harness_audit.policy.shell.nodes import (
     KEY_MARK,
@@ -19,8 +20,8 @@ from pytest_harness_audit.policy.shell.nodes import (
 )
 
 #: ``NAME=``, ``NAME+=``, ``NAME[k]=`` at the start of a word.
-ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)(\[[^\]]*\])?(\+?)=")
-_SUBSCRIPT_END = re.compile(r"\]\+?=")
+ASSIGNMENT: Final = re.compile(r"([A-Za-z_]\w*)(\[[^\]]*\])?(\+?)=")
+_SUBSCRIPT_END: Final = re.compile(r"\]\+?=")
 
 
 def assignment(word: Word) -> tuple[str, Word] | None:

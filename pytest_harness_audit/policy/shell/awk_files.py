@@ -16,28 +16,30 @@ file or source option gave one.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 _PROGRAM_OPTIONS = {"-f": "file", "-E": "file", "-e": "source", "-v": "assign", "-F": "other"}
 _PROGRAM_OPTIONS |= {"-i": "other", "-l": "other", "-W": "other"}
-_LONG = {"--file": "file", "--exec": "file", "--source": "source", "--assign": "assign",
+_LONG: Final = {"--file": "file", "--exec": "file", "--source": "source", "--assign": "assign",
          "--field-separator": "other", "--include": "other", "--load": "other"}  # fmt: skip
-_LONG_NAMES = (*_LONG, "--characters-as-bytes", "--traditional", "--copyright", "--debug",
+_LONG_NAMES: Final = (*_LONG, "--characters-as-bytes", "--traditional", "--copyright", "--debug",
                "--dump-variables", "--gen-pot", "--help", "--lint", "--bignum", "--use-lc-numeric",
                "--no-optimize", "--optimize", "--posix", "--pretty-print", "--profile",
                "--re-interval", "--sandbox", "--version", "--csv",
                "--non-decimal-data")  # fmt: skip
-_ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)=(.*)", re.DOTALL)
-_TOKEN = re.compile(
+_ASSIGNMENT: Final = re.compile(r"([A-Za-z_]\w*)=(.*)", re.DOTALL)
+_TOKEN: Final = re.compile(
     r'"(?:[^"\\\n]|\\.)*"'  # a string
     r"|\bgetline\b(?:\s*[$A-Za-z_][\w$]*(?:\[[^\]\n]*\])?)?\s*<(?!=)"  # `getline [var] <`
     r"|\bprintf?\b"
     r"|([A-Za-z_]\w*)\s*=(?!=)\s*((?:\"(?:[^\"\\\n]|\\.)*\"\s*)+)"  # `f = ".env"`
 )
-_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
-_NAME = re.compile(r"\s*\(?\s*((?:\"(?:[^\"\\\n]|\\.)*\"\s*)+|[A-Za-z_]\w*(?:\[[^\]\n]*\])?)\s*")
-_INPUT_NAMES = re.compile(r"FILENAME|ARGV\[[^\]]*\]|\"-\"|\"/dev/std(?:in|out|err)\"")
-_MAX_FILES = 64
+_STRING: Final = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+_NAME: Final = re.compile(
+    r"\s*\(?\s*((?:\"(?:[^\"\\\n]|\\.)*\"\s*)+|[A-Za-z_]\w*(?:\[[^\]\n]*\])?)\s*"
+)
+_INPUT_NAMES: Final = re.compile(r"FILENAME|ARGV\[[^\]]*\]|\"-\"|\"/dev/std(?:in|out|err)\"")
+_MAX_FILES: Final = 64
 
 
 class AwkArguments(NamedTuple):

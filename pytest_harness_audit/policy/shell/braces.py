@@ -5,26 +5,27 @@ from __future__ import annotations
 
 import itertools
 import re
+from typing import Final
 
 from pytest_harness_audit.policy.shell.nodes import Unreadable
 
 #: Most fields one word may expand to (braces, globs); the rest are dropped.
-MAX_FIELDS = 256
+MAX_FIELDS: Final = 256
 #: Most characters brace expansion reads, per character of the word: each step rereads the word,
 #: and a word of thousands of brace pairs takes a step for each before its first field (2,000
 #: ``{a,b}`` read for seconds). Twice the fields and 64 pairs deep is past any word written by hand.
-WORK_PER_CHAR = 2 * MAX_FIELDS + 64
+WORK_PER_CHAR: Final = 2 * MAX_FIELDS + 64
 #: Most characters brace expansion reads for one word (256 fields of a word of 4,000 characters).
-MAX_WORK = 2_000_000
+MAX_WORK: Final = 2_000_000
 
 #: The flag of a character that brace expansion applies to.
-BRACE = 1
+BRACE: Final = 1
 #: A word's characters, each with its flags.
 Chars = list[tuple[str, int]]
-_SEQUENCE = re.compile(r"^(-?\d{1,6})\.\.(-?\d{1,6})$|^([A-Za-z])\.\.([A-Za-z])$")
-_BRACE = BRACE
+_SEQUENCE: Final = re.compile(r"^(-?\d{1,6})\.\.(-?\d{1,6})$|^([A-Za-z])\.\.([A-Za-z])$")
+_BRACE: Final = BRACE
 #: The longest text between the braces of a sequence (``-999999..-999999``).
-_LONGEST_SEQUENCE = 16
+_LONGEST_SEQUENCE: Final = 16
 
 
 def brace_expand(chars: Chars) -> list[Chars]:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import posixpath
 import re
+from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.task_words import operands, option
 
 #: The commands read here, with the subcommands that build the project (``None``: any).
-BUILDERS: dict[str, frozenset[str] | None] = {
+BUILDERS: Final[dict[str, frozenset[str] | None]] = {
     "pip": frozenset({"install", "wheel", "download"}),
     "pip3": frozenset({"install", "wheel", "download"}),
     "uv": frozenset({"pip", "build", "sync", "tool"}),
@@ -31,18 +32,18 @@ BUILDERS: dict[str, frozenset[str] | None] = {
     "build": None,
 }
 #: Most requirement files followed from one command (``-r`` inside ``-r``).
-MAX_REQUIREMENT_FILES = 8
-_PIP_VALUED = frozenset(
+MAX_REQUIREMENT_FILES: Final = 8
+_PIP_VALUED: Final = frozenset(
     {"-r", "--requirement", "-c", "--constraint", "-t", "--target", "-i", "--index-url",
      "--extra-index-url", "-f", "--find-links", "--prefix", "--root", "--python", "-p", "-o",
      "--outdir", "--out-dir", "-d", "--dest", "-w", "--wheel-dir", "--src", "--config-settings",
      "-C", "--upgrade-strategy", "--platform", "--python-version", "--implementation", "--abi",
      "--extra", "--group", "--package", "--with", "--spec", "--suffix"}
 )  # fmt: skip
-_BACKEND = re.compile(r"""(?m)^\s*build-backend\s*=\s*["']([\w.]+)(?::[\w.]+)?["']""")
-_BACKEND_PATH = re.compile(r"""(?m)^\s*backend-path\s*=\s*\[([^\]]*)\]""")
-_POETRY_BUILD = re.compile(r"""(?m)^\s*(?:script|build)\s*=\s*["']([\w./-]+\.py)["']""")
-_QUOTED = re.compile(r"""["']([^"'\n]+)["']""")
+_BACKEND: Final = re.compile(r"""(?m)^\s*build-backend\s*=\s*["']([\w.]+)(?::[\w.]+)?["']""")
+_BACKEND_PATH: Final = re.compile(r"""(?m)^\s*backend-path\s*=\s*\[([^\]]*)\]""")
+_POETRY_BUILD: Final = re.compile(r"""(?m)^\s*(?:script|build)\s*=\s*["']([\w./-]+\.py)["']""")
+_QUOTED: Final = re.compile(r"""["']([^"'\n]+)["']""")
 
 
 def builds(name: str, args: list[str], runner: Runner) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import shlex
 import warnings
+from typing import Final
 
 from pytest_harness_audit.policy.shell.arith import arithmetic
 from pytest_harness_audit.policy.shell.arrays import assignment
@@ -21,17 +22,17 @@ from pytest_harness_audit.policy.shell.fieldtext import posix_brackets
 from pytest_harness_audit.policy.shell.nodes import Lit
 
 #: Most positional parameters or ``read`` names set from one command.
-_MAX_NAMES = 64
+_MAX_NAMES: Final = 64
 
 
 #: The builtins :func:`builtin` follows.
-STATEFUL = frozenset(
+STATEFUL: Final = frozenset(
     {"set", "read", "printf", "alias", "shopt", "setopt", "unsetopt", "hash", "shift", "mapfile",
      "readarray", "declare", "typeset", "local", "[[", "let"}
 )  # fmt: skip
-_NAMEREF = frozenset({"declare", "typeset", "local"})
+_NAMEREF: Final = frozenset({"declare", "typeset", "local"})
 #: Shell options under which ``*`` matches dotfiles (bash ``dotglob``, zsh ``globdots``).
-_DOT_OPTIONS = frozenset({"dotglob", "globdots", "glob_dots"})
+_DOT_OPTIONS: Final = frozenset({"dotglob", "globdots", "glob_dots"})
 
 
 def builtin(
@@ -95,11 +96,11 @@ def builtin(
                 expander.aliases[alias] = text
 
 
-_ARITHMETIC_SET = re.compile(r"\s*([A-Za-z_]\w*)\s*([-+*/%]?=(?!=)|\+\+|--)\s*(.*)", re.S)
-_PRE = re.compile(r"\s*(\+\+|--)\s*([A-Za-z_]\w*)\s*")
+_ARITHMETIC_SET: Final = re.compile(r"\s*([A-Za-z_]\w*)\s*([-+*/%]?=(?!=)|\+\+|--)\s*(.*)", re.S)
+_PRE: Final = re.compile(r"\s*(\+\+|--)\s*([A-Za-z_]\w*)\s*")
 #: An arithmetic command the parser gives as words (``(( i = 1 ))``: ``i``, ``=``, ``1``).
-ARITHMETIC = re.compile(r"[A-Za-z_]\w*(?:\+\+|--)?")
-ASSIGN_OPERATORS = frozenset({"=", "+=", "-=", "*=", "/=", "%="})
+ARITHMETIC: Final = re.compile(r"[A-Za-z_]\w*(?:\+\+|--)?")
+ASSIGN_OPERATORS: Final = frozenset({"=", "+=", "-=", "*=", "/=", "%="})
 
 
 def _let(expression: str, expander: Expander, unknown: bool) -> None:
@@ -160,7 +161,7 @@ def _rematch(argv: list[str], dynamic: list[bool], expander: Expander) -> None:
         expander.lists["BASH_REMATCH"] = found
 
 
-_NESTED_REPEAT = re.compile(r"\)[*+?{]")
+_NESTED_REPEAT: Final = re.compile(r"\)[*+?{]")
 
 
 def last_word(argv: list[str], dynamic: list[bool], expander: Expander) -> None:
@@ -268,10 +269,10 @@ def _hash(args: list[str], expander: Expander) -> None:
 
 
 #: Most lines of a ``read``'s input taken as values of its names.
-_MAX_LINES = 512
+_MAX_LINES: Final = 512
 
 
-_COUNTED = re.compile(r"-[a-zA-Z]*[nN](\d*)")
+_COUNTED: Final = re.compile(r"-[a-zA-Z]*[nN](\d*)")
 
 
 def _read(args: list[str], expander: Expander, stdin: str, ifs: str | None) -> None:

@@ -9,7 +9,7 @@ call's arguments as ``$1`` … (``f(){ cat "$1$2"; }; f .e nv``), a bounded numb
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from pytest_harness_audit.policy.shell.builtins import positional, restore
 from pytest_harness_audit.policy.shell.context import Record
@@ -18,9 +18,9 @@ from pytest_harness_audit.policy.shell.nodes import MAX_DEPTH, Budget, Command
 from pytest_harness_audit.policy.shell.tools import reads
 
 Reading = TypeVar("Reading", bound=Record)
-_FOUND = ("reads", "writes", "deletes", "destroys", "notes", "code")
+_FOUND: Final = ("reads", "writes", "deletes", "destroys", "notes", "code")
 #: Most calls of the script's functions whose bodies are read again with their arguments.
-MAX_CALLS = 16
+MAX_CALLS: Final = 16
 
 
 def call(

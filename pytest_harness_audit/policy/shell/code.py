@@ -12,6 +12,7 @@ could match, as in the shell.
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from pytest_harness_audit.policy.sensitive import glob_candidates
 from pytest_harness_audit.policy.shell.fieldtext import posix_brackets
@@ -19,8 +20,8 @@ from pytest_harness_audit.policy.shell.fieldtext import posix_brackets
 # A token naming a file: absolute, ./ ../ ~/ ~user/ $VAR/ ${VAR}/ relative, or a dotfile / a
 # relative path with a slash. Quotes and shell punctuation are not part of it; `@` starts one
 # too (`curl -d @/p/.env`), and so do Tcl's `[` and `{` (`[open .env]`, `{.env}`).
-_PATH_CHAR = r"""[^\s'"`;|&<>()$]"""
-_PATH = re.compile(
+_PATH_CHAR: Final = r"""[^\s'"`;|&<>()$]"""
+_PATH: Final = re.compile(
     r"""(?:^|[\s=<>|&;(`'"@\[{])("""
     rf"""(?:~[\w.-]*|\.{{1,2}}|\$\{{?[A-Za-z_]\w*\}}?)?/{_PATH_CHAR}*"""
     rf"""|(?>\.[^\s'"`;|&<>()$/]+(?:/{_PATH_CHAR}*)?)(?!\()"""  # not a method: `.env('X')`
@@ -29,18 +30,18 @@ _PATH = re.compile(
     r"""|[A-Za-z0-9_][\w-]*(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}(?=$|[\s'"`;|&<>)])"""
     r")"
 )
-_SYSTEM_PREFIXES = ("/dev/", "/proc/", "/sys/")
-_DOTENV_LOADER = re.compile(
+_SYSTEM_PREFIXES: Final = ("/dev/", "/proc/", "/sys/")
+_DOTENV_LOADER: Final = re.compile(
     r"""\b(?:load_dotenv|dotenv_values|find_dotenv|loadEnvFile|read_env|AutoConfig)\s*\("""
     r"""|\bdotenv(?:x)?['"]?\)?\.(?:config|load|parse)\b|\bDotenv\.(?:load|overload|parse)\b"""
     r"""|\bgodotenv\.(?:Load|Overload|Read)\b|['"](?:@dotenvx/)?dotenv(?:x|-flow)?/(?:config|load)"""
     r"""|\bfrom\s+decouple\s+import\b|@std/dotenv|/std[@\w.]*/dotenv/"""
 )
 #: A quoted literal glued to the next by `+` (`'.e' + 'nv'`, `".e"+"nv"`).
-_JOINED = re.compile(r"""(['"])([^'"\\\n]{0,64})\1\s*\+\s*(['"])([^'"\\\n]{0,64})\3""")
-_LITERAL = re.compile(r"""'([^'\n]{1,256})'""")
+_JOINED: Final = re.compile(r"""(['"])([^'"\\\n]{0,64})\1\s*\+\s*(['"])([^'"\\\n]{0,64})\3""")
+_LITERAL: Final = re.compile(r"""'([^'\n]{1,256})'""")
 #: A character given by its code point (`chr(46)`, `String.fromCharCode(46, 101)`).
-_CHAR_CODE = re.compile(
+_CHAR_CODE: Final = re.compile(
     r"""\b(?:chr|String\.fromCharCode)\(\s*(\d{1,7}(?:\s*,\s*\d{1,7}){0,63})\s*\)"""
 )
 

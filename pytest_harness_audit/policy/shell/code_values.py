@@ -11,35 +11,37 @@ literals of the text that could be the command, read as commands in its place.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 #: A variable given a value: ``$c = …``, ``my @c = …``, ``c = …``, ``const c = …``.
-_ASSIGN = re.compile(
+_ASSIGN: Final = re.compile(
     r"(?:\b(?:my|our|local|const|let|var)\s+)?(?<![\w$@.])([$@]?)([A-Za-z_]\w*)\s*=(?![=~>])\s*"
 )
-_PERL_LITERAL = re.compile(r"(qq|qw|q)\s*(?=[^\w\s=,;)])")
-_RUBY_LITERAL = re.compile(r"%([qQwWi]?)(?=[^\w\s=])")
-_INTERPOLATION = {
+_PERL_LITERAL: Final = re.compile(r"(qq|qw|q)\s*(?=[^\w\s=,;)])")
+_RUBY_LITERAL: Final = re.compile(r"%([qQwWi]?)(?=[^\w\s=])")
+_INTERPOLATION: Final = {
     "perl": re.compile(r"[$@]\{?([A-Za-z_]\w*)\}?"),
     "ruby": re.compile(r"#\{\s*([A-Za-z_]\w*)\s*\}"),
     "js": re.compile(r"\$\{\s*([A-Za-z_]\w*)\s*\}"),
     "python": re.compile(r"\{([A-Za-z_]\w*)\}"),
 }
-_PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
-_QUOTED = re.compile(r"""'((?:[^'\\\n]|\\.){0,512})'|"((?:[^"\\\n]|\\.){0,512})"|`([^`]{0,512})`""")
+_PAIRS: Final = {"(": ")", "[": "]", "{": "}", "<": ">"}
+_QUOTED: Final = re.compile(
+    r"""'((?:[^'\\\n]|\\.){0,512})'|"((?:[^"\\\n]|\\.){0,512})"|`([^`]{0,512})`"""
+)
 #: What may follow a whole expression.
-_ENDS = ("", ";", "\n", ")", "}", ",")
-_ESCAPE = re.compile(
+_ENDS: Final = ("", ";", "\n", ")", "}", ",")
+_ESCAPE: Final = re.compile(
     r"\\(?:x\{([0-9A-Fa-f]{1,6})\}|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{4})|([0-7]{1,3})|(.))"
 )
-_NAME = re.compile(r"([$@*]|\.\.\.)?([A-Za-z_]\w*)\b")
-_JOIN = re.compile(r"""\.join\(\s*(?:'([^'\n]*)'|"([^"\n]*)")?\s*\)""")
+_NAME: Final = re.compile(r"([$@*]|\.\.\.)?([A-Za-z_]\w*)\b")
+_JOIN: Final = re.compile(r"""\.join\(\s*(?:'([^'\n]*)'|"([^"\n]*)")?\s*\)""")
 #: Most variables read from one text, and most literals guessed from it.
-_MAX_VALUES = 256
-_MAX_GUESSES = 16
+_MAX_VALUES: Final = 256
+_MAX_GUESSES: Final = 16
 #: Most characters of one literal or call's arguments read, and of the literals joined.
-_MAX_LITERAL = 8192
-_MAX_JOINED = 2048
+_MAX_LITERAL: Final = 8192
+_MAX_JOINED: Final = 2048
 
 
 class Value(NamedTuple):

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from typing import Final
 
 from pytest_harness_audit.policy.shell.awk_files import awk_arguments, awk_files
 from pytest_harness_audit.policy.shell.context import Context as Runner
@@ -40,7 +41,7 @@ from pytest_harness_audit.policy.shell.sed_files import sed_files
 
 #: ``program: {option: kind}``; kinds: ``script`` (the value is a shell command), ``code``
 #: (inline program text), ``file`` (a file of the program's own command language).
-_OPTIONS: dict[str, dict[str, str]] = {
+_OPTIONS: Final[dict[str, dict[str, str]]] = {
     "tar": {"-I": "script", "--use-compress-program": "script", "--to-command": "script",
             "-F": "script", "--info-script": "script", "--new-volume-script": "script",
             "--rsh-command": "script"},
@@ -71,34 +72,43 @@ for _editor in ("vi", "nvim", "ex", "view", "gvim", "vimdiff", "rvim"):
     _OPTIONS[_editor] = _OPTIONS["vim"]
 _OPTIONS["gdb-multiarch"] = _OPTIONS["gdb"]
 #: Programs whose operands (after their options) are shell commands, or a command's argv.
-_OPERAND_SCRIPTS = frozenset({"hyperfine"})
-_OPERAND_COMMAND = frozenset({"screen", "entr"})
-_LANGUAGE_OPERANDS = frozenset({"sqlite3", "psql"})  # operands after the database are commands
-_STDIN_LANGUAGE = frozenset({"sqlite3", "mysql", "mariadb", "psql", "ed", "ex", "gdb", "lldb"})
-_TMUX_COMMANDS = frozenset(
+_OPERAND_SCRIPTS: Final = frozenset({"hyperfine"})
+_OPERAND_COMMAND: Final = frozenset({"screen", "entr"})
+_LANGUAGE_OPERANDS: Final = frozenset(
+    {"sqlite3", "psql"}
+)  # operands after the database are commands
+_STDIN_LANGUAGE: Final = frozenset(
+    {"sqlite3", "mysql", "mariadb", "psql", "ed", "ex", "gdb", "lldb"}
+)
+_TMUX_COMMANDS: Final = frozenset(
     {"new", "new-session", "new-window", "neww", "split-window", "splitw", "run-shell", "run",
      "respawn-pane", "respawnp", "respawn-window", "respawnw", "display-popup", "popup"}
 )  # fmt: skip
-_TMUX_VALUED = frozenset({"-s", "-n", "-t", "-c", "-x", "-y", "-e", "-F", "-l", "-w", "-h"})
+_TMUX_VALUED: Final = frozenset({"-s", "-n", "-t", "-c", "-x", "-y", "-e", "-F", "-l", "-w", "-h"})
 #: Programs read here.
-COMMAND_STRING_PROGRAMS = frozenset(_OPTIONS) | _OPERAND_COMMAND | {"tmux", "at", "batch"}
-COMMAND_STRING_PROGRAMS |= {"crontab", "ed"}
-_SEDS = frozenset({"sed", "gsed"})
-_INTERPRETERS = frozenset({"perl", "ruby", "php"})
-COMMAND_STRING_PROGRAMS |= _SEDS | AWKS | _INTERPRETERS
+_SEDS: Final = frozenset({"sed", "gsed"})
+_INTERPRETERS: Final = frozenset({"perl", "ruby", "php"})
+COMMAND_STRING_PROGRAMS: Final = (
+    frozenset(_OPTIONS)
+    | _OPERAND_COMMAND
+    | {"tmux", "at", "batch", "crontab", "ed"}
+    | _SEDS
+    | AWKS
+    | _INTERPRETERS
+)
 #: Shell escapes and file access in the programs' own command languages.
-_BANG = re.compile(
+_BANG: Final = re.compile(
     r"(?m)(?:^|[|;:])\s*(?:silent!?\s+)?(?:\d*,?\d*\s*)?(?:r(?:ead)?|w(?:rite)?)?\s*!(.+)$"
 )
-_DOT_SHELL = re.compile(
+_DOT_SHELL: Final = re.compile(
     r"(?im)(?:^|;)\s*(?:\.(?:shell|system)|system|\\!|shell|platform\s+shell)\s+(.+?)\s*$"
 )
-_PROGRAM = re.compile(r"""(?i)(?:from\s+program|\\o\s*\||system\s*\()\s*['"]?([^'"\n]+)""")
-_FILE_READ = re.compile(
+_PROGRAM: Final = re.compile(r"""(?i)(?:from\s+program|\\o\s*\||system\s*\()\s*['"]?([^'"\n]+)""")
+_FILE_READ: Final = re.compile(
     r"""(?im)(?:^\s*\.(?:read|import(?:\s+--\w+)*)\s+|readfile\(\s*'|load\s+data\s+local\s+"""
     r"""infile\s+['"]|^\s*(?:source|\\\.|\\i|\\ir)\s+|\\copy\s.*?\bfrom\s+'|^\s*r\s+)([^\s'"]+)"""
 )
-_EXTENSION = re.compile(r"(?i)^\s*\.load\s|load_extension\s*\(")
+_EXTENSION: Final = re.compile(r"(?i)^\s*\.load\s|load_extension\s*\(")
 
 
 def command_strings(name: str, args: list[str], runner: Runner) -> None:

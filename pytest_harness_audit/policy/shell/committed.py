@@ -14,20 +14,21 @@ from __future__ import annotations
 
 import os
 import posixpath
+from typing import Final
 
 from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.sensitive import is_credential_path
 from pytest_harness_audit.policy.shell.context import Context
 
 #: Most bytes of an index read, and most entries of a work tree walked instead.
-_MAX_INDEX = 4 * 1024 * 1024
-_MAX_WALKED = 20_000
+_MAX_INDEX: Final = 4 * 1024 * 1024
+_MAX_WALKED: Final = 20_000
 #: The committed credential files of the indexes read, by path: the index's signature (inode,
 #: size, modification and change times) and the files.
-_KNOWN: dict[str, tuple[tuple[int, int, int, int], tuple[str, ...]]] = {}
-_MAX_KNOWN = 64
+_KNOWN: Final[dict[str, tuple[tuple[int, int, int, int], tuple[str, ...]]]] = {}
+_MAX_KNOWN: Final = 64
 #: Folders of the work tree no commit of the workspace holds secrets in (and that can be huge).
-_SKIPPED = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache"})
+_SKIPPED: Final = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache"})
 
 
 def committed_credentials(ctx: Context, folder: str, pathspecs: list[str]) -> list[str]:

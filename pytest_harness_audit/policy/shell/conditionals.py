@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Protocol
+from typing import Final, Protocol
 
 from pytest_harness_audit.policy.shell.loops import _Parser
 from pytest_harness_audit.policy.shell.nodes import Budget, Command, Lit, Unreadable, Word
 from pytest_harness_audit.policy.shell.subscript_code import subscript_code
 
-_TEST_END = re.compile(r"(?<=[ \t\n])\]\](?=[ \t\n;&|)]|$)")
-_SPECIAL = re.compile(r"[$`'\"\\]")
+_TEST_END: Final = re.compile(r"(?<=[ \t\n])\]\](?=[ \t\n;&|)]|$)")
+_SPECIAL: Final = re.compile(r"[$`'\"\\]")
 #: What separates a test's words (its operators): no part of a word.
-_BETWEEN = frozenset(" \t\n<>()!&|;")
-_PROCESS = ("<(", ">(")
+_BETWEEN: Final = frozenset(" \t\n<>()!&|;")
+_PROCESS: Final = ("<(", ">(")
 
 
 class _WordParser(_Parser, Protocol):

@@ -10,11 +10,12 @@ out), as before.
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from pytest_harness_audit.policy.shell.filters import run_filter
 
-_COUNT = re.compile(r"[+-]?\d{1,9}")
-_RANGE = re.compile(r"(\d{0,9})(-?)(\d{0,9})")
+_COUNT: Final = re.compile(r"[+-]?\d{1,9}")
+_RANGE: Final = re.compile(r"(\d{0,9})(-?)(\d{0,9})")
 
 
 def text_filter(

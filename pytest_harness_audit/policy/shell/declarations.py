@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Final, Protocol
 
 from pytest_harness_audit.policy.shell.arrays import ASSIGNMENT, assignment, keyed
 from pytest_harness_audit.policy.shell.loops import elements
@@ -20,7 +20,7 @@ from pytest_harness_audit.policy.shell.nodes import LIST_MARK, Lit, Param, Word
 from pytest_harness_audit.policy.shell.place import Place
 
 #: Most keys kept for one array.
-_MAX_KEYS = 256
+_MAX_KEYS: Final = 256
 
 
 class _Field(Protocol):
@@ -53,7 +53,7 @@ class Assigning(Protocol):
         """Record ``NAME=word``."""
 
 
-_PATH_LISTS = frozenset({"PATH", "PYTHONPATH", "NODE_PATH"})
+_PATH_LISTS: Final = frozenset({"PATH", "PYTHONPATH", "NODE_PATH"})
 
 
 def assign(expander: Assigning, name: str, word: Word) -> None:
@@ -109,7 +109,7 @@ def remember_keys(expander: Assigning, name: str, word: Word, keys: Word | None)
 
 
 #: Flags of a declaration that make its variables arrays.
-_ARRAY_FLAGS = re.compile(r"[-+][a-zA-Z]*[aA]")
+_ARRAY_FLAGS: Final = re.compile(r"[-+][a-zA-Z]*[aA]")
 
 
 def declaration(

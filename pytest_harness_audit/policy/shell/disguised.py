@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
@@ -42,14 +43,16 @@ from pytest_harness_audit.policy.shell.tools import option_value, split_options
 from pytest_harness_audit.policy.shell.tree_reads import tree_reads
 
 #: Compressors with a recursive mode, and whether they delete each file they compress.
-_COMPRESSORS = {"gzip": True, "bzip2": True, "xz": True, "lzma": True, "lzip": True,
+_COMPRESSORS: Final = {"gzip": True, "bzip2": True, "xz": True, "lzma": True, "lzip": True,
                 "zstd": False, "lz4": False, "brotli": False, "pigz": True}  # fmt: skip
-_KEEP = frozenset({"-k", "--keep", "-c", "--stdout", "--to-stdout", "-l", "--list", "-t",
+_KEEP: Final = frozenset({"-k", "--keep", "-c", "--stdout", "--to-stdout", "-l", "--list", "-t",
                    "--test", "-d", "--decompress", "--uncompress"})  # fmt: skip
-_PAX_VALUED = frozenset({"-f", "-s", "-o", "-x", "-b", "-B", "-G", "-T", "-U", "-p"})
-_CPIO_VALUED = frozenset({"-F", "--file", "-H", "--format", "-O", "-I", "-E", "-R", "-C", "-M"})
+_PAX_VALUED: Final = frozenset({"-f", "-s", "-o", "-x", "-b", "-B", "-G", "-T", "-U", "-p"})
+_CPIO_VALUED: Final = frozenset(
+    {"-F", "--file", "-H", "--format", "-O", "-I", "-E", "-R", "-C", "-M"}
+)
 #: Every name read here (the cheap test before any parsing).
-NAMES = frozenset(
+NAMES: Final = frozenset(
     {"pax", "cpio", "jar", "rar", "ditto", "restic", "borg", "mv", "trap", "git", "tar", "bsdtar",
      "gtar", "zip", "7z", "7za", "7zz", "foreman", "honcho", "env-cmd", "envcmd"}
 ) | frozenset(_COMPRESSORS)  # fmt: skip
@@ -161,8 +164,19 @@ def _git(args: list[str], ctx: Context) -> None:
         tree_reads("tar", ["-cf", "/dev/null", "--", *(folders or ["."])], ctx)
 
 
-_GIT_ARCHIVE_VALUED = frozenset({"-o", "--output", "--format", "--prefix", "--remote", "--exec",
-                                 "--add-file", "--add-virtual-file", "--mtime"})  # fmt: skip
+_GIT_ARCHIVE_VALUED: Final = frozenset(
+    {
+        "-o",
+        "--output",
+        "--format",
+        "--prefix",
+        "--remote",
+        "--exec",
+        "--add-file",
+        "--add-virtual-file",
+        "--mtime",
+    }
+)
 
 
 def _compressor(name: str, args: list[str], ctx: Context) -> None:

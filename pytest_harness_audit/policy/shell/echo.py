@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
+from typing import Final
 
 
 def echo_output(argv: list[str]) -> str | None:
@@ -37,10 +38,10 @@ def echo_output(argv: list[str]) -> str | None:
 
 
 #: A conversion of a ``printf`` template: flags, width, precision and its letter.
-_CONVERSION = re.compile(r"%([-+ #0]*)(\*|\d*)(?:\.(\*|\d*))?(.)")
-_NUMBERS = frozenset("diouxX")
+_CONVERSION: Final = re.compile(r"%([-+ #0]*)(\*|\d*)(?:\.(\*|\d*))?(.)")
+_NUMBERS: Final = frozenset("diouxX")
 #: A value ``%q`` prints as it is.
-_PLAIN_WORD = re.compile(r"[\w./@%+=:,-]+")
+_PLAIN_WORD: Final = re.compile(r"[\w./@%+=:,-]+")
 
 
 def _printf_strings(template: str, values: list[str]) -> str | None:
@@ -113,8 +114,8 @@ def _path_part(name: str, args: list[str]) -> str | None:
     return base[: -len(suffix)] if suffix and base.endswith(suffix) and base != suffix else base
 
 
-_PRINTF_ESCAPE = re.compile(r"\\(?:x[0-9A-Fa-f]{1,2}|0?[0-7]{1,3}|.)")
-_PRINTF_CHARS = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
+_PRINTF_ESCAPE: Final = re.compile(r"\\(?:x[0-9A-Fa-f]{1,2}|0?[0-7]{1,3}|.)")
+_PRINTF_CHARS: Final = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
 
 
 def _printf_escape(match: re.Match[str]) -> str:

@@ -30,6 +30,7 @@
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from pytest_harness_audit.policy.shell.code import code_paths
 from pytest_harness_audit.policy.shell.command_strings import (
@@ -97,38 +98,39 @@ from pytest_harness_audit.policy.shell.tree_reads import (
 )
 from pytest_harness_audit.policy.shell.xargs import parallel, xargs_command
 
-_SSH_CLIENTS = frozenset({"ssh", "scp", "sftp", "autossh", "sshfs", "mosh"})
-_STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
-_SHELL_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
-_CODE_FLAGS = re.compile(r"-[A-Za-z]*[ce]")
+_SSH_CLIENTS: Final = frozenset({"ssh", "scp", "sftp", "autossh", "sshfs", "mosh"})
+_STDIN_PATHS: Final = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+_SHELL_OPTIONS: Final = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+_CODE_FLAGS: Final = re.compile(r"-[A-Za-z]*[ce]")
 
 
-_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "--eval", "-r", "--command", "-p", "--print"})
-_TEXT_COMMANDS = frozenset(
+_CODE_OPTIONS: Final = frozenset({"-c", "-e", "-E", "--eval", "-r", "--command", "-p", "--print"})
+_TEXT_COMMANDS: Final = frozenset(
     {"echo", "printf", "true", "false", ":", "test", "[", "type", "which", "hash", "alias",
      "set", "unset", "export", "declare", "local", "readonly", "typeset", "return", "exit",
      "shift", "read", "cd", "pushd", "popd", "wait", "sleep", "kill", "trap", "let", "jobs"}
 )  # fmt: skip
 #: Commands that act on names, not on what the files hold (``ls .*`` reads no secret).
-_NAME_COMMANDS = frozenset(
+_NAME_COMMANDS: Final = frozenset(
     {"ls", "stat", "du", "realpath", "readlink", "basename", "dirname", "mkdir", "tree", "exa",
      "eza", "lsd", "pwd", "whoami", "date", "cd", "umask"}
 )  # fmt: skip
-_PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "sed", "awk", "gawk"})
-_RM_FLAGS = re.compile(r"-[dfiIvRr]*[rRf][dfiIvRr]*|--recursive|--force")
-_MAX_UNWRAP = 16
+_PATTERN_FIRST: Final = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "sed", "awk",
+                                   "gawk"})  # fmt: skip
+_RM_FLAGS: Final = re.compile(r"-[dfiIvRr]*[rRf][dfiIvRr]*|--recursive|--force")
+_MAX_UNWRAP: Final = 16
 #: Every command name with a reading of its own below (the rest only read their operands).
-_KNOWN = frozenset(
+_KNOWN: Final = frozenset(
     {"eval", "sed", "gsed", "perl", "rm", "unlink", "rmdir", "shred", "wipe", "srm", "wipefs",
      "mkswap", "blkdiscard", "truncate", "git", "find", "tee", "sponge", "dd",
      "grep", "egrep", "fgrep", "rg", "ag", "ack", "source", "."}
 ) | SHELLS | AWKS | frozenset(COPY_OPTIONS) | CODE_RUNNERS  # fmt: skip
 
 #: Every name :func:`classify` peels or reads itself.
-_UNWRAPPED = frozenset(_WRAPPER_OPTIONS) | LAUNCHERS | {"busybox", "sudo", "su", "doas", "runuser"}
-_UNWRAPPED |= {"parallel"}
+_PEELED: Final = frozenset({"busybox", "sudo", "su", "doas", "runuser", "parallel"})
+_UNWRAPPED: Final = frozenset(_WRAPPER_OPTIONS) | LAUNCHERS | _PEELED
 #: Commands with no effect on files (texts, names).
-_NO_EFFECT = _TEXT_COMMANDS | _NAME_COMMANDS
+_NO_EFFECT: Final = _TEXT_COMMANDS | _NAME_COMMANDS
 
 
 def command_name(word: str) -> str:
@@ -441,8 +443,8 @@ def _interpreter(args: list[str], ctx: Context, name: str) -> None:
 
 
 #: Interpreter options after which no script file follows (a module, or code read elsewhere).
-_NO_SCRIPT = frozenset({"-m", "-", "--module"})
-_VALUE_OPTIONS = frozenset({"-W", "-X", "-I", "-r", "--require", "-M", "-x", "--import"})
+_NO_SCRIPT: Final = frozenset({"-m", "-", "--module"})
+_VALUE_OPTIONS: Final = frozenset({"-W", "-X", "-I", "-r", "--require", "-M", "-x", "--import"})
 
 
 def _script_operand(args: list[str]) -> str | None:

@@ -28,16 +28,16 @@
 from __future__ import annotations
 
 import re
-from typing import Protocol
+from typing import Final, Protocol
 
 import re2
 
 from pytest_harness_audit.policy.shell.awk_files import awk_arguments
 
 #: ``getent`` databases answered by DNS (``passwd``, ``group`` … are local).
-GETENT_NETWORK = frozenset({"hosts", "ahosts", "ahostsv4", "ahostsv6"})
+GETENT_NETWORK: Final = frozenset({"hosts", "ahosts", "ahostsv4", "ahostsv6"})
 #: Commands whose whole purpose is a network exchange.
-NETWORK_COMMANDS = frozenset(
+NETWORK_COMMANDS: Final = frozenset(
     {"curl", "wget", "wget2", "aria2c", "axel", "http", "https", "xh", "httpie", "lynx", "w3m",
      "links", "elinks", "nc", "ncat", "netcat", "socat", "telnet", "ssh", "scp", "sftp", "ftp",
      "tftp", "lftp", "sshpass", "mosh", "dig", "nslookup", "host", "drill", "whois", "smbclient",
@@ -51,7 +51,7 @@ NETWORK_COMMANDS = frozenset(
 )  # fmt: skip
 #: Programs whose subcommand (the first word not an option) uploads files to a registry or
 #: host: a package's publishing (its files, whatever they hold), an image's push.
-UPLOADS = {
+UPLOADS: Final = {
     "npm": frozenset({"publish"}), "pnpm": frozenset({"publish"}),
     "yarn": frozenset({"publish", "npm"}), "bun": frozenset({"publish"}),
     "cargo": frozenset({"publish"}), "gem": frozenset({"push"}), "poetry": frozenset({"publish"}),
@@ -62,24 +62,24 @@ UPLOADS = {
     "anaconda": frozenset({"upload"}), "mvn": frozenset({"deploy"}),
     "gradle": frozenset({"publish"}), "dotnet": frozenset({"nuget"}),
 }  # fmt: skip
-AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
+AWKS: Final = frozenset({"awk", "gawk", "mawk", "nawk"})
 #: ``git`` subcommands that talk to a remote (unless the remote named is a local path).
-GIT_NETWORK = frozenset({"push", "pull", "fetch", "clone", "ls-remote"})
+GIT_NETWORK: Final = frozenset({"push", "pull", "fetch", "clone", "ls-remote"})
 #: ``git`` subcommands that always talk to another host (mail, a foreign repository).
-GIT_ALWAYS_NETWORK = frozenset({"send-email", "imap-send", "svn", "p4", "cvsimport"})
-NETWORK_NOTE = "network"
+GIT_ALWAYS_NETWORK: Final = frozenset({"send-email", "imap-send", "svn", "p4", "cvsimport"})
+NETWORK_NOTE: Final = "network"
 #: Options that make a network command print its version or help, and do nothing else.
-_ONLY_ASKS = frozenset({"--version", "-V", "--help", "-h"})
+_ONLY_ASKS: Final = frozenset({"--version", "-V", "--help", "-h"})
 
-_AWK_STRING = r'"((?:[^"\\\n]|\\.)*)"'
-_SYSTEM = re.compile(r"\bsystem\s*\(")
-_GETLINE = re.compile(_AWK_STRING + r"\s*\|\s*&?\s*getline\b")
-_PRINT_PIPE = re.compile(r"\|&?\s*" + _AWK_STRING)
-_STRING = re.compile(_AWK_STRING)
-_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/"}
-_MAX_AWK_COMMANDS = 32
+_AWK_STRING: Final = r'"((?:[^"\\\n]|\\.)*)"'
+_SYSTEM: Final = re.compile(r"\bsystem\s*\(")
+_GETLINE: Final = re.compile(_AWK_STRING + r"\s*\|\s*&?\s*getline\b")
+_PRINT_PIPE: Final = re.compile(r"\|&?\s*" + _AWK_STRING)
+_STRING: Final = re.compile(_AWK_STRING)
+_ESCAPES: Final = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/"}
+_MAX_AWK_COMMANDS: Final = 32
 #: git configuration keys whose value git runs as a command.
-_RUN_KEYS = re.compile(
+_RUN_KEYS: Final = re.compile(
     r"(?i)(?:core\.(?:pager|editor|sshcommand|fsmonitor|askpass|gitproxy|alternaterefscommand)"
     r"|sequence\.editor|interactive\.difffilter"
     r"|diff\.external|gpg\.(?:[a-z]+\.)?program|gpg\.ssh\.defaultkeycommand|imap\.tunnel"
@@ -92,11 +92,11 @@ _RUN_KEYS = re.compile(
     r"|sendemail\.(?:[^=]+\.)?(?:smtpserver|tocmd|cccmd|headercmd))"
 )
 #: The keys that make git run hook files from a folder, or fetch with a helper program.
-_HOOK_FOLDER = re.compile(r"(?i)core\.hookspath")
-_TEMPLATE_FOLDER = re.compile(r"(?i)init\.templatedir")
-_HELPER_KEYS = re.compile(r"(?i)protocol\.(?:[^=]+\.)?allow|remote\.[^=]+\.vcs")
+_HOOK_FOLDER: Final = re.compile(r"(?i)core\.hookspath")
+_TEMPLATE_FOLDER: Final = re.compile(r"(?i)init\.templatedir")
+_HELPER_KEYS: Final = re.compile(r"(?i)protocol\.(?:[^=]+\.)?allow|remote\.[^=]+\.vcs")
 #: The hooks git runs, by file name (githooks(5)).
-GIT_HOOK_NAMES = (
+GIT_HOOK_NAMES: Final = (
     "applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
     "prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout",
     "post-merge", "pre-push", "pre-receive", "update", "proc-receive", "post-receive",
@@ -106,13 +106,13 @@ GIT_HOOK_NAMES = (
 )  # fmt: skip
 #: Subcommands that only look at a repository, and the hook they may still run (a refreshed
 #: index is written).
-_LOOKING = frozenset(
+_LOOKING: Final = frozenset(
     {"status", "diff", "log", "show", "blame", "grep", "ls-files", "ls-tree", "rev-parse",
      "rev-list", "cat-file", "describe", "shortlog", "help", "version", "check-ignore",
      "for-each-ref", "show-ref", "whatchanged", "name-rev", "var"}
 )  # fmt: skip
-_LOOKING_HOOKS = ("post-index-change",)
-_NETWORK_CODE = re2.compile(  # RE2: linear in the code, which may be a whole file
+_LOOKING_HOOKS: Final = ("post-index-change",)
+_NETWORK_CODE: Final = re2.compile(  # RE2: linear in the code, which may be a whole file
     r"urllib\.request|urlopen|http\.client|\bhttpx\.|\brequests\.(?:get|post|put|request|Session)|\baiohttp\b|\bsocket\b|smtplib|ftplib"
     r"|telnetlib|\bfetch\s*\(|\bhttps?\.(?:get|request)\b|\bnet\.(?:connect|createConnection)"
     r"|XMLHttpRequest|\baxios\b|\bLWP\b|IO::Socket|HTTP::Tiny|Net::HTTP|open-uri|curl_init"
@@ -124,10 +124,10 @@ _NETWORK_CODE = re2.compile(  # RE2: linear in the code, which may be a whole fi
     r"|(?i:(?:file_get_contents|fopen|readfile|file|copy)\s*\(\s*['\"](?:https?|ftps?)://)"
     r"|\bmail\s*\(|stream_socket_client|Net::SMTP|Net::FTP|Socket\.tcp|TCPSocket"
 )
-_NETWORK_MODULES = frozenset(
+_NETWORK_MODULES: Final = frozenset(
     {"http.server", "http.client", "urllib.request", "smtplib", "ftplib", "telnetlib"}
 )
-_REMOTE_OPERAND = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[^/\s:=]+:)", re.IGNORECASE)
+_REMOTE_OPERAND: Final = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[^/\s:=]+:)", re.IGNORECASE)
 
 
 class Runner(Protocol):
@@ -207,12 +207,12 @@ def awk(args: list[str], runner: Runner) -> list[str]:
     return parts.program_files + parts.operands
 
 
-_SED_ADDRESS = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/I?M?)"
-_SED_EXECUTE = re.compile(
+_SED_ADDRESS: Final = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/I?M?)"
+_SED_EXECUTE: Final = re.compile(
     r"(?m)(?:^|[;{}])\s*(?:" + _SED_ADDRESS + r"(?:\s*,\s*" + _SED_ADDRESS + r")?)?\s*!?\s*"
     r"e(?:[ \t]+([^\n;}]*)|\s*(?=$|[;}]))"
 )
-_SED_SUBSTITUTE_E = re.compile(
+_SED_SUBSTITUTE_E: Final = re.compile(
     r"(?:^|[;{}\s])s(.)(?:(?!\1)[^\\\n]|\\.)*\1(?:(?!\1)[^\\\n]|\\.)*\1[gpiImM0-9w]*e"
 )
 

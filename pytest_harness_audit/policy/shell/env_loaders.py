@@ -25,34 +25,35 @@ from __future__ import annotations
 import os
 import posixpath
 import shlex
+from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.launchers import launcher_reads
 from pytest_harness_audit.policy.shell.tools import option_value
 
 #: Every name :func:`loaders` reads (the cheap test before any parsing).
-NAMES = frozenset(
+NAMES: Final = frozenset(
     {"bun", "docker", "docker-compose", "podman", "podman-compose", "heroku", "bash", "sh",
      "zsh", "dash", "ksh", "rbash"}
 )  # fmt: skip
-_BUN_OWN = frozenset(
+_BUN_OWN: Final = frozenset(
     {"install", "i", "add", "a", "remove", "rm", "update", "upgrade", "pm", "init", "create",
      "c", "link", "unlink", "patch", "publish", "outdated", "audit", "info", "completions",
      "help", "why", "build"}
 )  # fmt: skip
-_BUN_FILES = (".env", ".env.local", ".env.development", ".env.production", ".env.test")
-_DOCKER_VALUED = frozenset(
+_BUN_FILES: Final = (".env", ".env.local", ".env.development", ".env.production", ".env.test")
+_DOCKER_VALUED: Final = frozenset(
     {"-c", "--context", "--config", "-H", "--host", "-l", "--log-level", "--tlscacert",
      "--tlscert", "--tlskey"}
 )  # fmt: skip
-_COMPOSE_VALUED = frozenset(
+_COMPOSE_VALUED: Final = frozenset(
     {"-f", "--file", "-p", "--project-name", "--env-file", "--project-directory", "--profile",
      "--ansi", "--progress", "--parallel"}
 )  # fmt: skip
-_COMPOSE_FILES = ("compose.yaml", "compose.yml", "docker-compose.yml", "docker-compose.yaml")
-_COMPOSE_PRINTS = frozenset({"config", "convert"})
-_COMPOSE_RUNS = frozenset({"up", "run", "exec", "create", "start", "restart", "watch"})
-_POETRY_DOTENV = ("poetry-dotenv-plugin", "poetry-plugin-dotenv")
+_COMPOSE_FILES: Final = ("compose.yaml", "compose.yml", "docker-compose.yml", "docker-compose.yaml")
+_COMPOSE_PRINTS: Final = frozenset({"config", "convert"})
+_COMPOSE_RUNS: Final = frozenset({"up", "run", "exec", "create", "start", "restart", "watch"})
+_POETRY_DOTENV: Final = ("poetry-dotenv-plugin", "poetry-plugin-dotenv")
 
 
 def loaders(name: str, args: list[str], ctx: Context) -> None:

@@ -22,6 +22,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Final
 
 from pytest_harness_audit.policy.shell.arith import arithmetic
 from pytest_harness_audit.policy.shell.braces import BRACE, MAX_FIELDS, Chars, brace_expand
@@ -60,23 +61,23 @@ from pytest_harness_audit.policy.shell.place import Place
 from pytest_harness_audit.policy.shell.splitting import IFS, SPLIT, split_fields
 
 #: Most paths a glob word adds from a workspace listing.
-GLOB_MATCH_LIMIT = 64
+GLOB_MATCH_LIMIT: Final = 64
 #: Most glob words of one command listed against the workspace.
-GLOB_LISTING_LIMIT = 16
+GLOB_LISTING_LIMIT: Final = 16
 #: Largest script file of the workspace read when a command runs it.
-SCRIPT_FILE_LIMIT = 64 * 1024
-_GLOB_MAX_WILD_PARTS = 2
+SCRIPT_FILE_LIMIT: Final = 64 * 1024
+_GLOB_MAX_WILD_PARTS: Final = 2
 #: Folders :meth:`Expander.workspace_files` does not look in: installed dependencies, builds.
-_SKIPPED = frozenset(
+_SKIPPED: Final = frozenset(
     {"node_modules", "venv", "env", "site-packages", "__pycache__", "build", "dist", "target"}
 )
-_BRACE = BRACE  # brace expansion applies
-_GLOB = 4  # pathname expansion applies
-_UNQUOTED_LITERAL = _BRACE | _GLOB
+_BRACE: Final = BRACE  # brace expansion applies
+_GLOB: Final = 4  # pathname expansion applies
+_UNQUOTED_LITERAL: Final = _BRACE | _GLOB
 _UNQUOTED_VALUE = SPLIT | _GLOB
-_GLOB_CHARS = re.compile(r"[*?\[]")
-_STDIN = "/dev/fd/0"
-_HERE = (["<<<"], ["<<"], ["<<-"])
+_GLOB_CHARS: Final = re.compile(r"[*?\[]")
+_STDIN: Final = "/dev/fd/0"
+_HERE: Final = (["<<<"], ["<<"], ["<<-"])
 
 
 @dataclass(slots=True)

@@ -8,8 +8,10 @@ matches (one reading too many, never too few): ``@(a|b)`` → ``{a,b}``, ``?(a|b
 
 from __future__ import annotations
 
+from typing import Final
+
 #: The characters that open a pattern-list before ``(``.
-OPENERS = "?*+@!"
+OPENERS: Final = "?*+@!"
 
 
 def extglob(opener: str, body: str) -> str:

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import posixpath
 import re
+from typing import Final
 
 #: The flag of a character that came from an expansion the reading cannot know (:mod:`.expand`).
-UNKNOWN = 8
+UNKNOWN: Final = 8
 
-_DESCRIPTOR = re.compile(r"/(?:dev/fd|proc/self/fd|dev/std(in|out|err))(?:/(\d+))?")
+_DESCRIPTOR: Final = re.compile(r"/(?:dev/fd|proc/self/fd|dev/std(in|out|err))(?:/(\d+))?")
 
 
 def descriptor_path(path: str) -> str:
@@ -43,7 +44,7 @@ def file_key(path: str) -> str:
 
 
 #: Expansions a field keeps as text when their value cannot be known.
-_UNKNOWN_PART = re.compile(r"\$(?:\(…\)|\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|.)")
+_UNKNOWN_PART: Final = re.compile(r"\$(?:\(…\)|\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|.)")
 
 
 def known_ending(path: str) -> str:
@@ -73,13 +74,13 @@ def unknown_glob(chars: list[tuple[str, int]], glob_flag: int) -> str:
     return "".join(out)
 
 
-_CLASSES = {
+_CLASSES: Final = {
     "alpha": "a-zA-Z", "lower": "a-z", "upper": "A-Z", "digit": "0-9", "alnum": "a-zA-Z0-9",
     "xdigit": "0-9a-fA-F", "word": "a-zA-Z0-9_", "punct": ":-@!-.[-`{-~", "space": " \t\n\r\f\v",
     "blank": " \t", "print": " -~", "graph": ":-~!-9", "cntrl": "\x01-\x1f\x7f",
 }  # fmt: skip
 _BRACKET = re.compile(r"\[[!^]?\]?(?:\[:\w+:\]|\[=[^\]]=\]|\[\.[^\]]\.\]|[^\]])*\]")
-_CLASS = re.compile(r"\[:(\w+):\]|\[=([^\]])=\]|\[\.([^\]])\.\]")
+_CLASS: Final = re.compile(r"\[:(\w+):\]|\[=([^\]])=\]|\[\.([^\]])\.\]")
 
 
 def posix_brackets(pattern: str) -> str:

@@ -20,16 +20,17 @@ import base64
 import binascii
 import re
 from collections.abc import Callable
+from typing import Final
 
 from pytest_harness_audit.policy.sensitive import glob_candidates, is_credential_path
 from pytest_harness_audit.policy.shell.nodes import Lit, Param, Sub
 
 #: Most commands of a pipeline worked out, and most characters passed between them.
-MAX_FILTERS = 6
-MAX_TEXT = 4096
+MAX_FILTERS: Final = 6
+MAX_TEXT: Final = 4096
 
-_RANGE = re.compile(r"(.)-(.)", re.S)
-_REPEATS = re.compile(r"[*+?{}()|\\\[\]]")
+_RANGE: Final = re.compile(r"(.)-(.)", re.S)
+_REPEATS: Final = re.compile(r"[*+?{}()|\\\[\]]")
 
 
 def run_filter(name: str, args: list[str], stdin: str | None, loose: bool = False) -> str | None:
@@ -202,7 +203,7 @@ def _sub_text(sub: Sub, variables: dict[str, str], depth: int) -> str:
 
 #: Filters that read their standard input when given no file: the options taking a value
 #: (short letters, long names), and whether the first operand is their program or pattern.
-_STDIN_FILTERS: dict[str, tuple[str, bool]] = {
+_STDIN_FILTERS: Final[dict[str, tuple[str, bool]]] = {
     "head": ("nc", False), "tail": ("nc", False), "sort": ("kotST", False), "uniq": ("fsw", False),
     "shuf": ("noi", False), "tac": ("s", False), "rev": ("", False), "cut": ("bcdf", False),
     "grep": ("efmABCD", True), "egrep": ("efmABCD", True), "fgrep": ("efmABCD", True),
@@ -211,7 +212,7 @@ _STDIN_FILTERS: dict[str, tuple[str, bool]] = {
     "paste": ("d", False), "nl": ("bdfhilnsvw", False), "fold": ("w", False),
     "xargs": ("adEILnPs", False), "line": ("", False),
 }  # fmt: skip
-_STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+_STDIN_PATHS: Final = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 
 
 def stdin_filter(name: str, args: list[str]) -> list[str] | None:
@@ -246,12 +247,14 @@ def stdin_filter(name: str, args: list[str]) -> list[str] | None:
 
 
 #: The words of a program's text that could be paths (``print ".env"`` → ``.env``).
-_WORDS = re.compile(r"/?[\w.~+@-]+(?:/[\w.~+@-]+)*")
+_WORDS: Final = re.compile(r"/?[\w.~+@-]+(?:/[\w.~+@-]+)*")
 #: A word holding a glob character (``.e?v``, ``~/.ssh/id_*``).
-_GLOB_WORDS = re.compile(r"[\w.~+@/*?\[\]-]*[*?\[][\w.~+@/*?\[\]-]*")
-_LINE_FILTERS = frozenset({"grep", "egrep", "fgrep", "head", "tail", "sort", "uniq", "shuf", "tac"})
-_MAX_LINES = 64 * 1024
-_FILTERS: dict[str, Callable[[list[str], str], str | None]] = {
+_GLOB_WORDS: Final = re.compile(r"[\w.~+@/*?\[\]-]*[*?\[][\w.~+@/*?\[\]-]*")
+_LINE_FILTERS: Final = frozenset(
+    {"grep", "egrep", "fgrep", "head", "tail", "sort", "uniq", "shuf", "tac"}
+)
+_MAX_LINES: Final = 64 * 1024
+_FILTERS: Final[dict[str, Callable[[list[str], str], str | None]]] = {
     "grep": _grep,
     "egrep": lambda args, text: _grep(["-E", *args], text),
     "fgrep": lambda args, text: _grep(["-F", *args], text),
@@ -267,9 +270,9 @@ _FILTERS: dict[str, Callable[[list[str], str], str | None]] = {
 
 #: Filters that keep some of the lines they are given in an order the reading does not know (a
 #: listing's order is the locale's): their output is :func:`loose_filter`'s, one line too many.
-LINE_PICKERS = frozenset({"head", "tail", "sort", "uniq", "shuf", "tac"})
+LINE_PICKERS: Final = frozenset({"head", "tail", "sort", "uniq", "shuf", "tac"})
 #: Every filter :func:`run_filter` works out (``cat`` aside).
-FILTER_NAMES = frozenset(_FILTERS) | LINE_PICKERS
+FILTER_NAMES: Final = frozenset(_FILTERS) | LINE_PICKERS
 
 __all__ = [
     "FILTER_NAMES",

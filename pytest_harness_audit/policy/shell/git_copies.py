@@ -25,22 +25,23 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Final
 
 from pytest_harness_audit.policy.shell.committed import committed_credentials
 from pytest_harness_audit.policy.shell.context import Context
 
 #: Options that show a diff's text; ``-U<n>``/``--unified=<n>`` too.
-_PATCH = frozenset({"-p", "-u", "--patch", "--patch-with-stat", "--patch-with-raw", "--cc",
+_PATCH: Final = frozenset({"-p", "-u", "--patch", "--patch-with-stat", "--patch-with-raw", "--cc",
                     "--dd", "--remerge-diff", "-W", "--function-context", "--word-diff",
                     "--color-words", "--binary", "-m", "-c"})  # fmt: skip
 #: Options that show no diff text (names, counts, nothing).
-_NO_TEXT = frozenset({"--stat", "--numstat", "--shortstat", "--name-only", "--name-status",
+_NO_TEXT: Final = frozenset({"--stat", "--numstat", "--shortstat", "--name-only", "--name-status",
                       "--raw", "--summary", "--dirstat", "-s", "--no-patch", "--compact-summary",
                       "--check", "--quiet", "-q"})  # fmt: skip
 #: Options that take the next word as their value: of the diff and log family, and by command.
-_VALUED = frozenset({"-n", "--max-count", "--skip", "-S", "-G", "-O", "--author", "--committer",
-                     "--grep", "--since", "--until", "--output"})  # fmt: skip
-_VALUED_BY_COMMAND: dict[str, frozenset[str]] = {
+_VALUED: Final = frozenset({"-n", "--max-count", "--skip", "-S", "-G", "-O", "--author",
+                     "--committer", "--grep", "--since", "--until", "--output"})  # fmt: skip
+_VALUED_BY_COMMAND: Final[dict[str, frozenset[str]]] = {
     "format-patch": _VALUED | {"-o", "--output-directory", "-v", "--reroll-count", "--to",
                                "--subject-prefix", "--in-reply-to", "--from", "--base",
                                "--interdiff", "--range-diff", "--cc"},
@@ -55,15 +56,28 @@ _VALUED_BY_COMMAND: dict[str, frozenset[str]] = {
 }  # fmt: skip
 _VALUED_BY_COMMAND["send-email"] = _VALUED_BY_COMMAND["format-patch"]
 #: Commands whose default output is a diff's text.
-_DIFF_BY_DEFAULT = frozenset({"show", "diff", "range-diff"})
+_DIFF_BY_DEFAULT: Final = frozenset({"show", "diff", "range-diff"})
 #: Commands that show a diff's text only when asked.
-_DIFF_WHEN_ASKED = frozenset({"log", "whatchanged", "reflog", "diff-tree", "diff-index",
+_DIFF_WHEN_ASKED: Final = frozenset({"log", "whatchanged", "reflog", "diff-tree", "diff-index",
                               "diff-files", "request-pull"})  # fmt: skip
 #: Commands that check committed files out into their work tree.
-_CHECKOUTS = frozenset({"checkout", "restore", "reset", "switch", "read-tree", "checkout-index",
-                        "merge", "pull", "cherry-pick", "revert", "stash"})  # fmt: skip
-_OBJECT_ID = re.compile(r"[0-9a-fA-F]{4,64}")
-_SCP_LIKE = re.compile(r"[^/:]+:")
+_CHECKOUTS: Final = frozenset(
+    {
+        "checkout",
+        "restore",
+        "reset",
+        "switch",
+        "read-tree",
+        "checkout-index",
+        "merge",
+        "pull",
+        "cherry-pick",
+        "revert",
+        "stash",
+    }
+)
+_OBJECT_ID: Final = re.compile(r"[0-9a-fA-F]{4,64}")
+_SCP_LIKE: Final = re.compile(r"[^/:]+:")
 
 
 def committed_reads(sub: str, rest: list[str], folder: str, top: list[str], ctx: Context) -> None:
@@ -95,7 +109,7 @@ def committed_reads(sub: str, rest: list[str], folder: str, top: list[str], ctx:
 
 
 #: Printing commands that write files (``format-patch`` without ``--stdout``) or send mail.
-_WRITES_FILES = frozenset({"format-patch", "send-email"})
+_WRITES_FILES: Final = frozenset({"format-patch", "send-email"})
 
 
 def _escapes(ctx: Context) -> bool:

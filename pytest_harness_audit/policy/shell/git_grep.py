@@ -10,6 +10,7 @@ prints no line (``-l``, ``-c``, ``-q``) reads those its patterns may match (one 
 from __future__ import annotations
 
 import os
+from typing import Final
 
 from pytest_harness_audit.policy.shell.committed import committed_credentials
 from pytest_harness_audit.policy.shell.context import Context, HeldReads
@@ -22,7 +23,7 @@ from pytest_harness_audit.policy.shell.search_oracles import (
 from pytest_harness_audit.policy.shell.tools import split_options
 
 #: ``git grep`` options with a value besides those of ``grep``.
-_VALUED = SEARCH_VALUED["grep"] | {"--max-depth", "-O", "--open-files-in-pager", "--threads"}
+_VALUED: Final = SEARCH_VALUED["grep"] | {"--max-depth", "-O", "--open-files-in-pager", "--threads"}
 
 
 def tracked_search(rest: list[str], folder: str, ctx: Context) -> None:

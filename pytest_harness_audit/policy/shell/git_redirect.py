@@ -18,19 +18,20 @@ the keys git runs.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 from pytest_harness_audit.policy.git_command_keys import command_key as command_key
 
 #: ``git config`` options and subcommands that read or remove, never set, a value.
-_NOT_SETTING = frozenset(
+_NOT_SETTING: Final = frozenset(
     {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool",
      "-l", "--list", "--unset", "--unset-all", "--remove-section", "--rename-section",
      "-e", "--edit", "get", "list", "unset", "remove-section", "rename-section", "edit"}
 )  # fmt: skip
 #: The system configuration file ``git config --system`` writes.
-SYSTEM_CONFIG = "/etc/gitconfig"
+SYSTEM_CONFIG: Final = "/etc/gitconfig"
 #: ``git stash`` subcommands that put no work-tree change away.
-_STASH_OTHERS = frozenset(
+_STASH_OTHERS: Final = frozenset(
     {"list", "show", "apply", "pop", "drop", "clear", "branch", "create", "store"}
 )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Protocol
+from typing import Final, Protocol
 
 from pytest_harness_audit.policy.shell.embedded import (
     Runner,
@@ -24,14 +24,14 @@ from pytest_harness_audit.policy.shell.expand import Expander
 from pytest_harness_audit.policy.shell.gitenv import command_settings
 
 #: Global options of git that take the next word as their value.
-GIT_GLOBAL_OPTIONS = frozenset(
+GIT_GLOBAL_OPTIONS: Final = frozenset(
     {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"}
 )
 
 
 #: Configuration files read by :func:`existing_text`, by path: their signature and text.
-_READ: dict[str, tuple[tuple[int, int, int, int], str]] = {}
-_MAX_READ = 256
+_READ: Final[dict[str, tuple[tuple[int, int, int, int], str]]] = {}
+_MAX_READ: Final = 256
 
 
 class GitContext(Runner, Protocol):
@@ -191,9 +191,9 @@ def new_repository(sub: str, args: list[str], ctx: GitContext) -> None:
 
 #: Options of git subcommands whose value is a command git runs (long names, which git
 #: accepts abbreviated), and their one-letter forms by subcommand.
-_COMMAND_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "--extcmd",
+_COMMAND_OPTIONS: Final = ("--upload-pack", "--receive-pack", "--exec", "--extcmd",
                     "--open-files-in-pager")  # fmt: skip
-_SHORT_COMMAND_OPTIONS = {
+_SHORT_COMMAND_OPTIONS: Final = {
     "fetch": "-u", "clone": "-u", "pull": "-u", "ls-remote": "-u", "difftool": "-x",
     "grep": "-O", "archive": "",
 }  # fmt: skip

@@ -22,6 +22,7 @@ import posixpath
 import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping
+from typing import Final
 
 from pytest_harness_audit.policy.shell.embedded import (
     GIT_ALWAYS_NETWORK,
@@ -35,36 +36,36 @@ from pytest_harness_audit.policy.shell.embedded import (
 from pytest_harness_audit.policy.shell.node_config import is_node_variable, node_environment
 
 #: Variables whose value a program runs as a command.
-COMMAND_ENV = frozenset(
+COMMAND_ENV: Final = frozenset(
     {"GIT_PAGER", "PAGER", "MANPAGER", "GIT_EDITOR", "EDITOR", "VISUAL", "GIT_SEQUENCE_EDITOR",
      "GIT_EXTERNAL_DIFF", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS",
      "GIT_PROXY_COMMAND", "LESSOPEN", "LESSCLOSE", "BASH_ENV", "ENV", "PROMPT_COMMAND",
      "SYSTEMD_PAGER"}
 )  # fmt: skip
 #: Variables naming a configuration file git reads.
-CONFIG_FILE_ENV = frozenset({"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG"})
+CONFIG_FILE_ENV: Final = frozenset({"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG"})
 #: Variables naming a folder git takes configuration, hooks or programs from.
-FOLDER_ENV = frozenset(
+FOLDER_ENV: Final = frozenset(
     {"GIT_DIR", "GIT_COMMON_DIR", "GIT_TEMPLATE_DIR", "GIT_EXEC_PATH", "HOME", "XDG_CONFIG_HOME"}
 )
-_CONFIG_PREFIX = "GIT_CONFIG_"
-_VALUE_PREFIX = "GIT_CONFIG_VALUE_"
+_CONFIG_PREFIX: Final = "GIT_CONFIG_"
+_VALUE_PREFIX: Final = "GIT_CONFIG_VALUE_"
 #: Keys git runs only when it talks to a remote (read for such a subcommand only: a repository
 #: set up with ``core.sshCommand = ssh -i key`` is no network exchange on ``git status``).
-_REMOTE_KEYS = re.compile(
+_REMOTE_KEYS: Final = re.compile(
     r"core\.(?:sshcommand|gitproxy|askpass)|credential\.|remote\.|protocol\.|url\.|http\."
     r"|sendemail\."
 )
 _REMOTE_SUBCOMMANDS = GIT_NETWORK | GIT_ALWAYS_NETWORK | {"remote", "submodule"}
 #: Most ``GIT_CONFIG_KEY_<n>`` pairs read.
-_MAX_PAIRS = 64
-_INCLUDE = re.compile(r"(?i)include\.path|includeif\..+\.path")
-_SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
-_ENTRY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
+_MAX_PAIRS: Final = 64
+_INCLUDE: Final = re.compile(r"(?i)include\.path|includeif\..+\.path")
+_SECTION: Final = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
+_ENTRY: Final = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
 #: Most lines of a configuration file read, and how deep includes are followed.
-_MAX_LINES = 2048
-_MAX_INCLUDES = 8
-_MAX_INCLUDED = 32
+_MAX_LINES: Final = 2048
+_MAX_INCLUDES: Final = 8
+_MAX_INCLUDED: Final = 32
 
 FileText = Callable[[str], "str | None"]
 

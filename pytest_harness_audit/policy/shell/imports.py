@@ -25,31 +25,31 @@ import json
 import posixpath
 import re
 import urllib.parse
-from typing import Protocol
+from typing import Final, Protocol
 
 import re2
 
 #: Most files one command's program text may load through others.
-MAX_LOADED = 128
+MAX_LOADED: Final = 128
 #: Most program text one command's loads may add up to (bytes).
-MAX_LOADED_TEXT = 2 << 20
-_PY_IMPORT = re2.compile(r"(?m)(?:^|;)[ \t]*import[ \t]+([\w. \t,]+)")
-_PY_FROM = re2.compile(
+MAX_LOADED_TEXT: Final = 2 << 20
+_PY_IMPORT: Final = re2.compile(r"(?m)(?:^|;)[ \t]*import[ \t]+([\w. \t,]+)")
+_PY_FROM: Final = re2.compile(
     r"(?m)(?:^|;)[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(?:\(([\w\s,*]*)\)|([\w \t,*]+))"
 )
-_PY_PATH_RUN = re2.compile(
+_PY_PATH_RUN: Final = re2.compile(
     r"""(?:run_path|run_module|import_module|__import__)\(\s*['"]([^'"\n]+)['"]"""
     r"""|exec\(\s*(?:compile\(\s*)?open\(\s*['"]([^'"\n]+)['"]"""
 )
-_JS_LOAD = re2.compile(
+_JS_LOAD: Final = re2.compile(
     r"""(?m)(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s+|^\s*import\s+)['"](\.{1,2}/[^'"\n]*)['"]""",
 )
-_JS_PACKAGE = re2.compile(
+_JS_PACKAGE: Final = re2.compile(
     r"""(?m)(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s+|^\s*import\s+)['"]"""
     r"""((?:@[\w.-]+/)?[\w][\w.-]*(?:/[\w.@-]+)*)['"]""",
 )
-_JS_BARE = re2.compile(r"(?:@[\w.-]+/)?[\w][\w.-]*(?:/[\w.@-]+)*")
-_NODE_BUILTINS = frozenset(
+_JS_BARE: Final = re2.compile(r"(?:@[\w.-]+/)?[\w][\w.-]*(?:/[\w.@-]+)*")
+_NODE_BUILTINS: Final = frozenset(
     {"assert", "async_hooks", "buffer", "child_process", "cluster", "console", "constants",
      "crypto", "dgram", "diagnostics_channel", "dns", "domain", "events", "fs", "http", "http2",
      "https", "inspector", "module", "net", "os", "path", "perf_hooks", "process", "punycode",
@@ -57,13 +57,13 @@ _NODE_BUILTINS = frozenset(
      "trace_events", "tty", "url", "util", "v8", "vm", "wasi", "worker_threads", "zlib", "test"}
 )  # fmt: skip
 #: Most bare package names of one program text resolved (more is unreadable).
-MAX_PACKAGES = 64
-_RUBY_PHP_LOAD = re2.compile(
+MAX_PACKAGES: Final = 64
+_RUBY_PHP_LOAD: Final = re2.compile(
     r"""\b(?:require_relative|load|include|include_once|require_once)\s*\(?\s*['"]([^'"\n]+)['"]"""
 )
-_JS_ENDINGS = ("", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".tsx", ".jsx", "/index.js",
+_JS_ENDINGS: Final = ("", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".tsx", ".jsx", "/index.js",
                "/index.ts", "/index.mjs")  # fmt: skip
-_NODE_PRELOADS = frozenset(
+_NODE_PRELOADS: Final = frozenset(
     {"-r", "--require", "--import", "--loader", "--experimental-loader", "--test-reporter"}
 )
 

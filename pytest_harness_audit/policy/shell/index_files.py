@@ -46,6 +46,7 @@ import os
 import posixpath
 import re
 from collections.abc import Callable
+from typing import Final
 
 from pytest_harness_audit.policy.shell import index_formats as formats
 from pytest_harness_audit.policy.shell.context import Context
@@ -54,25 +55,25 @@ from pytest_harness_audit.policy.shell.registries import exchange
 Parser = Callable[[str], list[str]]
 
 #: Most nested ``-r``/``-c`` files followed, and most requirement files read for one command.
-MAX_DEPTH = 4
-MAX_FILES = 16
+MAX_DEPTH: Final = 4
+MAX_FILES: Final = 16
 #: Most folders above the command's a project file is looked for in.
-MAX_LEVELS = 8
+MAX_LEVELS: Final = 8
 
-_PIP_SUBS = frozenset({"install", "download", "wheel", "lock", "index"})
-_UV_SUBS = frozenset({"sync", "lock", "add", "remove", "run", "export", "tree"})
-_PROJECT_SUBS = frozenset({"install", "sync", "update", "add", "remove", "lock", "upgrade"})
-_NPM_SUBS = frozenset({"install", "i", "in", "ins", "inst", "insta", "instal", "isnt",
+_PIP_SUBS: Final = frozenset({"install", "download", "wheel", "lock", "index"})
+_UV_SUBS: Final = frozenset({"sync", "lock", "add", "remove", "run", "export", "tree"})
+_PROJECT_SUBS: Final = frozenset({"install", "sync", "update", "add", "remove", "lock", "upgrade"})
+_NPM_SUBS: Final = frozenset({"install", "i", "in", "ins", "inst", "insta", "instal", "isnt",
                        "isntall", "add", "ci", "clean-install", "ic", "install-clean",
                        "install-test", "it", "install-ci-test", "cit", "update", "up",
                        "upgrade", "udpate", "fetch", "a"})  # fmt: skip
-_CARGO_SUBS = frozenset({"add", "build", "b", "bench", "check", "c", "clippy", "doc", "d",
+_CARGO_SUBS: Final = frozenset({"add", "build", "b", "bench", "check", "c", "clippy", "doc", "d",
                          "fetch", "fix", "generate-lockfile", "install", "metadata", "run",
                          "r", "test", "t", "tree", "update", "vendor"})  # fmt: skip
-_YARN_SUBS = frozenset({"install", "add", "up", "upgrade", "upgrade-interactive"})
-_BUNDLE_SUBS = frozenset({"install", "update", "lock", "add", "cache", "package"})
+_YARN_SUBS: Final = frozenset({"install", "add", "up", "upgrade", "upgrade-interactive"})
+_BUNDLE_SUBS: Final = frozenset({"install", "update", "lock", "add", "cache", "package"})
 #: Options before the subcommand whose value is the next word, by tool.
-_VALUED: dict[str, frozenset[str]] = {
+_VALUED: Final[dict[str, frozenset[str]]] = {
     "pip": frozenset({"--python", "--cache-dir", "--log", "--proxy", "--timeout", "--retries",
                       "--exists-action", "--trusted-host", "--cert", "--client-cert"}),
     "uv": frozenset({"--directory", "--project", "--config-file", "--python", "-p",
@@ -87,21 +88,21 @@ _VALUED: dict[str, frozenset[str]] = {
     "conda": frozenset({"-n", "--name", "-p", "--prefix", "-f", "--file", "-c", "--channel"}),
 }  # fmt: skip
 #: Options naming the folder the tool works in, by tool.
-_FOLDER = {"uv": ("--directory", "--project"), "poetry": ("-C", "--directory", "-P",
+_FOLDER: Final = {"uv": ("--directory", "--project"), "poetry": ("-C", "--directory", "-P",
            "--project"), "pdm": ("-p", "--project"), "npm": ("--prefix", "-C", "--dir"),
            "yarn": ("--cwd",), "bun": ("--cwd",)}  # fmt: skip
-_TOOLS = {"pip": "pip", "pip3": "pip", "pip-compile": "pip-compile", "pip-sync": "pip-sync",
+_TOOLS: Final = {"pip": "pip", "pip3": "pip", "pip-compile": "pip-compile", "pip-sync": "pip-sync",
           "uv": "uv", "uvx": "uvx", "poetry": "poetry", "pdm": "pdm", "pipenv": "pipenv",
           "npm": "npm", "pnpm": "pnpm", "yarn": "yarn", "bun": "bun", "cargo": "cargo",
           "bundle": "bundle", "bundler": "bundle", "conda": "conda", "mamba": "conda",
           "micromamba": "conda"}  # fmt: skip
 #: Every name read here (the cheap test before any parsing; ``python…``/``pip…`` too).
-NAMES = frozenset(_TOOLS)
-_REQUIREMENT_OPTIONS = ("-r", "--requirement", "-c", "--constraint", "--override",
+NAMES: Final = frozenset(_TOOLS)
+_REQUIREMENT_OPTIONS: Final = ("-r", "--requirement", "-c", "--constraint", "--override",
                         "--overrides", "--build-constraint", "--build-constraints")  # fmt: skip
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_VARIABLE: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 #: The project files each tool reads, with their readers.
-_PROJECT_FILES: dict[str, tuple[tuple[str, Parser], ...]] = {
+_PROJECT_FILES: Final[dict[str, tuple[tuple[str, Parser], ...]]] = {
     "pip": ((".venv/pip.conf", formats.pip_config), ("venv/pip.conf", formats.pip_config),
             (".config/pip/pip.conf", formats.pip_config), (".pip/pip.conf", formats.pip_config)),
     "uv": (("uv.toml", formats.uv_toml), ("pyproject.toml", formats.uv_pyproject),
@@ -212,7 +213,7 @@ def option_values(words: list[str], names: tuple[str, ...]) -> list[str]:
 
 
 #: Real paths of the workspace roots seen (one or two per session; the reading runs per call).
-_REAL_ROOTS: dict[str, str] = {}
+_REAL_ROOTS: Final[dict[str, str]] = {}
 
 
 def _real_root(root: str) -> str:

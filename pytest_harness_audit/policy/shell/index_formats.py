@@ -12,22 +12,22 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from pytest_harness_audit.policy.shell.tomlfiles import parse_toml, table
 
 #: pip's requirement-file options naming an index, and those naming another file.
-_PIP_INDEX = frozenset({"-i", "--index-url", "--extra-index-url", "-f", "--find-links"})
-_PIP_FIND = frozenset({"-f", "--find-links"})
-_PIP_NESTED = frozenset({"-r", "--requirement", "-c", "--constraint"})
+_PIP_INDEX: Final = frozenset({"-i", "--index-url", "--extra-index-url", "-f", "--find-links"})
+_PIP_FIND: Final = frozenset({"-f", "--find-links"})
+_PIP_NESTED: Final = frozenset({"-r", "--requirement", "-c", "--constraint"})
 #: pip's configuration keys naming an index (``_`` spellings too).
-_PIP_KEYS = frozenset({"index-url", "extra-index-url", "find-links"})
-_INI_SETTING = re.compile(r"([^=:\s]+)\s*[=:]\s*(.*)$")
+_PIP_KEYS: Final = frozenset({"index-url", "extra-index-url", "find-links"})
+_INI_SETTING: Final = re.compile(r"([^=:\s]+)\s*[=:]\s*(.*)$")
 #: uv's settings naming an index (``uv.toml``, ``[tool.uv]``, their ``pip`` table).
-_UV_KEYS = ("index-url", "extra-index-url", "find-links", "default-index")
-_COMMENT = re.compile(r"(^|\s)#.*$")
-_GEM_SOURCE = re.compile(r"""(?:^|[\s,(])source[:\s(]\s*["']([^"']+)["']""")
-_YARN_SERVER = re.compile(r"""^\s*npmRegistryServer\s*:\s*["']?([^"'\s#]+)""")
+_UV_KEYS: Final = ("index-url", "extra-index-url", "find-links", "default-index")
+_COMMENT: Final = re.compile(r"(^|\s)#.*$")
+_GEM_SOURCE: Final = re.compile(r"""(?:^|[\s,(])source[:\s(]\s*["']([^"']+)["']""")
+_YARN_SERVER: Final = re.compile(r"""^\s*npmRegistryServer\s*:\s*["']?([^"'\s#]+)""")
 
 
 class Requirements(NamedTuple):

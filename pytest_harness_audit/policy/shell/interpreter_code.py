@@ -11,20 +11,22 @@ inline code too (its files, its calls).
 
 from __future__ import annotations
 
+from typing import Final
+
 from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.quoted_shellouts import language_of, quoted_shell_outs
 from pytest_harness_audit.policy.shell.shellouts import guessed_runs
 
 #: Per language: options whose value is code, options taking the next word as their value,
 #: and option letters that take the rest of their word (perl ``-Mstrict``, ``-i.bak``).
-_CODE = {"perl": "eE", "ruby": "e", "php": "rBRE"}
-_VALUED = {
+_CODE: Final = {"perl": "eE", "ruby": "e", "php": "rBRE"}
+_VALUED: Final = {
     "perl": frozenset(),
     "ruby": frozenset({"-I", "-r", "-C", "-E", "--encoding", "--require"}),
     "php": frozenset({"-d", "-c", "-f", "-z", "-t", "-S", "--define", "--file"}),
 }
-_REST = {"perl": "IMmxidDCF", "ruby": "IrCEFiKxTWU0l", "php": "dcfzt"}
-_DIGITS = {"perl": "l0", "ruby": ""}
+_REST: Final = {"perl": "IMmxidDCF", "ruby": "IrCEFiKxTWU0l", "php": "dcfzt"}
+_DIGITS: Final = {"perl": "l0", "ruby": ""}
 
 
 def interpreter_code(name: str, args: list[str], runner: Runner) -> None:

@@ -11,28 +11,29 @@ shell the file sets that is not a POSIX shell, ``mod`` modules, or a recipe grow
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.task_words import closure, first_text, operands, option
 
-_JUST_FILES = ("justfile", "Justfile", ".justfile", "JUSTFILE")
-_RECIPE = re.compile(r"^@?([A-Za-z_][\w-]*)((?:\s+[^:\s][^:]*?)?)\s*:(?!=)(.*)$")
-_JUST_VARIABLE = re.compile(r"^(?:export\s+)?([A-Za-z_][\w-]*)\s*:=\s*(.*)$")
-_INTERPOLATION = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)\s*\}\}")
+_JUST_FILES: Final = ("justfile", "Justfile", ".justfile", "JUSTFILE")
+_RECIPE: Final = re.compile(r"^@?([A-Za-z_][\w-]*)((?:\s+[^:\s][^:]*?)?)\s*:(?!=)(.*)$")
+_JUST_VARIABLE: Final = re.compile(r"^(?:export\s+)?([A-Za-z_][\w-]*)\s*:=\s*(.*)$")
+_INTERPOLATION: Final = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)\s*\}\}")
 #: Values that name a folder or the command line (``{{justfile_directory()}}``,
 #: ``{{.ROOT_DIR}}``, ``{{.CLI_ARGS}}``): put in as ``.``, which names no secret.
-_PLACE_VALUES = re.compile(
+_PLACE_VALUES: Final = re.compile(
     r"\{\{\s*(?:\w+_directory\(\)|invocation_directory\(\)|arch\(\)|os\(\)|os_family\(\)"
     r"|num_cpus\(\)|ROOT_DIR|TASKFILE_DIR|USER_WORKING_DIR|TASK_DIR|CLI_ARGS|TASK|OS|ARCH)\s*\}\}"
 )
-_JUST_SHELLS = re.compile(r"""^\s*set\s+(?:windows-)?shell\s*:=\s*\[\s*['"]([^'"]+)['"]""")
-_JUST_OWN = frozenset(
+_JUST_SHELLS: Final = re.compile(r"""^\s*set\s+(?:windows-)?shell\s*:=\s*\[\s*['"]([^'"]+)['"]""")
+_JUST_OWN: Final = frozenset(
     {"-l", "--list", "--summary", "--variables", "--dump", "--fmt", "--init", "--show", "-s",
      "--edit", "-e", "--groups", "--changelog", "--completions", "--man", "--version", "-V",
      "--help", "-h", "--check"}
 )  # fmt: skip
-_JUST_DOTENV = re.compile(r"(?m)^\s*set\s+dotenv-(?:load|path|filename|required)\b(.*)$")
-_MAX_BODY = 16 * 1024
+_JUST_DOTENV: Final = re.compile(r"(?m)^\s*set\s+dotenv-(?:load|path|filename|required)\b(.*)$")
+_MAX_BODY: Final = 16 * 1024
 
 
 def just(args: list[str], runner: Runner) -> None:
@@ -76,7 +77,7 @@ def just(args: list[str], runner: Runner) -> None:
             read_body("\n".join(found_recipe.body), values, runner, found_recipe.code)
 
 
-_POSIX_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash"})
+_POSIX_SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash"})
 
 
 def _just_imports(text: str, runner: Runner) -> str:
@@ -114,7 +115,9 @@ class Recipe:
 
 
 Recipes = dict[str, Recipe]
-_PARAMETER = re.compile(r"""([*+]?\$?[A-Za-z_][\w-]*)(?:\s*=\s*('[^']*'|"[^"]*"|[^\s'"]+))?""")
+_PARAMETER: Final = re.compile(
+    r"""([*+]?\$?[A-Za-z_][\w-]*)(?:\s*=\s*('[^']*'|"[^"]*"|[^\s'"]+))?"""
+)
 
 
 def _just_recipes(text: str) -> tuple[Recipes, list[str], dict[str, str]]:
@@ -163,7 +166,7 @@ def _just_value(value: str) -> str:
     return value
 
 
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_QUOTED: Final = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
 def read_body(body: str, variables: dict[str, str], runner: Runner, code: bool = False) -> None:

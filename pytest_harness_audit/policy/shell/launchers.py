@@ -18,13 +18,13 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from pytest_harness_audit.policy.shell.powershell import UNKNOWN_MARK, as_posix
 
 #: Wrappers that run the rest of their argv: ``name: (options taking a value, positional words
 #: before the command)``.
-WRAPPER_OPTIONS: dict[str, tuple[frozenset[str], int]] = {
+WRAPPER_OPTIONS: Final[dict[str, tuple[frozenset[str], int]]] = {
     "env": (frozenset({"--chdir", "--split-string", "--unset", "-C", "-S", "-u"}), 0),
     "sudo": (frozenset({"--group", "--host", "--prompt", "--user", "-C", "-D", "-T", "-U", "-g",
                         "-h", "-p", "-r", "-t", "-u"}), 0),
@@ -65,7 +65,7 @@ WRAPPER_OPTIONS: dict[str, tuple[frozenset[str], int]] = {
                         "--group", "-g", "--nice", "--chdir", "-D", "--setenv", "--machine"}), 0),
 }  # fmt: skip
 #: Programs that run their script operand as code (besides :data:`~.projects.INTERPRETERS`).
-CODE_RUNNERS = frozenset(
+CODE_RUNNERS: Final = frozenset(
     {"tsx", "ts-node", "ts-node-esm", "ts-node-script", "ts-node-cwd", "esno", "esr", "vite-node",
      "babel-node", "jiti", "sucrase-node", "swc-node", "coffee", "elixir", "julia", "groovy",
      "jshell", "tclsh", "wish", "expect", "guile", "racket", "sbcl", "clisp", "raku", "perl6",
@@ -73,15 +73,15 @@ CODE_RUNNERS = frozenset(
      "graalpy", "qjs", "hermes", "gjs", "luajit", "texlua", "nu", "xonsh", "elvish", "janet",
      "fennel", "hy", "irb", "php-cgi"}
 )  # fmt: skip
-_POWERSHELLS = frozenset({"pwsh", "powershell", "pwsh.exe", "powershell.exe"})
+_POWERSHELLS: Final = frozenset({"pwsh", "powershell", "pwsh.exe", "powershell.exe"})
 #: PowerShell options taking a value (lower case), and those naming what runs.
-_POWERSHELL_VALUED = frozenset(
+_POWERSHELL_VALUED: Final = frozenset(
     {"-executionpolicy", "-ep", "-ex", "-workingdirectory", "-wd", "-configurationname",
      "-outputformat", "-of", "-o", "-inputformat", "-if", "-settingsfile", "-windowstyle", "-w",
      "-version", "-v", "-custompipename", "-psconsolefile", "-configurationfile"}
 )  # fmt: skip
 #: Launchers: ``(subcommands that launch, options taking a value, operands before the command)``.
-_LAUNCHERS: dict[str, tuple[frozenset[str], frozenset[str], int]] = {
+_LAUNCHERS: Final[dict[str, tuple[frozenset[str], frozenset[str], int]]] = {
     "uv": (frozenset({"run"}), frozenset(
         {"--with", "--with-editable", "--with-requirements", "--python", "-p", "--project",
          "--directory", "--group", "--extra", "--package", "--env-file", "--index",
@@ -112,10 +112,10 @@ _LAUNCHERS: dict[str, tuple[frozenset[str], frozenset[str], int]] = {
     "infisical": (frozenset({"run"}), frozenset({"--env", "--path", "--projectId"}), 0),
     "aws-vault": (frozenset({"exec"}), frozenset({"-d", "--duration", "-r", "--region"}), 1),
 }  # fmt: skip
-_COVERAGE_OWN = frozenset({"--branch", "-a", "--append", "-p", "--parallel-mode", "--timid", "-L",
-                           "--pylib", "--save-signal"})  # fmt: skip
+_COVERAGE_OWN: Final = frozenset({"--branch", "-a", "--append", "-p", "--parallel-mode", "--timid",
+                           "-L", "--pylib", "--save-signal"})  # fmt: skip
 #: Every launcher's name, for the dispatcher's one set lookup.
-LAUNCHERS = frozenset(_LAUNCHERS) | {"nix-shell", "deno", "go"} | _POWERSHELLS
+LAUNCHERS: Final = frozenset(_LAUNCHERS) | {"nix-shell", "deno", "go"} | _POWERSHELLS
 
 
 class Launch(NamedTuple):
@@ -208,10 +208,10 @@ def launcher_reads(name: str, args: list[str]) -> list[str]:
 
 
 #: Options naming a module an interpreter loads before the program.
-_PRELOAD_OPTIONS = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader",
-                              "--preload"})  # fmt: skip
+_PRELOAD_OPTIONS: Final = frozenset({"-r", "--require", "--import", "--loader",
+                              "--experimental-loader", "--preload"})  # fmt: skip
 #: Modules whose loading reads an env file into the environment (``node -r dotenv/config``).
-_DOTENV_PRELOAD = re.compile(
+_DOTENV_PRELOAD: Final = re.compile(
     r"(?:@dotenvx/)?(?:dotenv|dotenvx|dotenv-flow|dotenv-expand|dotenv-safe|dotenv-extended"
     r"|dotenv-defaults|@next/env)/(?:config|load)(?:\.[cm]?js)?"
 )
@@ -241,16 +241,16 @@ def _code_runner(name: str, args: list[str]) -> Launch:
     return Launch()
 
 
-_DENO_VALUED = frozenset(  # `--allow-read=…`, `--env-file=…` take their value after `=`
+_DENO_VALUED: Final = frozenset(  # `--allow-read=…`, `--env-file=…` take their value after `=`
     {"-c", "--config", "--import-map", "--lock", "-L", "--log-level", "--cert", "--location",
      "--seed", "--ext", "--preload"}
 )  # fmt: skip
-_GO_VALUED = frozenset(
+_GO_VALUED: Final = frozenset(
     {"-tags", "-ldflags", "-gcflags", "-asmflags", "-o", "-mod", "-C", "-p", "-pkgdir",
      "-toolexec", "-overlay", "-modfile", "-buildmode", "-compiler", "-installsuffix"}
 )  # fmt: skip
 #: Options whose value is a shell command the launcher runs.
-_COMMAND_TEXT = {
+_COMMAND_TEXT: Final = {
     "doppler": frozenset({"--command"}),
     "infisical": frozenset({"--command"}),
     "mise": frozenset({"-c", "--command"}),

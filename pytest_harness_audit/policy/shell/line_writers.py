@@ -6,18 +6,18 @@ input when they are given none (``ls -a | sort -o l; xargs cat < l``: :mod:`.nam
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 #: The commands read here besides ``dd``.
-LINE_WRITERS = frozenset({"sort", "shuf", "uniq"})
+LINE_WRITERS: Final = frozenset({"sort", "shuf", "uniq"})
 #: Short options taking a value, by command (``-o`` among them: the output file).
-_VALUED = {"sort": "kotST", "shuf": "noi", "uniq": "fsw"}
-_LONG_VALUED = frozenset(
+_VALUED: Final = {"sort": "kotST", "shuf": "noi", "uniq": "fsw"}
+_LONG_VALUED: Final = frozenset(
     {"--key", "--field-separator", "--buffer-size", "--temporary-directory", "--parallel",
      "--batch-size", "--files0-from", "--compress-program", "--random-source", "--head-count",
      "--input-range", "--skip-fields", "--skip-chars", "--check-chars", "--sort"}
 )  # fmt: skip
-_STDIN = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+_STDIN: Final = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 
 
 class LineWrite(NamedTuple):

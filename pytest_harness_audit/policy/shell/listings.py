@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from typing import Protocol
+from typing import Final, Protocol
 
 from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.sensitive import glob_candidates, is_credential_path
@@ -32,20 +32,20 @@ from pytest_harness_audit.policy.shell.outside_listings import (
 )
 
 #: The listing commands read here (the cheap test before any work).
-LISTERS = frozenset(
+LISTERS: Final = frozenset(
     {"ls", "dir", "vdir", "find", "gfind", "git", "fd", "fdfind", "rg", "du", "tree", "compgen"}
 )
 #: Most names one listing gives.
-_MAX_NAMES = 512
+_MAX_NAMES: Final = 512
 #: ``find`` options taking a value that are not name tests.
-_FIND_VALUED = frozenset(
+_FIND_VALUED: Final = frozenset(
     {"-maxdepth", "-mindepth", "-type", "-xtype", "-newer", "-user", "-group", "-perm", "-size",
      "-mtime", "-atime", "-ctime", "-mmin", "-amin", "-cmin", "-regex", "-iregex", "-fstype",
      "-links", "-inum", "-samefile", "-printf", "-fprint", "-fprintf", "-fls", "-fprint0",
      "-regextype", "-used", "-uid", "-gid", "-context"}
 )  # fmt: skip
-_NAME_TESTS = frozenset({"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename"})
-_BRANCHES = frozenset({"-o", "-or", "!", "-not", "(", ")", ",", "-prune"})
+_NAME_TESTS: Final = frozenset({"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename"})
+_BRANCHES: Final = frozenset({"-o", "-or", "!", "-not", "(", ")", ",", "-prune"})
 
 
 class Lister(Protocol):
@@ -97,7 +97,7 @@ def _git(args: list[str], lister: Lister) -> list[str] | None:
 
 
 #: Listings that walk their folders: ``fd``, ``rg --files``, ``du -a``, ``tree``, ``compgen -f``.
-_WALKERS = frozenset({"fd", "fdfind", "rg", "du", "tree", "compgen"})
+_WALKERS: Final = frozenset({"fd", "fdfind", "rg", "du", "tree", "compgen"})
 
 
 def _walked(name: str, args: list[str], lister: Lister, known: bool) -> list[str] | None:
@@ -245,8 +245,8 @@ def _tracked(args: list[str], lister: Lister) -> list[str] | None:
 
 
 #: Git index versions whose entries hold their paths in full, and the most of one read.
-_PLAIN_INDEX = (b"DIRC\0\0\0\2", b"DIRC\0\0\0\3")
-_MAX_INDEX = 4 * 1024 * 1024
+_PLAIN_INDEX: Final = (b"DIRC\0\0\0\2", b"DIRC\0\0\0\3")
+_MAX_INDEX: Final = 4 * 1024 * 1024
 
 
 def _hidden(path: str) -> bool:

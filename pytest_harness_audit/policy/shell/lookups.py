@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
-from typing import Protocol
+from typing import Final, Protocol
 
 from pytest_harness_audit.policy.shell.context import HeldReads, Record
 from pytest_harness_audit.policy.shell.expand import (
@@ -41,11 +41,11 @@ from pytest_harness_audit.policy.shell.searchpath import (
 )
 
 #: Files Python imports at start from each ``PYTHONPATH`` folder (the ``site`` module).
-_STARTUP_MODULES = ("sitecustomize", "usercustomize")
+_STARTUP_MODULES: Final = ("sitecustomize", "usercustomize")
 
 
 #: Redirections that send a command's output to a file.
-_OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+_OUTPUT_OPS: Final = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 
 
 class _Host(Runner, Protocol):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Protocol
+from typing import Final, Protocol
 
 from pytest_harness_audit.policy.shell.braces import MAX_FIELDS, Chars, brace_expand
 from pytest_harness_audit.policy.shell.nodes import (
@@ -27,8 +27,10 @@ from pytest_harness_audit.policy.shell.nodes import (
     plain_text,
 )
 
-_HEADER = re.compile(r"[ \t]*([A-Za-z_]\w*)(?:[ \t\n]+in\b([^;\n]*?))?[ \t]*(?=[;\n]|\bdo\b|$)")
-_END = re.compile(r"[;\n]|\bdo\b")
+_HEADER: Final = re.compile(
+    r"[ \t]*([A-Za-z_]\w*)(?:[ \t\n]+in\b([^;\n]*?))?[ \t]*(?=[;\n]|\bdo\b|$)"
+)
+_END: Final = re.compile(r"[;\n]|\bdo\b")
 
 
 class _Parser(Protocol):
@@ -68,10 +70,10 @@ def loop_header(parser: _Parser, make: Callable[[str, Budget, int], _Parser]) ->
 
 
 #: ``()`` after a function's name; the name after ``function``.
-_DEFINED = re.compile(r"[ \t]*\)")
-_NAMED = re.compile(r"[ \t]+([^\s(){};&|<>]+)")
+_DEFINED: Final = re.compile(r"[ \t]*\)")
+_NAMED: Final = re.compile(r"[ \t]+([^\s(){};&|<>]+)")
 #: The redirections that give a command its standard input.
-INPUT_OPS = frozenset({"<", "<<", "<<-", "<<<", "<>", "<&"})
+INPUT_OPS: Final = frozenset({"<", "<<", "<<-", "<<<", "<>", "<&"})
 
 
 def group_input(redirects: list[Redirect], inner: list[Command]) -> None:
@@ -101,7 +103,7 @@ def piped_group(inner: list[Command]) -> None:
 
 
 #: The redirections that send a command's standard output to a file.
-OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+OUTPUT_OPS: Final = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 
 
 def group_output(redirects: list[Redirect], inner: list[Command]) -> None:
@@ -219,7 +221,7 @@ def carry_output(commands: list[Command], carrier: Command | None) -> None:
 
 
 #: A coprocess's body (no function has this name).
-_COPROC = "coproc()"
+_COPROC: Final = "coproc()"
 
 
 def _coproc_output() -> Redirect:

@@ -18,30 +18,32 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Protocol
+from typing import Final, Protocol
 
 #: Most targets followed, recipe lines read, ``include`` depth and expanded line length.
-MAX_TARGETS = 64
-MAX_RECIPE_LINES = 256
-MAX_INCLUDE_DEPTH = 8
-MAX_EXPANDED = 16_384
-_MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
-_ASSIGNMENT = re.compile(
+MAX_TARGETS: Final = 64
+MAX_RECIPE_LINES: Final = 256
+MAX_INCLUDE_DEPTH: Final = 8
+MAX_EXPANDED: Final = 16_384
+_MAKEFILES: Final = ("GNUmakefile", "makefile", "Makefile")
+_ASSIGNMENT: Final = re.compile(
     r"^(?:export\s+|override\s+|private\s+)*([A-Za-z_.][A-Za-z0-9_.-]*)\s*(::?=|:::=|\?=|\+=|!=|=)\s*(.*)$"
 )
-_REFERENCE = re.compile(
+_REFERENCE: Final = re.compile(
     r"\$(?:\(([A-Za-z_.][A-Za-z0-9_.-]*)\)|\{([A-Za-z_.][A-Za-z0-9_.-]*)\}|([A-Za-z_]))"
 )
-_SHELL_CALL = re.compile(r"\$[({]shell\s+([^)}]*)[)}]")
-_UNFOLLOWED = re.compile(r"\$[({](?:eval|file)\s")
+_SHELL_CALL: Final = re.compile(r"\$[({]shell\s+([^)}]*)[)}]")
+_UNFOLLOWED: Final = re.compile(r"\$[({](?:eval|file)\s")
 #: Variables make defines itself (GNU make's built-in rules), and the automatic ones.
-_BUILT_IN = {
+_BUILT_IN: Final = {
     "MAKE": "make", "CC": "cc", "CXX": "g++", "CPP": "cc -E", "RM": "rm -f", "AR": "ar",
     "AS": "as", "LD": "ld", "LEX": "lex", "YACC": "yacc", "FC": "f77", "PC": "pc",
     "MAKEFLAGS": "", "MFLAGS": "", "MAKECMDGOALS": "", "CURDIR": ".", "SHELL": "/bin/sh",
 }  # fmt: skip
-_FROM_ENVIRONMENT = "a make recipe runs a command from a variable the makefile does not define"
-_AUTOMATIC = frozenset("@<^+?*%|") | {"MAKEFILE_LIST", ".VARIABLES"}
+_FROM_ENVIRONMENT: Final = (
+    "a make recipe runs a command from a variable the makefile does not define"
+)
+_AUTOMATIC: Final = frozenset("@<^+?*%|") | {"MAKEFILE_LIST", ".VARIABLES"}
 
 
 class Runner(Protocol):

@@ -11,18 +11,22 @@ stay reads: the store guard sees a mode change of the audit store through them.
 
 from __future__ import annotations
 
-_GIT_NAMES_ONLY = frozenset({"check-ignore", "ls-files", "check-attr"})
+from typing import Final
+
+_GIT_NAMES_ONLY: Final = frozenset({"check-ignore", "ls-files", "check-attr"})
 #: ``git log`` options that show no file content (every other option may: a patch, a pickaxe).
-_LOG_OPTIONS = frozenset(
+_LOG_OPTIONS: Final = frozenset(
     {"--oneline", "--stat", "--shortstat", "--numstat", "--name-only", "--name-status",
      "--follow", "--all", "--graph", "--decorate", "--no-decorate", "--no-merges", "--merges",
      "--reverse", "--abbrev-commit", "--no-color", "--first-parent", "--summary", "--"}
 )  # fmt: skip
-_LOG_VALUE_PREFIXES = (
+_LOG_VALUE_PREFIXES: Final = (
     "--max-count=", "--since=", "--until=", "--after=", "--before=", "--author=",
     "--committer=", "--format=", "--pretty=", "--date=", "--grep=", "--skip=",
 )  # fmt: skip
-_LOG_WITH_VALUE = frozenset({"-n", "--max-count", "--author", "--since", "--until", "--grep"})
+_LOG_WITH_VALUE: Final = frozenset(
+    {"-n", "--max-count", "--author", "--since", "--until", "--grep"}
+)
 
 
 def git_names_only(sub: str, args: list[str]) -> bool:

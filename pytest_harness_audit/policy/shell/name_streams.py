@@ -19,6 +19,7 @@ as its own input (:mod:`.script_input`).
 from __future__ import annotations
 
 import shlex
+from typing import Final
 
 from pytest_harness_audit.policy.shell.expand import Expander, descriptor_path
 from pytest_harness_audit.policy.shell.filters import MAX_FILTERS, loose_filter
@@ -34,12 +35,12 @@ from pytest_harness_audit.policy.shell.streams import (
 from pytest_harness_audit.policy.shell.tools import copy_operands, split_options
 
 #: Most names one search gives.
-_MAX_NAMES = 512
+_MAX_NAMES: Final = 512
 #: Most text of one written file taken as names.
-_MAX_TEXT = 64 * 1024
-_STDIN = "/dev/fd/0"
+_MAX_TEXT: Final = 64 * 1024
+_STDIN: Final = "/dev/fd/0"
 #: ``find``'s actions that write the names it finds to a file.
-_FIND_PRINTS = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls"})
+_FIND_PRINTS: Final = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls"})
 
 
 def stdin_names(

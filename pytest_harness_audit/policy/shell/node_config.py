@@ -21,25 +21,25 @@ import posixpath
 import re
 import shlex
 from collections.abc import Callable
-from typing import Protocol
+from typing import Final, Protocol
 
 from pytest_harness_audit.policy.shell.launchers import is_dotenv_preload
 
 FileText = Callable[[str], "str | None"]
 
 #: Options whose value names a module Node loads first.
-_PRELOAD = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"})
-_PACKAGE_VARIABLE = re.compile(r"\bnpm_(?:package|config|lifecycle)_\w+")
-_PLUGIN_PATH = re.compile(r"^\s*(?:-\s*)?(?:path:\s*)?[\"']?([^\"'\s#]+\.c?js)[\"']?\s*$")
-_QUOTED = re.compile(r"[\"']([^\"']+)[\"']")
+_PRELOAD: Final = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"})
+_PACKAGE_VARIABLE: Final = re.compile(r"\bnpm_(?:package|config|lifecycle)_\w+")
+_PLUGIN_PATH: Final = re.compile(r"^\s*(?:-\s*)?(?:path:\s*)?[\"']?([^\"'\s#]+\.c?js)[\"']?\s*$")
+_QUOTED: Final = re.compile(r"[\"']([^\"']+)[\"']")
 #: Environment variables (as :func:`_variable_key` spells them) naming what Node or npm runs.
-_NODE_VARIABLES = frozenset(
+_NODE_VARIABLES: Final = frozenset(
     {"NPM_CONFIG_SCRIPT_SHELL", "NPM_CONFIG_NODE_OPTIONS", "NPM_CONFIG_USERCONFIG",
      "NPM_CONFIG_GLOBALCONFIG", "YARN_YARN_PATH", "NPM_EXECPATH"}
 )  # fmt: skip
 #: Most ``package.json`` entries turned into variables.
-_MAX_VARIABLES = 512
-_MAX_NESTING = 8
+_MAX_VARIABLES: Final = 512
+_MAX_NESTING: Final = 8
 
 
 class Runner(Protocol):

@@ -24,33 +24,33 @@ import posixpath
 import re
 import shlex
 from collections.abc import Callable
-from typing import Protocol
+from typing import Final, Protocol
 
 from pytest_harness_audit.policy.shell.node_config import manifest_of, package_variables
 from pytest_harness_audit.policy.shell.node_workspaces import folders_up, listed_names, monorepo
 
 #: Programs that run local bins or ``package.json`` scripts themselves.
-NODE_TOOLS = frozenset(
+NODE_TOOLS: Final = frozenset(
     {"npx", "pnpx", "bunx", "run-s", "run-p", "npm-run-all", "npm-run-all2", "concurrently",
      "turbo", "lerna", "nx", "corepack"}
 )  # fmt: skip
 #: ``npx``/``npm exec`` options taking a value (``-c``/``--call``'s is a script).
-_EXEC_VALUED = frozenset(
+_EXEC_VALUED: Final = frozenset(
     {"-p", "--package", "-c", "--call", "--cache", "--registry", "--userconfig", "--prefix",
      "-w", "--workspace", "--loglevel", "--node-options", "--script-shell", "-C", "--dir"}
 )  # fmt: skip
-_CONCURRENTLY_VALUED = frozenset(
+_CONCURRENTLY_VALUED: Final = frozenset(
     {"-n", "--names", "-c", "--prefix-colors", "-p", "--prefix", "-s", "--success", "-m",
      "--max-processes", "--restart-tries", "--restart-after", "-l", "--prefix-length", "-t",
      "--timestamp-format", "--name-separator", "--default-input-target", "--cwd"}
 )  # fmt: skip
-_RUN_ALL_VALUED = frozenset({"--npm-path", "--max-parallel"})
-_SCRIPT_WORD = re.compile(r"(?<![\w$@./-])[A-Za-z0-9_@][\w.@-]*")
-_CODE_FILE = re.compile(r"\.(?:[cm]?[jt]sx?)$")
+_RUN_ALL_VALUED: Final = frozenset({"--npm-path", "--max-parallel"})
+_SCRIPT_WORD: Final = re.compile(r"(?<![\w$@./-])[A-Za-z0-9_@][\w.@-]*")
+_CODE_FILE: Final = re.compile(r"\.(?:[cm]?[jt]sx?)$")
 #: Most words of one script looked up as local bins, scripts an orchestrator runs, packages.
-_MAX_BIN_WORDS = 32
-_MAX_SCRIPTS = 32
-_MAX_WIREIT = 32
+_MAX_BIN_WORDS: Final = 32
+_MAX_SCRIPTS: Final = 32
+_MAX_WIREIT: Final = 32
 
 
 class Runner(Protocol):
@@ -136,7 +136,7 @@ def exec_command(args: list[str], folder: str, runner: Runner) -> None:
 
 
 #: Packages whose bin has another name than the package.
-_PACKAGE_BINS = {"dotenv-cli": "dotenv"}
+_PACKAGE_BINS: Final = {"dotenv-cli": "dotenv"}
 
 
 def _bin_name(spec: str) -> str:

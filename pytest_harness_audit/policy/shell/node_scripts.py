@@ -16,15 +16,15 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from typing import Protocol
+from typing import Final, Protocol
 
 from pytest_harness_audit.policy.shell.node_config import apply_settings, manifest_of
 from pytest_harness_audit.policy.shell.node_runners import exec_command, read_script
 
 #: Interpreters that run a project's scripts by name.
-NODE_RUNS = frozenset({"node", "nodejs", "deno"})
-_JSON_COMMENT = re.compile(r'("(?:[^"\\]|\\.)*")|//[^\n]*|/\*.*?\*/', re.DOTALL)
-_MAX_TASKS = 32
+NODE_RUNS: Final = frozenset({"node", "nodejs", "deno"})
+_JSON_COMMENT: Final = re.compile(r'("(?:[^"\\]|\\.)*")|//[^\n]*|/\*.*?\*/', re.DOTALL)
+_MAX_TASKS: Final = 32
 
 
 class Runner(Protocol):

@@ -18,16 +18,16 @@ import os
 import posixpath
 import re
 import shlex
-from typing import Protocol
+from typing import Final, Protocol
 
 from pytest_harness_audit.policy.shell.expand import Expander
 from pytest_harness_audit.policy.shell.node_config import manifest_of
 from pytest_harness_audit.policy.shell.nodes import Lit
 
-_MAX_PACKAGES = 64
-_MAX_TASKS = 32
-_MAX_LISTED = 4096
-_TURBO_OWN = frozenset(
+_MAX_PACKAGES: Final = 64
+_MAX_TASKS: Final = 32
+_MAX_LISTED: Final = 4096
+_TURBO_OWN: Final = frozenset(
     {"prune", "login", "logout", "link", "unlink", "daemon", "gen", "ls", "info", "query",
      "telemetry", "bin", "scan"}
 )  # fmt: skip

@@ -5,21 +5,35 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Final
 
-_ANSI = re.compile(
+_ANSI: Final = re.compile(
     r"\\(?:x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|([0-7]{1,3})|c(.)|(.))",
     re.S,
 )
-_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
-                "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}  # fmt: skip
+_ANSI_SIMPLE: Final = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
 #: Deepest nesting of substitutions, subshells and nested scripts that is read.
-MAX_DEPTH = 24
+MAX_DEPTH: Final = 24
 #: Most tokens (words, operators) read from one command, nested scripts included.
-MAX_TOKENS = 2000
+MAX_TOKENS: Final = 2000
 #: Tokens a nested script (a substitution, ``bash -c``) costs on top of its own.
-PARSER_COST = 8
+PARSER_COST: Final = 8
 #: Longest command text read (characters).
-MAX_CHARS = 64_000
+MAX_CHARS: Final = 64_000
 
 
 class Unreadable(Exception):
@@ -75,10 +89,10 @@ Part = Lit | Param | Sub
 Word = list[Part]
 #: Marks an assignment's value as a list of words (an array's elements, a loop's words): the
 #: variable is split wherever it is used, quoted or not (one reading too many, never too few).
-LIST_MARK = Lit("", False)
+LIST_MARK: Final = Lit("", False)
 #: Marks the end of an array's elements in an assignment's word: its keys follow
 #: (:mod:`.arrays`).
-KEY_MARK = Lit("", True)
+KEY_MARK: Final = Lit("", True)
 
 
 @dataclass(slots=True)
@@ -130,12 +144,12 @@ class Command:
 
 #: Words the shell reads as syntax in command position (a command of plain words starting with
 #: one of them takes the parser, not the fast path).
-RESERVED_WORDS = frozenset(
+RESERVED_WORDS: Final = frozenset(
     {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "select", "case",
      "esac", "in", "coproc", "function", "time", "{", "}", "!", "[[", "]]"}
 )  # fmt: skip
 #: Reserved words that only separate simple commands (the commands around them count).
-SEPARATOR_WORDS = frozenset(
+SEPARATOR_WORDS: Final = frozenset(
     {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!", "esac"}
 )
 

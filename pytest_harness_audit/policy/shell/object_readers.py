@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from typing import Final
 
 from pytest_harness_audit.policy.shell.reading import read_command
 from pytest_harness_audit.policy.shell.search_only import (
@@ -30,9 +31,11 @@ from pytest_harness_audit.policy.shell.search_only import (
 from pytest_harness_audit.policy.shell.tree_reads import LINE_FILTERS, SEARCHERS
 
 #: Commands that act on names, not on what files hold.
-_NAME_COMMANDS = frozenset({"ls", "stat", "du", "realpath", "readlink", "basename", "dirname"})
+_NAME_COMMANDS: Final = frozenset(
+    {"ls", "stat", "du", "realpath", "readlink", "basename", "dirname"}
+)
 #: git's own commands that run no program but git's (a hook aside: hooks are protected files).
-_GIT_COMMANDS = frozenset(
+_GIT_COMMANDS: Final = frozenset(
     {"status", "log", "show", "diff", "diff-tree", "diff-index", "diff-files", "blame",
      "annotate", "shortlog", "whatchanged", "ls-files", "ls-tree", "rev-parse", "rev-list",
      "cat-file", "branch", "tag", "add", "commit", "reset", "restore", "checkout", "switch",
@@ -45,11 +48,17 @@ _GIT_COMMANDS = frozenset(
      "remote", "fetch", "pull", "push", "clone"}
 )  # fmt: skip
 #: git's options before its command that take the next word as their value.
-_GIT_VALUED = frozenset({"-C", "--git-dir", "--work-tree", "--namespace"})
+_GIT_VALUED: Final = frozenset({"-C", "--git-dir", "--work-tree", "--namespace"})
 #: git's options before its command that make it run a program or take another's settings.
-_GIT_RUNNING = ("-c", "--config-env", "--exec-path")
+_GIT_RUNNING: Final = ("-c", "--config-env", "--exec-path")
 #: Options of git's commands that name a program for it to run.
-_GIT_PROGRAM_OPTIONS = ("--exec", "--upload-pack", "--receive-pack", "--extcmd", "--ext-diff")
+_GIT_PROGRAM_OPTIONS: Final = (
+    "--exec",
+    "--upload-pack",
+    "--receive-pack",
+    "--extcmd",
+    "--ext-diff",
+)
 
 
 def _git_command(args: list[str]) -> str | None:

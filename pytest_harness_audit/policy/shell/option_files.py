@@ -11,7 +11,7 @@ so is ``grep -f F``'s (its patterns) and ``sed -f F``'s (its script).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from pytest_harness_audit.policy.shell.context import Record
 
@@ -24,11 +24,11 @@ class _Options(NamedTuple):
     valued: frozenset[str]
 
 
-_DU_VALUED = frozenset(
+_DU_VALUED: Final = frozenset(
     {"-B", "--block-size", "-d", "--max-depth", "-t", "--threshold", "--time", "--time-style",
      "--exclude"}
 )  # fmt: skip
-_COMMANDS = {
+_COMMANDS: Final = {
     "date": _Options(
         frozenset({"-f", "--file"}), frozenset({"-d", "--date", "-r", "--reference", "-s", "--set"})
     ),
@@ -38,7 +38,7 @@ _COMMANDS = {
 }
 #: ``grep -f F`` reads its patterns from ``F``, ``sed -f F`` its script: reads besides the
 #: operands :func:`~.tools.search` reads.
-_PATTERNS = _Options(
+_PATTERNS: Final = _Options(
     frozenset({"-f", "--file"}),
     frozenset({"-e", "--regexp", "--expression", "-m", "--max-count", "-A", "-B", "-C", "-d", "-D",
                "-l", "--line-length", "-g", "--glob", "-t", "--type", "-T", "--type-not"}),
@@ -46,7 +46,7 @@ _PATTERNS = _Options(
 for _name in ("grep", "egrep", "fgrep", "rg", "sed", "gsed"):
     _COMMANDS[_name] = _PATTERNS
 #: Every name read here (the cheap test before any parsing).
-NAMES = frozenset(_COMMANDS) | {"tree"}
+NAMES: Final = frozenset(_COMMANDS) | {"tree"}
 
 
 def option_reads(name: str, args: list[str], record: Record) -> None:

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 import posixpath
-from typing import Protocol
+from typing import Final, Protocol
 
 from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.sensitive import is_credential_path
 
 #: Folders that hold credentials only, with the files they usually hold.
-CREDENTIAL_FOLDERS = {
+CREDENTIAL_FOLDERS: Final = {
     ".ssh": ("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", "config"),
     ".aws": ("credentials", "config"),
     ".docker": ("config.json",),
@@ -28,8 +28,8 @@ CREDENTIAL_FOLDERS = {
     ".gnupg": ("secring.gpg", "private-keys-v1.d"),
 }
 #: Most entries of one folder looked at, and most characters of a ``.gitignore`` read.
-_MAX_ENTRIES = 4096
-_MAX_IGNORE = 64 * 1024
+_MAX_ENTRIES: Final = 4096
+_MAX_IGNORE: Final = 64 * 1024
 
 
 def outside_names(folder: str, real: str | None, hidden: bool, recursive: bool) -> list[str]:

@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Final
 
 from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.shell.loops import element
 from pytest_harness_audit.policy.shell.nodes import Param, ansi_c
 from pytest_harness_audit.policy.shell.splitting import IFS
 
-_SLICE = re.compile(r":\s*(-?\s*\d{1,6})?\s*(?::\s*(-?\s*\d{1,6})\s*)?")
-_PLAIN_PATTERN = re.compile(r"[^$`\"'\\{}()]*")
-_MAX_VALUE = 4096
-_MAX_WORDS = 256
+_SLICE: Final = re.compile(r":\s*(-?\s*\d{1,6})?\s*(?::\s*(-?\s*\d{1,6})\s*)?")
+_PLAIN_PATTERN: Final = re.compile(r"[^$`\"'\\{}()]*")
+_MAX_VALUE: Final = 4096
+_MAX_WORDS: Final = 256
 
 
 def operate(
@@ -79,7 +80,7 @@ def _case(value: str, op: str) -> str | None:
     )
 
 
-_PROMPT_NAME = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
+_PROMPT_NAME: Final = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
 
 
 def _transform(value: str, letter: str, variables: dict[str, str]) -> str | None:
@@ -170,7 +171,7 @@ def _replace(value: str, body: str) -> str | None:
     return value.replace(pattern, replacement, -1 if every else 1)
 
 
-_PREFIX = re.compile(r"[A-Za-z_]\w*[@*]")
+_PREFIX: Final = re.compile(r"[A-Za-z_]\w*[@*]")
 
 
 def operated(

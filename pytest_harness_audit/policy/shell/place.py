@@ -18,21 +18,21 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Final, Protocol
 
 from pytest_harness_audit.policy.sensitive import glob_candidates
 from pytest_harness_audit.policy.shell.outside_listings import outside_glob
 
 #: Path lists of a reading whose entries are moved.
-PATH_LISTS = ("reads", "writes", "deletes", "destroys")
+PATH_LISTS: Final = ("reads", "writes", "deletes", "destroys")
 #: Most directories above the start a path is read from when the directory is unknown.
-MAX_ANCESTORS = 8
+MAX_ANCESTORS: Final = 8
 #: Most paths of one reading given their unknown-directory forms.
-MAX_PLACED = 256
-_CHANGE_DIR = frozenset({"cd", "pushd", "popd", "chdir"})
+MAX_PLACED: Final = 256
+_CHANGE_DIR: Final = frozenset({"cd", "pushd", "popd", "chdir"})
 #: Commands whose ``-C DIR`` (or ``--directory``/``--chdir``) runs them elsewhere.
-_DIR_OPTION_COMMANDS = frozenset({"git", "tar", "bsdtar", "gtar", "make", "gmake", "env"})
-_DIR_OPTIONS = ("--directory=", "--chdir=", "--cwd=")
+_DIR_OPTION_COMMANDS: Final = frozenset({"git", "tar", "bsdtar", "gtar", "make", "gmake", "env"})
+_DIR_OPTIONS: Final = ("--directory=", "--chdir=", "--cwd=")
 
 
 class Paths(Protocol):

@@ -15,14 +15,14 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from pytest_harness_audit.policy.shell.powershell_names import CMDLETS, PARAMETERS
 from pytest_harness_audit.policy.shell.powershell_routes import routes
 from pytest_harness_audit.policy.shell.quoted_spans import sub_quoted
 
 #: A cmdlet at the start of a statement (after ``;``, a pipe, ``&``, a brace or parenthesis).
-_STATEMENT_CMDLET = re.compile(
+_STATEMENT_CMDLET: Final = re.compile(
     r"(^|[;|&{(\n][^\S\n]*)("
     + "|".join(sorted(map(re.escape, CMDLETS), key=len, reverse=True))
     + ")"
@@ -30,23 +30,25 @@ _STATEMENT_CMDLET = re.compile(
     re.IGNORECASE,
 )
 #: The environment as PowerShell names it (``$env:USERPROFILE``, ``${env:HOME}``).
-_ENVIRONMENT = re.compile(r"\$(?:\{env:(\w+)\}|env:(\w+))", re.I)
-_HOMES = frozenset({"userprofile", "homepath", "home"})
+_ENVIRONMENT: Final = re.compile(r"\$(?:\{env:(\w+)\}|env:(\w+))", re.I)
+_HOMES: Final = frozenset({"userprofile", "homepath", "home"})
 #: A variable of a drive other than the environment's: ``${c:.env}`` is that file's text.
-_DRIVE_VARIABLE = re.compile(r"\$\{(?!env:|variable:|function:|alias:)(\w+:)([^}:]+)\}", re.I)
+_DRIVE_VARIABLE: Final = re.compile(
+    r"\$\{(?!env:|variable:|function:|alias:)(\w+:)([^}:]+)\}", re.I
+)
 #: Most texts a command runs read as PowerShell (``iex`` of ``iex`` …).
-_MAX_DEPTH = 6
+_MAX_DEPTH: Final = 6
 #: How a statement says PowerShell does what the reading cannot know: the PowerShell
 #: launcher's reading (:mod:`.launchers`) takes a value of this mark as the reason.
-UNKNOWN_MARK = "?"
+UNKNOWN_MARK: Final = "?"
 
 
 #: The call operator (``&``) or dot-sourcing (``.``) at the start of a statement.
-_CALL_OPERATOR = re.compile(r"(^|[;|{(\n][^\S\n]*)[&.](?=\s)")
+_CALL_OPERATOR: Final = re.compile(r"(^|[;|{(\n][^\S\n]*)[&.](?=\s)")
 #: A script block with no block inside it.
-_INNER_BLOCK = re.compile(r"\{([^{}]*)\}")
+_INNER_BLOCK: Final = re.compile(r"\{([^{}]*)\}")
 #: A quoted string (its braces are text, not a block; a backslash escapes, as rewritten).
-_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"", re.DOTALL)
+_QUOTED: Final = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"", re.DOTALL)
 
 
 def _script_blocks(text: str) -> list[str]:
@@ -97,11 +99,11 @@ def as_posix(command: str, depth: int = 0) -> str:
 
 
 #: The longest command read as PowerShell (as the POSIX reading's ``MAX_CHARS``).
-_MAX_CHARS = 64_000
+_MAX_CHARS: Final = 64_000
 #: The deepest nesting of brackets read as PowerShell: the reading goes over a nested part
 #: once for each level around it.
-_MAX_NESTING = 24
-_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+_MAX_NESTING: Final = 24
+_NOT_BRACKETS: Final = re.compile(r"[^()\[\]{}]+")
 
 
 def _beyond_reading(command: str) -> str | None:
@@ -119,20 +121,20 @@ def _beyond_reading(command: str) -> str | None:
 
 
 #: What PowerShell reads as ASCII: its other quotes, dashes and spaces.
-_UNICODE = str.maketrans(
+_UNICODE: Final = str.maketrans(
     {**dict.fromkeys("\u2018\u2019\u201a\u201b", "'"), **dict.fromkeys("\u201c\u201d\u201e", '"'),
      **dict.fromkeys("\u2013\u2014\u2015", "-"),
      **dict.fromkeys("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
                      "\u2009\u200a\u202f\u205f\u3000\u0085\f\v", " ")}
 )  # fmt: skip
 #: A command named with its module: ``Microsoft.PowerShell.Management\Remove-Item``.
-_MODULE_QUALIFIED = re.compile(r"(^|[;|&{(\n][^\S\n]*)[\w.]+\\(?=[A-Za-z]+-[A-Za-z])")
+_MODULE_QUALIFIED: Final = re.compile(r"(^|[;|&{(\n][^\S\n]*)[\w.]+\\(?=[A-Za-z]+-[A-Za-z])")
 
 
 #: A path with its provider: ``FileSystem::.env``, ``Microsoft.PowerShell.Core\FileSystem::…``.
-_PROVIDER_QUALIFIED = re.compile(r"(?:Microsoft\.PowerShell\.Core[\\/])?FileSystem::", re.I)
+_PROVIDER_QUALIFIED: Final = re.compile(r"(?:Microsoft\.PowerShell\.Core[\\/])?FileSystem::", re.I)
 #: The head of an assignment at a statement's start (``$x =``, ``[string]$x +=``, ``$a, $b =``).
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT: Final = re.compile(
     r"(^|[;|{(\n][^\S\n]*)(?:\[[\w.\[\] ]+\]\s*)?\$[\w:{}]+(?:\s*,\s*\$[\w:{}]+)*\s*[-+*/%]?="
     r"(?!=)\s*(?=[A-Za-z&.])"
 )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from typing import Final
 
 from pytest_harness_audit.policy.shell.powershell_dotnet import Found, posix_path, split_commas
 from pytest_harness_audit.policy.shell.powershell_names import CMDLETS, posix_option
@@ -22,17 +23,17 @@ from pytest_harness_audit.policy.shell.powershell_pipes import Context
 from pytest_harness_audit.policy.shell.powershell_words import Word, literal, value
 
 #: A redirection: ``>``, ``>>``, ``2>``, ``*>``, ``2>&1``.
-REDIRECT = re.compile(r"[1-6*]?>>?|[1-6*]>&[12]")
+REDIRECT: Final = re.compile(r"[1-6*]?>>?|[1-6*]>&[12]")
 #: Words PowerShell reads as keywords, not commands, at a statement's start.
-_KEYWORDS = frozenset(
+_KEYWORDS: Final = frozenset(
     {"function", "filter", "if", "elseif", "else", "foreach", "for", "while", "do", "until",
      "switch", "try", "catch", "finally", "param", "return", "throw", "exit", "break",
      "continue", "trap", "class", "enum", "using", "begin", "process", "end", "data",
      "dynamicparam", "workflow", "configuration", "in"}
 )  # fmt: skip
 #: Characters a POSIX word holds unquoted with the same meaning (PowerShell's wildcards kept).
-_PLAIN = re.compile(r"[\w.*?\[\]/~@%+=:,-]+")
-_VARIABLE = re.compile(r"\$(?:\{([^}]*)\}|([\w:]+))")
+_PLAIN: Final = re.compile(r"[\w.*?\[\]/~@%+=:,-]+")
+_VARIABLE: Final = re.compile(r"\$(?:\{([^}]*)\}|([\w:]+))")
 
 
 def _word(text: str) -> str:

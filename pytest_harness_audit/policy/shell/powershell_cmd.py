@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 import shlex
+from typing import Final
 
 from pytest_harness_audit.policy.shell.powershell_words import Word
 
-_CMD_PROGRAMS = {"del": "rm", "erase": "rm", "rd": "rm", "rmdir": "rm", "type": "cat",
+_CMD_PROGRAMS: Final = {"del": "rm", "erase": "rm", "rd": "rm", "rmdir": "rm", "type": "cat",
                  "copy": "cp", "xcopy": "cp -r", "robocopy": "cp -r", "move": "mv",
                  "ren": "mv", "rename": "mv"}  # fmt: skip
 

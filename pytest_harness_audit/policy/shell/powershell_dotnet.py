@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
+from typing import Final
 
 from pytest_harness_audit.policy.shell.powershell_words import (
     Word,
@@ -28,7 +29,7 @@ from pytest_harness_audit.policy.shell.powershell_words import (
 from pytest_harness_audit.policy.shell.quoted_spans import sub_quoted
 
 #: Types whose static members reach no file, program or network (by their last name).
-_PURE_TYPES = frozenset(
+_PURE_TYPES: Final = frozenset(
     {"math", "string", "char", "convert", "datetime", "datetimeoffset", "timespan", "guid",
      "encoding", "utf8encoding", "environment", "path", "regex", "int", "int16", "int32",
      "int64", "uint32", "uint64", "long", "double", "single", "float", "decimal", "bool",
@@ -43,7 +44,7 @@ _PURE_TYPES = frozenset(
 )  # fmt: skip
 #: File members: what each does with its arguments (``read``/``write``/``delete``/``copy``/
 #: ``move``: the first is the path, a copy's or move's second the destination).
-_FILE = {
+_FILE: Final = {
     **dict.fromkeys(
         ("readalltext", "readallbytes", "readalllines", "readlines", "openread", "opentext",
          "open", "readalltextasync", "readallbytesasync", "readalllinesasync", "readlinesasync",
@@ -59,14 +60,14 @@ _FILE = {
     "replace": "move",
     "createsymboliclink": "write",
 }  # fmt: skip
-_DIRECTORY = {"delete": "rmdir", "move": "move", "createdirectory": "mkdir",
+_DIRECTORY: Final = {"delete": "rmdir", "move": "move", "createdirectory": "mkdir",
               "setcurrentdirectory": "cd", "createsymboliclink": "write"}  # fmt: skip
 #: Stream types made from a path: what they do with it.
-_STREAMS = {"streamreader": "read", "streamwriter": "write", "filestream": "stream",
+_STREAMS: Final = {"streamreader": "read", "streamwriter": "write", "filestream": "stream",
             "binaryreader": "", "binarywriter": "", "fileinfo": "",
             "directoryinfo": ""}  # fmt: skip
 #: Types that talk to the network.
-_NETWORK = frozenset(
+_NETWORK: Final = frozenset(
     {"webclient", "httpclient", "webrequest", "httpwebrequest", "ftpwebrequest", "tcpclient",
      "udpclient", "socket", "dns", "smtpclient", "clientwebsocket", "ping", "tcplistener",
      "httplistener", "networkstream", "sslstream", "httpclienthandler", "socketshttphandler",
@@ -74,7 +75,7 @@ _NETWORK = frozenset(
 )  # fmt: skip
 #: Members of an object whose type the text does not show that touch files, programs or the
 #: network: a call of one on such an object cannot be read.
-_EFFECT_MEMBERS = frozenset(
+_EFFECT_MEMBERS: Final = frozenset(
     {"delete", "moveto", "copyto", "open", "openread", "opentext", "openwrite", "create",
      "createtext", "appendtext", "encrypt", "decrypt", "downloadstring", "downloadfile",
      "downloaddata", "downloadstringtaskasync", "downloadfiletaskasync", "downloaddatataskasync",
@@ -87,18 +88,18 @@ _EFFECT_MEMBERS = frozenset(
      "expandstring",
      "writealltext", "readalltext", "createsubdirectory", "setaccesscontrol"}
 )  # fmt: skip
-_STATIC = re.compile(r"\[\s*([A-Za-z_][\w.` \t]*?)\s*\]\s*::\s*([A-Za-z_]\w*)\s*(\()?")
-_INSTANCE = re.compile(r"([\w\])])\s*\.\s*([A-Za-z_]\w*)\s*\(")
-_ASSIGNED = re.compile(r"\$([\w:]+)\s*=\s*([^;\n|]+)")
-_QUOTES = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"`]|`.)*\"", re.DOTALL)
-_HOMES = frozenset({"userprofile", "homepath", "home"})
+_STATIC: Final = re.compile(r"\[\s*([A-Za-z_][\w.` \t]*?)\s*\]\s*::\s*([A-Za-z_]\w*)\s*(\()?")
+_INSTANCE: Final = re.compile(r"([\w\])])\s*\.\s*([A-Za-z_]\w*)\s*\(")
+_ASSIGNED: Final = re.compile(r"\$([\w:]+)\s*=\s*([^;\n|]+)")
+_QUOTES: Final = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"`]|`.)*\"", re.DOTALL)
+_HOMES: Final = frozenset({"userprofile", "homepath", "home"})
 #: A member named by a string or variable (``[IO.File]::"ReadAllText"(…)``, ``$o.$m(…)``) or
 #: of a type named by a value (``([type]'IO.File')::ReadAllText``, ``$t::Delete``).
-_DYNAMIC_MEMBER = re.compile(
+_DYNAMIC_MEMBER: Final = re.compile(
     r"(?:\]\s*::|(?:\)|\$[\w:]+|\])\s*\.)\s*(?:[\"'][^\"']*[\"']|\$[\w:]+|\([^()]*\))\s*\("
     r"|(?:\)|\$[\w:]+)\s*::\s*[A-Za-z_]"
 )
-_ITEM_COMMANDS = frozenset({"get-item", "gi", "get-childitem", "gci", "ls", "dir"})
+_ITEM_COMMANDS: Final = frozenset({"get-item", "gi", "get-childitem", "gci", "ls", "dir"})
 
 
 class Found:
@@ -192,7 +193,9 @@ def _paths(args: list[Word], count: int, what: str, found: Found) -> list[str] |
     return paths
 
 
-_ENVIRONMENT_ONLY = re.compile(r'"?((?:[^"$`\'(]|\$(?:env:\w+|\{env:\w+\}|home\b))*)"?', re.I)
+_ENVIRONMENT_ONLY: Final = re.compile(
+    r'"?((?:[^"$`\'(]|\$(?:env:\w+|\{env:\w+\}|home\b))*)"?', re.I
+)
 
 
 def posix_path(word: Word) -> str | None:

@@ -8,9 +8,10 @@ splits it (:mod:`.powershell_canonical`).
 from __future__ import annotations
 
 import re
+from typing import Final
 
 #: Cmdlets (and their built-in aliases) and the POSIX program each amounts to.
-CMDLETS = {
+CMDLETS: Final = {
     **dict.fromkeys(("remove-item", "ri", "del", "erase", "rd", "rmdir"), "rm"),
     **dict.fromkeys(("get-content", "gc", "type"), "cat"),
     **dict.fromkeys(("set-content", "sc", "add-content", "ac", "out-file"), "tee"),
@@ -33,8 +34,8 @@ CMDLETS = {
 }  # fmt: skip
 #: Parameters, abbreviated as PowerShell allows, and their POSIX option (``""``: dropped, the
 #: value that follows being the operand).
-_SWITCH_END = r"(?::[^\s;]*)?(?=\s|;|$)"  # `-Recurse:$true`, `-Recurse:1`: set
-PARAMETERS = (
+_SWITCH_END: Final = r"(?::[^\s;]*)?(?=\s|;|$)"  # `-Recurse:$true`, `-Recurse:1`: set
+PARAMETERS: Final = (
     (re.compile(r"(?<=\s)-r(?:e(?:c(?:u(?:r(?:s(?:e)?)?)?)?)?)?" + _SWITCH_END, re.I), "-r"),
     (re.compile(r"(?<=\s)-fo(?:r(?:c(?:e)?)?)?" + _SWITCH_END, re.I), "-f"),
     (

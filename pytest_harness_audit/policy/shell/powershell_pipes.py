@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import re
 import shlex
+from typing import Final
 
 from pytest_harness_audit.policy.shell.powershell_dotnet import Found
 from pytest_harness_audit.policy.shell.powershell_words import Word, named, operands, statements
 
 #: Cmdlets that act on the file objects piped into them (and the POSIX program for each).
-BY_PIPE = {
+BY_PIPE: Final = {
     **dict.fromkeys(("remove-item", "ri", "del", "erase", "rd", "rmdir", "rm"), "rm"),
     **dict.fromkeys(("get-content", "gc", "type", "cat"), "cat"),
     **dict.fromkeys(("clear-content", "clc"), "truncate -s 0"),
@@ -26,14 +27,14 @@ BY_PIPE = {
                      "rename-item", "rni", "ren"), "cp"),
 }  # fmt: skip
 #: Cmdlets that give file objects (or pass on those piped into them).
-_LISTINGS = frozenset({"get-childitem", "gci", "ls", "dir"})
-_ITEMS = frozenset({"get-item", "gi", "resolve-path", "rvpa"})
-FILTERS = frozenset(
+_LISTINGS: Final = frozenset({"get-childitem", "gci", "ls", "dir"})
+_ITEMS: Final = frozenset({"get-item", "gi", "resolve-path", "rvpa"})
+FILTERS: Final = frozenset(
     {"where-object", "where", "?", "select-object", "select", "sort-object", "sort",
      "tee-object"}
 )  # fmt: skip
-FOREACH = frozenset({"foreach-object", "%", "foreach"})
-_RECURSE = re.compile(r"(?i)-r(e(c(u(r(s(e)?)?)?)?)?)?(:\S*)?")
+FOREACH: Final = frozenset({"foreach-object", "%", "foreach"})
+_RECURSE: Final = re.compile(r"(?i)-r(e(c(u(r(s(e)?)?)?)?)?)?(:\S*)?")
 
 
 class Context:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from typing import Final
 
 from pytest_harness_audit.policy.shell.powershell_canonical import canonical, redirections
 from pytest_harness_audit.policy.shell.powershell_cmd import cmd_text
@@ -52,7 +53,7 @@ from pytest_harness_audit.policy.shell.powershell_words import (
 )
 
 #: Cmdlets (and aliases) whose operands are paths they read, write or delete.
-PATH_COMMANDS = frozenset(
+PATH_COMMANDS: Final = frozenset(
     {"remove-item", "ri", "del", "erase", "rd", "rmdir", "rm", "get-content", "gc", "type",
      "cat", "set-content", "sc", "add-content", "ac", "out-file", "copy-item", "cpi", "copy",
      "cp", "move-item", "mi", "move", "mv", "rename-item", "rni", "ren", "clear-content", "clc",
@@ -61,26 +62,26 @@ PATH_COMMANDS = frozenset(
      "ii", "expand-archive", "compress-archive", "new-item", "ni", "clear-item", "cli",
      "get-item", "gi", "import-powershelldatafile", "import-module", "ipmo", "set-item", "si"}
 )  # fmt: skip
-_INVOKERS = frozenset({"invoke-command", "icm", "start-job", "sajb", "start-threadjob"})
-_STARTERS = frozenset({"start-process", "saps", "start"})
-_ALIASERS = frozenset({"set-alias", "sal", "new-alias", "nal"})
+_INVOKERS: Final = frozenset({"invoke-command", "icm", "start-job", "sajb", "start-threadjob"})
+_STARTERS: Final = frozenset({"start-process", "saps", "start"})
+_ALIASERS: Final = frozenset({"set-alias", "sal", "new-alias", "nal"})
 #: Variables PowerShell sets whose value is no path built by the command.
-_AUTOMATIC = frozenset(
+_AUTOMATIC: Final = frozenset(
     {"true", "false", "null", "home", "pwd", "psscriptroot", "pshome",
      "lastexitcode", "error", "host", "psversiontable", "profile"}
 )  # fmt: skip
 #: A file of a drive written as a variable: ``${c:SOUL.md} = 'x'``.
-_DRIVE_ASSIGNMENT = re.compile(
+_DRIVE_ASSIGNMENT: Final = re.compile(
     r"\$\{(?!env:|variable:|function:|alias:)\w+:([^}:]+)\}\s*(?:[-+*/]?=|>)(?!=)", re.I
 )
-_SHELLS = frozenset({"pwsh", "powershell", "cmd"})
+_SHELLS: Final = frozenset({"pwsh", "powershell", "cmd"})
 #: PowerShell's own options that take a value.
-_PWSH_VALUED = ("-executionpolicy", "-workingdirectory", "-windowstyle", "-version",
+_PWSH_VALUED: Final = ("-executionpolicy", "-workingdirectory", "-windowstyle", "-version",
                 "-outputformat", "-inputformat", "-configurationname", "-settingsfile",
                 "-custompipename", "-psconsolefile", "-configurationfile")  # fmt: skip
-_VARIABLE = re.compile(r"\$(?:\{([^}]*)\}|([\w:]+))")
+_VARIABLE: Final = re.compile(r"\$(?:\{([^}]*)\}|([\w:]+))")
 #: Most texts run by a command read (``iex`` of ``iex`` …).
-_MAX_DEPTH = 8
+_MAX_DEPTH: Final = 8
 
 
 def _computed(word: Word, ctx: Context) -> bool:

@@ -11,14 +11,14 @@ quote), ``"…"`` (the backtick escapes, ``$`` expands), here-strings ``@'…'@`
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 #: Characters that end a bare word.
-_WORD_END = frozenset(" \t\r\n;|&)}>")
+_WORD_END: Final = frozenset(" \t\r\n;|&)}>")
 #: A redirection at a word's start: ``>``, ``>>``, ``2>``, ``*>``, ``2>&1``.
-_REDIRECTION = re.compile(r"[1-6*]>&[12]|[1-6*]?>>?")
+_REDIRECTION: Final = re.compile(r"[1-6*]>&[12]|[1-6*]?>>?")
 #: Most nested openings followed before the text counts as one word.
-_MAX_DEPTH = 64
+_MAX_DEPTH: Final = 64
 
 
 class Word(NamedTuple):
@@ -215,10 +215,12 @@ def statements(text: str) -> list[list[list[Word]]]:
     return result
 
 
-_STRING = r"'(?:[^']|'')*'|\"[^\"`$]*\""
-_CONCAT = re.compile(rf"\s*(?:{_STRING})(?:\s*\+\s*(?:{_STRING}))*\s*")
-_FORMAT = re.compile(rf"\s*({_STRING})\s*-f\s*((?:{_STRING})(?:\s*,\s*(?:{_STRING}))*)\s*", re.I)
-_JOIN = re.compile(
+_STRING: Final = r"'(?:[^']|'')*'|\"[^\"`$]*\""
+_CONCAT: Final = re.compile(rf"\s*(?:{_STRING})(?:\s*\+\s*(?:{_STRING}))*\s*")
+_FORMAT: Final = re.compile(
+    rf"\s*({_STRING})\s*-f\s*((?:{_STRING})(?:\s*,\s*(?:{_STRING}))*)\s*", re.I
+)
+_JOIN: Final = re.compile(
     rf"\s*\(?\s*((?:{_STRING})(?:\s*,\s*(?:{_STRING}))*)\s*\)?\s*-join\s*({_STRING})?\s*", re.I
 )
 

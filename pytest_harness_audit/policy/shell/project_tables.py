@@ -23,18 +23,18 @@ file that is not well-formed TOML is unreadable.
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import Any, Final
 
 from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.pymodules import module_files
 from pytest_harness_audit.policy.shell.tomlfiles import parse_toml, table
 
 #: Launchers whose ``run NAME`` may run a script of the project (or an entry point).
-SCRIPT_LAUNCHERS = frozenset({"pdm", "hatch", "rye", "pixi", "uv", "poetry"})
+SCRIPT_LAUNCHERS: Final = frozenset({"pdm", "hatch", "rye", "pixi", "uv", "poetry"})
 #: Most scripts read for one command (a script and those it runs).
-MAX_SCRIPTS = 32
-_ENV_FILE_KEYS = ("env_file", "envfile", "env-file")
-_LIST_KEYS = ("composite", "sequence", "chain", "depends-on", "depends_on", "deps")
+MAX_SCRIPTS: Final = 32
+_ENV_FILE_KEYS: Final = ("env_file", "envfile", "env-file")
+_LIST_KEYS: Final = ("composite", "sequence", "chain", "depends-on", "depends_on", "deps")
 
 
 class _Tables:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from typing import Protocol
+from typing import Final, Protocol
 
 from pytest_harness_audit.policy.shell.embedded import AWKS, awk_program
 from pytest_harness_audit.policy.shell.embedded import Runner as _EmbeddedRunner
@@ -55,14 +55,16 @@ from pytest_harness_audit.policy.shell.node_workspaces import (
     workspace_named,
 )
 
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "rbash", "fish"})
-INTERPRETERS = re.compile(
+SHELLS: Final = frozenset(
+    {"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "rbash", "fish"}
+)
+INTERPRETERS: Final = re.compile(
     r"(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php|lua|rscript|osascript)"
 )
-_SHEBANG = re.compile(r"#![ \t]*(\S+)(?:[ \t]+(\S+))?(?:[ \t]+(\S+))?")
+_SHEBANG: Final = re.compile(r"#![ \t]*(\S+)(?:[ \t]+(\S+))?(?:[ \t]+(\S+))?")
 #: An interpreter by a versioned name (``perl5.36``, ``ruby3.2``, ``node20``, ``python3.13t``,
 #: ``php8.2``, ``python3.12-dbg``): the group is the name it is read as.
-_VERSIONED = re.compile(
+_VERSIONED: Final = re.compile(
     r"(python|pypy|perl|ruby|node|nodejs|php|lua|bun|deno)-?[0-9][0-9.]*[a-z]?(?:-dbg)?"
 )
 
@@ -101,8 +103,8 @@ def shebang_interpreter(text: str) -> str | None:
     return name
 
 
-_INSTALL = frozenset({"install", "ci", "add", "install-test", "install-ci-test"})
-_INSTALL_SCRIPTS = (
+_INSTALL: Final = frozenset({"install", "ci", "add", "install-test", "install-ci-test"})
+_INSTALL_SCRIPTS: Final = (
     "preinstall",
     "install",
     "postinstall",
@@ -112,14 +114,14 @@ _INSTALL_SCRIPTS = (
     "postprepare",
     "dependencies",
 )
-_LIFECYCLE = frozenset({"test", "start", "stop", "restart"})
-_OTHER_LIFECYCLE = {
+_LIFECYCLE: Final = frozenset({"test", "start", "stop", "restart"})
+_OTHER_LIFECYCLE: Final = {
     "pack": ("prepack", "prepare", "postpack"),
     "publish": ("prepublishOnly", "prepack", "prepare", "postpack", "publish", "postpublish"),
     "version": ("preversion", "version", "postversion"),
 }
 #: npm's own abbreviations and misspellings of its commands.
-_NPM_ALIASES = {
+_NPM_ALIASES: Final = {
     "t": "test", "tst": "test", "rum": "run", "urn": "run", "run-script": "run", "i": "install",
     "in": "install", "ins": "install", "inst": "install", "insta": "install",
     "instal": "install", "isnt": "install", "isnta": "install", "isntal": "install",
@@ -128,15 +130,15 @@ _NPM_ALIASES = {
     "restart": "restart", "start": "start", "stop": "stop",
 }  # fmt: skip
 #: Subcommands that are no script of a pnpm/yarn/bun project.
-_NOT_SCRIPTS = frozenset(
+_NOT_SCRIPTS: Final = frozenset(
     {"exec", "dlx", "x", "create", "add", "remove", "up", "upgrade", "why", "info", "list", "ls",
      "outdated", "audit", "config", "dedupe", "link", "unlink", "store", "init", "import",
      "patch", "pack", "publish", "help", "workspace", "workspaces", "global", "cache", "set"}
 )  # fmt: skip
 #: bun's own commands, which come before a script of the same name.
-_BUN_OWN = frozenset({"build", "test", "init", "create", "upgrade", "pm", "link"})
+_BUN_OWN: Final = frozenset({"build", "test", "init", "create", "upgrade", "pm", "link"})
 #: Options whose value follows them as the next word.
-_VALUED = frozenset(
+_VALUED: Final = frozenset(
     {"--loglevel", "--registry", "--cache", "--userconfig", "--globalconfig", "--tag", "--otp",
      "--script-shell", "--node-options", "--package", "--call", "--depth", "--color", "--omit",
      "--include", "--scope", "--access", "--auth-type", "--before", "--save-prefix", "--editor",
@@ -148,7 +150,7 @@ _VALUED = frozenset(
 )  # fmt: skip
 #: npm's commands, for its abbreviations (any start of one that no other command shares) and
 #: its camelCase spellings (``runScript``).
-_NPM_COMMANDS = (
+_NPM_COMMANDS: Final = (
     "access", "adduser", "audit", "bugs", "cache", "ci", "completion", "config", "dedupe",
     "deprecate", "diff", "dist-tag", "docs", "doctor", "edit", "exec", "explain", "explore",
     "find-dupes", "fund", "help", "help-search", "init", "install", "install-ci-test",
@@ -179,9 +181,9 @@ def npm_command(word: str) -> str:
     return _NPM_ALIASES.get(starting[0], starting[0]) if len(starting) == 1 else word
 
 
-_RUNNERS = frozenset({"npm", "pnpm", "yarn", "bun"}) | NODE_TOOLS | _NODE_RUNS
-_EXEC_ALIASES = frozenset({("x", "npm"), ("x", "bun"), ("dlx", "pnpm"), ("dlx", "yarn")})
-_TOOL_RUNNER = {"pnpx": "pnpm", "bunx": "bun"}
+_RUNNERS: Final = frozenset({"npm", "pnpm", "yarn", "bun"}) | NODE_TOOLS | _NODE_RUNS
+_EXEC_ALIASES: Final = frozenset({("x", "npm"), ("x", "bun"), ("dlx", "pnpm"), ("dlx", "yarn")})
+_TOOL_RUNNER: Final = {"pnpx": "pnpm", "bunx": "bun"}
 
 
 class Runner(_EmbeddedRunner, Protocol):

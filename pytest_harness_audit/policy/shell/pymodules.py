@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import posixpath
 import re
+from typing import Final
 
 #: Most extra folders a command's Python imports are looked up in.
-MAX_FOLDERS = 16
-_MODULE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-_SYS_PATH = re.compile(
+MAX_FOLDERS: Final = 16
+_MODULE: Final = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_SYS_PATH: Final = re.compile(
     r"""(?:sys\.path\.(?:insert|append|extend)|site\.addsitedir)\s*\(([^\n]{0,240})"""
 )
-_QUOTED = re.compile(r"""['"]([^'"\n]{1,200})['"]""")
+_QUOTED: Final = re.compile(r"""['"]([^'"\n]{1,200})['"]""")
 
 
 def sys_path_folders(code: str, folder: str) -> list[str]:

@@ -14,19 +14,20 @@ from __future__ import annotations
 import configparser
 import re
 import shlex
+from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.pymodules import module_files
 from pytest_harness_audit.policy.shell.tomlfiles import parse_toml, table
 
 #: The files pytest may take its settings from.
-SETTINGS_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
-_SECTIONS = {"pytest.ini": "pytest", ".pytest.ini": "pytest", "tox.ini": "pytest",
+SETTINGS_FILES: Final = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+_SECTIONS: Final = {"pytest.ini": "pytest", ".pytest.ini": "pytest", "tox.ini": "pytest",
              "setup.cfg": "tool:pytest"}  # fmt: skip
-_CONFTEST_PLUGINS = re.compile(r"(?m)^pytest_plugins\s*(?::[^=\n]*)?=\s*([\[(]?[^\n]*)")
-_LISTED = re.compile(r"""['"]([\w.]+)['"]""")
+_CONFTEST_PLUGINS: Final = re.compile(r"(?m)^pytest_plugins\s*(?::[^=\n]*)?=\s*([\[(]?[^\n]*)")
+_LISTED: Final = re.compile(r"""['"]([\w.]+)['"]""")
 #: Most plugin modules read for one pytest command.
-MAX_PLUGINS = 32
+MAX_PLUGINS: Final = 32
 
 
 def plugins(
@@ -143,7 +144,7 @@ def _config_option(args: list[str]) -> str | None:
 
 
 #: The values of settings files read, by kind, name and text (read by command after command).
-_VALUES: dict[tuple[bool, str, str], tuple[list[str], list[str]] | None] = {}
+_VALUES: Final[dict[tuple[bool, str, str], tuple[list[str], list[str]] | None]] = {}
 
 
 def _values(toml: bool, name: str, text: str) -> tuple[list[str], list[str]] | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from typing import Final
 
 from pytest_harness_audit.policy.shell.code_values import (
     Value,
@@ -31,30 +32,30 @@ from pytest_harness_audit.policy.shell.code_values import (
 )
 
 #: The languages read here, by interpreter name (``perl5.36``, ``ruby3.2``, ``php8.1``).
-_LANGUAGE = re.compile(r"(perl|ruby|php)[0-9.]*")
-_SHEBANG = re.compile(r"#!\S*?(?:/env\s+(?:-\S+\s+)*)?\S*?\b(perl|ruby|php)[0-9.]*\b")
-_NAMES = {
+_LANGUAGE: Final = re.compile(r"(perl|ruby|php)[0-9.]*")
+_SHEBANG: Final = re.compile(r"#!\S*?(?:/env\s+(?:-\S+\s+)*)?\S*?\b(perl|ruby|php)[0-9.]*\b")
+_NAMES: Final = {
     "perl": r"system|exec|readpipe|open[23]?",
     "ruby": r"system|exec|spawn|open|popen\w*|(?:Kernel|Process|PTY)\.(?:system|exec|spawn|open)"
     r"|IO\.(?:popen|read|readlines|foreach|binread|write)|Open3\.\w+",
     "php": r"exec|system|passthru|shell_exec|popen|proc_open",
 }
-_QUOTE = {"perl": r"\bqx\s*(?=[^\w\s=,;)])", "ruby": r"%x(?=[^\w\s])", "php": r"(?!)"}
-_TRIGGERS = {
+_QUOTE: Final = {"perl": r"\bqx\s*(?=[^\w\s=,;)])", "ruby": r"%x(?=[^\w\s])", "php": r"(?!)"}
+_TRIGGERS: Final = {
     language: re.compile(
         r"(?P<tick>`)|(?<![\w$@%&])(?P<qx>" + _QUOTE[language] + r")"
         r"|(?<![\w$@%&.:>])(?:CORE::(?:GLOBAL::)?)?(?P<name>" + names + r")\b"
     )
     for language, names in _NAMES.items()
 }
-_PERL_LITERAL = re.compile(r"(qq|qw|q)\s*(?=[^\w\s=,;)])")
-_RUBY_LITERAL = re.compile(r"%([qQwWi]?)(?=[^\w\s])")
-_MODE = re.compile(r"[rwa]b?\+?|[rwa]\+?b|[rwa]t")
-_VARIABLE = re.compile(r"\$\w+")
-_PIPED = re.compile(r"^\s*(?:-\||\|-|\|)|\|\s*$")
-_PIPE_MODES = frozenset({"-|", "|-"})
+_PERL_LITERAL: Final = re.compile(r"(qq|qw|q)\s*(?=[^\w\s=,;)])")
+_RUBY_LITERAL: Final = re.compile(r"%([qQwWi]?)(?=[^\w\s])")
+_MODE: Final = re.compile(r"[rwa]b?\+?|[rwa]\+?b|[rwa]t")
+_VARIABLE: Final = re.compile(r"\$\w+")
+_PIPED: Final = re.compile(r"^\s*(?:-\||\|-|\|)|\|\s*$")
+_PIPE_MODES: Final = frozenset({"-|", "|-"})
 #: Most commands read from one text.
-_MAX_COMMANDS = 64
+_MAX_COMMANDS: Final = 64
 
 
 def language_of(name: str) -> str | None:

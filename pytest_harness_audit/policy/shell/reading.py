@@ -7,9 +7,8 @@
 (``bash -c``, ``su -c``, ``eval``, a here-string, a heredoc, ``echo … | sh``) and records each
 command's effects (:mod:`.effects`): files read, written, deleted or destroyed.
 
-Everything is bounded: nesting, tokens and nested scripts; beyond a bound, or on text that is
-not well-formed shell, the reading says *unreadable* and the policy judges the command
-conservatively (a warning) instead of allowing it unread.
+Everything is bounded (nesting, tokens, nested scripts): beyond a bound, or on text that is not
+well-formed shell, the reading says *unreadable*, and the policy warns instead of allowing it.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Final
 
 from pytest_harness_audit.policy.shell.arrays import assignment
 from pytest_harness_audit.policy.shell.builtins import (
@@ -71,10 +71,10 @@ from pytest_harness_audit.policy.shell.streams import (
 from pytest_harness_audit.policy.shell.subscript_code import read_subscript_code
 from pytest_harness_audit.policy.shell.syntax import parse
 
-_WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
-_DECLARATIONS = frozenset({"export", "declare", "local", "readonly", "typeset"})
+_WRITE_OPS: Final = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+_DECLARATIONS: Final = frozenset({"export", "declare", "local", "readonly", "typeset"})
 #: Most simple commands recorded from one reading (the rest still count for effects).
-MAX_COMMANDS = 512
+MAX_COMMANDS: Final = 512
 
 
 @dataclass(slots=True)
@@ -118,8 +118,8 @@ class Reading:
             self.unreadable = why
 
 
-_PLAIN_LIMIT = 4096
-_PLAIN = re.compile(r"[\w./:,@%+=-]+(?: [\w./:,@%+=-]+)*")
+_PLAIN_LIMIT: Final = 4096
+_PLAIN: Final = re.compile(r"[\w./:,@%+=-]+(?: [\w./:,@%+=-]+)*")
 
 
 def read_command(text: str, root: str | None = None) -> Reading:
@@ -172,13 +172,13 @@ def _read(text: str, root: str | None, shortcuts: bool) -> Reading:
     return reading
 
 
-_PIECE = re.compile(r"[^;&|\n]+")
+_PIECE: Final = re.compile(r"[^;&|\n]+")
 #: Most distinct pieces of an unreadable command read from its start, and from its end.
-_MAX_PIECES = 2048
-_MAX_TAIL_PIECES = 256
-_MAX_PIECE = 4096
+_MAX_PIECES: Final = 2048
+_MAX_TAIL_PIECES: Final = 256
+_MAX_PIECE: Final = 4096
 #: Most characters of an unreadable command whose pieces are read (its start and its end).
-_MAX_PIECES_TEXT = 1 << 20
+_MAX_PIECES_TEXT: Final = 1 << 20
 
 
 def _read_pieces(text: str, reading: Reading, root: str | None) -> None:

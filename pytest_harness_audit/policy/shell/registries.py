@@ -14,14 +14,15 @@ registry the install reads from a file (``-r requirements.txt``, ``pip.conf``, `
 
 from __future__ import annotations
 
+from typing import Final
 from urllib.parse import urlsplit
 
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
 
-_PYTHON_OPTIONS = frozenset({"--index-url", "-i", "--extra-index-url", "--find-links", "-f",
+_PYTHON_OPTIONS: Final = frozenset({"--index-url", "-i", "--extra-index-url", "--find-links", "-f",
                              "--index", "--default-index", "--pypi-mirror"})  # fmt: skip
-_OPTIONS: dict[str, frozenset[str]] = {
+_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "pip": _PYTHON_OPTIONS,
     "uv": _PYTHON_OPTIONS,
     "pipenv": frozenset({"--pypi-mirror", "--index", "-i", "--extra-index-url"}),
@@ -31,21 +32,21 @@ _OPTIONS: dict[str, frozenset[str]] = {
     "cargo": frozenset({"--index"}),
     "conda": frozenset({"-c", "--channel"}),
 }
-_ALIASES = {"pip3": "pip", "pnpm": "npm", "yarn": "npm", "bun": "npm", "npx": "npm",
+_ALIASES: Final = {"pip3": "pip", "pnpm": "npm", "yarn": "npm", "bun": "npm", "npx": "npm",
             "pnpx": "npm", "bunx": "npm", "uvx": "uv", "mamba": "conda",
             "micromamba": "conda"}  # fmt: skip
 #: Variables that name an index or registry for the command.
-_VARIABLES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX_URL",
+_VARIABLES: Final = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX_URL",
               "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "NPM_CONFIG_REGISTRY",
               "npm_config_registry", "YARN_REGISTRY", "YARN_NPM_REGISTRY_SERVER",
               "PIPENV_PYPI_MIRROR")  # fmt: skip
 #: Hosts of the standard public registries.
-_PUBLIC = frozenset({"pypi.org", "pypi.python.org", "files.pythonhosted.org",
+_PUBLIC: Final = frozenset({"pypi.org", "pypi.python.org", "files.pythonhosted.org",
                      "registry.npmjs.org", "registry.yarnpkg.com", "rubygems.org",
                      "index.crates.io", "crates.io", "conda.anaconda.org",
                      "repo.anaconda.com"})  # fmt: skip
 #: Every name read here (the cheap test before any parsing).
-NAMES = frozenset(_OPTIONS) | frozenset(_ALIASES) | {"poetry"}
+NAMES: Final = frozenset(_OPTIONS) | frozenset(_ALIASES) | {"poetry"}
 
 
 def registries(name: str, args: list[str], ctx: Context) -> None:

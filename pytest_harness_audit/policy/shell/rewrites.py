@@ -19,23 +19,25 @@ text that writes files (``open(p, "w")``, ``write_text``, ``writeFileSync``, ``F
 
 from __future__ import annotations
 
+from typing import Final
+
 import re2
 
 from pytest_harness_audit.policy.shell.gitcommand import GIT_GLOBAL_OPTIONS
 from pytest_harness_audit.policy.shell.tools import option_value
 
-_GIT_REWRITING = frozenset(
+_GIT_REWRITING: Final = frozenset(
     {"apply", "am", "merge", "pull", "rebase", "cherry-pick", "revert", "restore", "stash"}
 )
-_GIT_READ_ONLY = {
+_GIT_READ_ONLY: Final = {
     "apply": ("--check", "--stat", "--numstat", "--summary"),
     "stash": ("list", "show", "create"),
 }
-_DECOMPRESSORS = frozenset(
+_DECOMPRESSORS: Final = frozenset(
     {"unzip", "gunzip", "bunzip2", "unxz", "unzstd", "uncompress", "unrar", "cpio", "ar"}
 )
 #: Commands tested here (the cheap test before any parsing).
-REWRITERS = frozenset(
+REWRITERS: Final = frozenset(
     {"git", "patch", "tar", "bsdtar", "gtar", "7z", "7za", "7zz", "gawk", "awk", "cp", "rsync"}
     | _DECOMPRESSORS
     | {"gzip", "bzip2", "xz", "zstd"}
@@ -43,7 +45,7 @@ REWRITERS = frozenset(
 
 
 # RE2: linear in the program text, whatever it holds
-_WRITES_FILES = re2.compile(
+_WRITES_FILES: Final = re2.compile(
     r"""\bopen\s*\([^()]*,\s*(?:mode\s*=\s*)?['"][^'"]*[wax+]"""
     r"|\.write_(?:text|bytes)\s*\(|\b(?:writeFileSync|appendFileSync|createWriteStream|copyFileSync"
     r"|renameSync|symlinkSync|linkSync|cpSync)\b|\bfs\.(?:promises\.)?(?:writeFile|appendFile"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
 from pytest_harness_audit.policy.shell.builtins import positional, restore
 from pytest_harness_audit.policy.shell.expand import Expander
@@ -20,7 +21,7 @@ from pytest_harness_audit.policy.shell.loops import INPUT_OPS
 from pytest_harness_audit.policy.shell.name_streams import loose_stdin
 from pytest_harness_audit.policy.shell.nodes import Command
 
-_STDIN = "/dev/fd/0"
+_STDIN: Final = "/dev/fd/0"
 
 
 @dataclass(slots=True)

@@ -21,6 +21,7 @@ import fnmatch
 import os
 import posixpath
 import re
+from typing import Final
 
 from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.shell.nodes import Budget, Unreadable
@@ -35,15 +36,15 @@ from pytest_harness_audit.policy.shell.tools import split_options
 from pytest_harness_audit.policy.shell.tree_reads import LINE_FILTERS, SEARCHERS
 
 #: Builtins and commands that open no file's content.
-OPENING_NOTHING = frozenset(
+OPENING_NOTHING: Final = frozenset(
     {"cd", "pushd", "popd", "echo", "printf", "true", "false", "pwd", ":", "sleep"}
 )
 #: Commands that open nothing and change no folder: what may come before an exhaustive search.
-_PAUSES = OPENING_NOTHING - {"cd", "pushd", "popd"}
+_PAUSES: Final = OPENING_NOTHING - {"cd", "pushd", "popd"}
 #: What may keep a search from running to its end whatever other processes do: a pipe (its
 #: reader may stop early), a condition, a background job, an expansion, a redirection, a
 #: compound command.
-_NOT_A_SEQUENCE = re.compile(
+_NOT_A_SEQUENCE: Final = re.compile(
     r"[|&`$()<>{}\n\\]|\b(?:if|while|until|for|case|select|function|coproc|time)\b"
 )
 #: The options of an exhaustive grep, spelled in full: none stops it before it opened every file
@@ -51,16 +52,16 @@ _NOT_A_SEQUENCE = re.compile(
 #: file another call empties match nothing, ``-d skip`` enters no folder, ``--exclude-from``
 #: is a file another call may rewrite); GNU grep takes any unambiguous prefix of a long name
 #: (``--max=0``), so a name is taken only in full.
-_EXACT_SHORT = frozenset("rRnHhiywxlLcsoEFGPaIUvzZTb0123456789")
-_EXACT_VALUED_SHORT = frozenset("eABC")
+_EXACT_SHORT: Final = frozenset("rRnHhiywxlLcsoEFGPaIUvzZTb0123456789")
+_EXACT_VALUED_SHORT: Final = frozenset("eABC")
 #: A match count that lets grep read a line of each file.
-_POSITIVE = re.compile(r"[1-9][0-9]*")
-_EXACT_LONG_NAMES = """recursive dereference-recursive line-number with-filename no-filename
+_POSITIVE: Final = re.compile(r"[1-9][0-9]*")
+_EXACT_LONG_NAMES: Final = """recursive dereference-recursive line-number with-filename no-filename
     ignore-case no-ignore-case word-regexp line-regexp files-with-matches files-without-match count
     only-matching no-messages extended-regexp fixed-strings basic-regexp perl-regexp text
     binary invert-match null null-data byte-offset initial-tab line-buffered color colour"""
-_EXACT_LONG = frozenset("--" + name for name in _EXACT_LONG_NAMES.split())
-_EXACT_VALUED_LONG = frozenset(
+_EXACT_LONG: Final = frozenset("--" + name for name in _EXACT_LONG_NAMES.split())
+_EXACT_VALUED_LONG: Final = frozenset(
     {
         "--regexp",
         "--include",
@@ -77,23 +78,23 @@ _EXACT_VALUED_LONG = frozenset(
 )
 #: What shows a piped search's own exit status: whether it matched, when a filter after it
 #: passed none of its lines on (``grep -r KEY=a . | head -n 0; echo ${PIPESTATUS[0]}``).
-_STATUS_WORDS = ("PIPESTATUS", "pipefail")
+_STATUS_WORDS: Final = ("PIPESTATUS", "pipefail")
 #: An assignment where a command starts (``PATH=bin:$PATH grep …``, ``LD_PRELOAD=x grep``): the
 #: search that follows may be another program, or load one.
-STARTING_ASSIGNMENT = re.compile(
+STARTING_ASSIGNMENT: Final = re.compile(
     r"(?:^|[;&|(){}!`\n]|\b(?:then|do|else|elif|if|while|until|time)\s)\s*"
     r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?="
 )
 #: Where a program named by its path is the system's own (``./grep`` is the workspace's).
-_SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
+_SYSTEM_DIRS: Final = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
 #: Options with which a search runs other programs: ``rg --pre CMD`` on each file, ``rg -z``
 #: a decompressor, ``rg --hostname-bin``; ``ack`` reads its options from an ``.ackrc`` of the
 #: workspace (``--pager=CMD``).
-_RUNNING = ("--pre", "--pre-glob", "--hostname-bin", "--search-zip")
+_RUNNING: Final = ("--pre", "--pre-glob", "--hostname-bin", "--search-zip")
 #: Shells whose ``-c TEXT`` is read as a script of the same text (its commands are the text's).
-_SHELLS = frozenset({"sh", "bash", "dash"})
+_SHELLS: Final = frozenset({"sh", "bash", "dash"})
 #: Options of the line filters that take the next word as their value.
-_VALUED = frozenset({"-n", "-c", "-k", "-t", "-f", "-s", "-w", "-S", "-T"})
+_VALUED: Final = frozenset({"-n", "-c", "-k", "-t", "-f", "-s", "-w", "-S", "-T"})
 
 
 def system_program(word: str) -> bool:
@@ -248,13 +249,13 @@ def _defined(text: str) -> frozenset[str]:
 
 
 #: Options whose value is a file a search opens itself (its patterns, its names to leave out).
-_FILE_OPTIONS = frozenset(
+_FILE_OPTIONS: Final = frozenset(
     {"-f", "--file", "--exclude-from", "--ignore-file", "-X", "--path-to-ignore"}
 )
 #: Options that follow symbolic links while recursing: each link to the file is one more open.
-_FOLLOWING = ("-R", "--dereference-recursive", "-L", "--follow")
+_FOLLOWING: Final = ("-R", "--dereference-recursive", "-L", "--follow")
 #: At most this many entries are walked to count the links a following search may take.
-_MAX_WALK = 20_000
+_MAX_WALK: Final = 20_000
 
 
 def search_opens(text: str, root: str, relative: str) -> int:
@@ -305,16 +306,17 @@ def search_opens(text: str, root: str, relative: str) -> int:
 
 
 #: GNU grep's long options (it takes any unambiguous prefix of one).
-_GREP_LONG_NAMES = """after-context before-context binary-files basic-regexp binary byte-offset
-    context color colour count devices directories dereference-recursive exclude exclude-from
+_GREP_LONG_NAMES: Final = """after-context before-context binary-files basic-regexp binary
+    byte-offset context color colour count devices directories dereference-recursive exclude
+    exclude-from
     exclude-dir extended-regexp file files-with-matches files-without-match fixed-strings help
     ignore-case no-ignore-case include initial-tab label line-buffered line-number line-regexp
     max-count no-filename no-group-separator group-separator no-messages null null-data
     only-matching perl-regexp quiet recursive regexp invert-match silent text
     unix-byte-offsets version with-filename word-regexp"""
-_GREP_LONG = tuple("--" + name for name in _GREP_LONG_NAMES.split())
+_GREP_LONG: Final = tuple("--" + name for name in _GREP_LONG_NAMES.split())
 #: Those that may keep it from opening a file it names (``--directories=skip``).
-_NARROWING = frozenset({"--directories", "--devices"})
+_NARROWING: Final = frozenset({"--directories", "--devices"})
 
 
 def _long_name(word: str) -> str:
@@ -428,9 +430,9 @@ def _kept(family: str, args: list[str], options: list[str], inner: str, base: st
 
 
 #: Options naming a file of globs whose names a search leaves out.
-_EXCLUDE_FILES = frozenset({"--exclude-from", "--ignore-file", "--path-to-ignore"})
+_EXCLUDE_FILES: Final = frozenset({"--exclude-from", "--ignore-file", "--path-to-ignore"})
 #: Largest exclusion file read (larger: it may leave anything out).
-_MAX_EXCLUDE_BYTES = 1 << 16
+_MAX_EXCLUDE_BYTES: Final = 1 << 16
 
 
 def _excluded_by_file(path: str, inner: str) -> bool:

@@ -22,15 +22,16 @@ import os
 import posixpath
 import re
 import stat
+from typing import Final
 
 from pytest_harness_audit.own_opens import note_own_open
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.tools import split_options
 
 #: Largest credential file searched for a pattern's literals (larger: it may match).
-MAX_SEARCHED_BYTES = 1 << 20
+MAX_SEARCHED_BYTES: Final = 1 << 20
 #: Long options that print no matched line, by tool family.
-_HIDING_LONG = {
+_HIDING_LONG: Final = {
     "grep": frozenset(
         {
             "--files-with-matches",
@@ -49,13 +50,13 @@ _HIDING_LONG = {
     "diff": frozenset({"--brief", "--quiet"}),
 }
 #: Short option letters that print no matched line (in any bundle: ``-rlc``).
-_HIDING_SHORT = {"grep": "lLcq", "rg": "lcq", "ag": "lLc", "ack": "lLc", "diff": "q"}
-_FAMILY = {
+_HIDING_SHORT: Final = {"grep": "lLcq", "rg": "lcq", "ag": "lLc", "ack": "lLc", "diff": "q"}
+_FAMILY: Final = {
     "grep": "grep", "egrep": "grep", "fgrep": "grep", "rg": "rg", "ag": "ag", "ack": "ack",
     "diff": "diff",
 }  # fmt: skip
 #: Options of each search that take the next word as their value.
-SEARCH_VALUED = {
+SEARCH_VALUED: Final = {
     "grep": frozenset(
         {"-e", "-f", "--regexp", "--file", "-m", "-A", "-B", "-C", "--exclude", "--include"}
     ),
@@ -82,17 +83,17 @@ SEARCH_VALUED = {
     "ack": frozenset({"-m", "-A", "-B", "-C", "--type", "--ignore-dir", "--ignore-file"}),
     "diff": frozenset({"-x", "--exclude", "-X", "--exclude-from"}),
 }
-_FIXED = {
+_FIXED: Final = {
     "grep": ("-F", "--fixed-strings"),
     "rg": ("-F", "--fixed-strings"),
     "ag": ("-Q", "--literal"),
     "ack": ("-Q", "--literal"),
 }
-_INVERT = ("-v", "--invert-match")
+_INVERT: Final = ("-v", "--invert-match")
 #: Characters literal in every dialect (basic, extended, Perl and Rust regular expressions).
-_PLAIN = re.compile(r"[A-Za-z0-9 _=:,;@%#&!~<>'\"/-]*")
-_RUN_ENDS = frozenset(".^$+")
-_OPTIONAL = frozenset("*?")
+_PLAIN: Final = re.compile(r"[A-Za-z0-9 _=:,;@%#&!~<>'\"/-]*")
+_RUN_ENDS: Final = frozenset(".^$+")
+_OPTIONAL: Final = frozenset("*?")
 
 
 def hides_lines(name: str, args: list[str]) -> bool:

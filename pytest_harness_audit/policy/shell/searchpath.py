@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import posixpath
 import re
+from typing import Final
 
 #: Names the shell runs itself, never from ``PATH``.
-SHELL_BUILTINS = frozenset(
+SHELL_BUILTINS: Final = frozenset(
     {"alias", "bg", "bind", "break", "builtin", "caller", "cd", "command", "compgen",
      "complete", "compopt", "continue", "declare", "dirs", "disown", "echo", "enable", "eval",
      "exec", "exit", "export", "false", "fc", "fg", "getopts", "hash", "help", "history",
@@ -30,11 +31,11 @@ SHELL_BUILTINS = frozenset(
      "time", "coproc"}
 )  # fmt: skip
 #: Variables holding folder lists a command looks names up in (:mod:`.lookups`).
-PATH_LISTS = frozenset({"PATH", "PYTHONPATH", "NODE_PATH"})
+PATH_LISTS: Final = frozenset({"PATH", "PYTHONPATH", "NODE_PATH"})
 #: Most ``PATH`` entries looked at.
 MAX_ENTRIES = 32
-_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
-_UNKNOWN_ONLY = re.compile(r"\$(?:\(…\)|\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|.)")
+_VARIABLE: Final = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+_UNKNOWN_ONLY: Final = re.compile(r"\$(?:\(…\)|\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|.)")
 
 
 def workspace_entries(value: str, root: str) -> list[str]:

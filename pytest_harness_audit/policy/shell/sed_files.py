@@ -13,25 +13,26 @@ reads them.
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.embedded import sed_script
 
-_LONG = (
+_LONG: Final = (
     "--expression", "--file", "--in-place", "--line-length", "--null-data", "--zero-terminated",
     "--quiet", "--silent", "--posix", "--regexp-extended", "--separate", "--sandbox",
     "--unbuffered", "--binary", "--follow-symlinks", "--debug", "--help", "--version",
 )  # fmt: skip
-_LONG_VALUED = frozenset({"--expression", "--file", "--line-length"})
-_ADDRESS = re.compile(
+_LONG_VALUED: Final = frozenset({"--expression", "--file", "--line-length"})
+_ADDRESS: Final = re.compile(
     r"\s*(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/[IM]*|\\(.)(?:(?!\1)[^\\\n]|\\.)*\1[IM]*)"
 )
-_SECOND = re.compile(
+_SECOND: Final = re.compile(
     r"\s*,\s*(?:[+~]?\d+|\$|/(?:[^/\\\n]|\\.)*/[IM]*|\\(.)(?:(?!\1)[^\\\n]|\\.)*\1[IM]*)"
 )
-_FLAGS = re.compile(r"[gpiImMe0-9]*(w)?")
-_SPECIAL = frozenset({"/dev/stdin", "/dev/stdout", "/dev/stderr"})
-_MAX_COMMANDS = 256
+_FLAGS: Final = re.compile(r"[gpiImMe0-9]*(w)?")
+_SPECIAL: Final = frozenset({"/dev/stdin", "/dev/stdout", "/dev/stderr"})
+_MAX_COMMANDS: Final = 256
 
 
 def sed_files(args: list[str], runner: Runner) -> None:

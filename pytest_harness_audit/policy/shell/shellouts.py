@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Protocol
+from typing import Final, Protocol
 
 import re2
 
@@ -38,7 +38,7 @@ from pytest_harness_audit.policy.shell.code_values import (
 from pytest_harness_audit.policy.shell.nodes import Unreadable
 from pytest_harness_audit.policy.shell.quoted_shellouts import quoted_shell_outs, script_language
 
-_CALL = re2.compile(
+_CALL: Final = re2.compile(
     r"((?:\bos\.(?:system|popen|exec\w*|spawn\w*)|\bsubprocess\.\w+|\bcommands\.getoutput"
     r"|(?:^|[^.\w$])(?:system|popen|shell_exec|passthru|proc_open|pcntl_exec)"
     r"|\b(?:execSync|execFileSync|spawnSync|spawn|execFile)|\bchild_process\.exec"
@@ -47,14 +47,14 @@ _CALL = re2.compile(
     r"\s*\(([^()\n]*)\)"
     r"|%x\(([^()\n]*)\)"
 )
-_MODE = re2.compile(r"[rwa]b?\+?|[rwa]\+?b|[rwa]t")
-_LITERAL = re2.compile(r"""'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)\"""")
+_MODE: Final = re2.compile(r"[rwa]b?\+?|[rwa]\+?b|[rwa]t")
+_LITERAL: Final = re2.compile(r"""'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)\"""")
 #: Most shell-outs read from one text.
-_MAX_CALLS = 64
+_MAX_CALLS: Final = 64
 #: What is left of arguments that are literals only (``"rm", ["-rf", "app"]``).
-_PLAIN = re.compile(r"[\s,\[\]]*")
-_ARGS = re.compile(r"\b(?:args|cmd)\s*:")
-_KEYWORD = re.compile(r"[A-Za-z_]\w*\s*[=:](?!=)")
+_PLAIN: Final = re.compile(r"[\s,\[\]]*")
+_ARGS: Final = re.compile(r"\b(?:args|cmd)\s*:")
+_KEYWORD: Final = re.compile(r"[A-Za-z_]\w*\s*[=:](?!=)")
 
 
 class Runner(Protocol):

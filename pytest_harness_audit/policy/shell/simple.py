@@ -6,6 +6,7 @@ splits such a command into tokens; anything else takes the parser (:mod:`.syntax
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from pytest_harness_audit.policy.shell.nodes import RESERVED_WORDS, Command, Lit, Redirect, Word
 
@@ -13,12 +14,12 @@ from pytest_harness_audit.policy.shell.nodes import RESERVED_WORDS, Command, Lit
 # with nothing to expand, `&&`, `||`, `;`, `|`, `&` and plain redirections. Anything else (an
 # expansion, a glob, a brace, a comment, a heredoc, a subshell, a newline, the pipe `|&`) takes
 # the parser.
-_SIMPLE_TOKEN = re.compile(
+_SIMPLE_TOKEN: Final = re.compile(
     r"""((?:(?P<op>&&|\|\||[;&](?!>)|\|(?![&>]))|(?P<redirect>\d?(?:>>|>\||>&|>|<)|&>>|&>)"""
     r"""|(?P<word>(?:[^\s'"\\$`;&|<>(){}*?\[\]#!]+|'[^']*'|"[^"\\$`!]*")+))[ \t]*)"""
 )
-_QUOTES = re.compile(r"'([^']*)'|\"([^\"]*)\"")
-_SIMPLE_LIMIT = 2048
+_QUOTES: Final = re.compile(r"'([^']*)'|\"([^\"]*)\"")
+_SIMPLE_LIMIT: Final = 2048
 
 
 def parse_simple(text: str) -> list[Command] | None:

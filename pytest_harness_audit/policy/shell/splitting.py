@@ -3,12 +3,14 @@ characters of ``IFS`` (a blank, a tab or a newline unless the script set it)."""
 
 from __future__ import annotations
 
+from typing import Final
+
 from pytest_harness_audit.policy.shell.braces import Chars
 
 #: The field separators when a script has not set ``IFS``.
-IFS = " \t\n"
+IFS: Final = " \t\n"
 #: The flag of a character that field splitting applies to (:mod:`.expand`).
-SPLIT = 2
+SPLIT: Final = 2
 
 
 def split_fields(chars: Chars, ifs: str = IFS) -> list[Chars]:

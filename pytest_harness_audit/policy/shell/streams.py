@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import posixpath
+from typing import Final
 
 from pytest_harness_audit.policy.shell.effects import command_name
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output
@@ -24,9 +25,9 @@ from pytest_harness_audit.policy.shell.nodes import Command, Redirect
 from pytest_harness_audit.policy.shell.tools import copy_operands
 
 #: Most text kept of one file written in the command.
-FILE_TEXT_LIMIT = 64 * 1024
+FILE_TEXT_LIMIT: Final = 64 * 1024
 #: Copies that give their destination the source's text.
-_COPIES = frozenset({"cp", "mv", "ln", "link", "install"})
+_COPIES: Final = frozenset({"cp", "mv", "ln", "link", "install"})
 
 
 def remember_write(
@@ -107,8 +108,8 @@ def stdin_of(command: Command, expander: Expander) -> tuple[str | None, bool]:
     return (output, False) if output is not None else (None, True)
 
 
-_STDIN = "/dev/fd/0"
-_INPUTS = frozenset({"<<", "<<-", "<<<", "<", "<>", "<&"})
+_STDIN: Final = "/dev/fd/0"
+_INPUTS: Final = frozenset({"<<", "<<-", "<<<", "<", "<>", "<&"})
 
 
 def _input_of(redirect: Redirect, expander: Expander) -> tuple[str | None, bool]:

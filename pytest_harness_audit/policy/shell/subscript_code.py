@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
+from typing import Final
 
 from pytest_harness_audit.policy.shell.nodes import Unreadable
 
 #: An opening ``[`` and, before its ``]``, the start of a substitution.
-_OPENING = re.compile(r"\[[^\]]*?(\$\(|`)")
-_MAX_TEXT = 16384
-_MAX_BODIES = 16
+_OPENING: Final = re.compile(r"\[[^\]]*?(\$\(|`)")
+_MAX_TEXT: Final = 16384
+_MAX_BODIES: Final = 16
 
 
 def subscript_code(texts: Iterable[str]) -> Iterator[str]:

@@ -18,6 +18,7 @@ redirection. Input beyond :data:`MAX_DEPTH` nesting or :data:`MAX_TOKENS` tokens
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from pytest_harness_audit.policy.shell.conditionals import skip_test
 from pytest_harness_audit.policy.shell.loops import (
@@ -47,17 +48,17 @@ from pytest_harness_audit.policy.shell.nodes import (
 )
 from pytest_harness_audit.policy.shell.wordforms import array_word, embedded, literal
 
-_BLANK = re.compile(r"(?:[ \t\r\f\v]+|\\\n)+")
-_OPERATOR = re.compile(r";;&|;;|;&|&&|\|\||\|&|[;&|()\n]")
-_REDIRECT = re.compile(r"(?:\d+|\{[A-Za-z_]\w*\})?(?:&>>|&>|<<<|<<-|<<|<>|>>|>\||>&|<&|>|<)")
-_PROC_SUB = re.compile(r"[<>]\(")
-_OPERATOR_START = frozenset(";&|()\n<>{0123456789")
-_LITERAL = re.compile(r"""[^\s;&|()<>'"\\$`]+""")
-_DQ_LITERAL = re.compile(r'[^"\\$`]+')
-_NAME = re.compile(r"[A-Za-z_]\w*|[0-9@*#?$!-]")
-_GROUP_OPENERS = frozenset({"{", "if", "while", "until"})
-_GROUP_CLOSERS = frozenset({"}", "fi", "done", "esac"})
-_BRACED = re.compile(r"\{(#?)([A-Za-z_]\w*|[0-9@*#?$!-]+)(?:(:?[-=?+])|([^}]?))")
+_BLANK: Final = re.compile(r"(?:[ \t\r\f\v]+|\\\n)+")
+_OPERATOR: Final = re.compile(r";;&|;;|;&|&&|\|\||\|&|[;&|()\n]")
+_REDIRECT: Final = re.compile(r"(?:\d+|\{[A-Za-z_]\w*\})?(?:&>>|&>|<<<|<<-|<<|<>|>>|>\||>&|<&|>|<)")
+_PROC_SUB: Final = re.compile(r"[<>]\(")
+_OPERATOR_START: Final = frozenset(";&|()\n<>{0123456789")
+_LITERAL: Final = re.compile(r"""[^\s;&|()<>'"\\$`]+""")
+_DQ_LITERAL: Final = re.compile(r'[^"\\$`]+')
+_NAME: Final = re.compile(r"[A-Za-z_]\w*|[0-9@*#?$!-]")
+_GROUP_OPENERS: Final = frozenset({"{", "if", "while", "until"})
+_GROUP_CLOSERS: Final = frozenset({"}", "fi", "done", "esac"})
+_BRACED: Final = re.compile(r"\{(#?)([A-Za-z_]\w*|[0-9@*#?$!-]+)(?:(:?[-=?+])|([^}]?))")
 
 
 class Parser:

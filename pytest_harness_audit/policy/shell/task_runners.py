@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Final
 
 from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.shell.builds import BUILDERS, builds
@@ -35,13 +35,13 @@ from pytest_harness_audit.policy.shell.pytest_plugins import SETTINGS_FILES, plu
 from pytest_harness_audit.policy.shell.task_words import closure, operands, option
 
 #: The task runners read here (``python -m NAME`` too, for those that are Python modules).
-TASK_RUNNERS = frozenset(
+TASK_RUNNERS: Final = frozenset(
     {"just", "task", "go-task", "pre-commit", "lefthook", "tox", "composer", "nox", "invoke",
      "inv", "rake", "fab", "doit", "pip", "pip3", "pytest", "py.test", "unittest", "poe",
      "poethepoet"}
 ) | frozenset(BUILDERS)  # fmt: skip
 #: Code files a runner loads, by runner: (default files, options naming another one).
-_CODE_FILES: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
+_CODE_FILES: Final[dict[str, tuple[tuple[str, ...], frozenset[str]]]] = {
     "nox": (("noxfile.py",), frozenset({"-f", "--noxfile"})),
     "invoke": (("tasks.py", "tasks/__init__.py"), frozenset({"-c", "--collection"})),
     "inv": (("tasks.py", "tasks/__init__.py"), frozenset({"-c", "--collection"})),
@@ -49,7 +49,7 @@ _CODE_FILES: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
     "fab": (("fabfile.py", "fabfile/__init__.py"), frozenset({"-f"})),
     "doit": (("dodo.py",), frozenset({"-f", "--file"})),
 }
-_TASK_FILES = ("Taskfile.yml", "taskfile.yml", "Taskfile.yaml", "taskfile.yaml",
+_TASK_FILES: Final = ("Taskfile.yml", "taskfile.yml", "Taskfile.yaml", "taskfile.yaml",
                "Taskfile.dist.yml", "Taskfile.dist.yaml")  # fmt: skip
 
 
@@ -121,7 +121,7 @@ def _yaml(path: str, runner: Runner) -> Any:
         return None
 
 
-_TASK_OWN = frozenset(
+_TASK_OWN: Final = frozenset(
     {"-l", "--list", "-a", "--list-all", "--summary", "-n", "--dry", "-i", "--init", "--version",
      "-h", "--help", "--status"}
 )  # fmt: skip
@@ -315,7 +315,7 @@ def _unittest(args: list[str], runner: Runner) -> None:
             runner.load_code(path)
 
 
-_TEST_FILE = re.compile(r"(?:^|/)(?:conftest|test_[^/]*|[^/]*_test)\.py$")
+_TEST_FILE: Final = re.compile(r"(?:^|/)(?:conftest|test_[^/]*|[^/]*_test)\.py$")
 
 
 def _testpaths(settings: dict[str, str | None]) -> list[str]:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.tools import option_value as option
 
 #: Most tasks read for one command (a task and what it depends on).
-MAX_TASKS = 32
+MAX_TASKS: Final = 32
 
 
 def operands(args: list[str], valued: frozenset[str] = frozenset()) -> list[str]:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Final
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -14,8 +14,8 @@ else:  # pragma: no cover - pytest itself needs tomli before 3.11
 
 #: Documents parsed, by text (the same settings file is read by command after command);
 #: callers never change a document.
-_PARSED: dict[str, dict[str, Any] | None] = {}
-_MAX_PARSED = 64
+_PARSED: Final[dict[str, dict[str, Any] | None]] = {}
+_MAX_PARSED: Final = 64
 
 
 def parse_toml(text: str) -> dict[str, Any] | None:

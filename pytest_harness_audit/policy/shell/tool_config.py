@@ -25,25 +25,26 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
 from pytest_harness_audit.policy.shell.registries import elsewhere
 
 #: ``config`` subcommands that write the configuration, by tool.
-_WRITING: dict[str, frozenset[str]] = {
+_WRITING: Final[dict[str, frozenset[str]]] = {
     "npm": frozenset({"set", "delete", "rm", "edit", "fix"}),
     "yarn": frozenset({"set", "unset", "delete"}),
     "pip": frozenset({"set", "unset", "edit"}),
 }
-_TOOLS = {"npm": "npm", "pnpm": "npm", "yarn": "yarn", "pip": "pip", "pip3": "pip"}
+_TOOLS: Final = {"npm": "npm", "pnpm": "npm", "yarn": "yarn", "pip": "pip", "pip3": "pip"}
 #: Options whose value is the next word.
-_VALUED = frozenset({"--location", "-L", "--userconfig", "--globalconfig", "--prefix", "-C",
+_VALUED: Final = frozenset({"--location", "-L", "--userconfig", "--globalconfig", "--prefix", "-C",
                      "--dir", "--cwd", "--python"})  # fmt: skip
 #: npm's global configuration file, under the prefix of a system Node.
-NPM_GLOBAL = "/usr/etc/npmrc"
+NPM_GLOBAL: Final = "/usr/etc/npmrc"
 #: pip's global (``--global``) configuration file.
-PIP_GLOBAL = "/etc/xdg/pip/pip.conf"
+PIP_GLOBAL: Final = "/etc/xdg/pip/pip.conf"
 
 
 def site_pip_config() -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
+from typing import Final
 
 from pytest_harness_audit.policy.sensitive import glob_candidates, is_credential_path
 from pytest_harness_audit.policy.shell.context import Context, Record
@@ -34,9 +35,9 @@ from pytest_harness_audit.policy.shell.gitcommand import (
 from pytest_harness_audit.policy.shell.listings import find_names, find_roots
 from pytest_harness_audit.policy.shell.metadata import git_names_only
 
-_EMPTY_SOURCES = frozenset({"/dev/zero", "/dev/null", "/dev/urandom", "/dev/random"})
-_DISK = re.compile(r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|mapper/)")
-_FIND_TESTS = frozenset(
+_EMPTY_SOURCES: Final = frozenset({"/dev/zero", "/dev/null", "/dev/urandom", "/dev/random"})
+_DISK: Final = re.compile(r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|mapper/)")
+_FIND_TESTS: Final = frozenset(
     [
         "-name",
         "-iname",
@@ -74,8 +75,8 @@ _FIND_TESTS = frozenset(
         "-prune",
     ]
 )
-_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
-COPY_OPTIONS = {
+_FIND_EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+COPY_OPTIONS: Final = {
     "cp": frozenset({"-S", "--suffix"}),
     "mv": frozenset({"-S", "--suffix"}),
     "ln": frozenset({"-S", "--suffix"}),
@@ -99,11 +100,11 @@ COPY_OPTIONS = {
         ]
     ),
 }
-_MAX_UNWRAP = 16
+_MAX_UNWRAP: Final = 16
 #: git keys naming a folder of the repository git runs in (``-C DIR`` moves them).
-_GIT_FOLDER_KEYS = frozenset({"core.hookspath", "init.templatedir"})
+_GIT_FOLDER_KEYS: Final = frozenset({"core.hookspath", "init.templatedir"})
 #: Options of git's remote subcommands that take the next word (not a remote).
-_GIT_REMOTE_OPTIONS = frozenset(
+_GIT_REMOTE_OPTIONS: Final = frozenset(
     {"-o", "--upload-pack", "--depth", "-c", "--config", "--template", "-b", "--branch",
      "--reference", "--separate-git-dir", "--origin"}
 )  # fmt: skip
@@ -132,13 +133,13 @@ def split_options(args: list[str], with_value: frozenset[str]) -> tuple[list[str
 
 #: ``rm``'s options that leave it deleting one file per operand (forced, asked, told, of an
 #: empty folder): ``rm -f FILE`` deletes no more than ``rm FILE``.
-_RM_ONE_FILE_LETTERS = frozenset("fiIvd")
-_RM_ONE_FILE_NAMES = (
+_RM_ONE_FILE_LETTERS: Final = frozenset("fiIvd")
+_RM_ONE_FILE_NAMES: Final = (
     "force", "interactive", "verbose", "dir", "one-file-system", "preserve-root", "help",
     "version",
 )  # fmt: skip
 #: ``rm``'s long options that destroy a tree (any unambiguous start of one names it).
-_RM_TREE_NAMES = ("recursive", "no-preserve-root")
+_RM_TREE_NAMES: Final = ("recursive", "no-preserve-root")
 
 
 def rm_destroys(options: list[str]) -> bool:
@@ -157,7 +158,7 @@ def rm_destroys(options: list[str]) -> bool:
 
 
 #: Options whose value names files to leave out, never a file to read (``--exclude=.env``).
-_PATTERN_OPTIONS = ("--exclude=", "--exclude-dir=", "--ignore=")
+_PATTERN_OPTIONS: Final = ("--exclude=", "--exclude-dir=", "--ignore=")
 
 
 def reads(args: list[str], record: Record) -> None:
@@ -401,7 +402,7 @@ def find(args: list[str], ctx: Context) -> None:
         index += 1
 
 
-_FIND_NAMES = frozenset({"-name", "-iname", "-path", "-ipath", "-wholename"})
+_FIND_NAMES: Final = frozenset({"-name", "-iname", "-path", "-ipath", "-wholename"})
 
 
 def _named(args: list[str], root: str) -> list[str]:

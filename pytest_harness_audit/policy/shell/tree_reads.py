@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import os
 import posixpath
+from typing import Final
 
 from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.sensitive import is_credential_path
@@ -49,17 +50,17 @@ from pytest_harness_audit.policy.shell.tools import copy_operands, option_value,
 #: Most entries looked at under one command's folders.
 MAX_ENTRIES = 20_000
 #: Folders that hold no secret of the workspace (and can be huge).
-SKIPPED_FOLDERS = frozenset(
+SKIPPED_FOLDERS: Final = frozenset(
     {".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".tox", ".nox"}
 )
 #: Credential files looked for in a folder outside the workspace (not walked).
-OUTSIDE_CANDIDATES = (
+OUTSIDE_CANDIDATES: Final = (
     ".env", ".env.local", ".env.production", ".netrc", ".pgpass", ".npmrc", ".pypirc",
     ".my.cnf", ".ssh/id_rsa", ".ssh/id_ed25519", ".ssh/id_ecdsa", ".aws/credentials",
     ".docker/config.json", ".kube/config", "credentials.json", "secrets.yaml", "secrets.json",
 )  # fmt: skip
 
-_RECURSIVE_FLAGS = {
+_RECURSIVE_FLAGS: Final = {
     "cp": ("rRa", ("--recursive", "--archive")),
     "rsync": ("ra", ("--recursive", "--archive")),
     "scp": ("r", ()),
@@ -70,7 +71,7 @@ _RECURSIVE_FLAGS = {
     "fgrep": ("rR", ("--recursive", "--dereference-recursive")),
 }
 #: Options that take the next word as their value, by command (operands are what is left).
-_VALUED = {
+_VALUED: Final = {
     "cp": frozenset({"-t", "--target-directory", "-S", "--suffix"}),
     "rsync": frozenset({"-e", "--rsh", "--exclude", "--include", "--exclude-from", "-f"}),
     "scp": frozenset({"-P", "-i", "-o", "-F", "-c", "-l", "-J", "-S"}),
@@ -86,14 +87,14 @@ _VALUED["podman"] = _VALUED["docker"]
 _VALUED["bsdtar"] = _VALUED["gtar"] = _VALUED["tar"]
 #: Searches: what they read of a file reaches their output, which the inspection scans for the
 #: workspace's secrets (and redacts); only an output piped on or written to a file escapes it.
-SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff"})
+SEARCHERS: Final = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff"})
 #: Commands that pass whole lines of their input on (a piped search's output stays scannable).
-LINE_FILTERS = frozenset(
+LINE_FILTERS: Final = frozenset(
     {"head", "tail", "sort", "uniq", "wc", "less", "more", "cat", "nl", "tac", "grep", "egrep",
      "fgrep", "rg"}
 )  # fmt: skip
 #: Commands that may read folders (the cheap test before any parsing).
-TREE_READERS = frozenset(_VALUED)
+TREE_READERS: Final = frozenset(_VALUED)
 
 
 def tree_reads(name: str, args: list[str], ctx: Context) -> None:
@@ -134,7 +135,7 @@ def tree_reads(name: str, args: list[str], ctx: Context) -> None:
         ctx.reading.reads.extend(read)
 
 
-_GIT_VALUED = frozenset(
+_GIT_VALUED: Final = frozenset(
     {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"}
 )
 
@@ -189,7 +190,7 @@ def _output_escapes(name: str, args: list[str], ctx: Context) -> bool:
     )
 
 
-_TAC_LINES = frozenset({"-", "-b", "-r", "-br", "-rb", "--before", "--regex"})
+_TAC_LINES: Final = frozenset({"-", "-b", "-r", "-br", "-rb", "--before", "--regex"})
 
 
 def _partial(name: str, args: list[str]) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Protocol
+from typing import Final, Protocol
 
 from pytest_harness_audit.policy.shell.arrays import subscripted
 from pytest_harness_audit.policy.shell.extglob import OPENERS, extglob
@@ -26,7 +26,7 @@ from pytest_harness_audit.policy.shell.nodes import (
     plain_text,
 )
 
-_ARRAY = re.compile(r"[A-Za-z_]\w*\+?=")
+_ARRAY: Final = re.compile(r"[A-Za-z_]\w*\+?=")
 
 
 class Parsing(Protocol):

@@ -9,26 +9,27 @@ CMD ::: ARGS`` runs its command template once an argument.
 from __future__ import annotations
 
 import shlex
+from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.option_files import option_files
 from pytest_harness_audit.policy.shell.projects import INTERPRETERS, SHELLS
 
 #: Most commands of ``xargs -I`` read one by one (the names after them join the last one).
-_MAX_RUNS = 16
+_MAX_RUNS: Final = 16
 #: ``xargs``'s and ``parallel``'s option naming the file whose words are the arguments.
-_ARG_FILE = frozenset({"-a", "--arg-file"})
+_ARG_FILE: Final = frozenset({"-a", "--arg-file"})
 #: ``xargs``'s other options with a value (``-0a F``: ``F`` is ``-a``'s).
-_XARGS_VALUED = frozenset({"-d", "--delimiter", "-E", "-I", "-L", "-n", "--max-args", "-P",
+_XARGS_VALUED: Final = frozenset({"-d", "--delimiter", "-E", "-I", "-L", "-n", "--max-args", "-P",
                            "--max-procs", "-s", "--max-chars", "--process-slot-var"})  # fmt: skip
 #: ``parallel``'s options with a value that may come up before its command.
-_PARALLEL_VALUED = frozenset({"-j", "--jobs", "-S", "--sshlogin", "-d", "--delimiter", "-n",
+_PARALLEL_VALUED: Final = frozenset({"-j", "--jobs", "-S", "--sshlogin", "-d", "--delimiter", "-n",
                               "--max-args", "-N", "-I", "--colsep", "-C", "--results", "--joblog",
                               "--tmpdir", "--timeout", "--delay", "-E", "-s", "--max-chars",
                               "-L", "--max-lines", "-P", "--max-procs"})  # fmt: skip
 #: The name ``xargs -I`` is read as giving its command when the names on its input are not
 #: known (it runs the command all the same: ``… | xargs -I{} rm -rf {}`` deletes them).
-UNKNOWN_NAME = "{unknown}"
+UNKNOWN_NAME: Final = "{unknown}"
 
 
 def xargs_command(options: list[str], rest: list[str], ctx: Context) -> list[str] | None:
