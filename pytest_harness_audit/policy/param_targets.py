@@ -75,6 +75,12 @@ def is_path_like(text: str, *, named: bool = False) -> bool:
     return not any(character.isspace() or character == "\x00" for character in text)
 
 
+def as_dict(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` as a dict (itself, when it is one): a compiled build reads a dict directly,
+    where any other mapping takes a method call for each look-up."""
+    return params if isinstance(params, dict) else dict(params)
+
+
 def argv_command(value: Any) -> str | None:
     """An argv list (every item a string) as a shell command, each word quoted; else ``None``."""
     if isinstance(value, (list, tuple)) and value and all(type(item) is str for item in value):

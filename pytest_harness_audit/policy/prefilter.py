@@ -27,6 +27,7 @@ from typing import Any, Final
 import ahocorasick_rs
 
 from pytest_harness_audit.policy.glob import translate_glob
+from pytest_harness_audit.policy.param_targets import as_dict
 from pytest_harness_audit.policy.path_forms import plain_path
 from pytest_harness_audit.policy.patterns import excluded_prefixes
 from pytest_harness_audit.policy.targets import FILE_KIND, KEY_KINDS, OTHER_KIND, screen_forms
@@ -397,12 +398,13 @@ def screen(
     """:func:`cleared`, and for a call not cleared whose forms scanned are exactly its targets
     (one target parameter, no command: :func:`~.targets.screen_forms`), those targets: known
     then to be worth matching, they need no second derivation nor a second scan."""
-    if type(params.get("command")) is str:
+    args = as_dict(params)
+    if type(args.get("command")) is str:
         return False, None  # a command's targets are known only once read (the full path)
-    if root is None and len(params) == 1:
+    if root is None and len(args) == 1:
         # the commonest shape: one path already in normal form, or one pattern or URL, whose
         # only target form is its value (as :func:`~.targets.prefilter_forms` finds)
-        ((key, value),) = params.items()
+        ((key, value),) = args.items()
         if type(value) is str:
             kind = KEY_KINDS.get(key)
             # (a glob names the sensitive files it can match: `.e?v` is `.env`, see
@@ -416,7 +418,7 @@ def screen(
                     return True, None
                 # a `pattern` or `glob` alone takes the full derivation (:func:`call_targets`)
                 return False, ([value] if key != "pattern" and key != "glob" else None)
-    forms, exact = screen_forms(params, root)
+    forms, exact = screen_forms(args, root)
     if forms is None:
         return False, None
     if len(forms) == 1:  # one form: the one-form test (`{"file_path": …, "offset": …}`)

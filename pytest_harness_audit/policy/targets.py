@@ -37,6 +37,7 @@ from pytest_harness_audit.policy.param_targets import (
     CONTENT_KEYS,
     JOINED_KEYS,
     argv_command,
+    as_dict,
     leaf_paths,
 )
 from pytest_harness_audit.policy.path_forms import file_uri_path, plain_path, windows_form
@@ -53,9 +54,8 @@ EXTRA_KEYS: Final = (
     "revision", "target", "rev", "ref", "commit", "script", "code", "argv",
 )  # fmt: skip
 #: Parameters holding file paths (matched also in normalised form).
-FILE_KEYS: Final = frozenset(
-    {"file_path", "path", "repo_path", "source", "destination", "notebook_path", "paths"}
-)
+FILE_KEYS: Final = frozenset({"file_path", "path", "repo_path", "source", "destination",
+                              "notebook_path", "paths"})  # fmt: skip
 #: Parameters naming a git revision, which may name a file (``HEAD:.env``) as MCP git tools take.
 REVISION_KEYS: Final = frozenset({"revision", "target", "rev", "ref", "commit"})
 
@@ -184,7 +184,7 @@ _INERT_KEYS: Final = CONTENT_KEYS - _ACTIVE_KEYS
 _SCALARS: Final = (int, float, bool)
 
 
-def _lone_target(params: Mapping[str, Any]) -> tuple[str, int] | None:
+def _lone_target(params: dict[str, Any]) -> tuple[str, int] | None:
     """The value and kind of the one target parameter of a call whose other parameters add no
     target (content text, numbers, flags: ``{"command": …, "description": …, "timeout": …}``,
     ``{"file_path": …, "offset": …}``); ``None`` for any other call. Not a ``pattern`` or
@@ -212,7 +212,7 @@ def call_targets(
     The second item lists the paths a command's reading found (``None`` when the call has no
     command: then every target is a path or a pattern), for the ``credential_access`` check.
     """
-    lone = _lone_target(params)
+    lone = _lone_target(args := as_dict(params))  # (a dict: read directly when compiled)
     if lone is not None:  # the commonest shape: one file_path, path or command, and content
         value, kind = lone
         if kind in (_COMMAND, _CODE):
@@ -222,7 +222,7 @@ def call_targets(
             _add_command_forms(targets, files, text, root)
             return targets, files
         return lone_forms(value, kind, root), None
-    return _derived_targets(params, root)
+    return _derived_targets(args, root)
 
 
 def lone_forms(value: str, kind: int, root: str | None) -> list[str]:
@@ -237,7 +237,7 @@ def lone_forms(value: str, kind: int, root: str | None) -> list[str]:
 
 
 def _derived_targets(
-    params: Mapping[str, Any], root: str | None
+    params: dict[str, Any], root: str | None
 ) -> tuple[list[str], list[str] | None]:
     """:func:`call_targets` of any call, every parameter looked at (no shortcut)."""
     found: list[tuple[int, str, int]] = []
@@ -318,14 +318,14 @@ def prefilter_forms(params: Mapping[str, Any], root: str | None = None) -> list[
 def screen_forms(params: Mapping[str, Any], root: str | None) -> tuple[list[str] | None, bool]:
     """:func:`prefilter_forms`, and whether they are exactly the call's :func:`call_targets`
     (one target parameter, no command): then the full path can take them as they are."""
-    lone = _lone_target(params)
+    lone = _lone_target(args := as_dict(params))
     if lone is None:
-        return _derived_forms(params, root), False
+        return _derived_forms(args, root), False
     value, kind = lone
     return (None, False) if kind in (_COMMAND, _CODE) else (lone_forms(value, kind, root), True)
 
 
-def _derived_forms(params: Mapping[str, Any], root: str | None) -> list[str] | None:
+def _derived_forms(params: dict[str, Any], root: str | None) -> list[str] | None:
     """:func:`prefilter_forms` of any call, every parameter looked at (no shortcut)."""
     forms = []
     for key, value in params.items():
@@ -352,7 +352,7 @@ def _derived_forms(params: Mapping[str, Any], root: str | None) -> list[str] | N
     return forms
 
 
-def _search_forms(params: Mapping[str, Any], root: str | None) -> list[str]:
+def _search_forms(params: dict[str, Any], root: str | None) -> list[str]:
     """The sensitive files a search's glob or folder names (:mod:`.search_targets`)."""
     if "pattern" not in params and "glob" not in params:
         return []
