@@ -8,6 +8,7 @@ quantifiers), so a hostile path cannot slow them down.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Iterable
 from typing import Final
@@ -179,9 +180,10 @@ def glob_candidates(pattern: str, dotglob: bool = False) -> list[str]:
             return []
         names = GLOB_CANDIDATE_NAMES
     found = []
+    closed = wildcards.closed_brackets(last)  # (once, not once a name)
     for name in names:
         if name.startswith(".") and not last.startswith(".") and not dotglob:
             continue
-        if wildcards.fnmatchcase(name, last):
+        if fnmatch.fnmatchcase(name, closed):
             found.append(head + slash + name)
     return found

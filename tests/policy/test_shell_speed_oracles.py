@@ -4,6 +4,7 @@
   redirection or word, quotes removed by a regex) against :func:`.simple.parse_simple`.
 * :func:`old_place` and :func:`old_dir_options`: placing paths as it was (every path list looked
   up by name, every word's command name worked out) against :meth:`.place.Place.place`.
+* The token count of a parse, pinned: a literal word ends without a second look at what follows.
 * The skip in :meth:`.place.Place.change`: only a name whose last character is ``d``/``D``/``r``/
   ``R`` can lower-case to ``cd``, ``pushd``, ``popd`` or ``chdir``.
 """
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 
 from pytest_harness_audit.policy.shell.nodes import (
     RESERVED_WORDS,
+    Budget,
     Command,
     Lit,
     Redirect,
@@ -35,6 +37,7 @@ from pytest_harness_audit.policy.shell.place import (
 )
 from pytest_harness_audit.policy.shell.reading import Reading
 from pytest_harness_audit.policy.shell.simple import parse_simple
+from pytest_harness_audit.policy.shell.syntax import parse
 
 _OLD_TOKEN = re.compile(
     r"""[ \t]+|(?P<op>&&|\|\||[;&](?!>)|\|(?![&>]))|(?P<redirect>\d?(?:>>|>\||>&|>|<)|&>>|&>)"""
@@ -186,6 +189,13 @@ def test_the_common_shape_tokenizes_as_before_at_length(text: str) -> None:
         "\t",
         "",
         "a\nb",
+        "echo $HOME",
+        "echo '$HOME' x",
+        'echo "$HOME"',
+        "ls `pwd`",
+        "echo hi!",
+        "a\\ b",
+        "echo 'a!b' c\\d",
     ],
 )
 def test_shapes_tokenize_as_before(text: str) -> None:
@@ -278,3 +288,24 @@ def test_only_d_and_r_lower_case_to_a_directory_command_ending() -> None:
         chr(point) for point in range(sys.maxunicode + 1) if chr(point).lower()[-1:] in endings
     }
     assert found == set("dDrR")
+
+
+@pytest.mark.parametrize(
+    ("text", "left"),
+    [
+        ("ls -la src", 1984),
+        ("a;b|c&&d", 1978),
+        ("f() { x; }", 1978),
+        ("echo $HOME/x y", 1983),
+        ("for f in a b; do cat $f; done", 1963),
+        ("x(y)", 1984),
+    ],
+)
+def test_a_word_ended_by_a_blank_or_an_operator_costs_its_tokens_as_before(
+    text: str, left: int
+) -> None:
+    """The parser ends a literal word at a blank or an operator without looking again: the step
+    it saves still counts against the budget, as it did (so the bound is where it was)."""
+    budget = Budget()
+    parse(text, budget)
+    assert budget.tokens == left

@@ -20,7 +20,6 @@ import itertools
 import os
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -336,24 +335,24 @@ class Expander:
                     return results[:MAX_FIELDS]
         return results
 
-    def _glob(self, chars: Chars, dynamic: bool) -> Iterator[Field]:
+    def _glob(self, chars: Chars, dynamic: bool) -> list[Field]:
         text = "".join(char for char, _ in chars)
         if dynamic and any(flags & UNKNOWN for _, flags in chars):  # `.env$unset`: `.env*`
             pattern = posix_brackets(unknown_glob(chars, _GLOB))
-            found: Iterable[str] = self.place.candidates(pattern, self.dotglob)
+            found = self.place.candidates(pattern, self.dotglob)
         elif not any(flags & _GLOB and char in "*?[" for char, flags in chars):
-            yield Field(text, dynamic)
-            return
+            return [Field(text, dynamic)]
         else:
             pattern = posix_brackets(unknown_glob(chars, _GLOB))
             candidates = self.place.candidates(pattern, self.dotglob)
-            found = itertools.chain(self._listing(pattern), candidates)
+            found = self._listing(pattern) + candidates
         seen = {text}
-        yield Field(text, dynamic)
+        fields = [Field(text, dynamic)]
         for path in found:
             if path not in seen:
                 seen.add(path)
-                yield Field(path, dynamic)
+                fields.append(Field(path, dynamic))
+        return fields
 
     def _listing(self, pattern: str) -> list[str]:
         root = self.root

@@ -27,6 +27,8 @@ def parse_simple(text: str) -> list[Command] | None:
     without the parser; ``None`` for any other command."""
     if len(text) > _SIMPLE_LIMIT or "\x00" in text:
         return None
+    if "'" not in text and ("$" in text or "`" in text or "\\" in text or "!" in text):
+        return None  # no token holds these outside single quotes: the regex would not cover them
     commands: list[Command] = []
     current = Command()
     words = current.words

@@ -55,6 +55,8 @@ _PROC_SUB: Final = re.compile(r"[<>]\(")
 _OPERATOR_START: Final = frozenset(";&|()\n<>{0123456789")
 _LITERAL: Final = re.compile(r"""[^\s;&|()<>'"\\$`]+""")
 _DQ_LITERAL: Final = re.compile(r'[^"\\$`]+')
+#: Characters that end a word after a literal (no more of it can follow: a blank, an operator).
+_WORD_ENDS: Final = frozenset(" \t\n;&|()")
 _NAME: Final = re.compile(r"[A-Za-z_]\w*|[0-9@*#?$!-]")
 _GROUP_OPENERS: Final = frozenset({"{", "if", "while", "until"})
 _GROUP_CLOSERS: Final = frozenset({"}", "fi", "done", "esac"})
@@ -234,6 +236,9 @@ class Parser:
             match = _LITERAL.match(text, self.pos)
             if match:
                 parts.append(Lit(literal(self, match), quoted))
+                if self.pos < size and text[self.pos] in _WORD_ENDS:
+                    self._spend()  # the step that would find the word ended, counted alike
+                    break
                 continue
             char = text[self.pos]
             if char == "'":
@@ -251,7 +256,7 @@ class Parser:
                 self.pos += 2
             elif char == "$":
                 if text.startswith("$'", self.pos):
-                    end = self._ansi_end(self.pos + 2)
+                    end = _ansi_end(text, self.pos + 2)
                     parts.append(Lit(ansi_c(text[self.pos + 2 : end]), True))
                     self.pos = end + 1
                 elif text.startswith('$"', self.pos):
@@ -274,19 +279,6 @@ class Parser:
             else:
                 break
         return parts
-
-    def _ansi_end(self, pos: int) -> int:
-        text = self.text
-        while True:
-            end = text.find("'", pos)
-            if end < 0:
-                raise Unreadable("unterminated $'…' quote")
-            slashes = 0
-            while text[end - 1 - slashes] == "\\" and end - 1 - slashes >= pos:
-                slashes += 1
-            if slashes % 2 == 0:
-                return end
-            pos = end + 1
 
     # -- commands ------------------------------------------------------------------------------
     def parse(self, closer: str | None = None) -> None:
@@ -459,6 +451,20 @@ class Parser:
                 lines.append(check)
             redirect.body = "\n".join(lines) + "\n"
         self._heredocs.clear()
+
+
+def _ansi_end(text: str, pos: int) -> int:
+    """Where the ``$'…'`` quote whose text starts at ``pos`` ends (its closing quote)."""
+    while True:
+        end = text.find("'", pos)
+        if end < 0:
+            raise Unreadable("unterminated $'…' quote")
+        slashes = 0
+        while text[end - 1 - slashes] == "\\" and end - 1 - slashes >= pos:
+            slashes += 1
+        if slashes % 2 == 0:
+            return end
+        pos = end + 1
 
 
 def _coproc_name(text: str, at: int) -> int:
