@@ -321,7 +321,7 @@ class Prefilter:
             if not text.startswith(prefixes):
                 return False
         text = text.lower()
-        if text in self._whole:
+        if len(text) in self._whole_lengths and text in self._whole:  # (no hash of most texts)
             return False
         automaton = self._automaton
         if automaton is None:

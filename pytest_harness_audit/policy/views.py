@@ -75,7 +75,7 @@ def view_calls(targets: Sequence[str], views: frozenset[str]) -> list[tuple[str,
         calls.extend((NETWORK, {"url": url}) for url in urls)
         if not urls:
             calls.append((NETWORK, {}))
-    if FILE_WRITE in views and _WRITE in "\n".join(targets):  # (one C scan: most write none)
+    if FILE_WRITE in views and any(t.startswith(_WRITE) for t in targets):  # most write none
         # filtered first, then de-duplicated: the same paths in the same order, and a command
         # that writes nothing (the commonest) builds nothing
         written = [
