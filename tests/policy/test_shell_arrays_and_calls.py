@@ -190,6 +190,9 @@ BENIGN = [
     'v(){ git describe --tags; }; echo "$(v)"',
     'cat "$(echo README.mdxx | head -c9)"',
     'IFS=,; set -- a b; echo "$*"',
+    # a substitution whose command expands to no word runs nothing (the reading failed on it)
+    "echo `$IFS`; cat README.md",
+    'echo "$($IFS)" $( $EMPTY ); ls app',
 ]
 
 

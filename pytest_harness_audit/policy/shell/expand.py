@@ -242,8 +242,8 @@ class Expander:
             if (not here and any(r.fd != "2" for r in command.redirects)) or not command.words:
                 return None
             fields = [field for word in command.words for field in self.expand(word)]
-            if any(field.dynamic for field in fields):
-                return None
+            if not fields or any(field.dynamic for field in fields):
+                return None  # (no field: `$($IFS)` runs nothing the reading can name)
             argv = [field.text for field in fields]
             exact = here or argv[0] in ("echo", "printf") if index == 0 else exact
             if here and argv == ["cat"]:  # `$(cat <<EOF …)`
