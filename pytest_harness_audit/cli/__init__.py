@@ -126,4 +126,11 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # one line, never a traceback; exit 2 (a hook's call is refused)
+        command = " ".join(part for part in (args.group, getattr(args, "command", None)) if part)
+        print(
+            f"harness-audit: internal error in {command!r}: {type(exc).__name__}: {exc}",
+            file=sys.stderr,
+        )
+        return 2
     return code
