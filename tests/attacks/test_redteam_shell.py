@@ -16,7 +16,8 @@ and policy evaluations.
   call, perhaps after it); the reading took its words for file names.
 * ``mapfile -C 'cat .env #' -c 1 a``, ``compgen -C``/``complete -C``, ``compgen -W '$(…)'``:
   bash runs a callback, a completion command, the substitutions of a word list (WARN only).
-* Open: ``fd -H PATTERN -x cat`` runs ``cat`` on what ``fd`` lists.
+* ``fd -H '^.env$' -x cat``: ``fd``'s ``-x``/``-X`` run a command on each file it lists, as
+  ``find -exec`` does; the reading knew the listing, not the command run on it.
 """
 
 from __future__ import annotations
@@ -179,16 +180,54 @@ def test_service_manager_running_a_harmless_command_stays_allowed(command: str) 
     assert decide(command) == "allow"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fd's -x/--exec and -X/--exec-batch run a command on the files it lists; the reading "
-    "knows fd's listing but not that it runs a command on it (the kernel still sees the read)",
-)
-def test_fd_exec_on_a_listed_env_file_is_denied(session: Harness) -> None:
-    result = Policy.preset("safety").evaluate(
-        "Bash", {"command": "fd -H '^.env$' -x cat"}, root=str(session.root)
+FD_EXEC = [
+    "fd -H '^.env$' -x cat",
+    "fd -H '^.env$' -X cat",
+    "fdfind -H '^\\.env' --exec cat",
+    "fd -H env --exec-batch head -c 99",
+    "fd -Hx cat {} \\; -e env",
+    "fd -u -g '.e*' -x cat {}",
+    "fd -H -e env -x cat",
+    "fd -H . -x sh -c 'cat \"$1\"' _ {}",
+]
+
+
+@pytest.mark.parametrize("command", FD_EXEC)
+def test_fd_exec_on_a_listed_env_file_is_denied(session: Harness, command: str) -> None:
+    assert _safety().evaluate("Bash", {"command": command}, root=str(session.root)).decision == (
+        "deny"
     )
-    assert result.decision == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "fd -H '^.env$' -x cat",
+        "fd -H -e env -X cat",
+        "fd -u -g '.e*' -x cat {}",
+    ],
+)
+def test_fd_exec_with_no_workspace_reads_the_credential_names_its_pattern_matches(
+    command: str,
+) -> None:
+    assert decide(command) == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "fd -e py -x wc -l",
+        "fd -H -e py -x wc -l",
+        "fd -H '^README' -x cat",
+        "fd -H -x echo {/}",
+        "fd -e py -X ruff check",
+        "fdfind -t f test_ -x wc -l {}",
+    ],
+)
+def test_fd_exec_on_ordinary_files_stays_allowed(session: Harness, command: str) -> None:
+    assert _safety().evaluate("Bash", {"command": command}, root=str(session.root)).decision == (
+        "allow"
+    )
 
 
 CALLBACKS = [

@@ -11,7 +11,8 @@ it is read here as the script it is:
   ``--prepare``/``--setup``/``--cleanup``/``--conclude``), ``lldb -o``, ``gdb -ex``, bash's
   ``mapfile``/``readarray -C``, ``compgen``/``complete -C`` (and ``-W``, a word list bash
   expands: its substitutions run).
-* **The rest of the words are a command:** ``screen -dm CMD …``, ``entr CMD …``.
+* **The rest of the words are a command:** ``screen -dm CMD …``, ``entr CMD …``; ``fd``'s
+  ``-x``/``-X`` command, run on the files it lists (:mod:`.exec_each`).
 * **A session command:** ``tmux new|new-window|split-window|run-shell|respawn-pane … CMD``.
 * **Scheduled:** ``at``/``batch`` (their standard input or ``-f FILE``) and ``crontab FILE``/
   ``crontab -`` (each entry's command).
@@ -36,6 +37,7 @@ from typing import Final
 from pytest_harness_audit.policy.shell.awk_files import awk_arguments, awk_files
 from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.embedded import AWKS, awk_program
+from pytest_harness_audit.policy.shell.exec_each import FINDERS, fd
 from pytest_harness_audit.policy.shell.interpreter_code import interpreter_code
 from pytest_harness_audit.policy.shell.sed_files import sed_files
 
@@ -95,6 +97,7 @@ COMMAND_STRING_PROGRAMS: Final = (
     | _SEDS
     | AWKS
     | _INTERPRETERS
+    | FINDERS
 )
 #: Shell escapes and file access in the programs' own command languages.
 _BANG: Final = re.compile(
@@ -130,6 +133,9 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
         return
     if name in _INTERPRETERS:
         interpreter_code(name, args, runner)
+        return
+    if name in FINDERS:
+        fd(name, args, runner)
         return
     options = _OPTIONS.get(name, {})
     operands: list[str] = []

@@ -72,7 +72,7 @@ def listing_output(argv: list[str], lister: Lister) -> str | None:
     if name == "git":
         names = _git(argv[1:], lister) if known else None
     elif name in _WALKERS:
-        names = _walked(name, argv[1:], lister, known)
+        names = walked_names(name, argv[1:], lister, known)
     else:
         ls = not name.endswith("find")
         names = _ls(argv[1:], lister) if ls else find_names(argv[1:], lister, known)
@@ -100,9 +100,10 @@ def _git(args: list[str], lister: Lister) -> list[str] | None:
 _WALKERS: Final = frozenset({"fd", "fdfind", "rg", "du", "tree", "compgen"})
 
 
-def _walked(name: str, args: list[str], lister: Lister, known: bool) -> list[str] | None:
-    """The files a walking listing prints (every file under its folders: one too many), dotfiles
-    only where it shows them (``fd -H``, ``rg --hidden``, ``tree -a``; ``du`` always)."""
+def walked_names(name: str, args: list[str], lister: Lister, known: bool) -> list[str] | None:
+    """The files a walking listing (:data:`_WALKERS`) prints (every file under its folders: one
+    too many), dotfiles only where it shows them (``fd -H``, ``rg --hidden``, ``tree -a``;
+    ``du`` always)."""
     flags = "".join(a[1:] for a in args if a[:1] == "-" and a[1:2] != "-")
     words = [a for a in args if a[:1] == "-"]
     if name == "rg" and "--files" not in words:
@@ -329,4 +330,4 @@ def _passes(test: str, pattern: str, path: str) -> bool:
     return wildcards.fnmatchcase(subject, pattern) or wildcards.fnmatchcase(f"./{subject}", pattern)
 
 
-__all__ = ["LISTERS", "Lister", "find_names", "listing_output", "search_names"]
+__all__ = ["LISTERS", "Lister", "find_names", "listing_output", "search_names", "walked_names"]

@@ -17,6 +17,7 @@ from pytest_harness_audit.policy.shell.embedded import (
     git_key_runs,
     git_network,
 )
+from pytest_harness_audit.policy.shell.exec_each import run_on_each
 from pytest_harness_audit.policy.shell.git_copies import committed_reads
 from pytest_harness_audit.policy.shell.git_redirect import (
     command_key,
@@ -387,14 +388,13 @@ def find(args: list[str], ctx: Context) -> None:
                 end += 1
             inner = args[index + 1 : end]
             if inner:
-                for found in [roots[0], *_named(args, roots[0])]:
-                    ctx.script(" ".join(_quote(w.replace("{}", found)) for w in inner))
                 # every file it finds, in one command (with no workspace: the credential files
                 # of a root outside it, `find ~/.ssh -exec cat {} +`)
                 known = ctx.workspace_root is not None
+                listed = None
                 if known or any(root[:1] in ("/", "~") for root in roots):
-                    listed = (find_names(args, ctx, known) or [])[:256]
-                    ctx.script(" ".join(_each(w, listed) for w in inner))
+                    listed = find_names(args, ctx, known) or []
+                run_on_each(inner, [roots[0], *_named(args, roots[0])], listed, ctx)
             index = end
         elif word in ("-fprint", "-fprintf", "-fls", "-fprint0") and index + 1 < len(args):
             record.writes.append(args[index + 1])
@@ -417,17 +417,6 @@ def _named(args: list[str], root: str) -> list[str]:
             if any(char in pattern for char in "*?["):
                 found.extend(posixpath.join(root, name) for name in glob_candidates(pattern))
     return found[:8]
-
-
-def _each(word: str, names: list[str]) -> str:
-    """``word`` with ``{}`` as each of ``names`` in turn, quoted."""
-    if "{}" not in word:
-        return _quote(word)
-    return " ".join(_quote(word.replace("{}", name)) for name in names)
-
-
-def _quote(word: str) -> str:
-    return "'" + word.replace("'", "'\\''") + "'" if word else "''"
 
 
 def copy(name: str, args: list[str], record: Record) -> None:
