@@ -76,6 +76,7 @@ _UNQUOTED_LITERAL: Final = _BRACE | _GLOB
 _UNQUOTED_VALUE = SPLIT | _GLOB
 _GLOB_CHARS: Final = re.compile(r"[*?\[]")
 _STDIN: Final = "/dev/fd/0"
+_FIXED = {"IFS": IFS, "HOME": "~", "PWD": "."}  # values taken when the script set none
 _HERE: Final = (["<<<"], ["<<"], ["<<-"])
 
 
@@ -145,6 +146,8 @@ class Expander:
         #: read now (:mod:`.calls`).
         self.calls = 0
         self.calling: set[int] = set()
+        #: Values expanded as prompts (``${v@P}``, ``PS4``): whether read (:mod:`.subscript_code`).
+        self.prompts: dict[str, bool] = {}
 
     def chars_of(self, word: Word, out: Chars) -> bool:
         """Append the characters of ``word`` with their flags; return whether any is dynamic."""
@@ -189,6 +192,8 @@ class Expander:
                 part = referred(part, self.refs)
             if part.opaque:
                 value = operated(part, self.variables, self.lists, self.keys)
+                if part.op == "@P" and part.name in self.variables:
+                    self.prompts.setdefault(self.variables[part.name], False)  # its code runs
                 if value is not None:
                     return value, True
                 return f"${{{part.name}}}", False
@@ -196,12 +201,8 @@ class Expander:
                 return self.variables["IFS"][:1].join(self.variables["*"].split(" ")), True
             if part.name in self.variables:
                 return self.variables[part.name], True
-            if part.name == "IFS":
-                return IFS, True
-            if part.name == "HOME":
-                return "~", True
-            if part.name == "PWD":
-                return ".", True
+            if (fixed := _FIXED.get(part.name)) is not None:
+                return fixed, True
             if part.default is not None:
                 return "", True
             return f"${part.name}", False

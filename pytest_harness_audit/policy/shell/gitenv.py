@@ -34,6 +34,7 @@ from pytest_harness_audit.policy.shell.embedded import (
     git_template,
 )
 from pytest_harness_audit.policy.shell.node_config import is_node_variable, node_environment
+from pytest_harness_audit.policy.shell.subscript_code import PROMPT_VARIABLES, subscript_code
 
 #: Variables whose value a program runs as a command.
 COMMAND_ENV: Final = frozenset(
@@ -74,6 +75,7 @@ def relevant(name: str) -> bool:
     """Whether a variable in a command's environment may make it run something."""
     return (
         name in COMMAND_ENV
+        or name in PROMPT_VARIABLES
         or name in CONFIG_FILE_ENV
         or name in FOLDER_ENV
         or name.startswith(_CONFIG_PREFIX)
@@ -102,6 +104,9 @@ def environment(
         elif name in COMMAND_ENV:
             if value.strip():
                 runner.script(value)
+        elif name in PROMPT_VARIABLES:  # `PS4='$(cat .env >&2)'; set -x`: expanded as a prompt
+            for body in subscript_code([value], prompt=True):
+                runner.script(body)
         elif name in CONFIG_FILE_ENV:
             if value:
                 config_file(file_text(value), runner, file_text, 0, posixpath.dirname(value))
