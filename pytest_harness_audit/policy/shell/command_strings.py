@@ -7,7 +7,8 @@ it is read here as the script it is:
 * **An option's value is a command:** ``tar`` (``--checkpoint-action=exec=``,
   ``-I``/``--use-compress-program``, ``--to-command``, ``-F``/``--info-script``,
   ``--rsh-command``), ``zip -TT``/``--unzip-command``, ``man -P``/``--pager``,
-  ``script -c``, ``entr -s``, ``nodemon -x``/``--exec``, ``hyperfine`` (its operands and
+  ``script -c``, ``rsync -e``/``--rsh``, ``scp``/``sftp -S``, ``sort --compress-program``,
+  ``entr -s``, ``nodemon -x``/``--exec``, ``hyperfine`` (its operands and
   ``--prepare``/``--setup``/``--cleanup``/``--conclude``), ``lldb -o``, ``gdb -ex``, bash's
   ``mapfile``/``readarray -C``, ``compgen``/``complete -C`` (and ``-W``, a word list bash
   expands: its substitutions run).
@@ -36,7 +37,7 @@ from typing import Final
 
 from pytest_harness_audit.policy.shell.awk_files import awk_arguments, awk_files
 from pytest_harness_audit.policy.shell.context import Context as Runner
-from pytest_harness_audit.policy.shell.embedded import AWKS, awk_program
+from pytest_harness_audit.policy.shell.embedded import AWKS, NETWORK_NOTE, awk_program
 from pytest_harness_audit.policy.shell.exec_each import FINDERS, fd
 from pytest_harness_audit.policy.shell.interpreter_code import interpreter_code
 from pytest_harness_audit.policy.shell.sed_files import sed_files
@@ -50,6 +51,10 @@ _OPTIONS: Final[dict[str, dict[str, str]]] = {
     "zip": {"-TT": "script", "--unzip-command": "script"},
     "man": {"-P": "script", "--pager": "script", "-H": "script", "--html": "script"},
     "script": {"-c": "script", "--command": "script"},
+    "rsync": {"-e": "transport", "--rsh": "transport"},
+    "scp": {"-S": "transport"},
+    "sftp": {"-S": "transport"},
+    "sort": {"--compress-program": "script"},
     "entr": {"-s": "script"},
     "nodemon": {"-x": "script", "--exec": "script"},
     "hyperfine": {"-p": "script", "--prepare": "script", "-s": "script", "--setup": "script",
@@ -99,6 +104,7 @@ COMMAND_STRING_PROGRAMS: Final = (
     | _INTERPRETERS
     | FINDERS
 )
+_SSH_CLIENTS: Final = frozenset({"ssh", "rsh", "autossh", "dbclient"})
 #: Shell escapes and file access in the programs' own command languages.
 _BANG: Final = re.compile(
     r"(?m)(?:^|[|;:])\s*(?:silent!?\s+)?(?:\d*,?\d*\s*)?(?:r(?:ead)?|w(?:rite)?)?\s*!(.+)$"
@@ -174,6 +180,8 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
 def _option_value(kind: str, value: str, runner: Runner) -> None:
     if kind == "script":
         runner.script(value)
+    elif kind == "transport":
+        _transport(value, runner)
     elif kind == "words":  # `compgen -W '$(cmd)'`: expanded as a command's words are
         runner.script(": " + value)
     elif kind == "language":
@@ -186,6 +194,18 @@ def _option_value(kind: str, value: str, runner: Runner) -> None:
         text = runner.workspace_text(value)
         if text is not None:
             _language(text, runner, depth=1)
+
+
+def _transport(value: str, runner: Runner) -> None:
+    """``rsync -e CMD``, ``scp -S PROG``: the command that carries the transfer, run as given.
+    An ssh client there is only the carrier of the remote operands the transfer names (their
+    network is the transfer's own): it is read, not noted as a network exchange."""
+    notes = runner.reading.notes
+    noted = NETWORK_NOTE in notes
+    runner.script(value)
+    first = value.split()[0].rsplit("/", 1)[-1] if value.split() else ""
+    if not noted and first in _SSH_CLIENTS and NETWORK_NOTE in notes:
+        notes.remove(NETWORK_NOTE)
 
 
 def _language(text: str, runner: Runner, depth: int = 0) -> None:
