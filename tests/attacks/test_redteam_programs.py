@@ -7,6 +7,9 @@ policy evaluations.
   transfer; ``rsync -e 'sh -c "cat .env >&2"'`` was only a network warning.
 * ``RSYNC_RSH``, ``RSYNC_CONNECT_PROG``, ``CVS_RSH``, ``SVN_SSH``, ``SUDO_ASKPASS``, ``BROWSER``
   and the editors and pagers of other tools: a variable whose value a program runs.
+* ``make --eval='$(info $(shell cat .env))'``, ``make 'x:=$(shell …)'``: make runs the text
+  of its own arguments, with no makefile; ``TAR_OPTIONS``, ``MAKEFLAGS``, ``ZIPOPT``, ``LESS``,
+  ``MANOPT``: options a program takes from a variable (``--to-command=CMD``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from secret_support import api_key, service_harness
+from secret_support import XOR, api_key, service_harness, xor_decoded
 
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.harness import Harness
@@ -94,3 +97,48 @@ def test_transport_and_compressor_look_alikes_keep_their_decision(
     command: str, decision: str
 ) -> None:
     assert decide(command) == decision
+
+
+MAKE_ARGUMENTS = [
+    "make -f /dev/null --eval='$(info $(shell cat .env))'",
+    "make -f /dev/null -E '$(info $(shell cat .env))'",
+    "make -f /dev/null 'x:=$(info $(shell cat .env))'",
+    "make -f /dev/null --eval='$(info $(file <.env))'",
+]
+
+
+@pytest.mark.parametrize("command", MAKE_ARGUMENTS)
+def test_make_text_in_its_arguments_is_read(session: Harness, command: str) -> None:
+    result = session.call("Bash", command="{ " + command + "; } 2>&1 | " + XOR)
+    assert result.blocked
+    assert api_key(session) not in xor_decoded(result.output)
+    assert session.verdict == "FAIL"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "TAR_OPTIONS=\"--to-command='cat .env'\" tar -xf a.tar",
+        "export TAR_OPTIONS=\"--to-command='cat .env'\"; tar -xf a.tar",
+        "MAKEFLAGS='--eval=$(info $(shell cat .env))' make",
+        "ZIPOPT=\"-T -TT 'cat .env #'\" zip x.zip README.md",
+        "LESS='+!cat .env' less README.md",
+        "MANOPT='-P \"cat .env\"' man ls",
+    ],
+)
+def test_options_a_variable_gives_are_read(command: str) -> None:
+    assert decide(command) == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "make -f /dev/null 'VERSION=$(shell git describe)' --eval='$(info ok)'",
+        "MAKEFLAGS=-j4 make",
+        "make CFLAGS='-O2 -Wall'",
+        "TAR_OPTIONS='--no-same-owner' tar -xf a.tar",
+        "LESS=-R less README.md",
+    ],
+)
+def test_make_and_options_variable_look_alikes_stay_allowed(command: str) -> None:
+    assert decide(command) == "allow"

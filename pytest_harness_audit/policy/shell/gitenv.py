@@ -45,6 +45,12 @@ COMMAND_ENV: Final = frozenset(
      "BROWSER", "FCEDIT", "SVN_EDITOR", "HGEDITOR", "GH_EDITOR", "GH_PAGER", "GH_BROWSER",
      "DELTA_PAGER", "BAT_PAGER"}
 )  # fmt: skip
+#: Variables a program takes options from, as if given first (``TAR_OPTIONS``), by program
+#: (``make`` without its makefile: only the text of the options counts, not its recipes).
+OPTION_ENV = {
+    "TAR_OPTIONS": "tar", "MAKEFLAGS": "make -f /dev/null", "GNUMAKEFLAGS": "make -f /dev/null",
+    "MFLAGS": "make -f /dev/null", "ZIPOPT": "zip", "LESS": "less", "MANOPT": "man",
+}  # fmt: skip
 #: Variables naming a configuration file git reads.
 CONFIG_FILE_ENV: Final = frozenset({"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG"})
 #: Variables naming a folder git takes configuration, hooks or programs from.
@@ -73,11 +79,21 @@ _MAX_INCLUDED: Final = 32
 FileText = Callable[[str], "str | None"]
 
 
+def _option_words(value: str) -> str:
+    """An options variable's words, quoted for a shell (split as the program splits them)."""
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        words = value.split()
+    return shlex.join(words)
+
+
 def relevant(name: str) -> bool:
     """Whether a variable in a command's environment may make it run something."""
     return (
         name in COMMAND_ENV
         or name in PROMPT_VARIABLES
+        or name in OPTION_ENV
         or name in CONFIG_FILE_ENV
         or name in FOLDER_ENV
         or name.startswith(_CONFIG_PREFIX)
@@ -106,6 +122,9 @@ def environment(
         elif name in COMMAND_ENV:
             if value.strip():
                 runner.script(value)
+        elif name in OPTION_ENV:  # `TAR_OPTIONS=--to-command=CMD tar -x`: its options
+            if value.strip():
+                runner.script(f"{OPTION_ENV[name]} {_option_words(value)}")
         elif name in PROMPT_VARIABLES:  # `PS4='$(cat .env >&2)'; set -x`: expanded as a prompt
             for body in subscript_code([value], prompt=True):
                 runner.script(body)
@@ -435,6 +454,7 @@ __all__ = [
     "COMMAND_ENV",
     "CONFIG_FILE_ENV",
     "FOLDER_ENV",
+    "OPTION_ENV",
     "command_settings",
     "config_entries",
     "config_file",

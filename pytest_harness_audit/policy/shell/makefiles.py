@@ -6,7 +6,8 @@ The makefile (``-f FILE``/``--file=FILE``, in ``-C DIR``, else ``GNUmakefile``, 
 and ``%`` pattern rules; the recipe lines are expanded with the makefile's variables (the last
 assignment wins, ``define`` blocks included, ``NAME=value`` arguments override) and given to the
 reading as scripts. Text make itself runs while it reads the makefile (``$(shell …)``,
-``VAR != …``) is read as scripts too.
+``VAR != …``) is read as scripts too, and so is that of its own arguments, makefile or not
+(``--eval=TEXT``, ``-E TEXT``, ``NAME:=value``; a ``$(file <FILE)`` there reads the file).
 
 What cannot be followed makes the reading say so (``unreadable``, a warning): a recipe whose
 command is a variable the makefile does not define (it comes from the environment), a
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from typing import Final, Protocol
 
 #: Most targets followed, recipe lines read, ``include`` depth and expanded line length.
@@ -34,6 +36,7 @@ _REFERENCE: Final = re.compile(
 )
 _SHELL_CALL: Final = re.compile(r"\$[({]shell\s+([^)}]*)[)}]")
 _UNFOLLOWED: Final = re.compile(r"\$[({](?:eval|file)\s")
+_FILE_READ = re.compile(r"\$[({]file\s*<\s*([^)}\s]+)")
 #: Variables make defines itself (GNU make's built-in rules), and the automatic ones.
 _BUILT_IN: Final = {
     "MAKE": "make", "CC": "cc", "CXX": "g++", "CPP": "cc -E", "RM": "rm -f", "AR": "ar",
@@ -282,9 +285,22 @@ def _options(args: list[str]) -> tuple[str, str | None, list[str], dict[str, str
     return folder, makefile, targets, variables
 
 
+def _run_at_parse(texts: list[str], runner: Runner) -> None:
+    """What make runs while reading ``texts``: their ``$(shell …)`` commands, the files their
+    ``$(file <FILE)`` reads (read as ``cat FILE``)."""
+    for text in texts:
+        if "$" not in text:
+            continue
+        for command in _SHELL_CALL.findall(text):
+            runner.script(command)
+        for path in _FILE_READ.findall(text):
+            runner.script(f"cat {shlex.quote(path)}")
+
+
 def make(args: list[str], runner: Runner) -> None:
     """``make [options] [targets]``: read what it runs (module doc)."""
     folder, makefile, targets, variables = _options(args)
+    _run_at_parse([" ".join(args)], runner)  # `make --eval='$(shell …)'`, `make 'X:=$(shell …)'`
     if makefile == "-":
         return  # the makefile is the standard input (:func:`~.embedded.make_stdin`)
     names = [makefile] if makefile else list(_MAKEFILES)
