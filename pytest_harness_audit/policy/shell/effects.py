@@ -60,6 +60,7 @@ from pytest_harness_audit.policy.shell.launchers import (
 )
 from pytest_harness_audit.policy.shell.launchers import WRAPPER_OPTIONS as _WRAPPER_OPTIONS
 from pytest_harness_audit.policy.shell.line_writers import LINE_WRITERS, line_write
+from pytest_harness_audit.policy.shell.long_options import ABBREVIATING, full_options
 from pytest_harness_audit.policy.shell.makefiles import make
 from pytest_harness_audit.policy.shell.project_tables import SCRIPT_LAUNCHERS, project_script
 from pytest_harness_audit.policy.shell.projects import (
@@ -158,8 +159,8 @@ def _unwrap(name: str, argv: list[str], ctx: Context) -> list[str] | None:
             if name == "env" and word in ("-S", "--split-string"):
                 split_string = args[index]
             index += 1
-        elif name == "env" and word.startswith("-S") and len(word) > 2:
-            split_string = word[2:]
+        elif name == "env" and word.startswith(("-S", "--split-string=")) and len(word) > 2:
+            split_string = word[2:] if word[1] == "S" else word.partition("=")[2]
     rest = args[index:]
     if split_string is not None:  # `env -S 'A=1 cmd'`: the words as if given one by one
         rest = split_string.split() + rest
@@ -204,6 +205,7 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
             return
         first = argv[0]
         name = first.rsplit("/", 1)[-1].lower()  # command_name(first), inline
+        argv = [first, *full_options(name, argv[1:])] if name in ABBREVIATING else argv  # --fil
         if "/" in first:  # `./tools/sh` too: only a workspace file is read
             record.reads.append(first)  # a program run by its path: its file is read too
             program_file(first, ctx)  # and what a workspace script does is judged
