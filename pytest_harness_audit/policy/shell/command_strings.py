@@ -7,7 +7,8 @@ it is read here as the script it is:
 * **An option's value is a command:** ``tar`` (``--checkpoint-action=exec=``,
   ``-I``/``--use-compress-program``, ``--to-command``, ``-F``/``--info-script``,
   ``--rsh-command``), ``zip -TT``/``--unzip-command``, ``man -P``/``--pager``,
-  ``script -c``, ``rsync -e``/``--rsh``, ``scp``/``sftp -S``, ``sort --compress-program``,
+  ``script -c``, ``rsync -e``/``--rsh``, ``scp``/``sftp -S``, ``mosh --ssh``, ``sort
+  --compress-program``, ``install --strip-program``, ``pandoc --filter``/``--lua-filter``,
   ``entr -s``, ``nodemon -x``/``--exec``, ``hyperfine`` (its operands and
   ``--prepare``/``--setup``/``--cleanup``/``--conclude``), ``lldb -o``, ``gdb -ex``, bash's
   ``mapfile``/``readarray -C``, ``compgen``/``complete -C`` (and ``-W``, a word list bash
@@ -55,6 +56,10 @@ _OPTIONS: Final[dict[str, dict[str, str]]] = {
     "scp": {"-S": "transport"},
     "sftp": {"-S": "transport"},
     "sort": {"--compress-program": "script"},
+    "install": {"--strip-program": "script"},
+    "mosh": {"--ssh": "transport"},
+    "pandoc": {"--filter": "script", "-F": "script", "--lua-filter": "code-file",
+               "-L": "code-file"},
     "entr": {"-s": "script"},
     "nodemon": {"-x": "script", "--exec": "script"},
     "hyperfine": {"-p": "script", "--prepare": "script", "-s": "script", "--setup": "script",

@@ -54,6 +54,7 @@ WRAPPER_OPTIONS: Final[dict[str, tuple[frozenset[str], int]]] = {
     "firejail": (frozenset(), 0),
     "proxychains": (frozenset({"-f"}), 0),
     "torsocks": (frozenset(), 0),
+    "daemonize": (frozenset({"-c", "-e", "-E", "-o", "-p", "-l", "-u"}), 0),
     # run by the service manager: outside the call's processes, perhaps after it (`--on-active`)
     "systemd-run": (frozenset({"--unit", "-u", "--property", "-p", "--description", "--slice",
                                "--setenv", "-E", "--uid", "--gid", "--nice", "--working-directory",
