@@ -219,6 +219,21 @@ def test_fd_exec_with_no_workspace_reads_the_credential_names_its_pattern_matche
 @pytest.mark.parametrize(
     "command",
     [
+        "fd -u jsonl .. -x sh -c 'echo x >> \"$0\"'",
+        "fd -u . ../audit -X sh -c 'for f; do echo x >> \"$f\"; done' _",
+    ],
+)
+def test_fd_exec_writing_what_it_finds_beside_the_workspace_is_a_tamper_attempt(
+    session: Harness, command: str
+) -> None:
+    decision = session.gate.decide("Bash", {"command": command})
+    assert decision.blocked
+    assert "tamper_attempt" in decision.alerts
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
         "fd -e py -x wc -l",
         "fd -H -e py -x wc -l",
         "fd -H '^README' -x cat",

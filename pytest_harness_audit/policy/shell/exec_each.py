@@ -1,15 +1,15 @@
 """Commands a finder runs on each file it finds: ``find … -exec CMD {} +`` and ``fd … -x CMD``.
 
 Both run a command whose operands are the files the finder lists, so the reading runs the
-command's words once with every listed name in the place of the placeholder (and once with each
-example name, a file the tests literally name or a credential name a glob could match, for a
-root the reading cannot list). ``fd``/``fdfind`` run ``-x``/``--exec`` (once a file) and
-``-X``/``--exec-batch`` (once with them all) up to a ``;``; a command with no placeholder gets the
-path at its end; ``{/}``, ``{//}``, ``{.}``, ``{/.}`` stand for the base name, the folder, the
-path and the base name without extension. What ``fd`` lists is every file under its folders that
-its pattern (a regular expression searched in the base name, any case; ``-g``: a glob; ``-F``: a
-fixed string) and its ``-e`` extensions keep: one name too many (``-p`` full-path patterns, or a
-pattern Python cannot compile, keep them all), never too few.
+command's words once with every listed name in the place of the placeholder, and once with each
+example name: the folder it searches, a file the tests literally name or a credential name a
+glob could match, for a root the reading cannot list. ``fd``/``fdfind`` run ``-x``/``--exec``
+(once a file) and ``-X``/``--exec-batch`` (once with them all) up to a ``;``; a command with no
+placeholder gets the path at its end; ``{/}``, ``{//}``, ``{.}``, ``{/.}`` stand for the base
+name, the folder, the path and the base name without extension. What ``fd`` lists is every file
+under its folders that its pattern (a regular expression searched in the base name, any case;
+``-g``: a glob; ``-F``: a fixed string) and its ``-e`` extensions keep: one name too many
+(``-p`` full-path patterns, or a pattern Python cannot compile, keep them all), never too few.
 """
 
 from __future__ import annotations
@@ -82,7 +82,10 @@ def fd(name: str, args: list[str], ctx: Context) -> bool:
     found = walked_names(name, listing, ctx, known) if known else None
     keep = _fd_filter(listing)
     listed = [f for f in found if keep(f)] if found is not None else None
-    examples = [] if known else [n for n in GLOB_CANDIDATE_NAMES if keep(n) and _given(listing)]
+    folder = (_fd_words(listing)[1][1:] or ["."])[0]
+    examples = [folder]  # the folder it searches, as `find`'s root (`fd . .. -x …`)
+    if not known and _given(listing):
+        examples += [posixpath.join(folder, n) for n in GLOB_CANDIDATE_NAMES if keep(n)]
     for inner in commands:
         if not any(p in word for word in inner for p in _FD_PLACEHOLDERS):
             inner = [*inner, "{}"]
