@@ -29,7 +29,6 @@ from pytest_harness_audit.policy.shell.nodes import (
 from pytest_harness_audit.policy.shell.place import (
     _CHANGE_DIR,
     _DIR_OPTION_COMMANDS,
-    _DIR_OPTIONS,
     PATH_LISTS,
     Place,
     _dir_options,
@@ -99,12 +98,27 @@ def old_parse_simple(text: str) -> list[Command] | None:
     return commands
 
 
+_DIR_OPTIONS = ("--directory=", "--chdir=", "--cwd=")
+
+
+def _in_full(word: str) -> str:
+    """``word`` with an abbreviation of ``--directory``/``--chdir`` written in full, as
+    ``getopt_long`` reads it (``--dir=x`` → ``--directory=x``)."""
+    option, equals, value = word.partition("=")
+    for full in ("--directory", "--chdir"):
+        if len(option) >= 4 and full.startswith(option):
+            return full + equals + value
+    return word
+
+
 def old_dir_options(argv: list[str]) -> list[str]:
-    """``-C DIR`` and kin, as found before the words were first searched for them together."""
+    """``-C DIR`` and kin, as found before the words were first searched for them together
+    (an abbreviated long option read in full)."""
     if not any(command_name(word) in _DIR_OPTION_COMMANDS for word in argv):
         return []
     found: list[str] = []
-    for index, word in enumerate(argv):
+    for index, written in enumerate(argv):
+        word = _in_full(written)
         if word == "-C" and index + 1 < len(argv):
             found.append(argv[index + 1])
         elif word.startswith(_DIR_OPTIONS):
@@ -265,6 +279,9 @@ def test_directory_options_are_found_as_before(argv: list[str]) -> None:
         ["cat", "-C", "x"],
         ["git", "--count", "--config", "--dir"],
         ["git", "-C"],
+        ["tar", "--dir=..", "-cf", "b.tar", "audit"],
+        ["env", "--ch", "..", "ls"],
+        ["make", "--di"],
     ],
 )
 def test_each_directory_option_is_found_as_before(argv: list[str]) -> None:

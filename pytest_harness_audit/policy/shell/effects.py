@@ -97,6 +97,7 @@ from pytest_harness_audit.policy.shell.tree_reads import (
     tree_reads,
     without_patterns,
 )
+from pytest_harness_audit.policy.shell.workdirs import moved_command, watch_runs_words
 from pytest_harness_audit.policy.shell.xargs import parallel, xargs_command
 
 _SSH_CLIENTS: Final = frozenset({"ssh", "scp", "sftp", "autossh", "sshfs", "mosh"})
@@ -176,20 +177,18 @@ def _unwrap(name: str, argv: list[str], ctx: Context) -> list[str] | None:
         ctx.script(" ".join(rest[2:]))
         return None
     rest = rest[positional:]
+    if rest and (moved := moved_command(name, args[:index], rest)) is not None:
+        ctx.script(moved)  # `env -C .. sh -c …`: all it runs, its scripts too, runs there
+        return None
     if name == "flock" and rest[:1] in (["-c"], ["--command"]) and len(rest) > 1:
         ctx.script(rest[1])
         return None
-    if name == "watch" and rest and not any(_exec_flag(w) for w in args[:index]):
+    if name == "watch" and rest and not any(watch_runs_words(w) for w in args[:index]):
         ctx.script(" ".join(rest))  # with `-x` (`--exec`) it runs the words themselves
         return None
     if name == "xargs":
         return xargs_command(args[:index], rest, ctx)  # `ls -a | xargs -I % sh -c 'cat %'`
     return rest or None
-
-
-def _exec_flag(word: str) -> bool:
-    """Whether ``word`` is ``watch``'s ``-x``/``--exec`` (also bundled: ``-tx``, ``-xn1``)."""
-    return word == "--exec" or (word[:2] != "--" and "x" in word.split("n", 1)[0])
 
 
 def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:

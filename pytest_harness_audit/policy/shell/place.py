@@ -32,7 +32,15 @@ MAX_PLACED: Final = 256
 _CHANGE_DIR: Final = frozenset({"cd", "pushd", "popd", "chdir"})
 #: Commands whose ``-C DIR`` (or ``--directory``/``--chdir``) runs them elsewhere.
 _DIR_OPTION_COMMANDS: Final = frozenset({"git", "tar", "bsdtar", "gtar", "make", "gmake", "env"})
-_DIR_OPTIONS: Final = ("--directory=", "--chdir=", "--cwd=")
+_DIR_OPTIONS: Final = ("--directory", "--chdir", "--cwd")
+
+
+def _dir_option(option: str) -> bool:
+    """Whether ``option`` is ``--directory``, ``--chdir``, ``--cwd`` or an abbreviation of
+    the first two, as ``getopt_long`` takes them (``--dir``, ``--ch``)."""
+    if option in _DIR_OPTIONS:
+        return True
+    return len(option) >= 4 and any(full.startswith(option) for full in _DIR_OPTIONS[:2])
 
 
 class Paths(Protocol):
@@ -221,10 +229,11 @@ def _dir_options(argv: list[str]) -> list[str]:
     for index, word in enumerate(argv):
         if word == "-C" and index + 1 < len(argv):
             found.append(argv[index + 1])
-        elif word.startswith(_DIR_OPTIONS):
-            found.append(word.partition("=")[2])
-        elif word in ("--directory", "--chdir") and index + 1 < len(argv):
-            found.append(argv[index + 1])
+        elif word[:2] == "--" and _dir_option(option := word.partition("=")[0]):
+            if option != word:
+                found.append(word.partition("=")[2])  # `--directory=DIR`, `--dir=DIR`
+            elif index + 1 < len(argv) and option != "--cwd":
+                found.append(argv[index + 1])
     return [d for d in found if d and "$" not in d][:8]
 
 
