@@ -4,6 +4,8 @@
 was judged PASS: ``env -C DIR`` moved the paths of the command's own words, not those of the
 script it handed to a shell. ``sudo -D``, ``systemd-run --working-directory`` and ``run0
 --chdir`` do the same; ``tar --dir=..`` (an abbreviation of ``--directory``) moved nothing.
+``make -C .. -f - <<< RECIPES`` ran the recipes of its standard input from the workspace, not
+from ``..`` (PASS again).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ def _store_files(session: Harness) -> dict[str, bytes]:
         "env --chdir=.. sh -c 'echo x >> audit/audit/*.jsonl'",
         "env --ch .. sh -c 'echo x >> audit/audit/*.jsonl'",
         "env -C.. bash -c 'for f in audit/audit/*.jsonl; do echo x >> \"$f\"; done'",
+        "make -C .. -f - <<< $'x:\\n\\techo x >> audit/audit/*.jsonl'",
+        "printf 'x:\\n\\techo x >> audit/audit/*.jsonl\\n' | make --directory=.. -f -",
     ],
 )
 def test_script_run_in_the_store_s_parent_is_a_tamper_attempt(
@@ -80,6 +84,7 @@ def test_script_run_in_a_credential_folder_reads_its_files(session: Harness) -> 
         "env -C app ls",
         "tar --dir=app -cf /tmp/app-backup.tar .",
         "env --chdir=tests python3 -c 'print(1)'",
+        "make -C app -f - <<< $'x:\\n\\tcat settings.py'",
     ],
 )
 def test_working_folder_look_alikes_stay_allowed(session: Harness, command: str) -> None:

@@ -28,11 +28,13 @@
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Final, Protocol
 
 import re2
 
 from pytest_harness_audit.policy.shell.awk_files import awk_arguments
+from pytest_harness_audit.policy.shell.makefiles import make_folder
 
 #: ``getent`` databases answered by DNS (``passwd``, ``group`` … are local).
 GETENT_NETWORK: Final = frozenset({"hosts", "ahosts", "ahostsv4", "ahostsv6"})
@@ -243,9 +245,11 @@ def make_stdin(args: list[str], stdin: str | None, runner: Runner) -> None:
     if stdin is None:
         runner.unknown("make runs a makefile piped in from another command")
         return
+    folder = make_folder(args)  # `make -C .. -f -`: its recipes run there
     for line in stdin.splitlines()[:_MAX_AWK_COMMANDS]:
         if line.startswith("\t") and line.strip():
-            runner.script(line.strip().lstrip("@-+"))
+            command = line.strip().lstrip("@-+")
+            runner.script(f"cd {shlex.quote(folder)} && {command}" if folder else command)
 
 
 def git_config_value(key: str, value: str, runner: Runner) -> list[str] | None:

@@ -285,6 +285,11 @@ def _options(args: list[str]) -> tuple[str, str | None, list[str], dict[str, str
     return folder, makefile, targets, variables
 
 
+def make_folder(args: list[str]) -> str:
+    """The folder ``make ARGS`` runs in (its ``-C DIR`` options joined; ``""``: where it is)."""
+    return _options(args)[0]
+
+
 def _run_at_parse(texts: list[str], runner: Runner) -> None:
     """What make runs while reading ``texts``: their ``$(shell …)`` commands, the files their
     ``$(file <FILE)`` reads (read as ``cat FILE``)."""
