@@ -17,6 +17,7 @@ shell, yet the reading moves — a path gets one form too many, never one too fe
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
@@ -64,7 +65,7 @@ class Place:
     depth: int = MAX_ANCESTORS
     cwd: str = "."
     unknown: bool = False
-    previous: str = "."
+    previous: str = ""
     stack: list[tuple[str, bool]] = field(default_factory=list)
     placed: int = 0
 
@@ -74,7 +75,7 @@ class Place:
         depth: int = MAX_ANCESTORS,
         cwd: str = ".",
         unknown: bool = False,
-        previous: str = ".",
+        previous: str = "",
         stack: list[tuple[str, bool]] | None = None,
         placed: int = 0,
     ) -> None:
@@ -94,8 +95,16 @@ class Place:
         return cls(depth=min(len(parts), MAX_ANCESTORS))
 
     # -- moving --------------------------------------------------------------------------------
-    def change(self, argv: list[str], dynamic: list[bool]) -> None:
-        """Follow ``cd``/``pushd``/``popd`` (any other argv leaves the place as it is)."""
+    def change(
+        self,
+        argv: list[str],
+        dynamic: list[bool],
+        variables: Mapping[str, str] | None = None,
+        environ: Mapping[str, str | None] | None = None,
+    ) -> None:
+        """Follow ``cd``/``pushd``/``popd`` (any other argv leaves the place as it is);
+        ``variables``, ``environ``: the script's and the command's own, for the ``HOME``,
+        ``OLDPWD`` and ``CDPATH`` that ``cd``, ``cd -`` and ``cd NAME`` follow."""
         # every name of _CHANGE_DIR ends in `d` or `r`, and only `D`/`d`/`R`/`r` lower-case to
         # a text ending so: any other last character cannot name one (`""` falls through)
         if not argv or argv[0][-1:] not in "dDrR":
@@ -112,18 +121,31 @@ class Place:
             self._go(*(self.stack.pop() if self.stack else (".", True)))
             return
         here = (self.cwd, self.unknown)
+        given = _Given(variables, environ)
         if not operands:
             target, unknown = (".", False) if name != "pushd" else (here[0], here[1])
             if name == "pushd":  # `pushd` alone swaps with the top of the stack
                 target, unknown = self.stack.pop() if self.stack else (".", True)
+            elif (home := given.get("HOME")) is not None:  # `HOME=..; cd`
+                target, unknown = self._resolved(home)
         else:
             word, dyn = operands[0]
             if dyn or "$" in word:
                 target, unknown = word, True
-            elif word == "-":
-                target, unknown = self.previous, self.unknown
+            elif word == "-":  # `$OLDPWD`: with no `cd` before, where the shell came from
+                oldpwd = given.get("OLDPWD")
+                if oldpwd is not None:
+                    target, unknown = self._resolved(oldpwd)
+                else:
+                    target, unknown = self.previous, self.unknown or not self.previous
             elif word == "~" or word.startswith("~/"):  # HOME is the workspace root
-                target, unknown = posixpath.normpath("." + word[1:]), False
+                home = given.get("HOME")
+                if home is not None:
+                    target, unknown = self._resolved(posixpath.join(home, word[2:]))
+                else:
+                    target, unknown = posixpath.normpath("." + word[1:]), False
+            elif given.get("CDPATH") and not word.startswith(("/", "./", "../")) and word != "..":
+                target, unknown = word, True  # `CDPATH=.. cd audit`: a folder of the path
             else:
                 target = word if word.startswith("/") else posixpath.join(self.cwd, word)
                 target, unknown = posixpath.normpath(target), self.unknown
@@ -131,6 +153,14 @@ class Place:
             self.stack.append(here)
         self.previous = here[0]
         self._go(target, unknown)
+
+    def _resolved(self, folder: str) -> tuple[str, bool]:
+        """Where ``cd FOLDER`` goes (a value with an unknown part: somewhere not known)."""
+        if "$" in folder or not folder:
+            return folder, True
+        if folder.startswith("/"):
+            return posixpath.normpath(folder), False
+        return posixpath.normpath(posixpath.join(self.cwd, folder)), self.unknown
 
     @property
     def here(self) -> str | None:
@@ -183,6 +213,25 @@ class Place:
             self.placed += 1
             forms.extend("../" * level + path for level in range(1, self.depth + 1))
         return [form for form in dict.fromkeys(forms) if form != path]
+
+
+class _Given:
+    """A variable's value for ``cd``: the command's own (``CDPATH=.. cd x``) over the
+    script's; ``$NAME`` for one whose value is not known."""
+
+    __slots__ = ("environ", "variables")
+
+    def __init__(
+        self, variables: Mapping[str, str] | None, environ: Mapping[str, str | None] | None
+    ) -> None:
+        self.variables = variables or {}
+        self.environ = environ or {}
+
+    def get(self, name: str) -> str | None:
+        if name in self.environ:
+            value = self.environ[name]
+            return f"${name}" if value is None else value
+        return self.variables.get(name)
 
 
 def _advance(reading: Paths) -> None:

@@ -320,7 +320,7 @@ def _read_simple(
     if expander.rewrite_pending:  # the files it rewrote are unknown to the commands after it
         expander.tree_rewritten = True
     place.place(reading, argv)
-    place.change(argv, dynamic)
+    place.change(argv, dynamic, expander.variables, environ)  # `CDPATH=.. cd x`, `cd -`
 
 
 def _arithmetic(argv: list[str]) -> bool:
