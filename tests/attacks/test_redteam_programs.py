@@ -7,6 +7,9 @@ policy evaluations.
   transfer; ``rsync -e 'sh -c "cat .env >&2"'`` was only a network warning.
 * ``install -s --strip-program=./x.sh``, ``pandoc --filter``/``--lua-filter``, ``mosh --ssh``,
   ``daemonize CMD``: a program another one runs (``daemonize`` outside the call's processes).
+* ``setarch x86_64 sh -c 'c=.e; cat ${c}nv'``, ``bwrap``, ``unshare``, ``fakeroot``, ``chroot``,
+  ``valgrind`` …: a program no reading knew as a wrapper runs a shell given ``-c`` among its
+  operands; the script was never read (a literal ``.env`` in it was, as a file name).
 * ``RSYNC_RSH``, ``RSYNC_CONNECT_PROG``, ``CVS_RSH``, ``SVN_SSH``, ``SUDO_ASKPASS``, ``BROWSER``
   and the editors and pagers of other tools: a variable whose value a program runs.
 * ``make --eval='$(info $(shell cat .env))'``, ``make 'x:=$(shell …)'``: make runs the text
@@ -178,3 +181,46 @@ def test_program_another_program_runs_is_read(command: str) -> None:
 )
 def test_install_and_pandoc_look_alikes_stay_allowed(command: str) -> None:
     assert decide(command) == "allow"
+
+
+INNER_SCRIPTS = [
+    "setarch x86_64 sh -c 'c=.e; cat ${c}nv'",
+    "prlimit --nofile=100 bash -ec 'c=.e; cat ${c}nv'",
+    "setarch x86_64 python3 -c \"print(open('.e' + 'nv').read())\"",
+]
+
+
+@pytest.mark.parametrize("command", INNER_SCRIPTS)
+def test_script_a_program_runs_from_its_operands_is_read(session: Harness, command: str) -> None:
+    result = session.call("Bash", command="{ " + command + "; } 2>&1 | " + XOR)
+    assert result.blocked
+    assert api_key(session) not in xor_decoded(result.output)
+    assert session.verdict == "FAIL"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "bwrap --bind / / sh -c 'c=.e; cat ${c}nv'",
+        "unshare -r sh -c 'c=.e; cat ${c}nv'",
+        "fakeroot bash -ec 'c=.e; cat ${c}nv'",
+        "chroot / sh -c 'c=.e; cat ${c}nv'",
+        "gdb -batch -ex run --args sh -c 'c=.e; cat ${c}nv'",
+    ],
+)
+def test_wrapper_no_reading_knew_runs_its_script(command: str) -> None:
+    assert decide(command) == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "setarch x86_64 sh -c 'echo ok'",
+        "prlimit --nofile=100 python3 -c 'print(1)'",
+        "mycli --name sh -c",
+        "tool run -c config.toml",
+    ],
+)
+def test_inner_script_look_alikes_stay_allowed(session: Harness, command: str) -> None:
+    assert not session.call("Bash", command=command).blocked
+    assert session.verdict == "PASS"

@@ -65,6 +65,8 @@ def test_script_run_in_the_store_s_parent_is_a_tamper_attempt(
         "systemd-run --working-directory=.. sh -c 'echo x >> audit/audit/*.jsonl'",
         "run0 --chdir=.. sh -c 'echo x >> audit/audit/*.jsonl'",
         "tar --dir=.. -cf /tmp/b.tar audit",
+        "bwrap --bind / / --chdir .. sh -c 'echo x >> audit/audit/s.jsonl'",
+        "unshare --wd=.. sh -c 'echo x >> audit/audit/s.jsonl'",
     ],
 )
 def test_other_working_folders_reach_the_store(session: Harness, command: str) -> None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from pytest_harness_audit.policy.shell import workdirs
 from pytest_harness_audit.policy.shell.code import code_paths
 from pytest_harness_audit.policy.shell.command_strings import (
     COMMAND_STRING_PROGRAMS,
@@ -97,7 +98,6 @@ from pytest_harness_audit.policy.shell.tree_reads import (
     tree_reads,
     without_patterns,
 )
-from pytest_harness_audit.policy.shell.workdirs import moved_command, watch_runs_words
 from pytest_harness_audit.policy.shell.xargs import parallel, xargs_command
 
 _SSH_CLIENTS: Final = frozenset({"ssh", "scp", "sftp", "autossh", "sshfs", "mosh"})
@@ -177,13 +177,13 @@ def _unwrap(name: str, argv: list[str], ctx: Context) -> list[str] | None:
         ctx.script(" ".join(rest[2:]))
         return None
     rest = rest[positional:]
-    if rest and (moved := moved_command(name, args[:index], rest)) is not None:
+    if rest and (moved := workdirs.moved_command(name, args[:index], rest)) is not None:
         ctx.script(moved)  # `env -C .. sh -c …`: all it runs, its scripts too, runs there
         return None
     if name == "flock" and rest[:1] in (["-c"], ["--command"]) and len(rest) > 1:
         ctx.script(rest[1])
         return None
-    if name == "watch" and rest and not any(watch_runs_words(w) for w in args[:index]):
+    if name == "watch" and rest and not any(workdirs.watch_runs_words(w) for w in args[:index]):
         ctx.script(" ".join(rest))  # with `-x` (`--exec`) it runs the words themselves
         return None
     if name == "xargs":
@@ -328,6 +328,8 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         if name in _SSH_CLIENTS:  # `ssh -i KEY`: the key signs, its text is not sent or shown
             args = [w for i, w in enumerate(args) if w != "-i" and args[i - 1 : i] != ["-i"]]
         reads(without_patterns(name, args), record)  # most commands: operands are files read
+        if len(args) > 2 and (inner := workdirs.inner_script(args)) is not None:
+            ctx.script(inner)  # `bwrap --bind / / sh -c TEXT`: a command among its operands
     elif name in SHELLS:
         _shell(name, args, ctx)
     elif name == "eval":

@@ -5,11 +5,18 @@ Everything the command runs starts there, a script it hands to a shell included 
 sh -c 'echo x >> audit/x.jsonl'``), so the command is read as ``cd DIR && COMMAND``: the
 reading's place moves for every path the command and its scripts name, as after a ``cd``.
 (``git``/``tar``/``make -C DIR`` move only the paths of their own words: :mod:`.place`.)
+
+A program the reading does not know as a wrapper may still run its operands as a command
+(``bwrap``, ``unshare``, ``fakeroot``, ``chroot``, ``setpriv``, ``valgrind`` …, with options of
+any arity before it): a shell given ``-c`` or an interpreter given code among its operands is
+read as the script it is (:func:`inner_script`).
 """
 
 from __future__ import annotations
 
 import shlex
+
+from pytest_harness_audit.policy.shell.projects import INTERPRETERS, SHELLS
 
 #: Each wrapper's options naming the folder its command runs in.
 _FOLDER_OPTIONS = {
@@ -18,6 +25,9 @@ _FOLDER_OPTIONS = {
     "systemd-run": ("--working-directory", "-D"),
     "run0": ("--chdir", "-D"),
 }
+
+
+_FOLDER_NAMES = frozenset({"--chdir", "--wd", "--working-directory", "--workdir"})
 
 
 def moved_command(name: str, options: list[str], command: list[str]) -> str | None:
@@ -40,10 +50,39 @@ def moved_command(name: str, options: list[str], command: list[str]) -> str | No
     return f"cd {shlex.quote(folder)} && {shlex.join(command)}"
 
 
+def inner_script(args: list[str]) -> str | None:
+    """The command a program that is no known wrapper runs from its operands: from the first
+    word that names a shell given ``-c`` (``-lc``, ``-ec`` …) or an interpreter given code
+    (``-c``, ``-e``), as a script (``bwrap --bind / / sh -c TEXT``, ``fakeroot bash -c TEXT``,
+    ``unshare -r python3 -c CODE``); ``None``: no such word."""
+    for index in range(len(args) - 2):
+        flag = args[index + 1]
+        if flag[:1] != "-" or flag[1:2] == "-" or flag[-1] not in "ce":
+            continue  # the cheap test: a short option ending in `c` or `e` follows
+        name = args[index].rsplit("/", 1)[-1].lower()
+        shell = name in SHELLS and flag[-1] == "c"
+        if shell or (INTERPRETERS.fullmatch(name) and flag in ("-c", "-e")):
+            script = shlex.join(args[index:])
+            folder = _folder_option(args[:index])  # `bwrap --chdir .. sh -c …`
+            return f"cd {shlex.quote(folder)} && {script}" if folder else script
+    return None
+
+
+def _folder_option(options: list[str]) -> str | None:
+    """The folder a ``--chdir``/``--wd``/``--working-directory`` option among ``options``
+    names (``bwrap --chdir DIR``, ``unshare --wd=DIR``, ``nsenter --wd=DIR``)."""
+    folder = None
+    for index, word in enumerate(options):
+        option, equals, value = word.partition("=")
+        if option in _FOLDER_NAMES:
+            folder = value if equals else "".join(options[index + 1 : index + 2]) or None
+    return folder
+
+
 def watch_runs_words(word: str) -> bool:
     """Whether ``word`` is ``watch``'s ``-x``/``--exec`` (also bundled: ``-tx``, ``-xn1``):
     ``watch`` then runs its words themselves, not ``sh -c`` of them joined."""
     return word == "--exec" or (word[:2] != "--" and "x" in word.split("n", 1)[0])
 
 
-__all__ = ["moved_command", "watch_runs_words"]
+__all__ = ["inner_script", "moved_command", "watch_runs_words"]
