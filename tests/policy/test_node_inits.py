@@ -44,7 +44,7 @@ def test_fresh_lists_and_defaults() -> None:
         MAX_ANCESTORS,
         ".",
         False,
-        ".",
+        "",  # no `cd` before: where `cd -` goes is not known
     )
     assert Budget().tokens == MAX_TOKENS and Budget(3).tokens == 3
     assert Field("a") == Field("a", False) != Field("a", True)
