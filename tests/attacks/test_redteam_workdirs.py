@@ -6,7 +6,8 @@ script it handed to a shell. ``sudo -D``, ``systemd-run --working-directory`` an
 --chdir`` do the same; ``tar --dir=..`` (an abbreviation of ``--directory``) moved nothing.
 ``CDPATH=.. cd audit``, ``OLDPWD=..; cd -`` and ``HOME=..; cd`` moved the shell where the
 reading did not follow (``cd -`` with no ``cd`` before went back to the workspace, ``cd`` alone
-to it). ``make -C .. -f - <<< RECIPES`` ran the recipes of its standard input from the
+to it). ``find .. -name audit -execdir CMD \\;`` ran CMD beside the workspace, read as run in it.
+``make -C .. -f - <<< RECIPES`` ran the recipes of its standard input from the
 workspace, not from ``..`` (PASS again).
 """
 
@@ -67,6 +68,8 @@ def test_script_run_in_the_store_s_parent_is_a_tamper_attempt(
         "tar --dir=.. -cf /tmp/b.tar audit",
         "bwrap --bind / / --chdir .. sh -c 'echo x >> audit/audit/s.jsonl'",
         "unshare --wd=.. sh -c 'echo x >> audit/audit/s.jsonl'",
+        "find .. -maxdepth 1 -name audit -execdir sh -c 'echo x >> audit/audit/s.jsonl' \\;",
+        "find .. -maxdepth 1 -name workspace -okdir sh -c 'echo x >> audit/audit/s.jsonl' \\;",
     ],
 )
 def test_other_working_folders_reach_the_store(session: Harness, command: str) -> None:
@@ -89,6 +92,7 @@ def test_script_run_in_a_credential_folder_reads_its_files(session: Harness) -> 
         "tar --dir=app -cf /tmp/app-backup.tar .",
         "env --chdir=tests python3 -c 'print(1)'",
         "make -C app -f - <<< $'x:\\n\\tcat settings.py'",
+        "find app -name '*.py' -execdir wc -l {} +",
     ],
 )
 def test_working_folder_look_alikes_stay_allowed(session: Harness, command: str) -> None:

@@ -45,15 +45,30 @@ def run_on_each(
     listed: list[str] | None,
     ctx: Context,
     put: Callable[[str, str], str] | None = None,
+    folder: str = "",
 ) -> None:
     """Read ``inner`` (a command with placeholders) as run on each of ``examples`` and on all
-    of ``listed`` at once; ``put(word, path)``: the word for one path (``{}`` replaced)."""
+    of ``listed`` at once; ``put(word, path)``: the word for one path (``{}`` replaced);
+    ``folder``: where it runs (``find ROOT -execdir``: in ROOT, its paths from there)."""
     put = put or _put_find
+    start = f"cd {quote(folder)} && " if folder else ""
+    if folder:
+        put = _from_folder(put, folder)
     for found in examples:
-        ctx.script(" ".join(quote(put(w, found)) for w in inner))
+        ctx.script(start + " ".join(quote(put(w, found)) for w in inner))
     if listed is not None:
         names = listed[:_MAX_LISTED]
-        ctx.script(" ".join(_each(w, names, put) for w in inner))
+        ctx.script(start + " ".join(_each(w, names, put) for w in inner))
+
+
+def _from_folder(put: Callable[[str, str], str], folder: str) -> Callable[[str, str], str]:
+    """``put`` with each path written from ``folder`` (``../a/b`` from ``..``: ``./a/b``)."""
+
+    def moved(word: str, path: str) -> str:
+        inside = path.startswith(folder.rstrip("/") + "/")
+        return put(word, "./" + posixpath.relpath(path, folder) if inside else path)
+
+    return moved
 
 
 def _put_find(word: str, path: str) -> str:

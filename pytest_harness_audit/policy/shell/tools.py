@@ -394,7 +394,8 @@ def find(args: list[str], ctx: Context) -> None:
                 listed = None
                 if known or any(root[:1] in ("/", "~") for root in roots):
                     listed = find_names(args, ctx, known) or []
-                run_on_each(inner, [roots[0], *_named(args, roots[0])], listed, ctx)
+                folder = roots[0] if word.endswith("dir") else ""  # `-execdir`: run there
+                run_on_each(inner, [roots[0], *_named(args, roots[0])], listed, ctx, None, folder)
             index = end
         elif word in ("-fprint", "-fprintf", "-fls", "-fprint0") and index + 1 < len(args):
             record.writes.append(args[index + 1])
