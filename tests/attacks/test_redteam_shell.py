@@ -221,6 +221,8 @@ def test_fd_exec_with_no_workspace_reads_the_credential_names_its_pattern_matche
     [
         "fd -u jsonl .. -x sh -c 'echo x >> \"$0\"'",
         "fd -u . ../audit -X sh -c 'for f; do echo x >> \"$f\"; done' _",
+        "fd --base-directory .. -x sh -c 'echo x >> audit/audit/s.jsonl'",
+        "fd --base-directory=.. jsonl -x truncate -s0",
     ],
 )
 def test_fd_exec_writing_what_it_finds_beside_the_workspace_is_a_tamper_attempt(
@@ -240,6 +242,7 @@ def test_fd_exec_writing_what_it_finds_beside_the_workspace_is_a_tamper_attempt(
         "fd -H -x echo {/}",
         "fd -e py -X ruff check",
         "fdfind -t f test_ -x wc -l {}",
+        "fd --base-directory app -e py -x wc -l",
     ],
 )
 def test_fd_exec_on_ordinary_files_stays_allowed(session: Harness, command: str) -> None:

@@ -104,8 +104,16 @@ def fd(name: str, args: list[str], ctx: Context) -> bool:
     for inner in commands:
         if not any(p in word for word in inner for p in _FD_PLACEHOLDERS):
             inner = [*inner, "{}"]
-        run_on_each(inner, examples[:8], listed, ctx, _put_fd)
+        run_on_each(inner, examples[:8], listed, ctx, _put_fd, _base(listing))
     return True
+
+
+def _base(listing: list[str]) -> str:
+    """fd's ``--base-directory DIR``: where it searches from and runs its commands."""
+    options = _fd_words(listing)[0]
+    found = [o.partition("=")[2] for o in options if o.startswith("--base-directory=")]
+    found += [options[i + 1] for i, o in enumerate(options[:-1]) if o == "--base-directory"]
+    return found[-1] if found else ""
 
 
 def _given(listing: list[str]) -> bool:
