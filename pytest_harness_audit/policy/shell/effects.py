@@ -14,8 +14,7 @@
   the last operand, onto ``-t DIR``, or into a directory receiving a file of the same name (``cp
   staging/SOUL.md .`` writes ``SOUL.md``); a hard link writes the file it links (``ln SOUL.md
   p2.md``); ``sed -i``/``perl -i``, ``truncate``, ``dd of=``, ``git checkout``/``git restore``
-  of a path, ``sort -o``/``shuf -o``/``uniq IN OUT`` (:mod:`.line_writers`). ``touch`` is no
-  write: it changes a file's times, not what it holds.
+  of a path, ``sort -o``/``shuf -o``/``uniq IN OUT`` (:mod:`.line_writers`); not ``touch``.
 * **Reads**: every operand of a command is a file it may read (``--opt=value``, ``KEY=value``
   and ``@file`` values too), except where a tool takes text: ``echo``/``printf``, commit
   messages (``git commit -m``), search patterns (``grep PATTERN``), ``sed``/``awk`` scripts.
@@ -128,11 +127,9 @@ _KNOWN: Final = frozenset(
      "grep", "egrep", "fgrep", "rg", "ag", "ack", "source", "."}
 ) | SHELLS | AWKS | frozenset(COPY_OPTIONS) | CODE_RUNNERS  # fmt: skip
 
-#: Every name :func:`classify` peels or reads itself.
 _PEELED: Final = frozenset({"busybox", "sudo", "su", "doas", "runuser", "parallel"})
-_UNWRAPPED: Final = frozenset(_WRAPPER_OPTIONS) | LAUNCHERS | _PEELED
-#: Commands with no effect on files (texts, names).
-_NO_EFFECT: Final = _TEXT_COMMANDS | _NAME_COMMANDS
+_UNWRAPPED: Final = frozenset(_WRAPPER_OPTIONS) | LAUNCHERS | _PEELED  # :func:`classify` peels
+_NO_EFFECT: Final = _TEXT_COMMANDS | _NAME_COMMANDS  # no effect on files (texts, names)
 
 
 def command_name(word: str) -> str:
