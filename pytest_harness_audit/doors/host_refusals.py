@@ -14,13 +14,13 @@ loaded framework's class:
 A framework counts only when its module is already imported: a host that runs the tool has
 imported it, and a test that calls the tool directly pays no import. The OpenAI Agents SDK has
 no such class (it shows the model a fixed text for every tool exception);
-:func:`block_shown_to_model` is a ``failure_error_function`` that shows a block's text instead.
+:func:`~pytest_harness_audit.doors.tools.block_shown_to_model` is a ``failure_error_function``
+that shows a block's text instead.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 #: ``(module, class)`` of each framework's "tell the model this tool call failed" exception.
 HOST_FAILURES: tuple[tuple[str, str], ...] = (
@@ -57,21 +57,4 @@ def as_host_failure(base: type[Exception]) -> type[Exception]:
     return _with_hosts(base, hosts) if hosts else base
 
 
-def block_shown_to_model(context: Any, error: Exception) -> str:
-    """An OpenAI Agents SDK ``failure_error_function`` that shows the model why a call was
-    blocked: ``function_tool(harness.tool(fn), failure_error_function=block_shown_to_model)``.
-
-    A :class:`~pytest_harness_audit.doors.tools.ToolCallBlocked` gives its block text; any other
-    exception the SDK's own fixed text (an exception's text may hold what the model must not
-    read).
-    """
-    from pytest_harness_audit.doors.tools import ToolCallBlocked
-
-    if isinstance(error, ToolCallBlocked):
-        return error.message
-    from agents.tool import default_tool_error_function
-
-    return str(default_tool_error_function(context, error))
-
-
-__all__ = ["HOST_FAILURES", "as_host_failure", "block_shown_to_model", "loaded_host_failures"]
+__all__ = ["HOST_FAILURES", "as_host_failure", "loaded_host_failures"]

@@ -93,6 +93,21 @@ class ToolCallBlocked(HarnessAuditError):
         return self.call.record if self.call is not None else {}
 
 
+def block_shown_to_model(context: Any, error: Exception) -> str:
+    """An OpenAI Agents SDK ``failure_error_function`` that shows the model why a call was
+    blocked: ``function_tool(harness.tool(fn), failure_error_function=block_shown_to_model)``.
+
+    A :class:`ToolCallBlocked` gives its block text; any other
+    exception the SDK's own fixed text (an exception's text may hold what the model must not
+    read).
+    """
+    if isinstance(error, ToolCallBlocked):
+        return error.message
+    from agents.tool import default_tool_error_function
+
+    return str(default_tool_error_function(context, error))
+
+
 def bound_params(
     signature: inspect.Signature, args: tuple[Any, ...], kwargs: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -405,6 +420,7 @@ __all__ = [
     "DOOR",
     "OnBlock",
     "ToolCallBlocked",
+    "block_shown_to_model",
     "bound_params",
     "gated_tool",
     "tool_decorator",

@@ -14,12 +14,8 @@ from typing import Any
 
 import pytest
 
-from pytest_harness_audit.doors.host_refusals import (
-    as_host_failure,
-    block_shown_to_model,
-    loaded_host_failures,
-)
-from pytest_harness_audit.doors.tools import ToolCallBlocked
+from pytest_harness_audit.doors.host_refusals import as_host_failure, loaded_host_failures
+from pytest_harness_audit.doors.tools import ToolCallBlocked, block_shown_to_model
 from pytest_harness_audit.session.harness import Harness
 
 Factory = Callable[..., Harness]
