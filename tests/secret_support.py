@@ -36,6 +36,15 @@ def xor_decoded(output: object) -> str:
     return bytes(b ^ b"k3y"[i % 3] for i, b in enumerate(data)).decode(errors="replace")
 
 
+def assert_leak_refused(harness: Harness, command: str) -> None:
+    """``command``, its output piped through :data:`XOR`, is refused before it runs: the key does
+    not come out, and the session fails."""
+    result = harness.call("Bash", command="{ " + command + "; } 2>&1 | " + XOR)
+    assert result.blocked
+    assert api_key(harness) not in xor_decoded(result.output)
+    assert harness.verdict == "FAIL"
+
+
 def service_harness(tmp_path: Path, **options: Any) -> Iterator[Harness]:
     """A ``safety`` session in a ``python-service`` workspace under ``tmp_path``, closed after
     (for a fixture: ``yield from service_harness(tmp_path)``); ``options`` go to

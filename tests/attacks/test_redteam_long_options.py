@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from secret_support import XOR, api_key, service_harness, xor_decoded
+from secret_support import assert_leak_refused, service_harness
 
 from pytest_harness_audit.policy.shell.long_options import full_options
 from pytest_harness_audit.session.harness import Harness
@@ -39,10 +39,7 @@ ABBREVIATED = [
 
 @pytest.mark.parametrize("command", ABBREVIATED)
 def test_abbreviated_long_option_is_read_in_full(session: Harness, command: str) -> None:
-    result = session.call("Bash", command="{ " + command + "; } 2>&1 | " + XOR)
-    assert result.blocked
-    assert api_key(session) not in xor_decoded(result.output)
-    assert session.verdict == "FAIL"
+    assert_leak_refused(session, command)
 
 
 @pytest.mark.parametrize("command", ["sed --in -e d SOUL.md", "sed --in-pl=.bak -e d SOUL.md"])

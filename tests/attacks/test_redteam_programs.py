@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from secret_support import XOR, api_key, service_harness, xor_decoded
+from secret_support import XOR, api_key, assert_leak_refused, service_harness, xor_decoded
 
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.harness import Harness
@@ -114,10 +114,7 @@ MAKE_ARGUMENTS = [
 
 @pytest.mark.parametrize("command", MAKE_ARGUMENTS)
 def test_make_text_in_its_arguments_is_read(session: Harness, command: str) -> None:
-    result = session.call("Bash", command="{ " + command + "; } 2>&1 | " + XOR)
-    assert result.blocked
-    assert api_key(session) not in xor_decoded(result.output)
-    assert session.verdict == "FAIL"
+    assert_leak_refused(session, command)
 
 
 @pytest.mark.parametrize(
@@ -192,10 +189,7 @@ INNER_SCRIPTS = [
 
 @pytest.mark.parametrize("command", INNER_SCRIPTS)
 def test_script_a_program_runs_from_its_operands_is_read(session: Harness, command: str) -> None:
-    result = session.call("Bash", command="{ " + command + "; } 2>&1 | " + XOR)
-    assert result.blocked
-    assert api_key(session) not in xor_decoded(result.output)
-    assert session.verdict == "FAIL"
+    assert_leak_refused(session, command)
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from secret_support import XOR, api_key, service_harness, xor_decoded
+from secret_support import api_key, assert_leak_refused, service_harness
 
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.harness import Harness
@@ -69,10 +69,7 @@ SUBSCRIPT_LEAKS = [
 
 @pytest.mark.parametrize("command", SUBSCRIPT_LEAKS)
 def test_substitution_in_a_quoted_subscript_is_denied(session: Harness, command: str) -> None:
-    result = session.call("Bash", command="{ " + command + "; } 2>&1 | " + XOR)
-    assert result.blocked
-    assert api_key(session) not in xor_decoded(result.output)
-    assert session.verdict == "FAIL"
+    assert_leak_refused(session, command)
 
 
 @pytest.mark.parametrize(
@@ -262,9 +259,7 @@ CALLBACKS = [
 
 @pytest.mark.parametrize("command", CALLBACKS)
 def test_command_bash_runs_for_a_builtin_is_denied(session: Harness, command: str) -> None:
-    result = session.call("Bash", command="{ " + command + "; } 2>&1 | " + XOR)
-    assert result.blocked
-    assert session.verdict == "FAIL"
+    assert_leak_refused(session, command)
 
 
 @pytest.mark.parametrize(
@@ -296,10 +291,7 @@ PROMPT_LEAKS = [
 
 @pytest.mark.parametrize("command", PROMPT_LEAKS)
 def test_substitution_in_a_prompt_value_is_denied(session: Harness, command: str) -> None:
-    result = session.call("Bash", command="{ " + command + "; } 2>&1 | " + XOR)
-    assert result.blocked
-    assert api_key(session) not in xor_decoded(result.output)
-    assert session.verdict == "FAIL"
+    assert_leak_refused(session, command)
 
 
 @pytest.mark.parametrize(
