@@ -200,6 +200,9 @@ def test_script_a_program_runs_from_its_operands_is_read(session: Harness, comma
         "fakeroot bash -ec 'c=.e; cat ${c}nv'",
         "chroot / sh -c 'c=.e; cat ${c}nv'",
         "gdb -batch -ex run --args sh -c 'c=.e; cat ${c}nv'",
+        "capsh -- -c 'c=.e; cat ${c}nv'",
+        "capsh --caps=cap_chown+ep --shell=/bin/sh -- -c 'c=.e; cat ${c}nv'",
+        "capsh --drop=cap_net_raw -- -c 'rm -rf app'",
     ],
 )
 def test_wrapper_no_reading_knew_runs_its_script(command: str) -> None:
@@ -213,6 +216,8 @@ def test_wrapper_no_reading_knew_runs_its_script(command: str) -> None:
         "prlimit --nofile=100 python3 -c 'print(1)'",
         "mycli --name sh -c",
         "tool run -c config.toml",
+        "capsh --print",
+        "capsh --drop=cap_net_raw -- -c 'ls app'",
     ],
 )
 def test_inner_script_look_alikes_stay_allowed(session: Harness, command: str) -> None:

@@ -325,7 +325,7 @@ def _effects(name: str, argv: list[str], ctx: Context) -> None:
         if name in _SSH_CLIENTS:  # `ssh -i KEY`: the key signs, its text is not sent or shown
             args = [w for i, w in enumerate(args) if w != "-i" and args[i - 1 : i] != ["-i"]]
         reads(without_patterns(name, args), record)  # most commands: operands are files read
-        if len(args) > 2 and (inner := workdirs.inner_script(args)) is not None:
+        if len(args) > 2 and (inner := workdirs.inner_script(name, args)) is not None:
             ctx.script(inner)  # `bwrap --bind / / sh -c TEXT`: a command among its operands
     elif name in SHELLS:
         _shell(name, args, ctx)

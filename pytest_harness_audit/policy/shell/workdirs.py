@@ -9,7 +9,7 @@ reading's place moves for every path the command and its scripts name, as after 
 A program the reading does not know as a wrapper may still run its operands as a command
 (``bwrap``, ``unshare``, ``fakeroot``, ``chroot``, ``setpriv``, ``valgrind`` …, with options of
 any arity before it): a shell given ``-c`` or an interpreter given code among its operands is
-read as the script it is (:func:`inner_script`).
+read as the script it is (:func:`inner_script`), as ``capsh -- ARGS`` is ``bash ARGS``.
 """
 
 from __future__ import annotations
@@ -50,11 +50,15 @@ def moved_command(name: str, options: list[str], command: list[str]) -> str | No
     return f"cd {shlex.quote(folder)} && {shlex.join(command)}"
 
 
-def inner_script(args: list[str]) -> str | None:
+def inner_script(name: str, args: list[str]) -> str | None:
     """The command a program that is no known wrapper runs from its operands: from the first
     word that names a shell given ``-c`` (``-lc``, ``-ec`` …) or an interpreter given code
     (``-c``, ``-e``), as a script (``bwrap --bind / / sh -c TEXT``, ``fakeroot bash -c TEXT``,
-    ``unshare -r python3 -c CODE``); ``None``: no such word."""
+    ``unshare -r python3 -c CODE``); ``capsh``'s words after ``--``, which it hands to bash
+    (or its ``--shell=``); ``None``: no such word."""
+    if name == "capsh" and "--" in args:
+        shells = [word[8:] for word in args[: args.index("--")] if word.startswith("--shell=")]
+        return shlex.join([shells[-1] if shells else "bash", *args[args.index("--") + 1 :]])
     for index in range(len(args) - 2):
         flag = args[index + 1]
         if flag[:1] != "-" or flag[1:2] == "-" or flag[-1] not in "ce":
