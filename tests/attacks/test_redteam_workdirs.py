@@ -8,7 +8,8 @@ script it handed to a shell. ``sudo -D``, ``systemd-run --working-directory`` an
 reading did not follow (``cd -`` with no ``cd`` before went back to the workspace, ``cd`` alone
 to it). ``find .. -name audit -execdir CMD \\;`` ran CMD beside the workspace, read as run in it.
 ``make -C .. -f - <<< RECIPES`` ran the recipes of its standard input from the
-workspace, not from ``..`` (PASS again).
+workspace, not from ``..`` (PASS again). A git shell alias (``git -C .. -c alias.x='!CMD' x``)
+runs from the top folder of the repository, which need not be the workspace.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ def _store_files(session: Harness) -> dict[str, bytes]:
         "env -C.. bash -c 'for f in audit/audit/*.jsonl; do echo x >> \"$f\"; done'",
         "make -C .. -f - <<< $'x:\\n\\techo x >> audit/audit/*.jsonl'",
         "printf 'x:\\n\\techo x >> audit/audit/*.jsonl\\n' | make --directory=.. -f -",
+        # a shell alias runs from the top of the repository (git init .. made one) or from `-C`
+        "git init -q .. && git -C .. -c alias.x='!echo x >> audit/audit/*.jsonl' x",
+        "git -C .. -c alias.x='!echo x >> audit/audit/*.jsonl' x",
     ],
 )
 def test_script_run_in_the_store_s_parent_is_a_tamper_attempt(
@@ -93,6 +97,8 @@ def test_script_run_in_a_credential_folder_reads_its_files(session: Harness) -> 
         "env --chdir=tests python3 -c 'print(1)'",
         "make -C app -f - <<< $'x:\\n\\tcat settings.py'",
         "find app -name '*.py' -execdir wc -l {} +",
+        "git -C app -c alias.top='!git rev-parse --show-toplevel' top",
+        "git -c alias.n='!cat README.md | wc -l' n",
     ],
 )
 def test_working_folder_look_alikes_stay_allowed(session: Harness, command: str) -> None:
