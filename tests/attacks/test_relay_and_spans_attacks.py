@@ -25,6 +25,9 @@ from pytest_harness_audit.session.door_watches import post_store_of
 from pytest_harness_audit.session.harness import Harness
 from tests.approvals.conftest import ASK_POLICY  # writes to deploy/ ask for approval
 
+# each test runs an agent process through a relay to the session's proxy (seconds apiece)
+pytestmark = pytest.mark.slow
+
 WIRE_AGENT = [sys.executable, str(Path(__file__).with_name("wire_agent.py"))]
 #: 256 new files, ``a000.txt`` first: what the auditor reads (a new file may hold a copied
 #: secret) right after a call, or right before the next one when the agent made them itself.
