@@ -63,9 +63,9 @@ def inner_script(name: str, args: list[str]) -> str | None:
         flag = args[index + 1]
         if flag[:1] != "-" or flag[1:2] == "-" or flag[-1] not in "ce":
             continue  # the cheap test: a short option ending in `c` or `e` follows
-        name = args[index].rsplit("/", 1)[-1].lower()
-        shell = name in SHELLS and flag[-1] == "c"
-        if shell or (INTERPRETERS.fullmatch(name) and flag in ("-c", "-e")):
+        program = args[index].rsplit("/", 1)[-1].lower()
+        shell = program in SHELLS and flag[-1] == "c"
+        if shell or (INTERPRETERS.fullmatch(program) and flag in ("-c", "-e")):
             script = shlex.join(args[index:])
             folder = _folder_option(args[:index])  # `bwrap --chdir .. sh -c …`
             return f"cd {shlex.quote(folder)} && {script}" if folder else script
