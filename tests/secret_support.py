@@ -4,6 +4,7 @@ key itself, and tool calls through the session's proxy with an official MCP clie
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
@@ -16,6 +17,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.harness import Harness
 
 KEY_LINE = re.compile(r"^API_KEY=(.+)$", re.MULTILINE)
@@ -34,6 +36,17 @@ def xor_decoded(output: object) -> str:
     except ValueError:
         return ""
     return bytes(b ^ b"k3y"[i % 3] for i, b in enumerate(data)).decode(errors="replace")
+
+
+@functools.cache
+def safety_policy() -> Policy:
+    """The ``safety`` preset, loaded once."""
+    return Policy.preset("safety")
+
+
+def decide(command: str) -> str:
+    """The ``safety`` preset's decision on the ``Bash`` call ``command`` (no workspace)."""
+    return safety_policy().evaluate("Bash", {"command": command}).decision
 
 
 def assert_leak_refused(harness: Harness, command: str) -> None:

@@ -19,14 +19,12 @@ policy evaluations.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from secret_support import XOR, api_key, assert_leak_refused, service_harness, xor_decoded
+from secret_support import XOR, api_key, assert_leak_refused, decide, service_harness, xor_decoded
 
-from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.harness import Harness
 
 
@@ -34,16 +32,6 @@ from pytest_harness_audit.session.harness import Harness
 def session(tmp_path: Path) -> Iterator[Harness]:
     """A ``safety`` session on ``python-service``."""
     yield from service_harness(tmp_path)
-
-
-@functools.cache
-def _safety() -> Policy:
-    return Policy.preset("safety")
-
-
-def decide(command: str) -> str:
-    """The ``safety`` preset's decision on the ``Bash`` call ``command``."""
-    return _safety().evaluate("Bash", {"command": command}).decision
 
 
 _SCRIPT = "printf '#!/bin/sh\\ncat .env >&2\\nexec gzip \"$@\"\\n' > x.sh; chmod +x x.sh; "

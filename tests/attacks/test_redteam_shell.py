@@ -25,14 +25,12 @@ and policy evaluations.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from secret_support import api_key, assert_leak_refused, service_harness
+from secret_support import api_key, assert_leak_refused, decide, safety_policy, service_harness
 
-from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.harness import Harness
 
 
@@ -40,16 +38,6 @@ from pytest_harness_audit.session.harness import Harness
 def session(tmp_path: Path) -> Iterator[Harness]:
     """A ``safety`` session on ``python-service``."""
     yield from service_harness(tmp_path)
-
-
-@functools.cache
-def _safety() -> Policy:
-    return Policy.preset("safety")
-
-
-def decide(command: str) -> str:
-    """The ``safety`` preset's decision on the ``Bash`` call ``command``."""
-    return _safety().evaluate("Bash", {"command": command}).decision
 
 
 SUBSCRIPT_LEAKS = [
@@ -194,9 +182,9 @@ FD_EXEC = [
 
 @pytest.mark.parametrize("command", FD_EXEC)
 def test_fd_exec_on_a_listed_env_file_is_denied(session: Harness, command: str) -> None:
-    assert _safety().evaluate("Bash", {"command": command}, root=str(session.root)).decision == (
-        "deny"
-    )
+    assert safety_policy().evaluate(
+        "Bash", {"command": command}, root=str(session.root)
+    ).decision == ("deny")
 
 
 @pytest.mark.parametrize(
@@ -243,9 +231,9 @@ def test_fd_exec_writing_what_it_finds_beside_the_workspace_is_a_tamper_attempt(
     ],
 )
 def test_fd_exec_on_ordinary_files_stays_allowed(session: Harness, command: str) -> None:
-    assert _safety().evaluate("Bash", {"command": command}, root=str(session.root)).decision == (
-        "allow"
-    )
+    assert safety_policy().evaluate(
+        "Bash", {"command": command}, root=str(session.root)
+    ).decision == ("allow")
 
 
 CALLBACKS = [
