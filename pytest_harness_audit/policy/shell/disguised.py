@@ -36,10 +36,11 @@ from pytest_harness_audit.policy.shell.index_files import NAMES as INDEX_CLIENTS
 from pytest_harness_audit.policy.shell.index_files import index_files
 from pytest_harness_audit.policy.shell.option_files import NAMES as OPTION_READERS
 from pytest_harness_audit.policy.shell.option_files import option_reads
+from pytest_harness_audit.policy.shell.option_words import split_options
 from pytest_harness_audit.policy.shell.registries import NAMES as REGISTRY_CLIENTS
 from pytest_harness_audit.policy.shell.registries import registries
 from pytest_harness_audit.policy.shell.tool_config import tool_config
-from pytest_harness_audit.policy.shell.tools import option_value, split_options
+from pytest_harness_audit.policy.shell.tools import option_value
 from pytest_harness_audit.policy.shell.tree_reads import tree_reads
 
 #: Compressors with a recursive mode, and whether they delete each file they compress.

@@ -62,6 +62,7 @@ from pytest_harness_audit.policy.shell.launchers import WRAPPER_OPTIONS as _WRAP
 from pytest_harness_audit.policy.shell.line_writers import LINE_WRITERS, line_write
 from pytest_harness_audit.policy.shell.long_options import ABBREVIATING, full_options
 from pytest_harness_audit.policy.shell.makefiles import make
+from pytest_harness_audit.policy.shell.option_words import split_options
 from pytest_harness_audit.policy.shell.project_tables import SCRIPT_LAUNCHERS, project_script
 from pytest_harness_audit.policy.shell.projects import (
     INTERPRETERS,
@@ -87,7 +88,6 @@ from pytest_harness_audit.policy.shell.tools import (
     reads,
     rm_destroys,
     search,
-    split_options,
     truncate,
 )
 from pytest_harness_audit.policy.shell.tree_reads import (

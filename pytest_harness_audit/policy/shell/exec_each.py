@@ -22,6 +22,7 @@ from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.sensitive import GLOB_CANDIDATE_NAMES
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.listings import walked_names
+from pytest_harness_audit.policy.shell.option_words import split_options
 
 #: Most names one command is run with.
 _MAX_LISTED = 256
@@ -83,7 +84,8 @@ def _each(word: str, names: list[str], put: Callable[[str, str], str]) -> str:
 
 
 def quote(word: str) -> str:
-    """``word`` quoted for a shell."""
+    """``word`` quoted for a shell, always (``shlex.quote`` leaves ``X=1`` bare, which the
+    script built here would read as an assignment, not as a command's name or argument)."""
     return "'" + word.replace("'", "'\\''") + "'" if word else "''"
 
 
@@ -176,24 +178,7 @@ def _exec_start(word: str) -> str | None:
 
 def _fd_words(listing: list[str]) -> tuple[list[str], list[str]]:
     """fd's options (with their values) and operands (its pattern first)."""
-    options: list[str] = []
-    operands: list[str] = []
-    index = 0
-    while index < len(listing):
-        word = listing[index]
-        if word == "--":
-            operands.extend(listing[index + 1 :])
-            break
-        if word[:1] == "-" and len(word) > 1:
-            options.append(word)
-            short = word[1:2] != "-" and word[-1] in _FD_SHORT_VALUED
-            if (word in _FD_VALUED or short) and "=" not in word and index + 1 < len(listing):
-                index += 1
-                options.append(listing[index])
-        else:
-            operands.append(word)
-        index += 1
-    return options, operands
+    return split_options(listing, _FD_VALUED, _FD_SHORT_VALUED)
 
 
 def _fd_filter(listing: list[str]) -> Callable[[str], bool]:

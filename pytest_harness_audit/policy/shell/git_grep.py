@@ -14,13 +14,13 @@ from typing import Final
 
 from pytest_harness_audit.policy.shell.committed import committed_credentials
 from pytest_harness_audit.policy.shell.context import Context, HeldReads
+from pytest_harness_audit.policy.shell.option_words import split_options
 from pytest_harness_audit.policy.shell.search_oracles import (
     SEARCH_VALUED,
     hides_lines,
     matching_files,
     pattern_given,
 )
-from pytest_harness_audit.policy.shell.tools import split_options
 
 #: ``git grep`` options with a value besides those of ``grep``.
 _VALUED: Final = SEARCH_VALUED["grep"] | {"--max-depth", "-O", "--open-files-in-pager", "--threads"}

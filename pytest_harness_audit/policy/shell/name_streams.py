@@ -26,13 +26,14 @@ from pytest_harness_audit.policy.shell.filters import MAX_FILTERS, loose_filter
 from pytest_harness_audit.policy.shell.line_writers import LINE_WRITERS, line_write
 from pytest_harness_audit.policy.shell.listings import listing_output, search_names
 from pytest_harness_audit.policy.shell.nodes import Command, Redirect, Sub
+from pytest_harness_audit.policy.shell.option_words import split_options
 from pytest_harness_audit.policy.shell.streams import (
     output_of,
     remember_copy,
     remember_write,
     stdin_of,
 )
-from pytest_harness_audit.policy.shell.tools import copy_operands, split_options
+from pytest_harness_audit.policy.shell.tools import copy_operands
 
 #: Most names one search gives.
 _MAX_NAMES: Final = 512

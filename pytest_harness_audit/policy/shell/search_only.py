@@ -25,6 +25,7 @@ from typing import Final
 
 from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.shell.nodes import Budget, Unreadable
+from pytest_harness_audit.policy.shell.option_words import split_options
 from pytest_harness_audit.policy.shell.reading import read_command
 from pytest_harness_audit.policy.shell.search_oracles import (
     SEARCH_VALUED,
@@ -32,7 +33,6 @@ from pytest_harness_audit.policy.shell.search_oracles import (
     searched,
 )
 from pytest_harness_audit.policy.shell.syntax import Parser
-from pytest_harness_audit.policy.shell.tools import split_options
 from pytest_harness_audit.policy.shell.tree_reads import LINE_FILTERS, SEARCHERS
 
 #: Builtins and commands that open no file's content.

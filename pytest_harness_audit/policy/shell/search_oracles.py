@@ -26,7 +26,7 @@ from typing import Final
 
 from pytest_harness_audit.own_opens import note_own_open
 from pytest_harness_audit.policy.shell.context import Context
-from pytest_harness_audit.policy.shell.tools import split_options
+from pytest_harness_audit.policy.shell.option_words import split_options
 
 #: Largest credential file searched for a pattern's literals (larger: it may match).
 MAX_SEARCHED_BYTES: Final = 1 << 20

@@ -35,6 +35,7 @@ from pytest_harness_audit.policy.shell.gitcommand import (
 )
 from pytest_harness_audit.policy.shell.listings import find_names, find_roots
 from pytest_harness_audit.policy.shell.metadata import git_names_only
+from pytest_harness_audit.policy.shell.option_words import split_options
 
 _EMPTY_SOURCES: Final = frozenset({"/dev/zero", "/dev/null", "/dev/urandom", "/dev/random"})
 _DISK: Final = re.compile(r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|mapper/)")
@@ -109,28 +110,6 @@ _GIT_REMOTE_OPTIONS: Final = frozenset(
     {"-o", "--upload-pack", "--depth", "-c", "--config", "--template", "-b", "--branch",
      "--reference", "--separate-git-dir", "--origin"}
 )  # fmt: skip
-
-
-def split_options(args: list[str], with_value: frozenset[str]) -> tuple[list[str], list[str]]:
-    """Split ``args`` into options (with their values) and operands (``--`` ends options)."""
-    options: list[str] = []
-    operands: list[str] = []
-    index = 0
-    while index < len(args):
-        word = args[index]
-        if word == "--":
-            operands.extend(args[index + 1 :])
-            break
-        if word.startswith("-") and len(word) > 1:
-            options.append(word)
-            if word in with_value and index + 1 < len(args):
-                options.append(args[index + 1])
-                index += 1
-        else:
-            operands.append(word)
-        index += 1
-    return options, operands
-
 
 #: ``rm``'s options that leave it deleting one file per operand (forced, asked, told, of an
 #: empty folder): ``rm -f FILE`` deletes no more than ``rm FILE``.

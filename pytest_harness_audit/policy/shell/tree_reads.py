@@ -36,6 +36,7 @@ from pytest_harness_audit.policy.sensitive import is_credential_path
 from pytest_harness_audit.policy.shell.committed import repository_copies
 from pytest_harness_audit.policy.shell.context import Context, HeldReads
 from pytest_harness_audit.policy.shell.git_grep import tracked_search
+from pytest_harness_audit.policy.shell.option_words import split_options
 from pytest_harness_audit.policy.shell.outside_listings import CREDENTIAL_FOLDERS, outside_names
 from pytest_harness_audit.policy.shell.search_oracles import (
     SEARCH_VALUED,
@@ -45,7 +46,7 @@ from pytest_harness_audit.policy.shell.search_oracles import (
     pattern_given,
     searched,
 )
-from pytest_harness_audit.policy.shell.tools import copy_operands, option_value, split_options
+from pytest_harness_audit.policy.shell.tools import copy_operands, option_value
 
 #: Most entries looked at under one command's folders.
 MAX_ENTRIES = 20_000
