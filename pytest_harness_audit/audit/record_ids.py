@@ -34,4 +34,4 @@ def record_id_at(index: int, key: int) -> str:
     invertible on 32-bit integers, so the whole is a permutation.
     """
     value = (index * 0x9E3779B1 + key) & _MASK
-    return f"{value ^ (value >> 15):08x}"
+    return "%08x" % (value ^ (value >> 15))

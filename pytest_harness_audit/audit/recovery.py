@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+from typing import Any
 
 from pytest_harness_audit.audit.anchor import Anchor, AnchorWriter
+from pytest_harness_audit.audit.clock import utc_timestamp
 from pytest_harness_audit.audit.errors import ChainError
+from pytest_harness_audit.audit.reader import iter_file_records
 from pytest_harness_audit.audit.session_file import (
     dead_writer,
     load_session_file,
@@ -22,7 +25,7 @@ from pytest_harness_audit.audit.session_file import (
     vouch_for,
 )
 from pytest_harness_audit.audit.storage import SessionPaths
-from pytest_harness_audit.audit.verify import check_line
+from pytest_harness_audit.audit.verify import check_line, verify_file
 
 #: Unanchored bytes beyond this are refused (a dead writer leaves at most one record).
 MAX_ROLL_FORWARD = 64 << 20
@@ -30,6 +33,33 @@ MAX_ROLL_FORWARD = 64 << 20
 RUN_VERIFY = "run `harness-audit audit verify`"
 #: ``O_NOFOLLOW`` where the system has it: files replaced by symlinks are refused.
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def adopt_unanchored(
+    paths: SessionPaths, anchor_file: AnchorWriter, size: int
+) -> tuple[Anchor, dict[str, Any]]:
+    """Anchor a chain that has none (e.g. the reference plugin's), after a full check.
+
+    Returns the chain's state and the session file's note of the adoption.
+    """
+    report = verify_file(paths.chain, None, size_limit=size)
+    if not report.valid:
+        raise ChainError(
+            f"{paths.chain}: cannot resume an unanchored chain that does not verify "
+            f"(record {report.first_bad_index}: {report.reason})"
+        )
+    last_r6 = None
+    for record in iter_file_records(paths.chain, last=1):
+        value = record.get("r6RequestId")
+        last_r6 = value if isinstance(value, str) else None
+    anchor_file.reset(report.record_count, size, report.head, last_r6)
+    adopted = {
+        "at": utc_timestamp(),
+        "recordCount": report.record_count,
+        "head": report.head,
+        "legacyLinks": report.legacy_links,
+    }
+    return Anchor(report.record_count, report.head, size, last_r6), adopted
 
 
 def roll_forward(
