@@ -3,11 +3,15 @@
 ``_reference_prepare`` is that builder as it was before the quick path (a separate screen
 function, each field read where it is used): the two must give equal records with equal lines,
 or refuse the draft with the same message. Drafts come from hypothesis, invalid ones included.
+``AuditChain.append``, which completes records inline, must write and return what
+``prepare`` + ``complete_record`` give for the same drafts, and keep the anchor on the last line.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import tempfile
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
@@ -17,7 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_harness_audit.audit import AuditError, RecordDraft, records
+from pytest_harness_audit.audit import AuditChain, AuditError, RecordDraft, records
+from pytest_harness_audit.audit.anchor import Anchor, read_anchor
 from pytest_harness_audit.audit.canonical import (
     ORJSON_DEFAULT,
     ORJSON_OPTIONS,
@@ -33,6 +38,8 @@ from pytest_harness_audit.audit.records import (
     display_target,
     validate_draft,
 )
+from pytest_harness_audit.audit.storage import StorageLayout
+from pytest_harness_audit.audit.witness import Head
 
 _STATUS_SET = frozenset(records.STATUSES)
 _KIND_SET = frozenset(records.KINDS)
@@ -67,8 +74,6 @@ def _needs_full_validation(draft: Any) -> bool:
 
 
 def _hash(value: Any, field: str) -> str:
-    import hashlib
-
     try:
         return hashlib.sha256(orjson.dumps(value, ORJSON_DEFAULT, ORJSON_OPTIONS)).hexdigest()
     except TypeError:
@@ -230,3 +235,42 @@ def test_the_reference_builder_tells_drafts_apart():
     assert one[0] == two[0] == "built" and one[1][1] != two[1][1]
     refused = _outcome(lambda: _reference_prepare(context, RecordDraft("", "c"), "0", "t"))
     assert refused == ("refused", "record field 'tool' must not be empty")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    batch=st.lists(drafts, min_size=1, max_size=6),
+    level=st.sampled_from(["minimal", "standard", "verbose"]),
+    default_agent=st.none() | st.just("agent-0"),
+)
+def test_append_writes_and_returns_what_the_public_path_builds(batch, level, default_agent):
+    # ``append`` completes the record inline (ids, links, anchor slot): for any drafts, each line
+    # is what ``prepare`` + ``complete_record`` give, and a refused draft is refused alike.
+    with tempfile.TemporaryDirectory() as storage:
+        chain = AuditChain(storage, "sess", audit_level=level, agent_id=default_agent)
+        builder = RecordBuilder("sess", str(chain.soft_lct), level, default_agent)
+        prev_r6, prev_hash, index = None, "genesis", 0
+        with chain:
+            for draft in batch:
+                got = _outcome_of_append(chain, draft)
+                if got[0] == "refused":
+                    assert got == _outcome(lambda d=draft: builder.prepare(d))
+                    continue
+                record = got[1]
+                again, role = builder.prepare(draft, timestamp=record["timestamp"])
+                line = complete_record(again, role, index, prev_r6, prev_hash)
+                assert chain.path.read_bytes().split(b"\n")[index] == line
+                assert record == again == json.loads(line)
+                prev_r6, prev_hash = record["r6RequestId"], hashlib.sha256(line).hexdigest()
+                index += 1
+            assert chain.witness == Head(index, prev_hash)
+        assert read_anchor(StorageLayout.at(storage).paths("sess").anchor) == Anchor(
+            index, prev_hash, len(chain.path.read_bytes()), prev_r6
+        )
+
+
+def _outcome_of_append(chain: AuditChain, draft: Any) -> tuple[str, Any]:
+    try:
+        return "built", chain.append(draft)
+    except AuditError as exc:
+        return "refused", str(exc)
