@@ -53,6 +53,7 @@ from pytest_harness_audit.social.event_records import (
     firewall_fields,
     jsonable,
     social_fields,
+    unchecked_secret_fields,
 )
 from pytest_harness_audit.social.events import SocialEvent
 from pytest_harness_audit.social.firewall import SECRET_RULE_ID, MessageFirewall
@@ -304,10 +305,11 @@ class SocialSession:
             try:
                 results.append(send())
             except BaseException as error:
-                return dataclasses.replace(self._outcome_of(live, error), reraise=error)
+                outcome = self._unchecked(send_input, decision, self._outcome_of(live, error))
+                return dataclasses.replace(outcome, reraise=error)
             finally:
                 self._thread.live = previous
-            return self._outcome_of(live, None)
+            return self._unchecked(send_input, decision, self._outcome_of(live, None))
 
         # The gate decides on what the agent really sent; the record keeps the noted secrets
         # redacted, so the decision is made here and handed to the seam.
@@ -378,6 +380,20 @@ class SocialSession:
             error_message=self._redact(message or type(error).__name__),
             extra={"social": self._redact(compact(social))},
         )
+
+    def _unchecked(self, send_input: object, decision: GateDecision, outcome: Outcome) -> Outcome:
+        """A send refused before its firewall check (an invalid address, ill-formed text …) is
+        still read by the secret guard the gate left it to: a known secret in it is exposed, and
+        refused in every firewall mode, so its record is judged FAIL."""
+        firewall = self.firewall
+        if firewall is None or "firewall" in (outcome.extra or {}):
+            return outcome
+        fingerprints = firewall.unchecked_secrets(send_input)
+        if not fingerprints:
+            return outcome
+        decision.alerts = tuple(dict.fromkeys((*decision.alerts, SECRET_EXPOSURE)))
+        extra = {**(outcome.extra or {}), **unchecked_secret_fields(fingerprints)}
+        return dataclasses.replace(outcome, extra=extra)
 
     # -- events → outcomes ----------------------------------------------------------------------
 

@@ -231,6 +231,16 @@ def _look_after(
     return findings
 
 
+def _rank(verdict: object) -> int:
+    return {"WARN": 1, "FAIL": 2}.get(str(verdict), 0)
+
+
+def _judged(extra: Mapping[str, Any]) -> object:
+    """The verdict an act's outcome judged its call already (a door's own finding)."""
+    judged = extra.get("judged")
+    return judged.get("verdict") if isinstance(judged, Mapping) else None
+
+
 def _record(gate: SeamGate, decision: Any, outcome: Outcome, findings: CallFindings) -> Any:
     extra: dict[str, Any] = dict(outcome.extra or {})
     if findings.alerts:
@@ -242,8 +252,9 @@ def _record(gate: SeamGate, decision: Any, outcome: Outcome, findings: CallFindi
         if effects:
             extra["effects"] = effects
         if secrets:
-            extra["secrets"] = secrets
-    if findings.verdict is not None:
+            known = extra.get("secrets")
+            extra["secrets"] = [*known, *secrets] if isinstance(known, list) else secrets
+    if findings.verdict is not None and _rank(findings.verdict) >= _rank(_judged(extra)):
         extra["judged"] = {
             "verdict": findings.verdict,
             "reason": findings.reason,

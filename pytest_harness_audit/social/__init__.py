@@ -47,8 +47,8 @@ from pytest_harness_audit.social.firewall import (
     FirewallCheck,
     Guidance,
     MessageFirewall,
-    MessageRule,
 )
+from pytest_harness_audit.social.firewall_rules import MessageRule
 from pytest_harness_audit.social.forms import FormSchemaError
 from pytest_harness_audit.social.inputs import decode_send_input
 from pytest_harness_audit.social.mcp_tool import (

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_harness_audit.social.events import SocialEvent
+from pytest_harness_audit.social.firewall import SECRET_RULE_ID
 from pytest_harness_audit.types import Status
 
 #: The category every social record carries (the policy maps ``send_message`` to it).
@@ -77,6 +78,21 @@ def firewall_fields(event: SocialEvent) -> dict[str, Any] | None:
             "held": True if event.held else None,
         }
     )
+
+
+def unchecked_secret_fields(fingerprints: list[str]) -> dict[str, Any]:
+    """The record fields of a send refused before its firewall check that carried the known
+    secrets ``fingerprints``: ``secrets`` and a FAIL ``judged`` (the secret guard refuses such
+    a send in every mode, whatever else is wrong with it)."""
+    return {
+        "secrets": [{"fingerprint": value, "where": "input"} for value in fingerprints],
+        "judged": {
+            "verdict": "FAIL",
+            "reason": f"rule {SECRET_RULE_ID}: a known secret is in a send refused "
+            "before the message firewall checked it",
+            "caughtBy": "output",
+        },
+    }
 
 
 def event_output(event: SocialEvent) -> dict[str, Any] | None:

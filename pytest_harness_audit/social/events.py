@@ -21,7 +21,8 @@ from pytest_harness_audit.social.errors import (
     SendError,
     SocialSendFailure,
 )
-from pytest_harness_audit.social.firewall import Decision, FirewallCheck, FirewallMode, Guidance
+from pytest_harness_audit.social.firewall import FirewallCheck, Guidance
+from pytest_harness_audit.social.firewall_rules import Decision, FirewallMode
 from pytest_harness_audit.social.inputs import SendInput, TextSend, stated_operation
 
 EventKind: TypeAlias = Literal["send", "refused", "collective-result"]

@@ -29,25 +29,25 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, cast, get_args
-
-import re2
+from dataclasses import dataclass
+from typing import cast
 
 from pytest_harness_audit.inspect.secrets import SecretRegistry, fingerprint
-from pytest_harness_audit.social.addresses import CanonicalAddress
 from pytest_harness_audit.social.errors import SocialConfigError
-from pytest_harness_audit.social.inputs import Operation
-from pytest_harness_audit.social.message_json import canonical_message_json, json_strings
+from pytest_harness_audit.social.firewall_rules import (
+    MODES,
+    Decision,
+    FirewallMode,
+    MessageRule,
+    SendCandidate,
+    check_keys,
+    rule_of,
+)
+from pytest_harness_audit.social.message_json import (
+    canonical_message_json,
+    readable_strings,
+)
 
-Decision: TypeAlias = Literal["admit", "guide", "refuse"]
-FirewallMode: TypeAlias = Literal["enforcement", "guidance"]
-AddressKind: TypeAlias = Literal["direct", "group"]
-
-DECISIONS: tuple[Decision, ...] = get_args(Decision)
-MODES: tuple[FirewallMode, ...] = get_args(FirewallMode)
-_ADDRESS_KINDS: tuple[AddressKind, ...] = get_args(AddressKind)
-_OPERATIONS: tuple[Operation, ...] = get_args(Operation)
 _RESTRICTION: Mapping[Decision, int] = {"admit": 0, "guide": 1, "refuse": 2}
 
 #: The rule id the secret guard reports.
@@ -63,124 +63,8 @@ UNCHECKABLE_REFUSAL = "the message firewall could not check this send"
 ERROR_RULE_ID = "firewall-error"
 #: Refusals that block in ``guidance`` mode too.
 ABSOLUTE_RULE_IDS = frozenset({SECRET_RULE_ID, ERROR_RULE_ID})
-
-
-def _compile(pattern: str) -> Any:
-    options = re2.Options()
-    options.log_errors = False
-    return re2.compile(pattern, options)
-
-
-@dataclass(frozen=True)
-class MessageRule:
-    """One firewall rule. ``reason`` is the refusal (or advice) text, ``feedback`` what to do."""
-
-    id: str
-    decision: Decision
-    reason: str = ""
-    feedback: str = ""
-    priority: int = 0
-    address_kinds: tuple[AddressKind, ...] = ()
-    members: tuple[str, ...] = ()
-    text_patterns: tuple[str, ...] = ()
-    operations: tuple[Operation, ...] = ()
-    _compiled: tuple[object, ...] = field(default=(), init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        where = f"message firewall rule {self.id!r}"
-        if not isinstance(self.id, str) or not self.id:
-            raise SocialConfigError(
-                f"message firewall rule: field 'id' must be a non-empty string, got {self.id!r}"
-            )
-        if self.decision not in DECISIONS:
-            raise SocialConfigError(
-                f"{where}: field 'decision' must be one of {', '.join(DECISIONS)}, "
-                f"got {self.decision!r}"
-            )
-        for kind in self.address_kinds:
-            if kind not in _ADDRESS_KINDS:
-                raise SocialConfigError(
-                    f"{where}: field 'addressKinds' has {kind!r}; use direct or group"
-                )
-        for operation in self.operations:
-            if operation not in _OPERATIONS:
-                raise SocialConfigError(
-                    f"{where}: field 'operations' has {operation!r}; use {', '.join(_OPERATIONS)}"
-                )
-        compiled = []
-        for pattern in self.text_patterns:
-            try:
-                compiled.append(_compile(pattern))
-            except (re2.error, TypeError) as error:
-                raise SocialConfigError(
-                    f"{where}: text pattern {pattern!r} does not compile: {_error_text(error)}"
-                ) from error
-        object.__setattr__(self, "_compiled", tuple(compiled))
-
-    def match(self, candidate: SendCandidate) -> dict[str, object] | None:
-        """The private evidence of a match, or None when the rule does not match."""
-        if self.address_kinds and candidate.address.kind not in self.address_kinds:
-            return None
-        if self.operations and candidate.operation not in self.operations:
-            return None
-        evidence: dict[str, object] = {"rule": self.id}
-        if self.members:
-            named = [name for name in candidate.address.remote if name in self.members]
-            if not named:
-                return None
-            evidence["members"] = named
-        if self._compiled:
-            for pattern, regex in zip(self.text_patterns, self._compiled, strict=True):
-                found = regex.search(candidate.text)  # type: ignore[attr-defined]
-                if found is not None:
-                    evidence["pattern"] = pattern
-                    evidence["span"] = [found.start(), found.end()]
-                    break
-            else:
-                return None
-        return evidence
-
-    def to_json(self) -> dict[str, object]:
-        """The rule as configuration (what the policy hash covers)."""
-        return {
-            "id": self.id,
-            "decision": self.decision,
-            "reason": self.reason,
-            "feedback": self.feedback,
-            "priority": self.priority,
-            "match": {
-                "addressKinds": list(self.address_kinds),
-                "members": list(self.members),
-                "textPatterns": list(self.text_patterns),
-                "operations": list(self.operations),
-            },
-        }
-
-
-def _error_text(error: BaseException) -> str:
-    detail = error.args[0] if error.args else error
-    return detail.decode(errors="replace") if isinstance(detail, bytes) else str(detail)
-
-
-@dataclass(frozen=True)
-class SendCandidate:
-    """What the firewall sees of one send: its resolved address, operation and text.
-
-    ``text`` is the message text or question, or for a response the canonical JSON of its answer.
-    ``content`` is the rest of what goes out as JSON (a gather's ``requestedSchema``, an answer's
-    content): rules match ``text``; the secret guard reads every string of both, keys included.
-    """
-
-    address: CanonicalAddress
-    operation: Operation
-    text: str
-    content: object = None
-
-    def guarded_text(self) -> str:
-        """The text, then every string of ``content`` on lines of their own."""
-        if self.content is None:
-            return self.text
-        return "\n".join((self.text, *json_strings(self.content)))
+#: The secret guard's rule: a known secret in a message.
+MESSAGE_SECRET_RULE = MessageRule(SECRET_RULE_ID, "refuse", SECRET_REFUSAL, SECRET_FEEDBACK)
 
 
 @dataclass(frozen=True)
@@ -381,30 +265,42 @@ class MessageFirewall:
     def _matches(self, candidate: SendCandidate) -> list[tuple[MessageRule, Mapping[str, object]]]:
         matches: list[tuple[MessageRule, Mapping[str, object]]] = []
         if self.guard_secrets:
-            text = candidate.guarded_text()
-            found = [secret for secret in self._secrets if secret.value in text]
-            fingerprints = [secret.fingerprint for secret in found]
-            if self._secrets:
-                scan = self._sends.scan(text, runs=True)
-                fingerprints.extend(
-                    f.fingerprint for f in scan.findings if f.fingerprint not in fingerprints
-                )
-            if self.secret_scanner is not None:
-                scanned = self.secret_scanner(text)
-                fingerprints.extend(fp for fp in scanned if fp not in fingerprints)
+            fingerprints, found = self._secrets_in(candidate.guarded_text())
             if fingerprints:
-                rule = MessageRule(SECRET_RULE_ID, "refuse", SECRET_REFUSAL, SECRET_FEEDBACK)
                 evidence = {
                     "rule": SECRET_RULE_ID,
                     "sources": [secret.source for secret in found] or ["workspace"],
                     "fingerprints": fingerprints,
                 }
-                matches.append((rule, evidence))
+                matches.append((MESSAGE_SECRET_RULE, evidence))
         for rule in self.rules:
             evidence_or_none = rule.match(candidate)
             if evidence_or_none is not None:
                 matches.append((rule, evidence_or_none))
         return matches
+
+    def _secrets_in(self, text: str) -> tuple[list[str], list[_Secret]]:
+        """The fingerprints of the known secrets in ``text``, and the noted values found whole."""
+        found = [secret for secret in self._secrets if secret.value in text]
+        fingerprints = [secret.fingerprint for secret in found]
+        if self._secrets:
+            scan = self._sends.scan(text, runs=True)
+            fingerprints.extend(
+                f.fingerprint for f in scan.findings if f.fingerprint not in fingerprints
+            )
+        if self.secret_scanner is not None:
+            scanned = self.secret_scanner(text)
+            fingerprints.extend(fp for fp in scanned if fp not in fingerprints)
+        return fingerprints, found
+
+    def unchecked_secrets(self, send_input: object) -> list[str]:
+        """Fingerprints of the known secrets in the input of a send refused before any check
+        (an invalid address, ill-formed text, a bad form …): the secret guard reads every
+        string of it, keys included, lone surrogates left out so that none hides a value.
+        Empty without the secret guard."""
+        if not self.guard_secrets:
+            return []
+        return self._secrets_in("\n".join(readable_strings(send_input)))[0]
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object], source: str | None = None) -> MessageFirewall:
@@ -429,62 +325,10 @@ class MessageFirewall:
             raise SocialConfigError(f"{prefix}{error}") from error
 
 
-def _string_list(value: object, where: str, name: str) -> tuple[str, ...]:
-    if not isinstance(value, Sequence) or isinstance(value, str):
-        raise SocialConfigError(f"{where}: field {name!r} must be a list of strings, got {value!r}")
-    if not all(isinstance(item, str) for item in value):
-        raise SocialConfigError(f"{where}: field {name!r} must be a list of strings, got {value!r}")
-    return tuple(value)
-
-
-def _check_keys(data: Mapping[str, object], allowed: tuple[str, ...], where: str) -> None:
-    for key in data:
-        if key not in allowed:
-            raise SocialConfigError(
-                f"{where}: unknown field {key!r} (allowed: {', '.join(allowed)})"
-            )
-
-
-def _rule_of(data: object, index: int) -> MessageRule:
-    where = f"message firewall rules[{index}]"
-    if not isinstance(data, Mapping):
-        raise SocialConfigError(f"{where}: must be a mapping, got {data!r}")
-    rule_id = data.get("id")
-    if isinstance(rule_id, str) and rule_id:
-        where = f"message firewall rule {rule_id!r}"
-    _check_keys(data, ("id", "decision", "reason", "feedback", "priority", "match"), where)
-    match = data.get("match", {})
-    if not isinstance(match, Mapping):
-        raise SocialConfigError(f"{where}: field 'match' must be a mapping, got {match!r}")
-    _check_keys(match, ("addressKinds", "members", "textPatterns", "operations"), where)
-    for name in ("reason", "feedback"):
-        if not isinstance(data.get(name, ""), str):
-            raise SocialConfigError(f"{where}: field {name!r} must be a string")
-    priority = data.get("priority", 0)
-    if not isinstance(priority, int) or isinstance(priority, bool):
-        raise SocialConfigError(f"{where}: field 'priority' must be an integer, got {priority!r}")
-    return MessageRule(
-        id=cast(str, rule_id),
-        decision=cast(Decision, data.get("decision")),
-        reason=cast(str, data.get("reason", "")),
-        feedback=cast(str, data.get("feedback", "")),
-        priority=priority,
-        address_kinds=cast(
-            "tuple[AddressKind, ...]",
-            _string_list(match.get("addressKinds", []), where, "addressKinds"),
-        ),
-        members=_string_list(match.get("members", []), where, "members"),
-        text_patterns=_string_list(match.get("textPatterns", []), where, "textPatterns"),
-        operations=cast(
-            "tuple[Operation, ...]", _string_list(match.get("operations", []), where, "operations")
-        ),
-    )
-
-
 def _firewall_of(data: Mapping[str, object]) -> MessageFirewall:
     if not isinstance(data, Mapping):
         raise SocialConfigError(f"message firewall: must be a mapping, got {data!r}")
-    _check_keys(data, ("mode", "guardSecrets", "rules"), "message firewall")
+    check_keys(data, ("mode", "guardSecrets", "rules"), "message firewall")
     rules = data.get("rules", [])
     if not isinstance(rules, Sequence) or isinstance(rules, str):
         raise SocialConfigError(f"message firewall: field 'rules' must be a list, got {rules!r}")
@@ -494,7 +338,7 @@ def _firewall_of(data: Mapping[str, object]) -> MessageFirewall:
             f"message firewall: field 'guardSecrets' must be true or false, got {guard!r}"
         )
     return MessageFirewall(
-        [_rule_of(rule, index) for index, rule in enumerate(rules)],
+        [rule_of(rule, index) for index, rule in enumerate(rules)],
         mode=cast(FirewallMode, data.get("mode", "enforcement")),
         guard_secrets=guard,
     )

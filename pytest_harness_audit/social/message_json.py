@@ -12,6 +12,7 @@ and numbers are written as ECMAScript ``Number.prototype.toString`` writes them.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
@@ -25,6 +26,7 @@ _ESCAPES = {
     "\t": "\\t",
 }
 _SAFE_INTEGER = 2**53
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class MessageJsonError(ValueError):
@@ -140,3 +142,47 @@ def json_strings(value: object) -> list[str]:
         else:
             raise MessageJsonError(f"{type(item).__name__} is not a JSON value")
     return found
+
+
+def readable_strings(value: object) -> list[str]:
+    """Every string of any Python ``value`` a send was given — mapping keys included, bytes
+    decoded, any other leaf as its ``str`` — each with its lone surrogates left out, in
+    document order (what a secret scan reads of a send that may not even be JSON).
+
+    Iterative and cycle-safe, so any depth or shape is walked; never raises.
+    """
+    found: list[str] = []
+    stack: list[object] = [value]
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(_well_formed(item))
+        elif isinstance(item, (bytes, bytearray)):
+            found.append(bytes(item).decode("utf-8", "replace"))
+        elif item is None or isinstance(item, bool):
+            continue
+        elif isinstance(item, (Mapping, Sequence, set, frozenset)):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            if isinstance(item, Mapping):
+                for key, child in reversed(list(item.items())):
+                    stack.append(child)
+                    stack.append(key)
+            else:
+                stack.extend(reversed(list(item)))
+        else:
+            found.append(_leaf_text(item))
+    return found
+
+
+def _well_formed(text: str) -> str:
+    return _SURROGATE.sub("", text)
+
+
+def _leaf_text(item: object) -> str:
+    try:
+        return _well_formed(str(item))
+    except Exception:  # an object whose str() fails hides nothing readable
+        return ""

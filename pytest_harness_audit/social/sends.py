@@ -56,8 +56,8 @@ from pytest_harness_audit.social.firewall import (
     FirewallCheck,
     Guidance,
     MessageFirewall,
-    SendCandidate,
 )
+from pytest_harness_audit.social.firewall_rules import SendCandidate
 from pytest_harness_audit.social.forms import FormSchemaError, parse_form_schema
 from pytest_harness_audit.social.inputs import (
     Accept,

@@ -16,7 +16,7 @@ import pytest
 
 from pytest_harness_audit.social import MessageFirewall
 from pytest_harness_audit.social.addresses import canonical_address
-from pytest_harness_audit.social.firewall import SendCandidate
+from pytest_harness_audit.social.firewall_rules import SendCandidate
 
 SECRET = "zq-netrc-7f3a9c2b1d4e8a6f0e5c"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pytest_harness_audit.social import ManualClock, MessageFirewall, MessageRule, SocialEndpoint
 from pytest_harness_audit.social.addresses import canonical_address
-from pytest_harness_audit.social.firewall import SendCandidate
+from pytest_harness_audit.social.firewall_rules import SendCandidate
 
 SCHEMA = {
     "type": "object",

@@ -25,7 +25,7 @@ from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.harness import Harness
 from pytest_harness_audit.social import FirewallSendError, MessageFirewall
 from pytest_harness_audit.social.addresses import canonical_address
-from pytest_harness_audit.social.firewall import SendCandidate
+from pytest_harness_audit.social.firewall_rules import SendCandidate
 from pytest_harness_audit.social.output_secrets import output_secrets
 from pytest_harness_audit.social.secret_ledger import SecretLedger
 

@@ -13,7 +13,7 @@ from social_support import gather
 
 from pytest_harness_audit.social import FirewallSendError, MessageFirewall, SocialEndpoint
 from pytest_harness_audit.social.addresses import canonical_address
-from pytest_harness_audit.social.firewall import SendCandidate
+from pytest_harness_audit.social.firewall_rules import SendCandidate
 from pytest_harness_audit.social.message_json import MessageJsonError, json_strings
 
 SECRET = "sk-live-4f9a1c2e7b3d8a6f0e5c9b2a"

@@ -15,7 +15,7 @@ from pytest_harness_audit.social import (
     SocialEvent,
 )
 from pytest_harness_audit.social.addresses import canonical_address
-from pytest_harness_audit.social.firewall import SendCandidate
+from pytest_harness_audit.social.firewall_rules import SendCandidate
 
 SECRET = "sk-live-0123456789abcdef"
 NO_GROUP_PASSWORDS = MessageRule(

@@ -19,7 +19,7 @@ from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.harness import Harness
 from pytest_harness_audit.social import FirewallSendError, MessageFirewall
 from pytest_harness_audit.social.addresses import canonical_address
-from pytest_harness_audit.social.firewall import SendCandidate
+from pytest_harness_audit.social.firewall_rules import SendCandidate
 
 KEY = "sk-test-4f9a1c2e7b3d8a6f0e5c9b2a1d7e3f8c"
 NO_GROUPS = {
