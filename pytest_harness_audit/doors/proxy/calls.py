@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 
 from pytest_harness_audit.doors.proxy.approval import client_approver, client_name
 from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
+from pytest_harness_audit.doors.proxy.envelope import ill_formed_text, not_sent
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
 from pytest_harness_audit.doors.proxy.gated_reads import error_output, redacted_error
 from pytest_harness_audit.doors.proxy.incoming import withheld_if_secret
@@ -128,6 +129,12 @@ class CallPipeline:
                 )
                 raise_after = MCPError(code=UPSTREAM_UNREACHABLE, message=message)
                 return Outcome.error(message, reraise=raise_after)
+            if isinstance(route, UpstreamRoute):
+                unsendable = ill_formed_text(_judged_params(arguments, meta), "arguments")
+                if unsendable is not None:
+                    message = not_sent(unsendable, route.upstream.name)
+                    raise_after = MCPError(code=types.INVALID_PARAMS, message=message)
+                    return Outcome.error(message, reraise=raise_after)
             return await self._act(route, arguments, progress, meta, origin, replies, errors)
 
         asker = None if origin is None else client_approver(origin)

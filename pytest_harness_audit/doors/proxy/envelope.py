@@ -19,13 +19,16 @@ answer to the newer POST, so the first one never gets its own).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, TypeGuard
 
 import mcp_types as types
-from pydantic import ValidationError
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 _BAD_ID = "Invalid Request: id must be a string or an integer"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def valid_id(value: object) -> TypeGuard[int | str]:
@@ -55,6 +58,46 @@ def invalid(request_id: int | str | None, message: str) -> types.JSONRPCError:
         id=request_id,
         error=types.ErrorData(code=types.INVALID_REQUEST, message=message),
     )
+
+
+def ill_formed_text(value: object, where: str) -> str | None:
+    """Where the first string of ``value`` (keys included) that is not well-formed Unicode is
+    (a lone surrogate, which no UTF-8 wire can carry), as ``<where>.<key>…``; None when all are.
+
+    Such a value is never sent on to an upstream: the SDK's writer cannot encode it and would
+    drop the upstream's connection for every later call.
+    """
+    stack: list[tuple[object, str]] = [(value, where)]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return path
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    return f"{path} (a key)"
+                stack.append((child, f"{path}.{key}"))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, f"{path}[{index}]") for index, child in enumerate(item))
+    return None
+
+
+def not_sent(where: str, server: str) -> str:
+    """The error of a request not sent to upstream ``server`` for its ill-formed text."""
+    return (
+        f"Invalid params: {where} is not well-formed Unicode (a lone surrogate); "
+        f"not sent to {server!r}"
+    )
+
+
+def refuse_ill_formed(request: BaseModel, server: str) -> None:
+    """Raise the ``-32602`` error of ``request`` when a string of its params is not
+    well-formed Unicode (it is not sent to upstream ``server``: :func:`ill_formed_text`)."""
+    params = request.model_dump(mode="python", by_alias=True, exclude_none=True).get("params")
+    where = ill_formed_text(params, "params")
+    if where is not None:
+        raise MCPError(code=types.INVALID_PARAMS, message=not_sent(where, server))
 
 
 def reused(request_id: int | str) -> types.JSONRPCError:

@@ -23,6 +23,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
+from pytest_harness_audit.doors.proxy.envelope import refuse_ill_formed
 from pytest_harness_audit.doors.proxy.gated_reads import (
     GatedReads,
     RequestBlocked,
@@ -173,6 +174,7 @@ class Passthrough:
 
         async def ask(upstream: Upstream) -> types.ReadResourceResult:
             async def relay() -> types.ReadResourceResult:
+                refuse_ill_formed(request, upstream.name)
                 return await upstream.session.send_request(request, types.ReadResourceResult)
 
             return await self._reads.run(
@@ -284,6 +286,7 @@ class Passthrough:
         )
 
         async def relay() -> types.GetPromptResult:
+            refuse_ill_formed(request, upstream.name)
             return await upstream.session.send_request(request, types.GetPromptResult)
 
         return await self._reads.run(

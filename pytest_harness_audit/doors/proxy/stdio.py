@@ -25,10 +25,13 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.server.lowlevel.server import Server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 from pytest_harness_audit.doors.proxy.envelope import InFlightIds, envelope_error, valid_id
 
 _WRITE_BUFFER = 64
+#: The requests the proxy gates and records (a tool call, a resource read, a prompt get).
+CALL_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
 # Longest accepted line; MCP messages can carry whole files.
 _MAX_LINE = 64 * 1024 * 1024
 
@@ -40,7 +43,10 @@ def parse_line(line: bytes) -> SessionMessage | types.JSONRPCError | None:
     try:
         message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValidationError as exc:
-        return _error_for(line, exc)
+        served = _with_lone_surrogates(line)
+        if served is None:
+            return _error_for(line, exc)
+        message = served
     if isinstance(message, types.JSONRPCNotification):
         # The notification model ignores unknown keys: a request with a null or fractional
         # id lands here, and would go unanswered.
@@ -48,6 +54,29 @@ def parse_line(line: bytes) -> SessionMessage | types.JSONRPCError | None:
         if refusal is not None:
             return refusal
     return SessionMessage(message)
+
+
+def _with_lone_surrogates(line: bytes) -> types.JSONRPCMessage | None:
+    """The call of a line whose only fault is a string that is not well-formed Unicode (an
+    escaped lone surrogate, ``"\\ud800"``: valid JSON the SDK's parser refuses), or None.
+
+    A call (:data:`CALL_METHODS`) is the client's all the same: it is served, so that it is gated
+    and recorded like any other (and fails where its text cannot go: an upstream is never sent
+    it, :func:`~.envelope.ill_formed_text`), never answered unrecorded. Other requests are
+    answered with their error here as before.
+    """
+    if b"\\u" not in line:
+        return None
+    try:
+        document = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(document, dict) or document.get("method") not in CALL_METHODS:
+        return None
+    try:
+        return types.jsonrpc_message_adapter.validate_python(document, by_name=False)
+    except (ValidationError, RecursionError):
+        return None
 
 
 def _error_for(line: bytes, exc: ValidationError) -> types.JSONRPCError:
@@ -203,8 +232,18 @@ async def _write_lines(
     async with outgoing:
         async for session_message in outgoing:
             answers.written(session_message)
-            payload = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
-            await writer.write(payload.encode("utf-8") + b"\n")
+            await writer.write(wire_line(session_message.message))
+
+
+def wire_line(message: types.JSONRPCMessage) -> bytes:
+    """``message`` as one wire line; a string that is not well-formed Unicode (a lone
+    surrogate the client sent, echoed back) is written as its JSON escape, not refused."""
+    try:
+        payload = message.model_dump_json(by_alias=True, exclude_unset=True)
+    except PydanticSerializationError:
+        data = message.model_dump(mode="python", by_alias=True, exclude_unset=True)
+        payload = json.dumps(data, separators=(",", ":"), default=str)
+    return payload.encode("utf-8") + b"\n"
 
 
 # -- the wire: asyncio pipes when possible, worker threads otherwise --------------------------
