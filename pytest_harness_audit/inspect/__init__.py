@@ -179,9 +179,11 @@ class Inspector:
         self._streams: OrderedDict[str, StreamScanner] = OrderedDict()
         # the pieces of a value every channel sent, together: a part of a key in a message and
         # the part after it in a tool's arguments make one run
-        self._pieces = PieceMemory()
-        self._outputs, self._joined = OutputStream(self.secrets), joined_scanner(self.secrets)
         self._lock = threading.Lock()
+        # streams of several channels scan at once (the firewall's message check holds no
+        # lock of the gate's): their shared places are updated under the inspector's lock
+        self._pieces = PieceMemory(self._lock)
+        self._outputs, self._joined = OutputStream(self.secrets), joined_scanner(self.secrets)
         # The kernel's view of reads of the secret-bearing files (``credential_files``), with
         # the live tree only (then every call gets a ``before``). The index is refreshed first,
         # so that git does not read them again on the agent's first `git status`.

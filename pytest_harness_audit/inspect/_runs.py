@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import threading
 from collections.abc import Iterator, Sequence
 from urllib.parse import unquote
 
@@ -116,14 +117,51 @@ def _grams(skeleton: str, size: int) -> Iterator[str]:
 
 
 class PieceMemory:
-    """The places of each value's core a stream's texts held (see the module doc)."""
+    """The places of each value's core a stream's texts held (see the module doc).
 
-    def __init__(self) -> None:
+    Streams of several channels may share one (the inspector's: pieces sent by different
+    channels make one run) and scan at once, each under its own lock only: every read and
+    update of the places takes ``lock`` (the owner's, when it gives one).
+    """
+
+    def __init__(self, lock: threading.Lock | None = None) -> None:
         self.held: dict[int, bytearray] = {}
+        self.lock = threading.Lock() if lock is None else lock
 
     def reset(self) -> None:
         """Forget every place."""
-        self.held.clear()
+        with self.lock:
+            self.held.clear()
+
+    def add(self, secret: int, length: int, size: int, pieces: Sequence[range]) -> bool:
+        """Mark ``pieces`` (places of ``secret``'s core of ``length`` characters) as held;
+        whether one of them is now part of a run of ``size`` held places."""
+        with self.lock:
+            held = self.held.setdefault(secret, bytearray(length))
+            for piece in pieces:
+                _mark(held, piece)
+            return any(_longest(held, piece) >= size for piece in pieces)
+
+    def hold(self, secret: int, length: int, start: int, stop: int) -> None:
+        """Mark the places ``start`` to ``stop`` of ``secret``'s core as held."""
+        with self.lock:
+            held = self.held.setdefault(secret, bytearray(length))
+            held[start:stop] = b"\x01" * (stop - start)
+
+    def runs(self) -> list[tuple[int, int, int, int]]:
+        """``(secret, core length, start, stop)`` of every run of held places."""
+        with self.lock:
+            items = [(secret, bytes(held)) for secret, held in self.held.items()]
+        found: list[tuple[int, int, int, int]] = []
+        for secret, held in items:
+            start = None
+            for place, mark in enumerate([*held, 0]):
+                if mark and start is None:
+                    start = place
+                elif not mark and start is not None:
+                    found.append((secret, len(held), start, place))
+                    start = None
+        return found
 
 
 Piece = tuple[int, int, int]
@@ -333,10 +371,7 @@ class RunIndex:
             short = [piece for piece in at if _longest(here, piece) < size]
             made = _alone(placed.get(secret, set()), length, size)
             if short:
-                held = memory.held.setdefault(secret, bytearray(length))
-                for piece in short:
-                    _mark(held, piece)
-                made = made or any(_longest(held, piece) >= size for piece in short)
+                made = memory.add(secret, length, size, short) or made
             if made:
                 if pieces is None:
                     pieces = _skeleton.skeleton_pieces(text)

@@ -305,14 +305,8 @@ class OutputStream:
         infos = self._registry.secrets()
         pieces: set[Places] = set()
         with self._lock:
-            for secret, held in self._pieces.held.items():
-                start = None
-                for place, mark in enumerate([*held, 0]):
-                    if mark and start is None:
-                        start = place
-                    elif not mark and start is not None:
-                        pieces.add((infos[secret].fingerprint, len(held), start, place))
-                        start = None
+            for secret, length, start, stop in self._pieces.runs():
+                pieces.add((infos[secret].fingerprint, length, start, stop))
             cuts = {
                 (infos[s // _fragments.VARIANTS].fingerprint, s % _fragments.VARIANTS, at, bool(p))
                 for s, at, p in self._fragments.seen
@@ -329,8 +323,7 @@ class OutputStream:
                 secret = known.get(fingerprint)
                 if secret is None or lengths.get(secret) != length:
                     continue  # not a value known here, or not its core's places
-                held = self._pieces.held.setdefault(secret, bytearray(length))
-                held[start:stop] = b"\x01" * (stop - start)
+                self._pieces.hold(secret, length, start, stop)
             for fingerprint, form, at, is_prefix in memory.cuts:
                 secret = known.get(fingerprint)
                 if secret is not None and form < _fragments.VARIANTS:
