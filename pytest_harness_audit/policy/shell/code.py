@@ -3,7 +3,8 @@ and commands that could not be read. A heuristic by design: code is not parsed, 
 path-looking token counts (absolute, ``./``, ``../``, ``~/``, a dotfile, ``a/b``, ``name.ext``).
 A call of a dotenv loader (``load_dotenv()``, ``require('dotenv').config()``, ``import
 'dotenv/config'``, ``process.loadEnvFile()``, ``Dotenv.load``, ``godotenv.Load()``) reads
-``.env`` though the code never names it. String literals joined by ``+`` (``'.e' + 'nv'``) and
+``.env`` though the code never names it. String literals joined by ``+`` (``'.e' + 'nv'``),
+paths built by path calls of literals (``os.path.join('..', 'audit')``: :mod:`.code_joins`) and
 characters given by code (``chr(46)``, ``String.fromCharCode(46)``) are put together first. A
 glob (``glob.glob('.e*')``, ``Dir.glob(".e*")``, Perl's ``glob``) names the sensitive files it
 could match, as in the shell.
@@ -15,6 +16,7 @@ import re
 from typing import Final
 
 from pytest_harness_audit.policy.sensitive import glob_candidates
+from pytest_harness_audit.policy.shell.code_joins import joined_paths
 from pytest_harness_audit.policy.shell.fieldtext import posix_brackets
 
 # A token naming a file: absolute, ./ ../ ~/ ~user/ $VAR/ ${VAR}/ relative, or a dotfile / a
@@ -54,6 +56,7 @@ def code_paths(text: str) -> list[str]:
     found = [".env"] if loads and _DOTENV_LOADER.search(text) else []
     if "+" in text or "harCode(" in text or "chr(" in text:
         text = "\n".join([text, *_built_names(text)])
+    text = "\n".join([text, *joined_paths(text)])  # `os.path.join('..', 'audit')`
     for token in _PATH.findall(text):
         token = _closed(token.rstrip(".,:"))
         if len(token) > 1 and not token.startswith(_SYSTEM_PREFIXES) and "://" not in token:
