@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -90,14 +91,33 @@ def test_a_read_between_proxied_calls_is_the_agents_own(harness: Harness) -> Non
     assert harness.verdict == "WARN"
 
 
-def test_a_read_during_a_proxied_grep_is_that_calls(harness: Harness) -> None:
+def test_a_read_during_a_proxied_grep_is_that_calls(
+    harness: Harness, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The Grep tool withholds ``.env`` (it is never opened in the call): the agent's read in
-    its span is judged on the call."""
+    its span is judged on the call.
+
+    The agent reads ``.env`` when Grep closes ``README.md``; under load its read could come
+    after the call ended (and be judged on the agent's run instead), so the Grep call waits,
+    before it returns, for the agent's sign that its read is done: the read is in the span.
+    """
+    mark = tmp_path_factory.mktemp("signal") / "read-done"  # outside the workspace
+    run = harness.toolbox.run
+
+    def grep_then_wait(tool: str, params: Any, **options: Any) -> Any:
+        outcome = run(tool, params, **options)
+        if tool == "Grep":
+            deadline = time.monotonic() + 30
+            while not mark.exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return outcome
+
+    monkeypatch.setattr(harness.toolbox, "run", grep_then_wait)
     harness.start_proxy()
     lines = _play(
         harness,
         [
-            {"arm": "README.md", "read": ".env"},
+            {"arm": "README.md", "read": ".env", "mark": str(mark)},
             {"call": "Grep", "args": {"pattern": "def ", "path": "."}, "id": 1},
             {"wait": 1},
             {"fired": True},

@@ -11,7 +11,8 @@ the relay to the test's proxy), initializes, and plays ``PLAN`` (a JSON list of 
 * ``{"sh": TEXT}``: run a shell command and wait for it;
 * ``{"arm": NAME, "read": PATH}``: from now on, as soon as another process reads the file
   ``NAME`` (closes it unwritten, seen by inotify; opens it, with ``"on": "open"``), read
-  ``PATH`` once;
+  ``PATH`` once (then create the file ``"mark"``, an absolute path, when given: the signal a
+  test can wait for);
   ``{"fired": true}`` waits until it did (and prints whether it did);
 * ``{"answer": METHOD, "result": {...}}``: wait for the server's request ``METHOD`` (an
   elicitation, say) and answer it with ``result``;
@@ -52,9 +53,11 @@ _IN_CLOSE_NOWRITE = 0x10
 _IN_OPEN = 0x20
 
 
-def _arm(name: str, path: str, done: threading.Event, mask: int = _IN_CLOSE_NOWRITE) -> None:
+def _arm(
+    name: str, path: str, done: threading.Event, mask: int = _IN_CLOSE_NOWRITE, mark: str = ""
+) -> None:
     """Read ``path`` as soon as another process closes ``name`` (read only; or opens it, with
-    ``mask`` ``IN_OPEN``); set ``done``."""
+    ``mask`` ``IN_OPEN``); then create the file ``mark`` (when given) and set ``done``."""
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     fd = libc.inotify_init1(os.O_CLOEXEC)
     folder, name = os.path.split(name)
@@ -73,6 +76,9 @@ def _arm(name: str, path: str, done: threading.Event, mask: int = _IN_CLOSE_NOWR
                 break
         with open(path, "rb") as secret:
             secret.read()
+        if mark:
+            with open(mark, "w", encoding="utf-8"):
+                pass
         done.set()
         os.close(fd)
 
@@ -153,6 +159,7 @@ def main() -> int:
                 step["read"],
                 fired,
                 _IN_OPEN if step.get("on") == "open" else _IN_CLOSE_NOWRITE,
+                step.get("mark", ""),
             )
         elif "fired" in step:
             lines.append({"fired": fired.wait(30)})
