@@ -5,7 +5,8 @@ proxy answered ``-32600`` and no record was left, so whatever the call meant wen
 ``tools/call``, ``resources/read`` or ``prompts/get`` is now served like any other: a workspace
 tool fails on the text it cannot use, an upstream is never sent it (its connection would be
 lost for every later call: ``-32602``), and every one of them is one record in the chain.
-Other requests with such text are answered with their error as before.
+Other requests with such text are answered with their error as before. Over HTTP, where the
+SDK's transport cannot parse such a call, it is refused with ``-32602`` and recorded.
 """
 
 from __future__ import annotations
@@ -18,13 +19,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import httpx2
 import mcp_types as types
 import pytest
-from proxy_support import TEST_SERVER
+from proxy_support import TEST_SERVER, test_upstream
+from stub_gate import StubGate
 
 from pytest_harness_audit.audit import iter_records, verify_chain
-from pytest_harness_audit.doors.proxy.envelope import ill_formed_text
-from pytest_harness_audit.doors.proxy.stdio import parse_line, wire_line
+from pytest_harness_audit.doors.proxy import BackgroundProxy
+from pytest_harness_audit.doors.proxy.envelope import ill_formed_text, wire_line
+from pytest_harness_audit.doors.proxy.stdio import parse_line
 
 SESSION = "ill-formed-text"
 LONE = "\\ud800"  # as it is written on the wire: a JSON escape
@@ -163,3 +167,54 @@ def test_the_call_is_recorded_and_the_upstream_still_serves(proxy: _Proxy, case:
     echoed = proxy.ask("tools/call", '{"name":"echo","arguments":{"text":"still here"}}')
     assert echoed["result"]["content"][0]["text"] == "still here"
     assert verify_chain(proxy.storage, SESSION).valid
+
+
+HTTP_CALLS = {
+    "upstream-tool": (
+        "tools/call",
+        f'{{"name":"echo","arguments":{{"text":"hi {LONE}"}}}}',
+        "mcp__test__echo",
+    ),
+    "unknown-tool": ("tools/call", f'{{"name":"ec{LONE}ho","arguments":{{}}}}', None),
+    "resource": ("resources/read", f'{{"uri":"memo://greeting{LONE}"}}', "resources/read"),
+    "prompt": (
+        "prompts/get",
+        f'{{"name":"review","arguments":{{"topic":"{LONE}"}}}}',
+        "prompts/get",
+    ),
+}
+
+
+def test_over_http_such_a_call_is_refused_and_recorded(tmp_path: Path) -> None:
+    # the SDK's HTTP transport cannot parse it: the proxy answers -32602 and records the call
+    gate = StubGate(tmp_path)
+    with BackgroundProxy(gate, [test_upstream()], report=lambda line: None) as proxy:
+        headers = proxy.endpoint.headers | {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+        }
+        client = '"clientInfo":{"name":"t","version":"0"}'
+        hello = _line(
+            1, "initialize", f'{{"protocolVersion":"2025-11-25","capabilities":{{}},{client}}}'
+        )
+        started = httpx2.post(proxy.url, content=hello.encode(), headers=headers)
+        headers["mcp-session-id"] = started.headers["mcp-session-id"]
+        headers["mcp-protocol-version"] = "2025-11-25"
+        initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+        httpx2.post(proxy.url, content=initialized, headers=headers)
+        for number, (method, params, _tool) in enumerate(HTTP_CALLS.values(), start=10):
+            answer = httpx2.post(
+                proxy.url, content=_line(number, method, params).encode(), headers=headers
+            )
+            error = answer.json()
+            assert (error["id"], error["error"]["code"]) == (number, types.INVALID_PARAMS), error
+            assert "not well-formed Unicode" in error["error"]["message"]
+        alive = _line(20, "tools/call", '{"name":"echo","arguments":{"text":"alive"}}')
+        served = httpx2.post(proxy.url, content=alive.encode(), headers=headers)
+        assert served.status_code == 200 and '"alive"' in served.text
+    records = gate.records()
+    assert len(records) == len(HTTP_CALLS) + 1
+    for record, (_method, _params, tool) in zip(records, HTTP_CALLS.values(), strict=False):
+        assert record["status"] == "error"
+        if tool is not None:
+            assert record["tool"].endswith(tool)

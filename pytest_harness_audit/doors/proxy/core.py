@@ -52,6 +52,7 @@ from pytest_harness_audit.doors.proxy.server import (
     relayed,
 )
 from pytest_harness_audit.doors.proxy.stdio import serve_stdio
+from pytest_harness_audit.doors.proxy.unservable import UnservableCalls
 from pytest_harness_audit.doors.proxy.upstream import DEFAULT_CONNECT_TIMEOUT, ReportLine, Upstream
 from pytest_harness_audit.doors.proxy.upstream_stderr import screened_line
 
@@ -101,6 +102,7 @@ class RecordingProxy:
         self._late: LateEffects | None = None
         self._logs = contextlib.ExitStack()  # the redaction of the SDK's upstream log lines
         self._server: Server[Any] | None = None
+        self._unservable: UnservableCalls | None = None
         self._upstreams: list[Upstream] = []
         self._local_tools: list[LocalTool] = []
         for tool in local_tools:
@@ -175,6 +177,7 @@ class RecordingProxy:
             self._server = build_server(
                 upstreams, catalog, pipeline, listeners, reads, instructions
             )
+            self._unservable = UnservableCalls(self._gate, catalog, upstreams)
         except BaseException:
             await pool.__aexit__(None, None, None)
             self._logs.close()
@@ -226,7 +229,14 @@ class RecordingProxy:
         ``limits``: ``header_timeout`` and ``max_unproven`` of :func:`serve_http`.
         """
         await serve_http(
-            self.server, host=host, port=port, token=token, on_ready=on_ready, stop=stop, **limits
+            self.server,
+            host=host,
+            port=port,
+            token=token,
+            on_ready=on_ready,
+            stop=stop,
+            unservable=None if self._unservable is None else self._unservable.refuse,
+            **limits,
         )
 
 

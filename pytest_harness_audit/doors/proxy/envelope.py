@@ -20,15 +20,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeGuard
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 _BAD_ID = "Invalid Request: id must be a string or an integer"
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: The requests the proxy gates and records (a tool call, a resource read, a prompt get).
+CALL_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
 
 
 def valid_id(value: object) -> TypeGuard[int | str]:
@@ -58,6 +62,17 @@ def invalid(request_id: int | str | None, message: str) -> types.JSONRPCError:
         id=request_id,
         error=types.ErrorData(code=types.INVALID_REQUEST, message=message),
     )
+
+
+def wire_line(message: types.JSONRPCMessage) -> bytes:
+    """``message`` as one wire line; a string that is not well-formed Unicode (a lone
+    surrogate the client sent, echoed back) is written as its JSON escape, not refused."""
+    try:
+        payload = message.model_dump_json(by_alias=True, exclude_unset=True)
+    except PydanticSerializationError:
+        data = message.model_dump(mode="python", by_alias=True, exclude_unset=True)
+        payload = json.dumps(data, separators=(",", ":"), default=str)
+    return payload.encode("utf-8") + b"\n"
 
 
 def ill_formed_text(value: object, where: str) -> str | None:
@@ -128,15 +143,21 @@ class InFlightIds:
             self._open.discard(request_id)
 
 
+#: Answers a call the app cannot be handed (ill-formed text: :mod:`.unservable`), or None.
+Unservable = Callable[[Any], Awaitable[types.JSONRPCError | None]]
+
+
 class EnvelopeCheck:
     """ASGI middleware: answer a POST body with a malformed envelope with ``-32600``.
 
     Bodies that are not JSON, and well-formed messages, go on to the app unchanged (the body
-    is read once here and handed on as it was).
+    is read once here and handed on as it was). A call whose text the app's parser refuses
+    (an escaped lone surrogate) is answered by ``unservable``, which records it.
     """
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, unservable: Unservable | None = None) -> None:
         self._app = app
+        self._unservable = unservable
         # (MCP session, request id) of the requests whose POST is still being answered
         self._in_flight: set[tuple[str, int | str]] = set()
 
@@ -154,6 +175,8 @@ class EnvelopeCheck:
             document = None  # not JSON: the app answers with its parse error
         else:
             answer = envelope_error(document) or _shape_error(document)
+            if answer is None and self._unservable is not None and b"\\u" in body:
+                answer = await self._unservable(document)  # ill-formed text: recorded there
             if answer is not None:
                 await _answer(send, answer)
                 return
@@ -219,7 +242,7 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 
 async def _answer(send: Send, error: types.JSONRPCError) -> None:
-    payload = error.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+    payload = wire_line(error).rstrip(b"\n")
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(payload)).encode()),

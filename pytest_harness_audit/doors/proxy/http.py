@@ -30,7 +30,7 @@ from pytest_harness_audit.doors.proxy.connections import (
     DEFAULT_MAX_UNPROVEN,
     guarded_protocol,
 )
-from pytest_harness_audit.doors.proxy.envelope import EnvelopeCheck
+from pytest_harness_audit.doors.proxy.envelope import EnvelopeCheck, Unservable
 from pytest_harness_audit.doors.proxy.errors import ProxyError
 
 MCP_PATH = "/mcp"
@@ -167,17 +167,20 @@ async def serve_http(
     stop: anyio.Event | None = None,
     header_timeout: float = DEFAULT_HEADER_TIMEOUT,
     max_unproven: int = DEFAULT_MAX_UNPROVEN,
+    unservable: Unservable | None = None,
 ) -> None:
     """Serve ``server`` over streamable HTTP until ``stop`` is set or the caller is cancelled.
 
     A new connection has ``header_timeout`` seconds to send its first request's headers; at
     most ``max_unproven`` connections without the token are held (the oldest goes first).
+    ``unservable`` answers (and records) a call the transport's parser would refuse.
     """
     token = token or new_token()
     protocol, _unproven = guarded_protocol(
         token, header_timeout=header_timeout, max_unproven=max_unproven
     )
-    guard = BearerTokenGuard(EnvelopeCheck(server.streamable_http_app(host=host)), token)
+    app = EnvelopeCheck(server.streamable_http_app(host=host), unservable)
+    guard = BearerTokenGuard(app, token)
     sessions = server.session_manager
     sock = _listen(host, port)
     bound_port = sock.getsockname()[1]

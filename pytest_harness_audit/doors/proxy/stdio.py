@@ -25,13 +25,16 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.server.lowlevel.server import Server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
-from pydantic_core import PydanticSerializationError
 
-from pytest_harness_audit.doors.proxy.envelope import InFlightIds, envelope_error, valid_id
+from pytest_harness_audit.doors.proxy.envelope import (
+    CALL_METHODS,
+    InFlightIds,
+    envelope_error,
+    valid_id,
+    wire_line,
+)
 
 _WRITE_BUFFER = 64
-#: The requests the proxy gates and records (a tool call, a resource read, a prompt get).
-CALL_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
 # Longest accepted line; MCP messages can carry whole files.
 _MAX_LINE = 64 * 1024 * 1024
 
@@ -233,17 +236,6 @@ async def _write_lines(
         async for session_message in outgoing:
             answers.written(session_message)
             await writer.write(wire_line(session_message.message))
-
-
-def wire_line(message: types.JSONRPCMessage) -> bytes:
-    """``message`` as one wire line; a string that is not well-formed Unicode (a lone
-    surrogate the client sent, echoed back) is written as its JSON escape, not refused."""
-    try:
-        payload = message.model_dump_json(by_alias=True, exclude_unset=True)
-    except PydanticSerializationError:
-        data = message.model_dump(mode="python", by_alias=True, exclude_unset=True)
-        payload = json.dumps(data, separators=(",", ":"), default=str)
-    return payload.encode("utf-8") + b"\n"
 
 
 # -- the wire: asyncio pipes when possible, worker threads otherwise --------------------------
