@@ -388,12 +388,12 @@ class SocialSession:
         firewall = self.firewall
         if firewall is None or "firewall" in (outcome.extra or {}):
             return outcome
-        fingerprints = firewall.unchecked_secrets(send_input)
-        if not fingerprints:
+        fields = unchecked_secret_fields(firewall, send_input)
+        if fields is None:
             return outcome
-        decision.alerts = tuple(dict.fromkeys((*decision.alerts, SECRET_EXPOSURE)))
-        extra = {**(outcome.extra or {}), **unchecked_secret_fields(fingerprints)}
-        return dataclasses.replace(outcome, extra=extra)
+        if "secrets" in fields:
+            decision.alerts = tuple(dict.fromkeys((*decision.alerts, SECRET_EXPOSURE)))
+        return dataclasses.replace(outcome, extra={**(outcome.extra or {}), **fields})
 
     # -- events → outcomes ----------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_harness_audit.social.events import SocialEvent
-from pytest_harness_audit.social.firewall import SECRET_RULE_ID
+from pytest_harness_audit.social.firewall import SECRET_RULE_ID, MessageFirewall
 from pytest_harness_audit.types import Status
 
 #: The category every social record carries (the policy maps ``send_message`` to it).
@@ -80,10 +80,18 @@ def firewall_fields(event: SocialEvent) -> dict[str, Any] | None:
     )
 
 
-def unchecked_secret_fields(fingerprints: list[str]) -> dict[str, Any]:
-    """The record fields of a send refused before its firewall check that carried the known
-    secrets ``fingerprints``: ``secrets`` and a FAIL ``judged`` (the secret guard refuses such
-    a send in every mode, whatever else is wrong with it)."""
+def unchecked_secret_fields(firewall: MessageFirewall, send_input: object) -> dict[str, Any] | None:
+    """The record fields of a send refused before its firewall check when it carried a known
+    secret: ``secrets`` and a FAIL ``judged`` (the secret guard refuses such a send in every
+    mode, whatever else is wrong with it); None when it carried none. A send the guard could
+    not read is judged FAIL too (fail closed, as a check that cannot run refuses)."""
+    try:
+        fingerprints = firewall.unchecked_secrets(send_input)
+    except Exception as error:
+        reason = f"the secret guard could not read a send refused before its check ({error!r})"
+        return {"judged": {"verdict": "FAIL", "reason": reason, "caughtBy": "output"}}
+    if not fingerprints:
+        return None
     return {
         "secrets": [{"fingerprint": value, "where": "input"} for value in fingerprints],
         "judged": {

@@ -159,3 +159,16 @@ def test_a_secret_echoed_in_the_refusal_is_judged_fail_not_warn(tmp_path: Path) 
         assert harness.verdict == "FAIL"
     finally:
         harness.close()
+
+
+def test_a_guard_that_cannot_read_the_refused_send_fails_closed(harness: Harness) -> None:
+    def broken(text: str) -> list[str]:
+        raise RuntimeError("scanner down")
+
+    firewall = harness.social.firewall
+    assert firewall is not None
+    firewall.secret_scanner = broken
+    with pytest.raises(REFUSED):
+        harness.send("agent:bob", "no secret here \ud800")
+    assert harness.records[-1].raw["judged"]["verdict"] == "FAIL"
+    assert harness.verdict == "FAIL"
