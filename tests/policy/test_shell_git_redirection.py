@@ -80,8 +80,10 @@ CASES = [
     ("git stash -u", ALLOWED),
     ("git -C app stash -u", ALLOWED),
     ("git --work-tree=. stash -u", ALLOWED),
-    ("git switch -f main", ALLOWED),
+    ("git switch main", ALLOWED),
+    ("git switch -f main", DESTROYS),  # the edits are lost: the effect is only "modified"
     ("git checkout -f", DESTROYS),
+    ("git checkout -f main", DESTROYS),
     ("git -C app reset --hard", DESTROYS),
 ]
 

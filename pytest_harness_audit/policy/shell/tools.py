@@ -19,6 +19,7 @@ from pytest_harness_audit.policy.shell.embedded import (
 )
 from pytest_harness_audit.policy.shell.exec_each import run_on_each
 from pytest_harness_audit.policy.shell.git_copies import committed_reads
+from pytest_harness_audit.policy.shell.git_discards import discards_changes
 from pytest_harness_audit.policy.shell.git_redirect import (
     command_key,
     config_written,
@@ -272,20 +273,13 @@ def git(args: list[str], ctx: Context, depth: int = 0) -> None:
             record.notes.append("history")
     elif sub in ("commit", "tag", "stash", "notes", "merge", "revert", "cherry-pick"):
         _skip_messages(rest, record)
-    elif sub in ("checkout", "restore", "mv"):
-        options, operands = split_options(rest, frozenset({"-b", "-B", "--source", "-s"}))
-        after = rest[rest.index("--") + 1 :] if "--" in rest else []
-        whole = [o for o in (after or operands) if o in (".", ":/", "*", "./")]
-        forced = sub == "checkout" and any(o in ("-f", "--force") for o in options)
-        staged_only = (
-            sub == "restore"
-            and any(o in ("-S", "--staged") for o in options)
-            and not any(o in ("-W", "--worktree") for o in options)
-        )
-        if sub != "mv" and not staged_only and (whole or (forced and not operands)):
-            # every uncommitted change in the tree discarded: like `git reset --hard`
+    elif sub in ("checkout", "restore", "mv", "switch", "read-tree", "checkout-index"):
+        if discards_changes(sub, rest, folder):  # every uncommitted change: `reset --hard`
             record.destroys.append(".")
-        record.writes.extend(operands)
+        if sub in ("checkout", "restore", "mv"):
+            record.writes.extend(split_options(rest, frozenset({"-b", "-B", "--source", "-s"}))[1])
+        else:
+            reads(rest, record)
     else:
         reads(rest, record)
 
