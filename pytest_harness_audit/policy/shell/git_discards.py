@@ -11,7 +11,10 @@ spelling of "the whole tree" or "whatever the tree holds, overwrite it" git take
   main``, ``git switch -f main``, ``git switch --discard-changes main``): the tree is set to
   the commit whatever it held;
 * plumbing that does the same: ``git read-tree -u --reset TREE`` and ``git checkout-index -a
-  -f`` (every tracked file written from the index over what the tree holds).
+  -f`` (every tracked file written from the index over what the tree holds);
+* the changes put away and the stash thrown away in the same command (``git stash && git stash
+  drop``, ``git stash -u; git stash clear``): no ref keeps them, and the effect inspection sees
+  only files modified back to their committed text.
 
 :func:`discards_changes` tells.
 """
@@ -67,8 +70,28 @@ def whole_tree(specs: list[str], folder: str = "") -> bool:
     return any(not _pathspec(spec)[2] and _whole(spec, folder) for spec in specs)
 
 
-def discards_changes(sub: str, rest: list[str], folder: str = "") -> bool:
-    """Whether ``git SUB REST`` (run in ``folder``) throws every uncommitted change away."""
+#: ``git stash`` subcommands that put nothing away.
+_STASH_OTHERS: Final = frozenset(
+    {"list", "show", "drop", "clear", "pop", "apply", "branch", "create", "store"}
+)
+
+
+def _stashes(argv: list[str]) -> bool:
+    """Whether the command ``argv`` is a ``git stash`` that puts the tree's changes away."""
+    if not argv or argv[0].rsplit("/", 1)[-1] != "git" or "stash" not in argv:
+        return False
+    after = argv[argv.index("stash") + 1 :]
+    return not after or after[0] not in _STASH_OTHERS
+
+
+def discards_changes(
+    sub: str, rest: list[str], folder: str = "", earlier: list[list[str]] | None = None
+) -> bool:
+    """Whether ``git SUB REST`` (run in ``folder``; after the commands ``earlier`` of the same
+    text) throws every uncommitted change away."""
+    if sub == "stash":
+        dropping = rest[:1] in (["drop"], ["clear"])
+        return dropping and any(_stashes(argv) for argv in earlier or ())
     if sub == "switch":
         return any(w in ("-f", "--force", "--discard-changes") for w in rest)
     if sub == "read-tree":

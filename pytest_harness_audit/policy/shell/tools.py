@@ -272,6 +272,8 @@ def git(args: list[str], ctx: Context, depth: int = 0) -> None:
         if patch and sub == "log" and "--" not in rest:
             record.notes.append("history")
     elif sub in ("commit", "tag", "stash", "notes", "merge", "revert", "cherry-pick"):
+        if discards_changes(sub, rest, folder, record.commands):  # `git stash && git stash drop`
+            record.destroys.append(".")
         _skip_messages(rest, record)
     elif sub in ("checkout", "restore", "mv", "switch", "read-tree", "checkout-index"):
         if discards_changes(sub, rest, folder):  # every uncommitted change: `reset --hard`
