@@ -19,6 +19,8 @@ from typing import Any
 
 import re2
 
+from pytest_harness_audit.policy.sensitive import TOOL_CREDENTIAL_NAMES
+
 CREDENTIAL_ACCESS = "credential_access"
 MEMORY_WRITE = "memory_write"
 #: A command whose reading notes a network exchange (``curl``, ``getent hosts``, inline code
@@ -53,6 +55,7 @@ _CREDENTIAL_NAMES = (
     r"\.docker/config\.json",
     r"\.kube/config",
     r"\.(?:gnupg|gpg)/.*",
+    *(name.replace("[/\\\\]", "/").replace("[^/\\\\]", "[^/]") for name in TOOL_CREDENTIAL_NAMES),
 )
 _CREDENTIAL: Any = re2.compile(r"(?:^|/)(?:" + "|".join(_CREDENTIAL_NAMES) + r")$", _OPTIONS)
 _HARMLESS: Any = re2.compile(

@@ -10,8 +10,9 @@ From each such file (up to :data:`MAX_FILE_BYTES`, binary files skipped):
 
 * JSON and YAML documents: every string value, judged with its key;
 * other text: ``KEY=value`` / ``export KEY="value"`` / ``key = value`` / ``key: value`` lines
-  (quotes removed, an unquoted value ends at `` #``), ``.netrc`` ``password``/``login`` words and
-  the password field of ``.pgpass`` lines;
+  (quotes removed, an unquoted value ends at `` #``), a line of one word (a token file such as
+  ``.vault-token``), ``.netrc`` ``password``/``login`` words and the password field of
+  ``.pgpass`` lines;
 * anywhere: the body of a PEM private-key block, line by line (so a partial leak is found), and
   the password of a URL (``postgres://user:pw@host``).
 
@@ -194,6 +195,8 @@ def _text_values(text: str, name: str) -> Iterator[tuple[str, str]]:
         assignment = _ASSIGNMENT.match(line)
         if assignment is not None:
             yield assignment.group(1), _unquote(assignment.group(2))
+        elif len(words) == 1:  # a file of one token (`.vault-token`): judged by its look
+            yield "", words[0]
 
 
 def strip_line_numbers(text: str) -> str:

@@ -29,6 +29,37 @@ SOURCE_EXTENSIONS: Final = (
 #: per-environment template (``.env.local.example``, ``.env.production.sample``).
 ENV_TEMPLATE_SUFFIXES: Final = ("example", "sample", "template", "dist", "defaults")
 _SOURCE: Final = "|".join(SOURCE_EXTENSIONS)
+#: The credential stores of common tools, by the path their tool gives them (lower case): the
+#: GitHub, hub and GitLab command lines' tokens, Vault's token, boto's and s3cmd's keys, old
+#: Docker logins, Windows' ``_netrc``, rclone, MySQL's login path, Terraform's token and state,
+#: Apache's passwords, Sentry's token, Maven's and Gradle's user settings (repository passwords,
+#: signing keys), kubeconfigs, the Azure command line's tokens, an editor's backup of ``.env``,
+#: a Bitcoin wallet and the SFTP settings of editors.
+TOOL_CREDENTIAL_NAMES: Final = (
+    r"\.config[/\\]gh[/\\]hosts\.yml",
+    r"\.config[/\\]hub",
+    r"\.config[/\\]glab-cli[/\\]config\.yml",
+    r"\.vault-token",
+    r"\.boto",
+    r"\.s3cfg",
+    r"\.dockercfg",
+    r"_netrc",
+    r"\.?rclone\.conf",
+    r"\.mylogin\.cnf",
+    r"\.terraformrc",
+    r"[^/\\]+\.tfstate(?:\.backup)?",
+    r"\.htpasswd",
+    r"\.sentryclirc",
+    r"\.m2[/\\]settings(?:-security)?\.xml",
+    r"\.gradle[/\\]gradle\.properties",
+    r"kubeconfig(?:\.ya?ml)?",
+    r"[^/\\]+\.kubeconfig",
+    r"\.azure[/\\](?:accesstokens\.json|msal_token_cache\.(?:json|bin))",
+    r"\.env~",
+    r"wallet\.dat",
+    r"sftp-config\.json",
+    r"\.ftpconfig",
+)
 _CREDENTIAL: Final = re.compile(
     _SEGMENT + r"(?:"
     # a template: its last part (after `.`, `_` or `-`) a template suffix (`.env.local.example`)
@@ -43,6 +74,7 @@ _CREDENTIAL: Final = re.compile(
     r"|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.my\.cnf"
     r"|\.docker[/\\]config\.json|\.kube[/\\]config"
     r"|\.gnupg[/\\][^/\\]*|\.gpg[/\\][^/\\]*"
+    r"|" + "|".join(TOOL_CREDENTIAL_NAMES) + r""
     r")$",
     re.IGNORECASE,
 )
