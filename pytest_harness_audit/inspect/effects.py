@@ -67,7 +67,7 @@ from pytest_harness_audit.policy.glob import translate_glob
 from pytest_harness_audit.policy.sensitive import is_memory_path
 
 #: Files of a ``.git`` directory a snapshot keeps (the rest of it is git's business).
-GIT_FILES = ("HEAD", "config", "config.worktree", "index")
+GIT_FILES = ("HEAD", "config", "config.worktree", "index", "commondir")
 _GIT_BUSY = frozenset({"index", "HEAD"})
 #: Directories of a ``.git`` directory a snapshot keeps (their existence, not their content).
 GIT_DIRS = ("refs", "objects")

@@ -5,7 +5,8 @@ them counts as a change.
 that code again: git's hooks (``.git/hooks/<name>``, not the ``*.sample`` files git never
 runs), git's configuration (``.git/config``, ``.git/config.worktree``, and ``.gitconfig``,
 ``.config/git/config`` in the workspace: only its *command keys* count, see
-:func:`git_config_fingerprint`) and Python's start-up files in a
+:func:`git_config_fingerprint`), ``.git/commondir`` (which moves git's configuration and hooks
+to the folder it names) and Python's start-up files in a
 ``site-packages`` directory (``*.pth``, ``sitecustomize.py``, ``usercustomize.py``). The
 start-up files of ``curl`` and ``wget`` (``.curlrc``, ``.config/curlrc``, ``.wgetrc``,
 ``.config/wget/wgetrc``) count too: their options (``upload-file = .env``, ``post-file``) make a
@@ -44,6 +45,9 @@ _HOOK = re.compile(r"(?:^|.*/)\.git/hooks(?:/(?![^/]*\.sample$)[^/]+)?")
 _GIT_CONFIG = re.compile(
     r"(?:^|.*/)(?:\.git/config(?:\.worktree)?|\.gitconfig|\.config/git/config)"
 )
+#: ``.git/commondir``: git takes the configuration, hooks and refs from the folder it names (in
+#: any repository, not only a linked worktree's), so writing it plants both.
+_GIT_REDIRECT = re.compile(r"(?:^|.*/)\.git/commondir")
 #: Python's start-up files, in a ``site-packages`` directory.
 _STARTUP = re.compile(r"(?:^|.*/)site-packages/(?:[^/]+\.pth|sitecustomize\.py|usercustomize\.py)")
 #: The start-up files of ``curl`` (``$HOME``/``$CURL_HOME``/``$XDG_CONFIG_HOME`` ``.curlrc``,
@@ -58,7 +62,7 @@ _PERMISSION_SETTINGS = re.compile(r"(?:^|.*/)\.claude/settings(?:\.local)?\.json
 #: Any of the above, as one search: the same names, anchored at a path part.
 _ANY_KIND = re.compile(
     r"(?:^|/)(?:\.git/hooks(?:/(?![^/]*\.sample$)[^/]+)?"
-    r"|\.git/config(?:\.worktree)?|\.gitconfig|\.config/git/config"
+    r"|\.git/config(?:\.worktree)?|\.git/commondir|\.gitconfig|\.config/git/config"
     r"|site-packages/(?:[^/]+\.pth|sitecustomize\.py|usercustomize\.py)"
     r"|\.claude/settings(?:\.local)?\.json|\.mcp\.json"
     r"|[._]curlrc|\.config/curlrc|\.wgetrc|\.config/wget/wgetrc)$"
@@ -101,6 +105,7 @@ def is_exec_config(relative: str) -> bool:
     return (
         is_hook(relative)
         or is_git_config(relative)
+        or _GIT_REDIRECT.fullmatch(relative) is not None
         or _STARTUP.fullmatch(relative) is not None
         or _CLIENT_RC.fullmatch(relative) is not None
     )

@@ -312,6 +312,11 @@ def _repository(top: str, sub: str, runner: Runner, file_text: FileText, nested:
         _worktree_file(config, f"{top}.git", sub, top, runner, file_text)
         if nested:
             git_hooks(f"{top}.git/hooks", runner, sub)
+        if (common := (file_text(f"{top}.git/commondir") or "").strip()) and "\n" not in common:
+            # git takes its configuration and hooks from there, in any repository
+            shared = common if common.startswith("/") else f"{top}.git/{common}"
+            git_hooks(f"{shared}/hooks", runner, sub)
+            _repository_file(f"{shared}/config", sub, top, runner, file_text)
     elif (pointer := file_text(f"{top}.git")) is not None and pointer.startswith("gitdir:"):
         target = pointer[len("gitdir:") :].strip().split("\n", 1)[0]
         base = target if target.startswith("/") else top + target
