@@ -29,6 +29,7 @@ import stat
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 
+from pytest_harness_audit.inspect import scrambled
 from pytest_harness_audit.inspect.tracked import GIT_ENV, tracked_executables
 
 #: ``(size, time_ns, inode, mode)``, as a snapshot keeps it (see :func:`stat_key`).
@@ -207,6 +208,7 @@ def lost_files(
     emptied: set[str] = set()
     unreadable: set[str] = set()
     readings: dict[str, str] = {}
+    texts: list[str] = []  # still text: judged against git's copy when several were rewritten
     executables: frozenset[str] | None = None
     moves = list(renamed)
     for source, path in [(p, p) for p in modified] + moves:
@@ -224,10 +226,15 @@ def lost_files(
             reading = _reading(os.path.join(root, path))
             if reading is not None:
                 readings[path] = reading
+            else:
+                texts.append(path)
     if readings:
         for path, (held, text) in _committed(root, sorted(readings)).items():
             if held and (readings[path] == "blank" or text):
                 emptied.add(path)
+    rewritten = [p for p in texts if p not in readings and p not in emptied]
+    if len(rewritten) >= scrambled.MIN_FILES:  # `tr`, base64 of ciphertext, `x` over each
+        emptied |= scrambled.scrambled(root, sorted(rewritten), _copies)
     for folder in locked:
         unreadable.update(p for p in tracked if _under(folder, p) and old.get(p, (0,))[0] > 0)
     folders = tuple(locked_now)
