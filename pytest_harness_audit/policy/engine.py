@@ -42,7 +42,7 @@ from pytest_harness_audit.policy.prefilter import (
     pattern_requirement,
     python_regex_requirement,
     screen,
-    targets_may_match,
+    worth_matching,
 )
 from pytest_harness_audit.policy.sensitive import CREDENTIAL_PATTERN, any_credential
 from pytest_harness_audit.policy.shell.powershell import is_powershell, posix_params
@@ -460,19 +460,15 @@ class CompiledPolicy:
         prefilter = entry.prefilter
         if entry.pattern_indexes:
             if known is not None:
-                targets = known
+                targets = candidates = known
             else:
                 targets, files = call_targets(params, root)
-            # a command's targets are known only once read; one scan of them for the required
-            # literals then stands in for two RE2 set passes per target
-            if targets and (
-                known is not None or prefilter is None or targets_may_match(prefilter, targets)
-            ):
-                matched = (
-                    self._set_matches(targets, entry)
-                    if (entry.uses_globs or entry.uses_regexes)
-                    else set()
-                )
+                # a command's targets are known only once read; one scan of them for the
+                # required literals spares the RE2 sets every target that cannot match
+                candidates = targets if prefilter is None else worth_matching(prefilter, targets)
+            if candidates:
+                uses_sets = entry.uses_globs or entry.uses_regexes
+                matched = self._set_matches(candidates, entry) if uses_sets else set()
                 for rule in entry.outside:
                     if rule.index not in matched and rule.matches_outside_sets(targets):
                         matched.add(rule.index)

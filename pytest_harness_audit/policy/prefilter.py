@@ -354,6 +354,43 @@ class Prefilter:
         found = automaton.find_matches_as_strings(text)
         return bool(found) and self._met(text, found)
 
+    def matchable(self, forms: list[str], text: str) -> list[str]:
+        """The forms that could each satisfy a requirement alone (``text``: them joined, ASCII):
+        :meth:`may_match` of each form, from one scan of them all."""
+        automaton = self._automaton
+        hits: list[str] = []
+        if automaton is not None:
+            if len(text) > _OVERLAP_LIMIT:
+                return forms if self.may_match(forms, text) else []
+            # every literal in a form is in their joined text: its hits hold them all
+            hits = list(set(automaton.find_matches_as_strings(text.lower(), True)))
+        whole, excluded = self._whole, self._excluded
+        if not hits and not whole and not excluded:
+            return []
+        single, lengths = self._single, self._whole_lengths
+        kept: list[str] = []
+        for form in forms:
+            if excluded and self.may_match([form], form):
+                kept.append(form)
+                continue
+            lower = form.lower()
+            if whole and len(form) in lengths and lower in whole:
+                kept.append(form)
+                continue
+            present: set[str] | None = None  # the literals of requirements of several groups
+            for hit in hits:
+                if hit in lower:
+                    if hit in single:
+                        kept.append(form)
+                        break
+                    if present is None:
+                        present = set()
+                    present.add(hit)
+            else:
+                if present is not None and self._met_by(present):
+                    kept.append(form)
+        return kept
+
     def _met(self, text: str, found: list[str]) -> bool:
         """Whether the literals ``found`` in ``text`` (lower case) meet a requirement."""
         if not self._multi or not self._single.isdisjoint(found):
@@ -382,6 +419,18 @@ def targets_may_match(prefilter: Prefilter, targets: list[str]) -> bool:
     """Whether a pattern of ``prefilter``'s tool could match one of the derived ``targets``."""
     text = targets[0] if len(targets) == 1 else "\n".join(targets)
     return not text.isascii() or prefilter.may_match(targets, text)
+
+
+def worth_matching(prefilter: Prefilter, targets: list[str]) -> list[str]:
+    """The derived ``targets`` a pattern of ``prefilter``'s tool could match, each on its own
+    (a pattern matches one target, so it needs its literals in that one): a command's many
+    targets then take the RE2 sets only where they can match. Empty when none can."""
+    if len(targets) == 1:
+        return targets if targets_may_match(prefilter, targets) else []
+    text = "\n".join(targets)
+    if not text.isascii():
+        return targets  # case folding is left to the full path
+    return prefilter.matchable(targets, text)
 
 
 _GLOB_CHARS: Final = frozenset("*?[{")

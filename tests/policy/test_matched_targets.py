@@ -1,0 +1,107 @@
+"""A command's many targets go to the RE2 pattern sets only where they can match: a pattern
+matches one target, so the target must hold the pattern's literals itself (the prefilter's
+requirement, one target at a time). The decision stays that of the full path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_harness_audit.policy import Policy, SlidingWindowCounter
+from pytest_harness_audit.policy.patterns import PatternProgram
+from pytest_harness_audit.policy.prefilter import (
+    Prefilter,
+    requirement,
+    targets_may_match,
+    worth_matching,
+)
+
+RULES = [
+    {
+        "id": "force-push",
+        "name": "force push",
+        "priority": 1,
+        "decision": "deny",
+        "match": {"targetPatterns": [r"git\s+push\s+.*--force"], "targetPatternsAreRegex": True},
+    },
+    {
+        "id": "env",
+        "name": "env files",
+        "priority": 2,
+        "decision": "deny",
+        "match": {"targetPatterns": ["**/.env", "/srv/**/*.sql"]},
+    },
+]
+
+
+def policies() -> tuple[Policy, Policy]:
+    """The same policy with the prefilter, and with every call on the full path."""
+    spec: dict[str, Any] = {"defaultPolicy": "allow", "rules": RULES}
+    fast, full = Policy.from_dict(spec), Policy.from_dict(spec)
+    full.prefilter_enabled = False
+    return fast, full
+
+
+def test_targets_without_the_literals_skip_the_sets(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[bytes] = []
+    original = PatternProgram.owners_matching
+
+    def recording(self: PatternProgram, data: bytes, into: set[int]) -> None:
+        seen.append(data)
+        original(self, data, into)
+
+    monkeypatch.setattr(PatternProgram, "owners_matching", recording)
+    fast, _ = policies()
+    result = fast.evaluate("Bash", {"command": "cat a.txt b.txt && git push origin --force"})
+    assert result.decision == "deny" and result.rule_id == "force-push"
+    assert b"a.txt" not in seen and b"cat a.txt b.txt" not in seen
+    assert b"git push origin --force" in seen
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat a.txt b.txt && git push origin --force",
+        "git status && push --force",  # `git` in one target, `push` in another: no match
+        "echo git; echo push --force",
+        "cat notes.txt && cat app/.env",
+        "cat /srv/x.txt && cat data.sql",  # `/srv/` and `.sql` in two targets: no match
+        "cat /srv/db/dump.sql notes.txt",
+        "cat README.md",
+    ],
+)
+def test_same_decision_as_the_full_path(command: str) -> None:
+    fast, full = policies()
+    counter = SlidingWindowCounter()
+    a = fast.evaluate("Bash", {"command": command}, rate_counter=counter)
+    b = full.evaluate("Bash", {"command": command}, rate_counter=counter)
+    assert (a.decision, a.rule_id, a.targets) == (b.decision, b.rule_id, b.targets)
+
+
+PREFILTER = Prefilter(
+    [
+        r
+        for r in (
+            requirement(r"git\s+push\s+.*--force", is_regex=True),
+            requirement("**/.env", is_regex=False),
+            requirement("/srv/**/*.sql", is_regex=False),
+            requirement("exact.txt", is_regex=False),
+        )
+        if r is not None
+    ]
+)
+TARGET = st.one_of(
+    st.sampled_from(["git push --force", ".env", "/srv/a.sql", "exact.txt", "EXACT.TXT", "push"]),
+    st.text(alphabet="gitpushforce-/.envsrqlxa ", max_size=16),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(TARGET, min_size=1, max_size=6))
+def test_each_kept_target_may_match_alone(targets: list[str]) -> None:
+    kept = worth_matching(PREFILTER, targets)
+    for target in targets:  # one target at a time, as the call-wide test reads it
+        assert (target in kept) == targets_may_match(PREFILTER, [target]), (target, targets)
