@@ -11,12 +11,35 @@ commonest paths so skip all of this.
 
 from __future__ import annotations
 
-from typing import Final
+import posixpath
+from typing import Any, Final
 from urllib.parse import unquote
 
 #: What the URL standard strips from both ends of a URL, and removes from anywhere in it.
 _C0_OR_SPACE: Final = "".join(map(chr, range(0x21)))
 _TAB_OR_NEWLINE: Final = str.maketrans("", "", "\t\n\r")
+
+
+# posixpath.normpath's C core (Python 3.11+), called without its Python wrapper: a compiled
+# caller then runs no Python frame for it
+_NORMPATH_CORE: Final[Any] = getattr(posixpath, "_path_normpath", None)
+
+
+def join_path(folder: str, path: str) -> str:
+    """``posixpath.join(folder, path)``, without a Python frame in the compiled build."""
+    if path.startswith("/"):
+        return path
+    if not folder or folder.endswith("/"):
+        return folder + path
+    return folder + "/" + path
+
+
+def normal_path(path: str) -> str:
+    """``posixpath.normpath(path)``, without a Python frame in the compiled build."""
+    if _NORMPATH_CORE is None:  # pragma: no cover - Python 3.10
+        return posixpath.normpath(path)
+    normal: str = _NORMPATH_CORE(path)
+    return normal or "."
 
 
 def plain_path(path: str) -> bool:
@@ -74,3 +97,22 @@ def windows_form(path: str) -> str | None:
         return None  # a name of dots or spaces only: no file Windows would open by it
     form = "/".join(kept)
     return None if form == path or not form else form
+
+
+def normalise_path(path: str, root: str | None) -> str:
+    """Lexically normalise a path (``a/../.env`` → ``.env``), relative to ``root`` inside it.
+
+    ``root`` is an absolute directory (a trailing slash is tolerated).
+    """
+    if "/." in path or "//" in path or path[:1] == "." or (path[-1:] == "/" and len(path) > 1):
+        path = normal_path(path)
+        # normpath keeps a leading "//" (POSIX); matching wants one canonical form
+        if path.startswith("//"):
+            path = path[1:]
+    if root and path.startswith(root):
+        rest = path[len(root) :]
+        if not rest:
+            return "."
+        if rest[0] == "/" or root[-1] == "/":  # tolerate a root given with a trailing slash
+            return rest.lstrip("/") or "."
+    return path

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import os
-import posixpath
 import re
 import shlex
 from collections.abc import Mapping
@@ -40,7 +39,12 @@ from pytest_harness_audit.policy.param_targets import (
     as_dict,
     leaf_paths,
 )
-from pytest_harness_audit.policy.path_forms import file_uri_path, plain_path, windows_form
+from pytest_harness_audit.policy.path_forms import (
+    file_uri_path,
+    normalise_path,
+    plain_path,
+    windows_form,
+)
 from pytest_harness_audit.policy.search_targets import search_forms
 from pytest_harness_audit.policy.sensitive import folded_credential_path
 from pytest_harness_audit.policy.shell import read_command
@@ -67,25 +71,6 @@ def primary_target(params: Mapping[str, Any]) -> str | None:
         if type(value) is str:
             return value
     return None
-
-
-def normalise_path(path: str, root: str | None) -> str:
-    """Lexically normalise a path (``a/../.env`` → ``.env``), relative to ``root`` inside it.
-
-    ``root`` is an absolute directory (a trailing slash is tolerated).
-    """
-    if "/." in path or "//" in path or path[:1] == "." or (path[-1:] == "/" and len(path) > 1):
-        path = posixpath.normpath(path)
-        # normpath keeps a leading "//" (POSIX); matching wants one canonical form
-        if path.startswith("//"):
-            path = path[1:]
-    if root and path.startswith(root):
-        rest = path[len(root) :]
-        if not rest:
-            return "."
-        if rest[0] == "/" or root[-1] == "/":  # tolerate a root given with a trailing slash
-            return rest.lstrip("/") or "."
-    return path
 
 
 @functools.lru_cache(maxsize=64)
@@ -440,23 +425,26 @@ def _add_many_paths(
 ) -> None:
     """Append ``paths`` and their forms in one pass with a set (``present``: the set of
     ``targets``, left as it is): thousands of paths in a hostile command stay linear."""
-    forms: list[str] = []
+    forms: dict[str, None] = {}  # (in order, each once)
     resolvable = RESOLVE_LIMIT
     for path in dict.fromkeys(paths):
-        forms.append(path)
+        forms.setdefault(path)
         dotted = "/." in path or path[:1] == "."
-        normal = normalise_path(path, root) if dotted or root or "//" in path else path
-        forms.append(normal)
-        if dotted:
-            folded = folded_credential_path(normal)
-            if folded is not None:
-                forms.append(folded)
+        if dotted or root or "//" in path:
+            normal = normalise_path(path, root)
+            forms.setdefault(normal)
+            if dotted:
+                folded = folded_credential_path(normal)
+                if folded is not None:
+                    forms.setdefault(folded)
         if root and resolvable > 0:  # a system call each: the first few hundred paths
             resolvable -= 1
             resolved = resolved_path(path, root)
             if resolved is not None:
-                forms.append(resolved)
-    targets.extend(form for form in dict.fromkeys(forms) if form not in present)
+                forms.setdefault(resolved)
+    for form in forms:
+        if form not in present:
+            targets.append(form)
 
 
 def _add_path_forms(targets: list[str], path: str, root: str | None) -> None:

@@ -11,6 +11,7 @@ import pytest
 from policy_support import decide, glob_policy, policy, regex_policy, rule
 
 from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.policy.path_forms import normalise_path
 from pytest_harness_audit.policy.sensitive import folded_credential_path
 from pytest_harness_audit.policy.shell import read_command
 from pytest_harness_audit.policy.shell.expand import GLOB_MATCH_LIMIT
@@ -18,7 +19,6 @@ from pytest_harness_audit.policy.targets import (
     all_targets,
     command_paths,
     display_target,
-    normalise_path,
     primary_target,
     resolved_path,
 )

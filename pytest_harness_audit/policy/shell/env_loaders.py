@@ -27,6 +27,7 @@ import posixpath
 import shlex
 from typing import Final
 
+from pytest_harness_audit.policy.path_forms import join_path
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.launchers import launcher_reads
 from pytest_harness_audit.policy.shell.tools import option_value
@@ -85,7 +86,7 @@ def launcher_loads(name: str, args: list[str], ctx: Context) -> None:
     ``direnv exec DIR`` runs from ``DIR/.envrc`` and ``poetry run`` loads with its plugin."""
     ctx.reading.reads.extend(launcher_reads(name, args))
     if name == "direnv" and args[:1] == ["exec"] and len(args) > 1:
-        envrc = posixpath.join(args[1], ".envrc")
+        envrc = join_path(args[1], ".envrc")
         ctx.reading.reads.append(envrc)
         ctx.script_file(envrc, code=False)  # `dotenv` in it reads `.env`
     elif name == "poetry" and "run" in args[:4] and ctx.knows_files:
@@ -116,7 +117,7 @@ def _compose(args: list[str], ctx: Context) -> None:
     folder = folder if folder is not None else posixpath.dirname(files[0]) if files else ""
     if sub in _COMPOSE_RUNS:
         texts = [ctx.workspace_text(f) or "" for f in files] or [
-            ctx.workspace_text(posixpath.join(folder, f)) or "" for f in _COMPOSE_FILES
+            ctx.workspace_text(join_path(folder, f)) or "" for f in _COMPOSE_FILES
         ]
         if not any("${" in text or "env_file" in text for text in texts):
             return  # the compose file passes none of its values on
@@ -148,7 +149,7 @@ def _existing(ctx: Context, folder: str, names: tuple[str, ...]) -> list[str]:
     """The files of ``names`` in ``folder`` the workspace holds (none without a workspace)."""
     found = []
     for name in names:
-        path = posixpath.join(folder, name) if folder else name
+        path = join_path(folder, name) if folder else name
         real = ctx.real_path(path)
         if real is not None and os.path.lexists(real):
             found.append(path)

@@ -18,11 +18,11 @@ from __future__ import annotations
 import glob
 import itertools
 import os
-import posixpath
 import re
 from dataclasses import dataclass
 from typing import Final
 
+from pytest_harness_audit.policy.path_forms import join_path, normal_path
 from pytest_harness_audit.policy.shell.arith import arithmetic
 from pytest_harness_audit.policy.shell.braces import BRACE, MAX_FIELDS, Chars, brace_expand
 from pytest_harness_audit.policy.shell.context import HeldReads
@@ -369,7 +369,7 @@ class Expander:
         elif (here := self.place.here) is not None or "/../" in f"/{pattern}":
             # where the script has moved inside the workspace (`cd app && cat ../*/*.json`),
             # listed from the root: the paths come back relative to it
-            pattern = posixpath.normpath(posixpath.join(here or ".", pattern))
+            pattern = normal_path(join_path(here or ".", pattern))
         parts = pattern.split("/")
         if ".." in parts or sum(1 for p in parts if _GLOB_CHARS.search(p)) > _GLOB_MAX_WILD_PARTS:
             return []
@@ -441,7 +441,7 @@ class Expander:
         """How a file written or run in this command is known: its path from where the script
         is (``cd app; … > s.sh`` and ``sh app/s.sh`` from the start are one file)."""
         here = self.place.here
-        return file_key(posixpath.join(here, path) if here and path[:1] != "/" else path)
+        return file_key(join_path(here, path) if here and path[:1] != "/" else path)
 
     def real_path(self, path: str) -> str | None:
         """The real path of ``path`` from where the script is (``None``: no workspace)."""
@@ -481,7 +481,7 @@ class Expander:
             if seen > limit:
                 return None
             prefix = os.path.relpath(current, os.path.join(real_root, here))
-            found.extend(posixpath.normpath(posixpath.join(prefix, name)) for name in files)
+            found.extend(normal_path(join_path(prefix, name)) for name in files)
         return sorted(found)
 
     def assign(self, name: str, word: Word) -> None:

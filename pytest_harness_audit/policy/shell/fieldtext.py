@@ -15,9 +15,10 @@ glob is matched: Python's matching knows none of them.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from typing import Final
+
+from pytest_harness_audit.policy.path_forms import normal_path
 
 #: The flag of a character that came from an expansion the reading cannot know (:mod:`.expand`).
 UNKNOWN: Final = 8
@@ -40,7 +41,7 @@ def descriptor_path(path: str) -> str:
 def file_key(path: str) -> str:
     """How a file written or run in one command is known: its path normalised (``./s.sh`` and
     ``s.sh`` are one file)."""
-    return posixpath.normpath(path) if path else path
+    return normal_path(path) if path else path
 
 
 #: Expansions a field keeps as text when their value cannot be known.

@@ -17,12 +17,12 @@ the command's text never names; each is read as the program it is:
 from __future__ import annotations
 
 import json
-import posixpath
 import re
 import shlex
 from collections.abc import Callable
 from typing import Final, Protocol
 
+from pytest_harness_audit.policy.path_forms import join_path
 from pytest_harness_audit.policy.shell.launchers import is_dotenv_preload
 
 FileText = Callable[[str], "str | None"]
@@ -114,15 +114,15 @@ def runner_settings(
     """The npm settings a package runner ``name`` runs with in ``folder`` (its configuration
     files, then its ``--key value`` options); what they make it load is read on the way."""
     settings: dict[str, str] = {}
-    for path in dict.fromkeys([".npmrc", posixpath.join(folder, ".npmrc") if folder else ".npmrc"]):
+    for path in dict.fromkeys([".npmrc", join_path(folder, ".npmrc") if folder else ".npmrc"]):
         settings.update(npmrc(file_text(path)))
     if name == "yarn":
-        legacy = npmrc(file_text(posixpath.join(folder, ".yarnrc") if folder else ".yarnrc"))
+        legacy = npmrc(file_text(join_path(folder, ".yarnrc") if folder else ".yarnrc"))
         settings.update({k: v for k, v in legacy.items() if k == "script-shell"})
         if "yarn-path" in legacy:
             _node_code(_local(legacy["yarn-path"]), runner, file_text)
         _yarn_berry(
-            posixpath.join(folder, ".yarnrc.yml") if folder else ".yarnrc.yml", runner, file_text
+            join_path(folder, ".yarnrc.yml") if folder else ".yarnrc.yml", runner, file_text
         )
     for index, word in enumerate(args):
         option, equals, value = word.partition("=")
@@ -139,7 +139,7 @@ def runner_settings(
                 settings[option[2:]] = value
     if name == "pnpm":
         pnpmfile = settings.get("pnpmfile", ".pnpmfile.cjs")
-        _node_code(_local(posixpath.join(folder, pnpmfile)), runner, file_text)
+        _node_code(_local(join_path(folder, pnpmfile)), runner, file_text)
     elif name == "bun":
         for line in (file_text("bunfig.toml") or "").splitlines()[:512]:
             if line.strip().startswith("preload"):
@@ -224,7 +224,7 @@ def _node_code(spec: str, runner: Runner, file_text: FileText) -> None:
             return
     main = (manifest_of(file_text(f"{base}/package.json")) or {}).get("main")
     if isinstance(main, str) and main:
-        runner.script(f"node {shlex.quote(posixpath.join(base, main))}")
+        runner.script(f"node {shlex.quote(join_path(base, main))}")
 
 
 def package_variables(

@@ -26,6 +26,7 @@ import shlex
 from collections.abc import Callable
 from typing import Final, Protocol
 
+from pytest_harness_audit.policy.path_forms import join_path, normal_path
 from pytest_harness_audit.policy.shell.node_config import manifest_of, package_variables
 from pytest_harness_audit.policy.shell.node_workspaces import folders_up, listed_names, monorepo
 
@@ -110,7 +111,7 @@ def exec_command(args: list[str], folder: str, runner: Runner) -> None:
             script_bins(value, folder, runner)
             runner.script(value)
         elif option in ("-p", "--package") and value.startswith((".", "/", "file:")):
-            packages.append(posixpath.join(folder, value.removeprefix("file:")))
+            packages.append(join_path(folder, value.removeprefix("file:")))
         index += 1
     command = args[index:]
     if not command:
@@ -119,11 +120,11 @@ def exec_command(args: list[str], folder: str, runner: Runner) -> None:
     scoped = tool.startswith("@")
     if tool.startswith((".", "/")) or _CODE_FILE.search(tool) or ("/" in tool and not scoped):
         if _CODE_FILE.search(tool):
-            runner.script(f"node {shlex.quote(posixpath.join(folder, tool))}")
+            runner.script(f"node {shlex.quote(join_path(folder, tool))}")
         elif runner.workspace_text(posixpath.join(folder, tool, "package.json")) is not None:
-            _own_bins(posixpath.join(folder, tool), None, runner)
+            _own_bins(join_path(folder, tool), None, runner)
         else:  # `pnpm exec ./run.sh`: a program by its path, whatever its name
-            runner.program_file(posixpath.join(folder, tool))
+            runner.program_file(join_path(folder, tool))
             runner.script(shlex.join(command))
         return
     for package in packages:
@@ -160,7 +161,7 @@ def local_bin(tool: str, folder: str, runner: Runner) -> bool:
 
 def _own_bins(folder: str, tool: str | None, runner: Runner) -> bool:
     """The ``bin`` entries of the package in ``folder`` (the one named ``tool``, or every one)."""
-    manifest = manifest_of(runner.workspace_text(posixpath.join(folder, "package.json")))
+    manifest = manifest_of(runner.workspace_text(join_path(folder, "package.json")))
     if manifest is None:
         return False
     bins = manifest.get("bin")
@@ -171,7 +172,7 @@ def _own_bins(folder: str, tool: str | None, runner: Runner) -> bool:
     found = False
     for name, path in list(bins.items())[:_MAX_SCRIPTS]:
         if isinstance(path, str) and (tool is None or name == tool):
-            runner.program_file(posixpath.normpath(posixpath.join(folder, path)))
+            runner.program_file(normal_path(join_path(folder, path)))
             found = True
     return found
 
@@ -182,11 +183,11 @@ def script_bins(body: str, folder: str, runner: Runner) -> None:
     words = list(dict.fromkeys(_SCRIPT_WORD.findall(body)))[:_MAX_BIN_WORDS]
     if not words:
         return
-    bases = [posixpath.join(base, "node_modules/.bin") for base in folders_up(folder, runner)]
+    bases = [join_path(base, "node_modules/.bin") for base in folders_up(folder, runner)]
     listed = [listed_names(base, runner) for base in bases]
     for word in words:
         for base, names in zip(bases, listed, strict=True):
-            path = posixpath.join(base, word)
+            path = join_path(base, word)
             if (names is None or word in names) and runner.workspace_text(path) is not None:
                 runner.program_file(path)
                 break
@@ -299,12 +300,12 @@ def _wireit(
         where, colon, script = (
             target.rpartition(":") if target.startswith(".") else ("", "", target)
         )
-        other = posixpath.normpath(posixpath.join(folder, where)) if colon else folder
+        other = normal_path(join_path(folder, where)) if colon else folder
         other = "" if other == "." else other
         found = (
             manifest
             if other == folder
-            else manifest_of(runner.workspace_text(posixpath.join(other, "package.json")))
+            else manifest_of(runner.workspace_text(join_path(other, "package.json")))
         )
         scripts = found.get("scripts") if found else None
         body = scripts.get(script) if isinstance(scripts, dict) else None

@@ -20,6 +20,7 @@ import re
 import shlex
 from typing import Final, Protocol
 
+from pytest_harness_audit.policy.path_forms import join_path, normal_path
 from pytest_harness_audit.policy.shell.expand import Expander
 from pytest_harness_audit.policy.shell.node_config import manifest_of
 from pytest_harness_audit.policy.shell.nodes import Lit
@@ -71,7 +72,7 @@ def folders_up(folder: str, runner: object) -> list[str]:
     if not getattr(runner, "knows_files", True):
         return [folder]  # no workspace: no folder above to look in
     here = place_here(runner) or "."
-    start = posixpath.normpath(posixpath.join(here, folder))
+    start = normal_path(join_path(here, folder))
     if start.startswith(("..", "/")):
         return [folder]
     parts = [] if start == "." else start.split("/")
@@ -84,10 +85,10 @@ def folders_up(folder: str, runner: object) -> list[str]:
 def project_folder(folder: str, runner: Runner) -> str:
     """The folder of the package a runner started in ``folder`` works on: the nearest one
     with a ``package.json``, ``folder`` itself or one above it (``cd src && npm test``)."""
-    if runner.workspace_text(posixpath.join(folder, "package.json")) is not None:
+    if runner.workspace_text(join_path(folder, "package.json")) is not None:
         return folder
     for above in folders_up(folder, runner)[1:]:
-        if runner.workspace_text(posixpath.join(above, "package.json")) is not None:
+        if runner.workspace_text(join_path(above, "package.json")) is not None:
             return above
     return folder
 
@@ -157,21 +158,21 @@ def workspace_folders(folder: str, runner: Runner) -> list[str] | None:
     """The folders of the workspace packages of the project in ``folder`` (``workspaces`` of
     ``package.json``, ``pnpm-workspace.yaml``, ``lerna.json``), globs listed; ``None`` when it
     names none, or they cannot be listed."""
-    manifest = manifest_of(runner.workspace_text(posixpath.join(folder, "package.json"))) or {}
+    manifest = manifest_of(runner.workspace_text(join_path(folder, "package.json"))) or {}
     declared = manifest.get("workspaces")
     if isinstance(declared, dict):
         declared = declared.get("packages")
     patterns = [p for p in declared if isinstance(p, str)] if isinstance(declared, list) else []
-    lerna = manifest_of(runner.workspace_text(posixpath.join(folder, "lerna.json"))) or {}
+    lerna = manifest_of(runner.workspace_text(join_path(folder, "lerna.json"))) or {}
     packages = lerna.get("packages")
     patterns += [p for p in packages if isinstance(p, str)] if isinstance(packages, list) else []
-    pnpm = runner.workspace_text(posixpath.join(folder, "pnpm-workspace.yaml")) or ""
+    pnpm = runner.workspace_text(join_path(folder, "pnpm-workspace.yaml")) or ""
     patterns += re.findall(r"(?m)^\s*-\s*[\"']?([^\"'\s#]+)", pnpm.partition("packages:")[2])
     if not patterns:
         return None
     folders: list[str] = []
     for pattern in dict.fromkeys(p for p in patterns if not p.startswith("!")):
-        joined = posixpath.normpath(posixpath.join(folder, pattern.rstrip("/")))
+        joined = normal_path(join_path(folder, pattern.rstrip("/")))
         if not re.search(r"[*?\[{]", joined):
             folders.append(joined)
         elif (expander := _expander(runner)) is not None:
@@ -186,11 +187,11 @@ def workspace_folders(folder: str, runner: Runner) -> list[str] | None:
 
 def workspace_named(name: str, folder: str, runner: Runner) -> str | None:
     """The folder of the workspace package ``name`` (a folder, or a package's ``name``)."""
-    given = posixpath.normpath(posixpath.join(folder, name))
-    if runner.workspace_text(posixpath.join(given, "package.json")) is not None:
+    given = normal_path(join_path(folder, name))
+    if runner.workspace_text(join_path(given, "package.json")) is not None:
         return given
     for found in workspace_folders(folder, runner) or []:
-        manifest = manifest_of(runner.workspace_text(posixpath.join(found, "package.json")))
+        manifest = manifest_of(runner.workspace_text(join_path(found, "package.json")))
         if manifest is not None and manifest.get("name") == name:
             return found
     return None
@@ -216,7 +217,7 @@ def local_packages(folder: str, manifest: dict[str, object], runner: Runner) -> 
             if path.endswith((".tgz", ".tar.gz", ".tar")):
                 runner.unknown(f"an install runs the scripts of a local package archive: {path}")
             else:
-                folders.append(posixpath.normpath(posixpath.join(folder, path)))
+                folders.append(normal_path(join_path(folder, path)))
     folders += workspace_folders(folder, runner) or []
     return list(dict.fromkeys(folders))[:_MAX_PACKAGES]
 

@@ -16,11 +16,11 @@ shell, yet the reading moves — a path gets one form too many, never one too fe
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
+from pytest_harness_audit.policy.path_forms import join_path, normal_path
 from pytest_harness_audit.policy.sensitive import glob_candidates
 from pytest_harness_audit.policy.shell.outside_listings import outside_glob
 
@@ -141,14 +141,14 @@ class Place:
             elif word == "~" or word.startswith("~/"):  # HOME is the workspace root
                 home = given.get("HOME")
                 if home is not None:
-                    target, unknown = self._resolved(posixpath.join(home, word[2:]))
+                    target, unknown = self._resolved(join_path(home, word[2:]))
                 else:
-                    target, unknown = posixpath.normpath("." + word[1:]), False
+                    target, unknown = normal_path("." + word[1:]), False
             elif given.get("CDPATH") and not word.startswith(("/", "./", "../")) and word != "..":
                 target, unknown = word, True  # `CDPATH=.. cd audit`: a folder of the path
             else:
-                target = word if word.startswith("/") else posixpath.join(self.cwd, word)
-                target, unknown = posixpath.normpath(target), self.unknown
+                target = word if word.startswith("/") else join_path(self.cwd, word)
+                target, unknown = normal_path(target), self.unknown
         if name == "pushd":
             self.stack.append(here)
         self.previous = here[0]
@@ -159,8 +159,8 @@ class Place:
         if "$" in folder or not folder:
             return folder, True
         if folder.startswith("/"):
-            return posixpath.normpath(folder), False
-        return posixpath.normpath(posixpath.join(self.cwd, folder)), self.unknown
+            return normal_path(folder), False
+        return normal_path(join_path(self.cwd, folder)), self.unknown
 
     @property
     def here(self) -> str | None:
@@ -177,7 +177,7 @@ class Place:
         (``dotglob``: a wildcard matches a leading dot)."""
         if self.unknown or self.cwd == "." or pattern.startswith(("/", "~")):
             return glob_candidates(pattern, dotglob)
-        moved = posixpath.normpath(posixpath.join(self.cwd, pattern))
+        moved = normal_path(join_path(self.cwd, pattern))
         found = glob_candidates(moved, dotglob)
         return found + outside_glob(moved) if moved.startswith("/") else found
 
@@ -205,10 +205,10 @@ class Place:
     def _forms(self, path: str, extra: list[str]) -> list[str]:
         if not path or path.startswith(("/", "~")) or path == "*":
             return []
-        bases = [posixpath.join(self.cwd, d) for d in extra]
+        bases = [join_path(self.cwd, d) for d in extra]
         if self.cwd != ".":
             bases.append(self.cwd)
-        forms = [posixpath.normpath(posixpath.join(base, path)) for base in bases]
+        forms = [normal_path(join_path(base, path)) for base in bases]
         if self.unknown and self.placed < MAX_PLACED:
             self.placed += 1
             forms.extend("../" * level + path for level in range(1, self.depth + 1))

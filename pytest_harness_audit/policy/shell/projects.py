@@ -26,11 +26,11 @@ see, :meth:`~.reading.Context.workspace_text`) and what it runs is read as scrip
 
 from __future__ import annotations
 
-import posixpath
 import re
 import shlex
 from typing import Final, Protocol
 
+from pytest_harness_audit.policy.path_forms import join_path, normal_path
 from pytest_harness_audit.policy.shell.embedded import AWKS, awk_program
 from pytest_harness_audit.policy.shell.embedded import Runner as _EmbeddedRunner
 from pytest_harness_audit.policy.shell.node_config import manifest_of, runner_settings
@@ -254,7 +254,7 @@ def _package_options(args: list[str]) -> tuple[str, list[str], list[str], bool, 
             elif name in ("--workspace", "-w"):
                 workspaces.append(value)
             else:
-                folder = posixpath.join(folder, value) if value else folder
+                folder = join_path(folder, value) if value else folder
         elif name in ("--workspaces", "-ws", "-r", "--recursive", "--all"):
             every = True
         elif name == "--ignore-scripts":
@@ -361,7 +361,7 @@ def _package_in(
     """The scripts a package runner runs in the package of ``folder``."""
     command = (npm_command if name == "npm" else _alias)(words[0]) if words else ""
     folder = project_folder(folder, runner)
-    text = runner.workspace_text(posixpath.join(folder, "package.json"))
+    text = runner.workspace_text(join_path(folder, "package.json"))
     manifest = manifest_of(text) if text is not None else {}
     if manifest is None:
         runner.unknown(f"{name} reads a package.json that does not parse")
@@ -394,7 +394,7 @@ def _local_installs(
     named = [w.removeprefix("file:") for w in added if w.startswith((".", "/", "file:"))]
     if any(w.endswith((".tgz", ".tar.gz", ".tar")) for w in named):
         runner.unknown("an install runs the scripts of a local package archive")
-    queue = [posixpath.normpath(posixpath.join(folder, w)) for w in named]
+    queue = [normal_path(join_path(folder, w)) for w in named]
     queue += [] if added else local_packages(folder, manifest, runner)
     seen: set[str] = {folder}
     while queue and len(seen) < 64:
@@ -402,7 +402,7 @@ def _local_installs(
         if where in seen:
             continue
         seen.add(where)
-        found = manifest_of(runner.workspace_text(posixpath.join(where, "package.json")))
+        found = manifest_of(runner.workspace_text(join_path(where, "package.json")))
         if found is None:
             continue
         scripts = found.get("scripts")

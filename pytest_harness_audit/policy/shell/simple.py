@@ -35,12 +35,13 @@ def parse_simple(text: str) -> list[Command] | None:
     previous: Command | None = None
     redirect: Redirect | None = None
     start = len(text) - len(text.lstrip(" \t"))  # a token takes the blanks after it
-    tokens = _SIMPLE_TOKEN.findall(text, start)
+    # (typed: the compiled build reads each token's groups natively, not through objects)
+    tokens: list[tuple[str, str, str, str]] = _SIMPLE_TOKEN.findall(text, start)
     # tokens do not overlap: they cover the text (no character left out) when their lengths
     # add up to it
     covered = start
-    for token in tokens:
-        covered += len(token[0])
+    for whole, _, _, _ in tokens:
+        covered += len(whole)
     if covered != len(text):
         return None
     for _, op, redirect_op, value in tokens:

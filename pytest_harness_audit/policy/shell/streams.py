@@ -17,6 +17,7 @@ import binascii
 import posixpath
 from typing import Final
 
+from pytest_harness_audit.policy.path_forms import join_path
 from pytest_harness_audit.policy.shell.effects import command_name
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output
 from pytest_harness_audit.policy.shell.filters import FILTER_NAMES, LINE_PICKERS, run_filter
@@ -66,11 +67,11 @@ def remember_copy(expander: Expander, name: str, args: list[str]) -> None:
         return
     _options, operands, folder = copy_operands(name, args)
     if folder is not None:
-        pairs = [(src, [posixpath.join(folder, posixpath.basename(src))]) for src in operands]
+        pairs = [(src, [join_path(folder, posixpath.basename(src))]) for src in operands]
     elif len(operands) >= 2:
         destination = operands[-1]
         pairs = [
-            (source, [destination, posixpath.join(destination, posixpath.basename(source))])
+            (source, [destination, join_path(destination, posixpath.basename(source))])
             for source in operands[:-1]
         ]
         if len(operands) > 2:  # several sources: the destination is a folder
