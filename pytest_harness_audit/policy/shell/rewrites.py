@@ -11,8 +11,7 @@ Counted: the git subcommands that change the working tree (``apply`` but not ``-
 ``--stat``, ``am``, ``merge``, ``pull``, ``rebase``, ``cherry-pick``, ``revert``, ``restore``,
 ``read-tree -u``, ``stash`` but not ``list``/``show``, ``checkout``/``switch`` but not to a new
 branch, ``reset --hard``/``--merge``/``--keep``), ``patch`` (not ``--dry-run``), archives
-extracted (``tar x``, ``unzip``, ``7z x``, ``cpio -i``, ``gunzip`` …), ``gawk -i inplace``, a
-compiler (``gcc -o x x.c && ./x``: native code, which the reading cannot read), and a
+extracted (``tar x``, ``unzip``, ``7z x``, ``cpio -i``, ``gunzip`` …), ``gawk -i inplace``, and a
 recursive copy or ``rsync`` (which can put any file anywhere under its destination); and program
 text that writes files (``open(p, "w")``, ``write_text``, ``writeFileSync``, ``File.write``,
 ``fopen(p, "w")``, ``shutil.copy``, ``os.rename`` …): ``python gen.py && sh out.sh``.
@@ -34,10 +33,6 @@ _GIT_READ_ONLY: Final = {
     "apply": ("--check", "--stat", "--numstat", "--summary"),
     "stash": ("list", "show", "create"),
 }
-#: Compilers: what they build is native code the reading cannot read (``gcc -o x x.c && ./x``).
-_COMPILERS: Final = frozenset(
-    {"gcc", "cc", "clang", "g++", "c++", "clang++", "tcc", "rustc", "go", "zig", "nim"}
-)
 _DECOMPRESSORS: Final = frozenset(
     {"unzip", "gunzip", "bunzip2", "unxz", "unzstd", "uncompress", "unrar", "cpio", "ar"}
 )
@@ -46,7 +41,6 @@ REWRITERS: Final = frozenset(
     {"git", "patch", "tar", "bsdtar", "gtar", "7z", "7za", "7zz", "gawk", "awk", "cp", "rsync"}
     | _DECOMPRESSORS
     | {"gzip", "bzip2", "xz", "zstd"}
-    | _COMPILERS
 )
 
 
@@ -73,10 +67,6 @@ def rewrites_tree(name: str, args: list[str]) -> bool:
         return False
     if name == "git":
         return _git_rewrites(args)
-    if name in _COMPILERS:  # `go build`, `zig build-exe`, `nim c`; any C or Rust compile
-        if name == "nim":
-            return args[:1] in (["c"], ["cpp"], ["compile"])
-        return name not in ("go", "zig") or (bool(args) and args[0].startswith("build"))
     if name == "patch":
         return "--dry-run" not in args
     if name in ("tar", "bsdtar", "gtar"):
