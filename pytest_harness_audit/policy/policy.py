@@ -111,8 +111,13 @@ class Policy(CompiledPolicy):
     def _judged_as_uncategorised(
         self, evaluation: Evaluation, tool: str, params: Mapping[str, Any], root: str | None
     ) -> Evaluation:
-        """A call of a tool with no category is judged too as a write of each path it names
+        """A call of a tool with no category is judged too as the shell command it is given
+        (:func:`.views.with_command_view`) and as a write of each path it names
         (:func:`.views.with_write_views`), when a rule is about writes."""
+        if views.names_command(params):
+            evaluation = views.with_command_view(
+                evaluation, tool, params, root, self._command_evaluation
+            )
         if FILE_WRITE not in self.views:
             return evaluation
         return views.with_write_views(evaluation, tool, params, root, self._view_evaluation)
@@ -121,6 +126,12 @@ class Policy(CompiledPolicy):
         self, tool: str, params: Mapping[str, Any], *, root: str | None, category: str
     ) -> Evaluation:
         return super().evaluate(tool, params, root=root, category=category)
+
+    def _command_evaluation(
+        self, tool: str, params: Mapping[str, Any], *, root: str | None, category: str
+    ) -> Evaluation:
+        # the full evaluation of a command (its network and write views included)
+        return self.evaluate(tool, params, root=root, category=category)
 
     @staticmethod
     def preset_names() -> tuple[str, ...]:

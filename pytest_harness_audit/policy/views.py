@@ -19,7 +19,10 @@ applies to the shell too.
 
 A tool with no category (``unknown``: a function tool without one; ``mcp``: a host or relayed MCP
 tool the tables do not know) is judged as a write of each path it names
-(:func:`with_write_views`): the rules that deny writes apply to it.
+(:func:`with_write_views`): the rules that deny writes apply to it. Such a tool given a shell
+command (a ``command``, ``cmd``, ``script`` or ``argv`` parameter: an agent framework's ``bash``
+or ``shell`` function tool, an MCP server's ``terminal_exec``) is judged too as that command
+(:func:`with_command_view`): the rules that deny commands apply to it.
 """
 
 from __future__ import annotations
@@ -122,6 +125,56 @@ def with_write_views(
                 root,
             )
     return evaluation
+
+
+#: The parameters a tool with no category may run as a shell command (read as ``Bash``'s are).
+COMMAND_KEYS: Final = ("command", "cmd", "script", "argv")
+
+
+def names_command(params: Mapping[str, Any]) -> bool:
+    """Whether ``params`` hold a shell command under one of :data:`COMMAND_KEYS` (text, or an
+    ``argv`` list)."""
+    for key in COMMAND_KEYS:
+        value = params.get(key)
+        if isinstance(value, str) and value.strip():
+            return True
+        if key == "argv" and isinstance(value, list) and value:
+            return True
+    return False
+
+
+def with_command_view(
+    evaluation: Evaluation,
+    tool: str,
+    params: Mapping[str, Any],
+    root: str | None,
+    evaluate: Evaluator,
+) -> Evaluation:
+    """``evaluation`` of a tool with no category given a shell command, or the deny of a rule
+    on commands.
+
+    Whether such a tool runs its ``command`` in a shell cannot be known: the call is judged as a
+    ``command`` too (its other views included), and a deny there (``rm -rf``, a credential
+    file read, a write of a persona file) is the call's decision. Warnings on commands are not
+    taken: the parameter may be no shell command at all."""
+    if evaluation.decision == "deny":
+        return evaluation
+    seen = evaluate(tool, params, root=root, category=COMMAND)
+    if seen.rule_id is None or seen.decision != "deny":
+        return evaluation
+    return Evaluation(
+        seen.decision,
+        seen.enforced,
+        seen.rule_id,
+        seen.rule_name,
+        seen.priority,
+        seen.reason,
+        seen.constraints,
+        evaluation.category,
+        list(seen.targets),
+        params,
+        root,
+    )
 
 
 def with_views(

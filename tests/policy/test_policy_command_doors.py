@@ -57,7 +57,9 @@ def test_command_tools_are_configurable_by_name_or_glob() -> None:
         "deny-destructive-commands"
     )
     assert policy.to_dict()["commandTools"] == ["terminal_*", "RunIt"]
-    assert decide(SAFETY, "terminal_exec", command="git clean -fdx") == ("allow", None)
+    # not a command tool, but judged as the command it is given all the same
+    assert SAFETY.category_of("terminal_exec") == "unknown"
+    assert decide(SAFETY, "terminal_exec", command="git clean -fdx")[0] == "deny"
 
 
 def test_command_tools_of_a_document_are_added_to_its_presets() -> None:
