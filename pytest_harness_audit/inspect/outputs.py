@@ -169,6 +169,17 @@ def _scan_joined(
                 )
 
 
+def column_texts(value: Any) -> list[str]:
+    """The text leaves of each column of ``value`` joined (see :func:`._joined.columns`): the
+    keys of one mapping, the same field of every record of a list, side by side."""
+    texts: list[_joined.Leaf] = [
+        (where, leaf if isinstance(leaf, str) else leaf.decode("latin-1"), "<key " in where)
+        for where, leaf, depth in _leaves(value)
+        if depth >= 0
+    ]
+    return [_joined.JOIN.join(text for _, text, _ in chosen) for chosen in _joined.columns(texts)]
+
+
 def joined_scanner(registry: SecretRegistry, *, parts: bool = False) -> WholeScanner:
     """How :func:`scan_value` reads joined leaves with ``registry``: one text scanned on its
     own, for a long enough part of a value too (:mod:`._runs`); with ``parts`` (a payload about

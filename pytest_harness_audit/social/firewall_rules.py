@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeAlias, cast, get_args
 
 import re2
 
+from pytest_harness_audit.inspect.outputs import column_texts
 from pytest_harness_audit.social.addresses import CanonicalAddress
 from pytest_harness_audit.social.errors import SocialConfigError
 from pytest_harness_audit.social.inputs import Operation
@@ -54,10 +55,12 @@ class SendCandidate:
     content: object = None
 
     def guarded_text(self) -> str:
-        """The text, then every string of ``content`` on lines of their own."""
+        """The text, then every string of ``content`` on lines of their own, then each column of
+        ``content`` joined on a line (the keys of one mapping, the same field of each record:
+        pieces of a secret spread over them are read side by side)."""
         if self.content is None:
             return self.text
-        return "\n".join((self.text, *json_strings(self.content)))
+        return "\n".join((self.text, *json_strings(self.content), *column_texts(self.content)))
 
 
 @dataclass(frozen=True)
