@@ -255,7 +255,7 @@ def test_metadata_and_signature_are_preserved(service: Harness) -> None:
 def test_a_category_makes_the_policy_read_the_call_as_that_kind(service: Harness) -> None:
     ran: list[str] = []
 
-    @service.tool  # no category: `unknown`, so the destructive-command rule does not apply
+    @service.tool  # no category: `unknown`, judged by its command's denials only
     def shell(command: str) -> str:
         ran.append(command)
         return "pretended"
@@ -265,11 +265,13 @@ def test_a_category_makes_the_policy_read_the_call_as_that_kind(service: Harness
         ran.append(command)
         return "pretended"
 
-    assert shell("rm -rf app") == "pretended"
+    with pytest.raises(ToolCallBlocked):
+        shell("rm -rf app")
     with pytest.raises(ToolCallBlocked):
         run_command("rm -rf app")
-    assert ran == ["rm -rf app"]
-    assert [r.category for r in service.records] == ["unknown", "command"]
+    assert ran == []
+    # (the two denials climb the immune ladder: its record follows them)
+    assert [r.category for r in service.records][:2] == ["unknown", "command"]
 
 
 def test_credential_files_are_denied_whatever_the_category(service: Harness) -> None:
