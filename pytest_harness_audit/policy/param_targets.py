@@ -75,10 +75,27 @@ def is_path_like(text: str, *, named: bool = False) -> bool:
     return not any(character.isspace() or character == "\x00" for character in text)
 
 
+#: Most levels of lone wrapping objects read through (:func:`as_dict`).
+_MAX_WRAPPERS: Final = 4
+
+
 def as_dict(params: Mapping[str, Any]) -> dict[str, Any]:
     """``params`` as a dict (itself, when it is one): a compiled build reads a dict directly,
-    where any other mapping takes a method call for each look-up."""
-    return params if isinstance(params, dict) else dict(params)
+    where any other mapping takes a method call for each look-up.
+
+    A call whose one parameter is an object of named fields (a function tool taking one model,
+    ``{"args": {"command": …}}``; an MCP tool's ``{"input": {"path": …}}``) is read as those
+    fields, up to :data:`_MAX_WRAPPERS` levels deep: the wrapper is no target, what it holds is.
+    """
+    args = params if isinstance(params, dict) else dict(params)
+    for _ in range(_MAX_WRAPPERS):
+        if len(args) != 1:
+            break
+        inner = next(iter(args.values()))
+        if not isinstance(inner, Mapping) or not inner or any(type(k) is not str for k in inner):
+            break
+        args = inner if isinstance(inner, dict) else dict(inner)
+    return args
 
 
 def argv_command(value: Any) -> str | None:

@@ -225,6 +225,7 @@ def _derived_targets(
     params: dict[str, Any], root: str | None
 ) -> tuple[list[str], list[str] | None]:
     """:func:`call_targets` of any call, every parameter looked at (no shortcut)."""
+    params = as_dict(params)  # (read through a lone wrapping object, as call_targets does)
     found: list[tuple[int, str, int]] = []
     paths: Any = None
     for key, value in params.items():
@@ -312,6 +313,7 @@ def screen_forms(params: Mapping[str, Any], root: str | None) -> tuple[list[str]
 
 def _derived_forms(params: dict[str, Any], root: str | None) -> list[str] | None:
     """:func:`prefilter_forms` of any call, every parameter looked at (no shortcut)."""
+    params = as_dict(params)
     forms = []
     for key, value in params.items():
         kind = _KEY_KINDS.get(key)

@@ -33,7 +33,7 @@ from typing import Any, Final, Protocol
 from pytest_harness_audit.policy.categories import COMMAND, FILE_WRITE, NETWORK
 from pytest_harness_audit.policy.evaluation import Evaluation
 from pytest_harness_audit.policy.model import PolicySpec
-from pytest_harness_audit.policy.param_targets import is_path_like
+from pytest_harness_audit.policy.param_targets import argv_command, as_dict, is_path_like
 
 #: Most files and URLs of one command evaluated as views.
 MAX_VIEWS: Final = 16
@@ -132,13 +132,12 @@ COMMAND_KEYS: Final = ("command", "cmd", "script", "argv")
 
 
 def names_command(params: Mapping[str, Any]) -> bool:
-    """Whether ``params`` hold a shell command under one of :data:`COMMAND_KEYS` (text, or an
-    ``argv`` list)."""
+    """Whether ``params`` (read through a lone wrapping object, as targets are) hold a shell
+    command under one of :data:`COMMAND_KEYS`: text, or an argv list."""
+    fields = as_dict(params)
     for key in COMMAND_KEYS:
-        value = params.get(key)
-        if isinstance(value, str) and value.strip():
-            return True
-        if key == "argv" and isinstance(value, list) and value:
+        value = fields.get(key)
+        if (isinstance(value, str) and value.strip()) or argv_command(value) is not None:
             return True
     return False
 
