@@ -92,7 +92,10 @@ def as_dict(params: Mapping[str, Any]) -> dict[str, Any]:
         if len(args) != 1:
             break
         inner = next(iter(args.values()))
-        if not isinstance(inner, Mapping) or not inner or any(type(k) is not str for k in inner):
+        # the common one parameter is a string: no abstract-class check for it
+        if type(inner) is not dict and (type(inner) is str or not isinstance(inner, Mapping)):
+            break
+        if not inner or any(type(k) is not str for k in inner):
             break
         args = inner if isinstance(inner, dict) else dict(inner)
     return args
