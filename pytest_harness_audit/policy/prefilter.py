@@ -362,8 +362,11 @@ class Prefilter:
         if automaton is not None:
             if len(text) > _OVERLAP_LIMIT:
                 return forms if self.may_match(forms, text) else []
-            # every literal in a form is in their joined text: its hits hold them all
-            hits = list(set(automaton.find_matches_as_strings(text.lower(), True)))
+            # every literal in a form is in their joined text: its hits hold them all, and
+            # when those meet no requirement together, none of the forms' own do either
+            found = set(automaton.find_matches_as_strings(text.lower(), True))
+            if found and self._met_by(found):
+                hits = list(found)
         whole, excluded = self._whole, self._excluded
         if not hits and not whole and not excluded:
             return []
@@ -387,7 +390,8 @@ class Prefilter:
                         present = set()
                     present.add(hit)
             else:
-                if present is not None and self._met_by(present):
+                # (holding every literal found, it meets what they all met)
+                if present is not None and (len(present) == len(hits) or self._met_by(present)):
                     kept.append(form)
         return kept
 

@@ -105,3 +105,26 @@ def test_each_kept_target_may_match_alone(targets: list[str]) -> None:
     kept = worth_matching(PREFILTER, targets)
     for target in targets:  # one target at a time, as the call-wide test reads it
         assert (target in kept) == targets_may_match(PREFILTER, [target]), (target, targets)
+
+
+@pytest.mark.parametrize(
+    ("targets", "kept"),
+    [
+        (["cat /srv/x.txt", "/srv/x.txt", "notes.txt"], []),  # `/srv/` alone meets nothing
+        (["cat /srv/x.sql", "/srv/x.sql", "notes.txt"], ["cat /srv/x.sql", "/srv/x.sql"]),
+    ],
+)
+def test_forms_are_looked_at_one_by_one_only_when_their_literals_meet_a_requirement(
+    monkeypatch: pytest.MonkeyPatch, targets: list[str], kept: list[str]
+) -> None:
+    calls: list[set[str]] = []
+    original = Prefilter._met_by
+
+    def recording(self: Prefilter, hits: set[str]) -> bool:
+        calls.append(hits)
+        return original(self, hits)
+
+    monkeypatch.setattr(Prefilter, "_met_by", recording)
+    assert worth_matching(PREFILTER, targets) == kept
+    # the joined text's literals first; a form holding all of them needs no second look
+    assert len(calls) == 1
