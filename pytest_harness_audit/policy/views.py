@@ -111,20 +111,32 @@ def with_write_views(
     for path in paths[:MAX_VIEWS]:
         seen = evaluate(tool, {"file_path": path}, root=root, category=FILE_WRITE)
         if seen.rule_id is not None and seen.decision == "deny":
-            return Evaluation(
-                seen.decision,
-                seen.enforced,
-                seen.rule_id,
-                seen.rule_name,
-                seen.priority,
-                seen.reason,
-                seen.constraints,
-                evaluation.category,
-                list(evaluation.targets),
-                params,
-                root,
-            )
+            return _denied_by_view(seen, evaluation, list(evaluation.targets), params, root)
     return evaluation
+
+
+def _denied_by_view(
+    seen: Evaluation,
+    evaluation: Evaluation,
+    targets: list[str],
+    params: Mapping[str, Any],
+    root: str | None,
+) -> Evaluation:
+    """The call's decision when a view of it (``seen``) is denied: that deny, with the call's
+    own category and the ``targets`` shown."""
+    return Evaluation(
+        seen.decision,
+        seen.enforced,
+        seen.rule_id,
+        seen.rule_name,
+        seen.priority,
+        seen.reason,
+        seen.constraints,
+        evaluation.category,
+        targets,
+        params,
+        root,
+    )
 
 
 #: The parameters a tool with no category may run as a shell command (read as ``Bash``'s are).
@@ -161,19 +173,7 @@ def with_command_view(
     seen = evaluate(tool, params, root=root, category=COMMAND)
     if seen.rule_id is None or seen.decision != "deny":
         return evaluation
-    return Evaluation(
-        seen.decision,
-        seen.enforced,
-        seen.rule_id,
-        seen.rule_name,
-        seen.priority,
-        seen.reason,
-        seen.constraints,
-        evaluation.category,
-        list(seen.targets),
-        params,
-        root,
-    )
+    return _denied_by_view(seen, evaluation, list(seen.targets), params, root)
 
 
 def with_views(
