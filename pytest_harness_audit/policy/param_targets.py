@@ -88,14 +88,20 @@ def as_dict(params: Mapping[str, Any]) -> dict[str, Any]:
     fields, up to :data:`_MAX_WRAPPERS` levels deep: the wrapper is no target, what it holds is.
     """
     args = params if isinstance(params, dict) else dict(params)
+    if len(args) == 1:
+        for inner in args.values():
+            if type(inner) is not str:  # a lone text parameter (a path, a command) wraps nothing
+                return _unwrapped(args)
+    return args
+
+
+def _unwrapped(args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` read through its lone wrapping objects (:func:`as_dict`)."""
     for _ in range(_MAX_WRAPPERS):
         if len(args) != 1:
             break
         inner = next(iter(args.values()))
-        # the common one parameter is a string: no abstract-class check for it
-        if type(inner) is not dict and (type(inner) is str or not isinstance(inner, Mapping)):
-            break
-        if not inner or any(type(k) is not str for k in inner):
+        if not isinstance(inner, Mapping) or not inner or any(type(k) is not str for k in inner):
             break
         args = inner if isinstance(inner, dict) else dict(inner)
     return args
