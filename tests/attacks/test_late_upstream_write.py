@@ -44,6 +44,7 @@ def _stubborn(harness: Harness, seconds: float) -> str:
     return anyio.run(session)
 
 
+@pytest.mark.slow
 def test_git_hook_planted_after_the_call_timed_out(harness: Harness) -> None:
     answer = _stubborn(harness, 2.5)
     assert answer.startswith("timeout after 1s")

@@ -4,6 +4,7 @@ braces reads in milliseconds, not minutes)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,6 +41,7 @@ _CHARS = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @given(_CHARS)
 def test_one_pass_finds_the_brace_the_scan_found(chars: Chars) -> None:

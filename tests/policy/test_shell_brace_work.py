@@ -51,6 +51,7 @@ _CHARS = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @given(_CHARS)
 def test_expands_as_before(chars: Chars) -> None:

@@ -20,6 +20,7 @@ _PATTERN = st.text(alphabet="[]!^-*?a.e\\", max_size=16)
 _NAME = st.text(alphabet="[]!^-a.e\\", max_size=8)
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @given(_NAME, _PATTERN)
 def test_matches_as_fnmatch_matches(name: str, pattern: str) -> None:
@@ -87,6 +88,7 @@ def test_the_secret_is_still_named(command: str) -> None:
     assert Policy.preset("safety").evaluate("Bash", {"command": command}).decision == "deny"
 
 
+@pytest.mark.slow
 def test_a_long_run_of_brackets_is_read() -> None:
     for command in ("echo " + "[*" * 20_000, "ls ./" + "[../" * 15_000):
         assert read_command(command).unreadable is None

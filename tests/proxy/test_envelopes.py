@@ -134,6 +134,7 @@ def test_a_tools_call_with_a_null_or_fractional_id_is_answered_and_never_run(
     assert [r["params"] for r in read_records(storage)] == [{"text": "alive"}]
 
 
+@pytest.mark.slow
 def test_an_id_reused_while_its_call_is_in_flight_is_refused_and_not_run(
     stdio_proxy: tuple[IO[str], IO[str], Path],
 ) -> None:

@@ -78,6 +78,7 @@ def test_a_policy_file_changed_after_start_is_refused_and_fails_the_session(
     assert any(r.code == "policy-changed" for r in harness.verdict_reasons)
 
 
+@pytest.mark.slow
 def test_a_config_changed_after_start_starts_no_server(harness: Harness, tmp_path: Path) -> None:
     servers = {"mcpServers": {"echo": {"command": sys.executable, "args": [SERVER]}}}
     proxy = harness.start_proxy(servers)

@@ -56,6 +56,7 @@ def test_bad_input_is_one_line(args: list[str], token: str | None, said: str) ->
     assert said in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_an_unreachable_proxy_answers_each_waiting_request_and_exits_1() -> None:
     url = f"http://127.0.0.1:{_closed_port()}/mcp"
     lines = json.dumps(INITIALIZE).encode() + b"\nnot json\n"

@@ -38,6 +38,7 @@ def test_a_detached_process_of_the_agent_is_ended_with_it(harness: Harness) -> N
     assert (harness.root / "app").is_dir()
 
 
+@pytest.mark.slow
 def test_a_detached_process_of_a_timed_out_agent_is_ended_with_it(harness: Harness) -> None:
     run = harness.run_agent([sys.executable, "-c", _DETACH + "; time.sleep(30)"], timeout=1)
     assert run.timed_out and run.exit_code is None

@@ -101,6 +101,7 @@ def _alive(pid: int) -> bool:
     return proc is not None and proc.state != "Z"
 
 
+@pytest.mark.slow
 def test_no_escape_outlives_its_call(tmp_path: Path) -> None:
     # the calls run side by side (each in a workspace of its own): one call's end must not
     # stand in for another's
