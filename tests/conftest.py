@@ -4,6 +4,7 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -43,3 +44,13 @@ def _sessions_closed() -> Iterator[None]:
     for session in opened:
         with contextlib.suppress(Exception):
             session.close()
+
+
+@pytest.fixture
+def store_session(tmp_path: Path) -> Iterator[Harness]:
+    """A permissive ``python-service`` session (only the built-in store rule refuses) that has
+    made one call, so its audit store (``../audit`` from the workspace) holds a chain."""
+    made = Harness.create(tmp_path, template="python-service", policy="permissive")
+    made.call("Bash", command="echo first")
+    yield made
+    made.close()

@@ -6,7 +6,6 @@ import io
 import json
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,11 +16,9 @@ from pytest_harness_audit.session.harness import Harness
 
 
 @pytest.fixture
-def harness(tmp_path: Path) -> Iterator[Harness]:
-    made = Harness.create(tmp_path, template="python-service", policy="permissive")
-    made.call("Bash", command="echo first")
-    yield made
-    made.close()
+def harness(store_session: Harness) -> Harness:
+    """The shared permissive session, its store holding a chain (tests/conftest.py)."""
+    return store_session
 
 
 def attempts(store: Path, session: str) -> list[tuple[str, dict[str, str]]]:

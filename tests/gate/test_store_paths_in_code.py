@@ -10,9 +10,6 @@ in a script, and the call is refused. Paths built the same way that stay out of 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from pytest_harness_audit.audit import verify_chain
@@ -21,11 +18,9 @@ from pytest_harness_audit.session.harness import Harness
 
 
 @pytest.fixture
-def harness(tmp_path: Path) -> Iterator[Harness]:
-    made = Harness.create(tmp_path, template="python-service", policy="permissive")
-    made.call("Bash", command="echo first")
-    yield made
-    made.close()
+def harness(store_session: Harness) -> Harness:
+    """The shared permissive session, its store holding a chain (tests/conftest.py)."""
+    return store_session
 
 
 def _codes(name: str) -> dict[str, str]:

@@ -40,11 +40,9 @@ def inside(tmp_path: Path) -> Iterator[Harness]:
 
 
 @pytest.fixture
-def outside(tmp_path: Path) -> Iterator[Harness]:
-    made = Harness.create(tmp_path, template="python-service", policy="permissive")
-    made.call("Bash", command="echo first")
-    yield made
-    made.close()
+def outside(store_session: Harness) -> Harness:
+    """The shared permissive session, its store holding a chain (tests/conftest.py)."""
+    return store_session
 
 
 ATTACKS = [

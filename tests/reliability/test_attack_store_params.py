@@ -9,7 +9,6 @@ Every value is checked now; only parameters beyond any door's payload are refuse
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,11 +23,9 @@ BULK = "a" * (1 << 20)
 
 
 @pytest.fixture
-def harness(tmp_path: Path) -> Iterator[Harness]:
-    made = Harness.create(tmp_path, template="python-service", policy="permissive")
-    made.call("Bash", command="echo first")
-    yield made
-    made.close()
+def harness(store_session: Harness) -> Harness:
+    """The shared permissive session, its store holding a chain (tests/conftest.py)."""
+    return store_session
 
 
 def test_a_function_tool_cannot_write_the_chain_behind_a_large_value(harness: Harness) -> None:

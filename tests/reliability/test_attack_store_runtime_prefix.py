@@ -11,7 +11,6 @@ limit (see docs/security.md).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,12 +21,9 @@ from tests.hooks.hook_processes import hook
 
 
 @pytest.fixture
-def harness(tmp_path: Path) -> Iterator[Harness]:
-    """A permissive session (only the built-in store rule refuses); the store is ``../audit``."""
-    made = Harness.create(tmp_path, template="python-service", policy="permissive")
-    made.call("Bash", command="echo first")
-    yield made
-    made.close()
+def harness(store_session: Harness) -> Harness:
+    """The shared permissive session, its store holding a chain (tests/conftest.py)."""
+    return store_session
 
 
 ATTACKS = [
