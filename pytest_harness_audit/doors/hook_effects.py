@@ -62,6 +62,7 @@ from pytest_harness_audit.inspect import (
     WorkspaceSnapshot,
 )
 from pytest_harness_audit.inspect.effects import Protection, protected_digest
+from pytest_harness_audit.inspect.uncommitted import UncommittedWork
 from pytest_harness_audit.policy import Policy
 
 #: Entries (files, symlinks, directories) a hook snapshot walks before it gives up.
@@ -178,6 +179,7 @@ class HookInspector(Inspector):
         # the project settings' ``permissions`` are judged by what a change adds (the host
         # writes an ``allow`` rule there when the user allows a tool for good at its prompt)
         self.protection = Protection(policy.protect, permissions_apart=True)
+        self.uncommitted = UncommittedWork(learns=False)  # each event a process: no start seen
         self.limit = limit
         self.skip = store_inside(root, storage)
         #: The session's store and id (its asked calls still open, :mod:`.hook_host_permissions`).

@@ -28,6 +28,7 @@ from pytest_harness_audit.inspect import (
     PROTECTED_FILE_CHANGED,
     SECRET_EXPOSURE,
     SESSION_LOST,
+    UNCOMMITTED_DISCARDED,
     Inspector,
 )
 from pytest_harness_audit.inspect import Findings as Seen
@@ -65,6 +66,7 @@ _EFFECT_ALERTS = (
     MEMORY_WRITE,
     CREDENTIAL_READ,
     CREDENTIAL_OBJECT_READ,
+    UNCOMMITTED_DISCARDED,
 )
 
 
@@ -325,6 +327,9 @@ class SessionInspection:
             # committed work lost for good: judged as a large deletion by a policy that does
             # not name ``history_destroyed`` itself
             effects.append("many_files_deleted")
+        if UNCOMMITTED_DISCARDED in effects and "many_files_deleted" not in effects:
+            # every uncommitted change thrown away file by file: what `git reset --hard` does
+            effects.append("many_files_deleted")
         judgement = self.policy.effect_rules.judge(effects, tool=tool, category=category)
         record: dict[str, Any] = dict(seen.effects)
         if seen.secrets:
@@ -376,9 +381,8 @@ def _many_deleted(effects: Mapping[str, Any]) -> bool:
         return True
     tracked = effects.get("trackedDeleted")
     emptied = effects.get("emptiedCount", len(effects.get("emptied") or ()))
-    lost = (tracked if isinstance(tracked, int) else 0) + (
-        emptied if isinstance(emptied, int) else 0
-    )
+    discarded = effects.get("discardedCount", len(effects.get("discarded") or ()))
+    lost = sum(n for n in (tracked, emptied, discarded) if isinstance(n, int))
     if lost > MANY_FILES_DELETED:
         return True
     deleted = effects.get("deleted")

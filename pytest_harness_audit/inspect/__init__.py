@@ -62,6 +62,7 @@ from pytest_harness_audit.inspect.secrets import (
 )
 from pytest_harness_audit.inspect.spans import SessionSpans
 from pytest_harness_audit.inspect.tracked import refresh_index
+from pytest_harness_audit.inspect.uncommitted import UncommittedWork
 from pytest_harness_audit.inspect.watch import LiveTree, open_live_tree
 from pytest_harness_audit.policy.categories import (
     COMMAND,
@@ -84,6 +85,7 @@ __all__ = [
     "PROTECTED_FILE_CHANGED",
     "SECRET_EXPOSURE",
     "SESSION_LOST",
+    "UNCOMMITTED_DISCARDED",
     "WATCHED_CATEGORIES",
     "Effects",
     "Findings",
@@ -105,7 +107,11 @@ git or Python runs code from (a git hook, git's configuration by its command key
 ``site-packages`` start-up file), the host's settings or a ``protect:`` file."""
 FILES_DELETED = "files_deleted"
 """At least one file was deleted (``effects.trackedDeleted`` counts the git-tracked ones), or a
-tracked file that had content was emptied, blanked or made unusable (``effects.emptied``)."""
+tracked file that had content was emptied, blanked or made unusable (``effects.emptied``), or
+lost the owner's uncommitted change (``effects.discarded``, :mod:`.uncommitted`)."""
+UNCOMMITTED_DISCARDED = "uncommitted_discarded"
+"""The call left none of the uncommitted changes the session started with, two or more of them
+thrown away (``effects.discardedAll``): ``git reset --hard`` written file by file."""
 DIRECTORY_DELETED = "directory_deleted"
 """At least one directory was deleted."""
 SESSION_LOST = "sessionTrackedLost"
@@ -206,6 +212,8 @@ class Inspector:
         self._lost: set[str] = set()
         #: Commits earlier calls left unnamed while they still existed (:mod:`.history`).
         self._unnamed = UnnamedCommits()
+        #: The owner's uncommitted changes, taken at the first snapshot (:mod:`.uncommitted`).
+        self.uncommitted = UncommittedWork()
 
     @property
     def credential_reads(self) -> CredentialReadWatch | None:
@@ -251,10 +259,12 @@ class Inspector:
         if self._reads is not None:
             self._reads.hold()  # what the snapshot and the copies read is the auditor's own
         now = self.snapshot()
+        self.uncommitted.learn(self.root)  # the first snapshot: the session's start
         with self._lock:
             last = self._last
         if last is not None and last.root == now.root:
-            between = self._with_unnamed(last, now, self._with_copies(diff(last, now), now))
+            made = self.uncommitted.judged(self.root, diff(last, now), last.history, now.history)
+            between = self._with_unnamed(last, now, self._with_copies(made, now))
             if between or between.protected:
                 now.between = between
         if self._reads is not None:  # the auditor read the files changed since: those only
@@ -296,7 +306,8 @@ class Inspector:
                 reads = self._reads.take(token.reads_span)  # before the snapshot reads any
                 stored = self._reads.stored_effects()  # the stored copies it read
             now = self.snapshot()
-            effects = self._with_copies(expected_changes(diff(token, now), params), now)
+            made = self.uncommitted.judged(self.root, diff(token, now), token.history, now.history)
+            effects = self._with_copies(expected_changes(made, params), now)
             effects = self._with_unnamed(token, now, effects)
             if self._reads is not None:
                 self._reads.release(effects)  # it read the files the call changed: those only
@@ -311,10 +322,10 @@ class Inspector:
         return found
 
     def _session_lost(self, effects: Effects) -> int:
-        """How many tracked files the session has deleted or emptied so far (and not put back),
-        when this call lost some and earlier calls did too; else 0."""
-        now_lost = {*effects.tracked_deleted, *effects.emptied}
-        back = {*effects.created, *effects.modified} - set(effects.emptied)
+        """How many tracked files the session has deleted, emptied or discarded so far (and not
+        put back), when this call lost some and earlier calls did too; else 0."""
+        now_lost = {*effects.tracked_deleted, *effects.emptied, *effects.discarded}
+        back = {*effects.created, *effects.modified} - now_lost
         with self._lock:
             self._lost = (self._lost - back) | now_lost
             total = len(self._lost)
@@ -428,8 +439,10 @@ def _effect_alerts(effects: Effects) -> list[str]:
     alerts: list[str] = []
     if effects.protected:
         alerts.append(PROTECTED_FILE_CHANGED)
-    if effects.deleted or effects.emptied:
+    if effects.deleted or effects.emptied or effects.discarded:
         alerts.append(FILES_DELETED)
+    if effects.discarded_all:
+        alerts.append(UNCOMMITTED_DISCARDED)
     if effects.deleted_dirs:
         alerts.append(DIRECTORY_DELETED)
     if effects.history_destroyed or effects.history_hidden:

@@ -55,6 +55,13 @@ class Effects:
     #: Files created or modified that now hold a known secret and are no credential files:
     #: a secret copied out of its file (:mod:`~.secret_copies`).
     secret_copied: tuple[str, ...] = ()
+    #: Tracked files that carried the owner's uncommitted change when the session started and
+    #: now hold git's copy again, the change kept nowhere: the owner's work thrown away
+    #: (:mod:`~.uncommitted`); also in :attr:`modified`.
+    discarded: tuple[str, ...] = ()
+    #: Whether the call left none of the session's uncommitted changes, two or more of them
+    #: thrown away: what ``git reset --hard`` does, written file by file.
+    discarded_all: bool = False
 
     def __bool__(self) -> bool:
         return bool(
@@ -79,6 +86,7 @@ class Effects:
             ("protected", self.protected),
             ("memory", self.memory),
             ("emptied", self.emptied),
+            ("discarded", self.discarded),
             ("replaced", self.replaced),
             ("unreadable", self.unreadable),
             ("historyHidden", self.history_hidden),
@@ -91,6 +99,8 @@ class Effects:
                 record.update(listed(name, paths, limit))
         if self.history_destroyed:
             record.update(listed("historyDestroyed", self.history_destroyed, limit))
+        if self.discarded_all:
+            record["discardedAll"] = True
         if self.tracked_deleted:
             record["trackedDeleted"] = len(self.tracked_deleted)
         if not self.complete:

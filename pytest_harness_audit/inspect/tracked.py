@@ -91,7 +91,7 @@ def tracked_executables(root: str) -> frozenset[str]:
 _RACY_NS = 2_000_000_000
 
 
-def _filter_listing(root: str) -> str:
+def filter_listing(root: str) -> str:
     """The repository's filter driver settings (``git config -z --get-regexp``), ``""`` when
     git cannot tell."""
     with contextlib.suppress(OSError, subprocess.SubprocessError):
@@ -132,7 +132,7 @@ def refresh_index(root: str, files: list[str]) -> None:
         except OSError:
             continue
     # refreshing hashes a stat-dirty file through its filter driver's clean program
-    env = {**os.environ, **without_filters(_filter_listing(root))}
+    env = {**os.environ, **without_filters(filter_listing(root))}
     env.pop("GIT_OPTIONAL_LOCKS", None)
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         subprocess.run(

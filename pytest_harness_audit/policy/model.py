@@ -63,6 +63,7 @@ EFFECT_NAMES: Final = (
     "history_destroyed",
     "credential_read",
     "credential_object_read",
+    "uncommitted_discarded",
 )
 RATE_LIMIT_KEYS: Final = frozenset({"maxCount", "windowMs"})
 AUDIT_LEVELS: Final = ("minimal", "standard", "verbose")

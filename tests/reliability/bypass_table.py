@@ -67,6 +67,8 @@ class Attempt:
     run: bool = False
     before: tuple[Step, ...] = ()
     setup: dict[str, str] = field(default_factory=dict)
+    #: The owner's uncommitted edits: text appended to each file after ``setup`` is committed.
+    uncommitted: dict[str, str] = field(default_factory=dict)
     pending: bool = False
     why_pending: str | None = None
 
@@ -80,7 +82,7 @@ class Attempt:
     @property
     def runs(self) -> bool:
         """Whether the row is run through the harness (else only decided)."""
-        return self.run or "status" in self.expect or bool(self.before)
+        return self.run or "status" in self.expect or bool(self.before or self.uncommitted)
 
     @property
     def steps(self) -> tuple[Step, ...]:

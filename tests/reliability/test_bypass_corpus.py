@@ -58,6 +58,7 @@ EFFECT_KINDS = (
     "memory",
     "historyDestroyed",
     "credentialRead",
+    "discarded",
 )
 #: More Unicode look-alike forms of a secret (``{secret:NAME|how}``).
 LOOK_ALIKES: dict[str, Callable[[str], str]] = {
@@ -362,8 +363,12 @@ def _run_step(harness: Harness, step: Step) -> StepResult:
 
 def run_row(attempt: Attempt, base: Path, committed: Path | None = None) -> Observed:
     """Run every call of the row through a fresh session on its own workspace (a copy of
-    ``committed`` for a row without ``setup`` files, when given)."""
+    ``committed`` for a row without ``setup`` files, when given), with the row's
+    ``uncommitted`` edits made before the session starts."""
     root = _own_workspace(base, attempt.setup, committed)
+    for name, text in attempt.uncommitted.items():
+        with (root / name).open("a", encoding="utf-8") as stream:
+            stream.write(text)
     secrets = workspace_secrets(root)
     harness = Harness(
         root,

@@ -1,0 +1,235 @@
+"""The owner's uncommitted work thrown away file by file: the ``discarded`` effect.
+
+``git reset --hard`` and ``git checkout -- .`` are denied by their text. The same loss written
+file by file — a reverse patch of ``git diff`` (``git diff | git apply -R``, ``patch -R``),
+``git checkout -- $(git ls-files -m)``, a loop of ``git show HEAD:$f > $f``, a program writing
+the committed text back — is to a stat snapshot only files modified. Content tells it apart:
+
+* when the session's workspace is first snapshotted, :func:`uncommitted_files` asks git which
+  tracked files carry uncommitted changes (``git status``: the work tree's content differs from
+  the index, or the index from ``HEAD``) and keeps the object id of each one's content;
+* after a call, :func:`discarded_files` looks at those among the files it modified: one whose
+  content is now git's own copy (its blob in ``HEAD`` or in the index) lost the owner's change,
+  unless git still holds that change: in the index, in ``HEAD``, or in a commit a ref or reflog
+  names now that none named before the call (``git stash``, a commit on another branch).
+
+A file the agent itself changed during the session was clean at its start: undoing that edit
+discards nothing. ``git commit -am`` keeps the owner's change in ``HEAD``; ``git add`` and
+``git reset -- f`` change the index only; an edit to other text is a modification.
+
+Bounds: at most :data:`MAX_FILES` files are kept, each of at most :data:`MAX_BYTES` and a
+regular file (a symlink, a larger file, a file deleted in the work tree are left out); a
+workspace whose ``.git`` is no folder (a linked worktree's, a submodule's) is not asked; and the
+blob ids are of the bytes as they are, so a repository whose filters or end-of-line conversion
+make the work tree's text differ from git's is not judged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+from pytest_harness_audit.inspect.effect_set import Effects
+from pytest_harness_audit.inspect.git_env import without_filters
+from pytest_harness_audit.inspect.regular_files import read_regular
+from pytest_harness_audit.inspect.tracked import GIT_ENV, filter_listing
+
+#: Files with uncommitted changes kept per session at most (the first, by path).
+MAX_FILES = 2000
+#: A file larger than this is left out (its content is read once at the start, once after).
+MAX_BYTES = 4 << 20
+#: Commits a call newly named that are looked in for the owner's change, at most.
+MAX_NEW_COMMITS = 32
+_SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
+_TIMEOUT_S = 30
+
+
+def _git(
+    root: str, args: list[str], data: bytes | None = None, env: Mapping[str, str] = GIT_ENV
+) -> bytes | None:
+    """The output of ``git ARGS`` run in ``root`` (``None`` when it failed)."""
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            input=data,
+            cwd=root,
+            env={**os.environ, **env},
+            capture_output=True,
+            timeout=_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def object_format(root: str) -> str:
+    """The hash of the repository at ``root``'s object names: ``sha1`` or ``sha256``."""
+    found = _git(root, ["rev-parse", "--show-object-format"])
+    return "sha256" if found is not None and found.strip() == b"sha256" else "sha1"
+
+
+def blob_id(data: bytes, algorithm: str) -> str:
+    """The name git gives a blob holding ``data`` (``git hash-object --no-filters``)."""
+    digest = hashlib.new(algorithm)
+    digest.update(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def _content_ids(root: str, paths: Iterable[str], algorithm: str) -> dict[str, str]:
+    """The blob id of each of ``paths`` that is a regular file of at most :data:`MAX_BYTES`
+    (read without following a link, nor waiting on a FIFO)."""
+    ids: dict[str, str] = {}
+    for path in paths:
+        data = read_regular(os.path.join(root, path), MAX_BYTES, follow=False)
+        if data is not None and len(data) <= MAX_BYTES:
+            ids[path] = blob_id(data, algorithm)
+    return ids
+
+
+def uncommitted_files(root: str) -> tuple[dict[str, str], str]:
+    """``(ids, algorithm)``: the tracked files of the repository at ``root`` whose work-tree
+    content differs from the index or the index from ``HEAD``, each with the blob id of its
+    work-tree content (see the module doc for what is left out); empty when ``root`` is no
+    repository or git cannot tell."""
+    if not os.path.isdir(os.path.join(root, ".git")):
+        return {}, "sha1"
+    env = without_filters(filter_listing(root))  # status cleans stat-dirty files through them
+    args = ["status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames"]
+    listing = _git(root, [*args, "--ignore-submodules=all"], env=env)
+    if listing is None:
+        return {}, "sha1"
+    changed: list[str] = []
+    for entry in listing.decode("utf-8", "surrogateescape").split("\0"):
+        status, path = entry[:2], entry[3:]
+        if len(entry) > 3 and "D" not in status and "\n" not in path:
+            changed.append(path)
+    if not changed:
+        return {}, "sha1"
+    algorithm = object_format(root)
+    return _content_ids(root, sorted(changed)[:MAX_FILES], algorithm), algorithm
+
+
+def _copies(root: str, requests: list[str]) -> list[str | None] | None:
+    """The blob id of each object ``requests`` names (``"HEAD:a.py"``, ``":a.py"``), ``None``
+    for one git does not have; ``None`` when git cannot be asked."""
+    data = "".join(f"{name}\n" for name in requests).encode("utf-8", "surrogateescape")
+    out = _git(root, ["cat-file", "--batch-check=%(objectname) %(objecttype)"], data)
+    if out is None:
+        return None
+    lines = out.decode("utf-8", "surrogateescape").split("\n")
+    found: list[str | None] = []
+    for line in lines[: len(requests)]:
+        name, _, kind = line.partition(" ")
+        found.append(name if kind == "blob" and _SHA.match(name) else None)
+    found += [None] * (len(requests) - len(found))
+    return found
+
+
+def discarded_files(
+    root: str,
+    kept: Mapping[str, str],
+    modified: Iterable[str],
+    algorithm: str,
+    new_commits: Iterable[str] = (),
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(discarded, back)`` among ``modified``: the files of ``kept`` (path → blob id of the
+    owner's uncommitted content) whose content is now git's copy in ``HEAD`` or the index while
+    git holds the owner's content nowhere the call left it (the index, ``HEAD``, ``new_commits``:
+    commits named after the call and not before); and those whose content is the owner's again.
+    """
+    paths = sorted(path for path in modified if path in kept)
+    if not paths:
+        return (), ()
+    now = _content_ids(root, paths, algorithm)
+    back = tuple(path for path in paths if now.get(path) == kept[path])
+    changed = [path for path in paths if path in now and now[path] != kept[path]]
+    if not changed:
+        return (), back
+    commits = sorted(c for c in new_commits if _SHA.match(c))[:MAX_NEW_COMMITS]
+    revs = ["HEAD", "", *commits]
+    ids = _copies(root, [f"{rev}:{path}" for path in changed for rev in revs])
+    if ids is None:
+        return (), back
+    discarded: list[str] = []
+    for index, path in enumerate(changed):
+        held = ids[index * len(revs) : (index + 1) * len(revs)]
+        if now[path] in held[:2] and kept[path] not in held:
+            discarded.append(path)
+    return tuple(discarded), back
+
+
+class UncommittedWork:
+    """One session's uncommitted changes as it started, and those its calls threw away.
+    ``learns=False``: never taken (a door whose calls each run in a process of their own has no
+    session start to take them at), so nothing is judged discarded."""
+
+    def __init__(self, *, learns: bool = True) -> None:
+        self.learns = learns
+        self._lock = threading.Lock()
+        self._kept: dict[str, str] | None = None
+        self._thrown: dict[str, str] = {}
+        self._algorithm = "sha1"
+
+    @property
+    def learned(self) -> bool:
+        """Whether the session's start was taken (:meth:`learn`)."""
+        return self._kept is not None
+
+    def learn(self, root: str) -> None:
+        """Take the uncommitted changes of the workspace at ``root`` now, unless taken already:
+        at the session's first snapshot, before any call ran."""
+        if self._kept is not None or not self.learns:
+            return
+        kept, algorithm = uncommitted_files(root)
+        with self._lock:
+            if self._kept is None:
+                self._kept, self._algorithm = kept, algorithm
+
+    def judged(
+        self,
+        root: str,
+        effects: Effects,
+        before: frozenset[str] | None,
+        after: frozenset[str] | None,
+    ) -> Effects:
+        """``effects`` (of a call, between the refs ``before`` and ``after`` it) with the
+        owner's changes it threw away (:attr:`Effects.discarded`, :attr:`Effects.discarded_all`):
+        one counts once; one given back (its content the owner's again) counts again if thrown
+        away later; a file deleted is judged as a deletion and no longer watched."""
+        with self._lock:
+            watched = {**(self._kept or {}), **self._thrown}
+        if not watched or not (effects.modified or effects.tracked_deleted):
+            return effects
+        new = (after or frozenset()) - (before or frozenset())
+        discarded, back = discarded_files(root, watched, effects.modified, self._algorithm, new)
+        with self._lock:
+            kept = self._kept if self._kept is not None else {}
+            for path in back:
+                if path in self._thrown:
+                    kept[path] = self._thrown.pop(path)
+            fresh = tuple(path for path in discarded if path in kept)
+            for path in fresh:
+                self._thrown[path] = kept.pop(path)
+            for path in effects.tracked_deleted:
+                kept.pop(path, None)
+            every = bool(fresh) and not kept and len(self._thrown) >= 2
+        if not fresh:
+            return effects
+        return replace(effects, discarded=fresh, discarded_all=every)
+
+
+__all__ = [
+    "MAX_BYTES",
+    "MAX_FILES",
+    "UncommittedWork",
+    "blob_id",
+    "discarded_files",
+    "uncommitted_files",
+]
