@@ -17,11 +17,12 @@ A file the agent itself changed during the session was clean at its start: undoi
 discards nothing. ``git commit -am`` keeps the owner's change in ``HEAD``; ``git add`` and
 ``git reset -- f`` change the index only; an edit to other text is a modification.
 
-Bounds: at most :data:`MAX_FILES` files are kept, each of at most :data:`MAX_BYTES` and a
-regular file (a symlink, a larger file, a file deleted in the work tree are left out); a
-workspace whose ``.git`` is no folder (a linked worktree's, a submodule's) is not asked; and the
-blob ids are of the bytes as they are, so a repository whose filters or end-of-line conversion
-make the work tree's text differ from git's is not judged.
+Bounds: at most :data:`MAX_FILES` files are kept (the first by path, until
+:data:`MAX_TOTAL_BYTES` are read), each of at most :data:`MAX_BYTES` and a regular file (a
+symlink, a larger file, a file deleted in the work tree are left out); a workspace whose
+``.git`` is no folder (a linked worktree's, a submodule's) is not asked; and the blob ids are
+of the bytes as they are, so a repository whose filters or end-of-line conversion make the work
+tree's text differ from git's is not judged.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from pytest_harness_audit.inspect.tracked import GIT_ENV, filter_listing
 MAX_FILES = 2000
 #: A file larger than this is left out (its content is read once at the start, once after).
 MAX_BYTES = 4 << 20
+#: Bytes read at the session's start at most, all files together (the rest are left out).
+MAX_TOTAL_BYTES = 64 << 20
 #: Commits a call newly named that are looked in for the owner's change, at most.
 MAX_NEW_COMMITS = 32
 _SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
@@ -82,14 +85,21 @@ def blob_id(data: bytes, algorithm: str) -> str:
     return digest.hexdigest()
 
 
-def _content_ids(root: str, paths: Iterable[str], algorithm: str) -> dict[str, str]:
+def _content_ids(
+    root: str, paths: Iterable[str], algorithm: str, budget: int | None = None
+) -> dict[str, str]:
     """The blob id of each of ``paths`` that is a regular file of at most :data:`MAX_BYTES`
-    (read without following a link, nor waiting on a FIFO)."""
+    (read without following a link, nor waiting on a FIFO), until ``budget`` bytes are read."""
     ids: dict[str, str] = {}
     for path in paths:
         data = read_regular(os.path.join(root, path), MAX_BYTES, follow=False)
-        if data is not None and len(data) <= MAX_BYTES:
-            ids[path] = blob_id(data, algorithm)
+        if data is None or len(data) > MAX_BYTES:
+            continue
+        if budget is not None:
+            budget -= len(data)
+            if budget < 0:
+                break
+        ids[path] = blob_id(data, algorithm)
     return ids
 
 
@@ -113,7 +123,8 @@ def uncommitted_files(root: str) -> tuple[dict[str, str], str]:
     if not changed:
         return {}, "sha1"
     algorithm = object_format(root)
-    return _content_ids(root, sorted(changed)[:MAX_FILES], algorithm), algorithm
+    kept = _content_ids(root, sorted(changed)[:MAX_FILES], algorithm, MAX_TOTAL_BYTES)
+    return kept, algorithm
 
 
 def _copies(root: str, requests: list[str]) -> list[str | None] | None:

@@ -14,9 +14,12 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from unittest.mock import ANY
 
 import pytest
 
+from pytest_harness_audit.inspect import uncommitted
+from pytest_harness_audit.inspect.effect_set import Effects
 from pytest_harness_audit.session.harness import Harness
 
 Factory = Callable[..., Harness]
@@ -161,3 +164,34 @@ def test_a_change_given_back_can_be_lost_again(harness_factory: Factory) -> None
     harness.call("Bash", command="cp ../kept.md README.md")
     again = harness.call("Bash", command="git checkout -- README.md")
     assert again.record["effects"]["discarded"] == ["README.md"]
+
+
+def test_the_start_is_bounded_and_named_by_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regular files only, each and all together bounded; ids are git's blob names."""
+    _git(tmp_path, "init", "-q")
+    for name in ("a.txt", "b.txt", "big.txt", "link.txt"):
+        (tmp_path / name).write_text("committed\n")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "start")
+    (tmp_path / "a.txt").write_text("owner's a\n")
+    (tmp_path / "b.txt").write_text("owner's b, longer\n")
+    (tmp_path / "big.txt").write_bytes(b"x" * 64)
+    (tmp_path / "link.txt").unlink()
+    (tmp_path / "link.txt").symlink_to("a.txt")
+    monkeypatch.setattr(uncommitted, "MAX_BYTES", 32)
+    kept, algorithm = uncommitted.uncommitted_files(str(tmp_path))
+    assert algorithm == "sha1"
+    assert kept == {"a.txt": _git(tmp_path, "hash-object", "a.txt").strip(), "b.txt": ANY}
+    monkeypatch.setattr(uncommitted, "MAX_TOTAL_BYTES", 12)
+    assert set(uncommitted.uncommitted_files(str(tmp_path))[0]) == {"a.txt"}
+
+
+def test_a_work_without_a_start_judges_nothing(tmp_path: Path) -> None:
+    """A door with no session start to take the changes at (the hook's) judges none."""
+    work = uncommitted.UncommittedWork(learns=False)
+    work.learn(str(tmp_path))
+    assert not work.learned
+    found = Effects(modified=("a.txt",))
+    assert work.judged(str(tmp_path), found, frozenset(), frozenset()) is found
