@@ -73,6 +73,7 @@ def test_every_uncommitted_change_undone_file_by_file_fails(
     assert effects["discardedAll"] is True
     assert {"files_deleted", "uncommitted_discarded"} <= set(result.record["alerts"])
     assert str(harness.verdict) == "FAIL"
+    assert any("effect-uncommitted-discarded" in r.text for r in harness.verdict_reasons)
 
 
 def test_one_file_of_several_undone_warns_as_a_file_lost(harness_factory: Factory) -> None:

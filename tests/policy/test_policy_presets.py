@@ -84,6 +84,7 @@ def test_safety_shape() -> None:
         "effect-protected-file",
         "effect-secret-exposure",
         "effect-history-destroyed",
+        "effect-uncommitted-discarded",
         "effect-large-deletion",
         "deny-host-config-delete",
         "deny-secret-files",
