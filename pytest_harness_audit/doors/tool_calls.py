@@ -14,6 +14,11 @@ holds what its own call did and the records follow the order the calls entered t
   there waits for the outer call's turn (an outer call that waits for it never ends).
 * A sync call made on an event loop's thread while a task of that same loop holds the turn
   cannot wait for it (the loop would stop): it goes through at once, inside that task's turn.
+* A framework may stop waiting for a call and go on without it (pydantic-ai's ``Tool(timeout=…)``
+  and the Agents SDK's ``timeout_seconds`` abandon a sync tool's worker thread, which runs on):
+  the call is then judged and recorded when it ends, maybe after the agent's run. Judging the
+  session first waits for such calls (:func:`running_calls`, at most :data:`SETTLE_SECONDS`);
+  one still running then fails the session, as a call nothing judged.
 
 An exception raised by the gate itself (an approver that fails, a chain that cannot be
 written) is not the tool's: :func:`gate_failure` turns it into a refusal the framework gets as
@@ -33,12 +38,17 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_harness_audit.gate.decision import failed_closed
 from pytest_harness_audit.gate.seam import describe_exception
+from pytest_harness_audit.readers.verdict import Verdict, VerdictReason
 
 if TYPE_CHECKING:
     from pytest_harness_audit.gate.gate import Gate
 
 #: How long (seconds) an async call waits between two looks at a busy turn, at most.
 _POLL_MAX = 0.01
+#: The code of the verdict reason for a call still running when the session is judged.
+RUNNING_CODE = "call-still-running"
+#: How long (seconds) judging a session waits for the function-tool calls still running.
+SETTLE_SECONDS = 10.0
 
 
 #: The turns held by the running call and what runs in its context (a tool calling a tool, a
@@ -64,6 +74,32 @@ class CallTurns:
         self._busy = False
         self._holder_thread: int | None = None
         self._holder_is_task = False
+        #: Calls inside a wrapper: waiting for the turn, or holding it.
+        self._running = 0
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Count a call as running from its wrapper's entry to its exit (its record written)."""
+        with self._state:
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._state:
+                self._running -= 1
+                self._state.notify_all()
+
+    def settle(self, timeout: float) -> int:
+        """Wait, at most ``timeout`` seconds, until no call is running; the number still
+        running then. Inside a call (its own turn) nothing is waited for and nothing counted:
+        the calls behind it wait for it. On an event loop's thread nothing is waited for (the
+        loop would stop, and the calls it runs with it)."""
+        if self._held_here():
+            return 0
+        wait = 0.0 if _on_loop_thread() else max(timeout, 0.0)
+        with self._state:
+            self._state.wait_for(lambda: self._running == 0, timeout=wait)
+            return self._running
 
     def _take(self, *, task: bool) -> bool:
         """Take the turn when it is free (the caller holds ``_state``)."""
@@ -142,6 +178,28 @@ def turns_of(gate: object) -> CallTurns:
         return turns
 
 
+def running_calls(gate: object, timeout: float | None = None) -> int:
+    """How many function-tool calls of ``gate`` are still running after waiting for them, at
+    most ``timeout`` seconds (default :data:`SETTLE_SECONDS`): see :meth:`CallTurns.settle`."""
+    with _TURNS_LOCK:
+        turns = _TURNS.get(gate)
+    if turns is None:
+        return 0
+    return turns.settle(SETTLE_SECONDS if timeout is None else timeout)
+
+
+def still_running(count: int) -> VerdictReason:
+    """The verdict's part for ``count`` calls still running when the session is judged: FAIL,
+    what they do is judged by nothing."""
+    calls = "a function-tool call was" if count == 1 else f"{count} function-tool calls were"
+    return VerdictReason(
+        Verdict.FAIL,
+        RUNNING_CODE,
+        f"{calls} still running when the session was judged (the framework stopped waiting "
+        "for it, as at a tool timeout): what it does is not judged",
+    )
+
+
 def gate_failure(
     gate: Gate,
     tool: str,
@@ -167,4 +225,12 @@ def gate_failure(
     return str(decision.message)
 
 
-__all__ = ["CallTurns", "gate_failure", "turns_of"]
+__all__ = [
+    "RUNNING_CODE",
+    "SETTLE_SECONDS",
+    "CallTurns",
+    "gate_failure",
+    "running_calls",
+    "still_running",
+    "turns_of",
+]

@@ -317,6 +317,49 @@ def gated_tool(
 
         @functools.wraps(fn)
         async def call_async(*args: Any, **kwargs: Any) -> Any:
+            with turns.running():
+                try:
+                    args, kwargs = concrete_call(args, kwargs)
+                except ArgumentTooLong as exc:
+                    return too_long(args, kwargs, exc)
+                params, defaulted = _bound(signature, args, kwargs)
+                returned: list[Any] = []
+                raised: list[BaseException] = []
+
+                async def act(decision: object) -> Outcome:
+                    try:
+                        run_args, run_kwargs = approved_call(
+                            signature, (args, kwargs), params, _judged(decision, params)
+                        )
+                        value = fn(*run_args, **run_kwargs)
+                        while inspect.isawaitable(value):
+                            value = await value
+                        value = await materialised_async(value)
+                    except BaseException as exc:
+                        raised.append(exc)
+                        raise
+                    returned.append(value)
+                    return Outcome.success(output_view(value))
+
+                async with turns.async_turn():
+                    try:
+                        gated = await gate.run_async(tool, params, act, extra=extra_for(defaulted))
+                    except Exception as exc:
+                        if raised and exc is raised[0]:
+                            shown = _redact_exception(gate, exc)
+                            if shown is exc:
+                                raise
+                            raise shown from None
+                        return failed(params, exc, defaulted)
+                if gated.status == "blocked":
+                    return blocked(gated)
+                return received(gated, returned[0] if returned else gated.output)
+
+        return cast(F, _finished(call_async, fn, signature, tool if name is not None else None))
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with turns.running():
             try:
                 args, kwargs = concrete_call(args, kwargs)
             except ArgumentTooLong as exc:
@@ -325,24 +368,21 @@ def gated_tool(
             returned: list[Any] = []
             raised: list[BaseException] = []
 
-            async def act(decision: object) -> Outcome:
+            def act(decision: object) -> Outcome:
                 try:
                     run_args, run_kwargs = approved_call(
                         signature, (args, kwargs), params, _judged(decision, params)
                     )
-                    value = fn(*run_args, **run_kwargs)
-                    while inspect.isawaitable(value):
-                        value = await value
-                    value = await materialised_async(value)
+                    value = settled(fn(*run_args, **run_kwargs))
                 except BaseException as exc:
                     raised.append(exc)
                     raise
                 returned.append(value)
                 return Outcome.success(output_view(value))
 
-            async with turns.async_turn():
+            with turns.sync_turn():
                 try:
-                    gated = await gate.run_async(tool, params, act, extra=extra_for(defaulted))
+                    gated = gate.run(tool, params, act, extra=extra_for(defaulted))
                 except Exception as exc:
                     if raised and exc is raised[0]:
                         shown = _redact_exception(gate, exc)
@@ -353,44 +393,6 @@ def gated_tool(
             if gated.status == "blocked":
                 return blocked(gated)
             return received(gated, returned[0] if returned else gated.output)
-
-        return cast(F, _finished(call_async, fn, signature, tool if name is not None else None))
-
-    @functools.wraps(fn)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        try:
-            args, kwargs = concrete_call(args, kwargs)
-        except ArgumentTooLong as exc:
-            return too_long(args, kwargs, exc)
-        params, defaulted = _bound(signature, args, kwargs)
-        returned: list[Any] = []
-        raised: list[BaseException] = []
-
-        def act(decision: object) -> Outcome:
-            try:
-                run_args, run_kwargs = approved_call(
-                    signature, (args, kwargs), params, _judged(decision, params)
-                )
-                value = settled(fn(*run_args, **run_kwargs))
-            except BaseException as exc:
-                raised.append(exc)
-                raise
-            returned.append(value)
-            return Outcome.success(output_view(value))
-
-        with turns.sync_turn():
-            try:
-                gated = gate.run(tool, params, act, extra=extra_for(defaulted))
-            except Exception as exc:
-                if raised and exc is raised[0]:
-                    shown = _redact_exception(gate, exc)
-                    if shown is exc:
-                        raise
-                    raise shown from None
-                return failed(params, exc, defaulted)
-        if gated.status == "blocked":
-            return blocked(gated)
-        return received(gated, returned[0] if returned else gated.output)
 
     return cast(F, _finished(call, fn, signature, tool if name is not None else None))
 

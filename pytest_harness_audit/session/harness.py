@@ -20,6 +20,7 @@ from pytest_harness_audit.doors import social as social_bridge
 from pytest_harness_audit.doors.agent import AgentRun
 from pytest_harness_audit.doors.chain_faults import ChainFaults, GuardedGate
 from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
+from pytest_harness_audit.doors.tool_calls import running_calls, still_running
 from pytest_harness_audit.gate import Classifier
 from pytest_harness_audit.gate.approvals import Approver, table_approver
 from pytest_harness_audit.gate.inspection import SessionInspection
@@ -417,13 +418,20 @@ class Harness(ChainQueries):
 
     def judge(self) -> tuple[Verdict, tuple[VerdictReason, ...]]:
         """The session's verdict and its reasons, from the verified chain (a post store that
-        no send of the session explains is recorded in it first: :mod:`.post_store_check`)."""
+        no send of the session explains is recorded in it first: :mod:`.post_store_check`).
+
+        Function-tool calls still running (a framework stopped waiting for them) are waited
+        for first; one still running after that fails the session
+        (:func:`~pytest_harness_audit.doors.tool_calls.running_calls`)."""
+        running = running_calls(self.gate)
         if not self.gate.closed:
             note_unexplained_posts(self.gate, self._post_store)
         report = self.verify()
         records = self.records
         extra: list[VerdictReason] = []
         extra.extend(self.chain_faults.reasons())  # appends that failed: the chain was changed
+        if running:
+            extra.append(still_running(running))
         if self._verdict_rules is not None:
             extra.extend(self._verdict_rules(self, records))
         problem = f"{report.reason} at record {report.first_bad_index}" if not report.valid else ""
