@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import contextvars
 import threading
+import time
 import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -76,6 +77,20 @@ class CallTurns:
         self._holder_is_task = False
         #: Calls inside a wrapper: waiting for the turn, or holding it.
         self._running = 0
+        #: ``time.monotonic()`` when a call was last cancelled (its work may go on), else None.
+        self.cancelled_at: float | None = None
+        #: How many calls were cancelled.
+        self.cancelled = 0
+
+    def note_cancelled(self) -> None:
+        """Note that the framework cancelled a call: what it handed to a thread may go on."""
+        with self._state:
+            self.cancelled += 1
+            self.cancelled_at = time.monotonic()
+
+    def held_here(self) -> bool:
+        """Whether the caller runs inside a call of this gate (its turn)."""
+        return self._held_here()
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
@@ -178,11 +193,16 @@ def turns_of(gate: object) -> CallTurns:
         return turns
 
 
+def existing_turns(gate: object) -> CallTurns | None:
+    """The turns of ``gate`` when a tool was wrapped over it, else ``None``."""
+    with _TURNS_LOCK:
+        return _TURNS.get(gate)
+
+
 def running_calls(gate: object, timeout: float | None = None) -> int:
     """How many function-tool calls of ``gate`` are still running after waiting for them, at
     most ``timeout`` seconds (default :data:`SETTLE_SECONDS`): see :meth:`CallTurns.settle`."""
-    with _TURNS_LOCK:
-        turns = _TURNS.get(gate)
+    turns = existing_turns(gate)
     if turns is None:
         return 0
     return turns.settle(SETTLE_SECONDS if timeout is None else timeout)
@@ -229,6 +249,7 @@ __all__ = [
     "RUNNING_CODE",
     "SETTLE_SECONDS",
     "CallTurns",
+    "existing_turns",
     "gate_failure",
     "running_calls",
     "still_running",

@@ -39,6 +39,7 @@ if the call is allowed, the inspectors look at what it did, and one record is ap
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 from collections.abc import Callable, Mapping
@@ -337,6 +338,8 @@ def gated_tool(
                         value = await materialised_async(value)
                     except BaseException as exc:
                         raised.append(exc)
+                        if isinstance(exc, asyncio.CancelledError):
+                            turns.note_cancelled()  # its threads may go on: see .tool_late
                         raise
                     returned.append(value)
                     return Outcome.success(output_view(value))

@@ -20,7 +20,8 @@ from pytest_harness_audit.doors import social as social_bridge
 from pytest_harness_audit.doors.agent import AgentRun
 from pytest_harness_audit.doors.chain_faults import ChainFaults, GuardedGate
 from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
-from pytest_harness_audit.doors.tool_calls import running_calls, still_running
+from pytest_harness_audit.doors.tool_calls import still_running
+from pytest_harness_audit.doors.tool_late import settled_calls
 from pytest_harness_audit.gate import Classifier
 from pytest_harness_audit.gate.approvals import Approver, table_approver
 from pytest_harness_audit.gate.inspection import SessionInspection
@@ -421,9 +422,9 @@ class Harness(ChainQueries):
         no send of the session explains is recorded in it first: :mod:`.post_store_check`).
 
         Function-tool calls still running (a framework stopped waiting for them) are waited
-        for first; one still running after that fails the session
-        (:func:`~pytest_harness_audit.doors.tool_calls.running_calls`)."""
-        running = running_calls(self.gate)
+        for first, and what changed after a cancelled one is recorded; one still running after
+        that fails the session (:func:`~pytest_harness_audit.doors.tool_late.settled_calls`)."""
+        running = settled_calls(self.gate)
         if not self.gate.closed:
             note_unexplained_posts(self.gate, self._post_store)
         report = self.verify()

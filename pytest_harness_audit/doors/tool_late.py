@@ -1,0 +1,92 @@
+"""What a cancelled function-tool call's work does after its record.
+
+A framework cancels an async tool's call at its timeout (pydantic-ai's ``Tool(timeout=…)``, the
+OpenAI Agents SDK's ``timeout_seconds``) or when its run ends; the call is recorded then, with
+what the workspace showed at that moment. Work the tool handed to a thread
+(``asyncio.to_thread``, an executor) is not cancelled with it and may go on — and write a
+protected file a moment later, after the agent's run, where no later call compares the
+workspace again. So, as the MCP proxy does for a call that timed out at it
+(:mod:`.proxy.late_effects`), judging a session after a cancelled call compares the workspace
+once more: it first gives that work :data:`GRACE` seconds from the cancellation, then records a
+change since the last call as a ``note`` named :data:`CANCELLED_WORK` through the gate's seam, its
+``effects.between`` judged as a later call's would be. A workspace unchanged since the last
+call leaves no record.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from pytest_harness_audit.doors.tool_calls import existing_turns, running_calls
+from pytest_harness_audit.gate.seam import Outcome
+
+if TYPE_CHECKING:
+    from pytest_harness_audit.gate.gate import Gate
+
+#: The tool name of the note of a change after a cancelled function-tool call.
+CANCELLED_WORK = "FunctionToolCancelled"
+#: The category the comparison is judged under (a function tool's without one).
+CATEGORY = "unknown"
+#: How long (seconds) after a cancellation its work is given before the comparison.
+GRACE = 1.0
+
+
+def _changed(gate: Gate) -> bool:
+    """Whether any inspector of ``gate`` sees the workspace changed since the last call (a
+    comparison that fails counts as a change: fail closed)."""
+    for inspector in gate.inspectors:
+        check = getattr(inspector, "changed_since_last", None)
+        if not callable(check):
+            continue
+        try:
+            if check():
+                return True
+        except Exception:
+            return True
+    return False
+
+
+def _on_loop_thread() -> bool:
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def compare_after_cancel(gate: Gate) -> None:
+    """Record what changed in the workspace since the last call, when a function-tool call of
+    ``gate`` was cancelled (see the module doc); nothing inside a call or on a closed gate."""
+    turns = existing_turns(gate)
+    if turns is None or turns.cancelled_at is None or turns.held_here():
+        return
+    if getattr(gate, "closed", False):  # a closed session records nothing more
+        return
+    left = turns.cancelled_at + GRACE - time.monotonic()
+    if left > 0 and not _on_loop_thread():
+        time.sleep(min(left, GRACE))
+    params: dict[str, Any] = {"cancelledCalls": turns.cancelled}
+
+    def act(_decision: object) -> Outcome:
+        return Outcome("success", None, None)
+
+    with turns.sync_turn():
+        if not _changed(gate):
+            return
+        decision = gate.unjudged(CANCELLED_WORK, CATEGORY, params, target=None, kind="note")
+        gate.run(CANCELLED_WORK, params, act, decision=decision)
+
+
+def settled_calls(gate: Gate) -> int:
+    """Make the function-tool calls of ``gate`` judgeable: wait for those still running
+    (:func:`.tool_calls.running_calls`), then compare after a cancelled one; the number of
+    calls still running."""
+    running = running_calls(gate)
+    compare_after_cancel(gate)
+    return running
+
+
+__all__ = ["CANCELLED_WORK", "CATEGORY", "GRACE", "compare_after_cancel", "settled_calls"]
