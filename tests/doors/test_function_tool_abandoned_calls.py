@@ -215,3 +215,20 @@ def test_agents_sdk_work_going_on_after_a_cancelled_call_is_judged(service: Harn
     assert "timed out" in str(result.final_output)
     assert service.verdict == "FAIL"
     assert _cancelled_work_judged(service)
+
+
+def test_a_stuck_call_after_a_cancelled_one_fails_without_hanging(
+    service: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tool_calls, "SETTLE_SECONDS", 0.05)
+    _pydantic_ai_timed_out(_async_handing_off(service, "NOTES.md"), 0.05)
+    release = threading.Event()
+    try:
+        _pydantic_ai_timed_out(_slow_writer(service, "OTHER.md", release))
+        started = time.monotonic()
+        verdict, reasons = service.judge()
+        assert time.monotonic() - started < 1.0  # the comparison did not wait for its turn
+        assert verdict == "FAIL"
+        assert tool_calls.RUNNING_CODE in [r.code for r in reasons]
+    finally:
+        release.set()
