@@ -59,7 +59,8 @@ _HELD: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar(
 )
 
 
-def _on_loop_thread() -> bool:
+def on_loop_thread() -> bool:
+    """Whether the caller runs on a running event loop's thread (where waiting stops the loop)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -111,7 +112,7 @@ class CallTurns:
         loop would stop, and the calls it runs with it)."""
         if self._held_here():
             return 0
-        wait = 0.0 if _on_loop_thread() else max(timeout, 0.0)
+        wait = 0.0 if on_loop_thread() else max(timeout, 0.0)
         with self._state:
             self._state.wait_for(lambda: self._running == 0, timeout=wait)
             return self._running
@@ -149,7 +150,7 @@ class CallTurns:
         if self._held_here():
             yield
             return
-        on_loop = _on_loop_thread()
+        on_loop = on_loop_thread()
         taken = False
         with self._state:
             while not (taken := self._take(task=False)):
@@ -251,6 +252,7 @@ __all__ = [
     "CallTurns",
     "existing_turns",
     "gate_failure",
+    "on_loop_thread",
     "running_calls",
     "still_running",
     "turns_of",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from pytest_harness_audit.doors.tool_calls import existing_turns, running_calls
+from pytest_harness_audit.doors.tool_calls import existing_turns, on_loop_thread, running_calls
 from pytest_harness_audit.gate.seam import Outcome
 
 if TYPE_CHECKING:
@@ -47,16 +47,6 @@ def _changed(gate: Gate) -> bool:
     return False
 
 
-def _on_loop_thread() -> bool:
-    import asyncio
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
 def compare_after_cancel(gate: Gate) -> None:
     """Record what changed in the workspace since the last call, when a function-tool call of
     ``gate`` was cancelled (see the module doc); nothing inside a call or on a closed gate."""
@@ -66,7 +56,7 @@ def compare_after_cancel(gate: Gate) -> None:
     if getattr(gate, "closed", False):  # a closed session records nothing more
         return
     left = turns.cancelled_at + GRACE - time.monotonic()
-    if left > 0 and not _on_loop_thread():
+    if left > 0 and not on_loop_thread():
         time.sleep(min(left, GRACE))
     params: dict[str, Any] = {"cancelledCalls": turns.cancelled}
 
