@@ -219,7 +219,7 @@ def test_policy_status(capsys: pytest.CaptureFixture[str], readme_policy: Path) 
     )
     code, out, _ = run(capsys, "status", "--preset", "strict")
     assert out == (
-        "Policy engine:\n  Rules:    10\n  Default:  deny\n  Enforce:  true\n  Preset:   strict\n"
+        "Policy engine:\n  Rules:    11\n  Default:  deny\n  Enforce:  true\n  Preset:   strict\n"
     )
 
 
