@@ -7,7 +7,8 @@ import re
 # Characters that act on a terminal: C0 controls but tab and newline (carriage return
 # included), DEL, C1 controls, the bidirectional marks, embeddings, overrides and isolates, and
 # the line and paragraph separators (line breaks to some readers).
-_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+#: (``HIDDEN.pattern`` is one character class: other modules extend it.)
+HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -18,7 +19,7 @@ def visible(text: str) -> str:
     """``text`` with every character that acts on a terminal written as its ``\\uXXXX`` escape
     (also JSON's escape of the same character): what an agent wrote can be printed to a
     reviewer's terminal without erasing, rewriting or reordering what is around it."""
-    return _HIDDEN.sub(_escape, text)
+    return HIDDEN.sub(_escape, text)
 
 
 def one_line(text: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 from pytest_harness_audit.audit.clock import minute_bucket, parse_timestamp
 from pytest_harness_audit.audit.query import record_status
 from pytest_harness_audit.audit.tags import record_tags
+from pytest_harness_audit.wording import one_line
 
 _TOP_ERRORS = 5
 
@@ -245,7 +246,8 @@ def format_statistics(report: AuditStatistics) -> str:
             "n/a" if stats.mean_duration_ms is None else f"{stats.mean_duration_ms:.0f}ms avg"
         )
         lines.append(
-            f"  {stats.tool}: {stats.invocations} calls, {stats.success_rate * 100:.0f}% success"
+            f"  {one_line(stats.tool)}: {stats.invocations} calls,"
+            f" {stats.success_rate * 100:.0f}% success"
             f" ({stats.success} ok, {stats.error} error, {stats.blocked} blocked), {duration}"
         )
     lines.append("")
@@ -267,9 +269,9 @@ def format_statistics(report: AuditStatistics) -> str:
     if report.errors:
         lines.append("--- Errors ---")
         for summary in report.errors:
-            lines.append(f"  {summary.tool}: {summary.count} errors")
+            lines.append(f"  {one_line(summary.tool)}: {summary.count} errors")
             for message, count in summary.top_messages:
-                lines.append(f"    - {message} ({count}x)")
+                lines.append(f"    - {one_line(message)} ({count}x)")
         lines.append("")
     if report.timeline:
         lines.append("--- Timeline (actions/min) ---")

@@ -31,7 +31,7 @@ from pytest_harness_audit.doors.hook_continuity import recorded_losses
 from pytest_harness_audit.doors.hook_session import unended_report
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.readers.report import load_report_text
-from pytest_harness_audit.wording import plural
+from pytest_harness_audit.wording import one_line, plural
 
 DEFAULT_LAST = 10
 DEFAULT_QUERY_LIMIT = 50
@@ -280,9 +280,11 @@ def _number(value: Any) -> str:
 
 
 def _describe(record: dict[str, Any], *, detailed: bool) -> str:
-    stamp = record.get("timestamp", "?")
-    tool = record.get("tool", "?")
+    # one record, one line: a line break in what the agent wrote is shown as ``\n``
+    stamp = one_line(str(record.get("timestamp", "?")))
+    tool = one_line(str(record.get("tool", "?")))
     target = _immune_event(record) or record_target(record) or f"({record.get('kind', 'call')})"
+    target = one_line(target)
     status = record_status(record) or "?"
     if not detailed:
         return f"{stamp} {tool} → {target} [{status}]"
@@ -291,8 +293,8 @@ def _describe(record: dict[str, Any], *, detailed: bool) -> str:
     duration = result.get("durationMs")
     duration_text = f" {duration}ms" if isinstance(duration, (int, float)) else ""
     error = result.get("errorMessage")
-    error_text = f" — {error}" if isinstance(error, str) and error else ""
-    category = record.get("category", "?")
+    error_text = f" — {one_line(error)}" if isinstance(error, str) and error else ""
+    category = one_line(str(record.get("category", "?")))
     return f"{stamp} {tool} [{category}] → {target} [{status}]{duration_text}{error_text}"
 
 

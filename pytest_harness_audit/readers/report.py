@@ -14,7 +14,6 @@ document, so snapshots never see it (``split_report_file``).
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import tempfile
@@ -38,6 +37,7 @@ from pytest_harness_audit.readers.report_lines import (
     LiftLine,
     OtherLine,
 )
+from pytest_harness_audit.readers.report_yaml import flow
 from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, judge_record
 
 if TYPE_CHECKING:
@@ -177,11 +177,8 @@ class SessionReport:
 
 
 def _flow(value: Any) -> str:
-    """One YAML value on one line (flow style for collections)."""
-    text = yaml.safe_dump(
-        value, default_flow_style=True, sort_keys=False, allow_unicode=True, width=math.inf
-    )
-    return text.removesuffix("\n...\n").rstrip("\n")
+    """One YAML value on one line (flow style for collections; see :mod:`.report_yaml`)."""
+    return flow(value)
 
 
 def _scalar(key: str) -> str:

@@ -1,7 +1,10 @@
 """The viewer's HTML: Jinja2 templates shipped with the package, autoescaped.
 
 Everything an agent controls (tool names, targets, parameters, error text) reaches the page
-only through the templates' autoescaping; no HTML is assembled by string concatenation.
+only through the templates' autoescaping; no HTML is assembled by string concatenation. Before
+escaping, every value printed has its terminal and bidirectional controls written as ``\\uXXXX``
+(:func:`~pytest_harness_audit.wording.visible`): a right-to-left override in a target would
+otherwise reorder the rest of its line, the status and verdict badges after it included.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.readers.viewer.palette import TONES, VERDICT_TONES
+from pytest_harness_audit.wording import visible
 
 if TYPE_CHECKING:
     import jinja2
@@ -37,9 +41,15 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_shown,
     )
     env.globals.update(tones=TONES, verdict_tones=VERDICT_TONES)
     return env
+
+
+def _shown(value: object) -> object:
+    """A printed value, its controls made visible (text only: numbers print as they are)."""
+    return visible(value) if isinstance(value, str) else value
 
 
 def render_html(run: RunView) -> str:
