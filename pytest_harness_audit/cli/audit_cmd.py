@@ -31,6 +31,7 @@ from pytest_harness_audit.doors.hook_continuity import recorded_losses
 from pytest_harness_audit.doors.hook_session import unended_report
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.readers.report import load_report_text
+from pytest_harness_audit.readers.report_check import chain_verdict, report_file_problem
 from pytest_harness_audit.wording import one_line, plural
 
 DEFAULT_LAST = 10
@@ -369,18 +370,15 @@ def _query(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    session_text = None
+    session_text: str | None = None
+    problem: str | None = None
     if args.session_report:
         if args.session and args.session != args.session_report:
             raise UsageError("give the session once: SESSION or --session")
         args.session = args.session_report
         if args.session not in list_sessions(args.storage):
             raise UsageError(f"no session {args.session!r} in {args.storage}")
-        session_text = load_report_text(args.storage, args.session)
-        # a hook session with no SessionEnd: judged now, the host's settings compared too
-        unended = unended_report(Path(args.storage), args.session)
-        if unended is not None:
-            session_text = unended.render()
+        session_text, problem = _stored_report(args.storage, args.session)
     criteria = RecordFilter(since=args.since)
 
     def records() -> Iterator[dict[str, Any]]:
@@ -392,10 +390,14 @@ def _report(args: argparse.Namespace) -> int:
         data = report.to_dict()
         if args.session_report:
             data["sessionReport"] = session_text
+            if problem is not None:
+                data["sessionReportProblem"] = problem
         _print_json(data)
-        return 0
+        return 0 if problem is None else 1
     if args.session_report:
-        if session_text is None:
+        if problem is not None:
+            print(problem)
+        elif session_text is None:
             print(
                 f"(no session report file for {args.session}: reports are written by "
                 "pytest --harness-audit)"
@@ -404,7 +406,28 @@ def _report(args: argparse.Namespace) -> int:
             print(session_text.rstrip("\n"))
         print()
     print(format_statistics(report))
-    return 0
+    return 0 if problem is None else 1
+
+
+def _stored_report(storage: str, session_id: str) -> tuple[str | None, str | None]:
+    """The session's report to print, and why its report file is not printed (``None``: it
+    is, or there is none). A hook session with no ``SessionEnd`` is judged now (the host's
+    settings compared too); any other report file is printed only when its document is what
+    the chain holds now (:func:`.report_file_problem`): the file is a copy a program can
+    rewrite, the chain is the evidence."""
+    unended = unended_report(Path(storage), session_id)
+    if unended is not None:
+        return unended.render(), None
+    text = load_report_text(storage, session_id)
+    problem = None if text is None else report_file_problem(storage, session_id, text)
+    if problem is None:
+        return text, None
+    verdict = chain_verdict(storage, session_id)[0]
+    return None, (
+        f"the report file of {session_id} is not what its chain holds ({one_line(problem)}): "
+        f"not shown; the chain judges {verdict} "
+        f"(harness-audit audit verify {session_id}; harness-audit view {session_id})"
+    )
 
 
 def _repair(args: argparse.Namespace) -> int:
