@@ -325,6 +325,9 @@ class AuditChain:
                 try:
                     # One write on an O_APPEND descriptor: the line and its newline land together.
                     written = _write(fd, data)
+                except OSError as exc:  # disk full, quota, size limit: a chain no longer written
+                    self._undo_partial_write(size)
+                    raise ChainError(f"{self._paths.chain}: record not written: {exc}") from exc
                 except BaseException:
                     self._undo_partial_write(size)
                     raise
@@ -342,9 +345,12 @@ class AuditChain:
                 self._last_r6 = r6_id
                 # ``writer_slot`` inline: an r6 id written here is always 11 ASCII characters.
                 body = pack_slot_body(SLOT_MAGIC, count, size, head.encode(), r6_id.encode())
-                _pwrite(self._anchor_fd, pack_slot(body, _crc32(body)), (count & 1) * SLOT_SIZE)
-                if self._fsync:
-                    os.fsync(self._anchor_fd)
+                try:
+                    _pwrite(self._anchor_fd, pack_slot(body, _crc32(body)), (count & 1) * SLOT_SIZE)
+                    if self._fsync:
+                        os.fsync(self._anchor_fd)
+                except OSError as exc:
+                    raise ChainError(f"{self._paths.anchor}: anchor not written: {exc}") from exc
             finally:
                 _flock(lock_fd, _LOCK_UN)
         finally:

@@ -2,10 +2,11 @@
 
 An append fails (:class:`~pytest_harness_audit.audit.errors.ChainError`) when the chain changed
 behind its writer — cut short, edited, its anchor gone: a store changed by a name only built at
-run time, which the store rule cannot read — or when another process holds its lock for too
-long. That failure used to escape the door as an exception (a traceback in a test, a protocol
-error at the proxy). A :class:`GuardedGate` notes it in the session's :class:`ChainFaults`
-instead:
+run time, which the store rule cannot read — when another process holds its lock for too long,
+or when the disk refuses the record (full, a quota, a file-size limit a command lowered on the
+harness, an I/O error). That failure used to escape the door as an exception (a traceback in a
+test, a protocol error at the proxy). A :class:`GuardedGate` notes it in the session's
+:class:`ChainFaults` instead:
 
 * the call whose record could not be written returns to its door as it ran (inspected and
   redacted as usual), with no record;
@@ -36,8 +37,8 @@ UNRECORDED_KEY = "unrecorded"
 
 
 _MEANING = (
-    "tamper: the audit chain can no longer be written (changed outside the harness, or its lock "
-    "held by another process): "
+    "tamper: the audit chain can no longer be written (changed outside the harness, its lock "
+    "held by another process, or its disk refused the write): "
 )
 
 
