@@ -21,7 +21,11 @@ def write_run_view(summaries: Sequence[SessionSummary], path: Path, title: str) 
     from pytest_harness_audit.readers.viewer import SessionRef, write_view
 
     rows = sorted(summaries, key=lambda s: (s.nodeid, s.session_id))
-    refs = [SessionRef(s.storage, s.session_id, test=s.nodeid) for s in rows]
+    # what the run published at each test's end: a chain replaced since is not read as it
+    refs = [
+        SessionRef(s.storage, s.session_id, test=s.nodeid, head=s.head, verdict=s.verdict)
+        for s in rows
+    ]
     try:
         run = write_view(path, refs, title=title)
     except HarnessAuditError as exc:

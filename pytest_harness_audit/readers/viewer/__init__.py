@@ -49,7 +49,10 @@ def build_view(refs: Iterable[SessionRef], *, title: str = "harness-audit sessio
     """Read every referenced session from its storage (``UsageError`` for an unknown one)."""
     return RunView(
         title=title,
-        sessions=tuple(load_session(r.storage, r.session_id, test=r.test) for r in refs),
+        sessions=tuple(
+            load_session(r.storage, r.session_id, test=r.test, head=r.head, run_verdict=r.verdict)
+            for r in refs
+        ),
     )
 
 

@@ -21,7 +21,7 @@ from pytest_harness_audit.audit.session_file import load_session_file
 from pytest_harness_audit.audit.storage import StorageLayout
 from pytest_harness_audit.audit.verify import ChainReport, verify_chain
 from pytest_harness_audit.errors import HarnessAuditError, UsageError
-from pytest_harness_audit.readers.verdict import Verdict, judge, judge_record
+from pytest_harness_audit.readers.verdict import Verdict, VerdictReason, judge, judge_record
 from pytest_harness_audit.readers.viewer.score import ScoreSeries, score_series
 
 #: The tone of each verdict (see :mod:`.palette`).
@@ -121,6 +121,19 @@ def session_exists(storage: str | os.PathLike[str], session_id: str) -> bool:
     return paths.chain.exists() or paths.session_file.exists() or paths.anchor.exists()
 
 
+def _run_reasons(run_verdict: str | None) -> tuple[VerdictReason, ...]:
+    """The run's own verdict as a reason (``judge`` keeps the worst): a plugin's verdict rule or
+    a record the disk refused judged the session where its chain cannot say so."""
+    try:
+        verdict = Verdict.parse(run_verdict) if run_verdict else Verdict.PASS
+    except ValueError:
+        verdict = Verdict.FAIL  # a summary that names no verdict is not a PASS
+    if verdict is Verdict.PASS:
+        return ()
+    text = f"the run judged this session {verdict.value} (see its test's report)"
+    return (VerdictReason(verdict, "run-verdict", text),)
+
+
 def session_created(storage: str | os.PathLike[str], session_id: str) -> str:
     """When the session started (its session file's ``createdAt``; ``""`` when not known)."""
     metadata = load_session_file(StorageLayout.at(storage).paths(session_id).session_file)
@@ -128,15 +141,26 @@ def session_created(storage: str | os.PathLike[str], session_id: str) -> str:
 
 
 def load_session(
-    storage: str | os.PathLike[str], session_id: str, *, test: str | None = None
+    storage: str | os.PathLike[str],
+    session_id: str,
+    *,
+    test: str | None = None,
+    head: str | None = None,
+    run_verdict: str | None = None,
 ) -> SessionView:
-    """The view of one stored session (``UsageError`` when the storage does not hold it)."""
+    """The view of one stored session (``UsageError`` when the storage does not hold it);
+    ``head`` and ``run_verdict`` as :class:`SessionRef` says."""
     if not session_exists(storage, session_id):
         raise UsageError(f"no audit session {session_id!r} in {storage}")
-    report = verify_chain(storage, session_id)
+    report = verify_chain(storage, session_id, witness=head or None)
     records = [CallRecord(raw) for raw in iter_records(storage, session_id)]
     problem = None if report.valid else _problem(report)
-    verdict, reasons = judge(records, chain_valid=report.valid, chain_problem=problem or "")
+    verdict, reasons = judge(
+        records,
+        chain_valid=report.valid,
+        chain_problem=problem or "",
+        extra=_run_reasons(run_verdict),
+    )
     items = tuple(_item(record) for record in records)
     calls = [r for r in records if r.kind in ("call", "message")]
     series, note = _score(storage, session_id, records)
@@ -306,11 +330,18 @@ def _item(record: CallRecord) -> TimelineItem:
 
 @dataclass(frozen=True)
 class SessionRef:
-    """Where a session is stored, and the test that made it (when known)."""
+    """Where a session is stored, and the test that made it (when known).
+
+    A run's view also gives what the run published at the test's end, out of the agent's
+    reach: ``head`` (the chain must contain it: a chain replaced since is ``witness_mismatch``)
+    and ``verdict`` (kept when worse than the chain's: reasons outside the chain).
+    """
 
     storage: str
     session_id: str
     test: str | None = None
+    head: str | None = None
+    verdict: str | None = None
 
 
 @dataclass(frozen=True)
