@@ -397,6 +397,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if options.enabled and summaries:
         from pytest_harness_audit.audit.prune import prune, record_run
 
+        from pytest_harness_audit.plugin.summary import changed_since_published
+
+        lines = session.config.stash[ARTIFACT_LINES_KEY]
+        lines.extend((line, True) for line in changed_since_published(summaries))
         record_run(options.directory, (row.session_id for row in summaries))
         if options.keep:
             prune(options.directory, keep=options.keep, runs_only=True)

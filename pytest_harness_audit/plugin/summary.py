@@ -46,6 +46,32 @@ class SessionSummary:
         return cls(**{key: data[key] for key in cls.__dataclass_fields__ if key in data})
 
 
+def changed_since_published(summaries: Iterable[SessionSummary]) -> list[str]:
+    """One line per session whose stored chain no longer holds the head the run published at
+    its test's end (a chain valid then): a later test's agent changed the evidence of an earlier
+    session through the store it shares, which that session's own witness, gone with its test,
+    can no longer see."""
+    from pytest_harness_audit.audit.verify import verify_chain
+    from pytest_harness_audit.errors import HarnessAuditError
+
+    lines = []
+    for row in summaries:
+        if not (row.chain_valid and row.head):
+            continue
+        try:
+            report = verify_chain(row.storage, row.session_id, witness=row.head)
+            problem = None if report.valid else report.reason
+        except (HarnessAuditError, OSError) as exc:
+            problem = str(exc)
+        if problem is not None:
+            lines.append(
+                f"harness-audit: the chain of {row.session_id} ({row.nodeid}) changed after its "
+                f"test ended ({problem}; published head {row.head[:12]}): the run's evidence "
+                "was tampered with after the fact"
+            )
+    return lines
+
+
 def summarise(harness: Harness, nodeid: str) -> SessionSummary:
     """The summary row of a session, read from its verified chain."""
     report = harness.verify()

@@ -7,7 +7,9 @@ one harmless call): its own session is untouched, and the view used to show the 
 session PASS with a valid chain while the terminal summary, JUnit and report file said FAIL.
 The view now checks each session's chain against the head the run published at its test's end
 and keeps the run's verdict when it is the worse (reasons kept outside the chain: a plugin's
-verdict rule, a record the disk refused). The twin: an untouched run's view reads as before.
+verdict rule, a record the disk refused). The run itself fails too: when it ends, every
+session's chain is checked against its published head, and one changed since its test ended is
+a red line naming it. The twin: an untouched run's view reads as before, and the run passes.
 """
 
 from __future__ import annotations
@@ -66,7 +68,15 @@ def test_a_replaced_chain_keeps_the_run_s_verdict(pytester: pytest.Pytester) -> 
     result = pytester.runpytest(
         "--harness-audit", "--harness-audit-dir", "kept", "--harness-audit-html", "view.html"
     )
-    result.stdout.fnmatch_lines(["test_suite.py::test_1_blocked*FAIL"])
+    result.stdout.fnmatch_lines(
+        [
+            "test_suite.py::test_1_blocked*FAIL",
+            "harness-audit: the chain of test_1_blocked-* (test_suite.py::test_1_blocked) changed "
+            "after its test ended (witness_mismatch; published head *): the run's evidence was "
+            "tampered with after the fact",
+        ]
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # every test passed: the run did not
     page = (pytester.path / "view.html").read_text()
     first = _rows(page)["test_1_blocked"]
     assert "FAIL" in first and "PASS" not in first, first
@@ -79,6 +89,8 @@ def test_an_untouched_run_reads_as_before(pytester: pytest.Pytester) -> None:
         "--harness-audit", "--harness-audit-dir", "kept", "--harness-audit-html", "view.html"
     )
     result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.OK
+    assert "changed after its test ended" not in result.stdout.str()
     page = (pytester.path / "view.html").read_text()
     first = _rows(page)["test_1_blocked"]
     assert "FAIL" in first and "valid" in first
