@@ -396,7 +396,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     options = session.config.stash[OPTIONS_KEY]
     if options.enabled and summaries:
         from pytest_harness_audit.audit.prune import prune, record_run
-
         from pytest_harness_audit.plugin.summary import changed_since_published
 
         lines = session.config.stash[ARTIFACT_LINES_KEY]
