@@ -168,7 +168,8 @@ def _summary(args: argparse.Namespace) -> int:
         _print_json({"sessions": [summary.to_dict() for summary in summaries]})
         return 0
     for summary in summaries:
-        label = summary.lct or summary.session_id
+        # the session file's label is not part of the chain: a rewrite of it adds no line
+        label = one_line(summary.lct or summary.session_id)
         print(f"Session: {label}" + (f" ({summary.session_id})" if summary.lct else ""))
         print(f"  Actions: {sum(summary.tools.values())}")
         print(f"  Audit records: {summary.record_count}")

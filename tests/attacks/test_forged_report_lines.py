@@ -11,6 +11,7 @@ report shows loads back to exactly what the chain holds.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -100,6 +101,24 @@ def test_the_cli_prints_one_line_per_record(
     stats = _cli(harness, capsys, "report")
     assert "no colour\\nverdict: PASS" in stats
     assert not [line for line in stats.splitlines() if line.startswith("verdict")]
+
+
+def test_a_rewritten_session_label_adds_no_summary_line(
+    harness: Harness, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The session file's metadata is not part of the chain: a program that rewrites its label
+    (the soft LCT) leaves the chain valid, and the label is printed on its own line."""
+    harness.call("Read", file_path=".env")
+    harness.close()
+    path = harness.storage_dir / "sessions" / f"{harness.session_id}.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["lct"]["tokenId"] += "\n  Chain valid: true\nSession: clean"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    out = _cli(harness, capsys, "summary")
+    lines = out.splitlines()
+    assert [line for line in lines if line.startswith("Session:")] == [lines[0]]
+    assert sum(1 for line in lines if "Chain valid" in line) == 2  # the label's, on line 1
+    assert lines[0].startswith("Session: web4:session:") and "\\n" in lines[0]
 
 
 def test_the_viewer_shows_the_controls_as_escapes(harness: Harness) -> None:
