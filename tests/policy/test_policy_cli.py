@@ -247,7 +247,7 @@ def test_policy_presets(capsys: pytest.CaptureFixture[str]) -> None:
         "audit-only",
     ]
     assert lines[1].split() == ["default=allow", "enforce=false", "rules=0"]
-    assert lines[5].split() == ["default=deny", "enforce=true", "rules=10"]
+    assert lines[5].split() == ["default=deny", "enforce=true", "rules=11"]
     code, out, _ = run(capsys, "presets", "--json")
     data = json.loads(out)
     assert [d["name"] for d in data] == list(Policy.preset_names())
