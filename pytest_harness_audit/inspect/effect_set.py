@@ -57,7 +57,8 @@ class Effects:
     secret_copied: tuple[str, ...] = ()
     #: Tracked files that carried the owner's uncommitted change when the session started and
     #: now hold git's copy again, the change kept nowhere: the owner's work thrown away
-    #: (:mod:`~.uncommitted`); also in :attr:`modified`.
+    #: (:mod:`~.uncommitted`); also in :attr:`modified`, unless the change was lost when no ref
+    #: or reflog named the commits keeping it any more (a stash dropped).
     discarded: tuple[str, ...] = ()
     #: Whether the call left none of the session's uncommitted changes, two or more of them
     #: thrown away: what ``git reset --hard`` does, written file by file.
@@ -72,6 +73,7 @@ class Effects:
             or self.history_destroyed
             or self.history_hidden
             or self.unreadable
+            or self.discarded
         )
 
     def to_record(self, limit: int = RECORD_LIMIT) -> dict[str, object]:

@@ -10,8 +10,19 @@ the committed text back — is to a stat snapshot only files modified. Content t
   the index, or the index from ``HEAD``) and keeps the object id of each one's content;
 * after a call, :func:`discarded_files` looks at those among the files it modified: one whose
   content is now git's own copy (its blob in ``HEAD`` or in the index) lost the owner's change,
-  unless git still holds that change: in the index, in ``HEAD``, or in a commit a ref or reflog
-  names now that none named before the call (``git stash``, a commit on another branch).
+  unless git still holds that change: in the index, in ``HEAD``, in a commit a ref or reflog
+  names now that none named before the call (``git stash``, a commit on another branch, ``git
+  commit -am``), or in one such commit kept from an earlier call and still named.
+
+A change held so is only put away: :class:`UncommittedWork` remembers where (the commits, at
+most :data:`MAX_NEW_COMMITS` a file, and :data:`INDEX`). After every later call, a file that
+lost one of those places — no ref or reflog names the commit any more (``git stash drop`` or
+``clear``, ``git update-ref -d refs/stash``, a branch deleted and the reflogs expired), or the
+index changed — is looked at again whatever the call modified: held nowhere now while its
+content is git's copy, the owner's change is thrown away by that call. The history's own
+reading (:mod:`.history`) judges commits destroyed, not unnamed: a stash dropped is a commit
+that still exists until ``git gc`` prunes it, and the agent's own stash or branch may be let
+go; only this module knows the commit held the owner's work.
 
 A file the agent itself changed during the session was clean at its start: undoing that edit
 discards nothing. ``git commit -am`` keeps the owner's change in ``HEAD``; ``git add`` and
@@ -34,6 +45,7 @@ import subprocess
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import NamedTuple
 
 from pytest_harness_audit.inspect.effect_set import Effects
 from pytest_harness_audit.inspect.git_env import without_filters
@@ -46,8 +58,11 @@ MAX_FILES = 2000
 MAX_BYTES = 4 << 20
 #: Bytes read at the session's start at most, all files together (the rest are left out).
 MAX_TOTAL_BYTES = 64 << 20
-#: Commits a call newly named that are looked in for the owner's change, at most.
+#: Commits a call newly named that are looked in for the owner's change, at most; and commits
+#: kept per file as holding it.
 MAX_NEW_COMMITS = 32
+#: What :attr:`Judged.held` names the index by, beside commits.
+INDEX = ":"
 _SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 _TIMEOUT_S = 30
 
@@ -128,8 +143,8 @@ def uncommitted_files(root: str) -> tuple[dict[str, str], str]:
 
 
 def _copies(root: str, requests: list[str]) -> list[str | None] | None:
-    """The blob id of each object ``requests`` names (``"HEAD:a.py"``, ``":a.py"``), ``None``
-    for one git does not have; ``None`` when git cannot be asked."""
+    """The id of each blob or commit ``requests`` names (``"HEAD:a.py"``, ``":a.py"``,
+    ``"HEAD"``), ``None`` for one git does not have; ``None`` when git cannot be asked."""
     data = "".join(f"{name}\n" for name in requests).encode("utf-8", "surrogateescape")
     out = _git(root, ["cat-file", "--batch-check=%(objectname) %(objecttype)"], data)
     if out is None:
@@ -138,9 +153,19 @@ def _copies(root: str, requests: list[str]) -> list[str | None] | None:
     found: list[str | None] = []
     for line in lines[: len(requests)]:
         name, _, kind = line.partition(" ")
-        found.append(name if kind == "blob" and _SHA.match(name) else None)
+        found.append(name if kind in ("blob", "commit") and _SHA.match(name) else None)
     found += [None] * (len(requests) - len(found))
     return found
+
+
+class Judged(NamedTuple):
+    """What :func:`discarded_files` found: the files thrown away, those given back, and where
+    git still holds the owner's content of each file whose work tree no longer does: commits,
+    and :data:`INDEX` for the index."""
+
+    discarded: tuple[str, ...]
+    back: tuple[str, ...]
+    held: dict[str, frozenset[str]]
 
 
 def discarded_files(
@@ -149,31 +174,83 @@ def discarded_files(
     modified: Iterable[str],
     algorithm: str,
     new_commits: Iterable[str] = (),
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``(discarded, back)`` among ``modified``: the files of ``kept`` (path → blob id of the
-    owner's uncommitted content) whose content is now git's copy in ``HEAD`` or the index while
-    git holds the owner's content nowhere the call left it (the index, ``HEAD``, ``new_commits``:
-    commits named after the call and not before); and those whose content is the owner's again.
-    """
+    holders: Mapping[str, Iterable[str]] | None = None,
+) -> Judged:
+    """Among ``modified``: the files of ``kept`` (path → blob id of the owner's uncommitted
+    content) whose content is now git's copy in ``HEAD`` or the index while git holds the
+    owner's content nowhere the call left it (the index, ``HEAD``, ``new_commits``: commits
+    named after the call and not before, or the file's ``holders``: commits still named that
+    held it before); those whose content is the owner's again; and, for each other, the
+    commits among ``new_commits``, its ``holders`` and ``HEAD`` that hold the owner's content
+    (and :data:`INDEX` when the index does)."""
     paths = sorted(path for path in modified if path in kept)
     if not paths:
-        return (), ()
+        return Judged((), (), {})
     now = _content_ids(root, paths, algorithm)
     back = tuple(path for path in paths if now.get(path) == kept[path])
     changed = [path for path in paths if path in now and now[path] != kept[path]]
     if not changed:
-        return (), back
-    commits = sorted(c for c in new_commits if _SHA.match(c))[:MAX_NEW_COMMITS]
-    revs = ["HEAD", "", *commits]
-    ids = _copies(root, [f"{rev}:{path}" for path in changed for rev in revs])
+        return Judged((), back, {})
+    fresh = _commits(new_commits)
+    revs = {path: _commits((holders or {}).get(path, ())) for path in changed}
+    revs = {
+        path: [*commits, *(c for c in fresh if c not in commits)] for path, commits in revs.items()
+    }
+    requests = [f"{rev}:{path}" for path in changed for rev in ("HEAD", "", *revs[path])]
+    ids = _copies(root, ["HEAD", *requests])
     if ids is None:
-        return (), back
+        return Judged((), back, {})
+    head, start = ids[0], 1
     discarded: list[str] = []
-    for index, path in enumerate(changed):
-        held = ids[index * len(revs) : (index + 1) * len(revs)]
-        if now[path] in held[:2] and kept[path] not in held:
+    held: dict[str, frozenset[str]] = {}
+    for path in changed:
+        found = ids[start : start + 2 + len(revs[path])]
+        start += len(found)
+        holding = {c for c, i in zip(revs[path], found[2:], strict=True) if i == kept[path]}
+        if found[1] == kept[path]:
+            holding.add(INDEX)
+        if found[0] == kept[path] and head is not None:
+            holding.add(head)
+        if holding:
+            held[path] = frozenset(holding)
+        if now[path] in found[:2] and kept[path] not in found:
             discarded.append(path)
-    return tuple(discarded), back
+    return Judged(tuple(discarded), back, held)
+
+
+def _commits(names: Iterable[str]) -> list[str]:
+    """The first :data:`MAX_NEW_COMMITS` commit names of ``names``, sorted."""
+    return sorted(name for name in names if _SHA.match(name))[:MAX_NEW_COMMITS]
+
+
+def committed_files(
+    root: str, kept: Mapping[str, str], paths: Iterable[str], new_commits: Iterable[str]
+) -> dict[str, frozenset[str]]:
+    """The files of ``kept`` among ``paths`` whose owner's content (blob id) one of
+    ``new_commits`` holds, each with those commits: asked of git alone (no file is read)."""
+    commits = _commits(new_commits)
+    paths = sorted(path for path in paths if path in kept)
+    if not commits or not paths:
+        return {}
+    ids = _copies(root, [f"{commit}:{path}" for path in paths for commit in commits])
+    if ids is None:
+        return {}
+    held: dict[str, frozenset[str]] = {}
+    for index, path in enumerate(paths):
+        found = ids[index * len(commits) : (index + 1) * len(commits)]
+        holding = frozenset(c for c, i in zip(commits, found, strict=True) if i == kept[path])
+        if holding:
+            held[path] = holding
+    return held
+
+
+def _stat(path: str) -> tuple[int, int, int] | None:
+    """``(size, mtime_ns, inode)`` of ``path`` (``None`` when absent)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ino
 
 
 class UncommittedWork:
@@ -186,6 +263,10 @@ class UncommittedWork:
         self._lock = threading.Lock()
         self._kept: dict[str, str] | None = None
         self._thrown: dict[str, str] = {}
+        #: Kept files whose work tree lost the owner's content while git still holds it (in
+        #: commits, or :data:`INDEX`), with where.
+        self._held: dict[str, frozenset[str]] = {}
+        self._index: tuple[int, int, int] | None = None  # the index's stat when last judged
         self._algorithm = "sha1"
 
     @property
@@ -213,23 +294,49 @@ class UncommittedWork:
         """``effects`` (of a call, between the refs ``before`` and ``after`` it) with the
         owner's changes it threw away (:attr:`Effects.discarded`, :attr:`Effects.discarded_all`):
         one counts once; one given back (its content the owner's again) counts again if thrown
-        away later; a file deleted is judged as a deletion and no longer watched."""
+        away later; a file deleted is judged as a deletion and no longer watched. A change kept
+        only in commits (a stash, another branch) or in the index is thrown away by the call
+        after which no ref or reflog names any of those commits and the index changed, whatever
+        files that call modified."""
+        index = _stat(os.path.join(root, ".git", "index"))
         with self._lock:
-            watched = {**(self._kept or {}), **self._thrown}
-        if not watched or not (effects.modified or effects.tracked_deleted):
-            return effects
+            kept_now = dict(self._kept or {})
+            watched = {**kept_now, **self._thrown}
+            held = dict(self._held)
+            moved, self._index = index != self._index, index
+
+        def holding(places: frozenset[str]) -> frozenset[str]:
+            # where git may still hold a file's change: its commits still named (all of them
+            # when the refs are unknown), the index unless it changed
+            commits = places - {INDEX} if after is None else places & after
+            return commits | (places & {INDEX} if not moved else frozenset())
+
+        # a file that lost one of its holders is looked at again (where else is it held?)
+        candidates = {*effects.modified, *(p for p, c in held.items() if holding(c) != c)}
         new = (after or frozenset()) - (before or frozenset())
-        discarded, back = discarded_files(root, watched, effects.modified, self._algorithm, new)
+        if not watched or not (candidates or effects.tracked_deleted or new):
+            return effects
+        named = {p: holding(c) for p, c in held.items()}
+        found = discarded_files(root, watched, candidates, self._algorithm, new, named)
+        # the owner's changes committed while the work tree keeps them (``git commit -am``)
+        committed = committed_files(root, kept_now, set(kept_now) - candidates, new) if new else {}
         with self._lock:
             kept = self._kept if self._kept is not None else {}
-            for path in back:
+            for path in found.back:
                 if path in self._thrown:
                     kept[path] = self._thrown.pop(path)
-            fresh = tuple(path for path in discarded if path in kept)
+            fresh = tuple(path for path in found.discarded if path in kept)
             for path in fresh:
                 self._thrown[path] = kept.pop(path)
             for path in effects.tracked_deleted:
                 kept.pop(path, None)
+            for path in candidates:
+                self._held.pop(path, None)
+            self._held.update((p, c) for p, c in found.held.items() if p in kept)
+            for path, commits in committed.items():
+                if path in kept:
+                    merged = sorted(self._held.get(path, frozenset()) | commits)
+                    self._held[path] = frozenset(merged[:MAX_NEW_COMMITS])
             every = bool(fresh) and not kept and len(self._thrown) >= 2
         if not fresh:
             return effects
@@ -237,10 +344,13 @@ class UncommittedWork:
 
 
 __all__ = [
+    "INDEX",
     "MAX_BYTES",
     "MAX_FILES",
+    "Judged",
     "UncommittedWork",
     "blob_id",
+    "committed_files",
     "discarded_files",
     "uncommitted_files",
 ]
