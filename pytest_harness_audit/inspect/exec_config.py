@@ -15,6 +15,11 @@ later plain ``curl URL`` send a file its text does not name.
 *Host settings* are the files a coding agent's host reads its hooks and servers from: Claude
 Code's ``.claude/settings.json`` and ``.claude/settings.local.json`` (which ``harness-audit hook
 install`` writes) and the project's ``.mcp.json``. Writing them can switch the audit hooks off.
+So do the host's *definitions*, any file under ``.claude/agents/``, ``.claude/commands/`` or
+``.claude/skills/``: the host loads them as subagents, slash commands and skills, whose front
+matter registers hooks, pre-approves tools (``allowed-tools``) or sets a subagent's
+``permissionMode``, and whose ``!``-quoted commands the host runs itself when the skill is
+invoked, outside every tool call (and so outside the gate).
 
 Both are protected files of a workspace snapshot (:class:`~.effects.Protection`): a call that
 creates, changes or hard-links one is a ``protected_file_changed`` effect. The repository
@@ -65,6 +70,7 @@ _ANY_KIND = re.compile(
     r"|\.git/config(?:\.worktree)?|\.git/commondir|\.gitconfig|\.config/git/config"
     r"|site-packages/(?:[^/]+\.pth|sitecustomize\.py|usercustomize\.py)"
     r"|\.claude/settings(?:\.local)?\.json|\.mcp\.json"
+    r"|\.claude/(?:agents|commands|skills)/.+"
     r"|[._]curlrc|\.config/curlrc|\.wgetrc|\.config/wget/wgetrc)$"
 )
 #: A hook manager's install command, the whole text of the call (one simple command).
@@ -118,6 +124,7 @@ def is_protected_by_kind(relative: str) -> bool:
         "git" not in relative
         and "json" not in relative
         and "site-packages" not in relative
+        and ".claude/" not in relative
         and "rc" not in relative.rsplit("/", 1)[-1]
     ):
         return False

@@ -87,7 +87,7 @@ def test_start_up_files_and_ssh_keys_are_asked(tmp_path: Path, project: Path, wh
         "{project}/.vscode/settings.json",
         "{project}/config/settings.json",
         "{project}/docs/claude-settings.md",
-        "{project}/.claude/agents/reviewer.md",
+        "{project}/docs/agents/reviewer.md",
     ],
 )
 def test_other_settings_files_are_ordinary(tmp_path: Path, project: Path, where: str) -> None:
