@@ -91,6 +91,7 @@ def test_safety_shape() -> None:
         "deny-persona-write",
         "deny-exec-config-write",
         "deny-host-config-write",
+        "deny-host-hooks-off",
         "effect-credential-object-read",
         "effect-credential-read",
         "warn-file-delete",
