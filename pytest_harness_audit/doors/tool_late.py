@@ -19,7 +19,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from pytest_harness_audit.doors.tool_calls import existing_turns, on_loop_thread, running_calls
-from pytest_harness_audit.gate.seam import Outcome
+from pytest_harness_audit.gate.seam import Outcome, changed_since_last_call
 
 if TYPE_CHECKING:
     from pytest_harness_audit.gate.gate import Gate
@@ -30,21 +30,6 @@ CANCELLED_WORK = "FunctionToolCancelled"
 CATEGORY = "unknown"
 #: How long (seconds) after a cancellation its work is given before the comparison.
 GRACE = 1.0
-
-
-def _changed(gate: Gate) -> bool:
-    """Whether any inspector of ``gate`` sees the workspace changed since the last call (a
-    comparison that fails counts as a change: fail closed)."""
-    for inspector in gate.inspectors:
-        check = getattr(inspector, "changed_since_last", None)
-        if not callable(check):
-            continue
-        try:
-            if check():
-                return True
-        except Exception:
-            return True
-    return False
 
 
 def compare_after_cancel(gate: Gate) -> None:
@@ -64,7 +49,7 @@ def compare_after_cancel(gate: Gate) -> None:
         return Outcome("success", None, None)
 
     with turns.sync_turn():
-        if not _changed(gate):
+        if not changed_since_last_call(gate):
             return
         decision = gate.unjudged(CANCELLED_WORK, CATEGORY, params, target=None, kind="note")
         gate.run(CANCELLED_WORK, params, act, decision=decision)

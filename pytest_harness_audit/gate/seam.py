@@ -417,3 +417,20 @@ def _finish(
     if outcome.reraise is not None:
         raise outcome.reraise
     return gated
+
+
+def changed_since_last_call(gate: object) -> bool:
+    """Whether an inspector of ``gate`` sees the workspace changed since its last call ended
+    (an inspector whose comparison fails counts as a change: fail closed). A door asks it before
+    it records what a call's leftover work did after its record (a timed-out proxied call, a
+    cancelled function-tool call)."""
+    for inspector in getattr(gate, "inspectors", ()):
+        check = getattr(inspector, "changed_since_last", None)
+        if not callable(check):
+            continue
+        try:
+            if check():
+                return True
+        except Exception:
+            return True
+    return False

@@ -25,7 +25,7 @@ from typing import Any
 import anyio
 
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
-from pytest_harness_audit.gate.seam import Outcome
+from pytest_harness_audit.gate.seam import Outcome, changed_since_last_call
 
 #: The tool name of the note a closing proxy records when the workspace changed after the
 #: session's last call.
@@ -74,7 +74,7 @@ class LateEffects:
         """Record, as a :data:`PROXY_CLOSED` note, a change of the workspace since the last
         watched call (nothing when it is unchanged). A comparison that fails counts as a
         change: the note is recorded and its inspection judged (fail closed)."""
-        if not _changed(self._gate):
+        if not changed_since_last_call(self._gate):
             return
         params: dict[str, Any] = {"timedOutCalls": self._timed_out}
 
@@ -91,20 +91,6 @@ class LateEffects:
                 await run(PROXY_CLOSED, params, act, decision=decision)
             else:
                 await run(PROXY_CLOSED, params, act)
-
-
-def _changed(gate: object) -> bool:
-    """Whether any of ``gate``'s inspectors sees the workspace changed since the last call."""
-    for inspector in getattr(gate, "inspectors", ()):
-        check = getattr(inspector, "changed_since_last", None)
-        if not callable(check):
-            continue
-        try:
-            if check():
-                return True
-        except Exception:
-            return True
-    return False
 
 
 __all__ = [
