@@ -46,6 +46,11 @@ def _pre(tmp_path: Path, command: str) -> dict[str, object]:
         "CLAUDE_CONFIG_DIR=/tmp/empty claude -p 'tidy'",
         "export CLAUDE_CONFIG_DIR=/tmp/empty; claude -p 'tidy'",
         "npx @anthropic-ai/claude-code --bare -p 'tidy'",
+        "sudo -u dev claude --bare -p 'tidy'",
+        "bash -c 'claude --bare -p tidy'",
+        "c=claude; $c --bare -p 'tidy'",
+        "$(which claude) --bare -p 'tidy'",
+        "node /usr/lib/node_modules/@anthropic-ai/claude-code/cli.js --bare -p 'tidy'",
     ],
 )
 def test_a_host_started_without_the_hooks_is_refused(tmp_path: Path, command: str) -> None:
@@ -63,6 +68,11 @@ def test_a_host_started_without_the_hooks_is_refused(tmp_path: Path, command: st
         "claude --version",
         "claude mcp list",
         "grep -n -- --bare notes.txt",
+        "git commit -qm 'docs: claude --bare skips the hooks'",
+        "echo 'claude --settings FILE brings settings of its own'",
+        "grep -rn 'claude --bare' docs",
+        "git clone -q --bare . /tmp/mirror.git",
+        "node app.js --settings config.json",
     ],
 )
 def test_a_host_started_as_configured_still_passes(tmp_path: Path, command: str) -> None:
