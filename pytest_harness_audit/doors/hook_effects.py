@@ -115,7 +115,9 @@ def workspace_root(cwd: str | None, environ: Mapping[str, str] | None = None) ->
         # the host's Bash keeps its ``cd`` across calls, into any directory it may work in:
         # a cwd outside the project is such a directory, the project is still the one at stake
         return project
-    return cwd
+    # the host sends an absolute path: a relative one would name whatever folder the hook
+    # process runs in (its own installation, a virtual environment), not the project
+    return cwd if os.path.isabs(cwd) else None
 
 
 def store_inside(root: str, storage: str | os.PathLike[str]) -> str | None:

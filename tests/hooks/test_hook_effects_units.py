@@ -71,3 +71,8 @@ def test_the_project_dir_wins_over_any_cwd(tmp_path: Path) -> None:
     assert workspace_root(str(outside), missing) == str(outside)
     assert workspace_root(str(inside), {"CLAUDE_PROJECT_DIR": "relative/dir"}) == str(inside)
     assert workspace_root(None, env) is None
+    # a relative cwd (the host always sends an absolute one) would name the hook process's own
+    # folder, a virtual environment of thousands of files: no project, nothing walked
+    assert workspace_root(".", {}) is None
+    assert workspace_root("app", {}) is None
+    assert workspace_root(".", env) == str(tmp_path)
