@@ -49,6 +49,7 @@ from pytest_harness_audit.doors.hook_effects import (
     protected_state,
     workspace_root,
 )
+from pytest_harness_audit.doors.hook_host_programs import protection_at
 from pytest_harness_audit.doors.hook_host_project import PROJECT_SETTINGS
 from pytest_harness_audit.doors.hook_host_settings import PROJECT_MCP, HostWatch, check_between
 from pytest_harness_audit.doors.hook_pending_seal import pending_key
@@ -73,9 +74,10 @@ def state_path(storage: str | os.PathLike[str], session_id: str, root: str) -> P
     return Path(storage) / "hook-between" / f"{sanitize_session_id(session_id)}-{digest}.json"
 
 
-def protection_of(policy: Policy) -> Protection:
-    """The protection the hook door's snapshots apply (the settings' ``permissions`` apart)."""
-    return Protection(policy.protect, permissions_apart=True)
+def protection_of(policy: Policy, root: str | None = None) -> Protection:
+    """The protection the hook door's snapshots of ``root`` apply (the settings' ``permissions``
+    apart, the programs the host's settings name protected: :mod:`.hook_host_programs`)."""
+    return protection_at(root, policy)
 
 
 def watched_paths(root: str, protection: Protection, known: Iterable[str] = ()) -> set[str]:
@@ -195,7 +197,7 @@ def check(
     a pending file left now is a call whose post never came)."""
     if root is None or (not calls_done and in_flight(storage, session_id, own)):
         return []
-    protection = protection_of(policy)
+    protection = protection_of(policy, root)
     try:
         found = changed_between(storage, session_id, root, protection)
     except UnreadableState as exc:
@@ -318,7 +320,7 @@ def after_call(
     if root is None:
         return
     window = inspection.inspector.kept if inspection is not None else None
-    protection = protection_of(policy)
+    protection = protection_of(policy, root)
     if isinstance(window, WorkspaceSnapshot) and window.root == root:
         after = inspection.inspector.last_snapshot if inspection is not None else None
         if after is None or after.root != root:
@@ -403,7 +405,7 @@ def _check_before_window(
         return
     before, complete = found
     seen = snapshot_state(window)
-    protection = protection_of(policy)
+    protection = protection_of(policy, root)
     # a snapshot knows the files protected by name; a kept state every such file it watched,
     # and every one at the top and in ``.git`` (one there now and not kept was made since);
     # one kept from a whole snapshot, every one the workspace had; none outside the workspace

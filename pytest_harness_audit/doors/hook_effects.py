@@ -10,8 +10,8 @@ The workspace is the project: ``$CLAUDE_PROJECT_DIR`` (the host sets it for hook
 wherever the payload's ``cwd`` is, so a ``cd`` into a subdirectory does not shrink what is
 watched, and a ``cd`` into a directory outside the project (one the host was given with
 ``--add-dir``) does not move the watch off the project's persona and settings files; without
-it, the ``cwd``. The audit store is left out of every snapshot when it lies
-inside the project. A snapshot is the library's own
+it, the ``cwd`` when absolute (a relative one would be the hook process's own folder, a
+virtual environment, say). The audit store is left out of every snapshot inside the project. A snapshot is the library's own
 (:meth:`~pytest_harness_audit.inspect.WorkspaceSnapshot.take`: of a ``.git`` directory only its
 key entries), bounded: the walk stops after :data:`DEFAULT_ENTRY_LIMIT` entries
 (``hook pre --snapshot-limit N``). What cannot be seen
@@ -41,6 +41,7 @@ from pytest_harness_audit.doors.hook_host_permissions import (
     judge_added,
     permission_entries,
 )
+from pytest_harness_audit.doors.hook_host_programs import protection_at
 from pytest_harness_audit.doors.hook_host_project import PERMISSIONS_KEY, settings_paths
 from pytest_harness_audit.doors.hook_host_settings import (
     PROJECT_SETTINGS,
@@ -106,7 +107,7 @@ class Unseen:
 
 
 def workspace_root(cwd: str | None, environ: Mapping[str, str] | None = None) -> str | None:
-    """The project a hook payload's ``cwd`` belongs to (see the module doc)."""
+    """The project a hook payload's ``cwd`` belongs to (module doc); none for a relative cwd."""
     if not cwd:
         return None
     env = os.environ if environ is None else environ
@@ -115,8 +116,6 @@ def workspace_root(cwd: str | None, environ: Mapping[str, str] | None = None) ->
         # the host's Bash keeps its ``cd`` across calls, into any directory it may work in:
         # a cwd outside the project is such a directory, the project is still the one at stake
         return project
-    # the host sends an absolute path: a relative one would name whatever folder the hook
-    # process runs in (its own installation, a virtual environment), not the project
     return cwd if os.path.isabs(cwd) else None
 
 
@@ -130,8 +129,8 @@ def store_inside(root: str, storage: str | os.PathLike[str]) -> str | None:
 
 def protected_candidates(root: str, protection: Protection) -> set[str]:
     """The protected files a workspace over the limit is still checked for: those at its top
-    level (persona names, ``protect`` globs) and every ``protect`` glob naming one path."""
-    found: set[str] = set()
+    level, every ``protect`` glob naming one path and the programs the host's settings name."""
+    found: set[str] = set(protection.programs)
     try:
         with os.scandir(root) as entries:
             for entry in entries:
@@ -180,7 +179,7 @@ class HookInspector(Inspector):
         super().__init__(root, learn=learn, protect=policy.protect, tracked=False, live=False)
         # the project settings' ``permissions`` are judged by what a change adds (the host
         # writes an ``allow`` rule there when the user allows a tool for good at its prompt)
-        self.protection = Protection(policy.protect, permissions_apart=True)
+        self.protection = protection_at(root, policy)
         self.uncommitted = UncommittedWork(learns=False)  # each event a process: no start seen
         self.limit = limit
         self.skip = store_inside(root, storage)

@@ -42,6 +42,7 @@ from pytest_harness_audit.inspect.effects import (
 )
 from pytest_harness_audit.inspect.findings import Findings
 from pytest_harness_audit.inspect.history import UnnamedCommits
+from pytest_harness_audit.inspect.host_programs import host_programs
 from pytest_harness_audit.inspect.learn import workspace_credentials
 from pytest_harness_audit.inspect.outputs import (
     OutputStream,
@@ -179,7 +180,7 @@ class Inspector:
             for _relative, values in found:
                 for label, value in values:
                     self.secrets.add(value, label)
-        self.protection = Protection(protect, persona=persona)
+        self.protection = Protection(protect, persona=persona, programs=host_programs(self.root))
         self.watched = watched
         self.tracked = tracked
         self._streams: OrderedDict[str, StreamScanner] = OrderedDict()

@@ -14,7 +14,8 @@ files get a content digest, compared again when their stat has not changed ("rac
 Protected files are the persona files (``SOUL.md``, ``SOUL_EVIL.md``, ``IDENTITY.md``, in any
 directory and case), the files git or Python run code from and the coding agent host's settings
 (:mod:`.exec_config`: ``.git/hooks/*``, ``.git/config`` by its command keys, ``site-packages``
-start-up files, ``.claude/settings*.json``, ``.mcp.json``) and any ``protect:`` globs (policy
+start-up files, ``.claude/settings*.json``, ``.mcp.json``), the files the host's settings name
+as programs it runs itself (:mod:`.host_programs`) and any ``protect:`` globs (policy
 glob semantics); a symlink a protected path runs through, too (:mod:`.linked_dirs`). A hard
 link to a protected file counts as it (``ln SOUL.md p2.md``, then a write to ``p2.md``);
 :meth:`WorkspaceSnapshot.protected_alias` tells a gate the same before anything runs.
@@ -33,7 +34,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -59,6 +60,7 @@ from pytest_harness_audit.inspect.history import (
     lost_commits,
     object_stamp,
 )
+from pytest_harness_audit.inspect.host_programs import host_programs
 from pytest_harness_audit.inspect.linked_dirs import linked_memory, linked_protected
 from pytest_harness_audit.inspect.lost_content import stat_key
 from pytest_harness_audit.inspect.replaced import replaced_files
@@ -88,7 +90,8 @@ class Protection:
     """Which relative paths are protected: persona names, exec-config files and the host's
     settings (``exec_config=False`` drops these two), plus ``protect`` globs.
     ``permissions_apart``: the host settings' ``permissions`` do not count (a door that judges
-    them by what a change adds, as the hook door does)."""
+    them by what a change adds, as the hook door does). ``programs``: the workspace files the
+    host's settings name as programs it runs itself (:func:`.host_programs.host_programs`)."""
 
     def __init__(
         self,
@@ -97,8 +100,10 @@ class Protection:
         persona: bool = True,
         exec_config: bool = True,
         permissions_apart: bool = False,
+        programs: Iterable[str] = (),
     ) -> None:
         self.globs = tuple(globs)
+        self.programs = frozenset(programs)
         self.persona = persona
         self.exec_config = exec_config
         self.permissions_apart = permissions_apart
@@ -111,7 +116,7 @@ class Protection:
         """Whether ``relative`` (a posix path inside the workspace) is protected by name."""
         if self.persona and relative.rsplit("/", 1)[-1].lower() in PERSONA_NAMES:
             return True
-        if self.exec_config and is_protected_by_kind(relative):
+        if relative in self.programs or (self.exec_config and is_protected_by_kind(relative)):
             return True
         return self._regex is not None and self._regex.fullmatch(relative) is not None
 
@@ -181,7 +186,7 @@ class WorkspaceSnapshot:
         lost unseen); ``skip`` and ``limit`` are :func:`walk`'s."""
         base = os.fspath(root)
         if protection is None:
-            protection = Protection(protect, persona=persona)
+            protection = Protection(protect, persona=persona, programs=host_programs(base))
         taken_ns = time.time_ns()
         locked: set[str] = set()
         files, dirs, complete = walk(base, skip=skip, limit=limit, locked=locked)

@@ -19,7 +19,10 @@ So do the host's *definitions*, any file under ``.claude/agents/``, ``.claude/co
 ``.claude/skills/``: the host loads them as subagents, slash commands and skills, whose front
 matter registers hooks, pre-approves tools (``allowed-tools``) or sets a subagent's
 ``permissionMode``, and whose ``!``-quoted commands the host runs itself when the skill is
-invoked, outside every tool call (and so outside the gate).
+invoked, outside every tool call (and so outside the gate). So do its hook scripts, any file
+under ``.claude/hooks/`` (where the host's documentation puts the programs its hooks run): the
+host runs them itself after a call. Other files the settings name as programs to run are
+protected by name (:mod:`.host_programs`).
 
 Both are protected files of a workspace snapshot (:class:`~.effects.Protection`): a call that
 creates, changes or hard-links one is a ``protected_file_changed`` effect. The repository
@@ -70,7 +73,7 @@ _ANY_KIND = re.compile(
     r"|\.git/config(?:\.worktree)?|\.git/commondir|\.gitconfig|\.config/git/config"
     r"|site-packages/(?:[^/]+\.pth|sitecustomize\.py|usercustomize\.py)"
     r"|\.claude/settings(?:\.local)?\.json|\.mcp\.json"
-    r"|\.claude/(?:agents|commands|skills)/.+"
+    r"|\.claude/(?:agents|commands|skills|hooks)/.+"
     r"|[._]curlrc|\.config/curlrc|\.wgetrc|\.config/wget/wgetrc)$"
 )
 #: A hook manager's install command, the whole text of the call (one simple command).
