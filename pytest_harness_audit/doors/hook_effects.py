@@ -10,8 +10,8 @@ The workspace is the project: ``$CLAUDE_PROJECT_DIR`` (the host sets it for hook
 wherever the payload's ``cwd`` is, so a ``cd`` into a subdirectory does not shrink what is
 watched, and a ``cd`` into a directory outside the project (one the host was given with
 ``--add-dir``) does not move the watch off the project's persona and settings files; without
-it, the ``cwd`` when absolute (a relative one would be the hook process's own folder, a
-virtual environment, say). The audit store is left out of every snapshot inside the project. A snapshot is the library's own
+it, an absolute ``cwd`` (a relative one would be the hook process's own folder). The audit
+store is left out of every snapshot inside the project. A snapshot is the library's own
 (:meth:`~pytest_harness_audit.inspect.WorkspaceSnapshot.take`: of a ``.git`` directory only its
 key entries), bounded: the walk stops after :data:`DEFAULT_ENTRY_LIMIT` entries
 (``hook pre --snapshot-limit N``). What cannot be seen
