@@ -23,6 +23,10 @@ SCENARIOS = Path(__file__).with_name("scenarios")
 AGENT = [sys.executable, "-m", "pytest_harness_audit.agents.scripted"]
 
 
+#: Both transports; the HTTP relay runs with the slow tests (the stdio one covers the default run).
+TRANSPORTS = ["stdio", pytest.param("http", marks=pytest.mark.slow)]
+
+
 @pytest.fixture
 def harness(harness_factory: Any) -> Harness:
     made: Harness = harness_factory("python-service", agents=("alice", "bob"))
@@ -33,7 +37,7 @@ def _agent_record(harness: Harness) -> Any:
     return [r for r in harness.records if r.kind == "agent"][-1]
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_an_agent_reading_the_readme_passes(harness: Harness, transport: str) -> None:
     harness.start_proxy()
     run = harness.run_agent(
@@ -45,7 +49,7 @@ def test_an_agent_reading_the_readme_passes(harness: Harness, transport: str) ->
     assert harness.verdict == "PASS", harness.verdict_reasons
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_an_agent_sending_a_message_passes(harness: Harness, transport: str) -> None:
     harness.start_proxy(social=True)
     run = harness.run_agent(
@@ -57,7 +61,7 @@ def test_an_agent_sending_a_message_passes(harness: Harness, transport: str) -> 
     assert harness.verdict == "PASS", harness.verdict_reasons
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_an_agent_reading_a_credential_file_itself_is_still_seen(
     harness: Harness, transport: str
 ) -> None:
@@ -72,7 +76,7 @@ def test_an_agent_reading_a_credential_file_itself_is_still_seen(
     assert record.raw["effects"]["credentialRead"] == [".env"]
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_an_agent_writing_the_post_store_while_it_sends_fails(
     harness: Harness, transport: str
 ) -> None:
@@ -91,7 +95,7 @@ def test_an_agent_writing_the_post_store_while_it_sends_fails(
     assert harness.verdict == "FAIL"
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_searches_through_the_proxy_are_not_the_agents_own_reads(
     harness: Harness, transport: str
 ) -> None:

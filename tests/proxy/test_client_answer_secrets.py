@@ -76,6 +76,7 @@ def test_an_answer_holding_a_secret_never_reaches_the_upstream(harness: Harness)
     assert key not in harness.chain.path.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_an_ordinary_answer_is_relayed(harness: Harness) -> None:
     assert _ask(harness, "teal") == ["accept: teal", "m said: teal"]

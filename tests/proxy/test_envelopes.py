@@ -119,6 +119,7 @@ def _echo(request_id: object, text: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
+@pytest.mark.slow
 def test_a_tools_call_with_a_null_or_fractional_id_is_answered_and_never_run(
     stdio_proxy: tuple[IO[str], IO[str], Path],
 ) -> None:

@@ -75,6 +75,7 @@ def test_a_log_message_holding_a_secret_is_withheld(harness: Harness) -> None:
     assert key not in harness.chain.path.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_ordinary_progress_and_log_messages_reach_the_client(harness: Harness) -> None:
     heard = _heard(harness, "progress", env=False)
     heard += _heard(harness, "log", env=False)

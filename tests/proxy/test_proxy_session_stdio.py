@@ -93,6 +93,7 @@ def test_a_config_changed_after_start_starts_no_server(harness: Harness, tmp_pat
     assert harness.verdict == "FAIL"
 
 
+@pytest.mark.slow
 def test_the_files_as_written_are_served(harness: Harness) -> None:
     done = _run(harness.start_proxy().stdio_command)
     assert "changed since it was written" not in done.stderr
