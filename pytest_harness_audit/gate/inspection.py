@@ -69,6 +69,11 @@ _EFFECT_ALERTS = (
     UNCOMMITTED_DISCARDED,
 )
 
+#: Work lost for good, judged as a large deletion too (``many_files_deleted``) by a policy that
+#: does not name the loss itself: committed history destroyed, and every uncommitted change
+#: thrown away file by file (what `git reset --hard` does).
+_LOSSES_JUDGED_AS_DELETION = frozenset({HISTORY_DESTROYED, UNCOMMITTED_DISCARDED})
+
 
 @dataclass(frozen=True)
 class OutgoingLeak:
@@ -321,14 +326,11 @@ class SessionInspection:
             seen = _without_searched_reads(seen)
         effects = [alert for alert in seen.alerts if alert in _EFFECT_ALERTS]
         between = seen.effects.get("between")
-        if _many_deleted(seen.effects) or (isinstance(between, Mapping) and _many_deleted(between)):
-            effects.append("many_files_deleted")
-        if HISTORY_DESTROYED in effects and "many_files_deleted" not in effects:
-            # committed work lost for good: judged as a large deletion by a policy that does
-            # not name ``history_destroyed`` itself
-            effects.append("many_files_deleted")
-        if UNCOMMITTED_DISCARDED in effects and "many_files_deleted" not in effects:
-            # every uncommitted change thrown away file by file: what `git reset --hard` does
+        if (
+            _many_deleted(seen.effects)
+            or (isinstance(between, Mapping) and _many_deleted(between))
+            or not _LOSSES_JUDGED_AS_DELETION.isdisjoint(effects)
+        ):
             effects.append("many_files_deleted")
         judgement = self.policy.effect_rules.judge(effects, tool=tool, category=category)
         record: dict[str, Any] = dict(seen.effects)
