@@ -54,6 +54,39 @@ def hook(
     return harness_audit(["--storage", str(storage), "hook", event, *options], text, env=env)
 
 
+def project_env(project: Path) -> dict[str, str]:
+    """The hook process's environment for the project ``project`` (its home beside it)."""
+    return host_env(CLAUDE_PROJECT_DIR=str(project), HOME=str(project.parent / "home"))
+
+
+def pre_payload(
+    project: Path,
+    session: str,
+    tool: str,
+    tool_input: dict[str, Any],
+    *,
+    permission_mode: str = "acceptEdits",
+) -> dict[str, Any]:
+    """The host's ``PreToolUse`` payload for one call in ``project``."""
+    return {
+        "hook_event_name": "PreToolUse",
+        "session_id": session,
+        "transcript_path": str(project.parent / "transcript.jsonl"),
+        "cwd": str(project),
+        "permission_mode": permission_mode,
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": "toolu_01",
+    }
+
+
+def pre_answer(storage: Path, payload: dict[str, Any]) -> Any:
+    """The ``pre`` hook's JSON answer to ``payload`` (the hook must exit 0)."""
+    code, out, err = hook(storage, "pre", payload, env=project_env(Path(payload["cwd"])))
+    assert code == 0, err
+    return json.loads(out)
+
+
 def harness_audit(
     argv: list[str], text: str = "", *, env: dict[str, str] | None = None
 ) -> tuple[int, str, str]:

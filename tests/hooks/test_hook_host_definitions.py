@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import call_records, hook, host_env, verdict
+from hook_processes import call_records, hook, pre_answer, pre_payload, project_env, verdict
 
 from pytest_harness_audit.readers.verdict import Verdict
 
@@ -34,29 +34,8 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def _env(project: Path) -> dict[str, str]:
-    return host_env(CLAUDE_PROJECT_DIR=str(project), HOME=str(project.parent / "home"))
-
-
-def _payload(project: Path, session: str, tool: str, tool_input: dict[str, Any]) -> Any:
-    return {
-        "hook_event_name": "PreToolUse",
-        "session_id": session,
-        "transcript_path": str(project.parent / "transcript.jsonl"),
-        "cwd": str(project),
-        "permission_mode": "acceptEdits",
-        "tool_name": tool,
-        "tool_input": tool_input,
-        "tool_use_id": "toolu_01",
-    }
-
-
 def _pre(storage: Path, project: Path, tool: str, tool_input: dict[str, Any]) -> Any:
-    code, out, err = hook(
-        storage, "pre", _payload(project, "defs", tool, tool_input), env=_env(project)
-    )
-    assert code == 0, err
-    return json.loads(out)
+    return pre_answer(storage, pre_payload(project, "defs", tool, tool_input))
 
 
 @pytest.mark.parametrize(
@@ -94,8 +73,8 @@ def test_a_look_alike_of_a_host_definition_still_passes(
 
 def _run_script(storage: Path, project: Path, writes: str) -> str:
     """A call the gate cannot read through (a script of the workspace) that writes ``writes``."""
-    pre = _payload(project, "defs-effect", "Bash", {"command": "python3 tools/gen.py"})
-    env = _env(project)
+    pre = pre_payload(project, "defs-effect", "Bash", {"command": "python3 tools/gen.py"})
+    env = project_env(project)
     code, out, err = hook(storage, "pre", pre, env=env)
     assert code == 0 and json.loads(out) == {}, (out, err)
     target = project / writes  # what the script does, its names built at run time

@@ -10,29 +10,19 @@ judged PASS. A nested host started as it is configured (its hooks run) still pas
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from hook_processes import hook, host_env
+from hook_processes import pre_answer, pre_payload
 
 
 def _pre(tmp_path: Path, command: str) -> dict[str, object]:
     project = tmp_path / "demo"
     project.mkdir(exist_ok=True)
-    payload = {
-        "hook_event_name": "PreToolUse",
-        "session_id": "nested-host",
-        "cwd": str(project),
-        "permission_mode": "default",
-        "tool_name": "Bash",
-        "tool_input": {"command": command},
-        "tool_use_id": "toolu_01",
-    }
-    env = host_env(CLAUDE_PROJECT_DIR=str(project), HOME=str(tmp_path / "home"))
-    code, out, err = hook(tmp_path / "store", "pre", payload, env=env)
-    assert code == 0, err
-    answer: dict[str, object] = json.loads(out)
+    payload = pre_payload(
+        project, "nested-host", "Bash", {"command": command}, permission_mode="default"
+    )
+    answer: dict[str, object] = pre_answer(tmp_path / "store", payload)
     return answer
 
 
