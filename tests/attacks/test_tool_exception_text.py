@@ -11,13 +11,13 @@ The benign twin: a ``RuntimeError`` quoting the key is redacted.
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_support import agents_sdk_run, first_output
 from secret_support import api_key, service_harness
 
 from pytest_harness_audit.session.harness import Harness
@@ -31,42 +31,7 @@ def harness(tmp_path: Path) -> Iterator[Harness]:
 def _model_reads(tool: Any) -> str:
     """What the model reads back after one call of ``deploy`` (the OpenAI Agents SDK, a
     scripted model)."""
-    pytest.importorskip("agents")
-    from agents import Agent, ModelResponse, RunConfig, Runner, Usage
-    from agents.models.interface import Model
-    from openai.types.responses import (
-        ResponseFunctionToolCall,
-        ResponseOutputMessage,
-        ResponseOutputText,
-    )
-
-    class OneCall(Model):
-        async def get_response(
-            self, system_instructions: Any, input: Any, *a: Any, **k: Any
-        ) -> Any:
-            items = input if isinstance(input, list) else []
-            outputs = [i["output"] for i in items if i.get("type") == "function_call_output"]
-            if not outputs:
-                call = ResponseFunctionToolCall(
-                    id="fc_0",
-                    call_id="call_0",
-                    type="function_call",
-                    name="deploy",
-                    arguments=json.dumps({"target": "staging"}),
-                )
-                return ModelResponse(output=[call], usage=Usage(), response_id=None)
-            text = ResponseOutputText(text=str(outputs[0]), type="output_text", annotations=[])
-            message = ResponseOutputMessage(
-                id="msg_0", type="message", role="assistant", status="completed", content=[text]
-            )
-            return ModelResponse(output=[message], usage=Usage(), response_id=None)
-
-        def stream_response(self, *a: Any, **k: Any) -> Any:
-            raise NotImplementedError
-
-    agent = Agent(name="a", model=OneCall(), tools=[tool])
-    result = Runner.run_sync(agent, "go", run_config=RunConfig(tracing_disabled=True))
-    return str(result.final_output)
+    return agents_sdk_run([tool], ("deploy", {"target": "staging"}), answer=first_output)
 
 
 class DeployError(Exception):

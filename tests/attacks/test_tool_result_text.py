@@ -11,12 +11,12 @@ result whose text shows only its fields, and a plain dataclass result, keep thei
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_support import agents_sdk_run, first_output
 from pydantic import BaseModel, Field
 from secret_support import api_key, service_harness
 
@@ -31,41 +31,9 @@ def harness(tmp_path: Path) -> Iterator[Harness]:
 def _model_reads(tool: Any, name: str) -> str:
     """What the model reads back after one call of ``name`` (the OpenAI Agents SDK)."""
     pytest.importorskip("agents")
-    from agents import Agent, ModelResponse, RunConfig, Runner, Usage, function_tool
-    from agents.models.interface import Model
-    from openai.types.responses import (
-        ResponseFunctionToolCall,
-        ResponseOutputMessage,
-        ResponseOutputText,
-    )
+    from agents import function_tool
 
-    class OneCall(Model):
-        async def get_response(
-            self, system_instructions: Any, input: Any, *a: Any, **k: Any
-        ) -> Any:
-            items = input if isinstance(input, list) else []
-            outputs = [i["output"] for i in items if i.get("type") == "function_call_output"]
-            if not outputs:
-                call = ResponseFunctionToolCall(
-                    id="fc_0",
-                    call_id="call_0",
-                    type="function_call",
-                    name=name,
-                    arguments=json.dumps({"service": "orders"}),
-                )
-                return ModelResponse(output=[call], usage=Usage(), response_id=None)
-            text = ResponseOutputText(text=str(outputs[0]), type="output_text", annotations=[])
-            message = ResponseOutputMessage(
-                id="msg_0", type="message", role="assistant", status="completed", content=[text]
-            )
-            return ModelResponse(output=[message], usage=Usage(), response_id=None)
-
-        def stream_response(self, *a: Any, **k: Any) -> Any:
-            raise NotImplementedError
-
-    agent = Agent(name="a", model=OneCall(), tools=[function_tool(tool)])
-    result = Runner.run_sync(agent, "go", run_config=RunConfig(tracing_disabled=True))
-    return str(result.final_output)
+    return agents_sdk_run([function_tool(tool)], (name, {"service": "orders"}), answer=first_output)
 
 
 @dataclasses.dataclass

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from agent_support import agents_sdk_model, first_output
 
 from pytest_harness_audit.doors import tool_calls, tool_late
 from pytest_harness_audit.session.harness import Harness
@@ -183,44 +184,12 @@ def test_pydantic_ai_benign_work_after_a_cancelled_call_passes(service: Harness)
 
 
 def test_agents_sdk_work_going_on_after_a_cancelled_call_is_judged(service: Harness) -> None:
-    pytest.importorskip("agents")
-    from agents import Agent, ModelResponse, RunConfig, Runner, Usage, function_tool
-    from agents.models.interface import Model
-    from openai.types.responses import (
-        ResponseFunctionToolCall,
-        ResponseOutputMessage,
-        ResponseOutputText,
-    )
-
-    class Once(Model):
-        """Calls ``polish`` once, then answers with what it got back."""
-
-        async def get_response(
-            self, system_instructions: Any, input: Any, *a: Any, **k: Any
-        ) -> Any:
-            items = input if isinstance(input, list) else []
-            outputs = [i["output"] for i in items if i.get("type") == "function_call_output"]
-            if not outputs:
-                call = ResponseFunctionToolCall(
-                    id="fc_0",
-                    call_id="call_0",
-                    type="function_call",
-                    name="polish",
-                    arguments='{"note": "tidy"}',
-                )
-                return ModelResponse(output=[call], usage=Usage(), response_id=None)
-            text = ResponseOutputText(text=str(outputs[0]), type="output_text", annotations=[])
-            message = ResponseOutputMessage(
-                id="msg_0", type="message", role="assistant", status="completed", content=[text]
-            )
-            return ModelResponse(output=[message], usage=Usage(), response_id=None)
-
-        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-            raise NotImplementedError
+    model = agents_sdk_model([("polish", {"note": "tidy"})], answer=first_output)
+    from agents import Agent, RunConfig, Runner, function_tool
 
     done = threading.Event()
     tool = function_tool(_async_handing_off(service, "SOUL.md", done), timeout=0.3)
-    agent = Agent(name="maintainer", model=Once(), tools=[tool])
+    agent = Agent(name="maintainer", model=model, tools=[tool])
     result = Runner.run_sync(agent, "Tidy.", run_config=RunConfig(tracing_disabled=True))
     assert "timed out" in str(result.final_output)
     assert done.wait(10)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from agent_support import agents_sdk_run
 
 import pytest_harness_audit.gate.seam as seam
 from pytest_harness_audit.doors.tools import ToolCallBlocked
@@ -338,42 +339,5 @@ def _pydantic_ai_run(tools: list[Any], *calls: tuple[str, dict[str, Any]]) -> li
 
 def _openai_agents_run(tools: list[Any], *calls: tuple[str, dict[str, Any]]) -> list[str]:
     """A scripted Model making ``calls`` in one response (run at once), then the outputs."""
-    from agents import Agent, ModelResponse, RunConfig, Runner, Usage
-    from agents.models.interface import Model
-    from openai.types.responses import (
-        ResponseFunctionToolCall,
-        ResponseOutputMessage,
-        ResponseOutputText,
-    )
-
-    class Scripted(Model):
-        async def get_response(
-            self, system_instructions: Any, input: Any, *a: Any, **k: Any
-        ) -> Any:
-            items = input if isinstance(input, list) else []
-            outputs = [i["output"] for i in items if i.get("type") == "function_call_output"]
-            if not outputs:
-                output: list[Any] = [
-                    ResponseFunctionToolCall(
-                        id=f"fc_{n}",
-                        call_id=f"call_{n}",
-                        type="function_call",
-                        name=name,
-                        arguments=json.dumps(args),
-                    )
-                    for n, (name, args) in enumerate(calls)
-                ]
-                return ModelResponse(output=output, usage=Usage(), response_id=None)
-            text = ResponseOutputText(text=json.dumps(outputs), type="output_text", annotations=[])
-            message = ResponseOutputMessage(
-                id="msg_0", type="message", role="assistant", status="completed", content=[text]
-            )
-            return ModelResponse(output=[message], usage=Usage(), response_id=None)
-
-        def stream_response(self, *a: Any, **k: Any) -> Any:
-            raise NotImplementedError
-
-    agent = Agent(name="a", model=Scripted(), tools=tools)
-    result = Runner.run_sync(agent, "go", run_config=RunConfig(tracing_disabled=True))
-    outputs: list[str] = json.loads(str(result.final_output))
+    outputs: list[str] = json.loads(agents_sdk_run(tools, *calls, answer=json.dumps))
     return outputs

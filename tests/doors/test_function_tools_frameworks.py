@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from agent_support import agents_sdk_run, first_output
 
 from pytest_harness_audit.session.harness import Harness
 
@@ -113,42 +114,7 @@ def test_pydantic_ai_sees_a_redacted_output(service: Harness) -> None:
 
 # -- OpenAI Agents SDK ---------------------------------------------------------------------------
 def _openai_agents_run(tool: Any, name: str, arguments: dict[str, Any]) -> str:
-    pytest.importorskip("agents")
-    from agents import Agent, ModelResponse, RunConfig, Runner, Usage
-    from agents.models.interface import Model
-    from openai.types.responses import (
-        ResponseFunctionToolCall,
-        ResponseOutputMessage,
-        ResponseOutputText,
-    )
-
-    class OneCall(Model):
-        async def get_response(
-            self, system_instructions: Any, input: Any, *a: Any, **k: Any
-        ) -> Any:
-            items = input if isinstance(input, list) else []
-            outputs = [i["output"] for i in items if i.get("type") == "function_call_output"]
-            if not outputs:
-                call = ResponseFunctionToolCall(
-                    id="fc_0",
-                    call_id="call_0",
-                    type="function_call",
-                    name=name,
-                    arguments=json.dumps(arguments),
-                )
-                return ModelResponse(output=[call], usage=Usage(), response_id=None)
-            text = ResponseOutputText(text=str(outputs[0]), type="output_text", annotations=[])
-            message = ResponseOutputMessage(
-                id="msg_0", type="message", role="assistant", status="completed", content=[text]
-            )
-            return ModelResponse(output=[message], usage=Usage(), response_id=None)
-
-        def stream_response(self, *a: Any, **k: Any) -> Any:
-            raise NotImplementedError
-
-    agent = Agent(name="a", model=OneCall(), tools=[tool])
-    result = Runner.run_sync(agent, "go", run_config=RunConfig(tracing_disabled=True))
-    return str(result.final_output)
+    return agents_sdk_run([tool], (name, arguments), answer=first_output)
 
 
 @pytest.mark.slow

@@ -7,12 +7,12 @@ test needs its framework (the ``agents`` extra) and is skipped without it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_support import agents_sdk_model
 
 from pytest_harness_audit.doors.ungated import framework_calls, ungated_calls
 from pytest_harness_audit.session.harness import Harness
@@ -71,39 +71,7 @@ def test_openai_agents_an_unwrapped_tool_a_sub_agent_and_a_handoff_are_named(
     service: Harness,
 ) -> None:
     pytest.importorskip("agents")
-    from agents import Agent, ModelResponse, RunConfig, Runner, Usage, function_tool
-    from agents.models.interface import Model
-    from openai.types.responses import (
-        ResponseFunctionToolCall,
-        ResponseOutputMessage,
-        ResponseOutputText,
-    )
-
-    class Scripted(Model):
-        def __init__(self, *calls: tuple[str, dict[str, Any]]) -> None:
-            self.calls = calls
-            self.turn = 0
-
-        async def get_response(self, *a: Any, **k: Any) -> Any:
-            self.turn += 1
-            if self.turn <= len(self.calls):
-                name, args = self.calls[self.turn - 1]
-                call = ResponseFunctionToolCall(
-                    id=f"fc_{self.turn}",
-                    call_id=f"call_{self.turn}",
-                    type="function_call",
-                    name=name,
-                    arguments=json.dumps(args),
-                )
-                return ModelResponse(output=[call], usage=Usage(), response_id=None)
-            text = ResponseOutputText(text="done", type="output_text", annotations=[])
-            message = ResponseOutputMessage(
-                id="msg", type="message", role="assistant", status="completed", content=[text]
-            )
-            return ModelResponse(output=[message], usage=Usage(), response_id=None)
-
-        def stream_response(self, *a: Any, **k: Any) -> Any:
-            raise NotImplementedError
+    from agents import Agent, RunConfig, Runner, function_tool
 
     @function_tool
     @service.tool(category="file_read", on_block="return")
@@ -116,17 +84,17 @@ def test_openai_agents_an_unwrapped_tool_a_sub_agent_and_a_handoff_are_named(
         """Delete a directory (not wrapped)."""
         return "gone"
 
-    helper = Agent(name="helper", model=Scripted())
-    adviser = Agent(name="adviser", model=Scripted()).as_tool(
+    helper = Agent(name="helper", model=agents_sdk_model())
+    adviser = Agent(name="adviser", model=agents_sdk_model()).as_tool(
         tool_name="ask_adviser", tool_description="Ask the adviser."
     )
     agent = Agent(
         name="main",
-        model=Scripted(
-            ("read_file", {"path": "README.md"}),
-            ("delete_tree", {"path": "app"}),
-            ("ask_adviser", {"input": "what next?"}),
-            ("transfer_to_helper", {}),
+        model=agents_sdk_model(  # one call a turn
+            [("read_file", {"path": "README.md"})],
+            [("delete_tree", {"path": "app"})],
+            [("ask_adviser", {"input": "what next?"})],
+            [("transfer_to_helper", {})],
         ),
         tools=[read_file, delete_tree, adviser],
         handoffs=[helper],

@@ -6,13 +6,13 @@ plain name the framework gives it."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 import time
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from agent_support import agents_sdk_model
 
 from pytest_harness_audit.audit.clock import utc_timestamp
 from pytest_harness_audit.audit.record_view import CallRecord
@@ -89,45 +89,6 @@ def test_pydantic_ai_two_gated_runs_are_each_clean(service: Harness) -> None:
     assert [ungated_calls(service, run) for run in runs] == [[], []]
 
 
-def _scripted_agents_model(*responses: list[tuple[str, dict[str, Any]]]) -> Any:
-    from agents import ModelResponse, Usage
-    from agents.models.interface import Model
-    from openai.types.responses import (
-        ResponseFunctionToolCall,
-        ResponseOutputMessage,
-        ResponseOutputText,
-    )
-
-    class Scripted(Model):
-        def __init__(self) -> None:
-            self.turn = 0
-
-        async def get_response(self, *a: Any, **k: Any) -> Any:
-            self.turn += 1
-            if self.turn <= len(responses):
-                output = [
-                    ResponseFunctionToolCall(
-                        id=f"fc_{self.turn}_{n}",
-                        call_id=f"call_{self.turn}_{n}",
-                        type="function_call",
-                        name=name,
-                        arguments=json.dumps(args),
-                    )
-                    for n, (name, args) in enumerate(responses[self.turn - 1])
-                ]
-                return ModelResponse(output=output, usage=Usage(), response_id=None)
-            text = ResponseOutputText(text="done", type="output_text", annotations=[])
-            message = ResponseOutputMessage(
-                id="msg", type="message", role="assistant", status="completed", content=[text]
-            )
-            return ModelResponse(output=[message], usage=Usage(), response_id=None)
-
-        def stream_response(self, *a: Any, **k: Any) -> Any:
-            raise NotImplementedError
-
-    return Scripted()
-
-
 def test_openai_agents_an_older_record_does_not_account_for_a_later_response_s_call(
     service: Harness,
 ) -> None:
@@ -154,11 +115,11 @@ def test_openai_agents_an_older_record_does_not_account_for_a_later_response_s_c
     config = RunConfig(tracing_disabled=True)
     read = [("read_file", {"path": "README.md"})]
     first = Runner.run_sync(
-        Agent(name="a", model=_scripted_agents_model(read), tools=[gated_read]),
+        Agent(name="a", model=agents_sdk_model(read), tools=[gated_read]),
         "go",
         run_config=config,
     )
-    model = _scripted_agents_model([("list_dir", {"path": "."})], read)
+    model = agents_sdk_model([("list_dir", {"path": "."})], read)
     second = Runner.run_sync(
         Agent(name="b", model=model, tools=[list_dir, read_file]), "go", run_config=config
     )
@@ -187,13 +148,13 @@ def test_openai_agents_since_keeps_an_earlier_run_s_record_from_a_run_s_first_ca
     config = RunConfig(tracing_disabled=True)
     read = [("read_file", {"path": "README.md"})]
     Runner.run_sync(
-        Agent(name="a", model=_scripted_agents_model(read), tools=[gated_read]),
+        Agent(name="a", model=agents_sdk_model(read), tools=[gated_read]),
         "go",
         run_config=config,
     )
     before = len(service.calls())
     second = Runner.run_sync(
-        Agent(name="b", model=_scripted_agents_model(read), tools=[read_file]),
+        Agent(name="b", model=agents_sdk_model(read), tools=[read_file]),
         "go",
         run_config=config,
     )
@@ -203,7 +164,7 @@ def test_openai_agents_since_keeps_an_earlier_run_s_record_from_a_run_s_first_ca
     # the same count taken before a gated run leaves its own record to account for it
     again = len(service.calls())
     third = Runner.run_sync(
-        Agent(name="c", model=_scripted_agents_model(read), tools=[gated_read]),
+        Agent(name="c", model=agents_sdk_model(read), tools=[gated_read]),
         "go",
         run_config=config,
     )
@@ -232,7 +193,7 @@ def test_openai_agents_calls_of_one_response_match_in_any_order(service: Harness
         """List a directory."""
         return "README.md"
 
-    model = _scripted_agents_model(
+    model = agents_sdk_model(
         [("read_file", {"path": "README.md"}), ("list_dir", {"path": "."})],
         [("list_dir", {"path": "app"}), ("read_file", {"path": "setup.py"})],
     )
