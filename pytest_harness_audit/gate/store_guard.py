@@ -54,10 +54,13 @@ class StoreGuard:
         self.store = os.path.realpath(absolute)
         #: Spellings of the store an agent could write: absolute, resolved, workspace-relative.
         self._spellings = {absolute.rstrip("/"), self.store.rstrip("/")}
+        #: The store's path relative to the workspace, when it lies inside it.
+        self.in_workspace: str | None = None
         if root is not None:
             real_root = os.path.realpath(root)
             if inside(self.store, real_root) and self.store != real_root:
-                self._spellings.add(os.path.relpath(self.store, real_root))
+                self.in_workspace = os.path.relpath(self.store, real_root)
+                self._spellings.add(self.in_workspace)
         #: The work tree holding both the store and the workspace, where git's bulk handling
         #: of ignored files (``stash --all``, ``add --force .``) carries the store away.
         self._shared_repo: str | None = None

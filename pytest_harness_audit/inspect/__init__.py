@@ -183,6 +183,8 @@ class Inspector:
         self.protection = Protection(protect, persona=persona, programs=host_programs(self.root))
         self.watched = watched
         self.tracked = tracked
+        #: Folders of the auditor's own files in the workspace (its store), not the agent's work.
+        self.own_folders: tuple[str, ...] = ()
         self._streams: OrderedDict[str, StreamScanner] = OrderedDict()
         # the pieces of a value every channel sent, together: a part of a key in a message and
         # the part after it in a tool's arguments make one run
@@ -282,7 +284,7 @@ class Inspector:
         if last is None:
             return False
         now = self.snapshot()
-        changed = diff(last, now)
+        changed = diff(last, now).outside(self.own_folders)
         return last.root == now.root and (bool(changed) or bool(changed.protected))
 
     def after(

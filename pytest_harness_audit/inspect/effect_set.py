@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 #: Paths listed per kind in :meth:`Effects.to_record`; the rest is counted.
 RECORD_LIMIT = 100
@@ -74,6 +74,27 @@ class Effects:
             or self.history_hidden
             or self.unreadable
             or self.discarded
+        )
+
+    def outside(self, folders: tuple[str, ...]) -> Effects:
+        """These effects without the changes under ``folders`` (paths relative to the
+        workspace): what is left when the auditor's own files there are not counted."""
+        if not folders:
+            return self
+        prefixes = tuple(folder.rstrip("/") + "/" for folder in folders)
+
+        def kept(paths: tuple[str, ...]) -> tuple[str, ...]:
+            return tuple(p for p in paths if not (p + "/").startswith(prefixes))
+
+        return replace(
+            self,
+            deleted=kept(self.deleted),
+            modified=kept(self.modified),
+            created=kept(self.created),
+            protected=kept(self.protected),
+            deleted_dirs=kept(self.deleted_dirs),
+            unreadable=kept(self.unreadable),
+            discarded=kept(self.discarded),
         )
 
     def to_record(self, limit: int = RECORD_LIMIT) -> dict[str, object]:

@@ -87,6 +87,8 @@ def watch_calls(
         inspector = Inspector(
             Path(root), secrets=kept, protect=gate.policy.protect, origins=origins
         )
+        if gate.store_guard.in_workspace is not None:
+            inspector.own_folders = (gate.store_guard.in_workspace,)
         inspection = SessionInspection(inspector, gate.policy)
         gate.inspectors.append(inspection)
         note_unwatched_reads(gate, inspector)  # a check the kernel cannot make is said

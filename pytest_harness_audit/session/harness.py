@@ -424,9 +424,9 @@ class Harness(ChainQueries):
         Function-tool calls still running (a framework stopped waiting for them) are waited
         for first, and what changed after a cancelled one is recorded; one still running after
         that fails the session (:func:`~pytest_harness_audit.doors.tool_late.settled_calls`)."""
-        running = settled_calls(self.gate)
         if not self.gate.closed:
             note_unexplained_posts(self.gate, self._post_store)
+        running = settled_calls(self.gate)
         report = self.verify()
         records = self.records
         extra: list[VerdictReason] = []
