@@ -243,7 +243,7 @@ def open_gate(
         session_id=payload.session_id,
     )
     inspection = HookInspection(inspector, policy)
-    gate.inspectors.append(inspection)
+    gate.inspectors.extend((inspection, inspector.uncommitted))  # its kept work unusable
     gate.chain.builder.scrub = RecordScrub(gate.inspectors)  # every string of every record
     return gate, inspection
 

@@ -6,7 +6,8 @@ workspace root. A process a call left running that could write a persona file co
 delete that state (by a name built at run time), and the next event would keep a new one
 without comparing. So the name of every state kept is noted in the session's continuity
 witness (:mod:`.hook_continuity`, outside the store): a state the witness names and the store
-no longer holds was deleted, which is a ``tamper_attempt`` judged FAIL.
+no longer holds was deleted, which is a ``tamper_attempt`` judged FAIL. The owner's uncommitted
+work kept between events (:mod:`.hook_uncommitted`) is noted the same way, by a name of its own.
 """
 
 from __future__ import annotations

@@ -49,6 +49,7 @@ from pytest_harness_audit.doors.hook_host_settings import (
     window_changes,
 )
 from pytest_harness_audit.doors.hook_spans import hand_on, resume_spans
+from pytest_harness_audit.doors.hook_uncommitted import HookUncommitted
 from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.install_guard import InstallGuard
 from pytest_harness_audit.gate.install_watch import InstallWatch, Stamp
@@ -57,19 +58,17 @@ from pytest_harness_audit.gate.module_git_watch import Stamp as ModulesStamp
 from pytest_harness_audit.gate.seam import CallFindings, Outcome
 from pytest_harness_audit.inspect import (
     EFFECTS_INCOMPLETE,
+    EFFECTS_UNAVAILABLE,
     PROTECTED_FILE_CHANGED,
     Inspector,
     SessionSpans,
     WorkspaceSnapshot,
 )
 from pytest_harness_audit.inspect.effects import Protection, protected_digest
-from pytest_harness_audit.inspect.uncommitted import UncommittedWork
 from pytest_harness_audit.policy import Policy
 
 #: Entries (files, symlinks, directories) a hook snapshot walks before it gives up.
 DEFAULT_ENTRY_LIMIT = 50_000
-#: The alert of a call whose effects could not be worked out (no usable snapshot).
-EFFECTS_UNAVAILABLE = "effects_unavailable"
 #: The pending file's key for what pre saw of the workspace.
 PENDING_KEY = "workspace"
 #: The key, in what pre saw, of the host's settings (:mod:`.hook_host_settings`).
@@ -180,7 +179,7 @@ class HookInspector(Inspector):
         # the project settings' ``permissions`` are judged by what a change adds (the host
         # writes an ``allow`` rule there when the user allows a tool for good at its prompt)
         self.protection = protection_at(root, policy)
-        self.uncommitted = UncommittedWork(learns=False)  # each event a process: no start seen
+        self.uncommitted: HookUncommitted = HookUncommitted(root, policy, storage, session_id)
         self.limit = limit
         self.skip = store_inside(root, storage)
         #: The session's store and id (its asked calls still open, :mod:`.hook_host_permissions`).

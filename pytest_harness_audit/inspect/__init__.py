@@ -79,6 +79,7 @@ __all__ = [
     "CREDENTIAL_READ",
     "DIRECTORY_DELETED",
     "EFFECTS_INCOMPLETE",
+    "EFFECTS_UNAVAILABLE",
     "FILES_DELETED",
     "HISTORY_DESTROYED",
     "MEMORY_WRITE",
@@ -127,6 +128,8 @@ OUTPUT_PARTLY_SCANNED = "output_partly_scanned"
 """An output or payload was larger (or deeper) than the scan budget; its middle was skipped."""
 EFFECTS_INCOMPLETE = "effects_incomplete"
 """The workspace had more entries than a snapshot walks; effects may be missing."""
+EFFECTS_UNAVAILABLE = "effects_unavailable"
+"""A call's effects could not be worked out: no usable snapshot or kept state (the hook door)."""
 MEMORY_WRITE = "memory_write"
 """A memory file (``MEMORY.md``, ``memory/**/*.md`` …) was created, modified or deleted."""
 CREDENTIAL_READ = "credential_read"

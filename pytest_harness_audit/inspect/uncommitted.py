@@ -33,7 +33,8 @@ Bounds: at most :data:`MAX_FILES` files are kept (the first by path, until
 symlink, a larger file, a file deleted in the work tree are left out); a workspace whose
 ``.git`` is no folder (a linked worktree's, a submodule's) is not asked; and the blob ids are
 of the bytes as they are, so a repository whose filters or end-of-line conversion make the work
-tree's text differ from git's is not judged.
+tree's text differ from git's is not judged. The work carried from one process to another
+(:meth:`UncommittedWork.to_json`, :meth:`UncommittedWork.resume`) is held to the same bounds.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ import subprocess
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from pytest_harness_audit.inspect.effect_set import Effects
 from pytest_harness_audit.inspect.git_env import without_filters
@@ -255,8 +256,9 @@ def _stat(path: str) -> tuple[int, int, int] | None:
 
 class UncommittedWork:
     """One session's uncommitted changes as it started, and those its calls threw away.
-    ``learns=False``: never taken (a door whose calls each run in a process of their own has no
-    session start to take them at), so nothing is judged discarded."""
+    ``learns=False``: never taken, so nothing is judged discarded. A door whose calls each run
+    in a process of their own carries the work between them (:meth:`to_json`, :meth:`resume`;
+    the hook door's :mod:`~pytest_harness_audit.doors.hook_uncommitted`)."""
 
     def __init__(self, *, learns: bool = True) -> None:
         self.learns = learns
@@ -341,6 +343,75 @@ class UncommittedWork:
         if not fresh:
             return effects
         return replace(effects, discarded=fresh, discarded_all=every)
+
+    def to_json(self) -> dict[str, Any] | None:
+        """What the work holds, for :meth:`resume` in another process (``None``: not taken)."""
+        with self._lock:
+            if self._kept is None:
+                return None
+            return {
+                "algorithm": self._algorithm,
+                "kept": dict(sorted(self._kept.items())),
+                "thrown": dict(sorted(self._thrown.items())),
+                "held": {path: sorted(places) for path, places in sorted(self._held.items())},
+                "index": None if self._index is None else list(self._index),
+            }
+
+    def resume(self, data: object) -> None:
+        """Take up what :meth:`to_json` gave: ``ValueError`` when ``data`` is no such state or
+        is past the bounds (more than :data:`MAX_FILES` files, a file in more than twice
+        :data:`MAX_NEW_COMMITS` places)."""
+        if not isinstance(data, Mapping):
+            raise ValueError("not an object")
+        algorithm = data.get("algorithm")
+        if algorithm not in ("sha1", "sha256"):
+            raise ValueError(f"unknown object format {algorithm!r}")
+        kept, thrown = _ids(data.get("kept"), "kept"), _ids(data.get("thrown"), "thrown")
+        if len(kept) + len(thrown) > MAX_FILES:
+            raise ValueError(f"more than {MAX_FILES} files")
+        held = data.get("held")
+        if not isinstance(held, Mapping):
+            raise ValueError("held: not an object")
+        if len(held) > MAX_FILES:
+            raise ValueError(f"held: more than {MAX_FILES} files")
+        places: dict[str, frozenset[str]] = {}
+        for path, where in held.items():
+            _check_path(path, "held")
+            if (
+                not isinstance(where, list)
+                or len(where) > 2 * MAX_NEW_COMMITS + 2
+                or not all(isinstance(p, str) and (p == INDEX or _SHA.match(p)) for p in where)
+            ):
+                raise ValueError(f"held: the places of {path!r}")
+            places[path] = frozenset(where)
+        index = data.get("index")
+        if index is not None and not (
+            isinstance(index, list)
+            and len(index) == 3
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in index)
+        ):
+            raise ValueError("index: not a stat")
+        with self._lock:
+            self._kept, self._thrown, self._held = kept, thrown, places
+            self._index = None if index is None else (index[0], index[1], index[2])
+            self._algorithm = str(algorithm)
+
+
+def _check_path(path: object, name: str) -> None:
+    """``ValueError`` unless ``path`` is a path as :func:`uncommitted_files` keeps them."""
+    if not isinstance(path, str) or not path or "\n" in path or os.path.isabs(path):
+        raise ValueError(f"{name}: not a path: {path!r}")
+
+
+def _ids(data: object, name: str) -> dict[str, str]:
+    """``path → blob id`` as :meth:`UncommittedWork.to_json` keeps it (``ValueError``: not)."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{name}: not an object")
+    for path, blob in data.items():
+        _check_path(path, name)
+        if not isinstance(blob, str) or not _SHA.match(blob):
+            raise ValueError(f"{name}: not an object id for {path!r}")
+    return dict(data)
 
 
 __all__ = [

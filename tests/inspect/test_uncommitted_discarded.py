@@ -193,7 +193,7 @@ def test_the_start_is_bounded_and_named_by_git(
 
 
 def test_a_work_without_a_start_judges_nothing(tmp_path: Path) -> None:
-    """A door with no session start to take the changes at (the hook's) judges none."""
+    """A work never taken (``learns=False``) judges none."""
     work = uncommitted.UncommittedWork(learns=False)
     work.learn(str(tmp_path))
     assert not work.learned
