@@ -147,8 +147,9 @@ class HookUncommitted(UncommittedWork):
     ) -> Effects:
         """At post: the call judged with the kept work, which is kept anew; a work none kept
         (pre could not write it) is taken now, after the call, for the calls to come."""
+        found = effects
         if not self.learns:
-            return effects
+            return found
         try:
             with self._locked():
                 try:
@@ -156,16 +157,14 @@ class HookUncommitted(UncommittedWork):
                 except _Unusable as exc:
                     self.problem = exc
                     resumed = False
-                if not resumed:  # the work as the call left it: the next calls are judged
+                if resumed:
+                    found = super().judged(root, effects, before, after)
+                else:  # the work as the call left it: the next calls are judged
                     super().learn(root)
-                    self._keep()
-                    return effects
-                found = super().judged(root, effects, before, after)
                 self._keep()
-                return found
-        except (OSError, ChainError) as exc:
+        except (OSError, ChainError) as exc:  # what was judged stands, the problem is said
             self.problem = _Unusable(f"{self.name}: {exc}")
-            return effects
+        return found
 
     def before(self, tool: str, category: str, params: Mapping[str, Any]) -> object:
         """Nothing to look at before (:meth:`learn` runs at pre's snapshot)."""

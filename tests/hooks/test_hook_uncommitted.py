@@ -19,8 +19,11 @@ from typing import Any
 import pytest
 from hook_processes import call_records, hook, pre_payload, project_env, verdict
 
+from pytest_harness_audit.doors import hook_uncommitted
 from pytest_harness_audit.doors.hook_uncommitted import HookUncommitted, state_path
+from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.inspect import uncommitted
+from pytest_harness_audit.inspect.effect_set import Effects
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.readers.verdict import Verdict
 
@@ -214,3 +217,22 @@ def test_a_state_round_trips(project: Path) -> None:
     again.resume(json.loads(json.dumps(work.to_json())))
     assert again.to_json() == work.to_json()
     assert set(again.to_json()["kept"]) == set(EDITS)  # type: ignore[index]
+
+
+def test_a_work_that_cannot_be_kept_again_keeps_its_judgement(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, storage = str(project), tmp_path / "store"
+    HookUncommitted(root, Policy.preset("safety"), storage, SESSION).learn(root)
+    _git(project, "checkout", "--", *EDITS)
+
+    def unwritable(*args: Any, **kwargs: Any) -> None:
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(hook_uncommitted, "replace_file", unwritable)
+    work = HookUncommitted(root, Policy.preset("safety"), storage, SESSION)
+    found = work.judged(root, Effects(modified=tuple(EDITS)), frozenset(), frozenset())
+    assert found.discarded == ("README.md", "app.py") and found.discarded_all
+    problem = work.after(None, "Bash", "command", {}, Outcome("success"))
+    assert problem.verdict == "WARN" and "no space left" in str(problem.reason)
+    assert work.after(None, "Bash", "command", {}, Outcome("success")).verdict is None
