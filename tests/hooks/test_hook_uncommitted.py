@@ -236,3 +236,22 @@ def test_a_work_that_cannot_be_kept_again_keeps_its_judgement(
     problem = work.after(None, "Bash", "command", {}, Outcome("success"))
     assert problem.verdict == "WARN" and "no space left" in str(problem.reason)
     assert work.after(None, "Bash", "command", {}, Outcome("success")).verdict is None
+
+
+def test_calls_in_parallel_hand_the_work_on(tmp_path: Path, project: Path) -> None:
+    """Two calls whose windows overlap: each post takes up what the other kept."""
+    storage, env = tmp_path / "store", project_env(project)
+    pres = [
+        {**pre_payload(project, SESSION, "Bash", {"command": c}), "tool_use_id": f"toolu_{n}"}
+        for n, c in enumerate(("git stash -q", "git status --short"))
+    ]
+    for pre in pres:
+        assert hook(storage, "pre", pre, env=env)[0] == 0
+    _git(project, "stash", "-q")
+    for pre in reversed(pres):
+        post = {**pre, "hook_event_name": "PostToolUse", "tool_response": {"stdout": ""}}
+        assert hook(storage, "post", post, env=env)[0] == 0
+    assert verdict(storage, SESSION) is Verdict.PASS
+    dropped = _call(storage, project, "git stash drop -q", "toolu_drop")
+    assert dropped["effects"]["discardedAll"] is True
+    assert verdict(storage, SESSION) is Verdict.FAIL
