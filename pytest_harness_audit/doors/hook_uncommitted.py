@@ -117,7 +117,7 @@ class HookUncommitted(UncommittedWork):
         data = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":")).encode()
         if data != self._read:  # a call that changed none of it writes nothing
             replace_file(self.path, data)
-            note_kept(self.storage, self.session_id, self.name)
+        note_kept(self.storage, self.session_id, self.name)  # once noted, a read of the witness
 
     def _resume(self) -> bool:
         """Take up the kept work; ``False``: none was kept (:class:`_Unusable`: not usable)."""

@@ -255,3 +255,14 @@ def test_calls_in_parallel_hand_the_work_on(tmp_path: Path, project: Path) -> No
     dropped = _call(storage, project, "git stash drop -q", "toolu_drop")
     assert dropped["effects"]["discardedAll"] is True
     assert verdict(storage, SESSION) is Verdict.FAIL
+
+
+def test_the_work_taken_at_the_first_event_deleted_fails(tmp_path: Path, project: Path) -> None:
+    """Deleted before any call changed it (the witness noted it at the first post)."""
+    storage = tmp_path / "store"
+    _call(storage, project, "git status --short", "toolu_1")
+    state_path(storage, SESSION, str(project)).unlink()
+    thrown = _call(storage, project, "git checkout -- $(git ls-files -m)", "toolu_2")
+    assert "tamper_attempt" in thrown["alerts"]
+    assert "uncommitted work's kept state was deleted" in thrown["judged"]["reason"]
+    assert verdict(storage, SESSION) is Verdict.FAIL
