@@ -163,7 +163,8 @@ class HookUncommitted(UncommittedWork):
                     super().learn(root)
                 self._keep()
         except (OSError, ChainError) as exc:  # what was judged stands, the problem is said
-            self.problem = _Unusable(f"{self.name}: {exc}")
+            if self.problem is None or not self.problem.deleted:  # a deletion is said first
+                self.problem = _Unusable(f"{self.name}: {exc}")
         return found
 
     def before(self, tool: str, category: str, params: Mapping[str, Any]) -> object:

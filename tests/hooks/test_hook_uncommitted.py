@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import call_records, hook, pre_payload, project_env, verdict
+from hook_processes import call_records, hook, host_env, pre_payload, project_env, verdict
 
+from pytest_harness_audit.audit.continuity_files import WITNESS_ENV
 from pytest_harness_audit.doors import hook_uncommitted
 from pytest_harness_audit.doors.hook_uncommitted import HookUncommitted, state_path
 from pytest_harness_audit.gate.seam import Outcome
@@ -266,3 +267,21 @@ def test_the_work_taken_at_the_first_event_deleted_fails(tmp_path: Path, project
     assert "tamper_attempt" in thrown["alerts"]
     assert "uncommitted work's kept state was deleted" in thrown["judged"]["reason"]
     assert verdict(storage, SESSION) is Verdict.FAIL
+
+
+def test_a_deleted_work_that_cannot_be_kept_again_still_fails(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, storage = str(project), tmp_path / "store"
+    _call(storage, project, "git status --short", "toolu_1")
+    state_path(storage, SESSION, root).unlink()
+
+    def unwritable(*args: Any, **kwargs: Any) -> None:
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(hook_uncommitted, "replace_file", unwritable)
+    monkeypatch.setenv(WITNESS_ENV, host_env()[WITNESS_ENV])  # the hook processes' witness
+    work = HookUncommitted(root, Policy.preset("safety"), storage, SESSION)
+    work.judged(root, Effects(), frozenset(), frozenset())
+    problem = work.after(None, "Bash", "command", {}, Outcome("success"))
+    assert problem.verdict == "FAIL" and "tamper_attempt" in problem.alerts
