@@ -52,7 +52,7 @@ from pytest_harness_audit.doors.hook_spans import hand_on, resume_spans
 from pytest_harness_audit.doors.hook_uncommitted import HookUncommitted
 from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.install_guard import InstallGuard
-from pytest_harness_audit.gate.install_watch import InstallWatch, Stamp
+from pytest_harness_audit.gate.install_watch import InstallWatch, Stamp, kept_stamp
 from pytest_harness_audit.gate.module_git_watch import ModuleGitWatch
 from pytest_harness_audit.gate.module_git_watch import Stamp as ModulesStamp
 from pytest_harness_audit.gate.seam import CallFindings, Outcome
@@ -311,7 +311,7 @@ class HookInspector(Inspector):
         kept = state.get(PENDING_KEY)
         if isinstance(kept, Mapping):
             self.host_settings = kept.get(HOST_SETTINGS_KEY)
-            self.install_before = _stamp(kept.get(INSTALL_KEY))
+            self.install_before = kept_stamp(kept.get(INSTALL_KEY))
             self.modules_before = self.module_watch.resume(kept.get(MODULES_KEY))
             if PERMISSIONS_KEY in kept:
                 self.permissions_before = kept[PERMISSIONS_KEY]
@@ -361,21 +361,6 @@ class HookInspector(Inspector):
         paths = set(token.protected) | protected_candidates(token.root, self.protection)
         now = protected_state(token.root, paths, self.protection)
         return sorted(path for path in paths if token.protected.get(path) != now.get(path))
-
-
-def _stamp(kept: Any) -> Stamp | None:
-    """An installation stamp as pre kept it in the pending file (``None``: none, or not one)."""
-    if not isinstance(kept, Mapping):
-        return None
-    stamp: Stamp = {}
-    for path, info in kept.items():
-        if info is None:
-            stamp[str(path)] = None
-        elif isinstance(info, list) and len(info) == 4 and all(isinstance(n, int) for n in info):
-            stamp[str(path)] = (info[0], info[1], info[2], info[3])
-        else:
-            return None
-    return stamp
 
 
 class HookInspection(SessionInspection):

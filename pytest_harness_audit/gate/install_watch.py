@@ -359,4 +359,20 @@ def _startup_added(paths: list[str]) -> CallFindings:
     )
 
 
-__all__ = ["STARTUP_ALERT", "InstallWatch", "Stamp"]
+def kept_stamp(kept: Any) -> Stamp | None:
+    """A stamp as a door kept it in JSON (``path → [size, time, inode, mode]`` or ``None``);
+    ``None`` when it is not one."""
+    if not isinstance(kept, Mapping):
+        return None
+    stamp: Stamp = {}
+    for path, info in kept.items():
+        if info is None:
+            stamp[str(path)] = None
+        elif isinstance(info, list) and len(info) == 4 and all(isinstance(n, int) for n in info):
+            stamp[str(path)] = (info[0], info[1], info[2], info[3])
+        else:
+            return None
+    return stamp
+
+
+__all__ = ["STARTUP_ALERT", "InstallWatch", "Stamp", "kept_stamp"]

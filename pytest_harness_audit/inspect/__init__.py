@@ -38,8 +38,8 @@ from pytest_harness_audit.inspect.effects import (
     Protection,
     WorkspaceSnapshot,
     diff,
-    expected_changes,
 )
+from pytest_harness_audit.inspect.expected import expected_changes
 from pytest_harness_audit.inspect.findings import Findings
 from pytest_harness_audit.inspect.history import UnnamedCommits
 from pytest_harness_audit.inspect.host_programs import host_programs

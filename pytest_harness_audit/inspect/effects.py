@@ -35,7 +35,7 @@ import re
 import stat
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pytest_harness_audit.inspect import lost_content
@@ -48,7 +48,6 @@ from pytest_harness_audit.inspect.effect_set import Effects as Effects
 from pytest_harness_audit.inspect.exec_config import (
     NO_COMMANDS,
     NO_SETTINGS,
-    expected_by,
     git_config_fingerprint,
     is_protected_by_kind,
     settings_fingerprint,
@@ -482,19 +481,3 @@ def _by_protected_content(
         elif digest is not None:
             changed.add(path)
     return list(changed), configs
-
-
-def expected_changes(effects: Effects, params: Mapping[str, Any]) -> Effects:
-    """``effects`` with the protected changes the call's own text announces moved to
-    :attr:`Effects.installed`: hooks (and the configuration) a hook manager's install command
-    writes, ``*.pth`` files a package installer writes (:func:`.exec_config.expected_by`)."""
-    if not effects.protected:
-        return effects
-    command = params.get("command", params.get("cmd"))
-    if not isinstance(command, str):
-        return effects
-    installed = tuple(path for path in effects.protected if expected_by(command, path))
-    if not installed:
-        return effects
-    kept = tuple(path for path in effects.protected if path not in installed)
-    return replace(effects, protected=kept, installed=installed)
