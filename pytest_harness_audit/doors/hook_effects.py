@@ -19,7 +19,9 @@ is judged conservatively and recorded: a workspace over the limit, or a snapshot
 unreadable at post, gives the call an ``effects`` note, an alert and, when the policy judges
 effects at all, a ``WARN``; the call is recorded either way. Over the limit, the protected files
 are still checked one by one (those pre knew, those at the project's top level, and ``protect``
-globs naming one path), so a persona rewrite still fails the verdict.
+globs naming one path), so a persona rewrite still fails the verdict. The project's secrets are
+learned within bounds too, and a call judged without some of them says so
+(:mod:`.hook_learning`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from pytest_harness_audit.doors.hook_host_settings import (
     host_settings_state,
     window_changes,
 )
+from pytest_harness_audit.doors.hook_learning import learn_project, unlearned
 from pytest_harness_audit.doors.hook_spans import hand_on, resume_spans
 from pytest_harness_audit.doors.hook_uncommitted import HookUncommitted
 from pytest_harness_audit.gate.inspection import SessionInspection
@@ -175,13 +178,15 @@ class HookInspector(Inspector):
         learn: bool = True,
         session_id: str | None = None,
     ) -> None:
-        super().__init__(root, learn=learn, protect=policy.protect, tracked=False, live=False)
+        super().__init__(root, learn=False, protect=policy.protect, tracked=False, live=False)
         # the project settings' ``permissions`` are judged by what a change adds (the host
         # writes an ``allow`` rule there when the user allows a tool for good at its prompt)
         self.protection = protection_at(root, policy)
         self.uncommitted: HookUncommitted = HookUncommitted(root, policy, storage, session_id)
         self.limit = limit
         self.skip = store_inside(root, storage)
+        #: The project's secrets, learned within bounds (:mod:`.hook_learning`).
+        self.learned = learn_project(self.secrets, root, self.skip) if learn else None
         #: The session's store and id (its asked calls still open, :mod:`.hook_host_permissions`).
         self.where = None if session_id is None else (os.fspath(storage), session_id)
         #: Set at post: what pre saw (``None``: nothing, the call changes no files).
@@ -221,6 +226,7 @@ class HookInspector(Inspector):
             tracked=not self.post,
             skip=self.skip,
             limit=self.limit,
+            partial=False,  # a stopped walk's snapshot is not kept (protected files are)
         )
 
     @property
@@ -395,6 +401,8 @@ class HookInspection(SessionInspection):
         )
         if isinstance(token, Unseen):
             seen = seen.merged(self._unseen(token, tool, category))
+        partial = unlearned(self.inspector.learned, self.policy, tool, category)
+        seen = seen if partial is None else seen.merged(partial)
         if not self.inspector.post:
             return seen
         where, seed = self.inspector.where, self.inspector.spans_seed

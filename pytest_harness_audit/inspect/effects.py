@@ -6,10 +6,10 @@ the later of the modification and change times, :func:`.lost_content.stat_key`),
 set of directories. Of a ``.git`` directory only the directory itself and its key entries are
 kept (:data:`GIT_FILES`, :data:`GIT_DIRS`): deleting the repository is a deleted directory,
 while ``git add``, ``commit`` or ``checkout`` (which rewrite ``.git/index`` and ``.git/HEAD``
-and add objects) have no effect. Nothing is read or hashed, except the few
-files written in the last :data:`RACY_NS` before the snapshot: the file system's clock ticks
-coarsely, so a second write of the same size within one tick would leave the same stat; those
-files get a content digest, compared again when their stat has not changed ("racy git").
+and add objects) have no effect. Nothing is read or hashed, except the few files written in
+the last :data:`RACY_NS` before the snapshot: the file system's clock ticks coarsely, so a
+second write of the same size within one tick would leave the same stat; those files get a
+content digest, compared again when their stat has not changed ("racy git").
 
 Protected files are the persona files (``SOUL.md``, ``SOUL_EVIL.md``, ``IDENTITY.md``, in any
 directory and case), the files git or Python run code from and the coding agent host's settings
@@ -179,19 +179,23 @@ class WorkspaceSnapshot:
         tracked: bool = True,
         skip: str | None = None,
         limit: int | None = None,
+        partial: bool = True,
     ) -> WorkspaceSnapshot:
         """Walk ``root`` now. ``tracked=False`` skips asking git for the tracked paths, unless
-        the walk stops at ``limit`` (then each tracked file is stat-ed even so, so that none is
-        lost unseen); ``skip`` and ``limit`` are :func:`walk`'s."""
+        the walk stops at ``limit`` (then up to :data:`MAX_ENTRIES` tracked files are stat-ed
+        even so, so that none is lost unseen; with ``partial=False``, for a door that drops a
+        stopped walk's snapshot, neither); ``skip`` and ``limit`` are :func:`walk`'s."""
         base = os.fspath(root)
         if protection is None:
             protection = Protection(protect, persona=persona, programs=host_programs(base))
         taken_ns = time.time_ns()
         locked: set[str] = set()
         files, dirs, complete = walk(base, skip=skip, limit=limit, locked=locked)
-        listed = tracked_paths(base) if tracked or not complete else None
+        asked = (tracked or not complete) if partial else (tracked and complete)
+        listed = tracked_paths(base) if asked else None
         if not complete and listed:  # the walk stopped: the tracked files are looked at still
-            lost_content.stat_paths(base, (p for p in listed if p not in files), files, skip)
+            rest = (p for p in listed if p not in files)
+            lost_content.stat_paths(base, rest, files, skip, MAX_ENTRIES)
         racy_from = taken_ns - RACY_NS
         digests = {
             path: content_digest(os.path.join(base, path))
@@ -322,8 +326,10 @@ def walk(
                         dirs.add(relative)
                         if locked is not None and lost_content.locked_at(entry.path):
                             locked.add(relative)
-                        if entry.name == ".git":
-                            git_entries(entry.path, relative, files, dirs)
+                        if entry.name == ".git":  # its hooks count against the limit too
+                            seen += git_entries(entry.path, relative, files, dirs, limit - seen)
+                            if seen > limit:
+                                return files, dirs, False
                             continue
                         if on_dir is not None:
                             on_dir(relative)
@@ -336,10 +342,13 @@ def walk(
     return files, dirs, True
 
 
-def git_entries(path: str, relative: str, files: dict[str, Stat], dirs: set[str]) -> None:
+def git_entries(
+    path: str, relative: str, files: dict[str, Stat], dirs: set[str], limit: int = 10_000
+) -> int:
     """Add the key entries of the ``.git`` directory at ``path`` (``relative`` in the
     workspace): :data:`GIT_FILES` with their stat, :data:`GIT_DIRS` that exist, and the
-    :data:`GIT_HOOKS` directory with every file in it."""
+    :data:`GIT_HOOKS` directory with every file in it (at most ``limit`` entries); return how
+    many hook entries it added (one more when there were more)."""
     for name in GIT_FILES:
         try:
             info = os.lstat(os.path.join(path, name))
@@ -356,11 +365,13 @@ def git_entries(path: str, relative: str, files: dict[str, Stat], dirs: set[str]
             link = os.lstat(hooks)
             files[f"{relative}/{GIT_HOOKS}"] = stat_key(link)
     elif os.path.isdir(hooks):
-        found, found_dirs, _ = walk(hooks, limit=10_000)
+        found, found_dirs, whole = walk(hooks, limit=max(0, min(limit, 10_000)))
         dirs.add(f"{relative}/{GIT_HOOKS}")
         for name, hook in found.items():
             files[f"{relative}/{GIT_HOOKS}/{name}"] = hook
         dirs.update(f"{relative}/{GIT_HOOKS}/{name}" for name in found_dirs)
+        return len(found) + len(found_dirs) + (0 if whole else 1)
+    return 0
 
 
 def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:

@@ -161,6 +161,8 @@ def commit_tips(root: str) -> frozenset[str] | None:
                 tips.add(f"replace {ref[len(_REPLACE) :].strip()}")
     refs = os.path.join(git, "refs")
     for path in _files(refs):
+        if len(tips) > MAX_TIPS:  # more refs than a reading keeps: it is not kept
+            return None
         if (sha := _sha(_read(path)[:100])) is not None:
             tips.add(sha)
             ref = os.path.relpath(path, refs).replace(os.sep, "/")

@@ -45,7 +45,8 @@ MIN_KEYED = 8
 MIN_UNKEYED = 12
 MAX_LINE = 4096
 _WORDLIKE = 16
-_SKIPPED_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache"}
+#: Folders the walk for credential files does not enter.
+SKIPPED_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache"}
 _TEMPLATE = re.compile(
     r"(?:^|[/\\])\.env[._-](?:[^/\\]*[._-])?(?:example|sample|template|dist|defaults?)$", re.I
 )
@@ -244,7 +245,7 @@ def credential_files(root: str | os.PathLike[str]) -> Iterator[Path]:
     base = Path(root)
     count = 0
     for directory, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIPPED_DIRS)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
         for filename in sorted(filenames):
             count += 1
             if count > MAX_FILES:

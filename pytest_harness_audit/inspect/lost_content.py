@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import itertools
 import os
 import stat
 import subprocess
@@ -267,12 +268,16 @@ def lost_dirs(gone: Iterable[str], lost: Sequence[str], moved: set[str]) -> tupl
 
 
 def stat_paths(
-    root: str, paths: Iterable[str], files: dict[str, _Stat], skip: str | None = None
+    root: str,
+    paths: Iterable[str],
+    files: dict[str, _Stat],
+    skip: str | None = None,
+    limit: int | None = None,
 ) -> None:
     """Add to ``files`` the stat (not followed) of each of ``paths`` (relative to ``root``) that
     exists and is no folder, except in ``.git`` or under ``skip``: the tracked files a walk
-    stopped before reaching."""
-    for path in paths:
+    stopped before reaching (the first ``limit`` of them)."""
+    for path in itertools.islice(paths, limit):
         if ".git/" in f"/{path}" or (skip and f"{path}/".startswith(f"{skip}/")):
             continue
         try:
