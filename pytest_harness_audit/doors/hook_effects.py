@@ -185,10 +185,10 @@ class HookInspector(Inspector):
         self.uncommitted: HookUncommitted = HookUncommitted(root, policy, storage, session_id)
         self.limit = limit
         self.skip = store_inside(root, storage)
-        #: The project's secrets, learned within bounds (:mod:`.hook_learning`).
-        self.learned = learn_project(self.secrets, root, self.skip) if learn else None
         #: The session's store and id (its asked calls still open, :mod:`.hook_host_permissions`).
         self.where = None if session_id is None else (os.fspath(storage), session_id)
+        #: The project's secrets, learned within bounds (:mod:`.hook_learning`).
+        self.learned = learn_project(self.secrets, root, self.skip, self.where) if learn else None
         #: Set at post: what pre saw (``None``: nothing, the call changes no files).
         self.kept: WorkspaceSnapshot | Unseen | None = None
         self.post = False

@@ -11,6 +11,10 @@ the policy judges a secret exposure for that call, a ``WARN``.
 
 from __future__ import annotations
 
+import datetime
+
+from pytest_harness_audit.audit.session_file import readable_session_file
+from pytest_harness_audit.audit.storage import StorageLayout
 from pytest_harness_audit.gate.seam import CallFindings
 from pytest_harness_audit.inspect import SECRET_EXPOSURE
 from pytest_harness_audit.inspect.learn_limits import Learned, learn_bounded
@@ -23,10 +27,32 @@ SECRETS_INCOMPLETE = "secrets_incomplete"
 SECRETS_UNKNOWN_KEY = "secretsUnknown"
 
 
-def learn_project(registry: SecretRegistry, root: str, skip: str | None) -> Learned:
+def learn_project(
+    registry: SecretRegistry,
+    root: str,
+    skip: str | None,
+    session: tuple[str, str] | None = None,
+) -> Learned:
     """Add the project's secrets to ``registry`` within the bounds (the audit store at
-    ``skip`` left out)."""
-    return learn_bounded(registry, root, skip=skip)
+    ``skip`` left out); ``session`` (store, session id): the credential files changed since
+    the session started (by its agent, maybe) are read last."""
+    since = None if session is None else session_start_ns(*session)
+    return learn_bounded(registry, root, skip=skip, since_ns=since)
+
+
+def session_start_ns(storage: str, session_id: str) -> int | None:
+    """When the session started (its Soft LCT's ``createdAt``), in ns; ``None``: not known."""
+    path = StorageLayout.at(storage).paths(session_id).session_file
+    data = readable_session_file(path)
+    lct = data.get("lct") if data is not None else None
+    created = lct.get("createdAt") if isinstance(lct, dict) else None
+    if not isinstance(created, str):
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(created.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return int(moment.timestamp() * 1_000_000) * 1000
 
 
 def unlearned(
@@ -47,5 +73,6 @@ __all__ = [
     "SECRETS_INCOMPLETE",
     "SECRETS_UNKNOWN_KEY",
     "learn_project",
+    "session_start_ns",
     "unlearned",
 ]

@@ -5,7 +5,9 @@ copies: :mod:`._forms`), some 20 ms and 3 MB a value to build in a process. The 
 builds them anew in each event's process, in whatever folder the host runs in: a home folder or
 a monorepo with thousands of credential files (test fixtures, vendored packages) would take
 minutes and gigabytes. So :func:`learn_bounded` learns what a project's own credential files
-hold, nearest the top first (the project's ``.env`` before a fixture's), and stops at the first
+hold, nearest the top first (the project's ``.env`` before a fixture's) — except that files
+changed since the session started come after all the others: an agent cannot push the owner's
+secrets past the bounds with credential files of its own — and stops at the first
 of :data:`MAX_LEARN_ENTRIES` entries walked, :data:`MAX_LEARN_FILES` credential files read,
 :data:`MAX_LEARN_BYTES` read in all, or :data:`MAX_LEARNED_PIECES` pieces of values
 learned. What it did not see is said (:attr:`Learned.unseen`), never taken for "no secret".
@@ -85,6 +87,15 @@ def credential_paths(
     return found, True
 
 
+def _changed_since(path: str, since_ns: int) -> bool:
+    """Whether the file at ``path`` changed (its inode's change time) at ``since_ns`` or later;
+    one that cannot be looked at counts as changed."""
+    try:
+        return os.lstat(path).st_ctime_ns >= since_ns
+    except OSError:
+        return True
+
+
 def learn_bounded(
     registry: SecretRegistry,
     root: str,
@@ -94,10 +105,14 @@ def learn_bounded(
     total: int = MAX_LEARN_BYTES,
     learned: int = MAX_LEARNED_PIECES,
     skip: str | None = None,
+    since_ns: int | None = None,
 ) -> Learned:
     """Add to ``registry`` the secrets of ``root``'s credential files, within the bounds (see
-    the module doc); the result says why it stopped early, if it did."""
+    the module doc); the result says why it stopped early, if it did. ``since_ns``: when the
+    session started (``time.time_ns()``); files changed since are read after the others."""
     paths, complete = credential_paths(root, entries, skip)
+    if since_ns is not None:
+        paths.sort(key=lambda relative: _changed_since(os.path.join(root, relative), since_ns))
     unseen = None if complete else f"the folder has more than {entries} entries"
     added = used = read = 0
     known: set[str] = set()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from pytest_harness_audit.inspect import effects, history
 from pytest_harness_audit.inspect.effects import WorkspaceSnapshot, walk
 from pytest_harness_audit.inspect.learn_limits import (
     MAX_LEARN_FILES,
+    MAX_LEARNED_PIECES,
     credential_paths,
     learn_bounded,
 )
@@ -177,3 +179,44 @@ def test_a_project_of_ordinary_size_keeps_its_verdicts(tmp_path: Path) -> None:
     hook(storage, "post", post, "--preset", "safety", env=project_env(project))
     (leaked,) = call_records(storage, SESSION)
     assert "secret_exposure" in leaked["alerts"] and leaked["judged"]["verdict"] == "FAIL"
+
+
+def _planted(project: Path, values: int) -> None:
+    """Credential files an agent writes to push the owner's secrets past the bounds: named to
+    be read before ``.env`` (the same depth, an earlier name)."""
+    lines = "".join(f"TOKEN_{i}=zz{i:04}yy{i:04}xx{i:04}ww\n" for i in range(values))
+    (project / ".a.env").write_text(lines)
+
+
+def test_credential_files_changed_since_the_session_started_are_learned_last(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".env").write_text(f"API_KEY={KEY}\n")  # the owner's, there before
+    time.sleep(0.05)  # (the file system's clock ticks coarsely)
+    started = time.time_ns()
+    time.sleep(0.05)
+    _planted(tmp_path, 1)
+    first = SecretRegistry()
+    learn_bounded(first, str(tmp_path), learned=1)
+    assert [info.label for info in first.secrets()] == [".a.env:TOKEN_0"]  # by name alone
+    owners_first = SecretRegistry()
+    learned = learn_bounded(owners_first, str(tmp_path), learned=1, since_ns=started)
+    assert [info.label for info in owners_first.secrets()] == [".env:API_KEY"]
+    assert learned.unseen is not None  # the planted one is still said to be unknown
+
+
+def test_an_agent_cannot_push_the_owners_secret_out_of_reach(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".env").write_text(f"API_KEY={KEY}\n")
+    storage = tmp_path / "store"
+    _judged_ls(project, storage)  # the session starts
+    time.sleep(0.05)
+    _planted(project, MAX_LEARNED_PIECES + 4)
+    pre = pre_payload(project, SESSION, "Bash", {"command": "python3 tools/show.py"})
+    hook(storage, "pre", pre, "--preset", "safety", env=project_env(project))
+    post = as_post(pre, {"stdout": f"key: {KEY}\n", "stderr": "", "interrupted": False})
+    hook(storage, "post", post, "--preset", "safety", env=project_env(project))
+    leaked = call_records(storage, SESSION)[-1]
+    assert "secret_exposure" in leaked["alerts"]
+    assert leaked["judged"]["verdict"] == "FAIL"
