@@ -205,6 +205,7 @@ def test_credential_files_changed_since_the_session_started_are_learned_last(
     assert learned.unseen is not None  # the planted one is still said to be unknown
 
 
+@pytest.mark.slow  # the scanner built over a hundred values, in two hook processes
 def test_an_agent_cannot_push_the_owners_secret_out_of_reach(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
