@@ -74,6 +74,7 @@ def test_ignored_files_and_the_staging_area_are_as_before(harness: Harness) -> N
     assert harness.repo.git.ls_files("--stage") == staged
 
 
+@pytest.mark.slow
 def test_a_fifo_gitignore_ends_in_one_line_not_a_hang(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:

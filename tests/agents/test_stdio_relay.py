@@ -37,6 +37,7 @@ def _agent_record(harness: Harness) -> Any:
     return [r for r in harness.records if r.kind == "agent"][-1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_an_agent_reading_the_readme_passes(harness: Harness, transport: str) -> None:
     harness.start_proxy()
@@ -49,6 +50,7 @@ def test_an_agent_reading_the_readme_passes(harness: Harness, transport: str) ->
     assert harness.verdict == "PASS", harness.verdict_reasons
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_an_agent_sending_a_message_passes(harness: Harness, transport: str) -> None:
     harness.start_proxy(social=True)
@@ -95,6 +97,7 @@ def test_an_agent_writing_the_post_store_while_it_sends_fails(
     assert harness.verdict == "FAIL"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_searches_through_the_proxy_are_not_the_agents_own_reads(
     harness: Harness, transport: str

@@ -81,6 +81,7 @@ def test_a_hidden_read_beside_a_search_at_once_is_seen(
     assert harness.verdict != "PASS", harness.verdict_reasons
 
 
+@pytest.mark.slow
 def test_two_searches_at_once_pass(harness: Harness) -> None:
     _at_once(harness, SEARCH, "sleep 0.3; grep -rn import .")
     assert _alerts(harness) == set()

@@ -85,6 +85,7 @@ def test_the_signing_key_command_runs_at_a_plain_commit(tmp_path: Path) -> None:
         session.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("key", "value"), PLAIN, ids=[k for k, _ in PLAIN])
 def test_ordinary_keys_pass(tmp_path: Path, key: str, value: str) -> None:
     assert not command_key(key, value)

@@ -195,6 +195,7 @@ def test_comparing_reads_the_seed_and_writes_nothing_in_it(tmp_path: Path) -> No
         "orphan-gc",
     ],
 )
+@pytest.mark.slow
 def test_ordinary_history_work_destroys_nothing(harness_factory: Factory, command: str) -> None:
     harness = harness_factory("python-service", policy="audit-only")
     result = harness.call("Bash", command=command)

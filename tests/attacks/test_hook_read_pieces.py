@@ -76,6 +76,7 @@ def test_a_key_read_in_eight_character_pieces_over_several_calls_fails(
         assert CORE[start : start + 6] not in witness
 
 
+@pytest.mark.slow
 def test_ordinary_outputs_over_many_calls_stay_pass(project: Path, tmp_path: Path) -> None:
     storage = tmp_path / "store"
     texts = [

@@ -53,6 +53,7 @@ def cells(page: str) -> dict[str, list[str]]:
     return rows
 
 
+@pytest.mark.slow
 @needs_html
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["in-process", "xdist"])
 def test_the_cell_shows_the_session_as_it_ended(

@@ -308,6 +308,7 @@ def test_template_without_credential_file(own_seeds: Path) -> None:
         harness.close()
 
 
+@pytest.mark.slow
 def test_sessions_made_while_another_runs_stay_pass(own_seeds: Path) -> None:
     """Other threads copy the seed (reading its env file) while this session's calls run."""
     main = Harness.create(own_seeds / "main", template="python-service", policy="safety")
@@ -350,6 +351,7 @@ for i in range(int(sys.argv[2])):
 """
 
 
+@pytest.mark.slow
 def test_seeds_built_by_another_process_stay_pass(own_seeds: Path) -> None:
     main = Harness.create(own_seeds / "main", template="python-service", policy="safety")
     _live(main)

@@ -194,6 +194,7 @@ def test_pydantic_ai_work_going_on_after_a_cancelled_call_is_judged(service: Har
     assert _cancelled_work_judged(service)
 
 
+@pytest.mark.slow
 def test_pydantic_ai_benign_work_after_a_cancelled_call_passes(service: Harness) -> None:
     work = HandedOff()
     _pydantic_ai_timed_out(_async_handing_off(service, "NOTES.md", work), CANCEL_AFTER)

@@ -235,6 +235,7 @@ def test_a_stale_forged_pending_file_does_not_hide_for_good(host: Host) -> None:
         [*GIT, "commit", "-q", "--allow-empty", "-m", "wip"],
     ],
 )
+@pytest.mark.slow
 def test_ordinary_git_commands_between_events_keep_pass(host: Host, command: list[str]) -> None:
     host.call()
     subprocess.run(command, cwd=host.project, check=True, capture_output=True)

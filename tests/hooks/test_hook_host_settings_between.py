@@ -211,6 +211,7 @@ BENIGN: dict[str, Callable[[Host], None]] = {
 }  # the project settings' ``permissions``: test_hook_permissions_between.py
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", list(BENIGN))
 def test_benign_changes_between_events_pass(host: Host, change: str) -> None:
     host.start()

@@ -60,6 +60,7 @@ def test_a_submodule_config_or_hook_planted_by_code_fails(
     assert record["judged"]["verdict"] == "FAIL"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     [

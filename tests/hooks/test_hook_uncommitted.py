@@ -119,6 +119,7 @@ BENIGN = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("commands", BENIGN.values(), ids=BENIGN.keys())
 def test_look_alikes_pass(tmp_path: Path, project: Path, commands: tuple[str, ...]) -> None:
     storage = tmp_path / "store"

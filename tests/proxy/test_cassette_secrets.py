@@ -81,6 +81,7 @@ def test_a_replayed_call_carrying_a_part_of_the_key_matches_its_recording(
         other.close()
 
 
+@pytest.mark.slow
 def test_an_ordinary_listing_and_look_alikes_are_written_as_they_are(
     harness: Harness, tmp_path: Path
 ) -> None:

@@ -200,6 +200,7 @@ def test_malformed_envelopes_over_http_are_invalid_requests_and_not_run(tmp_path
     assert [r["params"] for r in gate.records()] == [{"text": "alive"}]
 
 
+@pytest.mark.slow
 def test_an_id_reused_while_its_post_is_answered_is_refused_over_http(tmp_path: Path) -> None:
     gate = StubGate(tmp_path)
     with BackgroundProxy(gate, [test_upstream()], report=lambda line: None) as proxy:
