@@ -11,8 +11,7 @@ the policy judges a secret exposure for that call, a ``WARN``.
 
 from __future__ import annotations
 
-import datetime
-
+from pytest_harness_audit.audit.clock import parse_timestamp
 from pytest_harness_audit.audit.session_file import readable_session_file
 from pytest_harness_audit.audit.storage import StorageLayout
 from pytest_harness_audit.gate.seam import CallFindings
@@ -46,13 +45,8 @@ def session_start_ns(storage: str, session_id: str) -> int | None:
     data = readable_session_file(path)
     lct = data.get("lct") if data is not None else None
     created = lct.get("createdAt") if isinstance(lct, dict) else None
-    if not isinstance(created, str):
-        return None
-    try:
-        moment = datetime.datetime.fromisoformat(created.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return int(moment.timestamp() * 1_000_000) * 1000
+    moment = parse_timestamp(created) if isinstance(created, str) else None
+    return None if moment is None else int(moment.timestamp() * 1_000_000) * 1000
 
 
 def unlearned(
