@@ -74,12 +74,6 @@ def state_path(storage: str | os.PathLike[str], session_id: str, root: str) -> P
     return Path(storage) / "hook-between" / f"{sanitize_session_id(session_id)}-{digest}.json"
 
 
-def protection_of(policy: Policy, root: str | None = None) -> Protection:
-    """The protection the hook door's snapshots of ``root`` apply (the settings' ``permissions``
-    apart, the programs the host's settings name protected: :mod:`.hook_host_programs`)."""
-    return protection_at(root, policy)
-
-
 def watched_paths(root: str, protection: Protection, known: Iterable[str] = ()) -> set[str]:
     """The files compared between events: ``known`` ones, the protected files at the
     workspace's top (and ``protect`` globs naming one path), git's configurations and hooks,
@@ -197,7 +191,7 @@ def check(
     a pending file left now is a call whose post never came)."""
     if root is None or (not calls_done and in_flight(storage, session_id, own)):
         return []
-    protection = protection_of(policy, root)
+    protection = protection_at(root, policy)
     try:
         found = changed_between(storage, session_id, root, protection)
     except UnreadableState as exc:
@@ -228,7 +222,7 @@ def _findings(
         if policy.effect_rules:
             return CallFindings((EFFECTS_UNAVAILABLE,), note, "WARN", why, "effect")
         return CallFindings((EFFECTS_UNAVAILABLE,), note)
-    protection = protection_of(policy)  # built once, not once a path
+    protection = protection_at(None, policy)  # built once, not once a path
     memory = memory_paths(path for path in changed if not protection(path))
     protected = [path for path in changed if path not in memory]
     alerts = ((PROTECTED_FILE_CHANGED,) if protected else ()) + ((MEMORY_WRITE,) if memory else ())
@@ -320,7 +314,7 @@ def after_call(
     if root is None:
         return
     window = inspection.inspector.kept if inspection is not None else None
-    protection = protection_of(policy, root)
+    protection = protection_at(root, policy)
     if isinstance(window, WorkspaceSnapshot) and window.root == root:
         after = inspection.inspector.last_snapshot if inspection is not None else None
         if after is None or after.root != root:
@@ -405,7 +399,7 @@ def _check_before_window(
         return
     before, complete = found
     seen = snapshot_state(window)
-    protection = protection_of(policy, root)
+    protection = protection_at(root, policy)
     # a snapshot knows the files protected by name; a kept state every such file it watched,
     # and every one at the top and in ``.git`` (one there now and not kept was made since);
     # one kept from a whole snapshot, every one the workspace had; none outside the workspace
@@ -441,7 +435,6 @@ __all__ = [
     "check",
     "in_flight",
     "keep",
-    "protection_of",
     "state_path",
     "watched_paths",
 ]

@@ -20,6 +20,7 @@ from pytest_harness_audit.doors.hook_between import (
     WORKSPACE_CHANGED_BETWEEN,
     state_path,
 )
+from pytest_harness_audit.doors.hook_host_programs import protection_at
 from pytest_harness_audit.readers.verdict import Verdict
 
 GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev"]
@@ -182,7 +183,7 @@ def test_nothing_changed_before_pre_s_snapshot_is_no_change(host: Host) -> None:
 
     _hook(host.project)
     policy = Policy.preset("safety")
-    protection = hook_between.protection_of(policy)
+    protection = protection_at(None, policy)
     root = str(host.project)
     first = WorkspaceSnapshot.take(root, protection=protection, tracked=False)
     hook_between.keep(host.storage, "same", root, protection, first.protected_digests)
@@ -203,7 +204,7 @@ def test_a_change_after_pre_s_check_and_before_its_snapshot_is_found_at_post(
     from pytest_harness_audit.policy import Policy
 
     policy = Policy.preset("safety")
-    protection = hook_between.protection_of(policy)
+    protection = protection_at(None, policy)
     hook_between.keep(host.storage, "race", str(host.project), protection)
     PLANTED[".git/hooks/pre-commit"](host.project)  # in the instant between check and snapshot
     snapshot = WorkspaceSnapshot.take(str(host.project), protection=protection, tracked=False)
