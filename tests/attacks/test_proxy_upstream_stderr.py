@@ -69,6 +69,7 @@ def test_a_key_on_an_upstream_s_stderr_is_redacted_and_noted(
     assert harness.verdict == "PASS"
 
 
+@pytest.mark.slow
 def test_benign_twin_stderr_without_a_secret_is_relayed_unchanged(
     harness: Harness, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

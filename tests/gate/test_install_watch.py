@@ -76,6 +76,7 @@ def test_a_change_of_the_installation_by_a_built_path_fails(
     assert str(harness.verdict) == "FAIL"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     [

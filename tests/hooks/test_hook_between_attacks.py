@@ -87,6 +87,7 @@ def test_deleting_the_kept_state_hides_a_change_between_events(host: Host) -> No
     assert "the kept state was deleted" in str(notes[0]["effects"])
 
 
+@pytest.mark.slow
 def test_a_state_never_kept_is_no_deleted_state(tmp_path: Path) -> None:
     """A call from a subfolder keeps a state of its own root; none of the project's is missing
     then, and a session whose witness is gone notes nothing as deleted."""
@@ -153,6 +154,7 @@ def test_a_hook_planted_in_the_configured_hooks_path(tmp_path: Path) -> None:
     assert made.judged()[0] is Verdict.FAIL
 
 
+@pytest.mark.slow
 def test_a_hook_written_in_a_call_s_window_in_the_hooks_path_is_no_between_change(
     tmp_path: Path,
 ) -> None:

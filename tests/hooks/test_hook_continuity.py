@@ -194,6 +194,7 @@ def test_hooks_installed_mid_session_are_not_a_loss(tmp_path: Path) -> None:
     assert code == 0 and "CHAIN LOST" not in out
 
 
+@pytest.mark.slow
 def test_a_whole_session_without_tampering_stays_pass(tmp_path: Path) -> None:
     host = Host(tmp_path)
     host.start()

@@ -90,6 +90,7 @@ BENIGN: dict[str, Callable[[Host], None]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", list(BENIGN))
 def test_benign_changes_pass(host: Host, change: str) -> None:
     host.start()

@@ -288,6 +288,7 @@ def test_a_post_without_a_pre_keeps_its_old_judgement(session: Session) -> None:
     assert session.verdict() is Verdict.WARN and "verdict WARN" in err
 
 
+@pytest.mark.slow
 def test_a_resumed_session_stays_pass(session: Session) -> None:
     session.start()
     session.bash("ls")

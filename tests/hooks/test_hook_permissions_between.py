@@ -135,6 +135,7 @@ def test_a_rule_written_while_another_call_waits_at_the_prompt_is_recorded(host:
     assert host.judged() == (Verdict.PASS, [])
 
 
+@pytest.mark.slow
 def test_a_rule_removed_between_calls_passes(host: Host) -> None:
     write_project(
         host, LOCAL, {"permissions": {"allow": ["Bash(touch:*)", "Read"], "deny": ["WebFetch"]}}
@@ -190,6 +191,7 @@ def test_a_blocked_config_change_is_not_reported_again(host: Host) -> None:
     assert host.judged() == (Verdict.FAIL, ["host-settings-changed"] * 2)
 
 
+@pytest.mark.slow
 def test_an_allowed_config_change_is_not_reported_again(host: Host) -> None:
     host.start()
     call = host.pre()

@@ -17,6 +17,7 @@ def _bash(host: Host) -> dict[str, Any]:
     return next(r for r in host.records() if r["tool"] == "Bash")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["settings.local.json", "settings.json"])
 def test_always_allow_at_the_prompt_passes(host: Host, name: str) -> None:
     host.start()

@@ -122,6 +122,7 @@ def test_a_custom_effect_rule_is_limited_to_its_tools(harness_factory: Factory) 
     assert harness.verdict == "FAIL"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("enforce", [True, False], ids=["enforced", "dry-run"])
 def test_benign_calls_are_not_judged(harness_factory: Factory, enforce: bool) -> None:
     harness = harness_factory("python-service", policy=Policy.preset("safety", enforce=enforce))

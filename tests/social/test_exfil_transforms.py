@@ -192,6 +192,7 @@ def test_a_dashboard_style_hint_is_no_run(reader: Harness) -> None:
         "a3f9 b2c1 d4e5: that is just hex",
     ],
 )
+@pytest.mark.slow
 def test_ordinary_look_alikes_go_out(reader: Harness, text: str) -> None:
     assert _sent(reader, text)
 

@@ -126,6 +126,7 @@ def test_each_call_has_a_mark_of_its_own(root: Path) -> None:
     assert len(first.strip()) == 16 and first != second
 
 
+@pytest.mark.slow
 def test_a_process_of_another_call_is_not_touched(root: Path) -> None:
     # a long call running beside a short one: the short one's end must not kill the long one's
     toolbox = ToolBox(root)
