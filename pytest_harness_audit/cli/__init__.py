@@ -34,15 +34,20 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the argument parser with every available command group."""
+def build_parser(group: str | None = None) -> argparse.ArgumentParser:
+    """Build the argument parser with every available command group, or with ``group`` alone.
+
+    A host runs ``hook …`` for every tool call: building only the group named spares it the
+    import of every other command's modules (a parse with one group behaves as with all of
+    them, for that group's arguments)."""
     parser = _Parser(
         prog="harness-audit", description="Govern, record and verify agent tool calls."
     )
     parser.add_argument("--storage", default=None, help=_STORAGE_HELP)
     subparsers = parser.add_subparsers(dest="group", metavar="COMMAND")
     subparsers.required = True
-    for module_name in _COMMAND_MODULES:
+    only = f"pytest_harness_audit.cli.{group}_cmd" if group is not None else None
+    for module_name in _COMMAND_MODULES if only not in _COMMAND_MODULES else (only,):
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -85,9 +90,24 @@ def _configured(args: argparse.Namespace) -> str | None:
     return None if path is None else str(path)
 
 
+def _group_named(argv: Sequence[str]) -> str | None:
+    """The command group ``argv`` names (its first word past ``--storage DIR``), if any."""
+    words = iter(argv)
+    for word in words:
+        if word == "--storage":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+        elif not word.startswith("--storage="):
+            return None  # ``--help`` and the like: every group
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code (0 ok, 1 failure found, 2 usage)."""
-    parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = build_parser(_group_named(argv))
     args = parser.parse_args(argv)
     try:
         storage = choose_storage(getattr(args, "storage", None), configured=_configured(args))

@@ -77,8 +77,12 @@ def run_cli(argv: Sequence[str], stdin: str = "") -> CliOutcome:
     return CliOutcome(code, out.getvalue(), err.getvalue())
 
 
+def _parser(group: str | None = None) -> argparse.ArgumentParser:
+    return _every_group()  # one parser with every group serves any command line
+
+
 @functools.lru_cache(maxsize=1)
-def _parser() -> argparse.ArgumentParser:
+def _every_group() -> argparse.ArgumentParser:
     return _BUILD_PARSER()
 
 
