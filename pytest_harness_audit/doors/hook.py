@@ -43,6 +43,8 @@ from pytest_harness_audit.doors.chain_faults import open_gate as open_session_ga
 from pytest_harness_audit.doors.hook_asks import (
     ASKED_KEY,
     AUTO_MODE_APPROVER,
+    EVERY_AGENT,
+    NEVER_ASKS,
     asked_entry,
     call_key,
     carry_lifts,
@@ -317,13 +319,9 @@ def handle_pre(
         if answer.get("hookSpecificOutput", {}).get("permissionDecision") == "ask":
             # the host asks: the call's outcome must be recorded, whatever it is (kept before
             # the snapshot, so a reconciliation finds it by reading the file's head)
-            state[ASKED_KEY] = asked_entry(
-                decision.evaluation.decision,
-                payload.tool_name,
-                payload.tool_input,
-                payload.agent_id,
-                payload.tool_use_id,
-            )
+            ask = (payload.tool_name, payload.tool_input, payload.agent_id, payload.tool_use_id)
+            mode = payload.permission_mode
+            state[ASKED_KEY] = asked_entry(decision.evaluation.decision, *ask, mode)
         if inspection is not None:
             token = inspection.before(payload.tool_name, decision.category, payload.tool_input)
             kept = inspection.inspector.pending_state(token)
@@ -331,6 +329,8 @@ def handle_pre(
                 state[PENDING_KEY] = kept
         # sealed outside the store: the call cannot rewrite what its post reads unseen
         seal(storage, sid, pending, write_state(pending, state), sealed_facts(state), fresh=True)
+        if ASKED_KEY in state and payload.permission_mode == NEVER_ASKS:  # refused, not asked
+            reconcile(gate, storage, event=PRE, agent=EVERY_AGENT, only=pending, session_id=sid)
         return answer
     finally:
         gate.chain.close()

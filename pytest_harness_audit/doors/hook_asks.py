@@ -65,6 +65,11 @@ AUTO_MODE_APPROVER = "host:auto-mode"
 UNANSWERED = (
     "no post event arrived: the host did not run the call (its prompt was refused or cancelled)"
 )
+#: The host's permission mode that never prompts: it refuses every call it would ask about.
+NEVER_ASKS = "dontAsk"
+#: The approver id of a call the host refused unasked in :data:`NEVER_ASKS` mode, and why.
+NEVER_ASKS_APPROVER = "host:dontAsk"
+REFUSED_UNASKED = "the host's dontAsk permission mode refuses every call it would ask about"
 #: Reconcile the asks of every agent of the session (``Stop`` and the session events).
 EVERY_AGENT = "*"
 _CLAIMED = ".claimed.json"
@@ -140,16 +145,25 @@ def settled_path(pending: Path) -> Path:
 
 
 def asked_entry(
-    answer: str, tool: str, tool_input: Mapping[str, Any], agent_id: str | None, use_id: str | None
+    answer: str,
+    tool: str,
+    tool_input: Mapping[str, Any],
+    agent_id: str | None,
+    use_id: str | None,
+    mode: str | None = None,
 ) -> dict[str, Any]:
-    """The :data:`ASKED_KEY` part of an asked call's pending file."""
-    return {
+    """The :data:`ASKED_KEY` part of an asked call's pending file (``mode``: the host's
+    permission mode, kept when it is :data:`NEVER_ASKS`)."""
+    entry = {
         "answer": answer,
         "tool": tool,
         "input": dict(tool_input),
         "agentId": agent_id,
         "toolUseId": use_id,
     }
+    if mode == NEVER_ASKS:
+        entry["mode"] = mode
+    return entry
 
 
 def _unanswered(folder: Path, agent: str | None, skip: Path | None) -> Iterator[Path]:
@@ -190,16 +204,20 @@ def reconcile(
     agent: str | None,
     skip: Path | None = None,
     session_id: str | None = None,
+    only: Path | None = None,
 ) -> int:
     """Record the session's asked calls left without an outcome as not run (``reject`` by
-    :data:`HOST_APPROVER`); ``agent``: whose asks (:data:`EVERY_AGENT`: all). Return how many.
+    :data:`HOST_APPROVER`, or by :data:`NEVER_ASKS_APPROVER` for a call asked in the mode that
+    never asks); ``agent``: whose asks (:data:`EVERY_AGENT`: all); ``only``: this call's
+    pending file alone. Return how many.
 
     ``session_id``: the payload's (the gate's chain knows it only as a file name), whose
     witness holds the seals; a file changed behind its seal is noted, not recorded from."""
     sid = session_id or gate.chain.session_id
     folder = storage / "pending" / sanitize_session_id(gate.chain.session_id)
     done = 0
-    for pending in _unanswered(folder, agent, skip):
+    asked = _unanswered(folder, agent, skip)
+    for pending in asked if only is None else (p for p in asked if p == only):
         claimed = claim(pending)
         if claimed is None:
             continue  # its post step, or another reconciliation, has it
@@ -216,8 +234,7 @@ def reconcile(
             if data is None:
                 raise FileNotFoundError(claimed)
             state = json.loads(data.decode("utf-8"))
-            reason = f"{UNANSWERED}; reconciled at {event}"
-            record = refuse_asked(gate, state, Approval("reject", HOST_APPROVER, reason))
+            record = refuse_asked(gate, state, _refusal(state, event))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue  # unreadable: left for the session events to clean
         settled = {**state, "settledRecord": record["recordId"]}
@@ -229,6 +246,13 @@ def reconcile(
             claimed.unlink()
         done += 1
     return done
+
+
+def _refusal(state: Mapping[str, Any], event: str) -> Approval:
+    """Who refused an asked call that did not run: the mode that never asks, else the user."""
+    if state[ASKED_KEY].get("mode") == NEVER_ASKS:
+        return Approval("reject", NEVER_ASKS_APPROVER, f"{REFUSED_UNASKED}; recorded at {event}")
+    return Approval("reject", HOST_APPROVER, f"{UNANSWERED}; reconciled at {event}")
 
 
 #: The facts of a pending state a seal keeps beside its hash (the asked entry without its input).
