@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import select
 import signal
 import subprocess
 import sys
@@ -136,29 +137,58 @@ def _wait_for_exit(
     supervisor: Supervisor | None = None,
 ) -> bool:
     """Wait until ``process`` exits without reaping it; False when the timeout expires (or
-    ``cancel`` is set) first. A ``supervisor``'s report wakes the wait at once.
+    ``cancel`` is set) first. The exit wakes the wait at once where the process can be watched
+    by a descriptor (``pidfd``, Linux); elsewhere, a ``supervisor``'s report does.
 
     Leaving the exited leader unreaped keeps its process-group id reserved, so killing the group
     afterwards cannot hit an unrelated process that reused the id.
     """
     deadline = time.monotonic() + timeout_s
+    exit_fd = _exit_descriptor(process.pid)
     delay = 0.0005
-    while True:
-        if _exited(process):
-            return True
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or (cancel is not None and cancel.is_set()):
-            return False
-        pause = min(delay, remaining)
-        if supervisor is not None:
-            if supervisor.reported(pause):
-                supervisor, delay = None, 0.0005  # its exit follows the report
+    try:
+        while True:
+            if _exited(process):
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or (cancel is not None and cancel.is_set()):
+                return False
+            if exit_fd is not None:  # a cancel is looked at as often as the backoff would
+                _readable(exit_fd, remaining if cancel is None else min(remaining, _MAX_PAUSE_S))
                 continue
-        elif cancel is not None:
-            cancel.wait(pause)
-        else:
-            time.sleep(pause)
-        delay = min(delay * 2, 0.05)
+            pause = min(delay, remaining)
+            if supervisor is not None:
+                if supervisor.reported(pause):
+                    supervisor, delay = None, 0.0005  # its exit follows the report
+                    continue
+            elif cancel is not None:
+                cancel.wait(pause)
+            else:
+                time.sleep(pause)
+            delay = min(delay * 2, _MAX_PAUSE_S)
+    finally:
+        if exit_fd is not None:
+            os.close(exit_fd)
+
+
+_MAX_PAUSE_S = 0.05
+
+
+def _exit_descriptor(pid: int) -> int | None:
+    """A descriptor that becomes readable when ``pid`` exits (``None``: none here)."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is None:
+        return None
+    try:
+        fd: int = pidfd_open(pid)
+    except OSError:  # an old kernel, a sandbox refusing the call
+        return None
+    return fd
+
+
+def _readable(fd: int, timeout_s: float) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        select.select([fd], [], [], timeout_s)
 
 
 def _terminate_group(process: subprocess.Popen[bytes], *, supervised: bool) -> None:
