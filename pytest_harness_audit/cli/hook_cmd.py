@@ -1,4 +1,4 @@
-"""`harness-audit hook pre | post | permission-request | permission-denied | stop |
+"""`harness-audit hook pre | post | permission-request | permission-denied | stop | subagent-stop |
 session-start | session-end | config-change`: the host hook adapter (JSON on stdin, answer on
 stdout; ``stop`` and the session events print nothing on stdout)."""
 
@@ -32,6 +32,7 @@ from pytest_harness_audit.doors.hook_session import (
     handle_session_end,
     handle_session_start,
     handle_stop,
+    handle_subagent_stop,
 )
 from pytest_harness_audit.errors import HarnessAuditError
 from pytest_harness_audit.gate.seam import describe_exception
@@ -51,6 +52,7 @@ def register(subparsers: Any) -> None:
         ("permission-request", handle_permission_request, "mark a call the host asks about"),
         ("permission-denied", handle_permission_denied, "record a PermissionDenied payload"),
         ("stop", handle_stop, "record the turn's asks the host settled without an event"),
+        ("subagent-stop", handle_subagent_stop, "record a subagent's asks settled without one"),
         ("session-start", handle_session_start, "open and record a SessionStart"),
         ("session-end", handle_session_end, "verify, record and report a SessionEnd"),
         ("config-change", handle_config_change, "judge, record and answer a ConfigChange"),
@@ -206,7 +208,7 @@ def _install(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, handler: Any) -> int:
     isolate_git()  # the project's git configuration runs nothing inside the hook
-    if handler in (handle_session_start, handle_session_end, handle_stop):
+    if handler in (handle_session_start, handle_session_end, handle_stop, handle_subagent_stop):
         return _run_session_event(args, handler)
     if handler is handle_config_change:
         return _run_config_change(args)

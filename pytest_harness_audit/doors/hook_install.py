@@ -1,9 +1,9 @@
 """``harness-audit hook install``: write or merge the hooks block into Claude Code settings.
 
 The block runs ``harness-audit hook …`` for PreToolUse, PostToolUse, PostToolUseFailure,
-PermissionRequest, PermissionDenied, Stop, SessionStart, SessionEnd and ConfigChange, each in a
-group matching every occurrence of its event (``"matcher": "*"``: every tool, MCP tools
-included). Merging keeps every other key and every other hook of the file; an entry that
+PermissionRequest, PermissionDenied, Stop, SubagentStop, SessionStart, SessionEnd and
+ConfigChange, each in a group matching every occurrence of its event (``"matcher": "*"``: every
+tool, MCP tools included). Merging keeps every other key and every other hook of the file; an entry that
 already runs one of these commands is updated in place, so installing twice changes nothing,
 except that one in a group with a narrower matcher moves to a group matching everything, and
 one with fields that would keep it from gating every call (``if``, ``async``, ``asyncRewake``,
@@ -32,6 +32,7 @@ EVENTS = (
     ("PermissionRequest", "permission-request", True),
     ("PermissionDenied", "permission-denied", True),
     ("Stop", "stop", False),
+    ("SubagentStop", "subagent-stop", False),
     ("SessionStart", "session-start", False),
     ("SessionEnd", "session-end", False),
     ("ConfigChange", "config-change", False),

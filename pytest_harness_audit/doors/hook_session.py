@@ -72,6 +72,7 @@ if TYPE_CHECKING:
 SESSION_START = "SessionStart"
 SESSION_END = "SessionEnd"
 STOP = "Stop"
+SUBAGENT_STOP = "SubagentStop"
 #: The ``kind`` and ``category`` of the records these events leave in the chain.
 SESSION_KIND = "session"
 #: The verdict reason of a chain that goes on after its ``SessionEnd`` (see ``unended_report``).
@@ -94,6 +95,8 @@ class SessionPayload:
     why: str | None
     #: The host's transcript (``transcript_path``), when the payload names one.
     transcript: str | None = None
+    #: The subagent (``agent_id``) a ``SubagentStop`` payload is about.
+    agent_id: str | None = None
 
     def open_gate(self, storage: Path, policy: Policy) -> Gate:
         """The session's gate, as the hook door opens it."""
@@ -122,6 +125,7 @@ def parse_session_payload(text: str, event: str) -> SessionPayload:
         cwd if isinstance(cwd, str) else None,
         why if isinstance(why, str) else None,
         transcript if isinstance(transcript := data.get("transcript_path"), str) else None,
+        agent if isinstance(agent := data.get("agent_id"), str) and agent else None,
     )
 
 
@@ -174,8 +178,11 @@ def _record(
         gate.chain.close()
 
 
-def reconcile_asks(payload: SessionPayload, storage: Path, policy: Policy) -> int:
-    """Record the session's asked calls left without an outcome as not run; how many."""
+def reconcile_asks(
+    payload: SessionPayload, storage: Path, policy: Policy, agent: str = EVERY_AGENT
+) -> int:
+    """Record the session's asked calls left without an outcome (of ``agent``: every agent's
+    unless named) as not run; how many."""
     if not any_asked(storage, payload.session_id):
         return 0
     # the door's gate with its inspection: the project's known secrets never reach the chain
@@ -183,7 +190,7 @@ def reconcile_asks(payload: SessionPayload, storage: Path, policy: Policy) -> in
     gate, _inspection = open_gate(storage, where, policy)
     try:
         return reconcile(
-            gate, storage, event=payload.event, agent=EVERY_AGENT, session_id=payload.session_id
+            gate, storage, event=payload.event, agent=agent, session_id=payload.session_id
         )
     finally:
         gate.chain.close()
@@ -210,6 +217,15 @@ def handle_stop(text: str, *, storage: Path, policy: Policy) -> None:
         storage, payload.session_id, policy=policy, cwd=payload.cwd, event=STOP, calls_done=True
     )
     reconcile_asks(payload, storage, policy)
+
+
+def handle_subagent_stop(text: str, *, storage: Path, policy: Policy) -> None:
+    """A ``SubagentStop`` payload: that subagent's turn is over, so its asks left without an
+    outcome are recorded (the main agent's calls may still be in flight: nothing else is
+    compared here). A payload naming no subagent settles nothing."""
+    payload = parse_session_payload(text, SUBAGENT_STOP)
+    if payload.agent_id is not None:
+        reconcile_asks(payload, storage, policy, agent=payload.agent_id)
 
 
 def handle_session_start(text: str, *, storage: Path, policy: Policy) -> None:
@@ -413,6 +429,7 @@ __all__ = [
     "SESSION_END",
     "SESSION_START",
     "STOP",
+    "SUBAGENT_STOP",
     "SessionEnded",
     "SessionPayload",
     "StoredSession",
@@ -421,6 +438,7 @@ __all__ = [
     "handle_session_end",
     "handle_session_start",
     "handle_stop",
+    "handle_subagent_stop",
     "parse_session_payload",
     "unended_report",
 ]

@@ -17,6 +17,7 @@ EXPECTED_COMMANDS = {
     "PermissionRequest": "harness-audit hook permission-request --preset safety",
     "PermissionDenied": "harness-audit hook permission-denied --preset safety",
     "Stop": "harness-audit hook stop --preset safety",
+    "SubagentStop": "harness-audit hook subagent-stop --preset safety",
     "SessionStart": "harness-audit hook session-start --preset safety",
     "SessionEnd": "harness-audit hook session-end --preset safety",
     "ConfigChange": "harness-audit hook config-change --preset safety",

@@ -1,4 +1,5 @@
-"""In the host's ``dontAsk`` mode an ask is a refusal: recorded at once, by that mode.
+"""In the host's ``dontAsk`` mode an ask is a refusal: recorded at once, by that mode; a
+subagent's asks left without an outcome are recorded when that subagent stops.
 
 The host never prompts in ``dontAsk`` mode: a call a hook answers ``ask`` for is refused, with no
 event after it. ``hook pre`` still answers ``ask`` (the host's own semantics decide), and records
@@ -88,3 +89,18 @@ def test_an_ask_in_another_mode_still_waits_for_the_user(
     [write] = records_of(storage, "Write")
     assert write["approval"]["approver"] == "host"
     assert write["approval"]["reason"] == f"{REFUSED}; reconciled at Stop"
+
+
+def test_a_subagents_refused_ask_is_recorded_when_that_subagent_stops(
+    tmp_path: Path, policy_file: Path, project: Path
+) -> None:
+    storage = tmp_path / "audit"
+    step(storage, "pre", deploy_write(project, "toolu_s1", agent="sub-1"), policy_file)
+    step(storage, "pre", deploy_write(project, "toolu_s2", agent="sub-2"), policy_file)
+    ended = {**stop(project), "hook_event_name": "SubagentStop", "agent_id": "sub-1"}
+    ended["agent_type"] = "Explore"
+    step(storage, "subagent-stop", ended, policy_file)
+    [write] = records_of(storage, "Write")  # sub-1's, at its stop; sub-2 is still running
+    assert write["approval"]["reason"] == f"{REFUSED}; reconciled at SubagentStop"
+    step(storage, "stop", stop(project), policy_file)
+    assert len(records_of(storage, "Write")) == 2
