@@ -29,6 +29,23 @@ CONTENT_KEYS: Final = frozenset(
         "answer", "instructions", "replacement", "activeForm", "data", "input", "stdin",
     }
 )  # fmt: skip
+#: Other names a tool's shell command goes by (compared without case, ``_`` and ``-``:
+#: ``command_line``, ``commandLine``, ``shell_command`` …), read as its ``command`` for a tool
+#: with no category.
+COMMAND_ALIASES: Final = frozenset(
+    {
+        "commandline", "cmdline", "shellcommand", "shellcmd", "bashcommand", "commandstring",
+        "cmdstring", "commandtext", "terminalcommand", "shell", "bash", "sh", "pwsh",
+        "powershell",
+    }
+)  # fmt: skip
+
+
+def is_command_alias(key: str) -> bool:
+    """Whether a parameter named ``key`` is another name for a shell ``command``."""
+    return key.lower().replace("_", "").replace("-", "") in COMMAND_ALIASES
+
+
 #: Longest string read as a path.
 MAX_PATH_LEAF: Final = 4096
 #: Most values looked at in one call's parameters, and most leaves taken from them: as many,

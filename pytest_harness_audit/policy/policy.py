@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -22,6 +23,10 @@ from pytest_harness_audit.policy.loader import (
     resolve_document,
 )
 from pytest_harness_audit.policy.model import LineOf, PolicySpec, Rule, parse_policy
+
+#: Set while an inner call (:mod:`.embedded_calls`) is evaluated: its own inner calls were
+#: found with it, so they are not looked for again.
+_INNER: contextvars.ContextVar[bool] = contextvars.ContextVar("harness_audit_inner", default=False)
 
 
 class Policy(CompiledPolicy):
@@ -112,15 +117,29 @@ class Policy(CompiledPolicy):
         self, evaluation: Evaluation, tool: str, params: Mapping[str, Any], root: str | None
     ) -> Evaluation:
         """A call of a tool with no category is judged too as the shell command it is given
-        (:func:`.views.with_command_view`) and as a write of each path it names
-        (:func:`.views.with_write_views`), when a rule is about writes."""
+        (:func:`.views.with_command_view`), as a write of each path it names
+        (:func:`.views.with_write_views`), when a rule is about writes, and as each inner call
+        whose arguments it carries (:func:`.views.with_embedded_views`)."""
         if views.names_command(params):
             evaluation = views.with_command_view(
                 evaluation, tool, params, root, self._command_evaluation
             )
-        if FILE_WRITE not in self.views:
+        if FILE_WRITE in self.views:
+            evaluation = views.with_write_views(
+                evaluation, tool, params, root, self._view_evaluation
+            )
+        if _INNER.get():
             return evaluation
-        return views.with_write_views(evaluation, tool, params, root, self._view_evaluation)
+        return views.with_embedded_views(evaluation, tool, params, root, self._inner_evaluation)
+
+    def _inner_evaluation(
+        self, tool: str, params: Mapping[str, Any], *, root: str | None
+    ) -> Evaluation:
+        token = _INNER.set(True)
+        try:
+            return self.evaluate(tool, params, root=root)
+        finally:
+            _INNER.reset(token)
 
     def _view_evaluation(
         self, tool: str, params: Mapping[str, Any], *, root: str | None, category: str

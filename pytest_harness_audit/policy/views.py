@@ -20,9 +20,13 @@ applies to the shell too.
 A tool with no category (``unknown``: a function tool without one; ``mcp``: a host or relayed MCP
 tool the tables do not know) is judged as a write of each path it names
 (:func:`with_write_views`): the rules that deny writes apply to it. Such a tool given a shell
-command (a ``command``, ``cmd``, ``script`` or ``argv`` parameter: an agent framework's ``bash``
-or ``shell`` function tool, an MCP server's ``terminal_exec``) is judged too as that command
-(:func:`with_command_view`): the rules that deny commands apply to it.
+command (a ``command``, ``cmd``, ``script`` or ``argv`` parameter, or another name for one such
+as ``command_line``: :data:`~.param_targets.COMMAND_ALIASES`; an agent framework's ``bash`` or
+``shell`` function tool, an MCP server's ``terminal_exec``) is judged too as that command
+(:func:`with_command_view`): the rules that deny commands apply to it. The argument objects it
+carries for an inner call (a hub's ``{"name": "shell", "arguments": {"command": …}}``, or the
+same as a JSON text: :mod:`.embedded_calls`) are each judged as a call of the tool
+(:func:`with_embedded_views`).
 """
 
 from __future__ import annotations
@@ -31,9 +35,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, Protocol
 
 from pytest_harness_audit.policy.categories import COMMAND, FILE_WRITE, NETWORK
+from pytest_harness_audit.policy.embedded_calls import embedded_calls
 from pytest_harness_audit.policy.evaluation import Evaluation
 from pytest_harness_audit.policy.model import PolicySpec
-from pytest_harness_audit.policy.param_targets import argv_command, as_dict, is_path_like
+from pytest_harness_audit.policy.param_targets import (
+    argv_command,
+    as_dict,
+    is_command_alias,
+    is_path_like,
+)
 
 #: Most files and URLs of one command evaluated as views.
 MAX_VIEWS: Final = 16
@@ -145,13 +155,25 @@ COMMAND_KEYS: Final = ("command", "cmd", "script", "argv")
 
 def names_command(params: Mapping[str, Any]) -> bool:
     """Whether ``params`` (read through a lone wrapping object, as targets are) hold a shell
-    command under one of :data:`COMMAND_KEYS`: text, or an argv list."""
+    command under one of :data:`COMMAND_KEYS` (text, or an argv list) or, as text, under one of
+    :data:`~.param_targets.COMMAND_ALIASES`."""
+    return command_params(params) is not None
+
+
+def command_params(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """``params`` as a command tool's: themselves when they hold a command under one of
+    :data:`COMMAND_KEYS`, else with the text of the first of
+    :data:`~.param_targets.COMMAND_ALIASES` as their ``command``; ``None`` when they hold no
+    command."""
     fields = as_dict(params)
     for key in COMMAND_KEYS:
         value = fields.get(key)
         if (isinstance(value, str) and value.strip()) or argv_command(value) is not None:
-            return True
-    return False
+            return params
+    for key, value in fields.items():
+        if type(key) is str and isinstance(value, str) and value.strip() and is_command_alias(key):
+            return {**fields, "command": value}
+    return None
 
 
 def with_command_view(
@@ -170,10 +192,37 @@ def with_command_view(
     taken: the parameter may be no shell command at all."""
     if evaluation.decision == "deny":
         return evaluation
-    seen = evaluate(tool, params, root=root, category=COMMAND)
+    seen = evaluate(tool, command_params(params) or params, root=root, category=COMMAND)
     if seen.rule_id is None or seen.decision != "deny":
         return evaluation
     return _denied_by_view(seen, evaluation, list(seen.targets), params, root)
+
+
+class CallEvaluator(Protocol):
+    """The full evaluation of a call of a tool (the inner calls' own not looked at again)."""
+
+    def __call__(self, tool: str, params: Mapping[str, Any], *, root: str | None) -> Evaluation: ...
+
+
+def with_embedded_views(
+    evaluation: Evaluation,
+    tool: str,
+    params: Mapping[str, Any],
+    root: str | None,
+    evaluate: CallEvaluator,
+) -> Evaluation:
+    """``evaluation`` of a tool with no category, or the deny of one of the inner calls it
+    carries (:func:`~.embedded_calls.embedded_calls`), each judged as a call of the tool with
+    those arguments: a command there is read as one, a path there as a write of it. Warnings
+    are not taken, as for the tool's own parameters."""
+    if evaluation.decision == "deny":
+        return evaluation
+    for inner in embedded_calls(params):
+        seen = evaluate(tool, inner, root=root)
+        if seen.rule_id is not None and seen.decision == "deny":
+            targets = list(dict.fromkeys([*evaluation.targets, *seen.targets]))
+            return _denied_by_view(seen, evaluation, targets, params, root)
+    return evaluation
 
 
 def with_views(

@@ -1,0 +1,91 @@
+"""The inner calls a call carries: argument objects for another tool, as hubs and gateways take.
+
+A tool that dispatches to other tools (an MCP gateway's ``call_tool``, a hub's ``invoke``, an
+agent framework's ``run_tool``) takes the inner call's arguments beside its name:
+``{"name": "shell", "arguments": {"command": "cp .env /tmp/x"}}``, or, in the function-calling
+convention of many model APIs, as a JSON text
+(``{"name": "shell", "arguments": "{\\"command\\": \\"cp .env /tmp/x\\"}"}``). The outer call
+names no command and no file; the inner one does. :func:`embedded_calls` finds every such
+argument object: a JSON object (in the parameters, or a JSON text of them) holding a target
+parameter (``command``, ``cmd``, ``script``, ``argv``, ``code``, ``file_path``, ``path`` …, or
+another name for a command: :data:`~.param_targets.COMMAND_ALIASES`), at
+any depth below the call's own parameters. The policy judges each as a call of the same tool
+(:func:`~pytest_harness_audit.policy.views.with_embedded_views`).
+
+Text parameters (``content``, ``message``, ``text`` …) are never read: a note whose text is JSON
+is no call. Bounded: at most :data:`MAX_EMBEDDED` objects, :data:`MAX_JSON_TEXT` characters of
+one JSON text, :data:`MAX_DEPTH` levels and :data:`~.param_targets.MAX_VALUES` values looked at.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+from pytest_harness_audit.policy.param_targets import (
+    CONTENT_KEYS,
+    MAX_VALUES,
+    as_dict,
+    is_command_alias,
+)
+from pytest_harness_audit.policy.targets import KEY_KINDS
+
+#: Most inner argument objects of one call judged.
+MAX_EMBEDDED: Final = 8
+#: Longest JSON text decoded (characters); a longer one is not read as arguments.
+MAX_JSON_TEXT: Final = 1 << 20
+#: Most levels of objects, lists and JSON texts looked through.
+MAX_DEPTH: Final = 8
+#: The parameters that make an object an inner call's arguments (the target parameters).
+CALL_KEYS: Final = frozenset(KEY_KINDS)
+
+
+def json_value(text: str) -> Any:
+    """The object or list a JSON text holds, or ``None`` (not JSON, another value, too long)."""
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[" or len(stripped) > MAX_JSON_TEXT:
+        return None
+    try:
+        value = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, (dict, list)) else None
+
+
+def _is_call(item: Mapping[Any, Any]) -> bool:
+    return any(type(key) is str and (key in CALL_KEYS or is_command_alias(key)) for key in item)
+
+
+def _children(item: Any) -> list[Any]:
+    """The values below ``item`` worth looking at (text parameters left out)."""
+    if isinstance(item, Mapping):
+        return [value for key, value in item.items() if key not in CONTENT_KEYS]
+    return list(item)
+
+
+def embedded_calls(params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The argument objects of inner calls below ``params`` (read through a lone wrapping
+    object, as targets are), in document order; see the module docstring."""
+    found: list[dict[str, Any]] = []
+    budget = MAX_VALUES
+    stack: list[tuple[Any, int]] = [(value, 1) for value in reversed(_children(as_dict(params)))]
+    while stack:
+        item, depth = stack.pop()
+        budget -= 1
+        if budget < 0:
+            break
+        if type(item) is str:
+            item = json_value(item)
+            if item is None:
+                continue
+        if isinstance(item, Mapping):
+            if _is_call(item):
+                found.append({str(key): value for key, value in item.items()})
+                if len(found) >= MAX_EMBEDDED:
+                    break
+        elif not isinstance(item, (list, tuple)):
+            continue
+        if depth < MAX_DEPTH:
+            stack.extend((child, depth + 1) for child in reversed(_children(item)))
+    return found
