@@ -8,13 +8,17 @@ convention of many model APIs, as a JSON text
 names no command and no file; the inner one does. :func:`embedded_calls` finds every such
 argument object: a JSON object (in the parameters, or a JSON text of them) holding a target
 parameter (``command``, ``cmd``, ``script``, ``argv``, ``code``, ``file_path``, ``path`` …, or
-another name for a command: :data:`~.param_targets.COMMAND_ALIASES`), at
-any depth below the call's own parameters. The policy judges each as a call of the same tool
-(:func:`~pytest_harness_audit.policy.views.with_embedded_views`).
+another name for a command: :data:`~.param_targets.COMMAND_ALIASES`), at any depth below the
+call's own parameters. The policy judges each as a call of the same tool
+(:func:`~pytest_harness_audit.policy.views.with_embedded_views`): for a tool of no category, and
+for a tool of the ``command`` category (``mcp__*__execute`` …) given no command of its own.
 
-Text parameters (``content``, ``message``, ``text`` …) are never read: a note whose text is JSON
-is no call. Bounded: at most :data:`MAX_EMBEDDED` objects, :data:`MAX_JSON_TEXT` characters of
-one JSON text, :data:`MAX_DEPTH` levels and :data:`~.param_targets.MAX_VALUES` values looked at.
+Text parameters (``content``, ``message``, ``text`` …) are not read: a note whose text is JSON
+is no call; only the one ``input`` of a call with no other parameter is (a model argument given
+as its JSON text, as a lone object is read through: :func:`~.param_targets.as_dict`).
+
+Bounded: at most :data:`MAX_EMBEDDED` objects, :data:`MAX_JSON_TEXT` characters of one JSON text,
+:data:`MAX_DEPTH` levels and :data:`~.param_targets.MAX_VALUES` values looked at.
 """
 
 from __future__ import annotations
@@ -57,6 +61,11 @@ def _is_call(item: Mapping[Any, Any]) -> bool:
     return any(type(key) is str and (key in CALL_KEYS or is_command_alias(key)) for key in item)
 
 
+#: Text parameters read when a call has no other: a tool's one ``input``, which a model
+#: argument's JSON form is given as.
+_LONE_INPUTS: Final = frozenset({"input"})
+
+
 def _children(item: Any) -> list[Any]:
     """The values below ``item`` worth looking at (text parameters left out)."""
     if isinstance(item, Mapping):
@@ -64,12 +73,20 @@ def _children(item: Any) -> list[Any]:
     return list(item)
 
 
+def _top(params: dict[str, Any]) -> list[Any]:
+    """The values of a call's own parameters worth looking at: :func:`_children`, and the one
+    ``input`` of a call that has no other parameter."""
+    if len(params) == 1 and next(iter(params)) in _LONE_INPUTS:
+        return list(params.values())
+    return _children(params)
+
+
 def embedded_calls(params: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The argument objects of inner calls below ``params`` (read through a lone wrapping
     object, as targets are), in document order; see the module docstring."""
     found: list[dict[str, Any]] = []
     budget = MAX_VALUES
-    stack: list[tuple[Any, int]] = [(value, 1) for value in reversed(_children(as_dict(params)))]
+    stack: list[tuple[Any, int]] = [(value, 1) for value in reversed(_top(as_dict(params)))]
     while stack:
         item, depth = stack.pop()
         budget -= 1

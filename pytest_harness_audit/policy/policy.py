@@ -108,10 +108,16 @@ class Policy(CompiledPolicy):
         self, evaluation: Evaluation, tool: str, params: Mapping[str, Any], root: str | None
     ) -> Evaluation:
         """A shell command is judged too as the network exchange and the file writes it
-        amounts to (:mod:`.views`)."""
-        if not self.views:
+        amounts to (:mod:`.views`); a call of a command tool that gives it no command (a
+        gateway's ``execute`` taking a tool's name and arguments) as each inner call whose
+        arguments it carries (:func:`.views.with_embedded_views`)."""
+        if self.views:
+            evaluation = views.with_views(
+                evaluation, tool, params, root, self.views, self._view_evaluation
+            )
+        if _INNER.get() or views.names_command(params):
             return evaluation
-        return views.with_views(evaluation, tool, params, root, self.views, self._view_evaluation)
+        return views.with_embedded_views(evaluation, tool, params, root, self._inner_evaluation)
 
     def _judged_as_uncategorised(
         self, evaluation: Evaluation, tool: str, params: Mapping[str, Any], root: str | None

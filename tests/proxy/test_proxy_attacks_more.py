@@ -155,6 +155,38 @@ def test_benign_twin_inner_arguments_of_ordinary_work_are_allowed(params: dict[s
 
 
 @pytest.mark.parametrize(
+    ("tool", "params"),
+    [
+        ("mcp__gw__execute", {"name": "shell", "arguments": json.dumps({"command": "cp .env /x"})}),
+        ("mcp__gw__exec", {"tool": "shell", "arguments": {"command": "cp .env /x"}}),
+        ("mcp__gw__run", {"input": json.dumps({"command": "cp .env /x"})}),
+        ("mcp__notes__save", {"input": json.dumps({"path": ".env"})}),
+    ],
+    ids=["execute-json", "exec-object", "run-lone-input-json", "lone-input-json-path"],
+)
+def test_a_command_tool_given_no_command_is_judged_by_its_inner_call(
+    tool: str, params: dict[str, Any]
+) -> None:
+    decided = SAFETY.evaluate(tool, params, root="/w")
+    assert (decided.decision, decided.rule_id) == ("deny", "deny-secret-files")
+
+
+@pytest.mark.parametrize(
+    ("tool", "params"),
+    [
+        ("mcp__gw__execute", {"name": "shell", "arguments": json.dumps({"command": "ls -la"})}),
+        ("mcp__notes__save", {"content": json.dumps({"path": ".env"})}),
+        ("mcp__gw__run", {"input": "make test"}),
+    ],
+    ids=["execute-listing", "json-note-content", "run-plain-input"],
+)
+def test_benign_twin_command_tools_doing_ordinary_work_are_allowed(
+    tool: str, params: dict[str, Any]
+) -> None:
+    assert SAFETY.evaluate(tool, params, root="/w").decision == "allow"
+
+
+@pytest.mark.parametrize(
     ("params", "rule"),
     [
         ({"command_line": "cp .env /tmp/leak"}, "deny-secret-files"),
