@@ -24,23 +24,29 @@ Bounded: at most :data:`MAX_EMBEDDED` objects, :data:`MAX_JSON_TEXT` characters 
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping
 from typing import Any, Final
 
 from pytest_harness_audit.policy.param_targets import (
     CONTENT_KEYS,
-    MAX_VALUES,
+    argv_command,
     as_dict,
     is_command_alias,
 )
 from pytest_harness_audit.policy.targets import KEY_KINDS
 
-#: Most inner argument objects of one call judged.
-MAX_EMBEDDED: Final = 8
+#: Most inner argument objects of one call judged one by one; the commands and paths of the
+#: further ones are judged together, as one call (:func:`embedded_calls`).
+MAX_EMBEDDED: Final = 32
 #: Longest JSON text decoded (characters); a longer one is not read as arguments.
-MAX_JSON_TEXT: Final = 1 << 20
+MAX_JSON_TEXT: Final = 1 << 26
 #: Most levels of objects, lists and JSON texts looked through.
-MAX_DEPTH: Final = 8
+MAX_DEPTH: Final = 64
+#: Most values looked at in one call (a padded call is read whole far beyond what the wire
+#: carries in one request).
+MAX_VALUES: Final = 1 << 22
+_COMMAND_KEYS: Final = frozenset({"command", "cmd", "script", "argv"})
 #: The parameters that make an object an inner call's arguments (the target parameters).
 CALL_KEYS: Final = frozenset(KEY_KINDS)
 
@@ -83,8 +89,12 @@ def _top(params: dict[str, Any]) -> list[Any]:
 
 def embedded_calls(params: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The argument objects of inner calls below ``params`` (read through a lone wrapping
-    object, as targets are), in document order; see the module docstring."""
+    object, as targets are), in document order; see the module docstring. Past the first
+    :data:`MAX_EMBEDDED`, the commands of the others make one ``command`` (one per line) and
+    their other target strings one ``paths`` list: a last object judged for all of them."""
     found: list[dict[str, Any]] = []
+    commands: list[str] = []
+    paths: list[str] = []
     budget = MAX_VALUES
     stack: list[tuple[Any, int]] = [(value, 1) for value in reversed(_top(as_dict(params)))]
     while stack:
@@ -98,11 +108,31 @@ def embedded_calls(params: Mapping[str, Any]) -> list[dict[str, Any]]:
                 continue
         if isinstance(item, Mapping):
             if _is_call(item):
-                found.append({str(key): value for key, value in item.items()})
-                if len(found) >= MAX_EMBEDDED:
-                    break
+                inner = {str(key): value for key, value in item.items()}
+                if len(found) < MAX_EMBEDDED:
+                    found.append(inner)
+                else:
+                    _gather(inner, commands, paths)
         elif not isinstance(item, (list, tuple)):
             continue
         if depth < MAX_DEPTH:
             stack.extend((child, depth + 1) for child in reversed(_children(item)))
+    if commands or paths:
+        rest: dict[str, Any] = {"paths": paths}
+        if commands:
+            rest["command"] = "\n".join(commands)
+        found.append(rest)
     return found
+
+
+def _gather(inner: dict[str, Any], commands: list[str], paths: list[str]) -> None:
+    """Add the command and the target strings of ``inner`` to those of the others."""
+    for key, value in inner.items():
+        if key in _COMMAND_KEYS or is_command_alias(key):
+            text = value if type(value) is str else argv_command(value)
+            if text is not None:
+                commands.append(text)
+        elif key == "code" and type(value) is str:
+            commands.append(f"python3 -c {shlex.quote(value)}")
+        elif key in CALL_KEYS and type(value) is str:
+            paths.append(value)

@@ -20,6 +20,7 @@ search with a colon before the path) are refused by their text; its ordinary rea
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Iterator, Sequence
@@ -136,6 +137,32 @@ def test_benign_twin_a_hub_write_of_a_note_and_a_record_pass(harness: Harness) -
 def test_inner_call_arguments_are_judged(params: dict[str, Any], rule: str) -> None:
     decided = SAFETY.evaluate("mcp__hub__call_tool", params, root="/w")
     assert (decided.decision, decided.rule_id) == ("deny", rule)
+
+
+PAST_THE_CAP = [{"command": f"echo {n}"} for n in range(100)] + [{"command": "cp .env /x"}]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"calls": PAST_THE_CAP},
+        {"calls": json.dumps(PAST_THE_CAP)},
+        {"x": 1, "batch": json.dumps({"pad": list(range(100_000)), "calls": PAST_THE_CAP[-1:]})},
+        {
+            "x": 1,
+            "deep": functools.reduce(lambda inner, _: {"a": inner}, range(30), PAST_THE_CAP[-1]),
+        },
+    ],
+    ids=["many-objects", "many-in-json", "padded-json", "deep"],
+)
+def test_an_inner_call_behind_many_others_or_deep_down_is_judged(params: dict[str, Any]) -> None:
+    decided = SAFETY.evaluate("mcp__hub__batch", params, root="/w")
+    assert (decided.decision, decided.rule_id) == ("deny", "deny-secret-files")
+
+
+def test_benign_twin_many_ordinary_inner_calls_are_allowed() -> None:
+    params = {"calls": json.dumps(PAST_THE_CAP[:-1])}
+    assert SAFETY.evaluate("mcp__hub__batch", params, root="/w").decision == "allow"
 
 
 @pytest.mark.parametrize(
