@@ -17,8 +17,9 @@ Text parameters (``content``, ``message``, ``text`` …) are not read: a note wh
 is no call; only the one ``input`` of a call with no other parameter is (a model argument given
 as its JSON text, as a lone object is read through: :func:`~.param_targets.as_dict`).
 
-Bounded: at most :data:`MAX_EMBEDDED` objects, :data:`MAX_JSON_TEXT` characters of one JSON text,
-:data:`MAX_DEPTH` levels and :data:`~.param_targets.MAX_VALUES` values looked at.
+Bounded: :data:`MAX_EMBEDDED` objects are judged one by one, the commands and paths of the others
+together; :data:`MAX_JSON_TEXT` characters of one JSON text, :data:`MAX_DEPTH` levels and
+:data:`MAX_VALUES` values are looked at (far beyond what one request carries).
 """
 
 from __future__ import annotations
