@@ -31,7 +31,7 @@ same as a JSON text: :mod:`.embedded_calls`) are each judged as a call of the to
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, Protocol
 
 from pytest_harness_audit.policy.categories import COMMAND, FILE_WRITE, NETWORK
@@ -45,8 +45,11 @@ from pytest_harness_audit.policy.param_targets import (
     is_path_like,
 )
 
-#: Most files and URLs of one command evaluated as views.
+#: Most files (or URLs) of one call evaluated as views one by one; the others are evaluated
+#: together, as one view naming them all, and one by one (up to :data:`MAX_VIEWS_EVER`) when a
+#: rule matched them there: a rule on one of them is never hidden behind a few harmless ones.
 MAX_VIEWS: Final = 16
+MAX_VIEWS_EVER: Final = 4096
 NETWORK_TARGET: Final = "note:network"
 _WRITE: Final = "write:"
 _WRITE_LENGTH: Final = len(_WRITE)
@@ -84,7 +87,7 @@ def view_calls(targets: Sequence[str], views: frozenset[str]) -> list[tuple[str,
     """``(category, params)`` of every view of a command with these targets."""
     calls: list[tuple[str, dict[str, str]]] = []
     if NETWORK in views and NETWORK_TARGET in targets:
-        urls = [t for t in dict.fromkeys(targets) if _is_url(t)][:MAX_VIEWS]
+        urls = [t for t in dict.fromkeys(targets) if _is_url(t)]
         calls.extend((NETWORK, {"url": url}) for url in urls)
         if not urls:
             calls.append((NETWORK, {}))
@@ -97,9 +100,36 @@ def view_calls(targets: Sequence[str], views: frozenset[str]) -> list[tuple[str,
             if t.startswith(_WRITE) and t[_WRITE_LENGTH:] not in _SINKS
         ]
         if written:
-            unique = list(dict.fromkeys(written))[:MAX_VIEWS]
+            unique = list(dict.fromkeys(written))
             calls.extend((FILE_WRITE, {"file_path": path}) for path in unique)
     return calls
+
+
+def judged_views(
+    calls: Sequence[tuple[str, Mapping[str, Any]]],
+    tool: str,
+    root: str | None,
+    evaluate: Evaluator,
+) -> Iterator[Evaluation]:
+    """The evaluations of the views ``calls`` (:func:`view_calls`), in order: the first
+    :data:`MAX_VIEWS` of each category one by one; the others in one view naming all of their
+    files or URLs (``paths``), then — when a rule matched there and did not deny, so that it may
+    hide another rule's deny — one by one, up to :data:`MAX_VIEWS_EVER`."""
+    by_category: dict[str, list[Mapping[str, Any]]] = {}
+    for category, view_params in calls:
+        by_category.setdefault(category, []).append(view_params)
+    for category, all_params in by_category.items():
+        for view_params in all_params[:MAX_VIEWS]:
+            yield evaluate(tool, view_params, root=root, category=category)
+        rest = all_params[MAX_VIEWS:]
+        named = [value for view in rest for value in view.values() if type(value) is str]
+        if not named:
+            continue
+        together = evaluate(tool, {"paths": named}, root=root, category=category)
+        yield together
+        if together.rule_id is not None and together.decision != "deny":
+            for view_params in rest[: MAX_VIEWS_EVER - MAX_VIEWS]:
+                yield evaluate(tool, view_params, root=root, category=category)
 
 
 def with_write_views(
@@ -118,8 +148,8 @@ def with_write_views(
     if evaluation.decision == "deny":
         return evaluation
     paths = [t for t in dict.fromkeys(evaluation.targets) if not _is_url(t) and is_path_like(t)]
-    for path in paths[:MAX_VIEWS]:
-        seen = evaluate(tool, {"file_path": path}, root=root, category=FILE_WRITE)
+    calls = [(FILE_WRITE, {"file_path": path}) for path in paths]
+    for seen in judged_views(calls, tool, root, evaluate):
         if seen.rule_id is not None and seen.decision == "deny":
             return _denied_by_view(seen, evaluation, list(evaluation.targets), params, root)
     return evaluation
@@ -242,8 +272,7 @@ def with_views(
         return evaluation
     best: Evaluation | None = None
     rank = _RANK.get(outcome.decision, 0)
-    for category, view_params in calls:
-        seen = evaluate(tool, view_params, root=root, category=category)
+    for seen in judged_views(calls, tool, root, evaluate):
         if seen.rule_id is not None and _RANK.get(seen.decision, 0) > rank:
             best, rank = seen, _RANK[seen.decision]
             if seen.decision == "deny":
