@@ -416,8 +416,10 @@ def _add_command_forms(
 
 
 _FEW_PATHS: Final = 16
-#: Most paths of one call followed through workspace symlinks (a system call each).
-RESOLVE_LIMIT: Final = 128
+#: Most paths of one call followed through workspace symlinks (a system call each): more than a
+#: command the shell reading can read names (past about a thousand words it is unreadable), so a
+#: symlink to a credential file is never pushed out of reach by harmless names before it.
+RESOLVE_LIMIT: Final = 4096
 #: Most characters of an unreadable command searched for path-like words.
 UNREADABLE_SCAN: Final = 16_384
 
@@ -439,7 +441,7 @@ def _add_many_paths(
                 folded = folded_credential_path(normal)
                 if folded is not None:
                     forms.setdefault(folded)
-        if root and resolvable > 0:  # a system call each: the first few hundred paths
+        if root and resolvable > 0:  # a system call each: the first few thousand paths
             resolvable -= 1
             resolved = resolved_path(path, root)
             if resolved is not None:
