@@ -28,7 +28,10 @@ A stream's texts may also hold *pieces* of a value in any order, with other text
 character of it, from any place (``key[1::3]``) — is marked at its places in the core, in
 the stream's :class:`PieceMemory`, and once the marked places make a run, the text that
 completed it is a finding — the pieces are assembled by their position in the value, not by
-send order. A text whose own pieces make a run (the columns ``key[0::3] key[1::3] key[2::3]``
+send order. A whole word of a text shorter than a piece (:data:`MIN_WORD_PIECE` to seven
+letters and digits between other characters: ``3f8c 1d7e 9b2a …``, the key's words last
+first) is marked too when it is a part of one place of one value alone. A text whose own pieces
+make a run (the columns ``key[0::3] key[1::3] key[2::3]``
 in one message) is a finding too, though no run of the value is in it as written — counting
 only pieces at one place of the value (a core that repeats itself, ``cdefabcdefab…``, has
 pieces at several, and a text holding one would seem to hold them all).
@@ -68,11 +71,19 @@ MAX_FILLER_STRIDE = 8
 
 #: A part of a core marked in a stream's memory is at least this long (as a fragment is).
 MIN_PIECE = 8
+#: A whole word of a text (a run of ASCII letters and digits between other characters) this
+#: long or longer, and shorter than :data:`MIN_PIECE`, is marked too when it is a part of one
+#: place of a core: the key cut into words of four characters sent last word first.
+MIN_WORD_PIECE = 3
+#: A word marked so has at least this many distinct characters (not ``000``).
+MIN_WORD_DISTINCT = 2
 #: A text is read in its decodings for runs only when it has this many characters: the
 #: shortest run, base64-encoded.
 MIN_ENCODED = 4 * -(-MIN_RUN // 3)
 
 _TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~]+")
+#: A word of a text, as its skeleton keeps it.
+_WORD = re.compile(r"[0-9A-Za-z]+")
 
 
 def run_length(core: int) -> int:
@@ -198,6 +209,22 @@ def _placed(entries: tuple[Piece, ...]) -> frozenset[int]:
     return frozenset(secret for secret, count in counts.items() if count == 1)
 
 
+def _word_places(values: list[tuple[int, str]]) -> dict[str, tuple[int, int]]:
+    """``word: (secret, place)`` for each part of a core shorter than a piece that is at one
+    place of one value only (see :data:`MIN_WORD_PIECE`)."""
+    seen: dict[str, set[tuple[int, int]]] = {}
+    for secret, value in values:
+        skeleton = core(value)
+        if skeleton is None:
+            continue
+        for size in range(MIN_WORD_PIECE, MIN_PIECE):
+            for start in range(len(skeleton) - size + 1):
+                word = skeleton[start : start + size]
+                if len(set(word)) >= MIN_WORD_DISTINCT:
+                    seen.setdefault(word, set()).add((secret, start))
+    return {word: next(iter(at)) for word, at in seen.items() if len(at) == 1}
+
+
 def _alone(pieces: set[range], length: int, size: int) -> bool:
     """Whether ``pieces`` (each at one place of a core of ``length`` characters) make a run
     of ``size`` on their own."""
@@ -251,6 +278,7 @@ class RunIndex:
         # has grams at several: such a gram alone does not say which part of it a text holds)
         self._placed = [_placed(entries) for entries in self._places]
         self._pieces = ahocorasick_rs.AhoCorasick(self._piece_grams) if places else None
+        self._words = _word_places(values)
 
     def hits(
         self,
@@ -341,6 +369,22 @@ class RunIndex:
                 found[secret] = (first, pieces.end(end - carried))
         return found
 
+    def _word_hits(self, text: str) -> Iterator[tuple[int, range, int, int]]:
+        """``(secret, places, start, end)`` of each whole word of ``text`` (start and end in
+        its skeleton) shorter than a piece that is a part of one place of a core alone."""
+        if not self._words:
+            return
+        at = 0
+        for count, match in enumerate(_WORD.finditer(text)):
+            if count >= MAX_HITS:
+                return
+            width = match.end() - match.start()
+            if MIN_WORD_PIECE <= width < MIN_PIECE:
+                place = self._words.get(match.group().lower())
+                if place is not None:
+                    yield place[0], range(place[1], place[1] + width), at, at + width
+            at += width
+
     def _assembled(
         self, skeleton: str, text: str, memory: PieceMemory
     ) -> dict[int, tuple[int, int]]:
@@ -361,6 +405,11 @@ class RunIndex:
                     placed.setdefault(secret, set()).add(_places(place, step))
                 first, last = spans.get(secret, (start, end))
                 spans[secret] = (min(first, start), max(last, end))
+        for secret, word, start, end in self._word_hits(text):
+            places.setdefault(secret, set()).add(word)
+            placed.setdefault(secret, set()).add(word)
+            first, last = spans.get(secret, (start, end))
+            spans[secret] = (min(first, start), max(last, end))
         found: dict[int, tuple[int, int]] = {}
         pieces = None
         for secret, at in places.items():

@@ -145,14 +145,25 @@ def _scan_joined(
     ]
     length = {where: len(text) for where, text, _ in texts}
     kinds = {where: leaf for where, leaf, _ in leaves}
-    # a value a leaf's own scan found there is that leaf's: a joined match of it reaching into
-    # the next leaf (a long enough part, read on past the join) is no value spread over leaves
+    # a value a leaf's own scan found in it alone is that leaf's: a joined match of it reaching
+    # into the next leaf (a long enough part, read on past the join) is no value spread over
+    # leaves. One a leaf's scan completed from pieces earlier leaves held is theirs too.
     own = {(found.fingerprint, found.where) for found in findings}
+    text_of = {where: text for where, text, _ in texts}
+    alone: dict[str, frozenset[str]] = {}
+
+    def its_own(fingerprint: str, where: str) -> bool:
+        if (fingerprint, where) not in own:
+            return False
+        if where not in alone:
+            alone[where] = frozenset(f.fingerprint for f in whole(text_of[where]).findings)
+        return fingerprint in alone[where]
+
     done: set[tuple[str, str]] = set()
     for view in _joined.views(texts):
         for found in whole(view.text).findings:
             covered = view.covered(found.start, found.end)
-            if any((found.fingerprint, where) in own for where in covered):
+            if any(its_own(found.fingerprint, where) for where in covered):
                 continue
             marker = REDACTION.format(fingerprint=found.fingerprint)
             for where in covered if len(covered) > 1 else ():
