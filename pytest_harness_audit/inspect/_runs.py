@@ -30,7 +30,9 @@ the stream's :class:`PieceMemory`, and once the marked places make a run, the te
 completed it is a finding — the pieces are assembled by their position in the value, not by
 send order. A whole word of a text shorter than a piece (:data:`MIN_WORD_PIECE` to seven
 letters and digits between other characters: ``3f8c 1d7e 9b2a …``, the key's words last
-first) is marked too when it is a part of one place of one value alone. A text whose own pieces
+first) is marked too when it is a part of one place of one value alone, in a text of at most
+:data:`MAX_WORD_TEXT` such words, and is remembered for the next :data:`WORD_WINDOW` texts of
+a stream of sends only. A text whose own pieces
 make a run (the columns ``key[0::3] key[1::3] key[2::3]``
 in one message) is a finding too, though no run of the value is in it as written — counting
 only pieces at one place of the value (a core that repeats itself, ``cdefabcdefab…``, has
@@ -40,6 +42,7 @@ pieces at several, and a text holding one would seem to hold them all).
 from __future__ import annotations
 
 import codecs
+import collections
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -77,6 +80,13 @@ MIN_PIECE = 8
 MIN_WORD_PIECE = 3
 #: A word marked so has at least this many distinct characters (not ``000``).
 MIN_WORD_DISTINCT = 2
+#: Such words are marked only in a text with at most this many words of their lengths: a hex
+#: dump's hundreds of four-digit words hold some of a key's by chance.
+MAX_WORD_TEXT = 64
+#: A stream's short words make a run with those of this many texts before them only (its
+#: longer pieces, with those of every text): a session's many record ids, each a few words of
+#: four hex digits, hold some of a key's by chance, and would add up over it.
+WORD_WINDOW = 32
 #: A text is read in its decodings for runs only when it has this many characters: the
 #: shortest run, base64-encoded.
 MIN_ENCODED = 4 * -(-MIN_RUN // 3)
@@ -138,11 +148,37 @@ class PieceMemory:
     def __init__(self, lock: threading.Lock | None = None) -> None:
         self.held: dict[int, bytearray] = {}
         self.lock = threading.Lock() if lock is None else lock
+        #: ``(text, secret, places)`` of the short words of the latest texts (see
+        #: :data:`WORD_WINDOW`), and how many texts were read for words
+        self.words: collections.deque[tuple[int, int, range]] = collections.deque()
+        self.texts = 0
 
     def reset(self) -> None:
         """Forget every place."""
         with self.lock:
             self.held.clear()
+            self.words.clear()
+
+    def add_words(
+        self, found: dict[int, list[range]], sizes: dict[int, tuple[int, int]]
+    ) -> set[int]:
+        """Note the short words of one more text (``found``: places of each value's core);
+        the values of which one of them is now part of a run, with the places held and the
+        words of the latest :data:`WORD_WINDOW` texts."""
+        made: set[int] = set()
+        with self.lock:
+            self.texts += 1
+            while self.words and self.words[0][0] <= self.texts - WORD_WINDOW:
+                self.words.popleft()
+            for secret, words in found.items():
+                length, size = sizes[secret]
+                held = self._with_words(secret, self.held.get(secret, bytearray(length)))
+                for places in words:
+                    _mark(held, places)
+                    self.words.append((self.texts, secret, places))
+                if any(_longest(held, places) >= size for places in words):
+                    made.add(secret)
+        return made
 
     def add(self, secret: int, length: int, size: int, pieces: Sequence[range]) -> bool:
         """Mark ``pieces`` (places of ``secret``'s core of ``length`` characters) as held;
@@ -151,7 +187,16 @@ class PieceMemory:
             held = self.held.setdefault(secret, bytearray(length))
             for piece in pieces:
                 _mark(held, piece)
-            return any(_longest(held, piece) >= size for piece in pieces)
+            seen = self._with_words(secret, held)
+            return any(_longest(seen, piece) >= size for piece in pieces)
+
+    def _with_words(self, secret: int, held: bytearray) -> bytearray:
+        """A copy of ``held`` with the places of ``secret``'s words in the window marked."""
+        seen = bytearray(held)
+        for _, other, places in self.words:
+            if other == secret:
+                _mark(seen, places)
+        return seen
 
     def hold(self, secret: int, length: int, start: int, stop: int) -> None:
         """Mark the places ``start`` to ``stop`` of ``secret``'s core as held."""
@@ -286,20 +331,25 @@ class RunIndex:
         before: str = "",
         memory: PieceMemory | None = None,
         views: Sequence[str] | None = None,
+        *,
+        words: bool = False,
     ) -> list[tuple[int, int, int]]:
         """``(secret, start, end)`` of the first run of each value found in ``text``; a run
         may begin in ``before`` (the skeleton of the texts sent just before it), and then
         starts at 0. With ``memory`` (a stream's), pieces of a value its earlier texts held in
-        any order that this text completes to a run are found too; with ``views`` (a payload
-        about to leave: the texts its encodings gave), runs in the text's
-        decodings when nothing else is found."""
+        any order that this text completes to a run are found too (its whole words shorter
+        than a piece only with ``words``: a stream of sends, not of what the model reads, where
+        the words of many short dumps, each holding a few of a key's by chance, would add
+        up); with ``views`` (a payload about
+        to leave: the texts its encodings gave), runs in the text's decodings when nothing else
+        is found."""
         if self._automaton is None or not text:
             return []
         text = text[:RUN_SCAN]
         skeleton = _skeleton.skeleton_text(text)
         found = self._hits(before, skeleton, text)
         if memory is not None:
-            for secret, span in self._assembled(skeleton, text, memory).items():
+            for secret, span in self._assembled(skeleton, text, memory, words).items():
                 found.setdefault(secret, span)
         if not found and not text.isascii():
             # look-alike letters folded: the span is the whole text (positions do not map)
@@ -369,29 +419,34 @@ class RunIndex:
                 found[secret] = (first, pieces.end(end - carried))
         return found
 
-    def _word_hits(self, text: str) -> Iterator[tuple[int, range, int, int]]:
+    def _word_hits(self, text: str) -> tuple[list[tuple[int, range, int, int]], int]:
         """``(secret, places, start, end)`` of each whole word of ``text`` (start and end in
-        its skeleton) shorter than a piece that is a part of one place of a core alone."""
+        its skeleton) shorter than a piece that is a part of one place of a core alone, and
+        how many words of those lengths the text has."""
+        hits: list[tuple[int, range, int, int]] = []
         if not self._words:
-            return
-        at = 0
+            return hits, 0
+        at = short = 0
         for count, match in enumerate(_WORD.finditer(text)):
             if count >= MAX_HITS:
-                return
+                break
             width = match.end() - match.start()
             if MIN_WORD_PIECE <= width < MIN_PIECE:
+                short += 1
                 place = self._words.get(match.group().lower())
                 if place is not None:
-                    yield place[0], range(place[1], place[1] + width), at, at + width
+                    hits.append((place[0], range(place[1], place[1] + width), at, at + width))
             at += width
+        return hits, short
 
     def _assembled(
-        self, skeleton: str, text: str, memory: PieceMemory
+        self, skeleton: str, text: str, memory: PieceMemory, words: bool
     ) -> dict[int, tuple[int, int]]:
         """The values whose pieces in ``skeleton`` make a run, alone or with the places
         ``memory`` held, with the span of their pieces in ``text``. Only pieces shorter than a
         run are remembered: a text holding a run (or the whole value) is a finding of its own,
-        and a value read whole must not make every later piece of it a finding."""
+        and a value read whole must not make every later piece of it a finding. Whole words
+        shorter than a piece make a run in this text, and are remembered with ``words`` only."""
         if self._pieces is None:
             return {}
         spans: dict[int, tuple[int, int]] = {}
@@ -405,23 +460,32 @@ class RunIndex:
                     placed.setdefault(secret, set()).add(_places(place, step))
                 first, last = spans.get(secret, (start, end))
                 spans[secret] = (min(first, start), max(last, end))
-        for secret, word, start, end in self._word_hits(text):
+        word_hits, short_words = self._word_hits(text)
+        if short_words > MAX_WORD_TEXT:
+            word_hits = []
+        short_words_of: dict[int, list[range]] = {}  # remembered in a window of their own
+        for secret, word, start, end in word_hits:
             places.setdefault(secret, set()).add(word)
+            short_words_of.setdefault(secret, []).append(word)
             placed.setdefault(secret, set()).add(word)
             first, last = spans.get(secret, (start, end))
             spans[secret] = (min(first, start), max(last, end))
         found: dict[int, tuple[int, int]] = {}
         pieces = None
+        made_of_words = memory.add_words(short_words_of, self._sizes) if words else set()
+        forgotten = {word for found_words in short_words_of.values() for word in found_words}
         for secret, at in places.items():
             length, size = self._sizes[secret]
             here = bytearray(length)
             for piece in at:
                 _mark(here, piece)
-            short = [piece for piece in at if _longest(here, piece) < size]
+            short = [
+                piece for piece in at if _longest(here, piece) < size and piece not in forgotten
+            ]
             made = _alone(placed.get(secret, set()), length, size)
             if short:
                 made = memory.add(secret, length, size, short) or made
-            if made:
+            if made or secret in made_of_words:
                 if pieces is None:
                     pieces = _skeleton.skeleton_pieces(text)
                 start, end = spans[secret]

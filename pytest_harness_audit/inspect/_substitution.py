@@ -244,12 +244,15 @@ class SendIndex:
         shapes_only: bool = False,
         memory: _runs.PieceMemory | None = None,
         views: Sequence[str] | None = None,
+        *,
+        words: bool = False,
     ) -> list[tuple[int, int, int, str]]:
         """``(secret, start, end, transform)``: ``run`` hits (unless ``shapes_only``; with
-        ``memory``, pieces earlier texts held too; with ``views``, runs in the text's
+        ``memory``, pieces earlier texts held too, their short words with ``words``: see
+        :meth:`._runs.RunIndex.hits`; with ``views``, runs in the text's
         decodings), then ``substituted`` ones, then ``codebook`` ones (one word a character:
         :mod:`._token_shapes`)."""
-        runs = [] if shapes_only else self._runs.hits(text, before, memory, views)
+        runs = [] if shapes_only else self._runs.hits(text, before, memory, views, words=words)
         found = [(*hit, "run") for hit in runs]
         found += [(*hit, "substituted") for hit in self._shapes.hits(text)]
         found += [(*hit, "codebook") for hit in self._words.hits(text)]

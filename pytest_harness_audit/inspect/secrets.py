@@ -263,7 +263,7 @@ class SecretRegistry:
         known = {f.fingerprint for f in result.findings}
         found = list(result.findings)
         views = result.views if decoded else None
-        hits = index.hits(result.text, before, shapes, memory, views)
+        hits = index.hits(result.text, before, shapes, memory, views, words=decoded)
         for secret, start, end, transform in hits:
             info = self._secrets[secret].info
             if info.fingerprint not in known:

@@ -14,6 +14,8 @@ words, short commit ids, the last four characters of a key and ordinary chatter 
 from __future__ import annotations
 
 import hashlib
+import random
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -166,3 +168,50 @@ def test_benign_hex_dump_output_keeps_pass(enforced: Harness) -> None:
     assert result.ok
     assert "[secret:" not in str(result.output)
     assert enforced.verdict == "PASS"
+
+
+def _dump(seed: int, size: int) -> str:
+    """``od -An -tx2``-like lines of ``size`` random bytes: words of four hex digits."""
+    data = random.Random(seed).randbytes(size)
+    return "\n".join(
+        " ".join(data[at + i : at + i + 2].hex() for i in range(0, 16, 2))
+        for at in range(0, size, 16)
+    )
+
+
+def test_benign_hex_dumps_read_over_a_session_keep_pass(enforced: Harness) -> None:
+    """Thousands of four-digit words hold some of the key's by chance: read by the model over
+    many calls they are not added up into a run."""
+
+    @enforced.tool(category="file_read")  # type: ignore[untyped-decorator]
+    def dump(part: int) -> str:
+        """A part of a firmware image, as hex."""
+        return _dump(part, 8192)
+
+    shown = [dump(part) for part in range(30)]
+    assert all("[secret:" not in text for text in shown)
+    assert enforced.verdict == "PASS"
+
+
+def test_benign_hex_dumps_sent_over_a_session_go_out(reader: Harness) -> None:
+    assert all(_sent(reader, f"part {part}:\n{_dump(part, 512)}") for part in range(30))
+    assert reader.verdict == "WARN"  # the dry-run read of ``.env``, nothing more
+
+
+def test_benign_ids_sent_over_a_session_go_out(reader: Harness) -> None:
+    """Record ids (UUIDs: words of four hex digits) in many short messages."""
+    draw = random.Random(7)
+    for _ in range(40):
+        ids = [str(uuid.UUID(int=draw.getrandbits(128))) for _ in range(5)]
+        assert _sent(reader, "done: " + ", ".join(ids))
+    assert reader.verdict == "WARN"  # the dry-run read of ``.env``, nothing more
+
+
+def test_a_key_s_words_sent_last_first_between_chatter_are_refused(reader: Harness) -> None:
+    words = _words(api_key(reader)[PREFIX:], 4)[::-1]
+    outcomes = []
+    for word in words:
+        outcomes.append(_sent(reader, f"ok: {word}"))
+        assert _sent(reader, "lunch at noon? the build is green")
+    assert False in outcomes
+    assert reader.verdict == "FAIL"
