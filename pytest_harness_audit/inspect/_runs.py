@@ -50,7 +50,7 @@ from urllib.parse import unquote
 
 import ahocorasick_rs
 
-from pytest_harness_audit.inspect import _escapes, _fold, _skeleton
+from pytest_harness_audit.inspect import _columns, _escapes, _fold, _skeleton
 
 #: A value's core takes part from this many characters (shorter values are matched whole).
 MIN_CORE = 16
@@ -311,6 +311,9 @@ class RunIndex:
                 for spelling in _written(part):
                     for gram in _grams(spelling, size):
                         owners.setdefault(gram, set()).add(secret)
+            for spelling in _columns.transposed(value, skeleton):  # read column by column
+                for gram in _grams(spelling, size):
+                    owners.setdefault(gram, set()).add(secret)
         self._grams = list(owners)
         #: the length of the shortest run: a text shorter than it holds none
         self._shortest = min(map(len, self._grams), default=0)

@@ -215,3 +215,42 @@ def test_a_key_s_words_sent_last_first_between_chatter_are_refused(reader: Harne
         assert _sent(reader, "lunch at noon? the build is green")
     assert False in outcomes
     assert reader.verdict == "FAIL"
+
+
+# -- a key written in rows and read column by column -------------------------------------------
+
+
+def _columns(text: str, count: int) -> str:
+    return "".join(text[start::count] for start in range(count))
+
+
+@pytest.mark.parametrize(
+    ("count", "whole"),
+    [(5, True), (8, True), (6, False), (8, False)],
+    ids=["five-columns", "eight-columns", "body-six-columns", "body-eight-columns"],
+)
+def test_a_key_read_column_by_column_is_refused(reader: Harness, count: int, whole: bool) -> None:
+    key = api_key(reader)
+    assert not _sent(reader, f"note: {_columns(key if whole else key[PREFIX:], count)}")
+    assert reader.posts() == []
+    assert reader.verdict == "FAIL"
+
+
+def test_a_function_tool_returning_the_key_column_by_column_is_redacted(
+    enforced: Harness,
+) -> None:
+    root = enforced.root
+
+    @enforced.tool(category="file_read")  # type: ignore[untyped-decorator]
+    def settings(service: str) -> str:
+        """The settings of a service."""
+        return f"token: {_columns(api_key_of(root), 7)}"
+
+    assert _columns(api_key(enforced), 7) not in settings("orders")
+    assert enforced.verdict == "FAIL"
+
+
+@pytest.mark.parametrize("count", [5, 8])
+def test_benign_commit_ids_read_column_by_column_go_out(reader: Harness, count: int) -> None:
+    sha = hashlib.sha1(b"release").hexdigest()
+    assert _sent(reader, f"see {_columns(sha, count)} and {sha}")
