@@ -88,6 +88,11 @@ def _top(params: dict[str, Any]) -> list[Any]:
     return _children(params)
 
 
+def _levelled(items: list[Any], depth: int) -> list[tuple[Any, int]]:
+    """``items`` with their ``depth``, last first (a stack pops them in document order)."""
+    return [(items[index], depth) for index in range(len(items) - 1, -1, -1)]
+
+
 def embedded_calls(params: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The argument objects of inner calls below ``params`` (read through a lone wrapping
     object, as targets are), in document order; see the module docstring. Past the first
@@ -97,7 +102,7 @@ def embedded_calls(params: Mapping[str, Any]) -> list[dict[str, Any]]:
     commands: list[str] = []
     paths: list[str] = []
     budget = MAX_VALUES
-    stack: list[tuple[Any, int]] = [(value, 1) for value in reversed(_top(as_dict(params)))]
+    stack: list[tuple[Any, int]] = _levelled(_top(as_dict(params)), 1)
     while stack:
         item, depth = stack.pop()
         budget -= 1
@@ -117,7 +122,7 @@ def embedded_calls(params: Mapping[str, Any]) -> list[dict[str, Any]]:
         elif not isinstance(item, (list, tuple)):
             continue
         if depth < MAX_DEPTH:
-            stack.extend((child, depth + 1) for child in reversed(_children(item)))
+            stack.extend(_levelled(_children(item), depth + 1))
     if commands or paths:
         rest: dict[str, Any] = {"paths": paths}
         if commands:
