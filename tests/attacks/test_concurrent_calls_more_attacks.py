@@ -263,7 +263,7 @@ def test_a_read_through_the_searchs_own_descriptor_is_seen(harness: Harness) -> 
 
 
 @pytest.mark.xfail(
-    strict=True,
+    strict=False,  # a race: on a loaded machine the walk can reach the file before it moves
     raises=AssertionError,
     reason="credential-read spans: a search's budget is worked out when its call starts; the "
     "other call moves the file's folder out of the workspace while the search walks it, and "
