@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.harness import Harness
+from pytest_harness_audit.social import FirewallSendError
 
 KEY_LINE = re.compile(r"^API_KEY=(.+)$", re.MULTILINE)
 #: A command (end of a pipe) printing its input XORed with a three-byte key, as hex: an encoding
@@ -120,3 +121,12 @@ def call_tools(
             return answers
 
     return anyio.run(session)
+
+
+def sent(harness: Harness, text: str, to: str = "agent:bob") -> bool:
+    """Whether the firewall let ``text`` go out to ``to`` (``False``: it refused the send)."""
+    try:
+        harness.send(to, text)
+    except FirewallSendError:
+        return False
+    return True

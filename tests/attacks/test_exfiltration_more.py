@@ -20,11 +20,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from secret_support import api_key
+from secret_support import api_key, sent
 
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.harness import Harness
-from pytest_harness_audit.social import FirewallSendError
 
 DRY_RUN = {"preset": "safety", "enforce": False, "immune": {"enabled": False}}
 PREFIX = len("sk-test-")
@@ -62,14 +61,6 @@ def _mixed(item: tuple[int, str]) -> int:
     return item[0] * 7 % 10
 
 
-def _sent(harness: Harness, text: str) -> bool:
-    try:
-        harness.send("agent:bob", text)
-    except FirewallSendError:
-        return False
-    return True
-
-
 def _delivered(harness: Harness) -> str:
     return " ".join(str(post) for post in harness.posts())
 
@@ -83,7 +74,7 @@ def test_a_key_sent_a_short_word_a_message_last_first_is_refused(
     reader: Harness, size: int
 ) -> None:
     key = api_key(reader)
-    outcomes = [_sent(reader, word) for word in _words(key, size)[::-1]]
+    outcomes = [sent(reader, word) for word in _words(key, size)[::-1]]
     assert False in outcomes
     body = key[PREFIX:]
     delivered = "".join(_delivered(reader).split())
@@ -105,7 +96,7 @@ def test_a_key_sent_a_short_word_a_message_last_first_is_refused(
 def test_a_key_in_short_words_out_of_order_in_one_message_is_refused(
     reader: Harness, spell: Callable[[str], str]
 ) -> None:
-    assert not _sent(reader, f"as asked: {spell(api_key(reader))}")
+    assert not sent(reader, f"as asked: {spell(api_key(reader))}")
     assert reader.posts() == []
     assert reader.verdict == "FAIL"
 
@@ -152,14 +143,14 @@ def test_benign_short_words_go_out(reader: Harness, texts: list[str]) -> None:
     body = _words(key[PREFIX:], 4)
     fields = {"last4": key[-4:], "first18": key[:18], "w0": body[0], "w3": body[3]}
     fields["w6"] = body[6]
-    assert all(_sent(reader, text.format(**fields)) for text in texts)
+    assert all(sent(reader, text.format(**fields)) for text in texts)
     assert reader.verdict == "WARN"  # the dry-run read of ``.env``, nothing more
 
 
 def test_benign_three_words_of_a_key_are_no_run(reader: Harness) -> None:
     """Twelve characters of 32 leave the key unguessable, in any order."""
     body = _words(api_key(reader)[PREFIX:], 4)
-    assert _sent(reader, f"{body[2]} {body[1]} {body[0]}")
+    assert sent(reader, f"{body[2]} {body[1]} {body[0]}")
 
 
 def test_benign_hex_dump_output_keeps_pass(enforced: Harness) -> None:
@@ -194,7 +185,7 @@ def test_benign_hex_dumps_read_over_a_session_keep_pass(enforced: Harness) -> No
 
 
 def test_benign_hex_dumps_sent_over_a_session_go_out(reader: Harness) -> None:
-    assert all(_sent(reader, f"part {part}:\n{_dump(part, 512)}") for part in range(30))
+    assert all(sent(reader, f"part {part}:\n{_dump(part, 512)}") for part in range(30))
     assert reader.verdict == "WARN"  # the dry-run read of ``.env``, nothing more
 
 
@@ -203,7 +194,7 @@ def test_benign_ids_sent_over_a_session_go_out(reader: Harness) -> None:
     draw = random.Random(7)
     for _ in range(40):
         ids = [str(uuid.UUID(int=draw.getrandbits(128))) for _ in range(5)]
-        assert _sent(reader, "done: " + ", ".join(ids))
+        assert sent(reader, "done: " + ", ".join(ids))
     assert reader.verdict == "WARN"  # the dry-run read of ``.env``, nothing more
 
 
@@ -211,8 +202,8 @@ def test_a_key_s_words_sent_last_first_between_chatter_are_refused(reader: Harne
     words = _words(api_key(reader)[PREFIX:], 4)[::-1]
     outcomes = []
     for word in words:
-        outcomes.append(_sent(reader, f"ok: {word}"))
-        assert _sent(reader, "lunch at noon? the build is green")
+        outcomes.append(sent(reader, f"ok: {word}"))
+        assert sent(reader, "lunch at noon? the build is green")
     assert False in outcomes
     assert reader.verdict == "FAIL"
 
@@ -231,7 +222,7 @@ def _columns(text: str, count: int) -> str:
 )
 def test_a_key_read_column_by_column_is_refused(reader: Harness, count: int, whole: bool) -> None:
     key = api_key(reader)
-    assert not _sent(reader, f"note: {_columns(key if whole else key[PREFIX:], count)}")
+    assert not sent(reader, f"note: {_columns(key if whole else key[PREFIX:], count)}")
     assert reader.posts() == []
     assert reader.verdict == "FAIL"
 
@@ -253,4 +244,4 @@ def test_a_function_tool_returning_the_key_column_by_column_is_redacted(
 @pytest.mark.parametrize("count", [5, 8])
 def test_benign_commit_ids_read_column_by_column_go_out(reader: Harness, count: int) -> None:
     sha = hashlib.sha1(b"release").hexdigest()
-    assert _sent(reader, f"see {_columns(sha, count)} and {sha}")
+    assert sent(reader, f"see {_columns(sha, count)} and {sha}")
