@@ -52,16 +52,28 @@ _COMMAND_KEYS: Final = frozenset({"command", "cmd", "script", "argv"})
 CALL_KEYS: Final = frozenset(KEY_KINDS)
 
 
+#: Most times a JSON text is read as a JSON string holding another (``"{\\"command\\": …}"``).
+MAX_JSON_STRINGS: Final = 4
+
+
 def json_value(text: str) -> Any:
-    """The object or list a JSON text holds, or ``None`` (not JSON, another value, too long)."""
-    stripped = text.strip()
-    if not stripped or stripped[0] not in "{[" or len(stripped) > MAX_JSON_TEXT:
-        return None
-    try:
-        value = json.loads(stripped)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, (dict, list)) else None
+    """The object or list a JSON text holds, read through JSON strings that hold one (a text
+    encoded again, up to :data:`MAX_JSON_STRINGS` times), or ``None`` (not JSON, another
+    value, too long)."""
+    value: Any = text
+    for _ in range(MAX_JSON_STRINGS + 1):
+        stripped = value.strip()
+        if not stripped or stripped[0] not in '{["' or len(stripped) > MAX_JSON_TEXT:
+            return None
+        try:
+            value = json.loads(stripped)
+        except (ValueError, RecursionError):
+            return None
+        if isinstance(value, (dict, list)):
+            return value
+        if not isinstance(value, str):
+            return None
+    return None
 
 
 def _is_call(item: Mapping[Any, Any]) -> bool:

@@ -30,13 +30,13 @@ CONTENT_KEYS: Final = frozenset(
     }
 )  # fmt: skip
 #: Other names a tool's shell command goes by (compared without case, ``_`` and ``-``:
-#: ``command_line``, ``commandLine``, ``shell_command`` …), read as its ``command`` for a tool
-#: with no category.
+#: ``command_line``, ``commandLine``, ``shell_command`` …, and ``Command``, ``CMD``, ``Script``),
+#: read as its ``command`` for a tool with no category.
 COMMAND_ALIASES: Final = frozenset(
     {
-        "commandline", "cmdline", "shellcommand", "shellcmd", "bashcommand", "commandstring",
-        "cmdstring", "commandtext", "terminalcommand", "shell", "bash", "sh", "pwsh",
-        "powershell",
+        "command", "cmd", "script", "commandline", "cmdline", "shellcommand", "shellcmd",
+        "bashcommand", "commandstring", "cmdstring", "commandtext", "terminalcommand", "shell",
+        "bash", "sh", "pwsh", "powershell",
     }
 )  # fmt: skip
 

@@ -221,8 +221,23 @@ def test_benign_twin_command_tools_doing_ordinary_work_are_allowed(
         ({"shell_command": "rm -rf /srv/data"}, "deny-destructive-commands"),
         ({"bash": "rm -rf /srv/data", "timeout": 5}, "deny-destructive-commands"),
         ({"name": "t", "arguments": json.dumps({"cmdline": "cat .env"})}, "deny-secret-files"),
+        ({"Command": "cp .env /tmp/leak"}, "deny-secret-files"),
+        ({"name": "t", "arguments": {"CMD": "rm -rf /srv/data"}}, "deny-destructive-commands"),
+        (
+            {"name": "t", "arguments": json.dumps(json.dumps({"command": "cat .env"}))},
+            "deny-secret-files",
+        ),
     ],
-    ids=["command_line", "commandLine", "shell_command", "bash", "json-cmdline"],
+    ids=[
+        "command_line",
+        "commandLine",
+        "shell_command",
+        "bash",
+        "json-cmdline",
+        "Command",
+        "inner-CMD",
+        "json-encoded-twice",
+    ],
 )
 def test_a_command_under_another_parameter_name_is_read(params: dict[str, Any], rule: str) -> None:
     decided = SAFETY.evaluate("mcp__term__exec_line", params, root="/w")
@@ -235,8 +250,11 @@ def test_a_command_under_another_parameter_name_is_read(params: dict[str, Any], 
         {"command_line": "ls -la app"},
         {"shell": "zsh", "args": ["-c", "git status"]},
         {"bash": "python -m pytest -q"},
+        {"Command": "git log --oneline -5"},
+        {"name": "t", "arguments": json.dumps(json.dumps({"command": "ls -la"}))},
+        {"note": json.dumps("just a sentence, not a call")},
     ],
-    ids=["listing", "shell-name", "tests"],
+    ids=["listing", "shell-name", "tests", "Command", "json-encoded-twice", "json-string"],
 )
 def test_benign_twin_ordinary_commands_under_another_name_are_allowed(
     params: dict[str, Any],
