@@ -3,13 +3,13 @@
 The block runs ``harness-audit hook …`` for PreToolUse, PostToolUse, PostToolUseFailure,
 PermissionRequest, PermissionDenied, Stop, SubagentStop, SessionStart, SessionEnd and
 ConfigChange, each in a group matching every occurrence of its event (``"matcher": "*"``: every
-tool, MCP tools included). Merging keeps every other key and every other hook of the file; an entry that
-already runs one of these commands is updated in place, so installing twice changes nothing,
-except that one in a group with a narrower matcher moves to a group matching everything, and
-one with fields that would keep it from gating every call (``if``, ``async``, ``asyncRewake``,
-``args``) loses them, and a ``pre`` or ``permission-request`` entry whose own ``timeout`` would
-have the host cancel it (and run the call) before its ``--deadline`` refuses the call gets
-:data:`TIMEOUT_FLOORS` seconds. The change is shown as a unified diff.
+tool, MCP tools included). Merging keeps every other key and every other hook of the file; an
+entry that already runs one of these commands is updated in place, so installing twice changes
+nothing, except that one in a group with a narrower matcher moves to a group matching
+everything, and one with fields that would keep it from gating every call (``if``, ``async``,
+``asyncRewake``, ``args``) loses them, and a ``pre`` or ``permission-request`` entry whose own
+``timeout`` would have the host cancel it (and run the call) before its ``--deadline`` refuses
+the call gets :data:`TIMEOUT_FLOORS` seconds. The change is shown as a unified diff.
 """
 
 from __future__ import annotations
