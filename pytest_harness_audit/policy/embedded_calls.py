@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from pytest_harness_audit.policy.param_targets import (
+    COMMAND_KEYS,
     CONTENT_KEYS,
     argv_command,
     as_dict,
@@ -47,7 +48,6 @@ MAX_DEPTH: Final = 64
 #: Most values looked at in one call (a padded call is read whole far beyond what the wire
 #: carries in one request).
 MAX_VALUES: Final = 1 << 22
-_COMMAND_KEYS: Final = frozenset({"command", "cmd", "script", "argv"})
 #: The parameters that make an object an inner call's arguments (the target parameters).
 CALL_KEYS: Final = frozenset(KEY_KINDS)
 
@@ -146,7 +146,7 @@ def embedded_calls(params: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _gather(inner: dict[str, Any], commands: list[str], paths: list[str]) -> None:
     """Add the command and the target strings of ``inner`` to those of the others."""
     for key, value in inner.items():
-        if key in _COMMAND_KEYS or is_command_alias(key):
+        if key in COMMAND_KEYS or is_command_alias(key):
             text = value if type(value) is str else argv_command(value)
             if text is not None:
                 commands.append(text)

@@ -29,6 +29,8 @@ CONTENT_KEYS: Final = frozenset(
         "answer", "instructions", "replacement", "activeForm", "data", "input", "stdin",
     }
 )  # fmt: skip
+#: The parameters a tool with no category may run as a shell command (read as ``Bash``'s are).
+COMMAND_KEYS: Final = ("command", "cmd", "script", "argv")
 #: Other names a tool's shell command goes by (compared without case, ``_`` and ``-``:
 #: ``command_line``, ``commandLine``, ``shell_command`` …, and ``Command``, ``CMD``, ``Script``),
 #: read as its ``command`` for a tool with no category.

@@ -39,6 +39,7 @@ from pytest_harness_audit.policy.embedded_calls import embedded_calls
 from pytest_harness_audit.policy.evaluation import Evaluation
 from pytest_harness_audit.policy.model import PolicySpec
 from pytest_harness_audit.policy.param_targets import (
+    COMMAND_KEYS,
     argv_command,
     as_dict,
     is_command_alias,
@@ -177,10 +178,6 @@ def _denied_by_view(
         params,
         root,
     )
-
-
-#: The parameters a tool with no category may run as a shell command (read as ``Bash``'s are).
-COMMAND_KEYS: Final = ("command", "cmd", "script", "argv")
 
 
 def names_command(params: Mapping[str, Any]) -> bool:
