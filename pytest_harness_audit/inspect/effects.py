@@ -58,6 +58,7 @@ from pytest_harness_audit.inspect.history import (
     hidden_history,
     lost_commits,
     object_stamp,
+    objects_removed,
 )
 from pytest_harness_audit.inspect.host_programs import host_programs
 from pytest_harness_audit.inspect.linked_dirs import linked_memory, linked_protected
@@ -379,7 +380,11 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     complete = before.complete and after.complete
     moved_objects = bool(before.objects) and before.objects != after.objects
     lost_history = lost_commits(
-        after.root, before.history, after.history, objects_changed=moved_objects
+        after.root,
+        before.history,
+        after.history,
+        objects_changed=moved_objects,
+        objects_gone=moved_objects and objects_removed(before.objects, after.objects),
     )
     hidden = hidden_history(before.history, after.history, after.locked - before.locked)
     old, new = before.files, after.files

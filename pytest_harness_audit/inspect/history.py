@@ -39,12 +39,11 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
 import threading
 import time
 from collections.abc import Iterable
 
-from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV
+from pytest_harness_audit.inspect.object_store import broken_below, missing_objects
 from pytest_harness_audit.inspect.regular_files import read_regular
 
 #: A full object name (SHA-1 or SHA-256).
@@ -52,7 +51,6 @@ _SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 _NULL = re.compile(r"^0+$")
 #: Tips and reflog entries read per snapshot at most; a larger repository is not judged.
 MAX_TIPS = 50_000
-_TIMEOUT_S = 10.0
 #: A reflog entry older than this is left out: an ordinary ``git gc`` expires the entries of
 #: unreachable commits after 30 days (``gc.reflogExpireUnreachable``) and prunes those commits,
 #: which loses nothing anyone could still reach.
@@ -112,6 +110,8 @@ MASKS = ("replace ", "shallow ", "graft ", "alternates ")
 #: The file naming object stores outside the repository that git reads objects from too.
 ALTERNATES = os.path.join("objects", "info", "alternates")
 _REPLACE = "refs/replace/"
+#: The mask of an alternates list that is there but no regular file (git would wait on it).
+UNREADABLE_ALTERNATES = "<not a regular file>"
 
 
 def _masks(git: str) -> set[str]:
@@ -125,6 +125,8 @@ def _masks(git: str) -> set[str]:
     for line in _read(os.path.join(git, ALTERNATES)).splitlines():
         if line.strip() and not line.startswith("#"):
             masks.add(f"alternates {line.strip()}")
+    if _alternates_unreadable(git):  # git waits on it: every object is out of reach
+        masks.add(f"alternates {UNREADABLE_ALTERNATES}")
     return masks
 
 
@@ -237,23 +239,31 @@ def object_stamp(root: str, *, files: bool = True) -> ObjectStamp:
     return tuple(sorted(stamp))
 
 
-#: Files of a repository git opens to look up an object: one that is there but not a regular
-#: file (a FIFO blocks git's open until the time-out) leaves the repository unreadable to git.
-_READ_BY_GIT = ("config", "commondir", os.path.join("objects", "info", "alternates"))
+def _alternates_unreadable(git: str) -> bool:
+    """Whether ``git``'s list of alternate object stores is there but not a regular file (a
+    FIFO blocks git's open of it until the time-out)."""
+    try:
+        mode = os.stat(os.path.join(git, ALTERNATES)).st_mode
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return not stat.S_ISREG(mode)
 
 
-def _unreadable_to_git(git: str) -> bool:
-    """Whether a file git must read in ``git`` is there but not a regular file."""
-    for name in _READ_BY_GIT:
-        try:
-            mode = os.stat(os.path.join(git, name)).st_mode
-        except FileNotFoundError:
-            continue
-        except OSError:
-            return True
-        if not stat.S_ISREG(mode):
-            return True
-    return False
+def objects_removed(before: ObjectStamp | None, after: ObjectStamp | None) -> bool:
+    """Whether object files (a loose object, a pack) the stamp ``before`` holds are gone from
+    ``after``: what ``gc``, ``prune`` and ``repack`` do, and a deletion of objects. Adding
+    objects (a commit) removes none. A stamp of a watched store holds no files but the count
+    of removals the watch saw (``"#removed"``, :mod:`.history_watch`)."""
+    counts = [
+        next((count for name, count, _ in stamp or () if name == "#removed"), None)
+        for stamp in (before, after)
+    ]
+    if counts[0] is not None and counts[1] is not None:
+        return counts[1] > counts[0]
+    old = {name for name, _, _ in before or () if "/" in name}
+    return bool(old - {name for name, _, _ in after or () if "/" in name})
 
 
 def lost_commits(
@@ -262,12 +272,19 @@ def lost_commits(
     after: frozenset[str] | None,
     *,
     objects_changed: bool = False,
+    objects_gone: bool = False,
 ) -> tuple[str, ...]:
     """The commits of ``before`` (:func:`commit_tips`) no longer named in ``after`` that no
     longer exist in the repository at ``root``, sorted; with ``objects_changed`` (the object
-    store's :func:`object_stamp` moved), every commit of ``before`` that no longer exists.
-    Git is asked only then; a repository git cannot read keeps its objects: nothing is lost
-    then."""
+    store's :func:`object_stamp` moved), every commit of ``before`` that no longer exists, and
+    with ``objects_gone`` (it lost object files, :func:`objects_removed`) every commit of
+    ``before`` whose history is no longer whole: a parent, tree or blob it reaches is gone
+    (:func:`~.object_store.broken_below`), every object but the tips deleted.
+
+    Git is asked only then, and about the object store alone
+    (:mod:`~pytest_harness_audit.inspect.object_store`): a ``HEAD``, configuration or refs
+    the call spoiled make no difference. An alternates list git would wait on (a FIFO) is a
+    mask over the history (:func:`hidden_history`); nothing is asked then."""
     if not before:
         return ()
     gone = sorted(before if objects_changed else before - (after or frozenset()))
@@ -275,32 +292,16 @@ def lost_commits(
     if not gone:
         return ()
     git = os.path.join(root, ".git")
-    if not os.path.isdir(os.path.join(git, "objects")):
+    objects = os.path.join(git, "objects")
+    if not os.path.isdir(objects):
         return tuple(gone)  # the object store itself is gone
-    if _unreadable_to_git(git):
+    if _alternates_unreadable(git):
         return ()
-    env = {**os.environ, **GIT_ISOLATION_ENV, "GIT_DIR": git}
-    for name in ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_WORK_TREE"):
-        env.pop(name, None)
-    try:
-        done = subprocess.run(
-            ["git", "cat-file", "--batch-check=%(objectname) %(objecttype)"],
-            input="".join(f"{sha}\n" for sha in gone),
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return ()
-    if done.returncode != 0:
-        return ()
-    return tuple(
-        sorted(
-            line.split(" ", 1)[0] for line in done.stdout.splitlines() if line.endswith(" missing")
-        )
-    )
+    lost = set(missing_objects(objects, gone) or ())
+    if objects_gone:
+        kept = [sha for sha in before if not sha.startswith(MASKS) and sha not in lost]
+        lost.update(broken_below(objects, kept) or ())
+    return tuple(sorted(lost))
 
 
 class UnnamedCommits:

@@ -31,8 +31,10 @@ from typing import Any
 from pytest_harness_audit.inspect.history import ALTERNATES, ObjectStamp, commit_tips, object_stamp
 from pytest_harness_audit.inspect.inotify import (
     IN_CREATE,
+    IN_DELETE,
     IN_IGNORED,
     IN_ISDIR,
+    IN_MOVED_FROM,
     IN_MOVED_TO,
 )
 
@@ -64,6 +66,7 @@ class HistoryWatch:
         self._tips: frozenset[str] | None = None
         self._alternates: tuple[int, int, int] | None = None
         self._object_events = 0  # events in the object store's folders seen so far
+        self._object_removals = 0  # of them, entries removed or moved away (not git's temp files)
         # the folders' stamp, and the count of events it was taken at
         self._folders: tuple[int, ObjectStamp] | None = None
 
@@ -77,6 +80,7 @@ class HistoryWatch:
         self.stop()
         self._stale = True
         self._object_events += 1  # what changed meanwhile is not known
+        self._object_removals += 1
         git = os.path.join(self.root, ".git")
         if os.path.islink(git) or not os.path.isdir(git):
             return
@@ -116,6 +120,8 @@ class HistoryWatch:
         folder = self._watches.get(wd)
         if folder is not None and (folder + "/").startswith("objects/"):
             self._object_events += 1
+            if mask & (IN_DELETE | IN_MOVED_FROM) and not name.startswith(("tmp_", ".tmp")):
+                self._object_removals += 1
         else:
             self._stale = True
         if mask & IN_IGNORED:
@@ -130,6 +136,7 @@ class HistoryWatch:
             return
         self._stale = True
         self._object_events += name == "objects"
+        self._object_removals += name == "objects" and bool(mask & (IN_DELETE | IN_MOVED_FROM))
         if name in _TREES and mask & IN_ISDIR and mask & (IN_CREATE | IN_MOVED_TO):
             self._watch_tree(name)
 
@@ -150,15 +157,16 @@ class HistoryWatch:
 
     def objects(self) -> ObjectStamp:
         """:func:`~.history.object_stamp` of ``root``; while its folders are watched, that of
-        the folders alone (taken again only after an event in them) and the count of events in
-        them (an object file written in place is one), so no object file is stat-ed."""
+        the folders alone (taken again only after an event in them), the count of events in
+        them (an object file written in place is one) and of the entries removed from them (a
+        deletion, a move away; not git's own temporary files), so no object file is stat-ed."""
         if not self._watching:
             return object_stamp(self.root)
         events = self._object_events
         if self._folders is None or self._folders[0] != events:
             # a folder's stat changes only with an event in it (its own mode included)
             self._folders = (events, object_stamp(self.root, files=False))
-        return (*self._folders[1], ("#events", events, 0))
+        return (*self._folders[1], ("#events", events, 0), ("#removed", self._object_removals, 0))
 
 
 def _stat(path: str) -> tuple[int, int, int] | None:

@@ -16,6 +16,7 @@ from pytest_harness_audit.inspect import (
     WorkspaceSnapshot,
     diff,
     history,
+    object_store,
 )
 from pytest_harness_audit.inspect.history import commit_tips, lost_commits
 
@@ -129,21 +130,30 @@ def test_a_missing_object_store_loses_every_gone_tip(repo: Path) -> None:
     assert set(lost_commits(str(repo), tips, frozenset())) == set(tips)
 
 
-@pytest.mark.parametrize("name", ["objects/info/alternates", "config"])
-def test_a_fifo_git_would_wait_on_is_not_handed_to_git(
-    repo: Path, name: str, monkeypatch: pytest.MonkeyPatch
+def test_an_alternates_fifo_git_would_wait_on_is_not_handed_to_git(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # git's open of a FIFO waits for a writer until the time-out; git cannot read the
-    # repository either way, which keeps its objects
+    # git's open of a FIFO waits for a writer until the time-out: it is a mask instead
     tips = commit_tips(str(repo))
     assert tips is not None
-    path = repo / ".git" / name
-    path.unlink(missing_ok=True)
-    os.mkfifo(path)
+    os.mkfifo(repo / ".git" / "objects" / "info" / "alternates")
     ran: list[object] = []
-    monkeypatch.setattr(history.subprocess, "run", lambda *a, **k: ran.append(a))
+    monkeypatch.setattr(object_store.subprocess, "run", lambda *a, **k: ran.append(a))
     assert lost_commits(str(repo), tips, frozenset()) == ()
     assert ran == []
+    after = commit_tips(str(repo))
+    assert history.hidden_history(tips, after) == (f"alternates {history.UNREADABLE_ALTERNATES}",)
+
+
+def test_a_fifo_for_the_configuration_does_not_stop_the_check(repo: Path) -> None:
+    # the check runs in a git directory of its own: the repository's configuration is not read
+    tips = commit_tips(str(repo))
+    assert tips is not None
+    (repo / ".git" / "config").unlink()
+    os.mkfifo(repo / ".git" / "config")
+    assert lost_commits(str(repo), tips, frozenset()) == ()
+    _sh(repo, "rm -rf .git/objects/pack .git/objects/??")
+    assert set(lost_commits(str(repo), tips, frozenset())) == set(tips)
 
 
 def test_no_repository_has_no_history(tmp_path: Path) -> None:
