@@ -31,6 +31,7 @@ from dataclasses import replace
 from typing import Any
 
 from pytest_harness_audit.inspect._runs import PieceMemory
+from pytest_harness_audit.inspect.credential_changes import CredentialFiles
 from pytest_harness_audit.inspect.credential_objects import stored_objects
 from pytest_harness_audit.inspect.credential_reads import CredentialReadWatch, open_credential_reads
 from pytest_harness_audit.inspect.effects import (
@@ -62,7 +63,7 @@ from pytest_harness_audit.inspect.secrets import (
     learn_from_workspace,
 )
 from pytest_harness_audit.inspect.spans import SessionSpans
-from pytest_harness_audit.inspect.tracked import refresh_index
+from pytest_harness_audit.inspect.tracked import KnownTracked, refresh_index
 from pytest_harness_audit.inspect.uncommitted import UncommittedWork
 from pytest_harness_audit.inspect.watch import LiveTree, open_live_tree
 from pytest_harness_audit.policy.categories import (
@@ -184,16 +185,15 @@ class Inspector:
                 for label, value in values:
                     self.secrets.add(value, label)
         self.protection = Protection(protect, persona=persona, programs=host_programs(self.root))
-        self.watched = watched
-        self.tracked = tracked
+        # read before any watch opens: the auditor's own reading
+        self._credentials = CredentialFiles(self.root, [path for path, vals in found if vals])
+        self.watched, self.tracked, self._tracked = watched, tracked, KnownTracked()
         #: Folders of the auditor's own files in the workspace (its store), not the agent's work.
         self.own_folders: tuple[str, ...] = ()
         self._streams: OrderedDict[str, StreamScanner] = OrderedDict()
-        # the pieces of a value every channel sent, together: a part of a key in a message and
-        # the part after it in a tool's arguments make one run
+        # the pieces every channel sent, together: a key's part in a message, the next in args
         self._lock = threading.Lock()
-        # streams of several channels scan at once (the firewall's message check holds no
-        # lock of the gate's): their shared places are updated under the inspector's lock
+        # streams of several channels scan at once: their shared places change under this lock
         self._pieces = PieceMemory(self._lock)
         self._outputs, self._joined = OutputStream(self.secrets), joined_scanner(self.secrets)
         # The kernel's view of reads of the secret-bearing files (``credential_files``), with
@@ -211,8 +211,7 @@ class Inspector:
             )
         if self._reads is not None:  # git's stored copies of them too, while they are loose
             self._reads.watch_stored(stored_objects(self.root, sources))
-        #: The workspace as the latest call left it (what the next call's snapshot is compared
-        #: with), ``None`` before the first.
+        #: The workspace as the latest call left it (the next call's base), ``None`` at first.
         self._last: WorkspaceSnapshot | None = None
         #: Tracked files the session's calls deleted or emptied and did not put back.
         self._lost: set[str] = set()
@@ -245,12 +244,12 @@ class Inspector:
         self.close()
 
     def snapshot(self) -> WorkspaceSnapshot:
-        """A snapshot of the workspace now."""
-        if self._live is not None:
-            snapshot = self._live.snapshot(tracked=self.tracked)
-            if snapshot is not None:
-                return snapshot
-        return WorkspaceSnapshot.take(self.root, protection=self.protection, tracked=self.tracked)
+        """A snapshot of the workspace now (tracked: :class:`.tracked.KnownTracked`)."""
+        live, tracked, root = self._live, self.tracked, self.root
+        snapshot = live.snapshot(tracked=tracked) if live is not None else None
+        if snapshot is None:
+            snapshot = WorkspaceSnapshot.take(root, protection=self.protection, tracked=tracked)
+        return self._tracked.extend(snapshot)
 
     def before(
         self, tool: str, category: str, params: Mapping[str, Any], opens: Budget = None
@@ -355,7 +354,8 @@ class Inspector:
         )
 
     def _with_copies(self, effects: Effects, now: WorkspaceSnapshot) -> Effects:
-        """``effects`` with the files it created or modified that now hold a known secret."""
+        """``effects`` with the credential files it changed and the copies of secrets it made."""
+        effects = self._credentials.judged(effects)
         if not effects.created and not effects.modified:
             return effects
         changed = (*effects.created, *effects.modified)

@@ -6,10 +6,15 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import threading
 import time
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV, without_filters
+
+if TYPE_CHECKING:
+    from pytest_harness_audit.inspect.effects import WorkspaceSnapshot
 
 #: The environment of every git command run here (:mod:`.git_env`): no global or system
 #: configuration, no program the repository's configuration names.
@@ -85,6 +90,29 @@ def tracked_executables(root: str) -> frozenset[str]:
     """The tracked paths of the workspace at ``root`` that git records as executable (mode
     ``100755``), read with :func:`tracked_paths`."""
     return _TRACKED.tracked(root)[1]
+
+
+class KnownTracked:
+    """Every path the snapshots of one session found tracked. git's listing is the index as
+    the agent left it: moved away, emptied by ``git rm -r -q --cached .``, or unreadable to
+    git once ``HEAD`` or the configuration is spoiled. The files it no longer lists are the
+    owner's files still, not scratch files whose loss would count for less, so a snapshot
+    counts them as tracked (:meth:`extend`). Thread-safe."""
+
+    def __init__(self) -> None:
+        self._paths: frozenset[str] = frozenset()
+        self._lock = threading.Lock()
+
+    def extend(self, snapshot: WorkspaceSnapshot) -> WorkspaceSnapshot:
+        """``snapshot``, its tracked paths (when it asked git for them) with every path an
+        earlier snapshot found tracked; what it found is kept for the later ones."""
+        if snapshot.tracked is None and not self._paths:
+            return snapshot
+        with self._lock:
+            self._paths |= snapshot.tracked or frozenset()
+            known = self._paths
+        snapshot.tracked = (snapshot.tracked or frozenset()) | known
+        return snapshot
 
 
 #: A file changed this recently may be "racily clean" to git: its index entry is not trusted.
