@@ -9,12 +9,9 @@ import subprocess
 import threading
 import time
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar
 
 from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV, without_filters
-
-if TYPE_CHECKING:
-    from pytest_harness_audit.inspect.effects import WorkspaceSnapshot
 
 #: The environment of every git command run here (:mod:`.git_env`): no global or system
 #: configuration, no program the repository's configuration names.
@@ -92,6 +89,15 @@ def tracked_executables(root: str) -> frozenset[str]:
     return _TRACKED.tracked(root)[1]
 
 
+class Listed(Protocol):
+    """What :class:`KnownTracked` extends: a snapshot's tracked paths (``None``: not asked)."""
+
+    tracked: frozenset[str] | None
+
+
+_Snapshot = TypeVar("_Snapshot", bound=Listed)
+
+
 class KnownTracked:
     """Every path the snapshots of one session found tracked. git's listing is the index as
     the agent left it: moved away, emptied by ``git rm -r -q --cached .``, or unreadable to
@@ -103,7 +109,7 @@ class KnownTracked:
         self._paths: frozenset[str] = frozenset()
         self._lock = threading.Lock()
 
-    def extend(self, snapshot: WorkspaceSnapshot) -> WorkspaceSnapshot:
+    def extend(self, snapshot: _Snapshot) -> _Snapshot:
         """``snapshot``, its tracked paths (when it asked git for them) with every path an
         earlier snapshot found tracked; what it found is kept for the later ones."""
         if snapshot.tracked is None and not self._paths:

@@ -63,4 +63,3 @@ def test_scratch_files_made_and_emptied_stay_untracked(harness_factory: Factory)
     )
     assert "emptied" not in result.record.get("effects", {})
     assert str(harness.verdict) == "PASS", harness.verdict_reasons
-

@@ -16,7 +16,6 @@ from pytest_harness_audit.inspect import (
     WorkspaceSnapshot,
     diff,
     history,
-    object_store,
 )
 from pytest_harness_audit.inspect.history import commit_tips, lost_commits
 
@@ -138,7 +137,7 @@ def test_an_alternates_fifo_git_would_wait_on_is_not_handed_to_git(
     assert tips is not None
     os.mkfifo(repo / ".git" / "objects" / "info" / "alternates")
     ran: list[object] = []
-    monkeypatch.setattr(object_store.subprocess, "run", lambda *a, **k: ran.append(a))
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: ran.append(a))
     assert lost_commits(str(repo), tips, frozenset()) == ()
     assert ran == []
     after = commit_tips(str(repo))
