@@ -88,6 +88,7 @@ __all__ = [
     "PROTECTED_FILE_CHANGED",
     "SECRET_EXPOSURE",
     "SESSION_LOST",
+    "STARTUP_WRITE",
     "UNCOMMITTED_DISCARDED",
     "WATCHED_CATEGORIES",
     "Effects",
@@ -133,6 +134,9 @@ EFFECTS_UNAVAILABLE = "effects_unavailable"
 """A call's effects could not be worked out: no usable snapshot or kept state (the hook door)."""
 MEMORY_WRITE = "memory_write"
 """A memory file (``MEMORY.md``, ``memory/**/*.md`` …) was created, modified or deleted."""
+STARTUP_WRITE = "startup_write"
+"""A start-up file (``.bashrc``, an autostart entry, a user service unit …) was created,
+modified or deleted: code or access that outlives the session (``effects.startup``)."""
 CREDENTIAL_READ = "credential_read"
 """A workspace file holding a known secret was read while the call ran, by whatever process
 (``effects.credentialRead``; seen by the kernel, see :mod:`.credential_reads`), or a file the
@@ -442,24 +446,18 @@ class Inspector:
 
 
 def _effect_alerts(effects: Effects) -> list[str]:
-    alerts: list[str] = []
-    if effects.protected:
-        alerts.append(PROTECTED_FILE_CHANGED)
-    if effects.deleted or effects.emptied or effects.discarded:
-        alerts.append(FILES_DELETED)
-    if effects.discarded_all:
-        alerts.append(UNCOMMITTED_DISCARDED)
-    if effects.deleted_dirs:
-        alerts.append(DIRECTORY_DELETED)
-    if effects.history_destroyed or effects.history_hidden:
-        alerts.append(HISTORY_DESTROYED)
-    if effects.memory:
-        alerts.append(MEMORY_WRITE)
-    if effects.secret_copied:
-        alerts.append(CREDENTIAL_READ)  # the secret was read to be written there
-    if not effects.complete:
-        alerts.append(EFFECTS_INCOMPLETE)
-    return alerts
+    kinds = (
+        (effects.protected, PROTECTED_FILE_CHANGED),
+        (effects.deleted or effects.emptied or effects.discarded, FILES_DELETED),
+        (effects.discarded_all, UNCOMMITTED_DISCARDED),
+        (effects.deleted_dirs, DIRECTORY_DELETED),
+        (effects.history_destroyed or effects.history_hidden, HISTORY_DESTROYED),
+        (effects.memory, MEMORY_WRITE),
+        (effects.startup, STARTUP_WRITE),
+        (effects.secret_copied, CREDENTIAL_READ),  # the secret was read to be written there
+        (not effects.complete, EFFECTS_INCOMPLETE),
+    )
+    return [alert for present, alert in kinds if present]
 
 
 def _findings(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from pytest_harness_audit.policy.sensitive import is_startup_path
+
 #: Paths listed per kind in :meth:`Effects.to_record`; the rest is counted.
 RECORD_LIMIT = 100
 
@@ -64,6 +66,14 @@ class Effects:
     #: thrown away: what ``git reset --hard`` does, written file by file.
     discarded_all: bool = False
 
+    @property
+    def startup(self) -> tuple[str, ...]:
+        """The start-up files created, modified or deleted (``.bashrc``, an autostart entry, a
+        user service unit …: :func:`~pytest_harness_audit.policy.sensitive.is_startup_path`),
+        however their names were written."""
+        changed = {*self.deleted, *self.created, *self.modified}
+        return tuple(sorted(path for path in changed if is_startup_path(path)))
+
     def __bool__(self) -> bool:
         return bool(
             self.deleted
@@ -108,6 +118,7 @@ class Effects:
             ("created", self.created),
             ("protected", self.protected),
             ("memory", self.memory),
+            ("startup", self.startup),
             ("emptied", self.emptied),
             ("discarded", self.discarded),
             ("replaced", self.replaced),

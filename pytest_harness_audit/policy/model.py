@@ -60,6 +60,7 @@ EFFECT_NAMES: Final = (
     "many_files_deleted",
     "directory_deleted",
     "memory_write",
+    "startup_write",
     "history_destroyed",
     "credential_read",
     "credential_object_read",

@@ -118,6 +118,23 @@ def is_memory_path(path: str) -> bool:
     return _MEMORY.search(path[-_MAX_CHECKED:]) is not None
 
 
+#: Files that run code or let someone in after the session, by being there: shell start-up files
+#: (a login, a new shell, ``cd`` with direnv), a desktop session's autostart entries, user
+#: service units, session environment files, ssh's per-login script and authorized keys.
+_STARTUP: Final = re.compile(
+    r"(?:^|/)(?:\.(?:bashrc|bash_profile|bash_login|bash_logout|bash_aliases|profile|zshrc"
+    r"|zprofile|zshenv|zlogin|zlogout|envrc|xprofile|xsessionrc|xinitrc|pam_environment)"
+    r"|\.ssh/(?:authorized_keys2?|rc)|\.config/fish/(?:config\.fish|conf\.d/[^/]+)"
+    r"|\.config/autostart/[^/]+|\.config/systemd/user/.+|\.config/environment\.d/[^/]+)$"
+)
+
+
+def is_startup_path(path: str) -> bool:
+    """Whether ``path`` (a posix path) is a start-up file: code or access that outlives the
+    session (``.bashrc``, ``.config/autostart/x.desktop``, ``~/.ssh/authorized_keys`` …)."""
+    return _STARTUP.search(path[-_MAX_CHECKED:]) is not None
+
+
 def any_credential(targets: Iterable[str]) -> bool:
     """Whether any of ``targets`` looks like a credential file."""
     return any(_CREDENTIAL.search(t[-_MAX_CHECKED:]) is not None for t in targets)

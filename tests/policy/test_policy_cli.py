@@ -219,7 +219,7 @@ def test_policy_status(capsys: pytest.CaptureFixture[str], readme_policy: Path) 
     )
     code, out, _ = run(capsys, "status", "--preset", "strict")
     assert out == (
-        "Policy engine:\n  Rules:    11\n  Default:  deny\n  Enforce:  true\n  Preset:   strict\n"
+        "Policy engine:\n  Rules:    12\n  Default:  deny\n  Enforce:  true\n  Preset:   strict\n"
     )
 
 
@@ -247,7 +247,7 @@ def test_policy_presets(capsys: pytest.CaptureFixture[str]) -> None:
         "audit-only",
     ]
     assert lines[1].split() == ["default=allow", "enforce=false", "rules=0"]
-    assert lines[5].split() == ["default=deny", "enforce=true", "rules=11"]
+    assert lines[5].split() == ["default=deny", "enforce=true", "rules=12"]
     code, out, _ = run(capsys, "presets", "--json")
     data = json.loads(out)
     assert [d["name"] for d in data] == list(Policy.preset_names())

@@ -99,6 +99,7 @@ def test_safety_shape() -> None:
         "warn-startup-write",
         "effect-file-deletion",
         "effect-memory-write",
+        "effect-startup-write",
         "warn-hook-install",
         "warn-history-read",
         "unreadable-command",

@@ -56,6 +56,7 @@ EFFECT_KINDS = (
     "modified",
     "protected",
     "memory",
+    "startup",
     "historyDestroyed",
     "credentialRead",
     "discarded",
