@@ -68,9 +68,7 @@ def test_a_spoiled_repository_alone_loses_nothing(harness_factory: Factory) -> N
 
 def test_everything_but_the_tip_commit_deleted_fails(harness_factory: Factory) -> None:
     harness = harness_factory("python-service")
-    harness.call("Bash", command=f"echo '- more' >> README.md && {COMMIT} -am docs")
-    harness.call("Bash", command="git reflog expire --expire=now --all")  # main alone names
-    head = _head(harness)
+    head = _head(harness)  # the only commit: every ref and reflog entry names it
     keep = f".git/objects/{head[:2]}/{head[2:]}"
     # the tip made loose, then every other object removed: `git log` fails, `cat-file -e` not
     command = (
