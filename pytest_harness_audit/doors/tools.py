@@ -6,7 +6,9 @@ functions as tools and build the model's JSON schema from their signatures and d
 :meth:`Gate.run <pytest_harness_audit.gate.Gate.run>`: the gate decides, the function runs only
 if the call is allowed, the inspectors look at what it did, and one record is appended.
 
-* The tool name is ``name`` or the function's ``__name__``; the call's parameters are its
+* The tool name is ``name``, else the name inspect_ai gives the model for one of its tools
+  (``bash`` for the function ``execute`` that ``inspect_ai.tool.bash()`` returns), else the
+  function's ``__name__``; the call's parameters are its
   arguments bound by the signature (positional ones under their names, defaults applied, a
   ``**kwargs`` catch-all flattened unless a key would hide another argument), so policy targets
   (``path``, ``file_path``, ``command`` …) are read as for any other door. The record's
@@ -182,10 +184,24 @@ def _tool_name(fn: Callable[..., Any], name: str | None) -> str:
         if not isinstance(name, str) or not name.strip():
             raise UsageError(f"harness.tool: name must be a non-empty string, got {name!r}")
         return name
+    hosted = _registered_name(fn)
+    if hosted is not None:
+        return hosted
     found = getattr(fn, "__name__", None)
     if not isinstance(found, str) or not found or found == "<lambda>":
         raise UsageError(f"harness.tool({fn!r}): the function has no usable __name__; pass name=")
     return found
+
+
+def _registered_name(fn: Callable[..., Any]) -> str | None:
+    """The name an inspect_ai tool is given to the model (its registry name without the
+    package: ``bash`` for ``inspect_ai/bash``, whose function is ``execute``), else ``None``."""
+    info = getattr(fn, "__registry_info__", None)  # set by inspect_ai's @tool
+    name = getattr(info, "name", None)
+    if getattr(info, "type", None) != "tool" or not isinstance(name, str):
+        return None
+    name = name.rpartition("/")[2]
+    return name if name.strip() else None
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:

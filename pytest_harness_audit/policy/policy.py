@@ -125,7 +125,9 @@ class Policy(CompiledPolicy):
         """A call of a tool with no category is judged too as the shell command it is given
         (:func:`.views.with_command_view`), as a write of each path it names
         (:func:`.views.with_write_views`), when a rule is about writes, and as each inner call
-        whose arguments it carries (:func:`.views.with_embedded_views`)."""
+        whose arguments it carries (:func:`.views.with_embedded_views`); a tool named after a
+        built-in one under another spelling (``bash``, ``Bash ``, ``functions.Bash``, a shell's
+        or PowerShell's name) as that tool too (:func:`.views.with_spelled_view`)."""
         if views.names_command(params):
             evaluation = views.with_command_view(
                 evaluation, tool, params, root, self._command_evaluation
@@ -134,9 +136,18 @@ class Policy(CompiledPolicy):
             evaluation = views.with_write_views(
                 evaluation, tool, params, root, self._view_evaluation
             )
+        evaluation = views.with_spelled_view(
+            evaluation, tool, params, root, self._spelled_evaluation
+        )
         if _INNER.get():
             return evaluation
         return views.with_embedded_views(evaluation, tool, params, root, self._inner_evaluation)
+
+    def _spelled_evaluation(
+        self, tool: str, params: Mapping[str, Any], *, root: str | None
+    ) -> Evaluation:
+        # the built-in tool a name spells has a category: its evaluation comes back here never
+        return self.evaluate(tool, params, root=root)
 
     def _inner_evaluation(
         self, tool: str, params: Mapping[str, Any], *, root: str | None

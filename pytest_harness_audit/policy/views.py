@@ -45,6 +45,12 @@ from pytest_harness_audit.policy.param_targets import (
     is_command_alias,
     is_path_like,
 )
+from pytest_harness_audit.policy.tool_names import (
+    POWERSHELL,
+    SHELL_NAMES,
+    canonical_name,
+    spelled_tool,
+)
 
 #: Most files (or URLs) of one call evaluated as views one by one; the others are evaluated
 #: together, as one view naming them all, and one by one (up to :data:`MAX_VIEWS_EVER`) when a
@@ -250,6 +256,52 @@ def with_embedded_views(
             targets = list(dict.fromkeys([*evaluation.targets, *seen.targets]))
             return _denied_by_view(seen, evaluation, targets, params, root)
     return evaluation
+
+
+#: Parameters a shell tool (:data:`~.tool_names.SHELL_NAMES`) given no command may take its
+#: input under: text typed into a shell session (inspect_ai's ``bash_session`` ``input``).
+_SHELL_INPUTS: Final = ("input", "keys")
+
+
+def _spelled_params(spelled: str, tool: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``params`` as the built-in tool ``spelled`` takes them: a command under another name as
+    its ``command``, a shell session's ``input`` too; else as they are."""
+    found = command_params(params)
+    fields = as_dict(params)
+    if found is None and canonical_name(tool) in SHELL_NAMES:
+        for key in _SHELL_INPUTS:
+            value = fields.get(key)
+            if isinstance(value, str) and value.strip():
+                return {**fields, "command": value}
+    if found is None:
+        return params
+    if spelled == POWERSHELL and not isinstance(found.get("command"), str):
+        for key in COMMAND_KEYS:  # PowerShell's reading takes its text from ``command``
+            value = as_dict(found).get(key)
+            if isinstance(value, str):
+                return {**as_dict(found), "command": value}
+    return found
+
+
+def with_spelled_view(
+    evaluation: Evaluation,
+    tool: str,
+    params: Mapping[str, Any],
+    root: str | None,
+    evaluate: CallEvaluator,
+) -> Evaluation:
+    """``evaluation`` of a tool with no category, or the more severe decision of the built-in
+    tool its name spells (:func:`~.tool_names.spelled_tool`: ``bash``, ``Bash `` or ``Bаsh``
+    as ``Bash``, ``powershell`` as ``PowerShell``), judged with the same parameters. Warnings
+    count here: the name says what the tool runs."""
+    spelled = spelled_tool(tool)
+    if spelled is None or evaluation.decision == "deny":
+        return evaluation
+    seen = evaluate(spelled, _spelled_params(spelled, tool, params), root=root)
+    if _RANK.get(seen.decision, 0) <= _RANK.get(evaluation.decision, 0):
+        return evaluation
+    targets = list(dict.fromkeys([*evaluation.targets, *seen.targets]))
+    return _denied_by_view(seen, evaluation, targets, params, root)
 
 
 def with_views(

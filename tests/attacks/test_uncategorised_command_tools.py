@@ -6,7 +6,8 @@ An agent framework's shell tool registered without a category (inspect_ai's ``ba
 workspace ran, no workspace effect showed it, and the session was judged PASS. Such a call is now
 judged as its command too, and a deny there refuses it (FAIL). The benign twins: the same tools
 given a harmless command, or a ``command`` that is no shell text, pass; warnings on commands are
-not taken (the parameter may be no shell command at all).
+not taken (the parameter may be no shell command at all) unless the tool's name is a shell's
+(``test_tool_name_spellings.py``).
 """
 
 from __future__ import annotations
@@ -85,8 +86,10 @@ def test_uncategorised_tools_are_judged_as_the_command_they_are_given(
     [
         ("terminal_exec", {"command": "ls -la"}),
         ("device", {"command": "start"}),
-        ("bash", {"cmd": "rm notes.txt"}),  # a warning on commands is not taken
-        ("bash", {"cmd": "curl https://example.com"}),
+        # a warning on commands is not taken for a tool whose name says nothing of a shell (a
+        # shell's name, `bash`, is judged as `Bash`: tests/attacks/test_tool_name_spellings.py)
+        ("mcp__box__do", {"cmd": "rm notes.txt"}),
+        ("runner", {"cmd": "curl https://example.com"}),
         ("mcp__github__create_issue", {"title": "rm -rf /", "body": "cleanup"}),
     ],
 )

@@ -1,0 +1,120 @@
+"""The built-in tool a tool of no category is named after, under another spelling.
+
+Categories are given by exact tool names (``Bash`` is ``command``), so the same tool spelt
+otherwise has none: ``bash``, ``BASH``, ``Bash `` with a space, ``Bаsh`` with a Cyrillic ``а``,
+``Ba\\u200bsh`` with a zero-width space, fullwidth ``Ｂａｓｈ``, a namespaced ``functions.Bash`` or
+``default_api:Bash`` (the forms model APIs write a function's name in), or an agent framework's
+own shell tool (``bash``, ``shell``, ``run_shell``, ``terminal``, ``sh``; a Python tool given
+``code``). Such a call was judged only by the rules that deny (a tool of no category may take a
+``command`` that is no shell text): a network exchange or a deletion through ``bash`` was not
+even flagged, and a ``powershell`` tool's ``Remove-Item -Recurse`` was read as a POSIX command,
+which it is not.
+
+:func:`spelled_tool` names the built-in tool such a name spells (``Bash`` for every shell's
+name, ``PowerShell`` for PowerShell's), after :func:`canonical_name`: compatibility forms folded
+(NFKC), invisible format characters and surrounding white space dropped, Latin look-alikes of
+other scripts read as the Latin letter, a namespace prefix (``functions.``, ``default_api:``,
+``mcp__<server>__``) taken off, the case folded and ``-`` read as ``_``. The policy judges the
+call as that tool too and keeps the more severe decision
+(:meth:`~pytest_harness_audit.policy.Policy._judged_as_uncategorised`): a spelling never makes a
+call milder, and a tool that only looks like one never gets a milder decision either.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from typing import Final
+
+from pytest_harness_audit.policy.categories import BUILTIN_TOOL_CATEGORIES
+
+#: The built-in name a shell tool's name stands for.
+BASH: Final = "Bash"
+#: PowerShell's tool (its commands read as the POSIX commands they amount to).
+POWERSHELL: Final = "PowerShell"
+
+#: Names of tools that run their input in a POSIX shell (canonical form: lower case, ``_``),
+#: in agent frameworks, model APIs and coding hosts: ``bash`` (Anthropic's and inspect_ai's),
+#: ``shell`` and ``local_shell`` (OpenAI's, Codex's), ``run_shell_command`` (Gemini CLI's),
+#: ``run_terminal_cmd`` (Cursor's), ``bash_session`` (inspect_ai's), and the common others.
+SHELL_NAMES: Final = frozenset(
+    {
+        "bash", "sh", "zsh", "shell", "terminal", "local_shell", "bash_session", "run_shell",
+        "run_command", "run_cmd", "execute_command", "exec_command", "shell_exec",
+        "run_shell_command", "shell_command", "execute_shell", "exec_shell", "run_bash",
+        "execute_bash", "bash_exec", "run_terminal_command", "run_terminal_cmd",
+        "run_in_terminal", "terminal_exec", "shell_tool", "bash_tool",
+    }
+)  # fmt: skip
+#: Names of tools that run their input in PowerShell.
+POWERSHELL_NAMES: Final = frozenset(
+    {"powershell", "pwsh", "run_powershell", "execute_powershell", "powershell_exec"}
+)
+#: Names of tools that run Python code given as ``code`` (inspect_ai's ``python``, a code
+#: interpreter): judged as ``python3 -c CODE`` by ``Bash``.
+PYTHON_NAMES: Final = frozenset(
+    {
+        "python", "python3", "ipython", "run_python", "execute_python", "exec_python",
+        "python_exec", "python_repl", "code_interpreter", "run_code", "execute_code",
+    }
+)  # fmt: skip
+#: Prefixes model APIs and hosts write before a function's own name.
+_NAMESPACES: Final = ("functions.", "function.", "default_api:", "default_api.", "tools.")
+#: Letters of other scripts that look like Latin ones (Cyrillic, Greek), as that Latin letter.
+_LOOK_ALIKES: Final = str.maketrans(
+    "АВЕЅІЈКМНОРСТХУаеѕіјорсхуһԁӏԛԝΑΒΕΖΗΙΚΜΝΟΡΤΥΧοκνρτυχ",
+    "ABESIJKMHOPCTXYaesijopcxyhdlqwABEZHIKMNOPTYXokvptux",
+)
+_BUILTIN_BY_FOLDED: Final = {name.casefold(): name for name in BUILTIN_TOOL_CATEGORIES}
+
+
+def canonical_name(tool: str) -> str:
+    """``tool`` as the name it spells (see the module docstring): ``functions.Ｂａ\\u200bsh ``
+    is ``bash``."""
+    text = unicodedata.normalize("NFKC", tool)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf").translate(_LOOK_ALIKES)
+    text = text.strip()
+    changed = True
+    while changed:
+        changed = False
+        lowered = text.casefold()
+        for prefix in _NAMESPACES:
+            if lowered.startswith(prefix) and len(text) > len(prefix):
+                text, changed = text[len(prefix) :].strip(), True
+                break
+        if lowered.startswith("mcp__"):
+            server, sep, name = text[5:].partition("__")
+            if server and sep and name:
+                text, changed = name.strip(), True
+    return text.casefold().replace("-", "_")
+
+
+@functools.lru_cache(maxsize=1024)
+def spelled_tool(tool: str) -> str | None:
+    """The built-in tool ``tool`` spells (``Bash``, ``PowerShell``, ``Read`` …), or ``None``
+    when it names none or is that tool's own name."""
+    name = canonical_name(tool)
+    if name in SHELL_NAMES or name in PYTHON_NAMES:
+        found: str | None = BASH
+    elif name in POWERSHELL_NAMES:
+        found = POWERSHELL
+    else:
+        found = _BUILTIN_BY_FOLDED.get(name)
+    return None if found == tool else found
+
+
+def is_python_tool(tool: str) -> bool:
+    """Whether ``tool`` names a tool that runs Python code (:data:`PYTHON_NAMES`)."""
+    return canonical_name(tool) in PYTHON_NAMES
+
+
+__all__ = [
+    "BASH",
+    "POWERSHELL",
+    "POWERSHELL_NAMES",
+    "PYTHON_NAMES",
+    "SHELL_NAMES",
+    "canonical_name",
+    "is_python_tool",
+    "spelled_tool",
+]
