@@ -12,6 +12,11 @@ read instead:
   to :data:`MAXIMUM_CHARACTERS` characters (bytes for a binary file), followed by the note when
   more was left unread.
 
+* an iterator inside a list, a tuple, a dict or a field of a dataclass (:data:`MAXIMUM_NESTING`
+  levels deep): read likewise, in a copy of the list, tuple or dict, or into the field in place,
+  since a framework serialises it as the list of its items (a pydantic model's is read by the
+  serialisation inspection makes of it).
+
 Every other value is returned as it is.
 
 A sync tool may return an awaitable (or an async iterator): pydantic-ai awaits what a plain
@@ -23,6 +28,7 @@ event loop's thread that cannot be done, and the call fails (``TypeError``) with
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import io
 from collections.abc import AsyncIterator, Iterator
@@ -30,6 +36,8 @@ from typing import Any
 
 #: The most items read from an iterator result.
 MAXIMUM_ITEMS = 10_000
+#: The deepest an iterator inside a result (in a list, a mapping, a model's field) is read.
+MAXIMUM_NESTING = 16
 #: The most characters (or bytes) read from a file-like result.
 MAXIMUM_CHARACTERS = 1_000_000
 #: The note that ends a result the door did not read to its end.
@@ -67,16 +75,58 @@ def materialised(value: Any) -> Any:
     if file_like(value):
         return _read(value)
     if isinstance(value, Iterator):
-        items: list[Any] = []
-        for item in value:
-            if len(items) == MAXIMUM_ITEMS:
-                close = getattr(value, "close", None)
-                if callable(close):
-                    close()
-                items.append(_note_items())
-                break
-            items.append(item)
-        return items
+        return _items(value, 0)
+    return _nested(value, 0)
+
+
+def _items(value: Iterator[Any], depth: int) -> list[Any]:
+    items: list[Any] = []
+    for item in value:
+        if len(items) == MAXIMUM_ITEMS:
+            close = getattr(value, "close", None)
+            if callable(close):
+                close()
+            items.append(_note_items())
+            break
+        items.append(_nested(item, depth + 1))
+    return items
+
+
+def _fields(value: Any) -> list[str]:
+    """The field names of a dataclass instance (none for anything else: a pydantic model's
+    iterator fields are read by its serialisation, which inspection makes)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [field.name for field in dataclasses.fields(value)]
+    return []
+
+
+def _nested(value: Any, depth: int) -> Any:
+    """``value`` with the iterators inside it read into lists: a framework serialises a
+    generator in a list, a mapping or a model's field as the list of its items (pydantic does),
+    so the model would read what inspection saw only as ``<generator object …>``. A list, tuple
+    or dict is copied; a dataclass's field is set in place."""
+    if depth >= MAXIMUM_NESTING or isinstance(value, (str, bytes, bytearray, memoryview)):
+        return value
+    if isinstance(value, Iterator) and not file_like(value):
+        return _items(value, depth)
+    if type(value) in (list, tuple):
+        items = [_nested(item, depth + 1) for item in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return items if type(value) is list else tuple(items)
+    if type(value) is dict:
+        mapped = {key: _nested(item, depth + 1) for key, item in value.items()}
+        if all(mapped[key] is item for key, item in value.items()):
+            return value
+        return mapped
+    for name in _fields(value):
+        item = getattr(value, name, None)
+        seen = _nested(item, depth + 1)
+        if seen is not item:
+            try:
+                object.__setattr__(value, name, seen)
+            except (AttributeError, TypeError):
+                return f"<{type(value).__name__}: a lazy field could not be read>"
     return value
 
 

@@ -6,7 +6,9 @@ read. The gate saw ``<ValidatorIterator>`` there and judged the call without the
 held, while the tool read them. So an iterator argument (at the top, or inside a list, tuple or
 dict argument) is read first, at most :data:`~.lazy_results.MAXIMUM_ITEMS` items, and the tool
 gets a :class:`SeenIterator` over what was read: the same items, in the same order, which is
-what the gate reads as the parameter's value. An iterator with more items than that cannot be
+what the gate reads as the parameter's value. So is an iterator in a field of a pydantic model
+or a dataclass argument (``paths: Iterable[str]`` in a request model): the field is set to the
+:class:`SeenIterator` in place. An iterator with more items than that cannot be
 judged whole: :class:`ArgumentTooLong` (the door refuses the call).
 
 An approver may answer a call with modified parameters; the gate judges and records those, so
@@ -16,6 +18,7 @@ value, one it left keeps the tool's own argument, one it dropped its default.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import itertools
 from collections.abc import Iterator, Mapping
@@ -74,7 +77,40 @@ def _concrete(value: Any, depth: int) -> Any:
         if all(mapped[key] is item for key, item in value.items()):
             return value
         return mapped
+    _read_fields(value, depth)
     return value
+
+
+def _fields(value: Any) -> dict[str, Any] | None:
+    """The fields of a pydantic model or a dataclass instance (``None``: neither)."""
+    model_fields = getattr(type(value), "model_fields", None)
+    if isinstance(model_fields, Mapping) and not isinstance(value, type):
+        return {name: getattr(value, name, None) for name in model_fields}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: getattr(value, field.name, None) for field in dataclasses.fields(value)}
+    return None
+
+
+def _read_fields(value: Any, depth: int) -> None:
+    """Read the iterators in the fields of a model or dataclass argument (pydantic validates an
+    ``Iterable[str]`` field into one), each field set to what was read, in place."""
+    fields = _fields(value)
+    if fields is None:
+        return
+    extra = getattr(value, "__pydantic_extra__", None)
+    if isinstance(extra, dict):
+        for key, item in list(extra.items()):
+            extra[key] = _concrete(item, depth + 1)
+    for name, item in fields.items():
+        seen = _concrete(item, depth + 1)
+        if seen is item:
+            continue
+        try:
+            object.__setattr__(value, name, seen)
+        except (AttributeError, TypeError) as exc:
+            raise ArgumentTooLong(
+                f"an iterator in the argument's field {name!r} cannot be read before the call"
+            ) from exc
 
 
 def concrete_call(
