@@ -80,3 +80,44 @@ def failed_closed(
         evaluation.constraints,
         ("gate_error",),
     )
+
+
+#: Why a call whose parameters the gate did not read whole is refused.
+UNREAD_REASON = (
+    "the call's parameters hold more values, or values nested deeper, than the gate reads: "
+    "a call is not judged by a part of it, so it is refused"
+)
+
+
+def unread_refusal(
+    tool: str,
+    params: Mapping[str, Any],
+    evaluation: Evaluation,
+    alerts: tuple[str, ...],
+    root: str | None,
+) -> GateDecision:
+    """The refusal of a call whose parameters were not all read (their targets end with
+    :data:`~pytest_harness_audit.policy.param_targets.UNREAD_PARAMETERS`): the gate fails
+    closed, as for a call it cannot judge."""
+    refused = Evaluation(
+        "deny",
+        True,
+        "unread-parameters",
+        "Parameters not read whole",
+        None,
+        UNREAD_REASON,
+        ("policy:deny", "rule:unread-parameters"),
+        evaluation.category,
+        evaluation.target_list,
+        params,
+        root,
+    )
+    return GateDecision(
+        tool,
+        params,
+        refused,
+        True,
+        f"{BLOCK_PREFIX}[web4-policy] {UNREAD_REASON}",
+        refused.constraints,
+        alerts,
+    )

@@ -21,7 +21,12 @@ from typing import Any
 from pytest_harness_audit.audit.chain import AuditChain
 from pytest_harness_audit.audit.records import RecordDraft
 from pytest_harness_audit.gate.approvals import ASK, Approvals, escalation_for, immune_decision
-from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision, failed_closed
+from pytest_harness_audit.gate.decision import (
+    BLOCK_PREFIX,
+    GateDecision,
+    failed_closed,
+    unread_refusal,
+)
 from pytest_harness_audit.gate.follower import ChainFollower
 from pytest_harness_audit.gate.inspection import OutgoingLeak, leak_decision, store_refusal
 from pytest_harness_audit.gate.install_guard import INSTALLATION, InstallGuard
@@ -40,6 +45,7 @@ from pytest_harness_audit.gate.store_guard import TAMPER_ALERT, StoreGuard
 from pytest_harness_audit.immune import CallEvent, ImmuneLadder, alerts_for
 from pytest_harness_audit.immune.records import Escalation, Lift
 from pytest_harness_audit.policy import Evaluation, Policy, RateCounter
+from pytest_harness_audit.policy.param_targets import UNREAD_PARAMETERS
 from pytest_harness_audit.policy.ratelimit import (
     HitLog,
     RateHits,
@@ -276,6 +282,8 @@ class Gate:
                 alerts,
                 quarantine,
             )
+        if not evaluation.blocked and UNREAD_PARAMETERS in evaluation.target_list:
+            return unread_refusal(tool, params, evaluation, alerts, self.root)
         if evaluation.blocked:
             return GateDecision(
                 tool,

@@ -50,11 +50,15 @@ def is_command_alias(key: str) -> bool:
 
 #: Longest string read as a path.
 MAX_PATH_LEAF: Final = 4096
-#: Most values looked at in one call's parameters, and most leaves taken from them: as many,
-#: so padding a list with harmless names cannot push the one that matters past a cap.
-MAX_VALUES: Final = 1 << 16
-MAX_LEAVES: Final = MAX_VALUES
-_MAX_DEPTH: Final = 16
+#: Most values looked at in one call's parameters (far beyond what one request carries), and
+#: most distinct leaves taken from them. A call with more is not judged by a part of it: the
+#: leaves end with :data:`UNREAD_PARAMETERS`, and the gate refuses the call (fails closed), so
+#: padding a list with harmless values or names cannot push the one that matters past a cap.
+MAX_VALUES: Final = 1 << 22
+MAX_LEAVES: Final = 1 << 16
+#: The target that says a call's parameters were not all read (:func:`leaf_paths`).
+UNREAD_PARAMETERS: Final = "unreadable:parameters too many to read"
+_MAX_DEPTH: Final = 64
 _READ_WHOLE: Final = frozenset({"command", "cmd", "argv", "script", "args"})
 _EXTENSION: Final = re.compile(r"\.[A-Za-z0-9_-]{1,16}$")
 _FILE_WORDS: Final = (
@@ -126,10 +130,18 @@ def _unwrapped(args: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
+#: The types an argv list's words may have besides strings: a tool that runs the list makes
+#: each its text (``["rm", "-rf", "app", 1]`` runs ``rm -rf app 1``).
+_WORD_SCALARS: Final = (int, float, bool)
+
+
 def argv_command(value: Any) -> str | None:
-    """An argv list (every item a string) as a shell command, each word quoted; else ``None``."""
-    if isinstance(value, (list, tuple)) and value and all(type(item) is str for item in value):
-        return " ".join(shlex.quote(item) for item in value)
+    """An argv list (every item a string, or a number or flag a tool writes as a word, the
+    first a string) as a shell command, each word quoted; else ``None``."""
+    if not isinstance(value, (list, tuple)) or not value or type(value[0]) is not str:
+        return None
+    if all(type(item) is str or type(item) in _WORD_SCALARS for item in value):
+        return " ".join(shlex.quote(str(item)) for item in value)
     return None
 
 
@@ -161,24 +173,36 @@ def joined_paths(params: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _add_revision_path(found: list[str], text: str) -> None:
-    """Append the path of a git object name (``HEAD:id_rsa``, ``HEAD~2:keys/id_rsa``), which a
-    git tool shows under any parameter name (``spec``, ``object``)."""
+def _revision_path(text: str) -> str | None:
+    """The path of a git object name (``HEAD:id_rsa``, ``HEAD~2:keys/id_rsa``), which a git tool
+    shows under any parameter name (``spec``, ``object``); else ``None``."""
     if ":" not in text or len(text) > MAX_PATH_LEAF:
-        return
+        return None
     head, _, path = text.partition(":")
     if path and _REVISION.fullmatch(head) is not None and is_path_like(path, named=True):
-        found.append(path)
+        return path
+    return None
 
 
 def leaf_paths(params: Mapping[str, Any], skipped: Mapping[str, Any]) -> list[str]:
     """The path-like string leaves of ``params``, in order, outside :data:`CONTENT_KEYS` (at any
     depth) and the values already read as targets: a string under a key of ``skipped``, a
-    command's argv list (``args`` when ``skipped`` holds it); at most :data:`MAX_LEAVES`. Under
+    command's argv list (``args`` when ``skipped`` holds it); each once, at most
+    :data:`MAX_LEAVES`, and :data:`UNREAD_PARAMETERS` last when more than that, more than
+    :data:`MAX_VALUES` values, or values nested deeper than it reads, were left unread. Under
     a key that names a file (:func:`names_file`), any one word is a leaf; a folder and a name
     given apart add their join (:func:`joined_paths`)."""
-    found: list[str] = []
+    found: dict[str, None] = {}  # (in order, each once: repeating a name fills no cap)
+
+    def take(text: str, named: bool) -> None:
+        if is_path_like(text, named=named):
+            found[text] = None
+        path = _revision_path(text)
+        if path is not None:
+            found[path] = None
+
     budget = MAX_VALUES
+    too_deep = False
     stack: list[tuple[Any, int, bool]] = []
     for key, value in params.items():
         if key in CONTENT_KEYS or value is None:
@@ -187,9 +211,7 @@ def leaf_paths(params: Mapping[str, Any], skipped: Mapping[str, Any]) -> list[st
             continue  # read already: a target key's string, a command's argv list
         named = names_file(key)
         if type(value) is str:
-            if is_path_like(value, named=named):
-                found.append(value)
-            _add_revision_path(found, value)
+            take(value, named)
             continue
         kind = type(value)
         if kind is not dict and kind is not list and not isinstance(value, (Mapping, list, tuple)):
@@ -198,12 +220,10 @@ def leaf_paths(params: Mapping[str, Any], skipped: Mapping[str, Any]) -> list[st
         while stack:
             item, depth, named = stack.pop()
             budget -= 1
-            if budget < 0 or len(found) >= MAX_LEAVES:
-                return found
+            if budget < 0 or len(found) > MAX_LEAVES:
+                return [*list(found)[:MAX_LEAVES], UNREAD_PARAMETERS]
             if type(item) is str:
-                if is_path_like(item, named=named):
-                    found.append(item)
-                _add_revision_path(found, item)
+                take(item, named)
             elif depth < _MAX_DEPTH:
                 if type(item) is dict or isinstance(item, Mapping):
                     stack.extend(
@@ -217,5 +237,10 @@ def leaf_paths(params: Mapping[str, Any], skipped: Mapping[str, Any]) -> list[st
                     after = words.index("--") if "--" in words else len(words)
                     for index in range(len(words) - 1, -1, -1):
                         stack.append((words[index], depth + 1, named or index > after))
-    found.extend(joined_paths(params))
-    return found[:MAX_LEAVES]
+            elif isinstance(item, (Mapping, list, tuple)) and item:
+                too_deep = True  # not read: the call is not judged by a part of it
+    for path in joined_paths(params):
+        found[path] = None
+    if too_deep or len(found) > MAX_LEAVES:
+        return [*list(found)[:MAX_LEAVES], UNREAD_PARAMETERS]
+    return list(found)

@@ -11,7 +11,10 @@ commonest paths so skip all of this.
 
 from __future__ import annotations
 
+import functools
+import os
 import posixpath
+import re
 from typing import Any, Final
 from urllib.parse import unquote
 
@@ -116,3 +119,37 @@ def normalise_path(path: str, root: str | None) -> str:
         if rest[0] == "/" or root[-1] == "/":  # tolerate a root given with a trailing slash
             return rest.lstrip("/") or "."
     return path
+
+
+@functools.lru_cache(maxsize=64)
+def _real_root(root: str) -> str:
+    try:
+        return os.path.realpath(root)
+    except (OSError, ValueError):
+        return root
+
+
+_PATH_MAX: Final = 4096
+#: ``/proc/<pid>/cwd`` at the start of a path (a tool runs in the workspace: its cwd is the root).
+PROC_CWD: Final = re.compile(r"/proc/(?:self|thread-self|[0-9]+)(?:/task/[0-9]+)?/cwd(?=/|$)")
+
+
+def resolved_path(path: str, root: str) -> str | None:
+    """Where ``path`` leads with every symlink followed, when that differs from its lexical form.
+
+    ``path`` is taken relative to the workspace ``root`` (``~`` is the root, as for the tools);
+    the answer is relative to the root when inside it, else absolute. ``None`` when nothing
+    changes or the path cannot be resolved. A symlink in the workspace (``notes.txt`` → ``.env``)
+    is so judged as the file it opens.
+    """
+    if path == "~" or path.startswith("~/"):
+        path = path[2:]
+    joined = path if path.startswith("/") else os.path.join(root, path)
+    if len(joined) > _PATH_MAX:
+        return None  # no system call opens it: nothing to resolve, and no time spent trying
+    try:
+        real = os.path.realpath(joined)
+    except (OSError, ValueError):  # an embedded NUL byte, a name too long
+        return None
+    resolved = normalise_path(real, _real_root(root))
+    return None if resolved == normalise_path(joined, root) else resolved

@@ -22,9 +22,6 @@ does. Only the file paths — not the command text — decide whether a command 
 
 from __future__ import annotations
 
-import functools
-import os
-import re
 import shlex
 from collections.abc import Mapping
 from typing import Any, Final
@@ -40,11 +37,13 @@ from pytest_harness_audit.policy.param_targets import (
     leaf_paths,
 )
 from pytest_harness_audit.policy.path_forms import (
+    PROC_CWD,
     file_uri_path,
     normalise_path,
     plain_path,
     windows_form,
 )
+from pytest_harness_audit.policy.path_forms import resolved_path as resolved_path
 from pytest_harness_audit.policy.search_targets import search_forms
 from pytest_harness_audit.policy.sensitive import folded_credential_path
 from pytest_harness_audit.policy.shell import read_command
@@ -71,39 +70,6 @@ def primary_target(params: Mapping[str, Any]) -> str | None:
         if type(value) is str:
             return value
     return None
-
-
-@functools.lru_cache(maxsize=64)
-def _real_root(root: str) -> str:
-    try:
-        return os.path.realpath(root)
-    except (OSError, ValueError):
-        return root
-
-
-_PATH_MAX: Final = 4096
-_PROC_CWD: Final = re.compile(r"/proc/(?:self|thread-self|[0-9]+)(?:/task/[0-9]+)?/cwd(?=/|$)")
-
-
-def resolved_path(path: str, root: str) -> str | None:
-    """Where ``path`` leads with every symlink followed, when that differs from its lexical form.
-
-    ``path`` is taken relative to the workspace ``root`` (``~`` is the root, as for the tools);
-    the answer is relative to the root when inside it, else absolute. ``None`` when nothing
-    changes or the path cannot be resolved. A symlink in the workspace (``notes.txt`` → ``.env``)
-    is so judged as the file it opens.
-    """
-    if path == "~" or path.startswith("~/"):
-        path = path[2:]
-    joined = path if path.startswith("/") else os.path.join(root, path)
-    if len(joined) > _PATH_MAX:
-        return None  # no system call opens it: nothing to resolve, and no time spent trying
-    try:
-        real = os.path.realpath(joined)
-    except (OSError, ValueError):  # an embedded NUL byte, a name too long
-        return None
-    resolved = normalise_path(real, _real_root(root))
-    return None if resolved == normalise_path(joined, root) else resolved
 
 
 def command_paths(command: str) -> list[str]:
@@ -264,24 +230,41 @@ def _derived_targets(
     for value in _search_forms(params, root):
         if value not in targets:
             targets.append(value)
+    present = set(targets)
     if isinstance(paths, (list, tuple)):
-        for value in paths:
-            if type(value) is str and value not in targets:
-                targets.append(value)
-                _add_path_forms(targets, value, root)
+        _merge_path_forms(targets, present, [v for v in paths if type(v) is str], root)
     args = params.get("args")
     if command_files is None and isinstance(args, (list, tuple)):
-        for value in args:  # an MCP git tool's arguments (`["HEAD:.env"]`)
-            if type(value) is str and ":" in value and not value.startswith("-"):
-                _add_path_forms(targets, value.partition(":")[2], root)
+        # an MCP git tool's arguments (`["HEAD:.env"]`)
+        named = [v.partition(":")[2] for v in args if type(v) is str and ":" in v and v[:1] != "-"]
+        _merge_path_forms(targets, present, named, root)
     # any other parameter's path-like strings, after (policy/param_targets.py)
-    for value in leaf_paths(params, _KEY_KINDS if command_files is None else _WITH_ARGS):
-        if value not in targets:
-            targets.append(value)
-            _add_path_forms(targets, value, root)
-            if command_files is not None:
-                command_files.append(value)
+    leaves = leaf_paths(params, _KEY_KINDS if command_files is None else _WITH_ARGS)
+    _merge_path_forms(targets, present, leaves, root, command_files)
     return targets, command_files
+
+
+def _merge_path_forms(
+    targets: list[str],
+    present: set[str],
+    values: list[str],
+    root: str | None,
+    files: list[str] | None = None,
+) -> None:
+    """Append each of ``values`` not among the targets yet (``present``: their set) and its
+    forms (:func:`_add_path_forms`), in one pass: thousands of paths stay linear. ``files``
+    (a command's) takes each value appended."""
+    for value in values:
+        if value in present:
+            continue
+        forms = [value]
+        _add_path_forms(forms, value, root)
+        for form in forms:
+            if form not in present:
+                present.add(form)
+                targets.append(form)
+        if files is not None:
+            files.append(value)
 
 
 def _add_other_forms(targets: list[str], value: str, kind: int, root: str | None) -> None:
@@ -334,8 +317,9 @@ def _derived_forms(params: dict[str, Any], root: str | None) -> list[str] | None
             return None
     forms.extend(_search_forms(params, root))
     for value in leaf_paths(params, _KEY_KINDS):
-        forms.append(value)
-        _add_path_forms(forms, value, root)
+        each = [value]  # (its own list: checking every form against all of them is quadratic)
+        _add_path_forms(each, value, root)
+        forms.extend(each)
     return forms
 
 
@@ -360,10 +344,14 @@ def _search_forms(params: dict[str, Any], root: str | None) -> list[str]:
     return forms
 
 
+#: The types of an MCP shell tool's ``args`` items written as words (a number, a flag: text).
+_ARG_TYPES: Final = (str, int, float, bool)
+
+
 def _with_args(command: str, args: Any) -> str:
     """``command`` with an MCP shell tool's ``args`` list appended, quoted for the shell."""
-    if isinstance(args, (list, tuple)) and args and all(type(a) is str for a in args):
-        return " ".join([command, *(shlex.quote(a) for a in args)])
+    if isinstance(args, (list, tuple)) and args and all(type(a) in _ARG_TYPES for a in args):
+        return " ".join([command, *(shlex.quote(str(a)) for a in args)])
     return command
 
 
@@ -484,7 +472,7 @@ def _add_path_forms(targets: list[str], path: str, root: str | None) -> None:
         resolved = resolved_path(path, root)
         if resolved is not None and resolved not in targets:
             targets.append(resolved)
-        if path[:6] == "/proc/" and (cwd := _PROC_CWD.match(path)) is not None:
+        if path[:6] == "/proc/" and (cwd := PROC_CWD.match(path)) is not None:
             # an agent's tool runs in the workspace: its `/proc/self/cwd` is the root
             inside = path[cwd.end() :].lstrip("/") or "."
             for form in (normalise_path(inside, root), resolved_path(inside, root)):

@@ -113,7 +113,11 @@ def test_an_argv_list_or_a_copy_is_read(safety: Policy, tool: str, params: dict[
 
 def test_an_argv_list_is_quoted_word_by_word() -> None:
     assert argv_command(["echo", "a b", "$(id)"]) == "echo 'a b' '$(id)'"
-    assert argv_command(["echo", 3]) is None
+    # a number or a flag is a word a tool writes as its text; a first word must be a name
+    assert argv_command(["rm", "-rf", "app", 1, True]) == "rm -rf app 1 True"
+    assert argv_command([3, "x"]) is None
+    assert argv_command(["echo", None]) is None
+    assert argv_command(["echo", ["nested"]]) is None
     assert argv_command([]) is None
     targets, files = call_targets({"argv": ["cat", "notes.txt"]})
     assert targets[0] == "cat notes.txt" and set(files or ()) == {"notes.txt"}
