@@ -110,13 +110,37 @@ def embedded_calls(params: Mapping[str, Any]) -> list[dict[str, Any]]:
     object, as targets are), in document order; see the module docstring. Past the first
     :data:`MAX_EMBEDDED`, the commands of the others make one ``command`` (one per line) and
     their other target strings one ``paths`` list: a last object judged for all of them."""
-    found: list[dict[str, Any]] = []
+    return [inner for _, inner in named_embedded_calls(params)]
+
+
+#: The keys an object names the tool of the inner call it carries under (``{"name": "shell",
+#: "arguments": …}``, a model API's ``{"function": {"name": …, "arguments": …}}``).
+NAME_KEYS: Final = ("name", "tool", "tool_name", "toolName", "function_name", "functionName")
+
+
+def _name_of(item: Mapping[Any, Any], inherited: str | None) -> str | None:
+    for key in NAME_KEYS:
+        value = item.get(key)
+        if type(value) is str and value.strip():
+            return value
+    return inherited
+
+
+def named_embedded_calls(params: Mapping[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
+    """:func:`embedded_calls`, each with the name of the tool it is for (the ``name`` or
+    ``tool`` beside it or in an object around it, :data:`NAME_KEYS`), ``None`` when none is
+    given (and for the last object judged for all past :data:`MAX_EMBEDDED`)."""
+    found: list[tuple[str | None, dict[str, Any]]] = []
     commands: list[str] = []
     paths: list[str] = []
     budget = MAX_VALUES
-    stack: list[tuple[Any, int]] = _levelled(_top(as_dict(params)), 1)
+    args = as_dict(params)
+    named = _name_of(args, None)  # the call's own parameters name the tool of their `arguments`
+    stack: list[tuple[Any, int, str | None]] = [
+        (item, depth, named) for item, depth in _levelled(_top(args), 1)
+    ]
     while stack:
-        item, depth = stack.pop()
+        item, depth, name = stack.pop()
         budget -= 1
         if budget < 0:
             break
@@ -125,21 +149,24 @@ def embedded_calls(params: Mapping[str, Any]) -> list[dict[str, Any]]:
             if item is None:
                 continue
         if isinstance(item, Mapping):
+            name = _name_of(item, name)
             if _is_call(item):
                 inner = {str(key): value for key, value in item.items()}
                 if len(found) < MAX_EMBEDDED:
-                    found.append(inner)
+                    found.append((name, inner))
                 else:
                     _gather(inner, commands, paths)
         elif not isinstance(item, (list, tuple)):
             continue
         if depth < MAX_DEPTH:
-            stack.extend(_levelled(_children(item), depth + 1))
+            stack.extend(
+                (child, level, name) for child, level in _levelled(_children(item), depth + 1)
+            )
     if commands or paths:
         rest: dict[str, Any] = {"paths": paths}
         if commands:
             rest["command"] = "\n".join(commands)
-        found.append(rest)
+        found.append((None, rest))
     return found
 
 

@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, Protocol
 
 from pytest_harness_audit.policy.categories import COMMAND, FILE_WRITE, NETWORK
-from pytest_harness_audit.policy.embedded_calls import embedded_calls
+from pytest_harness_audit.policy.embedded_calls import named_embedded_calls
 from pytest_harness_audit.policy.evaluation import Evaluation
 from pytest_harness_audit.policy.model import PolicySpec
 from pytest_harness_audit.policy.param_targets import (
@@ -196,8 +196,8 @@ def names_command(params: Mapping[str, Any]) -> bool:
 def command_params(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """``params`` as a command tool's: themselves when they hold a command under one of
     :data:`COMMAND_KEYS`, else with the text of the first of
-    :data:`~.param_targets.COMMAND_ALIASES` as their ``command``; ``None`` when they hold no
-    command."""
+    :data:`~.param_targets.COMMAND_ALIASES` as their ``command``, else themselves when they
+    hold program text (``code``); ``None`` when they hold no command."""
     fields = as_dict(params)
     for key in COMMAND_KEYS:
         value = fields.get(key)
@@ -206,6 +206,9 @@ def command_params(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     for key, value in fields.items():
         if type(key) is str and isinstance(value, str) and value.strip() and is_command_alias(key):
             return {**fields, "command": value}
+    code = fields.get("code")
+    if isinstance(code, str) and code.strip():
+        return params  # program text, read as `python3 -c CODE` (as every door's `code` is)
     return None
 
 
@@ -247,15 +250,28 @@ def with_embedded_views(
     """``evaluation`` of a tool with no category, or the deny of one of the inner calls it
     carries (:func:`~.embedded_calls.embedded_calls`), each judged as a call of the tool with
     those arguments: a command there is read as one, a path there as a write of it. Warnings
-    are not taken, as for the tool's own parameters."""
+    are not taken, as for the tool's own parameters — unless the inner call names its tool
+    (``{"name": "Bash", "arguments": …}``, or ``python``, ``pwsh``, a spelling of one:
+    :func:`~.tool_names.spelled_tool`): it is judged as a call of that tool too, and the more
+    severe decision is kept."""
     if evaluation.decision == "deny":
         return evaluation
-    for inner in embedded_calls(params):
+    best = evaluation
+    for name, inner in named_embedded_calls(params):
         seen = evaluate(tool, inner, root=root)
         if seen.rule_id is not None and seen.decision == "deny":
             targets = list(dict.fromkeys([*evaluation.targets, *seen.targets]))
             return _denied_by_view(seen, evaluation, targets, params, root)
-    return evaluation
+        named = None if name is None else spelled_tool(name) or name
+        if named is None or named == tool:
+            continue
+        seen = evaluate(named, _spelled_params(named, name or named, inner), root=root)
+        if seen.rule_id is not None and _RANK.get(seen.decision, 0) > _RANK.get(best.decision, 0):
+            targets = list(dict.fromkeys([*evaluation.targets, *seen.targets]))
+            best = _denied_by_view(seen, evaluation, targets, params, root)
+            if seen.decision == "deny":
+                return best
+    return best
 
 
 #: Parameters a shell tool (:data:`~.tool_names.SHELL_NAMES`) given no command may take its

@@ -247,3 +247,41 @@ def test_benign_twin_a_name_given_or_a_plain_function_s_name_is_kept(harness: Ha
     assert harness.tool(execute)("ls") == "ls"
     assert _blocked(harness.tool(bash(), name="shell_in_box")("rm -rf /srv/data"))
     assert [record.tool for record in harness.calls()] == ["execute", "shell_in_box"]
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"name": "Bash", "arguments": {"command": "curl -s https://x.invalid"}}, "warn"),
+        ({"tool": "pwsh", "arguments": {"command": "Remove-Item -Recurse -Force app"}}, "deny"),
+        ({"function": {"name": "bash", "arguments": '{"command": "rm notes.txt"}'}}, "warn"),
+        (
+            {"name": "python", "arguments": {"code": "import shutil; shutil.rmtree('/srv/data')"}},
+            "deny",
+        ),
+    ],
+)
+def test_a_hub_s_inner_call_is_judged_as_the_tool_it_names(
+    params: dict[str, Any], expected: str
+) -> None:
+    # the inner call was judged as a call of the hub (denies only, `code` not at all)
+    assert SAFETY.evaluate("mcp__hub__call_tool", params).decision == expected
+
+
+def test_a_tool_s_program_text_is_judged_as_a_command() -> None:
+    code = {"code": "import shutil; shutil.rmtree('/srv/data')"}
+    assert SAFETY.evaluate("execute", code).decision == "deny"
+
+
+@pytest.mark.parametrize(
+    ("tool", "params"),
+    [
+        ("mcp__hub__call_tool", {"name": "Bash", "arguments": {"command": "ls -la"}}),
+        ("mcp__hub__call_tool", {"name": "lookup", "arguments": {"code": "US"}}),
+        ("mcp__hub__call_tool", {"name": "Read", "arguments": {"file_path": "README.md"}}),
+        ("lookup_country", {"code": "US"}),
+        ("execute", {"code": "print(sum(range(10)))"}),
+    ],
+)
+def test_benign_twins_of_inner_calls_and_program_text(tool: str, params: dict[str, Any]) -> None:
+    assert SAFETY.evaluate(tool, params).decision == "allow"
