@@ -58,7 +58,7 @@ MAX_VALUES: Final = 1 << 22
 MAX_LEAVES: Final = 1 << 16
 #: The target that says a call's parameters were not all read (:func:`leaf_paths`).
 UNREAD_PARAMETERS: Final = "unreadable:parameters too many to read"
-_MAX_DEPTH: Final = 64
+_MAX_DEPTH: Final = 1024
 _READ_WHOLE: Final = frozenset({"command", "cmd", "argv", "script", "args"})
 _EXTENSION: Final = re.compile(r"\.[A-Za-z0-9_-]{1,16}$")
 _FILE_WORDS: Final = (

@@ -23,6 +23,7 @@ from pytest_harness_audit.policy.loader import (
     resolve_document,
 )
 from pytest_harness_audit.policy.model import LineOf, PolicySpec, Rule, parse_policy
+from pytest_harness_audit.policy.shell.powershell import is_powershell, posix_params
 
 #: Set while an inner call (:mod:`.embedded_calls`) is evaluated: its own inner calls were
 #: found with it, so they are not looked for again.
@@ -117,7 +118,9 @@ class Policy(CompiledPolicy):
             )
         if _INNER.get() or views.names_command(params):
             return evaluation
-        return views.with_embedded_views(evaluation, tool, params, root, self._inner_evaluation)
+        return views.with_embedded_views(
+            evaluation, tool, params, root, self._inner_evaluation, self._spelled_evaluation
+        )
 
     def _judged_as_uncategorised(
         self, evaluation: Evaluation, tool: str, params: Mapping[str, Any], root: str | None
@@ -141,13 +144,22 @@ class Policy(CompiledPolicy):
         )
         if _INNER.get():
             return evaluation
-        return views.with_embedded_views(evaluation, tool, params, root, self._inner_evaluation)
+        return views.with_embedded_views(
+            evaluation, tool, params, root, self._inner_evaluation, self._spelled_evaluation
+        )
 
     def _spelled_evaluation(
-        self, tool: str, params: Mapping[str, Any], *, root: str | None
+        self, tool: str, spelled: str, params: Mapping[str, Any], *, root: str | None
     ) -> Evaluation:
-        # the built-in tool a name spells has a category: its evaluation comes back here never
-        return self.evaluate(tool, params, root=root)
+        # in the built-in tool's category (PowerShell's cmdlets read as POSIX commands); its
+        # inner calls are judged by the caller's own evaluation, not again here
+        if is_powershell(spelled):
+            params = posix_params(params)
+        token = _INNER.set(True)
+        try:
+            return self.evaluate(tool, params, root=root, category=self.category_of(spelled))
+        finally:
+            _INNER.reset(token)
 
     def _inner_evaluation(
         self, tool: str, params: Mapping[str, Any], *, root: str | None

@@ -240,12 +240,22 @@ class CallEvaluator(Protocol):
     def __call__(self, tool: str, params: Mapping[str, Any], *, root: str | None) -> Evaluation: ...
 
 
+class SpelledEvaluator(Protocol):
+    """The evaluation of a call of ``tool`` in the category of the built-in tool ``spelled``
+    (the call keeps its name: a rule naming tools matches exact names)."""
+
+    def __call__(
+        self, tool: str, spelled: str, params: Mapping[str, Any], *, root: str | None
+    ) -> Evaluation: ...
+
+
 def with_embedded_views(
     evaluation: Evaluation,
     tool: str,
     params: Mapping[str, Any],
     root: str | None,
     evaluate: CallEvaluator,
+    as_spelled: SpelledEvaluator,
 ) -> Evaluation:
     """``evaluation`` of a tool with no category, or the deny of one of the inner calls it
     carries (:func:`~.embedded_calls.embedded_calls`), each judged as a call of the tool with
@@ -262,10 +272,13 @@ def with_embedded_views(
         if seen.rule_id is not None and seen.decision == "deny":
             targets = list(dict.fromkeys([*evaluation.targets, *seen.targets]))
             return _denied_by_view(seen, evaluation, targets, params, root)
-        named = None if name is None else spelled_tool(name) or name
-        if named is None or named == tool:
+        if name is None or name == tool:
             continue
-        seen = evaluate(named, _spelled_params(named, name or named, inner), root=root)
+        spelled = spelled_tool(name)
+        if spelled is None:  # the tool it names, by its own name
+            seen = evaluate(name, inner, root=root)
+        else:
+            seen = as_spelled(name, spelled, _spelled_params(spelled, name, inner), root=root)
         if seen.rule_id is not None and _RANK.get(seen.decision, 0) > _RANK.get(best.decision, 0):
             targets = list(dict.fromkeys([*evaluation.targets, *seen.targets]))
             best = _denied_by_view(seen, evaluation, targets, params, root)
@@ -304,16 +317,17 @@ def with_spelled_view(
     tool: str,
     params: Mapping[str, Any],
     root: str | None,
-    evaluate: CallEvaluator,
+    evaluate: SpelledEvaluator,
 ) -> Evaluation:
-    """``evaluation`` of a tool with no category, or the more severe decision of the built-in
-    tool its name spells (:func:`~.tool_names.spelled_tool`: ``bash``, ``Bash `` or ``Bаsh``
-    as ``Bash``, ``powershell`` as ``PowerShell``), judged with the same parameters. Warnings
-    count here: the name says what the tool runs."""
+    """``evaluation`` of a tool with no category, or the more severe decision of the call in the
+    category of the built-in tool its name spells (:func:`~.tool_names.spelled_tool`: ``bash``,
+    ``Bash `` or ``Bаsh`` as ``Bash``, ``pwsh`` as ``PowerShell``), with the same parameters.
+    Warnings count here: the name says what the tool runs. A rule naming tools still matches
+    exact names only (``tools: [Bash]`` is not about ``bash``)."""
     spelled = spelled_tool(tool)
     if spelled is None or evaluation.decision == "deny":
         return evaluation
-    seen = evaluate(spelled, _spelled_params(spelled, tool, params), root=root)
+    seen = evaluate(tool, spelled, _spelled_params(spelled, tool, params), root=root)
     if _RANK.get(seen.decision, 0) <= _RANK.get(evaluation.decision, 0):
         return evaluation
     targets = list(dict.fromkeys([*evaluation.targets, *seen.targets]))

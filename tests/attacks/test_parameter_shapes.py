@@ -137,8 +137,11 @@ def test_a_file_tool_s_credential_file_nested_deep_is_refused(harness: Harness) 
     assert harness.verdict == "FAIL"
 
 
-def test_a_call_nested_deeper_than_the_gate_reads_is_refused(harness: Harness) -> None:
-    assert not _send(harness, _nested(80, "notes/a.md"), category="file_read")
+def test_a_call_nested_deeper_than_the_gate_reads_is_refused(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(param_targets, "_MAX_DEPTH", 40)
+    assert not _send(harness, _nested(50, "notes/a.md"), category="file_read")
     (record,) = [r for r in harness.calls() if r.tool == "attach"]
     assert record.rule_id == "unread-parameters"
     assert harness.verdict == "FAIL"

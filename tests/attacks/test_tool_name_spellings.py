@@ -140,25 +140,24 @@ def test_a_spelling_never_makes_a_call_milder() -> None:
     assert policy.evaluate("bash", {"command": "ls"}).decision == "deny"
 
 
-def test_a_rule_on_the_shell_by_name_applies_to_its_spellings() -> None:
-    policy = Policy.from_dict(
-        {
-            "defaultPolicy": "allow",
-            "rules": [
-                {
-                    "id": "no-sh",
-                    "name": "no shell",
-                    "priority": 1,
-                    "decision": "deny",
-                    "match": {"tools": ["Bash"]},
-                }
-            ],
-        }
-    )
-    for tool in ("bash", "B\u0430sh", "functions.Bash"):
+def _one_rule(**match: Any) -> Policy:
+    rule = {"id": "no-sh", "name": "no shell", "priority": 1, "decision": "deny", "match": match}
+    return Policy.from_dict({"defaultPolicy": "allow", "rules": [rule]})
+
+
+def test_a_rule_on_commands_applies_to_the_spellings_of_the_shell() -> None:
+    policy = _one_rule(categories=["command"])
+    for tool in ("bash", "B\u0430sh", "functions.Bash", "run_shell"):
         evaluation = policy.evaluate(tool, {"command": "ls"})
         assert (evaluation.decision, evaluation.rule_id) == ("deny", "no-sh"), tool
         assert evaluation.category == "unknown"  # the call's own category is kept
+
+
+def test_benign_twin_a_rule_naming_tools_still_matches_exact_names() -> None:
+    # DESIGN: `tools` are exact, case-sensitive names; a spelling is judged in the category
+    policy = _one_rule(tools=["Bash"])
+    assert policy.evaluate("Bash", {"command": "ls"}).decision == "deny"
+    assert policy.evaluate("bash", {"command": "ls"}).decision == "allow"
 
 
 @pytest.fixture
