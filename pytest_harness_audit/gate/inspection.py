@@ -58,6 +58,10 @@ UNSCANNED_REASON = (
 _SOCIAL_SEND = "send_message"
 #: Categories whose parameters can carry data out of the session.
 OUTGOING_CATEGORIES = frozenset({"network", "message", "mcp", "command", "delegation", "unknown"})
+#: The built-in categories whose parameters stay in the session (a file tool's, the host's
+#: bookkeeping): every other category's — a policy's own (``toolCategories``), a function
+#: tool's ``category="notes"`` — may leave, as :data:`OUTGOING_CATEGORIES`' do.
+LOCAL_CATEGORIES = frozenset({"file_read", "file_write", "state", "credential_access"})
 _EFFECT_ALERTS = (
     PROTECTED_FILE_CHANGED,
     SECRET_EXPOSURE,
@@ -174,7 +178,7 @@ class SessionInspection:
             refusal = self._through_link(tool, params)
             if refusal is not None:
                 return OutgoingLeak((), None, (), params, refusal)
-        if category not in OUTGOING_CATEGORIES and not tool.startswith("mcp__"):
+        if category in LOCAL_CATEGORIES and not tool.startswith("mcp__"):
             return None  # an upstream MCP tool's arguments leave, whatever its category
         if (
             category == "message"

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from secret_support import service_harness
+from secret_support import api_key, service_harness
 
 from pytest_harness_audit.doors.tools import ToolCallBlocked
 from pytest_harness_audit.policy import Policy
@@ -284,3 +284,33 @@ def test_a_tool_s_program_text_is_judged_as_a_command() -> None:
 )
 def test_benign_twins_of_inner_calls_and_program_text(tool: str, params: dict[str, Any]) -> None:
     assert SAFETY.evaluate(tool, params).decision == "allow"
+
+
+def _post(harness: Harness, category: str, body: str) -> bool:
+    """Call a gated ``post_note`` function tool of ``category``; whether it ran."""
+    sent: list[str] = []
+
+    def post_note(channel: str, body: str) -> str:
+        sent.append(body)
+        return "posted"
+
+    harness.tool(post_note, category=category, on_block="return")("#ops", body)
+    return bool(sent)
+
+
+@pytest.mark.parametrize("category", ["notes", "chat_ops"])
+def test_a_tool_of_a_category_of_its_own_cannot_send_the_key(
+    harness: Harness, category: str
+) -> None:
+    # only the built-in categories in the network/message/command … set were checked: a
+    # category the test author (or a policy's toolCategories) named let the key out, PASS
+    assert not _post(harness, category, f"fyi {api_key(harness)}")
+    assert harness.verdict == "FAIL"
+
+
+@pytest.mark.parametrize("category", ["notes", "file_write"])
+def test_benign_twin_an_ordinary_post_of_a_category_of_its_own_goes_out(
+    harness: Harness, category: str
+) -> None:
+    assert _post(harness, category, "the deploy is done; API_KEY rotation is next week")
+    assert harness.verdict == "PASS"
