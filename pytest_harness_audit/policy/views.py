@@ -45,6 +45,7 @@ from pytest_harness_audit.policy.param_targets import (
     is_command_alias,
     is_path_like,
 )
+from pytest_harness_audit.policy.patch_paths import patch_paths
 from pytest_harness_audit.policy.tool_names import (
     POWERSHELL,
     SHELL_NAMES,
@@ -151,10 +152,12 @@ def with_write_views(
     What such a tool does to the files it names cannot be known: each path-like target (no
     URL) is judged as a ``file_write`` of it, and a deny there (a persona file, a file git runs
     code from, the host's settings) is the call's decision. Warnings on writes are not taken:
-    the tool may only read."""
+    the tool may only read. The files a patch among its parameters changes are written ones
+    (:func:`~.patch_paths.patch_paths`: ``apply_patch``'s ``*** Update File: SOUL.md``)."""
     if evaluation.decision == "deny":
         return evaluation
     paths = [t for t in dict.fromkeys(evaluation.targets) if not _is_url(t) and is_path_like(t)]
+    paths += [path for path in patch_paths(tool, params) if path not in paths]
     calls = [(FILE_WRITE, {"file_path": path}) for path in paths]
     for seen in judged_views(calls, tool, root, evaluate):
         if seen.rule_id is not None and seen.decision == "deny":
