@@ -6,9 +6,9 @@ changes inside its text, not as path parameters: ``*** Update File: SOUL.md`` in
 diff. Those are writes of the files named, judged as any other (:func:`.views.with_write_views`).
 
 A text is read as a patch when it opens with the ``*** Begin Patch`` envelope (a format of
-its own, whoever sends it), or when the tool's name says it applies patches (``patch`` in it)
-and the text holds unified-diff headers. A diff quoted in an issue's body or a commit message
-(no patch tool, no envelope) names no write.
+its own, whoever sends it), or when the tool's name says it applies patches (``patch`` in it):
+then its envelope lines and unified-diff headers are read wherever they stand. A diff quoted in
+an issue's body or a commit message (no patch tool, no envelope) names no write.
 """
 
 from __future__ import annotations
@@ -61,10 +61,11 @@ def patch_paths(tool: str, params: Mapping[str, Any]) -> list[str]:
 def _add_paths(found: dict[str, None], text: str, diffs: bool) -> None:
     """Add the files ``text`` names as a patch to ``found``."""
     text = text[:MAX_PATCH_TEXT]
-    if text.lstrip().startswith(ENVELOPE):
+    # a patch tool's text is read for the envelope's lines wherever they are (a lenient tool
+    # may skip what comes before them)
+    if text.lstrip().startswith(ENVELOPE) or (diffs and "*** " in text):
         for match in _ENVELOPE_FILE.finditer(text):
             found[match.group(1)] = None
-        return
     if not diffs:
         return
     for match in _DIFF_FILE.finditer(text):

@@ -43,6 +43,12 @@ def test_a_unified_diff_is_read_for_a_patch_tool_only() -> None:
     assert patch_paths("mcp__github__create_issue", {"body": diff}) == []
 
 
+def test_a_patch_tool_s_envelope_lines_are_read_after_other_text_too() -> None:
+    text = "Here is the fix:\r\n" + envelope(SOUL_EDIT).replace("\n", "\r\n")
+    assert patch_paths("apply_patch", {"input": text}) == ["SOUL.md"]
+    assert patch_paths("mcp__notes__save", {"text": text}) == []
+
+
 def test_dev_null_is_no_file_and_nested_values_are_read() -> None:
     diff = "--- /dev/null\n+++ b/added.txt\n"
     assert patch_paths("patch_file", {"edits": [{"diff": diff}]}) == ["added.txt"]
