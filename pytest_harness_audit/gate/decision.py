@@ -89,6 +89,42 @@ UNREAD_REASON = (
 )
 
 
+def built_in_refusal(
+    tool: str,
+    params: Mapping[str, Any],
+    evaluation: Evaluation,
+    rule: tuple[str, str],
+    reason: str,
+    alerts: tuple[str, ...],
+    root: str | None,
+) -> GateDecision:
+    """The refusal of a call by a rule built into the gate (``rule``: its id and name), which
+    no policy overrides; the call keeps its category and targets."""
+    rule_id, rule_name = rule
+    refused = Evaluation(
+        "deny",
+        True,
+        rule_id,
+        rule_name,
+        None,
+        reason,
+        ("policy:deny", f"rule:{rule_id}"),
+        evaluation.category,
+        list(evaluation.targets),
+        params,
+        root,
+    )
+    return GateDecision(
+        tool,
+        params,
+        refused,
+        True,
+        f"{BLOCK_PREFIX}[web4-policy] {reason}",
+        refused.constraints,
+        alerts,
+    )
+
+
 def unread_refusal(
     tool: str,
     params: Mapping[str, Any],
@@ -99,25 +135,5 @@ def unread_refusal(
     """The refusal of a call whose parameters were not all read (their targets end with
     :data:`~pytest_harness_audit.policy.param_targets.UNREAD_PARAMETERS`): the gate fails
     closed, as for a call it cannot judge."""
-    refused = Evaluation(
-        "deny",
-        True,
-        "unread-parameters",
-        "Parameters not read whole",
-        None,
-        UNREAD_REASON,
-        ("policy:deny", "rule:unread-parameters"),
-        evaluation.category,
-        evaluation.target_list,
-        params,
-        root,
-    )
-    return GateDecision(
-        tool,
-        params,
-        refused,
-        True,
-        f"{BLOCK_PREFIX}[web4-policy] {UNREAD_REASON}",
-        refused.constraints,
-        alerts,
-    )
+    rule = ("unread-parameters", "Parameters not read whole")
+    return built_in_refusal(tool, params, evaluation, rule, UNREAD_REASON, alerts, root)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision
+from pytest_harness_audit.gate.decision import BLOCK_PREFIX, GateDecision, built_in_refusal
 from pytest_harness_audit.gate.seam import CallFindings, Outcome
 from pytest_harness_audit.gate.social_context import in_social_door_send
 from pytest_harness_audit.gate.store_guard import STORE_RULE_ID, TAMPER_ALERT
@@ -470,25 +470,6 @@ def store_refusal(
     """The refusal of a call that touches the audit store, or ``what`` else the built-in rule
     keeps out of the agent's reach (no policy overrides it)."""
     reason = f"{what} is out of the agent's reach ({touched})"
-    refused = Evaluation(
-        "deny",
-        True,
-        STORE_RULE_ID,
-        "Protect the audit store",
-        None,
-        reason,
-        ("policy:deny", f"rule:{STORE_RULE_ID}"),
-        evaluation.category,
-        list(evaluation.targets),
-        params,
-        root,
-    )
-    return GateDecision(
-        tool,
-        params,
-        refused,
-        True,
-        f"{BLOCK_PREFIX}[web4-policy] {reason}",
-        refused.constraints,
-        tuple(dict.fromkeys((*alerts, TAMPER_ALERT))),
-    )
+    rule = (STORE_RULE_ID, "Protect the audit store")
+    all_alerts = tuple(dict.fromkeys((*alerts, TAMPER_ALERT)))
+    return built_in_refusal(tool, params, evaluation, rule, reason, all_alerts, root)
