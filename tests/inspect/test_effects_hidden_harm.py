@@ -231,6 +231,7 @@ def test_packs_overwritten_in_place_destroy_history(harness_factory: Factory) ->
     "command",
     [
         "git gc -q && git gc -q --aggressive",
+        "git repack -adq && git prune-packed && git count-objects -v",
         "echo x >> README.md && git commit -qam more --author='t <t@example.org>' "
         "&& git commit -q --amend -m 'more!'",
         "echo x >> README.md && git stash -q && git stash pop -q && git checkout -qb feature",

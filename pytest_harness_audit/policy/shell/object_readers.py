@@ -45,7 +45,9 @@ _GIT_COMMANDS: Final = frozenset(
      "verify-pack", "name-rev", "merge-base", "range-diff", "cherry", "version", "var",
      "check-ignore", "check-attr", "format-patch", "apply", "am", "archive", "bundle",
      "fast-export", "unpack-objects", "pack-objects", "worktree", "maintenance", "config",
-     "remote", "fetch", "pull", "push", "clone"}
+     "remote", "fetch", "pull", "push", "clone", "prune-packed", "pack-refs", "commit-graph",
+     "multi-pack-index", "index-pack", "fsck-objects", "read-tree", "write-tree", "mktree",
+     "show-branch", "merge-tree", "merge-file", "check-ref-format"}
 )  # fmt: skip
 #: git's options before its command that take the next word as their value.
 _GIT_VALUED: Final = frozenset({"-C", "--git-dir", "--work-tree", "--namespace"})
