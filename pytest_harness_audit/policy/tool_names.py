@@ -23,6 +23,7 @@ call milder, and a tool that only looks like one never gets a milder decision ei
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 from typing import Final
 
@@ -59,21 +60,33 @@ PYTHON_NAMES: Final = frozenset(
     }
 )  # fmt: skip
 #: Prefixes model APIs and hosts write before a function's own name.
-_NAMESPACES: Final = ("functions.", "function.", "default_api:", "default_api.", "tools.")
+_NAMESPACES: Final = (
+    "functions.", "functions:", "function.", "default_api:", "default_api.", "tools.",
+)  # fmt: skip
 #: Letters of other scripts that look like Latin ones (Cyrillic, Greek), as that Latin letter.
 _LOOK_ALIKES: Final = str.maketrans(
     "АВЕЅІЈКМНОРСТХУаеѕіјорсхуһԁӏԛԝΑΒΕΖΗΙΚΜΝΟΡΤΥΧοκνρτυχ",
     "ABESIJKMHOPCTXYaesijopcxyhdlqwABEZHIKMNOPTYXokvptux",
 )
-_BUILTIN_BY_FOLDED: Final = {name.casefold(): name for name in BUILTIN_TOOL_CATEGORIES}
+#: Unicode categories left out of a name: format characters (zero-width) and combining marks.
+_DROPPED: Final = frozenset({"Cf", "Mn", "Me"})
+#: A lower-case letter or digit followed by an upper-case one: a camelCase word break.
+_CAMEL_JOIN: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_EXE: Final = ".exe"
+#: The built-in tools by their canonical names without separators (``webfetch``, ``web_fetch``
+#: and ``WebFetch`` alike).
+_BUILTIN_BY_FOLDED: Final = {
+    name.casefold().replace("_", ""): name for name in BUILTIN_TOOL_CATEGORIES
+}
 
 
 def canonical_name(tool: str) -> str:
     """``tool`` as the name it spells (see the module docstring): ``functions.Ｂａ\\u200bsh ``
-    is ``bash``."""
-    text = unicodedata.normalize("NFKC", tool)
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf").translate(_LOOK_ALIKES)
-    text = text.strip()
+    is ``bash``, ``BashTool`` is ``bash_tool``, ``/bin/bash`` and ``bash.exe`` are ``bash``."""
+    decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", tool))
+    # invisible format characters and combining marks (`Bash\u0301`) dropped
+    text = "".join(c for c in decomposed if unicodedata.category(c) not in _DROPPED)
+    text = unicodedata.normalize("NFC", text).translate(_LOOK_ALIKES).strip()
     changed = True
     while changed:
         changed = False
@@ -86,7 +99,9 @@ def canonical_name(tool: str) -> str:
             server, sep, name = text[5:].partition("__")
             if server and sep and name:
                 text, changed = name.strip(), True
-    return text.casefold().replace("-", "_")
+    text = _CAMEL_JOIN.sub("_", text.rsplit("/", 1)[-1])  # a program's path: its own name
+    text = text.casefold().replace("-", "_")
+    return text[: -len(_EXE)] if text.endswith(_EXE) and len(text) > len(_EXE) else text
 
 
 @functools.lru_cache(maxsize=1024)
@@ -99,7 +114,7 @@ def spelled_tool(tool: str) -> str | None:
     elif name in POWERSHELL_NAMES:
         found = POWERSHELL
     else:
-        found = _BUILTIN_BY_FOLDED.get(name)
+        found = _BUILTIN_BY_FOLDED.get(name.replace("_", ""))
     return None if found == tool else found
 
 

@@ -43,6 +43,13 @@ SPELLINGS = (
     "functions.Bash",
     "default_api:Bash",
     "mcp__box__bash ",
+    "Bash\u0301",  # a combining accent
+    "\u0392ash",  # Greek capital beta
+    "functions:bash",
+    "/bin/bash",
+    "bash.exe",
+    "BashTool",
+    "runShellCommand",
 )
 #: Shell tools of agent frameworks, model APIs and coding hosts.
 SHELL_TOOLS = ("shell", "sh", "terminal", "run_shell", "run_shell_command", "run_terminal_cmd")

@@ -154,7 +154,7 @@ class HandedOff:
 
 #: The framework's timeout for the async tool (seconds): the tool's body starts well within it,
 #: even on a loaded machine (the gate's own checks come first).
-CANCEL_AFTER = 1.0
+CANCEL_AFTER = 3.0
 
 
 def _async_handing_off(harness: Harness, name: str, work_state: HandedOff) -> Any:
