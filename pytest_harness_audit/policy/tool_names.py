@@ -118,11 +118,6 @@ def spelled_tool(tool: str) -> str | None:
     return None if found == tool else found
 
 
-def is_python_tool(tool: str) -> bool:
-    """Whether ``tool`` names a tool that runs Python code (:data:`PYTHON_NAMES`)."""
-    return canonical_name(tool) in PYTHON_NAMES
-
-
 __all__ = [
     "BASH",
     "POWERSHELL",
@@ -130,6 +125,5 @@ __all__ = [
     "PYTHON_NAMES",
     "SHELL_NAMES",
     "canonical_name",
-    "is_python_tool",
     "spelled_tool",
 ]
