@@ -85,8 +85,7 @@ class CompiledRule:
         "requirements",
         "rule",
         "tools",
-        "uses_globs",
-        "uses_regexes",
+        "uses_set",
         "window_ms",
     )
 
@@ -94,8 +93,7 @@ class CompiledRule:
         self,
         rule: Rule,
         index: int,
-        globs: PatternProgram,
-        regexes: PatternProgram,
+        program: PatternProgram,
         *,
         source: str | None,
     ) -> None:
@@ -107,14 +105,13 @@ class CompiledRule:
         self.has_patterns = match.target_patterns is not None
         self.exact: frozenset[str] = frozenset()
         self.fallbacks: tuple[TargetMatcher, ...] = ()
-        self.uses_globs = self.uses_regexes = False
+        self.uses_set = False
         #: What a target this rule's patterns match must be or hold (``None``: unknown).
         self.requirements: tuple[Requirement, ...] | None = ()
         if match.target_patterns is not None:
             is_regex = match.target_patterns_are_regex
             try:
                 exact, sources, fallbacks = split_patterns(match.target_patterns, is_regex=is_regex)
-                program = regexes if is_regex else globs
                 for program_source in sources:
                     program.add(program_source, index)
             except PatternSyntaxError as exc:
@@ -127,8 +124,7 @@ class CompiledRule:
                 if any(matcher.excluded is None for matcher in fallbacks)
                 else _requirements(match.target_patterns, is_regex)
             )
-            self.uses_globs = bool(sources) and not is_regex
-            self.uses_regexes = bool(sources) and is_regex
+            self.uses_set = bool(sources)
         self.reason = rule.reason or f"Matched rule: {rule.name}"
         base = (f"policy:{rule.decision}", f"rule:{rule.id}")
         self.enforced_constraints = base
@@ -194,8 +190,7 @@ class _ToolEntry:
         "plain_indexes",
         "prefilter",
         "static",
-        "uses_globs",
-        "uses_regexes",
+        "uses_set",
     )
 
     def __init__(
@@ -211,8 +206,7 @@ class _ToolEntry:
         self.is_command = category == COMMAND
         self.is_uncategorised = category in (UNKNOWN, MCP)
         self.candidates = candidates
-        self.uses_globs = any(rule.uses_globs for rule in candidates)
-        self.uses_regexes = any(rule.uses_regexes for rule in candidates)
+        self.uses_set = any(rule.uses_set for rule in candidates)
         self.plain = tuple(rule for rule in candidates if not rule.has_patterns)
         self.plain_indexes = frozenset(rule.index for rule in self.plain)
         self.pattern_indexes = frozenset(rule.index for rule in candidates if rule.has_patterns)
@@ -289,15 +283,13 @@ class CompiledPolicy:
         ordered = sorted(
             (rule for rule in spec.rules if rule.match.effects is None), key=lambda r: r.priority
         )
-        self._globs = PatternProgram(anchored=True)
-        self._regexes = PatternProgram(anchored=False)
+        self._program = PatternProgram()
         self.compiled_rules = tuple(
-            CompiledRule(rule, index, self._globs, self._regexes, source=source)
+            CompiledRule(rule, index, self._program, source=source)
             for index, rule in enumerate(ordered)
         )
         try:
-            self._has_globs = self._globs.compile()
-            self._has_regexes = self._regexes.compile()
+            self._has_program = self._program.compile()
         except PatternSyntaxError as exc:
             raise PolicyError(str(exc), source=source, field="rules") from None
         self._tool_globs = (
@@ -367,17 +359,12 @@ class CompiledPolicy:
             entry.static = False
         return entry
 
-    def _set_matches(self, targets: list[str], entry: _ToolEntry) -> set[int]:
+    def _set_matches(self, targets: list[str]) -> set[int]:
         """Indexes of the rules whose set-compiled patterns match any target."""
         matched: set[int] = set()
-        globs = self._globs if entry.uses_globs and self._has_globs else None
-        regexes = self._regexes if entry.uses_regexes and self._has_regexes else None
+        program = self._program
         for target in targets:
-            data = target.encode("utf-8", "surrogatepass")
-            if globs is not None:
-                globs.owners_matching(data, matched)
-            if regexes is not None:
-                regexes.owners_matching(data, matched)
+            program.owners_matching(target.encode("utf-8", "surrogatepass"), matched)
         return matched
 
     def evaluate(
@@ -467,8 +454,7 @@ class CompiledPolicy:
                 # required literals spares the RE2 sets every target that cannot match
                 candidates = targets if prefilter is None else worth_matching(prefilter, targets)
             if candidates:
-                uses_sets = entry.uses_globs or entry.uses_regexes
-                matched = self._set_matches(candidates, entry) if uses_sets else set()
+                matched = self._set_matches(candidates) if entry.uses_set else set()
                 for rule in entry.outside:
                     if rule.index not in matched and rule.matches_outside_sets(targets):
                         matched.add(rule.index)

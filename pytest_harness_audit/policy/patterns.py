@@ -37,9 +37,11 @@ class PatternSyntaxError(ValueError):
     """A pattern does not compile (the message says why)."""
 
 
-def glob_program(pattern: str) -> str:
-    """The RE2 source of a glob, for whole-target matching (``.`` also matches newlines)."""
-    return "(?s)" + translate_glob(pattern).regex
+def whole_target_source(pattern: str) -> str:
+    """The RE2 source of a glob matching whole targets only (``.`` also matches newlines), for a
+    search anywhere: ``\\A`` and ``\\z`` anchor it as ``ANCHOR_BOTH`` would, so a glob and
+    regexes can share one :class:`PatternProgram`."""
+    return "\\A(?s:" + translate_glob(pattern).regex + ")\\z"
 
 
 def re2_supports(pattern: str) -> bool:
@@ -143,7 +145,7 @@ class TargetMatcher:
         #: The prefixes of a regex ``^(?!P…)`` (:func:`excluded_prefixes`), matched without the
         #: fallback engine's timer; else ``None``.
         self.excluded = excluded_prefixes(pattern) if is_regex else None
-        source = pattern if is_regex else glob_program(pattern)
+        source = pattern if is_regex else whole_target_source(pattern)
         try:
             self._program = re2.compile(source, RE2_OPTIONS)._regexp
         except re2.error:
@@ -154,8 +156,7 @@ class TargetMatcher:
             except regex.error as exc:
                 raise PatternSyntaxError(f"invalid regular expression {pattern!r}: {exc}") from None
             return
-        anchors = self._program.Anchor
-        self._anchor = anchors.UNANCHORED if is_regex else anchors.ANCHOR_BOTH
+        self._anchor = self._program.Anchor.UNANCHORED
 
     @property
     def bounded_only(self) -> bool:
@@ -177,11 +178,13 @@ class TargetMatcher:
 
 
 class PatternProgram:
-    """Many patterns in one RE2 set: one pass over a target says which of them match."""
+    """Many patterns in one RE2 set: one pass over a target says which of them match.
 
-    def __init__(self, *, anchored: bool) -> None:
-        anchor = re2._re2.RE2.Anchor
-        self._set = re2._re2.Set(anchor.ANCHOR_BOTH if anchored else anchor.UNANCHORED, RE2_OPTIONS)
+    Regexes are searched for anywhere in a target; globs join the same set anchored at both
+    ends (:func:`whole_target_source`), so one pass serves both kinds."""
+
+    def __init__(self) -> None:
+        self._set = re2._re2.Set(re2._re2.RE2.Anchor.UNANCHORED, RE2_OPTIONS)
         self.owners: list[int] = []
 
     def add(self, source: str, owner: int) -> None:
@@ -208,14 +211,15 @@ class PatternProgram:
 def split_patterns(
     patterns: Sequence[str], *, is_regex: bool
 ) -> tuple[frozenset[str], list[str], list[TargetMatcher]]:
-    """Sort a rule's patterns into (exact strings, RE2 sources for a set, fallback matchers)."""
+    """Sort a rule's patterns into (exact strings, RE2 sources for a :class:`PatternProgram`,
+    fallback matchers)."""
     exact: set[str] = set()
     sources: list[str] = []
     fallbacks: list[TargetMatcher] = []
     for pattern in patterns:
         if not is_regex:
             if "*" in pattern or "?" in pattern:
-                sources.append(glob_program(pattern))
+                sources.append(whole_target_source(pattern))
             else:
                 exact.add(pattern)
         elif re2_supports(pattern):

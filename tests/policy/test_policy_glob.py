@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from policy_support import glob_policy, hits, reference_match
+from policy_support import glob_policy, hits, policy, reference_match, rule
 
 from pytest_harness_audit.policy.glob import suffix_literal, translate_glob
 
@@ -151,3 +151,26 @@ def test_every_other_character_is_literal(pattern: str, target: str) -> None:
     assert hits(p, target) is reference_match(pattern, target)
     if "*" not in pattern and "?" not in pattern:
         assert hits(p, pattern)
+
+
+GLOB_BESIDE_REGEX = [
+    # (target, the rule that decides): the glob matches whole targets only, the regex anywhere
+    ("main.py", "glob"),
+    ("src/main.py", "regex"),  # `*` stops at `/`; the regex `src` is found
+    ("main.py\nsrc", "regex"),  # the glob must end the whole target, not a line
+    ("x\nmain.py", "glob"),  # `*` spans a newline, from the very start
+    ("main.pyc", None),
+    ("\nmain.pyc", None),
+]
+
+
+@pytest.mark.parametrize(("target", "decided_by"), GLOB_BESIDE_REGEX)
+def test_globs_and_regexes_in_one_policy_keep_their_own_anchoring(
+    target: str, decided_by: str | None
+) -> None:
+    # both kinds are matched by one RE2 set: a glob's anchors must hold there
+    both = policy(
+        rule("glob", priority=1, targetPatterns=["*.py"]),
+        rule("regex", priority=2, targetPatterns=["src"], targetPatternsAreRegex=True),
+    )
+    assert both.evaluate("Grep", {"pattern": target}).rule_id == decided_by
