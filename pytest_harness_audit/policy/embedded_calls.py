@@ -35,6 +35,7 @@ from pytest_harness_audit.policy.param_targets import (
     argv_command,
     as_dict,
     is_command_alias,
+    is_mapping,
 )
 from pytest_harness_audit.policy.targets import KEY_KINDS
 
@@ -87,7 +88,7 @@ _LONE_INPUTS: Final = frozenset({"input"})
 
 def _children(item: Any) -> list[Any]:
     """The values below ``item`` worth looking at (text parameters left out)."""
-    if isinstance(item, Mapping):
+    if is_mapping(item):
         return [value for key, value in item.items() if key not in CONTENT_KEYS]
     return list(item)
 
@@ -148,7 +149,7 @@ def named_embedded_calls(params: Mapping[str, Any]) -> list[tuple[str | None, di
             item = json_value(item)
             if item is None:
                 continue
-        if isinstance(item, Mapping):
+        if is_mapping(item):
             name = _name_of(item, name)
             if _is_call(item):
                 inner = {str(key): value for key, value in item.items()}

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 #: Parameters whose value is text a tool writes, searches for or sends, never a file it acts on
 #: (a one-word ``new_string`` of ``config.yml`` is no target).
@@ -96,6 +96,16 @@ def is_path_like(text: str, *, named: bool = False) -> bool:
     if not named and "/" not in text and text[:1] not in ".~" and _EXTENSION.search(text) is None:
         return False
     return not any(character.isspace() or character == "\x00" for character in text)
+
+
+#: Value types that are never mappings: :func:`is_mapping` answers for them without the ABC.
+_NOT_MAPPINGS: Final = frozenset({str, int, float, bool, type(None), list, tuple, bytes})
+
+
+def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
+    """``isinstance(value, Mapping)``, answered without the ABC's check for the JSON types."""
+    kind = type(value)
+    return kind is dict or (kind not in _NOT_MAPPINGS and isinstance(value, Mapping))
 
 
 #: Most levels of lone wrapping objects read through (:func:`as_dict`).

@@ -17,6 +17,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from pytest_harness_audit.policy.param_targets import is_mapping
+
 #: The ``apply_patch`` envelope's first line.
 ENVELOPE: Final = "*** Begin Patch"
 _ENVELOPE_FILE: Final = re.compile(
@@ -51,7 +53,7 @@ def patch_paths(tool: str, params: Mapping[str, Any]) -> list[str]:
         position += 1
         if type(value) is str:
             _add_paths(found, value, diffs)
-        elif depth < _MAX_DEPTH and isinstance(value, Mapping):
+        elif depth < _MAX_DEPTH and is_mapping(value):
             queue.extend([(item, depth + 1) for item in value.values()])
         elif depth < _MAX_DEPTH and isinstance(value, (list, tuple)):
             queue.extend([(item, depth + 1) for item in value])

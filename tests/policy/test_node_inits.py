@@ -9,11 +9,12 @@ import dataclasses
 import pytest
 
 from pytest_harness_audit.policy.shell.expand import Field
-from pytest_harness_audit.policy.shell.nodes import MAX_TOKENS, Budget, Command, Lit
+from pytest_harness_audit.policy.shell.nodes import MAX_TOKENS, Budget, Command, Lit, Param, Sub
 from pytest_harness_audit.policy.shell.place import MAX_ANCESTORS, Place
 from pytest_harness_audit.policy.shell.reading import Reading, read_command
+from pytest_harness_audit.policy.shell.script_input import Entered
 
-HOT = [Lit, Command, Budget, Place, Reading]
+HOT = [Lit, Command, Budget, Place, Reading, Field, Param, Sub, Entered]
 
 
 @pytest.mark.parametrize("cls", HOT)
@@ -59,3 +60,36 @@ def test_dataclass_meaning_is_kept() -> None:
     assert read_command("cat a.txt") == read_command("cat a.txt")
     assert read_command("cat a.txt") != read_command("cat b.txt")
     assert "marks" not in repr(Reading())
+
+
+def test_the_expansion_nodes_keep_their_fields_and_defaults() -> None:
+    assert [f.name for f in dataclasses.fields(Param)] == [
+        "name",
+        "quoted",
+        "default",
+        "opaque",
+        "op",
+        "alternate",
+        "assigns",
+    ]
+    param = Param("X", True)
+    assert (param.default, param.opaque, param.op, param.alternate, param.assigns) == (
+        None,
+        False,
+        None,
+        None,
+        False,
+    )
+    assert Param("X", True, op=":1") == Param("X", True, None, False, ":1") != param
+    sub = Sub([], False)
+    assert (sub.arithmetic, sub.process, sub.expression) == (False, "", None)
+    assert Sub([], False, process="<") != sub
+    assert [f.name for f in dataclasses.fields(Sub)] == [
+        "commands",
+        "quoted",
+        "arithmetic",
+        "process",
+        "expression",
+    ]
+    entered = Entered(None, None)
+    assert entered.carrier is None and entered == Entered(None, None, None)

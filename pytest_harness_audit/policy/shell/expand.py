@@ -19,7 +19,6 @@ import glob
 import itertools
 import os
 import re
-from dataclasses import dataclass
 from typing import Final
 
 from pytest_harness_audit.policy.path_forms import join_path, normal_path
@@ -31,6 +30,7 @@ from pytest_harness_audit.policy.shell.declarations import assign, assign_defaul
 from pytest_harness_audit.policy.shell.echo import echo_output
 from pytest_harness_audit.policy.shell.fieldtext import (
     UNKNOWN,
+    Field,
     descriptor_path,
     file_key,
     known_ending,
@@ -38,10 +38,7 @@ from pytest_harness_audit.policy.shell.fieldtext import (
     posix_brackets,
     unknown_glob,
 )
-from pytest_harness_audit.policy.shell.filters import (
-    named_files,
-    stdin_filter,
-)
+from pytest_harness_audit.policy.shell.filters import named_files, stdin_filter
 from pytest_harness_audit.policy.shell.listings import LISTERS, listing_output
 from pytest_harness_audit.policy.shell.nodes import (
     KEY_MARK,
@@ -78,14 +75,6 @@ _GLOB_CHARS: Final = re.compile(r"[*?\[]")
 _STDIN: Final = "/dev/fd/0"
 _FIXED = {"IFS": IFS, "HOME": "~", "PWD": "."}  # values taken when the script set none
 _HERE: Final = (["<<<"], ["<<"], ["<<-"])
-
-
-@dataclass(slots=True)
-class Field:
-    """One expanded word: its text, and whether part of it could not be known."""
-
-    text: str
-    dynamic: bool = False
 
 
 class Expander:

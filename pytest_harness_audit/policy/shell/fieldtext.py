@@ -16,9 +16,24 @@ glob is matched: Python's matching knows none of them.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Final
 
 from pytest_harness_audit.policy.path_forms import normal_path
+
+
+@dataclass(slots=True)
+class Field:
+    """One expanded word: its text, and whether part of it could not be known."""
+
+    text: str
+    dynamic: bool = False
+
+    # (an own __init__: the compiled build compiles it, not the one dataclass would generate)
+    def __init__(self, text: str, dynamic: bool = False) -> None:
+        self.text = text
+        self.dynamic = dynamic
+
 
 #: The flag of a character that came from an expansion the reading cannot know (:mod:`.expand`).
 UNKNOWN: Final = 8

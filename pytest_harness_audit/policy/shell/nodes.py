@@ -71,6 +71,25 @@ class Param:
     #: ``${X:=word}``/``${X=word}``: ``X`` is set to the word when it is used.
     assigns: bool = False
 
+    # (an own __init__, as :class:`Lit`'s)
+    def __init__(
+        self,
+        name: str,
+        quoted: bool,
+        default: list[Part] | None = None,
+        opaque: bool = False,
+        op: str | None = None,
+        alternate: list[Part] | None = None,
+        assigns: bool = False,
+    ) -> None:
+        self.name = name
+        self.quoted = quoted
+        self.default = default
+        self.opaque = opaque
+        self.op = op
+        self.alternate = alternate
+        self.assigns = assigns
+
 
 @dataclass(slots=True)
 class Sub:
@@ -83,6 +102,21 @@ class Sub:
     process: str = ""
     #: The expression of an arithmetic expansion ``$((…))``, as the parts of a quoted word.
     expression: list[Lit | Param | Sub] | None = None
+
+    # (an own __init__, as :class:`Lit`'s)
+    def __init__(
+        self,
+        commands: list[Command],
+        quoted: bool,
+        arithmetic: bool = False,
+        process: str = "",
+        expression: list[Lit | Param | Sub] | None = None,
+    ) -> None:
+        self.commands = commands
+        self.quoted = quoted
+        self.arithmetic = arithmetic
+        self.process = process
+        self.expression = expression
 
 
 Part = Lit | Param | Sub

@@ -32,6 +32,17 @@ class Entered:
     stdin: tuple[str | None, bool, str | None] | None
     carrier: Command | None = None
 
+    # (an own __init__: the compiled build compiles it, not the one dataclass would generate)
+    def __init__(
+        self,
+        parameters: dict[str, str | None] | None,
+        stdin: tuple[str | None, bool, str | None] | None,
+        carrier: Command | None = None,
+    ) -> None:
+        self.parameters = parameters
+        self.stdin = stdin
+        self.carrier = carrier
+
 
 def enter(
     expander: Expander,
