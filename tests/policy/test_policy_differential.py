@@ -86,18 +86,26 @@ def naive_decision(
 
     A call with a command is a credential access by the files its reading found (not by the
     command's text); any other call by any of its targets. A tool with no category (``unknown``,
-    ``mcp``) takes the deny of a rule on writes of a path it names, when a rule names
-    ``file_write`` without ``command``."""
+    ``mcp``) takes the deny of a rule on commands when it is given a ``command`` (it may run it),
+    else the deny of a rule on writes of a path it names, when a rule names ``file_write``
+    without ``command``."""
     found = naive_first(document, category, tool, params)
     by_id = {rule["id"]: rule for rule in document["rules"]}
+    if category not in ("unknown", "mcp"):
+        return found
+    if found is not None and by_id[found]["decision"] == "deny":
+        return found
+    command = params.get("command")
+    if isinstance(command, str) and command.strip():
+        seen = naive_first(document, "command", tool, params)
+        if seen is not None and by_id[seen]["decision"] == "deny":
+            return seen
     wants_writes = any(
         "file_write" in rule["match"].get("categories", ())
         and "command" not in rule["match"].get("categories", ())
         for rule in document["rules"]
     )
-    if category not in ("unknown", "mcp") or not wants_writes:
-        return found
-    if found is not None and by_id[found]["decision"] == "deny":
+    if not wants_writes:
         return found
     targets, _ = call_targets(params)
     paths = [t for t in dict.fromkeys(targets) if "://" not in t and is_path_like(t)]
