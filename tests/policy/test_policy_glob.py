@@ -69,6 +69,9 @@ LITERALS = [
     ("{a,b}*", "{a,b}c", "ac"),
     ("[!a]*", "[!a]x", "bx"),
     ("x.*", "x.py", "xapy"),
+    # no way out of the group a glob is wrapped in: `\A(?s:…)\z`
+    ("*)|(.*", "a)|(.b", "anything"),
+    ("a\\z)|\\A(", "a\\z)|\\A(", "a"),
 ]
 
 
