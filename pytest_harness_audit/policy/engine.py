@@ -289,7 +289,7 @@ class CompiledPolicy:
             for index, rule in enumerate(ordered)
         )
         try:
-            self._has_program = self._program.compile()
+            self._program.compile()
         except PatternSyntaxError as exc:
             raise PolicyError(str(exc), source=source, field="rules") from None
         self._tool_globs = (
