@@ -3,6 +3,7 @@ unified diff given to a tool whose name says it patches. A diff quoted elsewhere
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -90,3 +91,9 @@ def test_an_ordinary_patch_or_a_quoted_diff_stays_allowed(
     safety: Policy, tool: str, params: dict[str, Any]
 ) -> None:
     assert safety.evaluate(tool, params).decision == "allow"
+
+
+def test_a_patch_inside_any_mapping_is_read_and_numbers_beside_it_are_not() -> None:
+    # a mapping that is no dict (a read-only proxy, a model's view) is walked as a dict is
+    proxied = MappingProxyType({"input": envelope(SOUL_EDIT), "timeout": 30, "dry": False})
+    assert patch_paths("apply_patch", {"args": proxied, "n": 1.5, "none": None}) == ["SOUL.md"]
