@@ -67,6 +67,7 @@ from pytest_harness_audit.inspect import (
     SessionSpans,
     WorkspaceSnapshot,
 )
+from pytest_harness_audit.inspect.credential_changes import CredentialFiles
 from pytest_harness_audit.inspect.effects import Protection, protected_digest
 from pytest_harness_audit.policy import Policy
 
@@ -80,6 +81,8 @@ HOST_SETTINGS_KEY = "hostSettings"
 INSTALL_KEY = "installation"
 #: The pending file's key of the submodules' git configurations and hooks as pre saw them.
 MODULES_KEY = "moduleGit"
+#: The pending file's key of the owner's credential files as pre saw them.
+CREDENTIALS_KEY = "credentialFiles"
 
 
 def runs_on(tool: str, tool_input: Any, response: Any) -> str | None:
@@ -189,6 +192,8 @@ class HookInspector(Inspector):
         self.where = None if session_id is None else (os.fspath(storage), session_id)
         #: The project's secrets, learned within bounds (:mod:`.hook_learning`).
         self.learned = learn_project(self.secrets, root, self.skip, self.where) if learn else None
+        # the files the secrets came from: judged at post against what pre kept of them
+        self._credentials = CredentialFiles(root, self.learned.paths if self.learned else ())
         #: Set at post: what pre saw (``None``: nothing, the call changes no files).
         self.kept: WorkspaceSnapshot | Unseen | None = None
         self.post = False
@@ -253,6 +258,7 @@ class HookInspector(Inspector):
                 path: list(info) if info else None for path, info in stamp.items()
             }
         state[MODULES_KEY] = self.module_watch.kept(self.module_watch.stamp())
+        state[CREDENTIALS_KEY] = self._credentials.kept()
         return state
 
     def _pending_state(self, token: WorkspaceSnapshot) -> dict[str, Any]:
@@ -319,6 +325,7 @@ class HookInspector(Inspector):
             self.host_settings = kept.get(HOST_SETTINGS_KEY)
             self.install_before = kept_stamp(kept.get(INSTALL_KEY))
             self.modules_before = self.module_watch.resume(kept.get(MODULES_KEY))
+            self._credentials.resume(kept.get(CREDENTIALS_KEY))
             if PERMISSIONS_KEY in kept:
                 self.permissions_before = kept[PERMISSIONS_KEY]
         if kept is None:

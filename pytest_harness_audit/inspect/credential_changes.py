@@ -24,7 +24,7 @@ import contextlib
 import hashlib
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from pytest_harness_audit.inspect.digests import MAX_DIGEST_BYTES
@@ -79,6 +79,28 @@ class CredentialFiles:
                         changed.append(path)
                         self._states[path] = (digest, count)
         return tuple(sorted(changed))
+
+    def kept(self) -> dict[str, list[str | int]]:
+        """The files' states as JSON values: what a door whose call ends in another process
+        keeps (the hook door's pending file), for :meth:`resume` there."""
+        with self._lock:
+            return {path: [digest.hex(), links] for path, (digest, links) in self._states.items()}
+
+    def resume(self, kept: object) -> None:
+        """Judge the call against the states :meth:`kept` gave before it, in another process;
+        anything that is not such states leaves these as they are."""
+        if not isinstance(kept, Mapping):
+            return
+        states: dict[str, tuple[bytes, int]] = {}
+        for path, state in kept.items():
+            if not (isinstance(state, list) and len(state) == 2 and type(state[1]) is int):
+                return
+            try:
+                states[str(path)] = (bytes.fromhex(str(state[0])), state[1])
+            except ValueError:
+                return
+        with self._lock:
+            self._states = states
 
     def judged(self, effects: Effects) -> Effects:
         """``effects`` with the credential files it changed among its protected changes."""

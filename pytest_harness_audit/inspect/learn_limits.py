@@ -40,11 +40,13 @@ MAX_LEARNED_PIECES = 96
 
 @dataclass(frozen=True)
 class Learned:
-    """What :func:`learn_bounded` learned: how many values, and why it stopped early
-    (``None``: every credential file of the folder was read and every value learned)."""
+    """What :func:`learn_bounded` learned: how many values, why it stopped early (``None``:
+    every credential file of the folder was read and every value learned), and the files that
+    held values (relative paths: the owner's credential files, :mod:`.credential_changes`)."""
 
     values: int
     unseen: str | None = None
+    paths: tuple[str, ...] = ()
 
 
 def pieces(value: str) -> int:
@@ -116,6 +118,7 @@ def learn_bounded(
     unseen = None if complete else f"the folder has more than {entries} entries"
     added = used = read = 0
     known: set[str] = set()
+    holding: list[str] = []
     for count, relative in enumerate(paths):
         if count >= files:
             unseen = f"the folder has more than {files} credential files"
@@ -128,17 +131,20 @@ def learn_bounded(
             continue
         read += len(data)
         text = data.decode("utf-8", "replace")
-        for key, value in file_values(text, relative):
+        values = list(file_values(text, relative))
+        if values:
+            holding.append(relative)
+        for key, value in values:
             if value in known:
                 continue
             if used + pieces(value) > learned:
                 reason = f"its credential files hold more than {learned} values (or pieces)"
-                return Learned(added, reason)
+                return Learned(added, reason, tuple(holding))
             known.add(value)
             if registry.add(value, f"{relative}:{key}"[:200]) is not None:
                 added += 1
                 used += pieces(value)
-    return Learned(added, unseen)
+    return Learned(added, unseen, tuple(holding))
 
 
 __all__ = [
