@@ -192,7 +192,6 @@ class HookInspector(Inspector):
         self.where = None if session_id is None else (os.fspath(storage), session_id)
         #: The project's secrets, learned within bounds (:mod:`.hook_learning`).
         self.learned = learn_project(self.secrets, root, self.skip, self.where) if learn else None
-        # the files the secrets came from: judged at post against what pre kept of them
         self._credentials = CredentialFiles(root, self.learned.paths if self.learned else ())
         #: Set at post: what pre saw (``None``: nothing, the call changes no files).
         self.kept: WorkspaceSnapshot | Unseen | None = None
@@ -368,12 +367,13 @@ class HookInspector(Inspector):
 
     def protected_changes(self, token: Unseen) -> list[str]:
         """Over the limit: the protected files whose presence, mode or content changed since
-        pre looked at them (a few files, read directly)."""
-        if token.protected is None or token.root is None:
-            return []
-        paths = set(token.protected) | protected_candidates(token.root, self.protection)
-        now = protected_state(token.root, paths, self.protection)
-        return sorted(path for path in paths if token.protected.get(path) != now.get(path))
+        pre looked at them, and the credential files changed (a few files, read directly)."""
+        changed = set(self._credentials.changed_any())
+        if token.protected is not None and token.root is not None:
+            paths = set(token.protected) | protected_candidates(token.root, self.protection)
+            now = protected_state(token.root, paths, self.protection)
+            changed.update(path for path in paths if token.protected.get(path) != now.get(path))
+        return sorted(changed)
 
 
 class HookInspection(SessionInspection):

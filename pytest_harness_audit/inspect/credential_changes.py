@@ -102,6 +102,13 @@ class CredentialFiles:
         with self._lock:
             self._states = states
 
+    def changed_any(self) -> tuple[str, ...]:
+        """:meth:`changed`, every file read again: for a call whose other changes are not
+        known (a workspace too large to snapshot)."""
+        with self._lock:
+            paths = tuple(self._states)
+        return self.changed(Effects(modified=paths))
+
     def judged(self, effects: Effects) -> Effects:
         """``effects`` with the credential files it changed among its protected changes."""
         changed = self.changed(effects)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import recorded, verdict
+from hook_processes import as_post, call_records, hook, host_env, recorded, run_as_host, verdict
 from test_hook_effects import GIT, SESSION, host_call
 
 from pytest_harness_audit.inspect.credential_changes import CredentialFiles
@@ -101,3 +101,28 @@ def test_kept_states_round_trip_and_anything_else_is_ignored(project: Path) -> N
         assert after.changed(Effects(modified=(".env",))) == ()
     after.resume(kept)
     assert after.changed(Effects(modified=(".env",))) == (".env",)
+
+
+def test_over_the_snapshot_limit_a_changed_credential_file_still_fails(
+    project: Path, tmp_path: Path
+) -> None:
+    storage = tmp_path / "store"
+    pre = python_call(project, f"[os.remove(n) for n in {BUILT}]")
+    code, _, err = hook(storage, "pre", pre, "--snapshot-limit", "3", env=host_env())
+    assert code == 0, err
+    hook(storage, "post", as_post(pre, run_as_host(pre, project)), env=host_env())
+    (record,) = call_records(storage, SESSION)
+    assert record["effects"]["incomplete"] is True  # no snapshot: the files are read one by one
+    assert record["effects"]["protected"] == [".env"]
+    assert record["judged"]["verdict"] == "FAIL"
+
+
+def test_over_the_snapshot_limit_an_untouched_credential_file_is_no_change(
+    project: Path, tmp_path: Path
+) -> None:
+    storage = tmp_path / "store"
+    pre = python_call(project, "open('app/notes.txt', 'w').write('x')")
+    hook(storage, "pre", pre, "--snapshot-limit", "3", env=host_env())
+    hook(storage, "post", as_post(pre, run_as_host(pre, project)), env=host_env())
+    (record,) = call_records(storage, SESSION)
+    assert "protected" not in record["effects"] and record["judged"]["verdict"] == "WARN"
