@@ -192,7 +192,6 @@ class HookInspector(Inspector):
         self.where = None if session_id is None else (os.fspath(storage), session_id)
         #: The project's secrets, learned within bounds (:mod:`.hook_learning`).
         self.learned = learn_project(self.secrets, root, self.skip, self.where) if learn else None
-        self._credentials = CredentialFiles(root, self.learned.paths if self.learned else ())
         #: Set at post: what pre saw (``None``: nothing, the call changes no files).
         self.kept: WorkspaceSnapshot | Unseen | None = None
         self.post = False
@@ -257,7 +256,9 @@ class HookInspector(Inspector):
                 path: list(info) if info else None for path, info in stamp.items()
             }
         state[MODULES_KEY] = self.module_watch.kept(self.module_watch.stamp())
-        state[CREDENTIALS_KEY] = self._credentials.kept()
+        # the files the secrets came from, read now; post judges against them (:meth:`load`)
+        paths = self.learned.paths if self.learned is not None else ()
+        state[CREDENTIALS_KEY] = CredentialFiles(self.root, paths).kept()
         return state
 
     def _pending_state(self, token: WorkspaceSnapshot) -> dict[str, Any]:
