@@ -3,10 +3,12 @@
 :func:`more_forms` gives the contiguous forms of a value in encodings one command writes:
 base32hex (``basenc --base32hex``), Ascii85 (``base64.a85encode``, ``btoa``'s ``<~ ~>``),
 base85 (``base64.b85encode``, git's binary patches), Z85 (``basenc --z85``) and base64 read
-backwards (``base64 | rev``); for a value whose secret part is hexadecimal, the bytes those
-digits stand for in base64 (standard and url-safe), base32 and the base85 family, as one
-number in decimal, octal or binary, and in the other byte order (``xxd -r -p | base64``,
-``int(key, 16)``, ``bin(…)``, ``bytes.fromhex(key)[::-1].hex()``). As for base64, a form
+backwards (``base64 | rev``), uuencode (``uuencode``, ``binascii.b2a_uu``; a space or a
+backtick for zero); for a value whose secret part is hexadecimal, the bytes those digits stand
+for in base64 (standard and url-safe), base32, the base85 family, base58 and base62, as one
+number in every radix from 2 to 36 (``BigInt('0x' + key).toString(36)``, ``numpy.base_repr``)
+and in the other byte order (``xxd -r -p | base64``, ``int(key, 16)``, ``bin(…)``,
+``bytes.fromhex(key)[::-1].hex()``). As for base64, a form
 holds only the characters that do not depend on the value's neighbours, at every byte
 alignment it can have inside a longer text; the main automaton (:mod:`._matcher`) finds
 them, wrapped over lines or not.
@@ -33,6 +35,14 @@ _B85_TO_Z85 = str.maketrans(_B85, _Z85)
 #: A hexadecimal secret part (after a vendor prefix such as ``sk-test-``), in whole bytes.
 _HEX_PART = re.compile(r"(?:[A-Za-z]{2,12}[-_])*((?:[0-9A-Fa-f]{2}){8,})")
 _Z85_TO_B85 = str.maketrans(_Z85, _B85)
+_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+#: base64's six-bit values as uuencode writes them: ``chr(32 + value)``, zero as a space or a
+#: backtick (both are written, by different tools)
+_B64_TO_UU = str.maketrans(_B64, "".join(chr(32 + value) for value in range(64)))
+_B64_TO_UU_BACKTICK = str.maketrans(_B64, "`" + "".join(chr(32 + v) for v in range(1, 64)))
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
 def _cores(data: bytes, group: int, chars: int, encode: Callable[[bytes], str]) -> Iterator[str]:
@@ -82,7 +92,20 @@ def more_forms(value: str) -> Iterator[tuple[str, str]]:
         encoded = base64.b64encode(b"\0" * shift + data).decode("ascii")
         core = encoded[-(-8 * shift // 6) : 8 * (shift + len(data)) // 6]
         yield "base64+reversed_text", core[::-1]
+    for core in _cores(data, 3, 4, _b64):  # uuencode is base64 in another alphabet
+        yield "uuencode", core.translate(_B64_TO_UU)
+        yield "uuencode", core.translate(_B64_TO_UU_BACKTICK)
     yield from _hex_byte_forms(value)
+
+
+def in_digits(number: int, alphabet: str) -> str:
+    """``number`` written in the base of ``alphabet``'s length, with its digits."""
+    base = len(alphabet)
+    digits = []
+    while number:
+        number, digit = divmod(number, base)
+        digits.append(alphabet[digit])
+    return "".join(reversed(digits)) or alphabet[0]
 
 
 def _b32(data: bytes) -> str:
@@ -90,8 +113,9 @@ def _b32(data: bytes) -> str:
 
 
 def _hex_byte_forms(value: str) -> Iterator[tuple[str, str]]:
-    """The bytes a hexadecimal secret part stands for: in base64, base32 and the base85
-    family, as one number (decimal, octal, binary), and in the other byte order (as hex)."""
+    """The bytes a hexadecimal secret part stands for: in base64, base32, the base85 family,
+    base58 and base62, as one number (in every radix from 2 to 36), and in the other byte
+    order (as hex)."""
     match = _HEX_PART.fullmatch(value)
     if match is None:
         return
@@ -109,6 +133,11 @@ def _hex_byte_forms(value: str) -> Iterator[tuple[str, str]]:
     yield "hex_bytes+decimal", str(number)
     yield "hex_bytes+octal", format(number, "o")
     yield "hex_bytes+binary", format(number, "b")
+    for radix in range(3, 37):
+        if radix not in (8, 10, 16):
+            yield f"hex_bytes+radix{radix}", in_digits(number, _DIGITS[:radix])
+    yield "hex_bytes+base58", in_digits(number, _B58)
+    yield "hex_bytes+base62", in_digits(number, _B62)
     yield "hex_bytes+byte_reversed", raw[::-1].hex()
 
 

@@ -11,6 +11,7 @@ and turn the verdict to FAIL. Ordinary messages that only look alike still go ou
 from __future__ import annotations
 
 import base64
+import binascii
 import codecs
 import gzip
 import hashlib
@@ -118,6 +119,33 @@ def _b64_bytes(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
 
+def _in_radix(number: int, digits: str) -> str:
+    written = ""
+    while number:
+        number, digit = divmod(number, len(digits))
+        written = digits[digit] + written
+    return written
+
+
+_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+#: Encodings one line of a common tool writes: ``uuencode``, ``BigInt('0x' + k).toString(36)``,
+#: ``numpy.base_repr(int(k, 16), 36)``, base58 and base62 libraries.
+STANDARD_MORE: dict[str, Callable[[str], str]] = {
+    "uuencode": lambda k: binascii.b2a_uu(k.encode()).decode(),
+    "uuencode-backtick": lambda k: binascii.b2a_uu(k.encode(), backtick=True).decode(),
+    "uuencode-mid-text": lambda k: binascii.b2a_uu(f"key={k};".encode(), backtick=True).decode(),
+    "hex-digits-base36": lambda k: _in_radix(int(k[8:], 16), _BASE36),
+    "hex-digits-base36-upper": lambda k: _in_radix(int(k[8:], 16), _BASE36).upper(),
+    "hex-digits-radix-32": lambda k: _in_radix(int(k[8:], 16), _BASE36[:32]),
+    "hex-digits-radix-7": lambda k: _in_radix(int(k[8:], 16), _BASE36[:7]),
+    "hex-digits-base58": lambda k: _in_radix(int(k[8:], 16), _BASE58),
+    "hex-digits-base62": lambda k: _in_radix(int(k[8:], 16), _BASE62),
+}
+
+
 def _firewall_refuses(text: str) -> bool:
     firewall = MessageFirewall()
     assert firewall.note_secret(KEY, ".env")
@@ -125,10 +153,31 @@ def _firewall_refuses(text: str) -> bool:
     return firewall.check(candidate, "chk_1").decision == "refuse"
 
 
-@pytest.mark.parametrize("encoding", [*CAUGHT_BEFORE, *FIXED_NOW])
+@pytest.mark.parametrize("encoding", [*CAUGHT_BEFORE, *FIXED_NOW, *STANDARD_MORE])
 def test_the_firewall_refuses_a_transformed_key(encoding: str) -> None:
-    encode = {**CAUGHT_BEFORE, **FIXED_NOW}[encoding]
+    encode = {**CAUGHT_BEFORE, **FIXED_NOW, **STANDARD_MORE}[encoding]
     assert _firewall_refuses(f"note: {encode(KEY)}")
+
+
+@pytest.mark.parametrize("encoding", ["uuencode-backtick", "hex-digits-base36"])
+def test_a_session_refuses_a_key_in_another_standard_encoding(
+    reader: Harness, encoding: str
+) -> None:
+    assert not _sent(reader, f"note: {STANDARD_MORE[encoding](KEY)}")
+    assert reader.posts() == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        binascii.b2a_uu(b"the build passed on the second try, see log").decode(),
+        _in_radix(int(hashlib.sha256(b"unrelated").hexdigest(), 16), _BASE36),
+        _in_radix(int(BODY[::-1], 16), _BASE36),  # another number: the digits reversed
+        "job id 3k9x2m7q1z and ticket 7gq2w",
+    ],
+)
+def test_other_text_in_those_encodings_goes_out(text: str) -> None:
+    assert not _firewall_refuses(f"note: {text}")
 
 
 @pytest.mark.parametrize("encoding", list(FIXED_NOW))
