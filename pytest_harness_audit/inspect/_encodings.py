@@ -113,32 +113,33 @@ def _b32(data: bytes) -> str:
 
 
 def _hex_byte_forms(value: str) -> Iterator[tuple[str, str]]:
-    """The bytes a hexadecimal secret part stands for: in base64, base32, the base85 family,
-    base58 and base62, as one number (in every radix from 2 to 36), and in the other byte
-    order (as hex)."""
+    """The bytes a hexadecimal secret part stands for, in either byte order
+    (``bytes.fromhex(key)[::-1]``, ``int.from_bytes(…, "little")``): in base64, base32, the
+    base85 family, base58 and base62, and as one number in every radix from 2 to 36 (the
+    other order also as hex)."""
     match = _HEX_PART.fullmatch(value)
     if match is None:
         return
-    digits = match.group(1)
-    raw = bytes.fromhex(digits)
-    for name, altchars in (("hex_bytes+base64", None), ("hex_bytes+base64url", b"-_")):
-        for core in _cores(raw, 3, 4, partial(_b64, altchars=altchars)):
-            yield name, core
-    for core in _cores(raw, 5, 8, _b32):
-        yield "hex_bytes+base32", core
-    for name, encode in (("ascii85", _a85), ("base85", _b85), ("z85", _z85)):
-        for core in _cores(raw, 4, 5, encode):
-            yield f"hex_bytes+{name}", core
-    number = int(digits, 16)
-    yield "hex_bytes+decimal", str(number)
-    yield "hex_bytes+octal", format(number, "o")
-    yield "hex_bytes+binary", format(number, "b")
-    for radix in range(3, 37):
-        if radix not in (8, 10, 16):
-            yield f"hex_bytes+radix{radix}", in_digits(number, _DIGITS[:radix])
-    yield "hex_bytes+base58", in_digits(number, _B58)
-    yield "hex_bytes+base62", in_digits(number, _B62)
+    raw = bytes.fromhex(match.group(1))
     yield "hex_bytes+byte_reversed", raw[::-1].hex()
+    for order, data in (("hex_bytes", raw), ("hex_bytes_reversed", raw[::-1])):
+        for name, altchars in (("base64", None), ("base64url", b"-_")):
+            for core in _cores(data, 3, 4, partial(_b64, altchars=altchars)):
+                yield f"{order}+{name}", core
+        for core in _cores(data, 5, 8, _b32):
+            yield f"{order}+base32", core
+        for name, encode in (("ascii85", _a85), ("base85", _b85), ("z85", _z85)):
+            for core in _cores(data, 4, 5, encode):
+                yield f"{order}+{name}", core
+        number = int.from_bytes(data, "big")
+        yield f"{order}+decimal", str(number)
+        yield f"{order}+octal", format(number, "o")
+        yield f"{order}+binary", format(number, "b")
+        for radix in range(3, 37):
+            if radix not in (8, 10, 16):
+                yield f"{order}+radix{radix}", in_digits(number, _DIGITS[:radix])
+        yield f"{order}+base58", in_digits(number, _B58)
+        yield f"{order}+base62", in_digits(number, _B62)
 
 
 def _base64(text: str) -> bytes:

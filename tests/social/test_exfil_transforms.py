@@ -132,7 +132,8 @@ _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 #: Encodings one line of a common tool writes: ``uuencode``, ``BigInt('0x' + k).toString(36)``,
-#: ``numpy.base_repr(int(k, 16), 36)``, base58 and base62 libraries.
+#: ``numpy.base_repr(int(k, 16), 36)``, base58 and base62 libraries; the key's bytes in the other
+#: order (``bytes.fromhex(k)[::-1]``, ``int.from_bytes(…, "little")``).
 STANDARD_MORE: dict[str, Callable[[str], str]] = {
     "uuencode": lambda k: binascii.b2a_uu(k.encode()).decode(),
     "uuencode-backtick": lambda k: binascii.b2a_uu(k.encode(), backtick=True).decode(),
@@ -143,6 +144,13 @@ STANDARD_MORE: dict[str, Callable[[str], str]] = {
     "hex-digits-radix-7": lambda k: _in_radix(int(k[8:], 16), _BASE36[:7]),
     "hex-digits-base58": lambda k: _in_radix(int(k[8:], 16), _BASE58),
     "hex-digits-base62": lambda k: _in_radix(int(k[8:], 16), _BASE62),
+    "hex-bytes-reversed-base64": lambda k: _b64_bytes(bytes.fromhex(k[8:])[::-1]),
+    "hex-bytes-little-endian-decimal": lambda k: str(
+        int.from_bytes(bytes.fromhex(k[8:]), "little")
+    ),
+    "hex-bytes-little-endian-base36": lambda k: _in_radix(
+        int.from_bytes(bytes.fromhex(k[8:]), "little"), _BASE36
+    ),
 }
 
 
