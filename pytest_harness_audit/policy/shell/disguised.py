@@ -17,6 +17,8 @@ operands.
 * **Options that read a file** of commands that act on names: ``date -f F``, ``du
   --files0-from=F``, ``find -files0-from F``, ``tree --fromfile F`` (:mod:`.option_files`).
 * **Command strings**: ``trap 'CMD' SIGNAL`` runs ``CMD`` (at exit, at the latest).
+* **Notebooks run** (``jupyter execute``, ``nbconvert --execute``, ``papermill``, ``ipython``
+  …): their code cells are read as the program they are (:mod:`.notebooks`).
 * ``git config -f FILE`` reads ``FILE``; ``git archive [TREE] [PATH…]`` and ``git bundle
   create`` pack committed files, ``git daemon [--base-path=DIR] [DIR…]`` and ``git instaweb``
   serve them on the network: read as the work tree's files under those paths.
@@ -34,6 +36,7 @@ from pytest_harness_audit.policy.shell.env_loaders import NAMES as LOADER_NAMES
 from pytest_harness_audit.policy.shell.env_loaders import loaders
 from pytest_harness_audit.policy.shell.index_files import NAMES as INDEX_CLIENTS
 from pytest_harness_audit.policy.shell.index_files import index_files
+from pytest_harness_audit.policy.shell.notebooks import NOTEBOOK_RUNNERS, notebooks
 from pytest_harness_audit.policy.shell.option_files import NAMES as OPTION_READERS
 from pytest_harness_audit.policy.shell.option_files import option_reads
 from pytest_harness_audit.policy.shell.option_words import split_options
@@ -64,6 +67,8 @@ def disguised(name: str, args: list[str], ctx: Context) -> None:
     files a program loads on its own: :mod:`.env_loaders`)."""
     if name in LOADER_NAMES:
         loaders(name, args, ctx)
+    if name in NOTEBOOK_RUNNERS or name.startswith("python"):
+        notebooks(name, args, ctx)  # `jupyter execute nb.ipynb`: the code of its cells runs
     if name in OPTION_READERS:
         option_reads(name, args, ctx.reading)  # `date -f .env`: an option's file is read
     if name in REGISTRY_CLIENTS or name.startswith(("python", "pip")):

@@ -1,0 +1,110 @@
+"""Notebooks run by a command: the code of their cells is read as the program they are.
+
+``jupyter execute NB``, ``jupyter nbconvert --execute NB`` (or
+``--ExecutePreprocessor.enabled=True``), ``jupyter run NB``, ``papermill NB OUT``,
+``jupytext --execute NB``, ``quarto render NB --execute``, ``runipy NB``, ``treon NB``,
+``ipython NB`` and the same tools as ``python -m MODULE`` run the code cells of each workspace
+notebook they are given. A notebook is JSON; its code cells are read as Python, except what
+IPython hands to a shell: a ``!command`` line (``files = !ls`` too), ``%system``/``%sx`` and the
+cell magics ``%%bash``, ``%%sh`` and ``%%script bash|sh``, read as shell scripts. Other magic
+lines are left out of the Python text. Converting a notebook without executing it
+(``jupyter nbconvert --to html NB``) runs nothing and is not read.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from typing import Final
+
+from pytest_harness_audit.policy.shell.context import Context
+from pytest_harness_audit.policy.shell.imports import follow_loads
+
+#: Programs that run notebooks (as a command name or a ``python -m`` module).
+NOTEBOOK_RUNNERS: Final = frozenset(
+    {"jupyter", "jupyter-execute", "jupyter-nbconvert", "jupyter-run", "papermill", "jupytext",
+     "quarto", "runipy", "treon", "ipython", "ipython3", "nbconvert", "nbclient"}
+)  # fmt: skip
+#: What runs its notebooks only when asked to execute them.
+_EXECUTE_WHEN_ASKED: Final = frozenset({"nbconvert", "jupyter-nbconvert", "jupytext", "quarto"})
+_JUPYTER_RUNS: Final = frozenset({"execute", "nbconvert", "run"})
+_MAX_NOTEBOOKS: Final = 16
+_MAX_CELLS: Final = 4096
+_SHELL_LINE: Final = re.compile(r"\s*(?:[\w.,\[\]\s]+=\s*)?(?:!|%(?:system|sx)\b)(.*)")
+_SHELL_CELL: Final = re.compile(r"\s*%%(?:bash|sh|script\s+(?:\S*/)?(?:bash|sh|zsh|dash))\b")
+_MAGIC_LINE: Final = re.compile(r"\s*%")
+
+
+def notebooks(name: str, args: list[str], ctx: Context) -> None:
+    """Read the code of the notebooks ``name args`` runs (module doc)."""
+    if name.startswith("python"):
+        if "-m" not in args[:-1]:
+            return
+        at = args.index("-m")
+        name, args = args[at + 1], args[at + 2 :]
+        if name not in NOTEBOOK_RUNNERS:
+            return
+    if name == "jupyter":
+        words = [w for w in args if not w.startswith("-")]
+        if not words or words[0] not in _JUPYTER_RUNS:
+            return
+        name, args = f"jupyter-{words[0]}", args[args.index(words[0]) + 1 :]
+    if name in _EXECUTE_WHEN_ASKED and not any(_asks_to_execute(w) for w in args):
+        return
+    found = [w for w in args if w.lower().endswith(".ipynb") and not w.startswith("-")]
+    if name == "papermill":
+        found = found[:1]  # `papermill IN OUT`: only the input runs
+    for path in found[:_MAX_NOTEBOOKS]:
+        text = ctx.workspace_text(path)
+        if text is not None:
+            read_notebook(text, posixpath.dirname(path), ctx)
+
+
+def _asks_to_execute(word: str) -> bool:
+    return word == "--execute" or word.startswith("--ExecutePreprocessor.enabled")
+
+
+def read_notebook(text: str, folder: str, ctx: Context) -> None:
+    """Read a notebook's cells: Python as program text, IPython's shell lines as scripts."""
+    code, scripts = notebook_code(text)
+    for script in scripts:
+        ctx.script(script)
+    if code.strip():
+        ctx.read_text(code, True)
+        follow_loads(code, folder, ctx, paths=bool(folder))
+
+
+def notebook_code(text: str) -> tuple[str, list[str]]:
+    """The Python text of a notebook's code cells and the shell scripts among them; a text
+    that is no notebook is read as Python as it is."""
+    try:
+        notebook = json.loads(text)
+    except ValueError:
+        return text, []
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list):
+        worksheets = notebook.get("worksheets") if isinstance(notebook, dict) else None
+        first = worksheets[0] if isinstance(worksheets, list) and worksheets else None
+        cells = first.get("cells") if isinstance(first, dict) else None  # the v3 format
+    code: list[str] = []
+    scripts: list[str] = []
+    for cell in cells[:_MAX_CELLS] if isinstance(cells, list) else []:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", cell.get("input", ""))
+        body = (
+            "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else source
+        )
+        if not isinstance(body, str):
+            continue
+        if _SHELL_CELL.match(body):
+            scripts.append(body.partition("\n")[2])
+            continue
+        for line in body.splitlines():
+            shell = _SHELL_LINE.fullmatch(line)
+            if shell is not None:
+                scripts.append(shell.group(1))
+            elif not _MAGIC_LINE.match(line):
+                code.append(line)
+    return "\n".join(code), scripts
