@@ -102,3 +102,32 @@ def test_the_code_and_the_scripts_of_a_notebook() -> None:
 def test_a_text_that_is_no_notebook_is_read_as_python() -> None:
     assert notebook_code("print(1)") == ("print(1)", [])
     assert notebook_code("[1, 2]") == ("", [])
+
+
+def _with_outputs(source: str, size: int) -> str:
+    """A notebook whose one code cell has a plot ``size`` characters long among its outputs."""
+    cell = {"cell_type": "code", "metadata": {}, "source": [source]}
+    cell["outputs"] = [{"output_type": "display_data", "data": {"image/png": "A" * size}}]
+    return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"), [("print(open('.env').read())", "deny"), ("print(1)", "allow")]
+)
+def test_a_notebook_made_large_by_its_outputs_is_read_for_its_cells(
+    tmp_path: Path, source: str, expected: str
+) -> None:
+    notebook = _with_outputs(source, 300_000)
+    assert _decision(tmp_path, notebook, "jupyter execute nb.ipynb") == expected
+
+
+def test_a_notebook_written_in_the_command_is_read_as_written(tmp_path: Path) -> None:
+    """Not the large one on disk it replaces."""
+    written = _notebook("print(open('.env').read())").replace("'", "'\\''")
+    command = f"printf '%s' '{written}' > nb.ipynb && jupyter execute nb.ipynb"
+    assert _decision(tmp_path, _with_outputs("print(1)", 300_000), command) == "deny"
+
+
+def test_a_notebook_with_too_much_code_cannot_be_read(tmp_path: Path) -> None:
+    notebook = _notebook("x = 1\n" * 20_000)
+    assert _decision(tmp_path, notebook, "jupyter execute nb.ipynb") == "warn"

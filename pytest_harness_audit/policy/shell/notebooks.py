@@ -9,16 +9,23 @@ IPython hands to a shell: a ``!command`` line (``files = !ls`` too), ``%system``
 cell magics ``%%bash``, ``%%sh`` and ``%%script bash|sh``, read as shell scripts. Other magic
 lines are left out of the Python text. Converting a notebook without executing it
 (``jupyter nbconvert --to html NB``) runs nothing and is not read.
+
+A notebook's outputs (plots, tables) often make it larger than a script file read whole: a
+workspace notebook of up to 16 MiB is read for its cells, and only their code counts against
+the script file limit (beyond it the command cannot be read). One written earlier in the same
+command is read as it was written.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import re
 from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context
+from pytest_harness_audit.policy.shell.expand import SCRIPT_FILE_LIMIT, file_key
 from pytest_harness_audit.policy.shell.imports import follow_loads
 
 #: Programs that run notebooks (as a command name or a ``python -m`` module).
@@ -31,6 +38,7 @@ _EXECUTE_WHEN_ASKED: Final = frozenset({"nbconvert", "jupyter-nbconvert", "jupyt
 _JUPYTER_RUNS: Final = frozenset({"execute", "nbconvert", "run"})
 _MAX_NOTEBOOKS: Final = 16
 _MAX_CELLS: Final = 4096
+_MAX_NOTEBOOK_BYTES: Final = 16 * 1024 * 1024
 _SHELL_LINE: Final = re.compile(r"\s*(?:[\w.,\[\]\s]+=\s*)?(?:!|%(?:system|sx)\b)(.*)")
 _SHELL_CELL: Final = re.compile(r"\s*%%(?:bash|sh|script\s+(?:\S*/)?(?:bash|sh|zsh|dash))\b")
 _MAGIC_LINE: Final = re.compile(r"\s*%")
@@ -56,9 +64,29 @@ def notebooks(name: str, args: list[str], ctx: Context) -> None:
     if name == "papermill":
         found = found[:1]  # `papermill IN OUT`: only the input runs
     for path in found[:_MAX_NOTEBOOKS]:
-        text = ctx.workspace_text(path)
+        text = _large_notebook(path, ctx)
+        if text is None:
+            text = ctx.workspace_text(path)
         if text is not None:
             read_notebook(text, posixpath.dirname(path), ctx)
+
+
+def _large_notebook(path: str, ctx: Context) -> str | None:
+    """The text of a workspace notebook past the script file limit (module doc), when it was
+    not written earlier in the command; ``None`` for any other file."""
+    root, real = ctx.workspace_root, ctx.real_path(path)
+    if root is None or real is None or file_key(path) in map(file_key, ctx.reading.writes):
+        return None
+    top = os.path.realpath(root).rstrip("/") + "/"
+    try:
+        if not real.startswith(top) or not os.path.isfile(real):
+            return None
+        if not SCRIPT_FILE_LIMIT < os.path.getsize(real) <= _MAX_NOTEBOOK_BYTES:
+            return None
+        with open(real, "rb") as handle:
+            return handle.read(_MAX_NOTEBOOK_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
 
 
 def _asks_to_execute(word: str) -> bool:
@@ -68,6 +96,9 @@ def _asks_to_execute(word: str) -> bool:
 def read_notebook(text: str, folder: str, ctx: Context) -> None:
     """Read a notebook's cells: Python as program text, IPython's shell lines as scripts."""
     code, scripts = notebook_code(text)
+    if len(code) + sum(len(script) for script in scripts) > SCRIPT_FILE_LIMIT:
+        ctx.unknown(f"a notebook it runs holds more than {SCRIPT_FILE_LIMIT // 1024} KiB of code")
+        return
     for script in scripts:
         ctx.script(script)
     if code.strip():
