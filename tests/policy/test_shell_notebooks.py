@@ -131,3 +131,42 @@ def test_a_notebook_written_in_the_command_is_read_as_written(tmp_path: Path) ->
 def test_a_notebook_with_too_much_code_cannot_be_read(tmp_path: Path) -> None:
     notebook = _notebook("x = 1\n" * 20_000)
     assert _decision(tmp_path, notebook, "jupyter execute nb.ipynb") == "warn"
+
+
+MAGICS_THAT_LEAK = [
+    _notebook("%run leak.py"),
+    _notebook("%run -i leak.py --verbose"),
+    _notebook("%run other.ipynb"),
+    _notebook("%load_ext dotenv\n%dotenv"),
+    _notebook("%dotenv -o config/.env"),
+    _notebook("%%writefile t.py\nprint(open('.env').read())\n", "%run t.py"),
+    _notebook("%%writefile t.sh\nrm -rf app\n", "!bash t.sh"),
+    _notebook("%%script python3\nprint(open('.env').read())\n"),
+    _notebook("%%perl\nopen(F, '.env'); print <F>;\n"),
+    _notebook("%%!\nrm -rf app\n"),
+    _notebook("%sc lines=cat .env"),
+    _notebook("%%time\nprint(open('.env').read())\n"),
+]
+
+
+@pytest.mark.parametrize("notebook", MAGICS_THAT_LEAK)
+def test_what_ipython_runs_besides_python_is_read(tmp_path: Path, notebook: str) -> None:
+    (tmp_path / "leak.py").write_text("print(open('.env').read())\n")
+    (tmp_path / "other.ipynb").write_text(_notebook("!cat .env"))
+    assert _decision(tmp_path, notebook, "jupyter execute nb.ipynb") == "deny"
+
+
+@pytest.mark.parametrize(
+    "notebook",
+    [
+        _notebook("%run helpers.py"),
+        _notebook("%run -m http.server"),
+        _notebook("%%writefile t.py\nprint('hi')\n", "%run t.py"),
+        _notebook("%%time\nsum(range(10))\n", "%timeit sum(range(10))"),
+        _notebook("%%html\n<b>hi</b>\n", "%%javascript\nconsole.log(1)\n"),
+        _notebook("%cd notebooks\n%pwd\n%env DEBUG=1"),
+    ],
+)
+def test_ordinary_magics_are_allowed(tmp_path: Path, notebook: str) -> None:
+    (tmp_path / "helpers.py").write_text("def add(a, b):\n    return a + b\n")
+    assert _decision(tmp_path, notebook, "jupyter execute nb.ipynb") == "allow"
