@@ -3,7 +3,8 @@
 ``jupyter execute NB``, ``jupyter nbconvert --execute NB`` (or
 ``--ExecutePreprocessor.enabled=True``), ``jupyter run NB``, ``papermill NB OUT``,
 ``jupytext --execute NB``, ``quarto render NB --execute``, ``runipy NB``, ``treon NB``,
-``ipython NB`` and the same tools as ``python -m MODULE`` run the code cells of each workspace
+``ipython NB``, ``pytest --nbmake NB`` (or ``--nbval``) and the same tools as
+``python -m MODULE`` run the code cells of each workspace
 notebook they are given. A notebook is JSON; its code cells are read as Python, and what IPython
 runs besides as the shell commands it amounts to: a ``!command`` line (``files = !ls`` too),
 ``%system``, ``%sx`` and ``%sc`` as the command; the cell magics ``%%bash``, ``%%sh``,
@@ -36,10 +37,12 @@ from pytest_harness_audit.policy.shell.imports import follow_loads
 #: Programs that run notebooks (as a command name or a ``python -m`` module).
 NOTEBOOK_RUNNERS: Final = frozenset(
     {"jupyter", "jupyter-execute", "jupyter-nbconvert", "jupyter-run", "papermill", "jupytext",
-     "quarto", "runipy", "treon", "ipython", "ipython3", "nbconvert", "nbclient"}
+     "quarto", "runipy", "treon", "ipython", "ipython3", "nbconvert", "nbclient", "pytest",
+     "py.test"}
 )  # fmt: skip
 #: What runs its notebooks only when asked to execute them.
 _EXECUTE_WHEN_ASKED: Final = frozenset({"nbconvert", "jupyter-nbconvert", "jupytext", "quarto"})
+_NOTEBOOK_PLUGINS: Final = frozenset({"--nbmake", "--nbval", "--nbval-lax", "--nbval-current-env"})
 _JUPYTER_RUNS: Final = frozenset({"execute", "nbconvert", "run"})
 _MAX_NOTEBOOKS: Final = 16
 _MAX_CELLS: Final = 4096
@@ -67,6 +70,8 @@ def notebooks(name: str, args: list[str], ctx: Context) -> None:
         name, args = f"jupyter-{words[0]}", args[args.index(words[0]) + 1 :]
     if name in _EXECUTE_WHEN_ASKED and not any(_asks_to_execute(w) for w in args):
         return
+    if name in ("pytest", "py.test") and _NOTEBOOK_PLUGINS.isdisjoint(args):
+        return  # pytest runs notebooks only through a plugin that collects them
     found = [w for w in args if w.lower().endswith(".ipynb") and not w.startswith("-")]
     if name == "papermill":
         found = found[:1]  # `papermill IN OUT`: only the input runs
