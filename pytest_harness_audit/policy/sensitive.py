@@ -34,7 +34,10 @@ _SOURCE: Final = "|".join(SOURCE_EXTENSIONS)
 #: Docker logins, Windows' ``_netrc``, rclone, MySQL's login path, Terraform's token and state,
 #: Apache's passwords, Sentry's token, Maven's and Gradle's user settings (repository passwords,
 #: signing keys), kubeconfigs, the Azure command line's tokens, an editor's backup of ``.env``,
-#: a Bitcoin wallet and the SFTP settings of editors.
+#: a Bitcoin wallet and the SFTP settings of editors; and the platform's own: the secrets a
+#: container platform mounts (``/run/secrets/NAME``, a Kubernetes service account's token
+#: under ``/var/run/secrets``), the system's password hashes (``/etc/shadow``), SSH host
+#: keys, ``pass``'s store and SOPS's age keys.
 TOOL_CREDENTIAL_NAMES: Final = (
     r"\.config[/\\]gh[/\\]hosts\.yml",
     r"\.config[/\\]hub",
@@ -59,6 +62,11 @@ TOOL_CREDENTIAL_NAMES: Final = (
     r"wallet\.dat",
     r"sftp-config\.json",
     r"\.ftpconfig",
+    r"run[/\\]secrets[/\\](?:[^/\\]+[/\\])*[^/\\]+",
+    r"etc[/\\]g?shadow-?",
+    r"ssh_host_[^/\\]*_key",
+    r"\.password-store[/\\](?:[^/\\]+[/\\])*[^/\\]+\.gpg",
+    r"sops[/\\]age[/\\]keys\.txt",
 )
 _CREDENTIAL: Final = re.compile(
     _SEGMENT + r"(?:"

@@ -141,12 +141,25 @@ CREDENTIAL_PATHS = [
     "/h/.gnupg/secring.gpg",
     "/P/.ENV",
     "/p/prod.env",
+    "/run/secrets/db_password",
+    "/var/run/secrets/kubernetes.io/serviceaccount/token",
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/ssh/ssh_host_ed25519_key",
+    "/h/.password-store/work/github.gpg",
+    "/h/.config/sops/age/keys.txt",
 ]
 ORDINARY_PATHS = [
     "/p/src/index.ts",
     "/p/README.md",
     "/p/environment.py",
     "/p/.envrc",
+    "/etc/passwd",
+    "/etc/ssh/ssh_host_ed25519_key.pub",
+    "/etc/ssh/sshd_config",
+    "/p/docs/run/secrets.md",
+    "/p/app/shadow.py",
+    "/p/keys.txt",
 ]
 
 
