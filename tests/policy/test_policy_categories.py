@@ -244,3 +244,10 @@ def test_the_hosts_renamed_subagent_tool_meets_delegation_rules() -> None:
     warned = policy(rule("warn-delegation", decision="warn", categories=["delegation"]))
     assert decide(warned, "Agent", prompt="tidy the tests") == ("warn", "warn-delegation")
     assert decide(warned, "Task", prompt="tidy the tests") == ("warn", "warn-delegation")
+
+
+@pytest.mark.parametrize("path", CREDENTIAL_PATHS)
+def test_the_safety_preset_denies_every_credential_looking_path(path: str) -> None:
+    """The preset's patterns (rules/safety.yaml) and the category's cover the same files."""
+    evaluation = Policy.preset("safety").evaluate("Read", {"file_path": path})
+    assert (evaluation.decision, evaluation.rule_id) == ("deny", "deny-secret-files")
