@@ -56,7 +56,7 @@ from pytest_harness_audit.doors.hook_asks import (
     take,
     write_state,
 )
-from pytest_harness_audit.doors.hook_between import after_call, between_events
+from pytest_harness_audit.doors.hook_between import after_call, between_events, resume
 from pytest_harness_audit.doors.hook_continuity import WitnessGuard, witness_dir
 from pytest_harness_audit.doors.hook_effects import (
     DEFAULT_ENTRY_LIMIT,
@@ -370,8 +370,8 @@ def handle_post(text: str, *, storage: Path, policy: Policy) -> dict[str, Any]:
             inspection.inspector.load(None, problem)  # what pre saw cannot be trusted
         elif inspection is not None and background is not None:
             inspection.inspector.load(None, background)  # what it does comes after this post
-        elif inspection is not None:
-            inspection.inspector.load(state, problem)
+        elif inspection is not None:  # what changed since the last call too (``between``)
+            resume(inspection.inspector, state, problem, (storage, payload.session_id, pending))
         carry_lifts(gate, state)  # a quarantine lifted since pre was lifted by the call
         status, error = response_status(payload.tool_response)
         ran: Status = "error" if status == "error" else "success"

@@ -40,10 +40,18 @@ from pytest_harness_audit.doors.chain_faults import open_gate as open_session_ga
 from pytest_harness_audit.doors.hook_between_git import git_files
 from pytest_harness_audit.doors.hook_between_kept import STATE_DELETED, note_kept, was_kept
 from pytest_harness_audit.doors.hook_between_memory import memory_candidates, memory_paths
+from pytest_harness_audit.doors.hook_between_walk import (
+    changed_now,
+    deleted,
+    keep_after,
+    resume_between,
+    tamper,
+)
 from pytest_harness_audit.doors.hook_effects import (
     EFFECTS_UNAVAILABLE,
     PENDING_KEY,
     HookInspection,
+    HookInspector,
     Unseen,
     protected_candidates,
     protected_state,
@@ -205,7 +213,27 @@ def check(
     if changed:
         _record(storage, session_id, root=root, policy=policy, event=event, changed=changed)
         keep(storage, session_id, root, protection, paths)
+    if calls_done:  # what a process left running did to the rest of the workspace
+        _walk_now(storage, session_id, root, policy, event)
     return changed
+
+
+def _walk_now(
+    storage: str | os.PathLike[str], session_id: str, root: str, policy: Policy, event: str
+) -> None:
+    """Record what changed since the kept snapshot (:mod:`.hook_between_walk`), or its loss."""
+    gone = deleted(storage, session_id, root)
+    if gone is not None:
+        reason = f"the workspace's kept snapshot was deleted (seen at {event}): {gone}"
+        _record(storage, session_id, root=root, policy=policy, event=event,
+                found=tamper(gone), reason=reason)  # fmt: skip
+    found = changed_now(Path(storage), session_id, root, policy)
+    if found is not None:
+        effects, findings = found
+        reason = f"the workspace changed between hook events (seen at {event}): "
+        reason += ", ".join(sorted({*effects.deleted_dirs, *effects.deleted, *effects.discarded}))
+        _record(storage, session_id, root=root, policy=policy, event=event,
+                found=findings, reason=reason)  # fmt: skip
 
 
 def _findings(
@@ -244,11 +272,14 @@ def _record(
     event: str,
     changed: Sequence[str] = (),
     unreadable: UnreadableState | None = None,
+    found: CallFindings | None = None,
+    reason: str = "",
 ) -> None:
-    found = _findings(policy, changed, unreadable)
-    if unreadable is not None:
+    if found is None:
+        found = _findings(policy, changed, unreadable)
+    if not reason and unreadable is not None:
         reason = f"the protected files' kept state is unreadable (seen at {event}): {unreadable}"
-    else:
+    elif not reason:
         kind = "protected" if "protected" in (found.effects or {}) else "memory"
         reason = f"{kind} files changed between hook events (seen at {event}): "
         reason += ", ".join(changed)
@@ -269,6 +300,23 @@ def _record(
         )
     finally:
         gate.chain.close()
+
+
+def resume(
+    inspector: HookInspector,
+    state: Mapping[str, Any] | None,
+    problem: str,
+    where: tuple[Path, str, Path],
+) -> None:
+    """At post: take up what pre kept (:meth:`~.hook_effects.HookInspector.load`), and what
+    changed since the session's last compared call as the call's ``between``
+    (:func:`~.hook_between_walk.resume_between`); ``where``: the store, the session and the
+    call's pending file."""
+    storage, session_id, own = where
+    inspector.load(state, problem)
+    started = (state or {}).get("started")
+    busy = in_flight(storage, session_id, own)
+    resume_between(inspector, storage, session_id, started, busy)
 
 
 def between_events(
@@ -315,8 +363,14 @@ def after_call(
         return
     window = inspection.inspector.kept if inspection is not None else None
     protection = protection_at(root, policy)
-    if isinstance(window, WorkspaceSnapshot) and window.root == root:
-        after = inspection.inspector.last_snapshot if inspection is not None else None
+    if isinstance(window, WorkspaceSnapshot) and window.root == root and inspection is not None:
+        gone = deleted(storage, session_id, root)
+        if gone is not None:
+            reason = f"the workspace's kept snapshot was deleted (seen at {event}): {gone}"
+            _record(storage, session_id, root=root, policy=policy, event=event,
+                    found=tamper(gone), reason=reason)  # fmt: skip
+        keep_after(storage, session_id, inspection.inspector, window)
+        after = inspection.inspector.last_snapshot
         if after is None or after.root != root:
             after = window
         if in_flight(storage, session_id, own):
@@ -435,6 +489,7 @@ __all__ = [
     "check",
     "in_flight",
     "keep",
+    "resume",
     "state_path",
     "watched_paths",
 ]
