@@ -227,7 +227,10 @@ def _walk_now(
         reason = f"the workspace's kept snapshot was deleted (seen at {event}): {gone}"
         _record(storage, session_id, root=root, policy=policy, event=event,
                 found=tamper(gone), reason=reason)  # fmt: skip
-    found = changed_now(Path(storage), session_id, root, policy)
+    try:
+        found = changed_now(Path(storage), session_id, root, policy)
+    except OSError:  # the workspace cannot be walked now: the next call's window compares
+        found = None
     if found is not None:
         effects, findings = found
         reason = f"the workspace changed between hook events (seen at {event}): "
@@ -369,11 +372,12 @@ def after_call(
             reason = f"the workspace's kept snapshot was deleted (seen at {event}): {gone}"
             _record(storage, session_id, root=root, policy=policy, event=event,
                     found=tamper(gone), reason=reason)  # fmt: skip
-        keep_after(storage, session_id, inspection.inspector, window)
+        busy = in_flight(storage, session_id, own)  # then the kept one stays, if any
+        keep_after(storage, session_id, inspection.inspector, window, replace=not busy)
         after = inspection.inspector.last_snapshot
         if after is None or after.root != root:
             after = window
-        if in_flight(storage, session_id, own):
+        if busy:
             # another call's window is open: take up only what changed in this one's
             _keep_window(storage, session_id, root, protection, window, after)
             return

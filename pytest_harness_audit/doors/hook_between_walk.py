@@ -137,10 +137,19 @@ def resume_between(
 
 
 def keep_after(
-    storage: Path, session_id: str, inspector: HookInspector, window: WorkspaceSnapshot
+    storage: Path,
+    session_id: str,
+    inspector: HookInspector,
+    window: WorkspaceSnapshot,
+    *,
+    replace: bool = True,
 ) -> None:
     """At post, after a compared window: keep the workspace as the call left it (git's
-    tracked paths as pre knew them)."""
+    tracked paths as pre knew them). Not ``replace``: another call is in flight, so what
+    changed before this call's window has not been compared yet; the kept snapshot stays (a
+    later comparison covers that span too), and one is kept only when there is none."""
+    if not replace and os.path.lexists(walk_path(storage, session_id, window.root)):
+        return
     after = inspector.last_snapshot
     if after is not None and window.tracked is not None:
         tracked = frozenset(window.tracked & after.files.keys())

@@ -56,13 +56,13 @@ class _Host:
     def _base(self, event: str) -> dict[str, Any]:
         return {"session_id": SESSION, "cwd": str(self.project), "hook_event_name": event}
 
-    def pre(self, command: str) -> dict[str, Any]:
+    def pre(self, command: str, **more: Any) -> dict[str, Any]:
         self.calls += 1
         payload = {
             **self._base("PreToolUse"),
             "permission_mode": "default",
             "tool_name": "Bash",
-            "tool_input": {"command": command, "description": "work"},
+            "tool_input": {"command": command, "description": "work", **more},
             "tool_use_id": f"toolu_{self.calls}",
         }
         assert json.loads(self._send("pre", payload)) == {}
@@ -207,3 +207,46 @@ def test_calls_run_in_parallel_are_not_each_other_s_between(host: _Host, project
     assert "between" not in (record.get("effects") or {})
     host.end()
     assert verdict(host.storage, SESSION) is Verdict.PASS
+
+
+def test_a_deletion_before_calls_run_in_parallel_is_found_when_they_end(
+    host: _Host, project: Path
+) -> None:
+    host.call("nohup python3 tidy.py >/dev/null 2>&1 &")
+    shutil.rmtree(project / "app")  # by the process left running
+    first = host.pre("ls")
+    second = host.pre("git status --short")  # both in flight
+    host.post(first)  # the second is in flight: nothing compared yet, nothing forgotten
+    host.post(second)
+    record = call_records(host.storage, SESSION)[-1]
+    assert record["effects"]["between"]["deletedDirs"] == ["app"]
+    assert verdict(host.storage, SESSION) is Verdict.FAIL
+
+
+def test_committed_history_destroyed_between_calls_fails(host: _Host, project: Path) -> None:
+    for name in ("a.txt", "b.txt"):
+        (project / name).write_text(name)
+        _git(project, "add", name)
+        _git(project, "commit", "-qm", name)
+    host.call("git log --oneline")
+    host.call("nohup python3 tidy.py >/dev/null 2>&1 &")
+    _git(project, "reset", "-q", "--hard", "HEAD~2")  # by the process left running
+    _git(project, "reflog", "expire", "--expire=now", "--all")
+    _git(project, "gc", "-q", "--prune=now")
+    record = host.call("ls")
+    assert len(record["effects"]["between"]["historyDestroyed"]) == 2
+    assert "history_destroyed" in record["alerts"]
+    assert verdict(host.storage, SESSION) is Verdict.FAIL
+
+
+def test_what_a_background_command_did_after_its_post_is_found_at_the_next_call(
+    host: _Host, project: Path
+) -> None:
+    host.call("git status --short")
+    pre = host.pre("python3 tidy.py", run_in_background=True)
+    host.post(pre)  # recorded with its effects unknown (WARN): it has done nothing yet
+    shutil.rmtree(project / "app")  # what it does then
+    record = host.call("ls")
+    assert record["effects"]["between"]["deletedDirs"] == ["app"]
+    assert "input_changed" not in (record.get("alerts") or [])
+    assert verdict(host.storage, SESSION) is Verdict.FAIL
