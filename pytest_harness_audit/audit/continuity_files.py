@@ -36,6 +36,9 @@ SPANS_KEY = "spans"
 #: A witness's names of the protected states the hook door kept between events
 #: (``hook_between_kept``): ``[<state file name>, ...]``.
 BETWEEN_KEY = "between"
+#: A witness's digests of those states, the last two of each (one being written may not be
+#: read yet): ``{<state file name>: [<sha256 hex>, ...]}``.
+BETWEEN_DIGESTS_KEY = "betweenDigests"
 
 
 def witness_dir(environ: Mapping[str, str] | None = None) -> Path:

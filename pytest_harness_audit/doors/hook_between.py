@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,14 +37,20 @@ from pytest_harness_audit.audit.atomic_file import replace_file
 from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook_between_git import git_files
-from pytest_harness_audit.doors.hook_between_kept import STATE_DELETED, note_kept, was_kept
+from pytest_harness_audit.doors.hook_between_kept import (
+    STATE_DELETED,
+    STATE_REWRITTEN,
+    note_kept,
+    rewritten,
+    was_kept,
+)
 from pytest_harness_audit.doors.hook_between_memory import memory_candidates, memory_paths
 from pytest_harness_audit.doors.hook_between_walk import (
     changed_now,
-    deleted,
     keep_after,
     resume_between,
     tamper,
+    tampered,
 )
 from pytest_harness_audit.doors.hook_effects import (
     EFFECTS_UNAVAILABLE,
@@ -60,7 +65,7 @@ from pytest_harness_audit.doors.hook_effects import (
 from pytest_harness_audit.doors.hook_host_programs import protection_at
 from pytest_harness_audit.doors.hook_host_project import PROJECT_SETTINGS
 from pytest_harness_audit.doors.hook_host_settings import PROJECT_MCP, HostWatch, check_between
-from pytest_harness_audit.doors.hook_pending_seal import pending_key
+from pytest_harness_audit.doors.hook_in_flight import IN_FLIGHT_SECONDS, in_flight
 from pytest_harness_audit.gate.seam import CallFindings, Outcome
 from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
 from pytest_harness_audit.inspect import MEMORY_WRITE, PROTECTED_FILE_CHANGED, WorkspaceSnapshot
@@ -69,9 +74,6 @@ from pytest_harness_audit.policy import Policy
 
 #: The note's tool.
 WORKSPACE_CHANGED_BETWEEN = "WorkspaceChangedBetween"
-#: How long a call's pending file counts as a call in flight (the host's longest foreground
-#: command runs ten minutes).
-IN_FLIGHT_SECONDS = 900
 _HOST_FILES = frozenset((*PROJECT_SETTINGS, PROJECT_MCP))
 
 
@@ -110,8 +112,9 @@ def keep(
     data = {"root": root, "files": dict(files), "complete": complete}
     StorageLayout.at(storage).ensure_dirs()  # a store made here is one like any (``.gitignore``)
     path = state_path(storage, session_id, root)
-    replace_file(path, json.dumps(data, sort_keys=True).encode())
-    note_kept(storage, session_id, path.name)
+    kept = json.dumps(data, sort_keys=True).encode()
+    note_kept(storage, session_id, path.name, kept)  # its digest before the bytes
+    replace_file(path, kept)
 
 
 class UnreadableState(ValueError):
@@ -119,7 +122,8 @@ class UnreadableState(ValueError):
 
 
 class DeletedState(UnreadableState):
-    """The kept state is gone although the session's witness says it was kept: a tamper."""
+    """The kept state is gone although the session's witness says it was kept, or its bytes
+    are not those kept: a tamper."""
 
 
 def _kept_state(
@@ -128,41 +132,24 @@ def _kept_state(
     """The kept state of ``root`` and whether it is complete (``None``: none kept)."""
     path = state_path(storage, session_id, root)
     try:
-        data = json.loads(path.read_bytes())
+        raw = path.read_bytes()
     except FileNotFoundError:
         if was_kept(storage, session_id, path.name):
             raise DeletedState(f"{path}: {STATE_DELETED}") from None
         return None
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        raise UnreadableState(f"{path}: {type(exc).__name__}") from None
+    if rewritten(storage, session_id, path.name, raw):
+        raise DeletedState(f"{path}: {STATE_REWRITTEN}")
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
         raise UnreadableState(f"{path}: {type(exc).__name__}") from None
     if not isinstance(data, Mapping) or not isinstance(data.get("files"), Mapping):
         raise UnreadableState(f"{path}: not a kept state")
     if data.get("root") != root:
         raise UnreadableState(f"{path}: the state of another workspace")
     return dict(data["files"]), data.get("complete") is True
-
-
-def in_flight(storage: str | os.PathLike[str], session_id: str, own: Path | None) -> bool:
-    """Whether a call of the session other than ``own`` (its pending file) is in flight: its
-    pre wrote its pending file less than :data:`IN_FLIGHT_SECONDS` ago (a call whose post never
-    came does not stop the comparison for good)."""
-    folder = Path(storage) / "pending" / sanitize_session_id(session_id)
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return False
-    # the call's own pending file, and the same claimed by its post (``<key>.claimed.json``)
-    mine = None if own is None else pending_key(own) + "."
-    since = time.time() - IN_FLIGHT_SECONDS
-    for entry in entries:
-        if not entry.name.endswith(".json") or (mine is not None and entry.name.startswith(mine)):
-            continue
-        try:
-            if entry.stat().st_mtime >= since:
-                return True
-        except OSError:
-            continue
-    return False
 
 
 def changed_between(
@@ -222,9 +209,9 @@ def _walk_now(
     storage: str | os.PathLike[str], session_id: str, root: str, policy: Policy, event: str
 ) -> None:
     """Record what changed since the kept snapshot (:mod:`.hook_between_walk`), or its loss."""
-    gone = deleted(storage, session_id, root)
+    gone = tampered(storage, session_id, root)
     if gone is not None:
-        reason = f"the workspace's kept snapshot was deleted (seen at {event}): {gone}"
+        reason = f"the workspace's kept snapshot was deleted or rewritten (seen at {event}): {gone}"
         _record(storage, session_id, root=root, policy=policy, event=event,
                 found=tamper(gone), reason=reason)  # fmt: skip
     try:
@@ -245,7 +232,7 @@ def _findings(
     """The note's findings: the changed files judged by the effect rules; an unreadable state
     a WARN when the policy judges effects (nothing could be compared), a deleted one a FAIL."""
     if isinstance(unreadable, DeletedState):
-        why = f"the protected files' kept state was deleted ({unreadable})"
+        why = f"the protected files' kept state was deleted or rewritten ({unreadable})"
         return CallFindings((TAMPER_ALERT,), {"unknown": why}, "FAIL", why, "effect")
     if unreadable is not None:
         why = f"effects unknown: the protected files' kept state is unreadable ({unreadable})"
@@ -367,9 +354,11 @@ def after_call(
     window = inspection.inspector.kept if inspection is not None else None
     protection = protection_at(root, policy)
     if isinstance(window, WorkspaceSnapshot) and window.root == root and inspection is not None:
-        gone = deleted(storage, session_id, root)
+        gone = tampered(storage, session_id, root)
         if gone is not None:
-            reason = f"the workspace's kept snapshot was deleted (seen at {event}): {gone}"
+            reason = (
+                f"the workspace's kept snapshot was deleted or rewritten (seen at {event}): {gone}"
+            )
             _record(storage, session_id, root=root, policy=policy, event=event,
                     found=tamper(gone), reason=reason)  # fmt: skip
         busy = in_flight(storage, session_id, own)  # then the kept one stays, if any
@@ -486,6 +475,7 @@ class _Found:
 
 
 __all__ = [
+    "IN_FLIGHT_SECONDS",
     "WORKSPACE_CHANGED_BETWEEN",
     "after_call",
     "between_events",

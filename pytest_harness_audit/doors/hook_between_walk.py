@@ -31,7 +31,13 @@ from typing import Any
 
 from pytest_harness_audit.audit.atomic_file import read_own_file, replace_file
 from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
-from pytest_harness_audit.doors.hook_between_kept import STATE_DELETED, note_kept, was_kept
+from pytest_harness_audit.doors.hook_between_kept import (
+    STATE_DELETED,
+    STATE_REWRITTEN,
+    note_kept,
+    rewritten,
+    was_kept,
+)
 from pytest_harness_audit.doors.hook_effects import HookInspector, store_inside
 from pytest_harness_audit.doors.hook_host_programs import protection_at
 from pytest_harness_audit.doors.hook_uncommitted import HookUncommitted
@@ -80,8 +86,9 @@ def keep_walk(
     StorageLayout.at(storage).ensure_dirs()
     path = walk_path(storage, session_id, root)
     path.parent.mkdir(parents=True, exist_ok=True)
-    replace_file(path, json.dumps(data, separators=(",", ":")).encode())
-    note_kept(storage, session_id, path.name)
+    kept = json.dumps(data, separators=(",", ":")).encode()
+    note_kept(storage, session_id, path.name, kept)  # its digest before the bytes
+    replace_file(path, kept)
 
 
 def _kept(
@@ -89,8 +96,12 @@ def _kept(
 ) -> tuple[WorkspaceSnapshot, float, int] | None:
     """The kept snapshot of ``root``, when it was taken and the entry limit it was taken with
     (``None``: none kept, or none usable)."""
+    path = walk_path(storage, session_id, root)
     try:
-        data = json.loads(read_own_file(walk_path(storage, session_id, root)))
+        raw = read_own_file(path)
+        if rewritten(storage, session_id, path.name, raw):
+            return None  # not compared with: the post after the call says so (:func:`tampered`)
+        data = json.loads(raw)
         snapshot = data["snapshot"]
         if snapshot is None or data["root"] != root:
             return None
@@ -100,13 +111,18 @@ def _kept(
         return None
 
 
-def deleted(storage: str | os.PathLike[str], session_id: str, root: str) -> str | None:
-    """Why the kept snapshot counts as deleted (the witness names it, the store has none), or
-    ``None``."""
+def tampered(storage: str | os.PathLike[str], session_id: str, root: str) -> str | None:
+    """Why the kept snapshot counts as tampered with (the witness names it and the store has
+    none, or its bytes are not those kept), or ``None``."""
     path = walk_path(storage, session_id, root)
-    if os.path.lexists(path) or not was_kept(storage, session_id, path.name):
-        return None
-    return f"{path}: {STATE_DELETED}"
+    try:
+        raw = read_own_file(path)
+    except FileNotFoundError:
+        gone = was_kept(storage, session_id, path.name)
+        return f"{path}: {STATE_DELETED}" if gone else None
+    except OSError:
+        return None  # unreadable: nothing is compared with it, nothing hidden by it
+    return f"{path}: {STATE_REWRITTEN}" if rewritten(storage, session_id, path.name, raw) else None
 
 
 def between(
@@ -209,8 +225,8 @@ def judge(policy: Policy, effects: Effects, tool: str) -> CallFindings:
 
 
 def tamper(why: str) -> CallFindings:
-    """The findings of a kept snapshot deleted behind the door's back."""
-    reason = f"the workspace's kept snapshot was deleted ({why})"
+    """The findings of a kept snapshot deleted or rewritten behind the door's back."""
+    reason = f"the workspace's kept snapshot was deleted or rewritten ({why})"
     return CallFindings((TAMPER_ALERT,), {"unknown": reason}, "FAIL", reason, "effect")
 
 
@@ -218,11 +234,11 @@ __all__ = [
     "WALK_SUFFIX",
     "between",
     "changed_now",
-    "deleted",
     "judge",
     "keep_after",
     "keep_walk",
     "resume_between",
     "tamper",
+    "tampered",
     "walk_path",
 ]

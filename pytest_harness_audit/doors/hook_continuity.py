@@ -37,6 +37,7 @@ from typing import Any
 
 from pytest_harness_audit.audit.anchor import read_anchor
 from pytest_harness_audit.audit.continuity_files import (
+    BETWEEN_DIGESTS_KEY,
     BETWEEN_KEY,
     SEALED_KEY,
     SPANS_KEY,
@@ -405,7 +406,7 @@ def _note_chain(path: Path, storage: Path, event: HookEvent) -> None:
     }
     if now.head is not None and now.size is not None:
         data.update(head=now.head, size=now.size)
-    for kept in ("transcriptOffset", SEALED_KEY, SPANS_KEY, BETWEEN_KEY):
+    for kept in ("transcriptOffset", SEALED_KEY, SPANS_KEY, BETWEEN_KEY, BETWEEN_DIGESTS_KEY):
         if kept in old:
             data[kept] = old[kept]
     if "transcriptOffset" not in old:

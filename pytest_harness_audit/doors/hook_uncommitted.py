@@ -35,7 +35,13 @@ from pytest_harness_audit.audit.atomic_file import read_own_file, replace_file
 from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.audit.locking import exclusive, open_lock_file
 from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
-from pytest_harness_audit.doors.hook_between_kept import STATE_DELETED, note_kept, was_kept
+from pytest_harness_audit.doors.hook_between_kept import (
+    STATE_DELETED,
+    STATE_REWRITTEN,
+    note_kept,
+    rewritten,
+    was_kept,
+)
 from pytest_harness_audit.gate.seam import NO_FINDINGS, CallFindings, Outcome
 from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
 from pytest_harness_audit.inspect import EFFECTS_UNAVAILABLE
@@ -115,9 +121,10 @@ class HookUncommitted(UncommittedWork):
 
     def _keep(self) -> None:
         data = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":")).encode()
+        # its digest before the bytes; once noted, a read of the witness
+        note_kept(self.storage, self.session_id, self.name, data)
         if data != self._read:  # a call that changed none of it writes nothing
             replace_file(self.path, data)
-        note_kept(self.storage, self.session_id, self.name)  # once noted, a read of the witness
 
     def _resume(self) -> bool:
         """Take up the kept work; ``False``: none was kept (:class:`_Unusable`: not usable)."""
@@ -129,6 +136,8 @@ class HookUncommitted(UncommittedWork):
             return False
         except OSError as exc:
             raise _Unusable(f"{self.name}: {type(exc).__name__}") from None
+        if rewritten(self.storage, self.session_id, self.name, data):
+            raise _Unusable(f"{self.name}: {STATE_REWRITTEN}", deleted=True)
         self._read = data
         if len(data) > MAX_STATE_BYTES:
             raise _Unusable(f"{self.name}: larger than {MAX_STATE_BYTES} bytes")
@@ -180,7 +189,7 @@ class HookUncommitted(UncommittedWork):
         if problem is None:
             return NO_FINDINGS
         if problem.deleted:
-            why = f"the uncommitted work's kept state was deleted ({problem})"
+            why = f"the uncommitted work's kept state was deleted or rewritten ({problem})"
             return CallFindings((TAMPER_ALERT,), {"unknown": why}, "FAIL", why, "effect")
         why = f"uncommitted work thrown away unknown: its kept state is unusable ({problem})"
         if self.policy.effect_rules:

@@ -147,14 +147,16 @@ def test_a_change_while_another_call_is_in_flight_is_left_to_its_window(host: Ho
 
 
 @pytest.mark.parametrize("garbled", [b"{not json", b'{"root": 1}', b"[]"])
-def test_a_kept_state_that_cannot_be_read_is_said_and_warns(host: Host, garbled: bytes) -> None:
+def test_a_kept_state_rewritten_is_said_and_fails(host: Host, garbled: bytes) -> None:
+    """Bytes the door did not keep (the witness has the digest of those it did) are no
+    unreadable state: a process rewrote it."""
     host.call()
     state_path(host.storage, "host-between-1", str(host.project)).write_bytes(garbled)
     host.call()
     (note,) = _notes(host)
-    assert note["alerts"] == ["effects_unavailable"]
-    assert "unreadable" in note["effects"]["unknown"]
-    assert host.judged()[0] is Verdict.WARN
+    assert note["alerts"] == ["tamper_attempt"]
+    assert "was rewritten" in note["effects"]["unknown"]
+    assert host.judged()[0] is Verdict.FAIL
     PLANTED["SOUL.md"](host.project)  # compared again from the state kept anew
     host.call()
     assert _notes(host)[-1]["effects"] == {"protected": ["SOUL.md"]}

@@ -146,15 +146,15 @@ def test_a_clean_repository_keeps_an_empty_work(tmp_path: Path, project: Path) -
     assert verdict(storage, SESSION) is Verdict.PASS
 
 
-def test_a_kept_work_deleted_fails_and_one_unreadable_warns(tmp_path: Path, project: Path) -> None:
+def test_a_kept_work_rewritten_or_deleted_fails(tmp_path: Path, project: Path) -> None:
     storage = tmp_path / "store"
     _call(storage, project, "git stash -q", "toolu_1")
     path = state_path(storage, SESSION, str(project))
-    path.write_text("{not json")
-    unreadable = _call(storage, project, "git stash list", "toolu_2")
-    assert "effects_unavailable" in unreadable["alerts"]
-    assert "unusable" in unreadable["judged"]["reason"]
-    assert verdict(storage, SESSION) is Verdict.WARN
+    path.write_text("{not json")  # not the bytes the door kept (the witness has their digest)
+    rewritten = _call(storage, project, "git stash list", "toolu_2")
+    assert "tamper_attempt" in rewritten["alerts"]
+    assert "was rewritten" in rewritten["judged"]["reason"]
+    assert verdict(storage, SESSION) is Verdict.FAIL
     path.unlink()
     deleted = _call(storage, project, "git stash list", "toolu_3")
     assert "tamper_attempt" in deleted["alerts"]
