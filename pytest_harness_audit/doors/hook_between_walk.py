@@ -55,9 +55,12 @@ from pytest_harness_audit.inspect import (
 from pytest_harness_audit.inspect.effect_set import Effects
 from pytest_harness_audit.inspect.effects import Protection, diff
 from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.readers.verdict import Verdict, VerdictReason
 
 #: The kept snapshot's file name ends so (beside the protected state's ``.json``).
 WALK_SUFFIX = ".walk.json"
+#: The verdict reason's code of a change found when a session with no end is reported.
+LATE_CODE = "workspace-changed-after-last-event"
 
 
 def walk_path(storage: str | os.PathLike[str], session_id: str, root: str) -> Path:
@@ -224,6 +227,47 @@ def judge(policy: Policy, effects: Effects, tool: str) -> CallFindings:
     return CallFindings(alerts, record, judgement.verdict, why, "effect")
 
 
+def late_reasons(
+    storage: str | os.PathLike[str], session_id: str, policy: Policy
+) -> tuple[VerdictReason, ...]:
+    """For a session whose hooks stopped (no event came to compare): what changed in each
+    workspace since its kept snapshot, judged by the effect rules, as a verdict reason (a kept
+    snapshot deleted or rewritten FAILs); nothing is written."""
+    folder = Path(storage) / "hook-between"
+    reasons: list[VerdictReason] = []
+    for path in sorted(folder.glob(f"{sanitize_session_id(session_id)}-*{WALK_SUFFIX}")):
+        try:
+            root = json.loads(read_own_file(path))["root"]
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            continue
+        if not isinstance(root, str) or walk_path(storage, session_id, root) != path:
+            continue
+        why = tampered(storage, session_id, root)
+        if why is not None:
+            text = f"the workspace's kept snapshot was deleted or rewritten: {why}"
+            reasons.append(VerdictReason(Verdict.FAIL, LATE_CODE, text))
+            continue
+        protection = protection_at(root, policy)
+        found = _kept(storage, session_id, root, protection)
+        if found is None:
+            continue
+        last, _taken, limit = found
+        skip = store_inside(root, storage)
+        now = WorkspaceSnapshot.take(
+            root, protection=protection, tracked=False, skip=skip, limit=limit, partial=False
+        )
+        if not now.complete or now.root != last.root:
+            continue
+        effects = dataclasses.replace(diff(last, now), protected=(), memory=())
+        findings = judge(policy, effects, "WorkspaceChangedBetween")
+        if findings.verdict is None:
+            continue
+        listed = ", ".join(sorted({*effects.deleted_dirs, *effects.deleted})[:10])
+        text = f"the workspace changed after the last hook event: {listed} ({findings.reason})"
+        reasons.append(VerdictReason(Verdict.parse(findings.verdict), LATE_CODE, text))
+    return tuple(reasons)
+
+
 def tamper(why: str) -> CallFindings:
     """The findings of a kept snapshot deleted or rewritten behind the door's back."""
     reason = f"the workspace's kept snapshot was deleted or rewritten ({why})"
@@ -231,12 +275,14 @@ def tamper(why: str) -> CallFindings:
 
 
 __all__ = [
+    "LATE_CODE",
     "WALK_SUFFIX",
     "between",
     "changed_now",
     "judge",
     "keep_after",
     "keep_walk",
+    "late_reasons",
     "resume_between",
     "tamper",
     "tampered",

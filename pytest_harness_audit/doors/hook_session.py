@@ -39,6 +39,7 @@ from pytest_harness_audit.doors.chain_faults import open_gate as open_session_ga
 from pytest_harness_audit.doors.hook import HookPayload, open_gate, read_payload
 from pytest_harness_audit.doors.hook_asks import EVERY_AGENT, any_asked, check_seals, reconcile
 from pytest_harness_audit.doors.hook_between import between_events
+from pytest_harness_audit.doors.hook_between_walk import late_reasons as late_workspace
 from pytest_harness_audit.doors.hook_continuity import witnessed_loss
 from pytest_harness_audit.doors.hook_effects import workspace_root
 from pytest_harness_audit.doors.hook_faults import record_unrecorded_calls
@@ -370,7 +371,8 @@ def unended_report(storage: Path, session_id: str) -> SessionReport | None:
     reasons: list[VerdictReason] = []
     not_ended = ended_reason(records) or _after_end(records)
     if not_ended is not None:
-        reasons.extend((*late_reasons(storage, session_id), not_ended))
+        late = (*late_reasons(storage, session_id), *late_workspace(storage, session_id, policy))
+        reasons.extend((*late, not_ended))
     lost = witnessed_loss(storage, session_id)
     if lost is not None:
         text = f"the session's chain changed after its last hook event: {lost}"

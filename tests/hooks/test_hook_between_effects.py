@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import as_post, call_records, hook, host_env, verdict
+from hook_processes import as_post, call_records, harness_audit, hook, host_env, verdict
 
 from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.readers.verdict import Verdict
@@ -250,3 +250,27 @@ def test_what_a_background_command_did_after_its_post_is_found_at_the_next_call(
     assert record["effects"]["between"]["deletedDirs"] == ["app"]
     assert "input_changed" not in (record.get("alerts") or [])
     assert verdict(host.storage, SESSION) is Verdict.FAIL
+
+
+def test_a_deletion_after_the_last_event_fails_the_report_of_a_session_with_no_end(
+    host: _Host, project: Path
+) -> None:
+    host._send("session-start", {**host._base("SessionStart"), "source": "startup"})
+    host.call("nohup python3 tidy.py >/dev/null 2>&1 &")
+    shutil.rmtree(project / "app")  # the hooks are switched off: no event comes
+    argv = ["--storage", str(host.storage), "audit", "report", SESSION]
+    code, out, err = harness_audit(argv, env=host.env)
+    assert code == 0, err
+    assert "FAIL: the workspace changed after the last hook event: app" in out
+
+
+def test_a_session_with_no_end_and_its_workspace_as_left_is_only_not_ended(
+    host: _Host,
+) -> None:
+    host._send("session-start", {**host._base("SessionStart"), "source": "startup"})
+    host.call("git status --short")
+    argv = ["--storage", str(host.storage), "audit", "report", SESSION]
+    code, out, err = harness_audit(argv, env=host.env)
+    assert code == 0, err
+    assert "the workspace changed" not in out
+    assert "has no SessionEnd record" in out
