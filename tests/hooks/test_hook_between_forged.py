@@ -82,3 +82,19 @@ def test_states_the_door_itself_keeps_anew_stay_passing(host: Host) -> None:
         host.call()
     host.end()
     assert host.judged()[0] is Verdict.PASS
+
+
+def test_the_owner_s_work_thrown_away_and_its_kept_state_forged_fails(host: Host) -> None:
+    from pytest_harness_audit.doors.hook_uncommitted import HookUncommitted
+    from pytest_harness_audit.doors.hook_uncommitted import state_path as work_at
+
+    root = str(host.project)
+    (host.project / "README.md").write_text("the owner's edit\n")
+    host.call()  # the session's work is taken: README.md changed by the owner
+    subprocess.run([*GIT, "checkout", "--", "."], cwd=host.project, check=True)
+    elsewhere = host.storage.parent / "elsewhere"  # the clean work, as the door would keep it
+    HookUncommitted(root, Policy.preset("safety"), elsewhere, "host-between-1").learn(root)
+    forged = work_at(elsewhere, "host-between-1", root).read_bytes()
+    work_at(host.storage, "host-between-1", root).write_bytes(forged)
+    host.call()
+    assert host.judged()[0] is Verdict.FAIL
