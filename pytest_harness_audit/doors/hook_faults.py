@@ -27,6 +27,7 @@ from pytest_harness_audit.doors.chain_faults import open_gate as open_session_ga
 from pytest_harness_audit.doors.hook_effects import workspace_root
 from pytest_harness_audit.doors.hook_unfinished import (
     USE_ID_FIELD,
+    TranscriptCall,
     problem_of,
     ran_unseen,
     stale_use_ids,
@@ -128,14 +129,14 @@ def record_unrecorded_calls(
     # a call a record holds (its post's, or a note of it at an earlier event) is not noted again
     recorded = {held_id for held_id in held or () if isinstance(held_id, str)}
     stale = set(stale_use_ids(storage, session_id))
-    for use_id, tool in [call for call in calls if call[0] in stale - recorded]:
-        problem = problem_of(use_id, tool, event)
-        _note(storage, policy, session_id, POST_EVENTS[0], problem, cwd, use_id=use_id)
+    for call in [call for call in calls if call.use_id in stale - recorded]:
+        problem = problem_of(call.use_id, call.tool, event)
+        _note(storage, policy, session_id, POST_EVENTS[0], problem, cwd, call=call)
     if held is None:
         return
-    for use_id, tool in ran_unseen(calls, recorded | stale):
-        problem = problem_of(use_id, tool, event, pending=False)
-        _note(storage, policy, session_id, POST_EVENTS[0], problem, cwd, use_id=use_id)
+    for call in ran_unseen(calls, recorded | stale):
+        problem = problem_of(call.use_id, call.tool, event, pending=False)
+        _note(storage, policy, session_id, POST_EVENTS[0], problem, cwd, call=call)
 
 
 def _note(
@@ -148,13 +149,18 @@ def _note(
     text: str | None = None,
     *,
     tamper: bool = False,
-    use_id: str | None = None,
+    call: TranscriptCall | None = None,
 ) -> None:
     """Append the fault note (``ChainError``: the chain takes no record). A problem that is a
     chain fault (:func:`~.chain_faults.is_chain_fault`) is tamper evidence: the verdict FAILs.
-    ``use_id``: the host's ``tool_use_id`` of the call noted, held by the note so that it is
-    noted once."""
+    ``call``: the call noted, as the host's transcript shows it: the note holds its
+    ``tool_use_id`` (so that it is noted once), and it is judged as far as the transcript
+    tells (:func:`_judged_from_transcript`)."""
     root = workspace_root(cwd)
+    use_id = call.use_id if call is not None else None
+    if call is not None:
+        why, denied = _judged_from_transcript(call, policy, root)
+        problem, tamper, text = problem + why, tamper or denied, call.result or None
     gate = open_session_gate(storage_dir=storage, session_id=session_id, policy=policy, door="hook")
     try:
         params = {"problem": problem}
@@ -171,6 +177,22 @@ def _note(
         gate.run(tool, params, lambda _decision: outcome, decision=decision)
     finally:
         gate.chain.close()
+
+
+def _judged_from_transcript(
+    call: TranscriptCall, policy: Policy, root: str | None
+) -> tuple[str, bool]:
+    """What the policy says of a call that ran unjudged, by its input in the transcript: the
+    note's added words, and whether the policy denies it (it got past the hooks: tamper). Any
+    error judging it counts as a denial (fail closed)."""
+    try:
+        evaluation = policy.evaluate(call.tool, call.input, root=root)
+    except Exception as exc:  # the note must be written: judged closed
+        return f"; its input could not be judged ({type(exc).__name__}): counted as denied", True
+    if evaluation.decision != "deny":
+        return "", False
+    rule = evaluation.rule_id or "default"
+    return f"; the policy denies it ({rule}: {evaluation.reason}): it got past the hooks", True
 
 
 def _payload_fields(text: str) -> dict[str, Any]:

@@ -13,8 +13,11 @@ session WARNs, ``unrecorded-outcome``) before the pending files are cleaned. A c
 ``pre`` was killed too left no pending file: each call record a post writes holds the host's
 ``tool_use_id`` (:data:`USE_ID_FIELD`), so a call the transcript shows ran, after the first call
 a post recorded (before it the hooks may not have been installed), that no record holds is noted
-the same way. A call that failed and whose ``PostToolUseFailure`` never came reads as a refusal
-here, and a transcript that cannot be read tells nothing: neither is noted.
+the same way. Each noted call is still judged by what the transcript shows of it: its input by
+the policy (a call the policy denies that ran unjudged got past the hooks: tamper, FAIL) and
+its result for the project's known secrets. A call that failed and whose
+``PostToolUseFailure`` never came reads as a refusal here, and a transcript that cannot be read
+tells nothing: neither is noted.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pytest_harness_audit.audit.storage import sanitize_session_id
 from pytest_harness_audit.policy.categories import BUILTIN_TOOL_CATEGORIES, STATE
@@ -96,38 +99,64 @@ def message_blocks(line: bytes, kind: str | None = None) -> list[dict[str, Any]]
     return [block for block in content if isinstance(block, dict)]
 
 
-def transcript_calls(transcript: str | None) -> list[tuple[str, str]]:
-    """``(tool_use_id, tool)`` of each call the transcript shows ran, in its order: a
-    ``tool_result`` for it that is not an error (the tool from its ``tool_use`` block), but for
+class TranscriptCall(NamedTuple):
+    """A call the host's transcript shows ran: its ``tool_use_id``, tool, input (the
+    ``tool_use`` block's, ``{}`` when it has none) and result (its text, as the agent got it)."""
+
+    use_id: str
+    tool: str
+    input: dict[str, Any]
+    result: str
+
+
+def transcript_calls(transcript: str | None) -> list[TranscriptCall]:
+    """Each call the transcript shows ran, in its order: a ``tool_result`` for it that is not
+    an error (the tool and input from its ``tool_use`` block), but for
     :data:`BOOKKEEPING_TOOLS`."""
     if transcript is None:
         return []
-    tools: dict[str, str] = {}
-    ran: dict[str, None] = {}
+    uses: dict[str, tuple[str, dict[str, Any]]] = {}
+    ran: dict[str, str] = {}
     for line in transcript_lines(transcript):
         if b'"tool_' not in line:
             continue
         for block in message_blocks(line):
             use_id = block.get("id") if block.get("type") == "tool_use" else None
             if isinstance(use_id, str):
-                name = block.get("name")
-                tools[use_id] = name if isinstance(name, str) else "unknown"
+                name, given = block.get("name"), block.get("input")
+                uses[use_id] = (
+                    name if isinstance(name, str) else "unknown",
+                    given if isinstance(given, dict) else {},
+                )
             result_id = block.get("tool_use_id") if block.get("type") == "tool_result" else None
             # an error result is a refusal (the host's rules, another hook) or a failure
             if isinstance(result_id, str) and block.get("is_error") is not True:
-                ran[result_id] = None
-    found = [(use_id, tools.get(use_id, "unknown")) for use_id in ran]
-    return [call for call in found if call[1] not in BOOKKEEPING_TOOLS]
+                ran[result_id] = _result_text(block.get("content"))
+    found = [
+        TranscriptCall(use_id, *uses.get(use_id, ("unknown", {})), result)
+        for use_id, result in ran.items()
+    ]
+    return [call for call in found if call.tool not in BOOKKEEPING_TOOLS]
 
 
-def ran_unseen(calls: list[tuple[str, str]], seen: set[str]) -> list[tuple[str, str]]:
+def _result_text(content: object) -> str:
+    """A ``tool_result``'s content as text: a string, or its text blocks joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [b.get("text") for b in content if isinstance(b, dict)]
+        return "\n".join(text for text in texts if isinstance(text, str))
+    return ""
+
+
+def ran_unseen(calls: list[TranscriptCall], seen: set[str]) -> list[TranscriptCall]:
     """Of the transcript's ``calls`` that ran, those after the first one a hook step saw
     (``seen``: the ``tool_use_id`` the chain's records hold and those of pending files; before
     it the hooks may not have been installed) that none saw."""
-    first = next((i for i, (use_id, _tool) in enumerate(calls) if use_id in seen), None)
+    first = next((i for i, call in enumerate(calls) if call.use_id in seen), None)
     if first is None:
         return []
-    return [call for call in calls[first:] if call[0] not in seen]
+    return [call for call in calls[first:] if call.use_id not in seen]
 
 
 def problem_of(use_id: str, tool: str, event: str, *, pending: bool = True) -> str:
@@ -143,6 +172,7 @@ def problem_of(use_id: str, tool: str, event: str, *, pending: bool = True) -> s
 __all__ = [
     "MAX_TRANSCRIPT_BYTES",
     "USE_ID_FIELD",
+    "TranscriptCall",
     "message_blocks",
     "problem_of",
     "ran_unseen",
