@@ -4,6 +4,9 @@
   keys (``${!a[@]}``), kept after :data:`~.nodes.KEY_MARK` in the assignment's word.
 * ``a[k]=.env``: the element after those ``a`` held, ``k`` one more key.
 * ``declare -a a='(.env)'``, ``declare "a=.env"``: :mod:`.declarations`.
+* ``${a[0]-word}``, ``${a[@]:-word}``, ``${a[1]=word}`` and ``${a-word}`` of an array (its
+  element 0): the word when the element is unset, whatever the others hold (``a=()``,
+  ``a=(x)`` for ``${a[1]-…}``, ``a[1]=x`` for ``${a-…}``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from pytest_harness_audit.policy.shell.nodes import (
 #: ``NAME=``, ``NAME+=``, ``NAME[k]=`` at the start of a word.
 ASSIGNMENT: Final = re.compile(r"([A-Za-z_]\w*)(\[[^\]]*\])?(\+?)=")
 _SUBSCRIPT_END: Final = re.compile(r"\]\+?=")
+#: ``[k]`` followed by a default, assignment, error or alternative operator.
+_ELEMENT_OPERATOR: Final = re.compile(r"(\[[^\]]*\])(:?[-=?+])")
 
 
 def assignment(word: Word) -> tuple[str, Word] | None:
@@ -82,4 +87,49 @@ def keyed(word: Word) -> tuple[Word, Word | None]:
     return word, None
 
 
-__all__ = ["ASSIGNMENT", "assignment", "keyed", "subscripted"]
+def element_operator(op: str) -> tuple[str, str, int] | None:
+    """``[k]-word`` (the text after ``${NAME`` of ``${NAME[k]-word}``): the subscript, the
+    operator (``-``, ``:-``, ``=``, ``:=``, ``?``, ``:?``, ``+``, ``:+``) and where the word
+    starts; ``None`` for any other operator."""
+    match = _ELEMENT_OPERATOR.match(op)
+    return None if match is None else (match[1], match[2], match.end())
+
+
+def unset_element(
+    part: Param,
+    value: str,
+    variables: dict[str, str],
+    lists: dict[str, list[str]],
+    keys: dict[str, list[str]],
+) -> bool | None:
+    """Whether ``${NAME[k]-word}`` (``${NAME-word}``: element 0 of an array) gives its word:
+    ``True`` when the element is unset or empty, ``False`` when it holds ``value``, ``None``
+    when that is not known."""
+    items = lists.get(part.name)
+    if not value or (part.op is None and items is None):
+        return not value
+    sub = (part.op or "[0]")[1:-1].strip()
+    if items is None:  # a scalar: its element 0
+        if sub in ("0", "@", "*"):
+            return False
+        return True if sub.isdigit() else None
+    if sub in ("@", "*"):
+        return not items
+    known = keys.get(part.name)
+    if known is None or len(known) != len(items):
+        return int(sub) >= len(items) if sub.isdigit() else None
+    if sub.isdigit():
+        return str(int(sub)) not in known
+    if "$" in sub or "`" in sub or all(key.isdigit() for key in known):
+        return None  # an index computed at run time
+    return sub not in known
+
+
+__all__ = [
+    "ASSIGNMENT",
+    "assignment",
+    "element_operator",
+    "keyed",
+    "subscripted",
+    "unset_element",
+]

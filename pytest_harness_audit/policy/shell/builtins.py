@@ -1,11 +1,12 @@
 """Shell builtins that set what later words expand to: ``set --``, ``read``, ``printf -v``,
-``alias``, and an alias used as a command.
+``alias``, ``unset``, and an alias used as a command.
 
 ``set -- .env; cat $1`` (``"$@"``, ``shift`` too), ``read f <<< .env; cat $f``, ``mapfile -t a
 <<< .env; cat ${a[0]}``, ``printf -v f '.%s' env; cat $f``: the
 value is known from the text, so the reading follows it as it follows ``f=.env``. An alias
 (``alias c='cat .env'``) is read as the text it stands for where it is used (``c``), whether or
 not the shell would expand it there (``expand_aliases``): one reading too many, never too few.
+``x=README.md; unset x; cat ${x:-.env}``: an unset variable (or element) gives the default word.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ _MAX_NAMES: Final = 64
 #: The builtins :func:`builtin` follows.
 STATEFUL: Final = frozenset(
     {"set", "read", "printf", "alias", "shopt", "setopt", "unsetopt", "hash", "shift", "mapfile",
-     "readarray", "declare", "typeset", "local", "[[", "let"}
+     "readarray", "declare", "typeset", "local", "[[", "let", "unset"}
 )  # fmt: skip
 _NAMEREF: Final = frozenset({"declare", "typeset", "local"})
 #: Shell options under which ``*`` matches dotfiles (bash ``dotglob``, zsh ``globdots``).
@@ -54,6 +55,9 @@ def builtin(
         return
     if name == "[[":
         _rematch(argv, dynamic, expander)
+        return
+    if name == "unset":
+        _unset(argv[1:], dynamic[1:], expander)
         return
     if name == "let" or name not in STATEFUL:  # `let i=1`; `(( i = 1 ))`, `((i++))`
         given = (argv[1:], dynamic[1:]) if name == "let" else ([" ".join(argv)], [any(dynamic)])
@@ -123,6 +127,42 @@ def _let(expression: str, expander: Expander, unknown: bool) -> None:
     else:
         expander.variables[name] = value
         expander.lists.pop(name, None)
+
+
+def _unset(args: list[str], dynamic: list[bool], expander: Expander) -> None:
+    """``unset NAME`` (``-v``; a nameref's target; not ``-f``): ``NAME`` holds nothing from now
+    on, so ``${NAME-word}`` gives the word; ``unset 'a[k]'``: that element of a known array
+    goes (a key not known: the array is not known)."""
+    if any(a[:1] == "-" and "f" in a for a in args):
+        return
+    itself = any(a[:1] == "-" and "n" in a for a in args)
+    for arg, unknown in zip(args, dynamic, strict=False):
+        name, _, key = arg.partition("[")
+        if arg[:1] == "-" or unknown or not name.isidentifier():
+            continue
+        if expander.refs.get(name) and not itself:
+            name = expander.refs[name]
+        elif itself:
+            expander.refs.pop(name, None)
+        key = key[:-1].strip() if key.endswith("]") else ""
+        items, keys = expander.lists.get(name), expander.keys.get(name)
+        if key and key not in ("@", "*") and items is not None:
+            keys = keys if keys is not None else [str(i) for i in range(len(items))]
+            key = str(int(key)) if key.isdigit() else key
+            if len(keys) != len(items) or key not in keys:
+                expander.variables.pop(name, None)  # (a key computed at run time)
+                expander.lists.pop(name, None)
+                continue
+            at = keys.index(key)
+            items, keys = items[:at] + items[at + 1 :], keys[:at] + keys[at + 1 :]
+            expander.lists[name], expander.keys[name] = items, keys
+            expander.variables[name] = " ".join(items)
+        elif name == "IFS":
+            expander.variables.pop(name, None)  # splitting as by default
+        elif not key or key in ("0", "@", "*"):
+            expander.variables[name] = ""
+            expander.lists.pop(name, None)
+            expander.keys.pop(name, None)
 
 
 def _namerefs(args: list[str], dynamic: list[bool], expander: Expander) -> None:

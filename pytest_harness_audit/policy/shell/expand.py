@@ -23,6 +23,7 @@ from typing import Final
 
 from pytest_harness_audit.policy.path_forms import join_path, normal_path
 from pytest_harness_audit.policy.shell.arith import arithmetic
+from pytest_harness_audit.policy.shell.arrays import unset_element
 from pytest_harness_audit.policy.shell.braces import BRACE, MAX_FIELDS, Chars, brace_expand
 from pytest_harness_audit.policy.shell.context import HeldReads
 from pytest_harness_audit.policy.shell.cut_filters import text_filter
@@ -155,14 +156,13 @@ class Expander:
             loosened = self.loosened
             value, known = self._value(part)
             dynamic |= not known
-            if isinstance(part, Param) and part.default is not None and not value:
-                given: Chars = []
-                unknown = self.chars_of(part.default, given)
-                out.extend(given)
-                dynamic |= unknown
-                if part.assigns:  # `${x:=.env}`: `x` is set to it
-                    assign_default(self, part.name, given, unknown)
-                continue
+            if isinstance(part, Param) and part.default is not None:
+                unset = unset_element(part, value, self.variables, self.lists, self.keys)
+                if unset is not False:  # unset (or maybe: the word, then the elements)
+                    dynamic |= _default_word(self, part, part.default, out, unset is None)
+                    if unset:
+                        continue
+                    out.append((" ", _UNQUOTED_VALUE))
             element = isinstance(part, Param) and (
                 (op := part.op or "")[:1] == "["
                 or part.name in ("@", "*")
@@ -476,6 +476,17 @@ class Expander:
     def assign(self, name: str, word: Word) -> None:
         """Record ``NAME=word`` (its value as one field, as an assignment is not split)."""
         assign(self, name, word)
+
+
+def _default_word(expander: Expander, part: Param, word: Word, out: Chars, maybe: bool) -> bool:
+    """Append the characters of ``${NAME-word}``'s ``word``; whether any is dynamic. ``maybe``:
+    not known whether the element was unset (``${NAME=word}`` then leaves ``NAME`` unknown)."""
+    given: Chars = []
+    unknown = expander.chars_of(word, given)
+    out.extend(given)
+    if part.assigns:  # `${x:=.env}`: `x` is set to it
+        assign_default(expander, part.name, given, unknown or maybe)
+    return unknown
 
 
 __all__ = [

@@ -212,6 +212,34 @@ def ansi_c(body: str) -> str:
     return _ANSI.sub(one, body)
 
 
+#: A prompt's escapes (``\\NNN``: exactly three octal digits); the others keep their backslash.
+_PROMPT_ESCAPE: Final = re.compile(r"\\(?:([0-7]{3})|(.))", re.S)
+_PROMPT_SIMPLE: Final = {"a": "\a", "e": "\x1b", "n": "\n", "r": "\r", "\\": "\\", "[": "", "]": ""}
+#: Escapes whose text is known only at run time (the user, the folder, the time …); ``\\$`` is
+#: ``$`` or ``#`` by the user.
+_PROMPT_RUNTIME: Final = frozenset("dDhHjlstT@AuvVwW!#$")
+
+
+def prompt_text(value: str) -> tuple[str, bool]:
+    """The text bash makes of ``value`` expanded as a prompt (``${v@P}``, ``PS4``) before it
+    expands it again: its escapes decoded (``\\044`` is ``$``, modulo 256 as bash counts,
+    ``\\[``/``\\]`` dropped), a run-time escape's text unknown (``\\$`` taken as ``$``); and
+    whether that text is exact (it holds no run-time escape)."""
+    exact = True
+
+    def one(match: re.Match[str]) -> str:
+        nonlocal exact
+        octal, other = match.groups()
+        if octal:
+            return chr(int(octal, 8) & 0xFF)
+        if other in _PROMPT_RUNTIME:
+            exact = False
+            return "$" if other == "$" else match.group()
+        return _PROMPT_SIMPLE.get(other, match.group())
+
+    return _PROMPT_ESCAPE.sub(one, value), exact
+
+
 @dataclass(slots=True)
 class Budget:
     """Work left for one reading: tokens, shared by every nested script."""

@@ -20,7 +20,7 @@ from typing import Final
 
 from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.shell.loops import element
-from pytest_harness_audit.policy.shell.nodes import Param, ansi_c
+from pytest_harness_audit.policy.shell.nodes import Param, ansi_c, prompt_text
 from pytest_harness_audit.policy.shell.splitting import IFS
 
 _SLICE: Final = re.compile(r":\s*(-?\s*\d{1,6})?\s*(?::\s*(-?\s*\d{1,6})\s*)?")
@@ -98,7 +98,10 @@ def _transform(value: str, letter: str, variables: dict[str, str]) -> str | None
         return "'" + value.replace("'", "'\\''") + "'"
     if letter == "E":
         return ansi_c(value)
-    if letter != "P" or any(mark in value for mark in ("\\", "`", "$(")):
+    if letter != "P":
+        return None
+    value, exact = prompt_text(value)  # `.e\\156v`: `.env`
+    if not exact or any(mark in value for mark in ("\\", "`", "$(")):
         return None
     unknown = [m for m in _PROMPT_NAME.finditer(value) if (m[1] or m[2]) not in variables]
     return None if unknown else _PROMPT_NAME.sub(lambda m: variables[m[1] or m[2]], value)

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Final, Protocol
 
-from pytest_harness_audit.policy.shell.nodes import Unreadable
+from pytest_harness_audit.policy.shell.nodes import Unreadable, prompt_text
 
 #: An opening ``[`` and, before its ``]``, the start of a substitution.
 _OPENING: Final = re.compile(r"\[[^\]]*?(\$\(|`)")
@@ -43,6 +43,8 @@ def subscript_code(texts: Iterable[str], prompt: bool = False) -> Iterator[str]:
     found = 0
     opening = _ANY_OPENING if prompt else _OPENING
     for text in texts:
+        if prompt:  # `p='\\044(cat .env)'`: bash decodes the escapes, then expands the text
+            text = prompt_text(text)[0]
         if ("$(" not in text and "`" not in text) or len(text) > _MAX_TEXT:
             continue
         if not prompt and "[" not in text:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from pytest_harness_audit.policy.shell.arrays import element_operator
 from pytest_harness_audit.policy.shell.conditionals import skip_test
 from pytest_harness_audit.policy.shell.loops import (
     Functions,
@@ -46,7 +47,7 @@ from pytest_harness_audit.policy.shell.nodes import (
     ansi_c,
     plain_text,
 )
-from pytest_harness_audit.policy.shell.wordforms import array_word, embedded, literal
+from pytest_harness_audit.policy.shell.wordforms import array_word, embedded, literal, operated
 
 _BLANK: Final = re.compile(r"(?:[ \t\r\f\v]+|\\\n)+")
 _OPERATOR: Final = re.compile(r";;&|;;|;&|&&|\|\||\|&|[;&|()\n]")
@@ -139,20 +140,19 @@ class Parser:
         if match is None:
             return Param("?", quoted, opaque=True)
         length, name, operator, other = match.groups()
-        if length or (other and other != "}"):
+        subscript = element_operator(text[match.start(4) : end - 1]) if other == "[" else None
+        if length or (other and other != "}" and subscript is None):
             op = None if length else text[match.start(4) : end - 1]
             if op is not None and ("$(" in op or "`" in op):  # `${a[$(cmd)]}`: it runs
                 embedded(self, match.start(4), end - 1, Parser)
             return Param(name, quoted, opaque=True, op=op)
+        if subscript is not None:  # `${a[0]-word}`: the element, else the word
+            op, operator, at = subscript
+            if "$(" in op or "`" in op:
+                embedded(self, match.start(4), match.start(4) + len(op), Parser)
+            return operated(self, Parser, name, quoted, (match.start(4) + at, end), operator, op)
         if operator:
-            inner = Parser(text[match.end() : end - 1], self.budget, self.depth + 1)
-            default = inner.word_parts(quoted=quoted)
-            self.commands.extend(inner.commands)
-            if operator.endswith(("-", "=")):
-                return Param(name, quoted, default=default, assigns=operator.endswith("="))
-            if operator.endswith("+"):
-                return Param(name, quoted, alternate=default)
-            return Param(name, quoted, opaque=True)
+            return operated(self, Parser, name, quoted, (match.end(), end), operator)
         return Param(name, quoted)
 
     def _matching(self, start: int, opener: str, closer: str) -> int:

@@ -6,6 +6,7 @@ arithmetic expression or a subscript, a literal with an extended glob.
 * ``$(( $(cat .env >&2) ))``, ``${a[$(…)]}``, ``${v:$(…)}``: the shell evaluates the text, so
   the substitutions in it run.
 * ``cat .@(env)``: an extended glob (:mod:`.extglob`), not a word and a subshell.
+* ``${x:-word}``, ``${a[0]-word}``: the word of a parameter's operator.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pytest_harness_audit.policy.shell.nodes import (
     Budget,
     Command,
     Lit,
+    Param,
     Word,
     plain_text,
 )
@@ -100,4 +102,25 @@ def literal(parser: Parsing, match: re.Match[str]) -> str:
     return found
 
 
-__all__ = ["Make", "Parsing", "array_word", "embedded", "literal"]
+def operated(
+    parser: Parsing,
+    make: Make,
+    name: str,
+    quoted: bool,
+    span: tuple[int, int],
+    operator: str,
+    op: str | None = None,
+) -> Param:
+    """``${NAME<operator>word}`` (``op``: the subscript of ``${NAME[k]<operator>word}``), its
+    word from ``span[0]`` to the ``}`` before ``span[1]``."""
+    inner = make(parser.text[span[0] : span[1] - 1], parser.budget, parser.depth + 1)
+    word = inner.word_parts(quoted=quoted)
+    parser.commands.extend(inner.commands)
+    if operator.endswith(("-", "=")):
+        return Param(name, quoted, word, op is not None, op, assigns=operator.endswith("="))
+    if operator.endswith("+"):
+        return Param(name, quoted, opaque=op is not None, op=op, alternate=word)
+    return Param(name, quoted, opaque=True, op=op)
+
+
+__all__ = ["Make", "Parsing", "array_word", "embedded", "literal", "operated"]

@@ -1,0 +1,110 @@
+"""Values bash decodes or defaults that the shell reading took as they were written.
+
+* ``p='\\044(cat .env)'; echo "${p@P}"``: a prompt expansion decodes the prompt's escapes
+  first (``\\NNN`` octal, three digits, modulo 256; ``\\[``/``\\]`` dropped; ``\\\\``), then
+  expands the text, so an octal ``$`` or backquote makes a substitution the quotes hid; the
+  same in ``PS4`` traced by ``set -x``. ``p='.e\\156v'; cat "${p@P}"`` names ``.env``.
+* ``x=(); cat .e${x[0]-nv}``: an array's element that is not set takes the default word
+  (``${x[0]-w}``, ``${x[@]:-w}``, ``${x[1]=w}``), whatever the other elements hold; ``$x`` of an
+  array is its element 0, which may be unset while others are (``x[1]=a``).
+* ``x=README.md; unset x; cat ${x:-.env}``: ``unset`` (of a variable, an element, a nameref's
+  target) was not read, so the value before it stood in for the default word.
+
+Each behaviour was checked against bash 5.2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from policy_support import ALLOWED, DESTROYS, SECRET, safety_in, secret_workspace
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return secret_workspace(tmp_path, {"README.md": "# x\n", "app/main.py": "print(1)\n"}, ("app",))
+
+
+PROMPT_ESCAPES = [
+    "p='\\044(cat .env >&2)'; echo \"${p@P}\"",
+    "p='\\140cat .env >&2\\140'; : \"${p@P}\"",
+    "p='$\\050cat .env >&2)'; : \"${p@P}\"",
+    "p='\\444(cat .env >&2)'; : \"${p@P}\"",  # 0444 & 0xFF is `$`
+    "p='\\[\\044\\](cat .env >&2)'; : \"${p@P}\"",
+    "PS4='\\044(cat .env >&2) '; set -x; :",
+    "read -r PS4 <<< '\\044(cat .env >&2)'; set -x; :",
+    "p='.e\\156v'; cat \"${p@P}\"",
+    "p='\\056env'; cat ${p@P}",
+]
+
+
+@pytest.mark.parametrize("command", PROMPT_ESCAPES)
+def test_a_prompt_is_read_after_its_escapes_are_decoded(root: Path, command: str) -> None:
+    assert safety_in(command, root) == SECRET
+
+
+def test_a_prompt_destroying_by_an_octal_dollar_is_denied(root: Path) -> None:
+    assert safety_in("p='\\044(rm -rf app)'; : \"${p@P}\"", root) == DESTROYS
+
+
+ELEMENT_DEFAULTS = [
+    "x=(); cat .e${x[0]-nv}",
+    'x=(); cat ".e${x[@]:-nv}"',
+    "a=(); cat .e${a[*]-nv}",
+    "x=(a); cat .e${x[1]:-nv}",
+    "x=(); y=${x[0]-nv}; cat .e$y",
+    "x=(); : ${x[0]=.env}; cat ${x[0]}",
+    "x=(); x+=(); cat .e${x[0]-nv}",
+    "declare -A m=([k]=v); cat .e${m[z]:-nv}",
+    "x[1]=a; cat .e${x-nv}",
+    "x=(a); cat ${x[1]-.env}",
+    'x=(); cat "${x[@]:-.env}"',
+    'i=1; x[1]=.env; cat "${x[i]-README.md}"',  # an index computed: the word and the elements
+]
+
+
+@pytest.mark.parametrize("command", ELEMENT_DEFAULTS)
+def test_an_unset_element_takes_its_default_word(root: Path, command: str) -> None:
+    assert safety_in(command, root) == SECRET
+
+
+UNSET = [
+    "x=a; unset x; cat .e${x-nv}",
+    "x=README.md; unset -v x; cat ${x:-.env}",
+    "x=(a); unset 'x[0]'; cat .e${x-nv}",
+    "x=(a b); unset x[0]; cat .e${x-nv}",
+    "declare -n r=x; x=a; unset r; cat .e${x-nv}",
+]
+
+
+@pytest.mark.parametrize("command", UNSET)
+def test_an_unset_variable_gives_the_default_word(root: Path, command: str) -> None:
+    assert safety_in(command, root) == SECRET
+
+
+def test_unset_of_other_names_keeps_a_value(root: Path) -> None:
+    assert safety_in("x=.env; unset y; cat $x", root) == SECRET
+    assert safety_in("x=.env; unset -f x; cat $x", root) == SECRET
+    assert safety_in('IFS=:; unset IFS; x=".env README.md"; cat $x', root) == SECRET
+
+
+BENIGN = [
+    "unset GIT_DIR; git status",
+    'out=build; unset out; ls "${out:-app}"',
+    "PS4='+ ${BASH_SOURCE}:${LINENO}: '; set -x; ls",
+    "PS4='\\011+ \\t '; set -x; ls app",
+    "p='\\u@\\h:\\w\\$ '; echo \"${p@P}\"",
+    "p='build \\044HOME'; echo \"${p@P}\"",
+    "p='\\[\\e[32m\\]ok\\[\\e[0m\\]'; echo \"${p@P}\"",
+    'args=(); python3 -m pytest -q "${args[@]:-app}"',
+    'files=(); wc -l "${files[@]:-README.md}"',
+    'opts=(-l); ls "${opts[@]-}" app',
+    'x=(a b); echo "${x[2]:-none}"',
+    'declare -A cfg=([port]=80); echo "${cfg[host]:-localhost}" "${cfg[port]}"',
+]
+
+
+@pytest.mark.parametrize("command", BENIGN)
+def test_look_alikes_stay_allowed(root: Path, command: str) -> None:
+    assert safety_in(command, root) == ALLOWED
