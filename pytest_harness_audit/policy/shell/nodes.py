@@ -156,6 +156,9 @@ class Command:
     pipe: Command | None = field(default=None, compare=False, repr=False)
     #: The body of the function this command calls (a function the script defined before).
     body: list[Command] | None = field(default=None, compare=False, repr=False)
+    #: Whether the command may not run, or runs in a subshell (after ``&&``/``||``, in a
+    #: compound command, a pipeline, in the background): what it sets may not last.
+    maybe: bool = field(default=False, compare=False, repr=False)
 
     def __init__(
         self,
@@ -166,6 +169,7 @@ class Command:
         in_substitution: bool = False,
         pipe: Command | None = None,
         body: list[Command] | None = None,
+        maybe: bool = False,
     ) -> None:
         self.words = [] if words is None else words
         self.redirects = [] if redirects is None else redirects
@@ -174,6 +178,7 @@ class Command:
         self.in_substitution = in_substitution
         self.pipe = pipe
         self.body = body
+        self.maybe = maybe
 
 
 #: Words the shell reads as syntax in command position (a command of plain words starting with

@@ -33,11 +33,7 @@ from pytest_harness_audit.policy.shell.calls import call
 from pytest_harness_audit.policy.shell.declarations import declaration
 from pytest_harness_audit.policy.shell.effects import classify, inline_code
 from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
-from pytest_harness_audit.policy.shell.expand import (
-    Expander,
-    descriptor_path,
-    needs_work,
-)
+from pytest_harness_audit.policy.shell.expand import Expander, descriptor_path, needs_work
 from pytest_harness_audit.policy.shell.gitenv import environment, relevant
 from pytest_harness_audit.policy.shell.imports import follow_loads
 from pytest_harness_audit.policy.shell.lookups import Lookups
@@ -70,6 +66,7 @@ from pytest_harness_audit.policy.shell.streams import (
 )
 from pytest_harness_audit.policy.shell.subscript_code import read_subscript_code
 from pytest_harness_audit.policy.shell.syntax import parse
+from pytest_harness_audit.policy.shell.unsure import unsure
 
 _WRITE_OPS: Final = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _DECLARATIONS: Final = frozenset({"export", "declare", "local", "readonly", "typeset"})
@@ -228,6 +225,7 @@ def _read_script(
         _read_simple(command, reading, expander, budget, depth)
 
 
+@unsure  # `x=.env; (x=a); cat $x`: what a command that may not run sets may not last
 def _read_simple(
     command: Command, reading: Reading, expander: Expander, budget: Budget, depth: int
 ) -> None:

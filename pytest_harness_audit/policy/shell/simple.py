@@ -34,6 +34,7 @@ def parse_simple(text: str) -> list[Command] | None:
     words = current.words
     previous: Command | None = None
     redirect: Redirect | None = None
+    after = False  # after `&&` or `||` (as :class:`~.syntax.Parser` marks ``maybe``)
     start = len(text) - len(text.lstrip(" \t"))  # a token takes the blanks after it
     # (typed: the compiled build reads each token's groups natively, not through objects)
     tokens: list[tuple[str, str, str, str]] = _SIMPLE_TOKEN.findall(text, start)
@@ -73,14 +74,17 @@ def parse_simple(text: str) -> list[Command] | None:
             if words or current.redirects:
                 current.stdin = previous
                 current.piped = op == "|"
+                current.maybe = after or op in ("|", "&") or previous is not None
                 commands.append(current)
             previous = current if op == "|" else None
+            after = op in ("&&", "||") or (after and op == "|")
             current = Command()
             words = current.words
     if redirect is not None:
         return None
     if words or current.redirects:
         current.stdin = previous
+        current.maybe = after or previous is not None
         commands.append(current)
     return commands
 

@@ -86,6 +86,8 @@ class Parser:
         #: Where open compound commands' simple commands start, and the one just closed's.
         self._groups: list[int] = []
         self._closed: int | None = None
+        self._after = False  # after `&&` or `||`: the commands may not run
+        self._unsure: list[bool] = []  # each open group: whether what it sets may not last
         self.functions = Functions()
 
     # -- words ---------------------------------------------------------------------------------
@@ -335,7 +337,8 @@ class Parser:
                         if parens > MAX_DEPTH:
                             raise Unreadable("nested too deep")
                         if not current.words and not current.redirects:
-                            self._groups.append(len(self.commands))
+                            self._groups.append(len(self.commands))  # (`((`: arithmetic)
+                            self._unsure.append("((" not in text[self.pos - 2 : self.pos + 1])
                             self.functions.opened(len(self._groups))
                             continue  # `cat s.sh | (sh)`: the subshell reads the pipe
                         self.functions.parenthesis(current.words, text, self.pos)  # `f() …`
@@ -346,8 +349,10 @@ class Parser:
                         self._finish(current, previous)
                         previous, current = current, Command()
                         continue
+                    current.maybe |= op == "&"  # (in the background: a subshell)
                     self._finish(current, previous)
                     previous, current = None, Command()
+                    self._after = op in ("&&", "||") or (self._after and op in ("|", "|&"))
                     if op == "\n" and self._heredocs:
                         self._read_heredocs()
                     if op in (";;", ";&", ";;&"):
@@ -366,7 +371,9 @@ class Parser:
                     self._heredocs.append(heredoc)
                 pending_redirect = None
                 continue
-            if case_patterns or skip_words:
+            if case_patterns and len(word) == 1 and word[0] == Lit("esac", False):
+                case_patterns = False  # `;; esac`: the end of the case, not a pattern
+            elif case_patterns or skip_words:
                 skip_words = max(0, skip_words - 1)
                 continue
             if not current.words:
@@ -374,12 +381,14 @@ class Parser:
                 if plain in SEPARATOR_WORDS:
                     if plain in _GROUP_OPENERS:
                         self._groups.append(len(self.commands))
+                        self._unsure.append(True)
                         self.functions.opened(len(self._groups))
                     elif plain in _GROUP_CLOSERS:
                         self._close_group(current, previous)
                     continue
                 if plain in ("case", "for", "select"):
                     self._groups.append(len(self.commands))
+                    self._unsure.append(True)
                     skip_words = self._skip_header(plain)
                     case_patterns = plain == "case"
                     continue
@@ -404,6 +413,7 @@ class Parser:
     def _finish(self, command: Command, previous: Command | None) -> None:
         if command.words or command.redirects:
             command.stdin = previous
+            command.maybe |= any(self._unsure) or self._after or command.piped or bool(previous)
             self.commands.append(command)
             self.functions.call(command)
             if not command.words and self._closed is not None:
@@ -415,6 +425,7 @@ class Parser:
         """A compound command ends (``}``, ``)``, ``done`` …): its redirections follow."""
         self._finish(current, previous)
         self._closed = self._groups.pop() if self._groups else None
+        del self._unsure[-1:]
         self.functions.closed(len(self._groups) + 1, self._closed, self.commands)
         piped_group(self.commands[self._closed :] if self._closed is not None else [])
 
