@@ -146,7 +146,7 @@ def remember_copies(
         return
     if name in LINE_WRITERS or name == "dd":
         written = line_write(name, args)
-        for path in written.outputs:
+        for path in written.outputs if written.inputs else []:  # (`patch`: lines it keeps)
             _write_from(written.inputs, path, command, expander, append=False)
         return
     if name not in ("tee", "sponge"):
