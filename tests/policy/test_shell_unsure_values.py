@@ -6,6 +6,9 @@
   in a subshell, a pipeline, the background, a substitution, after ``&&``/``||``, in a compound
   command or a function's body may not last; it replaced the value before, which ``cat`` reads.
   Such a command now adds its values to those before (one reading too many).
+* ``readonly x=.env; read x <<< a; cat $x``: ``read``, ``printf -v``, ``declare``, ``mapfile``,
+  ``let``, ``export`` and ``unset`` fail on a read-only variable and the script goes on: the
+  value stays.
 
 Each behaviour was checked against bash 5.2.
 """
@@ -69,7 +72,30 @@ def test_a_value_set_by_a_command_that_may_not_run_adds_to_the_one_before(
     assert safety_in(command, root) == SECRET
 
 
+READ_ONLY = [
+    "readonly x=.env; read x <<< a; cat $x",
+    "readonly x=.env; printf -v x a; cat $x",
+    "readonly x=.env; declare x=a; cat $x",
+    "readonly x=.env; unset x; cat ${x:-README.md}",
+    "x=.env; readonly x; read x <<< a; cat $x",
+    "declare -r x=.env; mapfile -t x <<< a; cat $x",
+    "typeset -r x=.env; let x=1; cat $x",
+    "readonly x=.env; export x=a; cat $x",
+]
+
+
+@pytest.mark.parametrize("command", READ_ONLY)
+def test_a_read_only_variable_keeps_its_value(root: Path, command: str) -> None:
+    assert safety_in(command, root) == SECRET
+
+
+def test_a_variable_read_only_in_a_subshell_only_still_changes(root: Path) -> None:
+    assert safety_in("x=a; (readonly x); x=.env; cat $x", root) == SECRET
+
+
 BENIGN = [
+    'declare -r VERSION=1.2; echo "$VERSION"; ls app',
+    'readonly OUT=build; ls "$OUT" 2>/dev/null; cat README.md',
     'case "$1" in start) echo go;; stop) echo halt;; *) echo usage;; esac; ls',
     "case x in x) echo esac;; esac; ls app",
     "x=README.md; x=app/main.py; cat $x",

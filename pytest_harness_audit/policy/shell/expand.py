@@ -132,12 +132,12 @@ class Expander:
         self.refs: dict[str, str] = {}
         #: The keys of arrays given them (``a=([k]=x)``, ``a[k]=x``): ``${!a[@]}``.
         self.keys: dict[str, list[str]] = {}
-        #: Calls of the script's functions read with their arguments, and the bodies being
-        #: read now (:mod:`.calls`).
+        #: Function calls read with their arguments, and the bodies read now (:mod:`.calls`).
         self.calls = 0
         self.calling: set[int] = set()
         #: Values expanded as prompts (``${v@P}``, ``PS4``): whether read (:mod:`.subscript_code`).
         self.prompts: dict[str, bool] = {}
+        self.readonly: set[str] = set()  # `readonly x`: its value stays (:mod:`.unsure`)
 
     def chars_of(self, word: Word, out: Chars) -> bool:
         """Append the characters of ``word`` with their flags; return whether any is dynamic."""
