@@ -7,6 +7,7 @@
 * ``x=(); cat .e${x[0]-nv}``: an array's element that is not set takes the default word
   (``${x[0]-w}``, ``${x[@]:-w}``, ``${x[1]=w}``), whatever the other elements hold; ``$x`` of an
   array is its element 0, which may be unset while others are (``x[1]=a``).
+* ``${a[@]@k}``: an array's keys and values, each a word (``declare -A m=([.env]=1)``).
 * ``x=README.md; unset x; cat ${x:-.env}``: ``unset`` (of a variable, an element, a nameref's
   target) was not read, so the value before it stood in for the default word.
 
@@ -108,3 +109,21 @@ BENIGN = [
 @pytest.mark.parametrize("command", BENIGN)
 def test_look_alikes_stay_allowed(root: Path, command: str) -> None:
     assert safety_in(command, root) == ALLOWED
+
+
+KEYS_AND_VALUES = [
+    "declare -A m=([.env]=1); cat ${m[@]@k}",
+    'a=(x .env); cat "${a[@]@k}"',
+    "a=(x .env); cat ${a[*]@k}",
+    "declare -A m=([k]=.env); for f in ${m[@]@k}; do cat $f; done",
+]
+
+
+@pytest.mark.parametrize("command", KEYS_AND_VALUES)
+def test_an_arrays_keys_and_values_are_read(root: Path, command: str) -> None:
+    assert safety_in(command, root) == SECRET
+
+
+def test_keys_and_quoted_values_name_no_file(root: Path) -> None:
+    assert safety_in('declare -A ports=([web]=80); echo "${ports[@]@K}"; ls', root) == ALLOWED
+    assert safety_in("a=(README.md); wc -l ${a[@]@k} 2>/dev/null; ls app", root) == ALLOWED

@@ -6,8 +6,9 @@ suffix removed), ``${v,,}``/``${v^^}``/``${v,}``/``${v^}`` (case), ``${v/pat/rep
 array's element: every element, one reading too many); on ``${a[@]<op>}`` and ``${@<op>}``,
 each word in turn (``${a[@]/#/.}`` of ``a=(env)`` names ``.env``); ``${v,,[NV]}`` (the case
 of some letters), ``${v@L}``/``${v@U}``/``${v@u}``/``${v@Q}``/``${v@E}``/``${v@P}``
-(transformations); ``${!NAME}`` (indirection) and ``${!PREFIX@}`` (the names of variables). A
-value built so (``v=x.envx; cat ${v:1:4}``) is then judged as what it names.
+(transformations), ``${a[@]@k}``/``${a[@]@K}`` (an array's keys and values); ``${!NAME}``
+(indirection) and ``${!PREFIX@}`` (the names of variables). A value built so
+(``v=x.envx; cat ${v:1:4}``) is then judged as what it names.
 An operator this module does not know, or whose pattern is not a plain glob, gives ``None``:
 the value stays unknown, as before.
 """
@@ -94,7 +95,7 @@ def _transform(value: str, letter: str, variables: dict[str, str]) -> str | None
             if letter == "U"
             else _case(value, "^")
         )
-    if letter == "Q":
+    if letter in ("Q", "K", "k"):  # (`K`, `k` of a scalar: quoted as `Q` quotes)
         return "'" + value.replace("'", "'\\''") + "'"
     if letter == "E":
         return ansi_c(value)
@@ -200,6 +201,10 @@ def operated(
         return indirect(op, variables, lists)
     items = lists.get(part.name)
     known = keys.get(part.name) if keys and items is not None else None
+    if items is not None and op in ("[@]@k", "[*]@k", "[@]@K", "[*]@K"):  # keys and values
+        names = known if known and len(known) == len(items) else map(str, range(len(items)))
+        quote = '"{}"'.format if op[-1] == "K" else str  # (`@k`: each a word of its own)
+        return " ".join(f"{key} {quote(item)}" for key, item in zip(names, items, strict=False))
     if (  # `${m[k]}` of `m=([k]=.env)`: the element of that key
         known is not None
         and items is not None
