@@ -49,7 +49,8 @@ URL = "https://example.invalid/"
         ("env", "@u", "Env"),
         (".env", "@Q", "'.env'"),  # quoted for the shell
         (".env", "@A", None),  # an operator not worked out
-        (".env", "/*/x", None),  # a glob in a replacement
+        (".env", "/*/x", "x"),  # a glob in a replacement: the longest match replaced
+        ("a" * 200, "/*/x", None),  # (in a value too long to try each place)
         (".env", "#$(x)", None),  # a pattern that is not plain
     ],
 )

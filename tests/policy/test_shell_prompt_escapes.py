@@ -7,6 +7,8 @@
 * ``x=(); cat .e${x[0]-nv}``: an array's element that is not set takes the default word
   (``${x[0]-w}``, ``${x[@]:-w}``, ``${x[1]=w}``), whatever the other elements hold; ``$x`` of an
   array is its element 0, which may be unset while others are (``x[1]=a``).
+* ``${x//[A-Z]/}``, ``${x~~}``, ``${x:0:n}``: a glob pattern replaced, the case toggled, an
+  offset computed were left unknown.
 * ``${a[@]@k}``: an array's keys and values, each a word (``declare -A m=([.env]=1)``).
 * ``x=README.md; unset x; cat ${x:-.env}``: ``unset`` (of a variable, an element, a nameref's
   target) was not read, so the value before it stood in for the default word.
@@ -127,3 +129,29 @@ def test_an_arrays_keys_and_values_are_read(root: Path, command: str) -> None:
 def test_keys_and_quoted_values_name_no_file(root: Path) -> None:
     assert safety_in('declare -A ports=([web]=80); echo "${ports[@]@K}"; ls', root) == ALLOWED
     assert safety_in("a=(README.md); wc -l ${a[@]@k} 2>/dev/null; ls app", root) == ALLOWED
+
+
+OPERATORS_WORKED_OUT = [
+    "x=.eXnv; cat ${x//[A-Z]/}",
+    "x=.eXnv; cat ${x//[[:upper:]]/}",
+    "x=.eXYnv; cat ${x/X?}",
+    "x=xx.env; cat ${x/#x*./.}",
+    "x=.envXYZ; cat ${x/%X*/}",
+    "x=.ENV; cat ${x~~}",
+    "x=.env; cat ${x:0:$((2+2))}",
+    "x=.envxx; n=4; cat ${x:0:n}",
+    "x=.envxx; n=4; cat ${x:0:$n}",
+]
+
+
+@pytest.mark.parametrize("command", OPERATORS_WORKED_OUT)
+def test_glob_replacements_toggled_case_and_computed_offsets_are_worked_out(
+    root: Path, command: str
+) -> None:
+    assert safety_in(command, root) == SECRET
+
+
+def test_operators_that_name_no_secret_stay_allowed(root: Path) -> None:
+    assert safety_in("x=.e.nv; cat ${x/./} 2>/dev/null; ls", root) == ALLOWED
+    assert safety_in('f=README.md; echo "${f%.*}" "${f//[aeiou]/_}"; ls app', root) == ALLOWED
+    assert safety_in("x=app/main.py; wc -l ${x//[0-9]/}", root) == ALLOWED

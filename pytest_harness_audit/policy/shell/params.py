@@ -20,6 +20,8 @@ import re
 from typing import Final
 
 from pytest_harness_audit.policy import wildcards
+from pytest_harness_audit.policy.shell.arith import arithmetic
+from pytest_harness_audit.policy.shell.fieldtext import posix_brackets
 from pytest_harness_audit.policy.shell.loops import element
 from pytest_harness_audit.policy.shell.nodes import Param, ansi_c, prompt_text
 from pytest_harness_audit.policy.shell.splitting import IFS
@@ -28,6 +30,10 @@ _SLICE: Final = re.compile(r":\s*(-?\s*\d{1,6})?\s*(?::\s*(-?\s*\d{1,6})\s*)?")
 _PLAIN_PATTERN: Final = re.compile(r"[^$`\"'\\{}()]*")
 _MAX_VALUE: Final = 4096
 _MAX_WORDS: Final = 256
+#: Longest value a glob pattern is replaced in (each place and length is tried).
+_GLOB_VALUE: Final = 128
+#: ``$n``, ``${n}``, ``$((…))`` in an offset's arithmetic: the name, the expression.
+_ARITH_DOLLARS: Final = re.compile(r"\$\(\((.*)\)\)|\$\{?([A-Za-z_]\w*)\}?")
 
 
 def operate(
@@ -50,8 +56,8 @@ def operate(
         words = value.split() if items is None else items
         return _each(["$0", *words] if op[:1] == ":" else words, op)
     if op.startswith(":"):
-        return _slice(value, op)
-    if op[:1] in (",", "^"):
+        return _slice(value, op, variables or {})
+    if op[:1] in (",", "^", "~"):
         return _case(value, op)
     if op[:1] == "@":
         return _transform(value, op[1:], variables or {})
@@ -67,11 +73,11 @@ def operate(
 def _case(value: str, op: str) -> str | None:
     """``${v,,}``, ``${v^^}``, ``${v,}``, ``${v^}``, and with a pattern of the letters to
     change (``${v,,[NV]}``)."""
-    every = op[:2] in (",,", "^^")
+    every = op[:2] in (",,", "^^", "~~")
     pattern = op[2:] if every else op[1:]
     if not _PLAIN_PATTERN.fullmatch(pattern):
         return None
-    change = str.lower if op[0] == "," else str.upper
+    change = {",": str.lower, "^": str.upper}.get(op[0], str.swapcase)  # `~`: toggled
     count = len(value) if every else 1
     return "".join(
         change(char)
@@ -124,8 +130,14 @@ def _each(words: list[str], op: str) -> str | None:
     return None if any(word is None for word in done) else " ".join(map(str, done))
 
 
-def _slice(value: str, op: str) -> str | None:
+def _slice(value: str, op: str, variables: dict[str, str]) -> str | None:
     match = _SLICE.fullmatch(op)
+    if match is None and op.count(":") <= 2:  # `${v:0:n}`, `${v:0:$((2+2))}`: arithmetic
+        parts = [
+            arithmetic(_ARITH_DOLLARS.sub(r"\1\2", part) or "0", variables)
+            for part in op.split(":")[1:]
+        ]
+        match = None if None in parts else _SLICE.fullmatch(":" + ":".join(map(str, parts)))
     if match is None:
         return None
     offset = int((match.group(1) or "0").replace(" ", ""))  # `${v::4}`: from the start
@@ -164,8 +176,8 @@ def _replace(value: str, body: str) -> str | None:
     pattern, _, replacement = body.partition("/")
     if not _PLAIN_PATTERN.fullmatch(pattern + replacement) or not (pattern or anchor):
         return None  # (an empty pattern anchored: `${v/#/pre}` adds to the start)
-    if any(char in pattern for char in "*?["):
-        return None  # a glob pattern in a replacement: not worked out
+    if any(char in pattern for char in "*?["):  # (`${v//[A-Z]/}`: a glob, in a short value)
+        return _glob_replace(value, posix_brackets(pattern), replacement, every, anchor)
     if anchor == "#":
         return replacement + value[len(pattern) :] if value.startswith(pattern) else value
     if anchor == "%":
@@ -173,6 +185,30 @@ def _replace(value: str, body: str) -> str | None:
             value[: len(value) - len(pattern)] + replacement if value.endswith(pattern) else value
         )
     return value.replace(pattern, replacement, -1 if every else 1)
+
+
+def _glob_replace(
+    value: str, pattern: str, replacement: str, every: bool, anchor: str
+) -> str | None:
+    """``${v/pattern/rep}`` of a glob ``pattern``: the longest match at the first place it
+    matches (each such place, ``every``; anchored: at the start or the end)."""
+    if len(value) > _GLOB_VALUE:
+        return None
+    out, at, size = "", 0, len(value)
+    while at <= size:
+        starts = [0] if anchor == "#" else range(at, size + 1)
+        for start in starts:
+            ends = [size] if anchor == "%" else range(size, start, -1)
+            end = next((e for e in ends if wildcards.fnmatchcase(value[start:e], pattern)), None)
+            if end is not None:
+                break
+        else:
+            return out + value[at:]
+        out += value[at:start] + replacement
+        at = end
+        if not every or anchor:
+            return out + value[at:]
+    return out
 
 
 _PREFIX: Final = re.compile(r"[A-Za-z_]\w*[@*]")
