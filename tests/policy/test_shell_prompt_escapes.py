@@ -9,6 +9,7 @@
   array is its element 0, which may be unset while others are (``x[1]=a``).
 * ``${x//[A-Z]/}``, ``${x~~}``, ``${x:0:n}``: a glob pattern replaced, the case toggled, an
   offset computed were left unknown.
+* ``printf '\\u002eenv'``: bash's ``printf`` decodes ``\\uHHHH`` and ``\\UHHHHHHHH``.
 * ``${a[@]@k}``: an array's keys and values, each a word (``declare -A m=([.env]=1)``).
 * ``x=README.md; unset x; cat ${x:-.env}``: ``unset`` (of a variable, an element, a nameref's
   target) was not read, so the value before it stood in for the default word.
@@ -155,3 +156,19 @@ def test_operators_that_name_no_secret_stay_allowed(root: Path) -> None:
     assert safety_in("x=.e.nv; cat ${x/./} 2>/dev/null; ls", root) == ALLOWED
     assert safety_in('f=README.md; echo "${f%.*}" "${f//[aeiou]/_}"; ls app', root) == ALLOWED
     assert safety_in("x=app/main.py; wc -l ${x//[0-9]/}", root) == ALLOWED
+
+
+UNICODE_ESCAPES = [
+    "cat \"$(printf '\\u002eenv')\"",
+    "cat \"$(printf '\\U0000002eenv')\"",
+    "cat \"$(printf '%b' '\\u002eenv')\"",
+]
+
+
+@pytest.mark.parametrize("command", UNICODE_ESCAPES)
+def test_printf_unicode_escapes_are_decoded(root: Path, command: str) -> None:
+    assert safety_in(command, root) == SECRET
+
+
+def test_printf_of_a_unicode_mark_stays_allowed(root: Path) -> None:
+    assert safety_in("printf '\\u2713 ok\\n'; ls app", root) == ALLOWED

@@ -114,15 +114,21 @@ def _path_part(name: str, args: list[str]) -> str | None:
     return base[: -len(suffix)] if suffix and base.endswith(suffix) and base != suffix else base
 
 
-_PRINTF_ESCAPE: Final = re.compile(r"\\(?:x[0-9A-Fa-f]{1,2}|0?[0-7]{1,3}|.)")
+_PRINTF_ESCAPE: Final = re.compile(
+    r"\\(?:x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|0?[0-7]{1,3}|.)"
+)
 _PRINTF_CHARS: Final = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
 
 
 def _printf_escape(match: re.Match[str]) -> str:
-    """One backslash escape of a ``printf`` template (``\\n``, ``\\t``, ``\\x41``, ``\\101`` …)."""
+    """One backslash escape of a ``printf`` template (``\\n``, ``\\t``, ``\\x41``, ``\\101``,
+    ``\\u002e`` …)."""
     body = match.group()[1:]
-    if body[0] == "x":
-        return chr(int(body[1:], 16))
+    if body[0] in "xuU" and len(body) > 1:
+        try:
+            return chr(int(body[1:], 16))
+        except (ValueError, OverflowError):
+            return ""
     if body[0] in "01234567":
         return chr(int(body, 8) & 0xFF)
     return _PRINTF_CHARS.get(body, body)
