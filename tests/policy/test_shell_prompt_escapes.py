@@ -10,6 +10,8 @@
 * ``${x//[A-Z]/}``, ``${x~~}``, ``${x:0:n}``: a glob pattern replaced, the case toggled, an
   offset computed were left unknown.
 * ``printf '\\u002eenv'``: bash's ``printf`` decodes ``\\uHHHH`` and ``\\UHHHHHHHH``.
+* ``tr -d -- -``, ``tr -d '[:digit:]'``, ``tr -d '\\170'``: a ``tr`` set after ``--``, with a
+  class or an octal escape, was left unknown.
 * ``${a[@]@k}``: an array's keys and values, each a word (``declare -A m=([.env]=1)``).
 * ``x=README.md; unset x; cat ${x:-.env}``: ``unset`` (of a variable, an element, a nameref's
   target) was not read, so the value before it stood in for the default word.
@@ -172,3 +174,22 @@ def test_printf_unicode_escapes_are_decoded(root: Path, command: str) -> None:
 
 def test_printf_of_a_unicode_mark_stays_allowed(root: Path) -> None:
     assert safety_in("printf '\\u2713 ok\\n'; ls app", root) == ALLOWED
+
+
+TR_SETS = [
+    "cat $(echo .e-nv | tr -d -- -)",
+    "cat $(echo .e1nv | tr -d '[:digit:]')",
+    "cat $(echo .exnv | tr -d '\\170')",
+]
+
+
+@pytest.mark.parametrize("command", TR_SETS)
+def test_tr_sets_with_classes_escapes_and_an_end_of_options_are_worked_out(
+    root: Path, command: str
+) -> None:
+    assert safety_in(command, root) == SECRET
+
+
+def test_tr_of_ordinary_text_stays_allowed(root: Path) -> None:
+    assert safety_in("echo hello | tr '[:lower:]' '[:upper:]'; ls app", root) == ALLOWED
+    assert safety_in("echo a-b | tr -d -- -; ls app", root) == ALLOWED

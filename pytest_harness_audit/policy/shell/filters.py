@@ -82,6 +82,8 @@ def _rev(args: list[str], stdin: str) -> str | None:
 
 
 def _tr(args: list[str], stdin: str) -> str | None:
+    if "--" in args[:2]:  # `tr -d -- -`: the sets follow
+        args = [a for i, a in enumerate(args) if a != "--" or i != args.index("--")]
     if args[:1] == ["-d"] and len(args) == 2:
         deleted = _set(args[1])
         return None if deleted is None else stdin.translate({ord(c): None for c in deleted})
@@ -94,10 +96,25 @@ def _tr(args: list[str], stdin: str) -> str | None:
     return stdin.translate(str.maketrans(source, target[: len(source)]))
 
 
+_TR_CLASSES: Final = {"upper": "A-Z", "lower": "a-z", "digit": "0-9", "alpha": "a-zA-Z",
+                      "alnum": "a-zA-Z0-9", "space": " \t\n\r\f\v", "blank": " \t"}  # fmt: skip
+_TR_CLASS: Final = re.compile(r"\[:(upper|lower|digit|alpha|alnum|space|blank):\]")
+_TR_ESCAPE: Final = re.compile(r"\\(?:([0-7]{1,3})|([^0-7]))")
+
+
+def _tr_escape(match: re.Match[str]) -> str:
+    """A backslash escape of a ``tr`` set; a ``-``, ``\\`` or ``[`` it stands for keeps its
+    backslash (the set is then not worked out: such a ``-`` is no range)."""
+    char = chr(int(match[1], 8) & 0xFF) if match[1] else match[2]
+    return "\\" + char if char in "-\\[" else char
+
+
 def _set(spec: str) -> str | None:
     """The characters of a ``tr`` set: ranges (``a-z``), ``\\n``/``\\t`` and plain
     characters."""
     spec = spec.replace("\\n", "\n").replace("\\t", "\t")
+    spec = _TR_CLASS.sub(lambda m: _TR_CLASSES[m[1]], spec)  # `[:upper:]`: `A-Z`
+    spec = _TR_ESCAPE.sub(_tr_escape, spec)  # `\056`: `.`
     if "[" in spec or "\\" in spec:
         return None
     out: list[str] = []
