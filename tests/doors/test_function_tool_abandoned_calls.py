@@ -203,6 +203,7 @@ def test_pydantic_ai_benign_work_after_a_cancelled_call_passes(service: Harness)
     assert (service.root / "NOTES.md").exists()
 
 
+@pytest.mark.slow  # (the pydantic-ai twin runs by default)
 def test_agents_sdk_work_going_on_after_a_cancelled_call_is_judged(service: Harness) -> None:
     model = agents_sdk_model([("polish", {"note": "tidy"})], answer=first_output)
     from agents import Agent, RunConfig, Runner, function_tool

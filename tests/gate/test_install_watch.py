@@ -57,10 +57,14 @@ def _built(path: Path, code: str) -> str:
         ("existing.pth", "open(p, 'a').write('import os')"),
         ("sitecustomize.py", "open(p, 'w').write('import os')"),
         ("somepkg/__init__.py", "open(p, 'a').write('import os')"),
-        ("somepkg-1.0.dist-info/entry_points.txt", "open(p, 'w').write('[pytest11]')"),
-        ("newplugin-1.0.dist-info", "import os; os.mkdir(p)"),
-        ("existing.pth", "import os; os.chmod(p, 0)"),
-        ("existing.pth", "import os; os.unlink(p)"),
+        pytest.param(
+            "somepkg-1.0.dist-info/entry_points.txt",
+            "open(p, 'w').write('[pytest11]')",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param("newplugin-1.0.dist-info", "import os; os.mkdir(p)", marks=pytest.mark.slow),
+        pytest.param("existing.pth", "import os; os.chmod(p, 0)", marks=pytest.mark.slow),
+        pytest.param("existing.pth", "import os; os.unlink(p)", marks=pytest.mark.slow),
         ("../pip.conf", "open(p, 'w').write('[global]')"),
     ],
 )

@@ -27,7 +27,11 @@ ATTACKS: dict[str, dict[str, Any]] = {
 
 
 @pytest.mark.parametrize("name", ["settings.local.json", "settings.json"])
-@pytest.mark.parametrize("attack", list(ATTACKS))
+@pytest.mark.parametrize(
+    "attack",
+    # one by default; each host process costs a second (the rest under -m slow)
+    [a if a == "the-next-call" else pytest.param(a, marks=pytest.mark.slow) for a in ATTACKS],
+)
 def test_permissions_added_between_calls_fail_once(host: Host, attack: str, name: str) -> None:
     host.start()
     host.call()
