@@ -8,6 +8,9 @@ Most calls match no pattern at all. Before deriving targets, a call without a co
 through its tool's :class:`~.prefilter.Prefilter`: when the raw text of its target parameters
 holds none of the literals its tool's patterns require, only the rules without patterns are
 walked (the same decision, rule and targets as the full path; see the differential tests).
+A tool's prefilter is built after its first :data:`PREFILTER_AFTER` calls: working out what
+every pattern requires costs tens of milliseconds, which a hook event deciding one call would
+pay on every tool call.
 """
 
 from __future__ import annotations
@@ -48,8 +51,17 @@ from pytest_harness_audit.policy.sensitive import CREDENTIAL_PATTERN, any_creden
 from pytest_harness_audit.policy.shell.powershell import is_powershell, posix_params
 from pytest_harness_audit.policy.targets import call_targets
 
-#: What every credential-looking path holds (``None``: the check cannot be prefiltered).
-_CREDENTIAL_REQUIREMENT: Final = python_regex_requirement(CREDENTIAL_PATTERN)
+#: Calls of one tool a policy decides on the full path before it builds the tool's prefilter.
+PREFILTER_AFTER: Final = 64
+#: What every credential-looking path holds, once worked out (:func:`_credential_requirement`).
+_CREDENTIAL_REQUIREMENT: Final[list[Requirement | None]] = []
+
+
+def _credential_requirement() -> Requirement | None:
+    """What every credential-looking path holds (``None``: the check cannot be prefiltered)."""
+    if not _CREDENTIAL_REQUIREMENT:
+        _CREDENTIAL_REQUIREMENT.append(python_regex_requirement(CREDENTIAL_PATTERN))
+    return _CREDENTIAL_REQUIREMENT[0]
 
 
 try:  # the optional compiled build (the mypyc build hook, pyproject.toml) reads this decorator
@@ -81,8 +93,10 @@ class CompiledRule:
         "has_patterns",
         "index",
         "max_count",
+        "patterns",
         "reason",
         "requirements",
+        "requirements_known",
         "rule",
         "tools",
         "uses_set",
@@ -106,8 +120,9 @@ class CompiledRule:
         self.exact: frozenset[str] = frozenset()
         self.fallbacks: tuple[TargetMatcher, ...] = ()
         self.uses_set = False
-        #: What a target this rule's patterns match must be or hold (``None``: unknown).
         self.requirements: tuple[Requirement, ...] | None = ()
+        self.requirements_known = True
+        self.patterns: tuple[tuple[str, ...], bool] | None = None
         if match.target_patterns is not None:
             is_regex = match.target_patterns_are_regex
             try:
@@ -119,11 +134,11 @@ class CompiledRule:
                     str(exc), source=source, rule_id=rule.id, field="match.targetPatterns"
                 ) from None
             self.exact, self.fallbacks = exact, tuple(fallbacks)
-            self.requirements = (
-                None
-                if any(matcher.excluded is None for matcher in fallbacks)
-                else _requirements(match.target_patterns, is_regex)
-            )
+            if any(matcher.excluded is None for matcher in fallbacks):
+                self.requirements = None
+            else:  # worked out when a prefilter first needs them (:meth:`pattern_requirements`)
+                self.requirements_known = False
+                self.patterns = (tuple(match.target_patterns), is_regex)
             self.uses_set = bool(sources)
         self.reason = rule.reason or f"Matched rule: {rule.name}"
         base = (f"policy:{rule.decision}", f"rule:{rule.id}")
@@ -135,6 +150,18 @@ class CompiledRule:
         rate = match.rate_limit
         self.max_count = rate.max_count if rate else 0
         self.window_ms = rate.window_ms if rate else 0.0
+
+    def pattern_requirements(self) -> tuple[Requirement, ...] | None:
+        """What a target this rule's patterns match must be or hold (``None``: unknown).
+
+        Worked out on first use: parsing every pattern costs far more than a call, and a
+        policy that decides only a few calls (a hook event's) never builds a prefilter."""
+        if not self.requirements_known:
+            patterns = self.patterns
+            if patterns is not None:
+                self.requirements = _requirements(patterns[0], patterns[1])
+            self.requirements_known = True
+        return self.requirements
 
     def matches_outside_sets(self, targets: list[str]) -> bool:
         """Whether a target equals a wildcard-free glob or matches a fallback-engine regex."""
@@ -190,6 +217,7 @@ class _ToolEntry:
         "plain_indexes",
         "prefilter",
         "static",
+        "unscreened",
         "uses_set",
     )
 
@@ -200,6 +228,7 @@ class _ToolEntry:
         candidates: tuple[CompiledRule, ...],
         default: Outcome,
         enforce: bool,
+        prefilter_after: int,
     ) -> None:
         self.category = category
         self.categories = categories
@@ -213,7 +242,10 @@ class _ToolEntry:
         self.outside = tuple(
             rule for rule in candidates if rule.has_patterns and (rule.exact or rule.fallbacks)
         )
-        self.prefilter = _prefilter(candidates, categories) if self.pattern_indexes else None
+        self.prefilter: Prefilter | None = None
+        #: Calls still to be decided on the full path before the prefilter is built (``-1``:
+        #: it never is): building it parses every pattern, which pays only over many calls.
+        self.unscreened = prefilter_after if self.pattern_indexes and prefilter_after >= 0 else -1
         self.default = default
         #: The outcome of each candidate rule, by rule index.
         self.outcomes: dict[int, Outcome] = {
@@ -234,6 +266,16 @@ class _ToolEntry:
                 break
             rate.append(rule)
         self.cleared_rate = tuple(rate)
+
+    def count_call(self) -> Prefilter | None:
+        """Count one call of this tool; the prefilter once :attr:`unscreened` calls have gone
+        the full path (then built, once), else ``None``."""
+        if self.unscreened > 0:
+            self.unscreened -= 1
+            return None
+        self.unscreened = -1
+        self.prefilter = _prefilter(self.candidates, self.categories)
+        return self.prefilter
 
 
 def _outcome(rule: CompiledRule, category: str, enforce: bool) -> Outcome:
@@ -259,13 +301,15 @@ def _prefilter(
     found: list[Requirement] = []
     for rule in candidates:
         if rule.has_patterns:
-            if rule.requirements is None:
+            requirements = rule.pattern_requirements()
+            if requirements is None:
                 return None
-            found.extend(rule.requirements)
+            found.extend(requirements)
         elif rule.categories is not None and not rule.categories & categories:
-            if _CREDENTIAL_REQUIREMENT is None:  # pragma: no cover - the pattern is analysable
+            credential = _credential_requirement()
+            if credential is None:  # pragma: no cover - the pattern is analysable
                 return None
-            found.append(_CREDENTIAL_REQUIREMENT)
+            found.append(credential)
     return Prefilter(found)
 
 
@@ -276,6 +320,9 @@ class CompiledPolicy:
     #: Whether calls may be cleared by the prefilter (``False``: every call takes the full path,
     #: as the differential tests compare). Read when a tool is first seen.
     prefilter_enabled = True
+    #: How many calls of a tool take the full path before its prefilter is built (``0``: from
+    #: the first call). Read when a tool is first seen.
+    prefilter_after = PREFILTER_AFTER
 
     def __init__(self, spec: PolicySpec, *, source: str | None) -> None:
         self.spec = spec
@@ -351,11 +398,16 @@ class CompiledPolicy:
             self._default_constraints,
             category,
         )
+        enabled = self.prefilter_enabled
         entry = self._by_tool[key] = _ToolEntry(
-            category, categories, candidates, default, self._enforce
+            category,
+            categories,
+            candidates,
+            default,
+            self._enforce,
+            self.prefilter_after if enabled else -1,
         )
-        if not self.prefilter_enabled:
-            entry.prefilter = None
+        if not enabled:
             entry.static = False
         return entry
 
@@ -393,6 +445,8 @@ class CompiledPolicy:
         else:
             entry = self._by_tool.get((tool, category)) or self._index(tool, category)
         prefilter = entry.prefilter
+        if prefilter is None and entry.unscreened >= 0:
+            prefilter = entry.count_call()
         known: list[str] | None = None
         clear = entry.static
         if not clear and prefilter is not None:

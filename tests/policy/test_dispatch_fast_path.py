@@ -192,6 +192,7 @@ def test_writes_outside_a_folder_are_decided_as_on_the_full_path(
 ) -> None:
     fast, full = Policy.from_dict(WRITE_RULES), Policy.from_dict(WRITE_RULES)
     full.prefilter_enabled = False
+    fast.prefilter_after = 0  # the prefilter from the first call
     for params in ({"file_path": path}, {"file_path": path, "content": "x"}):
         got, want = fast.evaluate("Write", params), full.evaluate("Write", params)
         assert full_outcome(got) == full_outcome(want)
@@ -221,6 +222,7 @@ def test_a_symlink_out_of_the_folder_is_outside(tmp_path: Path) -> None:
     }
     fast, full = Policy.from_dict(document), Policy.from_dict(document)
     full.prefilter_enabled = False
+    fast.prefilter_after = 0  # the prefilter from the first call
     for name, rule in ((f"{root}/link/x", "outside"), (f"{root}/a.txt", None)):
         got = fast.evaluate("Write", {"file_path": name}, root=str(root))
         assert full_outcome(got) == full_outcome(
@@ -270,6 +272,7 @@ def test_rate_limits_and_credentials_on_cleared_and_static_calls(enforce: bool) 
     document = {**RATE_RULES, "enforce": enforce}
     fast, full = Policy.from_dict(document), Policy.from_dict(document)
     full.prefilter_enabled = False
+    fast.prefilter_after = 0  # the prefilter from the first call
     fast_counter, full_counter = SlidingWindowCounter(), SlidingWindowCounter()
     calls = [
         ("Read", {"file_path": "/p/a.py"}),
@@ -346,6 +349,7 @@ def _prefix_rules(specs: list[dict[str, Any]], calls: list[tuple[str, dict[str, 
     document = {"defaultPolicy": "allow", "rules": rules}
     fast, full = Policy.from_dict(document), Policy.from_dict(document)
     full.prefilter_enabled = False
+    fast.prefilter_after = 0  # the prefilter from the first call
     for tool, params in calls:
         assert full_outcome(fast.evaluate(tool, params)) == full_outcome(
             full.evaluate(tool, params)

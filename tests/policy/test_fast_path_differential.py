@@ -70,6 +70,7 @@ def pair(make: Any) -> tuple[Policy, Policy]:
     """The same policy twice: with the prefilter, and with every call on the full path."""
     fast, full = make(), make()
     full.prefilter_enabled = False
+    fast.prefilter_after = 0  # the prefilter from the first call
     return fast, full
 
 

@@ -26,6 +26,7 @@ Call = tuple[str, dict[str, Any]]
 def _policies() -> tuple[Policy, Policy]:
     fast, full = Policy.preset("safety"), Policy.preset("safety")
     full.prefilter_enabled = False
+    fast.prefilter_after = 0  # the prefilter from the first call
     return fast, full
 
 

@@ -46,11 +46,12 @@ def test_benign_programs_stay_allowed(tool: str, params: dict[str, str]) -> None
 
 
 def test_the_fast_path_agrees_on_script_and_code() -> None:
-    full = Policy.preset("safety")
+    fast, full = Policy.preset("safety"), Policy.preset("safety")
     full.prefilter_enabled = False
+    fast.prefilter_after = 0  # the prefilter from the first call
     for params in ({"script": "cat .env"}, {"code": "print(2)"}, {"script": "ls"}):
         fast_eval, full_eval = (
-            SAFETY.evaluate("mcp__x__bash", params),
+            fast.evaluate("mcp__x__bash", params),
             full.evaluate("mcp__x__bash", params),
         )
         assert (fast_eval.decision, fast_eval.rule_id, fast_eval.targets) == (
