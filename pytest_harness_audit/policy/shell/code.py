@@ -3,7 +3,8 @@ and commands that could not be read. A heuristic by design: code is not parsed, 
 path-looking token counts (absolute, ``./``, ``../``, ``~/``, a dotfile, ``a/b``, ``name.ext``).
 A call of a dotenv loader (``load_dotenv()``, ``require('dotenv').config()``, ``import
 'dotenv/config'``, ``process.loadEnvFile()``, ``Dotenv.load``, ``godotenv.Load()``) reads
-``.env`` though the code never names it. String literals joined by ``+`` (``'.e' + 'nv'``),
+``.env`` though the code never names it. String literals joined (``'.e' + 'nv'``, Perl's and
+PHP's ``".e"."nv"``; variables of one literal written in first, :mod:`.code_names`),
 paths built by path calls of literals (``os.path.join('..', 'audit')``: :mod:`.code_joins`) and
 characters given by code (``chr(46)``, ``String.fromCharCode(46)``) are put together first. A
 glob (``glob.glob('.e*')``, ``Dir.glob(".e*")``, Perl's ``glob``) names the sensitive files it
@@ -17,6 +18,7 @@ from typing import Final
 
 from pytest_harness_audit.policy.sensitive import glob_candidates
 from pytest_harness_audit.policy.shell.code_joins import joined_paths
+from pytest_harness_audit.policy.shell.code_names import with_literal_names
 from pytest_harness_audit.policy.shell.fieldtext import posix_brackets
 
 # A token naming a file: absolute, ./ ../ ~/ ~user/ $VAR/ ${VAR}/ relative, or a dotfile / a
@@ -39,8 +41,15 @@ _DOTENV_LOADER: Final = re.compile(
     r"""|\bgodotenv\.(?:Load|Overload|Read)\b|['"](?:@dotenvx/)?dotenv(?:x|-flow)?/(?:config|load)"""
     r"""|\bfrom\s+decouple\s+import\b|@std/dotenv|/std[@\w.]*/dotenv/"""
 )
-#: A quoted literal glued to the next by `+` (`'.e' + 'nv'`, `".e"+"nv"`).
-_JOINED: Final = re.compile(r"""(['"])([^'"\\\n]{0,64})\1\s*\+\s*(['"])([^'"\\\n]{0,64})\3""")
+#: A quoted literal, read from the left (so a closing quote never opens one).
+_QUOTED: Final = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*["]""")
+#: What glues two literals into one: `+`, Perl's and PHP's `.`, Lua's `..`, SQL's `||`.
+_GLUE: Final = re.compile(r"\s*(?:\+|\.\.?|\|\|)\s*")
+#: Two quoted literals with a glue other than `+` between them.
+_GLUED: Final = re.compile(r"""['"]\s*(?:\.\.?|\|\|)\s*['"]""")
+#: Most characters of one literal joined, and most literals joined into one.
+_MAX_PART: Final = 64
+_MAX_PARTS: Final = 16
 _LITERAL: Final = re.compile(r"""'([^'\n]{1,256})'""")
 #: A character given by its code point (`chr(46)`, `String.fromCharCode(46, 101)`).
 _CHAR_CODE: Final = re.compile(
@@ -54,8 +63,10 @@ def code_paths(text: str) -> list[str]:
     # (slow: no literal it can look for first) runs only on text holding one of them
     loads = "env" in text or "Env" in text or "AutoConfig" in text or "decouple" in text
     found = [".env"] if loads and _DOTENV_LOADER.search(text) else []
-    if "+" in text or "harCode(" in text or "chr(" in text:
-        text = "\n".join([text, *_built_names(text)])
+    named = with_literal_names(text)  # `a='.e'; b='nv'; open(a+b)`: the literals written in
+    if "+" in named or "harCode(" in named or "chr(" in named or _GLUED.search(named):
+        built = _built_names(text) + (_built_names(named) if named != text else [])
+        text = "\n".join([text, *built])
     text = "\n".join([text, *joined_paths(text)])  # `os.path.join('..', 'audit')`
     for token in _PATH.findall(text):
         token = _closed(token.rstrip(".,:"))
@@ -86,18 +97,43 @@ def _built_names(text: str) -> list[str]:
 
 
 def _folded(text: str) -> str:
-    """``text`` with character codes turned into quoted characters and ``+``-joined literals
-    into one (``chr(46) + 'env'`` → ``'.env'``)."""
+    """``text`` with character codes turned into quoted characters and joined literals into
+    one (``chr(46) + 'env'``, ``".e"."nv"`` → ``'.env'``)."""
 
     def characters(match: re.Match[str]) -> str:
         codes = [int(code) for code in match.group(1).split(",")]
         chars = "".join(chr(code) for code in codes if code < 0x110000)
         return repr(chars) if "'" not in chars and "\\" not in chars else match.group()
 
-    text = _CHAR_CODE.sub(characters, text)
-    for _ in range(16):  # `'.' + 'e' + 'nv'`: pairs joined until none is left
-        joined = _JOINED.sub(lambda m: f"'{m.group(2)}{m.group(4)}'", text)
-        if joined == text:
-            break
-        text = joined
-    return text
+    return _joined(_CHAR_CODE.sub(characters, text))
+
+
+def _joined(text: str) -> str:
+    """``text`` with each run of glued literals (``'.' + 'e' + "nv"``) written as one."""
+    pieces: list[str] = []
+    position = 0
+    run: list[str] = []
+    run_start = run_end = 0
+
+    def close_run() -> None:
+        nonlocal position
+        word = "".join(run)
+        if len(run) > 1 and "'" not in word:
+            pieces.append(text[position:run_start])
+            pieces.append(f"'{word}'")
+            position = run_end
+
+    for match in _QUOTED.finditer(text):
+        content = match.group()[1:-1]
+        joinable = len(content) <= _MAX_PART and "\\" not in content
+        glued = bool(run) and _GLUE.fullmatch(text, run_end, match.start()) is not None
+        if joinable and glued and len(run) < _MAX_PARTS:
+            run.append(content)
+            run_end = match.end()
+            continue
+        close_run()
+        run = [content] if joinable else []
+        run_start, run_end = match.start(), match.end()
+    close_run()
+    pieces.append(text[position:])
+    return "".join(pieces)
