@@ -31,6 +31,7 @@ from pytest_harness_audit.gate.follower import ChainFollower
 from pytest_harness_audit.gate.inspection import OutgoingLeak, leak_decision, store_refusal
 from pytest_harness_audit.gate.install_guard import INSTALLATION, InstallGuard
 from pytest_harness_audit.gate.lift_watch import LiftWatch
+from pytest_harness_audit.gate.process_guard import HARNESS_PROCESSES, ProcessGuard
 from pytest_harness_audit.gate.seam import (
     CallInspector,
     GatedCall,
@@ -103,6 +104,10 @@ class Gate:
         self.store_guard = StoreGuard(chain.storage_dir, self.root)
         #: The built-in rule: no call changes the auditor's own installation.
         self.install_guard = InstallGuard(self.root, policy_source=policy.source)
+        #: The built-in rule: no call signals the harness's own processes (or the host's).
+        self.process_guard = ProcessGuard(
+            self.root, str(chain.storage_dir), policy.source or policy.name
+        )
         #: The approver of calls a rule decided ``ask`` (DESIGN §2, approvals).
         self.approvals = Approvals()
         #: Lifts recorded by others while a call ran (``None``: no ladder).
@@ -265,6 +270,11 @@ class Gate:
         what, touched = "the audit store", self.store_guard.offending(evaluation.targets, params)
         if touched is None:
             what, touched = INSTALLATION, self.install_guard.offending(evaluation)
+        if touched is None:
+            what, touched = (
+                HARNESS_PROCESSES,
+                self.process_guard.offending(evaluation.targets, params),
+            )
         if touched is not None:
             if not evaluation.blocked:
                 return store_refusal(tool, params, evaluation, alerts, touched, self.root, what)
