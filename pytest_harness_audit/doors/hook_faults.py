@@ -13,29 +13,25 @@ witness and recorded by the next event.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from pathlib import Path
 from typing import Any
 
 from pytest_harness_audit.audit.continuity_files import keep_fault, kept_faults
-from pytest_harness_audit.audit.errors import AuditError, ChainError
-from pytest_harness_audit.audit.reader import iter_records
+from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.doors.chain_faults import describe, is_chain_fault
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook_effects import workspace_root
-from pytest_harness_audit.doors.hook_unfinished import (
-    USE_ID_FIELD,
-    TranscriptCall,
-    problem_of,
-    ran_unseen,
-    stale_use_ids,
-    transcript_calls,
+from pytest_harness_audit.doors.hook_unfinished import USE_ID_FIELD, TranscriptCall
+from pytest_harness_audit.doors.hook_unseen import (
+    Judged,
+    judge_unseen,
+    secret_alerts,
+    unseen_calls,
 )
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
-from pytest_harness_audit.inspect import Inspector
 from pytest_harness_audit.policy import Policy
 
 #: The host events a fault note may stand for (``PostToolUse`` when the payload does not say).
@@ -115,28 +111,12 @@ def record_unrecorded_calls(
     event: str,
 ) -> None:
     """At a session's start or end, a fault note for each call that ran with no post recorded
-    (its result in the host's transcript, :mod:`.hook_unfinished`): its pending file still
-    there, or, after the first call a post recorded, no record holding its ``tool_use_id``."""
-    calls = transcript_calls(transcript)
-    if not calls:
-        return
-    try:
-        held: list[Any] | None = [
-            record.get(USE_ID_FIELD) for record in iter_records(storage, session_id)
-        ]
-    except (AuditError, OSError, ValueError):  # no chain yet, or one that cannot be read
-        held = None
-    # a call a record holds (its post's, or a note of it at an earlier event) is not noted again
-    recorded = {held_id for held_id in held or () if isinstance(held_id, str)}
-    stale = set(stale_use_ids(storage, session_id))
-    for call in [call for call in calls if call.use_id in stale - recorded]:
-        problem = problem_of(call.use_id, call.tool, event)
-        _note(storage, policy, session_id, POST_EVENTS[0], problem, cwd, call=call)
-    if held is None:
-        return
-    for call in ran_unseen(calls, recorded | stale):
-        problem = problem_of(call.use_id, call.tool, event, pending=False)
-        _note(storage, policy, session_id, POST_EVENTS[0], problem, cwd, call=call)
+    (its result in the host's transcript, :mod:`.hook_unseen`): its pending file still there,
+    or, after the first call a post recorded, no record holding its ``tool_use_id``."""
+    for unseen in unseen_calls(storage, session_id, transcript):
+        judged = judge_unseen(unseen, event, policy, storage, cwd)
+        _note(storage, policy, session_id, POST_EVENTS[0], judged.problem, cwd, call=unseen.call,
+              judged=judged)  # fmt: skip
 
 
 def _note(
@@ -150,49 +130,32 @@ def _note(
     *,
     tamper: bool = False,
     call: TranscriptCall | None = None,
+    judged: Judged | None = None,
 ) -> None:
     """Append the fault note (``ChainError``: the chain takes no record). A problem that is a
     chain fault (:func:`~.chain_faults.is_chain_fault`) is tamper evidence: the verdict FAILs.
-    ``call``: the call noted, as the host's transcript shows it: the note holds its
-    ``tool_use_id`` (so that it is noted once), and it is judged as far as the transcript
-    tells (:func:`_judged_from_transcript`)."""
+    ``call``: the call noted, as the host's transcript shows it, and ``judged`` what it was
+    judged (:func:`~.hook_unseen.judge_unseen`): the note holds its ``tool_use_id`` (so that it
+    is noted once)."""
     root = workspace_root(cwd)
     use_id = call.use_id if call is not None else None
-    if call is not None:
-        why, denied = _judged_from_transcript(call, policy, root)
-        problem, tamper, text = problem + why, tamper or denied, call.result or None
     gate = open_session_gate(storage_dir=storage, session_id=session_id, policy=policy, door="hook")
     try:
         params = {"problem": problem}
         decision = gate.unjudged(tool, "hook", params, target=None, kind="note")
-        if tamper or is_chain_fault(problem):
+        if tamper or is_chain_fault(problem) or (judged is not None and judged.tamper):
             decision.alerts = (*decision.alerts, TAMPER_ALERT)
-        if text is not None and root is not None and os.path.isdir(root):
+        if judged is not None:
+            decision.alerts = (*decision.alerts, *judged.alerts)
+        elif text is not None:
             # the call ran, and its response was never inspected: a known secret in the raw
             # text is still a secret the agent received
-            with Inspector(root, live=False) as inspector:
-                decision.alerts = (*decision.alerts, *inspector.scan_output(text).alerts)
+            decision.alerts = (*decision.alerts, *secret_alerts(text, root))
         extra = {USE_ID_FIELD: use_id} if use_id else None
         outcome = Outcome("error", None, problem, extra=extra)
         gate.run(tool, params, lambda _decision: outcome, decision=decision)
     finally:
         gate.chain.close()
-
-
-def _judged_from_transcript(
-    call: TranscriptCall, policy: Policy, root: str | None
-) -> tuple[str, bool]:
-    """What the policy says of a call that ran unjudged, by its input in the transcript: the
-    note's added words, and whether the policy denies it (it got past the hooks: tamper). Any
-    error judging it counts as a denial (fail closed)."""
-    try:
-        evaluation = policy.evaluate(call.tool, call.input, root=root)
-    except Exception as exc:  # the note must be written: judged closed
-        return f"; its input could not be judged ({type(exc).__name__}): counted as denied", True
-    if evaluation.decision != "deny":
-        return "", False
-    rule = evaluation.rule_id or "default"
-    return f"; the policy denies it ({rule}: {evaluation.reason}): it got past the hooks", True
 
 
 def _payload_fields(text: str) -> dict[str, Any]:

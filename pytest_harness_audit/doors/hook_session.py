@@ -40,6 +40,7 @@ from pytest_harness_audit.doors.hook import HookPayload, open_gate, read_payload
 from pytest_harness_audit.doors.hook_asks import EVERY_AGENT, any_asked, check_seals, reconcile
 from pytest_harness_audit.doors.hook_between import between_events
 from pytest_harness_audit.doors.hook_between_walk import late_reasons as late_workspace
+from pytest_harness_audit.doors.hook_unseen import TRANSCRIPT_FIELD, late_unseen
 from pytest_harness_audit.doors.hook_continuity import witnessed_loss
 from pytest_harness_audit.doors.hook_effects import workspace_root
 from pytest_harness_audit.doors.hook_faults import record_unrecorded_calls
@@ -247,6 +248,9 @@ def handle_session_start(text: str, *, storage: Path, policy: Policy) -> None:
         "stalePending": clean_pending(storage, payload.session_id),
         STATE_FIELD: host_settings_state(project=workspace_root(payload.cwd)),
     }
+    if payload.transcript is not None:
+        # read again by `audit report` when no SessionEnd comes (:mod:`.hook_unseen`)
+        params[TRANSCRIPT_FIELD] = payload.transcript
     _record(storage, payload, policy, params)
 
 
@@ -372,7 +376,9 @@ def unended_report(storage: Path, session_id: str) -> SessionReport | None:
     not_ended = ended_reason(records) or _after_end(records)
     if not_ended is not None:
         late = (*late_reasons(storage, session_id), *late_workspace(storage, session_id, policy))
-        reasons.extend((*late, not_ended))
+        # calls that ran with no hook step recording them (killed hooks), as SessionEnd would
+        unseen = late_unseen(storage, session_id, policy, records, _workspace(start))
+        reasons.extend((*late, *unseen, not_ended))
     lost = witnessed_loss(storage, session_id)
     if lost is not None:
         text = f"the session's chain changed after its last hook event: {lost}"

@@ -21,6 +21,7 @@ from typing import Any
 from pytest_harness_audit.audit.chain import AuditChain
 from pytest_harness_audit.audit.records import RecordDraft
 from pytest_harness_audit.gate.approvals import ASK, Approvals, escalation_for, immune_decision
+from pytest_harness_audit.gate.built_in import BuiltInRules
 from pytest_harness_audit.gate.decision import (
     BLOCK_PREFIX,
     GateDecision,
@@ -29,9 +30,7 @@ from pytest_harness_audit.gate.decision import (
 )
 from pytest_harness_audit.gate.follower import ChainFollower
 from pytest_harness_audit.gate.inspection import OutgoingLeak, leak_decision, store_refusal
-from pytest_harness_audit.gate.install_guard import INSTALLATION, InstallGuard
 from pytest_harness_audit.gate.lift_watch import LiftWatch
-from pytest_harness_audit.gate.process_guard import HARNESS_PROCESSES, ProcessGuard
 from pytest_harness_audit.gate.seam import (
     CallInspector,
     GatedCall,
@@ -42,7 +41,7 @@ from pytest_harness_audit.gate.seam import (
     run_call_async,
 )
 from pytest_harness_audit.gate.session_policy import SealWatch, seal_session_policy
-from pytest_harness_audit.gate.store_guard import TAMPER_ALERT, StoreGuard
+from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
 from pytest_harness_audit.immune import CallEvent, ImmuneLadder, alerts_for
 from pytest_harness_audit.immune.records import Escalation, Lift
 from pytest_harness_audit.policy import Evaluation, Policy, RateCounter
@@ -100,14 +99,13 @@ class Gate:
         self._lock = threading.RLock()
         #: What looks at each call's effects and outputs after it ran (DESIGN §2, inspect).
         self.inspectors: list[CallInspector] = []
+        rules = BuiltInRules.for_session(chain.storage_dir, self.root, policy)
         #: The built-in rule: no call touches the audit store.
-        self.store_guard = StoreGuard(chain.storage_dir, self.root)
+        self.store_guard = rules.store_guard
         #: The built-in rule: no call changes the auditor's own installation.
-        self.install_guard = InstallGuard(self.root, policy_source=policy.source)
+        self.install_guard = rules.install_guard
         #: The built-in rule: no call signals the harness's own processes (or the host's).
-        self.process_guard = ProcessGuard(
-            self.root, str(chain.storage_dir), policy.source or policy.name
-        )
+        self.process_guard = rules.process_guard
         #: The approver of calls a rule decided ``ask`` (DESIGN §2, approvals).
         self.approvals = Approvals()
         #: Lifts recorded by others while a call ran (``None``: no ladder).
@@ -267,16 +265,11 @@ class Gate:
             tool, params, rate_counter=rate_counter, root=self.root, category=category
         )
         alerts = alerts_for(tool, evaluation.category, evaluation.targets)
-        what, touched = "the audit store", self.store_guard.offending(evaluation.targets, params)
-        if touched is None:
-            what, touched = INSTALLATION, self.install_guard.offending(evaluation)
-        if touched is None:
-            what, touched = (
-                HARNESS_PROCESSES,
-                self.process_guard.offending(evaluation.targets, params),
-            )
-        if touched is not None:
+        rules = BuiltInRules(self.store_guard, self.install_guard, self.process_guard)
+        reached = rules.reached(evaluation, params)
+        if reached is not None:
             if not evaluation.blocked:
+                what, touched = reached
                 return store_refusal(tool, params, evaluation, alerts, touched, self.root, what)
             alerts = (*alerts, TAMPER_ALERT)  # refused by the policy already: keep its reason
         constraints = evaluation.constraints

@@ -38,8 +38,9 @@ _RUNNERS = ("harness-audit", "pytest_harness_audit")
 _COMM_LENGTH = 15
 _POSIX_CLASSES = {
     "[:alpha:]": "a-zA-Z", "[:digit:]": "0-9", "[:alnum:]": "a-zA-Z0-9", "[:upper:]": "A-Z",
-    "[:lower:]": "a-z", "[:space:]": r"\s", "[:punct:]": r"!-/:-@\[-`{-~", "[:xdigit:]": "0-9a-fA-F",
-    "[:blank:]": r" \t", "[:print:]": r" -~", "[:graph:]": r"!-~", "[:cntrl:]": r"\x00-\x1f",
+    "[:lower:]": "a-z", "[:space:]": r"\s", "[:punct:]": r"!-/:-@\[-`{-~",
+    "[:xdigit:]": "0-9a-fA-F", "[:blank:]": r" \t", "[:print:]": r" -~", "[:graph:]": r"!-~",
+    "[:cntrl:]": r"\x00-\x1f",
 }  # fmt: skip
 
 

@@ -53,16 +53,22 @@ _FILTERS = frozenset({"grep", "egrep", "fgrep", "rg"})
 _HARMLESS_SIGNALS = frozenset({"0", "CONT", "18"})
 #: ``pkill``/``pgrep`` options taking a value (a word of its own, or glued to a short one).
 _PKILL_VALUED = frozenset(
-    "-d --delimiter -g --pgroup -G --group -P --parent -s --session -t --terminal -u --euid "
-    "-U --uid -F --pidfile --ns --nslist -q --queue -r --runstates --signal -c --cgroup".split()
+    (  # noqa: SIM905 - option lists read better as words
+        "-d --delimiter -g --pgroup -G --group -P --parent -s --session -t --terminal -u --euid "
+        "-U --uid -F --pidfile --ns --nslist -q --queue -r --runstates --signal --cgroup"
+    ).split()
 )
 #: ``pkill`` options that select processes by other things than the pattern.
 _PKILL_SELECTING = frozenset(
-    "-g --pgroup -G --group -P --parent -s --session -t --terminal -u --euid -U --uid --ns "
-    "-c --cgroup".split()
+    (  # noqa: SIM905 - option lists read better as words
+        "-g --pgroup -G --group -P --parent -s --session -t --terminal -u --euid -U --uid --ns "
+        "--cgroup"
+    ).split()
 )
 _KILLALL_VALUED = frozenset(
-    "-s --signal -u --user -o --older-than -y --younger-than -Z --context -n --ns".split()
+    (  # noqa: SIM905 - option lists read better as words
+        "-s --signal -u --user -o --older-than -y --younger-than -Z --context -n --ns"
+    ).split()
 )
 _NUMBER = re.compile(r"-?[0-9]+")
 
@@ -284,9 +290,7 @@ def _ids_reach(name: str, arguments: Sequence[str], looked_up: bool) -> bool:
     return False
 
 
-def _id_operands(
-    name: str, arguments: Sequence[str]
-) -> tuple[list[str], list[str], bool, bool]:
+def _id_operands(name: str, arguments: Sequence[str]) -> tuple[list[str], list[str], bool, bool]:
     """``(process ids, process groups, selects users, harmless)`` of an id sender's words."""
     operands: list[str] = []
     groups: list[str] = []

@@ -210,3 +210,73 @@ def test_an_ordinary_call_no_hook_saw_still_only_warns(tmp_path: Path) -> None:
     (note,) = _notes(host)
     assert "the policy denies it" not in note["result"]["errorMessage"]
     assert host.verdict()[0] is Verdict.WARN
+
+
+# -- a session whose SessionEnd never came: `audit report` reads the transcript too ---------
+
+
+def _report(host: Host) -> str:
+    code, out = host.audit("report", host.session)
+    assert code == 0, out
+    return out
+
+
+@pytest.mark.parametrize(
+    ("params", "said"),
+    [
+        ({"command": "rm -rf app"}, "the policy denies it (deny-destructive-commands"),
+        (
+            {"command": "nohup sh -c 'while :; do pkill -f harness-audit; done' &"},
+            "it reaches every process of the harness",
+        ),
+    ],
+    ids=["folder-deleted", "hooks-killed"],
+)
+def test_the_report_of_a_session_with_no_end_judges_the_calls_no_hook_saw(
+    tmp_path: Path, params: dict[str, Any], said: str
+) -> None:
+    """The hooks killed, the host gone: no SessionEnd reads the transcript. `audit report`
+    reads the one the session's start named and judges what ran there as the end would."""
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    _call_without_post(host, {"content": "ok"}, pre=False, params=params)
+    out = _report(host)
+    assert "verdict: FAIL" in out
+    assert f"Bash ({USE_ID}) ran" in out and said in out
+    assert _notes(host) == []  # judged, not written
+
+
+def test_the_report_of_a_session_with_no_end_warns_for_an_ordinary_unseen_call(
+    tmp_path: Path,
+) -> None:
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    _call_without_post(host, {"content": "3 passed"}, pre=False, params={"command": "pytest -q"})
+    out = _report(host)
+    assert "verdict: WARN" in out
+    assert f"Bash ({USE_ID}) ran" in out
+    assert "the policy denies it" not in out
+
+
+def test_the_report_of_a_session_with_no_end_and_every_call_seen_only_warns(
+    tmp_path: Path,
+) -> None:
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    out = _report(host)
+    assert "verdict: WARN" in out and "has no SessionEnd record" in out
+    assert "ran, the host's transcript shows" not in out
+
+
+def test_a_call_no_hook_saw_that_signals_the_harness_fails_at_the_end(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    _call_without_post(host, {"content": ""}, pre=False, params={"command": "pkill python"})
+    host.end()
+    (note,) = _notes(host)
+    assert "it reaches every process of the harness" in note["result"]["errorMessage"]
+    assert host.verdict()[0] is Verdict.FAIL
