@@ -40,7 +40,6 @@ from pytest_harness_audit.doors.hook import HookPayload, open_gate, read_payload
 from pytest_harness_audit.doors.hook_asks import EVERY_AGENT, any_asked, check_seals, reconcile
 from pytest_harness_audit.doors.hook_between import between_events
 from pytest_harness_audit.doors.hook_between_walk import late_reasons as late_workspace
-from pytest_harness_audit.doors.hook_unseen import TRANSCRIPT_FIELD, late_unseen
 from pytest_harness_audit.doors.hook_continuity import witnessed_loss
 from pytest_harness_audit.doors.hook_effects import workspace_root
 from pytest_harness_audit.doors.hook_faults import record_unrecorded_calls
@@ -55,6 +54,7 @@ from pytest_harness_audit.doors.hook_host_settings import (
     recorded_state,
 )
 from pytest_harness_audit.doors.hook_pending_seal import record_broken
+from pytest_harness_audit.doors.hook_unseen import TRANSCRIPT_FIELD, late_unseen
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.seam import Outcome

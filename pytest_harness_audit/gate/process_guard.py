@@ -18,11 +18,14 @@ their words, so no spelling of it (a variable, ``eval``, ``bash -c``, ``env``/``
   ancestor (the host) or a process of the package, of such a process group, or of process ids
   only the run knows (``$(…)``, ``xargs kill``) when the same call looks processes up in a way
   that can find the harness's (``pgrep -f harness``, ``pidof python3``, ``ps`` not filtered to
-  other programs);
-* signal ``0`` (a check) and ``CONT`` are let through, as are ``kill %1``, ``kill $!`` (the
-  agent's own jobs) and ``kill $(cat server.pid)`` (a process id the agent's files hold, which
-  the gate cannot know: a hook it killed still leaves its call to the host's transcript, judged
-  at the session's next event and by ``audit report``).
+  other programs, anything read from ``/proc/…`` or naming ``$PPID``);
+* signal ``0`` (a check) and ``CONT`` are let through, as are ``kill %1`` and ``kill $!`` (the
+  agent's own jobs). ``kill $(cat server.pid)``: the reading reads the file as the shell would,
+  and the id it holds is judged live like a literal one (the agent's server: allowed; the
+  harness, or the host: refused); a file that does not exist yet when the call is decided is an
+  id only the run knows, refused only beside a look-up that can find the harness. A hook
+  killed some other way (inline code, ``os.kill`` in a script) still leaves its call in the
+  host's transcript, judged at the session's next event and by ``audit report``.
 """
 
 from __future__ import annotations
@@ -71,6 +74,8 @@ _KILLALL_VALUED = frozenset(
     ).split()
 )
 _NUMBER = re.compile(r"-?[0-9]+")
+#: Words that find the agent's parent or any process by its place: ``$PPID``, ``/proc/…``.
+_RELATIVE = re.compile(r"PPID|^/proc/")
 
 
 class ProcessGuard:
@@ -227,12 +232,12 @@ class ProcessGuard:
             for word in argv[1:]
             if not word.startswith("-")
         ]
+        if any(_RELATIVE.search(word) for argv in argvs for word in argv):
+            return True  # `$(awk '{print $4}' /proc/$PPID/stat)`: the host, its ancestors
         for argv in argvs:
             name = os.path.basename(argv[0])
             if name not in _LOOKUPS:
                 continue
-            if any("PPID" in word for word in argv[1:]):
-                return True
             if name == "pgrep" and self._pkill_selects(argv[1:], signals=False):
                 return True
             if name == "pidof" and any(

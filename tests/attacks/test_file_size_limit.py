@@ -42,8 +42,15 @@ verdict, reasons = h.judge()
 print(json.dumps({"calls": calls, "verdict": verdict.value, "codes": [r.code for r in reasons]}))
 """
 
-# the harness is the parent of the supervisor that runs the command's shell
-LOWER_HARNESS_LIMIT = """prlimit --pid "$(awk '{print $4}' /proc/$PPID/stat)" --fsize=1"""
+# the harness is the parent of the supervisor that runs the command's shell; lowered from inline
+# code (`prlimit --pid` in the shell is refused before it runs, however the process id is found:
+# tests/gate/test_harness_processes.py)
+FIND_HARNESS = "echo start"
+LOWER_HARNESS_LIMIT = (
+    'python3 -c "import os, resource; '
+    "p = int(open(f'/proc/{os.getppid()}/stat').read().rsplit(')', 1)[1].split()[1]); "
+    'resource.prlimit(p, resource.RLIMIT_FSIZE, (1, 1))"'
+)
 
 
 def _run(tmp_path: Path, *commands: str) -> dict[str, object]:
@@ -62,7 +69,7 @@ def _run(tmp_path: Path, *commands: str) -> dict[str, object]:
 
 
 def test_a_lowered_file_size_limit_fails_the_session(tmp_path: Path) -> None:
-    out = _run(tmp_path, "echo start", LOWER_HARNESS_LIMIT, "echo x >> app/__init__.py")
+    out = _run(tmp_path, FIND_HARNESS, LOWER_HARNESS_LIMIT, "echo x >> app/__init__.py")
     assert out["verdict"] == "FAIL"
     assert "tamper" in out["codes"]  # type: ignore[operator]
     calls = out["calls"]
