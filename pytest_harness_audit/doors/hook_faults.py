@@ -25,7 +25,7 @@ from pytest_harness_audit.doors.chain_faults import open_gate as open_session_ga
 from pytest_harness_audit.doors.hook_effects import workspace_root
 from pytest_harness_audit.doors.hook_unfinished import USE_ID_FIELD, TranscriptCall
 from pytest_harness_audit.doors.hook_unseen import (
-    Judged,
+    UnseenJudgement,
     judge_unseen,
     secret_alerts,
     unseen_calls,
@@ -130,7 +130,7 @@ def _note(
     *,
     tamper: bool = False,
     call: TranscriptCall | None = None,
-    judged: Judged | None = None,
+    judged: UnseenJudgement | None = None,
 ) -> None:
     """Append the fault note (``ChainError``: the chain takes no record). A problem that is a
     chain fault (:func:`~.chain_faults.is_chain_fault`) is tamper evidence: the verdict FAILs.

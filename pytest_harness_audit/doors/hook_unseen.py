@@ -52,7 +52,7 @@ class UnseenCall(NamedTuple):
     pending: bool
 
 
-class Judged(NamedTuple):
+class UnseenJudgement(NamedTuple):
     """What a fault note of an unseen call says: its problem, whether it is tamper, its alerts
     (a known secret in the result the agent received), and the text to scan."""
 
@@ -84,14 +84,14 @@ def unseen_calls(storage: Path, session_id: str, transcript: str | None) -> list
 
 def judge_unseen(
     unseen: UnseenCall, event: str, policy: Policy, storage: Path, cwd: str | None
-) -> Judged:
+) -> UnseenJudgement:
     """The fault note's problem for ``unseen`` (found at ``event``), whether it is tamper (the
     policy or a built-in rule refuses it: it got past the hooks) and its secret alerts."""
     call = unseen.call
     root = workspace_root(cwd)
     problem = problem_of(call.use_id, call.tool, event, pending=unseen.pending)
     why, denied = _judged(call, policy, storage, root)
-    return Judged(problem + why, denied, secret_alerts(call.result, root))
+    return UnseenJudgement(problem + why, denied, secret_alerts(call.result, root))
 
 
 def secret_alerts(text: str | None, root: str | None) -> tuple[str, ...]:
@@ -157,8 +157,8 @@ __all__ = [
     "NOTE_TOOL",
     "REPORT_EVENT",
     "TRANSCRIPT_FIELD",
-    "Judged",
     "UnseenCall",
+    "UnseenJudgement",
     "judge_unseen",
     "late_unseen",
     "recorded_transcript",
