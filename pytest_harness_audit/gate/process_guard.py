@@ -38,11 +38,18 @@ from typing import Any
 from pytest_harness_audit.gate.harness_forms import HarnessForms, protected_group, protected_pid
 from pytest_harness_audit.gate.store_git import CallCommands
 from pytest_harness_audit.gate.store_guard import split_target
+from pytest_harness_audit.policy.targets import KEY_KINDS
 
 #: What the refusal says is out of the agent's reach.
 HARNESS_PROCESSES = "every process of the harness"
-#: The cheap test before a text is read as a command.
-_SCREEN = re.compile(r"kill|nice|prlimit")
+#: The kind of a parameter holding a shell command (``command``, ``cmd``, ``script``, ``argv``).
+_SHELL = KEY_KINDS["command"]
+#: The cheap test before a text is read as a command: a sender named, or a file run as shell
+#: (a script, a sourced file, a recipe, a package script), whose commands the reading reads.
+_SCREEN = re.compile(
+    r"kill|nice|prlimit|\b(?:sh|bash|dash|zsh|ksh|source|make|just|npm|yarn|pnpm|bun|task)\b"
+    r"|(?:^|[\s;&|(`])\.{1,2}/|(?:^|[\s;&|(`])\.\s"
+)
 #: Commands that signal (or limit, or slow) processes they select by pattern or name.
 _PATTERN_SENDERS = frozenset({"pkill", "killall", "skill", "snice"})
 #: Commands that act on process ids.
@@ -97,12 +104,20 @@ class ProcessGuard:
     def offending(self, targets: Iterable[str], params: Mapping[str, Any]) -> str | None:
         """The first command of a call that signals a harness process, else ``None``."""
         commands = CallCommands(params)
+        # a search pattern, a path or a URL that reads like a command is none (`Grep "pkill -u"`)
+        inert = {
+            value
+            for key, value in params.items()
+            if isinstance(value, str) and KEY_KINDS.get(key, _SHELL) != _SHELL
+        }
         argvs: list[list[str]] = []
         for target in targets:
             kind, text = split_target(target)
-            if kind or not _SCREEN.search(text) or commands.judged(text):
+            if kind or not _SCREEN.search(text) or text in inert or commands.judged(text):
                 continue
             argvs.extend(_unwrapped(argv) for argv in commands.read(text, self.root))
+        # what a script file, a recipe or a package script the command runs does (`bash stop.sh`)
+        argvs.extend(_unwrapped(argv) for argv in commands.ran)
         if not argvs:
             return None
         return self.offending_commands([argv for argv in argvs if argv])

@@ -66,6 +66,8 @@ class CallCommands:
     def __init__(self, params: Mapping[str, Any]) -> None:
         self._given = {value for value in params.values() if isinstance(value, str)}
         self._joined: set[str] = set()
+        #: The simple commands of the files the commands read so far run as shell (``ran``).
+        self.ran: list[list[str]] = []
 
     def judged(self, text: str) -> bool:
         """Whether ``text`` is a simple command of a command read before in this call."""
@@ -73,7 +75,9 @@ class CallCommands:
 
     def read(self, text: str, root: str | None) -> list[list[str]]:
         """The simple commands of ``text`` (noting their joined forms)."""
-        commands = read_command(text, root).commands
+        reading = read_command(text, root)
+        commands = reading.commands
+        self.ran.extend(reading.ran)
         for argv in commands:
             joined = " ".join(argv)
             if joined != text:

@@ -60,10 +60,7 @@ from pytest_harness_audit.policy.shell.projects import program_file
 from pytest_harness_audit.policy.shell.script_input import enter, leave
 from pytest_harness_audit.policy.shell.searchpath import PATH_LISTS
 from pytest_harness_audit.policy.shell.simple import parse_simple
-from pytest_harness_audit.policy.shell.streams import (
-    open_descriptors,
-    stdin_of,
-)
+from pytest_harness_audit.policy.shell.streams import open_descriptors, stdin_of
 from pytest_harness_audit.policy.shell.subscript_code import read_subscript_code
 from pytest_harness_audit.policy.shell.syntax import parse
 from pytest_harness_audit.policy.shell.unsure import unsure
@@ -83,8 +80,9 @@ class Reading:
     ``destroys`` (recursive or irrecoverable ones): paths, as written. ``notes``: further
     findings (``history``: a whole-history diff such as ``git log -p``; ``opaque-delete``: a
     command that cannot be known, given deletion flags; ``network``: a network exchange, see
-    :mod:`.embedded`). ``code``: inline program text
-    (``python -c``). ``unreadable``: why the text could not be read, else ``None``.
+    :mod:`.embedded`). ``code``: inline program text (``python -c``). ``unreadable``: why the
+    text could not be read, else ``None``. ``ran``: the argv of the simple commands of the files
+    it runs as shell (``bash stop.sh``, a recipe): no targets, read by the built-in rules.
     """
 
     commands: list[list[str]] = field(default_factory=list)
@@ -95,6 +93,7 @@ class Reading:
     notes: list[str] = field(default_factory=list)
     code: list[str] = field(default_factory=list)
     unreadable: str | None = None
+    ran: list[list[str]] = field(default_factory=list)
     #: How far each path list has been given its moved forms (:mod:`.place`).
     marks: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
@@ -102,6 +101,7 @@ class Reading:
     def __init__(self) -> None:
         self.commands, self.reads, self.writes, self.deletes = [], [], [], []
         self.destroys, self.notes, self.code, self.unreadable, self.marks = [], [], [], None, {}
+        self.ran = []
 
     def script(self, text: str, depth: int, budget: Budget, expander: Expander) -> None:
         """Read a script handed to a shell (``bash -c TEXT``), one level deeper."""
@@ -475,8 +475,9 @@ class _Context(Lookups):
             self.with_lists(lambda: part.script(text, self.depth + 1, self.budget, expander))
         finally:
             leave(expander, entered)
-        for name in ("reads", "writes", "deletes", "destroys", "notes", "code"):
+        for name in ("reads", "writes", "deletes", "destroys", "notes", "code", "ran"):
             getattr(self.reading, name).extend(getattr(part, name))
+        self.reading.ran.extend(part.commands)
         if part.unreadable is not None:
             self.reading.unknown_script(f"a script file: {part.unreadable}")
 
