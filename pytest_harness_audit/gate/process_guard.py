@@ -172,6 +172,8 @@ class ProcessGuard:
                 selecting = selecting or short in _PKILL_SELECTING
                 if short == "--signal":
                     signal = value
+                if short in ("-F", "--pidfile") and self._pid_file_reaches(value):
+                    return True  # `pkill -F harness.pid`: the id the file holds
                 continue
             if option.startswith("--"):
                 full = full or option == "--full"
@@ -192,6 +194,21 @@ class ProcessGuard:
         return any(
             self.forms.pattern_matches(p, full=full, exact=exact, ignore_case=ignore_case)
             for p in patterns
+        )
+
+    def _pid_file_reaches(self, path: str) -> bool:
+        """Whether the process id a pid file holds now is a harness process (a file that cannot
+        be read is an id the gate cannot know, as ``kill $(cat FILE)``)."""
+        full = os.path.join(self.root or os.getcwd(), os.path.expanduser(path))
+        try:
+            with open(full, encoding="utf-8", errors="replace") as handle:
+                words = handle.read(64).split()
+        except OSError:
+            return False
+        return (
+            bool(words)
+            and _NUMBER.fullmatch(words[0]) is not None
+            and (protected_pid(int(words[0])) if int(words[0]) > 0 else True)
         )
 
     def _killall_selects(self, arguments: Sequence[str]) -> bool:

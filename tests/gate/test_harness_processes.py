@@ -89,6 +89,7 @@ LOOK_ALIKES = [
     "kill -9 $(lsof -t -i :8000)",
     "kill -0 $PPID",
     "kill -l",
+    "kill $(jobs -p)",
     "pkill -0 -f harness-audit",
     "pgrep -f harness-audit",
     "ps aux | grep harness-audit",
@@ -152,12 +153,17 @@ def test_live_process_ids_are_judged_by_what_they_are(harness: Harness) -> None:
 def test_a_pid_file_is_read_as_the_shell_would(harness: Harness) -> None:
     """``kill $(cat F)``: the reading reads a workspace file, and the id it holds is judged."""
     (harness.root / "harness.pid").write_text(f"{os.getpid()}\n")
-    for command in ("kill $(cat harness.pid)", 'prlimit --pid "$(cat harness.pid)" --fsize=1'):
+    for command in (
+        "kill $(cat harness.pid)",
+        'prlimit --pid "$(cat harness.pid)" --fsize=1',
+        "pkill -F harness.pid",
+    ):
         assert harness.gate.decide("Bash", {"command": command}).blocked, command
     with subprocess.Popen(["sleep", "30"], start_new_session=True) as child:
         try:
             (harness.root / "server.pid").write_text(f"{child.pid}\n")
-            assert not harness.gate.decide("Bash", {"command": "kill $(cat server.pid)"}).blocked
+            for command in ("kill $(cat server.pid)", "pkill -F server.pid"):
+                assert not harness.gate.decide("Bash", {"command": command}).blocked, command
         finally:
             child.kill()
 
