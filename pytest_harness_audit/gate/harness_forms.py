@@ -6,7 +6,7 @@ The host starts each hook step as ``/bin/sh -c 'harness-audit hook <step> --pres
 command line is ``<interpreter> <bin>/harness-audit hook <step> …``. The same package runs as
 ``python -m pytest_harness_audit …``, as the recording proxy (``harness-audit proxy …``) and
 inside ``pytest`` (the scripted door), and the host itself is ``claude``. A ``pkill``/``pgrep``
-pattern is searched (an extended regular expression, approximated with Python's ``re``) in the
+pattern is searched (an extended regular expression, matched with RE2 as an approximation) in the
 process name (15 characters) or, with ``-f``, in the command line; ``killall``/``pidof`` compare
 names. :class:`HarnessForms` holds those names and command lines, built from this process's own
 (the interpreter, the entry point, the storage and policy it runs with), so a pattern that can
@@ -18,10 +18,14 @@ whose command line runs the package.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 from collections.abc import Iterable
+from typing import Any
+
+import re2
+
+from pytest_harness_audit.policy.patterns import RE2_OPTIONS
 
 #: The hook steps the host runs (``harness-audit hook <step>``).
 HOOK_STEPS = (
@@ -36,24 +40,16 @@ _MARKERS = ("harness-audit", "pytest_harness_audit", "pytest", "harness_audit")
 #: How a hook step's command line names the package (``… harness-audit hook pre …``).
 _RUNNERS = ("harness-audit", "pytest_harness_audit")
 _COMM_LENGTH = 15
-_POSIX_CLASSES = {
-    "[:alpha:]": "a-zA-Z", "[:digit:]": "0-9", "[:alnum:]": "a-zA-Z0-9", "[:upper:]": "A-Z",
-    "[:lower:]": "a-z", "[:space:]": r"\s", "[:punct:]": r"!-/:-@\[-`{-~",
-    "[:xdigit:]": "0-9a-fA-F", "[:blank:]": r" \t", "[:print:]": r" -~", "[:graph:]": r"!-~",
-    "[:cntrl:]": r"\x00-\x1f",
-}  # fmt: skip
 
 
-def ere(pattern: str, *, ignore_case: bool = False) -> re.Pattern[str] | None:
-    """``pattern`` (an extended regular expression) as a Python pattern, ``None`` when it does
-    not compile (the caller fails closed)."""
-    text = pattern
-    for posix, python in _POSIX_CLASSES.items():
-        text = text.replace(posix, python)
-    text = text.replace(r"\<", r"\b").replace(r"\>", r"\b")
+def ere(pattern: str, *, ignore_case: bool = False) -> Any | None:
+    """``pattern`` (an extended regular expression) compiled by RE2, whose matching time is
+    linear (a hostile pattern cannot hang the gate); ``None`` when it does not compile (the
+    caller fails closed)."""
+    text = pattern.replace(r"\<", r"\b").replace(r"\>", r"\b")
     try:
-        return re.compile(text, re.IGNORECASE if ignore_case else 0)
-    except (re.error, RecursionError, OverflowError):
+        return re2.compile(("(?i)" if ignore_case else "") + text, RE2_OPTIONS)
+    except (re2.error, RecursionError, OverflowError, ValueError, TypeError):
         return None
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -187,6 +188,15 @@ def test_a_file_run_as_shell_is_judged_by_its_commands(
     for name, text in files.items():
         (harness.root / name).write_text(text)
     assert harness.gate.decide("Bash", {"command": command}).blocked is refused
+
+
+def test_a_hostile_pattern_is_decided_at_once_and_one_not_understood_is_refused(
+    harness: Harness,
+) -> None:
+    started = time.monotonic()
+    harness.gate.decide("Bash", {"command": "pkill -f '" + "(.*)*" * 30 + "zq'"})
+    assert time.monotonic() - started < 2.0  # RE2: linear in the command lines
+    assert harness.gate.decide("Bash", {"command": r"pkill -f '(a)\1'"}).blocked
 
 
 def test_a_refused_kill_is_recorded_and_fails_the_session(harness: Harness) -> None:
