@@ -53,8 +53,8 @@ class UnseenCall(NamedTuple):
 
 
 class UnseenJudgement(NamedTuple):
-    """What a fault note of an unseen call says: its problem, whether it is tamper, its alerts
-    (a known secret in the result the agent received), and the text to scan."""
+    """What a fault note of an unseen call says: its problem, whether it is tamper, and its
+    alerts (a known secret in the result the agent received)."""
 
     problem: str
     tamper: bool

@@ -7,7 +7,8 @@ as it starts — is therefore refused before it runs, like a call that touches t
 (``tamper_attempt``, verdict FAIL), whatever the policy says. The command is judged by the
 simple commands the one shell reading gives (:mod:`pytest_harness_audit.policy.shell`), with
 their words, so no spelling of it (a variable, ``eval``, ``bash -c``, ``env``/``sudo``/``nohup``,
-``xargs``) changes the judgement:
+``xargs``) changes the judgement, and by those of the files it runs as shell (``bash stop.sh``,
+a recipe, a package script: the reading's ``ran``):
 
 * ``pkill``/``killall``/``skill``/``snice`` whose pattern or name can select a harness process
   (:class:`~.harness_forms.HarnessForms`: ``harness-audit``, ``python``, ``pytest``, ``sh``,
