@@ -128,7 +128,7 @@ class HarnessForms:
         parent = _stat("self")
         for pid in ("self", *((str(parent[0]),) if parent else ())):
             line = _own_line(pid)
-            if line and any(f"{marker} hook " in line for marker in _RUNNERS):
+            if line and " hook " in f"{line} " and any(m in line for m in _RUNNERS):
                 lines.append(line)
         #: Process names (what ``pkill`` without ``-f``, ``killall`` and ``pidof`` compare).
         self.names = tuple(sorted(names))
