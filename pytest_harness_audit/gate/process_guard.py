@@ -52,7 +52,7 @@ _SCREEN = re.compile(
     r"|(?:^|[\s;&|(`])\.{1,2}/|(?:^|[\s;&|(`])\.\s"
 )
 #: Commands that signal (or limit, or slow) processes they select by pattern or name.
-_PATTERN_SENDERS = frozenset({"pkill", "killall", "skill", "snice"})
+_PATTERN_SENDERS = frozenset({"pkill", "killall", "killall5", "skill", "snice"})
 #: Commands that act on process ids.
 _ID_SENDERS = frozenset({"kill", "renice", "prlimit", "ionice"})
 #: Prefixes that run the next word as the command.
@@ -82,6 +82,8 @@ _KILLALL_VALUED = frozenset(
     ).split()
 )
 _NUMBER = re.compile(r"-?[0-9]+")
+#: A word only the run knows: a substitution (``$(…)``), a variable the reading kept.
+_UNKNOWN = re.compile(r"\$\(…\)|\$\{?[A-Za-z_]|`")
 #: Words that find the agent's parent or any process by its place: ``$PPID``, ``/proc/…``.
 _RELATIVE = re.compile(r"PPID|^/proc/")
 
@@ -135,6 +137,8 @@ class ProcessGuard:
         return None
 
     def _selects(self, name: str, arguments: Sequence[str]) -> bool:
+        if name == "killall5":
+            return True  # every process but the caller's session
         if name == "killall":
             return self._killall_selects(arguments)
         if name in ("skill", "snice"):
@@ -143,6 +147,8 @@ class ProcessGuard:
         return self._pkill_selects(arguments, signals=True)
 
     def _names_or_pattern(self, word: str) -> bool:
+        if _UNKNOWN.search(word):
+            return True
         forms = self.forms
         return forms.name_matches(word) or forms.pattern_matches(
             word, full=True, exact=False, ignore_case=False
@@ -192,6 +198,8 @@ class ProcessGuard:
             return False
         if inverse or (not patterns and selecting):
             return True
+        if any(_UNKNOWN.search(pattern) for pattern in patterns):
+            return True  # `xargs pkill -f < patterns`, `pkill -f "$P"`: only the run knows it
         return any(
             self.forms.pattern_matches(p, full=full, exact=exact, ignore_case=ignore_case)
             for p in patterns
@@ -248,6 +256,8 @@ class ProcessGuard:
             return selecting  # `killall -u me`: every process of the user
         forms = self.forms
         for name in names:
+            if _UNKNOWN.search(name):
+                return True
             if regex and forms.pattern_matches(
                 name, full=False, exact=False, ignore_case=ignore_case
             ):
@@ -274,7 +284,7 @@ class ProcessGuard:
             if name == "pgrep" and self._pkill_selects(argv[1:], signals=False):
                 return True
             if name == "pidof" and any(
-                self.forms.name_matches(word) for word in argv[1:] if not word.startswith("-")
+                self._names_or_pattern(word) for word in argv[1:] if not word.startswith("-")
             ):
                 return True
             if name in ("ps", "pstree", "top") and (

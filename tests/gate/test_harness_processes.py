@@ -66,6 +66,9 @@ ATTACKS = [
     "env pkill python",
     "sudo pkill -f harness-audit",
     "watch -n1 pkill -f harness",
+    "xargs pkill -f < patterns.txt",
+    'pkill -f "$HOOK_PATTERN"',
+    "killall5 -9",
 ]
 
 LOOK_ALIKES = [
@@ -91,6 +94,7 @@ LOOK_ALIKES = [
     "kill -0 $PPID",
     "kill -l",
     "kill $(jobs -p)",
+    "pkill -f 'server.py$'",
     "pkill -0 -f harness-audit",
     "pgrep -f harness-audit",
     "ps aux | grep harness-audit",
