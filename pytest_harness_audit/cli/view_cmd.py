@@ -77,9 +77,14 @@ def _view(args: argparse.Namespace) -> int:
     if not chosen:
         since = f" started since {args.since}" if args.since else ""
         raise UsageError(f"no audit sessions{since} in {storage}: nothing to view")
-    run = write_view(
-        args.output, [SessionRef(storage, session) for session in chosen], title=args.title
-    )
+    from pytest_harness_audit.doors.hook_session import outside_reasons
+
+    # a hook session is judged by what its chain does not hold too (no end, calls unseen)
+    refs = [
+        SessionRef(storage, session, reasons=outside_reasons(Path(storage), session))
+        for session in chosen
+    ]
+    run = write_view(args.output, refs, title=args.title)
     print(f"Wrote {args.output}: {run.totals()}")
     return 0
 

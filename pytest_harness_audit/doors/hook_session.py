@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from pytest_harness_audit.audit.errors import ChainError
+from pytest_harness_audit.audit.errors import AuditError, ChainError
 from pytest_harness_audit.audit.reader import iter_records
 from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.audit.storage import sanitize_session_id
@@ -362,11 +362,43 @@ def unended_report(storage: Path, session_id: str) -> SessionReport | None:
     """The report of a hook session built from its chain, when the report file written at its
     end cannot be printed as its story: the chain holds no ``SessionEnd`` after its start (its
     hooks stopped, or it is still running; the host's settings compared now: a change since the
-    chain's last state FAILs it, no event came to record it, and ``session-not-ended`` WARNs),
+    chain's last state FAILs it, no event came to record it, the calls its host's transcript
+    shows ran with no hook step recording them are judged as their notes would be, and
+    ``session-not-ended`` WARNs),
     records after its last ``SessionEnd`` (the report file leaves them out), a loss its
     continuity witness proves now (:func:`.hook_continuity.witnessed_loss`: FAIL), or a report
     file missing or milder than the chain's own verdict (changed after the end: FAIL).
     ``None``: the report file stands (or the chain has no start, or its policy is not kept)."""
+    found = _outside_chain(storage, session_id)
+    if found is None:
+        return None
+    start, policy, reasons = found
+    session = StoredSession(storage, session_id, policy, _workspace(start), reasons=tuple(reasons))
+    if not reasons:
+        changed = _report_file_changed(storage, session_id, session.judge()[0])
+        if changed is None:
+            return None
+        session.reasons = (changed,)
+    return build_report(cast("AuditedSession", session))
+
+
+def outside_reasons(storage: Path, session_id: str) -> tuple[VerdictReason, ...]:
+    """The reasons a hook session is judged by now that its chain does not hold (those of
+    :func:`unended_report`: no end, and what was found after the last event; a loss its witness
+    proves), for readers that judge the chain alone (the viewer). A chain that cannot be read
+    gives none (its reader says so)."""
+    try:
+        found = _outside_chain(storage, session_id)
+    except (AuditError, OSError, ValueError):
+        return ()
+    return tuple(found[2]) if found is not None else ()
+
+
+def _outside_chain(
+    storage: Path, session_id: str
+) -> tuple[CallRecord, Policy, list[VerdictReason]] | None:
+    """The session's start record, its policy and the reasons found outside its chain
+    (``None``: no start, or its policy is not kept)."""
     records = [CallRecord(raw) for raw in iter_records(storage, session_id)]
     start = next((r for r in records if r.kind == SESSION_KIND and r.tool == SESSION_START), None)
     policy = load_session_policy(storage, session_id) if start is not None else None
@@ -383,13 +415,7 @@ def unended_report(storage: Path, session_id: str) -> SessionReport | None:
     if lost is not None:
         text = f"the session's chain changed after its last hook event: {lost}"
         reasons.append(VerdictReason(Verdict.FAIL, LATE_LOSS_CODE, text))
-    session = StoredSession(storage, session_id, policy, _workspace(start), reasons=tuple(reasons))
-    if not reasons:
-        changed = _report_file_changed(storage, session_id, session.judge()[0])
-        if changed is None:
-            return None
-        session.reasons = (changed,)
-    return build_report(cast("AuditedSession", session))
+    return start, policy, reasons
 
 
 def _report_file_changed(storage: Path, session_id: str, judged: Verdict) -> VerdictReason | None:
@@ -447,6 +473,7 @@ __all__ = [
     "handle_session_start",
     "handle_stop",
     "handle_subagent_stop",
+    "outside_reasons",
     "parse_session_payload",
     "unended_report",
 ]

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_harness_audit.readers.verdict import Verdict
+from tests.hooks.hook_processes import harness_audit
 from tests.hooks.test_hook_continuity import Host
 
 USE_ID = "toolu_01neverrecorded0000000000"
@@ -280,3 +281,16 @@ def test_a_call_no_hook_saw_that_signals_the_harness_fails_at_the_end(tmp_path: 
     (note,) = _notes(host)
     assert "it reaches every process of the harness" in note["result"]["errorMessage"]
     assert host.verdict()[0] is Verdict.FAIL
+
+
+def test_the_view_of_a_session_with_no_end_judges_the_calls_no_hook_saw(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    _call_without_post(host, {"content": "ok"}, pre=False, params={"command": "rm -rf app"})
+    page = tmp_path / "view.html"
+    argv = ["--storage", str(host.store), "view", host.session, "-o", str(page)]
+    code, out, err = harness_audit(argv)
+    assert code == 0, err
+    assert "0 PASS, 0 WARN, 1 FAIL" in out  # the chain alone says PASS
+    assert "it got past the hooks" in page.read_text(encoding="utf-8")

@@ -50,7 +50,14 @@ def build_view(refs: Iterable[SessionRef], *, title: str = "harness-audit sessio
     return RunView(
         title=title,
         sessions=tuple(
-            load_session(r.storage, r.session_id, test=r.test, head=r.head, run_verdict=r.verdict)
+            load_session(
+                r.storage,
+                r.session_id,
+                test=r.test,
+                head=r.head,
+                run_verdict=r.verdict,
+                reasons=r.reasons,
+            )
             for r in refs
         ),
     )

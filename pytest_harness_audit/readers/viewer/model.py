@@ -147,6 +147,7 @@ def load_session(
     test: str | None = None,
     head: str | None = None,
     run_verdict: str | None = None,
+    reasons: tuple[VerdictReason, ...] = (),
 ) -> SessionView:
     """The view of one stored session (``UsageError`` when the storage does not hold it);
     ``head`` and ``run_verdict`` as :class:`SessionRef` says."""
@@ -159,7 +160,7 @@ def load_session(
         records,
         chain_valid=report.valid,
         chain_problem=problem or "",
-        extra=_run_reasons(run_verdict),
+        extra=(*_run_reasons(run_verdict), *reasons),
     )
     items = tuple(_item(record) for record in records)
     calls = [r for r in records if r.kind in ("call", "message")]
@@ -342,6 +343,9 @@ class SessionRef:
     test: str | None = None
     head: str | None = None
     verdict: str | None = None
+    #: Reasons the session is judged by outside its chain, found by the caller (a hook session
+    #: whose end never came: calls its host's transcript shows ran unseen …).
+    reasons: tuple[VerdictReason, ...] = ()
 
 
 @dataclass(frozen=True)
