@@ -107,9 +107,11 @@ class HarnessForms:
         own = _comm("self")
         if own:
             names.add(own)
-        options = [f"--preset {policy or 'safety'}"]
+        # a preset by name (a preset's source is its shipped file), a policy file by its path
+        preset = os.path.splitext(os.path.basename(policy))[0] if policy else "safety"
+        options = [f"--preset {preset or 'safety'}"]
         if policy and os.path.sep in policy:
-            options = [f"--policy {policy}"]
+            options.append(f"--policy {policy}")
         if storage:
             options = [f"{option} --storage {storage}" for option in options]
         lines: list[str] = []
