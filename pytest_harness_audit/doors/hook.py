@@ -66,9 +66,11 @@ from pytest_harness_audit.doors.hook_effects import (
     runs_on,
     workspace_root,
 )
+from pytest_harness_audit.doors.hook_evidence_guard import EvidenceGuard
 from pytest_harness_audit.doors.hook_host_settings import HostWatch, check_between
 from pytest_harness_audit.doors.hook_outcome import (
     RAN_UNGUARDED,
+    failure_response,
     host_approved,
     input_changed,
     post_answer,
@@ -77,6 +79,7 @@ from pytest_harness_audit.doors.hook_outcome import (
     stop_if_ended,
 )
 from pytest_harness_audit.doors.hook_pending_seal import pending_key, record_broken, seal
+from pytest_harness_audit.doors.hook_unfinished import use_id_fields
 from pytest_harness_audit.errors import UsageError
 from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.approvals import ASK, Approval, ended, recording_only
@@ -139,6 +142,8 @@ class HookPayload:
     #: The host's permission mode (``None``: the payload names none; one that is not a string
     #: as its ``repr``, a mode no host has).
     permission_mode: str | None = None
+    #: The host's transcript of the session (``transcript_path``), evidence the door reads.
+    transcript: str | None = None
 
 
 def read_payload(text: str, *expected_events: str) -> tuple[dict[str, Any], str]:
@@ -183,7 +188,7 @@ def parse_payload(text: str, *expected_events: str) -> HookPayload:
     cwd = data.get("cwd")
     tool_use_id = data.get("tool_use_id")
     agent_id = data.get("agent_id")
-    mode = data.get("permission_mode")
+    mode, transcript = data.get("permission_mode"), data.get("transcript_path")
     return HookPayload(
         event,
         data["session_id"],
@@ -191,19 +196,11 @@ def parse_payload(text: str, *expected_events: str) -> HookPayload:
         tool_input,
         cwd if isinstance(cwd, str) else None,
         tool_use_id if isinstance(tool_use_id, str) else None,
-        data.get("tool_response") if event != POST_FAILURE else _failure_response(data),
+        data.get("tool_response") if event != POST_FAILURE else failure_response(data),
         agent_id if isinstance(agent_id, str) and agent_id else None,
         None if mode is None else mode if isinstance(mode, str) else repr(mode),
+        transcript if isinstance(transcript, str) and transcript else None,
     )
-
-
-def _failure_response(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A ``PostToolUseFailure`` payload's error, in the shape of a failed tool response."""
-    error = data.get("error")
-    response: dict[str, Any] = {"is_error": True, "error": str(error or "tool call failed")}
-    if data.get("is_interrupt"):
-        response["interrupted"] = True
-    return response
 
 
 def _pending_path(storage: Path, payload: HookPayload) -> Path:
@@ -231,6 +228,7 @@ def open_gate(
     gate.observers.extend(consoles(sys.stderr, policy.audit_level))  # record lines on stderr
     # the continuity witnesses are evidence too: out of the agent's reach as the store is
     gate.store_guard = WitnessGuard(storage, payload.cwd, witness_dir())
+    gate.install_guard = EvidenceGuard(gate.root, policy.source, payload.transcript)
     root = workspace_root(payload.cwd)
     if root is None:
         return gate, None
@@ -295,8 +293,8 @@ def handle_pre(
             _count_calls_in_flight(gate, pending)
         # an approver's terminate, in any process sharing the store, ends the session
         decision = ended(gate, gate.decide(payload.tool_name, payload.tool_input))
-        if decision.blocked:
-            gate.refuse(decision)
+        if decision.blocked:  # the refusal holds the host's id: a chain that lost it is seen
+            gate.refuse(decision, extra=use_id_fields(payload.tool_use_id))
             return {
                 "hookSpecificOutput": {
                     "hookEventName": PRE,

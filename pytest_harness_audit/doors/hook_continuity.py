@@ -217,7 +217,7 @@ def transcript_tool_uses(path: str | None, offset: int = 0) -> list[str]:
 class Loss:
     """A chain the witness vouches for and the store no longer holds."""
 
-    how: str  # missing | shortened | replaced
+    how: str  # missing | shortened | replaced | rolledBack (refusals the transcript shows)
     records: int  # records the witness saw that are gone (at least)
     calls: tuple[str, ...]  # tool calls of the transcript made since the door opened
 
@@ -228,6 +228,8 @@ class Loss:
             "missing": "lost",
             "shortened": "cut short",
             "replaced": "replaced by another chain",
+            "rolledBack": "rolled back or begun anew: refused calls of the host's transcript "
+            "are gone from it",
         }[self.how]
         text = f"the session's chain was {what}: {self.records} earlier records missing"
         if self.calls:

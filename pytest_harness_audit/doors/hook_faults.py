@@ -23,12 +23,22 @@ from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.doors.chain_faults import describe, is_chain_fault
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook_effects import workspace_root
-from pytest_harness_audit.doors.hook_unfinished import USE_ID_FIELD, TranscriptCall
+from pytest_harness_audit.doors.hook_unfinished import (
+    USE_ID_FIELD,
+    TranscriptCall,
+    made_unseen,
+    refused_here,
+    stale_use_ids,
+    transcript_calls,
+    transcript_uses,
+)
 from pytest_harness_audit.doors.hook_unseen import (
     UnseenJudgement,
+    held_calls,
     judge_unseen,
+    refused_input,
     secret_alerts,
-    unseen_calls,
+    unseen_of,
 )
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.gate.store_guard import TAMPER_ALERT
@@ -109,14 +119,39 @@ def record_unrecorded_calls(
     transcript: str | None,
     cwd: str | None,
     event: str,
-) -> None:
+) -> list[TranscriptCall]:
     """At a session's start or end, a fault note for each call that ran with no post recorded
     (its result in the host's transcript, :mod:`.hook_unseen`): its pending file still there,
-    or, after the first call a post recorded, no record holding its ``tool_use_id``."""
-    for unseen in unseen_calls(storage, session_id, transcript):
+    or, after the first call a post recorded, no record holding its ``tool_use_id``. And one
+    for each call the transcript shows the agent made, after the first one a record holds, that
+    the rules refuse and no record holds: its refusal was recorded, so the chain lost it (put
+    back as an older copy, witness and all). Those are returned, for the caller to record as a
+    lost chain."""
+    calls, uses = transcript_calls(transcript), transcript_uses(transcript, session_id)
+    if not calls and not uses:
+        return []
+    held = held_calls(storage, session_id)
+    stale = set(stale_use_ids(storage, session_id))
+    noted: set[str] = set()
+    for unseen in unseen_of(calls, held, stale):
         judged = judge_unseen(unseen, event, policy, storage, cwd)
         _note(storage, policy, session_id, POST_EVENTS[0], judged.problem, cwd, call=unseen.call,
               judged=judged)  # fmt: skip
+        if not unseen.pending:
+            noted.add(unseen.call.use_id)
+    if held is None:
+        return []
+    root = workspace_root(cwd)
+    lost = [
+        use
+        for use in made_unseen(uses, held.every | stale)
+        # one the rules allow may have been refused by the host's own rules after pre
+        if use.use_id not in noted and refused_input(use, policy, storage, root)
+    ]
+    found = {use.use_id for use in lost} | noted
+    midway = held.first_tool != "SessionStart"  # begun anew mid-session: store and witness gone
+    refused = refused_here(uses, held.every | stale, anywhere=midway)
+    return lost + [use for use in refused if use.use_id not in found]
 
 
 def _note(

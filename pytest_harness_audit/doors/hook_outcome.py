@@ -117,9 +117,19 @@ def host_approved(decision: GateDecision, state: Mapping[str, Any] | None) -> Ga
     return decision
 
 
+def failure_response(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``PostToolUseFailure`` payload's error, in the shape of a failed tool response."""
+    error = data.get("error")
+    response: dict[str, Any] = {"is_error": True, "error": str(error or "tool call failed")}
+    if data.get("is_interrupt"):
+        response["interrupted"] = True
+    return response
+
+
 __all__ = [
     "INPUT_CHANGED",
     "RAN_UNGUARDED",
+    "failure_response",
     "host_approved",
     "input_changed",
     "ran_decision",

@@ -40,7 +40,7 @@ from pytest_harness_audit.doors.hook import HookPayload, open_gate, read_payload
 from pytest_harness_audit.doors.hook_asks import EVERY_AGENT, any_asked, check_seals, reconcile
 from pytest_harness_audit.doors.hook_between import between_events
 from pytest_harness_audit.doors.hook_between_walk import late_reasons as late_workspace
-from pytest_harness_audit.doors.hook_continuity import witnessed_loss
+from pytest_harness_audit.doors.hook_continuity import HookEvent, Loss, record_loss, witnessed_loss
 from pytest_harness_audit.doors.hook_effects import workspace_root
 from pytest_harness_audit.doors.hook_faults import record_unrecorded_calls
 from pytest_harness_audit.doors.hook_host_settings import (
@@ -206,9 +206,13 @@ def check_pending_seals(payload: SessionPayload, storage: Path, policy: Policy) 
             storage, payload.session_id, policy, payload.cwd, event=payload.event, key=key, how=how
         )
     # a call that ran and whose post never recorded it (the post step ended first)
-    record_unrecorded_calls(
+    lost = record_unrecorded_calls(
         storage, policy, payload.session_id, payload.transcript, payload.cwd, payload.event
     )
+    if lost:  # refusals the chain no longer holds: an older copy of it was put back
+        event = HookEvent(payload.session_id, payload.event, payload.transcript, None, payload.cwd)
+        ids = tuple(use.use_id for use in lost)
+        record_loss(storage, policy, event, Loss("rolledBack", len(lost), ids))
 
 
 def handle_stop(text: str, *, storage: Path, policy: Policy) -> None:

@@ -149,6 +149,88 @@ def _result_text(content: object) -> str:
     return ""
 
 
+def use_id_fields(use_id: str | None) -> dict[str, Any] | None:
+    """The fields a record of a call adds for the host's ``tool_use_id`` (``None``: none
+    given): a refusal's record holds it too, so a chain that lost it is found (below)."""
+    return {USE_ID_FIELD: use_id} if use_id else None
+
+
+#: A tool result's text when the user interrupted the call (the hook step may not have come).
+_INTERRUPTED = "interrupted by user"
+
+
+def transcript_uses(transcript: str | None, session_id: str | None = None) -> list[TranscriptCall]:
+    """Every call the transcript shows the agent made, in its order, whatever came of it (run,
+    refused, no result yet), but for :data:`BOOKKEEPING_TOOLS`, calls the user interrupted and
+    (``session_id`` given) lines of another session (a transcript a resumed session copied);
+    ``result`` is the text of its result when there is one."""
+    if transcript is None:
+        return []
+    uses: dict[str, tuple[str, dict[str, Any]]] = {}
+    results: dict[str, str] = {}
+    for line in transcript_lines(transcript):
+        if b'"tool_' not in line or (session_id and _other_session(line, session_id)):
+            continue
+        for block in message_blocks(line):
+            use_id = block.get("id") if block.get("type") == "tool_use" else None
+            if isinstance(use_id, str) and use_id not in uses:
+                name, given = block.get("name"), block.get("input")
+                uses[use_id] = (
+                    name if isinstance(name, str) else "unknown",
+                    given if isinstance(given, dict) else {},
+                )
+            result_id = block.get("tool_use_id") if block.get("type") == "tool_result" else None
+            if isinstance(result_id, str):
+                results[result_id] = _result_text(block.get("content"))
+    return [
+        TranscriptCall(use_id, tool, given, results.get(use_id, ""))
+        for use_id, (tool, given) in uses.items()
+        if tool not in BOOKKEEPING_TOOLS and _INTERRUPTED not in results.get(use_id, "")
+    ]
+
+
+def _other_session(line: bytes, session_id: str) -> bool:
+    """Whether a transcript line names a session other than ``session_id``."""
+    if b'"sessionId"' not in line:
+        return False
+    try:
+        named = json.loads(line).get("sessionId")
+    except (ValueError, RecursionError, AttributeError):
+        return False
+    return isinstance(named, str) and named != session_id
+
+
+def made_unseen(uses: list[TranscriptCall], held: set[str]) -> list[TranscriptCall]:
+    """Of the calls the transcript shows the agent made, those after the first one a record
+    holds (``held``: the ``tool_use_id`` of every record, refusals included, and of pending
+    files; before it the hooks may not have been installed) that no record holds. Each came
+    through a ``pre`` step (the host runs its hooks before its own rules): one the policy
+    refuses was recorded as refused, so a record missing is a record lost."""
+    first = next((i for i, use in enumerate(uses) if use.use_id in held), None)
+    if first is None:
+        return []
+    return [use for use in uses[first:] if use.use_id not in held]
+
+
+#: What a refusal by this door's ``pre`` starts with (``[blocked] [web4-policy] …``), as the
+#: host shows it to the model in the call's error result.
+REFUSAL_MARK = "[blocked] [web4-"
+
+
+def refused_here(
+    uses: list[TranscriptCall], held: set[str], *, anywhere: bool
+) -> list[TranscriptCall]:
+    """Of the calls the transcript shows the agent made, those whose (error) result is this
+    door's refusal and that no record holds: after the first one a record holds, or
+    (``anywhere``: the chain began in the session's middle, not at a ``SessionStart``)
+    wherever they stand: the hooks ran for them, so a chain begun anew after them (the store
+    and its witness erased) once held them. A chain begun at a ``SessionStart`` may be a
+    session resumed after ``audit prune``: its earlier refusals are not claimed."""
+    if not anywhere:
+        uses = made_unseen(uses, held)
+    return [use for use in uses if use.use_id not in held and REFUSAL_MARK in use.result]
+
+
 def ran_unseen(calls: list[TranscriptCall], seen: set[str]) -> list[TranscriptCall]:
     """Of the transcript's ``calls`` that ran, those after the first one a hook step saw
     (``seen``: the ``tool_use_id`` the chain's records hold and those of pending files; before
@@ -171,12 +253,17 @@ def problem_of(use_id: str, tool: str, event: str, *, pending: bool = True) -> s
 
 __all__ = [
     "MAX_TRANSCRIPT_BYTES",
+    "REFUSAL_MARK",
     "USE_ID_FIELD",
     "TranscriptCall",
+    "made_unseen",
     "message_blocks",
     "problem_of",
     "ran_unseen",
+    "refused_here",
     "stale_use_ids",
     "transcript_calls",
     "transcript_lines",
+    "transcript_uses",
+    "use_id_fields",
 ]

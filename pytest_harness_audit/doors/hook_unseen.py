@@ -61,21 +61,70 @@ class UnseenJudgement(NamedTuple):
     alerts: tuple[str, ...]
 
 
+class HeldCalls(NamedTuple):
+    """What a session's chain holds of the host's calls: the tool of its first record, the
+    ``tool_use_id`` of every record (refusals too, and those a lost chain's record names), and
+    those of the calls it recorded as run."""
+
+    first_tool: Any
+    every: set[str]
+    recorded: set[str]
+
+
+def held_calls(storage: Path, session_id: str) -> HeldCalls | None:
+    """What the session's chain holds (``None``: no chain yet, or one that cannot be read)."""
+    first: Any = None
+    every: set[str] = set()
+    recorded: set[str] = set()
+    try:
+        for index, record in enumerate(iter_records(storage, session_id)):
+            first = record.get("tool") if index == 0 else first
+            refused = _refused(record)
+            for held_id in _use_ids(record):
+                if isinstance(held_id, str):
+                    every.add(held_id)
+                    if not refused:  # a refusal's record is no record of the call having run
+                        recorded.add(held_id)
+    except (AuditError, OSError, ValueError):
+        return None
+    return HeldCalls(first, every, recorded)
+
+
+def _use_ids(record: Any) -> list[Any]:
+    """The host's ``tool_use_id`` a record holds: its call's, or those a lost chain's record
+    names (already recorded as lost)."""
+    found = [record.get(USE_ID_FIELD)]
+    continuity = record.get("continuity")
+    if record.get("tool") == "ChainLost" and isinstance(continuity, dict):
+        named = continuity.get("toolUseIds")
+        found.extend(named if isinstance(named, list) else ())
+    return found
+
+
+def _refused(record: Any) -> bool:
+    """Whether a record is a refusal (the call never ran)."""
+    result = record.get("result") if isinstance(record, dict) else None
+    return isinstance(result, dict) and result.get("status") == "blocked"
+
+
 def unseen_calls(storage: Path, session_id: str, transcript: str | None) -> list[UnseenCall]:
     """Each call the transcript shows ran and no record of the session holds: its pending file
     still there, or, after the first call a hook step saw, nothing of it at all."""
     calls = transcript_calls(transcript)
     if not calls:
         return []
-    try:
-        held: list[Any] | None = [
-            record.get(USE_ID_FIELD) for record in iter_records(storage, session_id)
-        ]
-    except (AuditError, OSError, ValueError):  # no chain yet, or one that cannot be read
-        held = None
+    return unseen_of(
+        calls, held_calls(storage, session_id), set(stale_use_ids(storage, session_id))
+    )
+
+
+def unseen_of(
+    calls: list[TranscriptCall], held: HeldCalls | None, stale: set[str]
+) -> list[UnseenCall]:
+    """Of the transcript's ``calls`` that ran, those no record holds as run (:func:`unseen_calls`),
+    given what the chain holds and the ``tool_use_id`` of the pending files left (``stale``)."""
     # a call a record holds (its post's, or a note of it at an earlier event) is not noted again
-    recorded = {held_id for held_id in held or () if isinstance(held_id, str)}
-    stale = set(stale_use_ids(storage, session_id))
+    recorded = held.recorded if held is not None else set()
     found = [UnseenCall(call, True) for call in calls if call.use_id in stale - recorded]
     if held is not None:
         found.extend(UnseenCall(call, False) for call in ran_unseen(calls, recorded | stale))
@@ -92,6 +141,12 @@ def judge_unseen(
     problem = problem_of(call.use_id, call.tool, event, pending=unseen.pending)
     why, denied = _judged(call, policy, storage, root)
     return UnseenJudgement(problem + why, denied, secret_alerts(call.result, root))
+
+
+def refused_input(call: TranscriptCall, policy: Policy, storage: Path, root: str | None) -> bool:
+    """Whether the policy or a built-in rule refuses ``call`` by its input (the gate would have
+    refused it and recorded the refusal); an error judging it counts as a refusal."""
+    return _judged(call, policy, storage, root)[1]
 
 
 def secret_alerts(text: str | None, root: str | None) -> tuple[str, ...]:
@@ -157,11 +212,15 @@ __all__ = [
     "NOTE_TOOL",
     "REPORT_EVENT",
     "TRANSCRIPT_FIELD",
+    "HeldCalls",
     "UnseenCall",
     "UnseenJudgement",
+    "held_calls",
     "judge_unseen",
     "late_unseen",
     "recorded_transcript",
+    "refused_input",
     "secret_alerts",
     "unseen_calls",
+    "unseen_of",
 ]

@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from pytest_harness_audit.gate.install_guard import INSTALLATION, InstallGuard
+from pytest_harness_audit.gate.install_guard import InstallGuard
 from pytest_harness_audit.gate.process_guard import HARNESS_PROCESSES, ProcessGuard
 from pytest_harness_audit.gate.store_guard import StoreGuard
 from pytest_harness_audit.policy import Evaluation, Policy
@@ -57,8 +57,8 @@ class BuiltInRules:
         if touched is not None:
             return Reached(STORE, touched)
         touched = self.install_guard.offending(evaluation)
-        if touched is not None:
-            return Reached(INSTALLATION, touched)
+        if touched is not None:  # the installation, or the evidence the hook door guards with it
+            return Reached(self.install_guard.what(touched), touched)
         touched = self.process_guard.offending(evaluation.targets, params)
         if touched is not None:
             return Reached(HARNESS_PROCESSES, touched)

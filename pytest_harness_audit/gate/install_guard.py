@@ -114,6 +114,10 @@ class InstallGuard:
         """The first target of a call that changes the installation, else ``None``."""
         return self.offending_target(evaluation.category, evaluation.targets)
 
+    def what(self, touched: str) -> str:
+        """What the refusal of a call changing ``touched`` says is out of the agent's reach."""
+        return INSTALLATION
+
     def offending_target(self, category: str, targets: Iterable[str]) -> str | None:
         """The first of ``targets`` (of a call of ``category``) that changes the installation."""
         targets = list(targets)

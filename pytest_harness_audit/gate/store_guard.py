@@ -10,7 +10,6 @@ whole (a copy put back later would roll the evidence back), is refused with the 
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -22,6 +21,7 @@ from pytest_harness_audit.gate.store_git import (
     command_moves_ignored_files,
     worktree_top,
 )
+from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.shell.rewrites import REWRITERS, extraction_folder
 from pytest_harness_audit.policy.shell.tree_reads import TREE_READERS, recursive_folders
 
@@ -264,10 +264,11 @@ def _exists_below(directory: str, parts: list[str], budget: int = 4096) -> bool:
 
 
 def _part_matches(name: str, pattern: str) -> bool:
-    """Whether a glob part matches a name as the shell does (a dotfile only by a leading dot)."""
+    """Whether a glob part matches a name as the shell does (a dotfile only by a leading dot;
+    a bracket's ``^`` negating, its POSIX classes read)."""
     if name.startswith(".") and not pattern.startswith("."):
         return False
-    return fnmatch.fnmatchcase(name, pattern)
+    return wildcards.fnmatchcase(name, pattern)
 
 
 def inside(path: str, directory: str) -> bool:

@@ -5,6 +5,11 @@ that close nowhere (``[*[*[*…``) took seconds to translate. A ``[`` that close
 for itself, and so does every ``[`` after it (none of them closes either), so they are written
 as the class ``[[]`` that matches just ``[`` before the pattern is handed over: the same matches,
 each bracket scanned once.
+
+A bracket expression is read as the shell reads it before it is handed over: a leading ``^``
+negates as ``!`` does (``.[^.]*`` is every dotfile but ``.`` and ``..``, where
+:mod:`fnmatch` read the set ``^``, ``.``), and a POSIX class (``[[:alpha:]]``) is the
+characters it names (:mod:`fnmatch` has none, and read ``[[:alpha:]`` then ``]``).
 """
 
 from __future__ import annotations
@@ -20,7 +25,63 @@ def fnmatch(name: str, pattern: str) -> bool:
 
 def fnmatchcase(name: str, pattern: str) -> bool:
     """Whether ``name`` matches the shell wildcard ``pattern`` (as :func:`fnmatch.fnmatchcase`)."""
+    if "[" in pattern:
+        pattern = shell_brackets(pattern)
     return _fnmatch.fnmatchcase(name, closed_brackets(pattern))
+
+
+#: The POSIX classes of a bracket expression, as :mod:`fnmatch` ranges (the C locale's).
+_CLASSES = {
+    "alpha": "a-zA-Z",
+    "digit": "0-9",
+    "alnum": "a-zA-Z0-9",
+    "upper": "A-Z",
+    "lower": "a-z",
+    "xdigit": "0-9A-Fa-f",
+    "space": " \t\n\r\f\v",
+    "blank": " \t",
+    "word": "a-zA-Z0-9_",
+    # none starts with `!`, which would negate the set in first place
+    "punct": ":-@!-/[-`{-~",
+    "graph": '"-~!',
+    "print": " -~",
+    "cntrl": "\x00-\x1f\x7f",
+}
+
+
+def shell_brackets(pattern: str) -> str:
+    """``pattern`` with each bracket expression in :mod:`fnmatch`'s terms: a leading ``^``
+    as ``!``, each POSIX class (``[:alpha:]``) as its ranges; a ``[`` that closes nowhere is
+    left for :func:`closed_brackets`, and an unknown class stands for nothing it could name."""
+    out: list[str] = []
+    i, end = 0, len(pattern)
+    while i < end:
+        if pattern[i] != "[":
+            out.append(pattern[i])
+            i += 1
+            continue
+        j, body = i + 1, []
+        if j < end and pattern[j] in "!^":
+            body.append("!")
+            j += 1
+        if j < end and pattern[j] == "]":
+            body.append("]")
+            j += 1
+        while j < end and pattern[j] != "]":
+            close = pattern.find(":]", j + 2) if pattern.startswith("[:", j) else -1
+            if close >= 0:
+                body.append(_CLASSES.get(pattern[j + 2 : close], ""))
+                j = close + 2
+            else:
+                body.append(pattern[j])
+                j += 1
+        if j >= end:  # closes nowhere: the `[` stands for itself
+            out.append("[")
+            i += 1
+            continue
+        out.append("[" + "".join(body) + "]")
+        i = j + 1
+    return "".join(out)
 
 
 def closed_brackets(pattern: str) -> str:
@@ -49,4 +110,4 @@ def first_unclosed(pattern: str) -> int | None:
     return None
 
 
-__all__ = ["closed_brackets", "first_unclosed", "fnmatch", "fnmatchcase"]
+__all__ = ["closed_brackets", "first_unclosed", "fnmatch", "fnmatchcase", "shell_brackets"]
