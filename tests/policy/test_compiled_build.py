@@ -10,6 +10,7 @@ import pytest
 
 HOT_MODULES = (
     "pytest_harness_audit.policy.engine",
+    "pytest_harness_audit.policy.compiled_rule",
     "pytest_harness_audit.policy.prefilter",
     "pytest_harness_audit.policy.targets",
     "pytest_harness_audit.policy.shell.reading",
