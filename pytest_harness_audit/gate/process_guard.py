@@ -245,7 +245,7 @@ class ProcessGuard:
                     signal = value
                 continue
             letters = option[1:]
-            if letters.isdigit() or letters.isupper():
+            if letters.isdigit() or (letters.isupper() and letters != "I"):  # `-I`: ignore case
                 signal = letters
                 continue
             regex = regex or "r" in letters or option == "--regexp"

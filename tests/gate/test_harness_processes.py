@@ -69,6 +69,8 @@ ATTACKS = [
     "xargs pkill -f < patterns.txt",
     'pkill -f "$HOOK_PATTERN"',
     "killall5 -9",
+    "killall -I PYTHON3",
+    "killall -I -r 'HARN.*'",
 ]
 
 LOOK_ALIKES = [
