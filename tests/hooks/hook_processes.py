@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -34,6 +35,22 @@ def host_env(**more: str) -> dict[str, str]:
     env["HARNESS_AUDIT_WITNESS_DIR"] = os.path.join(tempfile.gettempdir(), "harness-audit-witness")
     env.update(more)
     return env
+
+
+#: git with an author, for the tests' own commits.
+GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev"]
+
+
+def committed_project(root: Path, files: Mapping[str, str]) -> Path:
+    """A git project at ``root`` holding ``files`` (path: text), all committed as ``start``."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    subprocess.run([*GIT, "init", "-q"], cwd=root, check=True)
+    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "start"], cwd=root, check=True)
+    return root
 
 
 def hook(

@@ -10,27 +10,27 @@ WARN): the verdict no longer claims the call did nothing.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from hook_processes import as_post, call_records, hook, host_env, recorded, verdict
+from hook_processes import (
+    as_post,
+    call_records,
+    committed_project,
+    hook,
+    host_env,
+    recorded,
+    verdict,
+)
 
 from pytest_harness_audit.readers.verdict import Verdict
 
 SESSION = "host-effects-1"
-GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev"]
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "demo"
-    (root / "app").mkdir(parents=True)
-    (root / "app" / "main.py").write_text("print('hello')\n")
-    subprocess.run([*GIT, "init", "-q"], cwd=root, check=True)
-    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
-    subprocess.run([*GIT, "commit", "-qm", "start"], cwd=root, check=True)
-    return root
+    return committed_project(tmp_path / "demo", {"app/main.py": "print('hello')\n"})
 
 
 def _post_at_once(storage: Path, pre: dict[str, object], response: dict[str, object]) -> dict:  # type: ignore[type-arg]

@@ -18,26 +18,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import as_post, call_records, harness_audit, hook, host_env, verdict
+from hook_processes import (
+    GIT,
+    as_post,
+    call_records,
+    committed_project,
+    harness_audit,
+    hook,
+    host_env,
+    verdict,
+)
 
 from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.readers.verdict import Verdict
 
 SESSION = "host-between-effects-1"
-GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev"]
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "demo"
-    (root / "app").mkdir(parents=True)
-    (root / "app" / "main.py").write_text("print('hello')\n")
-    (root / "app" / "util.py").write_text("X = 1\n")
-    (root / "README.md").write_text("demo\n")
-    subprocess.run([*GIT, "init", "-q"], cwd=root, check=True)
-    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
-    subprocess.run([*GIT, "commit", "-qm", "start"], cwd=root, check=True)
-    return root
+    files = {"app/main.py": "print('hello')\n", "app/util.py": "X = 1\n", "README.md": "demo\n"}
+    return committed_project(tmp_path / "demo", files)
 
 
 class _Host:

@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hook_processes import GIT, committed_project
 from host_support import Host
 
 from pytest_harness_audit.doors.hook_between import keep, state_path
@@ -24,18 +25,12 @@ from pytest_harness_audit.doors.hook_host_programs import protection_at
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.readers.verdict import Verdict
 
-GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev"]
-
 
 @pytest.fixture
 def host(tmp_path: Path) -> Host:
     made = Host(tmp_path)
     root = made.project
-    (root / "SOUL.md").write_text("persona\n")
-    (root / "README.md").write_text("hello\n")
-    subprocess.run([*GIT, "init", "-q"], cwd=root, check=True)
-    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
-    subprocess.run([*GIT, "commit", "-qm", "start"], cwd=root, check=True)
+    committed_project(root, {"SOUL.md": "persona\n", "README.md": "hello\n"})
     made.start()
     return made
 

@@ -5,13 +5,21 @@ there as it does in process (:mod:`pytest_harness_audit.inspect.credential_chang
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import as_post, call_records, hook, host_env, recorded, run_as_host, verdict
-from test_hook_effects import GIT, SESSION, host_call
+from hook_processes import (
+    as_post,
+    call_records,
+    committed_project,
+    hook,
+    host_env,
+    recorded,
+    run_as_host,
+    verdict,
+)
+from test_hook_effects import SESSION, host_call
 
 from pytest_harness_audit.inspect.credential_changes import CredentialFiles
 from pytest_harness_audit.inspect.effect_set import Effects
@@ -27,15 +35,8 @@ BUILT = "[n for n in os.listdir('.') if n.endswith('nv') and n.startswith('.')]"
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A git project whose untracked `.env` holds a key."""
-    root = tmp_path / "demo"
-    (root / "app").mkdir(parents=True)
-    (root / "app" / "main.py").write_text("print('hello')\n")
-    (root / ".gitignore").write_text(".env\n")
-    (root / ".env").write_text(KEY)
-    subprocess.run([*GIT, "init", "-q"], cwd=root, check=True)
-    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
-    subprocess.run([*GIT, "commit", "-qm", "start"], cwd=root, check=True)
-    return root
+    files = {"app/main.py": "print('hello')\n", ".gitignore": ".env\n", ".env": KEY}
+    return committed_project(tmp_path / "demo", files)
 
 
 def python_call(project: Path, code: str) -> dict[str, Any]:

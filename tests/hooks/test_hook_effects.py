@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import pytest
 from hook_processes import (
     as_post,
     call_records,
+    committed_project,
     hook,
     host_env,
     recorded,
@@ -23,22 +23,18 @@ from hook_processes import (
 from pytest_harness_audit.readers.verdict import Verdict
 
 SESSION = "host-effects-1"
-GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev"]
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A small git project: an app package, a persona file, a README."""
-    root = tmp_path / "demo"
-    (root / "app").mkdir(parents=True)
-    (root / "app" / "__init__.py").write_text("")
-    (root / "app" / "main.py").write_text("print('hello')\n")
-    (root / "SOUL.md").write_text("You are careful and honest.\n")
-    (root / "README.md").write_text("# demo\n")
-    subprocess.run([*GIT, "init", "-q"], cwd=root, check=True)
-    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
-    subprocess.run([*GIT, "commit", "-qm", "start"], cwd=root, check=True)
-    return root
+    files = {
+        "app/__init__.py": "",
+        "app/main.py": "print('hello')\n",
+        "SOUL.md": "You are careful and honest.\n",
+        "README.md": "# demo\n",
+    }
+    return committed_project(tmp_path / "demo", files)
 
 
 def host_call(

@@ -7,20 +7,17 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import as_post, call_records, recorded, run_as_host
+from hook_processes import as_post, call_records, committed_project, recorded, run_as_host
 
 from pytest_harness_audit.doors.hook import handle_post, handle_pre
 from pytest_harness_audit.gate.install_watch import InstallWatch
 from pytest_harness_audit.policy import Policy
-
-GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev"]
 
 
 @pytest.fixture
@@ -43,13 +40,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "demo"
-    (root / "app").mkdir(parents=True)
-    (root / "app" / "main.py").write_text("print('hello')\n")
-    subprocess.run([*GIT, "init", "-q"], cwd=root, check=True)
-    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
-    subprocess.run([*GIT, "commit", "-qm", "start"], cwd=root, check=True)
-    return root
+    return committed_project(tmp_path / "demo", {"app/main.py": "print('hello')\n"})
 
 
 def _host_call(

@@ -8,20 +8,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hook_processes import GIT, committed_project
 from host_support import Host
 
 from pytest_harness_audit.inspect.git_dirs import linked_git_dirs
 from pytest_harness_audit.readers.verdict import Verdict
 
-GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev"]
-
 
 def _main_repo(main: Path) -> None:
-    main.mkdir()
-    (main / "README.md").write_text("hello\n")
-    subprocess.run([*GIT, "init", "-q"], cwd=main, check=True)
-    subprocess.run([*GIT, "add", "-A"], cwd=main, check=True)
-    subprocess.run([*GIT, "commit", "-qm", "start"], cwd=main, check=True)
+    committed_project(main, {"README.md": "hello\n"})
 
 
 @pytest.fixture

@@ -7,30 +7,22 @@ submodule's configuration by a program building the path at run time runs at the
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import as_post, call_records, recorded, run_as_host
+from hook_processes import as_post, call_records, committed_project, recorded, run_as_host
 from submodule_support import NEST, PLANT
 
 from pytest_harness_audit.doors.hook import handle_post, handle_pre
 from pytest_harness_audit.policy import Policy
-
-GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev"]
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HARNESS_AUDIT_WITNESS_DIR", str(tmp_path / "witness"))
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
-    root = tmp_path / "demo"
-    (root / "app").mkdir(parents=True)
-    (root / "app" / "main.py").write_text("print('hello')\n")
-    subprocess.run([*GIT, "init", "-q"], cwd=root, check=True)
-    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
-    subprocess.run([*GIT, "commit", "-qm", "start"], cwd=root, check=True)
+    root = committed_project(tmp_path / "demo", {"app/main.py": "print('hello')\n"})
     for command in NEST:
         record = _host_call(tmp_path / "store", root, command)
         assert "moduleGitChanged" not in record.get("effects", {}), command

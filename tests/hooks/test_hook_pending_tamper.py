@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hook_processes import committed_project
 from host_support import LOCAL, Host, write_project
 from host_support import SESSION as HOST_SESSION
 
@@ -28,7 +29,6 @@ from tests.hooks import test_hook_asks as asks
 from tests.hooks.hook_processes import hook, host_env
 
 SESSION = "2b7d9e40-1c3a-4f5e-8a6b-pending-seal"
-GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev"]
 #: The head of every attacking call's code: the store's pending files, by a name built at run
 #: time, and ``app/`` deleted.
 FIND = """import json, os, shutil, time
@@ -64,13 +64,8 @@ class Session:
     """A git project (``app/``, a README), its store inside it, the host's transcript."""
 
     def __init__(self, tmp_path: Path) -> None:
-        self.project = tmp_path / "project"
-        (self.project / "app").mkdir(parents=True)
-        (self.project / "app" / "main.py").write_text("print('hello')\n")
-        (self.project / "README.md").write_text("# demo\n")
-        subprocess.run([*GIT, "init", "-q"], cwd=self.project, check=True)
-        subprocess.run([*GIT, "add", "-A"], cwd=self.project, check=True)
-        subprocess.run([*GIT, "commit", "-qm", "start"], cwd=self.project, check=True)
+        files = {"app/main.py": "print('hello')\n", "README.md": "# demo\n"}
+        self.project = committed_project(tmp_path / "project", files)
         self.store = self.project / ".harness-audit"
         self.transcript = tmp_path / "transcript.jsonl"
         self.transcript.touch()
