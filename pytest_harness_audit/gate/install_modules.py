@@ -84,6 +84,12 @@ def _signature() -> tuple[int, str | None]:
     return len(modules), next(reversed(modules), None)
 
 
+#: The files last read under each set of folders, with ``sys.modules``'s signature then: one
+#: reading shared by every watch of the process (the modules are the process's, not a watch's).
+_LAST_READ: dict[tuple[str, ...], tuple[tuple[int, str | None], frozenset[str]]] = {}
+_MAX_LAST_READ = 16
+
+
 class LoadedModules:
     """The files of the modules loaded from under some folders, read again only when
     ``sys.modules`` changed (its size or last entry)."""
@@ -97,7 +103,14 @@ class LoadedModules:
         """Each file, and each cache file, of a module in ``sys.modules`` under ``roots``."""
         signature = _signature()
         if signature != self._signature or roots != self._roots:
-            found = loaded_files(roots)
+            last = _LAST_READ.get(roots)
+            if last is not None and last[0] == signature:
+                found = last[1]
+            else:
+                found = loaded_files(roots)
+                if len(_LAST_READ) >= _MAX_LAST_READ:
+                    _LAST_READ.clear()
+                _LAST_READ[roots] = (signature, found)
             if found != self._files:  # the same set stays the same object (cheap to compare)
                 self._files = found
             self._roots, self._signature = roots, signature
