@@ -69,9 +69,12 @@ def test_a_leaked_key_is_redacted_and_its_encoded_form_is_not_delivered(harness)
     "command",
     [
         pytest.param(
-            "printf 'import shutil\\nshutil.rmtree(\"app\")' | python3", id="python-stdin"
+            "python3 -c \"import shutil as s; getattr(s, 'rm' + 'tree')('app')\"",
+            id="python-computed-name",
         ),
-        pytest.param("git rm -rq app", id="git-rm"),
+        pytest.param(
+            'perl -MFile::Path -e \'&{"File::Path::rm" . "tree"}("app")\'', id="perl-computed"
+        ),
     ],
 )
 def test_deleting_app_fails_through_its_effect(harness, command):

@@ -18,7 +18,7 @@ from pytest_harness_audit.session.workspace import EMPTY_TREE, create_workspace
 
 pytestmark = pytest.mark.slow
 
-_NAME = "n=''.join(['.','e','n','v'])"
+_NAME = "n=''.join(reversed(['v','n','e','.']))"
 _SHIFT = "print(bytes(b+1 for b in o))"
 _RUN = "import subprocess; " + _NAME + "; o=subprocess.run({}, capture_output=True{}).stdout; "
 

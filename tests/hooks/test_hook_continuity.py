@@ -29,7 +29,7 @@ from tests.hooks.hook_processes import harness_audit, hook, host_env
 
 SESSION = "7f3c1e0a-5b2d-4c8e-9a1f-2d6b8e4c0a11"
 ERASE = (
-    "python3 -c \"import os; d=''.join(['.harness-', 'audit']); "
+    "python3 -c \"import os; d=''.join(reversed(['audit', '.harness-'])); "
     '[os.remove(os.path.join(r, f)) for r, _, fs in os.walk(d) for f in fs]"'
 )
 

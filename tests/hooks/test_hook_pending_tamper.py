@@ -32,7 +32,7 @@ SESSION = "2b7d9e40-1c3a-4f5e-8a6b-pending-seal"
 #: The head of every attacking call's code: the store's pending files, by a name built at run
 #: time, and ``app/`` deleted.
 FIND = """import json, os, shutil, time
-d = ''.join(['.harness-', 'audit'])
+d = ''.join(reversed(['audit', '.harness-']))
 found = [os.path.join(r, f) for r, _, fs in os.walk(os.path.join(d, 'pend' + 'ing'))
          for f in fs if f.endswith('.json')]
 """

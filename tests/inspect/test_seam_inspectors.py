@@ -9,6 +9,9 @@ from typing import Any
 from pytest_harness_audit.gate.seam import CallFindings, Outcome
 from pytest_harness_audit.session.harness import Harness
 
+#: A deletion of `app` the text reading does not see (a name computed by the program).
+REMOVE_APP = "python3 -c \"import shutil as s; getattr(s, 'rm' + 'tree')('app')\""
+
 Factory = Callable[..., Harness]
 
 
@@ -92,7 +95,7 @@ def test_findings_of_several_inspectors_are_merged(harness_factory: Factory) -> 
     assert benign.output == "hello\n"
     assert benign.record["judged"]["verdict"] == "WARN"
     assert benign.record["alerts"] == ["marked"]
-    removed = harness.call("Bash", command="git rm -rq app")
+    removed = harness.call("Bash", command=REMOVE_APP)
     assert removed.record["judged"]["verdict"] == "FAIL"  # safety's effect rule is worse
     assert "effect-large-deletion" in removed.record["judged"]["reason"]
     assert {"marked", "directory_deleted"} <= set(removed.record["alerts"])

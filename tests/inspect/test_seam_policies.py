@@ -17,6 +17,9 @@ from secret_support import api_key
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.harness import Harness
 
+#: A deletion of `app` the text reading does not see (a name computed by the program).
+REMOVE_APP = "python3 -c \"import shutil as s; getattr(s, 'rm' + 'tree')('app')\""
+
 Factory = Callable[..., Harness]
 
 
@@ -66,7 +69,7 @@ def test_a_dry_run_neither_redacts_nor_fails(harness_factory: Factory) -> None:
     # the record still holds fingerprints only
     assert key not in harness.chain.path.read_text()
 
-    removed = harness.call("Bash", command="git rm -rq app")
+    removed = harness.call("Bash", command=REMOVE_APP)
     assert removed.ok and not (harness.root / "app").exists()
     assert removed.record["judged"]["verdict"] == "WARN"
     assert removed.record["judged"]["caughtBy"] == "effect"

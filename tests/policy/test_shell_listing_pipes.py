@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from policy_support import safety_in, secret_workspace
 
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.shell import read_command
@@ -281,6 +282,7 @@ def test_loose_filter_keeps_the_names_and_its_own() -> None:
     assert run_filter("sed", ["s|x|/root/.ssh/id_rsa|"], "x\n", loose=True) == (
         "x\n/root/.ssh/id_rsa\n"
     )
+    assert run_filter("sed", ["-n", "3p"], "a\nb\n.env\n") is None  # a listing's order: unknown
     assert run_filter("paste", ["-sd", ""], ".e\nnv\n") == ".env\n"
     assert run_filter("xargs", ["-n1"], ".e nv\n") == ".e\nnv\n"
     assert run_filter("head", ["-1"], "a\nb\n") is None  # a listing's order is not known
@@ -289,3 +291,18 @@ def test_loose_filter_keeps_the_names_and_its_own() -> None:
 def test_printf_prints_a_value_a_line() -> None:
     assert echo_output(["printf", "%s\\n", ".env", "README.md"]) == ".env\nREADME.md"
     assert echo_output(["printf", "%s", ".e", "nv"]) == ".env"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls -la | sed -n 's/^.* \\(\\..*\\)$/\\1/p' | xargs cat",
+        "ls -la | awk '{print $9}' | xargs cat",
+        "ls -A | perl -pe 's/^x//' | xargs cat",
+    ],
+)
+def test_a_program_over_a_listing_keeps_its_names(command: str, tmp_path: Path) -> None:
+    """A listing's text is a model of its names, not what ``ls -l`` prints: a program over it
+    is not worked out exactly, every name stays."""
+    root = secret_workspace(tmp_path, {"README.md": "# x\n"})
+    assert safety_in(command, root) == ("deny", "deny-secret-files")

@@ -15,7 +15,7 @@ from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.session.workspace import create_workspace
 
 HIDDEN_RMTREE = "python3 -c \"import shutil as s; getattr(s, 'rm' + 'tree')('app')\""
-HIDDEN_READ = "python3 -c \"print(open(''.join(['.e', 'nv'])).read())\""
+HIDDEN_READ = "python3 -c \"print(open(''.join(reversed(['nv', '.e']))).read())\""
 
 
 async def _calls(

@@ -134,7 +134,7 @@ def test_a_store_deleted_by_a_computed_name_fails_the_verdict(inside: Harness) -
     """A name built at run time is not read; the writer's witness finds the loss (it used to
     raise SessionNotFoundError from the verdict)."""
     erase = (
-        "python3 -c \"import os; d=''.join(['.harness-', 'audit']); "
+        "python3 -c \"import os; d=''.join(reversed(['audit', '.harness-'])); "
         '[os.remove(os.path.join(r, f)) for r, _, fs in os.walk(d) for f in fs]"'
     )
     inside.call("Bash", command=erase)
@@ -228,7 +228,7 @@ def test_the_hook_door_notices_a_store_deleted_by_a_computed_name(tmp_path: Path
     _session(project, store, "SessionStart")
     _bash(project, store, 1, "echo one")
     erase = (
-        "python3 -c \"import os; d=''.join(['.harness-', 'audit']); "
+        "python3 -c \"import os; d=''.join(reversed(['audit', '.harness-'])); "
         '[os.remove(os.path.join(r, f)) for r, _, fs in os.walk(d) for f in fs]"'
     )
     _bash(project, store, 2, erase)

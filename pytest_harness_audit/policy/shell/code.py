@@ -4,8 +4,9 @@ path-looking token counts (absolute, ``./``, ``../``, ``~/``, a dotfile, ``a/b``
 A call of a dotenv loader (``load_dotenv()``, ``require('dotenv').config()``, ``import
 'dotenv/config'``, ``process.loadEnvFile()``, ``Dotenv.load``, ``godotenv.Load()``) reads
 ``.env`` though the code never names it. String literals joined (``'.e' + 'nv'``, Perl's and
-PHP's ``".e"."nv"``; variables of one literal written in first, :mod:`.code_names`),
-paths built by path calls of literals (``os.path.join('..', 'audit')``: :mod:`.code_joins`) and
+PHP's ``".e"."nv"``; variables of one literal written in first, :mod:`.code_names`) or
+otherwise (:mod:`.code_literals`), paths built by path calls of literals
+(``os.path.join('..', 'audit')``: :mod:`.code_joins`) and
 characters given by code (``chr(46)``, ``String.fromCharCode(46)``) are put together first. A
 glob (``glob.glob('.e*')``, ``Dir.glob(".e*")``, Perl's ``glob``) names the sensitive files it
 could match, as in the shell.
@@ -18,6 +19,7 @@ from typing import Final
 
 from pytest_harness_audit.policy.sensitive import glob_candidates
 from pytest_harness_audit.policy.shell.code_joins import joined_paths
+from pytest_harness_audit.policy.shell.code_literals import built_literals
 from pytest_harness_audit.policy.shell.code_names import with_literal_names
 from pytest_harness_audit.policy.shell.fieldtext import posix_brackets
 
@@ -67,6 +69,7 @@ def code_paths(text: str) -> list[str]:
     if "+" in named or "harCode(" in named or "chr(" in named or _GLUED.search(named):
         built = _built_names(text) + (_built_names(named) if named != text else [])
         text = "\n".join([text, *built])
+    text = "\n".join([text, *built_literals(text)])  # `".e" "nv"`, `'vne.'[::-1]`
     text = "\n".join([text, *joined_paths(text)])  # `os.path.join('..', 'audit')`
     for token in _PATH.findall(text):
         token = _closed(token.rstrip(".,:"))

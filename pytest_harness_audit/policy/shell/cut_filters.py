@@ -12,7 +12,13 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from pytest_harness_audit.policy.shell.awk_text import awk_output
 from pytest_harness_audit.policy.shell.filters import run_filter
+from pytest_harness_audit.policy.shell.perl_text import perl_output
+from pytest_harness_audit.policy.shell.sed_text import sed_output
+
+#: Programs whose output is worked out over a text known exactly (``sed``, ``perl -p``, ``awk``).
+PROGRAM_FILTERS: Final = frozenset({"sed", "gsed", "perl", "awk", "gawk", "mawk"})
 
 _COUNT: Final = re.compile(r"[+-]?\d{1,9}")
 _RANGE: Final = re.compile(r"(\d{0,9})(-?)(\d{0,9})")
@@ -21,13 +27,20 @@ _RANGE: Final = re.compile(r"(\d{0,9})(-?)(\d{0,9})")
 def text_filter(
     name: str, args: list[str], text: str | None, loose: bool, exact: bool
 ) -> str | None:
-    """:func:`~.filters.run_filter`, and ``head``/``tail``/``cut`` when ``text`` is ``exact``."""
+    """:func:`~.filters.run_filter`, and ``head``/``tail``/``cut`` and the programs of
+    :data:`PROGRAM_FILTERS` when ``text`` is ``exact`` (not a listing's names)."""
     done = run_filter(name, args, text, loose)
     if done is None and exact and text is not None:
         if name in ("head", "tail"):
             return head_tail(name, args, text)
         if name == "cut":
             return cut(args, text)
+        if name in ("sed", "gsed"):
+            return sed_output(args, text, ordered=True)  # `sed -n 2p` of a known text
+        if name == "perl":
+            return perl_output(args, text)
+        if name in PROGRAM_FILTERS:
+            return awk_output(args, text)
     return done
 
 

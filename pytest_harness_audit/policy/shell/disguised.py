@@ -10,12 +10,18 @@ operands.
   -c``, ``jar c``, ``rar a``, ``ditto``, ``restic backup``, ``borg create``, and
   ``gzip``/``bzip2``/``xz``/``zstd``/``lz4``/``brotli`` ``-r`` (each file's text written into
   its compressed copy): every credential file under their folders is read.
+* **Deletions by other programs**: ``rimraf``, ``cmake -E rm``, ``trash``, ``git rm``
+  (:mod:`.removers`).
 * **Deletions in disguise**: ``tar --remove-files``, ``zip -m``, ``7z a -sdel`` delete what they
   packed; ``gzip -r``/``bzip2 -r``/``xz -r`` (without ``-k``/``-c``) replace every file; ``mv``
   of a workspace folder out of the workspace takes it away as ``rm -r`` does (a file moved out or
   compressed in place is left to the effect inspection: files deleted).
 * **Options that read a file** of commands that act on names: ``date -f F``, ``du
   --files0-from=F``, ``find -files0-from F``, ``tree --fromfile F`` (:mod:`.option_files`).
+* **Archives extracted** write their members (:mod:`.extractions`); a copy into a folder git
+  or Python take code from writes the file of its source's name there (:mod:`.code_places`).
+* **Program text on an interpreter's standard input** is read as inline code
+  (:mod:`.stdin_programs`).
 * **Command strings**: ``trap 'CMD' SIGNAL`` runs ``CMD`` (at exit, at the latest).
 * **Notebooks run** (``jupyter execute``, ``nbconvert --execute``, ``papermill``, ``ipython``
   …): their code cells are read as the program they are (:mod:`.notebooks`).
@@ -30,10 +36,12 @@ import os
 import shlex
 from typing import Final
 
+from pytest_harness_audit.policy.shell.code_places import copied_in
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE
 from pytest_harness_audit.policy.shell.env_loaders import NAMES as LOADER_NAMES
 from pytest_harness_audit.policy.shell.env_loaders import loaders
+from pytest_harness_audit.policy.shell.extractions import EXTRACTORS, extracted
 from pytest_harness_audit.policy.shell.index_files import NAMES as INDEX_CLIENTS
 from pytest_harness_audit.policy.shell.index_files import index_files
 from pytest_harness_audit.policy.shell.notebooks import NOTEBOOK_RUNNERS, notebooks
@@ -42,6 +50,8 @@ from pytest_harness_audit.policy.shell.option_files import option_reads
 from pytest_harness_audit.policy.shell.option_words import split_options
 from pytest_harness_audit.policy.shell.registries import NAMES as REGISTRY_CLIENTS
 from pytest_harness_audit.policy.shell.registries import registries
+from pytest_harness_audit.policy.shell.removers import REMOVERS, git_rm, removed
+from pytest_harness_audit.policy.shell.stdin_programs import STDIN_RUNNERS, stdin_program
 from pytest_harness_audit.policy.shell.tool_config import tool_config
 from pytest_harness_audit.policy.shell.tools import option_value
 from pytest_harness_audit.policy.shell.tree_reads import tree_reads
@@ -67,6 +77,12 @@ def disguised(name: str, args: list[str], ctx: Context) -> None:
     files a program loads on its own: :mod:`.env_loaders`)."""
     if name in LOADER_NAMES:
         loaders(name, args, ctx)
+    if name in EXTRACTORS or name.startswith("python"):
+        extracted(name, args, ctx)  # `tar -xf x.tar -C .git`: each member written
+    elif name in ("cp", "mv", "install", "rsync", "ln"):
+        copied_in(name, args, ctx)  # `cp pre-commit .git/hooks/`: the hook of that name
+    elif name in REMOVERS:
+        removed(name, args, ctx)  # `npx rimraf app`, `cmake -E rm -r app`, `trash app`
     if name in NOTEBOOK_RUNNERS or name.startswith("python"):
         notebooks(name, args, ctx)  # `jupyter execute nb.ipynb`: the code of its cells runs
     if name in OPTION_READERS:
@@ -76,6 +92,8 @@ def disguised(name: str, args: list[str], ctx: Context) -> None:
         tool_config(name, args, ctx)  # `npm config set registry URL`: a write of ~/.npmrc
     if name in INDEX_CLIENTS or name.startswith(("python", "pip")):
         index_files(name, args, ctx)  # `pip install -r r.txt`: the index r.txt names
+    if name in STDIN_RUNNERS or name.startswith("python"):
+        stdin_program(name, args, ctx)  # `echo CODE | python3`: read as `python3 -c CODE`
     if name.startswith("python"):
         _python_module(args, ctx)
     elif name not in NAMES:
@@ -156,6 +174,8 @@ def _git(args: list[str], ctx: Context) -> None:
         file = option_value(rest, ("-f", "--file"))
         if file:
             ctx.reading.reads.append(file)
+    elif sub == "rm":
+        git_rm(rest, ctx)  # `git rm -r app`: its tracked files deleted
     elif sub == "archive":
         _options, operands = split_options(rest, _GIT_ARCHIVE_VALUED)
         paths = [p for p in operands[1:] if not p.startswith(":")]

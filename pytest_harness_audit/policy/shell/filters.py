@@ -3,9 +3,11 @@
 ``$(echo LmVudg== | base64 -d)``, ``$(echo vne. | rev)``, ``$(echo .ENV | tr A-Z a-z)``,
 ``$(printf 2e656e76 | xxd -r -p)``: a name decoded, reversed or translated inside the command is
 still a constant, and the reading follows it. The filters are ``echo``/``printf`` (the source),
-``cat``, ``base64 -d``, ``base32 -d``, ``xxd -r -p``, ``rev``, ``tr`` (ranges and ``-d``) and
-``tr -d``, and the line filter a listing goes through (``ls -a | grep env``): ``grep [-ivEF]
-PATTERN``; anything else (or a value the reading cannot know) gives ``None``.
+``cat``, ``base64 -d``, ``base32 -d``, ``xxd -r -p``, ``rev``, ``tr`` (ranges, escapes and
+``-d``: :mod:`.tr_sets`), and the line filter a listing goes through (``ls -a | grep env``):
+``grep [-ivEF] PATTERN``; anything else (or a value the reading cannot know) gives ``None``.
+Programs (``sed``, ``perl -p``, ``awk``) are worked out only over a text known exactly
+(:mod:`.cut_filters`): a listing's text is a model of names, not what ``ls -l`` prints.
 
 Where a filter cannot be worked out (``awk '/env/'``, ``sed -n 3p``, ``grep -E 'e.+v'``, a
 program), what it gives a command that takes names (``xargs cat``, ``while read f``, ``cat
@@ -24,12 +26,12 @@ from typing import Final
 
 from pytest_harness_audit.policy.sensitive import glob_candidates, is_credential_path
 from pytest_harness_audit.policy.shell.nodes import Lit, Param, Sub
+from pytest_harness_audit.policy.shell.tr_sets import tr_set
 
 #: Most commands of a pipeline worked out, and most characters passed between them.
 MAX_FILTERS: Final = 6
 MAX_TEXT: Final = 4096
 
-_RANGE: Final = re.compile(r"(.)-(.)", re.S)
 _REPEATS: Final = re.compile(r"[*+?{}()|\\\[\]]")
 
 
@@ -85,49 +87,15 @@ def _tr(args: list[str], stdin: str) -> str | None:
     if "--" in args[:2]:  # `tr -d -- -`: the sets follow
         args = [a for i, a in enumerate(args) if a != "--" or i != args.index("--")]
     if args[:1] == ["-d"] and len(args) == 2:
-        deleted = _set(args[1])
+        deleted = tr_set(args[1])
         return None if deleted is None else stdin.translate({ord(c): None for c in deleted})
     if len(args) != 2 or args[0].startswith("-"):
         return None
-    source, target = _set(args[0]), _set(args[1])
+    source, target = tr_set(args[0]), tr_set(args[1])
     if not source or not target:
         return None
     target = target + target[-1] * max(0, len(source) - len(target))
     return stdin.translate(str.maketrans(source, target[: len(source)]))
-
-
-_TR_CLASSES: Final = {"upper": "A-Z", "lower": "a-z", "digit": "0-9", "alpha": "a-zA-Z",
-                      "alnum": "a-zA-Z0-9", "space": " \t\n\r\f\v", "blank": " \t"}  # fmt: skip
-_TR_CLASS: Final = re.compile(r"\[:(upper|lower|digit|alpha|alnum|space|blank):\]")
-_TR_ESCAPE: Final = re.compile(r"\\(?:([0-7]{1,3})|([^0-7]))")
-
-
-def _tr_escape(match: re.Match[str]) -> str:
-    """A backslash escape of a ``tr`` set; a ``-``, ``\\`` or ``[`` it stands for keeps its
-    backslash (the set is then not worked out: such a ``-`` is no range)."""
-    char = chr(int(match[1], 8) & 0xFF) if match[1] else match[2]
-    return "\\" + char if char in "-\\[" else char
-
-
-def _set(spec: str) -> str | None:
-    """The characters of a ``tr`` set: ranges (``a-z``), ``\\n``/``\\t`` and plain
-    characters."""
-    spec = spec.replace("\\n", "\n").replace("\\t", "\t")
-    spec = _TR_CLASS.sub(lambda m: _TR_CLASSES[m[1]], spec)  # `[:upper:]`: `A-Z`
-    spec = _TR_ESCAPE.sub(_tr_escape, spec)  # `\056`: `.`
-    if "[" in spec or "\\" in spec:
-        return None
-    out: list[str] = []
-    index = 0
-    while index < len(spec):
-        match = _RANGE.match(spec, index)
-        if match is not None and ord(match.group(1)) <= ord(match.group(2)):
-            out.extend(chr(c) for c in range(ord(match.group(1)), ord(match.group(2)) + 1))
-            index = match.end()
-        else:
-            out.append(spec[index])
-            index += 1
-    return "".join(out)[:1024]
 
 
 def _grep(args: list[str], stdin: str) -> str | None:

@@ -227,13 +227,21 @@ def _is_folder(lister: Lister, word: str, known: bool) -> bool:
 
 def _tracked(args: list[str], lister: Lister) -> list[str] | None:
     """``git ls-files`` of the workspace: the files git's index names (``-o``: those it does
-    not); ``None`` when the index cannot be read plainly (a version 4 index, other options)."""
-    if any(a not in ("-c", "--cached", "-o", "--others", "--exclude-standard", "-z") for a in args):
+    not, ``-i`` ignored or not: one too many); ``None`` when the index cannot be read plainly
+    (a version 4 index, other options). A repository with no index yet tracks nothing."""
+    args = [f"-{c}" for a in args for c in (a[1:] if a[:1] == "-" and a[1:2] != "-" else "")] + [
+        a for a in args if a[:2] == "--" or a[:1] != "-"
+    ]  # `-oi`: `-o -i` (an operand: not worked out)
+    if any(a not in _LS_FILES_OPTIONS for a in args):
         return None
     folder = lister.workspace_folder(".git")
     try:
         with open(os.path.join(folder or "", "index"), "rb") as handle:
             index = handle.read(_MAX_INDEX + 1)
+    except FileNotFoundError:
+        if folder is None or not os.path.isfile(os.path.join(folder, "HEAD")):
+            return None  # no repository here: git looks for one above
+        index = _PLAIN_INDEX[0]  # no commit, nothing added yet: every file is untracked
     except OSError:
         return None
     if folder is None or len(index) > _MAX_INDEX or index[:8] not in _PLAIN_INDEX:
@@ -242,9 +250,16 @@ def _tracked(args: list[str], lister: Lister) -> list[str] | None:
     if files is None:
         return None
     others = any(a in ("-o", "--others") for a in args)
-    return [f for f in files if (f.encode() + b"\0" in index) != others]
+    listed = [f for f in files if (f.encode() + b"\0" in index) != others]
+    if others and "--exclude-standard" in args and not {"-i", "--ignored"} & set(args):
+        listed = [f for f in listed if not ignored(f, lister)]  # what .gitignore leaves out
+    return listed
 
 
+#: ``git ls-files`` options whose listing is worked out.
+_LS_FILES_OPTIONS: Final = frozenset(
+    {"-c", "--cached", "-o", "--others", "-i", "--ignored", "--exclude-standard", "-z"}
+)
 #: Git index versions whose entries hold their paths in full, and the most of one read.
 _PLAIN_INDEX: Final = (b"DIRC\0\0\0\2", b"DIRC\0\0\0\3")
 _MAX_INDEX: Final = 4 * 1024 * 1024

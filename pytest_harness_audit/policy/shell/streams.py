@@ -18,6 +18,7 @@ import posixpath
 from typing import Final
 
 from pytest_harness_audit.policy.path_forms import join_path
+from pytest_harness_audit.policy.shell.cut_filters import PROGRAM_FILTERS, text_filter
 from pytest_harness_audit.policy.shell.effects import command_name
 from pytest_harness_audit.policy.shell.expand import Expander, echo_output
 from pytest_harness_audit.policy.shell.filters import FILTER_NAMES, LINE_PICKERS, run_filter
@@ -109,6 +110,24 @@ def stdin_of(command: Command, expander: Expander) -> tuple[str | None, bool]:
     return (output, False) if output is not None else (None, True)
 
 
+def _exact_input(command: Command, expander: Expander, depth: int) -> bool:
+    """Whether ``command``'s standard input is a text known exactly: a here-string or a
+    here-document, or a pipe from ``echo``/``printf`` (through filters of such a text), not a
+    listing's names."""
+    if any(r.fd in ("", "0") and r.op in ("<<<", "<<", "<<-") for r in command.redirects):
+        return True
+    source = command.stdin
+    if source is None or not source.words or depth > 6:
+        return False
+    fields = expander.expand(source.words[0])
+    name = command_name(fields[0].text) if len(fields) == 1 else ""
+    if name in ("echo", "printf"):
+        return True
+    return (name in FILTER_NAMES or name in PROGRAM_FILTERS) and _exact_input(
+        source, expander, depth + 1
+    )
+
+
 _STDIN: Final = "/dev/fd/0"
 _INPUTS: Final = frozenset({"<<", "<<-", "<<<", "<", "<>", "<&"})
 
@@ -177,6 +196,9 @@ def output_of(command: Command, expander: Expander) -> str | None:
     if name in FILTER_NAMES:  # `ls -a | grep env | xargs cat`, `echo vne. | rev | sh`
         stdin = stdin_of(command, expander)[0]  # `| head | sh`: every line, one too many
         return run_filter(name, argv[1:], stdin, name in LINE_PICKERS)
+    if name in PROGRAM_FILTERS and _exact_input(command, expander, 0):
+        stdin = stdin_of(command, expander)[0]  # `echo xenv | sed s/x/./ | xargs cat`
+        return text_filter(name, argv[1:], stdin, False, True)
     if name == "base64" and any(a in ("-d", "--decode", "-D") for a in argv[1:]):
         upstream = stdin_of(command, expander)[0]
         if upstream is None:
