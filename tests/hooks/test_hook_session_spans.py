@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import call_records, recorded, verdict
-from test_hook_effects import GIT, host_call
+from hook_processes import GIT, call_records, recorded, verdict
+from test_hook_effects import host_call
 
 from pytest_harness_audit.readers.verdict import Verdict
 
