@@ -17,8 +17,10 @@ Text parameters (``content``, ``message``, ``text`` …) are not read: a note wh
 is no call; only the one ``input`` of a call with no other parameter is (a model argument given
 as its JSON text, as a lone object is read through: :func:`~.param_targets.as_dict`).
 
-Bounded: :data:`MAX_EMBEDDED` objects are judged one by one, the commands and paths of the others
-together; :data:`MAX_JSON_TEXT` characters of one JSON text, :data:`MAX_DEPTH` levels and
+Bounded: :data:`MAX_EMBEDDED` objects are judged one by one, the commands and paths of the
+others together, one call for each tool they name (at most :data:`MAX_NAMED_GROUPS`: a call
+whose further inner calls name more tools is not read whole, and the gate refuses it);
+:data:`MAX_JSON_TEXT` characters of one JSON text, :data:`MAX_DEPTH` levels and
 :data:`MAX_VALUES` values are looked at (far beyond what one request carries).
 """
 
@@ -32,6 +34,7 @@ from typing import Any, Final
 from pytest_harness_audit.policy.param_targets import (
     COMMAND_KEYS,
     CONTENT_KEYS,
+    UNREAD_PARAMETERS,
     argv_command,
     as_dict,
     is_command_alias,
@@ -42,6 +45,13 @@ from pytest_harness_audit.policy.targets import KEY_KINDS
 #: Most inner argument objects of one call judged one by one; the commands and paths of the
 #: further ones are judged together, as one call (:func:`embedded_calls`).
 MAX_EMBEDDED: Final = 32
+#: Most tools the inner calls past :data:`MAX_EMBEDDED` may name (their calls are judged together,
+#: one call for each tool named): past that, the call is not read whole.
+MAX_NAMED_GROUPS: Final = 32
+#: The name :func:`named_embedded_calls` gives, last, when the inner calls past
+#: :data:`MAX_EMBEDDED` name more than :data:`MAX_NAMED_GROUPS` tools: the gate then refuses the
+#: call as one whose parameters it did not read whole.
+TOO_MANY_NAMES: Final = UNREAD_PARAMETERS
 #: Longest JSON text decoded (characters); a longer one is not read as arguments.
 MAX_JSON_TEXT: Final = 1 << 26
 #: Most levels of objects, lists and JSON texts looked through.
@@ -130,10 +140,13 @@ def _name_of(item: Mapping[Any, Any], inherited: str | None) -> str | None:
 def named_embedded_calls(params: Mapping[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
     """:func:`embedded_calls`, each with the name of the tool it is for (the ``name`` or
     ``tool`` beside it or in an object around it, :data:`NAME_KEYS`), ``None`` when none is
-    given (and for the last object judged for all past :data:`MAX_EMBEDDED`)."""
+    given. Past the first :data:`MAX_EMBEDDED`, the others are judged together, one object for
+    each tool they name (its name kept: a ``pwsh`` command is read as PowerShell wherever it
+    stands), and one for those naming none; when they name more than :data:`MAX_NAMED_GROUPS`
+    tools, a last ``(TOO_MANY_NAMES, {})``."""
     found: list[tuple[str | None, dict[str, Any]]] = []
-    commands: list[str] = []
-    paths: list[str] = []
+    rest: dict[str | None, tuple[list[str], list[str]]] = {}
+    too_many = False
     budget = MAX_VALUES
     args = as_dict(params)
     named = _name_of(args, None)  # the call's own parameters name the tool of their `arguments`
@@ -156,18 +169,27 @@ def named_embedded_calls(params: Mapping[str, Any]) -> list[tuple[str | None, di
                 if len(found) < MAX_EMBEDDED:
                     found.append((name, inner))
                 else:
-                    _gather(inner, commands, paths)
+                    group = rest.get(name)
+                    if group is None:
+                        if len(rest) >= MAX_NAMED_GROUPS:
+                            too_many = True
+                            break
+                        group = rest[name] = ([], [])
+                    _gather(inner, *group)
         elif not isinstance(item, (list, tuple)):
             continue
         if depth < MAX_DEPTH:
             stack.extend(
                 (child, level, name) for child, level in _levelled(_children(item), depth + 1)
             )
-    if commands or paths:
-        rest: dict[str, Any] = {"paths": paths}
-        if commands:
-            rest["command"] = "\n".join(commands)
-        found.append((None, rest))
+    for name, (commands, paths) in rest.items():
+        if commands or paths:
+            joined: dict[str, Any] = {"paths": paths}
+            if commands:
+                joined["command"] = "\n".join(commands)
+            found.append((name, joined))
+    if too_many:
+        found.append((TOO_MANY_NAMES, {}))
     return found
 
 

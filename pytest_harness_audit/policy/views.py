@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, Protocol
 
 from pytest_harness_audit.policy.categories import COMMAND, FILE_WRITE, NETWORK
-from pytest_harness_audit.policy.embedded_calls import named_embedded_calls
+from pytest_harness_audit.policy.embedded_calls import TOO_MANY_NAMES, named_embedded_calls
 from pytest_harness_audit.policy.evaluation import Evaluation
 from pytest_harness_audit.policy.model import PolicySpec
 from pytest_harness_audit.policy.param_targets import (
@@ -189,6 +189,25 @@ def _denied_by_view(
     )
 
 
+def _with_target(
+    evaluation: Evaluation, target: str, params: Mapping[str, Any], root: str | None
+) -> Evaluation:
+    """``evaluation`` with ``target`` shown last among its targets."""
+    return Evaluation(
+        evaluation.decision,
+        evaluation.enforced,
+        evaluation.rule_id,
+        evaluation.rule_name,
+        evaluation.priority,
+        evaluation.reason,
+        evaluation.constraints,
+        evaluation.category,
+        [*evaluation.targets, target],
+        params,
+        root,
+    )
+
+
 def names_command(params: Mapping[str, Any]) -> bool:
     """Whether ``params`` (read through a lone wrapping object, as targets are) hold a shell
     command under one of :data:`COMMAND_KEYS` (text, or an argv list) or, as text, under one of
@@ -271,6 +290,8 @@ def with_embedded_views(
         return evaluation
     best = evaluation
     for name, inner in named_embedded_calls(params):
+        if name == TOO_MANY_NAMES:  # not read whole: the gate refuses it (``unread-parameters``)
+            return _with_target(best, TOO_MANY_NAMES, params, root)
         seen = evaluate(tool, inner, root=root)
         if seen.rule_id is not None and seen.decision == "deny":
             targets = list(dict.fromkeys([*evaluation.targets, *seen.targets]))
