@@ -162,7 +162,7 @@ def test_command_run_by_the_service_manager_is_read(command: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["systemd-run --user --scope make test", "systemd-run --user git status"]
+    "command", ["systemd-run --user --scope make test", "systemd-run --user --wait git status"]
 )
 def test_service_manager_running_a_harmless_command_stays_allowed(command: str) -> None:
     assert decide(command) == "allow"

@@ -107,10 +107,47 @@ def test_a_compiled_extension_is_unreadable(root: Path) -> None:
         "vim -es README.md",
         "hyperfine 'sleep 0.1'",
         "crontab -l",
-        "echo ls | at now",
         "emacs --batch --eval '(message \"hi\")'",
         "gdb -batch -ex run ./a.out",
     ],
 )
 def test_benign_uses_stay_allowed(root: Path, command: str) -> None:
+    assert safety_in(command, root) == ("allow", None)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo ls | at now",
+        "echo 'python3 tidy.py' | at now + 10 minutes",
+        "at -f report.sh now + 1 minute",
+        "batch < report.sh",
+        "crontab jobs.txt",
+        "echo '*/5 * * * * make report' | crontab -",
+        "systemd-run --user --on-active=60 make report",
+        "systemd-run --user true",
+        "systemd-run --user --wait --on-active=5 make report",
+    ],
+)
+def test_a_job_handed_to_a_scheduler_is_flagged(root: Path, command: str) -> None:
+    """It runs outside the call, perhaps after the session: no later call sees what it does."""
+    assert safety_in(command, root) == ("warn", "unreadable-command")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "crontab -l",
+        "crontab -r",
+        "atq",
+        "atrm 3",
+        "echo 'meet at now'",
+        "at -l",
+        "at -c 3",
+        "systemd-run --user --scope make report",
+        "systemd-run --user --wait make report",
+        "systemd-run --user --pty make report",
+    ],
+)
+def test_looking_at_a_scheduler_is_not_flagged(root: Path, command: str) -> None:
     assert safety_in(command, root) == ("allow", None)

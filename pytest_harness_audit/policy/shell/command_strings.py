@@ -41,6 +41,7 @@ from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.embedded import AWKS, NETWORK_NOTE, awk_program
 from pytest_harness_audit.policy.shell.exec_each import FINDERS, fd
 from pytest_harness_audit.policy.shell.interpreter_code import interpreter_code
+from pytest_harness_audit.policy.shell.launchers import deferred
 from pytest_harness_audit.policy.shell.sed_files import sed_files
 
 #: ``program: {option: kind}``; kinds: ``script`` (the value is a shell command), ``code``
@@ -131,7 +132,8 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
         _tmux(args, runner)
         return
     if name in ("at", "batch"):
-        _at(args, runner)
+        if _at(args, runner):
+            runner.unknown(deferred(name))
         return
     if name == "crontab":
         _crontab(args, runner)
@@ -267,18 +269,24 @@ def _tmux(args: list[str], runner: Runner) -> None:
         runner.script(" ".join(args[index:]) if len(args) - index > 1 else args[index])
 
 
-def _at(args: list[str], runner: Runner) -> None:
+def _at(args: list[str], runner: Runner) -> bool:
+    """Read the job ``at`` is handed; whether it is handed one (``-l``, ``-r``, ``-d``, ``-c``
+    list, remove and show jobs)."""
+    if any(word in ("-l", "-r", "-d", "-c") for word in args):
+        return False
     for index, word in enumerate(args[:-1]):
         if word == "-f":
             runner.script_file(args[index + 1], code=False)
-            return
+            return True
     runner.stdin_script("at")
+    return True
 
 
 def _crontab(args: list[str], runner: Runner) -> None:
     operands = [word for word in args if not word.startswith("-") or word == "-"]
     if any(word in ("-l", "-r", "-e") for word in args) and not operands:
         return
+    runner.unknown(deferred("crontab"))
     if not operands or operands[0] == "-":
         text = runner.stdin_text
         if text is None:

@@ -57,6 +57,8 @@ from pytest_harness_audit.policy.shell.launchers import (
     Launch,
     launched,
     launcher_reads,
+    outliving_run,
+    script_operand,
 )
 from pytest_harness_audit.policy.shell.launchers import WRAPPER_OPTIONS as _WRAPPER_OPTIONS
 from pytest_harness_audit.policy.shell.line_writers import LINE_WRITERS, line_write
@@ -214,6 +216,8 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
         elif name in ("sudo", "su", "doas", "runuser") and _shell_login(name, argv, ctx):
             return
         elif name in _WRAPPER_OPTIONS:
+            if (why := outliving_run(name, argv[1:])) is not None:
+                ctx.unknown(why)
             inner = _unwrap(name, argv, ctx)
             if not inner:
                 return
@@ -437,27 +441,9 @@ def _interpreter(args: list[str], ctx: Context, name: str) -> None:
     if ctx_text := ctx.stdin_text:
         _code(ctx_text, ctx, language=name)
     reads(args, record)
-    script = _script_operand(args)
+    script = script_operand(args)
     if script is not None:
         ctx.script_file(script, code=True)
-
-
-#: Interpreter options after which no script file follows (a module, or code read elsewhere).
-_NO_SCRIPT: Final = frozenset({"-m", "-", "--module"})
-_VALUE_OPTIONS: Final = frozenset({"-W", "-X", "-I", "-r", "--require", "-M", "-x", "--import"})
-
-
-def _script_operand(args: list[str]) -> str | None:
-    """The script file an interpreter runs (``python3 x.py``), if any."""
-    index = 0
-    while index < len(args):
-        word = args[index]
-        if word in _NO_SCRIPT:
-            return None
-        if not word.startswith("-"):
-            return word
-        index += 2 if word in _VALUE_OPTIONS else 1
-    return None
 
 
 def inline_code(

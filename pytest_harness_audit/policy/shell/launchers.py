@@ -177,6 +177,56 @@ def launched(name: str, args: list[str]) -> Launch:
     return Launch(argv=command or None)
 
 
+#: ``systemd-run`` options after which the command runs in the caller's processes (``--scope``)
+#: or is waited for, its unit's processes ended with it (``--wait``, ``--pipe``, ``--pty``).
+_SYSTEMD_RUN_WAITS: Final = frozenset({"--scope", "--wait", "-P", "--pipe", "-t", "--pty"})
+
+
+def deferred(name: str) -> str:
+    """Why what a scheduler (``at``, ``crontab``, ``systemd-run`` …) is handed is not judged
+    whole: it runs after the call, outside its containment, where no later call sees it."""
+    return (
+        f"{name} runs its job outside this call, perhaps after the session: what it runs then"
+        " is not what is read now"
+    )
+
+
+def outliving_run(name: str, args: list[str]) -> str | None:
+    """Why a ``systemd-run`` with ``args`` is not judged whole (:func:`deferred`): it hands its
+    command to the service manager to run on its own, as a service not waited for or on a timer
+    (``--on-active``, ``--on-calendar`` …), outside the call's processes, perhaps after the
+    session; else ``None`` (another program, ``--scope``, ``--wait``)."""
+    if name != "systemd-run":
+        return None
+    valued = WRAPPER_OPTIONS[name][0]
+    waits = timer = False
+    index = 0
+    while index < len(args) and args[index].startswith("-") and args[index] != "--":
+        option = args[index].split("=", 1)[0]
+        timer = timer or option.startswith("--on-")
+        waits = waits or option in _SYSTEMD_RUN_WAITS
+        index += 2 if args[index] in valued else 1
+    return deferred(name) if timer or not waits else None
+
+
+#: Interpreter options after which no script file follows (a module, or code read elsewhere).
+_NO_SCRIPT: Final = frozenset({"-m", "-", "--module"})
+_VALUE_OPTIONS: Final = frozenset({"-W", "-X", "-I", "-r", "--require", "-M", "-x", "--import"})
+
+
+def script_operand(args: list[str]) -> str | None:
+    """The script file an interpreter runs (``python3 x.py``), if any."""
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word in _NO_SCRIPT:
+            return None
+        if not word.startswith("-"):
+            return word
+        index += 2 if word in _VALUE_OPTIONS else 1
+    return None
+
+
 def launcher_reads(name: str, args: list[str]) -> list[str]:
     """Files a launcher reads itself: an env file it loads into the command's environment
     (``--env-file F``; ``dotenv``/``dotenvx`` load ``.env`` unless told another file;
@@ -299,7 +349,10 @@ __all__ = [
     "LAUNCHERS",
     "WRAPPER_OPTIONS",
     "Launch",
+    "deferred",
     "is_dotenv_preload",
     "launched",
     "launcher_reads",
+    "outliving_run",
+    "script_operand",
 ]
