@@ -189,25 +189,6 @@ def _denied_by_view(
     )
 
 
-def _with_target(
-    evaluation: Evaluation, target: str, params: Mapping[str, Any], root: str | None
-) -> Evaluation:
-    """``evaluation`` with ``target`` shown last among its targets."""
-    return Evaluation(
-        evaluation.decision,
-        evaluation.enforced,
-        evaluation.rule_id,
-        evaluation.rule_name,
-        evaluation.priority,
-        evaluation.reason,
-        evaluation.constraints,
-        evaluation.category,
-        [*evaluation.targets, target],
-        params,
-        root,
-    )
-
-
 def names_command(params: Mapping[str, Any]) -> bool:
     """Whether ``params`` (read through a lone wrapping object, as targets are) hold a shell
     command under one of :data:`COMMAND_KEYS` (text, or an argv list) or, as text, under one of
@@ -291,7 +272,7 @@ def with_embedded_views(
     best = evaluation
     for name, inner in named_embedded_calls(params):
         if name == TOO_MANY_NAMES:  # not read whole: the gate refuses it (``unread-parameters``)
-            return _with_target(best, TOO_MANY_NAMES, params, root)
+            return _denied_by_view(best, best, [*best.targets, TOO_MANY_NAMES], params, root)
         seen = evaluate(tool, inner, root=root)
         if seen.rule_id is not None and seen.decision == "deny":
             targets = list(dict.fromkeys([*evaluation.targets, *seen.targets]))
