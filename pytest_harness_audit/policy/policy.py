@@ -23,7 +23,7 @@ from pytest_harness_audit.policy.loader import (
     resolve_document,
 )
 from pytest_harness_audit.policy.model import LineOf, PolicySpec, Rule, parse_policy
-from pytest_harness_audit.policy.shell.powershell import is_powershell, posix_params
+from pytest_harness_audit.policy.tool_names import BASH
 
 #: Set while an inner call (:mod:`.embedded_calls`) is evaluated: its own inner calls were
 #: found with it, so they are not looked for again.
@@ -109,12 +109,17 @@ class Policy(CompiledPolicy):
         self, evaluation: Evaluation, tool: str, params: Mapping[str, Any], root: str | None
     ) -> Evaluation:
         """A shell command is judged too as the network exchange and the file writes it
-        amounts to (:mod:`.views`); a call of a command tool that gives it no command (a
+        amounts to (:mod:`.views`); a command tool named after a built-in one as that tool
+        (:func:`.views.with_spelled_view`); a call of a command tool that gives it no command (a
         gateway's ``execute`` taking a tool's name and arguments) as each inner call whose
         arguments it carries (:func:`.views.with_embedded_views`)."""
         if self.views:
             evaluation = views.with_views(
                 evaluation, tool, params, root, self.views, self._view_evaluation
+            )
+        if tool != BASH:  # a command tool named after a built-in one (`mcp__x__run_command`)
+            evaluation = views.with_spelled_view(
+                evaluation, tool, params, root, self._spelled_evaluation
             )
         if _INNER.get() or views.names_command(params):
             return evaluation
@@ -151,13 +156,12 @@ class Policy(CompiledPolicy):
     def _spelled_evaluation(
         self, tool: str, spelled: str, params: Mapping[str, Any], *, root: str | None
     ) -> Evaluation:
-        # in the built-in tool's category (PowerShell's cmdlets read as POSIX commands); its
-        # inner calls are judged by the caller's own evaluation, not again here
-        if is_powershell(spelled):
-            params = posix_params(params)
+        # as the built-in tool itself, by its name and in its category (a rule naming `Bash`
+        # judges `bash` too; PowerShell's cmdlets read as POSIX commands); its inner calls are
+        # judged by the caller's own evaluation, not again here
         token = _INNER.set(True)
         try:
-            return self.evaluate(tool, params, root=root, category=self.category_of(spelled))
+            return self.evaluate(spelled, params, root=root)
         finally:
             _INNER.reset(token)
 

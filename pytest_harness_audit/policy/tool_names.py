@@ -16,7 +16,7 @@ name, ``PowerShell`` for PowerShell's), after :func:`canonical_name`: compatibil
 other scripts read as the Latin letter, a namespace prefix (``functions.``, ``default_api:``,
 ``mcp__<server>__``) taken off, the case folded and ``-`` read as ``_``. The policy judges the
 call as that tool too and keeps the more severe decision
-(:meth:`~pytest_harness_audit.policy.Policy._judged_as_uncategorised`): a spelling never makes a
+(:func:`~pytest_harness_audit.policy.views.with_spelled_view`): a spelling never makes a
 call milder, and a tool that only looks like one never gets a milder decision either.
 """
 

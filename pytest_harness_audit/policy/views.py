@@ -324,11 +324,11 @@ def with_spelled_view(
     root: str | None,
     evaluate: SpelledEvaluator,
 ) -> Evaluation:
-    """``evaluation`` of a tool with no category, or the more severe decision of the call in the
-    category of the built-in tool its name spells (:func:`~.tool_names.spelled_tool`: ``bash``,
+    """``evaluation``, or the more severe decision of the call as the built-in tool its name
+    spells (:func:`~.tool_names.spelled_tool`: ``bash``,
     ``Bash `` or ``Bаsh`` as ``Bash``, ``pwsh`` as ``PowerShell``), with the same parameters.
-    Warnings count here: the name says what the tool runs. A rule naming tools still matches
-    exact names only (``tools: [Bash]`` is not about ``bash``)."""
+    Warnings count here: the name says what the tool runs. It is judged as a call of that tool,
+    by its name too: a rule naming ``Bash`` judges ``bash``."""
     spelled = spelled_tool(tool)
     if spelled is None or evaluation.decision == "deny":
         return evaluation

@@ -160,11 +160,18 @@ def test_a_rule_on_commands_applies_to_the_spellings_of_the_shell() -> None:
         assert evaluation.category == "unknown"  # the call's own category is kept
 
 
-def test_benign_twin_a_rule_naming_tools_still_matches_exact_names() -> None:
-    # DESIGN: `tools` are exact, case-sensitive names; a spelling is judged in the category
+def test_a_rule_naming_a_tool_judges_its_spellings_too() -> None:
+    # DESIGN: `tools` are exact, case-sensitive names; a call spelling a built-in tool is also
+    # judged as a call of that tool (its name and category), the stricter decision kept
     policy = _one_rule(tools=["Bash"])
     assert policy.evaluate("Bash", {"command": "ls"}).decision == "deny"
-    assert policy.evaluate("bash", {"command": "ls"}).decision == "allow"
+    assert policy.evaluate("bash", {"command": "ls"}).decision == "deny"
+
+
+def test_benign_twin_a_rule_naming_tools_matches_exact_names() -> None:
+    policy = _one_rule(tools=["Bash"])
+    for other in ("Bashful", "Bas", "bash_history", "mcp__notes__bash_tips"):
+        assert policy.evaluate(other, {"command": "ls"}).decision == "allow", other
 
 
 @pytest.fixture

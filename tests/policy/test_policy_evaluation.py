@@ -64,11 +64,23 @@ def test_lists_are_or_ed() -> None:
     assert decide(p, "Read", file_path="x")[1] is None
 
 
-@pytest.mark.parametrize("tool", ["bash", "BASH", "Bash ", " Bash", "Bas"])
-def test_tool_names_are_exact_and_case_sensitive(tool: str) -> None:
+@pytest.mark.parametrize("tool", ["Bas", "Bash_x", "Bashful", "mcp__x__bash_history"])
+def test_tool_names_are_exact(tool: str) -> None:
     p = policy(rule("bash", tools=["Bash"]))
     assert decide(p, "Bash", command="x") == ("deny", "bash")
     assert decide(p, tool, command="x") == ("allow", None)
+
+
+@pytest.mark.parametrize(
+    "tool", ["bash", "BASH", "Bash ", " Bash", "functions.Bash", "shell", "mcp__x__run_command"]
+)
+def test_a_tool_spelling_a_built_in_one_is_judged_by_the_rules_naming_it(tool: str) -> None:
+    """A rule naming ``Bash`` judges the agent's ``bash`` (or a shell tool's) too: the stricter
+    decision is kept, so a spelling never makes a call milder either."""
+    p = policy(rule("bash", tools=["Bash"]))
+    assert decide(p, tool, command="x") == ("deny", "bash")
+    allowing = policy(rule("bash", decision="allow", tools=["Bash"]), defaultPolicy="deny")
+    assert decide(allowing, tool, command="x")[0] == "deny"
 
 
 @pytest.mark.parametrize("tool", ["Bash", "Read", "mcp__fs__read_file", "Anything", ""])
