@@ -13,7 +13,7 @@ import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.audit.record_view import CallRecord
@@ -334,3 +334,29 @@ def verdict(storage: Path, session_id: str) -> Verdict:
     """The session's verdict, from its stored chain."""
     records = [CallRecord(raw) for raw in iter_records(storage, session_id)]
     return judge(records, chain_valid=True, chain_problem="")[0]
+
+
+class DoorAnswer(NamedTuple):
+    """What the door made of one Bash call at its ``pre`` step: its decision (``None``: it left
+    the call to the host), whether a record of it is tamper evidence, and the session's verdict."""
+
+    decision: str | None
+    tamper: bool
+    verdict: str
+
+
+def door_answer(tmp_path: Path, command: str) -> DoorAnswer:
+    """Run ``hook pre`` for a Bash call of ``command`` (the recorded ``bash-benign.json``
+    payload, moved to ``tmp_path``, its store ``tmp_path / "store"``); the step must exit 0 and
+    write nothing on stderr. A denied call leaves exactly one record: its refusal."""
+    storage = tmp_path / "store"
+    pre = recorded("bash-benign.json", tmp_path)
+    pre["tool_input"] = {"command": command}
+    code, out, err = hook(storage, "pre", pre)
+    assert (code, err) == (0, "")
+    decision = json.loads(out).get("hookSpecificOutput", {}).get("permissionDecision")
+    records = call_records(storage, pre["session_id"])
+    if decision == "deny":
+        assert len(records) == 1, records
+    tamper = any("tamper_attempt" in record.get("alerts", ()) for record in records)
+    return DoorAnswer(decision, tamper, str(verdict(storage, pre["session_id"])))
