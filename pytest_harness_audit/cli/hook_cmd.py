@@ -21,7 +21,7 @@ from pytest_harness_audit.doors.hook import (
     handle_pre,
 )
 from pytest_harness_audit.doors.hook_config import handle_config_change
-from pytest_harness_audit.doors.hook_continuity import after_event, before_event
+from pytest_harness_audit.doors.hook_continuity_events import after_event, before_event
 from pytest_harness_audit.doors.hook_deadline import DEADLINE_S, Deadline, Refusal
 from pytest_harness_audit.doors.hook_effects import DEFAULT_ENTRY_LIMIT
 from pytest_harness_audit.doors.hook_faults import keep_unfinished, record_post_fault

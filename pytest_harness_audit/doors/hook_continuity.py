@@ -18,9 +18,12 @@ Before every event it compares:
   lost: a ``session`` note says how many calls came before, and the verdict is not touched,
   unless that event closes a call (``PostToolUse``, ``PostToolUseFailure``) whose start the
   door never saw (the hooks came during it, or it erased store and witness): then it WARNs;
-* a witness that cannot be read or is not JSON (written over): a ``ContinuityUnknown`` WARN.
+* a witness that cannot be read or is not JSON (written over): a ``ContinuityUnknown`` WARN;
+* no witness while the chain is there: the witness was removed, and whatever was cut or
+  replaced with it is unseen (``ChainLost``, ``how: witnessLost``, FAIL; the events' side of
+  this is :mod:`.hook_continuity_events`, which writes a witness before any chain).
 
-A witness erased with the store (by names built at run time) looks like a first event.
+A witness erased with the whole store (by names built at run time) looks like a first event.
 """
 
 from __future__ import annotations
@@ -29,7 +32,6 @@ import contextlib
 import hashlib
 import json
 import os
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -37,21 +39,14 @@ from typing import Any
 
 from pytest_harness_audit.audit.anchor import read_anchor
 from pytest_harness_audit.audit.continuity_files import (
-    BETWEEN_DIGESTS_KEY,
-    BETWEEN_KEY,
-    SEALED_KEY,
-    SPANS_KEY,
     WITNESS_ENV,
     WitnessUnreadable,
     read_witness,
     witness_dir,
-    witness_lock,
     witness_path,
-    write_witness,
 )
 from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.audit.storage import StorageLayout
-from pytest_harness_audit.doors.hook_faults import record_kept_faults
 from pytest_harness_audit.doors.hook_unfinished import message_blocks, transcript_lines
 from pytest_harness_audit.errors import HarnessAuditError
 from pytest_harness_audit.gate import Gate
@@ -67,7 +62,8 @@ LOST_TOOL = "ChainLost"
 MID_SESSION_TOOL = "MidSessionStart"
 #: The alert of a session first seen at the end of a call.
 LATE_ALERT = "first_seen_after_call"
-_AFTER_A_CALL = frozenset({"PostToolUse", "PostToolUseFailure"})
+#: The ``how`` of a lost chain whose witness was removed while the chain was there.
+WITNESS_LOST = "witnessLost"
 #: The tool name of the note of a witness that cannot be read.
 UNKNOWN_TOOL = "ContinuityUnknown"
 #: Its alert.
@@ -217,13 +213,18 @@ def transcript_tool_uses(path: str | None, offset: int = 0) -> list[str]:
 class Loss:
     """A chain the witness vouches for and the store no longer holds."""
 
-    how: str  # missing | shortened | replaced | rolledBack (refusals the transcript shows)
-    records: int  # records the witness saw that are gone (at least)
+    how: str  # missing | shortened | replaced | rolledBack (refused calls gone) | witnessLost
+    records: int  # records the witness saw that are gone (at least); witnessLost: the chain's
     calls: tuple[str, ...]  # tool calls of the transcript made since the door opened
 
     @property
     def reason(self) -> str:
         """The verdict reason."""
+        if self.how == WITNESS_LOST:
+            return (
+                "the session's continuity witness was removed while its chain held "
+                f"{self.records} records: a chain cut or replaced with it is unseen"
+            )
         what = {
             "missing": "lost",
             "shortened": "cut short",
@@ -279,19 +280,21 @@ def _holds(storage: Path, session_id: str, witness: Mapping[str, Any]) -> bool:
 
 def record_loss(storage: Path, policy: Policy, event: HookEvent, loss: Loss) -> bool:
     """Record ``loss`` in the session's (new) chain: a FAIL part, tamper evidence. False when
-    the chain can no longer be written (see :func:`_note`)."""
+    the chain can no longer be written (see :func:`note_continuity`)."""
     details: dict[str, Any] = {
         "how": loss.how,
-        "recordsMissing": loss.records,
+        ("chainRecords" if loss.how == WITNESS_LOST else "recordsMissing"): loss.records,
         "callsMissing": len(loss.calls),
         "event": event.event,
     }
     if loss.calls:
         details["toolUseIds"] = list(loss.calls[:50])
-    return _note(storage, policy, event, LOST_TOOL, "note", details, ("FAIL", loss.reason))
+    return note_continuity(
+        storage, policy, event, LOST_TOOL, "note", details, ("FAIL", loss.reason)
+    )
 
 
-def _note(
+def note_continuity(
     storage: Path,
     policy: Policy,
     event: HookEvent,
@@ -333,89 +336,6 @@ def _note(
     finally:
         gate.chain.close()
     return True
-
-
-def before_event(
-    storage: Path, policy: Policy, text: str, environ: Mapping[str, str] | None = None
-) -> HookEvent | None:
-    """Check the session's continuity before a hook handles ``text``: record a lost chain, or
-    a session first seen in its middle (see the module doc). Returns the event for
-    :func:`after_event` (``None`` when a note could not be written: the witness stays)."""
-    event = HookEvent.parse(text)
-    if event is None:
-        return None
-    with contextlib.suppress(ChainError):  # the event meets the same failure and says so
-        record_kept_faults(storage, policy, event.session_id)
-    loss = find_loss(storage, event, environ)
-    if loss is not None:
-        return event if record_loss(storage, policy, event, loss) else None
-    try:
-        read_witness(witness_path(storage, event.session_id, environ))
-    except WitnessUnreadable as exc:
-        # made unreadable (a lost chain would then go unseen): the continuity is unknown
-        reason = f"the session's continuity witness is unreadable ({exc}): a lost chain is unseen"
-        problem = {"witness": "unreadable", "problem": str(exc), "event": event.event}
-        noted = _note(storage, policy, event, UNKNOWN_TOOL, "note", problem, ("WARN", reason))
-        return event if noted else None
-    if event.event == SESSION_START:
-        return event
-    if ChainState.read(storage, event.session_id).first is not None:
-        return event  # a chain from before the witness (or a witness that was removed)
-    earlier = [c for c in transcript_tool_uses(event.transcript) if c != event.tool_use_id]
-    late = event.event in _AFTER_A_CALL
-    if earlier:
-        details: dict[str, Any] = {
-            "opened": "mid-session",
-            "earlierToolCalls": len(earlier),
-            "event": event.event,
-        }
-        # a first event that closes a call whose start the door never saw: the hooks came
-        # during the call, or the call erased the store and its witness
-        judged = ("WARN", f"the session was first seen at {event.event}") if late else None
-        if not _note(storage, policy, event, MID_SESSION_TOOL, "session", details, judged):
-            return None
-    return event
-
-
-def after_event(
-    storage: Path, event: HookEvent | None, environ: Mapping[str, str] | None = None
-) -> None:
-    """Note the chain as this event left it in the session's witness (under the witness lock,
-    keeping the seals of pending files other events wrote, :mod:`.hook_pending_seal`)."""
-    if event is None:
-        return
-    with contextlib.suppress(OSError, ChainError), witness_lock(storage, environ):
-        _note_chain(witness_path(storage, event.session_id, environ), storage, event)
-
-
-def _note_chain(path: Path, storage: Path, event: HookEvent) -> None:
-    try:
-        old = read_witness(path) or {}
-    except WitnessUnreadable:
-        old = {}  # written anew (before_event recorded the problem)
-    now = ChainState.read(storage, event.session_id)
-    settled = "transcriptOffset" in old or transcript_size(event.transcript) is None
-    same = (old.get("count"), old.get("first"), old.get("head")) == (now.count, now.first, now.head)
-    if same and settled:
-        return  # nothing new (a pre step records nothing for an allowed call)
-    data: dict[str, Any] = {
-        "sessionId": event.session_id,
-        "storage": os.path.realpath(storage),
-        "opened": old.get("opened", time.time()),
-        "count": now.count,
-        "first": now.first,
-        "updated": time.time(),
-    }
-    if now.head is not None and now.size is not None:
-        data.update(head=now.head, size=now.size)
-    for kept in ("transcriptOffset", SEALED_KEY, SPANS_KEY, BETWEEN_KEY, BETWEEN_DIGESTS_KEY):
-        if kept in old:
-            data[kept] = old[kept]
-    if "transcriptOffset" not in old:
-        size = transcript_size(event.transcript)
-        if size is not None:
-            data["transcriptOffset"] = size
-    write_witness(path, data)
 
 
 def witnessed_loss(storage: str | os.PathLike[str], session_id: str) -> str | None:
@@ -463,14 +383,14 @@ __all__ = [
     "UNKNOWN_TOOL",
     "UNREADABLE_ALERT",
     "WITNESS_ENV",
+    "WITNESS_LOST",
     "ChainState",
     "HookEvent",
     "Loss",
     "WitnessGuard",
     "WitnessUnreadable",
-    "after_event",
-    "before_event",
     "find_loss",
+    "note_continuity",
     "record_loss",
     "recorded_losses",
     "transcript_tool_uses",

@@ -240,12 +240,17 @@ def test_a_rolled_back_store_extended_past_the_witness_is_recorded_as_replaced(
     host.bash("echo one")
     saved = tmp_path / "saved"
     shutil.copytree(host.store, saved)
+    saved_witness = host.witness().read_bytes()
     host.bash("echo two")
     host.bash("echo three")
     seen = json.loads(host.witness().read_text())["count"]
     shutil.rmtree(host.store)
     shutil.copytree(saved, host.store)
+    # the writer's own witness of the old copy, in a folder of its own
     elsewhere = host_env(HARNESS_AUDIT_WITNESS_DIR=str(tmp_path / "elsewhere"))
+    private = witness_path(host.store, SESSION, elsewhere)
+    private.parent.mkdir(parents=True)
+    private.write_bytes(saved_witness)
     payload = {**host.base("SessionStart"), "source": "resume"}
     while len(host.records()) < seen + 1:
         assert (

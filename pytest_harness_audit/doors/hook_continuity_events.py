@@ -1,0 +1,231 @@
+"""The continuity check of each hook event (:mod:`.hook_continuity`): before the event, a chain
+its witness proves lost, a witness gone while the chain is there, a witness that cannot be read,
+or a session first seen in its middle; after it, the chain as the event left it, noted in the
+witness.
+
+A session's witness is written before its event records anything (when there is none yet) and
+again after it, so whatever this door records has a witness by then, parallel first events
+included: a chain is never there before its witness. So a witness gone while the session's
+chain is there was removed (by a name built at run time, out of the store rule's reading), and
+what was cut or replaced with it is unseen: its absence is a lost chain (``ChainLost``, ``how:
+witnessLost``, FAIL). Not at a ``SessionStart`` resuming a session that ended: what happened
+between the two (the store or the witnesses' folder moved or cleared, a door without
+witnesses before an upgrade) is not the session's, as the host's settings changed between
+sessions are not. A witness that cannot be written again (its folder not writable) proves
+nothing either way: a ``ContinuityUnknown`` WARN, recorded once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_harness_audit.audit.continuity_files import (
+    BETWEEN_DIGESTS_KEY,
+    BETWEEN_KEY,
+    SEALED_KEY,
+    SPANS_KEY,
+    WitnessUnreadable,
+    read_witness,
+    witness_lock,
+    witness_path,
+    write_witness,
+)
+from pytest_harness_audit.audit.errors import AuditError, ChainError
+from pytest_harness_audit.audit.reader import iter_records
+from pytest_harness_audit.doors.hook_continuity import (
+    MID_SESSION_TOOL,
+    SESSION_START,
+    UNKNOWN_TOOL,
+    WITNESS_LOST,
+    ChainState,
+    HookEvent,
+    Loss,
+    find_loss,
+    note_continuity,
+    record_loss,
+    transcript_size,
+    transcript_tool_uses,
+)
+from pytest_harness_audit.doors.hook_faults import record_kept_faults
+from pytest_harness_audit.policy import Policy
+
+_AFTER_A_CALL = frozenset({"PostToolUse", "PostToolUseFailure"})
+#: The ``witness`` of a ``ContinuityUnknown`` note whose witness cannot be written again.
+UNWRITABLE = "unwritable"
+
+
+def before_event(
+    storage: Path, policy: Policy, text: str, environ: Mapping[str, str] | None = None
+) -> HookEvent | None:
+    """Check the session's continuity before a hook handles ``text``: record a lost chain, a
+    witness gone, or a session first seen in its middle (see the module doc). Returns the
+    event for :func:`after_event` (``None`` when a note could not be written: the witness
+    stays)."""
+    event = HookEvent.parse(text)
+    if event is None:
+        return None
+    path = witness_path(storage, event.session_id, environ)
+    gone = _witness_gone(storage, event, path)
+    kept = _keep_witness(storage, event, path, environ)  # before anything is recorded
+    with contextlib.suppress(ChainError):  # the event meets the same failure and says so
+        record_kept_faults(storage, policy, event.session_id)
+    if gone is not None:
+        return event if _record_gone(storage, policy, event, gone, kept=kept) else None
+    loss = find_loss(storage, event, environ)
+    if loss is not None:
+        return event if record_loss(storage, policy, event, loss) else None
+    try:
+        read_witness(path)
+    except WitnessUnreadable as exc:
+        # made unreadable (a lost chain would then go unseen): the continuity is unknown
+        reason = f"the session's continuity witness is unreadable ({exc}): a lost chain is unseen"
+        problem = {"witness": "unreadable", "problem": str(exc), "event": event.event}
+        noted = note_continuity(
+            storage, policy, event, UNKNOWN_TOOL, "note", problem, ("WARN", reason)
+        )
+        return event if noted else None
+    if event.event == SESSION_START:
+        return event
+    if ChainState.read(storage, event.session_id).first is not None:
+        return event  # a chain its witness vouches for
+    earlier = [c for c in transcript_tool_uses(event.transcript) if c != event.tool_use_id]
+    late = event.event in _AFTER_A_CALL
+    if earlier:
+        details: dict[str, Any] = {
+            "opened": "mid-session",
+            "earlierToolCalls": len(earlier),
+            "event": event.event,
+        }
+        # a first event that closes a call whose start the door never saw: the hooks came
+        # during the call, or the call erased the store and its witness
+        judged = ("WARN", f"the session was first seen at {event.event}") if late else None
+        if not note_continuity(
+            storage, policy, event, MID_SESSION_TOOL, "session", details, judged
+        ):
+            return None
+    return event
+
+
+def _witness_gone(storage: Path, event: HookEvent, path: Path) -> int | None:
+    """The records of the session's chain when its witness is gone (``None``: no chain, a
+    witness there or unreadable, or a start resuming an ended session). The chain is read
+    first: a witness is written before any chain, so one missing after it was removed."""
+    chain = ChainState.read(storage, event.session_id)
+    if chain.first is None:
+        return None
+    try:
+        if read_witness(path) is not None:
+            return None
+    except WitnessUnreadable:
+        return None  # its own note
+    if event.event == SESSION_START and _ended(storage, event.session_id):
+        return None
+    return chain.count
+
+
+def _ended(storage: Path, session_id: str) -> bool:
+    """Whether the chain's last record is a ``SessionEnd`` (a start now resumes the session)."""
+    last: Mapping[str, Any] = {}
+    with contextlib.suppress(AuditError, OSError, ValueError):
+        for record in iter_records(storage, session_id):
+            last = record
+    return last.get("kind") == "session" and last.get("tool") == "SessionEnd"
+
+
+def _keep_witness(
+    storage: Path, event: HookEvent, path: Path, environ: Mapping[str, str] | None
+) -> bool:
+    """Write the session's witness (the chain as it is now) when there is none, before the
+    event records anything. True when a witness is there (an unreadable one included: its own
+    note says so); False when none can be written."""
+    try:
+        if read_witness(path) is not None:
+            return True
+    except WitnessUnreadable:
+        return True  # rewritten after the event (its note is before_event's)
+    with (
+        contextlib.suppress(OSError, ChainError, WitnessUnreadable),
+        witness_lock(storage, environ),
+    ):
+        if read_witness(path) is None:  # a parallel first event may have written it
+            _note_chain(path, storage, event)
+        return read_witness(path) is not None
+    return False
+
+
+def _record_gone(
+    storage: Path, policy: Policy, event: HookEvent, records: int, *, kept: bool
+) -> bool:
+    """Record a witness gone while the chain held ``records``: a lost chain, or, when no
+    witness can be written again, an unknown continuity (once). False: no note written."""
+    if kept:
+        return record_loss(storage, policy, event, Loss(WITNESS_LOST, records, ()))
+    if _noted_unwritable(storage, event.session_id):
+        return True
+    reason = (
+        "the session's continuity witness is gone and cannot be written again: "
+        "a lost chain is unseen"
+    )
+    problem = {"witness": UNWRITABLE, "chainRecords": records, "event": event.event}
+    return note_continuity(storage, policy, event, UNKNOWN_TOOL, "note", problem, ("WARN", reason))
+
+
+def _noted_unwritable(storage: Path, session_id: str) -> bool:
+    """Whether the chain already says its witness cannot be written."""
+    with contextlib.suppress(AuditError, OSError, ValueError):
+        for record in iter_records(storage, session_id):
+            said = record.get("continuity")
+            if record.get("tool") != UNKNOWN_TOOL or not isinstance(said, dict):
+                continue
+            if said.get("witness") == UNWRITABLE:
+                return True
+    return False
+
+
+def after_event(
+    storage: Path, event: HookEvent | None, environ: Mapping[str, str] | None = None
+) -> None:
+    """Note the chain as this event left it in the session's witness (under the witness lock,
+    keeping the seals of pending files other events wrote, :mod:`.hook_pending_seal`)."""
+    if event is None:
+        return
+    with contextlib.suppress(OSError, ChainError), witness_lock(storage, environ):
+        _note_chain(witness_path(storage, event.session_id, environ), storage, event)
+
+
+def _note_chain(path: Path, storage: Path, event: HookEvent) -> None:
+    try:
+        old = read_witness(path) or {}
+    except WitnessUnreadable:
+        old = {}  # written anew (before_event recorded the problem)
+    now = ChainState.read(storage, event.session_id)
+    settled = "transcriptOffset" in old or transcript_size(event.transcript) is None
+    same = (old.get("count"), old.get("first"), old.get("head")) == (now.count, now.first, now.head)
+    if same and settled and old:
+        return  # nothing new (a pre step records nothing for an allowed call)
+    data: dict[str, Any] = {
+        "sessionId": event.session_id,
+        "storage": os.path.realpath(storage),
+        "opened": old.get("opened", time.time()),
+        "count": now.count,
+        "first": now.first,
+        "updated": time.time(),
+    }
+    if now.head is not None and now.size is not None:
+        data.update(head=now.head, size=now.size)
+    for kept in ("transcriptOffset", SEALED_KEY, SPANS_KEY, BETWEEN_KEY, BETWEEN_DIGESTS_KEY):
+        if kept in old:
+            data[kept] = old[kept]
+    if "transcriptOffset" not in old:
+        size = transcript_size(event.transcript)
+        if size is not None:
+            data["transcriptOffset"] = size
+    write_witness(path, data)
+
+
+__all__ = ["UNWRITABLE", "after_event", "before_event"]
