@@ -34,6 +34,7 @@ from pytest_harness_audit.doors.hook_unfinished import (
 )
 from pytest_harness_audit.doors.hook_unseen import (
     UnseenJudgement,
+    claimable,
     held_calls,
     judge_unseen,
     refused_input,
@@ -142,6 +143,7 @@ def record_unrecorded_calls(
     if held is None:
         return []
     root = workspace_root(cwd)
+    uses = claimable(uses, held)  # not those an older door recorded refused without their ids
     lost = [
         use
         for use in made_unseen(uses, held.every | stale)

@@ -64,11 +64,15 @@ class UnseenJudgement(NamedTuple):
 class HeldCalls(NamedTuple):
     """What a session's chain holds of the host's calls: the tool of its first record, the
     ``tool_use_id`` of every record (refusals too, and those a lost chain's record names), and
-    those of the calls it recorded as run."""
+    those of the calls it recorded as run; the id of its first refusal by a ``pre`` step that
+    holds one, and whether such a refusal without an id comes before it (or with none after):
+    one a door wrote that kept no id with its refusals (an older one, or a host sending none)."""
 
     first_tool: Any
     every: set[str]
     recorded: set[str]
+    first_refusal: str | None = None
+    bare_refusal: bool = False
 
 
 def held_calls(storage: Path, session_id: str) -> HeldCalls | None:
@@ -76,10 +80,16 @@ def held_calls(storage: Path, session_id: str) -> HeldCalls | None:
     first: Any = None
     every: set[str] = set()
     recorded: set[str] = set()
+    first_refusal: str | None = None
+    bare = False
     try:
         for index, record in enumerate(iter_records(storage, session_id)):
             first = record.get("tool") if index == 0 else first
             refused = _refused(record)
+            if refused and record.get("kind", "call") == "call" and "approval" not in record:
+                use_id = record.get(USE_ID_FIELD)  # a refusal by pre (not at a prompt)
+                first_refusal = first_refusal or (use_id if isinstance(use_id, str) else None)
+                bare = bare or first_refusal is None
             for held_id in _use_ids(record):
                 if isinstance(held_id, str):
                     every.add(held_id)
@@ -87,7 +97,21 @@ def held_calls(storage: Path, session_id: str) -> HeldCalls | None:
                         recorded.add(held_id)
     except (AuditError, OSError, ValueError):
         return None
-    return HeldCalls(first, every, recorded)
+    return HeldCalls(first, every, recorded, first_refusal, bare)
+
+
+def claimable(uses: list[TranscriptCall], held: HeldCalls) -> list[TranscriptCall]:
+    """The transcript's calls (``uses``, in its order) whose refusal by ``pre``, had there been
+    one, the chain would hold by its ``tool_use_id``: all of them, unless a refusal without an
+    id comes before the chain's first with one (:class:`HeldCalls`); then those from that first
+    one on (none when there is none): a refusal an older door recorded without the host's id
+    is no refusal lost."""
+    if not held.bare_refusal:
+        return uses
+    ids = [use.use_id for use in uses]
+    if held.first_refusal is None or held.first_refusal not in ids:
+        return []
+    return uses[ids.index(held.first_refusal) :]
 
 
 def _use_ids(record: Any) -> list[Any]:
@@ -215,6 +239,7 @@ __all__ = [
     "HeldCalls",
     "UnseenCall",
     "UnseenJudgement",
+    "claimable",
     "held_calls",
     "judge_unseen",
     "late_unseen",

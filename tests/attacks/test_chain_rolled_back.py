@@ -13,20 +13,25 @@ record holds, that the policy refuses and no record holds is a lost chain: ``Cha
 (``how: rolledBack``), FAIL, and ``audit verify`` says so.
 
 The twins: refusals that are all there, calls made before the hooks were installed, a call
-the user interrupted, and a call the policy allows that the host refused after ``pre`` claim
-nothing lost.
+the user interrupted, a call the policy allows that the host refused after ``pre``, and
+refusals an older door recorded without the host's id (a session resumed after an upgrade)
+claim nothing lost; after the chain's first refusal with an id, a refusal lost is claimed.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_harness_audit.audit.storage import StorageLayout
+from pytest_harness_audit.doors.hook_continuity import ChainState
 from pytest_harness_audit.readers.verdict import Verdict
 from tests.hooks.test_hook_continuity import SESSION, Host
+from tests.reliability.session_tampers import Stage
 
 RESTORE = """
 cur = json.load(open(w))
@@ -160,3 +165,62 @@ def test_an_interrupted_call_and_a_host_refusal_are_not_claimed(tmp_path: Path) 
     host.end()
     assert _lost(host) == []
     assert host.verdict()[0] is Verdict.PASS, host.verdict()
+
+
+def _as_an_older_door_wrote_it(host: Host) -> None:
+    """The session's chain as a door that kept no ``tool_use_id`` with its refusals wrote it
+    (links and anchor recomputed), and its witness as that door kept it."""
+    paths = StorageLayout.at(host.store).paths(SESSION)
+    stage = Stage(host.store, paths, paths, host.project)
+    records = stage.records()
+    for record in records:
+        if record["result"]["status"] == "blocked":
+            record.pop("toolUseId")
+    stage.write_records(records)
+    stage.forge_anchor()
+    now = ChainState.read(host.store, SESSION)
+    witness = json.loads(host.witness().read_text())
+    witness.update(count=now.count, first=now.first, head=now.head, size=now.size)
+    host.witness().write_text(json.dumps(witness))
+
+
+def test_refusals_recorded_without_their_ids_by_an_older_door_are_not_claimed(
+    tmp_path: Path,
+) -> None:
+    """A session begun before refusals held the host's id, resumed after an upgrade: its
+    refusals are all there, none is lost."""
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    _refused_calls(host)
+    host.bash("echo two")
+    host.end()
+    _as_an_older_door_wrote_it(host)
+    host.start("resume")
+    host.bash("echo three")
+    host.end()
+    assert _lost(host) == []
+    verdict, reasons = host.verdict()
+    assert verdict is Verdict.FAIL  # the refusals' own FAIL, nothing more
+    assert not any("rolled back" in reason for reason in reasons), reasons
+
+
+@pytest.mark.slow
+def test_after_an_older_doors_refusals_a_refusal_lost_is_still_claimed(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    host.start()
+    _refused_calls(host)
+    host.end()
+    _as_an_older_door_wrote_it(host)
+    host.start("resume")
+    assert host.bash("cat ~/.aws/credentials") == "deny"  # the first refusal with its id
+    _copy_aside(host)
+    assert host.bash("cat ~/.ssh/id_ed25519") == "deny"
+    shutil.rmtree(host.store)
+    shutil.copytree(host.project.parent / "aside", host.store, symlinks=True)
+    shutil.copy(host.project.parent / "aside.w", host.witness())
+    host.bash("echo after")
+    host.end()
+    (lost,) = _lost(host)
+    assert lost["continuity"]["how"] == "rolledBack"
+    assert lost["continuity"]["toolUseIds"] == ["toolu_010000000000000000000004"]
