@@ -52,6 +52,7 @@ from pytest_harness_audit.doors.hook_pending_seal import (
     seal,
     unseal,
 )
+from pytest_harness_audit.doors.hook_unfinished import NO_USE_ID
 from pytest_harness_audit.gate.approvals import ended
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.policy.ratelimit import RateHits
@@ -83,7 +84,7 @@ def handle_permission_request(text: str, *, storage: Path, policy: Policy) -> di
         if gate.approvals.read_terminated(gate.chain.path) is not None:
             hits = RateHits.from_json(state["rateHits"]) if "rateHits" in state else None
             decision = ended(gate, gate.redecide(payload.tool_name, payload.tool_input, hits))
-            gate.refuse(decision)
+            gate.refuse(decision, extra=NO_USE_ID)
             if claimed is not None and pending is not None:
                 unseal(storage, payload.session_id, [pending_key(pending)])
                 with contextlib.suppress(OSError):
@@ -96,7 +97,7 @@ def handle_permission_request(text: str, *, storage: Path, policy: Policy) -> di
             # policy refuses (exit 2 is ignored here: only the decision object denies)
             decision = gate.decide(payload.tool_name, payload.tool_input)
             if decision.blocked:
-                gate.refuse(decision)
+                gate.refuse(decision, extra=NO_USE_ID)
                 return _deny(decision.message, stop_if_ended(decision))
         if claimed is not None and state:
             rebased = _rebase(state.get(PENDING_KEY), host)

@@ -155,6 +155,12 @@ def use_id_fields(use_id: str | None) -> dict[str, Any] | None:
     return {USE_ID_FIELD: use_id} if use_id else None
 
 
+#: The fields a refusal adds at an event whose payload names no ``tool_use_id``
+#: (``PermissionRequest``): the field, empty, so that it is not taken for the refusal of an
+#: older door that kept no id with its refusals (:func:`.hook_unseen.claimable`).
+NO_USE_ID: dict[str, Any] = {USE_ID_FIELD: None}
+
+
 #: A tool result's text when the user interrupted the call (the hook step may not have come).
 _INTERRUPTED = "interrupted by user"
 
@@ -253,6 +259,7 @@ def problem_of(use_id: str, tool: str, event: str, *, pending: bool = True) -> s
 
 __all__ = [
     "MAX_TRANSCRIPT_BYTES",
+    "NO_USE_ID",
     "REFUSAL_MARK",
     "USE_ID_FIELD",
     "TranscriptCall",

@@ -89,7 +89,8 @@ def held_calls(storage: Path, session_id: str) -> HeldCalls | None:
             if refused and record.get("kind", "call") == "call" and "approval" not in record:
                 use_id = record.get(USE_ID_FIELD)  # a refusal by pre (not at a prompt)
                 first_refusal = first_refusal or (use_id if isinstance(use_id, str) else None)
-                bare = bare or first_refusal is None
+                # no field at all: an older door's (an event naming no id writes it empty)
+                bare = bare or (first_refusal is None and USE_ID_FIELD not in record)
             for held_id in _use_ids(record):
                 if isinstance(held_id, str):
                     every.add(held_id)

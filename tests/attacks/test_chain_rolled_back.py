@@ -224,3 +224,43 @@ def test_after_an_older_doors_refusals_a_refusal_lost_is_still_claimed(tmp_path:
     (lost,) = _lost(host)
     assert lost["continuity"]["how"] == "rolledBack"
     assert lost["continuity"]["toolUseIds"] == ["toolu_010000000000000000000004"]
+
+
+def _refused_at_the_prompt(host: Host, command: str) -> None:
+    """A call the host asks about whose ``pre`` left nothing (it timed out): ``PermissionRequest``
+    judges it, refuses it and records the refusal (the payload names no ``tool_use_id``)."""
+    host.number += 1
+    ident = f"toolu_01{host.number:022d}"
+    params = {"command": command, "description": "run"}
+    use = {"type": "tool_use", "id": ident, "name": "Bash", "input": params}
+    host.write({"type": "assistant", "message": {"role": "assistant", "content": [use]}})
+    call = {"tool_name": "Bash", "tool_input": params, "permission_suggestions": []}
+    code, out, err = host.event("PermissionRequest", "permission-request", **call)
+    assert code == 0, err
+    decision = json.loads(out)["hookSpecificOutput"]["decision"]
+    assert decision["behavior"] == "deny"
+    block = {"type": "tool_result", "tool_use_id": ident, "content": decision["message"]}
+    host.write(
+        {"type": "user", "message": {"role": "user", "content": [{**block, "is_error": True}]}}
+    )
+
+
+@pytest.mark.slow
+def test_a_refusal_at_the_prompt_is_no_older_doors_refusal(tmp_path: Path) -> None:
+    """A refusal ``PermissionRequest`` records holds no id (its payload names none): it must
+    not be taken for an older door's, which would leave the refusals after it unclaimed."""
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    _refused_at_the_prompt(host, "cat ~/.ssh/id_rsa")
+    (refused,) = [r for r in host.records() if r["result"]["status"] == "blocked"]
+    assert "toolUseId" in refused and refused["toolUseId"] is None
+    _copy_aside(host)
+    assert host.bash("cat ~/.aws/credentials") == "deny"
+    shutil.rmtree(host.store)
+    shutil.copytree(host.project.parent / "aside", host.store, symlinks=True)
+    shutil.copy(host.project.parent / "aside.w", host.witness())
+    host.bash("echo after")
+    host.end()
+    (lost,) = _lost(host)
+    assert "toolu_010000000000000000000003" in lost["continuity"]["toolUseIds"]
