@@ -153,6 +153,8 @@ class HookEvent:
     transcript: str | None
     tool_use_id: str | None
     cwd: str | None
+    #: How a ``SessionStart`` came (``startup``, ``resume``, ``compact``, ``clear``).
+    source: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> HookEvent | None:
@@ -177,6 +179,7 @@ class HookEvent:
             text_of("transcript_path"),
             text_of("tool_use_id"),
             text_of("cwd"),
+            text_of("source"),
         )
 
 

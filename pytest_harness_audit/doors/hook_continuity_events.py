@@ -8,8 +8,9 @@ again after it, so whatever this door records has a witness by then, parallel fi
 included: a chain is never there before its witness. So a witness gone while the session's
 chain is there was removed (by a name built at run time, out of the store rule's reading), and
 what was cut or replaced with it is unseen: its absence is a lost chain (``ChainLost``, ``how:
-witnessLost``, FAIL). Not at a ``SessionStart`` resuming a session that ended: what happened
-between the two (the store or the witnesses' folder moved or cleared, a door without
+witnessLost``, FAIL). Not at a ``SessionStart`` resuming a session that ended (a compaction's
+or ``/clear``'s start comes within a session, whatever its chain ends with): what happened
+between the two runs (the store or the witnesses' folder moved or cleared, a door without
 witnesses before an upgrade) is not the session's, as the host's settings changed between
 sessions are not. A witness that cannot be written again (its folder not writable) proves
 nothing either way: a ``ContinuityUnknown`` WARN, recorded once.
@@ -55,6 +56,8 @@ from pytest_harness_audit.doors.hook_faults import record_kept_faults
 from pytest_harness_audit.policy import Policy
 
 _AFTER_A_CALL = frozenset({"PostToolUse", "PostToolUseFailure"})
+#: The ``source`` of a start within a running session (never after its end).
+_WITHIN = frozenset({"compact", "clear"})
 #: The ``witness`` of a ``ContinuityUnknown`` note whose witness cannot be written again.
 UNWRITABLE = "unwritable"
 
@@ -123,9 +126,15 @@ def _witness_gone(storage: Path, event: HookEvent, path: Path) -> int | None:
             return None
     except WitnessUnreadable:
         return None  # its own note
-    if event.event == SESSION_START and _ended(storage, event.session_id):
+    if _resumes(event) and _ended(storage, event.session_id):
         return None
     return chain.count
+
+
+def _resumes(event: HookEvent) -> bool:
+    """Whether the event is a start that may follow the session's end: the host resumes an
+    ended session so; a compaction or ``/clear`` comes within one."""
+    return event.event == SESSION_START and event.source not in _WITHIN
 
 
 def _ended(storage: Path, session_id: str) -> bool:

@@ -227,3 +227,16 @@ def test_parallel_first_events_of_a_late_install_are_not_a_loss(tmp_path: Path) 
         assert process.wait(timeout=120) == 0
     agent.bash("echo after")
     assert agent.lost() == [], [r["tool"] for r in agent.records()]
+
+
+def test_a_compaction_start_after_an_end_record_without_its_witness_fails(tmp_path: Path) -> None:
+    """A chain made to end with a ``SessionEnd`` does not excuse a start that comes within the
+    session: only a resume follows an end."""
+    agent = Agent(tmp_path)
+    agent.start()
+    agent.bash("echo one")
+    agent.end()
+    agent.witness().unlink()
+    agent.start("compact")
+    (lost,) = agent.lost()
+    assert lost["continuity"]["how"] == "witnessLost"
