@@ -151,6 +151,12 @@ class HarnessForms:
             return any(compiled.fullmatch(form) for form in forms)
         return any(compiled.search(form) for form in forms)
 
+    def text_selects(self, text: str) -> bool:
+        """Whether code comparing a process's name or command line with the literal ``text``
+        (equal, or part of it, in any case) can select a harness process."""
+        folded = text.casefold()
+        return any(folded in form.casefold() for form in (*self.lines, *self.programs))
+
     def name_matches(self, name: str, *, ignore_case: bool = False) -> bool:
         """Whether ``killall NAME``/``pidof NAME`` names a harness process."""
         base = os.path.basename(name.rstrip("/")) or name

@@ -24,9 +24,15 @@ a recipe, a package script: the reading's ``ran``):
   agent's own jobs). ``kill $(cat server.pid)``: the reading reads the file as the shell would,
   and the id it holds is judged live like a literal one (the agent's server: allowed; the
   harness, or the host: refused); a file that does not exist yet when the call is decided is an
-  id only the run knows, refused only beside a look-up that can find the harness. A hook
-  killed some other way (inline code, ``os.kill`` in a script) still leaves its call in the
-  host's transcript, judged at the session's next event and by ``audit report``.
+  id only the run knows, refused only beside a look-up that can find the harness;
+* the same signals sent by the program text the command runs (``python3 -c "os.kill(
+  os.getppid(), 9)"``, ``perl -e 'kill 9, getppid'``, psutil loops: :mod:`.code_signals`),
+  and debuggers attached to, or ``fuser -k`` of what, a harness process uses
+  (:mod:`.process_attach`).
+
+A hook killed some other way (a program the reading does not know, an id worked out in a way it
+does not follow) still leaves its call in the host's transcript, judged at the session's next
+event and by ``audit report``.
 """
 
 from __future__ import annotations
@@ -36,7 +42,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from pytest_harness_audit.gate.code_signals import code_signal
 from pytest_harness_audit.gate.harness_forms import HarnessForms, protected_group, protected_pid
+from pytest_harness_audit.gate.process_attach import ATTACHERS, attaches
 from pytest_harness_audit.gate.store_git import CallCommands
 from pytest_harness_audit.gate.store_guard import split_target
 from pytest_harness_audit.policy.targets import KEY_KINDS
@@ -48,7 +56,9 @@ _SHELL = KEY_KINDS["command"]
 #: The cheap test before a text is read as a command: a sender named, or a file run as shell
 #: (a script, a sourced file, a recipe, a package script), whose commands the reading reads.
 _SCREEN = re.compile(
-    r"kill|nice|prlimit|\b(?:sh|bash|dash|zsh|ksh|source|make|just|npm|yarn|pnpm|bun|task)\b"
+    r"kill|nice|prlimit|terminate|suspend|send_signal|gdb|strace|ltrace|gcore|fuser|python"
+    r"|\b(?:sh|bash|dash|zsh|ksh|source|make|just|npm|yarn|pnpm|bun|task|perl|ruby|node|php"
+    r"|deno)\b"
     r"|(?:^|[\s;&|(`])\.{1,2}/|(?:^|[\s;&|(`])\.\s"
 )
 #: Commands that signal (or limit, or slow) processes they select by pattern or name.
@@ -123,10 +133,13 @@ class ProcessGuard:
         argvs.extend(_unwrapped(argv) for argv in commands.ran)
         if not argvs:
             return None
-        return self.offending_commands([argv for argv in argvs if argv])
+        return self.offending_commands([argv for argv in argvs if argv], commands.code)
 
-    def offending_commands(self, argvs: Sequence[Sequence[str]]) -> str | None:
-        """The first of a call's simple commands (argv lists) that signals a harness process."""
+    def offending_commands(
+        self, argvs: Sequence[Sequence[str]], codes: Sequence[str] = ()
+    ) -> str | None:
+        """The first of a call's simple commands (argv lists) that signals a harness process,
+        or of the program texts ``codes`` they run (:mod:`.code_signals`)."""
         looked_up = self._looks_up_harness(argvs)
         for argv in argvs:
             name = os.path.basename(argv[0])
@@ -134,7 +147,9 @@ class ProcessGuard:
                 return " ".join(argv)
             if name in _ID_SENDERS and _ids_reach(name, argv[1:], looked_up):
                 return " ".join(argv)
-        return None
+            if name in ATTACHERS and attaches(name, argv[1:], looked_up, self.root):
+                return " ".join(argv)
+        return code_signal(codes, lambda: self.forms, looked_up)
 
     def _selects(self, name: str, arguments: Sequence[str]) -> bool:
         if name == "killall5":

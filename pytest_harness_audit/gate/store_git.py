@@ -68,6 +68,8 @@ class CallCommands:
         self._joined: set[str] = set()
         #: The simple commands of the files the commands read so far run as shell (``ran``).
         self.ran: list[list[str]] = []
+        #: The program text the commands read so far run (inline code, script files: ``code``).
+        self.code: list[str] = []
 
     def judged(self, text: str) -> bool:
         """Whether ``text`` is a simple command of a command read before in this call."""
@@ -78,6 +80,7 @@ class CallCommands:
         reading = read_command(text, root)
         commands = reading.commands
         self.ran.extend(reading.ran)
+        self.code.extend(reading.code)
         for argv in commands:
             joined = " ".join(argv)
             if joined != text:

@@ -1,0 +1,234 @@
+"""Signals program text sends: inline code (``python3 -c``, ``perl -e``, ``node -e``, ``ruby -e``,
+``php -r``), a script file an interpreter runs, program text on its standard input.
+
+The shell reading keeps every such text (``Reading.code``); the commands the text runs
+(``os.system("pkill …")``, ``subprocess.run(["pkill", …])``) it already reads as commands. What
+it does not read are the language's own senders, judged here as :mod:`.process_guard` judges
+``kill``: a signal (not ``0``, not ``CONT``) sent
+
+* to the parent (``os.getppid()``, ``process.ppid``, ``Process.ppid``, ``getppid``,
+  ``posix_getppid()``, psutil's ``parent()``/``parents()``), to the own process group
+  (``os.killpg(0, …)``, ``os.getpgrp()``, ``-os.getpid()``, ``-$$``, Perl's negative signal
+  of ``0``) or to every process (``-1``), is refused;
+* to a literal id, when that live process (or group) is the deciding process, an ancestor or a
+  process running the package;
+* to an id the code works out, when the code (or the call) looks processes up in a way that can
+  find the harness's (``/proc``, ``psutil.process_iter()``/``pids()``, a ``pgrep``/``ps`` it
+  runs): psutil's selection by name is judged by the string literals of the code — none (every
+  process), or one that names or is part of a harness process's name or command line
+  (``"harness"``, ``"python"``), reaches the harness; ``"uvicorn"`` does not.
+
+A signal to the interpreter itself (``os.getpid()``, ``$$``), to a child the code started
+(``child.kill()``, ``process.kill(c.pid)``, ``os.killpg(os.getpgid(p.pid), …)``), a liveness
+check (``os.kill(pid, 0)``) and a handler installed (``signal.signal(…)``) are let through. A
+heuristic: code is not parsed; the calls are found by their shapes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from pytest_harness_audit.gate.harness_forms import HarnessForms, protected_group, protected_pid
+
+#: The cheap test before any regex: a sender's name.
+SENDER_WORDS: Final = re.compile(r"kill|terminate|suspend|send_signal")
+#: ``RECEIVER.kill(`` / ``kill(`` / ``killpg(`` / ``posix_kill(``, and Perl's and Ruby's
+#: ``kill LIST`` without parentheses.
+_CALL: Final = re.compile(
+    r"(?:\b(?P<receiver>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*\.\s*)?"
+    r"\b(?P<name>killpg|kill|posix_kill|terminate|suspend|send_signal)\b"
+    r"(?:\s*(?P<paren>\()|[ \t]+(?=[-\w$'\":]))"
+)
+#: Where a statement without parentheses ends.
+_STATEMENT_END: Final = re.compile(r"[;\n}]|\s(?:or|and|if|unless)\s")
+#: Signals that neither stop nor end a process (a check, ``CONT``).
+_HARMLESS: Final = re.compile(
+    r"""(?i)^[-+]?(?:0|18|['":]?(?:sig)?(?:cont|zero)['"]?|(?:\w+\.)*sigcont)$"""
+)
+#: A process id that is the parent (the host), a group or every process.
+_PARENT: Final = re.compile(r"(?i)ppid|\bparents?\s*\(|getpgrp|posix_getpgrp")
+#: ``getpgid(X)`` whose ``X`` is the code's own process (its group is the caller's).
+_OWN_GROUP: Final = re.compile(
+    r"getpgid\s*\(\s*(?:0|(?:os\.)?getpid\(\s*\)|\$\$|process\.pid|Process\.pid)?\s*\)"
+)
+#: The code's own process id.
+_SELF: Final = re.compile(
+    r"^(?:(?:os\.)?getpid\(\s*\)|\$\$|process\.pid|Process\.pid|\$PROCESS_ID|\$PID|"
+    r"posix_getpid\(\s*\)|getmypid\(\s*\))$"
+)
+_NUMBER: Final = re.compile(r"^[-+]?\s*\d+$")
+#: Look-ups that can find any process, the harness's among them.
+_LOOKUP: Final = re.compile(r"/proc\b|process_iter|\bpids\s*\(|ps-list|find-process|Sys::Proc")
+_LITERAL: Final = re.compile(r"""'([^'\\\n]{0,200})'|"([^"\\\n]{0,200})\"""")
+#: Literals a psutil selection writes that name an attribute, not a process.
+_ATTRIBUTES: Final = frozenset(
+    {"name", "cmdline", "pid", "ppid", "exe", "username", "status", "info", "cwd", "comm",
+     "stat", "create_time", "utf-8", "utf8", "/proc", "/proc/", "r", "rb", "w"}
+)  # fmt: skip
+_MAX_CODE: Final = 1 << 16
+_MAX_ARGS: Final = 512
+
+
+def code_signal(
+    codes: Sequence[str], forms: Callable[[], HarnessForms], looked_up: bool
+) -> str | None:
+    """The first sender in the program texts ``codes`` that reaches a harness process (module
+    doc), else ``None``; ``forms`` gives the harness's process forms, ``looked_up`` whether the
+    call's commands look up processes in a way that can find the harness's."""
+    for code in codes:
+        code = code[:_MAX_CODE]
+        if not SENDER_WORDS.search(code):
+            continue
+        lookup = looked_up or bool(_LOOKUP.search(code))
+        for match in _CALL.finditer(code):
+            found = _judged(code, match, lookup, forms)
+            if found is not None:
+                return found
+    return None
+
+
+def _judged(
+    code: str, match: re.Match[str], lookup: bool, forms: Callable[[], HarnessForms]
+) -> str | None:
+    receiver = match.group("receiver") or ""
+    name = match.group("name")
+    start = match.end()
+    if match.group("paren"):
+        inside = _balanced(code, start)
+        if inside is None:
+            return None
+        args = _split(inside.replace("=>", ","))
+        shown = code[match.start() : start + len(inside) + 1]
+    else:
+        if name != "kill" or receiver not in ("", "Process"):
+            return None
+        end = _STATEMENT_END.search(code, start)
+        args = _split(code[start : end.start() if end else start + _MAX_ARGS].replace("=>", ","))
+        shown = code[match.start() : end.start() if end else start + _MAX_ARGS].strip()
+    if name in ("terminate", "suspend", "send_signal") or (name == "kill" and not args):
+        # an object's method: psutil's (judged by how the code found the process), else a
+        # child the code started (`child.kill()`, `p.terminate()`)
+        if name == "send_signal" and args and _HARMLESS.match(args[0]):
+            return None
+        return shown if "psutil" in code and _psutil_reaches(code, lookup, forms) else None
+    if receiver not in ("os", "process", "Process", "") and len(args) < 2:
+        return None  # `child.kill('SIGTERM')`: a method of a process object the code made
+    if name == "killpg":
+        pid, signal, group = args[0] if args else "", args[1] if len(args) > 1 else "", True
+    elif (
+        name == "posix_kill"
+        or receiver in ("process", "os")
+        or (receiver not in ("Process", "") and len(args) >= 2)
+    ):
+        # Python's `os.kill(pid, sig)`, Node's `process.kill(pid[, sig])`, PHP's
+        pid = args[0] if args else ""
+        signal = args[1] if len(args) > 1 else ("TERM" if receiver == "process" else "")
+        group = False
+    elif receiver == "Process" or (receiver == "" and args and _signal_like(args[0])):
+        # Ruby's `Process.kill(sig, *pids)`, Perl's `kill SIG, LIST`
+        signal, pids = args[0], args[1:]
+        if _HARMLESS.match(signal.strip()):
+            return None
+        negative = signal.lstrip("'\"").startswith("-")
+        for pid in pids:
+            if _pid_reaches(pid.strip(), negative, lookup):
+                return shown
+        return None
+    else:
+        pid, signal, group = (args[0] if args else ""), (args[1] if len(args) > 1 else ""), False
+    if signal and _HARMLESS.match(signal.strip()):
+        return None
+    return shown if _pid_reaches(pid.strip(), group, lookup) else None
+
+
+def _signal_like(word: str) -> bool:
+    """Whether ``word`` reads as a signal (Perl's and Ruby's first argument), not an id."""
+    word = word.strip().strip("'\"").lstrip("-:").strip("'\"")
+    return bool(re.fullmatch(r"\d{1,2}|(?:SIG)?[A-Z]{2,6}[0-9]?|(?:\w+::)*SIG\w+|ZERO", word))
+
+
+def _pid_reaches(pid: str, group: bool, lookup: bool) -> bool:
+    """Whether a signal to the id written ``pid`` (``group``: a process group) reaches the
+    harness (module doc)."""
+    text = pid.strip().removeprefix("int(").removesuffix(")") if pid.startswith("int(") else pid
+    if not text:
+        return group  # `os.killpg()` is no call; Perl's `kill -9` of nothing signals nothing
+    if _PARENT.search(text) or _OWN_GROUP.search(text):
+        return True
+    negative = text.startswith("-")
+    bare = text.lstrip("-+ ").strip()
+    if _NUMBER.match(text):
+        number = int(text.replace(" ", ""))
+        if number in (0, -1) or (group and number in (0, 1)):
+            return True  # the own group, every process
+        if group or number < 0:
+            return protected_group(abs(number))
+        return protected_pid(number)
+    if _SELF.match(bare):
+        return negative or group  # itself; its group (`-$$`, `os.killpg(os.getpid(), …)`)
+    return lookup  # an id only the run knows: reaches the harness beside a look-up that can
+
+
+def _psutil_reaches(code: str, lookup: bool, forms: Callable[[], HarnessForms]) -> bool:
+    """Whether psutil processes the code signals can be the harness's (module doc)."""
+    if _PARENT.search(_LITERAL.sub("''", code)):
+        return True  # `psutil.Process(os.getppid())`, `.parent()` (not an attribute's name)
+    for made in re.finditer(r"\bProcess\s*\(", code):
+        inside = _balanced(code, made.end())
+        if inside is not None and inside.strip() and _pid_reaches(inside.strip(), False, False):
+            return True
+    if not lookup:
+        return False  # `psutil.Process(child.pid)`, `.children()`: processes the code started
+    literals = [
+        one or two
+        for one, two in _LITERAL.findall(code)
+        if (one or two) and (one or two) not in _ATTRIBUTES and re.search(r"\w", one or two)
+    ]
+    if not literals:
+        return True  # every process it lists
+    harness = forms()
+    return any(harness.text_selects(literal) for literal in literals)
+
+
+def _balanced(code: str, start: int) -> str | None:
+    """The text from ``start`` to the parenthesis that closes the one before it."""
+    depth = 1
+    for index in range(start, min(len(code), start + _MAX_ARGS)):
+        char = code[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return code[start:index]
+    return None
+
+
+def _split(text: str) -> list[str]:
+    """``text``'s arguments, split at the commas outside brackets and quotes."""
+    args: list[str] = []
+    depth = 0
+    quote = ""
+    current: list[str] = []
+    for char in text:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"`":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            args.append("".join(current).strip())
+            current = []
+            continue
+        current.append(char)
+    if "".join(current).strip():
+        args.append("".join(current).strip())
+    return args
+
+
+__all__ = ["SENDER_WORDS", "code_signal"]
