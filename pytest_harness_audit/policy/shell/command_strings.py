@@ -43,6 +43,7 @@ from pytest_harness_audit.policy.shell.exec_each import FINDERS, fd
 from pytest_harness_audit.policy.shell.interpreter_code import interpreter_code
 from pytest_harness_audit.policy.shell.launchers import deferred
 from pytest_harness_audit.policy.shell.sed_files import sed_files
+from pytest_harness_audit.policy.shell.sql_files import SQL_SHELLS, sql_effects
 
 #: ``program: {option: kind}``; kinds: ``script`` (the value is a shell command), ``code``
 #: (inline program text), ``file`` (a file of the program's own command language).
@@ -70,6 +71,8 @@ _OPTIONS: Final[dict[str, dict[str, str]]] = {
     "gdb": {"-ex": "language", "--eval-command": "language", "-x": "file", "--command": "file",
             "-iex": "language", "--init-eval-command": "language"},
     "sqlite3": {"-cmd": "language", "-init": "file"},
+    "duckdb": {"-c": "language", "-s": "language", "-cmd": "language", "-init": "file",
+               "-f": "file"},
     "mysql": {"-e": "language", "--execute": "language"},
     "mariadb": {"-e": "language", "--execute": "language"},
     "psql": {"-c": "language", "--command": "language", "-f": "file", "--file": "file"},
@@ -88,10 +91,10 @@ _OPTIONS["gdb-multiarch"] = _OPTIONS["gdb"]
 _OPERAND_SCRIPTS: Final = frozenset({"hyperfine"})
 _OPERAND_COMMAND: Final = frozenset({"screen", "entr"})
 _LANGUAGE_OPERANDS: Final = frozenset(
-    {"sqlite3", "psql"}
+    {"sqlite3", "duckdb", "psql"}
 )  # operands after the database are commands
 _STDIN_LANGUAGE: Final = frozenset(
-    {"sqlite3", "mysql", "mariadb", "psql", "ed", "ex", "gdb", "lldb"}
+    {"sqlite3", "duckdb", "mysql", "mariadb", "psql", "ed", "ex", "gdb", "lldb"}
 )
 _TMUX_COMMANDS: Final = frozenset(
     {"new", "new-session", "new-window", "neww", "split-window", "splitw", "run-shell", "run",
@@ -124,6 +127,8 @@ _FILE_READ: Final = re.compile(
     r"""infile\s+['"]|^\s*(?:source|\\\.|\\i|\\ir)\s+|\\copy\s.*?\bfrom\s+'|^\s*r\s+)([^\s'"]+)"""
 )
 _EXTENSION: Final = re.compile(r"(?i)^\s*\.load\s|load_extension\s*\(")
+#: DuckDB's extensions, installed or loaded (``install httpfs; load httpfs``).
+_SQL_EXTENSION: Final = re.compile(r"(?im)(?:^|;)\s*(?:force\s+)?(?:install|load)\s+\w")
 
 
 def command_strings(name: str, args: list[str], runner: Runner) -> None:
@@ -167,7 +172,7 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
             if not equals:
                 value = args[index + 1] if index + 1 < len(args) else ""
                 index += 1
-            _option_value(kind, value, runner)
+            _option_value(kind, value, runner, name in SQL_SHELLS)
         elif name in _OPERAND_COMMAND and not word.startswith("-"):
             runner.script(shlex.join(args[index:]))
             return
@@ -179,12 +184,12 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
             runner.script(operand)
     elif name in _LANGUAGE_OPERANDS:
         for operand in operands[1:]:
-            _language(operand, runner)
+            _language(operand, runner, sql=name in SQL_SHELLS)
     if name in _STDIN_LANGUAGE and runner.stdin_text is not None:
-        _language(runner.stdin_text, runner)
+        _language(runner.stdin_text, runner, sql=name in SQL_SHELLS)
 
 
-def _option_value(kind: str, value: str, runner: Runner) -> None:
+def _option_value(kind: str, value: str, runner: Runner, sql: bool = False) -> None:
     if kind == "script":
         runner.script(value)
     elif kind == "transport":
@@ -192,7 +197,7 @@ def _option_value(kind: str, value: str, runner: Runner) -> None:
     elif kind == "words":  # `compgen -W '$(cmd)'`: expanded as a command's words are
         runner.script(": " + value)
     elif kind == "language":
-        _language(value, runner)
+        _language(value, runner, sql=sql)
     elif kind == "code":
         runner.read_text(value, code=True)
     elif kind == "code-file":
@@ -200,7 +205,7 @@ def _option_value(kind: str, value: str, runner: Runner) -> None:
     elif kind == "file":
         text = runner.workspace_text(value)
         if text is not None:
-            _language(text, runner, depth=1)
+            _language(text, runner, depth=1, sql=sql)
 
 
 def _transport(value: str, runner: Runner) -> None:
@@ -215,11 +220,14 @@ def _transport(value: str, runner: Runner) -> None:
         notes.remove(NETWORK_NOTE)
 
 
-def _language(text: str, runner: Runner, depth: int = 0) -> None:
+def _language(text: str, runner: Runner, depth: int = 0, sql: bool = False) -> None:
     """Commands of a program's own language: its shell escapes are scripts, the files it reads
-    are read (those it runs as commands, in turn, once)."""
-    if _EXTENSION.search(text):
+    are read (those it runs as commands, in turn, once); SQL's files and commands
+    (:mod:`.sql_files`) too."""
+    if _EXTENSION.search(text) or (sql and _SQL_EXTENSION.search(text)):
         runner.unknown("it loads a compiled extension")
+    if sql:
+        sql_effects(text, runner)
     for pattern in (_BANG, _DOT_SHELL, _PROGRAM):
         for command in pattern.findall(text):
             runner.script(command.strip().rstrip("'\";"))
@@ -230,7 +238,7 @@ def _language(text: str, runner: Runner, depth: int = 0) -> None:
         if depth == 0:
             inner = runner.workspace_text(path)
             if inner is not None:
-                _language(inner, runner, depth=1)
+                _language(inner, runner, depth=1, sql=sql)
 
 
 def _awk(args: list[str], runner: Runner) -> None:
