@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from pytest_harness_audit.gate.harness_forms import HarnessForms, protected_group, protected_pid
+from pytest_harness_audit.policy.shell.code import joined_literals
 
 #: The cheap test before any regex: a sender's name.
 SENDER_WORDS: Final = re.compile(r"kill|terminate|suspend|send_signal")
@@ -61,6 +62,12 @@ _SELF: Final = re.compile(
 _NUMBER: Final = re.compile(r"^[-+]?\s*\d+$")
 #: Look-ups that can find any process, the harness's among them.
 _LOOKUP: Final = re.compile(r"/proc\b|process_iter|\bpids\s*\(|ps-list|find-process|Sys::Proc")
+#: A sender named but not called where it is named (``f = os.kill``, ``getattr(os, "kill")``,
+#: ``subprocess.run(["kill", …])`` of an argument the reading cannot know).
+_REFERENCE: Final = re.compile(
+    r"""\b(?:os|process|Process|posix)\s*\.\s*(?:kill|killpg)\b(?!\s*\()"""
+    r"""|['"](?:kill|killpg|pkill|killall|skill)['"]\s*,|getattr\s*\([^)]*['"]kill(?:pg)?['"]"""
+)
 _LITERAL: Final = re.compile(r"""'([^'\\\n]{0,200})'|"([^"\\\n]{0,200})\"""")
 #: Literals a psutil selection writes that name an attribute, not a process.
 _ATTRIBUTES: Final = frozenset(
@@ -77,15 +84,23 @@ def code_signal(
     """The first sender in the program texts ``codes`` that reaches a harness process (module
     doc), else ``None``; ``forms`` gives the harness's process forms, ``looked_up`` whether the
     call's commands look up processes in a way that can find the harness's."""
-    for code in codes:
-        code = code[:_MAX_CODE]
-        if not SENDER_WORDS.search(code):
+    for text in codes:
+        text = text[:_MAX_CODE]
+        joined = joined_literals(text)  # `exec("os.ki" + "ll(…)")`
+        if not SENDER_WORDS.search(joined):
             continue
-        lookup = looked_up or bool(_LOOKUP.search(code))
-        for match in _CALL.finditer(code):
-            found = _judged(code, match, lookup, forms)
-            if found is not None:
-                return found
+        for code in (text, joined) if joined != text else (text,):
+            bare = _LITERAL.sub("''", code)
+            # the code finds its parent or group itself: an id it holds may be that
+            relative = bool(_PARENT.search(bare) or _OWN_GROUP.search(bare))
+            lookup = looked_up or relative or bool(_LOOKUP.search(code))
+            for match in _CALL.finditer(code):
+                found = _judged(code, match, lookup, forms)
+                if found is not None:
+                    return found
+            reference = _REFERENCE.search(code)
+            if reference is not None and lookup:
+                return reference.group().strip(" ,")
     return None
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
 from pytest_harness_audit.gate.harness_forms import ancestors, protected_pid
@@ -130,6 +130,49 @@ def _fuser_reaches(arguments: Sequence[str], root: str | None) -> bool:
     return False
 
 
+def lsof_finds(arguments: Sequence[str], root: str | None, names: Callable[[str], bool]) -> bool:
+    """Whether ``lsof ARGUMENTS`` (its ids handed to a ``kill``) can list a harness process: a
+    port one holds (``-i :8000``), every network file (``-i``), a command name that is a prefix
+    of one's (``-c py``; ``names`` tells), a user (``-u``), a file or folder one uses (``+D .``:
+    the workspace holds the hooks' folder), or no selection at all (every process)."""
+    words = list(arguments)
+    selected = False
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        value = words[index] if index < len(words) else ""
+        if word.startswith("-i"):
+            spec = word[2:] or (value if value[:1] in (":", "@") or "tcp" in value else "")
+            index += 1 if not word[2:] and spec else 0
+            port = re.search(r":([0-9]{1,5})$", spec)
+            if not port or _port_held(int(port.group(1)), "udp" if "udp" in spec else "tcp"):
+                return True
+            selected = True
+        elif word in ("-c", "-u", "-g", "-p", "-d", "+D", "+d", "-s", "-a", "-F", "-r"):
+            index += word != "-a"
+            if word == "-c" and (names(value) or value.startswith("/")):
+                return True
+            if word in ("-u", "-g") or (word == "-p" and _pid_reaches(value, True)):
+                return True
+            if word in ("+D", "+d") and _path_under(value, root):
+                return True
+            selected = selected or word in ("-c", "-p", "+D", "+d")
+        elif not word.startswith(("-", "+")):
+            if _UNKNOWN.search(word) or _path_used(word, root):
+                return True
+            selected = True
+    return not selected
+
+
+def _path_under(path: str, root: str | None) -> bool:
+    """Whether the folder ``path`` holds the workspace (where the host runs its hooks) or is a
+    folder a harness process uses."""
+    base = os.path.realpath(root or os.getcwd())
+    target = os.path.realpath(os.path.join(base, os.path.expanduser(path)))
+    return base == target or base.startswith(target.rstrip("/") + "/") or _path_used(path, root)
+
+
 def _path_used(path: str, root: str | None) -> bool:
     """Whether a harness process (this one, an ancestor, one running the package) works in,
     runs or has open the file or folder ``path``, or it is the workspace or ``/``."""
@@ -196,4 +239,4 @@ def _descriptors(pid: int) -> list[str]:
         return []
 
 
-__all__ = ["ATTACHERS", "attaches"]
+__all__ = ["ATTACHERS", "attaches", "lsof_finds"]

@@ -44,7 +44,7 @@ from typing import Any
 
 from pytest_harness_audit.gate.code_signals import code_signal
 from pytest_harness_audit.gate.harness_forms import HarnessForms, protected_group, protected_pid
-from pytest_harness_audit.gate.process_attach import ATTACHERS, attaches
+from pytest_harness_audit.gate.process_attach import ATTACHERS, attaches, lsof_finds
 from pytest_harness_audit.gate.store_git import CallCommands
 from pytest_harness_audit.gate.store_guard import split_target
 from pytest_harness_audit.policy.targets import KEY_KINDS
@@ -56,7 +56,8 @@ _SHELL = KEY_KINDS["command"]
 #: The cheap test before a text is read as a command: a sender named, or a file run as shell
 #: (a script, a sourced file, a recipe, a package script), whose commands the reading reads.
 _SCREEN = re.compile(
-    r"kill|nice|prlimit|terminate|suspend|send_signal|gdb|strace|ltrace|gcore|fuser|python"
+    r"kill|nice|prlimit|terminate|suspend|send_signal|gdb|lldb|strace|ltrace|gcore|fuser|python"
+    r"|py-spy|pstack|reptyr|eu-stack"
     r"|\b(?:sh|bash|dash|zsh|ksh|source|make|just|npm|yarn|pnpm|bun|task|perl|ruby|node|php"
     r"|deno)\b"
     r"|(?:^|[\s;&|(`])\.{1,2}/|(?:^|[\s;&|(`])\.\s"
@@ -294,6 +295,10 @@ class ProcessGuard:
             return True  # `$(awk '{print $4}' /proc/$PPID/stat)`: the host, its ancestors
         for argv in argvs:
             name = os.path.basename(argv[0])
+            if name == "lsof" and lsof_finds(
+                argv[1:], self.root, lambda word: any(p.startswith(word) for p in self.forms.names)
+            ):
+                return True  # `kill $(lsof -t -i :PORT)` of the proxy's port
             if name not in _LOOKUPS:
                 continue
             if name == "pgrep" and self._pkill_selects(argv[1:], signals=False):

@@ -99,6 +99,12 @@ def _built_names(text: str) -> list[str]:
             and not any(c.isspace() for c in word)][:64]  # fmt: skip
 
 
+def joined_literals(text: str) -> str:
+    """``text`` with character codes and joined literals written as one literal
+    (``"os.ki" + "ll"`` → ``'os.kill'``), for readers of what program text does."""
+    return _folded(text)
+
+
 def _folded(text: str) -> str:
     """``text`` with character codes turned into quoted characters and joined literals into
     one (``chr(46) + 'env'``, ``".e"."nv"`` → ``'.env'``)."""
