@@ -17,3 +17,10 @@ def test_a_loop_killing_the_hooks_is_denied_at_the_door(tmp_path: Path) -> None:
 def test_stopping_the_agents_own_server_passes_the_door(tmp_path: Path) -> None:
     answer = door_answer(tmp_path, "pkill -f 'uvicorn app:app'; kill $(cat server.pid)")
     assert answer.decision != "deny" and not answer.tamper
+
+
+def test_a_signal_from_inline_code_is_denied_at_the_door(tmp_path: Path) -> None:
+    """The hook's parent is the host: ``os.kill(os.getppid(), …)`` from the agent's command is a
+    signal to the host's own process tree, refused before it runs."""
+    answer = door_answer(tmp_path, "python3 -c 'import os; os.kill(os.getppid(), 19)'")
+    assert (answer.decision, answer.tamper, answer.verdict) == ("deny", True, "FAIL")
