@@ -44,6 +44,10 @@ def root(tmp_path: Path) -> Path:
         ("sqlite3 x.db \".read '|cat .env'\"", "deny-secret-files"),
         ("sqlite3 x.db \".once '|rm -rf app'\" 'select 1'", "deny-destructive-commands"),
         ("sqlite3 x.db \"select edit('x', 'rm -rf app')\"", "deny-destructive-commands"),
+        ("sqlite3 x.db \".output '|sh'\" \"select 'rm -rf app'\"", "deny-destructive-commands"),
+        ("sqlite3 x.db \".once '|bash'\" \"select 'cat .env'\"", "deny-secret-files"),
+        ("sqlite3 x.db \".import '|cat .env' t\"", "deny-secret-files"),
+        ("duckdb -c \"select * from read_text('.e*')\"", "deny-secret-files"),
         ("sqlite3 x.db '.shell rm -rf app'", "deny-destructive-commands"),
         ("duckdb -c \"copy (select 1) to '.env'\"", "deny-secret-files"),
         ("duckdb -c \"select * from read_csv('.e' || 'nv')\"", "deny-secret-files"),
@@ -61,6 +65,7 @@ def test_sql_files_and_commands_are_judged(root: Path, command: str, rule: str |
         "sqlite3 x.db 'select readfile(name) from blobs'",
         "sqlite3 x.db \"select writefile(name || '.bin', data) from blobs\"",
         "duckdb -c 'install httpfs; load httpfs'",
+        'sqlite3 x.db ".output \'|sh\'" "select name from scripts"',
     ],
 )
 def test_a_file_named_at_run_time_is_unreadable(root: Path, command: str) -> None:
@@ -82,6 +87,8 @@ def test_a_file_named_at_run_time_is_unreadable(root: Path, command: str) -> Non
         "sqlite3 app.db \".once 'report.txt'\" 'select * from users'",
         "sqlite3 app.db 'select count(*) from users join orders on users.id = orders.uid'",
         "sqlite3 app.db < ok.sql",
+        "sqlite3 app.db \".output '|gzip > users.sql.gz'\" .dump",
+        "sqlite3 app.db \".once 'users.csv'\" \"select * from users where note = 'x'\"",
         "duckdb -c \"select * from read_csv('data.csv')\"",
         "duckdb -c \"copy users to 'users.csv'\"",
         "duckdb app.duckdb \"create table t as select * from 'data.csv'\"",

@@ -182,9 +182,12 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
     if name in _OPERAND_SCRIPTS:
         for operand in operands:
             runner.script(operand)
+    elif name in SQL_SHELLS and operands[1:]:
+        # one SQL text, a line an operand: a dot-command's state (`.output '|sh'`) holds on
+        _language("\n".join(operands[1:]), runner, sql=True)
     elif name in _LANGUAGE_OPERANDS:
         for operand in operands[1:]:
-            _language(operand, runner, sql=name in SQL_SHELLS)
+            _language(operand, runner)
     if name in _STDIN_LANGUAGE and runner.stdin_text is not None:
         _language(runner.stdin_text, runner, sql=name in SQL_SHELLS)
 

@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Final
 
+from pytest_harness_audit.policy.sensitive import glob_candidates
 from pytest_harness_audit.policy.shell.context import Context as Runner
 
 #: The database shells whose SQL is read here.
@@ -42,6 +43,11 @@ _STATEMENT: Final = re.compile(
 _DOT: Final = re.compile(r"(?m)^\s*\.(once|output|log|save|backup|clone|open|restore|read|import)"
                          r"\b[ \t]*(.*)$")  # fmt: skip
 _DOT_WRITES: Final = frozenset({"once", "output", "log", "save", "backup", "clone"})
+#: Programs that run what they read: a shell, an interpreter.
+_RUNNERS: Final = re.compile(
+    r"(?:\S*/)?(?:env\s+)?(?:sh|bash|dash|zsh|ksh|fish|python[0-9.]*|perl|ruby|node|php|xargs"
+    r"|source|eval)\b"
+)
 _BLOB: Final = re.compile(r"[xX]'([0-9A-Fa-f]*)'")
 _MAX_TEXT: Final = 1 << 16
 _MAX_DEPTH: Final = 16
@@ -68,7 +74,7 @@ def sql_effects(text: str, runner: Runner) -> None:
         elif name == "writefile":
             reading.writes.append(value)
         else:
-            reading.reads.append(value)
+            _read(value, runner)
     for match in _WRITTEN.finditer(masked):
         value = evaluate(_operand(text, match.end()))
         if value is None:
@@ -85,19 +91,34 @@ def sql_effects(text: str, runner: Runner) -> None:
         if kind == "export":
             reading.writes.append(value)
         else:
-            reading.reads.append(value)
+            _read(value, runner)
     for match in _DOT.finditer(text):
-        _dot_command(match.group(1), match.group(2), runner)
+        _dot_command(match.group(1), match.group(2), text, runner)
 
 
-def _dot_command(command: str, rest: str, runner: Runner) -> None:
-    """A dot-command of the sqlite shell naming a file (or a ``|command``)."""
+def _read(value: str, runner: Runner) -> None:
+    """A file the SQL reads; a pattern (DuckDB's ``read_text('.e*')``), the sensitive files it
+    can match."""
+    runner.reading.reads.append(value)
+    if any(char in value for char in "*?["):
+        runner.reading.reads.extend(glob_candidates(value))
+
+
+def _dot_command(command: str, rest: str, text: str, runner: Runner) -> None:
+    """A dot-command of the sqlite shell naming a file (or a ``|command``); ``text``: the SQL
+    it is part of."""
     words = [word for word in _shell_words(rest) if not word.startswith("-")]
     if not words:
         return
     target = words[-1] if command in ("backup", "save", "clone", "restore") else words[0]
     if target.startswith("|"):
         runner.script(target[1:])
+        if command in ("once", "output") and _RUNNERS.match(target[1:].strip()):
+            # what the SQL prints is the program a shell or an interpreter runs: the literals it
+            # can print are read as commands, and the rest is not known
+            runner.unknown("SQL output piped to a program that runs it")
+            for literal in re.findall(r"'((?:[^']|'')*)'", text):
+                runner.script(literal.replace("''", "'"))
         return
     if command in ("read", "import"):
         return  # read by `command_strings` (and its text followed there)
