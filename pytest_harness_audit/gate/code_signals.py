@@ -68,6 +68,10 @@ _REFERENCE: Final = re.compile(
     r"""\b(?:os|process|Process|posix)\s*\.\s*(?:kill|killpg)\b(?!\s*\()"""
     r"""|['"](?:kill|killpg|pkill|killall|skill)['"]\s*,|getattr\s*\([^)]*['"]kill(?:pg)?['"]"""
 )
+_READ_FILE: Final = re.compile(
+    r"""(?:\bopen|read_text|readFileSync|File\.read|IO\.read|file_get_contents|Path)\s*\(\s*"""
+    r"""['"]([^'"\n]{1,256})['"]"""
+)
 _LITERAL: Final = re.compile(r"""'([^'\\\n]{0,200})'|"([^"\\\n]{0,200})\"""")
 #: Literals a psutil selection writes that name an attribute, not a process.
 _ATTRIBUTES: Final = frozenset(
@@ -79,11 +83,16 @@ _MAX_ARGS: Final = 512
 
 
 def code_signal(
-    codes: Sequence[str], forms: Callable[[], HarnessForms], looked_up: bool
+    codes: Sequence[str],
+    forms: Callable[[], HarnessForms],
+    looked_up: bool,
+    pid_file: Callable[[str], bool] = lambda path: False,
 ) -> str | None:
     """The first sender in the program texts ``codes`` that reaches a harness process (module
     doc), else ``None``; ``forms`` gives the harness's process forms, ``looked_up`` whether the
-    call's commands look up processes in a way that can find the harness's."""
+    call's commands look up processes in a way that can find the harness's, ``pid_file(path)``
+    whether the id a file holds now is a harness process's (``os.kill(int(open(F).read()), 9)``:
+    the file read as the code would)."""
     for text in codes:
         text = text[:_MAX_CODE]
         joined = joined_literals(text)  # `exec("os.ki" + "ll(…)")`
@@ -95,7 +104,7 @@ def code_signal(
             relative = bool(_PARENT.search(bare) or _OWN_GROUP.search(bare))
             lookup = looked_up or relative or bool(_LOOKUP.search(code))
             for match in _CALL.finditer(code):
-                found = _judged(code, match, lookup, forms)
+                found = _judged(code, match, lookup, forms, pid_file)
                 if found is not None:
                     return found
             reference = _REFERENCE.search(code)
@@ -105,7 +114,11 @@ def code_signal(
 
 
 def _judged(
-    code: str, match: re.Match[str], lookup: bool, forms: Callable[[], HarnessForms]
+    code: str,
+    match: re.Match[str],
+    lookup: bool,
+    forms: Callable[[], HarnessForms],
+    pid_file: Callable[[str], bool],
 ) -> str | None:
     receiver = match.group("receiver") or ""
     name = match.group("name")
@@ -148,14 +161,22 @@ def _judged(
             return None
         negative = signal.lstrip("'\"").startswith("-")
         for pid in pids:
-            if _pid_reaches(pid.strip(), negative, lookup):
+            if _pid_reaches(pid.strip(), negative, lookup) or _from_file(pid, pid_file):
                 return shown
         return None
     else:
         pid, signal, group = (args[0] if args else ""), (args[1] if len(args) > 1 else ""), False
     if signal and _HARMLESS.match(signal.strip()):
         return None
-    return shown if _pid_reaches(pid.strip(), group, lookup) else None
+    if _pid_reaches(pid.strip(), group, lookup) or _from_file(pid, pid_file):
+        return shown
+    return None
+
+
+def _from_file(pid: str, pid_file: Callable[[str], bool]) -> bool:
+    """Whether the id written ``pid`` is read from a file (``open("F").read()``,
+    ``File.read("F")``, ``readFileSync("F")``) that holds a harness process's id now."""
+    return any(pid_file(path) for path in _READ_FILE.findall(pid))
 
 
 def _signal_like(word: str) -> bool:

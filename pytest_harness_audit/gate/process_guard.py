@@ -150,7 +150,7 @@ class ProcessGuard:
                 return " ".join(argv)
             if name in ATTACHERS and attaches(name, argv[1:], looked_up, self.root):
                 return " ".join(argv)
-        return code_signal(codes, lambda: self.forms, looked_up)
+        return code_signal(codes, lambda: self.forms, looked_up, self._pid_file_reaches)
 
     def _selects(self, name: str, arguments: Sequence[str]) -> bool:
         if name == "killall5":

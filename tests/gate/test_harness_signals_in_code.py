@@ -178,3 +178,21 @@ def test_fuser_of_a_port_is_judged_by_who_holds_it(harness: Harness) -> None:
                 assert not harness.gate.decide("Bash", {"command": command}).blocked, command
         finally:
             child.kill()
+
+
+def test_a_pid_file_code_reads_is_read_as_the_code_would(harness: Harness) -> None:
+    """``os.kill(int(open(F).read()), 9)``: the id the file holds now is judged."""
+    (harness.root / "harness.pid").write_text(f"{os.getpid()}\n")
+    for command in (
+        "python3 -c 'import os; os.kill(int(open(\"harness.pid\").read()), 9)'",
+        'ruby -e \'Process.kill("KILL", File.read("harness.pid").to_i)\'',
+        'node -e \'process.kill(+require("fs").readFileSync("harness.pid", "utf8"))\'',
+    ):
+        assert harness.gate.decide("Bash", {"command": command}).blocked, command
+    with subprocess.Popen(["sleep", "30"], start_new_session=True) as child:
+        try:
+            (harness.root / "server.pid").write_text(f"{child.pid}\n")
+            command = "python3 -c 'import os; os.kill(int(open(\"server.pid\").read()), 9)'"
+            assert not harness.gate.decide("Bash", {"command": command}).blocked
+        finally:
+            child.kill()
