@@ -53,14 +53,20 @@ from pytest_harness_audit.policy.targets import KEY_KINDS
 HARNESS_PROCESSES = "every process of the harness"
 #: The kind of a parameter holding a shell command (``command``, ``cmd``, ``script``, ``argv``).
 _SHELL = KEY_KINDS["command"]
+#: Interpreters whose program text the reading keeps (:mod:`.code_signals` reads it).
+_INTERPRETER = r"(?:python[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|php[0-9.]*|deno|bun)"
 #: The cheap test before a text is read as a command: a sender named, or a file run as shell
 #: (a script, a sourced file, a recipe, a package script), whose commands the reading reads.
 _SCREEN = re.compile(
-    r"kill|nice|prlimit|terminate|suspend|send_signal|gdb|lldb|strace|ltrace|gcore|fuser|python"
+    r"kill|nice|prlimit|terminate|suspend|send_signal|gdb|lldb|strace|ltrace|gcore|fuser"
     r"|py-spy|pstack|reptyr|eu-stack"
-    r"|\b(?:sh|bash|dash|zsh|ksh|source|make|just|npm|yarn|pnpm|bun|task|perl|ruby|node|php"
-    r"|deno)\b"
+    r"|\b(?:sh|bash|dash|zsh|ksh|source|make|just|npm|yarn|pnpm|bun|task)\b"
     r"|(?:^|[\s;&|(`])\.{1,2}/|(?:^|[\s;&|(`])\.\s"
+    # an interpreter given code (`-c`, `-e`, `-r`, `--eval`), a script file or its standard
+    # input, whose text may send signals (`python -m pytest` runs no text of the command's)
+    rf"|\b{_INTERPRETER}\b(?=[^;&|]*?(?:\s-[A-Za-z]*[cerpE]\b|\s--eval\b|\s-(?:\s|$)"
+    r"|\.(?:py|pyw|pl|pm|rb|js|mjs|cjs|ts|php)\b))"
+    rf"|[|<]\s*(?:\S*/)?{_INTERPRETER}\s*(?:$|[;&|)<])|{_INTERPRETER}\s*<"
 )
 #: Commands that signal (or limit, or slow) processes they select by pattern or name.
 _PATTERN_SENDERS = frozenset({"pkill", "killall", "killall5", "skill", "snice"})
