@@ -68,6 +68,8 @@ _SCREEN = re.compile(
     r"|\.(?:py|pyw|pl|pm|rb|js|mjs|cjs|ts|php)\b))"
     rf"|[|<]\s*(?:\S*/)?{_INTERPRETER}\s*(?:$|[;&|)<])|{_INTERPRETER}\s*<"
 )
+#: A module an interpreter runs (``python3 -m NAME``).
+_MODULE = re.compile(rf"\b{_INTERPRETER}\b[^;&|]*?\s-m\s*([A-Za-z_][\w.]*)")
 #: Commands that signal (or limit, or slow) processes they select by pattern or name.
 _PATTERN_SENDERS = frozenset({"pkill", "killall", "killall5", "skill", "snice"})
 #: Commands that act on process ids.
@@ -133,7 +135,8 @@ class ProcessGuard:
         argvs: list[list[str]] = []
         for target in targets:
             kind, text = split_target(target)
-            if kind or not _SCREEN.search(text) or text in inert or commands.judged(text):
+            screened = _SCREEN.search(text) or self._runs_workspace_module(text)
+            if kind or not screened or text in inert or commands.judged(text):
                 continue
             argvs.extend(_unwrapped(argv) for argv in commands.read(text, self.root))
         # what a script file, a recipe or a package script the command runs does (`bash stop.sh`)
@@ -141,6 +144,16 @@ class ProcessGuard:
         if not argvs:
             return None
         return self.offending_commands([argv for argv in argvs if argv], commands.code)
+
+    def _runs_workspace_module(self, text: str) -> bool:
+        """Whether ``text`` runs a workspace module (``python3 -m stop``: ``stop.py``, or a
+        package's ``__main__.py``), whose code the reading reads."""
+        root = self.root or os.getcwd()
+        for name in _MODULE.findall(text):
+            path = os.path.join(root, *name.split("."))
+            if os.path.isfile(f"{path}.py") or os.path.isfile(os.path.join(path, "__main__.py")):
+                return True
+        return False
 
     def offending_commands(
         self, argvs: Sequence[Sequence[str]], codes: Sequence[str] = ()

@@ -138,8 +138,10 @@ def test_a_script_file_that_signals_the_host_is_refused(harness: Harness) -> Non
     """A script written by an earlier call and run by this one: its text is read."""
     (harness.root / "stop.py").write_text("import os\nos.kill(os.getppid(), 9)\n")
     (harness.root / "serve.py").write_text("import os\nprint(os.getpid())\n")
-    assert harness.gate.decide("Bash", {"command": "python3 stop.py"}).blocked
-    assert not harness.gate.decide("Bash", {"command": "python3 serve.py"}).blocked
+    for command in ("python3 stop.py", "python3 -m stop", "cd . && python3 -u -m stop"):
+        assert harness.gate.decide("Bash", {"command": command}).blocked, command
+    for command in ("python3 serve.py", "python3 -m serve", "python3 -m pytest -q"):
+        assert not harness.gate.decide("Bash", {"command": command}).blocked, command
 
 
 def test_a_live_id_in_code_is_judged_by_what_it_is(harness: Harness) -> None:
