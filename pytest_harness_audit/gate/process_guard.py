@@ -70,6 +70,8 @@ _SCREEN = re.compile(
 )
 #: A module an interpreter runs (``python3 -m NAME``).
 _MODULE = re.compile(rf"\b{_INTERPRETER}\b[^;&|]*?\s-m\s*([A-Za-z_][\w.]*)")
+#: A script file an interpreter runs (``python3 stop``), its options passed over.
+_SCRIPT = re.compile(rf"\b{_INTERPRETER}(?:\s+-[A-Za-z]+)*\s+([^\s;&|<>'\"$`-][^\s;&|<>]*)")
 #: Commands that signal (or limit, or slow) processes they select by pattern or name.
 _PATTERN_SENDERS = frozenset({"pkill", "killall", "killall5", "skill", "snice"})
 #: Commands that act on process ids.
@@ -135,7 +137,7 @@ class ProcessGuard:
         argvs: list[list[str]] = []
         for target in targets:
             kind, text = split_target(target)
-            screened = _SCREEN.search(text) or self._runs_workspace_module(text)
+            screened = _SCREEN.search(text) or self._runs_workspace_code(text)
             if kind or not screened or text in inert or commands.judged(text):
                 continue
             argvs.extend(_unwrapped(argv) for argv in commands.read(text, self.root))
@@ -145,15 +147,16 @@ class ProcessGuard:
             return None
         return self.offending_commands([argv for argv in argvs if argv], commands.code)
 
-    def _runs_workspace_module(self, text: str) -> bool:
+    def _runs_workspace_code(self, text: str) -> bool:
         """Whether ``text`` runs a workspace module (``python3 -m stop``: ``stop.py``, or a
-        package's ``__main__.py``), whose code the reading reads."""
+        package's ``__main__.py``) or a script file named without an extension (``python3
+        stop``), whose code the reading reads."""
         root = self.root or os.getcwd()
         for name in _MODULE.findall(text):
             path = os.path.join(root, *name.split("."))
             if os.path.isfile(f"{path}.py") or os.path.isfile(os.path.join(path, "__main__.py")):
                 return True
-        return False
+        return any(os.path.isfile(os.path.join(root, name)) for name in _SCRIPT.findall(text))
 
     def offending_commands(
         self, argvs: Sequence[Sequence[str]], codes: Sequence[str] = ()

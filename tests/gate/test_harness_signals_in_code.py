@@ -138,7 +138,14 @@ def test_a_script_file_that_signals_the_host_is_refused(harness: Harness) -> Non
     """A script written by an earlier call and run by this one: its text is read."""
     (harness.root / "stop.py").write_text("import os\nos.kill(os.getppid(), 9)\n")
     (harness.root / "serve.py").write_text("import os\nprint(os.getpid())\n")
-    for command in ("python3 stop.py", "python3 -m stop", "cd . && python3 -u -m stop"):
+    (harness.root / "stopper").write_text("import os\nos.killpg(0, 9)\n")
+    commands = (
+        "python3 stop.py",
+        "python3 -m stop",
+        "cd . && python3 -u -m stop",
+        "python3 stopper",
+    )
+    for command in commands:
         assert harness.gate.decide("Bash", {"command": command}).blocked, command
     for command in ("python3 serve.py", "python3 -m serve", "python3 -m pytest -q"):
         assert not harness.gate.decide("Bash", {"command": command}).blocked, command
