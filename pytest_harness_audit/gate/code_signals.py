@@ -3,7 +3,9 @@
 
 The shell reading keeps every such text (``Reading.code``); the commands the text runs
 (``os.system("pkill …")``, ``subprocess.run(["pkill", …])``) it already reads as commands. What
-it does not read are the language's own senders, judged here as :mod:`.process_guard` judges
+it does not read are the language's own senders (``os.kill``, ``os.killpg``,
+``signal.pidfd_send_signal``, Node's ``process.kill``, Ruby's ``Process.kill``, Perl's ``kill``,
+PHP's ``posix_kill``, psutil's methods), judged here as :mod:`.process_guard` judges
 ``kill``: a signal (not ``0``, not ``CONT``) sent
 
 * to the parent (``os.getppid()``, ``process.ppid``, ``Process.ppid``, ``getppid``,
@@ -34,12 +36,12 @@ from pytest_harness_audit.gate.harness_forms import HarnessForms, protected_grou
 from pytest_harness_audit.policy.shell.code import joined_literals
 
 #: The cheap test before any regex: a sender's name.
-SENDER_WORDS: Final = re.compile(r"kill|terminate|suspend|send_signal")
+SENDER_WORDS: Final = re.compile(r"kill|terminate|suspend|send_signal")  # and pidfd_send_signal
 #: ``RECEIVER.kill(`` / ``kill(`` / ``killpg(`` / ``posix_kill(``, and Perl's and Ruby's
 #: ``kill LIST`` without parentheses.
 _CALL: Final = re.compile(
     r"(?:\b(?P<receiver>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*\.\s*)?"
-    r"\b(?P<name>killpg|kill|posix_kill|terminate|suspend|send_signal)\b"
+    r"\b(?P<name>killpg|kill|posix_kill|pidfd_send_signal|terminate|suspend|send_signal)\b"
     r"(?:\s*(?P<paren>\()|[ \t]+(?=[-\w$'\":]))"
 )
 #: Where a statement without parentheses ends.

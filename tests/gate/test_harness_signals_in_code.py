@@ -39,6 +39,8 @@ ATTACKS = [
     "ruby -e 'Process.kill :KILL, Process.ppid'",
     "ruby -e 'Process.kill(\"TERM\", 0)'",
     "php -r 'posix_kill(posix_getppid(), SIGKILL);'",
+    "python3 -c 'import os, signal; signal.pidfd_send_signal(os.pidfd_open(os.getppid()), 9)'",
+    'python3 -c \'__import__("os").kill(__import__("os").getppid(), 9)\'',
     "printf 'import os\\nos.kill(os.getppid(), 9)\\n' | python3",
     "python3 -c 'import psutil; psutil.Process().parent().kill()'",
     "python3 -c 'import os, psutil; psutil.Process(os.getppid()).suspend()'",
