@@ -126,6 +126,20 @@ def test_a_glob_after_cd_lists_the_directory_moved_to(layout: tuple[Path, Path])
         "cd .. && echo x | tee au?it/audit/*",
         "sed -i 1d ../*/audit/s1.jsonl",
         "git -C .. add audit",
+        # a bare `*` where the store's folder is (or may be) names everything there
+        "cd .. && rm -rf *",
+        "cd .. && rm -f *",
+        "cd ..; rm -rf ./*",
+        "pushd ..; rm -rf *; popd",
+        "pushd .. >/dev/null && chmod -R 000 * && popd",
+        "cd - && rm -rf *",
+        'cd "$(dirname "$PWD")" && rm -rf *',
+        "cd $OLDPWD && rm -rf *",
+        "(cd .. && find . -delete)",
+        "cd ../audit/audit && sed -i 1d *",
+        "cd ../audit && cat */*",
+        'cd .. && cd / && rm -rf "$OLDPWD"',
+        "cd / && rm -rf *",
     ],
 )
 def test_the_store_guard_sees_the_store_from_another_directory(
@@ -148,6 +162,16 @@ def test_the_store_guard_sees_the_store_from_another_directory(
         "echo x > ../notes.txt",
         "cd /tmp && echo x > out.txt",
         "cat ../*/README.md",
+        # a bare `*` in the workspace, or in a folder that holds no store
+        "cd app && rm -rf *",
+        "cd app && rm *.pyc",
+        "cd .. && ls *",
+        "cd tests && cat *",
+        "rm -rf ./*",
+        "rm -rf *",
+        "cd .. && cd - && rm -rf *",
+        'cd / && rm -rf "$OLDPWD"',  # the workspace itself: judged by its effects
+        "cd app && cd .. && rm -f *",
     ],
 )
 def test_the_store_guard_leaves_other_directories_alone(
@@ -187,3 +211,109 @@ def test_safety_reads_a_command_where_it_runs(
 ) -> None:
     root, _ = layout
     assert SAFETY.evaluate("Bash", {"command": command}, root=str(root)).decision == decision
+
+
+def test_a_bare_star_is_placed_where_the_shell_is() -> None:
+    assert "../*" in _paths("cd .. && rm -rf *")
+    assert "app/*" in _paths("cd app && rm -f *")
+    assert {"../*", "../../*"} <= _paths('cd "$X" && rm -rf *', "/a/workspace")
+    targets = all_targets({"command": "cd .. && rm -f *"})
+    assert "delete:../*" in targets  # a deletion outside the workspace, for the policy's rules
+    assert "destroy:../*" in all_targets({"command": "pushd ..; rm -rf *; popd"})
+
+
+def test_oldpwd_is_where_the_last_cd_left() -> None:
+    assert "/w/ws" in _paths('cd / && rm -rf "$OLDPWD"', "/w/ws")
+    assert "/w" in _paths('cd .. && cd / && rm -rf "$OLDPWD"', "/w/ws")
+    assert "/w/ws/app/x" in _paths('cd app && cd .. && cat "$OLDPWD"/x', "/w/ws")
+    # before any cd, or after one the reading cannot follow, it stays unknown
+    assert "$OLDPWD" in _paths('rm -rf "$OLDPWD"', "/w/ws")
+    assert "$OLDPWD" in _paths('cd "$X" && cd / && rm -rf "$OLDPWD"', "/w/ws")
+    place = Place()
+    place.change(["cd", "$X"], [False, True])
+    place.change(["cd", "/"], [False, False])
+    place.change(["cd", "-"], [False, False])
+    assert place.unknown  # back to where the unknown cd went
+    place.change(["cd", "-"], [False, False])
+    assert (place.cwd, place.unknown) == ("/", False)
+
+
+def test_a_cd_home_also_reads_paths_from_the_users_home() -> None:
+    assert {".local", "~/.local"} <= _paths("cd ~ && rm -rf .local")
+    assert "~/.local" in _paths("cd && rm -rf .local")
+    assert "~/.local/state" in _paths("cd ~ && cd .local && rm -rf state")
+    assert "~/.local/state" in _paths("cd ~/.local && rm -rf state")
+    assert not any(p.startswith("~") for p in _paths("cd ~ && cd /tmp && rm -rf x"))
+    assert not any(p.startswith("~") for p in _paths("cd ~ && cd ../.. && rm -rf x"))
+    assert not any(p.startswith("~") for p in _paths("HOME=/h; cd ~ && rm -rf x"))
+
+
+@pytest.fixture
+def home_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A workspace and the user's home holding the default store and the witness folder
+    (``~/.local/state/harness-audit/``), as the hook door keeps them."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    root = tmp_path / "project"
+    (root / "app").mkdir(parents=True)
+    witness = home / ".local" / "state" / "harness-audit" / "witness"
+    witness.mkdir(parents=True)
+    return root, witness
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd ~ && rm -rf .local",
+        "cd && rm -rf .local",
+        "cd ~ && cd .local && rm -rf state",
+        "cd ~/.local/state && rm -rf *",
+        "cd ~ && rm -rf .*",
+        "rm -rf ~/.local",
+    ],
+)
+def test_the_witness_folder_in_the_home_is_out_of_reach_after_cd_home(
+    home_store: tuple[Path, Path], command: str
+) -> None:
+    root, witness = home_store
+    guard = StoreGuard(witness, str(root))
+    assert guard.offending(all_targets({"command": command}, str(root)), {}) is not None
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cd ~ && rm -rf *", "cd ~ && rm -rf .cache", "cd ~ && rm -rf app", "cd ~ && cat README.md"],
+)
+def test_other_folders_of_the_home_stay_reachable(
+    home_store: tuple[Path, Path], command: str
+) -> None:
+    root, witness = home_store
+    guard = StoreGuard(witness, str(root))
+    assert guard.offending(all_targets({"command": command}, str(root)), {}) is None
+
+
+def test_a_bare_star_in_a_folder_without_the_store_is_no_tamper(tmp_path: Path) -> None:
+    root = tmp_path / "workspace"
+    root.mkdir()
+    guard = StoreGuard("/nonexistent-harness-folder/audit", str(root))
+    command = "cd /tmp && rm -rf *"
+    assert guard.offending(all_targets({"command": command}, str(root)), {}) is None
+    moved = "cd /nonexistent-harness-folder && rm -rf *"
+    assert guard.offending(all_targets({"command": moved}, str(root)), {}) is not None
+
+
+def test_oldpwd_names_a_store_inside_the_workspace(layout: tuple[Path, Path]) -> None:
+    root, _ = layout
+    store = root / ".harness-audit"
+    (store / "audit").mkdir(parents=True, exist_ok=True)
+    guard = StoreGuard(store, str(root))
+    command = 'cd / && rm -rf "$OLDPWD"'
+    assert guard.offending(all_targets({"command": command}, str(root)), {}) is not None
+
+
+def test_an_absolute_cd_after_an_unknown_one_is_known(layout: tuple[Path, Path]) -> None:
+    root, store = layout
+    guard = StoreGuard(store, str(root))
+    command = f'cd "$X"; cd {store}/audit && sed -i 1d *'
+    assert f"{store}/audit/*" in _paths(command, str(root))
+    assert guard.offending(all_targets({"command": command}, str(root)), {}) is not None

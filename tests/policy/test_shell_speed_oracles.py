@@ -138,7 +138,7 @@ def old_place(place: Place, reading: Reading, argv: list[str] | None = None) -> 
         end = len(paths)
         if start >= end:
             continue
-        if place.cwd != "." or place.unknown or extra:
+        if place.cwd != "." or place.unknown or extra or place.home:  # (`cd ~`: the home)
             for path in paths[start:end]:
                 paths.extend(place._forms(path, extra))
         marks[name] = len(paths)

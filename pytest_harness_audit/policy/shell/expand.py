@@ -190,7 +190,7 @@ class Expander:
                 return self.variables["IFS"][:1].join(self.variables["*"].split(" ")), True
             if part.name in self.variables:
                 return self.variables[part.name], True
-            if (fixed := _FIXED.get(part.name)) is not None:
+            if fixed := _FIXED.get(part.name) or self.place.variable(part.name, self.root):
                 return fixed, True
             if part.default is not None:
                 return "", True

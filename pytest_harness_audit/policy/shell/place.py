@@ -9,6 +9,12 @@ A directory that cannot be known (``cd "$(dirname "$PWD")"``) may lie anywhere; 
 path is then also read from every directory above the start, up to the file-system root
 (``../p``, ``../../p`` …), so a path that reaches out of the workspace upwards is still seen. A
 directory below the start stays unknown: a path read from there keeps only its written form.
+A bare ``*`` is moved like any other path: ``cd .. && rm -rf *`` names everything beside the
+workspace (``../*``), the audit store kept there included.
+
+``cd ~`` goes to the workspace for the harness's commands (their ``HOME``), but to the user's
+home for a host's (the hook door): a path read from there also gets its ``~/`` form, which the
+built-in rules read from the real home (``cd ~ && rm -rf .local`` is ``~/.local``).
 
 The union is deliberate: ``( cd .. ); cat x`` and ``bash -c 'cd ..'`` do not move the outer
 shell, yet the reading moves — a path gets one form too many, never one too few.
@@ -60,6 +66,9 @@ class Place:
 
     ``cwd``: where the script is, relative to where it started (``.``) or absolute;
     ``unknown``: it moved somewhere the reading cannot know. ``stack``: ``pushd``'s directories.
+    ``previous``: where the last ``cd`` left (``$OLDPWD``), ``""`` before any, and
+    ``previous_unknown`` whether that was not known. ``home``: the same directory as a path from
+    the user's home (``~/x``), when the script went there by ``~`` (module doc), else ``""``.
     """
 
     depth: int = MAX_ANCESTORS
@@ -68,6 +77,8 @@ class Place:
     previous: str = ""
     stack: list[tuple[str, bool]] = field(default_factory=list)
     placed: int = 0
+    previous_unknown: bool = False
+    home: str = ""
 
     # (an own __init__: the compiled build compiles it, not the one dataclass would generate)
     def __init__(
@@ -78,6 +89,8 @@ class Place:
         previous: str = "",
         stack: list[tuple[str, bool]] | None = None,
         placed: int = 0,
+        previous_unknown: bool = False,
+        home: str = "",
     ) -> None:
         self.depth = depth
         self.cwd = cwd
@@ -85,6 +98,8 @@ class Place:
         self.previous = previous
         self.stack = [] if stack is None else stack
         self.placed = placed
+        self.previous_unknown = previous_unknown
+        self.home = home
 
     @classmethod
     def for_root(cls, root: str | None) -> Place:
@@ -119,15 +134,19 @@ class Place:
         ]
         if name == "popd":
             self._go(*(self.stack.pop() if self.stack else (".", True)))
+            self.home = ""
             return
         here = (self.cwd, self.unknown)
         given = _Given(variables, environ)
+        home = ""  # the folder gone to, from the user's home (a `~` the script does not set)
         if not operands:
             target, unknown = (".", False) if name != "pushd" else (here[0], here[1])
             if name == "pushd":  # `pushd` alone swaps with the top of the stack
                 target, unknown = self.stack.pop() if self.stack else (".", True)
-            elif (home := given.get("HOME")) is not None:  # `HOME=..; cd`
-                target, unknown = self._resolved(home)
+            elif (home_value := given.get("HOME")) is not None:  # `HOME=..; cd`
+                target, unknown = self._resolved(home_value)
+            else:
+                home = "~"
         else:
             word, dyn = operands[0]
             if dyn or "$" in word:
@@ -137,22 +156,41 @@ class Place:
                 if oldpwd is not None:
                     target, unknown = self._resolved(oldpwd)
                 else:
-                    target, unknown = self.previous, self.unknown or not self.previous
+                    target, unknown = self.previous, self.previous_unknown or not self.previous
             elif word == "~" or word.startswith("~/"):  # HOME is the workspace root
-                home = given.get("HOME")
-                if home is not None:
-                    target, unknown = self._resolved(join_path(home, word[2:]))
+                home_value = given.get("HOME")
+                if home_value is not None:
+                    target, unknown = self._resolved(join_path(home_value, word[2:]))
                 else:
                     target, unknown = normal_path("." + word[1:]), False
+                    home = normal_path(word)
             elif given.get("CDPATH") and not word.startswith(("/", "./", "../")) and word != "..":
                 target, unknown = word, True  # `CDPATH=.. cd audit`: a folder of the path
             else:
-                target = word if word.startswith("/") else join_path(self.cwd, word)
-                target, unknown = normal_path(target), self.unknown
+                absolute = word.startswith("/")
+                target = word if absolute else join_path(self.cwd, word)
+                target, unknown = normal_path(target), self.unknown and not absolute
+                if self.home and not word.startswith("/"):  # `cd ~; cd .config`
+                    home = normal_path(join_path(self.home, word))
         if name == "pushd":
             self.stack.append(here)
-        self.previous = here[0]
+        self.previous, self.previous_unknown = here
         self._go(target, unknown)
+        self.home = home if not unknown and (home == "~" or home.startswith("~/")) else ""
+
+    def variable(self, name: str, root: str | None) -> str | None:
+        """The value the place gives a variable the script did not set: ``$OLDPWD`` after a
+        ``cd`` of the script, as an absolute path (from the workspace ``root``, so it is not
+        moved again); ``None`` for another name, before any ``cd``, without a root, or when
+        it is not known."""
+        previous = self.previous
+        if name != "OLDPWD" or not previous or self.previous_unknown:
+            return None
+        if previous.startswith("/"):
+            return previous
+        if not root or not root.startswith("/"):
+            return None
+        return normal_path(join_path(root, previous))
 
     def _resolved(self, folder: str) -> tuple[str, bool]:
         """Where ``cd FOLDER`` goes (a value with an unknown part: somewhere not known)."""
@@ -188,7 +226,7 @@ class Place:
     def place(self, reading: Paths, argv: list[str] | None = None) -> None:
         """Add the moved forms of the paths ``reading`` gained since the last call."""
         extra = _dir_options(argv) if argv else []
-        if self.cwd == "." and not self.unknown and not extra:
+        if self.cwd == "." and not self.unknown and not extra and not self.home:
             _advance(reading)  # nothing moves: no path gains a form, only the marks advance
             return
         marks = reading.marks
@@ -203,12 +241,14 @@ class Place:
             marks[name] = len(paths)
 
     def _forms(self, path: str, extra: list[str]) -> list[str]:
-        if not path or path.startswith(("/", "~")) or path == "*":
+        if not path or path.startswith(("/", "~")):
             return []
         bases = [join_path(self.cwd, d) for d in extra]
         if self.cwd != ".":
             bases.append(self.cwd)
         forms = [normal_path(join_path(base, path)) for base in bases]
+        if self.home:  # `cd ~ && rm -rf .local`: the user's `~/.local` for a host's command
+            forms.append(normal_path(join_path(self.home, path)))
         if self.unknown and self.placed < MAX_PLACED:
             self.placed += 1
             forms.extend("../" * level + path for level in range(1, self.depth + 1))
