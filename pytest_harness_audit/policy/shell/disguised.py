@@ -21,7 +21,7 @@ operands.
 * **Archives extracted** write their members (:mod:`.extractions`); a copy into a folder git
   or Python take code from writes the file of its source's name there (:mod:`.code_places`).
 * **Program text on an interpreter's standard input** is read as inline code
-  (:mod:`.stdin_programs`).
+  (:mod:`.stdin_programs`), and so is a workspace script file it runs (:mod:`.program_files`).
 * **Command strings**: ``trap 'CMD' SIGNAL`` runs ``CMD`` (at exit, at the latest).
 * **Notebooks run** (``jupyter execute``, ``nbconvert --execute``, ``papermill``, ``ipython``
   …): their code cells are read as the program they are (:mod:`.notebooks`).
@@ -48,6 +48,7 @@ from pytest_harness_audit.policy.shell.notebooks import NOTEBOOK_RUNNERS, notebo
 from pytest_harness_audit.policy.shell.option_files import NAMES as OPTION_READERS
 from pytest_harness_audit.policy.shell.option_files import option_reads
 from pytest_harness_audit.policy.shell.option_words import split_options
+from pytest_harness_audit.policy.shell.program_files import file_program
 from pytest_harness_audit.policy.shell.registries import NAMES as REGISTRY_CLIENTS
 from pytest_harness_audit.policy.shell.registries import registries
 from pytest_harness_audit.policy.shell.removers import REMOVERS, git_rm, removed
@@ -94,6 +95,7 @@ def disguised(name: str, args: list[str], ctx: Context) -> None:
         index_files(name, args, ctx)  # `pip install -r r.txt`: the index r.txt names
     if name in STDIN_RUNNERS or name.startswith("python"):
         stdin_program(name, args, ctx)  # `echo CODE | python3`: read as `python3 -c CODE`
+        file_program(name, args, ctx)  # `python3 clean.py`: its text read as `-c` text is
     if name.startswith("python"):
         _python_module(args, ctx)
     elif name not in NAMES:

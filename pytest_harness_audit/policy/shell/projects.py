@@ -416,6 +416,14 @@ def _local_installs(
 def python_module(args: list[str], runner: Runner) -> None:
     """``python -m module``: the module's file of the workspace (or of a ``PYTHONPATH``
     folder), read as code."""
+    path = module_file(args, runner)
+    if path is not None:
+        runner.script_file(path, code=True)
+
+
+def module_file(args: list[str], runner: Runner) -> str | None:
+    """The file of the workspace (or of a ``PYTHONPATH`` folder) ``python -m module`` runs,
+    if any."""
     for index, word in enumerate(args[:-1]):
         if word == "-m":
             module = args[index + 1].replace(".", "/")
@@ -423,9 +431,9 @@ def python_module(args: list[str], runner: Runner) -> None:
                 base = "" if folder in ("", ".") else f"{folder}/"
                 for path in (f"{base}{module}.py", f"{base}{module}/__main__.py"):
                     if runner.workspace_text(path) is not None:
-                        runner.script_file(path, code=True)
-                        return
-            return
+                        return path
+            return None
+    return None
 
 
 def is_package_runner(name: str) -> bool:

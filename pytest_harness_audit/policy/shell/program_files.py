@@ -1,0 +1,136 @@
+"""Script files of the workspace an interpreter runs, judged as the ``-c`` text they are.
+
+``python3 clean.py``, ``python3 -m tools.clean`` (a module file of the workspace), ``node x.js``,
+``ruby x.rb``, ``perl x.pl``: the interpreter runs the file's text as ``python3 -c TEXT`` runs
+its argument. The reading already reads the paths that text names and the commands it shells
+out to (:func:`.effects.inline_code`); it also records the command as ``NAME -c TEXT`` (``-e``
+for the others), as it does for a program on the standard input (:mod:`.stdin_programs`), so
+the rules that judge inline code (a recursive deletion, a file removed) judge the file too.
+
+Only a file the reading can see is read: inside the workspace (or written earlier in the same
+command with a known text), of at most :data:`~.expand.SCRIPT_FILE_LIMIT` bytes. In Python and
+JavaScript text, the string literals and comments that hold no call (``name(``) are blanked:
+``print("rmtree")`` names no deletion, ``exec("shutil.rmtree('app')")`` still does. Ruby and
+Perl call without parentheses, so their text is kept whole.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from pytest_harness_audit.policy.shell.context import Context
+from pytest_harness_audit.policy.shell.projects import module_file
+
+#: Interpreters besides ``python*`` whose script file is read, with the language of its text.
+_LANGUAGES: Final = {
+    "node": "js",
+    "nodejs": "js",
+    "bun": "js",
+    "deno": "js",
+    "perl": "perl",
+    "ruby": "ruby",
+}
+#: Options that give the program in the words (no script file runs): ``python3 -c``,
+#: ``node -e``/``-p``, ``perl -E``, ``ruby -ne`` …
+_PROGRAM_FLAGS: Final = {
+    "python": re.compile(r"-[A-Za-z]*c|--command|-"),
+    "other": re.compile(r"-[A-Za-z]*[eE]|--eval|-p|--print|-"),
+}
+#: Options whose value is the next word (``python3 -W ignore x.py``, ``node -r m x.js``).
+_VALUED: Final = {
+    "python": frozenset({"-W", "-X", "--check-hash-based-pycs"}),
+    "other": frozenset({"-r", "--require", "--import", "--loader", "-M", "-I", "--title", "-C"}),
+}
+#: Most commands a reading records (as :data:`.reading.MAX_COMMANDS`).
+_MAX_COMMANDS: Final = 512
+#: What starts a string literal or a comment worth looking at.
+_SPECIAL: Final = {
+    "python": re.compile(r"""'''|\"\"\"|'|"|#"""),
+    "js": re.compile(r"""['"`]|//|/\*"""),
+}
+#: A call: a name (or a closing bracket) and an opening parenthesis.
+_CALL: Final = re.compile(r"""[\w$\])]\s*\(""")
+
+
+def file_program(name: str, args: list[str], ctx: Context) -> None:
+    """Record the script file ``name args`` runs as ``name -c TEXT`` (module doc); nothing
+    when it runs none, or its text cannot be known."""
+    language = "python" if name.startswith("python") else _LANGUAGES.get(name)
+    if language is None or len(ctx.reading.commands) >= _MAX_COMMANDS:
+        return
+    path = _script(args, language == "python", ctx)
+    if path is None:
+        return
+    text = ctx.workspace_text(path)
+    if text:
+        flag = "-c" if language == "python" else "-e"
+        ctx.reading.commands.append([name, flag, program_text(text, language)])
+
+
+def _script(args: list[str], python: bool, ctx: Context) -> str | None:
+    """The script file of an interpreter's words: its first operand after the options
+    (``bun run x.js``, ``deno run x.ts``: after ``run``), or ``python -m``'s workspace file."""
+    kind = "python" if python else "other"
+    valued, program = _VALUED[kind], _PROGRAM_FLAGS[kind]
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word == "-m" and python:
+            return module_file(args, ctx)
+        if program.fullmatch(word):
+            return None
+        if word == "--":
+            return args[index + 1] if index + 1 < len(args) else None
+        if not word.startswith("-"):
+            return word if word != "run" or index + 1 >= len(args) else args[index + 1]
+        index += 2 if word in valued else 1
+    return None
+
+
+def program_text(text: str, language: str) -> str:
+    """``text`` with its string literals and comments that hold no call blanked (Python and
+    JavaScript; the text of another language as it is): the quotes and comment marks stay."""
+    special = _SPECIAL.get(language)
+    if special is None:
+        return text
+    kept: list[str] = []
+    start = index = 0
+    size = len(text)
+    while (found := special.search(text, index)) is not None:
+        token = found.group()
+        begin = found.end()
+        if token in ("#", "//"):
+            end = text.find("\n", begin)
+            end, close = (size if end < 0 else end), 0
+        elif token == "/*":
+            end = text.find("*/", begin)
+            end, close = (size, 0) if end < 0 else (end, 2)
+        else:
+            end, close = _string_end(text, begin, token), len(token)
+        body = text[begin:end]
+        if _CALL.search(body) is None:
+            kept.append(text[start:begin])  # the opening kept, the body blanked
+            start = end
+        index = min(size, end + close)
+    kept.append(text[start:])
+    return "".join(kept)
+
+
+def _string_end(text: str, index: int, quote: str) -> int:
+    """Where the string literal whose body starts at ``index`` ends (its closing quote, or the
+    end of the line for an unclosed one-line string, or of the text)."""
+    size = len(text)
+    line = len(quote) == 1 and quote != "`"
+    while index < size:
+        character = text[index]
+        if character == "\\":
+            index += 2
+            continue
+        if text.startswith(quote, index) or (line and character == "\n"):
+            return index
+        index += 1
+    return size
+
+
+__all__ = ["file_program", "program_text"]
