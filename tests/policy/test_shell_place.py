@@ -317,3 +317,11 @@ def test_an_absolute_cd_after_an_unknown_one_is_known(layout: tuple[Path, Path])
     command = f'cd "$X"; cd {store}/audit && sed -i 1d *'
     assert f"{store}/audit/*" in _paths(command, str(root))
     assert guard.offending(all_targets({"command": command}, str(root)), {}) is not None
+
+
+def test_a_glob_outside_the_workspace_is_not_listed_from_it(layout: tuple[Path, Path]) -> None:
+    root, _ = layout
+    assert _paths("cd .. && cat *", str(root)) == {"*", "../*"}
+    assert "README.md" not in _paths("cd /tmp && rm -f *", str(root))
+    assert "app/settings.py" in _paths("cd app && cat *", str(root))
+    assert "README.md" in _paths('cd "$X" && cat *', str(root))  # it may be the workspace

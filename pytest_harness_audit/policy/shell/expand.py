@@ -355,9 +355,10 @@ class Expander:
             if not pattern.startswith(prefix):
                 return outside_glob(pattern)
             pattern = pattern[len(prefix) :]
+        elif self.place.outside:
+            return []  # `cd .. && rm *`: not the workspace's files (the store guard reads `../*`)
         elif (here := self.place.here) is not None or "/../" in f"/{pattern}":
-            # where the script has moved inside the workspace (`cd app && cat ../*/*.json`),
-            # listed from the root: the paths come back relative to it
+            # moved inside the workspace (`cd app && cat ../*/*.json`): listed from the root
             pattern = normal_path(join_path(here or ".", pattern))
         parts = pattern.split("/")
         if ".." in parts or sum(1 for p in parts if _GLOB_CHARS.search(p)) > _GLOB_MAX_WILD_PARTS:
@@ -442,8 +443,7 @@ class Expander:
         return os.path.realpath(os.path.join(root, cwd, os.path.expanduser(path)))
 
     def workspace_folder(self, folder: str) -> str | None:
-        """The real path of ``folder`` (from where the script is) when it lies in the
-        workspace; ``None`` without a workspace or outside it."""
+        """The real path of ``folder`` (from where the script is) in the workspace, or ``None``."""
         root = self.root
         top = self.real_path(folder)
         if not root or top is None:

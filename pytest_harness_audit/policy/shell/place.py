@@ -209,6 +209,12 @@ class Place:
             return None
         return cwd
 
+    @property
+    def outside(self) -> bool:
+        """Whether the script is in a known directory outside the start (``cd ..``, ``cd /tmp``),
+        where the start's listing names nothing."""
+        return not self.unknown and self.cwd.startswith(("/", ".."))
+
     def candidates(self, pattern: str, dotglob: bool = False) -> list[str]:
         """The sensitive paths a glob could expand to where the script is: ``cd ~/.ssh && cat *``
         reads the keys of ``.ssh``, ``cd /root/.ssh && cat *`` those of that folder
