@@ -246,6 +246,7 @@ def test_a_cd_home_also_reads_paths_from_the_users_home() -> None:
     assert not any(p.startswith("~") for p in _paths("cd ~ && cd /tmp && rm -rf x"))
     assert not any(p.startswith("~") for p in _paths("cd ~ && cd ../.. && rm -rf x"))
     assert not any(p.startswith("~") for p in _paths("HOME=/h; cd ~ && rm -rf x"))
+    assert "../.local" in _paths("cd ~user && rm -rf .local", "/home/me/project")  # not known
 
 
 @pytest.fixture

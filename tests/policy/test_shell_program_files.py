@@ -42,6 +42,11 @@ FILES = {
     ),
     "hint.js": "console.log('fs.rmSync with recursive removes a folder') /* rmSync */\n",
     "app/a.py": "print(1)\n",
+    "clean.ts": "import fs from 'node:fs'\nfs.rmSync('app', {recursive: true})\n",
+    "inline.sh": "set -e\npython3 -c \"import shutil; shutil.rmtree('app')\"\n",
+    "runs.sh": "echo cleaning\npython3 clean.py\n",
+    "outer.sh": "bash inline.sh\n",
+    "ok.sh": "python3 -c 'print(1)'\nnode -e 'console.log(1)'\necho rmtree\n",
 }
 
 
@@ -66,6 +71,15 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "./shebang",
         "cd tools && python3 clean.py",
         "sudo -u nobody python3 clean.py",
+        "python3 -mtools.clean",
+        "bun clean.ts",
+        "bun run clean.ts",
+        "deno clean.ts",
+        # the program text in a shell script file a command runs
+        "bash inline.sh",
+        ". ./inline.sh",
+        "sh runs.sh",
+        "bash outer.sh",
         "printf 'import shutil\\nshutil.rmtree(\"app\")' > gone.py && python3 gone.py",
     ],
 )
@@ -91,6 +105,8 @@ def test_a_file_removed_by_a_script_file_is_flagged(root: Path, command: str) ->
         ("python3 -c 'print(1)' clean.py", ("allow", None)),
         ("cat clean.py", ("allow", None)),
         ("python3 -m json.tool clean.json", ("allow", None)),
+        ("sh ok.sh", ("allow", None)),
+        ("python3 -m", ("allow", None)),
     ],
 )
 def test_ordinary_script_files_keep_their_verdict(

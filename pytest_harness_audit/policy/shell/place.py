@@ -164,6 +164,8 @@ class Place:
                 else:
                     target, unknown = normal_path("." + word[1:]), False
                     home = normal_path(word)
+            elif word.startswith("~"):  # `cd ~user`: another user's home, not known
+                target, unknown = word, True
             elif given.get("CDPATH") and not word.startswith(("/", "./", "../")) and word != "..":
                 target, unknown = word, True  # `CDPATH=.. cd audit`: a folder of the path
             else:

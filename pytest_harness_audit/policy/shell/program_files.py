@@ -49,6 +49,8 @@ _SPECIAL: Final = {
     "python": re.compile(r"""'''|\"\"\"|'|"|#"""),
     "js": re.compile(r"""['"`]|//|/\*"""),
 }
+#: The programs whose text the inline-code rules judge (the interpreters read here, ``pypy``).
+_INTERPRETER: Final = re.compile(r"python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby")
 #: A call: a name (or a closing bracket) and an opening parenthesis.
 _CALL: Final = re.compile(r"""[\w$\])]\s*\(""")
 
@@ -68,6 +70,18 @@ def file_program(name: str, args: list[str], ctx: Context) -> None:
         ctx.reading.commands.append([name, flag, program_text(text, language)])
 
 
+def program_commands(commands: list[list[str]]) -> list[list[str]]:
+    """The commands of ``commands`` that run an interpreter (``python3 -c TEXT``, ``node -e``,
+    a script file's text recorded as such): the commands of a shell script file are kept apart
+    from the call's (:attr:`.reading.Reading.ran`), but program text can only be judged by its
+    text, so these join the call's commands."""
+    return [
+        argv
+        for argv in commands
+        if argv and _INTERPRETER.fullmatch(argv[0].rsplit("/", 1)[-1].lower()) is not None
+    ]
+
+
 def _script(args: list[str], python: bool, ctx: Context) -> str | None:
     """The script file of an interpreter's words: its first operand after the options
     (``bun run x.js``, ``deno run x.ts``: after ``run``), or ``python -m``'s workspace file."""
@@ -76,14 +90,17 @@ def _script(args: list[str], python: bool, ctx: Context) -> str | None:
     index = 0
     while index < len(args):
         word = args[index]
-        if word == "-m" and python:
+        if word.startswith("-m") and python:
             return module_file(args, ctx)
         if program.fullmatch(word):
             return None
         if word == "--":
             return args[index + 1] if index + 1 < len(args) else None
+        if word == "run" and not python and index == 0:  # `bun run x.js`, `deno run -A x.ts`
+            index += 1
+            continue
         if not word.startswith("-"):
-            return word if word != "run" or index + 1 >= len(args) else args[index + 1]
+            return word
         index += 2 if word in valued else 1
     return None
 
@@ -133,4 +150,4 @@ def _string_end(text: str, index: int, quote: str) -> int:
     return size
 
 
-__all__ = ["file_program", "program_text"]
+__all__ = ["file_program", "program_commands", "program_text"]

@@ -424,9 +424,9 @@ def python_module(args: list[str], runner: Runner) -> None:
 def module_file(args: list[str], runner: Runner) -> str | None:
     """The file of the workspace (or of a ``PYTHONPATH`` folder) ``python -m module`` runs,
     if any."""
-    for index, word in enumerate(args[:-1]):
-        if word == "-m":
-            module = args[index + 1].replace(".", "/")
+    for index, word in enumerate(args):
+        if word.startswith("-m") and (len(word) > 2 or index + 1 < len(args)):
+            module = (word[2:] or args[index + 1]).replace(".", "/")  # `-m mod`, `-mmod`
             for folder in ("", *runner.python_folders("", "")):
                 base = "" if folder in ("", ".") else f"{folder}/"
                 for path in (f"{base}{module}.py", f"{base}{module}/__main__.py"):

@@ -56,6 +56,7 @@ from pytest_harness_audit.policy.shell.nodes import (
 )
 from pytest_harness_audit.policy.shell.place import place_at_start
 from pytest_harness_audit.policy.shell.powershell import as_posix
+from pytest_harness_audit.policy.shell.program_files import program_commands
 from pytest_harness_audit.policy.shell.projects import program_file
 from pytest_harness_audit.policy.shell.script_input import enter, leave
 from pytest_harness_audit.policy.shell.searchpath import PATH_LISTS
@@ -467,8 +468,7 @@ class _Context(Lookups):
         if code:
             inline_code(text, self)
             return
-        # what the file does joins the reading, its command lines do not: they are not the
-        # call's text (and are no targets a record would keep)
+        # what the file does joins the reading; of its command lines, only program text does
         part, expander = Reading(), self.expander
         entered = enter(expander, self.command, None, self._input)  # its input: the command's
         try:
@@ -478,6 +478,7 @@ class _Context(Lookups):
         for name in ("reads", "writes", "deletes", "destroys", "notes", "code", "ran"):
             getattr(self.reading, name).extend(getattr(part, name))
         self.reading.ran.extend(part.commands)
+        self.reading.commands.extend(program_commands(part.commands))  # `python3 -c …` in it
         if part.unreadable is not None:
             self.reading.unknown_script(f"a script file: {part.unreadable}")
 
