@@ -164,9 +164,17 @@ def test_store_names_built_in_a_script_file_are_out_of_reach(tmp_path: Path) -> 
         ("log('x') // rmSync\n", "js", "log('') //\n"),
         ("/* rmSync */ f()", "js", "/**/ f()"),
         ("`${fs.rmSync(p)}`", "js", "`${fs.rmSync(p)}`"),
-        # a regex literal read as a string: the part holding the call is kept
-        ("x = /'/; fs.rmSync('a'); y = /'/", "js", "x = /'/; fs.rmSync('a''/"),
+        # a regex literal read as a string: the parts that may be code are kept
+        ("x = /'/; fs.rmSync('a'); y = /'/", "js", "x = /'/; fs.rmSync('a'); y = /'/"),
         ("puts 'rm_rf'", "ruby", "puts 'rm_rf'"),
+        # a quote reused inside an f-string (Python 3.12) opens a string the scanner misreads:
+        # what it holds is kept when it may be code
+        (
+            "a = f\"{d['''\"''']}\"\nfrom shutil import rmtree as r\nb = 1  # '''\nr('app')\n",
+            "python",
+            "a = f\"\"''']}\"\nfrom shutil import rmtree as r\nb = 1  # '''\nr('')\n",
+        ),
+        ("print('x = shutil.rmtree')", "python", "print('x = shutil.rmtree')"),
         ("'unclosed\nrmtree(p)", "python", "'\nrmtree(p)"),
     ],
 )

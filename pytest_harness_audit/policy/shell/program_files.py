@@ -9,9 +9,10 @@ the rules that judge inline code (a recursive deletion, a file removed) judge th
 
 Only a file the reading can see is read: inside the workspace (or written earlier in the same
 command with a known text), of at most :data:`~.expand.SCRIPT_FILE_LIMIT` bytes. In Python and
-JavaScript text, the string literals and comments that hold no call (``name(``) are blanked:
-``print("rmtree")`` names no deletion, ``exec("shutil.rmtree('app')")`` still does. Ruby and
-Perl call without parentheses, so their text is kept whole.
+JavaScript text, the string literals and comments that hold no call (``name(``), assignment or
+import are blanked: ``print("rmtree")`` names no deletion, ``exec("shutil.rmtree('app')")``
+still does (so does a string the scanner misreads that holds code). Ruby and Perl call without
+parentheses, so their text is kept whole.
 """
 
 from __future__ import annotations
@@ -51,8 +52,10 @@ _SPECIAL: Final = {
 }
 #: The programs whose text the inline-code rules judge (the interpreters read here, ``pypy``).
 _INTERPRETER: Final = re.compile(r"python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby")
-#: A call: a name (or a closing bracket) and an opening parenthesis.
-_CALL: Final = re.compile(r"""[\w$\])]\s*\(""")
+#: What may be code read as a string or a comment (a quote the text reuses inside an f-string,
+#: a regex literal): a call (a name or a closing bracket, then an opening parenthesis), an
+#: assignment, an import.
+_CALL: Final = re.compile(r"""[\w$\])]\s*\(|=|\bimport\b""")
 
 
 def file_program(name: str, args: list[str], ctx: Context) -> None:
