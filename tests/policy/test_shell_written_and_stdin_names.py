@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 from policy_support import ALLOWED, DESTROYS, SECRET, safety_in, secret_workspace
 
+from pytest_harness_audit.gate.store_guard import StoreGuard
+from pytest_harness_audit.policy.targets import all_targets
+
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
@@ -165,3 +168,32 @@ def test_a_substitution_reading_the_scripts_input(workspace: Path, command: str)
 @pytest.mark.parametrize("command", BENIGN_STDIN)
 def test_benign_stdin_substitutions_stay_allowed(workspace: Path, command: str) -> None:
     assert safety_in(command, workspace) == ALLOWED
+
+
+# -- names separated by NUL (`xargs -0`) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("printf '.env\\0' | xargs -0 cat", SECRET),
+        ("printf '%s\\0' .e?v | xargs -0 cat", SECRET),
+        ("printf '%s\\0' app README.md | xargs -0 rm -rf", DESTROYS),
+        ("printf '%s\\0' README.md | xargs -0 cat", ALLOWED),
+        ("find . -name '*.md' -print0 | xargs -0 wc -l", ALLOWED),
+    ],
+)
+def test_names_separated_by_nul_are_words(workspace: Path, command: str, expected: object) -> None:
+    assert safety_in(command, workspace) == expected
+
+
+def test_a_nul_separated_store_path_is_out_of_reach(tmp_path: Path) -> None:
+    root = secret_workspace(tmp_path, {"README.md": "hello\n"})
+    store = tmp_path / "audit"
+    (store / "audit").mkdir(parents=True)
+    guard = StoreGuard(store, str(root))
+    for command in (
+        "printf '%s\\0' ../* | xargs -0 rm -rf",
+        "cd ..; printf '%s\\0' * | xargs -0 rm",
+    ):
+        assert guard.offending(all_targets({"command": command}, str(root)), {}), command

@@ -53,6 +53,7 @@ def stdin_names(
         text = loose_stdin(command, expander)
     if text is None:
         return None
+    text = text.replace("\0", "\n")  # `printf '%s\0' … | xargs -0`: no word holds a NUL
     try:
         return shlex.split(text)
     except ValueError:
