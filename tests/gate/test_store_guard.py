@@ -137,3 +137,28 @@ def test_copies_beside_the_store_stay_allowed(harness: Harness) -> None:
     ):
         decision = harness.gate.decide("Bash", {"command": command})
         assert "tamper_attempt" not in decision.alerts, command
+
+
+def test_a_bare_star_from_the_parent_is_refused_and_the_store_stays(harness: Harness) -> None:
+    for command in (
+        "cd .. && rm -rf *",
+        "pushd .. >/dev/null; rm -rf *; popd",
+        'cd "$(dirname "$PWD")" && rm -rf *',
+        "cd ..; printf '%s\\0' * | xargs -0 rm -rf",
+    ):
+        result = harness.execute("Bash", {"command": command})
+        assert result.status == "blocked", command
+        assert "tamper_attempt" in result.record["alerts"], command
+    report = verify_chain(harness.storage_dir, harness.session_id)
+    assert report.valid and report.record_count >= 5
+    assert (harness.root / "README.md").exists()
+
+
+def test_a_script_file_building_the_store_name_is_refused(harness: Harness) -> None:
+    script = "import os, shutil\nshutil.rmtree(os.path.join('..', 'au' + 'dit'))\n"
+    (harness.root / "wipe.py").write_text(script, encoding="utf-8")
+    inline = 'python3 -c "' + script.replace("\n", "; ") + '"'
+    for command in ("python3 wipe.py", inline):
+        result = harness.execute("Bash", {"command": command})
+        assert result.status == "blocked" and "tamper_attempt" in result.record["alerts"]
+    assert verify_chain(harness.storage_dir, harness.session_id).valid

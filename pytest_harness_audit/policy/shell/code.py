@@ -65,12 +65,14 @@ def code_paths(text: str) -> list[str]:
     # (slow: no literal it can look for first) runs only on text holding one of them
     loads = "env" in text or "Env" in text or "AutoConfig" in text or "decouple" in text
     found = [".env"] if loads and _DOTENV_LOADER.search(text) else []
-    named = with_literal_names(text)  # `a='.e'; b='nv'; open(a+b)`: the literals written in
+    named = folded = with_literal_names(text)  # `a='.e'; b='nv'; open(a+b)`: the literals in
     if "+" in named or "harCode(" in named or "chr(" in named or _GLUED.search(named):
         built = _built_names(text) + (_built_names(named) if named != text else [])
         text = "\n".join([text, *built])
+        folded = _folded(named)  # `os.path.join('..', 'au' + 'dit')`: joined, then a path
     text = "\n".join([text, *built_literals(text)])  # `".e" "nv"`, `'vne.'[::-1]`
-    text = "\n".join([text, *joined_paths(text)])  # `os.path.join('..', 'audit')`
+    joined = joined_paths(text) + (joined_paths(folded) if folded != named else [])
+    text = "\n".join([text, *joined])  # `os.path.join('..', 'audit')`
     for token in _PATH.findall(text):
         token = _closed(token.rstrip(".,:"))
         if len(token) > 1 and not token.startswith(_SYSTEM_PREFIXES) and "://" not in token:
