@@ -27,6 +27,15 @@ from pytest_harness_audit.policy.shell.tree_reads import TREE_READERS, recursive
 
 #: Commands that copy, pack or extract whole folders (the cheap test before reading a command).
 _ARCHIVERS = TREE_READERS | REWRITERS
+#: Commands that change the modes or owners of what they name, and the options whose value is
+#: the next word (``chmod --reference=F``, ``setfacl -m ACL``).
+_MODE_CHANGERS = {
+    "chmod": frozenset(),
+    "chown": frozenset(),
+    "chgrp": frozenset(),
+    "chattr": frozenset({"-v", "-p"}),
+    "setfacl": frozenset({"-m", "-M", "-x", "-X", "--modify", "--remove", "--set", "--set-file"}),
+}
 #: The rule id of refused calls.
 STORE_RULE_ID = "protect-audit-store"
 #: The alert every refused call carries.
@@ -91,6 +100,7 @@ class StoreGuard:
                 self._moves_store(path, commands)
                 or runs_auditor(path)
                 or self._copies_store(path, commands)
+                or self._changes_modes(path, commands)
             ):
                 return target
             if "$" in path and self._through_environment(kind, path):
@@ -182,6 +192,33 @@ class StoreGuard:
                 return True
         return False
 
+    def _changes_modes(self, text: str, commands: CallCommands) -> bool:
+        """Whether a command changes the modes or owners of a folder that holds the store
+        (``chmod -R a-w ..``, ``chown -R nobody ..``): the harness could no longer write the
+        chain, or the agent could write it (a change inside the store is a read of it, refused
+        already)."""
+        if not any(word.rsplit("/", 1)[-1] in _MODE_CHANGERS for word in text.split()):
+            return False
+        if commands.judged(text):
+            return False
+        here = self.root or os.getcwd()
+        for argv in commands.read(text, self.root):
+            name = argv[0].rsplit("/", 1)[-1] if argv else ""
+            if name in ("cd", "pushd") and len(argv) > 1:
+                here = os.path.join(here, os.path.expanduser(argv[-1]))
+                continue
+            if name not in _MODE_CHANGERS:
+                continue
+            operands = _operands(argv[1:], _MODE_CHANGERS[name])
+            if name in ("chmod", "chown", "chgrp", "chattr") and not any(
+                word.startswith("--reference") for word in argv[1:]
+            ):
+                operands = operands[1:]  # the mode, owner or attributes (setfacl's: options)
+            for operand in operands:
+                if self._holds_store(os.path.join(here, os.path.expanduser(operand))):
+                    return True
+        return False
+
     def _holds_store(self, path: str) -> bool:
         resolved = self._resolve(path)
         return inside(resolved, self.store) or inside(self.store, resolved)
@@ -225,6 +262,30 @@ def _env_value(match: re.Match[str]) -> str:
     name = match.group(1) or match.group(2)
     value = os.environ.get(name) if name not in _LOCAL_VARIABLES else None
     return value if value else match.group(0)
+
+
+def _operands(args: list[str], valued: frozenset[str]) -> list[str]:
+    """The operands of a command's words (options and their values left out; after ``--``,
+    every word; ``chmod -w x`` reads ``-w`` as a mode, kept as an operand)."""
+    operands: list[str] = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word == "--":
+            return operands + args[index + 1 :]
+        if word in valued:
+            index += 2
+            continue
+        if word.startswith("-") and len(word) > 1 and not _MODE_WORD.fullmatch(word):
+            index += 1
+            continue
+        operands.append(word)
+        index += 1
+    return operands
+
+
+#: A ``chmod`` mode that starts with ``-`` (``-w``, ``-x,o-r``), not an option.
+_MODE_WORD = re.compile(r"-[rwxXst]+(?:,[ugoa]*[-+=][rwxXst]*)*")
 
 
 def split_target(target: str) -> tuple[str, str]:

@@ -162,3 +162,45 @@ def test_a_script_file_building_the_store_name_is_refused(harness: Harness) -> N
         result = harness.execute("Bash", {"command": command})
         assert result.status == "blocked" and "tamper_attempt" in result.record["alerts"]
     assert verify_chain(harness.storage_dir, harness.session_id).valid
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "chmod -R a-w ..",
+        "chmod 000 ..",
+        "chmod -w ..",
+        "chown -R nobody ..",
+        "chgrp -R nogroup ../",
+        "cd .. && chmod -R 000 .",
+        "setfacl -R -m u:nobody:rwx ..",
+        "setfacl --set u::r-- ..",
+        "chattr -R +i ..",
+        "chmod --reference=README.md ..",
+        "chmod -R 000 {store}",
+    ],
+)
+def test_a_mode_change_of_a_folder_holding_the_store_is_refused(
+    harness: Harness, command: str
+) -> None:
+    command = command.format(store=harness.storage_dir.resolve())
+    decision = harness.gate.decide("Bash", {"command": command})
+    assert decision.blocked, command
+    assert "tamper_attempt" in decision.alerts
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "chmod +x app/main.py",
+        "chmod -R u+w .",
+        "chmod 600 .env",
+        "chown -R nobody app",
+        "cd .. && chmod -R 755 workspace",
+        "chmod -R 755 ../outside",
+        "chmod -w README.md",
+    ],
+)
+def test_mode_changes_beside_the_store_stay_allowed(harness: Harness, command: str) -> None:
+    decision = harness.gate.decide("Bash", {"command": command})
+    assert "tamper_attempt" not in decision.alerts, command
