@@ -69,8 +69,10 @@ def test_a_lift_made_by_a_call_is_tamper_and_the_quarantine_stands(
 ) -> None:
     session = _quarantined(tmp_path)
     try:
-        (session.root / "l.py").write_text(LIFTERS[lifter])
-        ran = session.call("Bash", command=f"{sys.executable} l.py {session.session_id}")
+        # a script outside the workspace, which the gate does not read: judged when it has run
+        script = tmp_path / "l.py"
+        script.write_text(LIFTERS[lifter])
+        ran = session.call("Bash", command=f"{sys.executable} {script} {session.session_id}")
         assert ran.status == "success", ran.error_message
         assert "immune_lift_during_call" in ran.record["alerts"]
         assert "tamper_attempt" in ran.record["alerts"]
@@ -83,6 +85,24 @@ def test_a_lift_made_by_a_call_is_tamper_and_the_quarantine_stands(
         verdict, reasons = session.judge()
         assert verdict.name == "FAIL"
         assert any("lifted while the call ran" in reason.text for reason in reasons)
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("lifter", sorted(LIFTERS))
+def test_a_lifting_script_of_the_workspace_is_refused_before_it_runs(
+    tmp_path: Path, lifter: str
+) -> None:
+    session = _quarantined(tmp_path)
+    try:
+        (session.root / "l.py").write_text(LIFTERS[lifter])
+        ran = session.call("Bash", command=f"{sys.executable} l.py {session.session_id}")
+        assert ran.status == "blocked"  # its text runs this package's writing tools
+        assert "tamper_attempt" in ran.record["alerts"]
+        assert session.immune_level == "quarantine"
+        assert session.call("Read", file_path="README.md").status == "blocked"
+        assert session.verify().valid
+        assert session.judge()[0].name == "FAIL"
     finally:
         session.close()
 
