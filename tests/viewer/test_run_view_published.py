@@ -2,7 +2,8 @@
 
 ``--harness-audit-html`` writes the view when the run ends, reading every session from its
 store. A later test's agent, given an earlier session's store path in a form no rule reads,
-replaces that session's chain with a fresh one of the package's own making (valid, anchored,
+replaces that session's chain with a fresh one of the package's own making (its modules
+imported by names no reading follows) (valid, anchored,
 one harmless call): its own session is untouched, and the view used to show the earlier
 session PASS with a valid chain while the terminal summary, JUnit and report file said FAIL.
 The view now checks each session's chain against the head the run published at its test's end
@@ -32,14 +33,14 @@ def test_1_blocked(harness):
     pathlib.Path("first.json").write_text(json.dumps(where))
 
 REPLACE = """
-import base64, os, sys
+import base64, importlib, os, sys
 storage, session = base64.b64decode(sys.argv[1]).decode().split(chr(10))
 for top, _, names in os.walk(storage):
     for name in names:
         if name.startswith(session):
             os.remove(os.path.join(top, name))
-from pytest_harness_audit.audit import AuditChain
-from pytest_harness_audit.audit.records import RecordDraft
+audit = importlib.import_module("".join(reversed("tidua.tidua_ssenrah_tsetyp")))
+AuditChain, RecordDraft = audit.AuditChain, audit.RecordDraft
 with AuditChain(storage, session) as chain:
     chain.append(RecordDraft(tool="Read", category="file_read", target="README.md"))
 """
