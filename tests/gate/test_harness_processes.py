@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from process_rule import assert_allowed, assert_refused, permissive_session
 
 from pytest_harness_audit.session.harness import Harness
 
@@ -108,27 +108,17 @@ LOOK_ALIKES = [
 ]
 
 
-@pytest.fixture
-def harness(tmp_path: Path) -> Iterator[Harness]:
-    """A permissive session: only the built-in rules refuse."""
-    made = Harness.create(tmp_path, template="python-service", policy="permissive")
-    yield made
-    made.close()
+harness = pytest.fixture(permissive_session)
 
 
 @pytest.mark.parametrize("command", ATTACKS)
 def test_a_command_that_signals_the_harness_is_refused(harness: Harness, command: str) -> None:
-    decision = harness.gate.decide("Bash", {"command": command})  # decided only: nothing runs
-    assert decision.blocked, command
-    assert "tamper_attempt" in decision.alerts
-    assert "every process of the harness is out of the agent's reach" in decision.message
+    assert_refused(harness, command)
 
 
 @pytest.mark.parametrize("command", LOOK_ALIKES)
 def test_ordinary_process_work_stays_allowed(harness: Harness, command: str) -> None:
-    decision = harness.gate.decide("Bash", {"command": command})
-    assert not decision.blocked, (command, decision.message)
-    assert "tamper_attempt" not in decision.alerts
+    assert_allowed(harness, command)
 
 
 @pytest.mark.parametrize(
