@@ -71,10 +71,6 @@ def _refused_calls(host: Host) -> None:
     assert host.bash("rm -rf /tmp/not-there-at-all") == "deny"
 
 
-def _lost(host: Host) -> list[dict[str, Any]]:
-    return [r for r in host.records() if r["tool"] == "ChainLost"]
-
-
 @pytest.mark.slow
 def test_a_chain_and_witness_put_back_by_a_call_fail(tmp_path: Path) -> None:
     host = Host(tmp_path)
@@ -85,7 +81,7 @@ def test_a_chain_and_witness_put_back_by_a_call_fail(tmp_path: Path) -> None:
     assert host.bash(_script(host, "b.py", RESTORE)) == "none"
     host.bash("echo after")
     err = host.end()
-    (lost,) = _lost(host)
+    (lost,) = host.lost()
     assert lost["continuity"]["how"] == "rolledBack"
     assert len(lost["continuity"]["toolUseIds"]) == 2
     verdict, reasons = host.verdict()
@@ -110,7 +106,7 @@ def test_a_chain_put_back_between_events_fails_once(tmp_path: Path) -> None:
     host.end()
     host.start("resume")
     host.end()
-    assert len(_lost(host)) == 1
+    assert len(host.lost()) == 1
     assert host.verdict()[0] is Verdict.FAIL
 
 
@@ -124,7 +120,7 @@ def test_a_refusal_record_holds_the_hosts_call_id(tmp_path: Path) -> None:
         "toolu_010000000000000000000001",
         "toolu_010000000000000000000002",
     ]
-    assert _lost(host) == []  # every refusal is there: nothing lost, FAIL for the refusals
+    assert host.lost() == []  # every refusal is there: nothing lost, FAIL for the refusals
     assert host.verdict()[0] is Verdict.FAIL
 
 
@@ -134,7 +130,7 @@ def test_refused_looking_calls_before_the_hooks_are_not_claimed(tmp_path: Path) 
     host.start()
     host.bash("echo one")
     host.end()
-    assert _lost(host) == []
+    assert host.lost() == []
     assert host.verdict()[0] is Verdict.PASS
 
 
@@ -163,7 +159,7 @@ def test_an_interrupted_call_and_a_host_refusal_are_not_claimed(tmp_path: Path) 
     _use_without_hook(host, "toolu_01hostrefused", {"command": "make build"}, refused)
     host.bash("echo two")
     host.end()
-    assert _lost(host) == []
+    assert host.lost() == []
     assert host.verdict()[0] is Verdict.PASS, host.verdict()
 
 
@@ -199,7 +195,7 @@ def test_refusals_recorded_without_their_ids_by_an_older_door_are_not_claimed(
     host.start("resume")
     host.bash("echo three")
     host.end()
-    assert _lost(host) == []
+    assert host.lost() == []
     verdict, reasons = host.verdict()
     assert verdict is Verdict.FAIL  # the refusals' own FAIL, nothing more
     assert not any("rolled back" in reason for reason in reasons), reasons
@@ -221,7 +217,7 @@ def test_after_an_older_doors_refusals_a_refusal_lost_is_still_claimed(tmp_path:
     shutil.copy(host.project.parent / "aside.w", host.witness())
     host.bash("echo after")
     host.end()
-    (lost,) = _lost(host)
+    (lost,) = host.lost()
     assert lost["continuity"]["how"] == "rolledBack"
     assert lost["continuity"]["toolUseIds"] == ["toolu_010000000000000000000004"]
 
@@ -262,5 +258,5 @@ def test_a_refusal_at_the_prompt_is_no_older_doors_refusal(tmp_path: Path) -> No
     shutil.copy(host.project.parent / "aside.w", host.witness())
     host.bash("echo after")
     host.end()
-    (lost,) = _lost(host)
+    (lost,) = host.lost()
     assert "toolu_010000000000000000000003" in lost["continuity"]["toolUseIds"]

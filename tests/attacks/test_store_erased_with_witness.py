@@ -1,11 +1,11 @@
-"""A hook session's store and continuity witness moved away together, by a plain command.
+"""A hook session's store and continuity witness moved away together.
 
 By default the store (``~/.local/state/harness-audit/<project>``) and the witnesses
 (``~/.local/state/harness-audit/witness``) share a folder. ``cd ~/.local/state && mv * ../gone``
-carries both away: the shell reading does not place a bare ``*`` after a ``cd``, so the store
-rule read ``*`` in the project and let it run. The next event found no witness and no chain,
-took the session for one whose hooks came in its middle, and the refusals before it were gone:
-a session with a refused call ended WARN.
+carried both away while the shell reading placed no bare ``*`` after a ``cd``; it is now refused
+at the gate (``protect-audit-store``). The same move made by code that builds the folder's name
+in a way no reading follows still runs: the next event finds no witness and no chain, and takes
+the session for one whose hooks came in its middle, the refusals before it gone.
 
 The host's transcript still shows those refusals: each is an error result holding this door's
 refusal (``[blocked] [web4-…``), as Claude Code shows it to the model. A call whose result is
@@ -62,21 +62,36 @@ class DefaultStore(Host):
         return answer
 
 
-def _lost(host: Host) -> list[dict[str, Any]]:
-    return [r for r in host.records() if r["tool"] == "ChainLost"]
+def _move_away(state: Path) -> str:
+    """A command moving everything in ``state`` (the store and the witnesses) beside it, to
+    ``gone-*``: the folder's name reversed in the text, which no reading follows."""
+    hidden = str(state)[::-1]
+    return (
+        f"python3 -c \"import os; d = ''.join(reversed('{hidden}')); "
+        "[os.rename(os.path.join(d, n), d + '/../gone-' + n) for n in os.listdir(d)]\""
+    )
+
+
+def test_store_and_witness_moved_away_by_a_bare_glob_are_refused(tmp_path: Path) -> None:
+    host = DefaultStore(tmp_path)
+    host.start()
+    assert host.bash(f"cd {host.state} && mv * ../gone") == "deny"
+    assert (host.state / "harness-audit" / "witness").is_dir()
+    assert host.verdict()[0] is Verdict.FAIL
 
 
 @pytest.mark.slow
-def test_store_and_witness_moved_away_by_a_bare_glob_fail(tmp_path: Path) -> None:
+def test_store_and_witness_moved_away_by_code_fail(tmp_path: Path) -> None:
     host = DefaultStore(tmp_path)
     host.start()
     host.bash("echo one")
     assert host.bash("cat ~/.ssh/id_rsa") == "deny"
     assert (host.state / "harness-audit" / "witness").is_dir()
-    host.bash(f"cd {host.state} && mv * ../gone")
+    assert host.bash(_move_away(host.state)) == "none"
+    assert (host.state.parent / "gone-harness-audit" / "witness").is_dir()
     host.bash("echo after")
     host.end()
-    (lost,) = _lost(host)
+    (lost,) = host.lost()
     assert lost["continuity"]["how"] == "rolledBack"
     assert lost["continuity"]["toolUseIds"] == ["toolu_010000000000000000000002"]
     verdict, reasons = host.verdict()
@@ -92,7 +107,7 @@ def test_recorded_refusals_with_their_results_claim_nothing_lost(tmp_path: Path)
     host.end()
     host.start("resume")
     host.end()
-    assert _lost(host) == []
+    assert host.lost() == []
     assert host.verdict()[0] is Verdict.FAIL  # the refusal's own FAIL, nothing more
 
 
@@ -110,5 +125,5 @@ def test_a_session_resumed_after_its_files_were_pruned_claims_nothing(tmp_path: 
     host.start("resume")
     host.bash("echo again")
     host.end()
-    assert _lost(host) == []
+    assert host.lost() == []
     assert host.verdict()[0] is Verdict.PASS, host.verdict()

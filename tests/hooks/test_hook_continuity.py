@@ -117,6 +117,10 @@ class Host:
     def records(self) -> list[dict[str, Any]]:
         return list(iter_records(self.store, self.session))
 
+    def lost(self) -> list[dict[str, Any]]:
+        """The session's ``ChainLost`` notes."""
+        return [r for r in self.records() if r["tool"] == "ChainLost"]
+
     def verdict(self) -> tuple[Verdict, list[str]]:
         found, reasons = judge(
             [CallRecord(raw) for raw in self.records()], chain_valid=True, chain_problem=""

@@ -70,9 +70,6 @@ class Agent(Host):
         (self.project.parent / name).write_text(head + body, encoding="utf-8")
         return self.bash(f"python3 ../{name}")
 
-    def lost(self) -> list[dict[str, Any]]:
-        return [r for r in self.records() if r["tool"] == "ChainLost"]
-
     def unknown(self) -> list[dict[str, Any]]:
         return [r for r in self.records() if r["tool"] == "ContinuityUnknown"]
 
