@@ -209,11 +209,15 @@ class StoreGuard:
                 continue
             if name not in _MODE_CHANGERS:
                 continue
-            operands = _operands(argv[1:], _MODE_CHANGERS[name])
-            if name in ("chmod", "chown", "chgrp", "chattr") and not any(
+            if name == "chattr":  # its attributes may start with `-` (`chattr -i ..`)
+                args = [word for word in argv[1:] if not _ATTRIBUTES_WORD.fullmatch(word)]
+                operands = _operands(args, _MODE_CHANGERS[name])
+            else:
+                operands = _operands(argv[1:], _MODE_CHANGERS[name])
+            if name in ("chmod", "chown", "chgrp") and not any(
                 word.startswith("--reference") for word in argv[1:]
             ):
-                operands = operands[1:]  # the mode, owner or attributes (setfacl's: options)
+                operands = operands[1:]  # the mode or owner (setfacl's: options)
             for operand in operands:
                 if self._holds_store(os.path.join(here, os.path.expanduser(operand))):
                     return True
@@ -286,6 +290,9 @@ def _operands(args: list[str], valued: frozenset[str]) -> list[str]:
 
 #: A ``chmod`` mode that starts with ``-`` (``-w``, ``-x,o-r``), not an option.
 _MODE_WORD = re.compile(r"-[rwxXst]+(?:,[ugoa]*[-+=][rwxXst]*)*")
+#: A ``chattr`` attribute change (``+i``, ``-i``, ``=ai``): its options (``-R``, ``-V``, ``-f``,
+#: ``-v``, ``-p``) use no letter of an attribute.
+_ATTRIBUTES_WORD = re.compile(r"[-+=][aAcCdDeFijmPsStTux]+")
 
 
 def split_target(target: str) -> tuple[str, str]:

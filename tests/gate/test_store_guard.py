@@ -176,6 +176,9 @@ def test_a_script_file_building_the_store_name_is_refused(harness: Harness) -> N
         "setfacl -R -m u:nobody:rwx ..",
         "setfacl --set u::r-- ..",
         "chattr -R +i ..",
+        "chattr -i ..",
+        "chattr -R -a ..",
+        "chattr =i ..",
         "chmod --reference=README.md ..",
         "chmod -R 000 {store}",
     ],
@@ -199,6 +202,8 @@ def test_a_mode_change_of_a_folder_holding_the_store_is_refused(
         "cd .. && chmod -R 755 workspace",
         "chmod -R 755 ../outside",
         "chmod -w README.md",
+        "chattr -i app/main.py",
+        "chattr -R +a app",
     ],
 )
 def test_mode_changes_beside_the_store_stay_allowed(harness: Harness, command: str) -> None:
