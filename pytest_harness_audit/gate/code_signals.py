@@ -34,6 +34,7 @@ from typing import Final
 
 from pytest_harness_audit.gate.harness_forms import HarnessForms, protected_group, protected_pid
 from pytest_harness_audit.policy.shell.code import joined_literals
+from pytest_harness_audit.policy.shell.powershell_dotnet import split_commas
 
 #: The cheap test before any regex: a sender's name.
 SENDER_WORDS: Final = re.compile(r"kill|terminate|suspend|send_signal")  # and pidfd_send_signal
@@ -245,28 +246,9 @@ def _balanced(code: str, start: int) -> str | None:
 
 
 def _split(text: str) -> list[str]:
-    """``text``'s arguments, split at the commas outside brackets and quotes."""
-    args: list[str] = []
-    depth = 0
-    quote = ""
-    current: list[str] = []
-    for char in text:
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"`":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            args.append("".join(current).strip())
-            current = []
-            continue
-        current.append(char)
-    if "".join(current).strip():
-        args.append("".join(current).strip())
-    return args
+    """``text``'s arguments, split at the commas outside brackets and quotes (backticks too)."""
+    args = [part.strip() for part in split_commas(text, "'\"`")]
+    return args[:-1] if args and not args[-1] else args
 
 
 __all__ = ["SENDER_WORDS", "code_signal"]

@@ -155,15 +155,16 @@ def _arguments(
     return words, index + 1
 
 
-def split_commas(text: str) -> list[str]:
-    """``text`` split on its commas outside quotes and brackets."""
+def split_commas(text: str, quotes: str = "'\"") -> list[str]:
+    """``text`` split on its commas outside quotes (``quotes``: the characters that open one)
+    and brackets."""
     parts: list[str] = []
     depth, quote, start = 0, "", 0
     for index, char in enumerate(text):
         if quote:
             if char == quote:
                 quote = ""
-        elif char in "'\"":
+        elif char in quotes:
             quote = char
         elif char in "([{":
             depth += 1
