@@ -43,6 +43,19 @@ COMMAND_ALIASES: Final = frozenset(
 )  # fmt: skip
 
 
+#: Other names for program text a tool runs (``code``), folded as :data:`COMMAND_ALIASES`: a
+#: Jupyter server's cell (``cell_source``), a code interpreter's ``python_code``.
+CODE_ALIASES: Final = frozenset(
+    {"cell", "cellsource", "cellcode", "codecell", "sourcecode", "pythoncode", "pycode",
+     "ipythoncode", "programcode", "codesnippet"}
+)  # fmt: skip
+
+
+def is_code_alias(key: str) -> bool:
+    """Whether a parameter named ``key`` is another name for program text (``code``)."""
+    return key.lower().replace("_", "").replace("-", "") in CODE_ALIASES
+
+
 def is_command_alias(key: str) -> bool:
     """Whether a parameter named ``key`` is another name for a shell ``command``."""
     return key.lower().replace("_", "").replace("-", "") in COMMAND_ALIASES

@@ -42,6 +42,7 @@ from pytest_harness_audit.policy.param_targets import (
     COMMAND_KEYS,
     argv_command,
     as_dict,
+    is_code_alias,
     is_command_alias,
     is_path_like,
 )
@@ -200,7 +201,10 @@ def command_params(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """``params`` as a command tool's: themselves when they hold a command under one of
     :data:`COMMAND_KEYS`, else with the text of the first of
     :data:`~.param_targets.COMMAND_ALIASES` as their ``command``, else themselves when they
-    hold program text (``code``); ``None`` when they hold no command."""
+    hold program text (``code``), else with the text of a code cell
+    (:data:`~.param_targets.CODE_ALIASES`) as their ``code``; the text a computer-use ``type``
+    action types (into a terminal, maybe) as their ``command``; ``None`` when they hold no
+    command."""
     fields = as_dict(params)
     for key in COMMAND_KEYS:
         value = fields.get(key)
@@ -212,6 +216,16 @@ def command_params(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     code = fields.get("code")
     if isinstance(code, str) and code.strip():
         return params  # program text, read as `python3 -c CODE` (as every door's `code` is)
+    typed = fields.get("text")  # a computer-use `type` action: maybe into a terminal
+    if (
+        fields.get("action", fields.get("type")) == "type"
+        and isinstance(typed, str)
+        and typed.strip()
+    ):
+        return {**fields, "command": typed}
+    for key, value in fields.items():  # a notebook cell's text (a Jupyter server's tools)
+        if type(key) is str and isinstance(value, str) and value.strip() and is_code_alias(key):
+            return {**fields, "code": value}
     return None
 
 

@@ -51,6 +51,7 @@ from pytest_harness_audit.policy.shell.embedded import (
 )
 from pytest_harness_audit.policy.shell.env_loaders import launcher_loads
 from pytest_harness_audit.policy.shell.imports import data_urls, follow_loads, node_preloads
+from pytest_harness_audit.policy.shell.ipython_api import read_ipython
 from pytest_harness_audit.policy.shell.launchers import (
     CODE_RUNNERS,
     LAUNCHERS,
@@ -67,6 +68,7 @@ from pytest_harness_audit.policy.shell.makefiles import make
 from pytest_harness_audit.policy.shell.option_words import split_options
 from pytest_harness_audit.policy.shell.project_tables import SCRIPT_LAUNCHERS, project_script
 from pytest_harness_audit.policy.shell.projects import (
+    CODE_ALIKES,
     INTERPRETERS,
     SHELLS,
     base_interpreter,
@@ -248,9 +250,9 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
             record.commands.append(list(argv))
     else:
         return
-    if (base := base_interpreter(name)) is not None:  # `perl5.36 -e …`: perl's reading and text
-        argv = [base, *argv[1:]]
-        name = base
+    if (base := base_interpreter(name) or CODE_ALIKES.get(name)) is not None:  # `perl5.36 -e`
+        argv = [base, *argv[1:]]  # `tsx -e …`: node's reading and text
+        name = name if name.startswith("ipython") else base  # (IPython's own syntax read too)
         record.commands.append(argv)
     _effects(name, argv, ctx)
 
@@ -444,6 +446,8 @@ def _interpreter(args: list[str], ctx: Context, name: str) -> None:
     script = script_operand(args)
     if script is not None:
         ctx.script_file(script, code=True)
+        if name.startswith("ipython") and (text := ctx.workspace_text(script)) is not None:
+            read_ipython(text, ctx)  # `ipython x.ipy`: IPython's syntax in the file
 
 
 def inline_code(
@@ -474,6 +478,8 @@ def _code(
     if installed:
         found = [path for path in found if "/" in path or path[:1] in ".~"]
     ctx.reading.reads.extend(found)
+    if language == "python" or language.startswith("ipython"):
+        read_ipython(code, ctx)  # `!rm -rf app`, `get_ipython().system(…)`: a kernel runs them
     unresolved: list[bool] = []
     known = language if language in ("perl", "ruby", "php", "python", "js") else None
     for command in shell_outs(code, known, unresolved):

@@ -6,14 +6,10 @@
 ``ipython NB``, ``pytest --nbmake NB`` (or ``--nbval``) and the same tools as
 ``python -m MODULE`` run the code cells of each workspace
 notebook they are given. A notebook is JSON; its code cells are read as Python, and what IPython
-runs besides as the shell commands it amounts to: a ``!command`` line (``files = !ls`` too),
-``%system``, ``%sx`` and ``%sc`` as the command; the cell magics ``%%bash``, ``%%sh``,
-``%%system`` and ``%%!`` as a script, ``%%script PROG``, ``%%perl``, ``%%ruby`` and
-``%%python3`` as that program's standard input, ``%%writefile F`` as a write of ``F`` with the
-cell's text (which a later ``%run F`` runs); ``%run F`` as ``python3 F`` (``ipython`` for a
-notebook) and python-dotenv's ``%dotenv [F]`` as a read of ``F`` (``.env``). Other magic lines
-are left out of the Python text. Converting a notebook without executing it
-(``jupyter nbconvert --to html NB``) runs nothing and is not read.
+runs besides (``!command`` lines, ``%%bash`` cells, ``%run F``, ``%cd D`` …) as the shell
+commands it amounts to (:mod:`.ipython_cells`). Other magic lines are left out of the Python
+text. Converting a notebook without executing it (``jupyter nbconvert --to html NB``) runs
+nothing and is not read.
 
 A notebook's outputs (plots, tables) often make it larger than a script file read whole: a
 workspace notebook of up to 16 MiB is read for its cells, and only their code counts against
@@ -26,13 +22,12 @@ from __future__ import annotations
 import json
 import os
 import posixpath
-import re
-import shlex
 from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.expand import SCRIPT_FILE_LIMIT, file_key
 from pytest_harness_audit.policy.shell.imports import follow_loads
+from pytest_harness_audit.policy.shell.ipython_cells import CellReading
 
 #: Programs that run notebooks (as a command name or a ``python -m`` module).
 NOTEBOOK_RUNNERS: Final = frozenset(
@@ -47,11 +42,6 @@ _JUPYTER_RUNS: Final = frozenset({"execute", "nbconvert", "run"})
 _MAX_NOTEBOOKS: Final = 16
 _MAX_CELLS: Final = 4096
 _MAX_NOTEBOOK_BYTES: Final = 16 * 1024 * 1024
-_SHELL_LINE: Final = re.compile(r"\s*(?:[\w.,\[\]\s]+=\s*)?(?:!|%(?:system|sx)\b)(.*)")
-_CELL_MAGIC: Final = re.compile(r"\s*%%(!|\w+)")
-_LINE_MAGIC: Final = re.compile(r"\s*%(\w+)")
-_SHELL_MAGICS: Final = frozenset({"!", "bash", "sh", "system"})
-_PROGRAM_MAGICS: Final = frozenset({"perl", "ruby", "python", "python2", "python3", "pypy"})
 
 
 def notebooks(name: str, args: list[str], ctx: Context) -> None:
@@ -130,8 +120,7 @@ def notebook_code(text: str) -> tuple[str, list[str]]:
         worksheets = notebook.get("worksheets") if isinstance(notebook, dict) else None
         first = worksheets[0] if isinstance(worksheets, list) and worksheets else None
         cells = first.get("cells") if isinstance(first, dict) else None  # the v3 format
-    code: list[str] = []
-    scripts: list[str] = []
+    reading = CellReading()
     for cell in cells[:_MAX_CELLS] if isinstance(cells, list) else []:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -139,64 +128,6 @@ def notebook_code(text: str) -> tuple[str, list[str]]:
         body = (
             "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else source
         )
-        if not isinstance(body, str):
-            continue
-        magic = _CELL_MAGIC.match(body)
-        if magic is not None:
-            first, _, rest = body.partition("\n")
-            script = _cell_script(magic.group(1), first[magic.end(1) :].split(), rest)
-            if script is not None:
-                scripts.append(script)
-                continue
-            body = rest  # `%%time`, `%%capture`: the rest is Python
-        for line in body.splitlines():
-            shell = _SHELL_LINE.fullmatch(line)
-            if shell is not None:
-                scripts.append(shell.group(1))
-            elif (magic := _LINE_MAGIC.match(line)) is not None:
-                script = _line_script(magic.group(1), line[magic.end() :].split())
-                if script is not None:
-                    scripts.append(script)
-            else:
-                code.append(line)
-    return "\n".join(code), scripts
-
-
-def _cell_script(magic: str, words: list[str], body: str) -> str | None:
-    """A cell magic's body as the shell script it amounts to; ``None`` for Python's."""
-    if magic in _SHELL_MAGICS:
-        return body
-    if magic in ("script", "writefile") and not words:
-        return ""
-    if magic == "script":
-        return _heredoc(shlex.join(words[:1]), body)
-    if magic == "writefile":  # the file a later `%run` or `!python` runs
-        return _heredoc(f"cat {'>>' if '-a' in words else '>'} {shlex.quote(words[-1])}", body)
-    if magic in _PROGRAM_MAGICS:
-        return _heredoc(magic, body)
-    return None
-
-
-def _line_script(magic: str, words: list[str]) -> str | None:
-    """A line magic as the shell command it amounts to (``None``: nothing read)."""
-    if magic == "run":
-        operands = [w for w in words if not w.startswith("-")]
-        if "-m" in words or not operands:
-            return None
-        program = "ipython" if operands[0].lower().endswith(".ipynb") else "python3"
-        return shlex.join([program, *operands])
-    if magic == "dotenv":  # python-dotenv's extension loads the env file into the kernel
-        operands = [w for w in words if not w.startswith("-")]
-        return shlex.join(
-            ["python3", "-m", "dotenv", "-f", operands[0] if operands else ".env", "list"]
-        )
-    if magic == "sc":
-        return " ".join(words).partition("=")[2] or " ".join(words)
-    return None
-
-
-def _heredoc(command: str, body: str) -> str:
-    end = "NOTEBOOK_CELL"
-    while end in body:
-        end += "_"
-    return f"{command} <<'{end}'\n{body}\n{end}\n"
+        if isinstance(body, str):
+            reading.cell(body)
+    return "\n".join(reading.code), reading.scripts

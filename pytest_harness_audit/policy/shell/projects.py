@@ -69,6 +69,20 @@ _VERSIONED: Final = re.compile(
 )
 
 
+#: Code runners whose program text is that of a better-known interpreter, by its name: the
+#: rules on ``python3 -c``/``node -e`` text judge ``ipython -c``, ``tsx -e`` and the like too.
+CODE_ALIKES: Final = {
+    **dict.fromkeys(("ipython", "ipython3", "jython", "graalpy"), "python3"),
+    **dict.fromkeys(
+        ("tsx", "ts-node", "ts-node-esm", "ts-node-script", "ts-node-cwd", "esno", "esr",
+         "vite-node", "babel-node", "jiti", "sucrase-node", "swc-node", "zx"),
+        "node",
+    ),
+    "irb": "ruby",
+    "php-cgi": "php",
+}  # fmt: skip
+
+
 def base_interpreter(name: str) -> str | None:
     """The interpreter a versioned command name runs (``perl5.36`` → ``perl``), for a name
     :data:`INTERPRETERS` does not already know; ``None`` otherwise."""
