@@ -47,6 +47,18 @@ SHELL_NAMES: Final = frozenset(
         "run_in_terminal", "terminal_exec", "shell_tool", "bash_tool",
     }
 )  # fmt: skip
+#: Names of tools that type their input into a terminal (``tmux send-keys``): judged as
+#: ``Bash`` given it. A name as plain as ``send_keys`` types into a browser as often: it counts
+#: only under an MCP server named for a terminal (``mcp__tmux__send_keys``).
+TERMINAL_INPUT_NAMES: Final = frozenset(
+    {"tmux_send_keys", "tmux_send", "terminal_send_keys", "terminal_input", "send_terminal_input",
+     "terminal_write", "write_terminal", "write_to_terminal", "send_to_terminal",
+     "type_in_terminal", "pty_write", "shell_input", "send_shell_input"}
+)  # fmt: skip
+_TERMINAL_SERVER: Final = re.compile(r"(?i)tmux|term|pty|shell|screen|console|tty")
+_TYPING_NAMES: Final = frozenset(
+    {"send_keys", "send_input", "write_input", "send_text", "type_text", "input", "type", "write"}
+)
 #: Names of tools that run their input in PowerShell.
 POWERSHELL_NAMES: Final = frozenset(
     {"powershell", "pwsh", "run_powershell", "execute_powershell", "powershell_exec"}
@@ -109,7 +121,7 @@ def spelled_tool(tool: str) -> str | None:
     """The built-in tool ``tool`` spells (``Bash``, ``PowerShell``, ``Read`` …), or ``None``
     when it names none or is that tool's own name."""
     name = canonical_name(tool)
-    if name in SHELL_NAMES or name in PYTHON_NAMES:
+    if name in SHELL_NAMES or name in PYTHON_NAMES or types_into_terminal(tool, name):
         found: str | None = BASH
     elif name in POWERSHELL_NAMES:
         found = POWERSHELL
@@ -118,12 +130,26 @@ def spelled_tool(tool: str) -> str | None:
     return None if found == tool else found
 
 
+def types_into_terminal(tool: str, name: str | None = None) -> bool:
+    """Whether ``tool`` (its :func:`canonical_name`: ``name``) types its input into a terminal
+    (:data:`TERMINAL_INPUT_NAMES`, or a typing tool of a terminal's MCP server)."""
+    name = canonical_name(tool) if name is None else name
+    if name in TERMINAL_INPUT_NAMES:
+        return True
+    if name not in _TYPING_NAMES or not tool.startswith("mcp__"):
+        return False
+    server = tool[5:].partition("__")[0]
+    return _TERMINAL_SERVER.search(server) is not None
+
+
 __all__ = [
     "BASH",
     "POWERSHELL",
     "POWERSHELL_NAMES",
     "PYTHON_NAMES",
     "SHELL_NAMES",
+    "TERMINAL_INPUT_NAMES",
     "canonical_name",
     "spelled_tool",
+    "types_into_terminal",
 ]

@@ -52,6 +52,7 @@ from pytest_harness_audit.policy.tool_names import (
     SHELL_NAMES,
     canonical_name,
     spelled_tool,
+    types_into_terminal,
 )
 
 #: Most files (or URLs) of one call evaluated as views one by one; the others are evaluated
@@ -308,7 +309,7 @@ def with_embedded_views(
 
 #: Parameters a shell tool (:data:`~.tool_names.SHELL_NAMES`) given no command may take its
 #: input under: text typed into a shell session (inspect_ai's ``bash_session`` ``input``).
-_SHELL_INPUTS: Final = ("input", "keys")
+_SHELL_INPUTS: Final = ("input", "keys", "text")
 
 
 def _spelled_params(spelled: str, tool: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -316,7 +317,7 @@ def _spelled_params(spelled: str, tool: str, params: Mapping[str, Any]) -> Mappi
     its ``command``, a shell session's ``input`` too; else as they are."""
     found = command_params(params)
     fields = as_dict(params)
-    if found is None and canonical_name(tool) in SHELL_NAMES:
+    if found is None and (canonical_name(tool) in SHELL_NAMES or types_into_terminal(tool)):
         for key in _SHELL_INPUTS:
             value = fields.get(key)
             if isinstance(value, str) and value.strip():
