@@ -54,3 +54,20 @@ def store_session(tmp_path: Path) -> Iterator[Harness]:
     made.call("Bash", command="echo first")
     yield made
     made.close()
+
+
+#: End-to-end cases the default run leaves to ``-m slow`` (tests/slow_cases.txt).
+_SLOW_CASES = Path(__file__).with_name("slow_cases.txt")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the cases listed in ``slow_cases.txt`` slow, before ``-m`` selects by marks."""
+    listed = {
+        line.strip()
+        for line in _SLOW_CASES.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    for item in items:
+        if item.nodeid in listed:
+            item.add_marker(pytest.mark.slow)
