@@ -101,6 +101,7 @@ def test_tools_running_cells_or_typing_are_judged(
         ("python", {"code": "%matplotlib inline\nimport pandas as pd\nprint(pd.__version__)"}),
         ("python", {"code": "query = '''\n%s\n!important\n'''\nprint(query)"}),
         ("python", {"code": "rm = 3"}),
+        ("python", {"code": "rm"}),
         ("run_cell", {"cell": "print('hello')"}),
         ("computer", {"action": "type", "text": "Hello, world"}),
         ("computer", {"action": "type", "text": "Remember: never rm -rf app!"}),

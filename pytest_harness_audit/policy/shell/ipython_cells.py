@@ -95,8 +95,8 @@ class CellReading:
         if bare is None:
             return False
         name, rest = bare.group(1), bare.group(2) or ""
-        if rest[:1] in ("=", ",") and rest[:2] != "==":
-            return False  # `ls = 3`, `cat, dog = pets`: Python
+        if not rest or (rest[:1] in ("=", ",") and rest[:2] != "=="):
+            return False  # `ls = 3`, `cat, dog = pets`: Python; `rm` alone runs nothing
         if name not in _ALIASES and name not in self.aliases and name not in _READ_MAGICS:
             return False
         self._magic(name, " " + rest)
