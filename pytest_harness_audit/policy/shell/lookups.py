@@ -24,6 +24,7 @@ from pytest_harness_audit.policy.shell.expand import (
 )
 from pytest_harness_audit.policy.shell.gitcommand import existing_text
 from pytest_harness_audit.policy.shell.gitcontext import GitReadings
+from pytest_harness_audit.policy.shell.import_time import import_time_code
 from pytest_harness_audit.policy.shell.imports import MAX_LOADED, MAX_LOADED_TEXT
 from pytest_harness_audit.policy.shell.nodes import Command
 from pytest_harness_audit.policy.shell.projects import Runner, program_file
@@ -46,6 +47,10 @@ _STARTUP_MODULES: Final = ("sitecustomize", "usercustomize")
 
 #: Redirections that send a command's output to a file.
 _OUTPUT_OPS: Final = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+
+
+#: Most commands a reading records (as :data:`.reading.MAX_COMMANDS`).
+_MAX_COMMANDS: Final = 512
 
 
 class _Host(Runner, Protocol):
@@ -262,7 +267,14 @@ class Lookups(GitReadings):
                 self.unknown(f"its program loads more than {MAX_LOADED_TEXT >> 20} MiB of code")
                 pending.clear()
                 return
-            self.script_file(pending[0], code=True)
+            path = pending[0]
+            self.script_file(path, code=True)
+            if path.endswith(".py") and len(self.reading.commands) < _MAX_COMMANDS:
+                # what importing it runs is judged as program text (:mod:`.import_time`)
+                text = self.workspace_text(path)
+                code = import_time_code(text) if text else None
+                if code:
+                    self.reading.commands.append(["python3", "-c", code])
             pending.pop(0)
 
     def written_names(self: _Host, path: str) -> str | None:

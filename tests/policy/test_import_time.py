@@ -1,0 +1,98 @@
+"""A workspace module a program imports is judged by what importing it runs
+(``policy/shell/import_time.py``): its top level, not the functions it only defines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_harness_audit.policy import Policy
+from pytest_harness_audit.policy.shell.import_time import import_time_code
+
+SAFETY = Policy.preset("safety")
+HELPER = "import shutil\n\ndef clean(folder):\n    shutil.rmtree(folder)\n"
+
+
+def _decision(root: Path, files: dict[str, str], command: str) -> tuple[str, str | None]:
+    (root / "app").mkdir(exist_ok=True)
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    evaluation = SAFETY.evaluate("Bash", {"command": command}, root=str(root))
+    return evaluation.decision, evaluation.rule_id
+
+
+DENIED = ("deny", "deny-destructive-commands")
+
+
+@pytest.mark.parametrize(
+    ("files", "command"),
+    [
+        ({"tidy.py": "import shutil\nshutil.rmtree('app')\n"}, "python3 -c 'import tidy'"),
+        ({"tidy.py": "import shutil\nshutil.rmtree('app')\n"}, "python3 -c 'from tidy import *'"),
+        (
+            {"tidy.py": "import shutil\nshutil.rmtree('app')\n", "main.py": "import tidy\n"},
+            "python3 main.py",
+        ),
+        (
+            {"tidy.py": "import shutil\ndef run():\n    shutil.rmtree('app')\nrun()\n"},
+            "python3 -c 'import tidy'",
+        ),
+        (
+            {"tidy.py": "import atexit, shutil\ndef run():\n    shutil.rmtree('app')\n"
+             "atexit.register(run)\n"},
+            "python3 -c 'import tidy'",
+        ),
+        (
+            {"tidy.py": "import shutil\nclass Cleaner:\n    shutil.rmtree('app')\n"},
+            "python3 -c 'import tidy'",
+        ),
+        (
+            {"tools/__init__.py": "import shutil\nshutil.rmtree('app')\n"},
+            "python3 -c 'import tools'",
+        ),
+        (
+            {"a.py": "import b\n", "b.py": "import shutil\nshutil.rmtree('app')\n"},
+            "python3 -c 'import a'",
+        ),
+    ],
+)  # fmt: skip
+def test_what_an_import_runs_is_judged(tmp_path: Path, files: dict[str, str], command: str) -> None:
+    assert _decision(tmp_path, files, command) == DENIED
+
+
+@pytest.mark.parametrize(
+    ("files", "command"),
+    [
+        ({"util.py": HELPER, "main.py": "from util import clean\nprint(1)\n"}, "python3 main.py"),
+        ({"util.py": HELPER}, "python3 -c 'import util'"),
+        (
+            {"tidy.py": "import shutil\nif __name__ == '__main__':\n    shutil.rmtree('app')\n"},
+            "python3 -c 'import tidy'",
+        ),
+        (
+            {"tests/conftest.py": "import shutil, pytest\n@pytest.fixture\ndef work(tmp_path):\n"
+             "    yield tmp_path\n    shutil.rmtree(tmp_path)\n",
+             "tests/test_x.py": "def test_x(work):\n    assert work\n"},
+            "python -m pytest tests",
+        ),
+    ],
+)  # fmt: skip
+def test_modules_that_only_define_their_work_stay_allowed(
+    tmp_path: Path, files: dict[str, str], command: str
+) -> None:
+    assert _decision(tmp_path, files, command) == ("allow", None)
+
+
+def test_the_code_an_import_runs() -> None:
+    text = (
+        "import shutil\n@register\ndef a():\n    shutil.rmtree('x')\n"
+        "def b():\n    print('b')\nclass C:\n    size = b()\n    def m(self):\n        pass\n"
+        "if __name__ == '__main__':\n    a()\n"
+    )
+    code = import_time_code(text)
+    assert code is not None
+    assert code.splitlines() == ["import shutil", "register", "size = b()", "print('b')"]
+    assert import_time_code("def f():\n    pass\n") is None
+    assert import_time_code("!not python") is None
