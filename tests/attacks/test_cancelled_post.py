@@ -24,7 +24,6 @@ from typing import Any
 import pytest
 
 from pytest_harness_audit.readers.verdict import Verdict
-from tests.hooks.hook_processes import host_env
 from tests.hooks.test_hook_continuity import Host
 
 CALL = {
@@ -42,7 +41,7 @@ def _post_process(host: Host, payload: dict[str, Any]) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=host_env(),
+        env=host.env,
     )
     assert process.stdin is not None
     process.stdin.write(json.dumps(payload))

@@ -290,7 +290,7 @@ def test_the_view_of_a_session_with_no_end_judges_the_calls_no_hook_saw(tmp_path
     _call_without_post(host, {"content": "ok"}, pre=False, params={"command": "rm -rf app"})
     page = tmp_path / "view.html"
     argv = ["--storage", str(host.store), "view", host.session, "-o", str(page)]
-    code, out, err = harness_audit(argv)
+    code, out, err = harness_audit(argv, env=host.env)
     assert code == 0, err
     assert "0 PASS, 0 WARN, 1 FAIL" in out  # the chain alone says PASS
     assert "it got past the hooks" in page.read_text(encoding="utf-8")

@@ -27,7 +27,7 @@ from pytest_harness_audit.audit import locking
 from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.cli import main
 from pytest_harness_audit.readers.verdict import Verdict
-from tests.hooks.hook_processes import hook, host_env
+from tests.hooks.hook_processes import hook
 from tests.hooks.test_hook_continuity import Host
 
 CALL = {
@@ -52,7 +52,7 @@ def _post_in_process(
     host: Host, payload: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> tuple[int, str]:
     """``hook post`` run here (the lock's wait cut short), as the host would run it."""
-    for key, value in host_env().items():
+    for key, value in host.env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setattr(locking, "LOCK_TIMEOUT_S", 0.3)
     monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(payload)))
@@ -153,7 +153,7 @@ def test_a_post_held_by_a_fifo_past_its_deadline_fails_the_session(tmp_path: Pat
     os.mkfifo(held)
     payload = {**host.base("PostToolUse"), **CALL, "tool_response": {"stdout": ""}}
     options = ("--preset", "safety", "--deadline", "3")
-    code, _out, err = hook(host.store, "post", payload, *options)
+    code, _out, err = hook(host.store, "post", payload, *options, env=host.env)
     assert code == 1 and "did not finish within 3 s (kept for the next event)" in err, err
     held.unlink()
     held.write_bytes(saved)
@@ -172,7 +172,8 @@ def _fifo_post(host: Host, *fifos: Path) -> tuple[int, str]:
         path.unlink()
         os.mkfifo(path)
     payload = {**host.base("PostToolUse"), **CALL, "tool_response": {"stdout": ""}}
-    code, _out, err = hook(host.store, "post", payload, "--preset", "safety", "--deadline", "30")
+    options = ("--preset", "safety", "--deadline", "30")
+    code, _out, err = hook(host.store, "post", payload, *options, env=host.env)
     return code, err
 
 

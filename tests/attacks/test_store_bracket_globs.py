@@ -69,7 +69,8 @@ class Permissive(Host):
     """A host whose hooks only observe (``permissive``): only the store rule refuses."""
 
     def event(self, name: str, command: str, **fields: Any) -> tuple[int, str, str]:
-        return hook(self.store, command, {**self.base(name), **fields}, "--preset", "permissive")
+        payload = {**self.base(name), **fields}
+        return hook(self.store, command, payload, "--preset", "permissive", env=self.env)
 
 
 def _pre(host: Host, command: str) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from pytest_harness_audit.readers.verdict import Verdict
-from tests.hooks.hook_processes import harness_audit, hook, host_env
+from tests.hooks.hook_processes import harness_audit, hook
 from tests.hooks.test_hook_continuity import Host
 
 
@@ -36,8 +36,8 @@ class DefaultStore(Host):
         super().__init__(tmp_path)
         self.state = tmp_path / "home" / ".local" / "state"
         self.store = self.state / "harness-audit" / "project-1"
-        self.env = host_env(HOME=str(tmp_path / "home"))
-        self.env.pop("HARNESS_AUDIT_WITNESS_DIR")
+        for default in ("HARNESS_AUDIT_WITNESS_DIR", "XDG_STATE_HOME"):
+            self.env.pop(default, None)
         self.reason = ""
 
     def event(self, name: str, command: str, **fields: Any) -> tuple[int, str, str]:

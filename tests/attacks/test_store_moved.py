@@ -41,7 +41,8 @@ class Observed(Host):
         self.store = tmp_path / "state" / "harness-audit"
 
     def event(self, name: str, command: str, **fields: Any) -> tuple[int, str, str]:
-        return hook(self.store, command, {**self.base(name), **fields}, "--preset", "permissive")
+        payload = {**self.base(name), **fields}
+        return hook(self.store, command, payload, "--preset", "permissive", env=self.env)
 
 
 def _script(host: Host, name: str, body: str) -> str:

@@ -36,7 +36,11 @@ ERASE = (
 
 class Host:
     """A project, its store (inside it, as ``--storage .harness-audit``) and the host's
-    transcript; each call goes pre → (the command, if not denied) → post, as the host runs it."""
+    transcript; each call goes pre → (the command, if not denied) → post, as the host runs it.
+
+    ``env`` is the host's environment: its hook processes and the agent's commands both get
+    it, a home of its own (``tmp_path / "home"``) included, so a command naming ``~`` never
+    reaches the home of the user running the tests."""
 
     def __init__(self, tmp_path: Path, session: str = SESSION) -> None:
         self.project = tmp_path / "project"
@@ -47,6 +51,9 @@ class Host:
         self.transcript.touch()
         self.session = session
         self.number = 0
+        self.home = tmp_path / "home"
+        self.home.mkdir(exist_ok=True)
+        self.env = host_env(HOME=str(self.home))
 
     def base(self, event: str) -> dict[str, Any]:
         return {
@@ -63,7 +70,8 @@ class Host:
             out.write(json.dumps(line) + "\n")
 
     def event(self, name: str, command: str, **fields: Any) -> tuple[int, str, str]:
-        return hook(self.store, command, {**self.base(name), **fields}, "--preset", "safety")
+        payload = {**self.base(name), **fields}
+        return hook(self.store, command, payload, "--preset", "safety", env=self.env)
 
     def start(self, source: str = "startup") -> None:
         assert self.event("SessionStart", "session-start", source=source)[0] == 0
@@ -97,7 +105,9 @@ class Host:
             if answer == "deny":
                 return answer
         command = command.replace("python3 ", f"{sys.executable} ")
-        done = subprocess.run(command, shell=True, cwd=self.project, capture_output=True, text=True)
+        done = subprocess.run(
+            command, shell=True, cwd=self.project, capture_output=True, text=True, env=self.env
+        )
         result = {"stdout": done.stdout, "stderr": done.stderr, "interrupted": False}
         self.write(
             {
@@ -128,7 +138,8 @@ class Host:
         return found, [reason.text for reason in reasons]
 
     def audit(self, *argv: str) -> tuple[int, str]:
-        code, out, _err = harness_audit(["--storage", str(self.store), "audit", *argv])
+        argv = ("--storage", str(self.store), "audit", *argv)
+        code, out, _err = harness_audit(list(argv), env=self.env)
         return code, out
 
     def script(self, action: str) -> Path:
@@ -140,7 +151,7 @@ class Host:
         return path
 
     def witness(self) -> Path:
-        return witness_path(self.store, self.session, host_env())
+        return witness_path(self.store, self.session, self.env)
 
 
 def _lost(host: Host) -> list[dict[str, Any]]:
@@ -251,7 +262,7 @@ def test_a_rolled_back_store_extended_past_the_witness_is_recorded_as_replaced(
     shutil.rmtree(host.store)
     shutil.copytree(saved, host.store)
     # the writer's own witness of the old copy, in a folder of its own
-    elsewhere = host_env(HARNESS_AUDIT_WITNESS_DIR=str(tmp_path / "elsewhere"))
+    elsewhere = {**host.env, "HARNESS_AUDIT_WITNESS_DIR": str(tmp_path / "elsewhere")}
     private = witness_path(host.store, SESSION, elsewhere)
     private.parent.mkdir(parents=True)
     private.write_bytes(saved_witness)
@@ -275,7 +286,7 @@ def test_a_forged_chain_put_in_the_store_is_recorded_as_replaced(tmp_path: Path)
     host.bash("echo one")
     forged = tmp_path / "forged"
     payload = {**host.base("SessionStart"), "source": "startup"}
-    assert hook(forged, "session-start", payload, "--preset", "safety")[0] == 0
+    assert hook(forged, "session-start", payload, "--preset", "safety", env=host.env)[0] == 0
     shutil.rmtree(host.store)
     shutil.copytree(forged, host.store)
     host.bash("echo two")
@@ -381,7 +392,7 @@ def test_parallel_first_events_are_not_a_loss(tmp_path: Path) -> None:
     """Pre events of parallel calls at a session's first moment: none of them sees a witness
     of a chain that does not exist yet."""
     host = Host(tmp_path)
-    env = host_env()
+    env = host.env
     argv = [sys.executable, "-m", "pytest_harness_audit", "--storage", str(host.store)]
     processes = []
     for number in range(3):
@@ -428,3 +439,14 @@ def test_a_payload_without_a_session_is_left_to_the_handler() -> None:
     assert HookEvent.parse("[]") is None
     assert HookEvent.parse('{"session_id": ""}') is None
     assert HookEvent.parse("{") is None
+
+
+def test_the_agents_commands_run_in_the_hosts_environment(tmp_path: Path) -> None:
+    """A command naming ``~`` reaches the host's home (the test's own), never the home of the
+    user running the tests; the witnesses' folder it is given is the hooks' too."""
+    host = Host(tmp_path)
+    host.start()
+    assert host.bash("echo ~ > home && env > environment") == "none"
+    assert (host.project / "home").read_text().strip() == str(host.home)
+    given = (host.project / "environment").read_text().splitlines()
+    assert f"HARNESS_AUDIT_WITNESS_DIR={host.env['HARNESS_AUDIT_WITNESS_DIR']}" in given

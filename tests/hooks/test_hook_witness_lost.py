@@ -28,7 +28,7 @@ from pytest_harness_audit.audit import verify_chain
 from pytest_harness_audit.audit.continuity_files import witness_path
 from pytest_harness_audit.audit.storage import StorageLayout
 from pytest_harness_audit.readers.verdict import Verdict
-from tests.hooks.hook_processes import hook, host_env
+from tests.hooks.hook_processes import hook
 from tests.hooks.test_hook_continuity import SESSION, Host
 from tests.reliability.session_tampers import Stage
 
@@ -55,7 +55,7 @@ class Agent(Host):
         super().__init__(tmp_path)
         (self.project / "SOUL.md").write_text("You are careful.\n")
         more = {} if witnesses is None else {"HARNESS_AUDIT_WITNESS_DIR": str(witnesses)}
-        self.env = host_env(**more)
+        self.env = {**self.env, **more}
 
     def event(self, name: str, command: str, **fields: Any) -> tuple[int, str, str]:
         payload = {**self.base(name), **fields}
@@ -214,7 +214,7 @@ def test_parallel_first_events_of_a_late_install_are_not_a_loss(tmp_path: Path) 
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=host_env(),
+            env=agent.env,
         )
         assert process.stdin is not None
         process.stdin.write(json.dumps(payload))
