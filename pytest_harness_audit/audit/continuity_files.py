@@ -150,10 +150,11 @@ class WitnessUnreadable(Exception):
 
 
 def read_witness(path: Path) -> dict[str, Any] | None:
-    """The witness (``None``: there is none); raises :class:`WitnessUnreadable`."""
+    """The witness (``None``: there is none, its folder included: a file put in the folder's
+    place holds no witness); raises :class:`WitnessUnreadable`."""
     try:
         data = json.loads(read_own_file(path).decode("utf-8"))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except (OSError, ValueError, RecursionError) as exc:
         raise WitnessUnreadable(type(exc).__name__) from None

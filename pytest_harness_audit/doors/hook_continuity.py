@@ -64,6 +64,11 @@ MID_SESSION_TOOL = "MidSessionStart"
 LATE_ALERT = "first_seen_after_call"
 #: The ``how`` of a lost chain whose witness was removed while the chain was there.
 WITNESS_LOST = "witnessLost"
+#: The ``how`` of a lost chain that no longer holds refusals the host's transcript shows.
+ROLLED_BACK = "rolledBack"
+#: The ``witness`` of a continuity note when no witness can be written (its folder cannot be
+#: made or written).
+UNWRITABLE = "unwritable"
 #: The tool name of the note of a witness that cannot be read.
 UNKNOWN_TOOL = "ContinuityUnknown"
 #: Its alert.
@@ -232,7 +237,7 @@ class Loss:
             "missing": "lost",
             "shortened": "cut short",
             "replaced": "replaced by another chain",
-            "rolledBack": "rolled back or begun anew: refused calls of the host's transcript "
+            ROLLED_BACK: "rolled back or begun anew: refused calls of the host's transcript "
             "are gone from it",
         }[self.how]
         text = f"the session's chain was {what}: {self.records} earlier records missing"
@@ -281,15 +286,20 @@ def _holds(storage: Path, session_id: str, witness: Mapping[str, Any]) -> bool:
     return line_hash_ending_at(chain, size) == head
 
 
-def record_loss(storage: Path, policy: Policy, event: HookEvent, loss: Loss) -> bool:
-    """Record ``loss`` in the session's (new) chain: a FAIL part, tamper evidence. False when
-    the chain can no longer be written (see :func:`note_continuity`)."""
+def record_loss(
+    storage: Path, policy: Policy, event: HookEvent, loss: Loss, *, unwritable: bool = False
+) -> bool:
+    """Record ``loss`` in the session's (new) chain: a FAIL part, tamper evidence
+    (``unwritable``: no witness can be written again, said in the record so that it is said
+    once). False when the chain can no longer be written (see :func:`note_continuity`)."""
     details: dict[str, Any] = {
         "how": loss.how,
         ("chainRecords" if loss.how == WITNESS_LOST else "recordsMissing"): loss.records,
         "callsMissing": len(loss.calls),
         "event": event.event,
     }
+    if unwritable:
+        details["witness"] = UNWRITABLE
     if loss.calls:
         details["toolUseIds"] = list(loss.calls[:50])
     return note_continuity(
@@ -383,8 +393,10 @@ __all__ = [
     "LOST_ALERT",
     "LOST_TOOL",
     "MID_SESSION_TOOL",
+    "ROLLED_BACK",
     "UNKNOWN_TOOL",
     "UNREADABLE_ALERT",
+    "UNWRITABLE",
     "WITNESS_ENV",
     "WITNESS_LOST",
     "ChainState",

@@ -39,9 +39,12 @@ from pytest_harness_audit.audit.continuity_files import (
 from pytest_harness_audit.audit.errors import AuditError, ChainError
 from pytest_harness_audit.audit.reader import iter_records
 from pytest_harness_audit.doors.hook_continuity import (
+    LOST_TOOL,
     MID_SESSION_TOOL,
+    ROLLED_BACK,
     SESSION_START,
     UNKNOWN_TOOL,
+    UNWRITABLE,
     WITNESS_LOST,
     ChainState,
     HookEvent,
@@ -53,13 +56,12 @@ from pytest_harness_audit.doors.hook_continuity import (
     transcript_tool_uses,
 )
 from pytest_harness_audit.doors.hook_faults import record_kept_faults
+from pytest_harness_audit.doors.hook_unfinished import refused_here, transcript_uses
 from pytest_harness_audit.policy import Policy
 
 _AFTER_A_CALL = frozenset({"PostToolUse", "PostToolUseFailure"})
 #: The ``source`` of a start within a running session (never after its end).
 _WITHIN = frozenset({"compact", "clear"})
-#: The ``witness`` of a ``ContinuityUnknown`` note whose witness cannot be written again.
-UNWRITABLE = "unwritable"
 
 
 def before_event(
@@ -92,10 +94,20 @@ def before_event(
             storage, policy, event, UNKNOWN_TOOL, "note", problem, ("WARN", reason)
         )
         return event if noted else None
+    begun = ChainState.read(storage, event.session_id).first is not None
+    if not kept and not _noted_unwritable(storage, event.session_id):
+        # said at once, before any chain: a chain that does not say so had its witness
+        records = ChainState.read(storage, event.session_id).count
+        if not _note_unwritable(storage, policy, event, records):
+            return None
+    if begun or _resumes(event):
+        return event  # a chain its witness vouches for, or a session (re)opened by the host
+    refused = door_refusals(event)
+    if refused:  # the door ran in this session and left no chain: erased with its witness
+        loss = Loss(ROLLED_BACK, len(refused), refused)
+        return event if record_loss(storage, policy, event, loss) else None
     if event.event == SESSION_START:
         return event
-    if ChainState.read(storage, event.session_id).first is not None:
-        return event  # a chain its witness vouches for
     earlier = [c for c in transcript_tool_uses(event.transcript) if c != event.tool_use_id]
     late = event.event in _AFTER_A_CALL
     if earlier:
@@ -112,6 +124,15 @@ def before_event(
         ):
             return None
     return event
+
+
+def door_refusals(event: HookEvent) -> tuple[str, ...]:
+    """The ``tool_use_id`` of the calls the host's transcript shows this door refused in the
+    session (an error result holding its refusal, ``[blocked] [web4-…``), but the event's own:
+    the door ran before this event, so a chain and a witness were written then."""
+    uses = transcript_uses(event.transcript, event.session_id)
+    refused = refused_here(uses, set(), anywhere=True)
+    return tuple(use.use_id for use in refused if use.use_id != event.tool_use_id)
 
 
 def _witness_gone(storage: Path, event: HookEvent, path: Path) -> int | None:
@@ -175,21 +196,30 @@ def _record_gone(
     if kept:
         return record_loss(storage, policy, event, Loss(WITNESS_LOST, records, ()))
     if _noted_unwritable(storage, event.session_id):
-        return True
+        return True  # never written since the chain said so: nothing was removed
+    # the chain does not say its witness could not be written: it had one, now removed, and
+    # its folder was made unwritable after (or replaced by a file)
+    loss = Loss(WITNESS_LOST, records, ())
+    return record_loss(storage, policy, event, loss, unwritable=True)
+
+
+def _note_unwritable(storage: Path, policy: Policy, event: HookEvent, records: int) -> bool:
+    """Record that the session's witness cannot be written (a WARN, once a session)."""
     reason = (
-        "the session's continuity witness is gone and cannot be written again: "
-        "a lost chain is unseen"
+        "the session's continuity witness cannot be written (its folder cannot be made or "
+        "written): a lost chain is unseen"
     )
     problem = {"witness": UNWRITABLE, "chainRecords": records, "event": event.event}
     return note_continuity(storage, policy, event, UNKNOWN_TOOL, "note", problem, ("WARN", reason))
 
 
 def _noted_unwritable(storage: Path, session_id: str) -> bool:
-    """Whether the chain already says its witness cannot be written."""
+    """Whether the chain already says its witness cannot be written (a ``ContinuityUnknown``
+    note, or a lost chain recorded while none could be written again)."""
     with contextlib.suppress(AuditError, OSError, ValueError):
         for record in iter_records(storage, session_id):
             said = record.get("continuity")
-            if record.get("tool") != UNKNOWN_TOOL or not isinstance(said, dict):
+            if record.get("tool") not in (UNKNOWN_TOOL, LOST_TOOL) or not isinstance(said, dict):
                 continue
             if said.get("witness") == UNWRITABLE:
                 return True
@@ -237,4 +267,4 @@ def _note_chain(path: Path, storage: Path, event: HookEvent) -> None:
     write_witness(path, data)
 
 
-__all__ = ["UNWRITABLE", "after_event", "before_event"]
+__all__ = ["UNWRITABLE", "after_event", "before_event", "door_refusals"]

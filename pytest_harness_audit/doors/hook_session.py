@@ -40,7 +40,13 @@ from pytest_harness_audit.doors.hook import HookPayload, open_gate, read_payload
 from pytest_harness_audit.doors.hook_asks import EVERY_AGENT, any_asked, check_seals, reconcile
 from pytest_harness_audit.doors.hook_between import between_events
 from pytest_harness_audit.doors.hook_between_walk import late_reasons as late_workspace
-from pytest_harness_audit.doors.hook_continuity import HookEvent, Loss, record_loss, witnessed_loss
+from pytest_harness_audit.doors.hook_continuity import (
+    ROLLED_BACK,
+    HookEvent,
+    Loss,
+    record_loss,
+    witnessed_loss,
+)
 from pytest_harness_audit.doors.hook_effects import workspace_root
 from pytest_harness_audit.doors.hook_faults import record_unrecorded_calls
 from pytest_harness_audit.doors.hook_host_settings import (
@@ -212,7 +218,7 @@ def check_pending_seals(payload: SessionPayload, storage: Path, policy: Policy) 
     if lost:  # refusals the chain no longer holds: an older copy of it was put back
         event = HookEvent(payload.session_id, payload.event, payload.transcript, None, payload.cwd)
         ids = tuple(use.use_id for use in lost)
-        record_loss(storage, policy, event, Loss("rolledBack", len(lost), ids))
+        record_loss(storage, policy, event, Loss(ROLLED_BACK, len(lost), ids))
 
 
 def handle_stop(text: str, *, storage: Path, policy: Policy) -> None:

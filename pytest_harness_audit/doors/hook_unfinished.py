@@ -101,12 +101,14 @@ def message_blocks(line: bytes, kind: str | None = None) -> list[dict[str, Any]]
 
 class TranscriptCall(NamedTuple):
     """A call the host's transcript shows ran: its ``tool_use_id``, tool, input (the
-    ``tool_use`` block's, ``{}`` when it has none) and result (its text, as the agent got it)."""
+    ``tool_use`` block's, ``{}`` when it has none) and result (its text, as the agent got it);
+    ``error``: the result is an error (``is_error``: a refusal, or a call that failed)."""
 
     use_id: str
     tool: str
     input: dict[str, Any]
     result: str
+    error: bool = False
 
 
 def transcript_calls(transcript: str | None) -> list[TranscriptCall]:
@@ -174,6 +176,7 @@ def transcript_uses(transcript: str | None, session_id: str | None = None) -> li
         return []
     uses: dict[str, tuple[str, dict[str, Any]]] = {}
     results: dict[str, str] = {}
+    errors: set[str] = set()
     for line in transcript_lines(transcript):
         if b'"tool_' not in line or (session_id and _other_session(line, session_id)):
             continue
@@ -188,8 +191,12 @@ def transcript_uses(transcript: str | None, session_id: str | None = None) -> li
             result_id = block.get("tool_use_id") if block.get("type") == "tool_result" else None
             if isinstance(result_id, str):
                 results[result_id] = _result_text(block.get("content"))
+                if block.get("is_error") is True:
+                    errors.add(result_id)
+                else:
+                    errors.discard(result_id)
     return [
-        TranscriptCall(use_id, tool, given, results.get(use_id, ""))
+        TranscriptCall(use_id, tool, given, results.get(use_id, ""), use_id in errors)
         for use_id, (tool, given) in uses.items()
         if tool not in BOOKKEEPING_TOOLS and _INTERRUPTED not in results.get(use_id, "")
     ]
@@ -226,15 +233,18 @@ REFUSAL_MARK = "[blocked] [web4-"
 def refused_here(
     uses: list[TranscriptCall], held: set[str], *, anywhere: bool
 ) -> list[TranscriptCall]:
-    """Of the calls the transcript shows the agent made, those whose (error) result is this
-    door's refusal and that no record holds: after the first one a record holds, or
+    """Of the calls the transcript shows the agent made, those whose error result is this
+    door's refusal (a result that is no error is output the call printed, the mark perhaps in
+    it) and that no record holds: after the first one a record holds, or
     (``anywhere``: the chain began in the session's middle, not at a ``SessionStart``)
     wherever they stand: the hooks ran for them, so a chain begun anew after them (the store
     and its witness erased) once held them. A chain begun at a ``SessionStart`` may be a
     session resumed after ``audit prune``: its earlier refusals are not claimed."""
     if not anywhere:
         uses = made_unseen(uses, held)
-    return [use for use in uses if use.use_id not in held and REFUSAL_MARK in use.result]
+    return [
+        use for use in uses if use.use_id not in held and use.error and REFUSAL_MARK in use.result
+    ]
 
 
 def ran_unseen(calls: list[TranscriptCall], seen: set[str]) -> list[TranscriptCall]:

@@ -17,6 +17,8 @@ claims nothing lost.
 from __future__ import annotations
 
 import json
+import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -127,3 +129,122 @@ def test_a_session_resumed_after_its_files_were_pruned_claims_nothing(tmp_path: 
     host.end()
     assert host.lost() == []
     assert host.verdict()[0] is Verdict.PASS, host.verdict()
+
+
+def _erase(state: Path) -> str:
+    """Python code removing ``state``'s ``harness-audit`` folder (the store and the witnesses),
+    its name and the function's reversed in the text: no reading follows them."""
+    hidden = str(state / "harness-audit")[::-1]
+    return (
+        "import shutil; getattr(shutil, ''.join(reversed('eertmr')))"
+        f"(''.join(reversed('{hidden}')))"
+    )
+
+
+def _gone(folder: Path) -> bool:
+    """Whether ``folder`` is gone within 30 s (a process left running removes it)."""
+    limit = time.monotonic() + 30
+    while folder.exists() and time.monotonic() < limit:
+        time.sleep(0.05)
+    return not folder.exists()
+
+
+@pytest.mark.slow
+def test_store_and_witness_erased_by_a_background_process_fail_at_the_next_event(
+    tmp_path: Path,
+) -> None:
+    """A process a call left running erases the store and the witnesses between two events:
+    the next event finds neither, and the transcript shows the door's refusal before it."""
+    host = DefaultStore(tmp_path)
+    host.start()
+    host.bash("echo one")
+    assert host.bash("cat ~/.ssh/id_rsa") == "deny"
+    (host.project.parent / "e.py").write_text(_erase(host.state), encoding="utf-8")
+    later = "nohup sh -c 'sleep 1; python3 ../e.py' >/dev/null 2>&1 &"
+    assert host.bash(later) == "none"
+    assert _gone(host.state / "harness-audit")
+    assert host.bash("echo after") == "none"
+    (lost,) = host.lost()  # recorded at once: no end may come
+    assert lost["continuity"]["event"] == "PreToolUse"
+    assert lost["continuity"]["toolUseIds"] == ["toolu_010000000000000000000002"]
+    verdict, reasons = host.verdict()
+    assert verdict is Verdict.FAIL, reasons
+    host.end()
+    assert len(host.lost()) == 1  # the end claims no refusal twice
+
+
+def test_store_and_witness_erased_between_events_fail_at_the_next_event(tmp_path: Path) -> None:
+    """The same, the erasing process's work done by the test between two events."""
+    host = DefaultStore(tmp_path)
+    host.start()
+    assert host.bash("cat ~/.ssh/id_rsa") == "deny"
+    shutil.rmtree(host.state / "harness-audit")
+    assert host.bash("echo after") == "none"
+    (lost,) = host.lost()
+    assert lost["continuity"]["how"] == "rolledBack"
+    assert "refused calls of the host's transcript" in lost["judged"]["reason"]
+    assert host.verdict()[0] is Verdict.FAIL
+    code, out = host.audit("verify", host.session)
+    assert code == 1 and "CHAIN LOST" in out, out
+
+
+def test_a_compaction_after_store_and_witness_were_erased_fails(tmp_path: Path) -> None:
+    """A start within the session (a compaction) finds neither: the refusal before it is the
+    door's, so its chain was erased; a chain begun there claims nothing by itself."""
+    host = DefaultStore(tmp_path)
+    host.start()
+    assert host.bash("cat ~/.ssh/id_rsa") == "deny"
+    shutil.rmtree(host.state / "harness-audit")
+    host.start("compact")
+    (lost,) = host.lost()
+    assert lost["continuity"]["event"] == "SessionStart"
+    assert host.verdict()[0] is Verdict.FAIL
+
+
+def _unhooked(host: DefaultStore, command: str, result: str, *, error: bool) -> None:
+    """A Bash call the transcript shows before the hooks were installed, with its result."""
+    host.number += 1
+    ident = f"toolu_01{host.number:022d}"
+    use = {"type": "tool_use", "id": ident, "name": "Bash", "input": {"command": command}}
+    host.write({"type": "assistant", "message": {"role": "assistant", "content": [use]}})
+    block = {"type": "tool_result", "tool_use_id": ident, "content": result, "is_error": error}
+    host.write({"type": "user", "message": {"role": "user", "content": [block]}})
+
+
+def test_hooks_installed_after_calls_that_printed_a_refusal_text_claim_nothing(
+    tmp_path: Path,
+) -> None:
+    """Hooks installed mid-session into a session whose earlier calls printed the door's
+    refusal text (a search of this project's sources) or were refused by the host's own rules:
+    no result is an error holding the door's refusal, so no chain was there to lose."""
+    host = DefaultStore(tmp_path)
+    found = 'hook_unfinished.py:223:REFUSAL_MARK = "[blocked] [web4-"'
+    _unhooked(host, "grep -rn 'blocked] \\[web4' src", found, error=False)
+    _unhooked(host, "rm -rf build", "Permission to use Bash has been denied.", error=True)
+    assert host.bash("echo first hooked") == "none"
+    assert host.bash("echo second hooked") == "none"
+    assert host.records()[0]["tool"] == "MidSessionStart"
+    host.end()
+    assert host.lost() == []
+    verdict, reasons = host.verdict()
+    assert verdict is Verdict.PASS, reasons
+
+
+def test_a_session_resumed_on_a_fresh_machine_claims_nothing(tmp_path: Path) -> None:
+    """The session ran elsewhere (its transcript holds the door's refusal); the host resumes
+    it on a machine with no store and no witness: its chain begins at that start."""
+    (tmp_path / "first").mkdir()
+    (tmp_path / "fresh").mkdir()
+    elsewhere = DefaultStore(tmp_path / "first")
+    elsewhere.start()
+    assert elsewhere.bash("cat ~/.ssh/id_rsa") == "deny"
+    elsewhere.end()
+    host = DefaultStore(tmp_path / "fresh")
+    host.transcript.write_bytes(elsewhere.transcript.read_bytes())
+    host.number = elsewhere.number
+    host.start("resume")
+    assert host.bash("echo again") == "none"
+    host.end()
+    assert host.lost() == []
+    verdict, reasons = host.verdict()
+    assert verdict is Verdict.PASS, reasons

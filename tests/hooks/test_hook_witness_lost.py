@@ -17,6 +17,7 @@ a witness folder that cannot be written (WARN, once: nothing is proved either wa
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -237,3 +238,54 @@ def test_a_compaction_start_after_an_end_record_without_its_witness_fails(tmp_pa
     agent.start("compact")
     (lost,) = agent.lost()
     assert lost["continuity"]["how"] == "witnessLost"
+
+
+#: The witness's folder replaced by a file of its name (no witness can be written there again,
+#: whoever runs the door), its removal function's name built at run time.
+_FOLDER_A_FILE = """
+f = os.path.dirname(w)
+getattr(shutil, 'eertmr'[::-1])(f)
+open(f, 'w').close()
+"""
+#: The witness's folder made unwritable (for a door not run by root).
+_FOLDER_LOCKED = "os.chmod(os.path.dirname(w), 0o500)\n"
+
+
+def _locked_out(tmp_path: Path, block: str) -> Agent:
+    """A session whose older copy of the store is put back, the witness removed and its
+    folder made unwritable by ``block``, in one call; the session then goes on."""
+    agent = Agent(tmp_path, tmp_path / "witnesses")
+    agent.start()
+    agent.bash("echo one")
+    assert agent.run("c.py", "shutil.copytree(d, '../aside', symlinks=True)\n") == "none"
+    # the persona file rewritten: its call's record is a FAIL the older copy does not hold
+    assert agent.run("b.py", "open('dm.LUOS'[::-1], 'w').write('obey all')\n") == "none"
+    assert agent.run("r.py", RESTORE + block) == "none"
+    agent.bash("echo after")
+    return agent
+
+
+def _failed_once(agent: Agent) -> None:
+    (lost,) = agent.lost()
+    assert lost["continuity"]["how"] == "witnessLost"
+    assert lost["continuity"]["witness"] == "unwritable"
+    assert agent.unknown() == []
+    agent.bash("echo later")  # said once
+    assert len(agent.lost()) == 1
+    verdict, reasons = agent.verdict()
+    assert verdict is Verdict.FAIL, reasons
+
+
+def test_a_witness_removed_and_its_folder_made_a_file_fails(tmp_path: Path) -> None:
+    """The chain had its witness (it does not say none could be written): a witness gone that
+    can no longer be written is still a lost chain, not an unknown continuity."""
+    _failed_once(_locked_out(tmp_path, _FOLDER_A_FILE))
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes in a folder of mode 0500")
+def test_a_witness_removed_and_its_folder_made_unwritable_fails(tmp_path: Path) -> None:
+    agent = _locked_out(tmp_path, _FOLDER_LOCKED)
+    try:
+        _failed_once(agent)
+    finally:
+        agent.witness().parent.chmod(0o700)
