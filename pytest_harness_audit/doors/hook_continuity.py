@@ -18,12 +18,16 @@ Before every event it compares:
   lost: a ``session`` note says how many calls came before, and the verdict is not touched,
   unless that event closes a call (``PostToolUse``, ``PostToolUseFailure``) whose start the
   door never saw (the hooks came during it, or it erased store and witness): then it WARNs;
-* a witness that cannot be read or is not JSON (written over): a ``ContinuityUnknown`` WARN;
+* a witness that cannot be read or is not JSON (written over, or a link, a FIFO or a folder in
+  its place): the door writes it whole, so it was changed, and what it vouched for is unseen
+  (``ChainLost``, ``how: witnessUnreadable``, FAIL, once);
 * no witness while the chain is there: the witness was removed, and whatever was cut or
   replaced with it is unseen (``ChainLost``, ``how: witnessLost``, FAIL; the events' side of
   this is :mod:`.hook_continuity_events`, which writes a witness before any chain).
 
-A witness erased with the whole store (by names built at run time) looks like a first event.
+A witness erased with the whole store (by names built at run time) looks like a first event,
+unless the transcript shows a refusal of this door before it: the door ran in the session, so a
+chain and a witness were there (:func:`.hook_continuity_events.door_refusals`, a lost chain).
 """
 
 from __future__ import annotations
@@ -64,6 +68,10 @@ MID_SESSION_TOOL = "MidSessionStart"
 LATE_ALERT = "first_seen_after_call"
 #: The ``how`` of a lost chain whose witness was removed while the chain was there.
 WITNESS_LOST = "witnessLost"
+#: The ``how`` of a lost chain whose witness is there and cannot be read (written over).
+WITNESS_UNREADABLE = "witnessUnreadable"
+#: The ``witness`` of a lost chain whose witness cannot be read.
+UNREADABLE = "unreadable"
 #: The ``how`` of a lost chain that no longer holds refusals the host's transcript shows.
 ROLLED_BACK = "rolledBack"
 #: The ``witness`` of a continuity note when no witness can be written (its folder cannot be
@@ -75,6 +83,8 @@ UNKNOWN_TOOL = "ContinuityUnknown"
 UNREADABLE_ALERT = "witness_unreadable"
 WARN_ALERTS = {MID_SESSION_TOOL: LATE_ALERT, UNKNOWN_TOOL: UNREADABLE_ALERT}
 SESSION_START = "SessionStart"
+#: The losses found by comparing the chain with what its witness (or transcript) says.
+_COMPARED = frozenset({"missing", "shortened", "replaced", ROLLED_BACK})
 _FIRST_LINE_MAX = 1 << 20
 _TRANSCRIPT_MAX = 64 << 20
 
@@ -221,16 +231,24 @@ def transcript_tool_uses(path: str | None, offset: int = 0) -> list[str]:
 class Loss:
     """A chain the witness vouches for and the store no longer holds."""
 
-    how: str  # missing | shortened | replaced | rolledBack (refused calls gone) | witnessLost
-    records: int  # records the witness saw that are gone (at least); witnessLost: the chain's
+    #: missing | shortened | replaced | rolledBack (refused calls gone) | witnessLost |
+    #: witnessUnreadable
+    how: str
+    records: int  # records the witness saw that are gone (at least); witness…: the chain's
     calls: tuple[str, ...]  # tool calls of the transcript made since the door opened
+    problem: str = ""  # witnessUnreadable: why it cannot be read
 
     @property
     def reason(self) -> str:
         """The verdict reason."""
-        if self.how == WITNESS_LOST:
+        if self.how in (WITNESS_LOST, WITNESS_UNREADABLE):
+            what = (
+                "removed"
+                if self.how == WITNESS_LOST
+                else f"written over or made unreadable ({self.problem})"
+            )
             return (
-                "the session's continuity witness was removed while its chain held "
+                f"the session's continuity witness was {what} while its chain held "
                 f"{self.records} records: a chain cut or replaced with it is unseen"
             )
         what = {
@@ -294,12 +312,14 @@ def record_loss(
     once). False when the chain can no longer be written (see :func:`note_continuity`)."""
     details: dict[str, Any] = {
         "how": loss.how,
-        ("chainRecords" if loss.how == WITNESS_LOST else "recordsMissing"): loss.records,
+        ("recordsMissing" if loss.how in _COMPARED else "chainRecords"): loss.records,
         "callsMissing": len(loss.calls),
         "event": event.event,
     }
     if unwritable:
         details["witness"] = UNWRITABLE
+    if loss.how == WITNESS_UNREADABLE:
+        details.update(witness=UNREADABLE, problem=loss.problem)
     if loss.calls:
         details["toolUseIds"] = list(loss.calls[:50])
     return note_continuity(
@@ -395,10 +415,12 @@ __all__ = [
     "MID_SESSION_TOOL",
     "ROLLED_BACK",
     "UNKNOWN_TOOL",
+    "UNREADABLE",
     "UNREADABLE_ALERT",
     "UNWRITABLE",
     "WITNESS_ENV",
     "WITNESS_LOST",
+    "WITNESS_UNREADABLE",
     "ChainState",
     "HookEvent",
     "Loss",

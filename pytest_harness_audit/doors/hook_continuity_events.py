@@ -12,8 +12,15 @@ witnessLost``, FAIL). Not at a ``SessionStart`` resuming a session that ended (a
 or ``/clear``'s start comes within a session, whatever its chain ends with): what happened
 between the two runs (the store or the witnesses' folder moved or cleared, a door without
 witnesses before an upgrade) is not the session's, as the host's settings changed between
-sessions are not. A witness that cannot be written again (its folder not writable) proves
-nothing either way: a ``ContinuityUnknown`` WARN, recorded once.
+sessions are not. A witness that cannot be written (its folder not writable, or a file in its
+place) is said at once, at the first event that meets it, before any chain: a
+``ContinuityUnknown`` WARN, recorded once. So a chain that does not say so had its witness, and
+one gone that can no longer be written was removed, the folder made unwritable after it: a lost
+chain all the same (``witnessLost``, ``witness: unwritable``, FAIL).
+
+No witness and no chain at an event other than a start opening or resuming the session, while
+the host's transcript shows this door's refusal of a call of the session: the door ran before
+and wrote both; they were erased together (``ChainLost``, ``how: rolledBack``, FAIL).
 """
 
 from __future__ import annotations
@@ -44,8 +51,10 @@ from pytest_harness_audit.doors.hook_continuity import (
     ROLLED_BACK,
     SESSION_START,
     UNKNOWN_TOOL,
+    UNREADABLE,
     UNWRITABLE,
     WITNESS_LOST,
+    WITNESS_UNREADABLE,
     ChainState,
     HookEvent,
     Loss,
@@ -87,15 +96,16 @@ def before_event(
     try:
         read_witness(path)
     except WitnessUnreadable as exc:
-        # made unreadable (a lost chain would then go unseen): the continuity is unknown
-        reason = f"the session's continuity witness is unreadable ({exc}): a lost chain is unseen"
-        problem = {"witness": "unreadable", "problem": str(exc), "event": event.event}
-        noted = note_continuity(
-            storage, policy, event, UNKNOWN_TOOL, "note", problem, ("WARN", reason)
-        )
-        return event if noted else None
+        # the door writes its witness whole, as JSON: one that cannot be read was written over
+        # or put out of reach (a link, a FIFO, a folder in its place), and what it vouched for
+        # (a chain cut or replaced with it) is unseen: a lost chain, said once
+        if _said(storage, event.session_id, UNREADABLE):
+            return event
+        records = ChainState.read(storage, event.session_id).count
+        loss = Loss(WITNESS_UNREADABLE, records, (), problem=str(exc))
+        return event if record_loss(storage, policy, event, loss) else None
     begun = ChainState.read(storage, event.session_id).first is not None
-    if not kept and not _noted_unwritable(storage, event.session_id):
+    if not kept and not _said(storage, event.session_id, UNWRITABLE):
         # said at once, before any chain: a chain that does not say so had its witness
         records = ChainState.read(storage, event.session_id).count
         if not _note_unwritable(storage, policy, event, records):
@@ -195,7 +205,7 @@ def _record_gone(
     witness can be written again, an unknown continuity (once). False: no note written."""
     if kept:
         return record_loss(storage, policy, event, Loss(WITNESS_LOST, records, ()))
-    if _noted_unwritable(storage, event.session_id):
+    if _said(storage, event.session_id, UNWRITABLE):
         return True  # never written since the chain said so: nothing was removed
     # the chain does not say its witness could not be written: it had one, now removed, and
     # its folder was made unwritable after (or replaced by a file)
@@ -213,15 +223,16 @@ def _note_unwritable(storage: Path, policy: Policy, event: HookEvent, records: i
     return note_continuity(storage, policy, event, UNKNOWN_TOOL, "note", problem, ("WARN", reason))
 
 
-def _noted_unwritable(storage: Path, session_id: str) -> bool:
-    """Whether the chain already says its witness cannot be written (a ``ContinuityUnknown``
-    note, or a lost chain recorded while none could be written again)."""
+def _said(storage: Path, session_id: str, witness: str) -> bool:
+    """Whether the chain already says its witness is ``witness`` (:data:`UNWRITABLE`: a
+    ``ContinuityUnknown`` note, or a lost chain recorded while none could be written again;
+    :data:`UNREADABLE`: a lost chain recorded for a witness that could not be read)."""
     with contextlib.suppress(AuditError, OSError, ValueError):
         for record in iter_records(storage, session_id):
             said = record.get("continuity")
             if record.get("tool") not in (UNKNOWN_TOOL, LOST_TOOL) or not isinstance(said, dict):
                 continue
-            if said.get("witness") == UNWRITABLE:
+            if said.get("witness") == witness:
                 return True
     return False
 

@@ -198,14 +198,16 @@ def test_a_fifo_in_place_of_the_pending_file_is_a_changed_pending_file(tmp_path:
 
 @pytest.mark.slow
 def test_a_fifo_in_place_of_the_witness_hangs_neither_post_nor_verify(tmp_path: Path) -> None:
-    """The witness unreadable: ``ContinuityUnknown`` (WARN) and the call recorded, its effects
-    unknown (the documented limit of a witness written over); ``audit verify`` answers."""
+    """The witness unreadable (a FIFO in its place): a lost chain (``ChainLost``, ``how:
+    witnessUnreadable``, FAIL) and the call recorded, its effects unknown; ``audit verify``
+    answers."""
     host = Host(tmp_path)
     _persona_call(host)
     code, err = _fifo_post(host, host.witness())
     assert code == 0, err
     tools = [r["tool"] for r in host.records()]
-    assert tools == ["SessionStart", "ContinuityUnknown", "Bash"], tools
+    assert tools == ["SessionStart", "ChainLost", "Bash"], tools
+    assert host.records()[1]["continuity"]["how"] == "witnessUnreadable"
     code, out = host.audit("verify")
-    assert code == 0, out
-    assert host.verdict()[0] == Verdict.WARN
+    assert code == 1 and "CHAIN LOST" in out, out
+    assert host.verdict()[0] == Verdict.FAIL

@@ -343,18 +343,43 @@ def test_store_and_witness_erased_in_the_background_are_not_detected(tmp_path: P
     assert host.verdict()[0] == Verdict.PASS
 
 
-def test_a_witness_written_over_with_the_store_erased_warns(tmp_path: Path) -> None:
+def test_a_witness_written_over_with_the_store_erased_fails(tmp_path: Path) -> None:
+    """The door writes its witness whole, as JSON: one that cannot be read was written over,
+    and the chain it vouched for is unseen (it was a WARN: the erasure went unjudged)."""
     host = Host(tmp_path)
     host.start()
     host.bash("echo one")
     overwrite = host.script("open(w, 'w').write('garbage')")
     host.bash(f"{ERASE} && python3 {overwrite}")
     host.bash("echo two")
-    unknown = [r for r in host.records() if r["tool"] == "ContinuityUnknown"]
-    assert len(unknown) == 1 and unknown[0]["alerts"] == ["witness_unreadable"]
-    assert "unreadable (JSONDecodeError)" in unknown[0]["judged"]["reason"]
-    assert host.verdict()[0] == Verdict.WARN
+    (lost,) = _lost(host)
+    assert lost["alerts"] == ["chain_lost", "tamper_attempt"]
+    assert lost["continuity"]["how"] == "witnessUnreadable"
+    assert "written over or made unreadable (JSONDecodeError)" in lost["judged"]["reason"]
+    assert host.verdict()[0] == Verdict.FAIL
     assert json.loads(host.witness().read_text())["count"] == len(host.records())  # whole again
+
+
+@pytest.mark.parametrize("kind", ["link", "folder"])
+def test_a_witness_put_out_of_reach_fails_once(tmp_path: Path, kind: str) -> None:
+    """A link to an older copy of the witness, or a folder in its place (which no witness can
+    replace): unreadable, a lost chain, recorded once however many events follow."""
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    witness = host.witness()
+    old = tmp_path / "old-witness.json"
+    old.write_bytes(witness.read_bytes())
+    witness.unlink()
+    if kind == "link":
+        witness.symlink_to(old)
+    else:
+        witness.mkdir()
+    host.bash("echo two")
+    host.bash("echo three")
+    (lost,) = _lost(host)
+    assert lost["continuity"]["how"] == "witnessUnreadable"
+    assert host.verdict()[0] == Verdict.FAIL
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,9 @@ witness is written before any chain, so one missing while the chain is there was
 The twins: a first session on a machine with no witness folder yet, a session resumed after
 its end whose witnesses' folder moved, hooks installed mid-session (``test_hook_continuity``),
 a session resumed after ``audit prune`` (``tests/attacks/test_store_erased_with_witness``), and
-a witness folder that cannot be written (WARN, once: nothing is proved either way).
+a witness folder that cannot be written from the session's first event (WARN, once: nothing is
+proved either way). A witness removed and its folder then made unwritable is no such folder:
+the chain does not say its witness could not be written, so it had one (FAIL).
 """
 
 from __future__ import annotations
