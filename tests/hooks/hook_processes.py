@@ -308,14 +308,25 @@ def as_post(pre: dict[str, Any], response: Any) -> dict[str, Any]:
     return {**pre, "hook_event_name": "PostToolUse", "tool_response": response}
 
 
-def run_as_host(pre: dict[str, Any], cwd: Path) -> dict[str, Any]:
+def run_as_host(
+    pre: dict[str, Any], cwd: Path, env: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Do what the host does for an allowed call (Bash runs, Write writes in place) and return
-    the tool response it reports."""
+    the tool response it reports. A command runs in the host's environment ``env`` (by default
+    :func:`project_env` of ``cwd``: a home beside it), never in the test's own: a command
+    naming ``~`` must not reach the home of the user running the tests."""
     tool, params = pre["tool_name"], pre["tool_input"]
     if tool == "Bash":
         command = params["command"].replace("python3 ", shlex.quote(sys.executable) + " ")
+        environment = env if env is not None else project_env(cwd)
         done = subprocess.run(
-            command, shell=True, cwd=cwd, capture_output=True, text=True, timeout=60
+            command,
+            shell=True,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=environment,
         )
         return {"stdout": done.stdout, "stderr": done.stderr, "interrupted": False}
     if tool == "Write":
