@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -278,6 +279,7 @@ def _failed_once(agent: Agent) -> None:
     assert verdict is Verdict.FAIL, reasons
 
 
+@pytest.mark.slow
 def test_a_witness_removed_and_its_folder_made_a_file_fails(tmp_path: Path) -> None:
     """The chain had its witness (it does not say none could be written): a witness gone that
     can no longer be written is still a lost chain, not an unknown continuity."""
@@ -291,3 +293,17 @@ def test_a_witness_removed_and_its_folder_made_unwritable_fails(tmp_path: Path) 
         _failed_once(agent)
     finally:
         agent.witness().parent.chmod(0o700)
+
+
+def test_a_witness_folder_made_a_file_between_events_fails(tmp_path: Path) -> None:
+    """The quick variant: what a process a call left running does between two events."""
+    agent = Agent(tmp_path, tmp_path / "witnesses")
+    agent.start()
+    agent.bash("echo one")
+    folder = agent.witness().parent
+    shutil.rmtree(folder)
+    folder.write_text("")
+    agent.bash("echo two")
+    (lost,) = agent.lost()
+    assert lost["continuity"]["witness"] == "unwritable" and agent.unknown() == []
+    assert agent.verdict()[0] is Verdict.FAIL
