@@ -56,6 +56,7 @@ from pytest_harness_audit.policy.shell.params import operated, referred
 from pytest_harness_audit.policy.shell.pipelines import own_pipeline
 from pytest_harness_audit.policy.shell.place import Place
 from pytest_harness_audit.policy.shell.splitting import IFS, SPLIT, split_fields
+from pytest_harness_audit.policy.shell.tildes import tilde_word
 
 #: Most paths a glob word adds from a workspace listing.
 GLOB_MATCH_LIMIT: Final = 64
@@ -313,6 +314,7 @@ class Expander:
             text = word[0].text
             if word[0].quoted or not needs_work(text):
                 return [Field(text)]
+        word = tilde_word(word) if word and isinstance(word[0], Lit) else word  # `~+`, `~-`
         chars: Chars = []
         loosened = self.loosened
         dynamic = self.chars_of(word, chars) or self.loosened != loosened
@@ -489,12 +491,5 @@ def _default_word(expander: Expander, part: Param, word: Word, out: Chars, maybe
     return unknown
 
 
-__all__ = [
-    "Expander",
-    "Field",
-    "brace_expand",
-    "descriptor_path",
-    "echo_output",
-    "file_key",
-    "needs_work",
-]
+__all__ = ["Expander", "Field", "brace_expand", "descriptor_path", "echo_output", "file_key"]
+__all__ += ["needs_work"]

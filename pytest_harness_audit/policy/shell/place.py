@@ -28,6 +28,7 @@ from typing import Final, Protocol
 
 from pytest_harness_audit.policy.path_forms import join_path, normal_path
 from pytest_harness_audit.policy.sensitive import glob_candidates
+from pytest_harness_audit.policy.shell.dirstack import Spot, stack_move
 from pytest_harness_audit.policy.shell.outside_listings import outside_glob
 
 #: Path lists of a reading whose entries are moved.
@@ -36,7 +37,9 @@ PATH_LISTS: Final = ("reads", "writes", "deletes", "destroys")
 MAX_ANCESTORS: Final = 8
 #: Most paths of one reading given their unknown-directory forms.
 MAX_PLACED: Final = 256
-_CHANGE_DIR: Final = frozenset({"cd", "pushd", "popd", "chdir"})
+_CHANGE_DIR: Final = frozenset({"cd", "pushd", "popd", "chdir", "dirs"})
+#: Words before a builtin that run it as itself (``builtin cd ..``, ``command -p cd ..``).
+_BUILTIN_RUNNERS: Final = frozenset({"builtin", "command"})
 #: Commands whose ``-C DIR`` (or ``--directory``/``--chdir``) runs them elsewhere.
 _DIR_OPTION_COMMANDS: Final = frozenset({"git", "tar", "bsdtar", "gtar", "make", "gmake", "env"})
 _DIR_OPTIONS: Final = ("--directory", "--chdir", "--cwd")
@@ -65,20 +68,22 @@ class Place:
     """The working directory of a script being read.
 
     ``cwd``: where the script is, relative to where it started (``.``) or absolute;
-    ``unknown``: it moved somewhere the reading cannot know. ``stack``: ``pushd``'s directories.
-    ``previous``: where the last ``cd`` left (``$OLDPWD``), ``""`` before any, and
-    ``previous_unknown`` whether that was not known. ``home``: the same directory as a path from
-    the user's home (``~/x``), when the script went there by ``~`` (module doc), else ``""``.
+    ``unknown``: it moved somewhere the reading cannot know. ``stack``: ``pushd``'s directories
+    (:mod:`.dirstack`). ``previous``: where the last move left (``$OLDPWD``), ``""`` before
+    any, ``previous_unknown`` whether that was not known, ``previous_home`` its ``home``.
+    ``home``: the same directory as a path from the user's home (``~/x``, ``~/..``), when the
+    script went there by ``~`` (module doc), else ``""``.
     """
 
     depth: int = MAX_ANCESTORS
     cwd: str = "."
     unknown: bool = False
     previous: str = ""
-    stack: list[tuple[str, bool]] = field(default_factory=list)
+    stack: list[Spot] = field(default_factory=list)
     placed: int = 0
     previous_unknown: bool = False
     home: str = ""
+    previous_home: str = ""
 
     # (an own __init__: the compiled build compiles it, not the one dataclass would generate)
     def __init__(
@@ -87,10 +92,11 @@ class Place:
         cwd: str = ".",
         unknown: bool = False,
         previous: str = "",
-        stack: list[tuple[str, bool]] | None = None,
+        stack: list[Spot] | None = None,
         placed: int = 0,
         previous_unknown: bool = False,
         home: str = "",
+        previous_home: str = "",
     ) -> None:
         self.depth = depth
         self.cwd = cwd
@@ -100,6 +106,7 @@ class Place:
         self.placed = placed
         self.previous_unknown = previous_unknown
         self.home = home
+        self.previous_home = previous_home
 
     @classmethod
     def for_root(cls, root: str | None) -> Place:
@@ -117,68 +124,75 @@ class Place:
         variables: Mapping[str, str] | None = None,
         environ: Mapping[str, str | None] | None = None,
     ) -> None:
-        """Follow ``cd``/``pushd``/``popd`` (any other argv leaves the place as it is);
-        ``variables``, ``environ``: the script's and the command's own, for the ``HOME``,
-        ``OLDPWD`` and ``CDPATH`` that ``cd``, ``cd -`` and ``cd NAME`` follow."""
-        # every name of _CHANGE_DIR ends in `d` or `r`, and only `D`/`d`/`R`/`r` lower-case to
-        # a text ending so: any other last character cannot name one (`""` falls through)
-        if not argv or argv[0][-1:] not in "dDrR":
+        """Follow ``cd``/``pushd``/``popd``/``dirs`` (any other argv leaves the place as it is;
+        ``builtin cd``, ``command cd`` are ``cd``); ``variables``, ``environ``: the script's and
+        the command's own, for the ``HOME``, ``OLDPWD`` and ``CDPATH`` that ``cd``, ``cd -``
+        and ``cd NAME`` follow. Every move sets ``$OLDPWD`` (``popd`` and ``pushd +N`` too)."""
+        # every name of _CHANGE_DIR (and `builtin`, `command`) ends in `d`, `r`, `s` or `n`, and
+        # only those letters lower-case to such an ending: any other cannot name one
+        if not argv or argv[0][-1:] not in "dDrRsSnN":
             return
-        name = command_name(argv[0])
+        argv, dynamic = _unwrapped(argv, dynamic)
+        name = command_name(argv[0]) if argv else ""
         if name not in _CHANGE_DIR:
             return
-        operands = [
-            (word, dyn)
-            for word, dyn in zip(argv[1:], dynamic[1:], strict=False)
-            if not (word.startswith("-") and word != "-") and not word.startswith("+")
-        ]
-        if name == "popd":
-            self._go(*(self.stack.pop() if self.stack else (".", True)))
-            self.home = ""
-            return
-        here = (self.cwd, self.unknown)
+        here: Spot = (self.cwd, self.unknown, self.home)
         given = _Given(variables, environ)
-        home = ""  # the folder gone to, from the user's home (a `~` the script does not set)
-        if not operands:
-            target, unknown = (".", False) if name != "pushd" else (here[0], here[1])
-            if name == "pushd":  # `pushd` alone swaps with the top of the stack
-                target, unknown = self.stack.pop() if self.stack else (".", True)
-            elif (home_value := given.get("HOME")) is not None:  # `HOME=..; cd`
-                target, unknown = self._resolved(home_value)
-            else:
-                home = "~"
+        if name == "cd" or name == "chdir":
+            operands = [
+                (word, dyn)
+                for word, dyn in zip(argv[1:], dynamic[1:], strict=False)
+                if not (word.startswith("-") and word != "-")
+            ]
+            go: Spot | None = self._target(*operands[0], given) if operands else self._home(given)
         else:
-            word, dyn = operands[0]
-            if dyn or "$" in word:
-                target, unknown = word, True
-            elif word == "-":  # `$OLDPWD`: with no `cd` before, where the shell came from
-                oldpwd = given.get("OLDPWD")
-                if oldpwd is not None:
-                    target, unknown = self._resolved(oldpwd)
-                else:
-                    target, unknown = self.previous, self.previous_unknown or not self.previous
-            elif word == "~" or word.startswith("~/"):  # HOME is the workspace root
-                home_value = given.get("HOME")
-                if home_value is not None:
-                    target, unknown = self._resolved(join_path(home_value, word[2:]))
-                else:
-                    target, unknown = normal_path("." + word[1:]), False
-                    home = normal_path(word)
-            elif word.startswith("~"):  # `cd ~user`: another user's home, not known
-                target, unknown = word, True
-            elif given.get("CDPATH") and not word.startswith(("/", "./", "../")) and word != "..":
-                target, unknown = word, True  # `CDPATH=.. cd audit`: a folder of the path
-            else:
-                absolute = word.startswith("/")
-                target = word if absolute else join_path(self.cwd, word)
-                target, unknown = normal_path(target), self.unknown and not absolute
-                if self.home and not word.startswith("/"):  # `cd ~; cd .config`
-                    home = normal_path(join_path(self.home, word))
-        if name == "pushd":
-            self.stack.append(here)
-        self.previous, self.previous_unknown = here
-        self._go(target, unknown)
-        self.home = home if not unknown and (home == "~" or home.startswith("~/")) else ""
+            move = stack_move(name, argv[1:], dynamic[1:], here, self.stack)
+            self.stack = move.stack
+            go = move.go
+            if move.operand is not None:
+                go = self._target(move.operand, move.dynamic, given)
+                if move.save_only:  # `pushd -n DIR`: saved, not gone to
+                    self.stack.append(go)
+                    go = None
+        if go is None:
+            return
+        self.previous, self.previous_unknown, self.previous_home = here
+        self._go(go[0], go[1])
+        home = go[2]
+        self.home = home if not go[1] and (home == "~" or home.startswith("~/")) else ""
+
+    def _home(self, given: _Given) -> Spot:
+        """Where ``cd`` alone goes: ``$HOME`` (``~``: the workspace root, or the user's home
+        for a host's command)."""
+        home_value = given.get("HOME")
+        if home_value is not None:  # `HOME=..; cd`
+            return (*self._resolved(home_value), "")
+        return (".", False, "~")
+
+    def _target(self, word: str, dyn: bool, given: _Given) -> Spot:
+        """Where ``cd WORD`` (``pushd WORD``) goes from here."""
+        if dyn or "$" in word:
+            return (word, True, "")
+        if word == "-":  # `$OLDPWD`: with no `cd` before, where the shell came from
+            oldpwd = given.get("OLDPWD")
+            if oldpwd is not None:
+                return (*self._resolved(oldpwd), "")
+            unknown = self.previous_unknown or not self.previous
+            return (self.previous, unknown, self.previous_home)
+        if word == "~" or word.startswith("~/"):  # HOME is the workspace root
+            home_value = given.get("HOME")
+            if home_value is not None:
+                return (*self._resolved(join_path(home_value, word[2:])), "")
+            return (normal_path("." + word[1:]), False, home_path(word))
+        if word.startswith("~"):  # `cd ~user`: another user's home, not known
+            return (word, True, "")
+        if given.get("CDPATH") and not word.startswith(("/", "./", "../")) and word != "..":
+            return (word, True, "")  # `CDPATH=.. cd audit`: a folder of the path
+        absolute = word.startswith("/")
+        target = normal_path(word if absolute else join_path(self.cwd, word))
+        # `cd ~; cd .config`, `cd ~/..`: the folder from the user's home too
+        home = home_path(join_path(self.home, word)) if self.home and not absolute else ""
+        return (target, self.unknown and not absolute, home)
 
     def variable(self, name: str, root: str | None) -> str | None:
         """The value the place gives a variable the script did not set: ``$OLDPWD`` after a
@@ -256,7 +270,7 @@ class Place:
             bases.append(self.cwd)
         forms = [normal_path(join_path(base, path)) for base in bases]
         if self.home:  # `cd ~ && rm -rf .local`: the user's `~/.local` for a host's command
-            forms.append(normal_path(join_path(self.home, path)))
+            forms.append(home_path(join_path(self.home, path)))
         if self.unknown and self.placed < MAX_PLACED:
             self.placed += 1
             forms.extend("../" * level + path for level in range(1, self.depth + 1))
@@ -306,6 +320,29 @@ def place_at_start(reading: Paths, argv: list[str], root: str | None) -> None:
         Place.for_root(root).place(reading, argv)
     else:
         _advance(reading)
+
+
+def home_path(path: str) -> str:
+    """``path`` (``~`` or ``~/…``) in its normal form from the user's home, climbing above it
+    kept (``~/a/../..`` is ``~/..``, where ``normal_path`` would drop the ``~``)."""
+    rest = normal_path(path[2:]) if path.startswith("~/") else "."
+    return "~" if rest == "." else "~/" + rest
+
+
+def _unwrapped(argv: list[str], dynamic: list[bool]) -> tuple[list[str], list[bool]]:
+    """``argv`` without the ``builtin``/``command`` words that run it (``command -p cd ..``
+    is ``cd ..``); nothing when ``command -v``/``-V`` only names it."""
+    while argv and argv[0] in _BUILTIN_RUNNERS and len(argv) > 1:
+        skip = 1
+        while skip < len(argv) and argv[skip][:1] == "-" and (argv[0] == "command" or skip == 1):
+            if argv[skip] == "--":
+                skip += 1
+                break
+            if "v" in argv[skip].lower() or argv[0] == "builtin":
+                return [], []
+            skip += 1
+        argv, dynamic = argv[skip:], dynamic[skip:]
+    return argv, dynamic
 
 
 def command_name(word: str) -> str:
