@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from pytest_harness_audit.gate.auditor_runs import runs_auditor
@@ -22,6 +22,7 @@ from pytest_harness_audit.gate.store_git import (
     worktree_top,
 )
 from pytest_harness_audit.policy import wildcards
+from pytest_harness_audit.policy.shell.place import Place
 from pytest_harness_audit.policy.shell.rewrites import REWRITERS, extraction_folder
 from pytest_harness_audit.policy.shell.tree_reads import TREE_READERS, recursive_folders
 
@@ -179,18 +180,33 @@ class StoreGuard:
             return False
         if commands.judged(text):
             return False
-        here = self.root or os.getcwd()
-        for argv in commands.read(text, self.root):
-            if argv[:1] in (["cd"], ["pushd"]) and len(argv) > 1:
-                here = os.path.join(here, os.path.expanduser(argv[-1]))  # `cd ~/.local && …`
-                continue
-            for folder in recursive_folders(argv):
-                if self._holds_store(os.path.join(here, os.path.expanduser(folder))):
+        for argv, folders in self._placed(text, commands):
+            for here in folders:
+                for folder in recursive_folders(argv):
+                    if self._holds_store(os.path.join(here, os.path.expanduser(folder))):
+                        return True
+                into = extraction_folder(argv)  # `tar -C ~ -xf backup`: a restore over it
+                if into is not None and self._holds_store(
+                    os.path.join(here, os.path.expanduser(into))
+                ):
                     return True
-            into = extraction_folder(argv)  # `tar -C ~ -xf backup`: a restore over it
-            if into is not None and self._holds_store(os.path.join(here, os.path.expanduser(into))):
-                return True
         return False
+
+    def _placed(self, text: str, commands: CallCommands) -> Iterator[tuple[list[str], list[str]]]:
+        """Each command of ``text`` with the folders it may run in, as the shell reading's
+        :class:`Place` follows ``cd``, ``pushd``, ``popd`` and ``cd -`` (``cd ~/.local``: the
+        workspace's and the user's ``~``; after a ``cd`` not known, every folder above)."""
+        root = self.root or os.getcwd()
+        place = Place.for_root(root)
+        for argv in commands.read(text, self.root):
+            if place.unknown:
+                folders = [os.path.normpath(os.path.join(root, "../" * up)) for up in range(9)]
+            else:
+                folders = [os.path.normpath(os.path.join(root, place.cwd))]
+                if place.home:
+                    folders.append(os.path.expanduser(place.home))
+            yield argv, folders
+            place.change(argv, [False] * len(argv))
 
     def _changes_modes(self, text: str, commands: CallCommands) -> bool:
         """Whether a command changes the modes or owners of a folder that holds the store
@@ -201,12 +217,8 @@ class StoreGuard:
             return False
         if commands.judged(text):
             return False
-        here = self.root or os.getcwd()
-        for argv in commands.read(text, self.root):
+        for argv, folders in self._placed(text, commands):
             name = argv[0].rsplit("/", 1)[-1] if argv else ""
-            if name in ("cd", "pushd") and len(argv) > 1:
-                here = os.path.join(here, os.path.expanduser(argv[-1]))
-                continue
             if name not in _MODE_CHANGERS:
                 continue
             if name == "chattr":  # its attributes may start with `-` (`chattr -i ..`)
@@ -219,8 +231,9 @@ class StoreGuard:
             ):
                 operands = operands[1:]  # the mode or owner (setfacl's: options)
             for operand in operands:
-                if self._holds_store(os.path.join(here, os.path.expanduser(operand))):
-                    return True
+                for here in folders:
+                    if self._holds_store(os.path.join(here, os.path.expanduser(operand))):
+                        return True
         return False
 
     def _holds_store(self, path: str) -> bool:

@@ -66,7 +66,7 @@ def test_a_path_after_cd_is_read_from_where_the_shell_is(command: str, path: str
 @pytest.mark.parametrize(
     "command",
     [
-        'cd "$(dirname "$PWD")" && echo x >> audit/s.jsonl',
+        'cd "$(dirname "$X")" && echo x >> audit/s.jsonl',
         "cd $OLDPWD && echo x >> audit/s.jsonl",
         'cd "$(git rev-parse --show-toplevel)"/.. && echo x >> audit/s.jsonl',
     ],

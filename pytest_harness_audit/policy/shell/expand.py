@@ -40,6 +40,7 @@ from pytest_harness_audit.policy.shell.fieldtext import (
     unknown_glob,
 )
 from pytest_harness_audit.policy.shell.filters import named_files, stdin_filter
+from pytest_harness_audit.policy.shell.folder_values import folder_operated, folder_output
 from pytest_harness_audit.policy.shell.listings import LISTERS, listing_output
 from pytest_harness_audit.policy.shell.nodes import (
     KEY_MARK,
@@ -182,6 +183,7 @@ class Expander:
                 part = referred(part, self.refs)
             if part.opaque:
                 value = operated(part, self.variables, self.lists, self.keys)
+                value = folder_operated(part, self) if value is None else value  # `${PWD%/*}`
                 if part.op == "@P" and part.name in self.variables:
                     self.prompts.setdefault(self.variables[part.name], False)  # its code runs
                 if value is not None:
@@ -209,6 +211,7 @@ class Expander:
             names = len(part.commands) > 1 or bool(self.loose_files) or _STDIN in self.files
             if value is None and names:
                 self.loosened += int((value := self.substitution_value(part, True)) is not None)
+            value = folder_output(part, self) if value is None else value  # `$(cd ..; pwd)`
             if value is None:  # `$(realpath .env)`: the credential files its own text names
                 self.loosened += int((value := named_files(part, self.variables)) is not None)
             return ("$(…)", False) if value is None else (value, True)

@@ -1,0 +1,95 @@
+"""Values that name a folder of the shell's own: ``${PWD%/*}``, ``$(cd ..; pwd)``,
+``$(dirname "$PWD")``, ``$(realpath ..)``, ``$(readlink -f ..)``.
+
+``rm -rf "$(cd ..; pwd)"`` deletes the folder above the workspace, the audit store beside it
+included; read as a value not known, the reading saw no path at all. These values are worked
+out from where the script is (:class:`~.place.Place`):
+
+* an operator on ``$PWD`` or ``$OLDPWD`` the script did not set (``${PWD%/*}``,
+  ``${OLDPWD%/*}``) is applied to the absolute folder (from the workspace root), when known;
+* a command substitution of ``cd`` commands (``;``/``&&`` between them) and then ``pwd``,
+  ``dirname PATH``, ``realpath PATH`` or ``readlink -f PATH`` gives that folder, as a path from
+  where the script is (as ``$(pwd)`` is ``.``): the reading places it like any path. Links are
+  not followed (a folder reached through one is read as written).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Final
+
+from pytest_harness_audit.policy.path_forms import join_path, normal_path
+from pytest_harness_audit.policy.shell.nodes import Param, Sub
+from pytest_harness_audit.policy.shell.params import operated
+from pytest_harness_audit.policy.shell.place import Place, command_name
+
+if TYPE_CHECKING:
+    from pytest_harness_audit.policy.shell.expand import Expander
+
+_FOLDER_NAMES: Final = frozenset({"PWD", "OLDPWD"})
+_RESOLVERS: Final = frozenset({"realpath", "readlink", "dirname", "pwd"})
+_MAX_MOVES: Final = 8
+
+
+def folder_operated(part: Param, expander: Expander) -> str | None:
+    """``${PWD<op>}``/``${OLDPWD<op>}`` of a script that set neither, on the absolute folder
+    (``None``: another name, no workspace root, or a folder not known)."""
+    name = part.name
+    if name not in _FOLDER_NAMES or name in expander.variables or part.op is None:
+        return None
+    place, root = expander.place, expander.root
+    if name == "OLDPWD":
+        value = place.variable(name, root)
+    elif place.unknown or not root or not root.startswith("/"):
+        value = None
+    else:
+        value = normal_path(join_path(root, place.cwd))
+    if value is None:
+        return None
+    return operated(dataclasses.replace(part, name=name), {name: value}, {}, {})
+
+
+def folder_output(sub: Sub, expander: Expander) -> str | None:
+    """The folder ``$(cd …; pwd)``, ``$(dirname P)``, ``$(realpath P)``, ``$(readlink -f P)``
+    prints, from where the script is (``None``: another substitution, or one not known)."""
+    commands = sub.commands
+    if sub.arithmetic or sub.process or not commands or len(commands) > _MAX_MOVES:
+        return None
+    last = commands[-1]
+    if not last.words or any(c.piped or c.stdin is not None or c.redirects for c in commands):
+        return None
+    argvs: list[list[str]] = []
+    for command in commands:
+        fields = [field for word in command.words for field in expander.expand(word)]
+        if not fields or any(field.dynamic for field in fields):
+            return None
+        argvs.append([field.text for field in fields])
+    name = command_name(argvs[-1][0])
+    if name not in _RESOLVERS:
+        return None
+    place = Place()  # the subshell starts where the script is
+    for argv in argvs[:-1]:
+        if command_name(argv[0]) != "cd":
+            return None
+        place.change(argv, [False] * len(argv), expander.variables)
+    if place.unknown:
+        return None
+    operands = [word for word in argvs[-1][1:] if not word.startswith("-")]
+    if name == "readlink" and not any(
+        w[:1] == "-" and w[1:2] != "-" and w[-1:] in "fem" for w in argvs[-1][1:]
+    ):
+        return None  # (`readlink LINK` prints where a link points)
+    if name == "pwd":
+        return place.cwd
+    if len(operands) != 1:
+        return None
+    path = normal_path(join_path(place.cwd, operands[0]))
+    if name != "dirname":
+        return path
+    if path in ("/", ".") or path == ".." or path.endswith("/.."):
+        return "/" if path == "/" else normal_path(path + "/..")
+    head = path.rpartition("/")[0]
+    return head or ("/" if path.startswith("/") else ".")
+
+
+__all__ = ["folder_operated", "folder_output"]
