@@ -57,7 +57,7 @@ from pytest_harness_audit.policy.shell.params import operated, referred
 from pytest_harness_audit.policy.shell.pipelines import own_pipeline
 from pytest_harness_audit.policy.shell.place import Place
 from pytest_harness_audit.policy.shell.splitting import IFS, SPLIT, split_fields
-from pytest_harness_audit.policy.shell.tildes import tilde_word
+from pytest_harness_audit.policy.shell.tildes import home_fields, tilde_word
 
 #: Most paths a glob word adds from a workspace listing.
 GLOB_MATCH_LIMIT: Final = 64
@@ -328,6 +328,8 @@ class Expander:
                 results.extend(self._glob(field_chars, dynamic))
                 if len(results) >= MAX_FIELDS:
                     return results[:MAX_FIELDS]
+        if self.place.previous_home:  # `cd ~/.local; cd /srv; cat ~-/x`: `~/.local/x` too
+            results += home_fields(results, self.place, self.root)
         return results
 
     def _glob(self, chars: Chars, dynamic: bool) -> list[Field]:

@@ -208,6 +208,19 @@ class Place:
             return None
         return normal_path(join_path(root, previous))
 
+    def home_forms(self, texts: list[str], root: str | None) -> list[str]:
+        """The forms from the user's home of ``texts`` that start at ``$OLDPWD`` when the
+        script went there by ``~`` (``cd ~/.local; cd /srv; rm -rf ~-/state`` is also
+        ``~/.local/state``, the user's home for a host's command; module doc)."""
+        oldpwd = self.variable("OLDPWD", root) if self.previous_home else None
+        if oldpwd is None:
+            return []
+        forms = []
+        for text in texts:
+            if text == oldpwd or text.startswith(oldpwd.rstrip("/") + "/"):
+                forms.append(home_path(self.previous_home + text[len(oldpwd) :]))
+        return forms
+
     def _resolved(self, folder: str) -> tuple[str, bool]:
         """Where ``cd FOLDER`` goes (a value with an unknown part: somewhere not known)."""
         if "$" in folder or not folder:

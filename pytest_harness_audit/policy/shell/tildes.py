@@ -4,12 +4,16 @@ Bash expands them at the start of a word (followed by ``/`` or nothing, unquoted
 other expansion, as the variables' values (not split, not globbed): ``cd .. && rm -rf ~+/*``
 deletes what is beside the workspace, ``cd ..; cd /srv; rm -rf ~-/*`` the same. The word is
 read as if ``"$PWD"``/``"$OLDPWD"`` stood there, so the reading's place gives them their values
-(``$PWD`` is where the script is, ``$OLDPWD`` where the last move left, or not known).
+(``$PWD`` is where the script is, ``$OLDPWD`` where the last move left, or not known). When
+the last move left a folder reached by ``~``, a path from ``$OLDPWD`` is also read from the
+user's home (:func:`home_fields`), as a relative path is after ``cd ~`` (:mod:`.place`).
 """
 
 from __future__ import annotations
 
+from pytest_harness_audit.policy.shell.fieldtext import Field
 from pytest_harness_audit.policy.shell.nodes import Lit, Param, Word
+from pytest_harness_audit.policy.shell.place import Place
 
 _NAMES = {"+": "PWD", "-": "OLDPWD"}
 
@@ -27,4 +31,11 @@ def tilde_word(word: Word) -> Word:
     return [Param(name, True), *rest, *word[1:]]
 
 
-__all__ = ["tilde_word"]
+def home_fields(fields: list[Field], place: Place, root: str | None) -> list[Field]:
+    """The forms from the user's home of ``fields`` that start at ``$OLDPWD`` when the script
+    went there by ``~`` (:meth:`Place.home_forms`), as more fields (one reading too many)."""
+    texts = [field.text for field in fields]
+    return [Field(form, True) for form in place.home_forms(texts, root)]
+
+
+__all__ = ["home_fields", "tilde_word"]
