@@ -53,7 +53,7 @@ from pytest_harness_audit.policy.shell.nodes import (
     Word,
 )
 from pytest_harness_audit.policy.shell.outside_listings import outside_glob
-from pytest_harness_audit.policy.shell.params import operated, referred
+from pytest_harness_audit.policy.shell.params import referred
 from pytest_harness_audit.policy.shell.pipelines import own_pipeline
 from pytest_harness_audit.policy.shell.place import Place
 from pytest_harness_audit.policy.shell.splitting import IFS, SPLIT, split_fields
@@ -182,13 +182,10 @@ class Expander:
             if self.refs and part.name in self.refs:  # a nameref: the variable it names
                 part = referred(part, self.refs)
             if part.opaque:
-                value = operated(part, self.variables, self.lists, self.keys)
-                value = folder_operated(part, self) if value is None else value  # `${PWD%/*}`
+                value = folder_operated(part, self)  # (`${PWD%/*}` too)
                 if part.op == "@P" and part.name in self.variables:
                     self.prompts.setdefault(self.variables[part.name], False)  # its code runs
-                if value is not None:
-                    return value, True
-                return f"${{{part.name}}}", False
+                return (value, True) if value is not None else (f"${{{part.name}}}", False)
             if part.name == "*" and part.quoted and {"IFS", "*"} <= self.variables.keys():
                 return self.variables["IFS"][:1].join(self.variables["*"].split(" ")), True
             if part.name in self.variables:
@@ -317,7 +314,7 @@ class Expander:
             text = word[0].text
             if word[0].quoted or not needs_work(text):
                 return [Field(text)]
-        word = tilde_word(word) if word and isinstance(word[0], Lit) else word  # `~+`, `~-`
+        word = tilde_word(word)  # `~+/x`, `~-/x`: `$PWD/x`, `$OLDPWD/x`
         chars: Chars = []
         loosened = self.loosened
         dynamic = self.chars_of(word, chars) or self.loosened != loosened
@@ -328,8 +325,7 @@ class Expander:
                 results.extend(self._glob(field_chars, dynamic))
                 if len(results) >= MAX_FIELDS:
                     return results[:MAX_FIELDS]
-        if self.place.previous_home:  # `cd ~/.local; cd /srv; cat ~-/x`: `~/.local/x` too
-            results += home_fields(results, self.place, self.root)
+        results += home_fields(results, self.place, self.root)  # `~-/x` after `cd ~/.local`
         return results
 
     def _glob(self, chars: Chars, dynamic: bool) -> list[Field]:

@@ -16,24 +16,39 @@ out from where the script is (:class:`~.place.Place`):
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from pytest_harness_audit.policy.path_forms import join_path, normal_path
-from pytest_harness_audit.policy.shell.nodes import Param, Sub
+from pytest_harness_audit.policy.shell.fieldtext import Field
+from pytest_harness_audit.policy.shell.nodes import Param, Sub, Word
 from pytest_harness_audit.policy.shell.params import operated
 from pytest_harness_audit.policy.shell.place import Place, command_name
 
-if TYPE_CHECKING:
-    from pytest_harness_audit.policy.shell.expand import Expander
+
+class Expanding(Protocol):
+    """What these values need of the expander (:class:`~.expand.Expander`)."""
+
+    root: str | None
+    variables: dict[str, str]
+    lists: dict[str, list[str]]
+    keys: dict[str, list[str]]
+    place: Place
+
+    def expand(self, word: Word) -> list[Field]:
+        """The fields of ``word``."""
+
 
 _FOLDER_NAMES: Final = frozenset({"PWD", "OLDPWD"})
 _RESOLVERS: Final = frozenset({"realpath", "readlink", "dirname", "pwd"})
 _MAX_MOVES: Final = 8
 
 
-def folder_operated(part: Param, expander: Expander) -> str | None:
-    """``${PWD<op>}``/``${OLDPWD<op>}`` of a script that set neither, on the absolute folder
-    (``None``: another name, no workspace root, or a folder not known)."""
+def folder_operated(part: Param, expander: Expanding) -> str | None:
+    """``${NAME<op>}`` (:func:`~.params.operated`), and ``${PWD<op>}``/``${OLDPWD<op>}`` of a
+    script that set neither on the absolute folder (``None``: not known, no workspace root)."""
+    value = operated(part, expander.variables, expander.lists, expander.keys)
+    if value is not None:
+        return value
     name = part.name
     if name not in _FOLDER_NAMES or name in expander.variables or part.op is None:
         return None
@@ -49,7 +64,7 @@ def folder_operated(part: Param, expander: Expander) -> str | None:
     return operated(dataclasses.replace(part, name=name), {name: value}, {}, {})
 
 
-def folder_output(sub: Sub, expander: Expander) -> str | None:
+def folder_output(sub: Sub, expander: Expanding) -> str | None:
     """The folder ``$(cd …; pwd)``, ``$(dirname P)``, ``$(realpath P)``, ``$(readlink -f P)``
     prints, from where the script is (``None``: another substitution, or one not known)."""
     commands = sub.commands
@@ -92,4 +107,4 @@ def folder_output(sub: Sub, expander: Expander) -> str | None:
     return head or ("/" if path.startswith("/") else ".")
 
 
-__all__ = ["folder_operated", "folder_output"]
+__all__ = ["Expanding", "folder_operated", "folder_output"]

@@ -34,6 +34,8 @@ def tilde_word(word: Word) -> Word:
 def home_fields(fields: list[Field], place: Place, root: str | None) -> list[Field]:
     """The forms from the user's home of ``fields`` that start at ``$OLDPWD`` when the script
     went there by ``~`` (:meth:`Place.home_forms`), as more fields (one reading too many)."""
+    if not place.previous_home:
+        return []
     texts = [field.text for field in fields]
     return [Field(form, True) for form in place.home_forms(texts, root)]
 
