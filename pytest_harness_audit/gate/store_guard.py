@@ -51,6 +51,9 @@ _MAX_PATH_VALUES = 1 << 14
 #: A parameter value that can be a path with a directory part: no white space or NUL.
 _PATH_LIKE = re.compile(r"[^\s\x00]{0,4095}/[^\s\x00]{0,4095}|\.\.")
 _WILD = re.compile(r"[*?\[]")
+#: What separates a command's words for the cheap tests, quotes and operators included
+#: (``cd .. && sh -c 'chmod -R 000 .'`` holds the word ``chmod``).
+_WORDS = re.compile(r"[\s'\"`;&|()<>{}$]+")
 #: What the reading leaves of a value only the run knows: ``$(…)``, ``$name``, backticks.
 _UNKNOWN = re.compile(r"[$`\u2026]")
 
@@ -176,7 +179,7 @@ class StoreGuard:
         """Whether a command reads whole a folder that holds the store (``cp -a ~/.local/state
         backup``, ``tar czf s.tgz ~``): a copy of the evidence to put back later rolls the
         chain and its witness back together."""
-        if not any(word.rsplit("/", 1)[-1] in _ARCHIVERS for word in text.split()):
+        if not any(word.rsplit("/", 1)[-1] in _ARCHIVERS for word in _WORDS.split(text)):
             return False
         if commands.judged(text):
             return False
@@ -198,6 +201,7 @@ class StoreGuard:
         workspace's and the user's ``~``; after a ``cd`` not known, every folder above)."""
         root = self.root or os.getcwd()
         place = Place.for_root(root)
+        stack_set = "DIRSTACK" in text
         for argv in commands.read(text, self.root):
             if place.unknown:
                 folders = [os.path.normpath(os.path.join(root, "../" * up)) for up in range(9)]
@@ -206,6 +210,8 @@ class StoreGuard:
                 if place.home:
                     folders.append(os.path.expanduser(place.home))
             yield argv, folders
+            if stack_set:  # `DIRSTACK[1]=..; popd` (an assignment is no command of the list)
+                place.forget_stack()
             place.change(argv, [False] * len(argv))
 
     def _changes_modes(self, text: str, commands: CallCommands) -> bool:
@@ -213,7 +219,7 @@ class StoreGuard:
         (``chmod -R a-w ..``, ``chown -R nobody ..``): the harness could no longer write the
         chain, or the agent could write it (a change inside the store is a read of it, refused
         already)."""
-        if not any(word.rsplit("/", 1)[-1] in _MODE_CHANGERS for word in text.split()):
+        if not any(word.rsplit("/", 1)[-1] in _MODE_CHANGERS for word in _WORDS.split(text)):
             return False
         if commands.judged(text):
             return False

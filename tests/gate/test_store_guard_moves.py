@@ -36,6 +36,16 @@ from pytest_harness_audit.session.harness import Harness
         "pushd ..; pushd /srv; popd; chmod -R 000 .",
         "cd ..; cd /srv; cd -; chmod -R 000 .",
         "cd ..; cd /srv; cd - && tar czf /srv/b.tgz .",
+        "cd .. && sh -c 'chmod -R 000 .'",
+        'cd .. && bash -c "tar czf /srv/x.tgz ."',
+        "pushd /srv >/dev/null; DIRSTACK[1]=..; popd >/dev/null; chmod -R 000 .",
+        'pushd .. >/dev/null; pushd /srv >/dev/null; chmod -R 000 "${DIRSTACK[1]}"',
+        'pushd .. >/dev/null; pushd /srv >/dev/null; chmod -R 000 "$(dirs -l +1)"',
+        "pushd .. >/dev/null; pushd /srv >/dev/null; chmod -R 000 ~1",
+        "pushd .. >/dev/null; pushd /srv >/dev/null; chmod -R 000 ~-1",
+        "HOME=..; chmod -R 000 ~",
+        'chmod -R 000 "$(cd ..; echo "$PWD")"',
+        'chmod -R 000 "$(dirname "$(pwd)")"',
     ],
 )
 def test_a_move_the_shell_makes_does_not_hide_the_store(
@@ -62,6 +72,10 @@ def test_a_move_the_shell_makes_does_not_hide_the_store(
         'ls "$(dirname "$PWD")"',
         "cd app && chmod -R u+w .",
         "cd app; cd /srv; cd - && tar czf /srv/app.tgz .",
+        "sh -c 'chmod -R u+w app'",
+        "pushd .. >/dev/null; pushd /srv >/dev/null; ls ~2",
+        "HOME=/srv; ls ~",
+        'cd app && ls "$(cd ..; pwd)"',
     ],
 )
 def test_moves_that_stay_away_from_the_store_are_not_refused(

@@ -67,6 +67,8 @@ def test_what_the_reading_cannot_follow_is_not_known() -> None:
     assert _moved("popd").unknown  # a stack the script did not make
     assert _moved("pushd ..", "dirs -c", "popd").unknown
     assert _moved("pushd ..", "pushd /srv", "pushd -n +1", "popd").unknown  # turned, not modelled
+    reading = read_command("pushd /srv; DIRSTACK[1]=..; popd; rm -rf *", "/w/ws")
+    assert "../*" in reading.destroys  # the stack was changed: `popd` goes somewhere not known
 
 
 @pytest.mark.parametrize(
@@ -92,6 +94,17 @@ def test_what_the_reading_cannot_follow_is_not_known() -> None:
         ('rm -rf "$(realpath ..)"', ".."),
         ('rm -rf "$(readlink -f ..)"', ".."),
         ('cd .. && cd /srv && rm -rf "${OLDPWD%/*}"/ws', "/ws"),  # `/w` less its last part
+        ('pushd ..; pushd /srv; chmod -R 000 "${DIRSTACK[1]}"', "/w"),
+        ("pushd ..; pushd /srv; chmod -R 000 ~1", "/w"),
+        ("pushd ..; pushd /srv; chmod -R 000 ~+1/", "/w/"),
+        ("pushd ..; pushd /srv; chmod -R 000 ~-1", "/w"),
+        ("pushd ..; pushd /srv; chmod -R 000 ~2", "/w/ws"),
+        ('pushd ..; pushd /srv; chmod -R 000 "$(dirs -l +1)"', "/w"),
+        ("HOME=..; rm -rf ~/*", "../*"),
+        ("HOME=..; chmod -R 000 ~", ".."),
+        ('chmod -R 000 "$(cd ..; echo "$PWD")"', ".."),
+        ('chmod -R 000 "$(dirname "$(pwd)")"', ".."),
+        ("chmod -R 000 `cd ..; pwd`", ".."),
     ],
 )
 def test_a_moved_folder_is_named(command: str, path: str) -> None:
@@ -123,6 +136,9 @@ def test_cd_minus_back_to_a_folder_of_the_home_keeps_its_form() -> None:
         ("echo ~- ~+", set()),
         ('cat "$(pwd)/README.md"', {"./README.md"}),
         ('cat "$(dirname app/main.py)/x"', {"app/x"}),
+        ("cat ~/x", {"~/x"}),  # `~` the script did not set: the user's (or the workspace's)
+        ("HOME=/srv; cat ~/x", {"/srv/x"}),
+        ("pushd app; cat ~1/README.md", {"/w/ws/README.md"}),
     ],
 )
 def test_ordinary_moves_are_placed_as_before(command: str, paths: set[str]) -> None:

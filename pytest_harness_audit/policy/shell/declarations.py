@@ -66,6 +66,8 @@ def assign(expander: Assigning, name: str, word: Word) -> None:
     chars: list[tuple[str, int]] = []
     if name == "GLOBIGNORE":
         expander.dotglob = bool(word)  # bash: a GLOBIGNORE set lets `*` match dotfiles
+    elif name.startswith("DIRSTACK"):
+        expander.place.forget_stack()  # `DIRSTACK[1]=..`: a later `popd` goes there
     dynamic = expander.chars_of(word, chars)
     if name in _PATH_LISTS:
         expander.path_lists[name] = "".join(char for char, _ in chars)

@@ -314,7 +314,7 @@ class Expander:
             text = word[0].text
             if word[0].quoted or not needs_work(text):
                 return [Field(text)]
-        word = tilde_word(word)  # `~+/x`, `~-/x`: `$PWD/x`, `$OLDPWD/x`
+        word = tilde_word(word, self.variables)  # `~+/x`, `~-/x`: `$PWD/x`, `$OLDPWD/x`
         chars: Chars = []
         loosened = self.loosened
         dynamic = self.chars_of(word, chars) or self.loosened != loosened

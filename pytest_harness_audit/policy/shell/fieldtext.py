@@ -70,13 +70,10 @@ def known_ending(path: str) -> str:
     return ending.lstrip("/") if ending.startswith("/") and len(ending) > 1 else ""
 
 
-_TILDES = ("~+", "~-")
-
-
 def needs_work(text: str) -> bool:
-    """Whether an unquoted literal has a brace or a glob character, or starts with ``~+``/``~-``
+    """Whether an unquoted literal has a brace or a glob character, or starts with ``~``
     (:mod:`.tildes`; else it stands as it is)."""
-    return "{" in text or "*" in text or "?" in text or "[" in text or text[:2] in _TILDES
+    return "{" in text or "*" in text or "?" in text or "[" in text or text[:1] == "~"
 
 
 def unknown_glob(chars: list[tuple[str, int]], glob_flag: int) -> str:

@@ -16,11 +16,12 @@ out from where the script is (:class:`~.place.Place`):
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Final, Protocol
 
 from pytest_harness_audit.policy.path_forms import join_path, normal_path
 from pytest_harness_audit.policy.shell.fieldtext import Field
-from pytest_harness_audit.policy.shell.nodes import Param, Sub, Word
+from pytest_harness_audit.policy.shell.nodes import Command, Param, Sub, Word
 from pytest_harness_audit.policy.shell.params import operated
 from pytest_harness_audit.policy.shell.place import Place, command_name
 
@@ -38,8 +39,9 @@ class Expanding(Protocol):
         """The fields of ``word``."""
 
 
-_FOLDER_NAMES: Final = frozenset({"PWD", "OLDPWD"})
-_RESOLVERS: Final = frozenset({"realpath", "readlink", "dirname", "pwd"})
+_FOLDER_NAMES: Final = frozenset({"PWD", "OLDPWD", "DIRSTACK"})
+_SUBSCRIPT: Final = re.compile(r"\[(-?\d{1,4})\]")
+_RESOLVERS: Final = frozenset({"realpath", "readlink", "dirname", "pwd", "dirs", "echo", "printf"})
 _MAX_MOVES: Final = 8
 
 
@@ -53,6 +55,9 @@ def folder_operated(part: Param, expander: Expanding) -> str | None:
     if name not in _FOLDER_NAMES or name in expander.variables or part.op is None:
         return None
     place, root = expander.place, expander.root
+    if name == "DIRSTACK":  # `${DIRSTACK[1]}`, `~1`: an entry of the stack
+        subscript = _SUBSCRIPT.fullmatch(part.op)
+        return place.entry(int(subscript[1]), root) if subscript else None
     if name == "OLDPWD":
         value = place.variable(name, root)
     elif place.unknown or not root or not root.startswith("/"):
@@ -65,13 +70,15 @@ def folder_operated(part: Param, expander: Expanding) -> str | None:
 
 
 def folder_output(sub: Sub, expander: Expanding) -> str | None:
-    """The folder ``$(cd …; pwd)``, ``$(dirname P)``, ``$(realpath P)``, ``$(readlink -f P)``
-    prints, from where the script is (``None``: another substitution, or one not known)."""
-    commands = sub.commands
-    if sub.arithmetic or sub.process or not commands or len(commands) > _MAX_MOVES:
+    """The folder ``$(cd …; pwd)``, ``$(dirname P)``, ``$(realpath P)``, ``$(readlink -f P)``,
+    ``$(cd …; echo "$PWD")`` or ``$(dirs -l +N)`` prints, from where the script is (``None``:
+    another substitution, or one not known)."""
+    if sub.arithmetic or sub.process:
         return None
-    last = commands[-1]
-    if not last.words or any(c.piped or c.stdin is not None or c.redirects for c in commands):
+    commands = _own_commands(sub)
+    if not commands or len(commands) > _MAX_MOVES or not commands[-1].words:
+        return None
+    if any(c.piped or c.stdin is not None or c.redirects for c in commands):
         return None
     argvs: list[list[str]] = []
     for command in commands:
@@ -89,15 +96,25 @@ def folder_output(sub: Sub, expander: Expanding) -> str | None:
         place.change(argv, [False] * len(argv), expander.variables)
     if place.unknown:
         return None
-    operands = [word for word in argvs[-1][1:] if not word.startswith("-")]
-    if name == "readlink" and not any(
-        w[:1] == "-" and w[1:2] != "-" and w[-1:] in "fem" for w in argvs[-1][1:]
-    ):
-        return None  # (`readlink LINK` prints where a link points)
+    words = argvs[-1][1:]
+    operands = [word for word in words if not word.startswith("-") or word[1:].isdigit()]
     if name == "pwd":
         return place.cwd
+    if name in ("echo", "printf"):  # `$(cd ..; echo "$PWD")`: the folder moved to
+        last = commands[-1].words[-1][0] if len(commands[-1].words[-1]) == 1 else None
+        pwd = isinstance(last, Param) and last.name == "PWD" and not last.opaque
+        return place.cwd if pwd and "PWD" not in expander.variables else None
     if len(operands) != 1:
         return None
+    if name == "dirs":  # `$(dirs -l +1)`: an entry of the script's stack
+        if len(argvs) > 1 or operands[0][:1] not in "+-" or not operands[0][1:].isdigit():
+            return None
+        number = int(operands[0][1:])
+        return expander.place.entry(number if operands[0][0] == "+" else -number - 1, expander.root)
+    if name == "readlink" and not any(
+        w[:1] == "-" and w[1:2] != "-" and w[-1:] in "fem" for w in words
+    ):
+        return None  # (`readlink LINK` prints where a link points)
     path = normal_path(join_path(place.cwd, operands[0]))
     if name != "dirname":
         return path
@@ -105,6 +122,22 @@ def folder_output(sub: Sub, expander: Expanding) -> str | None:
         return "/" if path == "/" else normal_path(path + "/..")
     head = path.rpartition("/")[0]
     return head or ("/" if path.startswith("/") else ".")
+
+
+def _own_commands(sub: Sub) -> list[Command]:
+    """The commands of ``sub`` without those of the substitutions inside them."""
+    commands = sub.commands
+    if len(commands) > 1:
+        inner = {
+            id(nested)
+            for command in commands
+            for word in command.words
+            for part in word
+            if type(part) is Sub
+            for nested in part.commands
+        }
+        commands = [command for command in commands if id(command) not in inner]
+    return commands
 
 
 __all__ = ["Expanding", "folder_operated", "folder_output"]

@@ -28,7 +28,7 @@ from typing import Final, Protocol
 
 from pytest_harness_audit.policy.path_forms import join_path, normal_path
 from pytest_harness_audit.policy.sensitive import glob_candidates
-from pytest_harness_audit.policy.shell.dirstack import Spot, stack_move
+from pytest_harness_audit.policy.shell.dirstack import UNKNOWN_SPOT, Spot, stack_move
 from pytest_harness_audit.policy.shell.outside_listings import outside_glob
 
 #: Path lists of a reading whose entries are moved.
@@ -207,6 +207,23 @@ class Place:
         if not root or not root.startswith("/"):
             return None
         return normal_path(join_path(root, previous))
+
+    def entry(self, index: int, root: str | None) -> str | None:
+        """Entry ``index`` of the directory stack as ``dirs`` lists it (``0``: where the script
+        is; negative: from the right), as an absolute path from the workspace ``root``
+        (``None``: beyond the stack, not known, or no root)."""
+        full = [(self.cwd, self.unknown), *((cwd, unknown) for cwd, unknown, _ in self.stack[::-1])]
+        if not -len(full) <= index < len(full) or full[index][1]:
+            return None
+        cwd = full[index][0]
+        if cwd.startswith("/"):
+            return cwd
+        return normal_path(join_path(root, cwd)) if root and root.startswith("/") else None
+
+    def forget_stack(self) -> None:
+        """The saved directories after the script set ``DIRSTACK`` (``DIRSTACK[1]=..``, which
+        bash lets change them): none is known."""
+        self.stack = [UNKNOWN_SPOT for _ in self.stack]
 
     def home_forms(self, texts: list[str], root: str | None) -> list[str]:
         """The forms from the user's home of ``texts`` that start at ``$OLDPWD`` when the

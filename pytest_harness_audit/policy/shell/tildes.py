@@ -1,4 +1,5 @@
-"""The tilde prefixes of the working directories: ``~+`` is ``$PWD``, ``~-`` is ``$OLDPWD``.
+"""The tilde prefixes of the working directories: ``~+`` is ``$PWD``, ``~-`` is ``$OLDPWD``,
+``~N``/``~+N``/``~-N`` an entry of the directory stack, ``~`` the ``$HOME`` a script set.
 
 Bash expands them at the start of a word (followed by ``/`` or nothing, unquoted) before any
 other expansion, as the variables' values (not split, not globbed): ``cd .. && rm -rf ~+/*``
@@ -11,24 +12,40 @@ user's home (:func:`home_fields`), as a relative path is after ``cd ~`` (:mod:`.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+
 from pytest_harness_audit.policy.shell.fieldtext import Field
 from pytest_harness_audit.policy.shell.nodes import Lit, Param, Word
 from pytest_harness_audit.policy.shell.place import Place
 
 _NAMES = {"+": "PWD", "-": "OLDPWD"}
+#: ``~N``, ``~+N``, ``~-N``: an entry of the directory stack (``dirs +N``, ``dirs -N``).
+_ENTRY = re.compile(r"~([+-]?)(\d{1,4})")
 
 
-def tilde_word(word: Word) -> Word:
-    """``word`` with a leading ``~+``/``~-`` as the variable it names (else ``word`` itself)."""
+def tilde_word(word: Word, variables: Mapping[str, str]) -> Word:
+    """``word`` with a leading ``~+``/``~-`` as the variable it names, ``~N``/``~+N``/``~-N``
+    as ``${DIRSTACK[…]}`` and ``~`` as ``$HOME`` when the script set it (``variables``; else
+    ``~`` stays: :mod:`.place`), or ``word`` itself."""
     first = word[0] if word else None
-    if not isinstance(first, Lit) or first.quoted:
+    if not isinstance(first, Lit) or first.quoted or first.text[:1] != "~":
         return word
     text = first.text
-    name = _NAMES.get(text[1:2]) if text[:1] == "~" else None
-    if name is None or text[2:3] not in ("", "/") or (len(text) == 2 and len(word) > 1):
-        return word  # (`~+x`, `~+"/x"`: a user's name, or a quoted prefix: no expansion)
-    rest = [Lit(text[2:], False)] if len(text) > 2 else []
-    return [Param(name, True), *rest, *word[1:]]
+    prefix, slash, rest = text.partition("/")
+    if len(word) > 1 and not slash:
+        return word  # (`~+"/x"`: a quoted part in the prefix, no expansion)
+    tail = [Lit(slash + rest, False)] if slash else []
+    name = _NAMES.get(prefix[1:]) if len(prefix) == 2 else None
+    if name is not None:
+        return [Param(name, True), *tail, *word[1:]]
+    if prefix == "~":
+        return [Param("HOME", True), *tail, *word[1:]] if "HOME" in variables else word
+    entry = _ENTRY.fullmatch(prefix)
+    if entry is None:
+        return word  # `~user`: a user's home
+    index = int(entry[2]) if entry[1] != "-" else -int(entry[2]) - 1
+    return [Param("DIRSTACK", True, opaque=True, op=f"[{index}]"), *tail, *word[1:]]
 
 
 def home_fields(fields: list[Field], place: Place, root: str | None) -> list[Field]:
