@@ -7,10 +7,12 @@ out from where the script is (:class:`~.place.Place`):
 
 * an operator on ``$PWD`` or ``$OLDPWD`` the script did not set (``${PWD%/*}``,
   ``${OLDPWD%/*}``) is applied to the absolute folder (from the workspace root), when known;
+  ``${DIRSTACK[N]}`` (and ``~N``, :mod:`.tildes`) is an entry of the directory stack;
 * a command substitution of ``cd`` commands (``;``/``&&`` between them) and then ``pwd``,
-  ``dirname PATH``, ``realpath PATH`` or ``readlink -f PATH`` gives that folder, as a path from
-  where the script is (as ``$(pwd)`` is ``.``): the reading places it like any path. Links are
-  not followed (a folder reached through one is read as written).
+  ``echo "$PWD"``, ``dirname PATH``, ``realpath PATH`` or ``readlink -f PATH`` gives that
+  folder, as a path from where the script is (as ``$(pwd)`` is ``.``): the reading places it
+  like any path; ``$(dirs -l +N)`` gives an entry of the stack. Links are not followed (a
+  folder reached through one is read as written).
 """
 
 from __future__ import annotations
