@@ -202,6 +202,7 @@ class StoreGuard:
         root = self.root or os.getcwd()
         place = Place.for_root(root)
         stack_set = "DIRSTACK" in text
+        ran = len(commands.ran)
         for argv in commands.read(text, self.root):
             if place.unknown:
                 folders = [os.path.normpath(os.path.join(root, "../" * up)) for up in range(9)]
@@ -213,6 +214,10 @@ class StoreGuard:
             if stack_set:  # `DIRSTACK[1]=..; popd` (an assignment is no command of the list)
                 place.forget_stack()
             place.change(argv, [False] * len(argv))
+            if argv and argv[0] in ("source", "."):  # `source <(echo cd ..)`: its moves too
+                for moved in commands.ran[ran:]:
+                    place.change(moved, [False] * len(moved))
+                ran = len(commands.ran)
 
     def _changes_modes(self, text: str, commands: CallCommands) -> bool:
         """Whether a command changes the modes or owners of a folder that holds the store

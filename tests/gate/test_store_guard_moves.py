@@ -46,6 +46,7 @@ from pytest_harness_audit.session.harness import Harness
         "HOME=..; chmod -R 000 ~",
         'chmod -R 000 "$(cd ..; echo "$PWD")"',
         'chmod -R 000 "$(dirname "$(pwd)")"',
+        "source <(echo cd ..); chmod -R 000 .",
     ],
 )
 def test_a_move_the_shell_makes_does_not_hide_the_store(
@@ -76,6 +77,7 @@ def test_a_move_the_shell_makes_does_not_hide_the_store(
         "pushd .. >/dev/null; pushd /srv >/dev/null; ls ~2",
         "HOME=/srv; ls ~",
         'cd app && ls "$(cd ..; pwd)"',
+        "source <(echo cd app); chmod -R u+w .",
     ],
 )
 def test_moves_that_stay_away_from_the_store_are_not_refused(
