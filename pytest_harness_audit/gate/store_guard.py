@@ -228,8 +228,12 @@ class StoreGuard:
             return False
         if commands.judged(text):
             return False
+        previous: list[str] = []
         for argv, folders in self._placed(text, commands):
             name = argv[0].rsplit("/", 1)[-1] if argv else ""
+            # `ls | xargs chmod 000`: names from standard input, any of the folder's
+            fed = previous[:1] == ["xargs"] and previous[-len(argv) :] == argv
+            previous = argv
             if name not in _MODE_CHANGERS:
                 continue
             if name == "chattr":  # its attributes may start with `-` (`chattr -i ..`)
@@ -241,9 +245,12 @@ class StoreGuard:
                 word.startswith("--reference") for word in argv[1:]
             ):
                 operands = operands[1:]  # the mode or owner (setfacl's: options)
-            for operand in operands:
+            for operand in [*operands, "*"] if fed else operands:
                 for here in folders:
-                    if self._holds_store(os.path.join(here, os.path.expanduser(operand))):
+                    path = os.path.join(here, os.path.expanduser(operand))
+                    if self._holds_store(path) or (
+                        _WILD.search(operand) is not None and self._glob_reaches(path, True)
+                    ):
                         return True
         return False
 

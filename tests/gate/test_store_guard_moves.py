@@ -47,6 +47,7 @@ from pytest_harness_audit.session.harness import Harness
         'chmod -R 000 "$(cd ..; echo "$PWD")"',
         'chmod -R 000 "$(dirname "$(pwd)")"',
         "source <(echo cd ..); chmod -R 000 .",
+        "cd .. && ls | xargs chmod -R 000",
     ],
 )
 def test_a_move_the_shell_makes_does_not_hide_the_store(
@@ -78,6 +79,8 @@ def test_a_move_the_shell_makes_does_not_hide_the_store(
         "HOME=/srv; ls ~",
         'cd app && ls "$(cd ..; pwd)"',
         "source <(echo cd app); chmod -R u+w .",
+        "find . -name '*.py' | xargs chmod +x",
+        "cd app && ls | xargs chmod 644",
     ],
 )
 def test_moves_that_stay_away_from_the_store_are_not_refused(
