@@ -134,3 +134,46 @@ def test_other_folders_above_the_home_stay_reachable(
     root, witness = home_witness
     guard = StoreGuard(witness, str(root))
     assert guard.offending(all_targets({"command": command}, str(root)), {}) is None
+
+
+@pytest.fixture
+def linked(store_session: Harness) -> Harness:
+    """The permissive session, its workspace holding ``shared``, a link to ``../lib`` (a
+    folder beside the workspace and the store)."""
+    (store_session.root.parent / "lib").mkdir()
+    (store_session.root / "shared").symlink_to("../lib")
+    return store_session
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd -P shared/.. && echo '{}' >> audit/audit/forged.jsonl",
+        "cd -P shared && cd .. && rm -rf *",
+        "cd shared; cd -P ..; cat audit/audit/*.jsonl",
+        "set -P; cd shared/..; rm -f *",
+        "set -o physical; cd shared && cd .. && rm -f *",
+    ],
+)
+def test_a_physical_cd_through_a_link_is_followed(linked: Harness, command: str) -> None:
+    decision = linked.gate.decide("Bash", {"command": command})
+    assert decision.blocked, command
+    assert "tamper_attempt" in decision.alerts
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd shared/.. && cat README.md",  # logical: back in the workspace
+        "cd shared && cd .. && rm -f app/x.log",
+        "cd -P shared && ls",
+        "cd -P app/.. && cat README.md",
+        "set -P; cd app && cd .. && cat README.md",
+        "cd -L shared/.. && cat README.md",
+        "set -P; set +P; cd shared/..; rm -f app/x.log",
+    ],
+)
+def test_a_logical_cd_through_a_link_stays_in_the_workspace(linked: Harness, command: str) -> None:
+    decision = linked.gate.decide("Bash", {"command": command})
+    assert "tamper_attempt" not in decision.alerts, command
+    assert not decision.blocked, command

@@ -30,6 +30,7 @@ from pytest_harness_audit.policy.path_forms import join_path, normal_path
 from pytest_harness_audit.policy.sensitive import glob_candidates
 from pytest_harness_audit.policy.shell.dirstack import UNKNOWN_SPOT, Spot, stack_move
 from pytest_harness_audit.policy.shell.outside_listings import outside_glob
+from pytest_harness_audit.policy.shell.physical import physical_setting, physical_spot
 
 #: Path lists of a reading whose entries are moved.
 PATH_LISTS: Final = ("reads", "writes", "deletes", "destroys")
@@ -84,6 +85,8 @@ class Place:
     previous_unknown: bool = False
     home: str = ""
     previous_home: str = ""
+    root: str = ""
+    physical: bool = False
 
     # (an own __init__: the compiled build compiles it, not the one dataclass would generate)
     def __init__(
@@ -97,6 +100,7 @@ class Place:
         previous_unknown: bool = False,
         home: str = "",
         previous_home: str = "",
+        root: str = "",
     ) -> None:
         self.depth = depth
         self.cwd = cwd
@@ -107,6 +111,8 @@ class Place:
         self.previous_unknown = previous_unknown
         self.home = home
         self.previous_home = previous_home
+        self.root = root  # (for `cd -P`: :mod:`.physical`)
+        self.physical = False  # `set -P`
 
     @classmethod
     def for_root(cls, root: str | None) -> Place:
@@ -114,7 +120,7 @@ class Place:
         if not root or not root.startswith("/"):
             return cls()
         parts = [p for p in root.split("/") if p]
-        return cls(depth=min(len(parts), MAX_ANCESTORS))
+        return cls(depth=min(len(parts), MAX_ANCESTORS), root=root)
 
     # -- moving --------------------------------------------------------------------------------
     def change(
@@ -130,10 +136,13 @@ class Place:
         and ``cd NAME`` follow. Every move sets ``$OLDPWD`` (``popd`` and ``pushd +N`` too)."""
         # every name of _CHANGE_DIR (and `builtin`, `command`) ends in `d`, `r`, `s` or `n`, and
         # only those letters lower-case to such an ending: any other cannot name one
-        if not argv or argv[0][-1:] not in "dDrRsSnN":
+        if not argv or argv[0][-1:] not in "dDrRsSnNtT":
             return
         argv, dynamic = _unwrapped(argv, dynamic)
         name = command_name(argv[0]) if argv else ""
+        if name == "set":  # `set -P`: every later `cd` follows links (:mod:`.physical`)
+            self.physical = physical_setting(argv, self.physical)
+            return
         if name not in _CHANGE_DIR:
             return
         here: Spot = (self.cwd, self.unknown, self.home)
@@ -144,13 +153,24 @@ class Place:
                 for word, dyn in zip(argv[1:], dynamic[1:], strict=False)
                 if not (word.startswith("-") and word != "-")
             ]
+            physical = self.physical
+            for word in argv[1 : len(argv) - len(operands)]:
+                if word[:1] == "-" and word[1:2] not in ("-", "") and word.strip("-LPe@"):
+                    break  # (an operand that starts with `-`, not an option)
+                for flag in word[1:] if word[:1] == "-" and word != "--" else "":
+                    physical = True if flag == "P" else False if flag == "L" else physical
             go: Spot | None = self._target(*operands[0], given) if operands else self._home(given)
+            if physical and go is not None and operands and operands[0][0] != "-":
+                word = operands[0][0]
+                go = physical_spot(self.root, join_path(self.cwd, word), go)
         else:
             move = stack_move(name, argv[1:], dynamic[1:], here, self.stack)
             self.stack = move.stack
             go = move.go
             if move.operand is not None:
                 go = self._target(move.operand, move.dynamic, given)
+                if self.physical:  # `set -P; pushd link/..`
+                    go = physical_spot(self.root, join_path(self.cwd, move.operand), go)
                 if move.save_only:  # `pushd -n DIR`: saved, not gone to
                     self.stack.append(go)
                     go = None
