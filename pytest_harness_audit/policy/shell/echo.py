@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Final
+
+from pytest_harness_audit.policy.shell.sql_output import SQL_CLIENTS, client_output
 
 
 def echo_output(argv: list[str]) -> str | None:
@@ -42,6 +44,17 @@ _CONVERSION: Final = re.compile(r"%([-+ #0]*)(\*|\d*)(?:\.(\*|\d*))?(.)")
 _NUMBERS: Final = frozenset("diouxX")
 #: A value ``%q`` prints as it is.
 _PLAIN_WORD: Final = re.compile(r"[\w./@%+=:,-]+")
+
+
+def printed_text(argv: list[str], stdin: Callable[[], str | None]) -> str | None:
+    """What the command ``argv`` prints, when its words give it: ``echo``'s and ``printf``'s
+    text (``echo``'s with its newline), a SQL client's constant rows (:mod:`.sql_output`;
+    ``stdin``: its standard input, asked for when needed)."""
+    text = echo_output(argv)
+    if text is not None:
+        return text + "\n"
+    name = argv[0].rsplit("/", 1)[-1] if argv else ""
+    return client_output(name, argv[1:], stdin) if name in SQL_CLIENTS else None
 
 
 def _printf_strings(template: str, values: list[str]) -> str | None:
@@ -134,4 +147,4 @@ def _printf_escape(match: re.Match[str]) -> str:
     return _PRINTF_CHARS.get(body, body)
 
 
-__all__ = ["echo_output"]
+__all__ = ["echo_output", "printed_text"]

@@ -28,7 +28,7 @@ from pytest_harness_audit.policy.shell.braces import BRACE, MAX_FIELDS, Chars, b
 from pytest_harness_audit.policy.shell.context import HeldReads
 from pytest_harness_audit.policy.shell.cut_filters import text_filter
 from pytest_harness_audit.policy.shell.declarations import assign, assign_default
-from pytest_harness_audit.policy.shell.echo import echo_output
+from pytest_harness_audit.policy.shell.echo import echo_output, printed_text
 from pytest_harness_audit.policy.shell.fieldtext import (
     UNKNOWN,
     Field,
@@ -259,8 +259,7 @@ class Expander:
             elif index == 0 and argv[0].rsplit("/", 1)[-1] in LISTERS:
                 text = listing_output(argv, self)  # `$(ls -a)`: the names it prints
             elif index == 0:
-                text = echo_output(argv)
-                text = None if text is None else text + "\n"
+                text = printed_text(argv, lambda: self._text(_STDIN, loose))  # `echo`, SQL
             else:  # (`cut -c`, `head -c` of a text known exactly: not a listing's)
                 text = text_filter(argv[0].rsplit("/", 1)[-1], argv[1:], text, loose, exact)
             if text is None:

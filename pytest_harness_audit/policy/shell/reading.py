@@ -61,7 +61,7 @@ from pytest_harness_audit.policy.shell.projects import program_file
 from pytest_harness_audit.policy.shell.script_input import enter, leave
 from pytest_harness_audit.policy.shell.searchpath import PATH_LISTS
 from pytest_harness_audit.policy.shell.simple import parse_simple
-from pytest_harness_audit.policy.shell.streams import open_descriptors, stdin_of
+from pytest_harness_audit.policy.shell.streams import may_print, open_descriptors, stdin_of
 from pytest_harness_audit.policy.shell.subscript_code import read_subscript_code
 from pytest_harness_audit.policy.shell.syntax import parse
 from pytest_harness_audit.policy.shell.unsure import unsure
@@ -83,8 +83,7 @@ class Reading:
     command that cannot be known, given deletion flags; ``network``: a network exchange, see
     :mod:`.embedded`). ``code``: inline program text (``python -c``). ``unreadable``: why the
     text could not be read, else ``None``. ``ran``: the argv of the simple commands of the files
-    it runs as shell (``bash stop.sh``, a recipe): no targets, read by the built-in rules.
-    """
+    it runs as shell (``bash stop.sh``, a recipe): no targets, read by the built-in rules."""
 
     commands: list[list[str]] = field(default_factory=list)
     reads: list[str] = field(default_factory=list)
@@ -100,9 +99,8 @@ class Reading:
 
     # (an own __init__: the compiled build compiles it, not the one dataclass would generate)
     def __init__(self) -> None:
-        self.commands, self.reads, self.writes, self.deletes = [], [], [], []
+        self.commands, self.reads, self.writes, self.deletes, self.ran = [], [], [], [], []
         self.destroys, self.notes, self.code, self.unreadable, self.marks = [], [], [], None, {}
-        self.ran = []
 
     def script(self, text: str, depth: int, budget: Budget, expander: Expander) -> None:
         """Read a script handed to a shell (``bash -c TEXT``), one level deeper."""
@@ -425,6 +423,8 @@ class _Context(Lookups):
             self.script(self.stdin_text)
         elif self.stdin_unknown:
             self.reading.unknown_script(f"{runner} runs a script piped in from another command")
+            for text in may_print(self.command, self.expander):  # a SQL client's literals
+                self.script(text)
 
     def unknown(self, why: str) -> None:
         """A shell runs a script whose text is not in the command."""

@@ -24,6 +24,7 @@ from pytest_harness_audit.policy.shell.expand import Expander, echo_output
 from pytest_harness_audit.policy.shell.filters import FILTER_NAMES, LINE_PICKERS, run_filter
 from pytest_harness_audit.policy.shell.listings import LISTERS, listing_output
 from pytest_harness_audit.policy.shell.nodes import Command, Redirect
+from pytest_harness_audit.policy.shell.sql_output import SQL_CLIENTS, client_output, printable_texts
 from pytest_harness_audit.policy.shell.tools import copy_operands
 
 #: Most text kept of one file written in the command.
@@ -199,6 +200,8 @@ def output_of(command: Command, expander: Expander) -> str | None:
     if name in PROGRAM_FILTERS and _exact_input(command, expander, 0):
         stdin = stdin_of(command, expander)[0]  # `echo xenv | sed s/x/./ | xargs cat`
         return text_filter(name, argv[1:], stdin, False, True)
+    if name in SQL_CLIENTS:  # `sqlite3 x.db "select 'rm -rf app'" | sh`: its constant rows
+        return client_output(name, argv[1:], lambda: stdin_of(command, expander)[0])
     if name == "base64" and any(a in ("-d", "--decode", "-D") for a in argv[1:]):
         upstream = stdin_of(command, expander)[0]
         if upstream is None:
@@ -208,6 +211,23 @@ def output_of(command: Command, expander: Expander) -> str | None:
         except (binascii.Error, UnicodeDecodeError, ValueError):
             return None
     return None
+
+
+def may_print(command: Command | None, expander: Expander) -> list[str]:
+    """What the command piping into ``command`` may print when :func:`output_of` cannot know
+    it: a SQL client's values it can work out and its literals (:mod:`.sql_output`)."""
+    source = None if command is None else command.stdin
+    if source is None:
+        return []
+    fields = [f for word in source.words for f in expander.expand(word)]
+    if (
+        not fields
+        or any(f.dynamic for f in fields)
+        or command_name(fields[0].text) not in SQL_CLIENTS
+    ):
+        return []
+    argv = [f.text for f in fields]
+    return printable_texts(command_name(argv[0]), argv[1:], lambda: stdin_of(source, expander)[0])
 
 
 def _echo_no_newline(args: list[str]) -> bool:
@@ -239,6 +259,7 @@ def _cat(command: Command, operands: list[str], expander: Expander) -> str | Non
 
 __all__ = [
     "FILE_TEXT_LIMIT",
+    "may_print",
     "open_descriptors",
     "output_of",
     "remember_copy",
