@@ -20,8 +20,11 @@ it is read here as the script it is:
   ``crontab -`` (each entry's command).
 * **A command language with a shell escape or file access:** ``sqlite3`` (``.shell``,
   ``.system``, ``.read FILE``, ``.import FILE``, ``readfile('FILE')``, ``-cmd``, ``-init``),
-  ``mysql``/``mariadb`` (``system``, ``\\!``, ``source``, ``LOAD DATA LOCAL INFILE``), ``psql``
-  (``\\!``, ``\\o |cmd``, ``\\copy … from 'FILE'``, ``FROM PROGRAM 'cmd'``, ``-f FILE``), the
+  ``mysql``/``mariadb`` (``system``, ``\\!``, ``source``, ``LOAD DATA LOCAL INFILE``,
+  ``--init-command``, ``--pager``), ``psql`` (``\\!``, ``\\o |cmd``, ``\\copy … from 'FILE'``,
+  ``FROM``/``TO PROGRAM 'cmd'``, ``-f FILE``), their SQL's files (:mod:`.sql_files`) and
+  meta-commands (:mod:`.sql_meta`), ``mongosh``/``mongo`` (``--eval``, script files, and the
+  shell's own functions, :mod:`.mongo_shell`), the
   editors ``vim``/``nvim``/``ex``/``ed`` (``!cmd``, ``r !cmd``, ``w !cmd``, ``system('cmd')``,
   ``r FILE``), ``emacs --eval`` (read as inline code). A language's own extension loading
   (``.load``, ``load_extension``) is unreadable.
@@ -42,8 +45,11 @@ from pytest_harness_audit.policy.shell.embedded import AWKS, NETWORK_NOTE, awk_p
 from pytest_harness_audit.policy.shell.exec_each import FINDERS, fd
 from pytest_harness_audit.policy.shell.interpreter_code import interpreter_code
 from pytest_harness_audit.policy.shell.launchers import deferred
+from pytest_harness_audit.policy.shell.mongo_shell import MONGO_SHELLS, mongo_shell
 from pytest_harness_audit.policy.shell.sed_files import sed_files
 from pytest_harness_audit.policy.shell.sql_files import SQL_SHELLS, sql_effects
+from pytest_harness_audit.policy.shell.sql_meta import client_pipes, sql_pipes
+from pytest_harness_audit.policy.shell.sql_output import SQL_CLIENTS
 
 #: ``program: {option: kind}``; kinds: ``script`` (the value is a shell command), ``code``
 #: (inline program text), ``file`` (a file of the program's own command language).
@@ -73,10 +79,13 @@ _OPTIONS: Final[dict[str, dict[str, str]]] = {
     "sqlite3": {"-cmd": "language", "-init": "file"},
     "duckdb": {"-c": "language", "-s": "language", "-cmd": "language", "-init": "file",
                "-f": "file"},
-    "mysql": {"-e": "language", "--execute": "language"},
-    "mariadb": {"-e": "language", "--execute": "language"},
+    "mysql": {"-e": "language", "--execute": "language", "--init-command": "language",
+              "--pager": "script"},
+    "mariadb": {"-e": "language", "--execute": "language", "--init-command": "language",
+                "--pager": "script"},
     "psql": {"-c": "language", "--command": "language", "-f": "file", "--file": "file"},
     "vim": {"-c": "language", "--cmd": "language", "-S": "file"},
+    "mongosh": {"--eval": "code", "-f": "code-file", "--file": "code-file"},
     "emacs": {"--eval": "code", "-eval": "code", "-l": "code-file", "--load": "code-file"},
     # bash's own: a callback (`mapfile -C`), a completion command, a word list it expands
     "mapfile": {"-C": "script"},
@@ -87,6 +96,7 @@ _OPTIONS: Final[dict[str, dict[str, str]]] = {
 for _editor in ("vi", "nvim", "ex", "view", "gvim", "vimdiff", "rvim"):
     _OPTIONS[_editor] = _OPTIONS["vim"]
 _OPTIONS["gdb-multiarch"] = _OPTIONS["gdb"]
+_OPTIONS["mongo"] = _OPTIONS["mongosh"]
 #: Programs whose operands (after their options) are shell commands, or a command's argv.
 _OPERAND_SCRIPTS: Final = frozenset({"hyperfine"})
 _OPERAND_COMMAND: Final = frozenset({"screen", "entr"})
@@ -121,14 +131,18 @@ _BANG: Final = re.compile(
 _DOT_SHELL: Final = re.compile(
     r"(?im)(?:^|;)\s*(?:\.(?:shell|system)|system|\\!|shell|platform\s+shell)\s+(.+?)\s*$"
 )
-_PROGRAM: Final = re.compile(r"""(?i)(?:from\s+program|\\o\s*\||system\s*\()\s*['"]?([^'"\n]+)""")
+_PROGRAM: Final = re.compile(
+    r"""(?i)(?:(?:from|to)\s+program|\\o\s*\||system\s*\()\s*['"]?([^'"\n]+)"""
+)
 _FILE_READ: Final = re.compile(
     r"""(?im)(?:^\s*\.(?:read|import(?:\s+--\w+)*)\s+|readfile\(\s*'|load\s+data\s+local\s+"""
     r"""infile\s+['"]|^\s*(?:source|\\\.|\\i|\\ir)\s+|\\copy\s.*?\bfrom\s+'|^\s*r\s+)([^\s'"]+)"""
 )
 _EXTENSION: Final = re.compile(r"(?i)^\s*\.load\s|load_extension\s*\(")
 #: DuckDB's extensions, installed or loaded (``install httpfs; load httpfs``).
-_SQL_EXTENSION: Final = re.compile(r"(?im)(?:^|;)\s*(?:force\s+)?(?:install|load)\s+\w")
+_SQL_EXTENSION: Final = re.compile(
+    r"(?im)(?:^|;)\s*(?:force\s+)?(?:install|load)\s+(?!data\b|xml\b|index\b)[\w']"
+)
 
 
 def command_strings(name: str, args: list[str], runner: Runner) -> None:
@@ -172,13 +186,19 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
             if not equals:
                 value = args[index + 1] if index + 1 < len(args) else ""
                 index += 1
-            _option_value(kind, value, runner, name in SQL_SHELLS)
+            _option_value(kind, value, runner, name in SQL_CLIENTS)
         elif name in _OPERAND_COMMAND and not word.startswith("-"):
             runner.script(shlex.join(args[index:]))
             return
         elif not word.startswith("-") or word == "-":
             operands.append(word)
         index += 1
+    if name in MONGO_SHELLS:  # its operands: a database, and JavaScript files it runs
+        for operand in operands:
+            if operand.endswith((".js", ".mjs", ".cjs")):
+                runner.script_file(operand, code=True)
+        mongo_shell(args, runner)
+    client_pipes(name, args, runner)
     if name in _OPERAND_SCRIPTS:
         for operand in operands:
             runner.script(operand)
@@ -189,7 +209,7 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
         for operand in operands[1:]:
             _language(operand, runner)
     if name in _STDIN_LANGUAGE and runner.stdin_text is not None:
-        _language(runner.stdin_text, runner, sql=name in SQL_SHELLS)
+        _language(runner.stdin_text, runner, sql=name in SQL_CLIENTS)
 
 
 def _option_value(kind: str, value: str, runner: Runner, sql: bool = False) -> None:
@@ -231,6 +251,7 @@ def _language(text: str, runner: Runner, depth: int = 0, sql: bool = False) -> N
         runner.unknown("it loads a compiled extension")
     if sql:
         sql_effects(text, runner)
+        sql_pipes(text, runner)
     for pattern in (_BANG, _DOT_SHELL, _PROGRAM):
         for command in pattern.findall(text):
             runner.script(command.strip().rstrip("'\";"))

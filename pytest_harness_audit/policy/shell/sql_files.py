@@ -1,12 +1,15 @@
-"""The files and commands of SQL a database shell runs: ``sqlite3``'s and ``duckdb``'s.
+"""The files and commands of SQL a database client runs: ``sqlite3``'s, ``duckdb``'s, and
+PostgreSQL's and MySQL's (``psql``, ``mysql``/``mariadb``).
 
 ``sqlite3 x.db "select readfile('.e' || 'nv')"`` reads ``.env``; ``select writefile('app/main.py',
 '')`` writes a file; ``select edit('x', 'rm -rf app')`` runs ``rm -rf app FILE``; ``.once FILE``,
 ``.output FILE``, ``.save FILE`` write one; ``.read '|cmd'``, ``.import '|cmd' t``, ``.output
 '|cmd'`` run a command; DuckDB's ``copy … to 'FILE'`` writes, ``read_csv('FILE')``, ``read_text``,
-``from 'FILE'`` and ``copy … from 'FILE'`` read. The SQL's names are worked out from what writes
+``from 'FILE'`` and ``copy … from 'FILE'`` read; PostgreSQL's ``pg_read_file``,
+``pg_read_binary_file`` and ``lo_import`` and MySQL's ``load_file`` read, ``select … into
+outfile|dumpfile 'FILE'`` writes. The SQL's names are worked out from what writes
 them: string literals (``''`` a quote), ``||`` joins, ``char(46, 101)``, ``x'2e'`` blobs,
-``unhex``, ``lower``/``upper``/``trim``/``replace``/``substr``/``reverse``/``concat``,
+``chr``, ``unhex``, ``lower``/``upper``/``trim``/``replace``/``substr``/``reverse``/``concat``,
 ``printf('%s')`` and ``cast(… as text)`` of such values; a file name the SQL computes otherwise
 (a column, a subquery) makes the command unreadable. Calls inside a string literal are text.
 (``.shell``/``.system``, ``.read FILE`` and ``.import FILE`` are read by
@@ -28,13 +31,15 @@ SQL_SHELLS: Final = frozenset({"sqlite3", "duckdb"})
 _READERS: Final = frozenset(
     {"readfile", "read_csv", "read_csv_auto", "read_json", "read_json_auto", "read_ndjson",
      "read_ndjson_auto", "read_parquet", "parquet_scan", "read_text", "read_blob", "read_xlsx",
-     "sniff_csv", "read_json_objects", "st_read"}
+     "sniff_csv", "read_json_objects", "st_read", "pg_read_file", "pg_read_binary_file",
+     "lo_import", "load_file"}
 )  # fmt: skip
 _CALL: Final = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 #: Statements naming a file: ``copy … to 'F'`` and ``vacuum into 'F'`` write it; ``attach 'F'``,
 #: ``import database 'F'``, ``from 'F'`` read it, ``export database 'F'`` writes there.
 _WRITTEN: Final = re.compile(
-    r"(?is)\bcopy\b[^;]*\bto\s+(?=['xX(a-zA-Z_])|\bvacuum\b[^;]*?\binto\s+(?=['xX(a-zA-Z_])"
+    r"(?is)\bcopy\b[^;]*\bto\s+(?!program\b|stdout\b)(?=['xX(a-zA-Z_])"
+    r"|\bvacuum\b[^;]*?\binto\s+(?=['xX(a-zA-Z_])|\binto\s+(?:outfile|dumpfile)\s+(?=['xX(])"
 )
 _STATEMENT: Final = re.compile(
     r"(?is)\b(?:(attach)(?:\s+database)?|(export|import)\s+database|(from|join))\s+"
@@ -43,11 +48,6 @@ _STATEMENT: Final = re.compile(
 _DOT: Final = re.compile(r"(?m)^\s*\.(once|output|log|save|backup|clone|open|restore|read|import)"
                          r"\b[ \t]*(.*)$")  # fmt: skip
 _DOT_WRITES: Final = frozenset({"once", "output", "log", "save", "backup", "clone"})
-#: Programs that run what they read: a shell, an interpreter.
-_RUNNERS: Final = re.compile(
-    r"(?:\S*/)?(?:env\s+)?(?:sh|bash|dash|zsh|ksh|fish|python[0-9.]*|perl|ruby|node|php|xargs"
-    r"|source|eval)\b"
-)
 _BLOB: Final = re.compile(r"[xX]'([0-9A-Fa-f]*)'")
 _MAX_TEXT: Final = 1 << 16
 _MAX_DEPTH: Final = 16
@@ -60,18 +60,19 @@ def sql_effects(text: str, runner: Runner) -> None:
     reading = runner.reading
     for match in _CALL.finditer(masked):
         name = match.group(1).lower()
-        if name not in _READERS and name not in ("writefile", "edit"):
+        if name not in _READERS and name not in ("writefile", "edit", "lo_export"):
             continue
         inside = _closing(text, match.end())
         args = _arguments(inside) if inside is not None else []
-        if not args or (name == "edit" and len(args) < 2):
+        second = name in ("edit", "lo_export")  # `lo_export(oid, 'FILE')`
+        if not args or (second and len(args) < 2):
             continue
-        value = evaluate(args[1] if name == "edit" else args[0])
+        value = evaluate(args[1] if second else args[0])
         if value is None:
             runner.unknown(f"SQL {name}() of a name worked out at run time")
         elif name == "edit":
             runner.script(f"{value} sql-edit.tmp")  # the editor is run on a temporary file
-        elif name == "writefile":
+        elif name in ("writefile", "lo_export"):
             reading.writes.append(value)
         else:
             _read(value, runner)
@@ -93,7 +94,7 @@ def sql_effects(text: str, runner: Runner) -> None:
         else:
             _read(value, runner)
     for match in _DOT.finditer(text):
-        _dot_command(match.group(1), match.group(2), text, runner)
+        _dot_command(match.group(1), match.group(2), runner)
 
 
 def _read(value: str, runner: Runner) -> None:
@@ -104,21 +105,14 @@ def _read(value: str, runner: Runner) -> None:
         runner.reading.reads.extend(glob_candidates(value))
 
 
-def _dot_command(command: str, rest: str, text: str, runner: Runner) -> None:
-    """A dot-command of the sqlite shell naming a file (or a ``|command``); ``text``: the SQL
-    it is part of."""
+def _dot_command(command: str, rest: str, runner: Runner) -> None:
+    """A dot-command of the sqlite shell naming a file (or a ``|command``)."""
     words = [word for word in _shell_words(rest) if not word.startswith("-")]
     if not words:
         return
     target = words[-1] if command in ("backup", "save", "clone", "restore") else words[0]
     if target.startswith("|"):
-        runner.script(target[1:])
-        if command in ("once", "output") and _RUNNERS.match(target[1:].strip()):
-            # what the SQL prints is the program a shell or an interpreter runs: the literals it
-            # can print are read as commands, and the rest is not known
-            runner.unknown("SQL output piped to a program that runs it")
-            for literal in re.findall(r"'((?:[^']|'')*)'", text):
-                runner.script(literal.replace("''", "'"))
+        runner.script(target[1:])  # what it prints to a shell: :func:`.sql_output.sql_pipes`
         return
     if command in ("read", "import"):
         return  # read by `command_strings` (and its text followed there)
@@ -167,7 +161,7 @@ def _term(term: str, depth: int) -> str | None:
         cast = re.fullmatch(r"(?is)(.*)\s+as\s+(?:text|varchar|blob|string)\b.*", inside)
         return evaluate(cast.group(1), depth + 1) if cast else None
     args = _arguments(inside)
-    if name == "char":
+    if name in ("char", "chr"):
         codes = [arg.strip() for arg in args]
         if not all(code.isdigit() and int(code) < 0x110000 for code in codes):
             return None
