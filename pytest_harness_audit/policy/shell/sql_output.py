@@ -106,12 +106,22 @@ def client_sql(name: str, args: list[str], stdin: Callable[[], str | None]) -> s
         index += 1
     if name in ("sqlite3", "duckdb"):
         texts.extend(operands[1:])
-    if not texts or (name in ("sqlite3", "duckdb") and not operands[1:]):
+    if not texts or (name == "sqlite3" and not operands[1:]) or _duckdb_reads_input(name, args):
         text = stdin()
         if text is None:
             return None
         texts.append(text)
     return "\n".join(texts)[:_MAX_TEXT]
+
+
+def _duckdb_reads_input(name: str, args: list[str]) -> bool:
+    """Whether ``duckdb`` reads its standard input too: no ``-c``/``-s`` SQL, no SQL operand."""
+    if name != "duckdb":
+        return False
+    return (
+        not any(word.partition("=")[0] in ("-c", "-s") for word in args)
+        and not [word for word in args if word[:1] != "-"][1:]
+    )
 
 
 def _bundled(word: str, valued: frozenset[str]) -> tuple[str, str, str]:
