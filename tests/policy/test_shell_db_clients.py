@@ -93,6 +93,18 @@ def root(tmp_path: Path) -> Path:
         ("mysql -e 'pager rm -rf app'", DESTROY),
         ("mysql -e '\\P rm -rf app'", DESTROY),
         ("mysql -e 'tee .git/hooks/pre-commit'", HOOK),
+        # what psql does to its SQL first: variables, backquotes, \gexec
+        ("psql -v c='rm -rf app' -c \"copy t to program :'c'\"", DESTROY),
+        ("psql -v x='|sh' -c '\\o :x' -c \"select 'rm -rf app'\"", DESTROY),
+        ("psql -v x='rm -rf app' -c \"select :'x'\" | sh", DESTROY),
+        ("psql -c '\\set x `rm -rf app`'", DESTROY),
+        ("psql -c '\\echo `cat .env`'", SECRET),
+        ("psql -c \"select 'copy t to program ''rm -rf app''' \\gexec\"", DESTROY),
+        ("psql -c \"select 'copy t from ''.env''' \\gexec\"", SECRET),
+        # other clients of the same languages
+        ("usql pg://x -c '\\! rm -rf app'", DESTROY),
+        ("mycli -e 'system rm -rf app'", DESTROY),
+        ("litecli x.db -e '.shell rm -rf app'", DESTROY),
         # the MongoDB shells
         ("mongo --eval \"run('rm', '-rf', 'app')\"", DESTROY),
         ("mongo --eval \"runProgram('rm', '-rf', 'app')\"", DESTROY),
@@ -115,6 +127,7 @@ def test_a_database_client_is_judged_by_what_it_runs(root: Path, command: str, r
         'psql -c "select name from t \\g |sh"',
         'sqlite3 x.db ".output \'|sh\'" "select name from t"',
         "mongo --eval 'run(cmd)'",
+        "psql -c \"select format('drop table %I', tablename) from pg_tables \\gexec\"",
     ],
 )
 def test_what_it_cannot_work_out_stays_unreadable(root: Path, command: str) -> None:
@@ -149,6 +162,10 @@ def test_what_it_cannot_work_out_stays_unreadable(root: Path, command: str) -> N
         "mongosh app --eval 'db.users.insertOne({a: 1})'",
         "mongosh --eval 'db.runCommand({ping: 1})'",
         "mongosh report.js",
+        "psql -v ON_ERROR_STOP=1 -f migrations/001.sql",
+        "psql -v ON_ERROR_STOP=1 -c 'select 1::text'",
+        "psql -c \"select 'create table t2 (a int)' \\gexec\"",
+        "psql -v c='rm -rf app' -c '\\! :c'",
     ],
 )
 def test_ordinary_database_work_stays_allowed(root: Path, command: str) -> None:

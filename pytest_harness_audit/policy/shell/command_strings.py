@@ -46,6 +46,7 @@ from pytest_harness_audit.policy.shell.exec_each import FINDERS, fd
 from pytest_harness_audit.policy.shell.interpreter_code import interpreter_code
 from pytest_harness_audit.policy.shell.launchers import deferred
 from pytest_harness_audit.policy.shell.mongo_shell import MONGO_SHELLS, mongo_shell
+from pytest_harness_audit.policy.shell.psql_text import psql_text
 from pytest_harness_audit.policy.shell.sed_files import sed_files
 from pytest_harness_audit.policy.shell.sql_files import SQL_SHELLS, sql_effects
 from pytest_harness_audit.policy.shell.sql_meta import client_pipes, sql_pipes
@@ -84,6 +85,9 @@ _OPTIONS: Final[dict[str, dict[str, str]]] = {
     "mariadb": {"-e": "language", "--execute": "language", "--init-command": "language",
                 "--pager": "script"},
     "psql": {"-c": "language", "--command": "language", "-f": "file", "--file": "file"},
+    "usql": {"-c": "language", "--command": "language", "-f": "file", "--file": "file"},
+    "mycli": {"-e": "language", "--execute": "language"},
+    "litecli": {"-e": "language", "--execute": "language"},
     "vim": {"-c": "language", "--cmd": "language", "-S": "file"},
     "mongosh": {"--eval": "code", "-f": "code-file", "--file": "code-file"},
     "emacs": {"--eval": "code", "-eval": "code", "-l": "code-file", "--load": "code-file"},
@@ -199,6 +203,8 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
                 runner.script_file(operand, code=True)
         mongo_shell(args, runner)
     client_pipes(name, args, runner)
+    if name == "psql":  # its variables, backquotes and `\gexec` (:mod:`.psql_text`)
+        psql_text(args, runner, lambda text: _language(text, runner, depth=1, sql=True))
     if name in _OPERAND_SCRIPTS:
         for operand in operands:
             runner.script(operand)

@@ -24,10 +24,13 @@ from collections.abc import Callable
 from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context as Runner
+from pytest_harness_audit.policy.shell.psql_vars import interpolated, psql_variables
 from pytest_harness_audit.policy.shell.sql_files import evaluate
 
 #: The database clients whose printed rows are worked out here.
-SQL_CLIENTS: Final = frozenset({"sqlite3", "duckdb", "psql", "mysql", "mariadb"})
+SQL_CLIENTS: Final = frozenset(
+    {"sqlite3", "duckdb", "psql", "mysql", "mariadb", "usql", "mycli", "litecli"}
+)
 #: Options whose value is SQL (the client runs it), by client.
 _SQL_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "sqlite3": frozenset({"-cmd"}),
@@ -35,6 +38,9 @@ _SQL_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "psql": frozenset({"-c", "--command"}),
     "mysql": frozenset({"-e", "--execute"}),
     "mariadb": frozenset({"-e", "--execute"}),
+    "usql": frozenset({"-c", "--command"}),
+    "mycli": frozenset({"-e", "--execute"}),
+    "litecli": frozenset({"-e", "--execute"}),
 }
 #: Options that take a value (a separate word), by client (SQL options besides).
 _VALUED: Final[dict[str, frozenset[str]]] = {
@@ -111,7 +117,8 @@ def client_sql(name: str, args: list[str], stdin: Callable[[], str | None]) -> s
         if text is None:
             return None
         texts.append(text)
-    return "\n".join(texts)[:_MAX_TEXT]
+    sql = "\n".join(texts)[:_MAX_TEXT]
+    return interpolated(sql, psql_variables(args, sql)) if name == "psql" else sql
 
 
 def _duckdb_reads_input(name: str, args: list[str]) -> bool:
