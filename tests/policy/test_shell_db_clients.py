@@ -6,6 +6,8 @@ allowed."""
 
 from __future__ import annotations
 
+import shlex
+import time
 from pathlib import Path
 
 import pytest
@@ -206,3 +208,20 @@ def test_a_mongo_shell_function_is_in_the_reading() -> None:
     reading = read_command("mongo --eval \"writeFile('app/x.py', 'y'); cat('README.md')\"")
     assert "app/x.py" in reading.writes
     assert "README.md" in reading.reads
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "select a" + " " * 20000 + "b",
+        "select 'x'" + " " * 20000 + "y z",
+        "\\" + "a" * 20000,
+        "select name from t where " + " or ".join(["a='x y'"] * 4000),
+    ],
+    ids=["spaces", "alias", "meta-command", "literals"],
+)
+def test_long_sql_is_read_in_bounded_time(sql: str) -> None:
+    started = time.perf_counter()
+    read_command(f"psql -c {shlex.quote(sql)} | sh")
+    read_command(f"sqlite3 x.db {shlex.quote(sql)} | sh")
+    assert time.perf_counter() - started < 3

@@ -17,7 +17,7 @@ from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.psql_vars import psql_variables
 from pytest_harness_audit.policy.shell.sql_output import client_sql, printed_rows
 
-_BACKQUOTED: Final = re.compile(r"\\(?!!)[A-Za-z_]\w*[^\n`\\]*((?:`[^`\n]*`[^\n`\\]*)+)")
+_BACKQUOTED: Final = re.compile(r"\\(?!!)[A-Za-z_][^\n`\\]*((?:`[^`\n]*`[^\n`\\]*)+)")
 
 
 def psql_text(args: list[str], runner: Runner, language: Callable[[str], None]) -> None:

@@ -23,7 +23,7 @@ from pytest_harness_audit.policy.shell.sql_output import (
     piped_output,
 )
 
-_DOT_PIPED: Final = re.compile(r"(?im)^\s*\.(?:once|output)\s+(?:-\w+\s+)*['\"]?\|")
+_DOT_PIPED: Final = re.compile(r"(?im)^[ \t]*\.(?:once|output)[ \t]+(?:-\w+[ \t]+)*['\"]?\|")
 #: A backslash command and its argument (to the line's end or the next backslash command).
 _META: Final = re.compile(
     r"\\(!|o|out|g|gx|w|write|s|lo_export|T|P)(?![A-Za-z_])[ \t]*([^\n\\]*)"

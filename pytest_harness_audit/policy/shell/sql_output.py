@@ -19,6 +19,7 @@ command the SQL sends its output to (:mod:`.sql_meta`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Final
@@ -74,10 +75,9 @@ _SETTINGS: Final = re.compile(
     r"|set|unset|timing|x|a|t|f|encoding|H|C|q|output|once|o|out|g|gx)\b"
 )
 _PRINTS: Final = re.compile(r"(?is)[.\\](?:print|echo|qecho)\s(.*)")
-_ALIAS: Final = re.compile(
-    r"""(?is)(.*?)(?:\s+as)?\s+("(?:[^"]|"")*"|`[^`]*`|\[[^\]]*\]|[A-Za-z_]\w*)\s*\Z"""
+_LITERALS: Final = re.compile(
+    r"""'((?:[^']|'')*)'|"((?:[^"]|"")*)"|\$(\w*)\$(.{0,4096}?)\$\3\$""", re.S
 )
-_LITERALS: Final = re.compile(r"""'((?:[^']|'')*)'|"((?:[^"]|"")*)"|\$(\w*)\$(.*?)\$\3\$""", re.S)
 _MAX_TEXT: Final = 1 << 16
 #: Programs that run what they read: a shell, an interpreter.
 RUNNERS: Final = re.compile(
@@ -175,7 +175,7 @@ def printable_texts(name: str, args: list[str], stdin: Callable[[], str | None])
     for match in _LITERALS.finditer(sql):
         text = match.group(1) or match.group(2) or match.group(4) or ""
         texts.append(text.replace("''", "'").replace('""', '"'))
-    return [text for text in texts if text.strip()][:256]
+    return list(dict.fromkeys(text for text in texts if text.strip()))[:64]
 
 
 def piped_output(command: str, sql: str, runner: Runner, name: str = "sqlite3") -> None:
@@ -194,7 +194,14 @@ def piped_output(command: str, sql: str, runner: Runner, name: str = "sqlite3") 
 
 def printed_rows(sql: str, name: str = "sqlite3") -> list[list[str]] | None:
     """The rows the SQL ``sql`` prints (headers of ``as`` names among them), ``None`` when a
-    statement prints what the reading cannot know."""
+    statement prints what the reading cannot know (kept for the texts read again: a nested
+    script works out its standard input once more)."""
+    rows = _printed_rows(sql, "mysql" if name in ("mysql", "mariadb", "mycli") else "sql")
+    return None if rows is None else [list(row) for row in rows]
+
+
+@functools.lru_cache(maxsize=32)
+def _printed_rows(sql: str, name: str) -> tuple[tuple[str, ...], ...] | None:
     rows: list[list[str]] = []
     for statement in _statements(sql):
         stripped = statement.strip()
@@ -210,7 +217,7 @@ def printed_rows(sql: str, name: str = "sqlite3") -> list[list[str]] | None:
         if statement_rows is None:
             return None
         rows.extend(statement_rows)
-    return rows
+    return tuple(tuple(row) for row in rows)
 
 
 def _statements(sql: str) -> list[str]:
@@ -219,22 +226,26 @@ def _statements(sql: str) -> list[str]:
     statements: list[str] = []
     start = index = 0
     quote = ""
+    blank = True  # nothing but spaces since the statement's start
     while index < len(sql):
         char = sql[index]
         if quote:
             quote = "" if char == quote else quote
-        elif char in "'\"`":
-            quote = char
         elif char == ";":
             statements.append(sql[start:index])
-            start = index + 1
-        elif char == "\\" or (char == "." and not sql[start:index].strip()):
+            start, blank, index = index + 1, True, index + 1
+            continue
+        elif char == "\\" or (char == "." and blank):
             statements.append(sql[start:index])
             end = sql.find("\n", index)
             end = len(sql) if end < 0 else end
             statements.append(sql[index:end])
             start = index = end
+            blank = True
             continue
+        elif char in "'\"`":
+            quote = char
+        blank = blank and char.isspace()
         index += 1
     statements.append(sql[start:])
     return [statement for statement in statements if statement.strip()]
@@ -249,10 +260,12 @@ def _select_rows(statement: str, name: str) -> list[list[str]] | None:
         return None if any(row is None for row in found) else [r for r in found if r is not None]
     rows: list[list[str]] = []
     for part in re.split(r"(?i)\bunion(?:\s+all)?\b", statement):
-        select = re.fullmatch(r"(?is)\s*select\s+(?:distinct\s+|all\s+)?(.+?)\s*", part)
+        select = re.match(r"(?is)\s*select\s+(?:(?:distinct|all)\s+)?", part)
         if select is None or re.search(r"(?i)\b(?:from|where|having|group|window)\b", _bare(part)):
             return None
-        items = _items(re.sub(r"(?is)\s+limit\s+\d+\s*\Z", "", select.group(1)), name)
+        listed = part[select.end() :].strip()
+        limit = re.search(r"(?i)\blimit\s+\d+\Z", listed)
+        items = _items(listed[: limit.start()] if limit else listed, name) if listed else None
         if items is None:
             return None
         rows.extend(items)
@@ -273,14 +286,42 @@ def _items(select_list: str, name: str) -> list[list[str]] | None:
     header: list[str] = []
     for item in _top_split(select_list, ","):
         value = _value(item, name)
-        alias = _ALIAS.fullmatch(item)
-        if value is None and alias is not None and alias.group(1).strip():
-            value = _value(alias.group(1), name)
-            header.append(alias.group(2).strip('"`[]'))
+        alias = _alias(item) if value is None else None
+        if alias is not None:
+            value = _value(alias[0], name)
+            header.append(alias[1])
         if value is None:
             return None
         row.append(value)
     return [header, row] if header else [row]
+
+
+def _alias(item: str) -> tuple[str, str] | None:
+    """A select item's expression and the column name it gives it (``'x' as "y"``, ``'x' y``),
+    ``None`` when it names none (worked out without a regular expression's backtracking)."""
+    text = item.rstrip()
+    if text.endswith(('"', "`")):
+        start = len(text) - 1
+        while True:  # the opening quote (`""` inside is one)
+            start = text.rfind(text[-1], 0, start)
+            if start <= 0 or text[start - 1] != text[-1]:
+                break
+            start -= 1
+        if start < 0:
+            return None
+        head, name = text[:start], text[start + 1 : -1].replace('""', '"')
+    elif text.endswith("]") and "[" in text:
+        start = text.rindex("[")
+        head, name = text[:start], text[start + 1 : -1]
+    else:
+        words = text.rsplit(None, 1)
+        if len(words) < 2 or not re.fullmatch(r"[A-Za-z_]\w*", words[1]):
+            return None
+        head, name = words
+    head = head.rstrip()
+    if head[-3:].lower() == " as" or head.lower() == "as":
+        head = head[:-2].rstrip()
+    return (head, name) if head and head != text else None
 
 
 def _values(statement: str, name: str) -> list[str]:
@@ -302,7 +343,7 @@ def _value(expression: str, name: str) -> str | None:
         lambda m: m.group() if m.group(1) is None else _quoted(m.group(1)),
         expression,
     )
-    if name in ("mysql", "mariadb"):
+    if name == "mysql":
         expression = re.sub(r"\b0[xX]([0-9A-Fa-f]+)\b", r"x'\1'", expression)
     expression = re.sub(r"(?i)\bchr\s*\(", "char(", expression)
     return evaluate(expression)
