@@ -67,6 +67,9 @@ def root(tmp_path: Path) -> Path:
         ("sqlite3 x.db \"select 'rm -rf app' union all select name from t\" | sh", DESTROY),
         ("sqlite3 x.db \"select 'rm -rf app' from t limit 1\" | bash", DESTROY),
         ("psql -c 'select $$rm -rf app$$ from t' | sh", DESTROY),
+        # the SQL itself, echoed
+        ("psql -e -c 'rm -rf app' | sh", DESTROY),
+        ("sqlite3 -echo x.db 'rm -rf app' | sh", DESTROY),
         # the output sent to a command by the client itself
         ("sqlite3 x.db \".output '|sh'\" \"select 'rm -r' || 'f app'\"", DESTROY),
         ("psql -o '|sh' -c \"select 'rm -r' || 'f app'\"", DESTROY),

@@ -60,9 +60,13 @@ _BUNDLING: Final = frozenset({"psql", "mysql", "mariadb"})
 _SEPARATOR_OPTIONS: Final = frozenset(
     {"-separator", "-newline", "-F", "--field-separator", "-R", "--record-separator"}
 )
-_ECHO_OPTIONS: Final = frozenset(
-    {"-echo", "-e", "--echo-queries", "-a", "--echo-all", "-v", "--verbose", "-vv", "-vvv"}
-)
+#: Options that make a client print the SQL it runs, by client.
+_ECHO_OPTIONS: Final[dict[str, frozenset[str]]] = {
+    "sqlite3": frozenset({"-echo"}),
+    "duckdb": frozenset({"-echo"}),
+    "psql": frozenset({"-e", "--echo-queries", "-a", "--echo-all"}),
+    "mysql": frozenset({"-v", "--verbose", "-vv", "-vvv"}),
+}
 #: Statements that print nothing the agent wrote (a command tag at most).
 _SILENT: Final = re.compile(
     r"(?is)\s*(?:create|insert|update|delete|drop|alter|begin|commit|end|rollback|savepoint"
@@ -131,6 +135,12 @@ def _duckdb_reads_input(name: str, args: list[str]) -> bool:
     )
 
 
+def _echoes(name: str, args: list[str]) -> bool:
+    """Whether client ``name`` prints the SQL it runs (an echo option)."""
+    options = _ECHO_OPTIONS.get("mysql" if name in ("mariadb", "mycli") else name, frozenset())
+    return any(option in options for option in args)
+
+
 def _bundled(word: str, valued: frozenset[str]) -> tuple[str, str, str]:
     """A bundle of short options (``psql -tAc SQL``, ``mysql -uroot``): the one taking a value,
     ``=`` when the value is in the word, the value; else ``word`` itself."""
@@ -158,7 +168,7 @@ def client_output(name: str, args: list[str], stdin: Callable[[], str | None]) -
         forms.extend(column.join(row) for column in columns if len(row) > 1)
     for record in records:
         forms.append(record.join("|".join(row) for row in rows))
-    if any(option in _ECHO_OPTIONS for option in args) or re.search(r"(?im)^\s*\.echo\s+on", sql):
+    if _echoes(name, args) or re.search(r"(?im)^[ \t]*\.echo[ \t]+on", sql):
         forms.append(sql)
     return "\n".join(forms) + "\n" if forms else ""
 
@@ -170,7 +180,7 @@ def printable_texts(name: str, args: list[str], stdin: Callable[[], str | None])
     if sql is None:
         return []
     texts = [value for statement in _statements(sql) for value in _values(statement, name)]
-    if any(option in _ECHO_OPTIONS for option in args):
+    if _echoes(name, args):
         texts.extend(_statements(sql))
     for match in _LITERALS.finditer(sql):
         text = match.group(1) or match.group(2) or match.group(4) or ""
