@@ -1,13 +1,15 @@
 """The command ``xargs`` runs: its words, then the names on its input (or ``-a FILE``'s).
 
-``echo .env | xargs cat`` runs ``cat .env``; ``ls -a | xargs -I % sh -c 'cat %'`` runs the
-command once a name with ``%`` replaced by the name: each such command is read as a script
-(at most :data:`_MAX_RUNS` of them, names that look like credential files first). ``parallel
-CMD ::: ARGS`` runs its command template once an argument.
+``echo .env | xargs cat`` runs ``cat .env`` (``-0``/``-d X``: the items between NULs, between
+``X``s, a line with its blanks whole: ``echo 'rm -rf app' | xargs -0 sh -c``); ``ls -a | xargs
+-I % sh -c 'cat %'`` runs the command once a name with ``%`` replaced by the name: each such
+command is read as a script (at most :data:`_MAX_RUNS` of them, names that look like credential
+files first). ``parallel CMD ::: ARGS`` runs its command template once an argument.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Final
 
@@ -50,7 +52,7 @@ def xargs_command(options: list[str], rest: list[str], ctx: Context) -> list[str
             text, unknown = ctx.words_text(path)
         names = text.split() if text is not None else []
     else:
-        names = ctx.stdin_fields() or []
+        names = _delimited(options, ctx.stdin_text) or ctx.stdin_fields() or []
         unknown = not names and ctx.stdin_unknown
     command = rest or ["echo"]
     marker = _replace_string(options)
@@ -73,6 +75,26 @@ def xargs_command(options: list[str], rest: list[str], ctx: Context) -> list[str
 _RUNNERS = SHELLS | {"env", "sudo", "doas", "su", "runuser", "eval", "exec", "command", "nohup",
                      "nice", "ionice", "timeout", "time", "stdbuf", "setsid", "busybox", "xargs",
                      "parallel", "watch", "flock", "chroot", "unshare", "script"}  # fmt: skip
+
+
+def _delimited(options: list[str], text: str | None) -> list[str] | None:
+    """The items ``xargs -0`` (the input between NULs: a line whole, its newline included) or
+    ``-d X`` (between ``X``s) takes from a known input ``text``; ``None``: blanks split it."""
+    if text is None:
+        return None
+    delimiter = None
+    for index, word in enumerate(options):
+        if word == "--null" or re.fullmatch(r"-[rtpx]*0[rtpx0]*", word):
+            delimiter = "\0"
+        elif word in ("-d", "--delimiter") and index + 1 < len(options):
+            delimiter = options[index + 1]
+        elif word.startswith(("--delimiter=", "-d")) and word not in ("-d", "--delimiter"):
+            delimiter = word.removeprefix("--delimiter=").removeprefix("-d")
+    if delimiter is None:
+        return None
+    delimiter = {"\\n": "\n", "\\t": "\t", "\\0": "\0"}.get(delimiter, delimiter)[:1] or "\0"
+    items = text.split(delimiter)
+    return items[:-1] if items and not items[-1] else items
 
 
 def _runs_words(command: list[str], marker: str | None) -> bool:
