@@ -52,7 +52,9 @@ def xargs_command(options: list[str], rest: list[str], ctx: Context) -> list[str
             text, unknown = ctx.words_text(path)
         names = text.split() if text is not None else []
     else:
-        names = _delimited(options, ctx.stdin_text) or ctx.stdin_fields() or []
+        # `-0`'s items, and the words too: a listing's names are read a line each
+        whole = _delimited(options, ctx.stdin_text) or []
+        names = list(dict.fromkeys([*whole, *(ctx.stdin_fields() or [])]))
         unknown = not names and ctx.stdin_unknown
     command = rest or ["echo"]
     marker = _replace_string(options)
