@@ -184,6 +184,10 @@ class Context(Protocol):
         """Read a workspace file program text loads, once per command (:mod:`.imports`)."""
         ...
 
+    def opaque_programs(self) -> list[str]:
+        """The programs whose output the command's substitutions left unknown (in order)."""
+        ...
+
     @property
     def knows_files(self) -> bool:
         """Whether the reading can know any file's text: it has a workspace, or the command

@@ -65,6 +65,7 @@ from pytest_harness_audit.policy.shell.launchers import WRAPPER_OPTIONS as _WRAP
 from pytest_harness_audit.policy.shell.line_writers import LINE_WRITERS, line_write
 from pytest_harness_audit.policy.shell.long_options import ABBREVIATING, full_options
 from pytest_harness_audit.policy.shell.makefiles import make
+from pytest_harness_audit.policy.shell.opaque_output import opaque_command
 from pytest_harness_audit.policy.shell.option_words import split_options
 from pytest_harness_audit.policy.shell.project_tables import SCRIPT_LAUNCHERS, project_script
 from pytest_harness_audit.policy.shell.projects import (
@@ -197,6 +198,8 @@ def classify(argv: list[str], dynamic: list[bool], ctx: Context) -> None:
     record = ctx.reading
     for _ in range(_MAX_UNWRAP):
         if dynamic and dynamic[0]:
+            if argv[0].startswith("$(…)") and (why := opaque_command(ctx.opaque_programs())):
+                ctx.unknown(why)  # `$(python3 gen.py)`, `eval "$(node x.js)"`: its output runs
             if any(_RM_FLAGS.fullmatch(arg) for arg in argv[1:]):
                 record.notes.append("opaque-delete")
             reads(argv[1:], record)

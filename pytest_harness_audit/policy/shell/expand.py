@@ -52,6 +52,7 @@ from pytest_harness_audit.policy.shell.nodes import (
     Sub,
     Word,
 )
+from pytest_harness_audit.policy.shell.opaque_output import program_of
 from pytest_harness_audit.policy.shell.outside_listings import outside_glob
 from pytest_harness_audit.policy.shell.params import referred
 from pytest_harness_audit.policy.shell.pipelines import own_pipeline
@@ -110,6 +111,7 @@ class Expander:
         self.dotglob = False
         #: Workspace files program text loaded (imports), each read once (:mod:`.imports`).
         self.loaded: set[str] = set()
+        self.opaque: list[str] = []  # programs whose output a substitution left unknown
         self.pending_loads: list[str] = []
         #: Workspace files reached through a symlink by :meth:`file_text`, not yet reported.
         self.followed: list[str] = []
@@ -211,6 +213,8 @@ class Expander:
             value = folder_output(part, self) if value is None else value  # `$(cd ..; pwd)`
             if value is None:  # `$(realpath .env)`: the credential files its own text names
                 self.loosened += int((value := named_files(part, self.variables)) is not None)
+            if value is None:
+                self.opaque.append(program_of(part))
             return ("$(…)", False) if value is None else (value, True)
         return "", True  # pragma: no cover - Lit is handled by the caller
 

@@ -248,6 +248,10 @@ class Lookups(GitReadings):
         """The real path of a workspace folder (:meth:`Expander.workspace_folder`)."""
         return self.expander.workspace_folder(folder)
 
+    def opaque_programs(self: _Host) -> list[str]:
+        """The programs whose output substitutions left unknown (:class:`.Context`)."""
+        return self.expander.opaque
+
     def load_code(self: _Host, path: str) -> None:
         """Read a workspace file program text loads, once per command (:mod:`.imports`)."""
         loaded = self.expander.loaded
