@@ -11,6 +11,7 @@ key=value``.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable
 from typing import Final, Protocol
 
@@ -195,15 +196,21 @@ _COMMAND_OPTIONS: Final = ("--upload-pack", "--receive-pack", "--exec", "--extcm
                     "--open-files-in-pager")  # fmt: skip
 _SHORT_COMMAND_OPTIONS: Final = {
     "fetch": "-u", "clone": "-u", "pull": "-u", "ls-remote": "-u", "difftool": "-x",
-    "grep": "-O", "archive": "",
+    "grep": "-O", "archive": "", "rebase": "-x",
 }  # fmt: skip
+#: ``git filter-branch``'s filters: each is shell text it evaluates, once a commit.
+_FILTERS: Final = frozenset(
+    {"--setup", "--env-filter", "--tree-filter", "--index-filter", "--parent-filter",
+     "--msg-filter", "--commit-filter", "--tag-name-filter"}
+)  # fmt: skip
 
 
 def git_option_commands(sub: str, args: list[str]) -> list[str]:
     """The commands ``git SUB`` runs from its options: ``--upload-pack=CMD`` (``--upl=`` too,
     as git takes a long option by any unambiguous start), ``--receive-pack``, ``--exec``,
-    ``difftool -x``/``--extcmd``, ``grep -O``/``--open-files-in-pager``."""
-    commands: list[str] = []
+    ``difftool -x``/``--extcmd``, ``grep -O``/``--open-files-in-pager``, ``rebase -x``; and
+    from its operands (:func:`_operand_commands`)."""
+    commands: list[str] = _operand_commands(sub, args)
     short = _SHORT_COMMAND_OPTIONS.get(sub, "")
     for index, word in enumerate(args):
         if word[:1] != "-":
@@ -221,6 +228,37 @@ def git_option_commands(sub: str, args: list[str]) -> list[str]:
         elif short and word.startswith(short) and len(word) > 2 and not word.startswith("--"):
             commands.append(word[2:])  # `-OCMD`, `-uCMD`
     return commands
+
+
+def _operand_commands(sub: str, args: list[str]) -> list[str]:
+    """The commands ``git bisect run CMD …`` and ``git submodule foreach CMD …`` run (the words
+    of the command, the first through the shell as git gives it), and ``git filter-branch``'s
+    filters (``--tree-filter CMD``, ``--index-filter=CMD`` …: shell text)."""
+    if sub == "filter-branch":
+        found: list[str] = []
+        for index, word in enumerate(args):
+            if word == "--":
+                break
+            name, equals, value = word.partition("=")
+            if name in _FILTERS:
+                given = value if equals else (args[index + 1] if index + 1 < len(args) else "")
+                found.append(given)
+        return [text for text in found if text]
+    words: list[str] = []
+    if sub == "bisect" and args[:1] == ["run"]:
+        words = args[1:]
+    elif sub == "submodule":
+        index = 0
+        while index < len(args) and args[index] in ("-q", "--quiet"):
+            index += 1
+        if args[index : index + 1] == ["foreach"]:
+            words = args[index + 1 :]
+            while words and words[0] in ("-q", "--quiet", "--recursive"):
+                words = words[1:]
+            words = words[1:] if words[:1] == ["--"] else words
+    if not words:
+        return []
+    return [" ".join([words[0], *(shlex.quote(word) for word in words[1:])])]
 
 
 __all__ = [
