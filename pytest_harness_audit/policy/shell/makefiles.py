@@ -246,9 +246,11 @@ def _logical_lines(text: str) -> list[str]:
     return lines
 
 
-def _options(args: list[str]) -> tuple[str, str | None, list[str], dict[str, str]]:
-    """``(folder, makefile, targets, variables)`` of make's arguments."""
+def _options(args: list[str]) -> tuple[str, str | None, list[str], dict[str, str], list[str]]:
+    """``(folder, makefile, targets, variables, evaluated)`` of make's arguments (``evaluated``:
+    the texts of ``--eval=TEXT``/``-E TEXT``, makefile syntax)."""
     folder, makefile, targets, variables = "", None, [], {}
+    evaluated: list[str] = []
     index = 0
     while index < len(args):
         word = args[index]
@@ -260,12 +262,14 @@ def _options(args: list[str]) -> tuple[str, str | None, list[str], dict[str, str
                 kind = "f"
             elif name and "directory".startswith(name) and len(name) >= 2:
                 kind = "C"
+            elif len(name) >= 2 and "eval".startswith(name):
+                kind = "E"
             if kind and not has_value:
                 value = args[index + 1] if index + 1 < len(args) else None
                 index += 1
         elif word.startswith("-") and len(word) > 1:
             for at, letter in enumerate(word[1:], start=1):
-                if letter in "fCIoW":
+                if letter in "fCIoWE":
                     kind = letter
                     value = word[at + 1 :]
                     if not value:
@@ -281,8 +285,10 @@ def _options(args: list[str]) -> tuple[str, str | None, list[str], dict[str, str
             makefile = value
         elif kind == "C" and value is not None:
             folder = posixpath.join(folder, value)
+        elif kind == "E" and value is not None:
+            evaluated.append(value)
         index += 1
-    return folder, makefile, targets, variables
+    return folder, makefile, targets, variables, evaluated
 
 
 def make_folder(args: list[str]) -> str:
@@ -304,7 +310,7 @@ def _run_at_parse(texts: list[str], runner: Runner) -> None:
 
 def make(args: list[str], runner: Runner) -> None:
     """``make [options] [targets]``: read what it runs (module doc)."""
-    folder, makefile, targets, variables = _options(args)
+    folder, makefile, targets, variables, evaluated = _options(args)
     _run_at_parse([" ".join(args)], runner)  # `make --eval='$(shell …)'`, `make 'X:=$(shell …)'`
     if makefile == "-":
         return  # the makefile is the standard input (:func:`~.embedded.make_stdin`)
@@ -312,16 +318,34 @@ def make(args: list[str], runner: Runner) -> None:
     for name in names:
         path = posixpath.join(folder, name) if folder and not name.startswith("/") else name
         text = runner.workspace_text(path)
-        if text is None:
-            continue
-        reader = _Makefile()
+        if text is not None:
+            _run(text, evaluated, targets, variables, folder, runner)
+            return
+    if evaluated:  # no makefile: the rules `--eval` gives are all make has
+        _run(None, evaluated, targets, variables, folder, runner)
+
+
+def _run(
+    text: str | None,
+    evaluated: list[str],
+    targets: list[str],
+    variables: dict[str, str],
+    folder: str,
+    runner: Runner,
+) -> None:
+    """Read the makefile ``text`` after the ``--eval`` texts (make evaluates them before it
+    reads the makefiles, so their first rule can be the default goal) and the recipes of
+    ``targets``."""
+    reader = _Makefile()
+    for given in evaluated:
+        reader.read(given, runner, folder)
+    if text is not None:
         reader.read(text, runner, folder)
-        reader.variables.update(variables)
-        lines = reader.recipes(targets)
-        for line in reader.parse_time[:MAX_RECIPE_LINES]:
-            runner.script(reader.expand(line))
-        for line in lines[:MAX_RECIPE_LINES]:
-            runner.script(f"cd {folder} && {line}" if folder else line)
-        if reader.unreadable is not None:
-            runner.unknown(reader.unreadable)
-        return
+    reader.variables.update(variables)
+    lines = reader.recipes(targets)
+    for line in reader.parse_time[:MAX_RECIPE_LINES]:
+        runner.script(reader.expand(line))
+    for line in lines[:MAX_RECIPE_LINES]:
+        runner.script(f"cd {folder} && {line}" if folder else line)
+    if reader.unreadable is not None:
+        runner.unknown(reader.unreadable)
