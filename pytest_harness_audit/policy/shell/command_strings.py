@@ -28,6 +28,8 @@ it is read here as the script it is:
   editors ``vim``/``nvim``/``ex``/``ed`` (``!cmd``, ``r !cmd``, ``w !cmd``, ``system('cmd')``,
   ``r FILE``), ``emacs --eval`` (read as inline code). A language's own extension loading
   (``.load``, ``load_extension``) is unreadable.
+* **An ssh client's local commands** (:mod:`.ssh_commands`): ``ssh -o ProxyCommand=CMD``,
+  ``LocalCommand``, ``KnownHostsCommand``, those of a ``-F FILE`` configuration.
 * **An interpreter's own file access and shell-outs:** sed's ``r``/``w`` commands
   (:mod:`.sed_files`), awk's ``getline < FILE`` and ``print > FILE`` and its program files
   (:mod:`.awk_files`), Perl/Ruby/PHP quote-like shell-outs (:mod:`.interpreter_code`).
@@ -51,6 +53,7 @@ from pytest_harness_audit.policy.shell.sed_files import sed_files
 from pytest_harness_audit.policy.shell.sql_files import SQL_SHELLS, sql_effects
 from pytest_harness_audit.policy.shell.sql_meta import client_pipes, sql_pipes
 from pytest_harness_audit.policy.shell.sql_output import SQL_CLIENTS
+from pytest_harness_audit.policy.shell.ssh_commands import SSH_COMMAND_CLIENTS, ssh_commands
 
 #: ``program: {option: kind}``; kinds: ``script`` (the value is a shell command), ``code``
 #: (inline program text), ``file`` (a file of the program's own command language).
@@ -126,6 +129,7 @@ COMMAND_STRING_PROGRAMS: Final = (
     | AWKS
     | _INTERPRETERS
     | FINDERS
+    | SSH_COMMAND_CLIENTS
 )
 _SSH_CLIENTS: Final = frozenset({"ssh", "rsh", "autossh", "dbclient"})
 #: Shell escapes and file access in the programs' own command languages.
@@ -173,6 +177,10 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
     if name in FINDERS:
         fd(name, args, runner)
         return
+    if name in SSH_COMMAND_CLIENTS:
+        ssh_commands(name, args, runner)  # `ssh -o ProxyCommand=CMD`, `ssh -F FILE`
+        if name not in _OPTIONS:
+            return
     options = _OPTIONS.get(name, {})
     operands: list[str] = []
     index = 0
