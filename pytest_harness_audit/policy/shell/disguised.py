@@ -12,6 +12,9 @@ operands.
   its compressed copy): every credential file under their folders is read.
 * **Deletions by other programs**: ``rimraf``, ``cmake -E rm``, ``trash``, ``git rm``
   (:mod:`.removers`).
+* **Output files and commands of a tool's own options**: ``gcc -o``, ``openssl -out``,
+  ``iconv -o``, ``xxd IN OUT``, ``split``/``csplit`` prefixes, ``cmake -E copy``; ``cmake -E
+  env|chdir|time CMD``, ``gcc -wrapper``, ``split --filter`` (:mod:`.output_files`).
 * **Deletions in disguise**: ``tar --remove-files``, ``zip -m``, ``7z a -sdel`` delete what they
   packed; ``gzip -r``/``bzip2 -r``/``xz -r`` (without ``-k``/``-c``) replace every file; ``mv``
   of a workspace folder out of the workspace takes it away as ``rm -r`` does (a file moved out or
@@ -51,6 +54,7 @@ from pytest_harness_audit.policy.shell.option_words import split_options
 from pytest_harness_audit.policy.shell.program_files import file_program
 from pytest_harness_audit.policy.shell.registries import NAMES as REGISTRY_CLIENTS
 from pytest_harness_audit.policy.shell.registries import registries
+from pytest_harness_audit.policy.shell.output_files import OUTPUT_PROGRAMS, output_files
 from pytest_harness_audit.policy.shell.removers import REMOVERS, git_rm, removed
 from pytest_harness_audit.policy.shell.stdin_programs import STDIN_RUNNERS, stdin_program
 from pytest_harness_audit.policy.shell.tool_config import tool_config
@@ -84,6 +88,8 @@ def disguised(name: str, args: list[str], ctx: Context) -> None:
         copied_in(name, args, ctx)  # `cp pre-commit .git/hooks/`: the hook of that name
     elif name in REMOVERS:
         removed(name, args, ctx)  # `npx rimraf app`, `cmake -E rm -r app`, `trash app`
+    if name in OUTPUT_PROGRAMS:
+        output_files(name, args, ctx)  # `gcc -o .git/hooks/x`, `cmake -E env rm -rf app`
     if name in NOTEBOOK_RUNNERS or name.startswith("python"):
         notebooks(name, args, ctx)  # `jupyter execute nb.ipynb`: the code of its cells runs
     if name in OPTION_READERS:

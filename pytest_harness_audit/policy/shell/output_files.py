@@ -1,0 +1,151 @@
+"""Files a program writes by an option or an operand of its own, and commands it runs from one.
+
+A tool's output file is a write like ``> FILE`` (``gcc -o .git/hooks/pre-commit hook.c`` plants
+a hook as ``cp`` would):
+
+* ``gcc``/``cc``/``clang``/``g++`` … ``-o FILE`` (``-oFILE``), ``ld``/``as`` ``-o FILE``;
+* ``openssl SUB … -out FILE``; ``iconv -o FILE``/``--output=FILE``;
+* ``xxd [options] IN OUT`` (its second operand);
+* ``split [options] IN PREFIX`` and ``csplit -f PREFIX``: the first file of the prefix
+  (``PREFIXaa``, ``PREFIX00``, its suffix as the options give it);
+* ``cmake -E copy``/``copy_if_different``/``copy_directory``/``rename``/``create_symlink``/
+  ``create_hardlink``/``touch`` (their destination).
+
+A command a program runs from its words is read as that command:
+
+* ``cmake -E env [NAME=VALUE…] CMD …``, ``cmake -E chdir DIR CMD …``, ``cmake -E time CMD …``;
+* ``gcc -wrapper PROG,ARG…`` (the compiler's own programs are run through ``PROG ARG…``);
+* ``split --filter=CMD`` (a shell command each piece is written to).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from typing import Final
+
+from pytest_harness_audit.policy.shell.context import Context
+
+#: Compilers and linkers whose ``-o`` names the file they write.
+_COMPILERS: Final = frozenset(
+    {"gcc", "cc", "c++", "g++", "clang", "clang++", "tcc", "ld", "ld.bfd", "ld.gold", "ld.lld",
+     "as", "gfortran", "c89", "c99"}
+)  # fmt: skip
+_XXD_VALUED: Final = frozenset({"-c", "-cols", "-g", "-groupsize", "-l", "-len", "-s", "-seek",
+                        "-o", "-offset", "-n", "-name"})  # fmt: skip
+_SPLIT_VALUED: Final = frozenset({"-a", "-b", "-C", "-l", "-n", "-t", "--suffix-length",
+                          "--bytes", "--line-bytes", "--lines", "--number", "--separator",
+                          "--additional-suffix", "--filter", "--numeric-suffixes",
+                          "--hex-suffixes"})  # fmt: skip
+_CSPLIT_VALUED: Final = frozenset({"-b", "-f", "-n", "--suffix-format", "--prefix", "--digits"})
+#: ``cmake -E`` tools that write their last operand, and those that run a command.
+_CMAKE_WRITERS: Final = frozenset(
+    {"copy", "copy_if_different", "copy_directory", "copy_directory_if_different", "rename",
+     "create_symlink", "create_hardlink", "touch", "touch_nocreate"}
+)  # fmt: skip
+#: The commands read here (the cheap test before any parsing).
+OUTPUT_PROGRAMS: Final = _COMPILERS | {"openssl", "iconv", "xxd", "split", "csplit", "cmake"}
+
+
+def output_files(name: str, args: list[str], ctx: Context) -> None:
+    """Record the files ``name args`` writes and read the commands it runs (module doc)."""
+    writes = ctx.reading.writes
+    if name in _COMPILERS:
+        writes.extend(_valued(args, ("-o",), attached=True))
+        for value in _valued(args, ("-wrapper",), attached=False):
+            ctx.script(shlex.join([*value.split(","), "cc1"]))
+    elif name == "openssl":
+        writes.extend(_valued(args, ("-out", "--out"), attached=False))
+    elif name == "iconv":
+        writes.extend(_valued(args, ("-o", "--output"), attached=True))
+    elif name == "xxd":
+        operands = _operands(args, _XXD_VALUED)
+        writes.extend(operands[1:2])
+    elif name == "split":
+        _split(args, ctx)
+    elif name == "csplit":
+        prefix = (_valued(args, ("-f", "--prefix"), attached=True) or ["xx"])[-1]
+        digits = (_valued(args, ("-n", "--digits"), attached=True) or ["2"])[-1]
+        writes.append(prefix + "0" * (int(digits) if digits.isdigit() else 2))
+    elif name == "cmake" and args[:1] == ["-E"] and len(args) > 2:
+        _cmake(args[1], args[2:], ctx)
+
+
+def _split(args: list[str], ctx: Context) -> None:
+    for command in _valued(args, ("--filter",), attached=False):
+        ctx.script(command)
+    operands = _operands(args, _SPLIT_VALUED)
+    if len(operands) < 2 or _valued(args, ("--filter",), attached=False):
+        return  # the prefix `x` in the folder it runs in, or no file: a command takes each piece
+    numeric = any(a in ("-d", "-x") or a.startswith(("--numeric", "--hex")) for a in args)
+    length = (_valued(args, ("-a", "--suffix-length"), attached=True) or ["2"])[-1]
+    suffix = ("0" if numeric else "a") * (int(length) if length.isdigit() else 2)
+    extra = (_valued(args, ("--additional-suffix",), attached=False) or [""])[-1]
+    ctx.reading.writes.append(operands[1] + suffix + extra)
+
+
+def _cmake(tool: str, rest: list[str], ctx: Context) -> None:
+    if tool in _CMAKE_WRITERS:
+        if tool.startswith("touch"):
+            ctx.reading.writes.extend(rest)
+        elif tool.startswith("copy") and len(rest) > 2:  # several sources into a folder
+            ctx.reading.writes.extend(posixpath.join(rest[-1], _base(s)) for s in rest[:-1])
+        else:
+            ctx.reading.writes.append(rest[-1])
+            if tool.startswith("copy") and not tool.startswith("copy_directory"):
+                ctx.reading.writes.append(posixpath.join(rest[-1], _base(rest[0])))
+    elif tool == "env":
+        at = 0
+        while at < len(rest) and (rest[at].startswith("--") or "=" in rest[at]):
+            if rest[at] == "--":
+                at += 1
+                break
+            at += 1
+        settings = [word for word in rest[:at] if "=" in word and not word.startswith("--")]
+        if rest[at:]:
+            ctx.script(shlex.join(["env", *settings, *rest[at:]]))
+    elif tool == "chdir" and len(rest) > 1:
+        ctx.script(f"cd {shlex.quote(rest[0])} && {shlex.join(rest[1:])}")
+    elif tool == "time":
+        ctx.script(shlex.join(rest))
+
+
+def _base(path: str) -> str:
+    return posixpath.basename(path.rstrip("/")) or path
+
+
+def _valued(args: list[str], names: tuple[str, ...], attached: bool) -> list[str]:
+    """The values of the options ``names`` (``-o F``, ``--output=F``; ``attached``: ``-oF``)."""
+    found: list[str] = []
+    for index, word in enumerate(args):
+        option, equals, value = word.partition("=")
+        if option in names and equals and option.startswith("--"):
+            found.append(value)
+        elif word in names:
+            if index + 1 < len(args):
+                found.append(args[index + 1])
+        elif attached and any(word.startswith(n) and n[1] != "-" for n in names):
+            short = next(n for n in names if word.startswith(n) and n[1] != "-")
+            found.append(word[len(short) :])
+    return [value for value in found if value]
+
+
+def _operands(args: list[str], valued: frozenset[str]) -> list[str]:
+    """The operands of ``args`` (options of ``valued`` take the next word when not joined)."""
+    operands: list[str] = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word == "--":
+            operands.extend(args[index + 1 :])
+            break
+        if word[:1] == "-" and word != "-":
+            if word in valued:
+                index += 1
+        else:
+            operands.append(word)
+        index += 1
+    return operands
+
+
+__all__ = ["OUTPUT_PROGRAMS", "output_files"]
