@@ -110,8 +110,9 @@ _OPERAND_COMMAND: Final = frozenset({"screen", "entr"})
 _LANGUAGE_OPERANDS: Final = frozenset(
     {"sqlite3", "duckdb", "psql"}
 )  # operands after the database are commands
-_STDIN_LANGUAGE: Final = frozenset(
-    {"sqlite3", "duckdb", "mysql", "mariadb", "psql", "ed", "ex", "gdb", "lldb"}
+_EDITORS: Final = frozenset({"vim", "nvim", "vi", "ex", "view", "gvim", "rvim", "vimdiff"})
+_STDIN_LANGUAGE: Final = (
+    frozenset({"sqlite3", "duckdb", "mysql", "mariadb", "psql", "ed", "gdb", "lldb"}) | _EDITORS
 )
 _TMUX_COMMANDS: Final = frozenset(
     {"new", "new-session", "new-window", "neww", "split-window", "splitw", "run-shell", "run",
@@ -146,6 +147,13 @@ _FILE_READ: Final = re.compile(
     r"""(?im)(?:^\s*\.(?:read|import(?:\s+--\w+)*)\s+|readfile\(\s*'|load\s+data\s+local\s+"""
     r"""infile\s+['"]|^\s*(?:source|\\\.|\\i|\\ir)\s+|\\copy\s.*?\bfrom\s+'|^\s*r\s+)([^\s'"]+)"""
 )
+#: An editor's write of its buffer to a file (``w FILE``, ``1,$w! FILE``, ``wq FILE``, ``saveas
+#: FILE``, ``w >> FILE``, ed's ``W FILE``) and vim's ``writefile(…, 'FILE')``.
+_EDITOR_WRITE: Final = re.compile(
+    r"(?m)(?:^|\|)[ \t:]*[0-9.,$%;'+-]*[ \t]*(?:w|write|wq|x|xit|exit|sav|saveas|up|update|W|wqa|wa|xa)"
+    r"!?[ \t]+(?:>>[ \t]*)?([^\s!|][^\s|]*)"
+)
+_WRITEFILE: Final = re.compile(r"""writefile[ \t]*\([^)]{0,2048}?,[ \t]*['"]([^'"\n]+)['"]""")
 _EXTENSION: Final = re.compile(r"(?i)^\s*\.load\s|load_extension\s*\(")
 #: DuckDB's extensions, installed or loaded (``install httpfs; load httpfs``).
 _SQL_EXTENSION: Final = re.compile(
@@ -222,7 +230,8 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
     elif name in _LANGUAGE_OPERANDS:
         for operand in operands[1:]:
             _language(operand, runner)
-    if name in _STDIN_LANGUAGE and runner.stdin_text is not None:
+    if name in _STDIN_LANGUAGE and runner.stdin_text is not None and "-" not in operands:
+        # `ed -s F < cmds`, `vim -es < cmds.vim`: commands (`vim -` edits its input instead)
         _language(runner.stdin_text, runner, sql=name in SQL_CLIENTS)
 
 
@@ -266,6 +275,8 @@ def _language(text: str, runner: Runner, depth: int = 0, sql: bool = False) -> N
     if sql:
         sql_effects(text, runner)
         sql_pipes(text, runner)
+    else:  # `vim -c 'w .git/hooks/pre-commit'`, `printf 'w F\\nq\\n' | ed -s x`
+        runner.reading.writes.extend(_EDITOR_WRITE.findall(text) + _WRITEFILE.findall(text))
     for pattern in (_BANG, _DOT_SHELL, _PROGRAM):
         for command in pattern.findall(text):
             runner.script(command.strip().rstrip("'\";"))
