@@ -137,6 +137,10 @@ _SSH_CLIENTS: Final = frozenset({"ssh", "rsh", "autossh", "dbclient"})
 _BANG: Final = re.compile(
     r"(?m)(?:^|[|;:])\s*(?:silent!?\s+)?(?:\d*,?\d*\s*)?(?:r(?:ead)?|w(?:rite)?)?\s*!(.+)$"
 )
+#: vim's: ``w! FILE`` is a forced write of FILE, ``w !CMD`` (a blank first) a write into CMD.
+_VIM_BANG: Final = re.compile(
+    r"(?m)(?:^|[|;:])\s*(?:silent!?\s+)?(?:\d*,?\d*\s*)?(?:r(?:ead)?\s*|w(?:rite)?\s+)?!(.+)$"
+)
 _DOT_SHELL: Final = re.compile(
     r"(?im)(?:^|;)\s*(?:\.(?:shell|system)|system|\\!|shell|platform\s+shell)\s+(.+?)\s*$"
 )
@@ -153,6 +157,8 @@ _EDITOR_WRITE: Final = re.compile(
     r"(?m)(?:^|\|)[ \t:]*[0-9.,$%;'+-]*[ \t]*(?:w|write|wq|x|xit|exit|sav|saveas|up|update|W|wqa|wa|xa)"
     r"!?[ \t]+(?:>>[ \t]*)?([^\s!|][^\s|]*)"
 )
+#: ed's (``w! CMD`` there writes into a command: read by :data:`_BANG`).
+_ED_WRITE: Final = re.compile(r"(?m)^[ \t]*[0-9.,$;'+-]*[ \t]*(?:w|wq|W)[ \t]+([^\s!][^\s]*)")
 _WRITEFILE: Final = re.compile(r"""writefile[ \t]*\([^)]{0,2048}?,[ \t]*['"]([^'"\n]+)['"]""")
 _EXTENSION: Final = re.compile(r"(?i)^\s*\.load\s|load_extension\s*\(")
 #: DuckDB's extensions, installed or loaded (``install httpfs; load httpfs``).
@@ -200,13 +206,13 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
             kind = options.get(f"-{word[-1]}")  # bundled: `script -qc CMD`
         if name == "tar" and option == "--checkpoint-action" and value.startswith("exec="):
             runner.script(value[5:])
-        elif name in ("vim", "nvim", "vi", "ex", "view", "gvim", "rvim") and word[:1] == "+":
-            _language(word[1:], runner)
+        elif name in _EDITORS and word[:1] == "+":
+            _language(word[1:], runner, dialect="vim")
         elif kind is not None:
             if not equals:
                 value = args[index + 1] if index + 1 < len(args) else ""
                 index += 1
-            _option_value(kind, value, runner, name in SQL_CLIENTS)
+            _option_value(kind, value, runner, _dialect(name))
         elif name in _OPERAND_COMMAND and not word.startswith("-"):
             runner.script(shlex.join(args[index:]))
             return
@@ -220,22 +226,29 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
         mongo_shell(args, runner)
     client_pipes(name, args, runner)
     if name == "psql":  # its variables, backquotes and `\gexec` (:mod:`.psql_text`)
-        psql_text(args, runner, lambda text: _language(text, runner, depth=1, sql=True))
+        psql_text(args, runner, lambda text: _language(text, runner, depth=1, dialect="sql"))
     if name in _OPERAND_SCRIPTS:
         for operand in operands:
             runner.script(operand)
     elif name in SQL_SHELLS and operands[1:]:
         # one SQL text, a line an operand: a dot-command's state (`.output '|sh'`) holds on
-        _language("\n".join(operands[1:]), runner, sql=True)
+        _language("\n".join(operands[1:]), runner, dialect="sql")
     elif name in _LANGUAGE_OPERANDS:
         for operand in operands[1:]:
             _language(operand, runner)
     if name in _STDIN_LANGUAGE and runner.stdin_text is not None and "-" not in operands:
         # `ed -s F < cmds`, `vim -es < cmds.vim`: commands (`vim -` edits its input instead)
-        _language(runner.stdin_text, runner, sql=name in SQL_CLIENTS)
+        _language(runner.stdin_text, runner, dialect=_dialect(name))
 
 
-def _option_value(kind: str, value: str, runner: Runner, sql: bool = False) -> None:
+def _dialect(name: str) -> str:
+    """The command language of program ``name``: ``sql``, ``vim``, ``ed`` or another."""
+    if name in SQL_CLIENTS:
+        return "sql"
+    return "vim" if name in _EDITORS else name
+
+
+def _option_value(kind: str, value: str, runner: Runner, dialect: str = "") -> None:
     if kind == "script":
         runner.script(value)
     elif kind == "transport":
@@ -243,7 +256,7 @@ def _option_value(kind: str, value: str, runner: Runner, sql: bool = False) -> N
     elif kind == "words":  # `compgen -W '$(cmd)'`: expanded as a command's words are
         runner.script(": " + value)
     elif kind == "language":
-        _language(value, runner, sql=sql)
+        _language(value, runner, dialect=dialect)
     elif kind == "code":
         runner.read_text(value, code=True)
     elif kind == "code-file":
@@ -251,7 +264,7 @@ def _option_value(kind: str, value: str, runner: Runner, sql: bool = False) -> N
     elif kind == "file":
         text = runner.workspace_text(value)
         if text is not None:
-            _language(text, runner, depth=1, sql=sql)
+            _language(text, runner, depth=1, dialect=dialect)
 
 
 def _transport(value: str, runner: Runner) -> None:
@@ -266,18 +279,21 @@ def _transport(value: str, runner: Runner) -> None:
         notes.remove(NETWORK_NOTE)
 
 
-def _language(text: str, runner: Runner, depth: int = 0, sql: bool = False) -> None:
-    """Commands of a program's own language: its shell escapes are scripts, the files it reads
-    are read (those it runs as commands, in turn, once); SQL's files and commands
-    (:mod:`.sql_files`) too."""
+def _language(text: str, runner: Runner, depth: int = 0, dialect: str = "") -> None:
+    """Commands of a program's own language (``dialect``): its shell escapes are scripts, the
+    files it reads are read (those it runs as commands, in turn, once), the files an editor
+    writes are written; SQL's files and commands (:mod:`.sql_files`) too."""
+    sql = dialect == "sql"
     if _EXTENSION.search(text) or (sql and _SQL_EXTENSION.search(text)):
         runner.unknown("it loads a compiled extension")
     if sql:
         sql_effects(text, runner)
         sql_pipes(text, runner)
-    else:  # `vim -c 'w .git/hooks/pre-commit'`, `printf 'w F\\nq\\n' | ed -s x`
+    elif dialect == "vim":  # `vim -c 'w .git/hooks/pre-commit'`, `call writefile(…, F)`
         runner.reading.writes.extend(_EDITOR_WRITE.findall(text) + _WRITEFILE.findall(text))
-    for pattern in (_BANG, _DOT_SHELL, _PROGRAM):
+    elif dialect == "ed":  # `printf 'w F\\nq\\n' | ed -s x`
+        runner.reading.writes.extend(_ED_WRITE.findall(text))
+    for pattern in (_VIM_BANG if dialect == "vim" else _BANG, _DOT_SHELL, _PROGRAM):
         for command in pattern.findall(text):
             runner.script(command.strip().rstrip("'\";"))
     for path in _FILE_READ.findall(text):
@@ -287,7 +303,7 @@ def _language(text: str, runner: Runner, depth: int = 0, sql: bool = False) -> N
         if depth == 0:
             inner = runner.workspace_text(path)
             if inner is not None:
-                _language(inner, runner, depth=1, sql=sql)
+                _language(inner, runner, depth=1, dialect=dialect)
 
 
 def _awk(args: list[str], runner: Runner) -> None:

@@ -1,0 +1,169 @@
+"""Programs with a built-in way to run a command or write a file, used as a way around the gate:
+the command a program runs is read as that command (``git bisect run``, ``git submodule
+foreach``, ``git filter-branch``'s filters, ``git rebase -x``, ``make --eval``, an ssh client's
+``ProxyCommand``, ``cmake -E env``, ``gcc -wrapper``, ``split --filter``), and a file it writes
+is read as a write (an editor's ``w FILE``, ``gcc -o``, ``openssl -out``, ``iconv -o``, ``xxd IN
+OUT``, ``split``/``csplit`` prefixes, ``cmake -E copy``). Their ordinary use keeps its verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from policy_support import safety_in, secret_workspace
+
+DESTROY = ("deny", "deny-destructive-commands")
+HOOK = ("deny", "deny-exec-config-write")
+SECRET = ("deny", "deny-secret-files")
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return secret_workspace(
+        tmp_path,
+        {
+            "app/service.py": "print(1)\n",
+            "hook.sh": "#!/bin/sh\necho planted\n",
+            "cmds.vim": "!rm -rf app\nq!\n",
+            "cmds.ed": "w .git/hooks/pre-commit\nq\n",
+            "ssh.conf": "Host x\n  ProxyCommand rm -rf app\n",
+            "match.conf": 'Match host x exec "cat .env"\n  User git\n',
+            "Makefile": "test:\n\t@echo ok\n",
+        },
+        ("app", ".git/hooks"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "decision"),
+    [
+        # git runs a command of its operands or options
+        ("git bisect run rm -rf app", DESTROY),
+        ("git bisect run sh -c 'rm -rf app'", DESTROY),
+        ("git bisect run 'rm -rf app'", DESTROY),
+        ("git bisect run cp hook.sh .git/hooks/pre-commit", HOOK),
+        ("git submodule foreach 'rm -rf app'", DESTROY),
+        ("git submodule --quiet foreach --recursive -- rm -rf app", DESTROY),
+        ("git filter-branch -f --tree-filter 'rm -rf app' HEAD", DESTROY),
+        ("git filter-branch --index-filter='cp hook.sh .git/hooks/pre-commit' HEAD", HOOK),
+        ("git filter-branch --msg-filter 'rm -rf app; cat' HEAD", DESTROY),
+        ("git rebase -x 'cp hook.sh .git/hooks/pre-commit' HEAD~1", HOOK),
+        ("git rebase '-xrm -rf app' HEAD~1", DESTROY),
+        # make evaluates --eval text as makefile syntax (with a makefile, and its goal first)
+        ("make --eval='x: ; rm -rf app' x", DESTROY),
+        ("make -E 'x: ; cp hook.sh .git/hooks/pre-commit' x", HOOK),
+        ("make --eval 'first: ; rm -rf app'", DESTROY),
+        ("make -sE $'x:\\n\\trm -rf app'", DESTROY),
+        # an ssh client runs its local commands here
+        ("ssh -o ProxyCommand='rm -rf app' x", DESTROY),
+        ("ssh -oProxyCommand='cp hook.sh .git/hooks/pre-commit' x", HOOK),
+        ("ssh -vo 'ProxyCommand rm -rf app' x", DESTROY),
+        ("ssh -o PermitLocalCommand=yes -o LocalCommand='rm -rf app' x", DESTROY),
+        ("scp -o 'KnownHostsCommand=rm -rf app' a x:b", DESTROY),
+        ("ssh -F ssh.conf x", DESTROY),
+        ("ssh -F match.conf x", SECRET),
+        ("sshfs -o reconnect,ssh_command='rm -rf app' x: mnt", DESTROY),
+        ("git -c core.sshCommand='ssh -o ProxyCommand=\"rm -rf app\"' fetch x:y", DESTROY),
+        ("rsync -e 'ssh -o ProxyCommand=\"rm -rf app\"' a x:b", DESTROY),
+        # a command of a build tool's options
+        ("cmake -E env rm -rf app", DESTROY),
+        ("cmake -E env A=1 -- rm -rf app", DESTROY),
+        ("cmake -E chdir app rm -rf .", DESTROY),
+        ("cmake -E time rm -rf app", DESTROY),
+        ("gcc -wrapper /bin/sh,-c,'rm -rf app' x.c", DESTROY),
+        ("split --filter='rm -rf app' README.md", DESTROY),
+        ("split --fil='cp hook.sh .git/hooks/pre-commit' hook.sh", HOOK),
+        # an editor writes its buffer
+        ("vim -es -c 'w! .git/hooks/pre-commit' -c 'q!' hook.sh", HOOK),
+        ("vim -es -c 'saveas .git/hooks/pre-commit' -c q hook.sh", HOOK),
+        ("vim -c 'w >> .git/hooks/pre-commit' -c q hook.sh", HOOK),
+        ("vim -es -c 'call writefile([\"x\"], \".git/hooks/pre-commit\")' -c 'q!'", HOOK),
+        ("vi -es '+1,$w .git/hooks/pre-commit' '+q!' hook.sh", HOOK),
+        ("printf 'w .git/hooks/pre-commit\\nq\\n' | ed -s hook.sh", HOOK),
+        ("ed -s hook.sh <<< $'1,$W .git/hooks/pre-commit\\nq'", HOOK),
+        ("ed -s hook.sh < cmds.ed", HOOK),
+        ("vim -es < cmds.vim", DESTROY),
+        ("echo ':!rm -rf app' | vim", DESTROY),
+        # a tool's own output file
+        ("gcc -o .git/hooks/pre-commit hook.c", HOOK),
+        ("cc -o.git/hooks/pre-commit hook.c", HOOK),
+        ("openssl enc -in hook.sh -out .git/hooks/pre-commit", HOOK),
+        ("openssl base64 -d -in hook.b64 -out .git/hooks/post-checkout", HOOK),
+        ("iconv -f utf-8 -t utf-8 -o .git/hooks/pre-commit hook.sh", HOOK),
+        ("iconv -f utf-8 -t utf-8 --output=.git/hooks/pre-commit hook.sh", HOOK),
+        ("xxd -r -p hook.hex .git/hooks/pre-commit", HOOK),
+        ("split -n 1 hook.sh .git/hooks/pre-commit", HOOK),
+        ("csplit -f .git/hooks/pre-commit hook.sh 2", HOOK),
+        ("cmake -E copy hook.sh .git/hooks/pre-commit", HOOK),
+        ("cmake -E copy hook.sh .git/hooks", HOOK),
+        ("cmake -E copy_if_different hook.sh .git/hooks/pre-commit", HOOK),
+        ("cmake -E rename hook.sh .git/hooks/pre-commit", HOOK),
+        ("cmake -E create_symlink ../../hook.sh .git/hooks/pre-commit", HOOK),
+        ("cmake -E touch .git/hooks/pre-commit", HOOK),
+    ],
+)
+def test_a_command_or_a_write_a_program_makes_is_read(
+    root: Path, command: str, decision: tuple[str, str]
+) -> None:
+    assert safety_in(command, root) == decision
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git rebase main",
+        "git rebase -x 'pytest -q' main",
+        "git rebase --exec 'pytest -q' main",
+        "git bisect start",
+        "git bisect run pytest -q",
+        "git bisect run ./check.sh",
+        "git submodule update --init",
+        "git submodule foreach git status",
+        "git filter-branch --msg-filter 'sed s/a/b/' HEAD",
+        "git filter-branch --index-filter 'git rm --cached --ignore-unmatch -q notes.txt' HEAD",
+        "make test",
+        "make -j2 test",
+        "make --eval='CFLAGS += -O2' test",
+        "make -E 'lint: ; @echo lint' lint",
+        "cmake -E make_directory build",
+        "cmake -E copy app/service.py build/",
+        "cmake -E env CC=clang cmake -S . -B build",
+        "cmake -E chdir build ls",
+        "cmake -E time make test",
+        "gcc -O2 -o build/hello hello.c",
+        "gcc -wrapper valgrind hello.c",
+        "openssl enc -aes-256-cbc -pbkdf2 -k x -in app/service.py -out build/service.enc",
+        "openssl dgst -sha256 app/service.py",
+        "iconv -f latin1 -t utf-8 -o build/out.txt app/service.py",
+        "xxd app/service.py",
+        "xxd -r -p dump.hex build/blob",
+        "split -l 100 app/service.py build/part-",
+        "split --filter='gzip > $FILE.gz' -l 100 app/service.py part-",
+        "csplit -f build/piece app/service.py 2",
+        "vim -es -c '%s/a/b/g' -c 'wq' app/service.py",
+        "vim -es -c '%s/a/b/g|w' app/service.py",
+        "vim -es -c 'w! build/copy.py' -c 'q!' app/service.py",
+        "ed -s app/service.py <<< $',s/a/b/g\\nw\\nq'",
+        "echo x | vim -",
+        "tar czf out.tgz app",
+        "rsync -a app/ backup/",
+        "sort app/service.py -o app/service.py",
+        "timeout 60 make test",
+    ],
+)
+def test_ordinary_use_stays_allowed(root: Path, command: str) -> None:
+    assert safety_in(command, root) == ("allow", None)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ssh -o ProxyCommand='ssh -W %h:%p bastion' host uptime",
+        "ssh -o ProxyCommand=none host uptime",
+        "ssh -J bastion host uptime",
+        "rsync -av -e ssh app/ host:backup/",
+        "scp -o StrictHostKeyChecking=no app/service.py host:backup/",
+    ],
+)
+def test_an_ordinary_ssh_connection_stays_a_network_warning(root: Path, command: str) -> None:
+    assert safety_in(command, root) == ("warn", "warn-network")
