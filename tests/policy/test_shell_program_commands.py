@@ -87,6 +87,7 @@ def root(tmp_path: Path) -> Path:
         # a tool's own output file
         ("gcc -o .git/hooks/pre-commit hook.c", HOOK),
         ("cc -o.git/hooks/pre-commit hook.c", HOOK),
+        ("clang -o .git/hooks/post-checkout hook.c", HOOK),
         ("openssl enc -in hook.sh -out .git/hooks/pre-commit", HOOK),
         ("openssl base64 -d -in hook.b64 -out .git/hooks/post-checkout", HOOK),
         ("iconv -f utf-8 -t utf-8 -o .git/hooks/pre-commit hook.sh", HOOK),
@@ -132,6 +133,8 @@ def test_a_command_or_a_write_a_program_makes_is_read(
         "cmake -E time make test",
         "gcc -O2 -o build/hello hello.c",
         "gcc -wrapper valgrind hello.c",
+        "g++ -std=c++17 -O2 -o test_main test_main.cpp && ./test_main",
+        "xxd -r -p dump.hex build/blob && ls -l build/blob",
         "openssl enc -aes-256-cbc -pbkdf2 -k x -in app/service.py -out build/service.enc",
         "openssl dgst -sha256 app/service.py",
         "iconv -f latin1 -t utf-8 -o build/out.txt app/service.py",

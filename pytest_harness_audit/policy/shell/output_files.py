@@ -3,7 +3,10 @@
 A tool's output file is a write like ``> FILE`` (``gcc -o .git/hooks/pre-commit hook.c`` plants
 a hook as ``cp`` would):
 
-* ``gcc``/``cc``/``clang``/``g++`` … ``-o FILE`` (``-oFILE``), ``ld``/``as`` ``-o FILE``;
+* ``gcc``/``cc``/``clang``/``g++`` … ``-o FILE`` (``-oFILE``), ``ld``/``as`` ``-o FILE``, into a
+  folder git or Python take code from (:func:`.code_places.takes_code`); elsewhere a compiled
+  program is native code the reading cannot read, and compiling then running it (``-o x &&
+  ./x``) stays the ordinary build loop it is;
 * ``openssl SUB … -out FILE``; ``iconv -o FILE``/``--output=FILE``;
 * ``xxd [options] IN OUT`` (its second operand);
 * ``split [options] IN PREFIX`` and ``csplit -f PREFIX``: the first file of the prefix
@@ -24,6 +27,7 @@ import posixpath
 import shlex
 from typing import Final
 
+from pytest_harness_audit.policy.shell.code_places import takes_code
 from pytest_harness_audit.policy.shell.context import Context
 
 #: Compilers and linkers whose ``-o`` names the file they write.
@@ -50,8 +54,10 @@ OUTPUT_PROGRAMS: Final = _COMPILERS | {"openssl", "iconv", "xxd", "split", "cspl
 def output_files(name: str, args: list[str], ctx: Context) -> None:
     """Record the files ``name args`` writes and read the commands it runs (module doc)."""
     writes = ctx.reading.writes
-    if name in _COMPILERS:
-        writes.extend(_valued(args, ("-o",), attached=True))
+    if name in _COMPILERS:  # native code the reading cannot read, run or not (`-o x && ./x`):
+        # only a binary put where git or Python take code from counts (`-o .git/hooks/x`)
+        outputs = _valued(args, ("-o",), attached=True)
+        writes.extend(o for o in outputs if takes_code(posixpath.dirname(o) or ".", ctx))
         for value in _valued(args, ("-wrapper",), attached=False):
             ctx.script(shlex.join([*value.split(","), "cc1"]))
     elif name == "openssl":
