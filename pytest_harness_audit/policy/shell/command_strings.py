@@ -154,8 +154,9 @@ _FILE_READ: Final = re.compile(
 #: An editor's write of its buffer to a file (``w FILE``, ``1,$w! FILE``, ``wq FILE``, ``saveas
 #: FILE``, ``w >> FILE``, ed's ``W FILE``) and vim's ``writefile(…, 'FILE')``.
 _EDITOR_WRITE: Final = re.compile(
-    r"(?m)(?:^|\|)[ \t:]*[0-9.,$%;'+-]*[ \t]*(?:w|write|wq|x|xit|exit|sav|saveas|up|update|W|wqa|wa|xa)"
-    r"!?[ \t]+(?:>>[ \t]*)?([^\s!|][^\s|]*)"
+    r"(?m)(?:^|\|)[ \t:]*[0-9.,$%;'+-]*[ \t]*"
+    r"(?:w|write|wq|x|xit|exit|sav|saveas|up|update|W|wqa|wa|xa)!?"
+    r"[ \t]+(?:>>[ \t]*)?([^\s!|][^\s|]*)"
 )
 #: ed's (``w! CMD`` there writes into a command: read by :data:`_BANG`).
 _ED_WRITE: Final = re.compile(r"(?m)^[ \t]*[0-9.,$;'+-]*[ \t]*(?:w|wq|W)[ \t]+([^\s!][^\s]*)")

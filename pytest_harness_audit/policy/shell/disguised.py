@@ -51,10 +51,10 @@ from pytest_harness_audit.policy.shell.notebooks import NOTEBOOK_RUNNERS, notebo
 from pytest_harness_audit.policy.shell.option_files import NAMES as OPTION_READERS
 from pytest_harness_audit.policy.shell.option_files import option_reads
 from pytest_harness_audit.policy.shell.option_words import split_options
+from pytest_harness_audit.policy.shell.output_files import OUTPUT_PROGRAMS, output_files
 from pytest_harness_audit.policy.shell.program_files import file_program
 from pytest_harness_audit.policy.shell.registries import NAMES as REGISTRY_CLIENTS
 from pytest_harness_audit.policy.shell.registries import registries
-from pytest_harness_audit.policy.shell.output_files import OUTPUT_PROGRAMS, output_files
 from pytest_harness_audit.policy.shell.removers import REMOVERS, git_rm, removed
 from pytest_harness_audit.policy.shell.stdin_programs import STDIN_RUNNERS, stdin_program
 from pytest_harness_audit.policy.shell.tool_config import tool_config

@@ -74,9 +74,8 @@ def _setting(name: str, text: str, runner: Runner) -> None:
     if found is None:
         return
     key, value = found.group(1).lower(), found.group(2).strip()
-    if name == "sshfs" and key == "ssh_command" and value:
-        runner.script(value)
-    elif key in _COMMAND_KEYS and value and value.lower() != "none":
+    keys = _COMMAND_KEYS | {"ssh_command"} if name == "sshfs" else _COMMAND_KEYS
+    if key in keys and value and value.lower() != "none":
         runner.script(value)
 
 
