@@ -14,7 +14,9 @@ operands.
   (:mod:`.removers`).
 * **Output files and commands of a tool's own options**: ``gcc -o``, ``openssl -out``,
   ``iconv -o``, ``xxd IN OUT``, ``split``/``csplit`` prefixes, ``cmake -E copy``; ``cmake -E
-  env|chdir|time CMD``, ``gcc -wrapper``, ``split --filter`` (:mod:`.output_files`).
+  env|chdir|time CMD``, ``gcc -wrapper``, ``split --filter`` (:mod:`.output_files`); the
+  commands of ``socat EXEC:``, ``ncat -e``, ``start-stop-daemon``, ``run-parts``, Tcl's
+  ``exec``/``spawn`` (:mod:`.runner_programs`).
 * **Deletions in disguise**: ``tar --remove-files``, ``zip -m``, ``7z a -sdel`` delete what they
   packed; ``gzip -r``/``bzip2 -r``/``xz -r`` (without ``-k``/``-c``) replace every file; ``mv``
   of a workspace folder out of the workspace takes it away as ``rm -r`` does (a file moved out or
@@ -56,6 +58,7 @@ from pytest_harness_audit.policy.shell.program_files import file_program
 from pytest_harness_audit.policy.shell.registries import NAMES as REGISTRY_CLIENTS
 from pytest_harness_audit.policy.shell.registries import registries
 from pytest_harness_audit.policy.shell.removers import REMOVERS, git_rm, removed
+from pytest_harness_audit.policy.shell.runner_programs import RUNNER_PROGRAMS, runner_programs
 from pytest_harness_audit.policy.shell.stdin_programs import STDIN_RUNNERS, stdin_program
 from pytest_harness_audit.policy.shell.tool_config import tool_config
 from pytest_harness_audit.policy.shell.tools import option_value
@@ -90,6 +93,8 @@ def disguised(name: str, args: list[str], ctx: Context) -> None:
         removed(name, args, ctx)  # `npx rimraf app`, `cmake -E rm -r app`, `trash app`
     if name in OUTPUT_PROGRAMS:
         output_files(name, args, ctx)  # `gcc -o .git/hooks/x`, `cmake -E env rm -rf app`
+    if name in RUNNER_PROGRAMS:
+        runner_programs(name, args, ctx)  # `socat - exec:CMD`, `expect -c 'spawn CMD'`
     if name in NOTEBOOK_RUNNERS or name.startswith("python"):
         notebooks(name, args, ctx)  # `jupyter execute nb.ipynb`: the code of its cells runs
     if name in OPTION_READERS:

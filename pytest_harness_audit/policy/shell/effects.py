@@ -175,8 +175,8 @@ def _unwrap(name: str, argv: list[str], ctx: Context) -> list[str] | None:
             rest = rest[1:]
         if given:
             ctx.environment(given)
-    if name == "sg" and len(rest) >= 2 and rest[1] == "-c":
-        ctx.script(" ".join(rest[2:]))
+    if name == "sg" and len(rest) >= 2:  # `sg GROUP [-c] CMD`: a command given to `sh -c`
+        ctx.script(" ".join(rest[2:] if rest[1] == "-c" else rest[1:]))
         return None
     rest = rest[positional:]
     if rest and (moved := workdirs.moved_command(name, args[:index], rest)) is not None:

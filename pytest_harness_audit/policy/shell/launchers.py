@@ -64,6 +64,28 @@ WRAPPER_OPTIONS: Final[dict[str, tuple[frozenset[str], int]]] = {
                                "-H", "--machine", "-M"}), 0),
     "run0": (frozenset({"--unit", "--property", "--description", "--slice", "--user", "-u",
                         "--group", "-g", "--nice", "--chdir", "-D", "--setenv", "--machine"}), 0),
+    # a profiler, a namespace, a root, an architecture, limits, a clock, a display, a session,
+    # an agent, a privilege or a line editor around the command (GTFOBins' `CMD` wrappers)
+    "valgrind": (frozenset(), 0),
+    "unshare": (frozenset({"-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd",
+                           "--map-user", "--map-group", "--map-users", "--map-groups",
+                           "--propagation", "--setgroups"}), 0),
+    "nsenter": (frozenset({"-t", "--target", "-S", "--setuid", "-G", "--setgid"}), 0),
+    "chroot": (frozenset({"--userspec", "--groups"}), 1),
+    "setarch": (frozenset(), 1),
+    "linux32": (frozenset(), 0),
+    "linux64": (frozenset(), 0),
+    "prlimit": (frozenset({"-p", "--pid", "-o", "--output"}), 0),
+    "faketime": (frozenset({"-p"}), 1),
+    "xvfb-run": (frozenset({"-n", "--server-num", "-s", "--server-args", "-e", "--error-file",
+                            "-f", "--auth-file", "-w", "--wait", "-p", "--xauth-protocol"}), 0),
+    "dbus-run-session": (frozenset({"--config-file", "--dbus-daemon"}), 0),
+    "ssh-agent": (frozenset({"-a", "-E", "-t", "-P", "-O"}), 0),
+    "pkexec": (frozenset({"--user", "-u"}), 0),
+    "rlwrap": (frozenset({"-f", "--file", "-H", "--history-filename", "-l", "--logfile", "-p",
+                          "-P", "--pre-given", "-s", "--histsize", "-S", "--substitute-prompt",
+                          "-w", "--wait-before-prompt", "-z", "--filter", "-e", "-g", "-q",
+                          "-t", "-o", "-C", "--command-name"}), 0),
 }  # fmt: skip
 #: Programs that run their script operand as code (besides :data:`~.projects.INTERPRETERS`).
 CODE_RUNNERS: Final = frozenset(
@@ -112,6 +134,10 @@ _LAUNCHERS: Final[dict[str, tuple[frozenset[str], frozenset[str], int]]] = {
     "doppler": (frozenset({"run"}), frozenset({"-p", "--project", "-c", "--config"}), 0),
     "infisical": (frozenset({"run"}), frozenset({"--env", "--path", "--projectId"}), 0),
     "aws-vault": (frozenset({"exec"}), frozenset({"-d", "--duration", "-r", "--region"}), 1),
+    "perf": (frozenset({"record", "stat", "trace"}), frozenset(
+        {"-e", "--event", "-o", "--output", "-p", "--pid", "-t", "--tid", "-F", "--freq", "-c",
+         "--count", "-C", "--cpu", "-r", "--repeat", "-G", "--cgroup", "-u", "--uid", "-m",
+         "--mmap-pages", "-x", "--field-separator", "--call-graph", "-I", "--interval-print"}), 0),
 }  # fmt: skip
 _COVERAGE_OWN: Final = frozenset({"--branch", "-a", "--append", "-p", "--parallel-mode", "--timid",
                            "-L", "--pylib", "--save-signal"})  # fmt: skip

@@ -56,7 +56,7 @@ from pytest_harness_audit.policy.shell.node_workspaces import (
 )
 
 SHELLS: Final = frozenset(
-    {"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "rbash", "fish"}
+    {"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "rbash", "fish", "tcsh", "csh"}
 )
 INTERPRETERS: Final = re.compile(
     r"(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php|lua|rscript|osascript)"

@@ -1,0 +1,110 @@
+"""Programs that run a command named in a syntax of their own, read as that command.
+
+* ``socat``: an ``EXEC:CMD`` address runs ``CMD``'s words, a ``SYSTEM:CMD`` address gives it to
+  ``sh -c`` (its options after the first ``,`` are the address's, not the command's);
+* ``ncat``/``nc``/``netcat`` ``-e PROG``/``--exec PROG`` and ``-c CMD``/``--sh-exec CMD``;
+* ``start-stop-daemon --start --exec PROG``/``--startas PROG`` … ``-- ARG…``;
+* ``run-parts DIR``: every program in the workspace folder ``DIR`` (each read by its ``#!``;
+  ``--test``/``--list`` only print their names);
+* Tcl's ``exec CMD …``, expect's ``spawn CMD …`` and ``open "|CMD"`` in the text ``expect -c``,
+  ``tclsh``/``wish``/``expect`` read from their standard input or a script file run.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from typing import Final
+
+from pytest_harness_audit.policy.shell.context import Context
+
+_NETCATS: Final = frozenset({"ncat", "nc", "netcat", "nc.traditional", "nc.openbsd"})
+_TCLS: Final = frozenset({"tclsh", "wish", "expect", "expectk"})
+#: The commands read here (the cheap test before any parsing).
+RUNNER_PROGRAMS: Final = (
+    frozenset({"socat", "start-stop-daemon", "run-parts"}) | _NETCATS | _TCLS
+)  # fmt: skip
+_SOCAT_ADDRESS: Final = re.compile(r"(?i)^(exec|system):(.*)$", re.DOTALL)
+#: A Tcl command that runs a program: ``exec``, ``spawn``, ``open "|…"`` (after a command start).
+_TCL_RUN: Final = re.compile(r"(?m)(?:^|[;\[{])[ \t]*(?:exec|spawn)[ \t]+((?:[^;\]}\n])+)")
+_TCL_PIPE: Final = re.compile(r"""\bopen[ \t]+["{]\|([^"}\n]+)["}]""")
+_TCL_SWITCH: Final = re.compile(r"^(?:-(?:ignorestderr|keepnewline|noecho|nottycopy|nottyinit"
+                                r"|console|open|leaveopen|pty|-)\s+)+")  # fmt: skip
+#: Most programs of a ``run-parts`` folder read.
+_MAX_PARTS: Final = 64
+
+
+def runner_programs(name: str, args: list[str], ctx: Context) -> None:
+    """Read the command ``name args`` runs in its own syntax (module doc)."""
+    if name == "socat":
+        for word in args:
+            found = _SOCAT_ADDRESS.match(word)
+            if found is not None:
+                command = found.group(2).split(",", 1)[0]  # `exec:'cmd',pty,stderr`
+                ctx.script(command)  # EXEC's words read as a line of them
+    elif name in _NETCATS:
+        _netcat(args, ctx)
+    elif name == "start-stop-daemon":
+        _daemon(args, ctx)
+    elif name == "run-parts":
+        if any(word in ("--test", "--list") for word in args):
+            return  # the names it would run, printed
+        operands = [word for word in args if not word.startswith("-")]
+        files = ctx.workspace_files(operands[-1]) if operands else None
+        for path in sorted(files or [])[:_MAX_PARTS]:
+            if posixpath.dirname(path.rstrip("/")) == operands[-1].rstrip("/"):
+                ctx.program_file(path)
+    else:
+        _tcl(args, ctx)
+
+
+def _netcat(args: list[str], ctx: Context) -> None:
+    for index, word in enumerate(args):
+        option, equals, value = word.partition("=")
+        if option in ("-e", "--exec", "-c", "--sh-exec"):
+            given = value if equals else (args[index + 1] if index + 1 < len(args) else "")
+            if given:
+                ctx.script(given)
+
+
+def _daemon(args: list[str], ctx: Context) -> None:
+    program: str | None = None
+    for index, word in enumerate(args):
+        if word == "--":
+            break
+        option, equals, value = word.partition("=")
+        if option in ("-x", "--exec", "-a", "--startas"):
+            program = value if equals else (args[index + 1] if index + 1 < len(args) else None)
+    if not program:
+        return
+    rest = args[args.index("--") + 1 :] if "--" in args else []
+    ctx.script(shlex.join([program, *rest]))
+
+
+def _tcl(args: list[str], ctx: Context) -> None:
+    texts: list[str] = []
+    operands: list[str] = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word == "-c" and index + 1 < len(args):
+            texts.append(args[index + 1])
+            index += 1
+        elif not word.startswith("-"):
+            operands.append(word)
+        index += 1
+    if operands:
+        text = ctx.workspace_text(operands[0])
+        if text is not None:
+            texts.append(text)
+    elif ctx.stdin_text is not None:
+        texts.append(ctx.stdin_text)
+    for text in texts:
+        for command in _TCL_RUN.findall(text) + _TCL_PIPE.findall(text):
+            words = _TCL_SWITCH.sub("", command.strip()).rstrip("&").strip()
+            if words:
+                ctx.script(words)
+
+
+__all__ = ["RUNNER_PROGRAMS", "runner_programs"]
