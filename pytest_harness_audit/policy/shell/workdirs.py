@@ -1,5 +1,5 @@
 """The folder a wrapper runs its command in: ``env -C DIR``, ``sudo -D DIR``, ``systemd-run
---working-directory=DIR``, ``run0 --chdir=DIR``.
+--working-directory=DIR``, ``run0 --chdir=DIR``, ``unshare``/``nsenter`` ``--wd=DIR``.
 
 Everything the command runs starts there, a script it hands to a shell included (``env -C ..
 sh -c 'echo x >> audit/x.jsonl'``), so the command is read as ``cd DIR && COMMAND``: the
@@ -24,6 +24,8 @@ _FOLDER_OPTIONS = {
     "sudo": ("-D", "--chdir"),
     "systemd-run": ("--working-directory", "-D"),
     "run0": ("--chdir", "-D"),
+    "unshare": ("--wd", "-w"),
+    "nsenter": ("--wd", "-w"),
 }
 
 
