@@ -32,6 +32,18 @@ def root(tmp_path: Path) -> Path:
             "parts/01-clean": "#!/bin/sh\nrm -rf app\n",
             "job.exp": "spawn rm -rf app\nexpect eof\n",
             "ok.tcl": "puts [exec ls -l]\n",
+            "pkg/setup.py": "import shutil\nshutil.rmtree('app', ignore_errors=True)\n",
+            "good/setup.py": "from setuptools import setup\nsetup(name='good')\n",
+            "clean.cmake": "file(REMOVE_RECURSE app)\n",
+            "run.cmake": "execute_process(COMMAND rm -rf app WORKING_DIRECTORY .)\n",
+            "hook.cmake": 'file(WRITE .git/hooks/pre-commit "#!/bin/sh\\n")\n',
+            "incl.cmake": "include(clean.cmake)\n",
+            "evil/CMakeLists.txt": 'project(x)\nexecute_process(COMMAND sh -c "rm -rf app")\n',
+            "src/CMakeLists.txt": (
+                "project(x)\nexecute_process(COMMAND ${GIT_EXECUTABLE} rev-parse HEAD"
+                " OUTPUT_VARIABLE REV)\nfile(WRITE ${CMAKE_BINARY_DIR}/version.txt ${REV})\n"
+                "file(REMOVE_RECURSE ${CMAKE_BINARY_DIR}/stale)\nadd_executable(x main.c)\n"
+            ),
         },
         ("app", ".git/hooks"),
     )
@@ -105,6 +117,16 @@ def root(tmp_path: Path) -> Path:
         ("echo 'exec rm -rf app' | tclsh", DESTROY),
         ("wish <<< 'exec cp hook.sh .git/hooks/pre-commit'", HOOK),
         ("echo 'puts [open {|rm -rf app}]' | tclsh", DESTROY),
+        # a project's build code, a CMake script
+        ("pip install -e pkg", DESTROY),
+        ("pip install ./pkg", DESTROY),
+        ("cd pkg && pip install -e .", DESTROY),
+        ("cmake -P clean.cmake", DESTROY),
+        ("cmake -P run.cmake", DESTROY),
+        ("cmake -P hook.cmake", HOOK),
+        ("cmake -P incl.cmake", DESTROY),
+        ("cmake -S evil -B build", DESTROY),
+        ("cmake evil", DESTROY),
         # an editor writes its buffer
         ("vim -es -c 'w! .git/hooks/pre-commit' -c 'q!' hook.sh", HOOK),
         ("vim -es -c 'saveas .git/hooks/pre-commit' -c q hook.sh", HOOK),
@@ -192,6 +214,11 @@ def test_a_command_or_a_write_a_program_makes_is_read(
         "run-parts --test parts",
         "tclsh ok.tcl",
         "sg staff 'make test'",
+        "pip install -e good",
+        "pip install requests",
+        "cmake -S src -B build",
+        "cmake --build build",
+        "cmake -B build",
     ],
 )
 def test_ordinary_use_stays_allowed(root: Path, command: str) -> None:

@@ -7,7 +7,9 @@ install``, ``uv build``/``sync``, ``uv tool install DIR``, ``python -m build``,
 install``/``build``/``sync`` and ``hatch build`` build the project of a folder, and building
 runs its code: ``setup.py``, an in-tree backend (``backend-path`` with ``build-backend`` in
 ``pyproject.toml``), a hatch or pdm build hook (``hatch_build.py``, ``pdm_build.py``) and
-poetry's ``build`` script. Each is read as program text, as ``python setup.py`` is.
+poetry's ``build`` script. Each is read as program text, as ``python setup.py`` is, and judged
+as its ``python -c`` text (:mod:`.program_files`): ``pip install -e .`` of a ``setup.py`` that
+removes a folder is that removal.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import re
 from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context as Runner
+from pytest_harness_audit.policy.shell.program_files import program_text
 from pytest_harness_audit.policy.shell.task_words import operands, option
 
 #: The commands read here, with the subcommands that build the project (``None``: any).
@@ -31,6 +34,8 @@ BUILDERS: Final[dict[str, frozenset[str] | None]] = {
     "pyproject-build": None,
     "build": None,
 }
+#: Most commands a reading records (as :data:`.reading.MAX_COMMANDS`).
+_MAX_COMMANDS: Final = 512
 #: Most requirement files followed from one command (``-r`` inside ``-r``).
 MAX_REQUIREMENT_FILES: Final = 8
 _PIP_VALUED: Final = frozenset(
@@ -150,8 +155,11 @@ def _build_code(folder: str, runner: Runner) -> None:
         paths += _POETRY_BUILD.findall(settings)[:4]
     for path in dict.fromkeys(paths):
         full = posixpath.normpath(posixpath.join(folder, path))
-        if runner.workspace_text(full) is not None:
+        text = runner.workspace_text(full)
+        if text is not None:
             runner.script_file(full, code=True)
+            if text and len(runner.reading.commands) < _MAX_COMMANDS:  # judged as `python -c`
+                runner.reading.commands.append(["python", "-c", program_text(text, "python")])
 
 
 __all__ = ["BUILDERS", "MAX_REQUIREMENT_FILES", "builds"]

@@ -18,7 +18,8 @@ A command a program runs from its words is read as that command:
 
 * ``cmake -E env [NAME=VALUE…] CMD …``, ``cmake -E chdir DIR CMD …``, ``cmake -E time CMD …``;
 * ``gcc -wrapper PROG,ARG…`` (the compiler's own programs are run through ``PROG ARG…``);
-* ``split --filter=CMD`` (a shell command each piece is written to).
+* ``split --filter=CMD`` (a shell command each piece is written to);
+* ``cmake -P FILE`` and a configure's ``CMakeLists.txt`` (:mod:`.cmake_scripts`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import posixpath
 import shlex
 from typing import Final
 
+from pytest_harness_audit.policy.shell.cmake_scripts import cmake_project
 from pytest_harness_audit.policy.shell.code_places import takes_code
 from pytest_harness_audit.policy.shell.context import Context
 
@@ -73,8 +75,11 @@ def output_files(name: str, args: list[str], ctx: Context) -> None:
         prefix = (_valued(args, ("-f", "--prefix"), attached=True) or ["xx"])[-1]
         digits = (_valued(args, ("-n", "--digits"), attached=True) or ["2"])[-1]
         writes.append(prefix + "0" * (int(digits) if digits.isdigit() else 2))
-    elif name == "cmake" and args[:1] == ["-E"] and len(args) > 2:
-        _cmake(args[1], args[2:], ctx)
+    elif name == "cmake" and args[:1] == ["-E"]:
+        if len(args) > 2:
+            _cmake(args[1], args[2:], ctx)
+    elif name == "cmake":
+        cmake_project(args, ctx)  # `cmake -P x.cmake`, `cmake -S . -B build`
 
 
 def _split(args: list[str], ctx: Context) -> None:
