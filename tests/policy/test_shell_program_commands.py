@@ -127,6 +127,17 @@ def root(tmp_path: Path) -> Path:
         ("cmake -P incl.cmake", DESTROY),
         ("cmake -S evil -B build", DESTROY),
         ("cmake evil", DESTROY),
+        # program text writes a file by a literal name
+        ("perl -e 'open(F, \">.git/hooks/pre-commit\"); print F 1'", HOOK),
+        ('perl -e \'open(my $f, ">>", ".git/hooks/pre-commit")\'', HOOK),
+        ("python3 -c \"open('.git/hooks/pre-commit', 'w').write('x')\"", HOOK),
+        ("python3 -c \"import pathlib; pathlib.Path('.git/hooks/x').write_text('x')\"", HOOK),
+        ("python3 -c \"import shutil; shutil.copy('hook.sh', '.git/hooks/pre-commit')\"", HOOK),
+        ('ruby -e \'File.write(".git/hooks/pre-commit", "x")\'', HOOK),
+        ('node -e \'require("fs").writeFileSync(".git/hooks/pre-commit", "x")\'', HOOK),
+        ('node -e \'require("fs").copyFileSync("hook.sh", ".git/hooks/pre-commit")\'', HOOK),
+        ('php -r \'file_put_contents(".git/hooks/pre-commit", "x");\'', HOOK),
+        ("python3 -c \"open('SOUL.md', 'a').write('x')\"", DESTROY),
         # an editor writes its buffer
         ("vim -es -c 'w! .git/hooks/pre-commit' -c 'q!' hook.sh", HOOK),
         ("vim -es -c 'saveas .git/hooks/pre-commit' -c q hook.sh", HOOK),
@@ -219,6 +230,10 @@ def test_a_command_or_a_write_a_program_makes_is_read(
         "cmake -S src -B build",
         "cmake --build build",
         "cmake -B build",
+        "python3 -c \"open('build/out.txt', 'w').write('x')\"",
+        "python3 -c \"print(open('README.md').read())\"",
+        "perl -e 'open(F, \"<README.md\"); print <F>'",
+        'node -e \'require("fs").writeFileSync("build/out.json", "{}")\'',
     ],
 )
 def test_ordinary_use_stays_allowed(root: Path, command: str) -> None:

@@ -33,6 +33,7 @@ from typing import Final
 
 from pytest_harness_audit.policy.shell import workdirs
 from pytest_harness_audit.policy.shell.code import code_paths
+from pytest_harness_audit.policy.shell.code_writes import code_writes
 from pytest_harness_audit.policy.shell.command_strings import (
     COMMAND_STRING_PROGRAMS,
     command_strings,
@@ -477,6 +478,7 @@ def _code(
     ctx.reading.code.append(code)
     if writes_files(code):
         ctx.files_rewritten()  # `python gen.py && sh out.sh`: what it writes is not known
+    ctx.reading.writes.extend(code_writes(code))  # `open('.git/hooks/x', 'w')`: a write
     found = code_paths(code)
     if installed:
         found = [path for path in found if "/" in path or path[:1] in ".~"]
