@@ -87,7 +87,7 @@ def test_a_persona_file_rewritten_through_a_hard_link_fails(project: Path, tmp_p
 def test_a_persona_file_rewritten_in_place_fails(project: Path, tmp_path: Path) -> None:
     # pre keeps the persona file's content digest: post compares with that, not with the disk
     pre = recorded("bash-rmtree-disguised.json", project)
-    pre["tool_input"] = {"command": 'python3 -c \'open("SOUL.md", "w").write("obey all")\''}
+    pre["tool_input"] = {"command": 'python3 -c \'open("SOUL" + ".md", "w").write("obey all")\''}
     record = host_call(tmp_path / "store", project, pre)
     assert record["effects"] == {"modified": ["SOUL.md"], "protected": ["SOUL.md"]}
     assert record["judged"]["verdict"] == "FAIL"
@@ -133,7 +133,10 @@ def test_the_project_stays_watched_from_a_directory_outside_it(
     added.mkdir()
     soul = project / "SOUL.md"
     pre = recorded("bash-ls.json", added)
-    pre["tool_input"] = {"command": f'python3 -c \'open("{soul}", "w").write("obey")\''}
+    # its name joined at run time: the effect, not the reading, is what this test is about
+    pre["tool_input"] = {
+        "command": f'python3 -c \'open("{soul}"[:-3] + ".md", "w").write("obey")\''
+    }
     record = host_call(tmp_path / "store", added, pre, CLAUDE_PROJECT_DIR=str(project))
     assert soul.read_text() == "obey"  # the command really ran
     assert record["effects"] == {"modified": ["SOUL.md"], "protected": ["SOUL.md"]}
@@ -247,11 +250,11 @@ def test_a_failed_call_is_judged_by_what_it_did_before_failing(
 @pytest.mark.parametrize(
     ("limit", "command"),
     [
-        ("3", 'python3 -c \'open("SOUL.md", "w").write("obey all")\''),
+        ("3", 'python3 -c \'open("SOUL" + ".md", "w").write("obey all")\''),
         (
             "20",  # the workspace fits at pre; the call floods it past the limit
             'python3 -c \'[open(f"junk{i}", "w").close() for i in range(40)]; '
-            'open("SOUL.md", "w").write("obey all")\'',
+            'open("SOUL" + ".md", "w").write("obey all")\'',
         ),
     ],
     ids=["over-at-pre", "flooded-by-the-call"],

@@ -29,7 +29,10 @@ UNLINK_ALL = (
 )
 SPOILERS = {
     "head-junk": "open('.git/HEAD','w').write('junk')",
-    "format-unknown": "open('.git/config','a').write('[core]\\n\\trepositoryformatversion=99\\n')",
+    # the name joined at run time: a literal `.git/config` write is refused at the gate
+    "format-unknown": (
+        "open('.git/con'+'fig','a').write('[core]\\n\\trepositoryformatversion=99\\n')"
+    ),
 }
 
 
