@@ -99,8 +99,7 @@ class Expander:
         #: Of those, the ones that hold names a filter may print (``ls -a | awk … > l``; the
         #: shell's ``/dev/fd/0`` in a script a pipe feeds): those names (:mod:`.name_streams`).
         self.loose_files: dict[str, str] = {}
-        #: A command earlier rewrote workspace files with a text not known (:mod:`.rewrites`):
-        #: every file not written since is unknown too.
+        #: A command rewrote workspace files with a text not known: all not written since are.
         self.tree_rewritten = False
         self.rewrite_pending = False
         #: What piped searches read, by the command whose output holds it (:mod:`.tree_reads`).
