@@ -19,6 +19,10 @@ PHP's ``posix_kill``, psutil's methods), judged here as :mod:`.process_guard` ju
   runs): psutil's selection by name is judged by the string literals of the code — none (every
   process), or one that names or is part of a harness process's name or command line
   (``"harness"``, ``"python"``), reaches the harness; ``"uvicorn"`` does not.
+* to an id the code holds, when the code finds its parent or its group (``os.getppid()``) and
+  that id can carry it (``p = os.getppid(); os.kill(p, 9)``, a parameter, a name never bound:
+  :mod:`.code_carriers`); a child it started or an id it read (``os.kill(child.pid, 15)``
+  beside ``print(os.getppid())``) is no parent.
 
 A signal to the interpreter itself (``os.getpid()``, ``$$``), to a child the code started
 (``child.kill()``, ``process.kill(c.pid)``, ``os.killpg(os.getpgid(p.pid), …)``), a liveness
@@ -32,6 +36,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
+from pytest_harness_audit.gate.code_carriers import parent_carriers
 from pytest_harness_audit.gate.harness_forms import HarnessForms, protected_group, protected_pid
 from pytest_harness_audit.policy.shell.code import joined_literals
 from pytest_harness_audit.policy.shell.powershell_dotnet import split_commas
@@ -105,9 +110,12 @@ def code_signal(
             bare = _LITERAL.sub("''", code)
             # the code finds its parent or group itself: an id it holds may be that
             relative = bool(_PARENT.search(bare) or _OWN_GROUP.search(bare))
-            lookup = looked_up or relative or bool(_LOOKUP.search(code))
+            found_all = looked_up or bool(_LOOKUP.search(code))
+            lookup = found_all or relative
+            # an id the code holds reaches the parent when it can carry the parent's id
+            carries = parent_carriers(bare) if relative and not found_all else None
             for match in _CALL.finditer(code):
-                found = _judged(code, match, lookup, forms, pid_file)
+                found = _judged(code, match, lookup, forms, pid_file, carries)
                 if found is not None:
                     return found
             reference = _REFERENCE.search(code)
@@ -122,7 +130,11 @@ def _judged(
     lookup: bool,
     forms: Callable[[], HarnessForms],
     pid_file: Callable[[str], bool],
+    carries: Callable[[str], bool] | None = None,
 ) -> str | None:
+    """The sender ``match`` as shown, when its signal reaches a harness process; ``carries``
+    (code that finds its parent but looks up no other process): whether an id written so can
+    hold the parent's (else every id not known is taken to)."""
     receiver = match.group("receiver") or ""
     name = match.group("name")
     start = match.end()
@@ -164,14 +176,16 @@ def _judged(
             return None
         negative = signal.lstrip("'\"").startswith("-")
         for pid in pids:
-            if _pid_reaches(pid.strip(), negative, lookup) or _from_file(pid, pid_file):
+            reach = lookup if carries is None else carries(pid)
+            if _pid_reaches(pid.strip(), negative, reach) or _from_file(pid, pid_file):
                 return shown
         return None
     else:
         pid, signal, group = (args[0] if args else ""), (args[1] if len(args) > 1 else ""), False
     if signal and _HARMLESS.match(signal.strip()):
         return None
-    if _pid_reaches(pid.strip(), group, lookup) or _from_file(pid, pid_file):
+    reach = lookup if carries is None else carries(pid)
+    if _pid_reaches(pid.strip(), group, reach) or _from_file(pid, pid_file):
         return shown
     return None
 

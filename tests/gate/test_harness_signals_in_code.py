@@ -196,3 +196,80 @@ def test_a_pid_file_code_reads_is_read_as_the_code_would(harness: Harness) -> No
             assert not harness.gate.decide("Bash", {"command": command}).blocked
         finally:
             child.kill()
+
+
+#: Code that finds its parent (to print it, to log it) and signals a process it started or read:
+#: the id it signals is no parent's, so the signal is let through.
+PARENT_NAMED_CHILD_SIGNALLED = [
+    "python3 -c 'import os, subprocess; print(os.getppid()); "
+    'child = subprocess.Popen(["sleep", "9"]); os.kill(child.pid, 15)\'',
+    "python3 -c 'import os; print(os.getppid()); "
+    'child_pid = int(open("server.pid").read()); os.kill(child_pid, 15)\'',
+    "python3 -c 'import os, subprocess, signal; parent = os.getppid(); "
+    'p = subprocess.Popen(["sleep", "9"], start_new_session=True); '
+    "os.killpg(os.getpgid(p.pid), signal.SIGTERM)'",
+    'node -e \'console.log(process.ppid); const c = require("child_process").spawn("sleep", '
+    '["9"]); process.kill(c.pid, "SIGTERM")\'',
+    'perl -e \'print getppid; my $child = fork() || exec("sleep", "9"); kill 15, $child\'',
+    'ruby -e \'puts Process.ppid; pid = spawn("sleep 9"); Process.kill("TERM", pid)\'',
+]
+
+#: The id signalled can be the parent's (or its group's), however it reached the call.
+PARENT_REACHED_INDIRECTLY = [
+    "python3 -c 'import os; p = os.getppid(); os.kill(p, 9)'",
+    "python3 -c 'import os; p = os.getppid(); q = p; os.kill(q, 9)'",
+    "python3 -c 'import os; a, b = os.getpid(), os.getppid(); os.kill(b, 9)'",
+    "python3 -c 'import os; ids = [os.getppid()]; os.kill(ids[0], 9)'",
+    'python3 -c \'import os; d = {}; d["p"] = os.getppid(); os.kill(d["p"], 9)\'',
+    "python3 -c 'import os\nclass S: pass\ns = S(); s.p = os.getppid(); os.kill(s.p, 9)'",
+    "python3 -c 'import os\nif (p := os.getppid()): os.kill(p, 9)'",
+    "python3 -c 'import os\nfor p in [os.getppid()]: os.kill(p, 9)'",
+    "python3 -c 'import os\ndef stop(pid): os.kill(pid, 9)\nstop(os.getppid())'",
+    "python3 -c 'import os\ndef parent(): return os.getppid()\nos.kill(parent(), 9)'",
+    "python3 -c 'import os; g = os.getpgrp(); os.killpg(g, 9)'",
+    "python3 -c 'import os; p = os.getppid(); os.kill(int(str(p)), 9)'",
+    "python3 -c 'import os; child = 1; child = os.getppid(); os.kill(child, 9)'",
+    "python3 -c 'import os; p = os.getppid() + 0; os.kill(p, 9)'",
+    "python3 -c 'import os; p = 0; p += os.getppid(); os.kill(p, 9)'",
+    "python3 -c 'import os\nwith open(\"x\") as f: p = os.getppid()\nos.kill(p, 9)'",
+    "python3 -c 'import os; f = os.kill; f(os.getppid(), 9)'",
+    "python3 -c 'from os import kill, getppid as g; kill(g(), 9)'",
+    "python3 -c 'import os\nstop = lambda pid: os.kill(pid, 9)\nstop(os.getppid())'",
+    "perl -e 'my $p = getppid; kill 9, $p'",
+    "perl -e 'sub stop { my $p = shift; kill 9, $p } stop(getppid)'",
+    "ruby -e 'def stop(pid) Process.kill(9, pid) end; stop(Process.ppid)'",
+    "ruby -e '[Process.ppid].each { |pid| Process.kill(9, pid) }'",
+    "node -e 'const stop = (pid) => process.kill(pid, 9); stop(process.ppid)'",
+    "perl -e 'my ($a, $p) = ($$, getppid()); kill \"KILL\", $p'",
+    "ruby -e 'p = Process.ppid; Process.kill(9, p)'",
+    "node -e 'const p = process.ppid; process.kill(p, 9)'",
+    "node -e 'let p; p = process.ppid; process.kill(p)'",
+]
+
+
+@pytest.mark.parametrize("command", PARENT_NAMED_CHILD_SIGNALLED)
+def test_a_child_signalled_by_code_naming_its_parent_is_allowed(
+    harness: Harness, command: str
+) -> None:
+    assert_allowed(harness, command)
+
+
+@pytest.mark.parametrize("command", PARENT_REACHED_INDIRECTLY)
+def test_a_parent_id_carried_to_the_signal_is_refused(harness: Harness, command: str) -> None:
+    assert_refused(harness, command)
+
+
+def test_a_script_file_naming_its_parent_is_judged_by_the_id_it_signals(harness: Harness) -> None:
+    """A script that logs its parent and stops the server it started is ordinary work; one that
+    hands its parent's id to the signal is refused."""
+    (harness.root / "serve.py").write_text(
+        "import os, subprocess\n"
+        "print('started by', os.getppid())\n"
+        "server = subprocess.Popen(['sleep', '9'])\n"
+        "os.kill(server.pid, 15)\n"
+    )
+    (harness.root / "stop.py").write_text(
+        "import os\nprint('started by', os.getppid())\ntarget = os.getppid()\nos.kill(target, 15)\n"
+    )
+    assert_allowed(harness, "python3 serve.py")
+    assert_refused(harness, "python3 stop.py")
