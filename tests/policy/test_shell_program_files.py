@@ -174,7 +174,8 @@ def test_store_names_built_in_a_script_file_are_out_of_reach(tmp_path: Path) -> 
             "python",
             "a = f\"\"''']}\"\nfrom shutil import rmtree as r\nb = 1  # '''\nr('')\n",
         ),
-        ("print('x = shutil.rmtree')", "python", "print('x = shutil.rmtree')"),
+        ("print('x = shutil.rmtree')", "python", "print('')"),
+        ("exec('x = shutil.rmtree')", "python", "exec('x = shutil.rmtree')"),
         ("'unclosed\nrmtree(p)", "python", "'\nrmtree(p)"),
     ],
 )

@@ -21,6 +21,7 @@ import re
 from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context
+from pytest_harness_audit.policy.shell.program_strings import js_text, python_text
 from pytest_harness_audit.policy.shell.projects import module_file
 
 #: Interpreters besides ``python*`` whose script file is read, with the language of its text.
@@ -109,8 +110,20 @@ def _script(args: list[str], python: bool, ctx: Context) -> str | None:
 
 
 def program_text(text: str, language: str) -> str:
-    """``text`` with its string literals and comments that hold no call blanked (Python and
-    JavaScript; the text of another language as it is): the quotes and comment marks stay."""
+    """``text`` with its string literals and comments that cannot run or name anything blanked
+    (:mod:`.program_strings`); the quotes and comment marks stay."""
+    if language == "python":
+        read = python_text(text)
+        return read if read is not None else scanned_text(text, language)
+    if language == "js":
+        blanked, final = js_text(text)
+        return blanked if final else scanned_text(blanked, language)
+    return text
+
+
+def scanned_text(text: str, language: str) -> str:
+    """``text`` with its string literals and comments that hold no call blanked, as a scanner
+    finds them (Python and JavaScript; the text of another language as it is)."""
     special = _SPECIAL.get(language)
     if special is None:
         return text
@@ -153,4 +166,4 @@ def _string_end(text: str, index: int, quote: str) -> int:
     return size
 
 
-__all__ = ["file_program", "program_commands", "program_text"]
+__all__ = ["file_program", "program_commands", "program_text", "scanned_text"]

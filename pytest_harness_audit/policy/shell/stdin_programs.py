@@ -4,7 +4,8 @@
 <<< '…'``: the interpreter runs the text it is given, as ``python3 -c TEXT`` runs its argument.
 The reading already reads that text's files; it also records the command as ``NAME -c TEXT``
 (``-e`` for the others), so the rules that judge inline code (a recursive deletion in it) see it
-however it was handed over.
+however it was handed over. A program piped in from a command whose output cannot be known
+(``python3 gen.py | python3``) is not known, as a script piped into ``sh`` is not.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ def stdin_program(name: str, args: list[str], ctx: Context) -> None:
     if text:
         flag = "-c" if name.startswith("python") else "-e"
         ctx.reading.commands.append([name, flag, text])
+    elif text is None and ctx.stdin_unknown:  # `python3 gen.py | python3`: what gen.py prints
+        ctx.unknown(f"{name} runs a program piped in from another command")
 
 
 __all__ = ["STDIN_RUNNERS", "stdin_program"]

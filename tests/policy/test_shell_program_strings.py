@@ -1,0 +1,103 @@
+"""Strings and comments of a workspace script file: text a script only prints, documents or
+comments on names no deletion, while a string the code can run or name something with still
+does (:func:`pytest_harness_audit.policy.shell.program_files.program_text`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from policy_support import safety_in, secret_workspace
+
+#: Script files that run a recursive deletion through a string: each must stay refused.
+ATTACKS = {
+    "exec.py": "exec('import shutil; shutil.rmtree(\"app\")')\n",
+    "getattr.py": "import shutil\ngetattr(shutil, 'rmtree')('app')\n",
+    "getattr_joined.py": "import shutil\ngetattr(shutil, 'rm' + 'tree')('app')\n",
+    "compiled.py": "eval(compile('import shutil; shutil.rmtree(\"app\")', 'x', 'exec'))\n",
+    "imported.py": "__import__('shutil').rmtree('app')\n",
+    "joined_exec.py": "a = 'import shutil; shutil.rm'\nb = 'tree(\"app\")'\nexec(a + b)\n",
+    "print_is_exec.py": "print = exec\nprint('import shutil; shutil.rmtree(\"app\")')\n",
+    "print_rebound.py": (
+        "import builtins\nbuiltins.print = exec\nprint('import shutil; shutil.rmtree(\"app\")')\n"
+    ),
+    "print_defined.py": (
+        "def print(s):\n    exec(s)\n\n\nprint('import shutil; shutil.rmtree(\"app\")')\n"
+    ),
+    "print_to_child.py": (
+        "import subprocess\np = subprocess.Popen(['python3'], stdin=subprocess.PIPE, text=True)\n"
+        "print('import shutil; shutil.rmtree(\"app\")', file=p.stdin)\np.stdin.close()\n"
+    ),
+    "docstring_run.py": '"""import shutil; shutil.rmtree(\'app\')"""\nexec(__doc__)\n',
+    "comment_run.py": (
+        "# import shutil; shutil.rmtree('app')\n"
+        "exec(open(__file__).read().split('# ')[1].split(chr(10))[0])\n"
+    ),
+    "fstring.py": "print(f\"{__import__('shutil').rmtree('app')}\")\n",
+    # a quote reused inside an f-string (Python 3.12): the code after it is code, not a string
+    "quote_reused.py": "a = f\"{'\"'}\"\nprint('x'); import shutil; shutil.rmtree('app') #')\n",
+    "log_is_eval.js": (
+        "console.log = eval\nconsole.log(\"require('fs').rmSync('app', {recursive: true})\")\n"
+    ),
+    "eval.js": "eval(\"require('fs').rmSync('app', {recursive: true})\")\n",
+    "function.js": "new Function(\"require('fs').rmSync('app', {recursive: true})\")()\n",
+    # a regex literal and a template literal read as strings: what follows is code
+    "regex.js": (
+        "x = /'/; y = \"'; console.log(\"; require('fs').rmSync('app', {recursive:true}); //\")\n"
+    ),
+    "template.js": (
+        "a = `${\"`\"}\nconsole.log(\"`; require('fs').rmSync('app',{recursive:true}); //\")\n"
+    ),
+    "member.js": "const fs = require('fs')\nfs['rmSync']('app', {recursive: true})\n",
+}
+
+#: Script files that only print, document or comment on a deletion.
+LOOK_ALIKES = {
+    "says.py": "print('x = shutil.rmtree')\n",
+    "says_call.py": "print('shutil.rmtree(path) removes a tree')\n",
+    "says_many.py": "import sys\nprint('use', 'shutil.rmtree(p)', file=sys.stderr)\n",
+    "logs.py": (
+        "import logging\nlogging.basicConfig()\nlog = logging.getLogger(__name__)\n"
+        "log.info('cleanup = shutil.rmtree(build)')\n"
+    ),
+    "documented.py": '"""Clean up.\n\nUse shutil.rmtree(path) to remove a tree.\n"""\n\nprint(1)\n',
+    "commented.py": "# shutil.rmtree('app') was removed\nprint(1)\n",
+    "usage.py": (
+        "import argparse\nparser = argparse.ArgumentParser(description='x = 1')\n"
+        "parser.add_argument('--clean', help='remove build/ (shutil.rmtree(build))')\n"
+        "parser.parse_args()\n"
+    ),
+    "says.js": "console.log('x = fs.rmSync(dir, {recursive: true})')\n",
+    "commented.js": "// fs.rmSync('app', {recursive: true}) was removed\nconsole.log(1)\n",
+}
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return secret_workspace(
+        tmp_path_factory.mktemp("strings"), {**ATTACKS, **LOOK_ALIKES}, ("app",)
+    )
+
+
+def _command(name: str) -> str:
+    return f"{'node' if name.endswith('.js') else 'python3'} {name}"
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_a_string_the_code_runs_keeps_the_deletion_refused(root: Path, name: str) -> None:
+    assert safety_in(_command(name), root) == ("deny", "deny-destructive-commands")
+
+
+@pytest.mark.parametrize("name", sorted(LOOK_ALIKES))
+def test_text_a_script_only_prints_or_comments_on_is_no_deletion(root: Path, name: str) -> None:
+    assert safety_in(_command(name), root) == ("allow", None)
+
+
+def test_a_program_piped_in_from_a_script_is_not_known(root: Path) -> None:
+    """``python3 gen.py | python3``: the second runs what the first prints, which the reading
+    cannot know (as for ``| sh``); a known text piped in is read as before."""
+    assert safety_in("python3 says.py | python3", root) == ("warn", "unreadable-command")
+    assert safety_in("python3 says.py | node", root) == ("warn", "unreadable-command")
+    assert safety_in("echo 'print(1)' | python3", root) == ("allow", None)
+    assert safety_in("python3 says.py | python3 -m json.tool", root) == ("allow", None)
+    assert safety_in("python3 says.py | python3 says.py", root) == ("allow", None)
