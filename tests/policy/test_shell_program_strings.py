@@ -33,6 +33,20 @@ ATTACKS = {
         "# import shutil; shutil.rmtree('app')\n"
         "exec(open(__file__).read().split('# ')[1].split(chr(10))[0])\n"
     ),
+    "stdout_rebound.py": (
+        "import subprocess, sys\n"
+        "p = subprocess.Popen(['python3'], stdin=subprocess.PIPE, text=True)\n"
+        "sys.stdout = p.stdin\nprint('import shutil; shutil.rmtree(\"app\")')\n"
+    ),
+    "helper_called.py": (
+        "from helpers import run\nprint('import shutil; shutil.rmtree(\"app\")')\n"
+        "run('import shutil; shutil.rmtree(\"app\")')\n"
+    ),
+    "main_doc.py": (
+        '"""import shutil; shutil.rmtree(\'app\')"""\nimport sys\n'
+        "exec(sys.modules['__main__'].__doc__)\n"
+    ),
+    "joined_format.py": "exec('{}.{}(\"app\")'.format('import shutil; shutil', 'rmtree'))\n",
     "fstring.py": "print(f\"{__import__('shutil').rmtree('app')}\")\n",
     # a quote reused inside an f-string (Python 3.12): the code after it is code, not a string
     "quote_reused.py": "a = f\"{'\"'}\"\nprint('x'); import shutil; shutil.rmtree('app') #')\n",
@@ -101,3 +115,25 @@ def test_a_program_piped_in_from_a_script_is_not_known(root: Path) -> None:
     assert safety_in("echo 'print(1)' | python3", root) == ("allow", None)
     assert safety_in("python3 says.py | python3 -m json.tool", root) == ("allow", None)
     assert safety_in("python3 says.py | python3 says.py", root) == ("allow", None)
+
+
+def test_a_module_of_the_workspace_that_can_rebind_print_keeps_the_strings(tmp_path: Path) -> None:
+    """``import logging`` finds a ``logging.py`` beside the script first: it may make ``print``
+    run its text; the strings stay read (so do those of a script importing a workspace
+    module), while the same script without that file prints only."""
+    script = "import logging\nprint('import shutil; shutil.rmtree(\"app\")')\n"
+    workspace = secret_workspace(
+        tmp_path,
+        {
+            "logging.py": "import builtins\nbuiltins.print = exec\n",
+            "run.py": script,
+            "tools/run.py": script,
+            "tools/helpers/__init__.py": "",
+            "tools/uses.py": "import helpers\nprint('shutil.rmtree(app)')\n",
+        },
+        ("app",),
+    )
+    assert safety_in("python3 run.py", workspace) == ("deny", "deny-destructive-commands")
+    assert safety_in("python3 tools/uses.py", workspace) == ("deny", "deny-destructive-commands")
+    (workspace / "logging.py").unlink()
+    assert safety_in("python3 run.py", workspace) == ("allow", None)

@@ -17,11 +17,20 @@ parentheses, so their text is kept whole.
 
 from __future__ import annotations
 
+import os
+import posixpath
 import re
+from collections.abc import Callable
 from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context
-from pytest_harness_audit.policy.shell.program_strings import js_text, python_text
+from pytest_harness_audit.policy.shell.program_strings import (
+    dynamic,
+    joined_names,
+    js_text,
+    own_imports,
+    python_text,
+)
 from pytest_harness_audit.policy.shell.projects import module_file
 
 #: Interpreters besides ``python*`` whose script file is read, with the language of its text.
@@ -71,7 +80,21 @@ def file_program(name: str, args: list[str], ctx: Context) -> None:
     text = ctx.workspace_text(path)
     if text:
         flag = "-c" if language == "python" else "-e"
-        ctx.reading.commands.append([name, flag, program_text(text, language)])
+        shadowed = _shadowing(path, ctx)
+        ctx.reading.commands.append([name, flag, program_text(text, language, shadowed)])
+
+
+def _shadowing(path: str, ctx: Context) -> Callable[[str], bool]:
+    """Whether a module name is shadowed by a file or folder beside the script ``path`` or in
+    the folder the command runs in (Python looks there first); unknown folders shadow all."""
+    names: set[str] = set()
+    for folder in {posixpath.dirname(path) or ".", "."}:
+        real = ctx.real_path(folder)
+        try:
+            names.update(entry.split(".")[0] for entry in os.listdir(real or ""))
+        except OSError:
+            return lambda module: True
+    return names.__contains__
 
 
 def program_commands(commands: list[list[str]]) -> list[list[str]]:
@@ -109,16 +132,20 @@ def _script(args: list[str], python: bool, ctx: Context) -> str | None:
     return None
 
 
-def program_text(text: str, language: str) -> str:
+def program_text(
+    text: str, language: str, shadowed: Callable[[str], bool] = lambda module: True
+) -> str:
     """``text`` with its string literals and comments that cannot run or name anything blanked
-    (:mod:`.program_strings`); the quotes and comment marks stay."""
-    if language == "python":
-        read = python_text(text)
-        return read if read is not None else scanned_text(text, language)
+    (:mod:`.program_strings`; ``shadowed(name)``: whether a file of the workspace stands in for
+    the standard module ``name``); the quotes and comment marks stay."""
+    if language not in ("python", "js"):
+        return text
+    if dynamic(text, language) or not own_imports(text, language, shadowed):
+        return scanned_text(text, language) + joined_names(text, language)
     if language == "js":
-        blanked, final = js_text(text)
-        return blanked if final else scanned_text(blanked, language)
-    return text
+        return scanned_text(js_text(text), language)
+    read = python_text(text)
+    return read if read is not None else scanned_text(text, language)
 
 
 def scanned_text(text: str, language: str) -> str:

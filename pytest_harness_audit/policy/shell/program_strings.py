@@ -25,28 +25,46 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 import tokenize
+from collections.abc import Callable
 from typing import Final
 
 from pytest_harness_audit.policy.shell.code import joined_literals
+from pytest_harness_audit.policy.shell.code_literals import built_literals
 from pytest_harness_audit.policy.shell.code_names import with_literal_names
 from pytest_harness_audit.policy.shell.code_values import assigned, expression
 
 #: What turns a string into code or a name, or reads the file's own text, in Python.
 _PY_DYNAMIC: Final = re.compile(
-    r"\b(?:exec|eval|compile|execfile|getattr|setattr|delattr|hasattr|__import__|import_module"
-    r"|importlib|globals|locals|vars|__dict__|__builtins__|builtins|runpy|methodcaller"
-    r"|attrgetter|pickle|marshal|dill|ctypes|cffi|__file__|__doc__|__loader__|getsource"
-    r"|linecache|InteractiveConsole|InteractiveInterpreter|FunctionType|CodeType|exec_module"
-    r"|redirect_stdout|redirect_stderr|dup2|setrecursionlimit)\b"
+    r"(?<![.\w])(?:exec|eval|compile|execfile|getattr|setattr|delattr|__import__|globals|locals"
+    r"|vars|breakpoint)\b"
+    r"|\b(?:import_module|importlib|__dict__|__builtins__|builtins|runpy|methodcaller"
+    r"|attrgetter|pickle|marshal|dill|ctypes|cffi|__file__|__doc__|__loader__|__main__"
+    r"|getsource|linecache|InteractiveConsole|InteractiveInterpreter|FunctionType|CodeType"
+    r"|exec_module|redirect_stdout|redirect_stderr|dup2|modules)\b"
     r"|argv\s*\[\s*0|\bstd(?:out|err)\s*=(?!=)|\bstream\s*=(?!=)|StreamHandler\s*\(\s*[^)\s]"
 )
 #: The same in JavaScript, and a member named by a string (``fs['rmSync']``).
 _JS_DYNAMIC: Final = re.compile(
     r"\b(?:eval|Function|vm|globalThis|global|window|Reflect|Proxy|__filename|__dirname"
     r"|arguments|prototype|__proto__|defineProperty|setTimeout|setInterval|setImmediate"
-    r"|import|readFileSync|readFile)\b|\brequire\s*\(\s*[^'\"\s]|\[\s*['\"`\w(]"
+    r"|readFileSync|readFile|mainModule|main)\b|\bimport\s*\(|\brequire\s*\(\s*[^'\"\s]"
+    r"|\[\s*['\"`\w(]"
 )
+#: What a Python or JavaScript script imports (its top-level module names).
+_PY_IMPORTS: Final = re.compile(
+    r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import|import[ \t]+([^\n#;]+))", re.M
+)
+_JS_IMPORTS: Final = re.compile(
+    r"""\brequire\s*\(\s*['"]([^'"]+)['"]|\bfrom\s*['"]([^'"]+)['"]|\bimport\s*['"]([^'"]+)['"]"""
+)
+#: Node's own modules (a file of the workspace cannot stand in for one).
+_NODE_MODULES: Final = frozenset(
+    {"assert", "buffer", "child_process", "crypto", "events", "fs", "fs/promises", "http",
+     "https", "net", "os", "path", "process", "readline", "stream", "string_decoder", "url",
+     "util", "zlib", "timers", "dns", "tty"}
+)  # fmt: skip
 #: What may be code inside a string or comment (as :data:`.program_files._CALL`).
 _CALL: Final = re.compile(r"""[\w$\])]\s*\(|=|\bimport\b""")
 #: Calls whose string arguments are only shown (by their whole dotted name, or by a logger's
@@ -72,11 +90,33 @@ _MAX_ARGUMENTS: Final = 256
 _MESSAGES: Final = re.compile(r"\w*(?:Error|Exception|Warning|Exit)$")
 
 
+def dynamic(text: str, language: str) -> bool:
+    """Whether ``text`` can turn a string into code or a name (module doc)."""
+    return (_PY_DYNAMIC if language == "python" else _JS_DYNAMIC).search(text) is not None
+
+
+def own_imports(text: str, language: str, shadowed: Callable[[str], bool]) -> bool:
+    """Whether ``text`` imports only the language's own modules (Python's standard library,
+    none of them ``shadowed`` by a file of the workspace; Node's built-in modules): no other
+    code can rebind ``print`` or read the script's strings."""
+    if language == "js":
+        names = [a or b or c for a, b, c in _JS_IMPORTS.findall(text)]
+        return all(name.removeprefix("node:") in _NODE_MODULES for name in names)
+    for source, listed in _PY_IMPORTS.findall(text):
+        modules = [source] if source else [m.split(" as ")[0] for m in listed.split(",")]
+        for module in modules:
+            top = module.strip().strip("()").split(".")[0]
+            if not top or top not in sys.stdlib_module_names:
+                return False  # a relative import, a package of the workspace or installed
+            if top not in sys.builtin_module_names and shadowed(top):
+                return False
+    return True
+
+
 def python_text(text: str) -> str | None:
     """``text`` with the strings and comments that cannot run or name anything blanked (module
-    doc); ``None`` when the tokenizer cannot split it as it runs."""
-    if _PY_DYNAMIC.search(text):
-        return text + _joined_names(text, "python")
+    doc; the caller has ruled out :func:`dynamic` code and imports of other modules); ``None``
+    when the tokenizer cannot split it as it runs."""
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError):
@@ -232,7 +272,7 @@ def _rebound(name: str, text: str) -> bool:
     )
 
 
-def _joined_names(text: str, language: str) -> str:
+def joined_names(text: str, language: str) -> str:
     """What the strings of ``text`` make when joined, as added lines: the literals it joins
     (variables of one literal written in first), the value of each variable and argument built
     of literals and variables (``exec(a + b)``), and the members it names by a string
@@ -242,6 +282,7 @@ def _joined_names(text: str, language: str) -> str:
     named = re.sub(r"""([\w)\]])\s*\[\s*(['"])([A-Za-z_]\w*)\2\s*\]""", r"\1.\3", named)
     before = set(_LITERALS.findall(text))
     added = [literal[1:-1] for literal in _LITERALS.findall(named) if literal not in before]
+    added.extend(literal[1:-1] for literal in built_literals(text))
     values = assigned(text, language)
     built = ["".join(value.words) for value in values.values() if value.known]
     for count, match in enumerate(_ARGUMENT.finditer(text)):
@@ -256,19 +297,16 @@ def _joined_names(text: str, language: str) -> str:
     return "\n" + "\n".join(lines) if lines else ""
 
 
-def js_text(text: str) -> tuple[str, bool]:
+def js_text(text: str) -> str:
     """JavaScript ``text`` with its comments and the strings ``console.log`` only shows blanked
-    (module doc), and whether that is final: else the scanner
-    (:func:`.program_files.scanned_text`) blanks the strings without code in it besides."""
-    if _JS_DYNAMIC.search(text):
-        return text + _joined_names(text, "js"), True
+    (module doc; the caller has ruled out :func:`dynamic` code and imports of other modules),
+    for the scanner (:func:`.program_files.scanned_text`) to blank the strings that hold no
+    code besides."""
     code = _PIECES.sub("", text)
     if "`" in text or "/" in code or "<!--" in text or "-->" in text:
-        return text, False  # a template, a regular expression, an HTML comment: may be misread
-    if _rebound("console", text):
-        return text, False
-    if re.search(r"\bconsole\s*\.\s*\w+\s*=(?!=)", text):
-        return text, False
+        return text  # a template, a regular expression, an HTML comment: may be misread
+    if _rebound("console", text) or re.search(r"\bconsole\s*\.\s*\w+\s*=(?!=)", text):
+        return text
     shown = re.compile(
         r"""(\bconsole\s*\.\s*(?:log|error|warn|info|debug)\s*\(\s*(?:(?:'[^'\\\n]*'|"[^"\\\n]*")"""
         r"""\s*,\s*)*)(['"])([^'"\\\n]*)\2(?=\s*[,)])"""
@@ -280,7 +318,7 @@ def js_text(text: str) -> tuple[str, bool]:
         return "//" if match.group().startswith("//") else "/**/"
 
     blanked = shown.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(2)}", text)
-    return _PIECES.sub(comment, blanked), False
+    return _PIECES.sub(comment, blanked)
 
 
-__all__ = ["js_text", "python_text"]
+__all__ = ["dynamic", "joined_names", "js_text", "own_imports", "python_text"]
