@@ -166,7 +166,8 @@ def test_store_names_built_in_a_script_file_are_out_of_reach(tmp_path: Path) -> 
         ("`${fs.rmSync(p)}`", "js", "`${fs.rmSync(p)}`"),
         # a regex literal read as a string: the parts that may be code are kept
         ("x = /'/; fs.rmSync('a'); y = /'/", "js", "x = /'/; fs.rmSync('a'); y = /'/"),
-        ("puts 'rm_rf'", "ruby", "puts 'rm_rf'"),
+        ("puts 'rm_rf'", "ruby", "puts ''"),
+        ("puts 'rm_rf' + x", "ruby", "puts 'rm_rf' + x"),
         # a quote reused inside an f-string (Python 3.12) opens a string the scanner misreads:
         # what it holds is kept when it may be code
         (

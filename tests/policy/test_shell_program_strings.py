@@ -137,3 +137,58 @@ def test_a_module_of_the_workspace_that_can_rebind_print_keeps_the_strings(tmp_p
     assert safety_in("python3 tools/uses.py", workspace) == ("deny", "deny-destructive-commands")
     (workspace / "logging.py").unlink()
     assert safety_in("python3 run.py", workspace) == ("allow", None)
+
+
+#: Ruby and Perl script files that delete through text a line prints or comments on.
+LINE_ATTACKS = {
+    "interpolated.rb": "puts \"#{FileUtils.rm_rf('app')}\"\n",
+    "interpolated_line.rb": "puts \"x\n#{FileUtils.rm_rf('app')}\"\n",
+    "evaluated.rb": "code = \"FileUtils.rm_rf('app')\"\neval code\n",
+    "sent.rb": "require 'fileutils'\nFileUtils.send(:rm_rf, 'app')\n",
+    "redefined.rb": "def puts(s) = eval(s)\nputs \"FileUtils.rm_rf('app')\"\n",
+    "own_text.rb": "# FileUtils.rm_rf('app')\neval File.read(__FILE__).lines.first[2..]\n",
+    "helper.rb": "require './helper'\nputs \"FileUtils.rm_rf('app')\"\n",
+    "heredoc.rb": "eval <<~RUBY\n  # x\n  FileUtils.rm_rf('app')\nRUBY\n",
+    "code.rb": "require 'fileutils'\nFileUtils.rm_rf 'app' # clean up\n",
+    "interpolated.pl": "print \"@{[ rmtree('app') ]}\";\n",
+    "evaluated.pl": "my $c = \"use File::Path; rmtree('app')\";\neval $c;\n",
+    "selected.pl": (
+        "open(my $p, '|-', 'perl') or die;\nselect $p;\nprint \"use File::Path; rmtree('app')\";\n"
+    ),
+    "own_text.pl": (
+        "# use File::Path; rmtree('app');\nseek DATA, 0, 0; eval join '', <DATA>;\n__DATA__\n"
+    ),
+    "code.pl": "use File::Path qw(rmtree);\nrmtree('app'); # clean up\n",
+}
+
+#: Ruby and Perl script files that only print or comment on a deletion.
+LINE_LOOK_ALIKES = {
+    "says.rb": 'puts "rm -rf app is dangerous"\nputs "FileUtils.rm_rf is not used"\n',
+    "commented.rb": "# FileUtils.rm_rf('app') was removed\nputs 1\n",
+    "warns.rb": "require 'fileutils'\n$stderr.puts 'FileUtils.rm_rf(dir) removes a tree'\n",
+    "says.pl": 'use strict;\nuse warnings;\nprint "unlink .env\\n";\nprint "rmtree is gone\\n";\n',
+    "commented.pl": "#!/usr/bin/perl\n# rmtree('app') was removed\nprint STDERR 'done';\n",
+}
+
+
+@pytest.fixture(scope="module")
+def lines_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    files = {**LINE_ATTACKS, **LINE_LOOK_ALIKES, "helper.rb": "def puts(s) = eval(s)\n"}
+    files["uses_helper.rb"] = LINE_ATTACKS["helper.rb"]
+    return secret_workspace(tmp_path_factory.mktemp("lines"), files, ("app",))
+
+
+def _run(name: str) -> str:
+    return f"{'ruby' if name.endswith('.rb') else 'perl'} {name}"
+
+
+@pytest.mark.parametrize("name", sorted(set(LINE_ATTACKS) - {"helper.rb"} | {"uses_helper.rb"}))
+def test_a_ruby_or_perl_deletion_through_text_stays_refused(lines_root: Path, name: str) -> None:
+    assert safety_in(_run(name), lines_root) == ("deny", "deny-destructive-commands")
+
+
+@pytest.mark.parametrize("name", sorted(LINE_LOOK_ALIKES))
+def test_ruby_or_perl_text_only_printed_or_commented_is_no_deletion(
+    lines_root: Path, name: str
+) -> None:
+    assert safety_in(_run(name), lines_root) == ("allow", None)

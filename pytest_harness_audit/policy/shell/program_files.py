@@ -11,8 +11,9 @@ Only a file the reading can see is read: inside the workspace (or written earlie
 command with a known text), of at most :data:`~.expand.SCRIPT_FILE_LIMIT` bytes. In Python and
 JavaScript text, the string literals and comments that hold no call (``name(``), assignment or
 import are blanked: ``print("rmtree")`` names no deletion, ``exec("shutil.rmtree('app')")``
-still does (so does a string the scanner misreads that holds code). Ruby and Perl call without
-parentheses, so their text is kept whole.
+still does (so does a string the scanner misreads that holds code; :mod:`.program_strings`).
+Ruby and Perl call without parentheses: only their comment lines and the literals a line only
+prints are blanked (:mod:`.program_lines`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context
+from pytest_harness_audit.policy.shell.program_lines import line_text
 from pytest_harness_audit.policy.shell.program_strings import (
     dynamic,
     joined_names,
@@ -139,7 +141,7 @@ def program_text(
     (:mod:`.program_strings`; ``shadowed(name)``: whether a file of the workspace stands in for
     the standard module ``name``); the quotes and comment marks stay."""
     if language not in ("python", "js"):
-        return text
+        return line_text(text, language)
     if dynamic(text, language) or not own_imports(text, language, shadowed):
         return scanned_text(text, language) + joined_names(text, language)
     if language == "js":
