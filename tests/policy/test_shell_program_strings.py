@@ -192,3 +192,27 @@ def test_ruby_or_perl_text_only_printed_or_commented_is_no_deletion(
     lines_root: Path, name: str
 ) -> None:
     assert safety_in(_run(name), lines_root) == ("allow", None)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -c \"import shutil; getattr(shutil, 'rm' + 'tree')('app')\"",
+        "python3 -c \"a = 'import shutil; shutil.rm'; b = 'tree(\\\"app\\\")'; exec(a + b)\"",
+        "node -e \"require('fs')['rm' + 'Sync']('app', {recursive: true})\"",
+        "node -e \"const m = 'rm' + 'Sync'; require('fs')[m]('app', {recursive: true})\"",
+    ],
+)
+def test_inline_code_joining_the_name_it_runs_is_refused(root: Path, command: str) -> None:
+    assert safety_in(command, root) == ("deny", "deny-destructive-commands")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -c \"import os; print(getattr(os, 'sep') + 'tmp')\"",
+        "node -e \"const p = require('pa' + 'th'); console.log(p['join']('a', 'b'))\"",
+    ],
+)
+def test_inline_code_joining_harmless_names_keeps_its_verdict(root: Path, command: str) -> None:
+    assert safety_in(command, root) == ("allow", None)

@@ -78,12 +78,30 @@ def file_program(name: str, args: list[str], ctx: Context) -> None:
         return
     path = _script(args, language == "python", ctx)
     if path is None:
+        _inline_joins(name, args, language, ctx)
         return
     text = ctx.workspace_text(path)
     if text:
         flag = "-c" if language == "python" else "-e"
         shadowed = _shadowing(path, ctx)
         ctx.reading.commands.append([name, flag, program_text(text, language, shadowed)])
+
+
+def _inline_joins(name: str, args: list[str], language: str, ctx: Context) -> None:
+    """``python3 -c TEXT``, ``node -e TEXT`` whose code can turn strings into code or names
+    (``getattr(shutil, 'rm' + 'tree')``, ``exec(a + b)``): recorded again with what its strings
+    make when joined, for the rules that judge inline code."""
+    if language not in ("python", "js"):
+        return
+    program = _PROGRAM_FLAGS["python" if language == "python" else "other"]
+    for index, word in enumerate(args[:-1]):
+        if word != "-" and program.fullmatch(word):
+            text = args[index + 1]
+            if dynamic(text, language) and (joined := joined_names(text, language)):
+                ctx.reading.commands.append([name, word, text + joined])
+            return
+        if not word.startswith("-"):
+            return
 
 
 def _shadowing(path: str, ctx: Context) -> Callable[[str], bool]:

@@ -285,6 +285,13 @@ def joined_names(text: str, language: str) -> str:
     added.extend(literal[1:-1] for literal in built_literals(text))
     values = assigned(text, language)
     built = ["".join(value.words) for value in values.values() if value.known]
+
+    def member(match: re.Match[str]) -> str:
+        value = values.get(match.group(2))
+        word = "".join(value.words) if value is not None and value.known else ""
+        return f"{match.group(1)}.{word}" if word.isidentifier() else match.group()
+
+    named = re.sub(r"([\w)\]])\s*\[\s*([A-Za-z_]\w*)\s*\]", member, named)
     for count, match in enumerate(_ARGUMENT.finditer(text)):
         if count >= _MAX_ARGUMENTS:
             break
