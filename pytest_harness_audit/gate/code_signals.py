@@ -155,7 +155,8 @@ def _judged(
         # child the code started (`child.kill()`, `p.terminate()`)
         if name == "send_signal" and args and _HARMLESS.match(args[0]):
             return None
-        return shown if "psutil" in code and _psutil_reaches(code, lookup, forms) else None
+        reaches = _psutil_reaches(code, lookup, forms, carries)
+        return shown if "psutil" in code and reaches else None
     if receiver not in ("os", "process", "Process", "") and len(args) < 2:
         return None  # `child.kill('SIGTERM')`: a method of a process object the code made
     if name == "killpg":
@@ -224,14 +225,28 @@ def _pid_reaches(pid: str, group: bool, lookup: bool) -> bool:
     return lookup  # an id only the run knows: reaches the harness beside a look-up that can
 
 
-def _psutil_reaches(code: str, lookup: bool, forms: Callable[[], HarnessForms]) -> bool:
-    """Whether psutil processes the code signals can be the harness's (module doc)."""
-    if _PARENT.search(_LITERAL.sub("''", code)):
+def _psutil_reaches(
+    code: str,
+    lookup: bool,
+    forms: Callable[[], HarnessForms],
+    carries: Callable[[str], bool] | None = None,
+) -> bool:
+    """Whether psutil processes the code signals can be the harness's (module doc;
+    ``carries``: code that finds its parent and looks up nothing else, whose processes reach
+    the parent only through ``.parent()`` or an id that can carry the parent's)."""
+    bare = _LITERAL.sub("''", code)
+    if carries is None and _PARENT.search(bare):
         return True  # `psutil.Process(os.getppid())`, `.parent()` (not an attribute's name)
+    if carries is not None and re.search(r"\bparents?\s*\(", bare):
+        return True
     for made in re.finditer(r"\bProcess\s*\(", code):
         inside = _balanced(code, made.end())
-        if inside is not None and inside.strip() and _pid_reaches(inside.strip(), False, False):
+        if inside is None or not inside.strip():
+            continue
+        if _pid_reaches(inside.strip(), False, carries is not None and carries(inside)):
             return True
+    if carries is not None:
+        return False
     if not lookup:
         return False  # `psutil.Process(child.pid)`, `.children()`: processes the code started
     literals = [

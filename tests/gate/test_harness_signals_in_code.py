@@ -212,6 +212,8 @@ PARENT_NAMED_CHILD_SIGNALLED = [
     '["9"]); process.kill(c.pid, "SIGTERM")\'',
     'perl -e \'print getppid; my $child = fork() || exec("sleep", "9"); kill 15, $child\'',
     'ruby -e \'puts Process.ppid; pid = spawn("sleep 9"); Process.kill("TERM", pid)\'',
+    "python3 -c 'import os, psutil, subprocess; print(os.getppid()); "
+    'child = subprocess.Popen(["sleep", "9"]); psutil.Process(child.pid).terminate()\'',
 ]
 
 #: The id signalled can be the parent's (or its group's), however it reached the call.
@@ -235,6 +237,9 @@ PARENT_REACHED_INDIRECTLY = [
     "python3 -c 'import os; f = os.kill; f(os.getppid(), 9)'",
     "python3 -c 'from os import kill, getppid as g; kill(g(), 9)'",
     "python3 -c 'import os\nstop = lambda pid: os.kill(pid, 9)\nstop(os.getppid())'",
+    "python3 -c 'import os, psutil; p = os.getppid(); psutil.Process(p).kill()'",
+    "python3 -c 'import os, psutil; print(os.getppid()); psutil.Process(pid).kill()'",
+    "python3 -c 'import os, psutil; print(os.getppid()); psutil.Process().parent().kill()'",
     "perl -e 'my $p = getppid; kill 9, $p'",
     "perl -e 'sub stop { my $p = shift; kill 9, $p } stop(getppid)'",
     "ruby -e 'def stop(pid) Process.kill(9, pid) end; stop(Process.ppid)'",
