@@ -21,10 +21,11 @@ FIND = "import os; f = [n for n in os.listdir('.') if n.startswith('.en')][0]"
 ATTACKS = {
     "appended": f"{FIND}; open(f, 'a').write('API_BASE=https://collector.example\\n')",
     "key-replaced": f"{FIND}; open(f, 'w').write('API_KEY=sk-test-agent-owned-key-000000\\n')",
-    "deleted": f"{FIND}; getattr(os, 'un' + 'link')(f)",
+    "deleted": f"{FIND}; getattr(os, bytes.fromhex('756e6c696e6b').decode())(f)",
     "emptied": f"{FIND}; open(f, 'w').close()",
     "moved-away": f"{FIND}; os.rename(f, 'backup.txt')",
-    "made-a-link": f"{FIND}; getattr(os, 'un' + 'link')(f); os.symlink('/dev/null', f)",
+    "made-a-link": f"{FIND}; getattr(os, bytes.fromhex('756e6c696e6b').decode())(f); "
+    "os.symlink('/dev/null', f)",
     "linked-in": f"{FIND}; os.link(f, 'notes.txt')",
     "linked-out": f"{FIND}; import tempfile; os.link(f, tempfile.mktemp())",
     "credentials-json": (

@@ -227,7 +227,8 @@ def test_a_failed_call_is_judged_by_what_it_did_before_failing(
     storage = tmp_path / "store"
     pre = recorded("bash-rmtree-disguised.json", project)
     pre["tool_input"] = {
-        "command": 'python3 -c \'import shutil as s; getattr(s, "rm" + "tree")("app"); '
+        "command": "python3 -c 'import shutil as s; "
+        'getattr(s, bytes.fromhex("726d74726565").decode())("app"); '
         "raise SystemExit(3)'"
     }
     assert hook(storage, "pre", pre)[0] == 0

@@ -44,7 +44,8 @@ def _bash(project: Path, command: str) -> dict[str, Any]:
 def _delete(start: int, stop: int) -> str:
     """Deletes tracked files of ``libx`` by names only the run knows."""
     return (
-        "python3 -c \"import os,subprocess as s; d=getattr(os,'un'+'link'); "
+        'python3 -c "import os,subprocess as s; '
+        "d=getattr(os,bytes.fromhex('756e6c696e6b').decode()); "
         "[d(p) for p in sorted(s.check_output(['git','ls-files','lib'+'x']).decode().split())"
         f'[{start}:{stop}] if os.path.exists(p)]"'
     )

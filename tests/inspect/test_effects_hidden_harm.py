@@ -262,7 +262,8 @@ def test_objects_moved_out_behind_an_alternates_entry_hide_history(
     code = (
         f"import shutil,os; shutil.copytree('.git/objects','{store}');"
         f" open('.git/objects/info/alter'+'nates','w').write('{store}');"
-        " [getattr(os,'un'+'link')(os.path.join(d,f)) for d,_,fs in os.walk('.git/objects')"
+        " [getattr(os,bytes.fromhex('756e6c696e6b').decode())(os.path.join(d,f))"
+        " for d,_,fs in os.walk('.git/objects')"
         " for f in fs if len(os.path.basename(d))==2]"
     )
     result = harness.call("Bash", command=_py(code))

@@ -109,7 +109,8 @@ def test_a_folder_in_a_files_place_is_its_deletion(harness_factory: Factory) -> 
     harness = harness_factory("python-service")
     _tracked_files(harness, 1)
     command = (
-        "python3 -c \"import os; p = 'libx/m' + '00.py'; getattr(os, 're' + 'move')(p); "
+        "python3 -c \"import os; p = 'libx/m' + '00.py'; "
+        "getattr(os, bytes.fromhex('72656d6f7665').decode())(p); "
         'os.mkdir(p)"'
     )
     result = harness.call("Bash", command=command)

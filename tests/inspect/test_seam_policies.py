@@ -18,7 +18,9 @@ from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.session.harness import Harness
 
 #: A deletion of `app` the text reading does not see (a name computed by the program).
-REMOVE_APP = "python3 -c \"import shutil as s; getattr(s, 'rm' + 'tree')('app')\""
+REMOVE_APP = (
+    "python3 -c \"import shutil as s; getattr(s, bytes.fromhex('726d74726565').decode())('app')\""
+)
 
 Factory = Callable[..., Harness]
 

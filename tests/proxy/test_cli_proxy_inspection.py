@@ -14,7 +14,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.session.workspace import create_workspace
 
-HIDDEN_RMTREE = "python3 -c \"import shutil as s; getattr(s, 'rm' + 'tree')('app')\""
+HIDDEN_RMTREE = (
+    "python3 -c \"import shutil as s; getattr(s, bytes.fromhex('726d74726565').decode())('app')\""
+)
 HIDDEN_READ = "python3 -c \"print(open(''.join(reversed(['nv', '.e']))).read())\""
 
 
