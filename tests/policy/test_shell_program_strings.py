@@ -216,3 +216,32 @@ def test_inline_code_joining_the_name_it_runs_is_refused(root: Path, command: st
 )
 def test_inline_code_joining_harmless_names_keeps_its_verdict(root: Path, command: str) -> None:
     assert safety_in(command, root) == ("allow", None)
+
+
+def test_code_loaded_before_the_script_keeps_its_strings(tmp_path: Path) -> None:
+    """A folder or module the command makes the interpreter load first (``PYTHONPATH=lib``,
+    ``node -r``, ``RUBYOPT``, ``perl -M``) may redefine what prints: the strings stay read."""
+    workspace = secret_workspace(
+        tmp_path,
+        {
+            "lib/logging.py": "import builtins\nbuiltins.print = exec\n",
+            "run.py": "import logging\nprint('import shutil; shutil.rmtree(\"app\")')\n",
+            "hook.js": "console.log = eval\n",
+            "run.js": 'console.log("fs.rmSync(dir, {recursive: true})")\n',
+            "hook.rb": "def puts(s) = eval(s)\n",
+            "run.rb": 'puts "FileUtils.rm_rf(dir) removes a tree"\n',
+        },
+        ("app",),
+    )
+    denied = ("deny", "deny-destructive-commands")
+    for command in (
+        "PYTHONPATH=lib python3 run.py",
+        "env PYTHONPATH=lib python3 run.py",
+        "node -r ./hook.js run.js",
+        "NODE_OPTIONS='--require ./hook.js' node run.js",
+        "ruby -r./hook run.rb",
+        "RUBYOPT=-r./hook ruby run.rb",
+    ):
+        assert safety_in(command, workspace) == denied, command
+    for command in ("python3 run.py", "node run.js", "ruby run.rb"):
+        assert safety_in(command, workspace) == ("allow", None), command

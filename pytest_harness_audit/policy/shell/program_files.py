@@ -84,7 +84,32 @@ def file_program(name: str, args: list[str], ctx: Context) -> None:
     if text:
         flag = "-c" if language == "python" else "-e"
         shadowed = _shadowing(path, ctx)
-        ctx.reading.commands.append([name, flag, program_text(text, language, shadowed)])
+        preloaded = _preloaded(args, path, language, ctx)
+        program = program_text(text, language, shadowed, preloaded)
+        ctx.reading.commands.append([name, flag, program])
+
+
+#: Variables that make an interpreter load other code first, by language.
+_PRELOADS: Final = {
+    "python": ("PYTHONPATH", "PYTHONHOME"),
+    "js": ("NODE_OPTIONS", "NODE_PATH"),
+    "ruby": ("RUBYOPT", "RUBYLIB"),
+    "perl": ("PERL5OPT", "PERL5LIB", "PERLLIB"),
+}
+
+
+def _preloaded(args: list[str], path: str, language: str, ctx: Context) -> bool:
+    """Whether other code may run before the script ``path`` (an option before it that loads a
+    module or adds a folder, ``node -r x.js``, ``ruby -I. -rx``, ``perl -Mx``; a variable of
+    :data:`_PRELOADS` the command sees)."""
+    before = args[: args.index(path)] if path in args else args
+    if language != "python" and any(
+        word.startswith(("-r", "-I", "-M", "-m", "--require", "--import", "--loader"))
+        or word.startswith("--experimental-loader")
+        for word in before
+    ):
+        return True
+    return any(ctx.variable(variable) for variable in _PRELOADS[language])
 
 
 def _inline_joins(name: str, args: list[str], language: str, ctx: Context) -> None:
@@ -153,14 +178,19 @@ def _script(args: list[str], python: bool, ctx: Context) -> str | None:
 
 
 def program_text(
-    text: str, language: str, shadowed: Callable[[str], bool] = lambda module: True
+    text: str,
+    language: str,
+    shadowed: Callable[[str], bool] = lambda module: True,
+    preloaded: bool = False,
 ) -> str:
     """``text`` with its string literals and comments that cannot run or name anything blanked
     (:mod:`.program_strings`; ``shadowed(name)``: whether a file of the workspace stands in for
-    the standard module ``name``); the quotes and comment marks stay."""
+    the standard module ``name``; ``preloaded``: whether other code may run first, from an
+    option or a variable such as ``node -r x.js``, ``RUBYOPT``); the quotes and comment marks
+    stay."""
     if language not in ("python", "js"):
-        return line_text(text, language)
-    if dynamic(text, language) or not own_imports(text, language, shadowed):
+        return text if preloaded else line_text(text, language)
+    if preloaded or dynamic(text, language) or not own_imports(text, language, shadowed):
         return scanned_text(text, language) + joined_names(text, language)
     if language == "js":
         return scanned_text(js_text(text), language)
