@@ -50,6 +50,11 @@ ATTACKS = {
     "fstring.py": "print(f\"{__import__('shutil').rmtree('app')}\")\n",
     # a quote reused inside an f-string (Python 3.12): the code after it is code, not a string
     "quote_reused.py": "a = f\"{'\"'}\"\nprint('x'); import shutil; shutil.rmtree('app') #')\n",
+    # names spelled otherwise: Python reads `ｐｒｉｎｔ` as `print`, JavaScript `\u0065val` `eval`
+    "print_wide.py": "ｐｒｉｎｔ = ｅｘｅｃ\nprint('import shutil; shutil.rmtree(\"app\")')\n",
+    "log_escaped.js": (
+        '\\u0063onsole.log = \\u0065val\nconsole.log("fs.rmSync(dir, {recursive: true})")\n'
+    ),
     "log_is_eval.js": (
         "console.log = eval\nconsole.log(\"require('fs').rmSync('app', {recursive: true})\")\n"
     ),

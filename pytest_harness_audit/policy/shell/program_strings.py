@@ -27,6 +27,7 @@ import io
 import re
 import sys
 import tokenize
+import unicodedata
 from collections.abc import Callable
 from typing import Final
 
@@ -91,7 +92,13 @@ _MESSAGES: Final = re.compile(r"\w*(?:Error|Exception|Warning|Exit)$")
 
 
 def dynamic(text: str, language: str) -> bool:
-    """Whether ``text`` can turn a string into code or a name (module doc)."""
+    """Whether ``text`` can turn a string into code or a name (module doc), or may spell a
+    name otherwise than as its letters: Python reads ``ｐｒｉｎｔ`` as ``print`` (NFKC),
+    JavaScript ``\\u0065val`` as ``eval``."""
+    if language == "js" and "\\u" in text:
+        return True
+    if not text.isascii() and unicodedata.normalize("NFKC", text) != text:
+        return True
     return (_PY_DYNAMIC if language == "python" else _JS_DYNAMIC).search(text) is not None
 
 
