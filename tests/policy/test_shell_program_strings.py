@@ -33,6 +33,12 @@ ATTACKS = {
         "# import shutil; shutil.rmtree('app')\n"
         "exec(open(__file__).read().split('# ')[1].split(chr(10))[0])\n"
     ),
+    "rerun.py": (
+        "import subprocess, sys\nprint('import shutil; shutil.rmtree(\"app\")')\n"
+        "if len(sys.argv) < 2:\n"
+        "    out = subprocess.run(['python3', 'rerun.py', 'x'], capture_output=True, text=True)\n"
+        "    subprocess.run(['python3', '-c', out.stdout])\n"
+    ),
     "stdout_rebound.py": (
         "import subprocess, sys\n"
         "p = subprocess.Popen(['python3'], stdin=subprocess.PIPE, text=True)\n"

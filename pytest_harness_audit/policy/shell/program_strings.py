@@ -4,15 +4,18 @@
 that cannot: ``print('x = shutil.rmtree')`` only prints, ``# shutil.rmtree('app') was removed``
 only comments. Kept are
 
-* every string, when the code can turn a string into code or a name (``exec``, ``eval``,
-  ``compile``, ``getattr``, ``__import__``, ``globals()``, a subscript by a string,
+* the strings the scanner keeps (:func:`.program_files.scanned_text`: those holding a call, an
+  assignment, an import) when the code can turn a string into code or a name (``exec``,
+  ``eval``, ``compile``, ``getattr``, ``__import__``, ``globals()``, a subscript by a string,
   ``new Function``, the file reading itself through ``__file__`` or ``__doc__``, an output
-  stream rebound …: :data:`_PY_DYNAMIC`, :data:`_JS_DYNAMIC`); the literals such code joins are
-  added, joined (``getattr(shutil, 'rm' + 'tree')`` names ``shutil.rmtree``);
-* otherwise a string holding what may be code (a call, an assignment, an import), unless it is
-  only shown: a docstring or a lone string statement, the text given to ``print``, to a logger,
-  to ``sys.stdout.write``, to ``console.log``, or the ``help=`` of an argument parser — each only
-  when the code neither defines nor rebinds that name.
+  stream rebound, a process started that could run what it prints …: :data:`_PY_DYNAMIC`,
+  :data:`_JS_DYNAMIC`), imports a module other than the language's own (:func:`own_imports`),
+  or runs after code loaded first; what such code's strings make joined is added
+  (``getattr(shutil, 'rm' + 'tree')`` names ``shutil.rmtree``: :func:`joined_names`);
+* otherwise a string holding what may be code, unless it is only shown: a docstring or a lone
+  string statement, the text given to ``print``, to a logger, to ``sys.stdout.write``, to
+  ``console.log``, or the ``help=`` of an argument parser — each only when the code neither
+  defines nor rebinds that name. Comments are blanked whole.
 
 Python text is split by the interpreter's own tokenizer (a text it cannot split, or an f-string
 that reuses a quote inside its braces, which a newer interpreter reads otherwise, is left to
@@ -43,14 +46,17 @@ _PY_DYNAMIC: Final = re.compile(
     r"|\b(?:import_module|importlib|__dict__|__builtins__|builtins|runpy|methodcaller"
     r"|attrgetter|pickle|marshal|dill|ctypes|cffi|__file__|__doc__|__loader__|__main__"
     r"|getsource|linecache|InteractiveConsole|InteractiveInterpreter|FunctionType|CodeType"
-    r"|exec_module|redirect_stdout|redirect_stderr|dup2|modules)\b"
+    r"|exec_module|redirect_stdout|redirect_stderr|dup2|modules|subprocess|Popen|popen|system"
+    r"|execl|execle|execlp|execlpe|execv|execve|execvp|execvpe|spawnl|spawnv|posix_spawn|pty"
+    r"|multiprocessing|asyncio)\b"
     r"|argv\s*\[\s*0|\bstd(?:out|err)\s*=(?!=)|\bstream\s*=(?!=)|StreamHandler\s*\(\s*[^)\s]"
 )
 #: The same in JavaScript, and a member named by a string (``fs['rmSync']``).
 _JS_DYNAMIC: Final = re.compile(
     r"\b(?:eval|Function|vm|globalThis|global|window|Reflect|Proxy|__filename|__dirname"
     r"|arguments|prototype|__proto__|defineProperty|setTimeout|setInterval|setImmediate"
-    r"|readFileSync|readFile|mainModule|main)\b|\bimport\s*\(|\brequire\s*\(\s*[^'\"\s]"
+    r"|readFileSync|readFile|mainModule|main|child_process|execSync|spawn|spawnSync|fork"
+    r"|execFile|execFileSync|Worker)\b|\bimport\s*\(|\brequire\s*\(\s*[^'\"\s]"
     r"|\[\s*['\"`\w(]"
 )
 #: What a Python or JavaScript script imports (its top-level module names).
