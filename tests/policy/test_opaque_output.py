@@ -27,6 +27,7 @@ def _judged(root: Path, command: str) -> tuple[str, str | None]:
         'bash -c "$(node gen.js)"',
         "$(python3 gen.py)",
         "$(./plan.sh) app",
+        "echo $( $(python3 gen.py) )",
         'eval "$(direnv export bash)"',  # the workspace's .envrc, run
         "python3 gen.py | sh",  # as before
     ],
@@ -48,6 +49,8 @@ def test_a_programs_output_run_as_a_command_is_unreadable(tmp_path: Path, comman
         "x=$(python3 gen.py); echo $x",
         "kill $(cat server.pid)",
         "$CMD --version",
+        "(( $(wc -l < README.md) > 3 ))",
+        "(( $(python3 gen.py) == 2 ))",
     ],
 )
 def test_set_up_idioms_and_outputs_used_as_words_stay_allowed(tmp_path: Path, command: str) -> None:

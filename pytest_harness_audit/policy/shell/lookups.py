@@ -27,6 +27,7 @@ from pytest_harness_audit.policy.shell.gitcontext import GitReadings
 from pytest_harness_audit.policy.shell.import_time import import_time_code
 from pytest_harness_audit.policy.shell.imports import MAX_LOADED, MAX_LOADED_TEXT
 from pytest_harness_audit.policy.shell.nodes import Command
+from pytest_harness_audit.policy.shell.opaque_output import arithmetic
 from pytest_harness_audit.policy.shell.projects import Runner, program_file
 from pytest_harness_audit.policy.shell.pymodules import (
     add_folders,
@@ -249,8 +250,10 @@ class Lookups(GitReadings):
         return self.expander.workspace_folder(folder)
 
     def opaque_programs(self: _Host) -> list[str]:
-        """The programs whose output substitutions left unknown (:class:`.Context`)."""
-        return self.expander.opaque
+        """The programs whose output substitutions left unknown (:class:`.Context`); none for
+        an arithmetic test read as a command (``(( $(wc -l < f) > 3 ))``: a value)."""
+        command = self.command
+        return [] if command is not None and arithmetic(command) else self.expander.opaque
 
     def load_code(self: _Host, path: str) -> None:
         """Read a workspace file program text loads, once per command (:mod:`.imports`)."""
