@@ -298,13 +298,14 @@ def test_paths_are_placed_as_before_at_length(
 
 
 @pytest.mark.slow
-def test_only_d_and_r_lower_case_to_a_directory_command_ending() -> None:
-    """The proof behind :meth:`Place.change`'s skip, over every code point."""
-    endings = {name[-1] for name in _CHANGE_DIR}
+def test_only_the_letters_the_skip_lets_through_lower_case_to_a_directory_command_ending() -> None:
+    """The proof behind :meth:`Place.change`'s skip (``dDrRsSnNtT``), over every code point: the
+    names that move the shell, those that run one as a builtin, and ``set`` (``set -P``)."""
+    endings = {name[-1] for name in (*_CHANGE_DIR, "builtin", "command", "set")}
     found = {
         chr(point) for point in range(sys.maxunicode + 1) if chr(point).lower()[-1:] in endings
     }
-    assert found == set("dDrR")
+    assert found == set("dDrRsSnNtT")
 
 
 @pytest.mark.parametrize(
