@@ -23,8 +23,9 @@ from typing import Final, Protocol
 
 from pytest_harness_audit.policy.path_forms import join_path, normal_path
 from pytest_harness_audit.policy.shell.fieldtext import Field
-from pytest_harness_audit.policy.shell.nodes import Command, Param, Sub, Word
+from pytest_harness_audit.policy.shell.nodes import Param, Sub, Word
 from pytest_harness_audit.policy.shell.params import operated
+from pytest_harness_audit.policy.shell.pipelines import own_commands
 from pytest_harness_audit.policy.shell.place import Place, command_name
 
 
@@ -77,7 +78,7 @@ def folder_output(sub: Sub, expander: Expanding) -> str | None:
     another substitution, or one not known)."""
     if sub.arithmetic or sub.process:
         return None
-    commands = _own_commands(sub)
+    commands = own_commands(sub)
     if not commands or len(commands) > _MAX_MOVES or not commands[-1].words:
         return None
     if any(c.piped or c.stdin is not None or c.redirects for c in commands):
@@ -124,22 +125,6 @@ def folder_output(sub: Sub, expander: Expanding) -> str | None:
         return "/" if path == "/" else normal_path(path + "/..")
     head = path.rpartition("/")[0]
     return head or ("/" if path.startswith("/") else ".")
-
-
-def _own_commands(sub: Sub) -> list[Command]:
-    """The commands of ``sub`` without those of the substitutions inside them."""
-    commands = sub.commands
-    if len(commands) > 1:
-        inner = {
-            id(nested)
-            for command in commands
-            for word in command.words
-            for part in word
-            if type(part) is Sub
-            for nested in part.commands
-        }
-        commands = [command for command in commands if id(command) not in inner]
-    return commands
 
 
 __all__ = ["Expanding", "folder_operated", "folder_output"]

@@ -31,6 +31,7 @@ from typing import Final
 from pytest_harness_audit.policy.shell.cmake_scripts import cmake_project
 from pytest_harness_audit.policy.shell.code_places import takes_code
 from pytest_harness_audit.policy.shell.context import Context
+from pytest_harness_audit.policy.shell.option_words import split_options
 
 #: Compilers and linkers whose ``-o`` names the file they write.
 _COMPILERS: Final = frozenset(
@@ -67,7 +68,7 @@ def output_files(name: str, args: list[str], ctx: Context) -> None:
     elif name == "iconv":
         writes.extend(_valued(args, ("-o", "--output"), attached=True))
     elif name == "xxd":
-        operands = _operands(args, _XXD_VALUED)
+        operands = split_options(args, _XXD_VALUED)[1]
         writes.extend(operands[1:2])
     elif name == "split":
         _split(args, ctx)
@@ -85,7 +86,7 @@ def output_files(name: str, args: list[str], ctx: Context) -> None:
 def _split(args: list[str], ctx: Context) -> None:
     for command in _valued(args, ("--filter",), attached=False):
         ctx.script(command)
-    operands = _operands(args, _SPLIT_VALUED)
+    operands = split_options(args, _SPLIT_VALUED)[1]
     if len(operands) < 2 or _valued(args, ("--filter",), attached=False):
         return  # the prefix `x` in the folder it runs in, or no file: a command takes each piece
     numeric = any(a in ("-d", "-x") or a.startswith(("--numeric", "--hex")) for a in args)
@@ -139,24 +140,6 @@ def _valued(args: list[str], names: tuple[str, ...], attached: bool) -> list[str
             short = next(n for n in names if word.startswith(n) and n[1] != "-")
             found.append(word[len(short) :])
     return [value for value in found if value]
-
-
-def _operands(args: list[str], valued: frozenset[str]) -> list[str]:
-    """The operands of ``args`` (options of ``valued`` take the next word when not joined)."""
-    operands: list[str] = []
-    index = 0
-    while index < len(args):
-        word = args[index]
-        if word == "--":
-            operands.extend(args[index + 1 :])
-            break
-        if word[:1] == "-" and word != "-":
-            if word in valued:
-                index += 1
-        else:
-            operands.append(word)
-        index += 1
-    return operands
 
 
 __all__ = ["OUTPUT_PROGRAMS", "output_files"]

@@ -13,12 +13,10 @@ from pytest_harness_audit.policy.shell.filters import MAX_FILTERS
 from pytest_harness_audit.policy.shell.nodes import Command, Sub
 
 
-def own_pipeline(sub: Sub) -> list[Command] | None:
-    """The pipeline whose output ``sub`` gives (``None``: none, or more than one command)."""
+def own_commands(sub: Sub) -> list[Command]:
+    """The commands of ``sub`` without those of the substitutions inside them."""
     commands = sub.commands
-    if sub.arithmetic or not commands or len(commands) > MAX_FILTERS * 2:
-        return None
-    if len(commands) > 1:  # those of a substitution inside it are not its own
+    if len(commands) > 1:
         inner = {
             id(nested)
             for command in commands
@@ -28,6 +26,16 @@ def own_pipeline(sub: Sub) -> list[Command] | None:
             for nested in part.commands
         }
         commands = [command for command in commands if id(command) not in inner]
+    return commands
+
+
+def own_pipeline(sub: Sub) -> list[Command] | None:
+    """The pipeline whose output ``sub`` gives (``None``: none, or more than one command)."""
+    commands = sub.commands
+    if sub.arithmetic or not commands or len(commands) > MAX_FILTERS * 2:
+        return None
+    if len(commands) > 1:  # those of a substitution inside it are not its own
+        commands = own_commands(sub)
         if len(commands) > MAX_FILTERS:
             return None
     body = commands[0].body if len(commands) == 1 else None
@@ -38,4 +46,4 @@ def own_pipeline(sub: Sub) -> list[Command] | None:
     return commands
 
 
-__all__ = ["own_pipeline"]
+__all__ = ["own_commands", "own_pipeline"]
