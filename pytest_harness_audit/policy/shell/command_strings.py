@@ -317,7 +317,7 @@ def _awk(args: list[str], runner: Runner) -> None:
         stdin = path in ("-", "/dev/stdin")
         text = runner.stdin_text if stdin else runner.workspace_text(path)
         if text is not None:
-            awk_program(text, runner)
+            awk_program(text, runner, parts.assignments, parts.operands)
             texts.append(text)
     for text in texts:
         reads, writes, unknown = awk_files(text, parts.assignments)

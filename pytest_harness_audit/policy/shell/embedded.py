@@ -1,9 +1,12 @@
 """Commands that run other commands the shell does not see as commands, and network access.
 
-* **awk** (``awk``, ``gawk``, ``mawk``, ``nawk``, ``busybox awk``): ``system("…")``,
-  ``"…" | getline`` and ``print … | "…"`` run their string with ``sh``; the string is read as a
-  script. A command built at run time (``system("rm -rf " dir)``) is read from its literal
-  parts, and the reading says a shell runs a script not in the text.
+* **awk** (``awk``, ``gawk``, ``mawk``, ``nawk``, ``busybox awk``): ``system(CMD)``,
+  ``CMD | getline`` and ``print … | CMD`` run ``CMD`` with ``sh``; ``CMD`` (a string, or a
+  variable given one) is read as a script, and what a ``print`` pipes into it is its standard
+  input (:mod:`.awk_pipes`): ``print "rm -rf app" | "sh"`` is read as ``printf … | sh``, ``{print
+  | "sh"}`` over files as ``cat FILES | sh``. A command built at run time (``system("rm -rf "
+  dir)``) is read from its literal parts, and the reading says a shell runs a script not in the
+  text; a text piped in that is made at run time is a text not known.
 * **sed** (GNU): ``e COMMAND`` runs ``COMMAND`` (read as a script); ``e`` alone and
   ``s/…/…/e`` run a line of the input (the reading says a script not in the text runs).
 * **make** with the makefile on its standard input (``make -f -``): its recipe lines.
@@ -34,6 +37,7 @@ from typing import Final, Protocol
 import re2
 
 from pytest_harness_audit.policy.shell.awk_files import awk_arguments
+from pytest_harness_audit.policy.shell.awk_pipes import RECORDS, UNKNOWN, AwkRun, awk_runs
 from pytest_harness_audit.policy.shell.makefiles import make_folder
 
 #: ``getent`` databases answered by DNS (``passwd``, ``group`` … are local).
@@ -73,12 +77,9 @@ NETWORK_NOTE: Final = "network"
 #: Options that make a network command print its version or help, and do nothing else.
 _ONLY_ASKS: Final = frozenset({"--version", "-V", "--help", "-h"})
 
-_AWK_STRING: Final = r'"((?:[^"\\\n]|\\.)*)"'
-_SYSTEM: Final = re.compile(r"\bsystem\s*\(")
-_GETLINE: Final = re.compile(_AWK_STRING + r"\s*\|\s*&?\s*getline\b")
-_PRINT_PIPE: Final = re.compile(r"\|&?\s*" + _AWK_STRING)
-_STRING: Final = re.compile(_AWK_STRING)
-_ESCAPES: Final = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/"}
+_AWK_ASSIGNMENT: Final = re.compile(r"[A-Za-z_]\w*=")
+#: A command whose output the reading cannot know: what a ``print`` pipes in, made at run time.
+_MADE_AT_RUN_TIME: Final = "date"
 _MAX_AWK_COMMANDS: Final = 32
 #: git configuration keys whose value git runs as a command.
 _RUN_KEYS: Final = re.compile(
@@ -152,52 +153,34 @@ class Runner(Protocol):
         ...
 
 
-def _unescape(text: str) -> str:
-    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), text)
-
-
-def _system_argument(program: str, start: int) -> str:
-    """The text of a ``system(`` call's argument, up to its closing parenthesis."""
-    depth, index, quoted = 1, start, False
-    while index < len(program) and depth:
-        char = program[index]
-        if quoted:
-            if char == "\\":
-                index += 1
-            elif char == '"':
-                quoted = False
-        elif char == '"':
-            quoted = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        index += 1
-    return program[start : index - 1 if not depth else index]
-
-
-def awk_program(program: str, runner: Runner) -> None:
-    """Read the commands an awk program runs (see the module doc)."""
-    found = 0
-    for match in _SYSTEM.finditer(program):
-        argument = _system_argument(program, match.end())
-        literals = [m.group(1) for m in _STRING.finditer(argument)]
-        rest = _STRING.sub("", argument).strip()
-        if literals:
-            runner.script(_unescape("".join(literals)))
-        if rest or not literals:
+def awk_program(
+    program: str,
+    runner: Runner,
+    assignments: dict[str, str] | None = None,
+    operands: list[str] | None = None,
+) -> None:
+    """Read the commands an awk program runs (see the module doc), with what a ``print``
+    pipes into them (:mod:`.awk_pipes`); ``operands``: its input files."""
+    for run in awk_runs(program, assignments or {}):
+        if run.command is None:
+            if run.literals:  # `system("rm -rf " dir)`: read from its literal parts
+                runner.script(run.literals)
             runner.unknown("awk runs a command built at run time")
-        found += 1
-        if found >= _MAX_AWK_COMMANDS:
-            return
-    for pattern in (_GETLINE, _PRINT_PIPE):
-        for match in pattern.finditer(program):
-            runner.script(_unescape(match.group(1)))
-            if pattern is _PRINT_PIPE:
-                runner.unknown("awk pipes its output into a command")
-            found += 1
-            if found >= _MAX_AWK_COMMANDS:
-                return
+        elif run.given is None:
+            runner.script(run.command)  # `system(cmd)` of a known `cmd`, `cmd | getline`
+        else:
+            runner.script(f"{_given(run, operands or [])} | {run.command}")
+
+
+def _given(run: AwkRun, operands: list[str]) -> str:
+    """A command printing what a ``print`` pipes into its command (:mod:`.awk_pipes`)."""
+    if run.given == RECORDS:
+        files = [word for word in operands if not _AWK_ASSIGNMENT.match(word)]
+        return "cat " + " ".join(shlex.quote(word) for word in files) if files else "cat"
+    if run.given == UNKNOWN:
+        return _MADE_AT_RUN_TIME
+    text = run.given or ""
+    return f"printf %s {shlex.quote(text if run.printf else text + chr(10))}"
 
 
 def awk(args: list[str], runner: Runner) -> list[str]:
@@ -205,7 +188,7 @@ def awk(args: list[str], runner: Runner) -> list[str]:
     program files too: :func:`.awk_files.awk_arguments`)."""
     parts = awk_arguments(args)
     for text in parts.programs:
-        awk_program(text, runner)
+        awk_program(text, runner, parts.assignments, parts.operands)
     return parts.program_files + parts.operands
 
 
