@@ -198,21 +198,38 @@ _SED_EXECUTE: Final = re.compile(
     r"e(?:[ \t]+([^\n;}]*)|\s*(?=$|[;}]))"
 )
 _SED_SUBSTITUTE_E: Final = re.compile(
-    r"(?:^|[;{}\s])s(.)(?:(?!\1)[^\\\n]|\\.)*\1(?:(?!\1)[^\\\n]|\\.)*\1[gpiImM0-9w]*e"
+    r"(?:^|[;{}\s])s(.)((?:(?!\1)[^\\\n]|\\.)*)\1((?:(?!\1)[^\\\n]|\\.)*)\1[gpiImM0-9w]*e"
 )
+#: Expressions that match a whole line: ``s/.*/CMD/e`` runs ``CMD`` whatever the line.
+_WHOLE_LINE: Final = frozenset({".*", "^.*", ".*$", "^.*$", "^\\(.*\\)$", "^(.*)$"})
+_SED_BACKREFERENCE: Final = re.compile(r"(?<!\\)(?:\\\\)*(?:&|\\[0-9])")
 
 
 def sed_script(script: str, runner: Runner) -> None:
     """GNU sed's ``e COMMAND`` runs ``COMMAND`` (read as a script); a bare ``e`` and the ``e``
-    flag of ``s///e`` run the pattern space, a command not in the text."""
+    flag of ``s///e`` run the pattern space, a command not in the text, unless the
+    substitution makes the whole of it (``s/.*/rm -rf app/e``: read as ``rm -rf app``); one that
+    puts text before the line (``s/^/rm -rf /e``) is read from that text, as awk's
+    ``system("rm -rf " dir)`` is."""
     for match in _SED_EXECUTE.finditer(script):
         command = (match.group(1) or "").strip()
         if command:
             runner.script(command)
         else:
             runner.unknown("sed runs a line of its input as a command")
-    if _SED_SUBSTITUTE_E.search(script):
-        runner.unknown("sed runs a line of its input as a command")
+    for match in _SED_SUBSTITUTE_E.finditer(script):
+        pattern, replacement = match.group(2), match.group(3)
+        literal = not _SED_BACKREFERENCE.search(replacement)
+        if literal and pattern in ("^", *_WHOLE_LINE):
+            runner.script(_sed_text(replacement))
+        if not literal or pattern not in _WHOLE_LINE:
+            runner.unknown("sed runs a line of its input as a command")
+
+
+def _sed_text(replacement: str) -> str:
+    """A replacement's text, its escapes undone (``\\n``: a new line)."""
+    escapes = {"n": "\n", "t": "\t"}
+    return re.sub(r"\\(.)", lambda m: escapes.get(m.group(1), m.group(1)), replacement)
 
 
 def make_stdin(args: list[str], stdin: str | None, runner: Runner) -> None:
