@@ -4,9 +4,12 @@ A tool's output file is a write like ``> FILE`` (``gcc -o .git/hooks/pre-commit 
 a hook as ``cp`` would):
 
 * ``gcc``/``cc``/``clang``/``g++`` … ``-o FILE`` (``-oFILE``), ``ld``/``as`` ``-o FILE``, into a
-  folder git or Python take code from (:func:`.code_places.takes_code`); elsewhere a compiled
-  program is native code the reading cannot read, and compiling then running it (``-o x &&
-  ./x``) stays the ordinary build loop it is;
+  folder git or Python take code from (:func:`.code_places.takes_code`), or onto a file no
+  compiler's output is named as: a name with an extension other than a binary's (``-o
+  SOUL.md``, ``-o notes.txt``), a credential, memory or start-up file (``-o .bashrc``);
+  elsewhere a compiled program is native code the reading cannot read, and compiling then
+  running it (``-o x && ./x``, ``-o build/lib.so``) stays the ordinary build loop it is;
+* ``redis-cli --rdb FILE`` and ``--functions-rdb FILE`` (the server's dump, written there);
 * ``openssl SUB … -out FILE``; ``iconv -o FILE``/``--output=FILE``;
 * ``xxd [options] IN OUT`` (its second operand);
 * ``split [options] IN PREFIX`` and ``csplit -f PREFIX``: the first file of the prefix
@@ -28,6 +31,11 @@ import posixpath
 import shlex
 from typing import Final
 
+from pytest_harness_audit.policy.sensitive import (
+    is_credential_path,
+    is_memory_path,
+    is_startup_path,
+)
 from pytest_harness_audit.policy.shell.cmake_scripts import cmake_project
 from pytest_harness_audit.policy.shell.code_places import takes_code
 from pytest_harness_audit.policy.shell.context import Context
@@ -51,7 +59,14 @@ _CMAKE_WRITERS: Final = frozenset(
      "create_symlink", "create_hardlink", "touch", "touch_nocreate"}
 )  # fmt: skip
 #: The commands read here (the cheap test before any parsing).
-OUTPUT_PROGRAMS: Final = _COMPILERS | {"openssl", "iconv", "xxd", "split", "csplit", "cmake"}
+OUTPUT_PROGRAMS: Final = _COMPILERS | {"openssl", "iconv", "xxd", "split", "csplit", "cmake",
+                                        "redis-cli"}  # fmt: skip
+#: The extensions a compiler's or linker's output has (none: a program).
+_BINARY_EXTENSIONS: Final = frozenset(
+    {"", ".o", ".obj", ".so", ".a", ".out", ".exe", ".bin", ".elf", ".dll", ".dylib", ".lib",
+     ".wasm", ".s", ".i", ".ii", ".pch", ".gch", ".d", ".map", ".x", ".run", ".test", ".debug",
+     ".hex", ".img", ".ko", ".lo", ".la", ".bc", ".ll"}
+)  # fmt: skip
 
 
 def output_files(name: str, args: list[str], ctx: Context) -> None:
@@ -60,9 +75,11 @@ def output_files(name: str, args: list[str], ctx: Context) -> None:
     if name in _COMPILERS:  # native code the reading cannot read, run or not (`-o x && ./x`):
         # only a binary put where git or Python take code from counts (`-o .git/hooks/x`)
         outputs = _valued(args, ("-o",), attached=True)
-        writes.extend(o for o in outputs if takes_code(posixpath.dirname(o) or ".", ctx))
+        writes.extend(o for o in outputs if _not_binary(o) or takes_code(_folder(o), ctx))
         for value in _valued(args, ("-wrapper",), attached=False):
             ctx.script(shlex.join([*value.split(","), "cc1"]))
+    elif name == "redis-cli":
+        writes.extend(_valued(args, ("--rdb", "--functions-rdb"), attached=False))
     elif name == "openssl":
         writes.extend(_valued(args, ("-out", "--out"), attached=False))
     elif name == "iconv":
@@ -120,6 +137,19 @@ def _cmake(tool: str, rest: list[str], ctx: Context) -> None:
         ctx.script(f"cd {shlex.quote(rest[0])} && {shlex.join(rest[1:])}")
     elif tool == "time":
         ctx.script(shlex.join(rest))
+
+
+def _not_binary(path: str) -> bool:
+    """Whether a compiler's output ``path`` is named as no program or object file is: a text
+    file's extension (``SOUL.md``), a credential, memory or start-up file (``.bashrc``)."""
+    extension = posixpath.splitext(posixpath.basename(path))[1].lower()
+    if extension not in _BINARY_EXTENSIONS and not extension[1:].isdigit():  # `libx.so.1`
+        return True
+    return is_credential_path(path) or is_memory_path(path) or is_startup_path(path)
+
+
+def _folder(path: str) -> str:
+    return posixpath.dirname(path) or "."
 
 
 def _base(path: str) -> str:
