@@ -7,7 +7,10 @@
 * ``run-parts DIR``: every program in the workspace folder ``DIR`` (each read by its ``#!``;
   ``--test``/``--list`` only print their names);
 * Tcl's ``exec CMD …``, expect's ``spawn CMD …`` and ``open "|CMD"`` in the text ``expect -c``,
-  ``tclsh``/``wish``/``expect`` read from their standard input or a script file run.
+  ``tclsh``/``wish``/``expect`` read from their standard input or a script file run; Tcl's own
+  file commands there as the shell's: ``file delete [-force] P…`` as ``rm [-rf] P…``, ``file
+  rename``/``copy [-force] S… D`` as ``mv``/``cp -r``, ``file link [-sym] L T`` as ``ln``, and
+  ``open F w`` (``a``, ``w+``, ``r+``, ``{WRONLY …}``) as a write of ``F``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,15 @@ _TCL_RUN: Final = re.compile(r"(?m)(?:^|[;\[{])[ \t]*(?:exec|spawn)[ \t]+((?:[^;
 _TCL_PIPE: Final = re.compile(r"""\bopen[ \t]+["{]\|([^"}\n]+)["}]""")
 _TCL_SWITCH: Final = re.compile(r"^(?:-(?:ignorestderr|keepnewline|noecho|nottycopy|nottyinit"
                                 r"|console|open|leaveopen|pty|-)\s+)+")  # fmt: skip
+#: Tcl's ``file`` subcommands that change files, and the shell command each is read as.
+_TCL_FILE: Final = re.compile(
+    r"(?m)(?:^|[;\[{])[ \t]*file[ \t]+(delete|rename|copy|link)[ \t]+((?:[^;\]\n])+)"
+)
+_TCL_FILE_COMMANDS: Final = {"delete": "rm", "rename": "mv", "copy": "cp -r", "link": "ln"}
+_TCL_OPEN: Final = re.compile(
+    r"\bopen[ \t]+(\S+)[ \t]+"
+    r"(?:[\"{]?(?:[wa]\+?|r\+)[\"}]?(?=[\s\]])|\{[^}]*(?:WRONLY|RDWR)[^}]*\})"
+)
 #: Most programs of a ``run-parts`` folder read.
 _MAX_PARTS: Final = 64
 
@@ -100,11 +112,42 @@ def _tcl(args: list[str], ctx: Context) -> None:
             texts.append(text)
     elif ctx.stdin_text is not None:
         texts.append(ctx.stdin_text)
+    elif ctx.stdin_unknown:  # `python3 gen.py | tclsh`
+        ctx.unknown("a Tcl shell runs a script piped in from another command")
     for text in texts:
         for command in _TCL_RUN.findall(text) + _TCL_PIPE.findall(text):
             words = _TCL_SWITCH.sub("", command.strip()).rstrip("&").strip()
             if words:
                 ctx.script(words)
+        if "file" in text:
+            for sub, rest in _TCL_FILE.findall(text):
+                _tcl_file(sub, rest, ctx)
+        if "open" in text:
+            ctx.reading.writes.extend(_tcl_word(n) for n in _TCL_OPEN.findall(text))
+
+
+def _tcl_file(sub: str, rest: str, ctx: Context) -> None:
+    """``file delete -force app`` read as ``rm -rf app`` (module doc)."""
+    words = [_tcl_word(word) for word in rest.split()]
+    force = "-force" in words
+    operands = [w for w in words if w not in ("-force", "--", "-symbolic", "-hard")]
+    command = _TCL_FILE_COMMANDS[sub]
+    if sub == "delete" and force:
+        command = "rm -rf"
+    elif force:
+        command += " -f"
+    if sub == "link":  # `file link ?-symbolic|-hard? LINK TARGET`: the link is written
+        command = "ln" if "-hard" in words else "ln -s"
+        operands.reverse()
+    if operands:
+        ctx.script(f"{command} -- {shlex.join(operands)}")
+
+
+def _tcl_word(word: str) -> str:
+    """A Tcl word without its braces or quotes."""
+    if len(word) > 1 and word[0] + word[-1] in ("{}", '""'):
+        return word[1:-1]
+    return word
 
 
 __all__ = ["RUNNER_PROGRAMS", "runner_programs"]
