@@ -53,7 +53,11 @@ from pytest_harness_audit.policy.shell.sed_files import sed_files
 from pytest_harness_audit.policy.shell.sql_files import SQL_SHELLS, sql_effects
 from pytest_harness_audit.policy.shell.sql_meta import client_pipes, sql_pipes
 from pytest_harness_audit.policy.shell.sql_output import SQL_CLIENTS
-from pytest_harness_audit.policy.shell.ssh_commands import SSH_COMMAND_CLIENTS, ssh_commands
+from pytest_harness_audit.policy.shell.ssh_commands import (
+    SSH_COMMAND_CLIENTS,
+    rsync_remote,
+    ssh_commands,
+)
 
 #: ``program: {option: kind}``; kinds: ``script`` (the value is a shell command), ``code``
 #: (inline program text), ``file`` (a file of the program's own command language).
@@ -196,6 +200,8 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
         ssh_commands(name, args, runner)  # `ssh -o ProxyCommand=CMD`, `ssh -F FILE`
         if name not in _OPTIONS:
             return
+    if name == "rsync":
+        rsync_remote(args, runner)  # `--rsync-path=CMD`: run by the remote shell
     options = _OPTIONS.get(name, {})
     operands: list[str] = []
     index = 0

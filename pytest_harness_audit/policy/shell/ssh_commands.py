@@ -7,11 +7,16 @@ same keys in a configuration file given by ``-F FILE`` (and ``Match exec "CMD"``
 from the workspace file. Each command is read as the script it is (``%h``, ``%p`` … stay words);
 ``none`` is no command. The clients: ``ssh``, ``autossh``, ``scp``, ``sftp`` (their ``-o``/``-F``),
 and ``sshfs -o ssh_command=CMD``.
+
+``rsync --rsync-path=CMD … HOST:PATH`` has its remote shell run ``CMD`` on ``HOST`` (``ssh HOST
+CMD``, or the ``-e``/``--rsh`` command's): read as that command (:func:`rsync_remote`), as
+``ssh -o RemoteCommand=CMD HOST`` and ``ssh HOST CMD`` are.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Final, Protocol
 
 #: The clients read here and the one-letter options of each that take a value.
@@ -27,6 +32,9 @@ SSH_COMMAND_CLIENTS: Final = frozenset(_VALUED)
 _COMMAND_KEYS: Final = frozenset({"proxycommand", "localcommand", "knownhostscommand"})
 _SETTING: Final = re.compile(r"\s*([A-Za-z_]+)\s*(?:=\s*|\s+)(.*?)\s*$", re.DOTALL)
 _MATCH_EXEC: Final = re.compile(r"""(?i)\bexec\s+(?:"([^"]*)"|(\S+))""")
+#: A remote operand of rsync reached through a remote shell: ``[USER@]HOST:PATH`` (not
+#: ``HOST::MODULE`` nor ``rsync://``, a daemon's, which runs no command of the client's).
+_RSYNC_REMOTE: Final = re.compile(r"^([^/\s:=-][^/\s:=]*):(?!:)")
 #: Most lines of a configuration file read.
 _MAX_LINES: Final = 4096
 
@@ -95,4 +103,26 @@ def _config_file(path: str, runner: Runner) -> None:
         _setting("ssh", stripped, runner)
 
 
-__all__ = ["SSH_COMMAND_CLIENTS", "ssh_commands"]
+def rsync_remote(args: list[str], runner: Runner) -> None:
+    """``rsync --rsync-path=CMD … HOST:PATH``: the remote shell runs ``CMD`` on ``HOST``
+    (module doc); read as ``RSH HOST CMD``."""
+    path = shell = host = None
+    index = 0
+    while index < len(args):
+        word = args[index]
+        index += 1
+        option, equals, value = word.partition("=")
+        if option in ("--rsync-path", "-e", "--rsh"):
+            if not equals and index < len(args):
+                value, index = args[index], index + 1
+            if option == "--rsync-path":
+                path = value
+            else:
+                shell = value
+        elif host is None and (found := _RSYNC_REMOTE.match(word)):
+            host = found.group(1)
+    if path and host:
+        runner.script(f"{shell or 'ssh'} {shlex.quote(host)} {shlex.quote(path)}")
+
+
+__all__ = ["SSH_COMMAND_CLIENTS", "rsync_remote", "ssh_commands"]
