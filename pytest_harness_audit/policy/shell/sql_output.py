@@ -30,8 +30,9 @@ from pytest_harness_audit.policy.shell.sql_files import evaluate
 
 #: The database clients whose printed rows are worked out here.
 SQL_CLIENTS: Final = frozenset(
-    {"sqlite3", "duckdb", "psql", "mysql", "mariadb", "usql", "mycli", "litecli"}
-)
+    {"sqlite3", "duckdb", "psql", "mysql", "mariadb", "usql", "mycli", "litecli", "clickhouse",
+     "clickhouse-local", "clickhouse-client"}
+)  # fmt: skip
 #: Options whose value is SQL (the client runs it), by client.
 _SQL_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "sqlite3": frozenset({"-cmd"}),
@@ -42,6 +43,7 @@ _SQL_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "usql": frozenset({"-c", "--command"}),
     "mycli": frozenset({"-e", "--execute"}),
     "litecli": frozenset({"-e", "--execute"}),
+    "clickhouse": frozenset({"-q", "--query"}),
 }
 #: Options that take a value (a separate word), by client (SQL options besides).
 _VALUED: Final[dict[str, frozenset[str]]] = {
@@ -54,7 +56,13 @@ _VALUED: Final[dict[str, frozenset[str]]] = {
                        "-L", "--log-file", "-T", "--table-attr"}),
     "mysql": frozenset({"-u", "--user", "-h", "--host", "-P", "--port", "-D", "--database",
                         "-S", "--socket", "--init-command"}),
+    "clickhouse": frozenset({"--queries-file", "-h", "--host", "--port", "-u", "--user",
+                             "--password", "-d", "--database", "--format", "--output-format",
+                             "--input-format", "-S", "--structure", "-N", "--table",
+                             "--file", "-F", "--config-file", "-C"}),
 }  # fmt: skip
+#: The options naming a file of SQL the client runs.
+_SQL_FILES: Final = frozenset({"-f", "--file", "-init", "--queries-file"})
 #: Clients whose short options bundle (``-tAc``) and take a value in the same word.
 _BUNDLING: Final = frozenset({"psql", "mysql", "mariadb"})
 _SEPARATOR_OPTIONS: Final = frozenset(
@@ -90,9 +98,18 @@ RUNNERS: Final = re.compile(
 )
 
 
-def client_sql(name: str, args: list[str], stdin: Callable[[], str | None]) -> str | None:
+def client_sql(
+    name: str,
+    args: list[str],
+    stdin: Callable[[], str | None],
+    files: Callable[[str], str | None] | None = None,
+) -> str | None:
     """The SQL client ``name`` runs with ``args`` (``stdin``: its standard input, asked for
-    only when no SQL is in the words), ``None`` when not known (a ``-f`` file)."""
+    only when no SQL is in the words; ``files``: the text of a ``-f`` file, when known),
+    ``None`` when not known. ClickHouse's (``clickhouse local``/``client``, ``clickhouse-local``)
+    is its ``--query``/``-q`` text."""
+    if name.startswith("clickhouse"):
+        name, args = "clickhouse", args[1:] if args[:1] in (["local"], ["client"]) else args
     sql_options = _SQL_OPTIONS.get(name, frozenset())
     valued = _VALUED.get("mysql" if name == "mariadb" else name, frozenset())
     texts: list[str] = []
@@ -109,8 +126,11 @@ def client_sql(name: str, args: list[str], stdin: Callable[[], str | None]) -> s
                 index += 1
             if option in sql_options:
                 texts.append(value)
-            elif option in ("-f", "--file", "-init"):
-                return None
+            elif option in _SQL_FILES and (name, option) not in (("clickhouse", "--file"),):
+                text = files(value) if files is not None else None
+                if text is None:
+                    return None
+                texts.append(text)
         elif not word.startswith("-") or word == "-":
             operands.append(word)
         index += 1
@@ -153,9 +173,14 @@ def _bundled(word: str, valued: frozenset[str]) -> tuple[str, str, str]:
     return word, "", ""
 
 
-def client_output(name: str, args: list[str], stdin: Callable[[], str | None]) -> str | None:
+def client_output(
+    name: str,
+    args: list[str],
+    stdin: Callable[[], str | None],
+    files: Callable[[str], str | None] | None = None,
+) -> str | None:
     """What client ``name`` prints (module doc), ``None`` when the reading cannot know it."""
-    sql = client_sql(name, args, stdin)
+    sql = client_sql(name, args, stdin, files)
     if sql is None:
         return None
     rows = printed_rows(sql, name)
@@ -173,10 +198,15 @@ def client_output(name: str, args: list[str], stdin: Callable[[], str | None]) -
     return "\n".join(forms) + "\n" if forms else ""
 
 
-def printable_texts(name: str, args: list[str], stdin: Callable[[], str | None]) -> list[str]:
+def printable_texts(
+    name: str,
+    args: list[str],
+    stdin: Callable[[], str | None],
+    files: Callable[[str], str | None] | None = None,
+) -> list[str]:
     """What client ``name`` may print when :func:`client_output` cannot know it: the values of
     its statements it can work out and every literal of its SQL."""
-    sql = client_sql(name, args, stdin)
+    sql = client_sql(name, args, stdin, files)
     if sql is None:
         return []
     texts = [value for statement in _statements(sql) for value in _values(statement, name)]

@@ -201,7 +201,9 @@ def output_of(command: Command, expander: Expander) -> str | None:
         stdin = stdin_of(command, expander)[0]  # `echo xenv | sed s/x/./ | xargs cat`
         return text_filter(name, argv[1:], stdin, False, True)
     if name in SQL_CLIENTS:  # `sqlite3 x.db "select 'rm -rf app'" | sh`: its constant rows
-        return client_output(name, argv[1:], lambda: stdin_of(command, expander)[0])
+        return client_output(  # its `-f` file too
+            name, argv[1:], lambda: stdin_of(command, expander)[0], expander.file_text
+        )
     if name == "base64" and any(a in ("-d", "--decode", "-D") for a in argv[1:]):
         upstream = stdin_of(command, expander)[0]
         if upstream is None:
@@ -227,7 +229,10 @@ def may_print(command: Command | None, expander: Expander) -> list[str]:
     ):
         return []
     argv = [f.text for f in fields]
-    return printable_texts(command_name(argv[0]), argv[1:], lambda: stdin_of(source, expander)[0])
+    name = command_name(argv[0])
+    return printable_texts(
+        name, argv[1:], lambda: stdin_of(source, expander)[0], expander.file_text
+    )
 
 
 def _echo_no_newline(args: list[str]) -> bool:
