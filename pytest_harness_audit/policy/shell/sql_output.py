@@ -2,7 +2,8 @@
 
 ``sqlite3 x.db "select 'rm -r' || 'f app'" | sh`` runs ``rm -rf app``: the shell runs what the
 client prints. The SQL a client runs (``sqlite3``/``duckdb`` operands, ``-cmd``, ``-c``;
-``psql -c``; ``mysql -e``; or the standard input) is worked out statement by statement: a
+``psql -c``; ``mysql -e``; ``clickhouse local --query``; a ``-f``/``-init`` file of the
+workspace; or the standard input) is worked out statement by statement: a
 ``select`` (or ``values``) of constants with no ``from`` (values worked out as
 :func:`.sql_files.evaluate` does; a ``"…"`` is a string, as MySQL and SQLite's shell read it) prints
 its rows; a statement that changes data or settings prints nothing of the agent's; anything else
