@@ -24,6 +24,11 @@ RECORDS: Final = "\0records"
 #: What a ``print`` pipes in, when its text is made at run time.
 UNKNOWN: Final = "\0unknown"
 _MAX_RUNS: Final = 32
+#: Most tokens of an expression worked out (a longer one is not: made at run time), so that the
+#: reading stays linear in the program's length.
+_MAX_EXPRESSION: Final = 256
+#: Most tokens of a value given a variable worked out.
+_MAX_VALUE: Final = 32
 _TOKEN: Final = re.compile(
     r'(?P<str>"(?:[^"\\\n]|\\.)*"?)|(?P<name>[A-Za-z_]\w*)|(?P<num>\d[\d.]*)'
     r"|(?P<comment>#[^\n]*)|(?P<cont>\\\n)|(?P<blank>[ \t\r]+)"
@@ -81,7 +86,10 @@ def awk_runs(program: str, assignments: dict[str, str]) -> list[AwkRun]:
         elif token.kind == "op" and token.text in ("|", "|&"):
             if tokens[index + 1 : index + 2] == [("name", "getline")]:
                 start = index
-                while start > 0 and tokens[start - 1].kind in ("str", "name"):
+                while start > max(index - _MAX_EXPRESSION, 0) and tokens[start - 1].kind in (
+                    "str",
+                    "name",
+                ):
                     if tokens[start - 1].text in _KEYWORDS and tokens[start - 1].kind == "name":
                         break
                     start -= 1
@@ -106,7 +114,9 @@ def _print_run(
 ) -> AwkRun:
     start = pipe
     while start > 0 and tokens[start - 1] not in (("name", "print"), ("name", "printf")):
-        if tokens[start - 1].kind == "op" and tokens[start - 1].text in _ENDS | {"{"}:
+        if pipe - start > _MAX_EXPRESSION or (
+            tokens[start - 1].kind == "op" and tokens[start - 1].text in _ENDS | {"{"}
+        ):
             return AwkRun(command, UNKNOWN)
         start -= 1
     if start == 0:
@@ -202,8 +212,8 @@ def _variables(tokens: list[Token], given: dict[str, str]) -> dict[str, str | No
             continue
         following = tokens[index + 1 : index + 2]
         if following and following[0].kind == "op" and following[0].text == "=":
-            end = _statement_end(tokens, index + 2)
-            value = _value(tokens[index + 2 : end], {})
+            end = _statement_end(tokens, index + 2, _MAX_VALUE)
+            value = _value(tokens[index + 2 : end], {}, _MAX_VALUE)
             previous = assigned.get(token.text, value)
             assigned[token.text] = value if previous == value else None
         elif following and following[0].kind == "op" and following[0].text.endswith("="):
@@ -230,8 +240,12 @@ def _sets_fields(tokens: list[Token]) -> bool:
     return False
 
 
-def _value(tokens: list[Token], variables: dict[str, str | None]) -> str | None:
+def _value(
+    tokens: list[Token], variables: dict[str, str | None], most: int = _MAX_EXPRESSION
+) -> str | None:
     """The text of an expression of string literals and known variables joined."""
+    if len(tokens) > most:
+        return None
     out: list[str] = []
     for token in tokens:
         if token.kind == "str":
@@ -245,19 +259,19 @@ def _value(tokens: list[Token], variables: dict[str, str | None]) -> str | None:
 
 def _closing(tokens: list[Token], opening: int) -> int:
     depth = 0
-    for index in range(opening, len(tokens)):
+    for index in range(opening, min(len(tokens), opening + _MAX_EXPRESSION + 2)):
         if tokens[index].kind == "op" and tokens[index].text in "([":
             depth += 1
         elif tokens[index].kind == "op" and tokens[index].text in ")]":
             depth -= 1
             if depth == 0:
                 return index
-    return len(tokens)
+    return min(len(tokens), opening + _MAX_EXPRESSION + 2)
 
 
-def _statement_end(tokens: list[Token], start: int) -> int:
+def _statement_end(tokens: list[Token], start: int, most: int = _MAX_EXPRESSION) -> int:
     depth = 0
-    for index in range(start, len(tokens)):
+    for index in range(start, min(len(tokens), start + most + 1)):
         kind, text = tokens[index]
         if kind != "op":
             continue
@@ -269,7 +283,7 @@ def _statement_end(tokens: list[Token], start: int) -> int:
             depth -= 1
         elif depth == 0 and (text in _ENDS or text in (">", ">>", "|", "|&", ",")):
             return index
-    return len(tokens)
+    return min(len(tokens), start + most + 1)
 
 
 def _unescape(text: str) -> str:
