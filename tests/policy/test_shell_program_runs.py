@@ -59,7 +59,12 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("awk -v c='rm -rf app' 'BEGIN{system(c)}'", DESTROY),
         ('awk \'BEGIN{c="sh"; print "rm -rf app" | c}\'', DESTROY),
         ('awk \'BEGIN{print "cat .env" | "sh"}\'', SECRET),
+        ('awk \'BEGIN{printf "%s %s\\n", "rm -rf", "app" | "sh"}\'', DESTROY),
         # what awk pipes in or runs is made at run time: unreadable
+        ("awk -v RS=X '{print | \"sh\"}' cmds.txt", UNREADABLE),
+        ('awk \'BEGIN{RS="X"} {print | "sh"}\' cmds.txt', UNREADABLE),
+        ("awk 'END{print | \"sh\"}' cmds.txt", UNREADABLE),
+        ('awk \'BEGIN{printf "%d\\n", 3 | "sh"}\'', UNREADABLE),
         ("awk '{print $1 | \"sh\"}' cmds.txt", UNREADABLE),
         ('awk \'{sub(/x/, "y"); print | "sh"}\' cmds.txt', UNREADABLE),
         ("awk '{ $0 | getline }' cmds.txt", UNREADABLE),

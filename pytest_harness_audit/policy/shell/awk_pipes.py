@@ -7,7 +7,9 @@ input. ``CMD`` is worked out from string literals and variables given a literal 
 time (``None``); ``system($0)`` and ``$0 | getline`` in a rule run for every line run each
 line of the input. What a ``print`` pipes in is worked out the same way; a record printed
 unchanged (``print``, ``print $0``) in a rule run for every line is the text of the input files
-(or of awk's own input); anything else is a text not known.
+(or of awk's own input), unless the program changes records or their separators (``sub``,
+``$1 = …``, ``RS``); a ``printf`` of a format of ``%s`` only is its values put in; anything else
+is a text not known.
 
 :func:`awk_runs` gives, for each such place, the command (``None``: not known) and what it is
 handed: a text, :data:`RECORDS` (the input's lines), :data:`UNKNOWN` (a text made at run time)
@@ -42,8 +44,10 @@ _KEYWORDS: Final = frozenset(
     {"print", "printf", "getline", "if", "else", "while", "for", "do", "return", "in",
      "BEGIN", "END", "function", "func", "delete", "next", "exit", "close"}
 )  # fmt: skip
-#: Statements that change a record before it is printed.
-_CHANGES: Final = frozenset({"sub", "gsub", "getline", "split"})
+#: Statements that change a record before it is printed, and the separators that make the
+#: records printed other than the input's lines.
+_CHANGES: Final = frozenset({"sub", "gsub", "getline", "split", "RS", "ORS", "FS", "OFS"})
+_SEPARATORS: Final = frozenset({"RS", "ORS"})
 
 
 class Token(NamedTuple):
@@ -70,7 +74,11 @@ def awk_runs(program: str, assignments: dict[str, str]) -> list[AwkRun]:
         return []
     tokens, rules = _tokens(program)
     variables = _variables(tokens, assignments)
-    changes = any(t.kind == "name" and t.text in _CHANGES for t in tokens) or _sets_fields(tokens)
+    changes = (
+        any(t.kind == "name" and t.text in _CHANGES for t in tokens)
+        or _sets_fields(tokens)
+        or bool(_SEPARATORS & set(assignments))  # `-v RS=X`: records split otherwise
+    )
     runs: list[AwkRun] = []
     for index, token in enumerate(tokens):
         if len(runs) >= _MAX_RUNS:
@@ -137,10 +145,14 @@ def _print_run(
     values = [_value(part, variables) for part in parts]
     if any(value is None for value in values):
         return AwkRun(command, UNKNOWN)
-    if printf:
-        if len(values) != 1 or "%" in (values[0] or "").replace("%%", ""):
+    if printf:  # a format of `%s` only: its values put in
+        pieces = (values[0] or "").replace("%%", "\0").split("%s")
+        if len(pieces) != len(values) or any("%" in piece for piece in pieces):
             return AwkRun(command, UNKNOWN)
-        return AwkRun(command, (values[0] or "").replace("%%", "%"), printf=True)
+        text = pieces[0] + "".join(
+            (v or "") + p for v, p in zip(values[1:], pieces[1:], strict=True)
+        )
+        return AwkRun(command, text.replace("\0", "%"), printf=True)
     return AwkRun(command, " ".join(value or "" for value in values))
 
 
