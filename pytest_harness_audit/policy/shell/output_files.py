@@ -9,7 +9,11 @@ a hook as ``cp`` would):
   SOUL.md``, ``-o notes.txt``), a credential, memory or start-up file (``-o .bashrc``);
   elsewhere a compiled program is native code the reading cannot read, and compiling then
   running it (``-o x && ./x``, ``-o build/lib.so``) stays the ordinary build loop it is;
-* ``redis-cli --rdb FILE`` and ``--functions-rdb FILE`` (the server's dump, written there);
+* ``rustc``/``nasm``/``strip``/``objcopy``/``go build`` ``-o FILE`` (``objcopy IN OUT``) as a
+  compiler's;
+* ``redis-cli --rdb FILE`` and ``--functions-rdb FILE`` (the server's dump, written there),
+  ``pandoc -o``, ``msgfmt -o``, ``base64 -o``, ``tsc --outFile``, ``asciidoctor -o``, ``yq -i``
+  (its files, edited in place) and ``zip ARCHIVE`` (``.zip`` added to a name without one);
 * ``openssl SUB … -out FILE``; ``iconv -o FILE``/``--output=FILE``;
 * ``xxd [options] IN OUT`` (its second operand);
 * ``split [options] IN PREFIX`` and ``csplit -f PREFIX``: the first file of the prefix
@@ -58,9 +62,20 @@ _CMAKE_WRITERS: Final = frozenset(
     {"copy", "copy_if_different", "copy_directory", "copy_directory_if_different", "rename",
      "create_symlink", "create_hardlink", "touch", "touch_nocreate"}
 )  # fmt: skip
+#: Other programs writing native code by an option (judged as a compiler's ``-o``), by name.
+_NATIVE_OUTPUTS: Final = {"rustc": ("-o",), "nasm": ("-o",), "yasm": ("-o",), "strip": ("-o",),
+                          "objcopy": ("-o",), "go": ("-o",)}  # fmt: skip
+#: Programs writing a file an option names, by name (any file: their output is data or text).
+_OUTPUT_OPTIONS: Final = {
+    "pandoc": ("-o", "--output"), "msgfmt": ("-o", "--output-file"), "base64": ("-o", "--output"),
+    "tsc": ("--outFile", "--outfile", "--out"), "redis-cli": ("--rdb", "--functions-rdb"),
+    "yq": (), "asciidoctor": ("-o", "--out-file"), "markdown-it": ("-o", "--output"),
+}  # fmt: skip
 #: The commands read here (the cheap test before any parsing).
-OUTPUT_PROGRAMS: Final = _COMPILERS | {"openssl", "iconv", "xxd", "split", "csplit", "cmake",
-                                        "redis-cli"}  # fmt: skip
+OUTPUT_PROGRAMS: Final = (
+    _COMPILERS | {"openssl", "iconv", "xxd", "split", "csplit", "cmake", "zip"}
+    | frozenset(_NATIVE_OUTPUTS) | frozenset(_OUTPUT_OPTIONS)
+)  # fmt: skip
 #: The extensions a compiler's or linker's output has (none: a program).
 _BINARY_EXTENSIONS: Final = frozenset(
     {"", ".o", ".obj", ".so", ".a", ".out", ".exe", ".bin", ".elf", ".dll", ".dylib", ".lib",
@@ -78,8 +93,21 @@ def output_files(name: str, args: list[str], ctx: Context) -> None:
         writes.extend(o for o in outputs if _not_binary(o) or takes_code(_folder(o), ctx))
         for value in _valued(args, ("-wrapper",), attached=False):
             ctx.script(shlex.join([*value.split(","), "cc1"]))
-    elif name == "redis-cli":
-        writes.extend(_valued(args, ("--rdb", "--functions-rdb"), attached=False))
+    elif name in _NATIVE_OUTPUTS or (name == "go" and args[:1] == ["build"]):
+        outputs = _valued(args, _NATIVE_OUTPUTS.get(name, ("-o",)), attached=True)
+        if name == "objcopy":  # `objcopy IN OUT`
+            outputs += split_options(args, frozenset({"-O", "-I", "-B", "-j", "-R"}))[1][1:2]
+        writes.extend(o for o in outputs if _not_binary(o) or takes_code(_folder(o), ctx))
+    elif name in _OUTPUT_OPTIONS:
+        writes.extend(_valued(args, _OUTPUT_OPTIONS[name], attached=name != "tsc"))
+        if name == "yq" and any(a in ("-i", "--inplace") for a in args):
+            operands = split_options(args, frozenset({"-p", "-o", "-I", "--from-file"}))[1]
+            writes.extend(operands[1:] or operands)  # `yq -i EXPR FILE…`: edited in place
+    elif name == "zip":  # `zip ARCHIVE FILE…`: the archive (`.zip` added to a bare name)
+        operands = split_options(args, frozenset({"-b", "-n", "-t", "-tt", "-x", "-i"}))[1]
+        archive = operands[0] if operands else ""
+        if archive and archive != "-":
+            writes.append(archive if posixpath.splitext(archive)[1] else archive + ".zip")
     elif name == "openssl":
         writes.extend(_valued(args, ("-out", "--out"), attached=False))
     elif name == "iconv":
