@@ -90,6 +90,10 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("tclsh hook.tcl", HOOK),
         ("echo 'file delete app/service.py' | tclsh", DELETE),
         ("python3 gen.py | tclsh", UNREADABLE),
+        ("echo 'set c \"file delete -force app\"; eval $c' | tclsh", DESTROY),
+        ("echo 'after 10 \"exec rm -rf app\"; update' | tclsh", DESTROY),
+        ("echo 'set c [list exec rm -rf app]; eval $c' | tclsh", UNREADABLE),
+        ("echo 'set f file; $f delete -force app' | tclsh", UNREADABLE),
         # a program's own output file
         ("gcc -o SOUL.md x.c", DESTROY),
         ("gcc -oSOUL.md x.c", DESTROY),
@@ -180,6 +184,9 @@ def test_a_command_or_write_a_program_makes_is_judged_as_it(
         ("echo 'puts [file exists app]' | tclsh", ALLOW),
         ("echo 'set f [open README.md r]; puts [read $f]' | tclsh", ALLOW),
         ("echo 'set f [open build/out.txt w]' | tclsh", ALLOW),
+        ("echo 'puts \"file delete later\"' | tclsh", ALLOW),
+        ("echo 'if {$argc > 0} {puts hi}' | tclsh", ALLOW),
+        ("echo 'foreach x {a b} {puts $x}' | tclsh", ALLOW),
     ],
 )
 def test_the_ordinary_use_keeps_its_verdict(

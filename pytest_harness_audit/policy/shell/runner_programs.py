@@ -10,7 +10,10 @@
   ``tclsh``/``wish``/``expect`` read from their standard input or a script file run; Tcl's own
   file commands there as the shell's: ``file delete [-force] P…`` as ``rm [-rf] P…``, ``file
   rename``/``copy [-force] S… D`` as ``mv``/``cp -r``, ``file link [-sym] L T`` as ``ln``, and
-  ``open F w`` (``a``, ``w+``, ``r+``, ``{WRONLY …}``) as a write of ``F``.
+  ``open F w`` (``a``, ``w+``, ``r+``, ``{WRONLY …}``) as a write of ``F``. In a text that
+  evaluates strings (``eval``, ``uplevel``, ``after``, ``subst`` …) its quoted strings are read
+  as commands too, and a command made at run time there (``eval $c``, ``[join …]``) is
+  unreadable.
 """
 
 from __future__ import annotations
@@ -42,6 +45,11 @@ _TCL_FILE_COMMANDS: Final = {"delete": "rm", "rename": "mv", "copy": "cp -r", "l
 _TCL_OPEN: Final = re.compile(
     r"\bopen[ \t]+(\S+)[ \t]+"
     r"(?:[\"{]?(?:[wa]\+?|r\+)[\"}]?(?=[\s\]])|\{[^}]*(?:WRONLY|RDWR)[^}]*\})"
+)
+#: Tcl commands that run a text as a script, and a script's command built at run time.
+_TCL_EVALS: Final = re.compile(r"\b(?:eval|uplevel|subst|after|interp|apply|namespace)\b")
+_TCL_DYNAMIC: Final = re.compile(
+    r"(?m)(?:^|;)[ \t]*[$\[]|\b(?:eval|uplevel|subst|after[ \t]+\S+)[ \t]+[$\[]"
 )
 #: Most programs of a ``run-parts`` folder read.
 _MAX_PARTS: Final = 64
@@ -115,6 +123,10 @@ def _tcl(args: list[str], ctx: Context) -> None:
     elif ctx.stdin_unknown:  # `python3 gen.py | tclsh`
         ctx.unknown("a Tcl shell runs a script piped in from another command")
     for text in texts:
+        if _TCL_EVALS.search(text):  # `eval "file delete -force app"`: its strings are code
+            text = text.replace('"', "\n")
+        if _TCL_DYNAMIC.search(text):  # `$f delete -force app`, `eval $c`
+            ctx.unknown("a Tcl script runs a command it builds at run time")
         for command in _TCL_RUN.findall(text) + _TCL_PIPE.findall(text):
             words = _TCL_SWITCH.sub("", command.strip()).rstrip("&").strip()
             if words:
