@@ -46,15 +46,20 @@ _NUMBERS: Final = frozenset("diouxX")
 _PLAIN_WORD: Final = re.compile(r"[\w./@%+=:,-]+")
 
 
-def printed_text(argv: list[str], stdin: Callable[[], str | None]) -> str | None:
+def printed_text(
+    argv: list[str],
+    stdin: Callable[[], str | None],
+    files: Callable[[str], str | None] | None = None,
+) -> str | None:
     """What the command ``argv`` prints, when its words give it: ``echo``'s and ``printf``'s
     text (``echo``'s with its newline), a SQL client's constant rows (:mod:`.sql_output`;
-    ``stdin``: its standard input, asked for when needed)."""
+    ``stdin``: its standard input, asked for when needed; ``files``: a file's text, for a
+    client's ``-f`` file)."""
     text = echo_output(argv)
     if text is not None:
         return text + "\n"
     name = argv[0].rsplit("/", 1)[-1] if argv else ""
-    return client_output(name, argv[1:], stdin) if name in SQL_CLIENTS else None
+    return client_output(name, argv[1:], stdin, files) if name in SQL_CLIENTS else None
 
 
 def _printf_strings(template: str, values: list[str]) -> str | None:

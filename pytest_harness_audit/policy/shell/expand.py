@@ -262,7 +262,7 @@ class Expander:
             elif index == 0 and argv[0].rsplit("/", 1)[-1] in LISTERS:
                 text = listing_output(argv, self)  # `$(ls -a)`: the names it prints
             elif index == 0:
-                text = printed_text(argv, lambda: self._text(_STDIN, loose))  # `echo`, SQL
+                text = printed_text(argv, lambda: self._text(_STDIN, loose), self.file_text)
             else:  # (`cut -c`, `head -c` of a text known exactly: not a listing's)
                 text = text_filter(argv[0].rsplit("/", 1)[-1], argv[1:], text, loose, exact)
             if text is None:
