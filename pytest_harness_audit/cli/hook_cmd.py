@@ -26,6 +26,7 @@ from pytest_harness_audit.doors.hook_deadline import DEADLINE_S, Deadline, Refus
 from pytest_harness_audit.doors.hook_effects import DEFAULT_ENTRY_LIMIT
 from pytest_harness_audit.doors.hook_faults import keep_unfinished, record_post_fault
 from pytest_harness_audit.doors.hook_git import isolate_git
+from pytest_harness_audit.doors.hook_marks import marked
 from pytest_harness_audit.doors.hook_policy_pin import pinned_policy
 from pytest_harness_audit.doors.hook_prompt import fail_closed_answer, handle_permission_request
 from pytest_harness_audit.doors.hook_session import (
@@ -227,6 +228,7 @@ def _run(args: argparse.Namespace, handler: Any) -> int:
             answer = handle_pre(
                 text, storage=Path(args.storage), policy=policy, answers=pre_answers(args)
             )
+            answer = marked(answer)  # the door's mark in the host's transcript
         else:
             answer = handler(text, storage=Path(args.storage), policy=policy)
         after_event(Path(args.storage), event)

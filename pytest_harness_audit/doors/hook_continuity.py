@@ -74,6 +74,8 @@ WITNESS_UNREADABLE = "witnessUnreadable"
 UNREADABLE = "unreadable"
 #: The ``how`` of a lost chain that no longer holds refusals the host's transcript shows.
 ROLLED_BACK = "rolledBack"
+#: The ``how`` of a store erased with its witness after calls the door marked in the transcript.
+ERASED = "erased"
 #: The ``witness`` of a continuity note when no witness can be written (its folder cannot be
 #: made or written).
 UNWRITABLE = "unwritable"
@@ -84,7 +86,7 @@ UNREADABLE_ALERT = "witness_unreadable"
 WARN_ALERTS = {MID_SESSION_TOOL: LATE_ALERT, UNKNOWN_TOOL: UNREADABLE_ALERT}
 SESSION_START = "SessionStart"
 #: The losses found by comparing the chain with what its witness (or transcript) says.
-_COMPARED = frozenset({"missing", "shortened", "replaced", ROLLED_BACK})
+_COMPARED = frozenset({"missing", "shortened", "replaced", ROLLED_BACK, ERASED})
 _FIRST_LINE_MAX = 1 << 20
 _TRANSCRIPT_MAX = 64 << 20
 
@@ -257,6 +259,8 @@ class Loss:
             "replaced": "replaced by another chain",
             ROLLED_BACK: "rolled back or begun anew: refused calls of the host's transcript "
             "are gone from it",
+            ERASED: "erased with its continuity witness: calls of the host's transcript that "
+            "this door answered are gone from it",
         }[self.how]
         text = f"the session's chain was {what}: {self.records} earlier records missing"
         if self.calls:
@@ -409,6 +413,7 @@ def recorded_losses(storage: str | os.PathLike[str], session_id: str) -> list[st
 
 
 __all__ = [
+    "ERASED",
     "LATE_ALERT",
     "LOST_ALERT",
     "LOST_TOOL",

@@ -20,7 +20,10 @@ chain all the same (``witnessLost``, ``witness: unwritable``, FAIL).
 
 No witness and no chain at an event other than a start opening or resuming the session, while
 the host's transcript shows this door's refusal of a call of the session: the door ran before
-and wrote both; they were erased together (``ChainLost``, ``how: rolledBack``, FAIL).
+and wrote both; they were erased together (``ChainLost``, ``how: rolledBack``, FAIL). The same
+when the transcript holds the mark the door's ``pre`` answers leave there (:mod:`.hook_marks`)
+for a call of the session (``how: erased``): calls made before the hooks were installed carry
+none, so a genuine mid-session install is still a ``MidSessionStart``.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from pytest_harness_audit.audit.continuity_files import (
 from pytest_harness_audit.audit.errors import AuditError, ChainError
 from pytest_harness_audit.audit.reader import iter_records
 from pytest_harness_audit.doors.hook_continuity import (
+    ERASED,
     LOST_TOOL,
     MID_SESSION_TOOL,
     ROLLED_BACK,
@@ -65,6 +69,7 @@ from pytest_harness_audit.doors.hook_continuity import (
     transcript_tool_uses,
 )
 from pytest_harness_audit.doors.hook_faults import record_kept_faults
+from pytest_harness_audit.doors.hook_marks import marked_calls
 from pytest_harness_audit.doors.hook_unfinished import refused_here, transcript_uses
 from pytest_harness_audit.policy import Policy
 
@@ -115,6 +120,10 @@ def before_event(
     refused = door_refusals(event)
     if refused:  # the door ran in this session and left no chain: erased with its witness
         loss = Loss(ROLLED_BACK, len(refused), refused)
+        return event if record_loss(storage, policy, event, loss) else None
+    answered = marked_calls(event.transcript, event.session_id)
+    if answered:  # the door answered calls of the session (its mark): erased with its witness
+        loss = Loss(ERASED, len(answered), answered)
         return event if record_loss(storage, policy, event, loss) else None
     if event.event == SESSION_START:
         return event

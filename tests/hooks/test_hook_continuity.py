@@ -24,6 +24,7 @@ from pytest_harness_audit.doors.hook_continuity import (
     transcript_tool_uses,
     witness_path,
 )
+from pytest_harness_audit.doors.hook_marks import DOOR_MARK
 from pytest_harness_audit.readers.verdict import Verdict, judge
 from tests.hooks.hook_processes import harness_audit, hook, host_env
 
@@ -73,6 +74,20 @@ class Host:
         payload = {**self.base(name), **fields}
         return hook(self.store, command, payload, "--preset", "safety", env=self.env)
 
+    def attach(self, ident: str, context: object) -> None:
+        """A ``PreToolUse`` answer's ``additionalContext``, kept in the transcript as Claude
+        Code keeps it: an ``attachment`` line naming the hook, its event and the call."""
+        if not isinstance(context, str) or not context:
+            return
+        attachment = {
+            "type": "hook_additional_context",
+            "content": [context],
+            "hookName": "PreToolUse:Bash",
+            "toolUseID": ident,
+            "hookEvent": "PreToolUse",
+        }
+        self.write({"type": "attachment", "attachment": attachment})
+
     def start(self, source: str = "startup") -> None:
         assert self.event("SessionStart", "session-start", source=source)[0] == 0
 
@@ -102,6 +117,7 @@ class Host:
             assert code == 0, err
             decision = json.loads(out).get("hookSpecificOutput", {})
             answer = decision.get("permissionDecision", "none")
+            self.attach(ident, decision.get("additionalContext"))
             if answer == "deny":
                 return answer
         command = command.replace("python3 ", f"{sys.executable} ")
@@ -308,27 +324,35 @@ def test_a_loss_is_recorded_once(tmp_path: Path) -> None:
     assert host.verdict()[0] == Verdict.FAIL
 
 
-def test_store_and_witness_both_erased_look_like_a_mid_session_install(tmp_path: Path) -> None:
-    """The documented limit: with the witness gone too the door cannot tell the loss from a
-    late install; the new chain still begins with a note naming the earlier calls."""
+def test_store_and_witness_erased_by_a_call_fail_at_its_post(tmp_path: Path) -> None:
+    """Store and witness erased by a call, in a session with no refusal: its post finds
+    neither, and the transcript holds the mark the door's ``pre`` answers leave there (``echo
+    one``'s and the erasing call's own): the door ran, so a chain and a witness were there.
+    It was a ``MidSessionStart`` WARN (the late-install look-alike)."""
     host = Host(tmp_path)
     host.start()
     host.bash("echo one")
     remove = host.script("os.remove(w)")
     host.bash(f"{ERASE} && python3 {remove}")
     host.bash("echo two")
-    assert _lost(host) == []
-    first = host.records()[0]
-    assert first["tool"] == "MidSessionStart"
-    assert first["continuity"]["earlierToolCalls"] == 1  # echo one (current: the erase)
-    # first seen at the erase's post, whose pre it never saw: a WARN, not a FAIL
-    assert first["alerts"] == ["first_seen_after_call"]
-    assert host.verdict()[0] == Verdict.WARN
+    (lost,) = _lost(host)
+    assert lost["continuity"]["how"] == "erased"
+    assert lost["continuity"]["event"] == "PostToolUse"
+    assert lost["continuity"]["toolUseIds"] == [
+        "toolu_010000000000000000000001",
+        "toolu_010000000000000000000002",
+    ]
+    assert "calls of the host's transcript that this door answered" in lost["judged"]["reason"]
+    assert not any(r["tool"] == "MidSessionStart" for r in host.records())
+    assert host.verdict()[0] == Verdict.FAIL
 
 
-def test_store_and_witness_erased_in_the_background_are_not_detected(tmp_path: Path) -> None:
-    """The limit: erased between two events, the next one a PreToolUse, the session looks
-    like one whose hooks were installed before that call (a note, no verdict)."""
+def test_store_and_witness_erased_in_the_background_fail_at_the_next_event(
+    tmp_path: Path,
+) -> None:
+    """Erased between two events (by a process a call left running), the next one a
+    PreToolUse, in a session with no refusal: the earlier calls' marks in the transcript say
+    the door ran (it was a ``MidSessionStart`` note and PASS)."""
     host = Host(tmp_path)
     host.start()
     host.bash("echo one")
@@ -338,8 +362,51 @@ def test_store_and_witness_erased_in_the_background_are_not_detected(tmp_path: P
     subprocess.run(erase, shell=True, cwd=host.project, check=True)
     host.witness().unlink()
     host.bash("echo two")
+    (lost,) = _lost(host)
+    assert lost["continuity"]["how"] == "erased"
+    assert lost["continuity"]["event"] == "PreToolUse"
+    assert lost["continuity"]["callsMissing"] == 2
+    assert host.verdict()[0] == Verdict.FAIL
+    host.end()
+    assert len(_lost(host)) == 1  # the end claims nothing twice
+
+
+def test_the_mark_printed_by_a_call_is_no_mark(tmp_path: Path) -> None:
+    """The look-alike: hooks installed mid-session after calls whose output (or the agent's
+    text) holds the door's mark. Only the host's ``attachment`` line of a ``PreToolUse``
+    hook's output counts; a tool result quoting it is the call's output."""
+    host = Host(tmp_path)
+    host.bash(f"echo '{DOOR_MARK}'", hooked=False)
+    host.write(
+        {
+            "type": "assistant",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": DOOR_MARK}]},
+        }
+    )
+    assert host.bash("echo first hooked") == "none"
+    host.end()
     assert _lost(host) == []
-    assert host.records()[0]["continuity"]["earlierToolCalls"] == 2
+    (note,) = [r for r in host.records() if r["tool"] == "MidSessionStart"]
+    assert note["continuity"]["earlierToolCalls"] == 1
+    assert host.verdict()[0] == Verdict.PASS
+
+
+def test_another_sessions_marks_are_not_this_ones(tmp_path: Path) -> None:
+    """The look-alike: a transcript holding another session's marked calls (a session
+    resumed into a new id copies its lines), hooks installed in this one's middle."""
+    host = Host(tmp_path)
+    other = {
+        "type": "hook_additional_context",
+        "content": [DOOR_MARK],
+        "hookName": "PreToolUse:Bash",
+        "toolUseID": "toolu_01other",
+        "hookEvent": "PreToolUse",
+    }
+    host.write({"type": "attachment", "attachment": other, "sessionId": "another-session"})
+    host.bash("ls", hooked=False)
+    assert host.bash("echo first hooked") == "none"
+    host.end()
+    assert _lost(host) == []
     assert host.verdict()[0] == Verdict.PASS
 
 
