@@ -24,7 +24,7 @@ from typing import Any
 from pytest_harness_audit.doors.hook_unfinished import transcript_lines
 
 #: What every ``PreToolUse`` answer adds to the model's context (and so to the transcript).
-DOOR_MARK = "[web4-audit] this call passed the harness-audit gate"
+DOOR_MARK = "[web4-audit] harness-audit gated this call"
 _MARK_BYTES = b"[web4-audit]"
 _PRE = "PreToolUse"
 #: The host's attachment types that hold a hook's output: its added context, or its stdout.

@@ -23,7 +23,7 @@ from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.policy import Policy
 from pytest_harness_audit.readers.verdict import Verdict, judge
 from tests.approvals.conftest import ASK_POLICY
-from tests.hooks.hook_processes import hook
+from tests.hooks.hook_processes import answer_of, hook
 
 SESSION = "terminated-session"
 
@@ -95,7 +95,7 @@ def test_a_hook_process_refuses_every_call_after_another_process_terminated(
     policy_file.write_text(json.dumps(ASK_POLICY))
     before = pre_payload(root, "Read", {"file_path": str(root / "notes.txt")}, "toolu_01A")
     code, out, _ = hook(storage, "pre", before, "--policy", str(policy_file))
-    assert (code, json.loads(out)) == (0, {})  # the session goes on so far
+    assert (code, answer_of(out)) == (0, {})  # the session goes on so far
     assert terminate_in_another_process(storage, root) == {
         "approver": "release-manager",
         "outcome": "terminate",
@@ -105,7 +105,7 @@ def test_a_hook_process_refuses_every_call_after_another_process_terminated(
     after = pre_payload(root, "Read", {"file_path": str(root / "notes.txt")}, "toolu_01B")
     code, out, err = hook(storage, "pre", after, "--policy", str(policy_file))
     assert code == 0, err
-    assert json.loads(out) == {
+    assert answer_of(out) == {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": "deny",

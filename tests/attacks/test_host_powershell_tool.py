@@ -15,14 +15,13 @@ PASS.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_harness_audit.readers.verdict import Verdict
-from tests.hooks.hook_processes import call_records, hook, verdict
+from tests.hooks.hook_processes import answer_of, call_records, hook, verdict
 
 SESSION = "powershell-tool"
 
@@ -52,7 +51,7 @@ def _payload(
 def _pre(storage: Path, project: Path, command: str, tool: str = "PowerShell") -> dict[str, Any]:
     code, out, err = hook(storage, "pre", _payload(project, command, tool=tool))
     assert code == 0, err
-    answer: dict[str, Any] = json.loads(out)
+    answer: dict[str, Any] = answer_of(out)
     return answer
 
 
@@ -117,7 +116,7 @@ def test_an_ordinary_powershell_command_is_left_to_the_host_and_passes(
     pre = _payload(project, "Get-ChildItem -Name; git --version")
     code, out, err = hook(storage, "pre", pre)
     assert code == 0, err
-    assert json.loads(out) == {}
+    assert answer_of(out) == {}
     post = {**pre, "hook_event_name": "PostToolUse", "tool_response": {"stdout": "a\n"}}
     code, out, err = hook(storage, "post", post)
     assert code == 0, err

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_harness_audit.readers.verdict import Verdict
-from tests.hooks.hook_processes import harness_audit
+from tests.hooks.hook_processes import answer_of, harness_audit
 from tests.hooks.test_hook_continuity import Host
 
 USE_ID = "toolu_01neverrecorded0000000000"
@@ -50,7 +50,7 @@ def _call_without_post(
             "PreToolUse", "pre", tool_name=tool, tool_input=params, tool_use_id=USE_ID
         )
         assert code == 0, err
-        assert json.loads(out) == {}
+        assert answer_of(out) == {}
     host.write(
         {
             "type": "user",

@@ -17,6 +17,7 @@ from typing import IO, Any, NamedTuple
 
 from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.audit.record_view import CallRecord
+from pytest_harness_audit.doors.hook_marks import DOOR_MARK
 from pytest_harness_audit.readers.verdict import Verdict, judge
 
 PAYLOADS = Path(__file__).with_name("payloads")
@@ -98,10 +99,11 @@ def pre_payload(
 
 
 def pre_answer(storage: Path, payload: dict[str, Any]) -> Any:
-    """The ``pre`` hook's JSON answer to ``payload`` (the hook must exit 0)."""
+    """The ``pre`` hook's JSON answer to ``payload`` (the hook must exit 0), without the door's
+    mark (:func:`answer_of`)."""
     code, out, err = hook(storage, "pre", payload, env=project_env(Path(payload["cwd"])))
     assert code == 0, err
-    return json.loads(out)
+    return answer_of(out)
 
 
 def harness_audit(
@@ -371,3 +373,26 @@ def door_answer(tmp_path: Path, command: str) -> DoorAnswer:
         assert len(records) == 1, records
     tamper = any("tamper_attempt" in record.get("alerts", ()) for record in records)
     return DoorAnswer(decision, tamper, str(verdict(storage, pre["session_id"])))
+
+
+def answer_of(out: str) -> dict[str, Any]:
+    """A hook's stdout answer, without the mark every ``pre`` answer leaves in the host's
+    transcript (:data:`~pytest_harness_audit.doors.hook_marks.DOOR_MARK`, the last line of its
+    ``additionalContext``): what the answer says about the call itself. An answer without the
+    mark is returned as it is (``test_hook_marks`` checks every ``pre`` answer carries it)."""
+    answer: dict[str, Any] = json.loads(out)
+    specific = answer.get("hookSpecificOutput")
+    context = specific.get("additionalContext") if isinstance(specific, dict) else None
+    if not isinstance(specific, dict) or not isinstance(context, str):
+        return answer
+    if not context.endswith(DOOR_MARK):
+        return answer
+    fields = dict(specific)
+    rest = context[: -len(DOOR_MARK)].removesuffix("\n")
+    if rest:
+        fields["additionalContext"] = rest
+    else:
+        del fields["additionalContext"]
+    if set(fields) == {"hookEventName"}:
+        return {key: value for key, value in answer.items() if key != "hookSpecificOutput"}
+    return {**answer, "hookSpecificOutput": fields}

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hook_processes import as_post, harness_audit, hook, host_env, recorded
+from hook_processes import answer_of, as_post, harness_audit, hook, host_env, recorded
 
 from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.audit.record_view import CallRecord
@@ -57,7 +57,7 @@ class Host:
         call = recorded("bash-touch.json", self.project, session_id=SESSION)
         call["tool_use_id"] = f"toolu_{self.calls}"
         code, out, err = hook(self.storage, "pre", call, env=self.env)
-        assert (code, json.loads(out)) == (0, {}), err
+        assert (code, answer_of(out)) == (0, {}), err
         return call
 
     def post(self, call: dict[str, Any]) -> None:
@@ -111,7 +111,7 @@ def config_change(
     if file_path is not None:
         payload["file_path"] = str(file_path)
     code, out, err = hook(host.storage, "config-change", payload, env=host.env)
-    return code, json.loads(out) if out.strip() else out, err
+    return code, answer_of(out) if out.strip() else out, err
 
 
 def write_project(host: Host, name: str, data: Any) -> Path:

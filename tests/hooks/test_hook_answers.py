@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import as_post, call_records, hook, host_env, recorded
+from hook_processes import answer_of, as_post, call_records, hook, host_env, recorded
 
 from pytest_harness_audit.audit.records import display_target
 
@@ -73,7 +73,7 @@ def test_pre_prints_exactly_the_host_fields(
     pre = recorded(payload, tmp_path)
     code, out, err = hook(tmp_path / "store", "pre", pre, *options, env=host_env(**env))
     assert (code, err) == (0, "")
-    assert json.loads(out) == expected
+    assert answer_of(out) == expected
 
 
 @pytest.mark.parametrize(

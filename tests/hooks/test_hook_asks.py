@@ -20,7 +20,7 @@ import pytest
 from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.readers.verdict import Verdict
 from tests.approvals.conftest import ASK_POLICY
-from tests.hooks.hook_processes import call_records, hook, host_env, verdict
+from tests.hooks.hook_processes import answer_of, call_records, hook, host_env, verdict
 
 SESSION = "5f0c1e2a-asks"
 REFUSED = (
@@ -105,7 +105,7 @@ def step(storage: Path, event: str, payload: dict[str, Any], policy: Path) -> tu
 
 def asked(storage: Path, project: Path, policy: Path, payload: dict[str, Any]) -> None:
     _, out = step(storage, "pre", payload, policy)
-    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "ask"
+    assert answer_of(out)["hookSpecificOutput"]["permissionDecision"] == "ask"
 
 
 def records_of(storage: Path, tool: str) -> list[dict[str, Any]]:
@@ -133,7 +133,7 @@ def test_a_prompt_the_user_refused_is_recorded_at_the_agents_next_pre(
     assert call_records(storage, SESSION) == []  # the host is asking: nothing ran yet
     # the user answers "no": the host sends no event; the agent's next call comes
     _, out = step(storage, "pre", read(project, "toolu_02"), policy_file)
-    assert json.loads(out) == {}
+    assert answer_of(out) == {}
     [write] = call_records(storage, SESSION)
     assert write["tool"] == "Write"
     assert_refused_by_host(write, "PreToolUse")
@@ -180,7 +180,7 @@ def test_an_approved_ask_keeps_its_one_outcome(
     asked(storage, project, policy_file, payload)
     (project / "deploy" / "app.yaml").write_text("replicas: 3\n")  # the user said yes
     _, out = step(storage, "post", post(payload, {"type": "create"}), policy_file)
-    assert json.loads(out) == {"suppressOutput": True}
+    assert answer_of(out) == {"suppressOutput": True}
     step(storage, "pre", read(project, "toolu_32"), policy_file)
     hook(storage, "stop", stop(project), "--policy", str(policy_file))
     [write] = records_of(storage, "Write")
@@ -222,7 +222,7 @@ def test_permission_denied_records_the_auto_modes_refusal(
     code, out, err = hook(storage, "permission-denied", denied, "--policy", str(policy_file))
     assert code == 0, err
     # the denial stands: the model is never told to retry what the host refused
-    assert json.loads(out) == {
+    assert answer_of(out) == {
         "hookSpecificOutput": {"hookEventName": "PermissionDenied", "retry": False}
     }
     [write] = call_records(storage, SESSION)

@@ -9,11 +9,11 @@ WARN): the verdict no longer claims the call did nothing.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from hook_processes import (
+    answer_of,
     as_post,
     call_records,
     committed_project,
@@ -35,7 +35,7 @@ def project(tmp_path: Path) -> Path:
 
 def _post_at_once(storage: Path, pre: dict[str, object], response: dict[str, object]) -> dict:  # type: ignore[type-arg]
     code, out, err = hook(storage, "pre", pre, env=host_env())
-    assert code == 0 and json.loads(out) == {}, err
+    assert code == 0 and answer_of(out) == {}, err
     code, out, err = hook(storage, "post", as_post(pre, response), env=host_env())
     assert code == 0, err
     record: dict = call_records(storage, SESSION)[-1]  # type: ignore[type-arg]

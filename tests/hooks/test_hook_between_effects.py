@@ -11,7 +11,6 @@ the session's end records a change after the last call as a ``WorkspaceChangedBe
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 from hook_processes import (
     GIT,
+    answer_of,
     as_post,
     call_records,
     committed_project,
@@ -66,7 +66,7 @@ class _Host:
             "tool_input": {"command": command, "description": "work", **more},
             "tool_use_id": f"toolu_{self.calls}",
         }
-        assert json.loads(self._send("pre", payload)) == {}
+        assert answer_of(self._send("pre", payload)) == {}
         return payload
 
     def post(self, pre: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import harness_audit, hook, host_env
+from hook_processes import answer_of, harness_audit, hook, host_env
 
 SESSION = "conformance-1"
 #: Fields a newer host may send that the door does not use.
@@ -102,7 +102,7 @@ def test_every_event_tolerates_fields_it_does_not_know(
     for command, payload, answer in steps:
         code, out, err = hook(storage, command, payload, env=env)
         assert code == 0, (command, err)
-        assert (json.loads(out) if out else "") == answer, command
+        assert (answer_of(out) if out else "") == answer, command
 
 
 @pytest.mark.parametrize(
@@ -159,9 +159,9 @@ def test_an_allowed_call_leaves_the_host_s_prompt_alone(
     code, out, err = hook(storage, "pre", {**payload, "tool_use_id": "toolu_a"}, *options, env=env)
     assert code == 0, err
     if answer == "allow":  # opt-in only, and never for a tool that asks the user something
-        assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "allow"
+        assert answer_of(out)["hookSpecificOutput"]["permissionDecision"] == "allow"
     else:
-        assert json.loads(out) == answer
+        assert answer_of(out) == answer
 
 
 def test_a_failed_permission_request_denies_through_the_decision(
@@ -173,7 +173,7 @@ def test_a_failed_permission_request_denies_through_the_decision(
         storage, "permission-request", payload, "--policy", str(project / "none.yaml"), env=env
     )
     assert code == 0  # exit 2 would leave the dialog up: only the decision object denies
-    decision = json.loads(out)["hookSpecificOutput"]
+    decision = answer_of(out)["hookSpecificOutput"]
     assert decision["hookEventName"] == "PermissionRequest"
     assert decision["decision"]["behavior"] == "deny"
     assert "none.yaml" in decision["decision"]["message"]

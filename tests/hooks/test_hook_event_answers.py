@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_harness_audit.cli import main as cli
+from tests.hooks.hook_processes import answer_of
 
 SESSION = "answers-session"
 CALL = {"tool_name": "Read", "tool_input": {"file_path": "/tmp/answers/notes.txt"}}
@@ -90,7 +91,7 @@ def test_each_event_is_answered_in_its_own_shape(
     if answer is None:
         assert out == ""  # nothing a host could read as context or a decision
     else:
-        assert json.loads(out) == answer
+        assert answer_of(out) == answer
 
 
 @pytest.mark.parametrize(
@@ -118,7 +119,7 @@ def _decision(out: str) -> Any:
     """The ``PermissionRequest`` decision's behaviour a failure answers (``out`` as is else)."""
     if not out:
         return out
-    return json.loads(out)["hookSpecificOutput"]["decision"]["behavior"]
+    return answer_of(out)["hookSpecificOutput"]["decision"]["behavior"]
 
 
 def _refused(event: str) -> str:

@@ -13,6 +13,7 @@ import pytest
 from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.cli import main as cli
 from pytest_harness_audit.doors import hook as hook_door
+from tests.hooks.hook_processes import answer_of
 
 SESSION = "host-contract"
 
@@ -47,7 +48,7 @@ def test_an_allowed_call_leaves_the_decision_to_the_host(
 ) -> None:
     code, out, _ = run(monkeypatch, capsys, tmp_path, "pre", payload("PreToolUse"))
     assert code == 0
-    assert json.loads(out) == {}  # never "allow": that would skip the user's permission prompt
+    assert answer_of(out) == {}  # never "allow": that would skip the user's permission prompt
 
 
 def test_a_failed_call_is_recorded_as_an_error_and_clears_its_pending_file(
@@ -56,7 +57,7 @@ def test_a_failed_call_is_recorded_as_an_error_and_clears_its_pending_file(
     run(monkeypatch, capsys, tmp_path, "pre", payload("PreToolUse"))
     failure = payload("PostToolUseFailure", error="Command failed: exit 1", is_interrupt=False)
     code, out, _ = run(monkeypatch, capsys, tmp_path, "post", failure)
-    assert code == 0 and json.loads(out) == {"suppressOutput": True}
+    assert code == 0 and answer_of(out) == {"suppressOutput": True}
     (record,) = [r for r in iter_records(tmp_path, SESSION) if r.get("kind", "call") == "call"]
     assert record["result"]["status"] == "error"
     assert record["result"]["errorMessage"] == "Command failed: exit 1"

@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import call_records, hook, pre_answer, pre_payload, project_env, verdict
+from hook_processes import (
+    answer_of,
+    call_records,
+    hook,
+    pre_answer,
+    pre_payload,
+    project_env,
+    verdict,
+)
 
 from pytest_harness_audit.readers.verdict import Verdict
 
@@ -111,7 +119,7 @@ def _run(
     pre = pre_payload(project, "progs", tool, tool_input)
     env = project_env(project)
     code, out, err = hook(storage, "pre", pre, env=env)
-    assert code == 0 and json.loads(out) == {}, (out, err)
+    assert code == 0 and answer_of(out) == {}, (out, err)
     act()
     post = {**pre, "hook_event_name": "PostToolUse", "tool_response": {"stdout": "", "stderr": ""}}
     code, _, err = hook(storage, "post", post, env=env)

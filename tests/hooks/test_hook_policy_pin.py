@@ -7,7 +7,6 @@ change is a FAIL note and the session goes on under the policy it started with.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ import pytest
 
 from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.gate.session_policy import policy_path
-from tests.hooks.hook_processes import hook
+from tests.hooks.hook_processes import answer_of, hook
 
 SESSION = "pinned"
 SAFE = "name: team\npreset: safety\nrules: []\n"
@@ -57,7 +56,7 @@ def test_a_policy_rewritten_mid_session_is_noted_and_the_pinned_one_still_judges
     policy.write_text(OPEN)  # what the agent's inline code did
     code, out, _err = _read_env(world, "toolu_1")
     assert code == 0
-    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert answer_of(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert _read_env(world, "toolu_2")[0] == 0
     (note,) = _notes(storage)  # once per new policy, not per event
     assert note["result"]["status"] == "error"
@@ -93,5 +92,5 @@ def test_an_unchanged_policy_and_a_resumed_session_note_nothing(
     policy.write_text(OPEN)  # the user's own change, between runs of the session
     assert _event(world, "SessionStart", "session-start", source="resume")[0] == 0
     code, out, _err = _read_env(world, "toolu_2")
-    assert code == 0 and json.loads(out) == {}  # the new run's policy allows it
+    assert code == 0 and answer_of(out) == {}  # the new run's policy allows it
     assert _notes(storage) == []

@@ -14,7 +14,7 @@ from pytest_harness_audit.gate import Gate
 from pytest_harness_audit.gate.seam import Outcome
 from pytest_harness_audit.policy import Policy
 from tests.approvals.conftest import ASK_POLICY
-from tests.hooks.hook_processes import call_records, hook
+from tests.hooks.hook_processes import answer_of, call_records, hook
 
 SESSION = "9d4e7b10-prompt"
 PUSH = {"command": "git push origin main", "description": "Push the branch"}
@@ -85,12 +85,10 @@ def test_a_prompt_of_the_hosts_own_rules_the_user_refused_is_recorded(
     tmp_path: Path, project: Path, policy_file: Path
 ) -> None:
     storage = tmp_path / "audit"
-    assert (
-        json.loads(run(storage, "pre", pre(project, "toolu_p1", "Bash", PUSH), policy_file)) == {}
-    )
+    assert answer_of(run(storage, "pre", pre(project, "toolu_p1", "Bash", PUSH), policy_file)) == {}
     # the host's own rules ask: the door leaves the dialog to the user
     answer = run(storage, "permission-request", request(project, "Bash", PUSH), policy_file)
-    assert json.loads(answer) == {}
+    assert answer_of(answer) == {}
     assert (storage / "pending" / SESSION / "toolu_p1.json").stat().st_size > 4096
     assert run(storage, "stop", stop(project), policy_file) == ""
     [push] = call_records(storage, SESSION)
@@ -121,7 +119,7 @@ def test_the_dialog_of_a_call_a_rule_asked_about_keeps_the_rules_ask(
 ) -> None:
     storage = tmp_path / "audit"
     deploy = {"file_path": str(project / "deploy" / "app.yaml"), "content": "replicas: 3\n"}
-    answer = json.loads(run(storage, "pre", pre(project, "toolu_p3", "Write", deploy), policy_file))
+    answer = answer_of(run(storage, "pre", pre(project, "toolu_p3", "Write", deploy), policy_file))
     assert answer["hookSpecificOutput"]["permissionDecision"] == "ask"
     assert (
         json.loads(
@@ -181,7 +179,7 @@ def test_a_bad_permission_request_is_refused_in_one_line(tmp_path: Path, policy_
         storage, "permission-request", '{"session_id": 5', "--policy", str(policy_file)
     )
     # the host ignores exit code 2 here: a broken hook denies by the decision object
-    decision = json.loads(out)["hookSpecificOutput"]["decision"]
+    decision = answer_of(out)["hookSpecificOutput"]["decision"]
     assert (code, decision["behavior"]) == (0, "deny")
     assert "invalid JSON" in decision["message"]
     assert len(err.splitlines()) == 1 and "invalid JSON" in err

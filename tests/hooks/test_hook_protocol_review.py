@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import harness_audit, hook, host_env, verdict
+from hook_processes import answer_of, harness_audit, hook, host_env, verdict
 
 from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.doors.hook import parse_payload
@@ -74,7 +74,7 @@ def test_a_post_with_other_input_than_pre_judged_is_recorded_as_it_ran(
 ) -> None:
     storage, env, project = where
     code, out, err = hook(storage, "pre", _bash(project, "PreToolUse", "ls", "toolu_r1"), env=env)
-    assert (code, json.loads(out)) == (0, {}), err
+    assert (code, answer_of(out)) == (0, {}), err
     # another hook's updatedInput rewrote the call: the host ran what pre never judged
     post = _bash(project, "PostToolUse", "rm -rf /", "toolu_r1", tool_response=RAN)
     code, out, err = hook(storage, "post", post, env=env)
@@ -148,7 +148,7 @@ def test_a_payload_that_is_not_utf8_fails_the_event_s_safe_way(
     assert got == code, err
     assert "not UTF-8" in err and "Traceback" not in err
     if event == "permission-request":
-        assert json.loads(out)["hookSpecificOutput"]["decision"]["behavior"] == "deny"
+        assert answer_of(out)["hookSpecificOutput"]["decision"]["behavior"] == "deny"
     elif event == "pre":
         assert out == ""
 
@@ -207,7 +207,7 @@ def test_approve_allowed_answers_allow_only_where_it_stands_in_for_a_prompt(
     expected = {
         "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}
     }
-    assert json.loads(out) == (expected if allowed else {})
+    assert answer_of(out) == (expected if allowed else {})
 
 
 def test_records_after_session_end_are_in_the_session_s_report(
@@ -224,7 +224,7 @@ def test_records_after_session_end_are_in_the_session_s_report(
     code, out, err = hook(
         storage, "pre", _bash(project, "PreToolUse", "rm -rf /", "toolu_e1"), env=env
     )
-    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny", err
+    assert answer_of(out)["hookSpecificOutput"]["permissionDecision"] == "deny", err
     report = _report(storage, env)
     assert "verdict: FAIL" in report
     assert "rm -rf /" in report
@@ -246,7 +246,7 @@ def test_the_agent_cannot_run_the_door_s_own_events(
         storage, "pre", _bash(project, "PreToolUse", command, "toolu_f1"), env=env
     )
     assert code == 0, err
-    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert answer_of(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
 def _ours(settings: dict[str, Any], event: str, subcommand: str) -> list[tuple[Any, Any]]:

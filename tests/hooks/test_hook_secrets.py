@@ -13,6 +13,7 @@ import pytest
 
 from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.cli import main as cli
+from tests.hooks.hook_processes import answer_of
 
 KEY = "sk-live-9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a"
 SESSION = "host-secrets"
@@ -35,7 +36,7 @@ def run(
 ) -> dict[str, Any]:
     monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(payload)))
     assert cli(["--storage", str(storage), "hook", event, "--preset", "safety"]) == 0
-    answer: dict[str, Any] = json.loads(capsys.readouterr().out)
+    answer: dict[str, Any] = answer_of(capsys.readouterr().out)
     return answer
 
 

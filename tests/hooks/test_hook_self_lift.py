@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import harness_audit, hook, host_env, verdict
+from hook_processes import answer_of, harness_audit, hook, host_env, verdict
 
 from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.readers.verdict import Verdict
@@ -63,7 +63,7 @@ class _Host:
             self.storage, step, payload, "--policy", str(self.policy), env=self.env
         )
         assert code == 0, err
-        return json.loads(out) if out.strip() else {}
+        return answer_of(out) if out.strip() else {}
 
     def pre(self, tool: str, tool_input: dict[str, Any]) -> Any:
         self.uses += 1
