@@ -89,6 +89,7 @@ def before_event(
     if event is None:
         return None
     path = witness_path(storage, event.session_id, environ)
+    before = _transcript_before(event, path)
     gone = _witness_gone(storage, event, path)
     kept = _keep_witness(storage, event, path, environ)  # before anything is recorded
     with contextlib.suppress(ChainError):  # the event meets the same failure and says so
@@ -121,8 +122,10 @@ def before_event(
     if refused:  # the door ran in this session and left no chain: erased with its witness
         loss = Loss(ROLLED_BACK, len(refused), refused)
         return event if record_loss(storage, policy, event, loss) else None
-    answered = marked_calls(event.transcript, event.session_id)
-    if answered:  # the door answered calls of the session (its mark): erased with its witness
+    # the door answered calls of the session (its mark) while no witness was there: each of
+    # them wrote one before its answer, so it was erased with the store
+    answered = marked_calls(event.transcript, event.session_id, before) if before else ()
+    if answered:
         loss = Loss(ERASED, len(answered), answered)
         return event if record_loss(storage, policy, event, loss) else None
     if event.event == SESSION_START:
@@ -143,6 +146,17 @@ def before_event(
         ):
             return None
     return event
+
+
+def _transcript_before(event: HookEvent, path: Path) -> int | None:
+    """The transcript's length when the session's witness is found missing at the event's
+    start (``None``: a witness is there, or no transcript). A mark of the door in those bytes
+    was written after a witness was (each ``pre`` writes one before it answers); a parallel
+    first event's mark lies beyond them."""
+    if os.path.lexists(path):
+        return None  # the ordinary case: one stat
+    size = transcript_size(event.transcript)
+    return None if os.path.lexists(path) else size
 
 
 def door_refusals(event: HookEvent) -> tuple[str, ...]:

@@ -22,7 +22,9 @@ from pytest_harness_audit.audit.continuity_files import keep_fault, kept_faults
 from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.doors.chain_faults import describe, is_chain_fault
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
+from pytest_harness_audit.doors.hook_continuity import LOST_TOOL
 from pytest_harness_audit.doors.hook_effects import workspace_root
+from pytest_harness_audit.doors.hook_marks import marked_calls
 from pytest_harness_audit.doors.hook_unfinished import (
     USE_ID_FIELD,
     TranscriptCall,
@@ -153,6 +155,11 @@ def record_unrecorded_calls(
     found = {use.use_id for use in lost} | noted
     midway = held.first_tool != "SessionStart"  # begun anew mid-session: store and witness gone
     refused = refused_here(uses, held.every | stale, anywhere=midway)
+    if midway and held.first_tool != LOST_TOOL:
+        # and every call whose pre the door answered (its mark in the transcript); a chain
+        # begun with its loss recorded has said what came before it
+        answered = set(marked_calls(transcript, session_id)) - held.every - stale
+        refused += [use for use in uses if use.use_id in answered and use not in refused]
     return lost + [use for use in refused if use.use_id not in found]
 
 

@@ -42,13 +42,17 @@ def marked(answer: dict[str, Any]) -> dict[str, Any]:
     return {**answer, "hookSpecificOutput": fields}
 
 
-def marked_calls(transcript: str | None, session_id: str) -> tuple[str, ...]:
+def marked_calls(
+    transcript: str | None, session_id: str, upto: int | None = None
+) -> tuple[str, ...]:
     """The ``toolUseID`` of each call whose ``PreToolUse`` output in the host's transcript holds
-    :data:`DOOR_MARK` (an ``attachment`` line of the session, written by the host)."""
+    :data:`DOOR_MARK` (an ``attachment`` line of the session, written by the host), in its
+    first ``upto`` bytes when given."""
     if transcript is None:
         return ()
     found: dict[str, None] = {}
-    for line in transcript_lines(transcript):
+    lines = transcript_lines(transcript) if upto is None else transcript_lines(transcript, 0, upto)
+    for line in lines:
         if _MARK_BYTES not in line or b'"attachment"' not in line:
             continue
         use_id = _marked_use(line, session_id)

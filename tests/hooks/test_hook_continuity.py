@@ -371,6 +371,42 @@ def test_store_and_witness_erased_in_the_background_fail_at_the_next_event(
     assert len(_lost(host)) == 1  # the end claims nothing twice
 
 
+def test_a_chain_begun_anew_by_the_door_run_on_a_blank_transcript_fails_at_the_end(
+    tmp_path: Path,
+) -> None:
+    """Store and witness erased, then a new chain and witness made by running the door itself
+    on a payload naming an empty transcript (what code of the agent's can do): the next event
+    finds a chain its witness vouches for. At the end the chain begun in the session's middle
+    holds none of the calls the transcript shows the door answered before it: a lost chain
+    (it was PASS)."""
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    host.bash("echo two")
+    shutil.rmtree(host.store)
+    host.witness().unlink()
+    blank = tmp_path / "blank.jsonl"
+    blank.touch()
+    params = {"command": "echo forged", "description": "run"}
+    forged = {"tool_name": "Bash", "tool_input": params, "tool_use_id": "toolu_01forged"}
+    for name, command, more in (
+        ("PreToolUse", "pre", {}),
+        ("PostToolUse", "post", {"tool_response": {"stdout": "forged\n", "stderr": ""}}),
+    ):
+        payload = {**host.base(name), "transcript_path": str(blank), **forged, **more}
+        assert hook(host.store, command, payload, "--preset", "safety", env=host.env)[0] == 0
+    host.bash("echo three")
+    assert _lost(host) == []  # the witness vouches for the forged chain
+    host.end()
+    (lost,) = _lost(host)
+    assert lost["continuity"]["event"] == "SessionEnd"
+    assert lost["continuity"]["toolUseIds"] == [
+        "toolu_010000000000000000000001",
+        "toolu_010000000000000000000002",
+    ]
+    assert host.verdict()[0] == Verdict.FAIL
+
+
 def test_the_mark_printed_by_a_call_is_no_mark(tmp_path: Path) -> None:
     """The look-alike: hooks installed mid-session after calls whose output (or the agent's
     text) holds the door's mark. Only the host's ``attachment`` line of a ``PreToolUse``

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from hook_processes import (
+    answer_of,
     as_post,
     call_records,
     committed_project,
@@ -43,11 +44,11 @@ def host_call(
     """One call as the host makes it: pre (let through), the tool runs, post; its record."""
     code, out, err = hook(storage, "pre", pre, *options, env=host_env(**env))
     assert code == 0, err
-    answer = json.loads(out).get("hookSpecificOutput", {})
+    answer = answer_of(out).get("hookSpecificOutput", {})
     assert answer.get("permissionDecision") != "deny", answer  # the text reading lets it pass
     response = run_as_host(pre, project)
     code, out, err = hook(storage, "post", as_post(pre, response), env=host_env(**env))
-    assert (code, json.loads(out)) == (0, {"suppressOutput": True}), err
+    assert (code, answer_of(out)) == (0, {"suppressOutput": True}), err
     record = call_records(storage, pre["session_id"])[-1]
     assert record["tool"] == pre["tool_name"] and record["result"]["status"] == "success"
     return record
@@ -77,7 +78,7 @@ def test_a_persona_file_rewritten_through_a_hard_link_fails(project: Path, tmp_p
     # the Write names p2.md only: it is judged as the write of SOUL.md, before it runs
     code, out, err = hook(storage, "pre", recorded("write-hardlink.json", project), env=host_env())
     assert code == 0, err
-    answer = json.loads(out)["hookSpecificOutput"]
+    answer = answer_of(out)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny"
     assert "p2.md is a hard link to SOUL.md" in answer["permissionDecisionReason"]
     assert "obey" not in (project / "SOUL.md").read_text()
@@ -160,7 +161,7 @@ def test_a_workspace_over_the_limit_is_recorded_and_warned(project: Path, tmp_pa
     storage = tmp_path / "store"
     pre = recorded("bash-touch.json", project)
     code, out, err = hook(storage, "pre", pre, "--snapshot-limit", "3")
-    assert (code, json.loads(out)) == (0, {}), err
+    assert (code, answer_of(out)) == (0, {}), err
     state = json.loads(next((storage / "pending").rglob("*.json")).read_text())
     kept = state["workspace"]  # nothing partial is kept, only the persona files' state
     assert (kept["overLimit"], kept["root"]) == (3, str(project))
@@ -200,7 +201,7 @@ def test_a_missing_or_corrupt_snapshot_is_a_fault_note_not_a_crash(
         folder.mkdir(parents=True)
         (folder / f"{pre['tool_use_id']}.json").write_text(pending)
     code, out, err = hook(storage, "post", as_post(pre, {"stdout": "", "stderr": ""}))
-    assert (code, json.loads(out), err) == (0, {"suppressOutput": True}, "")
+    assert (code, answer_of(out), err) == (0, {"suppressOutput": True}, "")
     (record,) = call_records(storage, SESSION)
     assert record["result"]["status"] == "success"
     assert record["effects"] == {"unknown": f"{note}: the call's effects are unknown"}
@@ -240,7 +241,7 @@ def test_a_failed_call_is_judged_by_what_it_did_before_failing(
         "is_interrupt": False,
     }
     code, out, err = hook(storage, "post", failure)
-    assert (code, json.loads(out)) == (0, {"suppressOutput": True}), err
+    assert (code, answer_of(out)) == (0, {"suppressOutput": True}), err
     (record,) = call_records(storage, SESSION)
     assert record["result"]["status"] == "error"
     assert record["result"]["errorMessage"] == "Command failed with exit code 3"
@@ -267,7 +268,7 @@ def test_over_the_limit_a_persona_rewrite_still_fails(
     pre = recorded("bash-touch.json", project)
     pre["tool_input"] = {"command": command}
     code, out, err = hook(storage, "pre", pre, "--snapshot-limit", limit)
-    assert code == 0 and json.loads(out).get("hookSpecificOutput") is None, err
+    assert code == 0 and answer_of(out).get("hookSpecificOutput") is None, err
     hook(storage, "post", as_post(pre, run_as_host(pre, project)))
     (record,) = call_records(storage, SESSION)
     assert record["effects"]["incomplete"] is True

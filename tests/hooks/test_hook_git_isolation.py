@@ -8,13 +8,12 @@ exit code") and kill the hook: a call left to the user's prompt would run withou
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from hook_processes import hook, host_env
+from hook_processes import answer_of, hook, host_env
 
 from pytest_harness_audit.doors.hook_git import isolate_git
 
@@ -60,7 +59,7 @@ def test_the_project_s_fsmonitor_never_runs_inside_a_hook(tmp_path: Path) -> Non
         "tool_use_id": "toolu_1",
     }
     code, out, err = hook(tmp_path / "store", "pre", payload, env=env)
-    assert (code, json.loads(out)) == (0, {}), err  # the host's own prompt, as before
+    assert (code, answer_of(out)) == (0, {}), err  # the host's own prompt, as before
     assert not ran.exists()
 
 

@@ -12,13 +12,20 @@ into the project was judged PASS. Now the gate refuses such a write, and one it 
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import call_records, hook, pre_answer, pre_payload, project_env, verdict
+from hook_processes import (
+    answer_of,
+    call_records,
+    hook,
+    pre_answer,
+    pre_payload,
+    project_env,
+    verdict,
+)
 
 from pytest_harness_audit.readers.verdict import Verdict
 
@@ -76,7 +83,7 @@ def _run_script(storage: Path, project: Path, writes: str) -> str:
     pre = pre_payload(project, "defs-effect", "Bash", {"command": "python3 tools/gen.py"})
     env = project_env(project)
     code, out, err = hook(storage, "pre", pre, env=env)
-    assert code == 0 and json.loads(out) == {}, (out, err)
+    assert code == 0 and answer_of(out) == {}, (out, err)
     target = project / writes  # what the script does, its names built at run time
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(SKILL)

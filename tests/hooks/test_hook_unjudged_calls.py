@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import hook, host_env
+from hook_processes import answer_of, hook, host_env
 
 from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.doors.hook_deadline import DEADLINE_S
@@ -66,7 +66,7 @@ def test_a_refused_call_no_pre_judged_is_denied_at_the_permission_dialog(
     request = _event(project, "PermissionRequest", "rm -rf app")
     code, out, err = hook(storage, "permission-request", request, env=env)
     assert code == 0, err
-    answer = json.loads(out)["hookSpecificOutput"]
+    answer = answer_of(out)["hookSpecificOutput"]
     assert answer["hookEventName"] == "PermissionRequest"
     assert answer["decision"]["behavior"] == "deny"
     assert answer["decision"]["message"].startswith("[blocked] [web4-policy] ")
@@ -83,13 +83,13 @@ def test_a_call_rewritten_after_pre_is_judged_at_the_permission_dialog(
     code, out, err = hook(
         storage, "pre", _event(project, "PreToolUse", "ls", tool_use_id="toolu_1"), env=env
     )
-    assert (code, json.loads(out)) == (0, {}), err
+    assert (code, answer_of(out)) == (0, {}), err
     # another hook's ``updatedInput`` turned the call into one the policy refuses
     code, out, err = hook(
         storage, "permission-request", _event(project, "PermissionRequest", "rm -rf app"), env=env
     )
     assert code == 0, err
-    assert json.loads(out)["hookSpecificOutput"]["decision"]["behavior"] == "deny"
+    assert answer_of(out)["hookSpecificOutput"]["decision"]["behavior"] == "deny"
     assert [(c["target"], c["result"]["status"]) for c in _calls(storage)] == [
         ("rm -rf app", "blocked")
     ]
@@ -103,11 +103,11 @@ def test_an_allowed_call_still_gets_the_host_s_dialog(
     if judged_by_pre:
         pre = _event(project, "PreToolUse", "ls -la", tool_use_id="toolu_1")
         code, out, err = hook(storage, "pre", pre, env=env)
-        assert (code, json.loads(out)) == (0, {}), err
+        assert (code, answer_of(out)) == (0, {}), err
     code, out, err = hook(
         storage, "permission-request", _event(project, "PermissionRequest", "ls -la"), env=env
     )
-    assert (code, json.loads(out)) == (0, {}), err
+    assert (code, answer_of(out)) == (0, {}), err
     assert _calls(storage) == []  # nothing refused: its post records the call if it runs
 
 
@@ -154,7 +154,7 @@ def _hang_and_refuse(storage: Path, env: dict[str, str], project: Path) -> None:
     request = _event(project, "PermissionRequest", "rm -rf app")
     code, out, err = _real_hook(storage, "permission-request", request, env, "--deadline", "1.5")
     assert code == 0, err
-    decision = json.loads(out)["hookSpecificOutput"]["decision"]
+    decision = answer_of(out)["hookSpecificOutput"]["decision"]
     assert decision["behavior"] == "deny"
     assert "did not answer within 1.5 s" in decision["message"]
     assert time.monotonic() - started < 30
