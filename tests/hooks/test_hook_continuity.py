@@ -371,6 +371,7 @@ def test_store_and_witness_erased_in_the_background_fail_at_the_next_event(
     assert len(_lost(host)) == 1  # the end claims nothing twice
 
 
+@pytest.mark.slow
 def test_a_chain_begun_anew_by_the_door_run_on_a_blank_transcript_fails_at_the_end(
     tmp_path: Path,
 ) -> None:
@@ -405,6 +406,24 @@ def test_a_chain_begun_anew_by_the_door_run_on_a_blank_transcript_fails_at_the_e
         "toolu_010000000000000000000002",
     ]
     assert host.verdict()[0] == Verdict.FAIL
+
+
+@pytest.mark.slow
+def test_a_session_resumed_on_a_fresh_machine_claims_nothing(tmp_path: Path) -> None:
+    """The look-alike: the transcript holds the door's marks from before, the store and the
+    witnesses are not there (another machine, or pruned): a start resuming the session begins
+    a new chain there, and the marked calls before it are not claimed."""
+    host = Host(tmp_path)
+    host.start()
+    host.bash("echo one")
+    host.end()
+    shutil.rmtree(host.store)
+    host.witness().unlink()
+    host.start("resume")
+    host.bash("echo two")
+    host.end()
+    assert _lost(host) == []
+    assert host.verdict()[0] == Verdict.PASS
 
 
 def test_the_mark_printed_by_a_call_is_no_mark(tmp_path: Path) -> None:
