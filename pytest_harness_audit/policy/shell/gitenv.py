@@ -33,6 +33,7 @@ from pytest_harness_audit.policy.shell.embedded import (
     git_key_runs,
     git_template,
 )
+from pytest_harness_audit.policy.shell.native_loaders import NATIVE_ENV, native_environment
 from pytest_harness_audit.policy.shell.node_config import is_node_variable, node_environment
 from pytest_harness_audit.policy.shell.subscript_code import PROMPT_VARIABLES, subscript_code
 
@@ -98,6 +99,7 @@ def relevant(name: str) -> bool:
         or name in FOLDER_ENV
         or name.startswith(_CONFIG_PREFIX)
         or is_node_variable(name)
+        or name in NATIVE_ENV
     )
 
 
@@ -112,6 +114,9 @@ def environment(
     configured = False
     for name, value in variables.items():
         configured = configured or name.startswith(_CONFIG_PREFIX)
+        if name in NATIVE_ENV:  # `LD_PRELOAD=./x.so ls`: native code (:mod:`.native_loaders`)
+            native_environment(name, value, runner)
+            continue
         if value is None:
             if is_node_variable(name):
                 runner.unknown(f"node or npm runs a program named at run time ({name})")

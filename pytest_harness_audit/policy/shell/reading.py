@@ -59,7 +59,7 @@ from pytest_harness_audit.policy.shell.powershell import as_posix
 from pytest_harness_audit.policy.shell.program_files import program_commands
 from pytest_harness_audit.policy.shell.projects import program_file
 from pytest_harness_audit.policy.shell.script_input import enter, leave
-from pytest_harness_audit.policy.shell.searchpath import PATH_LISTS
+from pytest_harness_audit.policy.shell.searchpath import KEPT_AS_TEXT
 from pytest_harness_audit.policy.shell.simple import parse_simple
 from pytest_harness_audit.policy.shell.streams import may_print, open_descriptors, stdin_of
 from pytest_harness_audit.policy.shell.subscript_code import read_subscript_code
@@ -272,7 +272,7 @@ def _read_simple(
             joined = " ".join(f.text for f in known)
             # a PATH keeps its unknown parts as text (`.:$PATH`): its known entries count
             unknown = any(f.dynamic for f in known)
-            environ[name] = joined if name in PATH_LISTS or not unknown else None
+            environ[name] = joined if name in KEPT_AS_TEXT or not unknown else None
             held.append(joined)
         _environment(environ, reading, expander)
     if argv and (

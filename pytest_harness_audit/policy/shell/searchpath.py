@@ -18,6 +18,8 @@ import posixpath
 import re
 from typing import Final
 
+from pytest_harness_audit.policy.shell.native_loaders import NATIVE_ENV
+
 #: Names the shell runs itself, never from ``PATH``.
 SHELL_BUILTINS: Final = frozenset(
     {"alias", "bg", "bind", "break", "builtin", "caller", "cd", "command", "compgen",
@@ -32,6 +34,9 @@ SHELL_BUILTINS: Final = frozenset(
 )  # fmt: skip
 #: Variables holding folder lists a command looks names up in (:mod:`.lookups`).
 PATH_LISTS: Final = frozenset({"PATH", "PYTHONPATH", "NODE_PATH"})
+#: Variables of a command's environment whose unknown parts are kept as their ``$NAME`` text:
+#: the folder lists, and the native libraries a program loads (:mod:`.native_loaders`).
+KEPT_AS_TEXT: Final = PATH_LISTS | NATIVE_ENV
 #: Most ``PATH`` entries looked at.
 MAX_ENTRIES = 32
 _VARIABLE: Final = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
@@ -102,6 +107,7 @@ def candidates(name: str, value: str, root: str, bases: tuple[str, ...]) -> list
 
 
 __all__ = [
+    "KEPT_AS_TEXT",
     "MAX_ENTRIES",
     "PATH_LISTS",
     "SHELL_BUILTINS",
