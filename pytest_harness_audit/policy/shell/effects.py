@@ -51,7 +51,7 @@ from pytest_harness_audit.policy.shell.embedded import (
     sed_script,
 )
 from pytest_harness_audit.policy.shell.env_loaders import launcher_loads
-from pytest_harness_audit.policy.shell.imports import data_urls, follow_loads, node_preloads
+from pytest_harness_audit.policy.shell.imports import data_urls, follow_loads
 from pytest_harness_audit.policy.shell.ipython_api import read_ipython
 from pytest_harness_audit.policy.shell.launchers import (
     CODE_RUNNERS,
@@ -66,6 +66,7 @@ from pytest_harness_audit.policy.shell.launchers import WRAPPER_OPTIONS as _WRAP
 from pytest_harness_audit.policy.shell.line_writers import LINE_WRITERS, line_write
 from pytest_harness_audit.policy.shell.long_options import ABBREVIATING, full_options
 from pytest_harness_audit.policy.shell.makefiles import make
+from pytest_harness_audit.policy.shell.module_options import preloads
 from pytest_harness_audit.policy.shell.opaque_output import opaque_command
 from pytest_harness_audit.policy.shell.option_words import split_options
 from pytest_harness_audit.policy.shell.project_tables import SCRIPT_LAUNCHERS, project_script
@@ -433,7 +434,7 @@ def _shell(name: str, args: list[str], ctx: Context) -> None:
 
 def _interpreter(args: list[str], ctx: Context, name: str) -> None:
     record = ctx.reading
-    node_preloads(args, ctx)
+    preloads(name, args, ctx)  # `node -r ./x.js`, `perl -I. -Mx`, `RUBYOPT=-r./x`
     record.reads.extend(launcher_reads("node", args))  # `--env-file=.env`
     for code in data_urls(args):
         _code(code, ctx)  # `--import=data:text/javascript,…`

@@ -26,6 +26,11 @@ from pytest_harness_audit.policy.shell.gitcommand import existing_text
 from pytest_harness_audit.policy.shell.gitcontext import GitReadings
 from pytest_harness_audit.policy.shell.import_time import import_time_code
 from pytest_harness_audit.policy.shell.imports import MAX_LOADED, MAX_LOADED_TEXT
+from pytest_harness_audit.policy.shell.load_time import (
+    INTERPRETERS,
+    load_time_code,
+    module_language,
+)
 from pytest_harness_audit.policy.shell.nodes import Command
 from pytest_harness_audit.policy.shell.opaque_output import arithmetic
 from pytest_harness_audit.policy.shell.projects import Runner, program_file
@@ -276,12 +281,18 @@ class Lookups(GitReadings):
                 return
             path = pending[0]
             self.script_file(path, code=True)
-            if path.endswith(".py") and len(self.reading.commands) < _MAX_COMMANDS:
-                # what importing it runs is judged as program text (:mod:`.import_time`)
-                text = self.workspace_text(path)
-                code = import_time_code(text) if text else None
-                if code:
-                    self.reading.commands.append(["python3", "-c", code])
+            if len(self.reading.commands) < _MAX_COMMANDS:
+                # what loading it runs is judged as program text (:mod:`.import_time`,
+                # :mod:`.load_time`)
+                language = "python" if path.endswith(".py") else module_language(path)
+                text = self.workspace_text(path) if language else None
+                if text and language == "python":
+                    code = import_time_code(text)
+                    if code:
+                        self.reading.commands.append(["python3", "-c", code])
+                elif text and language:
+                    code = load_time_code(text, language)
+                    self.reading.commands.append([INTERPRETERS[language], "-e", code])
             pending.pop(0)
 
     def written_names(self: _Host, path: str) -> str | None:
