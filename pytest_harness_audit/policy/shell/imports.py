@@ -61,6 +61,15 @@ MAX_PACKAGES: Final = 64
 _RUBY_PHP_LOAD: Final = re2.compile(
     r"""\b(?:require_relative|load|include|include_once|require_once)\s*\(?\s*['"]([^'"\n]+)['"]"""
 )
+#: Ruby's ``require "./x"`` (a path from the current folder; a bare name is a gem's).
+_RUBY_REQUIRE: Final = re2.compile(r"""\brequire[ \t]+['"](\.{1,2}/[^'"\n]+)['"]""")
+#: Perl's ``use Foo::Bar`` and ``require Foo::Bar``, and the folders ``use lib`` adds.
+_PERL_USE: Final = re2.compile(
+    r"(?m)(?:^|;)[ \t]*(?:use|require)[ \t]+([A-Za-z_]\w*(?:::\w+)*)[ \t]*[;(qw'\"]"
+)
+_PERL_LIB: Final = re2.compile(
+    r"""(?m)(?:^|;)[ \t]*use[ \t]+lib[ \t]+(?:qw?[ \t]*\([ \t]*([\w./ \t-]+)\)|['"]([\w./-]+)['"])"""
+)
 _JS_ENDINGS: Final = ("", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".tsx", ".jsx", "/index.js",
                "/index.ts", "/index.mjs")  # fmt: skip
 _NODE_PRELOADS: Final = frozenset(
@@ -239,7 +248,29 @@ def _candidates(code: str, folder: str, extra: list[str]) -> list[str]:
     for path in _RUBY_PHP_LOAD.findall(code):
         joined = posixpath.normpath(posixpath.join(folder, path)) if folder else path
         found.extend([joined, f"{joined}.rb"])
+    for path in _RUBY_REQUIRE.findall(code) if "require" in code else ():
+        found.extend([path, f"{path}.rb"])  # from the folder the program runs in
+    if "use" in code or "require" in code:
+        found.extend(_perl_paths(code, folder))
     return list(dict.fromkeys(found))[: MAX_LOADED * 4]
+
+
+def _perl_paths(code: str, folder: str) -> list[str]:
+    """Where the Perl modules ``code`` (of a file of ``folder``) uses may be in the workspace:
+    in the folders ``use lib`` adds, its own folder and the current one (a perl before 5.26
+    looked there)."""
+    modules = [m for m in _PERL_USE.findall(code) if m not in ("lib", "strict", "warnings")]
+    if not modules:
+        return []
+    bases = [folder, ""]
+    for listed, single in _PERL_LIB.findall(code):
+        bases.extend((listed or single).split())
+    relative = [module.replace("::", "/") + ".pm" for module in modules[:MAX_PACKAGES]]
+    return [
+        posixpath.normpath(posixpath.join(base, name))
+        for base in dict.fromkeys(bases)
+        for name in relative
+    ]
 
 
 def _py_paths(module: str, folder: str, extra: list[str] | None = None) -> list[str]:
