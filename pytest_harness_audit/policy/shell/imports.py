@@ -68,7 +68,8 @@ _PERL_USE: Final = re2.compile(
     r"(?m)(?:^|;)[ \t]*(?:use|require)[ \t]+([A-Za-z_]\w*(?:::\w+)*)[ \t]*[;(qw'\"]"
 )
 _PERL_LIB: Final = re2.compile(
-    r"""(?m)(?:^|;)[ \t]*use[ \t]+lib[ \t]+(?:qw?[ \t]*\([ \t]*([\w./ \t-]+)\)|['"]([\w./-]+)['"])"""
+    r"""(?m)(?:^|;)[ \t]*use[ \t]+lib[ \t]+"""
+    r"""(?:qw?[ \t]*\([ \t]*([\w./ \t-]+)\)|['"]([\w./-]+)['"])"""
 )
 _JS_ENDINGS: Final = ("", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".tsx", ".jsx", "/index.js",
                "/index.ts", "/index.mjs")  # fmt: skip
