@@ -290,7 +290,9 @@ class Lookups(GitReadings):
                     code = import_time_code(text)
                     if code:
                         self.reading.commands.append(["python3", "-c", code])
-                elif text and language:
+                elif text and language and "/node_modules/" not in f"/{path}":
+                    # (an installed package's code is judged by its effects, as a
+                    # package's bundle is read for its paths only: :meth:`workspace_text`)
                     code = load_time_code(text, language)
                     self.reading.commands.append([INTERPRETERS[language], "-e", code])
             pending.pop(0)
