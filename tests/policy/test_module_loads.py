@@ -53,6 +53,13 @@ def _decision(root: Path, files: dict[str, str], command: str) -> tuple[str, str
         "LD_LIBRARY_PATH=/usr/lib/../../tmp ls",
         "GCONV_PATH=. iconv -f x -t y notes.txt",
         "DYLD_INSERT_LIBRARIES=./x.dylib ls",
+        "declare -x LD_PRELOAD=./x.so; ls",
+        "LD_PRELOAD=./x.so; export LD_PRELOAD; ls",
+        "env -S 'LD_PRELOAD=./x.so ls'",
+        "bash -c 'LD_PRELOAD=./x.so ls'",
+        "/lib64/ld-linux-x86-64.so.2 --preload ./x.so /bin/ls",
+        "/lib64/ld-linux-x86-64.so.2 --library-path . /bin/ls",
+        "ld.so --audit=./x.so ls",
     ],
 )
 def test_a_native_library_not_the_systems_is_unreadable(tmp_path: Path, command: str) -> None:
@@ -70,6 +77,8 @@ def test_a_native_library_not_the_systems_is_unreadable(tmp_path: Path, command:
         "env -u LD_PRELOAD ls",
         "echo LD_PRELOAD=./x.so",
         "cat /etc/ld.so.preload",
+        "/lib64/ld-linux-x86-64.so.2 /bin/ls",
+        "/lib64/ld-linux-x86-64.so.2 --list /bin/ls",
     ],
 )
 def test_a_system_library_is_ordinary_work(tmp_path: Path, command: str) -> None:
@@ -97,6 +106,9 @@ def test_the_loaders_preload_list_is_exec_configuration(tmp_path: Path, command:
         ({"x.pm": PERL}, "perl -I. -Mx -e1"),
         ({"x.pm": PERL}, "PERL5LIB=. perl -mx -e1"),
         ({"x.pm": PERL, "main.pl": "use lib '.';\nuse x;\nprint 1;\n"}, "perl main.pl"),
+        ({"x.pm": PERL}, "perl -e 'require x'"),
+        ({"x.pm": PERL}, "perl -e 'do \"./x.pm\"'"),
+        ({"x.pm": PERL}, "perl -e 'use lib q(.); use x;'"),
         ({"x.rb": RUBY}, "RUBYOPT=-r./x ruby -e1"),
         ({"x.rb": RUBY}, "export RUBYOPT=-r./x; ruby -e1"),
         ({"x.rb": RUBY}, "ruby -r ./x.rb -e1"),
@@ -203,3 +215,8 @@ def test_code_that_runs_at_load_is_kept(language: str, text: str) -> None:
 )  # fmt: skip
 def test_a_body_only_defined_is_left_out(language: str, text: str) -> None:
     assert not any(word in load_time_code(text, language) for word in DELETES)
+
+
+def test_the_loader_run_as_a_program_runs_the_command_after_it(tmp_path: Path) -> None:
+    command = "/lib64/ld-linux-x86-64.so.2 --library-path /usr/lib rm -rf app"
+    assert _decision(tmp_path, {}, command) == DESTROYS

@@ -65,8 +65,10 @@ _RUBY_PHP_LOAD: Final = re2.compile(
 _RUBY_REQUIRE: Final = re2.compile(r"""\brequire[ \t]+['"](\.{1,2}/[^'"\n]+)['"]""")
 #: Perl's ``use Foo::Bar`` and ``require Foo::Bar``, and the folders ``use lib`` adds.
 _PERL_USE: Final = re2.compile(
-    r"(?m)(?:^|;)[ \t]*(?:use|require)[ \t]+([A-Za-z_]\w*(?:::\w+)*)[ \t]*[;(qw'\"]"
+    r"(?m)(?:^|;)[ \t]*(?:use|require)[ \t]+([A-Za-z_]\w*(?:::\w+)*)[ \t]*(?:[;(qw'\"]|$)"
 )
+#: Perl's ``do "x.pl"``/``require "./x.pm"``: a file run (from the current folder).
+_PERL_FILE: Final = re2.compile(r"""\b(?:do|require)[ \t]*\(?[ \t]*['"]([^'"\n$@]+\.p[lm])['"]""")
 _PERL_LIB: Final = re2.compile(
     r"""(?m)(?:^|;)[ \t]*use[ \t]+lib[ \t]+"""
     r"""(?:qw?[ \t]*\([ \t]*([\w./ \t-]+)\)|['"]([\w./-]+)['"])"""
@@ -251,7 +253,7 @@ def _candidates(code: str, folder: str, extra: list[str]) -> list[str]:
         found.extend([joined, f"{joined}.rb"])
     for path in _RUBY_REQUIRE.findall(code) if "require" in code else ():
         found.extend([path, f"{path}.rb"])  # from the folder the program runs in
-    if "use" in code or "require" in code:
+    if "use" in code or "require" in code or ".p" in code:
         found.extend(_perl_paths(code, folder))
     return list(dict.fromkeys(found))[: MAX_LOADED * 4]
 
@@ -260,14 +262,15 @@ def _perl_paths(code: str, folder: str) -> list[str]:
     """Where the Perl modules ``code`` (of a file of ``folder``) uses may be in the workspace:
     in the folders ``use lib`` adds, its own folder and the current one (a perl before 5.26
     looked there)."""
+    files = [posixpath.normpath(path) for path in _PERL_FILE.findall(code)]
     modules = [m for m in _PERL_USE.findall(code) if m not in ("lib", "strict", "warnings")]
     if not modules:
-        return []
+        return files
     bases = [folder, ""]
     for listed, single in _PERL_LIB.findall(code):
         bases.extend((listed or single).split())
     relative = [module.replace("::", "/") + ".pm" for module in modules[:MAX_PACKAGES]]
-    return [
+    return files + [
         posixpath.normpath(posixpath.join(base, name))
         for base in dict.fromkeys(bases)
         for name in relative

@@ -20,6 +20,11 @@ import binascii
 import re
 from typing import Final, NamedTuple
 
+from pytest_harness_audit.policy.shell.native_loaders import (
+    LOADER_NAMES,
+    LOADER_OPTIONS,
+    loader_unknown,
+)
 from pytest_harness_audit.policy.shell.powershell import UNKNOWN_MARK, as_posix
 
 #: Wrappers that run the rest of their argv: ``name: (options taking a value, positional words
@@ -73,6 +78,8 @@ WRAPPER_OPTIONS: Final[dict[str, tuple[frozenset[str], int]]] = {
     "nsenter": (frozenset({"-t", "--target", "-S", "--setuid", "-G", "--setgid"}), 0),
     "chroot": (frozenset({"--userspec", "--groups"}), 1),
     "setarch": (frozenset(), 1),
+    # the dynamic loader run as a program: the program after its options
+    **dict.fromkeys(LOADER_NAMES, (frozenset(LOADER_OPTIONS), 0)),
     "linux32": (frozenset(), 0),
     "linux64": (frozenset(), 0),
     "prlimit": (frozenset({"-p", "--pid", "-o", "--output"}), 0),
@@ -218,10 +225,13 @@ def deferred(name: str) -> str:
 
 
 def outliving_run(name: str, args: list[str]) -> str | None:
-    """Why a ``systemd-run`` with ``args`` is not judged whole (:func:`deferred`): it hands its
+    """Why a wrapper with ``args`` is not judged whole: the dynamic loader given native code
+    (:func:`.native_loaders.loader_unknown`); a ``systemd-run`` (:func:`deferred`) hands its
     command to the service manager to run on its own, as a service not waited for or on a timer
     (``--on-active``, ``--on-calendar`` …), outside the call's processes, perhaps after the
     session; else ``None`` (another program, ``--scope``, ``--wait``)."""
+    if name in LOADER_NAMES:  # `ld.so --preload ./x.so ls`: native code (:mod:`.native_loaders`)
+        return loader_unknown(args)
     if name != "systemd-run":
         return None
     valued = WRAPPER_OPTIONS[name][0]

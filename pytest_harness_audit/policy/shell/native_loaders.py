@@ -38,6 +38,20 @@ _SYSTEM: Final = re.compile(
 _INHERITED: Final = re.compile(r"\$\{?([A-Z_]+)\}?")
 
 
+#: The dynamic loader run as a program (``/lib64/ld-linux-x86-64.so.2 --preload ./x.so ls``),
+#: by the names it has on Linux (glibc and musl).
+LOADER_NAMES: Final = frozenset(
+    {"ld.so", "ld-linux.so.2", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1",
+     "ld-linux-armhf.so.3", "ld-linux-riscv64-lp64d.so.1", "ld64.so.1", "ld64.so.2",
+     "ld-musl-x86_64.so.1", "ld-musl-aarch64.so.1"}
+)  # fmt: skip
+#: The loader's options that take a value, by the variable whose meaning they have.
+LOADER_OPTIONS: Final = {
+    "--preload": "LD_PRELOAD", "--audit": "LD_AUDIT", "--library-path": "LD_LIBRARY_PATH",
+    "--argv0": "", "--glibc-hwcaps-prefix": "", "--glibc-hwcaps-mask": "",
+}  # fmt: skip
+
+
 class Runner(Protocol):
     """What the reading of a native loader variable needs."""
 
@@ -65,6 +79,36 @@ def native_environment(name: str, value: str | None, runner: Runner) -> None:
         return
 
 
+def loader_unknown(args: list[str]) -> str | None:
+    """Why the dynamic loader run as a program with ``args`` is unreadable: a ``--preload``,
+    ``--audit`` library or ``--library-path`` folder that may not be the system's (as the
+    variables of the same meaning); ``None`` when it only runs the program after them."""
+    found: list[str] = []
+    index = 0
+    while index < len(args) and args[index].startswith("--"):
+        option, equals, value = args[index].partition("=")
+        if not equals and option in LOADER_OPTIONS and index + 1 < len(args):
+            value = args[index + 1]
+            index += 1
+        index += 1
+        if LOADER_OPTIONS.get(option):
+            native_environment(LOADER_OPTIONS[option], value, _Found(found))
+    return found[0] if found else None
+
+
+class _Found:
+    """A runner that keeps why the command is unreadable."""
+
+    __slots__ = ("found",)
+
+    def __init__(self, found: list[str]) -> None:
+        self.found = found
+
+    def unknown(self, why: str) -> None:
+        """Keep ``why``."""
+        self.found.append(why)
+
+
 def _system(entry: str, library: bool) -> bool:
     """Whether the library (or folder) ``entry`` is the system's: under a system folder, with
     no ``..`` and nothing put in at run time, or a bare library name the loader looks up in the
@@ -78,4 +122,4 @@ def _system(entry: str, library: bool) -> bool:
     return _SYSTEM.match(entry) is not None
 
 
-__all__ = ["NATIVE_ENV", "native_environment"]
+__all__ = ["LOADER_NAMES", "LOADER_OPTIONS", "NATIVE_ENV", "loader_unknown", "native_environment"]
