@@ -152,6 +152,11 @@ def test_what_loading_a_module_runs_is_judged(
         ({"x.rb": RUBY_HELPER}, "ruby -r ./x.rb -e1"),
         ({"x.pm": PERL_HELPER}, "perl -I. -Mx -e1"),
         ({"x.pm": PERL}, "perl -e1"),
+        (
+            {"x.js": "// never fs.rmSync(dir, {recursive: true}) here\nconsole.log('ok')\n"},
+            "node -r ./x.js -e 1",
+        ),
+        ({"x.rb": "# FileUtils.rm_rf('app') would be bad\nputs 'hi'\n"}, "ruby -r ./x.rb -e1"),
     ],
 )  # fmt: skip
 def test_ordinary_modules_keep_their_verdict(

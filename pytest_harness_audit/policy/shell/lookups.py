@@ -33,6 +33,7 @@ from pytest_harness_audit.policy.shell.load_time import (
 )
 from pytest_harness_audit.policy.shell.nodes import Command
 from pytest_harness_audit.policy.shell.opaque_output import arithmetic
+from pytest_harness_audit.policy.shell.program_files import program_text
 from pytest_harness_audit.policy.shell.projects import Runner, program_file
 from pytest_harness_audit.policy.shell.pymodules import (
     add_folders,
@@ -293,7 +294,7 @@ class Lookups(GitReadings):
                 elif text and language and "/node_modules/" not in f"/{path}":
                     # (an installed package's code is judged by its effects, as a
                     # package's bundle is read for its paths only: :meth:`workspace_text`)
-                    code = load_time_code(text, language)
+                    code = program_text(load_time_code(text, language), language)
                     self.reading.commands.append([INTERPRETERS[language], "-e", code])
             pending.pop(0)
 
