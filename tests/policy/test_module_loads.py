@@ -147,6 +147,10 @@ def test_what_loading_a_module_runs_is_judged(
         ),
         ({"x.js": JS_HELPER}, "node -r ./x.js -e 1"),
         ({"x.js": JS_HELPER}, "node -e \"require('./x')\""),
+        (
+            {"x.js": JS_HELPER, "package.json": '{"scripts": {"test": "node -e 1"}}'},
+            "NODE_OPTIONS=--require=./x.js npm test",
+        ),
         ({"x.js": JS_HELPER, "main.js": "const {clean} = require('./x')\nconsole.log(1)\n"},
          "node main.js"),
         ({"x.rb": RUBY_HELPER}, "ruby -r ./x.rb -e1"),

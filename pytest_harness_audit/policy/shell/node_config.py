@@ -204,6 +204,9 @@ def node_options(value: str, runner: Runner, file_text: FileText) -> None:
             runner.script(": < .env")  # `-r dotenv/config` loads it into the environment
         if "$" in spec:
             runner.unknown("node preloads a module named from the environment")
+        elif spec.startswith("./") or spec.startswith("../"):
+            # a workspace module: judged by what loading it runs, as `node -r` (:mod:`.load_time`)
+            runner.script(f"node -r {shlex.quote(spec)} -e 0")
         elif spec:
             _node_code(spec, runner, file_text)
 
