@@ -229,3 +229,29 @@ def test_a_body_only_defined_is_left_out(language: str, text: str) -> None:
 def test_the_loader_run_as_a_program_runs_the_command_after_it(tmp_path: Path) -> None:
     command = "/lib64/ld-linux-x86-64.so.2 --library-path /usr/lib rm -rf app"
     assert _decision(tmp_path, {}, command) == DESTROYS
+
+
+ENGINE_CONF = "[openssl_init]\nengines = e\n[e]\nx = y\n[y]\ndynamic_path = ./x.so\n"
+PLAIN_CONF = "[req]\ndistinguished_name = dn\n[dn]\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("OPENSSL_CONF=./engine.cnf curl https://example.invalid", UNREADABLE),
+        ("OPENSSL_MODULES=. python3 -V", UNREADABLE),
+        ("JAVA_TOOL_OPTIONS=-javaagent:./agent.jar java -jar app.jar", UNREADABLE),
+        ("export _JAVA_OPTIONS=-Xbootclasspath/a:./x.jar; java -version", UNREADABLE),
+        ("PERL5DB='BEGIN { system(\"rm -rf app\") }' perl -d -e1", DESTROYS),
+        ("OPENSSL_CONF=plain.cnf openssl req -new -subj /CN=x -nodes -keyout k -out c", ALLOWED),
+        ("OPENSSL_CONF=/etc/ssl/openssl.cnf openssl version", ALLOWED),
+        ("JAVA_TOOL_OPTIONS='-Xmx2g -agentlib:jdwp=transport=dt_socket' java -version", ALLOWED),
+        ("JAVA_TOOL_OPTIONS=-javaagent:/opt/newrelic/newrelic.jar java -jar app.jar", ALLOWED),
+        ("PERL5DB='sub DB::DB {}' perl -d -e1", ALLOWED),
+    ],
+)
+def test_code_other_runtimes_load_from_their_environment(
+    tmp_path: Path, command: str, expected: tuple[str, str | None]
+) -> None:
+    files = {"engine.cnf": ENGINE_CONF, "plain.cnf": PLAIN_CONF}
+    assert _decision(tmp_path, files, command) == expected

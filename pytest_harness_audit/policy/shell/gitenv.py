@@ -100,6 +100,7 @@ def relevant(name: str) -> bool:
         or name.startswith(_CONFIG_PREFIX)
         or is_node_variable(name)
         or name in NATIVE_ENV
+        or name == "PERL5DB"
     )
 
 
@@ -115,7 +116,7 @@ def environment(
     for name, value in variables.items():
         configured = configured or name.startswith(_CONFIG_PREFIX)
         if name in NATIVE_ENV:  # `LD_PRELOAD=./x.so ls`: native code (:mod:`.native_loaders`)
-            native_environment(name, value, runner)
+            native_environment(name, value, runner, file_text)
             continue
         if value is None:
             if is_node_variable(name):
@@ -140,6 +141,8 @@ def environment(
             _folder(name, value, runner, file_text)
         elif is_node_variable(name):
             node_environment(name, value, runner, file_text)
+        elif name == "PERL5DB":  # `perl -d` runs it first: Perl code
+            runner.script(f"perl -e {shlex.quote(value)}")
     if not configured:
         return
     seen: dict[str, str | None] = {

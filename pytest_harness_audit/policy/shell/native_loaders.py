@@ -15,6 +15,7 @@ loader looks up there (``LD_PRELOAD=libjemalloc.so.2``) is taken as it is.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Final, Protocol
 
 #: Variables naming libraries the loader loads, and how their entries are separated.
@@ -28,8 +29,19 @@ _FOLDERS: Final = frozenset(
     {"LD_LIBRARY_PATH", "GCONV_PATH", "DYLD_LIBRARY_PATH", "DYLD_FRAMEWORK_PATH",
      "DYLD_FALLBACK_LIBRARY_PATH"}
 )  # fmt: skip
+#: OpenSSL's engines and providers folders (native modules its configuration may load).
+_OPENSSL_FOLDERS: Final = frozenset({"OPENSSL_ENGINES", "OPENSSL_MODULES"})
+#: OpenSSL's configuration file: it may load an engine or a provider (``dynamic_path``), read
+#: into every program that uses the library (``curl``, ``python3``'s ``ssl``).
+_OPENSSL_CONF: Final = "OPENSSL_CONF"
+_OPENSSL_LOADS: Final = re.compile(r"(?i)dynamic_path|engines|providers|\.include|module")
+#: The JVM's options variables, read by every ``java`` (a ``-javaagent:`` jar runs first).
+_JVM_OPTIONS: Final = frozenset({"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"})
+_JVM_CODE: Final = re.compile(r"-(?:javaagent|agentpath):([^=\s]+)|-Xbootclasspath/[ap]:(\S+)")
 #: Every variable of this module (the cheap test that keeps other commands away from it).
-NATIVE_ENV: Final = frozenset(_LIBRARIES) | _FOLDERS
+NATIVE_ENV: Final = (
+    frozenset(_LIBRARIES) | _FOLDERS | _OPENSSL_FOLDERS | _JVM_OPTIONS | {_OPENSSL_CONF}
+)
 #: Folders of the system's own libraries (not the workspace's, not ``/tmp``'s).
 _SYSTEM: Final = re.compile(
     r"/(?:usr|lib|lib32|lib64|libx32|opt|nix/store|snap|System|Library)(?:/|$)"
@@ -52,6 +64,9 @@ LOADER_OPTIONS: Final = {
 }  # fmt: skip
 
 
+FileText = Callable[[str], "str | None"]
+
+
 class Runner(Protocol):
     """What the reading of a native loader variable needs."""
 
@@ -60,21 +75,33 @@ class Runner(Protocol):
         ...
 
 
-def native_environment(name: str, value: str | None, runner: Runner) -> None:
+def native_environment(
+    name: str, value: str | None, runner: Runner, file_text: FileText | None = None
+) -> None:
     """A command runs with ``NAME=value`` (``None``: a value not known) of :data:`NATIVE_ENV`
-    in its environment: unreadable when a library it names may not be the system's."""
+    in its environment: unreadable when a library it names may not be the system's (an OpenSSL
+    configuration of the workspace: when it may load a module; ``file_text``: a file's text)."""
     if value is None:
         runner.unknown(f"the programs it runs load native code named at run time ({name})")
         return
+    if name == _OPENSSL_CONF:
+        system = _system(value, False) or (value.startswith("/etc/") and "/.." not in value)
+        text = file_text(value) if file_text is not None and not system else ""
+        if text is None or _OPENSSL_LOADS.search(text):
+            runner.unknown(f"OpenSSL's configuration may load native code: {name}={value}")
+        return
     splitter = _LIBRARIES.get(name)
-    entries = splitter.split(value.strip()) if splitter is not None else value.split(":")
+    if name in _JVM_OPTIONS:
+        entries = [p for found in _JVM_CODE.findall(value) for p in "".join(found).split(":")]
+    else:
+        entries = splitter.split(value.strip()) if splitter is not None else value.split(":")
     for entry in entries:
         inherited = _INHERITED.fullmatch(entry)
         if inherited is not None and inherited.group(1) == name:
             continue  # `LD_LIBRARY_PATH=/opt/x/lib:$LD_LIBRARY_PATH`: what it had before
         if _system(entry, splitter is not None):
             continue
-        what = "library" if splitter is not None else "library folder"
+        what = "library folder" if name in _FOLDERS or name in _OPENSSL_FOLDERS else "library"
         runner.unknown(f"the programs it runs load native code, a {what} not read: {name}={entry}")
         return
 
