@@ -193,6 +193,17 @@ R = "fs.rmSync('app', {recursive: true})"
         ("js", f"const fs = require('fs')\nexport function then() {{ {R} }}\n"),
         ("js", f"const fs = require('fs')\nfunction clean(d) {{ {R} }}\nthis['cle'+'an']()\n"),
         ("js", f"const fs = require('fs')\nfunction a() {{ }} {R}\n"),
+        ("js", f"var x = function () {{ {R} }}()\n"),
+        ("js", f"var x = function () {{ {R} }}\n.call(null)\n"),
+        ("js", f"function clean() {{ {R} }}\nmodule.exports = clean\nmodule.exports()\n"),
+        ("js", f"function clean() {{ {R} }}\nrequire('vm').runInThisContext('cle' + 'an()')\n"),
+        ("ruby", "require 'fileutils'\ndef clean\n  FileUtils.rm_rf('app')\nend\n"
+                 ".to_proc.call(self)\n"),
+        ("ruby", "require 'fileutils'\ndef clean\n  FileUtils.rm_rf('app')\nend\n"
+                 "('cle' + 'an').to_sym.to_proc.call(self)\n"),
+        ("perl", USE + "sub clean { rmtree('app') }\n$SIG{__WARN__} = 'cle' . 'an';\nwarn 1;\n"),
+        ("perl", USE + "sub clean { rmtree('app') }\nuse overload '+' => 'cle' . 'an';\n"),
+        ("perl", USE + "sub clean { rmtree('app') }\n$::{'cle' . 'an'}->();\n"),
         ("ruby", "require 'fileutils'\ndef clean\n  FileUtils.rm_rf('app')\nend\nclean\n"),
         ("ruby", "require 'fileutils'\ndef clean\n  if true\n    1\n  end end; "
                  "FileUtils.rm_rf('app'); if true\n  1\nend\n"),

@@ -34,7 +34,13 @@ _JS_FUNCTION: Final = re.compile(
     r"|^[ \t]*(?:export[ \t]+)?(?:const|let|var)[ \t]+([\w$]+)[ \t]*=[ \t]*(?:async[ \t]+)?"
     r"(?:function\*?[ \t]*[\w$]*[ \t]*\([^()]*\)|\([^()]*\)[ \t]*=>|[\w$]+[ \t]*=>)[ \t]*\{"
 )
-_JS_DYNAMIC: Final = re.compile(r"\beval\b|\bFunction\b|\[|\bthis\b|\barguments\b|`|\\u")
+_JS_DYNAMIC: Final = re.compile(
+    r"\beval\b|\bFunction\b|\[|\bthis\b|\barguments\b|`|\\u|\bvm\b|runIn\w*Context|\bScript\b"
+    r"|compileFunction"
+)
+#: What may follow a function expression's body to call it at once (``function () {…}()``,
+#: ``.call(``, a template tag), the body's end and blanks skipped.
+_CONTINUED: Final = re.compile(r"\s*[^\s\w$}'\";]")
 #: An export of names, no call (``module.exports = {clean}``, ``exports.clean = clean``,
 #: ``export {clean}``).
 _JS_EXPORTS: Final = re.compile(
@@ -46,11 +52,13 @@ _RUBY_DEF: Final = re.compile(
 )
 _RUBY_DYNAMIC: Final = re.compile(
     r"\b(?:send|public_send|__send__|method|eval|instance_eval|class_eval|module_eval|"
-    r"define_method|instance_method|at_exit|respond_to\?|method_missing)\b"
+    r"define_method|instance_method|at_exit|respond_to\?|method_missing|to_sym|intern|"
+    r"to_proc|instance_exec|ObjectSpace|binding|Method|UnboundMethod)\b"
 )
 _PERL_SUB: Final = re.compile(r"(?m)^[ \t]*sub[ \t]+(\w+)[ \t]*\{")
 _PERL_DYNAMIC: Final = re.compile(
     r"\beval\b|->\s*(?:can\b|\$)|&\s*[\$\{]|\*\{|__PACKAGE__|\bAUTOLOAD\b|\$\w+\s*->\s*\("
+    r"|\$SIG\b|%SIG\b|\boverload\b|\$::\{|%main::|%::|\bcan\s*\(|\bsort\s+\$"
 )
 #: Subs Perl calls by itself besides those of all capitals (``BEGIN``, ``DESTROY``, ``TIEHASH``,
 #: ``VERSION``…): ``use``/``-M`` call ``import``.
@@ -105,10 +113,12 @@ def _js(text: str) -> str:
         start, open_at = found.start(), found.end() - 1
         end = _brace_end(masked, open_at)
         name = found.group(1) or found.group(2)
-        if end is None or name in _IMPLICIT["js"]:
-            continue
+        if end is None or name in _IMPLICIT["js"] or _CONTINUED.match(masked, end + 1):
+            continue  # `var x = function () {…}()`: called where it is defined
         spans.append((start, end + 1, name))
-    return _without(text, masked, spans, _JS_EXPORTS)
+    # `module.exports = clean; module.exports()`: an export used besides, not left out
+    used = len(re.findall(r"\bexports\b", masked)) > len(_JS_EXPORTS.findall(masked))
+    return _without(text, masked, spans, None if used else _JS_EXPORTS)
 
 
 def _ruby(text: str) -> str:
@@ -125,6 +135,8 @@ def _ruby(text: str) -> str:
         body = text[found.end() : end.start()]
         if re.search(r"\bend\b|;|<<|=begin", body) or found.group(2) in _IMPLICIT["ruby"]:
             continue
+        if re.match(r"\s*&?\.", text[end.end() :]):
+            continue  # `end\n.then { … }`: a call on what `def` returns (its name)
         spans.append((found.start(), end.end(), found.group(2)))
     return _without(text, text, spans, None)
 
