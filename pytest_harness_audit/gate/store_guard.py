@@ -25,6 +25,7 @@ from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.shell.place import Place
 from pytest_harness_audit.policy.shell.rewrites import REWRITERS, extraction_folder
 from pytest_harness_audit.policy.shell.tree_reads import TREE_READERS, recursive_folders
+from pytest_harness_audit.policy.shell.xargs import UNKNOWN_NAME
 
 #: Commands that copy, pack or extract whole folders (the cheap test before reading a command).
 _ARCHIVERS = TREE_READERS | REWRITERS
@@ -98,6 +99,8 @@ class StoreGuard:
                 return target  # deleting or overwriting a directory that holds the store
             if _WILD.search(path) and self._glob_reaches(path, kind in _CHANGING):
                 return target  # a glob the reading could not list (`../a*/audit/*.jsonl`)
+            if UNKNOWN_NAME in path and self._glob_reaches(_any_name(path), kind in _CHANGING):
+                return target  # `ls .. | xargs -I{} rm -rf ../{}`: a name not known, any
             if _UNKNOWN.search(path) and self._unknown_reaches(path):
                 return target  # a run-time prefix, a known tail (`$(dirname $PWD)/audit/…`)
             if not kind and (
@@ -246,6 +249,7 @@ class StoreGuard:
             ):
                 operands = operands[1:]  # the mode or owner (setfacl's: options)
             for operand in [*operands, "*"] if fed else operands:
+                operand = _any_name(operand)  # (`xargs -I{} chmod 000 ../{}`: any name there)
                 for here in folders:
                     path = os.path.join(here, os.path.expanduser(operand))
                     if self._holds_store(path) or (
@@ -291,6 +295,12 @@ _ENV_REFERENCE = re.compile(
 )
 #: Variables whose value here says nothing of the agent's shell.
 _LOCAL_VARIABLES = frozenset({"PWD", "OLDPWD", "_"})
+
+
+def _any_name(path: str) -> str:
+    """``path`` with each name the reading could not know (:data:`UNKNOWN_NAME`, what
+    ``xargs -I{}`` gets from an input not known) as ``*``: any name of its folder."""
+    return path.replace(UNKNOWN_NAME, "*") if UNKNOWN_NAME in path else path
 
 
 def _env_value(match: re.Match[str]) -> str:

@@ -12,12 +12,18 @@ out from where the script is (:class:`~.place.Place`):
   ``echo "$PWD"``, ``dirname PATH``, ``realpath PATH`` or ``readlink -f PATH`` gives that
   folder, as a path from where the script is (as ``$(pwd)`` is ``.``): the reading places it
   like any path; ``$(dirs -l +N)`` gives an entry of the stack. Links are not followed (a
-  folder reached through one is read as written).
+  folder reached through one is read as written);
+* ``$(git rev-parse --show-toplevel)`` is the workspace root (when the root holds ``.git``, a
+  repository of its own, and the script is inside it), ``$(git rev-parse --show-cdup)`` the
+  climb to it (``../`` a folder, nothing at the top);
+* ``$(dirname "$0")`` at the top of a command is ``.``: ``$0`` is the shell's own name there
+  (``bash -c`` runs the command), so ``$(cd "$(dirname "$0")/.." && pwd)`` is ``..``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from typing import Final, Protocol
 
@@ -44,7 +50,11 @@ class Expanding(Protocol):
 
 _FOLDER_NAMES: Final = frozenset({"PWD", "OLDPWD", "DIRSTACK"})
 _SUBSCRIPT: Final = re.compile(r"\[(-?\d{1,4})\]")
-_RESOLVERS: Final = frozenset({"realpath", "readlink", "dirname", "pwd", "dirs", "echo", "printf"})
+_RESOLVERS: Final = frozenset(
+    {"realpath", "readlink", "dirname", "pwd", "dirs", "echo", "printf", "git"}
+)
+#: ``git rev-parse`` options that print where the repository's top is.
+_TOP_OPTIONS: Final = frozenset({"--show-toplevel", "--show-cdup"})
 _MAX_MOVES: Final = 8
 
 
@@ -85,6 +95,9 @@ def folder_output(sub: Sub, expander: Expanding) -> str | None:
         return None
     argvs: list[list[str]] = []
     for command in commands:
+        if _shell_dirname(command.words, expander):
+            argvs.append(["dirname", "bash"])  # `$(dirname "$0")`: of the shell's name
+            continue
         fields = [field for word in command.words for field in expander.expand(word)]
         if not fields or any(field.dynamic for field in fields):
             return None
@@ -92,6 +105,8 @@ def folder_output(sub: Sub, expander: Expanding) -> str | None:
     name = command_name(argvs[-1][0])
     if name not in _RESOLVERS:
         return None
+    if name == "git":
+        return _repository_top(argvs, expander)
     place = Place()  # the subshell starts where the script is
     for argv in argvs[:-1]:
         if command_name(argv[0]) != "cd":
@@ -125,6 +140,37 @@ def folder_output(sub: Sub, expander: Expanding) -> str | None:
         return "/" if path == "/" else normal_path(path + "/..")
     head = path.rpartition("/")[0]
     return head or ("/" if path.startswith("/") else ".")
+
+
+def _shell_dirname(words: list[Word], expander: Expanding) -> bool:
+    """Whether ``words`` are ``dirname "$0"`` where ``$0`` is the shell's own name (a
+    command's top level, ``0`` not set by a script the reading entered)."""
+    if len(words) != 2 or len(words[1]) != 1 or "0" in expander.variables:
+        return False
+    part = words[1][0]
+    if not isinstance(part, Param) or part.name != "0" or part.op is not None:
+        return False
+    fields = expander.expand(words[0])
+    return len(fields) == 1 and fields[0].text == "dirname"
+
+
+def _repository_top(argvs: list[list[str]], expander: Expanding) -> str | None:
+    """What ``$(git rev-parse --show-toplevel)`` (the workspace root, as a path from where the
+    script is) or ``$(git rev-parse --show-cdup)`` (``../`` a folder up to it) prints: known
+    only when the workspace root is a repository's top and the script is inside it."""
+    argv = argvs[-1]
+    if len(argvs) != 1 or len(argv) != 3 or argv[1] != "rev-parse" or argv[2] not in _TOP_OPTIONS:
+        return None
+    root, place = expander.root, expander.place
+    if not root or not root.startswith("/") or place.unknown:
+        return None
+    cwd = normal_path(place.cwd)
+    if cwd.startswith(("/", "..")) or not os.path.exists(os.path.join(root, ".git")):
+        return None  # outside the workspace, or a repository whose top is elsewhere
+    depth = 0 if cwd == "." else len([part for part in cwd.split("/") if part])
+    if argv[2] == "--show-cdup":
+        return "../" * depth
+    return "/".join([".."] * depth) or "."
 
 
 __all__ = ["Expanding", "folder_operated", "folder_output"]

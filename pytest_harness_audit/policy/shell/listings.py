@@ -163,6 +163,8 @@ def _ls(args: list[str], lister: Lister) -> list[str] | None:
         real = lister.workspace_folder(operand)
         if real is None:  # out of the workspace: its credential files (`ls -a ~`)
             found.extend(outside_names(operand, lister.real_path(operand), hidden, recursive))
+            if "*" in operand or "?" in operand or "[" in operand:
+                found.append(operand)  # `ls -d ../*`: what it matches, not listed (as the glob)
             continue
         if not os.path.lexists(real):
             usual = CREDENTIAL_FOLDERS.get(posixpath.basename(real))

@@ -62,6 +62,10 @@ def xargs_command(options: list[str], rest: list[str], ctx: Context) -> list[str
         ctx.unknown(f"xargs runs words of a file written earlier in the command: {path}")
     if marker is None or not any(marker in word for word in command):
         return command + names  # none known: the command alone (`… | xargs git add -f`)
+    if not names and marker is not None and (path is not None or ctx.stdin_text is not None):
+        # `ls .. | xargs -I{} chmod -R 000 ../{}`: a listing outside the workspace names only
+        # its credential files; the names it prints are not known, and each runs the command
+        unknown = True
     if unknown:
         names = [UNKNOWN_NAME]  # `curl … | xargs -I{} rm -rf {}`: a name not known runs it
     names = sorted(names, key=lambda name: not name.startswith("."))  # dotfiles first
