@@ -29,7 +29,7 @@ _MAX_NAMES: Final = 64
 #: The builtins :func:`builtin` follows.
 STATEFUL: Final = frozenset(
     {"set", "read", "printf", "alias", "shopt", "setopt", "unsetopt", "hash", "shift", "mapfile",
-     "readarray", "declare", "typeset", "local", "[[", "let", "unset"}
+     "readarray", "declare", "typeset", "local", "[[", "let", "unset", "(("}
 )  # fmt: skip
 _NAMEREF: Final = frozenset({"declare", "typeset", "local"})
 #: Shell options under which ``*`` matches dotfiles (bash ``dotglob``, zsh ``globdots``).
@@ -59,7 +59,10 @@ def builtin(
     if name == "unset":
         _unset(argv[1:], dynamic[1:], expander)
         return
-    if name == "let" or name not in STATEFUL:  # `let i=1`; `(( i = 1 ))`, `((i++))`
+    if name == "((":  # `(( i = 1 ))`, `((i++))`, `(( i++, j = 2 ))`: each, in turn
+        _arithmetic_command(" ".join(argv[1:]), expander)
+        return
+    if name == "let" or name not in STATEFUL:  # `let i=1`; `i++` (a word of its own)
         given = (argv[1:], dynamic[1:]) if name == "let" else ([" ".join(argv)], [any(dynamic)])
         for expression, unknown in zip(*given, strict=False):
             _let(expression, expander, unknown)
@@ -127,6 +130,29 @@ def _let(expression: str, expander: Expander, unknown: bool) -> None:
     else:
         expander.variables[name] = value
         expander.lists.pop(name, None)
+
+
+#: A name an arithmetic expression sets: before an assignment operator, beside ``++``/``--``.
+_SET_NAMES: Final = re.compile(
+    r"([A-Za-z_]\w*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|([A-Za-z_]\w*)\s*(?:\+\+|--)"
+    r"|(?:\+\+|--)\s*([A-Za-z_]\w*)"
+)
+
+
+def _arithmetic_command(text: str, expander: Expander) -> None:
+    """What ``(( text ))`` sets: each expression between commas as ``let`` takes it (a value
+    not known, a ``$`` in it, unsets the name); any other name it sets on the way (``j = i++``
+    sets ``i`` too) is not known after it."""
+    for part in text.split(",") if "(" not in text else [text]:
+        _let(part, expander, "$" in part or "`" in part)
+        start = len(part) - len(part.lstrip())
+        followed = _PRE.fullmatch(part) or _ARITHMETIC_SET.match(part)
+        for match in _SET_NAMES.finditer(part):
+            if followed is not None and match.start() == start:
+                continue  # the assignment `_let` followed
+            name = match[1] or match[2] or match[3]
+            expander.variables.pop(name, None)
+            expander.lists.pop(name, None)
 
 
 def _unset(args: list[str], dynamic: list[bool], expander: Expander) -> None:

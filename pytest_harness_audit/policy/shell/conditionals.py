@@ -11,6 +11,12 @@ What a test runs is read whatever it tests: the command substitutions in its wor
 (``[[ $(cat .env) == *K* ]]``, ``[[ "$(<.env)" =~ sk-(.*) ]]``, ``(( $(wc -c < f) > 3 ))``) are
 commands of the script, as they are in any other word; so are those bash runs when it evaluates
 a quoted subscript (``[[ -v 'a[$(cat .env)]' ]]``, :mod:`.subscript_code`).
+
+``((`` at the start of a command opens an arithmetic command when its parentheses close with
+``))`` (:func:`arithmetic_test`), as bash decides: ``(( $(wc -l < f) > 3 ))`` compares (its
+``<``/``>`` are no redirections), ``((i++))`` sets ``i``; ``((cd app && ls) )`` is a subshell
+in a subshell. The command is ``((`` and the words of its text, not expanded (a ``$``-value
+in it leaves what it sets unknown: :func:`~.builtins.builtin`).
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ _SPECIAL: Final = re.compile(r"[$`'\"\\]")
 #: What separates a test's words (its operators): no part of a word.
 _BETWEEN: Final = frozenset(" \t\n<>()!&|;")
 _PROCESS: Final = ("<(", ">(")
+#: The end of a quoted text from just inside its opening quote.
+_QUOTE_END: Final = {"'": re.compile(r"'"), '"': re.compile(r'(?:[^"\\]|\\.)*"', re.S)}
 
 
 class _WordParser(_Parser, Protocol):
@@ -82,6 +90,50 @@ def test_substitutions(
     parser.commands.extend(inner.commands)
 
 
+def arithmetic_end(text: str, start: int) -> int | None:
+    """Where the ``))`` closing an arithmetic command whose text starts at ``start`` (after
+    its ``((``) is; ``None`` when a ``)`` alone closes it first (a subshell in a subshell)."""
+    depth, pos, size = 0, start, len(text)
+    while pos < size:
+        char = text[pos]
+        if char == "\\":
+            pos += 2
+            continue
+        if char in "'\"":  # a quoted `)` closes nothing
+            close = _QUOTE_END[char].search(text, pos + 1)
+            if close is None:
+                return None
+            pos = close.end()
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            if depth == 0:
+                return pos if text.startswith("))", pos) else None
+            depth -= 1
+        pos += 1
+    return None
+
+
+def arithmetic_test(
+    parser: _Parser, current: Command, make: Callable[[str, Budget, int], _WordParser]
+) -> bool:
+    """Read an arithmetic command ``(( … ))`` into ``current`` when the parser, just past a
+    ``(`` at the start of a command, is at a second ``(`` that opens one (module doc);
+    whether it did."""
+    text, pos = parser.text, parser.pos
+    if current.words or current.redirects or not text.startswith("(", pos):
+        return False
+    end = arithmetic_end(text, pos + 1)
+    if end is None:
+        return False
+    body = text[pos + 1 : end]
+    test_substitutions(parser, body, make)
+    current.words = [[Lit(word, True)] for word in ["((", *body.split()]]
+    parser.pos = end + 2
+    return True
+
+
 def regex_test(parser: _Parser, body: str, make: Callable[[str, Budget, int], _Parser]) -> bool:
     """Add the command of the test ``[[ body ]]`` to the parser's when it matches a regular
     expression (``make`` builds a parser for its words); whether its substitutions were read
@@ -106,4 +158,4 @@ def regex_test(parser: _Parser, body: str, make: Callable[[str, Budget, int], _P
     return True
 
 
-__all__ = ["regex_test", "skip_test", "test_substitutions"]
+__all__ = ["arithmetic_end", "arithmetic_test", "regex_test", "skip_test", "test_substitutions"]

@@ -32,7 +32,6 @@ from pytest_harness_audit.policy.shell.load_time import (
     module_language,
 )
 from pytest_harness_audit.policy.shell.nodes import Command
-from pytest_harness_audit.policy.shell.opaque_output import arithmetic
 from pytest_harness_audit.policy.shell.program_files import program_text
 from pytest_harness_audit.policy.shell.projects import Runner, program_file
 from pytest_harness_audit.policy.shell.pymodules import (
@@ -256,10 +255,8 @@ class Lookups(GitReadings):
         return self.expander.workspace_folder(folder)
 
     def opaque_programs(self: _Host) -> list[str]:
-        """The programs whose output substitutions left unknown (:class:`.Context`); none for
-        an arithmetic test read as a command (``(( $(wc -l < f) > 3 ))``: a value)."""
-        command = self.command
-        return [] if command is not None and arithmetic(command) else self.expander.opaque
+        """The programs whose output substitutions left unknown (:class:`.Context`)."""
+        return self.expander.opaque
 
     def load_code(self: _Host, path: str) -> None:
         """Read a workspace file program text loads, once per command (:mod:`.imports`)."""

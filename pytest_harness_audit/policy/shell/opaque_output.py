@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from pytest_harness_audit.policy.shell.nodes import Command, Lit, Sub
+from pytest_harness_audit.policy.shell.nodes import Lit, Sub
 
 #: Programs whose output names a program, a folder or a setting, or the shell set-up of an
 #: installed tool.
@@ -24,12 +24,6 @@ SETUP_PROGRAMS: Final = frozenset(
      "rustup", "go", "pkg-config", "python3-config", "xcrun", "tty", "id", "whoami",
      "hostname", "uname", "date", "nproc", "getconf", "mktemp", "locale", "tput", "gh",
      "kubectl", "minikube", "docker-machine", "aws", "gcloud", "ls", "find", "head", "tail"}
-)  # fmt: skip
-#: Words of an arithmetic test (``(( $(nproc) >= 2 ))``, read as a command whose name is the
-#: value: a value compared, not a command run).
-_OPERATORS: Final = frozenset(
-    {"==", "!=", ">=", "<=", "<", ">", "+", "-", "*", "/", "%", "**", "&&", "||", "-gt", "-lt",
-     "-ge", "-le", "-eq", "-ne"}
 )  # fmt: skip
 #: The program of a substitution the reading reads again (an unknown output's stand-in).
 _STAND_IN: Final = "…"
@@ -45,19 +39,6 @@ def program_of(sub: Sub) -> str:
     return "".join(part.text for part in parts if isinstance(part, Lit)).rsplit("/", 1)[-1]
 
 
-def arithmetic(command: Command) -> bool:
-    """Whether ``command`` is an arithmetic test the reading took for a command: a word is an
-    operator, or its "redirection" is a comparison with a number (``(( $(wc -l < f) > 3 ))``)."""
-    for redirect in command.redirects:
-        target = "".join(p.text for p in redirect.target or [] if isinstance(p, Lit))
-        if redirect.op in ("<", ">") and target.isdigit():
-            return True
-    return any(
-        len(word) == 1 and isinstance(word[0], Lit) and word[0].text in _OPERATORS
-        for word in command.words[1:]
-    )
-
-
 def opaque_command(programs: list[str]) -> str | None:
     """Why a command named by an output not worked out is unreadable (``programs``: those whose
     output the command's substitutions left unknown), or ``None`` when each is a set-up
@@ -68,4 +49,4 @@ def opaque_command(programs: list[str]) -> str | None:
     return f"it runs what a program prints ({unknown[0] or 'a program not named'})"
 
 
-__all__ = ["SETUP_PROGRAMS", "arithmetic", "opaque_command", "program_of"]
+__all__ = ["SETUP_PROGRAMS", "opaque_command", "program_of"]

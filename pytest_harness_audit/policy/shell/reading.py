@@ -299,7 +299,7 @@ def _read_simple(
     read_subscript_code(argv + held, reading.script, depth + 1, budget, expander)
     place.place(reading)
     last_word(argv, dynamic, expander)
-    if not argv or argv[0] == "[[":  # a test: what it sets is all (`BASH_REMATCH`)
+    if not argv or argv[0] in ("[[", "(("):  # a test: what it sets is all (`BASH_REMATCH`)
         return
     if command.redirects:
         if argv == ["exec"]:  # the shell's own descriptors, from now on

@@ -21,7 +21,7 @@ import re
 from typing import Final
 
 from pytest_harness_audit.policy.shell.arrays import element_operator
-from pytest_harness_audit.policy.shell.conditionals import skip_test
+from pytest_harness_audit.policy.shell.conditionals import arithmetic_test, skip_test
 from pytest_harness_audit.policy.shell.loops import (
     Functions,
     group_input,
@@ -332,6 +332,8 @@ class Parser:
                         self._close_group(current, previous)
                         previous, current = None, Command()
                         continue
+                    elif op == "(" and arithmetic_test(self, current, Parser):
+                        continue  # `(( x > 3 ))`: an arithmetic command, not two subshells
                     elif op == "(":
                         parens += 1
                         if parens > MAX_DEPTH:
