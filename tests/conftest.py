@@ -56,6 +56,20 @@ def store_session(tmp_path: Path) -> Iterator[Harness]:
     made.close()
 
 
+@pytest.fixture
+def home_witness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A project in the user's home (``HOME`` set to a temporary one) and the witness folder
+    in its ``.local/state/harness-audit`` (as the hook door keeps them): the project root and
+    the witness folder."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    root = home / "project"
+    (root / "app").mkdir(parents=True)
+    witness = home / ".local" / "state" / "harness-audit" / "witness"
+    witness.mkdir(parents=True)
+    return root, witness
+
+
 #: End-to-end cases the default run leaves to ``-m slow`` (tests/slow_cases.txt).
 _SLOW_CASES = Path(__file__).with_name("slow_cases.txt")
 

@@ -91,19 +91,6 @@ def test_moves_that_stay_away_from_the_store_are_not_refused(
     assert not decision.blocked, command
 
 
-@pytest.fixture
-def home_witness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    """A project in the user's home, the witness folder in its ``.local/state`` (as the hook
-    door keeps them)."""
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
-    root = home / "project"
-    (root / "app").mkdir(parents=True)
-    witness = home / ".local" / "state" / "harness-audit" / "witness"
-    witness.mkdir(parents=True)
-    return root, witness
-
-
 @pytest.mark.parametrize(
     "command",
     [

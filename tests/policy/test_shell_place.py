@@ -249,19 +249,6 @@ def test_a_cd_home_also_reads_paths_from_the_users_home() -> None:
     assert "../.local" in _paths("cd ~user && rm -rf .local", "/home/me/project")  # not known
 
 
-@pytest.fixture
-def home_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    """A workspace and the user's home holding the default store and the witness folder
-    (``~/.local/state/harness-audit/``), as the hook door keeps them."""
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
-    root = tmp_path / "project"
-    (root / "app").mkdir(parents=True)
-    witness = home / ".local" / "state" / "harness-audit" / "witness"
-    witness.mkdir(parents=True)
-    return root, witness
-
-
 @pytest.mark.parametrize(
     "command",
     [
@@ -274,9 +261,9 @@ def home_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, P
     ],
 )
 def test_the_witness_folder_in_the_home_is_out_of_reach_after_cd_home(
-    home_store: tuple[Path, Path], command: str
+    home_witness: tuple[Path, Path], command: str
 ) -> None:
-    root, witness = home_store
+    root, witness = home_witness
     guard = StoreGuard(witness, str(root))
     assert guard.offending(all_targets({"command": command}, str(root)), {}) is not None
 
@@ -286,9 +273,9 @@ def test_the_witness_folder_in_the_home_is_out_of_reach_after_cd_home(
     ["cd ~ && rm -rf *", "cd ~ && rm -rf .cache", "cd ~ && rm -rf app", "cd ~ && cat README.md"],
 )
 def test_other_folders_of_the_home_stay_reachable(
-    home_store: tuple[Path, Path], command: str
+    home_witness: tuple[Path, Path], command: str
 ) -> None:
-    root, witness = home_store
+    root, witness = home_witness
     guard = StoreGuard(witness, str(root))
     assert guard.offending(all_targets({"command": command}, str(root)), {}) is None
 
