@@ -60,7 +60,7 @@ def builtin(
         _unset(argv[1:], dynamic[1:], expander)
         return
     if name == "((":  # `(( i = 1 ))`, `((i++))`, `(( i++, j = 2 ))`: each, in turn
-        _arithmetic_command(" ".join(argv[1:]), expander)
+        _arithmetic_command(" ".join(argv[1:]), expander, any(dynamic[1:]))
         return
     if name == "let" or name not in STATEFUL:  # `let i=1`; `i++` (a word of its own)
         given = (argv[1:], dynamic[1:]) if name == "let" else ([" ".join(argv)], [any(dynamic)])
@@ -139,12 +139,12 @@ _SET_NAMES: Final = re.compile(
 )
 
 
-def _arithmetic_command(text: str, expander: Expander) -> None:
+def _arithmetic_command(text: str, expander: Expander, unknown: bool) -> None:
     """What ``(( text ))`` sets: each expression between commas as ``let`` takes it (a value
-    not known, a ``$`` in it, unsets the name); any other name it sets on the way (``j = i++``
+    not known, ``unknown``, unsets the name); any other name it sets on the way (``j = i++``
     sets ``i`` too) is not known after it."""
     for part in text.split(",") if "(" not in text else [text]:
-        _let(part, expander, "$" in part or "`" in part)
+        _let(part, expander, unknown or "$" in part or "`" in part)
         start = len(part) - len(part.lstrip())
         followed = _PRE.fullmatch(part) or _ARITHMETIC_SET.match(part)
         for match in _SET_NAMES.finditer(part):

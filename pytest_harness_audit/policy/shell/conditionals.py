@@ -15,8 +15,8 @@ a quoted subscript (``[[ -v 'a[$(cat .env)]' ]]``, :mod:`.subscript_code`).
 ``((`` at the start of a command opens an arithmetic command when its parentheses close with
 ``))`` (:func:`arithmetic_test`), as bash decides: ``(( $(wc -l < f) > 3 ))`` compares (its
 ``<``/``>`` are no redirections), ``((i++))`` sets ``i``; ``((cd app && ls) )`` is a subshell
-in a subshell. The command is ``((`` and the words of its text, not expanded (a ``$``-value
-in it leaves what it sets unknown: :func:`~.builtins.builtin`).
+in a subshell. The command is ``((`` and the words of its text, its values expanded (a value
+not known in it leaves what it sets unknown: :func:`~.builtins.builtin`).
 """
 
 from __future__ import annotations
@@ -129,9 +129,24 @@ def arithmetic_test(
         return False
     body = text[pos + 1 : end]
     test_substitutions(parser, body, make)
-    current.words = [[Lit(word, True)] for word in ["((", *body.split()]]
+    current.words = [[Lit("((", True)], *(_arithmetic_word(parser, w, make) for w in body.split())]
     parser.pos = end + 2
     return True
+
+
+def _arithmetic_word(
+    parser: _Parser, word: str, make: Callable[[str, Budget, int], _WordParser]
+) -> Word:
+    """A word of an arithmetic command: its ``$``-values as in double quotes (no splitting, no
+    glob: ``$n*2``), the rest as written (its substitutions are read: :func:`test_substitutions`)."""
+    if "$" not in word and "`" not in word:
+        return [Lit(word, True)]
+    try:
+        inner = make(word, parser.budget, parser.depth + 1)
+        parts = inner.word_parts(quoted=True)
+    except Unreadable:
+        return [Lit("$", True)]  # (a value not known)
+    return parts if inner.pos == len(word) else [Lit("$", True)]
 
 
 def regex_test(parser: _Parser, body: str, make: Callable[[str, Budget, int], _Parser]) -> bool:
