@@ -138,7 +138,7 @@ def _arithmetic_word(
     parser: _Parser, word: str, make: Callable[[str, Budget, int], _WordParser]
 ) -> Word:
     """A word of an arithmetic command: its ``$``-values as in double quotes (no splitting, no
-    glob: ``$n*2``), the rest as written (its substitutions are read: :func:`test_substitutions`)."""
+    glob: ``$n*2``), the rest as written (:func:`test_substitutions` reads what it runs)."""
     if "$" not in word and "`" not in word:
         return [Lit(word, True)]
     try:
