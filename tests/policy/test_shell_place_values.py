@@ -93,6 +93,7 @@ def test_the_repository_top_is_the_root_only_when_the_root_is_a_repository(
     assert ".." in _folders(f"cd app && {command}", tmp_path)
     cdup = 'chmod -R 000 "$(git rev-parse --show-cdup)../"'
     assert ".." in _folders(f"cd app && {cdup}", tmp_path)
+    assert ".." not in _folders(f"export GIT_WORK_TREE=/srv; {command}", tmp_path)
     # outside the workspace its repository is not known
     assert "../.." not in _folders(f"cd .. && {command}", tmp_path)
 

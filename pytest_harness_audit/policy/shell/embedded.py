@@ -256,8 +256,9 @@ def git_config_value(key: str, value: str, runner: Runner) -> list[str] | None:
     """What a git configuration ``key=value`` runs: a shell alias or a command-running key is
     read as a script; a git alias returns git's arguments (``None`` otherwise)."""
     if key.lower().startswith("alias."):
-        if value.startswith("!"):  # run from the repository's top folder, wherever that is
-            runner.script(f'cd "$(git rev-parse --show-toplevel)" && {value[1:]}')
+        if value.startswith("!"):  # run from the top of the repository git works in, which
+            # the reading cannot know (`git -C ..`, another repository's file): `$(…)`
+            runner.script(f'cd "$(…)" && {value[1:]}')
             return None
         return value.split()
     if _RUN_KEYS.fullmatch(key) or (key.lower().startswith("submodule.") and value[:1] == "!"):

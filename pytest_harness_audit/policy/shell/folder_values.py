@@ -164,6 +164,8 @@ def _repository_top(argvs: list[list[str]], expander: Expanding) -> str | None:
     root, place = expander.root, expander.place
     if not root or not root.startswith("/") or place.unknown:
         return None
+    if "GIT_DIR" in expander.variables or "GIT_WORK_TREE" in expander.variables:
+        return None  # (the work tree they name)
     cwd = normal_path(place.cwd)
     if cwd.startswith(("/", "..")) or not os.path.exists(os.path.join(root, ".git")):
         return None  # outside the workspace, or a repository whose top is elsewhere
