@@ -21,6 +21,7 @@ from pytest_harness_audit.gate.store_git import (
     command_moves_ignored_files,
     worktree_top,
 )
+from pytest_harness_audit.gate.store_lists import CHANGERS, NAMERS, listed_paths
 from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.shell.place import Place
 from pytest_harness_audit.policy.shell.rewrites import REWRITERS, extraction_folder
@@ -108,6 +109,7 @@ class StoreGuard:
                 or runs_auditor(path)
                 or self._copies_store(path, commands)
                 or self._changes_modes(path, commands)
+                or self._lists_store(path, commands)
             ):
                 return target
             if "$" in path and self._through_environment(kind, path):
@@ -256,6 +258,25 @@ class StoreGuard:
                         _WILD.search(operand) is not None and self._glob_reaches(path, True)
                     ):
                         return True
+        return False
+
+    def _lists_store(self, text: str, commands: CallCommands) -> bool:
+        """Whether ``xargs`` gives its command a path of the store (or, to a command that
+        changes what it names, a folder holding it) from a names file the shell reading does
+        not read (``xargs -a /tmp/list chmod -R 000``, :mod:`.store_lists`)."""
+        if "xargs" not in text or commands.judged(text):
+            return False
+        before: list[str] = []
+        for argv, folders in self._placed(text, commands):
+            if argv and os.path.basename(argv[0]) == "xargs":
+                for here in folders:
+                    for program, path in listed_paths(argv, before, here):
+                        resolved = self._resolve(path)
+                        if program in CHANGERS and inside(self.store, resolved):
+                            return True  # a folder holding the store, changed
+                        if program not in NAMERS and inside(resolved, self.store):
+                            return True  # a path of the store, read or changed
+            before = argv
         return False
 
     def _holds_store(self, path: str) -> bool:

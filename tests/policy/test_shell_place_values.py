@@ -136,3 +136,68 @@ def test_what_an_arithmetic_command_sets_is_known_or_unknown(
     command: str, printed: list[str]
 ) -> None:
     assert _read(command)[0][-1] == printed
+
+
+def test_a_repository_nested_in_the_workspace_has_a_top_of_its_own(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "vendor" / "lib").mkdir(parents=True)
+    command = 'cd vendor/lib && cat "$(git rev-parse --show-toplevel)/x"'
+    assert "x" in _folders(command, tmp_path)  # the workspace's top, from `vendor/lib`
+    (tmp_path / "vendor" / "lib" / ".git").mkdir()
+    assert "x" not in _folders(command, tmp_path)  # `vendor/lib` is a top itself: not known
+
+
+@pytest.fixture
+def lists(store_session: Harness) -> Harness:
+    """The permissive session and, outside its workspace (where the shell reading reads no
+    file), names files an earlier call could have written: ``folders`` (the folders beside the
+    workspace, the store's among them, absolute), ``names`` (their bare names), ``chains``
+    (the store's chain files), ``mine`` (files of the workspace)."""
+    outside = store_session.root.parent / "lists"
+    outside.mkdir()
+    beside = sorted(store_session.root.parent.iterdir())
+    (outside / "folders").write_text("".join(f"{p}\n" for p in beside), encoding="utf-8")
+    (outside / "names").write_text("".join(f"{p.name}\n" for p in beside), encoding="utf-8")
+    chains = sorted(store_session.root.parent.glob("*/audit/*.jsonl"))
+    assert chains
+    (outside / "chains").write_text("".join(f"{p}\n" for p in chains), encoding="utf-8")
+    (outside / "mine").write_text("README.md\napp\n", encoding="utf-8")
+    return store_session
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "xargs -a ../lists/folders chmod -R 000",
+        "xargs --arg-file=../lists/folders rm -rf",
+        "cat ../lists/folders | xargs chmod -R 000",
+        "xargs -a ../lists/folders -I{} chmod -R 000 {}",
+        "xargs -a ../lists/names -I{} chmod -R 000 ../{}",
+        "xargs -a ../lists/chains sed -i 1d",
+        "xargs -a ../lists/chains cat",
+    ],
+)
+def test_names_from_a_file_outside_the_workspace_are_judged(lists: Harness, command: str) -> None:
+    decision = lists.gate.decide("Bash", {"command": command})
+    assert decision.blocked, command
+    assert "tamper_attempt" in decision.alerts
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "xargs -a ../lists/folders ls -ld",
+        "xargs -a ../lists/folders du -sh",
+        "xargs -a ../lists/names -I{} echo ../{}",
+        "xargs -a ../lists/mine chmod 644",
+        "xargs -a ../lists/names -I{} chmod 644 app/{}",
+        "xargs -a ../lists/missing chmod 644",
+        "cat ../lists/folders | xargs ls",
+    ],
+)
+def test_names_from_such_a_file_that_stay_away_are_not_refused(
+    lists: Harness, command: str
+) -> None:
+    decision = lists.gate.decide("Bash", {"command": command})
+    assert "tamper_attempt" not in decision.alerts, command
+    assert not decision.blocked, command

@@ -14,8 +14,9 @@ out from where the script is (:class:`~.place.Place`):
   like any path; ``$(dirs -l +N)`` gives an entry of the stack. Links are not followed (a
   folder reached through one is read as written);
 * ``$(git rev-parse --show-toplevel)`` is the workspace root (when the root holds ``.git``, a
-  repository of its own, and the script is inside it), ``$(git rev-parse --show-cdup)`` the
-  climb to it (``../`` a folder, nothing at the top);
+  repository of its own, and the script is inside it, in no repository nested in it, with no
+  ``GIT_DIR``/``GIT_WORK_TREE`` set), ``$(git rev-parse --show-cdup)`` the climb to it (``../``
+  a folder, nothing at the top);
 * ``$(dirname "$0")`` at the top of a command is ``.``: ``$0`` is the shell's own name there
   (``bash -c`` runs the command), so ``$(cd "$(dirname "$0")/.." && pwd)`` is ``..``.
 """
@@ -169,7 +170,11 @@ def _repository_top(argvs: list[list[str]], expander: Expanding) -> str | None:
     cwd = normal_path(place.cwd)
     if cwd.startswith(("/", "..")) or not os.path.exists(os.path.join(root, ".git")):
         return None  # outside the workspace, or a repository whose top is elsewhere
-    depth = 0 if cwd == "." else len([part for part in cwd.split("/") if part])
+    parts = [] if cwd == "." else [part for part in cwd.split("/") if part]
+    for end in range(len(parts), 0, -1):  # `cd vendor/lib`: a repository of its own there
+        if os.path.exists(os.path.join(root, *parts[:end], ".git")):
+            return None
+    depth = len(parts)
     if argv[2] == "--show-cdup":
         return "../" * depth
     return "/".join([".."] * depth) or "."
