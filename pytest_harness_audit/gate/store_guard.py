@@ -21,7 +21,7 @@ from pytest_harness_audit.gate.store_git import (
     command_moves_ignored_files,
     worktree_top,
 )
-from pytest_harness_audit.gate.store_lists import CHANGERS, NAMERS, listed_paths
+from pytest_harness_audit.gate.store_lists import CHANGERS, NAMERS, input_file, listed_paths
 from pytest_harness_audit.policy import wildcards
 from pytest_harness_audit.policy.shell.place import Place
 from pytest_harness_audit.policy.shell.rewrites import REWRITERS, extraction_folder
@@ -267,10 +267,11 @@ class StoreGuard:
         if "xargs" not in text or commands.judged(text):
             return False
         before: list[str] = []
+        given = input_file(text)
         for argv, folders in self._placed(text, commands):
             if argv and os.path.basename(argv[0]) == "xargs":
                 for here in folders:
-                    for program, path in listed_paths(argv, before, here):
+                    for program, path in listed_paths(argv, before, here, given):
                         resolved = self._resolve(path)
                         if program in CHANGERS and inside(self.store, resolved):
                             return True  # a folder holding the store, changed

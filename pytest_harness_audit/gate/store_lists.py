@@ -3,13 +3,15 @@
 The shell reading reads the workspace's files; ``xargs -a /tmp/list chmod -R 000`` (or ``cat
 /tmp/list | xargs …``) takes its names from a file outside it, which an earlier call may have
 filled with the folder holding the audit store (``find "$(cd .. && pwd)" -maxdepth 1 >
-/tmp/list``). The store rule reads such a file itself, when the call is decided, and judges
-each name as the path the command is given (``-I R``: put into the command's words).
+/tmp/list``). The store rule reads such a file itself (``-a FILE``, ``cat FILE |``,
+``< FILE``) when the call is decided, and judges each name as the path the command is given
+(``-I R``: put into the command's words).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from typing import Final
 
@@ -29,6 +31,8 @@ CHANGERS: Final = frozenset(
      "chown", "chgrp", "chattr", "setfacl", "find", "ln", "install"}
 )  # fmt: skip
 
+#: An input redirection's file (``< F``, ``0<F``; not ``<<``, ``<<<``, ``<(…)``, ``<&N``).
+_INPUT: Final = re.compile(r"(?<![<>&\d])\d?<(?![<(&>])\s*([^\s;&|()<>'\"`$]+)")
 #: Commands that only name or list what they are given (their operands are no reads of it).
 NAMERS: Final = frozenset(
     {"echo", "printf", "ls", "stat", "du", "dirname", "basename", "realpath", "readlink",
@@ -36,18 +40,28 @@ NAMERS: Final = frozenset(
 )  # fmt: skip
 
 
-def listed_paths(argv: list[str], before: list[str], here: str) -> Iterator[tuple[str, str]]:
-    """For an ``xargs`` command ``argv`` (``before``: the command piping into it), each path
-    its command is given from a names file outside the reading's reach, with the program it
-    runs: ``(program, path)``, relative paths from ``here``."""
+def input_file(text: str) -> str | None:
+    """The file a ``< FILE`` of the command ``text`` reads (the first; ``None``: none)."""
+    found = _INPUT.search(text) if "<" in text else None
+    return found[1] if found is not None else None
+
+
+def listed_paths(
+    argv: list[str], before: list[str], here: str, given: str | None = None
+) -> Iterator[tuple[str, str]]:
+    """For an ``xargs`` command ``argv`` (``before``: the command piping into it; ``given``:
+    the file a ``< FILE`` of the command reads), each path its command is given from a names
+    file outside the reading's reach, with the program it runs: ``(program, path)``, relative
+    paths from ``here``."""
     listed, program, words, marker = _parts(argv)
     if listed is None and len(before) == 2 and os.path.basename(before[0]) == "cat":
         listed = before[1]  # `cat FILE | xargs …`
+    listed = given if listed is None and not before else listed  # `xargs … < FILE`
     if listed is None or listed == "-" or listed.startswith("/dev/"):
         return
     for name in _names(os.path.join(here, os.path.expanduser(listed)), marker is not None):
-        given = [w.replace(marker, name) for w in words if marker in w] if marker else [name]
-        for path in given:
+        paths = [w.replace(marker, name) for w in words if marker in w] if marker else [name]
+        for path in paths:
             yield program, os.path.join(here, os.path.expanduser(path))
 
 
@@ -93,4 +107,4 @@ def _names(path: str, lines: bool) -> list[str]:
     return [item.strip() for item in items if item.strip()][:_MAX_NAMES]
 
 
-__all__ = ["CHANGERS", "NAMERS", "listed_paths"]
+__all__ = ["CHANGERS", "NAMERS", "input_file", "listed_paths"]

@@ -175,6 +175,8 @@ def lists(store_session: Harness) -> Harness:
         "xargs -a ../lists/names -I{} chmod -R 000 ../{}",
         "xargs -a ../lists/chains sed -i 1d",
         "xargs -a ../lists/chains cat",
+        "xargs chmod -R 000 < ../lists/folders",
+        "xargs -I{} chmod -R 000 ../{} 0< ../lists/names",
     ],
 )
 def test_names_from_a_file_outside_the_workspace_are_judged(lists: Harness, command: str) -> None:
@@ -193,6 +195,8 @@ def test_names_from_a_file_outside_the_workspace_are_judged(lists: Harness, comm
         "xargs -a ../lists/names -I{} chmod 644 app/{}",
         "xargs -a ../lists/missing chmod 644",
         "cat ../lists/folders | xargs ls",
+        "xargs ls -ld < ../lists/folders",
+        "xargs chmod 644 < ../lists/mine",
     ],
 )
 def test_names_from_such_a_file_that_stay_away_are_not_refused(
