@@ -26,7 +26,14 @@ from collections.abc import Callable
 from typing import Final, Protocol
 
 from pytest_harness_audit.policy.shell.loops import _Parser
-from pytest_harness_audit.policy.shell.nodes import Budget, Command, Lit, Unreadable, Word
+from pytest_harness_audit.policy.shell.nodes import (
+    MAX_DEPTH,
+    Budget,
+    Command,
+    Lit,
+    Unreadable,
+    Word,
+)
 from pytest_harness_audit.policy.shell.subscript_code import subscript_code
 
 _TEST_END: Final = re.compile(r"(?<=[ \t\n])\]\](?=[ \t\n;&|)]|$)")
@@ -107,6 +114,8 @@ def arithmetic_end(text: str, start: int) -> int | None:
             continue
         if char == "(":
             depth += 1
+            if depth > MAX_DEPTH:  # as deep as no command the reading follows
+                raise Unreadable("nested too deep")
         elif char == ")":
             if depth == 0:
                 return pos if text.startswith("))", pos) else None
