@@ -1,10 +1,9 @@
 """Folders a command names through a value the reading works out: ``$(git rev-parse
---show-toplevel)``, ``$(git rev-parse --show-cdup)``, ``$(dirname "$0")`` (``/bin``), a name
-``xargs -I`` gets from a listing it cannot know, a glob an outside listing prints, the names
-``xargs`` takes from a file outside the workspace; and the arithmetic command ``(( … ))``, whose
-``<`` and ``>`` compare (``policy/shell/folder_values.py``, ``xargs.py``, ``conditionals.py``,
-``gate/store_lists.py``). Each attack changes the modes of (or deletes) the folder holding the
-audit store beside the workspace; each look-alike stays away from it."""
+--show-toplevel)``, ``$(git rev-parse --show-cdup)``, ``$(dirname "$0")``, a name ``xargs -I``
+gets from a listing it cannot know, a glob an outside listing prints; and the arithmetic
+command ``(( … ))``, whose ``<`` and ``>`` compare (``policy/shell/folder_values.py``,
+``xargs.py``, ``conditionals.py``). Each attack changes the modes of (or deletes) the folder
+holding the audit store beside the workspace; each look-alike stays away from it."""
 
 from __future__ import annotations
 
@@ -34,7 +33,7 @@ from pytest_harness_audit.session.harness import Harness
         'cd app && chmod -R 000 "$(git rev-parse --show-toplevel)/.."',
         'cd app && chmod -R 000 "$(git rev-parse --show-cdup)../.."',
         'chmod -R 000 "$(cd "$(dirname "$0")/.." && pwd)"',
-        'cd "$(dirname "$0")/.." && chmod -R 000 .',  # (a logical `cd`: `/bin/..` is `/`)
+        'rm -rf "$(dirname "$0")/../audit"',
         "chmod -R 000 $(dirname $(pwd))",
         'd=$(realpath ..); chmod -R 000 "$d"',
         'd=$(readlink -f ..); chmod -R 000 "$d"',

@@ -17,9 +17,8 @@ out from where the script is (:class:`~.place.Place`):
   repository of its own, and the script is inside it, in no repository nested in it, with no
   ``GIT_DIR``/``GIT_WORK_TREE`` set), ``$(git rev-parse --show-cdup)`` the climb to it (``../``
   a folder, nothing at the top);
-* ``$(dirname "$0")`` at the top of a command is the folder of the shell that runs it (``$0``
-  is its path: ``/bin/bash``, :data:`SHELL`), so ``$(cd "$(dirname "$0")/.." && pwd)`` is
-  ``/``, the folder holding every store.
+* ``$(dirname "$0")`` at the top of a command is ``.``: ``$0`` is the shell's own name there
+  (``bash -c`` runs the command), so ``$(cd "$(dirname "$0")/.." && pwd)`` is ``..``.
 """
 
 from __future__ import annotations
@@ -58,9 +57,6 @@ _RESOLVERS: Final = frozenset(
 #: ``git rev-parse`` options that print where the repository's top is.
 _TOP_OPTIONS: Final = frozenset({"--show-toplevel", "--show-cdup"})
 _MAX_MOVES: Final = 8
-#: ``$0`` of a command: the shell that runs it (the harness's ``tools/shell.py``; a host runs
-#: its own, which may be ``/usr/bin/bash``: a path climbing from it to ``/`` is the same).
-SHELL: Final = "/bin/bash"
 
 
 def folder_operated(part: Param, expander: Expanding) -> str | None:
@@ -101,7 +97,7 @@ def folder_output(sub: Sub, expander: Expanding) -> str | None:
     argvs: list[list[str]] = []
     for command in commands:
         if _shell_dirname(command.words, expander):
-            argvs.append(["dirname", SHELL])  # `$(dirname "$0")`: the shell's folder
+            argvs.append(["dirname", "bash"])  # `$(dirname "$0")`: of the shell's name
             continue
         fields = [field for word in command.words for field in expander.expand(word)]
         if not fields or any(field.dynamic for field in fields):
@@ -148,7 +144,7 @@ def folder_output(sub: Sub, expander: Expanding) -> str | None:
 
 
 def _shell_dirname(words: list[Word], expander: Expanding) -> bool:
-    """Whether ``words`` are ``dirname "$0"`` where ``$0`` is the shell's own path (a
+    """Whether ``words`` are ``dirname "$0"`` where ``$0`` is the shell's own name (a
     command's top level, ``0`` not set by a script the reading entered)."""
     if len(words) != 2 or len(words[1]) != 1 or "0" in expander.variables:
         return False
@@ -184,4 +180,4 @@ def _repository_top(argvs: list[list[str]], expander: Expanding) -> str | None:
     return "/".join([".."] * depth) or "."
 
 
-__all__ = ["SHELL", "Expanding", "folder_operated", "folder_output"]
+__all__ = ["Expanding", "folder_operated", "folder_output"]
