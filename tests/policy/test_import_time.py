@@ -56,6 +56,30 @@ DENIED = ("deny", "deny-destructive-commands")
             {"a.py": "import b\n", "b.py": "import shutil\nshutil.rmtree('app')\n"},
             "python3 -c 'import a'",
         ),
+        # what the importer calls of the module runs too
+        ({"util.py": HELPER}, "python3 -c 'import util; util.clean(\"app\")'"),
+        ({"util.py": HELPER}, "python3 -c 'from util import clean; clean(\"app\")'"),
+        ({"util.py": HELPER}, "python3 -c 'from util import clean as c; c(\"app\")'"),
+        ({"util.py": HELPER}, "python3 -c 'from util import *; clean(\"app\")'"),
+        ({"util.py": HELPER}, "python3 -c 'import util; getattr(util, \"cle\" + \"an\")(\"app\")'"),
+        ({"util.py": HELPER, "main.py": "from util import clean\nclean('app')\n"},
+         "python3 main.py"),
+        (
+            {"util.py": HELPER, "job.py": "import util\ndef run():\n    util.clean('app')\n",
+             "main.py": "import job\njob.run()\n"},
+            "python3 main.py",
+        ),
+        # a class named at import runs its methods
+        (
+            {"tidy.py": "import shutil\nclass C:\n    def __init__(self):\n"
+             "        shutil.rmtree('app')\nC()\n"},
+            "python3 -c 'import tidy'",
+        ),
+        (
+            {"tidy.py": "import shutil, sys\ndef clean():\n    shutil.rmtree('app')\n"
+             "getattr(sys.modules[__name__], 'cle' + 'an')()\n"},
+            "python3 -c 'import tidy'",
+        ),
     ],
 )  # fmt: skip
 def test_what_an_import_runs_is_judged(tmp_path: Path, files: dict[str, str], command: str) -> None:
@@ -67,6 +91,12 @@ def test_what_an_import_runs_is_judged(tmp_path: Path, files: dict[str, str], co
     [
         ({"util.py": HELPER, "main.py": "from util import clean\nprint(1)\n"}, "python3 main.py"),
         ({"util.py": HELPER}, "python3 -c 'import util'"),
+        ({"util.py": HELPER + "def size(d):\n    return 1\n"},
+         "python3 -c 'import util; util.size(1)'"),
+        (
+            {"util.py": HELPER, "main.py": "import util\nprint(util.__name__)\n"},
+            "python3 main.py",
+        ),
         (
             {"tidy.py": "import shutil\nif __name__ == '__main__':\n    shutil.rmtree('app')\n"},
             "python3 -c 'import tidy'",
@@ -91,8 +121,9 @@ def test_the_code_an_import_runs() -> None:
         "def b():\n    print('b')\nclass C:\n    size = b()\n    def m(self):\n        pass\n"
         "if __name__ == '__main__':\n    a()\n"
     )
-    code = import_time_code(text)
+    code = import_time_code(text, [])
     assert code is not None
     assert code.splitlines() == ["import shutil", "register", "size = b()", "print('b')"]
-    assert import_time_code("def f():\n    pass\n") is None
+    assert import_time_code("def f():\n    pass\n", []) is None
+    assert import_time_code("def f():\n    pass\n") == "pass"  # no importer known: all run
     assert import_time_code("!not python") is None

@@ -4,56 +4,126 @@
 The reading reads every module a program imports for the paths it names (:mod:`.imports`); the
 rules on program text (a recursive deletion, a file removed) judge the command's own code
 and a script file it runs (:mod:`.program_files`). An imported module is judged by what runs
-when it is imported, not by all it holds: a helper module defining ``clean(d):
-shutil.rmtree(d)`` runs nothing when imported, and ``python3 main.py`` importing it is
-ordinary work.
+when it is imported and by what its importers call, not by all it holds: a helper module
+defining ``clean(d): shutil.rmtree(d)`` runs nothing when imported, and ``python3 main.py``
+importing it is ordinary work; ``util.clean('app')`` in the importer runs it.
 
-What runs at import (read from the module's syntax tree): every top-level statement but a
-function's body and a ``if __name__ == "__main__":`` block (a decorator, a class body and a
-default value run); the body of each module function that code calls by name, and of the
-functions those call, within bounds. It is recorded as the command ``python3 -c CODE``. A
-module that is no Python runs nothing.
+What runs (read from the module's syntax tree): every top-level statement but a function's
+body, a method's body and a ``if __name__ == "__main__":`` block (a decorator, a class body and
+a default value run); the body of each module function (every method of each class) that code
+calls or names, that the program importing it names (``util.clean``, ``from util import
+clean``, then ``clean(…)``), and of the functions those name, within bounds. An importer that
+can reach a function by a string (``getattr``, ``vars``, ``__dict__`` …) or no importer known
+runs them all. It is recorded as the command ``python3 -c CODE``. A module that is no Python
+runs nothing.
+
+A script run as the program (``python3 util.py``, :func:`main_time_code`) runs its ``__main__``
+block too, and the functions that block names.
 """
 
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Iterable
 from typing import Final
 
 #: Most functions of one module followed through the calls that run at import.
 _MAX_FOLLOWED: Final = 64
 _DEFINITIONS: Final = (ast.FunctionDef, ast.AsyncFunctionDef)
+#: What in an importer's code reaches a module's functions by a string, not by their names.
+_BY_STRING: Final = re.compile(
+    r"\b(?:getattr|vars|__dict__|globals|locals|eval|exec|compile|methodcaller|attrgetter"
+    r"|import_module|__import__|pickle|marshal|dill|shelve|inspect|getmembers|runpy"
+    r"|__getattribute__|operator|fire|doctest|modules)\b|\bdir\s*\("
+)
+_Callable = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
-def import_time_code(text: str) -> str | None:
-    """The source of what importing a module of text ``text`` runs (module doc); ``None``
-    when nothing of it runs or it is no Python."""
+def import_time_code(text: str, importers: Iterable[str] | None = None) -> str | None:
+    """The source of what importing a module of text ``text`` runs (module doc; ``importers``:
+    the code of the programs importing it, ``None`` when not known: every function then runs);
+    ``None`` when nothing of it runs or it is no Python."""
+    tree = _parsed(text)
+    if tree is None:
+        return None
+    used = None if _BY_STRING.search(text) else _importer_names(importers)
+    callables = _callables(tree)
+    roots = list(callables) if used is None else [name for name in callables if name in used]
+    return _followed_code(text, tree, callables, roots, main=False)
+
+
+def main_time_code(text: str) -> str | None:
+    """The source of what running a Python script of text ``text`` as the program runs: what
+    importing it runs and its ``if __name__ == "__main__":`` block, with the functions that
+    names (module doc); ``None`` when it is no Python."""
+    tree = _parsed(text)
+    if tree is None:
+        return None
+    callables = _callables(tree)
+    roots = list(callables) if _BY_STRING.search(text) else []
+    return _followed_code(text, tree, callables, roots, main=True) or ""
+
+
+def _parsed(text: str) -> ast.Module | None:
     try:
-        tree = ast.parse(text)
+        return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {
-        node.name: node for node in tree.body if isinstance(node, _DEFINITIONS)
-    }
+
+
+def _callables(tree: ast.Module) -> dict[str, list[_Callable]]:
+    """The module's functions and classes by name (a name defined twice: each definition)."""
+    found: dict[str, list[_Callable]] = {}
+    for node in tree.body:
+        if isinstance(node, (*_DEFINITIONS, ast.ClassDef)):
+            found.setdefault(node.name, []).append(node)
+    return found
+
+
+def _followed_code(
+    text: str,
+    tree: ast.Module,
+    callables: dict[str, list[_Callable]],
+    roots: list[str],
+    main: bool,
+) -> str | None:
     parts: list[ast.AST] = []
-    _run_at_import(tree.body, parts)
+    _run_at_import(tree.body, parts, main)
     followed: set[str] = set()
-    pending = _called(parts, functions)
+    pending = [*roots, *_called(parts, callables)]
     while pending and len(followed) < _MAX_FOLLOWED:
         name = pending.pop()
         if name in followed:
             continue
         followed.add(name)
-        body = functions[name].body
-        parts.extend(body)
-        pending.extend(_called(body, functions))
+        for node in callables[name]:
+            body = _bodies(node)
+            parts.extend(body)
+            pending.extend(_called(body, callables))
+    if pending:  # past the bound: every function runs
+        for nodes in callables.values():
+            for node in nodes:
+                parts.extend(_bodies(node))
     pieces = [ast.get_source_segment(text, part) for part in parts]
     code = "\n".join(piece for piece in pieces if piece)
     return code or None
 
 
-def _run_at_import(body: list[ast.stmt], parts: list[ast.AST]) -> None:
-    """The statements of ``body`` that run when it runs (a module's, or a class's)."""
+def _bodies(node: _Callable) -> list[ast.stmt]:
+    """The statements a call of ``node`` runs: a function's body, every method of a class."""
+    if not isinstance(node, ast.ClassDef):
+        return node.body
+    statements: list[ast.stmt] = []
+    for inner in ast.walk(node):
+        if isinstance(inner, _DEFINITIONS):
+            statements.extend(inner.body)
+    return statements
+
+
+def _run_at_import(body: list[ast.stmt], parts: list[ast.AST], main: bool) -> None:
+    """The statements of ``body`` that run when it runs (a module's, or a class's; ``main``:
+    the module runs as the program, its ``__main__`` block too)."""
     for node in body:
         if isinstance(node, _DEFINITIONS):
             parts.extend(node.decorator_list)
@@ -62,8 +132,9 @@ def _run_at_import(body: list[ast.stmt], parts: list[ast.AST]) -> None:
         elif isinstance(node, ast.ClassDef):
             parts.extend(node.decorator_list)
             parts.extend(node.bases)
-            _run_at_import(node.body, parts)
-        elif not _main_block(node):
+            parts.extend(node.keywords)
+            _run_at_import(node.body, parts, main)
+        elif main or not _main_block(node):
             parts.append(node)
 
 
@@ -82,16 +153,37 @@ def _main_block(node: ast.stmt) -> bool:
 
 
 def _called(
-    parts: list[ast.stmt] | list[ast.AST],
-    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
+    parts: list[ast.stmt] | list[ast.AST], callables: dict[str, list[_Callable]]
 ) -> list[str]:
-    """The module functions ``parts`` call, or hand on, by name."""
+    """The module functions and classes ``parts`` call, or hand on, by name."""
     found: list[str] = []
     for part in parts:
         for node in ast.walk(part):
-            if isinstance(node, ast.Name) and node.id in functions:
+            if isinstance(node, ast.Name) and node.id in callables:
                 found.append(node.id)
     return found
 
 
-__all__ = ["import_time_code"]
+def _importer_names(importers: Iterable[str] | None) -> set[str] | None:
+    """The names the code of ``importers`` uses (a name, an attribute, a name imported under
+    another); ``None`` when any can reach a name by a string, or is no Python."""
+    if importers is None:
+        return None
+    used: set[str] = set()
+    for code in importers:
+        if _BY_STRING.search(code) is not None:
+            return None
+        tree = _parsed(code)
+        if tree is None:
+            continue  # no Python: it calls no function of a Python module by name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                used.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                used.add(node.attr)
+            elif isinstance(node, ast.alias) and node.asname is not None:
+                used.add(node.name.rsplit(".", 1)[-1])  # `from util import clean as c`
+    return used
+
+
+__all__ = ["import_time_code", "main_time_code"]

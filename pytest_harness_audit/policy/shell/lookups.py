@@ -269,20 +269,28 @@ class Lookups(GitReadings):
         pending.append(path)
         if len(pending) > 1:
             return  # the outer call reads it
+        modules: list[tuple[int, str]] = []
         while pending:
             if sum(map(len, self.reading.code)) > MAX_LOADED_TEXT:
                 self.unknown(f"its program loads more than {MAX_LOADED_TEXT >> 20} MiB of code")
                 pending.clear()
                 return
             path = pending[0]
+            before = len(self.reading.code)
             self.script_file(path, code=True)
-            if path.endswith(".py") and len(self.reading.commands) < _MAX_COMMANDS:
-                # what importing it runs is judged as program text (:mod:`.import_time`)
-                text = self.workspace_text(path)
-                code = import_time_code(text) if text else None
-                if code:
-                    self.reading.commands.append(["python3", "-c", code])
+            if path.endswith(".py") and (text := self.workspace_text(path)):
+                modules.append((before, text))
             pending.pop(0)
+        # what importing each runs, and what the code importing it calls of it, is judged as
+        # program text (:mod:`.import_time`), once every module the program loads is known
+        code_texts = self.reading.code
+        for index, text in modules:
+            if len(self.reading.commands) >= _MAX_COMMANDS:
+                break
+            others = [c for i, c in enumerate(code_texts) if i != index and c is not text]
+            code = import_time_code(text, others)
+            if code:
+                self.reading.commands.append(["python3", "-c", code])
 
     def written_names(self: _Host, path: str) -> str | None:
         """The names a file written earlier in the command may hold (:class:`.Context`)."""
