@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
+import unicodedata
 from collections.abc import Iterable
 from typing import Final
 
@@ -36,6 +38,13 @@ _BY_STRING: Final = re.compile(
     r"\b(?:getattr|vars|__dict__|globals|locals|eval|exec|compile|methodcaller|attrgetter"
     r"|import_module|__import__|pickle|marshal|dill|shelve|inspect|getmembers|runpy"
     r"|__getattribute__|operator|fire|doctest|modules)\b|\bdir\s*\("
+)
+#: A name called in a string (code a string may be run as: ``cProfile.run("clean('app')")``).
+_CALLED_WORD: Final = re.compile(r"([^\W\d]\w*)\s*\(")
+#: What reads a script's own text (its comments and function bodies may so run as code).
+_SELF_READ: Final = re.compile(
+    r"\b(?:__file__|__doc__|__loader__|__spec__|__cached__|getsource|linecache"
+    r"|__code__|co_consts)\b|argv\s*\[\s*0|__main__\s*\."
 )
 _Callable = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
@@ -54,15 +63,65 @@ def import_time_code(text: str, importers: Iterable[str] | None = None) -> str |
 
 
 def main_time_code(text: str) -> str | None:
-    """The source of what running a Python script of text ``text`` as the program runs: what
-    importing it runs and its ``if __name__ == "__main__":`` block, with the functions that
-    names (module doc); ``None`` when it is no Python."""
+    """What running a Python script of text ``text`` as the program runs: what importing it
+    runs and its ``if __name__ == "__main__":`` block, with the functions that names (module
+    doc): ``text`` with the bodies of the other functions blanked (lines kept); ``None`` when
+    it is no Python."""
     tree = _parsed(text)
     if tree is None:
         return None
+    if _BY_STRING.search(text) or _SELF_READ.search(text):
+        return text  # a name reached by a string, its own text read: all of it may run
     callables = _callables(tree)
-    roots = list(callables) if _BY_STRING.search(text) else []
-    return _followed_code(text, tree, callables, roots, main=True) or ""
+    roots = [name for name, nodes in callables.items() if any(map(_called_unnamed, nodes))]
+    parts: list[ast.AST] = []
+    _run_at_import(tree.body, parts, main=True)
+    followed = _follow(parts, callables, roots)
+    lines = text.splitlines(keepends=True)
+    for name, nodes in callables.items():
+        if name in followed:
+            continue
+        for node in nodes:
+            first = node.body[0].lineno
+            if first > _header_end(node):  # (a body on the `def` line itself stays)
+                for number in range(first - 1, node.end_lineno or first):
+                    lines[number] = "\n" if lines[number].endswith("\n") else ""
+    return "".join(lines)
+
+
+def _header_end(node: _Callable) -> int:
+    """The last line of a function's ``def …:`` header (its arguments, its return type)."""
+    header: list[ast.AST] = (
+        [*node.bases, *node.keywords]
+        if isinstance(node, ast.ClassDef)
+        else [node.args, *([node.returns] if node.returns is not None else [])]
+    )
+    ends = [node.lineno]
+    for part in header:
+        ends.extend(getattr(inner, "end_lineno", None) or node.lineno for inner in ast.walk(part))
+    return max(ends)
+
+
+#: Decorators that hand a function back to be called by name only (not registered anywhere).
+_INERT_DECORATORS: Final = frozenset(
+    {"staticmethod", "classmethod", "property", "wraps", "cache", "lru_cache", "cached_property",
+     "abstractmethod", "overload", "override", "final", "no_type_check", "dataclass",
+     "total_ordering", "singledispatch", "contextmanager", "asynccontextmanager"}
+)  # fmt: skip
+
+
+def _called_unnamed(node: _Callable) -> bool:
+    """Whether a script's function or class may run without the script naming it: a class
+    (``unittest.main()``, ``cmd.Cmd`` find their methods), a function registered by a decorator
+    (``@cli.command()``, ``@app.route``)."""
+    if isinstance(node, ast.ClassDef):
+        return True
+    for decorator in node.decorator_list:
+        called = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", "")
+        if name not in _INERT_DECORATORS:
+            return True
+    return False
 
 
 def _parsed(text: str) -> ast.Module | None:
@@ -90,6 +149,17 @@ def _followed_code(
 ) -> str | None:
     parts: list[ast.AST] = []
     _run_at_import(tree.body, parts, main)
+    _follow(parts, callables, roots)
+    pieces = [ast.get_source_segment(text, part, padded=True) for part in parts]
+    code = "\n".join(textwrap.dedent(piece) for piece in pieces if piece)
+    return code or None
+
+
+def _follow(
+    parts: list[ast.AST], callables: dict[str, list[_Callable]], roots: list[str]
+) -> set[str]:
+    """The functions and classes ``parts`` (and ``roots``) reach, their bodies added to
+    ``parts``; past the bound, every one."""
     followed: set[str] = set()
     pending = [*roots, *_called(parts, callables)]
     while pending and len(followed) < _MAX_FOLLOWED:
@@ -105,9 +175,8 @@ def _followed_code(
         for nodes in callables.values():
             for node in nodes:
                 parts.extend(_bodies(node))
-    pieces = [ast.get_source_segment(text, part) for part in parts]
-    code = "\n".join(piece for piece in pieces if piece)
-    return code or None
+        followed.update(callables)
+    return followed
 
 
 def _bodies(node: _Callable) -> list[ast.stmt]:
@@ -161,6 +230,10 @@ def _called(
         for node in ast.walk(part):
             if isinstance(node, ast.Name) and node.id in callables:
                 found.append(node.id)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                # `cProfile.run("clean('app')")`, `timeit`: a name in a string may be called
+                words = _CALLED_WORD.findall(unicodedata.normalize("NFKC", node.value))
+                found.extend(word for word in words if word in callables)
     return found
 
 

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context
+from pytest_harness_audit.policy.shell.import_time import main_time_code
 from pytest_harness_audit.policy.shell.program_lines import line_text
 from pytest_harness_audit.policy.shell.program_strings import (
     dynamic,
@@ -85,6 +86,13 @@ def file_program(name: str, args: list[str], ctx: Context) -> None:
         flag = "-c" if language == "python" else "-e"
         shadowed = _shadowing(path, ctx)
         preloaded = _preloaded(args, path, language, ctx)
+        if language == "python" and not preloaded and own_imports(text, language, shadowed):
+            # only its own modules: no other code can call a function it does not name, so
+            # what runs is what running it as `__main__` reaches (:mod:`.import_time`)
+            run = main_time_code(text)  # (text this Python cannot parse: judged whole)
+            if run == "":
+                return
+            text = text if run is None else run
         program = program_text(text, language, shadowed, preloaded)
         ctx.reading.commands.append([name, flag, program])
 
