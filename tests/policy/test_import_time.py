@@ -121,9 +121,31 @@ def test_the_code_an_import_runs() -> None:
         "def b():\n    print('b')\nclass C:\n    size = b()\n    def m(self):\n        pass\n"
         "if __name__ == '__main__':\n    a()\n"
     )
-    code = import_time_code(text, [])
+    code = import_time_code(text, frozenset())
     assert code is not None
     assert code.splitlines() == ["import shutil", "register", "size = b()", "print('b')"]
-    assert import_time_code("def f():\n    pass\n", []) is None
+    assert import_time_code("def f():\n    pass\n", frozenset()) is None
     assert import_time_code("def f():\n    pass\n") == "pass"  # no importer known: all run
     assert import_time_code("!not python") is None
+
+
+@pytest.mark.parametrize(
+    ("files", "command"),
+    [
+        ({"tests/test_x.py": "import shutil\ndef test_x():\n    shutil.rmtree('app')\n"},
+         "python -m pytest tests"),
+        ({"tests/test_x.py": "import shutil\ndef test_x():\n    shutil.rmtree('app')\n"},
+         "pytest -q"),
+        ({"tests/test_x.py": "import shutil, unittest\nclass T(unittest.TestCase):\n"
+          "    def test_x(self):\n        shutil.rmtree('app')\n"},
+         "python -m unittest discover -s tests"),
+        ({"conftest.py": "import shutil\ndef pytest_sessionstart(session):\n"
+          "    shutil.rmtree('app')\n"}, "pytest -q"),
+        ({"conftest.py": "import shutil, pytest\n@pytest.fixture(autouse=True)\ndef wipe():\n"
+          "    shutil.rmtree('app')\n"}, "pytest -q"),
+    ],
+)  # fmt: skip
+def test_what_a_test_runner_calls_is_judged(
+    tmp_path: Path, files: dict[str, str], command: str
+) -> None:
+    assert _decision(tmp_path, files, command) == DENIED

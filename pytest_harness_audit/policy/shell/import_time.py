@@ -27,7 +27,7 @@ import ast
 import re
 import textwrap
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Collection
 from typing import Final
 
 #: Most functions of one module followed through the calls that run at import.
@@ -49,17 +49,39 @@ _SELF_READ: Final = re.compile(
 _Callable = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
-def import_time_code(text: str, importers: Iterable[str] | None = None) -> str | None:
-    """The source of what importing a module of text ``text`` runs (module doc; ``importers``:
-    the code of the programs importing it, ``None`` when not known: every function then runs);
-    ``None`` when nothing of it runs or it is no Python."""
+def import_time_code(
+    text: str, used: Collection[str] | None = None, tests: bool = False
+) -> str | None:
+    """The source of what importing a module of text ``text`` runs (module doc; ``used``: the
+    names the code importing it uses, :func:`code_names`, ``None`` when not known: every
+    function then runs; ``tests``: a test module, whose tests, test classes, ``pytest_*`` hooks
+    and ``autouse`` fixtures the runner calls); ``None`` when nothing of it runs or it is no
+    Python."""
     tree = _parsed(text)
     if tree is None:
         return None
-    used = None if _BY_STRING.search(text) else _importer_names(importers)
     callables = _callables(tree)
-    roots = list(callables) if used is None else [name for name in callables if name in used]
+    if used is None or _BY_STRING.search(text):
+        roots = list(callables)
+    else:
+        roots = [name for name in callables if name in used]
+    if tests:
+        roots.extend(name for name, nodes in callables.items() if _test_run(name, nodes))
     return _followed_code(text, tree, callables, roots, main=False)
+
+
+def _test_run(name: str, nodes: list[_Callable]) -> bool:
+    """Whether a test runner calls the function or class ``name`` of a test module itself."""
+    if name.startswith(("test", "Test", "pytest_", "setup", "teardown", "setUp", "tearDown")):
+        return True
+    return any(
+        isinstance(node, ast.ClassDef)
+        or any(
+            isinstance(d, ast.Call) and any(k.arg == "autouse" for k in d.keywords)
+            for d in node.decorator_list
+        )
+        for node in nodes
+    )
 
 
 def main_time_code(text: str) -> str | None:
@@ -237,26 +259,24 @@ def _called(
     return found
 
 
-def _importer_names(importers: Iterable[str] | None) -> set[str] | None:
-    """The names the code of ``importers`` uses (a name, an attribute, a name imported under
-    another); ``None`` when any can reach a name by a string, or is no Python."""
-    if importers is None:
+def code_names(code: str) -> frozenset[str] | None:
+    """The names Python ``code`` uses (a name, an attribute, a name imported under another),
+    so may call of a module it imports; ``None`` when it can reach a name by a string
+    (``getattr``, ``vars`` …); none for a text that is no Python."""
+    tree = _parsed(code)
+    if tree is None:
+        return frozenset()  # no Python: it calls no function of a Python module by name
+    if _BY_STRING.search(code) is not None:
         return None
     used: set[str] = set()
-    for code in importers:
-        if _BY_STRING.search(code) is not None:
-            return None
-        tree = _parsed(code)
-        if tree is None:
-            continue  # no Python: it calls no function of a Python module by name
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name):
-                used.add(node.id)
-            elif isinstance(node, ast.Attribute):
-                used.add(node.attr)
-            elif isinstance(node, ast.alias) and node.asname is not None:
-                used.add(node.name.rsplit(".", 1)[-1])  # `from util import clean as c`
-    return used
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            used.add(node.attr)
+        elif isinstance(node, ast.alias) and node.asname is not None:
+            used.add(node.name.rsplit(".", 1)[-1])  # `from util import clean as c`
+    return frozenset(used)
 
 
-__all__ = ["import_time_code", "main_time_code"]
+__all__ = ["code_names", "import_time_code", "main_time_code"]

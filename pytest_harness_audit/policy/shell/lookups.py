@@ -12,6 +12,7 @@ looks names up in the lists the command was given.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable
 from typing import Final, Protocol
 
@@ -24,7 +25,7 @@ from pytest_harness_audit.policy.shell.expand import (
 )
 from pytest_harness_audit.policy.shell.gitcommand import existing_text
 from pytest_harness_audit.policy.shell.gitcontext import GitReadings
-from pytest_harness_audit.policy.shell.import_time import import_time_code
+from pytest_harness_audit.policy.shell.import_time import code_names, import_time_code
 from pytest_harness_audit.policy.shell.imports import MAX_LOADED, MAX_LOADED_TEXT
 from pytest_harness_audit.policy.shell.nodes import Command
 from pytest_harness_audit.policy.shell.opaque_output import arithmetic
@@ -52,6 +53,8 @@ _OUTPUT_OPS: Final = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 
 #: Most commands a reading records (as :data:`.reading.MAX_COMMANDS`).
 _MAX_COMMANDS: Final = 512
+#: A test module a test runner calls the tests of (pytest's and unittest's default names).
+_TEST_MODULE: Final = re.compile(r"(?:^|/)(?:test[^/]*|[^/]*_test|conftest)\.py$")
 
 
 class _Host(Runner, Protocol):
@@ -269,7 +272,7 @@ class Lookups(GitReadings):
         pending.append(path)
         if len(pending) > 1:
             return  # the outer call reads it
-        modules: list[tuple[int, str]] = []
+        modules: list[tuple[int, str, str]] = []
         while pending:
             if sum(map(len, self.reading.code)) > MAX_LOADED_TEXT:
                 self.unknown(f"its program loads more than {MAX_LOADED_TEXT >> 20} MiB of code")
@@ -279,16 +282,19 @@ class Lookups(GitReadings):
             before = len(self.reading.code)
             self.script_file(path, code=True)
             if path.endswith(".py") and (text := self.workspace_text(path)):
-                modules.append((before, text))
+                modules.append((before, path, text))
             pending.pop(0)
         # what importing each runs, and what the code importing it calls of it, is judged as
         # program text (:mod:`.import_time`), once every module the program loads is known
-        code_texts = self.reading.code
-        for index, text in modules:
+        names = [code_names(code) for code in self.reading.code]
+        for index, module, text in modules:
             if len(self.reading.commands) >= _MAX_COMMANDS:
                 break
-            others = [c for i, c in enumerate(code_texts) if i != index and c is not text]
-            code = import_time_code(text, others)
+            others = [found for at, found in enumerate(names) if at != index]
+            known = [found for found in others if found is not None]
+            used = frozenset().union(*known) if len(known) == len(others) else None
+            tests = _TEST_MODULE.search(module) is not None
+            code = import_time_code(text, used, tests)
             if code:
                 self.reading.commands.append(["python3", "-c", code])
 
