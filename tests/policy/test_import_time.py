@@ -69,6 +69,11 @@ DENIED = ("deny", "deny-destructive-commands")
              "main.py": "import job\njob.run()\n"},
             "python3 main.py",
         ),
+        (
+            {"util.py": HELPER, "runner.py": "import inspect\ndef run_all(m):\n"
+             "    for n, f in inspect.getmembers(m, inspect.isfunction):\n        f('app')\n"},
+            "python3 -c 'import util, runner; runner.run_all(util)'",
+        ),
         # a class named at import runs its methods
         (
             {"tidy.py": "import shutil\nclass C:\n    def __init__(self):\n"

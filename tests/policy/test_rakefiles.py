@@ -44,12 +44,20 @@ def _decision(root: Path, files: dict[str, str], command: str) -> tuple[str, str
         ("task :clean do\n  d = ARGV[1]\n  sh \"rm -rf #{d}\"\nend\n", "rake clean",
          ("warn", "unreadable-command")),
         (HELLO + "task :clean do\n  rm_rf 'app'\nend\n", "rake -f Rakefile clean[x]", DESTROY),
+        (HELLO + "task :clean do\n  rm_rf 'app'\nend\n", "rake -- clean", DESTROY),
     ],
 )  # fmt: skip
 def test_the_tasks_rake_runs_are_judged(
     tmp_path: Path, rakefile: str, command: str, verdict: tuple[str, str | None]
 ) -> None:
     assert _decision(tmp_path, {"Rakefile": rakefile}, command) == verdict
+
+
+def test_a_rakefile_elsewhere_and_a_library_required(tmp_path: Path) -> None:
+    clean = "task :clean do\n  rm_rf 'app'\nend\n"
+    assert _decision(tmp_path, {"sub/Rakefile": clean}, "rake -C sub clean") == DESTROY
+    files = {"Rakefile": HELLO, "x.rb": "FileUtils.rm_rf('app')\n"}
+    assert _decision(tmp_path, files, "rake -r ./x.rb hello") == DESTROY
 
 
 def test_a_rakelib_file_is_loaded(tmp_path: Path) -> None:

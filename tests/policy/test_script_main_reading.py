@@ -43,6 +43,13 @@ def _decision(
         # a test case class: unittest finds its methods itself
         "import shutil, unittest\nclass T(unittest.TestCase):\n    def test_x(self):\n"
         "        shutil.rmtree('app')\nif __name__ == '__main__':\n    unittest.main()\n",
+        # a function reached through the script's own namespace, frames or objects
+        HELPER + "from __main__ import clean as c\nc('app')\n",
+        HELPER + "import sys\nsys._getframe().f_globals['cle' + 'an']('app')\n",
+        HELPER + "import gc\n[o for o in gc.get_objects() if type(o).__name__ == 'function'"
+        " and o.__name__ == 'cle' + 'an'][0]('app')\n",
+        HELPER + "run = lambda: 0\nrun.__globals__['cle' + 'an']('app')\n",
+        HELPER.replace("def clean(d)", "def __getattr__(d)") + "import __main__\n__main__.app\n",
         # a text this Python cannot parse is judged whole
         HELPER + "print(f'{'a'}')\nmatch = (\n",
     ],

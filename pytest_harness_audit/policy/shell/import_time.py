@@ -37,7 +37,9 @@ _DEFINITIONS: Final = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BY_STRING: Final = re.compile(
     r"\b(?:getattr|vars|__dict__|globals|locals|eval|exec|compile|methodcaller|attrgetter"
     r"|import_module|__import__|pickle|marshal|dill|shelve|inspect|getmembers|runpy"
-    r"|__getattribute__|operator|fire|doctest|modules)\b|\bdir\s*\("
+    r"|__getattribute__|operator|fire|doctest|modules|gc|get_objects|get_referrers"
+    r"|get_referents|_getframe|f_globals|f_locals|f_back|__globals__|settrace|setprofile"
+    r"|currentframe|tb_frame)\b|\bdir\s*\("
 )
 #: A name called in a string (code a string may be run as: ``cProfile.run("clean('app')")``).
 _CALLED_WORD: Final = re.compile(r"([^\W\d]\w*)\s*\(")
@@ -95,7 +97,11 @@ def main_time_code(text: str) -> str | None:
     if _BY_STRING.search(text) or _SELF_READ.search(text):
         return text  # a name reached by a string, its own text read: all of it may run
     callables = _callables(tree)
-    roots = [name for name, nodes in callables.items() if any(map(_called_unnamed, nodes))]
+    roots = [
+        name
+        for name, nodes in callables.items()
+        if name.startswith("__") or any(map(_called_unnamed, nodes))  # (`__getattr__` …)
+    ]
     parts: list[ast.AST] = []
     _run_at_import(tree.body, parts, main=True)
     followed = _follow(parts, callables, roots)
@@ -252,6 +258,8 @@ def _called(
         for node in ast.walk(part):
             if isinstance(node, ast.Name) and node.id in callables:
                 found.append(node.id)
+            elif isinstance(node, ast.alias) and node.name in callables:
+                found.append(node.name)  # `from __main__ import clean as c`
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                 # `cProfile.run("clean('app')")`, `timeit`: a name in a string may be called
                 words = _CALLED_WORD.findall(unicodedata.normalize("NFKC", node.value))
@@ -269,8 +277,17 @@ def code_names(code: str) -> frozenset[str] | None:
     if _BY_STRING.search(code) is not None:
         return None
     used: set[str] = set()
+    modules = {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    qualified = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
+            if node.id in modules and id(node) not in qualified:
+                return None  # a module handed on (`run_all(util)`): what it calls is not known
             used.add(node.id)
         elif isinstance(node, ast.Attribute):
             used.add(node.attr)

@@ -57,11 +57,18 @@ def rake(args: list[str], runner: Runner) -> None:
     for index, word in enumerate(args[:-1]):
         if word in _CODE_OPTIONS:
             runner.script(f"ruby -e {shlex.quote(args[index + 1])}")
+    for index, word in enumerate(args[:-1]):
+        if word in ("-r", "--require"):  # `-r ./x.rb`: a workspace library rake loads first
+            for path in (args[index + 1], f"{args[index + 1]}.rb"):
+                if text := runner.workspace_text(path):
+                    _run_ruby(text, runner)
+    folder = option(args, ("-C", "--directory"))
+    prefix = f"{folder.rstrip('/')}/" if folder else ""
     given = option(args, ("-f", "--rakefile"))
-    found = first_text((given,) if given else _RAKEFILES, runner)
+    found = first_text(tuple(prefix + p for p in ((given,) if given else _RAKEFILES)), runner)
     if found is None:
         return
-    libraries = runner.workspace_files("rakelib") or []
+    libraries = runner.workspace_files(f"{prefix}rakelib") or []
     for library in libraries[:MAX_TASKS]:
         if library.endswith(".rake") and (text := runner.workspace_text(library)):
             _run_ruby(text, runner)  # (read whole: tasks may span the files)
@@ -90,7 +97,8 @@ def _named(args: list[str]) -> list[str]:
     index = 0
     while index < len(args):
         word = args[index]
-        if word == "--":
+        if word == "--":  # what follows are tasks
+            names.extend(w.split("[", 1)[0].rsplit(":", 1)[-1] for w in args[index + 1 :])
             break
         if word.startswith("-"):
             index += 2 if word in _VALUED else 1
