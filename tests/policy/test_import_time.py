@@ -74,6 +74,17 @@ DENIED = ("deny", "deny-destructive-commands")
              "    for n, f in inspect.getmembers(m, inspect.isfunction):\n        f('app')\n"},
             "python3 -c 'import util, runner; runner.run_all(util)'",
         ),
+        # code read after the module (another import, another test file) names its function
+        (
+            {"util.py": HELPER, "b.py": "import util\nutil.clean('app')\n",
+             "main.py": "import util\nimport b\n"},
+            "python3 main.py",
+        ),
+        (
+            {"tests/test_a.py": "from util import clean\ndef test_a():\n    pass\n",
+             "tests/test_b.py": "import util\nutil.clean('app')\n", "util.py": HELPER},
+            "python -m pytest tests/test_a.py tests/test_b.py",
+        ),
         # a class named at import runs its methods
         (
             {"tidy.py": "import shutil\nclass C:\n    def __init__(self):\n"
@@ -109,7 +120,7 @@ def test_what_an_import_runs_is_judged(tmp_path: Path, files: dict[str, str], co
         (
             {"tests/conftest.py": "import shutil, pytest\n@pytest.fixture\ndef work(tmp_path):\n"
              "    yield tmp_path\n    shutil.rmtree(tmp_path)\n",
-             "tests/test_x.py": "def test_x(work):\n    assert work\n"},
+             "tests/test_x.py": "def test_x(tmp_path):\n    assert tmp_path\n"},
             "python -m pytest tests",
         ),
     ],

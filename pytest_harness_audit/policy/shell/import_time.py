@@ -24,10 +24,11 @@ block too, and the functions that block names.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import textwrap
 import unicodedata
-from collections.abc import Collection
+from collections.abc import Container
 from typing import Final
 
 #: Most functions of one module followed through the calls that run at import.
@@ -42,6 +43,8 @@ _BY_STRING: Final = re.compile(
     r"|currentframe|tb_frame)\b|\bdir\s*\("
 )
 #: A name called in a string (code a string may be run as: ``cProfile.run("clean('app')")``).
+#: A line of source as the parser counts lines (``\r\n``, ``\r`` or ``\n`` ends one).
+_LINE: Final = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _CALLED_WORD: Final = re.compile(r"([^\W\d]\w*)\s*\(")
 #: What reads a script's own text (its comments and function bodies may so run as code).
 _SELF_READ: Final = re.compile(
@@ -52,7 +55,7 @@ _Callable = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
 def import_time_code(
-    text: str, used: Collection[str] | None = None, tests: bool = False
+    text: str, used: Container[str] | None = None, tests: bool = False
 ) -> str | None:
     """The source of what importing a module of text ``text`` runs (module doc; ``used``: the
     names the code importing it uses, :func:`code_names`, ``None`` when not known: every
@@ -70,6 +73,12 @@ def import_time_code(
     if tests:
         roots.extend(name for name, nodes in callables.items() if _test_run(name, nodes))
     return _followed_code(text, tree, callables, roots, main=False)
+
+
+def module_functions(text: str) -> frozenset[str]:
+    """The names of the functions and classes a module of text ``text`` defines."""
+    tree = _parsed(text)
+    return frozenset() if tree is None else frozenset(_callables(tree))
 
 
 def _test_run(name: str, nodes: list[_Callable]) -> bool:
@@ -152,7 +161,10 @@ def _called_unnamed(node: _Callable) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=256)
 def _parsed(text: str) -> ast.Module | None:
+    """The syntax tree of ``text`` (kept: a command reads a module again as more code loads);
+    ``None`` when it is no Python."""
     try:
         return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -178,9 +190,27 @@ def _followed_code(
     parts: list[ast.AST] = []
     _run_at_import(tree.body, parts, main)
     _follow(parts, callables, roots)
-    pieces = [ast.get_source_segment(text, part, padded=True) for part in parts]
+    lines = _LINE.findall(text)
+    pieces = [_segment(lines, part) for part in parts]
     code = "\n".join(textwrap.dedent(piece) for piece in pieces if piece)
     return code or None
+
+
+def _segment(lines: list[str], node: ast.AST) -> str:
+    """The source of ``node`` from the text's ``lines``, its first line padded with spaces to
+    its column (as :func:`ast.get_source_segment` with ``padded``, the text split once)."""
+    where: list[int | None] = [
+        getattr(node, name, None)
+        for name in ("lineno", "end_lineno", "col_offset", "end_col_offset")
+    ]
+    first, last, start, end = where
+    if first is None or last is None or start is None or end is None or last > len(lines):
+        return ""
+    if first == last:
+        return " " * start + lines[first - 1].encode()[start:end].decode(errors="replace")
+    head = lines[first - 1].encode()[start:].decode(errors="replace")
+    tail = lines[last - 1].encode()[:end].decode(errors="replace")
+    return " " * start + head + "".join(lines[first : last - 1]) + tail
 
 
 def _follow(
@@ -267,6 +297,7 @@ def _called(
     return found
 
 
+@functools.lru_cache(maxsize=1024)
 def code_names(code: str) -> frozenset[str] | None:
     """The names Python ``code`` uses (a name, an attribute, a name imported under another),
     so may call of a module it imports; ``None`` when it can reach a name by a string
@@ -296,4 +327,4 @@ def code_names(code: str) -> frozenset[str] | None:
     return frozenset(used)
 
 
-__all__ = ["code_names", "import_time_code", "main_time_code"]
+__all__ = ["code_names", "import_time_code", "main_time_code", "module_functions"]

@@ -12,7 +12,6 @@ looks names up in the lists the command was given.
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Callable
 from typing import Final, Protocol
 
@@ -25,7 +24,7 @@ from pytest_harness_audit.policy.shell.expand import (
 )
 from pytest_harness_audit.policy.shell.gitcommand import existing_text
 from pytest_harness_audit.policy.shell.gitcontext import GitReadings
-from pytest_harness_audit.policy.shell.import_time import code_names, import_time_code
+from pytest_harness_audit.policy.shell.imported import judge_imports
 from pytest_harness_audit.policy.shell.imports import MAX_LOADED, MAX_LOADED_TEXT
 from pytest_harness_audit.policy.shell.nodes import Command
 from pytest_harness_audit.policy.shell.opaque_output import arithmetic
@@ -53,8 +52,6 @@ _OUTPUT_OPS: Final = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 
 #: Most commands a reading records (as :data:`.reading.MAX_COMMANDS`).
 _MAX_COMMANDS: Final = 512
-#: A test module a test runner calls the tests of (pytest's and unittest's default names).
-_TEST_MODULE: Final = re.compile(r"(?:^|/)(?:test[^/]*|[^/]*_test|conftest)\.py$")
 
 
 class _Host(Runner, Protocol):
@@ -272,31 +269,20 @@ class Lookups(GitReadings):
         pending.append(path)
         if len(pending) > 1:
             return  # the outer call reads it
-        modules: list[tuple[int, str, str]] = []
+        modules: list[tuple[str, str]] = []
         while pending:
             if sum(map(len, self.reading.code)) > MAX_LOADED_TEXT:
                 self.unknown(f"its program loads more than {MAX_LOADED_TEXT >> 20} MiB of code")
                 pending.clear()
                 return
             path = pending[0]
-            before = len(self.reading.code)
             self.script_file(path, code=True)
             if path.endswith(".py") and (text := self.workspace_text(path)):
-                modules.append((before, path, text))
+                modules.append((path, text))
             pending.pop(0)
         # what importing each runs, and what the code importing it calls of it, is judged as
-        # program text (:mod:`.import_time`), once every module the program loads is known
-        names = [code_names(code) for code in self.reading.code]
-        for index, module, text in modules:
-            if len(self.reading.commands) >= _MAX_COMMANDS:
-                break
-            others = [found for at, found in enumerate(names) if at != index]
-            known = [found for found in others if found is not None]
-            used = frozenset().union(*known) if len(known) == len(others) else None
-            tests = _TEST_MODULE.search(module) is not None
-            code = import_time_code(text, used, tests)
-            if code:
-                self.reading.commands.append(["python3", "-c", code])
+        # program text (:mod:`.import_time`), again as more code importing it is read
+        judge_imports(self.expander, modules, self.reading)
 
     def written_names(self: _Host, path: str) -> str | None:
         """The names a file written earlier in the command may hold (:class:`.Context`)."""
