@@ -85,6 +85,8 @@ DENIED = ("deny", "deny-destructive-commands")
              "tests/test_b.py": "import util\nutil.clean('app')\n", "util.py": HELPER},
             "python -m pytest tests/test_a.py tests/test_b.py",
         ),
+        ({"tidy.py": HELPER + "def noted(x: clean('app')):\n    pass\n"},
+         "python3 -c 'import tidy'"),
         # a class named at import runs its methods
         (
             {"tidy.py": "import shutil\nclass C:\n    def __init__(self):\n"

@@ -50,6 +50,8 @@ def _decision(
         " and o.__name__ == 'cle' + 'an'][0]('app')\n",
         HELPER + "run = lambda: 0\nrun.__globals__['cle' + 'an']('app')\n",
         HELPER.replace("def clean(d)", "def __getattr__(d)") + "import __main__\n__main__.app\n",
+        HELPER + "def noted(x: clean('app')) -> None:\n    pass\n",
+        HELPER + "def noted() -> clean('app'):\n    pass\n",
         # a text this Python cannot parse is judged whole
         HELPER + "print(f'{'a'}')\nmatch = (\n",
     ],

@@ -9,13 +9,13 @@ defining ``clean(d): shutil.rmtree(d)`` runs nothing when imported, and ``python
 importing it is ordinary work; ``util.clean('app')`` in the importer runs it.
 
 What runs (read from the module's syntax tree): every top-level statement but a function's
-body, a method's body and a ``if __name__ == "__main__":`` block (a decorator, a class body and
-a default value run); the body of each module function (every method of each class) that code
-calls or names, that the program importing it names (``util.clean``, ``from util import
-clean``, then ``clean(…)``), and of the functions those name, within bounds. An importer that
-can reach a function by a string (``getattr``, ``vars``, ``__dict__`` …) or no importer known
-runs them all. It is recorded as the command ``python3 -c CODE``. A module that is no Python
-runs nothing.
+body, a method's body and a ``if __name__ == "__main__":`` block (a decorator, a class body, a
+default value and an annotation run); the body of each module function (every method of each
+class) that code calls or names, that the program importing it names (``util.clean``, ``from
+util import clean``, then ``clean(…)``), and of the functions those name, within bounds. An
+importer that can reach a function by a string (``getattr``, ``vars``, ``__dict__`` …), or no
+importer known, runs them all. It is recorded as the command ``python3 -c CODE``. A module that
+is no Python runs nothing.
 
 A script run as the program (``python3 util.py``, :func:`main_time_code`) runs its ``__main__``
 block too, and the functions that block names.
@@ -256,6 +256,12 @@ def _run_at_import(body: list[ast.stmt], parts: list[ast.AST], main: bool) -> No
             parts.extend(node.decorator_list)
             parts.extend(node.args.defaults)
             parts.extend(d for d in node.args.kw_defaults if d is not None)
+            arguments = node.args
+            every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+            every.extend(a for a in (arguments.vararg, arguments.kwarg) if a is not None)
+            parts.extend(a.annotation for a in every if a.annotation is not None)
+            if node.returns is not None:  # (annotations run when the function is defined)
+                parts.append(node.returns)
         elif isinstance(node, ast.ClassDef):
             parts.extend(node.decorator_list)
             parts.extend(node.bases)
