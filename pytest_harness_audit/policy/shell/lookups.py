@@ -24,7 +24,7 @@ from pytest_harness_audit.policy.shell.expand import (
 )
 from pytest_harness_audit.policy.shell.gitcommand import existing_text
 from pytest_harness_audit.policy.shell.gitcontext import GitReadings
-from pytest_harness_audit.policy.shell.import_time import import_time_code
+from pytest_harness_audit.policy.shell.imported import judge_imports
 from pytest_harness_audit.policy.shell.imports import MAX_LOADED, MAX_LOADED_TEXT
 from pytest_harness_audit.policy.shell.load_time import (
     INTERPRETERS,
@@ -272,6 +272,7 @@ class Lookups(GitReadings):
         pending.append(path)
         if len(pending) > 1:
             return  # the outer call reads it
+        modules: list[tuple[str, str]] = []
         while pending:
             if sum(map(len, self.reading.code)) > MAX_LOADED_TEXT:
                 self.unknown(f"its program loads more than {MAX_LOADED_TEXT >> 20} MiB of code")
@@ -279,21 +280,25 @@ class Lookups(GitReadings):
                 return
             path = pending[0]
             self.script_file(path, code=True)
-            if len(self.reading.commands) < _MAX_COMMANDS:
-                # what loading it runs is judged as program text (:mod:`.import_time`,
-                # :mod:`.load_time`)
-                language = "python" if path.endswith(".py") else module_language(path)
-                text = self.workspace_text(path) if language else None
-                if text and language == "python":
-                    code = import_time_code(text)
-                    if code:
-                        self.reading.commands.append(["python3", "-c", code])
-                elif text and language and "/node_modules/" not in f"/{path}":
-                    # (an installed package's code is judged by its effects, as a
-                    # package's bundle is read for its paths only: :meth:`workspace_text`)
-                    code = program_text(load_time_code(text, language), language)
-                    self.reading.commands.append([INTERPRETERS[language], "-e", code])
+            language = "python" if path.endswith(".py") else module_language(path)
+            text = self.workspace_text(path) if language else None
+            if text and language == "python":
+                modules.append((path, text))
+            elif (
+                text
+                and language
+                and len(self.reading.commands) < _MAX_COMMANDS
+                and "/node_modules/" not in f"/{path}"
+            ):
+                # what loading it runs is judged as program text (:mod:`.load_time`); an
+                # installed package's code is judged by its effects, as a package's bundle is
+                # read for its paths only (:meth:`workspace_text`)
+                code = program_text(load_time_code(text, language), language)
+                self.reading.commands.append([INTERPRETERS[language], "-e", code])
             pending.pop(0)
+        # what importing each runs, and what the code importing it calls of it, is judged as
+        # program text (:mod:`.import_time`), again as more code importing it is read
+        judge_imports(self.expander, modules, self.reading)
 
     def written_names(self: _Host, path: str) -> str | None:
         """The names a file written earlier in the command may hold (:class:`.Context`)."""

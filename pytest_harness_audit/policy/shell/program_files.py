@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context
+from pytest_harness_audit.policy.shell.import_time import main_time_code
 from pytest_harness_audit.policy.shell.program_lines import line_text
 from pytest_harness_audit.policy.shell.program_strings import (
     dynamic,
@@ -32,6 +33,7 @@ from pytest_harness_audit.policy.shell.program_strings import (
     js_text,
     own_imports,
     python_text,
+    shown_blanked,
 )
 from pytest_harness_audit.policy.shell.projects import module_file
 
@@ -85,6 +87,13 @@ def file_program(name: str, args: list[str], ctx: Context) -> None:
         flag = "-c" if language == "python" else "-e"
         shadowed = _shadowing(path, ctx)
         preloaded = _preloaded(args, path, language, ctx)
+        if language == "python" and not preloaded and own_imports(text, language, shadowed):
+            # only its own modules: no other code can call a function it does not name, so
+            # what runs is what running it as `__main__` reaches (:mod:`.import_time`)
+            run = main_time_code(text)  # (text this Python cannot parse: judged whole)
+            if run == "":
+                return
+            text = text if run is None else run
         program = program_text(text, language, shadowed, preloaded)
         ctx.reading.commands.append([name, flag, program])
 
@@ -127,6 +136,22 @@ def _inline_joins(name: str, args: list[str], language: str, ctx: Context) -> No
             return
         if not word.startswith("-"):
             return
+
+
+#: Calls that only show their strings (a cheap test before the tokenizer reads the text).
+_SHOWING: Final = re.compile(r"print|log|warn|write|echo|error|info|debug|critical|fatal")
+
+
+def path_text(code: str, ctx: Context) -> str:
+    """Python program text ``code`` as read for the paths it names: with the strings it only
+    shows blanked (:func:`.program_strings.shown_blanked`), when it imports only the language's
+    own modules and cannot turn a string into code; else ``code``."""
+    if _SHOWING.search(code) is None or dynamic(code, "python"):
+        return code
+    if not own_imports(code, "python", _shadowing("", ctx)):
+        return code
+    blanked = shown_blanked(code)
+    return code if blanked is None else blanked
 
 
 def _shadowing(path: str, ctx: Context) -> Callable[[str], bool]:
@@ -243,4 +268,4 @@ def _string_end(text: str, index: int, quote: str) -> int:
     return size
 
 
-__all__ = ["file_program", "program_commands", "program_text", "scanned_text"]
+__all__ = ["file_program", "path_text", "program_commands", "program_text", "scanned_text"]

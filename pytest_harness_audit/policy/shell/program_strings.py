@@ -157,6 +157,34 @@ def python_text(text: str) -> str | None:
     return _cut(text, cuts)
 
 
+def shown_blanked(text: str) -> str | None:
+    """Python ``text`` with only the strings it shows blanked (given to ``print``, a logger,
+    ``sys.stdout.write`` …, a docstring: :func:`_py_shown`), for the paths it names: ``print('edit
+    your .env')`` opens nothing, ``open('.env')`` does (the caller has ruled out :func:`dynamic`
+    code and imports of other modules); ``None`` when the tokenizer cannot split it."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    if any(token.type == tokenize.ERRORTOKEN for token in tokens):
+        return None
+    starts = [0]
+    for line in io.StringIO(text):
+        starts.append(starts[-1] + len(line))
+    cuts: list[tuple[int, int]] = []
+    for index, token in enumerate(tokens):
+        if token.type != tokenize.STRING:
+            continue
+        quote_at = len(token.string) - len(token.string.lstrip("rRbBuUfF"))
+        if "f" in token.string[:quote_at].lower() or not _py_shown(tokens, index, text):
+            continue  # (an f-string's braces run code)
+        rest = token.string[quote_at:]
+        quote = rest[:3] if rest[:3] in ("'''", '"""') else rest[:1]
+        start = starts[token.start[0] - 1] + token.start[1] + quote_at + len(quote)
+        cuts.append((start, len(rest) - 2 * len(quote)))
+    return _cut(text, cuts)
+
+
 def _cut(text: str, cuts: list[tuple[int, int]]) -> str:
     """``text`` without the ``(start, length)`` spans ``cuts``."""
     kept: list[str] = []
@@ -341,4 +369,4 @@ def js_text(text: str) -> str:
     return _PIECES.sub(comment, blanked)
 
 
-__all__ = ["dynamic", "joined_names", "js_text", "own_imports", "python_text"]
+__all__ = ["dynamic", "joined_names", "js_text", "own_imports", "python_text", "shown_blanked"]

@@ -11,10 +11,12 @@ ordinary ``just test`` or ``pytest`` could hide what a file written earlier does
   the ``entry``/``run`` of the local hooks.
 * **tox** (``tox.ini``): the ``commands`` (``_pre``, ``_post``) of every ``testenv``.
 * **composer** (``composer.json``): the ``scripts`` that run.
-* Code files a runner imports: ``noxfile.py`` (nox), ``tasks.py`` (invoke), ``Rakefile`` (rake),
-  ``fabfile.py`` (fab), ``dodo.py`` (doit), build code (``pip install .``, :mod:`.builds`),
-  ``conftest.py``, the test files named and the plugins it loads (pytest,
-  :mod:`.pytest_plugins`): read as program text.
+* **rake** (``Rakefile``): its top level and the tasks that run, as Ruby code
+  (:mod:`.rakefiles`).
+* Code files a runner imports: ``noxfile.py`` (nox), ``tasks.py`` (invoke), ``fabfile.py``
+  (fab), ``dodo.py`` (doit), build code (``pip install .``, :mod:`.builds`), ``conftest.py``,
+  the test files named and the plugins it loads (pytest, :mod:`.pytest_plugins`): read as
+  program text.
 
 What cannot be worked out (a template left unresolved, a shell replaced, an included Taskfile)
 is said unreadable, never taken as an empty task.
@@ -32,6 +34,7 @@ from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.justfiles import just, read_body
 from pytest_harness_audit.policy.shell.project_tables import poe
 from pytest_harness_audit.policy.shell.pytest_plugins import SETTINGS_FILES, plugins
+from pytest_harness_audit.policy.shell.rakefiles import rake
 from pytest_harness_audit.policy.shell.task_words import closure, operands, option
 
 #: The task runners read here (``python -m NAME`` too, for those that are Python modules).
@@ -97,6 +100,9 @@ def module_runner(args: list[str], runner: Runner) -> None:
 
 
 def _code_file(name: str, args: list[str], runner: Runner) -> None:
+    if name == "rake":
+        rake(args, runner)  # its tasks: what the command line names (:mod:`.rakefiles`)
+        return
     defaults, options = _CODE_FILES[name]
     given = option(args, options)
     if given is not None and name in ("invoke", "inv") and not given.endswith(".py"):
