@@ -161,10 +161,23 @@ def _called_unnamed(node: _Callable) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=256)
+#: Longest text whose syntax tree (and names) are kept between readings: a tree takes tens of
+#: times its text's memory, so only the texts of ordinary modules are kept, a few hundred KiB.
+_KEPT_TEXT: Final = 16 * 1024
+
+
 def _parsed(text: str) -> ast.Module | None:
-    """The syntax tree of ``text`` (kept: a command reads a module again as more code loads);
-    ``None`` when it is no Python."""
+    """The syntax tree of ``text`` (kept when short: a command reads a module again as more
+    code loads); ``None`` when it is no Python. Never changed by its readers."""
+    return _kept_tree(text) if len(text) <= _KEPT_TEXT else _tree(text)
+
+
+@functools.lru_cache(maxsize=128)
+def _kept_tree(text: str) -> ast.Module | None:
+    return _tree(text)
+
+
+def _tree(text: str) -> ast.Module | None:
     try:
         return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -303,11 +316,19 @@ def _called(
     return found
 
 
-@functools.lru_cache(maxsize=1024)
 def code_names(code: str) -> frozenset[str] | None:
     """The names Python ``code`` uses (a name, an attribute, a name imported under another),
     so may call of a module it imports; ``None`` when it can reach a name by a string
     (``getattr``, ``vars`` …); none for a text that is no Python."""
+    return _kept_names(code) if len(code) <= _KEPT_TEXT else _names(code)
+
+
+@functools.lru_cache(maxsize=512)
+def _kept_names(code: str) -> frozenset[str] | None:
+    return _names(code)
+
+
+def _names(code: str) -> frozenset[str] | None:
     tree = _parsed(code)
     if tree is None:
         return frozenset()  # no Python: it calls no function of a Python module by name
