@@ -11,10 +11,18 @@ of the file it changes (its names, keywords, the prose around them).
 :data:`SHARED_SHARE` of the new text's distinct words are among them. It is asked only when one
 call rewrote at least :data:`MIN_FILES` tracked text files and only counts when that many are
 scrambled: one file rewritten is an edit the inspection cannot tell from a loss.
+
+A file can also be lost to text made of its own words: its lines shuffled (``shuf -o f f``),
+reversed, or replaced by its sorted words. Such a file is scrambled too when (almost) every word
+of the new text is in git's copy (at least :data:`OWN_SHARE` of them: nothing was written) and
+fewer than :data:`KEPT_PAIRS` of its pairs of neighbouring lines (compared without white space)
+are neighbours in git's copy. An edit keeps its neighbours (a line added or dropped breaks one
+pair, a function moved two, a reindent none); a flat list (no indented line) sorted is a sort.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -27,6 +35,12 @@ MIN_WORDS = 8
 SHARED_SHARE = 0.1
 #: Scrambled files count only when one call left at least this many.
 MIN_FILES = 2
+#: At least this share of the new text's words in git's copy: the text is made of its own words.
+OWN_SHARE = 0.9
+#: Below this share of its neighbouring line pairs kept from git's copy, the file is shuffled.
+KEPT_PAIRS = 0.25
+#: The new text must have this many non-blank lines for its order to be told.
+MIN_LINES = 8
 #: Files read per call at most, and bytes of each.
 MAX_FILES = 256
 MAX_BYTES = 1 << 16
@@ -45,6 +59,32 @@ def _read(path: str) -> bytes | None:
             return stream.read(MAX_BYTES)
     except OSError:
         return None
+
+
+def _lines(data: bytes) -> list[bytes]:
+    return [b" ".join(line.split()) for line in data[:MAX_BYTES].splitlines() if line.strip()]
+
+
+def _pairs(lines: list[bytes]) -> set[tuple[bytes, bytes]]:
+    return set(itertools.pairwise(lines))
+
+
+def _shuffled(data: bytes, copies: list[bytes]) -> bool:
+    """Whether ``data`` is one of ``copies`` (git's copies of a file) with its lines or words
+    put in an order none of them has, adding (almost) nothing: see the module's text."""
+    new = _lines(data)
+    if len(new) < MIN_LINES:
+        return False
+    kept = _pairs(new)
+    for copy in copies:
+        old = _lines(copy)
+        if not any(line[:1].isspace() for line in copy.splitlines()) and new in (
+            sorted(old),
+            sorted(set(old)),
+        ):
+            return False  # a flat list sorted
+        kept -= _pairs(old)
+    return len(kept) > (1 - KEPT_PAIRS) * (len(new) - 1)
 
 
 def scrambled(root: str, paths: Sequence[str], copies: Copies) -> set[str]:
@@ -69,7 +109,11 @@ def scrambled(root: str, paths: Sequence[str], copies: Copies) -> set[str]:
         if data is None:
             continue
         new = _words(data)
-        if len(new & old) < SHARED_SHARE * max(1, len(new)):
+        shared = len(new & old)
+        copies_of = [c for c in held[2 * index : 2 * index + 2] if c is not None]
+        if shared < SHARED_SHARE * max(1, len(new)) or (
+            shared >= OWN_SHARE * len(new) and _shuffled(data, copies_of)
+        ):
             found.add(path)
     return found if len(found) >= MIN_FILES else set()
 

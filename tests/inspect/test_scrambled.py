@@ -49,3 +49,62 @@ def test_edits_and_a_single_rewrite_are_not(tmp_path: Path) -> None:
     assert scrambled(str(tmp_path), sorted(CODE), _copies) == set()
     _write(tmp_path, {"a.py": "x\n", "b.py": CODE["b.py"] + "# more\n"})
     assert scrambled(str(tmp_path), sorted(CODE), _copies) == set()  # one file: an edit
+
+
+MODULES = {
+    name: "".join(
+        f"def {name[0]}_{n}(value):\n    total = value + {n}\n    return total * {n}\n\n"
+        for n in range(6)
+    )
+    for name in ("c.py", "d.py")
+}
+
+
+def _module_copies(root: str, requests: list[str]) -> list[bytes | None]:
+    return [
+        MODULES[name.partition(":")[2]].encode() if name.startswith("HEAD:") else None
+        for name in requests
+    ]
+
+
+_NATO = ("kilo", "juliet", "india", "hotel", "golf", "foxtrot", "echo", "delta")
+
+
+def _reversed(text: str) -> str:
+    return "".join(reversed(text.splitlines(keepends=True)))
+
+
+def _sorted_words(text: str) -> str:
+    return "\n".join(sorted(set(text.split()))) + "\n"
+
+
+def _sorted_lines(text: str) -> str:
+    return "".join(sorted(text.splitlines(keepends=True)))
+
+
+def test_texts_made_of_their_own_lines_out_of_order_are_scrambled(tmp_path: Path) -> None:
+    for made in (_reversed, _sorted_words, _sorted_lines):
+        _write(tmp_path, {name: made(text) for name, text in MODULES.items()})
+        assert scrambled(str(tmp_path), sorted(MODULES), _module_copies) == set(MODULES)
+
+
+def test_functions_moved_and_flat_lists_sorted_are_not(tmp_path: Path) -> None:
+    def moved(text: str) -> str:
+        blocks = text.split("\n\n")
+        return "\n\n".join(blocks[3:] + blocks[:3])
+
+    _write(tmp_path, {name: moved(text) for name, text in MODULES.items()})
+    assert scrambled(str(tmp_path), sorted(MODULES), _module_copies) == set()
+    words = [f"{word}_item" for word in _NATO]
+    listed = {"c.py": words, "d.py": words[4:] + words[:4]}
+
+    def list_copies(root: str, requests: list[str]) -> list[bytes | None]:
+        return [
+            "\n".join(listed[name.partition(":")[2]]).encode() + b"\n"
+            if name.startswith("HEAD:")
+            else None
+            for name in requests
+        ]
+
+    _write(tmp_path, {name: "\n".join(sorted(words)) + "\n" for name in listed})
+    assert scrambled(str(tmp_path), sorted(listed), list_copies) == set()
