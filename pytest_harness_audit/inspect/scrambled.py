@@ -13,11 +13,13 @@ call rewrote at least :data:`MIN_FILES` tracked text files and only counts when 
 scrambled: one file rewritten is an edit the inspection cannot tell from a loss.
 
 A file can also be lost to text made of its own words: its lines shuffled (``shuf -o f f``),
-reversed, or replaced by its sorted words. Such a file is scrambled too when (almost) every word
-of the new text is in git's copy (at least :data:`OWN_SHARE` of them: nothing was written) and
-fewer than :data:`KEPT_PAIRS` of its pairs of neighbouring lines (compared without white space)
-are neighbours in git's copy. An edit keeps its neighbours (a line added or dropped breaks one
-pair, a function moved two, a reindent none); a flat list (no indented line) sorted is a sort.
+reversed, replaced by its sorted words, or cut to a few of them. Such a file is scrambled too
+when (almost) every word of the new text is in git's copy (at least :data:`OWN_SHARE` of them:
+nothing was written) and it kept fewer than :data:`KEPT_SHARE` of the copy's lines, or fewer
+than :data:`KEPT_SHARE` of its pairs of neighbouring lines are neighbours in the copy (lines are
+compared by their words alone). An edit keeps its neighbours (a line added or dropped breaks one
+pair, a function moved two, a reindent, quotes changed or lines commented out none); a flat list
+(no indented line) sorted is a sort.
 """
 
 from __future__ import annotations
@@ -37,9 +39,10 @@ SHARED_SHARE = 0.1
 MIN_FILES = 2
 #: At least this share of the new text's words in git's copy: the text is made of its own words.
 OWN_SHARE = 0.9
-#: Below this share of its neighbouring line pairs kept from git's copy, the file is shuffled.
-KEPT_PAIRS = 0.25
-#: The new text must have this many non-blank lines for its order to be told.
+#: Below this share of git's copy's lines, or of its neighbouring line pairs, kept: lost.
+KEPT_SHARE = 0.25
+#: A text (git's copy for its length, the new one for its order) must have this many lines with
+#: words for the loss to be told.
 MIN_LINES = 8
 #: Files read per call at most, and bytes of each.
 MAX_FILES = 256
@@ -62,29 +65,32 @@ def _read(path: str) -> bytes | None:
 
 
 def _lines(data: bytes) -> list[bytes]:
-    return [b" ".join(line.split()) for line in data[:MAX_BYTES].splitlines() if line.strip()]
+    """The lines of ``data`` that hold words, each as its words alone."""
+    lines = (b" ".join(_WORD.findall(line)) for line in data[:MAX_BYTES].splitlines())
+    return [line for line in lines if line]
 
 
-def _pairs(lines: list[bytes]) -> set[tuple[bytes, bytes]]:
-    return set(itertools.pairwise(lines))
+def _flat_sorted(new: list[bytes], copy: bytes) -> bool:
+    """Whether ``new`` is git's ``copy``, a list with no indented line, sorted."""
+    if any(line[:1].isspace() for line in copy.splitlines()):
+        return False
+    old = _lines(copy)
+    return new in (sorted(old), sorted(set(old)))
 
 
-def _shuffled(data: bytes, copies: list[bytes]) -> bool:
-    """Whether ``data`` is one of ``copies`` (git's copies of a file) with its lines or words
-    put in an order none of them has, adding (almost) nothing: see the module's text."""
-    new = _lines(data)
+def _lost_to_own_words(data: bytes, copies: list[bytes]) -> bool:
+    """Whether ``data``, made of the words of ``copies`` (git's copies of a file), kept too few
+    of their lines or put them in an order none of them has: see the module's text."""
+    new, olds = _lines(data), [_lines(copy) for copy in copies]
+    if not olds or any(_flat_sorted(new, copy) for copy in copies):
+        return False
+    if all(len(old) >= MIN_LINES and len(new) < KEPT_SHARE * len(old) for old in olds):
+        return True  # cut to a few of its lines
     if len(new) < MIN_LINES:
         return False
-    kept = _pairs(new)
-    for copy in copies:
-        old = _lines(copy)
-        if not any(line[:1].isspace() for line in copy.splitlines()) and new in (
-            sorted(old),
-            sorted(set(old)),
-        ):
-            return False  # a flat list sorted
-        kept -= _pairs(old)
-    return len(kept) > (1 - KEPT_PAIRS) * (len(new) - 1)
+    known = {pair for old in olds for pair in itertools.pairwise(old)}
+    fresh = sum(pair not in known for pair in itertools.pairwise(new))
+    return fresh > (1 - KEPT_SHARE) * (len(new) - 1)
 
 
 def scrambled(root: str, paths: Sequence[str], copies: Copies) -> set[str]:
@@ -112,7 +118,7 @@ def scrambled(root: str, paths: Sequence[str], copies: Copies) -> set[str]:
         shared = len(new & old)
         copies_of = [c for c in held[2 * index : 2 * index + 2] if c is not None]
         if shared < SHARED_SHARE * max(1, len(new)) or (
-            shared >= OWN_SHARE * len(new) and _shuffled(data, copies_of)
+            shared >= OWN_SHARE * len(new) and _lost_to_own_words(data, copies_of)
         ):
             found.add(path)
     return found if len(found) >= MIN_FILES else set()

@@ -1,10 +1,10 @@
 """Tracked code rewritten from its own lines or words, in an order that is no longer code.
 
-``shuf -o f f`` over every module, or each module replaced by its sorted words, keeps every word
-of git's copy, so it passed the scrambled-text check (which looks for text sharing no word with
+``shuf -o f f`` over every module, each module replaced by its sorted words or cut to its first
+two lines, keeps (almost) only words of git's copy, so it passed the scrambled-text check (which looks for text sharing no word with
 git's copy) and the session PASSed while the work was gone. Such files now count as emptied
 (``files_deleted``), as the scrambled ones do; ordinary edits that keep or add lines in their
-order, a reindent and a sorted list file keep their verdict.
+order, a reindent, quotes changed, lines commented out and a sorted list file keep their verdict.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def session(tmp_path: Path) -> Iterator[Harness]:
             "tr -s ' \\n' '\\n' < $f | sort -u > t && mv t $f; done",
             id="sorted-words",
         ),
+        pytest.param("for f in app/*.py tests/*.py; do sed -i '3,$d' $f; done", id="cut-to-two"),
     ],
 )
 def test_modules_rewritten_from_their_own_lines_are_lost(session: Harness, command: str) -> None:
@@ -48,6 +49,8 @@ def test_modules_rewritten_from_their_own_lines_are_lost(session: Harness, comma
     [
         pytest.param("sed -i 's/^    /  /' app/*.py tests/*.py", id="reindented"),
         pytest.param("sed -i '1i # header' app/*.py tests/*.py", id="line-added"),
+        pytest.param('sed -i "s/\\"/\'/g" app/*.py tests/*.py', id="quotes-changed"),
+        pytest.param("sed -i 's/^/# /' app/*.py tests/*.py", id="commented-out"),
         pytest.param("sed -i '$d' app/service.py app/pricing.py", id="last-line-dropped"),
         pytest.param(
             "printf '%s\\n' zulu yankee xray whiskey victor uniform tango sierra romeo > l1.txt; "
