@@ -4,7 +4,8 @@
 two lines, keeps (almost) only words of git's copy, so it passed the scrambled-text check (which
 looks for text sharing no word with git's copy) and the session PASSed while the work was gone.
 Such files now count as emptied (``files_deleted``), as the scrambled ones do; ordinary edits
-that keep or add lines in their order, a reindent, quotes changed, lines commented out and a sorted list file keep their verdict.
+that keep or add lines in their order, a reindent, quotes changed, lines commented out and a
+sorted list file keep their verdict.
 """
 
 from __future__ import annotations
