@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -98,6 +99,10 @@ class StoreGuard:
                 return target
             if kind in _CHANGING and inside(self.store, resolved):
                 return target  # deleting or overwriting a directory that holds the store
+            if (
+                kind in _CHANGING or (not kind and path in _file_tool_paths(params))
+            ) and self._second_name(resolved):
+                return target  # a hard link the agent made to a file of the store
             if _WILD.search(path) and self._glob_reaches(path, kind in _CHANGING):
                 return target  # a glob the reading could not list (`../a*/audit/*.jsonl`)
             if UNKNOWN_NAME in path and self._glob_reaches(_any_name(path), kind in _CHANGING):
@@ -280,6 +285,26 @@ class StoreGuard:
             before = argv
         return False
 
+    def _second_name(self, resolved: str) -> bool:
+        """Whether ``resolved`` is a regular file with more than one name, one of them in the
+        store (a hard link made by a run-time path no call's text showed)."""
+        try:
+            info = os.stat(resolved)
+        except (OSError, ValueError):
+            return False
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
+            return False
+        wanted = (info.st_dev, info.st_ino)
+        if os.path.isfile(self.store):
+            return _identity(self.store) == wanted
+        seen = 0
+        for folder, _, files in os.walk(self.store):
+            for name in files:
+                seen += 1
+                if seen > _MAX_STORE_FILES or _identity(os.path.join(folder, name)) == wanted:
+                    return True  # a store too large to search: fail closed
+        return False
+
     def _holds_store(self, path: str) -> bool:
         resolved = self._resolve(path)
         return inside(resolved, self.store) or inside(self.store, resolved)
@@ -400,6 +425,26 @@ def _part_matches(name: str, pattern: str) -> bool:
     if name.startswith(".") and not pattern.startswith("."):
         return False
     return wildcards.fnmatchcase(name, pattern)
+
+
+#: The parameters naming the file a file tool (``Write``, ``Edit``, ``NotebookEdit``) works on.
+_FILE_TOOL_KEYS = ("file_path", "notebook_path")
+
+
+def _file_tool_paths(params: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(v for k in _FILE_TOOL_KEYS if isinstance(v := params.get(k), str))
+
+
+#: Files of the store compared with a hard-linked target at most.
+_MAX_STORE_FILES = 4096
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
 
 
 def inside(path: str, directory: str) -> bool:

@@ -1,0 +1,70 @@
+"""A second name for the audit chain, made inside the workspace by a script that finds the store
+at run time (no call's text names it): a hard link. A later write through it — the ``Write``
+tool, ``: > notes.log`` — names only a workspace file, and was let through: it truncated the
+chain (the session FAILed at the next append, but the records were gone). Such a write is now
+refused as a tamper attempt, before it runs; writes to other hard-linked workspace files are
+not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from secret_support import service_harness
+
+from pytest_harness_audit.session.harness import Harness
+
+#: Finds the store beside the workspace without naming it and links its chain as notes.log.
+_LINKER = """\
+import os
+up = os.path.dirname(os.getcwd())
+for name in os.listdir(up):
+    top = os.path.join(up, name)
+    if top == os.getcwd():
+        continue
+    for folder, _, files in os.walk(top):
+        for file in files:
+            if file.startswith("session") and file.endswith("l"):
+                os.link(os.path.join(folder, file), "notes.log")
+"""
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Iterator[Harness]:
+    """A ``safety`` session on ``python-service``."""
+    yield from service_harness(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("tool", "params"),
+    [
+        pytest.param("Write", {"file_path": "notes.log", "content": "x\n"}, id="write-tool"),
+        pytest.param(
+            "Edit",
+            {"file_path": "notes.log", "old_string": "{", "new_string": "[", "replace_all": True},
+            id="edit-tool",
+        ),
+        pytest.param("Bash", {"command": ": > notes.log"}, id="shell-truncate"),
+    ],
+)
+def test_a_write_through_a_hard_link_to_the_chain_is_refused(
+    session: Harness, tool: str, params: dict[str, object]
+) -> None:
+    session.call("Write", file_path="linker.py", content=_LINKER)
+    session.call("Bash", command="python3 linker.py")
+    assert (session.root / "notes.log").stat().st_nlink == 2
+    result = session.execute(tool, params)
+    assert result.status == "blocked", result.output
+    assert "tamper_attempt" in result.record["alerts"]
+    assert session.verify().valid
+    assert session.verdict == "FAIL"
+
+
+def test_a_write_to_another_hard_linked_file_is_work(session: Harness) -> None:
+    session.call("Bash", command="ln app/settings.py settings_link.py")
+    result = session.call("Write", file_path="settings_link.py", content="DEBUG = True\n")
+    assert result.ok, result.output
+    assert session.call("Bash", command=": > settings_link.py").ok
+    assert session.verify().valid
