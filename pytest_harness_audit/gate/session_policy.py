@@ -182,13 +182,30 @@ def _claims(found: bytes, policy: Policy) -> bool:
     )
 
 
+def _second_name(path: Path) -> str | None:
+    """The problem when the store's file at ``path`` has more than one name (a hard link a
+    call's code made: another path to write the evidence through), else ``None``."""
+    try:
+        links = os.stat(path, follow_symlinks=False).st_nlink
+    except OSError:
+        return None
+    if links < 2:
+        return None
+    return (
+        f"the session's {path.parent.name}/{path.name} has a second name outside the harness "
+        f"({links} hard links): another path to write the evidence through"
+    )
+
+
 class SealWatch:
     """Looks at the session's stored policy after each call (a gate's observer): a file changed
-    outside the gate is written back and noted in the chain, which FAILs the session."""
+    outside the gate is written back and noted in the chain, which FAILs the session. The chain
+    and the stored policy given a second name (a hard link) are noted too, once each."""
 
     def __init__(self, gate: _Gate, seal: PolicySeal, found: str | None = None) -> None:
         self.gate = gate
         self.seal = seal
+        self._linked: set[str] = set()  # files of the store already noted as hard-linked
         if found is not None:  # the file was changed before this gate opened the session
             self._note(found)
 
@@ -196,6 +213,11 @@ class SealWatch:
         problem = self.seal.broken()
         if problem is not None:
             self._note(problem)  # the call's code reached the store
+        for path in (self.gate.chain.path, self.seal.path):
+            linked = _second_name(path)
+            if linked is not None and linked not in self._linked:
+                self._linked.add(linked)
+                self._note(linked)  # a name outside the store to write the evidence through
 
     def _note(self, problem: str) -> None:
         gate = self.gate

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from secret_support import service_harness
 
+from pytest_harness_audit.gate.session_policy import SEALED_FILE_CHANGED
 from pytest_harness_audit.session.harness import Harness
 
 #: Finds the store beside the workspace without naming it and links its chain as notes.log.
@@ -67,4 +68,15 @@ def test_a_write_to_another_hard_linked_file_is_work(session: Harness) -> None:
     result = session.call("Write", file_path="settings_link.py", content="DEBUG = True\n")
     assert result.ok, result.output
     assert session.call("Bash", command=": > settings_link.py").ok
+    assert session.verify().valid
+
+
+def test_making_a_second_name_for_the_chain_fails_the_session(session: Harness) -> None:
+    session.call("Write", file_path="linker.py", content=_LINKER)
+    made = session.call("Bash", command="python3 linker.py")
+    assert made.ok, made.output
+    session.call("Bash", command="ls")
+    notes = [str(r.error_message) for r in session.records if r.tool == SEALED_FILE_CHANGED]
+    assert len(notes) == 1 and "second name" in notes[0], notes  # noted once
+    assert session.verdict == "FAIL"
     assert session.verify().valid
