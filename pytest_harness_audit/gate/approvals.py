@@ -136,6 +136,8 @@ class Approvals:
     def __init__(self) -> None:
         self.approver: Approver | None = None
         self.name = "scripted"
+        #: The approvals whose approver answers while this one has none (:meth:`follow`).
+        self._follows: Approvals | None = None
         #: The reason an approver answered ``terminate`` (``None``: the session goes on).
         self.terminated: str | None = None
         #: Bytes of the chain already searched for a ``terminate`` (whole lines only).
@@ -176,6 +178,18 @@ class Approvals:
             raise TypeError(f"approver must be callable, got {type(approver).__name__}")
         self.approver, self.name = approver, name
 
+    def follow(self, other: Approvals) -> None:
+        """Answer with ``other``'s approver, read at each call, while none is :meth:`set` here:
+        a second gate on a session (the recording proxy's) asks the session's scripted
+        approver, set before or after that gate opened, before any door's own approver."""
+        self._follows = other
+
+    def current(self) -> tuple[Approver | None, str]:
+        """The approver that answers now and its name (``None``: no scripted approver)."""
+        if self.approver is None and self._follows is not None:
+            return self._follows.current()
+        return self.approver, self.name
+
     def request(self, decision: GateDecision, door: str) -> ApprovalRequest:
         """The request an approver sees for ``decision``."""
         evaluation = decision.evaluation
@@ -190,23 +204,24 @@ class Approvals:
 
     def ask(self, decision: GateDecision, door: str) -> Approval:
         """The approver's answer for ``decision`` (fail closed; an awaitable answer is refused)."""
-        if self.approver is None:
+        approver, name = self.current()
+        if approver is None:
             return Approval("reject", NO_APPROVER, "no approver: a call that asks is rejected")
         try:
-            answer = self.approver(self.request(decision, door))
+            answer = approver(self.request(decision, door))
         except Exception as exc:
-            return _bad(self.name, f"raised {_describe(exc)}")
+            return _bad(name, f"raised {_describe(exc)}")
         if inspect.isawaitable(answer):
             close = getattr(answer, "close", None)
             if close is not None:
                 close()
-            return _bad(self.name, "answered with a coroutine at a door that does not await")
-        return read_answer(answer, self.name)
+            return _bad(name, "answered with a coroutine at a door that does not await")
+        return read_answer(answer, name)
 
     async def ask_async(self, decision: GateDecision, door: str) -> Approval:
         """:meth:`ask` for a door that awaits (the approver may be a coroutine function); the
         door's approver (:func:`door_approver`) answers when the gate has none."""
-        approver, name = self.approver, self.name
+        approver, name = self.current()
         if approver is None and (supplied := _DOOR_APPROVER.get()) is not None:
             approver, name = supplied
         if approver is None:

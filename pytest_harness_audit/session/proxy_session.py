@@ -173,6 +173,8 @@ class RecordingProxySession:
             clock=harness.gate.clock,
             faults=getattr(harness, "chain_faults", None),
         )
+        # the test's scripted approver (harness.approver, the marker) answers here too, first
+        self.gate.approvals.follow(harness.gate.approvals)
         self.gate.observers.append(harness.secrets.note_from)
         # (each gate watches for lifts during its own calls: not the session gate's watch)
         self.gate.inspectors.extend(
