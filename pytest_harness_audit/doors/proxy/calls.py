@@ -30,6 +30,7 @@ from mcp.shared.exceptions import MCPError
 from pytest_harness_audit.doors.proxy.approval import client_approver, client_name
 from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
 from pytest_harness_audit.doors.proxy.envelope import ill_formed_text, not_sent
+from pytest_harness_audit.doors.proxy.gate_failures import run_or_refuse
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
 from pytest_harness_audit.doors.proxy.gated_reads import error_output, redacted_error
 from pytest_harness_audit.doors.proxy.incoming import withheld_if_secret
@@ -144,7 +145,9 @@ class CallPipeline:
             else arguments
         )
         with door_approver(asker, "client" if origin is None else client_name(origin)):
-            gated = await self._gate.run_async(gate_tool_name(name, route), judged, act)
+            gated = await run_or_refuse(self._gate, gate_tool_name(name, route), judged, act)
+        if isinstance(gated, str):  # the gate failed: refused and recorded
+            return error_result(gated)
         if gated.blocked:
             return error_result(gated.error_message or BLOCKED_FALLBACK)
         if errors:

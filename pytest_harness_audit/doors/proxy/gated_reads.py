@@ -36,6 +36,7 @@ from pydantic import BaseModel, ValidationError
 
 from pytest_harness_audit.doors.proxy.approval import client_approver, client_name
 from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
+from pytest_harness_audit.doors.proxy.gate_failures import run_or_refuse
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
 from pytest_harness_audit.gate.approvals import door_approver
 from pytest_harness_audit.gate.seam import Outcome, describe_exception
@@ -163,7 +164,9 @@ class GatedReads:
 
         asker = None if origin is None else client_approver(origin)
         with door_approver(asker, "client" if origin is None else client_name(origin)):
-            gated = await self._gate.run_async(tool, params, act)
+            gated = await run_or_refuse(self._gate, tool, params, act)
+        if isinstance(gated, str):  # the gate failed: refused and recorded
+            raise RequestBlocked(code=types.INVALID_REQUEST, message=gated)
         if gated.blocked:
             raise RequestBlocked(code=types.INVALID_REQUEST, message=_block_message(gated))
         if failures:
