@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel
 
+from pytest_harness_audit.doors.proxy.gate_failures import run_or_refuse
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
 from pytest_harness_audit.doors.proxy.secret_check import SECRET_REFUSAL, holds_secret
 from pytest_harness_audit.gate.seam import Outcome, describe_exception
@@ -168,7 +169,10 @@ class ClientRequestRelay:
         async def act(_decision: object) -> Outcome:
             return await self._ask_client(upstream_name, in_flight, request, answers)
 
-        gated = await self._gate.run_async(f"mcp__{upstream_name}__{request.method}", params, act)
+        tool = f"mcp__{upstream_name}__{request.method}"
+        gated = await run_or_refuse(self._gate, tool, params, act)
+        if isinstance(gated, str):  # the gate failed: refused and recorded
+            return types.ErrorData(code=types.INVALID_REQUEST, message=gated)
         if gated.blocked:
             return types.ErrorData(code=types.INVALID_REQUEST, message=gated.error_message or "")
         return answers[0]

@@ -19,6 +19,7 @@ import mcp_types as types
 
 from pytest_harness_audit.doors.proxy.calls import gate_tool_name
 from pytest_harness_audit.doors.proxy.envelope import CALL_METHODS, ill_formed_text, valid_id
+from pytest_harness_audit.doors.proxy.gate_failures import run_or_refuse
 from pytest_harness_audit.doors.proxy.gate_protocol import GateLike
 from pytest_harness_audit.doors.proxy.gated_reads import (
     prompt_params,
@@ -66,14 +67,18 @@ class UnservableCalls:
         async def act(_decision: object) -> Outcome:
             return Outcome.error(message)
 
-        gated = await self._gate.run_async(tool, judged, act)
+        gated = await run_or_refuse(self._gate, tool, judged, act)
+        if isinstance(gated, str):  # the gate failed: refused and recorded
+            message = gated
+        elif gated.blocked and gated.error_message:
+            message = gated.error_message
         request_id = document.get("id")
         return types.JSONRPCError(
             jsonrpc="2.0",
             id=request_id if valid_id(request_id) else None,
             error=types.ErrorData(
                 code=types.INVALID_PARAMS,
-                message=gated.error_message if gated.blocked and gated.error_message else message,
+                message=message,
             ),
         )
 
