@@ -20,13 +20,14 @@ from pytest_harness_audit.doors import social as social_bridge
 from pytest_harness_audit.doors.agent import AgentRun
 from pytest_harness_audit.doors.chain_faults import ChainFaults, GuardedGate
 from pytest_harness_audit.doors.scenarios import Scenario, load_scenario
-from pytest_harness_audit.doors.tool_calls import still_running
+from pytest_harness_audit.doors.tool_calls import gate_failure, still_running
 from pytest_harness_audit.doors.tool_late import settled_calls
 from pytest_harness_audit.gate import Classifier
 from pytest_harness_audit.gate.approvals import Approver, table_approver
+from pytest_harness_audit.gate.decision import failed_closed
 from pytest_harness_audit.gate.inspection import SessionInspection
 from pytest_harness_audit.gate.record_scrub import RecordScrub
-from pytest_harness_audit.gate.seam import Outcome
+from pytest_harness_audit.gate.seam import Outcome, describe_exception
 from pytest_harness_audit.policy import Evaluation, Policy
 from pytest_harness_audit.policy.source import resolve_policy
 from pytest_harness_audit.readers.report import SessionReport, build_report
@@ -229,7 +230,24 @@ class Harness(ChainQueries):
 
     def execute(self, tool: str, params: Mapping[str, Any]) -> CallResult:
         """Like :meth:`call`, with the parameters as a mapping."""
-        gated = self.gate.run(tool, params, lambda decision: self._act(tool, decision.params))
+        own: list[BaseException] = []
+
+        def act(decision: Any) -> Outcome:
+            try:
+                return self._act(tool, decision.params)
+            except BaseException as exc:
+                own.append(exc)
+                raise
+
+        try:
+            gated = self.gate.run(tool, params, act)
+        except Exception as exc:
+            if any(exc is raised for raised in own):
+                raise
+            # the gate failed (its approval step, say): refused, recorded, the session FAILs
+            message = gate_failure(self.gate, tool, params, exc, None)
+            refused = failed_closed(tool, params, describe_exception(exc), self.gate.root)
+            return CallResult(tool, refused.evaluation, "blocked", None, message, {})
         return CallResult(
             tool,
             gated.decision.evaluation,
