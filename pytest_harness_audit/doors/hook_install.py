@@ -51,6 +51,12 @@ TIMEOUT_FLOORS = dict.fromkeys(
     ("PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "PermissionDenied"),
     int(DEADLINE_S) + 30,
 )
+#: Events whose entries carry ``"onFailure": "block"``: the host (Claude Code 2.1.295 or later)
+#: then refuses the call when the step cannot start, is killed or exits with a code it does not
+#: expect, where it would otherwise run the call unjudged; the steps themselves answer every
+#: failure of theirs with a refusal already (exit 2, a ``deny`` decision).
+FAIL_CLOSED = frozenset({"PreToolUse", "PermissionRequest"})
+ON_FAILURE = ("onFailure", "block")
 #: The ``matcher`` values the host runs a group for on every occurrence of its event.
 _MATCH_ALL = ("", "*")
 #: Entry fields that would keep one of our entries from gating every call: ``if`` narrows it,
@@ -99,10 +105,13 @@ def merged_settings(
         command = hook_command(subcommand, policy_args, pre_args)
         timeout = _take_narrowed(groups, subcommand, TIMEOUTS.get(event))
         floor = TIMEOUT_FLOORS.get(event)
-        if not _update_existing(groups, subcommand, command, timeout, floor):
+        closed = event in FAIL_CLOSED
+        if not _update_existing(groups, subcommand, command, timeout, floor, closed=closed):
             entry: dict[str, Any] = {"type": "command", "command": command}
             if timeout is not None:
                 entry["timeout"] = timeout
+            if closed:
+                entry[ON_FAILURE[0]] = ON_FAILURE[1]
             group: dict[str, Any] = {"hooks": [entry]}
             if takes_matcher:
                 group = {"matcher": "*", **group}
@@ -144,10 +153,12 @@ def _update_existing(
     command: str,
     timeout: int | None = None,
     floor: int | None = None,
+    *,
+    closed: bool = False,
 ) -> bool:
     """Point an entry already running ``harness-audit hook <subcommand>`` at ``command`` (with
     at least ``timeout`` seconds, when given; a ``timeout`` of its own below ``floor`` raised to
-    it), a blocking command hook run for every call."""
+    it), a blocking command hook run for every call (``closed``: whose failure blocks it)."""
     found = False
     for group in groups:
         entries = group.get("hooks") if isinstance(group, dict) else None
@@ -157,6 +168,8 @@ def _update_existing(
                 entry["command"] = command
                 for key in _NARROWING:
                     entry.pop(key, None)
+                if closed:
+                    entry[ON_FAILURE[0]] = ON_FAILURE[1]
                 found = True
                 given = entry.get("timeout")
                 enough = isinstance(given, (int, float)) and given >= (timeout or 0)

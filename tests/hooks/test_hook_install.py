@@ -91,7 +91,8 @@ def test_merging_keeps_other_keys_and_hooks_and_updates_ours_in_place(
     )
     code, out = install(tmp_path, capsys, "--preset", "strict")
     assert code == 0
-    assert '+            "command": "harness-audit hook pre --preset strict"' in out.splitlines()
+    assert '+            "command": "harness-audit hook pre --preset strict",' in out.splitlines()
+    assert '+            "onFailure": "block"' in out.splitlines()  # the entry kept, made closed
     settings = json.loads(path.read_text())
     assert settings["model"] == "opus"
     assert commands(settings, "PreToolUse") == [
@@ -145,3 +146,21 @@ def test_the_pre_hook_s_answer_options_go_on_the_pre_command_only(
     ]  # updated in place, not added
     assert commands(settings, "PostToolUse") == [EXPECTED_COMMANDS["PostToolUse"]]
     assert commands(settings, "SessionEnd") == [EXPECTED_COMMANDS["SessionEnd"]]
+
+
+def test_the_steps_that_gate_a_call_fail_closed_at_the_host(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pre or permission-request step that cannot start, is killed or exits 1 makes the host
+    run the call unjudged, unless its entry says ``"onFailure": "block"``; the other steps
+    gate nothing, and a failure of theirs must not stop the session."""
+    install(tmp_path, capsys)
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    closed = {
+        event
+        for event, _, _ in EVENTS
+        for group in settings["hooks"][event]
+        for entry in group["hooks"]
+        if entry.get("onFailure") == "block"
+    }
+    assert closed == {"PreToolUse", "PermissionRequest"}
