@@ -297,12 +297,22 @@ class StoreGuard:
         wanted = (info.st_dev, info.st_ino)
         if os.path.isfile(self.store):
             return _identity(self.store) == wanted
+        store = _identity(self.store)
+        if store is None or store[0] != info.st_dev:
+            return False  # a link never crosses file systems
+        # the first files of the store only: a folder of witnesses kept for every session grows
+        # without end, and a refusal of every write to a hard-linked file (pnpm's packages)
+        # would follow; this session's chain and policy given a second name are also noted by
+        # the session policy watch (:mod:`.session_policy`), however large the store
         seen = 0
-        for folder, _, files in os.walk(self.store):
+        for folder, folders, files in os.walk(self.store):
+            folders[:] = [name for name in folders if name != "objects"]  # git's (read-only)
             for name in files:
                 seen += 1
-                if seen > _MAX_STORE_FILES or _identity(os.path.join(folder, name)) == wanted:
-                    return True  # a store too large to search: fail closed
+                if seen > _MAX_STORE_FILES:
+                    return False
+                if _identity(os.path.join(folder, name)) == wanted:
+                    return True
         return False
 
     def _holds_store(self, path: str) -> bool:
