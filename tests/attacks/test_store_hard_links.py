@@ -8,6 +8,7 @@ not.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 from secret_support import service_harness
 
 from pytest_harness_audit.gate.session_policy import SEALED_FILE_CHANGED
+from pytest_harness_audit.gate.store_guard import StoreGuard
 from pytest_harness_audit.session.harness import Harness
 
 #: Finds the store beside the workspace without naming it and links its chain as notes.log.
@@ -80,3 +82,22 @@ def test_making_a_second_name_for_the_chain_fails_the_session(session: Harness) 
     assert len(notes) == 1 and "second name" in notes[0], notes  # noted once
     assert session.verdict == "FAIL"
     assert session.verify().valid
+
+
+def test_a_hard_linked_file_is_written_beside_a_store_of_many_files(tmp_path: Path) -> None:
+    # a folder of witnesses kept for every session grows without end: past the files compared,
+    # a hard-linked workspace file (pnpm's packages) is work, not the store
+    store = tmp_path / "witness"
+    for index in range(4100):
+        (store / f"{index // 100}").mkdir(parents=True, exist_ok=True)
+        (store / f"{index // 100}" / f"{index}.json").write_text("{}")
+    root = tmp_path / "work"
+    root.mkdir()
+    (root / "a.txt").write_text("a\n")
+    os.link(root / "a.txt", root / "b.txt")
+    guard = StoreGuard(store, str(root))
+    params = {"file_path": str(root / "b.txt"), "content": "b\n"}
+    assert guard.offending([f"write:{root / 'b.txt'}", str(root / "b.txt")], params) is None
+    os.link(store / "0" / "0.json", root / "c.txt")  # one of the files compared: the store
+    params = {"file_path": str(root / "c.txt"), "content": "c\n"}
+    assert guard.offending([str(root / "c.txt")], params) is not None
