@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import git
 
+from pytest_harness_audit.audit.errors import ChainError
 from pytest_harness_audit.audit.record_view import CallRecord
 from pytest_harness_audit.audit.witness import Witnesses
 from pytest_harness_audit.doors import social as social_bridge
@@ -241,6 +242,8 @@ class Harness(ChainQueries):
 
         try:
             gated = self.gate.run(tool, params, act)
+        except ChainError:
+            raise  # a chain closed or broken: no refusal can be recorded, the caller must know
         except Exception as exc:
             if any(exc is raised for raised in own):
                 raise
