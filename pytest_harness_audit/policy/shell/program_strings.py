@@ -130,15 +130,10 @@ def python_text(text: str) -> str | None:
     """``text`` with the strings and comments that cannot run or name anything blanked (module
     doc; the caller has ruled out :func:`dynamic` code and imports of other modules); ``None``
     when the tokenizer cannot split it as it runs."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError):
+    split = _python_tokens(text)
+    if split is None:
         return None
-    if any(token.type == tokenize.ERRORTOKEN for token in tokens):
-        return None
-    starts = [0]
-    for line in io.StringIO(text):
-        starts.append(starts[-1] + len(line))
+    tokens, starts = split
     cuts: list[tuple[int, int]] = []
     for index, token in enumerate(tokens):
         line_start = starts[token.start[0] - 1] + token.start[1]
@@ -162,15 +157,10 @@ def shown_blanked(text: str) -> str | None:
     ``sys.stdout.write`` …, a docstring: :func:`_py_shown`), for the paths it names: ``print('edit
     your .env')`` opens nothing, ``open('.env')`` does (the caller has ruled out :func:`dynamic`
     code and imports of other modules); ``None`` when the tokenizer cannot split it."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError):
+    split = _python_tokens(text)
+    if split is None:
         return None
-    if any(token.type == tokenize.ERRORTOKEN for token in tokens):
-        return None
-    starts = [0]
-    for line in io.StringIO(text):
-        starts.append(starts[-1] + len(line))
+    tokens, starts = split
     cuts: list[tuple[int, int]] = []
     for index, token in enumerate(tokens):
         if token.type != tokenize.STRING:
@@ -183,6 +173,21 @@ def shown_blanked(text: str) -> str | None:
         start = starts[token.start[0] - 1] + token.start[1] + quote_at + len(quote)
         cuts.append((start, len(rest) - 2 * len(quote)))
     return _cut(text, cuts)
+
+
+def _python_tokens(text: str) -> tuple[list[tokenize.TokenInfo], list[int]] | None:
+    """The tokens of Python ``text`` and where each of its lines starts in it; ``None`` when
+    the tokenizer cannot split it as it runs."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    if any(token.type == tokenize.ERRORTOKEN for token in tokens):
+        return None
+    starts = [0]
+    for line in io.StringIO(text):
+        starts.append(starts[-1] + len(line))
+    return tokens, starts
 
 
 def _cut(text: str, cuts: list[tuple[int, int]]) -> str:
