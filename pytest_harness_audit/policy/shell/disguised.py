@@ -18,9 +18,10 @@ operands.
   commands of ``socat EXEC:``, ``ncat -e``, ``start-stop-daemon``, ``run-parts``, Tcl's
   ``exec``/``spawn`` (:mod:`.runner_programs`).
 * **Deletions in disguise**: ``tar --remove-files``, ``zip -m``, ``7z a -sdel`` delete what they
-  packed; ``gzip -r``/``bzip2 -r``/``xz -r`` (without ``-k``/``-c``) replace every file; ``mv``
-  of a workspace folder out of the workspace takes it away as ``rm -r`` does (a file moved out or
-  compressed in place is left to the effect inspection: files deleted).
+  packed; ``pytest --basetemp=DIR`` empties ``DIR`` as it starts; ``gzip -r``/``bzip2 -r``/``xz
+  -r`` (without ``-k``/``-c``) replace every file; ``mv`` of a workspace folder out of the
+  workspace takes it away as ``rm -r`` does (a file moved out or compressed in place is left to
+  the effect inspection: files deleted).
 * **Options that read a file** of commands that act on names: ``date -f F``, ``du
   --files0-from=F``, ``find -files0-from F``, ``tree --fromfile F`` (:mod:`.option_files`).
 * **Archives extracted** write their members (:mod:`.extractions`); a copy into a folder git
@@ -76,7 +77,8 @@ _CPIO_VALUED: Final = frozenset(
 #: Every name read here (the cheap test before any parsing).
 NAMES: Final = frozenset(
     {"pax", "cpio", "jar", "rar", "ditto", "restic", "borg", "mv", "trap", "git", "tar", "bsdtar",
-     "gtar", "zip", "7z", "7za", "7zz", "foreman", "honcho", "env-cmd", "envcmd"}
+     "gtar", "zip", "7z", "7za", "7zz", "foreman", "honcho", "env-cmd", "envcmd", "pytest",
+     "py.test"}
 ) | frozenset(_COMPRESSORS)  # fmt: skip
 
 
@@ -121,6 +123,8 @@ def disguised(name: str, args: list[str], ctx: Context) -> None:
         _move_out(args, ctx)
     elif name in ("foreman", "honcho", "env-cmd", "envcmd"):
         _env_loader(name, args, ctx)
+    elif name in ("pytest", "py.test"):
+        _pytest_basetemp(args, ctx)
     elif name in _COMPRESSORS:
         _compressor(name, args, ctx)
     else:
@@ -142,10 +146,25 @@ def _python_module(args: list[str], ctx: Context) -> None:
             _more, command = _leading_options(operands[1:], valued)
             if command:
                 ctx.script(shlex.join(command))
+    elif module == "pytest":
+        _pytest_basetemp(rest, ctx)
     elif module in ("zipfile", "tarfile") and rest[:1] in (["-c"], ["--create"]):
         sources = rest[2:]
         if sources:
             tree_reads("tar", ["-cf", "/dev/null", "--", *sources], ctx)
+
+
+def _pytest_basetemp(args: list[str], ctx: Context) -> None:
+    """``pytest --basetemp=DIR``: pytest empties ``DIR`` (everything in it) as the run starts,
+    as ``rm -rf DIR`` would (an abbreviation of the option too)."""
+    for index, word in enumerate(args):
+        if word == "--":
+            return
+        option, given, value = word.partition("=")
+        if len(option) >= 4 and "--basetemp".startswith(option):
+            folder = value if given else (args[index + 1] if index + 1 < len(args) else "")
+            if folder:
+                ctx.reading.destroys.append(folder)
 
 
 def _env_loader(name: str, args: list[str], ctx: Context) -> None:
