@@ -220,7 +220,7 @@ def sed_script(script: str, runner: Runner) -> None:
     for match in _SED_SUBSTITUTE_E.finditer(script):
         pattern, replacement = match.group(2), match.group(3)
         literal = not _SED_BACKREFERENCE.search(replacement)
-        if literal and pattern in ("^", *_WHOLE_LINE):
+        if literal and (pattern == "^" or pattern in _WHOLE_LINE):
             runner.script(_sed_text(replacement))
         if not literal or pattern not in _WHOLE_LINE:
             runner.unknown("sed runs a line of its input as a command")
