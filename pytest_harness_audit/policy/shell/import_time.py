@@ -31,9 +31,12 @@ import unicodedata
 from collections.abc import Container
 from typing import Final
 
+from pytest_harness_audit.policy.shell.temp_folders import OVERRIDDEN, tidy_ups, without_calls
+
 #: Most functions of one module followed through the calls that run at import.
 _MAX_FOLLOWED: Final = 64
 _DEFINITIONS: Final = (ast.FunctionDef, ast.AsyncFunctionDef)
+_CALLABLE_NODES: Final = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: What in an importer's code reaches a module's functions by a string, not by their names.
 _BY_STRING: Final = re.compile(
     r"\b(?:getattr|vars|__dict__|globals|locals|eval|exec|compile|methodcaller|attrgetter"
@@ -55,12 +58,16 @@ _Callable = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
 def import_time_code(
-    text: str, used: Container[str] | None = None, tests: bool = False
+    text: str,
+    used: Container[str] | None = None,
+    tests: bool = False,
+    pytest_folders: bool = True,
 ) -> str | None:
     """The source of what importing a module of text ``text`` runs (module doc; ``used``: the
     names the code importing it uses, :func:`code_names`, ``None`` when not known: every
     function then runs; ``tests``: a test module, whose tests, test classes, ``pytest_*`` hooks
-    and ``autouse`` fixtures the runner calls); ``None`` when nothing of it runs or it is no
+    and ``autouse`` fixtures the runner calls; ``pytest_folders``: no module read with it defines
+    its own ``tmp_path``, :mod:`.temp_folders`); ``None`` when nothing of it runs or it is no
     Python."""
     tree = _parsed(text)
     if tree is None:
@@ -72,7 +79,9 @@ def import_time_code(
         roots = [name for name in callables if name in used]
     if tests:
         roots.extend(name for name, nodes in callables.items() if _test_run(name, nodes))
-    return _followed_code(text, tree, callables, roots, main=False)
+    # a folder made for the code that deletes it (`yield tmp_path; shutil.rmtree(tmp_path)`)
+    tidy = tidy_ups(tree, tests and pytest_folders and OVERRIDDEN.search(text) is None)
+    return _followed_code(without_calls(text, tidy), tree, callables, roots, main=False)
 
 
 def module_functions(text: str) -> frozenset[str]:
@@ -114,7 +123,7 @@ def main_time_code(text: str) -> str | None:
     parts: list[ast.AST] = []
     _run_at_import(tree.body, parts, main=True)
     followed = _follow(parts, callables, roots)
-    lines = text.splitlines(keepends=True)
+    lines = without_calls(text, tidy_ups(tree, False)).splitlines(keepends=True)
     for name, nodes in callables.items():
         if name in followed:
             continue
@@ -188,7 +197,7 @@ def _callables(tree: ast.Module) -> dict[str, list[_Callable]]:
     """The module's functions and classes by name (a name defined twice: each definition)."""
     found: dict[str, list[_Callable]] = {}
     for node in tree.body:
-        if isinstance(node, (*_DEFINITIONS, ast.ClassDef)):
+        if isinstance(node, _CALLABLE_NODES):
             found.setdefault(node.name, []).append(node)
     return found
 

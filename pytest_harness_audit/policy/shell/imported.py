@@ -25,6 +25,7 @@ from pytest_harness_audit.policy.shell.import_time import (
     import_time_code,
     module_functions,
 )
+from pytest_harness_audit.policy.shell.temp_folders import OVERRIDDEN
 
 #: Most commands a reading records (as :data:`.reading.MAX_COMMANDS`).
 _MAX_COMMANDS: Final = 512
@@ -70,6 +71,8 @@ def judge_imports(owner: object, modules: Iterable[tuple[str, str]], record: _Re
         judged = {}
     for path, text in modules:
         judged.setdefault(path, (text, _NEVER))
+    # a conftest of its own defining `tmp_path`: the folder a test is handed is not pytest's
+    overridden = any(OVERRIDDEN.search(text) for text, _ in judged.values())
     counts: Counter[str] = Counter()
     by_string = 0
     for code in record.code:
@@ -91,7 +94,8 @@ def judge_imports(owner: object, modules: Iterable[tuple[str, str]], record: _Re
         if before is not _NEVER and (before is None or (named is not None and named <= before)):
             continue  # judged already, and nothing more of it named since
         judged[path] = (text, named)
-        if run := import_time_code(text, used, _TEST_MODULE.search(path) is not None):
+        tests = _TEST_MODULE.search(path) is not None
+        if run := import_time_code(text, used, tests, not overridden):
             record.commands.append(["python3", "-c", run])
 
 
