@@ -110,14 +110,14 @@ class Expander:
         self.dotglob = False
         #: Workspace files program text loaded (imports), each read once (:mod:`.imports`).
         self.loaded: set[str] = set()
+        #: Each loaded module's text and the names of it judged so far (:mod:`.imported`).
+        self.judged: dict[str, tuple[str, frozenset[str] | None]] = {}
         self.opaque: list[str] = []  # programs whose output a substitution left unknown
         self.pending_loads: list[str] = []
-        #: Workspace files reached through a symlink by :meth:`file_text`, not yet reported.
-        self.followed: list[str] = []
+        self.followed: list[str] = []  # files read through a symlink (file_text), not reported
         #: Aliases the command defines (``alias c='cat .env'``), by name.
         self.aliases: dict[str, str] = {}
-        #: Workspace files a command runs that were too large to read (the reading says so).
-        self.too_large: list[str] = []
+        self.too_large: list[str] = []  # workspace files a command runs, too large to read
         #: The file each process substitution ``<(…)`` stands for, by the id of its node.
         self.processes: dict[int, tuple[Sub, str]] = {}
         #: The ``PATH``, ``PYTHONPATH`` and ``NODE_PATH`` the script set (unknown parts as their

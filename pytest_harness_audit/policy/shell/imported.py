@@ -18,7 +18,6 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from typing import Final, Protocol
-from weakref import WeakKeyDictionary
 
 from pytest_harness_audit.policy.shell.import_time import (
     code_names,
@@ -42,13 +41,6 @@ class _Record(Protocol):
     commands: list[list[str]]
 
 
-#: Per reading (its expander): each module's text and the names of it judged so far (``None``:
-#: all).
-_JUDGED: WeakKeyDictionary[object, dict[str, tuple[str, frozenset[str] | None]]] = (
-    WeakKeyDictionary()
-)
-
-
 class _Elsewhere:
     """The names code other than a module's own uses (``name in used``)."""
 
@@ -62,13 +54,14 @@ class _Elsewhere:
         return isinstance(name, str) and self.counts[name] > (name in self.own)
 
 
-def judge_imports(owner: object, modules: Iterable[tuple[str, str]], record: _Record) -> None:
-    """Record what of each module ``(path, text)`` read for the reading ``owner`` runs, and
-    of those read before it that the code read since names further (module doc)."""
-    try:
-        judged = _JUDGED.setdefault(owner, {})
-    except TypeError:  # (an owner that cannot be referred to weakly: judged on its own)
-        judged = {}
+def judge_imports(
+    judged: dict[str, tuple[str, frozenset[str] | None]],
+    modules: Iterable[tuple[str, str]],
+    record: _Record,
+) -> None:
+    """Record what of each module ``(path, text)`` read for a reading runs, and of those read
+    before it (``judged``: the reading's modules, with the names of each judged so far) that
+    the code read since names further (module doc)."""
     for path, text in modules:
         judged.setdefault(path, (text, _NEVER))
     # a conftest of its own defining `tmp_path`: the folder a test is handed is not pytest's

@@ -298,7 +298,7 @@ class Lookups(GitReadings):
             pending.pop(0)
         # what importing each runs, and what the code importing it calls of it, is judged as
         # program text (:mod:`.import_time`), again as more code importing it is read
-        judge_imports(self.expander, modules, self.reading)
+        judge_imports(self.expander.judged, modules, self.reading)
 
     def written_names(self: _Host, path: str) -> str | None:
         """The names a file written earlier in the command may hold (:class:`.Context`)."""
