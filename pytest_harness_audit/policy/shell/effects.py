@@ -69,7 +69,7 @@ from pytest_harness_audit.policy.shell.makefiles import make
 from pytest_harness_audit.policy.shell.module_options import preloads
 from pytest_harness_audit.policy.shell.opaque_output import opaque_command
 from pytest_harness_audit.policy.shell.option_words import split_options
-from pytest_harness_audit.policy.shell.program_files import path_text
+from pytest_harness_audit.policy.shell.program_files import python_paths
 from pytest_harness_audit.policy.shell.project_tables import SCRIPT_LAUNCHERS, project_script
 from pytest_harness_audit.policy.shell.projects import (
     CODE_ALIKES,
@@ -481,7 +481,7 @@ def _code(
     if writes_files(code):
         ctx.files_rewritten()  # `python gen.py && sh out.sh`: what it writes is not known
     ctx.reading.writes.extend(code_writes(code))  # `open('.git/hooks/x', 'w')`: a write
-    found = code_paths(path_text(code, ctx) if language == "python" else code)
+    found = python_paths(code, ctx) if language == "python" else code_paths(code)
     if installed:
         found = [path for path in found if "/" in path or path[:1] in ".~"]
     ctx.reading.reads.extend(found)

@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable
 from typing import Final
 
+from pytest_harness_audit.policy.shell.code import code_paths
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.import_time import main_time_code
 from pytest_harness_audit.policy.shell.program_lines import line_text
@@ -142,16 +143,31 @@ def _inline_joins(name: str, args: list[str], language: str, ctx: Context) -> No
 _SHOWING: Final = re.compile(r"print|log|warn|write|echo|error|info|debug|critical|fatal")
 
 
-def path_text(code: str, ctx: Context) -> str:
-    """Python program text ``code`` as read for the paths it names: with the strings it only
-    shows blanked (:func:`.program_strings.shown_blanked`), when it imports only the language's
-    own modules and cannot turn a string into code; else ``code``."""
+def python_paths(code: str, ctx: Context) -> list[str]:
+    """The paths Python program text ``code`` names (:func:`.code.code_paths`), those in the
+    strings it only shows left out (:func:`.program_strings.shown_blanked`) when it imports only
+    the language's own modules and cannot turn a string into code."""
+    found = code_paths(code)
+    if not any(_in_a_string(path, code) for path in found):
+        return found  # no path a string holds: nothing to leave out (the tokenizer is dear)
     if _SHOWING.search(code) is None or dynamic(code, "python"):
-        return code
+        return found
     if not own_imports(code, "python", _shadowing("", ctx)):
-        return code
+        return found
     blanked = shown_blanked(code)
-    return code if blanked is None else blanked
+    return found if blanked is None else code_paths(blanked)
+
+
+def _in_a_string(path: str, code: str) -> bool:
+    """Whether ``path`` may be written inside a string literal of ``code`` (after a quote on
+    its line)."""
+    start = code.find(path)
+    while start >= 0:
+        line_start = code.rfind("\n", 0, start) + 1
+        if "'" in code[line_start:start] or '"' in code[line_start:start]:
+            return True
+        start = code.find(path, start + 1)
+    return False
 
 
 def _shadowing(path: str, ctx: Context) -> Callable[[str], bool]:
@@ -268,4 +284,4 @@ def _string_end(text: str, index: int, quote: str) -> int:
     return size
 
 
-__all__ = ["file_program", "path_text", "program_commands", "program_text", "scanned_text"]
+__all__ = ["file_program", "program_commands", "program_text", "python_paths", "scanned_text"]
