@@ -115,7 +115,7 @@ def test_twenty_concurrent_pairs_are_each_recorded_once(tmp_path: Path) -> None:
     with ThreadPoolExecutor(max_workers=20) as pool:
         answers = list(pool.map(lambda n: _pair(storage, cwd, n), range(20)))
     for pre, post in answers:
-        assert (pre["code"], json.loads(pre["out"]), pre["err"]) == (0, {}, "")
+        assert (pre["code"], answer_of(pre["out"]), pre["err"]) == (0, {}, "")
         assert (post["code"], json.loads(post["out"])) == (0, {"suppressOutput": True})
     records = call_records(storage, "host-parallel")
     targets = Counter(str(record["target"]) for record in records)

@@ -3,7 +3,6 @@ bound, and what it did not see is said (never taken for "nothing there")."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
@@ -12,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import as_post, call_records, hook, pre_payload, project_env
+from hook_processes import answer_of, as_post, call_records, hook, pre_payload, project_env
 
 from pytest_harness_audit.doors.hook_learning import SECRETS_INCOMPLETE
 from pytest_harness_audit.inspect import effects, history
@@ -145,7 +144,7 @@ def test_more_refs_than_a_reading_keeps_stop_the_reading(
 def _judged_ls(project: Path, storage: Path) -> dict[str, Any]:
     pre = pre_payload(project, SESSION, "Bash", {"command": "ls"})
     code, out, err = hook(storage, "pre", pre, "--preset", "safety", env=project_env(project))
-    assert (code, json.loads(out)) == (0, {}), err
+    assert (code, answer_of(out)) == (0, {}), err
     response = {"stdout": "README.md\n", "stderr": "", "interrupted": False}
     post = as_post(pre, response)
     code, _out, err = hook(storage, "post", post, "--preset", "safety", env=project_env(project))

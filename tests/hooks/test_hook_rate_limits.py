@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hook_processes import answer_of
 
 from pytest_harness_audit.audit.reader import iter_records
 from pytest_harness_audit.audit.verify import verify_chain
@@ -61,7 +62,7 @@ def run_process(storage: Path, policy: Path, event: str, payload: dict[str, Any]
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return answer_of(done.stdout)  # (without the door's transcript mark)
 
 
 def calls(storage: Path) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_processes import harness_audit
+from hook_processes import answer_of, harness_audit
 
 from pytest_harness_audit.audit import iter_records
 from pytest_harness_audit.audit.verify import verify_chain
@@ -49,7 +49,7 @@ def test_a_whole_session_is_opened_recorded_verified_and_reported(tmp_path: Path
     storage, cwd = tmp_path / "store", tmp_path
     assert hook(storage, "session-start", recorded("session-start.json", cwd)) == (0, "", "")
     code, out, _ = hook(storage, "pre", tool_payload("PreToolUse", cwd, "t1", "a.txt"))
-    assert (code, json.loads(out)) == (0, {})
+    assert (code, answer_of(out)) == (0, {})
     code, out, _ = hook(storage, "post", tool_payload("PostToolUse", cwd, "t1", "a.txt"))
     assert (code, json.loads(out)) == (0, {"suppressOutput": True})
     code, out, _ = hook(storage, "pre", tool_payload("PreToolUse", cwd, "t2", ".env"))
