@@ -9,11 +9,16 @@ reading's place moves for every path the command and its scripts name, as after 
 A program the reading does not know as a wrapper may still run its operands as a command
 (``bwrap``, ``unshare``, ``fakeroot``, ``chroot``, ``setpriv``, ``valgrind`` …, with options of
 any arity before it): a shell given ``-c`` or an interpreter given code among its operands is
-read as the script it is (:func:`inner_script`), as ``capsh -- ARGS`` is ``bash ARGS``.
+read as the script it is (:func:`inner_script`), as ``capsh -- ARGS`` is ``bash ARGS``. So is
+a program that deletes, overwrites or moves files named after its first operand (``cgexec -g
+cpu:x rm -rf app``, ``retry -- rm -rf app``, ``gsutil -m rm -r gs://b``): its words to the end
+are read as the command they may be. At the first operand it is more often a subcommand of the
+program's own (``brew rm PKG``, ``mc rm``), left to the wrappers the reading knows by name.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from pytest_harness_audit.policy.shell.projects import INTERPRETERS, SHELLS
@@ -30,6 +35,17 @@ _FOLDER_OPTIONS = {
 
 
 _FOLDER_NAMES = frozenset({"--chdir", "--wd", "--working-directory", "--workdir"})
+#: What a program's name looks like (a word of a sentence ends with `:`, `,`, `!` …).
+_PROGRAM_NAME = re.compile(r"[\w.+-]+")
+#: Options after which a program's own words end and a command's begin (``retry -- CMD``,
+#: ``gdb --args CMD``, ``xterm -e CMD``).
+_SEPARATORS = frozenset({"--", "--args", "-e", "--exec", "--command"})
+#: Programs whose command, found among another program's operands, is read as one: they
+#: delete, overwrite, move or copy the files they name.
+_FILE_PROGRAMS = frozenset(
+    {"rm", "rmdir", "unlink", "shred", "wipe", "srm", "truncate", "dd", "find", "mv", "cp",
+     "install", "ln", "tee", "sponge", "chmod", "chown", "chgrp", "rsync"}
+)  # fmt: skip
 
 
 def moved_command(name: str, options: list[str], command: list[str]) -> str | None:
@@ -61,17 +77,28 @@ def inner_script(name: str, args: list[str]) -> str | None:
     if name == "capsh" and "--" in args:
         shells = [word[8:] for word in args[: args.index("--")] if word.startswith("--shell=")]
         return shlex.join([shells[-1] if shells else "bash", *args[args.index("--") + 1 :]])
-    for index in range(len(args) - 2):
+    named = _PROGRAM_NAME.fullmatch(name) is not None  # not prose typed (`Remember: …`)
+    for index in range(len(args) - 1):
         flag = args[index + 1]
+        program = args[index].rsplit("/", 1)[-1].lower()
+        before = args[index - 1] if index else "-"
+        if named and program in _FILE_PROGRAMS and (before in _SEPARATORS or before[:1] != "-"):
+            return _script_from(args, index)  # `cgexec -g cpu:x rm -rf app`
+        if index == len(args) - 2:
+            continue  # a shell or interpreter needs its text after the flag
         if flag[:1] != "-" or flag[1:2] == "-" or flag[-1] not in "ce":
             continue  # the cheap test: a short option ending in `c` or `e` follows
-        program = args[index].rsplit("/", 1)[-1].lower()
         shell = program in SHELLS and flag[-1] == "c"
         if shell or (INTERPRETERS.fullmatch(program) and flag in ("-c", "-e")):
-            script = shlex.join(args[index:])
-            folder = _folder_option(args[:index])  # `bwrap --chdir .. sh -c …`
-            return f"cd {shlex.quote(folder)} && {script}" if folder else script
+            return _script_from(args, index)
     return None
+
+
+def _script_from(args: list[str], index: int) -> str:
+    """``args[index:]`` as a script, run in the folder an option before it names."""
+    script = shlex.join(args[index:])
+    folder = _folder_option(args[:index])  # `bwrap --chdir .. sh -c …`
+    return f"cd {shlex.quote(folder)} && {script}" if folder else script
 
 
 def _folder_option(options: list[str]) -> str | None:
