@@ -33,7 +33,8 @@ from pytest_harness_audit.policy.shell.builds import BUILDERS, builds
 from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.justfiles import just, read_body
 from pytest_harness_audit.policy.shell.project_tables import poe
-from pytest_harness_audit.policy.shell.pytest_plugins import SETTINGS_FILES, plugins
+from pytest_harness_audit.policy.shell.pytest_plugins import plugins
+from pytest_harness_audit.policy.shell.pytest_settings import SETTINGS_FILES
 from pytest_harness_audit.policy.shell.rakefiles import rake
 from pytest_harness_audit.policy.shell.task_words import closure, operands, option
 
