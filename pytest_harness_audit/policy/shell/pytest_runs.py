@@ -56,6 +56,7 @@ _LONG: Final = (*_WRITERS, "--basetemp", "--cache-clear", "--cache-show", "--cov
          "--self-contained-html", "--css", "--html-report", "--override-ini", "--strict",
          "--strict-markers", "--strict-config", "--setup-only", "--setup-show", "--setup-plan",
          "--result-log-level")  # fmt: skip
+_LONG_NAMES: Final = frozenset(_LONG)
 #: What pytest keeps in its cache folder: clearing a folder of these removes no work.
 _CACHE_ENTRIES: Final = frozenset({"d", "v", "README.md", ".gitignore", "CACHEDIR.TAG"})
 
@@ -133,7 +134,7 @@ def _option_values(words: list[str], names: tuple[str, ...]) -> list[str]:
 def _long_option(option: str) -> str | None:
     """The long option ``option`` names: itself, or the one option it is an unambiguous start
     of."""
-    if option in _LONG:
+    if option in _LONG_NAMES:
         return option
     if len(option) < 4:
         return None
