@@ -18,8 +18,10 @@ operands.
   commands of ``socat EXEC:``, ``ncat -e``, ``start-stop-daemon``, ``run-parts``, Tcl's
   ``exec``/``spawn`` (:mod:`.runner_programs`).
 * **Deletions in disguise**: ``tar --remove-files``, ``zip -m``, ``7z a -sdel`` delete what they
-  packed; ``pytest --basetemp=DIR`` empties ``DIR`` as it starts; ``gzip -r``/``bzip2 -r``/``xz
-  -r`` (without ``-k``/``-c``) replace every file; ``mv`` of a workspace folder out of the
+  packed; ``pytest --basetemp=DIR`` empties ``DIR`` as it starts, and its ``--cache-clear``
+  clears its cache folder (:mod:`.pytest_runs`, which also reads the report and log files
+  its options write, in its settings files and ``PYTEST_ADDOPTS`` too); ``gzip -r``/``bzip2
+  -r``/``xz -r`` (without ``-k``/``-c``) replace every file; ``mv`` of a workspace folder out of the
   workspace takes it away as ``rm -r`` does (a file moved out or compressed in place is left to
   the effect inspection: files deleted).
 * **Options that read a file** of commands that act on names: ``date -f F``, ``du
@@ -56,6 +58,7 @@ from pytest_harness_audit.policy.shell.option_files import option_reads
 from pytest_harness_audit.policy.shell.option_words import split_options
 from pytest_harness_audit.policy.shell.output_files import OUTPUT_PROGRAMS, output_files
 from pytest_harness_audit.policy.shell.program_files import file_program
+from pytest_harness_audit.policy.shell.pytest_runs import pytest_runs
 from pytest_harness_audit.policy.shell.registries import NAMES as REGISTRY_CLIENTS
 from pytest_harness_audit.policy.shell.registries import registries
 from pytest_harness_audit.policy.shell.removers import REMOVERS, git_rm, removed
@@ -124,7 +127,7 @@ def disguised(name: str, args: list[str], ctx: Context) -> None:
     elif name in ("foreman", "honcho", "env-cmd", "envcmd"):
         _env_loader(name, args, ctx)
     elif name in ("pytest", "py.test"):
-        _pytest_basetemp(args, ctx)
+        pytest_runs(args, ctx)  # `--basetemp=DIR`, `--junitxml=F`, `addopts`
     elif name in _COMPRESSORS:
         _compressor(name, args, ctx)
     else:
@@ -147,24 +150,11 @@ def _python_module(args: list[str], ctx: Context) -> None:
             if command:
                 ctx.script(shlex.join(command))
     elif module == "pytest":
-        _pytest_basetemp(rest, ctx)
+        pytest_runs(rest, ctx)
     elif module in ("zipfile", "tarfile") and rest[:1] in (["-c"], ["--create"]):
         sources = rest[2:]
         if sources:
             tree_reads("tar", ["-cf", "/dev/null", "--", *sources], ctx)
-
-
-def _pytest_basetemp(args: list[str], ctx: Context) -> None:
-    """``pytest --basetemp=DIR``: pytest empties ``DIR`` (everything in it) as the run starts,
-    as ``rm -rf DIR`` would (an abbreviation of the option too)."""
-    for index, word in enumerate(args):
-        if word == "--":
-            return
-        option, given, value = word.partition("=")
-        if len(option) >= 4 and "--basetemp".startswith(option):
-            folder = value if given else (args[index + 1] if index + 1 < len(args) else "")
-            if folder:
-                ctx.reading.destroys.append(folder)
 
 
 def _env_loader(name: str, args: list[str], ctx: Context) -> None:

@@ -9,7 +9,8 @@ ordinary ``just test`` or ``pytest`` could hide what a file written earlier does
   ``default``) and of their ``deps`` and ``task:`` calls.
 * **pre-commit** (``.pre-commit-config.yaml``, ``-c FILE``) and **lefthook** (``lefthook.yml``):
   the ``entry``/``run`` of the local hooks.
-* **tox** (``tox.ini``): the ``commands`` (``_pre``, ``_post``) of every ``testenv``.
+* **tox** (``tox.ini``): the ``commands`` (``_pre``, ``_post``) of every ``testenv``, with its
+  ``setenv`` variables and ``{posargs}`` (the words after ``tox --``).
 * **composer** (``composer.json``): the ``scripts`` that run.
 * **rake** (``Rakefile``): its top level and the tasks that run, as Ruby code
   (:mod:`.rakefiles`).
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from typing import Any, Final
 
 from pytest_harness_audit.policy import wildcards
@@ -33,7 +35,8 @@ from pytest_harness_audit.policy.shell.builds import BUILDERS, builds
 from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.justfiles import just, read_body
 from pytest_harness_audit.policy.shell.project_tables import poe
-from pytest_harness_audit.policy.shell.pytest_plugins import SETTINGS_FILES, plugins
+from pytest_harness_audit.policy.shell.pytest_plugins import plugins
+from pytest_harness_audit.policy.shell.pytest_settings import SETTINGS_FILES
 from pytest_harness_audit.policy.shell.rakefiles import rake
 from pytest_harness_audit.policy.shell.task_words import closure, operands, option
 
@@ -77,7 +80,7 @@ def _task_runner(name: str, args: list[str], runner: Runner) -> None:
     elif name == "lefthook":
         _lefthook(args, runner)
     elif name == "tox":
-        _tox(option(args, ("-c", "--conf")) or "tox.ini", runner)
+        _tox(args, runner)
     elif name == "composer":
         _composer(args, runner)
     elif name in BUILDERS:
@@ -217,10 +220,16 @@ def _lefthook(args: list[str], runner: Runner) -> None:
             runner.program_file(f".lefthook/{hook_name}/{script}")
 
 
-def _tox(path: str, runner: Runner) -> None:
-    text = runner.workspace_text(path)
+def _tox(args: list[str], runner: Runner) -> None:
+    """The ``commands`` of every ``testenv`` of ``tox.ini`` (``-c FILE``), run with the
+    ``setenv`` variables of the ``testenv`` sections and the words after ``--`` put in for
+    ``{posargs}`` (else its default)."""
+    text = runner.workspace_text(option(args, ("-c", "--conf")) or "tox.ini")
     if text is None:
         return
+    posargs = shlex.join(args[args.index("--") + 1 :]) if "--" in args else None
+    variables: list[str] = []
+    commands: list[str] = []
     section = ""
     key = ""
     for line in text.splitlines()[:4096]:
@@ -234,12 +243,28 @@ def _tox(path: str, runner: Runner) -> None:
             value = stripped
         elif "=" in stripped:
             key, _, value = (part.strip() for part in stripped.partition("="))
-            key = key if key in ("commands", "commands_pre", "commands_post") else ""
+            key = key if key in ("commands", "commands_pre", "commands_post", "setenv") else ""
         else:
             continue
-        if key and value:
-            value = re.sub(r"\{[a-z_]+\}", ".", value.replace("{envpython}", "python"))
-            runner.script(value.lstrip("-!").strip())
+        if key == "setenv" and "=" in value:
+            name, _, setting = (part.strip() for part in value.partition("="))
+            variables.append(f"{name}={_tox_values(setting, posargs)}")
+        elif key and value:
+            commands.append(_tox_values(value, posargs).lstrip("-!").strip())
+    prefix = shlex.join(["env", *variables]) + " " if variables else ""
+    for command in commands:
+        runner.script(prefix + command)
+
+
+def _tox_values(value: str, posargs: str | None) -> str:
+    """A tox value with its substitutions put in: ``{posargs}`` (``{posargs:DEFAULT}``) as the
+    words given, other names as the folder."""
+    value = re.sub(
+        r"\{posargs(?::([^}]*))?\}",
+        lambda found: posargs if posargs is not None else (found.group(1) or ""),
+        value,
+    )
+    return re.sub(r"\{[a-z_]+\}", ".", value.replace("{envpython}", "python"))
 
 
 def _composer(args: list[str], runner: Runner) -> None:
