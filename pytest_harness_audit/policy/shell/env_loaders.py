@@ -28,7 +28,9 @@ import shlex
 from typing import Final
 
 from pytest_harness_audit.policy.path_forms import join_path
+from pytest_harness_audit.policy.shell.builds import builds
 from pytest_harness_audit.policy.shell.context import Context
+from pytest_harness_audit.policy.shell.index_files import index_files
 from pytest_harness_audit.policy.shell.launchers import launcher_reads
 from pytest_harness_audit.policy.shell.tools import option_value
 
@@ -85,6 +87,14 @@ def launcher_loads(name: str, args: list[str], ctx: Context) -> None:
     """The env files launcher ``name`` loads (:func:`~.launchers.launcher_reads`), and what
     ``direnv exec DIR`` runs from ``DIR/.envrc`` and ``poetry run`` loads with its plugin."""
     ctx.reading.reads.extend(launcher_reads(name, args))
+    if name in ("uvx", "pipx") or (name == "uv" and args[:1] == ["tool"]):
+        index_files(name, args, ctx)  # the index the tool comes from, as for `uv tool install`
+        if ctx.knows_files:  # a tool run from a workspace folder is built first
+            builds(
+                "uv" if name == "uvx" else name,
+                ["tool", "run", *args] if name == "uvx" else args,
+                ctx,
+            )
     if name == "direnv" and args[:1] == ["exec"] and len(args) > 1:
         envrc = join_path(args[1], ".envrc")
         ctx.reading.reads.append(envrc)

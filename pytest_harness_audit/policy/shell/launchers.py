@@ -155,6 +155,8 @@ _LAUNCHERS: Final[dict[str, tuple[frozenset[str], frozenset[str], int]]] = {
          "--no-group", "--config-file", "--cache-dir", "--python-preference"}), 0),
     "poetry": (frozenset({"run"}), frozenset({"-C", "--directory", "-P", "--project"}), 0),
     "pipenv": (frozenset({"run"}), frozenset(), 0),
+    "pipx": (frozenset({"run"}), frozenset({"--spec", "--python", "--pip-args", "--index-url"}),
+             0),
     "pdm": (frozenset({"run"}), frozenset({"-p", "--project", "-g"}), 0),
     "hatch": (frozenset({"run"}), frozenset({"-e", "--env"}), 0),
     "rye": (frozenset({"run"}), frozenset({"--pyproject"}), 0),
@@ -185,7 +187,11 @@ _LAUNCHERS: Final[dict[str, tuple[frozenset[str], frozenset[str], int]]] = {
 _COVERAGE_OWN: Final = frozenset({"--branch", "-a", "--append", "-p", "--parallel-mode", "--timid",
                            "-L", "--pylib", "--save-signal"})  # fmt: skip
 #: Every launcher's name, for the dispatcher's one set lookup.
-LAUNCHERS: Final = frozenset(_LAUNCHERS) | {"nix-shell", "deno", "go"} | _POWERSHELLS
+LAUNCHERS: Final = (
+    frozenset(_LAUNCHERS)
+    | {"nix-shell", "deno", "go", "uvx", "pytest-3", "py.test-3", "pytest3"}
+    | _POWERSHELLS
+)
 
 
 class Launch(NamedTuple):
@@ -218,6 +224,10 @@ def launched(name: str, args: list[str]) -> Launch:
             return Launch(script=text) if text else Launch()
         if word == "--":
             break
+    if name in _RENAMED:  # `pytest-3 …`: the same program by another name
+        return Launch(argv=[_RENAMED[name], *args])
+    if name == "uvx" or (name == "uv" and args[:2] == ["tool", "run"]):
+        return _tool_run(args if name == "uvx" else args[2:], _UVX_VALUED)
     if name == "nix":  # `nix develop [INSTALLABLE] -c CMD …`
         found = next((i for i, w in enumerate(args) if w in ("-c", "--command")), None)
         return Launch(argv=args[found + 1 :] or None) if found is not None else Launch()
@@ -244,6 +254,24 @@ def launched(name: str, args: list[str]) -> Launch:
     if name == "uv" and command and command[0].endswith(".py"):
         return Launch(argv=["python", *command])  # `uv run x.py` runs the file with Python
     return Launch(argv=command or None)
+
+
+def _tool_run(args: list[str], valued: frozenset[str]) -> Launch:
+    """``uvx [OPTIONS] TOOL[@VERSION] ARGS``: the tool's command, run as if typed."""
+    index = 0
+    while index < len(args) and args[index].startswith("-") and args[index] != "--":
+        index += 1 if "=" in args[index] or args[index] not in valued else 2
+    index += args[index : index + 1] == ["--"]
+    if index >= len(args):
+        return Launch()
+    return Launch(argv=[args[index].partition("@")[0], *args[index + 1 :]])
+
+
+#: Programs known by a second name (a distribution's or a version's).
+_RENAMED: Final = {"pytest-3": "pytest", "py.test-3": "pytest", "pytest3": "pytest"}
+#: ``uvx``'s (``uv tool run``'s) options taking a value.
+_UVX_VALUED: Final = _LAUNCHERS["uv"][1] | {"--from", "--constraints", "-c", "--overrides",
+                                          "--build-constraints", "-b"}  # fmt: skip
 
 
 #: ``systemd-run`` options after which the command runs in the caller's processes (``--scope``)

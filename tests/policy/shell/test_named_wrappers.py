@@ -5,7 +5,8 @@ Each of these deleted ``app/`` while the ``safety`` preset allowed it: ``chronic
 ``proot``, ``tini``, ``gosu`` … run their operands; ``cgexec -g cpu:x``, ``retry --``,
 ``gdb --args`` or ``xterm -e`` hand a command after options of their own. The look-alikes are
 programs whose own subcommand is named ``rm`` (``brew rm``), or a word ``rm`` that is an
-option's value.
+option's value. Tool runners (``uvx``, ``uv tool run``, ``pipx run``) and a program's second
+name (``pytest-3``) run the program as typed.
 """
 
 from __future__ import annotations
@@ -128,4 +129,37 @@ def test_a_copy_of_a_credential_file_among_the_operands_is_a_read() -> None:
     ],
 )
 def test_look_alikes_stay_allowed(command: str) -> None:
+    assert decide(command) == ALLOWED
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "uvx pytest --basetemp=app",
+        "uvx --from pytest pytest --basetemp=app",
+        "uvx --from=pytest pytest@8.0 --basetemp=app",
+        "uv tool run pytest --basetemp=app",
+        "pipx run pytest --basetemp=app",
+        "pipx run --spec pytest pytest --basetemp=app",
+        "pytest-3 --basetemp=app",
+        "py.test-3 -q --basetemp app",
+        "uvx -p 3.12 rm -rf app",
+    ],
+)
+def test_a_tool_runner_or_a_second_name_runs_the_program_as_typed(command: str) -> None:
+    assert decide(command) == DESTROYS
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "uvx ruff check .",
+        "uvx --with rm pytest -q",
+        "pipx run cowsay hi",
+        "pipx install ruff",
+        "uv tool install ruff",
+        "pytest-3 -q",
+    ],
+)
+def test_tool_runner_look_alikes_stay_allowed(command: str) -> None:
     assert decide(command) == ALLOWED
