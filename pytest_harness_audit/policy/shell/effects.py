@@ -54,6 +54,7 @@ from pytest_harness_audit.policy.shell.env_loaders import launcher_loads
 from pytest_harness_audit.policy.shell.imports import data_urls, follow_loads
 from pytest_harness_audit.policy.shell.ipython_api import read_ipython
 from pytest_harness_audit.policy.shell.launchers import (
+    CODE_OPTIONS,
     CODE_RUNNERS,
     LAUNCHERS,
     Launch,
@@ -113,7 +114,6 @@ _SHELL_OPTIONS: Final = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-f
 _CODE_FLAGS: Final = re.compile(r"-[A-Za-z]*[ce]")
 
 
-_CODE_OPTIONS: Final = frozenset({"-c", "-e", "-E", "--eval", "-r", "--command", "-p", "--print"})
 _TEXT_COMMANDS: Final = frozenset(
     {"echo", "printf", "true", "false", ":", "test", "[", "type", "which", "hash", "alias",
      "set", "unset", "export", "declare", "local", "readonly", "typeset", "return", "exit",
@@ -442,7 +442,7 @@ def _interpreter(args: list[str], ctx: Context, name: str) -> None:
     if network_module(args):
         ctx.note(NETWORK_NOTE)
     for index, word in enumerate(args):
-        if (word in _CODE_OPTIONS or _CODE_FLAGS.fullmatch(word)) and index + 1 < len(args):
+        if (word in CODE_OPTIONS or _CODE_FLAGS.fullmatch(word)) and index + 1 < len(args):
             _code(args[index + 1], ctx, language=name)
             reads(args[index + 2 :], record)
             return

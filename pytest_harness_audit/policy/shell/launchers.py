@@ -137,8 +137,12 @@ CODE_RUNNERS: Final = frozenset(
      "jshell", "tclsh", "wish", "expect", "guile", "racket", "sbcl", "clisp", "raku", "perl6",
      "swift", "kotlin", "scala", "r", "dart", "zx", "ipython", "ipython3", "pypy", "jython",
      "graalpy", "qjs", "hermes", "gjs", "luajit", "texlua", "nu", "xonsh", "elvish", "janet",
-     "fennel", "hy", "irb", "php-cgi"}
+     "fennel", "hy", "irb", "php-cgi", "octave", "octave-cli", "matlab"}
 )  # fmt: skip
+#: The options of an interpreter or code runner whose value is its code (MATLAB's ``-batch``).
+CODE_OPTIONS: Final = frozenset(
+    {"-c", "-e", "-E", "--eval", "-r", "--command", "-p", "--print", "-batch"}
+)
 _POWERSHELLS: Final = frozenset({"pwsh", "powershell", "pwsh.exe", "powershell.exe"})
 #: PowerShell options taking a value (lower case), and those naming what runs.
 _POWERSHELL_VALUED: Final = frozenset(
@@ -445,6 +449,7 @@ def _powershell_text(text: str) -> Launch:
 
 
 __all__ = [
+    "CODE_OPTIONS",
     "CODE_RUNNERS",
     "LAUNCHERS",
     "WRAPPER_OPTIONS",

@@ -43,9 +43,22 @@ _CALL: Final = re2.compile(
     r"|(?:^|[^.\w$])(?:system|popen|shell_exec|passthru|proc_open|pcntl_exec)"
     r"|\b(?:execSync|execFileSync|spawnSync|spawn|execFile)|\bchild_process\.exec"
     r"|\bexec\.Command(?:Context)?|\bCommand::new|\bIO\.popen|\bOpen3\.\w+|\bKernel\.system"
-    r"|\bDeno\.(?:Command|run)|\bBun\.spawn(?:Sync)?))"
+    r"|\bDeno\.(?:Command|run)|\bBun\.spawn(?:Sync)?|\bSystem\.(?:cmd|shell)|\bio\.popen"
+    r"|\bRuntime\.getRuntime\(\)\.exec|\bnew\s+ProcessBuilder))"
     r"\s*\(([^()\n]*)\)"
     r"|%x\(([^()\n]*)\)"
+)
+#: Shell-outs in the syntax of languages without a call of the shapes above: Lisp's ``(system
+#: "…")``, Emacs Lisp's ``(shell-command "…")``/``(call-process "rm" nil nil nil "-rf" "app")``,
+#: Julia's command literal run (``run(`rm -rf app`)``), Groovy's ``"…".execute()`` and Scala's
+#: ``"…".!`` (a list of words too: ``["rm", "app"].execute()``, ``Seq("rm", "app").!``).
+_FORM_CALLS: Final = re2.compile(
+    r"\((?:system|shell-command(?:-to-string)?|async-shell-command|call-process-shell-command"
+    r"|call-process|process-file|process-lines|start-process|(?:uiop:|sb-ext:)?run-program)"
+    r"\s+([^()\n]*)\)"
+    r"|\b(?:run|read|readchomp|readlines|success|pipeline)\s*\(\s*`([^`\n]*)`"
+    r"|(\"[^\"\n]*\"|'[^'\n]*'|\[[^\[\]\n]*\]|\b(?:Seq|List)\([^()\n]*\))"
+    r"\s*(?:\.\s*execute\s*\(\s*\)|\.?\s*!!?(?:[^=\w]|$))"
 )
 _MODE: Final = re2.compile(r"[rwa]b?\+?|[rwa]\+?b|[rwa]t")
 _LITERAL: Final = re2.compile(r"""'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)\"""")
@@ -81,6 +94,7 @@ def shell_outs(
     missing: list[bool] = [] if unresolved is None else unresolved
     quoted = language in ("perl", "ruby", "php")
     commands = quoted_shell_outs(code, language, missing) if language and quoted else []
+    commands.extend(_form_calls(code))
     if "(" not in code:
         return commands
     kind = language or "generic"
@@ -107,6 +121,23 @@ def shell_outs(
                 words = resolved.words
         if len(words) > 1 and function.endswith("popen") and _MODE.fullmatch(words[-1]):
             words.pop()  # `os.popen("cmd", "r")`: the open mode
+        if len(words) == 1:
+            commands.append(words[0])
+        elif words:
+            commands.append(" ".join(shlex.quote(word) for word in words))
+    return commands
+
+
+def _form_calls(code: str) -> list[str]:
+    """The commands of :data:`_FORM_CALLS` given as literals (a value is not followed)."""
+    if "(" not in code and "!" not in code:
+        return []
+    commands = []
+    for lisp, julia, groovy in _FORM_CALLS.findall(code)[:_MAX_CALLS]:
+        if julia:
+            commands.append(julia)
+            continue
+        words = [single or double for single, double in _LITERAL.findall(lisp or groovy)]
         if len(words) == 1:
             commands.append(words[0])
         elif words:
