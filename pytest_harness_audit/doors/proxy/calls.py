@@ -41,6 +41,7 @@ from pytest_harness_audit.doors.proxy.reachability import UPSTREAM_UNREACHABLE
 from pytest_harness_audit.doors.proxy.routing import LocalRoute, Route, ToolCatalog, UpstreamRoute
 from pytest_harness_audit.doors.proxy.secret_check import readable
 from pytest_harness_audit.doors.proxy.upstream import UpstreamGone
+from pytest_harness_audit.doors.proxy.warned import with_warning
 from pytest_harness_audit.gate.approvals import door_approver
 from pytest_harness_audit.gate.seam import Outcome, describe_exception
 
@@ -153,9 +154,8 @@ class CallPipeline:
         if errors:
             # a protocol error stays one for the client, its code kept
             raise redacted_error(errors[0].error, gated) if gated.findings.redacted else errors[0]
-        if gated.findings.redacted:
-            return _redacted_result(gated.output, replies)
-        return replies[0]
+        reply = _redacted_result(gated.output, replies) if gated.findings.redacted else replies[0]
+        return with_warning(reply, gated.decision)
 
     async def _act(
         self,
