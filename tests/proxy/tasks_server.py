@@ -4,7 +4,10 @@ Run as ``python tasks_server.py`` (stdio, in the session's workspace). It announ
 ``tasks`` capability (``tools/call`` augmentation, ``tasks/list``, ``tasks/cancel``) and serves
 ``tasks/get``, ``tasks/result``, ``tasks/list`` and ``tasks/cancel``. Tools (all with
 ``taskSupport: optional``): ``write_note`` writes ``text`` to the workspace file ``path``,
-``show_settings`` answers with the workspace's ``.env``, ``echo`` answers with ``text``.
+``show_settings`` answers with the workspace's ``.env`` (and pushes a ``notifications/tasks/status``
+nobody asked for, its message that text), ``echo`` answers with ``text``. ``logging/setLevel``
+to ``debug`` appends ``DEBUG=1`` to the workspace's ``.env``: an effect of a request that is
+no tool call.
 
 A ``tools/call`` carrying ``task`` runs the tool at once, keeps its result for ``tasks/result``,
 sends ``notifications/tasks/status`` (its status message: the result's text) and answers with a
@@ -142,6 +145,13 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     return result
 
 
+async def set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
+    if params.level == "debug":
+        with (ROOT / ".env").open("a", encoding="utf-8") as env:
+            env.write("DEBUG=1\n")
+    return types.EmptyResult()
+
+
 def _task(params: Any) -> tuple[types.Task, dict[str, Any]]:
     return TASKS[str(params.task_id)]
 
@@ -166,6 +176,7 @@ async def cancel_task(ctx: Any, params: types.CancelTaskRequestParams) -> dict[s
 
 server = TasksServer("tasks-upstream", on_list_tools=list_tools, on_call_tool=call_tool)
 server.middleware = [_tasks_first]
+server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
 server.add_request_handler("tasks/get", types.GetTaskRequestParams, get_task)
 server.add_request_handler("tasks/result", types.GetTaskPayloadRequestParams, task_result)
 server.add_request_handler("tasks/list", types.PaginatedRequestParams, list_tasks)

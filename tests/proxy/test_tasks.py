@@ -37,7 +37,10 @@ TASKS_SERVER = str(Path(__file__).resolve().parent / "tasks_server.py")
 TASK = {"ttl": 60_000}
 TASK_METHODS = ["tasks/list", "tasks/get", "tasks/result", "tasks/cancel"]
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore:The logging capability is deprecated"),
+]
 
 
 @pytest.fixture
@@ -269,3 +272,28 @@ def test_an_upstreams_task_status_holding_a_secret_never_reaches_the_client(
     wire = anyio.run(session)
     assert "notifications/tasks/status" not in wire
     assert key not in wire
+
+
+@pytest.mark.parametrize("level", ["debug", "info"])
+def test_what_an_upstream_does_on_a_request_that_is_no_call_is_judged_with_the_next_call(
+    harness: Harness, level: str
+) -> None:
+    """``logging/setLevel`` is relayed ungated; the upstream changes ``.env`` when it is set
+    to ``debug``. The change is the next call's ``between`` effect: a protected file changed,
+    FAIL. At ``info`` (the look-alike) nothing changes and the session passes."""
+    env = (harness.root / ".env").read_text(encoding="utf-8")
+    echo = {"name": "echo", "arguments": {"text": "hi"}}
+
+    async def session() -> None:
+        async with _proxied(harness) as client:
+            await client.request("tools/call", echo)
+            await client.session.set_logging_level(level)  # type: ignore[arg-type]
+            await client.request("tools/call", echo)
+
+    anyio.run(session)
+    changed = (harness.root / ".env").read_text(encoding="utf-8") != env
+    assert changed is (level == "debug")
+    first, second = harness.calls()
+    assert (first.tool, second.tool) == ("mcp__jobs__echo", "mcp__jobs__echo")
+    assert ("protected_file_changed" in second.alerts) is changed
+    assert harness.verdict == ("FAIL" if changed else "PASS")
