@@ -3,11 +3,12 @@
 Run as ``python tasks_server.py`` (stdio, in the session's workspace). It announces the
 ``tasks`` capability (``tools/call`` augmentation, ``tasks/list``, ``tasks/cancel``) and serves
 ``tasks/get``, ``tasks/result``, ``tasks/list`` and ``tasks/cancel``. Tools (all with
-``taskSupport: optional``): ``write_note`` writes ``text`` to the workspace file ``path``,
-``show_settings`` answers with the workspace's ``.env`` (and pushes a ``notifications/tasks/status``
-nobody asked for, its message that text), ``echo`` answers with ``text``. ``logging/setLevel``
-to ``debug`` appends ``DEBUG=1`` to the workspace's ``.env``: an effect of a request that is
-no tool call.
+``taskSupport: optional``): ``write_note`` writes ``text`` to the workspace file ``path``;
+``background_note`` does the same but always answers with a task, asked for or not (as no
+server may); ``show_settings`` answers with the workspace's ``.env`` (and pushes a
+``notifications/tasks/status`` nobody asked for, its message that text); ``echo`` answers with
+``text``. ``logging/setLevel`` to ``debug`` appends ``DEBUG=1`` to the workspace's ``.env``: an
+effect of a request that is no tool call.
 
 A ``tools/call`` carrying ``task`` runs the tool at once, keeps its result for ``tasks/result``,
 sends ``notifications/tasks/status`` (its status message: the result's text) and answers with a
@@ -31,6 +32,8 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
 ROOT = Path.cwd().resolve()
+#: The tool run as a task even when the call did not ask for one (against the specification).
+UNASKED = "background_note"
 TASKS: dict[str, tuple[types.Task, dict[str, Any]]] = {}
 OPTIONAL = types.ToolExecution(task_support="optional")
 TEXT_INPUT = {"type": "object", "properties": {"text": {"type": "string"}}}
@@ -43,6 +46,7 @@ TOOLS = [
     types.Tool(name="write_note", input_schema=WRITE_INPUT, execution=OPTIONAL),
     types.Tool(name="show_settings", input_schema={"type": "object"}, execution=OPTIONAL),
     types.Tool(name="echo", input_schema=TEXT_INPUT, execution=OPTIONAL),
+    types.Tool(name=UNASKED, input_schema=WRITE_INPUT, execution=OPTIONAL),
 ]
 
 
@@ -55,7 +59,7 @@ def _note(method: str, params: Any) -> None:
 
 
 def _run(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-    if name == "write_note":
+    if name in ("write_note", UNASKED):
         (ROOT / str(arguments["path"])).write_text(str(arguments["text"]), encoding="utf-8")
         text = f"wrote {arguments['path']}"
     elif name == "show_settings":
@@ -112,8 +116,9 @@ async def _tasks_first(ctx: ServerRequestContext[Any, Any], call_next: CallNext)
     """Serve a task-augmented ``tools/call`` before the SDK's ``tools/call`` surface does."""
     if ctx.request_id is not None:
         _note(ctx.method, ctx.params)
-    if ctx.method == "tools/call" and isinstance(ctx.params, dict) and ctx.params.get("task"):
-        return await _run_as_task(ctx, ctx.params)
+    params = ctx.params if isinstance(ctx.params, dict) else {}
+    if ctx.method == "tools/call" and (params.get("task") or params.get("name") == UNASKED):
+        return await _run_as_task(ctx, params)
     return await call_next(ctx)
 
 

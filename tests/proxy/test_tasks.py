@@ -297,3 +297,29 @@ def test_what_an_upstream_does_on_a_request_that_is_no_call_is_judged_with_the_n
     assert (first.tool, second.tool) == ("mcp__jobs__echo", "mcp__jobs__echo")
     assert ("protected_file_changed" in second.alerts) is changed
     assert harness.verdict == ("FAIL" if changed else "PASS")
+
+
+def test_a_task_answered_to_a_plain_call_is_an_error_and_what_it_did_is_the_calls(
+    harness: Harness,
+) -> None:
+    """An upstream that answers a plain call with a task (as no server may) hands the client
+    no task id: the call fails (its answer is no tool result), and the file the upstream wrote
+    is the call's recorded effect."""
+
+    async def session() -> dict[str, Any]:
+        async with _proxied(harness) as client:
+            arguments = {"path": "notes.txt", "text": "hi"}
+            return await client.request(
+                "tools/call", {"name": "background_note", "arguments": arguments}
+            )
+
+    answer = anyio.run(session)
+    assert answer["isError"] is True
+    assert _text(answer) == (
+        "upstream 'jobs' answered tools/call with no valid tool result "
+        "(1 validation error; the answer is not quoted)"
+    )
+    assert (harness.root / "notes.txt").read_text(encoding="utf-8") == "hi"
+    (call,) = harness.calls()
+    assert (call.tool, call.status) == ("mcp__jobs__background_note", "error")
+    assert call.raw["effects"]["created"] == ["notes.txt"]

@@ -26,6 +26,7 @@ import anyio
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from pytest_harness_audit.doors.proxy.approval import client_approver, client_name
 from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
@@ -213,6 +214,12 @@ class CallPipeline:
             # (see ``call``), never the upstream's own text
             errors.append(exc)
             return failed(exc.error.message, error_output(exc.error))
+        except ValidationError as exc:
+            if isinstance(route, UpstreamRoute):
+                # named, never quoted: the validation text quotes the upstream's answer (a
+                # task's id and status for an upstream answering with a task)
+                return failed(not_a_tool_result(route.upstream.name, exc))
+            return failed(describe_exception(exc))
         except anyio.get_cancelled_exc_class() as exc:
             message = (
                 "cancelled"
@@ -271,6 +278,15 @@ async def _act(
         return await route.tool.invoke(arguments, meta)
     return await route.upstream.call_tool(
         route.tool, arguments, progress=progress, meta=_forwarded_meta(meta), origin=origin
+    )
+
+
+def not_a_tool_result(server: str, error: ValidationError) -> str:
+    """The error of a call whose upstream answered with something other than a tool result."""
+    count = error.error_count()
+    return (
+        f"upstream {server!r} answered tools/call with no valid tool result "
+        f"({count} validation error{'s' if count != 1 else ''}; the answer is not quoted)"
     )
 
 
