@@ -176,7 +176,8 @@ def test_the_proxy_announces_no_tasks_and_lists_no_task_support(harness: Harness
 
     capabilities, listed = anyio.run(session)
     assert capabilities.tasks is None
-    assert [tool["name"] for tool in listed["tools"]] == ["write_note", "show_settings", "echo"]
+    names = [tool["name"] for tool in listed["tools"]]
+    assert names == ["write_note", "show_settings", "echo", "background_note"]
     assert all("execution" not in tool for tool in listed["tools"])
 
 
