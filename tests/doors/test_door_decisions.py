@@ -160,6 +160,11 @@ def test_mcp_client_reads_a_refusal_as_a_failed_tool_call(session: Harness, deci
     assert shown in text
     assert result.is_error is not ran  # the client's own flag: a refusal is a failed call
     assert result.structured_content is None or ran
+    if ran:
+        # a warning, and only a warning, is told to the model after the tool's own result (as
+        # the hook door's context): a dry run is not
+        told = [b.text for b in result.content[1:] if isinstance(b, types.TextContent)]
+        assert told == (["[web4-policy] notes are watched"] if decision == "warn" else [])
     _judged(session, decision, "Read", ran)
 
 

@@ -26,6 +26,7 @@ import anyio
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from pytest_harness_audit.doors.proxy.approval import client_approver, client_name
 from pytest_harness_audit.doors.proxy.client_requests import CallOrigin
@@ -41,6 +42,7 @@ from pytest_harness_audit.doors.proxy.reachability import UPSTREAM_UNREACHABLE
 from pytest_harness_audit.doors.proxy.routing import LocalRoute, Route, ToolCatalog, UpstreamRoute
 from pytest_harness_audit.doors.proxy.secret_check import readable
 from pytest_harness_audit.doors.proxy.upstream import UpstreamGone
+from pytest_harness_audit.doors.proxy.warned import with_warning
 from pytest_harness_audit.gate.approvals import door_approver
 from pytest_harness_audit.gate.seam import Outcome, describe_exception
 
@@ -153,9 +155,8 @@ class CallPipeline:
         if errors:
             # a protocol error stays one for the client, its code kept
             raise redacted_error(errors[0].error, gated) if gated.findings.redacted else errors[0]
-        if gated.findings.redacted:
-            return _redacted_result(gated.output, replies)
-        return replies[0]
+        reply = _redacted_result(gated.output, replies) if gated.findings.redacted else replies[0]
+        return with_warning(reply, gated.decision)
 
     async def _act(
         self,
@@ -213,6 +214,12 @@ class CallPipeline:
             # (see ``call``), never the upstream's own text
             errors.append(exc)
             return failed(exc.error.message, error_output(exc.error))
+        except ValidationError as exc:
+            if isinstance(route, UpstreamRoute):
+                # named, never quoted: the validation text quotes the upstream's answer (a
+                # task's id and status for an upstream answering with a task)
+                return failed(not_a_tool_result(route.upstream.name, exc))
+            return failed(describe_exception(exc))
         except anyio.get_cancelled_exc_class() as exc:
             message = (
                 "cancelled"
@@ -271,6 +278,15 @@ async def _act(
         return await route.tool.invoke(arguments, meta)
     return await route.upstream.call_tool(
         route.tool, arguments, progress=progress, meta=_forwarded_meta(meta), origin=origin
+    )
+
+
+def not_a_tool_result(server: str, error: ValidationError) -> str:
+    """The error of a call whose upstream answered with something other than a tool result."""
+    count = error.error_count()
+    return (
+        f"upstream {server!r} answered tools/call with no valid tool result "
+        f"({count} validation error{'s' if count != 1 else ''}; the answer is not quoted)"
     )
 
 

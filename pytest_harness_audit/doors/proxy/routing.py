@@ -4,6 +4,12 @@ With one upstream its tool names pass unchanged; with several, each is listed as
 ``<server>__<tool>``. Local (in-process) tools keep their own names and take precedence.
 A call goes only to a tool its upstream has listed (:meth:`ToolCatalog.lists_now` lists again
 for a name not seen yet, so the pins see a tool that appeared since the client's listing).
+
+The proxy runs every call while the client waits, so that the gate sees the call and its result
+together: it announces no ``tasks`` capability, and an upstream tool's ``execution`` (its MCP
+2025-11-25 ``taskSupport``) is left out of the listing the client sees. A ``tools/call`` that
+asks for a task anyway is run as a plain call, as the specification has a server without that
+capability do (the upstream never receives ``task``), and ``tasks/*`` are not served.
 """
 
 from __future__ import annotations
@@ -113,7 +119,7 @@ class ToolCatalog:
                 if name in self._local:
                     self._note_shadowed(name, upstream)
                     continue
-                tools.append(tool if name == tool.name else tool.model_copy(update={"name": name}))
+                tools.append(_as_served(tool, name))
         return tools
 
     def listed(self, route: UpstreamRoute) -> bool:
@@ -150,3 +156,10 @@ class ToolCatalog:
                 f"harness-audit proxy: tool {name!r} of upstream {upstream.name!r} is hidden "
                 "by the local tool of the same name"
             )
+
+
+def _as_served(tool: types.Tool, name: str) -> types.Tool:
+    """``tool`` as the proxy serves it: under ``name``, without task support."""
+    if name == tool.name and tool.execution is None:
+        return tool
+    return tool.model_copy(update={"name": name, "execution": None})
