@@ -135,3 +135,13 @@ def test_an_ignored_file_moved_to_another_ignored_path_is_no_loss(session: Harne
     effects = _run(session, "mv run.log old.log")
     assert effects["renamed"] == [["run.log", "old.log"]]
     assert session.verdict == "PASS"
+
+
+def test_untracked_work_ignored_and_moved_at_once_is_a_deletion(session: Harness) -> None:
+    # the ignore rule written by the same call does not make the work out of view before it
+    _run(session, "echo 'draft' > notes.md")
+    effects = _run(
+        session, "printf 'notes.md\\nold/\\n' >> .gitignore && mkdir old && mv notes.md old/"
+    )
+    assert effects["deleted"] == ["notes.md"]
+    assert session.verdict == "WARN"
