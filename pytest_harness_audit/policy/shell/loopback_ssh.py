@@ -127,7 +127,7 @@ def loopback_command(
             break
     if host is None:
         return
-    if not any(loopback_host(word) for word in (host, *named)):
+    if not any(loopback_host(word) for word in [host, *named]):
         return
     words = args[index:]
     command = " ".join(words) if words else remote
