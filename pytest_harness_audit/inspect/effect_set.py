@@ -30,6 +30,9 @@ class Effects:
     protected: tuple[str, ...] = ()
     deleted_dirs: tuple[str, ...] = ()
     renamed: tuple[tuple[str, str], ...] = ()
+    #: Files moved out of the work's view (into a virtual environment, a cache, a build output,
+    #: an ignored path: :mod:`~.out_of_view`), ``(before, now)`` pairs: also in :attr:`deleted`.
+    hidden: tuple[tuple[str, str], ...] = ()
     tracked_deleted: tuple[str, ...] = ()
     complete: bool = True
     #: Memory files created, modified or deleted.
@@ -127,6 +130,7 @@ class Effects:
             ("secretCopied", self.secret_copied),
             ("installed", self.installed),
             ("renamed", [list(pair) for pair in self.renamed]),
+            ("movedOutOfView", [list(pair) for pair in self.hidden]),
         )
         for name, paths in kinds:
             if paths:

@@ -63,6 +63,7 @@ from pytest_harness_audit.inspect.history import (
 from pytest_harness_audit.inspect.host_programs import host_programs
 from pytest_harness_audit.inspect.linked_dirs import linked_memory, linked_protected
 from pytest_harness_audit.inspect.lost_content import stat_key
+from pytest_harness_audit.inspect.out_of_view import out_of_view
 from pytest_harness_audit.inspect.replaced import replaced_files
 from pytest_harness_audit.inspect.tracked import tracked_paths as tracked_paths
 from pytest_harness_audit.policy.glob import translate_glob
@@ -248,8 +249,7 @@ class WorkspaceSnapshot:
             if data["version"] != 1:
                 raise ValueError(f"unknown snapshot version {data['version']!r}")
             files = {str(e[0]): (int(e[1]), int(e[2]), int(e[3]), int(e[4])) for e in data["files"]}
-            tracked = data["tracked"]
-            history = data.get("history")
+            tracked, history = data["tracked"], data.get("history")
             return cls(
                 str(data["root"]),
                 files,
@@ -424,11 +424,11 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
                 if target != path or not fingerprinted:  # judged by its fingerprint
                     protected.add(target)
     protected |= linked_protected(after.root, (*created, *modified), new, protection)
-    gone = {old[path][2]: path for path in deleted}
-    renamed = tuple((gone[new[path][2]], path) for path in created if new[path][2] in gone)
-    moved = {source for source, _ in renamed}  # a file moved within is not lost
+    gone, tracked = {old[path][2]: path for path in deleted}, before.tracked or frozenset()
+    moves = [(gone[new[path][2]], path) for path in created if new[path][2] in gone]
+    renamed, moved_away = out_of_view(after.root, moves, tracked, (*deleted, *created, *modified))
+    moved = {source for source, _ in renamed}  # a file moved within the work's view is not lost
     lost = [path for path in deleted if path not in moved]
-    tracked = before.tracked or frozenset()
     memory = sorted(p for p in (*deleted, *created, *modified) if is_memory_path(p))
     memory += sorted(linked_memory(after.root, (*created, *modified), new, is_memory_path))
     replaced, unreachable = replaced_files(after.root, old, new, modified, tracked)
@@ -442,6 +442,7 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
         protected=tuple(sorted(protected)),
         deleted_dirs=lost_content.lost_dirs(before.dirs - after.dirs, lost, moved),
         renamed=tuple(sorted(renamed)),
+        hidden=moved_away,
         tracked_deleted=tuple(path for path in lost if path in tracked),
         complete=complete,
         memory=tuple(memory),

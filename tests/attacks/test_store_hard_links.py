@@ -101,3 +101,46 @@ def test_a_hard_linked_file_is_written_beside_a_store_of_many_files(tmp_path: Pa
     os.link(store / "0" / "0.json", root / "c.txt")  # one of the files compared: the store
     params = {"file_path": str(root / "c.txt"), "content": "c\n"}
     assert guard.offending([str(root / "c.txt")], params) is not None
+
+
+#: Links the chain as notes.log, empties it through the link and removes the link, in one run:
+#: no second name is left for the check after the call to see.
+_EMPTIER = _LINKER + "open('notes.log', 'w').close()\nos.unlink('notes.log')\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param("python3 -c \"import glob; open(glob.glob('no*')[0], 'w')\"", id="open"),
+        pytest.param(
+            "python3 -c \"import glob, os; f = glob.glob('no*')[0]; open(f, 'w'); os.unlink(f)\"",
+            id="open-and-unlink",
+        ),
+    ],
+)
+def test_a_write_through_a_link_named_at_run_time_fails_the_session(
+    session: Harness, command: str
+) -> None:
+    session.call("Write", file_path="linker.py", content=_LINKER)
+    assert session.call("Bash", command="python3 linker.py").ok
+    session.call("Bash", command=command)
+    assert session.verdict == "FAIL"
+    assert not session.verify().valid  # the chain lost its records: no verdict can read PASS
+
+
+def test_a_shell_glob_naming_the_link_is_refused(session: Harness) -> None:
+    # the shell reading expands the glob against the workspace: the write names the link
+    session.call("Write", file_path="linker.py", content=_LINKER)
+    assert session.call("Bash", command="python3 linker.py").ok
+    result = session.call("Bash", command='for f in no*; do : > "$f"; done')
+    assert result.blocked and "tamper_attempt" in result.record["alerts"]
+    assert session.verify().valid
+    assert session.verdict == "FAIL"
+
+
+def test_a_link_made_and_dropped_in_one_run_fails_the_session(session: Harness) -> None:
+    session.call("Write", file_path="emptier.py", content=_EMPTIER)
+    assert session.call("Bash", command="python3 emptier.py").ok
+    assert not (session.root / "notes.log").exists()
+    assert session.verdict == "FAIL"
+    assert not session.verify().valid

@@ -88,6 +88,7 @@ WRAPPER_OPTIONS: Final[dict[str, tuple[frozenset[str], int]]] = {
                             "-f", "--auth-file", "-w", "--wait", "-p", "--xauth-protocol"}), 0),
     "dbus-run-session": (frozenset({"--config-file", "--dbus-daemon"}), 0),
     "ssh-agent": (frozenset({"-a", "-E", "-t", "-P", "-O"}), 0),
+    "sshpass": (frozenset({"-p", "-f", "-d", "-P"}), 0),
     "pkexec": (frozenset({"--user", "-u"}), 0),
     # a fake root, a quiet or limited run, an init, a user switch, a compiler cache, a queue
     "chronic": (frozenset(), 0),

@@ -10,7 +10,8 @@ and ``sshfs -o ssh_command=CMD``.
 
 ``rsync --rsync-path=CMD … HOST:PATH`` has its remote shell run ``CMD`` on ``HOST`` (``ssh HOST
 CMD``, or the ``-e``/``--rsh`` command's): read as that command (:func:`rsync_remote`), as
-``ssh -o RemoteCommand=CMD HOST`` and ``ssh HOST CMD`` are.
+``ssh -o RemoteCommand=CMD HOST`` and ``ssh HOST CMD`` are: the remote command itself is read
+only for a destination that is this machine (:mod:`.loopback_ssh`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from __future__ import annotations
 import re
 import shlex
 from typing import Final, Protocol
+
+from pytest_harness_audit.policy.shell.loopback_ssh import LOOPBACK_CLIENTS, loopback_command
 
 #: The clients read here and the one-letter options of each that take a value.
 _VALUED: Final = {
@@ -52,7 +55,10 @@ class Runner(Protocol):
 
 
 def ssh_commands(name: str, args: list[str], runner: Runner) -> None:
-    """Read the local commands the ssh client ``name`` runs from ``args`` (module doc)."""
+    """Read the local commands the ssh client ``name`` runs from ``args`` (module doc), and
+    the command it sends to this machine (:mod:`.loopback_ssh`)."""
+    if name in LOOPBACK_CLIENTS:
+        loopback_command(name, args, runner.script, runner.workspace_text)
     valued = _VALUED.get(name, "")
     index = 0
     while index < len(args):
