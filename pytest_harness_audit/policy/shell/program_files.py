@@ -129,9 +129,7 @@ def _inline_joins(name: str, args: list[str], language: str, ctx: Context) -> No
     ``FileUtils.send("rm_" + "r", d)``): recorded again with what its strings make when joined,
     for the rules that judge inline code."""
     lines = language in ("ruby", "perl")
-    program = _PROGRAM_FLAGS[
-        "python" if language == "python" else "lines" if lines else "other"
-    ]
+    program = _PROGRAM_FLAGS["python" if language == "python" else "lines" if lines else "other"]
     for index, word in enumerate(args[:-1]):
         if word != "-" and program.fullmatch(word):
             text = args[index + 1]
@@ -234,8 +232,8 @@ def program_text(
     option or a variable such as ``node -r x.js``, ``RUBYOPT``); the quotes and comment marks
     stay."""
     if language not in ("python", "js"):
-        read = text if preloaded else line_text(text, language)
-        return read + joined_names(text, language) if names_by_text(text, language) else read
+        lines = text if preloaded else line_text(text, language)
+        return lines + joined_names(text, language) if names_by_text(text, language) else lines
     if preloaded or dynamic(text, language) or not own_imports(text, language, shadowed):
         return scanned_text(text, language) + joined_names(text, language)
     if language == "js":
