@@ -127,3 +127,18 @@ def test_one_file_or_an_empty_folder_removed_is_flagged(root: Path, command: str
 )
 def test_programs_that_remove_nothing_keep_their_verdict(root: Path, command: str) -> None:
     assert safety_in(command, root) == ALLOWED
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # printed text that runs: only the match on the command's own text denies these (the
+        # reading finds them unreadable), so a string a program prints is not left out of it
+        'python3 -c "print(\'import shutil; shutil.rmtree(\\"app\\")\')" | python3',
+        'python3 -c "print(\'import shutil; shutil.rmtree(\\"app\\")\')" > t.py; python3 t.py',
+        "ruby -e 'puts \"require %q(fileutils); FileUtils.rm_r %q(app)\"' | ruby",
+        'eval "$(python3 -c "print(\'python3 -c \\"import shutil; shutil.rmtree(0)\\"\')")"',
+    ],
+)
+def test_a_removal_printed_into_a_program_that_runs_it_is_denied(root: Path, command: str) -> None:
+    assert safety_in(command, root) == DENIED
