@@ -47,6 +47,12 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "python3 -c \"import importlib.machinery as m; m.ExtensionFileLoader('x', './x.so')\"",
         "python3 -c \"import ctypes; ctypes.CDLL('/usr/lib/../../tmp/x.so')\"",
         "python3 load.py",
+        # the loader called by another name
+        "python3 -c \"from ctypes import CDLL as L; L('./x.so')\"",
+        "python3 -c \"import ctypes; L = ctypes.CDLL; L('./x.so')\"",
+        "python3 -c \"import ctypes; list(map(ctypes.CDLL, ['./x.so']))\"",
+        "python3 -c \"from ctypes import cdll as c; c.LoadLibrary('/tmp/x.so')\"",
+        "python3 -c \"exec('L = ctypes.CDLL'); L('./x.so')\"",
         # Node: an addon file, process.dlopen
         "node -e \"require('./x.node')\"",
         "node -e \"process.dlopen(module, './x.node')\"",
@@ -80,6 +86,8 @@ def test_native_code_loaded_by_program_text_is_unreadable(root: Path, command: s
         'python3 -c "import cffi; ffi = cffi.FFI(); ffi.dlopen(None)"',
         "python3 -c \"print('ctypes.CDLL loads ./x.so')\"",
         "python3 libc.py",
+        "python3 -c \"import ctypes; from ctypes import CDLL; CDLL('libc.so.6')\"",
+        "python3 -c \"import ctypes as c; c.CDLL(r'/usr/lib/x86_64-linux-gnu/libm.so.6')\"",
         "node -e \"require('./plain.js')\"",
         'ruby -e \'require "fiddle"; Fiddle.dlopen("libc.so.6")\'',
         'ruby -e \'require "ffi"; module M; extend FFI::Library; ffi_lib "c"; end\'',

@@ -21,6 +21,7 @@ from typing import Final
 
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE, network_code
+from pytest_harness_audit.policy.shell.native_loaders import SYSTEM_FOLDERS
 from pytest_harness_audit.policy.shell.program_strings import joined_names
 
 #: A cheap test: text naming none of these loads no native library by itself.
@@ -42,20 +43,32 @@ _SECOND: Final = re.compile(
 #: A library loaded by a name in brackets (``ctypes.cdll['./x.so']``) or named at run time.
 _SUBSCRIPT: Final = re.compile(r"\b(?:cdll|pydll|windll|oledll)\s*\[")
 _BY_NAME: Final = re.compile(r"\bgetattr\s*\(\s*[\w.]*\b(?:cdll|pydll|windll|oledll)\b")
+#: A loader's name not called where it stands (``from ctypes import CDLL as L``, ``L = CDLL``,
+#: ``map(ctypes.CDLL, paths)``): what it loads is called by another name.
+_HANDED_ON: Final = re.compile(
+    r"\b(?:CDLL|PyDLL|WinDLL|OleDLL|LoadLibrary|LoadLibraryEx|load_dynamic|ExtensionFileLoader"
+    r"|cdll|pydll|windll|oledll)\b(?!\s*[(\[.])"
+    r"|\b(?:dlopen|dl_load_file|ffi_lib)\b(?!\s*\(|[ \t]+['\"\w$@:])"
+)
+#: An import line that binds no name of its own (``from ctypes import CDLL, cdll``).
+_PLAIN_IMPORT: Final = re.compile(
+    r"(?m)(?:^|;)[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+(?:(?!\bas\b)[^\n;])*(?=[;\n]|$)"
+)
+#: The literals of a text, and what can run one as code (then they are kept).
+_STRINGS: Final = re.compile(r"""'[^'\n]*'|"[^"\n]*\"""")
+_RUNS_TEXT: Final = re.compile(r"\b(?:exec|eval|compile|Function|instance_eval|class_eval|send)\b")
 #: PHP's ``FFI::load(header)``: the library is the one the header file's ``FFI_LIB`` names.
 _BY_HEADER: Final = re.compile(r"\bFFI::load\s*\(")
 #: Perl's FFI::Platypus library (``lib => './x.so'``, ``->lib('./x.so')``).
 _PLATYPUS: Final = re.compile(r"(?:\blib\s*=>|->\s*lib\s*\()\s*")
 #: Node's ``require`` of a native addon file.
 _ADDON: Final = re.compile(r"""\brequire\s*\(\s*(['"`])([^'"`]*\.node)\1""")
-_LITERAL: Final = re.compile(r"""\s*(?:b?(['"])((?:(?!\1)[^\\\n])*)\1|qw?\s*\(\s*([^)\s]*)\s*\))""")
+_LITERAL: Final = re.compile(
+    r"""\s*(?:[rRbBuU]{0,2}(['"])((?:(?!\1)[^\\\n])*)\1|qw?\s*\(\s*([^)\s]*)\s*\))"""
+)
 #: An argument that is no file: the program itself, or a system name looked up.
 _NO_FILE: Final = re.compile(
     r"\s*(?:None|nil|null|undef|NULL)\b|\s*(?:ctypes\.)?(?:util\.)?find_library\s*\("
-)
-#: Folders of the system's own libraries (as :mod:`.native_loaders` takes them).
-_SYSTEM: Final = re.compile(
-    r"/(?:usr|lib|lib32|lib64|libx32|opt|nix/store|snap|System|Library)(?:/|$)"
 )
 #: What :func:`_top_level_comma` gives for a call closed before any comma.
 _CLOSED: Final = -2
@@ -81,6 +94,9 @@ def native_load(text: str, language: str = "") -> str | None:
     code = text + joined_names(text, language or "python")
     if _BY_NAME.search(code) is not None or _BY_HEADER.search(code) is not None:
         return "its program loads a native library named at run time or in a header file"
+    bare = code if _RUNS_TEXT.search(code) else _STRINGS.sub("''", code)
+    if _HANDED_ON.search(_PLAIN_IMPORT.sub("", bare)) is not None:
+        return "its program loads a native library through a loader it hands on"
     found: list[tuple[int, str]] = []
     for pattern, position in ((_FIRST, 0), (_SECOND, 1)):
         for match in list(pattern.finditer(code))[:_MAX_LOADS]:
@@ -147,7 +163,7 @@ def _system(library: str) -> bool:
     or a path under a system folder with nothing built at run time and no ``..``."""
     if "/" not in library:
         return True
-    return "/.." not in library and _SYSTEM.match(library) is not None
+    return "/.." not in library and SYSTEM_FOLDERS.match(library) is not None
 
 
 __all__ = ["native_load", "program_loads"]

@@ -51,7 +51,7 @@ NATIVE_ENV: Final = (
     frozenset(_LIBRARIES) | _FOLDERS | _OPENSSL_FOLDERS | _JVM_OPTIONS | {_OPENSSL_CONF}
 )
 #: Folders of the system's own libraries (not the workspace's, not ``/tmp``'s).
-_SYSTEM: Final = re.compile(
+SYSTEM_FOLDERS: Final = re.compile(
     r"/(?:usr|lib|lib32|lib64|libx32|opt|nix/store|snap|System|Library)(?:/|$)"
 )
 #: An entry that is the variable's own inherited value (``$LD_LIBRARY_PATH``, ``${…}``).
@@ -178,7 +178,8 @@ def _system(entry: str, library: bool) -> bool:
         return False
     if library and "/" not in entry:
         return True  # `LD_PRELOAD=libjemalloc.so.2`: found in the system's folders
-    return _SYSTEM.match(entry) is not None
+    return SYSTEM_FOLDERS.match(entry) is not None
 
 
-__all__ = ["LOADER_NAMES", "LOADER_OPTIONS", "NATIVE_ENV", "loader_unknown", "native_environment"]
+__all__ = ["LOADER_NAMES", "LOADER_OPTIONS", "NATIVE_ENV", "SYSTEM_FOLDERS", "loader_unknown"]
+__all__ += ["native_environment"]
