@@ -26,8 +26,8 @@ from pytest_harness_audit.policy.shell.program_strings import joined_names
 
 #: A cheap test: text naming none of these loads no native library by itself.
 _MAY_LOAD: Final = re.compile(
-    r"(?i)ctypes|cffi|dlopen|dll|\.node\b|fiddle|dynaloader|dl_load|ffi|load_dynamic"
-    r"|extensionfileloader|\bdl\s*\("
+    r"ctypes|cffi|dlopen|DLL|dll\b|LoadLibrary|\.node\b|Fiddle|DynaLoader|dl_load|\bffi|FFI"
+    r"|load_dynamic|ExtensionFileLoader|\bdl\s*\("
 )
 #: A call that loads the library given as its first argument: in brackets, or (Ruby, Perl)
 #: followed by its argument.
