@@ -74,7 +74,8 @@ def test_a_leaked_key_is_redacted_and_its_encoded_form_is_not_delivered(harness)
             id="python-computed-name",
         ),
         pytest.param(
-            'perl -MFile::Path -e \'&{"File::Path::rm" . "tree"}("app")\'', id="perl-computed"
+            'perl -MFile::Path -e \'&{"File::Path::" . reverse("eertmr")}("app")\'',
+            id="perl-computed",
         ),
     ],
 )

@@ -60,6 +60,24 @@ def _decision(root: Path, files: dict[str, str], command: str) -> tuple[str, str
         "/lib64/ld-linux-x86-64.so.2 --preload ./x.so /bin/ls",
         "/lib64/ld-linux-x86-64.so.2 --library-path . /bin/ls",
         "ld.so --audit=./x.so ls",
+        # the variable's own value beside other entries: unset, it leaves an empty entry, which
+        # glibc searches as the folder the program runs in
+        "LD_LIBRARY_PATH=/usr/local/lib:$LD_LIBRARY_PATH ls",
+        "export LD_LIBRARY_PATH=/usr/local/lib:$LD_LIBRARY_PATH",
+        "export LD_LIBRARY_PATH=/usr/local/lib:${LD_LIBRARY_PATH}; ls",
+        "env LD_LIBRARY_PATH=/usr/local/lib:$LD_LIBRARY_PATH ls",
+        "LD_LIBRARY_PATH=$LD_LIBRARY_PATH: ls",
+        "LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/lib ls",
+        "LD_LIBRARY_PATH=.:$LD_LIBRARY_PATH ls",
+        "export LD_LIBRARY_PATH=.${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}",
+        # glibc splits LD_LIBRARY_PATH at `;` too
+        "LD_LIBRARY_PATH='/usr/lib;.' ls",
+        "export LD_LIBRARY_PATH='/usr/local/lib;lib'",
+        # `${X+…}` gives the word when X is set but empty: `/usr/lib:` again
+        "LD_LIBRARY_PATH=/usr/lib${LD_LIBRARY_PATH+:$LD_LIBRARY_PATH} ls",
+        # another variable's guard is no guard
+        "LD_LIBRARY_PATH=/usr/lib${HOME:+:$HOME} ls",
+        "export LD_LIBRARY_PATH=/usr/lib:$(pwd)/lib",
     ],
 )
 def test_a_native_library_not_the_systems_is_unreadable(tmp_path: Path, command: str) -> None:
@@ -70,7 +88,16 @@ def test_a_native_library_not_the_systems_is_unreadable(tmp_path: Path, command:
     "command",
     [
         "LD_LIBRARY_PATH=/usr/local/lib ls",
-        "LD_LIBRARY_PATH=/usr/local/lib:$LD_LIBRARY_PATH ls",
+        # the variable's own value only when it is set, or alone (empty when unset: ignored)
+        "LD_LIBRARY_PATH=/usr/local/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ls",
+        "export LD_LIBRARY_PATH=/usr/local/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}",
+        "export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/opt/cuda/lib64; ls",
+        "LD_LIBRARY_PATH=$LD_LIBRARY_PATH ls",
+        "LD_LIBRARY_PATH= ls",
+        # its value known from earlier in the command
+        "LD_LIBRARY_PATH=/usr/lib; export LD_LIBRARY_PATH=/usr/local/lib:$LD_LIBRARY_PATH; ls",
+        "export LD_LIBRARY_PATH=/usr/local/lib",
+        "export LD_PRELOAD=libjemalloc.so.2:$LD_PRELOAD; ls",
         "LD_PRELOAD=libjemalloc.so.2 python3 -V",
         "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ls",
         "LD_PRELOAD= ls",

@@ -71,15 +71,18 @@ def test_the_expansion_nodes_keep_their_fields_and_defaults() -> None:
         "op",
         "alternate",
         "assigns",
+        "nonempty",
     ]
     param = Param("X", True)
-    assert (param.default, param.opaque, param.op, param.alternate, param.assigns) == (
-        None,
-        False,
-        None,
-        None,
-        False,
-    )
+    assert (
+        param.default,
+        param.opaque,
+        param.op,
+        param.alternate,
+        param.assigns,
+        param.nonempty,
+    ) == (None, False, None, None, False, False)
+    assert Param("X", True, alternate=[], nonempty=True) != Param("X", True, alternate=[])
     assert Param("X", True, op=":1") == Param("X", True, None, False, ":1") != param
     sub = Sub([], False)
     assert (sub.arithmetic, sub.process, sub.expression) == (False, "", None)

@@ -16,8 +16,10 @@ from typing import Final, Protocol
 
 from pytest_harness_audit.policy.shell.arrays import ASSIGNMENT, assignment, keyed
 from pytest_harness_audit.policy.shell.loops import elements
+from pytest_harness_audit.policy.shell.native_loaders import NATIVE_ENV
 from pytest_harness_audit.policy.shell.nodes import LIST_MARK, Lit, Param, Word
 from pytest_harness_audit.policy.shell.place import Place
+from pytest_harness_audit.policy.shell.searchpath import kept_text
 
 #: Most keys kept for one array.
 _MAX_KEYS: Final = 256
@@ -130,6 +132,10 @@ def declaration(
             name, value = found
             name = expander.refs.get(name) or name  # `declare -n r=x; declare -a r=…`
             held, items = expander.variables.get(name), expander.lists.get(name)
+            text = None  # `export LD_PRELOAD=./x.so:$LD_PRELOAD`: its known entries count
+            if exports and name in NATIVE_ENV:
+                kept = kept_text(name, value, expander.variables)
+                text = " ".join(f.text for f in expander.expand(kept))
             expander.assign(name, value)
             if (
                 (arrays or items is not None)
@@ -141,7 +147,7 @@ def declaration(
                 _restore(expander, name, held, items)
                 compounds.append(f"{name}{'+' if own[0] else ''}={own[1]}")
             if exports:
-                exported[name] = expander.variables.get(name)
+                exported[name] = expander.variables.get(name, text)
         elif exports and len(word) == 1 and isinstance(word[0], Lit):
             name = word[0].text  # `GIT_DIR=x; export GIT_DIR`: the value set before
             if name in expander.variables or name in expander.path_lists:

@@ -45,7 +45,6 @@ from pytest_harness_audit.policy.shell.embedded import (
     NETWORK_NOTE,
     awk,
     make_stdin,
-    network_code,
     network_command,
     network_module,
     sed_script,
@@ -68,6 +67,7 @@ from pytest_harness_audit.policy.shell.line_writers import LINE_WRITERS, line_wr
 from pytest_harness_audit.policy.shell.long_options import ABBREVIATING, full_options
 from pytest_harness_audit.policy.shell.makefiles import make
 from pytest_harness_audit.policy.shell.module_options import preloads
+from pytest_harness_audit.policy.shell.native_code import program_loads
 from pytest_harness_audit.policy.shell.opaque_output import opaque_command
 from pytest_harness_audit.policy.shell.option_words import split_options
 from pytest_harness_audit.policy.shell.program_files import python_paths
@@ -495,5 +495,4 @@ def _code(
         guessed_runs(code, inline and any(unresolved), ctx)
     if ctx.knows_files:
         follow_loads(code, "", ctx, packages=packages)
-    if network_code(code):
-        ctx.note(NETWORK_NOTE)
+    program_loads(code, language, ctx)  # its network use, the native code it loads

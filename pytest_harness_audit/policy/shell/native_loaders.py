@@ -10,6 +10,14 @@ program given a library (or a library folder) that may be the workspace's, one w
 agent or one named at run time is unreadable (``unreadable-command``, a warning): only a library
 of the system's own folders (``/usr/lib/…``, ``/usr/local/lib``, ``/opt/…``) or a bare name the
 loader looks up there (``LD_PRELOAD=libjemalloc.so.2``) is taken as it is.
+
+A folder list's own earlier value is taken as it is only where it cannot add the current folder:
+alone (``LD_LIBRARY_PATH=$LD_LIBRARY_PATH``: empty when unset, and an empty list is ignored), or
+behind a guard (``/usr/local/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}``). Beside other entries,
+``/usr/local/lib:$LD_LIBRARY_PATH`` is ``/usr/local/lib:`` when the variable is unset (as it is
+for the harness's own commands), and glibc searches an empty entry as the folder the program
+runs in, before the system's: a workspace ``libselinux.so.1`` is loaded into ``ls``. glibc also
+splits ``LD_LIBRARY_PATH`` at ``;`` (``/usr/lib;.``).
 """
 
 from __future__ import annotations
@@ -43,11 +51,23 @@ NATIVE_ENV: Final = (
     frozenset(_LIBRARIES) | _FOLDERS | _OPENSSL_FOLDERS | _JVM_OPTIONS | {_OPENSSL_CONF}
 )
 #: Folders of the system's own libraries (not the workspace's, not ``/tmp``'s).
-_SYSTEM: Final = re.compile(
+SYSTEM_FOLDERS: Final = re.compile(
     r"/(?:usr|lib|lib32|lib64|libx32|opt|nix/store|snap|System|Library)(?:/|$)"
 )
 #: An entry that is the variable's own inherited value (``$LD_LIBRARY_PATH``, ``${…}``).
 _INHERITED: Final = re.compile(r"\$\{?([A-Z_]+)\}?")
+#: The variable's own value added only when it is set (``/usr/lib${X:+:$X}``, as
+#: :func:`.searchpath.kept_text` keeps it): no entry when it is unset.
+_GUARDED: Final = re.compile(r"\$\{([A-Z_]+):\+(?::\$\1|\$\1:)\}")
+#: How the loader splits a folder list: glibc takes ``;`` as ``:`` in ``LD_LIBRARY_PATH``.
+_FOLDER_SEPARATORS: Final = {"LD_LIBRARY_PATH": re.compile(r"[:;]")}
+_COLON: Final = re.compile(":")
+#: Folder lists where an empty entry is the current folder (glibc's ``LD_LIBRARY_PATH``; the
+#: macOS lists, taken alike): the variable's own value left empty when it is unset
+#: (``/usr/lib:$LD_LIBRARY_PATH`` is ``/usr/lib:`` then) searches the folder the program runs in.
+_EMPTY_IS_HERE: Final = frozenset(
+    {"LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "DYLD_FRAMEWORK_PATH", "DYLD_FALLBACK_LIBRARY_PATH"}
+)
 
 
 #: The dynamic loader run as a program (``/lib64/ld-linux-x86-64.so.2 --preload ./x.so ls``),
@@ -91,14 +111,26 @@ def native_environment(
             runner.unknown(f"OpenSSL's configuration may load native code: {name}={value}")
         return
     splitter = _LIBRARIES.get(name)
+    # `/usr/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}`: what it had before, if anything
+    value = _GUARDED.sub(lambda found: "" if found.group(1) == name else found.group(), value)
+    if not value:
+        return  # an empty list names nothing (glibc ignores an empty `LD_LIBRARY_PATH`)
     if name in _JVM_OPTIONS:
         entries = [p for found in _JVM_CODE.findall(value) for p in "".join(found).split(":")]
+    elif splitter is not None:
+        entries = splitter.split(value.strip())
     else:
-        entries = splitter.split(value.strip()) if splitter is not None else value.split(":")
+        entries = _FOLDER_SEPARATORS.get(name, _COLON).split(value)
     for entry in entries:
         inherited = _INHERITED.fullmatch(entry)
         if inherited is not None and inherited.group(1) == name:
-            continue  # `LD_LIBRARY_PATH=/opt/x/lib:$LD_LIBRARY_PATH`: what it had before
+            if len(entries) == 1 or name not in _EMPTY_IS_HERE:
+                continue  # `LD_PRELOAD=x.so:$LD_PRELOAD`: what it had before, or nothing
+            runner.unknown(
+                f"the programs it runs load native code from the folder they run in when {name}"
+                f" is unset: {name}={value} (`${{{name}:+:${name}}}` adds it only when set)"
+            )
+            return
         if _system(entry, splitter is not None):
             continue
         what = "library folder" if name in _FOLDERS or name in _OPENSSL_FOLDERS else "library"
@@ -146,7 +178,8 @@ def _system(entry: str, library: bool) -> bool:
         return False
     if library and "/" not in entry:
         return True  # `LD_PRELOAD=libjemalloc.so.2`: found in the system's folders
-    return _SYSTEM.match(entry) is not None
+    return SYSTEM_FOLDERS.match(entry) is not None
 
 
-__all__ = ["LOADER_NAMES", "LOADER_OPTIONS", "NATIVE_ENV", "loader_unknown", "native_environment"]
+__all__ = ["LOADER_NAMES", "LOADER_OPTIONS", "NATIVE_ENV", "SYSTEM_FOLDERS", "loader_unknown"]
+__all__ += ["native_environment"]

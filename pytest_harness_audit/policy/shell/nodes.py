@@ -70,6 +70,8 @@ class Param:
     alternate: list[Part] | None = None
     #: ``${X:=word}``/``${X=word}``: ``X`` is set to the word when it is used.
     assigns: bool = False
+    #: ``${X:+word}`` (not ``${X+word}``): the word only when ``X`` is set and not empty.
+    nonempty: bool = False
 
     # (an own __init__, as :class:`Lit`'s)
     def __init__(
@@ -81,6 +83,7 @@ class Param:
         op: str | None = None,
         alternate: list[Part] | None = None,
         assigns: bool = False,
+        nonempty: bool = False,
     ) -> None:
         self.name = name
         self.quoted = quoted
@@ -89,6 +92,7 @@ class Param:
         self.op = op
         self.alternate = alternate
         self.assigns = assigns
+        self.nonempty = nonempty
 
 
 @dataclass(slots=True)

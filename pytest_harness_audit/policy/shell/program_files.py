@@ -27,7 +27,7 @@ from typing import Final
 from pytest_harness_audit.policy.shell.code import code_paths
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.import_time import main_time_code
-from pytest_harness_audit.policy.shell.program_lines import line_text
+from pytest_harness_audit.policy.shell.program_lines import line_text, names_by_text
 from pytest_harness_audit.policy.shell.program_strings import (
     dynamic,
     joined_names,
@@ -52,6 +52,7 @@ _LANGUAGES: Final = {
 _PROGRAM_FLAGS: Final = {
     "python": re.compile(r"-[A-Za-z]*c|--command|-"),
     "other": re.compile(r"-[A-Za-z]*[eE]|--eval|-p|--print|-"),
+    "lines": re.compile(r"-[A-Za-z0-9]*[eE]"),
 }
 #: Options whose value is the next word (``python3 -W ignore x.py``, ``node -r m x.js``).
 _VALUED: Final = {
@@ -123,16 +124,17 @@ def _preloaded(args: list[str], path: str, language: str, ctx: Context) -> bool:
 
 
 def _inline_joins(name: str, args: list[str], language: str, ctx: Context) -> None:
-    """``python3 -c TEXT``, ``node -e TEXT`` whose code can turn strings into code or names
-    (``getattr(shutil, 'rm' + 'tree')``, ``exec(a + b)``): recorded again with what its strings
-    make when joined, for the rules that judge inline code."""
-    if language not in ("python", "js"):
-        return
-    program = _PROGRAM_FLAGS["python" if language == "python" else "other"]
+    """``python3 -c TEXT``, ``node -e TEXT``, ``ruby -e TEXT``, ``perl -e TEXT`` whose code can
+    turn strings into code or names (``getattr(shutil, 'rm' + 'tree')``, ``exec(a + b)``,
+    ``FileUtils.send("rm_" + "r", d)``): recorded again with what its strings make when joined,
+    for the rules that judge inline code."""
+    lines = language in ("ruby", "perl")
+    program = _PROGRAM_FLAGS["python" if language == "python" else "lines" if lines else "other"]
     for index, word in enumerate(args[:-1]):
         if word != "-" and program.fullmatch(word):
             text = args[index + 1]
-            if dynamic(text, language) and (joined := joined_names(text, language)):
+            named = names_by_text(text, language) if lines else dynamic(text, language)
+            if named and (joined := joined_names(text, language)):
                 ctx.reading.commands.append([name, word, text + joined])
             return
         if not word.startswith("-"):
@@ -230,7 +232,8 @@ def program_text(
     option or a variable such as ``node -r x.js``, ``RUBYOPT``); the quotes and comment marks
     stay."""
     if language not in ("python", "js"):
-        return text if preloaded else line_text(text, language)
+        lines = text if preloaded else line_text(text, language)
+        return lines + joined_names(text, language) if names_by_text(text, language) else lines
     if preloaded or dynamic(text, language) or not own_imports(text, language, shadowed):
         return scanned_text(text, language) + joined_names(text, language)
     if language == "js":

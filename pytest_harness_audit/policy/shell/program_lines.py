@@ -39,6 +39,19 @@ _DYNAMIC: Final = {
         re.M,
     ),
 }
+#: What turns a string into a name the code calls (``FileUtils.send("rm_" + "r", d)``,
+#: ``File::Path->can("rm" . "tree")``, ``&{"rm" . "tree"}``): such text is judged with what its
+#: strings make when joined (:func:`.program_strings.joined_names`).
+_NAMED_BY_TEXT: Final = {
+    "ruby": re.compile(
+        r"\b(?:send|public_send|__send__|method|instance_method|eval|instance_eval|class_eval"
+        r"|module_eval|instance_exec|class_exec|const_get|define_method|to_sym|intern)\b|:[\"']"
+    ),
+    "perl": re.compile(
+        r"\beval\b|->\s*(?:can\b|\$)|&\s*[\$\{]|\*\{|\$\w+\s*->\s*\(|\bcan\s*\(|\bno\s+strict\b"
+        r"|\b__PACKAGE__\b|%(?:main)?::"
+    ),
+}
 #: A module loaded: ``require 'x'`` (Ruby), ``use X``/``require X`` (Perl).
 _LOADS: Final = {
     "ruby": re.compile(r"""\brequire\b\s*\(?\s*(?:['"]([^'"]*)['"])?"""),
@@ -74,6 +87,13 @@ _PRINTED: Final = {
 }
 
 
+def names_by_text(text: str, language: str) -> bool:
+    """Whether Ruby or Perl ``text`` can call a name it builds from strings (a Ruby ``send``,
+    ``method``, ``eval``, a symbol made of a string; Perl's ``eval``, ``->can``, ``&$name``)."""
+    pattern = _NAMED_BY_TEXT.get(language)
+    return pattern is not None and pattern.search(text) is not None
+
+
 def line_text(text: str, language: str) -> str:
     """Ruby or Perl ``text`` with its comment lines and the literals lines only print blanked
     (module doc); ``text`` itself when a line's meaning can depend on other code."""
@@ -94,4 +114,4 @@ def line_text(text: str, language: str) -> str:
     return _PRINTED[language].sub(printed, text)
 
 
-__all__ = ["line_text"]
+__all__ = ["line_text", "names_by_text"]

@@ -59,7 +59,7 @@ from pytest_harness_audit.policy.shell.powershell import as_posix
 from pytest_harness_audit.policy.shell.program_files import program_commands
 from pytest_harness_audit.policy.shell.projects import program_file
 from pytest_harness_audit.policy.shell.script_input import enter, leave
-from pytest_harness_audit.policy.shell.searchpath import KEPT_AS_TEXT
+from pytest_harness_audit.policy.shell.searchpath import KEPT_AS_TEXT, kept_text
 from pytest_harness_audit.policy.shell.simple import parse_simple
 from pytest_harness_audit.policy.shell.streams import may_print, open_descriptors, stdin_of
 from pytest_harness_audit.policy.shell.subscript_code import read_subscript_code
@@ -268,7 +268,7 @@ def _read_simple(
     if assignments and argv:  # `NAME=value command`: the command's environment
         for word in words[:assignments]:
             name, value = assignment(word) or ("", [])
-            known = [f for f in expander.expand(value)] if value else []
+            known = list(expander.expand(kept_text(name, value, expander.variables)))
             joined = " ".join(f.text for f in known)
             # a PATH keeps its unknown parts as text (`.:$PATH`): its known entries count
             unknown = any(f.dynamic for f in known)

@@ -19,6 +19,7 @@ import re
 from typing import Final
 
 from pytest_harness_audit.policy.shell.native_loaders import NATIVE_ENV
+from pytest_harness_audit.policy.shell.nodes import Lit, Param, Word
 
 #: Names the shell runs itself, never from ``PATH``.
 SHELL_BUILTINS: Final = frozenset(
@@ -37,6 +38,39 @@ PATH_LISTS: Final = frozenset({"PATH", "PYTHONPATH", "NODE_PATH"})
 #: Variables of a command's environment whose unknown parts are kept as their ``$NAME`` text:
 #: the folder lists, and the native libraries a program loads (:mod:`.native_loaders`).
 KEPT_AS_TEXT: Final = PATH_LISTS | NATIVE_ENV
+#: The variables of :data:`NATIVE_ENV` whose own value a guard adds only when it is set.
+_GUARDED: Final = NATIVE_ENV
+
+
+def kept_text(name: str, word: Word, variables: dict[str, str]) -> Word:
+    """The value ``word`` of ``NAME=word`` (a variable of :data:`KEPT_AS_TEXT`) to expand for
+    its text: ``${NAME:+:$NAME}`` of a ``NAME`` not known kept as written, so that the reading
+    of :mod:`.native_loaders` can tell it (no entry when ``NAME`` is unset) from ``:$NAME`` (an
+    empty entry then: the current folder)."""
+    if name not in _GUARDED or name in variables:
+        return word
+    kept: Word = []
+    for part in word:
+        if isinstance(part, Param) and part.name == name and part.alternate and part.nonempty:
+            inner = "".join(
+                f"${each.name}"
+                if isinstance(each, Param)
+                and each.name == name
+                and each.alternate is None
+                and each.default is None
+                and not each.opaque
+                else each.text
+                if isinstance(each, Lit)
+                else "\0"
+                for each in part.alternate
+            )
+            if inner in (f":${name}", f"${name}:"):
+                kept.append(Lit(f"${{{name}:+{inner}}}", True))
+                continue
+        kept.append(part)
+    return kept
+
+
 #: Most ``PATH`` entries looked at.
 MAX_ENTRIES = 32
 _VARIABLE: Final = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
@@ -112,6 +146,7 @@ __all__ = [
     "PATH_LISTS",
     "SHELL_BUILTINS",
     "candidates",
+    "kept_text",
     "unknown_entry",
     "workspace_entries",
 ]

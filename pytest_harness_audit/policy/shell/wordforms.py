@@ -119,7 +119,8 @@ def operated(
     if operator.endswith(("-", "=")):
         return Param(name, quoted, word, op is not None, op, assigns=operator.endswith("="))
     if operator.endswith("+"):
-        return Param(name, quoted, opaque=op is not None, op=op, alternate=word)
+        nonempty = operator.startswith(":")
+        return Param(name, quoted, opaque=op is not None, op=op, alternate=word, nonempty=nonempty)
     return Param(name, quoted, opaque=True, op=op)
 
 
