@@ -64,3 +64,54 @@ def test_look_alikes_stay_allowed(command: str) -> None:
 def test_the_words_of_a_list_form_are_one_command() -> None:
     assert shell_outs('(call-process "git" nil nil nil "status")') == ["git status"]
     assert shell_outs('["git", "log", "--oneline"].execute()') == ["git log --oneline"]
+
+
+DELETES = ("warn", "warn-file-delete")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "julia -e 'rm(\"app\"; recursive=true)'",
+        "Rscript -e 'unlink(\"app\", recursive=TRUE)'",
+        "R -e 'unlink(\"app\", recursive = TRUE)'",
+        "emacs --batch --eval '(delete-directory \"app\" t)'",
+        'octave --eval \'rmdir("app", "s")\'',
+        "groovy -e 'new File(\"app\").deleteDir()'",
+        "kotlin -e 'java.io.File(\"app\").deleteRecursively()'",
+        "elixir -e 'File.rm_rf(\"app\")'",
+        "racket -e '(delete-directory/files \"app\")'",
+        "sbcl --eval '(uiop:delete-directory-tree #p\"app/\" :validate t)'",
+    ],
+)
+def test_a_recursive_deletion_in_another_language_is_a_destruction(command: str) -> None:
+    assert decide(command) == DESTROYS
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "lua -e 'os.remove(\"notes.txt\")'",
+        "Rscript -e 'unlink(\"notes.txt\")'",
+        "emacs --batch --eval '(delete-file \"notes.txt\")'",
+        "emacs --batch --eval '(delete-directory \"old\")'",
+        "elixir -e 'File.rm(\"notes.txt\")'",
+        "groovy -e 'new File(\"notes.txt\").delete()'",
+    ],
+)
+def test_a_file_deletion_in_another_language_is_flagged(command: str) -> None:
+    assert decide(command) == DELETES
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "julia -e 'println(1)'",
+        "Rscript -e 'print(summary(cars))'",
+        "lua -e 'print(\"hi\")'",
+        "elixir -e 'IO.puts(:ok)'",
+        "kotlin -e 'println(listOf(1, 2).map { it * 2 })'",
+    ],
+)
+def test_other_languages_ordinary_code_stays_allowed(command: str) -> None:
+    assert decide(command) == ALLOWED
