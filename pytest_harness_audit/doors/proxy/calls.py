@@ -216,9 +216,10 @@ class CallPipeline:
             return failed(exc.error.message, error_output(exc.error))
         except ValidationError as exc:
             if isinstance(route, UpstreamRoute):
-                # named, never quoted: the validation text quotes the upstream's answer (a
-                # task's id and status for an upstream answering with a task)
-                return failed(not_a_tool_result(route.upstream.name, exc))
+                # named, never quoted to the client: the validation text quotes the upstream's
+                # answer (a task's id and status for an upstream answering with a task); that
+                # text is still the call's output, inspected, so a secret in it is judged
+                return failed(not_a_tool_result(route.upstream.name, exc), str(exc))
             return failed(describe_exception(exc))
         except anyio.get_cancelled_exc_class() as exc:
             message = (
