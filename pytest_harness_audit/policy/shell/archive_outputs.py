@@ -75,8 +75,8 @@ def archive_outputs(name: str, args: list[str]) -> list[str]:
     if name == "pax":
         options, _operands = split_options(args, frozenset({"-f", "-s", "-o", "-x", "-b"}))
         writing = any(o[:1] == "-" and o[1:2] != "-" and "w" in o for o in options)
-        archive = option_value(options, ("-f",))
-        return [archive] if writing and archive and archive != "-" else []
+        output = option_value(options, ("-f",))
+        return [output] if writing and output and output != "-" else []
     if name == "ar":  # `ar rc ARCHIVE FILE…`, `ar rb POSITION ARCHIVE FILE…`
         key = args[0].lstrip("-") if args else ""
         operands = [a for a in args[1:] if not a.startswith("-")]

@@ -239,8 +239,8 @@ def _pattern_space(script: str, at: int) -> tuple[str, bool]:
     known."""
     before = script[:at].rstrip(" \t\n;")
     last = None
-    for last in _SED_SUBSTITUTE.finditer(before):
-        pass
+    for match in _SED_SUBSTITUTE.finditer(before):
+        last = match
     if last is None or last.end() != len(before) or _SED_BACKREFERENCE.search(last.group(3)):
         return "", False
     if last.group(2) in _WHOLE_LINE:

@@ -129,8 +129,8 @@ def _tar(name: str, args: list[str], ctx: Context) -> _Extraction | None:
     words = tar_words(name, args)
     if not words.extracts():
         return None
-    archive = words.archive
-    found = _Extraction(None if archive in (None, "-") else archive, ".", words.value("-C", "--directory") or "")
+    archive = None if words.archive == "-" else words.archive
+    found = _Extraction(archive, ".", words.value("-C", "--directory") or "")
     strip = words.value("--strip-components", "--strip")
     if strip is not None:
         found.strip = int(strip) if strip.isdigit() and len(strip) < 4 else -1
@@ -150,7 +150,9 @@ def _unzip(args: list[str]) -> _Extraction | None:
     """``unzip [-opts] ARCHIVE [MEMBER…] [-x EXCLUDED…] [-d DIR]`` (options anywhere)."""
     if not rewrites_tree("unzip", args):
         return None
-    options, operands, excluding = [], [], False
+    options: list[str] = []
+    operands: list[str] = []
+    excluding = False
     index = 0
     while index < len(args):
         word = args[index]
