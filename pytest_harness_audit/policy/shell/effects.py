@@ -399,7 +399,8 @@ def _sed_scripts(args: list[str]) -> list[str]:
     given += [o.partition("=")[2] for o in options if o.startswith("--expression=")]
     if any(o in ("-f", "--file") for o in options):
         return []  # read with the files' scripts, in order (:mod:`.sed_files`)
-    return ["\n".join(given)] if given else operands[:1]  # sed joins its `-e` parts by lines
+    found = ["\n".join(given)] if given else operands[:1]  # sed joins `-e` parts by lines
+    return [script for script in found if script.strip() != "e"]  # `sed e F`: F's lines run
 
 
 def _shell(name: str, args: list[str], ctx: Context) -> None:

@@ -58,7 +58,10 @@ def _lines_run(inputs: list[str], runner: Runner) -> None:
     known)."""
     texts = [runner.workspace_text(path) for path in inputs] if inputs else [runner.stdin_text]
     for text in texts:
-        for line in (text or "").splitlines()[:_MAX_COMMANDS]:
+        if text is None:
+            runner.unknown("sed runs a line of its input as a command")
+            continue
+        for line in text.splitlines()[:_MAX_COMMANDS]:
             if line.strip():
                 runner.script(line)
 
