@@ -146,7 +146,11 @@ def test_ordinary_archives_and_edits_stay_allowed(root: Path, command: str) -> N
 
 @pytest.mark.parametrize(
     "command",
-    ["git log --format=%s | sed e", "sed -e 's/x/rm -rf app/' -e e notes.txt", "sed -e e missing.txt"],
+    [
+        "git log --format=%s | sed e",
+        "sed -e 's/x/rm -rf app/' -e e notes.txt",
+        "sed -e e missing.txt",
+    ],
 )
 def test_sed_e_running_an_unknown_text_stays_a_warning(root: Path, command: str) -> None:
     assert safety_in(command, root)[0] == "warn", command
