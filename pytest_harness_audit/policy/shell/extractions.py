@@ -11,6 +11,10 @@ one), as ``cp`` writes its destination.
   and each member's path under the folder is a write, as the extractor names it (a leading
   ``/`` dropped, ``--strip-components=N`` applied, ``unzip -j`` and ``7z e`` keeping the base
   name).
+* A member named on the command line (``tar xf x.tar SOUL.md``, ``tar -T FILE`` of known names,
+  ``unzip x.zip SOUL.md``, ``7z x x.7z SOUL.md``, ``cpio -i SOUL.md``) is a write under the
+  folder whether or not the archive can be listed; one given as a pattern (``unzip x.zip
+  '*.md'``, ``tar --wildcards``, ``bsdtar``) is not one file, and is left to the listing.
 * An archive whose members cannot be known (read from the standard input, made or fetched by
   the same command, of another format, renamed by ``--transform``) extracted into a folder
   where git or Python take code from (inside a ``.git`` folder, the home folder, a
