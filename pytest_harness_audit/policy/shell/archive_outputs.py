@@ -24,10 +24,9 @@ import posixpath
 from typing import Final
 
 from pytest_harness_audit.policy.shell.option_words import split_options
-from pytest_harness_audit.policy.shell.tar_words import tar_words
+from pytest_harness_audit.policy.shell.tar_words import TARS, tar_words
 from pytest_harness_audit.policy.shell.tools import option_value
 
-TARS: Final = frozenset({"tar", "bsdtar", "gtar"})
 _SEVENS: Final = frozenset({"7z", "7za", "7zz"})
 #: Decompressors, with the suffixes each takes off (``.tgz`` → ``.tar``), and whether they
 #: decompress only when told (``-d``).
@@ -129,4 +128,4 @@ def _decompressed(name: str, args: list[str]) -> list[str]:
     return written
 
 
-__all__ = ["ARCHIVE_PROGRAMS", "TARS", "archive_outputs", "tar_outputs"]
+__all__ = ["ARCHIVE_PROGRAMS", "archive_outputs", "tar_outputs"]

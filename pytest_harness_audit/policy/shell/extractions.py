@@ -41,7 +41,7 @@ from pytest_harness_audit.policy.shell.code_places import CODE_FILES, takes_code
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.option_words import split_options
 from pytest_harness_audit.policy.shell.rewrites import rewrites_tree
-from pytest_harness_audit.policy.shell.tar_words import tar_words
+from pytest_harness_audit.policy.shell.tar_words import TARS, tar_words
 from pytest_harness_audit.policy.shell.tools import option_value
 
 #: Most bytes of one archive read (after decompression) to list its members.
@@ -51,7 +51,6 @@ MAX_MEMBERS: Final = 4096
 #: The commands read here (the cheap test before any parsing); ``python -m zipfile``/``tarfile``
 #: too.
 EXTRACTORS: Final = frozenset({"tar", "bsdtar", "gtar", "unzip", "7z", "7za", "7zz", "cpio"})
-_TARS: Final = frozenset({"tar", "bsdtar", "gtar"})
 _UNZIP_VALUED: Final = frozenset({"-d", "-x", "-P", "-I", "-O"})
 _CPIO_VALUED: Final = frozenset(
     {"-F", "--file", "-H", "--format", "-O", "-I", "-E", "-R", "-C", "-M", "-D", "--directory",
@@ -81,7 +80,7 @@ class _Extraction:
 
 def extracted(name: str, args: list[str], ctx: Context) -> None:
     """Record the files ``name args`` writes by extracting an archive (module doc)."""
-    if name in _TARS:
+    if name in TARS:
         found = _tar(name, args, ctx)
     elif name == "unzip":
         found = _unzip(args)

@@ -31,7 +31,7 @@ from pytest_harness_audit.policy.sensitive import glob_candidates
 from pytest_harness_audit.policy.shell.dirstack import UNKNOWN_SPOT, Spot, stack_move
 from pytest_harness_audit.policy.shell.outside_listings import outside_glob
 from pytest_harness_audit.policy.shell.physical import physical_setting, physical_spot
-from pytest_harness_audit.policy.shell.tar_words import tar_words
+from pytest_harness_audit.policy.shell.tar_words import TARS, tar_words
 
 #: Path lists of a reading whose entries are moved.
 PATH_LISTS: Final = ("reads", "writes", "deletes", "destroys")
@@ -45,7 +45,6 @@ _BUILTIN_RUNNERS: Final = frozenset({"builtin", "command"})
 #: Commands whose ``-C DIR`` (or ``--directory``/``--chdir``) runs them elsewhere.
 _DIR_OPTION_COMMANDS: Final = frozenset({"git", "tar", "bsdtar", "gtar", "make", "gmake", "env"})
 _DIR_OPTIONS: Final = ("--directory", "--chdir", "--cwd")
-_TARS: Final = frozenset({"tar", "bsdtar", "gtar"})
 
 
 def _dir_option(option: str) -> bool:
@@ -409,7 +408,7 @@ def _dir_options(argv: list[str]) -> list[str]:
     joined = " ".join(argv)
     tar_at = -1
     if "tar" in joined:  # `tar xfC x.tar DIR`, `tar -xC DIR`: as tar reads its letters
-        tar_at = next((i for i, w in enumerate(argv) if command_name(w) in _TARS), -1)
+        tar_at = next((i for i, w in enumerate(argv) if command_name(w) in TARS), -1)
     if tar_at < 0 and "-C" not in joined and "--c" not in joined and "--d" not in joined:
         return []
     if not any(command_name(word) in _DIR_OPTION_COMMANDS for word in argv):

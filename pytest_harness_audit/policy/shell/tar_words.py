@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Final
 
+#: The programs read here.
+TARS: Final = frozenset({"tar", "bsdtar", "gtar"})
 #: Short options that take a value, by program (``bsdtar -s PATTERN``; GNU ``-s`` takes none).
 _SHORT_VALUED: Final = {"tar": "fCbTXKNgHILVF", "bsdtar": "fCbTXIs"}
 #: Long options whose value may be the next word (``--file x.tar``).
@@ -37,6 +39,8 @@ _MODES: Final = "AcdrtuxY"
 _LONG_MODES: Final = {"--create": "c", "--append": "r", "--update": "u", "--extract": "x",
                       "--get": "x", "--list": "t", "--diff": "d", "--compare": "d",
                       "--concatenate": "A", "--catenate": "A", "--delete": "D"}  # fmt: skip
+
+_LONG_UNVALUED: Final = _LONG_FLAGS | frozenset(_LONG_MODES)
 
 
 class TarWords:
@@ -80,7 +84,7 @@ def _long(word: str) -> tuple[str, bool]:
     if option in _LONG_VALUED or option in _LONG_MODES or option in _LONG_FLAGS:
         return option, option in _LONG_VALUED
     valued = [name for name in _LONG_VALUED if name.startswith(option)]
-    others = [name for name in (*_LONG_FLAGS, *_LONG_MODES) if name.startswith(option)]
+    others = [name for name in _LONG_UNVALUED if name.startswith(option)]
     if len(option) > 3 and len(valued) == 1 and not others:
         return valued[0], True
     if len(option) > 3 and len(others) == 1 and not valued:
@@ -138,4 +142,4 @@ def tar_words(name: str, args: list[str]) -> TarWords:
     return words
 
 
-__all__ = ["TarWords", "tar_words"]
+__all__ = ["TARS", "TarWords", "tar_words"]
