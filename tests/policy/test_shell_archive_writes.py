@@ -109,6 +109,43 @@ def test_sed_e_running_a_destructive_text_is_denied(root: Path, command: str) ->
 @pytest.mark.parametrize(
     "command",
     [
+        "tar xfI x.tar 'rm -rf app'",
+        "tar xfF x.tar 'rm -rf app'",
+        "tar -xF'rm -rf app' -f x.tar",
+        "tar -xf x.tar -I'rm -rf app'",
+        "tar --rmt-command='rm -rf app' -xf h:x.tar",
+        "tar -xf x.tar --checkpoint-action 'exec=rm -rf app'",
+        "bsdtar --use-compress-program='rm -rf app' -xf x.tar",
+        "gtar --to-command='rm -rf app' -xf x.tar",
+        "tar --to-command='rm -rf app' -xf x.tar",
+        "tar --use-compress-program='sh -c \"rm -rf app\"' -xf x.tar",
+        "tar --rsh-command='rm -rf app' -xf h:x.tar",
+        "tar --info-script='rm -rf app' -xf x.tar",
+        "tar --new-volume-script='rm -rf app' -xf x.tar",
+    ],
+)
+def test_a_command_in_a_tar_option_is_read_as_a_script(root: Path, command: str) -> None:
+    assert safety_in(command, root)[0] == "deny", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "tar -I zstd -xf x.tar.zst",
+        "tar xfI x.tar.zst zstd",
+        "tar --use-compress-program='zstd -19' -cf o.tar.zst app",
+        "tar xf x.tar --checkpoint-action=ttyout=hi",
+        "bsdtar -x -I names.txt -f x.tar",
+        "tar --to-command='sha256sum' -xf x.tar",
+    ],
+)
+def test_ordinary_tar_option_commands_stay_allowed(root: Path, command: str) -> None:
+    assert safety_in(command, root)[0] == "allow", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
         "tar xf x.tar",
         "tar xf x.tar src/",
         "tar xzf x.tgz src/main.py",
