@@ -87,7 +87,7 @@ def extracted(name: str, args: list[str], ctx: Context) -> None:
     elif name in ("7z", "7za", "7zz"):
         found = _seven(args)
     elif name == "cpio":
-        found = _cpio(args)
+        found = _cpio(args, ctx)
     elif name.startswith("python"):
         found = _python(args)
     else:
@@ -185,11 +185,13 @@ def _seven(args: list[str]) -> _Extraction | None:
     found = _Extraction(operands[0] if operands else None, folder)
     found.flat = args[0] == "e"
     found.renamed = any(a.startswith("-si") for a in args)
-    found.named = operands[1:]
+    # `7z x x.7z SOUL.md`, `-i!SOUL.md`, `-ir!SOUL.md` (recursed: any folder's)
+    included = [a.partition("!")[2] for a in args if a.startswith("-i") and "!" in a]
+    found.named = operands[1:] + included
     return found
 
 
-def _cpio(args: list[str]) -> _Extraction | None:
+def _cpio(args: list[str], ctx: Context) -> _Extraction | None:
     """``cpio -i [PATTERN…] < ARCHIVE``: no reader of its formats here, so its members are not
     known; the patterns it is given are (``-f``: all but those; ``-t``: listed, not written)."""
     if not rewrites_tree("cpio", args):
@@ -202,6 +204,9 @@ def _cpio(args: list[str]) -> _Extraction | None:
     found.renamed = "r" in letters or "--rename" in options
     if "f" not in letters and "--nonmatching" not in options:
         found.named = operands
+        listing = option_value(options, ("-E", "--pattern-file"))  # a file of patterns
+        text = ctx.workspace_text(listing) if listing else None
+        found.named.extend(line.strip() for line in (text or "").splitlines()[:MAX_MEMBERS])
     return found
 
 
