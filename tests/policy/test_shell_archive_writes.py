@@ -41,6 +41,8 @@ def root(tmp_path: Path) -> Path:
         "tar -xC .claude -f x.tar settings.json",
         "tar xf x.tar -T names.txt",
         "gtar -x -f x.tar -- SOUL.md",
+        "tar -s -xf x.tar SOUL.md",
+        "tar --strip=1 -xf x.tar pkg/SOUL.md",
         "bsdtar -xf x.tar SOUL.md",
         "unzip -o x.zip SOUL.md",
         "unzip -o x.zip SOUL.md -x a.txt b.txt",

@@ -138,9 +138,9 @@ def _tar(name: str, args: list[str], ctx: Context) -> _Extraction | None:
     if strip is not None:
         found.strip = int(strip) if strip.isdigit() and len(strip) < 4 else -1
     found.absolute = any(w in ("-P", "--absolute-names") for w in words.flags)
-    found.renamed = found.strip < 0 or any(
-        w.startswith(("--transform", "--xform", "-s", "--one-top-level")) for w in args
-    )
+    renames = words.all_values("--transform", "--xform", "--one-top-level")
+    renames += words.all_values("-s") if name == "bsdtar" else []  # GNU's `-s`: same order
+    found.renamed = found.strip < 0 or bool(renames) or "--one-top-level" in words.flags
     found.named = list(words.operands)
     for listing in words.all_values("-T", "--files-from"):  # `tar xf x.tar -T names.txt`
         text = ctx.stdin_text if listing in ("-", "/dev/stdin") else ctx.workspace_text(listing)
