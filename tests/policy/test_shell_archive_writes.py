@@ -101,6 +101,8 @@ def test_an_archive_or_decompressed_file_onto_a_protected_file_is_denied(
         "sed -e 's/^.*$/rm -rf app/;e' notes.txt",
         "sed -e 's/.*/rm -rf app/' -f run.sed notes.txt",
         "sed -f swap.sed notes.txt",
+        "sed -e 's/.*/rm -rf app/e' -f missing.sed notes.txt",
+        "sed -e 's/.*/rm -rf app/' -e e -f missing.sed notes.txt",
         "sed e cmds.txt",
         "sed -e e cmds.txt",
         "cat cmds.txt | sed e",

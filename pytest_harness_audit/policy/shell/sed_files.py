@@ -112,8 +112,9 @@ def _scripts(args: list[str], runner: Runner) -> tuple[list[str], list[str], lis
 
 
 def _file_script(path: str, runner: Runner) -> list[str]:
+    """A script file's text (``""``: not known; the ``-e`` parts are still read with it)."""
     text = runner.stdin_text if path in ("-", "/dev/stdin") else runner.workspace_text(path)
-    return [text] if text is not None else []
+    return [text if text is not None else ""]
 
 
 def script_files(script: str) -> tuple[list[str], list[str]]:
