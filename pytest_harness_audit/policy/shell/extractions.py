@@ -50,7 +50,9 @@ MAX_ARCHIVE: Final = 64 * 1024 * 1024
 MAX_MEMBERS: Final = 4096
 #: The commands read here (the cheap test before any parsing); ``python -m zipfile``/``tarfile``
 #: too.
-EXTRACTORS: Final = frozenset({"tar", "bsdtar", "gtar", "unzip", "7z", "7za", "7zz", "cpio"})
+EXTRACTORS: Final = frozenset(
+    {"tar", "bsdtar", "gtar", "unzip", "7z", "7za", "7zz", "cpio", "jar", "ar"}
+)
 _UNZIP_VALUED: Final = frozenset({"-d", "-x", "-P", "-I", "-O"})
 _CPIO_VALUED: Final = frozenset(
     {"-F", "--file", "-H", "--format", "-O", "-I", "-E", "-R", "-C", "-M", "-D", "--directory",
@@ -88,6 +90,8 @@ def extracted(name: str, args: list[str], ctx: Context) -> None:
         found = _seven(args)
     elif name == "cpio":
         found = _cpio(args, ctx)
+    elif name in ("jar", "ar"):
+        found = _jar_or_ar(name, args)
     elif name.startswith("python"):
         found = _python(args)
     else:
@@ -207,6 +211,21 @@ def _cpio(args: list[str], ctx: Context) -> _Extraction | None:
         listing = option_value(options, ("-E", "--pattern-file"))  # a file of patterns
         text = ctx.workspace_text(listing) if listing else None
         found.named.extend(line.strip() for line in (text or "").splitlines()[:MAX_MEMBERS])
+    return found
+
+
+def _jar_or_ar(name: str, args: list[str]) -> _Extraction | None:
+    """``jar xf ARCHIVE [MEMBER…]`` and ``ar x ARCHIVE [MEMBER…]``: the members named (their
+    archives are not listed here)."""
+    key = args[0].lstrip("-") if args else ""
+    if "x" not in key:
+        return None
+    operands = [a for a in args[1:] if not a.startswith("-")]
+    found = _Extraction(None, ".")
+    on_input = name == "jar" and "f" not in key  # `jar x MEMBER < x.jar`
+    found.named = operands if on_input else operands[1:]
+    found.patterns = False
+    found.flat = name == "ar"  # `ar x` writes each member by its base name
     return found
 
 
