@@ -414,7 +414,7 @@ def _dir_options(argv: list[str]) -> list[str]:
     if not any(command_name(word) in _DIR_OPTION_COMMANDS for word in argv):
         return []
     found: list[str] = []
-    for index, word in enumerate(argv[:tar_at] if tar_at >= 0 else argv):
+    for index, word in enumerate(argv):
         if word == "-C" and index + 1 < len(argv):
             found.append(argv[index + 1])
         elif word[:2] == "--" and _dir_option(option := word.partition("=")[0]):
@@ -422,9 +422,9 @@ def _dir_options(argv: list[str]) -> list[str]:
                 found.append(word.partition("=")[2])  # `--directory=DIR`, `--dir=DIR`
             elif index + 1 < len(argv) and option != "--cwd":
                 found.append(argv[index + 1])
-    if tar_at >= 0:
+    if tar_at >= 0:  # and what tar alone reads as one: `xfC x.tar DIR`, `-CDIR`, `-xC DIR`
         words = tar_words(command_name(argv[tar_at]), argv[tar_at + 1 :])
-        found.extend(words.all_values("-C", "--directory"))
+        found.extend(d for d in words.all_values("-C", "--directory") if d not in found)
     return [d for d in found if d and "$" not in d][:8]
 
 
