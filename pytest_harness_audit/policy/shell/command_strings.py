@@ -4,12 +4,13 @@
 ``vim -c '!cp .env /tmp/x'``: the command is one quoted word of an ordinary-looking program, so
 it is read here as the script it is:
 
-* **An option's value is a command:** ``tar`` (``--checkpoint-action=exec=``,
-  ``-I``/``--use-compress-program``, ``--to-command``, ``-F``/``--info-script``,
-  ``--rsh-command``), ``zip -TT``/``--unzip-command``, ``man -P``/``--pager``,
-  ``script -c``, ``rsync -e``/``--rsh``, ``scp``/``sftp -S``, ``mosh --ssh``, ``sort
-  --compress-program``, ``install --strip-program``, ``pandoc --filter``/``--lua-filter``,
-  ``entr -s``, ``nodemon -x``/``--exec``, ``hyperfine`` (its operands and
+* **An option's value is a command:** ``tar``/``gtar``/``bsdtar``
+  (``--checkpoint-action=exec=``, ``-I``/``--use-compress-program``, ``--to-command``,
+  ``-F``/``--info-script``, ``--new-volume-script``, ``--rsh-command``, ``--rmt-command``; in
+  old-style letters too), ``zip -TT``/``--unzip-command``, ``man -P``/``--pager``, ``script -c``,
+  ``rsync -e``/``--rsh``, ``scp``/``sftp -S``, ``mosh --ssh``, ``sort --compress-program``,
+  ``install --strip-program``, ``pandoc --filter``/``--lua-filter``, ``entr -s``, ``nodemon
+  -x``/``--exec``, ``hyperfine`` (its operands and
   ``--prepare``/``--setup``/``--cleanup``/``--conclude``), ``lldb -o``, ``gdb -ex``, bash's
   ``mapfile``/``readarray -C``, ``compgen``/``complete -C`` (and ``-W``, a word list bash
   expands: its substitutions run).
@@ -58,13 +59,11 @@ from pytest_harness_audit.policy.shell.ssh_commands import (
     rsync_remote,
     ssh_commands,
 )
+from pytest_harness_audit.policy.shell.tar_words import TARS, tar_words
 
 #: ``program: {option: kind}``; kinds: ``script`` (the value is a shell command), ``code``
 #: (inline program text), ``file`` (a file of the program's own command language).
 _OPTIONS: Final[dict[str, dict[str, str]]] = {
-    "tar": {"-I": "script", "--use-compress-program": "script", "--to-command": "script",
-            "-F": "script", "--info-script": "script", "--new-volume-script": "script",
-            "--rsh-command": "script"},
     "zip": {"-TT": "script", "--unzip-command": "script"},
     "man": {"-P": "script", "--pager": "script", "-H": "script", "--html": "script"},
     "script": {"-c": "script", "--command": "script"},
@@ -135,8 +134,14 @@ COMMAND_STRING_PROGRAMS: Final = (
     | _INTERPRETERS
     | FINDERS
     | SSH_COMMAND_CLIENTS
+    | TARS
 )
 _SSH_CLIENTS: Final = frozenset({"ssh", "rsh", "autossh", "dbclient"})
+#: ``tar`` options whose value is a command it runs.
+_TAR_COMMANDS: Final = frozenset(
+    {"-I", "--use-compress-program", "--to-command", "-F", "--info-script", "--new-volume-script",
+     "--rsh-command", "--rmt-command"}
+)  # fmt: skip
 #: Shell escapes and file access in the programs' own command languages.
 _BANG: Final = re.compile(
     r"(?m)(?:^|[|;:])\s*(?:silent!?\s+)?(?:\d*,?\d*\s*)?(?:r(?:ead)?|w(?:rite)?)?\s*!(.+)$"
@@ -196,6 +201,9 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
     if name in FINDERS:
         fd(name, args, runner)
         return
+    if name in TARS:
+        _tar(name, args, runner)
+        return
     if name in SSH_COMMAND_CLIENTS:
         ssh_commands(name, args, runner)  # `ssh -o ProxyCommand=CMD`, `ssh -F FILE`
         if name not in _OPTIONS:
@@ -211,9 +219,7 @@ def command_strings(name: str, args: list[str], runner: Runner) -> None:
         kind = options.get(option) or options.get(word)
         if kind is None and word[:1] == "-" and word[1:2] != "-" and len(word) > 2 and not equals:
             kind = options.get(f"-{word[-1]}")  # bundled: `script -qc CMD`
-        if name == "tar" and option == "--checkpoint-action" and value.startswith("exec="):
-            runner.script(value[5:])
-        elif name in _EDITORS and word[:1] == "+":
+        if name in _EDITORS and word[:1] == "+":
             _language(word[1:], runner, dialect="vim")
         elif kind is not None:
             if not equals:
@@ -383,6 +389,20 @@ def _crontab(args: list[str], runner: Runner) -> None:
         fields = stripped.split(None, 1 if stripped.startswith("@") else 5)
         if len(fields) > (1 if stripped.startswith("@") else 5):
             runner.script(fields[-1])
+
+
+def _tar(name: str, args: list[str], runner: Runner) -> None:
+    """The commands ``tar`` runs from its options' values, its letters read as tar reads them
+    (``tar xfI x.tar CMD``, ``-ICMD``): ``-I``/``--use-compress-program``, ``--to-command``,
+    ``-F``/``--info-script``/``--new-volume-script``, ``--rsh-command``, ``--rmt-command`` and
+    ``--checkpoint-action=exec=CMD`` (``bsdtar``: ``--use-compress-program``; its ``-I`` is a
+    file of names)."""
+    words = tar_words(name, args)
+    for option, value in words.values:
+        if option == "--checkpoint-action" and value.startswith("exec="):
+            runner.script(value[5:])
+        elif option in _TAR_COMMANDS and (option != "-I" or name != "bsdtar") and value:
+            runner.script(value)
 
 
 __all__ = ["COMMAND_STRING_PROGRAMS", "command_strings"]

@@ -152,6 +152,7 @@ def _python_module(args: list[str], ctx: Context) -> None:
     elif module == "pytest":
         pytest_runs(rest, ctx)
     elif module in ("zipfile", "tarfile") and rest[:1] in (["-c"], ["--create"]):
+        ctx.reading.writes.extend(rest[1:2])  # the archive: `python -m zipfile -c OUT SRC…`
         sources = rest[2:]
         if sources:
             tree_reads("tar", ["-cf", "/dev/null", "--", *sources], ctx)

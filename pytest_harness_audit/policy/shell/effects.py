@@ -397,9 +397,10 @@ def _sed_scripts(args: list[str]) -> list[str]:
     options, operands = split_options(args, frozenset({"-e", "--expression", "-f", "--file"}))
     given = [options[i + 1] for i, o in enumerate(options[:-1]) if o in ("-e", "--expression")]
     given += [o.partition("=")[2] for o in options if o.startswith("--expression=")]
-    if given or any(o in ("-f", "--file") for o in options):
-        return given
-    return operands[:1]
+    if any(o in ("-f", "--file") for o in options):
+        return []  # read with the files' scripts, in order (:mod:`.sed_files`)
+    found = ["\n".join(given)] if given else operands[:1]  # sed joins `-e` parts by lines
+    return [script for script in found if script.strip() != "e"]  # `sed e F`: F's lines run
 
 
 def _shell(name: str, args: list[str], ctx: Context) -> None:

@@ -200,6 +200,9 @@ _SED_EXECUTE: Final = re.compile(
 _SED_SUBSTITUTE_E: Final = re.compile(
     r"(?:^|[;{}\s])s(.)((?:(?!\1)[^\\\n]|\\.)*)\1((?:(?!\1)[^\\\n]|\\.)*)\1[gpiImM0-9w]*e"
 )
+_SED_SUBSTITUTE: Final = re.compile(
+    r"(?:^|[;{}\s])s(.)((?:(?!\1)[^\\\n]|\\.)*)\1((?:(?!\1)[^\\\n]|\\.)*)\1[gpiImM0-9]*"
+)
 #: Expressions that match a whole line: ``s/.*/CMD/e`` runs ``CMD`` whatever the line.
 _WHOLE_LINE: Final = frozenset({".*", "^.*", ".*$", "^.*$", "^\\(.*\\)$", "^(.*)$"})
 _SED_BACKREFERENCE: Final = re.compile(r"(?<!\\)(?:\\\\)*(?:&|\\[0-9])")
@@ -213,9 +216,12 @@ def sed_script(script: str, runner: Runner) -> None:
     ``system("rm -rf " dir)`` is."""
     for match in _SED_EXECUTE.finditer(script):
         command = (match.group(1) or "").strip()
+        whole = bool(command)
+        if not command:  # a bare `e`: the pattern space the command before it made
+            command, whole = _pattern_space(script, match.start())
         if command:
             runner.script(command)
-        else:
+        if not whole:
             runner.unknown("sed runs a line of its input as a command")
     for match in _SED_SUBSTITUTE_E.finditer(script):
         pattern, replacement = match.group(2), match.group(3)
@@ -224,6 +230,22 @@ def sed_script(script: str, runner: Runner) -> None:
             runner.script(_sed_text(replacement))
         if not literal or pattern not in _WHOLE_LINE:
             runner.unknown("sed runs a line of its input as a command")
+
+
+def _pattern_space(script: str, at: int) -> tuple[str, bool]:
+    """The text a bare ``e`` at ``at`` runs when the command just before it is a substitution
+    of literal text (``s/.*/rm -rf app/`` then ``e``, in one script or in two ``-e`` parts),
+    and whether that text is the whole command (``s/^/rm -rf /``: its start); ``""``: not
+    known."""
+    before = script[:at].rstrip(" \t\n;")
+    last = None
+    for match in _SED_SUBSTITUTE.finditer(before):
+        last = match
+    if last is None or last.end() != len(before) or _SED_BACKREFERENCE.search(last.group(3)):
+        return "", False
+    if last.group(2) in _WHOLE_LINE:
+        return _sed_text(last.group(3)), True
+    return (_sed_text(last.group(3)), False) if last.group(2) == "^" else ("", False)
 
 
 def _sed_text(replacement: str) -> str:

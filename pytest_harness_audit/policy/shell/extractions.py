@@ -11,6 +11,10 @@ one), as ``cp`` writes its destination.
   and each member's path under the folder is a write, as the extractor names it (a leading
   ``/`` dropped, ``--strip-components=N`` applied, ``unzip -j`` and ``7z e`` keeping the base
   name).
+* A member named on the command line (``tar xf x.tar SOUL.md``, ``tar -T FILE`` of known names,
+  ``unzip x.zip SOUL.md``, ``7z x x.7z SOUL.md``, ``cpio -i SOUL.md``) is a write under the
+  folder whether or not the archive can be listed; one given as a pattern (``unzip x.zip
+  '*.md'``, ``tar --wildcards``, ``bsdtar``) is not one file, and is left to the listing.
 * An archive whose members cannot be known (read from the standard input, made or fetched by
   the same command, of another format, renamed by ``--transform``) extracted into a folder
   where git or Python take code from (inside a ``.git`` folder, the home folder, a
@@ -28,6 +32,7 @@ import io
 import lzma
 import os
 import posixpath
+import re
 import tarfile
 import zipfile
 from typing import IO, Final
@@ -36,6 +41,7 @@ from pytest_harness_audit.policy.shell.code_places import CODE_FILES, takes_code
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.option_words import split_options
 from pytest_harness_audit.policy.shell.rewrites import rewrites_tree
+from pytest_harness_audit.policy.shell.tar_words import TARS, tar_words
 from pytest_harness_audit.policy.shell.tools import option_value
 
 #: Most bytes of one archive read (after decompression) to list its members.
@@ -44,10 +50,17 @@ MAX_ARCHIVE: Final = 64 * 1024 * 1024
 MAX_MEMBERS: Final = 4096
 #: The commands read here (the cheap test before any parsing); ``python -m zipfile``/``tarfile``
 #: too.
-EXTRACTORS: Final = frozenset({"tar", "bsdtar", "gtar", "unzip", "7z", "7za", "7zz", "cpio"})
-_TARS: Final = frozenset({"tar", "bsdtar", "gtar"})
+EXTRACTORS: Final = frozenset(
+    {"tar", "bsdtar", "gtar", "unzip", "7z", "7za", "7zz", "cpio", "jar", "ar"}
+)
 _UNZIP_VALUED: Final = frozenset({"-d", "-x", "-P", "-I", "-O"})
+_CPIO_VALUED: Final = frozenset(
+    {"-F", "--file", "-H", "--format", "-O", "-I", "-E", "-R", "-C", "-M", "-D", "--directory",
+     "--pattern-file", "--owner", "--io-size", "--message"}
+)  # fmt: skip
 _Stream = IO[bytes] | io.BufferedIOBase
+#: A name the extractor matches as a pattern (``unzip x.zip '*.md'``): not one file.
+_WILDCARDS: Final = re.compile(r"[*?\[]")
 
 
 class _Extraction:
@@ -63,18 +76,22 @@ class _Extraction:
         self.flat = False
         self.renamed = False
         self.absolute = False
+        self.named: list[str] = []
+        self.patterns = True
 
 
 def extracted(name: str, args: list[str], ctx: Context) -> None:
     """Record the files ``name args`` writes by extracting an archive (module doc)."""
-    if name in _TARS:
-        found = _tar(name, args)
+    if name in TARS:
+        found = _tar(name, args, ctx)
     elif name == "unzip":
         found = _unzip(args)
     elif name in ("7z", "7za", "7zz"):
         found = _seven(args)
     elif name == "cpio":
         found = _cpio(args, ctx)
+    elif name in ("jar", "ar"):
+        found = _jar_or_ar(name, args)
     elif name.startswith("python"):
         found = _python(args)
     else:
@@ -83,6 +100,11 @@ def extracted(name: str, args: list[str], ctx: Context) -> None:
         return
     members = None if found.renamed else _members(found.archive, ctx)
     writes = ctx.reading.writes
+    if not found.renamed:  # `tar xf x.tar SOUL.md`: a member named is written, known or not
+        for member in found.named:
+            path = _member_path(member, found)
+            if path and not (found.patterns and _WILDCARDS.search(path)):
+                writes.append(posixpath.normpath(posixpath.join(found.folder, path)))
     if members is None:
         place = posixpath.join(found.moved, found.folder) if found.moved else found.folder
         if takes_code(place, ctx):
@@ -108,57 +130,102 @@ def _member_path(member: str, found: _Extraction) -> str:
     return "/".join(parts[found.strip :])
 
 
-def _tar(name: str, args: list[str]) -> _Extraction | None:
+def _tar(name: str, args: list[str], ctx: Context) -> _Extraction | None:
     if not rewrites_tree(name, args):
         return None
-    archive = option_value(args, ("-f", "--file"))
-    bundle = args[0] if args and not args[0].startswith("-") else ""
-    if archive is None and "f" in bundle:  # `tar xzf x.tgz`: the value after the bundle
-        archive = args[1] if len(args) > 1 else None
-    if archive is None:  # `-xzf x.tgz`: `f` inside a bundle of short options takes the next word
-        for index, word in enumerate(args[:-1]):
-            if word[:1] == "-" and word[1:2] != "-" and "f" in word[1:]:
-                rest = word[word.index("f", 1) + 1 :]
-                archive = rest or args[index + 1]
-                break
-    folder = option_value(args, ("-C", "--directory")) or ""
-    found = _Extraction(None if archive in (None, "-") else archive, ".", folder)
-    strip = option_value(args, ("--strip-components", "--strip"))
+    words = tar_words(name, args)
+    if not words.extracts():
+        return None
+    archive = None if words.archive == "-" else words.archive
+    found = _Extraction(archive, ".", words.value("-C", "--directory") or "")
+    strip = words.value("--strip-components", "--strip")
     if strip is not None:
         found.strip = int(strip) if strip.isdigit() and len(strip) < 4 else -1
-    found.absolute = any(w in ("-P", "--absolute-names") for w in args)
-    found.renamed = found.strip < 0 or any(
-        w.startswith(("--transform", "--xform", "-s", "--one-top-level")) for w in args
-    )
+    found.absolute = any(w in ("-P", "--absolute-names") for w in words.flags)
+    renames = words.all_values("--transform", "--xform", "--one-top-level")
+    renames += words.all_values("-s") if name == "bsdtar" else []  # GNU's `-s`: same order
+    found.renamed = found.strip < 0 or bool(renames) or "--one-top-level" in words.flags
+    found.named = list(words.operands)
+    for listing in words.all_values("-T", "--files-from"):  # `tar xf x.tar -T names.txt`
+        text = ctx.stdin_text if listing in ("-", "/dev/stdin") else ctx.workspace_text(listing)
+        found.named.extend(line.strip() for line in (text or "").splitlines()[:MAX_MEMBERS])
+    found.patterns = name == "bsdtar" or "--wildcards" in words.flags
     return found
 
 
 def _unzip(args: list[str]) -> _Extraction | None:
+    """``unzip [-opts] ARCHIVE [MEMBER…] [-x EXCLUDED…] [-d DIR]`` (options anywhere)."""
     if not rewrites_tree("unzip", args):
         return None
-    options, operands = split_options(args, _UNZIP_VALUED)
+    options: list[str] = []
+    operands: list[str] = []
+    excluding = False
+    index = 0
+    while index < len(args):
+        word = args[index]
+        index += 1
+        if word[:1] == "-" and len(word) > 1:
+            options.append(word)
+            excluding = word == "-x"
+            if word in _UNZIP_VALUED and word != "-x" and index < len(args):
+                options.append(args[index])
+                index += 1
+        elif not excluding or not operands:
+            operands.append(word)
+    letters = "".join(o[1:] for o in options if o[:1] == "-" and o[1:2] != "-")
+    if set(letters) & set("pcz"):  # to the standard output, or the comment shown: no file
+        return None
     found = _Extraction(operands[0] if operands else None, option_value(options, ("-d",)) or ".")
-    found.flat = any(o[:1] == "-" and o[1:2] != "-" and "j" in o for o in options)
+    found.flat = "j" in letters
+    found.named = operands[1:]
     return found
 
 
 def _seven(args: list[str]) -> _Extraction | None:
     if args[:1] not in (["x"], ["e"]):
         return None
-    operands = [a for a in args[1:] if not a.startswith("-")]
+    operands = [a for a in args[1:] if not a.startswith(("-", "@"))]
     folder = next((a[2:] for a in args if a.startswith("-o") and len(a) > 2), ".")
     found = _Extraction(operands[0] if operands else None, folder)
     found.flat = args[0] == "e"
     found.renamed = any(a.startswith("-si") for a in args)
+    # `7z x x.7z SOUL.md`, `-i!SOUL.md`, `-ir!SOUL.md` (recursed: any folder's)
+    included = [a.partition("!")[2] for a in args if a.startswith("-i") and "!" in a]
+    found.named = operands[1:] + included
     return found
 
 
 def _cpio(args: list[str], ctx: Context) -> _Extraction | None:
+    """``cpio -i [PATTERN…] < ARCHIVE``: no reader of its formats here, so its members are not
+    known; the patterns it is given are (``-f``: all but those; ``-t``: listed, not written)."""
     if not rewrites_tree("cpio", args):
         return None
-    folder = option_value(args, ("-D", "--directory")) or "."
-    found = _Extraction(ctx.stdin_source, folder)
-    found.renamed = True  # no reader of its formats here: its members are not known
+    options, operands = split_options(args, _CPIO_VALUED)
+    letters = "".join(o[1:] for o in options if o[:1] == "-" and o[1:2] != "-")
+    if "t" in letters or "--list" in options:
+        return None
+    found = _Extraction(None, option_value(options, ("-D", "--directory")) or ".")
+    found.renamed = "r" in letters or "--rename" in options
+    if "f" not in letters and "--nonmatching" not in options:
+        found.named = operands
+        listing = option_value(options, ("-E", "--pattern-file"))  # a file of patterns
+        text = ctx.workspace_text(listing) if listing else None
+        found.named.extend(line.strip() for line in (text or "").splitlines()[:MAX_MEMBERS])
+    return found
+
+
+def _jar_or_ar(name: str, args: list[str]) -> _Extraction | None:
+    """``jar xf ARCHIVE [MEMBER…]`` and ``ar x ARCHIVE [MEMBER…]``: the members named (their
+    archives are not listed here)."""
+    key = args[0].lstrip("-") if args else ""
+    if "x" not in key:
+        return None
+    operands = [a for a in args[1:] if not a.startswith("-")]
+    found = _Extraction(None, ".")
+    on_input = name == "jar" and "f" not in key  # `jar x MEMBER < x.jar`
+    found.named = operands if on_input else operands[1:]
+    found.patterns = False
+    found.flat = name == "ar"  # `ar x` writes each member by its base name
     return found
 
 

@@ -19,7 +19,10 @@ a hook as ``cp`` would):
 * ``split [options] IN PREFIX`` and ``csplit -f PREFIX``: the first file of the prefix
   (``PREFIXaa``, ``PREFIX00``, its suffix as the options give it);
 * ``cmake -E copy``/``copy_if_different``/``copy_directory``/``rename``/``create_symlink``/
-  ``create_hardlink``/``touch`` (their destination).
+  ``create_hardlink``/``touch`` (their destination);
+* the archive ``tar c|r|u`` (``cmake -E tar``), ``7z a``, ``jar cf``, ``pax -wf``, ``ar r``
+  write, ``tar``'s ``--index-file`` and the file ``gunzip x.gz`` writes
+  (:mod:`.archive_outputs`).
 
 A command a program runs from its words is read as that command:
 
@@ -39,6 +42,11 @@ from pytest_harness_audit.policy.sensitive import (
     is_credential_path,
     is_memory_path,
     is_startup_path,
+)
+from pytest_harness_audit.policy.shell.archive_outputs import (
+    ARCHIVE_PROGRAMS,
+    archive_outputs,
+    tar_outputs,
 )
 from pytest_harness_audit.policy.shell.cmake_scripts import cmake_project
 from pytest_harness_audit.policy.shell.code_places import takes_code
@@ -74,7 +82,7 @@ _OUTPUT_OPTIONS: Final = {
 #: The commands read here (the cheap test before any parsing).
 OUTPUT_PROGRAMS: Final = (
     _COMPILERS | {"openssl", "iconv", "xxd", "split", "csplit", "cmake", "zip"}
-    | frozenset(_NATIVE_OUTPUTS) | frozenset(_OUTPUT_OPTIONS)
+    | frozenset(_NATIVE_OUTPUTS) | frozenset(_OUTPUT_OPTIONS) | ARCHIVE_PROGRAMS
 )  # fmt: skip
 #: The extensions a compiler's or linker's output has (none: a program).
 _BINARY_EXTENSIONS: Final = frozenset(
@@ -121,6 +129,8 @@ def output_files(name: str, args: list[str], ctx: Context) -> None:
         prefix = (_valued(args, ("-f", "--prefix"), attached=True) or ["xx"])[-1]
         digits = (_valued(args, ("-n", "--digits"), attached=True) or ["2"])[-1]
         writes.append(prefix + "0" * (int(digits) if digits.isdigit() else 2))
+    elif name in ARCHIVE_PROGRAMS:
+        writes.extend(archive_outputs(name, args))  # `tar cf SOUL.md app`, `gunzip SOUL.md.gz`
     elif name == "cmake" and args[:1] == ["-E"]:
         if len(args) > 2:
             _cmake(args[1], args[2:], ctx)
@@ -161,6 +171,8 @@ def _cmake(tool: str, rest: list[str], ctx: Context) -> None:
         settings = [word for word in rest[:at] if "=" in word and not word.startswith("--")]
         if rest[at:]:
             ctx.script(shlex.join(["env", *settings, *rest[at:]]))
+    elif tool == "tar":  # `cmake -E tar cf ARCHIVE FILE…`
+        ctx.reading.writes.extend(tar_outputs("tar", rest))
     elif tool == "chdir" and len(rest) > 1:
         ctx.script(f"cd {shlex.quote(rest[0])} && {shlex.join(rest[1:])}")
     elif tool == "time":

@@ -31,6 +31,7 @@ from pytest_harness_audit.policy.sensitive import glob_candidates
 from pytest_harness_audit.policy.shell.dirstack import UNKNOWN_SPOT, Spot, stack_move
 from pytest_harness_audit.policy.shell.outside_listings import outside_glob
 from pytest_harness_audit.policy.shell.physical import physical_setting, physical_spot
+from pytest_harness_audit.policy.shell.tar_words import TARS, tar_words
 
 #: Path lists of a reading whose entries are moved.
 PATH_LISTS: Final = ("reads", "writes", "deletes", "destroys")
@@ -405,7 +406,10 @@ def _dir_options(argv: list[str]) -> list[str]:
     ``env`` anywhere in ``argv`` (wrappers included)."""
     # each option below holds `-C`, `--c` or `--d`: without them in the words, none is found
     joined = " ".join(argv)
-    if "-C" not in joined and "--c" not in joined and "--d" not in joined:
+    tar_at = -1
+    if "tar" in joined:  # `tar xfC x.tar DIR`, `tar -xC DIR`: as tar reads its letters
+        tar_at = next((i for i, w in enumerate(argv) if command_name(w) in TARS), -1)
+    if tar_at < 0 and "-C" not in joined and "--c" not in joined and "--d" not in joined:
         return []
     if not any(command_name(word) in _DIR_OPTION_COMMANDS for word in argv):
         return []
@@ -418,6 +422,9 @@ def _dir_options(argv: list[str]) -> list[str]:
                 found.append(word.partition("=")[2])  # `--directory=DIR`, `--dir=DIR`
             elif index + 1 < len(argv) and option != "--cwd":
                 found.append(argv[index + 1])
+    if tar_at >= 0:  # and what tar alone reads as one: `xfC x.tar DIR`, `-CDIR`, `-xC DIR`
+        words = tar_words(command_name(argv[tar_at]), argv[tar_at + 1 :])
+        found.extend(d for d in words.all_values("-C", "--directory") if d not in found)
     return [d for d in found if d and "$" not in d][:8]
 
 

@@ -6,8 +6,10 @@ sed parses it, so text inside a ``s///`` or ``y///`` part, an address's regular 
 the text of ``a``/``i``/``c`` is no command. The scripts are every ``-e``/``--expression``
 value (attached, bundled ``-ne``, or an unambiguous prefix such as ``--expr=``), every
 ``-f``/``--file`` file's text (``-f -``: the standard input), else the first operand; the other
-operands are files read. A script file's ``e`` commands are read as :func:`.embedded.sed_script`
-reads them.
+operands are files read. With a script file, the whole program (its ``-e`` and ``-f`` parts
+joined by lines, in order) has its ``e`` commands read as :func:`.embedded.sed_script` reads
+them (``-e 's/.*/rm -rf app/' -f run.sed``, ``run.sed`` holding ``e``). A program that is only
+``e`` runs each line of its input: those lines are read as commands when their text is known.
 """
 
 from __future__ import annotations
@@ -43,13 +45,30 @@ def sed_files(args: list[str], runner: Runner) -> None:
         reads, writes = script_files(script)
         record.reads.extend(reads)
         record.writes.extend(writes)
-    for script in files:
-        sed_script(script, runner)
-    record.reads.extend(operands[0 if scripts else 1 :])
+    if files:  # one program, its `-e` and `-f` parts joined in order, as sed joins them
+        sed_script("\n".join(scripts), runner)
+    inputs = operands[0 if scripts else 1 :]
+    record.reads.extend(inputs)
+    if "\n".join(scripts or operands[:1]).strip() == "e":
+        _lines_run(inputs, runner)
+
+
+def _lines_run(inputs: list[str], runner: Runner) -> None:
+    """``sed e FILE``: each line of its input is run as a command (read when its text is
+    known)."""
+    texts = [runner.workspace_text(path) for path in inputs] if inputs else [runner.stdin_text]
+    for text in texts:
+        if text is None:
+            runner.unknown("sed runs a line of its input as a command")
+            continue
+        for line in text.splitlines()[:_MAX_COMMANDS]:
+            if line.strip():
+                runner.script(line)
 
 
 def _scripts(args: list[str], runner: Runner) -> tuple[list[str], list[str], list[str]]:
-    """``(scripts, scripts from files, operands)`` of a ``sed`` command's ``args``."""
+    """``(scripts in order, scripts from files, operands)`` of a ``sed`` command's
+    ``args``."""
     scripts: list[str] = []
     files: list[str] = []
     operands: list[str] = []
@@ -69,7 +88,8 @@ def _scripts(args: list[str], runner: Runner) -> tuple[list[str], list[str], lis
             if name == "--expression":
                 scripts.append(value)
             elif name == "--file":
-                files.extend(_file_script(value, runner))
+                files.extend(text := _file_script(value, runner))
+                scripts.extend(text)
             continue
         if not word.startswith("-") or word == "-":
             operands.append(word)
@@ -83,16 +103,18 @@ def _scripts(args: list[str], runner: Runner) -> tuple[list[str], list[str], lis
                 if letter == "e":
                     scripts.append(value)
                 elif letter == "f":
-                    files.extend(_file_script(value, runner))
+                    files.extend(text := _file_script(value, runner))
+                    scripts.extend(text)
                 break
             if letter == "i":  # `-i.bak`: the rest is a suffix
                 break
-    return scripts + files, files, operands
+    return scripts, files, operands
 
 
 def _file_script(path: str, runner: Runner) -> list[str]:
+    """A script file's text (``""``: not known; the ``-e`` parts are still read with it)."""
     text = runner.stdin_text if path in ("-", "/dev/stdin") else runner.workspace_text(path)
-    return [text] if text is not None else []
+    return [text if text is not None else ""]
 
 
 def script_files(script: str) -> tuple[list[str], list[str]]:
