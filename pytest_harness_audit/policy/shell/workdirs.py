@@ -37,6 +37,8 @@ _FOLDER_OPTIONS = {
 _FOLDER_NAMES = frozenset({"--chdir", "--wd", "--working-directory", "--workdir"})
 #: What a program's name looks like (a word of a sentence ends with `:`, `,`, `!` …).
 _PROGRAM_NAME = re.compile(r"[\w.+-]+")
+#: Clients that run their command on another host.
+_REMOTE_SHELLS = frozenset({"ssh", "autossh", "mosh", "rsh", "slogin", "dbclient"})
 #: Options after which a program's own words end and a command's begin (``retry -- CMD``,
 #: ``gdb --args CMD``, ``xterm -e CMD``).
 _SEPARATORS = frozenset({"--", "--args", "-e", "--exec", "--command"})
@@ -77,7 +79,9 @@ def inner_script(name: str, args: list[str]) -> str | None:
     if name == "capsh" and "--" in args:
         shells = [word[8:] for word in args[: args.index("--")] if word.startswith("--shell=")]
         return shlex.join([shells[-1] if shells else "bash", *args[args.index("--") + 1 :]])
-    named = _PROGRAM_NAME.fullmatch(name) is not None  # not prose typed (`Remember: …`)
+    # not prose typed (`Remember: …`), nor a remote shell's command (read where it runs:
+    # :mod:`.loopback_ssh`)
+    named = _PROGRAM_NAME.fullmatch(name) is not None and name not in _REMOTE_SHELLS
     for index in range(len(args) - 1):
         flag = args[index + 1]
         program = args[index].rsplit("/", 1)[-1].lower()
