@@ -33,14 +33,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_harness_audit.audit.atomic_file import replace_file
 from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
 from pytest_harness_audit.doors.chain_faults import open_gate as open_session_gate
 from pytest_harness_audit.doors.hook_between_git import git_files
 from pytest_harness_audit.doors.hook_between_kept import (
     STATE_DELETED,
     STATE_REWRITTEN,
-    note_kept,
+    keep_noted,
     rewritten,
     was_kept,
 )
@@ -113,8 +112,7 @@ def keep(
     StorageLayout.at(storage).ensure_dirs()  # a store made here is one like any (``.gitignore``)
     path = state_path(storage, session_id, root)
     kept = json.dumps(data, sort_keys=True).encode()
-    note_kept(storage, session_id, path.name, kept)  # its digest before the bytes
-    replace_file(path, kept)
+    keep_noted(storage, session_id, path, kept)
 
 
 class UnreadableState(ValueError):

@@ -18,7 +18,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+from pathlib import Path
 
+from pytest_harness_audit.audit.atomic_file import replace_file
 from pytest_harness_audit.audit.continuity_files import (
     BETWEEN_DIGESTS_KEY,
     BETWEEN_KEY,
@@ -80,6 +82,19 @@ def note_kept(
         write_witness(path, {**witness, **update})
 
 
+def keep_noted(storage: str | os.PathLike[str], session_id: str, path: Path, data: bytes) -> None:
+    """Write the state ``data`` at ``path``, noted in the witness (:func:`note_kept`). A state
+    kept before has its new digest noted before its bytes are replaced (a reader never meets
+    bytes no digest covers); a first one is noted once written, so a parallel event never
+    finds a state the witness names missing (it reads the first bytes as noting none)."""
+    if path.exists():
+        note_kept(storage, session_id, path.name, data)
+        replace_file(path, data)
+    else:
+        replace_file(path, data)
+        note_kept(storage, session_id, path.name, data)
+
+
 def rewritten(storage: str | os.PathLike[str], session_id: str, name: str, data: bytes) -> bool:
     """Whether the state ``name`` read as ``data`` is none of the bytes the witness noted for
     it (``False`` when it noted none: a state kept before digests were noted)."""
@@ -98,4 +113,11 @@ def was_kept(storage: str | os.PathLike[str], session_id: str, name: str) -> boo
         return False
 
 
-__all__ = ["STATE_DELETED", "STATE_REWRITTEN", "note_kept", "rewritten", "was_kept"]
+__all__ = [
+    "STATE_DELETED",
+    "STATE_REWRITTEN",
+    "keep_noted",
+    "note_kept",
+    "rewritten",
+    "was_kept",
+]

@@ -29,12 +29,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_harness_audit.audit.atomic_file import read_own_file, replace_file
+from pytest_harness_audit.audit.atomic_file import read_own_file
 from pytest_harness_audit.audit.storage import StorageLayout, sanitize_session_id
 from pytest_harness_audit.doors.hook_between_kept import (
     STATE_DELETED,
     STATE_REWRITTEN,
-    note_kept,
+    keep_noted,
     rewritten,
     was_kept,
 )
@@ -90,8 +90,7 @@ def keep_walk(
     path = walk_path(storage, session_id, root)
     path.parent.mkdir(parents=True, exist_ok=True)
     kept = json.dumps(data, separators=(",", ":")).encode()
-    note_kept(storage, session_id, path.name, kept)  # its digest before the bytes
-    replace_file(path, kept)
+    keep_noted(storage, session_id, path, kept)
 
 
 def _kept(
