@@ -11,7 +11,7 @@ A program the reading does not know as a wrapper may still run its operands as a
 any arity before it): a shell given ``-c`` or an interpreter given code among its operands is
 read as the script it is (:func:`inner_script`), as ``capsh -- ARGS`` is ``bash ARGS``. So is
 a program that deletes, overwrites or moves files named after its first operand (``cgexec -g
-cpu:x rm -rf app``, ``retry -- rm -rf app``, ``gsutil -m rm -r gs://b``): its words to the end
+cpu:x rm -rf app``, ``retry -- rm -rf app``, ``pueue add rm -rf app``): its words to the end
 are read as the command they may be. At the first operand it is more often a subcommand of the
 program's own (``brew rm PKG``, ``mc rm``), left to the wrappers the reading knows by name.
 """
@@ -74,8 +74,9 @@ def inner_script(name: str, args: list[str]) -> str | None:
     """The command a program that is no known wrapper runs from its operands: from the first
     word that names a shell given ``-c`` (``-lc``, ``-ec`` …) or an interpreter given code
     (``-c``, ``-e``), as a script (``bwrap --bind / / sh -c TEXT``, ``fakeroot bash -c TEXT``,
-    ``unshare -r python3 -c CODE``); ``capsh``'s words after ``--``, which it hands to bash
-    (or its ``--shell=``); ``None``: no such word."""
+    ``unshare -r python3 -c CODE``), or a program of :data:`_FILE_PROGRAMS` after the first
+    operand (module doc); ``capsh``'s words after ``--``, which it hands to bash (or its
+    ``--shell=``); ``None``: no such word."""
     if name == "capsh" and "--" in args:
         shells = [word[8:] for word in args[: args.index("--")] if word.startswith("--shell=")]
         return shlex.join([shells[-1] if shells else "bash", *args[args.index("--") + 1 :]])
