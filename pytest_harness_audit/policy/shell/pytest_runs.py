@@ -56,7 +56,6 @@ _LONG: Final = (*_WRITERS, "--basetemp", "--cache-clear", "--cache-show", "--cov
          "--self-contained-html", "--css", "--html-report", "--override-ini", "--strict",
          "--strict-markers", "--strict-config", "--setup-only", "--setup-show", "--setup-plan",
          "--result-log-level")  # fmt: skip
-_LONG_NAMES: Final = frozenset(_LONG)
 #: What pytest keeps in its cache folder: clearing a folder of these removes no work.
 _CACHE_ENTRIES: Final = frozenset({"d", "v", "README.md", ".gitignore", "CACHEDIR.TAG"})
 
@@ -68,38 +67,48 @@ def pytest_runs(args: list[str], ctx: Context) -> None:
     files = settings_files(words, ctx) if ctx.knows_files else []
     given = overrides(words, "addopts")
     sources = [split_words(given[-1])] if given else [f.addopts for f in files]
+    # every word list scanned once: the options each gives, by name
+    command = _option_values(words)
+    settings = [_option_values(source) for source in sources]
     record = ctx.reading
-    record.destroys.extend(_values(words, sources, ("--basetemp",)))
+    record.destroys.extend(_values(command, settings, "--basetemp"))
     for option in _WRITERS:
-        record.writes.extend(_values(words, sources, (option,)))
-    if not _values(words, sources, ("--log-file",)):
-        record.writes.extend(_setting(words, sources, files, "log_file", relative=False))
-    for report in (v for w in (words, *sources) for v in _option_values(w, ("--cov-report",))):
+        record.writes.extend(_values(command, settings, option))
+    if not _values(command, settings, "--log-file"):
+        record.writes.extend(_setting(words, command, sources, files, "log_file", relative=False))
+    for report in (v for o in (command, *settings) for v in o.get("--cov-report", ())):
         kind, colon, path = report.partition(":")
         if colon and path:
             record.writes.append(posixpath.join(path, "index.html") if kind == "html" else path)
-    if any(_option_values(w, ("--cache-clear",)) for w in (words, *sources)):
-        for folder in _setting(words, sources, files, "cache_dir", relative=True):
+    if any("--cache-clear" in o for o in (command, *settings)):
+        for folder in _setting(words, command, sources, files, "cache_dir", relative=True):
             if _holds_work(folder, ctx):
                 record.destroys.append(folder)
 
 
-def _values(words: list[str], sources: list[list[str]], names: tuple[str, ...]) -> list[str]:
-    """The value of an option: the last the command gives, else the last of each settings
-    source (the one pytest reads is not known)."""
-    given = _option_values(words, names)
+def _values(
+    command: dict[str, list[str]], settings: list[dict[str, list[str]]], name: str
+) -> list[str]:
+    """The value of the option ``name``: the last the command gives, else the last of each
+    settings source (the one pytest reads is not known)."""
+    given = command.get(name)
     if given:
         return given[-1:]
-    return [v for source in sources for v in _option_values(source, names)[-1:]]
+    return [found[name][-1] for found in settings if name in found]
 
 
 def _setting(
-    words: list[str], sources: list[list[str]], files: list[Settings], key: str, relative: bool
+    words: list[str],
+    command: dict[str, list[str]],
+    sources: list[list[str]],
+    files: list[Settings],
+    key: str,
+    relative: bool,
 ) -> list[str]:
     """The values of the setting ``key``: ``-o KEY=…`` of the command, else those of the
     settings sources and files; ``relative``: a relative path is from pytest's root folder
     (``--rootdir``, else the settings file's folder)."""
-    root = (_option_values(words, ("--rootdir",)) or [""])[-1]
+    root = (command.get("--rootdir") or [""])[-1]
     given = [v for v in overrides(words, key) if v][-1:]
     if given:
         return [posixpath.join(root, v) if relative and root else v for v in given]
@@ -108,15 +117,17 @@ def _setting(
     return [posixpath.join(base, v) if relative and base != "." else v for base, v in found]
 
 
-def _option_values(words: list[str], names: tuple[str, ...]) -> list[str]:
-    """The values the options ``names`` take in ``words`` (``--opt=V``, ``--opt V``; a flag
-    ``--cache-clear`` gives ``"on"``; ``--debug`` takes the next word only when it is no
-    option)."""
-    found: list[str] = []
+def _option_values(words: list[str]) -> dict[str, list[str]]:
+    """The values each long option of :data:`_LONG` takes in ``words``, in order (``--opt=V``,
+    ``--opt V``; a flag ``--cache-clear`` gives ``"on"``; ``--debug`` takes the next word only
+    when it is no option); an option given no value is left out."""
+    found: dict[str, list[str]] = {}
     for index, word in enumerate(words):
+        if not word.startswith("--"):
+            continue
         option, equals, value = word.partition("=")
-        name = _long_option(option) if option.startswith("--") else None
-        if name is None or name not in names:
+        name = _long_option(option)
+        if name is None:
             continue
         following = words[index + 1] if index + 1 < len(words) else ""
         if name == "--cache-clear":
@@ -127,19 +138,33 @@ def _option_values(words: list[str], names: tuple[str, ...]) -> list[str]:
         elif not equals:
             value = following
         if value:
-            found.append(value)
+            if name in found:
+                found[name].append(value)
+            else:
+                found[name] = [value]
     return found
+
+
+def _starts() -> dict[str, str | None]:
+    """Every start of four characters or more of a long option of :data:`_LONG`: the option it
+    names, or ``None`` when it starts several."""
+    starts: dict[str, str | None] = {}
+    for name in _LONG:
+        for end in range(4, len(name)):
+            start = name[:end]
+            starts[start] = None if start in starts and starts[start] != name else name
+    for name in _LONG:
+        starts[name] = name  # a whole name is itself, even when it starts a longer one
+    return starts
+
+
+_STARTS: Final = _starts()
 
 
 def _long_option(option: str) -> str | None:
     """The long option ``option`` names: itself, or the one option it is an unambiguous start
     of."""
-    if option in _LONG_NAMES:
-        return option
-    if len(option) < 4:
-        return None
-    starting = [name for name in _LONG if name.startswith(option)]
-    return starting[0] if len(starting) == 1 else None
+    return _STARTS.get(option)
 
 
 def _holds_work(folder: str, ctx: Context) -> bool:
