@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from pytest_harness_audit.policy import wildcards
+from pytest_harness_audit.policy.literal_gate import LiteralGate
 
 _SEGMENT: Final = r"(?:^|[/\\])"
 #: Extensions of source and documentation files: a file named ``secret_manager.go`` or
@@ -88,6 +89,7 @@ _CREDENTIAL: Final = re.compile(
 )
 #: The credential-looking path pattern (searched on the end of a path; case-insensitive).
 CREDENTIAL_PATTERN: Final = _CREDENTIAL
+_CREDENTIAL_GATE: Final = LiteralGate(_CREDENTIAL)  # (most paths hold none of its names)
 _MEMORY: Final = re.compile(
     r"(?:" + _SEGMENT + r"memory\.md"
     r"|" + _SEGMENT + r"memory[/\\](?:[^/\\]+[/\\])*[^/\\]+\.md"
@@ -118,7 +120,7 @@ _MAX_CHECKED: Final = 4096  # longer strings are not file paths; checking their 
 
 def is_credential_path(path: str) -> bool:
     """Whether ``path`` looks like a credential or secret file."""
-    return _CREDENTIAL.search(path[-_MAX_CHECKED:]) is not None
+    return _CREDENTIAL_GATE.search(path[-_MAX_CHECKED:]) is not None
 
 
 def is_memory_path(path: str) -> bool:
@@ -145,7 +147,7 @@ def is_startup_path(path: str) -> bool:
 
 def any_credential(targets: Iterable[str]) -> bool:
     """Whether any of ``targets`` looks like a credential file."""
-    return any(_CREDENTIAL.search(t[-_MAX_CHECKED:]) is not None for t in targets)
+    return any(_CREDENTIAL_GATE.search(t[-_MAX_CHECKED:]) is not None for t in targets)
 
 
 def folded_credential_path(path: str) -> str | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from pytest_harness_audit.policy.literal_gate import LiteralGate
 from pytest_harness_audit.policy.shell.context import Context
 from pytest_harness_audit.policy.shell.embedded import NETWORK_NOTE, network_code
 from pytest_harness_audit.policy.shell.native_loaders import SYSTEM_FOLDERS
@@ -29,6 +30,7 @@ _MAY_LOAD: Final = re.compile(
     r"ctypes|cffi|dlopen|DLL|dll\b|LoadLibrary|\.node\b|Fiddle|DynaLoader|dl_load|\bffi|FFI"
     r"|load_dynamic|ExtensionFileLoader|\bdl\s*\("
 )
+_MAY_LOAD_GATE: Final = LiteralGate(_MAY_LOAD)
 #: A call that loads the library given as its first argument: in brackets, or (Ruby, Perl)
 #: followed by its argument.
 _FIRST: Final = re.compile(
@@ -89,7 +91,7 @@ def native_load(text: str, language: str = "") -> str | None:
     """Why program text ``text`` (of ``language``, when known) is unreadable: it loads a native
     library that may not be the system's (module doc), named directly or by strings joined
     (``getattr(ctypes, 'CD' + 'LL')``); ``None`` when it loads none, or only the system's."""
-    if _MAY_LOAD.search(text) is None:
+    if _MAY_LOAD_GATE.search(text) is None:
         return None
     code = text + joined_names(text, language or "python")
     if _BY_NAME.search(code) is not None or _BY_HEADER.search(code) is not None:

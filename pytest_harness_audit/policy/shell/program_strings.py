@@ -34,6 +34,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Final
 
+from pytest_harness_audit.policy.literal_gate import LiteralGate
 from pytest_harness_audit.policy.shell.code import joined_literals
 from pytest_harness_audit.policy.shell.code_literals import built_literals
 from pytest_harness_audit.policy.shell.code_names import with_literal_names
@@ -59,6 +60,8 @@ _JS_DYNAMIC: Final = re.compile(
     r"|execFile|execFileSync|Worker)\b|\bimport\s*\(|\brequire\s*\(\s*[^'\"\s]"
     r"|\[\s*['\"`\w(]"
 )
+_PY_DYNAMIC_GATE: Final = LiteralGate(_PY_DYNAMIC)
+_JS_DYNAMIC_GATE: Final = LiteralGate(_JS_DYNAMIC)
 #: What a Python or JavaScript script imports (its top-level module names).
 _PY_IMPORTS: Final = re.compile(
     r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import|import[ \t]+([^\n#;]+))", re.M
@@ -105,7 +108,7 @@ def dynamic(text: str, language: str) -> bool:
         return True
     if not text.isascii() and unicodedata.normalize("NFKC", text) != text:
         return True
-    return (_PY_DYNAMIC if language == "python" else _JS_DYNAMIC).search(text) is not None
+    return (_PY_DYNAMIC_GATE if language == "python" else _JS_DYNAMIC_GATE).search(text) is not None
 
 
 def own_imports(text: str, language: str, shadowed: Callable[[str], bool]) -> bool:

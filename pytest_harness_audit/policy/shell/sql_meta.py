@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from pytest_harness_audit.policy.literal_gate import LiteralGate
 from pytest_harness_audit.policy.shell.context import Context as Runner
 from pytest_harness_audit.policy.shell.sql_output import (
     RUNNERS,
@@ -29,6 +30,7 @@ _META: Final = re.compile(
     r"\\(!|o|out|g|gx|w|write|s|lo_export|T|P)(?![A-Za-z_])[ \t]*([^\n\\]*)"
     r"|(?:^|(?<=[;\n]))[ \t]*((?i:tee|pager))[ \t]+([^\n;]*)"
 )
+_META_GATE: Final = LiteralGate(_META)
 _WRITES: Final = frozenset({"o", "out", "g", "gx", "w", "write", "s", "lo_export", "T", "tee"})
 
 
@@ -39,7 +41,7 @@ def sql_pipes(sql: str, runner: Runner) -> None:
         end = sql.find("\n", match.end())
         command = sql[match.end() : len(sql) if end < 0 else end].strip().rstrip("'\";").strip()
         piped_output(command, sql, runner)  # (the command itself: `.sql_files`)
-    for match in _META.finditer(masked):
+    for match in _META_GATE.finditer(masked):
         name = match.group(1) or match.group(3).lower()
         start, end = match.span(2) if match.group(1) else match.span(4)
         argument = sql[start:end].strip()
