@@ -29,12 +29,11 @@ tracked deletions from scratch files.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import stat
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -62,29 +61,24 @@ from pytest_harness_audit.inspect.history import (
 )
 from pytest_harness_audit.inspect.host_programs import host_programs
 from pytest_harness_audit.inspect.linked_dirs import linked_memory, linked_protected
-from pytest_harness_audit.inspect.lost_content import stat_key
 from pytest_harness_audit.inspect.out_of_view import out_of_view
 from pytest_harness_audit.inspect.replaced import replaced_files
 from pytest_harness_audit.inspect.tracked import tracked_paths as tracked_paths
+from pytest_harness_audit.inspect.tree_walk import GIT_DIRS as GIT_DIRS
+from pytest_harness_audit.inspect.tree_walk import GIT_FILES as GIT_FILES
+from pytest_harness_audit.inspect.tree_walk import GIT_HOOKS as GIT_HOOKS
+from pytest_harness_audit.inspect.tree_walk import MAX_ENTRIES as MAX_ENTRIES
+from pytest_harness_audit.inspect.tree_walk import Stat as Stat
+from pytest_harness_audit.inspect.tree_walk import git_entries as git_entries
+from pytest_harness_audit.inspect.tree_walk import walk as walk
 from pytest_harness_audit.policy.glob import translate_glob
 from pytest_harness_audit.policy.sensitive import is_memory_path
 
-#: Files of a ``.git`` directory a snapshot keeps (the rest of it is git's business).
-GIT_FILES = ("HEAD", "config", "config.worktree", "index", "commondir")
 _GIT_BUSY = frozenset({"index", "HEAD"})
-#: Directories of a ``.git`` directory a snapshot keeps (their existence, not their content).
-GIT_DIRS = ("refs", "objects")
-#: The directory of a ``.git`` directory whose files a snapshot keeps (git runs them).
-GIT_HOOKS = "hooks"
 #: File names of the persona files (compared in lower case, in any directory).
 PERSONA_NAMES = frozenset({"soul.md", "soul_evil.md", "identity.md"})
 #: Files modified this recently before a snapshot also get a content digest.
 RACY_NS = 50_000_000
-#: A walk stops after this many entries; the snapshot then says it is incomplete.
-MAX_ENTRIES = 500_000
-
-Stat = tuple[int, int, int, int]
-"""``(size, time_ns, inode, mode)`` of one file or symlink."""
 
 
 class Protection:
@@ -192,6 +186,7 @@ class WorkspaceSnapshot:
             protection = Protection(protect, persona=persona, programs=host_programs(base))
         taken_ns = time.time_ns()
         locked: set[str] = set()
+        limit = MAX_ENTRIES if limit is None else limit
         files, dirs, complete = walk(base, skip=skip, limit=limit, locked=locked)
         asked = (tracked or not complete) if partial else (tracked and complete)
         listed = tracked_paths(base) if asked else None
@@ -284,95 +279,6 @@ class WorkspaceSnapshot:
 
 def _digests(data: Mapping[str, Any]) -> dict[str, bytes | None]:
     return {str(p): None if d is None else bytes.fromhex(d) for p, d in data.items()}
-
-
-def walk(
-    base: str,
-    on_dir: Callable[[str], None] | None = None,
-    *,
-    skip: str | None = None,
-    limit: int | None = None,
-    locked: set[str] | None = None,
-) -> tuple[dict[str, Stat], set[str], bool]:
-    """``(files, dirs, complete)`` under ``base``: the stat of every file and symlink and the
-    set of directories, by relative posix path; of a ``.git`` directory only its key entries
-    (:func:`git_entries`). ``on_dir`` is called with each directory (not ``.git``) before it
-    is listed; the entry ``skip`` (a relative path, e.g. an audit store inside the
-    workspace) is left out. ``complete`` is false when the walk stopped after ``limit``
-    entries (default :data:`MAX_ENTRIES`). ``locked`` gets the folders (``""``: ``base``) their
-    owner cannot list or enter (:func:`~.lost_content.locked_at`)."""
-    limit = MAX_ENTRIES if limit is None else limit
-    if locked is not None and lost_content.locked_at(base):
-        locked.add("")
-    files: dict[str, Stat] = {}
-    dirs: set[str] = set()
-    stack: list[tuple[str, str]] = [(base, "")]
-    seen = 0
-    while stack:
-        directory, prefix = stack.pop()
-        try:
-            entries = os.scandir(directory)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                relative = prefix + entry.name
-                if relative == skip:
-                    continue
-                seen += 1
-                if seen > limit:
-                    return files, dirs, False
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        dirs.add(relative)
-                        if locked is not None and lost_content.locked_at(entry.path):
-                            locked.add(relative)
-                        if entry.name == ".git":  # its hooks count against the limit too
-                            seen += git_entries(entry.path, relative, files, dirs, limit - seen)
-                            if seen > limit:
-                                return files, dirs, False
-                            continue
-                        if on_dir is not None:
-                            on_dir(relative)
-                        stack.append((entry.path, relative + "/"))
-                        continue
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                files[relative] = stat_key(info)
-    return files, dirs, True
-
-
-def git_entries(
-    path: str, relative: str, files: dict[str, Stat], dirs: set[str], limit: int = 10_000
-) -> int:
-    """Add the key entries of the ``.git`` directory at ``path`` (``relative`` in the
-    workspace): :data:`GIT_FILES` with their stat, :data:`GIT_DIRS` that exist, and the
-    :data:`GIT_HOOKS` directory with every file in it (at most ``limit`` entries); return how
-    many hook entries it added (one more when there were more)."""
-    for name in GIT_FILES:
-        try:
-            info = os.lstat(os.path.join(path, name))
-        except OSError:
-            continue
-        if not stat.S_ISDIR(info.st_mode):
-            files[f"{relative}/{name}"] = stat_key(info)
-    for name in GIT_DIRS:
-        if os.path.isdir(os.path.join(path, name)):
-            dirs.add(f"{relative}/{name}")
-    hooks = os.path.join(path, GIT_HOOKS)
-    if os.path.islink(hooks):  # hooks elsewhere: the link itself is a hook file
-        with contextlib.suppress(OSError):
-            link = os.lstat(hooks)
-            files[f"{relative}/{GIT_HOOKS}"] = stat_key(link)
-    elif os.path.isdir(hooks):
-        found, found_dirs, whole = walk(hooks, limit=max(0, min(limit, 10_000)))
-        dirs.add(f"{relative}/{GIT_HOOKS}")
-        for name, hook in found.items():
-            files[f"{relative}/{GIT_HOOKS}/{name}"] = hook
-        dirs.update(f"{relative}/{GIT_HOOKS}/{name}" for name in found_dirs)
-        return len(found) + len(found_dirs) + (0 if whole else 1)
-    return 0
 
 
 def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
