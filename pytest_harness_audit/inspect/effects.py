@@ -42,6 +42,7 @@ from pytest_harness_audit.inspect.digests import MAX_DIGEST_BYTES as MAX_DIGEST_
 from pytest_harness_audit.inspect.digests import content_digest as content_digest
 from pytest_harness_audit.inspect.digests import fingerprinted as _fingerprinted
 from pytest_harness_audit.inspect.digests import protected_digest as protected_digest
+from pytest_harness_audit.inspect.dropped import dropped_dirs, dropped_files, staged_removals
 from pytest_harness_audit.inspect.effect_set import RECORD_LIMIT as RECORD_LIMIT
 from pytest_harness_audit.inspect.effect_set import Effects as Effects
 from pytest_harness_audit.inspect.exec_config import (
@@ -152,6 +153,9 @@ class WorkspaceSnapshot:
     objects: ObjectStamp | None = None
     #: Folders (``""``: the workspace) their owner cannot list or enter (:mod:`.lost_content`).
     locked: frozenset[str] = frozenset()
+    #: Files a snapshot of the session found tracked, still here, no longer in the index and
+    #: ignored by git (:mod:`.dropped`); ``None``: not worked out (git's listing not asked).
+    dropped: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         if self.history is None:
@@ -213,6 +217,7 @@ class WorkspaceSnapshot:
             digests,
             complete,
             locked=frozenset(locked),
+            dropped=frozenset() if tracked and listed is not None else None,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -234,6 +239,7 @@ class WorkspaceSnapshot:
             "history": None if self.history is None else sorted(self.history),
             "objects": [list(entry) for entry in self.objects or ()],
             "locked": sorted(self.locked),
+            "dropped": None if self.dropped is None else sorted(self.dropped),
         }
 
     @classmethod
@@ -258,6 +264,7 @@ class WorkspaceSnapshot:
                 history=frozenset(str(sha) for sha in history or ()),
                 objects=tuple((str(n), int(m), int(i)) for n, m, i in data.get("objects") or ()),
                 locked=frozenset(str(d) for d in data.get("locked") or ()),
+                dropped=_paths_or_none(data.get("dropped")),
             )
         except (KeyError, TypeError, IndexError, AttributeError) as exc:
             raise ValueError(f"not a workspace snapshot: {exc!r}") from None
@@ -277,6 +284,10 @@ class WorkspaceSnapshot:
         return self.protected_inodes.get(info[2]) if info is not None else None
 
 
+def _paths_or_none(data: Any) -> frozenset[str] | None:
+    return None if data is None else frozenset(str(path) for path in data)
+
+
 def _digests(data: Mapping[str, Any]) -> dict[str, bytes | None]:
     return {str(p): None if d is None else bytes.fromhex(d) for p, d in data.items()}
 
@@ -294,7 +305,8 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     )
     hidden = hidden_history(before.history, after.history, after.locked - before.locked)
     old, new = before.files, after.files
-    same = before.locked == after.locked
+    dropped = newly_dropped(before, after)
+    same = before.locked == after.locked and not dropped
     if old is new and before.dirs is after.dirs and same:  # a live tree's shared state
         return Effects(complete=complete, history_destroyed=lost_history, history_hidden=hidden)
     unchanged = old == new and before.dirs == after.dirs and same and not before.digests
@@ -334,7 +346,7 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     moves = [(gone[new[path][2]], path) for path in created if new[path][2] in gone]
     renamed, moved_away = out_of_view(after.root, moves, tracked, (*deleted, *created, *modified))
     moved = {source for source, _ in renamed}  # a file moved within the work's view is not lost
-    lost = [path for path in deleted if path not in moved]
+    lost = sorted({*(path for path in deleted if path not in moved), *dropped})
     memory = sorted(p for p in (*deleted, *created, *modified) if is_memory_path(p))
     memory += sorted(linked_memory(after.root, (*created, *modified), new, is_memory_path))
     replaced, unreachable = replaced_files(after.root, old, new, modified, tracked)
@@ -346,7 +358,15 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
         modified=tuple(modified),
         created=tuple(created),
         protected=tuple(sorted(protected)),
-        deleted_dirs=lost_content.lost_dirs(before.dirs - after.dirs, lost, moved),
+        deleted_dirs=tuple(
+            sorted(
+                {
+                    *lost_content.lost_dirs(before.dirs - after.dirs, lost, moved),
+                    *dropped_dirs(dropped, lost, tracked),
+                }
+            )
+        ),
+        dropped=tuple(sorted(dropped)),
         renamed=tuple(sorted(renamed)),
         hidden=moved_away,
         tracked_deleted=tuple(path for path in lost if path in tracked),
@@ -358,6 +378,24 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
         history_hidden=hidden,
         replaced=replaced,
     )
+
+
+def newly_dropped(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> frozenset[str]:
+    """The files dropped from view (:mod:`.dropped`) after ``before`` and not before it. An
+    ``after`` that did not ask git (the hook door's post) asks now: for the index's listing
+    when the index changed, else for the files of ``HEAD`` it lacks (those it lacked before)."""
+    now = after.dropped
+    if now is None:
+        if before.tracked is None:
+            return frozenset()
+        index = ".git/index"
+        if before.files.get(index) != after.files.get(index):
+            listed = tracked_paths(after.root)
+            unindexed = frozenset() if listed is None else before.tracked - listed
+        else:
+            unindexed = staged_removals(after.root) & before.tracked
+        now = dropped_files(after.root, unindexed, after.files)
+    return now - (before.dropped or frozenset())
 
 
 def _git_busywork(path: str) -> bool:

@@ -62,7 +62,7 @@ def _hidden_folder(path: str, tracked: frozenset[str]) -> bool:
     return False
 
 
-def _ignored(root: str, paths: Sequence[str]) -> frozenset[str]:
+def ignored_paths(root: str, paths: Sequence[str]) -> frozenset[str]:
     """Those of ``paths`` git ignores in the repository at ``root`` (none when git cannot tell)."""
     if not paths or not os.path.lexists(os.path.join(root, ".git")):
         return frozenset()
@@ -106,7 +106,7 @@ def out_of_view(
     rest = [pair for pair in candidates if pair not in hidden]
     ignores_changed = any(_ignore_file(path) for path in changed)
     asked = sorted({path for pair in rest for path in pair})
-    ignored = _ignored(root, asked) if rest else frozenset()
+    ignored = ignored_paths(root, asked) if rest else frozenset()
     for source, path in rest:
         source_seen = source in tracked or ignores_changed or source not in ignored
         if source_seen and path in ignored:
@@ -115,4 +115,4 @@ def out_of_view(
     return kept, tuple(sorted(hidden))
 
 
-__all__ = ["HIDDEN_FOLDERS", "out_of_view"]
+__all__ = ["HIDDEN_FOLDERS", "ignored_paths", "out_of_view"]

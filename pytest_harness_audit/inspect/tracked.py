@@ -11,6 +11,7 @@ import time
 from collections import OrderedDict
 from typing import Protocol, TypeVar
 
+from pytest_harness_audit.inspect.dropped import dropped_files
 from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV, without_filters
 
 #: The environment of every git command run here (:mod:`.git_env`): no global or system
@@ -90,9 +91,13 @@ def tracked_executables(root: str) -> frozenset[str]:
 
 
 class Listed(Protocol):
-    """What :class:`KnownTracked` extends: a snapshot's tracked paths (``None``: not asked)."""
+    """What :class:`KnownTracked` extends: a snapshot's tracked paths (``None``: not asked),
+    its files and the tracked files it found dropped from view (:mod:`.dropped`)."""
 
+    root: str
+    files: dict[str, tuple[int, int, int, int]]
     tracked: frozenset[str] | None
+    dropped: frozenset[str] | None
 
 
 _Snapshot = TypeVar("_Snapshot", bound=Listed)
@@ -111,13 +116,17 @@ class KnownTracked:
 
     def extend(self, snapshot: _Snapshot) -> _Snapshot:
         """``snapshot``, its tracked paths (when it asked git for them) with every path an
-        earlier snapshot found tracked; what it found is kept for the later ones."""
-        if snapshot.tracked is None and not self._paths:
+        earlier snapshot found tracked; what it found is kept for the later ones. Those the
+        index no longer lists that are still there and ignored are its ``dropped`` files."""
+        indexed = snapshot.tracked
+        if indexed is None and not self._paths:
             return snapshot
         with self._lock:
-            self._paths |= snapshot.tracked or frozenset()
+            self._paths |= indexed or frozenset()
             known = self._paths
-        snapshot.tracked = (snapshot.tracked or frozenset()) | known
+        snapshot.tracked = (indexed or frozenset()) | known
+        if indexed is not None:
+            snapshot.dropped = dropped_files(snapshot.root, known - indexed, snapshot.files)
         return snapshot
 
 
