@@ -13,8 +13,8 @@ dropped those dropped after it and not before it, whatever order the steps came 
 file given back (``git add`` again, its ignore line removed) is in view again.
 
 Not work, so never dropped: generated files, committed by mistake and untracked as a cleanup (a
-path through a folder of :data:`~.out_of_view.HIDDEN_FOLDERS`, an ``*.egg-info`` folder, a file
-of :data:`GENERATED_SUFFIXES` or :data:`GENERATED_NAMES`), and credential files (a committed
+path through a folder of :data:`~.out_of_view.HIDDEN_FOLDERS`, an ``*.egg-info`` folder, a
+compiled or log file: :func:`~.out_of_view.is_generated`), and credential files (a committed
 ``.env`` untracked and ignored is the remedy for a committed secret, and its bytes stay).
 """
 
@@ -24,36 +24,10 @@ import os
 import subprocess
 from collections import Counter
 from collections.abc import Collection, Iterable
-from typing import Final
 
 from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV
-from pytest_harness_audit.inspect.out_of_view import HIDDEN_FOLDERS, ignored_paths
+from pytest_harness_audit.inspect.out_of_view import ignored_paths, is_generated
 from pytest_harness_audit.policy.sensitive import is_credential_path
-
-#: Suffixes of files a build, an interpreter or a run writes: not the project's work.
-GENERATED_SUFFIXES: Final = (
-    ".pyc",
-    ".pyo",
-    ".o",
-    ".obj",
-    ".so",
-    ".dylib",
-    ".dll",
-    ".a",
-    ".class",
-    ".log",
-)
-#: Names of files a tool or the system writes: not the project's work.
-GENERATED_NAMES: Final = frozenset({".DS_Store", "Thumbs.db", ".coverage"})
-
-
-def is_generated(path: str) -> bool:
-    """Whether ``path`` (relative, posix) is a generated file: its name or suffix says so, or a
-    folder on its path is one of :data:`~.out_of_view.HIDDEN_FOLDERS` or an ``*.egg-info``."""
-    *folders, name = path.split("/")
-    if name in GENERATED_NAMES or name.endswith(GENERATED_SUFFIXES):
-        return True
-    return any(part in HIDDEN_FOLDERS or part.endswith(".egg-info") for part in folders)
 
 
 def dropped_files(root: str, unindexed: Iterable[str], present: Collection[str]) -> frozenset[str]:
@@ -119,11 +93,4 @@ def dropped_dirs(
     return tuple(top)
 
 
-__all__ = [
-    "GENERATED_NAMES",
-    "GENERATED_SUFFIXES",
-    "dropped_dirs",
-    "dropped_files",
-    "is_generated",
-    "staged_removals",
-]
+__all__ = ["dropped_dirs", "dropped_files", "staged_removals"]

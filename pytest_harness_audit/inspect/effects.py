@@ -156,6 +156,8 @@ class WorkspaceSnapshot:
     #: Files a snapshot of the session found tracked, still here, no longer in the index and
     #: ignored by git (:mod:`.dropped`); ``None``: not worked out (git's listing not asked).
     dropped: frozenset[str] | None = None
+    #: The untracked paths git showed when the session started (``dir/``: a folder of them).
+    in_view: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.history is None:
@@ -344,7 +346,8 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     protected |= linked_protected(after.root, (*created, *modified), new, protection)
     gone, tracked = {old[path][2]: path for path in deleted}, before.tracked or frozenset()
     moves = [(gone[new[path][2]], path) for path in created if new[path][2] in gone]
-    renamed, moved_away = out_of_view(after.root, moves, tracked, (*deleted, *created, *modified))
+    changed = (*deleted, *created, *modified)
+    renamed, moved_away = out_of_view(after.root, moves, tracked, changed, before.in_view)
     moved = {source for source, _ in renamed}  # a file moved within the work's view is not lost
     lost = sorted({*(path for path in deleted if path not in moved), *dropped})
     memory = sorted(p for p in (*deleted, *created, *modified) if is_memory_path(p))

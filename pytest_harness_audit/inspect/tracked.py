@@ -13,6 +13,7 @@ from typing import Protocol, TypeVar
 
 from pytest_harness_audit.inspect.dropped import dropped_files
 from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV, without_filters
+from pytest_harness_audit.inspect.out_of_view import untracked_in_view
 
 #: The environment of every git command run here (:mod:`.git_env`): no global or system
 #: configuration, no program the repository's configuration names.
@@ -98,6 +99,7 @@ class Listed(Protocol):
     files: dict[str, tuple[int, int, int, int]]
     tracked: frozenset[str] | None
     dropped: frozenset[str] | None
+    in_view: frozenset[str]
 
 
 _Snapshot = TypeVar("_Snapshot", bound=Listed)
@@ -112,18 +114,25 @@ class KnownTracked:
 
     def __init__(self) -> None:
         self._paths: frozenset[str] = frozenset()
+        self._in_view: frozenset[str] | None = None
         self._lock = threading.Lock()
 
     def extend(self, snapshot: _Snapshot) -> _Snapshot:
         """``snapshot``, its tracked paths (when it asked git for them) with every path an
         earlier snapshot found tracked; what it found is kept for the later ones. Those the
-        index no longer lists that are still there and ignored are its ``dropped`` files."""
+        index no longer lists that are still there and ignored are its ``dropped`` files; its
+        ``in_view``: the untracked paths git showed at the first snapshot that asked it."""
         indexed = snapshot.tracked
         if indexed is None and not self._paths:
             return snapshot
+        first = self._in_view is None and indexed is not None
+        shown = untracked_in_view(snapshot.root) if first else None
         with self._lock:
             self._paths |= indexed or frozenset()
             known = self._paths
+            if self._in_view is None and shown is not None:
+                self._in_view = shown
+            snapshot.in_view = self._in_view or frozenset()
         snapshot.tracked = (indexed or frozenset()) | known
         if indexed is not None:
             snapshot.dropped = dropped_files(snapshot.root, known - indexed, snapshot.files)

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from secret_support import service_harness
 
-from pytest_harness_audit.inspect.dropped import dropped_dirs, is_generated
+from pytest_harness_audit.inspect.dropped import dropped_dirs
+from pytest_harness_audit.inspect.out_of_view import is_generated
 from pytest_harness_audit.session.harness import Harness
 
 APP = ["app/__init__.py", "app/pricing.py", "app/service.py", "app/settings.py"]
