@@ -177,6 +177,16 @@ def test_owner_work_made_ignored_then_moved_away_is_a_deletion(
     assert session.verdict == "FAIL"
 
 
+def test_owner_work_ignored_through_info_exclude_and_moved_at_once_is_a_deletion(
+    session: Harness,
+) -> None:
+    _owner_notes(session)
+    command = "mkdir -p .git/info && echo 'notes*/' >> .git/info/exclude && mv notes notes-old"
+    effects = _run(session, command)
+    assert effects["deletedDirs"] == ["notes"]
+    assert session.verdict == "FAIL"
+
+
 def test_scratch_work_made_ignored_then_moved_is_no_loss(session: Harness) -> None:
     # the session's own files were never the owner's work in view
     _run(session, "mkdir scratch && echo x > scratch/a.md", "echo 'scratch*/' >> .gitignore")
