@@ -24,7 +24,8 @@ Memory files (``MEMORY.md``, ``memory/**/*.md`` …, as the policy names them) a
 modified or deleted are in :attr:`Effects.memory`, however their name was written.
 
 The git-tracked paths come from :mod:`.tracked`, so :attr:`Effects.tracked_deleted` can tell
-tracked deletions from scratch files.
+tracked deletions from scratch files. A tracked file still there that the index no longer lists
+and git ignores was dropped from the project's view (:mod:`.dropped`): deleted too.
 """
 
 from __future__ import annotations

@@ -123,6 +123,14 @@ def test_a_file_untracked_and_added_back_is_no_loss(session: Harness) -> None:
     assert session.verdict == "PASS"
 
 
+def test_the_index_rebuilt_to_apply_the_ignore_rules_is_no_loss(session: Harness) -> None:
+    # the usual way to apply a new ignore rule to files committed before it
+    command = "echo 'dist/' >> .gitignore && git rm -r -q --cached app && git add app"
+    effects = _run(session, command)
+    assert effects[0] == {"modified": [".gitignore"]}
+    assert session.verdict == "PASS"
+
+
 def test_untracking_alone_is_no_loss(session: Harness) -> None:
     # git still shows the file as untracked: `git add -A` brings it back
     _run(session, "git rm -r -q --cached app")
