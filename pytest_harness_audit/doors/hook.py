@@ -63,11 +63,11 @@ from pytest_harness_audit.doors.hook_effects import (
     PENDING_KEY,
     HookInspection,
     HookInspector,
-    runs_on,
     workspace_root,
 )
 from pytest_harness_audit.doors.hook_evidence_guard import EvidenceGuard
 from pytest_harness_audit.doors.hook_host_settings import HostWatch, check_between
+from pytest_harness_audit.doors.hook_in_flight import runs_on
 from pytest_harness_audit.doors.hook_outcome import (
     RAN_UNGUARDED,
     failure_response,

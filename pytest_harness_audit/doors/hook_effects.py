@@ -68,6 +68,7 @@ from pytest_harness_audit.inspect import (
     WorkspaceSnapshot,
 )
 from pytest_harness_audit.inspect.credential_changes import CredentialFiles
+from pytest_harness_audit.inspect.dropped import dropped_files, staged_removals
 from pytest_harness_audit.inspect.effects import Protection, protected_digest
 from pytest_harness_audit.policy import Policy
 
@@ -83,17 +84,6 @@ INSTALL_KEY = "installation"
 MODULES_KEY = "moduleGit"
 #: The pending file's key of the owner's credential files as pre saw them.
 CREDENTIALS_KEY = "credentialFiles"
-
-
-def runs_on(tool: str, tool_input: Any, response: Any) -> str | None:
-    """Why a call's effects are not over at its post (``None``: they are): a command the host
-    runs in the background (``run_in_background``, or a ``backgroundTaskId`` in its response)
-    gets its post at once, and what it does comes after the last window that could see it."""
-    asked = isinstance(tool_input, Mapping) and tool_input.get("run_in_background") is True
-    started = isinstance(response, Mapping) and bool(response.get("backgroundTaskId"))
-    if not asked and not started:
-        return None
-    return f"the {tool} command runs on in the background: its effects come after this event"
 
 
 @dataclass(frozen=True)
@@ -219,11 +209,12 @@ class HookInspector(Inspector):
 
     def snapshot(self) -> WorkspaceSnapshot:
         """A bounded snapshot of the workspace now (git's tracked paths only at pre: a diff
-        reads them from the before side)."""
+        reads them from the before side), ``HEAD``'s files the index no longer lists counted as
+        tracked (:mod:`~pytest_harness_audit.inspect.dropped`)."""
         if self._next is not None:
             taken, self._next = self._next, None
             return taken
-        return WorkspaceSnapshot.take(
+        taken = WorkspaceSnapshot.take(
             self.root,
             protection=self.protection,
             tracked=not self.post,
@@ -231,6 +222,11 @@ class HookInspector(Inspector):
             limit=self.limit,
             partial=False,  # a stopped walk's snapshot is not kept (protected files are)
         )
+        if taken.tracked is not None:  # no earlier snapshot is known here: HEAD's files count
+            removed = staged_removals(self.root) - taken.tracked
+            taken.tracked |= removed
+            taken.dropped = dropped_files(self.root, removed, taken.files)
+        return taken
 
     @property
     def last_snapshot(self) -> WorkspaceSnapshot | None:

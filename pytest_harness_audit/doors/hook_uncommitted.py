@@ -13,12 +13,15 @@ workspace root (``hook-uncommitted/uncommitted-<session>-<root hash>.json``, wri
   away or given back, and the places (commits, the index) still holding a change put away, so
   ``git stash`` in one call and ``git stash drop`` in a later one is judged at the drop.
 
-One process at a time reads, judges and writes it (a lock file beside it). The name of each
-kept state is noted in the session's continuity witness (:mod:`.hook_between_kept`): a state the
-witness names and the store no longer holds was deleted, which is a ``tamper_attempt`` judged
-FAIL; one that cannot be read (or lies past the bounds of :mod:`~.inspect.uncommitted`) leaves
-the call's loss unknown: alert ``effects_unavailable``, WARN when the policy judges effects. Either
-way the call's record says so in one line, and the work is taken anew after the call.
+One process at a time reads, judges and writes it (a lock file beside it), so a parallel event
+never meets it half kept. The name of each kept state is noted in the session's continuity
+witness (:mod:`.hook_between_kept`), as :func:`~.hook_between_kept.keep_noted` orders it: a
+first state once written (an event that could not write it, or was stopped before, kept
+nothing), a later one's digest before its bytes. A state the witness names and the store no
+longer holds was deleted, which is a ``tamper_attempt`` judged FAIL; one that cannot be read (or
+lies past the bounds of :mod:`~.inspect.uncommitted`) leaves the call's loss unknown: alert
+``effects_unavailable``, WARN when the policy judges effects. Either way the call's record says
+so in one line, and the work is taken anew after the call.
 """
 
 from __future__ import annotations
@@ -121,10 +124,14 @@ class HookUncommitted(UncommittedWork):
 
     def _keep(self) -> None:
         data = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":")).encode()
-        # its digest before the bytes; once noted, a read of the witness
-        note_kept(self.storage, self.session_id, self.name, data)
-        if data != self._read:  # a call that changed none of it writes nothing
+        if data == self._read:  # a call that changed none of it writes nothing
+            note_kept(self.storage, self.session_id, self.name, data)
+        elif os.path.lexists(self.path):  # its new digest before its bytes
+            note_kept(self.storage, self.session_id, self.name, data)
             replace_file(self.path, data)
+        else:  # a first one is noted once written: one never written was never kept
+            replace_file(self.path, data)
+            note_kept(self.storage, self.session_id, self.name, data)
 
     def _resume(self) -> bool:
         """Take up the kept work; ``False``: none was kept (:class:`_Unusable`: not usable)."""

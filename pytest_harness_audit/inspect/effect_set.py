@@ -34,6 +34,9 @@ class Effects:
     #: an ignored path: :mod:`~.out_of_view`), ``(before, now)`` pairs: also in :attr:`deleted`.
     hidden: tuple[tuple[str, str], ...] = ()
     tracked_deleted: tuple[str, ...] = ()
+    #: Tracked files still in the workspace that the index no longer lists and git ignores:
+    #: dropped from the project's view (:mod:`~.dropped`); also in :attr:`deleted`.
+    dropped: tuple[str, ...] = ()
     complete: bool = True
     #: Memory files created, modified or deleted.
     memory: tuple[str, ...] = ()
@@ -106,6 +109,7 @@ class Effects:
             created=kept(self.created),
             protected=kept(self.protected),
             deleted_dirs=kept(self.deleted_dirs),
+            dropped=kept(self.dropped),
             unreadable=kept(self.unreadable),
             discarded=kept(self.discarded),
         )
@@ -131,6 +135,7 @@ class Effects:
             ("installed", self.installed),
             ("renamed", [list(pair) for pair in self.renamed]),
             ("movedOutOfView", [list(pair) for pair in self.hidden]),
+            ("droppedFromView", self.dropped),
         )
         for name, paths in kinds:
             if paths:

@@ -24,17 +24,17 @@ Memory files (``MEMORY.md``, ``memory/**/*.md`` …, as the policy names them) a
 modified or deleted are in :attr:`Effects.memory`, however their name was written.
 
 The git-tracked paths come from :mod:`.tracked`, so :attr:`Effects.tracked_deleted` can tell
-tracked deletions from scratch files.
+tracked deletions from scratch files. A tracked file still there that the index no longer lists
+and git ignores was dropped from the project's view (:mod:`.dropped`): deleted too.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import stat
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -43,6 +43,7 @@ from pytest_harness_audit.inspect.digests import MAX_DIGEST_BYTES as MAX_DIGEST_
 from pytest_harness_audit.inspect.digests import content_digest as content_digest
 from pytest_harness_audit.inspect.digests import fingerprinted as _fingerprinted
 from pytest_harness_audit.inspect.digests import protected_digest as protected_digest
+from pytest_harness_audit.inspect.dropped import dropped_dirs, dropped_files, staged_removals
 from pytest_harness_audit.inspect.effect_set import RECORD_LIMIT as RECORD_LIMIT
 from pytest_harness_audit.inspect.effect_set import Effects as Effects
 from pytest_harness_audit.inspect.exec_config import (
@@ -62,29 +63,24 @@ from pytest_harness_audit.inspect.history import (
 )
 from pytest_harness_audit.inspect.host_programs import host_programs
 from pytest_harness_audit.inspect.linked_dirs import linked_memory, linked_protected
-from pytest_harness_audit.inspect.lost_content import stat_key
 from pytest_harness_audit.inspect.out_of_view import out_of_view
 from pytest_harness_audit.inspect.replaced import replaced_files
 from pytest_harness_audit.inspect.tracked import tracked_paths as tracked_paths
+from pytest_harness_audit.inspect.tree_walk import GIT_DIRS as GIT_DIRS
+from pytest_harness_audit.inspect.tree_walk import GIT_FILES as GIT_FILES
+from pytest_harness_audit.inspect.tree_walk import GIT_HOOKS as GIT_HOOKS
+from pytest_harness_audit.inspect.tree_walk import MAX_ENTRIES as MAX_ENTRIES
+from pytest_harness_audit.inspect.tree_walk import Stat as Stat
+from pytest_harness_audit.inspect.tree_walk import git_entries as git_entries
+from pytest_harness_audit.inspect.tree_walk import walk as walk
 from pytest_harness_audit.policy.glob import translate_glob
 from pytest_harness_audit.policy.sensitive import is_memory_path
 
-#: Files of a ``.git`` directory a snapshot keeps (the rest of it is git's business).
-GIT_FILES = ("HEAD", "config", "config.worktree", "index", "commondir")
 _GIT_BUSY = frozenset({"index", "HEAD"})
-#: Directories of a ``.git`` directory a snapshot keeps (their existence, not their content).
-GIT_DIRS = ("refs", "objects")
-#: The directory of a ``.git`` directory whose files a snapshot keeps (git runs them).
-GIT_HOOKS = "hooks"
 #: File names of the persona files (compared in lower case, in any directory).
 PERSONA_NAMES = frozenset({"soul.md", "soul_evil.md", "identity.md"})
 #: Files modified this recently before a snapshot also get a content digest.
 RACY_NS = 50_000_000
-#: A walk stops after this many entries; the snapshot then says it is incomplete.
-MAX_ENTRIES = 500_000
-
-Stat = tuple[int, int, int, int]
-"""``(size, time_ns, inode, mode)`` of one file or symlink."""
 
 
 class Protection:
@@ -158,6 +154,11 @@ class WorkspaceSnapshot:
     objects: ObjectStamp | None = None
     #: Folders (``""``: the workspace) their owner cannot list or enter (:mod:`.lost_content`).
     locked: frozenset[str] = frozenset()
+    #: Files a snapshot of the session found tracked, still here, no longer in the index and
+    #: ignored by git (:mod:`.dropped`); ``None``: not worked out (git's listing not asked).
+    dropped: frozenset[str] | None = None
+    #: The untracked paths git showed when the session started (``dir/``: a folder of them).
+    in_view: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.history is None:
@@ -192,6 +193,7 @@ class WorkspaceSnapshot:
             protection = Protection(protect, persona=persona, programs=host_programs(base))
         taken_ns = time.time_ns()
         locked: set[str] = set()
+        limit = MAX_ENTRIES if limit is None else limit
         files, dirs, complete = walk(base, skip=skip, limit=limit, locked=locked)
         asked = (tracked or not complete) if partial else (tracked and complete)
         listed = tracked_paths(base) if asked else None
@@ -218,6 +220,7 @@ class WorkspaceSnapshot:
             digests,
             complete,
             locked=frozenset(locked),
+            dropped=frozenset() if tracked and listed is not None else None,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -239,6 +242,7 @@ class WorkspaceSnapshot:
             "history": None if self.history is None else sorted(self.history),
             "objects": [list(entry) for entry in self.objects or ()],
             "locked": sorted(self.locked),
+            "dropped": None if self.dropped is None else sorted(self.dropped),
         }
 
     @classmethod
@@ -263,6 +267,7 @@ class WorkspaceSnapshot:
                 history=frozenset(str(sha) for sha in history or ()),
                 objects=tuple((str(n), int(m), int(i)) for n, m, i in data.get("objects") or ()),
                 locked=frozenset(str(d) for d in data.get("locked") or ()),
+                dropped=_paths_or_none(data.get("dropped")),
             )
         except (KeyError, TypeError, IndexError, AttributeError) as exc:
             raise ValueError(f"not a workspace snapshot: {exc!r}") from None
@@ -282,97 +287,12 @@ class WorkspaceSnapshot:
         return self.protected_inodes.get(info[2]) if info is not None else None
 
 
+def _paths_or_none(data: Any) -> frozenset[str] | None:
+    return None if data is None else frozenset(str(path) for path in data)
+
+
 def _digests(data: Mapping[str, Any]) -> dict[str, bytes | None]:
     return {str(p): None if d is None else bytes.fromhex(d) for p, d in data.items()}
-
-
-def walk(
-    base: str,
-    on_dir: Callable[[str], None] | None = None,
-    *,
-    skip: str | None = None,
-    limit: int | None = None,
-    locked: set[str] | None = None,
-) -> tuple[dict[str, Stat], set[str], bool]:
-    """``(files, dirs, complete)`` under ``base``: the stat of every file and symlink and the
-    set of directories, by relative posix path; of a ``.git`` directory only its key entries
-    (:func:`git_entries`). ``on_dir`` is called with each directory (not ``.git``) before it
-    is listed; the entry ``skip`` (a relative path, e.g. an audit store inside the
-    workspace) is left out. ``complete`` is false when the walk stopped after ``limit``
-    entries (default :data:`MAX_ENTRIES`). ``locked`` gets the folders (``""``: ``base``) their
-    owner cannot list or enter (:func:`~.lost_content.locked_at`)."""
-    limit = MAX_ENTRIES if limit is None else limit
-    if locked is not None and lost_content.locked_at(base):
-        locked.add("")
-    files: dict[str, Stat] = {}
-    dirs: set[str] = set()
-    stack: list[tuple[str, str]] = [(base, "")]
-    seen = 0
-    while stack:
-        directory, prefix = stack.pop()
-        try:
-            entries = os.scandir(directory)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                relative = prefix + entry.name
-                if relative == skip:
-                    continue
-                seen += 1
-                if seen > limit:
-                    return files, dirs, False
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        dirs.add(relative)
-                        if locked is not None and lost_content.locked_at(entry.path):
-                            locked.add(relative)
-                        if entry.name == ".git":  # its hooks count against the limit too
-                            seen += git_entries(entry.path, relative, files, dirs, limit - seen)
-                            if seen > limit:
-                                return files, dirs, False
-                            continue
-                        if on_dir is not None:
-                            on_dir(relative)
-                        stack.append((entry.path, relative + "/"))
-                        continue
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                files[relative] = stat_key(info)
-    return files, dirs, True
-
-
-def git_entries(
-    path: str, relative: str, files: dict[str, Stat], dirs: set[str], limit: int = 10_000
-) -> int:
-    """Add the key entries of the ``.git`` directory at ``path`` (``relative`` in the
-    workspace): :data:`GIT_FILES` with their stat, :data:`GIT_DIRS` that exist, and the
-    :data:`GIT_HOOKS` directory with every file in it (at most ``limit`` entries); return how
-    many hook entries it added (one more when there were more)."""
-    for name in GIT_FILES:
-        try:
-            info = os.lstat(os.path.join(path, name))
-        except OSError:
-            continue
-        if not stat.S_ISDIR(info.st_mode):
-            files[f"{relative}/{name}"] = stat_key(info)
-    for name in GIT_DIRS:
-        if os.path.isdir(os.path.join(path, name)):
-            dirs.add(f"{relative}/{name}")
-    hooks = os.path.join(path, GIT_HOOKS)
-    if os.path.islink(hooks):  # hooks elsewhere: the link itself is a hook file
-        with contextlib.suppress(OSError):
-            link = os.lstat(hooks)
-            files[f"{relative}/{GIT_HOOKS}"] = stat_key(link)
-    elif os.path.isdir(hooks):
-        found, found_dirs, whole = walk(hooks, limit=max(0, min(limit, 10_000)))
-        dirs.add(f"{relative}/{GIT_HOOKS}")
-        for name, hook in found.items():
-            files[f"{relative}/{GIT_HOOKS}/{name}"] = hook
-        dirs.update(f"{relative}/{GIT_HOOKS}/{name}" for name in found_dirs)
-        return len(found) + len(found_dirs) + (0 if whole else 1)
-    return 0
 
 
 def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
@@ -388,7 +308,8 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     )
     hidden = hidden_history(before.history, after.history, after.locked - before.locked)
     old, new = before.files, after.files
-    same = before.locked == after.locked
+    dropped = newly_dropped(before, after)
+    same = before.locked == after.locked and not dropped
     if old is new and before.dirs is after.dirs and same:  # a live tree's shared state
         return Effects(complete=complete, history_destroyed=lost_history, history_hidden=hidden)
     unchanged = old == new and before.dirs == after.dirs and same and not before.digests
@@ -426,9 +347,10 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
     protected |= linked_protected(after.root, (*created, *modified), new, protection)
     gone, tracked = {old[path][2]: path for path in deleted}, before.tracked or frozenset()
     moves = [(gone[new[path][2]], path) for path in created if new[path][2] in gone]
-    renamed, moved_away = out_of_view(after.root, moves, tracked, (*deleted, *created, *modified))
+    changed = (*deleted, *created, *modified)
+    renamed, moved_away = out_of_view(after.root, moves, tracked, changed, before.in_view)
     moved = {source for source, _ in renamed}  # a file moved within the work's view is not lost
-    lost = [path for path in deleted if path not in moved]
+    lost = sorted({*(path for path in deleted if path not in moved), *dropped})
     memory = sorted(p for p in (*deleted, *created, *modified) if is_memory_path(p))
     memory += sorted(linked_memory(after.root, (*created, *modified), new, is_memory_path))
     replaced, unreachable = replaced_files(after.root, old, new, modified, tracked)
@@ -440,7 +362,15 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
         modified=tuple(modified),
         created=tuple(created),
         protected=tuple(sorted(protected)),
-        deleted_dirs=lost_content.lost_dirs(before.dirs - after.dirs, lost, moved),
+        deleted_dirs=tuple(
+            sorted(
+                {
+                    *lost_content.lost_dirs(before.dirs - after.dirs, lost, moved),
+                    *dropped_dirs(dropped, lost, tracked),
+                }
+            )
+        ),
+        dropped=tuple(sorted(dropped)),
         renamed=tuple(sorted(renamed)),
         hidden=moved_away,
         tracked_deleted=tuple(path for path in lost if path in tracked),
@@ -452,6 +382,24 @@ def diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Effects:
         history_hidden=hidden,
         replaced=replaced,
     )
+
+
+def newly_dropped(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> frozenset[str]:
+    """The files dropped from view (:mod:`.dropped`) after ``before`` and not before it. An
+    ``after`` that did not ask git (the hook door's post) asks now: for the index's listing
+    when the index changed, else for the files of ``HEAD`` it lacks (those it lacked before)."""
+    now = after.dropped
+    if now is None:
+        if before.tracked is None:
+            return frozenset()
+        index = ".git/index"
+        if before.files.get(index) != after.files.get(index):
+            listed = tracked_paths(after.root)
+            unindexed = frozenset() if listed is None else before.tracked - listed
+        else:
+            unindexed = staged_removals(after.root) & before.tracked
+        now = dropped_files(after.root, unindexed, after.files)
+    return now - (before.dropped or frozenset())
 
 
 def _git_busywork(path: str) -> bool:

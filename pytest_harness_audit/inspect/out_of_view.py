@@ -11,7 +11,10 @@ held no tracked file before the call (a project whose own ``build/`` is tracked 
 view), or when git ignores it after the call (``git check-ignore``; a path in the index is not
 ignored). A file was in view unless it lay in such a folder, or was untracked and is ignored by
 git now; an ignore file changed by the same call (``echo notes/ >> .gitignore && mv notes
-.cache/``) leaves an untracked file in view, as it was before the call.
+.cache/``) leaves an untracked file in view, as it was before the call, and so does git showing
+it when the session started (:func:`untracked_in_view`): the owner's untracked work made ignored
+by one call and moved away by a later one is lost at the move. Generated files
+(:func:`is_generated`: compiled, logs, in a folder of :data:`HIDDEN_FOLDERS`) are no work.
 """
 
 from __future__ import annotations
@@ -47,8 +50,73 @@ HIDDEN_FOLDERS: Final = frozenset(
 )
 #: Most paths asked of git in one call (the rest are judged by their folders' names alone).
 MAX_ASKED: Final = 10_000
+#: Suffixes of files a build, an interpreter or a run writes: not the project's work.
+GENERATED_SUFFIXES: Final = (
+    ".pyc",
+    ".pyo",
+    ".o",
+    ".obj",
+    ".so",
+    ".dylib",
+    ".dll",
+    ".a",
+    ".class",
+    ".log",
+)
+#: Names of files a tool or the system writes: not the project's work.
+GENERATED_NAMES: Final = frozenset({".DS_Store", "Thumbs.db", ".coverage"})
 
 Move = tuple[str, str]
+
+
+def is_generated(path: str) -> bool:
+    """Whether ``path`` (relative, posix) is a generated file: its name or suffix says so, or a
+    folder on its path is one of :data:`HIDDEN_FOLDERS` or an ``*.egg-info``."""
+    *folders, name = path.split("/")
+    if name in GENERATED_NAMES or name.endswith(GENERATED_SUFFIXES):
+        return True
+    return any(part in HIDDEN_FOLDERS or part.endswith(".egg-info") for part in folders)
+
+
+def _git_lines(root: str, args: Sequence[str], given: str = "") -> list[str] | None:
+    """The NUL-separated output of ``git ARGS`` run at ``root`` (``given`` on its standard
+    input); ``None`` when git cannot tell (no repository, an error)."""
+    if not os.path.lexists(os.path.join(root, ".git")):
+        return None
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=root,
+            env={**os.environ, **GIT_ISOLATION_ENV},
+            input=given.encode("utf-8", "surrogateescape"),
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode not in (0, 1):
+        return None
+    return [path for path in done.stdout.decode("utf-8", "surrogateescape").split("\0") if path]
+
+
+def untracked_in_view(root: str) -> frozenset[str]:
+    """The untracked files git shows in the repository at ``root`` now (not ignored), a folder
+    none of whose files is tracked as one ``dir/`` entry; empty past :data:`MAX_ASKED` entries,
+    or when git cannot tell."""
+    args = ["ls-files", "-z", "--others", "--exclude-standard", "--directory"]
+    found = _git_lines(root, args)
+    return frozenset(found) if found is not None and len(found) <= MAX_ASKED else frozenset()
+
+
+def _shown(path: str, in_view: frozenset[str]) -> bool:
+    """Whether ``path`` or a folder on it is among ``in_view`` (:func:`untracked_in_view`)."""
+    if not in_view:
+        return False
+    parts = path.split("/")
+    return path in in_view or any(
+        "/".join(parts[:n]) + "/" in in_view for n in range(1, len(parts))
+    )
 
 
 def _hidden_folder(path: str, tracked: frozenset[str]) -> bool:
@@ -62,26 +130,12 @@ def _hidden_folder(path: str, tracked: frozenset[str]) -> bool:
     return False
 
 
-def _ignored(root: str, paths: Sequence[str]) -> frozenset[str]:
+def ignored_paths(root: str, paths: Sequence[str]) -> frozenset[str]:
     """Those of ``paths`` git ignores in the repository at ``root`` (none when git cannot tell)."""
-    if not paths or not os.path.lexists(os.path.join(root, ".git")):
+    if not paths:
         return frozenset()
-    try:
-        done = subprocess.run(
-            ["git", "check-ignore", "-z", "--stdin"],
-            cwd=root,
-            env={**os.environ, **GIT_ISOLATION_ENV},
-            input="\0".join(paths[:MAX_ASKED]).encode("utf-8", "surrogateescape") + b"\0",
-            capture_output=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return frozenset()
-    if done.returncode not in (0, 1):
-        return frozenset()
-    found = done.stdout.decode("utf-8", "surrogateescape").split("\0")
-    return frozenset(path for path in found if path)
+    found = _git_lines(root, ["check-ignore", "-z", "--stdin"], "\0".join(paths[:MAX_ASKED]) + "\0")
+    return frozenset(found or ())
 
 
 def _ignore_file(path: str) -> bool:
@@ -93,10 +147,12 @@ def out_of_view(
     moves: Sequence[Move],
     tracked: frozenset[str],
     changed: Sequence[str],
+    in_view: frozenset[str] = frozenset(),
 ) -> tuple[tuple[Move, ...], tuple[Move, ...]]:
     """``(renamed, hidden)``: ``moves`` (``(before, now)`` pairs) split into those that stay in
     the work's view and those moved out of it (module doc). ``tracked``: the paths tracked
-    before the call; ``changed``: every path the call created, modified or deleted."""
+    before the call; ``changed``: every path the call created, modified or deleted;
+    ``in_view``: the untracked paths git showed when the session started."""
     if not moves:
         return (), ()
     candidates = [(source, path) for source, path in moves if not _hidden_folder(source, tracked)]
@@ -106,13 +162,22 @@ def out_of_view(
     rest = [pair for pair in candidates if pair not in hidden]
     ignores_changed = any(_ignore_file(path) for path in changed)
     asked = sorted({path for pair in rest for path in pair})
-    ignored = _ignored(root, asked) if rest else frozenset()
+    ignored = ignored_paths(root, asked) if rest else frozenset()
     for source, path in rest:
-        source_seen = source in tracked or ignores_changed or source not in ignored
+        shown = _shown(source, in_view) and not is_generated(source)
+        source_seen = source in tracked or ignores_changed or source not in ignored or shown
         if source_seen and path in ignored:
             hidden.add((source, path))
     kept = tuple(pair for pair in moves if pair not in hidden)
     return kept, tuple(sorted(hidden))
 
 
-__all__ = ["HIDDEN_FOLDERS", "out_of_view"]
+__all__ = [
+    "GENERATED_NAMES",
+    "GENERATED_SUFFIXES",
+    "HIDDEN_FOLDERS",
+    "ignored_paths",
+    "is_generated",
+    "out_of_view",
+    "untracked_in_view",
+]

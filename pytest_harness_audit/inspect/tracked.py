@@ -11,7 +11,9 @@ import time
 from collections import OrderedDict
 from typing import Protocol, TypeVar
 
+from pytest_harness_audit.inspect.dropped import dropped_files
 from pytest_harness_audit.inspect.git_env import GIT_ISOLATION_ENV, without_filters
+from pytest_harness_audit.inspect.out_of_view import untracked_in_view
 
 #: The environment of every git command run here (:mod:`.git_env`): no global or system
 #: configuration, no program the repository's configuration names.
@@ -90,9 +92,14 @@ def tracked_executables(root: str) -> frozenset[str]:
 
 
 class Listed(Protocol):
-    """What :class:`KnownTracked` extends: a snapshot's tracked paths (``None``: not asked)."""
+    """What :class:`KnownTracked` extends: a snapshot's tracked paths (``None``: not asked),
+    its files and the tracked files it found dropped from view (:mod:`.dropped`)."""
 
+    root: str
+    files: dict[str, tuple[int, int, int, int]]
     tracked: frozenset[str] | None
+    dropped: frozenset[str] | None
+    in_view: frozenset[str]
 
 
 _Snapshot = TypeVar("_Snapshot", bound=Listed)
@@ -107,17 +114,28 @@ class KnownTracked:
 
     def __init__(self) -> None:
         self._paths: frozenset[str] = frozenset()
+        self._in_view: frozenset[str] | None = None
         self._lock = threading.Lock()
 
     def extend(self, snapshot: _Snapshot) -> _Snapshot:
         """``snapshot``, its tracked paths (when it asked git for them) with every path an
-        earlier snapshot found tracked; what it found is kept for the later ones."""
-        if snapshot.tracked is None and not self._paths:
+        earlier snapshot found tracked; what it found is kept for the later ones. Those the
+        index no longer lists that are still there and ignored are its ``dropped`` files; its
+        ``in_view``: the untracked paths git showed at the first snapshot that asked it."""
+        indexed = snapshot.tracked
+        if indexed is None and not self._paths:
             return snapshot
+        first = self._in_view is None and indexed is not None
+        shown = untracked_in_view(snapshot.root) if first else None
         with self._lock:
-            self._paths |= snapshot.tracked or frozenset()
+            self._paths |= indexed or frozenset()
             known = self._paths
-        snapshot.tracked = (snapshot.tracked or frozenset()) | known
+            if self._in_view is None and shown is not None:
+                self._in_view = shown
+            snapshot.in_view = self._in_view or frozenset()
+        snapshot.tracked = (indexed or frozenset()) | known
+        if indexed is not None:
+            snapshot.dropped = dropped_files(snapshot.root, known - indexed, snapshot.files)
         return snapshot
 
 

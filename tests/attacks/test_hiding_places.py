@@ -145,3 +145,58 @@ def test_untracked_work_ignored_and_moved_at_once_is_a_deletion(session: Harness
     )
     assert effects["deleted"] == ["notes.md"]
     assert session.verdict == "WARN"
+
+
+def _owner_notes(session: Harness) -> None:
+    """The owner's untracked work, there when the session starts: git shows it."""
+    (session.root / "notes").mkdir()
+    (session.root / "notes" / "plan.md").write_text("# the plan\n")
+    (session.root / "notes" / "ideas.md").write_text("- quotes in bulk\n")
+    (session.root / "run.log").write_text("started\n")
+
+
+@pytest.mark.parametrize(
+    "moved",
+    [
+        pytest.param(["mkdir -p .cache && mv notes .cache/"], id="into-a-cache"),
+        pytest.param(["mv notes notes-old"], id="to-a-path-the-same-rule-ignores"),
+        pytest.param(
+            ["echo 'old/' >> .gitignore", "mkdir old && mv notes old/"], id="ignored-later"
+        ),
+    ],
+)
+def test_owner_work_made_ignored_then_moved_away_is_a_deletion(
+    session: Harness, moved: list[str]
+) -> None:
+    # ignored by one call, it is still the work git showed when the session started
+    _owner_notes(session)
+    _run(session, "echo 'notes*/' >> .gitignore")
+    assert session.verdict == "PASS"  # the ignore rule alone loses nothing
+    effects = _run(session, *moved)
+    assert "notes" in effects["deletedDirs"], effects  # type: ignore[operator]
+    assert session.verdict == "FAIL"
+
+
+def test_owner_work_ignored_through_info_exclude_and_moved_at_once_is_a_deletion(
+    session: Harness,
+) -> None:
+    _owner_notes(session)
+    command = "mkdir -p .git/info && echo 'notes*/' >> .git/info/exclude && mv notes notes-old"
+    effects = _run(session, command)
+    assert effects["deletedDirs"] == ["notes"]
+    assert session.verdict == "FAIL"
+
+
+def test_scratch_work_made_ignored_then_moved_is_no_loss(session: Harness) -> None:
+    # the session's own files were never the owner's work in view
+    _run(session, "mkdir scratch && echo x > scratch/a.md", "echo 'scratch*/' >> .gitignore")
+    effects = _run(session, "mv scratch scratch-old")
+    assert effects["renamed"] == [["scratch/a.md", "scratch-old/a.md"]]
+    assert session.verdict == "PASS"
+
+
+def test_an_owner_log_made_ignored_then_moved_is_no_loss(session: Harness) -> None:
+    _owner_notes(session)
+    effects = _run(session, "echo '*.log' >> .gitignore", "mv run.log old.log")
+    assert effects["renamed"] == [["run.log", "old.log"]]
+    assert session.verdict == "PASS"

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hook_processes import call_records, hook, host_env, pre_payload, project_env, verdict
 
-from pytest_harness_audit.audit.continuity_files import WITNESS_ENV
+from pytest_harness_audit.audit.continuity_files import WITNESS_ENV, witness_path, write_witness
 from pytest_harness_audit.doors import hook_uncommitted
 from pytest_harness_audit.doors.hook_uncommitted import HookUncommitted, state_path
 from pytest_harness_audit.gate.seam import Outcome
@@ -286,3 +289,57 @@ def test_a_deleted_work_that_cannot_be_kept_again_still_fails(
     work.judged(root, Effects(), frozenset(), frozenset())
     problem = work.after(None, "Bash", "command", {}, Outcome("success"))
     assert problem.verdict == "FAIL" and "tamper_attempt" in problem.alerts
+
+
+def _witnessed(storage: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session's continuity witness made, as the first event's continuity note makes it."""
+    monkeypatch.setenv(WITNESS_ENV, str(storage.parent / "witness"))
+    path = witness_path(storage, SESSION)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_witness(path, {"session": SESSION})
+
+
+def test_a_first_work_never_written_was_never_kept(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An event that could not write the first state (or was stopped before it did) leaves no
+    name in the witness: the next event takes the work anew, no kept state reads as deleted."""
+    root, storage = str(project), tmp_path / "store"
+    _witnessed(storage, monkeypatch)
+
+    def unwritable(*args: Any, **kwargs: Any) -> None:
+        raise OSError("no space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(hook_uncommitted, "replace_file", unwritable)
+        HookUncommitted(root, Policy.preset("safety"), storage, SESSION).learn(root)
+    assert not state_path(storage, SESSION, root).exists()
+    work = HookUncommitted(root, Policy.preset("safety"), storage, SESSION)
+    work.judged(root, Effects(), frozenset(), frozenset())
+    assert work.after(None, "Bash", "command", {}, Outcome("success")).verdict is None
+    assert state_path(storage, SESSION, root).exists()  # taken anew, for the calls to come
+
+
+def test_parallel_events_never_meet_a_named_work_missing(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many events of one session at once, the first keep among them: every one finds the work
+    whole (the lock beside it orders the reads and the writes), none judges it deleted."""
+    root, storage = str(project), tmp_path / "store"
+    _witnessed(storage, monkeypatch)
+    start = threading.Barrier(16)
+
+    def event(n: int) -> str | None:
+        work = HookUncommitted(root, Policy.preset("safety"), storage, SESSION)
+        start.wait()
+        time.sleep(n / 100)  # spread over the first keep's writing
+        if n % 2:
+            work.learn(root)  # a pre
+        work.judged(root, Effects(modified=("notes.txt",)), frozenset(), frozenset())  # a post
+        return work.after(None, "Bash", "command", {}, Outcome("success")).verdict
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        verdicts = list(pool.map(event, range(16)))
+    assert verdicts == [None] * 16
+    kept = json.loads(state_path(storage, SESSION, root).read_text())
+    assert set(kept["kept"]) == set(EDITS)
