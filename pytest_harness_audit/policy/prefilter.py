@@ -36,7 +36,16 @@ from pytest_harness_audit.policy.requirements import (
     python_regex_requirement as python_regex_requirement,
 )
 from pytest_harness_audit.policy.requirements import requirement as requirement
-from pytest_harness_audit.policy.targets import FILE_KIND, KEY_KINDS, OTHER_KIND, screen_forms
+from pytest_harness_audit.policy.targets import (
+    CODE_KIND,
+    COMMAND_KIND,
+    FILE_KIND,
+    KEY_KINDS,
+    OTHER_KIND,
+    derived_forms,
+    lone_forms,
+    lone_target,
+)
 
 #: Text longer than this that holds a literal takes the full path (all matches are not listed).
 _OVERLAP_LIMIT: Final = 4096
@@ -231,26 +240,40 @@ def screen(
     (one target parameter, no command: :func:`~.targets.screen_forms`), those targets: known
     then to be worth matching, they need no second derivation nor a second scan."""
     args = as_dict(params)
-    if type(args.get("command")) is str:
-        return False, None  # a command's targets are known only once read (the full path)
-    if root is None and len(args) == 1:
-        # the commonest shape: one path already in normal form, or one pattern or URL, whose
-        # only target form is its value (as :func:`~.targets.prefilter_forms` finds)
-        ((key, value),) = args.items()
-        if type(value) is str:
-            kind = KEY_KINDS.get(key)
-            # (a glob names the sensitive files it can match: `.e?v` is `.env`, see
-            # :mod:`~.search_targets`; a path in another spelling has other forms)
-            if (
-                kind == OTHER_KIND
-                and _GLOB_CHARS.isdisjoint(value)
-                and value[:5].lower() != "file:"
-            ) or (kind == FILE_KIND and plain_path(value)):
-                if value.isascii() and prefilter.clears(value):
-                    return True, None
-                # a `pattern` or `glob` alone takes the full derivation (:func:`call_targets`)
-                return False, ([value] if key != "pattern" and key != "glob" else None)
-    forms, exact = screen_forms(args, root)
+    lone = lone_target(args)
+    if lone is not None:
+        value, kind = lone
+        if (kind == OTHER_KIND and value[:5].lower() != "file:") or (
+            kind == FILE_KIND and root is None and plain_path(value)
+        ):
+            # the commonest shape: one path already in normal form, or one URL, whose only
+            # target form is its value (as :func:`~.targets.lone_forms` finds)
+            if value.isascii() and prefilter.clears(value):
+                return True, None
+            return False, [value]
+        if kind in (COMMAND_KIND, CODE_KIND):
+            return False, None  # a command's targets are known only once read (the full path)
+        forms: list[str] | None = lone_forms(value, kind, root)
+        exact = True
+    else:
+        if type(args.get("command")) is str:
+            return False, None
+        if root is None and len(args) == 1:
+            for key, only in args.items():
+                # (a glob names the sensitive files it can match: `.e?v` is `.env`, see
+                # :mod:`~.search_targets`; a path in another spelling has other forms)
+                if (
+                    type(only) is str
+                    and KEY_KINDS.get(key) == OTHER_KIND
+                    and _GLOB_CHARS.isdisjoint(only)
+                    and only[:5].lower() != "file:"
+                ):
+                    if only.isascii() and prefilter.clears(only):
+                        return True, None
+                    # a `pattern` or `glob` alone takes the full derivation (call_targets)
+                    return False, None
+        forms = derived_forms(args, root)
+        exact = False
     if forms is None:
         return False, None
     if len(forms) == 1:  # one form: the one-form test (`{"file_path": …, "offset": …}`)

@@ -186,6 +186,12 @@ _DIRECTORY_CANDIDATES: Final = {
 }
 
 
+def is_credential_folder(name: str) -> bool:
+    """Whether a folder named ``name`` (``.ssh``, ``.aws`` …) holds credential files by their
+    usual names: a glob below it names them (:func:`glob_candidates`)."""
+    return name in _DIRECTORY_CANDIDATES
+
+
 def _without_wildcards(text: str) -> tuple[str, bool]:
     r"""``text`` without its wildcards (``*``, ``?``, a ``[…]`` with no ``/`` in it), and
     whether it had any, as the expression ``\[[^\]/]*\]|[*?]`` finds them, in one pass (the
