@@ -106,7 +106,12 @@ def is_path_like(text: str, *, named: bool = False) -> bool:
     it is the value of a key that names a file (:func:`names_file`), so any one word is."""
     if not text or len(text) > MAX_PATH_LEAF or (text[:1] in "-@" and "/" not in text):
         return False
-    if not named and "/" not in text and text[:1] not in ".~" and _EXTENSION.search(text) is None:
+    if (
+        not named
+        and "/" not in text
+        and text[:1] not in ".~"
+        and ("." not in text or _EXTENSION.search(text) is None)
+    ):
         return False
     return not any(character.isspace() or character == "\x00" for character in text)
 

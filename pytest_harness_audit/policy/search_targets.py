@@ -36,7 +36,7 @@ def search_forms(params: Mapping[str, Any], folders: Iterable[str]) -> list[str]
     if type(glob) is not str:
         # a search of a folder with no file filter reads all of it: which names files only
         # in a credential directory (`*` names every file, so no file in particular)
-        places = [place for place in places if is_credential_folder(place.rpartition("/")[2])]
+        places = [place for place in places if is_credential_folder(place)]
         if not places:
             return []
         globs.append("*")

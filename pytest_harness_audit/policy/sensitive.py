@@ -186,10 +186,10 @@ _DIRECTORY_CANDIDATES: Final = {
 }
 
 
-def is_credential_folder(name: str) -> bool:
-    """Whether a folder named ``name`` (``.ssh``, ``.aws`` …) holds credential files by their
-    usual names: a glob below it names them (:func:`glob_candidates`)."""
-    return name in _DIRECTORY_CANDIDATES
+def is_credential_folder(path: str) -> bool:
+    """Whether the folder ``path`` (its last part: ``.ssh``, ``.aws`` …) holds credential files
+    by their usual names: a glob below it names them (:func:`glob_candidates`)."""
+    return path.rpartition("/")[2] in _DIRECTORY_CANDIDATES
 
 
 def _without_wildcards(text: str) -> tuple[str, bool]:

@@ -45,7 +45,7 @@ from pytest_harness_audit.policy.path_forms import (
 )
 from pytest_harness_audit.policy.path_forms import resolved_path as resolved_path
 from pytest_harness_audit.policy.search_targets import search_forms
-from pytest_harness_audit.policy.sensitive import folded_credential_path
+from pytest_harness_audit.policy.sensitive import folded_credential_path, is_credential_folder
 from pytest_harness_audit.policy.shell import read_command
 from pytest_harness_audit.policy.shell.code import code_paths
 
@@ -338,6 +338,12 @@ def _search_forms(params: dict[str, Any], root: str | None) -> list[str]:
     if "pattern" not in params and "glob" not in params:
         return []
     path = params.get("path")
+    if (
+        root is None
+        and type(params.get("glob")) is not str
+        and (type(path) is not str or (plain_path(path) and not is_credential_folder(path)))
+    ):
+        return []  # no file filter, and no folder whose files are named (search_forms)
     folders: list[str] = []
     if type(path) is str:
         folders = [path, normalise_path(path, root)]
