@@ -103,7 +103,9 @@ class _ToolEntry:
         "pattern_indexes",
         "plain",
         "plain_indexes",
+        "plain_order",
         "prefilter",
+        "set_owners",
         "static",
         "unscreened",
         "uses_set",
@@ -126,10 +128,14 @@ class _ToolEntry:
         self.uses_set = any(rule.uses_set for rule in candidates)
         self.plain = tuple(rule for rule in candidates if not rule.has_patterns)
         self.plain_indexes = frozenset(rule.index for rule in self.plain)
+        self.plain_order = [rule.index for rule in self.plain]
         self.pattern_indexes = frozenset(rule.index for rule in candidates if rule.has_patterns)
         self.outside = tuple(
             rule for rule in candidates if rule.has_patterns and (rule.exact or rule.fallbacks)
         )
+        #: The rule owning each pattern of the policy's RE2 sets, by pattern index, when it is
+        #: one of this tool's (else -1): set by the policy (:meth:`CompiledPolicy._index`).
+        self.set_owners: list[int] = []
         self.prefilter: Prefilter | None = None
         #: Calls still to be decided on the full path before the prefilter is built (``-1``:
         #: it never is): building it parses every pattern, which pays only over many calls.
@@ -297,15 +303,35 @@ class CompiledPolicy:
         )
         if not enabled:
             entry.static = False
+        entry.set_owners = [
+            owner if owner in entry.pattern_indexes else -1 for owner in self._program.owners
+        ]
         return entry
 
-    def _set_matches(self, targets: list[str]) -> set[int]:
-        """Indexes of the rules whose set-compiled patterns match any target."""
-        matched: set[int] = set()
-        program = self._program
-        for target in targets:
-            program.owners_matching(target.encode("utf-8", "surrogatepass"), matched)
-        return matched
+    def _matched_walk(
+        self, entry: _ToolEntry, candidates: list[str], targets: list[str]
+    ) -> list[CompiledRule]:
+        """The rules to walk when a pattern of one of ``entry``'s rules matches a target (of
+        ``candidates``, for the RE2 sets): those rules and the rules without patterns, in
+        priority order; empty when no pattern matches."""
+        hits: list[int] = []
+        if entry.uses_set:
+            owners = entry.set_owners
+            program = self._program
+            for target in candidates:
+                for pattern in program.matching(target.encode("utf-8", "surrogatepass")):
+                    owner = owners[pattern]
+                    if owner >= 0 and owner not in hits:
+                        hits.append(owner)
+        for rule in entry.outside:
+            if rule.index not in hits and rule.matches_outside_sets(targets):
+                hits.append(rule.index)
+        if not hits:
+            return []
+        hits.extend(entry.plain_order)
+        hits.sort()
+        rules = self.compiled_rules  # a rule's index is its place in them
+        return [rules[index] for index in hits]
 
     def evaluate(
         self,
@@ -396,14 +422,7 @@ class CompiledPolicy:
                 # required literals spares the RE2 sets every target that cannot match
                 candidates = targets if prefilter is None else worth_matching(prefilter, targets)
             if candidates:
-                matched = self._set_matches(candidates) if entry.uses_set else set()
-                for rule in entry.outside:
-                    if rule.index not in matched and rule.matches_outside_sets(targets):
-                        matched.add(rule.index)
-                matched &= entry.pattern_indexes
-                if matched:
-                    rules = self.compiled_rules  # a rule's index is its place in them
-                    walk = [rules[i] for i in sorted(matched.union(entry.plain_indexes))]
+                walk = self._matched_walk(entry, candidates, targets) or walk
         for rule in walk:
             rule_categories = rule.categories
             if rule_categories is not None and rule_categories.isdisjoint(entry.categories):

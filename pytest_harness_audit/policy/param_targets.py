@@ -106,7 +106,12 @@ def is_path_like(text: str, *, named: bool = False) -> bool:
     it is the value of a key that names a file (:func:`names_file`), so any one word is."""
     if not text or len(text) > MAX_PATH_LEAF or (text[:1] in "-@" and "/" not in text):
         return False
-    if not named and "/" not in text and text[:1] not in ".~" and _EXTENSION.search(text) is None:
+    if (
+        not named
+        and "/" not in text
+        and text[:1] not in ".~"
+        and ("." not in text or _EXTENSION.search(text) is None)
+    ):
         return False
     return not any(character.isspace() or character == "\x00" for character in text)
 
@@ -207,6 +212,15 @@ def _revision_path(text: str) -> str | None:
     return None
 
 
+def _take(found: dict[str, None], text: str, named: bool) -> None:
+    """Add ``text`` to ``found`` when it reads as a path, and the path of a git object name."""
+    if is_path_like(text, named=named):
+        found[text] = None
+    path = _revision_path(text)
+    if path is not None:
+        found[path] = None
+
+
 def leaf_paths(params: Mapping[str, Any], skipped: Mapping[str, Any]) -> list[str]:
     """The path-like string leaves of ``params``, in order, outside :data:`CONTENT_KEYS` (at any
     depth) and the values already read as targets: a string under a key of ``skipped``, a
@@ -216,14 +230,6 @@ def leaf_paths(params: Mapping[str, Any], skipped: Mapping[str, Any]) -> list[st
     a key that names a file (:func:`names_file`), any one word is a leaf; a folder and a name
     given apart add their join (:func:`joined_paths`)."""
     found: dict[str, None] = {}  # (in order, each once: repeating a name fills no cap)
-
-    def take(text: str, named: bool) -> None:
-        if is_path_like(text, named=named):
-            found[text] = None
-        path = _revision_path(text)
-        if path is not None:
-            found[path] = None
-
     budget = MAX_VALUES
     too_deep = False
     stack: list[tuple[Any, int, bool]] = []
@@ -234,7 +240,7 @@ def leaf_paths(params: Mapping[str, Any], skipped: Mapping[str, Any]) -> list[st
             continue  # read already: a target key's string, a command's argv list
         named = names_file(key)
         if type(value) is str:
-            take(value, named)
+            _take(found, value, named)
             continue
         kind = type(value)
         if kind is not dict and kind is not list and not isinstance(value, (Mapping, list, tuple)):
@@ -246,7 +252,7 @@ def leaf_paths(params: Mapping[str, Any], skipped: Mapping[str, Any]) -> list[st
             if budget < 0 or len(found) > MAX_LEAVES:
                 return [*list(found)[:MAX_LEAVES], UNREAD_PARAMETERS]
             if type(item) is str:
-                take(item, named)
+                _take(found, item, named)
             elif depth < _MAX_DEPTH:
                 if type(item) is dict or isinstance(item, Mapping):
                     stack.extend(

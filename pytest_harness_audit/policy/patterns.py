@@ -201,10 +201,15 @@ class PatternProgram:
             raise PatternSyntaxError("the patterns of this policy do not compile together")
         return True
 
+    def matching(self, data: bytes) -> list[int]:
+        """The indexes (in the order added) of every pattern matching ``data``."""
+        found: list[int] = self._set.Match(data)
+        return found
+
     def owners_matching(self, data: bytes, into: set[int]) -> None:
         """Add the owners of every pattern matching ``data`` to ``into``."""
         owners = self.owners
-        for index in self._set.Match(data):
+        for index in self.matching(data):
             into.add(owners[index])
 
 

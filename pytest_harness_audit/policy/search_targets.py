@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from pytest_harness_audit.policy.sensitive import glob_candidates
+from pytest_harness_audit.policy.sensitive import glob_candidates, is_credential_folder
 
 _WILD: Final = frozenset("*?[{")
 _BRACES: Final = re.compile(r"\{([^{}]*)\}")
@@ -33,8 +33,13 @@ def search_forms(params: Mapping[str, Any], folders: Iterable[str]) -> list[str]
     if type(glob) is str:
         globs.append(glob)
     places = [folder.rstrip("/") for folder in folders if folder]
-    if places and type(glob) is not str:
-        globs.append("*")  # a search of a folder with no file filter reads all of it
+    if type(glob) is not str:
+        # a search of a folder with no file filter reads all of it: which names files only
+        # in a credential directory (`*` names every file, so no file in particular)
+        places = [place for place in places if is_credential_folder(place)]
+        if not places:
+            return []
+        globs.append("*")
     found: list[str] = []
     for text in globs:
         if len(text) > _MAX_GLOB:

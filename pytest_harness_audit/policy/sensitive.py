@@ -188,6 +188,12 @@ _DIRECTORY_CANDIDATES: Final = {
 }
 
 
+def is_credential_folder(path: str) -> bool:
+    """Whether the folder ``path`` (its last part: ``.ssh``, ``.aws`` …) holds credential files
+    by their usual names: a glob below it names them (:func:`glob_candidates`)."""
+    return path.rpartition("/")[2] in _DIRECTORY_CANDIDATES
+
+
 def _without_wildcards(text: str) -> tuple[str, bool]:
     r"""``text`` without its wildcards (``*``, ``?``, a ``[…]`` with no ``/`` in it), and
     whether it had any, as the expression ``\[[^\]/]*\]|[*?]`` finds them, in one pass (the

@@ -45,7 +45,7 @@ from pytest_harness_audit.policy.path_forms import (
 )
 from pytest_harness_audit.policy.path_forms import resolved_path as resolved_path
 from pytest_harness_audit.policy.search_targets import search_forms
-from pytest_harness_audit.policy.sensitive import folded_credential_path
+from pytest_harness_audit.policy.sensitive import folded_credential_path, is_credential_folder
 from pytest_harness_audit.policy.shell import read_command
 from pytest_harness_audit.policy.shell.code import code_paths
 
@@ -110,6 +110,9 @@ KEY_KINDS: Final = _KEY_KINDS
 FILE_KIND: Final = _FILE
 #: The kind of a parameter whose value is its only target form (``pattern``, ``url``, ``to``).
 OTHER_KIND: Final = _OTHER
+#: The kinds of a parameter holding a shell command or program text (read on the full path).
+COMMAND_KIND: Final = _COMMAND
+CODE_KIND: Final = _CODE
 _KEY_ORDER: Final = {key: index for index, key in enumerate((*PRIMARY_KEYS, *EXTRA_KEYS))}
 _PATTERN_ORDER: Final = _KEY_ORDER["pattern"]
 _WITH_ARGS: Final = {**_KEY_KINDS, "args": _COMMAND}  # a command's `args` are read with it
@@ -130,29 +133,36 @@ def all_targets(params: Mapping[str, Any], root: str | None = None) -> list[str]
 
 
 #: Parameters whose value, of any type, may add targets; content text never does.
-_ACTIVE_KEYS = JOINED_KEYS | {"paths", "args"}
+_ACTIVE_KEYS: Final = JOINED_KEYS | {"paths", "args"}
 _INERT_KEYS: Final = CONTENT_KEYS - _ACTIVE_KEYS
-_SCALARS: Final = (int, float, bool)
 
 
-def _lone_target(params: dict[str, Any]) -> tuple[str, int] | None:
+def lone_target(params: dict[str, Any]) -> tuple[str, int] | None:
     """The value and kind of the one target parameter of a call whose other parameters add no
     target (content text, numbers, flags: ``{"command": …, "description": …, "timeout": …}``,
     ``{"file_path": …, "offset": …}``); ``None`` for any other call. Not a ``pattern`` or
     ``glob``: a search's forms need the full derivation."""
-    found: tuple[str, int] | None = None
+    found: str | None = None
+    found_kind = 0
     for key, value in params.items():
-        kind = _KEY_KINDS.get(key)
-        if kind is None:
-            if key in _INERT_KEYS or (
-                (value is None or type(value) in _SCALARS) and key not in _ACTIVE_KEYS
-            ):
+        kind = _KEY_KINDS.get(key, 0)
+        if kind == 0:
+            if key in _INERT_KEYS:
+                continue
+            kind_of_value = type(value)
+            if (
+                value is None
+                or kind_of_value is int
+                or kind_of_value is float
+                or kind_of_value is bool
+            ) and key not in _ACTIVE_KEYS:
                 continue
             return None
         if found is not None or type(value) is not str or key == "pattern" or key == "glob":
             return None
-        found = (value, kind)
-    return found
+        found = value
+        found_kind = kind
+    return None if found is None else (found, found_kind)
 
 
 def call_targets(
@@ -163,7 +173,7 @@ def call_targets(
     The second item lists the paths a command's reading found (``None`` when the call has no
     command: then every target is a path or a pattern), for the ``credential_access`` check.
     """
-    lone = _lone_target(args := as_dict(params))  # (a dict: read directly when compiled)
+    lone = lone_target(args := as_dict(params))  # (a dict: read directly when compiled)
     if lone is not None:  # the commonest shape: one file_path, path or command, and content
         value, kind = lone
         if kind in (_COMMAND, _CODE):
@@ -287,14 +297,14 @@ def prefilter_forms(params: Mapping[str, Any], root: str | None = None) -> list[
 def screen_forms(params: Mapping[str, Any], root: str | None) -> tuple[list[str] | None, bool]:
     """:func:`prefilter_forms`, and whether they are exactly the call's :func:`call_targets`
     (one target parameter, no command): then the full path can take them as they are."""
-    lone = _lone_target(args := as_dict(params))
+    lone = lone_target(args := as_dict(params))
     if lone is None:
-        return _derived_forms(args, root), False
+        return derived_forms(args, root), False
     value, kind = lone
     return (None, False) if kind in (_COMMAND, _CODE) else (lone_forms(value, kind, root), True)
 
 
-def _derived_forms(params: dict[str, Any], root: str | None) -> list[str] | None:
+def derived_forms(params: dict[str, Any], root: str | None) -> list[str] | None:
     """:func:`prefilter_forms` of any call, every parameter looked at (no shortcut)."""
     params = as_dict(params)
     forms = []
@@ -328,6 +338,12 @@ def _search_forms(params: dict[str, Any], root: str | None) -> list[str]:
     if "pattern" not in params and "glob" not in params:
         return []
     path = params.get("path")
+    if (
+        root is None
+        and type(params.get("glob")) is not str
+        and (type(path) is not str or (plain_path(path) and not is_credential_folder(path)))
+    ):
+        return []  # no file filter, and no folder whose files are named (search_forms)
     folders: list[str] = []
     if type(path) is str:
         folders = [path, normalise_path(path, root)]

@@ -57,13 +57,13 @@ def policies() -> tuple[Policy, Policy]:
 @spies_work
 def test_targets_without_the_literals_skip_the_sets(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[bytes] = []
-    original = PatternProgram.owners_matching
+    original = PatternProgram.matching
 
-    def recording(self: PatternProgram, data: bytes, into: set[int]) -> None:
+    def recording(self: PatternProgram, data: bytes) -> list[int]:
         seen.append(data)
-        original(self, data, into)
+        return original(self, data)
 
-    monkeypatch.setattr(PatternProgram, "owners_matching", recording)
+    monkeypatch.setattr(PatternProgram, "matching", recording)
     fast, _ = policies()
     result = fast.evaluate("Bash", {"command": "cat a.txt b.txt && git push origin --force"})
     assert result.decision == "deny" and result.rule_id == "force-push"

@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_harness_audit.policy.targets import (
-    _derived_forms,
     _derived_targets,
     call_targets,
+    derived_forms,
     prefilter_forms,
 )
 
@@ -74,7 +74,7 @@ SHAPES: list[dict[str, Any]] = [
 
 def _same(params: dict[str, Any], root: str | None) -> None:
     assert call_targets(params, root) == _derived_targets(params, root), (params, root)
-    assert prefilter_forms(params, root) == _derived_forms(params, root), (params, root)
+    assert prefilter_forms(params, root) == derived_forms(params, root), (params, root)
 
 
 @pytest.mark.parametrize("root", ROOTS)
