@@ -29,7 +29,6 @@ import fcntl
 import hashlib
 import os
 import threading
-import weakref
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,17 +46,13 @@ from pytest_harness_audit.audit.anchor import (
     pack_slot_body,
 )
 from pytest_harness_audit.audit.clock import utc_timestamp
+from pytest_harness_audit.audit.draft import RecordDraft
 from pytest_harness_audit.audit.errors import AuditError, ChainError
 from pytest_harness_audit.audit.lct import SoftLCT, make_soft_lct
 from pytest_harness_audit.audit.locking import exclusive, wait_exclusive
 from pytest_harness_audit.audit.reader import iter_file_records
 from pytest_harness_audit.audit.record_ids import record_id_key
-from pytest_harness_audit.audit.records import (
-    AUDIT_LEVELS,
-    RecordBuilder,
-    RecordDraft,
-    encode_record,
-)
+from pytest_harness_audit.audit.records import AUDIT_LEVELS, RecordBuilder, encode_record
 from pytest_harness_audit.audit.recovery import NOFOLLOW as _NOFOLLOW
 from pytest_harness_audit.audit.recovery import RUN_VERIFY as _RUN_VERIFY
 from pytest_harness_audit.audit.recovery import adopt_unanchored, roll_forward
@@ -133,7 +128,6 @@ class AuditChain:
         self._acquire, self._release = self._mutex.acquire, self._mutex.release
         self._pid = _process[0]
         self._fds: list[int] = []
-        self._finalizer = weakref.finalize(self, _close_all, self._fds)
         self._fd = -1
         self._lock_fd = -1
         self._anchor_fd = -1
@@ -471,7 +465,7 @@ class AuditChain:
                 if anchor is not None:
                     anchor.close()
                 self._fd = self._lock_fd = -1
-                self._finalizer()
+                _close_all(self._fds)
 
     def _close_session_locked(self, *, in_sync: bool) -> None:
         """Leave the writers list and, when in step with the file, store the head we saw."""
@@ -484,6 +478,12 @@ class AuditChain:
             snapshot["updatedAt"] = utc_timestamp()
             data["anchor"] = snapshot
         write_session_file(self._paths.session_file, data)
+
+    def __del__(self) -> None:
+        # Not ``weakref.finalize``: the compiled build's classes take no weak references.
+        fds = getattr(self, "_fds", None)
+        if fds:
+            _close_all(fds)
 
     def __enter__(self) -> AuditChain:
         return self
