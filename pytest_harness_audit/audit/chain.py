@@ -32,7 +32,7 @@ import threading
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -69,19 +69,21 @@ from pytest_harness_audit.audit.storage import SessionPaths, StorageLayout
 from pytest_harness_audit.audit.verify import check_line
 from pytest_harness_audit.audit.witness import Head, line_at
 
-_flock = fcntl.flock
-_LOCK_EX_NB = fcntl.LOCK_EX | fcntl.LOCK_NB
-_LOCK_UN = fcntl.LOCK_UN
-_lseek = os.lseek
-_SEEK_END = os.SEEK_END
+# ``Final`` names are read without a dictionary lookup in the compiled build; ``_write`` is not
+# one, so that a test can make the line's write fail.
+_flock: Final = fcntl.flock
+_LOCK_EX_NB: Final = fcntl.LOCK_EX | fcntl.LOCK_NB
+_LOCK_UN: Final = fcntl.LOCK_UN
+_lseek: Final = os.lseek
+_SEEK_END: Final = os.SEEK_END
 _write = os.write
-_pwrite = os.pwrite
-_dumps = orjson.dumps
-_sha256 = hashlib.sha256
-_crc32 = zlib.crc32
-_getpid = os.getpid
+_pwrite: Final = os.pwrite
+_dumps: Final = orjson.dumps
+_sha256: Final = hashlib.sha256
+_crc32: Final = zlib.crc32
+_getpid: Final = os.getpid
 # This process's id, kept current by a fork hook: ``append`` compares it without a system call.
-_process = [os.getpid()]
+_process: Final = [os.getpid()]
 
 
 def _after_fork_in_child() -> None:
@@ -159,7 +161,6 @@ class AuditChain:
         self.builder = RecordBuilder(
             self._paths.session_id, self._lct.token_id, audit_level, agent_id
         )
-        self._prepare = self.builder.prepare
         self._id_key = record_id_key(self._paths.session_id)
 
     # -- opening ---------------------------------------------------------------------------
@@ -272,7 +273,7 @@ class AuditChain:
         Under the lock: the length check, one ``write`` of the line and one ``pwrite`` of the
         anchor slot. The record is completed and encoded, and the slot packed, in this one pass.
         """
-        record, role = self._prepare(draft)
+        record, role = self.builder.prepare(draft)
         self._acquire()
         try:
             fd = self._fd

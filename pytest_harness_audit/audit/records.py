@@ -126,8 +126,8 @@ _KIND_SET: Final = frozenset(KINDS)
 _NUMBER_TYPES: Final = (int, float)
 _OPTIONAL_TEXT: Final = (str, type(None))
 _INF: Final = float("inf")
-_join = "".join
-_dumps = orjson.dumps
+_join: Final = "".join
+_dumps: Final = orjson.dumps
 
 
 def complete_record(
@@ -175,7 +175,8 @@ def encode_record(record: dict[str, Any]) -> bytes:
     return line
 
 
-_sha256 = hashlib.sha256
+_sha256: Final = hashlib.sha256
+# Not ``Final``: tests pin the clock through it.
 _next_stamp = utc_timestamp
 
 
