@@ -162,6 +162,7 @@ class AuditChain:
             self._paths.session_id, self._lct.token_id, audit_level, agent_id
         )
         self._id_key = record_id_key(self._paths.session_id)
+        self._session_id = self._paths.session_id
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -291,7 +292,7 @@ class AuditChain:
                 if size != self._size:
                     self._resync_locked(size)
                 index = self._count
-                session_id = role["sessionId"]
+                session_id = self._session_id
                 role["actionIndex"] = index
                 # ``record_id_at`` inline
                 value = (index * 0x9E3779B1 + self._id_key) & 0xFFFFFFFF

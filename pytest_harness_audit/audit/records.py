@@ -176,6 +176,9 @@ def encode_record(record: dict[str, Any]) -> bytes:
 
 
 _sha256: Final = hashlib.sha256
+# Module constants of plain modules, copied as ``Final`` for the compiled build.
+_BINDING_TYPE: Final = BINDING_TYPE
+_DRAFT: Final = RecordDraft
 # Not ``Final``: tests pin the clock through it.
 _next_stamp = utc_timestamp
 
@@ -221,7 +224,7 @@ class RecordBuilder:
         placeholders and ``provenance`` comes last.
         """
         try:
-            if type(draft) is not RecordDraft:
+            if type(draft) is not _DRAFT:
                 validate_draft(draft)
             if self.scrub is not None:
                 draft = self.scrub(draft)
@@ -286,7 +289,7 @@ class RecordBuilder:
                 role = {
                     "sessionId": self._session_id,
                     "actionIndex": 0,
-                    "bindingType": BINDING_TYPE,
+                    "bindingType": _BINDING_TYPE,
                     "lct": self._lct,
                 }
             else:
@@ -294,7 +297,7 @@ class RecordBuilder:
                     "sessionId": self._session_id,
                     "agentId": agent_id,
                     "actionIndex": 0,
-                    "bindingType": BINDING_TYPE,
+                    "bindingType": _BINDING_TYPE,
                     "lct": self._lct,
                 }
             output = fields.output
