@@ -6,8 +6,9 @@ Three steps, each through the project's own build backend:
 
 1. the mypyc wheel (``HATCH_BUILD_HOOK_ENABLE_MYPYC=true python -m build --wheel``) built with
    ``-fprofile-generate``, its C compiled in a fixed folder (``HATCH_MYPYC_BUILD_DIR``);
-2. that wheel installed in a throw-away virtualenv, where the policy tests run on it: the
-   training is the test suite (``tests/policy``), never the benchmark corpus;
+2. that wheel installed in a throw-away virtualenv, where the policy and audit tests run on it:
+   the training is the test suite (``tests/policy``, ``tests/audit``: code no test runs would
+   be laid out as cold), never the benchmark corpus;
 3. the wheel built again in the same folder with ``-fprofile-use``: GCC lays out and inlines
    the code by the counts of step 2, and the wheel lands in ``--outdir``.
 
@@ -63,13 +64,17 @@ def build(outdir: Path, build_dir: Path, flags: str) -> Path:
 
 
 def train(wheel: Path, venv: Path) -> None:
-    """Install ``wheel`` in a new virtualenv and run the policy tests on it."""
+    """Install ``wheel`` in a new virtualenv and run the policy and audit tests on it."""
     run([sys.executable, "-m", "venv", venv])
     python = venv / "bin" / "python"
     run([python, "-m", "pip", "install", "--quiet", wheel, *TEST_REQUIREMENTS])
     # the venv's own `pytest` script: `python -m pytest` from the root would import the sources
     run(
-        [venv / "bin" / "pytest", "-q", "-n", "2", "-p", "no:cacheprovider", "tests/policy"],
+        [
+            venv / "bin" / "pytest",
+            *("-q", "-n", "2", "-p", "no:cacheprovider"),
+            *("tests/policy", "tests/audit"),
+        ],
         HARNESS_AUDIT_EXPECT_COMPILED="1",
     )
 

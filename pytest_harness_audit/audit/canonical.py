@@ -19,7 +19,7 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from pathlib import PurePath
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -87,8 +87,8 @@ _CANONICAL_OPTIONS = (
 )
 #: ``orjson.dumps(value, ORJSON_DEFAULT, ORJSON_OPTIONS)`` is the canonical JSON when orjson
 #: accepts the value (hot paths call it directly and fall back to ``canonical_hash``).
-ORJSON_OPTIONS: int = _CANONICAL_OPTIONS
-ORJSON_DEFAULT: Callable[[Any], Any] = _to_jsonable
+ORJSON_OPTIONS: Final[int] = _CANONICAL_OPTIONS
+ORJSON_DEFAULT: Final[Callable[[Any], Any]] = _to_jsonable
 
 
 def canonical_bytes(value: Any) -> bytes:

@@ -29,11 +29,10 @@ import fcntl
 import hashlib
 import os
 import threading
-import weakref
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -47,17 +46,13 @@ from pytest_harness_audit.audit.anchor import (
     pack_slot_body,
 )
 from pytest_harness_audit.audit.clock import utc_timestamp
+from pytest_harness_audit.audit.draft import RecordDraft
 from pytest_harness_audit.audit.errors import AuditError, ChainError
 from pytest_harness_audit.audit.lct import SoftLCT, make_soft_lct
 from pytest_harness_audit.audit.locking import exclusive, wait_exclusive
 from pytest_harness_audit.audit.reader import iter_file_records
 from pytest_harness_audit.audit.record_ids import record_id_key
-from pytest_harness_audit.audit.records import (
-    AUDIT_LEVELS,
-    RecordBuilder,
-    RecordDraft,
-    encode_record,
-)
+from pytest_harness_audit.audit.records import AUDIT_LEVELS, RecordBuilder, encode_record
 from pytest_harness_audit.audit.recovery import NOFOLLOW as _NOFOLLOW
 from pytest_harness_audit.audit.recovery import RUN_VERIFY as _RUN_VERIFY
 from pytest_harness_audit.audit.recovery import adopt_unanchored, roll_forward
@@ -74,19 +69,21 @@ from pytest_harness_audit.audit.storage import SessionPaths, StorageLayout
 from pytest_harness_audit.audit.verify import check_line
 from pytest_harness_audit.audit.witness import Head, line_at
 
-_flock = fcntl.flock
-_LOCK_EX_NB = fcntl.LOCK_EX | fcntl.LOCK_NB
-_LOCK_UN = fcntl.LOCK_UN
-_lseek = os.lseek
-_SEEK_END = os.SEEK_END
+# ``Final`` names are read without a dictionary lookup in the compiled build; ``_write`` is not
+# one, so that a test can make the line's write fail.
+_flock: Final = fcntl.flock
+_LOCK_EX_NB: Final = fcntl.LOCK_EX | fcntl.LOCK_NB
+_LOCK_UN: Final = fcntl.LOCK_UN
+_lseek: Final = os.lseek
+_SEEK_END: Final = os.SEEK_END
 _write = os.write
-_pwrite = os.pwrite
-_dumps = orjson.dumps
-_sha256 = hashlib.sha256
-_crc32 = zlib.crc32
-_getpid = os.getpid
+_pwrite: Final = os.pwrite
+_dumps: Final = orjson.dumps
+_sha256: Final = hashlib.sha256
+_crc32: Final = zlib.crc32
+_getpid: Final = os.getpid
 # This process's id, kept current by a fork hook: ``append`` compares it without a system call.
-_process = [os.getpid()]
+_process: Final = [os.getpid()]
 
 
 def _after_fork_in_child() -> None:
@@ -133,7 +130,6 @@ class AuditChain:
         self._acquire, self._release = self._mutex.acquire, self._mutex.release
         self._pid = _process[0]
         self._fds: list[int] = []
-        self._finalizer = weakref.finalize(self, _close_all, self._fds)
         self._fd = -1
         self._lock_fd = -1
         self._anchor_fd = -1
@@ -165,8 +161,8 @@ class AuditChain:
         self.builder = RecordBuilder(
             self._paths.session_id, self._lct.token_id, audit_level, agent_id
         )
-        self._prepare = self.builder.prepare
         self._id_key = record_id_key(self._paths.session_id)
+        self._session_id = self._paths.session_id
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -278,7 +274,7 @@ class AuditChain:
         Under the lock: the length check, one ``write`` of the line and one ``pwrite`` of the
         anchor slot. The record is completed and encoded, and the slot packed, in this one pass.
         """
-        record, role = self._prepare(draft)
+        record, role = self.builder.prepare(draft)
         self._acquire()
         try:
             fd = self._fd
@@ -296,7 +292,7 @@ class AuditChain:
                 if size != self._size:
                     self._resync_locked(size)
                 index = self._count
-                session_id = role["sessionId"]
+                session_id = self._session_id
                 role["actionIndex"] = index
                 # ``record_id_at`` inline
                 value = (index * 0x9E3779B1 + self._id_key) & 0xFFFFFFFF
@@ -471,7 +467,7 @@ class AuditChain:
                 if anchor is not None:
                     anchor.close()
                 self._fd = self._lock_fd = -1
-                self._finalizer()
+                _close_all(self._fds)
 
     def _close_session_locked(self, *, in_sync: bool) -> None:
         """Leave the writers list and, when in step with the file, store the head we saw."""
@@ -484,6 +480,12 @@ class AuditChain:
             snapshot["updatedAt"] = utc_timestamp()
             data["anchor"] = snapshot
         write_session_file(self._paths.session_file, data)
+
+    def __del__(self) -> None:
+        # Not ``weakref.finalize``: the compiled build's classes take no weak references.
+        fds = getattr(self, "_fds", None)
+        if fds:
+            _close_all(fds)
 
     def __enter__(self) -> AuditChain:
         return self

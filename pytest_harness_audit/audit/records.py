@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 import orjson
@@ -37,6 +36,7 @@ from pytest_harness_audit.audit.canonical import (
     strict_json,
 )
 from pytest_harness_audit.audit.clock import utc_timestamp
+from pytest_harness_audit.audit.draft import RecordDraft as RecordDraft
 from pytest_harness_audit.audit.errors import AuditError
 from pytest_harness_audit.audit.lct import BINDING_TYPE
 from pytest_harness_audit.audit.record_ids import (
@@ -79,33 +79,6 @@ def display_target(target: str | None) -> str | None:
     return target[:DISPLAY_LIMIT] + "…"
 
 
-@dataclass(frozen=True, slots=True)
-class RecordDraft:
-    """Everything about one call (or event) that goes into its R6 record.
-
-    ``target`` is the full primary target (the record keeps its display form), ``targets`` all
-    targets, ``params`` the call parameters (hashed into ``inputHash``; kept whole at audit level
-    ``verbose``), ``constraints`` the policy decision tags (``policy:deny``, ``rule:<id>``,
-    ``enforced:false`` …), ``output`` the call's output (hashed into ``outputHash``; ``None`` means
-    no output), and ``extra`` additional top-level keys (``alerts``, ``decision``, ``immune`` …).
-    """
-
-    tool: str
-    category: str
-    target: str | None = None
-    targets: tuple[str, ...] = ()
-    params: Mapping[str, Any] = field(default_factory=dict)
-    constraints: tuple[str, ...] = ()
-    status: str = "success"
-    output: Any = None
-    error_message: str | None = None
-    duration_ms: float | None = None
-    agent_id: str | None = None
-    approval_required: bool = False
-    kind: str = "call"
-    extra: Mapping[str, Any] | None = None
-
-
 def _require_str(value: object, name: str, *, optional: bool = False) -> None:
     if value is None and optional:
         return
@@ -117,30 +90,33 @@ def validate_draft(draft: RecordDraft) -> None:
     """Raise ``AuditError`` naming the first invalid field of ``draft``."""
     if not isinstance(draft, RecordDraft):
         raise AuditError(f"append() takes a RecordDraft, got {type(draft).__name__}")
-    _require_str(draft.tool, "tool")
-    if not draft.tool:
+    # Read as ``Any``: the compiled build would check each field against its annotation on
+    # reading it, and refuse a wrong type with a bare ``TypeError`` instead of naming it.
+    fields: Any = draft
+    _require_str(fields.tool, "tool")
+    if not fields.tool:
         raise AuditError("record field 'tool' must not be empty")
-    _require_str(draft.category, "category")
-    _require_str(draft.target, "target", optional=True)
-    _require_str(draft.error_message, "error_message", optional=True)
-    _require_str(draft.agent_id, "agent_id", optional=True)
-    if draft.status not in STATUSES:
-        raise AuditError(f"record field 'status' must be one of {STATUSES}, got {draft.status!r}")
-    if not isinstance(draft.kind, str) or not draft.kind.isidentifier():
-        raise AuditError(f"record field 'kind' must be a word such as 'call', got {draft.kind!r}")
-    for name, values in (("targets", draft.targets), ("constraints", draft.constraints)):
+    _require_str(fields.category, "category")
+    _require_str(fields.target, "target", optional=True)
+    _require_str(fields.error_message, "error_message", optional=True)
+    _require_str(fields.agent_id, "agent_id", optional=True)
+    if fields.status not in STATUSES:
+        raise AuditError(f"record field 'status' must be one of {STATUSES}, got {fields.status!r}")
+    if not isinstance(fields.kind, str) or not fields.kind.isidentifier():
+        raise AuditError(f"record field 'kind' must be a word such as 'call', got {fields.kind!r}")
+    for name, values in (("targets", fields.targets), ("constraints", fields.constraints)):
         if not isinstance(values, (tuple, list)) or not all(isinstance(i, str) for i in values):
             raise AuditError(f"record field {name!r} must be a tuple of strings, got {values!r}")
-    if not isinstance(draft.params, Mapping):
-        raise AuditError(f"record field 'params' must be a mapping, got {draft.params!r}")
-    if draft.duration_ms is not None and not is_finite_number(draft.duration_ms):
+    if not isinstance(fields.params, Mapping):
+        raise AuditError(f"record field 'params' must be a mapping, got {fields.params!r}")
+    if fields.duration_ms is not None and not is_finite_number(fields.duration_ms):
         raise AuditError(
-            f"record field 'duration_ms' must be a finite number, got {draft.duration_ms!r}"
+            f"record field 'duration_ms' must be a finite number, got {fields.duration_ms!r}"
         )
-    if draft.extra is not None:
-        if not isinstance(draft.extra, Mapping):
-            raise AuditError(f"record field 'extra' must be a mapping, got {draft.extra!r}")
-        for key in draft.extra:
+    if fields.extra is not None:
+        if not isinstance(fields.extra, Mapping):
+            raise AuditError(f"record field 'extra' must be a mapping, got {fields.extra!r}")
+        for key in fields.extra:
             if not isinstance(key, str) or key in CORE_KEYS:
                 raise AuditError(f"record field 'extra': key {key!r} is reserved or not a string")
 
@@ -150,8 +126,8 @@ _KIND_SET: Final = frozenset(KINDS)
 _NUMBER_TYPES: Final = (int, float)
 _OPTIONAL_TEXT: Final = (str, type(None))
 _INF: Final = float("inf")
-_join = "".join
-_dumps = orjson.dumps
+_join: Final = "".join
+_dumps: Final = orjson.dumps
 
 
 def complete_record(
@@ -199,7 +175,11 @@ def encode_record(record: dict[str, Any]) -> bytes:
     return line
 
 
-_sha256 = hashlib.sha256
+_sha256: Final = hashlib.sha256
+# Module constants of plain modules, copied as ``Final`` for the compiled build.
+_BINDING_TYPE: Final = BINDING_TYPE
+_DRAFT: Final = RecordDraft
+# Not ``Final``: tests pin the clock through it.
 _next_stamp = utc_timestamp
 
 
@@ -244,22 +224,24 @@ class RecordBuilder:
         placeholders and ``provenance`` comes last.
         """
         try:
-            if type(draft) is not RecordDraft:
+            if type(draft) is not _DRAFT:
                 validate_draft(draft)
             if self.scrub is not None:
                 draft = self.scrub(draft)
-            tool = draft.tool
-            category = draft.category
-            raw = draft.target
-            targets = draft.targets
-            constraints = draft.constraints
-            params = draft.params
-            status = draft.status
-            error = draft.error_message
-            duration = draft.duration_ms
-            agent_id = draft.agent_id
-            kind = draft.kind
-            extra = draft.extra
+            # ``Any``: the screen below checks the types (see ``validate_draft``).
+            fields: Any = draft
+            tool = fields.tool
+            category = fields.category
+            raw = fields.target
+            targets = fields.targets
+            constraints = fields.constraints
+            params = fields.params
+            status = fields.status
+            error = fields.error_message
+            duration = fields.duration_ms
+            agent_id = fields.agent_id
+            kind = fields.kind
+            extra = fields.extra
             # A cheap screen for what ``validate_draft`` refuses, on the fields read once; when
             # it passes, joining a tuple checks that its items are strings (``TypeError``).
             if (
@@ -307,7 +289,7 @@ class RecordBuilder:
                 role = {
                     "sessionId": self._session_id,
                     "actionIndex": 0,
-                    "bindingType": BINDING_TYPE,
+                    "bindingType": _BINDING_TYPE,
                     "lct": self._lct,
                 }
             else:
@@ -315,10 +297,10 @@ class RecordBuilder:
                     "sessionId": self._session_id,
                     "agentId": agent_id,
                     "actionIndex": 0,
-                    "bindingType": BINDING_TYPE,
+                    "bindingType": _BINDING_TYPE,
                     "lct": self._lct,
                 }
-            output = draft.output
+            output = fields.output
             if output is None:
                 result: dict[str, Any] = {"status": status}
             else:
@@ -332,7 +314,7 @@ class RecordBuilder:
             if duration is not None:
                 result["durationMs"] = duration
             rules = {"auditLevel": level, "constraints": list(constraints)}
-            resource = {"approvalRequired": not not draft.approval_required}  # noqa: SIM208
+            resource = {"approvalRequired": not not fields.approval_required}  # noqa: SIM208
             if shown is None:
                 record: dict[str, Any] = {
                     "recordId": PENDING_RECORD_ID,

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from pytest_harness_audit.audit import AuditChain, RecordDraft, lct, records
+from pytest_harness_audit.audit import AuditChain, RecordDraft, lct, records, verify_chain
 from pytest_harness_audit.audit.anchor import SLOT_SIZE, encode_slot
 from pytest_harness_audit.audit.records import RecordBuilder, complete_record
 from pytest_harness_audit.audit.storage import StorageLayout
@@ -175,6 +175,9 @@ def test_append_writes_the_frozen_bytes(tmp_path, monkeypatch):
         zip(written.split(b"\n"), expected.split(b"\n"), strict=True)
     ):
         assert got == want, f"line {index} differs"
+    for session, _, _ in _sessions():
+        report = verify_chain(tmp_path / "store", session, full=True)
+        assert report.valid and report.record_count == len(golden_drafts()), report
 
 
 def test_append_writes_what_the_public_path_builds(tmp_path, monkeypatch):

@@ -52,11 +52,22 @@ def _broken_approver(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(seam, "approve_async", approve_async)
 
 
-def _unwritable_chain(monkeypatch: pytest.MonkeyPatch, harness: Harness) -> None:
-    def append(*args: Any, **kwargs: Any) -> Any:
+class _UnwritableChain:
+    """The gate's chain whose appends fail as on a full disk (a stand-in, since the compiled
+    build's chain takes no attributes of its own)."""
+
+    def __init__(self, chain: Any) -> None:
+        self._chain = chain
+
+    def append(self, *args: Any, **kwargs: Any) -> Any:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(harness.gate.chain, "append", append)
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._chain, name)
+
+
+def _unwritable_chain(monkeypatch: pytest.MonkeyPatch, harness: Harness) -> None:
+    monkeypatch.setattr(harness.gate, "chain", _UnwritableChain(harness.gate.chain))
 
 
 # -- the gate failing ----------------------------------------------------------------------------

@@ -63,12 +63,13 @@ def test_three_steps_in_one_build_folder(
     )
     assert first[first.index("--outdir") + 1] != str(outdir)
     assert second[second.index("--outdir") + 1] == str(outdir)
-    # training: between the builds, the policy tests on the instrumented wheel, compiled
+    # training: between the builds, the policy and audit tests on the instrumented wheel, compiled
     training = steps[steps.index(builds[0]) + 1 : steps.index(builds[1])]
     installed = next(words for words, _ in training if "install" in words)
     assert any(word.endswith(".whl") for word in installed)
     (tests, env) = next((words, env) for words, env in training if "tests/policy" in words)
     assert Path(tests[0]).name == "pytest" and env["HARNESS_AUDIT_EXPECT_COMPILED"] == "1"
+    assert "tests/audit" in tests  # the compiled append path is trained too
     assert [p.name for p in outdir.glob("*.whl")] == ["pkg-0-cp311-linux.whl"]
 
 
