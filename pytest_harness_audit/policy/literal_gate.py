@@ -3,8 +3,8 @@
 Most program-text patterns (``exec|eval|…|subprocess``, a credential file's name) find nothing in
 most texts, and Python's regex engine tries each of their branches at every position before it
 says so. Every match of such a pattern holds some literal text (the analysis of
-:func:`~.prefilter.python_regex_requirement`): when a text holds none of it, one automaton scan
-(:class:`~.prefilter.Prefilter`) says no match is possible, and the regex is not run. A text the
+:func:`~.requirements.python_regex_requirement`): when a text holds none of it, one automaton scan
+(:class:`~.literal_scan.Prefilter`) says no match is possible, and the regex is not run. A text the
 scan cannot clear, one that is not ASCII (case folding is left to the regex), and a pattern that
 requires no literal are searched as before: the answers are the regex's own.
 """
@@ -14,6 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from typing import Final
+
+from pytest_harness_audit.policy.literal_scan import Prefilter
+from pytest_harness_audit.policy.requirements import python_regex_requirement
 
 
 class LiteralGate:
@@ -43,9 +46,6 @@ class LiteralGate:
         return self.pattern.finditer(text) if self.may_match(text) else iter(())
 
     def _build(self) -> None:
-        # (imported here: the prefilter's module imports the shell reading, which uses gates)
-        from pytest_harness_audit.policy.prefilter import Prefilter, python_regex_requirement
-
         requirement = python_regex_requirement(self.pattern)
         if requirement is not None:
             self._clears = Prefilter([requirement]).clears
