@@ -254,3 +254,32 @@ def test_a_folder_is_dropped_only_with_all_its_tracked_files() -> None:
     assert dropped_dirs({"app/sub/c.py"}, (), tracked) == ("app/sub",)
     assert dropped_dirs({"app/a.py"}, (), tracked) == ()
     assert dropped_dirs(set(), {"lib/d.py"}, tracked) == ()
+
+
+@pytest.mark.parametrize(
+    "commands",
+    [
+        pytest.param(
+            ["git rm -r -q --cached app && echo '*' > app/.gitignore"], id="ignore-file-inside"
+        ),
+        pytest.param(
+            [
+                "git rm -r -q --cached app",
+                "git -c user.name=t -c user.email=t@example.org commit -q -m untrack",
+                "echo app/ >> .gitignore",
+            ],
+            id="committed-between",
+        ),
+        pytest.param(
+            [
+                "git update-index --force-remove " + " ".join(APP),
+                "echo app >> .gitignore",
+            ],
+            id="index-force-remove",
+        ),
+    ],
+)
+def test_other_routes_to_dropping_a_folder_fail(session: Harness, commands: list[str]) -> None:
+    _run(session, *commands)
+    assert all((session.root / path).is_file() for path in APP)
+    assert session.verdict == "FAIL"
